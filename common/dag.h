@@ -1,0 +1,45 @@
+/* dag.h — a task graph in compact (CSR) form: parents and children of every node.
+ *
+ * Nodes are 0..n-1. Building from an edge list costs O(n + m) time and
+ * 8(n+1) + 8m bytes; validation (cycle detection) is O(n + m).
+ */
+#ifndef CAIRN_DAG_H
+#define CAIRN_DAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+typedef struct cairn_dag {
+  uint32_t n;         /* nodes */
+  uint64_t m;         /* edges */
+  uint32_t *par_off;  /* n+1 offsets into par */
+  uint32_t *par;      /* parents of v: par[par_off[v] .. par_off[v+1]) */
+  uint32_t *ch_off;   /* n+1 offsets into ch */
+  uint32_t *ch;       /* children of v: ch[ch_off[v] .. ch_off[v+1]) */
+} cairn_dag;
+
+typedef struct cairn_edge {
+  uint32_t parent, child;
+} cairn_edge;
+
+/* Builds a dag of n nodes from m edges (parent -> child). Rejects (NULL, err
+ * set to CAIRN_EINVAL) out-of-range nodes and duplicate edges; does not check
+ * for cycles (see cairn_dag_find_cycle). The caller frees with cairn_dag_free. */
+cairn_dag *cairn_dag_build(uint32_t n, const cairn_edge *edges, uint64_t m, cairn_error *err);
+void cairn_dag_free(cairn_dag *d);
+
+static inline uint32_t cairn_dag_nparents(const cairn_dag *d, uint32_t v) {
+  return d->par_off[v + 1] - d->par_off[v];
+}
+static inline uint32_t cairn_dag_nchildren(const cairn_dag *d, uint32_t v) {
+  return d->ch_off[v + 1] - d->ch_off[v];
+}
+
+/* Writes a topological order into order[n] (Kahn, smallest index first among
+ * ready nodes is NOT promised) and returns 0; returns -1 if the dag has a
+ * cycle, and then sets *on_cycle (if not NULL) to a node that lies on one. */
+int cairn_dag_topo_order(const cairn_dag *d, uint32_t *order, uint32_t *on_cycle);
+
+#endif

@@ -1,0 +1,417 @@
+/* jobspec.c — job file parser and validator (jansson). Every rejection names
+ * the field or task at fault. Cost: O(T log T + E) for T tasks and E edges. */
+#include "common/jobspec.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/limits.h"
+#include "common/sha256.h"
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+void cairn_jobspec_free(cairn_jobspec *j) {
+  if (!j)
+    return;
+  free(j->name);
+  free(j->app);
+  free(j->policy);
+  for (uint32_t i = 0; i < j->nfiles; i++) {
+    free(j->files[i].name);
+    free(j->files[i].path);
+    free(j->files[i].sha256);
+  }
+  free(j->files);
+  for (uint32_t i = 0; i < j->ntasks; i++) {
+    free(j->tasks[i].id);
+    for (uint32_t k = 0; k < j->tasks[i].nargs; k++)
+      free(j->tasks[i].args[k]);
+    free(j->tasks[i].args);
+    free(j->tasks[i].inputs);
+  }
+  free(j->tasks);
+  cairn_dag_free(j->dag);
+  free(j);
+}
+
+int cairn_jobspec_file_index(const cairn_jobspec *j, const char *name) {
+  for (uint32_t i = 0; i < j->nfiles; i++)
+    if (strcmp(j->files[i].name, name) == 0)
+      return (int)i;
+  return -1;
+}
+
+/* Checks that every key of obj is one of allowed (NULL-terminated). */
+static int only_keys(json_t *obj, const char *const *allowed, const char *where, cairn_error *err) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) {
+    int ok = 0;
+    for (const char *const *a = allowed; *a; a++)
+      if (strcmp(*a, key) == 0)
+        ok = 1;
+    if (!ok) {
+      cairn_error_set(err, CAIRN_EINVAL, "%s: unknown field \"%s\"", where, key);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int valid_name(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > CAIRN_MAX_NAME)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20)
+      return 0;
+  return 1;
+}
+
+static int get_int(json_t *root, const char *key, int def, int lo, int hi, int *out,
+                   cairn_error *err) {
+  json_t *v = json_object_get(root, key);
+  if (!v) {
+    *out = def;
+    return 0;
+  }
+  if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: \"%s\" must be an integer from %d to %d", key, lo, hi);
+    return -1;
+  }
+  *out = (int)json_integer_value(v);
+  return 0;
+}
+
+static int get_str(json_t *obj, const char *key, int required, char **out, const char *where,
+                   cairn_error *err) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) {
+    if (required) {
+      cairn_error_set(err, CAIRN_EINVAL, "%s: missing \"%s\"", where, key);
+      return -1;
+    }
+    return 0;
+  }
+  if (!json_is_string(v) || !valid_name(json_string_value(v))) {
+    cairn_error_set(err, CAIRN_EINVAL, "%s: \"%s\" must be a non-empty string of at most %u bytes",
+                    where, key, CAIRN_MAX_NAME);
+    return -1;
+  }
+  *out = dupstr(json_string_value(v));
+  if (!*out) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+static int parse_files(cairn_jobspec *j, json_t *files, cairn_jobspec_mode mode, cairn_error *err) {
+  static const char *const keys[] = {"name", "path", "sha256", "size", "broadcast", NULL};
+  if (!files)
+    return 0;
+  if (!json_is_array(files)) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: \"files\" must be an array");
+    return -1;
+  }
+  size_t n = json_array_size(files);
+  j->files = calloc(n ? n : 1, sizeof *j->files);
+  if (!j->files) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_t *f = json_array_get(files, i);
+    char where[64];
+    snprintf(where, sizeof where, "files[%zu]", i);
+    if (!json_is_object(f)) {
+      cairn_error_set(err, CAIRN_EINVAL, "%s: must be an object", where);
+      return -1;
+    }
+    cairn_jobspec_file *jf = &j->files[j->nfiles++];
+    jf->size = -1;
+    if (only_keys(f, keys, where, err) || get_str(f, "name", 1, &jf->name, where, err) ||
+        get_str(f, "path", mode == CAIRN_JOBSPEC_CLIENT && !json_object_get(f, "sha256"),
+                &jf->path, where, err))
+      return -1;
+    json_t *sha = json_object_get(f, "sha256");
+    if (sha) {
+      if (!json_is_string(sha) || !cairn_sha256_valid_hex(json_string_value(sha))) {
+        cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": \"sha256\" must be 64 lowercase hex digits",
+                        jf->name);
+        return -1;
+      }
+      jf->sha256 = dupstr(json_string_value(sha));
+    } else if (mode == CAIRN_JOBSPEC_SERVER) {
+      cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": missing \"sha256\" (upload it first)",
+                      jf->name);
+      return -1;
+    }
+    json_t *size = json_object_get(f, "size");
+    if (size) {
+      if (!json_is_integer(size) || json_integer_value(size) < 0) {
+        cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": \"size\" must be a non-negative integer",
+                        jf->name);
+        return -1;
+      }
+      jf->size = json_integer_value(size);
+    }
+    json_t *b = json_object_get(f, "broadcast");
+    if (b && !json_is_boolean(b)) {
+      cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": \"broadcast\" must be true or false",
+                      jf->name);
+      return -1;
+    }
+    jf->broadcast = b && json_is_true(b);
+    for (uint32_t k = 0; k + 1 < j->nfiles; k++)
+      if (strcmp(j->files[k].name, jf->name) == 0) {
+        cairn_error_set(err, CAIRN_EINVAL, "file \"%s\" is listed twice", jf->name);
+        return -1;
+      }
+  }
+  return 0;
+}
+
+typedef struct id_slot {
+  const char *id;
+  uint32_t idx;
+} id_slot;
+
+static int cmp_slot(const void *a, const void *b) {
+  return strcmp(((const id_slot *)a)->id, ((const id_slot *)b)->id);
+}
+
+static int find_id(const id_slot *sorted, uint32_t n, const char *id) {
+  id_slot key = {id, 0};
+  const id_slot *s = bsearch(&key, sorted, n, sizeof key, cmp_slot);
+  return s ? (int)s->idx : -1;
+}
+
+static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
+  static const char *const keys[] = {"id", "args", "inputs", "after", NULL};
+  char where[64];
+  snprintf(where, sizeof where, "tasks[%zu]", i);
+  if (!json_is_object(t)) {
+    cairn_error_set(err, CAIRN_EINVAL, "%s: must be an object", where);
+    return -1;
+  }
+  cairn_jobspec_task *jt = &j->tasks[i];
+  if (get_str(t, "id", 1, &jt->id, where, err))
+    return -1;
+  char tw[CAIRN_MAX_NAME + 16];
+  snprintf(tw, sizeof tw, "task \"%s\"", jt->id);
+  if (only_keys(t, keys, tw, err))
+    return -1;
+  json_t *args = json_object_get(t, "args");
+  if (args) {
+    if (!json_is_array(args) || json_array_size(args) > CAIRN_MAX_ARGS) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": \"args\" must be an array of at most %u strings",
+                      jt->id, CAIRN_MAX_ARGS);
+      return -1;
+    }
+    jt->args = calloc(json_array_size(args) + 1, sizeof(char *));
+    if (!jt->args) {
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return -1;
+    }
+    for (size_t k = 0; k < json_array_size(args); k++) {
+      json_t *a = json_array_get(args, k);
+      if (!json_is_string(a) || json_string_length(a) > CAIRN_MAX_ARG_LEN ||
+          strlen(json_string_value(a)) != json_string_length(a)) {
+        cairn_error_set(err, CAIRN_EINVAL,
+                        "task \"%s\": args[%zu] must be a string of at most %u bytes without NUL",
+                        jt->id, k, CAIRN_MAX_ARG_LEN);
+        return -1;
+      }
+      jt->args[jt->nargs++] = dupstr(json_string_value(a));
+    }
+  }
+  json_t *inputs = json_object_get(t, "inputs");
+  if (inputs) {
+    if (!json_is_array(inputs) || json_array_size(inputs) > CAIRN_MAX_ARGS) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": \"inputs\" must be an array of file names",
+                      jt->id);
+      return -1;
+    }
+    jt->inputs = calloc(json_array_size(inputs) + 1, sizeof(uint32_t));
+    if (!jt->inputs) {
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return -1;
+    }
+    for (size_t k = 0; k < json_array_size(inputs); k++) {
+      json_t *a = json_array_get(inputs, k);
+      int fi = json_is_string(a) ? cairn_jobspec_file_index(j, json_string_value(a)) : -1;
+      if (fi < 0) {
+        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is not in \"files\"", jt->id,
+                        json_is_string(a) ? json_string_value(a) : "(not a string)");
+        return -1;
+      }
+      for (uint32_t q = 0; q < jt->ninputs; q++)
+        if (jt->inputs[q] == (uint32_t)fi) {
+          cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is listed twice", jt->id,
+                          json_string_value(a));
+          return -1;
+        }
+      jt->inputs[jt->ninputs++] = (uint32_t)fi;
+    }
+  }
+  return 0;
+}
+
+static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
+  uint32_t n = j->ntasks;
+  int rc = -1;
+  id_slot *sorted = malloc((n ? n : 1) * sizeof *sorted);
+  cairn_edge *edges = NULL;
+  uint64_t m = 0, cap = 0;
+  uint32_t *order = NULL;
+  if (!sorted)
+    goto nomem;
+  for (uint32_t i = 0; i < n; i++)
+    sorted[i] = (id_slot){j->tasks[i].id, i};
+  qsort(sorted, n, sizeof *sorted, cmp_slot);
+  for (uint32_t i = 1; i < n; i++)
+    if (strcmp(sorted[i].id, sorted[i - 1].id) == 0) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": duplicate id", sorted[i].id);
+      goto out;
+    }
+  for (uint32_t i = 0; i < n; i++) {
+    json_t *after = json_object_get(json_array_get(tasks, i), "after");
+    const char *id = j->tasks[i].id;
+    if (!after)
+      continue;
+    if (!json_is_array(after) || json_array_size(after) > CAIRN_MAX_PARENTS) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": \"after\" must be an array of task ids", id);
+      goto out;
+    }
+    for (size_t k = 0; k < json_array_size(after); k++) {
+      json_t *p = json_array_get(after, k);
+      int pi = json_is_string(p) ? find_id(sorted, n, json_string_value(p)) : -1;
+      if (pi < 0) {
+        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": unknown parent %s%s%s", id,
+                        json_is_string(p) ? "\"" : "",
+                        json_is_string(p) ? json_string_value(p) : "(not a string)",
+                        json_is_string(p) ? "\"" : "");
+        goto out;
+      }
+      if (m == cap) {
+        cap = cap ? 2 * cap : 1024;
+        cairn_edge *e = realloc(edges, cap * sizeof *e);
+        if (!e)
+          goto nomem;
+        edges = e;
+      }
+      edges[m++] = (cairn_edge){(uint32_t)pi, i};
+    }
+  }
+  j->dag = cairn_dag_build(n, edges, m, err);
+  if (!j->dag) {
+    /* Out-of-range cannot happen here: the only error left is a repeat. */
+    if (err && err->status == CAIRN_EINVAL) {
+      unsigned pv = 0, cv = 0;
+      if (sscanf(err->text, "duplicate edge %u -> %u", &pv, &cv) == 2 && pv < n && cv < n)
+        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": parent \"%s\" is listed twice",
+                        j->tasks[cv].id, j->tasks[pv].id);
+    }
+    goto out;
+  }
+  order = malloc((n ? n : 1) * sizeof *order);
+  if (!order)
+    goto nomem;
+  uint32_t bad = 0;
+  int t = cairn_dag_topo_order(j->dag, order, &bad);
+  if (t == -1) {
+    cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": lies on a dependency cycle", j->tasks[bad].id);
+    goto out;
+  }
+  if (t < 0)
+    goto nomem;
+  rc = 0;
+  goto out;
+nomem:
+  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+out:
+  free(sorted);
+  free(edges);
+  free(order);
+  return rc;
+}
+
+cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
+                                   cairn_error *err) {
+  static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
+                                     "lease_seconds", "max_attempts", "files", "tasks", NULL};
+  json_error_t jerr;
+  cairn_jobspec *j = NULL;
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (!root) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: malformed JSON at line %d column %d: %s", jerr.line,
+                    jerr.column, jerr.text);
+    return NULL;
+  }
+  if (!json_is_object(root)) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: must be a JSON object");
+    goto fail;
+  }
+  j = calloc(1, sizeof *j);
+  if (!j) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if (only_keys(root, keys, "job", err) || get_str(root, "name", 0, &j->name, "job", err) ||
+      get_str(root, "app", 1, &j->app, "job", err) ||
+      get_str(root, "policy", 0, &j->policy, "job", err) ||
+      get_int(root, "replication", 1, 1, CAIRN_MAX_REPLICATION, &j->replication, err) ||
+      get_int(root, "quorum", 1, 1, CAIRN_MAX_REPLICATION, &j->quorum, err) ||
+      get_int(root, "lease_seconds", CAIRN_DEFAULT_LEASE_SECONDS, 1, CAIRN_MAX_LEASE_SECONDS,
+              &j->lease_seconds, err) ||
+      get_int(root, "max_attempts", CAIRN_DEFAULT_MAX_ATTEMPTS, 1, CAIRN_MAX_ATTEMPTS_LIMIT,
+              &j->max_attempts, err))
+    goto fail;
+  if (!j->name && !(j->name = dupstr("job")))
+    goto nomem;
+  if (!j->policy && !(j->policy = dupstr("ic")))
+    goto nomem;
+  if (j->quorum > j->replication) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: quorum (%d) exceeds replication (%d)", j->quorum,
+                    j->replication);
+    goto fail;
+  }
+  if (parse_files(j, json_object_get(root, "files"), mode, err))
+    goto fail;
+  json_t *tasks = json_object_get(root, "tasks");
+  if (!tasks || !json_is_array(tasks) || json_array_size(tasks) == 0) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: \"tasks\" must be a non-empty array");
+    goto fail;
+  }
+  if (json_array_size(tasks) > CAIRN_MAX_TASKS) {
+    cairn_error_set(err, CAIRN_ETOOBIG, "job: %zu tasks exceed the limit of %u",
+                    json_array_size(tasks), CAIRN_MAX_TASKS);
+    goto fail;
+  }
+  j->tasks = calloc(json_array_size(tasks), sizeof *j->tasks);
+  if (!j->tasks)
+    goto nomem;
+  for (size_t i = 0; i < json_array_size(tasks); i++) {
+    j->ntasks = (uint32_t)i + 1;
+    if (parse_task(j, json_array_get(tasks, i), i, err))
+      goto fail;
+  }
+  if (build_dag(j, tasks, err))
+    goto fail;
+  json_decref(root);
+  return j;
+nomem:
+  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+fail:
+  json_decref(root);
+  cairn_jobspec_free(j);
+  return NULL;
+}

@@ -1,0 +1,56 @@
+/* jobspec.h — the job file (INTERFACE.md "Job file"): parse and validate.
+ *
+ * Pure: takes JSON text, returns a validated job or a message that names the
+ * problem (unknown field, duplicate id, unknown parent, cycle, ...).
+ */
+#ifndef CAIRN_JOBSPEC_H
+#define CAIRN_JOBSPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/dag.h"
+#include "common/error.h"
+
+typedef struct cairn_jobspec_file {
+  char *name;
+  char *path;     /* client side: where to read it; NULL on the server */
+  char *sha256;   /* 64 hex digits; NULL before upload (client side) */
+  int64_t size;   /* -1 if not given */
+  int broadcast;
+} cairn_jobspec_file;
+
+typedef struct cairn_jobspec_task {
+  char *id;
+  char **args;
+  uint32_t nargs;
+  uint32_t *inputs;  /* indices into files */
+  uint32_t ninputs;
+} cairn_jobspec_task;
+
+typedef struct cairn_jobspec {
+  char *name;
+  char *app;
+  char *policy;        /* "ic" unless given; the server checks it exists */
+  int replication, quorum, lease_seconds, max_attempts;
+  cairn_jobspec_file *files;
+  uint32_t nfiles;
+  cairn_jobspec_task *tasks;
+  uint32_t ntasks;
+  cairn_dag *dag;      /* task i is node i; edges parent -> child from "after" */
+} cairn_jobspec;
+
+typedef enum {
+  CAIRN_JOBSPEC_CLIENT, /* files need "path" (sha256 optional) */
+  CAIRN_JOBSPEC_SERVER  /* files need "sha256" (path ignored) */
+} cairn_jobspec_mode;
+
+/* Parses and validates a job. Returns NULL and fills err on any problem. */
+cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
+                                   cairn_error *err);
+void cairn_jobspec_free(cairn_jobspec *j);
+
+/* Index of the file called name, or -1. */
+int cairn_jobspec_file_index(const cairn_jobspec *j, const char *name);
+
+#endif

@@ -1,0 +1,35 @@
+/* policy.h — the pluggable allocation policy: which ELIGIBLE-BUT-UNALLOCATED
+ * task to hand out next (seed 004 §4.3.1, the IC Pebble Game).
+ *
+ * A policy sees a job's dag and three events: a task became eligible and
+ * unallocated ("ready", again after a lost lease), a task is picked
+ * (allocated), and a task was executed. It does no I/O and holds no globals.
+ * Callers guarantee: a task is ready at most once at a time, pick only
+ * returns ready tasks, executed is called once per task.
+ */
+#ifndef CAIRN_POLICY_H
+#define CAIRN_POLICY_H
+
+#include <stdint.h>
+
+#include "common/dag.h"
+
+typedef struct cairn_policy_ops {
+  const char *name;
+  /* Returns the policy state for dag d (borrowed; outlives the state), or NULL. */
+  void *(*create)(const cairn_dag *d, uint64_t seed);
+  void (*destroy)(void *self);
+  void (*ready)(void *self, uint32_t v);
+  /* Removes the best ready task into *v and returns 0; -1 when none is ready. */
+  int (*pick)(void *self, uint32_t *v);
+  void (*executed)(void *self, uint32_t v);
+} cairn_policy_ops;
+
+/* The policy called name ("fifo", ...), or NULL. */
+const cairn_policy_ops *cairn_policy_find(const char *name);
+/* Names of all policies, NULL-terminated. */
+const char *const *cairn_policy_names(void);
+
+extern const cairn_policy_ops cairn_policy_fifo;
+
+#endif

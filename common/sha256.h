@@ -1,0 +1,24 @@
+/* sha256.h — SHA-256 (FIPS 180-4), incremental, for content-addressed files. */
+#ifndef CAIRN_SHA256_H
+#define CAIRN_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cairn_sha256 {
+  uint32_t h[8];
+  uint64_t total;      /* bytes hashed so far */
+  uint8_t block[64];
+  size_t fill;         /* bytes in block */
+} cairn_sha256;
+
+void cairn_sha256_init(cairn_sha256 *c);
+void cairn_sha256_update(cairn_sha256 *c, const void *data, size_t n);
+/* Writes 64 lowercase hex digits and a NUL into hex[65]. */
+void cairn_sha256_final_hex(cairn_sha256 *c, char hex[65]);
+/* One-shot digest of a buffer. */
+void cairn_sha256_hex(const void *data, size_t n, char hex[65]);
+/* 1 if s is exactly 64 lowercase hex digits. */
+int cairn_sha256_valid_hex(const char *s);
+
+#endif

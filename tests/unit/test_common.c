@@ -1,0 +1,138 @@
+/* test_common.c — SHA-256 vectors, capped buffers, dag construction/cycles, ATAF phi#. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/ataf.h"
+#include "common/buf.h"
+#include "common/dag.h"
+#include "common/policy.h"
+#include "common/sha256.h"
+
+static void test_sha256_vectors(void **state) {
+  (void)state;
+  char hex[65];
+  cairn_sha256_hex("", 0, hex);
+  assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  cairn_sha256_hex("abc", 3, hex);
+  assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  cairn_sha256_hex(m, strlen(m), hex);
+  assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  /* incremental in odd pieces equals one shot: one million 'a' */
+  cairn_sha256 c;
+  cairn_sha256_init(&c);
+  char a[997];
+  memset(a, 'a', sizeof a);
+  size_t left = 1000000;
+  while (left) {
+    size_t k = left < sizeof a ? left : sizeof a;
+    cairn_sha256_update(&c, a, k);
+    left -= k;
+  }
+  cairn_sha256_final_hex(&c, hex);
+  assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  assert_true(cairn_sha256_valid_hex(hex));
+  hex[3] = 'G';
+  assert_false(cairn_sha256_valid_hex(hex));
+}
+
+static void test_buf_cap(void **state) {
+  (void)state;
+  cairn_buf b;
+  cairn_buf_init(&b, 10);
+  assert_int_equal(cairn_buf_append(&b, "hello", 5), 0);
+  assert_int_equal(cairn_buf_append(&b, "world", 5), 0);
+  assert_int_equal(cairn_buf_append(&b, "!", 1), -1);
+  assert_int_equal(b.len, 10);
+  assert_string_equal(b.data, "helloworld");
+  cairn_buf_free(&b);
+}
+
+static void test_dag_cycle(void **state) {
+  (void)state;
+  cairn_error err = {0};
+  cairn_edge e[] = {{0, 1}, {1, 2}, {2, 3}, {3, 1}, {0, 4}};
+  cairn_dag *d = cairn_dag_build(5, e, 5, &err);
+  assert_non_null(d);
+  uint32_t order[5], bad = 99;
+  assert_int_equal(cairn_dag_topo_order(d, order, &bad), -1);
+  assert_true(bad >= 1 && bad <= 3);
+  cairn_dag_free(d);
+  cairn_edge ok[] = {{0, 1}, {0, 2}, {1, 3}, {2, 3}};
+  d = cairn_dag_build(4, ok, 4, &err);
+  assert_int_equal(cairn_dag_topo_order(d, order, &bad), 0);
+  assert_int_equal(order[0], 0);
+  assert_int_equal(order[3], 3);
+  assert_int_equal(cairn_dag_nparents(d, 3), 2);
+  assert_int_equal(cairn_dag_nchildren(d, 0), 2);
+  cairn_dag_free(d);
+  cairn_edge dup[] = {{0, 1}, {0, 1}};
+  assert_null(cairn_dag_build(2, dup, 2, &err));
+  assert_int_equal(err.status, CAIRN_EINVAL);
+  cairn_edge out[] = {{0, 7}};
+  assert_null(cairn_dag_build(2, out, 1, &err));
+}
+
+static void test_phisharp_roundtrip(void **state) {
+  (void)state;
+  cairn_error err;
+  uint64_t n, x, t;
+  /* group 0: odd numbers; group 1: rows 2,3 on 2*(odd) residues 1,3 mod 4 */
+  assert_int_equal(cairn_ataf_index(CAIRN_ATAF_PHISHARP, 1, 1, &n, &err), CAIRN_OK);
+  assert_int_equal(n, 1);
+  cairn_ataf_index(CAIRN_ATAF_PHISHARP, 1, 3, &n, &err);
+  assert_int_equal(n, 5);
+  cairn_ataf_index(CAIRN_ATAF_PHISHARP, 2, 1, &n, &err);
+  assert_int_equal(n, 2);
+  cairn_ataf_index(CAIRN_ATAF_PHISHARP, 3, 2, &n, &err);
+  assert_int_equal(n, 14);
+  for (x = 1; x <= 300; x++)
+    for (t = 1; t <= 300; t++) {
+      uint64_t rx, rt;
+      assert_int_equal(cairn_ataf_index(CAIRN_ATAF_PHISHARP, x, t, &n, &err), CAIRN_OK);
+      assert_int_equal(cairn_ataf_invert(CAIRN_ATAF_PHISHARP, n, &rx, &rt, &err), CAIRN_OK);
+      assert_int_equal(rx, x);
+      assert_int_equal(rt, t);
+    }
+  assert_int_equal(cairn_ataf_index(CAIRN_ATAF_PHISHARP, 1, UINT64_MAX / 2, &n, &err),
+                   CAIRN_EOVERFLOW);
+  assert_int_equal(cairn_ataf_index(CAIRN_ATAF_PHISHARP, 0, 1, &n, &err), CAIRN_EINVAL);
+}
+
+static void test_fifo_policy(void **state) {
+  (void)state;
+  cairn_edge e[] = {{0, 1}};
+  cairn_dag *d = cairn_dag_build(3, e, 1, NULL);
+  const cairn_policy_ops *p = cairn_policy_find("fifo");
+  assert_non_null(p);
+  void *s = p->create(d, 0);
+  uint32_t v;
+  assert_int_equal(p->pick(s, &v), -1);
+  p->ready(s, 2);
+  p->ready(s, 0);
+  assert_int_equal(p->pick(s, &v), 0);
+  assert_int_equal(v, 2);
+  p->ready(s, 2); /* back after a lost lease: goes last */
+  assert_int_equal(p->pick(s, &v), 0);
+  assert_int_equal(v, 0);
+  assert_int_equal(p->pick(s, &v), 0);
+  assert_int_equal(v, 2);
+  p->destroy(s);
+  cairn_dag_free(d);
+  assert_null(cairn_policy_find("nope"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_sha256_vectors),
+    cmocka_unit_test(test_buf_cap),
+    cmocka_unit_test(test_dag_cycle),
+    cmocka_unit_test(test_phisharp_roundtrip),
+    cmocka_unit_test(test_fifo_policy),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

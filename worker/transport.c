@@ -1,0 +1,240 @@
+/* transport.c — libcurl easy-handle wrapper with capped bodies and keep-alive. */
+#include "worker/transport.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/sha256.h"
+
+struct cairn_http {
+  CURL *curl;
+  char *base;
+  char *auth;  /* "Authorization: Bearer ..." */
+  long timeout;
+};
+
+void cairn_http_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+cairn_http *cairn_http_create(const char *base) {
+  cairn_http *h = calloc(1, sizeof *h);
+  if (!h)
+    return NULL;
+  size_t n = strlen(base);
+  while (n && base[n - 1] == '/')
+    n--;
+  h->base = strndup(base, n);
+  h->curl = curl_easy_init();
+  h->timeout = 30;
+  if (!h->base || !h->curl) {
+    cairn_http_delete(h);
+    return NULL;
+  }
+  return h;
+}
+
+void cairn_http_delete(cairn_http *h) {
+  if (!h)
+    return;
+  if (h->curl)
+    curl_easy_cleanup(h->curl);
+  free(h->base);
+  free(h->auth);
+  free(h);
+}
+
+const char *cairn_http_base(const cairn_http *h) { return h->base; }
+
+void cairn_http_set_token(cairn_http *h, const char *token) {
+  free(h->auth);
+  h->auth = NULL;
+  if (token && asprintf(&h->auth, "Authorization: Bearer %s", token) < 0)
+    h->auth = NULL;
+}
+
+void cairn_http_set_timeout(cairn_http *h, long seconds) { h->timeout = seconds; }
+
+typedef struct sink {
+  cairn_buf *buf;
+  int overflow;
+} sink;
+
+static size_t write_buf(char *p, size_t size, size_t nmemb, void *ud) {
+  sink *s = ud;
+  if (cairn_buf_append(s->buf, p, size * nmemb)) {
+    s->overflow = 1;
+    return 0;
+  }
+  return size * nmemb;
+}
+
+static char *make_url(cairn_http *h, const char *path) {
+  char *url = NULL;
+  if (strncmp(path, "http://", 7) == 0 || strncmp(path, "https://", 8) == 0)
+    return strdup(path);
+  if (asprintf(&url, "%s%s", h->base, path) < 0)
+    return NULL;
+  return url;
+}
+
+static void common_opts(cairn_http *h, struct curl_slist **hdrs) {
+  curl_easy_reset(h->curl);
+  curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, h->timeout);
+  curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT, 10L);
+  curl_easy_setopt(h->curl, CURLOPT_TCP_NODELAY, 1L);
+  if (h->auth)
+    *hdrs = curl_slist_append(*hdrs, h->auth);
+  *hdrs = curl_slist_append(*hdrs, "Expect:");
+}
+
+cairn_status cairn_http_request(cairn_http *h, const char *method, const char *path,
+                                const char *content_type, const void *body, size_t body_len,
+                                size_t max_response, cairn_http_response *resp, cairn_error *err) {
+  struct curl_slist *hdrs = NULL;
+  cairn_status rc = CAIRN_OK;
+  char *url = make_url(h, path);
+  char ctype[128];
+  sink s = {&resp->body, 0};
+  resp->status = 0;
+  cairn_buf_init(&resp->body, max_response);
+  if (!url)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  common_opts(h, &hdrs);
+  if (content_type) {
+    snprintf(ctype, sizeof ctype, "Content-Type: %s", content_type);
+    hdrs = curl_slist_append(hdrs, ctype);
+  }
+  curl_easy_setopt(h->curl, CURLOPT_URL, url);
+  curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, method);
+  if (body || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0) {
+    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body ? (const char *)body : "");
+    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
+  } else {
+    curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, method);
+  }
+  curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, write_buf);
+  curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
+  CURLcode cc = curl_easy_perform(h->curl);
+  if (s.overflow)
+    rc = cairn_error_set(err, CAIRN_ETOOBIG, "%s %s: response exceeds %zu bytes", method, url,
+                         max_response);
+  else if (cc != CURLE_OK)
+    rc = cairn_error_set(err, CAIRN_EIO, "%s %s: %s", method, url, curl_easy_strerror(cc));
+  else
+    curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+  curl_slist_free_all(hdrs);
+  free(url);
+  return rc;
+}
+
+typedef struct filesink {
+  FILE *f;
+  cairn_sha256 sha;
+  unsigned long long n, max;
+  int overflow;
+} filesink;
+
+static size_t write_file(char *p, size_t size, size_t nmemb, void *ud) {
+  filesink *s = ud;
+  size_t k = size * nmemb;
+  if (s->n + k > s->max) {
+    s->overflow = 1;
+    return 0;
+  }
+  s->n += k;
+  cairn_sha256_update(&s->sha, p, k);
+  return fwrite(p, 1, k, s->f) == k ? k : 0;
+}
+
+cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
+                                 const char *sha256, unsigned long long max_bytes,
+                                 long *status, cairn_error *err) {
+  struct curl_slist *hdrs = NULL;
+  cairn_status rc = CAIRN_OK;
+  char *url = make_url(h, path);
+  filesink s = {0};
+  *status = 0;
+  if (!url)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  s.f = fopen(dest, "wb");
+  if (!s.f) {
+    free(url);
+    return cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", dest, strerror(errno));
+  }
+  s.max = max_bytes;
+  cairn_sha256_init(&s.sha);
+  common_opts(h, &hdrs);
+  curl_easy_setopt(h->curl, CURLOPT_URL, url);
+  curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, write_file);
+  curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
+  curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, 0L);
+  curl_easy_setopt(h->curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl_easy_setopt(h->curl, CURLOPT_LOW_SPEED_TIME, h->timeout);
+  CURLcode cc = curl_easy_perform(h->curl);
+  curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
+  int closed = fclose(s.f);
+  if (s.overflow)
+    rc = cairn_error_set(err, CAIRN_ETOOBIG, "GET %s: more than %llu bytes", url, max_bytes);
+  else if (cc != CURLE_OK)
+    rc = cairn_error_set(err, CAIRN_EIO, "GET %s: %s", url, curl_easy_strerror(cc));
+  else if (closed)
+    rc = cairn_error_set(err, CAIRN_EIO, "writing %s: %s", dest, strerror(errno));
+  else if (*status != 200)
+    rc = cairn_error_set(err, CAIRN_EIO, "GET %s: HTTP %ld", url, *status);
+  else if (sha256) {
+    char got[65];
+    cairn_sha256_final_hex(&s.sha, got);
+    if (strcmp(got, sha256) != 0)
+      rc = cairn_error_set(err, CAIRN_EIO, "GET %s: sha256 mismatch (got %s)", url, got);
+  }
+  if (rc != CAIRN_OK)
+    unlink(dest);
+  curl_slist_free_all(hdrs);
+  free(url);
+  return rc;
+}
+
+cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src, long *status,
+                               cairn_buf *resp_body, cairn_error *err) {
+  struct curl_slist *hdrs = NULL;
+  cairn_status rc = CAIRN_OK;
+  char *url = make_url(h, path);
+  sink s = {resp_body, 0};
+  *status = 0;
+  if (!url)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  FILE *f = fopen(src, "rb");
+  if (!f) {
+    free(url);
+    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", src, strerror(errno));
+  }
+  fseeko(f, 0, SEEK_END);
+  off_t size = ftello(f);
+  rewind(f);
+  common_opts(h, &hdrs);
+  hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
+  curl_easy_setopt(h->curl, CURLOPT_URL, url);
+  curl_easy_setopt(h->curl, CURLOPT_UPLOAD, 1L);
+  curl_easy_setopt(h->curl, CURLOPT_READDATA, f);
+  curl_easy_setopt(h->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
+  curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, write_buf);
+  curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
+  curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, 0L);
+  CURLcode cc = curl_easy_perform(h->curl);
+  curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
+  if (cc != CURLE_OK && !s.overflow)
+    rc = cairn_error_set(err, CAIRN_EIO, "PUT %s: %s", url, curl_easy_strerror(cc));
+  fclose(f);
+  curl_slist_free_all(hdrs);
+  free(url);
+  return rc;
+}

@@ -1,0 +1,53 @@
+/* transport.h — the HTTP client used by the worker and the CLI (libcurl).
+ * Only transport.c includes curl/curl.h. One handle keeps its connection
+ * alive between requests (keep-alive reuse). A handle is not thread-safe:
+ * use one per thread.
+ */
+#ifndef CAIRN_TRANSPORT_H
+#define CAIRN_TRANSPORT_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+
+typedef struct cairn_http cairn_http;
+
+typedef struct cairn_http_response {
+  long status;       /* HTTP status, 0 if no response arrived */
+  cairn_buf body;    /* capped at the max given to the request */
+} cairn_http_response;
+
+/* base: "http://host:port" (no trailing slash needed). Returns NULL on OOM. */
+cairn_http *cairn_http_create(const char *base);
+void cairn_http_delete(cairn_http *h);
+const char *cairn_http_base(const cairn_http *h);
+/* Bearer token sent with every request (copied); NULL clears it. */
+void cairn_http_set_token(cairn_http *h, const char *token);
+/* Per-request timeout in seconds (default 30). */
+void cairn_http_set_timeout(cairn_http *h, long seconds);
+
+/* Sends method to path (absolute "/v1/..." joined to base, or a full URL),
+ * with body (may be NULL) as content_type. Fills resp (caller calls
+ * cairn_buf_free(&resp->body)). Returns CAIRN_OK when any HTTP response
+ * arrived (check resp->status), CAIRN_EIO with err set when none did, and
+ * CAIRN_ETOOBIG when the response exceeded max_response bytes. */
+cairn_status cairn_http_request(cairn_http *h, const char *method, const char *path,
+                                const char *content_type, const void *body, size_t body_len,
+                                size_t max_response, cairn_http_response *resp, cairn_error *err);
+
+/* Downloads path into the file at dest (created 0644, truncated), verifying
+ * the SHA-256 of what arrives against sha256 (64 hex) when not NULL. On any
+ * failure the file is removed. */
+cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
+                                 const char *sha256, unsigned long long max_bytes,
+                                 long *status, cairn_error *err);
+
+/* Uploads the file at src with PUT to path, streaming it. */
+cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src, long *status,
+                               cairn_buf *resp_body, cairn_error *err);
+
+/* Call once at program start before threads (curl_global_init). */
+void cairn_http_global_init(void);
+
+#endif
