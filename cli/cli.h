@@ -1,0 +1,17 @@
+/* cli.h — subcommands of the `cairn` tool. Each takes argv after the
+ * subcommand name (argv[0] is the subcommand) and returns the exit status. */
+#ifndef CAIRN_CLI_H
+#define CAIRN_CLI_H
+
+typedef struct cairn_cli_cmd {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+} cairn_cli_cmd;
+
+/* Prints "cairn: MESSAGE" to stderr (one clear line) and returns 1. */
+int cairn_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 if any of argv[1..argc) is --help or -h. */
+int cairn_cli_wants_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,45 @@
+/* main.c — the `cairn` admin and tooling command: dispatch to subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cairn_cli_cmd commands[] = {
+  {NULL, NULL, NULL},
+};
+
+int cairn_cli_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("cairn: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 1;
+}
+
+int cairn_cli_wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+      return 1;
+  return 0;
+}
+
+static void usage(FILE *f) {
+  fputs("usage: cairn COMMAND [ARGS...]   (cairn COMMAND --help for details)\n\ncommands:\n", f);
+  for (const cairn_cli_cmd *c = commands; c->name; c++)
+    fprintf(f, "  %-12s %s\n", c->name, c->summary);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 1 : 0;
+  }
+  for (const cairn_cli_cmd *c = commands; c->name; c++)
+    if (strcmp(c->name, argv[1]) == 0)
+      return c->run(argc - 1, argv + 1);
+  return cairn_cli_fail("unknown command \"%s\" (see cairn --help)", argv[1]);
+}
