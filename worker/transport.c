@@ -15,6 +15,8 @@ struct cairn_http {
   char *base;
   char *auth;  /* "Authorization: Bearer ..." */
   long timeout;
+  int (*cancelled)(void *ud);
+  void *cancel_ud;
 };
 
 void cairn_http_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -57,6 +59,17 @@ void cairn_http_set_token(cairn_http *h, const char *token) {
 
 void cairn_http_set_timeout(cairn_http *h, long seconds) { h->timeout = seconds; }
 
+void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud) {
+  h->cancelled = cancelled;
+  h->cancel_ud = ud;
+}
+
+static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                    curl_off_t ulnow) {
+  cairn_http *h = ud;
+  return h->cancelled(h->cancel_ud) ? 1 : 0;
+}
+
 typedef struct sink {
   cairn_buf *buf;
   int overflow;
@@ -80,15 +93,26 @@ static char *make_url(cairn_http *h, const char *path) {
   return url;
 }
 
-static void common_opts(cairn_http *h, struct curl_slist **hdrs) {
+/* The bearer token goes only to the master (never to a peer's full URL). */
+static int same_origin(const cairn_http *h, const char *url) {
+  size_t n = strlen(h->base);
+  return strncmp(url, h->base, n) == 0 && (url[n] == '/' || url[n] == '\0');
+}
+
+static void common_opts(cairn_http *h, const char *url, struct curl_slist **hdrs) {
   curl_easy_reset(h->curl);
   curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, h->timeout);
   curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT, 10L);
   curl_easy_setopt(h->curl, CURLOPT_TCP_NODELAY, 1L);
-  if (h->auth)
+  if (h->auth && same_origin(h, url))
     *hdrs = curl_slist_append(*hdrs, h->auth);
   *hdrs = curl_slist_append(*hdrs, "Expect:");
+  if (h->cancelled) {
+    curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, progress);
+    curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, h);
+  }
 }
 
 cairn_status cairn_http_request(cairn_http *h, const char *method, const char *path,
@@ -103,7 +127,7 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   cairn_buf_init(&resp->body, max_response);
   if (!url)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  common_opts(h, &hdrs);
+  common_opts(h, url, &hdrs);
   if (content_type) {
     snprintf(ctype, sizeof ctype, "Content-Type: %s", content_type);
     hdrs = curl_slist_append(hdrs, ctype);
@@ -169,7 +193,7 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   }
   s.max = max_bytes;
   cairn_sha256_init(&s.sha);
-  common_opts(h, &hdrs);
+  common_opts(h, url, &hdrs);
   curl_easy_setopt(h->curl, CURLOPT_URL, url);
   curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
@@ -219,7 +243,7 @@ cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src,
   fseeko(f, 0, SEEK_END);
   off_t size = ftello(f);
   rewind(f);
-  common_opts(h, &hdrs);
+  common_opts(h, url, &hdrs);
   hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
   curl_easy_setopt(h->curl, CURLOPT_URL, url);
   curl_easy_setopt(h->curl, CURLOPT_UPLOAD, 1L);

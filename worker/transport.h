@@ -26,6 +26,9 @@ const char *cairn_http_base(const cairn_http *h);
 void cairn_http_set_token(cairn_http *h, const char *token);
 /* Per-request timeout in seconds (default 30). */
 void cairn_http_set_timeout(cairn_http *h, long seconds);
+/* While set, every transfer asks cancelled(ud) a few times a second and is
+ * aborted (CAIRN_EIO, "cancelled") when it returns non-zero. NULL clears. */
+void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud);
 
 /* Sends method to path (absolute "/v1/..." joined to base, or a full URL),
  * with body (may be NULL) as content_type. Fills resp (caller calls

@@ -1,0 +1,145 @@
+/* cairn/worker.h — the Cairn worker library: poll a Cairn master for tasks,
+ * run them with registered apps (programs or C callbacks), return results.
+ *
+ * A typical embedding:
+ *
+ *   cairn_worker_config cfg = {0};
+ *   cfg.server_url = "http://127.0.0.1:8080";
+ *   char err[256];
+ *   cairn_worker *w = cairn_worker_create(&cfg, err, sizeof err);
+ *   cairn_worker_add_callback_app(w, "sum", my_sum, NULL);
+ *   int rc = cairn_worker_run(w);        blocks; cairn_worker_stop() ends it
+ *   cairn_worker_delete(w);
+ *
+ * Threads: cairn_worker_run() starts cfg.slots task threads and one
+ * heartbeat thread and joins them before it returns. Callbacks run on the
+ * task threads, at most cfg.slots at a time, so they must be thread-safe
+ * when slots > 1. cairn_worker_stop() and cairn_worker_get_stats() may be
+ * called from any thread; cairn_worker_stop() also from a signal handler.
+ * Every other call belongs to the thread that created the worker.
+ *
+ * The library is self-contained: this header needs only the C library.
+ */
+#ifndef CAIRN_WORKER_H
+#define CAIRN_WORKER_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cairn_worker cairn_worker;
+
+typedef enum cairn_worker_log_level {
+  CAIRN_WORKER_LOG_DEFAULT = 0, /* warn */
+  CAIRN_WORKER_LOG_ERROR,
+  CAIRN_WORKER_LOG_WARN,
+  CAIRN_WORKER_LOG_INFO,
+  CAIRN_WORKER_LOG_DEBUG
+} cairn_worker_log_level;
+
+/* Settings for cairn_worker_create(). A zeroed struct plus server_url is a
+ * valid configuration: every zero or NULL field means "the default". The
+ * strings are copied; the caller keeps ownership of the struct. */
+typedef struct cairn_worker_config {
+  const char *server_url;      /* required: "http://host:port" */
+  const char *dir;             /* state directory; NULL: "./cairn-worker" */
+  const char *name;            /* volunteer name; NULL: the host name */
+  const char *cluster;         /* cluster label; NULL: none */
+  unsigned slots;              /* tasks run in parallel; 0: 1 */
+  unsigned exit_when_idle;     /* seconds without work before run() returns 0; 0: never */
+  unsigned long max_tasks;     /* run() returns 0 after this many tasks; 0: unlimited */
+  cairn_worker_log_level log_level; /* process-wide log level (stderr) */
+} cairn_worker_config;
+
+/* One named file of a task: an input (name = the job's file name) or a
+ * parent's output (name = the parent task id). path is absolute. */
+typedef struct cairn_task_file {
+  const char *name;
+  const char *path;
+} cairn_task_file;
+
+/* The task handed to a callback. Everything it points to is owned by the
+ * worker and valid only during the callback. */
+typedef struct cairn_task {
+  long long job;                   /* the master's job id */
+  const char *id;                  /* the task id from the job file */
+  long long index;                 /* the accountable allocation index */
+  const char *app;                 /* the app name */
+  size_t nargs;
+  const char *const *args;         /* nargs strings */
+  size_t ninputs;
+  const cairn_task_file *inputs;   /* DIR/run/INDEX/inputs/NAME */
+  size_t nparents;
+  const cairn_task_file *parents;  /* DIR/run/INDEX/parents/ENCODED-ID, job-file order */
+  const char *dir;                 /* the task directory, DIR/run/INDEX */
+} cairn_task;
+
+/* Where a callback writes its result (standard output for a program). */
+typedef struct cairn_task_output cairn_task_output;
+
+/* Appends len bytes to the task's output. Returns 0, or -1 when the output
+ * would exceed its cap (1 MiB); the task is then reported as an application
+ * failure whatever the callback returns, and further writes are ignored. */
+int cairn_task_output_write(cairn_task_output *out, const void *data, size_t len);
+
+/* printf into the task's output, with the cap of cairn_task_output_write(). */
+int cairn_task_output_printf(cairn_task_output *out, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+/* Non-zero once the task's result is no longer wanted: its lease was lost or
+ * the worker is stopping. A long callback should poll it and return early. */
+int cairn_task_cancelled(const cairn_task_output *out);
+
+/* A C computation. Returns the exit status: 0 for success, 1..255 for an
+ * application failure; other values are reported as 255. */
+typedef int (*cairn_task_fn)(const cairn_task *task, cairn_task_output *out, void *userdata);
+
+/* Creates a worker. Nothing touches the network or the state directory until
+ * cairn_worker_run(). Returns NULL and writes one line into errbuf (when not
+ * NULL) on bad configuration or out of memory. Free with cairn_worker_delete(). */
+cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, size_t errlen);
+
+/* Registers app name, run as the program at path (made absolute; must be
+ * executable). Returns 0, or -1 (see cairn_worker_error()) for a bad or
+ * duplicate name, a path that is not executable, or after run() started. */
+int cairn_worker_add_exec_app(cairn_worker *w, const char *name, const char *path);
+
+/* Registers app name, run as fn(task, out, userdata) on a task thread.
+ * userdata stays the caller's. Same errors as cairn_worker_add_exec_app(). */
+int cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
+                                  void *userdata);
+
+/* Registers (or reuses DIR/credentials.json), then polls for work and runs
+ * tasks until cairn_worker_stop(), exit_when_idle or max_tasks. Returns 0 on
+ * such a normal end, non-zero on a fatal error (see cairn_worker_error()):
+ * banned by the master, refused registration, unusable state directory.
+ * Callable once per worker. */
+int cairn_worker_run(cairn_worker *w);
+
+/* Asks run() to return soon: no new work is fetched and running tasks are
+ * abandoned (their apps are killed, results not sent; the master reissues
+ * them when their leases expire). Async-signal-safe and thread-safe. */
+void cairn_worker_stop(cairn_worker *w);
+
+/* The last error as one line ("" if none). Owned by the worker. */
+const char *cairn_worker_error(const cairn_worker *w);
+
+typedef struct cairn_worker_stats {
+  unsigned long long tasks_done;    /* results accepted by the master, exit status 0 */
+  unsigned long long tasks_failed;  /* results accepted by the master, non-zero exit status */
+  unsigned long long tasks_dropped; /* results not delivered: lease lost, refused, abandoned */
+} cairn_worker_stats;
+
+/* Copies the counters into *out. Thread-safe. */
+void cairn_worker_get_stats(const cairn_worker *w, cairn_worker_stats *out);
+
+/* Frees the worker. Must not be called while run() is executing. Accepts NULL. */
+void cairn_worker_delete(cairn_worker *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

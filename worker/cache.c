@@ -1,0 +1,123 @@
+/* cache.c — verified, content-addressed input files. */
+#include "worker/cache.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/limits.h"
+#include "common/log.h"
+#include "common/sha256.h"
+#include "worker/fsutil.h"
+
+#define TMP_PREFIX ".tmp-"
+
+cairn_status cairn__cache_init(cairn__cache *c, const char *dir, cairn_error *err) {
+  c->dir = strdup(dir);
+  atomic_init(&c->counter, 0);
+  if (!c->dir)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn_status rc = cairn__mkdirs(dir, 0755, err);
+  if (rc != CAIRN_OK)
+    return rc;
+  DIR *d = opendir(dir);
+  if (!d)
+    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", dir, strerror(errno));
+  for (struct dirent *e = readdir(d); e; e = readdir(d)) {
+    /* Temp files of this pid are ours; others may belong to a live worker
+     * sharing the cache, so only files of dead processes are removed. */
+    long pid = 0;
+    if (strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+      continue;
+    if (sscanf(e->d_name + strlen(TMP_PREFIX), "%ld-", &pid) == 1 && pid > 0 &&
+        kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+  return CAIRN_OK;
+}
+
+void cairn__cache_destroy(cairn__cache *c) {
+  free(c->dir);
+  c->dir = NULL;
+}
+
+char *cairn__cache_path(const cairn__cache *c, const char *sha256) {
+  return cairn__path_join(c->dir, sha256);
+}
+
+static cairn_status classify(cairn_status rc, long status, cairn_error *err) {
+  if (rc == CAIRN_OK)
+    return CAIRN_OK;
+  if (rc == CAIRN_ETOOBIG)
+    return CAIRN_ETOOBIG;
+  if (status == 200) {  /* the bytes arrived but their sha256 did not match */
+    if (err)
+      err->status = CAIRN_EINVAL;
+    return CAIRN_EINVAL;
+  }
+  if (status == 404)
+    return CAIRN_ENOTFOUND;
+  if (status == 401 || status == 403)
+    return CAIRN_EFORBIDDEN;
+  if (status == 0 || status == 429 || status >= 500)
+    return CAIRN_EIO;
+  return CAIRN_EINVAL;
+}
+
+cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
+                                long long size, const char *url, char **path, long *status,
+                                cairn_error *err) {
+  char *final = NULL, *tmp = NULL;
+  cairn_status rc = CAIRN_OK;
+  *path = NULL;
+  *status = 0;
+  if (!cairn_sha256_valid_hex(sha256))
+    return cairn_error_set(err, CAIRN_EINVAL, "not a sha256: %.80s", sha256);
+  final = cairn__cache_path(c, sha256);
+  if (!final)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  long long have = cairn__file_size(final);
+  if (have >= 0 && (size < 0 || have == size)) {
+    *path = final;
+    return CAIRN_OK;
+  }
+  if (have >= 0) {
+    CAIRN_WARN("cache: %s has %lld bytes, expected %lld: fetching again", final, have, size);
+    unlink(final);
+  }
+  unsigned long n = atomic_fetch_add(&c->counter, 1);
+  if (asprintf(&tmp, "%s/" TMP_PREFIX "%ld-%lu-%s", c->dir, (long)getpid(), n, sha256) < 0) {
+    tmp = NULL;
+    rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  unsigned long long max = size >= 0 ? (unsigned long long)size : CAIRN_MAX_FILE;
+  rc = cairn_http_download(h, url, tmp, sha256, max, status, err);
+  rc = classify(rc, *status, err);
+  if (rc != CAIRN_OK)
+    goto out;
+  long long got = cairn__file_size(tmp);
+  if (size >= 0 && got != size) {
+    rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: %lld bytes, expected %lld", url, got, size);
+    goto out;
+  }
+  if (chmod(tmp, 0444) != 0 || rename(tmp, final) != 0) {
+    rc = cairn_error_set(err, CAIRN_EIO, "cache: cannot store %s: %s", final, strerror(errno));
+    goto out;
+  }
+  CAIRN_DEBUG("cache: stored %s (%lld bytes)", sha256, got);
+  *path = final;
+  final = NULL;
+out:
+  if (rc != CAIRN_OK && tmp)
+    unlink(tmp);
+  free(tmp);
+  free(final);
+  return rc;
+}

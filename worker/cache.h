@@ -1,0 +1,41 @@
+/* cache.h — the content-addressed input cache DIR/cache/<sha256>.
+ *
+ * A file enters the cache only after its SHA-256 (and size, when known) was
+ * checked: it is downloaded to DIR/cache/.tmp-*, verified while it arrives,
+ * made read-only and renamed into place. A present file whose size matches
+ * is reused without download. Safe for concurrent use by several threads
+ * and processes sharing DIR (rename is atomic). Private to worker/.
+ */
+#ifndef CAIRN_CACHE_H
+#define CAIRN_CACHE_H
+
+#include <stdatomic.h>
+
+#include "common/error.h"
+#include "worker/transport.h"
+
+typedef struct cairn__cache {
+  char *dir;
+  atomic_ulong counter;  /* temp file names */
+} cairn__cache;
+
+/* Creates dir if needed and removes temp files left by a crash. */
+cairn_status cairn__cache_init(cairn__cache *c, const char *dir, cairn_error *err);
+void cairn__cache_destroy(cairn__cache *c);
+
+/* Path of the cached file for sha256 (caller frees), or NULL on OOM. */
+char *cairn__cache_path(const cairn__cache *c, const char *sha256);
+
+/* Makes sure DIR/cache/<sha256> holds the verified file, downloading it
+ * from url through h when missing (size < 0: unknown). On success *path is
+ * the cached file (caller frees). Returns:
+ *   CAIRN_OK;
+ *   CAIRN_EIO        no answer, 429 or 5xx: may work later;
+ *   CAIRN_EINVAL     content did not match sha256/size (nothing was kept);
+ *   CAIRN_ENOTFOUND  404; CAIRN_EFORBIDDEN 401/403; CAIRN_ETOOBIG over size.
+ * *status is the HTTP status (0 when none). */
+cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
+                                long long size, const char *url, char **path, long *status,
+                                cairn_error *err);
+
+#endif

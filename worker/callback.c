@@ -1,0 +1,91 @@
+/* callback.c — run a C callback app, with its capped output buffer. */
+#include "worker/callback.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cairn_task_output {
+  cairn_buf buf;
+  int overflow;
+  const cairn__cancel *cancel;
+};
+
+int cairn_task_output_write(cairn_task_output *out, const void *data, size_t len) {
+  if (out->overflow)
+    return -1;
+  if (cairn_buf_append(&out->buf, data, len) != 0) {
+    out->overflow = 1;
+    return -1;
+  }
+  return 0;
+}
+
+int cairn_task_output_printf(cairn_task_output *out, const char *fmt, ...) {
+  char small[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return -1;
+  if ((size_t)n < sizeof small)
+    return cairn_task_output_write(out, small, (size_t)n);
+  char *big = malloc((size_t)n + 1);
+  if (!big)
+    return -1;
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  int rc = cairn_task_output_write(out, big, (size_t)n);
+  free(big);
+  return rc;
+}
+
+int cairn_task_cancelled(const cairn_task_output *out) {
+  return out->cancel && cairn__cancelled(out->cancel);
+}
+
+cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__task *t,
+                                 const cairn__taskdir *d, const cairn__cancel *cancel,
+                                 size_t max_output, cairn__run_result *res, cairn_error *err) {
+  cairn_task_file *inputs = calloc(t->ninputs + 1, sizeof *inputs);
+  cairn_task_file *parents = calloc(t->nparents + 1, sizeof *parents);
+  struct cairn_task_output out = {.cancel = cancel};
+  memset(res, 0, sizeof *res);
+  cairn_buf_init(&res->output, max_output);
+  if (!inputs || !parents) {
+    free(inputs);
+    free(parents);
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < t->ninputs; i++)
+    inputs[i] = (cairn_task_file){t->inputs[i].name, d->input_paths[i]};
+  for (size_t i = 0; i < t->nparents; i++)
+    parents[i] = (cairn_task_file){t->parents[i].id, d->parent_paths[i]};
+  cairn_task task = {
+    .job = t->job, .id = t->id, .index = t->index, .app = t->app,
+    .nargs = t->nargs, .args = (const char *const *)t->args,
+    .ninputs = t->ninputs, .inputs = inputs,
+    .nparents = t->nparents, .parents = parents, .dir = d->dir,
+  };
+  cairn_buf_init(&out.buf, max_output);
+  int status = fn(&task, &out, userdata);
+  free(inputs);
+  free(parents);
+  res->output = out.buf;
+  res->exit_status = status >= 0 && status <= 255 ? status : 255;
+  res->outcome = CAIRN__RUN_EXITED;
+  if (out.overflow) {
+    res->outcome = CAIRN__RUN_OVERFLOW;
+    if (res->exit_status == 0)
+      res->exit_status = 1;
+    snprintf(res->note, sizeof res->note, "output exceeded %zu bytes", max_output);
+  }
+  if (cancel && cairn__cancelled(cancel)) {
+    res->outcome = CAIRN__RUN_CANCELLED;
+    snprintf(res->note, sizeof res->note, "task cancelled");
+  }
+  return CAIRN_OK;
+}

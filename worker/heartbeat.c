@@ -1,0 +1,89 @@
+/* heartbeat.c — renews the leases of running tasks (POST /v1/heartbeat every
+ * lease_seconds/3) and marks as lost those the master no longer lists, which
+ * makes their task threads kill the app and drop the result. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "worker/backoff.h"
+#include "worker/worker_int.h"
+
+#define TICK_MS 100
+#define MAX_EXTENDED 65536
+
+/* Parses {"extended": [...]} into a new array (caller frees); -1 if malformed. */
+static long parse_extended(const char *body, size_t len, long long **out) {
+  json_t *root = json_loadb(body ? body : "", len, 0, NULL);
+  json_t *ext = json_object_get(root, "extended");
+  long n = -1;
+  *out = NULL;
+  if (json_is_array(ext) && json_array_size(ext) <= MAX_EXTENDED) {
+    size_t k = json_array_size(ext);
+    *out = calloc(k + 1, sizeof **out);
+    n = *out ? (long)k : -1;
+    for (size_t i = 0; *out && i < k; i++)
+      (*out)[i] = (long long)json_integer_value(json_array_get(ext, i));
+  }
+  json_decref(root);
+  return n;
+}
+
+/* One heartbeat. Returns 0 when the master answered 200, -1 otherwise. */
+static int beat(cairn__heartbeat *hb) {
+  cairn_worker *w = hb->w;
+  cairn_http_response resp = {0};
+  cairn_error err = {0};
+  char msg[300];
+  unsigned long bound = cairn__leases_begin(&w->leases);
+  cairn_status rc =
+    cairn__session_request(&w->session, &hb->conn, "POST", "/v1/heartbeat", "{}", 1 << 20, &resp,
+                           &err);
+  long status = resp.status;
+  int ok = -1;
+  if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
+    cairn__worker_fatal(w, "%s", err.text);
+  else if (rc != CAIRN_OK)
+    CAIRN_WARN("heartbeat: %s", err.text);
+  else if (status == 200) {
+    long long *ext = NULL;
+    long n = parse_extended(resp.body.data, resp.body.len, &ext);
+    if (n < 0)
+      CAIRN_WARN("heartbeat: malformed answer");
+    else {
+      cairn__leases_renewed(&w->leases, bound, ext, (size_t)n, cairn__now_ms());
+      ok = 0;
+    }
+    free(ext);
+  } else {
+    cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
+    if (status == 403)
+      cairn__worker_fatal(w, "the master refuses this volunteer (banned?): %s", msg);
+    else
+      CAIRN_WARN("heartbeat: HTTP %ld: %s", status, msg);
+  }
+  cairn_buf_free(&resp.body);
+  return ok;
+}
+
+void *cairn__heartbeat_main(void *arg) {
+  cairn__heartbeat *hb = arg;
+  cairn_worker *w = hb->w;
+  cairn__backoff b;
+  long long retry_at = 0;
+  cairn__backoff_init(&b, 500, 5000);
+  while (!atomic_load(&hb->quit)) {
+    if (cairn__stopper_sleep_until_stop(&w->stopper, TICK_MS))
+      break;
+    long long now = cairn__now_ms();
+    long long due = cairn__leases_due_in(&w->leases, now);
+    if (due != 0 || now < retry_at)
+      continue;
+    if (beat(hb) == 0) {
+      cairn__backoff_reset(&b);
+      retry_at = 0;
+    } else
+      retry_at = cairn__now_ms() + cairn__backoff_next(&b);
+  }
+  return NULL;
+}

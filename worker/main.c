@@ -1,0 +1,174 @@
+/* main.c — the cairn-worker command: parse flags, register the apps, run the
+ * worker library until SIGINT/SIGTERM, idle timeout or --max-tasks. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cairn/worker.h"
+
+static cairn_worker *volatile g_worker;
+
+static void on_signal(int sig) {
+  (void)sig;
+  cairn_worker_stop(g_worker);
+}
+
+static const char usage_text[] =
+  "usage: cairn-worker --server URL --app NAME=PATH [--app NAME=PATH ...]\n"
+  "                    [--name NAME] [--cluster LABEL] [--slots N] [--dir DIR]\n"
+  "                    [--exit-when-idle SECONDS] [--max-tasks N]\n"
+  "                    [--log-level error|warn|info|debug] [--help]\n"
+  "\n"
+  "Polls the Cairn master at URL for tasks and runs them with the listed apps\n"
+  "(a task of app NAME runs as `PATH ARGS...`, never through a shell).\n"
+  "\n"
+  "  --server URL            the master, e.g. http://127.0.0.1:8080\n"
+  "  --app NAME=PATH         an app this worker runs (repeatable, at least one)\n"
+  "  --name NAME             volunteer name (default: the host name)\n"
+  "  --cluster LABEL         cluster label used for data distribution\n"
+  "  --slots N               tasks run in parallel (default 1)\n"
+  "  --dir DIR               state: credentials, cache, task dirs (default ./cairn-worker)\n"
+  "  --exit-when-idle S      exit 0 after S seconds without work (default: never)\n"
+  "  --max-tasks N           exit 0 after N tasks (default: unlimited)\n"
+  "  --log-level LEVEL       error, warn (default), info or debug\n"
+  "\n"
+  "SIGINT/SIGTERM stop the worker: running apps are killed, the master\n"
+  "reissues their tasks. Exit status: 0 normal end, 1 fatal error, 2 bad usage.\n";
+
+static int bad_usage(const char *fmt, const char *arg) {
+  fputs("cairn-worker: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs(" (see cairn-worker --help)\n", stderr);
+  return 2;
+}
+
+/* Parses a non-negative integer no larger than max; -1 when it is not one. */
+static long long parse_count(const char *s, long long max) {
+  char *end = NULL;
+  if (!s || !*s || *s == '-' || *s == '+')
+    return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end || v > (unsigned long long)max)
+    return -1;
+  return (long long)v;
+}
+
+typedef struct app_arg {
+  char *name;
+  char *path;
+} app_arg;
+
+int main(int argc, char **argv) {
+  enum { O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP };
+  static const struct option opts[] = {
+    {"server", required_argument, NULL, O_SERVER},
+    {"app", required_argument, NULL, O_APP},
+    {"name", required_argument, NULL, O_NAME},
+    {"cluster", required_argument, NULL, O_CLUSTER},
+    {"slots", required_argument, NULL, O_SLOTS},
+    {"dir", required_argument, NULL, O_DIR},
+    {"exit-when-idle", required_argument, NULL, O_IDLE},
+    {"max-tasks", required_argument, NULL, O_MAX},
+    {"log-level", required_argument, NULL, O_LOG},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+  };
+  static const char *levels[] = {"error", "warn", "info", "debug"};
+  cairn_worker_config cfg = {0};
+  app_arg apps[256];
+  size_t napps = 0;
+  long long v;
+  int opt, rc;
+  char err[512];
+
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (opt) {
+    case O_SERVER: cfg.server_url = optarg; break;
+    case O_NAME: cfg.name = optarg; break;
+    case O_CLUSTER: cfg.cluster = optarg; break;
+    case O_DIR: cfg.dir = optarg; break;
+    case O_APP: {
+      char *eq = strchr(optarg, '=');
+      if (!eq || eq == optarg || !eq[1])
+        return bad_usage("--app wants NAME=PATH, got \"%s\"", optarg);
+      if (napps == sizeof apps / sizeof apps[0])
+        return bad_usage("too many --app flags%s", "");
+      *eq = '\0';
+      apps[napps++] = (app_arg){optarg, eq + 1};
+      break;
+    }
+    case O_SLOTS:
+      v = parse_count(optarg, 1024);
+      if (v < 1)
+        return bad_usage("--slots wants an integer from 1 to 1024, got \"%s\"", optarg);
+      cfg.slots = (unsigned)v;
+      break;
+    case O_IDLE:
+      v = parse_count(optarg, INT_MAX);
+      if (v < 0)
+        return bad_usage("--exit-when-idle wants a number of seconds, got \"%s\"", optarg);
+      cfg.exit_when_idle = (unsigned)v;
+      break;
+    case O_MAX:
+      v = parse_count(optarg, LONG_MAX);
+      if (v < 0)
+        return bad_usage("--max-tasks wants a non-negative integer, got \"%s\"", optarg);
+      cfg.max_tasks = (unsigned long)v;
+      break;
+    case O_LOG:
+      cfg.log_level = CAIRN_WORKER_LOG_DEFAULT;
+      for (int i = 0; i < 4; i++)
+        if (strcmp(optarg, levels[i]) == 0)
+          cfg.log_level = (cairn_worker_log_level)(CAIRN_WORKER_LOG_ERROR + i);
+      if (cfg.log_level == CAIRN_WORKER_LOG_DEFAULT)
+        return bad_usage("--log-level wants error, warn, info or debug, got \"%s\"", optarg);
+      break;
+    case 'h':
+    case O_HELP: fputs(usage_text, stdout); return 0;
+    case ':': return bad_usage("%s needs a value", argv[optind - 1]);
+    default: return bad_usage("unknown option \"%s\"", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return bad_usage("unexpected argument \"%s\"", argv[optind]);
+  if (!cfg.server_url)
+    return bad_usage("--server URL is required%s", "");
+  if (napps == 0)
+    return bad_usage("at least one --app NAME=PATH is required%s", "");
+
+  cairn_worker *w = cairn_worker_create(&cfg, err, sizeof err);
+  if (!w)
+    return bad_usage("%s", err);
+  for (size_t i = 0; i < napps; i++)
+    if (cairn_worker_add_exec_app(w, apps[i].name, apps[i].path) != 0) {
+      rc = bad_usage("%s", cairn_worker_error(w));
+      cairn_worker_delete(w);
+      return rc;
+    }
+
+  g_worker = w;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  rc = cairn_worker_run(w);
+  if (rc != 0)
+    fprintf(stderr, "cairn-worker: %s\n", cairn_worker_error(w));
+  cairn_worker_stats st;
+  cairn_worker_get_stats(w, &st);
+  fprintf(stderr, "cairn-worker: %llu done, %llu failed, %llu dropped\n", st.tasks_done,
+          st.tasks_failed, st.tasks_dropped);
+  g_worker = NULL;
+  cairn_worker_delete(w);
+  return rc == 0 ? 0 : 1;
+}

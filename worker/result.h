@@ -1,0 +1,29 @@
+/* result.h — deliver a task's result: PUT /v1/results/{index} with
+ * {"exit_status": N, "output": "..."}; the output goes as a JSON string when
+ * it is valid UTF-8 without NUL bytes, else as base64 with
+ * "encoding": "base64". Private to worker/.
+ */
+#ifndef CAIRN_RESULT_H
+#define CAIRN_RESULT_H
+
+#include <stddef.h>
+
+#include "worker/session.h"
+
+typedef enum cairn__delivery {
+  CAIRN__DELIVERED,  /* 200: the master stored it */
+  CAIRN__DROPPED,    /* refused for good (409 lease lost, 403, 404, 400, 413) */
+  CAIRN__ABANDONED,  /* the worker stopped before the master answered */
+  CAIRN__FATAL       /* re-registration was refused: the worker must stop */
+} cairn__delivery;
+
+/* The request body (caller frees), or NULL on out of memory. */
+char *cairn__result_json(int exit_status, const void *output, size_t len);
+
+/* Sends body for index, retrying transient failures (master down or
+ * restarting, 429, 5xx) with backoff until delivered or the stopper stops.
+ * err explains DROPPED and FATAL. */
+cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long long index,
+                                      const char *body, cairn_error *err);
+
+#endif

@@ -1,0 +1,148 @@
+/* session.c — shared volunteer identity, 401 re-registration. */
+#include "worker/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "worker/backoff.h"
+#include "worker/leases.h"
+
+int cairn__transient(cairn_status rc, long status) {
+  if (rc == CAIRN_EIO || rc == CAIRN_ENOMEM)
+    return 1;
+  if (rc != CAIRN_OK)
+    return 0;
+  return status == 0 || status == 429 || status >= 500;
+}
+
+cairn_status cairn__session_init(cairn__session *s, const char *cred_path,
+                                 const cairn__registration *reg, cairn__stopper *stopper,
+                                 cairn_error *err) {
+  memset(s, 0, sizeof *s);
+  s->path = strdup(cred_path);
+  if (!s->path)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  pthread_mutex_init(&s->mu, NULL);
+  s->reg = *reg;
+  s->stopper = stopper;
+  return CAIRN_OK;
+}
+
+void cairn__session_destroy(cairn__session *s) {
+  if (!s->path)
+    return;
+  pthread_mutex_destroy(&s->mu);
+  free(s->path);
+  cairn__credentials_clear(&s->cred);
+  s->path = NULL;
+}
+
+/* Registers (retrying transient failures until stop) and saves. Called with
+ * s->mu held. */
+static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry,
+                                    cairn_error *err) {
+  cairn__backoff b;
+  cairn__credentials fresh;
+  cairn_status rc;
+  int warned = 0;
+  cairn__backoff_init(&b, 200, 5000);
+  for (;;) {
+    rc = cairn__register(c->http, &s->reg, &fresh, err);
+    if (rc != CAIRN_EIO || !retry)
+      break;
+    if (warned++ == 0)
+      CAIRN_WARN("cannot register with %s yet: %s (retrying)", cairn_http_base(c->http),
+                 err->text);
+    else
+      CAIRN_DEBUG("cannot register yet: %s", err->text);
+    if (s->give_up_ms && cairn__now_ms() >= s->give_up_ms)
+      return CAIRN_EIO;
+    if (cairn__stopper_sleep_until_stop(s->stopper, cairn__backoff_next(&b)))
+      return cairn_error_set(err, CAIRN_EIO, "stopped before registration completed");
+  }
+  if (rc != CAIRN_OK) {
+    cairn_http_set_token(c->http, s->cred.token[0] ? s->cred.token : NULL);
+    return rc;
+  }
+  rc = cairn__credentials_save(s->path, &fresh, err);
+  if (rc != CAIRN_OK) {
+    cairn__credentials_clear(&fresh);
+    return rc;
+  }
+  cairn__credentials_clear(&s->cred);
+  s->cred = fresh;
+  s->generation++;
+  CAIRN_INFO("registered with %s as volunteer %lld (row %lld)", s->cred.server, s->cred.id,
+             s->cred.row);
+  return CAIRN_OK;
+}
+
+cairn_status cairn__session_open(cairn__session *s, cairn__conn *c, cairn_error *err) {
+  cairn__credentials old;
+  cairn_status rc = cairn__credentials_load(s->path, &old, err);
+  if (rc == CAIRN_OK && strcmp(old.server, cairn_http_base(c->http)) == 0) {
+    pthread_mutex_lock(&s->mu);
+    cairn__credentials_clear(&s->cred);
+    s->cred = old;
+    s->generation++;
+    pthread_mutex_unlock(&s->mu);
+    CAIRN_INFO("reusing volunteer %lld (row %lld) from %s", old.id, old.row, s->path);
+    return CAIRN_OK;
+  }
+  if (rc == CAIRN_OK) {
+    CAIRN_INFO("%s belongs to %s: registering with %s", s->path, old.server,
+               cairn_http_base(c->http));
+    cairn__credentials_clear(&old);
+  } else if (rc != CAIRN_ENOTFOUND) {
+    char why[sizeof err->text];
+    snprintf(why, sizeof why, "%s", err->text);
+    return cairn_error_set(err, rc, "%s (remove the file to register as a new volunteer)", why);
+  }
+  pthread_mutex_lock(&s->mu);
+  rc = register_locked(s, c, 1, err);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+void cairn__session_prepare(cairn__session *s, cairn__conn *c) {
+  pthread_mutex_lock(&s->mu);
+  if (c->generation != s->generation) {
+    cairn_http_set_token(c->http, s->cred.token);
+    c->generation = s->generation;
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+void cairn__session_identity(cairn__session *s, long long *id, long long *row) {
+  pthread_mutex_lock(&s->mu);
+  *id = s->cred.id;
+  *row = s->cred.row;
+  pthread_mutex_unlock(&s->mu);
+}
+
+cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const char *method,
+                                    const char *path, const char *json_body, size_t max_response,
+                                    cairn_http_response *resp, cairn_error *err) {
+  size_t len = json_body ? strlen(json_body) : 0;
+  const char *ctype = json_body ? "application/json" : NULL;
+  cairn__session_prepare(s, c);
+  cairn_status rc =
+    cairn_http_request(c->http, method, path, ctype, json_body, len, max_response, resp, err);
+  if (rc != CAIRN_OK || resp->status != 401)
+    return rc;
+  pthread_mutex_lock(&s->mu);
+  if (c->generation == s->generation) {
+    CAIRN_WARN("%s %s: the master no longer knows volunteer %lld; registering again", method,
+               path, s->cred.id);
+    rc = register_locked(s, c, 0, err);
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (rc != CAIRN_OK)
+    return rc;
+  cairn_buf_free(&resp->body);
+  cairn__session_prepare(s, c);
+  return cairn_http_request(c->http, method, path, ctype, json_body, len, max_response, resp,
+                            err);
+}

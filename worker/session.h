@@ -1,0 +1,64 @@
+/* session.h — the worker's identity shared by its threads, and requests on
+ * volunteer routes made with it.
+ *
+ * open() reuses DIR/credentials.json when it names the same master, else
+ * registers and writes it. request() sends with the current token; when the
+ * master answers 401 (it no longer knows the token) the session registers
+ * again, overwrites the credentials and retries once, so every thread moves
+ * to the new identity. Each thread brings its own cairn_http (handles are
+ * not thread-safe) inside a cairn__conn. Private to worker/.
+ */
+#ifndef CAIRN_SESSION_H
+#define CAIRN_SESSION_H
+
+#include <pthread.h>
+
+#include "worker/credentials.h"
+#include "worker/stopper.h"
+#include "worker/transport.h"
+
+typedef struct cairn__session {
+  pthread_mutex_t mu;
+  char *path;                   /* DIR/credentials.json */
+  cairn__registration reg;      /* borrowed from the worker */
+  cairn__credentials cred;
+  unsigned generation;          /* bumped by every registration */
+  cairn__stopper *stopper;      /* borrowed */
+  long long give_up_ms;         /* open() stops retrying at this monotonic time; 0: never */
+} cairn__session;
+
+/* A thread's connection: its own HTTP handle and the identity it last used. */
+typedef struct cairn__conn {
+  cairn_http *http;
+  unsigned generation;
+} cairn__conn;
+
+/* Sets up s; takes nothing over. Returns CAIRN_ENOMEM or CAIRN_OK. */
+cairn_status cairn__session_init(cairn__session *s, const char *cred_path,
+                                 const cairn__registration *reg, cairn__stopper *stopper,
+                                 cairn_error *err);
+void cairn__session_destroy(cairn__session *s);
+
+/* Loads or obtains the identity. Retries transient failures (master not up
+ * yet) with backoff until it works, the stopper stops or give_up_ms passes.
+ * Returns CAIRN_OK; CAIRN_EIO when stopped or given up first; CAIRN_EFORBIDDEN or CAIRN_EINVAL (fatal)
+ * with err set. */
+cairn_status cairn__session_open(cairn__session *s, cairn__conn *c, cairn_error *err);
+
+/* Like cairn_http_request() on a volunteer route, with the 401 handling
+ * above. A failed re-registration is returned as its error (CAIRN_EIO:
+ * try later; CAIRN_EFORBIDDEN/CAIRN_EINVAL: fatal). */
+cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const char *method,
+                                    const char *path, const char *json_body, size_t max_response,
+                                    cairn_http_response *resp, cairn_error *err);
+
+/* Points c's handle at the current token (e.g. before a download). */
+void cairn__session_prepare(cairn__session *s, cairn__conn *c);
+
+/* The volunteer id and row (for logs). */
+void cairn__session_identity(cairn__session *s, long long *id, long long *row);
+
+/* 1 when (rc, status) means "try again later": no answer, 429 or 5xx. */
+int cairn__transient(cairn_status rc, long status);
+
+#endif

@@ -1,0 +1,178 @@
+/* task.c — parse and validate the work offer (POST /v1/work, 200). */
+#include "worker/task.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/limits.h"
+#include "common/sha256.h"
+
+void cairn__task_free(cairn__task *t) {
+  if (!t)
+    return;
+  free(t->id);
+  free(t->app);
+  for (size_t i = 0; i < t->nargs; i++)
+    free(t->args[i]);
+  free(t->args);
+  for (size_t i = 0; i < t->ninputs; i++) {
+    free(t->inputs[i].name);
+    free(t->inputs[i].url);
+  }
+  free(t->inputs);
+  for (size_t i = 0; i < t->nparents; i++) {
+    free(t->parents[i].id);
+    free(t->parents[i].url);
+  }
+  free(t->parents);
+  free(t);
+}
+
+/* A string member of obj, or NULL. */
+static const char *str_member(json_t *obj, const char *key) {
+  return json_string_value(json_object_get(obj, key));
+}
+
+static cairn_status parse_args(cairn__task *t, json_t *args, cairn_error *err) {
+  if (!json_is_array(args))
+    return cairn_error_set(err, CAIRN_EINVAL, "task.args is not an array");
+  size_t n = json_array_size(args);
+  if (n > CAIRN_MAX_ARGS)
+    return cairn_error_set(err, CAIRN_EINVAL, "task has %zu args (limit %u)", n, CAIRN_MAX_ARGS);
+  t->args = calloc(n + 1, sizeof *t->args);
+  if (!t->args)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    json_t *a = json_array_get(args, i);
+    if (!json_is_string(a))
+      return cairn_error_set(err, CAIRN_EINVAL, "task.args[%zu] is not a string", i);
+    if (json_string_length(a) > CAIRN_MAX_ARG_LEN ||
+        strlen(json_string_value(a)) != json_string_length(a))
+      return cairn_error_set(err, CAIRN_EINVAL, "task.args[%zu] is too long or has a NUL", i);
+    t->args[i] = strdup(json_string_value(a));
+    if (!t->args[i])
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    t->nargs = i + 1;
+  }
+  return CAIRN_OK;
+}
+
+static cairn_status parse_inputs(cairn__task *t, json_t *inputs, cairn_error *err) {
+  if (!inputs)
+    return CAIRN_OK;
+  if (!json_is_array(inputs))
+    return cairn_error_set(err, CAIRN_EINVAL, "task.inputs is not an array");
+  size_t n = json_array_size(inputs);
+  if (n > CAIRN_MAX_ARGS)
+    return cairn_error_set(err, CAIRN_EINVAL, "task has %zu inputs (limit %u)", n,
+                           CAIRN_MAX_ARGS);
+  t->inputs = calloc(n ? n : 1, sizeof *t->inputs);
+  if (!t->inputs)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    json_t *in = json_array_get(inputs, i);
+    const char *name = str_member(in, "name"), *sha = str_member(in, "sha256");
+    const char *url = str_member(in, "url");
+    json_t *size = json_object_get(in, "size");
+    if (!name || !sha || !cairn_sha256_valid_hex(sha))
+      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu] lacks a name or a sha256", i);
+    if (size && (!json_is_integer(size) || json_integer_value(size) < 0))
+      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].size is not a size", i);
+    cairn__input *x = &t->inputs[i];
+    t->ninputs = i + 1;
+    x->name = strdup(name);
+    memcpy(x->sha256, sha, 65);
+    x->size = size ? (long long)json_integer_value(size) : -1;
+    if (url)
+      x->url = strdup(url);
+    else if (asprintf(&x->url, "/v1/files/%s", sha) < 0)
+      x->url = NULL;
+    if (!x->name || !x->url)
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  }
+  return CAIRN_OK;
+}
+
+static cairn_status parse_parents(cairn__task *t, json_t *parents, cairn_error *err) {
+  if (!parents)
+    return CAIRN_OK;
+  if (!json_is_array(parents))
+    return cairn_error_set(err, CAIRN_EINVAL, "task.parents is not an array");
+  size_t n = json_array_size(parents);
+  if (n > CAIRN_MAX_PARENTS)
+    return cairn_error_set(err, CAIRN_EINVAL, "task has %zu parents (limit %u)", n,
+                           CAIRN_MAX_PARENTS);
+  t->parents = calloc(n ? n : 1, sizeof *t->parents);
+  if (!t->parents)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    json_t *p = json_array_get(parents, i);
+    const char *id = str_member(p, "id"), *url = str_member(p, "url");
+    if (!id || !url)
+      return cairn_error_set(err, CAIRN_EINVAL, "task.parents[%zu] lacks an id or a url", i);
+    t->nparents = i + 1;
+    t->parents[i].id = strdup(id);
+    t->parents[i].url = strdup(url);
+    if (!t->parents[i].id || !t->parents[i].url)
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  }
+  return CAIRN_OK;
+}
+
+cairn__task *cairn__task_parse(const char *body, size_t len, long long *index, cairn_error *err) {
+  json_error_t jerr;
+  cairn__task *t = NULL;
+  cairn_status rc = CAIRN_OK;
+  *index = -1;
+  json_t *root = json_loadb(body ? body : "", len, 0, &jerr);
+  if (!root) {
+    cairn_error_set(err, CAIRN_EINVAL, "work offer is not JSON: %s", jerr.text);
+    return NULL;
+  }
+  json_t *jindex = json_object_get(root, "index");
+  json_t *task = json_object_get(root, "task");
+  json_t *lease = json_object_get(root, "lease_seconds");
+  if (!json_is_integer(jindex) || json_integer_value(jindex) < 0) {
+    cairn_error_set(err, CAIRN_EINVAL, "work offer has no index");
+    goto out;
+  }
+  *index = (long long)json_integer_value(jindex);
+  t = calloc(1, sizeof *t);
+  if (!t) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  t->index = *index;
+  t->lease_seconds = json_is_integer(lease) && json_integer_value(lease) > 0
+                       ? (long long)json_integer_value(lease)
+                       : CAIRN_DEFAULT_LEASE_SECONDS;
+  const char *id = str_member(task, "id"), *app = str_member(task, "app");
+  json_t *job = json_object_get(task, "job");
+  if (!json_is_object(task) || !id || !app || !json_is_integer(job)) {
+    rc = cairn_error_set(err, CAIRN_EINVAL, "work offer %lld: task lacks job, id or app", *index);
+    goto out;
+  }
+  t->job = (long long)json_integer_value(job);
+  t->id = strdup(id);
+  t->app = strdup(app);
+  if (!t->id || !t->app) {
+    rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  json_t *args = json_object_get(task, "args");
+  json_t *none = args ? NULL : json_array();
+  rc = parse_args(t, args ? args : none, err);
+  json_decref(none);
+  if (rc == CAIRN_OK)
+    rc = parse_inputs(t, json_object_get(task, "inputs"), err);
+  if (rc == CAIRN_OK)
+    rc = parse_parents(t, json_object_get(task, "parents"), err);
+out:
+  json_decref(root);
+  if (rc != CAIRN_OK || !t) {
+    cairn__task_free(t);
+    return NULL;
+  }
+  return t;
+}

@@ -1,0 +1,45 @@
+/* task.h — a task offered by POST /v1/work (docs/protocol.md), parsed and
+ * checked before anything is downloaded or run. Private to worker/.
+ */
+#ifndef CAIRN_TASK_H
+#define CAIRN_TASK_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+typedef struct cairn__input {
+  char *name;
+  char sha256[65];
+  long long size;   /* -1 when the master did not say */
+  char *url;
+} cairn__input;
+
+typedef struct cairn__parent {
+  char *id;
+  char *url;
+} cairn__parent;
+
+typedef struct cairn__task {
+  long long index;
+  long long lease_seconds;
+  long long job;
+  char *id;
+  char *app;
+  char **args;
+  size_t nargs;
+  cairn__input *inputs;
+  size_t ninputs;
+  cairn__parent *parents;
+  size_t nparents;
+} cairn__task;
+
+/* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the
+ * body is malformed; when at least the index could be read, *index is set
+ * (else -1) so that the worker can still report the failure for it. */
+cairn__task *cairn__task_parse(const char *body, size_t len, long long *index, cairn_error *err);
+
+/* Frees t. Accepts NULL. */
+void cairn__task_free(cairn__task *t);
+
+#endif

@@ -1,0 +1,349 @@
+/* worker.c — the public worker API (cairn/worker.h): configuration, apps,
+ * and run(), which sets up DIR, the identity, the task threads and the
+ * heartbeat thread, and tears them down again. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "common/limits.h"
+#include "common/log.h"
+#include "worker/fsutil.h"
+#include "worker/transport.h"
+#include "worker/worker_int.h"
+
+#define DEFAULT_DIR "./cairn-worker"
+#define MAX_SLOTS 1024
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+
+static void global_init(void) { cairn_http_global_init(); }
+
+static void set_error(cairn_worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(cairn_worker *w, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->error, sizeof w->error, fmt, ap);
+  va_end(ap);
+}
+
+void cairn__worker_fatal(cairn_worker *w, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  pthread_mutex_lock(&w->mu);
+  if (!w->error[0])
+    snprintf(w->error, sizeof w->error, "%s", text);
+  pthread_mutex_unlock(&w->mu);
+  CAIRN_ERR("%s", text);
+  cairn__stopper_stop(&w->stopper);
+}
+
+const cairn__app *cairn__worker_app(const cairn_worker *w, const char *name) {
+  for (size_t i = 0; i < w->napps; i++)
+    if (strcmp(w->apps[i].name, name) == 0)
+      return &w->apps[i];
+  return NULL;
+}
+
+static char *dup_or_null(const char *s, int *oom) {
+  char *d = s ? strdup(s) : NULL;
+  if (s && !d)
+    *oom = 1;
+  return d;
+}
+
+static int valid_label(const char *s) {
+  return s && s[0] && strlen(s) <= CAIRN_MAX_NAME && !strpbrk(s, "\n\r");
+}
+
+cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, size_t errlen) {
+  const char *problem = NULL;
+  char host[256];
+  int oom = 0;
+  if (!cfg || !cfg->server_url || (strncmp(cfg->server_url, "http://", 7) != 0 &&
+                                   strncmp(cfg->server_url, "https://", 8) != 0))
+    problem = "server URL must start with http:// or https://";
+  else if (cfg->slots > MAX_SLOTS)
+    problem = "slots must be between 1 and 1024";
+  else if (cfg->name && !valid_label(cfg->name))
+    problem = "name must be 1 to 256 characters on one line";
+  else if (cfg->cluster && !valid_label(cfg->cluster))
+    problem = "cluster must be 1 to 256 characters on one line";
+  else if (cfg->dir && !cfg->dir[0])
+    problem = "dir must not be empty";
+  if (problem) {
+    if (errbuf && errlen)
+      snprintf(errbuf, errlen, "%s", problem);
+    return NULL;
+  }
+  pthread_once(&global_once, global_init);
+  cairn_worker *w = calloc(1, sizeof *w);
+  if (!w)
+    goto oom;
+  pthread_mutex_init(&w->mu, NULL);
+  w->lock_fd = -1;
+  if (cairn__stopper_init(&w->stopper) != 0) {
+    cairn_worker_delete(w);
+    goto oom;
+  }
+  size_t n = strlen(cfg->server_url);
+  while (n > 0 && cfg->server_url[n - 1] == '/')
+    n--;
+  w->server = strndup(cfg->server_url, n);
+  w->dir = dup_or_null(cfg->dir ? cfg->dir : DEFAULT_DIR, &oom);
+  if (!cfg->name && gethostname(host, sizeof host) == 0) {
+    host[sizeof host - 1] = '\0';
+    w->name = dup_or_null(host, &oom);
+  } else
+    w->name = dup_or_null(cfg->name, &oom);
+  w->cluster = dup_or_null(cfg->cluster, &oom);
+  w->slots = cfg->slots ? cfg->slots : 1;
+  w->exit_when_idle = cfg->exit_when_idle;
+  w->max_tasks = cfg->max_tasks;
+  if (!w->server || oom) {
+    cairn_worker_delete(w);
+    goto oom;
+  }
+  if (cfg->log_level != CAIRN_WORKER_LOG_DEFAULT)
+    cairn_log_set_level((cairn_log_level)(cfg->log_level - CAIRN_WORKER_LOG_ERROR));
+  return w;
+oom:
+  if (errbuf && errlen)
+    snprintf(errbuf, errlen, "out of memory");
+  return NULL;
+}
+
+static int add_app(cairn_worker *w, const char *name, const char *path, cairn_task_fn fn,
+                   void *userdata) {
+  if (w->started) {
+    set_error(w, "apps must be added before cairn_worker_run()");
+    return -1;
+  }
+  if (!valid_label(name) || strchr(name, '=') || strchr(name, '/')) {
+    set_error(w, "app name \"%.100s\" must be 1 to 256 characters without '=', '/' or newline",
+              name ? name : "");
+    return -1;
+  }
+  if (cairn__worker_app(w, name)) {
+    set_error(w, "app \"%s\" is registered twice", name);
+    return -1;
+  }
+  char *abs = NULL;
+  if (path) {
+    abs = realpath(path, NULL);
+    if (!abs || access(abs, X_OK) != 0 || cairn__file_size(abs) < 0) {
+      int e = errno ? errno : EACCES;
+      set_error(w, "app %s: %s is not an executable file: %s", name, path,
+                abs && cairn__file_size(abs) < 0 ? "not a regular file" : strerror(e));
+      free(abs);
+      return -1;
+    }
+  }
+  cairn__app *apps = realloc(w->apps, (w->napps + 1) * sizeof *apps);
+  const char **names = apps ? realloc(w->app_names, (w->napps + 1) * sizeof *names) : NULL;
+  if (apps)
+    w->apps = apps;
+  if (names)
+    w->app_names = names;
+  char *dup = names ? strdup(name) : NULL;
+  if (!dup) {
+    free(abs);
+    set_error(w, "out of memory");
+    return -1;
+  }
+  w->apps[w->napps] = (cairn__app){dup, abs, fn, userdata};
+  w->app_names[w->napps] = dup;
+  w->napps++;
+  return 0;
+}
+
+int cairn_worker_add_exec_app(cairn_worker *w, const char *name, const char *path) {
+  if (!path) {
+    set_error(w, "app %s: no program path", name ? name : "");
+    return -1;
+  }
+  return add_app(w, name, path, NULL, NULL);
+}
+
+int cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
+                                  void *userdata) {
+  if (!fn) {
+    set_error(w, "app %s: no callback", name ? name : "");
+    return -1;
+  }
+  return add_app(w, name, NULL, fn, userdata);
+}
+
+/* Creates DIR and its parts, takes DIR/lock, clears leftovers of DIR/run. */
+static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
+  cairn_status rc = cairn__mkdirs(w->dir, 0700, err);
+  if (rc != CAIRN_OK)
+    return rc;
+  char *abs = realpath(w->dir, NULL);
+  if (!abs)
+    return cairn_error_set(err, CAIRN_EIO, "%s: %s", w->dir, strerror(errno));
+  free(w->dir);
+  w->dir = abs;
+  w->cred_path = cairn__path_join(w->dir, "credentials.json");
+  w->run_dir = cairn__path_join(w->dir, "run");
+  w->cache_dir = cairn__path_join(w->dir, "cache");
+  w->lock_path = cairn__path_join(w->dir, "lock");
+  if (!w->cred_path || !w->run_dir || !w->cache_dir || !w->lock_path)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  w->lock_fd = open(w->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (w->lock_fd < 0)
+    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", w->lock_path, strerror(errno));
+  if (flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0)
+    return cairn_error_set(err, CAIRN_EIO, "%s is used by another cairn-worker", w->dir);
+  rc = cairn__remove_tree(w->run_dir, err);
+  if (rc == CAIRN_OK)
+    rc = cairn__mkdirs(w->run_dir, 0700, err);
+  if (rc == CAIRN_OK)
+    rc = cairn__cache_init(&w->cache, w->cache_dir, err);
+  return rc;
+}
+
+static int stopping_cb(void *ud) { return cairn__stopper_stopping(ud); }
+
+static cairn_http *new_http(cairn_worker *w) {
+  cairn_http *h = cairn_http_create(w->server);
+  if (h)
+    cairn_http_set_cancel(h, stopping_cb, &w->stopper);
+  return h;
+}
+
+/* Starts the threads, waits for the slots, stops the heartbeat. */
+static void run_threads(cairn_worker *w) {
+  cairn__slot *slots = calloc(w->slots, sizeof *slots);
+  cairn__heartbeat hb = {.w = w};
+  size_t started = 0;
+  int hb_started = 0;
+  atomic_init(&hb.quit, 0);
+  if (!slots) {
+    cairn__worker_fatal(w, "out of memory");
+    return;
+  }
+  hb.conn.http = new_http(w);
+  if (!hb.conn.http || pthread_create(&hb.thread, NULL, cairn__heartbeat_main, &hb) != 0)
+    cairn__worker_fatal(w, "cannot start the heartbeat thread");
+  else
+    hb_started = 1;
+  for (size_t i = 0; i < w->slots && !cairn__stopper_stopping(&w->stopper); i++) {
+    slots[i] = (cairn__slot){.w = w, .i = i, .conn = {new_http(w), 0}};
+    if (!slots[i].conn.http || pthread_create(&slots[i].thread, NULL, cairn__slot_main,
+                                              &slots[i]) != 0) {
+      cairn_http_delete(slots[i].conn.http);
+      cairn__worker_fatal(w, "cannot start task thread %zu", i);
+      break;
+    }
+    started++;
+  }
+  for (size_t i = 0; i < started; i++) {
+    pthread_join(slots[i].thread, NULL);
+    cairn_http_delete(slots[i].conn.http);
+  }
+  atomic_store(&hb.quit, 1);
+  if (hb_started)
+    pthread_join(hb.thread, NULL);
+  cairn_http_delete(hb.conn.http);
+  free(slots);
+}
+
+int cairn_worker_run(cairn_worker *w) {
+  cairn_error err = {0};
+  cairn__registration reg;
+  cairn__conn conn = {0};
+  int leases_ok = 0, session_ok = 0;
+  if (w->started) {
+    set_error(w, "cairn_worker_run() was already called");
+    return 1;
+  }
+  w->started = 1;
+  if (w->napps == 0) {
+    set_error(w, "no apps registered");
+    return 1;
+  }
+  cairn_status rc = setup_dir(w, &err);
+  if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots) != 0)
+    rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
+  leases_ok = rc == CAIRN_OK;
+  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots};
+  if (rc == CAIRN_OK)
+    rc = cairn__session_init(&w->session, w->cred_path, &reg, &w->stopper, &err);
+  session_ok = rc == CAIRN_OK;
+  conn.http = rc == CAIRN_OK ? new_http(w) : NULL;
+  if (rc == CAIRN_OK && !conn.http)
+    rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
+  if (rc == CAIRN_OK) {
+    if (w->exit_when_idle)
+      w->session.give_up_ms = cairn__now_ms() + (long long)w->exit_when_idle * 1000;
+    rc = cairn__session_open(&w->session, &conn, &err);
+  }
+  cairn_http_delete(conn.http);
+  if (rc == CAIRN_OK) {
+    long long id, row;
+    cairn__session_identity(&w->session, &id, &row);
+    CAIRN_INFO("volunteer %lld (row %lld) polling %s with %u slot%s in %s", id, row, w->server,
+               w->slots, w->slots == 1 ? "" : "s", w->dir);
+    w->last_work_ms = cairn__now_ms();
+    run_threads(w);
+  } else if (rc == CAIRN_EIO && w->exit_when_idle && !cairn__stopper_stopping(&w->stopper))
+    CAIRN_WARN("no master for %u seconds (--exit-when-idle): %s", w->exit_when_idle, err.text);
+  else if (!(rc == CAIRN_EIO && cairn__stopper_stopping(&w->stopper)))
+    cairn__worker_fatal(w, "%s", err.text);
+  if (session_ok)
+    cairn__session_destroy(&w->session);
+  if (leases_ok)
+    cairn__leases_destroy(&w->leases);
+  pthread_mutex_lock(&w->mu);
+  int failed = w->error[0] != '\0';
+  pthread_mutex_unlock(&w->mu);
+  return failed ? 1 : 0;
+}
+
+void cairn_worker_stop(cairn_worker *w) {
+  if (w)
+    cairn__stopper_stop(&w->stopper);
+}
+
+const char *cairn_worker_error(const cairn_worker *w) { return w ? w->error : ""; }
+
+void cairn_worker_get_stats(const cairn_worker *w, cairn_worker_stats *out) {
+  cairn_worker *mw = (cairn_worker *)w;
+  pthread_mutex_lock(&mw->mu);
+  *out = w->stats;
+  pthread_mutex_unlock(&mw->mu);
+}
+
+void cairn_worker_delete(cairn_worker *w) {
+  if (!w)
+    return;
+  for (size_t i = 0; i < w->napps; i++) {
+    free(w->apps[i].name);
+    free(w->apps[i].path);
+  }
+  free(w->apps);
+  free(w->app_names);
+  free(w->server);
+  free(w->dir);
+  free(w->name);
+  free(w->cluster);
+  free(w->cred_path);
+  free(w->run_dir);
+  free(w->cache_dir);
+  free(w->lock_path);
+  if (w->lock_fd >= 0)
+    close(w->lock_fd);
+  cairn__cache_destroy(&w->cache);
+  cairn__stopper_destroy(&w->stopper);
+  pthread_mutex_destroy(&w->mu);
+  free(w);
+}

@@ -1,0 +1,73 @@
+/* worker_int.h — the worker object shared by worker.c (public API and
+ * run()), slot.c (task threads) and heartbeat.c. Include only from worker/.
+ */
+#ifndef CAIRN_WORKER_INT_H
+#define CAIRN_WORKER_INT_H
+
+#include <pthread.h>
+
+#include "cairn/worker.h"
+#include "worker/cache.h"
+#include "worker/leases.h"
+#include "worker/session.h"
+#include "worker/stopper.h"
+
+typedef struct cairn__app {
+  char *name;
+  char *path;          /* program (absolute), or NULL for a callback */
+  cairn_task_fn fn;
+  void *userdata;
+} cairn__app;
+
+struct cairn_worker {
+  char *server, *dir, *name, *cluster;
+  unsigned slots;
+  unsigned exit_when_idle;
+  unsigned long max_tasks;
+  cairn__app *apps;
+  const char **app_names;   /* napps names, for registration */
+  size_t napps;
+  char *cred_path, *run_dir, *cache_dir, *lock_path;
+  int lock_fd;
+  int started;
+
+  cairn__stopper stopper;
+  cairn__session session;
+  cairn__cache cache;
+  cairn__leases leases;
+
+  pthread_mutex_t mu;       /* guards everything below */
+  unsigned long claimed;    /* polls in flight + tasks running + tasks finished */
+  unsigned long finished;
+  unsigned running;
+  long long last_work_ms;   /* last offer or task end (monotonic) */
+  cairn_worker_stats stats;
+  char error[512];
+};
+
+/* Records a fatal error (the first one wins) and stops the worker. */
+void cairn__worker_fatal(cairn_worker *w, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+/* The app registered as name, or NULL. */
+const cairn__app *cairn__worker_app(const cairn_worker *w, const char *name);
+
+/* Task thread i (arg: a cairn__slot). */
+typedef struct cairn__slot {
+  cairn_worker *w;
+  size_t i;
+  cairn__conn conn;
+  pthread_t thread;
+} cairn__slot;
+void *cairn__slot_main(void *arg);
+
+/* Heartbeat thread (arg: a cairn__heartbeat); quits when quit is set. */
+typedef struct cairn__heartbeat {
+  cairn_worker *w;
+  cairn__conn conn;
+  pthread_t thread;
+  atomic_int quit;
+} cairn__heartbeat;
+void *cairn__heartbeat_main(void *arg);
+
+#endif
