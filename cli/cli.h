@@ -14,4 +14,9 @@ int cairn_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if any of argv[1..argc) is --help or -h. */
 int cairn_cli_wants_help(int argc, char **argv);
 
+/* cairn gen mesh|rmesh|tree|fft N: print a job file with that dag (cmd_gen.c). */
+int cairn_cmd_gen(int argc, char **argv);
+/* cairn simulate game|run JOB.json: IC pebble game / volunteer run (cmd_simulate.c). */
+int cairn_cmd_simulate(int argc, char **argv);
+
 #endif

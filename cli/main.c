@@ -6,6 +6,8 @@
 #include "cli/cli.h"
 
 static const cairn_cli_cmd commands[] = {
+  {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn_cmd_gen},
+  {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn_cmd_simulate},
   {NULL, NULL, NULL},
 };
 
