@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/base64.h"
 #include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
@@ -253,44 +254,6 @@ out:
   json_decref(o);
 }
 
-static int b64val(int ch) {
-  if (ch >= 'A' && ch <= 'Z')
-    return ch - 'A';
-  if (ch >= 'a' && ch <= 'z')
-    return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9')
-    return ch - '0' + 52;
-  if (ch == '+')
-    return 62;
-  if (ch == '/')
-    return 63;
-  return -1;
-}
-
-/* Decodes base64 (with padding) into out (len/4*3 bytes); returns length or -1. */
-static long b64decode(const char *in, size_t len, unsigned char *out) {
-  if (len % 4)
-    return -1;
-  size_t o = 0;
-  for (size_t i = 0; i < len; i += 4) {
-    int v[4];
-    for (int k = 0; k < 4; k++) {
-      v[k] = in[i + k] == '=' && i + 4 == len && k >= 2 ? 0 : b64val(in[i + k]);
-      if (v[k] < 0)
-        return -1;
-    }
-    uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-    out[o++] = (unsigned char)(w >> 16);
-    if (in[i + 2] != '=')
-      out[o++] = (unsigned char)(w >> 8);
-    if (in[i + 3] != '=')
-      out[o++] = (unsigned char)w;
-    if (in[i + 2] == '=' && in[i + 3] != '=')
-      return -1;
-  }
-  return (long)o;
-}
-
 static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"exit_status", "output", "encoding", NULL};
   mvol *v = volunteer(m, rq, rs);
@@ -327,14 +290,14 @@ static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
       goto done;
     }
     if (strcmp(json_string_value(enc), "base64") == 0) {
-      dec = malloc(len / 4 * 3 + 1);
-      long n = dec ? b64decode(data, len, dec) : -1;
-      if (n < 0) {
+      size_t cap = cairn_base64_decoded_max(len), n = 0;
+      dec = malloc(cap + 1);
+      if (!dec || cairn_base64_decode(data, len, dec, cap + 1, &n)) {
         failf(rs, CAIRN_EINVAL, "\"output\" is not valid base64");
         goto done;
       }
       data = (const char *)dec;
-      len = (size_t)n;
+      len = n;
     }
   }
   if (len > CAIRN_MAX_OUTPUT) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/base64.h"
 #include "common/log.h"
 #include "server/core.h"
 
@@ -340,26 +341,16 @@ typedef struct results_ctx {
 } results_ctx;
 
 static json_t *output_json(const void *p, size_t n, json_t *into) {
-  json_t *text = memchr(p, 0, n) ? NULL : json_stringn(p, n); /* NULL unless valid UTF-8 */
+  /* json_stringn refuses anything that is not valid UTF-8; NUL is refused here. */
+  json_t *text = n == 0 ? json_string("") : memchr(p, 0, n) ? NULL : json_stringn(p, n);
   if (text) {
     json_object_set_new(into, "output", text);
     return into;
   }
-  static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const unsigned char *s = p;
-  char *out = malloc((n + 2) / 3 * 4 + 1);
-  size_t o = 0;
+  char *out = malloc(cairn_base64_encoded_len(n) + 1);
   if (!out)
     return into;
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) |
-                 (i + 2 < n ? s[i + 2] : 0);
-    out[o++] = tbl[v >> 18];
-    out[o++] = tbl[(v >> 12) & 63];
-    out[o++] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
-    out[o++] = i + 2 < n ? tbl[v & 63] : '=';
-  }
-  out[o] = '\0';
+  cairn_base64_encode(p, n, out);
   json_object_set_new(into, "output", json_string(out));
   json_object_set_new(into, "encoding", json_string("base64"));
   free(out);
