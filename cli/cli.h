@@ -14,4 +14,10 @@ int cairn_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if any of argv[1..argc) is --help or -h. */
 int cairn_cli_wants_help(int argc, char **argv);
 
+int cairn_cmd_submit(int argc, char **argv);
+int cairn_cmd_status(int argc, char **argv);
+int cairn_cmd_wait(int argc, char **argv);
+int cairn_cmd_results(int argc, char **argv);
+int cairn_cmd_volunteers(int argc, char **argv);
+
 #endif

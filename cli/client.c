@@ -1,0 +1,83 @@
+/* client.c — shared plumbing of the admin subcommands. */
+#include "cli/client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cairn_client_parse(int *argc, char **argv, cairn_client_opts *o) {
+  const char *token_file = NULL;
+  o->server = getenv("CAIRN_SERVER");
+  o->token = NULL;
+  int w = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *a = argv[i];
+    const char **dst = strcmp(a, "--server") == 0       ? &o->server
+                       : strcmp(a, "--token") == 0      ? &o->token
+                       : strcmp(a, "--token-file") == 0 ? &token_file
+                                                        : NULL;
+    if (!dst) {
+      argv[w++] = argv[i];
+      continue;
+    }
+    if (i + 1 >= *argc)
+      return cairn_cli_fail("%s needs a value", a);
+    *dst = argv[++i];
+  }
+  *argc = w;
+  argv[w] = NULL;
+  /* Precedence: --token, then $CAIRN_ADMIN_TOKEN, then --token-file. */
+  if (!o->token && getenv("CAIRN_ADMIN_TOKEN") && *getenv("CAIRN_ADMIN_TOKEN"))
+    o->token = getenv("CAIRN_ADMIN_TOKEN");
+  if (!o->token && token_file) {
+    FILE *f = fopen(token_file, "r");
+    if (!f)
+      return cairn_cli_fail("cannot read the token file %s", token_file);
+    size_t n = fread(o->token_buf, 1, sizeof o->token_buf - 1, f);
+    fclose(f);
+    o->token_buf[n] = '\0';
+    while (n && (o->token_buf[n - 1] == '\n' || o->token_buf[n - 1] == ' '))
+      o->token_buf[--n] = '\0';
+    o->token = o->token_buf;
+  }
+  if (!o->server || !*o->server)
+    return cairn_cli_fail("no server: give --server URL or set CAIRN_SERVER");
+  return 0;
+}
+
+cairn_http *cairn_client_connect(const cairn_client_opts *o) {
+  cairn_http_global_init();
+  cairn_http *h = cairn_http_create(o->server);
+  if (!h) {
+    cairn_cli_fail("out of memory");
+    return NULL;
+  }
+  if (o->token)
+    cairn_http_set_token(h, o->token);
+  return h;
+}
+
+long cairn_client_json(cairn_http *h, const char *method, const char *path, const char *body,
+                       json_t **out, int quiet_errors) {
+  cairn_http_response r;
+  cairn_error err = {0};
+  *out = NULL;
+  if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body,
+                         body ? strlen(body) : 0, 1u << 30, &r, &err) != CAIRN_OK) {
+    cairn_buf_free(&r.body);
+    cairn_cli_fail("%s", err.text);
+    return -1;
+  }
+  json_t *j = r.body.len ? json_loadb(r.body.data, r.body.len, 0, NULL) : NULL;
+  if (r.status >= 400 && !quiet_errors) {
+    json_t *msg = json_object_get(json_object_get(j, "error"), "message");
+    cairn_cli_fail("%s %s: HTTP %ld: %s", method, path, r.status,
+                   json_is_string(msg) ? json_string_value(msg)
+                                       : (r.body.len ? r.body.data : "no details"));
+  }
+  cairn_buf_free(&r.body);
+  *out = j;
+  return r.status;
+}

@@ -1,0 +1,27 @@
+/* client.h — what the admin subcommands share: server URL and admin token
+ * from flags or the environment, and JSON requests to the master. */
+#ifndef CAIRN_CLI_CLIENT_H
+#define CAIRN_CLI_CLIENT_H
+
+#include <jansson.h>
+
+#include "worker/transport.h"
+
+typedef struct cairn_client_opts {
+  const char *server;     /* --server or $CAIRN_SERVER */
+  const char *token;      /* --token, $CAIRN_ADMIN_TOKEN, or --token-file's content */
+  char token_buf[256];
+} cairn_client_opts;
+
+/* Consumes --server/--token/--token-file from argv (compacting it) and fills
+ * the rest from the environment. Returns 0, or 1 after printing an error. */
+int cairn_client_parse(int *argc, char **argv, cairn_client_opts *o);
+/* A handle for o->server carrying the admin token; NULL after printing an error. */
+cairn_http *cairn_client_connect(const cairn_client_opts *o);
+/* Sends a request and parses the JSON answer into *out (may be NULL for 204).
+ * Returns the HTTP status, or -1 after printing a transport error. On a
+ * status >= 400 prints "cairn: MESSAGE" from the error body. */
+long cairn_client_json(cairn_http *h, const char *method, const char *path, const char *body,
+                       json_t **out, int quiet_errors);
+
+#endif

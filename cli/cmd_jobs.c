@@ -1,0 +1,378 @@
+/* cmd_jobs.c — cairn submit | status | wait | results | volunteers. */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "common/jobspec.h"
+#include "common/limits.h"
+#include "common/sha256.h"
+
+static int hash_file(const char *path, char hex[65], long long *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return -1;
+  cairn_sha256 h;
+  cairn_sha256_init(&h);
+  char buf[65536];
+  size_t n;
+  *size = 0;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    cairn_sha256_update(&h, buf, n);
+    *size += (long long)n;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad)
+    return -1;
+  cairn_sha256_final_hex(&h, hex);
+  return 0;
+}
+
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  cairn_buf b;
+  cairn_buf_init(&b, CAIRN_MAX_BODY);
+  char chunk[65536];
+  size_t n;
+  int bad = 0;
+  while (!bad && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    bad = cairn_buf_append(&b, chunk, n);
+  bad |= ferror(f);
+  fclose(f);
+  if (bad) {
+    cairn_buf_free(&b);
+    return NULL;
+  }
+  return cairn_buf_take(&b, len);
+}
+
+int cairn_cmd_submit(int argc, char **argv) {
+  cairn_client_opts o = {0};
+  if (cairn_cli_wants_help(argc, argv)) {
+    puts("usage: cairn submit JOB.json [--server URL] [--token T | --token-file F]\n"
+         "Uploads every file the job lists by \"path\" (relative paths are taken from the\n"
+         "job file's folder; files are named by their sha256), submits the job and prints\n"
+         "its id.");
+    return 0;
+  }
+  if (cairn_client_parse(&argc, argv, &o))
+    return 1;
+  if (argc != 2)
+    return cairn_cli_fail("usage: cairn submit JOB.json");
+  size_t len = 0;
+  char *text = read_all(argv[1], &len);
+  if (!text)
+    return cairn_cli_fail("cannot read %s", argv[1]);
+  cairn_error err = {0};
+  cairn_jobspec *spec = cairn_jobspec_parse(text, len, CAIRN_JOBSPEC_CLIENT, &err);
+  if (!spec) {
+    free(text);
+    return cairn_cli_fail("%s: %s", argv[1], err.text);
+  }
+  cairn_jobspec_free(spec);
+  json_t *job = json_loadb(text, len, 0, NULL);
+  free(text);
+  char *dircopy = strdup(argv[1]);
+  const char *dir = dirname(dircopy);
+  cairn_http *h = cairn_client_connect(&o);
+  int rc = 1;
+  if (!h)
+    goto out;
+  size_t i;
+  json_t *f;
+  json_array_foreach(json_object_get(job, "files"), i, f) {
+    json_t *p = json_object_get(f, "path");
+    if (!p)
+      continue;
+    char path[4096], hex[65];
+    const char *ps = json_string_value(p);
+    snprintf(path, sizeof path, "%s%s%s", ps[0] == '/' ? "" : dir, ps[0] == '/' ? "" : "/", ps);
+    long long size;
+    if (hash_file(path, hex, &size)) {
+      cairn_cli_fail("file \"%s\": cannot read %s", json_string_value(json_object_get(f, "name")),
+                     path);
+      goto out;
+    }
+    char url[128];
+    snprintf(url, sizeof url, "/v1/files/%s", hex);
+    long status = 0;
+    cairn_buf body;
+    cairn_buf_init(&body, 1 << 16);
+    if (cairn_http_upload(h, url, path, &status, &body, &err) != CAIRN_OK ||
+        (status != 200 && status != 201)) {
+      json_t *e = body.len ? json_loadb(body.data, body.len, 0, NULL) : NULL;
+      json_t *msg = json_object_get(json_object_get(e, "error"), "message");
+      cairn_cli_fail("uploading %s: %s", path,
+                     status ? (json_is_string(msg) ? json_string_value(msg) : "failed")
+                            : err.text);
+      json_decref(e);
+      cairn_buf_free(&body);
+      goto out;
+    }
+    cairn_buf_free(&body);
+    json_object_del(f, "path");
+    json_object_set_new(f, "sha256", json_string(hex));
+    json_object_set_new(f, "size", json_integer(size));
+  }
+  char *out = json_dumps(job, JSON_COMPACT);
+  json_t *resp = NULL;
+  long st = out ? cairn_client_json(h, "POST", "/v1/jobs", out, &resp, 0) : -1;
+  free(out);
+  if (st == 201) {
+    printf("%lld\n", (long long)json_integer_value(json_object_get(resp, "id")));
+    rc = 0;
+  }
+  json_decref(resp);
+out:
+  json_decref(job);
+  free(dircopy);
+  cairn_http_delete(h);
+  return rc;
+}
+
+static void print_counts(json_t *j) {
+  json_t *c = json_object_get(j, "counts");
+  printf("%-5lld %-20s %-8s %7lld %7lld %7lld %7lld %7lld %7lld\n",
+         (long long)json_integer_value(json_object_get(j, "id")),
+         json_string_value(json_object_get(j, "name")),
+         json_string_value(json_object_get(j, "state")),
+         (long long)json_integer_value(json_object_get(j, "tasks")),
+         (long long)json_integer_value(json_object_get(c, "waiting")),
+         (long long)json_integer_value(json_object_get(c, "eligible")),
+         (long long)json_integer_value(json_object_get(c, "running")),
+         (long long)json_integer_value(json_object_get(c, "done")),
+         (long long)json_integer_value(json_object_get(c, "failed")));
+}
+
+static const char *counts_header =
+  "ID    NAME                 STATE      TASKS WAITING ELIGIBL RUNNING    DONE  FAILED\n";
+
+static int parse_job_id(const char *s, long long *id) {
+  char *end = NULL;
+  *id = strtoll(s, &end, 10);
+  return (*s && !*end && *id > 0) ? 0 : -1;
+}
+
+int cairn_cmd_status(int argc, char **argv) {
+  cairn_client_opts o = {0};
+  if (cairn_cli_wants_help(argc, argv)) {
+    puts("usage: cairn status [JOB]\nLists the jobs with their task counts by state, or one job.");
+    return 0;
+  }
+  if (cairn_client_parse(&argc, argv, &o))
+    return 1;
+  long long id = 0;
+  if (argc > 2 || (argc == 2 && parse_job_id(argv[1], &id)))
+    return cairn_cli_fail("usage: cairn status [JOB]  (JOB is a job id)");
+  cairn_http *h = cairn_client_connect(&o);
+  if (!h)
+    return 1;
+  char path[64];
+  if (id)
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+  else
+    snprintf(path, sizeof path, "/v1/jobs");
+  json_t *resp = NULL;
+  long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
+  int rc = 1;
+  if (st == 200) {
+    fputs(counts_header, stdout);
+    if (id)
+      print_counts(resp);
+    else {
+      size_t i;
+      json_t *j;
+      json_array_foreach(json_object_get(resp, "jobs"), i, j) print_counts(j);
+    }
+    rc = 0;
+  }
+  json_decref(resp);
+  cairn_http_delete(h);
+  return rc;
+}
+
+int cairn_cmd_wait(int argc, char **argv) {
+  cairn_client_opts o = {0};
+  if (cairn_cli_wants_help(argc, argv)) {
+    puts("usage: cairn wait JOB [--timeout SECONDS]\n"
+         "Exits 0 when the job is done, 1 if it failed, 2 on timeout.");
+    return 0;
+  }
+  if (cairn_client_parse(&argc, argv, &o))
+    return 1;
+  double timeout = -1;
+  long long id = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+      char *end = NULL;
+      timeout = strtod(argv[++i], &end);
+      if (*end || timeout < 0)
+        return cairn_cli_fail("--timeout needs a number of seconds");
+    } else if (!id && parse_job_id(argv[i], &id) == 0) {
+      continue;
+    } else
+      return cairn_cli_fail("usage: cairn wait JOB [--timeout SECONDS]");
+  }
+  if (!id)
+    return cairn_cli_fail("usage: cairn wait JOB [--timeout SECONDS]");
+  cairn_http *h = cairn_client_connect(&o);
+  if (!h)
+    return 1;
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  useconds_t delay = 50000;
+  int rc = 2;
+  for (;;) {
+    json_t *resp = NULL;
+    long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
+    if (st != 200) {
+      json_decref(resp);
+      rc = 3;
+      break;
+    }
+    const char *state = json_string_value(json_object_get(resp, "state"));
+    int done = state && strcmp(state, "done") == 0, failed = state && strcmp(state, "failed") == 0;
+    json_decref(resp);
+    if (done || failed) {
+      rc = done ? 0 : 1;
+      if (failed)
+        fprintf(stderr, "cairn: job %lld failed\n", id);
+      break;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+    if (timeout >= 0 && el >= timeout) {
+      fprintf(stderr, "cairn: job %lld still running after %.0f s\n", id, timeout);
+      break;
+    }
+    usleep(delay);
+    if (delay < 1000000)
+      delay *= 2;
+  }
+  cairn_http_delete(h);
+  return rc;
+}
+
+/* Prints s on one line: newlines and tabs escaped, trailing newline dropped. */
+static void one_line(const char *s) {
+  size_t n = strlen(s);
+  while (n && s[n - 1] == '\n')
+    n--;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '\n')
+      fputs("\\n", stdout);
+    else if (s[i] == '\t')
+      fputs("\\t", stdout);
+    else
+      putchar(s[i]);
+  }
+}
+
+int cairn_cmd_results(int argc, char **argv) {
+  cairn_client_opts o = {0};
+  if (cairn_cli_wants_help(argc, argv)) {
+    puts("usage: cairn results JOB [--json]\n"
+         "One line per task: id, state, volunteer, index, result (newlines shown as \\n).");
+    return 0;
+  }
+  if (cairn_client_parse(&argc, argv, &o))
+    return 1;
+  int as_json = 0;
+  long long id = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0)
+      as_json = 1;
+    else if (!id && parse_job_id(argv[i], &id) == 0)
+      continue;
+    else
+      return cairn_cli_fail("usage: cairn results JOB [--json]");
+  }
+  if (!id)
+    return cairn_cli_fail("usage: cairn results JOB [--json]");
+  cairn_http *h = cairn_client_connect(&o);
+  if (!h)
+    return 1;
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", id);
+  json_t *resp = NULL;
+  long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
+  int rc = 1;
+  if (st == 200) {
+    rc = 0;
+    if (as_json) {
+      char *s = json_dumps(resp, JSON_INDENT(2));
+      puts(s ? s : "{}");
+      free(s);
+    } else {
+      size_t i;
+      json_t *t;
+      json_array_foreach(json_object_get(resp, "tasks"), i, t) {
+        json_t *v = json_object_get(t, "volunteer"), *x = json_object_get(t, "index");
+        json_t *out = json_object_get(t, "output");
+        printf("%s\t%s\t", json_string_value(json_object_get(t, "id")),
+               json_string_value(json_object_get(t, "state")));
+        if (json_is_integer(v))
+          printf("%lld\t%lld\t", (long long)json_integer_value(v),
+                 (long long)json_integer_value(x));
+        else
+          printf("-\t-\t");
+        if (json_is_string(json_object_get(t, "encoding")))
+          printf("base64:");
+        one_line(json_is_string(out) ? json_string_value(out) : "");
+        putchar('\n');
+      }
+    }
+  }
+  json_decref(resp);
+  cairn_http_delete(h);
+  return rc;
+}
+
+int cairn_cmd_volunteers(int argc, char **argv) {
+  cairn_client_opts o = {0};
+  if (cairn_cli_wants_help(argc, argv)) {
+    puts("usage: cairn volunteers\n"
+         "id, name, cluster, row, allocations, valid/invalid results, banned.");
+    return 0;
+  }
+  if (cairn_client_parse(&argc, argv, &o))
+    return 1;
+  if (argc != 1)
+    return cairn_cli_fail("usage: cairn volunteers");
+  cairn_http *h = cairn_client_connect(&o);
+  if (!h)
+    return 1;
+  json_t *resp = NULL;
+  long st = cairn_client_json(h, "GET", "/v1/volunteers", NULL, &resp, 0);
+  int rc = 1;
+  if (st == 200) {
+    rc = 0;
+    printf("%-5s %-16s %-12s %6s %11s %7s %7s %6s\n", "ID", "NAME", "CLUSTER", "ROW",
+           "ALLOCATIONS", "VALID", "INVALID", "BANNED");
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(resp, "volunteers"), i, v) {
+      printf("%-5lld %-16s %-12s %6lld %11lld %7lld %7lld %6s\n",
+             (long long)json_integer_value(json_object_get(v, "id")),
+             json_string_value(json_object_get(v, "name")),
+             json_string_value(json_object_get(v, "cluster")),
+             (long long)json_integer_value(json_object_get(v, "row")),
+             (long long)json_integer_value(json_object_get(v, "allocations")),
+             (long long)json_integer_value(json_object_get(v, "valid")),
+             (long long)json_integer_value(json_object_get(v, "invalid")),
+             json_is_true(json_object_get(v, "banned")) ? "yes" : "no");
+    }
+  }
+  json_decref(resp);
+  cairn_http_delete(h);
+  return rc;
+}

@@ -1,0 +1,18 @@
+# Writes OUT: a C file defining the schema migrations found in DIR as
+# byte arrays, in file-name order (0001_..., 0002_...).
+file(GLOB migrations "${DIR}/[0-9][0-9][0-9][0-9]_*.sql")
+list(SORT migrations)
+set(body "/* generated from the schema folder at build time */\n#include <stddef.h>\n")
+set(table "")
+set(i 0)
+foreach(m ${migrations})
+  file(READ "${m}" hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
+  get_filename_component(name "${m}" NAME)
+  string(APPEND body "static const char m${i}[] = {${hex}0};\n")
+  string(APPEND table "  {\"${name}\", m${i}},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND body "const struct { const char *name; const char *sql; } cairn__migrations[] = {\n${table}  {NULL, NULL}};\n")
+file(WRITE "${OUT}.tmp" "${body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")

@@ -1,0 +1,574 @@
+/* api.c — the /v1 routes: parse and check the request, call the core, render
+ * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/jobspec.h"
+#include "common/limits.h"
+#include "common/log.h"
+#include "common/sha256.h"
+#include "server/master.h"
+
+const char *const cairn__route_name[R_ROUTE_COUNT] = {
+  "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
+  "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
+  "/v1/jobs/{id}/tasks"};
+
+static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
+                                                      409, 413, 429, 500, 503, 0,   0,   0};
+
+void cairn__api_count(cairn_master *m, cairn__route r, int status) {
+  int slot = CAIRN__STATUS_SLOTS - 1;
+  for (int i = 0; i < CAIRN__STATUS_SLOTS; i++)
+    if (status_slots[i] == status) {
+      slot = i;
+      break;
+    }
+  pthread_mutex_lock(&m->stats_lock);
+  m->requests[r][slot]++;
+  pthread_mutex_unlock(&m->stats_lock);
+}
+
+/* Matches "/v1/<seg>..." patterns; returns the route. */
+cairn__route cairn__api_route(const char *method, const char *path) {
+  (void)method;
+  if (strcmp(path, "/healthz") == 0)
+    return R_HEALTHZ;
+  if (strcmp(path, "/metrics") == 0)
+    return R_METRICS;
+  if (strncmp(path, "/v1/", 4) != 0)
+    return R_WEB;
+  const char *p = path + 4;
+  if (strcmp(p, "volunteers") == 0)
+    return R_VOLUNTEERS;
+  if (strcmp(p, "work") == 0)
+    return R_WORK;
+  if (strcmp(p, "heartbeat") == 0)
+    return R_HEARTBEAT;
+  if (strncmp(p, "results/", 8) == 0 && p[8] && !strchr(p + 8, '/'))
+    return R_RESULTS;
+  if (strncmp(p, "files/", 6) == 0 && p[6] && !strchr(p + 6, '/'))
+    return R_FILES;
+  if (strncmp(p, "tasks/", 6) == 0) {
+    const char *s = strchr(p + 6, '/');
+    if (s && s > p + 6 && strcmp(s, "/output") == 0)
+      return R_TASK_OUTPUT;
+    return R_UNKNOWN;
+  }
+  if (strcmp(p, "jobs") == 0)
+    return R_JOBS;
+  if (strncmp(p, "jobs/", 5) == 0 && p[5]) {
+    const char *s = strchr(p + 5, '/');
+    if (!s)
+      return R_JOB;
+    if (strcmp(s, "/tasks") == 0 && s > p + 5)
+      return R_JOB_TASKS;
+  }
+  return R_UNKNOWN;
+}
+
+static void set_json(cairn__resp *rs, int status, json_t *o) {
+  rs->status = status;
+  rs->ctype = "application/json";
+  rs->body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  rs->len = rs->body ? strlen(rs->body) : 0;
+  json_decref(o);
+  if (o && !rs->body) {
+    rs->status = 503;
+    rs->body = NULL;
+  }
+}
+
+void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text) {
+  json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", cairn_status_code(st), "message",
+                        text && *text ? text : cairn_strerror(st));
+  set_json(rs, cairn_status_http(st), o);
+}
+
+static void fail(cairn__resp *rs, const cairn_error *err) {
+  cairn__api_error(rs, err->status, err->text);
+}
+
+static void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+#include <stdarg.h>
+static void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  cairn__api_error(rs, st, text);
+}
+
+int cairn__api_is_admin(const cairn_master *m, const char *token) {
+  if (!token)
+    return 0;
+  size_t a = strlen(m->admin_token), b = strlen(token);
+  unsigned char diff = (unsigned char)(a != b);
+  for (size_t i = 0; i < a; i++)
+    diff |= (unsigned char)(m->admin_token[i] ^ (i < b ? token[i] : 0));
+  return diff == 0;
+}
+
+/* Parses a JSON object body allowing only keys; empty body = {} when empty_ok. */
+static json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
+                          cairn__resp *rs) {
+  if (rq->len == 0 && empty_ok)
+    return json_object();
+  json_error_t je;
+  json_t *o = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &je);
+  if (!o) {
+    failf(rs, CAIRN_EINVAL, "malformed JSON at line %d column %d: %s", je.line, je.column,
+          je.text);
+    return NULL;
+  }
+  if (!json_is_object(o)) {
+    json_decref(o);
+    failf(rs, CAIRN_EINVAL, "the body must be a JSON object");
+    return NULL;
+  }
+  const char *k;
+  json_t *v;
+  json_object_foreach(o, k, v) {
+    int ok = 0;
+    for (const char *const *a = keys; *a; a++)
+      ok |= strcmp(*a, k) == 0;
+    if (!ok) {
+      failf(rs, CAIRN_EINVAL, "unknown field \"%s\"", k);
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+/* Reads an array of app names into apps[] (borrowed strings). */
+static int app_list(json_t *a, const char **apps, int max, int *n, cairn__resp *rs) {
+  *n = 0;
+  if (!json_is_array(a) || json_array_size(a) > (size_t)max) {
+    failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %d app names", max);
+    return -1;
+  }
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    json_t *s = json_array_get(a, i);
+    if (!json_is_string(s) || json_string_length(s) == 0 ||
+        json_string_length(s) > CAIRN_MAX_NAME) {
+      failf(rs, CAIRN_EINVAL, "apps[%zu] must be a non-empty name", i);
+      return -1;
+    }
+    apps[(*n)++] = json_string_value(s);
+  }
+  return 0;
+}
+
+static const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
+  json_t *v = json_object_get(o, key);
+  if (!v)
+    return def;
+  if (!json_is_string(v) || json_string_length(v) > CAIRN_MAX_NAME) {
+    failf(rs, CAIRN_EINVAL, "\"%s\" must be a string of at most %u bytes", key, CAIRN_MAX_NAME);
+    return NULL;
+  }
+  return json_string_value(v);
+}
+
+static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"name", "cluster", "apps", "slots", NULL};
+  json_t *o = parse_body(rq, keys, 0, rs);
+  if (!o)
+    return;
+  const char *apps[64];
+  int napps = 0, slots = 1;
+  const char *name = opt_str(o, "name", "", rs);
+  const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
+  if (!name || !cluster)
+    goto out;
+  if (!json_object_get(o, "apps")) {
+    failf(rs, CAIRN_EINVAL, "missing \"apps\"");
+    goto out;
+  }
+  if (app_list(json_object_get(o, "apps"), apps, 64, &napps, rs))
+    goto out;
+  if (napps == 0) {
+    failf(rs, CAIRN_EINVAL, "\"apps\" must name at least one app");
+    goto out;
+  }
+  json_t *sl = json_object_get(o, "slots");
+  if (sl) {
+    if (!json_is_integer(sl) || json_integer_value(sl) < 1 || json_integer_value(sl) > 4096) {
+      failf(rs, CAIRN_EINVAL, "\"slots\" must be an integer from 1 to 4096");
+      goto out;
+    }
+    slots = (int)json_integer_value(sl);
+  }
+  int64_t id;
+  char token[65];
+  cairn_error err = {0};
+  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, &id, token,
+                           &err) != CAIRN_OK)
+    fail(rs, &err);
+  else
+    set_json(rs, 201, json_pack("{s:I, s:I, s:s}", "id", (json_int_t)id, "row", (json_int_t)id,
+                                "token", token));
+out:
+  json_decref(o);
+}
+
+static mvol *volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  mvol *v = NULL;
+  cairn_error err = {0};
+  if (cairn__core_auth(m->core, rq->token, &v, &err) != CAIRN_OK) {
+    fail(rs, &err);
+    return NULL;
+  }
+  return v;
+}
+
+static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"apps", NULL};
+  mvol *v = volunteer(m, rq, rs);
+  if (!v)
+    return;
+  json_t *o = parse_body(rq, keys, 1, rs);
+  if (!o)
+    return;
+  const char *apps[64];
+  int napps = 0;
+  json_t *a = json_object_get(o, "apps");
+  if (a && app_list(a, apps, 64, &napps, rs))
+    goto out;
+  json_t *work = NULL;
+  cairn_error err = {0};
+  if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
+    fail(rs, &err);
+  else if (!work)
+    rs->status = 204;
+  else
+    set_json(rs, 200, work);
+out:
+  json_decref(o);
+}
+
+static int b64val(int ch) {
+  if (ch >= 'A' && ch <= 'Z')
+    return ch - 'A';
+  if (ch >= 'a' && ch <= 'z')
+    return ch - 'a' + 26;
+  if (ch >= '0' && ch <= '9')
+    return ch - '0' + 52;
+  if (ch == '+')
+    return 62;
+  if (ch == '/')
+    return 63;
+  return -1;
+}
+
+/* Decodes base64 (with padding) into out (len/4*3 bytes); returns length or -1. */
+static long b64decode(const char *in, size_t len, unsigned char *out) {
+  if (len % 4)
+    return -1;
+  size_t o = 0;
+  for (size_t i = 0; i < len; i += 4) {
+    int v[4];
+    for (int k = 0; k < 4; k++) {
+      v[k] = in[i + k] == '=' && i + 4 == len && k >= 2 ? 0 : b64val(in[i + k]);
+      if (v[k] < 0)
+        return -1;
+    }
+    uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+    out[o++] = (unsigned char)(w >> 16);
+    if (in[i + 2] != '=')
+      out[o++] = (unsigned char)(w >> 8);
+    if (in[i + 3] != '=')
+      out[o++] = (unsigned char)w;
+    if (in[i + 2] == '=' && in[i + 3] != '=')
+      return -1;
+  }
+  return (long)o;
+}
+
+static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"exit_status", "output", "encoding", NULL};
+  mvol *v = volunteer(m, rq, rs);
+  if (!v)
+    return;
+  const char *s = rq->path + strlen("/v1/results/");
+  char *end = NULL;
+  long long idx = strtoll(s, &end, 10);
+  if (!*s || *end || idx <= 0) {
+    failf(rs, CAIRN_EINVAL, "\"%s\" is not an allocation index", s);
+    return;
+  }
+  json_t *o = parse_body(rq, keys, 0, rs);
+  if (!o)
+    return;
+  unsigned char *dec = NULL;
+  json_t *es = json_object_get(o, "exit_status"), *out = json_object_get(o, "output");
+  json_t *enc = json_object_get(o, "encoding");
+  if (!es || !json_is_integer(es) || json_integer_value(es) < -1 ||
+      json_integer_value(es) > 65535) {
+    failf(rs, CAIRN_EINVAL, "\"exit_status\" must be an integer from -1 to 65535");
+    goto done;
+  }
+  if (!out || !json_is_string(out)) {
+    failf(rs, CAIRN_EINVAL, "\"output\" must be a string");
+    goto done;
+  }
+  const char *data = json_string_value(out);
+  size_t len = json_string_length(out);
+  if (enc) {
+    if (!json_is_string(enc) || (strcmp(json_string_value(enc), "base64") != 0 &&
+                                 strcmp(json_string_value(enc), "utf-8") != 0)) {
+      failf(rs, CAIRN_EINVAL, "\"encoding\" must be \"base64\" or \"utf-8\"");
+      goto done;
+    }
+    if (strcmp(json_string_value(enc), "base64") == 0) {
+      dec = malloc(len / 4 * 3 + 1);
+      long n = dec ? b64decode(data, len, dec) : -1;
+      if (n < 0) {
+        failf(rs, CAIRN_EINVAL, "\"output\" is not valid base64");
+        goto done;
+      }
+      data = (const char *)dec;
+      len = (size_t)n;
+    }
+  }
+  if (len > CAIRN_MAX_OUTPUT) {
+    failf(rs, CAIRN_ETOOBIG, "output of %zu bytes exceeds the cap of %u bytes", len,
+          CAIRN_MAX_OUTPUT);
+    goto done;
+  }
+  cairn_error err = {0};
+  if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es), data, len, &err) !=
+      CAIRN_OK)
+    fail(rs, &err);
+  else
+    set_json(rs, 200, json_pack("{s:s}", "state", "accepted"));
+done:
+  free(dec);
+  json_decref(o);
+}
+
+static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {NULL};
+  mvol *v = volunteer(m, rq, rs);
+  if (!v)
+    return;
+  json_t *o = parse_body(rq, keys, 1, rs);
+  if (!o)
+    return;
+  json_decref(o);
+  json_t *resp = NULL;
+  cairn_error err = {0};
+  if (cairn__core_heartbeat(m->core, v, &resp, &err) != CAIRN_OK) {
+    json_decref(resp);
+    fail(rs, &err);
+  } else
+    set_json(rs, 200, resp);
+}
+
+/* Volunteer or admin may read files and outputs. */
+static int reader_ok(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  if (cairn__api_is_admin(m, rq->token))
+    return 1;
+  return volunteer(m, rq, rs) != NULL;
+}
+
+static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  if (!reader_ok(m, rq, rs))
+    return;
+  const char *sha = rq->path + strlen("/v1/files/");
+  int64_t size = 0;
+  if (!cairn_sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
+    failf(rs, CAIRN_ENOTFOUND, "no file %s", sha);
+    return;
+  }
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", m->core->files_dir, sha);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
+    return;
+  }
+  rs->fd = dup(fileno(f));
+  fclose(f);
+  rs->fd_size = (uint64_t)size;
+  rs->status = 200;
+  rs->ctype = "application/octet-stream";
+}
+
+static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  if (!reader_ok(m, rq, rs))
+    return;
+  const char *s = rq->path + strlen("/v1/tasks/");
+  char *end = NULL;
+  long long key = strtoll(s, &end, 10);
+  if (key <= 0 || strcmp(end, "/output") != 0) {
+    failf(rs, CAIRN_ENOTFOUND, "no such task");
+    return;
+  }
+  char *out = NULL;
+  size_t len = 0;
+  cairn_error err = {0};
+  if (cairn_store_task_output(m->core->store, key, &out, &len, &err) != CAIRN_OK) {
+    fail(rs, &err);
+    return;
+  }
+  rs->status = 200;
+  rs->ctype = "application/octet-stream";
+  rs->body = out;
+  rs->len = len;
+}
+
+static int admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  if (cairn__api_is_admin(m, rq->token))
+    return 1;
+  failf(rs, rq->token ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
+        rq->token ? "this route needs the admin token" : "missing admin token");
+  return 0;
+}
+
+static void h_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  cairn_error err = {0};
+  cairn_jobspec *spec = cairn_jobspec_parse(rq->body ? rq->body : "", rq->len,
+                                            CAIRN_JOBSPEC_SERVER, &err);
+  if (!spec) {
+    fail(rs, &err);
+    return;
+  }
+  uint32_t ntasks = spec->ntasks;
+  int64_t id = 0;
+  if (cairn__core_submit(m->core, spec, &id, &err) != CAIRN_OK)
+    fail(rs, &err);
+  else
+    set_json(rs, 201, json_pack("{s:I, s:i}", "id", (json_int_t)id, "tasks", (int)ntasks));
+}
+
+static int64_t job_id_of(const char *path) {
+  const char *s = path + strlen("/v1/jobs/");
+  char *end = NULL;
+  long long id = strtoll(s, &end, 10);
+  if (id <= 0 || (*end && *end != '/'))
+    return -1;
+  return id;
+}
+
+static void h_healthz(cairn_master *m, cairn__resp *rs) {
+  int ok = cairn__core_probe_write(m->core) == 0;
+  rs->status = ok ? 200 : 503;
+  rs->ctype = "text/plain";
+  rs->body = cairn__strdup(ok ? "ok\n" : "store not writable\n");
+  rs->len = rs->body ? strlen(rs->body) : 0;
+}
+
+static void h_metrics(cairn_master *m, cairn__resp *rs) {
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  cairn__core_metrics(m->core, &buf, &len, &cap);
+  size_t need = 256;
+  pthread_mutex_lock(&m->stats_lock);
+  for (int r = 0; r < R_ROUTE_COUNT; r++)
+    for (int k = 0; k < CAIRN__STATUS_SLOTS; k++)
+      need += m->requests[r][k] ? 96 : 0;
+  char *nb = realloc(buf, len + need);
+  if (nb) {
+    buf = nb;
+    len += (size_t)snprintf(buf + len, need, "# HELP cairn_http_requests_total HTTP requests by "
+                            "route and status.\n# TYPE cairn_http_requests_total counter\n");
+    for (int r = 0; r < R_ROUTE_COUNT; r++)
+      for (int k = 0; k < CAIRN__STATUS_SLOTS; k++)
+        if (m->requests[r][k] && len + 96 <= len + need)
+          len += (size_t)snprintf(buf + len, 96,
+                                  "cairn_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+                                  cairn__route_name[r], status_slots[k] ? status_slots[k] : 999,
+                                  (unsigned long long)m->requests[r][k]);
+  }
+  pthread_mutex_unlock(&m->stats_lock);
+  rs->status = 200;
+  rs->ctype = "text/plain; version=0.0.4";
+  rs->body = buf;
+  rs->len = len;
+}
+
+static int is(const cairn__req *rq, const char *method) { return strcmp(rq->method, method) == 0; }
+
+void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
+  rs->fd = -1;
+  switch (r) {
+  case R_HEALTHZ:
+    if (is(rq, "GET"))
+      return h_healthz(m, rs);
+    break;
+  case R_METRICS:
+    if (is(rq, "GET"))
+      return h_metrics(m, rs);
+    break;
+  case R_VOLUNTEERS:
+    if (is(rq, "POST"))
+      return h_register(m, rq, rs);
+    if (is(rq, "GET")) {
+      if (admin(m, rq, rs))
+        set_json(rs, 200, cairn__core_volunteers_json(m->core));
+      return;
+    }
+    break;
+  case R_WORK:
+    if (is(rq, "POST"))
+      return h_work(m, rq, rs);
+    break;
+  case R_RESULTS:
+    if (is(rq, "PUT"))
+      return h_result(m, rq, rs);
+    break;
+  case R_HEARTBEAT:
+    if (is(rq, "POST"))
+      return h_heartbeat(m, rq, rs);
+    break;
+  case R_FILES:
+    if (is(rq, "GET") || is(rq, "HEAD"))
+      return h_file_get(m, rq, rs);
+    break; /* PUT is streamed by http.c */
+  case R_TASK_OUTPUT:
+    if (is(rq, "GET"))
+      return h_task_output(m, rq, rs);
+    break;
+  case R_JOBS:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_jobs_post(m, rq, rs);
+    if (is(rq, "GET"))
+      return set_json(rs, 200, cairn__core_jobs_json(m->core));
+    break;
+  case R_JOB:
+  case R_JOB_TASKS: {
+    if (!admin(m, rq, rs))
+      return;
+    if (!is(rq, "GET"))
+      break;
+    int64_t id = job_id_of(rq->path);
+    cairn_error err = {0};
+    json_t *o = NULL;
+    if (id > 0 && r == R_JOB)
+      o = cairn__core_job_json(m->core, id, 1);
+    else if (id > 0) {
+      o = cairn__core_tasks_json(m->core, id, &err);
+      if (!o && err.status != CAIRN_ENOTFOUND)
+        return fail(rs, &err);
+    }
+    if (!o)
+      return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
+    return set_json(rs, 200, o);
+  }
+  case R_WEB:
+  case R_UNKNOWN:
+  case R_ROUTE_COUNT:
+    return failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
+  }
+  failf(rs, CAIRN_EINVAL, "method %s is not allowed on %s", rq->method, rq->path);
+  rs->status = 405;
+}

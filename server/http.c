@@ -1,0 +1,309 @@
+/* http.c — libmicrohttpd glue: a thread pool with epoll, capped request
+ * bodies (413 as soon as a cap is passed), streamed file uploads hashed on the
+ * way to disk, static dashboard files. Only this file includes microhttpd.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/limits.h"
+#include "common/log.h"
+#include "common/sha256.h"
+#include "server/master.h"
+
+typedef struct conn {
+  cairn__route route;
+  cairn_buf body;
+  int responded;      /* a response was queued early (error during upload) */
+  /* streamed upload (PUT /v1/files/{sha}) */
+  int upload_fd;
+  char upload_tmp[4200];
+  cairn_sha256 hash;
+  uint64_t upload_size;
+} conn;
+
+static const char *bearer(struct MHD_Connection *c) {
+  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+    return NULL;
+  h += 7;
+  while (*h == ' ')
+    h++;
+  return *h ? h : NULL;
+}
+
+static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cairn__route route,
+                                 cairn__resp *rs) {
+  struct MHD_Response *r;
+  if (rs->fd >= 0)
+    r = MHD_create_response_from_fd64(rs->fd_size, rs->fd);
+  else
+    r = MHD_create_response_from_buffer(rs->len, rs->body ? rs->body : (void *)"",
+                                        rs->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+  if (!r) {
+    if (rs->fd >= 0)
+      close(rs->fd);
+    free(rs->body);
+    return MHD_NO;
+  }
+  if (rs->ctype && rs->status != 204)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->ctype);
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)rs->status, r);
+  MHD_destroy_response(r);
+  cairn__api_count(m, route, rs->status);
+  return ret;
+}
+
+static enum MHD_Result send_error(cairn_master *m, struct MHD_Connection *c, cairn__route route,
+                                  cairn_status st, const char *text) {
+  cairn__resp rs = {.fd = -1};
+  cairn__api_error(&rs, st, text);
+  return send_resp(m, c, route, &rs);
+}
+
+static const char *mime(const char *path) {
+  const char *dot = strrchr(path, '.');
+  if (!dot)
+    return "application/octet-stream";
+  if (!strcmp(dot, ".html"))
+    return "text/html; charset=utf-8";
+  if (!strcmp(dot, ".js"))
+    return "text/javascript";
+  if (!strcmp(dot, ".css"))
+    return "text/css";
+  if (!strcmp(dot, ".svg"))
+    return "image/svg+xml";
+  if (!strcmp(dot, ".json"))
+    return "application/json";
+  return "application/octet-stream";
+}
+
+static enum MHD_Result serve_web(cairn_master *m, struct MHD_Connection *c, const char *url) {
+  if (!m->web_dir || strstr(url, ".."))
+    return send_error(m, c, R_WEB, CAIRN_ENOTFOUND, "no dashboard is served here");
+  char path[4200];
+  snprintf(path, sizeof path, "%s%s%s", m->web_dir, url,
+           url[strlen(url) - 1] == '/' ? "index.html" : "");
+  int fd = open(path, O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+    if (fd >= 0)
+      close(fd);
+    return send_error(m, c, R_WEB, CAIRN_ENOTFOUND, "no such page");
+  }
+  cairn__resp rs = {.status = 200, .fd = fd, .fd_size = (uint64_t)st.st_size, .ctype = mime(path)};
+  return send_resp(m, c, R_WEB, &rs);
+}
+
+static void upload_abort(conn *k) {
+  if (k->upload_fd >= 0) {
+    close(k->upload_fd);
+    unlink(k->upload_tmp);
+    k->upload_fd = -1;
+  }
+}
+
+/* PUT /v1/files/{sha}: data streams to a temp file while it is hashed. */
+static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k, const char *url,
+                              const char *data, size_t *size) {
+  const char *want = url + strlen("/v1/files/");
+  if (*size) {
+    if (k->responded) {
+      *size = 0;
+      return MHD_YES;
+    }
+    if (k->upload_size + *size > CAIRN_MAX_FILE) {
+      upload_abort(k);
+      k->responded = 1;
+      *size = 0;
+      return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
+    }
+    cairn_sha256_update(&k->hash, data, *size);
+    const char *p = data;
+    size_t left = *size;
+    while (left) {
+      ssize_t w = write(k->upload_fd, p, left);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0) {
+        upload_abort(k);
+        k->responded = 1;
+        *size = 0;
+        return send_error(m, c, R_FILES, CAIRN_EIO, "cannot write the upload to disk");
+      }
+      p += w;
+      left -= (size_t)w;
+    }
+    k->upload_size += *size;
+    *size = 0;
+    return MHD_YES;
+  }
+  if (k->responded)
+    return MHD_YES;
+  char got[65];
+  cairn_sha256_final_hex(&k->hash, got);
+  close(k->upload_fd);
+  k->upload_fd = -1;
+  int existed = 0;
+  cairn_error err = {0};
+  if (cairn__files_commit(m->core, k->upload_tmp, want, got, (int64_t)k->upload_size, &existed,
+                          &err) != CAIRN_OK)
+    return send_error(m, c, R_FILES, err.status, err.text);
+  cairn__resp rs = {.status = existed ? 200 : 201, .fd = -1, .ctype = "application/json"};
+  if (asprintf(&rs.body, "{\"sha256\":\"%s\",\"size\":%llu}", want,
+               (unsigned long long)k->upload_size) < 0)
+    rs.body = NULL;
+  rs.len = rs.body ? strlen(rs.body) : 0;
+  return send_resp(m, c, R_FILES, &rs);
+}
+
+static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, conn *k,
+                                  const char *method, const char *url) {
+  const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  int is_upload = k->route == R_FILES && strcmp(method, "PUT") == 0;
+  unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
+  if (is_upload) {
+    if (!cairn__api_is_admin(m, bearer(c))) {
+      k->responded = 1;
+      return send_error(m, c, R_FILES, bearer(c) ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
+                        "uploading files needs the admin token");
+    }
+    if (!cairn_sha256_valid_hex(url + strlen("/v1/files/"))) {
+      k->responded = 1;
+      return send_error(m, c, R_FILES, CAIRN_EINVAL,
+                        "the URL must end in the file's sha256 (64 lowercase hex digits)");
+    }
+    if (declared > CAIRN_MAX_FILE) {
+      k->responded = 1;
+      return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
+    }
+    snprintf(k->upload_tmp, sizeof k->upload_tmp, "%s/.upload-XXXXXX", m->core->files_dir);
+    k->upload_fd = mkstemp(k->upload_tmp);
+    if (k->upload_fd < 0) {
+      k->responded = 1;
+      return send_error(m, c, R_FILES, CAIRN_EIO, "cannot create a temporary file");
+    }
+    cairn_sha256_init(&k->hash);
+    return MHD_YES;
+  }
+  if (declared > CAIRN_MAX_BODY) {
+    k->responded = 1;
+    return send_error(m, c, k->route, CAIRN_ETOOBIG, "the request body exceeds the cap");
+  }
+  return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **ctx) {
+  (void)version;
+  cairn_master *m = cls;
+  conn *k = *ctx;
+  if (!k) {
+    k = calloc(1, sizeof *k);
+    if (!k)
+      return MHD_NO;
+    k->upload_fd = -1;
+    k->route = cairn__api_route(method, url);
+    cairn_buf_init(&k->body, CAIRN_MAX_BODY);
+    *ctx = k;
+    return first_call(m, c, k, method, url);
+  }
+  if (k->route == R_FILES && strcmp(method, "PUT") == 0)
+    return upload(m, c, k, url, data, size);
+  if (*size) {
+    if (!k->responded && cairn_buf_append(&k->body, data, *size)) {
+      k->responded = 1;
+      cairn_buf_free(&k->body);
+      *size = 0;
+      return send_error(m, c, k->route, CAIRN_ETOOBIG, "the request body exceeds the cap");
+    }
+    *size = 0;
+    return MHD_YES;
+  }
+  if (k->responded)
+    return MHD_YES;
+  if (k->route == R_WEB && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0))
+    return serve_web(m, c, url);
+  cairn__req rq = {.method = method, .path = url, .token = bearer(c), .body = k->body.data,
+                   .len = k->body.len};
+  cairn__resp rs = {.fd = -1};
+  cairn__api_handle(m, k->route, &rq, &rs);
+  return send_resp(m, c, k->route, &rs);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
+                         enum MHD_RequestTerminationCode toe) {
+  (void)cls;
+  (void)c;
+  (void)toe;
+  conn *k = *ctx;
+  if (!k)
+    return;
+  upload_abort(k); /* a truncated upload leaves nothing behind */
+  cairn_buf_free(&k->body);
+  free(k);
+  *ctx = NULL;
+}
+
+static void on_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  char line[512];
+  vsnprintf(line, sizeof line, fmt, ap);
+  size_t n = strlen(line);
+  while (n && line[n - 1] == '\n')
+    line[--n] = '\0';
+  CAIRN_DEBUG("http: %s", line);
+}
+
+int cairn__http_start(cairn_master *m, char *errbuf, size_t errlen) {
+  char host[256];
+  const char *colon = strrchr(m->listen, ':');
+  if (!colon || colon == m->listen || (size_t)(colon - m->listen) >= sizeof host) {
+    snprintf(errbuf, errlen, "--listen must be HOST:PORT, got \"%s\"", m->listen);
+    return -1;
+  }
+  memcpy(host, m->listen, (size_t)(colon - m->listen));
+  host[colon - m->listen] = '\0';
+  char *end = NULL;
+  long port = strtol(colon + 1, &end, 10);
+  if (*end || port < 0 || port > 65535) {
+    snprintf(errbuf, errlen, "bad port in --listen \"%s\"", m->listen);
+    return -1;
+  }
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  if (strcmp(host, "localhost") == 0)
+    snprintf(host, sizeof host, "127.0.0.1");
+  if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+    snprintf(errbuf, errlen, "--listen host must be an IPv4 address, got \"%s\"", host);
+    return -1;
+  }
+  struct MHD_Daemon *d = MHD_start_daemon(
+    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+    on_request, m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
+    (unsigned)m->cfg.threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
+    MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_CONNECTION_LIMIT, 4096u,
+    MHD_OPTION_EXTERNAL_LOGGER, on_log, m, MHD_OPTION_END);
+  if (!d) {
+    snprintf(errbuf, errlen, "cannot listen on %s: %s", m->listen, strerror(errno));
+    return -1;
+  }
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+  snprintf(m->url, sizeof m->url, "http://%s:%u", host, info ? info->port : (unsigned)port);
+  m->daemon = d;
+  return 0;
+}
+
+void cairn__http_stop(cairn_master *m) {
+  if (!m->daemon)
+    return;
+  MHD_stop_daemon(m->daemon);
+  m->daemon = NULL;
+}

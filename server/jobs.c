@@ -1,0 +1,492 @@
+/* jobs.c — job submission, files, waiting, and the read-only JSON views of
+ * the core (jobs, tasks, volunteers, metrics). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "server/core.h"
+
+void cairn__job_free(mjob *j) {
+  if (!j)
+    return;
+  if (j->pol && j->pstate)
+    j->pol->destroy(j->pstate);
+  free(j->name);
+  free(j->app);
+  free(j->policy_name);
+  for (uint32_t i = 0; i < j->nfiles; i++)
+    free(j->files[i].name);
+  free(j->files);
+  for (uint32_t i = 0; j->tasks && i < j->ntasks; i++) {
+    free(j->tasks[i].name);
+    free(j->tasks[i].args_json);
+    free(j->tasks[i].inputs);
+  }
+  free(j->tasks);
+  cairn_dag_free(j->dag);
+  free(j);
+}
+
+void cairn__vol_free(mvol *v) {
+  if (!v)
+    return;
+  free(v->name);
+  free(v->cluster);
+  for (int i = 0; v->apps && i < v->napps; i++)
+    free(v->apps[i]);
+  free(v->apps);
+  free(v->active);
+  free(v);
+}
+
+int cairn__job_start_policy(mjob *j, cairn_error *err) {
+  j->pol = cairn_policy_find(j->policy_name);
+  if (!j->pol) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", j->policy_name);
+    return -1;
+  }
+  j->pstate = j->pol->create(j->dag, (uint64_t)j->id);
+  if (!j->pstate) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory creating the %s policy", j->policy_name);
+    return -1;
+  }
+  return 0;
+}
+
+static int grow_jobs(cairn_core *c) {
+  if (c->njobs < c->capjobs)
+    return 0;
+  size_t ncap = c->capjobs ? 2 * c->capjobs : 16;
+  mjob **nj = realloc(c->jobs, ncap * sizeof *nj);
+  if (!nj)
+    return -1;
+  c->jobs = nj;
+  c->capjobs = ncap;
+  return 0;
+}
+
+/* Turns a validated spec into a job (no lock needed: the job is not shared yet). */
+static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
+  mjob *j = calloc(1, sizeof *j);
+  if (!j)
+    goto nomem;
+  j->name = cairn__strdup(spec->name);
+  j->app = cairn__strdup(spec->app);
+  j->policy_name = cairn__strdup(spec->policy);
+  j->replication = spec->replication;
+  j->quorum = spec->quorum;
+  j->lease_seconds = spec->lease_seconds;
+  j->max_attempts = spec->max_attempts;
+  j->created = cairn__now();
+  j->nfiles = spec->nfiles;
+  j->files = calloc(spec->nfiles ? spec->nfiles : 1, sizeof *j->files);
+  j->ntasks = spec->ntasks;
+  j->tasks = calloc(spec->ntasks, sizeof *j->tasks);
+  if (!j->name || !j->app || !j->policy_name || !j->files || !j->tasks)
+    goto nomem;
+  for (uint32_t i = 0; i < spec->nfiles; i++) {
+    j->files[i].name = cairn__strdup(spec->files[i].name);
+    if (!j->files[i].name)
+      goto nomem;
+    memcpy(j->files[i].sha256, spec->files[i].sha256, 65);
+    j->files[i].size = spec->files[i].size;
+    j->files[i].broadcast = spec->files[i].broadcast;
+  }
+  for (uint32_t i = 0; i < spec->ntasks; i++) {
+    cairn_jobspec_task *st = &spec->tasks[i];
+    mtask *t = &j->tasks[i];
+    json_t *args = json_array();
+    for (uint32_t k = 0; k < st->nargs; k++)
+      json_array_append_new(args, json_string(st->args[k]));
+    t->args_json = json_dumps(args, JSON_COMPACT);
+    json_decref(args);
+    t->name = st->id;
+    st->id = NULL;
+    t->inputs = st->inputs;
+    t->ninputs = st->ninputs;
+    st->inputs = NULL;
+    st->ninputs = 0;
+    if (!t->args_json || !t->name)
+      goto nomem;
+  }
+  j->dag = spec->dag;
+  spec->dag = NULL;
+  return j;
+nomem:
+  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn__job_free(j);
+  return NULL;
+}
+
+cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
+                                cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  mjob *j = NULL;
+  if (spec->replication != 1 || spec->quorum != 1) {
+    st = cairn_error_set(err, CAIRN_EINVAL,
+                         "job: replication and quorum other than 1 are not supported by this "
+                         "server version");
+    goto done;
+  }
+  if (!cairn_policy_find(spec->policy)) {
+    st = cairn_error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", spec->policy);
+    goto done;
+  }
+  for (uint32_t i = 0; i < spec->nfiles; i++) {
+    int64_t size;
+    if (!cairn__core_has_file(c, spec->files[i].sha256, &size)) {
+      st = cairn_error_set(err, CAIRN_EINVAL, "file \"%s\" (sha256 %s) has not been uploaded",
+                           spec->files[i].name, spec->files[i].sha256);
+      goto done;
+    }
+    if (spec->files[i].size >= 0 && spec->files[i].size != size) {
+      st = cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": size %lld does not match the "
+                           "uploaded %lld bytes", spec->files[i].name,
+                           (long long)spec->files[i].size, (long long)size);
+      goto done;
+    }
+    spec->files[i].size = size;
+  }
+  j = job_from_spec(spec, err);
+  if (!j) {
+    st = err ? err->status : CAIRN_ENOMEM;
+    goto done;
+  }
+  pthread_mutex_lock(&c->lock);
+  if (grow_jobs(c)) {
+    pthread_mutex_unlock(&c->lock);
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto done;
+  }
+  j->id = (int64_t)c->njobs + 1;
+  if (cairn__job_start_policy(j, err)) {
+    pthread_mutex_unlock(&c->lock);
+    st = err ? err->status : CAIRN_ENOMEM;
+    goto done;
+  }
+  for (uint32_t i = 0; i < j->ntasks; i++) {
+    mtask *t = &j->tasks[i];
+    t->key = c->next_task_key++;
+    t->npending = cairn_dag_nparents(j->dag, i);
+    t->state = t->npending ? TS_WAITING : TS_ELIGIBLE;
+    j->counts[t->state]++;
+  }
+  for (uint32_t i = 0; i < j->ntasks; i++)
+    if (j->tasks[i].state == TS_ELIGIBLE)
+      j->pol->ready(j->pstate, i);
+  c->jobs[c->njobs++] = j;
+  *job_id = j->id;
+  cairn__journal_rec r = {.type = J_JOB, .ref = j};
+  j = NULL;
+  if (cairn__journal_add(c, &r))
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  else
+    st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+  pthread_mutex_unlock(&c->lock);
+done:
+  cairn__job_free(j);
+  cairn_jobspec_free(spec);
+  return st;
+}
+
+typedef struct filerec {
+  char sha256[65];
+  int64_t size;
+} filerec;
+
+int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size) {
+  pthread_mutex_lock(&c->lock);
+  filerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
+  int found = f && strcmp(f->sha256, sha256) == 0;
+  if (found && size)
+    *size = f->size;
+  pthread_mutex_unlock(&c->lock);
+  return found;
+}
+
+cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
+                                  cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&c->lock);
+  filerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
+  *existed = f != NULL;
+  if (f) {
+    if (strcmp(f->sha256, sha256) != 0)
+      st = cairn_error_set(err, CAIRN_ECONFLICT, "file key collision for %s", sha256);
+    goto out;
+  }
+  f = calloc(1, sizeof *f);
+  char *sha = cairn__strdup(sha256);
+  if (!f || !sha || cairn_hmap_put(&c->files, cairn__hash_key(sha256), f)) {
+    free(f);
+    free(sha);
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  memcpy(f->sha256, sha256, 65);
+  f->size = size;
+  cairn__journal_rec r = {.type = J_FILE, .s1 = sha, .a = size, .b = cairn__now()};
+  if (cairn__journal_add(c, &r)) {
+    free(sha);
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+out:
+  pthread_mutex_unlock(&c->lock);
+  return st;
+}
+
+int cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  if (timeout_ms >= 0) {
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000L;
+    }
+  }
+  int rc;
+  pthread_mutex_lock(&c->lock);
+  for (;;) {
+    if (id < 1 || (size_t)id > c->njobs) {
+      rc = -1;
+      break;
+    }
+    if (c->jobs[id - 1]->state != JS_RUNNING) {
+      rc = c->jobs[id - 1]->state;
+      break;
+    }
+    if (timeout_ms < 0)
+      pthread_cond_wait(&c->job_cv, &c->lock);
+    else if (pthread_cond_timedwait(&c->job_cv, &c->lock, &until)) {
+      rc = c->jobs[id - 1]->state != JS_RUNNING ? c->jobs[id - 1]->state : -2;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&c->lock);
+  return rc;
+}
+
+int cairn__core_probe_write(cairn_core *c) {
+  char now[32];
+  snprintf(now, sizeof now, "%lld", (long long)cairn__now());
+  char *k = cairn__strdup("last_probe"), *v = cairn__strdup(now);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return -1;
+  }
+  pthread_mutex_lock(&c->lock);
+  cairn__journal_rec r = {.type = J_META, .s1 = k, .s2 = v};
+  int rc = -1;
+  if (cairn__journal_add(c, &r) == 0)
+    rc = cairn__journal_wait(c, cairn__journal_pending(c), NULL) == CAIRN_OK ? 0 : -1;
+  else {
+    free(k);
+    free(v);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return rc;
+}
+
+/* ---- views ---- */
+
+static json_t *counts_json(const mjob *j) {
+  return json_pack("{s:i, s:i, s:i, s:i, s:i}", "waiting", (int)j->counts[TS_WAITING],
+                   "eligible", (int)j->counts[TS_ELIGIBLE], "running", (int)j->counts[TS_RUNNING],
+                   "done", (int)j->counts[TS_DONE], "failed", (int)j->counts[TS_FAILED]);
+}
+
+static json_t *job_json_locked(const mjob *j, int detail) {
+  json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:o, s:I}", "id", (json_int_t)j->id,
+                        "name", j->name, "app", j->app, "policy", j->policy_name, "state",
+                        cairn__jstate_name[j->state], "tasks", (int)j->ntasks, "counts",
+                        counts_json(j), "created", (json_int_t)j->created);
+  if (detail) {
+    json_object_set_new(o, "replication", json_integer(j->replication));
+    json_object_set_new(o, "quorum", json_integer(j->quorum));
+    json_object_set_new(o, "lease_seconds", json_integer(j->lease_seconds));
+    json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
+    json_object_set_new(o, "finished", j->finished ? json_integer(j->finished) : json_null());
+  }
+  return o;
+}
+
+json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
+  json_t *o = NULL;
+  pthread_mutex_lock(&c->lock);
+  if (id >= 1 && (size_t)id <= c->njobs)
+    o = job_json_locked(c->jobs[id - 1], detail);
+  pthread_mutex_unlock(&c->lock);
+  return o;
+}
+
+json_t *cairn__core_jobs_json(cairn_core *c) {
+  json_t *a = json_array();
+  pthread_mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->njobs; i++)
+    json_array_append_new(a, job_json_locked(c->jobs[i], 0));
+  pthread_mutex_unlock(&c->lock);
+  return json_pack("{s:o}", "jobs", a);
+}
+
+typedef struct results_ctx {
+  json_t *tasks;
+} results_ctx;
+
+static json_t *output_json(const void *p, size_t n, json_t *into) {
+  json_t *text = memchr(p, 0, n) ? NULL : json_stringn(p, n); /* NULL unless valid UTF-8 */
+  if (text) {
+    json_object_set_new(into, "output", text);
+    return into;
+  }
+  static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const unsigned char *s = p;
+  char *out = malloc((n + 2) / 3 * 4 + 1);
+  size_t o = 0;
+  if (!out)
+    return into;
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) |
+                 (i + 2 < n ? s[i + 2] : 0);
+    out[o++] = tbl[v >> 18];
+    out[o++] = tbl[(v >> 12) & 63];
+    out[o++] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
+    out[o++] = i + 2 < n ? tbl[v & 63] : '=';
+  }
+  out[o] = '\0';
+  json_object_set_new(into, "output", json_string(out));
+  json_object_set_new(into, "encoding", json_string("base64"));
+  free(out);
+  return into;
+}
+
+static int result_row(void *ud, const cairn_store_result_row *r) {
+  results_ctx *ctx = ud;
+  json_t *t = json_array_get(ctx->tasks, r->seq);
+  if (!t)
+    return 0;
+  json_object_set_new(t, "volunteer", json_integer(r->volunteer));
+  json_object_set_new(t, "index", json_integer(r->idx));
+  json_object_set_new(t, "exit_status", json_integer(r->exit_status));
+  output_json(r->output, r->len, t);
+  return 0;
+}
+
+json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
+  json_t *tasks = json_array();
+  pthread_mutex_lock(&c->lock);
+  if (id < 1 || (size_t)id > c->njobs) {
+    pthread_mutex_unlock(&c->lock);
+    json_decref(tasks);
+    cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
+    return NULL;
+  }
+  const mjob *j = c->jobs[id - 1];
+  for (uint32_t i = 0; i < j->ntasks; i++)
+    json_array_append_new(tasks, json_pack("{s:s, s:I, s:s, s:i, s:n, s:n, s:n, s:n}", "id",
+                                           j->tasks[i].name, "key", (json_int_t)j->tasks[i].key,
+                                           "state", cairn__tstate_name[j->tasks[i].state],
+                                           "attempts", j->tasks[i].attempts, "volunteer",
+                                           "index", "exit_status", "output"));
+  pthread_mutex_unlock(&c->lock);
+  results_ctx ctx = {tasks};
+  if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK) {
+    json_decref(tasks);
+    return NULL;
+  }
+  return json_pack("{s:o}", "tasks", tasks);
+}
+
+json_t *cairn__core_volunteers_json(cairn_core *c) {
+  json_t *a = json_array();
+  pthread_mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->nvols; i++) {
+    const mvol *v = c->vols[i];
+    json_t *apps = json_array();
+    for (int k = 0; k < v->napps; k++)
+      json_array_append_new(apps, json_string(v->apps[k]));
+    json_array_append_new(
+      a, json_pack("{s:I, s:s, s:s, s:I, s:o, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I}", "id",
+                   (json_int_t)v->id, "name", v->name, "cluster", v->cluster, "row",
+                   (json_int_t)v->id, "apps", apps, "slots", v->slots, "allocations",
+                   (json_int_t)v->allocations, "valid", (json_int_t)v->valid, "invalid",
+                   (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
+                   (json_int_t)v->errors, "banned", v->banned, "last_seen",
+                   (json_int_t)v->last_seen));
+  }
+  pthread_mutex_unlock(&c->lock);
+  return json_pack("{s:o}", "volunteers", a);
+}
+
+static void appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+  __attribute__((format(printf, 4, 5)));
+
+#include <stdarg.h>
+static void appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(*buf ? *buf + *len : NULL, *buf ? *cap - *len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+      return;
+    if (*buf && *len + (size_t)n < *cap) {
+      *len += (size_t)n;
+      return;
+    }
+    size_t ncap = (*cap ? *cap * 2 : 4096) + (size_t)n;
+    char *nb = realloc(*buf, ncap);
+    if (!nb)
+      return;
+    *buf = nb;
+    *cap = ncap;
+  }
+}
+
+void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
+  uint64_t counts[TS_COUNT] = {0};
+  size_t running = 0;
+  pthread_mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->njobs; i++) {
+    for (int s = 0; s < TS_COUNT; s++)
+      counts[s] += c->jobs[i]->counts[s];
+    running += c->jobs[i]->state == JS_RUNNING;
+  }
+  uint64_t allocs = c->allocations_total, expired = c->expired_total;
+  uint64_t res[4];
+  memcpy(res, c->results_total, sizeof res);
+  size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
+  uint64_t committed = c->committed;
+  pthread_mutex_unlock(&c->lock);
+  appendf(buf, len, cap, "# HELP cairn_tasks Tasks by state.\n# TYPE cairn_tasks gauge\n");
+  for (int s = 0; s < TS_COUNT; s++)
+    appendf(buf, len, cap, "cairn_tasks{state=\"%s\"} %llu\n", cairn__tstate_name[s],
+            (unsigned long long)counts[s]);
+  appendf(buf, len, cap,
+          "# HELP cairn_jobs Jobs known, and those still running.\n# TYPE cairn_jobs gauge\n"
+          "cairn_jobs{state=\"all\"} %zu\ncairn_jobs{state=\"running\"} %zu\n"
+          "# HELP cairn_volunteers Registered volunteers.\n# TYPE cairn_volunteers gauge\n"
+          "cairn_volunteers %zu\n"
+          "# HELP cairn_leases Leases currently held.\n# TYPE cairn_leases gauge\n"
+          "cairn_leases %zu\n"
+          "# HELP cairn_allocations_total Allocations issued since start.\n"
+          "# TYPE cairn_allocations_total counter\ncairn_allocations_total %llu\n"
+          "# HELP cairn_leases_expired_total Leases that expired since start.\n"
+          "# TYPE cairn_leases_expired_total counter\ncairn_leases_expired_total %llu\n"
+          "# HELP cairn_commits_total Store transactions (group commits) since start.\n"
+          "# TYPE cairn_commits_total counter\ncairn_commits_total %llu\n"
+          "# HELP cairn_results_total Results received since start, by outcome.\n"
+          "# TYPE cairn_results_total counter\n",
+          jobs, running, vols, leases, (unsigned long long)allocs, (unsigned long long)expired,
+          (unsigned long long)committed);
+  static const char *const outcomes[] = {"valid", "invalid", "pending", "error"};
+  for (int i = 0; i < 4; i++)
+    appendf(buf, len, cap, "cairn_results_total{outcome=\"%s\"} %llu\n", outcomes[i],
+            (unsigned long long)res[i]);
+}

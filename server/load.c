@@ -1,0 +1,450 @@
+/* load.c — opening the core: the store, the ATAF family fixed at creation,
+ * and the in-memory state rebuilt from the durable rows (jobs, tasks, their
+ * dags and policies, volunteers, leases still held). Cost O(rows). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/log.h"
+#include "server/core.h"
+
+typedef struct filerec {
+  char sha256[65];
+  int64_t size;
+} filerec;
+
+static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
+  cairn_core *c = ud;
+  mvol *v = calloc(1, sizeof *v);
+  json_t *apps = json_loads(r->apps_json, 0, NULL);
+  if (!v || !apps || !json_is_array(apps))
+    goto fail;
+  v->id = r->id;
+  v->name = cairn__strdup(r->name);
+  v->cluster = cairn__strdup(r->cluster);
+  v->slots = r->slots;
+  v->banned = r->banned;
+  v->allocations = r->allocations;
+  v->created = v->last_seen = r->created;
+  snprintf(v->token_hash, sizeof v->token_hash, "%s", r->token_hash);
+  v->apps = calloc(json_array_size(apps) + 1, sizeof(char *));
+  if (!v->name || !v->cluster || !v->apps)
+    goto fail;
+  for (size_t i = 0; i < json_array_size(apps); i++) {
+    v->apps[i] = cairn__strdup(json_string_value(json_array_get(apps, i)));
+    if (!v->apps[i])
+      goto fail;
+    v->napps = (int)i + 1;
+  }
+  json_decref(apps);
+  apps = NULL;
+  if ((size_t)r->id != c->nvols + 1) {
+    CAIRN_ERR("store: volunteer ids are not dense (found %lld after %zu)", (long long)r->id,
+              c->nvols);
+    goto fail;
+  }
+  if (c->nvols == c->capvols) {
+    size_t ncap = c->capvols ? 2 * c->capvols : 16;
+    mvol **nv = realloc(c->vols, ncap * sizeof *nv);
+    if (!nv)
+      goto fail;
+    c->vols = nv;
+    c->capvols = ncap;
+  }
+  if (cairn_hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v))
+    goto fail;
+  c->vols[c->nvols++] = v;
+  return 0;
+fail:
+  json_decref(apps);
+  cairn__vol_free(v);
+  return -1;
+}
+
+static int load_outcome(void *ud, const cairn_store_outcome_row *r) {
+  cairn_core *c = ud;
+  if (r->volunteer < 1 || (size_t)r->volunteer > c->nvols)
+    return 0;
+  mvol *v = c->vols[r->volunteer - 1];
+  if (strcmp(r->outcome, "valid") == 0)
+    v->valid = r->count;
+  else if (strcmp(r->outcome, "invalid") == 0)
+    v->invalid = r->count;
+  else if (strcmp(r->outcome, "pending") == 0)
+    v->pending = r->count;
+  else
+    v->errors = r->count;
+  return 0;
+}
+
+static int load_file(void *ud, const cairn_store_file_row *r) {
+  cairn_core *c = ud;
+  filerec *f = calloc(1, sizeof *f);
+  if (!f)
+    return -1;
+  snprintf(f->sha256, sizeof f->sha256, "%s", r->sha256);
+  f->size = r->size;
+  if (cairn_hmap_put(&c->files, cairn__hash_key(f->sha256), f)) {
+    free(f);
+    return -1;
+  }
+  return 0;
+}
+
+static int load_job(void *ud, const cairn_store_job_row *r) {
+  cairn_core *c = ud;
+  mjob *j = calloc(1, sizeof *j);
+  if (!j)
+    return -1;
+  j->id = r->id;
+  j->name = cairn__strdup(r->name);
+  j->app = cairn__strdup(r->app);
+  j->policy_name = cairn__strdup(r->policy);
+  j->replication = r->replication;
+  j->quorum = r->quorum;
+  j->lease_seconds = r->lease_seconds;
+  j->max_attempts = r->max_attempts;
+  j->created = r->created;
+  j->finished = r->finished;
+  j->state = strcmp(r->state, "done") == 0 ? JS_DONE
+             : strcmp(r->state, "failed") == 0 ? JS_FAILED
+                                               : JS_RUNNING;
+  if (!j->name || !j->app || !j->policy_name || (size_t)r->id != c->njobs + 1) {
+    cairn__job_free(j);
+    return -1;
+  }
+  if (c->njobs == c->capjobs) {
+    size_t ncap = c->capjobs ? 2 * c->capjobs : 16;
+    mjob **nj = realloc(c->jobs, ncap * sizeof *nj);
+    if (!nj) {
+      cairn__job_free(j);
+      return -1;
+    }
+    c->jobs = nj;
+    c->capjobs = ncap;
+  }
+  c->jobs[c->njobs++] = j;
+  return 0;
+}
+
+static int load_job_file(void *ud, const cairn_store_job_file_row *r) {
+  cairn_core *c = ud;
+  if (r->job < 1 || (size_t)r->job > c->njobs)
+    return -1;
+  mjob *j = c->jobs[r->job - 1];
+  if ((uint32_t)r->seq != j->nfiles)
+    return -1;
+  mfile *nf = realloc(j->files, (j->nfiles + 1) * sizeof *nf);
+  if (!nf)
+    return -1;
+  j->files = nf;
+  mfile *f = &j->files[j->nfiles];
+  memset(f, 0, sizeof *f);
+  f->name = cairn__strdup(r->name);
+  if (!f->name)
+    return -1;
+  snprintf(f->sha256, sizeof f->sha256, "%s", r->sha256);
+  f->size = r->size;
+  f->broadcast = r->broadcast;
+  j->nfiles++;
+  return 0;
+}
+
+/* Tasks arrive in (job, seq) order; a job's task array grows by doubling. */
+typedef struct task_loader {
+  cairn_core *c;
+  uint32_t *cap; /* per job */
+  cairn_hmap by_key; /* task key -> (job index + 1) << 32 | seq, boxed in the pointer */
+} task_loader;
+
+static int load_task(void *ud, const cairn_store_task_row *r) {
+  task_loader *tl = ud;
+  cairn_core *c = tl->c;
+  if (r->job < 1 || (size_t)r->job > c->njobs)
+    return -1;
+  mjob *j = c->jobs[r->job - 1];
+  if (r->seq != j->ntasks)
+    return -1;
+  if (j->ntasks == tl->cap[r->job - 1]) {
+    uint32_t ncap = j->ntasks ? 2 * j->ntasks : 64;
+    mtask *nt = realloc(j->tasks, ncap * sizeof *nt);
+    if (!nt)
+      return -1;
+    j->tasks = nt;
+    tl->cap[r->job - 1] = ncap;
+  }
+  mtask *t = &j->tasks[j->ntasks];
+  memset(t, 0, sizeof *t);
+  t->key = r->key;
+  t->name = cairn__strdup(r->name);
+  t->args_json = cairn__strdup(r->args_json);
+  t->attempts = (uint16_t)r->attempts;
+  t->accepted = r->accepted;
+  t->state = TS_WAITING;
+  for (int s = 0; s < TS_COUNT; s++)
+    if (strcmp(cairn__tstate_name[s], r->state) == 0)
+      t->state = (uint8_t)s;
+  j->ntasks++;
+  if (!t->name || !t->args_json)
+    return -1;
+  json_t *in = json_loads(r->inputs_json, 0, NULL);
+  if (!in || !json_is_array(in)) {
+    json_decref(in);
+    return -1;
+  }
+  t->inputs = calloc(json_array_size(in) + 1, sizeof(uint32_t));
+  if (!t->inputs) {
+    json_decref(in);
+    return -1;
+  }
+  for (size_t k = 0; k < json_array_size(in); k++)
+    t->inputs[t->ninputs++] = (uint32_t)json_integer_value(json_array_get(in, k));
+  json_decref(in);
+  if (r->key >= c->next_task_key)
+    c->next_task_key = r->key + 1;
+  uintptr_t loc = ((uintptr_t)r->job << 32) | r->seq;
+  return cairn_hmap_put(&tl->by_key, (uint64_t)r->key, (void *)loc);
+}
+
+typedef struct edge_loader {
+  task_loader *tl;
+  cairn_edge **edges; /* per job */
+  uint64_t *n, *cap;
+} edge_loader;
+
+static int load_edge(void *ud, const cairn_store_edge_row *r) {
+  edge_loader *el = ud;
+  uintptr_t tloc = (uintptr_t)cairn_hmap_get(&el->tl->by_key, (uint64_t)r->task);
+  uintptr_t ploc = (uintptr_t)cairn_hmap_get(&el->tl->by_key, (uint64_t)r->parent);
+  if (!tloc || !ploc || (tloc >> 32) != (ploc >> 32))
+    return -1;
+  size_t ji = (size_t)(tloc >> 32) - 1;
+  if (el->n[ji] == el->cap[ji]) {
+    uint64_t ncap = el->cap[ji] ? 2 * el->cap[ji] : 64;
+    cairn_edge *ne = realloc(el->edges[ji], ncap * sizeof *ne);
+    if (!ne)
+      return -1;
+    el->edges[ji] = ne;
+    el->cap[ji] = ncap;
+  }
+  el->edges[ji][el->n[ji]++] = (cairn_edge){(uint32_t)(ploc & 0xffffffffu),
+                                            (uint32_t)(tloc & 0xffffffffu)};
+  return 0;
+}
+
+static int load_lease(void *ud, const cairn_store_alloc_row *r) {
+  task_loader *tl = ud;
+  cairn_core *c = tl->c;
+  uintptr_t loc = (uintptr_t)cairn_hmap_get(&tl->by_key, (uint64_t)r->task);
+  if (!loc || r->volunteer < 1 || (size_t)r->volunteer > c->nvols)
+    return -1;
+  mjob *j = c->jobs[(loc >> 32) - 1];
+  uint32_t seq = (uint32_t)(loc & 0xffffffffu);
+  mlease *l = calloc(1, sizeof *l);
+  if (!l)
+    return -1;
+  *l = (mlease){.idx = r->idx, .t = r->t, .issued = r->issued, .expires = r->expires,
+                .vol = c->vols[r->volunteer - 1], .job = j, .task = seq};
+  mvol *v = l->vol;
+  if (cairn_hmap_put(&c->leases, (uint64_t)r->idx, l) || cairn__lease_push(c, r->expires, r->idx)) {
+    free(l);
+    return -1;
+  }
+  if (v->nactive == v->capactive) {
+    size_t ncap = v->capactive ? 2 * v->capactive : 4;
+    int64_t *a = realloc(v->active, ncap * sizeof *a);
+    if (!a)
+      return -1;
+    v->active = a;
+    v->capactive = ncap;
+  }
+  v->active[v->nactive++] = r->idx;
+  return 0;
+}
+
+/* Builds each job's dag and policy state and counts from the loaded rows. */
+static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
+  for (size_t ji = 0; ji < c->njobs; ji++) {
+    mjob *j = c->jobs[ji];
+    j->dag = cairn_dag_build(j->ntasks, el->edges[ji], el->n[ji], err);
+    if (!j->dag || cairn__job_start_policy(j, err))
+      return -1;
+    uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
+    if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
+      free(order);
+      cairn_error_set(err, CAIRN_EIO, "store: job %lld's dag is not acyclic", (long long)j->id);
+      return -1;
+    }
+    for (uint32_t k = 0; k < j->ntasks; k++) {
+      uint32_t v = order[k];
+      mtask *t = &j->tasks[v];
+      t->npending = 0;
+      for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
+        t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
+      if (t->state == TS_DONE)
+        j->pol->executed(j->pstate, v);
+      j->counts[t->state]++;
+    }
+    free(order);
+  }
+  return 0;
+}
+
+static int mark_running_without_lease(cairn_core *c) {
+  /* Tasks recorded running whose lease row is not leased any more (cannot
+   * happen when batches are atomic) are made eligible again. */
+  int fixed = 0;
+  for (size_t ji = 0; ji < c->njobs; ji++) {
+    mjob *j = c->jobs[ji];
+    uint8_t *held = calloc(j->ntasks + 1, 1);
+    if (!held)
+      return -1;
+    for (size_t i = 0; i < c->leases.cap; i++) {
+      mlease *l = c->leases.vals[i];
+      if (c->leases.keys[i] && l->job == j)
+        held[l->task] = 1;
+    }
+    for (uint32_t v = 0; v < j->ntasks; v++) {
+      if (j->tasks[v].state == TS_RUNNING && !held[v]) {
+        j->counts[TS_RUNNING]--;
+        j->tasks[v].state = TS_ELIGIBLE;
+        j->counts[TS_ELIGIBLE]++;
+        fixed++;
+      }
+      if (j->tasks[v].state == TS_ELIGIBLE)
+        j->pol->ready(j->pstate, v);
+    }
+    free(held);
+  }
+  return fixed;
+}
+
+cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  task_loader tl = {.c = c};
+  edge_loader el = {.tl = &tl};
+  cairn_hmap_init(&tl.by_key);
+  c->next_task_key = 1;
+  st = cairn_store_load_volunteers(c->store, load_vol, c, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_outcomes(c->store, load_outcome, c, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_files(c->store, load_file, c, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_jobs(c->store, load_job, c, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_job_files(c->store, load_job_file, c, err);
+  if (st != CAIRN_OK)
+    goto out;
+  tl.cap = calloc(c->njobs + 1, sizeof *tl.cap);
+  el.edges = calloc(c->njobs + 1, sizeof *el.edges);
+  el.n = calloc(c->njobs + 1, sizeof *el.n);
+  el.cap = calloc(c->njobs + 1, sizeof *el.cap);
+  if (!tl.cap || !el.edges || !el.n || !el.cap) {
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
+    goto out;
+  }
+  st = cairn_store_load_tasks(c->store, load_task, &tl, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_parents(c->store, load_edge, &el, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_leased(c->store, load_lease, &tl, err);
+  if (st != CAIRN_OK)
+    goto out;
+  if (finish_jobs(c, &el, err)) {
+    st = err ? err->status : CAIRN_EIO;
+    goto out;
+  }
+  int fixed = mark_running_without_lease(c);
+  if (fixed < 0)
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
+  else if (fixed)
+    CAIRN_WARN("store: %d running tasks had no lease; made eligible again", fixed);
+out:
+  for (size_t i = 0; el.edges && i < c->njobs; i++)
+    free(el.edges[i]);
+  free(el.edges);
+  free(el.n);
+  free(el.cap);
+  free(tl.cap);
+  cairn_hmap_free(&tl.by_key);
+  return st;
+}
+
+cairn_core *cairn__core_open(const char *db_path, int durable, cairn_error *err) {
+  cairn_core *c = calloc(1, sizeof *c);
+  if (!c) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&c->lock, NULL);
+  pthread_cond_init(&c->work_cv, NULL);
+  pthread_cond_init(&c->done_cv, NULL);
+  pthread_cond_init(&c->job_cv, NULL);
+  cairn_hmap_init(&c->vol_by_token);
+  cairn_hmap_init(&c->leases);
+  cairn_hmap_init(&c->files);
+  if (snprintf(c->files_dir, sizeof c->files_dir, "%s.files", db_path) >=
+      (int)sizeof c->files_dir) {
+    cairn_error_set(err, CAIRN_EINVAL, "database path too long");
+    goto fail;
+  }
+  if (mkdir(c->files_dir, 0755) && errno != EEXIST) {
+    cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", c->files_dir, strerror(errno));
+    goto fail;
+  }
+  c->store = cairn_store_open(db_path, durable, err);
+  if (!c->store)
+    goto fail;
+  char fam[64];
+  if (cairn_store_meta_get(c->store, "ataf_family", fam, sizeof fam) == 0) {
+    if (cairn_ataf_parse_family(fam, &c->family)) {
+      cairn_error_set(err, CAIRN_EINVAL, "store: unknown ATAF family \"%s\"", fam);
+      goto fail;
+    }
+  } else {
+    c->family = CAIRN_ATAF_PHISHARP;
+    if (cairn_store_begin(c->store, err) ||
+        cairn_store_meta_set(c->store, "ataf_family", cairn_ataf_family_name(c->family), err) ||
+        cairn_store_commit(c->store, err)) {
+      cairn_store_rollback(c->store);
+      goto fail;
+    }
+  }
+  if (cairn__core_load(c, err) != CAIRN_OK || cairn__journal_start(c, err))
+    goto fail;
+  return c;
+fail:
+  cairn__core_close(c);
+  return NULL;
+}
+
+void cairn__core_close(cairn_core *c) {
+  if (!c)
+    return;
+  cairn__journal_stop(c);
+  cairn_store_close(c->store);
+  for (size_t i = 0; i < c->njobs; i++)
+    cairn__job_free(c->jobs[i]);
+  free(c->jobs);
+  for (size_t i = 0; i < c->nvols; i++)
+    cairn__vol_free(c->vols[i]);
+  free(c->vols);
+  for (size_t i = 0; i < c->leases.cap; i++)
+    if (c->leases.keys[i])
+      free(c->leases.vals[i]);
+  for (size_t i = 0; i < c->files.cap; i++)
+    if (c->files.keys[i])
+      free(c->files.vals[i]);
+  cairn_hmap_free(&c->leases);
+  cairn_hmap_free(&c->files);
+  cairn_hmap_free(&c->vol_by_token);
+  free(c->heap);
+  pthread_mutex_destroy(&c->lock);
+  pthread_cond_destroy(&c->work_cv);
+  pthread_cond_destroy(&c->done_cv);
+  pthread_cond_destroy(&c->job_cv);
+  free(c);
+}

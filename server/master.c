@@ -1,0 +1,269 @@
+/* master.c — the embeddable master handle: configuration, admin token, the
+ * HTTP server and the lease checker thread, submit/wait for embedders. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/jobspec.h"
+#include "common/log.h"
+#include "server/master.h"
+
+void cairn_master_config_init(cairn_master_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->db_path = "cairn.db";
+  cfg->listen = "127.0.0.1:8080";
+  cfg->threads = 16;
+  cfg->durable = 1;
+  cfg->lease_check_seconds = 0.5;
+}
+
+static int valid_token(const char *t) {
+  size_t n = strlen(t);
+  if (n < 16 || n > 128)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (t[i] <= ' ' || t[i] > '~')
+      return 0;
+  return 1;
+}
+
+/* $CAIRN_ADMIN_TOKEN, else the token file, else DB.admin-token (created). */
+static int load_admin_token(cairn_master *m, char *errbuf, size_t errlen) {
+  const char *t = m->cfg.admin_token ? m->cfg.admin_token : getenv("CAIRN_ADMIN_TOKEN");
+  if (t && *t) {
+    if (!valid_token(t)) {
+      snprintf(errbuf, errlen, "the admin token must be 16 to 128 printable characters");
+      return -1;
+    }
+    snprintf(m->admin_token, sizeof m->admin_token, "%s", t);
+    return 0;
+  }
+  char path[4200];
+  if (m->cfg.admin_token_file)
+    snprintf(path, sizeof path, "%s", m->cfg.admin_token_file);
+  else
+    snprintf(path, sizeof path, "%s.admin-token", m->db_path);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    char buf[256] = {0};
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+      buf[--n] = '\0';
+    if (!valid_token(buf)) {
+      snprintf(errbuf, errlen, "%s does not hold a valid admin token", path);
+      return -1;
+    }
+    snprintf(m->admin_token, sizeof m->admin_token, "%.128s", buf);
+    return 0;
+  }
+  if (errno != ENOENT || m->cfg.admin_token_file) {
+    snprintf(errbuf, errlen, "cannot read the admin token file %s: %s", path, strerror(errno));
+    return -1;
+  }
+  unsigned char raw[32];
+  if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+    snprintf(errbuf, errlen, "no randomness for the admin token");
+    return -1;
+  }
+  for (int i = 0; i < 32; i++)
+    snprintf(m->admin_token + 2 * i, 3, "%02x", raw[i]);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    snprintf(errbuf, errlen, "cannot create %s: %s", path, strerror(errno));
+    return -1;
+  }
+  char line[80];
+  int n = snprintf(line, sizeof line, "%s\n", m->admin_token);
+  int ok = write(fd, line, (size_t)n) == n && fsync(fd) == 0;
+  close(fd);
+  if (!ok) {
+    unlink(path);
+    snprintf(errbuf, errlen, "cannot write %s", path);
+    return -1;
+  }
+  return 0;
+}
+
+cairn_master *cairn_master_create(const cairn_master_config *cfg, char *errbuf, size_t errlen) {
+  char dummy[8];
+  if (!errbuf) {
+    errbuf = dummy;
+    errlen = sizeof dummy;
+  }
+  cairn_master *m = calloc(1, sizeof *m);
+  if (!m) {
+    snprintf(errbuf, errlen, "out of memory");
+    return NULL;
+  }
+  m->cfg = *cfg;
+  m->stop_pipe[0] = m->stop_pipe[1] = -1;
+  pthread_mutex_init(&m->stats_lock, NULL);
+  if (cfg->log_level) {
+    cairn_log_level l;
+    if (cairn_log_parse_level(cfg->log_level, &l)) {
+      snprintf(errbuf, errlen, "unknown log level \"%s\"", cfg->log_level);
+      goto fail;
+    }
+    cairn_log_set_level(l);
+  }
+  if (m->cfg.threads <= 0)
+    m->cfg.threads = 16;
+  if (m->cfg.lease_check_seconds <= 0)
+    m->cfg.lease_check_seconds = 0.5;
+  m->db_path = strdup(cfg->db_path ? cfg->db_path : "cairn.db");
+  m->listen = strdup(cfg->listen ? cfg->listen : "127.0.0.1:8080");
+  m->web_dir = cfg->web_dir ? strdup(cfg->web_dir) : NULL;
+  if (!m->db_path || !m->listen || (cfg->web_dir && !m->web_dir) || pipe2(m->stop_pipe, O_CLOEXEC)) {
+    snprintf(errbuf, errlen, "out of resources");
+    goto fail;
+  }
+  fcntl(m->stop_pipe[1], F_SETFL, O_NONBLOCK);
+  if (load_admin_token(m, errbuf, errlen))
+    goto fail;
+  cairn_error err = {0};
+  m->core = cairn__core_open(m->db_path, cfg->durable, &err);
+  if (!m->core) {
+    snprintf(errbuf, errlen, "%s", err.text);
+    goto fail;
+  }
+  return m;
+fail:
+  cairn_master_delete(m);
+  return NULL;
+}
+
+static void *reaper(void *arg) {
+  cairn_master *m = arg;
+  int ms = (int)(m->cfg.lease_check_seconds * 1000);
+  for (;;) {
+    struct pollfd p = {.fd = m->stop_pipe[0], .events = POLLIN};
+    if (poll(&p, 1, ms) > 0 || m->stop_requested)
+      break;
+    cairn__core_expire(m->core, cairn__now());
+  }
+  return NULL;
+}
+
+int cairn_master_start(cairn_master *m, char *errbuf, size_t errlen) {
+  char dummy[8];
+  if (!errbuf) {
+    errbuf = dummy;
+    errlen = sizeof dummy;
+  }
+  if (cairn__http_start(m, errbuf, errlen))
+    return -1;
+  if (pthread_create(&m->reaper, NULL, reaper, m)) {
+    cairn__http_stop(m);
+    snprintf(errbuf, errlen, "cannot start the lease checker");
+    return -1;
+  }
+  m->reaper_running = 1;
+  return 0;
+}
+
+void cairn_master_stop(cairn_master *m) {
+  m->stop_requested = 1;
+  if (m->stop_pipe[1] >= 0) {
+    char b = 1;
+    ssize_t w = write(m->stop_pipe[1], &b, 1);
+    (void)w;
+  }
+}
+
+int cairn_master_run(cairn_master *m) {
+  while (!m->stop_requested) {
+    struct pollfd p = {.fd = m->stop_pipe[0], .events = POLLIN};
+    poll(&p, 1, 1000);
+  }
+  return 0;
+}
+
+void cairn_master_delete(cairn_master *m) {
+  if (!m)
+    return;
+  cairn_master_stop(m);
+  cairn__http_stop(m);
+  if (m->reaper_running)
+    pthread_join(m->reaper, NULL);
+  cairn__core_close(m->core);
+  if (m->stop_pipe[0] >= 0)
+    close(m->stop_pipe[0]);
+  if (m->stop_pipe[1] >= 0)
+    close(m->stop_pipe[1]);
+  pthread_mutex_destroy(&m->stats_lock);
+  free(m->db_path);
+  free(m->listen);
+  free(m->web_dir);
+  free(m);
+}
+
+const char *cairn_master_url(const cairn_master *m) { return m->url; }
+const char *cairn_master_admin_token(const cairn_master *m) { return m->admin_token; }
+
+int cairn_master_submit(cairn_master *m, const char *job_json, size_t len, long long *job_id,
+                        char *errbuf, size_t errlen) {
+  char dummy[8];
+  if (!errbuf) {
+    errbuf = dummy;
+    errlen = sizeof dummy;
+  }
+  cairn_error err = {0};
+  cairn_jobspec *spec = cairn_jobspec_parse(job_json, len, CAIRN_JOBSPEC_CLIENT, &err);
+  if (!spec) {
+    snprintf(errbuf, errlen, "%s", err.text);
+    return -1;
+  }
+  for (uint32_t i = 0; i < spec->nfiles; i++) {
+    cairn_jobspec_file *f = &spec->files[i];
+    if (f->sha256)
+      continue;
+    char sha[65];
+    int64_t size;
+    if (cairn__files_import(m->core, f->path, sha, &size, &err) != CAIRN_OK) {
+      snprintf(errbuf, errlen, "file \"%s\": %s", f->name, err.text);
+      cairn_jobspec_free(spec);
+      return -1;
+    }
+    f->sha256 = strdup(sha);
+    f->size = size;
+    if (!f->sha256) {
+      snprintf(errbuf, errlen, "out of memory");
+      cairn_jobspec_free(spec);
+      return -1;
+    }
+  }
+  int64_t id = 0;
+  if (cairn__core_submit(m->core, spec, &id, &err) != CAIRN_OK) {
+    snprintf(errbuf, errlen, "%s", err.text);
+    return -1;
+  }
+  *job_id = id;
+  return 0;
+}
+
+int cairn_master_wait(cairn_master *m, long long job_id, double timeout_seconds) {
+  int rc = cairn__core_wait_job(m->core, job_id,
+                                timeout_seconds < 0 ? -1 : (long)(timeout_seconds * 1000));
+  switch (rc) {
+  case JS_DONE: return 0;
+  case JS_FAILED: return 1;
+  case -2: return 2;
+  default: return -1;
+  }
+}
+
+char *cairn_master_results_json(cairn_master *m, long long job_id) {
+  json_t *o = cairn__core_tasks_json(m->core, job_id, NULL);
+  if (!o)
+    return NULL;
+  char *s = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return s;
+}

@@ -1,0 +1,74 @@
+/* master.h — the master handle shared by master.c, api.c and http.c (private). */
+#ifndef CAIRN_MASTER_PRIV_H
+#define CAIRN_MASTER_PRIV_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "cairn/master.h"
+#include "server/core.h"
+
+/* Routes, for dispatch and for the per-route request counters. */
+typedef enum {
+  R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
+  R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_ROUTE_COUNT
+} cairn__route;
+extern const char *const cairn__route_name[R_ROUTE_COUNT];
+
+#define CAIRN__STATUS_SLOTS 16
+
+struct cairn_master {
+  cairn_master_config cfg;
+  char *db_path, *listen, *web_dir;
+  char admin_token[129];
+  char url[300];
+  cairn_core *core;
+  void *daemon;              /* struct MHD_Daemon */
+  pthread_t reaper;
+  int reaper_running;
+  volatile sig_atomic_t stop_requested;
+  int stop_pipe[2];
+  pthread_mutex_t stats_lock;
+  uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
+};
+
+typedef struct cairn__req {
+  const char *method;
+  const char *path;
+  const char *token;         /* bearer token, or NULL */
+  const char *body;
+  size_t len;
+} cairn__req;
+
+typedef struct cairn__resp {
+  int status;
+  char *body;                /* malloc'd */
+  size_t len;
+  const char *ctype;
+  int fd;                    /* >= 0: send this file (size fd_size) instead of body */
+  uint64_t fd_size;
+} cairn__resp;
+
+cairn__route cairn__api_route(const char *method, const char *path);
+/* Handles a complete request; fills rs (rs->fd = -1 unless a file is sent). */
+void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs);
+/* Sets rs to the JSON error body for st with message text. */
+void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
+int cairn__api_is_admin(const cairn_master *m, const char *token);
+void cairn__api_count(cairn_master *m, cairn__route r, int status);
+
+/* http.c */
+int cairn__http_start(cairn_master *m, char *errbuf, size_t errlen);
+void cairn__http_stop(cairn_master *m);
+
+/* Imports a local file into the file store: copies it to files_dir/sha256
+ * (fsync'd) and records it. Fills sha256 and size. */
+cairn_status cairn__files_import(cairn_core *c, const char *path, char sha256[65], int64_t *size,
+                                 cairn_error *err);
+/* Finishes an upload written to tmp_path: checks its digest against want,
+ * fsyncs, renames into place and records it; removes tmp_path on failure. */
+cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char *want,
+                                 const char *got, int64_t size, int *existed, cairn_error *err);
+
+#endif

@@ -1,0 +1,595 @@
+/* store.c — SQLite persistence for the master (see store.h for the contract).
+ *
+ * Every statement is prepared once at open (enum stmt_id); the writer and the
+ * reader connection each prepare the ones they use. Migrations are the files
+ * schema/NNNN_*.sql embedded at build time, applied in order, each recorded in
+ * schema_migrations in the same transaction as its DDL.
+ */
+#include "server/store.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct {
+  const char *name;
+  const char *sql;
+} cairn__migrations[];
+
+enum stmt_id {
+  S_BEGIN, S_COMMIT, S_ROLLBACK,
+  S_META_SET, S_META_GET,
+  S_VOL_INSERT, S_VOL_BAN,
+  S_FILE_INSERT,
+  S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
+  S_TASK_UPDATE, S_JOB_UPDATE,
+  S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT,
+  S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_LEASED,
+  S_LOAD_FILES, S_LOAD_OUTCOMES,
+  S_COUNT
+};
+
+static const char *const sql_text[S_COUNT] = {
+  [S_BEGIN] = "BEGIN IMMEDIATE",
+  [S_COMMIT] = "COMMIT",
+  [S_ROLLBACK] = "ROLLBACK",
+  [S_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+  [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+  [S_VOL_INSERT] = "INSERT INTO volunteers(id, name, cluster, apps, slots, token_hash, created) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+  [S_VOL_BAN] = "UPDATE volunteers SET banned = 1, ban_reason = ?2 WHERE id = ?1",
+  [S_FILE_INSERT] = "INSERT OR IGNORE INTO files(sha256, size, created) VALUES (?1, ?2, ?3)",
+  [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
+                   "max_attempts, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                   "'running', ?9)",
+  [S_JOB_FILE_INSERT] = "INSERT INTO job_files(job_id, seq, name, sha256, broadcast) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5)",
+  [S_TASK_INSERT] = "INSERT INTO tasks(id, job_id, seq, name, args, inputs, state) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+  [S_PARENT_INSERT] = "INSERT INTO task_parents(task_id, parent_id, pos) VALUES (?1, ?2, ?3)",
+  [S_TASK_UPDATE] = "UPDATE tasks SET state = ?2, attempts = ?3, accepted = ?4 WHERE id = ?1",
+  [S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, finished = ?3 WHERE id = ?1",
+  [S_ALLOC_INSERT] = "INSERT INTO allocations(idx, volunteer_id, t, task_id, issued, "
+                     "lease_expires, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'leased')",
+  [S_ALLOC_UPDATE] = "UPDATE allocations SET lease_expires = ?2, state = ?3 WHERE idx = ?1",
+  [S_RESULT_INSERT] = "INSERT INTO results(idx, task_id, volunteer_id, exit_status, output, "
+                      "digest, received, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+  [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
+                 "(SELECT COALESCE(MAX(t), 0) FROM allocations a WHERE a.volunteer_id = v.id), "
+                 "v.created FROM volunteers v ORDER BY v.id",
+  [S_LOAD_JOBS] = "SELECT id, name, app, policy, state, replication, quorum, lease_seconds, "
+                  "max_attempts, created, COALESCE(finished, 0) FROM jobs ORDER BY id",
+  [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
+                       "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 "
+                       "ORDER BY jf.job_id, jf.seq",
+  [S_LOAD_TASKS] = "SELECT id, job_id, COALESCE(accepted, 0), seq, attempts, name, args, inputs, "
+                   "state FROM tasks ORDER BY job_id, seq",
+  [S_LOAD_PARENTS] = "SELECT task_id, parent_id, pos FROM task_parents ORDER BY task_id, pos",
+  [S_LOAD_LEASED] = "SELECT idx, volunteer_id, t, task_id, issued, lease_expires, state "
+                    "FROM allocations WHERE state = 'leased'",
+  [S_LOAD_FILES] = "SELECT sha256, size FROM files",
+  [S_LOAD_OUTCOMES] = "SELECT volunteer_id, outcome, COUNT(*) FROM results "
+                      "GROUP BY volunteer_id, outcome",
+};
+
+enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_HEALTH, R_COUNT };
+static const char *const rsql_text[R_COUNT] = {
+  [R_OUTPUT] = "SELECT r.output FROM tasks t JOIN results r ON r.idx = t.accepted "
+               "WHERE t.id = ?1 AND t.state = 'done'",
+  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output FROM tasks t "
+                    "JOIN results r ON r.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq",
+  [R_HEALTH] = "SELECT COUNT(*) FROM meta",
+};
+
+struct cairn_store {
+  sqlite3 *w, *r;
+  sqlite3_stmt *st[S_COUNT];
+  sqlite3_stmt *rst[R_COUNT];
+  pthread_mutex_t rlock;
+  int version;
+};
+
+static cairn_status db_err(cairn_store *s, sqlite3 *db, cairn_error *err, const char *what) {
+  (void)s;
+  return cairn_error_set(err, CAIRN_EIO, "store: %s: %s", what, sqlite3_errmsg(db));
+}
+
+static int exec_sql(sqlite3 *db, const char *sql, cairn_error *err) {
+  char *msg = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    cairn_error_set(err, CAIRN_EIO, "store: %s", msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return -1;
+  }
+  return 0;
+}
+
+static int open_conn(const char *path, sqlite3 **db, int durable, cairn_error *err) {
+  if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      NULL) != SQLITE_OK) {
+    cairn_error_set(err, CAIRN_EIO, "store: cannot open %s: %s", path,
+                    *db ? sqlite3_errmsg(*db) : "out of memory");
+    return -1;
+  }
+  sqlite3_busy_timeout(*db, 10000);
+  sqlite3_extended_result_codes(*db, 1);
+  if (exec_sql(*db, "PRAGMA journal_mode=WAL", err) ||
+      exec_sql(*db, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", err) ||
+      exec_sql(*db, "PRAGMA foreign_keys=ON", err))
+    return -1;
+  return 0;
+}
+
+static int migrate(cairn_store *s, cairn_error *err) {
+  if (exec_sql(s->w, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)",
+               err))
+    return -1;
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2(s->w, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", -1, &q,
+                         NULL) != SQLITE_OK || sqlite3_step(q) != SQLITE_ROW) {
+    sqlite3_finalize(q);
+    db_err(s, s->w, err, "reading schema version");
+    return -1;
+  }
+  int have = sqlite3_column_int(q, 0);
+  sqlite3_finalize(q);
+  int n = 0;
+  for (; cairn__migrations[n].name; n++) {
+    int version = atoi(cairn__migrations[n].name);
+    if (version <= have)
+      continue;
+    if (exec_sql(s->w, "BEGIN IMMEDIATE", err))
+      return -1;
+    sqlite3_stmt *ins = NULL;
+    if (exec_sql(s->w, cairn__migrations[n].sql, err)) {
+      char msg[sizeof err->text];
+      snprintf(msg, sizeof msg, "%s", err->text);
+      cairn_error_set(err, CAIRN_EIO, "migration %s: %s", cairn__migrations[n].name, msg);
+      exec_sql(s->w, "ROLLBACK", NULL);
+      return -1;
+    }
+    if (sqlite3_prepare_v2(s->w, "INSERT INTO schema_migrations(version, name, applied) "
+                                 "VALUES (?1, ?2, strftime('%s','now'))", -1, &ins, NULL) != SQLITE_OK) {
+      db_err(s, s->w, err, "recording migration");
+      exec_sql(s->w, "ROLLBACK", NULL);
+      return -1;
+    }
+    sqlite3_bind_int(ins, 1, version);
+    sqlite3_bind_text(ins, 2, cairn__migrations[n].name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(ins);
+    sqlite3_finalize(ins);
+    if (rc != SQLITE_DONE || exec_sql(s->w, "COMMIT", err)) {
+      db_err(s, s->w, err, "recording migration");
+      exec_sql(s->w, "ROLLBACK", NULL);
+      return -1;
+    }
+    have = version;
+  }
+  s->version = have;
+  return 0;
+}
+
+cairn_store *cairn_store_open(const char *path, int durable, cairn_error *err) {
+  cairn_store *s = calloc(1, sizeof *s);
+  if (!s) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&s->rlock, NULL);
+  if (open_conn(path, &s->w, durable, err) || migrate(s, err) ||
+      open_conn(path, &s->r, durable, err))
+    goto fail;
+  for (int i = 0; i < S_COUNT; i++)
+    if (sqlite3_prepare_v3(s->w, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+        SQLITE_OK) {
+      db_err(s, s->w, err, sql_text[i]);
+      goto fail;
+    }
+  for (int i = 0; i < R_COUNT; i++)
+    if (sqlite3_prepare_v3(s->r, rsql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->rst[i], NULL) !=
+        SQLITE_OK) {
+      db_err(s, s->r, err, rsql_text[i]);
+      goto fail;
+    }
+  return s;
+fail:
+  cairn_store_close(s);
+  return NULL;
+}
+
+void cairn_store_close(cairn_store *s) {
+  if (!s)
+    return;
+  for (int i = 0; i < S_COUNT; i++)
+    sqlite3_finalize(s->st[i]);
+  for (int i = 0; i < R_COUNT; i++)
+    sqlite3_finalize(s->rst[i]);
+  sqlite3_close(s->r);
+  sqlite3_close(s->w);
+  pthread_mutex_destroy(&s->rlock);
+  free(s);
+}
+
+int cairn_store_schema_version(cairn_store *s) { return s->version; }
+
+/* Runs a prepared writer statement to completion and resets it. */
+static cairn_status run(cairn_store *s, enum stmt_id id, cairn_error *err) {
+  sqlite3_stmt *q = s->st[id];
+  int rc = sqlite3_step(q);
+  cairn_status st = CAIRN_OK;
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    st = db_err(s, s->w, err, sql_text[id]);
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  return st;
+}
+
+cairn_status cairn_store_begin(cairn_store *s, cairn_error *err) { return run(s, S_BEGIN, err); }
+cairn_status cairn_store_commit(cairn_store *s, cairn_error *err) { return run(s, S_COMMIT, err); }
+void cairn_store_rollback(cairn_store *s) {
+  if (!sqlite3_get_autocommit(s->w))
+    run(s, S_ROLLBACK, NULL);
+}
+
+#define Q(id) (s->st[id])
+#define TXT(q, i, v) sqlite3_bind_text((q), (i), (v), -1, SQLITE_TRANSIENT)
+
+cairn_status cairn_store_meta_set(cairn_store *s, const char *key, const char *value,
+                                  cairn_error *err) {
+  TXT(Q(S_META_SET), 1, key);
+  TXT(Q(S_META_SET), 2, value);
+  return run(s, S_META_SET, err);
+}
+
+int cairn_store_meta_get(cairn_store *s, const char *key, char *out, size_t outlen) {
+  sqlite3_stmt *q = Q(S_META_GET);
+  TXT(q, 1, key);
+  int found = -1;
+  if (sqlite3_step(q) == SQLITE_ROW) {
+    snprintf(out, outlen, "%s", (const char *)sqlite3_column_text(q, 0));
+    found = 0;
+  }
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  return found;
+}
+
+cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char *name,
+                                          const char *cluster, const char *apps_json, int slots,
+                                          const char *token_hash, int64_t now, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_VOL_INSERT);
+  sqlite3_bind_int64(q, 1, id);
+  TXT(q, 2, name);
+  TXT(q, 3, cluster);
+  TXT(q, 4, apps_json);
+  sqlite3_bind_int(q, 5, slots);
+  TXT(q, 6, token_hash);
+  sqlite3_bind_int64(q, 7, now);
+  return run(s, S_VOL_INSERT, err);
+}
+
+cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
+                                       cairn_error *err) {
+  sqlite3_bind_int64(Q(S_VOL_BAN), 1, id);
+  TXT(Q(S_VOL_BAN), 2, reason);
+  return run(s, S_VOL_BAN, err);
+}
+
+cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t size, int64_t now,
+                                     cairn_error *err) {
+  sqlite3_stmt *q = Q(S_FILE_INSERT);
+  TXT(q, 1, sha256);
+  sqlite3_bind_int64(q, 2, size);
+  sqlite3_bind_int64(q, 3, now);
+  return run(s, S_FILE_INSERT, err);
+}
+
+cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
+                                    const char *policy, int replication, int quorum,
+                                    int lease_seconds, int max_attempts, int64_t now,
+                                    cairn_error *err) {
+  sqlite3_stmt *q = Q(S_JOB_INSERT);
+  sqlite3_bind_int64(q, 1, id);
+  TXT(q, 2, name);
+  TXT(q, 3, app);
+  TXT(q, 4, policy);
+  sqlite3_bind_int(q, 5, replication);
+  sqlite3_bind_int(q, 6, quorum);
+  sqlite3_bind_int(q, 7, lease_seconds);
+  sqlite3_bind_int(q, 8, max_attempts);
+  sqlite3_bind_int64(q, 9, now);
+  return run(s, S_JOB_INSERT, err);
+}
+
+cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, const char *name,
+                                         const char *sha256, int broadcast, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_JOB_FILE_INSERT);
+  sqlite3_bind_int64(q, 1, job);
+  sqlite3_bind_int(q, 2, seq);
+  TXT(q, 3, name);
+  TXT(q, 4, sha256);
+  sqlite3_bind_int(q, 5, broadcast);
+  return run(s, S_JOB_FILE_INSERT, err);
+}
+
+cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, uint32_t seq,
+                                     const char *name, const char *args_json,
+                                     const char *inputs_json, const char *state, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_TASK_INSERT);
+  sqlite3_bind_int64(q, 1, key);
+  sqlite3_bind_int64(q, 2, job);
+  sqlite3_bind_int64(q, 3, seq);
+  TXT(q, 4, name);
+  TXT(q, 5, args_json);
+  TXT(q, 6, inputs_json);
+  TXT(q, 7, state);
+  return run(s, S_TASK_INSERT, err);
+}
+
+cairn_status cairn_store_task_parent_insert(cairn_store *s, int64_t task, int64_t parent, uint32_t pos,
+                                            cairn_error *err) {
+  sqlite3_stmt *q = Q(S_PARENT_INSERT);
+  sqlite3_bind_int64(q, 1, task);
+  sqlite3_bind_int64(q, 2, parent);
+  sqlite3_bind_int64(q, 3, pos);
+  return run(s, S_PARENT_INSERT, err);
+}
+
+cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *state, int attempts,
+                                     int64_t accepted, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_TASK_UPDATE);
+  sqlite3_bind_int64(q, 1, key);
+  TXT(q, 2, state);
+  sqlite3_bind_int(q, 3, attempts);
+  if (accepted)
+    sqlite3_bind_int64(q, 4, accepted);
+  else
+    sqlite3_bind_null(q, 4);
+  return run(s, S_TASK_UPDATE, err);
+}
+
+cairn_status cairn_store_job_update(cairn_store *s, int64_t id, const char *state, int64_t finished,
+                                    cairn_error *err) {
+  sqlite3_stmt *q = Q(S_JOB_UPDATE);
+  sqlite3_bind_int64(q, 1, id);
+  TXT(q, 2, state);
+  if (finished)
+    sqlite3_bind_int64(q, 3, finished);
+  else
+    sqlite3_bind_null(q, 3);
+  return run(s, S_JOB_UPDATE, err);
+}
+
+cairn_status cairn_store_alloc_insert(cairn_store *s, int64_t idx, int64_t volunteer, int64_t t,
+                                      int64_t task, int64_t issued, int64_t expires,
+                                      cairn_error *err) {
+  sqlite3_stmt *q = Q(S_ALLOC_INSERT);
+  sqlite3_bind_int64(q, 1, idx);
+  sqlite3_bind_int64(q, 2, volunteer);
+  sqlite3_bind_int64(q, 3, t);
+  sqlite3_bind_int64(q, 4, task);
+  sqlite3_bind_int64(q, 5, issued);
+  sqlite3_bind_int64(q, 6, expires);
+  return run(s, S_ALLOC_INSERT, err);
+}
+
+cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expires, const char *state,
+                                      cairn_error *err) {
+  sqlite3_stmt *q = Q(S_ALLOC_UPDATE);
+  sqlite3_bind_int64(q, 1, idx);
+  sqlite3_bind_int64(q, 2, expires);
+  TXT(q, 3, state);
+  return run(s, S_ALLOC_UPDATE, err);
+}
+
+cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
+                                       int exit_status, const void *output, size_t len,
+                                       const char *digest, int64_t now, const char *outcome,
+                                       cairn_error *err) {
+  sqlite3_stmt *q = Q(S_RESULT_INSERT);
+  sqlite3_bind_int64(q, 1, idx);
+  sqlite3_bind_int64(q, 2, task);
+  sqlite3_bind_int64(q, 3, volunteer);
+  sqlite3_bind_int(q, 4, exit_status);
+  sqlite3_bind_blob64(q, 5, len ? output : "", len, SQLITE_TRANSIENT);
+  TXT(q, 6, digest);
+  sqlite3_bind_int64(q, 7, now);
+  TXT(q, 8, outcome);
+  return run(s, S_RESULT_INSERT, err);
+}
+
+/* Steps a loader statement, calling row() for each row. */
+#define LOAD_LOOP(id, rowtype, fill)                                                      \
+  do {                                                                                    \
+    sqlite3_stmt *q = Q(id);                                                              \
+    int rc;                                                                               \
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {                                        \
+      rowtype row;                                                                        \
+      memset(&row, 0, sizeof row);                                                        \
+      fill;                                                                               \
+      if (cb(ud, &row)) {                                                                 \
+        sqlite3_reset(q);                                                                 \
+        return cairn_error_set(err, CAIRN_EINTERNAL, "store: loading %s stopped", #id);   \
+      }                                                                                   \
+    }                                                                                     \
+    sqlite3_reset(q);                                                                     \
+    if (rc != SQLITE_DONE)                                                                \
+      return db_err(s, s->w, err, sql_text[id]);                                          \
+    return CAIRN_OK;                                                                      \
+  } while (0)
+
+#define I64(c) sqlite3_column_int64(q, (c))
+#define STR(c) ((const char *)sqlite3_column_text(q, (c)))
+
+cairn_status cairn_store_load_volunteers(cairn_store *s,
+                                         int (*cb)(void *, const cairn_store_volunteer_row *),
+                                         void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_VOL, cairn_store_volunteer_row, {
+    row.id = I64(0);
+    row.name = STR(1);
+    row.cluster = STR(2);
+    row.apps_json = STR(3);
+    row.token_hash = STR(4);
+    row.slots = (int)I64(5);
+    row.banned = (int)I64(6);
+    row.allocations = I64(7);
+    row.created = I64(8);
+  });
+}
+
+cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn_store_job_row *),
+                                   void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_JOBS, cairn_store_job_row, {
+    row.id = I64(0);
+    row.name = STR(1);
+    row.app = STR(2);
+    row.policy = STR(3);
+    row.state = STR(4);
+    row.replication = (int)I64(5);
+    row.quorum = (int)I64(6);
+    row.lease_seconds = (int)I64(7);
+    row.max_attempts = (int)I64(8);
+    row.created = I64(9);
+    row.finished = I64(10);
+  });
+}
+
+cairn_status cairn_store_load_job_files(cairn_store *s,
+                                        int (*cb)(void *, const cairn_store_job_file_row *),
+                                        void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_JOB_FILES, cairn_store_job_file_row, {
+    row.job = I64(0);
+    row.seq = (int)I64(1);
+    row.broadcast = (int)I64(2);
+    row.name = STR(3);
+    row.sha256 = STR(4);
+    row.size = I64(5);
+  });
+}
+
+cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cairn_store_task_row *),
+                                    void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_TASKS, cairn_store_task_row, {
+    row.key = I64(0);
+    row.job = I64(1);
+    row.accepted = I64(2);
+    row.seq = (uint32_t)I64(3);
+    row.attempts = (int)I64(4);
+    row.name = STR(5);
+    row.args_json = STR(6);
+    row.inputs_json = STR(7);
+    row.state = STR(8);
+  });
+}
+
+cairn_status cairn_store_load_parents(cairn_store *s, int (*cb)(void *, const cairn_store_edge_row *),
+                                      void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_PARENTS, cairn_store_edge_row, {
+    row.task = I64(0);
+    row.parent = I64(1);
+    row.pos = (uint32_t)I64(2);
+  });
+}
+
+cairn_status cairn_store_load_leased(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),
+                                     void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_LEASED, cairn_store_alloc_row, {
+    row.idx = I64(0);
+    row.volunteer = I64(1);
+    row.t = I64(2);
+    row.task = I64(3);
+    row.issued = I64(4);
+    row.expires = I64(5);
+    row.state = STR(6);
+  });
+}
+
+cairn_status cairn_store_load_files(cairn_store *s, int (*cb)(void *, const cairn_store_file_row *),
+                                    void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_FILES, cairn_store_file_row, {
+    row.sha256 = STR(0);
+    row.size = I64(1);
+  });
+}
+
+cairn_status cairn_store_load_outcomes(cairn_store *s,
+                                       int (*cb)(void *, const cairn_store_outcome_row *), void *ud,
+                                       cairn_error *err) {
+  LOAD_LOOP(S_LOAD_OUTCOMES, cairn_store_outcome_row, {
+    row.volunteer = I64(0);
+    row.outcome = STR(1);
+    row.count = I64(2);
+  });
+}
+
+cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, size_t *len,
+                                     cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_OUTPUT];
+  sqlite3_bind_int64(q, 1, key);
+  int rc = sqlite3_step(q);
+  if (rc == SQLITE_ROW) {
+    size_t n = (size_t)sqlite3_column_bytes(q, 0);
+    const void *p = sqlite3_column_blob(q, 0);
+    *out = malloc(n + 1);
+    if (!*out) {
+      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    } else {
+      if (n)
+        memcpy(*out, p, n);
+      (*out)[n] = '\0';
+      *len = n;
+    }
+  } else if (rc == SQLITE_DONE) {
+    st = cairn_error_set(err, CAIRN_ENOTFOUND, "task %lld has no accepted result",
+                         (long long)key);
+  } else {
+    st = db_err(s, s->r, err, "reading an output");
+  }
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return st;
+}
+
+cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
+                                     int (*cb)(void *, const cairn_store_result_row *), void *ud,
+                                     cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_JOB_RESULTS];
+  sqlite3_bind_int64(q, 1, job);
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    cairn_store_result_row row = {
+      .seq = (uint32_t)sqlite3_column_int64(q, 0),
+      .idx = sqlite3_column_int64(q, 1),
+      .volunteer = sqlite3_column_int64(q, 2),
+      .exit_status = sqlite3_column_int(q, 3),
+      .output = sqlite3_column_blob(q, 4),
+      .len = (size_t)sqlite3_column_bytes(q, 4),
+    };
+    if (cb(ud, &row)) {
+      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading results stopped");
+      break;
+    }
+  }
+  if (st == CAIRN_OK && rc != SQLITE_DONE)
+    st = db_err(s, s->r, err, "reading results");
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return st;
+}
+
+int cairn_store_writable(cairn_store *s) {
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_HEALTH];
+  int rc = sqlite3_step(q);
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return rc == SQLITE_ROW ? 0 : -1;
+}

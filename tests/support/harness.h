@@ -1,0 +1,51 @@
+/* harness.h — integration-test plumbing: real cairn-server and cairn-worker
+ * processes on loopback, fresh temporary folders, HTTP with JSON. */
+#ifndef CAIRN_HARNESS_H
+#define CAIRN_HARNESS_H
+
+#include <jansson.h>
+#include <sys/types.h>
+
+#define HARNESS_ADMIN_TOKEN "test-admin-token-0123456789abcdef"
+
+typedef struct harness_server {
+  pid_t pid;
+  char url[256];
+  char db[4096];
+} harness_server;
+
+/* A fresh temporary folder (mkdtemp under $TMPDIR or /tmp), path in out. */
+void harness_tmpdir(char *out, size_t len);
+/* Path of a built binary: $CAIRN_BIN_DIR/name. */
+void harness_bin(char *out, size_t len, const char *name);
+/* Starts cairn-server on 127.0.0.1:0 with db (admin token HARNESS_ADMIN_TOKEN),
+ * waits for its "listening" line. extra: NULL-terminated extra arguments or NULL.
+ * Returns 0 or -1. */
+int harness_server_start(harness_server *s, const char *db, const char *const *extra);
+/* Sends sig (SIGTERM or SIGKILL) and reaps the server; returns its wait status. */
+int harness_server_stop(harness_server *s, int sig);
+
+/* Spawns argv[0] (a path) with argv, stdout/stderr to log (may be NULL = inherit). */
+pid_t harness_spawn(const char *const *argv, const char *log);
+/* waitpid with a timeout in seconds; returns the status or -1 on timeout. */
+int harness_wait(pid_t pid, double timeout);
+
+/* One HTTP request; body may be NULL. Returns the HTTP status (0 if no answer);
+ * *resp gets the parsed JSON body (or NULL). raw/rawlen (optional) get the
+ * raw body (caller frees *raw). */
+long harness_http(const char *url, const char *method, const char *path, const char *token,
+                  const char *body, size_t body_len, json_t **resp, char **raw, size_t *rawlen);
+/* Convenience: JSON body from a json_t (not stolen). */
+long harness_http_json(const char *url, const char *method, const char *path, const char *token,
+                       json_t *body, json_t **resp);
+/* Registers a volunteer for app; copies its token (65 bytes) and returns its id. */
+long long harness_register(const char *url, const char *name, const char *app, char token[65]);
+/* Writes text to path. */
+int harness_write_file(const char *path, const char *text);
+/* Runs a command (argv) and returns its exit status, capturing stdout into
+ * out (malloc'd, may be NULL). */
+int harness_run(const char *const *argv, char **out);
+/* Seconds since an arbitrary start. */
+double harness_now(void);
+
+#endif
