@@ -166,6 +166,13 @@ static void expect_exit0(fixture *f, pid_t pid, const char *name, double timeout
   }
 }
 
+/* 1 when the worker's log holds needle. */
+static int log_contains(fixture *f, const char *name, const char *needle) {
+  char cmd[4600];
+  snprintf(cmd, sizeof cmd, "grep -q -F '%s' '%s/%s.log'", needle, f->dir, name);
+  return system(cmd) == 0;
+}
+
 static int dir_is_empty(const char *dir) {
   char cmd[4300];
   snprintf(cmd, sizeof cmd, "test -d '%s' && test -z \"$(ls -A '%s')\"", dir, dir);
@@ -328,6 +335,9 @@ static void test_master_killed_and_restarted(void **state) {
   json_decref(tasks);
   kill(w, SIGTERM);
   expect_exit0(f, w, "w", 30);
+  /* the worker did see the master go away, and carried on */
+  assert_true(log_contains(f, "w", "connect to server"));
+  assert_true(log_contains(f, "w", "(retrying)"));
 }
 
 static void test_reregisters_when_token_unknown(void **state) {
