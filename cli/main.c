@@ -11,6 +11,8 @@ static const cairn_cli_cmd commands[] = {
   {"wait", "wait for a job: exit 0 done, 1 failed, 2 timeout", cairn_cmd_wait},
   {"results", "one line per task: id, state, volunteer, index, result", cairn_cmd_results},
   {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},
+  {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn_cmd_gen},
+  {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn_cmd_simulate},
   {NULL, NULL, NULL},
 };
 

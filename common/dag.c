@@ -121,3 +121,33 @@ int cairn_dag_topo_order(const cairn_dag *d, uint32_t *order, uint32_t *on_cycle
   free(indeg);
   return -1;
 }
+
+int cairn_dag_levels(const cairn_dag *d, uint32_t *depth, uint32_t *height) {
+  uint32_t n = d->n;
+  uint32_t *order = malloc(((size_t)n + 1) * sizeof(uint32_t));
+  if (!order)
+    return -2;
+  int rc = cairn_dag_topo_order(d, order, NULL);
+  if (rc != 0) {
+    free(order);
+    return rc;
+  }
+  if (depth)
+    for (uint32_t k = 0; k < n; k++) {
+      uint32_t v = order[k], best = 0;
+      for (uint32_t i = d->par_off[v]; i < d->par_off[v + 1]; i++)
+        if (depth[d->par[i]] + 1 > best)
+          best = depth[d->par[i]] + 1;
+      depth[v] = best;
+    }
+  if (height)
+    for (uint32_t k = n; k-- > 0;) {
+      uint32_t v = order[k], best = 0;
+      for (uint32_t i = d->ch_off[v]; i < d->ch_off[v + 1]; i++)
+        if (height[d->ch[i]] + 1 > best)
+          best = height[d->ch[i]] + 1;
+      height[v] = best;
+    }
+  free(order);
+  return 0;
+}

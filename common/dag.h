@@ -42,4 +42,10 @@ static inline uint32_t cairn_dag_nchildren(const cairn_dag *d, uint32_t v) {
  * cycle, and then sets *on_cycle (if not NULL) to a node that lies on one. */
 int cairn_dag_topo_order(const cairn_dag *d, uint32_t *order, uint32_t *on_cycle);
 
+/* Static levels used by schedulers: depth[v] = edges on the longest path from
+ * a source to v, height[v] = edges on the longest path from v to a sink
+ * (either array may be NULL). Returns 0; -1 on a cycle; -2 out of memory.
+ * O(n + m) time, 4n bytes of scratch. */
+int cairn_dag_levels(const cairn_dag *d, uint32_t *depth, uint32_t *height);
+
 #endif

@@ -1,5 +1,6 @@
 /* policy.c — the policy registry and the FIFO baseline (earliest eligible
- * first: a ring of task numbers; every operation O(1)). */
+ * first: a ring of task numbers; every operation O(1)). The "ic" policy is in
+ * policy_ic.c, "random" in policy_random.c. */
 #include "common/policy.h"
 
 #include <stdlib.h>
@@ -7,8 +8,10 @@
 
 static const cairn_policy_ops *const registry[] = {
   &cairn_policy_fifo,
+  &cairn_policy_ic,
+  &cairn_policy_random,
 };
-static const char *const names[] = {"fifo", NULL};
+static const char *const names[] = {"fifo", "ic", "random", NULL};
 
 const cairn_policy_ops *cairn_policy_find(const char *name) {
   for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)

@@ -30,6 +30,13 @@ const cairn_policy_ops *cairn_policy_find(const char *name);
 /* Names of all policies, NULL-terminated. */
 const char *const *cairn_policy_names(void);
 
+/* Earliest eligible first (policy.c). */
 extern const cairn_policy_ops cairn_policy_fifo;
+/* IC-optimal on the seed's dag families, a lookahead heuristic elsewhere
+ * (policy_ic.c). */
+extern const cairn_policy_ops cairn_policy_ic;
+/* Uniformly random among the ready tasks, deterministic in the seed
+ * (policy_random.c). */
+extern const cairn_policy_ops cairn_policy_random;
 
 #endif
