@@ -34,6 +34,7 @@ static int setup(void **state) {
   harness_tmpdir(f->dir, sizeof f->dir);
   snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
   if (harness_server_start(&f->srv, f->db, NULL)) {
+    rmdir(f->dir);
     free(f);
     return -1;
   }
