@@ -44,10 +44,11 @@ cairn_status cairn__mkdirs(const char *path, mode_t mode, cairn_error *err) {
   return rc;
 }
 
-/* Removes the contents of the directory open as dfd, then nothing else. */
-static int remove_contents(int dfd, const char *path, cairn_error *err);
+/* Removes everything inside the directory open as dfd (not dfd itself). */
+static int remove_contents(int dfd);
 
-static int remove_entry(int dfd, const char *name, const char *path, cairn_error *err) {
+/* Removes name (relative to dfd) and, for a directory, all it holds. */
+static int remove_entry(int dfd, const char *name) {
   struct stat st;
   if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
     return errno == ENOENT ? 0 : -1;
@@ -57,7 +58,7 @@ static int remove_entry(int dfd, const char *name, const char *path, cairn_error
     int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0)
       return -1;
-    int r = remove_contents(sub, path, err);
+    int r = remove_contents(sub);
     close(sub);
     if (r != 0)
       return -1;
@@ -66,7 +67,7 @@ static int remove_entry(int dfd, const char *name, const char *path, cairn_error
   return unlinkat(dfd, name, 0) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-static int remove_contents(int dfd, const char *path, cairn_error *err) {
+static int remove_contents(int dfd) {
   int dup_fd = dup(dfd);
   if (dup_fd < 0)
     return -1;
@@ -80,14 +81,14 @@ static int remove_contents(int dfd, const char *path, cairn_error *err) {
   for (e = readdir(d); e && rc == 0; e = readdir(d)) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
-    rc = remove_entry(dfd, e->d_name, path, err);
+    rc = remove_entry(dfd, e->d_name);
   }
   closedir(d);
   return rc;
 }
 
 cairn_status cairn__remove_tree(const char *path, cairn_error *err) {
-  if (remove_entry(AT_FDCWD, path, path, err) != 0)
+  if (remove_entry(AT_FDCWD, path) != 0)
     return cairn_error_set(err, CAIRN_EIO, "cannot remove %s: %s", path, strerror(errno));
   return CAIRN_OK;
 }

@@ -52,6 +52,8 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
     rc = cairn__register(c->http, &s->reg, &fresh, err);
     if (rc != CAIRN_EIO || !retry)
       break;
+    if (cairn__stopper_stopping(s->stopper))
+      return cairn_error_set(err, CAIRN_EIO, "stopped before registration completed");
     if (warned++ == 0)
       CAIRN_WARN("cannot register with %s yet: %s (retrying)", cairn_http_base(c->http),
                  err->text);

@@ -127,10 +127,9 @@ static task_end deliver(cairn__slot *sl, long long index, int exit_status, const
 static task_end deliver_note(cairn__slot *sl, long long index, int exit_status,
                              const char *note) {
   char text[700];
-  int n = snprintf(text, sizeof text, "cairn-worker: %s\n", note);
+  snprintf(text, sizeof text, "cairn-worker: %s\n", note);
   CAIRN_WARN("task %lld: %s", index, note);
-  return deliver(sl, index, exit_status, text, n > 0 && (size_t)n < sizeof text ? (size_t)n
-                                                                                : strlen(text));
+  return deliver(sl, index, exit_status, text, strlen(text));
 }
 
 static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn__task *t,
