@@ -14,4 +14,7 @@ int cairn_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if any of argv[1..argc) is --help or -h. */
 int cairn_cli_wants_help(int argc, char **argv);
 
+/* cairn ataf FAMILY X Y | FAMILY --invert N (cmd_ataf.c) */
+int cairn_cmd_ataf(int argc, char **argv);
+
 #endif

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 
 static const cairn_cli_cmd commands[] = {
+  {"ataf", "evaluate or invert an ATAF: phi(X, Y) or phi^-1(N)", cairn_cmd_ataf},
   {NULL, NULL, NULL},
 };
 
