@@ -199,7 +199,7 @@ cairn_status cairn_ataf_invert(cairn_ataf_family f, uint64_t n, uint64_t *x, uin
   unsigned g = (unsigned)__builtin_ctzll(n);
   uint64_t odd = n >> g, i = 0, tt = 0;
   switch (f) {
-  case CAIRN_ATAF_PHISHARP: /* rows 2^g .. 2^(g+1)-1; x <= 2^63 */
+  case CAIRN_ATAF_PHISHARP: /* rows 2^g .. 2^(g+1)-1, so x < 2^63 */
     split_odd(odd, g, &i, &tt);
     *x = (1ull << g) + i - 1;
     break;
@@ -254,13 +254,12 @@ cairn_status cairn_ataf_build(cairn_ataf *a, const cairn_ataf_spec *spec, cairn_
 /* Where row x >= 1 sits; -1 when it lies beyond group 62. */
 static int table_locate(const cairn_ataf *a, uint64_t x, cairn_ataf_row *row) {
   assert(a->ngroups >= 1 && a->ngroups <= CAIRN_ATAF_MAX_GROUPS && a->first_row[0] == 1);
-  unsigned lo = 0, hi = a->ngroups - 1; /* largest g with first_row[g] <= x */
-  while (lo < hi) {
-    unsigned mid = (lo + hi + 1) / 2;
-    if (a->first_row[mid] <= x)
-      lo = mid;
-    else
-      hi = mid - 1;
+  /* largest g with first_row[g] <= x: branch-free binary search */
+  unsigned lo = 0, n = a->ngroups;
+  while (n > 1) {
+    unsigned half = n / 2;
+    lo = a->first_row[lo + half] <= x ? lo + half : lo;
+    n -= half;
   }
   uint64_t pos = x - a->first_row[lo] + 1;
   if (a->kappa[lo] < 64 && pos - 1 >= (1ull << a->kappa[lo]))
