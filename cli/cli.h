@@ -23,5 +23,7 @@ int cairn_cmd_volunteers(int argc, char **argv);
 int cairn_cmd_gen(int argc, char **argv);
 /* cairn simulate game|run JOB.json: IC pebble game / volunteer run (cmd_simulate.c). */
 int cairn_cmd_simulate(int argc, char **argv);
+/* cairn ataf FAMILY X Y | FAMILY --invert N (cmd_ataf.c) */
+int cairn_cmd_ataf(int argc, char **argv);
 
 #endif
