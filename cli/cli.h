@@ -14,4 +14,7 @@ int cairn_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if any of argv[1..argc) is --help or -h. */
 int cairn_cli_wants_help(int argc, char **argv);
 
+/* cairn plan ALGO INSTANCE.json [--svg FILE]: broadcast/multicast planning. */
+int cairn_cmd_plan(int argc, char **argv);
+
 #endif

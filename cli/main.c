@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 
 static const cairn_cli_cmd commands[] = {
+  {"plan", "print a broadcast/multicast plan as JSON", cairn_cmd_plan},
   {NULL, NULL, NULL},
 };
 
