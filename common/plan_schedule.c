@@ -279,7 +279,9 @@ double cairn_plan_lower_bound(const cairn_plan_instance *in) {
   switch (in->model) {
   case CAIRN_PLAN_1C: return (double)cairn_bcast_lower_bound(&in->cl, 0);
   case CAIRN_PLAN_POSTAL: return (double)cairn_bcast_lower_bound(&in->cl, 1);
-  default: return 0;
+  case CAIRN_PLAN_GRID: return cairn_plan_grid_lower_bound(&in->grid);
+  case CAIRN_PLAN_HNOW: return cairn_plan_hnow_lower_bound(&in->hnow);
+  case CAIRN_PLAN_CDMD: return (double)cairn_plan_cdmd_degree(&in->cdmd);
   }
   return 0;
 }
@@ -337,7 +339,9 @@ cairn_status cairn_plan_run(const cairn_plan_instance *in, const char *algo, cai
       st = run_compact(in, name, out, err);
     }
     break;
-  default: return cairn_error_set(err, CAIRN_EINVAL, "model %s has no planner in this build", cairn_plan_model_name(in->model));
+  case CAIRN_PLAN_GRID: st = cairn_plan_grid_run(&in->grid, name, out, err); break;
+  case CAIRN_PLAN_HNOW: st = cairn_plan_hnow_run(&in->hnow, name, out, err); break;
+  case CAIRN_PLAN_CDMD: st = cairn_plan_cdmd_run(&in->cdmd, out, err); break;
   }
   if (st != CAIRN_OK)
     return st;
