@@ -78,7 +78,7 @@ static cairn_status get_num(json_t *v, const char *what, double *out, cairn_erro
 }
 
 static cairn_status get_index(json_t *v, const char *what, size_t n, size_t *out, cairn_error *err) {
-  int64_t x;
+  int64_t x = 0;
   if (n == 0)
     return cairn_error_set(err, CAIRN_EINVAL, "%s refers to an empty set", what);
   cairn_status st = get_i64(v, what, 0, (int64_t)n - 1, &x, err);
@@ -327,7 +327,7 @@ static cairn_status parse_cdmd(json_t *root, cairn_plan_instance *in, cairn_erro
   cairn_status st;
   cairn_plan_cdmd *c = &in->cdmd;
   json_t *v, *x;
-  int64_t n;
+  int64_t n = 0;
   TRY(only_keys(root, keys, "the instance", err));
   TRY(need(root, "processors", "the instance", &v, err));
   TRY(get_i64(v, "processors", 1, 1 << 24, &n, err));
@@ -509,7 +509,7 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
     cairn_plan_schedule_init(out, in->model, json_string_value(v));
   }
   if ((v = json_object_get(root, "model"))) {
-    cairn_plan_model m;
+    cairn_plan_model m = CAIRN_PLAN_1C;
     TRY(model_of(v, &m, err));
     out->model = m;
   }
@@ -543,7 +543,7 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
       }
       msg = m;
     } else if (x) {
-      int64_t mm;
+      int64_t mm = 0;
       snprintf(w, sizeof w, "transfers[%zu].message", i);
       TRY(get_i64(x, w, 0, INT64_C(1) << 40, &mm, err));
       msg = (size_t)mm;
@@ -569,7 +569,7 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
     }
     for (size_t r = 0; r < nto; r++)
       TRY(read_node(list ? json_array_get(x, r) : x, in->model, w, &to[r], err));
-    double s0, e0;
+    double s0 = 0, e0 = 0;
     snprintf(w, sizeof w, "transfers[%zu]", i);
     TRY(need(t, "start", w, &x, err));
     snprintf(w, sizeof w, "transfers[%zu].start", i);
