@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "common/plan.h"
@@ -121,8 +123,9 @@ static void test_cli(void **state) {
   const char *bin = getenv("CAIRN_BIN_DIR");
   if (!bin)
     bin = "build/bin";
-  char dir[] = "/tmp/cairn-plan-XXXXXX";
-  assert_non_null(mkdtemp(dir));
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/cairn-plan-test-%ld", (long)getpid());
+  assert_int_equal(mkdir(dir, 0700), 0);
   char path[512], cmd[2048];
   snprintf(path, sizeof path, "%s/in.json", dir);
   FILE *f = fopen(path, "w");
