@@ -25,5 +25,7 @@ int cairn_cmd_gen(int argc, char **argv);
 int cairn_cmd_simulate(int argc, char **argv);
 /* cairn ataf FAMILY X Y | FAMILY --invert N (cmd_ataf.c) */
 int cairn_cmd_ataf(int argc, char **argv);
+/* cairn plan ALGO INSTANCE.json [--svg FILE]: broadcast/multicast planning. */
+int cairn_cmd_plan(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const cairn_cli_cmd commands[] = {
   {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn_cmd_gen},
   {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn_cmd_simulate},
   {"ataf", "evaluate or invert an ATAF: phi(X, Y) or phi^-1(N)", cairn_cmd_ataf},
+  {"plan", "print a broadcast/multicast plan as JSON", cairn_cmd_plan},
   {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,364 @@
+/* plan_hnow.c — multiple multicast on a heterogeneous network of
+ * workstations with non-blocking send and blocking receive (seed 001: Wu,
+ * Yeh, Liu, "Scheduling Multiple Multicast for Heterogeneous NOW with
+ * Non-blocking Message-Passing").
+ *
+ * Model (§2, eqs. 1, 3, 4): sending m_k (length l) from i to j issued at
+ * Avail_i keeps i busy S(i,l) (non-blocking send), the message reaches j's
+ * buffer at Avail_i + S(i,l) + X(i,j)·l, and j, whose receive blocks, ends
+ * the receive at max(arrival, Avail_j) + R(j,l). Only the source of m_k and
+ * its destinations relay m_k (§3). A transfer in the plan starts when the
+ * send starts and ends when the receive completes.
+ *
+ * Planners (each step sends one message to one more destination):
+ *   FEF  §4.1  smallest T(i,j,l) = S + X·l + R over (k, i ∈ A_k, j ∈ B_k)
+ *   ECF  §4.2  smallest CompleteTime (eq. 4) over all such triples
+ *   WR   §4.3  receiver = least virtual time W (eqs. 5–6; ties: the fastest,
+ *              i.e. least R(i, mean length), then index), then the source and
+ *              sender of least CompleteTime; tasks appended to task lists
+ *   WRP  §4.4  WR where a send may be placed in an idle gap of the sender
+ *              before already scheduled receives (after its previous send
+ *              and after it received the message, without moving a
+ *              receive); receives are appended after the last operation
+ * Heuristics, no approximation guarantee.
+ *
+ * Lower bound (§3.1, eq. 2): earliest-reach times by shortest paths over the
+ * source and destinations of each message with edge cost T(a,b,l), then per
+ * node the receive overheads in earliest-reach-first order.
+ *
+ * Complexity (n nodes, q = Σ|D_k| receptions): FEF O(q²); ECF O(q·Σ_k
+ * |A_k||B_k|) ⊆ O(q·M·n²); WR O(q·(n + Σ_{k∈SR_i}|A_k|)), i.e. O(n²) for one
+ * broadcast; WRP the same times the sender's operations scanned for a gap
+ * (O(n³) worst case, ~O(n²) in practice); lower bound O(M·n²). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/plan.h"
+
+enum { H_FEF, H_ECF, H_WR, H_WRP };
+
+typedef struct ivl {
+  double s, e;
+} ivl;
+
+typedef struct tl {
+  ivl *v;
+  size_t n, cap;
+} tl;
+
+typedef struct hs {
+  const cairn_plan_hnow *h;
+  size_t n, M;
+  uint8_t *inA, *inB;  /* M*n */
+  double *got;         /* M*n: when the node holds m_k */
+  double *avail;       /* non-preemptive: next free time */
+  double *W, *vt_got;  /* virtual times (WR, WRP) */
+  double *last_send, *last_recv;
+  tl *line;            /* WRP timelines */
+  size_t *left;        /* per node: messages still to receive */
+} hs;
+
+static double S_(const hs *s, size_t i, double l) { return s->h->S0[i] + s->h->S1[i] * l; }
+static double R_(const hs *s, size_t j, double l) { return s->h->R0[j] + s->h->R1[j] * l; }
+static double X_(const hs *s, size_t i, size_t j) { return s->h->X[i * s->n + j]; }
+static double L_(const hs *s, size_t k) { return s->h->msg[k].length; }
+
+/* earliest start >= t0 of a free slot of length d in node i's timeline */
+static double gap(const tl *t, double t0, double d) {
+  double x = t0;
+  for (size_t q = 0; q < t->n; q++) {
+    if (t->v[q].e <= x)
+      continue;
+    if (x + d <= t->v[q].s)
+      return x;
+    x = t->v[q].e;
+  }
+  return x;
+}
+
+static int tl_insert(tl *t, double a, double b) {
+  if (b <= a)
+    return 0;
+  if (t->n == t->cap) {
+    size_t nc = t->cap ? 2 * t->cap : 8;
+    ivl *p = realloc(t->v, nc * sizeof *p);
+    if (!p)
+      return -1;
+    t->v = p;
+    t->cap = nc;
+  }
+  size_t q = t->n;
+  while (q > 0 && t->v[q - 1].s > a) {
+    t->v[q] = t->v[q - 1];
+    q--;
+  }
+  t->v[q] = (ivl){a, b};
+  t->n++;
+  return 0;
+}
+
+/* Start of a send of m_k by i and the receive completion at j. */
+static void timing(const hs *s, int algo, size_t k, size_t i, size_t j, double *start, double *done) {
+  double l = L_(s, k);
+  if (algo == H_WRP) {
+    double t0 = fmax(s->last_send[i], s->got[k * s->n + i]);
+    *start = gap(&s->line[i], t0, S_(s, i, l));
+    double arrive = *start + S_(s, i, l) + X_(s, i, j) * l;
+    *done = fmax(arrive, fmax(s->last_send[j], s->last_recv[j])) + R_(s, j, l);
+  } else {
+    *start = s->avail[i];
+    double arrive = *start + S_(s, i, l) + X_(s, i, j) * l;
+    *done = fmax(arrive, s->avail[j]) + R_(s, j, l);
+  }
+}
+
+static cairn_status commit(hs *s, int algo, size_t k, size_t i, size_t j, cairn_plan_schedule *out,
+                           cairn_error *err) {
+  double l = L_(s, k), start, done;
+  timing(s, algo, k, i, j, &start, &done);
+  cairn_plan_node from = {(int64_t)i, -1}, to = {(int64_t)j, -1};
+  if (cairn_plan_schedule_add(out, k, from, &to, 1, start, done))
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+  if (algo == H_WRP) {
+    if (tl_insert(&s->line[i], start, start + S_(s, i, l)) || tl_insert(&s->line[j], done - R_(s, j, l), done))
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    s->last_send[i] = start + S_(s, i, l);
+    s->last_recv[j] = done;
+  } else {
+    s->avail[i] = start + S_(s, i, l);
+    s->avail[j] = done;
+  }
+  /* virtual time, eqs. (5)-(6) */
+  double base = s->h->msg[k].source == i ? 0 : s->vt_got[k * s->n + i];
+  double ar = base + S_(s, i, l) + X_(s, i, j) * l;
+  s->W[j] = fmax(s->W[j], ar) + R_(s, j, l);
+  s->vt_got[k * s->n + j] = s->W[j];
+  s->got[k * s->n + j] = done;
+  s->inA[k * s->n + j] = 1;
+  s->inB[k * s->n + j] = 0;
+  s->left[j]--;
+  return CAIRN_OK;
+}
+
+static void hs_free(hs *s) {
+  free(s->inA);
+  free(s->inB);
+  free(s->got);
+  free(s->avail);
+  free(s->W);
+  free(s->vt_got);
+  free(s->last_send);
+  free(s->last_recv);
+  if (s->line)
+    for (size_t i = 0; i < s->n; i++)
+      free(s->line[i].v);
+  free(s->line);
+  free(s->left);
+}
+
+cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo, cairn_plan_schedule *out,
+                                 cairn_error *err) {
+  static const char *const names[] = {"FEF", "ECF", "WR", "WRP"};
+  int a = -1;
+  for (int x = 0; x < 4; x++)
+    if (strcmp(algo, names[x]) == 0)
+      a = x;
+  if (a < 0)
+    return cairn_error_set(err, CAIRN_EINVAL, "unknown hnow algorithm \"%s\"", algo);
+  hs s = {.h = h, .n = h->n, .M = h->nmsg};
+  size_t n = h->n, M = h->nmsg, nm = (M ? M : 1) * n;
+  s.inA = calloc(nm, 1);
+  s.inB = calloc(nm, 1);
+  s.got = calloc(nm, sizeof *s.got);
+  s.vt_got = calloc(nm, sizeof *s.vt_got);
+  s.avail = calloc(n, sizeof *s.avail);
+  s.W = calloc(n, sizeof *s.W);
+  s.last_send = calloc(n, sizeof *s.last_send);
+  s.last_recv = calloc(n, sizeof *s.last_recv);
+  s.line = calloc(n, sizeof *s.line);
+  s.left = calloc(n, sizeof *s.left);
+  double *bw = NULL;
+  size_t *bs = NULL;
+  cairn_status st = CAIRN_OK;
+  if (!s.inA || !s.inB || !s.got || !s.vt_got || !s.avail || !s.W || !s.last_send || !s.last_recv || !s.line ||
+      !s.left) {
+    hs_free(&s);
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+  }
+  size_t q = 0;
+  double meanlen = 0;
+  for (size_t k = 0; k < M; k++) {
+    s.inA[k * n + h->msg[k].source] = 1;
+    for (size_t x = 0; x < h->msg[k].ndests; x++) {
+      s.inB[k * n + h->msg[k].dests[x]] = 1;
+      s.left[h->msg[k].dests[x]]++;
+      q++;
+    }
+    meanlen += h->msg[k].length / (double)M;
+  }
+  if (a == H_FEF) {
+    /* best (least weight) sender of each (k, j in B_k); weights are static */
+    bw = malloc(nm * sizeof *bw);
+    bs = malloc(nm * sizeof *bs);
+    if (!bw || !bs) {
+      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      goto out;
+    }
+    for (size_t x = 0; x < nm; x++)
+      bw[x] = INFINITY;
+    for (size_t k = 0; k < M; k++) {
+      size_t i = h->msg[k].source;
+      for (size_t j = 0; j < n; j++)
+        if (s.inB[k * n + j]) {
+          double l = L_(&s, k);
+          bw[k * n + j] = S_(&s, i, l) + X_(&s, i, j) * l + R_(&s, j, l);
+          bs[k * n + j] = i;
+        }
+    }
+  }
+  for (size_t step = 0; step < q; step++) {
+    size_t bk = 0, bi = 0, bj = 0;
+    double best = INFINITY;
+    if (a == H_FEF) {
+      for (size_t k = 0; k < M; k++)
+        for (size_t j = 0; j < n; j++)
+          if (s.inB[k * n + j] && bw[k * n + j] < best) {
+            best = bw[k * n + j];
+            bk = k;
+            bj = j;
+            bi = bs[k * n + j];
+          }
+    } else if (a == H_ECF) {
+      for (size_t k = 0; k < M; k++)
+        for (size_t i = 0; i < n; i++) {
+          if (!s.inA[k * n + i])
+            continue;
+          for (size_t j = 0; j < n; j++) {
+            if (!s.inB[k * n + j])
+              continue;
+            double st0, done;
+            timing(&s, a, k, i, j, &st0, &done);
+            if (done < best) {
+              best = done;
+              bk = k;
+              bi = i;
+              bj = j;
+            }
+          }
+        }
+    } else {
+      /* Step 1: the receiver with the least completed work */
+      size_t r = n;
+      for (size_t j = 0; j < n; j++) {
+        if (!s.left[j])
+          continue;
+        if (r == n || s.W[j] < s.W[r] ||
+            (s.W[j] == s.W[r] && R_(&s, j, meanlen) < R_(&s, r, meanlen)))
+          r = j;
+      }
+      bj = r;
+      /* Step 2: source and sender of the earliest completion */
+      for (size_t k = 0; k < M; k++) {
+        if (!s.inB[k * n + r])
+          continue;
+        for (size_t i = 0; i < n; i++) {
+          if (!s.inA[k * n + i])
+            continue;
+          double st0, done;
+          timing(&s, a, k, i, r, &st0, &done);
+          if (done < best) {
+            best = done;
+            bk = k;
+            bi = i;
+          }
+        }
+      }
+    }
+    st = commit(&s, a, bk, bi, bj, out, err);
+    if (st != CAIRN_OK)
+      goto out;
+    if (a == H_FEF) {
+      double l = L_(&s, bk);
+      for (size_t j = 0; j < n; j++)
+        if (s.inB[bk * n + j]) {
+          double w = S_(&s, bj, l) + X_(&s, bj, j) * l + R_(&s, j, l);
+          if (w < bw[bk * n + j]) {
+            bw[bk * n + j] = w;
+            bs[bk * n + j] = bj;
+          }
+        }
+    }
+  }
+out:
+  free(bw);
+  free(bs);
+  hs_free(&s);
+  return st;
+}
+
+typedef struct rr {
+  double reach, R;
+} rr;
+
+static int rr_cmp(const void *a, const void *b) {
+  const rr *x = a, *y = b;
+  return (x->reach > y->reach) - (x->reach < y->reach);
+}
+
+double cairn_plan_hnow_lower_bound(const cairn_plan_hnow *h) {
+  size_t n = h->n, M = h->nmsg;
+  double lb = 0;
+  double *reach = malloc((M ? M : 1) * n * sizeof *reach);
+  uint8_t *member = malloc(n), *done = malloc(n);
+  rr *list = malloc((M ? M : 1) * sizeof *list);
+  if (!reach || !member || !done || !list)
+    goto out;
+  for (size_t k = 0; k < M; k++) {
+    const cairn_plan_hmsg *g = &h->msg[k];
+    double l = g->length, *d = reach + k * n;
+    memset(member, 0, n);
+    memset(done, 0, n);
+    member[g->source] = 1;
+    for (size_t x = 0; x < g->ndests; x++)
+      member[g->dests[x]] = 1;
+    for (size_t i = 0; i < n; i++)
+      d[i] = INFINITY;
+    d[g->source] = 0;
+    for (;;) {
+      size_t u = n;
+      for (size_t i = 0; i < n; i++)
+        if (member[i] && !done[i] && isfinite(d[i]) && (u == n || d[i] < d[u]))
+          u = i;
+      if (u == n)
+        break;
+      done[u] = 1;
+      for (size_t v = 0; v < n; v++) {
+        if (!member[v] || done[v])
+          continue;
+        double c = d[u] + h->S0[u] + h->S1[u] * l + h->X[u * n + v] * l + h->R0[v] + h->R1[v] * l;
+        if (c < d[v])
+          d[v] = c;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t c = 0;
+    for (size_t k = 0; k < M; k++)
+      for (size_t x = 0; x < h->msg[k].ndests; x++)
+        if (h->msg[k].dests[x] == i)
+          list[c++] = (rr){reach[k * n + i], h->R0[i] + h->R1[i] * h->msg[k].length};
+    qsort(list, c, sizeof *list, rr_cmp);
+    double tr = 0;
+    for (size_t x = 0; x < c; x++)
+      tr = x == 0 ? list[x].reach : fmax(tr + list[x].R, list[x].reach);
+    if (c && tr > lb)
+      lb = tr;
+  }
+out:
+  free(reach);
+  free(member);
+  free(done);
+  free(list);
+  return lb;
+}
