@@ -119,7 +119,7 @@ static int count_state(const char *url, long long job, const char *state) {
 }
 
 static void dump_log(const char *log) {
-  char cmd[4300];
+  char cmd[8400];
   snprintf(cmd, sizeof cmd, "tail -n 30 '%s' >&2", log);
   if (system(cmd) != 0)
     fprintf(stderr, "(no log %s)\n", log);
@@ -175,7 +175,7 @@ static int log_contains(fixture *f, const char *name, const char *needle) {
 }
 
 static int dir_is_empty(const char *dir) {
-  char cmd[4300];
+  char cmd[8800];
   snprintf(cmd, sizeof cmd, "test -d '%s' && test -z \"$(ls -A '%s')\"", dir, dir);
   return system(cmd) == 0;
 }

@@ -113,7 +113,7 @@ int harness_server_start(harness_server *s, const char *db, const char *const *e
     waitpid(s->pid, NULL, 0);
     return -1;
   }
-  snprintf(s->url, sizeof s->url, "%s", line + strlen(prefix));
+  snprintf(s->url, sizeof s->url, "%.255s", line + strlen(prefix));
   return 0;
 }
 
