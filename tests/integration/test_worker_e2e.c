@@ -175,7 +175,7 @@ static int log_contains(fixture *f, const char *name, const char *needle) {
 }
 
 static int dir_is_empty(const char *dir) {
-  char cmd[8800];
+  char cmd[9000];
   snprintf(cmd, sizeof cmd, "test -d '%s' && test -z \"$(ls -A '%s')\"", dir, dir);
   return system(cmd) == 0;
 }
