@@ -16,7 +16,8 @@
 const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
-  "/v1/jobs/{id}/tasks"};
+  "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/audit/index/{n}",
+  "/v1/audit/volunteers/{id}"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -45,6 +46,14 @@ cairn__route cairn__api_route(const char *method, const char *path) {
   const char *p = path + 4;
   if (strcmp(p, "volunteers") == 0)
     return R_VOLUNTEERS;
+  if (strncmp(p, "volunteers/", 11) == 0) {
+    const char *s = strchr(p + 11, '/');
+    return s && s > p + 11 && strcmp(s, "/ban") == 0 ? R_BAN : R_UNKNOWN;
+  }
+  if (strncmp(p, "audit/index/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
+    return R_AUDIT_INDEX;
+  if (strncmp(p, "audit/volunteers/", 17) == 0 && p[17] && !strchr(p + 17, '/'))
+    return R_AUDIT_VOL;
   if (strcmp(p, "work") == 0)
     return R_WORK;
   if (strcmp(p, "heartbeat") == 0)
@@ -469,6 +478,49 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
 
 static int is(const cairn__req *rq, const char *method) { return strcmp(rq->method, method) == 0; }
 
+/* The positive integer that path has right after prefix, up to '/' or the end; -1 if none. */
+static int64_t number_after(const char *path, const char *prefix) {
+  const char *s = path + strlen(prefix);
+  char *end = NULL;
+  long long n = strtoll(s, &end, 10);
+  if (end == s || n <= 0 || (*end && *end != '/'))
+    return -1;
+  return n;
+}
+
+static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"reason", NULL};
+  int64_t id = number_after(rq->path, "/v1/volunteers/");
+  if (id < 0)
+    return failf(rs, CAIRN_ENOTFOUND, "no such volunteer");
+  json_t *o = parse_body(rq, keys, 1, rs);
+  if (!o)
+    return;
+  const char *reason = opt_str(o, "reason", "", rs);
+  if (reason) {
+    json_t *report = NULL;
+    cairn_error err = {0};
+    if (cairn__core_ban(m->core, id, reason, &report, &err) != CAIRN_OK)
+      fail(rs, &err);
+    else
+      set_json(rs, 200, report);
+  }
+  json_decref(o);
+}
+
+static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
+  const char *prefix = r == R_AUDIT_INDEX ? "/v1/audit/index/" : "/v1/audit/volunteers/";
+  int64_t n = number_after(rq->path, prefix);
+  if (n < 0)
+    return failf(rs, CAIRN_EINVAL, "\"%s\" is not a positive integer", rq->path + strlen(prefix));
+  cairn_error err = {0};
+  json_t *o = r == R_AUDIT_INDEX ? cairn__audit_index(m, n, &err)
+                                 : cairn__audit_volunteer(m, n, &err);
+  if (!o)
+    return fail(rs, &err);
+  set_json(rs, 200, o);
+}
+
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = -1;
   switch (r) {
@@ -537,6 +589,19 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
     return set_json(rs, 200, o);
   }
+  case R_BAN:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_ban(m, rq, rs);
+    break;
+  case R_AUDIT_INDEX:
+  case R_AUDIT_VOL:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return h_audit(m, r, rq, rs);
+    break;
   case R_WEB:
   case R_UNKNOWN:
   case R_ROUTE_COUNT:

@@ -21,6 +21,7 @@ void cairn__job_free(mjob *j) {
     free(j->files[i].name);
   free(j->files);
   for (uint32_t i = 0; j->tasks && i < j->ntasks; i++) {
+    cairn__rep_free(j->tasks[i].rep);
     free(j->tasks[i].name);
     free(j->tasks[i].args_json);
     free(j->tasks[i].inputs);
@@ -53,6 +54,31 @@ int cairn__job_start_policy(mjob *j, cairn_error *err) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory creating the %s policy", j->policy_name);
     return -1;
   }
+  return 0;
+}
+
+int cairn__job_rebuild_policy(mjob *j, cairn_error *err) {
+  if (j->pol && j->pstate)
+    j->pol->destroy(j->pstate);
+  j->pstate = NULL;
+  if (cairn__job_start_policy(j, err))
+    return -1;
+  uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
+  if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
+    free(order);
+    cairn_error_set(err, CAIRN_EINTERNAL, "job %lld: cannot order its dag", (long long)j->id);
+    return -1;
+  }
+  for (uint32_t k = 0; k < j->ntasks; k++)
+    if (j->tasks[order[k]].state == TS_DONE)
+      j->pol->executed(j->pstate, order[k]);
+  for (uint32_t k = 0; k < j->ntasks; k++) {
+    mtask *t = &j->tasks[order[k]];
+    t->queued = t->state == TS_ELIGIBLE;
+    if (t->queued)
+      j->pol->ready(j->pstate, order[k]);
+  }
+  free(order);
   return 0;
 }
 
@@ -125,12 +151,6 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
                                 cairn_error *err) {
   cairn_status st = CAIRN_OK;
   mjob *j = NULL;
-  if (spec->replication != 1 || spec->quorum != 1) {
-    st = cairn_error_set(err, CAIRN_EINVAL,
-                         "job: replication and quorum other than 1 are not supported by this "
-                         "server version");
-    goto done;
-  }
   if (!cairn_policy_find(spec->policy)) {
     st = cairn_error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", spec->policy);
     goto done;
@@ -175,8 +195,10 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     j->counts[t->state]++;
   }
   for (uint32_t i = 0; i < j->ntasks; i++)
-    if (j->tasks[i].state == TS_ELIGIBLE)
+    if (j->tasks[i].state == TS_ELIGIBLE) {
+      j->tasks[i].queued = 1;
       j->pol->ready(j->pstate, i);
+    }
   c->jobs[c->njobs++] = j;
   *job_id = j->id;
   cairn__journal_rec r = {.type = J_JOB, .ref = j};
@@ -450,7 +472,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
     running += c->jobs[i]->state == JS_RUNNING;
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
-  uint64_t res[4];
+  uint64_t res[OUT_COUNT], bans = c->bans_total;
   memcpy(res, c->results_total, sizeof res);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
   uint64_t committed = c->committed;
@@ -476,8 +498,9 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "# TYPE cairn_results_total counter\n",
           jobs, running, vols, leases, (unsigned long long)allocs, (unsigned long long)expired,
           (unsigned long long)committed);
-  static const char *const outcomes[] = {"valid", "invalid", "pending", "error"};
-  for (int i = 0; i < 4; i++)
-    appendf(buf, len, cap, "cairn_results_total{outcome=\"%s\"} %llu\n", outcomes[i],
-            (unsigned long long)res[i]);
+  for (int i = 0; i < OUT_COUNT; i++)
+    appendf(buf, len, cap, "cairn_results_total{outcome=\"%s\"} %llu\n",
+            cairn__outcome_name[i], (unsigned long long)res[i]);
+  appendf(buf, len, cap, "# HELP cairn_bans_total Volunteers banned since start.\n"
+          "# TYPE cairn_bans_total counter\ncairn_bans_total %llu\n", (unsigned long long)bans);
 }

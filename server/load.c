@@ -74,7 +74,7 @@ static int load_outcome(void *ud, const cairn_store_outcome_row *r) {
     v->invalid = r->count;
   else if (strcmp(r->outcome, "pending") == 0)
     v->pending = r->count;
-  else
+  else if (strcmp(r->outcome, "error") == 0)
     v->errors = r->count;
   return 0;
 }
@@ -182,6 +182,7 @@ static int load_task(void *ud, const cairn_store_task_row *r) {
   t->args_json = cairn__strdup(r->args_json);
   t->attempts = (uint16_t)r->attempts;
   t->accepted = r->accepted;
+  t->round = r->round;
   t->state = TS_WAITING;
   for (int s = 0; s < TS_COUNT; s++)
     if (strcmp(cairn__tstate_name[s], r->state) == 0)
@@ -234,7 +235,15 @@ static int load_edge(void *ud, const cairn_store_edge_row *r) {
   return 0;
 }
 
-static int load_lease(void *ud, const cairn_store_alloc_row *r) {
+static int outcome_of(const char *name) {
+  for (int i = 0; i < OUT_COUNT; i++)
+    if (strcmp(cairn__outcome_name[i], name) == 0)
+      return i;
+  return OUT_INVALID;
+}
+
+/* Allocations of the tasks' current rounds: replicas, results, leases held. */
+static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
   task_loader *tl = ud;
   cairn_core *c = tl->c;
   uintptr_t loc = (uintptr_t)cairn_hmap_get(&tl->by_key, (uint64_t)r->task);
@@ -242,6 +251,17 @@ static int load_lease(void *ud, const cairn_store_alloc_row *r) {
     return -1;
   mjob *j = c->jobs[(loc >> 32) - 1];
   uint32_t seq = (uint32_t)(loc & 0xffffffffu);
+  mtask *t = &j->tasks[seq];
+  if (cairn__rep_add_vol(t, r->volunteer))
+    return -1;
+  if (r->outcome[0]) {
+    int outcome = outcome_of(r->outcome);
+    if (cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
+                              r->exit_status == 0 && outcome != OUT_ERROR, outcome))
+      return -1;
+  }
+  if (strcmp(r->state, "leased") != 0)
+    return 0;
   mlease *l = calloc(1, sizeof *l);
   if (!l)
     return -1;
@@ -252,6 +272,7 @@ static int load_lease(void *ud, const cairn_store_alloc_row *r) {
     free(l);
     return -1;
   }
+  t->rep->active++;
   if (v->nactive == v->capactive) {
     size_t ncap = v->capactive ? 2 * v->capactive : 4;
     int64_t *a = realloc(v->active, ncap * sizeof *a);
@@ -264,61 +285,31 @@ static int load_lease(void *ud, const cairn_store_alloc_row *r) {
   return 0;
 }
 
-/* Builds each job's dag and policy state and counts from the loaded rows. */
+/* Builds each job's dag, counts, pending parents and policy state. A task
+ * recorded running without a lease out (cannot happen while batches are
+ * atomic) is made eligible again. */
 static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     j->dag = cairn_dag_build(j->ntasks, el->edges[ji], el->n[ji], err);
-    if (!j->dag || cairn__job_start_policy(j, err))
+    if (!j->dag)
       return -1;
-    uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
-    if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
-      free(order);
-      cairn_error_set(err, CAIRN_EIO, "store: job %lld's dag is not acyclic", (long long)j->id);
-      return -1;
-    }
-    for (uint32_t k = 0; k < j->ntasks; k++) {
-      uint32_t v = order[k];
+    for (uint32_t v = 0; v < j->ntasks; v++) {
       mtask *t = &j->tasks[v];
       t->npending = 0;
       for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
         t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
-      if (t->state == TS_DONE)
-        j->pol->executed(j->pstate, v);
+      if (t->state == TS_RUNNING && (!t->rep || !t->rep->active)) {
+        CAIRN_WARN("store: task %lld was running without a lease; eligible again",
+                   (long long)t->key);
+        t->state = TS_ELIGIBLE;
+      }
       j->counts[t->state]++;
     }
-    free(order);
+    if (cairn__job_rebuild_policy(j, err))
+      return -1;
   }
   return 0;
-}
-
-static int mark_running_without_lease(cairn_core *c) {
-  /* Tasks recorded running whose lease row is not leased any more (cannot
-   * happen when batches are atomic) are made eligible again. */
-  int fixed = 0;
-  for (size_t ji = 0; ji < c->njobs; ji++) {
-    mjob *j = c->jobs[ji];
-    uint8_t *held = calloc(j->ntasks + 1, 1);
-    if (!held)
-      return -1;
-    for (size_t i = 0; i < c->leases.cap; i++) {
-      mlease *l = c->leases.vals[i];
-      if (c->leases.keys[i] && l->job == j)
-        held[l->task] = 1;
-    }
-    for (uint32_t v = 0; v < j->ntasks; v++) {
-      if (j->tasks[v].state == TS_RUNNING && !held[v]) {
-        j->counts[TS_RUNNING]--;
-        j->tasks[v].state = TS_ELIGIBLE;
-        j->counts[TS_ELIGIBLE]++;
-        fixed++;
-      }
-      if (j->tasks[v].state == TS_ELIGIBLE)
-        j->pol->ready(j->pstate, v);
-    }
-    free(held);
-  }
-  return fixed;
 }
 
 cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
@@ -350,18 +341,11 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
   if (st == CAIRN_OK)
     st = cairn_store_load_parents(c->store, load_edge, &el, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_leased(c->store, load_lease, &tl, err);
+    st = cairn_store_load_allocs(c->store, load_alloc, &tl, err);
   if (st != CAIRN_OK)
     goto out;
-  if (finish_jobs(c, &el, err)) {
+  if (finish_jobs(c, &el, err))
     st = err ? err->status : CAIRN_EIO;
-    goto out;
-  }
-  int fixed = mark_running_without_lease(c);
-  if (fixed < 0)
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
-  else if (fixed)
-    CAIRN_WARN("store: %d running tasks had no lease; made eligible again", fixed);
 out:
   for (size_t i = 0; el.edges && i < c->njobs; i++)
     free(el.edges[i]);
