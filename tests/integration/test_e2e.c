@@ -167,8 +167,19 @@ static void test_server_killed_and_restarted(void **state) {
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
+static void test_embedded_master_example(void **state) {
+  (void)state;
+  char bin[4096], *out = NULL;
+  harness_bin(bin, sizeof bin, "example-embed_master");
+  const char *argv[] = {bin, "--leaves", "32", NULL};
+  assert_int_equal(harness_run(argv, &out), 0);
+  assert_non_null(strstr(out, "sum 1..32 = 528 (expected 528)"));
+  free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_embedded_master_example),
     cmocka_unit_test(test_dag_200_tasks_three_workers),
     cmocka_unit_test(test_killed_worker_lease_expires),
     cmocka_unit_test(test_server_killed_and_restarted),
