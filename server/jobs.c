@@ -262,6 +262,15 @@ out:
   return st;
 }
 
+/* Views are built under the lock from memory, which may run ahead of the
+ * store by batches nobody was told about. Before such a view leaves the
+ * master, it waits (under the lock, releasing it meanwhile) until every
+ * change it shows is durable, so a reader never sees what a crash could
+ * take back. */
+static void settle_locked(cairn_core *c) {
+  cairn__journal_wait(c, c->head ? c->taken + 1 : c->taken, NULL);
+}
+
 int cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms) {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
@@ -282,6 +291,7 @@ int cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms) {
     }
     if (c->jobs[id - 1]->state != JS_RUNNING) {
       rc = c->jobs[id - 1]->state;
+      settle_locked(c);
       break;
     }
     if (timeout_ms < 0)
@@ -319,6 +329,7 @@ int cairn__core_probe_write(cairn_core *c) {
 
 /* ---- views ---- */
 
+
 static json_t *counts_json(const mjob *j) {
   return json_pack("{s:i, s:i, s:i, s:i, s:i}", "waiting", (int)j->counts[TS_WAITING],
                    "eligible", (int)j->counts[TS_ELIGIBLE], "running", (int)j->counts[TS_RUNNING],
@@ -345,6 +356,7 @@ json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
   pthread_mutex_lock(&c->lock);
   if (id >= 1 && (size_t)id <= c->njobs)
     o = job_json_locked(c->jobs[id - 1], detail);
+  settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   return o;
 }
@@ -354,6 +366,7 @@ json_t *cairn__core_jobs_json(cairn_core *c) {
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->njobs; i++)
     json_array_append_new(a, job_json_locked(c->jobs[i], 0));
+  settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   return json_pack("{s:o}", "jobs", a);
 }
@@ -407,6 +420,7 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
                                            "state", cairn__tstate_name[j->tasks[i].state],
                                            "attempts", j->tasks[i].attempts, "volunteer",
                                            "index", "exit_status", "output"));
+  settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   results_ctx ctx = {tasks};
   if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK) {
@@ -433,6 +447,7 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
                    (json_int_t)v->errors, "banned", v->banned, "last_seen",
                    (json_int_t)v->last_seen));
   }
+  settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   return json_pack("{s:o}", "volunteers", a);
 }

@@ -121,7 +121,7 @@ static void test_server_killed_and_restarted(void **state) {
   snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
   pid_t w[3];
   for (int i = 0; i < 3; i++)
-    w[i] = e2e_worker(srv.url, dir, i, app, "6");
+    w[i] = e2e_worker(srv.url, dir, i, app, "60");
   /* let about a third of the job finish, then kill -9 the server */
   double until = harness_now() + 120;
   long done = 0;
@@ -145,25 +145,35 @@ static void test_server_killed_and_restarted(void **state) {
   json_decref(j);
   assert_string_equal(e2e_wait(srv.url, job, 180), "done");
   e2e_check_results(srv.url, job, dir, 10, 200, 1);
-  long acked = 0;
+  long acked[3];
   for (int i = 0; i < 3; i++) {
+    kill(w[i], SIGTERM); /* the job is done: stop them (they print their counters) */
     int ws = harness_wait(w[i], 60);
     assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-    long n = worker_done(dir, i);
-    assert_true(n >= 0);
-    acked += n;
+    acked[i] = worker_done(dir, i);
+    assert_true(acked[i] >= 0);
   }
-  /* every accepted result was acknowledged once and kept once */
+  /* Each task has exactly one valid result, and every result a worker was
+   * answered 200 for is among its volunteer's valid results. (A result whose
+   * answer was cut off by the kill is durable but unacknowledged: the worker
+   * resends it and gets 409, so acknowledgements may be fewer than 200.) */
   json_t *vols = NULL;
   assert_int_equal(harness_http(srv.url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &vols, NULL, NULL), 200);
-  long valid = 0;
+  long valid = 0, total_acked = 0;
   size_t k;
   json_t *v;
-  json_array_foreach(json_object_get(vols, "volunteers"), k, v)
-    valid += (long)json_integer_value(json_object_get(v, "valid"));
+  json_array_foreach(json_object_get(vols, "volunteers"), k, v) {
+    int i = -1;
+    sscanf(json_string_value(json_object_get(v, "name")), "w%d", &i);
+    assert_true(i >= 0 && i < 3);
+    long vv = (long)json_integer_value(json_object_get(v, "valid"));
+    assert_true(vv >= acked[i]);
+    valid += vv;
+    total_acked += acked[i];
+  }
   json_decref(vols);
   assert_int_equal(valid, 200);
-  assert_int_equal(acked, 200);
+  assert_true(total_acked <= 200 && total_acked >= 190);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
