@@ -118,7 +118,7 @@ static void test_result_body_encoding(void **state) {
     {"\xed\xa0\x80", 3, 1},               /* surrogate */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *body = cairn__result_json(i == 3 ? 137 : 0, cases[i].bytes, cases[i].len);
+    char *body = cairn__result_json(i == 3 ? 137 : 0, cases[i].bytes, cases[i].len, 0);
     assert_non_null(body);
     char out[256];
     size_t len = 0;
