@@ -255,7 +255,7 @@ out:
 }
 
 static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"exit_status", "output", "encoding", NULL};
+  static const char *const keys[] = {"exit_status", "output", "encoding", "next", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -305,12 +305,22 @@ static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
           CAIRN_MAX_OUTPUT);
     goto done;
   }
+  json_t *want_next = json_object_get(o, "next");
+  if (want_next && !json_is_boolean(want_next)) {
+    failf(rs, CAIRN_EINVAL, "\"next\" must be true or false");
+    goto done;
+  }
   cairn_error err = {0};
-  if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es), data, len, &err) !=
-      CAIRN_OK)
+  json_t *next = NULL;
+  if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es), data, len,
+                         json_is_true(want_next) ? &next : NULL, &err) != CAIRN_OK)
     fail(rs, &err);
-  else
-    set_json(rs, 200, json_pack("{s:s}", "state", "accepted"));
+  else {
+    json_t *body = json_pack("{s:s}", "state", "accepted");
+    if (next)
+      json_object_set_new(body, "next", next);
+    set_json(rs, 200, body);
+  }
 done:
   free(dec);
   json_decref(o);

@@ -265,12 +265,11 @@ static int runs_app(const mvol *v, char **apps, int napps, const char *app) {
   return 0;
 }
 
-static json_t *work_json(const mlease *l, const char *base_files) {
+static json_t *work_json(const mlease *l) {
   const mjob *j = l->job;
   const mtask *t = &j->tasks[l->task];
   json_t *inputs = json_array(), *parents = json_array();
   char url[128];
-  (void)base_files;
   for (uint32_t k = 0; k < t->ninputs; k++) {
     const mfile *f = &j->files[t->inputs[k]];
     snprintf(url, sizeof url, "/v1/files/%s", f->sha256);
@@ -290,11 +289,11 @@ static json_t *work_json(const mlease *l, const char *base_files) {
                    parents);
 }
 
-cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, json_t **resp,
-                              cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  *resp = NULL;
-  pthread_mutex_lock(&c->lock);
+/* Allocates the best eligible task for v (under the lock); journals it.
+ * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none. */
+static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, cairn_status *st,
+                               cairn_error *err) {
+  *st = CAIRN_OK;
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     uint32_t task;
@@ -304,10 +303,10 @@ cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, js
       continue;
     int64_t t = v->allocations + 1, idx = 0;
     uint64_t uidx;
-    st = cairn_ataf_index(c->family, (uint64_t)v->id, (uint64_t)t, &uidx, err);
-    if (st != CAIRN_OK) {
+    *st = cairn_ataf_index(c->family, (uint64_t)v->id, (uint64_t)t, &uidx, err);
+    if (*st != CAIRN_OK) {
       j->pol->ready(j->pstate, task);
-      goto out;
+      return NULL;
     }
     idx = (int64_t)uidx;
     mlease *l = calloc(1, sizeof *l);
@@ -316,8 +315,8 @@ cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, js
         cairn_hmap_del(&c->leases, (uint64_t)idx);
       free(l);
       j->pol->ready(j->pstate, task);
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-      goto out;
+      *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return NULL;
     }
     *l = (mlease){.idx = idx, .t = t, .issued = cairn__now(), .vol = v, .job = j, .task = task};
     l->expires = l->issued + j->lease_seconds;
@@ -332,15 +331,23 @@ cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, js
     if (cairn__journal_add(c, &r))
       CAIRN_ERR("out of memory journaling allocation %lld", (long long)idx);
     j_task(c, j, task);
-    *resp = work_json(l, NULL);
+    return work_json(l);
+  }
+  return NULL;
+}
+
+cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, json_t **resp,
+                              cairn_error *err) {
+  cairn_status st;
+  pthread_mutex_lock(&c->lock);
+  *resp = allocate_locked(c, v, apps, napps, &st, err);
+  if (*resp) {
     st = cairn__journal_wait(c, cairn__journal_pending(c), err);
     if (st != CAIRN_OK) {
       json_decref(*resp);
       *resp = NULL;
     }
-    goto out;
   }
-out:
   pthread_mutex_unlock(&c->lock);
   return st;
 }
@@ -361,8 +368,10 @@ static void release_children(cairn_core *c, mjob *j, uint32_t v) {
 }
 
 cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_status,
-                                const void *output, size_t len, cairn_error *err) {
+                                const void *output, size_t len, json_t **next, cairn_error *err) {
   cairn_status st = CAIRN_OK;
+  if (next)
+    *next = NULL;
   char digest[65];
   cairn_sha256_hex(output, len, digest);
   pthread_mutex_lock(&c->lock);
@@ -427,7 +436,18 @@ cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_st
     v->errors++;
     requeue_or_fail(c, j, task);
   }
+  if (next) {
+    cairn_status ast;
+    cairn_error aerr = {0};
+    *next = allocate_locked(c, v, NULL, 0, &ast, &aerr);
+    if (ast != CAIRN_OK)
+      CAIRN_WARN("no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
+  }
   st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+  if (st != CAIRN_OK && next) {
+    json_decref(*next);
+    *next = NULL;
+  }
 out:
   pthread_mutex_unlock(&c->lock);
   return st;

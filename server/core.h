@@ -143,8 +143,10 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, mvol **out, cair
  * apps[] when napps > 0). *resp is the /v1/work body, or NULL when none. */
 cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, json_t **resp,
                               cairn_error *err);
+/* Records a result. With next != NULL, also allocates the volunteer's next
+ * task in the same batch (*next = the /v1/work body, or NULL when none). */
 cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_status,
-                                const void *output, size_t len, cairn_error *err);
+                                const void *output, size_t len, json_t **next, cairn_error *err);
 cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_error *err);
 /* Takes ownership of spec. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,

@@ -255,6 +255,38 @@ static void test_files_content_addressed(void **state) {
   json_decref(w);
 }
 
+static void test_result_with_next_task(void **state) {
+  fixture *f = *state;
+  char a[65];
+  harness_register(f->srv.url, "chain", "chain", a);
+  submit(f->srv.url, "{\"app\": \"chain\", \"tasks\": [{\"id\": \"p\"}, "
+                     "{\"id\": \"c\", \"after\": [\"p\"]}]}");
+  json_t *w = work(f->srv.url, a);
+  assert_non_null(w);
+  char path[64];
+  snprintf(path, sizeof path, "/v1/results/%lld",
+           (long long)json_integer_value(json_object_get(w, "index")));
+  json_decref(w);
+  /* the child becomes eligible with this result and comes back in the same answer */
+  json_t *b = json_pack("{s:i, s:s, s:b}", "exit_status", 0, "output", "p-out", "next", 1), *r = NULL;
+  assert_int_equal(harness_http_json(f->srv.url, "PUT", path, a, b, &r), 200);
+  json_decref(b);
+  json_t *next = json_object_get(r, "next");
+  assert_non_null(next);
+  assert_string_equal(json_string_value(json_object_get(json_object_get(next, "task"), "id")), "c");
+  long long ic = (long long)json_integer_value(json_object_get(next, "index"));
+  json_decref(r);
+  snprintf(path, sizeof path, "/v1/results/%lld", ic);
+  b = json_pack("{s:i, s:s, s:b}", "exit_status", 0, "output", "c-out", "next", 1);
+  assert_int_equal(harness_http_json(f->srv.url, "PUT", path, a, b, &r), 200);
+  json_decref(b);
+  assert_null(json_object_get(r, "next")); /* nothing left */
+  json_decref(r);
+  b = json_pack("{s:i, s:s, s:i}", "exit_status", 0, "output", "x", "next", 1);
+  assert_int_equal(harness_http_json(f->srv.url, "PUT", path, a, b, NULL), 400);
+  json_decref(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_jobs_change_nothing),
@@ -262,6 +294,7 @@ int main(void) {
     cmocka_unit_test(test_late_result_after_reissue_gets_409),
     cmocka_unit_test(test_failed_app_retries_then_fails),
     cmocka_unit_test(test_files_content_addressed),
+    cmocka_unit_test(test_result_with_next_task),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
