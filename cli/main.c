@@ -11,6 +11,8 @@ static const cairn_cli_cmd commands[] = {
   {"wait", "wait for a job: exit 0 done, 1 failed, 2 timeout", cairn_cmd_wait},
   {"results", "one line per task: id, state, volunteer, index, result", cairn_cmd_results},
   {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},
+  {"audit", "who computed index N, or volunteer V's allocations in order", cairn_cmd_audit},
+  {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn_cmd_ban},
   {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn_cmd_gen},
   {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn_cmd_simulate},
   {"ataf", "evaluate or invert an ATAF: phi(X, Y) or phi^-1(N)", cairn_cmd_ataf},

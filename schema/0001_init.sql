@@ -12,6 +12,7 @@ CREATE TABLE volunteers (
   apps        TEXT NOT NULL,                -- JSON array of app names
   slots       INTEGER NOT NULL,
   token_hash  TEXT NOT NULL UNIQUE,         -- sha256 of the bearer token
+  peer_url    TEXT,                         -- its file server for peers
   created     INTEGER NOT NULL,
   banned      INTEGER NOT NULL DEFAULT 0,
   ban_reason  TEXT
@@ -55,8 +56,9 @@ CREATE TABLE tasks (
   args     TEXT NOT NULL,                   -- JSON array of strings
   inputs   TEXT NOT NULL,                   -- JSON array of job_files.seq
   state    TEXT NOT NULL CHECK (state IN ('waiting', 'eligible', 'running', 'done', 'failed')),
-  attempts INTEGER NOT NULL DEFAULT 0,      -- allocations issued
+  attempts INTEGER NOT NULL DEFAULT 0,      -- allocations issued in this round
   accepted INTEGER,                         -- allocations.idx of the accepted result
+  round    INTEGER NOT NULL DEFAULT 0,      -- bumped when a ban re-queues the task
   UNIQUE (job_id, seq),
   UNIQUE (job_id, name)
 );
@@ -73,6 +75,7 @@ CREATE TABLE allocations (
   volunteer_id  INTEGER NOT NULL REFERENCES volunteers(id),
   t             INTEGER NOT NULL,
   task_id       INTEGER NOT NULL REFERENCES tasks(id),
+  round         INTEGER NOT NULL DEFAULT 0, -- the task's round when allocated
   issued        INTEGER NOT NULL,
   lease_expires INTEGER NOT NULL,
   state         TEXT NOT NULL CHECK (state IN ('leased', 'returned', 'expired')),
@@ -89,6 +92,7 @@ CREATE TABLE results (
   output       BLOB NOT NULL,
   digest       TEXT NOT NULL,               -- sha256 of output
   received     INTEGER NOT NULL,
-  outcome      TEXT NOT NULL CHECK (outcome IN ('valid', 'invalid', 'pending', 'error'))
+  outcome      TEXT NOT NULL
+               CHECK (outcome IN ('valid', 'invalid', 'pending', 'error', 'tainted'))
 );
 CREATE INDEX results_task ON results(task_id);

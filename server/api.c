@@ -16,7 +16,8 @@
 const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
-  "/v1/jobs/{id}/tasks"};
+  "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/audit/index/{n}",
+  "/v1/audit/volunteers/{id}"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -45,6 +46,14 @@ cairn__route cairn__api_route(const char *method, const char *path) {
   const char *p = path + 4;
   if (strcmp(p, "volunteers") == 0)
     return R_VOLUNTEERS;
+  if (strncmp(p, "volunteers/", 11) == 0) {
+    const char *s = strchr(p + 11, '/');
+    return s && s > p + 11 && strcmp(s, "/ban") == 0 ? R_BAN : R_UNKNOWN;
+  }
+  if (strncmp(p, "audit/index/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
+    return R_AUDIT_INDEX;
+  if (strncmp(p, "audit/volunteers/", 17) == 0 && p[17] && !strchr(p + 17, '/'))
+    return R_AUDIT_VOL;
   if (strcmp(p, "work") == 0)
     return R_WORK;
   if (strcmp(p, "heartbeat") == 0)
@@ -177,8 +186,44 @@ static const char *opt_str(json_t *o, const char *key, const char *def, cairn__r
   return json_string_value(v);
 }
 
+/* "peer_url": an http(s) URL without a trailing slash; NULL (and a 400 in rs)
+ * when malformed; "" when absent. */
+static const char *peer_url_of(json_t *o, cairn__resp *rs) {
+  const char *u = opt_str(o, "peer_url", "", rs);
+  if (!u || !*u)
+    return u;
+  size_t n = strlen(u);
+  if ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) || u[n - 1] == '/' ||
+      strpbrk(u, " \t\"")) {
+    failf(rs, CAIRN_EINVAL, "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)");
+    return NULL;
+  }
+  return u;
+}
+
+/* Reads "have" (an array of sha256) into have[]; -1 with a 400 in rs. */
+static int have_list(json_t *o, const char **have, int max, int *n, cairn__resp *rs) {
+  json_t *a = json_object_get(o, "have");
+  *n = 0;
+  if (!a)
+    return 0;
+  if (!json_is_array(a) || json_array_size(a) > (size_t)max) {
+    failf(rs, CAIRN_EINVAL, "\"have\" must be an array of at most %d sha256 digests", max);
+    return -1;
+  }
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    const char *h = json_string_value(json_array_get(a, i));
+    if (!cairn_sha256_valid_hex(h)) {
+      failf(rs, CAIRN_EINVAL, "have[%zu] is not a sha256 digest", i);
+      return -1;
+    }
+    have[(*n)++] = h;
+  }
+  return 0;
+}
+
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"name", "cluster", "apps", "slots", NULL};
+  static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url", NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -186,8 +231,17 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int napps = 0, slots = 1;
   const char *name = opt_str(o, "name", "", rs);
   const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
-  if (!name || !cluster)
+  const char *peer = cluster ? peer_url_of(o, rs) : NULL;
+  if (!name || !cluster || !peer)
     goto out;
+  char net[32] = "";
+  if (!*cluster && rq->client_ip && *rq->client_ip) {
+    /* no label: the worker's /24 */
+    unsigned a, b, c3, d;
+    if (sscanf(rq->client_ip, "%u.%u.%u.%u", &a, &b, &c3, &d) == 4)
+      snprintf(net, sizeof net, "%u.%u.%u.0/24", a, b, c3);
+    cluster = net;
+  }
   if (!json_object_get(o, "apps")) {
     failf(rs, CAIRN_EINVAL, "missing \"apps\"");
     goto out;
@@ -209,12 +263,13 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t id;
   char token[65];
   cairn_error err = {0};
-  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, &id, token,
-                           &err) != CAIRN_OK)
+  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
+                           token, &err) != CAIRN_OK)
     fail(rs, &err);
   else
-    set_json(rs, 201, json_pack("{s:I, s:I, s:s}", "id", (json_int_t)id, "row", (json_int_t)id,
-                                "token", token));
+    set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s}", "id", (json_int_t)id, "row",
+                                (json_int_t)id, "token", token, "cluster", cluster, "peer_token",
+                                m->core->peer_token));
 out:
   json_decref(o);
 }
@@ -230,7 +285,7 @@ static mvol *volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 }
 
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"apps", NULL};
+  static const char *const keys[] = {"apps", "have", "peer_url", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -242,6 +297,13 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_t *a = json_object_get(o, "apps");
   if (a && app_list(a, apps, 64, &napps, rs))
     goto out;
+  const char *have[256];
+  int nhave = 0;
+  const char *peer = peer_url_of(o, rs);
+  if (!peer || have_list(o, have, 256, &nhave, rs))
+    goto out;
+  if (nhave || *peer)
+    cairn__core_report(m->core, v, have, nhave, NULL, NULL, 0, peer);
   json_t *work = NULL;
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
@@ -327,21 +389,49 @@ done:
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {NULL};
+  static const char *const keys[] = {"have", "served", "peer_url", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
   json_t *o = parse_body(rq, keys, 1, rs);
   if (!o)
     return;
+  const char *have[256], *served_sha[256];
+  uint64_t served[256];
+  int nhave = 0, nserved = 0;
+  const char *peer = peer_url_of(o, rs);
+  json_t *sv = json_object_get(o, "served");
+  if (!peer || have_list(o, have, 256, &nhave, rs)) {
+    json_decref(o);
+    return;
+  }
+  if (sv) {
+    const char *k;
+    json_t *val;
+    if (!json_is_object(sv) || json_object_size(sv) > 256) {
+      json_decref(o);
+      return failf(rs, CAIRN_EINVAL, "\"served\" must map at most 256 sha256 digests to bytes");
+    }
+    json_object_foreach(sv, k, val) {
+      if (!cairn_sha256_valid_hex(k) || !json_is_integer(val) || json_integer_value(val) < 0) {
+        json_decref(o);
+        return failf(rs, CAIRN_EINVAL, "\"served\" must map sha256 digests to byte counts");
+      }
+      served_sha[nserved] = k;
+      served[nserved++] = (uint64_t)json_integer_value(val);
+    }
+  }
+  cairn__core_report(m->core, v, have, nhave, served_sha, served, nserved, peer);
   json_decref(o);
   json_t *resp = NULL;
   cairn_error err = {0};
   if (cairn__core_heartbeat(m->core, v, &resp, &err) != CAIRN_OK) {
     json_decref(resp);
     fail(rs, &err);
-  } else
+  } else {
+    json_object_set_new(resp, "peer_token", json_string(m->core->peer_token));
     set_json(rs, 200, resp);
+  }
 }
 
 /* Volunteer or admin may read files and outputs. */
@@ -350,6 +440,8 @@ static int reader_ok(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     return 1;
   return volunteer(m, rq, rs) != NULL;
 }
+
+static int is_get(const cairn__req *rq) { return strcmp(rq->method, "GET") == 0; }
 
 static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (!reader_ok(m, rq, rs))
@@ -370,6 +462,8 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = dup(fileno(f));
   fclose(f);
   rs->fd_size = (uint64_t)size;
+  if (is_get(rq))
+    cairn__core_served_by_master(m->core, sha, (uint64_t)size);
   rs->status = 200;
   rs->ctype = "application/octet-stream";
 }
@@ -469,6 +563,49 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
 
 static int is(const cairn__req *rq, const char *method) { return strcmp(rq->method, method) == 0; }
 
+/* The positive integer that path has right after prefix, up to '/' or the end; -1 if none. */
+static int64_t number_after(const char *path, const char *prefix) {
+  const char *s = path + strlen(prefix);
+  char *end = NULL;
+  long long n = strtoll(s, &end, 10);
+  if (end == s || n <= 0 || (*end && *end != '/'))
+    return -1;
+  return n;
+}
+
+static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"reason", NULL};
+  int64_t id = number_after(rq->path, "/v1/volunteers/");
+  if (id < 0)
+    return failf(rs, CAIRN_ENOTFOUND, "no such volunteer");
+  json_t *o = parse_body(rq, keys, 1, rs);
+  if (!o)
+    return;
+  const char *reason = opt_str(o, "reason", "", rs);
+  if (reason) {
+    json_t *report = NULL;
+    cairn_error err = {0};
+    if (cairn__core_ban(m->core, id, reason, &report, &err) != CAIRN_OK)
+      fail(rs, &err);
+    else
+      set_json(rs, 200, report);
+  }
+  json_decref(o);
+}
+
+static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
+  const char *prefix = r == R_AUDIT_INDEX ? "/v1/audit/index/" : "/v1/audit/volunteers/";
+  int64_t n = number_after(rq->path, prefix);
+  if (n < 0)
+    return failf(rs, CAIRN_EINVAL, "\"%s\" is not a positive integer", rq->path + strlen(prefix));
+  cairn_error err = {0};
+  json_t *o = r == R_AUDIT_INDEX ? cairn__audit_index(m, n, &err)
+                                 : cairn__audit_volunteer(m, n, &err);
+  if (!o)
+    return fail(rs, &err);
+  set_json(rs, 200, o);
+}
+
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = -1;
   switch (r) {
@@ -537,6 +674,19 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
     return set_json(rs, 200, o);
   }
+  case R_BAN:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_ban(m, rq, rs);
+    break;
+  case R_AUDIT_INDEX:
+  case R_AUDIT_VOL:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return h_audit(m, r, rq, rs);
+    break;
   case R_WEB:
   case R_UNKNOWN:
   case R_ROUTE_COUNT:

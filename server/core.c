@@ -21,9 +21,10 @@
 const char *const cairn__tstate_name[TS_COUNT] = {"waiting", "eligible", "running", "done",
                                                   "failed"};
 const char *const cairn__jstate_name[3] = {"running", "done", "failed"};
+const char *const cairn__outcome_name[OUT_COUNT] = {"valid", "invalid", "pending", "error",
+                                                    "tainted"};
 
 enum { LEASE_LEASED, LEASE_RETURNED, LEASE_EXPIRED };
-enum { OUT_VALID, OUT_INVALID, OUT_PENDING, OUT_ERROR };
 
 int64_t cairn__now(void) {
   struct timespec ts;
@@ -87,58 +88,6 @@ static lease_heap_item heap_pop(cairn_core *c) {
   return top;
 }
 
-/* ---- journal helpers ---- */
-
-static void j_task(cairn_core *c, const mjob *j, uint32_t v) {
-  const mtask *t = &j->tasks[v];
-  cairn__journal_rec r = {.type = J_TASK, .a = t->key, .b = t->state, .c = t->attempts,
-                          .d = t->accepted};
-  if (cairn__journal_add(c, &r))
-    CAIRN_ERR("out of memory journaling task %lld", (long long)t->key);
-}
-
-static void j_lease(cairn_core *c, const mlease *l, int state) {
-  cairn__journal_rec r = {.type = J_LEASE, .a = l->idx, .b = l->expires, .c = state};
-  if (cairn__journal_add(c, &r))
-    CAIRN_ERR("out of memory journaling lease %lld", (long long)l->idx);
-}
-
-static void set_state(mjob *j, uint32_t v, int state) {
-  j->counts[j->tasks[v].state]--;
-  j->tasks[v].state = (uint8_t)state;
-  j->counts[state]++;
-}
-
-static void job_finish_check(cairn_core *c, mjob *j) {
-  int ns = j->state;
-  if (j->counts[TS_FAILED] > 0)
-    ns = JS_FAILED;
-  else if (j->counts[TS_DONE] == j->ntasks)
-    ns = JS_DONE;
-  if (ns == j->state || j->state != JS_RUNNING)
-    return;
-  j->state = ns;
-  j->finished = cairn__now();
-  cairn__journal_rec r = {.type = J_JOBSTATE, .a = j->id, .b = ns, .c = j->finished};
-  if (cairn__journal_add(c, &r))
-    CAIRN_ERR("out of memory journaling job %lld", (long long)j->id);
-  pthread_cond_broadcast(&c->job_cv);
-}
-
-/* Task v lost its allocation without success: back to ELIGIBLE, or FAILED
- * after max_attempts allocations. */
-static void requeue_or_fail(cairn_core *c, mjob *j, uint32_t v) {
-  if (j->tasks[v].attempts >= j->max_attempts) {
-    set_state(j, v, TS_FAILED);
-    j_task(c, j, v);
-    job_finish_check(c, j);
-    return;
-  }
-  set_state(j, v, TS_ELIGIBLE);
-  j->pol->ready(j->pstate, v);
-  j_task(c, j, v);
-}
-
 static void vol_drop_active(mvol *v, int64_t idx) {
   for (size_t i = 0; i < v->nactive; i++)
     if (v->active[i] == idx) {
@@ -147,7 +96,7 @@ static void vol_drop_active(mvol *v, int64_t idx) {
     }
 }
 
-static int vol_add_active(mvol *v, int64_t idx) {
+int cairn__vol_add_active(mvol *v, int64_t idx) {
   if (v->nactive == v->capactive) {
     size_t ncap = v->capactive ? 2 * v->capactive : 4;
     int64_t *a = realloc(v->active, ncap * sizeof *a);
@@ -160,11 +109,246 @@ static int vol_add_active(mvol *v, int64_t idx) {
   return 0;
 }
 
+/* ---- journal helpers ---- */
+
+static void j_task(cairn_core *c, const mjob *j, uint32_t v) {
+  const mtask *t = &j->tasks[v];
+  cairn__journal_rec r = {.type = J_TASK, .a = t->key, .b = t->state, .c = t->attempts,
+                          .d = t->accepted, .e = t->round};
+  if (cairn__journal_add(c, &r))
+    CAIRN_ERR("out of memory journaling task %lld", (long long)t->key);
+}
+
+static void j_lease(cairn_core *c, const mlease *l, int state) {
+  cairn__journal_rec r = {.type = J_LEASE, .a = l->idx, .b = l->expires, .c = state};
+  if (cairn__journal_add(c, &r))
+    CAIRN_ERR("out of memory journaling lease %lld", (long long)l->idx);
+}
+
+static void j_outcome(cairn_core *c, int64_t idx, int outcome) {
+  cairn__journal_rec r = {.type = J_OUTCOME, .a = idx, .b = outcome};
+  if (cairn__journal_add(c, &r))
+    CAIRN_ERR("out of memory journaling result %lld", (long long)idx);
+}
+
+static void set_state(mjob *j, uint32_t v, int state) {
+  j->counts[j->tasks[v].state]--;
+  j->tasks[v].state = (uint8_t)state;
+  j->counts[state]++;
+}
+
+static void job_finish_check(cairn_core *c, mjob *j) {
+  int ns;
+  if (j->counts[TS_FAILED] > 0)
+    ns = JS_FAILED;
+  else if (j->counts[TS_DONE] == j->ntasks)
+    ns = JS_DONE;
+  else
+    ns = JS_RUNNING;
+  if (ns == j->state)
+    return;
+  j->state = ns;
+  j->finished = ns == JS_RUNNING ? 0 : cairn__now();
+  cairn__journal_rec r = {.type = J_JOBSTATE, .a = j->id, .b = ns, .c = j->finished};
+  if (cairn__journal_add(c, &r))
+    CAIRN_ERR("out of memory journaling job %lld", (long long)j->id);
+  pthread_cond_broadcast(&c->job_cv);
+}
+
+/* ---- replicas ---- */
+
+void cairn__rep_free(mrep *r) {
+  if (!r)
+    return;
+  free(r->vols);
+  free(r->res);
+  free(r);
+}
+
+static mrep *rep_of(mtask *t) {
+  if (!t->rep)
+    t->rep = calloc(1, sizeof *t->rep);
+  return t->rep;
+}
+
+int cairn__rep_add_vol(mtask *t, int64_t vol) {
+  mrep *r = rep_of(t);
+  if (!r)
+    return -1;
+  if (r->nvols == r->capvols) {
+    uint32_t ncap = r->capvols ? 2 * r->capvols : 2;
+    int64_t *nv = realloc(r->vols, ncap * sizeof *nv);
+    if (!nv)
+      return -1;
+    r->vols = nv;
+    r->capvols = ncap;
+  }
+  r->vols[r->nvols++] = vol;
+  return 0;
+}
+
+int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest, int ok,
+                          int outcome) {
+  mrep *r = rep_of(t);
+  if (!r)
+    return -1;
+  if (r->nres == r->capres) {
+    uint32_t ncap = r->capres ? 2 * r->capres : 2;
+    mres *nr = realloc(r->res, ncap * sizeof *nr);
+    if (!nr)
+      return -1;
+    r->res = nr;
+    r->capres = ncap;
+  }
+  mres *m = &r->res[r->nres++];
+  m->idx = idx;
+  m->vol = vol;
+  snprintf(m->digest, sizeof m->digest, "%s", digest);
+  m->ok = (uint8_t)ok;
+  m->outcome = (uint8_t)outcome;
+  return 0;
+}
+
+static int rep_has_vol(const mrep *r, int64_t vol) {
+  for (uint32_t i = 0; r && i < r->nvols; i++)
+    if (r->vols[i] == vol)
+      return 1;
+  return 0;
+}
+
+static int counted(const mres *m) {
+  return m->ok && (m->outcome == OUT_PENDING || m->outcome == OUT_VALID);
+}
+
+/* Largest number of successful, still-counted results sharing one digest;
+ * *digest gets that digest. Replicas are few, so O(k^2) is fine. */
+static uint32_t best_agreement(const mrep *r, const char **digest) {
+  uint32_t best = 0;
+  *digest = NULL;
+  for (uint32_t i = 0; r && i < r->nres; i++) {
+    if (!counted(&r->res[i]))
+      continue;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < r->nres; k++)
+      n += counted(&r->res[k]) && strcmp(r->res[i].digest, r->res[k].digest) == 0;
+    if (n > best) {
+      best = n;
+      *digest = r->res[i].digest;
+    }
+  }
+  return best;
+}
+
+static void count_outcome(mvol *v, int outcome, int delta) {
+  switch (outcome) {
+  case OUT_VALID: v->valid += delta; break;
+  case OUT_INVALID: v->invalid += delta; break;
+  case OUT_PENDING: v->pending += delta; break;
+  case OUT_ERROR: v->errors += delta; break;
+  default: break;
+  }
+}
+
+/* Changes a recorded result's outcome, with counters and journal. */
+static void set_outcome(cairn_core *c, mres *m, int outcome) {
+  if (m->outcome == outcome)
+    return;
+  if (m->vol >= 1 && (size_t)m->vol <= c->nvols) {
+    count_outcome(c->vols[m->vol - 1], m->outcome, -1);
+    count_outcome(c->vols[m->vol - 1], outcome, +1);
+  }
+  m->outcome = (uint8_t)outcome;
+  j_outcome(c, m->idx, outcome);
+}
+
+static void enqueue(mjob *j, uint32_t v) {
+  if (j->tasks[v].queued)
+    return;
+  j->tasks[v].queued = 1;
+  j->pol->ready(j->pstate, v);
+}
+
+/* Recomputes how many more copies task v wants and its state (see core.h). */
+static void replan(cairn_core *c, mjob *j, uint32_t v) {
+  mtask *t = &j->tasks[v];
+  if (t->state == TS_DONE || t->state == TS_FAILED || t->state == TS_WAITING)
+    return;
+  const mrep *r = t->rep;
+  const char *dg;
+  uint32_t active = r ? r->active : 0, nres = r ? r->nres : 0;
+  int64_t target = nres == 0 ? j->replication : j->quorum - (int64_t)best_agreement(r, &dg);
+  int64_t wanted = target - (int64_t)active;
+  int ns;
+  if (wanted > 0 && t->attempts >= j->max_attempts)
+    ns = active ? TS_RUNNING : TS_FAILED;
+  else
+    ns = wanted > 0 ? TS_ELIGIBLE : TS_RUNNING;
+  if (ns != t->state)
+    set_state(j, v, ns);
+  if (ns == TS_ELIGIBLE)
+    enqueue(j, v);
+  j_task(c, j, v);
+  if (ns == TS_FAILED)
+    job_finish_check(c, j);
+}
+
+static void release_children(cairn_core *c, mjob *j, uint32_t v) {
+  const cairn_dag *d = j->dag;
+  for (uint32_t k = d->ch_off[v]; k < d->ch_off[v + 1]; k++) {
+    uint32_t ch = d->ch[k];
+    mtask *t = &j->tasks[ch];
+    if (t->npending > 0 && --t->npending == 0 && t->state == TS_WAITING) {
+      set_state(j, ch, TS_ELIGIBLE);
+      replan(c, j, ch);
+    }
+  }
+}
+
+/* Quorum reached on digest dg: the task is executed. Outcomes of the other
+ * results are journaled here, except new_idx's (its caller records it). */
+static void accept(cairn_core *c, mjob *j, uint32_t v, const char *dg, int64_t new_idx) {
+  mtask *t = &j->tasks[v];
+  mrep *r = t->rep;
+  char digest[65];
+  snprintf(digest, sizeof digest, "%s", dg); /* dg points into r->res */
+  t->accepted = 0;
+  for (uint32_t i = 0; i < r->nres; i++) {
+    mres *m = &r->res[i];
+    if (!counted(m))
+      continue;
+    int agree = strcmp(m->digest, digest) == 0;
+    if (agree && !t->accepted)
+      t->accepted = m->idx;
+    if (m->idx == new_idx) {
+      count_outcome(c->vols[m->vol - 1], m->outcome, -1);
+      m->outcome = agree ? OUT_VALID : OUT_INVALID;
+      count_outcome(c->vols[m->vol - 1], m->outcome, +1);
+    } else
+      set_outcome(c, m, agree ? OUT_VALID : OUT_INVALID);
+  }
+  set_state(j, v, TS_DONE);
+  t->queued = 0; /* executed() takes it out of a policy's ready set */
+  j->pol->executed(j->pstate, v);
+  j_task(c, j, v);
+  release_children(c, j, v);
+  job_finish_check(c, j);
+}
+
+/* Ends lease l (returned or expired): removes it everywhere; frees nothing. */
+static void drop_lease(cairn_core *c, mlease *l, int state) {
+  cairn_hmap_del(&c->leases, (uint64_t)l->idx);
+  vol_drop_active(l->vol, l->idx);
+  j_lease(c, l, state);
+  mtask *t = &l->job->tasks[l->task];
+  if (t->rep && t->rep->active)
+    t->rep->active--;
+}
+
 /* ---- register / auth ---- */
 
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
-                                  char **apps, int napps, int slots, int64_t *id,
-                                  char token[65], cairn_error *err) {
+                                  char **apps, int napps, int slots, const char *peer_url,
+                                  int64_t *id, char token[65], cairn_error *err) {
   unsigned char raw[32];
   static const char digits[] = "0123456789abcdef";
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
@@ -183,7 +367,8 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   v->slots = slots;
   v->created = v->last_seen = cairn__now();
   cairn_sha256_hex(token, 64, v->token_hash);
-  int ok = v->name && v->cluster && v->apps;
+  v->peer_url = peer_url && *peer_url ? cairn__strdup(peer_url) : NULL;
+  int ok = v->name && v->cluster && v->apps && (!peer_url || !*peer_url || v->peer_url);
   for (int i = 0; ok && i < napps; i++) {
     v->apps[i] = cairn__strdup(apps[i]);
     ok = v->apps[i] != NULL;
@@ -217,10 +402,13 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   c->vols[c->nvols++] = v;
   *id = v->id;
   cairn__journal_rec r = {.type = J_VOL, .ref = v};
+  char *peer = v->peer_url ? cairn__strdup(v->peer_url) : NULL;
+  cairn__journal_rec pr = {.type = J_PEER, .a = v->id, .s1 = peer};
   v = NULL; /* the core owns it now */
-  if (cairn__journal_add(c, &r))
+  if (cairn__journal_add(c, &r) || (peer && cairn__journal_add(c, &pr))) {
+    free(peer);
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  else
+  } else
     st = cairn__journal_wait(c, cairn__journal_pending(c), err);
 out:
   pthread_mutex_unlock(&c->lock);
@@ -265,17 +453,12 @@ static int runs_app(const mvol *v, char **apps, int napps, const char *app) {
   return 0;
 }
 
-static json_t *work_json(const mlease *l) {
+/* The /v1/work body; takes inputs (built by cairn__dist_inputs). */
+static json_t *work_json(const mlease *l, json_t *inputs) {
   const mjob *j = l->job;
   const mtask *t = &j->tasks[l->task];
-  json_t *inputs = json_array(), *parents = json_array();
+  json_t *parents = json_array();
   char url[128];
-  for (uint32_t k = 0; k < t->ninputs; k++) {
-    const mfile *f = &j->files[t->inputs[k]];
-    snprintf(url, sizeof url, "/v1/files/%s", f->sha256);
-    json_array_append_new(inputs, json_pack("{s:s, s:s, s:I, s:s}", "name", f->name, "sha256",
-                                            f->sha256, "size", (json_int_t)f->size, "url", url));
-  }
   for (uint32_t p = j->dag->par_off[l->task]; p < j->dag->par_off[l->task + 1]; p++) {
     const mtask *pt = &j->tasks[j->dag->par[p]];
     snprintf(url, sizeof url, "/v1/tasks/%lld/output", (long long)pt->key);
@@ -290,48 +473,79 @@ static json_t *work_json(const mlease *l) {
 }
 
 /* Allocates the best eligible task for v (under the lock); journals it.
- * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none. */
+ * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none.
+ * Replicas of one task go to distinct volunteers: a task v already holds a
+ * copy of is put back and the next best is tried (up to a few times). */
 static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, cairn_status *st,
                                cairn_error *err) {
+  enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
-    uint32_t task;
+    uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0;
+    int found = 0;
     if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(v, apps, napps, j->app))
       continue;
-    if (j->pol->pick(j->pstate, &task))
+    while (!found && nskipped < SKIP_MAX && j->pol->pick(j->pstate, &task) == 0) {
+      mtask *t = &j->tasks[task];
+      t->queued = 0;
+      if (t->state != TS_ELIGIBLE)
+        continue; /* executed while queued (a policy that keeps it): drop */
+      if (j->replication > 1 && rep_has_vol(t->rep, v->id))
+        skipped[nskipped++] = task;
+      else
+        found = 1;
+    }
+    for (uint32_t i = 0; i < nskipped; i++)
+      enqueue(j, skipped[i]);
+    if (!found)
       continue;
-    int64_t t = v->allocations + 1, idx = 0;
+    mtask *t = &j->tasks[task];
+    json_t *inputs = NULL;
+    int d = cairn__dist_inputs(c, v, j, task, &inputs);
+    if (d) {
+      enqueue(j, task); /* its broadcast input is on its way into v's cluster */
+      if (d < 0) {
+        *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+        return NULL;
+      }
+      continue;
+    }
+    int64_t tnum = v->allocations + 1;
     uint64_t uidx;
-    *st = cairn_ataf_index(c->family, (uint64_t)v->id, (uint64_t)t, &uidx, err);
+    *st = cairn_ataf_index(c->family, (uint64_t)v->id, (uint64_t)tnum, &uidx, err);
     if (*st != CAIRN_OK) {
-      j->pol->ready(j->pstate, task);
+      json_decref(inputs);
+      enqueue(j, task);
       return NULL;
     }
-    idx = (int64_t)uidx;
+    int64_t idx = (int64_t)uidx;
     mlease *l = calloc(1, sizeof *l);
-    if (!l || cairn_hmap_put(&c->leases, (uint64_t)idx, l) || vol_add_active(v, idx)) {
+    if (!l || cairn_hmap_put(&c->leases, (uint64_t)idx, l) || cairn__vol_add_active(v, idx) ||
+        cairn__rep_add_vol(t, v->id)) {
       if (l && cairn_hmap_get(&c->leases, (uint64_t)idx) == l)
         cairn_hmap_del(&c->leases, (uint64_t)idx);
+      vol_drop_active(v, idx);
       free(l);
-      j->pol->ready(j->pstate, task);
+      json_decref(inputs);
+      enqueue(j, task);
       *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
       return NULL;
     }
-    *l = (mlease){.idx = idx, .t = t, .issued = cairn__now(), .vol = v, .job = j, .task = task};
+    *l = (mlease){.idx = idx, .t = tnum, .issued = cairn__now(), .vol = v, .job = j, .task = task};
     l->expires = l->issued + j->lease_seconds;
     if (cairn__lease_push(c, l->expires, idx))
       CAIRN_ERR("out of memory queuing lease %lld", (long long)idx);
-    v->allocations = t;
-    set_state(j, task, TS_RUNNING);
-    j->tasks[task].attempts++;
+    v->allocations = tnum;
+    t->attempts++;
+    t->rep->active++;
     c->allocations_total++;
-    cairn__journal_rec r = {.type = J_ALLOC, .a = idx, .b = v->id, .c = t,
-                            .d = j->tasks[task].key, .e = l->issued, .f = l->expires};
+    cairn__journal_rec r = {.type = J_ALLOC, .a = idx, .b = v->id, .c = tnum, .d = t->key,
+                            .e = l->issued, .f = l->expires, .g = t->round};
     if (cairn__journal_add(c, &r))
       CAIRN_ERR("out of memory journaling allocation %lld", (long long)idx);
-    j_task(c, j, task);
-    return work_json(l);
+    replan(c, j, task); /* ELIGIBLE again if it wants more copies, else RUNNING */
+    return work_json(l, inputs);
   }
   return NULL;
 }
@@ -354,51 +568,43 @@ cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, js
 
 /* ---- results ---- */
 
-static void release_children(cairn_core *c, mjob *j, uint32_t v) {
-  const cairn_dag *d = j->dag;
-  for (uint32_t k = d->ch_off[v]; k < d->ch_off[v + 1]; k++) {
-    uint32_t ch = d->ch[k];
-    mtask *t = &j->tasks[ch];
-    if (t->npending > 0 && --t->npending == 0 && t->state == TS_WAITING) {
-      set_state(j, ch, TS_ELIGIBLE);
-      j->pol->ready(j->pstate, ch);
-      j_task(c, j, ch);
-    }
-  }
+/* Explains why idx names no lease v holds (under the lock). */
+static cairn_status no_lease(cairn_core *c, mvol *v, int64_t idx, cairn_error *err) {
+  uint64_t x = 0, t = 0;
+  if (idx <= 0 || cairn_ataf_invert(c->family, (uint64_t)idx, &x, &t, NULL) != CAIRN_OK ||
+      x < 1 || x > c->nvols || (int64_t)t > c->vols[x - 1]->allocations)
+    return cairn_error_set(err, CAIRN_ENOTFOUND, "index %lld was never allocated",
+                           (long long)idx);
+  if ((int64_t)x != v->id)
+    return cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
+                           (long long)idx);
+  return cairn_error_set(err, CAIRN_ECONFLICT,
+                         "the lease of index %lld is no longer held (expired, revoked or "
+                         "already returned); result discarded", (long long)idx);
 }
 
 cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_status,
                                 const void *output, size_t len, json_t **next, cairn_error *err) {
   cairn_status st = CAIRN_OK;
-  if (next)
-    *next = NULL;
   char digest[65];
   cairn_sha256_hex(output, len, digest);
+  if (next)
+    *next = NULL;
   pthread_mutex_lock(&c->lock);
   mlease *l = idx > 0 ? cairn_hmap_get(&c->leases, (uint64_t)idx) : NULL;
-  if (!l) {
-    uint64_t x = 0, t = 0;
-    if (idx <= 0 || cairn_ataf_invert(c->family, (uint64_t)idx, &x, &t, NULL) != CAIRN_OK ||
-        x > c->nvols || (int64_t)t > c->vols[x - 1]->allocations)
-      st = cairn_error_set(err, CAIRN_ENOTFOUND, "index %lld was never allocated",
-                           (long long)idx);
-    else if ((int64_t)x != v->id)
-      st = cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
-                           (long long)idx);
-    else
-      st = cairn_error_set(err, CAIRN_ECONFLICT,
-                           "the lease of index %lld is no longer held (expired or already "
-                           "returned); result discarded", (long long)idx);
+  if (!l || l->vol != v) {
+    st = l ? cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
+                             (long long)idx)
+           : no_lease(c, v, idx, err);
     goto out;
   }
-  if (l->vol != v) {
-    st = cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
-                         (long long)idx);
-    goto out;
-  }
+  mjob *j = l->job;
+  uint32_t task = l->task;
+  mtask *t = &j->tasks[task];
   void *copy = malloc(len ? len : 1);
   char *dg = cairn__strdup(digest);
-  if (!copy || !dg) {
+  int ok = exit_status == 0;
+  if (!copy || !dg || cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR)) {
     free(copy);
     free(dg);
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -406,35 +612,42 @@ cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_st
   }
   if (len)
     memcpy(copy, output, len);
-  mjob *j = l->job;
-  uint32_t task = l->task;
-  int outcome = exit_status == 0 ? OUT_VALID : OUT_ERROR;
-  int64_t now = cairn__now();
-  cairn__journal_rec r = {.type = J_RESULT, .a = idx, .b = j->tasks[task].key, .c = v->id,
-                          .d = exit_status, .e = now, .f = outcome, .s1 = dg, .blob = copy,
-                          .bloblen = len};
+  mres *m = &t->rep->res[t->rep->nres - 1];
+  count_outcome(v, m->outcome, +1);
+  for (uint32_t k = 0; ok && k < t->ninputs; k++)
+    if (j->files[t->inputs[k]].broadcast)
+      cairn__dist_have(c, v, j->files[t->inputs[k]].sha256); /* it ran on a verified copy */
+  drop_lease(c, l, LEASE_RETURNED);
+  free(l);
+  const char *best_dg = NULL;
+  if (t->state == TS_DONE) {
+    /* a replica beyond the quorum: checked against the accepted result */
+    const mres *acc = NULL;
+    for (uint32_t i = 0; i < t->rep->nres; i++)
+      if (t->rep->res[i].idx == t->accepted)
+        acc = &t->rep->res[i];
+    if (ok) {
+      count_outcome(v, m->outcome, -1);
+      m->outcome = acc && strcmp(acc->digest, digest) == 0 ? OUT_VALID : OUT_INVALID;
+      count_outcome(v, m->outcome, +1);
+    }
+  } else if (t->state != TS_FAILED) {
+    if (ok && best_agreement(t->rep, &best_dg) >= (uint32_t)j->quorum)
+      accept(c, j, task, best_dg, idx);
+    else {
+      if (!ok)
+        t->accepted = idx; /* shown with the task if it ends up failed */
+      replan(c, j, task);
+    }
+  }
+  c->results_total[m->outcome]++;
+  cairn__journal_rec r = {.type = J_RESULT, .a = idx, .b = t->key, .c = v->id,
+                          .d = exit_status, .e = cairn__now(), .f = m->outcome, .s1 = dg,
+                          .blob = copy, .bloblen = len};
   if (cairn__journal_add(c, &r)) {
     free(copy);
     free(dg);
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
-  }
-  j_lease(c, l, LEASE_RETURNED);
-  cairn_hmap_del(&c->leases, (uint64_t)idx);
-  vol_drop_active(v, idx);
-  free(l);
-  c->results_total[outcome]++;
-  j->tasks[task].accepted = idx;
-  if (outcome == OUT_VALID) {
-    v->valid++;
-    set_state(j, task, TS_DONE);
-    j->pol->executed(j->pstate, task);
-    j_task(c, j, task);
-    release_children(c, j, task);
-    job_finish_check(c, j);
-  } else {
-    v->errors++;
-    requeue_or_fail(c, j, task);
+    CAIRN_ERR("out of memory journaling result %lld", (long long)idx);
   }
   if (next) {
     cairn_status ast;
@@ -459,7 +672,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_
   cairn_status st = CAIRN_OK;
   json_t *held = json_array();
   int64_t now = cairn__now();
-  int lease_seconds = 0;
+  int lease_seconds = 0, wrote = 0;
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < v->nactive; i++) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
@@ -473,10 +686,11 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_
       if (cairn__lease_push(c, ne, l->idx))
         CAIRN_ERR("out of memory queuing lease %lld", (long long)l->idx);
       j_lease(c, l, LEASE_LEASED);
+      wrote = 1;
     }
     json_array_append_new(held, json_integer(l->idx));
   }
-  if (v->nactive)
+  if (wrote) /* only a batch that holds records is ever committed */
     st = cairn__journal_wait(c, cairn__journal_pending(c), err);
   pthread_mutex_unlock(&c->lock);
   *resp = json_pack("{s:o, s:i}", "extended", held, "lease_seconds", lease_seconds);
@@ -491,16 +705,225 @@ int cairn__core_expire(cairn_core *c, int64_t now) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)it.idx);
     if (!l || l->expires != it.expires)
       continue; /* returned, or extended (a newer heap item exists) */
-    cairn_hmap_del(&c->leases, (uint64_t)it.idx);
-    vol_drop_active(l->vol, l->idx);
-    j_lease(c, l, LEASE_EXPIRED);
+    drop_lease(c, l, LEASE_EXPIRED);
     c->expired_total++;
     CAIRN_INFO("lease %lld of volunteer %lld expired (job %lld task %s)", (long long)l->idx,
                (long long)l->vol->id, (long long)l->job->id, l->job->tasks[l->task].name);
-    requeue_or_fail(c, l->job, l->task);
+    replan(c, l->job, l->task);
     free(l);
     n++;
   }
   pthread_mutex_unlock(&c->lock);
   return n;
+}
+
+/* ---- ban ---- */
+
+/* Starts a new round for task v: revokes its leases, marks its results
+ * (outcome for the others than the banned volunteer's), forgets its replicas.
+ * The caller sets the state. */
+static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
+  mtask *t = &j->tasks[v];
+  mrep *r = t->rep;
+  for (uint32_t i = 0; r && i < r->nvols; i++) {
+    mvol *holder = c->vols[r->vols[i] - 1];
+    for (size_t k = 0; k < holder->nactive;) {
+      mlease *l = cairn_hmap_get(&c->leases, (uint64_t)holder->active[k]);
+      if (l && l->job == j && l->task == v) {
+        drop_lease(c, l, LEASE_EXPIRED);
+        free(l);
+      } else
+        k++;
+    }
+  }
+  for (uint32_t i = 0; r && i < r->nres; i++)
+    if (r->res[i].outcome == OUT_VALID || r->res[i].outcome == OUT_PENDING)
+      set_outcome(c, &r->res[i], outcome);
+  cairn__rep_free(r);
+  t->rep = NULL;
+  t->round++;
+  t->attempts = 0;
+  t->accepted = 0;
+}
+
+cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
+                             cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  *report = NULL;
+  uint8_t *mark = NULL;
+  uint32_t *queue = NULL;
+  pthread_mutex_lock(&c->lock);
+  if (id < 1 || (size_t)id > c->nvols) {
+    st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+    goto out;
+  }
+  mvol *bad = c->vols[id - 1];
+  if (bad->banned) {
+    st = cairn_error_set(err, CAIRN_ECONFLICT, "volunteer %lld is already banned", (long long)id);
+    goto out;
+  }
+  char *why = cairn__strdup(reason ? reason : "");
+  if (!why) {
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  bad->banned = 1;
+  c->bans_total++;
+  cairn__journal_rec br = {.type = J_BAN, .a = id, .s1 = why};
+  if (cairn__journal_add(c, &br))
+    free(why);
+  /* its leases are revoked: their tasks want other volunteers now */
+  while (bad->nactive) {
+    mlease *l = cairn_hmap_get(&c->leases, (uint64_t)bad->active[0]);
+    if (!l) {
+      bad->active[0] = bad->active[--bad->nactive];
+      continue;
+    }
+    drop_lease(c, l, LEASE_EXPIRED);
+    replan(c, l->job, l->task);
+    free(l);
+  }
+  int64_t invalidated = 0, requeued = 0, tainted = 0;
+  json_t *requeued_ids = json_array();
+  for (size_t ji = 0; ji < c->njobs; ji++) {
+    mjob *j = c->jobs[ji];
+    uint32_t n = j->ntasks, head = 0, tail = 0;
+    free(mark);
+    free(queue);
+    mark = calloc(n, 1);
+    queue = malloc(n * sizeof *queue);
+    if (!mark || !queue) {
+      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      goto out;
+    }
+    /* 1. its results become invalid; tasks that no longer have a quorum are re-queued */
+    for (uint32_t v = 0; v < n; v++) {
+      mtask *t = &j->tasks[v];
+      int touched = 0;
+      for (uint32_t i = 0; t->rep && i < t->rep->nres; i++)
+        if (t->rep->res[i].vol == id && t->rep->res[i].outcome != OUT_INVALID &&
+            t->rep->res[i].outcome != OUT_TAINTED) {
+          if (t->rep->res[i].ok)
+            touched = 1;
+          set_outcome(c, &t->rep->res[i], OUT_INVALID);
+          invalidated++;
+        }
+      if (!touched)
+        continue;
+      const char *dg;
+      if (t->state == TS_DONE) {
+        if (best_agreement(t->rep, &dg) >= (uint32_t)j->quorum) {
+          /* still a quorum without it: keep, name an honest result */
+          for (uint32_t i = 0; i < t->rep->nres; i++)
+            if (counted(&t->rep->res[i]) && strcmp(t->rep->res[i].digest, dg) == 0) {
+              t->accepted = t->rep->res[i].idx;
+              break;
+            }
+          j_task(c, j, v);
+          continue;
+        }
+        mark[v] = 1;
+        queue[tail++] = v;
+      } else
+        replan(c, j, v);
+    }
+    if (!tail)
+      continue;
+    /* 2. taint: every descendant of a re-queued task consumed a bad output */
+    while (head < tail) {
+      uint32_t v = queue[head++];
+      for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
+        uint32_t ch = j->dag->ch[k];
+        if (!mark[ch]) {
+          mark[ch] = 2;
+          queue[tail++] = ch;
+        }
+      }
+    }
+    for (uint32_t q = 0; q < tail; q++) {
+      uint32_t v = queue[q];
+      mtask *t = &j->tasks[v];
+      int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
+      if (mark[v] == 1 || had_work) {
+        new_round(c, j, v, OUT_TAINTED);
+        if (mark[v] == 1) {
+          requeued++;
+          json_array_append_new(requeued_ids, json_pack("{s:I, s:s}", "job", (json_int_t)j->id,
+                                                        "task", t->name));
+        } else
+          tainted++;
+      }
+      set_state(j, v, TS_WAITING);
+      t->queued = 0;
+    }
+    /* 3. pending parents and states from scratch for what was touched */
+    for (uint32_t q = 0; q < tail; q++) {
+      uint32_t v = queue[q];
+      mtask *t = &j->tasks[v];
+      t->npending = 0;
+      for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
+        t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
+      if (t->npending == 0)
+        set_state(j, v, TS_ELIGIBLE);
+      j_task(c, j, v);
+    }
+    if (cairn__job_rebuild_policy(j, err)) {
+      st = err ? err->status : CAIRN_ENOMEM;
+      goto out;
+    }
+    for (uint32_t q = 0; q < tail; q++)
+      replan(c, j, queue[q]);
+    job_finish_check(c, j);
+  }
+  *report = json_pack("{s:I, s:I, s:I, s:I, s:o}", "volunteer", (json_int_t)id,
+                      "results_invalidated", (json_int_t)invalidated, "tasks_requeued",
+                      (json_int_t)requeued, "descendants_requeued", (json_int_t)tainted,
+                      "requeued", requeued_ids);
+  CAIRN_WARN("volunteer %lld banned: %lld results invalid, %lld tasks and %lld descendants "
+             "re-queued", (long long)id, (long long)invalidated, (long long)requeued,
+             (long long)tainted);
+  st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+out:
+  pthread_mutex_unlock(&c->lock);
+  free(mark);
+  free(queue);
+  return st;
+}
+
+/* ---- distribution reports ---- */
+
+void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
+                        const char *const *served_sha, const uint64_t *served, int nserved,
+                        const char *peer_url) {
+  pthread_mutex_lock(&c->lock);
+  for (int i = 0; i < nhave; i++)
+    cairn__dist_have(c, v, have[i]);
+  for (int i = 0; i < nserved; i++) {
+    mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(served_sha[i]));
+    if (f && strcmp(f->sha256, served_sha[i]) == 0) {
+      f->bytes_peer += served[i];
+      c->bytes_peer += served[i];
+    }
+  }
+  if (peer_url && *peer_url && (!v->peer_url || strcmp(v->peer_url, peer_url) != 0)) {
+    char *a = cairn__strdup(peer_url), *b = cairn__strdup(peer_url);
+    cairn__journal_rec r = {.type = J_PEER, .a = v->id, .s1 = b};
+    if (a && b && cairn__journal_add(c, &r) == 0) {
+      free(v->peer_url);
+      v->peer_url = a;
+    } else {
+      free(a);
+      free(b);
+    }
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
+void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
+  pthread_mutex_lock(&c->lock);
+  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
+  if (f && strcmp(f->sha256, sha256) == 0)
+    f->bytes_master += bytes;
+  c->bytes_master += bytes;
+  pthread_mutex_unlock(&c->lock);
 }

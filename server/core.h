@@ -1,12 +1,21 @@
 /* core.h — the master's in-memory state and its transitions (private to server/).
  *
- * Task life-cycle (seed 004 §4.3.1 pebble states):
+ * Task life-cycle (seed 004 §4.3.1 pebble states), with replication R and
+ * quorum Q (a task is executed once Q results of distinct volunteers agree
+ * byte for byte):
  *
- *   WAITING --last parent done--> ELIGIBLE (eligible-but-unallocated)
- *   ELIGIBLE --allocate--> RUNNING (eligible-and-allocated; one lease)
- *   RUNNING --result, exit 0--> DONE (executed; children lose a pending parent)
- *   RUNNING --result exit != 0, or lease expired--> ELIGIBLE, or FAILED once
- *                                the task has had max_attempts allocations
+ *   WAITING --last parent done--> ELIGIBLE (wants more copies: in the policy's queue)
+ *   ELIGIBLE --allocate--> ELIGIBLE while it wants more copies, else RUNNING
+ *   RUNNING/ELIGIBLE --result-->  DONE once Q agreeing results exist (children
+ *                                 lose a pending parent); else back to ELIGIBLE
+ *                                 when it wants copies (disagreement, exit != 0,
+ *                                 lease expired), or FAILED once it has had
+ *                                 max_attempts allocations and none is out
+ *   any --ban of a volunteer it relied on, or of an ancestor's--> WAITING or
+ *                                 ELIGIBLE in a new round (results discarded)
+ *
+ * Copies wanted (replan): R before the first result of a round, afterwards
+ * Q - (largest number of agreeing results), less the leases out.
  *
  * Lease life-cycle: leased --result--> returned; leased --deadline--> expired.
  * Heartbeats move the deadline. A result for a lease that is not leased any
@@ -38,12 +47,55 @@ typedef enum { JS_RUNNING, JS_DONE, JS_FAILED } cairn__jstate;
 extern const char *const cairn__tstate_name[TS_COUNT];
 extern const char *const cairn__jstate_name[3];
 
+/* A job's input file. For a broadcast file: when it was first assigned to a
+ * worker and which of the job's workers were given tasks needing it. */
 typedef struct mfile {
   char *name;
   char sha256[65];
   int64_t size;
   int broadcast;
+  int64_t first_assign;
+  int64_t *assigned;
+  uint32_t nassigned, capassigned;
 } mfile;
+
+/* An uploaded file (c->files): who holds a verified copy, copies on their way
+ * (to a worker, from a holder or from the master = 0, until a deadline), and
+ * bytes served. */
+typedef struct mholder {
+  int64_t vol, since;
+} mholder;
+typedef struct mxfer {
+  int64_t to, from, deadline;
+} mxfer;
+typedef struct mfilerec {
+  char sha256[65];
+  int64_t size;
+  mholder *holders;
+  uint32_t nholders, capholders;
+  mxfer *xfers;
+  uint32_t nxfers, capxfers;
+  uint64_t bytes_master, bytes_peer;
+} mfilerec;
+
+enum { OUT_VALID, OUT_INVALID, OUT_PENDING, OUT_ERROR, OUT_TAINTED, OUT_COUNT };
+extern const char *const cairn__outcome_name[OUT_COUNT];
+
+typedef struct mres {
+  int64_t idx, vol;
+  char digest[65];
+  uint8_t ok;        /* exit status 0 */
+  uint8_t outcome;
+} mres;
+
+/* A task's replicas in its current round. */
+typedef struct mrep {
+  int64_t *vols;     /* volunteers allocated (distinct when replication > 1) */
+  uint32_t nvols, capvols;
+  mres *res;
+  uint32_t nres, capres;
+  uint32_t active;   /* leases out */
+} mrep;
 
 typedef struct mtask {
   int64_t key;
@@ -53,8 +105,11 @@ typedef struct mtask {
   uint32_t ninputs;
   uint32_t npending; /* parents not yet done */
   uint8_t state;
-  uint16_t attempts;
+  uint8_t queued;    /* in the policy's ready set */
+  uint16_t attempts; /* allocations in this round */
   int64_t accepted;  /* index of the accepted (or last failed) result, 0 if none */
+  int64_t round;
+  mrep *rep;         /* NULL until first allocated */
 } mtask;
 
 typedef struct mjob {
@@ -79,6 +134,7 @@ typedef struct mvol {
   char **apps;
   int napps, slots, banned;
   char token_hash[65];
+  char *peer_url;          /* its file server for peers, or NULL */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;
   int64_t *active;         /* indices of leases held */
@@ -113,7 +169,8 @@ typedef struct cairn_core {
   cairn_hmap leases;       /* idx -> mlease */
   lease_heap_item *heap;
   size_t nheap, capheap;
-  cairn_hmap files;        /* first 8 bytes of sha256 -> mfile (name unused) */
+  cairn_hmap files;        /* first 8 bytes of sha256 -> mfilerec */
+  char peer_token[65];     /* workers serve peers that present it */
   int64_t next_task_key;
 
   /* journal (group commit) */
@@ -124,7 +181,8 @@ typedef struct cairn_core {
   int committer_running, stopping;
 
   /* counters for /metrics */
-  uint64_t allocations_total, results_total[4], expired_total;
+  uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
+  uint64_t bytes_master, bytes_peer;
 } cairn_core;
 
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
@@ -135,8 +193,15 @@ void cairn__core_close(cairn_core *c);
 
 /* ---- operations (each takes the lock itself) ---- */
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
-                                  char **apps, int napps, int slots, int64_t *id,
-                                  char token[65], cairn_error *err);
+                                  char **apps, int napps, int slots, const char *peer_url,
+                                  int64_t *id, char token[65], cairn_error *err);
+/* A worker's report (work or heartbeat body): files it holds, bytes it
+ * served to peers (sha256[i] -> bytes[i]), its peer URL when given. */
+void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
+                        const char *const *served_sha, const uint64_t *served, int nserved,
+                        const char *peer_url);
+/* Counts bytes of file sha256 the master sent. */
+void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
 /* The volunteer holding token, or NULL (CAIRN_EAUTH) / banned (CAIRN_EFORBIDDEN). */
 cairn_status cairn__core_auth(cairn_core *c, const char *token, mvol **out, cairn_error *err);
 /* Allocates the best eligible task of an app the volunteer runs (restricted to
@@ -148,6 +213,11 @@ cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, js
 cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_status,
                                 const void *output, size_t len, json_t **next, cairn_error *err);
 cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_error *err);
+/* Bans volunteer id: refuses its token, marks its results invalid, re-queues
+ * every task whose accepted result relied on it and every descendant that
+ * consumed a re-queued output, in one transaction. *report gets counts. */
+cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
+                             cairn_error *err);
 /* Takes ownership of spec. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);
@@ -175,12 +245,13 @@ int64_t cairn__now(void);
 
 /* ---- internal to core.c / journal.c / load.c ---- */
 typedef enum {
-  J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT
+  J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME,
+  J_PEER
 } cairn__jtype;
 
 struct cairn__journal_rec {
   cairn__jtype type;
-  int64_t a, b, c, d, e, f;
+  int64_t a, b, c, d, e, f, g;
   char *s1, *s2;
   void *blob;
   size_t bloblen;
@@ -203,6 +274,28 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err);
 void cairn__job_free(mjob *j);
 void cairn__vol_free(mvol *v);
 int cairn__job_start_policy(mjob *j, cairn_error *err);
+/* (Re)creates the job's policy state from the task states: executed for DONE
+ * tasks in topological order, ready for ELIGIBLE ones. O(n + m). */
+int cairn__job_rebuild_policy(mjob *j, cairn_error *err);
+/* Adds a result to a task's replica record (allocating it). 0 or -1 (OOM). */
+int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest, int ok,
+                          int outcome);
+int cairn__rep_add_vol(mtask *t, int64_t vol);
+/* Records that v holds lease idx. 0, or -1 out of memory. */
+int cairn__vol_add_active(mvol *v, int64_t idx);
+void cairn__rep_free(mrep *r);
+
+/* distribution.c (under the lock) */
+/* Builds the inputs[] of a work answer for task v of job j given to vol:
+ * each input with its sources (peers first for broadcast files). Returns 0,
+ * 1 when a broadcast input cannot be served to vol yet (a copy is on its way
+ * into vol's cluster), -1 out of memory. Records the transfers it starts. */
+int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs);
+/* vol holds file sha256 (verified) from now. */
+void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
+/* "bytes_served" and per-file distribution figures of a job. */
+json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
+void cairn__dist_free(mfilerec *f);
 int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx);
 uint64_t cairn__hash_key(const char *hex);
 char *cairn__strdup(const char *s);

@@ -232,8 +232,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return MHD_YES;
   if (k->route == R_WEB && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0))
     return serve_web(m, c, url);
+  char ip[INET_ADDRSTRLEN] = "";
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr, ip,
+              sizeof ip);
   cairn__req rq = {.method = method, .path = url, .token = bearer(c), .body = k->body.data,
-                   .len = k->body.len};
+                   .len = k->body.len, .client_ip = ip};
   cairn__resp rs = {.fd = -1};
   cairn__api_handle(m, k->route, &rq, &rs);
   return send_resp(m, c, k->route, &rs);
@@ -263,6 +268,29 @@ static void on_log(void *cls, const char *fmt, va_list ap) {
   CAIRN_DEBUG("http: %s", line);
 }
 
+/* Reads a PEM file (at most 1 MiB) into a NUL-terminated string. */
+static char *read_pem(const char *path, char *errbuf, size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(errbuf, errlen, "cannot read %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  cairn_buf b;
+  cairn_buf_init(&b, 1u << 20);
+  char chunk[4096];
+  size_t n;
+  int bad = 0;
+  while (!bad && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    bad = cairn_buf_append(&b, chunk, n);
+  fclose(f);
+  if (bad || b.len == 0) {
+    cairn_buf_free(&b);
+    snprintf(errbuf, errlen, "%s is empty or too large for a PEM file", path);
+    return NULL;
+  }
+  return cairn_buf_take(&b, NULL);
+}
+
 int cairn__http_start(cairn_master *m, char *errbuf, size_t errlen) {
   char host[256];
   const char *colon = strrchr(m->listen, ':');
@@ -285,18 +313,44 @@ int cairn__http_start(cairn_master *m, char *errbuf, size_t errlen) {
     snprintf(errbuf, errlen, "--listen host must be an IPv4 address, got \"%s\"", host);
     return -1;
   }
+  char *cert = NULL, *key = NULL;
+  int tls = m->cfg.tls_cert || m->cfg.tls_key;
+  if (tls) {
+    if (!m->cfg.tls_cert || !m->cfg.tls_key) {
+      snprintf(errbuf, errlen, "TLS needs both a certificate and a key file");
+      return -1;
+    }
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      snprintf(errbuf, errlen, "this libmicrohttpd has no TLS support");
+      return -1;
+    }
+    cert = read_pem(m->cfg.tls_cert, errbuf, errlen);
+    key = cert ? read_pem(m->cfg.tls_key, errbuf, errlen) : NULL;
+    if (!cert || !key) {
+      free(cert);
+      return -1;
+    }
+  }
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  /* MHD ignores options after MHD_OPTION_END, so the TLS pair is last. */
   struct MHD_Daemon *d = MHD_start_daemon(
-    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-    on_request, m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-    (unsigned)m->cfg.threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
-    MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_CONNECTION_LIMIT, 4096u,
-    MHD_OPTION_EXTERNAL_LOGGER, on_log, m, MHD_OPTION_END);
+    flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
+    (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)m->cfg.threads,
+    MHD_OPTION_NOTIFY_COMPLETED, on_completed, m, MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+    MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_EXTERNAL_LOGGER, on_log, m,
+    tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
+    MHD_OPTION_END);
+  int saved = errno;
+  free(cert);
+  free(key);
   if (!d) {
-    snprintf(errbuf, errlen, "cannot listen on %s: %s", m->listen, strerror(errno));
+    snprintf(errbuf, errlen, "cannot listen on %s%s: %s", m->listen,
+             tls ? " with that certificate and key" : "", strerror(saved));
     return -1;
   }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-  snprintf(m->url, sizeof m->url, "http://%s:%u", host, info ? info->port : (unsigned)port);
+  snprintf(m->url, sizeof m->url, "%s://%s:%u", tls ? "https" : "http", host,
+           info ? info->port : (unsigned)port);
   m->daemon = d;
   return 0;
 }

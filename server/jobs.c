@@ -17,10 +17,13 @@ void cairn__job_free(mjob *j) {
   free(j->name);
   free(j->app);
   free(j->policy_name);
-  for (uint32_t i = 0; i < j->nfiles; i++)
+  for (uint32_t i = 0; i < j->nfiles; i++) {
     free(j->files[i].name);
+    free(j->files[i].assigned);
+  }
   free(j->files);
   for (uint32_t i = 0; j->tasks && i < j->ntasks; i++) {
+    cairn__rep_free(j->tasks[i].rep);
     free(j->tasks[i].name);
     free(j->tasks[i].args_json);
     free(j->tasks[i].inputs);
@@ -35,6 +38,7 @@ void cairn__vol_free(mvol *v) {
     return;
   free(v->name);
   free(v->cluster);
+  free(v->peer_url);
   for (int i = 0; v->apps && i < v->napps; i++)
     free(v->apps[i]);
   free(v->apps);
@@ -53,6 +57,31 @@ int cairn__job_start_policy(mjob *j, cairn_error *err) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory creating the %s policy", j->policy_name);
     return -1;
   }
+  return 0;
+}
+
+int cairn__job_rebuild_policy(mjob *j, cairn_error *err) {
+  if (j->pol && j->pstate)
+    j->pol->destroy(j->pstate);
+  j->pstate = NULL;
+  if (cairn__job_start_policy(j, err))
+    return -1;
+  uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
+  if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
+    free(order);
+    cairn_error_set(err, CAIRN_EINTERNAL, "job %lld: cannot order its dag", (long long)j->id);
+    return -1;
+  }
+  for (uint32_t k = 0; k < j->ntasks; k++)
+    if (j->tasks[order[k]].state == TS_DONE)
+      j->pol->executed(j->pstate, order[k]);
+  for (uint32_t k = 0; k < j->ntasks; k++) {
+    mtask *t = &j->tasks[order[k]];
+    t->queued = t->state == TS_ELIGIBLE;
+    if (t->queued)
+      j->pol->ready(j->pstate, order[k]);
+  }
+  free(order);
   return 0;
 }
 
@@ -125,12 +154,6 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
                                 cairn_error *err) {
   cairn_status st = CAIRN_OK;
   mjob *j = NULL;
-  if (spec->replication != 1 || spec->quorum != 1) {
-    st = cairn_error_set(err, CAIRN_EINVAL,
-                         "job: replication and quorum other than 1 are not supported by this "
-                         "server version");
-    goto done;
-  }
   if (!cairn_policy_find(spec->policy)) {
     st = cairn_error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", spec->policy);
     goto done;
@@ -175,8 +198,10 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     j->counts[t->state]++;
   }
   for (uint32_t i = 0; i < j->ntasks; i++)
-    if (j->tasks[i].state == TS_ELIGIBLE)
+    if (j->tasks[i].state == TS_ELIGIBLE) {
+      j->tasks[i].queued = 1;
       j->pol->ready(j->pstate, i);
+    }
   c->jobs[c->njobs++] = j;
   *job_id = j->id;
   cairn__journal_rec r = {.type = J_JOB, .ref = j};
@@ -192,14 +217,9 @@ done:
   return st;
 }
 
-typedef struct filerec {
-  char sha256[65];
-  int64_t size;
-} filerec;
-
 int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size) {
   pthread_mutex_lock(&c->lock);
-  filerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
+  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
   int found = f && strcmp(f->sha256, sha256) == 0;
   if (found && size)
     *size = f->size;
@@ -211,7 +231,7 @@ cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t siz
                                   cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
-  filerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
+  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
   *existed = f != NULL;
   if (f) {
     if (strcmp(f->sha256, sha256) != 0)
@@ -240,6 +260,15 @@ out:
   return st;
 }
 
+/* Views are built under the lock from memory, which may run ahead of the
+ * store by batches nobody was told about. Before such a view leaves the
+ * master, it waits (under the lock, releasing it meanwhile) until every
+ * change it shows is durable, so a reader never sees what a crash could
+ * take back. */
+static void settle_locked(cairn_core *c) {
+  cairn__journal_wait(c, c->head ? c->taken + 1 : c->taken, NULL);
+}
+
 int cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms) {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
@@ -260,6 +289,7 @@ int cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms) {
     }
     if (c->jobs[id - 1]->state != JS_RUNNING) {
       rc = c->jobs[id - 1]->state;
+      settle_locked(c);
       break;
     }
     if (timeout_ms < 0)
@@ -297,6 +327,7 @@ int cairn__core_probe_write(cairn_core *c) {
 
 /* ---- views ---- */
 
+
 static json_t *counts_json(const mjob *j) {
   return json_pack("{s:i, s:i, s:i, s:i, s:i}", "waiting", (int)j->counts[TS_WAITING],
                    "eligible", (int)j->counts[TS_ELIGIBLE], "running", (int)j->counts[TS_RUNNING],
@@ -318,11 +349,20 @@ static json_t *job_json_locked(const mjob *j, int detail) {
   return o;
 }
 
+static json_t *job_json_dist(cairn_core *c, const mjob *j, int detail) {
+  json_t *o = job_json_locked(j, detail);
+  json_t *d = cairn__dist_job_json(c, j);
+  json_object_update(o, d);
+  json_decref(d);
+  return o;
+}
+
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
   json_t *o = NULL;
   pthread_mutex_lock(&c->lock);
   if (id >= 1 && (size_t)id <= c->njobs)
-    o = job_json_locked(c->jobs[id - 1], detail);
+    o = job_json_dist(c, c->jobs[id - 1], detail);
+  settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   return o;
 }
@@ -332,6 +372,7 @@ json_t *cairn__core_jobs_json(cairn_core *c) {
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->njobs; i++)
     json_array_append_new(a, job_json_locked(c->jobs[i], 0));
+  settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   return json_pack("{s:o}", "jobs", a);
 }
@@ -385,6 +426,7 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
                                            "state", cairn__tstate_name[j->tasks[i].state],
                                            "attempts", j->tasks[i].attempts, "volunteer",
                                            "index", "exit_status", "output"));
+  settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   results_ctx ctx = {tasks};
   if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK) {
@@ -411,6 +453,7 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
                    (json_int_t)v->errors, "banned", v->banned, "last_seen",
                    (json_int_t)v->last_seen));
   }
+  settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   return json_pack("{s:o}", "volunteers", a);
 }
@@ -450,7 +493,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
     running += c->jobs[i]->state == JS_RUNNING;
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
-  uint64_t res[4];
+  uint64_t res[OUT_COUNT], bans = c->bans_total, bmaster = c->bytes_master, bpeer = c->bytes_peer;
   memcpy(res, c->results_total, sizeof res);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
   uint64_t committed = c->committed;
@@ -476,8 +519,15 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "# TYPE cairn_results_total counter\n",
           jobs, running, vols, leases, (unsigned long long)allocs, (unsigned long long)expired,
           (unsigned long long)committed);
-  static const char *const outcomes[] = {"valid", "invalid", "pending", "error"};
-  for (int i = 0; i < 4; i++)
-    appendf(buf, len, cap, "cairn_results_total{outcome=\"%s\"} %llu\n", outcomes[i],
-            (unsigned long long)res[i]);
+  for (int i = 0; i < OUT_COUNT; i++)
+    appendf(buf, len, cap, "cairn_results_total{outcome=\"%s\"} %llu\n",
+            cairn__outcome_name[i], (unsigned long long)res[i]);
+  appendf(buf, len, cap, "# HELP cairn_bans_total Volunteers banned since start.\n"
+          "# TYPE cairn_bans_total counter\ncairn_bans_total %llu\n", (unsigned long long)bans);
+  appendf(buf, len, cap, "# HELP cairn_file_bytes_served_total Input bytes sent to workers, by "
+          "the master or by peers (as the peers report).\n"
+          "# TYPE cairn_file_bytes_served_total counter\n"
+          "cairn_file_bytes_served_total{source=\"master\"} %llu\n"
+          "cairn_file_bytes_served_total{source=\"peer\"} %llu\n",
+          (unsigned long long)bmaster, (unsigned long long)bpeer);
 }

@@ -18,7 +18,6 @@
 #include "server/core.h"
 
 static const char *const lease_state[] = {"leased", "returned", "expired"};
-static const char *const outcome_name[] = {"valid", "invalid", "pending", "error"};
 
 int cairn__journal_add(cairn_core *c, cairn__journal_rec *r) {
   cairn__journal_rec *copy = malloc(sizeof *copy);
@@ -96,7 +95,7 @@ static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_err
     cairn_status st = cairn_store_volunteer_insert(s, v->id, v->name, v->cluster, apps, v->slots,
                                                    v->token_hash, v->created, err);
     free(apps);
-    return st;
+    return st;  /* its peer URL follows in a J_PEER record */
   }
   case J_BAN:
     return cairn_store_volunteer_ban(s, r->a, r->s1, err);
@@ -105,16 +104,20 @@ static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_err
   case J_JOB:
     return write_job(s, r->ref, err);
   case J_TASK:
-    return cairn_store_task_update(s, r->a, cairn__tstate_name[r->b], (int)r->c, r->d, err);
+    return cairn_store_task_update(s, r->a, cairn__tstate_name[r->b], (int)r->c, r->d, r->e, err);
   case J_JOBSTATE:
     return cairn_store_job_update(s, r->a, cairn__jstate_name[r->b], r->c, err);
   case J_ALLOC:
-    return cairn_store_alloc_insert(s, r->a, r->b, r->c, r->d, r->e, r->f, err);
+    return cairn_store_alloc_insert(s, r->a, r->b, r->c, r->d, r->e, r->f, r->g, err);
   case J_LEASE:
     return cairn_store_alloc_update(s, r->a, r->b, lease_state[r->c], err);
   case J_RESULT:
     return cairn_store_result_insert(s, r->a, r->b, r->c, (int)r->d, r->blob, r->bloblen, r->s1,
-                                     r->e, outcome_name[r->f], err);
+                                     r->e, cairn__outcome_name[r->f], err);
+  case J_PEER:
+    return cairn_store_volunteer_peer(s, r->a, r->s1, err);
+  case J_OUTCOME:
+    return cairn_store_result_outcome(s, r->a, cairn__outcome_name[r->b], err);
   }
   return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }

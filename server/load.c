@@ -5,15 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "common/log.h"
 #include "server/core.h"
 
-typedef struct filerec {
-  char sha256[65];
-  int64_t size;
-} filerec;
 
 static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   cairn_core *c = ud;
@@ -29,6 +26,8 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   v->allocations = r->allocations;
   v->created = v->last_seen = r->created;
   snprintf(v->token_hash, sizeof v->token_hash, "%s", r->token_hash);
+  if (r->peer_url && !(v->peer_url = cairn__strdup(r->peer_url)))
+    goto fail;
   v->apps = calloc(json_array_size(apps) + 1, sizeof(char *));
   if (!v->name || !v->cluster || !v->apps)
     goto fail;
@@ -74,14 +73,14 @@ static int load_outcome(void *ud, const cairn_store_outcome_row *r) {
     v->invalid = r->count;
   else if (strcmp(r->outcome, "pending") == 0)
     v->pending = r->count;
-  else
+  else if (strcmp(r->outcome, "error") == 0)
     v->errors = r->count;
   return 0;
 }
 
 static int load_file(void *ud, const cairn_store_file_row *r) {
   cairn_core *c = ud;
-  filerec *f = calloc(1, sizeof *f);
+  mfilerec *f = calloc(1, sizeof *f);
   if (!f)
     return -1;
   snprintf(f->sha256, sizeof f->sha256, "%s", r->sha256);
@@ -182,6 +181,7 @@ static int load_task(void *ud, const cairn_store_task_row *r) {
   t->args_json = cairn__strdup(r->args_json);
   t->attempts = (uint16_t)r->attempts;
   t->accepted = r->accepted;
+  t->round = r->round;
   t->state = TS_WAITING;
   for (int s = 0; s < TS_COUNT; s++)
     if (strcmp(cairn__tstate_name[s], r->state) == 0)
@@ -234,7 +234,15 @@ static int load_edge(void *ud, const cairn_store_edge_row *r) {
   return 0;
 }
 
-static int load_lease(void *ud, const cairn_store_alloc_row *r) {
+static int outcome_of(const char *name) {
+  for (int i = 0; i < OUT_COUNT; i++)
+    if (strcmp(cairn__outcome_name[i], name) == 0)
+      return i;
+  return OUT_INVALID;
+}
+
+/* Allocations of the tasks' current rounds: replicas, results, leases held. */
+static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
   task_loader *tl = ud;
   cairn_core *c = tl->c;
   uintptr_t loc = (uintptr_t)cairn_hmap_get(&tl->by_key, (uint64_t)r->task);
@@ -242,6 +250,17 @@ static int load_lease(void *ud, const cairn_store_alloc_row *r) {
     return -1;
   mjob *j = c->jobs[(loc >> 32) - 1];
   uint32_t seq = (uint32_t)(loc & 0xffffffffu);
+  mtask *t = &j->tasks[seq];
+  if (cairn__rep_add_vol(t, r->volunteer))
+    return -1;
+  if (r->outcome[0]) {
+    int outcome = outcome_of(r->outcome);
+    if (cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
+                              r->exit_status == 0 && outcome != OUT_ERROR, outcome))
+      return -1;
+  }
+  if (strcmp(r->state, "leased") != 0)
+    return 0;
   mlease *l = calloc(1, sizeof *l);
   if (!l)
     return -1;
@@ -252,73 +271,35 @@ static int load_lease(void *ud, const cairn_store_alloc_row *r) {
     free(l);
     return -1;
   }
-  if (v->nactive == v->capactive) {
-    size_t ncap = v->capactive ? 2 * v->capactive : 4;
-    int64_t *a = realloc(v->active, ncap * sizeof *a);
-    if (!a)
-      return -1;
-    v->active = a;
-    v->capactive = ncap;
-  }
-  v->active[v->nactive++] = r->idx;
-  return 0;
+  t->rep->active++;
+  return cairn__vol_add_active(v, r->idx);
 }
 
-/* Builds each job's dag and policy state and counts from the loaded rows. */
+/* Builds each job's dag, counts, pending parents and policy state. A task
+ * recorded running without a lease out (cannot happen while batches are
+ * atomic) is made eligible again. */
 static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     j->dag = cairn_dag_build(j->ntasks, el->edges[ji], el->n[ji], err);
-    if (!j->dag || cairn__job_start_policy(j, err))
+    if (!j->dag)
       return -1;
-    uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
-    if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
-      free(order);
-      cairn_error_set(err, CAIRN_EIO, "store: job %lld's dag is not acyclic", (long long)j->id);
-      return -1;
-    }
-    for (uint32_t k = 0; k < j->ntasks; k++) {
-      uint32_t v = order[k];
+    for (uint32_t v = 0; v < j->ntasks; v++) {
       mtask *t = &j->tasks[v];
       t->npending = 0;
       for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
         t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
-      if (t->state == TS_DONE)
-        j->pol->executed(j->pstate, v);
+      if (t->state == TS_RUNNING && (!t->rep || !t->rep->active)) {
+        CAIRN_WARN("store: task %lld was running without a lease; eligible again",
+                   (long long)t->key);
+        t->state = TS_ELIGIBLE;
+      }
       j->counts[t->state]++;
     }
-    free(order);
+    if (cairn__job_rebuild_policy(j, err))
+      return -1;
   }
   return 0;
-}
-
-static int mark_running_without_lease(cairn_core *c) {
-  /* Tasks recorded running whose lease row is not leased any more (cannot
-   * happen when batches are atomic) are made eligible again. */
-  int fixed = 0;
-  for (size_t ji = 0; ji < c->njobs; ji++) {
-    mjob *j = c->jobs[ji];
-    uint8_t *held = calloc(j->ntasks + 1, 1);
-    if (!held)
-      return -1;
-    for (size_t i = 0; i < c->leases.cap; i++) {
-      mlease *l = c->leases.vals[i];
-      if (c->leases.keys[i] && l->job == j)
-        held[l->task] = 1;
-    }
-    for (uint32_t v = 0; v < j->ntasks; v++) {
-      if (j->tasks[v].state == TS_RUNNING && !held[v]) {
-        j->counts[TS_RUNNING]--;
-        j->tasks[v].state = TS_ELIGIBLE;
-        j->counts[TS_ELIGIBLE]++;
-        fixed++;
-      }
-      if (j->tasks[v].state == TS_ELIGIBLE)
-        j->pol->ready(j->pstate, v);
-    }
-    free(held);
-  }
-  return fixed;
 }
 
 cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
@@ -350,18 +331,11 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
   if (st == CAIRN_OK)
     st = cairn_store_load_parents(c->store, load_edge, &el, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_leased(c->store, load_lease, &tl, err);
+    st = cairn_store_load_allocs(c->store, load_alloc, &tl, err);
   if (st != CAIRN_OK)
     goto out;
-  if (finish_jobs(c, &el, err)) {
+  if (finish_jobs(c, &el, err))
     st = err ? err->status : CAIRN_EIO;
-    goto out;
-  }
-  int fixed = mark_running_without_lease(c);
-  if (fixed < 0)
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
-  else if (fixed)
-    CAIRN_WARN("store: %d running tasks had no lease; made eligible again", fixed);
 out:
   for (size_t i = 0; el.edges && i < c->njobs; i++)
     free(el.edges[i]);
@@ -413,6 +387,21 @@ cairn_core *cairn__core_open(const char *db_path, int durable, cairn_error *err)
       goto fail;
     }
   }
+  if (cairn_store_meta_get(c->store, "peer_token", c->peer_token, sizeof c->peer_token)) {
+    unsigned char raw[32];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+      cairn_error_set(err, CAIRN_EIO, "no randomness for the peer token");
+      goto fail;
+    }
+    for (int i = 0; i < 32; i++)
+      snprintf(c->peer_token + 2 * i, 3, "%02x", raw[i]);
+    if (cairn_store_begin(c->store, err) ||
+        cairn_store_meta_set(c->store, "peer_token", c->peer_token, err) ||
+        cairn_store_commit(c->store, err)) {
+      cairn_store_rollback(c->store);
+      goto fail;
+    }
+  }
   if (cairn__core_load(c, err) != CAIRN_OK || cairn__journal_start(c, err))
     goto fail;
   return c;
@@ -437,7 +426,7 @@ void cairn__core_close(cairn_core *c) {
       free(c->leases.vals[i]);
   for (size_t i = 0; i < c->files.cap; i++)
     if (c->files.keys[i])
-      free(c->files.vals[i]);
+      cairn__dist_free(c->files.vals[i]);
   cairn_hmap_free(&c->leases);
   cairn_hmap_free(&c->files);
   cairn_hmap_free(&c->vol_by_token);

@@ -25,6 +25,7 @@ static void usage(FILE *f) {
         "  --web DIR            serve the dashboard from DIR at /\n"
         "  --admin-token-file F admin token file (default: $CAIRN_ADMIN_TOKEN, else\n"
         "                       DB.admin-token, created with a random token, mode 0600)\n"
+        "  --tls-cert F --tls-key F   serve HTTPS with this PEM certificate and key\n"
         "  --threads N          HTTP worker threads (default 16)\n"
         "  --no-fsync           commits survive a crash of the server but not of the machine\n",
         f);
@@ -61,11 +62,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cairn-server: unexpected argument \"%s\"\n", argv[optind]);
     return 2;
   }
-  if (tls_cert || tls_key) {
-    fprintf(stderr, "cairn-server: TLS is not available in this build; put a TLS-terminating "
-                    "proxy in front of the master\n");
+  if (!tls_cert != !tls_key) {
+    fprintf(stderr, "cairn-server: --tls-cert and --tls-key go together\n");
     return 2;
   }
+  cfg.tls_cert = tls_cert;
+  cfg.tls_key = tls_key;
   char err[512];
   g_master = cairn_master_create(&cfg, err, sizeof err);
   if (!g_master) {

@@ -120,6 +120,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, char *errbuf, 
   m->db_path = strdup(cfg->db_path ? cfg->db_path : "cairn.db");
   m->listen = strdup(cfg->listen ? cfg->listen : "127.0.0.1:8080");
   m->web_dir = cfg->web_dir ? strdup(cfg->web_dir) : NULL;
+  m->cfg.db_path = m->cfg.listen = m->cfg.web_dir = NULL; /* use the copies above */
   if (!m->db_path || !m->listen || (cfg->web_dir && !m->web_dir) || pipe2(m->stop_pipe, O_CLOEXEC)) {
     snprintf(errbuf, errlen, "out of resources");
     goto fail;

@@ -12,7 +12,8 @@
 /* Routes, for dispatch and for the per-route request counters. */
 typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
-  R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_ROUTE_COUNT
+  R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_AUDIT_INDEX, R_AUDIT_VOL,
+  R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -37,6 +38,7 @@ typedef struct cairn__req {
   const char *method;
   const char *path;
   const char *token;         /* bearer token, or NULL */
+  const char *client_ip;     /* the peer's IPv4 address as text, or "" */
   const char *body;
   size_t len;
 } cairn__req;
@@ -57,6 +59,10 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
 int cairn__api_is_admin(const cairn_master *m, const char *token);
 void cairn__api_count(cairn_master *m, cairn__route r, int status);
+
+/* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
+json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);
+json_t *cairn__audit_volunteer(cairn_master *m, int64_t id, cairn_error *err);
 
 /* http.c */
 int cairn__http_start(cairn_master *m, char *errbuf, size_t errlen);

@@ -21,12 +21,12 @@ extern const struct {
 enum stmt_id {
   S_BEGIN, S_COMMIT, S_ROLLBACK,
   S_META_SET, S_META_GET,
-  S_VOL_INSERT, S_VOL_BAN,
+  S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
   S_FILE_INSERT,
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
-  S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT,
-  S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_LEASED,
+  S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
+  S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
   S_LOAD_FILES, S_LOAD_OUTCOMES,
   S_COUNT
 };
@@ -41,6 +41,7 @@ static const char *const sql_text[S_COUNT] = {
   [S_VOL_INSERT] = "INSERT INTO volunteers(id, name, cluster, apps, slots, token_hash, created) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
   [S_VOL_BAN] = "UPDATE volunteers SET banned = 1, ban_reason = ?2 WHERE id = ?1",
+  [S_VOL_PEER] = "UPDATE volunteers SET peer_url = ?2 WHERE id = ?1",
   [S_FILE_INSERT] = "INSERT OR IGNORE INTO files(sha256, size, created) VALUES (?1, ?2, ?3)",
   [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
                    "max_attempts, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
@@ -50,38 +51,47 @@ static const char *const sql_text[S_COUNT] = {
   [S_TASK_INSERT] = "INSERT INTO tasks(id, job_id, seq, name, args, inputs, state) "
                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
   [S_PARENT_INSERT] = "INSERT INTO task_parents(task_id, parent_id, pos) VALUES (?1, ?2, ?3)",
-  [S_TASK_UPDATE] = "UPDATE tasks SET state = ?2, attempts = ?3, accepted = ?4 WHERE id = ?1",
+  [S_TASK_UPDATE] = "UPDATE tasks SET state = ?2, attempts = ?3, accepted = ?4, round = ?5 "
+                    "WHERE id = ?1",
   [S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, finished = ?3 WHERE id = ?1",
   [S_ALLOC_INSERT] = "INSERT INTO allocations(idx, volunteer_id, t, task_id, issued, "
-                     "lease_expires, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'leased')",
+                     "lease_expires, round, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'leased')",
   [S_ALLOC_UPDATE] = "UPDATE allocations SET lease_expires = ?2, state = ?3 WHERE idx = ?1",
+  [S_OUTCOME_UPDATE] = "UPDATE results SET outcome = ?2 WHERE idx = ?1",
   [S_RESULT_INSERT] = "INSERT INTO results(idx, task_id, volunteer_id, exit_status, output, "
                       "digest, received, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "(SELECT COALESCE(MAX(t), 0) FROM allocations a WHERE a.volunteer_id = v.id), "
-                 "v.created FROM volunteers v ORDER BY v.id",
+                 "v.created, v.peer_url FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, state, replication, quorum, lease_seconds, "
                   "max_attempts, created, COALESCE(finished, 0) FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
                        "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 "
                        "ORDER BY jf.job_id, jf.seq",
   [S_LOAD_TASKS] = "SELECT id, job_id, COALESCE(accepted, 0), seq, attempts, name, args, inputs, "
-                   "state FROM tasks ORDER BY job_id, seq",
+                   "state, round FROM tasks ORDER BY job_id, seq",
   [S_LOAD_PARENTS] = "SELECT task_id, parent_id, pos FROM task_parents ORDER BY task_id, pos",
-  [S_LOAD_LEASED] = "SELECT idx, volunteer_id, t, task_id, issued, lease_expires, state "
-                    "FROM allocations WHERE state = 'leased'",
+  [S_LOAD_ALLOCS] = "SELECT a.idx, a.volunteer_id, a.t, a.task_id, a.issued, a.lease_expires, "
+                    "a.state, COALESCE(r.exit_status, 0), COALESCE(r.digest, ''), "
+                    "COALESCE(r.outcome, '') FROM allocations a JOIN tasks t ON t.id = a.task_id "
+                    "AND t.round = a.round LEFT JOIN results r ON r.idx = a.idx ORDER BY a.idx",
   [S_LOAD_FILES] = "SELECT sha256, size FROM files",
   [S_LOAD_OUTCOMES] = "SELECT volunteer_id, outcome, COUNT(*) FROM results "
                       "GROUP BY volunteer_id, outcome",
 };
 
-enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_HEALTH, R_COUNT };
+enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_COUNT };
+#define AUDIT_SELECT                                                                           \
+  "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
+  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received FROM allocations a "       \
+  "JOIN tasks t ON t.id = a.task_id LEFT JOIN results r ON r.idx = a.idx "
 static const char *const rsql_text[R_COUNT] = {
   [R_OUTPUT] = "SELECT r.output FROM tasks t JOIN results r ON r.idx = t.accepted "
                "WHERE t.id = ?1 AND t.state = 'done'",
   [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output FROM tasks t "
                     "JOIN results r ON r.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq",
-  [R_HEALTH] = "SELECT COUNT(*) FROM meta",
+  [R_AUDIT_INDEX] = AUDIT_SELECT "WHERE a.idx = ?1",
+  [R_AUDIT_VOL] = AUDIT_SELECT "WHERE a.volunteer_id = ?1 ORDER BY a.t",
 };
 
 struct cairn_store {
@@ -279,6 +289,13 @@ cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *r
   return run(s, S_VOL_BAN, err);
 }
 
+cairn_status cairn_store_volunteer_peer(cairn_store *s, int64_t id, const char *peer_url,
+                                        cairn_error *err) {
+  sqlite3_bind_int64(Q(S_VOL_PEER), 1, id);
+  TXT(Q(S_VOL_PEER), 2, peer_url);
+  return run(s, S_VOL_PEER, err);
+}
+
 cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t size, int64_t now,
                                      cairn_error *err) {
   sqlite3_stmt *q = Q(S_FILE_INSERT);
@@ -340,7 +357,7 @@ cairn_status cairn_store_task_parent_insert(cairn_store *s, int64_t task, int64_
 }
 
 cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *state, int attempts,
-                                     int64_t accepted, cairn_error *err) {
+                                     int64_t accepted, int64_t round, cairn_error *err) {
   sqlite3_stmt *q = Q(S_TASK_UPDATE);
   sqlite3_bind_int64(q, 1, key);
   TXT(q, 2, state);
@@ -349,6 +366,7 @@ cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *st
     sqlite3_bind_int64(q, 4, accepted);
   else
     sqlite3_bind_null(q, 4);
+  sqlite3_bind_int64(q, 5, round);
   return run(s, S_TASK_UPDATE, err);
 }
 
@@ -365,7 +383,7 @@ cairn_status cairn_store_job_update(cairn_store *s, int64_t id, const char *stat
 }
 
 cairn_status cairn_store_alloc_insert(cairn_store *s, int64_t idx, int64_t volunteer, int64_t t,
-                                      int64_t task, int64_t issued, int64_t expires,
+                                      int64_t task, int64_t issued, int64_t expires, int64_t round,
                                       cairn_error *err) {
   sqlite3_stmt *q = Q(S_ALLOC_INSERT);
   sqlite3_bind_int64(q, 1, idx);
@@ -374,6 +392,7 @@ cairn_status cairn_store_alloc_insert(cairn_store *s, int64_t idx, int64_t volun
   sqlite3_bind_int64(q, 4, task);
   sqlite3_bind_int64(q, 5, issued);
   sqlite3_bind_int64(q, 6, expires);
+  sqlite3_bind_int64(q, 7, round);
   return run(s, S_ALLOC_INSERT, err);
 }
 
@@ -400,6 +419,13 @@ cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task
   sqlite3_bind_int64(q, 7, now);
   TXT(q, 8, outcome);
   return run(s, S_RESULT_INSERT, err);
+}
+
+cairn_status cairn_store_result_outcome(cairn_store *s, int64_t idx, const char *outcome,
+                                        cairn_error *err) {
+  sqlite3_bind_int64(Q(S_OUTCOME_UPDATE), 1, idx);
+  TXT(Q(S_OUTCOME_UPDATE), 2, outcome);
+  return run(s, S_OUTCOME_UPDATE, err);
 }
 
 /* Steps a loader statement, calling row() for each row. */
@@ -438,6 +464,7 @@ cairn_status cairn_store_load_volunteers(cairn_store *s,
     row.banned = (int)I64(6);
     row.allocations = I64(7);
     row.created = I64(8);
+    row.peer_url = STR(9);
   });
 }
 
@@ -483,6 +510,7 @@ cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cair
     row.args_json = STR(6);
     row.inputs_json = STR(7);
     row.state = STR(8);
+    row.round = I64(9);
   });
 }
 
@@ -495,9 +523,9 @@ cairn_status cairn_store_load_parents(cairn_store *s, int (*cb)(void *, const ca
   });
 }
 
-cairn_status cairn_store_load_leased(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),
+cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),
                                      void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_LEASED, cairn_store_alloc_row, {
+  LOAD_LOOP(S_LOAD_ALLOCS, cairn_store_alloc_row, {
     row.idx = I64(0);
     row.volunteer = I64(1);
     row.t = I64(2);
@@ -505,6 +533,9 @@ cairn_status cairn_store_load_leased(cairn_store *s, int (*cb)(void *, const cai
     row.issued = I64(4);
     row.expires = I64(5);
     row.state = STR(6);
+    row.exit_status = (int)I64(7);
+    row.digest = STR(8);
+    row.outcome = STR(9);
   });
 }
 
@@ -585,11 +616,44 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
   return st;
 }
 
-int cairn_store_writable(cairn_store *s) {
+static void audit_row(sqlite3_stmt *q, cairn_store_audit_row *row) {
+  memset(row, 0, sizeof *row);
+  row->idx = sqlite3_column_int64(q, 0);
+  row->volunteer = sqlite3_column_int64(q, 1);
+  row->t = sqlite3_column_int64(q, 2);
+  row->job = sqlite3_column_int64(q, 3);
+  row->task = (const char *)sqlite3_column_text(q, 4);
+  row->task_key = sqlite3_column_int64(q, 5);
+  row->issued = sqlite3_column_int64(q, 6);
+  row->lease_expires = sqlite3_column_int64(q, 7);
+  row->lease_state = (const char *)sqlite3_column_text(q, 8);
+  row->round = sqlite3_column_int64(q, 9);
+  row->has_result = sqlite3_column_type(q, 10) != SQLITE_NULL;
+  row->exit_status = sqlite3_column_int(q, 10);
+  row->digest = (const char *)sqlite3_column_text(q, 11);
+  row->outcome = (const char *)sqlite3_column_text(q, 12);
+  row->received = sqlite3_column_int64(q, 13);
+}
+
+cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
+                               int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+                               cairn_error *err) {
+  cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[R_HEALTH];
-  int rc = sqlite3_step(q);
+  sqlite3_stmt *q = s->rst[by_volunteer ? R_AUDIT_VOL : R_AUDIT_INDEX];
+  sqlite3_bind_int64(q, 1, key);
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    cairn_store_audit_row row;
+    audit_row(q, &row);
+    if (cb(ud, &row)) {
+      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading the audit trail stopped");
+      break;
+    }
+  }
+  if (st == CAIRN_OK && rc != SQLITE_DONE)
+    st = db_err(s, s->r, err, "reading the audit trail");
   sqlite3_reset(q);
   pthread_mutex_unlock(&s->rlock);
-  return rc == SQLITE_ROW ? 0 : -1;
+  return st;
 }

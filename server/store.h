@@ -35,6 +35,8 @@ cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char
                                           const char *token_hash, int64_t now, cairn_error *err);
 cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
                                        cairn_error *err);
+cairn_status cairn_store_volunteer_peer(cairn_store *s, int64_t id, const char *peer_url,
+                                        cairn_error *err);
 cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t size, int64_t now,
                                      cairn_error *err);
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
@@ -49,12 +51,14 @@ cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, u
 cairn_status cairn_store_task_parent_insert(cairn_store *s, int64_t task, int64_t parent, uint32_t pos,
                                             cairn_error *err);
 cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *state, int attempts,
-                                     int64_t accepted, cairn_error *err);
+                                     int64_t accepted, int64_t round, cairn_error *err);
 cairn_status cairn_store_job_update(cairn_store *s, int64_t id, const char *state, int64_t finished,
                                     cairn_error *err);
 cairn_status cairn_store_alloc_insert(cairn_store *s, int64_t idx, int64_t volunteer, int64_t t,
-                                      int64_t task, int64_t issued, int64_t expires,
+                                      int64_t task, int64_t issued, int64_t expires, int64_t round,
                                       cairn_error *err);
+cairn_status cairn_store_result_outcome(cairn_store *s, int64_t idx, const char *outcome,
+                                        cairn_error *err);
 cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expires, const char *state,
                                       cairn_error *err);
 cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
@@ -68,7 +72,7 @@ int cairn_store_meta_get(cairn_store *s, const char *key, char *out, size_t outl
 
 typedef struct cairn_store_volunteer_row {
   int64_t id;
-  const char *name, *cluster, *apps_json, *token_hash;
+  const char *name, *cluster, *apps_json, *token_hash, *peer_url; /* peer_url may be NULL */
   int slots, banned;
   int64_t allocations, created;
 } cairn_store_volunteer_row;
@@ -96,7 +100,7 @@ cairn_status cairn_store_load_job_files(cairn_store *s,
                                         void *ud, cairn_error *err);
 
 typedef struct cairn_store_task_row {
-  int64_t key, job, accepted;
+  int64_t key, job, accepted, round;
   uint32_t seq;
   int attempts;
   const char *name, *args_json, *inputs_json, *state;
@@ -115,9 +119,11 @@ cairn_status cairn_store_load_parents(cairn_store *s, int (*cb)(void *, const ca
 typedef struct cairn_store_alloc_row {
   int64_t idx, volunteer, t, task, issued, expires;
   const char *state;
+  int exit_status;
+  const char *digest, *outcome; /* "" when no result was received */
 } cairn_store_alloc_row;
-/* Allocations still leased. */
-cairn_status cairn_store_load_leased(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),
+/* Every allocation of each task's current round, with its result if any, by index. */
+cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),
                                      void *ud, cairn_error *err);
 
 typedef struct cairn_store_file_row {
@@ -155,7 +161,15 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
                                      int (*cb)(void *, const cairn_store_result_row *), void *ud,
                                      cairn_error *err);
 
-/* 0 if the database accepts a write right now (for /healthz). */
-int cairn_store_writable(cairn_store *s);
+typedef struct cairn_store_audit_row {
+  int64_t idx, volunteer, t, job, task_key, issued, lease_expires, round, received;
+  const char *task, *lease_state, *digest, *outcome; /* digest/outcome NULL without result */
+  int has_result, exit_status;
+} cairn_store_audit_row;
+/* The allocation with index key (by_volunteer = 0) or every allocation of
+ * volunteer key in t order (by_volunteer = 1), with tasks and results. */
+cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
+                               int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+                               cairn_error *err);
 
 #endif

@@ -105,6 +105,10 @@ static void common_opts(cairn_http *h, const char *url, struct curl_slist **hdrs
   curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, h->timeout);
   curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT, 10L);
   curl_easy_setopt(h->curl, CURLOPT_TCP_NODELAY, 1L);
+  /* A master with a certificate of its own CA (https): CAIRN_CA_FILE names the CA. */
+  const char *ca = getenv("CAIRN_CA_FILE");
+  if (ca && *ca)
+    curl_easy_setopt(h->curl, CURLOPT_CAINFO, ca);
   if (h->auth && same_origin(h, url))
     *hdrs = curl_slist_append(*hdrs, h->auth);
   *hdrs = curl_slist_append(*hdrs, "Expect:");

@@ -31,6 +31,8 @@ typedef struct cairn_master_config {
   const char *admin_token;      /* NULL: $CAIRN_ADMIN_TOKEN, else admin_token_file, else
                                    DB.admin-token created with a random token (mode 0600) */
   const char *admin_token_file;
+  const char *tls_cert;         /* PEM certificate (chain) file: serve HTTPS; NULL: HTTP */
+  const char *tls_key;          /* PEM private key file, with tls_cert */
   int threads;                  /* HTTP worker threads; default 16 */
   int durable;                  /* 1 (default): fsync each group commit (synchronous=FULL);
                                    0: survive a process crash but not a power loss */

@@ -17,6 +17,41 @@
 
 extern char **environ;
 
+/* Every process started here, so that a failing test (cmocka leaves it by
+ * longjmp) cannot leave a server or worker running: they are killed at exit. */
+static pid_t g_children[256];
+static int g_nchildren;
+
+static void kill_children(void) {
+  for (int i = 0; i < g_nchildren; i++)
+    if (g_children[i] > 0) {
+      kill(g_children[i], SIGKILL);
+      waitpid(g_children[i], NULL, 0);
+    }
+  g_nchildren = 0;
+}
+
+static void track(pid_t pid) {
+  static int registered;
+  if (!registered) {
+    atexit(kill_children);
+    registered = 1;
+  }
+  for (int i = 0; i < g_nchildren; i++)
+    if (g_children[i] <= 0) {
+      g_children[i] = pid;
+      return;
+    }
+  if (g_nchildren < (int)(sizeof g_children / sizeof g_children[0]))
+    g_children[g_nchildren++] = pid;
+}
+
+static void untrack(pid_t pid) {
+  for (int i = 0; i < g_nchildren; i++)
+    if (g_children[i] == pid)
+      g_children[i] = 0;
+}
+
 double harness_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -48,6 +83,8 @@ pid_t harness_spawn(const char *const *argv, const char *log) {
   if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0)
     pid = -1;
   posix_spawn_file_actions_destroy(&fa);
+  if (pid > 0)
+    track(pid);
   return pid;
 }
 
@@ -56,8 +93,10 @@ int harness_wait(pid_t pid, double timeout) {
   int status;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid)
+    if (r == pid) {
+      untrack(pid);
       return status;
+    }
     if (r < 0)
       return -1;
     if (harness_now() > until)
@@ -90,6 +129,7 @@ int harness_server_start(harness_server *s, const char *db, const char *const *e
     close(pfd[0]);
     return -1;
   }
+  track(s->pid);
   char line[512];
   size_t len = 0;
   double until = harness_now() + 30;
@@ -111,6 +151,7 @@ int harness_server_start(harness_server *s, const char *db, const char *const *e
     fprintf(stderr, "harness: server did not start (got \"%s\")\n", line);
     kill(s->pid, SIGKILL);
     waitpid(s->pid, NULL, 0);
+    untrack(s->pid);
     return -1;
   }
   snprintf(s->url, sizeof s->url, "%.255s", line + strlen(prefix));
@@ -125,6 +166,7 @@ int harness_server_stop(harness_server *s, int sig) {
   if (st == -1) {
     kill(s->pid, SIGKILL);
     waitpid(s->pid, &st, 0);
+    untrack(s->pid);
   }
   s->pid = 0;
   return st;
@@ -148,7 +190,8 @@ long harness_http(const char *url, const char *method, const char *path, const c
     if (raw) {
       *raw = cairn_buf_take(&r.body, rawlen);
     }
-  }
+  } else
+    fprintf(stderr, "harness: %s %s: %s\n", method, path, err.text);
   cairn_buf_free(&r.body);
   cairn_http_delete(h);
   return status;

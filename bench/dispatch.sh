@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# dispatch.sh BIN — dispatch throughput and master CPU per task, both app
+# variants, 8 workers; the median of 3 runs per size, and N from 10^3 to
+# 10^5 to show the master's CPU per task stays flat.
+set -eu
+BIN=$(cd "${1:-build-release/bin}" && pwd)
+export CAIRN_BIN_DIR=$BIN
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+for app in exec callback; do
+  for n in 1000 10000 100000; do
+    [ "$app" = exec ] && [ "$n" = 100000 ] && continue   # 10^5 fork/execs take minutes
+    tps=(); cpu=()
+    for _ in 1 2 3; do
+      line=$("$BIN/bench-dispatch" --tasks "$n" --workers 8 --app "$app" 2>/dev/null | tail -n 1)
+      tps+=("$(sed -n 's/.*tasks_per_s=\([0-9.]*\).*/\1/p' <<<"$line")")
+      cpu+=("$(sed -n 's/.*master_cpu_us_per_task=\([0-9.]*\).*/\1/p' <<<"$line")")
+    done
+    echo "dispatch: app=$app tasks=$n workers=8 tasks_per_s=$(printf '%s\n' "${tps[@]}" | median) master_cpu_us_per_task=$(printf '%s\n' "${cpu[@]}" | median) (median of 3)"
+  done
+done

@@ -1,0 +1,84 @@
+/* audit.c — accountability views (seed 004 §4.3.2): who computed index N,
+ * and a volunteer's allocations in order. The index alone names the
+ * volunteer and its allocation through φ⁻¹; the store adds what happened. */
+#include <jansson.h>
+#include <string.h>
+
+#include "server/master.h"
+
+static json_t *volunteer_brief(cairn_core *c, int64_t id) {
+  json_t *o = json_null();
+  pthread_mutex_lock(&c->lock);
+  if (id >= 1 && (size_t)id <= c->nvols) {
+    const mvol *v = c->vols[id - 1];
+    o = json_pack("{s:I, s:s, s:s, s:I, s:b, s:I, s:I, s:I, s:I}", "id", (json_int_t)v->id,
+                  "name", v->name, "cluster", v->cluster, "row", (json_int_t)v->id, "banned",
+                  v->banned, "allocations", (json_int_t)v->allocations, "valid",
+                  (json_int_t)v->valid, "invalid", (json_int_t)v->invalid, "pending",
+                  (json_int_t)v->pending);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return o;
+}
+
+static json_t *row_json(const cairn_store_audit_row *r) {
+  json_t *res = json_null();
+  if (r->has_result)
+    res = json_pack("{s:i, s:s, s:s, s:I}", "exit_status", r->exit_status, "digest",
+                    r->digest ? r->digest : "", "outcome", r->outcome ? r->outcome : "",
+                    "received", (json_int_t)r->received);
+  return json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:s, s:I, s:o}", "index",
+                   (json_int_t)r->idx, "t", (json_int_t)r->t, "job", (json_int_t)r->job, "task",
+                   r->task ? r->task : "", "task_key", (json_int_t)r->task_key, "issued",
+                   (json_int_t)r->issued, "lease_expires", (json_int_t)r->lease_expires,
+                   "lease_state", r->lease_state ? r->lease_state : "", "round",
+                   (json_int_t)r->round, "result", res);
+}
+
+static int collect(void *ud, const cairn_store_audit_row *r) {
+  json_array_append_new((json_t *)ud, row_json(r));
+  return 0;
+}
+
+json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err) {
+  uint64_t x = 0, t = 0;
+  if (cairn_ataf_invert(m->core->family, (uint64_t)n, &x, &t, err) != CAIRN_OK)
+    return NULL;
+  json_t *rows = json_array();
+  if (cairn_store_audit(m->core->store, 0, n, collect, rows, err) != CAIRN_OK) {
+    json_decref(rows);
+    return NULL;
+  }
+  json_t *o = json_pack("{s:I, s:s, s:I, s:I}", "index", (json_int_t)n, "family",
+                        cairn_ataf_family_name(m->core->family), "row", (json_int_t)x, "t",
+                        (json_int_t)t);
+  json_t *row = json_array_get(rows, 0);
+  json_object_set_new(o, "allocated", json_boolean(row != NULL));
+  json_object_set_new(o, "volunteer", volunteer_brief(m->core, (int64_t)x));
+  if (row) {
+    const char *k;
+    json_t *v;
+    json_object_foreach(row, k, v) {
+      if (strcmp(k, "index") != 0 && strcmp(k, "t") != 0)
+        json_object_set(o, k, v);
+    }
+  }
+  json_decref(rows);
+  return o;
+}
+
+json_t *cairn__audit_volunteer(cairn_master *m, int64_t id, cairn_error *err) {
+  json_t *vol = volunteer_brief(m->core, id);
+  if (json_is_null(vol)) {
+    cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+    return NULL;
+  }
+  json_t *rows = json_array();
+  if (cairn_store_audit(m->core->store, 1, id, collect, rows, err) != CAIRN_OK) {
+    json_decref(rows);
+    json_decref(vol);
+    return NULL;
+  }
+  return json_pack("{s:o, s:s, s:o}", "volunteer", vol, "family",
+                   cairn_ataf_family_name(m->core->family), "allocations", rows);
+}

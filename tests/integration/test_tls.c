@@ -1,0 +1,50 @@
+/* test_tls.c — cairn-server with --tls-cert/--tls-key serves HTTPS: a worker
+ * that trusts the certificate (CAIRN_CA_FILE) runs a job end to end; a
+ * client that does not trust it gets no answer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/editdist.h"
+
+static void test_https_end_to_end(void **state) {
+  (void)state;
+  e2e_init();
+  char dir[4096], db[4200], cert[4200], key[4200], app[4200];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  snprintf(cert, sizeof cert, "%s/cert.pem", dir);
+  snprintf(key, sizeof key, "%s/key.pem", dir);
+  const char *mk[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                      "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                      "-addext", "subjectAltName=IP:127.0.0.1", NULL};
+  assert_int_equal(harness_run(mk, NULL), 0);
+  harness_server srv;
+  const char *extra[] = {"--tls-cert", cert, "--tls-key", key, NULL};
+  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  assert_int_equal(strncmp(srv.url, "https://", 8), 0);
+  /* without the CA the certificate is refused */
+  unsetenv("CAIRN_CA_FILE");
+  assert_int_equal(harness_http(srv.url, "GET", "/healthz", NULL, NULL, 0, NULL, NULL, NULL), 0);
+  setenv("CAIRN_CA_FILE", cert, 1);
+  assert_int_equal(harness_http(srv.url, "GET", "/healthz", NULL, NULL, 0, NULL, NULL, NULL), 200);
+  e2e_make_job(dir, 30, 30, 10);
+  long long job = e2e_submit(srv.url, dir);
+  snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
+  pid_t w = e2e_worker(srv.url, dir, 0, app, "2");
+  assert_string_equal(e2e_wait(srv.url, job, 120), "done");
+  e2e_check_results(srv.url, job, dir, 10, 9, 1);
+  harness_wait(w, 30);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_https_end_to_end)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
