@@ -675,8 +675,10 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_
     }
     json_array_append_new(held, json_integer(l->idx));
   }
-  if (v->nactive)
-    st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+  /* Answer only about durable state: wait for every record appended so far.
+   * The pending batch counts only when it holds records (an empty one is
+   * never written); otherwise the batch being written is the last one. */
+  st = cairn__journal_wait(c, c->head ? cairn__journal_pending(c) : c->taken, err);
   pthread_mutex_unlock(&c->lock);
   *resp = json_pack("{s:o, s:i}", "extended", held, "lease_seconds", lease_seconds);
   return st;
