@@ -186,8 +186,11 @@ typedef struct cairn_core {
 } cairn_core;
 
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
- * in-memory state from it and starts the commit thread. */
-cairn_core *cairn__core_open(const char *db_path, int durable, cairn_error *err);
+ * in-memory state from it and starts the commit thread. family: the ATAF
+ * family of a new database ("phisharp" when NULL); an existing database keeps
+ * the family it was created with, and naming another one is an error. */
+cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
+                             cairn_error *err);
 /* Stops the commit thread after the last batch and closes the store. */
 void cairn__core_close(cairn_core *c);
 

@@ -347,7 +347,8 @@ out:
   return st;
 }
 
-cairn_core *cairn__core_open(const char *db_path, int durable, cairn_error *err) {
+cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
+                             cairn_error *err) {
   cairn_core *c = calloc(1, sizeof *c);
   if (!c) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -373,13 +374,24 @@ cairn_core *cairn__core_open(const char *db_path, int durable, cairn_error *err)
   if (!c->store)
     goto fail;
   char fam[64];
+  cairn_ataf_family want = CAIRN_ATAF_PHISHARP;
+  if (family && cairn_ataf_parse_family(family, &want)) {
+    cairn_error_set(err, CAIRN_EINVAL, "unknown ATAF family \"%s\" (phi1, phi3 or phisharp)",
+                    family);
+    goto fail;
+  }
   if (cairn_store_meta_get(c->store, "ataf_family", fam, sizeof fam) == 0) {
     if (cairn_ataf_parse_family(fam, &c->family)) {
       cairn_error_set(err, CAIRN_EINVAL, "store: unknown ATAF family \"%s\"", fam);
       goto fail;
     }
+    if (family && want != c->family) {
+      cairn_error_set(err, CAIRN_EINVAL, "%s was created with the ATAF family %s, which is fixed "
+                      "for its life (asked for %s)", db_path, fam, family);
+      goto fail;
+    }
   } else {
-    c->family = CAIRN_ATAF_PHISHARP;
+    c->family = want;
     if (cairn_store_begin(c->store, err) ||
         cairn_store_meta_set(c->store, "ataf_family", cairn_ataf_family_name(c->family), err) ||
         cairn_store_commit(c->store, err)) {

@@ -18,7 +18,8 @@ static void on_signal(int sig) {
 static void usage(FILE *f) {
   fputs("usage: cairn-server [--db PATH] [--listen HOST:PORT] [--web DIR]\n"
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
-        "                    [--threads N] [--no-fsync] [--log-level error|warn|info|debug]\n"
+        "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
+        "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
         "  --listen HOST:PORT   address to serve (default 127.0.0.1:8080; port 0 = any free)\n"
@@ -27,7 +28,9 @@ static void usage(FILE *f) {
         "                       DB.admin-token, created with a random token, mode 0600)\n"
         "  --tls-cert F --tls-key F   serve HTTPS with this PEM certificate and key\n"
         "  --threads N          HTTP worker threads (default 16)\n"
-        "  --no-fsync           commits survive a crash of the server but not of the machine\n",
+        "  --no-fsync           commits survive a crash of the server but not of the machine\n"
+        "  --ataf-family F      accountable indices of a new database: phi1, phi3 or\n"
+        "                       phisharp (default); fixed for the database's life\n",
         f);
 }
 
@@ -38,6 +41,7 @@ int main(int argc, char **argv) {
     {"tls-cert", required_argument, NULL, 'c'}, {"tls-key", required_argument, NULL, 'k'},
     {"threads", required_argument, NULL, 't'},  {"no-fsync", no_argument, NULL, 'n'},
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
+    {"ataf-family", required_argument, NULL, 'f'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -54,6 +58,7 @@ int main(int argc, char **argv) {
     case 't': cfg.threads = atoi(optarg); break;
     case 'n': cfg.durable = 0; break;
     case 'v': cfg.log_level = optarg; break;
+    case 'f': cfg.ataf_family = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }

@@ -129,7 +129,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, char *errbuf, 
   if (load_admin_token(m, errbuf, errlen))
     goto fail;
   cairn_error err = {0};
-  m->core = cairn__core_open(m->db_path, cfg->durable, &err);
+  m->core = cairn__core_open(m->db_path, cfg->durable, cfg->ataf_family, &err);
   if (!m->core) {
     snprintf(errbuf, errlen, "%s", err.text);
     goto fail;

@@ -38,6 +38,8 @@ typedef struct cairn_master_config {
                                    0: survive a process crash but not a power loss */
   double lease_check_seconds;   /* how often expired leases are reclaimed; default 0.5 */
   const char *log_level;        /* error|warn|info|debug; default warn */
+  const char *ataf_family;      /* accountable indices of a new database: phi1, phi3 or
+                                   phisharp (default); fixed once the database exists */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);

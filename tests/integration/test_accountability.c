@@ -250,11 +250,45 @@ static void test_ban_recomputes_exactly_the_tainted_tasks(void **state) {
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
+static void test_family_fixed_at_creation(void **state) {
+  (void)state;
+  char dir[4096], db[4200];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  const char *phi3[] = {"--ataf-family", "phi3", NULL};
+  assert_int_equal(harness_server_start(&srv, db, phi3), 0);
+  char tok[65];
+  long long row = harness_register(srv.url, "w", "x", tok);
+  const char *job = "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"}]}";
+  assert_int_equal(harness_http(srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), NULL, NULL, NULL), 201);
+  for (uint64_t t = 1; t <= 2; t++) {
+    json_t *w = NULL;
+    assert_int_equal(harness_http(srv.url, "POST", "/v1/work", tok, NULL, 0, &w, NULL, NULL), 200);
+    uint64_t want;
+    assert_int_equal(cairn_ataf_index(CAIRN_ATAF_PHI3, (uint64_t)row, t, &want, NULL), CAIRN_OK);
+    assert_int_equal(json_integer_value(json_object_get(w, "index")), (json_int_t)want);
+    json_decref(w);
+  }
+  json_t *who = get(srv.url, "/v1/audit/index/%lld", 1);
+  assert_string_equal(json_string_value(json_object_get(who, "family")), "phi3");
+  json_decref(who);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  /* the family is fixed: another one on the same database is refused */
+  char bin[4096], *out = NULL;
+  harness_bin(bin, sizeof bin, "cairn-server");
+  const char *again[] = {bin, "--db", db, "--listen", "127.0.0.1:0", "--ataf-family", "phisharp",
+                         NULL};
+  assert_int_equal(harness_run(again, &out), 1);
+  free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_indices_are_phi_and_audit_names_volunteer),
     cmocka_unit_test(test_quorum_rejects_a_liar),
     cmocka_unit_test(test_ban_recomputes_exactly_the_tainted_tasks),
+    cmocka_unit_test(test_family_fixed_at_creation),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

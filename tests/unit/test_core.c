@@ -30,7 +30,7 @@ typedef struct fixture {
 
 static cairn_core *open_core(fixture *f) {
   cairn_error err = {0};
-  cairn_core *c = cairn__core_open(f->db, 0, &err);
+  cairn_core *c = cairn__core_open(f->db, 0, NULL, &err);
   if (!c)
     fail_msg("cannot open the core on %s: %s", f->db, err.text);
   return c;
