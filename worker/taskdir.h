@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "worker/cache.h"
+#include "worker/peerstate.h"
 #include "worker/stopper.h"
 #include "worker/task.h"
 #include "worker/transport.h"
@@ -36,14 +37,17 @@ int cairn__input_name_ok(const char *name);
 cairn_status cairn__taskdir_create(const char *run_root, const cairn__task *t,
                                    cairn__taskdir *d, cairn_error *err);
 
-/* Fetches every input (through the cache, falling back from a peer URL to
- * the master's /v1/files/<sha256>) and every parent output (capped at the
- * output limit) into the directory. Transient failures are retried with
- * backoff until cancel says stop (the caller makes h's transfers abort on
- * cancel too, see cairn_http_set_cancel()). Returns CAIRN_OK; CAIRN_EIO when
- * cancelled; any other status is a permanent failure explained in err. */
+/* Fetches every input (through the cache, from its sources: peers first,
+ * the master's /v1/files/<sha256> last, see fetch.h; peers, which may be
+ * NULL, gives the peer token and hears of new holdings) and every parent
+ * output (capped at the output limit) into the directory. Transient
+ * failures are retried with backoff until cancel says stop (the caller
+ * makes h's transfers abort on cancel too, see cairn_http_set_cancel()).
+ * Returns CAIRN_OK; CAIRN_EIO when cancelled; any other status is a
+ * permanent failure explained in err. */
 cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn__cache *cache,
-                                 cairn_http *h, const cairn__cancel *cancel, cairn_error *err);
+                                 cairn_http *h, cairn__peerstate *peers,
+                                 const cairn__cancel *cancel, cairn_error *err);
 
 /* Removes the directory tree (logs a warning when it cannot). */
 void cairn__taskdir_remove(cairn__taskdir *d);
