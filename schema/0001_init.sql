@@ -12,6 +12,7 @@ CREATE TABLE volunteers (
   apps        TEXT NOT NULL,                -- JSON array of app names
   slots       INTEGER NOT NULL,
   token_hash  TEXT NOT NULL UNIQUE,         -- sha256 of the bearer token
+  peer_url    TEXT,                         -- its file server for peers
   created     INTEGER NOT NULL,
   banned      INTEGER NOT NULL DEFAULT 0,
   ban_reason  TEXT

@@ -186,8 +186,44 @@ static const char *opt_str(json_t *o, const char *key, const char *def, cairn__r
   return json_string_value(v);
 }
 
+/* "peer_url": an http(s) URL without a trailing slash; NULL (and a 400 in rs)
+ * when malformed; "" when absent. */
+static const char *peer_url_of(json_t *o, cairn__resp *rs) {
+  const char *u = opt_str(o, "peer_url", "", rs);
+  if (!u || !*u)
+    return u;
+  size_t n = strlen(u);
+  if ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) || u[n - 1] == '/' ||
+      strpbrk(u, " \t\"")) {
+    failf(rs, CAIRN_EINVAL, "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)");
+    return NULL;
+  }
+  return u;
+}
+
+/* Reads "have" (an array of sha256) into have[]; -1 with a 400 in rs. */
+static int have_list(json_t *o, const char **have, int max, int *n, cairn__resp *rs) {
+  json_t *a = json_object_get(o, "have");
+  *n = 0;
+  if (!a)
+    return 0;
+  if (!json_is_array(a) || json_array_size(a) > (size_t)max) {
+    failf(rs, CAIRN_EINVAL, "\"have\" must be an array of at most %d sha256 digests", max);
+    return -1;
+  }
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    const char *h = json_string_value(json_array_get(a, i));
+    if (!cairn_sha256_valid_hex(h)) {
+      failf(rs, CAIRN_EINVAL, "have[%zu] is not a sha256 digest", i);
+      return -1;
+    }
+    have[(*n)++] = h;
+  }
+  return 0;
+}
+
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"name", "cluster", "apps", "slots", NULL};
+  static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url", NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -195,8 +231,17 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int napps = 0, slots = 1;
   const char *name = opt_str(o, "name", "", rs);
   const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
-  if (!name || !cluster)
+  const char *peer = cluster ? peer_url_of(o, rs) : NULL;
+  if (!name || !cluster || !peer)
     goto out;
+  char net[32] = "";
+  if (!*cluster && rq->client_ip && *rq->client_ip) {
+    /* no label: the worker's /24 */
+    unsigned a, b, c3, d;
+    if (sscanf(rq->client_ip, "%u.%u.%u.%u", &a, &b, &c3, &d) == 4)
+      snprintf(net, sizeof net, "%u.%u.%u.0/24", a, b, c3);
+    cluster = net;
+  }
   if (!json_object_get(o, "apps")) {
     failf(rs, CAIRN_EINVAL, "missing \"apps\"");
     goto out;
@@ -218,12 +263,13 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t id;
   char token[65];
   cairn_error err = {0};
-  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, &id, token,
-                           &err) != CAIRN_OK)
+  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
+                           token, &err) != CAIRN_OK)
     fail(rs, &err);
   else
-    set_json(rs, 201, json_pack("{s:I, s:I, s:s}", "id", (json_int_t)id, "row", (json_int_t)id,
-                                "token", token));
+    set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s}", "id", (json_int_t)id, "row",
+                                (json_int_t)id, "token", token, "cluster", cluster, "peer_token",
+                                m->core->peer_token));
 out:
   json_decref(o);
 }
@@ -239,7 +285,7 @@ static mvol *volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 }
 
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"apps", NULL};
+  static const char *const keys[] = {"apps", "have", "peer_url", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -251,6 +297,13 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_t *a = json_object_get(o, "apps");
   if (a && app_list(a, apps, 64, &napps, rs))
     goto out;
+  const char *have[256];
+  int nhave = 0;
+  const char *peer = peer_url_of(o, rs);
+  if (!peer || have_list(o, have, 256, &nhave, rs))
+    goto out;
+  if (nhave || *peer)
+    cairn__core_report(m->core, v, have, nhave, NULL, NULL, 0, peer);
   json_t *work = NULL;
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
@@ -336,21 +389,49 @@ done:
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {NULL};
+  static const char *const keys[] = {"have", "served", "peer_url", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
   json_t *o = parse_body(rq, keys, 1, rs);
   if (!o)
     return;
+  const char *have[256], *served_sha[256];
+  uint64_t served[256];
+  int nhave = 0, nserved = 0;
+  const char *peer = peer_url_of(o, rs);
+  json_t *sv = json_object_get(o, "served");
+  if (!peer || have_list(o, have, 256, &nhave, rs)) {
+    json_decref(o);
+    return;
+  }
+  if (sv) {
+    const char *k;
+    json_t *val;
+    if (!json_is_object(sv) || json_object_size(sv) > 256) {
+      json_decref(o);
+      return failf(rs, CAIRN_EINVAL, "\"served\" must map at most 256 sha256 digests to bytes");
+    }
+    json_object_foreach(sv, k, val) {
+      if (!cairn_sha256_valid_hex(k) || !json_is_integer(val) || json_integer_value(val) < 0) {
+        json_decref(o);
+        return failf(rs, CAIRN_EINVAL, "\"served\" must map sha256 digests to byte counts");
+      }
+      served_sha[nserved] = k;
+      served[nserved++] = (uint64_t)json_integer_value(val);
+    }
+  }
+  cairn__core_report(m->core, v, have, nhave, served_sha, served, nserved, peer);
   json_decref(o);
   json_t *resp = NULL;
   cairn_error err = {0};
   if (cairn__core_heartbeat(m->core, v, &resp, &err) != CAIRN_OK) {
     json_decref(resp);
     fail(rs, &err);
-  } else
+  } else {
+    json_object_set_new(resp, "peer_token", json_string(m->core->peer_token));
     set_json(rs, 200, resp);
+  }
 }
 
 /* Volunteer or admin may read files and outputs. */
@@ -359,6 +440,8 @@ static int reader_ok(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     return 1;
   return volunteer(m, rq, rs) != NULL;
 }
+
+static int is_get(const cairn__req *rq) { return strcmp(rq->method, "GET") == 0; }
 
 static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (!reader_ok(m, rq, rs))
@@ -379,6 +462,8 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = dup(fileno(f));
   fclose(f);
   rs->fd_size = (uint64_t)size;
+  if (is_get(rq))
+    cairn__core_served_by_master(m->core, sha, (uint64_t)size);
   rs->status = 200;
   rs->ctype = "application/octet-stream";
 }

@@ -347,8 +347,8 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
 /* ---- register / auth ---- */
 
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
-                                  char **apps, int napps, int slots, int64_t *id,
-                                  char token[65], cairn_error *err) {
+                                  char **apps, int napps, int slots, const char *peer_url,
+                                  int64_t *id, char token[65], cairn_error *err) {
   unsigned char raw[32];
   static const char digits[] = "0123456789abcdef";
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
@@ -367,7 +367,8 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   v->slots = slots;
   v->created = v->last_seen = cairn__now();
   cairn_sha256_hex(token, 64, v->token_hash);
-  int ok = v->name && v->cluster && v->apps;
+  v->peer_url = peer_url && *peer_url ? cairn__strdup(peer_url) : NULL;
+  int ok = v->name && v->cluster && v->apps && (!peer_url || !*peer_url || v->peer_url);
   for (int i = 0; ok && i < napps; i++) {
     v->apps[i] = cairn__strdup(apps[i]);
     ok = v->apps[i] != NULL;
@@ -401,10 +402,13 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   c->vols[c->nvols++] = v;
   *id = v->id;
   cairn__journal_rec r = {.type = J_VOL, .ref = v};
+  char *peer = v->peer_url ? cairn__strdup(v->peer_url) : NULL;
+  cairn__journal_rec pr = {.type = J_PEER, .a = v->id, .s1 = peer};
   v = NULL; /* the core owns it now */
-  if (cairn__journal_add(c, &r))
+  if (cairn__journal_add(c, &r) || (peer && cairn__journal_add(c, &pr))) {
+    free(peer);
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  else
+  } else
     st = cairn__journal_wait(c, cairn__journal_pending(c), err);
 out:
   pthread_mutex_unlock(&c->lock);
@@ -449,17 +453,12 @@ static int runs_app(const mvol *v, char **apps, int napps, const char *app) {
   return 0;
 }
 
-static json_t *work_json(const mlease *l) {
+/* The /v1/work body; takes inputs (built by cairn__dist_inputs). */
+static json_t *work_json(const mlease *l, json_t *inputs) {
   const mjob *j = l->job;
   const mtask *t = &j->tasks[l->task];
-  json_t *inputs = json_array(), *parents = json_array();
+  json_t *parents = json_array();
   char url[128];
-  for (uint32_t k = 0; k < t->ninputs; k++) {
-    const mfile *f = &j->files[t->inputs[k]];
-    snprintf(url, sizeof url, "/v1/files/%s", f->sha256);
-    json_array_append_new(inputs, json_pack("{s:s, s:s, s:I, s:s}", "name", f->name, "sha256",
-                                            f->sha256, "size", (json_int_t)f->size, "url", url));
-  }
   for (uint32_t p = j->dag->par_off[l->task]; p < j->dag->par_off[l->task + 1]; p++) {
     const mtask *pt = &j->tasks[j->dag->par[p]];
     snprintf(url, sizeof url, "/v1/tasks/%lld/output", (long long)pt->key);
@@ -502,10 +501,21 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
     if (!found)
       continue;
     mtask *t = &j->tasks[task];
+    json_t *inputs = NULL;
+    int d = cairn__dist_inputs(c, v, j, task, &inputs);
+    if (d) {
+      enqueue(j, task); /* its broadcast input is on its way into v's cluster */
+      if (d < 0) {
+        *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+        return NULL;
+      }
+      continue;
+    }
     int64_t tnum = v->allocations + 1;
     uint64_t uidx;
     *st = cairn_ataf_index(c->family, (uint64_t)v->id, (uint64_t)tnum, &uidx, err);
     if (*st != CAIRN_OK) {
+      json_decref(inputs);
       enqueue(j, task);
       return NULL;
     }
@@ -517,6 +527,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
         cairn_hmap_del(&c->leases, (uint64_t)idx);
       vol_drop_active(v, idx);
       free(l);
+      json_decref(inputs);
       enqueue(j, task);
       *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
       return NULL;
@@ -534,7 +545,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
     if (cairn__journal_add(c, &r))
       CAIRN_ERR("out of memory journaling allocation %lld", (long long)idx);
     replan(c, j, task); /* ELIGIBLE again if it wants more copies, else RUNNING */
-    return work_json(l);
+    return work_json(l, inputs);
   }
   return NULL;
 }
@@ -603,6 +614,9 @@ cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_st
     memcpy(copy, output, len);
   mres *m = &t->rep->res[t->rep->nres - 1];
   count_outcome(v, m->outcome, +1);
+  for (uint32_t k = 0; ok && k < t->ninputs; k++)
+    if (j->files[t->inputs[k]].broadcast)
+      cairn__dist_have(c, v, j->files[t->inputs[k]].sha256); /* it ran on a verified copy */
   drop_lease(c, l, LEASE_RETURNED);
   free(l);
   const char *best_dg = NULL;
@@ -658,7 +672,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_
   cairn_status st = CAIRN_OK;
   json_t *held = json_array();
   int64_t now = cairn__now();
-  int lease_seconds = 0;
+  int lease_seconds = 0, wrote = 0;
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < v->nactive; i++) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
@@ -672,10 +686,11 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_
       if (cairn__lease_push(c, ne, l->idx))
         CAIRN_ERR("out of memory queuing lease %lld", (long long)l->idx);
       j_lease(c, l, LEASE_LEASED);
+      wrote = 1;
     }
     json_array_append_new(held, json_integer(l->idx));
   }
-  if (v->nactive)
+  if (wrote) /* only a batch that holds records is ever committed */
     st = cairn__journal_wait(c, cairn__journal_pending(c), err);
   pthread_mutex_unlock(&c->lock);
   *resp = json_pack("{s:o, s:i}", "extended", held, "lease_seconds", lease_seconds);
@@ -873,4 +888,42 @@ out:
   free(mark);
   free(queue);
   return st;
+}
+
+/* ---- distribution reports ---- */
+
+void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
+                        const char *const *served_sha, const uint64_t *served, int nserved,
+                        const char *peer_url) {
+  pthread_mutex_lock(&c->lock);
+  for (int i = 0; i < nhave; i++)
+    cairn__dist_have(c, v, have[i]);
+  for (int i = 0; i < nserved; i++) {
+    mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(served_sha[i]));
+    if (f && strcmp(f->sha256, served_sha[i]) == 0) {
+      f->bytes_peer += served[i];
+      c->bytes_peer += served[i];
+    }
+  }
+  if (peer_url && *peer_url && (!v->peer_url || strcmp(v->peer_url, peer_url) != 0)) {
+    char *a = cairn__strdup(peer_url), *b = cairn__strdup(peer_url);
+    cairn__journal_rec r = {.type = J_PEER, .a = v->id, .s1 = b};
+    if (a && b && cairn__journal_add(c, &r) == 0) {
+      free(v->peer_url);
+      v->peer_url = a;
+    } else {
+      free(a);
+      free(b);
+    }
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
+void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
+  pthread_mutex_lock(&c->lock);
+  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
+  if (f && strcmp(f->sha256, sha256) == 0)
+    f->bytes_master += bytes;
+  c->bytes_master += bytes;
+  pthread_mutex_unlock(&c->lock);
 }

@@ -47,12 +47,36 @@ typedef enum { JS_RUNNING, JS_DONE, JS_FAILED } cairn__jstate;
 extern const char *const cairn__tstate_name[TS_COUNT];
 extern const char *const cairn__jstate_name[3];
 
+/* A job's input file. For a broadcast file: when it was first assigned to a
+ * worker and which of the job's workers were given tasks needing it. */
 typedef struct mfile {
   char *name;
   char sha256[65];
   int64_t size;
   int broadcast;
+  int64_t first_assign;
+  int64_t *assigned;
+  uint32_t nassigned, capassigned;
 } mfile;
+
+/* An uploaded file (c->files): who holds a verified copy, copies on their way
+ * (to a worker, from a holder or from the master = 0, until a deadline), and
+ * bytes served. */
+typedef struct mholder {
+  int64_t vol, since;
+} mholder;
+typedef struct mxfer {
+  int64_t to, from, deadline;
+} mxfer;
+typedef struct mfilerec {
+  char sha256[65];
+  int64_t size;
+  mholder *holders;
+  uint32_t nholders, capholders;
+  mxfer *xfers;
+  uint32_t nxfers, capxfers;
+  uint64_t bytes_master, bytes_peer;
+} mfilerec;
 
 enum { OUT_VALID, OUT_INVALID, OUT_PENDING, OUT_ERROR, OUT_TAINTED, OUT_COUNT };
 extern const char *const cairn__outcome_name[OUT_COUNT];
@@ -110,6 +134,7 @@ typedef struct mvol {
   char **apps;
   int napps, slots, banned;
   char token_hash[65];
+  char *peer_url;          /* its file server for peers, or NULL */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;
   int64_t *active;         /* indices of leases held */
@@ -144,7 +169,8 @@ typedef struct cairn_core {
   cairn_hmap leases;       /* idx -> mlease */
   lease_heap_item *heap;
   size_t nheap, capheap;
-  cairn_hmap files;        /* first 8 bytes of sha256 -> mfile (name unused) */
+  cairn_hmap files;        /* first 8 bytes of sha256 -> mfilerec */
+  char peer_token[65];     /* workers serve peers that present it */
   int64_t next_task_key;
 
   /* journal (group commit) */
@@ -156,6 +182,7 @@ typedef struct cairn_core {
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
+  uint64_t bytes_master, bytes_peer;
 } cairn_core;
 
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
@@ -166,8 +193,15 @@ void cairn__core_close(cairn_core *c);
 
 /* ---- operations (each takes the lock itself) ---- */
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
-                                  char **apps, int napps, int slots, int64_t *id,
-                                  char token[65], cairn_error *err);
+                                  char **apps, int napps, int slots, const char *peer_url,
+                                  int64_t *id, char token[65], cairn_error *err);
+/* A worker's report (work or heartbeat body): files it holds, bytes it
+ * served to peers (sha256[i] -> bytes[i]), its peer URL when given. */
+void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
+                        const char *const *served_sha, const uint64_t *served, int nserved,
+                        const char *peer_url);
+/* Counts bytes of file sha256 the master sent. */
+void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
 /* The volunteer holding token, or NULL (CAIRN_EAUTH) / banned (CAIRN_EFORBIDDEN). */
 cairn_status cairn__core_auth(cairn_core *c, const char *token, mvol **out, cairn_error *err);
 /* Allocates the best eligible task of an app the volunteer runs (restricted to
@@ -211,7 +245,8 @@ int64_t cairn__now(void);
 
 /* ---- internal to core.c / journal.c / load.c ---- */
 typedef enum {
-  J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME
+  J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME,
+  J_PEER
 } cairn__jtype;
 
 struct cairn__journal_rec {
@@ -247,6 +282,18 @@ int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest
                           int outcome);
 int cairn__rep_add_vol(mtask *t, int64_t vol);
 void cairn__rep_free(mrep *r);
+
+/* distribution.c (under the lock) */
+/* Builds the inputs[] of a work answer for task v of job j given to vol:
+ * each input with its sources (peers first for broadcast files). Returns 0,
+ * 1 when a broadcast input cannot be served to vol yet (a copy is on its way
+ * into vol's cluster), -1 out of memory. Records the transfers it starts. */
+int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs);
+/* vol holds file sha256 (verified) from now. */
+void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
+/* "bytes_served" and per-file distribution figures of a job. */
+json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
+void cairn__dist_free(mfilerec *f);
 int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx);
 uint64_t cairn__hash_key(const char *hex);
 char *cairn__strdup(const char *s);

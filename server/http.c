@@ -232,8 +232,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return MHD_YES;
   if (k->route == R_WEB && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0))
     return serve_web(m, c, url);
+  char ip[INET_ADDRSTRLEN] = "";
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr, ip,
+              sizeof ip);
   cairn__req rq = {.method = method, .path = url, .token = bearer(c), .body = k->body.data,
-                   .len = k->body.len};
+                   .len = k->body.len, .client_ip = ip};
   cairn__resp rs = {.fd = -1};
   cairn__api_handle(m, k->route, &rq, &rs);
   return send_resp(m, c, k->route, &rs);

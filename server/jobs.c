@@ -17,8 +17,10 @@ void cairn__job_free(mjob *j) {
   free(j->name);
   free(j->app);
   free(j->policy_name);
-  for (uint32_t i = 0; i < j->nfiles; i++)
+  for (uint32_t i = 0; i < j->nfiles; i++) {
     free(j->files[i].name);
+    free(j->files[i].assigned);
+  }
   free(j->files);
   for (uint32_t i = 0; j->tasks && i < j->ntasks; i++) {
     cairn__rep_free(j->tasks[i].rep);
@@ -36,6 +38,7 @@ void cairn__vol_free(mvol *v) {
     return;
   free(v->name);
   free(v->cluster);
+  free(v->peer_url);
   for (int i = 0; v->apps && i < v->napps; i++)
     free(v->apps[i]);
   free(v->apps);
@@ -214,14 +217,9 @@ done:
   return st;
 }
 
-typedef struct filerec {
-  char sha256[65];
-  int64_t size;
-} filerec;
-
 int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size) {
   pthread_mutex_lock(&c->lock);
-  filerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
+  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
   int found = f && strcmp(f->sha256, sha256) == 0;
   if (found && size)
     *size = f->size;
@@ -233,7 +231,7 @@ cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t siz
                                   cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
-  filerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
+  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
   *existed = f != NULL;
   if (f) {
     if (strcmp(f->sha256, sha256) != 0)
@@ -351,11 +349,19 @@ static json_t *job_json_locked(const mjob *j, int detail) {
   return o;
 }
 
+static json_t *job_json_dist(cairn_core *c, const mjob *j, int detail) {
+  json_t *o = job_json_locked(j, detail);
+  json_t *d = cairn__dist_job_json(c, j);
+  json_object_update(o, d);
+  json_decref(d);
+  return o;
+}
+
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
   json_t *o = NULL;
   pthread_mutex_lock(&c->lock);
   if (id >= 1 && (size_t)id <= c->njobs)
-    o = job_json_locked(c->jobs[id - 1], detail);
+    o = job_json_dist(c, c->jobs[id - 1], detail);
   settle_locked(c);
   pthread_mutex_unlock(&c->lock);
   return o;
@@ -487,7 +493,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
     running += c->jobs[i]->state == JS_RUNNING;
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
-  uint64_t res[OUT_COUNT], bans = c->bans_total;
+  uint64_t res[OUT_COUNT], bans = c->bans_total, bmaster = c->bytes_master, bpeer = c->bytes_peer;
   memcpy(res, c->results_total, sizeof res);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
   uint64_t committed = c->committed;
@@ -518,4 +524,10 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
             cairn__outcome_name[i], (unsigned long long)res[i]);
   appendf(buf, len, cap, "# HELP cairn_bans_total Volunteers banned since start.\n"
           "# TYPE cairn_bans_total counter\ncairn_bans_total %llu\n", (unsigned long long)bans);
+  appendf(buf, len, cap, "# HELP cairn_file_bytes_served_total Input bytes sent to workers, by "
+          "the master or by peers (as the peers report).\n"
+          "# TYPE cairn_file_bytes_served_total counter\n"
+          "cairn_file_bytes_served_total{source=\"master\"} %llu\n"
+          "cairn_file_bytes_served_total{source=\"peer\"} %llu\n",
+          (unsigned long long)bmaster, (unsigned long long)bpeer);
 }

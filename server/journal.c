@@ -95,7 +95,7 @@ static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_err
     cairn_status st = cairn_store_volunteer_insert(s, v->id, v->name, v->cluster, apps, v->slots,
                                                    v->token_hash, v->created, err);
     free(apps);
-    return st;
+    return st;  /* its peer URL follows in a J_PEER record */
   }
   case J_BAN:
     return cairn_store_volunteer_ban(s, r->a, r->s1, err);
@@ -114,6 +114,8 @@ static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_err
   case J_RESULT:
     return cairn_store_result_insert(s, r->a, r->b, r->c, (int)r->d, r->blob, r->bloblen, r->s1,
                                      r->e, cairn__outcome_name[r->f], err);
+  case J_PEER:
+    return cairn_store_volunteer_peer(s, r->a, r->s1, err);
   case J_OUTCOME:
     return cairn_store_result_outcome(s, r->a, cairn__outcome_name[r->b], err);
   }

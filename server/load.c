@@ -5,15 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "common/log.h"
 #include "server/core.h"
 
-typedef struct filerec {
-  char sha256[65];
-  int64_t size;
-} filerec;
 
 static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   cairn_core *c = ud;
@@ -29,6 +26,8 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   v->allocations = r->allocations;
   v->created = v->last_seen = r->created;
   snprintf(v->token_hash, sizeof v->token_hash, "%s", r->token_hash);
+  if (r->peer_url && !(v->peer_url = cairn__strdup(r->peer_url)))
+    goto fail;
   v->apps = calloc(json_array_size(apps) + 1, sizeof(char *));
   if (!v->name || !v->cluster || !v->apps)
     goto fail;
@@ -81,7 +80,7 @@ static int load_outcome(void *ud, const cairn_store_outcome_row *r) {
 
 static int load_file(void *ud, const cairn_store_file_row *r) {
   cairn_core *c = ud;
-  filerec *f = calloc(1, sizeof *f);
+  mfilerec *f = calloc(1, sizeof *f);
   if (!f)
     return -1;
   snprintf(f->sha256, sizeof f->sha256, "%s", r->sha256);
@@ -397,6 +396,21 @@ cairn_core *cairn__core_open(const char *db_path, int durable, cairn_error *err)
       goto fail;
     }
   }
+  if (cairn_store_meta_get(c->store, "peer_token", c->peer_token, sizeof c->peer_token)) {
+    unsigned char raw[32];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+      cairn_error_set(err, CAIRN_EIO, "no randomness for the peer token");
+      goto fail;
+    }
+    for (int i = 0; i < 32; i++)
+      snprintf(c->peer_token + 2 * i, 3, "%02x", raw[i]);
+    if (cairn_store_begin(c->store, err) ||
+        cairn_store_meta_set(c->store, "peer_token", c->peer_token, err) ||
+        cairn_store_commit(c->store, err)) {
+      cairn_store_rollback(c->store);
+      goto fail;
+    }
+  }
   if (cairn__core_load(c, err) != CAIRN_OK || cairn__journal_start(c, err))
     goto fail;
   return c;
@@ -421,7 +435,7 @@ void cairn__core_close(cairn_core *c) {
       free(c->leases.vals[i]);
   for (size_t i = 0; i < c->files.cap; i++)
     if (c->files.keys[i])
-      free(c->files.vals[i]);
+      cairn__dist_free(c->files.vals[i]);
   cairn_hmap_free(&c->leases);
   cairn_hmap_free(&c->files);
   cairn_hmap_free(&c->vol_by_token);

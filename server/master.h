@@ -38,6 +38,7 @@ typedef struct cairn__req {
   const char *method;
   const char *path;
   const char *token;         /* bearer token, or NULL */
+  const char *client_ip;     /* the peer's IPv4 address as text, or "" */
   const char *body;
   size_t len;
 } cairn__req;

@@ -21,7 +21,7 @@ extern const struct {
 enum stmt_id {
   S_BEGIN, S_COMMIT, S_ROLLBACK,
   S_META_SET, S_META_GET,
-  S_VOL_INSERT, S_VOL_BAN,
+  S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
   S_FILE_INSERT,
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
@@ -41,6 +41,7 @@ static const char *const sql_text[S_COUNT] = {
   [S_VOL_INSERT] = "INSERT INTO volunteers(id, name, cluster, apps, slots, token_hash, created) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
   [S_VOL_BAN] = "UPDATE volunteers SET banned = 1, ban_reason = ?2 WHERE id = ?1",
+  [S_VOL_PEER] = "UPDATE volunteers SET peer_url = ?2 WHERE id = ?1",
   [S_FILE_INSERT] = "INSERT OR IGNORE INTO files(sha256, size, created) VALUES (?1, ?2, ?3)",
   [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
                    "max_attempts, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
@@ -61,7 +62,7 @@ static const char *const sql_text[S_COUNT] = {
                       "digest, received, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "(SELECT COALESCE(MAX(t), 0) FROM allocations a WHERE a.volunteer_id = v.id), "
-                 "v.created FROM volunteers v ORDER BY v.id",
+                 "v.created, v.peer_url FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, state, replication, quorum, lease_seconds, "
                   "max_attempts, created, COALESCE(finished, 0) FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
@@ -288,6 +289,13 @@ cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *r
   return run(s, S_VOL_BAN, err);
 }
 
+cairn_status cairn_store_volunteer_peer(cairn_store *s, int64_t id, const char *peer_url,
+                                        cairn_error *err) {
+  sqlite3_bind_int64(Q(S_VOL_PEER), 1, id);
+  TXT(Q(S_VOL_PEER), 2, peer_url);
+  return run(s, S_VOL_PEER, err);
+}
+
 cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t size, int64_t now,
                                      cairn_error *err) {
   sqlite3_stmt *q = Q(S_FILE_INSERT);
@@ -456,6 +464,7 @@ cairn_status cairn_store_load_volunteers(cairn_store *s,
     row.banned = (int)I64(6);
     row.allocations = I64(7);
     row.created = I64(8);
+    row.peer_url = STR(9);
   });
 }
 

@@ -190,7 +190,8 @@ long harness_http(const char *url, const char *method, const char *path, const c
     if (raw) {
       *raw = cairn_buf_take(&r.body, rawlen);
     }
-  }
+  } else
+    fprintf(stderr, "harness: %s %s: %s\n", method, path, err.text);
   cairn_buf_free(&r.body);
   cairn_http_delete(h);
   return status;
