@@ -164,6 +164,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     t->size = (unsigned long long)st.st_size;
     atomic_fetch_add(&p->active, 1);
     *ctx = t;
+    CAIRN_DEBUG("peer: sending %s (%llu bytes)", t->sha256, t->size);
   } else
     free(t);
   return ret;

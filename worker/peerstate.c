@@ -295,7 +295,7 @@ char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long 
     url_news_locked(ps, &r->url);
     ok = take(&ps->pending, &r->have, CAIRN__HAVE_PER_REPORT, 0) == 0;
     if (ok && with_served)
-      ok = take(&ps->served, &r->served, (size_t)-1, 1) == 0;
+      ok = take(&ps->served, &r->served, CAIRN__SERVED_PER_REPORT, 1) == 0;
   } else
     ok = 1;
   if (!ok)

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #define CAIRN__HAVE_PER_REPORT 64
+#define CAIRN__SERVED_PER_REPORT 256
 
 typedef struct cairn__shalist {
   char (*v)[65];
@@ -91,7 +92,8 @@ void cairn__peerstate_refused(cairn__peerstate *ps, long long now_ms);
 int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms);
 
 /* Builds a request body: "have" (at most CAIRN__HAVE_PER_REPORT entries),
- * "served" when with_served, "peer_url" when the master has not heard the
+ * "served" (at most CAIRN__SERVED_PER_REPORT files) when with_served,
+ * "peer_url" when the master has not heard the
  * current one; "{}" when there is nothing or the fields are refused. *r
  * records what was taken. Returns the body (caller frees) or NULL on out of
  * memory (then nothing was taken). */
