@@ -96,7 +96,7 @@ static void vol_drop_active(mvol *v, int64_t idx) {
     }
 }
 
-static int vol_add_active(mvol *v, int64_t idx) {
+int cairn__vol_add_active(mvol *v, int64_t idx) {
   if (v->nactive == v->capactive) {
     size_t ncap = v->capactive ? 2 * v->capactive : 4;
     int64_t *a = realloc(v->active, ncap * sizeof *a);
@@ -521,7 +521,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
     }
     int64_t idx = (int64_t)uidx;
     mlease *l = calloc(1, sizeof *l);
-    if (!l || cairn_hmap_put(&c->leases, (uint64_t)idx, l) || vol_add_active(v, idx) ||
+    if (!l || cairn_hmap_put(&c->leases, (uint64_t)idx, l) || cairn__vol_add_active(v, idx) ||
         cairn__rep_add_vol(t, v->id)) {
       if (l && cairn_hmap_get(&c->leases, (uint64_t)idx) == l)
         cairn_hmap_del(&c->leases, (uint64_t)idx);

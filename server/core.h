@@ -281,6 +281,8 @@ int cairn__job_rebuild_policy(mjob *j, cairn_error *err);
 int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest, int ok,
                           int outcome);
 int cairn__rep_add_vol(mtask *t, int64_t vol);
+/* Records that v holds lease idx. 0, or -1 out of memory. */
+int cairn__vol_add_active(mvol *v, int64_t idx);
 void cairn__rep_free(mrep *r);
 
 /* distribution.c (under the lock) */

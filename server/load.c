@@ -272,16 +272,7 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     return -1;
   }
   t->rep->active++;
-  if (v->nactive == v->capactive) {
-    size_t ncap = v->capactive ? 2 * v->capactive : 4;
-    int64_t *a = realloc(v->active, ncap * sizeof *a);
-    if (!a)
-      return -1;
-    v->active = a;
-    v->capactive = ncap;
-  }
-  v->active[v->nactive++] = r->idx;
-  return 0;
+  return cairn__vol_add_active(v, r->idx);
 }
 
 /* Builds each job's dag, counts, pending parents and policy state. A task
