@@ -347,8 +347,7 @@ int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms, long lon
   int due = 0;
   if (enabled_locked(ps, now_ms)) {
     int news = ps->pending.n > 0 || url_news_locked(ps, &url);
-    due = (news && since_ms >= REPORT_SOON_MS) ||
-          ((ps->token[0] || ps->served.n) && since_ms >= IDLE_BEAT_MS);
+    due = (news && since_ms >= REPORT_SOON_MS) || (ps->served.n && since_ms >= IDLE_BEAT_MS);
   }
   pthread_mutex_unlock(&ps->mu);
   free(url);

@@ -107,8 +107,10 @@ void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, in
 
 /* Whether the heartbeat thread should send a heartbeat now, since_ms after
  * the last one, without lease reasons: new holdings or a new URL soon
- * (after REPORT_SOON_MS), else every IDLE_BEAT_MS once the master issued a
- * token or bytes were served. Never while the fields are refused. */
+ * (after REPORT_SOON_MS), served bytes every IDLE_BEAT_MS. Never while the
+ * fields are refused, nor when there is nothing to report: a heartbeat
+ * extends every lease the master counts as this volunteer's, including one
+ * whose work answer never arrived, which must be left to expire. */
 int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms, long long now_ms);
 
 #endif

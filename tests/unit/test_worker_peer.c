@@ -512,8 +512,13 @@ static void test_reports(void **state) {
   free(body);
   cairn__peerstate_report_end(&ps, &r, 1);
 
+  /* Nothing left to report: no heartbeat without a lease to renew. */
+  assert_false(cairn__peerstate_beat_due(&ps, 100000, now));
+
   /* The master forgot this worker: it registers again and reports it all. */
   cairn__peerstate_registered(&ps, "http://10.0.0.7:4242", TOKEN);
+  assert_false(cairn__peerstate_beat_due(&ps, 100, now));
+  assert_true(cairn__peerstate_beat_due(&ps, 300, now));
   char tok[65];
   assert_true(cairn__peerstate_get_token(&ps, tok));
   assert_string_equal(tok, TOKEN);
