@@ -17,13 +17,14 @@ trap cleanup EXIT
 
 cd "$WORK"
 export CAIRN_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-"$BIN/cairn-server" --db "$WORK/demo.db" --listen 127.0.0.1:0 > server.out 2> server.log &
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+"$BIN/cairn-server" --db "$WORK/demo.db" --listen 127.0.0.1:0 --web "$SRC/web" > server.out 2> server.log &
 pids+=($!)
 for _ in $(seq 100); do grep -q listening server.out 2>/dev/null && break; sleep 0.1; done
 URL=$(sed -n 's/^cairn-server listening on //p' server.out)
 [ -n "$URL" ] || { echo "demo: the server did not start:"; cat server.log; exit 1; }
 export CAIRN_SERVER=$URL
-echo "server:   $URL   (metrics: $URL/metrics)"
+echo "server:   $URL   (dashboard: $URL/  metrics: $URL/metrics)"
 
 for i in 1 2 3 4; do
   "$BIN/cairn-worker" --server "$URL" --name "demo-$i" --app "editdist=$BIN/cairn-app-editdist" \

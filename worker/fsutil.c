@@ -87,6 +87,8 @@ static int remove_contents(int dfd) {
   return rc;
 }
 
+int cairn__remove_at(int dfd, const char *name) { return remove_entry(dfd, name); }
+
 cairn_status cairn__remove_tree(const char *path, cairn_error *err) {
   if (remove_entry(AT_FDCWD, path) != 0)
     return cairn_error_set(err, CAIRN_EIO, "cannot remove %s: %s", path, strerror(errno));

@@ -19,6 +19,10 @@ cairn_status cairn__mkdirs(const char *path, mode_t mode, cairn_error *err);
  * first so that whatever an app left behind can be removed. */
 cairn_status cairn__remove_tree(const char *path, cairn_error *err);
 
+/* Like cairn__remove_tree() for name relative to the directory open as dfd.
+ * Returns 0, or -1 with errno set. */
+int cairn__remove_at(int dfd, const char *name);
+
 /* Writes len bytes to path atomically (temp file, fsync, rename) with mode. */
 cairn_status cairn__write_file_atomic(const char *path, const void *data, size_t len,
                                       mode_t mode, cairn_error *err);

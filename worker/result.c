@@ -10,7 +10,7 @@
 #include "common/log.h"
 #include "worker/backoff.h"
 
-char *cairn__result_json(int exit_status, const void *output, size_t len) {
+char *cairn__result_json(int exit_status, const void *output, size_t len, int next) {
   json_t *root = json_object();
   json_t *text = NULL;
   char *b64 = NULL, *body = NULL;
@@ -37,6 +37,8 @@ char *cairn__result_json(int exit_status, const void *output, size_t len) {
     goto out;
   }
   text = NULL;
+  if (next && json_object_set_new(root, "next", json_true()) != 0)
+    goto out;
   body = json_dumps(root, JSON_COMPACT);
 out:
   json_decref(text);
@@ -46,22 +48,33 @@ out:
 }
 
 cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long long index,
-                                      const char *body, cairn_error *err) {
+                                      const char *body, size_t max_answer, cairn_buf *answer,
+                                      long *status_out, cairn_error *err) {
   char path[64], msg[300];
   cairn__backoff b;
   snprintf(path, sizeof path, "/v1/results/%lld", index);
   cairn__backoff_init(&b, 100, 5000);
+  if (answer)
+    cairn_buf_init(answer, max_answer);
   for (;;) {
     cairn_http_response resp = {0};
-    cairn_status rc = cairn__session_request(s, c, "PUT", path, body, 64 * 1024, &resp, err);
+    cairn_status rc = cairn__session_request(s, c, "PUT", path, body, max_answer, &resp, err);
     long status = resp.status;
+    *status_out = rc == CAIRN_OK ? status : 0;
+    if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL) {
+      cairn_buf_free(&resp.body);
+      return CAIRN__FATAL;
+    }
+    if (rc == CAIRN_OK && (status == 200 || status == 201)) {
+      if (answer)
+        *answer = resp.body;
+      else
+        cairn_buf_free(&resp.body);
+      return CAIRN__DELIVERED;
+    }
     if (rc == CAIRN_OK)
       cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
     cairn_buf_free(&resp.body);
-    if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
-      return CAIRN__FATAL;
-    if (rc == CAIRN_OK && (status == 200 || status == 201))
-      return CAIRN__DELIVERED;
     if (rc == CAIRN_OK && !cairn__transient(rc, status)) {
       cairn_error_set(err, CAIRN_ECONFLICT, "PUT %s: HTTP %ld: %s", path, status, msg);
       return CAIRN__DROPPED;

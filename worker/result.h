@@ -17,13 +17,17 @@ typedef enum cairn__delivery {
   CAIRN__FATAL       /* re-registration was refused: the worker must stop */
 } cairn__delivery;
 
-/* The request body (caller frees), or NULL on out of memory. */
-char *cairn__result_json(int exit_status, const void *output, size_t len);
+/* The request body (caller frees), or NULL on out of memory. next != 0 adds
+ * "next": true. */
+char *cairn__result_json(int exit_status, const void *output, size_t len, int next);
 
 /* Sends body for index, retrying transient failures (master down or
  * restarting, 429, 5xx) with backoff until delivered or the stopper stops.
- * err explains DROPPED and FATAL. */
+ * err explains DROPPED and FATAL; *status is the last HTTP status (0: none).
+ * When answer is not NULL it receives the body of the 200 answer, capped at
+ * max_answer bytes (caller frees with cairn_buf_free; empty otherwise). */
 cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long long index,
-                                      const char *body, cairn_error *err);
+                                      const char *body, size_t max_answer, cairn_buf *answer,
+                                      long *status, cairn_error *err);
 
 #endif

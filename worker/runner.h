@@ -1,4 +1,4 @@
-/* runner.h — runs one task's program: fork/exec (never a shell) in the task
+/* runner.h — runs one task's program: vfork/exec (never a shell) in the task
  * directory, standard input from /dev/null, standard output captured up to a
  * cap, standard error to DIR/stderr, extra environment variables added.
  *

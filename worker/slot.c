@@ -5,8 +5,15 @@
  *   poll     POST /v1/work: 200 → a task; 204 → back off (50 ms doubling to
  *            5 s, with jitter) and check exit_when_idle; no answer or 5xx →
  *            back off the same way; 403 → banned, fatal;
- *   task     hold the lease (heartbeat renews it), build DIR/run/<index>,
- *            run the app, deliver the result, remove the directory.
+ *   task     hold the lease (heartbeat renews it), prepare the slot's
+ *            directory DIR/run/slot-<i>, run the app, empty the directory,
+ *            deliver the result;
+ *   chain    unless the worker winds down or --max-tasks is reached, the
+ *            result asks for the next task ("next": true) after claiming
+ *            it: a task in the answer runs at once (task again, no poll);
+ *            an answer without one from a master known to chain counts as
+ *            a 204; a master that refuses the field (400) gets the result
+ *            alone and is not asked again for NEXT_RETRY_MS.
  * Blame: a task the worker cannot prepare (bad input, missing app, ...) is
  * reported with exit status 125 and a "cairn-worker: ..." output; an app
  * that cannot be executed gets 127; everything else is the app's status.
@@ -22,13 +29,16 @@
 #include "worker/result.h"
 #include "worker/runner.h"
 #include "worker/task.h"
-#include "worker/taskdir.h"
 #include "worker/worker_int.h"
 
 #define WORK_OFFER_MAX (16u * 1024u * 1024u)
 #define POLL_MIN_MS 50
 #define POLL_MAX_MS 5000
+#define RESULT_ANSWER_MAX (64u * 1024u)
 #define EXIT_SETUP_FAILED 125
+#define NEXT_RETRY_MS 60000  /* ask a master that refused "next" again after this */
+
+enum { POLL_NONE, POLL_WORK, POLL_WORK_THEN_NONE };
 
 typedef enum { TASK_DONE, TASK_FAILED, TASK_DROPPED } task_end;
 
@@ -94,18 +104,72 @@ static long long idle_left(cairn_worker *w) {
 static int stop_cb(void *ud) { return cairn__stopper_stopping(ud); }
 static int cancel_cb(void *ud) { return cairn__cancelled(ud); }
 
-/* Delivers a result and says how the task ended. */
+/* The next task chained into a result's answer, when one was asked for. */
+typedef struct next_offer {
+  int asked;           /* the result asked for it (a task was claimed) */
+  int present;         /* the answer carried "next" */
+  cairn__task *task;   /* parsed offer, or NULL when malformed */
+  long long index;     /* its index (-1 when unreadable) */
+  cairn_error err;     /* why it is malformed */
+} next_offer;
+
+/* Decides whether the result about to be sent asks for the next task: not
+ * when the worker winds down, when the master recently refused the field,
+ * or when --max-tasks leaves no task to claim. Claims one on yes. */
+static int want_next(cairn_worker *w) {
+  long long refused = atomic_load(&w->next_refused_ms);
+  if (cairn__stopper_draining(&w->stopper))
+    return 0;
+  if (refused && cairn__now_ms() - refused < NEXT_RETRY_MS)
+    return 0;
+  return claim(w);
+}
+
+/* Sends one result body; *nx (when not NULL) receives the chained offer. */
+static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_status,
+                                   const void *out, size_t len, next_offer *nx, long *status,
+                                   cairn_error *err) {
+  cairn_worker *w = sl->w;
+  cairn_buf answer = {0};
+  char *body = cairn__result_json(exit_status, out, len, nx != NULL);
+  if (!body) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    *status = 0;
+    return CAIRN__DROPPED;
+  }
+  cairn__delivery d = cairn__result_deliver(&w->session, &sl->conn, index, body,
+                                            nx ? WORK_OFFER_MAX : RESULT_ANSWER_MAX,
+                                            nx ? &answer : NULL, status, err);
+  free(body);
+  if (d == CAIRN__DELIVERED && nx) {
+    nx->task = cairn__task_parse_next(answer.data, answer.len, &nx->present, &nx->index,
+                                      &nx->err);
+    if (nx->present)
+      atomic_store(&w->next_seen, 1);
+  }
+  cairn_buf_free(&answer);
+  return d;
+}
+
+/* Delivers a result and says how the task ended. With nx, asks for the
+ * next task too when want_next() agrees (nx->asked); a master that refuses
+ * the field (400) gets the result again without it. */
 static task_end deliver(cairn__slot *sl, long long index, int exit_status, const void *out,
-                        size_t len) {
+                        size_t len, next_offer *nx) {
   cairn_worker *w = sl->w;
   cairn_error err = {0};
-  char *body = cairn__result_json(exit_status, out, len);
-  if (!body) {
-    CAIRN_ERR("result %lld: out of memory", index);
-    return TASK_DROPPED;
+  long status = 0;
+  if (nx)
+    nx->asked = want_next(w);
+  if (nx && !nx->asked)
+    nx = NULL;
+  cairn__delivery d = send_result(sl, index, exit_status, out, len, nx, &status, &err);
+  if (nx && d == CAIRN__DROPPED && status == 400) {
+    CAIRN_INFO("result %lld: the master does not chain tasks (%s): sending it alone", index,
+               err.text);
+    atomic_store(&w->next_refused_ms, cairn__now_ms());
+    d = send_result(sl, index, exit_status, out, len, NULL, &status, &err);
   }
-  cairn__delivery d = cairn__result_deliver(&w->session, &sl->conn, index, body, &err);
-  free(body);
   switch (d) {
   case CAIRN__DELIVERED:
     CAIRN_INFO("result %lld delivered (exit status %d, %zu bytes)", index, exit_status, len);
@@ -125,19 +189,20 @@ static task_end deliver(cairn__slot *sl, long long index, int exit_status, const
 
 /* Reports a failure found by the worker itself: "cairn-worker: NOTE". */
 static task_end deliver_note(cairn__slot *sl, long long index, int exit_status,
-                             const char *note) {
+                             const char *note, next_offer *nx) {
   char text[700];
   snprintf(text, sizeof text, "cairn-worker: %s\n", note);
   CAIRN_WARN("task %lld: %s", index, note);
-  return deliver(sl, index, exit_status, text, strlen(text));
+  return deliver(sl, index, exit_status, text, strlen(text), nx);
 }
 
 static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn__task *t,
-                            const cairn__taskdir *d, const cairn__cancel *cancel,
-                            cairn__run_result *res, cairn_error *err) {
+                            const cairn__cancel *cancel, cairn__run_result *res,
+                            cairn_error *err) {
   char job[48], idx[48], *id = NULL;
   if (app->fn)
-    return cairn__callback_run(app->fn, app->userdata, t, d, cancel, CAIRN_MAX_OUTPUT, res, err);
+    return cairn__callback_run(app->fn, app->userdata, t, &sl->td, cancel, CAIRN_MAX_OUTPUT, res,
+                               err);
   if (asprintf(&id, "CAIRN_TASK_ID=%s", t->id) < 0)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   snprintf(job, sizeof job, "CAIRN_JOB=%lld", t->job);
@@ -145,7 +210,7 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
   const char *env[] = {job, id, idx, NULL};
   cairn__run_spec spec = {
     .path = app->path, .args = (const char *const *)t->args, .nargs = t->nargs,
-    .dir = d->dir, .env = env, .max_output = CAIRN_MAX_OUTPUT, .cancel = cancel,
+    .dir = sl->td.dir, .env = env, .max_output = CAIRN_MAX_OUTPUT, .cancel = cancel,
   };
   cairn_status rc = cairn__run(&spec, res, err);
   free(id);
@@ -153,9 +218,9 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
 }
 
 /* Prepares, runs and reports task t, whose lease this slot holds. */
-static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__cancel *cancel) {
+static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__cancel *cancel,
+                         next_offer *nx) {
   cairn_worker *w = sl->w;
-  cairn__taskdir d = {0};
   cairn__run_result res = {0};
   cairn_error err = {0};
   task_end end;
@@ -163,17 +228,18 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   CAIRN_INFO("task %lld: job %lld task \"%s\" app %s", t->index, t->job, t->id, t->app);
   if (!app) {
     snprintf(err.text, sizeof err.text, "no app \"%.100s\" on this worker", t->app);
-    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, err.text);
+    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, err.text, nx);
   }
-  cairn_status rc = cairn__taskdir_create(w->run_dir, t, &d, &err);
-  if (rc == CAIRN_OK) {
+  cairn_status rc = cairn__taskdir_prepare(&sl->td, t, app->path != NULL, &err);
+  if (rc == CAIRN_OK && (t->ninputs || t->nparents)) {
     cairn__session_prepare(&w->session, &sl->conn);
     cairn_http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
-    rc = cairn__taskdir_fill(&d, t, &w->cache, sl->conn.http, &w->peers, cancel, &err);
+    rc = cairn__taskdir_fill(&sl->td, t, &w->cache, sl->conn.http, &w->peers, cancel, &err);
     cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
   }
   if (rc == CAIRN_OK && !cairn__cancelled(cancel))
-    rc = run_app(sl, app, t, &d, cancel, &res, &err);
+    rc = run_app(sl, app, t, cancel, &res, &err);
+  cairn__taskdir_clear(&sl->td);
   if (cairn__cancelled(cancel) || res.outcome == CAIRN__RUN_CANCELLED) {
     CAIRN_INFO("task %lld: %s: result dropped", t->index,
                cairn__stopper_stopping(&w->stopper) ? "worker stopping" : "lease lost");
@@ -181,51 +247,66 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   } else if (rc != CAIRN_OK) {
     char note[600];
     snprintf(note, sizeof note, "could not prepare the task: %s", err.text);
-    end = deliver_note(sl, t->index, EXIT_SETUP_FAILED, note);
+    end = deliver_note(sl, t->index, EXIT_SETUP_FAILED, note, nx);
   } else if (res.outcome == CAIRN__RUN_NOEXEC || res.outcome == CAIRN__RUN_OVERFLOW)
-    end = deliver_note(sl, t->index, res.exit_status, res.note);
+    end = deliver_note(sl, t->index, res.exit_status, res.note, nx);
   else {
     if (res.exit_status != 0)
       CAIRN_INFO("task %lld: app %s exited with status %d", t->index, t->app, res.exit_status);
-    end = deliver(sl, t->index, res.exit_status, res.output.data, res.output.len);
+    end = deliver(sl, t->index, res.exit_status, res.output.data, res.output.len, nx);
   }
   cairn_buf_free(&res.output);
-  cairn__taskdir_remove(&d);
-  cairn__taskdir_free(&d);
   return end;
 }
 
-/* Handles a 200 answer of POST /v1/work. */
-static void handle_offer(cairn__slot *sl, const cairn_buf *body) {
+/* Runs the offer t (or, when it could not be parsed, reports index with
+ * perr), then every task the master chains into the result answers.
+ * Returns 1 when the last answer said "no task now" (a master known to
+ * chain left "next" out), 0 otherwise. The caller's claim covers t; each
+ * chained task is claimed by want_next(). */
+static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
+                         const cairn_error *perr) {
   cairn_worker *w = sl->w;
-  cairn_error err = {0};
-  long long index = -1;
-  cairn__task *t = cairn__task_parse(body->data, body->len, &index, &err);
-  cairn__cancel cancel = {&w->stopper, cairn__leases_lost_flag(&w->leases, sl->i)};
-  task_started(w);
-  cairn__leases_hold(&w->leases, sl->i, index, t ? t->lease_seconds : CAIRN_DEFAULT_LEASE_SECONDS);
-  task_end end;
-  if (t)
-    end = run_task(sl, t, &cancel);
-  else if (index >= 0)
-    end = deliver_note(sl, index, EXIT_SETUP_FAILED, err.text);
-  else {
-    CAIRN_ERR("unusable work offer: %s", err.text);
-    end = TASK_DROPPED;
+  cairn_error err = *perr;
+  for (;;) {
+    cairn__cancel cancel = {&w->stopper, cairn__leases_lost_flag(&w->leases, sl->i)};
+    next_offer nx = {0};
+    task_end end;
+    task_started(w);
+    cairn__leases_hold(&w->leases, sl->i, index,
+                       t ? t->lease_seconds : CAIRN_DEFAULT_LEASE_SECONDS);
+    if (t)
+      end = run_task(sl, t, &cancel, &nx);
+    else if (index >= 0)
+      end = deliver_note(sl, index, EXIT_SETUP_FAILED, err.text, &nx);
+    else {
+      CAIRN_ERR("unusable work offer: %s", err.text);
+      end = TASK_DROPPED;
+    }
+    cairn__leases_release(&w->leases, sl->i);
+    cairn__task_free(t);
+    task_ended(w, end);
+    if (!nx.present) {
+      if (nx.asked)
+        unclaim(w);
+      return nx.asked && end != TASK_DROPPED && atomic_load(&w->next_seen);
+    }
+    t = nx.task;
+    index = nx.index;
+    err = nx.err;
   }
-  cairn__leases_release(&w->leases, sl->i);
-  cairn__task_free(t);
-  task_ended(w, end);
 }
 
-/* Polls once. Returns 1 when a task was handled, 0 when there was none or
- * the master could not be reached. */
+/* Polls once. Returns POLL_NONE when there was no task or the master could
+ * not be reached, POLL_WORK when tasks were handled and more may be
+ * waiting, POLL_WORK_THEN_NONE when the master said after them that it has
+ * none now. */
 static int poll_once(cairn__slot *sl, int *warned) {
   cairn_worker *w = sl->w;
   cairn_http_response resp = {0};
   cairn_error err = {0};
   char msg[300];
-  int got = 0;
+  int got = POLL_NONE;
   cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", 0, WORK_OFFER_MAX,
                                           &resp, &err);
   long status = resp.status;
@@ -238,9 +319,11 @@ static int poll_once(cairn__slot *sl, int *warned) {
       CAIRN_WARN("cannot get work: %s (retrying)", rc != CAIRN_OK ? err.text : msg);
     *warned = 1;
   } else if (status == 200) {
+    long long index = -1;
     *warned = 0;
-    got = 1;
-    handle_offer(sl, &resp.body);
+    cairn__task *t = cairn__task_parse(resp.body.data, resp.body.len, &index, &err);
+    cairn_buf_free(&resp.body);
+    got = handle_offers(sl, t, index, &err) ? POLL_WORK_THEN_NONE : POLL_WORK;
   } else if (status == 204)
     *warned = 0;
   else {
@@ -258,17 +341,24 @@ void *cairn__slot_main(void *arg) {
   cairn__slot *sl = arg;
   cairn_worker *w = sl->w;
   cairn__backoff b;
+  cairn_error err = {0};
   int warned = 0;
   cairn__backoff_init(&b, POLL_MIN_MS, POLL_MAX_MS);
   cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
+  if (cairn__taskdir_init(&sl->td, w->run_dir, sl->i, &err) != CAIRN_OK)
+    CAIRN_WARN("%s (tried again before the next task)", err.text);
   while (!cairn__stopper_draining(&w->stopper)) {
     if (!claim(w))
       break;
-    if (poll_once(sl, &warned)) {
+    int got = poll_once(sl, &warned);
+    if (got == POLL_WORK) {
       cairn__backoff_reset(&b);
       continue;
     }
-    unclaim(w);
+    if (got == POLL_WORK_THEN_NONE)
+      cairn__backoff_reset(&b);  /* the poll's claim went to a task */
+    else
+      unclaim(w);
     long long left = idle_left(w);
     if (left == 0) {
       CAIRN_INFO("no work for %u seconds (--exit-when-idle): exiting", w->exit_when_idle);
@@ -280,6 +370,7 @@ void *cairn__slot_main(void *arg) {
       delay = (long)left;
     cairn__stopper_sleep(&w->stopper, delay);
   }
+  cairn__taskdir_destroy(&sl->td);
   cairn_http_set_cancel(sl->conn.http, NULL, NULL);
   return NULL;
 }

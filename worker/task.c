@@ -158,28 +158,23 @@ static cairn_status parse_parents(cairn__task *t, json_t *parents, cairn_error *
   return CAIRN_OK;
 }
 
-cairn__task *cairn__task_parse(const char *body, size_t len, long long *index, cairn_error *err) {
-  json_error_t jerr;
+/* Reads the offer root (a 200 answer of POST /v1/work); borrows root. */
+static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) {
   cairn__task *t = NULL;
   cairn_status rc = CAIRN_OK;
   *index = -1;
-  json_t *root = json_loadb(body ? body : "", len, 0, &jerr);
-  if (!root) {
-    cairn_error_set(err, CAIRN_EINVAL, "work offer is not JSON: %s", jerr.text);
-    return NULL;
-  }
   json_t *jindex = json_object_get(root, "index");
   json_t *task = json_object_get(root, "task");
   json_t *lease = json_object_get(root, "lease_seconds");
   if (!json_is_integer(jindex) || json_integer_value(jindex) < 0) {
     cairn_error_set(err, CAIRN_EINVAL, "work offer has no index");
-    goto out;
+    return NULL;
   }
   *index = (long long)json_integer_value(jindex);
   t = calloc(1, sizeof *t);
   if (!t) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
+    return NULL;
   }
   t->index = *index;
   t->lease_seconds = json_is_integer(lease) && json_integer_value(lease) > 0
@@ -207,10 +202,41 @@ cairn__task *cairn__task_parse(const char *body, size_t len, long long *index, c
   if (rc == CAIRN_OK)
     rc = parse_parents(t, json_object_get(task, "parents"), err);
 out:
-  json_decref(root);
-  if (rc != CAIRN_OK || !t) {
+  if (rc != CAIRN_OK) {
     cairn__task_free(t);
     return NULL;
   }
+  return t;
+}
+
+cairn__task *cairn__task_parse(const char *body, size_t len, long long *index, cairn_error *err) {
+  json_error_t jerr;
+  *index = -1;
+  json_t *root = json_loadb(body ? body : "", len, 0, &jerr);
+  if (!root) {
+    cairn_error_set(err, CAIRN_EINVAL, "work offer is not JSON: %s", jerr.text);
+    return NULL;
+  }
+  cairn__task *t = from_json(root, index, err);
+  json_decref(root);
+  return t;
+}
+
+cairn__task *cairn__task_parse_next(const char *body, size_t len, int *present, long long *index,
+                                    cairn_error *err) {
+  json_error_t jerr;
+  *present = 0;
+  *index = -1;
+  json_t *root = json_loadb(body ? body : "", len, 0, &jerr);
+  json_t *next = json_object_get(root, "next");
+  cairn__task *t = NULL;
+  if (next && !json_is_null(next)) {
+    *present = 1;
+    if (json_is_object(next))
+      t = from_json(next, index, err);
+    else
+      cairn_error_set(err, CAIRN_EINVAL, "\"next\" in the result answer is not a work offer");
+  }
+  json_decref(root);
   return t;
 }

@@ -1,4 +1,5 @@
-/* task.h — a task offered by POST /v1/work (docs/protocol.md), parsed and
+/* task.h — a task offered by POST /v1/work or chained in the answer of
+ * PUT /v1/results/{index} (docs/protocol.md), parsed and
  * checked before anything is downloaded or run. Private to worker/.
  */
 #ifndef CAIRN_TASK_H
@@ -41,6 +42,14 @@ typedef struct cairn__task {
  * body is malformed; when at least the index could be read, *index is set
  * (else -1) so that the worker can still report the failure for it. */
 cairn__task *cairn__task_parse(const char *body, size_t len, long long *index, cairn_error *err);
+
+/* Reads the answer of PUT /v1/results/{index} sent with "next": true.
+ * *present is set when it carries a "next" member (a work offer, parsed as
+ * cairn__task_parse() does, with the same rules for NULL, *index and err);
+ * when "next" is absent (no task for this volunteer now, or a master that
+ * does not know the field) the result is NULL with *present 0. */
+cairn__task *cairn__task_parse_next(const char *body, size_t len, int *present, long long *index,
+                                    cairn_error *err);
 
 /* Frees t. Accepts NULL. */
 void cairn__task_free(cairn__task *t);

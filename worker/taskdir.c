@@ -1,9 +1,14 @@
-/* taskdir.c — build DIR/run/<index>/ with inputs/ and parents/. */
+/* taskdir.c — a slot's reusable task directory DIR/run/slot-<n>/ with inputs/
+ * and parents/. */
 #include "worker/taskdir.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/limits.h"
@@ -51,32 +56,141 @@ int cairn__input_name_ok(const char *name) {
          strcmp(name, "..") != 0;
 }
 
-void cairn__taskdir_free(cairn__taskdir *d) {
+static const char *const SUBDIRS[2] = {"inputs", "parents"};
+
+/* Frees the current task's paths (not the directory's own name). */
+static void free_task_paths(cairn__taskdir *d) {
   for (size_t i = 0; d->input_paths && i < d->ninputs; i++)
     free(d->input_paths[i]);
   for (size_t i = 0; d->parent_paths && i < d->nparents; i++)
     free(d->parent_paths[i]);
   free(d->input_paths);
   free(d->parent_paths);
+  d->input_paths = d->parent_paths = NULL;
+  d->ninputs = d->nparents = 0;
+}
+
+void cairn__taskdir_destroy(cairn__taskdir *d) {
+  cairn_error err;
+  if (d->dir && cairn__remove_tree(d->dir, &err) != CAIRN_OK)
+    CAIRN_WARN("%s", err.text);
+  free_task_paths(d);
   free(d->dir);
   memset(d, 0, sizeof *d);
 }
 
-void cairn__taskdir_remove(cairn__taskdir *d) {
-  cairn_error err;
-  if (d->dir && cairn__remove_tree(d->dir, &err) != CAIRN_OK)
-    CAIRN_WARN("%s", err.text);
+/* Removes the whole directory and creates it again with empty subfolders. */
+static cairn_status rebuild(cairn__taskdir *d, cairn_error *err) {
+  d->clean = 0;
+  d->has_stderr = 0;
+  cairn_status rc = cairn__remove_tree(d->dir, err);
+  if (rc == CAIRN_OK)
+    rc = cairn__mkdirs(d->dir, 0755, err);
+  for (int k = 0; k < 2 && rc == CAIRN_OK; k++) {
+    char *sub = cairn__path_join(d->dir, SUBDIRS[k]);
+    rc = sub ? cairn__mkdirs(sub, 0755, err) : cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    free(sub);
+  }
+  d->clean = rc == CAIRN_OK;
+  return rc;
 }
 
-cairn_status cairn__taskdir_create(const char *run_root, const cairn__task *t,
-                                   cairn__taskdir *d, cairn_error *err) {
-  cairn_status rc = CAIRN_OK;
-  char *sub = NULL;
+cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t slot,
+                                 cairn_error *err) {
   memset(d, 0, sizeof *d);
-  if (asprintf(&d->dir, "%s/%lld", run_root, t->index) < 0) {
+  if (asprintf(&d->dir, "%s/slot-%zu", run_root, slot) < 0) {
     d->dir = NULL;
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   }
+  return rebuild(d, err);
+}
+
+/* Removes every entry of the directory open as dfd, keeping the directory.
+ * Returns 0, or -1 when something could not be removed. */
+static int empty_dir_fd(int dfd) {
+  int rc = 0;
+  int dup_fd = dup(dfd);
+  DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+  if (!dir) {
+    if (dup_fd >= 0)
+      close(dup_fd);
+    return -1;
+  }
+  for (struct dirent *e = readdir(dir); e; e = readdir(dir)) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    if (e->d_type != DT_DIR && unlinkat(dfd, e->d_name, 0) == 0)
+      continue;
+    if (cairn__remove_at(dfd, e->d_name) != 0)
+      rc = -1;
+  }
+  closedir(dir);
+  return rc;
+}
+
+/* Empties subfolder name of the directory open as dfd, or replaces it with
+ * an empty directory when it is not a directory one can empty. */
+static int empty_subdir(int dfd, const char *name) {
+  int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub >= 0) {
+    struct stat st;
+    int ok = fstat(sub, &st) == 0 && (st.st_mode & S_IRWXU) == S_IRWXU && empty_dir_fd(sub) == 0;
+    close(sub);
+    if (ok)
+      return 0;
+  }
+  return cairn__remove_at(dfd, name) == 0 && mkdirat(dfd, name, 0755) == 0 ? 0 : -1;
+}
+
+/* Brings the directory back to its skeleton (see clear()). Returns 0 or -1. */
+static int restore(cairn__taskdir *d) {
+  int rc = 0, seen[2] = {0, 0};
+  d->has_stderr = 0;
+  int dfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int dup_fd = dfd >= 0 ? dup(dfd) : -1;
+  DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+  if (!dir) {
+    if (dup_fd >= 0)
+      close(dup_fd);
+    if (dfd >= 0)
+      close(dfd);
+    return -1;
+  }
+  for (struct dirent *e = readdir(dir); e && rc == 0; e = readdir(dir)) {
+    const char *name = e->d_name;
+    struct stat st;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+      continue;
+    int k = strcmp(name, SUBDIRS[0]) == 0 ? 0 : strcmp(name, SUBDIRS[1]) == 0 ? 1 : -1;
+    if (k >= 0) {
+      seen[k] = 1;
+      rc = empty_subdir(dfd, name);
+    } else if (strcmp(name, "stderr") == 0 && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISREG(st.st_mode) && st.st_nlink == 1)
+      d->has_stderr = 1;  /* the next program's runner truncates it */
+    else
+      rc = cairn__remove_at(dfd, name);
+  }
+  closedir(dir);
+  for (int k = 0; k < 2 && rc == 0; k++)
+    if (!seen[k] && mkdirat(dfd, SUBDIRS[k], 0755) != 0)
+      rc = -1;
+  close(dfd);
+  return rc;
+}
+
+void cairn__taskdir_clear(cairn__taskdir *d) {
+  cairn_error err;
+  free_task_paths(d);
+  if (!d->dir)
+    return;
+  d->clean = restore(d) == 0;
+  if (!d->clean && rebuild(d, &err) != CAIRN_OK)
+    CAIRN_WARN("%s", err.text);
+}
+
+/* Computes the paths of t's inputs and parents inside d->dir. */
+static cairn_status name_files(cairn__taskdir *d, const cairn__task *t, cairn_error *err) {
   d->input_paths = calloc(t->ninputs + 1, sizeof *d->input_paths);
   d->parent_paths = calloc(t->nparents + 1, sizeof *d->parent_paths);
   if (!d->input_paths || !d->parent_paths)
@@ -94,7 +208,7 @@ cairn_status cairn__taskdir_create(const char *run_root, const cairn__task *t,
   }
   for (size_t i = 0; i < t->nparents; i++) {
     char *enc = NULL;
-    rc = cairn__encode_id(t->parents[i].id, &enc, err);
+    cairn_status rc = cairn__encode_id(t->parents[i].id, &enc, err);
     if (rc != CAIRN_OK)
       return rc;
     int bad = asprintf(&d->parent_paths[i], "%s/parents/%s", d->dir, enc) < 0;
@@ -104,13 +218,31 @@ cairn_status cairn__taskdir_create(const char *run_root, const cairn__task *t,
       return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     }
   }
-  rc = cairn__remove_tree(d->dir, err);
-  if (rc == CAIRN_OK)
-    rc = cairn__mkdirs(d->dir, 0755, err);
-  for (int k = 0; k < 2 && rc == CAIRN_OK; k++) {
-    sub = cairn__path_join(d->dir, k ? "parents" : "inputs");
-    rc = sub ? cairn__mkdirs(sub, 0755, err) : cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    free(sub);
+  return CAIRN_OK;
+}
+
+cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int program,
+                                    cairn_error *err) {
+  free_task_paths(d);
+  if (!d->dir)
+    return cairn_error_set(err, CAIRN_EIO, "the slot has no task directory");
+  cairn_status rc = name_files(d, t, err);
+  if (rc != CAIRN_OK)
+    return rc;
+  if (!d->clean) {
+    rc = rebuild(d, err);
+    if (rc != CAIRN_OK)
+      return rc;
+  }
+  if (!program && d->has_stderr) {
+    char *path = cairn__path_join(d->dir, "stderr");
+    if (!path)
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    if (unlink(path) != 0 && errno != ENOENT)
+      rc = cairn_error_set(err, CAIRN_EIO, "cannot remove %s: %s", path, strerror(errno));
+    else
+      d->has_stderr = 0;
+    free(path);
   }
   return rc;
 }

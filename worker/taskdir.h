@@ -1,7 +1,16 @@
 /* taskdir.h — the directory a task runs in (docs/protocol.md, "Worker task
- * directory"): DIR/run/<index>/ with inputs/NAME linked from the verified
- * cache and parents/ID holding each parent's output, ID encoded so that any
- * task id is one safe file name. Private to worker/.
+ * directory"): one per slot, DIR/run/slot-<n>/, reused task after task and
+ * emptied in between, with inputs/NAME linked from the verified cache and
+ * parents/ID holding each parent's output, ID encoded so that any task id is
+ * one safe file name. Private to worker/.
+ *
+ * Life of a slot's directory:
+ *   init     remove leftovers, create dir/, dir/inputs/, dir/parents/;
+ *   prepare  name the task's files; rebuild the directory if it is not
+ *            known clean; drop a stale stderr before a callback;
+ *   fill     link inputs from the cache, download parent outputs;
+ *   clear    after the task: remove what it left, keep the skeleton;
+ *   destroy  remove the directory when the slot ends.
  */
 #ifndef CAIRN_TASKDIR_H
 #define CAIRN_TASKDIR_H
@@ -16,10 +25,14 @@
 #include "worker/transport.h"
 
 typedef struct cairn__taskdir {
-  char *dir;             /* DIR/run/<index> */
-  char **input_paths;    /* ninputs: dir/inputs/NAME */
+  char *dir;             /* DIR/run/slot-<n>, reused by every task of the slot */
+  char **input_paths;    /* ninputs: dir/inputs/NAME (the current task's) */
   char **parent_paths;   /* nparents: dir/parents/ENCODED-ID */
   size_t ninputs, nparents;
+  int clean;             /* dir holds exactly inputs/ and parents/, both empty,
+                            and possibly a regular file stderr (see has_stderr) */
+  int has_stderr;        /* dir/stderr is a regular file with one link, kept for
+                            the next program to truncate */
 } cairn__taskdir;
 
 /* Encodes a task id as a file name: bytes outside [A-Za-z0-9._,=+-] become
@@ -31,12 +44,22 @@ cairn_status cairn__encode_id(const char *id, char **out, cairn_error *err);
  * or "..". */
 int cairn__input_name_ok(const char *name);
 
-/* Creates a fresh run_root/<index> (removing any leftover) with empty
- * inputs/ and parents/, and computes the paths of *d. CAIRN_EINVAL for an
- * input name or parent id that cannot be a file name. */
-cairn_status cairn__taskdir_create(const char *run_root, const cairn__task *t,
-                                   cairn__taskdir *d, cairn_error *err);
+/* Sets up the slot's directory run_root/slot-<slot>: removes whatever is
+ * there and creates it with empty inputs/ and parents/. On failure d->dir
+ * is still set and d is marked unclean, so that the next prepare() tries
+ * again. */
+cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t slot,
+                                 cairn_error *err);
 
+/* Gets the directory ready for task t: computes the paths of its inputs and
+ * parents (CAIRN_EINVAL for an input name or parent id that cannot be a
+ * file name) and makes sure the directory holds exactly empty inputs/ and
+ * parents/, rebuilding it when the last clear() could not. For a program
+ * (program != 0) a leftover stderr file is kept: the runner truncates it;
+ * for a callback it is removed. No file-system call is made when the
+ * directory is known clean and holds no stderr. */
+cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int program,
+                                    cairn_error *err);
 /* Fetches every input (through the cache, from its sources: peers first,
  * the master's /v1/files/<sha256> last, see fetch.h; peers, which may be
  * NULL, gives the peer token and hears of new holdings) and every parent
@@ -49,10 +72,15 @@ cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn_
                                  cairn_http *h, cairn__peerstate *peers,
                                  const cairn__cancel *cancel, cairn_error *err);
 
-/* Removes the directory tree (logs a warning when it cannot). */
-void cairn__taskdir_remove(cairn__taskdir *d);
+/* Empties the directory after a task: removes what the task left in it
+ * (input links, parent outputs, anything the app wrote) but keeps the
+ * directory, inputs/, parents/ and a plain stderr file. What cannot be
+ * emptied that way is removed and rebuilt; when even that fails the
+ * directory is marked unclean (logged) for the next prepare(). */
+void cairn__taskdir_clear(cairn__taskdir *d);
 
-/* Frees the paths (does not touch the disk). Accepts a zeroed struct. */
-void cairn__taskdir_free(cairn__taskdir *d);
+/* Removes the directory tree and frees everything (logs a warning when the
+ * tree cannot be removed). Accepts a zeroed struct. */
+void cairn__taskdir_destroy(cairn__taskdir *d);
 
 #endif

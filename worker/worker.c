@@ -105,6 +105,8 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, 
   if (!w)
     goto oom;
   pthread_mutex_init(&w->mu, NULL);
+  atomic_init(&w->next_seen, 0);
+  atomic_init(&w->next_refused_ms, 0);
   w->lock_fd = -1;
   if (cairn__stopper_init(&w->stopper) != 0) {
     cairn_worker_delete(w);

@@ -13,6 +13,7 @@
 #include "worker/peerstate.h"
 #include "worker/session.h"
 #include "worker/stopper.h"
+#include "worker/taskdir.h"
 
 typedef struct cairn__app {
   char *name;
@@ -45,6 +46,13 @@ struct cairn_worker {
   int peers_ok;             /* peers was initialised */
   cairn__peer *peer;        /* the peer file server while run() runs, or NULL */
 
+  /* Does the master chain the next task into a result's answer ("next")?
+   * next_seen: it answered with "next" at least once, so an answer without
+   * it means "no task now"; next_refused_ms: when it last refused the field
+   * (an older master, 400), after which results go alone for a while. */
+  atomic_int next_seen;
+  atomic_llong next_refused_ms;
+
   pthread_mutex_t mu;       /* guards everything below */
   unsigned long claimed;    /* polls in flight + tasks running + tasks finished */
   unsigned long finished;
@@ -66,6 +74,7 @@ typedef struct cairn__slot {
   cairn_worker *w;
   size_t i;
   cairn__conn conn;
+  cairn__taskdir td;       /* DIR/run/slot-<i>, reused by each task */
   pthread_t thread;
 } cairn__slot;
 void *cairn__slot_main(void *arg);

@@ -83,10 +83,11 @@ typedef struct cairn_task {
   size_t nargs;
   const char *const *args;         /* nargs strings */
   size_t ninputs;
-  const cairn_task_file *inputs;   /* DIR/run/INDEX/inputs/NAME */
+  const cairn_task_file *inputs;   /* DIR/run/slot-N/inputs/NAME */
   size_t nparents;
-  const cairn_task_file *parents;  /* DIR/run/INDEX/parents/ENCODED-ID, job-file order */
-  const char *dir;                 /* the task directory, DIR/run/INDEX */
+  const cairn_task_file *parents;  /* DIR/run/slot-N/parents/ENCODED-ID, job-file order */
+  const char *dir;                 /* the task directory, DIR/run/slot-N: holds only
+                                      inputs/ and parents/; emptied after the task */
 } cairn_task;
 
 /* Where a callback writes its result (standard output for a program). */

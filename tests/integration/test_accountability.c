@@ -114,7 +114,7 @@ static void test_indices_are_phi_and_audit_names_volunteer(void **state) {
 
 static void test_quorum_rejects_a_liar(void **state) {
   (void)state;
-  char dir[4096], db[4200], app[4200], liar[4200];
+  char dir[4096], db[4200], app[4200], liar[4300];
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   harness_server srv;
@@ -151,7 +151,7 @@ static void test_quorum_rejects_a_liar(void **state) {
 static void test_ban_recomputes_exactly_the_tainted_tasks(void **state) {
   (void)state;
   enum { R = 8, C = 8, N = R * C, BS = 10 };
-  char dir[4096], db[4200], app[4200], liar[4200];
+  char dir[4096], db[4200], app[4200], liar[4300];
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   harness_server srv;

@@ -1,6 +1,8 @@
 /* test_worker_state.c — the worker's bookkeeping on real files: credentials
  * (mode 0600, round trip, malformed files refused), result bodies (UTF-8 as
- * text, other bytes as base64), work offers parsed and refused, the lease
+ * text, other bytes as base64), work offers parsed and refused (also
+ * chained into a result's answer), a slot's task directory emptied between
+ * tasks whatever the app left, the lease
  * table the heartbeat works on, the callback output cap, backoff bounds,
  * and the public API's argument checks. */
 #include <setjmp.h>
@@ -25,6 +27,7 @@
 #include "worker/leases.h"
 #include "worker/result.h"
 #include "worker/task.h"
+#include "worker/taskdir.h"
 
 static char *make_tmpdir(void) {
   char tmpl[] = "/tmp/cairn-test-state-XXXXXX";
@@ -118,7 +121,7 @@ static void test_result_body_encoding(void **state) {
     {"\xed\xa0\x80", 3, 1},               /* surrogate */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *body = cairn__result_json(i == 3 ? 137 : 0, cases[i].bytes, cases[i].len);
+    char *body = cairn__result_json(i == 3 ? 137 : 0, cases[i].bytes, cases[i].len, 0);
     assert_non_null(body);
     char out[256];
     size_t len = 0;
@@ -304,11 +307,136 @@ static void test_public_api_checks(void **state) {
   remove_dir(dir);
 }
 
+/* Creates an empty file at path, and the folders above it. */
+static void touch_file(const char *path) {
+  char dir[512];
+  cairn_error err;
+  snprintf(dir, sizeof dir, "%s", path);
+  *strrchr(dir, '/') = '\0';
+  assert_int_equal(cairn__mkdirs(dir, 0755, &err), CAIRN_OK);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
+}
+
+static void test_chained_offer_parsing(void **state) {
+  (void)state;
+  int present = -1;
+  long long index = 0;
+  cairn_error err = {0};
+  /* an older master, or no task now: no "next" */
+  const char *none = "{\"state\": \"accepted\"}";
+  assert_null(cairn__task_parse_next(none, strlen(none), &present, &index, &err));
+  assert_int_equal(present, 0);
+  const char *one = "{\"state\": \"accepted\", \"next\": {\"index\": 9, \"lease_expires\": 1,"
+                    " \"lease_seconds\": 30, \"task\": {\"job\": 2, \"id\": \"t1\","
+                    " \"app\": \"sum\", \"args\": [\"1\"]}}}";
+  cairn__task *t = cairn__task_parse_next(one, strlen(one), &present, &index, &err);
+  assert_non_null(t);
+  assert_int_equal(present, 1);
+  assert_int_equal(index, 9);
+  assert_int_equal(t->lease_seconds, 30);
+  assert_string_equal(t->id, "t1");
+  assert_int_equal(t->nargs, 1);
+  cairn__task_free(t);
+  /* a malformed chained offer still names its index so that it can be reported */
+  const char *bad = "{\"state\": \"accepted\", \"next\": {\"index\": 10, \"task\": {}}}";
+  assert_null(cairn__task_parse_next(bad, strlen(bad), &present, &index, &err));
+  assert_int_equal(present, 1);
+  assert_int_equal(index, 10);
+  /* the request asks for it */
+  char *body = cairn__result_json(0, "x", 1, 1);
+  json_t *o = json_loads(body, 0, NULL);
+  assert_true(json_is_true(json_object_get(o, "next")));
+  json_decref(o);
+  free(body);
+}
+
+/* 1 when dir holds exactly the names in want (a NULL-terminated list). */
+static int holds_exactly(const char *dir, const char *const *want) {
+  char cmd[600], got[600] = "", expect[600] = "";
+  snprintf(cmd, sizeof cmd, "ls -A '%s' | tr '\\n' ' '", dir);
+  FILE *p = popen(cmd, "r");
+  if (!p || !fgets(got, sizeof got, p))
+    got[0] = '\0';
+  if (p)
+    pclose(p);
+  for (size_t i = 0; want[i]; i++) {
+    strcat(expect, want[i]);
+    strcat(expect, " ");
+  }
+  if (strcmp(got, expect) != 0)
+    fprintf(stderr, "%s holds \"%s\", wanted \"%s\"\n", dir, got, expect);
+  return strcmp(got, expect) == 0;
+}
+
+static void test_slot_directory_reuse(void **state) {
+  (void)state;
+  char *root = make_tmpdir(), path[512];
+  cairn_error err = {0};
+  cairn__taskdir d;
+  cairn__task t = {.index = 1, .job = 1, .id = "t", .app = "a"};
+  static const char *const skeleton[] = {"inputs", "parents", NULL};
+  static const char *const with_stderr[] = {"inputs", "parents", "stderr", NULL};
+  static const char *const nothing[] = {NULL};
+  /* leftovers of a killed worker are removed */
+  snprintf(path, sizeof path, "%s/slot-3", root);
+  assert_int_equal(cairn__mkdirs(path, 0700, &err), CAIRN_OK);
+  snprintf(path, sizeof path, "%s/slot-3/stale", root);
+  touch_file(path);
+  assert_int_equal(cairn__taskdir_init(&d, root, 3, &err), CAIRN_OK);
+  assert_true(holds_exactly(d.dir, skeleton));
+  /* a program left its stderr, files, a read-only folder, a symlink, and
+   * files in inputs/ and parents/: all go but a plain stderr */
+  assert_int_equal(cairn__taskdir_prepare(&d, &t, 1, &err), CAIRN_OK);
+  const char *names[] = {"stderr", "out.txt", "inputs/x", "parents/y", "deep/a/b", NULL};
+  for (size_t i = 0; names[i]; i++) {
+    snprintf(path, sizeof path, "%s/%s", d.dir, names[i]);
+    touch_file(path);
+  }
+  snprintf(path, sizeof path, "%s/deep", d.dir);
+  chmod(path, 0500);
+  snprintf(path, sizeof path, "%s/link", d.dir);
+  assert_int_equal(symlink("/etc", path), 0);
+  cairn__taskdir_clear(&d);
+  assert_true(holds_exactly(d.dir, with_stderr));
+  snprintf(path, sizeof path, "%s/inputs", d.dir);
+  assert_true(holds_exactly(path, nothing));
+  snprintf(path, sizeof path, "%s/parents", d.dir);
+  assert_true(holds_exactly(path, nothing));
+  /* a callback sees no stderr */
+  assert_int_equal(cairn__taskdir_prepare(&d, &t, 0, &err), CAIRN_OK);
+  assert_true(holds_exactly(d.dir, skeleton));
+  /* a replaced inputs/ folder and a hard-linked stderr are replaced */
+  snprintf(path, sizeof path, "%s/inputs", d.dir);
+  assert_int_equal(rmdir(path), 0);
+  touch_file(path);
+  char link_target[512];
+  snprintf(link_target, sizeof link_target, "%s/other", root);
+  touch_file(link_target);
+  snprintf(path, sizeof path, "%s/stderr", d.dir);
+  assert_int_equal(link(link_target, path), 0);
+  cairn__taskdir_clear(&d);
+  assert_true(holds_exactly(d.dir, skeleton));
+  struct stat st;
+  snprintf(path, sizeof path, "%s/inputs", d.dir);
+  assert_int_equal(stat(path, &st), 0);
+  assert_true(S_ISDIR(st.st_mode));
+  assert_int_equal(stat(link_target, &st), 0);
+  /* the slot's end removes the directory */
+  snprintf(path, sizeof path, "%s", d.dir);
+  cairn__taskdir_destroy(&d);
+  assert_int_equal(access(path, F_OK), -1);
+  remove_dir(root);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_credentials_round_trip),
     cmocka_unit_test(test_result_body_encoding),
     cmocka_unit_test(test_work_offer_parsing),
+    cmocka_unit_test(test_chained_offer_parsing),
+    cmocka_unit_test(test_slot_directory_reuse),
     cmocka_unit_test(test_lease_table),
     cmocka_unit_test(test_callback_output_cap),
     cmocka_unit_test(test_backoff_bounds),
