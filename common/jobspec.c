@@ -75,6 +75,12 @@ static int valid_name(const char *s) {
   return 1;
 }
 
+/* A file name is also the name of inputs/NAME in a worker's task directory
+ * (protocol.md): it must name one entry there, never a path. */
+static int safe_file_name(const char *s) {
+  return strchr(s, '/') == NULL && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
 static int get_int(json_t *root, const char *key, int def, int lo, int hi, int *out,
                    cairn_error *err) {
   json_t *v = json_object_get(root, key);
@@ -141,6 +147,12 @@ static int parse_files(cairn_jobspec *j, json_t *files, cairn_jobspec_mode mode,
         get_str(f, "path", mode == CAIRN_JOBSPEC_CLIENT && !json_object_get(f, "sha256"),
                 &jf->path, where, err))
       return -1;
+    if (!safe_file_name(jf->name)) {
+      cairn_error_set(err, CAIRN_EINVAL,
+                      "file \"%s\": the name must not contain '/' or be \".\" or \"..\" "
+                      "(it names inputs/NAME in the worker's task directory)", jf->name);
+      return -1;
+    }
     json_t *sha = json_object_get(f, "sha256");
     if (sha) {
       if (!json_is_string(sha) || !cairn_sha256_valid_hex(json_string_value(sha))) {

@@ -672,7 +672,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_
   cairn_status st = CAIRN_OK;
   json_t *held = json_array();
   int64_t now = cairn__now();
-  int lease_seconds = 0, wrote = 0;
+  int lease_seconds = 0;
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < v->nactive; i++) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
@@ -686,12 +686,13 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_
       if (cairn__lease_push(c, ne, l->idx))
         CAIRN_ERR("out of memory queuing lease %lld", (long long)l->idx);
       j_lease(c, l, LEASE_LEASED);
-      wrote = 1;
     }
     json_array_append_new(held, json_integer(l->idx));
   }
-  if (wrote) /* only a batch that holds records is ever committed */
-    st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+  /* Answer only about durable state: wait for every record appended so far.
+   * The pending batch counts only when it holds records (an empty one is
+   * never written); otherwise the batch being written is the last one. */
+  st = cairn__journal_wait(c, c->head ? cairn__journal_pending(c) : c->taken, err);
   pthread_mutex_unlock(&c->lock);
   *resp = json_pack("{s:o, s:i}", "extended", held, "lease_seconds", lease_seconds);
   return st;

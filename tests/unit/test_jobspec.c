@@ -1,0 +1,395 @@
+/* test_jobspec.c — the job file parser: every rejection names its problem
+ * (field, task or file, and why), and accepted jobs carry the defaults, the
+ * dag built from "after", and the files and inputs by index. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jobspec.h"
+#include "common/limits.h"
+
+#define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define SHA_B "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* Parses text and insists on a rejection with status st whose message holds
+ * every non-NULL needle. */
+static void expect_reject_st(const char *text, cairn_jobspec_mode mode, cairn_status st,
+                             const char *n1, const char *n2) {
+  cairn_error err = {0};
+  cairn_jobspec *j = cairn_jobspec_parse(text, strlen(text), mode, &err);
+  if (j) {
+    cairn_jobspec_free(j);
+    fail_msg("accepted: %s", text);
+  }
+  if (err.status != st)
+    fail_msg("status %d (%s) for %s", (int)err.status, err.text, text);
+  if (n1 && !strstr(err.text, n1))
+    fail_msg("message \"%s\" lacks \"%s\" (job %s)", err.text, n1, text);
+  if (n2 && !strstr(err.text, n2))
+    fail_msg("message \"%s\" lacks \"%s\" (job %s)", err.text, n2, text);
+}
+
+static void expect_reject(const char *text, const char *n1, const char *n2) {
+  expect_reject_st(text, CAIRN_JOBSPEC_SERVER, CAIRN_EINVAL, n1, n2);
+}
+
+static cairn_jobspec *accept_job(const char *text, cairn_jobspec_mode mode) {
+  cairn_error err = {0};
+  cairn_jobspec *j = cairn_jobspec_parse(text, strlen(text), mode, &err);
+  if (!j)
+    fail_msg("rejected (%s): %s", err.text, text);
+  return j;
+}
+
+static void test_malformed_json_names_line_and_column(void **state) {
+  (void)state;
+  expect_reject("{\"app\": \"x\",\n  \"tasks\": [}", "malformed JSON", "line 2");
+  expect_reject("{\"app\": \"x\",\n  \"tasks\": [}", "column", NULL);
+  expect_reject("", "malformed JSON", NULL);
+  /* duplicate keys are not silently merged */
+  expect_reject("{\"app\": \"x\", \"app\": \"y\", \"tasks\": [{\"id\": \"a\"}]}", "malformed JSON",
+                "app");
+  /* a NUL inside a string is refused before it can truncate anything */
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"args\": [\"a\\u0000b\"]}]}", "NUL",
+                NULL);
+}
+
+static void test_top_level_shape(void **state) {
+  (void)state;
+  expect_reject("[1, 2]", "must be a JSON object", NULL);
+  expect_reject("[]", "must be a JSON object", NULL);
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}], \"colour\": 1}", "unknown field",
+                "\"colour\"");
+  expect_reject("{\"tasks\": [{\"id\": \"a\"}]}", "missing \"app\"", NULL);
+  expect_reject("{\"app\": \"\", \"tasks\": [{\"id\": \"a\"}]}", "\"app\"", "non-empty");
+  expect_reject("{\"app\": 3, \"tasks\": [{\"id\": \"a\"}]}", "\"app\"", "string");
+  expect_reject("{\"app\": \"x\"}", "\"tasks\" must be a non-empty array", NULL);
+  expect_reject("{\"app\": \"x\", \"tasks\": []}", "\"tasks\" must be a non-empty array", NULL);
+  expect_reject("{\"app\": \"x\", \"tasks\": {\"id\": \"a\"}}", "\"tasks\" must be a non-empty array",
+                NULL);
+  expect_reject("{\"app\": \"x\", \"tasks\": [7]}", "tasks[0]", "must be an object");
+}
+
+static void test_task_fields(void **state) {
+  (void)state;
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\", \"deps\": []}]}",
+                "task \"b\"", "unknown field \"deps\"");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"args\": []}]}", "tasks[1]",
+                "missing \"id\"");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"\"}]}", "tasks[0]", "non-empty");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": 5}]}", "tasks[0]", "\"id\"");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"a\"}]}",
+                "task \"a\"", "duplicate id");
+}
+
+static void test_dependencies(void **state) {
+  (void)state;
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\", \"after\": [\"z\"]}]}",
+                "task \"b\"", "unknown parent \"z\"");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\", \"after\": [1]}]}",
+                "task \"b\"", "unknown parent");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\", \"after\": \"a\"}]}",
+                "task \"b\"", "\"after\" must be an array");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\", "
+                "\"after\": [\"a\", \"a\"]}]}",
+                "task \"b\"", "parent \"a\" is listed twice");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"after\": [\"a\"]}]}", "task \"a\"",
+                "cycle");
+}
+
+/* A cycle b -> c -> d -> b hangs below a source and feeds a sink: the message
+ * must name a task on the cycle, not the source or the sink. */
+static void test_longer_cycle_names_a_task_on_it(void **state) {
+  (void)state;
+  const char *text = "{\"app\": \"x\", \"tasks\": ["
+                     "{\"id\": \"sink\", \"after\": [\"d\"]},"
+                     "{\"id\": \"src\"},"
+                     "{\"id\": \"b\", \"after\": [\"src\", \"d\"]},"
+                     "{\"id\": \"c\", \"after\": [\"b\"]},"
+                     "{\"id\": \"d\", \"after\": [\"c\"]}]}";
+  cairn_error err = {0};
+  cairn_jobspec *j = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  assert_null(j);
+  assert_int_equal(err.status, CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "cycle"));
+  int on_cycle = strstr(err.text, "task \"b\"") || strstr(err.text, "task \"c\"") ||
+                 strstr(err.text, "task \"d\"");
+  if (!on_cycle)
+    fail_msg("message names no task of the cycle: %s", err.text);
+}
+
+static void test_files_and_inputs(void **state) {
+  (void)state;
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"sha256\": \"" SHA_A "\"}], "
+                "\"tasks\": [{\"id\": \"a\", \"inputs\": [\"h\"]}]}",
+                "task \"a\"", "input h is not in \"files\"");
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"sha256\": \"" SHA_A "\"}], "
+                "\"tasks\": [{\"id\": \"a\", \"inputs\": [\"g\", \"g\"]}]}",
+                "task \"a\"", "input g is listed twice");
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"sha256\": \"" SHA_A "\"},"
+                "{\"name\": \"g\", \"sha256\": \"" SHA_B "\"}], \"tasks\": [{\"id\": \"a\"}]}",
+                "file \"g\"", "listed twice");
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"sha256\": \"" SHA_A "\", "
+                "\"mode\": 1}], \"tasks\": [{\"id\": \"a\"}]}",
+                "files[0]", "unknown field \"mode\"");
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"sha256\": \"ABCDEF\"}], "
+                "\"tasks\": [{\"id\": \"a\"}]}",
+                "file \"g\"", "64 lowercase hex");
+  /* uppercase hex is not the canonical digest */
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"sha256\": "
+                "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}], "
+                "\"tasks\": [{\"id\": \"a\"}]}",
+                "file \"g\"", "sha256");
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\"}], \"tasks\": [{\"id\": \"a\"}]}",
+                "file \"g\"", "missing \"sha256\"");
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"path\": \"/tmp/g\"}], "
+                "\"tasks\": [{\"id\": \"a\"}]}",
+                "file \"g\"", "missing \"sha256\"");
+  expect_reject_st("{\"app\": \"x\", \"files\": [{\"name\": \"g\"}], \"tasks\": [{\"id\": \"a\"}]}",
+                   CAIRN_JOBSPEC_CLIENT, CAIRN_EINVAL, "files[0]", "missing \"path\"");
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"sha256\": \"" SHA_A "\", "
+                "\"size\": -1}], \"tasks\": [{\"id\": \"a\"}]}",
+                "file \"g\"", "\"size\"");
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"g\", \"sha256\": \"" SHA_A "\", "
+                "\"broadcast\": 1}], \"tasks\": [{\"id\": \"a\"}]}",
+                "file \"g\"", "\"broadcast\"");
+  expect_reject("{\"app\": \"x\", \"files\": {}, \"tasks\": [{\"id\": \"a\"}]}",
+                "\"files\" must be an array", NULL);
+  expect_reject("{\"app\": \"x\", \"files\": [{\"sha256\": \"" SHA_A "\"}], "
+                "\"tasks\": [{\"id\": \"a\"}]}",
+                "files[0]", "missing \"name\"");
+}
+
+/* A file name becomes inputs/NAME in the worker's task directory: it must
+ * name one entry of that directory. */
+static void test_unsafe_file_names(void **state) {
+  (void)state;
+  static const char *const bad[] = {"../etc/passwd", "a/b", "/abs", "dir/", ".", ".."};
+  char text[512];
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(text, sizeof text,
+             "{\"app\": \"x\", \"files\": [{\"name\": \"%s\", \"sha256\": \"" SHA_A "\"}], "
+             "\"tasks\": [{\"id\": \"a\"}]}", bad[i]);
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "file \"%s\"", bad[i]);
+    expect_reject(text, quoted, "name");
+    expect_reject_st(text, CAIRN_JOBSPEC_CLIENT, CAIRN_EINVAL, quoted, "name");
+  }
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"\", \"sha256\": \"" SHA_A "\"}], "
+                "\"tasks\": [{\"id\": \"a\"}]}",
+                "files[0]", "\"name\"");
+  /* dots inside a name are fine */
+  cairn_jobspec *j = accept_job("{\"app\": \"x\", \"files\": [{\"name\": \"...\", \"sha256\": \""
+                                SHA_A "\"}, {\"name\": \".hidden\", \"sha256\": \"" SHA_B "\"}, "
+                                "{\"name\": \"a..b\", \"sha256\": \"" SHA_B "\"}], "
+                                "\"tasks\": [{\"id\": \"a\"}]}",
+                                CAIRN_JOBSPEC_SERVER);
+  assert_int_equal(j->nfiles, 3);
+  assert_string_equal(j->files[0].name, "...");
+  cairn_jobspec_free(j);
+}
+
+static void test_numeric_ranges(void **state) {
+  (void)state;
+  char text[256];
+  static const struct {
+    const char *key;
+    long long value;
+  } bad[] = {
+    {"replication", 0}, {"replication", CAIRN_MAX_REPLICATION + 1}, {"quorum", 0},
+    {"quorum", CAIRN_MAX_REPLICATION + 1}, {"lease_seconds", 0},
+    {"lease_seconds", (long long)CAIRN_MAX_LEASE_SECONDS + 1}, {"max_attempts", 0},
+    {"max_attempts", CAIRN_MAX_ATTEMPTS_LIMIT + 1}, {"replication", -3},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(text, sizeof text, "{\"app\": \"x\", \"%s\": %lld, \"tasks\": [{\"id\": \"a\"}]}",
+             bad[i].key, bad[i].value);
+    char quoted[32];
+    snprintf(quoted, sizeof quoted, "\"%s\"", bad[i].key);
+    expect_reject(text, quoted, "must be an integer from");
+  }
+  expect_reject("{\"app\": \"x\", \"lease_seconds\": \"60\", \"tasks\": [{\"id\": \"a\"}]}",
+                "\"lease_seconds\"", "integer");
+  expect_reject("{\"app\": \"x\", \"replication\": 2.5, \"tasks\": [{\"id\": \"a\"}]}",
+                "\"replication\"", "integer");
+  expect_reject("{\"app\": \"x\", \"replication\": 2, \"quorum\": 3, \"tasks\": [{\"id\": \"a\"}]}",
+                "quorum (3) exceeds replication (2)", NULL);
+  expect_reject("{\"app\": \"x\", \"quorum\": 2, \"tasks\": [{\"id\": \"a\"}]}",
+                "quorum (2) exceeds replication (1)", NULL);
+  /* the limits themselves are accepted */
+  snprintf(text, sizeof text,
+           "{\"app\": \"x\", \"replication\": %d, \"quorum\": %d, \"lease_seconds\": %d, "
+           "\"max_attempts\": %d, \"tasks\": [{\"id\": \"a\"}]}",
+           CAIRN_MAX_REPLICATION, CAIRN_MAX_REPLICATION, CAIRN_MAX_LEASE_SECONDS,
+           CAIRN_MAX_ATTEMPTS_LIMIT);
+  cairn_jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
+  assert_int_equal(j->replication, CAIRN_MAX_REPLICATION);
+  assert_int_equal(j->quorum, CAIRN_MAX_REPLICATION);
+  assert_int_equal(j->lease_seconds, CAIRN_MAX_LEASE_SECONDS);
+  assert_int_equal(j->max_attempts, CAIRN_MAX_ATTEMPTS_LIMIT);
+  cairn_jobspec_free(j);
+}
+
+static void test_args(void **state) {
+  (void)state;
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"args\": [\"1\", 2]}]}", "task \"a\"",
+                "args[1] must be a string");
+  expect_reject("{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"args\": \"1 2\"}]}", "task \"a\"",
+                "\"args\" must be an array");
+  /* one argument over the limit */
+  size_t cap = 64 + (CAIRN_MAX_ARGS + 1) * 5;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  size_t n = (size_t)snprintf(text, cap, "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"args\": [");
+  for (unsigned i = 0; i <= CAIRN_MAX_ARGS; i++)
+    n += (size_t)snprintf(text + n, cap - n, "%s\"a\"", i ? "," : "");
+  snprintf(text + n, cap - n, "]}]}");
+  expect_reject(text, "task \"a\"", "at most 256 strings");
+  /* exactly the limit is fine */
+  char *last = strrchr(text, ',');
+  memmove(last, last + 4, strlen(last + 4) + 1);
+  cairn_jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
+  assert_int_equal(j->tasks[0].nargs, CAIRN_MAX_ARGS);
+  cairn_jobspec_free(j);
+  free(text);
+  /* one argument over the length limit */
+  char *big = malloc(CAIRN_MAX_ARG_LEN + 128);
+  assert_non_null(big);
+  n = (size_t)sprintf(big, "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\", \"args\": [\"");
+  memset(big + n, 'z', CAIRN_MAX_ARG_LEN + 1);
+  strcpy(big + n + CAIRN_MAX_ARG_LEN + 1, "\"]}]}");
+  expect_reject(big, "task \"a\"", "args[0]");
+  free(big);
+}
+
+static void test_defaults(void **state) {
+  (void)state;
+  cairn_jobspec *j = accept_job("{\"app\": \"cell\", \"tasks\": [{\"id\": \"only\"}]}",
+                                CAIRN_JOBSPEC_SERVER);
+  assert_string_equal(j->app, "cell");
+  assert_string_equal(j->policy, "ic");
+  assert_non_null(j->name);
+  assert_int_equal(j->replication, 1);
+  assert_int_equal(j->quorum, 1);
+  assert_int_equal(j->lease_seconds, 300);
+  assert_int_equal(j->max_attempts, 5);
+  assert_int_equal(j->nfiles, 0);
+  assert_int_equal(j->ntasks, 1);
+  assert_string_equal(j->tasks[0].id, "only");
+  assert_int_equal(j->tasks[0].nargs, 0);
+  assert_int_equal(j->tasks[0].ninputs, 0);
+  assert_int_equal(j->dag->n, 1);
+  assert_int_equal(j->dag->m, 0);
+  cairn_jobspec_free(j);
+}
+
+static int has_edge(const cairn_dag *d, uint32_t parent, uint32_t child) {
+  int as_parent = 0, as_child = 0;
+  for (uint32_t k = d->par_off[child]; k < d->par_off[child + 1]; k++)
+    as_parent |= d->par[k] == parent;
+  for (uint32_t k = d->ch_off[parent]; k < d->ch_off[parent + 1]; k++)
+    as_child |= d->ch[k] == child;
+  assert_int_equal(as_parent, as_child);
+  return as_parent;
+}
+
+static void test_accepted_job(void **state) {
+  (void)state;
+  const char *text =
+    "{\"name\": \"demo\", \"app\": \"sum\", \"policy\": \"fifo\", \"replication\": 3, "
+    "\"quorum\": 2, \"lease_seconds\": 60, \"max_attempts\": 7,"
+    " \"files\": [{\"name\": \"genome.fa\", \"sha256\": \"" SHA_A "\", \"size\": 12},"
+    "            {\"name\": \"ref\", \"sha256\": \"" SHA_B "\", \"broadcast\": true}],"
+    " \"tasks\": [{\"id\": \"d\", \"after\": [\"b\", \"c\"], \"inputs\": [\"ref\", \"genome.fa\"]},"
+    "            {\"id\": \"a\", \"args\": [\"-n\", \"3\"]},"
+    "            {\"id\": \"b\", \"after\": [\"a\"], \"inputs\": [\"ref\"]},"
+    "            {\"id\": \"c\", \"after\": [\"a\"]}]}";
+  cairn_jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
+  assert_string_equal(j->name, "demo");
+  assert_string_equal(j->policy, "fifo");
+  assert_int_equal(j->replication, 3);
+  assert_int_equal(j->quorum, 2);
+  assert_int_equal(j->lease_seconds, 60);
+  assert_int_equal(j->max_attempts, 7);
+  assert_int_equal(j->nfiles, 2);
+  assert_string_equal(j->files[0].name, "genome.fa");
+  assert_string_equal(j->files[0].sha256, SHA_A);
+  assert_int_equal(j->files[0].size, 12);
+  assert_false(j->files[0].broadcast);
+  assert_null(j->files[0].path);
+  assert_int_equal(j->files[1].size, -1);
+  assert_true(j->files[1].broadcast);
+  assert_int_equal(cairn_jobspec_file_index(j, "ref"), 1);
+  assert_int_equal(cairn_jobspec_file_index(j, "genome.fa"), 0);
+  assert_int_equal(cairn_jobspec_file_index(j, "nope"), -1);
+  /* tasks keep job-file order */
+  assert_int_equal(j->ntasks, 4);
+  assert_string_equal(j->tasks[0].id, "d");
+  assert_string_equal(j->tasks[1].id, "a");
+  assert_int_equal(j->tasks[1].nargs, 2);
+  assert_string_equal(j->tasks[1].args[0], "-n");
+  assert_string_equal(j->tasks[1].args[1], "3");
+  assert_int_equal(j->tasks[0].ninputs, 2);
+  assert_int_equal(j->tasks[0].inputs[0], 1);
+  assert_int_equal(j->tasks[0].inputs[1], 0);
+  assert_int_equal(j->tasks[2].ninputs, 1);
+  assert_int_equal(j->tasks[2].inputs[0], 1);
+  assert_int_equal(j->tasks[3].ninputs, 0);
+  /* the dag is exactly "after": a -> b, a -> c, b -> d, c -> d */
+  const cairn_dag *d = j->dag;
+  assert_int_equal(d->n, 4);
+  assert_int_equal(d->m, 4);
+  assert_int_equal(cairn_dag_nparents(d, 0), 2);
+  assert_int_equal(cairn_dag_nparents(d, 1), 0);
+  assert_int_equal(cairn_dag_nparents(d, 2), 1);
+  assert_int_equal(cairn_dag_nparents(d, 3), 1);
+  assert_int_equal(cairn_dag_nchildren(d, 1), 2);
+  assert_int_equal(cairn_dag_nchildren(d, 0), 0);
+  assert_true(has_edge(d, 1, 2));
+  assert_true(has_edge(d, 1, 3));
+  assert_true(has_edge(d, 2, 0));
+  assert_true(has_edge(d, 3, 0));
+  assert_false(has_edge(d, 1, 0));
+  cairn_jobspec_free(j);
+}
+
+static void test_client_mode_files(void **state) {
+  (void)state;
+  cairn_jobspec *j = accept_job(
+    "{\"app\": \"x\", \"files\": [{\"name\": \"in\", \"path\": \"data/in.txt\"},"
+    "{\"name\": \"up\", \"sha256\": \"" SHA_B "\"}], \"tasks\": [{\"id\": \"a\", \"inputs\": [\"in\"]}]}",
+    CAIRN_JOBSPEC_CLIENT);
+  assert_string_equal(j->files[0].path, "data/in.txt");
+  assert_null(j->files[0].sha256);
+  assert_null(j->files[1].path);
+  assert_string_equal(j->files[1].sha256, SHA_B);
+  cairn_jobspec_free(j);
+  /* the same file without sha256 is not good enough for the server */
+  expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"in\", \"path\": \"data/in.txt\"}], "
+                "\"tasks\": [{\"id\": \"a\"}]}",
+                "file \"in\"", "sha256");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_malformed_json_names_line_and_column),
+    cmocka_unit_test(test_top_level_shape),
+    cmocka_unit_test(test_task_fields),
+    cmocka_unit_test(test_dependencies),
+    cmocka_unit_test(test_longer_cycle_names_a_task_on_it),
+    cmocka_unit_test(test_files_and_inputs),
+    cmocka_unit_test(test_unsafe_file_names),
+    cmocka_unit_test(test_numeric_ranges),
+    cmocka_unit_test(test_args),
+    cmocka_unit_test(test_defaults),
+    cmocka_unit_test(test_accepted_job),
+    cmocka_unit_test(test_client_mode_files),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
