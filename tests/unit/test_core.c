@@ -79,7 +79,7 @@ static int64_t reg(cairn_core *c, const char *name, const char *apps_csv, char t
     apps[napps++] = p;
   int64_t id = 0;
   cairn_error err = {0};
-  if (cairn__core_register(c, name, "rack", apps, napps, 1, &id, token, &err) != CAIRN_OK)
+  if (cairn__core_register(c, name, "rack", apps, napps, 1, NULL, &id, token, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
   return id;
 }
