@@ -18,6 +18,8 @@
 #define CAIRN_MAX_ARGS            256u
 #define CAIRN_MAX_ARG_LEN         4096u
 #define CAIRN_MAX_PARENTS         4096u
+/* Sources named for one input of a work offer (peers, then the master). */
+#define CAIRN_MAX_SOURCES         64u
 
 #define CAIRN_DEFAULT_LEASE_SECONDS  300
 #define CAIRN_DEFAULT_MAX_ATTEMPTS   5

@@ -51,22 +51,33 @@ char *cairn__cache_path(const cairn__cache *c, const char *sha256) {
   return cairn__path_join(c->dir, sha256);
 }
 
+cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const char *sha256),
+                               void *ud, cairn_error *err) {
+  DIR *d = opendir(c->dir);
+  if (!d)
+    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", c->dir, strerror(errno));
+  for (struct dirent *e = readdir(d); e; e = readdir(d))
+    if (cairn_sha256_valid_hex(e->d_name))
+      fn(ud, e->d_name);
+  closedir(d);
+  return CAIRN_OK;
+}
+
 static cairn_status classify(cairn_status rc, long status, cairn_error *err) {
   if (rc == CAIRN_OK)
     return CAIRN_OK;
-  if (rc == CAIRN_ETOOBIG)
-    return CAIRN_ETOOBIG;
-  if (status == 200) {  /* the bytes arrived but their sha256 did not match */
-    if (err)
-      err->status = CAIRN_EINVAL;
-    return CAIRN_EINVAL;
-  }
+  if (rc == CAIRN_ETOOBIG || rc == CAIRN_EINVAL)  /* too many bytes, or wrong ones */
+    return rc;
+  if (status == 200)  /* the answer began but the transfer broke */
+    return CAIRN_EIO;
   if (status == 404)
     return CAIRN_ENOTFOUND;
   if (status == 401 || status == 403)
     return CAIRN_EFORBIDDEN;
   if (status == 0 || status == 429 || status >= 500)
     return CAIRN_EIO;
+  if (err)
+    err->status = CAIRN_EINVAL;
   return CAIRN_EINVAL;
 }
 

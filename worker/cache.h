@@ -26,6 +26,11 @@ void cairn__cache_destroy(cairn__cache *c);
 /* Path of the cached file for sha256 (caller frees), or NULL on OOM. */
 char *cairn__cache_path(const cairn__cache *c, const char *sha256);
 
+/* Calls fn(ud, sha256) for every file in the cache (verified when it was
+ * stored). Returns CAIRN_OK, or CAIRN_EIO when the directory cannot be read. */
+cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const char *sha256),
+                               void *ud, cairn_error *err);
+
 /* Makes sure DIR/cache/<sha256> holds the verified file, downloading it
  * from url through h when missing (size < 0: unknown). On success *path is
  * the cached file (caller frees). Returns:

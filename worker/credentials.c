@@ -105,6 +105,8 @@ static json_t *registration_body(const cairn__registration *reg) {
     goto fail;
   if (json_object_set_new(root, "slots", json_integer(reg->slots ? reg->slots : 1)) != 0)
     goto fail;
+  if (reg->peer_url && json_object_set_new(root, "peer_url", json_string(reg->peer_url)) != 0)
+    goto fail;
   return root;
 fail:
   json_decref(apps);
@@ -153,6 +155,9 @@ cairn_status cairn__register(cairn_http *h, const cairn__registration *reg,
       c->id = id;
       c->row = row;
       memcpy(c->token, token, 65);
+      const char *peer = json_string_value(json_object_get(root, "peer_token"));
+      if (valid_token(peer))
+        memcpy(c->peer_token, peer, 65);
       if (!c->server)
         rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     }

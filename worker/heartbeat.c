@@ -1,6 +1,9 @@
 /* heartbeat.c — renews the leases of running tasks (POST /v1/heartbeat every
  * lease_seconds/3) and marks as lost those the master no longer lists, which
- * makes their task threads kill the app and drop the result. */
+ * makes their task threads kill the app and drop the result. The same
+ * request reports holdings, served bytes and the peer URL (peerstate.h),
+ * also between tasks: soon after a new holding or URL, every few seconds
+ * while bytes served wait to be reported; its answer renews the peer token. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +15,15 @@
 #define TICK_MS 100
 #define MAX_EXTENDED 65536
 
-/* Parses {"extended": [...]} into a new array (caller frees); -1 if malformed. */
-static long parse_extended(const char *body, size_t len, long long **out) {
+/* Parses {"extended": [...]} into a new array (caller frees); -1 if
+ * malformed. A "peer_token" member goes to peers. */
+static long parse_extended(const char *body, size_t len, long long **out,
+                           cairn__peerstate *peers) {
   json_t *root = json_loadb(body ? body : "", len, 0, NULL);
   json_t *ext = json_object_get(root, "extended");
+  const char *token = json_string_value(json_object_get(root, "peer_token"));
+  if (token)
+    cairn__peerstate_set_token(peers, token);
   long n = -1;
   *out = NULL;
   if (json_is_array(ext) && json_array_size(ext) <= MAX_EXTENDED) {
@@ -37,8 +45,7 @@ static int beat(cairn__heartbeat *hb) {
   char msg[300];
   unsigned long bound = cairn__leases_begin(&w->leases);
   cairn_status rc =
-    cairn__session_request(&w->session, &hb->conn, "POST", "/v1/heartbeat", "{}", 1 << 20, &resp,
-                           &err);
+    cairn__session_report(&w->session, &hb->conn, "/v1/heartbeat", 1, 1 << 20, &resp, &err);
   long status = resp.status;
   int ok = -1;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
@@ -47,7 +54,7 @@ static int beat(cairn__heartbeat *hb) {
     CAIRN_WARN("heartbeat: %s", err.text);
   else if (status == 200) {
     long long *ext = NULL;
-    long n = parse_extended(resp.body.data, resp.body.len, &ext);
+    long n = parse_extended(resp.body.data, resp.body.len, &ext, &w->peers);
     if (n < 0)
       CAIRN_WARN("heartbeat: malformed answer");
     else {
@@ -70,15 +77,17 @@ void *cairn__heartbeat_main(void *arg) {
   cairn__heartbeat *hb = arg;
   cairn_worker *w = hb->w;
   cairn__backoff b;
-  long long retry_at = 0;
+  long long retry_at = 0, last_ms = cairn__now_ms();
   cairn__backoff_init(&b, 500, 5000);
   while (!atomic_load(&hb->quit)) {
     if (cairn__stopper_sleep_until_stop(&w->stopper, TICK_MS))
       break;
     long long now = cairn__now_ms();
-    long long due = cairn__leases_due_in(&w->leases, now);
-    if (due != 0 || now < retry_at)
+    int due = cairn__leases_due_in(&w->leases, now) == 0 ||
+              cairn__peerstate_beat_due(&w->peers, now - last_ms, now);
+    if (!due || now < retry_at)
       continue;
+    last_ms = now;
     if (beat(hb) == 0) {
       cairn__backoff_reset(&b);
       retry_at = 0;

@@ -21,6 +21,8 @@ static const char usage_text[] =
   "usage: cairn-worker --server URL --app NAME=PATH [--app NAME=PATH ...]\n"
   "                    [--name NAME] [--cluster LABEL] [--slots N] [--dir DIR]\n"
   "                    [--exit-when-idle SECONDS] [--max-tasks N]\n"
+  "                    [--peer-listen HOST:PORT|off] [--peer-address HOST]\n"
+  "                    [--peer-max N] [--stall-timeout SECONDS]\n"
   "                    [--log-level error|warn|info|debug] [--help]\n"
   "\n"
   "Polls the Cairn master at URL for tasks and runs them with the listed apps\n"
@@ -34,6 +36,13 @@ static const char usage_text[] =
   "  --dir DIR               state: credentials, cache, task dirs (default ./cairn-worker)\n"
   "  --exit-when-idle S      exit 0 after S seconds without work (default: never)\n"
   "  --max-tasks N           exit 0 after N tasks (default: unlimited)\n"
+  "  --peer-listen HOST:PORT serve cached inputs to peers here (numeric address;\n"
+  "                          default 0.0.0.0:0, a free port; off: no peer server)\n"
+  "  --peer-address HOST     host given to the master for peers to reach this worker\n"
+  "                          (default: this host's address towards the master)\n"
+  "  --peer-max N            files sent to peers at once, 503 beyond (default 4)\n"
+  "  --stall-timeout S       a download receiving nothing for S seconds moves on to\n"
+  "                          the next source (default 10; decimals allowed)\n"
   "  --log-level LEVEL       error, warn (default), info or debug\n"
   "\n"
   "SIGINT/SIGTERM stop the worker: running apps are killed, the master\n"
@@ -64,7 +73,10 @@ typedef struct app_arg {
 } app_arg;
 
 int main(int argc, char **argv) {
-  enum { O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP };
+  enum {
+    O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
+    O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL
+  };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
     {"app", required_argument, NULL, O_APP},
@@ -75,6 +87,10 @@ int main(int argc, char **argv) {
     {"exit-when-idle", required_argument, NULL, O_IDLE},
     {"max-tasks", required_argument, NULL, O_MAX},
     {"log-level", required_argument, NULL, O_LOG},
+    {"peer-listen", required_argument, NULL, O_PEER_LISTEN},
+    {"peer-address", required_argument, NULL, O_PEER_ADDRESS},
+    {"peer-max", required_argument, NULL, O_PEER_MAX},
+    {"stall-timeout", required_argument, NULL, O_STALL},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
   };
@@ -93,6 +109,24 @@ int main(int argc, char **argv) {
     case O_NAME: cfg.name = optarg; break;
     case O_CLUSTER: cfg.cluster = optarg; break;
     case O_DIR: cfg.dir = optarg; break;
+    case O_PEER_LISTEN: cfg.peer_listen = optarg; break;
+    case O_PEER_ADDRESS: cfg.peer_address = optarg; break;
+    case O_PEER_MAX:
+      v = parse_count(optarg, 1024);
+      if (v < 1)
+        return bad_usage("--peer-max wants an integer from 1 to 1024, got \"%s\"", optarg);
+      cfg.peer_max = (unsigned)v;
+      break;
+    case O_STALL: {
+      char *end = NULL;
+      errno = 0;
+      double sec = strtod(optarg, &end);
+      if (errno || end == optarg || *end || !(sec >= 0.001 && sec <= 86400))
+        return bad_usage("--stall-timeout wants seconds from 0.001 to 86400, got \"%s\"",
+                         optarg);
+      cfg.stall_ms = (unsigned)(sec * 1000 + 0.5);
+      break;
+    }
     case O_APP: {
       char *eq = strchr(optarg, '=');
       if (!eq || eq == optarg || !eq[1])

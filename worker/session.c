@@ -39,6 +39,29 @@ void cairn__session_destroy(cairn__session *s) {
   s->path = NULL;
 }
 
+/* Notes the local IP address of c's last connection as the peer host. */
+static void learn_ip(cairn__session *s, cairn__conn *c) {
+  char ip[64];
+  if (s->peers && cairn_http_local_ip(c->http, ip, sizeof ip) == 0)
+    cairn__peerstate_learn_ip(s->peers, ip);
+}
+
+/* The peer URL to register with, or NULL (caller frees). When the host is
+ * still unknown, one GET /healthz tells which address reaches the master. */
+static char *registration_url(cairn__session *s, cairn__conn *c) {
+  cairn_http_response resp = {0};
+  cairn_error err = {0};
+  if (!s->peers || !cairn__peerstate_enabled(s->peers, cairn__now_ms()))
+    return NULL;
+  if (cairn__peerstate_needs_address(s->peers)) {
+    if (cairn_http_request(c->http, "GET", "/healthz", NULL, NULL, 0, 4096, &resp, &err) ==
+        CAIRN_OK)
+      learn_ip(s, c);
+    cairn_buf_free(&resp.body);
+  }
+  return cairn__peerstate_url(s->peers);
+}
+
 /* Registers (retrying transient failures until stop) and saves. Called with
  * s->mu held. */
 static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry,
@@ -47,9 +70,19 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
   cairn__credentials fresh;
   cairn_status rc;
   int warned = 0;
+  char *url = registration_url(s, c);
+  cairn__registration reg = s->reg;
+  reg.peer_url = url;
   cairn__backoff_init(&b, 200, 5000);
   for (;;) {
-    rc = cairn__register(c->http, &s->reg, &fresh, err);
+    rc = cairn__register(c->http, &reg, &fresh, err);
+    if (rc == CAIRN_EINVAL && reg.peer_url) {
+      CAIRN_INFO("%s: registering without peer_url (a master without data distribution?)",
+                 err->text);
+      cairn__peerstate_refused(s->peers, cairn__now_ms());
+      reg.peer_url = NULL;
+      continue;
+    }
     if (rc != CAIRN_EIO || !retry)
       break;
     if (cairn__stopper_stopping(s->stopper))
@@ -65,14 +98,22 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
       return cairn_error_set(err, CAIRN_EIO, "stopped before registration completed");
   }
   if (rc != CAIRN_OK) {
+    free(url);
     cairn_http_set_token(c->http, s->cred.token[0] ? s->cred.token : NULL);
     return rc;
   }
   rc = cairn__credentials_save(s->path, &fresh, err);
   if (rc != CAIRN_OK) {
+    free(url);
     cairn__credentials_clear(&fresh);
     return rc;
   }
+  if (s->peers) {
+    cairn__peerstate_registered(s->peers, reg.peer_url, fresh.peer_token[0] ? fresh.peer_token
+                                                                             : NULL);
+    learn_ip(s, c);
+  }
+  free(url);
   cairn__credentials_clear(&s->cred);
   s->cred = fresh;
   s->generation++;
@@ -147,4 +188,32 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
   cairn__session_prepare(s, c);
   return cairn_http_request(c->http, method, path, ctype, json_body, len, max_response, resp,
                             err);
+}
+
+cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
+                                   int with_served, size_t max_response,
+                                   cairn_http_response *resp, cairn_error *err) {
+  cairn__peer_report r;
+  char *body = s->peers ? cairn__peerstate_report_begin(s->peers, with_served, cairn__now_ms(), &r)
+                        : NULL;
+  if (!body)
+    return cairn__session_request(s, c, "POST", path, "{}", max_response, resp, err);
+  int extras = cairn__peerstate_report_extras(&r);
+  cairn_status rc = cairn__session_request(s, c, "POST", path, body, max_response, resp, err);
+  free(body);
+  if (rc == CAIRN_OK && resp->status == 400 && extras) {
+    char msg[300];
+    cairn__server_message(resp->body.data, resp->body.len, msg, sizeof msg);
+    CAIRN_INFO("POST %s: the master refuses the data distribution fields (%s): leaving them out",
+               path, msg);
+    cairn__peerstate_refused(s->peers, cairn__now_ms());
+    cairn__peerstate_report_end(s->peers, &r, 0);
+    cairn_buf_free(&resp->body);
+    rc = cairn__session_request(s, c, "POST", path, "{}", max_response, resp, err);
+  } else
+    cairn__peerstate_report_end(s->peers, &r,
+                                rc == CAIRN_OK && resp->status >= 200 && resp->status < 300);
+  if (rc == CAIRN_OK)
+    learn_ip(s, c);
+  return rc;
 }

@@ -2,7 +2,9 @@
  * volunteer routes made with it.
  *
  * open() reuses DIR/credentials.json when it names the same master, else
- * registers and writes it. request() sends with the current token; when the
+ * registers and writes it; a registration carries the peer server's URL
+ * (learning this host's address first with GET /healthz when needed) and
+ * is sent again without it to a master that refuses the field. request() sends with the current token; when the
  * master answers 401 (it no longer knows the token) the session registers
  * again, overwrites the credentials and retries once, so every thread moves
  * to the new identity. Each thread brings its own cairn_http (handles are
@@ -14,6 +16,7 @@
 #include <pthread.h>
 
 #include "worker/credentials.h"
+#include "worker/peerstate.h"
 #include "worker/stopper.h"
 #include "worker/transport.h"
 
@@ -25,6 +28,7 @@ typedef struct cairn__session {
   unsigned generation;          /* bumped by every registration */
   cairn__stopper *stopper;      /* borrowed */
   long long give_up_ms;         /* open() stops retrying at this monotonic time; 0: never */
+  cairn__peerstate *peers;      /* borrowed, may be NULL; set before open() */
 } cairn__session;
 
 /* A thread's connection: its own HTTP handle and the identity it last used. */
@@ -51,6 +55,16 @@ cairn_status cairn__session_open(cairn__session *s, cairn__conn *c, cairn_error 
 cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const char *method,
                                     const char *path, const char *json_body, size_t max_response,
                                     cairn_http_response *resp, cairn_error *err);
+
+/* POST to path (/v1/work or /v1/heartbeat) with a body reporting what the
+ * master has not heard from s->peers yet (see peerstate.h: holdings, served
+ * bytes when with_served, the peer URL), as cairn__session_request() does.
+ * A master that answers 400 to those fields is marked as refusing them and
+ * asked again with "{}". The local IP of the connection is noted as the
+ * peer server's host when none was configured. */
+cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
+                                   int with_served, size_t max_response,
+                                   cairn_http_response *resp, cairn_error *err);
 
 /* Points c's handle at the current token (e.g. before a download). */
 void cairn__session_prepare(cairn__session *s, cairn__conn *c);

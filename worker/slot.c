@@ -234,7 +234,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   if (rc == CAIRN_OK && (t->ninputs || t->nparents)) {
     cairn__session_prepare(&w->session, &sl->conn);
     cairn_http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
-    rc = cairn__taskdir_fill(&sl->td, t, &w->cache, sl->conn.http, cancel, &err);
+    rc = cairn__taskdir_fill(&sl->td, t, &w->cache, sl->conn.http, &w->peers, cancel, &err);
     cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
   }
   if (rc == CAIRN_OK && !cairn__cancelled(cancel))
@@ -307,8 +307,8 @@ static int poll_once(cairn__slot *sl, int *warned) {
   cairn_error err = {0};
   char msg[300];
   int got = POLL_NONE;
-  cairn_status rc = cairn__session_request(&w->session, &sl->conn, "POST", "/v1/work", "{}",
-                                           WORK_OFFER_MAX, &resp, &err);
+  cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", 0, WORK_OFFER_MAX,
+                                          &resp, &err);
   long status = resp.status;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
     cairn__worker_fatal(w, "%s", err.text);

@@ -19,6 +19,9 @@ void cairn__task_free(cairn__task *t) {
   for (size_t i = 0; i < t->ninputs; i++) {
     free(t->inputs[i].name);
     free(t->inputs[i].url);
+    for (size_t k = 0; k < t->inputs[i].nsources; k++)
+      free(t->inputs[i].sources[k]);
+    free(t->inputs[i].sources);
   }
   free(t->inputs);
   for (size_t i = 0; i < t->nparents; i++) {
@@ -58,6 +61,36 @@ static cairn_status parse_args(cairn__task *t, json_t *args, cairn_error *err) {
   return CAIRN_OK;
 }
 
+/* 1 when url is a path on the master or a full http(s) URL. */
+static int url_ok(const char *url) {
+  return url[0] == '/' || strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
+}
+
+/* Reads input x's "sources" (absent: none). */
+static cairn_status parse_sources(cairn__input *x, size_t i, json_t *sources, cairn_error *err) {
+  if (!sources)
+    return CAIRN_OK;
+  size_t n = json_array_size(sources);
+  if (!json_is_array(sources) || n > CAIRN_MAX_SOURCES)
+    return cairn_error_set(err, CAIRN_EINVAL,
+                           "task.inputs[%zu].sources is not an array of at most %u URLs", i,
+                           CAIRN_MAX_SOURCES);
+  x->sources = calloc(n + 1, sizeof *x->sources);
+  if (!x->sources)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  for (size_t k = 0; k < n; k++) {
+    const char *url = json_string_value(json_array_get(sources, k));
+    if (!url || !url_ok(url) || strlen(url) > CAIRN_MAX_ARG_LEN)
+      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].sources[%zu] is not a URL", i,
+                             k);
+    x->sources[k] = strdup(url);
+    if (!x->sources[k])
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    x->nsources = k + 1;
+  }
+  return CAIRN_OK;
+}
+
 static cairn_status parse_inputs(cairn__task *t, json_t *inputs, cairn_error *err) {
   if (!inputs)
     return CAIRN_OK;
@@ -90,6 +123,11 @@ static cairn_status parse_inputs(cairn__task *t, json_t *inputs, cairn_error *er
       x->url = NULL;
     if (!x->name || !x->url)
       return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    if (!url_ok(x->url))
+      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].url is not a URL", i);
+    cairn_status rc = parse_sources(x, i, json_object_get(in, "sources"), err);
+    if (rc != CAIRN_OK)
+      return rc;
   }
   return CAIRN_OK;
 }

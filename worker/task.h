@@ -13,7 +13,10 @@ typedef struct cairn__input {
   char *name;
   char sha256[65];
   long long size;   /* -1 when the master did not say */
-  char *url;
+  char *url;        /* where to fetch it: the first source */
+  char **sources;   /* nsources URLs in order of preference (peers, then the
+                       master), or NULL when the master named only url */
+  size_t nsources;
 } cairn__input;
 
 typedef struct cairn__parent {

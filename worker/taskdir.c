@@ -14,9 +14,8 @@
 #include "common/limits.h"
 #include "common/log.h"
 #include "worker/backoff.h"
+#include "worker/fetch.h"
 #include "worker/fsutil.h"
-
-#define MISMATCH_ATTEMPTS 3
 
 static int safe_byte(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -256,47 +255,19 @@ static cairn_status prefixed(cairn_error *err, cairn_status rc, const char *what
   return cairn_error_set(err, rc, "%s %.100s: %s", what, name, why);
 }
 
-/* Fetches input i into the cache and links it into inputs/. */
+/* Fetches input i into the cache (see fetch.h) and links it into inputs/. */
 static cairn_status fill_input(cairn__taskdir *d, const cairn__input *in, size_t i,
-                               cairn__cache *cache, cairn_http *h, const cairn__cancel *cancel,
-                               cairn_error *err) {
-  cairn__backoff b;
-  char master_url[128];
-  const char *url = in->url;
-  int mismatches = 0;
-  snprintf(master_url, sizeof master_url, "/v1/files/%s", in->sha256);
-  cairn__backoff_init(&b, 100, 5000);
-  for (;;) {
-    char *cached = NULL;
-    long status = 0;
-    if (cairn__cancelled(cancel))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
-    cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, url, &cached, &status, err);
-    if (rc == CAIRN_OK) {
-      rc = cairn__link_or_copy(cached, d->input_paths[i], err);
-      free(cached);
-      return rc;
-    }
-    if (cairn__cancelled(cancel))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
-    int from_peer = strcmp(url, master_url) != 0 && url[0] != '/';
-    if (rc == CAIRN_EIO) {
-      CAIRN_WARN("input %s: %s (retrying)", in->name, err->text);
-      if (from_peer)
-        url = master_url;
-      else if (cairn__cancel_sleep(cancel, cairn__backoff_next(&b)))
-        return cairn_error_set(err, CAIRN_EIO, "cancelled");
-      continue;
-    }
-    CAIRN_WARN("input %s: %s", in->name, err->text);
-    if (from_peer) {
-      url = master_url;  /* a peer failed us: the master has every file */
-      continue;
-    }
-    if (rc == CAIRN_EINVAL && ++mismatches < MISMATCH_ATTEMPTS)
-      continue;
+                               cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                               const cairn__cancel *cancel, cairn_error *err) {
+  char *cached = NULL;
+  cairn_status rc = cairn__fetch_input(cache, h, peers, in, cancel, &cached, err);
+  if (rc == CAIRN_EIO)
+    return rc;
+  if (rc != CAIRN_OK)
     return prefixed(err, rc, "input", in->name);
-  }
+  rc = cairn__link_or_copy(cached, d->input_paths[i], err);
+  free(cached);
+  return rc;
 }
 
 /* Downloads parent i's output into parents/. */
@@ -323,10 +294,11 @@ static cairn_status fill_parent(cairn__taskdir *d, const cairn__parent *p, size_
 }
 
 cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn__cache *cache,
-                                 cairn_http *h, const cairn__cancel *cancel, cairn_error *err) {
+                                 cairn_http *h, cairn__peerstate *peers,
+                                 const cairn__cancel *cancel, cairn_error *err) {
   cairn_status rc = CAIRN_OK;
   for (size_t i = 0; i < t->ninputs && rc == CAIRN_OK; i++)
-    rc = fill_input(d, &t->inputs[i], i, cache, h, cancel, err);
+    rc = fill_input(d, &t->inputs[i], i, cache, h, peers, cancel, err);
   for (size_t i = 0; i < t->nparents && rc == CAIRN_OK; i++)
     rc = fill_parent(d, &t->parents[i], i, h, cancel, err);
   return rc;

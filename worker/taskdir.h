@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "worker/cache.h"
+#include "worker/peerstate.h"
 #include "worker/stopper.h"
 #include "worker/task.h"
 #include "worker/transport.h"
@@ -59,14 +60,17 @@ cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t
  * directory is known clean and holds no stderr. */
 cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int program,
                                     cairn_error *err);
-/* Fetches every input (through the cache, falling back from a peer URL to
- * the master's /v1/files/<sha256>) and every parent output (capped at the
- * output limit) into the directory. Transient failures are retried with
- * backoff until cancel says stop (the caller makes h's transfers abort on
- * cancel too, see cairn_http_set_cancel()). Returns CAIRN_OK; CAIRN_EIO when
- * cancelled; any other status is a permanent failure explained in err. */
+/* Fetches every input (through the cache, from its sources: peers first,
+ * the master's /v1/files/<sha256> last, see fetch.h; peers, which may be
+ * NULL, gives the peer token and hears of new holdings) and every parent
+ * output (capped at the output limit) into the directory. Transient
+ * failures are retried with backoff until cancel says stop (the caller
+ * makes h's transfers abort on cancel too, see cairn_http_set_cancel()).
+ * Returns CAIRN_OK; CAIRN_EIO when cancelled; any other status is a
+ * permanent failure explained in err. */
 cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn__cache *cache,
-                                 cairn_http *h, const cairn__cancel *cancel, cairn_error *err);
+                                 cairn_http *h, cairn__peerstate *peers,
+                                 const cairn__cancel *cancel, cairn_error *err);
 
 /* Empties the directory after a task: removes what the task left in it
  * (input links, parent outputs, anything the app wrote) but keeps the

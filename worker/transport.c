@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/sha256.h"
@@ -13,8 +14,13 @@
 struct cairn_http {
   CURL *curl;
   char *base;
-  char *auth;  /* "Authorization: Bearer ..." */
+  char *auth;       /* "Authorization: Bearer ..." for base */
+  char *peer_auth;  /* the same with the peer token, for other origins */
   long timeout;
+  long stall_ms;
+  long long last_bytes;   /* stall detection of the current download */
+  long long last_move_ms;
+  int stalled;
   int (*cancelled)(void *ud);
   void *cancel_ud;
 };
@@ -31,6 +37,7 @@ cairn_http *cairn_http_create(const char *base) {
   h->base = strndup(base, n);
   h->curl = curl_easy_init();
   h->timeout = 30;
+  h->stall_ms = 10000;
   if (!h->base || !h->curl) {
     cairn_http_delete(h);
     return NULL;
@@ -45,6 +52,7 @@ void cairn_http_delete(cairn_http *h) {
     curl_easy_cleanup(h->curl);
   free(h->base);
   free(h->auth);
+  free(h->peer_auth);
   free(h);
 }
 
@@ -57,7 +65,31 @@ void cairn_http_set_token(cairn_http *h, const char *token) {
     h->auth = NULL;
 }
 
+void cairn_http_set_peer_token(cairn_http *h, const char *token) {
+  free(h->peer_auth);
+  h->peer_auth = NULL;
+  if (token && asprintf(&h->peer_auth, "Authorization: Bearer %s", token) < 0)
+    h->peer_auth = NULL;
+}
+
 void cairn_http_set_timeout(cairn_http *h, long seconds) { h->timeout = seconds; }
+
+void cairn_http_set_stall_timeout(cairn_http *h, long ms) { h->stall_ms = ms > 0 ? ms : 10000; }
+
+int cairn_http_local_ip(cairn_http *h, char *out, size_t len) {
+  char *ip = NULL;
+  if (curl_easy_getinfo(h->curl, CURLINFO_LOCAL_IP, &ip) != CURLE_OK || !ip || !ip[0] ||
+      strlen(ip) >= len)
+    return -1;
+  memcpy(out, ip, strlen(ip) + 1);
+  return 0;
+}
+
+static long long mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud) {
   h->cancelled = cancelled;
@@ -67,7 +99,24 @@ void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud) 
 static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                     curl_off_t ulnow) {
   cairn_http *h = ud;
-  return h->cancelled(h->cancel_ud) ? 1 : 0;
+  return h->cancelled && h->cancelled(h->cancel_ud) ? 1 : 0;
+}
+
+/* Progress of a download: cancel, or stall when nothing arrived for stall_ms. */
+static int download_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                             curl_off_t ulnow) {
+  cairn_http *h = ud;
+  long long now = mono_ms();
+  if (h->cancelled && h->cancelled(h->cancel_ud))
+    return 1;
+  if ((long long)dlnow != h->last_bytes) {
+    h->last_bytes = (long long)dlnow;
+    h->last_move_ms = now;
+  } else if (now - h->last_move_ms >= h->stall_ms) {
+    h->stalled = 1;
+    return 1;
+  }
+  return 0;
 }
 
 typedef struct sink {
@@ -109,8 +158,11 @@ static void common_opts(cairn_http *h, const char *url, struct curl_slist **hdrs
   const char *ca = getenv("CAIRN_CA_FILE");
   if (ca && *ca)
     curl_easy_setopt(h->curl, CURLOPT_CAINFO, ca);
-  if (h->auth && same_origin(h, url))
-    *hdrs = curl_slist_append(*hdrs, h->auth);
+  if (same_origin(h, url)) {
+    if (h->auth)
+      *hdrs = curl_slist_append(*hdrs, h->auth);
+  } else if (h->peer_auth)
+    *hdrs = curl_slist_append(*hdrs, h->peer_auth);
   *hdrs = curl_slist_append(*hdrs, "Expect:");
   if (h->cancelled) {
     curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
@@ -204,15 +256,26 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, write_file);
   curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
   curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, 0L);
-  curl_easy_setopt(h->curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-  curl_easy_setopt(h->curl, CURLOPT_LOW_SPEED_TIME, h->timeout);
+  curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, h->stall_ms);
+  curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, download_progress);
+  curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, h);
+  h->last_bytes = 0;
+  h->last_move_ms = mono_ms();
+  h->stalled = 0;
   CURLcode cc = curl_easy_perform(h->curl);
   curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
   int closed = fclose(s.f);
   if (s.overflow)
     rc = cairn_error_set(err, CAIRN_ETOOBIG, "GET %s: more than %llu bytes", url, max_bytes);
-  else if (cc != CURLE_OK)
+  else if (h->stalled) {
+    *status = 0;
+    rc = cairn_error_set(err, CAIRN_EIO, "GET %s: stalled (no data for %ld ms)", url,
+                         h->stall_ms);
+  } else if (cc != CURLE_OK) {
+    *status = 0;
     rc = cairn_error_set(err, CAIRN_EIO, "GET %s: %s", url, curl_easy_strerror(cc));
+  }
   else if (closed)
     rc = cairn_error_set(err, CAIRN_EIO, "writing %s: %s", dest, strerror(errno));
   else if (*status != 200)
@@ -221,7 +284,7 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
     char got[65];
     cairn_sha256_final_hex(&s.sha, got);
     if (strcmp(got, sha256) != 0)
-      rc = cairn_error_set(err, CAIRN_EIO, "GET %s: sha256 mismatch (got %s)", url, got);
+      rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: sha256 mismatch (got %s)", url, got);
   }
   if (rc != CAIRN_OK)
     unlink(dest);

@@ -24,8 +24,16 @@ void cairn_http_delete(cairn_http *h);
 const char *cairn_http_base(const cairn_http *h);
 /* Bearer token sent with every request (copied); NULL clears it. */
 void cairn_http_set_token(cairn_http *h, const char *token);
+/* Bearer token sent instead of the volunteer token to URLs outside base
+ * (peers, see docs/protocol.md "Data distribution"); copied; NULL clears
+ * it. The volunteer token never leaves base. */
+void cairn_http_set_peer_token(cairn_http *h, const char *token);
 /* Per-request timeout in seconds (default 30). */
 void cairn_http_set_timeout(cairn_http *h, long seconds);
+/* cairn_http_download() gives up ("stalled") when no byte arrived for ms
+ * milliseconds, connecting included (default 10000; checked about once a
+ * second, so the real bound is up to a second longer). */
+void cairn_http_set_stall_timeout(cairn_http *h, long ms);
 /* While set, every transfer asks cancelled(ud) a few times a second and is
  * aborted (CAIRN_EIO, "cancelled") when it returns non-zero. NULL clears. */
 void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud);
@@ -41,7 +49,10 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
 
 /* Downloads path into the file at dest (created 0644, truncated), verifying
  * the SHA-256 of what arrives against sha256 (64 hex) when not NULL. On any
- * failure the file is removed. */
+ * failure the file is removed. Returns CAIRN_OK; CAIRN_EINVAL when all bytes
+ * arrived but their SHA-256 differs; CAIRN_ETOOBIG past max_bytes;
+ * CAIRN_EIO otherwise (no answer, non-200 answer in *status, transfer broken
+ * or stalled: *status is then 0). */
 cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
                                  const char *sha256, unsigned long long max_bytes,
                                  long *status, cairn_error *err);
@@ -49,6 +60,11 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
 /* Uploads the file at src with PUT to path, streaming it. */
 cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src, long *status,
                                cairn_buf *resp_body, cairn_error *err);
+
+/* Copies the local IP address of the last connection h made (the address
+ * this host has towards that server) into out. Returns 0, or -1 when h has
+ * not connected yet or the address does not fit. */
+int cairn_http_local_ip(cairn_http *h, char *out, size_t len);
 
 /* Call once at program start before threads (curl_global_init). */
 void cairn_http_global_init(void);

@@ -19,6 +19,10 @@
 
 #define DEFAULT_DIR "./cairn-worker"
 #define MAX_SLOTS 1024
+#define DEFAULT_PEER_LISTEN "0.0.0.0:0"
+#define DEFAULT_PEER_MAX 4
+#define MAX_PEER_MAX 1024
+#define DEFAULT_STALL_MS 10000
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 
@@ -64,6 +68,11 @@ static int valid_label(const char *s) {
   return s && s[0] && strlen(s) <= CAIRN_MAX_NAME && !strpbrk(s, "\n\r");
 }
 
+/* A host name or address to put in a URL: no spaces, slashes or user part. */
+static int valid_host(const char *s) {
+  return s && s[0] && strlen(s) < 254 && !strpbrk(s, " \t\n\r/@?#[]");
+}
+
 cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, size_t errlen) {
   const char *problem = NULL;
   char host[256];
@@ -79,6 +88,13 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, 
     problem = "cluster must be 1 to 256 characters on one line";
   else if (cfg->dir && !cfg->dir[0])
     problem = "dir must not be empty";
+  else if (cfg->peer_listen && strcmp(cfg->peer_listen, "off") != 0 &&
+           cairn__peer_parse_listen(cfg->peer_listen) != 0)
+    problem = "peer listen address must be HOST:PORT (numeric IPv4 or [IPv6]) or off";
+  else if (cfg->peer_address && !valid_host(cfg->peer_address))
+    problem = "peer address must be a host name or address";
+  else if (cfg->peer_max > MAX_PEER_MAX)
+    problem = "peer transfers at once must be between 1 and 1024";
   if (problem) {
     if (errbuf && errlen)
       snprintf(errbuf, errlen, "%s", problem);
@@ -110,6 +126,15 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, 
   w->slots = cfg->slots ? cfg->slots : 1;
   w->exit_when_idle = cfg->exit_when_idle;
   w->max_tasks = cfg->max_tasks;
+  if (!cfg->peer_listen || strcmp(cfg->peer_listen, "off") != 0)
+    w->peer_listen = dup_or_null(cfg->peer_listen ? cfg->peer_listen : DEFAULT_PEER_LISTEN, &oom);
+  w->peer_address = dup_or_null(cfg->peer_address, &oom);
+  w->peer_max = cfg->peer_max ? cfg->peer_max : DEFAULT_PEER_MAX;
+  w->stall_ms = cfg->stall_ms ? cfg->stall_ms : DEFAULT_STALL_MS;
+  if (!oom && cairn__peerstate_init(&w->peers, w->peer_address) != 0)
+    oom = 1;
+  else if (!oom)
+    w->peers_ok = 1;
   if (!w->server || oom) {
     cairn_worker_delete(w);
     goto oom;
@@ -217,9 +242,25 @@ static int stopping_cb(void *ud) { return cairn__stopper_stopping(ud); }
 
 static cairn_http *new_http(cairn_worker *w) {
   cairn_http *h = cairn_http_create(w->server);
-  if (h)
+  if (h) {
     cairn_http_set_cancel(h, stopping_cb, &w->stopper);
+    cairn_http_set_stall_timeout(h, (long)w->stall_ms);
+  }
   return h;
+}
+
+static void held(void *ud, const char *sha256) { cairn__peerstate_have(ud, sha256); }
+
+/* Lists the cache as held and starts the peer server (unless it is off). */
+static cairn_status start_peering(cairn_worker *w, cairn_error *err) {
+  cairn_status rc = cairn__cache_each(&w->cache, held, &w->peers, err);
+  if (rc != CAIRN_OK || !w->peer_listen)
+    return rc;
+  w->peer = cairn__peer_start(w->peer_listen, w->cache_dir, w->peer_max, &w->peers, err);
+  if (!w->peer)
+    return err->status == CAIRN_ENOMEM ? CAIRN_ENOMEM : CAIRN_EINVAL;
+  cairn__peerstate_set_port(&w->peers, cairn__peer_port(w->peer));
+  return CAIRN_OK;
 }
 
 /* Starts the threads, waits for the slots, stops the heartbeat. */
@@ -277,10 +318,14 @@ int cairn_worker_run(cairn_worker *w) {
   if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots) != 0)
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
-  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots};
+  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, NULL};
+  if (rc == CAIRN_OK)
+    rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
     rc = cairn__session_init(&w->session, w->cred_path, &reg, &w->stopper, &err);
   session_ok = rc == CAIRN_OK;
+  if (session_ok)
+    w->session.peers = &w->peers;
   conn.http = rc == CAIRN_OK ? new_http(w) : NULL;
   if (rc == CAIRN_OK && !conn.http)
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
@@ -301,6 +346,8 @@ int cairn_worker_run(cairn_worker *w) {
     CAIRN_WARN("no master for %u seconds (--exit-when-idle): %s", w->exit_when_idle, err.text);
   else if (!(rc == CAIRN_EIO && cairn__stopper_stopping(&w->stopper)))
     cairn__worker_fatal(w, "%s", err.text);
+  cairn__peer_stop(w->peer);
+  w->peer = NULL;
   if (session_ok)
     cairn__session_destroy(&w->session);
   if (leases_ok)
@@ -338,6 +385,10 @@ void cairn_worker_delete(cairn_worker *w) {
   free(w->dir);
   free(w->name);
   free(w->cluster);
+  free(w->peer_listen);
+  free(w->peer_address);
+  if (w->peers_ok)
+    cairn__peerstate_destroy(&w->peers);
   free(w->cred_path);
   free(w->run_dir);
   free(w->cache_dir);

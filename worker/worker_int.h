@@ -9,6 +9,8 @@
 #include "cairn/worker.h"
 #include "worker/cache.h"
 #include "worker/leases.h"
+#include "worker/peer.h"
+#include "worker/peerstate.h"
 #include "worker/session.h"
 #include "worker/stopper.h"
 #include "worker/taskdir.h"
@@ -25,6 +27,10 @@ struct cairn_worker {
   unsigned slots;
   unsigned exit_when_idle;
   unsigned long max_tasks;
+  char *peer_listen;        /* NULL: no peer server */
+  char *peer_address;       /* NULL: learned */
+  unsigned peer_max;
+  unsigned stall_ms;
   cairn__app *apps;
   const char **app_names;   /* napps names, for registration */
   size_t napps;
@@ -36,6 +42,9 @@ struct cairn_worker {
   cairn__session session;
   cairn__cache cache;
   cairn__leases leases;
+  cairn__peerstate peers;   /* token, peer URL, holdings to report */
+  int peers_ok;             /* peers was initialised */
+  cairn__peer *peer;        /* the peer file server while run() runs, or NULL */
 
   /* Does the master chain the next task into a result's answer ("next")?
    * next_seen: it answered with "next" at least once, so an answer without

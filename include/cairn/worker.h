@@ -11,8 +11,9 @@
  *   int rc = cairn_worker_run(w);        blocks; cairn_worker_stop() ends it
  *   cairn_worker_delete(w);
  *
- * Threads: cairn_worker_run() starts cfg.slots task threads and one
- * heartbeat thread and joins them before it returns. Callbacks run on the
+ * Threads: cairn_worker_run() starts cfg.slots task threads, one
+ * heartbeat thread and (unless cfg.peer_listen is "off") the peer file
+ * server's thread, and ends them all before it returns. Callbacks run on the
  * task threads, at most cfg.slots at a time, so they must be thread-safe
  * when slots > 1. cairn_worker_stop() and cairn_worker_get_stats() may be
  * called from any thread; cairn_worker_stop() also from a signal handler.
@@ -51,6 +52,18 @@ typedef struct cairn_worker_config {
   unsigned exit_when_idle;     /* seconds without work before run() returns 0; 0: never */
   unsigned long max_tasks;     /* run() returns 0 after this many tasks; 0: unlimited */
   cairn_worker_log_level log_level; /* process-wide log level (stderr) */
+
+  /* Data distribution (docs/worker.md, "Peer file server"): run() serves the
+   * verified input cache to other workers named by the master, and fetches
+   * inputs from the peers the master names before falling back to it. */
+  const char *peer_listen;     /* peer server address "HOST:PORT", HOST a numeric IPv4
+                                  address or [IPv6]; NULL: "0.0.0.0:0" (every interface,
+                                  a free port); "off": no peer server */
+  const char *peer_address;    /* host put in the peer URL given to the master; NULL: this
+                                  host's address on its connection to the master */
+  unsigned peer_max;           /* files sent to peers at once (503 beyond); 0: 4 */
+  unsigned stall_ms;           /* a download that receives nothing for this long is
+                                  abandoned for the next source; 0: 10000 */
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a

@@ -1,0 +1,228 @@
+/* test_distribution.c — a broadcast input relayed by real workers: a real
+ * cairn-server, 8 real cairn-workers in two clusters and a 16 MiB input
+ * uploaded with `cairn submit`. Every worker ends with the right bytes, the
+ * master sends at most two copies (one per cluster) plus one retry, and the
+ * rest travels between peers; when the first relay is killed with SIGKILL
+ * while it serves, every task still ends done. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/sha256.h"
+#include "tests/support/editdist.h"
+#include "tests/support/harness.h"
+
+#define NWORKERS 8
+#define NTASKS 16
+#define BIG (16u * 1024 * 1024)
+
+static int setup(void **state) {
+  (void)state;
+  e2e_init();
+  return 0;
+}
+
+/* Writes DIR/big.bin (BIG bytes) and DIR/job.json; sha gets its digest. */
+static void make_job(const char *dir, char sha[65]) {
+  char path[4200], text[8192];
+  unsigned char *data = malloc(BIG);
+  assert_non_null(data);
+  unsigned s = 7;
+  for (size_t i = 0; i < BIG; i++) {
+    s = s * 1664525u + 1013904223u;
+    data[i] = (unsigned char)(s >> 24);
+  }
+  cairn_sha256_hex(data, BIG, sha);
+  snprintf(path, sizeof path, "%s/big.bin", dir);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, BIG, f), BIG);
+  fclose(f);
+  free(data);
+  size_t n = (size_t)snprintf(text, sizeof text,
+                              "{\"name\": \"dist\", \"app\": \"sum\", \"policy\": \"fifo\", "
+                              "\"lease_seconds\": 10, \"max_attempts\": 10, \"files\": "
+                              "[{\"name\": \"big.bin\", \"path\": \"%s\", \"broadcast\": true}], "
+                              "\"tasks\": [",
+                              path);
+  for (int i = 0; i < NTASKS; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          "%s{\"id\": \"t%d\", \"args\": [\"-c\", "
+                          "\"sha256sum inputs/big.bin && sleep 2\"], "
+                          "\"inputs\": [\"big.bin\"]}",
+                          i ? ", " : "", i);
+  snprintf(text + n, sizeof text - n, "]}\n");
+  snprintf(path, sizeof path, "%s/job.json", dir);
+  assert_int_equal(harness_write_file(path, text), 0);
+}
+
+/* Starts worker i; the app is sh, so that a task holds its worker a moment
+ * and the 16 tasks spread over the 8 workers. */
+static pid_t start_worker(const char *url, const char *dir, int i) {
+  char wdir[4200], log[4200], name[16];
+  snprintf(wdir, sizeof wdir, "%s/w%d", dir, i);
+  snprintf(log, sizeof log, "%s/w%d.log", dir, i);
+  snprintf(name, sizeof name, "w%d", i);
+  const char *argv[] = {e2e_bin_worker, "--server", url, "--app", "sum=/bin/sh",
+                        "--dir", wdir, "--name", name, "--cluster", i % 2 ? "b" : "a",
+                        "--exit-when-idle", "60", "--stall-timeout", "2", "--log-level", "debug",
+                        NULL};
+  pid_t p = harness_spawn(argv, log);
+  assert_true(p > 0);
+  return p;
+}
+
+/* Every task is done and its output is the file's digest. */
+static void check_outputs(const char *url, long long job, const char *sha) {
+  char path[64];
+  json_t *r = NULL;
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
+  assert_int_equal(harness_http(url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL, NULL),
+                   200);
+  json_t *tasks = json_object_get(r, "tasks");
+  assert_int_equal(json_array_size(tasks), NTASKS);
+  for (size_t i = 0; i < json_array_size(tasks); i++) {
+    json_t *t = json_array_get(tasks, i);
+    assert_string_equal(json_string_value(json_object_get(t, "state")), "done");
+    assert_memory_equal(json_string_value(json_object_get(t, "output")), sha, 64);
+  }
+  json_decref(r);
+}
+
+/* cairn_file_bytes_served_total{source=SOURCE}, or -1. */
+static long long served(const char *url, const char *source) {
+  char *raw = NULL, key[96];
+  size_t len = 0;
+  long long v = -1;
+  if (harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len) != 200)
+    return -1;
+  snprintf(key, sizeof key, "cairn_file_bytes_served_total{source=\"%s\"} ", source);
+  const char *p = raw ? strstr(raw, key) : NULL;
+  if (p)
+    v = atoll(p + strlen(key));
+  free(raw);
+  return v;
+}
+
+/* 1 when worker i's cache holds the file with the right digest. */
+static int holds(const char *dir, int i, const char *sha) {
+  char path[4300], cmd[4400], *out = NULL;
+  snprintf(path, sizeof path, "%s/w%d/cache/%s", dir, i, sha);
+  snprintf(cmd, sizeof cmd, "%s", path);
+  const char *argv[] = {"/usr/bin/sha256sum", cmd, NULL};
+  int ok = harness_run(argv, &out) == 0 && out && strncmp(out, sha, 64) == 0;
+  free(out);
+  return ok;
+}
+
+static void stop_workers(pid_t *w, int n) {
+  for (int i = 0; i < n; i++) {
+    if (w[i] <= 0)
+      continue;
+    kill(w[i], SIGTERM);
+    int st = harness_wait(w[i], 60);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+}
+
+static void test_relayed_by_peers(void **state) {
+  (void)state;
+  char dir[4096], db[4200], sha[65];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  make_job(dir, sha);
+  long long job = e2e_submit(srv.url, dir);
+  pid_t w[NWORKERS];
+  for (int i = 0; i < NWORKERS; i++)
+    w[i] = start_worker(srv.url, dir, i);
+  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
+  check_outputs(srv.url, job, sha);
+  for (int i = 0; i < NWORKERS; i++)
+    assert_true(holds(dir, i, sha));
+  /* Each worker received the file once: whatever the master did not send,
+   * peers did, and say so in their heartbeats (every few seconds). */
+  long long master = 0, peer = 0;
+  double until = harness_now() + 20;
+  do {
+    usleep(200 * 1000);
+    master = served(srv.url, "master");
+    peer = served(srv.url, "peer");
+  } while (master + peer < (long long)NWORKERS * BIG && harness_now() < until);
+  fprintf(stderr, "bytes served: master %lld, peer %lld (file %u)\n", master, peer, BIG);
+  assert_true(master >= (long long)BIG);
+  assert_true(master <= 3LL * BIG);
+  assert_true(master + peer >= (long long)NWORKERS * BIG);
+  stop_workers(w, NWORKERS);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
+/* Index of the first worker whose log shows it sending the file, or -1. */
+static int sending(const char *dir) {
+  for (int i = 0; i < NWORKERS; i++) {
+    char path[4200], *text = NULL;
+    snprintf(path, sizeof path, "%s/w%d.log", dir, i);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    size_t cap = 1 << 20, n = 0;
+    text = malloc(cap + 1);
+    n = fread(text, 1, cap, f);
+    text[n] = '\0';
+    fclose(f);
+    int found = strstr(text, "peer: sending") != NULL;
+    free(text);
+    if (found)
+      return i;
+  }
+  return -1;
+}
+
+static void test_first_relay_killed(void **state) {
+  (void)state;
+  char dir[4096], db[4200], sha[65];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  make_job(dir, sha);
+  long long job = e2e_submit(srv.url, dir);
+  pid_t w[NWORKERS];
+  for (int i = 0; i < NWORKERS; i++)
+    w[i] = start_worker(srv.url, dir, i);
+  int relay = -1;
+  double until = harness_now() + 120;
+  while (relay < 0 && harness_now() < until) {
+    relay = sending(dir);
+    if (relay < 0)
+      usleep(2000);
+  }
+  assert_true(relay >= 0);
+  kill(w[relay], SIGKILL);
+  int st = harness_wait(w[relay], 30);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  w[relay] = 0;
+  fprintf(stderr, "killed relay w%d while it was sending\n", relay);
+  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
+  check_outputs(srv.url, job, sha);
+  stop_workers(w, NWORKERS);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_relayed_by_peers),
+    cmocka_unit_test(test_first_relay_killed),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,570 @@
+/* test_worker_peer.c — data distribution on the worker side, over real HTTP
+ * on loopback and real cache directories: the peer file server (token
+ * checks, 404 for names it must not serve, the cap on transfers at once,
+ * served bytes), the fetch of an input from several sources (a dead one, one
+ * that stalls, one that serves corrupt bytes, one that answers 404, then a
+ * good peer; the master last), and the reports a worker sends the master. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/sha256.h"
+#include "tests/support/harness.h"
+#include "worker/cache.h"
+#include "worker/fetch.h"
+#include "worker/fsutil.h"
+#include "worker/leases.h"
+#include "worker/peer.h"
+#include "worker/peerstate.h"
+#include "worker/transport.h"
+
+#define TOKEN "1111111111111111111111111111111111111111111111111111111111111111"
+#define WRONG "2222222222222222222222222222222222222222222222222222222222222222"
+#define VOLUNTEER "3333333333333333333333333333333333333333333333333333333333333333"
+
+/* A cache directory holding one random file. */
+typedef struct fixture {
+  char root[3000];
+  char cache_dir[4096];
+  cairn__cache cache;
+  char sha[65];
+  unsigned char *data;
+  size_t size;
+} fixture;
+
+static void fixture_make(fixture *f, size_t size, int with_file) {
+  cairn_error err = {0};
+  memset(f, 0, sizeof *f);
+  harness_tmpdir(f->root, sizeof f->root);
+  snprintf(f->cache_dir, sizeof f->cache_dir, "%s/cache", f->root);
+  assert_int_equal(cairn__cache_init(&f->cache, f->cache_dir, &err), CAIRN_OK);
+  f->size = size;
+  f->data = malloc(size);
+  assert_non_null(f->data);
+  unsigned s = 12345;
+  for (size_t i = 0; i < size; i++) {
+    s = s * 1103515245u + 12345u;
+    f->data[i] = (unsigned char)(s >> 16);
+  }
+  cairn_sha256_hex(f->data, size, f->sha);
+  if (with_file) {
+    char *path = cairn__cache_path(&f->cache, f->sha);
+    assert_int_equal(cairn__write_file_atomic(path, f->data, size, 0444, &err), CAIRN_OK);
+    free(path);
+  }
+}
+
+static void fixture_free(fixture *f) {
+  cairn_error err = {0};
+  cairn__cache_destroy(&f->cache);
+  assert_int_equal(cairn__remove_tree(f->root, &err), CAIRN_OK);
+  free(f->data);
+}
+
+/* Sends req to 127.0.0.1:port and reads the answer (at most cap-1 bytes,
+ * NUL-terminated) until EOF. Returns the HTTP status, 0 when none. */
+static int raw_http(unsigned port, const char *req, char *out, size_t cap) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_true(fd >= 0);
+  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+  size_t n = 0;
+  ssize_t k;
+  while (n + 1 < cap && (k = read(fd, out + n, cap - 1 - n)) > 0)
+    n += (size_t)k;
+  out[n] = '\0';
+  close(fd);
+  int status = 0;
+  return sscanf(out, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
+}
+
+static int raw_get(unsigned port, const char *method, const char *path, const char *token) {
+  char req[1024], out[8192];
+  snprintf(req, sizeof req,
+           "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%sConnection: close\r\n\r\n", method, path,
+           token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
+  return raw_http(port, req, out, sizeof out);
+}
+
+static void test_peer_server_answers(void **state) {
+  (void)state;
+  fixture f;
+  cairn__peerstate ps;
+  cairn_error err = {0};
+  char url[128], path[256], *raw = NULL;
+  size_t rawlen = 0;
+  fixture_make(&f, 300 * 1000, 1);
+  assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
+  cairn__peer *p = cairn__peer_start("127.0.0.1:0", f.cache_dir, 4, &ps, &err);
+  assert_non_null(p);
+  unsigned port = cairn__peer_port(p);
+  snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
+  snprintf(path, sizeof path, "/v1/files/%s", f.sha);
+
+  /* Before the master issued a token, nothing is served. */
+  assert_int_equal(raw_get(port, "GET", path, TOKEN), 403);
+  cairn__peerstate_set_token(&ps, TOKEN);
+
+  assert_int_equal(harness_http(url, "GET", path, TOKEN, NULL, 0, NULL, &raw, &rawlen), 200);
+  assert_int_equal(rawlen, f.size);
+  assert_memory_equal(raw, f.data, f.size);
+  free(raw);
+  for (int i = 0; i < 100 && cairn__peerstate_served_total(&ps) < f.size; i++)
+    usleep(20 * 1000);
+  assert_int_equal(cairn__peerstate_served_total(&ps), f.size);
+
+  char out[4096], req[512];
+  snprintf(req, sizeof req,
+           "HEAD %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n",
+           path, TOKEN);
+  assert_int_equal(raw_http(port, req, out, sizeof out), 200);
+  char clen[64];
+  snprintf(clen, sizeof clen, "Content-Length: %zu", f.size);
+  assert_non_null(strcasestr(out, clen));
+
+  assert_int_equal(raw_get(port, "GET", path, NULL), 401);
+  assert_int_equal(raw_get(port, "GET", path, WRONG), 403);
+  assert_int_equal(raw_get(port, "GET", path, "short"), 403);
+  assert_int_equal(raw_get(port, "POST", path, TOKEN), 405);
+
+  /* A file it does not hold, and names that are not sha256 digests. */
+  char other[65];
+  memset(other, 'a', 64);
+  other[64] = '\0';
+  snprintf(req, sizeof req, "/v1/files/%s", other);
+  assert_int_equal(raw_get(port, "GET", req, TOKEN), 404);
+  static const char *bad[] = {
+    "/v1/files/", "/v1/files/abc", "/v1/files/../credentials.json", "/v1/files/..%2Fcredentials.json",
+    "/v1/files/.tmp-1-2-x", "/etc/passwd", "/v1/files/%2e%2e/lock", "/",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(raw_get(port, "GET", bad[i], TOKEN), 404);
+  char upper[128];
+  snprintf(upper, sizeof upper, "/v1/files/%s", f.sha);
+  for (char *c = upper + 10; *c; c++)
+    if (*c >= 'a' && *c <= 'f')
+      *c = (char)(*c - 'a' + 'A');
+  assert_int_equal(raw_get(port, "GET", upper, TOKEN), 404);
+  snprintf(req, sizeof req, "/v1/files/%s/", f.sha);
+  assert_int_equal(raw_get(port, "GET", req, TOKEN), 404);
+
+  /* A token renewed by the master: the old one stays good for a while. */
+  cairn__peerstate_set_token(&ps, WRONG);
+  assert_int_equal(raw_get(port, "HEAD", path, TOKEN), 200);
+  assert_int_equal(raw_get(port, "HEAD", path, WRONG), 200);
+  assert_int_equal(raw_get(port, "HEAD", path, VOLUNTEER), 403);
+
+  cairn__peer_stop(p);
+  cairn__peerstate_destroy(&ps);
+  fixture_free(&f);
+}
+
+/* Opens a GET of path with a small receive buffer and reads the status
+ * line only, so the transfer stays in progress. Returns the socket. */
+static int open_transfer(unsigned port, const char *path, char status[16]) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int small = 16 * 1024;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  char req[512];
+  snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n",
+           path, TOKEN);
+  assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+  size_t n = 0;
+  while (n < 12) {
+    ssize_t k = read(fd, status + n, 12 - n);
+    assert_true(k > 0);
+    n += (size_t)k;
+  }
+  status[12] = '\0';
+  return fd;
+}
+
+static void test_peer_server_cap(void **state) {
+  (void)state;
+  fixture f;
+  cairn__peerstate ps;
+  cairn_error err = {0};
+  char path[256], status[16], out[8192], req[512];
+  fixture_make(&f, 32u * 1024 * 1024, 1);
+  assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
+  cairn__peerstate_set_token(&ps, TOKEN);
+  cairn__peer *p = cairn__peer_start("127.0.0.1:0", f.cache_dir, 2, &ps, &err);
+  assert_non_null(p);
+  unsigned port = cairn__peer_port(p);
+  snprintf(path, sizeof path, "/v1/files/%s", f.sha);
+
+  int a = open_transfer(port, path, status);
+  assert_string_equal(status, "HTTP/1.1 200");
+  int b = open_transfer(port, path, status);
+  assert_string_equal(status, "HTTP/1.1 200");
+  assert_int_equal(cairn__peer_active(p), 2);
+  snprintf(req, sizeof req,
+           "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n",
+           path, TOKEN);
+  assert_int_equal(raw_http(port, req, out, sizeof out), 503);
+  assert_non_null(strcasestr(out, "Retry-After: 1"));
+  /* HEAD sends no file: not counted against the cap. */
+  assert_int_equal(raw_get(port, "HEAD", path, TOKEN), 200);
+
+  close(a);
+  for (int i = 0; i < 200 && cairn__peer_active(p) > 1; i++)
+    usleep(10 * 1000);
+  assert_int_equal(cairn__peer_active(p), 1);
+  char url[128], *raw = NULL;
+  size_t rawlen = 0;
+  snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
+  assert_int_equal(harness_http(url, "GET", path, TOKEN, NULL, 0, NULL, &raw, &rawlen), 200);
+  assert_int_equal(rawlen, f.size);
+  free(raw);
+  close(b);
+  /* Only the complete transfer counts as served. */
+  for (int i = 0; i < 100 && cairn__peerstate_served_total(&ps) < f.size; i++)
+    usleep(20 * 1000);
+  usleep(100 * 1000);
+  assert_int_equal(cairn__peerstate_served_total(&ps), f.size);
+
+  cairn__peer_stop(p);
+  cairn__peerstate_destroy(&ps);
+  fixture_free(&f);
+}
+
+/* ---- a tiny source server: stalls, corrupt bytes, 404, and the master ---- */
+
+typedef struct source_server {
+  struct MHD_Daemon *d;
+  unsigned port;
+  const unsigned char *data;
+  size_t size;
+  volatile int released;      /* lets stalled transfers end */
+  volatile int master_corrupt;
+  pthread_mutex_t mu;
+  int master_hits;
+  char auth[8][128];          /* Authorization headers seen, per route kind */
+} source_server;
+
+enum { R_STALL, R_CORRUPT, R_MISSING, R_MASTER };
+
+static ssize_t stall_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+  source_server *s = cls;
+  if (pos < 1024) {
+    size_t n = 1024 - (size_t)pos < max ? 1024 - (size_t)pos : max;
+    memcpy(buf, s->data + pos, n);
+    return (ssize_t)n;
+  }
+  for (int i = 0; i < 6000 && !s->released; i++)
+    usleep(10 * 1000);
+  return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static enum MHD_Result source_request(void *cls, struct MHD_Connection *c, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload, size_t *upload_size, void **ctx) {
+  source_server *s = cls;
+  struct MHD_Response *r = NULL;
+  unsigned status = 200;
+  int kind = strncmp(url, "/stall/", 7) == 0     ? R_STALL
+             : strncmp(url, "/corrupt/", 9) == 0 ? R_CORRUPT
+             : strncmp(url, "/missing/", 9) == 0 ? R_MISSING
+                                                 : R_MASTER;
+  const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+  pthread_mutex_lock(&s->mu);
+  snprintf(s->auth[kind], sizeof s->auth[kind], "%s", auth ? auth : "");
+  if (kind == R_MASTER)
+    s->master_hits++;
+  pthread_mutex_unlock(&s->mu);
+  if (kind == R_STALL)
+    r = MHD_create_response_from_callback(s->size, 1024, stall_reader, s, NULL);
+  else if (kind == R_MISSING) {
+    status = 404;
+    r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  } else {
+    unsigned char *copy = malloc(s->size);
+    memcpy(copy, s->data, s->size);
+    if (kind == R_CORRUPT || s->master_corrupt)
+      copy[s->size / 2] ^= 0x5a;
+    r = MHD_create_response_from_buffer(s->size, copy, MHD_RESPMEM_MUST_FREE);
+  }
+  enum MHD_Result ret = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+static void source_start(source_server *s, const fixture *f) {
+  memset(s, 0, sizeof *s);
+  pthread_mutex_init(&s->mu, NULL);
+  s->data = f->data;
+  s->size = f->size;
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0,
+                          NULL, NULL, source_request, s, MHD_OPTION_SOCK_ADDR, &a,
+                          MHD_OPTION_END);
+  assert_non_null(s->d);
+  s->port = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT)->port;
+}
+
+static void source_stop(source_server *s) {
+  s->released = 1;
+  MHD_stop_daemon(s->d);
+  pthread_mutex_destroy(&s->mu);
+}
+
+/* A port on which nothing listens. */
+static unsigned dead_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+  socklen_t len = sizeof a;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+static int no_temp_files(const char *dir) {
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -q '^\\.tmp-'", dir);
+  return system(cmd) != 0;
+}
+
+static void test_fetch_skips_bad_sources(void **state) {
+  (void)state;
+  fixture holder, fetcher;
+  source_server src;
+  cairn__peerstate holder_ps, ps;
+  cairn__stopper stopper;
+  cairn_error err = {0};
+  char base[128], *sources[6] = {0};
+  fixture_make(&holder, 2u * 1024 * 1024, 1);
+  fixture_make(&fetcher, 2u * 1024 * 1024, 0);
+  assert_int_equal(cairn__peerstate_init(&holder_ps, NULL), 0);
+  cairn__peerstate_set_token(&holder_ps, TOKEN);
+  cairn__peer *p = cairn__peer_start("127.0.0.1:0", holder.cache_dir, 4, &holder_ps, &err);
+  assert_non_null(p);
+  source_start(&src, &holder);
+  assert_int_equal(cairn__stopper_init(&stopper), 0);
+  cairn__cancel cancel = {&stopper, NULL};
+  assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
+  cairn__peerstate_set_token(&ps, TOKEN);
+
+  snprintf(base, sizeof base, "http://127.0.0.1:%u", src.port);
+  cairn_http *h = cairn_http_create(base);
+  cairn_http_set_token(h, VOLUNTEER);
+  cairn_http_set_stall_timeout(h, 500);
+  assert_int_equal(asprintf(&sources[0], "http://127.0.0.1:%u/v1/files/%s", dead_port(),
+                            holder.sha) > 0, 1);
+  assert_int_equal(asprintf(&sources[1], "http://localhost:%u/stall/%s", src.port, holder.sha) > 0,
+                   1);
+  assert_int_equal(
+    asprintf(&sources[2], "http://localhost:%u/corrupt/%s", src.port, holder.sha) > 0, 1);
+  assert_int_equal(
+    asprintf(&sources[3], "http://localhost:%u/missing/%s", src.port, holder.sha) > 0, 1);
+  assert_int_equal(asprintf(&sources[4], "http://127.0.0.1:%u/v1/files/%s", cairn__peer_port(p),
+                            holder.sha) > 0, 1);
+  assert_int_equal(asprintf(&sources[5], "/v1/files/%s", holder.sha) > 0, 1);
+  cairn__input in = {.name = "big.bin", .size = (long long)holder.size, .url = sources[0],
+                     .sources = sources, .nsources = 6};
+  memcpy(in.sha256, holder.sha, 65);
+
+  double t0 = harness_now();
+  char *path = NULL;
+  assert_int_equal(cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err), CAIRN_OK);
+  double took = harness_now() - t0;
+  assert_true(took < 8.0);
+  assert_true(took >= 0.4);  /* the stalled source was waited for, then left */
+  cairn_buf got;
+  assert_int_equal(cairn__read_file(path, holder.size + 1, &got, &err), CAIRN_OK);
+  assert_int_equal(got.len, holder.size);
+  assert_memory_equal(got.data, holder.data, holder.size);
+  cairn_buf_free(&got);
+  free(path);
+  assert_true(no_temp_files(fetcher.cache_dir));
+  /* The good peer served it: the master was not asked. Peers saw the peer
+   * token, never the volunteer token. */
+  assert_int_equal(src.master_hits, 0);
+  for (int k = R_STALL; k <= R_MISSING; k++)
+    assert_string_equal(src.auth[k], "Bearer " TOKEN);
+  for (int i = 0; i < 100 && cairn__peerstate_served_total(&holder_ps) < holder.size; i++)
+    usleep(20 * 1000);
+  assert_int_equal(cairn__peerstate_served_total(&holder_ps), holder.size);
+
+  /* The fetcher now reports the file as held. */
+  cairn__peer_report r;
+  char *body = cairn__peerstate_report_begin(&ps, 0, cairn__now_ms(), &r);
+  assert_non_null(strstr(body, holder.sha));
+  free(body);
+  cairn__peerstate_report_end(&ps, &r, 1);
+
+  /* Present in the cache: no source is asked again. */
+  int hits = src.master_hits;
+  assert_int_equal(cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err), CAIRN_OK);
+  free(path);
+  assert_int_equal(src.master_hits, hits);
+
+  /* Every peer fails: the master, last, serves it, with the volunteer token. */
+  char *gone = cairn__cache_path(&fetcher.cache, holder.sha);
+  assert_int_equal(unlink(gone), 0);
+  char *with_master[5] = {sources[0], sources[1], sources[2], sources[3], sources[5]};
+  in.sources = with_master;
+  in.nsources = 5;
+  assert_int_equal(cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err), CAIRN_OK);
+  free(path);
+  assert_int_equal(src.master_hits, 1);
+  assert_string_equal(src.auth[R_MASTER], "Bearer " VOLUNTEER);
+
+  /* No source has the right bytes: no verified file, no task input. */
+  assert_int_equal(unlink(gone), 0);
+  src.master_corrupt = 1;
+  path = NULL;
+  cairn_status rc = cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err);
+  assert_int_equal(rc, CAIRN_EINVAL);
+  assert_null(path);
+  assert_int_equal(access(gone, F_OK), -1);
+  assert_true(no_temp_files(fetcher.cache_dir));
+  free(gone);
+
+  for (int i = 0; i < 6; i++)
+    free(sources[i]);
+  cairn_http_delete(h);
+  source_stop(&src);
+  cairn__peer_stop(p);
+  cairn__stopper_destroy(&stopper);
+  cairn__peerstate_destroy(&ps);
+  cairn__peerstate_destroy(&holder_ps);
+  fixture_free(&fetcher);
+  fixture_free(&holder);
+}
+
+static void test_reports(void **state) {
+  (void)state;
+  cairn__peerstate ps;
+  cairn__peer_report r;
+  char sha[65];
+  long long now = cairn__now_ms();
+  assert_int_equal(cairn__peerstate_init(&ps, "10.0.0.7"), 0);
+  char *body = cairn__peerstate_report_begin(&ps, 1, now, &r);
+  assert_string_equal(body, "{}");  /* no server yet, nothing held */
+  assert_false(cairn__peerstate_report_extras(&r));
+  free(body);
+  cairn__peerstate_report_end(&ps, &r, 1);
+  assert_false(cairn__peerstate_beat_due(&ps, 100000, now));
+
+  cairn__peerstate_set_port(&ps, 4242);
+  for (int i = 0; i < 70; i++) {
+    snprintf(sha, sizeof sha, "%064x", i);
+    cairn__peerstate_have(&ps, sha);
+    cairn__peerstate_have(&ps, sha);
+  }
+  cairn__peerstate_served(&ps, sha, 1000);
+  cairn__peerstate_served(&ps, sha, 24);
+  assert_true(cairn__peerstate_beat_due(&ps, 300, now));
+  assert_false(cairn__peerstate_beat_due(&ps, 100, now));
+
+  /* Not delivered: everything is pending again. */
+  body = cairn__peerstate_report_begin(&ps, 1, now, &r);
+  json_t *j = json_loads(body, 0, NULL);
+  assert_string_equal(json_string_value(json_object_get(j, "peer_url")), "http://10.0.0.7:4242");
+  assert_int_equal(json_array_size(json_object_get(j, "have")), CAIRN__HAVE_PER_REPORT);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "served"), sha)), 1024);
+  json_decref(j);
+  free(body);
+  cairn__peerstate_report_end(&ps, &r, 0);
+
+  /* Delivered in two requests; a work request carries no "served". */
+  size_t seen = 0;
+  for (int k = 0; k < 2; k++) {
+    body = cairn__peerstate_report_begin(&ps, 0, now, &r);
+    j = json_loads(body, 0, NULL);
+    seen += json_array_size(json_object_get(j, "have"));
+    assert_null(json_object_get(j, "served"));
+    assert_int_equal(json_object_get(j, "peer_url") != NULL, k == 0);
+    json_decref(j);
+    free(body);
+    cairn__peerstate_report_end(&ps, &r, 1);
+  }
+  assert_int_equal(seen, 70);
+  body = cairn__peerstate_report_begin(&ps, 1, now, &r);
+  j = json_loads(body, 0, NULL);
+  assert_null(json_object_get(j, "have"));
+  assert_null(json_object_get(j, "peer_url"));
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "served"), sha)), 1024);
+  json_decref(j);
+  free(body);
+  cairn__peerstate_report_end(&ps, &r, 1);
+
+  /* Nothing left to report: no heartbeat without a lease to renew. */
+  assert_false(cairn__peerstate_beat_due(&ps, 100000, now));
+
+  /* The master forgot this worker: it registers again and reports it all. */
+  cairn__peerstate_registered(&ps, "http://10.0.0.7:4242", TOKEN);
+  assert_false(cairn__peerstate_beat_due(&ps, 100, now));
+  assert_true(cairn__peerstate_beat_due(&ps, 300, now));
+  char tok[65];
+  assert_true(cairn__peerstate_get_token(&ps, tok));
+  assert_string_equal(tok, TOKEN);
+  body = cairn__peerstate_report_begin(&ps, 1, now, &r);
+  j = json_loads(body, 0, NULL);
+  assert_int_equal(json_array_size(json_object_get(j, "have")), CAIRN__HAVE_PER_REPORT);
+  assert_null(json_object_get(j, "peer_url"));
+  json_decref(j);
+  free(body);
+  cairn__peerstate_report_end(&ps, &r, 0);
+
+  /* An older master refuses the fields: plain bodies for a while. */
+  cairn__peerstate_refused(&ps, now);
+  body = cairn__peerstate_report_begin(&ps, 1, now + 1000, &r);
+  assert_string_equal(body, "{}");
+  free(body);
+  cairn__peerstate_report_end(&ps, &r, 1);
+  assert_false(cairn__peerstate_beat_due(&ps, 100000, now + 1000));
+  assert_true(cairn__peerstate_enabled(&ps, now + 3600 * 1000));
+  cairn__peerstate_destroy(&ps);
+
+  /* A learned IPv6 address is bracketed in the URL. */
+  assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
+  cairn__peerstate_set_port(&ps, 80);
+  assert_true(cairn__peerstate_needs_address(&ps));
+  cairn__peerstate_learn_ip(&ps, "fe80::1");
+  body = cairn__peerstate_url(&ps);
+  assert_string_equal(body, "http://[fe80::1]:80");
+  free(body);
+  cairn__peerstate_destroy(&ps);
+
+  assert_int_equal(cairn__peer_parse_listen("0.0.0.0:0"), 0);
+  assert_int_equal(cairn__peer_parse_listen("[::1]:8080"), 0);
+  assert_int_equal(cairn__peer_parse_listen("localhost:80"), -1);
+  assert_int_equal(cairn__peer_parse_listen("1.2.3.4"), -1);
+  assert_int_equal(cairn__peer_parse_listen("1.2.3.4:70000"), -1);
+  assert_int_equal(cairn__peer_parse_listen("1.2.3.4:-1"), -1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_peer_server_answers),
+    cmocka_unit_test(test_peer_server_cap),
+    cmocka_unit_test(test_fetch_skips_bad_sources),
+    cmocka_unit_test(test_reports),
+  };
+  cairn_http_global_init();
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

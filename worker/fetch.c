@@ -1,0 +1,95 @@
+/* fetch.c — an input from its sources, peers first, the master last. */
+#include "worker/fetch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "worker/backoff.h"
+
+#define MISMATCH_ATTEMPTS 3
+
+/* 1 when url names the master: relative, or under its base URL. */
+static int is_master(cairn_http *h, const char *url) {
+  const char *base = cairn_http_base(h);
+  size_t n = strlen(base);
+  return url[0] == '/' || (strncmp(url, base, n) == 0 && (url[n] == '/' || url[n] == '\0'));
+}
+
+/* Stores the cached path, tells peers about it. */
+static cairn_status got(cairn__peerstate *peers, const cairn__input *in, char *cached,
+                        char **path) {
+  if (peers)
+    cairn__peerstate_have(peers, in->sha256);
+  *path = cached;
+  return CAIRN_OK;
+}
+
+/* Retries the master's copy: transient failures with backoff until cancel,
+ * wrong bytes up to MISMATCH_ATTEMPTS times. */
+static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                                const cairn__input *in, const char *url,
+                                const cairn__cancel *cancel, char **path, cairn_error *err) {
+  cairn__backoff b;
+  int mismatches = 0;
+  cairn__backoff_init(&b, 100, 5000);
+  for (;;) {
+    char *cached = NULL;
+    long status = 0;
+    if (cairn__cancelled(cancel))
+      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+    cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, url, &cached, &status,
+                                         err);
+    if (rc == CAIRN_OK)
+      return got(peers, in, cached, path);
+    if (cairn__cancelled(cancel))
+      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+    if (rc == CAIRN_EIO) {
+      CAIRN_WARN("input %s: %s (retrying)", in->name, err->text);
+      if (cairn__cancel_sleep(cancel, cairn__backoff_next(&b)))
+        return cairn_error_set(err, CAIRN_EIO, "cancelled");
+      continue;
+    }
+    CAIRN_WARN("input %s: %s", in->name, err->text);
+    if (rc == CAIRN_EINVAL && ++mismatches < MISMATCH_ATTEMPTS)
+      continue;
+    return rc;
+  }
+}
+
+cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                                const cairn__input *in, const cairn__cancel *cancel, char **path,
+                                cairn_error *err) {
+  char master_url[128], token[65];
+  const char *master = NULL;
+  const char *const *list = (const char *const *)in->sources;
+  size_t n = in->nsources;
+  const char *only[1] = {in->url};
+  *path = NULL;
+  if (!n) {
+    list = only;
+    n = 1;
+  }
+  snprintf(master_url, sizeof master_url, "/v1/files/%s", in->sha256);
+  cairn_http_set_peer_token(h, peers && cairn__peerstate_get_token(peers, token) ? token : NULL);
+  for (size_t i = 0; i < n; i++) {
+    char *cached = NULL;
+    long status = 0;
+    if (is_master(h, list[i])) {
+      if (!master)
+        master = list[i];
+      continue;
+    }
+    if (cairn__cancelled(cancel))
+      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+    cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, list[i], &cached,
+                                         &status, err);
+    if (rc == CAIRN_OK)
+      return got(peers, in, cached, path);
+    if (cairn__cancelled(cancel))
+      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+    CAIRN_WARN("input %s: source %s skipped: %s", in->name, list[i], err->text);
+  }
+  return from_master(cache, h, peers, in, master ? master : master_url, cancel, path, err);
+}

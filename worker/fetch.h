@@ -1,0 +1,30 @@
+/* fetch.h — one input file into the verified cache, from the sources the
+ * master named (docs/protocol.md, "Data distribution"): peers first, each
+ * tried once, the master last and retried. A source that cannot be reached,
+ * stalls (see cairn_http_set_stall_timeout()), answers anything but 200 or
+ * sends bytes whose SHA-256 or size is wrong is logged at warn and skipped.
+ * Peers get the peer token, never the volunteer token. Nothing unverified
+ * ever enters the cache. Private to worker/.
+ */
+#ifndef CAIRN_FETCH_H
+#define CAIRN_FETCH_H
+
+#include "common/error.h"
+#include "worker/cache.h"
+#include "worker/peerstate.h"
+#include "worker/stopper.h"
+#include "worker/task.h"
+#include "worker/transport.h"
+
+/* Makes sure the cache holds input in, verified; *path is the cached file
+ * (caller frees). peers (may be NULL) gives the peer token and hears of the
+ * new holding. The master is retried with backoff while it fails
+ * transiently (no answer, 429, 5xx, stall) and up to three times when its
+ * bytes are wrong, until cancel. Returns CAIRN_OK; CAIRN_EIO when
+ * cancelled; another status (err explains) when the master refuses the
+ * file or keeps sending wrong bytes. */
+cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                                const cairn__input *in, const cairn__cancel *cancel, char **path,
+                                cairn_error *err);
+
+#endif

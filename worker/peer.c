@@ -1,0 +1,251 @@
+/* peer.c — serve the verified cache to peers over HTTP (libmicrohttpd). */
+#include "worker/peer.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/sha256.h"
+
+#define FILES_PREFIX "/v1/files/"
+#define CONNECTION_LIMIT 256u
+#define CONNECTION_TIMEOUT_S 60u
+
+struct cairn__peer {
+  struct MHD_Daemon *daemon;
+  int cache_fd;              /* the cache directory, for openat() */
+  unsigned max_transfers;
+  atomic_uint active;
+  unsigned port;
+  cairn__peerstate *ps;
+};
+
+/* One file transfer in progress (the request's context). */
+typedef struct transfer {
+  char sha256[65];
+  unsigned long long size;
+} transfer;
+
+typedef struct listen_addr {
+  struct sockaddr_storage sa;
+  int v6;
+} listen_addr;
+
+static int parse_addr(const char *spec, listen_addr *out) {
+  char host[64];
+  const char *colon = NULL, *h = spec;
+  size_t hlen;
+  memset(out, 0, sizeof *out);
+  if (!spec)
+    return -1;
+  if (spec[0] == '[') {
+    const char *close = strchr(spec, ']');
+    if (!close || close[1] != ':')
+      return -1;
+    h = spec + 1;
+    hlen = (size_t)(close - h);
+    colon = close + 1;
+    out->v6 = 1;
+  } else {
+    colon = strrchr(spec, ':');
+    if (!colon)
+      return -1;
+    hlen = (size_t)(colon - spec);
+  }
+  if (hlen == 0 || hlen >= sizeof host)
+    return -1;
+  memcpy(host, h, hlen);
+  host[hlen] = '\0';
+  char *end = NULL;
+  errno = 0;
+  unsigned long port = strtoul(colon + 1, &end, 10);
+  if (!colon[1] || *end || errno || port > 65535 || colon[1] == '-' || colon[1] == '+')
+    return -1;
+  if (out->v6) {
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&out->sa;
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons((unsigned short)port);
+    return inet_pton(AF_INET6, host, &a->sin6_addr) == 1 ? 0 : -1;
+  }
+  struct sockaddr_in *a = (struct sockaddr_in *)&out->sa;
+  a->sin_family = AF_INET;
+  a->sin_port = htons((unsigned short)port);
+  return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+}
+
+int cairn__peer_parse_listen(const char *spec) {
+  listen_addr a;
+  return parse_addr(spec, &a);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *code,
+                             const char *message) {
+  char body[300];
+  int n = snprintf(body, sizeof body, "{\"error\": {\"code\": \"%s\", \"message\": \"%s\"}}\n",
+                   code, message);
+  struct MHD_Response *r =
+    MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
+  if (!r)
+    return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", "application/json");
+  if (status == 401)
+    MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+  if (status == 503)
+    MHD_add_response_header(r, "Retry-After", "1");
+  enum MHD_Result ret = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+/* The bearer token of the request, or NULL when there is none. */
+static const char *bearer(struct MHD_Connection *c) {
+  const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+  if (!v || strncasecmp(v, "Bearer ", 7) != 0)
+    return NULL;
+  v += 7;
+  while (*v == ' ')
+    v++;
+  return *v ? v : NULL;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **ctx) {
+  cairn__peer *p = cls;
+  int get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
+  if (*ctx)  /* a transfer already answered */
+    return MHD_YES;
+  if (!get && !head)
+    return reply(c, 405, "bad_request", "only GET and HEAD are served");
+  const char *token = bearer(c);
+  if (!token)
+    return reply(c, 401, "unauthorized", "a peer token is required");
+  if (!cairn__peerstate_check_token(p->ps, token))
+    return reply(c, 403, "forbidden", "wrong peer token");
+  if (strncmp(url, FILES_PREFIX, strlen(FILES_PREFIX)) != 0)
+    return reply(c, 404, "not_found", "no such route");
+  const char *name = url + strlen(FILES_PREFIX);
+  if (!cairn_sha256_valid_hex(name))
+    return reply(c, 404, "not_found", "not a sha256");
+  if (get && atomic_load(&p->active) >= p->max_transfers)
+    return reply(c, 503, "overloaded", "too many transfers at once");
+  int fd = openat(p->cache_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fd >= 0)
+      close(fd);
+    return reply(c, 404, "not_found", "no such file in this cache");
+  }
+  transfer *t = get ? calloc(1, sizeof *t) : NULL;
+  struct MHD_Response *r = (!get || t) ? MHD_create_response_from_fd((uint64_t)st.st_size, fd)
+                                       : NULL;
+  if (!r) {
+    close(fd);
+    free(t);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+  enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  if (t && ret == MHD_YES) {
+    memcpy(t->sha256, name, 65);
+    t->size = (unsigned long long)st.st_size;
+    atomic_fetch_add(&p->active, 1);
+    *ctx = t;
+    CAIRN_DEBUG("peer: sending %s (%llu bytes)", t->sha256, t->size);
+  } else
+    free(t);
+  return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
+                         enum MHD_RequestTerminationCode toe) {
+  cairn__peer *p = cls;
+  transfer *t = *ctx;
+  if (!t)
+    return;
+  atomic_fetch_sub(&p->active, 1);
+  if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+    cairn__peerstate_served(p->ps, t->sha256, t->size);
+    CAIRN_DEBUG("peer: served %s (%llu bytes)", t->sha256, t->size);
+  } else
+    CAIRN_DEBUG("peer: transfer of %s ended early (%d)", t->sha256, (int)toe);
+  free(t);
+  *ctx = NULL;
+}
+
+static void on_log(void *cls, const char *fmt, va_list ap) {
+  char line[512];
+  vsnprintf(line, sizeof line, fmt, ap);
+  size_t n = strlen(line);
+  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+    line[--n] = '\0';
+  CAIRN_DEBUG("peer: %s", line);
+}
+
+cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
+                               cairn__peerstate *ps, cairn_error *err) {
+  listen_addr a;
+  if (parse_addr(listen, &a) != 0) {
+    cairn_error_set(err, CAIRN_EINVAL, "peer listen address \"%.100s\" is not HOST:PORT",
+                    listen ? listen : "");
+    return NULL;
+  }
+  cairn__peer *p = calloc(1, sizeof *p);
+  if (!p) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return NULL;
+  }
+  p->max_transfers = max_transfers ? max_transfers : 1;
+  p->ps = ps;
+  atomic_init(&p->active, 0);
+  p->cache_fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (p->cache_fd < 0) {
+    cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", cache_dir, strerror(errno));
+    free(p);
+    return NULL;
+  }
+  unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (a.v6 ? MHD_USE_IPv6 : 0);
+  p->daemon = MHD_start_daemon(
+    flags, 0, NULL, NULL, on_request, p, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a.sa,
+    MHD_OPTION_NOTIFY_COMPLETED, on_completed, p, MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
+    MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, MHD_OPTION_EXTERNAL_LOGGER, on_log, p,
+    MHD_OPTION_END);
+  const union MHD_DaemonInfo *info =
+    p->daemon ? MHD_get_daemon_info(p->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+  if (!info || !info->port) {
+    cairn_error_set(err, CAIRN_EIO, "peer server: cannot listen on %s", listen);
+    cairn__peer_stop(p);
+    return NULL;
+  }
+  p->port = info->port;
+  CAIRN_INFO("peer server listening on %s (port %u, at most %u transfers)", listen, p->port,
+             p->max_transfers);
+  return p;
+}
+
+unsigned cairn__peer_port(const cairn__peer *p) { return p->port; }
+
+unsigned cairn__peer_active(cairn__peer *p) { return atomic_load(&p->active); }
+
+void cairn__peer_stop(cairn__peer *p) {
+  if (!p)
+    return;
+  if (p->daemon)
+    MHD_stop_daemon(p->daemon);
+  if (p->cache_fd >= 0)
+    close(p->cache_fd);
+  free(p);
+}

@@ -1,0 +1,42 @@
+/* peer.h — the worker's peer file server (docs/protocol.md, "Data
+ * distribution"): GET and HEAD /v1/files/{sha256} answered from the
+ * verified cache only, to requests bearing the peer token, with at most
+ * max_transfers files being sent at once. libmicrohttpd with one internal
+ * polling thread; this module is the worker's only user of microhttpd.h.
+ *
+ * Answers: 200 with the file (sent with sendfile); 401 without a bearer
+ * token; 403 with a wrong one (any, before the master issued one); 404 for
+ * a name that is not 64 lowercase hex digits or a file not in the cache;
+ * 405 for other methods; 503 with "Retry-After: 1" when max_transfers files
+ * are already being sent. Bytes of completed transfers are counted per file
+ * in the peer state, for the next heartbeat's "served". Private to worker/.
+ */
+#ifndef CAIRN_PEER_H
+#define CAIRN_PEER_H
+
+#include "common/error.h"
+#include "worker/peerstate.h"
+
+typedef struct cairn__peer cairn__peer;
+
+/* Parses "HOST:PORT" ("0.0.0.0:0", "127.0.0.1:9000", "[::]:0"). Returns 0,
+ * or -1 when it is not a numeric IPv4/IPv6 address and a port. */
+int cairn__peer_parse_listen(const char *spec);
+
+/* Starts serving cache_dir on listen ("HOST:PORT", see above), checking
+ * tokens with and counting served bytes into ps (borrowed; must outlive the
+ * server). max_transfers >= 1. Returns NULL with err set when the address
+ * is malformed or cannot be bound. */
+cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
+                               cairn__peerstate *ps, cairn_error *err);
+
+/* The port the server listens on. */
+unsigned cairn__peer_port(const cairn__peer *p);
+
+/* Transfers in progress now. */
+unsigned cairn__peer_active(cairn__peer *p);
+
+/* Stops the server (closing every connection) and frees it. Accepts NULL. */
+void cairn__peer_stop(cairn__peer *p);
+
+#endif

@@ -1,0 +1,355 @@
+/* peerstate.c — peer token, peer URL and holdings to report to the master. */
+#include "worker/peerstate.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sha256.h"
+
+#define REFUSAL_MS (5LL * 60 * 1000)
+#define REPORT_SOON_MS 250
+#define IDLE_BEAT_MS 5000
+
+/* Index of sha in l, or -1. */
+static long find(const cairn__shalist *l, const char *sha) {
+  for (size_t i = 0; i < l->n; i++)
+    if (memcmp(l->v[i], sha, 65) == 0)
+      return (long)i;
+  return -1;
+}
+
+/* Appends sha (with bytes when counted). Returns 0, or -1 on out of memory. */
+static int push(cairn__shalist *l, const char *sha, int counted, unsigned long long bytes) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    char(*v)[65] = realloc(l->v, cap * sizeof *v);
+    if (!v)
+      return -1;
+    l->v = v;
+    if (counted) {
+      unsigned long long *b = realloc(l->bytes, cap * sizeof *b);
+      if (!b)
+        return -1;
+      l->bytes = b;
+    }
+    l->cap = cap;
+  }
+  memcpy(l->v[l->n], sha, 65);
+  if (counted)
+    l->bytes[l->n] = bytes;
+  l->n++;
+  return 0;
+}
+
+/* Adds bytes to sha's entry of a counted list, creating it. */
+static int add_count(cairn__shalist *l, const char *sha, unsigned long long bytes) {
+  long i = find(l, sha);
+  if (i >= 0) {
+    l->bytes[i] += bytes;
+    return 0;
+  }
+  return push(l, sha, 1, bytes);
+}
+
+static void remove_at(cairn__shalist *l, size_t i) {
+  l->n--;
+  if (i != l->n) {
+    memcpy(l->v[i], l->v[l->n], 65);
+    if (l->bytes)
+      l->bytes[i] = l->bytes[l->n];
+  }
+}
+
+static void list_free(cairn__shalist *l) {
+  free(l->v);
+  free(l->bytes);
+  memset(l, 0, sizeof *l);
+}
+
+int cairn__peerstate_init(cairn__peerstate *ps, const char *address) {
+  memset(ps, 0, sizeof *ps);
+  if (address && !(ps->address = strdup(address)))
+    return -1;
+  pthread_mutex_init(&ps->mu, NULL);
+  return 0;
+}
+
+void cairn__peerstate_destroy(cairn__peerstate *ps) {
+  pthread_mutex_destroy(&ps->mu);
+  free(ps->address);
+  free(ps->heard_url);
+  list_free(&ps->pending);
+  list_free(&ps->reported);
+  list_free(&ps->served);
+  memset(ps, 0, sizeof *ps);
+}
+
+void cairn__peerstate_set_port(cairn__peerstate *ps, unsigned port) {
+  pthread_mutex_lock(&ps->mu);
+  ps->port = port;
+  pthread_mutex_unlock(&ps->mu);
+}
+
+void cairn__peerstate_learn_ip(cairn__peerstate *ps, const char *ip) {
+  if (!ip || !ip[0] || strlen(ip) >= sizeof ps->learned)
+    return;
+  pthread_mutex_lock(&ps->mu);
+  snprintf(ps->learned, sizeof ps->learned, "%s", ip);
+  pthread_mutex_unlock(&ps->mu);
+}
+
+int cairn__peerstate_needs_address(cairn__peerstate *ps) {
+  pthread_mutex_lock(&ps->mu);
+  int needs = ps->port && !ps->address && !ps->learned[0];
+  pthread_mutex_unlock(&ps->mu);
+  return needs;
+}
+
+/* Called with mu held. */
+static char *url_locked(const cairn__peerstate *ps) {
+  const char *host = ps->address ? ps->address : ps->learned;
+  char *url = NULL;
+  if (!ps->port || !host[0])
+    return NULL;
+  int v6 = strchr(host, ':') != NULL && host[0] != '[';
+  if (asprintf(&url, "http://%s%s%s:%u", v6 ? "[" : "", host, v6 ? "]" : "", ps->port) < 0)
+    return NULL;
+  return url;
+}
+
+char *cairn__peerstate_url(cairn__peerstate *ps) {
+  pthread_mutex_lock(&ps->mu);
+  char *url = url_locked(ps);
+  pthread_mutex_unlock(&ps->mu);
+  return url;
+}
+
+/* Called with mu held. */
+static void set_token_locked(cairn__peerstate *ps, const char *token) {
+  if (!token || !cairn_sha256_valid_hex(token) || strcmp(token, ps->token) == 0)
+    return;
+  memcpy(ps->prev_token, ps->token, 65);
+  memcpy(ps->token, token, 65);
+}
+
+void cairn__peerstate_set_token(cairn__peerstate *ps, const char *token) {
+  pthread_mutex_lock(&ps->mu);
+  set_token_locked(ps, token);
+  pthread_mutex_unlock(&ps->mu);
+}
+
+int cairn__peerstate_get_token(cairn__peerstate *ps, char out[65]) {
+  pthread_mutex_lock(&ps->mu);
+  memcpy(out, ps->token, 65);
+  pthread_mutex_unlock(&ps->mu);
+  return out[0] != '\0';
+}
+
+/* Compares 64 characters without stopping at the first difference. */
+static int same64(const char *a, const char *b) {
+  unsigned char d = 0;
+  for (size_t i = 0; i < 64; i++)
+    d |= (unsigned char)(a[i] ^ b[i]);
+  return d == 0;
+}
+
+int cairn__peerstate_check_token(cairn__peerstate *ps, const char *presented) {
+  char cur[65], prev[65];
+  if (!presented || strlen(presented) != 64)
+    return 0;
+  pthread_mutex_lock(&ps->mu);
+  memcpy(cur, ps->token, 65);
+  memcpy(prev, ps->prev_token, 65);
+  pthread_mutex_unlock(&ps->mu);
+  int ok = cur[0] && same64(cur, presented);
+  ok |= prev[0] && same64(prev, presented);
+  return ok;
+}
+
+void cairn__peerstate_have(cairn__peerstate *ps, const char *sha256) {
+  if (!cairn_sha256_valid_hex(sha256))
+    return;
+  pthread_mutex_lock(&ps->mu);
+  if (find(&ps->pending, sha256) < 0 && find(&ps->reported, sha256) < 0)
+    (void)push(&ps->pending, sha256, 0, 0);
+  pthread_mutex_unlock(&ps->mu);
+}
+
+void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned long long bytes) {
+  if (!bytes || !cairn_sha256_valid_hex(sha256))
+    return;
+  pthread_mutex_lock(&ps->mu);
+  ps->served_total += bytes;
+  (void)add_count(&ps->served, sha256, bytes);
+  pthread_mutex_unlock(&ps->mu);
+}
+
+unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps) {
+  pthread_mutex_lock(&ps->mu);
+  unsigned long long n = ps->served_total;
+  pthread_mutex_unlock(&ps->mu);
+  return n;
+}
+
+void cairn__peerstate_registered(cairn__peerstate *ps, const char *url, const char *token) {
+  pthread_mutex_lock(&ps->mu);
+  for (size_t i = 0; i < ps->reported.n; i++)
+    if (find(&ps->pending, ps->reported.v[i]) < 0)
+      (void)push(&ps->pending, ps->reported.v[i], 0, 0);
+  ps->reported.n = 0;
+  free(ps->heard_url);
+  ps->heard_url = url ? strdup(url) : NULL;
+  set_token_locked(ps, token);
+  pthread_mutex_unlock(&ps->mu);
+}
+
+void cairn__peerstate_refused(cairn__peerstate *ps, long long now_ms) {
+  pthread_mutex_lock(&ps->mu);
+  ps->refused_ms = now_ms > 0 ? now_ms : 1;
+  pthread_mutex_unlock(&ps->mu);
+}
+
+/* Called with mu held. */
+static int enabled_locked(const cairn__peerstate *ps, long long now_ms) {
+  return !ps->refused_ms || now_ms - ps->refused_ms >= REFUSAL_MS;
+}
+
+int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms) {
+  pthread_mutex_lock(&ps->mu);
+  int on = enabled_locked(ps, now_ms);
+  pthread_mutex_unlock(&ps->mu);
+  return on;
+}
+
+/* Called with mu held: 1 when the current URL is not the one the master has. */
+static int url_news_locked(const cairn__peerstate *ps, char **url) {
+  *url = url_locked(ps);
+  if (!*url)
+    return 0;
+  if (ps->heard_url && strcmp(ps->heard_url, *url) == 0) {
+    free(*url);
+    *url = NULL;
+    return 0;
+  }
+  return 1;
+}
+
+/* Moves up to max pending entries of from into to (and from to's counts). */
+static int take(cairn__shalist *from, cairn__shalist *to, size_t max, int counted) {
+  while (from->n && to->n < max) {
+    size_t i = from->n - 1;
+    if (push(to, from->v[i], counted, counted ? from->bytes[i] : 0) != 0)
+      return -1;
+    from->n--;
+  }
+  return 0;
+}
+
+static json_t *report_json(const cairn__peer_report *r) {
+  json_t *root = json_object();
+  json_t *have = json_array(), *served = json_object();
+  int bad = !root || !have || !served;
+  for (size_t i = 0; !bad && i < r->have.n; i++)
+    bad = json_array_append_new(have, json_string(r->have.v[i])) != 0;
+  for (size_t i = 0; !bad && i < r->served.n; i++)
+    bad = json_object_set_new(served, r->served.v[i], json_integer((json_int_t)r->served.bytes[i]));
+  if (!bad && r->have.n)
+    bad = json_object_set(root, "have", have) != 0;
+  if (!bad && r->served.n)
+    bad = json_object_set(root, "served", served) != 0;
+  if (!bad && r->url)
+    bad = json_object_set_new(root, "peer_url", json_string(r->url)) != 0;
+  json_decref(have);
+  json_decref(served);
+  if (bad) {
+    json_decref(root);
+    return NULL;
+  }
+  return root;
+}
+
+/* Puts what r took back into the pending sets. Called with mu held. */
+static void put_back_locked(cairn__peerstate *ps, cairn__peer_report *r) {
+  for (size_t i = 0; i < r->have.n; i++)
+    if (find(&ps->pending, r->have.v[i]) < 0 && find(&ps->reported, r->have.v[i]) < 0)
+      (void)push(&ps->pending, r->have.v[i], 0, 0);
+  for (size_t i = 0; i < r->served.n; i++)
+    (void)add_count(&ps->served, r->served.v[i], r->served.bytes[i]);
+}
+
+static void report_free(cairn__peer_report *r) {
+  list_free(&r->have);
+  list_free(&r->served);
+  free(r->url);
+  r->url = NULL;
+}
+
+char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long long now_ms,
+                                    cairn__peer_report *r) {
+  memset(r, 0, sizeof *r);
+  pthread_mutex_lock(&ps->mu);
+  int ok = 0;
+  if (enabled_locked(ps, now_ms)) {
+    url_news_locked(ps, &r->url);
+    ok = take(&ps->pending, &r->have, CAIRN__HAVE_PER_REPORT, 0) == 0;
+    if (ok && with_served)
+      ok = take(&ps->served, &r->served, CAIRN__SERVED_PER_REPORT, 1) == 0;
+  } else
+    ok = 1;
+  if (!ok)
+    put_back_locked(ps, r);
+  pthread_mutex_unlock(&ps->mu);
+  char *text = NULL;
+  if (ok) {
+    json_t *root = report_json(r);
+    text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+    json_decref(root);
+  }
+  if (!text) {
+    pthread_mutex_lock(&ps->mu);
+    put_back_locked(ps, r);
+    pthread_mutex_unlock(&ps->mu);
+    report_free(r);
+  }
+  return text;
+}
+
+int cairn__peerstate_report_extras(const cairn__peer_report *r) {
+  return r->have.n || r->served.n || r->url;
+}
+
+void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, int delivered) {
+  pthread_mutex_lock(&ps->mu);
+  if (delivered) {
+    for (size_t i = 0; i < r->have.n; i++) {
+      long k = find(&ps->pending, r->have.v[i]);
+      if (k >= 0)
+        remove_at(&ps->pending, (size_t)k);
+      if (find(&ps->reported, r->have.v[i]) < 0)
+        (void)push(&ps->reported, r->have.v[i], 0, 0);
+    }
+    if (r->url) {
+      free(ps->heard_url);
+      ps->heard_url = r->url;
+      r->url = NULL;
+    }
+  } else
+    put_back_locked(ps, r);
+  pthread_mutex_unlock(&ps->mu);
+  report_free(r);
+}
+
+int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms, long long now_ms) {
+  char *url = NULL;
+  pthread_mutex_lock(&ps->mu);
+  int due = 0;
+  if (enabled_locked(ps, now_ms)) {
+    int news = ps->pending.n > 0 || url_news_locked(ps, &url);
+    due = (news && since_ms >= REPORT_SOON_MS) || (ps->served.n && since_ms >= IDLE_BEAT_MS);
+  }
+  pthread_mutex_unlock(&ps->mu);
+  free(url);
+  return due;
+}

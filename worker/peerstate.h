@@ -1,0 +1,116 @@
+/* peerstate.h — what a worker and its master tell each other about relaying
+ * broadcast inputs (docs/protocol.md, "Data distribution"): the peer token
+ * the master issued, the URL of this worker's peer server and whether the
+ * master has heard it, the verified cache files and the bytes served to
+ * peers not reported yet, and whether the master takes these fields at all.
+ * Shared by the task threads, the heartbeat thread and the peer server's
+ * thread: every call is thread-safe. Private to worker/.
+ *
+ * A report is one request body: report_begin() takes what is pending out of
+ * the pending sets and writes it as JSON; report_end() confirms it (the
+ * master answered) or puts it back (it did not). A master that refuses the
+ * fields (an older one: 400 on an unknown field) is marked with refused();
+ * reports are then plain "{}" for REFUSAL_MS, after which they are tried
+ * again, in case the master was upgraded.
+ */
+#ifndef CAIRN_PEERSTATE_H
+#define CAIRN_PEERSTATE_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#define CAIRN__HAVE_PER_REPORT 64
+#define CAIRN__SERVED_PER_REPORT 256
+
+typedef struct cairn__shalist {
+  char (*v)[65];
+  unsigned long long *bytes;  /* parallel to v for served counts, else NULL */
+  size_t n, cap;
+} cairn__shalist;
+
+typedef struct cairn__peer_report {
+  cairn__shalist have;    /* sha256s sent in "have" */
+  cairn__shalist served;  /* "served" entries sent */
+  char *url;              /* "peer_url" sent, or NULL */
+} cairn__peer_report;
+
+typedef struct cairn__peerstate {
+  pthread_mutex_t mu;
+  char token[65];          /* "" until the master issues one */
+  char prev_token[65];     /* the one before, still accepted from peers */
+  char *address;           /* host advertised (configured), or NULL: learned */
+  char learned[64];        /* local IP towards the master, "" until known */
+  unsigned port;           /* the peer server's port; 0: no server */
+  char *heard_url;         /* the peer_url the master last took, or NULL */
+  cairn__shalist pending;  /* files held, not reported yet */
+  cairn__shalist reported; /* files held and reported */
+  cairn__shalist served;   /* bytes served per file, not reported yet */
+  unsigned long long served_total;
+  long long refused_ms;    /* monotonic time of the last refusal, 0: none */
+} cairn__peerstate;
+
+/* address: the host to advertise (copied), or NULL to learn it from the
+ * connection to the master. Returns 0, or -1 on out of memory. */
+int cairn__peerstate_init(cairn__peerstate *ps, const char *address);
+void cairn__peerstate_destroy(cairn__peerstate *ps);
+
+/* The peer server listens on port (0: it does not run). */
+void cairn__peerstate_set_port(cairn__peerstate *ps, unsigned port);
+/* Notes the local IP address of a connection to the master; when no host
+ * was configured it becomes the advertised one (a change makes the URL new
+ * to the master). */
+void cairn__peerstate_learn_ip(cairn__peerstate *ps, const char *ip);
+/* 1 when a peer server runs but its host is still unknown. */
+int cairn__peerstate_needs_address(cairn__peerstate *ps);
+/* "http://HOST:PORT" (caller frees), or NULL: no server or host unknown. */
+char *cairn__peerstate_url(cairn__peerstate *ps);
+
+/* Takes the token the master issued (ignored unless 64 lowercase hex); the
+ * one it replaces stays accepted too, for peers that have not heard yet. */
+void cairn__peerstate_set_token(cairn__peerstate *ps, const char *token);
+/* Copies the current token into out; returns 0 when there is none yet. */
+int cairn__peerstate_get_token(cairn__peerstate *ps, char out[65]);
+/* 1 when presented equals the current or the previous token (compared in
+ * constant time), 0 otherwise or when no token was issued. */
+int cairn__peerstate_check_token(cairn__peerstate *ps, const char *presented);
+
+/* A verified file now in the cache (reported once). */
+void cairn__peerstate_have(cairn__peerstate *ps, const char *sha256);
+/* bytes of file sha256 were served to a peer. */
+void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned long long bytes);
+/* Bytes served since start (for logs and tests). */
+unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps);
+
+/* The master registered this worker anew (it knows nothing of it): every
+ * held file is pending again; url (may be NULL) is what the registration
+ * carried; token (may be NULL) what the answer issued. */
+void cairn__peerstate_registered(cairn__peerstate *ps, const char *url, const char *token);
+
+/* The master refused the distribution fields at monotonic time now_ms. */
+void cairn__peerstate_refused(cairn__peerstate *ps, long long now_ms);
+/* 1 unless the master refused the fields less than REFUSAL_MS ago. */
+int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms);
+
+/* Builds a request body: "have" (at most CAIRN__HAVE_PER_REPORT entries),
+ * "served" (at most CAIRN__SERVED_PER_REPORT files) when with_served,
+ * "peer_url" when the master has not heard the
+ * current one; "{}" when there is nothing or the fields are refused. *r
+ * records what was taken. Returns the body (caller frees) or NULL on out of
+ * memory (then nothing was taken). */
+char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long long now_ms,
+                                    cairn__peer_report *r);
+/* 1 when r carried any distribution field. */
+int cairn__peerstate_report_extras(const cairn__peer_report *r);
+/* Ends a report: delivered confirms it, else what it took is pending again.
+ * Frees what r holds. */
+void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, int delivered);
+
+/* Whether the heartbeat thread should send a heartbeat now, since_ms after
+ * the last one, without lease reasons: new holdings or a new URL soon
+ * (after REPORT_SOON_MS), served bytes every IDLE_BEAT_MS. Never while the
+ * fields are refused, nor when there is nothing to report: a heartbeat
+ * extends every lease the master counts as this volunteer's, including one
+ * whose work answer never arrived, which must be left to expire. */
+int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms, long long now_ms);
+
+#endif
