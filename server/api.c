@@ -389,7 +389,7 @@ done:
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"have", "served", "peer_url", NULL};
+  static const char *const keys[] = {"have", "served", "peer_url", "running", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -421,11 +421,29 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
       served[nserved++] = (uint64_t)json_integer_value(val);
     }
   }
+  json_t *run = json_object_get(o, "running");
+  int64_t running[1024];
+  size_t nrunning = 0;
+  if (run) {
+    if (!json_is_array(run) || json_array_size(run) > 1024) {
+      json_decref(o);
+      return failf(rs, CAIRN_EINVAL, "\"running\" must be an array of at most 1024 indices");
+    }
+    for (size_t i = 0; i < json_array_size(run); i++) {
+      json_t *x = json_array_get(run, i);
+      if (!json_is_integer(x) || json_integer_value(x) <= 0) {
+        json_decref(o);
+        return failf(rs, CAIRN_EINVAL, "running[%zu] is not an allocation index", i);
+      }
+      running[nrunning++] = json_integer_value(x);
+    }
+  }
   cairn__core_report(m->core, v, have, nhave, served_sha, served, nserved, peer);
   json_decref(o);
   json_t *resp = NULL;
   cairn_error err = {0};
-  if (cairn__core_heartbeat(m->core, v, &resp, &err) != CAIRN_OK) {
+  if (cairn__core_heartbeat(m->core, v, run ? running : NULL, nrunning, &resp, &err) !=
+      CAIRN_OK) {
     json_decref(resp);
     fail(rs, &err);
   } else {

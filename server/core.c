@@ -668,7 +668,8 @@ out:
 
 /* ---- heartbeat and expiry ---- */
 
-cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_error *err) {
+cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, const int64_t *running, size_t nrunning,
+                                   json_t **resp, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   json_t *held = json_array();
   int64_t now = cairn__now();
@@ -677,6 +678,11 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_
   for (size_t i = 0; i < v->nactive; i++) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
     if (!l)
+      continue;
+    int listed = !running;
+    for (size_t k = 0; !listed && k < nrunning; k++)
+      listed = running[k] == l->idx;
+    if (!listed)
       continue;
     int64_t ne = now + l->job->lease_seconds;
     if (l->job->lease_seconds > lease_seconds)

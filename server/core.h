@@ -215,7 +215,11 @@ cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, js
  * task in the same batch (*next = the /v1/work body, or NULL when none). */
 cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_status,
                                 const void *output, size_t len, json_t **next, cairn_error *err);
-cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, json_t **resp, cairn_error *err);
+/* Extends v's leases: those listed in running[0..nrunning) when running is
+ * not NULL (a worker names the tasks it runs, so a lease whose work answer
+ * never reached it is left to expire), else all of them. */
+cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, const int64_t *running, size_t nrunning,
+                                   json_t **resp, cairn_error *err);
 /* Bans volunteer id: refuses its token, marks its results invalid, re-queues
  * every task whose accepted result relied on it and every descendant that
  * consumed a re-queued output, in one transaction. *report gets counts. */

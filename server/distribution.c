@@ -27,7 +27,7 @@
 #include "common/log.h"
 #include "server/core.h"
 
-enum { PEER_FANOUT = 2, TRANSFER_SECONDS = 120, MAX_SOURCES = 4 };
+enum { PEER_FANOUT = 2, TRANSFER_SECONDS = 120, MAX_SOURCES = 4, QUIET_SECONDS = 30 };
 
 void cairn__dist_free(mfilerec *f) {
   if (!f)
@@ -138,8 +138,9 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   uint32_t best_load = PEER_FANOUT;
   for (uint32_t i = 0; i < f->nholders; i++) {
     mvol *h = vol_of(c, f->holders[i].vol);
-    if (!h || h == vol || h->banned || !h->peer_url || strcmp(h->cluster, vol->cluster) != 0)
-      continue;
+    if (!h || h == vol || h->banned || !h->peer_url || strcmp(h->cluster, vol->cluster) != 0 ||
+        now - h->last_seen > QUIET_SECONDS)
+      continue; /* a holder the master has not heard from lately may be gone */
     uint32_t load = serving(f, h->id);
     if (load < best_load) {
       best_load = load;
@@ -153,7 +154,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
       if (h && h->id != best && h != vol && !h->banned && h->peer_url &&
-          strcmp(h->cluster, vol->cluster) == 0)
+          strcmp(h->cluster, vol->cluster) == 0 && now - h->last_seen <= QUIET_SECONDS)
         snprintf(urls[n++], 512, "%s/v1/files/%s", h->peer_url, f->sha256);
     }
     snprintf(urls[n++], 512, "%s", master);

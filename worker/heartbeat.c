@@ -44,8 +44,10 @@ static int beat(cairn__heartbeat *hb) {
   cairn_error err = {0};
   char msg[300];
   unsigned long bound = cairn__leases_begin(&w->leases);
-  cairn_status rc =
-    cairn__session_report(&w->session, &hb->conn, "/v1/heartbeat", 1, 1 << 20, &resp, &err);
+  json_t *running = cairn__leases_running(&w->leases);
+  cairn_status rc = cairn__session_report(&w->session, &hb->conn, "/v1/heartbeat", running, 1,
+                                          1 << 20, &resp, &err);
+  json_decref(running);
   long status = resp.status;
   int ok = -1;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)

@@ -11,6 +11,7 @@
 #define CAIRN_LEASES_H
 
 #include <pthread.h>
+#include <jansson.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -54,6 +55,9 @@ unsigned long cairn__leases_begin(cairn__leases *l);
  * extended[0..n), else marked lost. Returns how many were marked lost. */
 size_t cairn__leases_renewed(cairn__leases *l, unsigned long bound, const long long *extended,
                              size_t n, long long now_ms);
+
+/* The indices held now, as a new JSON array (NULL when out of memory). */
+json_t *cairn__leases_running(cairn__leases *l);
 
 /* Monotonic milliseconds. */
 long long cairn__now_ms(void);

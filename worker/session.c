@@ -190,16 +190,48 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
                             err);
 }
 
+/* "{}" or "{\"running\": [...]}" (malloc'd). */
+static char *plain_body(json_t *running) {
+  json_t *o = json_object();
+  if (running)
+    json_object_set(o, "running", running);
+  char *s = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return s;
+}
+
+/* body with "running" added (malloc'd); body itself when running is NULL. */
+static char *with_running(char *body, json_t *running) {
+  if (!running)
+    return body;
+  json_t *o = json_loads(body, 0, NULL);
+  free(body);
+  if (!o)
+    return NULL;
+  json_object_set(o, "running", running);
+  char *s = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return s;
+}
+
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
+                                   json_t *running,
                                    int with_served, size_t max_response,
                                    cairn_http_response *resp, cairn_error *err) {
   cairn__peer_report r;
   char *body = s->peers ? cairn__peerstate_report_begin(s->peers, with_served, cairn__now_ms(), &r)
                         : NULL;
-  if (!body)
-    return cairn__session_request(s, c, "POST", path, "{}", max_response, resp, err);
+  if (!body) {
+    char *plain = plain_body(running);
+    cairn_status prc = cairn__session_request(s, c, "POST", path, plain ? plain : "{}",
+                                              max_response, resp, err);
+    free(plain);
+    return prc;
+  }
   int extras = cairn__peerstate_report_extras(&r);
-  cairn_status rc = cairn__session_request(s, c, "POST", path, body, max_response, resp, err);
+  body = with_running(body, running);
+  cairn_status rc = cairn__session_request(s, c, "POST", path, body ? body : "{}", max_response,
+                                           resp, err);
   free(body);
   if (rc == CAIRN_OK && resp->status == 400 && extras) {
     char msg[300];
@@ -209,7 +241,9 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     cairn__peerstate_refused(s->peers, cairn__now_ms());
     cairn__peerstate_report_end(s->peers, &r, 0);
     cairn_buf_free(&resp->body);
-    rc = cairn__session_request(s, c, "POST", path, "{}", max_response, resp, err);
+    char *plain = plain_body(running);
+    rc = cairn__session_request(s, c, "POST", path, plain ? plain : "{}", max_response, resp, err);
+    free(plain);
   } else
     cairn__peerstate_report_end(s->peers, &r,
                                 rc == CAIRN_OK && resp->status >= 200 && resp->status < 300);

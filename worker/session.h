@@ -13,6 +13,7 @@
 #ifndef CAIRN_SESSION_H
 #define CAIRN_SESSION_H
 
+#include <jansson.h>
 #include <pthread.h>
 
 #include "worker/credentials.h"
@@ -62,7 +63,10 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
  * A master that answers 400 to those fields is marked as refusing them and
  * asked again with "{}". The local IP of the connection is noted as the
  * peer server's host when none was configured. */
+/* running (may be NULL; borrowed): the "running" member of the body, the
+ * indices whose leases a heartbeat should renew. */
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
+                                   json_t *running,
                                    int with_served, size_t max_response,
                                    cairn_http_response *resp, cairn_error *err);
 

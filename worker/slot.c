@@ -307,7 +307,7 @@ static int poll_once(cairn__slot *sl, int *warned) {
   cairn_error err = {0};
   char msg[300];
   int got = POLL_NONE;
-  cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", 0, WORK_OFFER_MAX,
+  cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", NULL, 0, WORK_OFFER_MAX,
                                           &resp, &err);
   long status = resp.status;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)

@@ -442,13 +442,13 @@ static void test_lease_expiry(void **state) {
   int64_t i1 = take(c, v1, "a");
   json_t *hb = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_heartbeat(c, v1, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v1, NULL, 0, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 1);
   assert_int_equal(json_integer_value(json_array_get(json_object_get(hb, "extended"), 0)), i1);
   assert_int_equal(json_integer_value(json_object_get(hb, "lease_seconds")), 30);
   json_decref(hb);
   /* at once again: nothing to extend, and the answer still comes */
-  assert_int_equal(cairn__core_heartbeat(c, v1, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v1, NULL, 0, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 1);
   json_decref(hb);
 
@@ -457,7 +457,7 @@ static void test_lease_expiry(void **state) {
   assert_int_equal(cairn__core_expire(c, cairn__now() + 30 + 1), 1);
   expect_task(c, job, "a", "eligible", 1, NULL);
   expect_job(c, job, 0, 1, 0, 0, 0, "running");
-  assert_int_equal(cairn__core_heartbeat(c, v1, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v1, NULL, 0, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 0);
   json_decref(hb);
 
@@ -759,8 +759,16 @@ static void test_restart_recovery(void **state) {
   assert_int_equal(v2->errors, 1);
   assert_int_equal(v2->pending, 1);
   json_t *hb = NULL;
-  assert_int_equal(cairn__core_heartbeat(c, v3, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v3, NULL, 0, &hb, &err), CAIRN_OK);
   assert_int_equal(json_integer_value(json_array_get(json_object_get(hb, "extended"), 0)), ix3);
+  json_decref(hb);
+  /* a worker that names what it runs renews only that */
+  int64_t listed[1] = {ix3};
+  assert_int_equal(cairn__core_heartbeat(c, v3, listed, 1, &hb, &err), CAIRN_OK);
+  assert_int_equal(json_array_size(json_object_get(hb, "extended")), 1);
+  json_decref(hb);
+  assert_int_equal(cairn__core_heartbeat(c, v3, listed, 0, &hb, &err), CAIRN_OK);
+  assert_int_equal(json_array_size(json_object_get(hb, "extended")), 0);
   json_decref(hb);
   no_work(c, v2); /* x already has its two copies, c waits for a */
   json_t *next = NULL;
