@@ -310,18 +310,18 @@ static cairn_status finish_phases(engine *e, const uint8_t *need, const int64_t 
                                   cairn_error *err) {
   size_t k = e->k;
   cairn_status st = CAIRN_OK;
-  uint32_t *todo = malloc((k ? k : 1) * sizeof *todo);
+  uint32_t *waiting = malloc((k ? k : 1) * sizeof *waiting);
   uint32_t *holders = malloc((k ? k : 1) * sizeof *holders);
   int64_t *busy = malloc((k ? k : 1) * sizeof *busy);
-  if (!todo || !holders || !busy) {
+  if (!waiting || !holders || !busy) {
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
     goto out;
   }
-  size_t ntodo = 0, nh = 0;
+  size_t nwaiting = 0, nh = 0;
   for (size_t r = 0; r < e->norder; r++) {
     uint32_t c = e->order[r];
     if (need[c] && !e->informed[c])
-      todo[ntodo++] = c;
+      waiting[nwaiting++] = c;
   }
   /* holders: relay clusters (no need of their own) first, so that clusters
    * that must still broadcast locally are used as senders as little as
@@ -334,18 +334,18 @@ static cairn_status finish_phases(engine *e, const uint8_t *need, const int64_t 
     busy[c] = e->free_at[c];
   int64_t w = e->quiet;
   size_t done = 0;
-  while (done < ntodo) {
+  while (done < nwaiting) {
     int64_t budget = cap > 0 ? cap : INT64_MAX;
     size_t nh_now = nh;
-    for (size_t h = 0; h < nh_now && done < ntodo && budget > 0; h++) {
+    for (size_t h = 0; h < nh_now && done < nwaiting && budget > 0; h++) {
       uint32_t c = holders[h];
-      int64_t x = min64(min64(e->cnt[c], budget), (int64_t)(ntodo - done));
+      int64_t x = min64(min64(e->cnt[c], budget), (int64_t)(nwaiting - done));
       if (push_seg(e->out, c, CAIRN_BCAST_GLOBAL, w, x, (int64_t)e->out->ndest)) {
         st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
         goto out;
       }
       for (int64_t j = 0; j < x; j++) {
-        uint32_t d = todo[done++];
+        uint32_t d = waiting[done++];
         if (push_dest(e->out, d)) {
           st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
           goto out;
@@ -370,7 +370,7 @@ static cairn_status finish_phases(engine *e, const uint8_t *need, const int64_t 
     }
   }
 out:
-  free(todo);
+  free(waiting);
   free(holders);
   free(busy);
   return st;
