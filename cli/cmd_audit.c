@@ -21,6 +21,12 @@ static long long num(json_t *o, const char *k) {
   return (long long)json_integer_value(json_object_get(o, k));
 }
 
+static void print_json(json_t *r) {
+  char *s = json_dumps(r, JSON_INDENT(2));
+  puts(s ? s : "{}");
+  free(s);
+}
+
 static int audit_index(cairn_http *h, long long n, int as_json) {
   char path[64];
   snprintf(path, sizeof path, "/v1/audit/index/%lld", n);
@@ -31,9 +37,7 @@ static int audit_index(cairn_http *h, long long n, int as_json) {
     return 1;
   }
   if (as_json) {
-    char *s = json_dumps(r, JSON_INDENT(2));
-    puts(s ? s : "{}");
-    free(s);
+    print_json(r);
   } else {
     json_t *v = json_object_get(r, "volunteer");
     printf("index %lld = %s(x=%lld, t=%lld)\n", n, str(r, "family"), num(r, "row"), num(r, "t"));
@@ -69,9 +73,7 @@ static int audit_volunteer(cairn_http *h, long long id, int as_json) {
     return 1;
   }
   if (as_json) {
-    char *s = json_dumps(r, JSON_INDENT(2));
-    puts(s ? s : "{}");
-    free(s);
+    print_json(r);
   } else {
     printf("%-6s %-12s %-6s %-20s %-9s %s\n", "T", "INDEX", "JOB", "TASK", "LEASE", "OUTCOME");
     size_t i;
