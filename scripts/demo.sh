@@ -6,6 +6,7 @@
 # computation. Stops everything it started.
 set -eu
 BIN=$(cd "${1:-build/bin}" && pwd)
+SRC=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cairn-demo-XXXXXX")
 pids=()
 cleanup() {
@@ -17,7 +18,6 @@ trap cleanup EXIT
 
 cd "$WORK"
 export CAIRN_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-SRC=$(cd "$(dirname "$0")/.." && pwd)
 "$BIN/cairn-server" --db "$WORK/demo.db" --listen 127.0.0.1:0 --web "$SRC/web" > server.out 2> server.log &
 pids+=($!)
 for _ in $(seq 100); do grep -q listening server.out 2>/dev/null && break; sleep 0.1; done
