@@ -160,7 +160,7 @@ cat >"$WORK/hold.sh" <<'EOF'
 #!/bin/sh
 set -eu
 now=$(date +%s.%N)
-printf '%s\n' "$now" >"$1/held/$CAIRN_TASK_ID.tmp"
+printf '%s %s\n' "$now" "$CAIRN_DIST_CLUSTER" >"$1/held/$CAIRN_TASK_ID.tmp"
 mv "$1/held/$CAIRN_TASK_ID.tmp" "$1/held/$CAIRN_TASK_ID"
 n=0
 while [ ! -e "$1/release" ]; do
@@ -227,7 +227,7 @@ run() {
   t0=$EPOCHREALTIME
   for i in $(seq 1 "$CLUSTERS"); do
     for j in $(seq 1 "$WORKERS"); do
-      ip netns exec "$P-c${i}w$j" "$BIN/cairn-worker" --server "$URL" --app "hold=$WORK/hold.sh" \
+      ip netns exec "$P-c${i}w$j" env "CAIRN_DIST_CLUSTER=c$i" "$BIN/cairn-worker" --server "$URL" --app "hold=$WORK/hold.sh" \
         --cluster "c$i" --name "c${i}w$j" --dir "$d/w-c${i}w$j" --slots 1 --max-tasks 1 \
         --peer-listen 0.0.0.0:0 2>"$d/worker-c${i}w$j.err" >/dev/null &
       pid=$!
@@ -253,7 +253,7 @@ run() {
     sleep 0.1
   done
   for i in $(seq 1 "$N"); do
-    printf 't%d %s\n' "$i" "$(awk -v t0="$t0" '{ printf "%.3f", $1 - t0 }' "$d/held/t$i")"
+    awk -v t0="$t0" -v t="t$i" '{ printf "%s %.3f %s\n", t, $1 - t0, $2 }' "$d/held/t$i"
   done >"$d/times"
   MAKESPAN=$(awk '$2 > m { m = $2 } END { printf "%.2f", m }' "$d/times")
   # served bytes reach the master with the workers' next heartbeats
@@ -282,14 +282,13 @@ run() {
   PIDS=()
 }
 
-# first and last worker holding the file, per cluster
+# seconds at which each worker of a cluster held the file, per cluster
 per_cluster() {
-  local d=$WORK/$1 i
+  local i
   for i in $(seq 1 "$CLUSTERS"); do
-    awk -v lo=$(((i - 1) * WORKERS + 1)) -v hi=$((i * WORKERS)) -v c="$i" '
-      { k = substr($1, 2) + 0 }
-      k >= lo && k <= hi { if (f == "" || $2 < f) f = $2; if ($2 > l) l = $2 }
-      END { printf " c%d %.1f-%.1f", c, f, l }' "$d/times"
+    printf ' c%d' "$i"
+    awk -v c="c$i" '$3 == c { print $2 }' "$WORK/$1/times" | sort -n |
+      awk '{ printf "%s%.1f", NR == 1 ? " " : ",", $1 }'
   done
 }
 
@@ -297,7 +296,7 @@ echo "distribution: $CLUSTERS clusters x $WORKERS workers, ${SIZE_MIB} MiB; link
 run planned true
 P_MS=$MAKESPAN P_BM=$BYTES_MASTER P_BP=$BYTES_PEER P_STA=$SECONDS_TO_ALL
 echo "distribution: planned: makespan ${P_MS} s (master: seconds_to_all ${P_STA}); bytes served: master $P_BM, peers $P_BP"
-echo "distribution: planned: holding per cluster, first-last s:$(per_cluster planned)"
+echo "distribution: planned: seconds until each worker held the file, by cluster:$(per_cluster planned)"
 run master-all false
 A_MS=$MAKESPAN A_BM=$BYTES_MASTER A_BP=$BYTES_PEER
 echo "distribution: master-serves-all: makespan ${A_MS} s; bytes served: master $A_BM, peers $A_BP"
