@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# distribution.sh BIN [--clusters C] [--workers W] [--size-mib S]
+#                     [--fast-mbit F] [--slow-mbit L] [--master-mbit M]
+# Broadcast-input distribution over real, rate-shaped links: a master and
+# C clusters of W workers, each in its own network namespace. Every worker
+# runs one task that needs the same S MiB input; the makespan (from the job's
+# submission until every worker holds the verified file) is measured twice:
+# "planned" (the input marked "broadcast": workers relay it, cluster first)
+# and "master-serves-all" (the same job without "broadcast"), and compared
+# with the 1/C model's LCF plan and lower bound (cairn plan). Environment
+# variables CAIRN_DIST_CLUSTERS, CAIRN_DIST_WORKERS, CAIRN_DIST_SIZE_MIB,
+# CAIRN_DIST_FAST_MBIT, CAIRN_DIST_SLOW_MBIT, CAIRN_DIST_MASTER_MBIT set the
+# same options. Needs root (network namespaces, veth, bridges, tc tbf);
+# without them it says so in one line and exits 0.
+set -eu
+
+BIN=build-release/bin
+if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
+  BIN=$1
+  shift
+fi
+CLUSTERS=${CAIRN_DIST_CLUSTERS:-4}
+WORKERS=${CAIRN_DIST_WORKERS:-4}
+SIZE_MIB=${CAIRN_DIST_SIZE_MIB:-64}
+FAST_MBIT=${CAIRN_DIST_FAST_MBIT:-1000}
+SLOW_MBIT=${CAIRN_DIST_SLOW_MBIT:-100}
+MASTER_MBIT=${CAIRN_DIST_MASTER_MBIT:-$SLOW_MBIT}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --clusters) CLUSTERS=$2; shift 2 ;;
+    --workers) WORKERS=$2; shift 2 ;;
+    --size-mib) SIZE_MIB=$2; shift 2 ;;
+    --fast-mbit) FAST_MBIT=$2; shift 2 ;;
+    --slow-mbit) SLOW_MBIT=$2; shift 2 ;;
+    --master-mbit) MASTER_MBIT=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "distribution: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+for v in CLUSTERS WORKERS SIZE_MIB FAST_MBIT SLOW_MBIT MASTER_MBIT; do
+  case "${!v}" in
+    ''|*[!0-9]*|0*) echo "distribution: $v must be a positive integer" >&2; exit 2 ;;
+  esac
+done
+if [ "$CLUSTERS" -gt 250 ] || [ "$WORKERS" -gt 200 ]; then
+  echo "distribution: at most 250 clusters of 200 workers" >&2
+  exit 2
+fi
+BIN=$(cd "$BIN" && pwd)
+for b in cairn-server cairn-worker cairn; do
+  [ -x "$BIN/$b" ] || { echo "distribution: $BIN/$b missing (build first)" >&2; exit 1; }
+done
+for t in ip tc curl jq awk; do
+  command -v "$t" >/dev/null || { echo "distribution: skipped: $t not installed"; exit 0; }
+done
+if [ "$(id -u)" != 0 ]; then
+  echo "distribution: skipped: needs root for network namespaces and tc"
+  exit 0
+fi
+
+N=$((CLUSTERS * WORKERS))
+P=cdist$$
+PORT=7000
+MASTER_IP=10.200.0.2
+URL=http://$MASTER_IP:$PORT
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/cairn-distribution.XXXXXX")
+NSLIST=()
+PIDS=()
+
+cleanup() {
+  local pid ns
+  for pid in "${PIDS[@]+"${PIDS[@]}"}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${PIDS[@]+"${PIDS[@]}"}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  for ns in "${NSLIST[@]+"${NSLIST[@]}"}"; do
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+skip() {
+  echo "distribution: skipped: $1"
+  exit 0
+}
+
+newns() {
+  ip netns add "$1" 2>/dev/null || return 1
+  NSLIST+=("$1")
+  ip -n "$1" link set lo up
+}
+
+# shape NS DEV MBIT: token bucket on the egress of DEV (5 ms of burst).
+shape() {
+  local burst=$(($3 * 1000000 / 8 / 200))
+  [ "$burst" -lt 16384 ] && burst=16384
+  ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3mbit" burst "$burst" latency 50ms
+}
+
+# link NS_A DEV_A NS_B DEV_B MBIT: a veth pair shaped both ways.
+link() {
+  ip link add name "$2" netns "$1" type veth peer name "$4" netns "$3"
+  shape "$1" "$2" "$5"
+  shape "$3" "$4" "$5"
+  ip -n "$1" link set dev "$2" up
+  ip -n "$3" link set dev "$4" up
+}
+
+# ---- topology -------------------------------------------------------------
+# core router P-core; master P-m (10.200.0.2, link 10.200.0.0/24);
+# cluster i: router P-c<i> with bridge br (10.200.<i>.1/24) and uplink
+# 10.199.<i>.0/24 to the core; worker j of cluster i: P-c<i>w<j> at
+# 10.200.<i>.<10+j>, on the bridge through its own veth.
+newns "$P-core" || skip "cannot create network namespaces (ip netns add failed)"
+newns "$P-m" || skip "cannot create network namespaces"
+ip netns exec "$P-core" sysctl -qw net.ipv4.ip_forward=1 >/dev/null 2>&1 ||
+  skip "cannot enable forwarding in a namespace"
+ip link add name m netns "$P-core" type veth peer name wan netns "$P-m" 2>/dev/null ||
+  skip "cannot create veth pairs"
+shape "$P-core" m "$MASTER_MBIT" 2>/dev/null || skip "tc tbf shaping is not permitted"
+shape "$P-m" wan "$MASTER_MBIT"
+ip -n "$P-core" link set dev m up
+ip -n "$P-m" link set dev wan up
+ip -n "$P-core" addr add 10.200.0.1/24 dev m
+ip -n "$P-m" addr add "$MASTER_IP/24" dev wan
+ip -n "$P-m" route add default via 10.200.0.1
+for i in $(seq 1 "$CLUSTERS"); do
+  c=$P-c$i
+  newns "$c"
+  ip netns exec "$c" sysctl -qw net.ipv4.ip_forward=1 >/dev/null
+  link "$P-core" "c$i" "$c" wan "$SLOW_MBIT"
+  ip -n "$P-core" addr add "10.199.$i.1/24" dev "c$i"
+  ip -n "$c" addr add "10.199.$i.2/24" dev wan
+  ip -n "$P-core" route add "10.200.$i.0/24" via "10.199.$i.2"
+  ip -n "$c" route add default via "10.199.$i.1"
+  ip -n "$c" link add name br type bridge
+  ip -n "$c" link set dev br up
+  ip -n "$c" addr add "10.200.$i.1/24" dev br
+  for j in $(seq 1 "$WORKERS"); do
+    w=$P-c${i}w$j
+    newns "$w"
+    link "$c" "w$j" "$w" eth0 "$FAST_MBIT"
+    ip -n "$c" link set dev "w$j" master br
+    ip -n "$w" addr add "10.200.$i.$((10 + j))/24" dev eth0
+    ip -n "$w" route add default via "10.200.$i.1"
+  done
+done
+
+# ---- the input, the app and the model ----------------------------------------
+head -c "$((SIZE_MIB * 1048576))" /dev/urandom >"$WORK/data.bin"
+SHA=$(sha256sum "$WORK/data.bin" | cut -d' ' -f1)
+# The task records when it started (its input verified and in place), waits
+# for the benchmark to release it (so every worker stays up to serve peers
+# and takes exactly one task), then prints the input's SHA-256.
+cat >"$WORK/hold.sh" <<'EOF'
+#!/bin/sh
+set -eu
+now=$(date +%s.%N)
+printf '%s %s\n' "$now" "$CAIRN_DIST_CLUSTER" >"$1/held/$CAIRN_TASK_ID.tmp"
+mv "$1/held/$CAIRN_TASK_ID.tmp" "$1/held/$CAIRN_TASK_ID"
+n=0
+while [ ! -e "$1/release" ]; do
+  n=$((n + 1))
+  [ "$n" -gt 3000 ] && exit 3
+  sleep 0.2
+done
+sha256sum inputs/data | cut -d' ' -f1
+EOF
+chmod +x "$WORK/hold.sh"
+
+export CAIRN_ADMIN_TOKEN
+CAIRN_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+
+# 1/C instance: the master is a cluster of one (the source), each worker
+# cluster has W members; a local transfer (fast link) is the time unit, an
+# inter-cluster one takes C = fast/slow units. The second instance gives
+# every cluster degree 1: one inter-cluster transfer at a time per uplink.
+UNIT_S=$(awk -v s="$SIZE_MIB" -v f="$FAST_MBIT" 'BEGIN { printf "%.6f", s * 8388608 / (f * 1e6) }')
+CMOD=$(awk -v f="$FAST_MBIT" -v l="$SLOW_MBIT" 'BEGIN { c = int(f / l + 0.5); print c < 1 ? 1 : c }')
+instance() { # DEGREE_FIELD
+  printf '{"model": "1/C", "C": %d, "source": 0, "clusters": [{"size": 1%s}' "$CMOD" "$1"
+  for _ in $(seq 1 "$CLUSTERS"); do printf ', {"size": %d%s}' "$WORKERS" "$1"; done
+  printf ']}\n'
+}
+instance "" >"$WORK/model.json"
+instance ', "degree": 1' >"$WORK/model-uplink.json"
+"$BIN/cairn" plan lcf "$WORK/model.json" >"$WORK/plan.json"
+"$BIN/cairn" plan bounded-degree "$WORK/model-uplink.json" >"$WORK/plan-uplink.json"
+secs() { awk -v u="$1" -v k="$UNIT_S" 'BEGIN { printf "%.2f", u * k }'; }
+LCF_U=$(jq .makespan "$WORK/plan.json")
+LB_U=$(jq .lower_bound "$WORK/plan.json")
+UP_U=$(jq .makespan "$WORK/plan-uplink.json")
+UPLB_U=$(jq .lower_bound "$WORK/plan-uplink.json")
+
+# ---- one run ---------------------------------------------------------------
+# run NAME BROADCAST: a fresh master and fresh workers; sets MAKESPAN,
+# BYTES_MASTER, BYTES_PEER, SECONDS_TO_ALL; per-worker times in $WORK/NAME.times.
+run() {
+  local name=$1 bcast=$2 d=$WORK/$1 spid pid i j t0 deadline now held state bad
+  mkdir -p "$d/held"
+  ip netns exec "$P-m" "$BIN/cairn-server" --db "$d/cairn.db" --listen "$MASTER_IP:$PORT" \
+    --no-fsync >"$d/server.out" 2>"$d/server.err" &
+  spid=$!
+  PIDS+=("$spid")
+  for _ in $(seq 1 100); do
+    grep -q listening "$d/server.out" 2>/dev/null && break
+    kill -0 "$spid" 2>/dev/null || { echo "distribution: FAILED: cairn-server did not start: $(cat "$d/server.err")"; exit 1; }
+    sleep 0.1
+  done
+  ip netns exec "$P-c${CLUSTERS}w$WORKERS" curl -sf -m 5 -o /dev/null "$URL/healthz" ||
+    { echo "distribution: FAILED: a worker namespace cannot reach the master at $URL"; exit 1; }
+  {
+    printf '{"name": "distribution-%s", "app": "hold", "policy": "fifo", "lease_seconds": 60,\n' "$name"
+    printf ' "max_attempts": 3, "files": [{"name": "data", "path": "%s", "broadcast": %s}],\n' "$WORK/data.bin" "$bcast"
+    printf ' "tasks": ['
+    for i in $(seq 1 "$N"); do
+      [ "$i" -gt 1 ] && printf ', '
+      printf '{"id": "t%d", "args": ["%s"], "inputs": ["data"]}' "$i" "$d"
+    done
+    printf ']}\n'
+  } >"$d/job.json"
+  JOB=$(ip netns exec "$P-m" "$BIN/cairn" submit "$d/job.json" --server "$URL")
+  t0=$EPOCHREALTIME
+  for i in $(seq 1 "$CLUSTERS"); do
+    for j in $(seq 1 "$WORKERS"); do
+      ip netns exec "$P-c${i}w$j" env "CAIRN_DIST_CLUSTER=c$i" "$BIN/cairn-worker" --server "$URL" --app "hold=$WORK/hold.sh" \
+        --cluster "c$i" --name "c${i}w$j" --dir "$d/w-c${i}w$j" --slots 1 --max-tasks 1 \
+        --peer-listen 0.0.0.0:0 2>"$d/worker-c${i}w$j.err" >/dev/null &
+      pid=$!
+      PIDS+=("$pid")
+      echo "$pid c$i" >>"$d/workers"
+    done
+  done
+  # every worker holds the file once its task has started
+  deadline=$(awk -v t="$t0" -v s="$SIZE_MIB" -v m="$MASTER_MBIT" -v n="$N" \
+    'BEGIN { printf "%d", t + 60 + 3 * n * s * 8.4 / m }')
+  held=0
+  while :; do
+    held=$(find "$d/held" -maxdepth 1 -name 't*' ! -name '*.tmp' | wc -l)
+    [ "$held" -ge "$N" ] && break
+    now=${EPOCHREALTIME%.*}
+    if [ "$now" -ge "$deadline" ]; then
+      echo "distribution: FAILED: $name: only $held of $N workers hold the file after $((now - ${t0%.*})) s"
+      state=$(curl -s -H "Authorization: Bearer $CAIRN_ADMIN_TOKEN" "$URL/v1/jobs/$JOB" 2>/dev/null || true)
+      echo "distribution: job status: $state"
+      tail -n 3 "$d"/worker-*.err "$d/server.err" 2>/dev/null | sed 's/^/  /'
+      exit 1
+    fi
+    sleep 0.1
+  done
+  for i in $(seq 1 "$N"); do
+    awk -v t0="$t0" -v t="t$i" '{ printf "%s %.3f %s\n", t, $1 - t0, $2 }' "$d/held/t$i"
+  done >"$d/times"
+  MAKESPAN=$(awk '$2 > m { m = $2 } END { printf "%.2f", m }' "$d/times")
+  # served bytes reach the master with the workers' next heartbeats
+  for _ in $(seq 1 60); do
+    state=$(ip netns exec "$P-m" curl -s -H "Authorization: Bearer $CAIRN_ADMIN_TOKEN" "$URL/v1/jobs/$JOB")
+    BYTES_MASTER=$(jq '.bytes_served.master // 0' <<<"$state")
+    BYTES_PEER=$(jq '.bytes_served.peer // 0' <<<"$state")
+    [ $((BYTES_MASTER + BYTES_PEER)) -ge $((N * SIZE_MIB * 1048576)) ] && break
+    sleep 0.25
+  done
+  SECONDS_TO_ALL=$(jq -r '(.broadcast_files // [])[0].seconds_to_all // "n/a"' <<<"$state")
+  touch "$d/release"
+  if ! ip netns exec "$P-m" "$BIN/cairn" wait "$JOB" --server "$URL" --timeout 120 >/dev/null; then
+    echo "distribution: FAILED: $name: job $JOB did not finish"
+    exit 1
+  fi
+  ip netns exec "$P-m" curl -s -H "Authorization: Bearer $CAIRN_ADMIN_TOKEN" "$URL/v1/jobs/$JOB/tasks" >"$d/tasks.json"
+  bad=$(jq --arg s "$SHA" '[.tasks[] | select(.state != "done" or (.output | rtrimstr("\n")) != $s)] | length' "$d/tasks.json")
+  if [ "$bad" != 0 ]; then
+    echo "distribution: FAILED: $name: $bad tasks did not read the right file"
+    exit 1
+  fi
+  while read -r pid _; do wait "$pid" 2>/dev/null || true; done <"$d/workers"
+  kill "$spid" 2>/dev/null || true
+  wait "$spid" 2>/dev/null || true
+  PIDS=()
+}
+
+# seconds at which each worker of a cluster held the file, per cluster
+per_cluster() {
+  local i
+  for i in $(seq 1 "$CLUSTERS"); do
+    printf ' c%d' "$i"
+    awk -v c="c$i" '$3 == c { print $2 }' "$WORK/$1/times" | sort -n |
+      awk '{ printf "%s%.1f", NR == 1 ? " " : ",", $1 }'
+  done
+}
+
+echo "distribution: $CLUSTERS clusters x $WORKERS workers, ${SIZE_MIB} MiB; links: workers ${FAST_MBIT} Mbit/s, cluster uplinks ${SLOW_MBIT} Mbit/s, master ${MASTER_MBIT} Mbit/s"
+run planned true
+P_MS=$MAKESPAN P_BM=$BYTES_MASTER P_BP=$BYTES_PEER P_STA=$SECONDS_TO_ALL
+echo "distribution: planned: makespan ${P_MS} s (master: seconds_to_all ${P_STA}); bytes served: master $P_BM, peers $P_BP"
+echo "distribution: planned: seconds until each worker held the file, by cluster:$(per_cluster planned)"
+run master-all false
+A_MS=$MAKESPAN A_BM=$BYTES_MASTER A_BP=$BYTES_PEER
+echo "distribution: master-serves-all: makespan ${A_MS} s; bytes served: master $A_BM, peers $A_BP"
+
+SPEEDUP=$(awk -v a="$A_MS" -v p="$P_MS" 'BEGIN { printf "%.2f", a / p }')
+LCF_S=$(secs "$LCF_U")
+LB_S=$(secs "$LB_U")
+UP_S=$(secs "$UP_U")
+UPLB_S=$(secs "$UPLB_U")
+echo "distribution: model 1/C (unit ${UNIT_S} s = one local copy, C=$CMOD): lcf ${LCF_U} units = ${LCF_S} s, lower bound ${LB_U} units = ${LB_S} s"
+echo "distribution: model 1/C, one inter-cluster copy per uplink (degree 1): bounded-degree ${UP_U} units = ${UP_S} s, lower bound ${UPLB_U} units = ${UPLB_S} s"
+RATIO_LB=$(awk -v p="$P_MS" -v b="$LB_S" 'BEGIN { printf "%.2f", p / b }')
+RATIO_UPLB=$(awk -v p="$P_MS" -v b="$UPLB_S" 'BEGIN { printf "%.2f", p / b }')
+G1=$(awk -v s="$SPEEDUP" 'BEGIN { print (s >= 3 ? "met" : "NOT met") }')
+G2=$(awk -v r="$RATIO_LB" 'BEGIN { print (r <= 1.3 ? "met" : "NOT met") }')
+echo "distribution: goal planned >= 3x faster than master-serves-all: $G1 (${SPEEDUP}x); goal planned <= 1.3x the lcf lower bound: $G2 (${RATIO_LB}x; ${RATIO_UPLB}x the degree-1 lower bound)"
+echo "distribution: clusters=$CLUSTERS workers=$WORKERS size_mib=$SIZE_MIB planned_s=$P_MS master_all_s=$A_MS speedup=$SPEEDUP model_lcf_s=$LCF_S lower_bound_s=$LB_S uplink_model_s=$UP_S uplink_lower_bound_s=$UPLB_S bytes_master=$P_BM bytes_peer=$P_BP master_all_bytes_master=$A_BM"
