@@ -308,8 +308,11 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
     fail(rs, &err);
-  else if (!work)
+  else if (!work) {
     rs->status = 204;
+    if (v->waiting_copy)
+      rs->retry_after = 1; /* a holder appears in its cluster within moments */
+  }
   else
     set_json(rs, 200, work);
 out:

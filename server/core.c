@@ -480,6 +480,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
                                cairn_error *err) {
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
+  v->waiting_copy = 0;
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0;
@@ -505,6 +506,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
     int d = cairn__dist_inputs(c, v, j, task, &inputs);
     if (d) {
       enqueue(j, task); /* its broadcast input is on its way into v's cluster */
+      v->waiting_copy = d > 0;
       if (d < 0) {
         *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
         return NULL;

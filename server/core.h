@@ -135,6 +135,8 @@ typedef struct mvol {
   int napps, slots, banned;
   char token_hash[65];
   char *peer_url;          /* its file server for peers, or NULL */
+  uint8_t waiting_copy;    /* its last work request found a task whose broadcast
+                              input is on its way into its cluster (retry soon) */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;
   int64_t *active;         /* indices of leases held */

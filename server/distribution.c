@@ -12,7 +12,12 @@
  *      PEER_FANOUT transfers under way: the one with fewest;
  *   2. else, if a copy is already on its way into that cluster, wait (the
  *      task is not handed out now; the next request will find a holder);
- *   3. else the master sends it.
+ *   3. else the master, when it sends fewer than MASTER_FANOUT copies now;
+ *   4. else a free holder in another cluster (inter-cluster forwarding, as
+ *      LCF's informed clusters do once the source is busy);
+ *   5. else wait.
+ * The master's own link is the scarcest: one copy at a time goes through it,
+ * and every informed cluster forwards in parallel.
  * Sources are listed in that preference with the master last, so a worker
  * whose peer fails falls back. Transfers count as under way until the
  * receiver reports the file (or returns a result that used it) or
@@ -27,7 +32,18 @@
 #include "common/log.h"
 #include "server/core.h"
 
-enum { PEER_FANOUT = 2, TRANSFER_SECONDS = 120, MAX_SOURCES = 4, QUIET_SECONDS = 30 };
+enum {
+  PEER_FANOUT = 2,
+  MASTER_FANOUT = 1,
+  TRANSFER_SECONDS = 120,
+  MAX_SOURCES = 4,
+  QUIET_SECONDS = 30
+};
+
+/* 1 if h can serve vol's request from a peer now (not vol, reachable, heard from lately). */
+static int usable(const mvol *h, const mvol *vol, int64_t now) {
+  return h && h != vol && !h->banned && h->peer_url && now - h->last_seen <= QUIET_SECONDS;
+}
 
 void cairn__dist_free(mfilerec *f) {
   if (!f)
@@ -138,8 +154,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   uint32_t best_load = PEER_FANOUT;
   for (uint32_t i = 0; i < f->nholders; i++) {
     mvol *h = vol_of(c, f->holders[i].vol);
-    if (!h || h == vol || h->banned || !h->peer_url || strcmp(h->cluster, vol->cluster) != 0 ||
-        now - h->last_seen > QUIET_SECONDS)
+    if (!usable(h, vol, now) || strcmp(h->cluster, vol->cluster) != 0)
       continue; /* a holder the master has not heard from lately may be gone */
     uint32_t load = serving(f, h->id);
     if (load < best_load) {
@@ -153,8 +168,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, best)->peer_url, f->sha256);
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
-      if (h && h->id != best && h != vol && !h->banned && h->peer_url &&
-          strcmp(h->cluster, vol->cluster) == 0 && now - h->last_seen <= QUIET_SECONDS)
+      if (usable(h, vol, now) && h->id != best && strcmp(h->cluster, vol->cluster) == 0)
         snprintf(urls[n++], 512, "%s/v1/files/%s", h->peer_url, f->sha256);
     }
     snprintf(urls[n++], 512, "%s", master);
@@ -166,8 +180,30 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     if (to && to != vol && strcmp(to->cluster, vol->cluster) == 0)
       return 0;
   }
-  if (add_xfer(f, vol->id, 0, now))
+  if (serving(f, 0) < MASTER_FANOUT) {
+    if (add_xfer(f, vol->id, 0, now))
+      return -1;
+    snprintf(urls[n++], 512, "%s", master);
+    return n;
+  }
+  /* the master is busy: a free holder of another cluster forwards a copy */
+  best = 0;
+  best_load = PEER_FANOUT;
+  for (uint32_t i = 0; i < f->nholders; i++) {
+    mvol *h = vol_of(c, f->holders[i].vol);
+    if (!usable(h, vol, now))
+      continue;
+    uint32_t load = serving(f, h->id);
+    if (load < best_load) {
+      best_load = load;
+      best = h->id;
+    }
+  }
+  if (!best)
+    return 0;
+  if (add_xfer(f, vol->id, best, now))
     return -1;
+  snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, best)->peer_url, f->sha256);
   snprintf(urls[n++], 512, "%s", master);
   return n;
 }

@@ -55,6 +55,11 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cair
   }
   if (rs->ctype && rs->status != 204)
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->ctype);
+  if (rs->retry_after > 0) {
+    char ra[16];
+    snprintf(ra, sizeof ra, "%d", rs->retry_after);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+  }
   enum MHD_Result ret = MHD_queue_response(c, (unsigned)rs->status, r);
   MHD_destroy_response(r);
   cairn__api_count(m, route, rs->status);

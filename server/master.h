@@ -49,6 +49,7 @@ typedef struct cairn__resp {
   size_t len;
   const char *ctype;
   int fd;                    /* >= 0: send this file (size fd_size) instead of body */
+  int retry_after;           /* > 0: a Retry-After header, in seconds */
   uint64_t fd_size;
 } cairn__resp;
 

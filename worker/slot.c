@@ -301,7 +301,7 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
  * not be reached, POLL_WORK when tasks were handled and more may be
  * waiting, POLL_WORK_THEN_NONE when the master said after them that it has
  * none now. */
-static int poll_once(cairn__slot *sl, int *warned) {
+static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   cairn_worker *w = sl->w;
   cairn_http_response resp = {0};
   cairn_error err = {0};
@@ -324,8 +324,11 @@ static int poll_once(cairn__slot *sl, int *warned) {
     cairn__task *t = cairn__task_parse(resp.body.data, resp.body.len, &index, &err);
     cairn_buf_free(&resp.body);
     got = handle_offers(sl, t, index, &err) ? POLL_WORK_THEN_NONE : POLL_WORK;
-  } else if (status == 204)
+  } else if (status == 204) {
     *warned = 0;
+    /* the master may say when work is likely (a copy of an input is landing) */
+    *retry_ms = resp.retry_after >= 0 ? resp.retry_after * 1000 : -1;
+  }
   else {
     cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
     if (status == 403)
@@ -350,7 +353,8 @@ void *cairn__slot_main(void *arg) {
   while (!cairn__stopper_draining(&w->stopper)) {
     if (!claim(w))
       break;
-    int got = poll_once(sl, &warned);
+    long retry_ms = -1;
+    int got = poll_once(sl, &warned, &retry_ms);
     if (got == POLL_WORK) {
       cairn__backoff_reset(&b);
       continue;
@@ -366,6 +370,8 @@ void *cairn__slot_main(void *arg) {
       break;
     }
     long delay = cairn__backoff_next(&b);
+    if (retry_ms >= 0 && retry_ms < delay)
+      delay = retry_ms;
     if (left > 0 && left < delay)
       delay = (long)left;
     cairn__stopper_sleep(&w->stopper, delay);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +134,23 @@ static size_t write_buf(char *p, size_t size, size_t nmemb, void *ud) {
   return size * nmemb;
 }
 
+/* Picks "Retry-After: SECONDS" out of the response headers. */
+static size_t read_header(char *p, size_t size, size_t nmemb, void *ud) {
+  size_t n = size * nmemb;
+  static const char name[] = "retry-after:";
+  if (n > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
+    char tmp[32];
+    size_t k = n - (sizeof name - 1) < sizeof tmp - 1 ? n - (sizeof name - 1) : sizeof tmp - 1;
+    memcpy(tmp, p + sizeof name - 1, k);
+    tmp[k] = '\0';
+    char *end = NULL;
+    long v = strtol(tmp, &end, 10);
+    if (end != tmp && v >= 0)
+      *(long *)ud = v;
+  }
+  return n;
+}
+
 static char *make_url(cairn_http *h, const char *path) {
   char *url = NULL;
   if (strncmp(path, "http://", 7) == 0 || strncmp(path, "https://", 8) == 0)
@@ -180,6 +198,7 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   char ctype[128];
   sink s = {&resp->body, 0};
   resp->status = 0;
+  resp->retry_after = -1;
   cairn_buf_init(&resp->body, max_response);
   if (!url)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -200,6 +219,8 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
   curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, write_buf);
   curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, read_header);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &resp->retry_after);
   CURLcode cc = curl_easy_perform(h->curl);
   if (s.overflow)
     rc = cairn_error_set(err, CAIRN_ETOOBIG, "%s %s: response exceeds %zu bytes", method, url,

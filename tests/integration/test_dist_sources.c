@@ -91,22 +91,22 @@ static void test_sources_follow_clusters(void **state) {
   reg(srv.url, "b1", "b", "http://127.0.0.1:7101", b1, NULL);
   reg(srv.url, "b2", "b", "http://127.0.0.1:7102", b2, NULL);
 
+  char c1[65];
+  reg(srv.url, "c1", "c", "http://127.0.0.1:7201", c1, NULL);
+  char a1url[128], a2url[128];
+  snprintf(a1url, sizeof a1url, "http://127.0.0.1:7001/v1/files/%s", sha);
+  snprintf(a2url, sizeof a2url, "http://127.0.0.1:7002/v1/files/%s", sha);
+
   /* first copy into cluster a: from the master */
   json_t *s = sources_for(srv.url, a1);
   assert_int_equal(json_array_size(s), 1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
-  /* a2 waits: a copy is on its way into a */
+  /* a2 waits: a copy is on its way into a; b1 waits: the master sends one copy at a time */
   assert_null(sources_for(srv.url, a2));
-  /* cluster b gets its own first copy from the master */
-  s = sources_for(srv.url, b1);
-  assert_string_equal(json_string_value(json_array_get(s, 0)), path);
-  json_decref(s);
-  assert_null(sources_for(srv.url, b2));
+  assert_null(sources_for(srv.url, b1));
   /* a1 holds it now: a2 and a3 fetch from a1, the master last */
   have(srv.url, a1, sha);
-  char a1url[128];
-  snprintf(a1url, sizeof a1url, "http://127.0.0.1:7001/v1/files/%s", sha);
   for (int i = 0; i < 2; i++) {
     s = sources_for(srv.url, i ? a3 : a2);
     assert_true(json_array_size(s) >= 2);
@@ -114,13 +114,24 @@ static void test_sources_follow_clusters(void **state) {
     assert_string_equal(json_string_value(json_array_get(s, json_array_size(s) - 1)), path);
     json_decref(s);
   }
-  /* a1 serves two already: a4 waits for a2 or a3 to finish */
+  /* a1 serves two already and copies are landing in a: a4 waits */
   assert_null(sources_for(srv.url, a4));
+  /* the master is free again: cluster b's first copy comes from it */
+  s = sources_for(srv.url, b1);
+  assert_string_equal(json_string_value(json_array_get(s, 0)), path);
+  json_decref(s);
+  assert_null(sources_for(srv.url, b2));
+  /* the master is busy with b1: a holder of cluster a forwards to cluster c */
   have(srv.url, a2, sha);
+  s = sources_for(srv.url, c1);
+  const char *from = json_string_value(json_array_get(s, 0));
+  assert_true(strcmp(from, a1url) == 0 || strcmp(from, a2url) == 0);
+  assert_string_equal(json_string_value(json_array_get(s, json_array_size(s) - 1)), path);
+  json_decref(s);
+  /* a4 now gets a2 or a1, whichever has room */
   s = sources_for(srv.url, a4);
-  char a2url[128];
-  snprintf(a2url, sizeof a2url, "http://127.0.0.1:7002/v1/files/%s", sha);
-  assert_string_equal(json_string_value(json_array_get(s, 0)), a2url);
+  from = json_string_value(json_array_get(s, 0));
+  assert_true(strcmp(from, a1url) == 0 || strcmp(from, a2url) == 0);
   json_decref(s);
 
   /* accounting: one copy sent by the master, peers report what they served */
@@ -145,7 +156,7 @@ static void test_sources_follow_clusters(void **state) {
   assert_int_equal(json_integer_value(json_object_get(bs, "master")), (json_int_t)size);
   assert_int_equal(json_integer_value(json_object_get(bs, "peer")), (json_int_t)(2 * size));
   json_t *bf = json_array_get(json_object_get(r, "broadcast_files"), 0);
-  assert_int_equal(json_integer_value(json_object_get(bf, "workers")), 5);
+  assert_int_equal(json_integer_value(json_object_get(bf, "workers")), 6);
   assert_int_equal(json_integer_value(json_object_get(bf, "holding")), 2);
   json_decref(r);
   /* malformed reports are refused */
