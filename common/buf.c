@@ -1,6 +1,7 @@
 /* buf.c — capped growable buffer. */
 #include "common/buf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,34 @@ int cairn_buf_append(cairn_buf *b, const void *p, size_t n) {
   b->len += n;
   b->data[b->len] = '\0';
   return 0;
+}
+
+int cairn_buf_vprintf(cairn_buf *b, const char *fmt, va_list ap) {
+  char small[256];
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  int rc = -1;
+  if (n >= 0 && (size_t)n < sizeof small)
+    rc = cairn_buf_append(b, small, (size_t)n);
+  else if (n >= 0) {
+    char *big = malloc((size_t)n + 1);
+    if (big) {
+      vsnprintf(big, (size_t)n + 1, fmt, again);
+      rc = cairn_buf_append(b, big, (size_t)n);
+      free(big);
+    }
+  }
+  va_end(again);
+  return rc;
+}
+
+int cairn_buf_printf(cairn_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = cairn_buf_vprintf(b, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 void cairn_buf_free(cairn_buf *b) {

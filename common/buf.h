@@ -2,6 +2,7 @@
 #ifndef CAIRN_BUF_H
 #define CAIRN_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct cairn_buf {
@@ -16,6 +17,12 @@ void cairn_buf_init(cairn_buf *b, size_t max);
  * out; on failure the buffer is left as it was. */
 __attribute__((warn_unused_result))
 int cairn_buf_append(cairn_buf *b, const void *p, size_t n);
+/* Appends printf-style text (no NUL counted in len). Returns 0, or -1 when
+ * the cap would be exceeded or memory ran out (the buffer is unchanged). */
+__attribute__((warn_unused_result, format(printf, 2, 0)))
+int cairn_buf_vprintf(cairn_buf *b, const char *fmt, va_list ap);
+__attribute__((warn_unused_result, format(printf, 2, 3)))
+int cairn_buf_printf(cairn_buf *b, const char *fmt, ...);
 /* Frees the data; the buffer may be reused after cairn_buf_init. */
 void cairn_buf_free(cairn_buf *b);
 /* Hands the data to the caller (who frees it) and resets the buffer. */

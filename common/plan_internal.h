@@ -8,7 +8,6 @@
 #include "common/buf.h"
 
 /* printf into a capped buffer; 0 or -1 (cap or memory). */
-int cairn__plan_printf(cairn_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Shortest decimal text that reads back as x. */
 void cairn__plan_num(char *out, size_t len, double x);
 

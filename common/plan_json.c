@@ -16,27 +16,6 @@
 
 #define PLAN_JSON_MAX ((size_t)1 << 34)
 
-int cairn__plan_printf(cairn_buf *b, const char *fmt, ...) {
-  char small[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    return -1;
-  if ((size_t)n < sizeof small)
-    return cairn_buf_append(b, small, (size_t)n);
-  char *big = malloc((size_t)n + 1);
-  if (!big)
-    return -1;
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  int r = cairn_buf_append(b, big, (size_t)n);
-  free(big);
-  return r;
-}
-
 void cairn__plan_num(char *out, size_t len, double x) {
   if (x == floor(x) && fabs(x) < 1e15) {
     snprintf(out, len, "%.0f", x);
@@ -420,8 +399,8 @@ static int cluster_model(cairn_plan_model m) { return m == CAIRN_PLAN_1C || m ==
 
 static int put_node(cairn_buf *b, cairn_plan_model m, cairn_plan_node n) {
   if (cluster_model(m))
-    return cairn__plan_printf(b, "[%lld,%lld]", (long long)n.id, (long long)n.member);
-  return cairn__plan_printf(b, "%lld", (long long)n.id);
+    return cairn_buf_printf(b, "[%lld,%lld]", (long long)n.id, (long long)n.member);
+  return cairn_buf_printf(b, "%lld", (long long)n.id);
 }
 
 char *cairn_plan_schedule_to_json(const cairn_plan_schedule *s, const cairn_plan_instance *in) {
@@ -430,39 +409,39 @@ char *cairn_plan_schedule_to_json(const cairn_plan_schedule *s, const cairn_plan
   char ms[40], lb[40], st[40], en[40];
   cairn__plan_num(ms, sizeof ms, s->makespan);
   cairn__plan_num(lb, sizeof lb, s->lower_bound);
-  int bad = cairn__plan_printf(&b, "{\"algorithm\":\"%s\",\"model\":\"%s\",\"makespan\":%s,\"lower_bound\":%s,"
+  int bad = cairn_buf_printf(&b, "{\"algorithm\":\"%s\",\"model\":\"%s\",\"makespan\":%s,\"lower_bound\":%s,"
                                    "\"transfers\":[",
                                s->algorithm, cairn_plan_model_name(s->model), ms, lb);
   for (size_t i = 0; i < s->n && !bad; i++) {
     const cairn_plan_transfer *t = &s->t[i];
-    bad |= cairn__plan_printf(&b, "%s\n{\"message\":", i ? "," : "");
+    bad |= cairn_buf_printf(&b, "%s\n{\"message\":", i ? "," : "");
     if (in && in->model == CAIRN_PLAN_CDMD && t->message < in->cdmd.nmsg && in->cdmd.msg[t->message].name) {
       json_t *str = json_string(in->cdmd.msg[t->message].name);
       char *enc = str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
-      bad |= !enc || cairn__plan_printf(&b, "%s", enc);
+      bad |= !enc || cairn_buf_printf(&b, "%s", enc);
       free(enc);
       json_decref(str);
     } else {
-      bad |= cairn__plan_printf(&b, "%zu", t->message);
+      bad |= cairn_buf_printf(&b, "%zu", t->message);
     }
-    bad |= cairn__plan_printf(&b, ",\"from\":");
+    bad |= cairn_buf_printf(&b, ",\"from\":");
     bad |= put_node(&b, s->model, t->from);
-    bad |= cairn__plan_printf(&b, ",\"to\":");
+    bad |= cairn_buf_printf(&b, ",\"to\":");
     if (t->to_len == 1 && s->model != CAIRN_PLAN_CDMD) {
       bad |= put_node(&b, s->model, s->to[t->to_off]);
     } else {
-      bad |= cairn__plan_printf(&b, "[");
+      bad |= cairn_buf_printf(&b, "[");
       for (size_t r = 0; r < t->to_len; r++) {
-        bad |= r ? cairn__plan_printf(&b, ",") : 0;
+        bad |= r ? cairn_buf_printf(&b, ",") : 0;
         bad |= put_node(&b, s->model, s->to[t->to_off + r]);
       }
-      bad |= cairn__plan_printf(&b, "]");
+      bad |= cairn_buf_printf(&b, "]");
     }
     cairn__plan_num(st, sizeof st, t->start);
     cairn__plan_num(en, sizeof en, t->end);
-    bad |= cairn__plan_printf(&b, ",\"start\":%s,\"end\":%s}", st, en);
+    bad |= cairn_buf_printf(&b, ",\"start\":%s,\"end\":%s}", st, en);
   }
-  bad |= cairn__plan_printf(&b, "%s]}\n", s->n ? "\n" : "");
+  bad |= cairn_buf_printf(&b, "%s]}\n", s->n ? "\n" : "");
   if (bad) {
     cairn_buf_free(&b);
     return NULL;

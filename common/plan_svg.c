@@ -97,7 +97,7 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
   char ms[40], lb[40];
   cairn__plan_num(ms, sizeof ms, s->makespan);
   cairn__plan_num(lb, sizeof lb, s->lower_bound);
-  int bad = cairn__plan_printf(&b,
+  int bad = cairn_buf_printf(&b,
                                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
                                "font-family=\"sans-serif\" font-size=\"10\">\n"
                                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
@@ -106,13 +106,13 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
   for (size_t i = 0; i < u && !bad; i++) {
     double y = TOP + (double)i * ROW_H;
     if (i % 2 == 0)
-      bad |= cairn__plan_printf(&b, "<rect x=\"%d\" y=\"%g\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n", LEFT,
+      bad |= cairn_buf_printf(&b, "<rect x=\"%d\" y=\"%g\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n", LEFT,
                                 y, WIDTH, ROW_H);
     if (cluster)
-      bad |= cairn__plan_printf(&b, "<text x=\"4\" y=\"%g\">[%lld,%lld]</text>\n", y + ROW_H - 3,
+      bad |= cairn_buf_printf(&b, "<text x=\"4\" y=\"%g\">[%lld,%lld]</text>\n", y + ROW_H - 3,
                                 (long long)rows[i].id, (long long)rows[i].member);
     else
-      bad |= cairn__plan_printf(&b, "<text x=\"4\" y=\"%g\">%s %lld</text>\n", y + ROW_H - 3,
+      bad |= cairn_buf_printf(&b, "<text x=\"4\" y=\"%g\">%s %lld</text>\n", y + ROW_H - 3,
                                 s->model == CAIRN_PLAN_GRID ? "cluster" : "node", (long long)rows[i].id);
   }
   for (size_t i = 0; i < s->n && !bad; i++) {
@@ -128,13 +128,13 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
       busy(s, in, t, r, &ss, &se, &rs, &re);
       size_t fr = row_of(rows, u, t->from), tr = row_of(rows, u, s->to[t->to_off + r]);
       if (r == 0)
-        bad |= cairn__plan_printf(&b,
+        bad |= cairn_buf_printf(&b,
                                   "<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"%d\" fill=\"%s\">"
                                   "<title>transfer %zu: %g-%g</title></rect>\n",
                                   LEFT + ss * sx, TOP + fr * ROW_H + 2, fmax((se - ss) * sx, 1.0), ROW_H - 4, col,
                                   i, t->start, t->end);
       if (!local_bc)
-        bad |= cairn__plan_printf(&b,
+        bad |= cairn_buf_printf(&b,
                                   "<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                                   "fill-opacity=\"0.45\"><title>transfer %zu: %g-%g</title></rect>\n",
                                   LEFT + rs * sx, TOP + tr * ROW_H + 2, fmax((re - rs) * sx, 1.5), ROW_H - 4, col, i,
@@ -142,7 +142,7 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
     }
   }
   double y0 = TOP + (double)u * ROW_H + 4;
-  bad |= cairn__plan_printf(&b, "<line x1=\"%d\" y1=\"%g\" x2=\"%d\" y2=\"%g\" stroke=\"black\"/>\n", LEFT, y0,
+  bad |= cairn_buf_printf(&b, "<line x1=\"%d\" y1=\"%g\" x2=\"%d\" y2=\"%g\" stroke=\"black\"/>\n", LEFT, y0,
                             LEFT + WIDTH, y0);
   double step = pow(10, floor(log10(span / 5)));
   if (span / step > 10)
@@ -150,12 +150,12 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
   for (double x = 0; x <= span + 1e-9 && !bad; x += step) {
     char lab[40];
     cairn__plan_num(lab, sizeof lab, x);
-    bad |= cairn__plan_printf(&b,
+    bad |= cairn_buf_printf(&b,
                               "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"black\"/>"
                               "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\">%s</text>\n",
                               LEFT + x * sx, y0, LEFT + x * sx, y0 + 4, LEFT + x * sx, y0 + 15, lab);
   }
-  bad |= cairn__plan_printf(&b, "</svg>\n");
+  bad |= cairn_buf_printf(&b, "</svg>\n");
   free(rows);
   if (bad) {
     cairn_buf_free(&b);

@@ -23,23 +23,15 @@ int cairn_task_output_write(cairn_task_output *out, const void *data, size_t len
 }
 
 int cairn_task_output_printf(cairn_task_output *out, const char *fmt, ...) {
-  char small[512];
+  cairn_buf text;
+  cairn_buf_init(&text, (size_t)-1);
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
+  int rc = cairn_buf_vprintf(&text, fmt, ap);
   va_end(ap);
-  if (n < 0)
-    return -1;
-  if ((size_t)n < sizeof small)
-    return cairn_task_output_write(out, small, (size_t)n);
-  char *big = malloc((size_t)n + 1);
-  if (!big)
-    return -1;
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  int rc = cairn_task_output_write(out, big, (size_t)n);
-  free(big);
+  if (rc == 0)
+    rc = cairn_task_output_write(out, text.data ? text.data : "", text.len);
+  cairn_buf_free(&text);
   return rc;
 }
 
