@@ -222,6 +222,13 @@ static int have_list(json_t *o, const char **have, int max, int *n, cairn__resp 
   return 0;
 }
 
+static int has_control(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return 1;
+  return 0;
+}
+
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url", NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
@@ -241,6 +248,13 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     if (sscanf(rq->client_ip, "%u.%u.%u.%u", &a, &b, &c3, &d) == 4)
       snprintf(net, sizeof net, "%u.%u.%u.0/24", a, b, c3);
     cluster = net;
+  }
+  if (!*cluster)
+    cluster = "default";
+  if (strlen(cluster) > 64 || strpbrk(cluster, "\"\\") || has_control(cluster)) {
+    failf(rs, CAIRN_EINVAL, "\"cluster\" must be at most 64 characters, without quotes, "
+          "backslashes or control characters");
+    goto out;
   }
   if (!json_object_get(o, "apps")) {
     failf(rs, CAIRN_EINVAL, "missing \"apps\"");

@@ -901,6 +901,17 @@ out:
 
 /* ---- distribution reports ---- */
 
+cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err) {
+  const char *name = cairn__bplan_algorithm(algo);
+  if (!name)
+    return cairn_error_set(err, CAIRN_EINVAL, "unknown broadcast planner \"%s\" (one of: %s)",
+                           algo, cairn__bplan_algorithms());
+  pthread_mutex_lock(&c->lock);
+  snprintf(c->bplan_algo, sizeof c->bplan_algo, "%s", name);
+  pthread_mutex_unlock(&c->lock);
+  return CAIRN_OK;
+}
+
 void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
                         const char *const *served_sha, const uint64_t *served, int nserved,
                         const char *peer_url) {

@@ -68,6 +68,24 @@ typedef struct mholder {
 typedef struct mxfer {
   int64_t to, from, deadline;
 } mxfer;
+/* A broadcast plan (bplan.c): cluster 0 is the master, 1..k-1 the clusters
+ * present when it was built, sorted by label. */
+typedef struct mplan {
+  char algorithm[32];
+  size_t k;
+  char **label;
+  int64_t *parent;   /* the cluster its first copy comes from (0: the master) */
+  double *at;        /* planned start of that copy, seconds from the start */
+  int *rank;         /* order among the parent's receivers */
+  int *conc;         /* copies the plan has it send to other clusters at once */
+  int64_t *want;     /* last time one of its workers waited for the file */
+  double predicted, lower_bound, unit;
+  int64_t C;
+  uint64_t sig;      /* the clusters and sizes it was built for */
+} mplan;
+
+typedef struct mrate mrate;
+
 typedef struct mfilerec {
   char sha256[65];
   int64_t size;
@@ -76,6 +94,10 @@ typedef struct mfilerec {
   mxfer *xfers;
   uint32_t nxfers, capxfers;
   uint64_t bytes_master, bytes_peer;
+  mplan *plan;       /* broadcast plan, NULL until it is first broadcast */
+  int64_t started;   /* when it was first handed out as a broadcast input */
+  int64_t checked;   /* when the clusters present were last compared with the plan */
+  uint32_t plans;    /* plans built for it */
 } mfilerec;
 
 enum { OUT_VALID, OUT_INVALID, OUT_PENDING, OUT_ERROR, OUT_TAINTED, OUT_COUNT };
@@ -173,6 +195,10 @@ typedef struct cairn_core {
   size_t nheap, capheap;
   cairn_hmap files;        /* first 8 bytes of sha256 -> mfilerec */
   char peer_token[65];     /* workers serve peers that present it */
+  char bplan_algo[32];     /* broadcast planner (bplan.c), "online" for none */
+  cairn_hmap rates;        /* (source cluster, cluster) -> mrate */
+  double rate_sum[3];      /* per rate class (bplan.c) */
+  uint64_t rate_n[3];
   int64_t next_task_key;
 
   /* journal (group commit) */
@@ -193,6 +219,11 @@ typedef struct cairn_core {
  * the family it was created with, and naming another one is an error. */
 cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
                              cairn_error *err);
+/* The broadcast planner of a new core (bplan.c). */
+#define CAIRN__BPLAN_DEFAULT "ECEF-LA"
+/* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL
+ * naming the choices when unknown. */
+cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err);
 /* Stops the commit thread after the last batch and closes the store. */
 void cairn__core_close(cairn_core *c);
 
@@ -305,6 +336,32 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
 /* "bytes_served" and per-file distribution figures of a job. */
 json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
 void cairn__dist_free(mfilerec *f);
+/* vol downloaded bytes of file sha in ms from source (a URL of its sources):
+ * a rate sample from the source's cluster into vol's. */
+void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
+                         int64_t bytes, int64_t ms);
+
+/* bplan.c (under the lock) */
+/* The canonical name of a broadcast planner, or NULL when unknown. */
+const char *cairn__bplan_algorithm(const char *name);
+/* "online, lcf, …" for messages. */
+const char *cairn__bplan_algorithms(void);
+/* A download of bytes in ms from cluster src ("" = the master) into dst. */
+void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t bytes,
+                        int64_t ms);
+/* Estimated rate src -> dst in bytes per second (measured, else estimated). */
+double cairn__rate_get(const cairn_core *c, const char *src, const char *dst);
+json_t *cairn__rates_json(const cairn_core *c);
+void cairn__rates_free(cairn_core *c);
+/* Plans a broadcast of size bytes with algo over the m clusters labels[]
+ * (sorted, distinct) of counts[] workers; NULL with err on failure. */
+mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
+                          char *const *labels, const int64_t *counts, size_t m,
+                          cairn_error *err);
+void cairn__bplan_free(mplan *p);
+/* Index of cluster label in p ("" = 0, the master), or -1. */
+int cairn__bplan_find(const mplan *p, const char *label);
+json_t *cairn__bplan_json(const mplan *p, size_t max_clusters);
 int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx);
 uint64_t cairn__hash_key(const char *hex);
 char *cairn__strdup(const char *s);

@@ -1,29 +1,36 @@
 /* distribution.c — where each worker fetches a job's inputs from.
  *
- * For a broadcast input the master prefers copies already in the worker's
- * cluster, relayed worker to worker, over sending one more copy itself: the
- * Largest-Cluster-First idea of seed 000 §3 (a cluster, once reached, feeds
- * itself with cheap local transfers, doubling its holders each round; an
- * expensive inter-cluster copy goes to a cluster only once). The rule,
- * applied online as workers ask for work (they join, leave and finish at
- * unpredictable times, so a schedule fixed in advance would be wrong within
- * seconds):
- *   1. a holder in the worker's cluster with a peer URL and fewer than
- *      PEER_FANOUT transfers under way: the one with fewest;
- *   2. else, if a copy is already on its way into that cluster, wait (the
- *      task is not handed out now; the next request will find a holder);
- *   3. else the master, when it sends fewer than MASTER_FANOUT copies now;
- *   4. else a free holder in another cluster (inter-cluster forwarding, as
- *      LCF's informed clusters do once the source is busy);
- *   5. else wait.
- * The master's own link is the scarcest: one copy at a time goes through it,
- * and every informed cluster forwards in parallel.
- * Sources are listed in that preference with the master last, so a worker
- * whose peer fails falls back. Transfers count as under way until the
- * receiver reports the file (or returns a result that used it) or
- * TRANSFER_SECONDS pass. Cost per decision: O(holders + transfers) of that
- * file. Holdings live in memory only: after a restart workers re-report
- * them and the master serves the first copies again.
+ * A broadcast input is distributed by plan (bplan.c): when it is first
+ * handed out, and again whenever the clusters present or their sizes
+ * change (checked at most once a second), the master plans the broadcast
+ * over the clusters of the workers that run the job's app with the
+ * configured planner (LCF, bounded-degree LCF or a grid heuristic of the
+ * ECEF family; seeds 000 and 002), costed with the measured transfer
+ * rates. The plan says which cluster each cluster's first copy comes from
+ * and in which order a sender serves its receivers. The master executes it
+ * online, as workers ask for work, handing out a source only once it holds
+ * the file:
+ *   1. a holder in the worker's cluster (one local copy at a time each, the
+ *      binomial doubling the models assume; the least busy); while all of
+ *      them are busy, or a copy is landing in the cluster, the worker waits;
+ *   2. else the cluster's planned sender: the master, or a holder of the
+ *      parent cluster, once no receiver ranked before it in that sender's
+ *      order is still waiting and the sender has fewer copies to other
+ *      clusters under way than the plan has it send at once; otherwise wait;
+ *   3. when the plan cannot be followed (the parent cluster holds the file
+ *      but none of its holders serves peers; the parent has nobody asking
+ *      for it well past its planned start; the broadcast is far behind the
+ *      plan; a cluster joined between two checks) the online rule decides:
+ *      the master when it sends no other copy, else a free holder of any
+ *      cluster, else wait. The planner "online" uses only this rule.
+ * A waiting worker gets other work or 204 with Retry-After: 1.
+ * Sources are listed with the planned one first and the master last, so a
+ * worker whose peer fails falls back. Transfers count as under way until
+ * the receiver reports the file (or returns a result that used it) or
+ * TRANSFER_SECONDS pass. Cost per decision: O((holders + transfers) log k)
+ * for k clusters, plus a census of the volunteers O(V log V) at most once a
+ * second per file. Holdings live in memory only: after a restart workers
+ * re-report them and the master serves the first copies again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +40,13 @@
 #include "server/core.h"
 
 enum {
-  PEER_FANOUT = 2,
-  MASTER_FANOUT = 1,
+  LOCAL_FANOUT = 1,    /* local copies a holder sends at once */
   TRANSFER_SECONDS = 120,
   MAX_SOURCES = 4,
-  QUIET_SECONDS = 30
+  QUIET_SECONDS = 30,
+  WANT_SECONDS = 3,    /* a cluster whose worker waited this recently is waiting */
+  GRACE_SECONDS = 5,   /* a parent silent this long past its planned start is skipped */
+  BEHIND_SECONDS = 60  /* a plan this far past twice its prediction is abandoned */
 };
 
 /* 1 if h can serve vol's request from a peer now (not vol, reachable, heard from lately). */
@@ -50,6 +59,7 @@ void cairn__dist_free(mfilerec *f) {
     return;
   free(f->holders);
   free(f->xfers);
+  cairn__bplan_free(f->plan);
   free(f);
 }
 
@@ -138,10 +148,183 @@ static int note_assigned(mfile *jf, int64_t vol, int64_t now) {
   return 0;
 }
 
+static int runs(const mvol *v, const char *app) {
+  for (int i = 0; i < v->napps; i++)
+    if (strcmp(v->apps[i], app) == 0)
+      return 1;
+  return 0;
+}
+
+static int cmp_label(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Rebuilds f's plan when the clusters of the workers of app heard from lately
+ * (or their sizes) changed since it was built; at most once a second. */
+static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now) {
+  if (strcmp(c->bplan_algo, "online") == 0 || (f->plan && f->checked == now))
+    return;
+  f->checked = now;
+  const char **all = malloc((c->nvols + 1) * sizeof *all);
+  char **labels = malloc((c->nvols + 1) * sizeof *labels);
+  int64_t *counts = malloc((c->nvols + 1) * sizeof *counts);
+  size_t n = 0, m = 0;
+  if (!all || !labels || !counts)
+    goto done;
+  for (size_t i = 0; i < c->nvols; i++) {
+    const mvol *v = c->vols[i];
+    if (v && !v->banned && now - v->last_seen <= QUIET_SECONDS && runs(v, app))
+      all[n++] = v->cluster;
+  }
+  qsort(all, n, sizeof *all, cmp_label);
+  uint64_t sig = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) {
+    if (m && strcmp(labels[m - 1], all[i]) == 0) {
+      counts[m - 1]++;
+      continue;
+    }
+    labels[m] = (char *)all[i];
+    counts[m++] = 1;
+  }
+  for (size_t i = 0; i < m; i++) {
+    for (const char *p = labels[i]; *p; p++)
+      sig = (sig ^ (uint8_t)*p) * 1099511628211ULL;
+    sig = (sig ^ (uint64_t)counts[i]) * 1099511628211ULL;
+  }
+  if (!m || (f->plan && f->plan->sig == sig))
+    goto done;
+  cairn_error err = {0};
+  mplan *p = cairn__bplan_build(c, c->bplan_algo, f->size, labels, counts, m, &err);
+  if (!p) {
+    CAIRN_WARN("broadcast plan for %s: %s", f->sha256, err.text);
+    goto done;
+  }
+  p->sig = sig;
+  if (f->plan)
+    for (size_t i = 1; i < p->k; i++) {
+      int o = cairn__bplan_find(f->plan, p->label[i]);
+      if (o > 0)
+        p->want[i] = f->plan->want[o];
+    }
+  cairn__bplan_free(f->plan);
+  f->plan = p;
+  f->plans++;
+  CAIRN_DEBUG("broadcast plan %u for %s: %s over %zu clusters, predicted %.2f s", f->plans,
+              f->sha256, p->algorithm, p->k - 1, p->predicted);
+done:
+  free(all);
+  free(labels);
+  free(counts);
+}
+
+/* Per plan cluster: holders that serve peers, holders, copies landing,
+ * copies under way to other clusters (index 0: the master's). */
+typedef struct cstate {
+  uint32_t usable, held, landing, out;
+} cstate;
+
+static cstate *cluster_states(cairn_core *c, const mfilerec *f, const mplan *p, const mvol *vol,
+                              int64_t now) {
+  cstate *st = calloc(p->k, sizeof *st);
+  if (!st)
+    return NULL;
+  for (uint32_t i = 0; i < f->nholders; i++) {
+    mvol *h = vol_of(c, f->holders[i].vol);
+    int x = h && !h->banned ? cairn__bplan_find(p, h->cluster) : -1;
+    if (x > 0) {
+      st[x].held++;
+      st[x].usable += usable(h, vol, now);
+    }
+  }
+  for (uint32_t i = 0; i < f->nxfers; i++) {
+    mvol *to = vol_of(c, f->xfers[i].to), *from = vol_of(c, f->xfers[i].from);
+    int x = to ? cairn__bplan_find(p, to->cluster) : -1;
+    if (x > 0)
+      st[x].landing++;
+    if (!f->xfers[i].from)
+      st[0].out++;
+    else if (from && to && strcmp(from->cluster, to->cluster) != 0) {
+      int y = cairn__bplan_find(p, from->cluster);
+      if (y > 0)
+        st[y].out++;
+    }
+  }
+  return st;
+}
+
+/* Local copies h sends now. */
+static uint32_t local_load(cairn_core *c, const mfilerec *f, const mvol *h) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < f->nxfers; i++) {
+    mvol *to = f->xfers[i].from == h->id ? vol_of(c, f->xfers[i].to) : NULL;
+    n += to && strcmp(to->cluster, h->cluster) == 0;
+  }
+  return n;
+}
+
+/* The usable holder of cluster label (NULL: any cluster but vol's) with the
+ * fewest copies under way, below max; 0 when none. */
+static int64_t pick_holder(cairn_core *c, const mfilerec *f, const mvol *vol, const char *label,
+                           uint32_t max, int64_t now) {
+  int64_t best = 0;
+  uint32_t best_load = max;
+  for (uint32_t i = 0; i < f->nholders; i++) {
+    mvol *h = vol_of(c, f->holders[i].vol);
+    if (!usable(h, vol, now) || (label && strcmp(h->cluster, label) != 0) ||
+        (!label && strcmp(h->cluster, vol->cluster) == 0))
+      continue;
+    uint32_t load = serving(f, h->id);
+    if (load < best_load) {
+      best_load = load;
+      best = h->id;
+    }
+  }
+  return best;
+}
+
+enum { SRC_WAIT = -1, SRC_ONLINE = -2, SRC_OOM = -3 };
+
+/* The planned source of vol's first copy into its cluster: a holder's id,
+ * 0 for the master, SRC_WAIT, or SRC_ONLINE when the plan cannot say. */
+static int64_t planned_source(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now) {
+  mplan *p = f->plan;
+  int x = p ? cairn__bplan_find(p, vol->cluster) : -1;
+  if (x <= 0 || now - f->started > (int64_t)(2 * p->predicted) + BEHIND_SECONDS)
+    return SRC_ONLINE;
+  p->want[x] = now;
+  cstate *st = cluster_states(c, f, p, vol, now);
+  if (!st)
+    return SRC_OOM;
+  int64_t par = p->parent[x], src = SRC_WAIT;
+  /* receivers of the same sender ranked before x and still waiting go first */
+  for (size_t i = 1; i < p->k; i++)
+    if (p->parent[i] == par && p->rank[i] < p->rank[x] && !st[i].held && !st[i].landing &&
+        p->want[i] >= now - WANT_SECONDS)
+      goto out;
+  if (st[par].out >= (uint32_t)p->conc[par])
+    goto out;
+  if (par == 0) {
+    src = 0;
+    goto out;
+  }
+  if (!st[par].usable) {
+    if (st[par].held ||
+        (!st[par].landing && p->want[par] < now - WANT_SECONDS &&
+         now - f->started > (int64_t)p->at[par] + GRACE_SECONDS))
+      src = SRC_ONLINE; /* its holders serve no peers, or it is not coming */
+    goto out;
+  }
+  int64_t h = pick_holder(c, f, vol, p->label[par], UINT32_MAX, now);
+  src = h ? h : SRC_WAIT;
+out:
+  free(st);
+  return src;
+}
+
 /* Sources of a broadcast file for vol, into urls (peer URLs, then the
  * master's path). Returns how many, 0 when it must wait, -1 on OOM. */
 static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *master,
-                             char urls[][512]) {
+                             const char *app, char urls[][512]) {
   int64_t now = cairn__now();
   prune(f, now);
   int n = 0;
@@ -149,14 +332,17 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     snprintf(urls[n++], 512, "%s", master);
     return n;
   }
-  /* holders in the same cluster, fewest transfers under way first */
+  if (!f->started)
+    f->started = now;
+  /* 1. a holder in the same cluster sending no other local copy */
   int64_t best = 0;
-  uint32_t best_load = PEER_FANOUT;
+  uint32_t best_load = LOCAL_FANOUT, local = 0;
   for (uint32_t i = 0; i < f->nholders; i++) {
     mvol *h = vol_of(c, f->holders[i].vol);
     if (!usable(h, vol, now) || strcmp(h->cluster, vol->cluster) != 0)
       continue; /* a holder the master has not heard from lately may be gone */
-    uint32_t load = serving(f, h->id);
+    local++;
+    uint32_t load = local_load(c, f, h);
     if (load < best_load) {
       best_load = load;
       best = h->id;
@@ -174,36 +360,32 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     snprintf(urls[n++], 512, "%s", master);
     return n;
   }
+  if (local)
+    return 0; /* every holder in the cluster is busy: one will be free soon */
   /* a copy on its way into this cluster: let it land and spread from there */
   for (uint32_t i = 0; i < f->nxfers; i++) {
     mvol *to = vol_of(c, f->xfers[i].to);
     if (to && to != vol && strcmp(to->cluster, vol->cluster) == 0)
       return 0;
   }
-  if (serving(f, 0) < MASTER_FANOUT) {
-    if (add_xfer(f, vol->id, 0, now))
-      return -1;
-    snprintf(urls[n++], 512, "%s", master);
-    return n;
-  }
-  /* the master is busy: a free holder of another cluster forwards a copy */
-  best = 0;
-  best_load = PEER_FANOUT;
-  for (uint32_t i = 0; i < f->nholders; i++) {
-    mvol *h = vol_of(c, f->holders[i].vol);
-    if (!usable(h, vol, now))
-      continue;
-    uint32_t load = serving(f, h->id);
-    if (load < best_load) {
-      best_load = load;
-      best = h->id;
-    }
-  }
-  if (!best)
-    return 0;
-  if (add_xfer(f, vol->id, best, now))
+  /* 2. the plan's sender */
+  ensure_plan(c, f, app, now);
+  int64_t src = planned_source(c, f, vol, now);
+  if (src == SRC_OOM)
     return -1;
-  snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, best)->peer_url, f->sha256);
+  if (src == SRC_WAIT)
+    return 0;
+  if (src == SRC_ONLINE) {
+    /* 3. the online rule: the master when free, else a free holder anywhere */
+    if (serving(f, 0) < 1)
+      src = 0;
+    else if (!(src = pick_holder(c, f, vol, NULL, 1, now)))
+      return 0;
+  }
+  if (add_xfer(f, vol->id, src, now))
+    return -1;
+  if (src)
+    snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, src)->peer_url, f->sha256);
   snprintf(urls[n++], 512, "%s", master);
   return n;
 }
@@ -219,7 +401,7 @@ int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **i
     int n = 1;
     snprintf(urls[0], sizeof urls[0], "%s", master);
     if (f) {
-      n = broadcast_sources(c, vol, f, master, urls);
+      n = broadcast_sources(c, vol, f, master, j->app, urls);
       if (n <= 0) {
         json_decref(a);
         return n == 0 ? 1 : -1;
@@ -263,11 +445,31 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
         }
     json_t *secs = jf->nassigned && have == jf->nassigned ? json_integer(last - jf->first_assign)
                                                           : json_null();
-    json_array_append_new(files, json_pack("{s:s, s:s, s:i, s:i, s:i, s:o}", "name", jf->name,
-                                           "sha256", jf->sha256, "workers", (int)jf->nassigned,
-                                           "holding", (int)have, "holders", (int)f->nholders,
-                                           "seconds_to_all", secs));
+    json_array_append_new(files, json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o}", "name",
+                                           jf->name, "sha256", jf->sha256, "workers",
+                                           (int)jf->nassigned, "holding", (int)have, "holders",
+                                           (int)f->nholders, "seconds_to_all", secs, "plan",
+                                           f->plan ? cairn__bplan_json(f->plan, 64)
+                                                   : json_null()));
   }
   return json_pack("{s:{s:I, s:I}, s:o}", "bytes_served", "master", (json_int_t)bm, "peer",
                    (json_int_t)bp, "broadcast_files", files);
+}
+
+void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
+                         int64_t bytes, int64_t ms) {
+  const char *from = NULL;
+  if (source[0] == '/') {
+    from = ""; /* the master */
+  } else {
+    mfilerec *f = file_of(c, sha);
+    for (uint32_t i = 0; f && i < f->nholders && !from; i++) {
+      mvol *h = vol_of(c, f->holders[i].vol);
+      size_t n = h && h->peer_url ? strlen(h->peer_url) : 0;
+      if (n && strncmp(source, h->peer_url, n) == 0 && source[n] == '/')
+        from = h->cluster;
+    }
+  }
+  if (from)
+    cairn__rate_sample(c, from, vol->cluster, bytes, ms);
 }

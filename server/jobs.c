@@ -530,4 +530,21 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "cairn_file_bytes_served_total{source=\"master\"} %llu\n"
           "cairn_file_bytes_served_total{source=\"peer\"} %llu\n",
           (unsigned long long)bmaster, (unsigned long long)bpeer);
+  /* measured link rates (cluster labels carry no quotes, backslashes or
+   * control characters: checked at registration) */
+  pthread_mutex_lock(&c->lock);
+  json_t *rates = cairn__rates_json(c);
+  pthread_mutex_unlock(&c->lock);
+  appendf(buf, len, cap, "# HELP cairn_link_rate_bytes_per_second Measured download rate from "
+          "a cluster (or the master) into a cluster, weighted towards recent transfers.\n"
+          "# TYPE cairn_link_rate_bytes_per_second gauge\n");
+  size_t i;
+  json_t *r;
+  json_array_foreach(rates, i, r) {
+    appendf(buf, len, cap, "cairn_link_rate_bytes_per_second{from=\"%s\",to=\"%s\"} %lld\n",
+            json_string_value(json_object_get(r, "from")),
+            json_string_value(json_object_get(r, "to")),
+            (long long)json_integer_value(json_object_get(r, "bytes_per_second")));
+  }
+  json_decref(rates);
 }

@@ -361,6 +361,8 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   cairn_hmap_init(&c->vol_by_token);
   cairn_hmap_init(&c->leases);
   cairn_hmap_init(&c->files);
+  cairn_hmap_init(&c->rates);
+  snprintf(c->bplan_algo, sizeof c->bplan_algo, "%s", CAIRN__BPLAN_DEFAULT);
   if (snprintf(c->files_dir, sizeof c->files_dir, "%s.files", db_path) >=
       (int)sizeof c->files_dir) {
     cairn_error_set(err, CAIRN_EINVAL, "database path too long");
@@ -442,6 +444,7 @@ void cairn__core_close(cairn_core *c) {
   cairn_hmap_free(&c->leases);
   cairn_hmap_free(&c->files);
   cairn_hmap_free(&c->vol_by_token);
+  cairn__rates_free(c);
   free(c->heap);
   pthread_mutex_destroy(&c->lock);
   pthread_cond_destroy(&c->work_cv);

@@ -19,6 +19,7 @@ static void usage(FILE *f) {
   fputs("usage: cairn-server [--db PATH] [--listen HOST:PORT] [--web DIR]\n"
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
+        "                    [--broadcast-plan ALGO]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -30,7 +31,10 @@ static void usage(FILE *f) {
         "  --threads N          HTTP worker threads (default 16)\n"
         "  --no-fsync           commits survive a crash of the server but not of the machine\n"
         "  --ataf-family F      accountable indices of a new database: phi1, phi3 or\n"
-        "                       phisharp (default); fixed for the database's life\n",
+        "                       phisharp (default); fixed for the database's life\n"
+        "  --broadcast-plan A   planner of broadcast inputs: ECEF-LA (default), ECEF,\n"
+        "                       ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,\n"
+        "                       bounded-degree, or online (no plan)\n",
         f);
 }
 
@@ -42,6 +46,7 @@ int main(int argc, char **argv) {
     {"threads", required_argument, NULL, 't'},  {"no-fsync", no_argument, NULL, 'n'},
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
     {"ataf-family", required_argument, NULL, 'f'},
+    {"broadcast-plan", required_argument, NULL, 'b'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -59,6 +64,7 @@ int main(int argc, char **argv) {
     case 'n': cfg.durable = 0; break;
     case 'v': cfg.log_level = optarg; break;
     case 'f': cfg.ataf_family = optarg; break;
+    case 'b': cfg.broadcast_plan = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }

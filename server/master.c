@@ -130,7 +130,8 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, char *errbuf, 
     goto fail;
   cairn_error err = {0};
   m->core = cairn__core_open(m->db_path, cfg->durable, cfg->ataf_family, &err);
-  if (!m->core) {
+  if (!m->core ||
+      (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, &err))) {
     snprintf(errbuf, errlen, "%s", err.text);
     goto fail;
   }

@@ -40,6 +40,9 @@ typedef struct cairn_master_config {
   const char *log_level;        /* error|warn|info|debug; default warn */
   const char *ataf_family;      /* accountable indices of a new database: phi1, phi3 or
                                    phisharp (default); fixed once the database exists */
+  const char *broadcast_plan;   /* planner of broadcast inputs: ECEF-LA (default), ECEF,
+                                   ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,
+                                   bounded-degree, or online (no plan) */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);

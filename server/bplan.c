@@ -1,0 +1,400 @@
+/* bplan.c — the broadcast plan of a file over the clusters present, and the
+ * measured transfer rates it is costed with.
+ *
+ * Rates. Workers report each download they made (file, source, bytes, ms;
+ * docs/protocol.md "Data distribution"). The master keys a sample by
+ * (source cluster, receiving cluster), the master being the cluster "" (a
+ * worker's cluster is never empty), and keeps an exponentially weighted mean
+ * (weight 1/2 for the newest) in bytes per second. A pair never measured is
+ * estimated from its class: the mean of the measured local pairs (i → i),
+ * of the master's pairs, or of the other inter-cluster pairs; with nothing
+ * measured the defaults are 1 Gbit/s inside a cluster and 100 Mbit/s
+ * between clusters and from the master. Lookups are O(1) (a hash map keyed
+ * by the pair and running sums per class).
+ *
+ * Plans. cairn__bplan_build runs one planner of common/plan.h on an instance
+ * made of the master as cluster 0 (one node, the source) and every cluster
+ * present with its number of workers:
+ *   lcf             1/C model (seed 000 §3): a local copy takes 1 unit =
+ *                   size / (median local rate); C = round(size / mean
+ *                   inter-cluster rate / unit), at least 1.
+ *   bounded-degree  the same with degree 1 per cluster (seed 000 §5.1): one
+ *                   inter-cluster copy in or out of a cluster at a time, as
+ *                   over one shared uplink.
+ *   flat, FEF, ECEF, ECEF-LA, ECEF-LAt, ECEF-LAT, BottomUp
+ *                   grid model (seed 002 §3–5) in seconds: g_ij = size /
+ *                   rate(i → j) for every pair, L_ij = 0 (latency is part of
+ *                   the measured rate), T_i = ceil(log2 n_i) · size /
+ *                   rate(i → i) (binomial doubling inside the cluster).
+ * The plan keeps, per cluster, only what the master needs to execute it
+ * online: the cluster it receives its first copy from, the planned start of
+ * that copy (seconds from the start of the broadcast) and its rank among its
+ * sender's receivers; per sender, how many inter-cluster copies the plan has
+ * it send at once (the largest overlap of its sends). Inside a cluster the
+ * file spreads from holder to holder; the plan does not fix who.
+ *
+ * Cost: building is the planner's cost (lcf O(k log k + N), the ECEF family
+ * O(k² log k), k clusters, N workers) plus O(k²) rate lookups for the grid
+ * model. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/plan.h"
+#include "server/core.h"
+
+#define DEFAULT_LOCAL_BPS 125e6 /* 1 Gbit/s */
+#define DEFAULT_INTER_BPS 12.5e6 /* 100 Mbit/s */
+#define MIN_SAMPLE_BYTES 65536
+
+struct mrate {
+  char *src, *dst;
+  int cls; /* RATE_LOCAL, RATE_MASTER or RATE_INTER */
+  double bps;
+  int64_t samples;
+};
+
+enum { RATE_LOCAL, RATE_MASTER, RATE_INTER };
+
+static const char *const algorithms[] = {"online", "lcf", "bounded-degree", "flat", "FEF",
+                                         "ECEF", "ECEF-LA", "ECEF-LAt", "ECEF-LAT", "BottomUp",
+                                         NULL};
+
+const char *cairn__bplan_algorithm(const char *name) {
+  for (size_t i = 0; algorithms[i]; i++)
+    if (strcmp(algorithms[i], name) == 0)
+      return algorithms[i];
+  return NULL;
+}
+
+const char *cairn__bplan_algorithms(void) {
+  return "online, lcf, bounded-degree, flat, FEF, ECEF, ECEF-LA, ECEF-LAt, ECEF-LAT, BottomUp";
+}
+
+/* FNV-1a over "src\0dst", never 0 (reserved by the map). */
+static uint64_t pair_key(const char *src, const char *dst) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char *p = src; *p; p++)
+    h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+  h = (h ^ 0xffu) * 1099511628211ULL;
+  for (const char *p = dst; *p; p++)
+    h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+  return h ? h : 1;
+}
+
+static int rate_class(const char *src, const char *dst) {
+  if (!*src)
+    return RATE_MASTER;
+  return strcmp(src, dst) == 0 ? RATE_LOCAL : RATE_INTER;
+}
+
+static mrate *rate_find(const cairn_core *c, const char *src, const char *dst) {
+  mrate *r = cairn_hmap_get(&c->rates, pair_key(src, dst));
+  return r && strcmp(r->src, src) == 0 && strcmp(r->dst, dst) == 0 ? r : NULL;
+}
+
+void cairn__rates_free(cairn_core *c) {
+  for (size_t i = 0; i < c->rates.cap; i++) {
+    mrate *r = c->rates.keys && c->rates.keys[i] ? c->rates.vals[i] : NULL;
+    if (r) {
+      free(r->src);
+      free(r->dst);
+      free(r);
+    }
+  }
+  cairn_hmap_free(&c->rates);
+}
+
+void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t bytes,
+                        int64_t ms) {
+  if (bytes < MIN_SAMPLE_BYTES || ms <= 0 || !dst || !*dst)
+    return; /* small files measure latency more than rate */
+  double bps = (double)bytes * 1000.0 / (double)ms;
+  uint64_t key = pair_key(src, dst);
+  mrate *r = cairn_hmap_get(&c->rates, key);
+  if (r && (strcmp(r->src, src) != 0 || strcmp(r->dst, dst) != 0))
+    return; /* a 64-bit hash collision: keep the first pair */
+  if (!r) {
+    r = calloc(1, sizeof *r);
+    if (!r || !(r->src = cairn__strdup(src)) || !(r->dst = cairn__strdup(dst)) ||
+        cairn_hmap_put(&c->rates, key, r)) {
+      if (r) {
+        free(r->src);
+        free(r->dst);
+      }
+      free(r);
+      return;
+    }
+    r->cls = rate_class(src, dst);
+    r->bps = bps;
+    c->rate_sum[r->cls] += bps;
+    c->rate_n[r->cls]++;
+  } else {
+    double nb = 0.5 * r->bps + 0.5 * bps;
+    c->rate_sum[r->cls] += nb - r->bps;
+    r->bps = nb;
+  }
+  r->samples++;
+}
+
+double cairn__rate_get(const cairn_core *c, const char *src, const char *dst) {
+  const mrate *r = rate_find(c, src, dst);
+  if (r)
+    return r->bps;
+  int cls = rate_class(src, dst);
+  if (c->rate_n[cls])
+    return c->rate_sum[cls] / (double)c->rate_n[cls];
+  if (cls == RATE_LOCAL)
+    return DEFAULT_LOCAL_BPS;
+  /* the master's and other clusters' links: whichever is known */
+  int other = cls == RATE_MASTER ? RATE_INTER : RATE_MASTER;
+  if (c->rate_n[other])
+    return c->rate_sum[other] / (double)c->rate_n[other];
+  return DEFAULT_INTER_BPS;
+}
+
+json_t *cairn__rates_json(const cairn_core *c) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < c->rates.cap; i++) {
+    const mrate *r = c->rates.keys && c->rates.keys[i] ? c->rates.vals[i] : NULL;
+    if (r)
+      json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:I}", "from", *r->src ? r->src : "master",
+                                         "to", r->dst, "bytes_per_second", (json_int_t)r->bps,
+                                         "samples", (json_int_t)r->samples));
+  }
+  return a;
+}
+
+void cairn__bplan_free(mplan *p) {
+  if (!p)
+    return;
+  for (size_t i = 0; i < p->k; i++)
+    free(p->label[i]);
+  free(p->label);
+  free(p->parent);
+  free(p->at);
+  free(p->rank);
+  free(p->conc);
+  free(p->want);
+  free(p);
+}
+
+int cairn__bplan_find(const mplan *p, const char *label) {
+  size_t lo = 1, hi = p->k; /* labels 1..k-1 are sorted */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int d = strcmp(p->label[mid], label);
+    if (d == 0)
+      return (int)mid;
+    if (d < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return *label ? -1 : 0;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct send_iv {
+  double start, end;
+} send_iv;
+
+static int cmp_iv(const void *a, const void *b) {
+  const send_iv *x = a, *y = b;
+  return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Fills parent/at/rank/conc from schedule s (times scaled by unit). */
+static int extract(mplan *p, const cairn_plan_schedule *s, double unit) {
+  size_t k = p->k;
+  send_iv *iv = malloc((s->n + 1) * sizeof *iv);
+  size_t *from = malloc((s->n + 1) * sizeof *from);
+  if (!iv || !from) {
+    free(iv);
+    free(from);
+    return -1;
+  }
+  size_t n = 0;
+  for (size_t t = 0; t < s->n; t++) {
+    const cairn_plan_transfer *x = &s->t[t];
+    for (size_t r = 0; r < x->to_len; r++) {
+      int64_t dst = s->to[x->to_off + r].id;
+      if (dst == x->from.id || dst < 0 || (size_t)dst >= k || x->from.id < 0 ||
+          (size_t)x->from.id >= k)
+        continue; /* local copies and internal broadcasts */
+      if (p->parent[dst] < 0 && dst != 0) {
+        p->parent[dst] = x->from.id;
+        p->at[dst] = x->start * unit;
+      }
+      iv[n] = (send_iv){x->start, x->end};
+      from[n++] = (size_t)x->from.id;
+    }
+  }
+  /* rank among the sender's receivers, by planned start then index */
+  for (size_t i = 1; i < k; i++) {
+    int r = 0;
+    for (size_t j = 1; j < k; j++)
+      if (j != i && p->parent[j] == p->parent[i] &&
+          (p->at[j] < p->at[i] || (p->at[j] == p->at[i] && j < i)))
+        r++;
+    p->rank[i] = r;
+  }
+  /* the largest number of overlapping sends of each sender */
+  send_iv *mine = malloc((n + 1) * sizeof *mine);
+  if (!mine) {
+    free(iv);
+    free(from);
+    return -1;
+  }
+  for (size_t c = 0; c < k; c++) {
+    size_t m = 0;
+    for (size_t t = 0; t < n; t++)
+      if (from[t] == c)
+        mine[m++] = iv[t];
+    qsort(mine, m, sizeof *mine, cmp_iv);
+    int best = 1;
+    for (size_t a = 0; a < m; a++) {
+      int over = 1;
+      for (size_t b = 0; b < a; b++)
+        over += mine[b].end > mine[a].start;
+      if (over > best)
+        best = over;
+    }
+    p->conc[c] = best;
+  }
+  free(mine);
+  free(iv);
+  free(from);
+  return 0;
+}
+
+mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
+                          char *const *labels, const int64_t *counts, size_t m,
+                          cairn_error *err) {
+  size_t k = m + 1;
+  mplan *p = calloc(1, sizeof *p);
+  if (!p)
+    goto oom;
+  p->k = k;
+  p->label = calloc(k, sizeof *p->label);
+  p->parent = malloc(k * sizeof *p->parent);
+  p->at = calloc(k, sizeof *p->at);
+  p->rank = calloc(k, sizeof *p->rank);
+  p->conc = calloc(k, sizeof *p->conc);
+  p->want = calloc(k, sizeof *p->want);
+  if (!p->label || !p->parent || !p->at || !p->rank || !p->conc || !p->want)
+    goto oom;
+  snprintf(p->algorithm, sizeof p->algorithm, "%s", algo);
+  for (size_t i = 0; i < k; i++) {
+    p->parent[i] = -1;
+    if (!(p->label[i] = cairn__strdup(i ? labels[i - 1] : "")))
+      goto oom;
+  }
+  double sz = (double)(size > 0 ? size : 1);
+  cairn_plan_instance in = {0};
+  cairn_plan_schedule s;
+  double unit = 1.0;
+  int64_t *sizes = NULL, *degree = NULL;
+  double *L = NULL, *g = NULL, *T = NULL;
+  int grid = strcmp(algo, "lcf") != 0 && strcmp(algo, "bounded-degree") != 0;
+  if (!grid) {
+    double *loc = malloc(k * sizeof *loc);
+    sizes = malloc(k * sizeof *sizes);
+    degree = malloc(k * sizeof *degree);
+    if (!loc || !sizes || !degree) {
+      free(loc);
+      free(sizes);
+      free(degree);
+      goto oom;
+    }
+    for (size_t i = 1; i < k; i++)
+      loc[i - 1] = sz / cairn__rate_get(c, labels[i - 1], labels[i - 1]);
+    qsort(loc, m, sizeof *loc, cmp_dbl);
+    unit = m ? loc[m / 2] : 1.0;
+    free(loc);
+    if (unit <= 0)
+      unit = 1e-6;
+    double inter = sz / cairn__rate_get(c, "", m ? labels[0] : "");
+    long long C = llround(inter / unit);
+    in.model = CAIRN_PLAN_1C;
+    in.cl.C = C < 1 ? 1 : C;
+    in.cl.k = k;
+    sizes[0] = 1;
+    degree[0] = 1;
+    for (size_t i = 1; i < k; i++) {
+      sizes[i] = counts[i - 1] > 0 ? counts[i - 1] : 1;
+      degree[i] = 1;
+    }
+    in.cl.size = sizes;
+    in.cl.degree = strcmp(algo, "bounded-degree") == 0 ? degree : NULL;
+    in.cl.source = 0;
+  } else {
+    L = calloc(k * k, sizeof *L);
+    g = calloc(k * k, sizeof *g);
+    T = calloc(k, sizeof *T);
+    if (!L || !g || !T) {
+      free(L);
+      free(g);
+      free(T);
+      goto oom;
+    }
+    for (size_t i = 0; i < k; i++) {
+      for (size_t j = 0; j < k; j++)
+        if (i != j)
+          g[i * k + j] = sz / cairn__rate_get(c, p->label[i], p->label[j]);
+      int64_t n = i ? counts[i - 1] : 1;
+      if (n > 1)
+        T[i] = ceil(log2((double)n)) * sz / cairn__rate_get(c, p->label[i], p->label[i]);
+    }
+    in.model = CAIRN_PLAN_GRID;
+    in.grid.k = k;
+    in.grid.root = 0;
+    in.grid.L = L;
+    in.grid.g = g;
+    in.grid.T = T;
+  }
+  cairn_status st = cairn_plan_run(&in, algo, &s, err);
+  if (st == CAIRN_OK) {
+    p->predicted = s.makespan * unit;
+    p->lower_bound = s.lower_bound * unit;
+    p->unit = unit;
+    p->C = grid ? 0 : in.cl.C;
+    if (extract(p, &s, unit))
+      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  }
+  cairn_plan_schedule_free(&s);
+  free(sizes);
+  free(degree);
+  free(L);
+  free(g);
+  free(T);
+  if (st != CAIRN_OK) {
+    cairn__bplan_free(p);
+    return NULL;
+  }
+  for (size_t i = 1; i < k; i++)
+    if (p->parent[i] < 0)
+      p->parent[i] = 0; /* not reached by the plan (cannot happen for a broadcast) */
+  return p;
+oom:
+  cairn__bplan_free(p);
+  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  return NULL;
+}
+
+json_t *cairn__bplan_json(const mplan *p, size_t max_clusters) {
+  json_t *order = json_array();
+  for (size_t i = 1; i < p->k && i <= max_clusters; i++)
+    json_array_append_new(order, json_pack("{s:s, s:s, s:f}", "cluster", p->label[i], "from",
+                                           p->parent[i] > 0 ? p->label[p->parent[i]] : "master",
+                                           "at_s", p->at[i]));
+  return json_pack("{s:s, s:i, s:f, s:f, s:o}", "algorithm", p->algorithm, "clusters",
+                   (int)(p->k - 1), "predicted_s", p->predicted, "lower_bound_s", p->lower_bound,
+                   "clusters_order", order);
+}
