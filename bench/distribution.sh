@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # distribution.sh BIN [--clusters C] [--workers W] [--size-mib S]
 #                     [--fast-mbit F] [--slow-mbit L] [--master-mbit M]
+#                     [--plans A,B,...] [--repeat R]
 # Broadcast-input distribution over real, rate-shaped links: a master and
 # C clusters of W workers, each in its own network namespace. Every worker
 # runs one task that needs the same S MiB input; the makespan (from the job's
-# submission until every worker holds the verified file) is measured twice:
-# "planned" (the input marked "broadcast": workers relay it, cluster first)
-# and "master-serves-all" (the same job without "broadcast"), and compared
-# with the 1/C model's LCF plan and lower bound (cairn plan). Environment
-# variables CAIRN_DIST_CLUSTERS, CAIRN_DIST_WORKERS, CAIRN_DIST_SIZE_MIB,
-# CAIRN_DIST_FAST_MBIT, CAIRN_DIST_SLOW_MBIT, CAIRN_DIST_MASTER_MBIT set the
-# same options. Needs root (network namespaces, veth, bridges, tc tbf);
-# without them it says so in one line and exits 0.
+# submission until every worker holds the verified file) is measured with
+# the input marked "broadcast" under each planner of --plans (the master's
+# --broadcast-plan), and once without "broadcast" (master-serves-all), each
+# R times (medians reported), and compared with each plan's own prediction
+# and lower bound and with the 1/C model of the topology (cairn plan).
+# Environment variables CAIRN_DIST_CLUSTERS, CAIRN_DIST_WORKERS,
+# CAIRN_DIST_SIZE_MIB, CAIRN_DIST_FAST_MBIT, CAIRN_DIST_SLOW_MBIT,
+# CAIRN_DIST_MASTER_MBIT, CAIRN_DIST_PLANS, CAIRN_DIST_REPEAT set the same
+# options. Needs root (network namespaces, veth, bridges, tc tbf); without
+# them it says so in one line and exits 0.
 set -eu
 
 BIN=build-release/bin
@@ -25,6 +28,8 @@ SIZE_MIB=${CAIRN_DIST_SIZE_MIB:-64}
 FAST_MBIT=${CAIRN_DIST_FAST_MBIT:-1000}
 SLOW_MBIT=${CAIRN_DIST_SLOW_MBIT:-100}
 MASTER_MBIT=${CAIRN_DIST_MASTER_MBIT:-$SLOW_MBIT}
+PLANS=${CAIRN_DIST_PLANS:-lcf,bounded-degree,ECEF,ECEF-LA,ECEF-LAt,ECEF-LAT,online}
+REPEAT=${CAIRN_DIST_REPEAT:-1}
 while [ $# -gt 0 ]; do
   case "$1" in
     --clusters) CLUSTERS=$2; shift 2 ;;
@@ -33,11 +38,13 @@ while [ $# -gt 0 ]; do
     --fast-mbit) FAST_MBIT=$2; shift 2 ;;
     --slow-mbit) SLOW_MBIT=$2; shift 2 ;;
     --master-mbit) MASTER_MBIT=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --plans) PLANS=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "distribution: unknown option $1" >&2; exit 2 ;;
   esac
 done
-for v in CLUSTERS WORKERS SIZE_MIB FAST_MBIT SLOW_MBIT MASTER_MBIT; do
+for v in CLUSTERS WORKERS SIZE_MIB FAST_MBIT SLOW_MBIT MASTER_MBIT REPEAT; do
   case "${!v}" in
     ''|*[!0-9]*|0*) echo "distribution: $v must be a positive integer" >&2; exit 2 ;;
   esac
@@ -46,6 +53,13 @@ if [ "$CLUSTERS" -gt 250 ] || [ "$WORKERS" -gt 200 ]; then
   echo "distribution: at most 250 clusters of 200 workers" >&2
   exit 2
 fi
+IFS=, read -r -a PLAN_LIST <<<"$PLANS"
+for a in "${PLAN_LIST[@]}"; do
+  case "$a" in
+    online|lcf|bounded-degree|flat|FEF|ECEF|ECEF-LA|ECEF-LAt|ECEF-LAT|BottomUp) ;;
+    *) echo "distribution: unknown planner \"$a\" in --plans" >&2; exit 2 ;;
+  esac
+done
 BIN=$(cd "$BIN" && pwd)
 for b in cairn-server cairn-worker cairn; do
   [ -x "$BIN/$b" ] || { echo "distribution: $BIN/$b missing (build first)" >&2; exit 1; }
@@ -197,13 +211,14 @@ UP_U=$(jq .makespan "$WORK/plan-uplink.json")
 UPLB_U=$(jq .lower_bound "$WORK/plan-uplink.json")
 
 # ---- one run ---------------------------------------------------------------
-# run NAME BROADCAST: a fresh master and fresh workers; sets MAKESPAN,
-# BYTES_MASTER, BYTES_PEER, SECONDS_TO_ALL; per-worker times in $WORK/NAME.times.
+# run NAME BROADCAST PLANNER: a fresh master and fresh workers; sets
+# MAKESPAN, BYTES_MASTER, BYTES_PEER, SECONDS_TO_ALL, PLAN_PRED, PLAN_LB;
+# per-worker times in $WORK/NAME/times.
 run() {
   local name=$1 bcast=$2 d=$WORK/$1 spid pid i j t0 deadline now held state bad
   mkdir -p "$d/held"
   ip netns exec "$P-m" "$BIN/cairn-server" --db "$d/cairn.db" --listen "$MASTER_IP:$PORT" \
-    --no-fsync >"$d/server.out" 2>"$d/server.err" &
+    --no-fsync --broadcast-plan "$3" >"$d/server.out" 2>"$d/server.err" &
   spid=$!
   PIDS+=("$spid")
   for _ in $(seq 1 100); do
@@ -265,6 +280,8 @@ run() {
     sleep 0.25
   done
   SECONDS_TO_ALL=$(jq -r '(.broadcast_files // [])[0].seconds_to_all // "n/a"' <<<"$state")
+  PLAN_PRED=$(jq -r '(.broadcast_files // [])[0].plan.predicted_s // "n/a" | if type == "number" then (. * 100 | round / 100) else . end' <<<"$state")
+  PLAN_LB=$(jq -r '(.broadcast_files // [])[0].plan.lower_bound_s // "n/a" | if type == "number" then (. * 100 | round / 100) else . end' <<<"$state")
   touch "$d/release"
   if ! ip netns exec "$P-m" "$BIN/cairn" wait "$JOB" --server "$URL" --timeout 120 >/dev/null; then
     echo "distribution: FAILED: $name: job $JOB did not finish"
@@ -292,25 +309,50 @@ per_cluster() {
   done
 }
 
-echo "distribution: $CLUSTERS clusters x $WORKERS workers, ${SIZE_MIB} MiB; links: workers ${FAST_MBIT} Mbit/s, cluster uplinks ${SLOW_MBIT} Mbit/s, master ${MASTER_MBIT} Mbit/s"
-run planned true
-P_MS=$MAKESPAN P_BM=$BYTES_MASTER P_BP=$BYTES_PEER P_STA=$SECONDS_TO_ALL
-echo "distribution: planned: makespan ${P_MS} s (master: seconds_to_all ${P_STA}); bytes served: master $P_BM, peers $P_BP"
-echo "distribution: planned: seconds until each worker held the file, by cluster:$(per_cluster planned)"
-run master-all false
-A_MS=$MAKESPAN A_BM=$BYTES_MASTER A_BP=$BYTES_PEER
-echo "distribution: master-serves-all: makespan ${A_MS} s; bytes served: master $A_BM, peers $A_BP"
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-SPEEDUP=$(awk -v a="$A_MS" -v p="$P_MS" 'BEGIN { printf "%.2f", a / p }')
+echo "distribution: $CLUSTERS clusters x $WORKERS workers, ${SIZE_MIB} MiB; links: workers ${FAST_MBIT} Mbit/s, cluster uplinks ${SLOW_MBIT} Mbit/s, master ${MASTER_MBIT} Mbit/s; runs per configuration: $REPEAT"
 LCF_S=$(secs "$LCF_U")
 LB_S=$(secs "$LB_U")
 UP_S=$(secs "$UP_U")
 UPLB_S=$(secs "$UPLB_U")
 echo "distribution: model 1/C (unit ${UNIT_S} s = one local copy, C=$CMOD): lcf ${LCF_U} units = ${LCF_S} s, lower bound ${LB_U} units = ${LB_S} s"
 echo "distribution: model 1/C, one inter-cluster copy per uplink (degree 1): bounded-degree ${UP_U} units = ${UP_S} s, lower bound ${UPLB_U} units = ${UPLB_S} s"
-RATIO_LB=$(awk -v p="$P_MS" -v b="$LB_S" 'BEGIN { printf "%.2f", p / b }')
-RATIO_UPLB=$(awk -v p="$P_MS" -v b="$UPLB_S" 'BEGIN { printf "%.2f", p / b }')
+ALL=""
+for r in $(seq 1 "$REPEAT"); do
+  run "master-all-$r" false online
+  ALL="$ALL $MAKESPAN"
+  echo "distribution: master-serves-all (run $r): makespan ${MAKESPAN} s; bytes served: master $BYTES_MASTER, peers $BYTES_PEER"
+done
+A_MS=$(median <<<"$ALL")
+SUMMARY="master_all_s=$A_MS"
+BEST="" BEST_MS="" BEST_ECEF="" BEST_ECEF_MS=""
+for a in "${PLAN_LIST[@]}"; do
+  MS=""
+  for r in $(seq 1 "$REPEAT"); do
+    run "$a-$r" true "$a"
+    MS="$MS $MAKESPAN"
+    echo "distribution: $a (run $r): makespan ${MAKESPAN} s (master: seconds_to_all ${SECONDS_TO_ALL}); bytes served: master $BYTES_MASTER, peers $BYTES_PEER; the master's plan: predicted ${PLAN_PRED} s, lower bound ${PLAN_LB} s"
+    echo "distribution: $a (run $r): seconds until each worker held the file, by cluster:$(per_cluster "$a-$r")"
+  done
+  M=$(median <<<"$MS")
+  SP=$(awk -v a="$A_MS" -v p="$M" 'BEGIN { printf "%.2f", a / p }')
+  echo "distribution: $a: median makespan ${M} s; ${SP}x faster than master-serves-all; $(awk -v p="$M" -v b="$UPLB_S" 'BEGIN { printf "%.2f", p / b }')x the degree-1 lower bound, $(awk -v p="$M" -v b="$LB_S" 'BEGIN { printf "%.2f", p / b }')x the 1/C lower bound"
+  SUMMARY="$SUMMARY ${a}_s=$M"
+  if [ -z "$BEST_MS" ] || awk -v m="$M" -v b="$BEST_MS" 'BEGIN { exit !(m < b) }'; then
+    BEST=$a BEST_MS=$M
+  fi
+  case "$a" in
+    ECEF*) if [ -z "$BEST_ECEF_MS" ] || awk -v m="$M" -v b="$BEST_ECEF_MS" 'BEGIN { exit !(m < b) }'; then
+             BEST_ECEF=$a BEST_ECEF_MS=$M
+           fi ;;
+  esac
+done
+[ -n "$BEST_ECEF" ] && echo "distribution: best ECEF variant: $BEST_ECEF ($BEST_ECEF_MS s)"
+SPEEDUP=$(awk -v a="$A_MS" -v p="$BEST_MS" 'BEGIN { printf "%.2f", a / p }')
+RATIO_LB=$(awk -v p="$BEST_MS" -v b="$LB_S" 'BEGIN { printf "%.2f", p / b }')
+RATIO_UPLB=$(awk -v p="$BEST_MS" -v b="$UPLB_S" 'BEGIN { printf "%.2f", p / b }')
 G1=$(awk -v s="$SPEEDUP" 'BEGIN { print (s >= 3 ? "met" : "NOT met") }')
-G2=$(awk -v r="$RATIO_LB" 'BEGIN { print (r <= 1.3 ? "met" : "NOT met") }')
-echo "distribution: goal planned >= 3x faster than master-serves-all: $G1 (${SPEEDUP}x); goal planned <= 1.3x the lcf lower bound: $G2 (${RATIO_LB}x; ${RATIO_UPLB}x the degree-1 lower bound)"
-echo "distribution: clusters=$CLUSTERS workers=$WORKERS size_mib=$SIZE_MIB planned_s=$P_MS master_all_s=$A_MS speedup=$SPEEDUP model_lcf_s=$LCF_S lower_bound_s=$LB_S uplink_model_s=$UP_S uplink_lower_bound_s=$UPLB_S bytes_master=$P_BM bytes_peer=$P_BP master_all_bytes_master=$A_BM"
+G2=$(awk -v r="$RATIO_UPLB" 'BEGIN { print (r <= 1.3 ? "met" : "NOT met") }')
+echo "distribution: best planner $BEST: goal >= 3x faster than master-serves-all: $G1 (${SPEEDUP}x); goal <= 1.3x the degree-1 lower bound: $G2 (${RATIO_UPLB}x; ${RATIO_LB}x the 1/C lower bound)"
+echo "distribution: clusters=$CLUSTERS workers=$WORKERS size_mib=$SIZE_MIB repeat=$REPEAT $SUMMARY best=$BEST best_s=$BEST_MS speedup=$SPEEDUP model_lcf_s=$LCF_S lower_bound_s=$LB_S uplink_model_s=$UP_S uplink_lower_bound_s=$UPLB_S"

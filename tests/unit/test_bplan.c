@@ -1,0 +1,207 @@
+/* test_bplan.c — the master's broadcast plans (server/bplan.c) on a real core:
+ * measured rates and their estimates, and plans built by LCF, bounded-degree
+ * LCF and the ECEF family reduced to what the master executes (parent
+ * cluster, rank, planned start, sends at once), checked against the
+ * planners of common/plan.h run on the same instance. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/plan.h"
+#include "server/core.h"
+#include "tests/support/harness.h"
+
+#define MIB (1024 * 1024)
+
+static cairn_core *open_core(char *dir, size_t len) {
+  char db[4200];
+  harness_tmpdir(dir, len);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  cairn_error err = {0};
+  cairn_core *c = cairn__core_open(db, 0, NULL, &err);
+  if (!c)
+    fail_msg("cannot open a core: %s", err.text);
+  return c;
+}
+
+static void test_rates_measured_and_estimated(void **state) {
+  (void)state;
+  char dir[4096];
+  cairn_core *c = open_core(dir, sizeof dir);
+  /* defaults: 1 Gbit/s inside a cluster, 100 Mbit/s otherwise */
+  assert_true(fabs(cairn__rate_get(c, "a", "a") - 125e6) < 1);
+  assert_true(fabs(cairn__rate_get(c, "", "a") - 12.5e6) < 1);
+  assert_true(fabs(cairn__rate_get(c, "a", "b") - 12.5e6) < 1);
+  /* a sample sets the pair; the next one moves it half way */
+  cairn__rate_sample(c, "", "a", 8 * MIB, 1000);
+  assert_true(fabs(cairn__rate_get(c, "", "a") - 8.0 * MIB) < 1);
+  cairn__rate_sample(c, "", "a", 4 * MIB, 1000);
+  assert_true(fabs(cairn__rate_get(c, "", "a") - 6.0 * MIB) < 1);
+  /* unmeasured pairs take their class's mean; inter-cluster pairs borrow
+   * the master's while none of theirs is measured */
+  assert_true(fabs(cairn__rate_get(c, "", "b") - 6.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c, "a", "b") - 6.0 * MIB) < 1);
+  cairn__rate_sample(c, "a", "b", 2 * MIB, 1000);
+  assert_true(fabs(cairn__rate_get(c, "c", "d") - 2.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c, "b", "b") - 125e6) < 1);
+  cairn__rate_sample(c, "b", "b", 100 * MIB, 1000);
+  assert_true(fabs(cairn__rate_get(c, "a", "a") - 100.0 * MIB) < 1);
+  /* small downloads and empty measurements are ignored */
+  cairn__rate_sample(c, "x", "y", 1000, 1);
+  cairn__rate_sample(c, "x", "y", 8 * MIB, 0);
+  assert_true(fabs(cairn__rate_get(c, "x", "y") - 2.0 * MIB) < 1);
+  json_t *r = cairn__rates_json(c);
+  assert_int_equal(json_array_size(r), 3);
+  json_decref(r);
+  cairn__core_close(c);
+}
+
+/* Every cluster is reached from the master through parents planned to
+ * start no earlier than their own parent's copy. */
+static void check_tree(const mplan *p) {
+  assert_int_equal(p->parent[0], -1);
+  for (size_t i = 1; i < p->k; i++) {
+    size_t x = i, steps = 0;
+    while (x != 0 && steps++ <= p->k) {
+      assert_true(p->parent[x] >= 0 && (size_t)p->parent[x] < p->k);
+      if (p->parent[x] != 0)
+        assert_true(p->at[x] >= p->at[p->parent[x]]);
+      x = (size_t)p->parent[x];
+    }
+    assert_int_equal(x, 0);
+    assert_true(p->conc[p->parent[i]] >= 1);
+  }
+  assert_true(p->predicted >= p->lower_bound - 1e-9);
+}
+
+static void test_lcf_plan_matches_the_planner(void **state) {
+  (void)state;
+  char dir[4096];
+  cairn_core *c = open_core(dir, sizeof dir);
+  char *labels[] = {"c1", "c2", "c3", "c4"};
+  int64_t counts[] = {4, 4, 4, 4};
+  cairn_error err = {0};
+  /* 64 MiB, default rates: one local copy = 0.537 s, C = 10 (the 4 x 4
+   * instance of docs/distribution.md) */
+  mplan *p = cairn__bplan_build(c, "lcf", 64 * MIB, labels, counts, 4, &err);
+  assert_non_null(p);
+  assert_int_equal(p->k, 5);
+  assert_int_equal(p->C, 10);
+  assert_true(fabs(p->unit - 64.0 * MIB / 125e6) < 1e-9);
+  int64_t sizes[] = {1, 4, 4, 4, 4};
+  cairn_plan_instance in = {.model = CAIRN_PLAN_1C,
+                            .cl = {.C = 10, .k = 5, .size = sizes, .source = 0}};
+  cairn_plan_schedule s;
+  assert_int_equal(cairn_plan_run(&in, "lcf", &s, &err), CAIRN_OK);
+  assert_true(fabs(p->predicted - s.makespan * p->unit) < 1e-9);
+  assert_true(fabs(p->lower_bound - s.lower_bound * p->unit) < 1e-9);
+  cairn_plan_schedule_free(&s);
+  check_tree(p);
+  /* the master is a cluster of one: it sends one copy at a time, first to
+   * a cluster at time 0 */
+  assert_int_equal(p->conc[0], 1);
+  int first = 0;
+  for (size_t i = 1; i < p->k; i++)
+    if (p->parent[i] == 0 && p->rank[i] == 0) {
+      first++;
+      assert_true(p->at[i] == 0);
+    }
+  assert_int_equal(first, 1);
+  assert_int_equal(cairn__bplan_find(p, "c3"), 3);
+  assert_int_equal(cairn__bplan_find(p, ""), 0);
+  assert_int_equal(cairn__bplan_find(p, "zz"), -1);
+  cairn__bplan_free(p);
+
+  /* degree 1: no cluster sends two inter-cluster copies at once */
+  p = cairn__bplan_build(c, "bounded-degree", 64 * MIB, labels, counts, 4, &err);
+  assert_non_null(p);
+  check_tree(p);
+  for (size_t i = 0; i < p->k; i++)
+    assert_int_equal(p->conc[i], 1);
+  int64_t deg[] = {1, 1, 1, 1, 1};
+  in.cl.degree = deg;
+  assert_int_equal(cairn_plan_run(&in, "bounded-degree", &s, &err), CAIRN_OK);
+  assert_true(fabs(p->predicted - s.makespan * p->unit) < 1e-9);
+  /* docs/distribution.md: 32 units, lower bound 30 */
+  assert_true(fabs(s.makespan - 32) < 1e-9);
+  assert_true(fabs(s.lower_bound - 30) < 1e-9);
+  cairn_plan_schedule_free(&s);
+  cairn__bplan_free(p);
+  cairn__core_close(c);
+}
+
+static void test_ecef_plans_use_measured_rates(void **state) {
+  (void)state;
+  char dir[4096];
+  cairn_core *c = open_core(dir, sizeof dir);
+  char *labels[] = {"a", "b", "c"};
+  int64_t counts[] = {3, 1, 1};
+  cairn_error err = {0};
+  /* default rates, 1 MiB: the master sends to a, then b; a forwards to c
+   * (ties go to the lowest index) */
+  mplan *p = cairn__bplan_build(c, "ECEF-LA", MIB, labels, counts, 3, &err);
+  assert_non_null(p);
+  check_tree(p);
+  assert_int_equal(p->parent[1], 0);
+  assert_int_equal(p->parent[2], 0);
+  assert_int_equal(p->parent[3], 1);
+  assert_int_equal(p->rank[1], 0);
+  assert_int_equal(p->rank[2], 1);
+  assert_int_equal(p->conc[0], 1);
+  double g = MIB / 12.5e6;
+  assert_true(fabs(p->at[2] - g) < 1e-9 && fabs(p->at[3] - g) < 1e-9);
+  /* a's internal broadcast (2 doublings) starts after its send to c */
+  assert_true(fabs(p->predicted - (2 * g + 2 * MIB / 125e6)) < 1e-9);
+  json_t *j = cairn__bplan_json(p, 64);
+  assert_string_equal(json_string_value(json_object_get(j, "algorithm")), "ECEF-LA");
+  assert_int_equal(json_array_size(json_object_get(j, "clusters_order")), 3);
+  json_decref(j);
+  cairn__bplan_free(p);
+  /* a measured slow link from the master to a and fast links from the
+   * master to b: ECEF sends to b first, and b forwards */
+  for (int i = 0; i < 3; i++) {
+    cairn__rate_sample(c, "", "a", MIB, 2000);
+    cairn__rate_sample(c, "", "b", 100 * MIB, 1000);
+    cairn__rate_sample(c, "", "c", MIB, 2000);
+    cairn__rate_sample(c, "b", "a", 100 * MIB, 1000);
+    cairn__rate_sample(c, "b", "c", 100 * MIB, 1000);
+    cairn__rate_sample(c, "a", "c", MIB, 2000);
+  }
+  p = cairn__bplan_build(c, "ECEF", MIB, labels, counts, 3, &err);
+  assert_non_null(p);
+  check_tree(p);
+  assert_int_equal(p->parent[2], 0);
+  assert_int_equal(p->rank[2], 0);
+  assert_int_equal(p->parent[1], 2);
+  assert_int_equal(p->parent[3], 2);
+  cairn__bplan_free(p);
+  /* every ECEF variant and the other grid heuristics build a plan */
+  const char *algos[] = {"flat", "FEF", "ECEF-LAt", "ECEF-LAT", "BottomUp"};
+  for (size_t i = 0; i < 5; i++) {
+    p = cairn__bplan_build(c, algos[i], MIB, labels, counts, 3, &err);
+    assert_non_null(p);
+    check_tree(p);
+    cairn__bplan_free(p);
+  }
+  assert_null(cairn__bplan_algorithm("ecef"));
+  assert_string_equal(cairn__bplan_algorithm("online"), "online");
+  assert_int_equal(cairn__core_set_bplan(c, "nope", &err), CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "ECEF-LA"));
+  cairn__core_close(c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_rates_measured_and_estimated),
+    cmocka_unit_test(test_lcf_plan_matches_the_planner),
+    cmocka_unit_test(test_ecef_plans_use_measured_rates),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
