@@ -324,8 +324,10 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     fail(rs, &err);
   else if (!work) {
     rs->status = 204;
-    if (v->waiting_copy)
+    if (v->waiting_copy) {
       rs->retry_after = 1; /* a holder appears in its cluster within moments */
+      rs->retry_after_ms = cairn__core_copy_retry_ms(m->core);
+    }
   }
   else
     set_json(rs, 200, work);

@@ -901,6 +901,15 @@ out:
 
 /* ---- distribution reports ---- */
 
+int cairn__core_copy_retry_ms(cairn_core *c) {
+  pthread_mutex_lock(&c->lock);
+  size_t n = c->nvols;
+  pthread_mutex_unlock(&c->lock);
+  /* waiting workers poll at most about 2,000 times a second in all */
+  size_t ms = n / 2;
+  return ms < 250 ? 250 : ms > 1000 ? 1000 : (int)ms;
+}
+
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err) {
   const char *name = cairn__bplan_algorithm(algo);
   if (!name)

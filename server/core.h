@@ -224,6 +224,10 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
 /* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL
  * naming the choices when unknown. */
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err);
+/* How soon a worker waiting for a copy should ask again, in ms: 250 to
+ * 1,000, so that all the volunteers polling at once make at most about
+ * 2,000 requests a second. */
+int cairn__core_copy_retry_ms(cairn_core *c);
 /* Stops the commit thread after the last batch and closes the store. */
 void cairn__core_close(cairn_core *c);
 

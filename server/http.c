@@ -60,6 +60,11 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cair
     snprintf(ra, sizeof ra, "%d", rs->retry_after);
     MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
   }
+  if (rs->retry_after_ms > 0) {
+    char ra[16];
+    snprintf(ra, sizeof ra, "%d", rs->retry_after_ms);
+    MHD_add_response_header(r, "Cairn-Retry-After-Ms", ra);
+  }
   enum MHD_Result ret = MHD_queue_response(c, (unsigned)rs->status, r);
   MHD_destroy_response(r);
   cairn__api_count(m, route, rs->status);

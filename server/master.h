@@ -50,6 +50,7 @@ typedef struct cairn__resp {
   const char *ctype;
   int fd;                    /* >= 0: send this file (size fd_size) instead of body */
   int retry_after;           /* > 0: a Retry-After header, in seconds */
+  int retry_after_ms;        /* > 0: also Cairn-Retry-After-Ms (finer, for Cairn workers) */
   uint64_t fd_size;
 } cairn__resp;
 

@@ -327,7 +327,8 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   } else if (status == 204) {
     *warned = 0;
     /* the master may say when work is likely (a copy of an input is landing) */
-    *retry_ms = resp.retry_after >= 0 ? resp.retry_after * 1000 : -1;
+    *retry_ms = resp.retry_after_ms >= 0 ? resp.retry_after_ms
+                : resp.retry_after >= 0 ? resp.retry_after * 1000 : -1;
   }
   else {
     cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);

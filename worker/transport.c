@@ -134,20 +134,31 @@ static size_t write_buf(char *p, size_t size, size_t nmemb, void *ud) {
   return size * nmemb;
 }
 
-/* Picks "Retry-After: SECONDS" out of the response headers. */
+/* The value of header line p (n bytes) when it is "NAME: NUMBER", else -1. */
+static long header_number(const char *p, size_t n, const char *name) {
+  size_t len = strlen(name);
+  if (n <= len || strncasecmp(p, name, len) != 0)
+    return -1;
+  char tmp[32];
+  size_t k = n - len < sizeof tmp - 1 ? n - len : sizeof tmp - 1;
+  memcpy(tmp, p + len, k);
+  tmp[k] = '\0';
+  char *end = NULL;
+  long v = strtol(tmp, &end, 10);
+  return end != tmp && v >= 0 ? v : -1;
+}
+
+/* Picks "Retry-After: SECONDS" and "Cairn-Retry-After-Ms: MS" out of the
+ * response headers. */
 static size_t read_header(char *p, size_t size, size_t nmemb, void *ud) {
+  cairn_http_response *resp = ud;
   size_t n = size * nmemb;
-  static const char name[] = "retry-after:";
-  if (n > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
-    char tmp[32];
-    size_t k = n - (sizeof name - 1) < sizeof tmp - 1 ? n - (sizeof name - 1) : sizeof tmp - 1;
-    memcpy(tmp, p + sizeof name - 1, k);
-    tmp[k] = '\0';
-    char *end = NULL;
-    long v = strtol(tmp, &end, 10);
-    if (end != tmp && v >= 0)
-      *(long *)ud = v;
-  }
+  long v = header_number(p, n, "retry-after:");
+  if (v >= 0)
+    resp->retry_after = v;
+  v = header_number(p, n, "cairn-retry-after-ms:");
+  if (v >= 0)
+    resp->retry_after_ms = v;
   return n;
 }
 
@@ -199,6 +210,7 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   sink s = {&resp->body, 0};
   resp->status = 0;
   resp->retry_after = -1;
+  resp->retry_after_ms = -1;
   cairn_buf_init(&resp->body, max_response);
   if (!url)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -220,7 +232,7 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, write_buf);
   curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
   curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, read_header);
-  curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &resp->retry_after);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, resp);
   CURLcode cc = curl_easy_perform(h->curl);
   if (s.overflow)
     rc = cairn_error_set(err, CAIRN_ETOOBIG, "%s %s: response exceeds %zu bytes", method, url,

@@ -16,6 +16,7 @@ typedef struct cairn_http cairn_http;
 typedef struct cairn_http_response {
   long status;       /* HTTP status, 0 if no response arrived */
   long retry_after;  /* seconds from a Retry-After header, -1 without one */
+  long retry_after_ms; /* milliseconds from a Cairn-Retry-After-Ms header, -1 without */
   cairn_buf body;    /* capped at the max given to the request */
 } cairn_http_response;
 
