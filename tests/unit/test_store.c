@@ -1,5 +1,6 @@
 /* test_store.c — the SQLite store on real files in a fresh folder: schema
- * migrations recorded once, WAL mode, rows written in a transaction and read
+ * migrations recorded once, a database of the first schema upgraded in place,
+ * WAL mode, rows written in a transaction and read
  * back through the loaders after a reopen, rollback, the reader connection
  * (outputs, job results, audit trail), and constraint violations reported
  * as CAIRN_EIO with the transaction still recoverable. The schema table and
@@ -90,30 +91,65 @@ static long long sql_int(const char *db, const char *sql) {
   return v;
 }
 
+/* Runs sql on db with sqlite3 directly (read-write, no foreign keys). */
+static void sql_exec(const char *db, const char *sql) {
+  sqlite3 *h = NULL;
+  char *msg = NULL;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    char text[512];
+    snprintf(text, sizeof text, "%s", msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(h);
+    fail_msg("sqlite3: %s", text);
+  }
+  sqlite3_close(h);
+}
+
+/* The text of schema/NAME in the source tree (caller frees). */
+static char *schema_file(const char *name) {
+  const char *src = getenv("CAIRN_SOURCE_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/schema/%s", src && *src ? src : ".", name);
+  FILE *fp = fopen(path, "rb");
+  if (!fp)
+    fail_msg("cannot read %s", path);
+  char *text = calloc(1, 1 << 16);
+  assert_non_null(text);
+  size_t n = fread(text, 1, (1 << 16) - 1, fp);
+  fclose(fp);
+  assert_true(n > 0 && n < (1 << 16) - 1);
+  return text;
+}
+
 static void test_fresh_file_gets_schema_once(void **state) {
   fixture *f = *state;
   cairn_store *s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 1);
+  assert_int_equal(cairn_store_schema_version(s), 2);
   OK(cairn_store_begin(s, E));
   OK(cairn_store_meta_set(s, "ataf_family", "phisharp", E));
   OK(cairn_store_commit(s, E));
   cairn_store_close(s);
 
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 1);
+  assert_int_equal(cairn_store_schema_version(s), 2);
   char v[32];
   assert_int_equal(cairn_store_meta_get(s, "ataf_family", v, sizeof v), 0);
   assert_string_equal(v, "phisharp");
   assert_int_equal(cairn_store_meta_get(s, "nothing", v, sizeof v), -1);
   cairn_store_close(s);
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 1);
+  assert_int_equal(cairn_store_schema_version(s), 2);
   cairn_store_close(s);
 
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 1);
-  assert_int_equal(sql_int(f->db, "SELECT version FROM schema_migrations"), 1);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
+  assert_int_equal(sql_int(f->db, "SELECT MAX(version) FROM schema_migrations"), 2);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations "
-                                  "WHERE name = '0001_init.sql' AND applied > 0"), 1);
+                                  "WHERE version = 1 AND name = '0001_init.sql' AND applied > 0"),
+                   1);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
+                                  "AND name = '0002_file_holders.sql' AND applied > 0"),
+                   1);
 }
 
 static void test_wal_mode(void **state) {
@@ -254,6 +290,66 @@ static int has_text(const rows *w, const char *s) {
     if (strcmp(w->text[i], s) == 0)
       return 1;
   return 0;
+}
+
+/* A database written by a master that knew only 0001 — made here with
+ * sqlite3 from schema/0001_init.sql and the schema_migrations row the
+ * runner records — is upgraded in place when the store opens it: 0002 is
+ * applied once, and what the old master wrote is read back unchanged. */
+static void test_upgrade_from_0001(void **state) {
+  fixture *f = *state;
+  char *init = schema_file("0001_init.sql");
+  sql_exec(f->db, init);
+  free(init);
+  sql_exec(f->db,
+           "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+           "applied INTEGER NOT NULL);"
+           "INSERT INTO schema_migrations VALUES (1, '0001_init.sql', 1700000000);"
+           "INSERT INTO meta VALUES ('ataf_family', 'phi3');"
+           "INSERT INTO volunteers (id, name, cluster, apps, slots, token_hash, peer_url, "
+           "created, banned) VALUES (1, 'old', 'rack-a', '[\"sum\"]', 2, '" HASH1 "', "
+           "'http://127.0.0.1:7001', 1000, 0);"
+           "INSERT INTO files VALUES ('" SHA_F "', 1234, 1002);"
+           "INSERT INTO jobs (id, name, app, policy, replication, quorum, lease_seconds, "
+           "max_attempts, state, created) VALUES (1, 'demo', 'sum', 'fifo', 1, 1, 60, 3, "
+           "'running', 1004);"
+           "INSERT INTO job_files VALUES (1, 0, 'genome.fa', '" SHA_F "', 1);");
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM sqlite_master "
+                                  "WHERE name = 'file_holders'"), 0);
+
+  cairn_store *s = open_store(f);
+  assert_int_equal(cairn_store_schema_version(s), 2);
+  char v[32];
+  assert_int_equal(cairn_store_meta_get(s, "ataf_family", v, sizeof v), 0);
+  assert_string_equal(v, "phi3");
+  rows w = {0};
+  OK(cairn_store_load_volunteers(s, vol_cb, &w, E));
+  assert_int_equal(w.n, 1);
+  assert_string_equal(w.text[0], "old|rack-a|[\"sum\"]|" HASH1);
+  memset(&w, 0, sizeof w);
+  OK(cairn_store_load_files(s, file_cb, &w, E));
+  assert_int_equal(w.n, 1);
+  assert_string_equal(w.text[0], SHA_F);
+  assert_int_equal(w.num[0][0], 1234);
+  memset(&w, 0, sizeof w);
+  OK(cairn_store_load_job_files(s, jf_cb, &w, E));
+  assert_int_equal(w.n, 1);
+  assert_string_equal(w.text[0], "genome.fa|" SHA_F);
+  cairn_store_close(s);
+
+  /* the upgrade is recorded next to the old row, and not run again */
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
+  assert_int_equal(sql_int(f->db, "SELECT applied FROM schema_migrations WHERE version = 1"),
+                   1700000000);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
+                                  "AND name = '0002_file_holders.sql'"), 1);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders"), 0);
+  assert_int_equal(sql_int(f->db, "SELECT peer_url = 'http://127.0.0.1:7001' FROM volunteers"),
+                   1);
+  s = open_store(f);
+  assert_int_equal(cairn_store_schema_version(s), 2);
+  cairn_store_close(s);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
 }
 
 static void test_rows_survive_reopen(void **state) {
@@ -615,6 +711,7 @@ static void test_open_failure_names_the_path(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_fresh_file_gets_schema_once, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_upgrade_from_0001, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wal_mode, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rows_survive_reopen, setup, teardown),
     cmocka_unit_test_setup_teardown(test_loader_stops_when_asked, setup, teardown),
