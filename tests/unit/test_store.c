@@ -335,6 +335,10 @@ static void test_upgrade_from_0001(void **state) {
   OK(cairn_store_load_job_files(s, jf_cb, &w, E));
   assert_int_equal(w.n, 1);
   assert_string_equal(w.text[0], "genome.fa|" SHA_F);
+  /* the new table takes holdings of the old volunteer and file */
+  OK(cairn_store_begin(s, E));
+  OK(cairn_store_holder_insert(s, SHA_F, 1, 2000, E));
+  OK(cairn_store_commit(s, E));
   cairn_store_close(s);
 
   /* the upgrade is recorded next to the old row, and not run again */
@@ -343,7 +347,7 @@ static void test_upgrade_from_0001(void **state) {
                    1700000000);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
                                   "AND name = '0002_file_holders.sql'"), 1);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders"), 0);
+  assert_int_equal(sql_int(f->db, "SELECT since FROM file_holders WHERE volunteer_id = 1"), 2000);
   assert_int_equal(sql_int(f->db, "SELECT peer_url = 'http://127.0.0.1:7001' FROM volunteers"),
                    1);
   s = open_store(f);
@@ -429,6 +433,62 @@ static void test_rows_survive_reopen(void **state) {
   assert_true(has_text(&w, "1:error=1"));
   assert_true(has_text(&w, "2:valid=1"));
   cairn_store_close(s);
+}
+
+static int holder_cb(void *ud, const cairn_store_holder_row *r) {
+  rows *w = ud;
+  snprintf(w->text[w->n], sizeof w->text[0], "%s", r->sha256);
+  w->num[w->n][0] = r->volunteer;
+  w->num[w->n++][1] = r->since;
+  return 0;
+}
+
+/* Holdings: written once (a second report keeps the first since), read
+ * back after a reopen by file then since, forgotten per volunteer, and
+ * refused for a file the store does not have. */
+static void test_holders_recorded_once_and_forgotten(void **state) {
+  fixture *f = *state;
+  cairn_store *s = open_store(f);
+  write_sample(s);
+  OK(cairn_store_begin(s, E));
+  OK(cairn_store_holder_insert(s, SHA_F, 2, 3001, E));
+  OK(cairn_store_holder_insert(s, SHA_F, 1, 3000, E));
+  OK(cairn_store_holder_insert(s, SHA_G, 1, 3002, E));
+  OK(cairn_store_holder_insert(s, SHA_F, 1, 3999, E)); /* again: ignored */
+  OK(cairn_store_commit(s, E));
+  cairn_store_close(s);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders"), 3);
+  assert_int_equal(sql_int(f->db, "SELECT since FROM file_holders WHERE sha256 = '" SHA_F
+                                  "' AND volunteer_id = 1"), 3000);
+
+  s = open_store(f);
+  rows w = {0};
+  OK(cairn_store_load_holders(s, holder_cb, &w, E));
+  assert_int_equal(w.n, 3);
+  assert_string_equal(w.text[0], SHA_G);
+  assert_string_equal(w.text[1], SHA_F);
+  assert_string_equal(w.text[2], SHA_F);
+  int64_t h0[] = {1, 3002}, h1[] = {1, 3000}, h2[] = {2, 3001};
+  assert_memory_equal(w.num[0], h0, sizeof h0);
+  assert_memory_equal(w.num[1], h1, sizeof h1);
+  assert_memory_equal(w.num[2], h2, sizeof h2);
+
+  cairn_error err = {0};
+  OK(cairn_store_begin(s, E));
+  assert_int_equal(cairn_store_holder_insert(s, DG_A, 1, 3003, &err), CAIRN_EIO);
+  assert_non_null(strstr(err.text, "FOREIGN KEY"));
+  cairn_store_rollback(s);
+
+  OK(cairn_store_begin(s, E));
+  OK(cairn_store_holders_forget(s, 1, E));
+  OK(cairn_store_commit(s, E));
+  memset(&w, 0, sizeof w);
+  OK(cairn_store_load_holders(s, holder_cb, &w, E));
+  assert_int_equal(w.n, 1);
+  assert_string_equal(w.text[0], SHA_F);
+  assert_memory_equal(w.num[0], h2, sizeof h2);
+  cairn_store_close(s);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders WHERE volunteer_id = 1"), 0);
 }
 
 static int stop_cb(void *ud, const cairn_store_volunteer_row *r) {
@@ -714,6 +774,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_upgrade_from_0001, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wal_mode, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rows_survive_reopen, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_holders_recorded_once_and_forgotten, setup, teardown),
     cmocka_unit_test_setup_teardown(test_loader_stops_when_asked, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rollback_leaves_nothing, setup, teardown),
     cmocka_unit_test_setup_teardown(test_reader_sees_committed_rows, setup, teardown),
