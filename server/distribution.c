@@ -22,8 +22,8 @@
  * whose peer fails falls back. Transfers count as under way until the
  * receiver reports the file (or returns a result that used it) or
  * TRANSFER_SECONDS pass. Cost per decision: O(holders + transfers) of that
- * file. Holdings live in memory only: after a restart workers re-report
- * them and the master serves the first copies again.
+ * file. Holdings are journaled (J_HOLD, table file_holders) and restored
+ * at start-up, so a restarted master still offers the holders it knew.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +100,7 @@ static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
 
 void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
   mfilerec *f = file_of(c, sha);
-  if (!f)
+  if (!f || vol->banned)
     return;
   for (uint32_t i = 0; i < f->nxfers;)
     if (f->xfers[i].to == vol->id)
@@ -118,6 +118,12 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
     f->capholders = ncap;
   }
   f->holders[f->nholders++] = (mholder){vol->id, cairn__now()};
+  cairn__journal_rec r = {.type = J_HOLD, .a = vol->id, .b = f->holders[f->nholders - 1].since,
+                          .s1 = cairn__strdup(f->sha256)};
+  if (!r.s1 || cairn__journal_add(c, &r)) {
+    free(r.s1);
+    CAIRN_ERR("out of memory journaling that volunteer %lld holds %s", (long long)vol->id, sha);
+  }
 }
 
 static int note_assigned(mfile *jf, int64_t vol, int64_t now) {
@@ -270,4 +276,22 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
   }
   return json_pack("{s:{s:I, s:I}, s:o}", "bytes_served", "master", (json_int_t)bm, "peer",
                    (json_int_t)bp, "broadcast_files", files);
+}
+
+/* ---- holdings from the store (server/load.c) ---- */
+
+int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_t since) {
+  mfilerec *f = file_of(c, sha);
+  if (!f || vol->banned)
+    return 0;
+  if (f->nholders == f->capholders) {
+    uint32_t ncap = f->capholders ? 2 * f->capholders : 8;
+    mholder *nh = realloc(f->holders, ncap * sizeof *nh);
+    if (!nh)
+      return -1;
+    f->holders = nh;
+    f->capholders = ncap;
+  }
+  f->holders[f->nholders++] = (mholder){vol->id, since};
+  return 0;
 }
