@@ -308,6 +308,9 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
  * store says, which lists each holding once. An unknown file or a banned
  * volunteer is skipped. 0, or -1 out of memory. */
 int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
+/* vol was banned: it holds no file any more, and no copy is on its way to
+ * it. O(files + their holders and transfers). The store side is J_BAN's. */
+void cairn__dist_forget(cairn_core *c, const mvol *vol);
 /* "bytes_served" and per-file distribution figures of a job. */
 json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
 void cairn__dist_free(mfilerec *f);

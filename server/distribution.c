@@ -278,7 +278,7 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
                    (json_int_t)bp, "broadcast_files", files);
 }
 
-/* ---- holdings from the store (server/load.c) ---- */
+/* ---- holdings from the store (server/load.c), and a ban's (server/core.c) ---- */
 
 int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_t since) {
   mfilerec *f = file_of(c, sha);
@@ -294,4 +294,22 @@ int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_
   }
   f->holders[f->nholders++] = (mholder){vol->id, since};
   return 0;
+}
+
+void cairn__dist_forget(cairn_core *c, const mvol *vol) {
+  for (size_t i = 0; i < c->files.cap; i++) {
+    mfilerec *f = c->files.keys[i] ? c->files.vals[i] : NULL;
+    if (!f)
+      continue;
+    uint32_t k = 0;
+    for (uint32_t h = 0; h < f->nholders; h++)
+      if (f->holders[h].vol != vol->id)
+        f->holders[k++] = f->holders[h];
+    f->nholders = k;
+    k = 0;
+    for (uint32_t x = 0; x < f->nxfers; x++)
+      if (f->xfers[x].to != vol->id)
+        f->xfers[k++] = f->xfers[x];
+    f->nxfers = k;
+  }
 }

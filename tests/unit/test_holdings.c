@@ -2,7 +2,9 @@
  * master across restarts: a core on a real SQLite file in a fresh folder.
  * A reported holding survives a close and reopen of the core (with its
  * time) and makes the holder the first source of a broadcast input for a
- * worker of its cluster; a holding reported again writes nothing. The rows on disk
+ * worker of its cluster; a holding reported again writes nothing; a ban
+ * drops the banned volunteer's holdings in memory and on disk; start-up
+ * skips rows of banned volunteers and of unknown files. The rows on disk
  * are read with sqlite3 directly, as an independent check. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -170,6 +172,14 @@ static long long rows_on_disk(const fixture *f) {
   return n;
 }
 
+static void sql_exec(const fixture *f, const char *sql) {
+  sqlite3 *h = NULL;
+  assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+  int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+  sqlite3_close(h);
+  assert_int_equal(rc, SQLITE_OK);
+}
+
 /* Waits until every record appended so far is committed; returns the number
  * of batches taken by the commit thread then. */
 static uint64_t settle(cairn_core *c) {
@@ -284,11 +294,72 @@ static void test_duplicate_have_writes_nothing(void **state) {
   assert_int_equal(rows_on_disk(f), 1);
 }
 
+/* A ban drops the volunteer's holdings from memory and from disk in the
+ * ban's own transaction; a report it sends after the ban is ignored; a
+ * restart does not bring them back, and start-up skips rows of banned
+ * volunteers and of unknown files. */
+static void test_ban_drops_holdings(void **state) {
+  fixture *f = *state;
+  file_and_job(f->c);
+  mvol *w1 = reg(f->c, "w1", "a", PEER1);
+  mvol *w2 = reg(f->c, "w2", "a", PEER2);
+  reg(f->c, "w3", "a", PEER3);
+  have(f->c, w1, SHA);
+  have(f->c, w2, SHA);
+  settle(f->c);
+  assert_int_equal(rows_on_disk(f), 2);
+  char mem[128], disk[64], w2_holding[64];
+  holding_on_disk(f, 2, w2_holding, sizeof w2_holding);
+
+  json_t *report = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_ban(f->c, 1, "test", &report, &err), CAIRN_OK);
+  json_decref(report);
+  /* the ban's answer waited for its batch: the rows are gone already */
+  holding_on_disk(f, 1, disk, sizeof disk);
+  assert_string_equal(disk, "");
+  holding_on_disk(f, 2, disk, sizeof disk);
+  assert_string_equal(disk, w2_holding);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+
+  /* a report that authenticated before the ban and arrives after it */
+  have(f->c, w1, SHA);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+  settle(f->c);
+  assert_int_equal(rows_on_disk(f), 1);
+
+  /* w3 is sent to w2 only, then the master */
+  json_t *src = sources_for(f->c, vol(f->c, 3));
+  assert_int_equal(json_array_size(src), 2);
+  assert_string_equal(source(src, 0), PEER2 "/v1/files/" SHA);
+  assert_string_equal(source(src, 1), MASTER_SRC);
+  json_decref(src);
+
+  reopen(f);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+
+  /* rows no master writes: a banned volunteer's, and an unknown file's */
+  cairn__core_close(f->c);
+  f->c = NULL;
+  sql_exec(f, "INSERT INTO file_holders VALUES ('" SHA "', 1, 5);"
+              "INSERT INTO file_holders VALUES ('" OTHER_SHA "', 2, 5);");
+  f->c = open_core(f);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+  pthread_mutex_lock(&f->c->lock);
+  assert_null(cairn_hmap_get(&f->c->files, cairn__hash_key(OTHER_SHA)));
+  pthread_mutex_unlock(&f->c->lock);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_holdings_survive_reopen, setup, teardown),
     cmocka_unit_test_setup_teardown(test_without_holdings_the_master_serves, setup, teardown),
     cmocka_unit_test_setup_teardown(test_duplicate_have_writes_nothing, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_ban_drops_holdings, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
