@@ -781,6 +781,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   cairn__journal_rec br = {.type = J_BAN, .a = id, .s1 = why};
   if (cairn__journal_add(c, &br))
     free(why);
+  cairn__dist_forget(c, bad); /* J_BAN deletes its holdings on disk */
   /* its leases are revoked: their tasks want other volunteers now */
   while (bad->nactive) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)bad->active[0]);

@@ -290,7 +290,8 @@ int64_t cairn__now(void);
 /* ---- internal to core.c / journal.c / load.c ---- */
 typedef enum {
   J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME,
-  J_PEER
+  J_PEER,
+  J_HOLD /* a = volunteer, s1 = sha256 (owned), b = since */
 } cairn__jtype;
 
 struct cairn__journal_rec {
@@ -335,8 +336,16 @@ void cairn__rep_free(mrep *r);
  * 1 when a broadcast input cannot be served to vol yet (a copy is on its way
  * into vol's cluster), -1 out of memory. Records the transfers it starts. */
 int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs);
-/* vol holds file sha256 (verified) from now. */
+/* vol holds file sha256 (verified) from now. A new holding is journaled
+ * (J_HOLD); one already known, or of a banned volunteer, changes nothing. */
 void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
+/* At start-up (not journaled): vol has held file sha256 since then, as the
+ * store says, which lists each holding once. An unknown file or a banned
+ * volunteer is skipped. 0, or -1 out of memory. */
+int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
+/* vol was banned: it holds no file any more, and no copy is on its way to
+ * it. O(files + their holders and transfers). The store side is J_BAN's. */
+void cairn__dist_forget(cairn_core *c, const mvol *vol);
 /* "bytes_served" and per-file distribution figures of a job. */
 json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
 void cairn__dist_free(mfilerec *f);

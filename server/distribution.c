@@ -29,8 +29,9 @@
  * the receiver reports the file (or returns a result that used it) or
  * TRANSFER_SECONDS pass. Cost per decision: O((holders + transfers) log k)
  * for k clusters, plus a census of the volunteers O(V log V) at most once a
- * second per file. Holdings live in memory only: after a restart workers
- * re-report them and the master serves the first copies again.
+ * second per file. Holdings are journaled (J_HOLD, table file_holders) and
+ * restored at start-up, so a restarted master still offers the holders it
+ * knew.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,7 @@ static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
 
 void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
   mfilerec *f = file_of(c, sha);
-  if (!f)
+  if (!f || vol->banned)
     return;
   for (uint32_t i = 0; i < f->nxfers;)
     if (f->xfers[i].to == vol->id)
@@ -128,6 +129,12 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
     f->capholders = ncap;
   }
   f->holders[f->nholders++] = (mholder){vol->id, cairn__now()};
+  cairn__journal_rec r = {.type = J_HOLD, .a = vol->id, .b = f->holders[f->nholders - 1].since,
+                          .s1 = cairn__strdup(f->sha256)};
+  if (!r.s1 || cairn__journal_add(c, &r)) {
+    free(r.s1);
+    CAIRN_ERR("out of memory journaling that volunteer %lld holds %s", (long long)vol->id, sha);
+  }
 }
 
 static int note_assigned(mfile *jf, int64_t vol, int64_t now) {
@@ -472,4 +479,40 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
   }
   if (from)
     cairn__rate_sample(c, from, vol->cluster, bytes, ms);
+}
+
+/* ---- holdings from the store (server/load.c), and a ban's (server/core.c) ---- */
+
+int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_t since) {
+  mfilerec *f = file_of(c, sha);
+  if (!f || vol->banned)
+    return 0;
+  if (f->nholders == f->capholders) {
+    uint32_t ncap = f->capholders ? 2 * f->capholders : 8;
+    mholder *nh = realloc(f->holders, ncap * sizeof *nh);
+    if (!nh)
+      return -1;
+    f->holders = nh;
+    f->capholders = ncap;
+  }
+  f->holders[f->nholders++] = (mholder){vol->id, since};
+  return 0;
+}
+
+void cairn__dist_forget(cairn_core *c, const mvol *vol) {
+  for (size_t i = 0; i < c->files.cap; i++) {
+    mfilerec *f = c->files.keys[i] ? c->files.vals[i] : NULL;
+    if (!f)
+      continue;
+    uint32_t k = 0;
+    for (uint32_t h = 0; h < f->nholders; h++)
+      if (f->holders[h].vol != vol->id)
+        f->holders[k++] = f->holders[h];
+    f->nholders = k;
+    k = 0;
+    for (uint32_t x = 0; x < f->nxfers; x++)
+      if (f->xfers[x].to != vol->id)
+        f->xfers[k++] = f->xfers[x];
+    f->nxfers = k;
+  }
 }

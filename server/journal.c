@@ -97,8 +97,10 @@ static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_err
     free(apps);
     return st;  /* its peer URL follows in a J_PEER record */
   }
-  case J_BAN:
-    return cairn_store_volunteer_ban(s, r->a, r->s1, err);
+  case J_BAN: { /* its holdings go in the same transaction */
+    cairn_status st = cairn_store_volunteer_ban(s, r->a, r->s1, err);
+    return st == CAIRN_OK ? cairn_store_holders_forget(s, r->a, err) : st;
+  }
   case J_FILE:
     return cairn_store_file_insert(s, r->s1, r->a, r->b, err);
   case J_JOB:
@@ -118,6 +120,8 @@ static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_err
     return cairn_store_volunteer_peer(s, r->a, r->s1, err);
   case J_OUTCOME:
     return cairn_store_result_outcome(s, r->a, cairn__outcome_name[r->b], err);
+  case J_HOLD:
+    return cairn_store_holder_insert(s, r->s1, r->a, r->b, err);
   }
   return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }

@@ -1,6 +1,7 @@
 /* load.c — opening the core: the store, the ATAF family fixed at creation,
  * and the in-memory state rebuilt from the durable rows (jobs, tasks, their
- * dags and policies, volunteers, leases still held). Cost O(rows). */
+ * dags and policies, volunteers, leases still held, file holdings). Cost
+ * O(rows). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,14 @@ static int load_file(void *ud, const cairn_store_file_row *r) {
     return -1;
   }
   return 0;
+}
+
+/* Holdings of volunteers in good standing, of files loaded before. */
+static int load_holder(void *ud, const cairn_store_holder_row *r) {
+  cairn_core *c = ud;
+  if (r->volunteer < 1 || (size_t)r->volunteer > c->nvols)
+    return 0;
+  return cairn__dist_restore_holder(c, c->vols[r->volunteer - 1], r->sha256, r->since);
 }
 
 static int load_job(void *ud, const cairn_store_job_row *r) {
@@ -313,6 +322,8 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
     st = cairn_store_load_outcomes(c->store, load_outcome, c, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_files(c->store, load_file, c, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_holders(c->store, load_holder, c, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_jobs(c->store, load_job, c, err);
   if (st == CAIRN_OK)

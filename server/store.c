@@ -22,12 +22,12 @@ enum stmt_id {
   S_BEGIN, S_COMMIT, S_ROLLBACK,
   S_META_SET, S_META_GET,
   S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
-  S_FILE_INSERT,
+  S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_FORGET,
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
   S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
-  S_LOAD_FILES, S_LOAD_OUTCOMES,
+  S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS,
   S_COUNT
 };
 
@@ -43,6 +43,9 @@ static const char *const sql_text[S_COUNT] = {
   [S_VOL_BAN] = "UPDATE volunteers SET banned = 1, ban_reason = ?2 WHERE id = ?1",
   [S_VOL_PEER] = "UPDATE volunteers SET peer_url = ?2 WHERE id = ?1",
   [S_FILE_INSERT] = "INSERT OR IGNORE INTO files(sha256, size, created) VALUES (?1, ?2, ?3)",
+  [S_HOLDER_INSERT] = "INSERT OR IGNORE INTO file_holders(sha256, volunteer_id, since) "
+                      "VALUES (?1, ?2, ?3)",
+  [S_HOLDER_FORGET] = "DELETE FROM file_holders WHERE volunteer_id = ?1",
   [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
                    "max_attempts, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
                    "'running', ?9)",
@@ -78,6 +81,8 @@ static const char *const sql_text[S_COUNT] = {
   [S_LOAD_FILES] = "SELECT sha256, size FROM files",
   [S_LOAD_OUTCOMES] = "SELECT volunteer_id, outcome, COUNT(*) FROM results "
                       "GROUP BY volunteer_id, outcome",
+  [S_LOAD_HOLDERS] = "SELECT sha256, volunteer_id, since FROM file_holders "
+                     "ORDER BY sha256, since, volunteer_id",
 };
 
 enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_COUNT };
@@ -303,6 +308,20 @@ cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t
   sqlite3_bind_int64(q, 2, size);
   sqlite3_bind_int64(q, 3, now);
   return run(s, S_FILE_INSERT, err);
+}
+
+cairn_status cairn_store_holder_insert(cairn_store *s, const char *sha256, int64_t volunteer,
+                                       int64_t since, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_HOLDER_INSERT);
+  TXT(q, 1, sha256);
+  sqlite3_bind_int64(q, 2, volunteer);
+  sqlite3_bind_int64(q, 3, since);
+  return run(s, S_HOLDER_INSERT, err);
+}
+
+cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn_error *err) {
+  sqlite3_bind_int64(Q(S_HOLDER_FORGET), 1, volunteer);
+  return run(s, S_HOLDER_FORGET, err);
 }
 
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
@@ -554,6 +573,16 @@ cairn_status cairn_store_load_outcomes(cairn_store *s,
     row.volunteer = I64(0);
     row.outcome = STR(1);
     row.count = I64(2);
+  });
+}
+
+cairn_status cairn_store_load_holders(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_holder_row *), void *ud,
+                                      cairn_error *err) {
+  LOAD_LOOP(S_LOAD_HOLDERS, cairn_store_holder_row, {
+    row.sha256 = STR(0);
+    row.volunteer = I64(1);
+    row.since = I64(2);
   });
 }
 

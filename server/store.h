@@ -39,6 +39,12 @@ cairn_status cairn_store_volunteer_peer(cairn_store *s, int64_t id, const char *
                                         cairn_error *err);
 cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t size, int64_t now,
                                      cairn_error *err);
+/* volunteer holds a verified copy of file sha256 since then; a holding
+ * already recorded is left as it is (its since too). */
+cairn_status cairn_store_holder_insert(cairn_store *s, const char *sha256, int64_t volunteer,
+                                       int64_t since, cairn_error *err);
+/* Deletes every holding of volunteer (when it is banned). */
+cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn_error *err);
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
@@ -142,6 +148,15 @@ typedef struct cairn_store_outcome_row {
 cairn_status cairn_store_load_outcomes(cairn_store *s,
                                        int (*cb)(void *, const cairn_store_outcome_row *), void *ud,
                                        cairn_error *err);
+
+/* Who holds which file since when, by file and then since. */
+typedef struct cairn_store_holder_row {
+  const char *sha256;
+  int64_t volunteer, since;
+} cairn_store_holder_row;
+cairn_status cairn_store_load_holders(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_holder_row *), void *ud,
+                                      cairn_error *err);
 
 /* ---- reads for the API (reader connection, thread-safe) ---- */
 /* The accepted output of task key; *out is malloc'd (caller frees).

@@ -4,7 +4,10 @@
  * master, the rest of that cluster waits for it and then fetches from
  * holders in the cluster, one local copy at a time per holder; bytes served
  * are accounted by source. Planned (ECEF-LA): the first copy into each
- * cluster comes from the cluster the plan names, in the plan's order. */
+ * cluster comes from the cluster the plan names, in the plan's order. And
+ * the master remembers holders across a kill -9: a real cairn-worker that
+ * holds the file is the first source of the next worker of its cluster
+ * after the restart, and the master sends no copy. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
@@ -274,11 +280,187 @@ static void test_cluster_defaults_to_the_workers_net(void **state) {
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
+/* ---- holders across a restart of the master ---- */
+
+/* The port of the peer server in a cairn-worker log, or 0. */
+static unsigned peer_port(const char *log) {
+  FILE *fp = fopen(log, "r");
+  char line[1024];
+  unsigned port = 0;
+  while (fp && !port && fgets(line, sizeof line, fp)) {
+    const char *p = strstr(line, "peer server listening on ");
+    if (p && (p = strstr(p, "(port ")))
+      port = (unsigned)atoi(p + 6);
+  }
+  if (fp)
+    fclose(fp);
+  return port;
+}
+
+/* cairn_file_bytes_served_total{source="master"} of /metrics. */
+static long long master_bytes(const char *url) {
+  char *raw = NULL;
+  size_t len = 0;
+  assert_int_equal(harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len), 200);
+  const char *key = "cairn_file_bytes_served_total{source=\"master\"} ";
+  const char *p = strstr(raw, key);
+  assert_non_null(p);
+  long long v = atoll(p + strlen(key));
+  free(raw);
+  return v;
+}
+
+/* Submits a job of app with one task reading the broadcast file sha. */
+static long long submit_one(const char *url, const char *app, const char *sha) {
+  json_t *job = json_pack("{s:s, s:s, s:[{s:s, s:s, s:b}], s:[{s:s, s:[s, s], s:[s]}]}", "app",
+                          app, "policy", "fifo", "files", "name", "big.bin", "sha256", sha,
+                          "broadcast", 1, "tasks", "id", "t0", "args", "-c",
+                          "sha256sum inputs/big.bin", "inputs", "big.bin"), *r = NULL;
+  assert_int_equal(harness_http_json(url, "POST", "/v1/jobs", ADMIN, job, &r), 201);
+  long long id = (long long)json_integer_value(json_object_get(r, "id"));
+  json_decref(r);
+  json_decref(job);
+  return id;
+}
+
+/* "state" of job id, and the "holders" of its first broadcast file in *holders. */
+static char *job_state(const char *url, long long id, long long *holders) {
+  char path[64];
+  json_t *r = NULL;
+  snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+  assert_int_equal(harness_http(url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  char *st = strdup(json_string_value(json_object_get(r, "state")));
+  json_t *bf = json_array_get(json_object_get(r, "broadcast_files"), 0);
+  *holders = (long long)json_integer_value(json_object_get(bf, "holders"));
+  json_decref(r);
+  return st;
+}
+
+/* last_seen of the volunteer called name, or -1. */
+static long long last_seen(const char *url, const char *name) {
+  json_t *r = NULL, *v;
+  size_t i;
+  long long seen = -1;
+  assert_int_equal(harness_http(url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &r, NULL, NULL),
+                   200);
+  json_array_foreach(json_object_get(r, "volunteers"), i, v)
+    if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0)
+      seen = (long long)json_integer_value(json_object_get(v, "last_seen"));
+  json_decref(r);
+  return seen;
+}
+
+/* A real cairn-worker (cluster a) runs a task on a broadcast file, so it
+ * holds it; the master is killed with SIGKILL and restarted on the same
+ * database and port. The worker does not report the file again (the master
+ * still knows its token), yet the next worker of cluster a asking for a task
+ * on that file is sent to the first worker's peer URL first, which serves
+ * it, and the master sends no copy. */
+static void test_holders_survive_a_master_kill(void **state) {
+  (void)state;
+  char dir[4096], db[4200], wdir[4200], log[4200], bin[4096];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  size_t size = 1u << 20;
+  char *data = malloc(size);
+  assert_non_null(data);
+  for (size_t i = 0; i < size; i++)
+    data[i] = (char)(i * 13 + 5);
+  char sha[65], path[128];
+  cairn_sha256_hex(data, size, sha);
+  snprintf(path, sizeof path, "/v1/files/%s", sha);
+  assert_int_equal(harness_http(srv.url, "PUT", path, ADMIN, data, size, NULL, NULL, NULL), 201);
+  free(data);
+  long long first = submit_one(srv.url, "sum", sha);
+
+  harness_bin(bin, sizeof bin, "cairn-worker");
+  snprintf(wdir, sizeof wdir, "%s/w1", dir);
+  snprintf(log, sizeof log, "%s/w1.log", dir);
+  const char *argv[] = {bin, "--server", srv.url, "--app", "sum=/bin/sh", "--dir", wdir,
+                        "--name", "w1", "--cluster", "a", "--exit-when-idle", "120",
+                        "--log-level", "debug", NULL};
+  pid_t w1 = harness_spawn(argv, log);
+  assert_true(w1 > 0);
+  double until = harness_now() + 60;
+  long long holders = 0;
+  char *st = NULL;
+  for (;;) {
+    free(st);
+    st = job_state(srv.url, first, &holders);
+    if ((strcmp(st, "done") == 0 && holders == 1) || harness_now() > until)
+      break;
+    usleep(50000);
+  }
+  assert_string_equal(st, "done");
+  free(st);
+  assert_int_equal(holders, 1);
+  unsigned port = peer_port(log);
+  assert_true(port > 0);
+  char peer[64], from_peer[192];
+  snprintf(peer, sizeof peer, "http://127.0.0.1:%u", port);
+  snprintf(from_peer, sizeof from_peer, "%s/v1/files/%s", peer, sha);
+  assert_true(master_bytes(srv.url) == (long long)size); /* w1's copy came from the master */
+
+  /* kill -9 the master; bring it back on the same database and port */
+  int ws = harness_server_stop(&srv, SIGKILL);
+  assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+  char listen[64];
+  snprintf(listen, sizeof listen, "127.0.0.1:%s", strrchr(srv.url, ':') + 1);
+  const char *again[] = {"--listen", listen, NULL};
+  long long restarted = (long long)time(NULL);
+  assert_int_equal(harness_server_start(&srv, db, again), 0);
+  assert_int_equal(master_bytes(srv.url), 0);
+  /* w1 polls the new master (so it counts as reachable) but reports nothing new */
+  until = harness_now() + 30;
+  while (last_seen(srv.url, "w1") < restarted && harness_now() < until)
+    usleep(100000);
+  assert_true(last_seen(srv.url, "w1") >= restarted);
+
+  /* a second worker of cluster a, for an app w1 does not run */
+  long long second = submit_one(srv.url, "late", sha);
+  json_t *b = json_pack("{s:s, s:s, s:[s], s:s}", "name", "w2", "cluster", "a", "apps", "late",
+                        "peer_url", "http://127.0.0.1:9"), *r = NULL;
+  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  json_decref(b);
+  char tok[65], peer_token[65];
+  snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
+  snprintf(peer_token, sizeof peer_token, "%s",
+           json_string_value(json_object_get(r, "peer_token")));
+  json_decref(r);
+  json_t *src = sources_for(srv.url, tok);
+  assert_non_null(src);
+  assert_string_equal(json_string_value(json_array_get(src, 0)), from_peer);
+  assert_string_equal(json_string_value(json_array_get(src, json_array_size(src) - 1)), path);
+  json_decref(src);
+  /* that source really has it: w1 serves the file to the peer token */
+  char *raw = NULL, got[65];
+  size_t len = 0;
+  assert_int_equal(harness_http(peer, "GET", path, peer_token, NULL, 0, NULL, &raw, &len), 200);
+  assert_int_equal(len, size);
+  cairn_sha256_hex(raw, len, got);
+  free(raw);
+  assert_string_equal(got, sha);
+  assert_int_equal(master_bytes(srv.url), 0);
+  long long h2 = 0;
+  st = job_state(srv.url, second, &h2);
+  assert_string_equal(st, "running");
+  free(st);
+  assert_int_equal(h2, 1);
+
+  kill(w1, SIGTERM);
+  ws = harness_wait(w1, 60);
+  assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sources_follow_clusters),
     cmocka_unit_test(test_sources_follow_the_plan),
     cmocka_unit_test(test_cluster_defaults_to_the_workers_net),
+    cmocka_unit_test(test_holders_survive_a_master_kill),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* test_store.c — the SQLite store on real files in a fresh folder: schema
- * migrations recorded once, WAL mode, rows written in a transaction and read
+ * migrations recorded once, a database of the first schema upgraded in place,
+ * WAL mode, rows written in a transaction and read
  * back through the loaders after a reopen, rollback, the reader connection
  * (outputs, job results, audit trail), and constraint violations reported
  * as CAIRN_EIO with the transaction still recoverable. The schema table and
@@ -90,30 +91,65 @@ static long long sql_int(const char *db, const char *sql) {
   return v;
 }
 
+/* Runs sql on db with sqlite3 directly (read-write, no foreign keys). */
+static void sql_exec(const char *db, const char *sql) {
+  sqlite3 *h = NULL;
+  char *msg = NULL;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    char text[512];
+    snprintf(text, sizeof text, "%s", msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(h);
+    fail_msg("sqlite3: %s", text);
+  }
+  sqlite3_close(h);
+}
+
+/* The text of schema/NAME in the source tree (caller frees). */
+static char *schema_file(const char *name) {
+  const char *src = getenv("CAIRN_SOURCE_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/schema/%s", src && *src ? src : ".", name);
+  FILE *fp = fopen(path, "rb");
+  if (!fp)
+    fail_msg("cannot read %s", path);
+  char *text = calloc(1, 1 << 16);
+  assert_non_null(text);
+  size_t n = fread(text, 1, (1 << 16) - 1, fp);
+  fclose(fp);
+  assert_true(n > 0 && n < (1 << 16) - 1);
+  return text;
+}
+
 static void test_fresh_file_gets_schema_once(void **state) {
   fixture *f = *state;
   cairn_store *s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 1);
+  assert_int_equal(cairn_store_schema_version(s), 2);
   OK(cairn_store_begin(s, E));
   OK(cairn_store_meta_set(s, "ataf_family", "phisharp", E));
   OK(cairn_store_commit(s, E));
   cairn_store_close(s);
 
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 1);
+  assert_int_equal(cairn_store_schema_version(s), 2);
   char v[32];
   assert_int_equal(cairn_store_meta_get(s, "ataf_family", v, sizeof v), 0);
   assert_string_equal(v, "phisharp");
   assert_int_equal(cairn_store_meta_get(s, "nothing", v, sizeof v), -1);
   cairn_store_close(s);
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 1);
+  assert_int_equal(cairn_store_schema_version(s), 2);
   cairn_store_close(s);
 
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 1);
-  assert_int_equal(sql_int(f->db, "SELECT version FROM schema_migrations"), 1);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
+  assert_int_equal(sql_int(f->db, "SELECT MAX(version) FROM schema_migrations"), 2);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations "
-                                  "WHERE name = '0001_init.sql' AND applied > 0"), 1);
+                                  "WHERE version = 1 AND name = '0001_init.sql' AND applied > 0"),
+                   1);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
+                                  "AND name = '0002_file_holders.sql' AND applied > 0"),
+                   1);
 }
 
 static void test_wal_mode(void **state) {
@@ -256,6 +292,70 @@ static int has_text(const rows *w, const char *s) {
   return 0;
 }
 
+/* A database written by a master that knew only 0001 — made here with
+ * sqlite3 from schema/0001_init.sql and the schema_migrations row the
+ * runner records — is upgraded in place when the store opens it: 0002 is
+ * applied once, and what the old master wrote is read back unchanged. */
+static void test_upgrade_from_0001(void **state) {
+  fixture *f = *state;
+  char *init = schema_file("0001_init.sql");
+  sql_exec(f->db, init);
+  free(init);
+  sql_exec(f->db,
+           "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+           "applied INTEGER NOT NULL);"
+           "INSERT INTO schema_migrations VALUES (1, '0001_init.sql', 1700000000);"
+           "INSERT INTO meta VALUES ('ataf_family', 'phi3');"
+           "INSERT INTO volunteers (id, name, cluster, apps, slots, token_hash, peer_url, "
+           "created, banned) VALUES (1, 'old', 'rack-a', '[\"sum\"]', 2, '" HASH1 "', "
+           "'http://127.0.0.1:7001', 1000, 0);"
+           "INSERT INTO files VALUES ('" SHA_F "', 1234, 1002);"
+           "INSERT INTO jobs (id, name, app, policy, replication, quorum, lease_seconds, "
+           "max_attempts, state, created) VALUES (1, 'demo', 'sum', 'fifo', 1, 1, 60, 3, "
+           "'running', 1004);"
+           "INSERT INTO job_files VALUES (1, 0, 'genome.fa', '" SHA_F "', 1);");
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM sqlite_master "
+                                  "WHERE name = 'file_holders'"), 0);
+
+  cairn_store *s = open_store(f);
+  assert_int_equal(cairn_store_schema_version(s), 2);
+  char v[32];
+  assert_int_equal(cairn_store_meta_get(s, "ataf_family", v, sizeof v), 0);
+  assert_string_equal(v, "phi3");
+  rows w = {0};
+  OK(cairn_store_load_volunteers(s, vol_cb, &w, E));
+  assert_int_equal(w.n, 1);
+  assert_string_equal(w.text[0], "old|rack-a|[\"sum\"]|" HASH1);
+  memset(&w, 0, sizeof w);
+  OK(cairn_store_load_files(s, file_cb, &w, E));
+  assert_int_equal(w.n, 1);
+  assert_string_equal(w.text[0], SHA_F);
+  assert_int_equal(w.num[0][0], 1234);
+  memset(&w, 0, sizeof w);
+  OK(cairn_store_load_job_files(s, jf_cb, &w, E));
+  assert_int_equal(w.n, 1);
+  assert_string_equal(w.text[0], "genome.fa|" SHA_F);
+  /* the new table takes holdings of the old volunteer and file */
+  OK(cairn_store_begin(s, E));
+  OK(cairn_store_holder_insert(s, SHA_F, 1, 2000, E));
+  OK(cairn_store_commit(s, E));
+  cairn_store_close(s);
+
+  /* the upgrade is recorded next to the old row, and not run again */
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
+  assert_int_equal(sql_int(f->db, "SELECT applied FROM schema_migrations WHERE version = 1"),
+                   1700000000);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
+                                  "AND name = '0002_file_holders.sql'"), 1);
+  assert_int_equal(sql_int(f->db, "SELECT since FROM file_holders WHERE volunteer_id = 1"), 2000);
+  assert_int_equal(sql_int(f->db, "SELECT peer_url = 'http://127.0.0.1:7001' FROM volunteers"),
+                   1);
+  s = open_store(f);
+  assert_int_equal(cairn_store_schema_version(s), 2);
+  cairn_store_close(s);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
+}
+
 static void test_rows_survive_reopen(void **state) {
   fixture *f = *state;
   cairn_store *s = open_store(f);
@@ -333,6 +433,62 @@ static void test_rows_survive_reopen(void **state) {
   assert_true(has_text(&w, "1:error=1"));
   assert_true(has_text(&w, "2:valid=1"));
   cairn_store_close(s);
+}
+
+static int holder_cb(void *ud, const cairn_store_holder_row *r) {
+  rows *w = ud;
+  snprintf(w->text[w->n], sizeof w->text[0], "%s", r->sha256);
+  w->num[w->n][0] = r->volunteer;
+  w->num[w->n++][1] = r->since;
+  return 0;
+}
+
+/* Holdings: written once (a second report keeps the first since), read
+ * back after a reopen by file then since, forgotten per volunteer, and
+ * refused for a file the store does not have. */
+static void test_holders_recorded_once_and_forgotten(void **state) {
+  fixture *f = *state;
+  cairn_store *s = open_store(f);
+  write_sample(s);
+  OK(cairn_store_begin(s, E));
+  OK(cairn_store_holder_insert(s, SHA_F, 2, 3001, E));
+  OK(cairn_store_holder_insert(s, SHA_F, 1, 3000, E));
+  OK(cairn_store_holder_insert(s, SHA_G, 1, 3002, E));
+  OK(cairn_store_holder_insert(s, SHA_F, 1, 3999, E)); /* again: ignored */
+  OK(cairn_store_commit(s, E));
+  cairn_store_close(s);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders"), 3);
+  assert_int_equal(sql_int(f->db, "SELECT since FROM file_holders WHERE sha256 = '" SHA_F
+                                  "' AND volunteer_id = 1"), 3000);
+
+  s = open_store(f);
+  rows w = {0};
+  OK(cairn_store_load_holders(s, holder_cb, &w, E));
+  assert_int_equal(w.n, 3);
+  assert_string_equal(w.text[0], SHA_G);
+  assert_string_equal(w.text[1], SHA_F);
+  assert_string_equal(w.text[2], SHA_F);
+  int64_t h0[] = {1, 3002}, h1[] = {1, 3000}, h2[] = {2, 3001};
+  assert_memory_equal(w.num[0], h0, sizeof h0);
+  assert_memory_equal(w.num[1], h1, sizeof h1);
+  assert_memory_equal(w.num[2], h2, sizeof h2);
+
+  cairn_error err = {0};
+  OK(cairn_store_begin(s, E));
+  assert_int_equal(cairn_store_holder_insert(s, DG_A, 1, 3003, &err), CAIRN_EIO);
+  assert_non_null(strstr(err.text, "FOREIGN KEY"));
+  cairn_store_rollback(s);
+
+  OK(cairn_store_begin(s, E));
+  OK(cairn_store_holders_forget(s, 1, E));
+  OK(cairn_store_commit(s, E));
+  memset(&w, 0, sizeof w);
+  OK(cairn_store_load_holders(s, holder_cb, &w, E));
+  assert_int_equal(w.n, 1);
+  assert_string_equal(w.text[0], SHA_F);
+  assert_memory_equal(w.num[0], h2, sizeof h2);
+  cairn_store_close(s);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders WHERE volunteer_id = 1"), 0);
 }
 
 static int stop_cb(void *ud, const cairn_store_volunteer_row *r) {
@@ -615,8 +771,10 @@ static void test_open_failure_names_the_path(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_fresh_file_gets_schema_once, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_upgrade_from_0001, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wal_mode, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rows_survive_reopen, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_holders_recorded_once_and_forgotten, setup, teardown),
     cmocka_unit_test_setup_teardown(test_loader_stops_when_asked, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rollback_leaves_nothing, setup, teardown),
     cmocka_unit_test_setup_teardown(test_reader_sees_committed_rows, setup, teardown),

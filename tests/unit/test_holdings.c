@@ -1,0 +1,365 @@
+/* test_holdings.c — which volunteers hold which uploaded files, kept by the
+ * master across restarts: a core on a real SQLite file in a fresh folder.
+ * A reported holding survives a close and reopen of the core (with its
+ * time) and makes the holder the first source of a broadcast input for a
+ * worker of its cluster; a holding reported again writes nothing; a ban
+ * drops the banned volunteer's holdings in memory and on disk; start-up
+ * skips rows of banned volunteers and of unknown files. The rows on disk
+ * are read with sqlite3 directly, as an independent check. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/jobspec.h"
+#include "common/log.h"
+#include "server/core.h"
+
+#define SHA "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
+#define OTHER_SHA "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
+#define PEER1 "http://127.0.0.1:7001"
+#define PEER2 "http://127.0.0.1:7002"
+#define PEER3 "http://127.0.0.1:7003"
+#define MASTER_SRC "/v1/files/" SHA
+
+typedef struct fixture {
+  char dir[256];
+  char db[300];
+  cairn_core *c;
+} fixture;
+
+static cairn_core *open_core(fixture *f) {
+  cairn_error err = {0};
+  cairn_core *c = cairn__core_open(f->db, 0, NULL, &err);
+  if (!c)
+    fail_msg("cannot open the core on %s: %s", f->db, err.text);
+  return c;
+}
+
+static void reopen(fixture *f) {
+  cairn__core_close(f->c);
+  f->c = open_core(f);
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  if (!f)
+    return -1;
+  const char *tmp = getenv("TMPDIR");
+  snprintf(f->dir, sizeof f->dir, "%s/cairn-hold-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(f->dir)) {
+    free(f);
+    return -1;
+  }
+  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
+  cairn_log_set_level(CAIRN_LOG_ERROR);
+  *state = f;
+  f->c = open_core(f);
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  cairn__core_close(f->c);
+  char p[400];
+  static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+  for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+    snprintf(p, sizeof p, "%s%s", f->db, suffix[i]);
+    unlink(p);
+  }
+  snprintf(p, sizeof p, "%s.files", f->db);
+  rmdir(p);
+  int rc = rmdir(f->dir);
+  free(f);
+  return rc;
+}
+
+/* ---- helpers ---- */
+
+/* Registers a worker of app "big" in cluster with a peer URL; returns it. */
+static mvol *reg(cairn_core *c, const char *name, const char *cluster, const char *peer) {
+  char *apps[] = {"big"}, token[65];
+  int64_t id = 0;
+  cairn_error err = {0};
+  if (cairn__core_register(c, name, cluster, apps, 1, 1, peer, &id, token, &err) != CAIRN_OK)
+    fail_msg("register %s: %s", name, err.text);
+  mvol *v = NULL;
+  if (cairn__core_auth(c, token, &v, &err) != CAIRN_OK)
+    fail_msg("auth %s: %s", name, err.text);
+  return v;
+}
+
+static mvol *vol(cairn_core *c, int64_t id) {
+  assert_true(id >= 1 && (size_t)id <= c->nvols);
+  return c->vols[id - 1];
+}
+
+/* Uploads SHA (recorded only) and submits a job of four tasks reading it as
+ * a broadcast input. */
+static void file_and_job(cairn_core *c) {
+  int existed = 1;
+  cairn_error err = {0};
+  if (cairn__core_add_file(c, SHA, 1000, &existed, &err) != CAIRN_OK)
+    fail_msg("add file: %s", err.text);
+  assert_false(existed);
+  static const char job[] =
+    "{\"app\": \"big\", \"policy\": \"fifo\", \"files\": [{\"name\": \"big.bin\", "
+    "\"sha256\": \"" SHA "\", \"broadcast\": true}], \"tasks\": [{\"id\": \"t0\", "
+    "\"inputs\": [\"big.bin\"]}, {\"id\": \"t1\", \"inputs\": [\"big.bin\"]}, {\"id\": \"t2\", "
+    "\"inputs\": [\"big.bin\"]}, {\"id\": \"t3\", \"inputs\": [\"big.bin\"]}]}";
+  cairn_jobspec *spec = cairn_jobspec_parse(job, strlen(job), CAIRN_JOBSPEC_SERVER, &err);
+  if (!spec)
+    fail_msg("job rejected: %s", err.text);
+  int64_t id = 0;
+  if (cairn__core_submit(c, spec, &id, &err) != CAIRN_OK)
+    fail_msg("submit: %s", err.text);
+}
+
+static void have(cairn_core *c, mvol *v, const char *sha) {
+  const char *list[] = {sha};
+  cairn__core_report(c, v, list, 1, NULL, NULL, 0, NULL);
+}
+
+/* The holders of SHA in memory, as "id@since" joined by spaces. */
+static void holders(cairn_core *c, char *out, size_t len) {
+  out[0] = '\0';
+  pthread_mutex_lock(&c->lock);
+  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(SHA));
+  assert_non_null(f);
+  size_t n = 0;
+  for (uint32_t i = 0; i < f->nholders && n < len; i++)
+    n += (size_t)snprintf(out + n, len - n, "%s%lld@%lld", i ? " " : "",
+                          (long long)f->holders[i].vol, (long long)f->holders[i].since);
+  pthread_mutex_unlock(&c->lock);
+}
+
+/* "id@since" of v's holding of SHA on disk, or "" when there is none. */
+static void holding_on_disk(const fixture *f, int64_t v, char *out, size_t len) {
+  sqlite3 *h = NULL;
+  sqlite3_stmt *q = NULL;
+  out[0] = '\0';
+  assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h, "SELECT volunteer_id, since FROM file_holders "
+                                         "WHERE sha256 = ?1 AND volunteer_id = ?2", -1, &q, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_text(q, 1, SHA, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(q, 2, v);
+  if (sqlite3_step(q) == SQLITE_ROW)
+    snprintf(out, len, "%lld@%lld", (long long)sqlite3_column_int64(q, 0),
+             (long long)sqlite3_column_int64(q, 1));
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+}
+
+static long long rows_on_disk(const fixture *f) {
+  sqlite3 *h = NULL;
+  sqlite3_stmt *q = NULL;
+  assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM file_holders", -1, &q, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+  long long n = sqlite3_column_int64(q, 0);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  return n;
+}
+
+static void sql_exec(const fixture *f, const char *sql) {
+  sqlite3 *h = NULL;
+  assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+  int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+  sqlite3_close(h);
+  assert_int_equal(rc, SQLITE_OK);
+}
+
+/* Waits until every record appended so far is committed; returns the number
+ * of batches taken by the commit thread then. */
+static uint64_t settle(cairn_core *c) {
+  assert_int_equal(cairn__core_probe_write(c), 0);
+  pthread_mutex_lock(&c->lock);
+  uint64_t taken = c->taken;
+  int idle = c->head == NULL && c->committed == taken;
+  pthread_mutex_unlock(&c->lock);
+  assert_true(idle);
+  return taken;
+}
+
+/* 1 when a record was appended since settle() returned taken. */
+static int journaled_since(cairn_core *c, uint64_t taken) {
+  pthread_mutex_lock(&c->lock);
+  int any = c->head != NULL || c->taken != taken;
+  pthread_mutex_unlock(&c->lock);
+  return any;
+}
+
+/* v asks for work: the sources of its task's input (caller decrefs). */
+static json_t *sources_for(cairn_core *c, mvol *v) {
+  json_t *w = NULL;
+  cairn_error err = {0};
+  if (cairn__core_work(c, v, NULL, 0, &w, &err) != CAIRN_OK)
+    fail_msg("work: %s", err.text);
+  if (!w)
+    fail_msg("volunteer %lld got no work", (long long)v->id);
+  json_t *in = json_array_get(json_object_get(json_object_get(w, "task"), "inputs"), 0);
+  json_t *src = json_incref(json_object_get(in, "sources"));
+  json_decref(w);
+  assert_non_null(src);
+  return src;
+}
+
+static const char *source(json_t *src, size_t i) {
+  return json_string_value(json_array_get(src, i));
+}
+
+/* ---- tests ---- */
+
+/* A holding reported before the master stops is known after it starts
+ * again, with the same since, and the holder is the first source for a
+ * worker of its cluster: the master does not send a first copy again. */
+static void test_holdings_survive_reopen(void **state) {
+  fixture *f = *state;
+  file_and_job(f->c);
+  mvol *w1 = reg(f->c, "w1", "a", PEER1);
+  reg(f->c, "w2", "a", PEER2);
+  have(f->c, w1, SHA);
+  char before[128], after[128], disk[64];
+  holders(f->c, before, sizeof before);
+  assert_true(strncmp(before, "1@", 2) == 0 && !strchr(before, ' '));
+  settle(f->c);
+  holding_on_disk(f, 1, disk, sizeof disk);
+  assert_string_equal(disk, before);
+
+  reopen(f);
+  holders(f->c, after, sizeof after);
+  assert_string_equal(after, before);
+  json_t *src = sources_for(f->c, vol(f->c, 2));
+  assert_int_equal(json_array_size(src), 2);
+  assert_string_equal(source(src, 0), PEER1 "/v1/files/" SHA);
+  assert_string_equal(source(src, 1), MASTER_SRC);
+  json_decref(src);
+
+  /* and once more: nothing was added or lost by the restart itself */
+  reopen(f);
+  holders(f->c, after, sizeof after);
+  assert_string_equal(after, before);
+  assert_int_equal(rows_on_disk(f), 1);
+}
+
+/* Without the holding on disk, the same request after a restart gets the
+ * master: the check above is about the store, not about luck. */
+static void test_without_holdings_the_master_serves(void **state) {
+  fixture *f = *state;
+  file_and_job(f->c);
+  reg(f->c, "w1", "a", PEER1);
+  reg(f->c, "w2", "a", PEER2);
+  reopen(f);
+  json_t *src = sources_for(f->c, vol(f->c, 2));
+  assert_int_equal(json_array_size(src), 1);
+  assert_string_equal(source(src, 0), MASTER_SRC);
+  json_decref(src);
+}
+
+/* A holding the master already knows, reported again (by a heartbeat or by
+ * a result that used the file), appends no journal record and leaves the
+ * row as it was. */
+static void test_duplicate_have_writes_nothing(void **state) {
+  fixture *f = *state;
+  file_and_job(f->c);
+  mvol *w1 = reg(f->c, "w1", "a", PEER1);
+  uint64_t taken = settle(f->c);
+  have(f->c, w1, SHA);
+  assert_true(journaled_since(f->c, taken));
+  taken = settle(f->c);
+  char first[64], again[64];
+  holding_on_disk(f, 1, first, sizeof first);
+  assert_true(strncmp(first, "1@", 2) == 0);
+
+  have(f->c, w1, SHA);
+  have(f->c, w1, SHA);
+  assert_false(journaled_since(f->c, taken));
+  /* a file the master does not have is no holding either */
+  have(f->c, w1, OTHER_SHA);
+  assert_false(journaled_since(f->c, taken));
+  settle(f->c);
+  holding_on_disk(f, 1, again, sizeof again);
+  assert_string_equal(again, first);
+  assert_int_equal(rows_on_disk(f), 1);
+}
+
+/* A ban drops the volunteer's holdings from memory and from disk in the
+ * ban's own transaction; a report it sends after the ban is ignored; a
+ * restart does not bring them back, and start-up skips rows of banned
+ * volunteers and of unknown files. */
+static void test_ban_drops_holdings(void **state) {
+  fixture *f = *state;
+  file_and_job(f->c);
+  mvol *w1 = reg(f->c, "w1", "a", PEER1);
+  mvol *w2 = reg(f->c, "w2", "a", PEER2);
+  reg(f->c, "w3", "a", PEER3);
+  have(f->c, w1, SHA);
+  have(f->c, w2, SHA);
+  settle(f->c);
+  assert_int_equal(rows_on_disk(f), 2);
+  char mem[128], disk[64], w2_holding[64];
+  holding_on_disk(f, 2, w2_holding, sizeof w2_holding);
+
+  json_t *report = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_ban(f->c, 1, "test", &report, &err), CAIRN_OK);
+  json_decref(report);
+  /* the ban's answer waited for its batch: the rows are gone already */
+  holding_on_disk(f, 1, disk, sizeof disk);
+  assert_string_equal(disk, "");
+  holding_on_disk(f, 2, disk, sizeof disk);
+  assert_string_equal(disk, w2_holding);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+
+  /* a report that authenticated before the ban and arrives after it */
+  have(f->c, w1, SHA);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+  settle(f->c);
+  assert_int_equal(rows_on_disk(f), 1);
+
+  /* w3 is sent to w2 only, then the master */
+  json_t *src = sources_for(f->c, vol(f->c, 3));
+  assert_int_equal(json_array_size(src), 2);
+  assert_string_equal(source(src, 0), PEER2 "/v1/files/" SHA);
+  assert_string_equal(source(src, 1), MASTER_SRC);
+  json_decref(src);
+
+  reopen(f);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+
+  /* rows no master writes: a banned volunteer's, and an unknown file's */
+  cairn__core_close(f->c);
+  f->c = NULL;
+  sql_exec(f, "INSERT INTO file_holders VALUES ('" SHA "', 1, 5);"
+              "INSERT INTO file_holders VALUES ('" OTHER_SHA "', 2, 5);");
+  f->c = open_core(f);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+  pthread_mutex_lock(&f->c->lock);
+  assert_null(cairn_hmap_get(&f->c->files, cairn__hash_key(OTHER_SHA)));
+  pthread_mutex_unlock(&f->c->lock);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_holdings_survive_reopen, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_without_holdings_the_master_serves, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_duplicate_have_writes_nothing, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_ban_drops_holdings, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
