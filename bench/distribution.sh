@@ -218,7 +218,7 @@ run() {
   local name=$1 bcast=$2 d=$WORK/$1 spid pid i j t0 deadline now held state bad
   mkdir -p "$d/held"
   ip netns exec "$P-m" "$BIN/cairn-server" --db "$d/cairn.db" --listen "$MASTER_IP:$PORT" \
-    --no-fsync --broadcast-plan "$3" >"$d/server.out" 2>"$d/server.err" &
+    --no-fsync --log-level info --broadcast-plan "$3" >"$d/server.out" 2>"$d/server.err" &
   spid=$!
   PIDS+=("$spid")
   for _ in $(seq 1 100); do

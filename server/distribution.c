@@ -129,6 +129,7 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
     f->capholders = ncap;
   }
   f->holders[f->nholders++] = (mholder){vol->id, cairn__now()};
+  CAIRN_INFO("file %.12s: %s (%s) holds it", f->sha256, vol->name, vol->cluster);
   cairn__journal_rec r = {.type = J_HOLD, .a = vol->id, .b = f->holders[f->nholders - 1].since,
                           .s1 = cairn__strdup(f->sha256)};
   if (!r.s1 || cairn__journal_add(c, &r)) {
@@ -216,8 +217,12 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now
   cairn__bplan_free(f->plan);
   f->plan = p;
   f->plans++;
-  CAIRN_DEBUG("broadcast plan %u for %s: %s over %zu clusters, predicted %.2f s", f->plans,
-              f->sha256, p->algorithm, p->k - 1, p->predicted);
+  CAIRN_INFO("broadcast %.12s: plan %u, %s over %zu clusters, predicted %.2f s", f->sha256,
+             f->plans, p->algorithm, p->k - 1, p->predicted);
+  for (size_t i = 1; i < p->k; i++)
+    CAIRN_INFO("broadcast %.12s: plan %u: %s (%lld workers) from %s at %.2f s, rank %d",
+               f->sha256, f->plans, p->label[i], (long long)counts[i - 1],
+               p->parent[i] ? p->label[p->parent[i]] : "master", p->at[i], p->rank[i]);
 done:
   free(all);
   free(labels);
@@ -358,6 +363,8 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   if (best) {
     if (add_xfer(f, vol->id, best, now))
       return -1;
+    CAIRN_INFO("broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
+               vol_of(c, best)->name);
     snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, best)->peer_url, f->sha256);
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
@@ -382,6 +389,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     return -1;
   if (src == SRC_WAIT)
     return 0;
+  int planned = src != SRC_ONLINE;
   if (src == SRC_ONLINE) {
     /* 3. the online rule: the master when free, else a free holder anywhere */
     if (serving(f, 0) < 1)
@@ -391,6 +399,9 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   }
   if (add_xfer(f, vol->id, src, now))
     return -1;
+  CAIRN_INFO("broadcast %.12s: %s (%s) <- %s (%s), %s", f->sha256, vol->name, vol->cluster,
+             src ? vol_of(c, src)->name : "master", src ? vol_of(c, src)->cluster : "",
+             planned ? "planned" : "online");
   if (src)
     snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, src)->peer_url, f->sha256);
   snprintf(urls[n++], 512, "%s", master);
