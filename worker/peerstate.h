@@ -22,14 +22,16 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "common/limits.h"
+
 #define CAIRN__HAVE_PER_REPORT 64
 #define CAIRN__SERVED_PER_REPORT 256
-#define CAIRN__FETCHED_PER_REPORT 64
+#define CAIRN__FETCHED_PER_REPORT CAIRN_MAX_FETCHED
 /* Downloads waiting to be reported; beyond it the oldest are dropped (a
  * master that refuses them, or one that cannot be reached). */
 #define CAIRN__FETCHED_PENDING 256
 /* Room for a source URL, NUL included: a longer one is not reported. */
-#define CAIRN__FETCHED_SOURCE_MAX 512
+#define CAIRN__FETCHED_SOURCE_MAX (CAIRN_MAX_SOURCE_LEN + 1)
 
 typedef struct cairn__shalist {
   char (*v)[65];
