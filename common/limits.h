@@ -20,6 +20,10 @@
 #define CAIRN_MAX_PARENTS         4096u
 /* Sources named for one input of a work offer (peers, then the master). */
 #define CAIRN_MAX_SOURCES         64u
+/* Measured downloads in one worker report ("fetched"), and the length of
+ * the source each names. */
+#define CAIRN_MAX_FETCHED         64u
+#define CAIRN_MAX_SOURCE_LEN      511u
 
 #define CAIRN_DEFAULT_LEASE_SECONDS  300
 #define CAIRN_DEFAULT_MAX_ATTEMPTS   5

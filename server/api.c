@@ -229,6 +229,61 @@ static int has_control(const char *s) {
   return 0;
 }
 
+/* Reads "fetched" (an array of at most CAIRN_MAX_FETCHED downloads, each
+ * exactly {"sha256", "source", "bytes", "ms"}) into f[] (borrowed strings);
+ * -1 with a 400 in rs naming the entry and field. */
+static int fetched_list(json_t *o, cairn__fetch_report *f, int *n, cairn__resp *rs) {
+  json_t *a = json_object_get(o, "fetched");
+  *n = 0;
+  if (!a)
+    return 0;
+  if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FETCHED) {
+    failf(rs, CAIRN_EINVAL, "\"fetched\" must be an array of at most %u downloads",
+          CAIRN_MAX_FETCHED);
+    return -1;
+  }
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    json_t *e = json_array_get(a, i), *v;
+    const char *k;
+    if (!json_is_object(e)) {
+      failf(rs, CAIRN_EINVAL, "fetched[%zu] must be an object", i);
+      return -1;
+    }
+    json_object_foreach(e, k, v) {
+      if (strcmp(k, "sha256") && strcmp(k, "source") && strcmp(k, "bytes") && strcmp(k, "ms")) {
+        failf(rs, CAIRN_EINVAL, "fetched[%zu]: unknown field \"%s\"", i, k);
+        return -1;
+      }
+    }
+    const char *sha = json_string_value(json_object_get(e, "sha256"));
+    json_t *src = json_object_get(e, "source"), *bytes = json_object_get(e, "bytes");
+    json_t *ms = json_object_get(e, "ms");
+    if (!cairn_sha256_valid_hex(sha)) {
+      failf(rs, CAIRN_EINVAL, "fetched[%zu].sha256 must be a sha256 digest (64 lowercase hex)", i);
+      return -1;
+    }
+    if (!json_is_string(src) || json_string_length(src) > CAIRN_MAX_SOURCE_LEN) {
+      failf(rs, CAIRN_EINVAL, "fetched[%zu].source must be a string of at most %u bytes", i,
+            CAIRN_MAX_SOURCE_LEN);
+      return -1;
+    }
+    if (!json_is_integer(bytes) || json_integer_value(bytes) < 0) {
+      failf(rs, CAIRN_EINVAL, "fetched[%zu].bytes must be a non-negative integer", i);
+      return -1;
+    }
+    if (!json_is_integer(ms) || json_integer_value(ms) < 0) {
+      failf(rs, CAIRN_EINVAL, "fetched[%zu].ms must be a non-negative integer", i);
+      return -1;
+    }
+    f[*n].sha256 = sha;
+    f[*n].source = json_string_value(src);
+    f[*n].bytes = json_integer_value(bytes);
+    f[*n].ms = json_integer_value(ms);
+    (*n)++;
+  }
+  return 0;
+}
+
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url", NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
@@ -299,7 +354,7 @@ static mvol *volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 }
 
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"apps", "have", "peer_url", NULL};
+  static const char *const keys[] = {"apps", "have", "peer_url", "fetched", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -312,12 +367,15 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (a && app_list(a, apps, 64, &napps, rs))
     goto out;
   const char *have[256];
-  int nhave = 0;
+  cairn__fetch_report fetched[CAIRN_MAX_FETCHED];
+  int nhave = 0, nfetched = 0;
   const char *peer = peer_url_of(o, rs);
-  if (!peer || have_list(o, have, 256, &nhave, rs))
+  if (!peer || have_list(o, have, 256, &nhave, rs) || fetched_list(o, fetched, &nfetched, rs))
     goto out;
   if (nhave || *peer)
     cairn__core_report(m->core, v, have, nhave, NULL, NULL, 0, peer);
+  if (nfetched)
+    cairn__core_fetched(m->core, v, fetched, nfetched);
   json_t *work = NULL;
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
@@ -408,7 +466,7 @@ done:
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"have", "served", "peer_url", "running", NULL};
+  static const char *const keys[] = {"have", "served", "peer_url", "running", "fetched", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -417,10 +475,12 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
     return;
   const char *have[256], *served_sha[256];
   uint64_t served[256];
-  int nhave = 0, nserved = 0;
+  cairn__fetch_report fetched[CAIRN_MAX_FETCHED];
+  int nhave = 0, nserved = 0, nfetched = 0;
   const char *peer = peer_url_of(o, rs);
   json_t *sv = json_object_get(o, "served");
-  if (!peer || have_list(o, have, 256, &nhave, rs)) {
+  if (!peer || have_list(o, have, 256, &nhave, rs) ||
+      fetched_list(o, fetched, &nfetched, rs)) {
     json_decref(o);
     return;
   }
@@ -458,6 +518,8 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
     }
   }
   cairn__core_report(m->core, v, have, nhave, served_sha, served, nserved, peer);
+  if (nfetched)
+    cairn__core_fetched(m->core, v, fetched, nfetched);
   json_decref(o);
   json_t *resp = NULL;
   cairn_error err = {0};

@@ -949,6 +949,16 @@ void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nha
   pthread_mutex_unlock(&c->lock);
 }
 
+void cairn__core_fetched(cairn_core *c, mvol *v, const cairn__fetch_report *f, int n) {
+  if (n <= 0)
+    return;
+  pthread_mutex_lock(&c->lock);
+  c->fetch_reports_total += (uint64_t)n;
+  for (int i = 0; i < n; i++)
+    cairn__dist_fetched(c, v, f[i].sha256, f[i].source, f[i].bytes, f[i].ms);
+  pthread_mutex_unlock(&c->lock);
+}
+
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
   pthread_mutex_lock(&c->lock);
   mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));

@@ -211,6 +211,7 @@ typedef struct cairn_core {
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
   uint64_t bytes_master, bytes_peer;
+  uint64_t fetch_reports_total; /* "fetched" entries workers reported */
 } cairn_core;
 
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
@@ -240,6 +241,15 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
 void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
                         const char *const *served_sha, const uint64_t *served, int nserved,
                         const char *peer_url);
+/* A worker's measured download: file sha256 from source (as given in its
+ * sources), bytes in ms milliseconds. */
+typedef struct cairn__fetch_report {
+  const char *sha256, *source;
+  int64_t bytes, ms;
+} cairn__fetch_report;
+/* The n downloads v measured (work or heartbeat body, checked): counted
+ * (fetch_reports_total) and taken as rate samples (cairn__dist_fetched). */
+void cairn__core_fetched(cairn_core *c, mvol *v, const cairn__fetch_report *f, int n);
 /* Counts bytes of file sha256 the master sent. */
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
 /* The volunteer holding token, or NULL (CAIRN_EAUTH) / banned (CAIRN_EFORBIDDEN). */

@@ -494,6 +494,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
   uint64_t res[OUT_COUNT], bans = c->bans_total, bmaster = c->bytes_master, bpeer = c->bytes_peer;
+  uint64_t fetched = c->fetch_reports_total;
   memcpy(res, c->results_total, sizeof res);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
   uint64_t committed = c->committed;
@@ -547,4 +548,8 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
             (long long)json_integer_value(json_object_get(r, "bytes_per_second")));
   }
   json_decref(rates);
+  appendf(buf, len, cap, "# HELP cairn_fetch_reports_total Input downloads workers measured and "
+          "reported (source, bytes, time).\n"
+          "# TYPE cairn_fetch_reports_total counter\ncairn_fetch_reports_total %llu\n",
+          (unsigned long long)fetched);
 }

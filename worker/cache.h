@@ -38,7 +38,8 @@ cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const
  *   CAIRN_EIO        no answer, 429 or 5xx: may work later;
  *   CAIRN_EINVAL     content did not match sha256/size (nothing was kept);
  *   CAIRN_ENOTFOUND  404; CAIRN_EFORBIDDEN 401/403; CAIRN_ETOOBIG over size.
- * *status is the HTTP status (0 when none). */
+ * *status is the HTTP status (0 when none: with CAIRN_OK, a cache hit;
+ * 200 with CAIRN_OK: downloaded now). */
 cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
                                 long long size, const char *url, char **path, long *status,
                                 cairn_error *err);

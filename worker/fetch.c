@@ -7,6 +7,8 @@
 
 #include "common/log.h"
 #include "worker/backoff.h"
+#include "worker/fsutil.h"
+#include "worker/leases.h"
 
 #define MISMATCH_ATTEMPTS 3
 
@@ -17,9 +19,17 @@ static int is_master(cairn_http *h, const char *url) {
   return url[0] == '/' || (strncmp(url, base, n) == 0 && (url[n] == '/' || url[n] == '\0'));
 }
 
-/* Stores the cached path, tells peers about it. */
-static cairn_status got(cairn__peerstate *peers, const cairn__input *in, char *cached,
-                        char **path) {
+/* Stores the cached path, tells peers about it. status is the HTTP status
+ * of the call to cairn__cache_fetch() that began at monotonic time t0: 200
+ * for a download from url (measured for the master), 0 for a cache hit. */
+static cairn_status got(cairn__peerstate *peers, const cairn__input *in, const char *url,
+                        long status, long long t0, char *cached, char **path) {
+  if (peers && status == 200) {
+    long long ms = cairn__now_ms() - t0;
+    long long bytes = in->size >= 0 ? in->size : cairn__file_size(cached);
+    if (bytes >= 0)
+      cairn__peerstate_fetched(peers, in->sha256, url, (unsigned long long)bytes, ms);
+  }
   if (peers)
     cairn__peerstate_have(peers, in->sha256);
   *path = cached;
@@ -39,10 +49,11 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
     long status = 0;
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
+    long long t0 = cairn__now_ms();
     cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, url, &cached, &status,
                                          err);
     if (rc == CAIRN_OK)
-      return got(peers, in, cached, path);
+      return got(peers, in, url, status, t0, cached, path);
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     if (rc == CAIRN_EIO) {
@@ -83,10 +94,11 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
     }
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
+    long long t0 = cairn__now_ms();
     cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, list[i], &cached,
                                          &status, err);
     if (rc == CAIRN_OK)
-      return got(peers, in, cached, path);
+      return got(peers, in, list[i], status, t0, cached, path);
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     CAIRN_WARN("input %s: source %s skipped: %s", in->name, list[i], err->text);

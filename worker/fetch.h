@@ -17,8 +17,10 @@
 #include "worker/transport.h"
 
 /* Makes sure the cache holds input in, verified; *path is the cached file
- * (caller frees). peers (may be NULL) gives the peer token and hears of the
- * new holding. The master is retried with backoff while it fails
+ * (caller frees). peers (may be NULL) gives the peer token, hears of the
+ * new holding and, when the file was downloaded (not found in the cache),
+ * of the source it came from, its bytes and the milliseconds that
+ * successful download took. The master is retried with backoff while it fails
  * transiently (no answer, 429, 5xx, stall) and up to three times when its
  * bytes are wrong, until cancel. Returns CAIRN_OK; CAIRN_EIO when
  * cancelled; another status (err explains) when the master refuses the

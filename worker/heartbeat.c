@@ -1,9 +1,10 @@
 /* heartbeat.c — renews the leases of running tasks (POST /v1/heartbeat every
  * lease_seconds/3) and marks as lost those the master no longer lists, which
  * makes their task threads kill the app and drop the result. The same
- * request reports holdings, served bytes and the peer URL (peerstate.h),
- * also between tasks: soon after a new holding or URL, every few seconds
- * while bytes served wait to be reported; its answer renews the peer token. */
+ * request reports holdings, served bytes, downloads and the peer URL
+ * (peerstate.h), also between tasks: soon after a new holding or URL, every
+ * few seconds while bytes served or downloads wait to be reported; its
+ * answer renews the peer token. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
-/* peerstate.c — peer token, peer URL and holdings to report to the master. */
+/* peerstate.c — peer token, peer URL, holdings and downloads to report to
+ * the master. */
 #include "worker/peerstate.h"
 
 #include <jansson.h>
@@ -68,6 +69,46 @@ static void list_free(cairn__shalist *l) {
   memset(l, 0, sizeof *l);
 }
 
+/* Makes room for want entries in l. Returns 0, or -1 on out of memory. */
+static int fetch_reserve(cairn__fetchlist *l, size_t want) {
+  if (want <= l->cap)
+    return 0;
+  size_t cap = l->cap ? l->cap : 16;
+  while (cap < want)
+    cap *= 2;
+  cairn__fetched *v = realloc(l->v, cap * sizeof *v);
+  if (!v)
+    return -1;
+  l->v = v;
+  l->cap = cap;
+  return 0;
+}
+
+/* Drops the first k entries of l (the oldest). */
+static void fetch_drop_front(cairn__fetchlist *l, size_t k) {
+  if (k > l->n)
+    k = l->n;
+  memmove(l->v, l->v + k, (l->n - k) * sizeof *l->v);
+  l->n -= k;
+}
+
+/* Puts the n entries of e (older than any in l) in front of l, then keeps
+ * the newest max. On out of memory the entries of e are lost. */
+static void fetch_prepend(cairn__fetchlist *l, const cairn__fetched *e, size_t n, size_t max) {
+  if (!n || fetch_reserve(l, l->n + n) != 0)
+    return;
+  memmove(l->v + n, l->v, l->n * sizeof *l->v);
+  memcpy(l->v, e, n * sizeof *e);
+  l->n += n;
+  if (l->n > max)
+    fetch_drop_front(l, l->n - max);
+}
+
+static void fetch_free(cairn__fetchlist *l) {
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
 int cairn__peerstate_init(cairn__peerstate *ps, const char *address) {
   memset(ps, 0, sizeof *ps);
   if (address && !(ps->address = strdup(address)))
@@ -83,6 +124,7 @@ void cairn__peerstate_destroy(cairn__peerstate *ps) {
   list_free(&ps->pending);
   list_free(&ps->reported);
   list_free(&ps->served);
+  fetch_free(&ps->fetched);
   memset(ps, 0, sizeof *ps);
 }
 
@@ -186,6 +228,27 @@ void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned 
   pthread_mutex_unlock(&ps->mu);
 }
 
+void cairn__peerstate_fetched(cairn__peerstate *ps, const char *sha256, const char *source,
+                              unsigned long long bytes, long long ms) {
+  cairn__fetched e;
+  if (!cairn_sha256_valid_hex(sha256) || !source || strlen(source) >= sizeof e.source)
+    return;
+  json_t *utf8 = json_string(source); /* the report must be able to carry it */
+  if (!utf8)
+    return;
+  json_decref(utf8);
+  memcpy(e.sha256, sha256, 65);
+  snprintf(e.source, sizeof e.source, "%s", source);
+  e.bytes = bytes;
+  e.ms = ms < 1 ? 1 : ms;
+  pthread_mutex_lock(&ps->mu);
+  if (ps->fetched.n == CAIRN__FETCHED_PENDING)
+    fetch_drop_front(&ps->fetched, 1);
+  if (fetch_reserve(&ps->fetched, ps->fetched.n + 1) == 0)
+    ps->fetched.v[ps->fetched.n++] = e;
+  pthread_mutex_unlock(&ps->mu);
+}
+
 unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps) {
   pthread_mutex_lock(&ps->mu);
   unsigned long long n = ps->served_total;
@@ -211,9 +274,21 @@ void cairn__peerstate_refused(cairn__peerstate *ps, long long now_ms) {
   pthread_mutex_unlock(&ps->mu);
 }
 
+void cairn__peerstate_refused_fetched(cairn__peerstate *ps, long long now_ms) {
+  pthread_mutex_lock(&ps->mu);
+  ps->fetched_refused_ms = now_ms > 0 ? now_ms : 1;
+  pthread_mutex_unlock(&ps->mu);
+}
+
 /* Called with mu held. */
 static int enabled_locked(const cairn__peerstate *ps, long long now_ms) {
   return !ps->refused_ms || now_ms - ps->refused_ms >= REFUSAL_MS;
+}
+
+/* Called with mu held: 1 when reports may carry "fetched". */
+static int fetched_enabled_locked(const cairn__peerstate *ps, long long now_ms) {
+  return enabled_locked(ps, now_ms) &&
+         (!ps->fetched_refused_ms || now_ms - ps->fetched_refused_ms >= REFUSAL_MS);
 }
 
 int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms) {
@@ -247,22 +322,45 @@ static int take(cairn__shalist *from, cairn__shalist *to, size_t max, int counte
   return 0;
 }
 
+/* Moves the oldest pending downloads (up to max) into to. */
+static int take_fetched(cairn__fetchlist *from, cairn__fetchlist *to, size_t max) {
+  size_t k = from->n < max ? from->n : max;
+  if (!k)
+    return 0;
+  if (fetch_reserve(to, k) != 0)
+    return -1;
+  memcpy(to->v, from->v, k * sizeof *to->v);
+  to->n = k;
+  fetch_drop_front(from, k);
+  return 0;
+}
+
+static json_t *fetched_json(const cairn__fetched *e) {
+  return json_pack("{s:s, s:s, s:I, s:I}", "sha256", e->sha256, "source", e->source, "bytes",
+                   (json_int_t)e->bytes, "ms", (json_int_t)e->ms);
+}
+
 static json_t *report_json(const cairn__peer_report *r) {
   json_t *root = json_object();
-  json_t *have = json_array(), *served = json_object();
-  int bad = !root || !have || !served;
+  json_t *have = json_array(), *served = json_object(), *fetched = json_array();
+  int bad = !root || !have || !served || !fetched;
   for (size_t i = 0; !bad && i < r->have.n; i++)
     bad = json_array_append_new(have, json_string(r->have.v[i])) != 0;
   for (size_t i = 0; !bad && i < r->served.n; i++)
     bad = json_object_set_new(served, r->served.v[i], json_integer((json_int_t)r->served.bytes[i]));
+  for (size_t i = 0; !bad && i < r->fetched.n; i++)
+    bad = json_array_append_new(fetched, fetched_json(&r->fetched.v[i])) != 0;
   if (!bad && r->have.n)
     bad = json_object_set(root, "have", have) != 0;
   if (!bad && r->served.n)
     bad = json_object_set(root, "served", served) != 0;
+  if (!bad && r->fetched.n)
+    bad = json_object_set(root, "fetched", fetched) != 0;
   if (!bad && r->url)
     bad = json_object_set_new(root, "peer_url", json_string(r->url)) != 0;
   json_decref(have);
   json_decref(served);
+  json_decref(fetched);
   if (bad) {
     json_decref(root);
     return NULL;
@@ -277,11 +375,13 @@ static void put_back_locked(cairn__peerstate *ps, cairn__peer_report *r) {
       (void)push(&ps->pending, r->have.v[i], 0, 0);
   for (size_t i = 0; i < r->served.n; i++)
     (void)add_count(&ps->served, r->served.v[i], r->served.bytes[i]);
+  fetch_prepend(&ps->fetched, r->fetched.v, r->fetched.n, CAIRN__FETCHED_PENDING);
 }
 
 static void report_free(cairn__peer_report *r) {
   list_free(&r->have);
   list_free(&r->served);
+  fetch_free(&r->fetched);
   free(r->url);
   r->url = NULL;
 }
@@ -296,6 +396,8 @@ char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long 
     ok = take(&ps->pending, &r->have, CAIRN__HAVE_PER_REPORT, 0) == 0;
     if (ok && with_served)
       ok = take(&ps->served, &r->served, CAIRN__SERVED_PER_REPORT, 1) == 0;
+    if (ok && fetched_enabled_locked(ps, now_ms))
+      ok = take_fetched(&ps->fetched, &r->fetched, CAIRN__FETCHED_PER_REPORT) == 0;
   } else
     ok = 1;
   if (!ok)
@@ -317,7 +419,7 @@ char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long 
 }
 
 int cairn__peerstate_report_extras(const cairn__peer_report *r) {
-  return r->have.n || r->served.n || r->url;
+  return r->have.n || r->served.n || r->fetched.n || r->url;
 }
 
 void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, int delivered) {
@@ -347,7 +449,8 @@ int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms, long lon
   int due = 0;
   if (enabled_locked(ps, now_ms)) {
     int news = ps->pending.n > 0 || url_news_locked(ps, &url);
-    due = (news && since_ms >= REPORT_SOON_MS) || (ps->served.n && since_ms >= IDLE_BEAT_MS);
+    int idle = ps->served.n || (ps->fetched.n && fetched_enabled_locked(ps, now_ms));
+    due = (news && since_ms >= REPORT_SOON_MS) || (idle && since_ms >= IDLE_BEAT_MS);
   }
   pthread_mutex_unlock(&ps->mu);
   free(url);

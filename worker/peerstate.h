@@ -1,8 +1,9 @@
 /* peerstate.h — what a worker and its master tell each other about relaying
  * broadcast inputs (docs/protocol.md, "Data distribution"): the peer token
  * the master issued, the URL of this worker's peer server and whether the
- * master has heard it, the verified cache files and the bytes served to
- * peers not reported yet, and whether the master takes these fields at all.
+ * master has heard it, the verified cache files, the bytes served to peers
+ * and the measured downloads not reported yet, and whether the master takes
+ * these fields at all.
  * Shared by the task threads, the heartbeat thread and the peer server's
  * thread: every call is thread-safe. Private to worker/.
  *
@@ -11,7 +12,9 @@
  * master answered) or puts it back (it did not). A master that refuses the
  * fields (an older one: 400 on an unknown field) is marked with refused();
  * reports are then plain "{}" for REFUSAL_MS, after which they are tried
- * again, in case the master was upgraded.
+ * again, in case the master was upgraded. "fetched" came later than the
+ * other fields: a master may take those but not it, so it is refused on its
+ * own first (refused_fetched(), for REFUSAL_MS as well).
  */
 #ifndef CAIRN_PEERSTATE_H
 #define CAIRN_PEERSTATE_H
@@ -19,8 +22,16 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "common/limits.h"
+
 #define CAIRN__HAVE_PER_REPORT 64
 #define CAIRN__SERVED_PER_REPORT 256
+#define CAIRN__FETCHED_PER_REPORT CAIRN_MAX_FETCHED
+/* Downloads waiting to be reported; beyond it the oldest are dropped (a
+ * master that refuses them, or one that cannot be reached). */
+#define CAIRN__FETCHED_PENDING 256
+/* Room for a source URL, NUL included: a longer one is not reported. */
+#define CAIRN__FETCHED_SOURCE_MAX (CAIRN_MAX_SOURCE_LEN + 1)
 
 typedef struct cairn__shalist {
   char (*v)[65];
@@ -28,10 +39,25 @@ typedef struct cairn__shalist {
   size_t n, cap;
 } cairn__shalist;
 
+/* One verified download: file sha256, bytes received from source (as the
+ * master named it) in ms milliseconds. */
+typedef struct cairn__fetched {
+  char sha256[65];
+  char source[CAIRN__FETCHED_SOURCE_MAX];
+  unsigned long long bytes;
+  long long ms;
+} cairn__fetched;
+
+typedef struct cairn__fetchlist {
+  cairn__fetched *v;  /* oldest first */
+  size_t n, cap;
+} cairn__fetchlist;
+
 typedef struct cairn__peer_report {
-  cairn__shalist have;    /* sha256s sent in "have" */
-  cairn__shalist served;  /* "served" entries sent */
-  char *url;              /* "peer_url" sent, or NULL */
+  cairn__shalist have;       /* sha256s sent in "have" */
+  cairn__shalist served;     /* "served" entries sent */
+  cairn__fetchlist fetched;  /* "fetched" entries sent */
+  char *url;                 /* "peer_url" sent, or NULL */
 } cairn__peer_report;
 
 typedef struct cairn__peerstate {
@@ -45,8 +71,10 @@ typedef struct cairn__peerstate {
   cairn__shalist pending;  /* files held, not reported yet */
   cairn__shalist reported; /* files held and reported */
   cairn__shalist served;   /* bytes served per file, not reported yet */
+  cairn__fetchlist fetched; /* downloads not reported yet */
   unsigned long long served_total;
   long long refused_ms;    /* monotonic time of the last refusal, 0: none */
+  long long fetched_refused_ms; /* same, of "fetched" alone */
 } cairn__peerstate;
 
 /* address: the host to advertise (copied), or NULL to learn it from the
@@ -78,6 +106,12 @@ int cairn__peerstate_check_token(cairn__peerstate *ps, const char *presented);
 void cairn__peerstate_have(cairn__peerstate *ps, const char *sha256);
 /* bytes of file sha256 were served to a peer. */
 void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned long long bytes);
+/* A verified download of file sha256: bytes received from source (the
+ * string the master gave, copied) in ms milliseconds of monotonic time (ms
+ * below 1 counts as 1); reported once. Dropped when source does not fit in
+ * CAIRN__FETCHED_SOURCE_MAX or is not UTF-8, or sha256 is not a digest. */
+void cairn__peerstate_fetched(cairn__peerstate *ps, const char *sha256, const char *source,
+                              unsigned long long bytes, long long ms);
 /* Bytes served since start (for logs and tests). */
 unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps);
 
@@ -88,12 +122,17 @@ void cairn__peerstate_registered(cairn__peerstate *ps, const char *url, const ch
 
 /* The master refused the distribution fields at monotonic time now_ms. */
 void cairn__peerstate_refused(cairn__peerstate *ps, long long now_ms);
+/* The master refused "fetched" at monotonic time now_ms: reports leave it
+ * out for REFUSAL_MS (the downloads stay pending, the oldest dropped beyond
+ * CAIRN__FETCHED_PENDING). */
+void cairn__peerstate_refused_fetched(cairn__peerstate *ps, long long now_ms);
 /* 1 unless the master refused the fields less than REFUSAL_MS ago. */
 int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms);
 
 /* Builds a request body: "have" (at most CAIRN__HAVE_PER_REPORT entries),
  * "served" (at most CAIRN__SERVED_PER_REPORT files) when with_served,
- * "peer_url" when the master has not heard the
+ * "fetched" (at most CAIRN__FETCHED_PER_REPORT downloads, oldest first)
+ * unless refused on its own, "peer_url" when the master has not heard the
  * current one; "{}" when there is nothing or the fields are refused. *r
  * records what was taken. Returns the body (caller frees) or NULL on out of
  * memory (then nothing was taken). */
@@ -107,7 +146,8 @@ void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, in
 
 /* Whether the heartbeat thread should send a heartbeat now, since_ms after
  * the last one, without lease reasons: new holdings or a new URL soon
- * (after REPORT_SOON_MS), served bytes every IDLE_BEAT_MS. Never while the
+ * (after REPORT_SOON_MS), served bytes and downloads every IDLE_BEAT_MS
+ * (a download usually comes with a new holding, so it goes soon). Never while the
  * fields are refused, nor when there is nothing to report: a heartbeat
  * extends every lease the master counts as this volunteer's, including one
  * whose work answer never arrived, which must be left to expire. */

@@ -214,39 +214,57 @@ static char *with_running(char *body, json_t *running) {
   return s;
 }
 
+/* POSTs the plain body (only "running", when given) to path. */
+static cairn_status send_plain(cairn__session *s, cairn__conn *c, const char *path,
+                               json_t *running, size_t max_response, cairn_http_response *resp,
+                               cairn_error *err) {
+  char *plain = plain_body(running);
+  cairn_status rc = cairn__session_request(s, c, "POST", path, plain ? plain : "{}",
+                                           max_response, resp, err);
+  free(plain);
+  return rc;
+}
+
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
                                    json_t *running,
                                    int with_served, size_t max_response,
                                    cairn_http_response *resp, cairn_error *err) {
   cairn__peer_report r;
-  char *body = s->peers ? cairn__peerstate_report_begin(s->peers, with_served, cairn__now_ms(), &r)
-                        : NULL;
-  if (!body) {
-    char *plain = plain_body(running);
-    cairn_status prc = cairn__session_request(s, c, "POST", path, plain ? plain : "{}",
-                                              max_response, resp, err);
-    free(plain);
-    return prc;
-  }
-  int extras = cairn__peerstate_report_extras(&r);
-  body = with_running(body, running);
-  cairn_status rc = cairn__session_request(s, c, "POST", path, body ? body : "{}", max_response,
-                                           resp, err);
-  free(body);
-  if (rc == CAIRN_OK && resp->status == 400 && extras) {
+  cairn_status rc;
+  /* At most twice: a 400 to a report with "fetched" is taken as a master
+   * that does not know that field yet, and the report goes again without
+   * it; a 400 to one without it refuses every distribution field. */
+  for (;;) {
+    char *body = s->peers
+                   ? cairn__peerstate_report_begin(s->peers, with_served, cairn__now_ms(), &r)
+                   : NULL;
+    if (!body)
+      return send_plain(s, c, path, running, max_response, resp, err);
+    int extras = cairn__peerstate_report_extras(&r), fetched = r.fetched.n > 0;
+    body = with_running(body, running);
+    rc = cairn__session_request(s, c, "POST", path, body ? body : "{}", max_response, resp, err);
+    free(body);
+    if (rc != CAIRN_OK || resp->status != 400 || !extras)
+      break;
     char msg[300];
     cairn__server_message(resp->body.data, resp->body.len, msg, sizeof msg);
+    cairn__peerstate_report_end(s->peers, &r, 0);
+    cairn_buf_free(&resp->body);
+    if (fetched) {
+      CAIRN_INFO("POST %s: the master refuses \"fetched\" (%s): leaving it out", path, msg);
+      cairn__peerstate_refused_fetched(s->peers, cairn__now_ms());
+      continue;
+    }
     CAIRN_INFO("POST %s: the master refuses the data distribution fields (%s): leaving them out",
                path, msg);
     cairn__peerstate_refused(s->peers, cairn__now_ms());
-    cairn__peerstate_report_end(s->peers, &r, 0);
-    cairn_buf_free(&resp->body);
-    char *plain = plain_body(running);
-    rc = cairn__session_request(s, c, "POST", path, plain ? plain : "{}", max_response, resp, err);
-    free(plain);
-  } else
-    cairn__peerstate_report_end(s->peers, &r,
-                                rc == CAIRN_OK && resp->status >= 200 && resp->status < 300);
+    rc = send_plain(s, c, path, running, max_response, resp, err);
+    if (rc == CAIRN_OK)
+      learn_ip(s, c);
+    return rc;
+  }
+  cairn__peerstate_report_end(s->peers, &r,
+                              rc == CAIRN_OK && resp->status >= 200 && resp->status < 300);
   if (rc == CAIRN_OK)
     learn_ip(s, c);
   return rc;

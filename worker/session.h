@@ -59,9 +59,11 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
 
 /* POST to path (/v1/work or /v1/heartbeat) with a body reporting what the
  * master has not heard from s->peers yet (see peerstate.h: holdings, served
- * bytes when with_served, the peer URL), as cairn__session_request() does.
- * A master that answers 400 to those fields is marked as refusing them and
- * asked again with "{}". The local IP of the connection is noted as the
+ * bytes when with_served, downloads, the peer URL), as
+ * cairn__session_request() does. A master that answers 400 to a body with
+ * "fetched" is marked as refusing that field and asked again without it; one
+ * that answers 400 to the other fields is marked as refusing them and asked
+ * again with "{}". The local IP of the connection is noted as the
  * peer server's host when none was configured. */
 /* running (may be NULL; borrowed): the "running" member of the body, the
  * indices whose leases a heartbeat should renew. */

@@ -2,8 +2,9 @@
  * cairn-server, 8 real cairn-workers in two clusters and a 16 MiB input
  * uploaded with `cairn submit`. Every worker ends with the right bytes, the
  * master sends at most two copies (one per cluster) plus one retry, and the
- * rest travels between peers; when the first relay is killed with SIGKILL
- * while it serves, every task still ends done. */
+ * rest travels between peers, and each worker reports its timed download
+ * to the master; when the first relay is killed with SIGKILL while it
+ * serves, every task still ends done. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,19 +99,28 @@ static void check_outputs(const char *url, long long job, const char *sha) {
   json_decref(r);
 }
 
-/* cairn_file_bytes_served_total{source=SOURCE}, or -1. */
-static long long served(const char *url, const char *source) {
-  char *raw = NULL, key[96];
+/* The value of metric line "KEY VALUE" in the master's /metrics, or -1. */
+static long long metric(const char *url, const char *key) {
+  char *raw = NULL;
   size_t len = 0;
   long long v = -1;
   if (harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len) != 200)
     return -1;
-  snprintf(key, sizeof key, "cairn_file_bytes_served_total{source=\"%s\"} ", source);
-  const char *p = raw ? strstr(raw, key) : NULL;
-  if (p)
-    v = atoll(p + strlen(key));
+  size_t n = strlen(key);
+  for (const char *p = raw; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (strncmp(p, key, n) == 0 && p[n] == ' ') {
+      v = atoll(p + n + 1);
+      break;
+    }
   free(raw);
   return v;
+}
+
+/* cairn_file_bytes_served_total{source=SOURCE}, or -1. */
+static long long served(const char *url, const char *source) {
+  char key[96];
+  snprintf(key, sizeof key, "cairn_file_bytes_served_total{source=\"%s\"}", source);
+  return metric(url, key);
 }
 
 /* 1 when worker i's cache holds the file with the right digest. */
@@ -151,18 +161,33 @@ static void test_relayed_by_peers(void **state) {
   for (int i = 0; i < NWORKERS; i++)
     assert_true(holds(dir, i, sha));
   /* Each worker received the file once: whatever the master did not send,
-   * peers did, and say so in their heartbeats (every few seconds). */
-  long long master = 0, peer = 0;
+   * peers did, and say so in their heartbeats (every few seconds). Each
+   * reported how long its download took. */
+  long long master = 0, peer = 0, fetched = 0;
   double until = harness_now() + 20;
   do {
     usleep(200 * 1000);
     master = served(srv.url, "master");
     peer = served(srv.url, "peer");
-  } while (master + peer < (long long)NWORKERS * BIG && harness_now() < until);
-  fprintf(stderr, "bytes served: master %lld, peer %lld (file %u)\n", master, peer, BIG);
+    fetched = metric(srv.url, "cairn_fetch_reports_total");
+  } while ((master + peer < (long long)NWORKERS * BIG || fetched < NWORKERS) &&
+           harness_now() < until);
+  fprintf(stderr, "bytes served: master %lld, peer %lld (file %u); downloads reported %lld\n",
+          master, peer, BIG, fetched);
   assert_true(master >= (long long)BIG);
   assert_true(master <= 3LL * BIG);
   assert_true(master + peer >= (long long)NWORKERS * BIG);
+  assert_true(fetched >= NWORKERS);
+  /* the downloads became rate samples: from the master into a cluster, and
+   * inside the clusters */
+  long long ma = metric(srv.url, "cairn_link_rate_bytes_per_second{from=\"master\",to=\"a\"}");
+  long long mb = metric(srv.url, "cairn_link_rate_bytes_per_second{from=\"master\",to=\"b\"}");
+  long long aa = metric(srv.url, "cairn_link_rate_bytes_per_second{from=\"a\",to=\"a\"}");
+  long long bb = metric(srv.url, "cairn_link_rate_bytes_per_second{from=\"b\",to=\"b\"}");
+  fprintf(stderr, "rates (bytes/s): master->a %lld, master->b %lld, a->a %lld, b->b %lld\n", ma,
+          mb, aa, bb);
+  assert_true(ma > 0 || mb > 0);
+  assert_true(aa > 0 || bb > 0);
   stop_workers(w, NWORKERS);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }

@@ -1,7 +1,8 @@
 /* test_server_api.c — a real cairn-server on loopback, driven over HTTP:
  * bad input is refused with a message naming the problem and changes nothing;
  * caps, auth, routes; leases expire and a late result gets 409; files are
- * content-addressed; kill -9 loses no acknowledged result. */
+ * content-addressed; kill -9 loses no acknowledged result; workers' reports
+ * of measured downloads ("fetched") are checked and counted. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -287,6 +288,113 @@ static void test_result_with_next_task(void **state) {
   json_decref(b);
 }
 
+/* cairn_fetch_reports_total, or -1. */
+static long long fetch_reports(const char *url) {
+  char *raw = NULL;
+  size_t len = 0;
+  long long n = -1;
+  const char *key = "\ncairn_fetch_reports_total ";
+  if (harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len) == 200 && raw) {
+    const char *p = strstr(raw, key);
+    if (p)
+      n = atoll(p + strlen(key));
+  }
+  free(raw);
+  return n;
+}
+
+/* POSTs body to route as tok; 400 whose message names needle. */
+static void expect_report_400(const char *url, const char *route, const char *tok,
+                              const char *body, const char *needle) {
+  json_t *r = NULL;
+  long st = harness_http(url, "POST", route, tok, body, strlen(body), &r, NULL, NULL);
+  const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+  if (st != 400 || !msg || !strstr(msg, needle))
+    fail_msg("%s %.200s: status %ld message \"%s\" (wanted 400 naming \"%s\")", route, body,
+             st, msg ? msg : "", needle);
+  json_decref(r);
+}
+
+/* {"fetched": [n entries]} where entry i has bytes i and ms i + 1. */
+static json_t *fetched_body(int n, const char *source) {
+  json_t *a = json_array();
+  char sha[65];
+  for (int i = 0; i < n; i++) {
+    snprintf(sha, sizeof sha, "%064x", i);
+    json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:i}", "sha256", sha, "source", source,
+                                       "bytes", i, "ms", i + 1));
+  }
+  return json_pack("{s:o}", "fetched", a);
+}
+
+#define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+/* One well-formed "fetched" entry. */
+#define GOOD "{\"sha256\": \"" SHA_A "\", \"source\": \"/v1/files/" SHA_A "\", " \
+             "\"bytes\": 10, \"ms\": 5}"
+
+static void test_fetched_reports(void **state) {
+  fixture *f = *state;
+  char tok[65], big[700];
+  assert_true(harness_register(f->srv.url, "fetcher", "x", tok) > 0);
+  long long before = fetch_reports(f->srv.url);
+  assert_true(before >= 0);
+  static const struct {
+    const char *body, *needle;
+  } bad[] = {
+    {"{\"fetched\": {}}", "\"fetched\" must be an array of at most 64"},
+    {"{\"fetched\": [1]}", "fetched[0] must be an object"},
+    {"{\"fetched\": [{\"sha256\": \"" SHA_A "\", \"source\": \"/v1/files/x\", "
+     "\"bytes\": 1, \"ms\": 1, \"speed\": 3}]}",
+     "fetched[0]: unknown field \"speed\""},
+    {"{\"fetched\": [" GOOD ", {\"sha256\": \"AAAA\", \"source\": \"/x\", \"bytes\": 1, "
+     "\"ms\": 1}]}",
+     "fetched[1].sha256 must be a sha256 digest"},
+    {"{\"fetched\": [{\"sha256\": \"" SHA_A "\", \"bytes\": 1, \"ms\": 1}]}",
+     "fetched[0].source must be a string of at most 511 bytes"},
+    {"{\"fetched\": [{\"sha256\": \"" SHA_A "\", \"source\": \"/x\", \"bytes\": -1, "
+     "\"ms\": 1}]}",
+     "fetched[0].bytes must be a non-negative integer"},
+    {"{\"fetched\": [" GOOD ", " GOOD ", {\"sha256\": \"" SHA_A "\", \"source\": \"/x\", "
+     "\"bytes\": 1, \"ms\": 1.5}]}",
+     "fetched[2].ms must be a non-negative integer"},
+    {"{\"have\": [\"" SHA_A "\"], \"fetched\": [" GOOD ", {\"sha256\": \"" SHA_A "\", "
+     "\"source\": \"/x\", \"bytes\": 1}]}",
+     "fetched[1].ms must be a non-negative integer"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    expect_report_400(f->srv.url, "/v1/heartbeat", tok, bad[i].body, bad[i].needle);
+    expect_report_400(f->srv.url, "/v1/work", tok, bad[i].body, bad[i].needle);
+  }
+  /* 65 entries, and a source of 512 bytes. */
+  json_t *b = fetched_body(65, "/v1/files/x"), *r = NULL;
+  char *text = json_dumps(b, JSON_COMPACT);
+  expect_report_400(f->srv.url, "/v1/heartbeat", tok, text, "at most 64 downloads");
+  free(text);
+  json_decref(b);
+  memset(big, 'x', 512);
+  big[512] = '\0';
+  b = fetched_body(1, big);
+  text = json_dumps(b, JSON_COMPACT);
+  expect_report_400(f->srv.url, "/v1/work", tok, text, "fetched[0].source");
+  free(text);
+  json_decref(b);
+  /* Refused reports count for nothing. */
+  assert_int_equal(fetch_reports(f->srv.url), before);
+
+  /* Good ones: 64 in a heartbeat (sources of 511 bytes), 3 in a work
+   * request (none to give: 204), each entry counted. */
+  big[511] = '\0';
+  b = fetched_body(64, big);
+  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/heartbeat", tok, b, &r), 200);
+  json_decref(r);
+  json_decref(b);
+  b = fetched_body(3, "http://127.0.0.1:9/v1/files/" SHA_A);
+  json_object_set_new(b, "have", json_pack("[s]", SHA_A));
+  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/work", tok, b, NULL), 204);
+  json_decref(b);
+  assert_int_equal(fetch_reports(f->srv.url), before + 67);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_jobs_change_nothing),
@@ -295,6 +403,7 @@ int main(void) {
     cmocka_unit_test(test_failed_app_retries_then_fails),
     cmocka_unit_test(test_files_content_addressed),
     cmocka_unit_test(test_result_with_next_task),
+    cmocka_unit_test(test_fetched_reports),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,7 +3,8 @@
  * checks, 404 for names it must not serve, the cap on transfers at once,
  * served bytes), the fetch of an input from several sources (a dead one, one
  * that stalls, one that serves corrupt bytes, one that answers 404, then a
- * good peer; the master last), and the reports a worker sends the master. */
+ * good peer; the master last; the download that worked is the one
+ * reported), and the reports a worker sends the master. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -347,6 +348,29 @@ static int no_temp_files(const char *dir) {
   return system(cmd) != 0;
 }
 
+/* Ends a report of ps; returns its one "fetched" entry's source (static
+ * copy) after checking its digest, bytes and time, or "" when there is none. */
+static const char *fetched_source(cairn__peerstate *ps, const fixture *f) {
+  static char source[CAIRN__FETCHED_SOURCE_MAX];
+  cairn__peer_report r;
+  char *body = cairn__peerstate_report_begin(ps, 0, cairn__now_ms(), &r);
+  json_t *j = json_loads(body, 0, NULL);
+  json_t *a = json_object_get(j, "fetched");
+  assert_true(json_array_size(a) <= 1);
+  json_t *e = json_array_get(a, 0);
+  source[0] = '\0';
+  if (e) {
+    assert_string_equal(json_string_value(json_object_get(e, "sha256")), f->sha);
+    assert_int_equal(json_integer_value(json_object_get(e, "bytes")), f->size);
+    assert_true(json_integer_value(json_object_get(e, "ms")) >= 1);
+    snprintf(source, sizeof source, "%s", json_string_value(json_object_get(e, "source")));
+  }
+  json_decref(j);
+  free(body);
+  cairn__peerstate_report_end(ps, &r, 1);
+  return source;
+}
+
 static void test_fetch_skips_bad_sources(void **state) {
   (void)state;
   fixture holder, fetcher;
@@ -408,18 +432,22 @@ static void test_fetch_skips_bad_sources(void **state) {
     usleep(20 * 1000);
   assert_int_equal(cairn__peerstate_served_total(&holder_ps), holder.size);
 
-  /* The fetcher now reports the file as held. */
+  /* The fetcher now reports the file as held, and the one download that
+   * worked: from the good peer, as the master named it, whole. */
   cairn__peer_report r;
   char *body = cairn__peerstate_report_begin(&ps, 0, cairn__now_ms(), &r);
   assert_non_null(strstr(body, holder.sha));
   free(body);
-  cairn__peerstate_report_end(&ps, &r, 1);
+  cairn__peerstate_report_end(&ps, &r, 0);
+  assert_string_equal(fetched_source(&ps, &holder), sources[4]);
 
-  /* Present in the cache: no source is asked again. */
+  /* Present in the cache: no source is asked again, and nothing was
+   * downloaded. */
   int hits = src.master_hits;
   assert_int_equal(cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err), CAIRN_OK);
   free(path);
   assert_int_equal(src.master_hits, hits);
+  assert_string_equal(fetched_source(&ps, &holder), "");
 
   /* Every peer fails: the master, last, serves it, with the volunteer token. */
   char *gone = cairn__cache_path(&fetcher.cache, holder.sha);
@@ -431,6 +459,7 @@ static void test_fetch_skips_bad_sources(void **state) {
   free(path);
   assert_int_equal(src.master_hits, 1);
   assert_string_equal(src.auth[R_MASTER], "Bearer " VOLUNTEER);
+  assert_string_equal(fetched_source(&ps, &holder), sources[5]);
 
   /* No source has the right bytes: no verified file, no task input. */
   assert_int_equal(unlink(gone), 0);
@@ -441,6 +470,7 @@ static void test_fetch_skips_bad_sources(void **state) {
   assert_null(path);
   assert_int_equal(access(gone, F_OK), -1);
   assert_true(no_temp_files(fetcher.cache_dir));
+  assert_string_equal(fetched_source(&ps, &holder), "");
   free(gone);
 
   for (int i = 0; i < 6; i++)
