@@ -13,7 +13,8 @@
 # Environment variables CAIRN_DIST_CLUSTERS, CAIRN_DIST_WORKERS,
 # CAIRN_DIST_SIZE_MIB, CAIRN_DIST_FAST_MBIT, CAIRN_DIST_SLOW_MBIT,
 # CAIRN_DIST_MASTER_MBIT, CAIRN_DIST_PLANS, CAIRN_DIST_REPEAT set the same
-# options. Needs root (network namespaces, veth, bridges, tc tbf); without
+# options; CAIRN_DIST_KEEP=1 keeps the logs (each master logs its plans and
+# source decisions at info level). Needs root (network namespaces, veth, bridges, tc tbf); without
 # them it says so in one line and exits 0.
 set -eu
 
@@ -92,7 +93,11 @@ cleanup() {
   for ns in "${NSLIST[@]+"${NSLIST[@]}"}"; do
     ip netns del "$ns" 2>/dev/null || true
   done
-  rm -rf "$WORK"
+  if [ -n "${CAIRN_DIST_KEEP:-}" ]; then
+    echo "distribution: logs kept in $WORK"
+  else
+    rm -rf "$WORK"
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

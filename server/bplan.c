@@ -26,6 +26,13 @@
  *                   rate(i → j) for every pair, L_ij = 0 (latency is part of
  *                   the measured rate), T_i = ceil(log2 n_i) · size /
  *                   rate(i → i) (binomial doubling inside the cluster).
+ *                   A cluster that holds the file already (or has a copy
+ *                   landing) when the plan is rebuilt costs next to nothing
+ *                   to reach from the master (g_0j = 1 ns; the model wants
+ *                   g + L > 0), so the heuristics use it as a source from
+ *                   the start. The 1/C planners have a single source and
+ *                   plan from scratch; executed, their plan still lets
+ *                   informed clusters feed themselves.
  * The plan keeps, per cluster, only what the master needs to execute it
  * online: the cluster it receives its first copy from, the planned start of
  * that copy (seconds from the start of the broadcast) and its rank among its
@@ -275,8 +282,8 @@ static int extract(mplan *p, const cairn_plan_schedule *s, double unit) {
 }
 
 mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
-                          char *const *labels, const int64_t *counts, size_t m,
-                          cairn_error *err) {
+                          char *const *labels, const int64_t *counts,
+                          const uint8_t *informed, size_t m, cairn_error *err) {
   size_t k = m + 1;
   mplan *p = calloc(1, sizeof *p);
   if (!p)
@@ -347,7 +354,9 @@ mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
     for (size_t i = 0; i < k; i++) {
       for (size_t j = 0; j < k; j++)
         if (i != j)
-          g[i * k + j] = sz / cairn__rate_get(c, p->label[i], p->label[j]);
+          g[i * k + j] = i == 0 && j && informed && informed[j - 1]
+                             ? 1e-9 /* it has the file (or soon): a source from the start */
+                             : sz / cairn__rate_get(c, p->label[i], p->label[j]);
       int64_t n = i ? counts[i - 1] : 1;
       if (n > 1)
         T[i] = ceil(log2((double)n)) * sz / cairn__rate_get(c, p->label[i], p->label[i]);

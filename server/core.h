@@ -377,10 +377,12 @@ double cairn__rate_get(const cairn_core *c, const char *src, const char *dst);
 json_t *cairn__rates_json(const cairn_core *c);
 void cairn__rates_free(cairn_core *c);
 /* Plans a broadcast of size bytes with algo over the m clusters labels[]
- * (sorted, distinct) of counts[] workers; NULL with err on failure. */
+ * (sorted, distinct) of counts[] workers; informed[i] (or NULL) marks a
+ * cluster that holds the file already or has a copy landing. NULL with err
+ * on failure. */
 mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
-                          char *const *labels, const int64_t *counts, size_t m,
-                          cairn_error *err);
+                          char *const *labels, const int64_t *counts,
+                          const uint8_t *informed, size_t m, cairn_error *err);
 void cairn__bplan_free(mplan *p);
 /* Index of cluster label in p ("" = 0, the master), or -1. */
 int cairn__bplan_find(const mplan *p, const char *label);

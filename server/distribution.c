@@ -176,6 +176,7 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now
   const char **all = malloc((c->nvols + 1) * sizeof *all);
   char **labels = malloc((c->nvols + 1) * sizeof *labels);
   int64_t *counts = malloc((c->nvols + 1) * sizeof *counts);
+  uint8_t *informed = NULL;
   size_t n = 0, m = 0;
   if (!all || !labels || !counts)
     goto done;
@@ -201,8 +202,21 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now
   }
   if (!m || (f->plan && f->plan->sig == sig))
     goto done;
+  /* clusters that hold the file or have a copy landing */
+  informed = calloc(m, 1);
+  if (!informed)
+    goto done;
+  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+    mvol *v = vol_of(c, i < f->nholders ? f->holders[i].vol : f->xfers[i - f->nholders].to);
+    if (!v)
+      continue;
+    const char *key = v->cluster;
+    char **hit = bsearch(&key, labels, m, sizeof *labels, cmp_label);
+    if (hit)
+      informed[hit - labels] = 1;
+  }
   cairn_error err = {0};
-  mplan *p = cairn__bplan_build(c, c->bplan_algo, f->size, labels, counts, m, &err);
+  mplan *p = cairn__bplan_build(c, c->bplan_algo, f->size, labels, counts, informed, m, &err);
   if (!p) {
     CAIRN_WARN("broadcast plan for %s: %s", f->sha256, err.text);
     goto done;
@@ -227,6 +241,7 @@ done:
   free(all);
   free(labels);
   free(counts);
+  free(informed);
 }
 
 /* Per plan cluster: holders that serve peers, holders, copies landing,

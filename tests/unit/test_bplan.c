@@ -90,7 +90,7 @@ static void test_lcf_plan_matches_the_planner(void **state) {
   cairn_error err = {0};
   /* 64 MiB, default rates: one local copy = 0.537 s, C = 10 (the 4 x 4
    * instance of docs/distribution.md) */
-  mplan *p = cairn__bplan_build(c, "lcf", 64 * MIB, labels, counts, 4, &err);
+  mplan *p = cairn__bplan_build(c, "lcf", 64 * MIB, labels, counts, NULL, 4, &err);
   assert_non_null(p);
   assert_int_equal(p->k, 5);
   assert_int_equal(p->C, 10);
@@ -120,7 +120,7 @@ static void test_lcf_plan_matches_the_planner(void **state) {
   cairn__bplan_free(p);
 
   /* degree 1: no cluster sends two inter-cluster copies at once */
-  p = cairn__bplan_build(c, "bounded-degree", 64 * MIB, labels, counts, 4, &err);
+  p = cairn__bplan_build(c, "bounded-degree", 64 * MIB, labels, counts, NULL, 4, &err);
   assert_non_null(p);
   check_tree(p);
   for (size_t i = 0; i < p->k; i++)
@@ -146,7 +146,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
   cairn_error err = {0};
   /* default rates, 1 MiB: the master sends to a, then b; a forwards to c
    * (ties go to the lowest index) */
-  mplan *p = cairn__bplan_build(c, "ECEF-LA", MIB, labels, counts, 3, &err);
+  mplan *p = cairn__bplan_build(c, "ECEF-LA", MIB, labels, counts, NULL, 3, &err);
   assert_non_null(p);
   check_tree(p);
   assert_int_equal(p->parent[1], 0);
@@ -164,6 +164,17 @@ static void test_ecef_plans_use_measured_rates(void **state) {
   assert_int_equal(json_array_size(json_object_get(j, "clusters_order")), 3);
   json_decref(j);
   cairn__bplan_free(p);
+  /* b already holds the file when the plan is rebuilt: it costs nothing to
+   * reach and serves c from the start, while the master sends to a */
+  const uint8_t informed[] = {0, 1, 0};
+  p = cairn__bplan_build(c, "ECEF-LA", MIB, labels, counts, informed, 3, &err);
+  if (!p)
+    fail_msg("%s", err.text);
+  check_tree(p);
+  assert_int_equal(p->parent[1], 0);
+  assert_int_equal(p->parent[3], 2);
+  assert_true(p->at[3] < 1e-6);
+  cairn__bplan_free(p);
   /* a measured slow link from the master to a and fast links from the
    * master to b: ECEF sends to b first, and b forwards */
   for (int i = 0; i < 3; i++) {
@@ -174,7 +185,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
     cairn__rate_sample(c, "b", "c", 100 * MIB, 1000);
     cairn__rate_sample(c, "a", "c", MIB, 2000);
   }
-  p = cairn__bplan_build(c, "ECEF", MIB, labels, counts, 3, &err);
+  p = cairn__bplan_build(c, "ECEF", MIB, labels, counts, NULL, 3, &err);
   assert_non_null(p);
   check_tree(p);
   assert_int_equal(p->parent[2], 0);
@@ -185,7 +196,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
   /* every ECEF variant and the other grid heuristics build a plan */
   const char *algos[] = {"flat", "FEF", "ECEF-LAt", "ECEF-LAT", "BottomUp"};
   for (size_t i = 0; i < 5; i++) {
-    p = cairn__bplan_build(c, algos[i], MIB, labels, counts, 3, &err);
+    p = cairn__bplan_build(c, algos[i], MIB, labels, counts, NULL, 3, &err);
     assert_non_null(p);
     check_tree(p);
     cairn__bplan_free(p);
