@@ -209,6 +209,40 @@ instance "" >"$WORK/model.json"
 instance ', "degree": 1' >"$WORK/model-uplink.json"
 "$BIN/cairn" plan lcf "$WORK/model.json" >"$WORK/plan.json"
 "$BIN/cairn" plan bounded-degree "$WORK/model-uplink.json" >"$WORK/plan-uplink.json"
+# Grid instance (seed 002) of the same topology, in seconds, for the grid
+# heuristics: the master is cluster 0; g = one copy over the master's link
+# (from the master) or over an uplink; L = 0; T_i = ceil(log2 W) local copies.
+awk -v c="$CLUSTERS" -v w="$WORKERS" -v s="$SIZE_MIB" -v l="$SLOW_MBIT" -v m="$MASTER_MBIT" \
+    -v u="$UNIT_S" 'BEGIN {
+  gm = s * 8388608 / (m * 1e6); gl = s * 8388608 / (l * 1e6)
+  t = 0; for (n = 1; n < w; n *= 2) t++
+  k = c + 1
+  printf "{\"model\": \"grid\", \"root\": 0, \"T\": [0"
+  for (i = 1; i < k; i++) printf ", %.6f", t * u
+  printf "],\n \"L\": ["
+  for (i = 0; i < k; i++) {
+    printf "%s[", i ? ", " : ""
+    for (j = 0; j < k; j++) printf "%s%s", j ? ", " : "", i == j ? "null" : "0"
+    printf "]"
+  }
+  printf "],\n \"g\": ["
+  for (i = 0; i < k; i++) {
+    printf "%s[", i ? ", " : ""
+    for (j = 0; j < k; j++) printf "%s%s", j ? ", " : "", i == j ? "null" : sprintf("%.6f", i ? gl : gm)
+    printf "]"
+  }
+  printf "]}\n"
+}' >"$WORK/model-grid.json"
+# model ALGO: "predicted X s, lower bound Y s" of the topology's instance
+model() {
+  case "$1" in
+    online) echo "no plan" ;;
+    lcf) echo "predicted $(secs "$LCF_U") s, lower bound $(secs "$LB_U") s (1/C)" ;;
+    bounded-degree) echo "predicted $(secs "$UP_U") s, lower bound $(secs "$UPLB_U") s (1/C, degree 1)" ;;
+    *) "$BIN/cairn" plan "$1" "$WORK/model-grid.json" >"$WORK/plan-$1.json" &&
+         jq -r '"predicted \(.makespan * 100 | round / 100) s, lower bound \(.lower_bound * 100 | round / 100) s (grid)"' "$WORK/plan-$1.json" ;;
+  esac
+}
 secs() { awk -v u="$1" -v k="$UNIT_S" 'BEGIN { printf "%.2f", u * k }'; }
 LCF_U=$(jq .makespan "$WORK/plan.json")
 LB_U=$(jq .lower_bound "$WORK/plan.json")
@@ -217,7 +251,8 @@ UPLB_U=$(jq .lower_bound "$WORK/plan-uplink.json")
 
 # ---- one run ---------------------------------------------------------------
 # run NAME BROADCAST PLANNER: a fresh master and fresh workers; sets
-# MAKESPAN, BYTES_MASTER, BYTES_PEER, SECONDS_TO_ALL, PLAN_PRED, PLAN_LB;
+# MAKESPAN, BYTES_MASTER, BYTES_PEER, SECONDS_TO_ALL, PLAN (the master's
+# last plan);
 # per-worker times in $WORK/NAME/times.
 run() {
   local name=$1 bcast=$2 d=$WORK/$1 spid pid i j t0 deadline now held state bad
@@ -285,8 +320,8 @@ run() {
     sleep 0.25
   done
   SECONDS_TO_ALL=$(jq -r '(.broadcast_files // [])[0].seconds_to_all // "n/a"' <<<"$state")
-  PLAN_PRED=$(jq -r '(.broadcast_files // [])[0].plan.predicted_s // "n/a" | if type == "number" then (. * 100 | round / 100) else . end' <<<"$state")
-  PLAN_LB=$(jq -r '(.broadcast_files // [])[0].plan.lower_bound_s // "n/a" | if type == "number" then (. * 100 | round / 100) else . end' <<<"$state")
+  PLAN=$(jq -r '(.broadcast_files // [])[0].plan | if . == null then "none" else
+    "built at \(.built_s) s with \(.informed) clusters informed: predicted \(.predicted_s * 100 | round / 100) s, lower bound \(.lower_bound_s * 100 | round / 100) s from then" end' <<<"$state")
   touch "$d/release"
   if ! ip netns exec "$P-m" "$BIN/cairn" wait "$JOB" --server "$URL" --timeout 120 >/dev/null; then
     echo "distribution: FAILED: $name: job $JOB did not finish"
@@ -337,11 +372,12 @@ for a in "${PLAN_LIST[@]}"; do
   for r in $(seq 1 "$REPEAT"); do
     run "$a-$r" true "$a"
     MS="$MS $MAKESPAN"
-    echo "distribution: $a (run $r): makespan ${MAKESPAN} s (master: seconds_to_all ${SECONDS_TO_ALL}); bytes served: master $BYTES_MASTER, peers $BYTES_PEER; the master's plan: predicted ${PLAN_PRED} s, lower bound ${PLAN_LB} s"
+    echo "distribution: $a (run $r): makespan ${MAKESPAN} s (master: seconds_to_all ${SECONDS_TO_ALL}); bytes served: master $BYTES_MASTER, peers $BYTES_PEER; the master's last plan: $PLAN"
     echo "distribution: $a (run $r): seconds until each worker held the file, by cluster:$(per_cluster "$a-$r")"
   done
   M=$(median <<<"$MS")
   SP=$(awk -v a="$A_MS" -v p="$M" 'BEGIN { printf "%.2f", a / p }')
+  echo "distribution: $a: model of this topology: $(model "$a")"
   echo "distribution: $a: median makespan ${M} s; ${SP}x faster than master-serves-all; $(awk -v p="$M" -v b="$UPLB_S" 'BEGIN { printf "%.2f", p / b }')x the degree-1 lower bound, $(awk -v p="$M" -v b="$LB_S" 'BEGIN { printf "%.2f", p / b }')x the 1/C lower bound"
   SUMMARY="$SUMMARY ${a}_s=$M"
   if [ -z "$BEST_MS" ] || awk -v m="$M" -v b="$BEST_MS" 'BEGIN { exit !(m < b) }'; then

@@ -403,7 +403,8 @@ json_t *cairn__bplan_json(const mplan *p, size_t max_clusters) {
     json_array_append_new(order, json_pack("{s:s, s:s, s:f}", "cluster", p->label[i], "from",
                                            p->parent[i] > 0 ? p->label[p->parent[i]] : "master",
                                            "at_s", p->at[i]));
-  return json_pack("{s:s, s:i, s:f, s:f, s:o}", "algorithm", p->algorithm, "clusters",
-                   (int)(p->k - 1), "predicted_s", p->predicted, "lower_bound_s", p->lower_bound,
+  return json_pack("{s:s, s:i, s:f, s:i, s:f, s:f, s:o}", "algorithm", p->algorithm,
+                   "clusters", (int)(p->k - 1), "built_s", p->built, "informed", p->informed,
+                   "predicted_s", p->predicted, "lower_bound_s", p->lower_bound,
                    "clusters_order", order);
 }

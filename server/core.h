@@ -82,6 +82,8 @@ typedef struct mplan {
   double predicted, lower_bound, unit;
   int64_t C;
   uint64_t sig;      /* the clusters and sizes it was built for */
+  double built;      /* seconds from the start of the broadcast to when it was built */
+  int informed;      /* clusters that held the file (or had a copy landing) then */
 } mplan;
 
 typedef struct mrate mrate;

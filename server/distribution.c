@@ -222,6 +222,9 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now
     goto done;
   }
   p->sig = sig;
+  p->built = (double)(now - f->started);
+  for (size_t i = 0; i < m; i++)
+    p->informed += informed[i];
   if (f->plan)
     for (size_t i = 1; i < p->k; i++) {
       int o = cairn__bplan_find(f->plan, p->label[i]);
