@@ -42,7 +42,9 @@
  *
  * Cost: building is the planner's cost (lcf O(k log k + N), the ECEF family
  * O(k² log k), k clusters, N workers) plus O(k²) rate lookups for the grid
- * model. */
+ * model. Over CAIRN__BPLAN_GRID_MAX clusters (e.g. volunteers each in their
+ * own /24) the grid heuristics give way to lcf, so that a plan never needs
+ * more than a few MB or more than milliseconds under the master's lock. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +62,7 @@ struct mrate {
   char *src, *dst;
   int cls; /* RATE_LOCAL, RATE_MASTER or RATE_INTER */
   double bps;
+  double base; /* the rate when rates_epoch was last bumped for this pair */
   int64_t samples;
 };
 
@@ -135,12 +138,17 @@ void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t
       return;
     }
     r->cls = rate_class(src, dst);
-    r->bps = bps;
+    r->bps = r->base = bps;
     c->rate_sum[r->cls] += bps;
     c->rate_n[r->cls]++;
+    c->rates_epoch++;
   } else {
     double nb = 0.5 * r->bps + 0.5 * bps;
     c->rate_sum[r->cls] += nb - r->bps;
+    if (fabs(nb - r->base) > 0.25 * r->base) {
+      c->rates_epoch++; /* plans costed before are off by more than a quarter */
+      r->base = nb;
+    }
     r->bps = nb;
   }
   r->samples++;
@@ -297,6 +305,8 @@ mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
   p->want = calloc(k, sizeof *p->want);
   if (!p->label || !p->parent || !p->at || !p->rank || !p->conc || !p->want)
     goto oom;
+  if (m > CAIRN__BPLAN_GRID_MAX && strcmp(algo, "bounded-degree") != 0)
+    algo = "lcf"; /* the grid heuristics' O(k^2) memory and O(k^2 log k) time */
   snprintf(p->algorithm, sizeof p->algorithm, "%s", algo);
   for (size_t i = 0; i < k; i++) {
     p->parent[i] = -1;

@@ -83,6 +83,7 @@ typedef struct mplan {
   int64_t C;
   uint64_t sig;      /* the clusters and sizes it was built for */
   double built;      /* seconds from the start of the broadcast to when it was built */
+  uint64_t epoch;    /* c->rates_epoch it was costed with */
   int informed;      /* clusters that held the file (or had a copy landing) then */
 } mplan;
 
@@ -201,6 +202,7 @@ typedef struct cairn_core {
   cairn_hmap rates;        /* (source cluster, cluster) -> mrate */
   double rate_sum[3];      /* per rate class (bplan.c) */
   uint64_t rate_n[3];
+  uint64_t rates_epoch;    /* bumped when a pair is first measured or moves by > 25% */
   int64_t next_task_key;
 
   /* journal (group commit) */
@@ -222,6 +224,8 @@ typedef struct cairn_core {
  * the family it was created with, and naming another one is an error. */
 cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
                              cairn_error *err);
+/* Over this many clusters a grid planner is replaced by lcf (bplan.c). */
+#define CAIRN__BPLAN_GRID_MAX 512
 /* The broadcast planner of a new core (bplan.c). */
 #define CAIRN__BPLAN_DEFAULT "ECEF-LA"
 /* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL

@@ -2,7 +2,8 @@
  *
  * A broadcast input is distributed by plan (bplan.c): when it is first
  * handed out, and again whenever the clusters present or their sizes
- * change (checked at most once a second), the master plans the broadcast
+ * change or a measured rate appears or moves by more than a quarter
+ * (checked at most once a second), the master plans the broadcast
  * over the clusters of the workers that run the job's app with the
  * configured planner (LCF, bounded-degree LCF or a grid heuristic of the
  * ECEF family; seeds 000 and 002), costed with the measured transfer
@@ -168,7 +169,8 @@ static int cmp_label(const void *a, const void *b) {
 }
 
 /* Rebuilds f's plan when the clusters of the workers of app heard from lately
- * (or their sizes) changed since it was built; at most once a second. */
+ * (or their sizes) or the rates (c->rates_epoch) changed since it was built;
+ * at most once a second. */
 static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now) {
   if (strcmp(c->bplan_algo, "online") == 0 || (f->plan && f->checked == now))
     return;
@@ -200,7 +202,7 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now
       sig = (sig ^ (uint8_t)*p) * 1099511628211ULL;
     sig = (sig ^ (uint64_t)counts[i]) * 1099511628211ULL;
   }
-  if (!m || (f->plan && f->plan->sig == sig))
+  if (!m || (f->plan && f->plan->sig == sig && f->plan->epoch == c->rates_epoch))
     goto done;
   /* clusters that hold the file or have a copy landing */
   informed = calloc(m, 1);
@@ -222,6 +224,7 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now
     goto done;
   }
   p->sig = sig;
+  p->epoch = c->rates_epoch;
   p->built = (double)(now - f->started);
   for (size_t i = 0; i < m; i++)
     p->informed += informed[i];

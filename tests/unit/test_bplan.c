@@ -39,10 +39,21 @@ static void test_rates_measured_and_estimated(void **state) {
   assert_true(fabs(cairn__rate_get(c, "a", "a") - 125e6) < 1);
   assert_true(fabs(cairn__rate_get(c, "", "a") - 12.5e6) < 1);
   assert_true(fabs(cairn__rate_get(c, "a", "b") - 12.5e6) < 1);
-  /* a sample sets the pair; the next one moves it half way */
+  /* a sample sets the pair; the next one moves it half way; plans are
+   * re-costed (rates_epoch) when a pair appears or moves by over a quarter */
+  uint64_t e = c->rates_epoch;
   cairn__rate_sample(c, "", "a", 8 * MIB, 1000);
   assert_true(fabs(cairn__rate_get(c, "", "a") - 8.0 * MIB) < 1);
-  cairn__rate_sample(c, "", "a", 4 * MIB, 1000);
+  assert_int_equal(c->rates_epoch, e + 1);
+  cairn__rate_sample(c, "", "a", 7 * MIB, 1000); /* 7.5: within a quarter */
+  assert_int_equal(c->rates_epoch, e + 1);
+  cairn__rate_sample(c, "", "a", 4.5 * MIB, 1000); /* 6: a quarter below 8 */
+  assert_true(fabs(cairn__rate_get(c, "", "a") - 6.0 * MIB) < 1);
+  assert_int_equal(c->rates_epoch, e + 1);
+  cairn__rate_sample(c, "", "a", 6 * MIB, 1000);
+  cairn__rate_sample(c, "", "a", 2 * MIB, 1000); /* 4: a half below 8 */
+  assert_int_equal(c->rates_epoch, e + 2);
+  cairn__rate_sample(c, "", "a", 8 * MIB, 1000); /* back to 6 */
   assert_true(fabs(cairn__rate_get(c, "", "a") - 6.0 * MIB) < 1);
   /* unmeasured pairs take their class's mean; inter-cluster pairs borrow
    * the master's while none of theirs is measured */
@@ -201,6 +212,25 @@ static void test_ecef_plans_use_measured_rates(void **state) {
     check_tree(p);
     cairn__bplan_free(p);
   }
+  /* too many clusters for the grid heuristics: lcf plans instead */
+  size_t many = CAIRN__BPLAN_GRID_MAX + 1;
+  char **ml = calloc(many, sizeof *ml);
+  int64_t *mc = calloc(many, sizeof *mc);
+  for (size_t i = 0; i < many; i++) {
+    ml[i] = malloc(16);
+    snprintf(ml[i], 16, "n%06zu", i);
+    mc[i] = 1 + (int64_t)(i % 3);
+  }
+  p = cairn__bplan_build(c, "ECEF-LA", 64 * MIB, ml, mc, NULL, many, &err);
+  assert_non_null(p);
+  assert_string_equal(p->algorithm, "lcf");
+  assert_int_equal(p->k, many + 1);
+  check_tree(p);
+  cairn__bplan_free(p);
+  for (size_t i = 0; i < many; i++)
+    free(ml[i]);
+  free(ml);
+  free(mc);
   assert_null(cairn__bplan_algorithm("ecef"));
   assert_string_equal(cairn__bplan_algorithm("online"), "online");
   assert_int_equal(cairn__core_set_bplan(c, "nope", &err), CAIRN_EINVAL);
