@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # distribution.sh BIN [--clusters C] [--workers W] [--size-mib S]
 #                     [--fast-mbit F] [--slow-mbit L] [--master-mbit M]
-#                     [--plans A,B,...] [--repeat R]
+#                     [--plans A,B,...] [--repeat R] [--uplinks A,B,...]
+#                     [--warm-mib W]
 # Broadcast-input distribution over real, rate-shaped links: a master and
 # C clusters of W workers, each in its own network namespace. Every worker
 # runs one task that needs the same S MiB input; the makespan (from the job's
@@ -10,9 +11,13 @@
 # --broadcast-plan), and once without "broadcast" (master-serves-all), each
 # R times (medians reported), and compared with each plan's own prediction
 # and lower bound and with the 1/C model of the topology (cairn plan).
+# --uplinks gives each cluster its own uplink rate; --warm-mib first
+# broadcasts a W MiB file on the same master, so that the measured run is
+# planned with measured rates.
 # Environment variables CAIRN_DIST_CLUSTERS, CAIRN_DIST_WORKERS,
 # CAIRN_DIST_SIZE_MIB, CAIRN_DIST_FAST_MBIT, CAIRN_DIST_SLOW_MBIT,
-# CAIRN_DIST_MASTER_MBIT, CAIRN_DIST_PLANS, CAIRN_DIST_REPEAT set the same
+# CAIRN_DIST_MASTER_MBIT, CAIRN_DIST_PLANS, CAIRN_DIST_REPEAT,
+# CAIRN_DIST_UPLINKS, CAIRN_DIST_WARM_MIB set the same
 # options; CAIRN_DIST_KEEP=1 keeps the logs (each master logs its plans and
 # source decisions at info level). Needs root (network namespaces, veth, bridges, tc tbf); without
 # them it says so in one line and exits 0.
@@ -31,6 +36,8 @@ SLOW_MBIT=${CAIRN_DIST_SLOW_MBIT:-100}
 MASTER_MBIT=${CAIRN_DIST_MASTER_MBIT:-$SLOW_MBIT}
 PLANS=${CAIRN_DIST_PLANS:-lcf,bounded-degree,ECEF,ECEF-LA,ECEF-LAt,ECEF-LAT,online}
 REPEAT=${CAIRN_DIST_REPEAT:-1}
+UPLINKS=${CAIRN_DIST_UPLINKS:-}
+WARM_MIB=${CAIRN_DIST_WARM_MIB:-0}
 while [ $# -gt 0 ]; do
   case "$1" in
     --clusters) CLUSTERS=$2; shift 2 ;;
@@ -41,7 +48,9 @@ while [ $# -gt 0 ]; do
     --master-mbit) MASTER_MBIT=$2; shift 2 ;;
     --plans) PLANS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --uplinks) UPLINKS=$2; shift 2 ;;
+    --warm-mib) WARM_MIB=$2; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "distribution: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +62,25 @@ done
 if [ "$CLUSTERS" -gt 250 ] || [ "$WORKERS" -gt 200 ]; then
   echo "distribution: at most 250 clusters of 200 workers" >&2
   exit 2
+fi
+case "$WARM_MIB" in
+  ''|*[!0-9]*) echo "distribution: WARM_MIB must be a non-negative integer" >&2; exit 2 ;;
+esac
+# UP[i]: cluster i's uplink in Mbit/s
+UP=()
+if [ -n "$UPLINKS" ]; then
+  IFS=, read -r -a UP <<<"$UPLINKS"
+  if [ "${#UP[@]}" != "$CLUSTERS" ]; then
+    echo "distribution: --uplinks must list $CLUSTERS rates" >&2
+    exit 2
+  fi
+  for r in "${UP[@]}"; do
+    case "$r" in
+      ''|*[!0-9]*|0*) echo "distribution: uplink rates must be positive integers" >&2; exit 2 ;;
+    esac
+  done
+else
+  for _ in $(seq 1 "$CLUSTERS"); do UP+=("$SLOW_MBIT"); done
 fi
 IFS=, read -r -a PLAN_LIST <<<"$PLANS"
 for a in "${PLAN_LIST[@]}"; do
@@ -151,7 +179,7 @@ for i in $(seq 1 "$CLUSTERS"); do
   c=$P-c$i
   newns "$c"
   ip netns exec "$c" sysctl -qw net.ipv4.ip_forward=1 >/dev/null
-  link "$P-core" "c$i" "$c" wan "$SLOW_MBIT"
+  link "$P-core" "c$i" "$c" wan "${UP[$((i - 1))]}"
   ip -n "$P-core" addr add "10.199.$i.1/24" dev "c$i"
   ip -n "$c" addr add "10.199.$i.2/24" dev wan
   ip -n "$P-core" route add "10.200.$i.0/24" via "10.199.$i.2"
@@ -171,13 +199,26 @@ done
 
 # ---- the input, the app and the model ----------------------------------------
 head -c "$((SIZE_MIB * 1048576))" /dev/urandom >"$WORK/data.bin"
+[ "$WARM_MIB" -gt 0 ] && head -c "$((WARM_MIB * 1048576))" /dev/urandom >"$WORK/warm.bin"
 SHA=$(sha256sum "$WORK/data.bin" | cut -d' ' -f1)
 # The task records when it started (its input verified and in place), waits
 # for the benchmark to release it (so every worker stays up to serve peers
 # and takes exactly one task), then prints the input's SHA-256.
+# With "warm" as second argument it is a warm-up task: it waits for
+# $1/warm-release instead and prints nothing.
 cat >"$WORK/hold.sh" <<'EOF'
 #!/bin/sh
 set -eu
+if [ "${2:-}" = warm ]; then
+  : >"$1/warm/$CAIRN_TASK_ID"
+  n=0
+  while [ ! -e "$1/warm-release" ]; do
+    n=$((n + 1))
+    [ "$n" -gt 3000 ] && exit 3
+    sleep 0.1
+  done
+  exit 0
+fi
 now=$(date +%s.%N)
 printf '%s %s\n' "$now" "$CAIRN_DIST_CLUSTER" >"$1/held/$CAIRN_TASK_ID.tmp"
 mv "$1/held/$CAIRN_TASK_ID.tmp" "$1/held/$CAIRN_TASK_ID"
@@ -210,11 +251,12 @@ instance ', "degree": 1' >"$WORK/model-uplink.json"
 "$BIN/cairn" plan lcf "$WORK/model.json" >"$WORK/plan.json"
 "$BIN/cairn" plan bounded-degree "$WORK/model-uplink.json" >"$WORK/plan-uplink.json"
 # Grid instance (seed 002) of the same topology, in seconds, for the grid
-# heuristics: the master is cluster 0; g = one copy over the master's link
-# (from the master) or over an uplink; L = 0; T_i = ceil(log2 W) local copies.
-awk -v c="$CLUSTERS" -v w="$WORKERS" -v s="$SIZE_MIB" -v l="$SLOW_MBIT" -v m="$MASTER_MBIT" \
+# heuristics: the master is cluster 0; g_ij = one copy over the slower of
+# i's and j's links (the master's, or the clusters' uplinks); L = 0;
+# T_i = ceil(log2 W) local copies.
+awk -v c="$CLUSTERS" -v w="$WORKERS" -v s="$SIZE_MIB" -v ups="${UP[*]}" -v m="$MASTER_MBIT" \
     -v u="$UNIT_S" 'BEGIN {
-  gm = s * 8388608 / (m * 1e6); gl = s * 8388608 / (l * 1e6)
+  split(ups, up, " "); up[0] = m
   t = 0; for (n = 1; n < w; n *= 2) t++
   k = c + 1
   printf "{\"model\": \"grid\", \"root\": 0, \"T\": [0"
@@ -228,7 +270,8 @@ awk -v c="$CLUSTERS" -v w="$WORKERS" -v s="$SIZE_MIB" -v l="$SLOW_MBIT" -v m="$M
   printf "],\n \"g\": ["
   for (i = 0; i < k; i++) {
     printf "%s[", i ? ", " : ""
-    for (j = 0; j < k; j++) printf "%s%s", j ? ", " : "", i == j ? "null" : sprintf("%.6f", i ? gl : gm)
+    for (j = 0; j < k; j++)
+      printf "%s%s", j ? ", " : "", i == j ? "null" : sprintf("%.6f", s * 8388608 / ((up[i] < up[j] ? up[i] : up[j]) * 1e6))
     printf "]"
   }
   printf "]}\n"
@@ -268,28 +311,56 @@ run() {
   done
   ip netns exec "$P-c${CLUSTERS}w$WORKERS" curl -sf -m 5 -o /dev/null "$URL/healthz" ||
     { echo "distribution: FAILED: a worker namespace cannot reach the master at $URL"; exit 1; }
-  {
-    printf '{"name": "distribution-%s", "app": "hold", "policy": "fifo", "lease_seconds": 60,\n' "$name"
-    printf ' "max_attempts": 3, "files": [{"name": "data", "path": "%s", "broadcast": %s}],\n' "$WORK/data.bin" "$bcast"
+  # job NAME PATH BROADCAST [ARG]: a job of N tasks reading PATH as NAME
+  job() {
+    printf '{"name": "distribution-%s-%s", "app": "hold", "policy": "fifo", "lease_seconds": 60,\n' "$name" "$1"
+    printf ' "max_attempts": 3, "files": [{"name": "%s", "path": "%s", "broadcast": %s}],\n' "$1" "$2" "$3"
     printf ' "tasks": ['
     for i in $(seq 1 "$N"); do
       [ "$i" -gt 1 ] && printf ', '
-      printf '{"id": "t%d", "args": ["%s"], "inputs": ["data"]}' "$i" "$d"
+      printf '{"id": "t%d", "args": ["%s"%s], "inputs": ["%s"]}' "$i" "$d" "${4:+, \"$4\"}" "$1"
     done
     printf ']}\n'
-  } >"$d/job.json"
-  JOB=$(ip netns exec "$P-m" "$BIN/cairn" submit "$d/job.json" --server "$URL")
-  t0=$EPOCHREALTIME
+  }
+  job data "$WORK/data.bin" "$bcast" >"$d/job.json"
+  local tasks=1
+  if [ "$WARM_MIB" -gt 0 ]; then
+    # warm-up: every worker takes one task of a broadcast of warm.bin and
+    # holds it until all have, so the master has measured rates before the
+    # measured job is submitted
+    tasks=2
+    mkdir -p "$d/warm"
+    job warm "$WORK/warm.bin" true warm >"$d/warm.json"
+    ip netns exec "$P-m" "$BIN/cairn" submit "$d/warm.json" --server "$URL" >/dev/null
+  else
+    JOB=$(ip netns exec "$P-m" "$BIN/cairn" submit "$d/job.json" --server "$URL")
+    t0=$EPOCHREALTIME
+  fi
   for i in $(seq 1 "$CLUSTERS"); do
     for j in $(seq 1 "$WORKERS"); do
       ip netns exec "$P-c${i}w$j" env "CAIRN_DIST_CLUSTER=c$i" "$BIN/cairn-worker" --server "$URL" --app "hold=$WORK/hold.sh" \
-        --cluster "c$i" --name "c${i}w$j" --dir "$d/w-c${i}w$j" --slots 1 --max-tasks 1 \
+        --cluster "c$i" --name "c${i}w$j" --dir "$d/w-c${i}w$j" --slots 1 --max-tasks "$tasks" \
         --peer-listen 0.0.0.0:0 2>"$d/worker-c${i}w$j.err" >/dev/null &
       pid=$!
       PIDS+=("$pid")
       echo "$pid c$i" >>"$d/workers"
     done
   done
+  if [ "$WARM_MIB" -gt 0 ]; then
+    deadline=$(awk -v t="$EPOCHREALTIME" -v s="$WARM_MIB" -v m="$MASTER_MBIT" -v n="$N" \
+      'BEGIN { printf "%d", t + 60 + 3 * n * s * 8.4 / m }')
+    while [ "$(find "$d/warm" -maxdepth 1 -name 't*' | wc -l)" -lt "$N" ]; do
+      if [ "${EPOCHREALTIME%.*}" -ge "$deadline" ]; then
+        echo "distribution: FAILED: $name: the warm-up broadcast did not reach every worker"
+        tail -n 3 "$d"/worker-*.err "$d/server.err" 2>/dev/null | sed 's/^/  /'
+        exit 1
+      fi
+      sleep 0.1
+    done
+    JOB=$(ip netns exec "$P-m" "$BIN/cairn" submit "$d/job.json" --server "$URL")
+    t0=$EPOCHREALTIME
+    touch "$d/warm-release"
+  fi
   # every worker holds the file once its task has started
   deadline=$(awk -v t="$t0" -v s="$SIZE_MIB" -v m="$MASTER_MBIT" -v n="$N" \
     'BEGIN { printf "%d", t + 60 + 3 * n * s * 8.4 / m }')
@@ -351,7 +422,7 @@ per_cluster() {
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "distribution: $CLUSTERS clusters x $WORKERS workers, ${SIZE_MIB} MiB; links: workers ${FAST_MBIT} Mbit/s, cluster uplinks ${SLOW_MBIT} Mbit/s, master ${MASTER_MBIT} Mbit/s; runs per configuration: $REPEAT"
+echo "distribution: $CLUSTERS clusters x $WORKERS workers, ${SIZE_MIB} MiB; links: workers ${FAST_MBIT} Mbit/s, cluster uplinks $(IFS=,; echo "${UP[*]}") Mbit/s, master ${MASTER_MBIT} Mbit/s; warm-up broadcast: ${WARM_MIB} MiB; runs per configuration: $REPEAT"
 LCF_S=$(secs "$LCF_U")
 LB_S=$(secs "$LB_U")
 UP_S=$(secs "$UP_U")
