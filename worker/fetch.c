@@ -51,7 +51,7 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
     cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, url, &cached, &status,
-                                         err);
+                                         NULL, err);
     if (rc == CAIRN_OK)
       return got(peers, in, url, status, t0, cached, path);
     if (cairn__cancelled(cancel))
@@ -96,7 +96,7 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
     cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, list[i], &cached,
-                                         &status, err);
+                                         &status, NULL, err);
     if (rc == CAIRN_OK)
       return got(peers, in, list[i], status, t0, cached, path);
     if (cairn__cancelled(cancel))
