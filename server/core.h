@@ -303,7 +303,8 @@ int64_t cairn__now(void);
 typedef enum {
   J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME,
   J_PEER,
-  J_HOLD /* a = volunteer, s1 = sha256 (owned), b = since */
+  J_HOLD,  /* a = volunteer, s1 = sha256 (owned), b = since */
+  J_UNHOLD /* a = volunteer, s1 = sha256 (owned): it holds that file no more */
 } cairn__jtype;
 
 struct cairn__journal_rec {
