@@ -284,6 +284,65 @@ static int fetched_list(json_t *o, cairn__fetch_report *f, int *n, cairn__resp *
   return 0;
 }
 
+/* Reads "failed" (an array of at most CAIRN_MAX_FAILED failed peer sources,
+ * each exactly {"sha256", "source", "reason"}) into f[] (borrowed strings);
+ * -1 with a 400 in rs naming the entry and field. */
+static int failed_list(json_t *o, cairn__fail_report *f, int *n, cairn__resp *rs) {
+  static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
+  json_t *a = json_object_get(o, "failed");
+  *n = 0;
+  if (!a)
+    return 0;
+  if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FAILED) {
+    failf(rs, CAIRN_EINVAL, "\"failed\" must be an array of at most %u failed sources",
+          CAIRN_MAX_FAILED);
+    return -1;
+  }
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    json_t *e = json_array_get(a, i), *v;
+    const char *k;
+    if (!json_is_object(e)) {
+      failf(rs, CAIRN_EINVAL, "failed[%zu] must be an object", i);
+      return -1;
+    }
+    json_object_foreach(e, k, v) {
+      if (strcmp(k, "sha256") && strcmp(k, "source") && strcmp(k, "reason")) {
+        failf(rs, CAIRN_EINVAL, "failed[%zu]: unknown field \"%s\"", i, k);
+        return -1;
+      }
+    }
+    const char *sha = json_string_value(json_object_get(e, "sha256"));
+    const char *src = json_string_value(json_object_get(e, "source"));
+    json_t *jr = json_object_get(e, "reason");
+    const char *why = json_string_value(jr);
+    if (!cairn_sha256_valid_hex(sha)) {
+      failf(rs, CAIRN_EINVAL, "failed[%zu].sha256 must be a sha256 digest (64 lowercase hex)", i);
+      return -1;
+    }
+    /* only peers are reported: a full URL, never the master's relative one */
+    if (!src || json_string_length(json_object_get(e, "source")) > CAIRN_MAX_SOURCE_LEN ||
+        (strncmp(src, "http://", 7) != 0 && strncmp(src, "https://", 8) != 0)) {
+      failf(rs, CAIRN_EINVAL, "failed[%zu].source must be a peer's http:// or https:// URL of "
+            "at most %u bytes", i, CAIRN_MAX_SOURCE_LEN);
+      return -1;
+    }
+    int reason = -1;
+    for (int r = 0; why && r < CAIRN_FAIL_REASONS && reason < 0; r++)
+      if (strcmp(why, names[r]) == 0 && json_string_length(jr) == strlen(why))
+        reason = r;
+    if (reason < 0) {
+      failf(rs, CAIRN_EINVAL, "failed[%zu].reason must be one of unreachable, stalled, status, "
+            "size, digest", i);
+      return -1;
+    }
+    f[*n].sha256 = sha;
+    f[*n].source = src;
+    f[*n].reason = reason;
+    (*n)++;
+  }
+  return 0;
+}
+
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url", NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
@@ -354,7 +413,7 @@ static mvol *volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 }
 
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"apps", "have", "peer_url", "fetched", NULL};
+  static const char *const keys[] = {"apps", "have", "peer_url", "fetched", "failed", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -368,14 +427,18 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     goto out;
   const char *have[256];
   cairn__fetch_report fetched[CAIRN_MAX_FETCHED];
-  int nhave = 0, nfetched = 0;
+  cairn__fail_report failed[CAIRN_MAX_FAILED];
+  int nhave = 0, nfetched = 0, nfailed = 0;
   const char *peer = peer_url_of(o, rs);
-  if (!peer || have_list(o, have, 256, &nhave, rs) || fetched_list(o, fetched, &nfetched, rs))
+  if (!peer || have_list(o, have, 256, &nhave, rs) || fetched_list(o, fetched, &nfetched, rs) ||
+      failed_list(o, failed, &nfailed, rs))
     goto out;
   if (nhave || *peer)
     cairn__core_report(m->core, v, have, nhave, NULL, NULL, 0, peer);
   if (nfetched)
     cairn__core_fetched(m->core, v, fetched, nfetched);
+  if (nfailed)
+    cairn__core_failed(m->core, v, failed, nfailed);
   json_t *work = NULL;
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
@@ -466,7 +529,8 @@ done:
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"have", "served", "peer_url", "running", "fetched", NULL};
+  static const char *const keys[] = {"have", "served", "peer_url", "running", "fetched",
+                                     "failed", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -476,11 +540,12 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   const char *have[256], *served_sha[256];
   uint64_t served[256];
   cairn__fetch_report fetched[CAIRN_MAX_FETCHED];
-  int nhave = 0, nserved = 0, nfetched = 0;
+  cairn__fail_report failed[CAIRN_MAX_FAILED];
+  int nhave = 0, nserved = 0, nfetched = 0, nfailed = 0;
   const char *peer = peer_url_of(o, rs);
   json_t *sv = json_object_get(o, "served");
   if (!peer || have_list(o, have, 256, &nhave, rs) ||
-      fetched_list(o, fetched, &nfetched, rs)) {
+      fetched_list(o, fetched, &nfetched, rs) || failed_list(o, failed, &nfailed, rs)) {
     json_decref(o);
     return;
   }
@@ -520,6 +585,8 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   cairn__core_report(m->core, v, have, nhave, served_sha, served, nserved, peer);
   if (nfetched)
     cairn__core_fetched(m->core, v, fetched, nfetched);
+  if (nfailed)
+    cairn__core_failed(m->core, v, failed, nfailed);
   json_decref(o);
   json_t *resp = NULL;
   cairn_error err = {0};

@@ -959,6 +959,19 @@ void cairn__core_fetched(cairn_core *c, mvol *v, const cairn__fetch_report *f, i
   pthread_mutex_unlock(&c->lock);
 }
 
+void cairn__core_failed(cairn_core *c, mvol *v, const cairn__fail_report *f, int n) {
+  if (n <= 0)
+    return;
+  pthread_mutex_lock(&c->lock);
+  for (int i = 0; i < n; i++) {
+    if (f[i].reason < 0 || f[i].reason >= CAIRN_FAIL_REASONS)
+      continue; /* the caller checked it */
+    c->peer_failures_total[f[i].reason]++;
+    cairn__dist_failed(c, v, f[i].sha256, f[i].source, f[i].reason);
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
   pthread_mutex_lock(&c->lock);
   mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));

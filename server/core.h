@@ -38,6 +38,7 @@
 #include "common/dag.h"
 #include "common/error.h"
 #include "common/jobspec.h"
+#include "common/limits.h"
 #include "common/policy.h"
 #include "server/hmap.h"
 #include "server/store.h"
@@ -162,6 +163,8 @@ typedef struct mvol {
   char *peer_url;          /* its file server for peers, or NULL */
   uint8_t waiting_copy;    /* its last work request found a task whose broadcast
                               input is on its way into its cluster (retry soon) */
+  int64_t peer_failed_until; /* a peer reported its file server failing: not
+                                offered as a source before then */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;
   int64_t *active;         /* indices of leases held */
@@ -216,6 +219,7 @@ typedef struct cairn_core {
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
   uint64_t bytes_master, bytes_peer;
   uint64_t fetch_reports_total; /* "fetched" entries workers reported */
+  uint64_t peer_failures_total[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
 } cairn_core;
 
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
@@ -256,6 +260,16 @@ typedef struct cairn__fetch_report {
 /* The n downloads v measured (work or heartbeat body, checked): counted
  * (fetch_reports_total) and taken as rate samples (cairn__dist_fetched). */
 void cairn__core_fetched(cairn_core *c, mvol *v, const cairn__fetch_report *f, int n);
+/* A peer source that failed a worker's download: file sha256 from source
+ * (a peer's URL as given in its sources), for reason (CAIRN_FAIL_*). */
+typedef struct cairn__fail_report {
+  const char *sha256, *source;
+  int reason;
+} cairn__fail_report;
+/* The n failed sources v reported (work or heartbeat body, checked):
+ * counted by reason (peer_failures_total) and acted on
+ * (cairn__dist_failed). */
+void cairn__core_failed(cairn_core *c, mvol *v, const cairn__fail_report *f, int n);
 /* Counts bytes of file sha256 the master sent. */
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
 /* The volunteer holding token, or NULL (CAIRN_EAUTH) / banned (CAIRN_EFORBIDDEN). */
@@ -307,7 +321,8 @@ int64_t cairn__now(void);
 typedef enum {
   J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME,
   J_PEER,
-  J_HOLD /* a = volunteer, s1 = sha256 (owned), b = since */
+  J_HOLD,  /* a = volunteer, s1 = sha256 (owned), b = since */
+  J_UNHOLD /* a = volunteer, s1 = sha256 (owned): it holds that file no more */
 } cairn__jtype;
 
 struct cairn__journal_rec {
@@ -369,6 +384,15 @@ void cairn__dist_free(mfilerec *f);
  * a rate sample from the source's cluster into vol's. */
 void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
                          int64_t bytes, int64_t ms);
+/* reporter's download of file sha from source (a URL of its sources) failed
+ * for reason (CAIRN_FAIL_*). The holders of sha whose peer URL source names
+ * no longer send a copy to reporter; after "size" or "digest" their copy is
+ * bad: they hold sha no more (journaled, J_UNHOLD) until they report it
+ * again; after "unreachable", "stalled" or "status" their file server is
+ * not offered for PEER_FAILED_SECONDS (30 s). A source that names no holder, or a
+ * banned reporter, changes nothing. O(holders + transfers of sha). */
+void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
+                        int reason);
 
 /* bplan.c (under the lock) */
 /* The canonical name of a broadcast planner, or NULL when unknown. */

@@ -53,7 +53,8 @@ enum {
 
 /* 1 if h can serve vol's request from a peer now (not vol, reachable, heard from lately). */
 static int usable(const mvol *h, const mvol *vol, int64_t now) {
-  return h && h != vol && !h->banned && h->peer_url && now - h->last_seen <= QUIET_SECONDS;
+  return h && h != vol && !h->banned && h->peer_url && now - h->last_seen <= QUIET_SECONDS &&
+         now >= h->peer_failed_until;
 }
 
 void cairn__dist_free(mfilerec *f) {
@@ -546,5 +547,62 @@ void cairn__dist_forget(cairn_core *c, const mvol *vol) {
       if (f->xfers[x].to != vol->id)
         f->xfers[k++] = f->xfers[x];
     f->nxfers = k;
+  }
+}
+
+/* ---- peer sources that failed a worker (server/core.c) ----
+ *
+ * A worker reports each peer source that failed it ("failed",
+ * docs/protocol.md). Bytes of the wrong size or digest mean the holder's
+ * copy is bad: it is no holder of that file any more (in memory and on
+ * disk) until it reports the file again. A peer that could not be reached,
+ * stalled or answered another status may be down or overloaded: its file
+ * server is not offered, for any file, for PEER_FAILED_SECONDS (usable()).
+ * Either way the reporter's cluster stops waiting for that copy. Every
+ * holder whose peer URL the source names is concerned (one URL could have
+ * been registered by two volunteers: a worker registered anew).
+ */
+
+enum { PEER_FAILED_SECONDS = 30 };
+
+void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
+                        int reason) {
+  static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
+  mfilerec *f = file_of(c, sha);
+  int64_t now = cairn__now();
+  if (!f || reporter->banned || reason < 0 || reason >= CAIRN_FAIL_REASONS)
+    return;
+  for (uint32_t i = 0; i < f->nholders;) {
+    mvol *h = vol_of(c, f->holders[i].vol);
+    size_t n = h && h->peer_url ? strlen(h->peer_url) : 0;
+    if (!n || h == reporter || strncmp(source, h->peer_url, n) != 0 || source[n] != '/') {
+      i++;
+      continue;
+    }
+    /* the copy it was sending reporter will not land */
+    for (uint32_t x = 0; x < f->nxfers;)
+      if (f->xfers[x].to == reporter->id && f->xfers[x].from == h->id)
+        f->xfers[x] = f->xfers[--f->nxfers];
+      else
+        x++;
+    if (reason != CAIRN_FAIL_SIZE && reason != CAIRN_FAIL_DIGEST) {
+      h->peer_failed_until = now + PEER_FAILED_SECONDS;
+      CAIRN_INFO("file %.12s: %s (%s) reports that %s (%s) failed it (%s): not offered for "
+                 "%d s", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
+                 names[reason], PEER_FAILED_SECONDS);
+      i++;
+      continue;
+    }
+    CAIRN_WARN("file %.12s: %s (%s) reports that %s (%s) served a bad copy (%s): no longer a "
+               "holder", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
+               names[reason]);
+    memmove(&f->holders[i], &f->holders[i + 1], (f->nholders - i - 1) * sizeof *f->holders);
+    f->nholders--;
+    cairn__journal_rec r = {.type = J_UNHOLD, .a = h->id, .s1 = cairn__strdup(f->sha256)};
+    if (!r.s1 || cairn__journal_add(c, &r)) {
+      free(r.s1);
+      CAIRN_ERR("out of memory journaling that volunteer %lld no longer holds %s",
+                (long long)h->id, f->sha256);
+    }
   }
 }

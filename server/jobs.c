@@ -494,7 +494,8 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
   uint64_t res[OUT_COUNT], bans = c->bans_total, bmaster = c->bytes_master, bpeer = c->bytes_peer;
-  uint64_t fetched = c->fetch_reports_total;
+  uint64_t fetched = c->fetch_reports_total, failures[CAIRN_FAIL_REASONS];
+  memcpy(failures, c->peer_failures_total, sizeof failures);
   memcpy(res, c->results_total, sizeof res);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
   uint64_t committed = c->committed;
@@ -552,4 +553,11 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "reported (source, bytes, time).\n"
           "# TYPE cairn_fetch_reports_total counter\ncairn_fetch_reports_total %llu\n",
           (unsigned long long)fetched);
+  static const char *const reasons[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
+  appendf(buf, len, cap, "# HELP cairn_peer_failures_total Peer sources workers reported as "
+          "having failed a download, by reason.\n"
+          "# TYPE cairn_peer_failures_total counter\n");
+  for (int k = 0; k < CAIRN_FAIL_REASONS; k++)
+    appendf(buf, len, cap, "cairn_peer_failures_total{reason=\"%s\"} %llu\n", reasons[k],
+            (unsigned long long)failures[k]);
 }

@@ -122,6 +122,8 @@ static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_err
     return cairn_store_result_outcome(s, r->a, cairn__outcome_name[r->b], err);
   case J_HOLD:
     return cairn_store_holder_insert(s, r->s1, r->a, r->b, err);
+  case J_UNHOLD:
+    return cairn_store_holder_delete(s, r->s1, r->a, err);
   }
   return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }

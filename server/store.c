@@ -22,7 +22,7 @@ enum stmt_id {
   S_BEGIN, S_COMMIT, S_ROLLBACK,
   S_META_SET, S_META_GET,
   S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
-  S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_FORGET,
+  S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_DELETE, S_HOLDER_FORGET,
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
@@ -45,6 +45,7 @@ static const char *const sql_text[S_COUNT] = {
   [S_FILE_INSERT] = "INSERT OR IGNORE INTO files(sha256, size, created) VALUES (?1, ?2, ?3)",
   [S_HOLDER_INSERT] = "INSERT OR IGNORE INTO file_holders(sha256, volunteer_id, since) "
                       "VALUES (?1, ?2, ?3)",
+  [S_HOLDER_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1 AND volunteer_id = ?2",
   [S_HOLDER_FORGET] = "DELETE FROM file_holders WHERE volunteer_id = ?1",
   [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
                    "max_attempts, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
@@ -317,6 +318,14 @@ cairn_status cairn_store_holder_insert(cairn_store *s, const char *sha256, int64
   sqlite3_bind_int64(q, 2, volunteer);
   sqlite3_bind_int64(q, 3, since);
   return run(s, S_HOLDER_INSERT, err);
+}
+
+cairn_status cairn_store_holder_delete(cairn_store *s, const char *sha256, int64_t volunteer,
+                                       cairn_error *err) {
+  sqlite3_stmt *q = Q(S_HOLDER_DELETE);
+  TXT(q, 1, sha256);
+  sqlite3_bind_int64(q, 2, volunteer);
+  return run(s, S_HOLDER_DELETE, err);
 }
 
 cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn_error *err) {

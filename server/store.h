@@ -43,6 +43,10 @@ cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t
  * already recorded is left as it is (its since too). */
 cairn_status cairn_store_holder_insert(cairn_store *s, const char *sha256, int64_t volunteer,
                                        int64_t since, cairn_error *err);
+/* Deletes volunteer's holding of file sha256 (a peer reported its copy
+ * bad); none is no error. */
+cairn_status cairn_store_holder_delete(cairn_store *s, const char *sha256, int64_t volunteer,
+                                       cairn_error *err);
 /* Deletes every holding of volunteer (when it is banned). */
 cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn_error *err);
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,

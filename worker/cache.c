@@ -83,11 +83,14 @@ static cairn_status classify(cairn_status rc, long status, cairn_error *err) {
 
 cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
                                 long long size, const char *url, char **path, long *status,
-                                cairn_error *err) {
+                                int *reason, cairn_error *err) {
   char *final = NULL, *tmp = NULL;
   cairn_status rc = CAIRN_OK;
+  int fault = -1;
   *path = NULL;
   *status = 0;
+  if (reason)
+    *reason = -1;
   if (!cairn_sha256_valid_hex(sha256))
     return cairn_error_set(err, CAIRN_EINVAL, "not a sha256: %.80s", sha256);
   final = cairn__cache_path(c, sha256);
@@ -110,12 +113,18 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
   }
   unsigned long long max = size >= 0 ? (unsigned long long)size : CAIRN_MAX_FILE;
   rc = cairn_http_download(h, url, tmp, sha256, max, status, err);
+  unsigned long long received = 0;
+  fault = cairn_http_download_fault(h, &received);
+  /* a copy of the wrong length is "size", whatever its digest */
+  if (fault == CAIRN_FAIL_DIGEST && size >= 0 && received != (unsigned long long)size)
+    fault = CAIRN_FAIL_SIZE;
   rc = classify(rc, *status, err);
   if (rc != CAIRN_OK)
     goto out;
   long long got = cairn__file_size(tmp);
   if (size >= 0 && got != size) {
     rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: %lld bytes, expected %lld", url, got, size);
+    fault = got >= 0 ? CAIRN_FAIL_SIZE : -1;
     goto out;
   }
   if (chmod(tmp, 0444) != 0 || rename(tmp, final) != 0) {
@@ -126,6 +135,8 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
   *path = final;
   final = NULL;
 out:
+  if (rc != CAIRN_OK && reason)
+    *reason = fault;
   if (rc != CAIRN_OK && tmp)
     unlink(tmp);
   free(tmp);

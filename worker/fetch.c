@@ -51,7 +51,7 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
     cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, url, &cached, &status,
-                                         err);
+                                         NULL, err);
     if (rc == CAIRN_OK)
       return got(peers, in, url, status, t0, cached, path);
     if (cairn__cancelled(cancel))
@@ -87,6 +87,7 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
   for (size_t i = 0; i < n; i++) {
     char *cached = NULL;
     long status = 0;
+    int reason = -1;
     if (is_master(h, list[i])) {
       if (!master)
         master = list[i];
@@ -96,12 +97,14 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
     cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, list[i], &cached,
-                                         &status, err);
+                                         &status, &reason, err);
     if (rc == CAIRN_OK)
       return got(peers, in, list[i], status, t0, cached, path);
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     CAIRN_WARN("input %s: source %s skipped: %s", in->name, list[i], err->text);
+    if (peers && reason >= 0) /* the peer's fault, not ours: the master hears of it */
+      cairn__peerstate_failed(peers, in->sha256, list[i], reason);
   }
   return from_master(cache, h, peers, in, master ? master : master_url, cancel, path, err);
 }

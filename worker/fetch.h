@@ -2,7 +2,10 @@
  * master named (docs/protocol.md, "Data distribution"): peers first, each
  * tried once, the master last and retried. A source that cannot be reached,
  * stalls (see cairn_http_set_stall_timeout()), answers anything but 200 or
- * sends bytes whose SHA-256 or size is wrong is logged at warn and skipped.
+ * sends bytes whose SHA-256 or size is wrong is logged at warn and skipped;
+ * a peer that failed so is also reported to the master ("failed", through
+ * cairn__peerstate_failed()), not the master itself, nor a failure of this
+ * worker's own (disk, memory, cancel).
  * Peers get the peer token, never the volunteer token. Nothing unverified
  * ever enters the cache. Private to worker/.
  */
@@ -20,7 +23,8 @@
  * (caller frees). peers (may be NULL) gives the peer token, hears of the
  * new holding and, when the file was downloaded (not found in the cache),
  * of the source it came from, its bytes and the milliseconds that
- * successful download took. The master is retried with backoff while it fails
+ * successful download took; it also hears of each peer source that failed
+ * and why. The master is retried with backoff while it fails
  * transiently (no answer, 429, 5xx, stall) and up to three times when its
  * bytes are wrong, until cancel. Returns CAIRN_OK; CAIRN_EIO when
  * cancelled; another status (err explains) when the master refuses the

@@ -1,5 +1,5 @@
-/* peerstate.c — peer token, peer URL, holdings and downloads to report to
- * the master. */
+/* peerstate.c — peer token, peer URL, holdings, downloads and failed
+ * sources to report to the master. */
 #include "worker/peerstate.h"
 
 #include <jansson.h>
@@ -125,6 +125,7 @@ void cairn__peerstate_destroy(cairn__peerstate *ps) {
   list_free(&ps->reported);
   list_free(&ps->served);
   fetch_free(&ps->fetched);
+  fetch_free(&ps->failed);
   memset(ps, 0, sizeof *ps);
 }
 
@@ -228,24 +229,50 @@ void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned 
   pthread_mutex_unlock(&ps->mu);
 }
 
+/* Fills e with sha256 and source; 0, or -1 when they cannot be reported
+ * (not a digest; no source, one too long or not UTF-8). */
+static int entry_init(cairn__fetched *e, const char *sha256, const char *source) {
+  memset(e, 0, sizeof *e);
+  if (!cairn_sha256_valid_hex(sha256) || !source || strlen(source) >= sizeof e->source)
+    return -1;
+  json_t *utf8 = json_string(source); /* the report must be able to carry it */
+  if (!utf8)
+    return -1;
+  json_decref(utf8);
+  memcpy(e->sha256, sha256, 65);
+  snprintf(e->source, sizeof e->source, "%s", source);
+  e->reason = -1;
+  return 0;
+}
+
+/* Appends e to l, dropping the oldest entry when l has max. */
+static void append_locked(cairn__fetchlist *l, const cairn__fetched *e, size_t max) {
+  if (l->n == max)
+    fetch_drop_front(l, 1);
+  if (fetch_reserve(l, l->n + 1) == 0)
+    l->v[l->n++] = *e;
+}
+
 void cairn__peerstate_fetched(cairn__peerstate *ps, const char *sha256, const char *source,
                               unsigned long long bytes, long long ms) {
   cairn__fetched e;
-  if (!cairn_sha256_valid_hex(sha256) || !source || strlen(source) >= sizeof e.source)
+  if (entry_init(&e, sha256, source) != 0)
     return;
-  json_t *utf8 = json_string(source); /* the report must be able to carry it */
-  if (!utf8)
-    return;
-  json_decref(utf8);
-  memcpy(e.sha256, sha256, 65);
-  snprintf(e.source, sizeof e.source, "%s", source);
   e.bytes = bytes;
   e.ms = ms < 1 ? 1 : ms;
   pthread_mutex_lock(&ps->mu);
-  if (ps->fetched.n == CAIRN__FETCHED_PENDING)
-    fetch_drop_front(&ps->fetched, 1);
-  if (fetch_reserve(&ps->fetched, ps->fetched.n + 1) == 0)
-    ps->fetched.v[ps->fetched.n++] = e;
+  append_locked(&ps->fetched, &e, CAIRN__FETCHED_PENDING);
+  pthread_mutex_unlock(&ps->mu);
+}
+
+void cairn__peerstate_failed(cairn__peerstate *ps, const char *sha256, const char *source,
+                             int reason) {
+  cairn__fetched e;
+  if (reason < 0 || reason >= CAIRN_FAIL_REASONS || entry_init(&e, sha256, source) != 0)
+    return;
+  e.reason = reason;
+  pthread_mutex_lock(&ps->mu);
+  append_locked(&ps->failed, &e, CAIRN__FAILED_PENDING);
   pthread_mutex_unlock(&ps->mu);
 }
 
@@ -280,6 +307,12 @@ void cairn__peerstate_refused_fetched(cairn__peerstate *ps, long long now_ms) {
   pthread_mutex_unlock(&ps->mu);
 }
 
+void cairn__peerstate_refused_failed(cairn__peerstate *ps, long long now_ms) {
+  pthread_mutex_lock(&ps->mu);
+  ps->failed_refused_ms = now_ms > 0 ? now_ms : 1;
+  pthread_mutex_unlock(&ps->mu);
+}
+
 /* Called with mu held. */
 static int enabled_locked(const cairn__peerstate *ps, long long now_ms) {
   return !ps->refused_ms || now_ms - ps->refused_ms >= REFUSAL_MS;
@@ -289,6 +322,12 @@ static int enabled_locked(const cairn__peerstate *ps, long long now_ms) {
 static int fetched_enabled_locked(const cairn__peerstate *ps, long long now_ms) {
   return enabled_locked(ps, now_ms) &&
          (!ps->fetched_refused_ms || now_ms - ps->fetched_refused_ms >= REFUSAL_MS);
+}
+
+/* Called with mu held: 1 when reports may carry "failed". */
+static int failed_enabled_locked(const cairn__peerstate *ps, long long now_ms) {
+  return enabled_locked(ps, now_ms) &&
+         (!ps->failed_refused_ms || now_ms - ps->failed_refused_ms >= REFUSAL_MS);
 }
 
 int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms) {
@@ -322,7 +361,7 @@ static int take(cairn__shalist *from, cairn__shalist *to, size_t max, int counte
   return 0;
 }
 
-/* Moves the oldest pending downloads (up to max) into to. */
+/* Moves the oldest pending downloads or failures (up to max) into to. */
 static int take_fetched(cairn__fetchlist *from, cairn__fetchlist *to, size_t max) {
   size_t k = from->n < max ? from->n : max;
   if (!k)
@@ -340,27 +379,39 @@ static json_t *fetched_json(const cairn__fetched *e) {
                    (json_int_t)e->bytes, "ms", (json_int_t)e->ms);
 }
 
+static json_t *failed_json(const cairn__fetched *e) {
+  static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
+  return json_pack("{s:s, s:s, s:s}", "sha256", e->sha256, "source", e->source, "reason",
+                   names[e->reason]);
+}
+
 static json_t *report_json(const cairn__peer_report *r) {
   json_t *root = json_object();
   json_t *have = json_array(), *served = json_object(), *fetched = json_array();
-  int bad = !root || !have || !served || !fetched;
+  json_t *failed = json_array();
+  int bad = !root || !have || !served || !fetched || !failed;
   for (size_t i = 0; !bad && i < r->have.n; i++)
     bad = json_array_append_new(have, json_string(r->have.v[i])) != 0;
   for (size_t i = 0; !bad && i < r->served.n; i++)
     bad = json_object_set_new(served, r->served.v[i], json_integer((json_int_t)r->served.bytes[i]));
   for (size_t i = 0; !bad && i < r->fetched.n; i++)
     bad = json_array_append_new(fetched, fetched_json(&r->fetched.v[i])) != 0;
+  for (size_t i = 0; !bad && i < r->failed.n; i++)
+    bad = json_array_append_new(failed, failed_json(&r->failed.v[i])) != 0;
   if (!bad && r->have.n)
     bad = json_object_set(root, "have", have) != 0;
   if (!bad && r->served.n)
     bad = json_object_set(root, "served", served) != 0;
   if (!bad && r->fetched.n)
     bad = json_object_set(root, "fetched", fetched) != 0;
+  if (!bad && r->failed.n)
+    bad = json_object_set(root, "failed", failed) != 0;
   if (!bad && r->url)
     bad = json_object_set_new(root, "peer_url", json_string(r->url)) != 0;
   json_decref(have);
   json_decref(served);
   json_decref(fetched);
+  json_decref(failed);
   if (bad) {
     json_decref(root);
     return NULL;
@@ -376,12 +427,14 @@ static void put_back_locked(cairn__peerstate *ps, cairn__peer_report *r) {
   for (size_t i = 0; i < r->served.n; i++)
     (void)add_count(&ps->served, r->served.v[i], r->served.bytes[i]);
   fetch_prepend(&ps->fetched, r->fetched.v, r->fetched.n, CAIRN__FETCHED_PENDING);
+  fetch_prepend(&ps->failed, r->failed.v, r->failed.n, CAIRN__FAILED_PENDING);
 }
 
 static void report_free(cairn__peer_report *r) {
   list_free(&r->have);
   list_free(&r->served);
   fetch_free(&r->fetched);
+  fetch_free(&r->failed);
   free(r->url);
   r->url = NULL;
 }
@@ -398,6 +451,8 @@ char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long 
       ok = take(&ps->served, &r->served, CAIRN__SERVED_PER_REPORT, 1) == 0;
     if (ok && fetched_enabled_locked(ps, now_ms))
       ok = take_fetched(&ps->fetched, &r->fetched, CAIRN__FETCHED_PER_REPORT) == 0;
+    if (ok && failed_enabled_locked(ps, now_ms))
+      ok = take_fetched(&ps->failed, &r->failed, CAIRN__FAILED_PER_REPORT) == 0;
   } else
     ok = 1;
   if (!ok)
@@ -419,7 +474,7 @@ char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long 
 }
 
 int cairn__peerstate_report_extras(const cairn__peer_report *r) {
-  return r->have.n || r->served.n || r->fetched.n || r->url;
+  return r->have.n || r->served.n || r->fetched.n || r->failed.n || r->url;
 }
 
 void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, int delivered) {
@@ -448,7 +503,8 @@ int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms, long lon
   pthread_mutex_lock(&ps->mu);
   int due = 0;
   if (enabled_locked(ps, now_ms)) {
-    int news = ps->pending.n > 0 || url_news_locked(ps, &url);
+    int news = ps->pending.n > 0 || (ps->failed.n && failed_enabled_locked(ps, now_ms)) ||
+               url_news_locked(ps, &url);
     int idle = ps->served.n || (ps->fetched.n && fetched_enabled_locked(ps, now_ms));
     due = (news && since_ms >= REPORT_SOON_MS) || (idle && since_ms >= IDLE_BEAT_MS);
   }

@@ -1,9 +1,9 @@
 /* peerstate.h — what a worker and its master tell each other about relaying
  * broadcast inputs (docs/protocol.md, "Data distribution"): the peer token
  * the master issued, the URL of this worker's peer server and whether the
- * master has heard it, the verified cache files, the bytes served to peers
- * and the measured downloads not reported yet, and whether the master takes
- * these fields at all.
+ * master has heard it, the verified cache files, the bytes served to peers,
+ * the measured downloads and the peer sources that failed not reported yet,
+ * and whether the master takes these fields at all.
  * Shared by the task threads, the heartbeat thread and the peer server's
  * thread: every call is thread-safe. Private to worker/.
  *
@@ -14,7 +14,8 @@
  * reports are then plain "{}" for REFUSAL_MS, after which they are tried
  * again, in case the master was upgraded. "fetched" came later than the
  * other fields: a master may take those but not it, so it is refused on its
- * own first (refused_fetched(), for REFUSAL_MS as well).
+ * own first (refused_fetched(), for REFUSAL_MS as well). "failed" came later
+ * still, and is refused on its own before "fetched" (refused_failed()).
  */
 #ifndef CAIRN_PEERSTATE_H
 #define CAIRN_PEERSTATE_H
@@ -32,6 +33,9 @@
 #define CAIRN__FETCHED_PENDING 256
 /* Room for a source URL, NUL included: a longer one is not reported. */
 #define CAIRN__FETCHED_SOURCE_MAX (CAIRN_MAX_SOURCE_LEN + 1)
+#define CAIRN__FAILED_PER_REPORT CAIRN_MAX_FAILED
+/* Failed sources waiting to be reported; beyond it the oldest are dropped. */
+#define CAIRN__FAILED_PENDING 256
 
 typedef struct cairn__shalist {
   char (*v)[65];
@@ -39,13 +43,16 @@ typedef struct cairn__shalist {
   size_t n, cap;
 } cairn__shalist;
 
-/* One verified download: file sha256, bytes received from source (as the
- * master named it) in ms milliseconds. */
+/* One download of file sha256 from source (as the master named it), to
+ * report: a verified one ("fetched": bytes received in ms milliseconds,
+ * reason -1) or one that failed ("failed": why, a CAIRN_FAIL_* reason of
+ * common/limits.h; bytes and ms 0). */
 typedef struct cairn__fetched {
   char sha256[65];
   char source[CAIRN__FETCHED_SOURCE_MAX];
   unsigned long long bytes;
   long long ms;
+  int reason;
 } cairn__fetched;
 
 typedef struct cairn__fetchlist {
@@ -57,6 +64,7 @@ typedef struct cairn__peer_report {
   cairn__shalist have;       /* sha256s sent in "have" */
   cairn__shalist served;     /* "served" entries sent */
   cairn__fetchlist fetched;  /* "fetched" entries sent */
+  cairn__fetchlist failed;   /* "failed" entries sent */
   char *url;                 /* "peer_url" sent, or NULL */
 } cairn__peer_report;
 
@@ -72,9 +80,11 @@ typedef struct cairn__peerstate {
   cairn__shalist reported; /* files held and reported */
   cairn__shalist served;   /* bytes served per file, not reported yet */
   cairn__fetchlist fetched; /* downloads not reported yet */
+  cairn__fetchlist failed;  /* failed peer sources not reported yet */
   unsigned long long served_total;
   long long refused_ms;    /* monotonic time of the last refusal, 0: none */
   long long fetched_refused_ms; /* same, of "fetched" alone */
+  long long failed_refused_ms;  /* same, of "failed" alone */
 } cairn__peerstate;
 
 /* address: the host to advertise (copied), or NULL to learn it from the
@@ -112,6 +122,14 @@ void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned 
  * CAIRN__FETCHED_SOURCE_MAX or is not UTF-8, or sha256 is not a digest. */
 void cairn__peerstate_fetched(cairn__peerstate *ps, const char *sha256, const char *source,
                               unsigned long long bytes, long long ms);
+/* The download of file sha256 from the peer source (the string the master
+ * gave, copied) failed for reason (CAIRN_FAIL_*); reported once. Dropped
+ * like a download (source too long or not UTF-8, sha256 not a digest) and
+ * when reason is out of range. The caller reports peers only, never the
+ * master, and only failures that are the peer's (not a local disk error or
+ * a cancel). */
+void cairn__peerstate_failed(cairn__peerstate *ps, const char *sha256, const char *source,
+                             int reason);
 /* Bytes served since start (for logs and tests). */
 unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps);
 
@@ -126,15 +144,20 @@ void cairn__peerstate_refused(cairn__peerstate *ps, long long now_ms);
  * out for REFUSAL_MS (the downloads stay pending, the oldest dropped beyond
  * CAIRN__FETCHED_PENDING). */
 void cairn__peerstate_refused_fetched(cairn__peerstate *ps, long long now_ms);
+/* The master refused "failed" at monotonic time now_ms: reports leave it
+ * out for REFUSAL_MS (the failures stay pending, the oldest dropped beyond
+ * CAIRN__FAILED_PENDING). */
+void cairn__peerstate_refused_failed(cairn__peerstate *ps, long long now_ms);
 /* 1 unless the master refused the fields less than REFUSAL_MS ago. */
 int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms);
 
 /* Builds a request body: "have" (at most CAIRN__HAVE_PER_REPORT entries),
  * "served" (at most CAIRN__SERVED_PER_REPORT files) when with_served,
  * "fetched" (at most CAIRN__FETCHED_PER_REPORT downloads, oldest first)
- * unless refused on its own, "peer_url" when the master has not heard the
- * current one; "{}" when there is nothing or the fields are refused. *r
- * records what was taken. Returns the body (caller frees) or NULL on out of
+ * unless refused on its own, "failed" (at most CAIRN__FAILED_PER_REPORT
+ * failed sources, oldest first) unless refused on its own, "peer_url"
+ * when the master has not heard the current one; "{}" when there is
+ * nothing or the fields are refused. *r records what was taken. Returns the body (caller frees) or NULL on out of
  * memory (then nothing was taken). */
 char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long long now_ms,
                                     cairn__peer_report *r);
@@ -145,8 +168,9 @@ int cairn__peerstate_report_extras(const cairn__peer_report *r);
 void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, int delivered);
 
 /* Whether the heartbeat thread should send a heartbeat now, since_ms after
- * the last one, without lease reasons: new holdings or a new URL soon
- * (after REPORT_SOON_MS), served bytes and downloads every IDLE_BEAT_MS
+ * the last one, without lease reasons: new holdings, failed sources or a
+ * new URL soon (after REPORT_SOON_MS: the master should stop offering a
+ * failing peer), served bytes and downloads every IDLE_BEAT_MS
  * (a download usually comes with a new holding, so it goes soon). Never while the
  * fields are refused, nor when there is nothing to report: a heartbeat
  * extends every lease the master counts as this volunteer's, including one

@@ -231,9 +231,10 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
                                    cairn_http_response *resp, cairn_error *err) {
   cairn__peer_report r;
   cairn_status rc;
-  /* At most twice: a 400 to a report with "fetched" is taken as a master
-   * that does not know that field yet, and the report goes again without
-   * it; a 400 to one without it refuses every distribution field. */
+  /* At most three times: a 400 to a report with "failed" is taken as a
+   * master that does not know that field yet, and the report goes again
+   * without it; then the same for "fetched"; a 400 to one with neither
+   * refuses every distribution field. */
   for (;;) {
     char *body = s->peers
                    ? cairn__peerstate_report_begin(s->peers, with_served, cairn__now_ms(), &r)
@@ -241,6 +242,7 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     if (!body)
       return send_plain(s, c, path, running, max_response, resp, err);
     int extras = cairn__peerstate_report_extras(&r), fetched = r.fetched.n > 0;
+    int failed = r.failed.n > 0;
     body = with_running(body, running);
     rc = cairn__session_request(s, c, "POST", path, body ? body : "{}", max_response, resp, err);
     free(body);
@@ -250,6 +252,11 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     cairn__server_message(resp->body.data, resp->body.len, msg, sizeof msg);
     cairn__peerstate_report_end(s->peers, &r, 0);
     cairn_buf_free(&resp->body);
+    if (failed) {
+      CAIRN_INFO("POST %s: the master refuses \"failed\" (%s): leaving it out", path, msg);
+      cairn__peerstate_refused_failed(s->peers, cairn__now_ms());
+      continue;
+    }
     if (fetched) {
       CAIRN_INFO("POST %s: the master refuses \"fetched\" (%s): leaving it out", path, msg);
       cairn__peerstate_refused_fetched(s->peers, cairn__now_ms());

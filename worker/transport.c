@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "common/sha256.h"
 
 struct cairn_http {
@@ -22,6 +23,8 @@ struct cairn_http {
   long long last_bytes;   /* stall detection of the current download */
   long long last_move_ms;
   int stalled;
+  int dl_fault;                    /* the last download's CAIRN_FAIL_*, or -1 */
+  unsigned long long dl_received;  /* and the bytes it received */
   int (*cancelled)(void *ud);
   void *cancel_ud;
 };
@@ -39,6 +42,7 @@ cairn_http *cairn_http_create(const char *base) {
   h->curl = curl_easy_init();
   h->timeout = 30;
   h->stall_ms = 10000;
+  h->dl_fault = -1;
   if (!h->base || !h->curl) {
     cairn_http_delete(h);
     return NULL;
@@ -251,6 +255,7 @@ typedef struct filesink {
   cairn_sha256 sha;
   unsigned long long n, max;
   int overflow;
+  int write_failed;  /* dest could not be written: a local failure */
 } filesink;
 
 static size_t write_file(char *p, size_t size, size_t nmemb, void *ud) {
@@ -262,7 +267,10 @@ static size_t write_file(char *p, size_t size, size_t nmemb, void *ud) {
   }
   s->n += k;
   cairn_sha256_update(&s->sha, p, k);
-  return fwrite(p, 1, k, s->f) == k ? k : 0;
+  if (fwrite(p, 1, k, s->f) == k)
+    return k;
+  s->write_failed = 1;
+  return 0;
 }
 
 cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
@@ -273,6 +281,8 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   char *url = make_url(h, path);
   filesink s = {0};
   *status = 0;
+  h->dl_fault = -1;
+  h->dl_received = 0;
   if (!url)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   s.f = fopen(dest, "wb");
@@ -299,31 +309,48 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   CURLcode cc = curl_easy_perform(h->curl);
   curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
   int closed = fclose(s.f);
-  if (s.overflow)
+  h->dl_received = s.n;
+  /* The only timeout left on a download is the connect timeout, stall_ms. */
+  if (cc == CURLE_OPERATION_TIMEDOUT)
+    h->stalled = 1;
+  if (s.overflow) {
     rc = cairn_error_set(err, CAIRN_ETOOBIG, "GET %s: more than %llu bytes", url, max_bytes);
-  else if (h->stalled) {
+    h->dl_fault = CAIRN_FAIL_SIZE;
+  } else if (h->stalled) {
     *status = 0;
     rc = cairn_error_set(err, CAIRN_EIO, "GET %s: stalled (no data for %ld ms)", url,
                          h->stall_ms);
+    h->dl_fault = CAIRN_FAIL_STALLED;
   } else if (cc != CURLE_OK) {
     *status = 0;
     rc = cairn_error_set(err, CAIRN_EIO, "GET %s: %s", url, curl_easy_strerror(cc));
+    if (!s.write_failed && cc != CURLE_ABORTED_BY_CALLBACK) /* not ours, not cancelled */
+      h->dl_fault = CAIRN_FAIL_UNREACHABLE;
   }
   else if (closed)
     rc = cairn_error_set(err, CAIRN_EIO, "writing %s: %s", dest, strerror(errno));
-  else if (*status != 200)
+  else if (*status != 200) {
     rc = cairn_error_set(err, CAIRN_EIO, "GET %s: HTTP %ld", url, *status);
-  else if (sha256) {
+    h->dl_fault = CAIRN_FAIL_STATUS;
+  } else if (sha256) {
     char got[65];
     cairn_sha256_final_hex(&s.sha, got);
-    if (strcmp(got, sha256) != 0)
+    if (strcmp(got, sha256) != 0) {
       rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: sha256 mismatch (got %s)", url, got);
+      h->dl_fault = CAIRN_FAIL_DIGEST;
+    }
   }
   if (rc != CAIRN_OK)
     unlink(dest);
   curl_slist_free_all(hdrs);
   free(url);
   return rc;
+}
+
+int cairn_http_download_fault(const cairn_http *h, unsigned long long *received) {
+  if (received)
+    *received = h->dl_received;
+  return h->dl_fault;
 }
 
 cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src, long *status,

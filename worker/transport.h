@@ -34,7 +34,8 @@ void cairn_http_set_peer_token(cairn_http *h, const char *token);
 void cairn_http_set_timeout(cairn_http *h, long seconds);
 /* cairn_http_download() gives up ("stalled") when no byte arrived for ms
  * milliseconds, connecting included (default 10000; checked about once a
- * second, so the real bound is up to a second longer). */
+ * second, so the real bound is up to a second longer; a connection not made
+ * within ms counts as stalled too). */
 void cairn_http_set_stall_timeout(cairn_http *h, long ms);
 /* While set, every transfer asks cancelled(ud) a few times a second and is
  * aborted (CAIRN_EIO, "cancelled") when it returns non-zero. NULL clears. */
@@ -58,6 +59,15 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
 cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
                                  const char *sha256, unsigned long long max_bytes,
                                  long *status, cairn_error *err);
+/* Why the last cairn_http_download() through h failed when the server is to
+ * blame, as a CAIRN_FAIL_* reason of common/limits.h: UNREACHABLE (no
+ * connection, or the transfer broke), STALLED (the stall timeout), STATUS
+ * (an answer other than 200), SIZE (past max_bytes), DIGEST (everything
+ * arrived, SHA-256 wrong; a caller that knows the size tells a short or
+ * long copy from a corrupt one with *received). -1 after a success, and
+ * after a local failure: dest could not be created or written, out of
+ * memory, cancelled. *received (may be NULL): the bytes that arrived. */
+int cairn_http_download_fault(const cairn_http *h, unsigned long long *received);
 
 /* Uploads the file at src with PUT to path, streaming it. */
 cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src, long *status,

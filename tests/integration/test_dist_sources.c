@@ -455,12 +455,199 @@ static void test_holders_survive_a_master_kill(void **state) {
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
+/* ---- peer sources that failed a worker ("failed") ---- */
+
+/* The value of the /metrics line that starts with key (up to the value). */
+static long long metric(const char *url, const char *key) {
+  char *raw = NULL;
+  size_t len = 0;
+  assert_int_equal(harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len), 200);
+  const char *p = strstr(raw, key);
+  assert_non_null(p);
+  long long v = atoll(p + strlen(key) + 1);
+  free(raw);
+  return v;
+}
+
+static long long failures(const char *url, const char *reason) {
+  char key[96];
+  snprintf(key, sizeof key, "cairn_peer_failures_total{reason=\"%s\"}", reason);
+  return metric(url, key);
+}
+
+/* POSTs body to path as tok; returns the status, and the error message (a
+ * static copy, "" when none). */
+static long post(const char *url, const char *path, const char *tok, const char *body,
+                 const char **msg) {
+  static char text[600];
+  json_t *r = NULL;
+  long st = harness_http(url, "POST", path, tok, body, strlen(body), &r, NULL, NULL);
+  const char *m = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+  snprintf(text, sizeof text, "%s", m ? m : "");
+  json_decref(r);
+  *msg = text;
+  return st;
+}
+
+/* {"failed": [{"sha256": sha, "source": source, "reason": reason}]} */
+static char *one_failure(const char *sha, const char *source, const char *reason) {
+  json_t *b = json_pack("{s:[{s:s, s:s, s:s}]}", "failed", "sha256", sha, "source", source,
+                        "reason", reason);
+  char *text = json_dumps(b, JSON_COMPACT);
+  json_decref(b);
+  return text;
+}
+
+/* a2 is sent to a1 and reports that a1's bytes were wrong: a1 holds the file
+ * no more, and a3 of the same cluster is not sent to it. A source that is
+ * unreachable stays a holder but is not offered for a while. Malformed
+ * reports are refused with a message naming the entry and field, and change
+ * nothing. */
+static void test_failed_sources(void **state) {
+  (void)state;
+  char dir[4096], db[4200];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  const char *const online[] = {"--broadcast-plan", "online", NULL};
+  assert_int_equal(harness_server_start(&srv, db, online), 0);
+  char sha[65], path[128], a1[65], a2[65], a3[65], a4[65], a5[65];
+  long long jid = submit_broadcast(srv.url, sha, path);
+  reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, NULL);
+  reg(srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
+  reg(srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
+  reg(srv.url, "a4", "a", "http://127.0.0.1:7004", a4, NULL);
+  reg(srv.url, "a5", "a", "http://127.0.0.1:7005", a5, NULL);
+  char a1url[128], a3url[128];
+  snprintf(a1url, sizeof a1url, "http://127.0.0.1:7001/v1/files/%s", sha);
+  snprintf(a3url, sizeof a3url, "http://127.0.0.1:7003/v1/files/%s", sha);
+  static const char *const reasons[] = {"unreachable", "stalled", "status", "size", "digest"};
+  for (size_t i = 0; i < 5; i++) /* printed from the start */
+    assert_int_equal(failures(srv.url, reasons[i]), 0);
+
+  /* a1 gets the master's copy; a2 is sent to a1 */
+  json_t *s = sources_for(srv.url, a1);
+  assert_string_equal(json_string_value(json_array_get(s, 0)), path);
+  json_decref(s);
+  have(srv.url, a1, sha);
+  long long holders = 0;
+  free(job_state(srv.url, jid, &holders));
+  assert_int_equal(holders, 1);
+  s = sources_for(srv.url, a2);
+  assert_int_equal(json_array_size(s), 2);
+  assert_string_equal(json_string_value(json_array_get(s, 0)), a1url);
+  json_decref(s);
+
+  /* malformed reports: 400 naming the entry and field; nothing changes (not
+   * even the holding reported beside them) */
+  const char *msg = NULL;
+  char longsrc[600];
+  memset(longsrc, 'x', sizeof longsrc);
+  memcpy(longsrc, "http://", 7);
+  longsrc[512] = '\0'; /* 512 bytes: one too many */
+  json_t *many = json_array();
+  for (int i = 0; i < 65; i++)
+    json_array_append_new(many, json_pack("{s:s, s:s, s:s}", "sha256", sha, "source", a1url,
+                                          "reason", "size"));
+  const char *not_array = "\"failed\" must be an array of at most 64 failed sources";
+  const char *not_peer = "failed[0].source must be a peer's http:// or https:// URL of at most "
+                         "511 bytes";
+  const char *not_reason = "must be one of unreachable, stalled, status, size, digest";
+  char reason0[128], reason1[128];
+  snprintf(reason0, sizeof reason0, "failed[0].reason %s", not_reason);
+  snprintf(reason1, sizeof reason1, "failed[1].reason %s", not_reason);
+  struct {
+    json_t *body;
+    const char *msg;
+  } bad[] = {
+    {json_pack("{s:{}}", "failed"), not_array},
+    {json_pack("{s:o}", "failed", many), not_array},
+    {json_pack("{s:[i]}", "failed", 1), "failed[0] must be an object"},
+    {json_pack("{s:[{s:s, s:s, s:s, s:i}]}", "failed", "sha256", sha, "source", a1url, "reason",
+               "digest", "bytes", 1), "failed[0]: unknown field \"bytes\""},
+    {json_pack("{s:[{s:s, s:s, s:s}]}", "failed", "sha256", "nothex", "source", a1url, "reason",
+               "digest"), "failed[0].sha256 must be a sha256 digest (64 lowercase hex)"},
+    {json_pack("{s:[{s:s, s:s}]}", "failed", "sha256", sha, "reason", "digest"), not_peer},
+    {json_pack("{s:[{s:s, s:s, s:s}]}", "failed", "sha256", sha, "source", path, "reason",
+               "digest"), not_peer},
+    {json_pack("{s:[{s:s, s:s, s:s}]}", "failed", "sha256", sha, "source", longsrc, "reason",
+               "digest"), not_peer},
+    {json_pack("{s:[{s:s, s:s, s:s}]}", "failed", "sha256", sha, "source", a1url, "reason",
+               "slow"), reason0},
+    {json_pack("{s:[s], s:[{s:s, s:s, s:s}, {s:s, s:s, s:i}]}", "have", sha, "failed", "sha256",
+               sha, "source", a1url, "reason", "digest", "sha256", sha, "source", a1url,
+               "reason", 5), reason1},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    assert_non_null(bad[i].body);
+    char *b = json_dumps(bad[i].body, JSON_COMPACT);
+    assert_int_equal(post(srv.url, "/v1/heartbeat", a2, b, &msg), 400);
+    assert_string_equal(msg, bad[i].msg);
+    assert_int_equal(post(srv.url, "/v1/work", a2, b, &msg), 400);
+    assert_string_equal(msg, bad[i].msg);
+    free(b);
+    json_decref(bad[i].body);
+  }
+  free(job_state(srv.url, jid, &holders));
+  assert_int_equal(holders, 1);
+  for (size_t i = 0; i < 5; i++)
+    assert_int_equal(failures(srv.url, reasons[i]), 0);
+
+  /* a2 reports that a1 served bytes of the wrong digest: a1 holds it no more */
+  char *report = one_failure(sha, a1url, "digest");
+  assert_int_equal(post(srv.url, "/v1/heartbeat", a2, report, &msg), 200);
+  free(report);
+  free(job_state(srv.url, jid, &holders));
+  assert_int_equal(holders, 0);
+  assert_int_equal(failures(srv.url, "digest"), 1);
+  assert_int_equal(failures(srv.url, "unreachable"), 0);
+  /* a3 is not sent to a1 (nor made to wait for a2's copy from it): the master */
+  s = sources_for(srv.url, a3);
+  assert_int_equal(json_array_size(s), 1);
+  assert_string_equal(json_string_value(json_array_get(s, 0)), path);
+  json_decref(s);
+
+  /* a3 holds it now, and a1 once more (it reported the file again) */
+  have(srv.url, a3, sha);
+  have(srv.url, a1, sha);
+  free(job_state(srv.url, jid, &holders));
+  assert_int_equal(holders, 2);
+  s = sources_for(srv.url, a4);
+  assert_int_equal(json_array_size(s), 3);
+  assert_string_equal(json_string_value(json_array_get(s, 0)), a3url);
+  assert_string_equal(json_string_value(json_array_get(s, 1)), a1url);
+  json_decref(s);
+  /* a4 cannot reach a3: a3 still holds the file, but is not offered for
+   * now; a5 is sent to a1 alone */
+  report = one_failure(sha, a3url, "unreachable");
+  assert_int_equal(post(srv.url, "/v1/heartbeat", a4, report, &msg), 200);
+  free(report);
+  assert_int_equal(failures(srv.url, "unreachable"), 1);
+  assert_int_equal(failures(srv.url, "digest"), 1);
+  free(job_state(srv.url, jid, &holders));
+  assert_int_equal(holders, 2);
+  s = sources_for(srv.url, a5);
+  assert_int_equal(json_array_size(s), 2);
+  assert_string_equal(json_string_value(json_array_get(s, 0)), a1url);
+  assert_string_equal(json_string_value(json_array_get(s, 1)), path);
+  json_decref(s);
+
+  /* a work request carries failures too */
+  report = one_failure(sha, a1url, "status");
+  long st = post(srv.url, "/v1/work", a5, report, &msg);
+  assert_true(st == 200 || st == 204);
+  free(report);
+  assert_int_equal(failures(srv.url, "status"), 1);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sources_follow_clusters),
     cmocka_unit_test(test_sources_follow_the_plan),
     cmocka_unit_test(test_cluster_defaults_to_the_workers_net),
     cmocka_unit_test(test_holders_survive_a_master_kill),
+    cmocka_unit_test(test_failed_sources),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

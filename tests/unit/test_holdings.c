@@ -4,8 +4,10 @@
  * time) and makes the holder the first source of a broadcast input for a
  * worker of its cluster; a holding reported again writes nothing; a ban
  * drops the banned volunteer's holdings in memory and on disk; start-up
- * skips rows of banned volunteers and of unknown files. The rows on disk
- * are read with sqlite3 directly, as an independent check. */
+ * skips rows of banned volunteers and of unknown files; a peer reported to
+ * have served a bad copy holds the file no more (on disk too), one
+ * reported unreachable keeps it but rests. The rows on disk are read with
+ * sqlite3 directly, as an independent check. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -354,12 +356,139 @@ static void test_ban_drops_holdings(void **state) {
   pthread_mutex_unlock(&f->c->lock);
 }
 
+/* w reports that source failed its download of SHA for reason. */
+static void failed(cairn_core *c, mvol *w, const char *source, int reason) {
+  cairn__fail_report r = {SHA, source, reason};
+  cairn__core_failed(c, w, &r, 1);
+}
+
+/* Transfers of SHA under way from volunteer from to volunteer to. */
+static int xfers(cairn_core *c, int64_t to, int64_t from) {
+  int n = 0;
+  pthread_mutex_lock(&c->lock);
+  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(SHA));
+  for (uint32_t i = 0; f && i < f->nxfers; i++)
+    n += f->xfers[i].to == to && f->xfers[i].from == from;
+  pthread_mutex_unlock(&c->lock);
+  return n;
+}
+
+/* A peer reported to have served a bad copy (wrong digest, wrong size) is
+ * no holder any more, in memory and on disk, across a restart, until it
+ * reports the file again; the reporter no longer waits for its copy. A
+ * source that names no holder changes nothing. */
+static void test_bad_copy_drops_the_holding(void **state) {
+  fixture *f = *state;
+  file_and_job(f->c);
+  mvol *w1 = reg(f->c, "w1", "a", PEER1);
+  mvol *w2 = reg(f->c, "w2", "a", PEER2);
+  mvol *w3 = reg(f->c, "w3", "a", PEER3);
+  have(f->c, w1, SHA);
+  have(f->c, w2, SHA);
+  settle(f->c);
+  assert_int_equal(rows_on_disk(f), 2);
+  char mem[128], disk[64], w2_holding[64];
+  holding_on_disk(f, 2, w2_holding, sizeof w2_holding);
+  json_t *src = sources_for(f->c, w3);
+  assert_string_equal(source(src, 0), PEER1 "/v1/files/" SHA);
+  json_decref(src);
+  assert_int_equal(xfers(f->c, w3->id, w1->id), 1);
+
+  /* unknown sources: the master's, a peer that holds nothing */
+  uint64_t taken = settle(f->c);
+  failed(f->c, w3, MASTER_SRC, CAIRN_FAIL_DIGEST);
+  failed(f->c, w3, PEER3 "/v1/files/" SHA, CAIRN_FAIL_DIGEST);
+  failed(f->c, w3, PEER1 "0/v1/files/" SHA, CAIRN_FAIL_DIGEST); /* another port */
+  assert_false(journaled_since(f->c, taken));
+  assert_int_equal(rows_on_disk(f), 2);
+  assert_int_equal(xfers(f->c, w3->id, w1->id), 1);
+
+  failed(f->c, w3, PEER1 "/v1/files/" SHA, CAIRN_FAIL_DIGEST);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, w2_holding);
+  assert_int_equal(xfers(f->c, w3->id, w1->id), 0);
+  settle(f->c);
+  holding_on_disk(f, 1, disk, sizeof disk);
+  assert_string_equal(disk, "");
+  holding_on_disk(f, 2, disk, sizeof disk);
+  assert_string_equal(disk, w2_holding);
+  failed(f->c, w3, PEER2 "/v1/files/" SHA, CAIRN_FAIL_SIZE);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, "");
+  settle(f->c);
+  assert_int_equal(rows_on_disk(f), 0);
+  pthread_mutex_lock(&f->c->lock);
+  assert_int_equal(f->c->peer_failures_total[CAIRN_FAIL_DIGEST], 4);
+  assert_int_equal(f->c->peer_failures_total[CAIRN_FAIL_SIZE], 1);
+  pthread_mutex_unlock(&f->c->lock);
+
+  /* a restart does not bring them back */
+  reopen(f);
+  holders(f->c, mem, sizeof mem);
+  assert_string_equal(mem, "");
+  src = sources_for(f->c, vol(f->c, 2));
+  assert_int_equal(json_array_size(src), 1);
+  assert_string_equal(source(src, 0), MASTER_SRC);
+  json_decref(src);
+
+  /* reported again: a holder again */
+  have(f->c, vol(f->c, 1), SHA);
+  holders(f->c, mem, sizeof mem);
+  assert_true(strncmp(mem, "1@", 2) == 0 && !strchr(mem, ' '));
+  settle(f->c);
+  assert_int_equal(rows_on_disk(f), 1);
+}
+
+/* A peer reported unreachable, stalled or answering another status keeps
+ * its holding (nothing is journaled) but is not offered for 30 seconds;
+ * the reporter no longer waits for its copy. */
+static void test_failing_peer_rests(void **state) {
+  fixture *f = *state;
+  file_and_job(f->c);
+  mvol *w1 = reg(f->c, "w1", "a", PEER1);
+  mvol *w2 = reg(f->c, "w2", "a", PEER2);
+  mvol *w3 = reg(f->c, "w3", "a", PEER3);
+  have(f->c, w1, SHA);
+  char before[128], after[128];
+  holders(f->c, before, sizeof before);
+  json_t *src = sources_for(f->c, w2);
+  assert_string_equal(source(src, 0), PEER1 "/v1/files/" SHA);
+  json_decref(src);
+  uint64_t taken = settle(f->c);
+  int64_t t0 = cairn__now();
+  failed(f->c, w2, PEER1 "/v1/files/" SHA, CAIRN_FAIL_STALLED);
+  assert_false(journaled_since(f->c, taken));
+  holders(f->c, after, sizeof after);
+  assert_string_equal(after, before);
+  assert_int_equal(xfers(f->c, w2->id, w1->id), 0);
+  pthread_mutex_lock(&f->c->lock);
+  assert_true(w1->peer_failed_until >= t0 + 30 && w1->peer_failed_until <= cairn__now() + 30);
+  pthread_mutex_unlock(&f->c->lock);
+
+  /* w3 is not sent to w1: the master sends it a copy */
+  src = sources_for(f->c, w3);
+  assert_int_equal(json_array_size(src), 1);
+  assert_string_equal(source(src, 0), MASTER_SRC);
+  json_decref(src);
+
+  /* 30 seconds on, w1 is offered again */
+  pthread_mutex_lock(&f->c->lock);
+  w1->peer_failed_until = cairn__now();
+  pthread_mutex_unlock(&f->c->lock);
+  mvol *w4 = reg(f->c, "w4", "a", "http://127.0.0.1:7004");
+  src = sources_for(f->c, w4);
+  assert_string_equal(source(src, 0), PEER1 "/v1/files/" SHA);
+  json_decref(src);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_holdings_survive_reopen, setup, teardown),
     cmocka_unit_test_setup_teardown(test_without_holdings_the_master_serves, setup, teardown),
     cmocka_unit_test_setup_teardown(test_duplicate_have_writes_nothing, setup, teardown),
     cmocka_unit_test_setup_teardown(test_ban_drops_holdings, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_bad_copy_drops_the_holding, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_failing_peer_rests, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

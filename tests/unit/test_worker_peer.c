@@ -2,9 +2,11 @@
  * on loopback and real cache directories: the peer file server (token
  * checks, 404 for names it must not serve, the cap on transfers at once,
  * served bytes), the fetch of an input from several sources (a dead one, one
- * that stalls, one that serves corrupt bytes, one that answers 404, then a
- * good peer; the master last; the download that worked is the one
- * reported), and the reports a worker sends the master. */
+ * that stalls, one that serves corrupt bytes, one that answers 404, one
+ * that answers 503, one that serves too few bytes, then a good peer; the
+ * master last; the download that worked is the one reported as fetched,
+ * each peer that failed is reported as failed with its reason, the master
+ * never is), and the reports a worker sends the master. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -249,7 +251,7 @@ static void test_peer_server_cap(void **state) {
   fixture_free(&f);
 }
 
-/* ---- a tiny source server: stalls, corrupt bytes, 404, and the master ---- */
+/* ---- a tiny source server: stalls, corrupt bytes, 404, 503, short, and the master ---- */
 
 typedef struct source_server {
   struct MHD_Daemon *d;
@@ -263,7 +265,7 @@ typedef struct source_server {
   char auth[8][128];          /* Authorization headers seen, per route kind */
 } source_server;
 
-enum { R_STALL, R_CORRUPT, R_MISSING, R_MASTER };
+enum { R_STALL, R_CORRUPT, R_MISSING, R_BUSY, R_SHORT, R_MASTER };
 
 static ssize_t stall_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   source_server *s = cls;
@@ -286,6 +288,8 @@ static enum MHD_Result source_request(void *cls, struct MHD_Connection *c, const
   int kind = strncmp(url, "/stall/", 7) == 0     ? R_STALL
              : strncmp(url, "/corrupt/", 9) == 0 ? R_CORRUPT
              : strncmp(url, "/missing/", 9) == 0 ? R_MISSING
+             : strncmp(url, "/busy/", 6) == 0    ? R_BUSY
+             : strncmp(url, "/short/", 7) == 0   ? R_SHORT
                                                  : R_MASTER;
   const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
   pthread_mutex_lock(&s->mu);
@@ -295,9 +299,12 @@ static enum MHD_Result source_request(void *cls, struct MHD_Connection *c, const
   pthread_mutex_unlock(&s->mu);
   if (kind == R_STALL)
     r = MHD_create_response_from_callback(s->size, 1024, stall_reader, s, NULL);
-  else if (kind == R_MISSING) {
-    status = 404;
+  else if (kind == R_MISSING || kind == R_BUSY) {
+    status = kind == R_MISSING ? 404 : 503;
     r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  } else if (kind == R_SHORT) {
+    /* the first half, announced as such: a whole answer, the wrong length */
+    r = MHD_create_response_from_buffer(s->size / 2, (void *)s->data, MHD_RESPMEM_PERSISTENT);
   } else {
     unsigned char *copy = malloc(s->size);
     memcpy(copy, s->data, s->size);
@@ -349,9 +356,12 @@ static int no_temp_files(const char *dir) {
 }
 
 /* Ends a report of ps; returns its one "fetched" entry's source (static
- * copy) after checking its digest, bytes and time, or "" when there is none. */
-static const char *fetched_source(cairn__peerstate *ps, const fixture *f) {
-  static char source[CAIRN__FETCHED_SOURCE_MAX];
+ * copy) after checking its digest, bytes and time, or "" when there is none.
+ * *failed (static too) gets its "failed" entries, in order, each as
+ * "REASON SOURCE\n" after checking its digest and that it has no other
+ * field. */
+static const char *fetched_source(cairn__peerstate *ps, const fixture *f, const char **failed) {
+  static char source[CAIRN__FETCHED_SOURCE_MAX], fails[8192];
   cairn__peer_report r;
   char *body = cairn__peerstate_report_begin(ps, 0, cairn__now_ms(), &r);
   json_t *j = json_loads(body, 0, NULL);
@@ -365,6 +375,17 @@ static const char *fetched_source(cairn__peerstate *ps, const fixture *f) {
     assert_true(json_integer_value(json_object_get(e, "ms")) >= 1);
     snprintf(source, sizeof source, "%s", json_string_value(json_object_get(e, "source")));
   }
+  size_t i, n = 0;
+  fails[0] = '\0';
+  json_array_foreach(json_object_get(j, "failed"), i, e) {
+    assert_int_equal(json_object_size(e), 3);
+    assert_string_equal(json_string_value(json_object_get(e, "sha256")), f->sha);
+    n += (size_t)snprintf(fails + n, sizeof fails - n, "%s %s\n",
+                          json_string_value(json_object_get(e, "reason")),
+                          json_string_value(json_object_get(e, "source")));
+    assert_true(n < sizeof fails);
+  }
+  *failed = fails;
   json_decref(j);
   free(body);
   cairn__peerstate_report_end(ps, &r, 1);
@@ -378,7 +399,8 @@ static void test_fetch_skips_bad_sources(void **state) {
   cairn__peerstate holder_ps, ps;
   cairn__stopper stopper;
   cairn_error err = {0};
-  char base[128], *sources[6] = {0};
+  char base[128], *sources[8] = {0}, want_failed[4096];
+  const char *failed = NULL;
   fixture_make(&holder, 2u * 1024 * 1024, 1);
   fixture_make(&fetcher, 2u * 1024 * 1024, 0);
   assert_int_equal(cairn__peerstate_init(&holder_ps, NULL), 0);
@@ -403,11 +425,19 @@ static void test_fetch_skips_bad_sources(void **state) {
     asprintf(&sources[2], "http://localhost:%u/corrupt/%s", src.port, holder.sha) > 0, 1);
   assert_int_equal(
     asprintf(&sources[3], "http://localhost:%u/missing/%s", src.port, holder.sha) > 0, 1);
-  assert_int_equal(asprintf(&sources[4], "http://127.0.0.1:%u/v1/files/%s", cairn__peer_port(p),
+  assert_int_equal(asprintf(&sources[4], "http://localhost:%u/busy/%s", src.port, holder.sha) > 0,
+                   1);
+  assert_int_equal(asprintf(&sources[5], "http://localhost:%u/short/%s", src.port, holder.sha) > 0,
+                   1);
+  assert_int_equal(asprintf(&sources[6], "http://127.0.0.1:%u/v1/files/%s", cairn__peer_port(p),
                             holder.sha) > 0, 1);
-  assert_int_equal(asprintf(&sources[5], "/v1/files/%s", holder.sha) > 0, 1);
+  assert_int_equal(asprintf(&sources[7], "/v1/files/%s", holder.sha) > 0, 1);
   cairn__input in = {.name = "big.bin", .size = (long long)holder.size, .url = sources[0],
-                     .sources = sources, .nsources = 6};
+                     .sources = sources, .nsources = 8};
+  /* What the six bad peers are reported for, each time they are tried. */
+  snprintf(want_failed, sizeof want_failed,
+           "unreachable %s\nstalled %s\ndigest %s\nstatus %s\nstatus %s\nsize %s\n", sources[0],
+           sources[1], sources[2], sources[3], sources[4], sources[5]);
   memcpy(in.sha256, holder.sha, 65);
 
   double t0 = harness_now();
@@ -426,20 +456,22 @@ static void test_fetch_skips_bad_sources(void **state) {
   /* The good peer served it: the master was not asked. Peers saw the peer
    * token, never the volunteer token. */
   assert_int_equal(src.master_hits, 0);
-  for (int k = R_STALL; k <= R_MISSING; k++)
+  for (int k = R_STALL; k <= R_SHORT; k++)
     assert_string_equal(src.auth[k], "Bearer " TOKEN);
   for (int i = 0; i < 100 && cairn__peerstate_served_total(&holder_ps) < holder.size; i++)
     usleep(20 * 1000);
   assert_int_equal(cairn__peerstate_served_total(&holder_ps), holder.size);
 
   /* The fetcher now reports the file as held, and the one download that
-   * worked: from the good peer, as the master named it, whole. */
+   * worked: from the good peer, as the master named it, whole; and each
+   * peer that failed, as the master named it, with why. */
   cairn__peer_report r;
   char *body = cairn__peerstate_report_begin(&ps, 0, cairn__now_ms(), &r);
   assert_non_null(strstr(body, holder.sha));
   free(body);
   cairn__peerstate_report_end(&ps, &r, 0);
-  assert_string_equal(fetched_source(&ps, &holder), sources[4]);
+  assert_string_equal(fetched_source(&ps, &holder, &failed), sources[6]);
+  assert_string_equal(failed, want_failed);
 
   /* Present in the cache: no source is asked again, and nothing was
    * downloaded. */
@@ -447,19 +479,22 @@ static void test_fetch_skips_bad_sources(void **state) {
   assert_int_equal(cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err), CAIRN_OK);
   free(path);
   assert_int_equal(src.master_hits, hits);
-  assert_string_equal(fetched_source(&ps, &holder), "");
+  assert_string_equal(fetched_source(&ps, &holder, &failed), "");
+  assert_string_equal(failed, "");
 
   /* Every peer fails: the master, last, serves it, with the volunteer token. */
   char *gone = cairn__cache_path(&fetcher.cache, holder.sha);
   assert_int_equal(unlink(gone), 0);
-  char *with_master[5] = {sources[0], sources[1], sources[2], sources[3], sources[5]};
+  char *with_master[7] = {sources[0], sources[1], sources[2], sources[3],
+                          sources[4], sources[5], sources[7]};
   in.sources = with_master;
-  in.nsources = 5;
+  in.nsources = 7;
   assert_int_equal(cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err), CAIRN_OK);
   free(path);
   assert_int_equal(src.master_hits, 1);
   assert_string_equal(src.auth[R_MASTER], "Bearer " VOLUNTEER);
-  assert_string_equal(fetched_source(&ps, &holder), sources[5]);
+  assert_string_equal(fetched_source(&ps, &holder, &failed), sources[7]);
+  assert_string_equal(failed, want_failed);
 
   /* No source has the right bytes: no verified file, no task input. */
   assert_int_equal(unlink(gone), 0);
@@ -470,10 +505,13 @@ static void test_fetch_skips_bad_sources(void **state) {
   assert_null(path);
   assert_int_equal(access(gone, F_OK), -1);
   assert_true(no_temp_files(fetcher.cache_dir));
-  assert_string_equal(fetched_source(&ps, &holder), "");
+  /* The peers failed again (reported again); the master's wrong bytes are
+   * not a peer's failure (not reported). */
+  assert_string_equal(fetched_source(&ps, &holder, &failed), "");
+  assert_string_equal(failed, want_failed);
   free(gone);
 
-  for (int i = 0; i < 6; i++)
+  for (int i = 0; i < 8; i++)
     free(sources[i]);
   cairn_http_delete(h);
   source_stop(&src);

@@ -1,7 +1,8 @@
 /* test_worker_runner.c — the worker's task runner on real programs (output
  * capture and cap, exit statuses, signals, missing programs, environment,
  * cancellation, lingering children), the parents/ID encoding, the verified
- * input cache against a real HTTP server on loopback, and base64. */
+ * input cache against a real HTTP server on loopback (and why a source
+ * failed it), and base64. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/base64.h"
+#include "common/limits.h"
 #include "common/sha256.h"
 #include "worker/cache.h"
 #include "worker/fsutil.h"
@@ -293,6 +295,7 @@ static void test_cache_rejects_wrong_sha256(void **state) {
   cairn_error err = {0};
   char good[65], other[65], *path = NULL;
   long status = 0;
+  int reason = 0;
   const char *content = "the genome of a very small organism\n";
   file_server_start(&fs, content);
   cairn_sha256_hex(content, strlen(content), good);
@@ -302,25 +305,46 @@ static void test_cache_rejects_wrong_sha256(void **state) {
   assert_int_equal(cairn__cache_init(&cache, dir, &err), CAIRN_OK);
   cairn_http *h = cairn_http_create(fs.base);
 
-  /* The server's bytes do not hash to what the task says: nothing is kept. */
-  assert_int_equal(cairn__cache_fetch(&cache, h, other, -1, "/v1/files/x", &path, &status, &err),
+  /* The server's bytes do not hash to what the task says: nothing is kept,
+   * and the source is to blame ("digest"). */
+  assert_int_equal(cairn__cache_fetch(&cache, h, other, -1, "/v1/files/x", &path, &status,
+                                      &reason, &err),
                    CAIRN_EINVAL);
   assert_null(path);
   assert_non_null(strstr(err.text, "sha256 mismatch"));
+  assert_int_equal(reason, CAIRN_FAIL_DIGEST);
   assert_true(dir_is_empty(dir));
-  /* Right hash, wrong announced size: rejected as well. */
-  assert_int_equal(cairn__cache_fetch(&cache, h, good, 3, "/v1/files/x", &path, &status, &err),
+  /* Right hash, wrong announced size: rejected as well ("size"). */
+  assert_int_equal(cairn__cache_fetch(&cache, h, good, 3, "/v1/files/x", &path, &status, &reason,
+                                      &err),
                    CAIRN_ETOOBIG);
+  assert_int_equal(reason, CAIRN_FAIL_SIZE);
   assert_true(dir_is_empty(dir));
-  /* 404 is reported as such. */
-  assert_int_equal(cairn__cache_fetch(&cache, h, good, -1, "/missing", &path, &status, &err),
+  /* Fewer bytes than the announced size: "size", whether their hash is
+   * right or not. */
+  long long more = (long long)strlen(content) + 10;
+  assert_int_equal(cairn__cache_fetch(&cache, h, good, more, "/v1/files/x", &path, &status,
+                                      &reason, &err),
+                   CAIRN_EINVAL);
+  assert_int_equal(reason, CAIRN_FAIL_SIZE);
+  assert_int_equal(cairn__cache_fetch(&cache, h, other, more, "/v1/files/x", &path, &status,
+                                      &reason, &err),
+                   CAIRN_EINVAL);
+  assert_int_equal(reason, CAIRN_FAIL_SIZE);
+  assert_true(dir_is_empty(dir));
+  /* 404 is reported as such ("status"). */
+  assert_int_equal(cairn__cache_fetch(&cache, h, good, -1, "/missing", &path, &status, &reason,
+                                      &err),
                    CAIRN_ENOTFOUND);
   assert_int_equal(status, 404);
+  assert_int_equal(reason, CAIRN_FAIL_STATUS);
 
   /* Right hash: stored read-only under its digest, then reused without a request. */
   long long size = (long long)strlen(content);
-  assert_int_equal(cairn__cache_fetch(&cache, h, good, size, "/v1/files/x", &path, &status, &err),
+  assert_int_equal(cairn__cache_fetch(&cache, h, good, size, "/v1/files/x", &path, &status,
+                                      &reason, &err),
                    CAIRN_OK);
+  assert_int_equal(reason, -1);
   char *want = cairn__path_join(dir, good);
   assert_string_equal(path, want);
   struct stat st;
@@ -328,7 +352,8 @@ static void test_cache_rejects_wrong_sha256(void **state) {
   assert_int_equal(st.st_mode & 0777, 0444);
   free(path);
   int before = atomic_load(&fs.requests);
-  assert_int_equal(cairn__cache_fetch(&cache, h, good, size, "/v1/files/x", &path, &status, &err),
+  assert_int_equal(cairn__cache_fetch(&cache, h, good, size, "/v1/files/x", &path, &status, NULL,
+                                      &err),
                    CAIRN_OK);
   assert_int_equal(atomic_load(&fs.requests), before);
   free(path);
@@ -338,18 +363,20 @@ static void test_cache_rejects_wrong_sha256(void **state) {
   FILE *f = fopen(want, "w");
   fputs("short", f);
   fclose(f);
-  assert_int_equal(cairn__cache_fetch(&cache, h, good, size, "/v1/files/x", &path, &status, &err),
+  assert_int_equal(cairn__cache_fetch(&cache, h, good, size, "/v1/files/x", &path, &status, NULL,
+                                      &err),
                    CAIRN_OK);
   assert_int_equal(atomic_load(&fs.requests), before + 1);
   assert_int_equal(cairn__file_size(path), size);
   free(path);
 
-  /* No server at all: a transient failure. */
+  /* No server at all: a transient failure ("unreachable"). */
   cairn_http *dead = cairn_http_create("http://127.0.0.1:1");
   assert_int_equal(cairn__cache_fetch(&cache, dead, other, -1, "/v1/files/x", &path, &status,
-                                      &err),
+                                      &reason, &err),
                    CAIRN_EIO);
   assert_int_equal(status, 0);
+  assert_int_equal(reason, CAIRN_FAIL_UNREACHABLE);
   cairn_http_delete(dead);
 
   free(want);
