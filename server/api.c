@@ -433,12 +433,14 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (!peer || have_list(o, have, 256, &nhave, rs) || fetched_list(o, fetched, &nfetched, rs) ||
       failed_list(o, failed, &nfailed, rs))
     goto out;
+  /* failures first: a holding reported in the same body ends the transfer
+   * records they are checked against */
+  if (nfailed)
+    cairn__core_failed(m->core, v, failed, nfailed);
   if (nhave || *peer)
     cairn__core_report(m->core, v, have, nhave, NULL, NULL, 0, peer);
   if (nfetched)
     cairn__core_fetched(m->core, v, fetched, nfetched);
-  if (nfailed)
-    cairn__core_failed(m->core, v, failed, nfailed);
   json_t *work = NULL;
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
@@ -582,11 +584,11 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
       running[nrunning++] = json_integer_value(x);
     }
   }
+  if (nfailed)
+    cairn__core_failed(m->core, v, failed, nfailed);
   cairn__core_report(m->core, v, have, nhave, served_sha, served, nserved, peer);
   if (nfetched)
     cairn__core_fetched(m->core, v, fetched, nfetched);
-  if (nfailed)
-    cairn__core_failed(m->core, v, failed, nfailed);
   json_decref(o);
   json_t *resp = NULL;
   cairn_error err = {0};

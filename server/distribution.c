@@ -580,12 +580,19 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
       continue;
     }
     /* the copy it was sending reporter will not land */
+    int sent = 0;
     for (uint32_t x = 0; x < f->nxfers;)
-      if (f->xfers[x].to == reporter->id && f->xfers[x].from == h->id)
+      if (f->xfers[x].to == reporter->id && f->xfers[x].from == h->id) {
         f->xfers[x] = f->xfers[--f->nxfers];
-      else
+        sent = 1;
+      } else {
         x++;
-    if (reason != CAIRN_FAIL_SIZE && reason != CAIRN_FAIL_DIGEST) {
+      }
+    /* a bad copy drops a holder only when the master sent reporter to it
+     * (its planned source, or a holder of its own cluster, which it may list):
+     * anyone else's word only pauses it, as an unreachable peer */
+    int trusted = sent || strcmp(h->cluster, reporter->cluster) == 0;
+    if ((reason != CAIRN_FAIL_SIZE && reason != CAIRN_FAIL_DIGEST) || !trusted) {
       h->peer_failed_until = now + PEER_FAILED_SECONDS;
       CAIRN_INFO("file %.12s: %s (%s) reports that %s (%s) failed it (%s): not offered for "
                  "%d s", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,

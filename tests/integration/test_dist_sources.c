@@ -638,6 +638,17 @@ static void test_failed_sources(void **state) {
   assert_true(st == 200 || st == 204);
   free(report);
   assert_int_equal(failures(srv.url, "status"), 1);
+
+  /* a volunteer of another cluster, never sent to a1, says a1's copy is
+   * bad: its word only pauses a1, which stays a holder */
+  char x1[65];
+  reg(srv.url, "x1", "x", "http://127.0.0.1:7301", x1, NULL);
+  report = one_failure(sha, a1url, "digest");
+  assert_int_equal(post(srv.url, "/v1/heartbeat", x1, report, &msg), 200);
+  free(report);
+  assert_int_equal(failures(srv.url, "digest"), 2);
+  free(job_state(srv.url, jid, &holders));
+  assert_int_equal(holders, 2);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
