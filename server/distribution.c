@@ -111,6 +111,20 @@ static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
   return 0;
 }
 
+/* Appends holder vol (since) to f. 0, or -1 out of memory. */
+static int add_holder(mfilerec *f, int64_t vol, int64_t since) {
+  if (f->nholders == f->capholders) {
+    uint32_t ncap = f->capholders ? 2 * f->capholders : 8;
+    mholder *nh = realloc(f->holders, ncap * sizeof *nh);
+    if (!nh)
+      return -1;
+    f->holders = nh;
+    f->capholders = ncap;
+  }
+  f->holders[f->nholders++] = (mholder){vol, since};
+  return 0;
+}
+
 void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
   mfilerec *f = file_of(c, sha);
   if (!f || vol->banned)
@@ -120,17 +134,8 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
       f->xfers[i] = f->xfers[--f->nxfers];
     else
       i++;
-  if (holds(f, vol->id))
+  if (holds(f, vol->id) || add_holder(f, vol->id, cairn__now()))
     return;
-  if (f->nholders == f->capholders) {
-    uint32_t ncap = f->capholders ? 2 * f->capholders : 8;
-    mholder *nh = realloc(f->holders, ncap * sizeof *nh);
-    if (!nh)
-      return;
-    f->holders = nh;
-    f->capholders = ncap;
-  }
-  f->holders[f->nholders++] = (mholder){vol->id, cairn__now()};
   CAIRN_INFO("file %.12s: %s (%s) holds it", f->sha256, vol->name, vol->cluster);
   cairn__journal_rec r = {.type = J_HOLD, .a = vol->id, .b = f->holders[f->nholders - 1].since,
                           .s1 = cairn__strdup(f->sha256)};
@@ -518,18 +523,7 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
 
 int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_t since) {
   mfilerec *f = file_of(c, sha);
-  if (!f || vol->banned)
-    return 0;
-  if (f->nholders == f->capholders) {
-    uint32_t ncap = f->capholders ? 2 * f->capholders : 8;
-    mholder *nh = realloc(f->holders, ncap * sizeof *nh);
-    if (!nh)
-      return -1;
-    f->holders = nh;
-    f->capholders = ncap;
-  }
-  f->holders[f->nholders++] = (mholder){vol->id, since};
-  return 0;
+  return !f || vol->banned ? 0 : add_holder(f, vol->id, since);
 }
 
 void cairn__dist_forget(cairn_core *c, const mvol *vol) {
