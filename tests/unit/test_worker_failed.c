@@ -25,6 +25,7 @@
 
 #include "common/limits.h"
 #include "tests/support/harness.h"
+#include "tests/support/old_master.h"
 #include "worker/leases.h"
 #include "worker/peerstate.h"
 #include "worker/session.h"
@@ -252,128 +253,6 @@ static void test_refused(void **state) {
 /* ---- an older master over HTTP ---- */
 
 /* What the master knows besides the plain fields; none knows "failed". */
-enum { KNOWS_FETCHED, KNOWS_HAVE, KNOWS_NOTHING };
-
-typedef struct old_master {
-  struct MHD_Daemon *d;
-  unsigned port;
-  int knows;
-  pthread_mutex_t mu;
-  char *bodies[8];
-  int n;
-} old_master;
-
-typedef struct upload {
-  char data[16384];
-  size_t n;
-} upload;
-
-/* The first field of body that m does not know, or NULL. */
-static const char *unknown_field(const old_master *m, const char *body) {
-  if (strstr(body, "\"failed\""))
-    return "failed";
-  if (m->knows >= KNOWS_HAVE && strstr(body, "\"fetched\""))
-    return "fetched";
-  if (m->knows >= KNOWS_NOTHING && strstr(body, "\"have\""))
-    return "have";
-  return NULL;
-}
-
-static enum MHD_Result old_request(void *cls, struct MHD_Connection *c, const char *url,
-                                   const char *method, const char *version, const char *data,
-                                   size_t *size, void **ctx) {
-  old_master *m = cls;
-  upload *u = *ctx;
-  (void)url;
-  (void)method;
-  (void)version;
-  if (!u) {
-    *ctx = calloc(1, sizeof *u);
-    return *ctx ? MHD_YES : MHD_NO;
-  }
-  if (*size) {
-    size_t k = *size < sizeof u->data - 1 - u->n ? *size : sizeof u->data - 1 - u->n;
-    memcpy(u->data + u->n, data, k);
-    u->n += k;
-    *size = 0;
-    return MHD_YES;
-  }
-  u->data[u->n] = '\0';
-  pthread_mutex_lock(&m->mu);
-  if (m->n < 8)
-    m->bodies[m->n++] = strdup(u->data);
-  pthread_mutex_unlock(&m->mu);
-  const char *field = unknown_field(m, u->data);
-  char text[160];
-  unsigned status = 400;
-  if (field)
-    snprintf(text, sizeof text, "{\"error\": {\"code\": \"invalid\", \"message\": "
-                                "\"unknown field \\\"%s\\\"\"}}", field);
-  else {
-    status = 200;
-    snprintf(text, sizeof text, "{\"extended\": []}");
-  }
-  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), strdup(text),
-                                                           MHD_RESPMEM_MUST_FREE);
-  enum MHD_Result ret = MHD_queue_response(c, status, r);
-  MHD_destroy_response(r);
-  return ret;
-}
-
-static void old_done(void *cls, struct MHD_Connection *c, void **ctx,
-                     enum MHD_RequestTerminationCode why) {
-  (void)cls;
-  (void)c;
-  (void)why;
-  free(*ctx);
-  *ctx = NULL;
-}
-
-static void old_start(old_master *m, int knows) {
-  memset(m, 0, sizeof *m);
-  m->knows = knows;
-  pthread_mutex_init(&m->mu, NULL);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, old_request, m,
-                          MHD_OPTION_SOCK_ADDR, &a, MHD_OPTION_NOTIFY_COMPLETED, old_done, NULL,
-                          MHD_OPTION_END);
-  assert_non_null(m->d);
-  m->port = MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_BIND_PORT)->port;
-}
-
-static void old_stop(old_master *m) {
-  MHD_stop_daemon(m->d);
-  for (int i = 0; i < m->n; i++)
-    free(m->bodies[i]);
-  pthread_mutex_destroy(&m->mu);
-}
-
-/* One heartbeat report from ps through a session to m, which ends up
- * answering 200; m->bodies holds what each attempt sent. */
-static void heartbeat_to(old_master *m, cairn__peerstate *ps) {
-  char base[64], dir[4096], cred[4200];
-  cairn__session s;
-  cairn__registration reg = {0};
-  cairn_error err = {0};
-  cairn_http_response resp = {0};
-  snprintf(base, sizeof base, "http://127.0.0.1:%u", m->port);
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(cred, sizeof cred, "%s/credentials.json", dir);
-  assert_int_equal(cairn__session_init(&s, cred, &reg, NULL, &err), CAIRN_OK);
-  s.peers = ps;
-  cairn__conn c = {cairn_http_create(base), 0};
-  assert_non_null(c.http);
-  assert_int_equal(cairn__session_report(&s, &c, "/v1/heartbeat", NULL, 1, 1 << 20, &resp, &err),
-                   CAIRN_OK);
-  assert_int_equal(resp.status, 200);
-  cairn_buf_free(&resp.body);
-  cairn_http_delete(c.http);
-  cairn__session_destroy(&s);
-  rmdir(dir);
-}
-
-/* A peerstate holding SHA_A, with a download and a failure of it pending. */
 static void loaded(cairn__peerstate *ps) {
   assert_int_equal(cairn__peerstate_init(ps, NULL), 0);
   cairn__peerstate_have(ps, SHA_A);
@@ -396,14 +275,14 @@ static void test_older_master(void **state) {
 
   /* It knows "fetched", not "failed": asked again without "failed" only. */
   loaded(&ps);
-  old_start(&m, KNOWS_FETCHED);
-  heartbeat_to(&m, &ps);
+  assert_int_equal(old_master_start(&m, OLD_KNOWS_FETCHED), 0);
+  assert_int_equal(old_master_heartbeat(&m, &ps), 0);
   assert_int_equal(m.n, 2);
   assert_true(has(m.bodies[0], "failed") && has(m.bodies[0], "fetched") &&
               has(m.bodies[0], "have"));
   assert_false(has(m.bodies[1], "failed"));
   assert_true(has(m.bodies[1], "fetched") && has(m.bodies[1], "have"));
-  old_stop(&m);
+  old_master_stop(&m);
   /* The rest was delivered; the failure waits for a master that takes it,
    * for five minutes, during which reports leave it out. */
   assert_true(cairn__peerstate_enabled(&ps, cairn__now_ms()));
@@ -423,14 +302,14 @@ static void test_older_master(void **state) {
 
   /* It knows neither: without "failed", then without "fetched" too. */
   loaded(&ps);
-  old_start(&m, KNOWS_HAVE);
-  heartbeat_to(&m, &ps);
+  assert_int_equal(old_master_start(&m, OLD_KNOWS_HAVE), 0);
+  assert_int_equal(old_master_heartbeat(&m, &ps), 0);
   assert_int_equal(m.n, 3);
   assert_true(has(m.bodies[0], "failed") && has(m.bodies[0], "fetched"));
   assert_true(!has(m.bodies[1], "failed") && has(m.bodies[1], "fetched"));
   assert_true(!has(m.bodies[2], "failed") && !has(m.bodies[2], "fetched"));
   assert_true(has(m.bodies[2], "have"));
-  old_stop(&m);
+  old_master_stop(&m);
   assert_true(cairn__peerstate_enabled(&ps, cairn__now_ms()));
   j = begin(&ps, now + HOUR_MS, &r);
   assert_null(json_object_get(j, "have"));
@@ -442,14 +321,14 @@ static void test_older_master(void **state) {
 
   /* It knows no distribution field: one field at a time, then "{}". */
   loaded(&ps);
-  old_start(&m, KNOWS_NOTHING);
-  heartbeat_to(&m, &ps);
+  assert_int_equal(old_master_start(&m, OLD_KNOWS_NOTHING), 0);
+  assert_int_equal(old_master_heartbeat(&m, &ps), 0);
   assert_int_equal(m.n, 4);
   assert_true(has(m.bodies[0], "failed"));
   assert_true(!has(m.bodies[1], "failed") && has(m.bodies[1], "fetched"));
   assert_true(!has(m.bodies[2], "fetched") && has(m.bodies[2], "have"));
   assert_string_equal(m.bodies[3], "{}");
-  old_stop(&m);
+  old_master_stop(&m);
   assert_false(cairn__peerstate_enabled(&ps, cairn__now_ms()));
   j = begin(&ps, now + HOUR_MS, &r);
   assert_int_equal(json_array_size(json_object_get(j, "have")), 1);
