@@ -10,7 +10,9 @@
  * of the master's pairs, or of the other inter-cluster pairs; with nothing
  * measured the defaults are 1 Gbit/s inside a cluster and 100 Mbit/s
  * between clusters and from the master. Lookups are O(1) (a hash map keyed
- * by the pair and running sums per class).
+ * by the pair and running sums per class). Every sample is journaled
+ * (J_RATE, table link_rates), so a restarted master plans with the rates
+ * it had measured.
  *
  * Plans. cairn__bplan_build runs one planner of common/plan.h on an instance
  * made of the master as cluster 0 (one node, the source) and every cluster
@@ -117,30 +119,49 @@ void cairn__rates_free(cairn_core *c) {
   cairn_hmap_free(&c->rates);
 }
 
+/* Adds pair src -> dst at bps; NULL when out of memory or on a 64-bit hash
+ * collision with another pair (the first pair keeps the slot). */
+static mrate *rate_add(cairn_core *c, const char *src, const char *dst, double bps) {
+  uint64_t key = pair_key(src, dst);
+  if (cairn_hmap_get(&c->rates, key))
+    return NULL;
+  mrate *r = calloc(1, sizeof *r);
+  if (!r || !(r->src = cairn__strdup(src)) || !(r->dst = cairn__strdup(dst)) ||
+      cairn_hmap_put(&c->rates, key, r)) {
+    if (r) {
+      free(r->src);
+      free(r->dst);
+    }
+    free(r);
+    return NULL;
+  }
+  r->cls = rate_class(src, dst);
+  r->bps = r->base = bps;
+  c->rate_sum[r->cls] += bps;
+  c->rate_n[r->cls]++;
+  return r;
+}
+
+int cairn__rate_restore(cairn_core *c, const char *src, const char *dst, double bps,
+                        int64_t samples) {
+  if (!*dst || bps <= 0 || rate_find(c, src, dst))
+    return 0;
+  mrate *r = rate_add(c, src, dst, bps);
+  if (!r)
+    return cairn_hmap_get(&c->rates, pair_key(src, dst)) ? 0 : -1;
+  r->samples = samples;
+  return 0;
+}
+
 void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t bytes,
                         int64_t ms) {
   if (bytes < MIN_SAMPLE_BYTES || ms <= 0 || !dst || !*dst)
     return; /* small files measure latency more than rate */
   double bps = (double)bytes * 1000.0 / (double)ms;
-  uint64_t key = pair_key(src, dst);
-  mrate *r = cairn_hmap_get(&c->rates, key);
-  if (r && (strcmp(r->src, src) != 0 || strcmp(r->dst, dst) != 0))
-    return; /* a 64-bit hash collision: keep the first pair */
+  mrate *r = rate_find(c, src, dst);
   if (!r) {
-    r = calloc(1, sizeof *r);
-    if (!r || !(r->src = cairn__strdup(src)) || !(r->dst = cairn__strdup(dst)) ||
-        cairn_hmap_put(&c->rates, key, r)) {
-      if (r) {
-        free(r->src);
-        free(r->dst);
-      }
-      free(r);
+    if (!(r = rate_add(c, src, dst, bps)))
       return;
-    }
-    r->cls = rate_class(src, dst);
-    r->bps = r->base = bps;
-    c->rate_sum[r->cls] += bps;
-    c->rate_n[r->cls]++;
     c->rates_epoch++;
   } else {
     double nb = 0.5 * r->bps + 0.5 * bps;
@@ -152,6 +173,13 @@ void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t
     r->bps = nb;
   }
   r->samples++;
+  cairn__journal_rec j = {.type = J_RATE, .a = (int64_t)r->bps, .b = r->samples,
+                          .s1 = cairn__strdup(src), .s2 = cairn__strdup(dst)};
+  if (!j.s1 || !j.s2 || cairn__journal_add(c, &j)) {
+    free(j.s1);
+    free(j.s2);
+    CAIRN_ERR("out of memory journaling the rate %s -> %s", *src ? src : "master", dst);
+  }
 }
 
 double cairn__rate_get(const cairn_core *c, const char *src, const char *dst) {

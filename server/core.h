@@ -322,7 +322,8 @@ typedef enum {
   J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME,
   J_PEER,
   J_HOLD,  /* a = volunteer, s1 = sha256 (owned), b = since */
-  J_UNHOLD /* a = volunteer, s1 = sha256 (owned): it holds that file no more */
+  J_UNHOLD, /* a = volunteer, s1 = sha256 (owned): it holds that file no more */
+  J_RATE    /* s1 = source cluster ("" = master), s2 = cluster (owned), a = bytes/s, b = samples */
 } cairn__jtype;
 
 struct cairn__journal_rec {
@@ -405,6 +406,9 @@ void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t
 /* Estimated rate src -> dst in bytes per second (measured, else estimated). */
 double cairn__rate_get(const cairn_core *c, const char *src, const char *dst);
 json_t *cairn__rates_json(const cairn_core *c);
+/* A rate read back from the store at start-up. 0, or -1 out of memory. */
+int cairn__rate_restore(cairn_core *c, const char *src, const char *dst, double bps,
+                        int64_t samples);
 void cairn__rates_free(cairn_core *c);
 /* Plans a broadcast of size bytes with algo over the m clusters labels[]
  * (sorted, distinct) of counts[] workers; informed[i] (or NULL) marks a

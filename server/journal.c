@@ -124,6 +124,8 @@ static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_err
     return cairn_store_holder_insert(s, r->s1, r->a, r->b, err);
   case J_UNHOLD:
     return cairn_store_holder_delete(s, r->s1, r->a, err);
+  case J_RATE:
+    return cairn_store_rate_put(s, r->s1, r->s2, r->a, r->b, err);
   }
   return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }

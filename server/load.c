@@ -94,6 +94,10 @@ static int load_file(void *ud, const cairn_store_file_row *r) {
 }
 
 /* Holdings of volunteers in good standing, of files loaded before. */
+static int load_rate(void *ud, const cairn_store_rate_row *r) {
+  return cairn__rate_restore(ud, r->src, r->dst, (double)r->bytes_per_second, r->samples);
+}
+
 static int load_holder(void *ud, const cairn_store_holder_row *r) {
   cairn_core *c = ud;
   if (r->volunteer < 1 || (size_t)r->volunteer > c->nvols)
@@ -324,6 +328,8 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
     st = cairn_store_load_files(c->store, load_file, c, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_holders(c->store, load_holder, c, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_rates(c->store, load_rate, c, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_jobs(c->store, load_job, c, err);
   if (st == CAIRN_OK)

@@ -22,12 +22,12 @@ enum stmt_id {
   S_BEGIN, S_COMMIT, S_ROLLBACK,
   S_META_SET, S_META_GET,
   S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
-  S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_DELETE, S_HOLDER_FORGET,
+  S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_DELETE, S_HOLDER_FORGET, S_RATE_PUT,
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
   S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
-  S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS,
+  S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES,
   S_COUNT
 };
 
@@ -47,6 +47,9 @@ static const char *const sql_text[S_COUNT] = {
                       "VALUES (?1, ?2, ?3)",
   [S_HOLDER_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1 AND volunteer_id = ?2",
   [S_HOLDER_FORGET] = "DELETE FROM file_holders WHERE volunteer_id = ?1",
+  [S_RATE_PUT] = "INSERT INTO link_rates(src, dst, bytes_per_second, samples) "
+                 "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(src, dst) DO UPDATE SET "
+                 "bytes_per_second = excluded.bytes_per_second, samples = excluded.samples",
   [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
                    "max_attempts, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
                    "'running', ?9)",
@@ -82,6 +85,7 @@ static const char *const sql_text[S_COUNT] = {
   [S_LOAD_FILES] = "SELECT sha256, size FROM files",
   [S_LOAD_OUTCOMES] = "SELECT volunteer_id, outcome, COUNT(*) FROM results "
                       "GROUP BY volunteer_id, outcome",
+  [S_LOAD_RATES] = "SELECT src, dst, bytes_per_second, samples FROM link_rates ORDER BY src, dst",
   [S_LOAD_HOLDERS] = "SELECT sha256, volunteer_id, since FROM file_holders "
                      "ORDER BY sha256, since, volunteer_id",
 };
@@ -331,6 +335,16 @@ cairn_status cairn_store_holder_delete(cairn_store *s, const char *sha256, int64
 cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn_error *err) {
   sqlite3_bind_int64(Q(S_HOLDER_FORGET), 1, volunteer);
   return run(s, S_HOLDER_FORGET, err);
+}
+
+cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *dst,
+                                  int64_t bytes_per_second, int64_t samples, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_RATE_PUT);
+  TXT(q, 1, src);
+  TXT(q, 2, dst);
+  sqlite3_bind_int64(q, 3, bytes_per_second);
+  sqlite3_bind_int64(q, 4, samples);
+  return run(s, S_RATE_PUT, err);
 }
 
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
@@ -592,6 +606,17 @@ cairn_status cairn_store_load_holders(cairn_store *s,
     row.sha256 = STR(0);
     row.volunteer = I64(1);
     row.since = I64(2);
+  });
+}
+
+cairn_status cairn_store_load_rates(cairn_store *s,
+                                    int (*cb)(void *, const cairn_store_rate_row *), void *ud,
+                                    cairn_error *err) {
+  LOAD_LOOP(S_LOAD_RATES, cairn_store_rate_row, {
+    row.src = STR(0);
+    row.dst = STR(1);
+    row.bytes_per_second = I64(2);
+    row.samples = I64(3);
   });
 }
 

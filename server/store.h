@@ -49,6 +49,9 @@ cairn_status cairn_store_holder_delete(cairn_store *s, const char *sha256, int64
                                        cairn_error *err);
 /* Deletes every holding of volunteer (when it is banned). */
 cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn_error *err);
+/* The measured rate from cluster src ("" = the master) into dst (upsert). */
+cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *dst,
+                                  int64_t bytes_per_second, int64_t samples, cairn_error *err);
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
@@ -161,6 +164,15 @@ typedef struct cairn_store_holder_row {
 cairn_status cairn_store_load_holders(cairn_store *s,
                                       int (*cb)(void *, const cairn_store_holder_row *), void *ud,
                                       cairn_error *err);
+
+/* The measured link rates. */
+typedef struct cairn_store_rate_row {
+  const char *src, *dst;
+  int64_t bytes_per_second, samples;
+} cairn_store_rate_row;
+cairn_status cairn_store_load_rates(cairn_store *s,
+                                    int (*cb)(void *, const cairn_store_rate_row *), void *ud,
+                                    cairn_error *err);
 
 /* ---- reads for the API (reader connection, thread-safe) ---- */
 /* The accepted output of task key; *out is malloc'd (caller frees).

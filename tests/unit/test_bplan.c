@@ -71,6 +71,20 @@ static void test_rates_measured_and_estimated(void **state) {
   json_t *r = cairn__rates_json(c);
   assert_int_equal(json_array_size(r), 3);
   json_decref(r);
+  double before = cairn__rate_get(c, "", "a");
+  cairn__core_close(c);
+  /* the rates are journaled: a reopened master has them (to the byte/s) */
+  char db[4200];
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  cairn_error err = {0};
+  c = cairn__core_open(db, 0, NULL, &err);
+  assert_non_null(c);
+  assert_true(fabs(cairn__rate_get(c, "", "a") - before) < 1);
+  assert_true(fabs(cairn__rate_get(c, "a", "b") - 2.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c, "b", "b") - 100.0 * MIB) < 1);
+  r = cairn__rates_json(c);
+  assert_int_equal(json_array_size(r), 3);
+  json_decref(r);
   cairn__core_close(c);
 }
 

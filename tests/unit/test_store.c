@@ -125,30 +125,33 @@ static char *schema_file(const char *name) {
 static void test_fresh_file_gets_schema_once(void **state) {
   fixture *f = *state;
   cairn_store *s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 2);
+  assert_int_equal(cairn_store_schema_version(s), 3);
   OK(cairn_store_begin(s, E));
   OK(cairn_store_meta_set(s, "ataf_family", "phisharp", E));
   OK(cairn_store_commit(s, E));
   cairn_store_close(s);
 
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 2);
+  assert_int_equal(cairn_store_schema_version(s), 3);
   char v[32];
   assert_int_equal(cairn_store_meta_get(s, "ataf_family", v, sizeof v), 0);
   assert_string_equal(v, "phisharp");
   assert_int_equal(cairn_store_meta_get(s, "nothing", v, sizeof v), -1);
   cairn_store_close(s);
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 2);
+  assert_int_equal(cairn_store_schema_version(s), 3);
   cairn_store_close(s);
 
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
-  assert_int_equal(sql_int(f->db, "SELECT MAX(version) FROM schema_migrations"), 2);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 3);
+  assert_int_equal(sql_int(f->db, "SELECT MAX(version) FROM schema_migrations"), 3);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations "
                                   "WHERE version = 1 AND name = '0001_init.sql' AND applied > 0"),
                    1);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
                                   "AND name = '0002_file_holders.sql' AND applied > 0"),
+                   1);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 3 "
+                                  "AND name = '0003_link_rates.sql' AND applied > 0"),
                    1);
 }
 
@@ -318,7 +321,7 @@ static void test_upgrade_from_0001(void **state) {
                                   "WHERE name = 'file_holders'"), 0);
 
   cairn_store *s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 2);
+  assert_int_equal(cairn_store_schema_version(s), 3);
   char v[32];
   assert_int_equal(cairn_store_meta_get(s, "ataf_family", v, sizeof v), 0);
   assert_string_equal(v, "phi3");
@@ -342,7 +345,7 @@ static void test_upgrade_from_0001(void **state) {
   cairn_store_close(s);
 
   /* the upgrade is recorded next to the old row, and not run again */
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 3);
   assert_int_equal(sql_int(f->db, "SELECT applied FROM schema_migrations WHERE version = 1"),
                    1700000000);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
@@ -351,9 +354,9 @@ static void test_upgrade_from_0001(void **state) {
   assert_int_equal(sql_int(f->db, "SELECT peer_url = 'http://127.0.0.1:7001' FROM volunteers"),
                    1);
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), 2);
+  assert_int_equal(cairn_store_schema_version(s), 3);
   cairn_store_close(s);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 2);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), 3);
 }
 
 static void test_rows_survive_reopen(void **state) {
@@ -768,11 +771,42 @@ static void test_open_failure_names_the_path(void **state) {
   assert_non_null(strstr(err.text, bad));
 }
 
+static int rate_cb(void *ud, const cairn_store_rate_row *r) {
+  rows *w = ud;
+  snprintf(w->text[w->n], sizeof w->text[w->n], "%s>%s", r->src, r->dst);
+  w->num[w->n][0] = r->bytes_per_second;
+  w->num[w->n][1] = r->samples;
+  w->n++;
+  return 0;
+}
+
+static void test_rates_upsert_and_load(void **state) {
+  fixture *f = *state;
+  cairn_store *s = open_store(f);
+  OK(cairn_store_begin(s, E));
+  OK(cairn_store_rate_put(s, "", "a", 1000, 1, E));
+  OK(cairn_store_rate_put(s, "a", "b", 500, 1, E));
+  OK(cairn_store_rate_put(s, "", "a", 3000, 2, E));
+  OK(cairn_store_commit(s, E));
+  cairn_store_close(s);
+  s = open_store(f);
+  rows w = {0};
+  OK(cairn_store_load_rates(s, rate_cb, &w, E));
+  assert_int_equal(w.n, 2);
+  assert_string_equal(w.text[0], ">a");
+  assert_int_equal(w.num[0][0], 3000);
+  assert_int_equal(w.num[0][1], 2);
+  assert_string_equal(w.text[1], "a>b");
+  assert_int_equal(w.num[1][0], 500);
+  cairn_store_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_fresh_file_gets_schema_once, setup, teardown),
     cmocka_unit_test_setup_teardown(test_upgrade_from_0001, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wal_mode, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_rates_upsert_and_load, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rows_survive_reopen, setup, teardown),
     cmocka_unit_test_setup_teardown(test_holders_recorded_once_and_forgotten, setup, teardown),
     cmocka_unit_test_setup_teardown(test_loader_stops_when_asked, setup, teardown),
