@@ -328,7 +328,10 @@ enum { SRC_WAIT = -1, SRC_ONLINE = -2, SRC_OOM = -3 };
 static int64_t planned_source(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now) {
   mplan *p = f->plan;
   int x = p ? cairn__bplan_find(p, vol->cluster) : -1;
-  if (x <= 0 || now - f->started > (int64_t)(2 * p->predicted) + BEHIND_SECONDS)
+  if (x <= 0)
+    return SRC_ONLINE;
+  int64_t elapsed = now - f->started - (int64_t)p->built; /* the plan's own clock */
+  if (elapsed > (int64_t)(2 * p->predicted) + BEHIND_SECONDS)
     return SRC_ONLINE;
   p->want[x] = now;
   cstate *st = cluster_states(c, f, p, vol, now);
@@ -349,7 +352,7 @@ static int64_t planned_source(cairn_core *c, mfilerec *f, const mvol *vol, int64
   if (!st[par].usable) {
     if (st[par].held ||
         (!st[par].landing && p->want[par] < now - WANT_SECONDS &&
-         now - f->started > (int64_t)p->at[par] + GRACE_SECONDS))
+         elapsed > (int64_t)p->at[par] + GRACE_SECONDS))
       src = SRC_ONLINE; /* its holders serve no peers, or it is not coming */
     goto out;
   }

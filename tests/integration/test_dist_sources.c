@@ -260,6 +260,39 @@ static void test_sources_follow_the_plan(void **state) {
   assert_int_not_equal(harness_server_start(&srv, db, bad), 0);
 }
 
+/* The same plan, but nobody in cluster a asks for work: c, planned to get
+ * its copy from a, waits for a while and then takes what the online rule
+ * gives (the master, once it is free). */
+static void test_silent_parent_is_bypassed(void **state) {
+  (void)state;
+  char dir[4096], db[4200];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  const char *const plan[] = {"--broadcast-plan", "ECEF-LA", NULL};
+  assert_int_equal(harness_server_start(&srv, db, plan), 0);
+  char sha[65], path[128], a1[65], a2[65], a3[65], b1[65], c1[65];
+  submit_broadcast(srv.url, sha, path);
+  reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, NULL);
+  reg(srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
+  reg(srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
+  reg(srv.url, "b1", "b", "http://127.0.0.1:7101", b1, NULL);
+  reg(srv.url, "c1", "c", "http://127.0.0.1:7201", c1, NULL);
+  /* c1 waits for a; b1, whose earlier sibling a is not asking, gets the master */
+  assert_null(sources_for(srv.url, c1));
+  json_t *s = sources_for(srv.url, b1);
+  assert_string_equal(json_string_value(json_array_get(s, 0)), path);
+  json_decref(s);
+  /* past a's planned start plus the grace (5 s), a is still silent */
+  sleep(6);
+  assert_null(sources_for(srv.url, c1)); /* the master is busy with b1, nobody holds it */
+  have(srv.url, b1, sha);
+  s = sources_for(srv.url, c1);
+  assert_string_equal(json_string_value(json_array_get(s, 0)), path);
+  json_decref(s);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
 static void test_cluster_defaults_to_the_workers_net(void **state) {
   (void)state;
   char dir[4096], db[4200];
@@ -656,6 +689,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sources_follow_clusters),
     cmocka_unit_test(test_sources_follow_the_plan),
+    cmocka_unit_test(test_silent_parent_is_bypassed),
     cmocka_unit_test(test_cluster_defaults_to_the_workers_net),
     cmocka_unit_test(test_holders_survive_a_master_kill),
     cmocka_unit_test(test_failed_sources),
