@@ -244,26 +244,49 @@ static int cmp_dbl(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-typedef struct send_iv {
-  double start, end;
-} send_iv;
+/* An inter-cluster send starting (+1) or ending (-1) at t, by sender. */
+typedef struct send_ev {
+  size_t from;
+  double t;
+  int delta;
+} send_ev;
 
-static int cmp_iv(const void *a, const void *b) {
-  const send_iv *x = a, *y = b;
-  return (x->start > y->start) - (x->start < y->start);
+static int cmp_ev(const void *a, const void *b) {
+  const send_ev *x = a, *y = b;
+  if (x->from != y->from)
+    return x->from < y->from ? -1 : 1;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  return x->delta - y->delta; /* an end before a start at the same time */
 }
 
-/* Fills parent/at/rank/conc from schedule s (times scaled by unit). */
+/* A receiving cluster, ordered by parent, planned start, index. */
+typedef struct recv_key {
+  int64_t parent;
+  double at;
+  size_t idx;
+} recv_key;
+
+static int cmp_recv(const void *a, const void *b) {
+  const recv_key *x = a, *y = b;
+  if (x->parent != y->parent)
+    return x->parent < y->parent ? -1 : 1;
+  if (x->at != y->at)
+    return x->at < y->at ? -1 : 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Fills parent/at/rank/conc from schedule s (times scaled by unit).
+ * O(T log T) for T transfers. */
 static int extract(mplan *p, const cairn_plan_schedule *s, double unit) {
-  size_t k = p->k;
-  send_iv *iv = malloc((s->n + 1) * sizeof *iv);
-  size_t *from = malloc((s->n + 1) * sizeof *from);
-  if (!iv || !from) {
-    free(iv);
-    free(from);
+  size_t k = p->k, n = 0;
+  send_ev *ev = malloc((2 * s->nto + 1) * sizeof *ev);
+  recv_key *order = malloc(k * sizeof *order);
+  if (!ev || !order) {
+    free(ev);
+    free(order);
     return -1;
   }
-  size_t n = 0;
   for (size_t t = 0; t < s->n; t++) {
     const cairn_plan_transfer *x = &s->t[t];
     for (size_t r = 0; r < x->to_len; r++) {
@@ -275,45 +298,34 @@ static int extract(mplan *p, const cairn_plan_schedule *s, double unit) {
         p->parent[dst] = x->from.id;
         p->at[dst] = x->start * unit;
       }
-      iv[n] = (send_iv){x->start, x->end};
-      from[n++] = (size_t)x->from.id;
+      ev[n++] = (send_ev){(size_t)x->from.id, x->start, +1};
+      ev[n++] = (send_ev){(size_t)x->from.id, x->end, -1};
     }
   }
-  /* rank among the sender's receivers, by planned start then index */
-  for (size_t i = 1; i < k; i++) {
-    int r = 0;
-    for (size_t j = 1; j < k; j++)
-      if (j != i && p->parent[j] == p->parent[i] &&
-          (p->at[j] < p->at[i] || (p->at[j] == p->at[i] && j < i)))
-        r++;
-    p->rank[i] = r;
-  }
+  for (size_t i = 1; i < k; i++)
+    if (p->parent[i] < 0)
+      p->parent[i] = 0; /* not reached by the plan (cannot happen for a broadcast) */
+  /* rank among the sender's receivers */
+  for (size_t i = 1; i < k; i++)
+    order[i - 1] = (recv_key){p->parent[i], p->at[i], i};
+  qsort(order, k - 1, sizeof *order, cmp_recv);
+  for (size_t i = 0; i + 1 < k; i++)
+    p->rank[order[i].idx] = i && order[i].parent == order[i - 1].parent
+                                ? p->rank[order[i - 1].idx] + 1
+                                : 0;
   /* the largest number of overlapping sends of each sender */
-  send_iv *mine = malloc((n + 1) * sizeof *mine);
-  if (!mine) {
-    free(iv);
-    free(from);
-    return -1;
+  qsort(ev, n, sizeof *ev, cmp_ev);
+  for (size_t c = 0; c < k; c++)
+    p->conc[c] = 1;
+  for (size_t i = 0, open = 0; i < n; i++) {
+    if (i && ev[i].from != ev[i - 1].from)
+      open = 0;
+    open = (size_t)((long)open + ev[i].delta);
+    if ((long)open > p->conc[ev[i].from])
+      p->conc[ev[i].from] = (int)open;
   }
-  for (size_t c = 0; c < k; c++) {
-    size_t m = 0;
-    for (size_t t = 0; t < n; t++)
-      if (from[t] == c)
-        mine[m++] = iv[t];
-    qsort(mine, m, sizeof *mine, cmp_iv);
-    int best = 1;
-    for (size_t a = 0; a < m; a++) {
-      int over = 1;
-      for (size_t b = 0; b < a; b++)
-        over += mine[b].end > mine[a].start;
-      if (over > best)
-        best = over;
-    }
-    p->conc[c] = best;
-  }
-  free(mine);
-  free(iv);
-  free(from);
+  free(ev);
+  free(order);
   return 0;
 }
 
@@ -425,9 +437,6 @@ mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
     cairn__bplan_free(p);
     return NULL;
   }
-  for (size_t i = 1; i < k; i++)
-    if (p->parent[i] < 0)
-      p->parent[i] = 0; /* not reached by the plan (cannot happen for a broadcast) */
   return p;
 oom:
   cairn__bplan_free(p);
