@@ -151,6 +151,38 @@ static void print_counts(json_t *j) {
          (long long)json_integer_value(json_object_get(c, "failed")));
 }
 
+/* One job's input distribution: bytes by source, and per broadcast file
+ * how many of its workers hold it and the plan in force. */
+static void print_distribution(json_t *j) {
+  json_t *bs = json_object_get(j, "bytes_served");
+  json_t *files = json_object_get(j, "broadcast_files");
+  if (!bs || (!json_integer_value(json_object_get(bs, "master")) &&
+              !json_integer_value(json_object_get(bs, "peer")) && !json_array_size(files)))
+    return;
+  printf("input bytes served: master %lld, peers %lld\n",
+         (long long)json_integer_value(json_object_get(bs, "master")),
+         (long long)json_integer_value(json_object_get(bs, "peer")));
+  size_t i;
+  json_t *f;
+  json_array_foreach(files, i, f) {
+    json_t *secs = json_object_get(f, "seconds_to_all"), *plan = json_object_get(f, "plan");
+    printf("broadcast %s (%.12s): %lld of %lld workers hold it",
+           json_string_value(json_object_get(f, "name")),
+           json_string_value(json_object_get(f, "sha256")),
+           (long long)json_integer_value(json_object_get(f, "holding")),
+           (long long)json_integer_value(json_object_get(f, "workers")));
+    if (json_is_integer(secs))
+      printf(", all within %lld s", (long long)json_integer_value(secs));
+    if (json_is_object(plan))
+      printf("; plan %s over %lld clusters, predicted %.2f s (lower bound %.2f s)",
+             json_string_value(json_object_get(plan, "algorithm")),
+             (long long)json_integer_value(json_object_get(plan, "clusters")),
+             json_number_value(json_object_get(plan, "predicted_s")),
+             json_number_value(json_object_get(plan, "lower_bound_s")));
+    putchar('\n');
+  }
+}
+
 static const char *counts_header =
   "ID    NAME                 STATE      TASKS WAITING ELIGIBL RUNNING    DONE  FAILED\n";
 
@@ -163,7 +195,8 @@ static int parse_job_id(const char *s, long long *id) {
 int cairn_cmd_status(int argc, char **argv) {
   cairn_client_opts o = {0};
   if (cairn_cli_wants_help(argc, argv)) {
-    puts("usage: cairn status [JOB]\nLists the jobs with their task counts by state, or one job.");
+    puts("usage: cairn status [JOB]\nLists the jobs with their task counts by state, or one job\n"
+         "with its input distribution (bytes served, broadcast files, plan).");
     return 0;
   }
   if (cairn_client_parse(&argc, argv, &o))
@@ -184,9 +217,10 @@ int cairn_cmd_status(int argc, char **argv) {
   int rc = 1;
   if (st == 200) {
     fputs(counts_header, stdout);
-    if (id)
+    if (id) {
       print_counts(resp);
-    else {
+      print_distribution(resp);
+    } else {
       size_t i;
       json_t *j;
       json_array_foreach(json_object_get(resp, "jobs"), i, j) print_counts(j);

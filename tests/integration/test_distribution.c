@@ -188,6 +188,19 @@ static void test_relayed_by_peers(void **state) {
           mb, aa, bb);
   assert_true(ma > 0 || mb > 0);
   assert_true(aa > 0 || bb > 0);
+  /* `cairn status JOB` shows the distribution */
+  char jobarg[32], *out = NULL;
+  snprintf(jobarg, sizeof jobarg, "%lld", job);
+  const char *argv[] = {e2e_bin_cli, "status", jobarg, "--server", srv.url, NULL};
+  assert_int_equal(harness_run(argv, &out), 0);
+  fprintf(stderr, "%s", out);
+  assert_non_null(strstr(out, "input bytes served: master "));
+  char line[160];
+  snprintf(line, sizeof line, "broadcast big.bin (%.12s): ", sha);
+  assert_non_null(strstr(out, line));
+  assert_non_null(strstr(out, " workers hold it, all within ")); /* every one of them */
+  assert_non_null(strstr(out, "; plan ECEF-LA over 2 clusters, predicted "));
+  free(out);
   stop_workers(w, NWORKERS);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
