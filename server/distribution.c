@@ -3,7 +3,8 @@
  * A broadcast input is distributed by plan (bplan.c): when it is first
  * handed out, and again whenever the clusters present or their sizes
  * change or a measured rate appears or moves by more than a quarter
- * (checked at most once a second), the master plans the broadcast
+ * (checked at most once a second, and at once when a worker of a cluster
+ * the plan lacks asks), the master plans the broadcast
  * over the clusters of the workers that run the job's app with the
  * configured planner (LCF, bounded-degree LCF or a grid heuristic of the
  * ECEF family; seeds 000 and 002), costed with the measured transfer
@@ -21,9 +22,10 @@
  *   3. when the plan cannot be followed (the parent cluster holds the file
  *      but none of its holders serves peers; the parent has nobody asking
  *      for it well past its planned start; the broadcast is far behind the
- *      plan; a cluster joined between two checks) the online rule decides:
- *      the master when it sends no other copy, else a free holder of any
- *      cluster, else wait. The planner "online" uses only this rule.
+ *      plan; the cluster is not in the plan, when none could be built) the
+ *      online rule decides: the master when it sends no other copy, else a
+ *      free holder of any cluster, else wait. The planner "online" uses
+ *      only this rule.
  * A waiting worker gets other work or 204 with Retry-After: 1.
  * Sources are listed with the planned one first and the master last, so a
  * worker whose peer fails falls back. Transfers count as under way until
@@ -176,9 +178,12 @@ static int cmp_label(const void *a, const void *b) {
 
 /* Rebuilds f's plan when the clusters of the workers of app heard from lately
  * (or their sizes) or the rates (c->rates_epoch) changed since it was built;
- * at most once a second. */
-static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, int64_t now) {
-  if (strcmp(c->bplan_algo, "online") == 0 || (f->plan && f->checked == now))
+ * at most once a second, unless cluster (the asking worker's) is not in the
+ * plan yet. */
+static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char *cluster,
+                        int64_t now) {
+  if (strcmp(c->bplan_algo, "online") == 0 ||
+      (f->plan && f->checked == now && cairn__bplan_find(f->plan, cluster) > 0))
     return;
   f->checked = now;
   const char **all = malloc((c->nvols + 1) * sizeof *all);
@@ -413,7 +418,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
       return 0;
   }
   /* 2. the plan's sender */
-  ensure_plan(c, f, app, now);
+  ensure_plan(c, f, app, vol->cluster, now);
   int64_t src = planned_source(c, f, vol, now);
   if (src == SRC_OOM)
     return -1;

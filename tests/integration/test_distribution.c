@@ -199,7 +199,7 @@ static void test_relayed_by_peers(void **state) {
   snprintf(line, sizeof line, "broadcast big.bin (%.12s): ", sha);
   assert_non_null(strstr(out, line));
   assert_non_null(strstr(out, " workers hold it, all within ")); /* every one of them */
-  assert_non_null(strstr(out, "; plan ECEF-LA over 2 clusters, predicted "));
+  assert_non_null(strstr(out, "; plan ECEF-LA over "));
   free(out);
   stop_workers(w, NWORKERS);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
