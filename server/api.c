@@ -229,39 +229,62 @@ static int has_control(const char *s) {
   return 0;
 }
 
+/* Checks report list `name` of o: absent (returns 0 entries) or an array
+ * of at most max entries (`what` names them in the error). Returns the
+ * array, NULL when absent, or (json_t *)-1 with a 400 in rs. */
+static json_t *report_array(json_t *o, const char *name, unsigned max, const char *what,
+                            cairn__resp *rs) {
+  json_t *a = json_object_get(o, name);
+  if (a && (!json_is_array(a) || json_array_size(a) > max)) {
+    failf(rs, CAIRN_EINVAL, "\"%s\" must be an array of at most %u %s", name, max, what);
+    return (json_t *)-1;
+  }
+  return a;
+}
+
+/* Entry i of report list `name`: an object with only keys[] and a valid
+ * "sha256"; its sha256, or NULL with a 400 in rs naming the entry. */
+static const char *report_entry(json_t *e, const char *name, size_t i,
+                                const char *const *keys, cairn__resp *rs) {
+  json_t *v;
+  const char *k;
+  if (!json_is_object(e)) {
+    failf(rs, CAIRN_EINVAL, "%s[%zu] must be an object", name, i);
+    return NULL;
+  }
+  json_object_foreach(e, k, v) {
+    size_t j = 0;
+    while (keys[j] && strcmp(k, keys[j]))
+      j++;
+    if (!keys[j]) {
+      failf(rs, CAIRN_EINVAL, "%s[%zu]: unknown field \"%s\"", name, i, k);
+      return NULL;
+    }
+  }
+  const char *sha = json_string_value(json_object_get(e, "sha256"));
+  if (!cairn_sha256_valid_hex(sha)) {
+    failf(rs, CAIRN_EINVAL, "%s[%zu].sha256 must be a sha256 digest (64 lowercase hex)", name, i);
+    return NULL;
+  }
+  return sha;
+}
+
 /* Reads "fetched" (an array of at most CAIRN_MAX_FETCHED downloads, each
  * exactly {"sha256", "source", "bytes", "ms"}) into f[] (borrowed strings);
  * -1 with a 400 in rs naming the entry and field. */
 static int fetched_list(json_t *o, cairn__fetch_report *f, int *n, cairn__resp *rs) {
-  json_t *a = json_object_get(o, "fetched");
+  static const char *const keys[] = {"sha256", "source", "bytes", "ms", NULL};
+  json_t *a = report_array(o, "fetched", CAIRN_MAX_FETCHED, "downloads", rs);
   *n = 0;
-  if (!a)
-    return 0;
-  if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FETCHED) {
-    failf(rs, CAIRN_EINVAL, "\"fetched\" must be an array of at most %u downloads",
-          CAIRN_MAX_FETCHED);
+  if (a == (json_t *)-1)
     return -1;
-  }
   for (size_t i = 0; i < json_array_size(a); i++) {
-    json_t *e = json_array_get(a, i), *v;
-    const char *k;
-    if (!json_is_object(e)) {
-      failf(rs, CAIRN_EINVAL, "fetched[%zu] must be an object", i);
+    json_t *e = json_array_get(a, i);
+    const char *sha = report_entry(e, "fetched", i, keys, rs);
+    if (!sha)
       return -1;
-    }
-    json_object_foreach(e, k, v) {
-      if (strcmp(k, "sha256") && strcmp(k, "source") && strcmp(k, "bytes") && strcmp(k, "ms")) {
-        failf(rs, CAIRN_EINVAL, "fetched[%zu]: unknown field \"%s\"", i, k);
-        return -1;
-      }
-    }
-    const char *sha = json_string_value(json_object_get(e, "sha256"));
     json_t *src = json_object_get(e, "source"), *bytes = json_object_get(e, "bytes");
     json_t *ms = json_object_get(e, "ms");
-    if (!cairn_sha256_valid_hex(sha)) {
-      failf(rs, CAIRN_EINVAL, "fetched[%zu].sha256 must be a sha256 digest (64 lowercase hex)", i);
-      return -1;
-    }
     if (!json_is_string(src) || json_string_length(src) > CAIRN_MAX_SOURCE_LEN) {
       failf(rs, CAIRN_EINVAL, "fetched[%zu].source must be a string of at most %u bytes", i,
             CAIRN_MAX_SOURCE_LEN);
@@ -289,36 +312,19 @@ static int fetched_list(json_t *o, cairn__fetch_report *f, int *n, cairn__resp *
  * -1 with a 400 in rs naming the entry and field. */
 static int failed_list(json_t *o, cairn__fail_report *f, int *n, cairn__resp *rs) {
   static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
-  json_t *a = json_object_get(o, "failed");
+  static const char *const keys[] = {"sha256", "source", "reason", NULL};
+  json_t *a = report_array(o, "failed", CAIRN_MAX_FAILED, "failed sources", rs);
   *n = 0;
-  if (!a)
-    return 0;
-  if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FAILED) {
-    failf(rs, CAIRN_EINVAL, "\"failed\" must be an array of at most %u failed sources",
-          CAIRN_MAX_FAILED);
+  if (a == (json_t *)-1)
     return -1;
-  }
   for (size_t i = 0; i < json_array_size(a); i++) {
-    json_t *e = json_array_get(a, i), *v;
-    const char *k;
-    if (!json_is_object(e)) {
-      failf(rs, CAIRN_EINVAL, "failed[%zu] must be an object", i);
+    json_t *e = json_array_get(a, i);
+    const char *sha = report_entry(e, "failed", i, keys, rs);
+    if (!sha)
       return -1;
-    }
-    json_object_foreach(e, k, v) {
-      if (strcmp(k, "sha256") && strcmp(k, "source") && strcmp(k, "reason")) {
-        failf(rs, CAIRN_EINVAL, "failed[%zu]: unknown field \"%s\"", i, k);
-        return -1;
-      }
-    }
-    const char *sha = json_string_value(json_object_get(e, "sha256"));
     const char *src = json_string_value(json_object_get(e, "source"));
     json_t *jr = json_object_get(e, "reason");
     const char *why = json_string_value(jr);
-    if (!cairn_sha256_valid_hex(sha)) {
-      failf(rs, CAIRN_EINVAL, "failed[%zu].sha256 must be a sha256 digest (64 lowercase hex)", i);
-      return -1;
-    }
     /* only peers are reported: a full URL, never the master's relative one */
     if (!src || json_string_length(json_object_get(e, "source")) > CAIRN_MAX_SOURCE_LEN ||
         (strncmp(src, "http://", 7) != 0 && strncmp(src, "https://", 8) != 0)) {

@@ -21,53 +21,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "server/core.h"
-
-typedef struct fixture {
-  char dir[256];
-  char db[300];
-  cairn_core *c;
-} fixture;
-
-static cairn_core *open_core(fixture *f) {
-  cairn_error err = {0};
-  cairn_core *c = cairn__core_open(f->db, 0, NULL, &err);
-  if (!c)
-    fail_msg("cannot open the core on %s: %s", f->db, err.text);
-  return c;
-}
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  if (!f)
-    return -1;
-  const char *tmp = getenv("TMPDIR");
-  snprintf(f->dir, sizeof f->dir, "%s/cairn-core-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(f->dir)) {
-    free(f);
-    return -1;
-  }
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  cairn_log_set_level(CAIRN_LOG_ERROR);
-  *state = f;
-  f->c = open_core(f);
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  cairn__core_close(f->c);
-  char p[400];
-  static const char *const suffix[] = {"", "-wal", "-shm"};
-  for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
-    snprintf(p, sizeof p, "%s%s", f->db, suffix[i]);
-    unlink(p);
-  }
-  snprintf(p, sizeof p, "%s.files", f->db);
-  rmdir(p);
-  int rc = rmdir(f->dir);
-  free(f);
-  return rc;
-}
+#include "tests/support/core_fixture.h"
 
 /* ---- helpers ---- */
 
@@ -255,14 +209,14 @@ static int file_contains(const char *path, const char *needle) {
   return found;
 }
 
-static int db_contains(const fixture *f, const char *needle) {
+static int db_contains(const core_fixture *f, const char *needle) {
   char wal[400];
   snprintf(wal, sizeof wal, "%s-wal", f->db);
   return file_contains(f->db, needle) || file_contains(wal, needle);
 }
 
 static void test_register_and_auth(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   char t1[65], t2[65];
   assert_int_equal(reg(f->c, "w1", "sum", t1), 1);
   assert_int_equal(reg(f->c, "w2", "sum,cell", t2), 2);
@@ -297,7 +251,7 @@ static void test_register_and_auth(void **state) {
   assert_false(db_contains(f, t2));
   assert_true(db_contains(f, h1));
   /* and the hash is enough to authenticate after a restart */
-  f->c = open_core(f);
+  f->c = core_fixture_open(f);
   assert_int_equal(auth(f->c, t1)->id, 1);
   assert_int_equal(cairn__core_auth(f->c, wrong, &none, &err), CAIRN_EAUTH);
 }
@@ -311,7 +265,7 @@ static const char *const diamond =
   "{\"id\": \"e\", \"after\": [\"a\"]}]}";
 
 static void test_dag_walk(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char tok[65];
   mvol *v = auth(c, (reg(c, "w1", "sum", tok), tok));
@@ -396,7 +350,7 @@ static void test_dag_walk(void **state) {
 }
 
 static void test_result_errors(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char t1[65], t2[65];
   reg(c, "w1", "sum", t1);
@@ -430,7 +384,7 @@ static void test_result_errors(void **state) {
 }
 
 static void test_lease_expiry(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char t1[65], t2[65];
   reg(c, "w1", "sum", t1);
@@ -473,7 +427,7 @@ static void test_lease_expiry(void **state) {
 }
 
 static void test_max_attempts(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char t1[65];
   reg(c, "w1", "sum", t1);
@@ -512,7 +466,7 @@ static void test_max_attempts(void **state) {
 }
 
 static void test_apps(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char tc[65], tb[65];
   reg(c, "cellonly", "cell", tc);
@@ -545,7 +499,7 @@ static void test_apps(void **state) {
 /* ---- replication and quorum ---- */
 
 static void test_replication_quorum(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char t1[65], t2[65], t3[65];
   reg(c, "w1", "sum", t1);
@@ -596,7 +550,7 @@ static void test_replication_quorum(void **state) {
 /* ---- ban ---- */
 
 static void test_ban_requeues_tainted_tasks(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char tbad[65], tgood[65];
   reg(c, "liar", "sum", tbad);
@@ -714,7 +668,7 @@ static void expect_same_json(json_t *a, json_t *b, const char *what) {
 }
 
 static void test_restart_recovery(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char t1[65], t2[65], t3[65];
   reg(c, "w1", "sum", t1);
@@ -741,7 +695,7 @@ static void test_restart_recovery(void **state) {
   take_snapshot(c, &before, held, 2);
   assert_int_equal(before.nleases, 2);
   cairn__core_close(c);
-  c = f->c = open_core(f);
+  c = f->c = core_fixture_open(f);
   take_snapshot(c, &after, held, 2);
   expect_same_json(before.jobs, after.jobs, "jobs");
   expect_same_json(before.tasks1, after.tasks1, "tasks of job 1");
@@ -790,7 +744,7 @@ static void test_restart_recovery(void **state) {
 
   /* and once more: the finished state is what comes back */
   cairn__core_close(c);
-  c = f->c = open_core(f);
+  c = f->c = core_fixture_open(f);
   expect_job(c, j1, 0, 0, 0, 3, 0, "done");
   expect_job(c, j2, 0, 0, 0, 1, 0, "done");
   expect_task(c, j1, "c", "done", 1, "C");
@@ -800,7 +754,7 @@ static void test_restart_recovery(void **state) {
 
 /* A lease that expires while the master is down expires after the restart. */
 static void test_restart_then_expire(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   char t1[65], t2[65];
   reg(f->c, "w1", "sum", t1);
   reg(f->c, "w2", "sum", t2);
@@ -808,7 +762,7 @@ static void test_restart_then_expire(void **state) {
                              "\"tasks\": [{\"id\": \"a\"}]}");
   int64_t i1 = take(f->c, auth(f->c, t1), "a");
   cairn__core_close(f->c);
-  cairn_core *c = f->c = open_core(f);
+  cairn_core *c = f->c = core_fixture_open(f);
   expect_task(c, job, "a", "running", 1, NULL);
   assert_int_equal(cairn__core_expire(c, cairn__now() + 51), 1);
   expect_task(c, job, "a", "eligible", 1, NULL);
@@ -817,7 +771,7 @@ static void test_restart_then_expire(void **state) {
   int64_t i2 = take(c, auth(c, t2), "a");
   result_ok(c, auth(c, t2), i2, "A");
   cairn__core_close(c);
-  c = f->c = open_core(f);
+  c = f->c = core_fixture_open(f);
   expect_task(c, job, "a", "done", 2, "A");
   expect_job(c, job, 0, 0, 0, 1, 0, "done");
 }
@@ -825,7 +779,7 @@ static void test_restart_then_expire(void **state) {
 /* ---- one round trip per task ---- */
 
 static void test_result_with_next(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   cairn_core *c = f->c;
   char t1[65];
   reg(c, "w1", "sum", t1);
@@ -866,17 +820,17 @@ static void test_result_with_next(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_register_and_auth, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_dag_walk, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_result_errors, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_lease_expiry, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_max_attempts, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_apps, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_replication_quorum, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_ban_requeues_tainted_tasks, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_restart_recovery, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_restart_then_expire, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_result_with_next, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_register_and_auth, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_dag_walk, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_result_errors, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_lease_expiry, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_max_attempts, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_apps, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_replication_quorum, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_ban_requeues_tainted_tasks, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_restart_recovery, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_restart_then_expire, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_result_with_next, core_fixture_setup, core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

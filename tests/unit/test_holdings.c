@@ -24,6 +24,7 @@
 #include "common/jobspec.h"
 #include "common/log.h"
 #include "server/core.h"
+#include "tests/support/core_fixture.h"
 
 #define SHA "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
 #define OTHER_SHA "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
@@ -31,58 +32,6 @@
 #define PEER2 "http://127.0.0.1:7002"
 #define PEER3 "http://127.0.0.1:7003"
 #define MASTER_SRC "/v1/files/" SHA
-
-typedef struct fixture {
-  char dir[256];
-  char db[300];
-  cairn_core *c;
-} fixture;
-
-static cairn_core *open_core(fixture *f) {
-  cairn_error err = {0};
-  cairn_core *c = cairn__core_open(f->db, 0, NULL, &err);
-  if (!c)
-    fail_msg("cannot open the core on %s: %s", f->db, err.text);
-  return c;
-}
-
-static void reopen(fixture *f) {
-  cairn__core_close(f->c);
-  f->c = open_core(f);
-}
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  if (!f)
-    return -1;
-  const char *tmp = getenv("TMPDIR");
-  snprintf(f->dir, sizeof f->dir, "%s/cairn-hold-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(f->dir)) {
-    free(f);
-    return -1;
-  }
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  cairn_log_set_level(CAIRN_LOG_ERROR);
-  *state = f;
-  f->c = open_core(f);
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  cairn__core_close(f->c);
-  char p[400];
-  static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
-  for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
-    snprintf(p, sizeof p, "%s%s", f->db, suffix[i]);
-    unlink(p);
-  }
-  snprintf(p, sizeof p, "%s.files", f->db);
-  rmdir(p);
-  int rc = rmdir(f->dir);
-  free(f);
-  return rc;
-}
 
 /* ---- helpers ---- */
 
@@ -144,7 +93,7 @@ static void holders(cairn_core *c, char *out, size_t len) {
 }
 
 /* "id@since" of v's holding of SHA on disk, or "" when there is none. */
-static void holding_on_disk(const fixture *f, int64_t v, char *out, size_t len) {
+static void holding_on_disk(const core_fixture *f, int64_t v, char *out, size_t len) {
   sqlite3 *h = NULL;
   sqlite3_stmt *q = NULL;
   out[0] = '\0';
@@ -161,7 +110,7 @@ static void holding_on_disk(const fixture *f, int64_t v, char *out, size_t len) 
   sqlite3_close(h);
 }
 
-static long long rows_on_disk(const fixture *f) {
+static long long rows_on_disk(const core_fixture *f) {
   sqlite3 *h = NULL;
   sqlite3_stmt *q = NULL;
   assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
@@ -174,7 +123,7 @@ static long long rows_on_disk(const fixture *f) {
   return n;
 }
 
-static void sql_exec(const fixture *f, const char *sql) {
+static void sql_exec(const core_fixture *f, const char *sql) {
   sqlite3 *h = NULL;
   assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
   int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
@@ -227,7 +176,7 @@ static const char *source(json_t *src, size_t i) {
  * again, with the same since, and the holder is the first source for a
  * worker of its cluster: the master does not send a first copy again. */
 static void test_holdings_survive_reopen(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   file_and_job(f->c);
   mvol *w1 = reg(f->c, "w1", "a", PEER1);
   reg(f->c, "w2", "a", PEER2);
@@ -239,7 +188,7 @@ static void test_holdings_survive_reopen(void **state) {
   holding_on_disk(f, 1, disk, sizeof disk);
   assert_string_equal(disk, before);
 
-  reopen(f);
+  core_fixture_reopen(f);
   holders(f->c, after, sizeof after);
   assert_string_equal(after, before);
   json_t *src = sources_for(f->c, vol(f->c, 2));
@@ -249,7 +198,7 @@ static void test_holdings_survive_reopen(void **state) {
   json_decref(src);
 
   /* and once more: nothing was added or lost by the restart itself */
-  reopen(f);
+  core_fixture_reopen(f);
   holders(f->c, after, sizeof after);
   assert_string_equal(after, before);
   assert_int_equal(rows_on_disk(f), 1);
@@ -258,11 +207,11 @@ static void test_holdings_survive_reopen(void **state) {
 /* Without the holding on disk, the same request after a restart gets the
  * master: the check above is about the store, not about luck. */
 static void test_without_holdings_the_master_serves(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   file_and_job(f->c);
   reg(f->c, "w1", "a", PEER1);
   reg(f->c, "w2", "a", PEER2);
-  reopen(f);
+  core_fixture_reopen(f);
   json_t *src = sources_for(f->c, vol(f->c, 2));
   assert_int_equal(json_array_size(src), 1);
   assert_string_equal(source(src, 0), MASTER_SRC);
@@ -273,7 +222,7 @@ static void test_without_holdings_the_master_serves(void **state) {
  * a result that used the file), appends no journal record and leaves the
  * row as it was. */
 static void test_duplicate_have_writes_nothing(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   file_and_job(f->c);
   mvol *w1 = reg(f->c, "w1", "a", PEER1);
   uint64_t taken = settle(f->c);
@@ -301,7 +250,7 @@ static void test_duplicate_have_writes_nothing(void **state) {
  * restart does not bring them back, and start-up skips rows of banned
  * volunteers and of unknown files. */
 static void test_ban_drops_holdings(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   file_and_job(f->c);
   mvol *w1 = reg(f->c, "w1", "a", PEER1);
   mvol *w2 = reg(f->c, "w2", "a", PEER2);
@@ -339,7 +288,7 @@ static void test_ban_drops_holdings(void **state) {
   assert_string_equal(source(src, 1), MASTER_SRC);
   json_decref(src);
 
-  reopen(f);
+  core_fixture_reopen(f);
   holders(f->c, mem, sizeof mem);
   assert_string_equal(mem, w2_holding);
 
@@ -348,7 +297,7 @@ static void test_ban_drops_holdings(void **state) {
   f->c = NULL;
   sql_exec(f, "INSERT INTO file_holders VALUES ('" SHA "', 1, 5);"
               "INSERT INTO file_holders VALUES ('" OTHER_SHA "', 2, 5);");
-  f->c = open_core(f);
+  f->c = core_fixture_open(f);
   holders(f->c, mem, sizeof mem);
   assert_string_equal(mem, w2_holding);
   pthread_mutex_lock(&f->c->lock);
@@ -378,7 +327,7 @@ static int xfers(cairn_core *c, int64_t to, int64_t from) {
  * reports the file again; the reporter no longer waits for its copy. A
  * source that names no holder changes nothing. */
 static void test_bad_copy_drops_the_holding(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   file_and_job(f->c);
   mvol *w1 = reg(f->c, "w1", "a", PEER1);
   mvol *w2 = reg(f->c, "w2", "a", PEER2);
@@ -423,7 +372,7 @@ static void test_bad_copy_drops_the_holding(void **state) {
   pthread_mutex_unlock(&f->c->lock);
 
   /* a restart does not bring them back */
-  reopen(f);
+  core_fixture_reopen(f);
   holders(f->c, mem, sizeof mem);
   assert_string_equal(mem, "");
   src = sources_for(f->c, vol(f->c, 2));
@@ -443,7 +392,7 @@ static void test_bad_copy_drops_the_holding(void **state) {
  * its holding (nothing is journaled) but is not offered for 30 seconds;
  * the reporter no longer waits for its copy. */
 static void test_failing_peer_rests(void **state) {
-  fixture *f = *state;
+  core_fixture *f = *state;
   file_and_job(f->c);
   mvol *w1 = reg(f->c, "w1", "a", PEER1);
   mvol *w2 = reg(f->c, "w2", "a", PEER2);
@@ -483,12 +432,12 @@ static void test_failing_peer_rests(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_holdings_survive_reopen, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_without_holdings_the_master_serves, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_duplicate_have_writes_nothing, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_ban_drops_holdings, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_bad_copy_drops_the_holding, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_failing_peer_rests, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_holdings_survive_reopen, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_without_holdings_the_master_serves, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_duplicate_have_writes_nothing, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_ban_drops_holdings, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_bad_copy_drops_the_holding, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_failing_peer_rests, core_fixture_setup, core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,59 @@
+/* core_fixture.c — see core_fixture.h. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "tests/support/core_fixture.h"
+
+cairn_core *core_fixture_open(core_fixture *f) {
+  cairn_error err = {0};
+  cairn_core *c = cairn__core_open(f->db, 0, NULL, &err);
+  if (!c)
+    fail_msg("cannot open the core on %s: %s", f->db, err.text);
+  return c;
+}
+
+void core_fixture_reopen(core_fixture *f) {
+  cairn__core_close(f->c);
+  f->c = core_fixture_open(f);
+}
+
+int core_fixture_setup(void **state) {
+  core_fixture *f = calloc(1, sizeof *f);
+  if (!f)
+    return -1;
+  const char *tmp = getenv("TMPDIR");
+  snprintf(f->dir, sizeof f->dir, "%s/cairn-core-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(f->dir)) {
+    free(f);
+    return -1;
+  }
+  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
+  cairn_log_set_level(CAIRN_LOG_ERROR);
+  *state = f;
+  f->c = core_fixture_open(f);
+  return 0;
+}
+
+int core_fixture_teardown(void **state) {
+  core_fixture *f = *state;
+  cairn__core_close(f->c);
+  char p[400];
+  static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+  for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+    snprintf(p, sizeof p, "%s%s", f->db, suffix[i]);
+    unlink(p);
+  }
+  snprintf(p, sizeof p, "%s.files", f->db);
+  rmdir(p);
+  int rc = rmdir(f->dir);
+  free(f);
+  return rc;
+}
