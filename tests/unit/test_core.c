@@ -818,19 +818,21 @@ static void test_result_with_next(void **state) {
   json_decref(marker);
 }
 
+#define CORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, core_fixture_setup, core_fixture_teardown)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_register_and_auth, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_dag_walk, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_result_errors, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_lease_expiry, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_max_attempts, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_apps, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_replication_quorum, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_ban_requeues_tainted_tasks, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_restart_recovery, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_restart_then_expire, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_result_with_next, core_fixture_setup, core_fixture_teardown),
+    CORE_TEST(test_register_and_auth),
+    CORE_TEST(test_dag_walk),
+    CORE_TEST(test_result_errors),
+    CORE_TEST(test_lease_expiry),
+    CORE_TEST(test_max_attempts),
+    CORE_TEST(test_apps),
+    CORE_TEST(test_replication_quorum),
+    CORE_TEST(test_ban_requeues_tainted_tasks),
+    CORE_TEST(test_restart_recovery),
+    CORE_TEST(test_restart_then_expire),
+    CORE_TEST(test_result_with_next),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

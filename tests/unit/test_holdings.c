@@ -430,14 +430,16 @@ static void test_failing_peer_rests(void **state) {
   json_decref(src);
 }
 
+#define CORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, core_fixture_setup, core_fixture_teardown)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_holdings_survive_reopen, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_without_holdings_the_master_serves, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_duplicate_have_writes_nothing, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_ban_drops_holdings, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_bad_copy_drops_the_holding, core_fixture_setup, core_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_failing_peer_rests, core_fixture_setup, core_fixture_teardown),
+    CORE_TEST(test_holdings_survive_reopen),
+    CORE_TEST(test_without_holdings_the_master_serves),
+    CORE_TEST(test_duplicate_have_writes_nothing),
+    CORE_TEST(test_ban_drops_holdings),
+    CORE_TEST(test_bad_copy_drops_the_holding),
+    CORE_TEST(test_failing_peer_rests),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
