@@ -70,7 +70,9 @@ typedef struct embedded {
 
 static void *run_embedded(void *arg) {
   embedded *e = arg;
-  cairn_worker_run(e->w);
+  cairn_error err;
+  if (cairn_worker_run(e->w, &err) != CAIRN_OK)
+    fprintf(stderr, "bench-dispatch: worker: %s\n", err.text);
   return NULL;
 }
 
@@ -152,12 +154,13 @@ int main(int argc, char **argv) {
                           "--slots", slots_s, "--exit-when-idle", "2", NULL};
       pids[i] = harness_spawn(av, log);
     } else {
-      char err[256];
+      cairn_error err;
       cairn_worker_config cfg = {.server_url = srv.url, .dir = wdir, .slots = (unsigned)slots,
                                  .exit_when_idle = 2};
-      emb[i].w = cairn_worker_create(&cfg, err, sizeof err);
-      if (!emb[i].w || cairn_worker_add_callback_app(emb[i].w, "noop", noop, NULL)) {
-        fprintf(stderr, "bench-dispatch: %s\n", err);
+      emb[i].w = cairn_worker_create(&cfg, &err);
+      if (!emb[i].w ||
+          cairn_worker_add_callback_app(emb[i].w, "noop", noop, NULL, &err) != CAIRN_OK) {
+        fprintf(stderr, "bench-dispatch: %s\n", err.text);
         return 1;
       }
       pthread_create(&emb[i].thread, NULL, run_embedded, &emb[i]);

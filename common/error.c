@@ -17,6 +17,8 @@ const char *cairn_strerror(cairn_status s) {
   case CAIRN_ENOMEM: return "out of memory";
   case CAIRN_EIO: return "I/O error";
   case CAIRN_EINTERNAL: return "internal error";
+  case CAIRN_ETIMEOUT: return "timed out";
+  case CAIRN_EFAILED: return "the master has failed";
   }
   return "unknown error";
 }
@@ -45,6 +47,8 @@ int cairn_status_http(cairn_status s) {
   case CAIRN_ENOMEM: return 503;
   case CAIRN_EIO: return 503;
   case CAIRN_EINTERNAL: return 500;
+  case CAIRN_ETIMEOUT: return 503;
+  case CAIRN_EFAILED: return 503;
   }
   return 500;
 }
@@ -62,6 +66,8 @@ const char *cairn_status_code(cairn_status s) {
   case CAIRN_ENOMEM: return "overloaded";
   case CAIRN_EIO: return "unavailable";
   case CAIRN_EINTERNAL: return "internal";
+  case CAIRN_ETIMEOUT: return "timeout";
+  case CAIRN_EFAILED: return "failed";
   }
   return "internal";
 }

@@ -1,4 +1,4 @@
-/* log.c — leveled logging to stderr. */
+/* log.c — leveled logging through a handle's logger (default: stderr). */
 #include "common/log.h"
 
 #include <stdarg.h>
@@ -6,23 +6,33 @@
 #include <string.h>
 #include <time.h>
 
-static cairn_log_level g_level = CAIRN_LOG_WARN;
+static const char *const names[] = {"warn", "error", "warn", "info", "debug"};
 
-void cairn_log_set_level(cairn_log_level l) { g_level = l; }
-
-int cairn_log_parse_level(const char *s, cairn_log_level *out) {
-  static const char *names[] = {"error", "warn", "info", "debug"};
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, names[i]) == 0) {
-      *out = (cairn_log_level)i;
-      return 0;
-    }
-  return -1;
+void cairn_logger_init(cairn_logger *lg, cairn_log_level level, cairn_log_fn fn, void *userdata) {
+  lg->level = level == CAIRN_LOG_DEFAULT ? CAIRN_LOG_WARN : level;
+  lg->fn = fn;
+  lg->userdata = userdata;
 }
 
-void cairn_log(cairn_log_level l, const char *fmt, ...) {
-  static const char *tags[] = {"error", "warn", "info", "debug"};
-  if (l > g_level)
+const char *cairn_log_level_name(cairn_log_level l) {
+  return l >= CAIRN_LOG_DEFAULT && l <= CAIRN_LOG_DEBUG ? names[l] : "?";
+}
+
+cairn_status cairn_log_level_parse(const char *name, cairn_log_level *out) {
+  for (int i = CAIRN_LOG_ERROR; name && i <= CAIRN_LOG_DEBUG; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *out = (cairn_log_level)i;
+      return CAIRN_OK;
+    }
+  return CAIRN_EINVAL;
+}
+
+int cairn_log_enabled(const cairn_logger *lg, cairn_log_level l) {
+  return l <= (lg ? lg->level : CAIRN_LOG_WARN);
+}
+
+void cairn_log(const cairn_logger *lg, cairn_log_level l, const char *fmt, ...) {
+  if (!cairn_log_enabled(lg, l))
     return;
   char line[1024];
   struct timespec ts;
@@ -31,11 +41,14 @@ void cairn_log(cairn_log_level l, const char *fmt, ...) {
   gmtime_r(&ts.tv_sec, &tm);
   int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02dZ %s: ",
                    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                   tm.tm_min, tm.tm_sec, tags[l]);
+                   tm.tm_min, tm.tm_sec, cairn_log_level_name(l));
   va_list ap;
   va_start(ap, fmt);
   if (n > 0 && (size_t)n < sizeof line)
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "%s\n", line);
+  if (lg && lg->fn)
+    lg->fn(l, line, lg->userdata);
+  else
+    fprintf(stderr, "%s\n", line);
 }

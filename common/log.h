@@ -1,17 +1,35 @@
-/* log.h — leveled logging to stderr, one line per event. */
+/* log.h — leveled logging through a handle's logger, one line per event.
+ *
+ * A cairn_logger belongs to one handle (a master, a worker); its modules keep
+ * a pointer to it and log through the macros below. A NULL logger writes to
+ * standard error at warn level (tools without a handle). A logger is set up
+ * before the handle's threads start and never changes afterwards, so reading
+ * it needs no lock.
+ */
 #ifndef CAIRN_LOG_H
 #define CAIRN_LOG_H
 
-typedef enum { CAIRN_LOG_ERROR, CAIRN_LOG_WARN, CAIRN_LOG_INFO, CAIRN_LOG_DEBUG } cairn_log_level;
+#include "cairn/cairn.h" /* cairn_log_level, cairn_log_fn */
 
-void cairn_log_set_level(cairn_log_level l);
-/* Parses "error|warn|info|debug"; returns -1 on anything else. */
-int cairn_log_parse_level(const char *s, cairn_log_level *out);
-void cairn_log(cairn_log_level l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+typedef struct cairn_logger {
+  cairn_log_level level; /* lines above it are dropped; never CAIRN_LOG_DEFAULT */
+  cairn_log_fn fn;       /* NULL: standard error */
+  void *userdata;
+} cairn_logger;
 
-#define CAIRN_ERR(...) cairn_log(CAIRN_LOG_ERROR, __VA_ARGS__)
-#define CAIRN_WARN(...) cairn_log(CAIRN_LOG_WARN, __VA_ARGS__)
-#define CAIRN_INFO(...) cairn_log(CAIRN_LOG_INFO, __VA_ARGS__)
-#define CAIRN_DEBUG(...) cairn_log(CAIRN_LOG_DEBUG, __VA_ARGS__)
+/* A logger at level (CAIRN_LOG_DEFAULT: warn) writing through fn (NULL:
+ * standard error). */
+void cairn_logger_init(cairn_logger *lg, cairn_log_level level, cairn_log_fn fn, void *userdata);
+/* Non-zero when a line of level l would be written. */
+int cairn_log_enabled(const cairn_logger *lg, cairn_log_level l);
+void cairn_log(const cairn_logger *lg, cairn_log_level l, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+/* "error", "warn", "info" or "debug". */
+const char *cairn_log_level_name(cairn_log_level l);
+
+#define CAIRN_ERR(lg, ...) cairn_log(lg, CAIRN_LOG_ERROR, __VA_ARGS__)
+#define CAIRN_WARN(lg, ...) cairn_log(lg, CAIRN_LOG_WARN, __VA_ARGS__)
+#define CAIRN_INFO(lg, ...) cairn_log(lg, CAIRN_LOG_INFO, __VA_ARGS__)
+#define CAIRN_DEBUG(lg, ...) cairn_log(lg, CAIRN_LOG_DEBUG, __VA_ARGS__)
 
 #endif

@@ -73,7 +73,9 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 }
 
 static void *run_worker(void *arg) {
-  cairn_worker_run(arg);
+  cairn_error err;
+  if (cairn_worker_run(arg, &err) != CAIRN_OK)
+    fprintf(stderr, "example-embed_master: worker: %s\n", err.text);
   return NULL;
 }
 
@@ -107,15 +109,15 @@ int main(int argc, char **argv) {
   }
   snprintf(wdir, sizeof wdir, "%s/worker", tmp);
 
-  char err[512];
+  cairn_error err;
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
   cfg.db_path = db;
   cfg.listen = "127.0.0.1:0";
   cfg.admin_token = "embedded-example-admin-token";
-  cairn_master *m = cairn_master_create(&cfg, err, sizeof err);
-  if (!m || cairn_master_start(m, err, sizeof err)) {
-    fprintf(stderr, "example-embed_master: %s\n", err);
+  cairn_master *m = cairn_master_create(&cfg, &err);
+  if (!m || cairn_master_start(m, &err) != CAIRN_OK) {
+    fprintf(stderr, "example-embed_master: %s\n", err.text);
     cairn_master_delete(m);
     return 1;
   }
@@ -124,8 +126,8 @@ int main(int argc, char **argv) {
 
   char *job = tree_job(leaves);
   long long id = 0;
-  if (cairn_master_submit(m, job, strlen(job), &id, err, sizeof err)) {
-    fprintf(stderr, "example-embed_master: %s\n", err);
+  if (cairn_master_submit(m, job, strlen(job), &id, &err) != CAIRN_OK) {
+    fprintf(stderr, "example-embed_master: %s\n", err.text);
     free(job);
     cairn_master_delete(m);
     return 1;
@@ -136,16 +138,17 @@ int main(int argc, char **argv) {
   pthread_t thread;
   if (!external) {
     cairn_worker_config wc = {.server_url = cairn_master_url(m), .dir = wdir, .slots = 2};
-    w = cairn_worker_create(&wc, err, sizeof err);
-    if (!w || cairn_worker_add_callback_app(w, "sum", sum_app, NULL) ||
+    w = cairn_worker_create(&wc, &err);
+    if (!w || cairn_worker_add_callback_app(w, "sum", sum_app, NULL, &err) != CAIRN_OK ||
         pthread_create(&thread, NULL, run_worker, w)) {
-      fprintf(stderr, "example-embed_master: %s\n", w ? cairn_worker_error(w) : err);
+      fprintf(stderr, "example-embed_master: %s\n", err.text);
       cairn_worker_delete(w);
       cairn_master_delete(m);
       return 1;
     }
   }
-  int state = cairn_master_wait(m, id, 120);
+  cairn_job_state state = CAIRN_JOB_RUNNING;
+  cairn_status waited = cairn_master_wait(m, id, 120, &state, &err);
   if (w) {
     cairn_worker_stop(w);
     pthread_join(thread, NULL);
@@ -166,8 +169,9 @@ int main(int argc, char **argv) {
   cairn_master_delete(m);
   if (db == path)
     nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-  if (state != 0) {
-    fprintf(stderr, "example-embed_master: the job did not finish (%d)\n", state);
+  if (waited != CAIRN_OK || state != CAIRN_JOB_DONE) {
+    fprintf(stderr, "example-embed_master: the job did not finish: %s\n",
+            waited != CAIRN_OK ? err.text : "a task failed");
     return 1;
   }
   printf("sum 1..%d = %lld (expected %lld)\n", leaves, got, want);

@@ -106,9 +106,9 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
   cairn_worker_config cfg = {0};
-  char err[256];
+  cairn_error err;
   cfg.dir = "./cairn-embed-worker";
-  cfg.log_level = CAIRN_WORKER_LOG_INFO;
+  cfg.log_level = CAIRN_LOG_INFO;
   for (int i = 1; i < argc; i++) {
     const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(flag, "--help") == 0) {
@@ -140,13 +140,13 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  cairn_worker *w = cairn_worker_create(&cfg, err, sizeof err);
+  cairn_worker *w = cairn_worker_create(&cfg, &err);
   if (!w) {
-    fprintf(stderr, "example-embed_worker: %s\n", err);
+    fprintf(stderr, "example-embed_worker: %s\n", err.text);
     return 2;
   }
-  if (cairn_worker_add_callback_app(w, "sum", sum_app, NULL) != 0) {
-    fprintf(stderr, "example-embed_worker: %s\n", cairn_worker_error(w));
+  if (cairn_worker_add_callback_app(w, "sum", sum_app, NULL, &err) != CAIRN_OK) {
+    fprintf(stderr, "example-embed_worker: %s\n", err.text);
     cairn_worker_delete(w);
     return 1;
   }
@@ -155,14 +155,14 @@ int main(int argc, char **argv) {
   signal(SIGTERM, on_signal);
   signal(SIGPIPE, SIG_IGN);
 
-  int rc = cairn_worker_run(w);
+  cairn_status rc = cairn_worker_run(w, &err);
   cairn_worker_stats st;
   cairn_worker_get_stats(w, &st);
-  if (rc != 0)
-    fprintf(stderr, "example-embed_worker: %s\n", cairn_worker_error(w));
+  if (rc != CAIRN_OK)
+    fprintf(stderr, "example-embed_worker: %s (%s)\n", err.text, cairn_strerror(rc));
   printf("tasks done %llu, failed %llu, dropped %llu\n", st.tasks_done, st.tasks_failed,
          st.tasks_dropped);
   g_worker = NULL;
   cairn_worker_delete(w);
-  return rc == 0 ? 0 : 1;
+  return rc == CAIRN_OK ? 0 : 1;
 }

@@ -699,7 +699,7 @@ static int64_t job_id_of(const char *path) {
 }
 
 static void h_healthz(cairn_master *m, cairn__resp *rs) {
-  int ok = cairn__core_probe_write(m->core) == 0;
+  int ok = cairn__core_probe_write(m->core, NULL) == CAIRN_OK;
   rs->status = ok ? 200 : 503;
   rs->ctype = "text/plain";
   rs->body = cairn__strdup(ok ? "ok\n" : "store not writable\n");
@@ -782,6 +782,9 @@ static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn
 
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = -1;
+  cairn_error failure;
+  if (r != R_METRICS && cairn__core_health(m->core, &failure) != CAIRN_OK)
+    return fail(rs, &failure); /* a failed master answers 503 to all but /metrics */
   switch (r) {
   case R_HEALTHZ:
     if (is(rq, "GET"))

@@ -173,13 +173,7 @@ void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t
     r->bps = nb;
   }
   r->samples++;
-  cairn__journal_rec j = {.type = J_RATE, .a = (int64_t)r->bps, .b = r->samples,
-                          .s1 = cairn__strdup(src), .s2 = cairn__strdup(dst)};
-  if (!j.s1 || !j.s2 || cairn__journal_add(c, &j)) {
-    free(j.s1);
-    free(j.s2);
-    CAIRN_ERR("out of memory journaling the rate %s -> %s", *src ? src : "master", dst);
-  }
+  cairn__journal_put(c->journal, cairn__jrec_rate(src, dst, (int64_t)r->bps, r->samples));
 }
 
 double cairn__rate_get(const cairn_core *c, const char *src, const char *dst) {

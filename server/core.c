@@ -111,24 +111,20 @@ int cairn__vol_add_active(mvol *v, int64_t idx) {
 
 /* ---- journal helpers ---- */
 
+static const char *const lease_state[] = {"leased", "returned", "expired"};
+
 static void j_task(cairn_core *c, const mjob *j, uint32_t v) {
   const mtask *t = &j->tasks[v];
-  cairn__journal_rec r = {.type = J_TASK, .a = t->key, .b = t->state, .c = t->attempts,
-                          .d = t->accepted, .e = t->round};
-  if (cairn__journal_add(c, &r))
-    CAIRN_ERR("out of memory journaling task %lld", (long long)t->key);
+  cairn__journal_put(c->journal, cairn__jrec_task(t->key, cairn__tstate_name[t->state],
+                                                  t->attempts, t->accepted, t->round));
 }
 
 static void j_lease(cairn_core *c, const mlease *l, int state) {
-  cairn__journal_rec r = {.type = J_LEASE, .a = l->idx, .b = l->expires, .c = state};
-  if (cairn__journal_add(c, &r))
-    CAIRN_ERR("out of memory journaling lease %lld", (long long)l->idx);
+  cairn__journal_put(c->journal, cairn__jrec_lease(l->idx, l->expires, lease_state[state]));
 }
 
 static void j_outcome(cairn_core *c, int64_t idx, int outcome) {
-  cairn__journal_rec r = {.type = J_OUTCOME, .a = idx, .b = outcome};
-  if (cairn__journal_add(c, &r))
-    CAIRN_ERR("out of memory journaling result %lld", (long long)idx);
+  cairn__journal_put(c->journal, cairn__jrec_outcome(idx, cairn__outcome_name[outcome]));
 }
 
 static void set_state(mjob *j, uint32_t v, int state) {
@@ -149,9 +145,8 @@ static void job_finish_check(cairn_core *c, mjob *j) {
     return;
   j->state = ns;
   j->finished = ns == JS_RUNNING ? 0 : cairn__now();
-  cairn__journal_rec r = {.type = J_JOBSTATE, .a = j->id, .b = ns, .c = j->finished};
-  if (cairn__journal_add(c, &r))
-    CAIRN_ERR("out of memory journaling job %lld", (long long)j->id);
+  cairn__journal_put(c->journal,
+                    cairn__jrec_job_state(j->id, cairn__jstate_name[ns], j->finished));
   pthread_cond_broadcast(&c->job_cv);
 }
 
@@ -346,6 +341,16 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
 
 /* ---- register / auth ---- */
 
+/* v's apps as a compact JSON array (malloc'd), or NULL out of memory. */
+static char *apps_json_of(const mvol *v) {
+  json_t *a = json_array();
+  for (int i = 0; a && i < v->napps; i++)
+    json_array_append_new(a, json_string(v->apps[i]));
+  char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
+  json_decref(a);
+  return s;
+}
+
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
                                   char **apps, int napps, int slots, const char *peer_url,
                                   int64_t *id, char token[65], cairn_error *err) {
@@ -374,7 +379,8 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
     ok = v->apps[i] != NULL;
     v->napps = i + 1;
   }
-  if (!ok) {
+  char *apps_json = ok ? apps_json_of(v) : NULL;
+  if (!apps_json) {
     cairn__vol_free(v);
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   }
@@ -401,17 +407,18 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   v->id = (int64_t)c->nvols + 1;
   c->vols[c->nvols++] = v;
   *id = v->id;
-  cairn__journal_rec r = {.type = J_VOL, .ref = v};
-  char *peer = v->peer_url ? cairn__strdup(v->peer_url) : NULL;
-  cairn__journal_rec pr = {.type = J_PEER, .a = v->id, .s1 = peer};
+  cairn__journal_put(c->journal, cairn__jrec_volunteer(v->id, v->name, v->cluster, apps_json,
+                                                      v->slots, v->token_hash, v->created));
+  if (v->peer_url)
+    cairn__journal_put(c->journal, cairn__jrec_peer(v->id, v->peer_url));
   v = NULL; /* the core owns it now */
-  if (cairn__journal_add(c, &r) || (peer && cairn__journal_add(c, &pr))) {
-    free(peer);
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  } else
-    st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+  uint64_t seq = cairn__journal_last(c->journal);
+  pthread_mutex_unlock(&c->lock);
+  free(apps_json);
+  return cairn__journal_wait(c->journal, seq, err);
 out:
   pthread_mutex_unlock(&c->lock);
+  free(apps_json);
   cairn__vol_free(v);
   return st;
 }
@@ -537,15 +544,13 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
     *l = (mlease){.idx = idx, .t = tnum, .issued = cairn__now(), .vol = v, .job = j, .task = task};
     l->expires = l->issued + j->lease_seconds;
     if (cairn__lease_push(c, l->expires, idx))
-      CAIRN_ERR("out of memory queuing lease %lld", (long long)idx);
+      CAIRN_ERR(&c->log, "out of memory queuing lease %lld", (long long)idx);
     v->allocations = tnum;
     t->attempts++;
     t->rep->active++;
     c->allocations_total++;
-    cairn__journal_rec r = {.type = J_ALLOC, .a = idx, .b = v->id, .c = tnum, .d = t->key,
-                            .e = l->issued, .f = l->expires, .g = t->round};
-    if (cairn__journal_add(c, &r))
-      CAIRN_ERR("out of memory journaling allocation %lld", (long long)idx);
+    cairn__journal_put(c->journal, cairn__jrec_alloc(idx, v->id, tnum, t->key, l->issued,
+                                                      l->expires, t->round));
     replan(c, j, task); /* ELIGIBLE again if it wants more copies, else RUNNING */
     return work_json(l, inputs);
   }
@@ -557,14 +562,15 @@ cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, js
   cairn_status st;
   pthread_mutex_lock(&c->lock);
   *resp = allocate_locked(c, v, apps, napps, &st, err);
+  uint64_t seq = cairn__journal_last(c->journal);
+  pthread_mutex_unlock(&c->lock);
   if (*resp) {
-    st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+    st = cairn__journal_wait(c->journal, seq, err);
     if (st != CAIRN_OK) {
       json_decref(*resp);
       *resp = NULL;
     }
   }
-  pthread_mutex_unlock(&c->lock);
   return st;
 }
 
@@ -603,17 +609,11 @@ cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_st
   mjob *j = l->job;
   uint32_t task = l->task;
   mtask *t = &j->tasks[task];
-  void *copy = malloc(len ? len : 1);
-  char *dg = cairn__strdup(digest);
   int ok = exit_status == 0;
-  if (!copy || !dg || cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR)) {
-    free(copy);
-    free(dg);
+  if (cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR)) {
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
   }
-  if (len)
-    memcpy(copy, output, len);
   mres *m = &t->rep->res[t->rep->nres - 1];
   count_outcome(v, m->outcome, +1);
   for (uint32_t k = 0; ok && k < t->ninputs; k++)
@@ -643,26 +643,24 @@ cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_st
     }
   }
   c->results_total[m->outcome]++;
-  cairn__journal_rec r = {.type = J_RESULT, .a = idx, .b = t->key, .c = v->id,
-                          .d = exit_status, .e = cairn__now(), .f = m->outcome, .s1 = dg,
-                          .blob = copy, .bloblen = len};
-  if (cairn__journal_add(c, &r)) {
-    free(copy);
-    free(dg);
-    CAIRN_ERR("out of memory journaling result %lld", (long long)idx);
-  }
+  cairn__journal_put(c->journal,
+                    cairn__jrec_result(idx, t->key, v->id, exit_status, output, len, digest,
+                                       cairn__now(), cairn__outcome_name[m->outcome]));
   if (next) {
     cairn_status ast;
     cairn_error aerr = {0};
     *next = allocate_locked(c, v, NULL, 0, &ast, &aerr);
     if (ast != CAIRN_OK)
-      CAIRN_WARN("no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
+      CAIRN_WARN(&c->log, "no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
   }
-  st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+  uint64_t seq = cairn__journal_last(c->journal);
+  pthread_mutex_unlock(&c->lock);
+  st = cairn__journal_wait(c->journal, seq, err);
   if (st != CAIRN_OK && next) {
     json_decref(*next);
     *next = NULL;
   }
+  return st;
 out:
   pthread_mutex_unlock(&c->lock);
   return st;
@@ -692,7 +690,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, const int64_t *runnin
     if (ne > l->expires) {
       l->expires = ne;
       if (cairn__lease_push(c, ne, l->idx))
-        CAIRN_ERR("out of memory queuing lease %lld", (long long)l->idx);
+        CAIRN_ERR(&c->log, "out of memory queuing lease %lld", (long long)l->idx);
       j_lease(c, l, LEASE_LEASED);
     }
     json_array_append_new(held, json_integer(l->idx));
@@ -700,8 +698,9 @@ cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, const int64_t *runnin
   /* Answer only about durable state: wait for every record appended so far.
    * The pending batch counts only when it holds records (an empty one is
    * never written); otherwise the batch being written is the last one. */
-  st = cairn__journal_wait(c, c->head ? cairn__journal_pending(c) : c->taken, err);
+  uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
+  st = cairn__journal_wait(c->journal, seq, err);
   *resp = json_pack("{s:o, s:i}", "extended", held, "lease_seconds", lease_seconds);
   return st;
 }
@@ -716,7 +715,7 @@ int cairn__core_expire(cairn_core *c, int64_t now) {
       continue; /* returned, or extended (a newer heap item exists) */
     drop_lease(c, l, LEASE_EXPIRED);
     c->expired_total++;
-    CAIRN_INFO("lease %lld of volunteer %lld expired (job %lld task %s)", (long long)l->idx,
+    CAIRN_INFO(&c->log, "lease %lld of volunteer %lld expired (job %lld task %s)", (long long)l->idx,
                (long long)l->vol->id, (long long)l->job->id, l->job->tasks[l->task].name);
     replan(c, l->job, l->task);
     free(l);
@@ -771,16 +770,9 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
     st = cairn_error_set(err, CAIRN_ECONFLICT, "volunteer %lld is already banned", (long long)id);
     goto out;
   }
-  char *why = cairn__strdup(reason ? reason : "");
-  if (!why) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
-  }
   bad->banned = 1;
   c->bans_total++;
-  cairn__journal_rec br = {.type = J_BAN, .a = id, .s1 = why};
-  if (cairn__journal_add(c, &br))
-    free(why);
+  cairn__journal_put(c->journal, cairn__jrec_ban(id, reason ? reason : ""));
   cairn__dist_forget(c, bad); /* J_BAN deletes its holdings on disk */
   /* its leases are revoked: their tasks want other volunteers now */
   while (bad->nactive) {
@@ -889,10 +881,19 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
                       "results_invalidated", (json_int_t)invalidated, "tasks_requeued",
                       (json_int_t)requeued, "descendants_requeued", (json_int_t)tainted,
                       "requeued", requeued_ids);
-  CAIRN_WARN("volunteer %lld banned: %lld results invalid, %lld tasks and %lld descendants "
+  CAIRN_WARN(&c->log, "volunteer %lld banned: %lld results invalid, %lld tasks and %lld descendants "
              "re-queued", (long long)id, (long long)invalidated, (long long)requeued,
              (long long)tainted);
-  st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+  uint64_t seq = cairn__journal_last(c->journal);
+  pthread_mutex_unlock(&c->lock);
+  free(mark);
+  free(queue);
+  st = cairn__journal_wait(c->journal, seq, err);
+  if (st != CAIRN_OK) {
+    json_decref(*report);
+    *report = NULL;
+  }
+  return st;
 out:
   pthread_mutex_unlock(&c->lock);
   free(mark);
@@ -936,14 +937,11 @@ void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nha
     }
   }
   if (peer_url && *peer_url && (!v->peer_url || strcmp(v->peer_url, peer_url) != 0)) {
-    char *a = cairn__strdup(peer_url), *b = cairn__strdup(peer_url);
-    cairn__journal_rec r = {.type = J_PEER, .a = v->id, .s1 = b};
-    if (a && b && cairn__journal_add(c, &r) == 0) {
+    char *a = cairn__strdup(peer_url);
+    cairn__journal_put(c->journal, a ? cairn__jrec_peer(v->id, peer_url) : NULL);
+    if (a) {
       free(v->peer_url);
       v->peer_url = a;
-    } else {
-      free(a);
-      free(b);
     }
   }
   pthread_mutex_unlock(&c->lock);

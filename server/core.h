@@ -39,8 +39,10 @@
 #include "common/error.h"
 #include "common/jobspec.h"
 #include "common/limits.h"
+#include "common/log.h"
 #include "common/policy.h"
 #include "server/hmap.h"
+#include "server/journal.h"
 #include "server/store.h"
 
 typedef enum { TS_WAITING, TS_ELIGIBLE, TS_RUNNING, TS_DONE, TS_FAILED, TS_COUNT } cairn__tstate;
@@ -183,10 +185,9 @@ typedef struct lease_heap_item {
   int64_t expires, idx;
 } lease_heap_item;
 
-typedef struct cairn__journal_rec cairn__journal_rec;
-
 typedef struct cairn_core {
   pthread_mutex_t lock;
+  cairn_logger log;        /* the master's (a copy; NULL at open: stderr, warn) */
   cairn_store *store;
   cairn_ataf_family family;
   char files_dir[4096];
@@ -208,12 +209,8 @@ typedef struct cairn_core {
   uint64_t rates_epoch;    /* bumped when a pair is first measured or moves by > 25% */
   int64_t next_task_key;
 
-  /* journal (group commit) */
-  cairn__journal_rec *head, *tail;
-  uint64_t taken, committed;
-  pthread_cond_t work_cv, done_cv, job_cv;
-  pthread_t committer;
-  int committer_running, stopping;
+  cairn__journal *journal; /* its own module and lock (journal.h) */
+  pthread_cond_t job_cv;   /* a job's state changed */
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
@@ -222,12 +219,13 @@ typedef struct cairn_core {
   uint64_t peer_failures_total[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
 } cairn_core;
 
+/* fail_fd (or -1): written to when the master fails (journal.h). */
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
  * in-memory state from it and starts the commit thread. family: the ATAF
  * family of a new database ("phisharp" when NULL); an existing database keeps
  * the family it was created with, and naming another one is an error. */
 cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
-                             cairn_error *err);
+                             const cairn_logger *log, int fail_fd, cairn_error *err);
 /* Over this many clusters a grid planner is replaced by lcf (bplan.c). */
 #define CAIRN__BPLAN_GRID_MAX 512
 /* The broadcast planner of a new core (bplan.c). */
@@ -239,6 +237,9 @@ cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error 
  * 1,000, so that all the volunteers polling at once make at most about
  * 2,000 requests a second. */
 int cairn__core_copy_retry_ms(cairn_core *c);
+/* CAIRN_OK while the master works; CAIRN_EFAILED (reason in err) once its
+ * journal has failed (journal.h): nothing is acknowledged after that. */
+cairn_status cairn__core_health(cairn_core *c, cairn_error *err);
 /* Stops the commit thread after the last batch and closes the store. */
 void cairn__core_close(cairn_core *c);
 
@@ -302,10 +303,12 @@ int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size);
 /* Expires every lease whose deadline is <= now. Returns how many. */
 int cairn__core_expire(cairn_core *c, int64_t now);
 /* Waits until job is done or failed, or timeout_ms passes (<0: forever).
- * Returns the job state, or -1 for an unknown job, -2 on timeout. */
-int cairn__core_wait_job(cairn_core *c, int64_t job, long timeout_ms);
-/* Writes a trivial record through the commit path; 0 if it committed. */
-int cairn__core_probe_write(cairn_core *c);
+ * CAIRN_OK with *state JS_DONE or JS_FAILED (durable); CAIRN_ETIMEOUT
+ * (*state JS_RUNNING); CAIRN_ENOTFOUND; CAIRN_EFAILED (the master failed). */
+cairn_status cairn__core_wait_job(cairn_core *c, int64_t job, long timeout_ms, int *state,
+                                  cairn_error *err);
+/* Writes a trivial record through the commit path and waits for it. */
+cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err);
 
 /* ---- read-only views (JSON, under the lock) ---- */
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
@@ -316,34 +319,6 @@ json_t *cairn__core_volunteers_json(cairn_core *c);
 void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap);
 
 int64_t cairn__now(void);
-
-/* ---- internal to core.c / journal.c / load.c ---- */
-typedef enum {
-  J_META, J_VOL, J_BAN, J_FILE, J_JOB, J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME,
-  J_PEER,
-  J_HOLD,  /* a = volunteer, s1 = sha256 (owned), b = since */
-  J_UNHOLD, /* a = volunteer, s1 = sha256 (owned): it holds that file no more */
-  J_RATE    /* s1 = source cluster ("" = master), s2 = cluster (owned), a = bytes/s, b = samples */
-} cairn__jtype;
-
-struct cairn__journal_rec {
-  cairn__jtype type;
-  int64_t a, b, c, d, e, f, g;
-  char *s1, *s2;
-  void *blob;
-  size_t bloblen;
-  const void *ref;
-  cairn__journal_rec *next;
-};
-
-/* Appends a record (under the lock). Returns 0, -1 when out of memory. */
-int cairn__journal_add(cairn_core *c, cairn__journal_rec *r);
-/* Batch number that will hold records appended now (under the lock). */
-uint64_t cairn__journal_pending(cairn_core *c);
-/* Waits (under the lock, releasing it meanwhile) until batch seq is durable. */
-cairn_status cairn__journal_wait(cairn_core *c, uint64_t seq, cairn_error *err);
-int cairn__journal_start(cairn_core *c, cairn_error *err);
-void cairn__journal_stop(cairn_core *c);
 
 /* load.c: rebuild state from the store (before the commit thread starts). */
 cairn_status cairn__core_load(cairn_core *c, cairn_error *err);

@@ -138,13 +138,9 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
       i++;
   if (holds(f, vol->id) || add_holder(f, vol->id, cairn__now()))
     return;
-  CAIRN_INFO("file %.12s: %s (%s) holds it", f->sha256, vol->name, vol->cluster);
-  cairn__journal_rec r = {.type = J_HOLD, .a = vol->id, .b = f->holders[f->nholders - 1].since,
-                          .s1 = cairn__strdup(f->sha256)};
-  if (!r.s1 || cairn__journal_add(c, &r)) {
-    free(r.s1);
-    CAIRN_ERR("out of memory journaling that volunteer %lld holds %s", (long long)vol->id, sha);
-  }
+  CAIRN_INFO(&c->log, "file %.12s: %s (%s) holds it", f->sha256, vol->name, vol->cluster);
+  cairn__journal_put(c->journal,
+                    cairn__jrec_hold(vol->id, f->sha256, f->holders[f->nholders - 1].since));
 }
 
 static int note_assigned(mfile *jf, int64_t vol, int64_t now) {
@@ -231,7 +227,7 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   cairn_error err = {0};
   mplan *p = cairn__bplan_build(c, c->bplan_algo, f->size, labels, counts, informed, m, &err);
   if (!p) {
-    CAIRN_WARN("broadcast plan for %s: %s", f->sha256, err.text);
+    CAIRN_WARN(&c->log, "broadcast plan for %s: %s", f->sha256, err.text);
     goto done;
   }
   p->sig = sig;
@@ -248,10 +244,10 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   cairn__bplan_free(f->plan);
   f->plan = p;
   f->plans++;
-  CAIRN_INFO("broadcast %.12s: plan %u, %s over %zu clusters, predicted %.2f s", f->sha256,
+  CAIRN_INFO(&c->log, "broadcast %.12s: plan %u, %s over %zu clusters, predicted %.2f s", f->sha256,
              f->plans, p->algorithm, p->k - 1, p->predicted);
   for (size_t i = 1; i < p->k; i++)
-    CAIRN_INFO("broadcast %.12s: plan %u: %s (%lld workers) from %s at %.2f s, rank %d",
+    CAIRN_INFO(&c->log, "broadcast %.12s: plan %u: %s (%lld workers) from %s at %.2f s, rank %d",
                f->sha256, f->plans, p->label[i], (long long)counts[i - 1],
                p->parent[i] ? p->label[p->parent[i]] : "master", p->at[i], p->rank[i]);
 done:
@@ -398,7 +394,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   if (best) {
     if (add_xfer(f, vol->id, best, now))
       return -1;
-    CAIRN_INFO("broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
+    CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
                vol_of(c, best)->name);
     snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, best)->peer_url, f->sha256);
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
@@ -434,7 +430,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   }
   if (add_xfer(f, vol->id, src, now))
     return -1;
-  CAIRN_INFO("broadcast %.12s: %s (%s) <- %s (%s), %s", f->sha256, vol->name, vol->cluster,
+  CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s (%s), %s", f->sha256, vol->name, vol->cluster,
              src ? vol_of(c, src)->name : "master", src ? vol_of(c, src)->cluster : "",
              planned ? "planned" : "online");
   if (src)
@@ -596,22 +592,17 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
     int trusted = sent || strcmp(h->cluster, reporter->cluster) == 0;
     if ((reason != CAIRN_FAIL_SIZE && reason != CAIRN_FAIL_DIGEST) || !trusted) {
       h->peer_failed_until = now + PEER_FAILED_SECONDS;
-      CAIRN_INFO("file %.12s: %s (%s) reports that %s (%s) failed it (%s): not offered for "
+      CAIRN_INFO(&c->log, "file %.12s: %s (%s) reports that %s (%s) failed it (%s): not offered for "
                  "%d s", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
                  names[reason], PEER_FAILED_SECONDS);
       i++;
       continue;
     }
-    CAIRN_WARN("file %.12s: %s (%s) reports that %s (%s) served a bad copy (%s): no longer a "
+    CAIRN_WARN(&c->log, "file %.12s: %s (%s) reports that %s (%s) served a bad copy (%s): no longer a "
                "holder", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
                names[reason]);
     memmove(&f->holders[i], &f->holders[i + 1], (f->nholders - i - 1) * sizeof *f->holders);
     f->nholders--;
-    cairn__journal_rec r = {.type = J_UNHOLD, .a = h->id, .s1 = cairn__strdup(f->sha256)};
-    if (!r.s1 || cairn__journal_add(c, &r)) {
-      free(r.s1);
-      CAIRN_ERR("out of memory journaling that volunteer %lld no longer holds %s",
-                (long long)h->id, f->sha256);
-    }
+    cairn__journal_put(c->journal, cairn__jrec_unhold(h->id, f->sha256));
   }
 }

@@ -221,6 +221,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!k)
       return MHD_NO;
     k->upload_fd = -1;
+    atomic_fetch_add(&m->inflight, 1);
     k->route = cairn__api_route(method, url);
     cairn_buf_init(&k->body, CAIRN_MAX_BODY);
     *ctx = k;
@@ -256,12 +257,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode toe) {
-  (void)cls;
+  cairn_master *m = cls;
   (void)c;
   (void)toe;
   conn *k = *ctx;
   if (!k)
     return;
+  atomic_fetch_sub(&m->inflight, 1);
   upload_abort(k); /* a truncated upload leaves nothing behind */
   cairn_buf_free(&k->body);
   free(k);
@@ -269,20 +271,20 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 }
 
 static void on_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
+  const cairn_master *m = cls;
   char line[512];
   vsnprintf(line, sizeof line, fmt, ap);
   size_t n = strlen(line);
   while (n && line[n - 1] == '\n')
     line[--n] = '\0';
-  CAIRN_DEBUG("http: %s", line);
+  CAIRN_DEBUG(&m->log, "http: %s", line);
 }
 
 /* Reads a PEM file (at most 1 MiB) into a NUL-terminated string. */
-static char *read_pem(const char *path, char *errbuf, size_t errlen) {
+static char *read_pem(const char *path, cairn_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    snprintf(errbuf, errlen, "cannot read %s: %s", path, strerror(errno));
+    cairn_error_set(err, CAIRN_EIO, "cannot read %s: %s", path, strerror(errno));
     return NULL;
   }
   cairn_buf b;
@@ -295,53 +297,47 @@ static char *read_pem(const char *path, char *errbuf, size_t errlen) {
   fclose(f);
   if (bad || b.len == 0) {
     cairn_buf_free(&b);
-    snprintf(errbuf, errlen, "%s is empty or too large for a PEM file", path);
+    cairn_error_set(err, CAIRN_EINVAL, "%s is empty or too large for a PEM file", path);
     return NULL;
   }
   return cairn_buf_take(&b, NULL);
 }
 
-int cairn__http_start(cairn_master *m, char *errbuf, size_t errlen) {
+cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
   char host[256];
   const char *colon = strrchr(m->listen, ':');
-  if (!colon || colon == m->listen || (size_t)(colon - m->listen) >= sizeof host) {
-    snprintf(errbuf, errlen, "--listen must be HOST:PORT, got \"%s\"", m->listen);
-    return -1;
-  }
+  if (!colon || colon == m->listen || (size_t)(colon - m->listen) >= sizeof host)
+    return cairn_error_set(err, CAIRN_EINVAL, "--listen must be HOST:PORT, got \"%s\"", m->listen);
   memcpy(host, m->listen, (size_t)(colon - m->listen));
   host[colon - m->listen] = '\0';
   char *end = NULL;
   long port = strtol(colon + 1, &end, 10);
-  if (*end || port < 0 || port > 65535) {
-    snprintf(errbuf, errlen, "bad port in --listen \"%s\"", m->listen);
-    return -1;
-  }
+  if (*end || port < 0 || port > 65535)
+    return cairn_error_set(err, CAIRN_EINVAL, "bad port in --listen \"%s\"", m->listen);
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
   if (strcmp(host, "localhost") == 0)
     snprintf(host, sizeof host, "127.0.0.1");
-  if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-    snprintf(errbuf, errlen, "--listen host must be an IPv4 address, got \"%s\"", host);
-    return -1;
-  }
+  if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    return cairn_error_set(err, CAIRN_EINVAL, "--listen host must be an IPv4 address, got \"%s\"",
+                           host);
   char *cert = NULL, *key = NULL;
   int tls = m->cfg.tls_cert || m->cfg.tls_key;
   if (tls) {
     if (!m->cfg.tls_cert || !m->cfg.tls_key) {
-      snprintf(errbuf, errlen, "TLS needs both a certificate and a key file");
-      return -1;
+      return cairn_error_set(err, CAIRN_EINVAL, "TLS needs both a certificate and a key file");
     }
     if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-      snprintf(errbuf, errlen, "this libmicrohttpd has no TLS support");
-      return -1;
+      return cairn_error_set(err, CAIRN_EINVAL, "this libmicrohttpd has no TLS support");
     }
-    cert = read_pem(m->cfg.tls_cert, errbuf, errlen);
-    key = cert ? read_pem(m->cfg.tls_key, errbuf, errlen) : NULL;
+    cert = read_pem(m->cfg.tls_cert, err);
+    key = cert ? read_pem(m->cfg.tls_key, err) : NULL;
     if (!cert || !key) {
       free(cert);
-      return -1;
+      return err ? err->status : CAIRN_EIO;
     }
   }
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  unsigned flags =
+    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
   /* MHD ignores options after MHD_OPTION_END, so the TLS pair is last. */
   struct MHD_Daemon *d = MHD_start_daemon(
     flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
@@ -353,21 +349,30 @@ int cairn__http_start(cairn_master *m, char *errbuf, size_t errlen) {
   int saved = errno;
   free(cert);
   free(key);
-  if (!d) {
-    snprintf(errbuf, errlen, "cannot listen on %s%s: %s", m->listen,
-             tls ? " with that certificate and key" : "", strerror(saved));
-    return -1;
-  }
+  if (!d)
+    return cairn_error_set(err, CAIRN_EIO, "cannot listen on %s%s: %s", m->listen,
+                           tls ? " with that certificate and key" : "", strerror(saved));
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   snprintf(m->url, sizeof m->url, "%s://%s:%u", tls ? "https" : "http", host,
            info ? info->port : (unsigned)port);
   m->daemon = d;
-  return 0;
+  return CAIRN_OK;
 }
+
+/* How long cairn__http_stop() lets requests in progress finish. */
+#define DRAIN_MS 2000
 
 void cairn__http_stop(cairn_master *m) {
   if (!m->daemon)
     return;
+  /* stop accepting, let the requests in progress be answered (a failed
+   * master's 503s among them), then stop; idle keep-alive connections do
+   * not hold it up */
+  MHD_socket lsock = MHD_quiesce_daemon(m->daemon);
+  for (int waited = 0; atomic_load(&m->inflight) > 0 && waited < DRAIN_MS; waited += 10)
+    usleep(10 * 1000);
   MHD_stop_daemon(m->daemon);
+  if (lsock != MHD_INVALID_SOCKET)
+    close(lsock);
   m->daemon = NULL;
 }

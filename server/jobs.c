@@ -150,10 +150,28 @@ nomem:
   return NULL;
 }
 
+/* The job's store record, its id and task keys left for later (they are
+ * assigned under the lock). NULL when out of memory. */
+static cairn__jrec *job_record(const mjob *j) {
+  cairn__jrec *r = cairn__jrec_job(j->name, j->app, j->policy_name, j->replication, j->quorum,
+                                   j->lease_seconds, j->max_attempts, j->created, j->nfiles,
+                                   j->ntasks);
+  for (uint32_t i = 0; r && i < j->nfiles; i++)
+    r = cairn__jrec_job_file(r, i, j->files[i].name, j->files[i].sha256, j->files[i].broadcast);
+  for (uint32_t i = 0; r && i < j->ntasks; i++) {
+    const mtask *t = &j->tasks[i];
+    uint32_t p0 = j->dag->par_off[i], np = j->dag->par_off[i + 1] - p0;
+    r = cairn__jrec_job_task(r, i, t->name, t->args_json, t->inputs, t->ninputs,
+                             j->dag->par + p0, np);
+  }
+  return r;
+}
+
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err) {
   cairn_status st = CAIRN_OK;
   mjob *j = NULL;
+  cairn__jrec *rec = NULL;
   if (!cairn_policy_find(spec->policy)) {
     st = cairn_error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", spec->policy);
     goto done;
@@ -176,6 +194,11 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
   j = job_from_spec(spec, err);
   if (!j) {
     st = err ? err->status : CAIRN_ENOMEM;
+    goto done;
+  }
+  rec = job_record(j); /* before the lock: O(job) copying */
+  if (!rec) {
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto done;
   }
   pthread_mutex_lock(&c->lock);
@@ -204,14 +227,14 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     }
   c->jobs[c->njobs++] = j;
   *job_id = j->id;
-  cairn__journal_rec r = {.type = J_JOB, .ref = j};
+  cairn__journal_put(c->journal, cairn__jrec_job_keys(rec, j->id, j->ntasks ? j->tasks[0].key : 0));
+  rec = NULL;
   j = NULL;
-  if (cairn__journal_add(c, &r))
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  else
-    st = cairn__journal_wait(c, cairn__journal_pending(c), err);
+  uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
+  st = cairn__journal_wait(c->journal, seq, err);
 done:
+  cairn__jrec_free(rec);
   cairn__job_free(j);
   cairn_jobspec_free(spec);
   return st;
@@ -239,92 +262,83 @@ cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t siz
     goto out;
   }
   f = calloc(1, sizeof *f);
-  char *sha = cairn__strdup(sha256);
-  if (!f || !sha || cairn_hmap_put(&c->files, cairn__hash_key(sha256), f)) {
+  if (!f || cairn_hmap_put(&c->files, cairn__hash_key(sha256), f)) {
     free(f);
-    free(sha);
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
   }
   memcpy(f->sha256, sha256, 65);
   f->size = size;
-  cairn__journal_rec r = {.type = J_FILE, .s1 = sha, .a = size, .b = cairn__now()};
-  if (cairn__journal_add(c, &r)) {
-    free(sha);
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
-  }
-  st = cairn__journal_wait(c, cairn__journal_pending(c), err);
-out:
+  cairn__journal_put(c->journal, cairn__jrec_file(sha256, size, cairn__now()));
+out:;
+  uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
-  return st;
+  return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;
 }
 
 /* Views are built under the lock from memory, which may run ahead of the
  * store by batches nobody was told about. Before such a view leaves the
- * master, it waits (under the lock, releasing it meanwhile) until every
- * change it shows is durable, so a reader never sees what a crash could
- * take back. */
-static void settle_locked(cairn_core *c) {
-  cairn__journal_wait(c, c->head ? c->taken + 1 : c->taken, NULL);
+ * master, it waits (after the lock) until every change it shows is durable
+ * (seq: cairn__journal_last() under the lock), so a reader never sees what
+ * a crash could take back. */
+static void settle(cairn_core *c, uint64_t seq) { cairn__journal_wait(c->journal, seq, NULL); }
+
+/* Now plus ms, as an absolute CLOCK_REALTIME time. */
+static struct timespec after_ms(long ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_sec += ms / 1000;
+  t.tv_nsec += (ms % 1000) * 1000000L;
+  if (t.tv_nsec >= 1000000000L) {
+    t.tv_sec++;
+    t.tv_nsec -= 1000000000L;
+  }
+  return t;
 }
 
-int cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms) {
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  if (timeout_ms >= 0) {
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
-  }
-  int rc;
+static int before(const struct timespec *a, const struct timespec *b) {
+  return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+cairn_status cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms, int *state,
+                                 cairn_error *err) {
+  struct timespec until = after_ms(timeout_ms < 0 ? 0 : timeout_ms);
+  cairn_status st = CAIRN_OK;
+  *state = JS_RUNNING;
   pthread_mutex_lock(&c->lock);
   for (;;) {
     if (id < 1 || (size_t)id > c->njobs) {
-      rc = -1;
+      st = cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
       break;
     }
-    if (c->jobs[id - 1]->state != JS_RUNNING) {
-      rc = c->jobs[id - 1]->state;
-      settle_locked(c);
+    *state = c->jobs[id - 1]->state;
+    if (*state != JS_RUNNING || cairn__journal_failed(c->journal, NULL) != CAIRN_OK)
       break;
-    }
-    if (timeout_ms < 0)
-      pthread_cond_wait(&c->job_cv, &c->lock);
-    else if (pthread_cond_timedwait(&c->job_cv, &c->lock, &until)) {
-      rc = c->jobs[id - 1]->state != JS_RUNNING ? c->jobs[id - 1]->state : -2;
+    /* wakes at least once a second to notice a failed master */
+    struct timespec wake = after_ms(1000);
+    int last = timeout_ms >= 0 && before(&until, &wake);
+    if (pthread_cond_timedwait(&c->job_cv, &c->lock, last ? &until : &wake) && last) {
+      *state = c->jobs[id - 1]->state;
+      if (*state == JS_RUNNING)
+        st = cairn_error_set(err, CAIRN_ETIMEOUT, "job %lld is still running", (long long)id);
       break;
     }
   }
+  uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
-  return rc;
+  if (st == CAIRN_OK) /* the end is told once durable, and never by a failed master */
+    st = cairn__journal_wait(c->journal, seq, err);
+  return st;
 }
 
-int cairn__core_probe_write(cairn_core *c) {
+cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err) {
   char now[32];
   snprintf(now, sizeof now, "%lld", (long long)cairn__now());
-  char *k = cairn__strdup("last_probe"), *v = cairn__strdup(now);
-  if (!k || !v) {
-    free(k);
-    free(v);
-    return -1;
-  }
   pthread_mutex_lock(&c->lock);
-  cairn__journal_rec r = {.type = J_META, .s1 = k, .s2 = v};
-  int rc = -1;
-  if (cairn__journal_add(c, &r) == 0)
-    rc = cairn__journal_wait(c, cairn__journal_pending(c), NULL) == CAIRN_OK ? 0 : -1;
-  else {
-    free(k);
-    free(v);
-  }
+  uint64_t seq = cairn__journal_put(c->journal, cairn__jrec_meta("last_probe", now));
   pthread_mutex_unlock(&c->lock);
-  return rc;
+  return cairn__journal_wait(c->journal, seq, err);
 }
-
 /* ---- views ---- */
 
 
@@ -362,8 +376,9 @@ json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
   pthread_mutex_lock(&c->lock);
   if (id >= 1 && (size_t)id <= c->njobs)
     o = job_json_dist(c, c->jobs[id - 1], detail);
-  settle_locked(c);
+  uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
+  settle(c, seq);
   return o;
 }
 
@@ -372,8 +387,9 @@ json_t *cairn__core_jobs_json(cairn_core *c) {
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->njobs; i++)
     json_array_append_new(a, job_json_locked(c->jobs[i], 0));
-  settle_locked(c);
+  uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
+  settle(c, seq);
   return json_pack("{s:o}", "jobs", a);
 }
 
@@ -426,8 +442,9 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
                                            "state", cairn__tstate_name[j->tasks[i].state],
                                            "attempts", j->tasks[i].attempts, "volunteer",
                                            "index", "exit_status", "output"));
-  settle_locked(c);
+  uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
+  settle(c, seq);
   results_ctx ctx = {tasks};
   if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK) {
     json_decref(tasks);
@@ -453,8 +470,9 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
                    (json_int_t)v->errors, "banned", v->banned, "last_seen",
                    (json_int_t)v->last_seen));
   }
-  settle_locked(c);
+  uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
+  settle(c, seq);
   return json_pack("{s:o}", "volunteers", a);
 }
 
@@ -498,8 +516,8 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   memcpy(failures, c->peer_failures_total, sizeof failures);
   memcpy(res, c->results_total, sizeof res);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
-  uint64_t committed = c->committed;
   pthread_mutex_unlock(&c->lock);
+  uint64_t committed = cairn__journal_committed(c->journal);
   appendf(buf, len, cap, "# HELP cairn_tasks Tasks by state.\n# TYPE cairn_tasks gauge\n");
   for (int s = 0; s < TS_COUNT; s++)
     appendf(buf, len, cap, "cairn_tasks{state=\"%s\"} %llu\n", cairn__tstate_name[s],

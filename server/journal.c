@@ -1,202 +1,556 @@
-/* journal.c — group commit: records appended under the core lock are written
- * by one commit thread, one SQLite transaction per batch.
- *
- * Batches are numbered: records appended while batch k is being written go
- * to batch k+1 (cairn__journal_pending), so handlers keep working in memory
- * while the disk syncs, and each fsync covers every request that arrived
- * meanwhile. A failed commit is fatal: the process exits so that a restart
- * rebuilds memory from what is durable (nothing unacknowledged is lost, and
- * nothing acknowledged was un-durable).
- */
-#include <jansson.h>
+/* journal.c — typed records, group commit and the one failure rule
+ * (journal.h). */
+#include "server/journal.h"
+
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "common/log.h"
-#include "server/core.h"
+typedef enum {
+  J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_JOB, J_TASK, J_JOBSTATE,
+  J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME
+} jtype;
 
-static const char *const lease_state[] = {"leased", "returned", "expired"};
+typedef struct jtask {
+  char *name, *args_json, *inputs_json;
+  uint32_t *parents;
+  uint32_t nparents;
+} jtask;
 
-int cairn__journal_add(cairn_core *c, cairn__journal_rec *r) {
-  cairn__journal_rec *copy = malloc(sizeof *copy);
-  if (!copy)
-    return -1;
-  *copy = *r;
-  copy->next = NULL;
-  if (c->tail)
-    c->tail->next = copy;
-  else
-    c->head = copy;
-  c->tail = copy;
-  pthread_cond_signal(&c->work_cv);
-  return 0;
+typedef struct jfile {
+  char *name;
+  char sha256[65];
+  int broadcast;
+} jfile;
+
+/* Strings are owned by the record; state names point to static tables. */
+struct cairn__jrec {
+  jtype type;
+  union {
+    struct { char *key, *value; } meta;
+    struct { int64_t id, created; char *name, *cluster, *apps; int slots; char hash[65]; } vol;
+    struct { int64_t id; char *text; } ban, peer; /* reason / peer URL (NULL: none) */
+    struct { char sha256[65]; int64_t size, created; } file;
+    struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD */
+    struct { char *src, *dst; int64_t bps, samples; } rate;
+    struct {
+      int64_t id, created, first_key;
+      char *name, *app, *policy;
+      int replication, quorum, lease_seconds, max_attempts;
+      uint32_t nfiles, ntasks;
+      jfile *files;
+      jtask *tasks;
+    } job;
+    struct { int64_t key, accepted, round; const char *state; int attempts; } task;
+    struct { int64_t id, finished; const char *state; } jobstate;
+    struct { int64_t idx, vol, t, task, issued, expires, round; } alloc;
+    struct { int64_t idx, expires; const char *state; } lease;
+    struct {
+      int64_t idx, task, vol, received;
+      int exit_status;
+      void *out;
+      size_t len;
+      char digest[65];
+      const char *outcome;
+    } result;
+    struct { int64_t idx; const char *outcome; } outcome;
+  } u;
+  cairn__jrec *next;
+};
+
+struct cairn__journal {
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv, done_cv;
+  cairn__jrec *head, *tail;  /* the next batch */
+  uint64_t taken;            /* batches taken by the commit thread */
+  uint64_t committed;        /* batches durable */
+  int stopping, failed;
+  int exited;                /* the commit thread has ended */
+  cairn_error failure;
+  cairn_store *store;
+  const cairn_logger *log;
+  int fail_fd;
+  pthread_t thread;
+};
+
+/* ---- constructors ---- */
+
+static cairn__jrec *rec(jtype type) {
+  cairn__jrec *r = calloc(1, sizeof *r);
+  if (r)
+    r->type = type;
+  return r;
 }
 
-uint64_t cairn__journal_pending(cairn_core *c) { return c->taken + 1; }
 
-cairn_status cairn__journal_wait(cairn_core *c, uint64_t seq, cairn_error *err) {
-  while (c->committed < seq) {
-    if (!c->committer_running)
-      return cairn_error_set(err, CAIRN_EIO, "store: the commit thread has stopped");
-    pthread_cond_wait(&c->done_cv, &c->lock);
+/* Duplicates s into *dst (NULL stays NULL); -1 when out of memory. */
+static int copy_str(char **dst, const char *s) {
+  *dst = s ? strdup(s) : NULL;
+  return s && !*dst ? -1 : 0;
+}
+
+static void sha_copy(char dst[65], const char *sha) { snprintf(dst, 65, "%s", sha ? sha : ""); }
+
+/* r, or NULL (freeing r) when failed. */
+static cairn__jrec *checked(cairn__jrec *r, int failed) {
+  if (failed) {
+    cairn__jrec_free(r);
+    return NULL;
   }
-  return CAIRN_OK;
+  return r;
 }
 
-static char *apps_json(const mvol *v) {
-  json_t *a = json_array();
-  for (int i = 0; i < v->napps; i++)
-    json_array_append_new(a, json_string(v->apps[i]));
-  char *s = json_dumps(a, JSON_COMPACT);
-  json_decref(a);
+cairn__jrec *cairn__jrec_meta(const char *key, const char *value) {
+  cairn__jrec *r = rec(J_META);
+  return r ? checked(r, copy_str(&r->u.meta.key, key) | copy_str(&r->u.meta.value, value)) : NULL;
+}
+
+cairn__jrec *cairn__jrec_volunteer(int64_t id, const char *name, const char *cluster,
+                                   const char *apps_json, int slots, const char *token_hash,
+                                   int64_t created) {
+  cairn__jrec *r = rec(J_VOL);
+  if (!r)
+    return NULL;
+  r->u.vol.id = id;
+  r->u.vol.created = created;
+  r->u.vol.slots = slots;
+  sha_copy(r->u.vol.hash, token_hash);
+  return checked(r, copy_str(&r->u.vol.name, name) | copy_str(&r->u.vol.cluster, cluster) |
+                      copy_str(&r->u.vol.apps, apps_json));
+}
+
+static cairn__jrec *id_text(jtype type, int64_t id, const char *text) {
+  cairn__jrec *r = rec(type);
+  if (!r)
+    return NULL;
+  r->u.ban.id = id;
+  return checked(r, copy_str(&r->u.ban.text, text));
+}
+
+cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason) { return id_text(J_BAN, id, reason); }
+cairn__jrec *cairn__jrec_peer(int64_t id, const char *url) { return id_text(J_PEER, id, url); }
+
+cairn__jrec *cairn__jrec_file(const char *sha256, int64_t size, int64_t created) {
+  cairn__jrec *r = rec(J_FILE);
+  if (r) {
+    sha_copy(r->u.file.sha256, sha256);
+    r->u.file.size = size;
+    r->u.file.created = created;
+  }
+  return r;
+}
+
+static cairn__jrec *holding(jtype type, int64_t vol, const char *sha256, int64_t since) {
+  cairn__jrec *r = rec(type);
+  if (r) {
+    r->u.hold.vol = vol;
+    r->u.hold.since = since;
+    sha_copy(r->u.hold.sha256, sha256);
+  }
+  return r;
+}
+
+cairn__jrec *cairn__jrec_hold(int64_t vol, const char *sha256, int64_t since) {
+  return holding(J_HOLD, vol, sha256, since);
+}
+cairn__jrec *cairn__jrec_unhold(int64_t vol, const char *sha256) {
+  return holding(J_UNHOLD, vol, sha256, 0);
+}
+
+cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bps, int64_t samples) {
+  cairn__jrec *r = rec(J_RATE);
+  if (!r)
+    return NULL;
+  r->u.rate.bps = bps;
+  r->u.rate.samples = samples;
+  return checked(r, copy_str(&r->u.rate.src, src) | copy_str(&r->u.rate.dst, dst));
+}
+
+cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *policy,
+                             int replication, int quorum, int lease_seconds, int max_attempts,
+                             int64_t created, uint32_t nfiles, uint32_t ntasks) {
+  cairn__jrec *r = rec(J_JOB);
+  if (!r)
+    return NULL;
+  r->u.job.created = created;
+  r->u.job.replication = replication;
+  r->u.job.quorum = quorum;
+  r->u.job.lease_seconds = lease_seconds;
+  r->u.job.max_attempts = max_attempts;
+  r->u.job.nfiles = nfiles;
+  r->u.job.ntasks = ntasks;
+  r->u.job.files = calloc(nfiles ? nfiles : 1, sizeof *r->u.job.files);
+  r->u.job.tasks = calloc(ntasks ? ntasks : 1, sizeof *r->u.job.tasks);
+  return checked(r, !r->u.job.files || !r->u.job.tasks || copy_str(&r->u.job.name, name) ||
+                      copy_str(&r->u.job.app, app) || copy_str(&r->u.job.policy, policy));
+}
+
+cairn__jrec *cairn__jrec_job_keys(cairn__jrec *r, int64_t id, int64_t first_key) {
+  if (r && r->type == J_JOB) {
+    r->u.job.id = id;
+    r->u.job.first_key = first_key;
+  }
+  return r;
+}
+
+cairn__jrec *cairn__jrec_job_file(cairn__jrec *r, uint32_t i, const char *name,
+                                  const char *sha256, int broadcast) {
+  if (!r || r->type != J_JOB || i >= r->u.job.nfiles)
+    return checked(r, 1);
+  jfile *f = &r->u.job.files[i];
+  sha_copy(f->sha256, sha256);
+  f->broadcast = broadcast;
+  return checked(r, copy_str(&f->name, name));
+}
+
+/* "[i0,i1,...]" */
+static char *index_list(const uint32_t *v, uint32_t n) {
+  size_t cap = 3 + (size_t)n * 11, len = 0;
+  char *s = malloc(cap);
+  if (!s)
+    return NULL;
+  s[len++] = '[';
+  for (uint32_t k = 0; k < n; k++)
+    len += (size_t)snprintf(s + len, cap - len, k ? ",%u" : "%u", v[k]);
+  s[len++] = ']';
+  s[len] = '\0';
   return s;
 }
 
-static cairn_status write_job(cairn_store *s, const mjob *j, cairn_error *err) {
-  cairn_status st = cairn_store_job_insert(s, j->id, j->name, j->app, j->policy_name,
-                                           j->replication, j->quorum, j->lease_seconds,
-                                           j->max_attempts, j->created, err);
+cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
+                                  const char *args_json, const uint32_t *inputs, uint32_t ninputs,
+                                  const uint32_t *parents, uint32_t nparents) {
+  if (!r || r->type != J_JOB || i >= r->u.job.ntasks)
+    return checked(r, 1);
+  jtask *t = &r->u.job.tasks[i];
+  t->inputs_json = index_list(inputs, ninputs);
+  t->parents = malloc((nparents ? nparents : 1) * sizeof *t->parents);
+  if (t->parents && nparents)
+    memcpy(t->parents, parents, nparents * sizeof *parents);
+  t->nparents = nparents;
+  return checked(r, !t->inputs_json || !t->parents || copy_str(&t->name, name) ||
+                      copy_str(&t->args_json, args_json));
+}
+
+cairn__jrec *cairn__jrec_task(int64_t key, const char *state, int attempts, int64_t accepted,
+                              int64_t round) {
+  cairn__jrec *r = rec(J_TASK);
+  if (r)
+    r->u.task = (__typeof__(r->u.task)){key, accepted, round, state, attempts};
+  return r;
+}
+
+cairn__jrec *cairn__jrec_job_state(int64_t id, const char *state, int64_t finished) {
+  cairn__jrec *r = rec(J_JOBSTATE);
+  if (r)
+    r->u.jobstate = (__typeof__(r->u.jobstate)){id, finished, state};
+  return r;
+}
+
+cairn__jrec *cairn__jrec_alloc(int64_t idx, int64_t vol, int64_t t, int64_t task, int64_t issued,
+                               int64_t expires, int64_t round) {
+  cairn__jrec *r = rec(J_ALLOC);
+  if (r)
+    r->u.alloc = (__typeof__(r->u.alloc)){idx, vol, t, task, issued, expires, round};
+  return r;
+}
+
+cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state) {
+  cairn__jrec *r = rec(J_LEASE);
+  if (r)
+    r->u.lease = (__typeof__(r->u.lease)){idx, expires, state};
+  return r;
+}
+
+cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit_status,
+                                const void *output, size_t len, const char *digest,
+                                int64_t received, const char *outcome) {
+  cairn__jrec *r = rec(J_RESULT);
+  if (!r)
+    return NULL;
+  r->u.result.idx = idx;
+  r->u.result.task = task;
+  r->u.result.vol = vol;
+  r->u.result.received = received;
+  r->u.result.exit_status = exit_status;
+  r->u.result.outcome = outcome;
+  sha_copy(r->u.result.digest, digest);
+  r->u.result.len = len;
+  r->u.result.out = malloc(len ? len : 1);
+  if (r->u.result.out && len)
+    memcpy(r->u.result.out, output, len);
+  return checked(r, !r->u.result.out);
+}
+
+cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome) {
+  cairn__jrec *r = rec(J_OUTCOME);
+  if (r)
+    r->u.outcome = (__typeof__(r->u.outcome)){idx, outcome};
+  return r;
+}
+
+void cairn__jrec_free(cairn__jrec *r) {
+  if (!r)
+    return;
+  switch (r->type) {
+  case J_META: free(r->u.meta.key); free(r->u.meta.value); break;
+  case J_VOL: free(r->u.vol.name); free(r->u.vol.cluster); free(r->u.vol.apps); break;
+  case J_BAN: case J_PEER: free(r->u.ban.text); break;
+  case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
+  case J_JOB:
+    for (uint32_t i = 0; r->u.job.files && i < r->u.job.nfiles; i++)
+      free(r->u.job.files[i].name);
+    for (uint32_t i = 0; r->u.job.tasks && i < r->u.job.ntasks; i++) {
+      jtask *t = &r->u.job.tasks[i];
+      free(t->name);
+      free(t->args_json);
+      free(t->inputs_json);
+      free(t->parents);
+    }
+    free(r->u.job.files);
+    free(r->u.job.tasks);
+    free(r->u.job.name);
+    free(r->u.job.app);
+    free(r->u.job.policy);
+    break;
+  case J_RESULT: free(r->u.result.out); break;
+  default: break;
+  }
+  free(r);
+}
+
+/* ---- writing ---- */
+
+static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error *err) {
+  const __typeof__(r->u.job) *j = &r->u.job;
+  cairn_status st = cairn_store_job_insert(s, j->id, j->name, j->app, j->policy, j->replication,
+                                           j->quorum, j->lease_seconds, j->max_attempts,
+                                           j->created, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->nfiles; i++)
     st = cairn_store_job_file_insert(s, j->id, (int)i, j->files[i].name, j->files[i].sha256,
                                      j->files[i].broadcast, err);
-  char buf[64];
   for (uint32_t i = 0; st == CAIRN_OK && i < j->ntasks; i++) {
-    const mtask *t = &j->tasks[i];
-    json_t *in = json_array();
-    for (uint32_t k = 0; k < t->ninputs; k++)
-      json_array_append_new(in, json_integer(t->inputs[k]));
-    char *ins = json_dumps(in, JSON_COMPACT);
-    json_decref(in);
-    if (!ins)
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    int eligible = cairn_dag_nparents(j->dag, i) == 0;
-    st = cairn_store_task_insert(s, t->key, j->id, i, t->name, t->args_json, ins,
-                                 eligible ? "eligible" : "waiting", err);
-    free(ins);
-    for (uint32_t p = j->dag->par_off[i]; st == CAIRN_OK && p < j->dag->par_off[i + 1]; p++)
-      st = cairn_store_task_parent_insert(s, t->key, j->tasks[j->dag->par[p]].key,
-                                          p - j->dag->par_off[i], err);
+    const jtask *t = &j->tasks[i];
+    int64_t key = j->first_key + i;
+    st = cairn_store_task_insert(s, key, j->id, i, t->name, t->args_json, t->inputs_json,
+                                 t->nparents ? "waiting" : "eligible", err);
+    for (uint32_t p = 0; st == CAIRN_OK && p < t->nparents; p++)
+      st = cairn_store_task_parent_insert(s, key, j->first_key + t->parents[p], p, err);
   }
-  (void)buf;
   return st;
 }
 
-static cairn_status apply(cairn_store *s, const cairn__journal_rec *r, cairn_error *err) {
+static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err) {
   switch (r->type) {
-  case J_META:
-    return cairn_store_meta_set(s, r->s1, r->s2, err);
-  case J_VOL: {
-    const mvol *v = r->ref;
-    char *apps = apps_json(v);
-    if (!apps)
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    cairn_status st = cairn_store_volunteer_insert(s, v->id, v->name, v->cluster, apps, v->slots,
-                                                   v->token_hash, v->created, err);
-    free(apps);
-    return st;  /* its peer URL follows in a J_PEER record */
+  case J_META: return cairn_store_meta_set(s, r->u.meta.key, r->u.meta.value, err);
+  case J_VOL:
+    return cairn_store_volunteer_insert(s, r->u.vol.id, r->u.vol.name, r->u.vol.cluster,
+                                        r->u.vol.apps, r->u.vol.slots, r->u.vol.hash,
+                                        r->u.vol.created, err);
+  case J_BAN: {
+    cairn_status st = cairn_store_volunteer_ban(s, r->u.ban.id, r->u.ban.text, err);
+    return st == CAIRN_OK ? cairn_store_holders_forget(s, r->u.ban.id, err) : st;
   }
-  case J_BAN: { /* its holdings go in the same transaction */
-    cairn_status st = cairn_store_volunteer_ban(s, r->a, r->s1, err);
-    return st == CAIRN_OK ? cairn_store_holders_forget(s, r->a, err) : st;
-  }
+  case J_PEER: return cairn_store_volunteer_peer(s, r->u.peer.id, r->u.peer.text, err);
   case J_FILE:
-    return cairn_store_file_insert(s, r->s1, r->a, r->b, err);
-  case J_JOB:
-    return write_job(s, r->ref, err);
-  case J_TASK:
-    return cairn_store_task_update(s, r->a, cairn__tstate_name[r->b], (int)r->c, r->d, r->e, err);
-  case J_JOBSTATE:
-    return cairn_store_job_update(s, r->a, cairn__jstate_name[r->b], r->c, err);
-  case J_ALLOC:
-    return cairn_store_alloc_insert(s, r->a, r->b, r->c, r->d, r->e, r->f, r->g, err);
-  case J_LEASE:
-    return cairn_store_alloc_update(s, r->a, r->b, lease_state[r->c], err);
-  case J_RESULT:
-    return cairn_store_result_insert(s, r->a, r->b, r->c, (int)r->d, r->blob, r->bloblen, r->s1,
-                                     r->e, cairn__outcome_name[r->f], err);
-  case J_PEER:
-    return cairn_store_volunteer_peer(s, r->a, r->s1, err);
-  case J_OUTCOME:
-    return cairn_store_result_outcome(s, r->a, cairn__outcome_name[r->b], err);
+    return cairn_store_file_insert(s, r->u.file.sha256, r->u.file.size, r->u.file.created, err);
   case J_HOLD:
-    return cairn_store_holder_insert(s, r->s1, r->a, r->b, err);
-  case J_UNHOLD:
-    return cairn_store_holder_delete(s, r->s1, r->a, err);
+    return cairn_store_holder_insert(s, r->u.hold.sha256, r->u.hold.vol, r->u.hold.since, err);
+  case J_UNHOLD: return cairn_store_holder_delete(s, r->u.hold.sha256, r->u.hold.vol, err);
   case J_RATE:
-    return cairn_store_rate_put(s, r->s1, r->s2, r->a, r->b, err);
+    return cairn_store_rate_put(s, r->u.rate.src, r->u.rate.dst, r->u.rate.bps,
+                                r->u.rate.samples, err);
+  case J_JOB: return write_job(s, r, err);
+  case J_TASK:
+    return cairn_store_task_update(s, r->u.task.key, r->u.task.state, r->u.task.attempts,
+                                   r->u.task.accepted, r->u.task.round, err);
+  case J_JOBSTATE:
+    return cairn_store_job_update(s, r->u.jobstate.id, r->u.jobstate.state,
+                                  r->u.jobstate.finished, err);
+  case J_ALLOC: {
+    const __typeof__(r->u.alloc) *a = &r->u.alloc;
+    return cairn_store_alloc_insert(s, a->idx, a->vol, a->t, a->task, a->issued, a->expires,
+                                    a->round, err);
+  }
+  case J_LEASE:
+    return cairn_store_alloc_update(s, r->u.lease.idx, r->u.lease.expires, r->u.lease.state, err);
+  case J_RESULT: {
+    const __typeof__(r->u.result) *x = &r->u.result;
+    return cairn_store_result_insert(s, x->idx, x->task, x->vol, x->exit_status, x->out, x->len,
+                                     x->digest, x->received, x->outcome, err);
+  }
+  case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   }
   return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }
 
-static void free_recs(cairn__journal_rec *r) {
+static void free_list(cairn__jrec *r) {
   while (r) {
-    cairn__journal_rec *next = r->next;
-    free(r->s1);
-    free(r->s2);
-    free(r->blob);
-    free(r);
+    cairn__jrec *next = r->next;
+    cairn__jrec_free(r);
     r = next;
   }
 }
 
+/* Under j->mu: enters the failed state (the first reason wins). */
+static void fail_locked(cairn__journal *j, const cairn_error *why) {
+  if (j->failed)
+    return;
+  j->failed = 1;
+  j->failure = *why;
+  j->failure.status = CAIRN_EFAILED;
+  CAIRN_ERR(j->log, "the master has failed and acknowledges nothing more: %s; restart it to "
+            "recover what was committed", why->text);
+  pthread_cond_broadcast(&j->done_cv);
+  pthread_cond_broadcast(&j->work_cv);
+  if (j->fail_fd >= 0) {
+    char b = 'f';
+    ssize_t w = write(j->fail_fd, &b, 1);
+    (void)w;
+  }
+}
+
 static void *committer(void *arg) {
-  cairn_core *c = arg;
-  pthread_mutex_lock(&c->lock);
+  cairn__journal *j = arg;
+  pthread_mutex_lock(&j->mu);
   for (;;) {
-    while (!c->head && !c->stopping)
-      pthread_cond_wait(&c->work_cv, &c->lock);
-    if (!c->head)
+    while (!j->head && !j->stopping && !j->failed)
+      pthread_cond_wait(&j->work_cv, &j->mu);
+    if (!j->head || j->failed)
       break;
-    cairn__journal_rec *batch = c->head;
-    c->head = c->tail = NULL;
-    uint64_t seq = ++c->taken;
-    pthread_mutex_unlock(&c->lock);
+    cairn__jrec *batch = j->head;
+    j->head = j->tail = NULL;
+    uint64_t seq = ++j->taken;
+    pthread_mutex_unlock(&j->mu);
 
     cairn_error err = {0};
-    cairn_status st = cairn_store_begin(c->store, &err);
-    for (cairn__journal_rec *r = batch; st == CAIRN_OK && r; r = r->next)
-      st = apply(c->store, r, &err);
+    cairn_status st = cairn_store_begin(j->store, &err);
+    for (cairn__jrec *r = batch; st == CAIRN_OK && r; r = r->next)
+      st = apply(j->store, r, &err);
     if (st == CAIRN_OK)
-      st = cairn_store_commit(c->store, &err);
-    if (st != CAIRN_OK) {
-      cairn_store_rollback(c->store);
-      CAIRN_ERR("commit of batch %llu failed: %s; exiting so that a restart recovers "
-                "the durable state", (unsigned long long)seq, err.text);
-      fflush(stderr);
-      _exit(70);
-    }
-    free_recs(batch);
+      st = cairn_store_commit(j->store, &err);
+    if (st != CAIRN_OK)
+      cairn_store_rollback(j->store);
+    free_list(batch);
 
-    pthread_mutex_lock(&c->lock);
-    c->committed = seq;
-    pthread_cond_broadcast(&c->done_cv);
+    pthread_mutex_lock(&j->mu);
+    if (st != CAIRN_OK) {
+      cairn_error why;
+      cairn_error_set(&why, st, "commit of batch %llu failed: %s", (unsigned long long)seq,
+                      err.text);
+      fail_locked(j, &why);
+      break;
+    }
+    j->committed = seq;
+    pthread_cond_broadcast(&j->done_cv);
   }
-  pthread_mutex_unlock(&c->lock);
+  free_list(j->head);
+  j->head = j->tail = NULL;
+  j->exited = 1;
+  pthread_cond_broadcast(&j->done_cv);
+  pthread_mutex_unlock(&j->mu);
   return NULL;
 }
 
-int cairn__journal_start(cairn_core *c, cairn_error *err) {
-  c->committer_running = 1;
-  if (pthread_create(&c->committer, NULL, committer, c)) {
-    c->committer_running = 0;
-    cairn_error_set(err, CAIRN_EINTERNAL, "cannot start the commit thread");
-    return -1;
+cairn__journal *cairn__journal_open(cairn_store *s, const cairn_logger *log, int fail_fd,
+                                    cairn_error *err) {
+  cairn__journal *j = calloc(1, sizeof *j);
+  if (!j) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return NULL;
   }
-  return 0;
+  pthread_mutex_init(&j->mu, NULL);
+  pthread_cond_init(&j->work_cv, NULL);
+  pthread_cond_init(&j->done_cv, NULL);
+  j->store = s;
+  j->log = log;
+  j->fail_fd = fail_fd;
+  if (pthread_create(&j->thread, NULL, committer, j)) {
+    cairn_error_set(err, CAIRN_EINTERNAL, "cannot start the commit thread");
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->work_cv);
+    pthread_cond_destroy(&j->done_cv);
+    free(j);
+    return NULL;
+  }
+  return j;
 }
 
-void cairn__journal_stop(cairn_core *c) {
-  if (!c->committer_running)
+void cairn__journal_close(cairn__journal *j) {
+  if (!j)
     return;
-  pthread_mutex_lock(&c->lock);
-  c->stopping = 1;
-  pthread_cond_signal(&c->work_cv);
-  pthread_mutex_unlock(&c->lock);
-  pthread_join(c->committer, NULL);
-  pthread_mutex_lock(&c->lock);
-  c->committer_running = 0;
-  pthread_cond_broadcast(&c->done_cv);
-  pthread_mutex_unlock(&c->lock);
+  pthread_mutex_lock(&j->mu);
+  j->stopping = 1;
+  pthread_cond_signal(&j->work_cv);
+  pthread_mutex_unlock(&j->mu);
+  pthread_join(j->thread, NULL);
+  pthread_mutex_destroy(&j->mu);
+  pthread_cond_destroy(&j->work_cv);
+  pthread_cond_destroy(&j->done_cv);
+  free(j);
+}
+
+uint64_t cairn__journal_put(cairn__journal *j, cairn__jrec *r) {
+  pthread_mutex_lock(&j->mu);
+  uint64_t seq = j->taken + 1;
+  if (j->failed || j->stopping) {
+    cairn__jrec_free(r);
+  } else if (!r) {
+    cairn_error why;
+    cairn_error_set(&why, CAIRN_ENOMEM, "out of memory queuing a journal record");
+    fail_locked(j, &why);
+  } else {
+    r->next = NULL;
+    if (j->tail)
+      j->tail->next = r;
+    else
+      j->head = r;
+    j->tail = r;
+    pthread_cond_signal(&j->work_cv);
+  }
+  pthread_mutex_unlock(&j->mu);
+  return seq;
+}
+
+uint64_t cairn__journal_last(cairn__journal *j) {
+  pthread_mutex_lock(&j->mu);
+  uint64_t seq = j->head ? j->taken + 1 : j->taken;
+  pthread_mutex_unlock(&j->mu);
+  return seq;
+}
+
+cairn_status cairn__journal_wait(cairn__journal *j, uint64_t seq, cairn_error *err) {
+  pthread_mutex_lock(&j->mu);
+  while (j->committed < seq && !j->failed && !j->exited)
+    pthread_cond_wait(&j->done_cv, &j->mu);
+  cairn_status st = CAIRN_OK;
+  if (j->failed) {
+    st = CAIRN_EFAILED;
+    if (err)
+      *err = j->failure;
+  } else if (j->committed < seq)
+    st = cairn_error_set(err, CAIRN_EFAILED, "the master is stopping");
+  pthread_mutex_unlock(&j->mu);
+  return st;
+}
+
+uint64_t cairn__journal_committed(cairn__journal *j) {
+  pthread_mutex_lock(&j->mu);
+  uint64_t n = j->committed;
+  pthread_mutex_unlock(&j->mu);
+  return n;
+}
+
+cairn_status cairn__journal_failed(cairn__journal *j, cairn_error *err) {
+  pthread_mutex_lock(&j->mu);
+  cairn_status st = CAIRN_OK;
+  if (j->failed) {
+    st = CAIRN_EFAILED;
+    if (err)
+      *err = j->failure;
+  }
+  pthread_mutex_unlock(&j->mu);
+  return st;
 }

@@ -41,7 +41,7 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   json_decref(apps);
   apps = NULL;
   if ((size_t)r->id != c->nvols + 1) {
-    CAIRN_ERR("store: volunteer ids are not dense (found %lld after %zu)", (long long)r->id,
+    CAIRN_ERR(&c->log, "store: volunteer ids are not dense (found %lld after %zu)", (long long)r->id,
               c->nvols);
     goto fail;
   }
@@ -303,7 +303,7 @@ static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
       for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
         t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
       if (t->state == TS_RUNNING && (!t->rep || !t->rep->active)) {
-        CAIRN_WARN("store: task %lld was running without a lease; eligible again",
+        CAIRN_WARN(&c->log, "store: task %lld was running without a lease; eligible again",
                    (long long)t->key);
         t->state = TS_ELIGIBLE;
       }
@@ -365,15 +365,17 @@ out:
 }
 
 cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
-                             cairn_error *err) {
+                             const cairn_logger *log, int fail_fd, cairn_error *err) {
   cairn_core *c = calloc(1, sizeof *c);
   if (!c) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
+  if (log)
+    c->log = *log;
+  else
+    cairn_logger_init(&c->log, CAIRN_LOG_DEFAULT, NULL, NULL);
   pthread_mutex_init(&c->lock, NULL);
-  pthread_cond_init(&c->work_cv, NULL);
-  pthread_cond_init(&c->done_cv, NULL);
   pthread_cond_init(&c->job_cv, NULL);
   cairn_hmap_init(&c->vol_by_token);
   cairn_hmap_init(&c->leases);
@@ -433,7 +435,8 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
       goto fail;
     }
   }
-  if (cairn__core_load(c, err) != CAIRN_OK || cairn__journal_start(c, err))
+  if (cairn__core_load(c, err) != CAIRN_OK ||
+      !(c->journal = cairn__journal_open(c->store, &c->log, fail_fd, err)))
     goto fail;
   return c;
 fail:
@@ -441,10 +444,14 @@ fail:
   return NULL;
 }
 
+cairn_status cairn__core_health(cairn_core *c, cairn_error *err) {
+  return cairn__journal_failed(c->journal, err);
+}
+
 void cairn__core_close(cairn_core *c) {
   if (!c)
     return;
-  cairn__journal_stop(c);
+  cairn__journal_close(c->journal);
   cairn_store_close(c->store);
   for (size_t i = 0; i < c->njobs; i++)
     cairn__job_free(c->jobs[i]);
@@ -464,8 +471,6 @@ void cairn__core_close(cairn_core *c) {
   cairn__rates_free(c);
   free(c->heap);
   pthread_mutex_destroy(&c->lock);
-  pthread_cond_destroy(&c->work_cv);
-  pthread_cond_destroy(&c->done_cv);
   pthread_cond_destroy(&c->job_cv);
   free(c);
 }

@@ -62,7 +62,12 @@ int main(int argc, char **argv) {
     case 'k': tls_key = optarg; break;
     case 't': cfg.threads = atoi(optarg); break;
     case 'n': cfg.durable = 0; break;
-    case 'v': cfg.log_level = optarg; break;
+    case 'v':
+      if (cairn_log_level_parse(optarg, &cfg.log_level) != CAIRN_OK) {
+        fprintf(stderr, "cairn-server: --log-level must be error, warn, info or debug\n");
+        return 2;
+      }
+      break;
     case 'f': cfg.ataf_family = optarg; break;
     case 'b': cfg.broadcast_plan = optarg; break;
     case 'h': usage(stdout); return 0;
@@ -79,10 +84,10 @@ int main(int argc, char **argv) {
   }
   cfg.tls_cert = tls_cert;
   cfg.tls_key = tls_key;
-  char err[512];
-  g_master = cairn_master_create(&cfg, err, sizeof err);
+  cairn_error err;
+  g_master = cairn_master_create(&cfg, &err);
   if (!g_master) {
-    fprintf(stderr, "cairn-server: %s\n", err);
+    fprintf(stderr, "cairn-server: %s\n", err.text);
     return 1;
   }
   struct sigaction sa = {0};
@@ -90,14 +95,16 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  if (cairn_master_start(g_master, err, sizeof err)) {
-    fprintf(stderr, "cairn-server: %s\n", err);
+  if (cairn_master_start(g_master, &err) != CAIRN_OK) {
+    fprintf(stderr, "cairn-server: %s\n", err.text);
     cairn_master_delete(g_master);
     return 1;
   }
   printf("cairn-server listening on %s\n", cairn_master_url(g_master));
   fflush(stdout);
-  cairn_master_run(g_master);
+  cairn_status st = cairn_master_run(g_master, &err);
+  if (st != CAIRN_OK)
+    fprintf(stderr, "cairn-server: %s (%s); exiting\n", err.text, cairn_strerror(st));
   cairn_master_delete(g_master);
-  return 0;
+  return st == CAIRN_OK ? 0 : 70; /* EX_SOFTWARE: a supervisor restarts it */
 }

@@ -34,15 +34,15 @@ static int valid_token(const char *t) {
 }
 
 /* $CAIRN_ADMIN_TOKEN, else the token file, else DB.admin-token (created). */
-static int load_admin_token(cairn_master *m, char *errbuf, size_t errlen) {
+static cairn_status load_admin_token(cairn_master *m, cairn_error *err) {
   const char *t = m->cfg.admin_token ? m->cfg.admin_token : getenv("CAIRN_ADMIN_TOKEN");
   if (t && *t) {
     if (!valid_token(t)) {
-      snprintf(errbuf, errlen, "the admin token must be 16 to 128 printable characters");
-      return -1;
+      return cairn_error_set(err, CAIRN_EINVAL,
+                             "the admin token must be 16 to 128 printable characters");
     }
     snprintf(m->admin_token, sizeof m->admin_token, "%s", t);
-    return 0;
+    return CAIRN_OK;
   }
   char path[4200];
   if (m->cfg.admin_token_file)
@@ -57,27 +57,24 @@ static int load_admin_token(cairn_master *m, char *errbuf, size_t errlen) {
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
       buf[--n] = '\0';
     if (!valid_token(buf)) {
-      snprintf(errbuf, errlen, "%s does not hold a valid admin token", path);
-      return -1;
+      return cairn_error_set(err, CAIRN_EINVAL, "%s does not hold a valid admin token", path);
     }
     snprintf(m->admin_token, sizeof m->admin_token, "%.128s", buf);
-    return 0;
+    return CAIRN_OK;
   }
   if (errno != ENOENT || m->cfg.admin_token_file) {
-    snprintf(errbuf, errlen, "cannot read the admin token file %s: %s", path, strerror(errno));
-    return -1;
+    return cairn_error_set(err, CAIRN_EIO, "cannot read the admin token file %s: %s", path,
+                           strerror(errno));
   }
   unsigned char raw[32];
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-    snprintf(errbuf, errlen, "no randomness for the admin token");
-    return -1;
+    return cairn_error_set(err, CAIRN_EIO, "no randomness for the admin token");
   }
   for (int i = 0; i < 32; i++)
     snprintf(m->admin_token + 2 * i, 3, "%02x", raw[i]);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0) {
-    snprintf(errbuf, errlen, "cannot create %s: %s", path, strerror(errno));
-    return -1;
+    return cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", path, strerror(errno));
   }
   char line[80];
   int n = snprintf(line, sizeof line, "%s\n", m->admin_token);
@@ -85,34 +82,25 @@ static int load_admin_token(cairn_master *m, char *errbuf, size_t errlen) {
   close(fd);
   if (!ok) {
     unlink(path);
-    snprintf(errbuf, errlen, "cannot write %s", path);
-    return -1;
+    return cairn_error_set(err, CAIRN_EIO, "cannot write %s", path);
   }
-  return 0;
+  return CAIRN_OK;
 }
 
-cairn_master *cairn_master_create(const cairn_master_config *cfg, char *errbuf, size_t errlen) {
-  char dummy[8];
-  if (!errbuf) {
-    errbuf = dummy;
-    errlen = sizeof dummy;
-  }
+cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *err) {
   cairn_master *m = calloc(1, sizeof *m);
   if (!m) {
-    snprintf(errbuf, errlen, "out of memory");
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   m->cfg = *cfg;
   m->stop_pipe[0] = m->stop_pipe[1] = -1;
   pthread_mutex_init(&m->stats_lock, NULL);
-  if (cfg->log_level) {
-    cairn_log_level l;
-    if (cairn_log_parse_level(cfg->log_level, &l)) {
-      snprintf(errbuf, errlen, "unknown log level \"%s\"", cfg->log_level);
-      goto fail;
-    }
-    cairn_log_set_level(l);
+  if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG) {
+    cairn_error_set(err, CAIRN_EINVAL, "unknown log level %d", (int)cfg->log_level);
+    goto fail;
   }
+  cairn_logger_init(&m->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
   if (m->cfg.threads <= 0)
     m->cfg.threads = 16;
   if (m->cfg.lease_check_seconds <= 0)
@@ -121,20 +109,19 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, char *errbuf, 
   m->listen = strdup(cfg->listen ? cfg->listen : "127.0.0.1:8080");
   m->web_dir = cfg->web_dir ? strdup(cfg->web_dir) : NULL;
   m->cfg.db_path = m->cfg.listen = m->cfg.web_dir = NULL; /* use the copies above */
-  if (!m->db_path || !m->listen || (cfg->web_dir && !m->web_dir) || pipe2(m->stop_pipe, O_CLOEXEC)) {
-    snprintf(errbuf, errlen, "out of resources");
+  if (!m->db_path || !m->listen || (cfg->web_dir && !m->web_dir) ||
+      pipe2(m->stop_pipe, O_CLOEXEC)) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of resources");
     goto fail;
   }
   fcntl(m->stop_pipe[1], F_SETFL, O_NONBLOCK);
-  if (load_admin_token(m, errbuf, errlen))
+  if (load_admin_token(m, err) != CAIRN_OK)
     goto fail;
-  cairn_error err = {0};
-  m->core = cairn__core_open(m->db_path, cfg->durable, cfg->ataf_family, &err);
+  m->core = cairn__core_open(m->db_path, cfg->durable, cfg->ataf_family, &m->log,
+                             m->stop_pipe[1], err);
   if (!m->core ||
-      (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, &err))) {
-    snprintf(errbuf, errlen, "%s", err.text);
+      (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)))
     goto fail;
-  }
   return m;
 fail:
   cairn_master_delete(m);
@@ -146,28 +133,24 @@ static void *reaper(void *arg) {
   int ms = (int)(m->cfg.lease_check_seconds * 1000);
   for (;;) {
     struct pollfd p = {.fd = m->stop_pipe[0], .events = POLLIN};
-    if (poll(&p, 1, ms) > 0 || m->stop_requested)
+    if (poll(&p, 1, ms) > 0 || m->stop_requested ||
+        cairn__core_health(m->core, NULL) != CAIRN_OK)
       break;
     cairn__core_expire(m->core, cairn__now());
   }
   return NULL;
 }
 
-int cairn_master_start(cairn_master *m, char *errbuf, size_t errlen) {
-  char dummy[8];
-  if (!errbuf) {
-    errbuf = dummy;
-    errlen = sizeof dummy;
-  }
-  if (cairn__http_start(m, errbuf, errlen))
-    return -1;
+cairn_status cairn_master_start(cairn_master *m, cairn_error *err) {
+  cairn_status st = cairn__http_start(m, err);
+  if (st != CAIRN_OK)
+    return st;
   if (pthread_create(&m->reaper, NULL, reaper, m)) {
     cairn__http_stop(m);
-    snprintf(errbuf, errlen, "cannot start the lease checker");
-    return -1;
+    return cairn_error_set(err, CAIRN_EINTERNAL, "cannot start the lease checker");
   }
   m->reaper_running = 1;
-  return 0;
+  return CAIRN_OK;
 }
 
 void cairn_master_stop(cairn_master *m) {
@@ -179,12 +162,23 @@ void cairn_master_stop(cairn_master *m) {
   }
 }
 
-int cairn_master_run(cairn_master *m) {
-  while (!m->stop_requested) {
+cairn_status cairn_master_run(cairn_master *m, cairn_error *err) {
+  /* the stop pipe is written by cairn_master_stop() and by a failing journal */
+  for (;;) {
+    cairn_status st = cairn__core_health(m->core, err);
+    if (st != CAIRN_OK || m->stop_requested)
+      return st;
     struct pollfd p = {.fd = m->stop_pipe[0], .events = POLLIN};
-    poll(&p, 1, 1000);
+    if (poll(&p, 1, 1000) > 0) {
+      char b[16];
+      ssize_t r = read(m->stop_pipe[0], b, sizeof b);
+      (void)r;
+    }
   }
-  return 0;
+}
+
+cairn_status cairn_master_failed(cairn_master *m, cairn_error *err) {
+  return cairn__core_health(m->core, err);
 }
 
 void cairn_master_delete(cairn_master *m) {
@@ -209,56 +203,47 @@ void cairn_master_delete(cairn_master *m) {
 const char *cairn_master_url(const cairn_master *m) { return m->url; }
 const char *cairn_master_admin_token(const cairn_master *m) { return m->admin_token; }
 
-int cairn_master_submit(cairn_master *m, const char *job_json, size_t len, long long *job_id,
-                        char *errbuf, size_t errlen) {
-  char dummy[8];
-  if (!errbuf) {
-    errbuf = dummy;
-    errlen = sizeof dummy;
-  }
-  cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(job_json, len, CAIRN_JOBSPEC_CLIENT, &err);
-  if (!spec) {
-    snprintf(errbuf, errlen, "%s", err.text);
-    return -1;
-  }
+cairn_status cairn_master_submit(cairn_master *m, const char *job_json, size_t len,
+                                 long long *job_id, cairn_error *err) {
+  cairn_status st = cairn__core_health(m->core, err);
+  if (st != CAIRN_OK)
+    return st;
+  cairn_jobspec *spec = cairn_jobspec_parse(job_json, len, CAIRN_JOBSPEC_CLIENT, err);
+  if (!spec)
+    return err ? err->status : CAIRN_EINVAL;
   for (uint32_t i = 0; i < spec->nfiles; i++) {
     cairn_jobspec_file *f = &spec->files[i];
     if (f->sha256)
       continue;
     char sha[65];
     int64_t size;
-    if (cairn__files_import(m->core, f->path, sha, &size, &err) != CAIRN_OK) {
-      snprintf(errbuf, errlen, "file \"%s\": %s", f->name, err.text);
+    cairn_error ferr = {0};
+    st = cairn__files_import(m->core, f->path, sha, &size, &ferr);
+    if (st == CAIRN_OK && !(f->sha256 = strdup(sha)))
+      st = cairn_error_set(&ferr, CAIRN_ENOMEM, "out of memory");
+    if (st != CAIRN_OK) {
+      cairn_error_set(err, st, "file \"%s\": %s", f->name, ferr.text);
       cairn_jobspec_free(spec);
-      return -1;
+      return st;
     }
-    f->sha256 = strdup(sha);
     f->size = size;
-    if (!f->sha256) {
-      snprintf(errbuf, errlen, "out of memory");
-      cairn_jobspec_free(spec);
-      return -1;
-    }
   }
   int64_t id = 0;
-  if (cairn__core_submit(m->core, spec, &id, &err) != CAIRN_OK) {
-    snprintf(errbuf, errlen, "%s", err.text);
-    return -1;
-  }
-  *job_id = id;
-  return 0;
+  st = cairn__core_submit(m->core, spec, &id, err); /* takes spec */
+  if (st == CAIRN_OK)
+    *job_id = id;
+  return st;
 }
 
-int cairn_master_wait(cairn_master *m, long long job_id, double timeout_seconds) {
-  int rc = cairn__core_wait_job(m->core, job_id,
-                                timeout_seconds < 0 ? -1 : (long)(timeout_seconds * 1000));
-  switch (rc) {
-  case JS_DONE: return 0;
-  case JS_FAILED: return 1;
-  case -2: return 2;
-  default: return -1;
-  }
+cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout_seconds,
+                               cairn_job_state *state, cairn_error *err) {
+  int js = JS_RUNNING;
+  cairn_status st = cairn__core_wait_job(
+    m->core, job_id, timeout_seconds < 0 ? -1 : (long)(timeout_seconds * 1000), &js, err);
+  if (state)
+    *state = js == JS_DONE ? CAIRN_JOB_DONE : js == JS_FAILED ? CAIRN_JOB_FAILED
+                                                               : CAIRN_JOB_RUNNING;
+  return st;
 }
 
 char *cairn_master_results_json(cairn_master *m, long long job_id) {

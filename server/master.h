@@ -3,10 +3,11 @@
 #define CAIRN_MASTER_PRIV_H
 
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "cairn/master.h"
+#include "common/log.h"
 #include "server/core.h"
 
 /* Routes, for dispatch and for the per-route request counters. */
@@ -21,6 +22,7 @@ extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
 struct cairn_master {
   cairn_master_config cfg;
+  cairn_logger log;          /* from cfg; the core keeps a copy */
   char *db_path, *listen, *web_dir;
   char admin_token[129];
   char url[300];
@@ -28,7 +30,8 @@ struct cairn_master {
   void *daemon;              /* struct MHD_Daemon */
   pthread_t reaper;
   int reaper_running;
-  volatile sig_atomic_t stop_requested;
+  atomic_int stop_requested; /* set by cairn_master_stop(), from any thread or a signal */
+  atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
@@ -67,7 +70,7 @@ json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);
 json_t *cairn__audit_volunteer(cairn_master *m, int64_t id, cairn_error *err);
 
 /* http.c */
-int cairn__http_start(cairn_master *m, char *errbuf, size_t errlen);
+cairn_status cairn__http_start(cairn_master *m, cairn_error *err);
 void cairn__http_stop(cairn_master *m);
 
 /* Imports a local file into the file store: copies it to files_dir/sha256

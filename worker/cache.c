@@ -102,7 +102,7 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
     return CAIRN_OK;
   }
   if (have >= 0) {
-    CAIRN_WARN("cache: %s has %lld bytes, expected %lld: fetching again", final, have, size);
+    CAIRN_WARN(c->log, "cache: %s has %lld bytes, expected %lld: fetching again", final, have, size);
     unlink(final);
   }
   unsigned long n = atomic_fetch_add(&c->counter, 1);
@@ -131,7 +131,7 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
     rc = cairn_error_set(err, CAIRN_EIO, "cache: cannot store %s: %s", final, strerror(errno));
     goto out;
   }
-  CAIRN_DEBUG("cache: stored %s (%lld bytes)", sha256, got);
+  CAIRN_DEBUG(c->log, "cache: stored %s (%lld bytes)", sha256, got);
   *path = final;
   final = NULL;
 out:

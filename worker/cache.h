@@ -12,11 +12,13 @@
 #include <stdatomic.h>
 
 #include "common/error.h"
+#include "common/log.h"
 #include "worker/transport.h"
 
 typedef struct cairn__cache {
   char *dir;
   atomic_ulong counter;  /* temp file names */
+  const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__cache;
 
 /* Creates dir if needed and removes temp files left by a crash. */

@@ -57,12 +57,12 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     if (rc == CAIRN_EIO) {
-      CAIRN_WARN("input %s: %s (retrying)", in->name, err->text);
+      CAIRN_WARN(cache->log, "input %s: %s (retrying)", in->name, err->text);
       if (cairn__cancel_sleep(cancel, cairn__backoff_next(&b)))
         return cairn_error_set(err, CAIRN_EIO, "cancelled");
       continue;
     }
-    CAIRN_WARN("input %s: %s", in->name, err->text);
+    CAIRN_WARN(cache->log, "input %s: %s", in->name, err->text);
     if (rc == CAIRN_EINVAL && ++mismatches < MISMATCH_ATTEMPTS)
       continue;
     return rc;
@@ -102,7 +102,7 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
       return got(peers, in, list[i], status, t0, cached, path);
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
-    CAIRN_WARN("input %s: source %s skipped: %s", in->name, list[i], err->text);
+    CAIRN_WARN(cache->log, "input %s: source %s skipped: %s", in->name, list[i], err->text);
     if (peers && reason >= 0) /* the peer's fault, not ours: the master hears of it */
       cairn__peerstate_failed(peers, in->sha256, list[i], reason);
   }

@@ -52,14 +52,14 @@ static int beat(cairn__heartbeat *hb) {
   long status = resp.status;
   int ok = -1;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
-    cairn__worker_fatal(w, "%s", err.text);
+    cairn__worker_fatal(w, err.status, "%s", err.text);
   else if (rc != CAIRN_OK)
-    CAIRN_WARN("heartbeat: %s", err.text);
+    CAIRN_WARN(&w->log, "heartbeat: %s", err.text);
   else if (status == 200) {
     long long *ext = NULL;
     long n = parse_extended(resp.body.data, resp.body.len, &ext, &w->peers);
     if (n < 0)
-      CAIRN_WARN("heartbeat: malformed answer");
+      CAIRN_WARN(&w->log, "heartbeat: malformed answer");
     else {
       cairn__leases_renewed(&w->leases, bound, ext, (size_t)n, cairn__now_ms());
       ok = 0;
@@ -68,9 +68,9 @@ static int beat(cairn__heartbeat *hb) {
   } else {
     cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
     if (status == 403)
-      cairn__worker_fatal(w, "the master refuses this volunteer (banned?): %s", msg);
+      cairn__worker_fatal(w, CAIRN_EFORBIDDEN, "the master refuses this volunteer (banned?): %s", msg);
     else
-      CAIRN_WARN("heartbeat: HTTP %ld: %s", status, msg);
+      CAIRN_WARN(&w->log, "heartbeat: HTTP %ld: %s", status, msg);
   }
   cairn_buf_free(&resp.body);
   return ok;

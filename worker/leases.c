@@ -104,7 +104,7 @@ size_t cairn__leases_renewed(cairn__leases *l, unsigned long bound, const long l
     else {
       atomic_store(&e->lost, 1);
       lost++;
-      CAIRN_INFO("lease of index %lld lost: the master no longer lists it", e->index);
+      CAIRN_INFO(l->log, "lease of index %lld lost: the master no longer lists it", e->index);
     }
   }
   pthread_mutex_unlock(&l->mu);

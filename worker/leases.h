@@ -15,6 +15,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "common/log.h"
+
 typedef struct cairn__lease {
   int held;
   long long index;
@@ -29,6 +31,7 @@ typedef struct cairn__leases {
   cairn__lease *e;
   size_t n;
   unsigned long next_epoch;
+  const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__leases;
 
 /* Returns 0, or -1 on out of memory. */

@@ -94,13 +94,12 @@ int main(int argc, char **argv) {
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
   };
-  static const char *levels[] = {"error", "warn", "info", "debug"};
   cairn_worker_config cfg = {0};
   app_arg apps[256];
   size_t napps = 0;
   long long v;
   int opt, rc;
-  char err[512];
+  cairn_error err;
 
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -156,11 +155,7 @@ int main(int argc, char **argv) {
       cfg.max_tasks = (unsigned long)v;
       break;
     case O_LOG:
-      cfg.log_level = CAIRN_WORKER_LOG_DEFAULT;
-      for (int i = 0; i < 4; i++)
-        if (strcmp(optarg, levels[i]) == 0)
-          cfg.log_level = (cairn_worker_log_level)(CAIRN_WORKER_LOG_ERROR + i);
-      if (cfg.log_level == CAIRN_WORKER_LOG_DEFAULT)
+      if (cairn_log_level_parse(optarg, &cfg.log_level) != CAIRN_OK)
         return bad_usage("--log-level wants error, warn, info or debug, got \"%s\"", optarg);
       break;
     case 'h':
@@ -176,12 +171,12 @@ int main(int argc, char **argv) {
   if (napps == 0)
     return bad_usage("at least one --app NAME=PATH is required%s", "");
 
-  cairn_worker *w = cairn_worker_create(&cfg, err, sizeof err);
+  cairn_worker *w = cairn_worker_create(&cfg, &err);
   if (!w)
-    return bad_usage("%s", err);
+    return bad_usage("%s", err.text);
   for (size_t i = 0; i < napps; i++)
-    if (cairn_worker_add_exec_app(w, apps[i].name, apps[i].path) != 0) {
-      rc = bad_usage("%s", cairn_worker_error(w));
+    if (cairn_worker_add_exec_app(w, apps[i].name, apps[i].path, &err) != CAIRN_OK) {
+      rc = bad_usage("%s", err.text);
       cairn_worker_delete(w);
       return rc;
     }
@@ -195,14 +190,14 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  rc = cairn_worker_run(w);
-  if (rc != 0)
-    fprintf(stderr, "cairn-worker: %s\n", cairn_worker_error(w));
+  cairn_status st_run = cairn_worker_run(w, &err);
+  if (st_run != CAIRN_OK)
+    fprintf(stderr, "cairn-worker: %s\n", err.text);
   cairn_worker_stats st;
   cairn_worker_get_stats(w, &st);
   fprintf(stderr, "cairn-worker: %llu done, %llu failed, %llu dropped\n", st.tasks_done,
           st.tasks_failed, st.tasks_dropped);
   g_worker = NULL;
   cairn_worker_delete(w);
-  return rc == 0 ? 0 : 1;
+  return st_run == CAIRN_OK ? 0 : 1;
 }

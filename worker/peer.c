@@ -29,6 +29,7 @@ struct cairn__peer {
   atomic_uint active;
   unsigned port;
   cairn__peerstate *ps;
+  const cairn_logger *log;   /* borrowed: the worker's */
 };
 
 /* One file transfer in progress (the request's context). */
@@ -164,7 +165,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     t->size = (unsigned long long)st.st_size;
     atomic_fetch_add(&p->active, 1);
     *ctx = t;
-    CAIRN_DEBUG("peer: sending %s (%llu bytes)", t->sha256, t->size);
+    CAIRN_DEBUG(p->log, "peer: sending %s (%llu bytes)", t->sha256, t->size);
   } else
     free(t);
   return ret;
@@ -179,24 +180,25 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
   atomic_fetch_sub(&p->active, 1);
   if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
     cairn__peerstate_served(p->ps, t->sha256, t->size);
-    CAIRN_DEBUG("peer: served %s (%llu bytes)", t->sha256, t->size);
+    CAIRN_DEBUG(p->log, "peer: served %s (%llu bytes)", t->sha256, t->size);
   } else
-    CAIRN_DEBUG("peer: transfer of %s ended early (%d)", t->sha256, (int)toe);
+    CAIRN_DEBUG(p->log, "peer: transfer of %s ended early (%d)", t->sha256, (int)toe);
   free(t);
   *ctx = NULL;
 }
 
 static void on_log(void *cls, const char *fmt, va_list ap) {
+  const cairn__peer *p = cls;
   char line[512];
   vsnprintf(line, sizeof line, fmt, ap);
   size_t n = strlen(line);
   while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
     line[--n] = '\0';
-  CAIRN_DEBUG("peer: %s", line);
+  CAIRN_DEBUG(p->log, "peer: %s", line);
 }
 
 cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
-                               cairn__peerstate *ps, cairn_error *err) {
+                               cairn__peerstate *ps, const cairn_logger *log, cairn_error *err) {
   listen_addr a;
   if (parse_addr(listen, &a) != 0) {
     cairn_error_set(err, CAIRN_EINVAL, "peer listen address \"%.100s\" is not HOST:PORT",
@@ -210,6 +212,7 @@ cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsign
   }
   p->max_transfers = max_transfers ? max_transfers : 1;
   p->ps = ps;
+  p->log = log;
   atomic_init(&p->active, 0);
   p->cache_fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (p->cache_fd < 0) {
@@ -231,7 +234,7 @@ cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsign
     return NULL;
   }
   p->port = info->port;
-  CAIRN_INFO("peer server listening on %s (port %u, at most %u transfers)", listen, p->port,
+  CAIRN_INFO(p->log, "peer server listening on %s (port %u, at most %u transfers)", listen, p->port,
              p->max_transfers);
   return p;
 }

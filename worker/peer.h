@@ -15,6 +15,7 @@
 #define CAIRN_PEER_H
 
 #include "common/error.h"
+#include "common/log.h"
 #include "worker/peerstate.h"
 
 typedef struct cairn__peer cairn__peer;
@@ -25,10 +26,11 @@ int cairn__peer_parse_listen(const char *spec);
 
 /* Starts serving cache_dir on listen ("HOST:PORT", see above), checking
  * tokens with and counting served bytes into ps (borrowed; must outlive the
- * server). max_transfers >= 1. Returns NULL with err set when the address
- * is malformed or cannot be bound. */
+ * server), logging through log (borrowed; NULL: stderr). max_transfers >= 1.
+ * Returns NULL with err set when the address is malformed or cannot be
+ * bound. */
 cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
-                               cairn__peerstate *ps, cairn_error *err);
+                               cairn__peerstate *ps, const cairn_logger *log, cairn_error *err);
 
 /* The port the server listens on. */
 unsigned cairn__peer_port(const cairn__peer *p);

@@ -81,7 +81,7 @@ cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long lo
     }
     if (rc == CAIRN_OK)
       cairn_error_set(err, CAIRN_EIO, "PUT %s: HTTP %ld: %s", path, status, msg);
-    CAIRN_WARN("result %lld not delivered yet: %s (retrying)", index, err->text);
+    CAIRN_WARN(s->log, "result %lld not delivered yet: %s (retrying)", index, err->text);
     if (cairn__stopper_sleep_until_stop(s->stopper, cairn__backoff_next(&b)))
       return CAIRN__ABANDONED;
   }

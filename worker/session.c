@@ -77,7 +77,7 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
   for (;;) {
     rc = cairn__register(c->http, &reg, &fresh, err);
     if (rc == CAIRN_EINVAL && reg.peer_url) {
-      CAIRN_INFO("%s: registering without peer_url (a master without data distribution?)",
+      CAIRN_INFO(s->log, "%s: registering without peer_url (a master without data distribution?)",
                  err->text);
       cairn__peerstate_refused(s->peers, cairn__now_ms());
       reg.peer_url = NULL;
@@ -88,10 +88,10 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
     if (cairn__stopper_stopping(s->stopper))
       return cairn_error_set(err, CAIRN_EIO, "stopped before registration completed");
     if (warned++ == 0)
-      CAIRN_WARN("cannot register with %s yet: %s (retrying)", cairn_http_base(c->http),
+      CAIRN_WARN(s->log, "cannot register with %s yet: %s (retrying)", cairn_http_base(c->http),
                  err->text);
     else
-      CAIRN_DEBUG("cannot register yet: %s", err->text);
+      CAIRN_DEBUG(s->log, "cannot register yet: %s", err->text);
     if (s->give_up_ms && cairn__now_ms() >= s->give_up_ms)
       return CAIRN_EIO;
     if (cairn__stopper_sleep_until_stop(s->stopper, cairn__backoff_next(&b)))
@@ -117,7 +117,7 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
   cairn__credentials_clear(&s->cred);
   s->cred = fresh;
   s->generation++;
-  CAIRN_INFO("registered with %s as volunteer %lld (row %lld)", s->cred.server, s->cred.id,
+  CAIRN_INFO(s->log, "registered with %s as volunteer %lld (row %lld)", s->cred.server, s->cred.id,
              s->cred.row);
   return CAIRN_OK;
 }
@@ -131,11 +131,11 @@ cairn_status cairn__session_open(cairn__session *s, cairn__conn *c, cairn_error 
     s->cred = old;
     s->generation++;
     pthread_mutex_unlock(&s->mu);
-    CAIRN_INFO("reusing volunteer %lld (row %lld) from %s", old.id, old.row, s->path);
+    CAIRN_INFO(s->log, "reusing volunteer %lld (row %lld) from %s", old.id, old.row, s->path);
     return CAIRN_OK;
   }
   if (rc == CAIRN_OK) {
-    CAIRN_INFO("%s belongs to %s: registering with %s", s->path, old.server,
+    CAIRN_INFO(s->log, "%s belongs to %s: registering with %s", s->path, old.server,
                cairn_http_base(c->http));
     cairn__credentials_clear(&old);
   } else if (rc != CAIRN_ENOTFOUND) {
@@ -177,7 +177,7 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
     return rc;
   pthread_mutex_lock(&s->mu);
   if (c->generation == s->generation) {
-    CAIRN_WARN("%s %s: the master no longer knows volunteer %lld; registering again", method,
+    CAIRN_WARN(s->log, "%s %s: the master no longer knows volunteer %lld; registering again", method,
                path, s->cred.id);
     rc = register_locked(s, c, 0, err);
   }
@@ -253,16 +253,16 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     cairn__peerstate_report_end(s->peers, &r, 0);
     cairn_buf_free(&resp->body);
     if (failed) {
-      CAIRN_INFO("POST %s: the master refuses \"failed\" (%s): leaving it out", path, msg);
+      CAIRN_INFO(s->log, "POST %s: the master refuses \"failed\" (%s): leaving it out", path, msg);
       cairn__peerstate_refused_failed(s->peers, cairn__now_ms());
       continue;
     }
     if (fetched) {
-      CAIRN_INFO("POST %s: the master refuses \"fetched\" (%s): leaving it out", path, msg);
+      CAIRN_INFO(s->log, "POST %s: the master refuses \"fetched\" (%s): leaving it out", path, msg);
       cairn__peerstate_refused_fetched(s->peers, cairn__now_ms());
       continue;
     }
-    CAIRN_INFO("POST %s: the master refuses the data distribution fields (%s): leaving them out",
+    CAIRN_INFO(s->log, "POST %s: the master refuses the data distribution fields (%s): leaving them out",
                path, msg);
     cairn__peerstate_refused(s->peers, cairn__now_ms());
     rc = send_plain(s, c, path, running, max_response, resp, err);

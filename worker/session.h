@@ -17,6 +17,7 @@
 #include <pthread.h>
 
 #include "worker/credentials.h"
+#include "common/log.h"
 #include "worker/peerstate.h"
 #include "worker/stopper.h"
 #include "worker/transport.h"
@@ -30,6 +31,7 @@ typedef struct cairn__session {
   cairn__stopper *stopper;      /* borrowed */
   long long give_up_ms;         /* open() stops retrying at this monotonic time; 0: never */
   cairn__peerstate *peers;      /* borrowed, may be NULL; set before open() */
+  const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__session;
 
 /* A thread's connection: its own HTTP handle and the identity it last used. */

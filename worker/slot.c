@@ -81,7 +81,7 @@ static void task_ended(cairn_worker *w, task_end end) {
   all_done = w->max_tasks && w->finished >= w->max_tasks;
   pthread_mutex_unlock(&w->mu);
   if (all_done) {
-    CAIRN_INFO("finished %lu tasks (--max-tasks): exiting", w->max_tasks);
+    CAIRN_INFO(&w->log, "finished %lu tasks (--max-tasks): exiting", w->max_tasks);
     cairn__stopper_drain(&w->stopper);
   }
 }
@@ -165,25 +165,25 @@ static task_end deliver(cairn__slot *sl, long long index, int exit_status, const
     nx = NULL;
   cairn__delivery d = send_result(sl, index, exit_status, out, len, nx, &status, &err);
   if (nx && d == CAIRN__DROPPED && status == 400) {
-    CAIRN_INFO("result %lld: the master does not chain tasks (%s): sending it alone", index,
+    CAIRN_INFO(&w->log, "result %lld: the master does not chain tasks (%s): sending it alone", index,
                err.text);
     atomic_store(&w->next_refused_ms, cairn__now_ms());
     d = send_result(sl, index, exit_status, out, len, NULL, &status, &err);
   }
   switch (d) {
   case CAIRN__DELIVERED:
-    CAIRN_INFO("result %lld delivered (exit status %d, %zu bytes)", index, exit_status, len);
+    CAIRN_INFO(&w->log, "result %lld delivered (exit status %d, %zu bytes)", index, exit_status, len);
     return exit_status == 0 ? TASK_DONE : TASK_FAILED;
   case CAIRN__DROPPED:
-    CAIRN_INFO("result %lld dropped: %s", index, err.text);
+    CAIRN_INFO(&w->log, "result %lld dropped: %s", index, err.text);
     return TASK_DROPPED;
   case CAIRN__FATAL:
-    cairn__worker_fatal(w, "%s", err.text);
+    cairn__worker_fatal(w, err.status, "%s", err.text);
     return TASK_DROPPED;
   case CAIRN__ABANDONED:
     break;
   }
-  CAIRN_INFO("result %lld abandoned: the worker is stopping", index);
+  CAIRN_INFO(&w->log, "result %lld abandoned: the worker is stopping", index);
   return TASK_DROPPED;
 }
 
@@ -192,7 +192,7 @@ static task_end deliver_note(cairn__slot *sl, long long index, int exit_status,
                              const char *note, next_offer *nx) {
   char text[700];
   snprintf(text, sizeof text, "cairn-worker: %s\n", note);
-  CAIRN_WARN("task %lld: %s", index, note);
+  CAIRN_WARN(&sl->w->log, "task %lld: %s", index, note);
   return deliver(sl, index, exit_status, text, strlen(text), nx);
 }
 
@@ -225,7 +225,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   cairn_error err = {0};
   task_end end;
   const cairn__app *app = cairn__worker_app(w, t->app);
-  CAIRN_INFO("task %lld: job %lld task \"%s\" app %s", t->index, t->job, t->id, t->app);
+  CAIRN_INFO(&w->log, "task %lld: job %lld task \"%s\" app %s", t->index, t->job, t->id, t->app);
   if (!app) {
     snprintf(err.text, sizeof err.text, "no app \"%.100s\" on this worker", t->app);
     return deliver_note(sl, t->index, EXIT_SETUP_FAILED, err.text, nx);
@@ -241,7 +241,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     rc = run_app(sl, app, t, cancel, &res, &err);
   cairn__taskdir_clear(&sl->td);
   if (cairn__cancelled(cancel) || res.outcome == CAIRN__RUN_CANCELLED) {
-    CAIRN_INFO("task %lld: %s: result dropped", t->index,
+    CAIRN_INFO(&w->log, "task %lld: %s: result dropped", t->index,
                cairn__stopper_stopping(&w->stopper) ? "worker stopping" : "lease lost");
     end = TASK_DROPPED;
   } else if (rc != CAIRN_OK) {
@@ -252,7 +252,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     end = deliver_note(sl, t->index, res.exit_status, res.note, nx);
   else {
     if (res.exit_status != 0)
-      CAIRN_INFO("task %lld: app %s exited with status %d", t->index, t->app, res.exit_status);
+      CAIRN_INFO(&w->log, "task %lld: app %s exited with status %d", t->index, t->app, res.exit_status);
     end = deliver(sl, t->index, res.exit_status, res.output.data, res.output.len, nx);
   }
   cairn_buf_free(&res.output);
@@ -280,7 +280,7 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
     else if (index >= 0)
       end = deliver_note(sl, index, EXIT_SETUP_FAILED, err.text, &nx);
     else {
-      CAIRN_ERR("unusable work offer: %s", err.text);
+      CAIRN_ERR(&w->log, "unusable work offer: %s", err.text);
       end = TASK_DROPPED;
     }
     cairn__leases_release(&w->leases, sl->i);
@@ -311,12 +311,12 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
                                           &resp, &err);
   long status = resp.status;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
-    cairn__worker_fatal(w, "%s", err.text);
+    cairn__worker_fatal(w, err.status, "%s", err.text);
   else if (rc != CAIRN_OK || cairn__transient(rc, status)) {
     if (rc == CAIRN_OK)
       cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
     if (!*warned && !cairn__stopper_stopping(&w->stopper))
-      CAIRN_WARN("cannot get work: %s (retrying)", rc != CAIRN_OK ? err.text : msg);
+      CAIRN_WARN(&w->log, "cannot get work: %s (retrying)", rc != CAIRN_OK ? err.text : msg);
     *warned = 1;
   } else if (status == 200) {
     long long index = -1;
@@ -333,9 +333,9 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   else {
     cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
     if (status == 403)
-      cairn__worker_fatal(w, "the master refuses this volunteer (banned?): %s", msg);
+      cairn__worker_fatal(w, CAIRN_EFORBIDDEN, "the master refuses this volunteer (banned?): %s", msg);
     else
-      cairn__worker_fatal(w, "POST /v1/work: HTTP %ld: %s", status, msg);
+      cairn__worker_fatal(w, CAIRN_EIO, "POST /v1/work: HTTP %ld: %s", status, msg);
   }
   cairn_buf_free(&resp.body);
   return got;
@@ -350,7 +350,8 @@ void *cairn__slot_main(void *arg) {
   cairn__backoff_init(&b, POLL_MIN_MS, POLL_MAX_MS);
   cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
   if (cairn__taskdir_init(&sl->td, w->run_dir, sl->i, &err) != CAIRN_OK)
-    CAIRN_WARN("%s (tried again before the next task)", err.text);
+    CAIRN_WARN(&w->log, "%s (tried again before the next task)", err.text);
+  sl->td.log = &w->log;
   while (!cairn__stopper_draining(&w->stopper)) {
     if (!claim(w))
       break;
@@ -366,7 +367,7 @@ void *cairn__slot_main(void *arg) {
       unclaim(w);
     long long left = idle_left(w);
     if (left == 0) {
-      CAIRN_INFO("no work for %u seconds (--exit-when-idle): exiting", w->exit_when_idle);
+      CAIRN_INFO(&w->log, "no work for %u seconds (--exit-when-idle): exiting", w->exit_when_idle);
       cairn__stopper_drain(&w->stopper);
       break;
     }

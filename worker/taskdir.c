@@ -73,7 +73,7 @@ static void free_task_paths(cairn__taskdir *d) {
 void cairn__taskdir_destroy(cairn__taskdir *d) {
   cairn_error err;
   if (d->dir && cairn__remove_tree(d->dir, &err) != CAIRN_OK)
-    CAIRN_WARN("%s", err.text);
+    CAIRN_WARN(d->log, "%s", err.text);
   free_task_paths(d);
   free(d->dir);
   memset(d, 0, sizeof *d);
@@ -186,7 +186,7 @@ void cairn__taskdir_clear(cairn__taskdir *d) {
     return;
   d->clean = restore(d) == 0;
   if (!d->clean && rebuild(d, &err) != CAIRN_OK)
-    CAIRN_WARN("%s", err.text);
+    CAIRN_WARN(d->log, "%s", err.text);
 }
 
 /* Computes the paths of t's inputs and parents inside d->dir. */
@@ -287,7 +287,7 @@ static cairn_status fill_parent(cairn__taskdir *d, const cairn__parent *p, size_
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     if (rc == CAIRN_ETOOBIG || !(status == 0 || status == 429 || status >= 500))
       return prefixed(err, CAIRN_EINVAL, "output of parent", p->id);
-    CAIRN_WARN("output of parent %s: %s (retrying)", p->id, err->text);
+    CAIRN_WARN(d->log, "output of parent %s: %s (retrying)", p->id, err->text);
     if (cairn__cancel_sleep(cancel, cairn__backoff_next(&b)))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
   }

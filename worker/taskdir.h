@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/log.h"
 #include "worker/cache.h"
 #include "worker/peerstate.h"
 #include "worker/stopper.h"
@@ -33,6 +34,7 @@ typedef struct cairn__taskdir {
                             and possibly a regular file stderr (see has_stderr) */
   int has_stderr;        /* dir/stderr is a regular file with one link, kept for
                             the next program to truncate */
+  const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__taskdir;
 
 /* Encodes a task id as a file name: bytes outside [A-Za-z0-9._,=+-] become

@@ -28,25 +28,17 @@ static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 
 static void global_init(void) { cairn_http_global_init(); }
 
-static void set_error(cairn_worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(cairn_worker *w, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(w->error, sizeof w->error, fmt, ap);
-  va_end(ap);
-}
-
-void cairn__worker_fatal(cairn_worker *w, const char *fmt, ...) {
+void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...) {
   char text[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
   pthread_mutex_lock(&w->mu);
-  if (!w->error[0])
-    snprintf(w->error, sizeof w->error, "%s", text);
+  if (w->error.status == CAIRN_OK)
+    cairn_error_set(&w->error, st == CAIRN_OK ? CAIRN_EINTERNAL : st, "%s", text);
   pthread_mutex_unlock(&w->mu);
-  CAIRN_ERR("%s", text);
+  CAIRN_ERR(&w->log, "%s", text);
   cairn__stopper_stop(&w->stopper);
 }
 
@@ -73,7 +65,7 @@ static int valid_host(const char *s) {
   return s && s[0] && strlen(s) < 254 && !strpbrk(s, " \t\n\r/@?#[]");
 }
 
-cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, size_t errlen) {
+cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *err) {
   const char *problem = NULL;
   char host[256];
   int oom = 0;
@@ -95,9 +87,10 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, 
     problem = "peer address must be a host name or address";
   else if (cfg->peer_max > MAX_PEER_MAX)
     problem = "peer transfers at once must be between 1 and 1024";
+  else if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG)
+    problem = "unknown log level";
   if (problem) {
-    if (errbuf && errlen)
-      snprintf(errbuf, errlen, "%s", problem);
+    cairn_error_set(err, CAIRN_EINVAL, "%s", problem);
     return NULL;
   }
   pthread_once(&global_once, global_init);
@@ -105,6 +98,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, 
   if (!w)
     goto oom;
   pthread_mutex_init(&w->mu, NULL);
+  cairn_logger_init(&w->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
   atomic_init(&w->next_seen, 0);
   atomic_init(&w->next_refused_ms, 0);
   w->lock_fd = -1;
@@ -139,39 +133,30 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, 
     cairn_worker_delete(w);
     goto oom;
   }
-  if (cfg->log_level != CAIRN_WORKER_LOG_DEFAULT)
-    cairn_log_set_level((cairn_log_level)(cfg->log_level - CAIRN_WORKER_LOG_ERROR));
   return w;
 oom:
-  if (errbuf && errlen)
-    snprintf(errbuf, errlen, "out of memory");
+  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   return NULL;
 }
 
-static int add_app(cairn_worker *w, const char *name, const char *path, cairn_task_fn fn,
-                   void *userdata) {
-  if (w->started) {
-    set_error(w, "apps must be added before cairn_worker_run()");
-    return -1;
-  }
-  if (!valid_label(name) || strchr(name, '=') || strchr(name, '/')) {
-    set_error(w, "app name \"%.100s\" must be 1 to 256 characters without '=', '/' or newline",
-              name ? name : "");
-    return -1;
-  }
-  if (cairn__worker_app(w, name)) {
-    set_error(w, "app \"%s\" is registered twice", name);
-    return -1;
-  }
+static cairn_status add_app(cairn_worker *w, const char *name, const char *path,
+                            cairn_task_fn fn, void *userdata, cairn_error *err) {
+  if (w->started)
+    return cairn_error_set(err, CAIRN_ECONFLICT, "apps must be added before cairn_worker_run()");
+  if (!valid_label(name) || strchr(name, '=') || strchr(name, '/'))
+    return cairn_error_set(err, CAIRN_EINVAL, "app name \"%.100s\" must be 1 to 256 characters "
+                           "without '=', '/' or newline", name ? name : "");
+  if (cairn__worker_app(w, name))
+    return cairn_error_set(err, CAIRN_EINVAL, "app \"%s\" is registered twice", name);
   char *abs = NULL;
   if (path) {
     abs = realpath(path, NULL);
     if (!abs || access(abs, X_OK) != 0 || cairn__file_size(abs) < 0) {
       int e = errno ? errno : EACCES;
-      set_error(w, "app %s: %s is not an executable file: %s", name, path,
-                abs && cairn__file_size(abs) < 0 ? "not a regular file" : strerror(e));
+      cairn_error_set(err, CAIRN_EINVAL, "app %s: %s is not an executable file: %s", name, path,
+                      abs && cairn__file_size(abs) < 0 ? "not a regular file" : strerror(e));
       free(abs);
-      return -1;
+      return CAIRN_EINVAL;
     }
   }
   cairn__app *apps = realloc(w->apps, (w->napps + 1) * sizeof *apps);
@@ -183,30 +168,26 @@ static int add_app(cairn_worker *w, const char *name, const char *path, cairn_ta
   char *dup = names ? strdup(name) : NULL;
   if (!dup) {
     free(abs);
-    set_error(w, "out of memory");
-    return -1;
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   w->apps[w->napps] = (cairn__app){dup, abs, fn, userdata};
   w->app_names[w->napps] = dup;
   w->napps++;
-  return 0;
+  return CAIRN_OK;
 }
 
-int cairn_worker_add_exec_app(cairn_worker *w, const char *name, const char *path) {
-  if (!path) {
-    set_error(w, "app %s: no program path", name ? name : "");
-    return -1;
-  }
-  return add_app(w, name, path, NULL, NULL);
+cairn_status cairn_worker_add_exec_app(cairn_worker *w, const char *name, const char *path,
+                                       cairn_error *err) {
+  if (!path)
+    return cairn_error_set(err, CAIRN_EINVAL, "app %s: no program path", name ? name : "");
+  return add_app(w, name, path, NULL, NULL, err);
 }
 
-int cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
-                                  void *userdata) {
-  if (!fn) {
-    set_error(w, "app %s: no callback", name ? name : "");
-    return -1;
-  }
-  return add_app(w, name, NULL, fn, userdata);
+cairn_status cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
+                                           void *userdata, cairn_error *err) {
+  if (!fn)
+    return cairn_error_set(err, CAIRN_EINVAL, "app %s: no callback", name ? name : "");
+  return add_app(w, name, NULL, fn, userdata, err);
 }
 
 /* Creates DIR and its parts, takes DIR/lock, clears leftovers of DIR/run. */
@@ -235,6 +216,7 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
     rc = cairn__mkdirs(w->run_dir, 0700, err);
   if (rc == CAIRN_OK)
     rc = cairn__cache_init(&w->cache, w->cache_dir, err);
+  w->cache.log = &w->log;
   return rc;
 }
 
@@ -256,7 +238,7 @@ static cairn_status start_peering(cairn_worker *w, cairn_error *err) {
   cairn_status rc = cairn__cache_each(&w->cache, held, &w->peers, err);
   if (rc != CAIRN_OK || !w->peer_listen)
     return rc;
-  w->peer = cairn__peer_start(w->peer_listen, w->cache_dir, w->peer_max, &w->peers, err);
+  w->peer = cairn__peer_start(w->peer_listen, w->cache_dir, w->peer_max, &w->peers, &w->log, err);
   if (!w->peer)
     return err->status == CAIRN_ENOMEM ? CAIRN_ENOMEM : CAIRN_EINVAL;
   cairn__peerstate_set_port(&w->peers, cairn__peer_port(w->peer));
@@ -271,12 +253,12 @@ static void run_threads(cairn_worker *w) {
   int hb_started = 0;
   atomic_init(&hb.quit, 0);
   if (!slots) {
-    cairn__worker_fatal(w, "out of memory");
+    cairn__worker_fatal(w, CAIRN_ENOMEM, "out of memory");
     return;
   }
   hb.conn.http = new_http(w);
   if (!hb.conn.http || pthread_create(&hb.thread, NULL, cairn__heartbeat_main, &hb) != 0)
-    cairn__worker_fatal(w, "cannot start the heartbeat thread");
+    cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start the heartbeat thread");
   else
     hb_started = 1;
   for (size_t i = 0; i < w->slots && !cairn__stopper_stopping(&w->stopper); i++) {
@@ -284,7 +266,7 @@ static void run_threads(cairn_worker *w) {
     if (!slots[i].conn.http || pthread_create(&slots[i].thread, NULL, cairn__slot_main,
                                               &slots[i]) != 0) {
       cairn_http_delete(slots[i].conn.http);
-      cairn__worker_fatal(w, "cannot start task thread %zu", i);
+      cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start task thread %zu", i);
       break;
     }
     started++;
@@ -300,32 +282,31 @@ static void run_threads(cairn_worker *w) {
   free(slots);
 }
 
-int cairn_worker_run(cairn_worker *w) {
+cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   cairn_error err = {0};
   cairn__registration reg;
   cairn__conn conn = {0};
   int leases_ok = 0, session_ok = 0;
-  if (w->started) {
-    set_error(w, "cairn_worker_run() was already called");
-    return 1;
-  }
+  if (w->started)
+    return cairn_error_set(out, CAIRN_ECONFLICT, "cairn_worker_run() was already called");
   w->started = 1;
-  if (w->napps == 0) {
-    set_error(w, "no apps registered");
-    return 1;
-  }
+  if (w->napps == 0)
+    return cairn_error_set(out, CAIRN_EINVAL, "no apps registered");
   cairn_status rc = setup_dir(w, &err);
   if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots) != 0)
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
+  w->leases.log = &w->log;
   reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, NULL};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
     rc = cairn__session_init(&w->session, w->cred_path, &reg, &w->stopper, &err);
   session_ok = rc == CAIRN_OK;
-  if (session_ok)
+  if (session_ok) {
     w->session.peers = &w->peers;
+    w->session.log = &w->log;
+  }
   conn.http = rc == CAIRN_OK ? new_http(w) : NULL;
   if (rc == CAIRN_OK && !conn.http)
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
@@ -338,14 +319,14 @@ int cairn_worker_run(cairn_worker *w) {
   if (rc == CAIRN_OK) {
     long long id, row;
     cairn__session_identity(&w->session, &id, &row);
-    CAIRN_INFO("volunteer %lld (row %lld) polling %s with %u slot%s in %s", id, row, w->server,
+    CAIRN_INFO(&w->log, "volunteer %lld (row %lld) polling %s with %u slot%s in %s", id, row, w->server,
                w->slots, w->slots == 1 ? "" : "s", w->dir);
     w->last_work_ms = cairn__now_ms();
     run_threads(w);
   } else if (rc == CAIRN_EIO && w->exit_when_idle && !cairn__stopper_stopping(&w->stopper))
-    CAIRN_WARN("no master for %u seconds (--exit-when-idle): %s", w->exit_when_idle, err.text);
+    CAIRN_WARN(&w->log, "no master for %u seconds (--exit-when-idle): %s", w->exit_when_idle, err.text);
   else if (!(rc == CAIRN_EIO && cairn__stopper_stopping(&w->stopper)))
-    cairn__worker_fatal(w, "%s", err.text);
+    cairn__worker_fatal(w, rc, "%s", err.text);
   cairn__peer_stop(w->peer);
   w->peer = NULL;
   if (session_ok)
@@ -353,17 +334,17 @@ int cairn_worker_run(cairn_worker *w) {
   if (leases_ok)
     cairn__leases_destroy(&w->leases);
   pthread_mutex_lock(&w->mu);
-  int failed = w->error[0] != '\0';
+  cairn_error fatal = w->error;
   pthread_mutex_unlock(&w->mu);
-  return failed ? 1 : 0;
+  if (fatal.status != CAIRN_OK && out)
+    *out = fatal;
+  return fatal.status;
 }
 
 void cairn_worker_stop(cairn_worker *w) {
   if (w)
     cairn__stopper_stop(&w->stopper);
 }
-
-const char *cairn_worker_error(const cairn_worker *w) { return w ? w->error : ""; }
 
 void cairn_worker_get_stats(const cairn_worker *w, cairn_worker_stats *out) {
   cairn_worker *mw = (cairn_worker *)w;

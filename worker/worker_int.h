@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "cairn/worker.h"
+#include "common/log.h"
 #include "worker/cache.h"
 #include "worker/leases.h"
 #include "worker/peer.h"
@@ -23,6 +24,7 @@ typedef struct cairn__app {
 } cairn__app;
 
 struct cairn_worker {
+  cairn_logger log;         /* from the configuration; its modules borrow it */
   char *server, *dir, *name, *cluster;
   unsigned slots;
   unsigned exit_when_idle;
@@ -59,12 +61,13 @@ struct cairn_worker {
   unsigned running;
   long long last_work_ms;   /* last offer or task end (monotonic) */
   cairn_worker_stats stats;
-  char error[512];
+  cairn_error error;        /* the first fatal error; status CAIRN_OK while none */
 };
 
-/* Records a fatal error (the first one wins) and stops the worker. */
-void cairn__worker_fatal(cairn_worker *w, const char *fmt, ...)
-  __attribute__((format(printf, 2, 3)));
+/* Records a fatal error of status st (the first one wins) and stops the
+ * worker: cairn_worker_run() returns it. */
+void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
 
 /* The app registered as name, or NULL. */
 const cairn__app *cairn__worker_app(const cairn_worker *w, const char *name);

@@ -1,22 +1,45 @@
 /* cairn/master.h — embed a Cairn master (the HTTP server over SQLite).
  *
+ *   cairn_error err;
  *   cairn_master_config cfg;
  *   cairn_master_config_init(&cfg);
  *   cfg.db_path = "app.db"; cfg.listen = "127.0.0.1:0";
- *   cairn_master *m = cairn_master_create(&cfg, err, sizeof err);
- *   cairn_master_start(m, err, sizeof err);        // serves in its own threads
- *   long long job; cairn_master_submit(m, json, strlen(json), &job, err, sizeof err);
- *   cairn_master_wait(m, job, -1);                  // 0 done, 1 failed
+ *   cairn_master *m = cairn_master_create(&cfg, &err);
+ *   cairn_master_start(m, &err);                    // serves in its own threads
+ *   long long job; cairn_master_submit(m, json, strlen(json), &job, &err);
+ *   cairn_job_state st; cairn_master_wait(m, job, -1, &st, &err);
  *   char *res = cairn_master_results_json(m, job);  // caller frees
  *   cairn_master_delete(m);                         // stops and closes
  *
- * Functions that can fail return 0 on success and non-zero on failure, with
- * one line of text in errbuf (when errbuf is not NULL).
+ * Functions that can fail return a cairn_status and fill the caller's
+ * cairn_error (when not NULL); see cairn/cairn.h.
+ *
+ * Threads. cairn_master_start() starts the HTTP server's pool of cfg.threads
+ * threads (libmicrohttpd), one commit thread that writes the journal to
+ * SQLite (group commit) and one lease checker; cairn_master_delete() ends
+ * them all. The log callback may be called from any of them, and from the
+ * caller's thread during a call. Calls:
+ *   - cairn_master_stop(): any thread, and signal handlers;
+ *   - cairn_master_submit(), cairn_master_wait(), cairn_master_results_json(),
+ *     cairn_master_url(), cairn_master_admin_token(), cairn_master_failed():
+ *     any thread, concurrently, between start (create, for submit) and delete;
+ *   - cairn_master_create(), _start(), _run() and _delete(): the thread that
+ *     owns the handle; _run() from one thread at a time.
+ *
+ * Failure. If the store refuses a write (full disk, I/O error, a corrupted
+ * file), the master enters a failed state: every request that would change
+ * state is answered 503 with {"error": {"code": "failed", ...}}, nothing more is
+ * acknowledged, cairn_master_run() returns CAIRN_EFAILED, and calls that
+ * change state return CAIRN_EFAILED. What was acknowledged before is durable;
+ * a new master on the same database recovers it. The library never exits
+ * the process.
  */
 #ifndef CAIRN_MASTER_H
 #define CAIRN_MASTER_H
 
 #include <stddef.h>
+
+#include "cairn/cairn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,7 +60,9 @@ typedef struct cairn_master_config {
   int durable;                  /* 1 (default): fsync each group commit (synchronous=FULL);
                                    0: survive a process crash but not a power loss */
   double lease_check_seconds;   /* how often expired leases are reclaimed; default 0.5 */
-  const char *log_level;        /* error|warn|info|debug; default warn */
+  cairn_log_level log_level;    /* CAIRN_LOG_DEFAULT: warn */
+  cairn_log_fn log_fn;          /* this master's log lines; NULL: standard error */
+  void *log_userdata;           /* passed to log_fn */
   const char *ataf_family;      /* accountable indices of a new database: phi1, phi3 or
                                    phisharp (default); fixed once the database exists */
   const char *broadcast_plan;   /* planner of broadcast inputs: ECEF-LA (default), ECEF,
@@ -47,29 +72,46 @@ typedef struct cairn_master_config {
 
 void cairn_master_config_init(cairn_master_config *cfg);
 
-/* Opens the store and rebuilds the state; does not listen yet. */
-cairn_master *cairn_master_create(const cairn_master_config *cfg, char *errbuf, size_t errlen);
+/* Opens the store and rebuilds the state; does not listen yet. NULL (and
+ * err filled) on bad configuration, an unusable database or out of memory. */
+cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *err);
 /* Starts the HTTP server and the lease checker; returns at once. */
-int cairn_master_start(cairn_master *m, char *errbuf, size_t errlen);
-/* Blocks until cairn_master_stop is called (from any thread or a signal
- * handler), then stops serving. Returns 0. */
-int cairn_master_run(cairn_master *m);
+cairn_status cairn_master_start(cairn_master *m, cairn_error *err);
+/* Blocks until cairn_master_stop() is called (from any thread or a signal
+ * handler) or the master fails. CAIRN_OK after a stop; CAIRN_EFAILED, with
+ * the store's error in err, when the master has failed. */
+cairn_status cairn_master_run(cairn_master *m, cairn_error *err);
 /* Asks the master to stop: async-signal-safe and thread-safe. */
 void cairn_master_stop(cairn_master *m);
 /* Stops serving (in-flight requests finish), closes the store, frees m. NULL is fine. */
 void cairn_master_delete(cairn_master *m);
+/* CAIRN_OK while the master works; CAIRN_EFAILED (with the store's error in
+ * err) once it has failed. */
+cairn_status cairn_master_failed(cairn_master *m, cairn_error *err);
 
 /* "http://HOST:PORT" once started (owned by m). */
 const char *cairn_master_url(const cairn_master *m);
 /* The admin token in force (owned by m). */
 const char *cairn_master_admin_token(const cairn_master *m);
 
-/* Submits a job file (INTERFACE.md). A "files" entry may name a local "path"
- * (imported into the master's file store) or the sha256 of an uploaded file. */
-int cairn_master_submit(cairn_master *m, const char *job_json, size_t len, long long *job_id,
-                        char *errbuf, size_t errlen);
-/* Waits for a job: 0 done, 1 failed, 2 timeout (timeout_seconds < 0: forever), -1 unknown job. */
-int cairn_master_wait(cairn_master *m, long long job_id, double timeout_seconds);
+/* Submits a job file (docs/jobs.md). A "files" entry may name a local "path"
+ * (imported into the master's file store) or the sha256 of an uploaded file.
+ * CAIRN_EINVAL names what is wrong with the job. */
+cairn_status cairn_master_submit(cairn_master *m, const char *job_json, size_t len,
+                                 long long *job_id, cairn_error *err);
+
+typedef enum cairn_job_state {
+  CAIRN_JOB_RUNNING,
+  CAIRN_JOB_DONE,    /* every task executed */
+  CAIRN_JOB_FAILED   /* a task failed max_attempts times */
+} cairn_job_state;
+
+/* Waits until a job has ended or timeout_seconds pass (< 0: forever).
+ * CAIRN_OK with *state CAIRN_JOB_DONE or CAIRN_JOB_FAILED; CAIRN_ETIMEOUT
+ * (*state CAIRN_JOB_RUNNING); CAIRN_ENOTFOUND for an unknown job;
+ * CAIRN_EFAILED when the master has failed. */
+cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout_seconds,
+                               cairn_job_state *state, cairn_error *err);
 /* The job's tasks with their results, as GET /v1/jobs/{id}/tasks returns them;
  * malloc'd JSON text the caller frees, or NULL for an unknown job. */
 char *cairn_master_results_json(cairn_master *m, long long job_id);

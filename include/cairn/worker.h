@@ -5,11 +5,14 @@
  *
  *   cairn_worker_config cfg = {0};
  *   cfg.server_url = "http://127.0.0.1:8080";
- *   char err[256];
- *   cairn_worker *w = cairn_worker_create(&cfg, err, sizeof err);
- *   cairn_worker_add_callback_app(w, "sum", my_sum, NULL);
- *   int rc = cairn_worker_run(w);        blocks; cairn_worker_stop() ends it
+ *   cairn_error err;
+ *   cairn_worker *w = cairn_worker_create(&cfg, &err);
+ *   cairn_worker_add_callback_app(w, "sum", my_sum, NULL, &err);
+ *   cairn_status st = cairn_worker_run(w, &err);   blocks; cairn_worker_stop() ends it
  *   cairn_worker_delete(w);
+ *
+ * Functions that can fail return a cairn_status and fill the caller's
+ * cairn_error (when not NULL); see cairn/cairn.h.
  *
  * Threads: cairn_worker_run() starts cfg.slots task threads, one
  * heartbeat thread and (unless cfg.peer_listen is "off") the peer file
@@ -17,28 +20,24 @@
  * task threads, at most cfg.slots at a time, so they must be thread-safe
  * when slots > 1. cairn_worker_stop() and cairn_worker_get_stats() may be
  * called from any thread; cairn_worker_stop() also from a signal handler.
- * Every other call belongs to the thread that created the worker.
+ * Every other call belongs to the thread that created the worker. The log
+ * callback may be called from any of the worker's threads at once.
  *
- * The library is self-contained: this header needs only the C library.
+ * The library never exits the host process; this header needs only the C
+ * library.
  */
 #ifndef CAIRN_WORKER_H
 #define CAIRN_WORKER_H
 
 #include <stddef.h>
 
+#include "cairn/cairn.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct cairn_worker cairn_worker;
-
-typedef enum cairn_worker_log_level {
-  CAIRN_WORKER_LOG_DEFAULT = 0, /* warn */
-  CAIRN_WORKER_LOG_ERROR,
-  CAIRN_WORKER_LOG_WARN,
-  CAIRN_WORKER_LOG_INFO,
-  CAIRN_WORKER_LOG_DEBUG
-} cairn_worker_log_level;
 
 /* Settings for cairn_worker_create(). A zeroed struct plus server_url is a
  * valid configuration: every zero or NULL field means "the default". The
@@ -51,7 +50,9 @@ typedef struct cairn_worker_config {
   unsigned slots;              /* tasks run in parallel; 0: 1 */
   unsigned exit_when_idle;     /* seconds without work before run() returns 0; 0: never */
   unsigned long max_tasks;     /* run() returns 0 after this many tasks; 0: unlimited */
-  cairn_worker_log_level log_level; /* process-wide log level (stderr) */
+  cairn_log_level log_level;   /* this worker's; CAIRN_LOG_DEFAULT: warn */
+  cairn_log_fn log_fn;         /* this worker's log lines; NULL: standard error */
+  void *log_userdata;          /* passed to log_fn */
 
   /* Data distribution (docs/worker.md, "Peer file server"): run() serves the
    * verified input cache to other workers named by the master, and fetches
@@ -111,34 +112,33 @@ int cairn_task_cancelled(const cairn_task_output *out);
 typedef int (*cairn_task_fn)(const cairn_task *task, cairn_task_output *out, void *userdata);
 
 /* Creates a worker. Nothing touches the network or the state directory until
- * cairn_worker_run(). Returns NULL and writes one line into errbuf (when not
- * NULL) on bad configuration or out of memory. Free with cairn_worker_delete(). */
-cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, char *errbuf, size_t errlen);
+ * cairn_worker_run(). Returns NULL with err filled (CAIRN_EINVAL naming the
+ * setting, or CAIRN_ENOMEM). Free with cairn_worker_delete(). */
+cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *err);
 
 /* Registers app name, run as the program at path (made absolute; must be
- * executable). Returns 0, or -1 (see cairn_worker_error()) for a bad or
- * duplicate name, a path that is not executable, or after run() started. */
-int cairn_worker_add_exec_app(cairn_worker *w, const char *name, const char *path);
+ * executable). CAIRN_EINVAL for a bad or duplicate name or a path that is
+ * not executable; CAIRN_ECONFLICT after run() started. */
+cairn_status cairn_worker_add_exec_app(cairn_worker *w, const char *name, const char *path,
+                                       cairn_error *err);
 
 /* Registers app name, run as fn(task, out, userdata) on a task thread.
  * userdata stays the caller's. Same errors as cairn_worker_add_exec_app(). */
-int cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
-                                  void *userdata);
+cairn_status cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
+                                           void *userdata, cairn_error *err);
 
 /* Registers (or reuses DIR/credentials.json), then polls for work and runs
- * tasks until cairn_worker_stop(), exit_when_idle or max_tasks. Returns 0 on
- * such a normal end, non-zero on a fatal error (see cairn_worker_error()):
- * banned by the master, refused registration, unusable state directory.
- * Callable once per worker. */
-int cairn_worker_run(cairn_worker *w);
+ * tasks until cairn_worker_stop(), exit_when_idle or max_tasks. CAIRN_OK on
+ * such a normal end; on a fatal error its status with err filled:
+ * CAIRN_EFORBIDDEN (banned, or registration refused), CAIRN_EIO (unusable
+ * state directory, master unreachable for good), CAIRN_EINVAL (no apps),
+ * CAIRN_ECONFLICT (called twice). Callable once per worker. */
+cairn_status cairn_worker_run(cairn_worker *w, cairn_error *err);
 
 /* Asks run() to return soon: no new work is fetched and running tasks are
  * abandoned (their apps are killed, results not sent; the master reissues
  * them when their leases expire). Async-signal-safe and thread-safe. */
 void cairn_worker_stop(cairn_worker *w);
-
-/* The last error as one line ("" if none). Owned by the worker. */
-const char *cairn_worker_error(const cairn_worker *w);
 
 typedef struct cairn_worker_stats {
   unsigned long long tasks_done;    /* results accepted by the master, exit status 0 */

@@ -14,7 +14,9 @@
 
 cairn_core *core_fixture_open(core_fixture *f) {
   cairn_error err = {0};
-  cairn_core *c = cairn__core_open(f->db, 0, NULL, &err);
+  cairn_logger quiet;
+  cairn_logger_init(&quiet, CAIRN_LOG_ERROR, NULL, NULL);
+  cairn_core *c = cairn__core_open(f->db, 0, NULL, &quiet, -1, &err);
   if (!c)
     fail_msg("cannot open the core on %s: %s", f->db, err.text);
   return c;
@@ -36,7 +38,6 @@ int core_fixture_setup(void **state) {
     return -1;
   }
   snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  cairn_log_set_level(CAIRN_LOG_ERROR);
   *state = f;
   f->c = core_fixture_open(f);
   return 0;

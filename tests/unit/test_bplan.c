@@ -25,7 +25,7 @@ static cairn_core *open_core(char *dir, size_t len) {
   harness_tmpdir(dir, len);
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   cairn_error err = {0};
-  cairn_core *c = cairn__core_open(db, 0, NULL, &err);
+  cairn_core *c = cairn__core_open(db, 0, NULL, NULL, -1, &err);
   if (!c)
     fail_msg("cannot open a core: %s", err.text);
   return c;
@@ -77,7 +77,7 @@ static void test_rates_measured_and_estimated(void **state) {
   char db[4200];
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   cairn_error err = {0};
-  c = cairn__core_open(db, 0, NULL, &err);
+  c = cairn__core_open(db, 0, NULL, NULL, -1, &err);
   assert_non_null(c);
   assert_true(fabs(cairn__rate_get(c, "", "a") - before) < 1);
   assert_true(fabs(cairn__rate_get(c, "a", "b") - 2.0 * MIB) < 1);

@@ -335,11 +335,14 @@ static void test_dag_walk(void **state) {
   expect_job(c, job, 0, 1, 0, 4, 0, "running");
   int64_t id = take(c, v, "d");
   assert_int_equal(id, phi(1, 5));
-  assert_int_equal(cairn__core_wait_job(c, job, 0), -2);
+  int js = -1;
+  assert_int_equal(cairn__core_wait_job(c, job, 0, &js, NULL), CAIRN_ETIMEOUT);
+  assert_int_equal(js, JS_RUNNING);
   result_ok(c, v, id, "D");
   expect_job(c, job, 0, 0, 0, 5, 0, "done");
-  assert_int_equal(cairn__core_wait_job(c, job, 1000), JS_DONE);
-  assert_int_equal(cairn__core_wait_job(c, 99, 0), -1);
+  assert_int_equal(cairn__core_wait_job(c, job, 1000, &js, NULL), CAIRN_OK);
+  assert_int_equal(js, JS_DONE);
+  assert_int_equal(cairn__core_wait_job(c, 99, 0, &js, NULL), CAIRN_ENOTFOUND);
   json_t *j = cairn__core_job_json(c, job, 1);
   assert_true(json_integer_value(json_object_get(j, "finished")) > 0);
   json_decref(j);
@@ -456,7 +459,9 @@ static void test_max_attempts(void **state) {
   expect_task(c, job, "a", "failed", 3, NULL);
   expect_task(c, job, "c", "waiting", 0, NULL);
   expect_job(c, job, 1, 1, 0, 0, 1, "failed");
-  assert_int_equal(cairn__core_wait_job(c, job, 1000), JS_FAILED);
+  int js = -1;
+  assert_int_equal(cairn__core_wait_job(c, job, 1000, &js, NULL), CAIRN_OK);
+  assert_int_equal(js, JS_FAILED);
   assert_int_equal(vol_field(c, 1, "errors"), 3);
   /* b can still be done; the job stays failed and c never runs */
   int64_t ib2 = take(c, v, "b");

@@ -131,24 +131,18 @@ static void sql_exec(const core_fixture *f, const char *sql) {
   assert_int_equal(rc, SQLITE_OK);
 }
 
-/* Waits until every record appended so far is committed; returns the number
- * of batches taken by the commit thread then. */
+/* Waits until every record put so far is committed; returns the number of
+ * the last batch then. */
 static uint64_t settle(cairn_core *c) {
-  assert_int_equal(cairn__core_probe_write(c), 0);
-  pthread_mutex_lock(&c->lock);
-  uint64_t taken = c->taken;
-  int idle = c->head == NULL && c->committed == taken;
-  pthread_mutex_unlock(&c->lock);
-  assert_true(idle);
-  return taken;
+  assert_int_equal(cairn__core_probe_write(c, NULL), CAIRN_OK);
+  uint64_t last = cairn__journal_last(c->journal);
+  assert_int_equal(cairn__journal_committed(c->journal), last);
+  return last;
 }
 
-/* 1 when a record was appended since settle() returned taken. */
-static int journaled_since(cairn_core *c, uint64_t taken) {
-  pthread_mutex_lock(&c->lock);
-  int any = c->head != NULL || c->taken != taken;
-  pthread_mutex_unlock(&c->lock);
-  return any;
+/* 1 when a record was put since settle() returned last. */
+static int journaled_since(cairn_core *c, uint64_t last) {
+  return cairn__journal_last(c->journal) != last;
 }
 
 /* v asks for work: the sources of its task's input (caller decrefs). */

@@ -115,7 +115,7 @@ static void test_peer_server_answers(void **state) {
   size_t rawlen = 0;
   fixture_make(&f, 300 * 1000, 1);
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
-  cairn__peer *p = cairn__peer_start("127.0.0.1:0", f.cache_dir, 4, &ps, &err);
+  cairn__peer *p = cairn__peer_start("127.0.0.1:0", f.cache_dir, 4, &ps, NULL, &err);
   assert_non_null(p);
   unsigned port = cairn__peer_port(p);
   snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
@@ -211,7 +211,7 @@ static void test_peer_server_cap(void **state) {
   fixture_make(&f, 32u * 1024 * 1024, 1);
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
   cairn__peerstate_set_token(&ps, TOKEN);
-  cairn__peer *p = cairn__peer_start("127.0.0.1:0", f.cache_dir, 2, &ps, &err);
+  cairn__peer *p = cairn__peer_start("127.0.0.1:0", f.cache_dir, 2, &ps, NULL, &err);
   assert_non_null(p);
   unsigned port = cairn__peer_port(p);
   snprintf(path, sizeof path, "/v1/files/%s", f.sha);
@@ -405,7 +405,7 @@ static void test_fetch_skips_bad_sources(void **state) {
   fixture_make(&fetcher, 2u * 1024 * 1024, 0);
   assert_int_equal(cairn__peerstate_init(&holder_ps, NULL), 0);
   cairn__peerstate_set_token(&holder_ps, TOKEN);
-  cairn__peer *p = cairn__peer_start("127.0.0.1:0", holder.cache_dir, 4, &holder_ps, &err);
+  cairn__peer *p = cairn__peer_start("127.0.0.1:0", holder.cache_dir, 4, &holder_ps, NULL, &err);
   assert_non_null(p);
   source_start(&src, &holder);
   assert_int_equal(cairn__stopper_init(&stopper), 0);

@@ -269,39 +269,46 @@ static int noop_app(const cairn_task *task, cairn_task_output *out, void *userda
 
 static void test_public_api_checks(void **state) {
   (void)state;
-  char err[256];
+  cairn_error err;
   cairn_worker_config cfg = {0};
-  assert_null(cairn_worker_create(&cfg, err, sizeof err));
-  assert_non_null(strstr(err, "server URL"));
+  assert_null(cairn_worker_create(&cfg, &err));
+  assert_int_equal(err.status, CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "server URL"));
   cfg.server_url = "ftp://x";
-  assert_null(cairn_worker_create(&cfg, err, sizeof err));
+  assert_null(cairn_worker_create(&cfg, &err));
   cfg.server_url = "http://127.0.0.1:1/";
   cfg.slots = 5000;
-  assert_null(cairn_worker_create(&cfg, err, sizeof err));
-  assert_non_null(strstr(err, "slots"));
+  assert_null(cairn_worker_create(&cfg, &err));
+  assert_non_null(strstr(err.text, "slots"));
   cfg.slots = 2;
-  cairn_worker *w = cairn_worker_create(&cfg, err, sizeof err);
+  cfg.log_level = (cairn_log_level)9;
+  assert_null(cairn_worker_create(&cfg, &err));
+  assert_non_null(strstr(err.text, "log level"));
+  cfg.log_level = CAIRN_LOG_DEFAULT;
+  cairn_worker *w = cairn_worker_create(&cfg, &err);
   assert_non_null(w);
-  assert_int_equal(cairn_worker_add_exec_app(w, "sh", "/bin/sh"), 0);
-  assert_int_equal(cairn_worker_add_exec_app(w, "sh", "/bin/echo"), -1);
-  assert_non_null(strstr(cairn_worker_error(w), "twice"));
-  assert_int_equal(cairn_worker_add_exec_app(w, "gone", "/no/such/program"), -1);
-  assert_int_equal(cairn_worker_add_exec_app(w, "dir", "/tmp"), -1);
-  assert_int_equal(cairn_worker_add_exec_app(w, "a=b", "/bin/sh"), -1);
-  assert_int_equal(cairn_worker_add_callback_app(w, "cb", noop_app, NULL), 0);
-  assert_int_equal(cairn_worker_add_callback_app(w, "nil", NULL, NULL), -1);
+  assert_int_equal(cairn_worker_add_exec_app(w, "sh", "/bin/sh", &err), CAIRN_OK);
+  assert_int_equal(cairn_worker_add_exec_app(w, "sh", "/bin/echo", &err), CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "twice"));
+  assert_int_equal(cairn_worker_add_exec_app(w, "gone", "/no/such/program", &err), CAIRN_EINVAL);
+  assert_int_equal(cairn_worker_add_exec_app(w, "dir", "/tmp", NULL), CAIRN_EINVAL);
+  assert_int_equal(cairn_worker_add_exec_app(w, "a=b", "/bin/sh", &err), CAIRN_EINVAL);
+  assert_int_equal(cairn_worker_add_callback_app(w, "cb", noop_app, NULL, &err), CAIRN_OK);
+  assert_int_equal(cairn_worker_add_callback_app(w, "nil", NULL, NULL, &err), CAIRN_EINVAL);
   cairn_worker_stats st;
   cairn_worker_get_stats(w, &st);
   assert_int_equal(st.tasks_done + st.tasks_failed + st.tasks_dropped, 0);
-  /* stopped before it starts: run() gives up on the unreachable master and returns 0 */
+  /* stopped before it starts: run() gives up on the unreachable master and returns OK */
   char *dir = make_tmpdir();
   cairn_worker_delete(w);
   cfg.dir = dir;
-  w = cairn_worker_create(&cfg, err, sizeof err);
-  assert_int_equal(cairn_worker_add_callback_app(w, "cb", noop_app, NULL), 0);
+  w = cairn_worker_create(&cfg, &err);
+  assert_int_equal(cairn_worker_add_callback_app(w, "cb", noop_app, NULL, &err), CAIRN_OK);
   cairn_worker_stop(w);
-  assert_int_equal(cairn_worker_run(w), 0);
-  assert_int_equal(cairn_worker_run(w), 1);  /* once per worker */
+  assert_int_equal(cairn_worker_run(w, &err), CAIRN_OK);
+  assert_int_equal(cairn_worker_run(w, &err), CAIRN_ECONFLICT); /* once per worker */
+  assert_int_equal(cairn_worker_add_callback_app(w, "late", noop_app, NULL, &err),
+                   CAIRN_ECONFLICT);
   cairn_worker_delete(w);
   cairn_worker_delete(NULL);
   remove_dir(dir);

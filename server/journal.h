@@ -1,0 +1,131 @@
+/* journal.h — the master's write-ahead path to SQLite (private to server/).
+ *
+ * Owns: the queue of records not yet written, the batch numbers, the commit
+ * thread, and the failed state. Nobody else touches them.
+ *
+ * Records are typed: one constructor per kind below, each copying every
+ * value it is given (strings and blobs are duplicated), so the commit thread
+ * never reads an object the core may change. A constructor returns NULL only
+ * when out of memory; cairn__journal_put() takes that NULL as a record that
+ * could not be queued.
+ *
+ * Group commit: records put while batch k is being written go to batch k+1,
+ * and the commit thread writes each batch in one SQLite transaction, so one
+ * fsync covers every request that arrived meanwhile. A caller that must
+ * acknowledge something waits (cairn__journal_wait) for the batch that
+ * holds its last record, after releasing the core's lock.
+ *
+ * One failure rule: a record that cannot be queued (out of memory) or a
+ * batch that cannot be committed puts the journal into the failed state for
+ * good. Nothing is written or acknowledged after that: every wait returns
+ * CAIRN_EFAILED, later records are dropped, and the master answers 503
+ * (server/master.c). Memory may then be ahead of the store; a restart
+ * rebuilds it from what was committed, which is all that was acknowledged.
+ *
+ * Locking: the journal has its own mutex, taken inside the core's lock when
+ * records are put (lock order: core, then journal). The commit thread never
+ * takes the core's lock. Every function is thread-safe.
+ */
+#ifndef CAIRN_JOURNAL_H
+#define CAIRN_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "server/store.h"
+
+typedef struct cairn__journal cairn__journal;
+typedef struct cairn__jrec cairn__jrec;
+
+/* Starts the commit thread over s (which stays the caller's, and must
+ * outlive the journal). fail_fd >= 0: one byte is written to it when the
+ * journal fails (to wake a waiting cairn_master_run). NULL with err set. */
+cairn__journal *cairn__journal_open(cairn_store *s, const cairn_logger *log, int fail_fd,
+                                    cairn_error *err);
+/* Writes what is queued, stops the commit thread and frees j. NULL is fine. */
+void cairn__journal_close(cairn__journal *j);
+
+/* Queues r (taking it) for the next batch; returns that batch's number.
+ * r == NULL (a constructor out of memory) fails the journal. Once failed,
+ * r is freed and the number returned is never committed. */
+uint64_t cairn__journal_put(cairn__journal *j, cairn__jrec *r);
+/* The batch holding the last record put (0 if none): waiting for it makes
+ * everything put so far durable. */
+uint64_t cairn__journal_last(cairn__journal *j);
+/* Waits until batch seq is committed. CAIRN_OK; CAIRN_EFAILED once the
+ * journal has failed (even if seq was committed first: nothing is
+ * acknowledged after a failure). Must not be called with the core's lock. */
+cairn_status cairn__journal_wait(cairn__journal *j, uint64_t seq, cairn_error *err);
+/* Batches committed so far. */
+uint64_t cairn__journal_committed(cairn__journal *j);
+/* CAIRN_OK, or CAIRN_EFAILED with the reason in err. */
+cairn_status cairn__journal_failed(cairn__journal *j, cairn_error *err);
+
+/* ---- records: one constructor per kind ---- */
+
+/* A key of the meta table. */
+cairn__jrec *cairn__jrec_meta(const char *key, const char *value);
+/* A new volunteer (apps_json: a JSON array of its app names). */
+cairn__jrec *cairn__jrec_volunteer(int64_t id, const char *name, const char *cluster,
+                                   const char *apps_json, int slots, const char *token_hash,
+                                   int64_t created);
+/* Volunteer id is banned for reason; its holdings go in the same transaction. */
+cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason);
+/* Volunteer id's peer URL (NULL: none). */
+cairn__jrec *cairn__jrec_peer(int64_t id, const char *peer_url);
+/* An uploaded file. */
+cairn__jrec *cairn__jrec_file(const char *sha256, int64_t size, int64_t created);
+/* Volunteer holds a verified copy of file sha256 since then. */
+cairn__jrec *cairn__jrec_hold(int64_t volunteer, const char *sha256, int64_t since);
+/* Volunteer holds file sha256 no more. */
+cairn__jrec *cairn__jrec_unhold(int64_t volunteer, const char *sha256);
+/* The measured rate from cluster src ("" = the master) into dst. */
+cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bytes_per_second,
+                              int64_t samples);
+
+/* A new job: its row, files and tasks are added with cairn__jrec_job_file()
+ * and cairn__jrec_job_task(), its id and keys with cairn__jrec_job_keys()
+ * (each NULL-safe, so a chain of calls needs one check at
+ * cairn__journal_put). Task i gets the key first_key + i and its parents
+ * are given by their indices in the job. */
+cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *policy,
+                             int replication, int quorum, int lease_seconds, int max_attempts,
+                             int64_t created, uint32_t nfiles, uint32_t ntasks);
+/* Sets job r's id and the key of its first task; returns r. */
+cairn__jrec *cairn__jrec_job_keys(cairn__jrec *r, int64_t id, int64_t first_key);
+/* File i of job r. On failure frees r and returns NULL; else returns r. */
+cairn__jrec *cairn__jrec_job_file(cairn__jrec *r, uint32_t i, const char *name,
+                                  const char *sha256, int broadcast);
+/* Task i of job r: its inputs (indices into the job's files) and parents
+ * (indices into its tasks). On failure frees r and returns NULL. */
+cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
+                                  const char *args_json, const uint32_t *inputs, uint32_t ninputs,
+                                  const uint32_t *parents, uint32_t nparents);
+
+/* State names ("waiting", "leased", "valid", ...) must be static strings:
+ * the record keeps the pointer. */
+
+/* A task's state (a name of schema/: "waiting", "eligible", ...). */
+cairn__jrec *cairn__jrec_task(int64_t key, const char *state, int attempts, int64_t accepted,
+                              int64_t round);
+/* A job's state ("running", "done", "failed") and when it finished. */
+cairn__jrec *cairn__jrec_job_state(int64_t id, const char *state, int64_t finished);
+/* Allocation idx = φ(volunteer, t) of task (its key) in round. */
+cairn__jrec *cairn__jrec_alloc(int64_t idx, int64_t volunteer, int64_t t, int64_t task,
+                               int64_t issued, int64_t expires, int64_t round);
+/* The lease of allocation idx: its deadline and state ("leased", "returned",
+ * "expired"). */
+cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state);
+/* The result of allocation idx (output copied). */
+cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t volunteer, int exit_status,
+                                const void *output, size_t len, const char *digest,
+                                int64_t received, const char *outcome);
+/* The outcome of result idx changed ("valid", "invalid", ...). */
+cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
+
+/* Frees a record that was never put. NULL is fine. */
+void cairn__jrec_free(cairn__jrec *r);
+
+#endif
