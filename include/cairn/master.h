@@ -64,7 +64,7 @@ const char *cairn_master_url(const cairn_master *m);
 /* The admin token in force (owned by m). */
 const char *cairn_master_admin_token(const cairn_master *m);
 
-/* Submits a job file (INTERFACE.md). A "files" entry may name a local "path"
+/* Submits a job file (docs/jobs.md). A "files" entry may name a local "path"
  * (imported into the master's file store) or the sha256 of an uploaded file. */
 int cairn_master_submit(cairn_master *m, const char *job_json, size_t len, long long *job_id,
                         char *errbuf, size_t errlen);
