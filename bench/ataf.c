@@ -138,7 +138,7 @@ static double time_inverse(const subject *s, uint64_t *sum) {
   return (t1 - t0) / ((double)ROUNDS * NPAIRS);
 }
 
-/* log2 phi(x, t) from the Figure 10 formulas in floating point (no range
+/* log2 phi(x, t) from the [Ros] Figure 10 formulas in floating point (no range
  * limit), to size the indices that overflow 63 bits. */
 static double log2_phi(const char *family, uint64_t x, uint64_t t) {
   double tm1 = (double)(t - 1);

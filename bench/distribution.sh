@@ -250,7 +250,7 @@ instance "" >"$WORK/model.json"
 instance ', "degree": 1' >"$WORK/model-uplink.json"
 "$BIN/cairn" plan lcf "$WORK/model.json" >"$WORK/plan.json"
 "$BIN/cairn" plan bounded-degree "$WORK/model-uplink.json" >"$WORK/plan-uplink.json"
-# Grid instance (seed 002) of the same topology, in seconds, for the grid
+# Grid instance ([BSM] §3) of the same topology, in seconds, for the grid
 # heuristics: the master is cluster 0; g_ij = one copy over the slower of
 # i's and j's links (the master's, or the clusters' uplinks); L = 0;
 # T_i = ceil(log2 W) local copies.

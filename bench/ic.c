@@ -1,7 +1,7 @@
-/* bench/ic.c — evidence for IC-scheduling (seed 004 §4.2, §4.3.1):
+/* bench/ic.c — evidence for IC-scheduling ([Ros] §4.2, §4.3.1):
  *   1. a 10^6-task mesh built and fully scheduled by ic: time and bytes/task;
  *   2. AREA of ic, fifo and random on the four families, ids shuffled, beside
- *      the optimum from the seed's counting bounds;
+ *      the optimum from the counting bounds of [Ros] §4.3.1;
  *   3. ic against the exact AREA optimum on 300 random 14-node dags;
  *   4. stochastic volunteer runs (Pareto task times, dropouts, leases) on
  *      mesh, FFT and random dags of about 10^4 tasks: medians over seeds of
@@ -43,7 +43,7 @@ static double median(double *v, int k) {
 
 static uint64_t tri(uint64_t k) { return k * (k + 1) / 2; }
 
-/* Optimum AREA from the seed's bounds (the closed forms of tests/unit/test_ic.c). */
+/* Optimum AREA from the bounds of [Ros] §4.3.1 (the closed forms of tests/unit/test_ic.c). */
 static int64_t optimum_area(cairn_gen_family f, uint32_t N, uint32_t n) {
   int64_t area = 0;
   for (uint32_t t = 0; t <= n; t++) {
@@ -91,7 +91,7 @@ static void families(void) {
     {CAIRN_GEN_MESH, 141}, {CAIRN_GEN_RMESH, 141}, {CAIRN_GEN_TREE, 13}, {CAIRN_GEN_FFT, 10},
   };
   const cairn_policy_ops *pols[] = {&cairn_policy_ic, &cairn_policy_fifo, &cairn_policy_random};
-  printf("\n## 2. AREA on the seed's families (ids shuffled) vs the optimum\n");
+  printf("\n## 2. AREA on the [Ros] §4.3.1 families (ids shuffled) vs the optimum\n");
   printf("%-6s %4s %7s %12s %12s %12s %12s\n", "family", "N", "tasks", "optimum", "ic", "fifo",
          "random");
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

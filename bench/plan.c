@@ -1,13 +1,13 @@
 /* plan.c — planner quality and speed (bench-plan).
  *
- *   speed   LCF on 10^5 clusters / 10^7 nodes (compact form), the seed 002
+ *   speed   LCF on 10^5 clusters / 10^7 nodes (compact form), the [BSM] §4–5
  *           heuristics on 1,000 clusters, WR/WRP/FEF on a 1,000-node broadcast
- *   grid    seed 002 §6: random grids with Table 2's ranges, mean makespan and
+ *   grid    [BSM] §6: random grids with Table 2's ranges, mean makespan and
  *           hit rate per heuristic and number of clusters; the Table 3 grid;
  *           an SVG plot of both curves (--svg FILE)
- *   hnow    seed 001 §5: 64-node random multiple multicasts, mean completion
+ *   hnow    [WYL] §5: 64-node random multiple multicasts, mean completion
  *           time per algorithm and its ratio to the §3.1 lower bound
- *   lcf     seed 000: LCF / lower bound on random cluster instances
+ *   lcf     [KKW] §3, §6: LCF / lower bound on random cluster instances
  *
  * usage: bench-plan [--draws N] [--hnow-runs N] [--svg FILE] [--only speed|grid|hnow|lcf] */
 #include <math.h>
@@ -149,7 +149,7 @@ static void bench_speed(void) {
   free(dest);
 }
 
-/* ---- grid (seed 002 §6) -------------------------------------------------------- */
+/* ---- grid ([BSM] §6) ----------------------------------------------------------- */
 
 #define NK 9
 static const size_t ks[NK] = {2, 3, 5, 10, 15, 20, 30, 40, 50};
@@ -203,7 +203,7 @@ static void svg_plot(const char *path, double mean[NK][NG], double hit[NK][NG]) 
 }
 
 static void bench_grid(long draws, const char *svg) {
-  printf("== grid (seed 002 §6): L 1-15 ms, g 100-600 ms, T 20-3000 ms, root 0, %ld draws per row\n", draws);
+  printf("== grid ([BSM] §6): L 1-15 ms, g 100-600 ms, T 20-3000 ms, root 0, %ld draws per row\n", draws);
   double mean[NK][NG], hit[NK][NG];
   printf("%8s %9s", "clusters", "lower bd");
   for (int a = 0; a < NG; a++)
@@ -282,12 +282,12 @@ static void bench_grid(long draws, const char *svg) {
   }
 }
 
-/* ---- hnow (seed 001 §5) ----------------------------------------------------------- */
+/* ---- hnow ([WYL] §5) -------------------------------------------------------------- */
 
 static void bench_hnow(long runs) {
   const char *al[] = {"FEF", "ECF", "WR", "WRP"};
   const size_t n = 64, M = 8;
-  printf("== hnow (seed 001 §5): 64 nodes, %zu sources, each other node a destination with p = 1/2, %ld runs;\n"
+  printf("== hnow ([WYL] §5): 64 nodes, %zu sources, each other node a destination with p = 1/2, %ld runs;\n"
          "   S, R: constant 80-400 us + 0.0001-0.01 us/byte per node; X: 1 Gb/s = 0.008 us/byte, 155 Mb/s = 0.0516\n",
          M, runs);
   printf("%-8s %-7s %10s %10s %10s %10s %10s | ratio to lower bound: %5s %5s %5s %5s\n", "network", "message", "lower bd",
@@ -352,7 +352,7 @@ static void bench_hnow(long runs) {
 /* ---- LCF quality ---------------------------------------------------------------- */
 
 static void bench_lcf(void) {
-  printf("== lcf (seed 000): makespan / Theorem 3.2 lower bound on 2000 random instances per row\n");
+  printf("== lcf ([KKW]): makespan / Theorem 3.2 lower bound on 2000 random instances per row\n");
   printf("%-18s %6s %6s %6s\n", "planner", "mean", "max", "C");
   cairn_error err = {0};
   const char *what[] = {"LCF 1/C", "LCF postal", "Interleaved postal"};

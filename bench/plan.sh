@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planner speed and quality (seeds 000-003); BIN is the release build's bin/.
+# Planner speed and quality ([KKW], [WYL], [BSM], [Gon]: docs/references.md); BIN is the release build's bin/.
 set -eu
 BIN=${1:-build-release/bin}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,5 +1,5 @@
 /* cmd_ataf.c — `cairn ataf`: evaluate and invert the named ATAFs of
- * common/ataf.h (seed 004 §4.3.2, Figure 10). */
+ * common/ataf.h ([Ros] §4.3.2, Figure 10). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +11,7 @@ static const char usage_text[] =
   "usage: cairn ataf FAMILY X Y            print phi(X, Y): the index of row X's Y-th allocation\n"
   "       cairn ataf FAMILY --invert N     print \"X Y\" with phi(X, Y) = N\n"
   "\n"
-  "FAMILY: phi1 | phi3 | phisharp (seed 004, Figure 10)\n"
+  "FAMILY: phi1 | phi3 | phisharp ([Ros] §4.3.2, Figure 10)\n"
   "X, Y >= 1; indices are 1 .. 9223372036854775807 (2^63-1); a result beyond\n"
   "that range is an error, never a wrapped value.\n";
 

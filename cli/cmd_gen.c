@@ -1,6 +1,6 @@
-/* cmd_gen.c — `cairn gen mesh|rmesh|tree|fft N`: print a job file (INTERFACE.md
- * "Job file") whose tasks form one of the computation-dags of seed 004
- * §4.3.1 (common/dag_gen.h). O(n) time; writes as it goes. */
+/* cmd_gen.c — `cairn gen mesh|rmesh|tree|fft N`: print a job file (docs/jobs.md)
+ * whose tasks form one of the computation-dags of [Ros] §4.3.1
+ * (common/dag_gen.h). O(n) time; writes as it goes. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 static const char usage[] =
   "usage: cairn gen mesh|rmesh|tree|fft N [--app NAME] [--name NAME] [--policy P]\n"
   "\n"
-  "Prints a job file (JSON) whose tasks form a computation-dag of seed 004 §4.3.1:\n"
+  "Prints a job file (JSON) whose tasks form a computation-dag of [Ros] §4.3.1:\n"
   "  mesh  N   evolving 2-D mesh truncated to N levels: tasks \"i,j\" with i+j < N,\n"
   "            after \"i-1,j\" and \"i,j-1\"; N(N+1)/2 tasks\n"
   "  rmesh N   reduction mesh of N levels: tasks \"i,j\" with i+j < N, after\n"

@@ -1,5 +1,5 @@
 /* cmd_simulate.c — `cairn simulate game|run JOB.json`: the IC Pebble Game of
- * seed 004 §4.3.1 played by an allocation policy on a job's dag
+ * [Ros] §4.3.1 played by an allocation policy on a job's dag
  * (common/ic_game.h), and a stochastic volunteer run with heavy-tailed task
  * times, dropouts and lease expiry (common/ic_sim.h). The command only reads
  * the job and prints; the algorithms are in common/. */
@@ -22,7 +22,7 @@ static const char usage[] =
   "                          [--dropout RATE] [--lease SECONDS] [--poll SECONDS]\n"
   "                          [--mean SECONDS] [--alpha A] [--json]\n"
   "\n"
-  "game: the IC Pebble Game (seed 004 §4.3.1) played sequentially by policy P:\n"
+  "game: the IC Pebble Game ([Ros] §4.3.1) played sequentially by policy P:\n"
   "  prints E(t), the tasks eligible and not executed after t executions\n"
   "  (t = 0..n), and AREA = sum of E(t). --json prints\n"
   "  {\"policy\":P,\"profile\":[E(0),...,E(n)],\"area\":A} (an array of those for all).\n"

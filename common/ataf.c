@@ -1,4 +1,4 @@
-/* ataf.c — ATAF pairing functions of seed 004 (004_cc3cf0a2dbe35b8f.txt)
+/* ataf.c — ATAF pairing functions of [Ros] (docs/references.md)
  * §4.3.2: Procedure ATAF-Constructor (Figure 9) and the sample ATAFs
  * phi<1>, phi<3>, phi# of Figure 10.
  *

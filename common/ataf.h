@@ -1,6 +1,5 @@
-/* ataf.h — accountable task-allocation functions (ATAFs): seed 004
- * (/work/shared/seeds/004_cc3cf0a2dbe35b8f.txt, Rosenberg, "Changing
- * Challenges for Collaborative Algorithmics") §4.3.2, Procedure
+/* ataf.h — accountable task-allocation functions (ATAFs): [Ros] (Rosenberg,
+ * "Changing Challenges for Collaborative Algorithmics") §4.3.2, Procedure
  * ATAF-Constructor (Figure 9) and the sample ATAFs of Figure 10.
  *
  * A volunteer gets a row x >= 1; its t-th allocation (t >= 1) gets the index

@@ -1,4 +1,4 @@
-/* dag_gen.c — the computation-dags of seed 004 §4.3.1 (Figure 8) in CSR form:
+/* dag_gen.c — the computation-dags of [Ros] §4.3.1 (Figure 8) in CSR form:
  * evolving 2-D mesh, reduction mesh, reduction tree, FFT; a random dag; and
  * relabelling. Each generator emits its edges in O(n) and builds the CSR dag
  * in O(n + m) (dag.h). */

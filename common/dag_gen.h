@@ -1,4 +1,4 @@
-/* dag_gen.h — generators for the computation-dags of seed 004 §4.3.1
+/* dag_gen.h — generators for the computation-dags of [Ros] §4.3.1
  * (Figure 8): the evolving 2-D mesh truncated to L levels, the reduction mesh,
  * the binary reduction tree and the FFT dag; plus a random dag for tests and
  * benchmarks, and relabelling (a permutation of the node numbers).

@@ -1,4 +1,4 @@
-/* ic_exact.c — exact optima of the IC Pebble Game (seed 004 §4.3.1) for
+/* ic_exact.c — exact optima of the IC Pebble Game ([Ros] §4.3.1) for
  * checking policies: every ideal enumerated (max eligibility per step), a DP
  * over subsets (max AREA), and the MRY block priority ▷. Complexities are in
  * ic_exact.h; these are for small dags only. */

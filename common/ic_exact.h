@@ -1,4 +1,4 @@
-/* ic_exact.h — exact optima of the IC Pebble Game (seed 004 §4.3.1) on small
+/* ic_exact.h — exact optima of the IC Pebble Game ([Ros] §4.3.1) on small
  * dags, to check policies against: the best eligibility at every step, the
  * largest AREA, and the priority relation ▷ between bipartite building blocks
  * of Malewicz–Rosenberg–Yurkewych.

@@ -1,4 +1,4 @@
-/* ic_game.h — the IC Pebble Game of seed 004 §4.3.1 (Figure 7) on a dag.
+/* ic_game.h — the IC Pebble Game of [Ros] §4.3.1 (Figure 7) on a dag.
  *
  * States of a task (pebbles) and the legal moves:
  *   NONE (not yet eligible) --all parents XEQ--> EBU (eligible but unallocated)

@@ -1,5 +1,5 @@
 /* ic_sim.c — discrete-event simulation of volunteers playing the IC Pebble
- * Game (seed 004 §4.2, §4.3.1) under an allocation policy; model, guarantees
+ * Game ([Ros] §4.2, §4.3.1) under an allocation policy; model, guarantees
  * and cost in ic_sim.h. Events live in a binary heap ordered by (time, seq). */
 #include "common/ic_sim.h"
 

@@ -1,4 +1,4 @@
-/* ic_sim.h — a stochastic master–worker run of the IC Pebble Game (seed 004
+/* ic_sim.h — a stochastic master–worker run of the IC Pebble Game ([Ros]
  * §4.2 "temporal unpredictability", §4.3.1): W volunteers poll the master,
  * task times are heavy-tailed, some volunteers take a task and never return,
  * leases expire and the task is reissued. Measures the gridlock the "ic"

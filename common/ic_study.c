@@ -1,4 +1,4 @@
-/* ic_study.c — policies against the exact IC Pebble Game optimum (seed 004
+/* ic_study.c — policies against the exact IC Pebble Game optimum ([Ros]
  * §4.3.1) on random small dags; see ic_study.h. O(count · 2^n · n). */
 #include "common/ic_study.h"
 

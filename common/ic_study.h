@@ -1,5 +1,5 @@
 /* ic_study.h — how close a policy comes to the exact optimum of the IC Pebble
- * Game (seed 004 §4.3.1) on random small dags: the evidence behind the "ic"
+ * Game ([Ros] §4.3.1) on random small dags: the evidence behind the "ic"
  * policy's general-dag heuristic (tests/unit/test_ic_random.c, bench-ic).
  *
  * Dag i (i = 0..count-1) has n <= 24 nodes; each pair of nodes is joined with

@@ -76,7 +76,7 @@ static int valid_name(const char *s) {
 }
 
 /* A file name is also the name of inputs/NAME in a worker's task directory
- * (protocol.md): it must name one entry there, never a path. */
+ * (docs/protocol.md): it must name one entry there, never a path. */
 static int safe_file_name(const char *s) {
   return strchr(s, '/') == NULL && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }

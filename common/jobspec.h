@@ -1,4 +1,4 @@
-/* jobspec.h — the job file (INTERFACE.md "Job file"): parse and validate.
+/* jobspec.h — the job file (docs/jobs.md): parse and validate.
  *
  * Pure: takes JSON text, returns a validated job or a message that names the
  * problem (unknown field, duplicate id, unknown parent, cycle, ...).

@@ -1,23 +1,23 @@
 /* plan.h — broadcast and multicast planners: the models' instances, one
  * schedule format, an independent feasibility checker and lower bounds.
  *
- * Models (seeds in /work/shared/seeds, formats in docs/planning.md):
+ * Models (papers in docs/references.md, formats in docs/planning.md):
  *   CAIRN_PLAN_1C      k clusters of sizes n_i; a local transfer takes 1, an
  *                      inter-cluster one C, sender and receiver busy for the
- *                      whole transfer (seed 000 §2). Optional per-cluster
+ *                      whole transfer ([KKW] §2). Optional per-cluster
  *                      degree bounds d_i (§5.1) or a global bound B on
  *                      simultaneous inter-cluster transfers (§5.3).
  *   CAIRN_PLAN_POSTAL  same clusters; the sender is busy 1 unit, the message
  *                      arrives C (inter) or 1 (local) after the start, the
- *                      receiver is busy the last unit (seed 000 §6).
+ *                      receiver is busy the last unit ([KKW] §6).
  *   CAIRN_PLAN_GRID    two-level grid: latency L_ij, gap g_ij(m), intra-cluster
- *                      broadcast time T_i (seed 002 §3).
+ *                      broadcast time T_i ([BSM] §3, §5).
  *   CAIRN_PLAN_HNOW    heterogeneous nodes, T(i,j,m) = S(i,m) + X(i,j)m + R(j,m),
  *                      non-blocking send, blocking receive, several sources
- *                      (seed 001 §2–3).
+ *                      ([WYL] §2–3).
  *   CAIRN_PLAN_CDMD    single-port complete network with multicast, messages of
  *                      integer length delivered in consecutive rounds
- *                      (seed 003 §1).
+ *                      ([Gon] §1).
  *
  * Everything here is pure: plain structs in, plain schedule out, no I/O, no
  * globals. Functions that can fail return cairn_status and fill an optional
@@ -204,7 +204,7 @@ cairn_status cairn_plan_run(const cairn_plan_instance *in, const char *algo,
 /* NULL-terminated list of algorithm names for a model. */
 const char *const *cairn_plan_algorithms(cairn_plan_model m);
 
-/* Seed 000 (plan_lcf.c, plan_postal.c). Compact form of an LCF-family
+/* [KKW] (plan_lcf.c, plan_postal.c). Compact form of an LCF-family
  * schedule: per-cluster segments in time order, expandable to transfers.
  *   LOCAL  at `start` members j < after-before send to member before+j (1 unit)
  *   GLOBAL at `start` members 0..count-1 each send to member 0 of the next
@@ -248,7 +248,7 @@ cairn_status cairn_bcast_postal_lcf(const cairn_plan_clusters *cl, cairn_bcast_c
 cairn_status cairn_bcast_interleaved_lcf(const cairn_plan_clusters *cl, cairn_plan_schedule *out,
                                          cairn_error *err) __attribute__((warn_unused_result));
 
-/* Lower bounds of seed 000: Theorem 3.2 (broadcast), 4.2 (multicast), 5.4
+/* Lower bounds of [KKW]: Theorem 3.2 (broadcast), 4.2 (multicast), 5.4
  * (bounded matching), Lemma 5.1 (bounded degree), Lemma 6.4 (postal). */
 int64_t cairn_bcast_lower_bound(const cairn_plan_clusters *cl, int postal);
 /* p of §3.1: global steps of LCF when local transfers are free (Lemma 3.3). */
@@ -259,20 +259,20 @@ int64_t cairn_bcast_global_steps(const cairn_plan_clusters *cl);
  * makespan, or -1 when the instance is too big. */
 int64_t cairn_bcast_optimum(const cairn_plan_clusters *cl);
 
-/* Seed 002 (plan_grid.c): algo is one of "flat", "FEF", "ECEF", "ECEF-LA",
+/* [BSM] §4–5 (plan_grid.c): algo is one of "flat", "FEF", "ECEF", "ECEF-LA",
  * "ECEF-LAt", "ECEF-LAT", "BottomUp". */
 cairn_status cairn_plan_grid_run(const cairn_plan_grid *g, const char *algo,
                                  cairn_plan_schedule *out, cairn_error *err)
   __attribute__((warn_unused_result));
 double cairn_plan_grid_lower_bound(const cairn_plan_grid *g);
 
-/* Seed 001 (plan_hnow.c): algo is one of "FEF", "ECF", "WR", "WRP". */
+/* [WYL] §4 (plan_hnow.c): algo is one of "FEF", "ECF", "WR", "WRP". */
 cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo,
                                  cairn_plan_schedule *out, cairn_error *err)
   __attribute__((warn_unused_result));
 double cairn_plan_hnow_lower_bound(const cairn_plan_hnow *h);
 
-/* Seed 003 (plan_cdmd.c): forwarding LH then list schedule LS. */
+/* [Gon] §3 (plan_cdmd.c): forwarding LH then list schedule LS. */
 cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *out,
                                  cairn_error *err) __attribute__((warn_unused_result));
 /* d = max(s, r) of §1: the lower bound. */

@@ -1,5 +1,5 @@
 /* plan_cdmd.c — Continuous Delivery Message Dissemination under multicasting
- * (seed 003: Gonzalez, "Continuous Delivery Message Dissemination Problems
+ * ([Gon]: Gonzalez, "Continuous Delivery Message Dissemination Problems
  * under the Multicasting Communication Mode").
  *
  * Model (§1): n processors on a single-port complete network; in a round a

@@ -1,23 +1,23 @@
 /* plan_check.c — the feasibility checker: replays any schedule in its model,
  * sharing no code with the planners.
  *
- * Rules per model (seed and section):
- *   1/C (000 §2):   local transfer lasts 1, inter-cluster C; sender and
+ * Rules per model (paper and section, docs/references.md):
+ *   1/C ([KKW] §2): local transfer lasts 1, inter-cluster C; sender and
  *                   receivers are busy the whole transfer; one transfer per
  *                   node at a time; at most d_i inter-cluster transfers into
  *                   or out of cluster i (§5.1); at most B at once (§5.3).
- *   postal (000 §6): sender busy [start, start+1), receiver busy
+ *   postal ([KKW] §6): sender busy [start, start+1), receiver busy
  *                   [end-1, end), end - start = 1 (local) or C.
- *   grid (002 §3):  inter-cluster i→j lasts g_ij + L_ij, the sender's port is
+ *   grid ([BSM] §3): inter-cluster i→j lasts g_ij + L_ij, the sender's port is
  *                   busy g_ij; the transfer i→i is cluster i's broadcast,
  *                   lasting T_i, once, after its arrival and after every
  *                   inter-cluster send of i.
- *   hnow (001 §2):  sender busy S(i,m) from the start, arrival at
+ *   hnow ([WYL] §2): sender busy S(i,m) from the start, arrival at
  *                   start + S + X(i,j)m, receiver busy R(j,m) ending at end
  *                   and starting no earlier than the arrival; one operation
  *                   per node at a time; only the source and destinations of
  *                   a message relay it, only destinations receive it.
- *   cdmd (003 §1):  a (multicast) transfer of message x lasts exactly l_x
+ *   cdmd ([Gon] §1): a (multicast) transfer of message x lasts exactly l_x
  *                   consecutive rounds; one send and one receive per
  *                   processor at a time.
  * In every model the sender holds the message at the start and everyone who

@@ -1,4 +1,4 @@
-/* plan_grid.c — two-level grid broadcast heuristics (seed 002:
+/* plan_grid.c — two-level grid broadcast heuristics ([BSM]:
  * Barchet-Steffenel, Mounié, "Scheduling Heuristics for Efficient Broadcast
  * Operations on Grid Environments").
  *

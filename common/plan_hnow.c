@@ -1,5 +1,5 @@
 /* plan_hnow.c — multiple multicast on a heterogeneous network of
- * workstations with non-blocking send and blocking receive (seed 001: Wu,
+ * workstations with non-blocking send and blocking receive ([WYL]: Wu,
  * Yeh, Liu, "Scheduling Multiple Multicast for Heterogeneous NOW with
  * Non-blocking Message-Passing").
  *

@@ -1,5 +1,5 @@
 /* plan_lcf.c — Largest Cluster First and its variants in the 1/C cluster
- * model and the postal model (seed 000: Khuller, Kim, Wan, "Broadcasting on
+ * model and the postal model ([KKW]: Khuller, Kim, Wan, "Broadcasting on
  * Networks of Workstations").
  *
  *   LCF broadcast            §3    ≤ 2·OPT + 7 (Theorem 3.3)

@@ -1,4 +1,4 @@
-/* plan_opt.c — exact optimum of tiny 1/C instances (seed 000 §2 model, with
+/* plan_opt.c — exact optimum of tiny 1/C instances ([KKW] §2 model, with
  * the §4 multicast, §5.1 degree and §5.3 matching variants) by exhaustive
  * search, the yardstick for "LCF ≤ 2·OPT + 7" (Theorem 3.3).
  *

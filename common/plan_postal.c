@@ -1,4 +1,4 @@
-/* plan_postal.c — Interleaved LCF in the postal model (seed 000 §6.2).
+/* plan_postal.c — Interleaved LCF in the postal model ([KKW] §6.2).
  *
  * Model (§6): a sender is busy for one unit per transfer; a local message
  * arrives 1 unit after it is sent, an inter-cluster one C units after; the

@@ -1,5 +1,5 @@
 /* policy.h — the pluggable allocation policy: which ELIGIBLE-BUT-UNALLOCATED
- * task to hand out next (seed 004 §4.3.1, the IC Pebble Game).
+ * task to hand out next ([Ros] §4.3.1, the IC Pebble Game).
  *
  * A policy sees a job's dag and three events: a task became eligible and
  * unallocated ("ready", again after a lost lease), a task is picked
@@ -32,7 +32,7 @@ const char *const *cairn_policy_names(void);
 
 /* Earliest eligible first (policy.c). */
 extern const cairn_policy_ops cairn_policy_fifo;
-/* IC-optimal on the seed's dag families, a lookahead heuristic elsewhere
+/* IC-optimal on the dag families of [Ros] §4.3.1, a lookahead heuristic elsewhere
  * (policy_ic.c). */
 extern const cairn_policy_ops cairn_policy_ic;
 /* Uniformly random among the ready tasks, deterministic in the seed

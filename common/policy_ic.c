@@ -1,5 +1,5 @@
 /* policy_ic.c — the "ic" allocation policy: keep as many tasks ELIGIBLE as
- * possible at every step of the IC Pebble Game (seed 004 §4.3.1, Figures 7-8).
+ * possible at every step of the IC Pebble Game ([Ros] §4.3.1, Figures 7-8).
  *
  * A task is COMMITTED once allocated (EAA) or executed (XEQ): under the
  * game's assumption that tasks are executed in the order allocated (§4.3.1),

@@ -1,5 +1,5 @@
 /* policy_random.c — the "random" baseline policy for the IC Pebble Game
- * (seed 004 §4.3.1): pick a ready task uniformly at random (splitmix64,
+ * ([Ros] §4.3.1): pick a ready task uniformly at random (splitmix64,
  * deterministic in the seed). An array with swap-removal plus each task's
  * slot: every operation O(1); 8 bytes per task. No eligibility guarantee. */
 #include <stdlib.h>

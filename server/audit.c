@@ -1,4 +1,4 @@
-/* audit.c — accountability views (seed 004 §4.3.2): who computed index N,
+/* audit.c — accountability views ([Ros] §4.3.2): who computed index N,
  * and a volunteer's allocations in order. The index alone names the
  * volunteer and its allocation through φ⁻¹; the store adds what happened. */
 #include <jansson.h>

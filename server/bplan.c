@@ -17,14 +17,14 @@
  * Plans. cairn__bplan_build runs one planner of common/plan.h on an instance
  * made of the master as cluster 0 (one node, the source) and every cluster
  * present with its number of workers:
- *   lcf             1/C model (seed 000 §3): a local copy takes 1 unit =
+ *   lcf             1/C model ([KKW] §3): a local copy takes 1 unit =
  *                   size / (median local rate); C = round(size / mean
  *                   inter-cluster rate / unit), at least 1.
- *   bounded-degree  the same with degree 1 per cluster (seed 000 §5.1): one
+ *   bounded-degree  the same with degree 1 per cluster ([KKW] §5.1): one
  *                   inter-cluster copy in or out of a cluster at a time, as
  *                   over one shared uplink.
  *   flat, FEF, ECEF, ECEF-LA, ECEF-LAt, ECEF-LAT, BottomUp
- *                   grid model (seed 002 §3–5) in seconds: g_ij = size /
+ *                   grid model ([BSM] §3–5) in seconds: g_ij = size /
  *                   rate(i → j) for every pair, L_ij = 0 (latency is part of
  *                   the measured rate), T_i = ceil(log2 n_i) · size /
  *                   rate(i → i) (binomial doubling inside the cluster).

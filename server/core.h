@@ -1,6 +1,6 @@
 /* core.h — the master's in-memory state and its transitions (private to server/).
  *
- * Task life-cycle (seed 004 §4.3.1 pebble states), with replication R and
+ * Task life-cycle ([Ros] §4.3.1 pebble states), with replication R and
  * quorum Q (a task is executed once Q results of distinct volunteers agree
  * byte for byte):
  *

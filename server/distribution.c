@@ -7,7 +7,7 @@
  * the plan lacks asks), the master plans the broadcast
  * over the clusters of the workers that run the job's app with the
  * configured planner (LCF, bounded-degree LCF or a grid heuristic of the
- * ECEF family; seeds 000 and 002), costed with the measured transfer
+ * ECEF family; [KKW] §3, §5.1 and [BSM] §4–5), costed with the measured transfer
  * rates. The plan says which cluster each cluster's first copy comes from
  * and in which order a sender serves its receivers. The master executes it
  * online, as workers ask for work, handing out a source only once it holds

@@ -1,5 +1,5 @@
 /* test_accountability.c — accountable indices, quorum and ban with real
- * processes (seed 004 §4.3.2): every allocation's index is φ(row, t) and the
+ * processes ([Ros] §4.3.2): every allocation's index is φ(row, t) and the
  * audit names its volunteer; with replication 2 / quorum 2 a lying worker
  * gets no wrong result accepted; with replication 1 its wrong results are
  * accepted until it is banned, after which exactly its tasks and their

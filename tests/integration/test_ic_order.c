@@ -1,4 +1,4 @@
-/* test_ic_order.c — the master allocates in IC order (seed 004 §4.3.1): a
+/* test_ic_order.c — the master allocates in IC order ([Ros] §4.3.1): a
  * real server and one real worker (one slot) run jobs made by `cairn gen`;
  * the audit trail gives the order in which tasks were allocated, which must
  * be the order the ic policy plays in the IC Pebble Game, and whose

@@ -1,4 +1,4 @@
-/* test_ataf.c — ATAFs of seed 004 §4.3.2: Figure 10 values, bijection both
+/* test_ataf.c — ATAFs of [Ros] §4.3.2: Figure 10 values, bijection both
  * ways, overflow at the documented limits, Procedure ATAF-Constructor. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
-/* test_ic.c — IC-scheduling (seed 004 §4.3.1): the dag generators, the
+/* test_ic.c — IC-scheduling ([Ros] §4.3.1): the dag generators, the
  * pebble game, and the "ic" policy's profile against the optimum on the
- * seed's four families — by exhaustive search over all plays (every ideal)
- * on small sizes and by the seed's counting bounds on larger ones — with the
+ * paper's four families — by exhaustive search over all plays (every ideal)
+ * on small sizes and by its counting bounds on larger ones — with the
  * node numbering shuffled; plus the online contract (lost leases, results in
  * any order) for every registered policy. */
 #include <setjmp.h>
@@ -19,7 +19,7 @@
 
 static uint64_t tri(uint64_t k) { return k * (k + 1) / 2; }
 
-/* The optimum E(t) per family, from the seed's counting arguments (§4.3.1):
+/* The optimum E(t) per family, from the counting arguments of [Ros] §4.3.1:
  * mesh: e eligible nodes lie in distinct rows and columns and need C(e,2)
  *   executed ancestors, and E(t) <= n - t;
  * rmesh: within level l (width w) an interval of j executed nodes frees j-1
@@ -204,7 +204,7 @@ static void test_ic_exhaustive(void **state) {
     }
 }
 
-/* Larger sizes: against the seed's bounds, which the IC-optimal plays meet. */
+/* Larger sizes: against the bounds of [Ros] §4.3.1, which the IC-optimal plays meet. */
 static void test_ic_large(void **state) {
   (void)state;
   static const struct { cairn_gen_family f; uint32_t N[3]; } cases[] = {

@@ -1,4 +1,4 @@
-/* test_ic_cli.c — `cairn gen` and `cairn simulate` (seed 004 §4.3.1) through
+/* test_ic_cli.c — `cairn gen` and `cairn simulate` ([Ros] §4.3.1) through
  * the real binary, and a hand-written mesh job (other ids, other order)
  * loaded by the job parser: ic still reaches the optimal profile. */
 #include <setjmp.h>

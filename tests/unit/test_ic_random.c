@@ -1,4 +1,4 @@
-/* test_ic_random.c — the "ic" policy's general-dag heuristic (seed 004
+/* test_ic_random.c — the "ic" policy's general-dag heuristic ([Ros]
  * §4.3.1) against the exact optimum: 300 random 14-node dags, largest AREA
  * and best E(t) by dynamic programming over subsets (ic_study.h); FIFO and
  * random measured beside it. */

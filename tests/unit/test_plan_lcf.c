@@ -1,4 +1,4 @@
-/* test_plan_lcf.c — seed 000 planners against the exhaustive optimum, the
+/* test_plan_lcf.c — [KKW] planners against the exhaustive optimum, the
  * paper's bounds and its §3.2 bad example; every plan goes through the
  * independent checker. */
 #include <setjmp.h>

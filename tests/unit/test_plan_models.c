@@ -1,4 +1,4 @@
-/* test_plan_models.c — seed 002 grid heuristics, seed 003 CDMD and seed 001
+/* test_plan_models.c — [BSM] grid heuristics, [Gon] CDMD and [WYL]
  * HNOW planners against hand-computed schedules, the papers' examples and
  * bounds; every plan goes through the independent checker. */
 #include <setjmp.h>
@@ -39,7 +39,7 @@ static double run_checked(const cairn_plan_instance *in, const char *algo, doubl
 
 static const char *const grid_algos[] = {"flat", "FEF", "ECEF", "ECEF-LA", "ECEF-LAt", "ECEF-LAT", "BottomUp"};
 
-/* Three clusters worked out by hand from the formulas of §4–5. */
+/* Three clusters worked out by hand from the formulas of [BSM] §4–5. */
 static void test_grid_hand(void **state) {
   (void)state;
   double L[9] = {0, 1, 5, 1, 0, 1, 5, 1, 0};
@@ -54,7 +54,7 @@ static void test_grid_hand(void **state) {
   assert_true(lb == 115);                               /* shortest path 15 + T_2 */
 }
 
-/* Table 3 of seed 002 (latencies in ms) with the g and T of docs/planning.md. */
+/* [BSM] Table 3 (latencies in ms) with the g and T of docs/planning.md. */
 static void grid_table3(cairn_plan_instance *in, double *L, double *g, double *T) {
   static const double lat_us[6][6] = {
     {47.56, 62.10, 12181.52, 12187.24, 12197.49, 5210.99}, {62.10, 47.92, 12181.52, 12198.03, 12195.22, 5211.47},
@@ -83,7 +83,7 @@ static void test_grid_table3(void **state) {
   for (size_t a = 0; a < 7; a++) {
     double m = run_checked(&in, grid_algos[a], &lb);
     print_message("Table 3 grid, %-9s makespan %8.3f ms (lower bound %.3f)\n", grid_algos[a], m, lb);
-    assert_true(m <= flat + 1e-9); /* §7: every heuristic beats the flat tree here */
+    assert_true(m <= flat + 1e-9); /* [BSM] §7: every heuristic beats the flat tree here */
   }
 }
 
@@ -108,7 +108,8 @@ static void test_grid_random(void **state) {
   }
 }
 
-/* Seed 003 Example 1.1 in the consistent reading of the seeds README. */
+/* [Gon] Example 1.1 in the reading consistent with its Tables 2–4
+ * (docs/references.md). */
 static void test_cdmd_example(void **state) {
   (void)state;
   static const int len[19] = {35, 2, 23, 13, 31, 2, 14, 31, 3, 3, 3, 3, 5, 12, 15, 6, 3, 20, 31};
@@ -183,8 +184,8 @@ static void test_hnow_hand(void **state) {
   }
 }
 
-/* Random multiple multicasts with seed 001 §5 parameter ranges: every plan
- * is feasible and above the §3.1 lower bound. */
+/* Random multiple multicasts with [WYL] §5 parameter ranges: every plan
+ * is feasible and above the [WYL] §3.1 lower bound. */
 static void test_hnow_random(void **state) {
   (void)state;
   const char *algos[] = {"FEF", "ECF", "WR", "WRP"};
