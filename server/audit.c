@@ -6,19 +6,16 @@
 
 #include "server/master.h"
 
+/* The volunteer's figures, or JSON null when there is none. */
 static json_t *volunteer_brief(cairn_core *c, int64_t id) {
-  json_t *o = json_null();
-  pthread_mutex_lock(&c->lock);
-  if (id >= 1 && (size_t)id <= c->nvols) {
-    const mvol *v = c->vols[id - 1];
-    o = json_pack("{s:I, s:s, s:s, s:I, s:b, s:I, s:I, s:I, s:I}", "id", (json_int_t)v->id,
-                  "name", v->name, "cluster", v->cluster, "row", (json_int_t)v->id, "banned",
-                  v->banned, "allocations", (json_int_t)v->allocations, "valid",
-                  (json_int_t)v->valid, "invalid", (json_int_t)v->invalid, "pending",
-                  (json_int_t)v->pending);
-  }
-  pthread_mutex_unlock(&c->lock);
-  return o;
+  cairn__vol_info v;
+  if (cairn__core_volunteer(c, id, &v, NULL) != CAIRN_OK)
+    return json_null();
+  return json_pack("{s:I, s:s, s:s, s:I, s:b, s:I, s:I, s:I, s:I}", "id", (json_int_t)v.id,
+                   "name", v.name, "cluster", v.cluster, "row", (json_int_t)v.id, "banned",
+                   v.banned, "allocations", (json_int_t)v.allocations, "valid",
+                   (json_int_t)v.valid, "invalid", (json_int_t)v.invalid, "pending",
+                   (json_int_t)v.pending);
 }
 
 static json_t *row_json(const cairn_store_audit_row *r) {
@@ -42,15 +39,15 @@ static int collect(void *ud, const cairn_store_audit_row *r) {
 
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err) {
   uint64_t x = 0, t = 0;
-  if (cairn_ataf_invert(m->core->family, (uint64_t)n, &x, &t, err) != CAIRN_OK)
+  if (cairn_ataf_invert(cairn__core_family(m->core), (uint64_t)n, &x, &t, err) != CAIRN_OK)
     return NULL;
   json_t *rows = json_array();
-  if (cairn_store_audit(m->core->store, 0, n, collect, rows, err) != CAIRN_OK) {
+  if (cairn__core_audit(m->core, 0, n, collect, rows, err) != CAIRN_OK) {
     json_decref(rows);
     return NULL;
   }
   json_t *o = json_pack("{s:I, s:s, s:I, s:I}", "index", (json_int_t)n, "family",
-                        cairn_ataf_family_name(m->core->family), "row", (json_int_t)x, "t",
+                        cairn_ataf_family_name(cairn__core_family(m->core)), "row", (json_int_t)x, "t",
                         (json_int_t)t);
   json_t *row = json_array_get(rows, 0);
   json_object_set_new(o, "allocated", json_boolean(row != NULL));
@@ -74,11 +71,11 @@ json_t *cairn__audit_volunteer(cairn_master *m, int64_t id, cairn_error *err) {
     return NULL;
   }
   json_t *rows = json_array();
-  if (cairn_store_audit(m->core->store, 1, id, collect, rows, err) != CAIRN_OK) {
+  if (cairn__core_audit(m->core, 1, id, collect, rows, err) != CAIRN_OK) {
     json_decref(rows);
     json_decref(vol);
     return NULL;
   }
   return json_pack("{s:o, s:s, s:o}", "volunteer", vol, "family",
-                   cairn_ataf_family_name(m->core->family), "allocations", rows);
+                   cairn_ataf_family_name(cairn__core_family(m->core)), "allocations", rows);
 }

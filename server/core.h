@@ -310,7 +310,33 @@ cairn_status cairn__core_wait_job(cairn_core *c, int64_t job, long timeout_ms, i
 /* Writes a trivial record through the commit path and waits for it. */
 cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err);
 
-/* ---- read-only views (JSON, under the lock) ---- */
+/* ---- read-only views: copies made under the lock, for the HTTP layer and
+ * the audit read model, which never take the lock themselves ---- */
+
+/* What the audit shows of a volunteer (a copy). */
+typedef struct cairn__vol_info {
+  int64_t id, allocations, valid, invalid, pending, errors, last_seen;
+  int banned, slots;
+  char name[CAIRN_MAX_NAME + 1], cluster[CAIRN_MAX_NAME + 1];
+} cairn__vol_info;
+/* Fills *out with volunteer id; CAIRN_ENOTFOUND when there is none. O(1). */
+cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *out,
+                                   cairn_error *err);
+/* The ATAF family of the database (fixed for its life). */
+cairn_ataf_family cairn__core_family(const cairn_core *c);
+/* The store's audit rows (cairn_store_audit): by index n, or by volunteer. */
+cairn_status cairn__core_audit(cairn_core *c, int by_volunteer, int64_t key,
+                               int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+                               cairn_error *err);
+/* A task's accepted output from the store (caller frees *out). */
+cairn_status cairn__core_task_output(cairn_core *c, int64_t key, char **out, size_t *len,
+                                     cairn_error *err);
+/* The peer token workers present to each other (fixed for the database's
+ * life; owned by c). */
+const char *cairn__core_peer_token(const cairn_core *c);
+/* Where uploaded files live (fixed; owned by c). */
+const char *cairn__core_files_dir(const cairn_core *c);
+
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
 json_t *cairn__core_jobs_json(cairn_core *c);
 json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err);

@@ -29,7 +29,7 @@ cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char
                            "sha256 mismatch: the URL names %s but the %lld bytes received hash "
                            "to %s", want, (long long)size, got);
   }
-  snprintf(final, sizeof final, "%s/%s", c->files_dir, want);
+  snprintf(final, sizeof final, "%s/%s", cairn__core_files_dir(c), want);
   int fd = open(tmp_path, O_RDONLY);
   if (fd < 0 || fsync(fd) != 0) {
     if (fd >= 0)
@@ -38,7 +38,7 @@ cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char
     return cairn_error_set(err, CAIRN_EIO, "cannot sync an upload: %s", strerror(errno));
   }
   close(fd);
-  if (rename(tmp_path, final) != 0 || sync_dir(c->files_dir) != 0) {
+  if (rename(tmp_path, final) != 0 || sync_dir(cairn__core_files_dir(c)) != 0) {
     unlink(tmp_path);
     return cairn_error_set(err, CAIRN_EIO, "cannot store %s: %s", want, strerror(errno));
   }
@@ -48,14 +48,14 @@ cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char
 cairn_status cairn__files_import(cairn_core *c, const char *path, char sha256[65], int64_t *size,
                                  cairn_error *err) {
   char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s/.import-XXXXXX", c->files_dir);
+  snprintf(tmp, sizeof tmp, "%s/.import-XXXXXX", cairn__core_files_dir(c));
   FILE *in = fopen(path, "rb");
   if (!in)
     return cairn_error_set(err, CAIRN_EINVAL, "cannot read %s: %s", path, strerror(errno));
   int fd = mkstemp(tmp);
   if (fd < 0) {
     fclose(in);
-    return cairn_error_set(err, CAIRN_EIO, "cannot create a file in %s: %s", c->files_dir,
+    return cairn_error_set(err, CAIRN_EIO, "cannot create a file in %s: %s", cairn__core_files_dir(c),
                            strerror(errno));
   }
   cairn_sha256 h;

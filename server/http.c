@@ -194,7 +194,7 @@ static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, con
       k->responded = 1;
       return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
     }
-    snprintf(k->upload_tmp, sizeof k->upload_tmp, "%s/.upload-XXXXXX", m->core->files_dir);
+    snprintf(k->upload_tmp, sizeof k->upload_tmp, "%s/.upload-XXXXXX", cairn__core_files_dir(m->core));
     k->upload_fd = mkstemp(k->upload_tmp);
     if (k->upload_fd < 0) {
       k->responded = 1;

@@ -341,6 +341,41 @@ cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err) {
 }
 /* ---- views ---- */
 
+cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *out,
+                                   cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&c->lock);
+  if (id < 1 || (size_t)id > c->nvols)
+    st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+  else {
+    const mvol *v = c->vols[id - 1];
+    *out = (cairn__vol_info){.id = v->id, .allocations = v->allocations, .valid = v->valid,
+                             .invalid = v->invalid, .pending = v->pending, .errors = v->errors,
+                             .last_seen = v->last_seen, .banned = v->banned, .slots = v->slots};
+    snprintf(out->name, sizeof out->name, "%s", v->name);
+    snprintf(out->cluster, sizeof out->cluster, "%s", v->cluster);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return st;
+}
+
+/* Set at open, never changed: read without the lock. */
+cairn_ataf_family cairn__core_family(const cairn_core *c) { return c->family; }
+const char *cairn__core_peer_token(const cairn_core *c) { return c->peer_token; }
+const char *cairn__core_files_dir(const cairn_core *c) { return c->files_dir; }
+
+/* The store serializes its own reads (it has a read connection and lock). */
+cairn_status cairn__core_audit(cairn_core *c, int by_volunteer, int64_t key,
+                               int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+                               cairn_error *err) {
+  return cairn_store_audit(c->store, by_volunteer, key, cb, ud, err);
+}
+
+cairn_status cairn__core_task_output(cairn_core *c, int64_t key, char **out, size_t *len,
+                                     cairn_error *err) {
+  return cairn_store_task_output(c->store, key, out, len, err);
+}
+
 
 static json_t *counts_json(const mjob *j) {
   return json_pack("{s:i, s:i, s:i, s:i, s:i}", "waiting", (int)j->counts[TS_WAITING],
