@@ -17,6 +17,7 @@
 # process started is bounded by `timeout` and stopped at the end. Prints
 # "install: OK" last; anything else exits non-zero with the reason.
 set -euo pipefail
+export LC_ALL=C
 [ $# -eq 1 ] || { echo "usage: run.sh BUILD_DIR" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
