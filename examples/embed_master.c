@@ -12,6 +12,8 @@
  * Without --db it works in a fresh folder under /tmp and removes it at the end.
  * Prints the master's URL, then "sum 1..N = S" and exits 0 when S is right.
  */
+#define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
+
 #include <cairn/master.h>
 #include <cairn/worker.h>
 
