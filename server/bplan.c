@@ -54,19 +54,11 @@
 
 #include "common/log.h"
 #include "common/plan.h"
-#include "server/core.h"
+#include "server/dist_int.h"
 
 #define DEFAULT_LOCAL_BPS 125e6 /* 1 Gbit/s */
 #define DEFAULT_INTER_BPS 12.5e6 /* 100 Mbit/s */
 #define MIN_SAMPLE_BYTES 65536
-
-struct mrate {
-  char *src, *dst;
-  int cls; /* RATE_LOCAL, RATE_MASTER or RATE_INTER */
-  double bps;
-  double base; /* the rate when rates_epoch was last bumped for this pair */
-  int64_t samples;
-};
 
 enum { RATE_LOCAL, RATE_MASTER, RATE_INTER };
 
@@ -102,32 +94,32 @@ static int rate_class(const char *src, const char *dst) {
   return strcmp(src, dst) == 0 ? RATE_LOCAL : RATE_INTER;
 }
 
-static mrate *rate_find(const cairn_core *c, const char *src, const char *dst) {
-  mrate *r = cairn_hmap_get(&c->rates, pair_key(src, dst));
+static mrate *rate_find(const cairn__dist *d, const char *src, const char *dst) {
+  mrate *r = cairn_hmap_get(&d->rates, pair_key(src, dst));
   return r && strcmp(r->src, src) == 0 && strcmp(r->dst, dst) == 0 ? r : NULL;
 }
 
-void cairn__rates_free(cairn_core *c) {
-  for (size_t i = 0; i < c->rates.cap; i++) {
-    mrate *r = c->rates.keys && c->rates.keys[i] ? c->rates.vals[i] : NULL;
+void cairn__rates_free(cairn__dist *d) {
+  for (size_t i = 0; i < d->rates.cap; i++) {
+    mrate *r = d->rates.keys && d->rates.keys[i] ? d->rates.vals[i] : NULL;
     if (r) {
       free(r->src);
       free(r->dst);
       free(r);
     }
   }
-  cairn_hmap_free(&c->rates);
+  cairn_hmap_free(&d->rates);
 }
 
 /* Adds pair src -> dst at bps; NULL when out of memory or on a 64-bit hash
  * collision with another pair (the first pair keeps the slot). */
-static mrate *rate_add(cairn_core *c, const char *src, const char *dst, double bps) {
+static mrate *rate_add(cairn__dist *d, const char *src, const char *dst, double bps) {
   uint64_t key = pair_key(src, dst);
-  if (cairn_hmap_get(&c->rates, key))
+  if (cairn_hmap_get(&d->rates, key))
     return NULL;
   mrate *r = calloc(1, sizeof *r);
   if (!r || !(r->src = cairn__strdup(src)) || !(r->dst = cairn__strdup(dst)) ||
-      cairn_hmap_put(&c->rates, key, r)) {
+      cairn_hmap_put(&d->rates, key, r)) {
     if (r) {
       free(r->src);
       free(r->dst);
@@ -137,18 +129,18 @@ static mrate *rate_add(cairn_core *c, const char *src, const char *dst, double b
   }
   r->cls = rate_class(src, dst);
   r->bps = r->base = bps;
-  c->rate_sum[r->cls] += bps;
-  c->rate_n[r->cls]++;
+  d->rate_sum[r->cls] += bps;
+  d->rate_n[r->cls]++;
   return r;
 }
 
-int cairn__rate_restore(cairn_core *c, const char *src, const char *dst, double bps,
+int cairn__rate_restore(cairn__dist *d, const char *src, const char *dst, double bps,
                         int64_t samples) {
-  if (!*dst || bps <= 0 || rate_find(c, src, dst))
+  if (!*dst || bps <= 0 || rate_find(d, src, dst))
     return 0;
-  mrate *r = rate_add(c, src, dst, bps);
+  mrate *r = rate_add(d, src, dst, bps);
   if (!r)
-    return cairn_hmap_get(&c->rates, pair_key(src, dst)) ? 0 : -1;
+    return cairn_hmap_get(&d->rates, pair_key(src, dst)) ? 0 : -1;
   r->samples = samples;
   return 0;
 }
@@ -157,17 +149,18 @@ void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t
                         int64_t ms) {
   if (bytes < MIN_SAMPLE_BYTES || ms <= 0 || !dst || !*dst)
     return; /* small files measure latency more than rate */
+  cairn__dist *d = c->dist;
   double bps = (double)bytes * 1000.0 / (double)ms;
-  mrate *r = rate_find(c, src, dst);
+  mrate *r = rate_find(d, src, dst);
   if (!r) {
-    if (!(r = rate_add(c, src, dst, bps)))
+    if (!(r = rate_add(d, src, dst, bps)))
       return;
-    c->rates_epoch++;
+    d->rates_epoch++;
   } else {
     double nb = 0.5 * r->bps + 0.5 * bps;
-    c->rate_sum[r->cls] += nb - r->bps;
+    d->rate_sum[r->cls] += nb - r->bps;
     if (fabs(nb - r->base) > 0.25 * r->base) {
-      c->rates_epoch++; /* plans costed before are off by more than a quarter */
+      d->rates_epoch++; /* plans costed before are off by more than a quarter */
       r->base = nb;
     }
     r->bps = nb;
@@ -176,26 +169,26 @@ void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t
   cairn__journal_put(c->journal, cairn__jrec_rate(src, dst, (int64_t)r->bps, r->samples));
 }
 
-double cairn__rate_get(const cairn_core *c, const char *src, const char *dst) {
-  const mrate *r = rate_find(c, src, dst);
+double cairn__rate_get(const cairn__dist *d, const char *src, const char *dst) {
+  const mrate *r = rate_find(d, src, dst);
   if (r)
     return r->bps;
   int cls = rate_class(src, dst);
-  if (c->rate_n[cls])
-    return c->rate_sum[cls] / (double)c->rate_n[cls];
+  if (d->rate_n[cls])
+    return d->rate_sum[cls] / (double)d->rate_n[cls];
   if (cls == RATE_LOCAL)
     return DEFAULT_LOCAL_BPS;
   /* the master's and other clusters' links: whichever is known */
   int other = cls == RATE_MASTER ? RATE_INTER : RATE_MASTER;
-  if (c->rate_n[other])
-    return c->rate_sum[other] / (double)c->rate_n[other];
+  if (d->rate_n[other])
+    return d->rate_sum[other] / (double)d->rate_n[other];
   return DEFAULT_INTER_BPS;
 }
 
-json_t *cairn__rates_json(const cairn_core *c) {
+json_t *cairn__rates_json(const cairn__dist *d) {
   json_t *a = json_array();
-  for (size_t i = 0; a && i < c->rates.cap; i++) {
-    const mrate *r = c->rates.keys && c->rates.keys[i] ? c->rates.vals[i] : NULL;
+  for (size_t i = 0; a && i < d->rates.cap; i++) {
+    const mrate *r = d->rates.keys && d->rates.keys[i] ? d->rates.vals[i] : NULL;
     if (r)
       json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:I}", "from", *r->src ? r->src : "master",
                                          "to", r->dst, "bytes_per_second", (json_int_t)r->bps,
@@ -323,7 +316,7 @@ static int extract(mplan *p, const cairn_plan_schedule *s, double unit) {
   return 0;
 }
 
-mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
+mplan *cairn__bplan_build(const cairn__dist *d, const char *algo, int64_t size,
                           char *const *labels, const int64_t *counts,
                           const uint8_t *informed, size_t m, cairn_error *err) {
   size_t k = m + 1;
@@ -365,13 +358,13 @@ mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
       goto oom;
     }
     for (size_t i = 1; i < k; i++)
-      loc[i - 1] = sz / cairn__rate_get(c, labels[i - 1], labels[i - 1]);
+      loc[i - 1] = sz / cairn__rate_get(d, labels[i - 1], labels[i - 1]);
     qsort(loc, m, sizeof *loc, cmp_dbl);
     unit = m ? loc[m / 2] : 1.0;
     free(loc);
     if (unit <= 0)
       unit = 1e-6;
-    double inter = sz / cairn__rate_get(c, "", m ? labels[0] : "");
+    double inter = sz / cairn__rate_get(d, "", m ? labels[0] : "");
     long long C = llround(inter / unit);
     in.model = CAIRN_PLAN_1C;
     in.cl.C = C < 1 ? 1 : C;
@@ -400,10 +393,10 @@ mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
         if (i != j)
           g[i * k + j] = i == 0 && j && informed && informed[j - 1]
                              ? 1e-9 /* it has the file (or soon): a source from the start */
-                             : sz / cairn__rate_get(c, p->label[i], p->label[j]);
+                             : sz / cairn__rate_get(d, p->label[i], p->label[j]);
       int64_t n = i ? counts[i - 1] : 1;
       if (n > 1)
-        T[i] = ceil(log2((double)n)) * sz / cairn__rate_get(c, p->label[i], p->label[i]);
+        T[i] = ceil(log2((double)n)) * sz / cairn__rate_get(d, p->label[i], p->label[i]);
     }
     in.model = CAIRN_PLAN_GRID;
     in.grid.k = k;

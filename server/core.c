@@ -7,6 +7,7 @@
  * expiry is O(log L) per lease. Nothing scans the task table.
  */
 #include "server/core.h"
+#include "server/dist.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -913,14 +914,10 @@ int cairn__core_copy_retry_ms(cairn_core *c) {
 }
 
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err) {
-  const char *name = cairn__bplan_algorithm(algo);
-  if (!name)
-    return cairn_error_set(err, CAIRN_EINVAL, "unknown broadcast planner \"%s\" (one of: %s)",
-                           algo, cairn__bplan_algorithms());
   pthread_mutex_lock(&c->lock);
-  snprintf(c->bplan_algo, sizeof c->bplan_algo, "%s", name);
+  cairn_status st = cairn__dist_set_planner(c->dist, algo, err);
   pthread_mutex_unlock(&c->lock);
-  return CAIRN_OK;
+  return st;
 }
 
 void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
@@ -929,13 +926,8 @@ void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nha
   pthread_mutex_lock(&c->lock);
   for (int i = 0; i < nhave; i++)
     cairn__dist_have(c, v, have[i]);
-  for (int i = 0; i < nserved; i++) {
-    mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(served_sha[i]));
-    if (f && strcmp(f->sha256, served_sha[i]) == 0) {
-      f->bytes_peer += served[i];
-      c->bytes_peer += served[i];
-    }
-  }
+  for (int i = 0; i < nserved; i++)
+    cairn__dist_served(c->dist, served_sha[i], served[i], 0);
   if (peer_url && *peer_url && (!v->peer_url || strcmp(v->peer_url, peer_url) != 0)) {
     char *a = cairn__strdup(peer_url);
     cairn__journal_put(c->journal, a ? cairn__jrec_peer(v->id, peer_url) : NULL);
@@ -951,7 +943,6 @@ void cairn__core_fetched(cairn_core *c, mvol *v, const cairn__fetch_report *f, i
   if (n <= 0)
     return;
   pthread_mutex_lock(&c->lock);
-  c->fetch_reports_total += (uint64_t)n;
   for (int i = 0; i < n; i++)
     cairn__dist_fetched(c, v, f[i].sha256, f[i].source, f[i].bytes, f[i].ms);
   pthread_mutex_unlock(&c->lock);
@@ -961,20 +952,13 @@ void cairn__core_failed(cairn_core *c, mvol *v, const cairn__fail_report *f, int
   if (n <= 0)
     return;
   pthread_mutex_lock(&c->lock);
-  for (int i = 0; i < n; i++) {
-    if (f[i].reason < 0 || f[i].reason >= CAIRN_FAIL_REASONS)
-      continue; /* the caller checked it */
-    c->peer_failures_total[f[i].reason]++;
+  for (int i = 0; i < n; i++)
     cairn__dist_failed(c, v, f[i].sha256, f[i].source, f[i].reason);
-  }
   pthread_mutex_unlock(&c->lock);
 }
 
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
   pthread_mutex_lock(&c->lock);
-  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
-  if (f && strcmp(f->sha256, sha256) == 0)
-    f->bytes_master += bytes;
-  c->bytes_master += bytes;
+  cairn__dist_served(c->dist, sha256, bytes, 1);
   pthread_mutex_unlock(&c->lock);
 }

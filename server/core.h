@@ -62,50 +62,6 @@ typedef struct mfile {
   uint32_t nassigned, capassigned;
 } mfile;
 
-/* An uploaded file (c->files): who holds a verified copy, copies on their way
- * (to a worker, from a holder or from the master = 0, until a deadline), and
- * bytes served. */
-typedef struct mholder {
-  int64_t vol, since;
-} mholder;
-typedef struct mxfer {
-  int64_t to, from, deadline;
-} mxfer;
-/* A broadcast plan (bplan.c): cluster 0 is the master, 1..k-1 the clusters
- * present when it was built, sorted by label. */
-typedef struct mplan {
-  char algorithm[32];
-  size_t k;
-  char **label;
-  int64_t *parent;   /* the cluster its first copy comes from (0: the master) */
-  double *at;        /* planned start of that copy, seconds from the start */
-  int *rank;         /* order among the parent's receivers */
-  int *conc;         /* copies the plan has it send to other clusters at once */
-  int64_t *want;     /* last time one of its workers waited for the file */
-  double predicted, lower_bound, unit;
-  int64_t C;
-  uint64_t sig;      /* the clusters and sizes it was built for */
-  double built;      /* seconds from the start of the broadcast to when it was built */
-  uint64_t epoch;    /* c->rates_epoch it was costed with */
-  int informed;      /* clusters that held the file (or had a copy landing) then */
-} mplan;
-
-typedef struct mrate mrate;
-
-typedef struct mfilerec {
-  char sha256[65];
-  int64_t size;
-  mholder *holders;
-  uint32_t nholders, capholders;
-  mxfer *xfers;
-  uint32_t nxfers, capxfers;
-  uint64_t bytes_master, bytes_peer;
-  mplan *plan;       /* broadcast plan, NULL until it is first broadcast */
-  int64_t started;   /* when it was first handed out as a broadcast input */
-  int64_t checked;   /* when the clusters present were last compared with the plan */
-  uint32_t plans;    /* plans built for it */
-} mfilerec;
-
 enum { OUT_VALID, OUT_INVALID, OUT_PENDING, OUT_ERROR, OUT_TAINTED, OUT_COUNT };
 extern const char *const cairn__outcome_name[OUT_COUNT];
 
@@ -185,6 +141,8 @@ typedef struct lease_heap_item {
   int64_t expires, idx;
 } lease_heap_item;
 
+typedef struct cairn__dist cairn__dist; /* dist.h */
+
 typedef struct cairn_core {
   pthread_mutex_t lock;
   cairn_logger log;        /* the master's (a copy; NULL at open: stderr, warn) */
@@ -200,13 +158,8 @@ typedef struct cairn_core {
   cairn_hmap leases;       /* idx -> mlease */
   lease_heap_item *heap;
   size_t nheap, capheap;
-  cairn_hmap files;        /* first 8 bytes of sha256 -> mfilerec */
   char peer_token[65];     /* workers serve peers that present it */
-  char bplan_algo[32];     /* broadcast planner (bplan.c), "online" for none */
-  cairn_hmap rates;        /* (source cluster, cluster) -> mrate */
-  double rate_sum[3];      /* per rate class (bplan.c) */
-  uint64_t rate_n[3];
-  uint64_t rates_epoch;    /* bumped when a pair is first measured or moves by > 25% */
+  cairn__dist *dist;       /* files, holders, transfers, rates, plans (dist.h) */
   int64_t next_task_key;
 
   cairn__journal *journal; /* its own module and lock (journal.h) */
@@ -214,9 +167,6 @@ typedef struct cairn_core {
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
-  uint64_t bytes_master, bytes_peer;
-  uint64_t fetch_reports_total; /* "fetched" entries workers reported */
-  uint64_t peer_failures_total[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
 } cairn_core;
 
 /* fail_fd (or -1): written to when the master fails (journal.h). */
@@ -226,10 +176,6 @@ typedef struct cairn_core {
  * the family it was created with, and naming another one is an error. */
 cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
                              const cairn_logger *log, int fail_fd, cairn_error *err);
-/* Over this many clusters a grid planner is replaced by lcf (bplan.c). */
-#define CAIRN__BPLAN_GRID_MAX 512
-/* The broadcast planner of a new core (bplan.c). */
-#define CAIRN__BPLAN_DEFAULT "ECEF-LA"
 /* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL
  * naming the choices when unknown. */
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err);
@@ -363,65 +309,6 @@ int cairn__rep_add_vol(mtask *t, int64_t vol);
 int cairn__vol_add_active(mvol *v, int64_t idx);
 void cairn__rep_free(mrep *r);
 
-/* distribution.c (under the lock) */
-/* Builds the inputs[] of a work answer for task v of job j given to vol:
- * each input with its sources (peers first for broadcast files). Returns 0,
- * 1 when a broadcast input cannot be served to vol yet (a copy is on its way
- * into vol's cluster), -1 out of memory. Records the transfers it starts. */
-int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs);
-/* vol holds file sha256 (verified) from now. A new holding is journaled
- * (J_HOLD); one already known, or of a banned volunteer, changes nothing. */
-void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
-/* At start-up (not journaled): vol has held file sha256 since then, as the
- * store says, which lists each holding once. An unknown file or a banned
- * volunteer is skipped. 0, or -1 out of memory. */
-int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
-/* vol was banned: it holds no file any more, and no copy is on its way to
- * it. O(files + their holders and transfers). The store side is J_BAN's. */
-void cairn__dist_forget(cairn_core *c, const mvol *vol);
-/* "bytes_served" and per-file distribution figures of a job. */
-json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
-void cairn__dist_free(mfilerec *f);
-/* vol downloaded bytes of file sha in ms from source (a URL of its sources):
- * a rate sample from the source's cluster into vol's. */
-void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
-                         int64_t bytes, int64_t ms);
-/* reporter's download of file sha from source (a URL of its sources) failed
- * for reason (CAIRN_FAIL_*). The holders of sha whose peer URL source names
- * no longer send a copy to reporter; after "size" or "digest" their copy is
- * bad: they hold sha no more (journaled, J_UNHOLD) until they report it
- * again; after "unreachable", "stalled" or "status" their file server is
- * not offered for PEER_FAILED_SECONDS (30 s). A source that names no holder, or a
- * banned reporter, changes nothing. O(holders + transfers of sha). */
-void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
-                        int reason);
-
-/* bplan.c (under the lock) */
-/* The canonical name of a broadcast planner, or NULL when unknown. */
-const char *cairn__bplan_algorithm(const char *name);
-/* "online, lcf, …" for messages. */
-const char *cairn__bplan_algorithms(void);
-/* A download of bytes in ms from cluster src ("" = the master) into dst. */
-void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t bytes,
-                        int64_t ms);
-/* Estimated rate src -> dst in bytes per second (measured, else estimated). */
-double cairn__rate_get(const cairn_core *c, const char *src, const char *dst);
-json_t *cairn__rates_json(const cairn_core *c);
-/* A rate read back from the store at start-up. 0, or -1 out of memory. */
-int cairn__rate_restore(cairn_core *c, const char *src, const char *dst, double bps,
-                        int64_t samples);
-void cairn__rates_free(cairn_core *c);
-/* Plans a broadcast of size bytes with algo over the m clusters labels[]
- * (sorted, distinct) of counts[] workers; informed[i] (or NULL) marks a
- * cluster that holds the file already or has a copy landing. NULL with err
- * on failure. */
-mplan *cairn__bplan_build(const cairn_core *c, const char *algo, int64_t size,
-                          char *const *labels, const int64_t *counts,
-                          const uint8_t *informed, size_t m, cairn_error *err);
-void cairn__bplan_free(mplan *p);
-/* Index of cluster label in p ("" = 0, the master), or -1. */
-int cairn__bplan_find(const mplan *p, const char *label);
-json_t *cairn__bplan_json(const mplan *p, size_t max_clusters);
 int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx);
 uint64_t cairn__hash_key(const char *hex);
 char *cairn__strdup(const char *s);

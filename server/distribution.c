@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "server/core.h"
+#include "server/dist_int.h"
 
 enum {
   LOCAL_FANOUT = 1,    /* local copies a holder sends at once */
@@ -59,7 +59,7 @@ static int usable(const mvol *h, const mvol *vol, int64_t now) {
          now >= h->peer_failed_until;
 }
 
-void cairn__dist_free(mfilerec *f) {
+void cairn__dist_file_free(mfilerec *f) {
   if (!f)
     return;
   free(f->holders);
@@ -68,8 +68,8 @@ void cairn__dist_free(mfilerec *f) {
   free(f);
 }
 
-static mfilerec *file_of(cairn_core *c, const char *sha) {
-  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha));
+mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha) {
+  mfilerec *f = cairn_hmap_get(&d->files, cairn__hash_key(sha));
   return f && strcmp(f->sha256, sha) == 0 ? f : NULL;
 }
 
@@ -79,6 +79,88 @@ static int holds(const mfilerec *f, int64_t vol) {
       return 1;
   return 0;
 }
+
+/* ---- the module's state ---- */
+
+cairn__dist *cairn__dist_create(void) {
+  cairn__dist *d = calloc(1, sizeof *d);
+  if (!d)
+    return NULL;
+  cairn_hmap_init(&d->files);
+  cairn_hmap_init(&d->rates);
+  snprintf(d->bplan_algo, sizeof d->bplan_algo, "%s", CAIRN__BPLAN_DEFAULT);
+  return d;
+}
+
+void cairn__dist_destroy(cairn__dist *d) {
+  if (!d)
+    return;
+  for (size_t i = 0; i < d->files.cap; i++)
+    if (d->files.keys[i])
+      cairn__dist_file_free(d->files.vals[i]);
+  cairn_hmap_free(&d->files);
+  cairn__rates_free(d);
+  free(d);
+}
+
+cairn_status cairn__dist_set_planner(cairn__dist *d, const char *algo, cairn_error *err) {
+  const char *name = cairn__bplan_algorithm(algo);
+  if (!name)
+    return cairn_error_set(err, CAIRN_EINVAL, "unknown broadcast planner \"%s\" (one of: %s)",
+                           algo, cairn__bplan_algorithms());
+  snprintf(d->bplan_algo, sizeof d->bplan_algo, "%s", name);
+  return CAIRN_OK;
+}
+
+int cairn__dist_has_file(cairn__dist *d, const char *sha256, int64_t *size) {
+  const mfilerec *f = cairn__dist_file_of(d, sha256);
+  if (f && size)
+    *size = f->size;
+  return f != NULL;
+}
+
+int cairn__dist_restore_file(cairn__dist *d, const char *sha256, int64_t size) {
+  mfilerec *f = calloc(1, sizeof *f);
+  if (!f)
+    return -1;
+  snprintf(f->sha256, sizeof f->sha256, "%s", sha256);
+  f->size = size;
+  if (cairn_hmap_put(&d->files, cairn__hash_key(f->sha256), f)) {
+    free(f);
+    return -1;
+  }
+  return 0;
+}
+
+cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
+                                  cairn_error *err) {
+  mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(sha256));
+  *existed = f != NULL;
+  if (f)
+    return strcmp(f->sha256, sha256) == 0
+             ? CAIRN_OK
+             : cairn_error_set(err, CAIRN_ECONFLICT, "file key collision for %s", sha256);
+  if (cairn__dist_restore_file(c->dist, sha256, size))
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn__journal_put(c->journal, cairn__jrec_file(sha256, size, cairn__now()));
+  return CAIRN_OK;
+}
+
+void cairn__dist_served(cairn__dist *d, const char *sha256, uint64_t bytes, int by_master) {
+  mfilerec *f = cairn__dist_file_of(d, sha256);
+  if (by_master) {
+    d->n.bytes_master += bytes;
+    if (f)
+      f->bytes_master += bytes;
+  } else if (f) { /* a peer's word counts only for a file the master knows */
+    d->n.bytes_peer += bytes;
+    f->bytes_peer += bytes;
+  }
+}
+
+void cairn__dist_get_counters(const cairn__dist *d, cairn__dist_counters *out) { *out = d->n; }
+
+/* ---- decisions ---- */
 
 static mvol *vol_of(cairn_core *c, int64_t id) {
   return id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
@@ -128,7 +210,7 @@ static int add_holder(mfilerec *f, int64_t vol, int64_t since) {
 }
 
 void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
-  mfilerec *f = file_of(c, sha);
+  mfilerec *f = cairn__dist_file_of(c->dist, sha);
   if (!f || vol->banned)
     return;
   for (uint32_t i = 0; i < f->nxfers;)
@@ -173,12 +255,12 @@ static int cmp_label(const void *a, const void *b) {
 }
 
 /* Rebuilds f's plan when the clusters of the workers of app heard from lately
- * (or their sizes) or the rates (c->rates_epoch) changed since it was built;
+ * (or their sizes) or the rates (c->dist->rates_epoch) changed since it was built;
  * at most once a second, unless cluster (the asking worker's) is not in the
  * plan yet. */
 static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char *cluster,
                         int64_t now) {
-  if (strcmp(c->bplan_algo, "online") == 0 ||
+  if (strcmp(c->dist->bplan_algo, "online") == 0 ||
       (f->plan && f->checked == now && cairn__bplan_find(f->plan, cluster) > 0))
     return;
   f->checked = now;
@@ -209,7 +291,7 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
       sig = (sig ^ (uint8_t)*p) * 1099511628211ULL;
     sig = (sig ^ (uint64_t)counts[i]) * 1099511628211ULL;
   }
-  if (!m || (f->plan && f->plan->sig == sig && f->plan->epoch == c->rates_epoch))
+  if (!m || (f->plan && f->plan->sig == sig && f->plan->epoch == c->dist->rates_epoch))
     goto done;
   /* clusters that hold the file or have a copy landing */
   informed = calloc(m, 1);
@@ -225,13 +307,13 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
       informed[hit - labels] = 1;
   }
   cairn_error err = {0};
-  mplan *p = cairn__bplan_build(c, c->bplan_algo, f->size, labels, counts, informed, m, &err);
+  mplan *p = cairn__bplan_build(c->dist, c->dist->bplan_algo, f->size, labels, counts, informed, m, &err);
   if (!p) {
     CAIRN_WARN(&c->log, "broadcast plan for %s: %s", f->sha256, err.text);
     goto done;
   }
   p->sig = sig;
-  p->epoch = c->rates_epoch;
+  p->epoch = c->dist->rates_epoch;
   p->built = (double)(now - f->started);
   for (size_t i = 0; i < m; i++)
     p->informed += informed[i];
@@ -445,7 +527,7 @@ int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **i
   json_t *a = json_array();
   for (uint32_t k = 0; k < t->ninputs; k++) {
     mfile *jf = &j->files[t->inputs[k]];
-    mfilerec *f = jf->broadcast ? file_of(c, jf->sha256) : NULL;
+    mfilerec *f = jf->broadcast ? cairn__dist_file_of(c->dist, jf->sha256) : NULL;
     snprintf(master, sizeof master, "/v1/files/%s", jf->sha256);
     int n = 1;
     snprintf(urls[0], sizeof urls[0], "%s", master);
@@ -476,7 +558,7 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
   json_t *files = json_array();
   for (uint32_t i = 0; i < j->nfiles; i++) {
     const mfile *jf = &j->files[i];
-    mfilerec *f = file_of(c, jf->sha256);
+    mfilerec *f = cairn__dist_file_of(c->dist, jf->sha256);
     if (!f)
       continue;
     bm += f->bytes_master;
@@ -511,7 +593,7 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
   if (source[0] == '/') {
     from = ""; /* the master */
   } else {
-    mfilerec *f = file_of(c, sha);
+    mfilerec *f = cairn__dist_file_of(c->dist, sha);
     for (uint32_t i = 0; f && i < f->nholders && !from; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
       size_t n = h && h->peer_url ? strlen(h->peer_url) : 0;
@@ -519,6 +601,7 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
         from = h->cluster;
     }
   }
+  c->dist->n.fetch_reports++;
   if (from)
     cairn__rate_sample(c, from, vol->cluster, bytes, ms);
 }
@@ -526,13 +609,13 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
 /* ---- holdings from the store (server/load.c), and a ban's (server/core.c) ---- */
 
 int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_t since) {
-  mfilerec *f = file_of(c, sha);
+  mfilerec *f = cairn__dist_file_of(c->dist, sha);
   return !f || vol->banned ? 0 : add_holder(f, vol->id, since);
 }
 
 void cairn__dist_forget(cairn_core *c, const mvol *vol) {
-  for (size_t i = 0; i < c->files.cap; i++) {
-    mfilerec *f = c->files.keys[i] ? c->files.vals[i] : NULL;
+  for (size_t i = 0; i < c->dist->files.cap; i++) {
+    mfilerec *f = c->dist->files.keys[i] ? c->dist->files.vals[i] : NULL;
     if (!f)
       continue;
     uint32_t k = 0;
@@ -566,9 +649,12 @@ enum { PEER_FAILED_SECONDS = 30 };
 void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
                         int reason) {
   static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
-  mfilerec *f = file_of(c, sha);
+  mfilerec *f = cairn__dist_file_of(c->dist, sha);
   int64_t now = cairn__now();
-  if (!f || reporter->banned || reason < 0 || reason >= CAIRN_FAIL_REASONS)
+  if (reason < 0 || reason >= CAIRN_FAIL_REASONS)
+    return; /* the caller checked it */
+  c->dist->n.peer_failures[reason]++;
+  if (!f || reporter->banned)
     return;
   for (uint32_t i = 0; i < f->nholders;) {
     mvol *h = vol_of(c, f->holders[i].vol);

@@ -8,6 +8,7 @@
 #include "common/base64.h"
 #include "common/log.h"
 #include "server/core.h"
+#include "server/dist.h"
 
 void cairn__job_free(mjob *j) {
   if (!j)
@@ -242,35 +243,15 @@ done:
 
 int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size) {
   pthread_mutex_lock(&c->lock);
-  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
-  int found = f && strcmp(f->sha256, sha256) == 0;
-  if (found && size)
-    *size = f->size;
+  int found = cairn__dist_has_file(c->dist, sha256, size);
   pthread_mutex_unlock(&c->lock);
   return found;
 }
 
 cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
                                   cairn_error *err) {
-  cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
-  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(sha256));
-  *existed = f != NULL;
-  if (f) {
-    if (strcmp(f->sha256, sha256) != 0)
-      st = cairn_error_set(err, CAIRN_ECONFLICT, "file key collision for %s", sha256);
-    goto out;
-  }
-  f = calloc(1, sizeof *f);
-  if (!f || cairn_hmap_put(&c->files, cairn__hash_key(sha256), f)) {
-    free(f);
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
-  }
-  memcpy(f->sha256, sha256, 65);
-  f->size = size;
-  cairn__journal_put(c->journal, cairn__jrec_file(sha256, size, cairn__now()));
-out:;
+  cairn_status st = cairn__dist_add_file(c, sha256, size, existed, err);
   uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
   return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;
@@ -546,9 +527,9 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
     running += c->jobs[i]->state == JS_RUNNING;
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
-  uint64_t res[OUT_COUNT], bans = c->bans_total, bmaster = c->bytes_master, bpeer = c->bytes_peer;
-  uint64_t fetched = c->fetch_reports_total, failures[CAIRN_FAIL_REASONS];
-  memcpy(failures, c->peer_failures_total, sizeof failures);
+  uint64_t res[OUT_COUNT], bans = c->bans_total;
+  cairn__dist_counters dc;
+  cairn__dist_get_counters(c->dist, &dc);
   memcpy(res, c->results_total, sizeof res);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
   pthread_mutex_unlock(&c->lock);
@@ -584,11 +565,11 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "# TYPE cairn_file_bytes_served_total counter\n"
           "cairn_file_bytes_served_total{source=\"master\"} %llu\n"
           "cairn_file_bytes_served_total{source=\"peer\"} %llu\n",
-          (unsigned long long)bmaster, (unsigned long long)bpeer);
+          (unsigned long long)dc.bytes_master, (unsigned long long)dc.bytes_peer);
   /* measured link rates (cluster labels carry no quotes, backslashes or
    * control characters: checked at registration) */
   pthread_mutex_lock(&c->lock);
-  json_t *rates = cairn__rates_json(c);
+  json_t *rates = cairn__rates_json(c->dist);
   pthread_mutex_unlock(&c->lock);
   appendf(buf, len, cap, "# HELP cairn_link_rate_bytes_per_second Measured download rate from "
           "a cluster (or the master) into a cluster, weighted towards recent transfers.\n"
@@ -605,12 +586,12 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   appendf(buf, len, cap, "# HELP cairn_fetch_reports_total Input downloads workers measured and "
           "reported (source, bytes, time).\n"
           "# TYPE cairn_fetch_reports_total counter\ncairn_fetch_reports_total %llu\n",
-          (unsigned long long)fetched);
+          (unsigned long long)dc.fetch_reports);
   static const char *const reasons[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
   appendf(buf, len, cap, "# HELP cairn_peer_failures_total Peer sources workers reported as "
           "having failed a download, by reason.\n"
           "# TYPE cairn_peer_failures_total counter\n");
   for (int k = 0; k < CAIRN_FAIL_REASONS; k++)
     appendf(buf, len, cap, "cairn_peer_failures_total{reason=\"%s\"} %llu\n", reasons[k],
-            (unsigned long long)failures[k]);
+            (unsigned long long)dc.peer_failures[k]);
 }

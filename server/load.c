@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "server/core.h"
+#include "server/dist.h"
 
 
 static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
@@ -81,21 +82,12 @@ static int load_outcome(void *ud, const cairn_store_outcome_row *r) {
 
 static int load_file(void *ud, const cairn_store_file_row *r) {
   cairn_core *c = ud;
-  mfilerec *f = calloc(1, sizeof *f);
-  if (!f)
-    return -1;
-  snprintf(f->sha256, sizeof f->sha256, "%s", r->sha256);
-  f->size = r->size;
-  if (cairn_hmap_put(&c->files, cairn__hash_key(f->sha256), f)) {
-    free(f);
-    return -1;
-  }
-  return 0;
+  return cairn__dist_restore_file(c->dist, r->sha256, r->size);
 }
 
 /* Holdings of volunteers in good standing, of files loaded before. */
 static int load_rate(void *ud, const cairn_store_rate_row *r) {
-  return cairn__rate_restore(ud, r->src, r->dst, (double)r->bytes_per_second, r->samples);
+  return cairn__rate_restore(((cairn_core *)ud)->dist, r->src, r->dst, (double)r->bytes_per_second, r->samples);
 }
 
 static int load_holder(void *ud, const cairn_store_holder_row *r) {
@@ -379,9 +371,10 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   pthread_cond_init(&c->job_cv, NULL);
   cairn_hmap_init(&c->vol_by_token);
   cairn_hmap_init(&c->leases);
-  cairn_hmap_init(&c->files);
-  cairn_hmap_init(&c->rates);
-  snprintf(c->bplan_algo, sizeof c->bplan_algo, "%s", CAIRN__BPLAN_DEFAULT);
+  if (!(c->dist = cairn__dist_create())) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto fail;
+  }
   if (snprintf(c->files_dir, sizeof c->files_dir, "%s.files", db_path) >=
       (int)sizeof c->files_dir) {
     cairn_error_set(err, CAIRN_EINVAL, "database path too long");
@@ -462,13 +455,9 @@ void cairn__core_close(cairn_core *c) {
   for (size_t i = 0; i < c->leases.cap; i++)
     if (c->leases.keys[i])
       free(c->leases.vals[i]);
-  for (size_t i = 0; i < c->files.cap; i++)
-    if (c->files.keys[i])
-      cairn__dist_free(c->files.vals[i]);
   cairn_hmap_free(&c->leases);
-  cairn_hmap_free(&c->files);
   cairn_hmap_free(&c->vol_by_token);
-  cairn__rates_free(c);
+  cairn__dist_destroy(c->dist);
   free(c->heap);
   pthread_mutex_destroy(&c->lock);
   pthread_cond_destroy(&c->job_cv);

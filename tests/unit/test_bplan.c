@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/plan.h"
-#include "server/core.h"
+#include "server/dist_int.h"
 #include "tests/support/harness.h"
 
 #define MIB (1024 * 1024)
@@ -36,42 +36,42 @@ static void test_rates_measured_and_estimated(void **state) {
   char dir[4096];
   cairn_core *c = open_core(dir, sizeof dir);
   /* defaults: 1 Gbit/s inside a cluster, 100 Mbit/s otherwise */
-  assert_true(fabs(cairn__rate_get(c, "a", "a") - 125e6) < 1);
-  assert_true(fabs(cairn__rate_get(c, "", "a") - 12.5e6) < 1);
-  assert_true(fabs(cairn__rate_get(c, "a", "b") - 12.5e6) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "a", "a") - 125e6) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "", "a") - 12.5e6) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "a", "b") - 12.5e6) < 1);
   /* a sample sets the pair; the next one moves it half way; plans are
    * re-costed (rates_epoch) when a pair appears or moves by over a quarter */
-  uint64_t e = c->rates_epoch;
+  uint64_t e = c->dist->rates_epoch;
   cairn__rate_sample(c, "", "a", 8 * MIB, 1000);
-  assert_true(fabs(cairn__rate_get(c, "", "a") - 8.0 * MIB) < 1);
-  assert_int_equal(c->rates_epoch, e + 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "", "a") - 8.0 * MIB) < 1);
+  assert_int_equal(c->dist->rates_epoch, e + 1);
   cairn__rate_sample(c, "", "a", 7 * MIB, 1000); /* 7.5: within a quarter */
-  assert_int_equal(c->rates_epoch, e + 1);
+  assert_int_equal(c->dist->rates_epoch, e + 1);
   cairn__rate_sample(c, "", "a", 4.5 * MIB, 1000); /* 6: a quarter below 8 */
-  assert_true(fabs(cairn__rate_get(c, "", "a") - 6.0 * MIB) < 1);
-  assert_int_equal(c->rates_epoch, e + 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "", "a") - 6.0 * MIB) < 1);
+  assert_int_equal(c->dist->rates_epoch, e + 1);
   cairn__rate_sample(c, "", "a", 6 * MIB, 1000);
   cairn__rate_sample(c, "", "a", 2 * MIB, 1000); /* 4: a half below 8 */
-  assert_int_equal(c->rates_epoch, e + 2);
+  assert_int_equal(c->dist->rates_epoch, e + 2);
   cairn__rate_sample(c, "", "a", 8 * MIB, 1000); /* back to 6 */
-  assert_true(fabs(cairn__rate_get(c, "", "a") - 6.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "", "a") - 6.0 * MIB) < 1);
   /* unmeasured pairs take their class's mean; inter-cluster pairs borrow
    * the master's while none of theirs is measured */
-  assert_true(fabs(cairn__rate_get(c, "", "b") - 6.0 * MIB) < 1);
-  assert_true(fabs(cairn__rate_get(c, "a", "b") - 6.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "", "b") - 6.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "a", "b") - 6.0 * MIB) < 1);
   cairn__rate_sample(c, "a", "b", 2 * MIB, 1000);
-  assert_true(fabs(cairn__rate_get(c, "c", "d") - 2.0 * MIB) < 1);
-  assert_true(fabs(cairn__rate_get(c, "b", "b") - 125e6) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "c", "d") - 2.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "b", "b") - 125e6) < 1);
   cairn__rate_sample(c, "b", "b", 100 * MIB, 1000);
-  assert_true(fabs(cairn__rate_get(c, "a", "a") - 100.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "a", "a") - 100.0 * MIB) < 1);
   /* small downloads and empty measurements are ignored */
   cairn__rate_sample(c, "x", "y", 1000, 1);
   cairn__rate_sample(c, "x", "y", 8 * MIB, 0);
-  assert_true(fabs(cairn__rate_get(c, "x", "y") - 2.0 * MIB) < 1);
-  json_t *r = cairn__rates_json(c);
+  assert_true(fabs(cairn__rate_get(c->dist, "x", "y") - 2.0 * MIB) < 1);
+  json_t *r = cairn__rates_json(c->dist);
   assert_int_equal(json_array_size(r), 3);
   json_decref(r);
-  double before = cairn__rate_get(c, "", "a");
+  double before = cairn__rate_get(c->dist, "", "a");
   cairn__core_close(c);
   /* the rates are journaled: a reopened master has them (to the byte/s) */
   char db[4200];
@@ -79,10 +79,10 @@ static void test_rates_measured_and_estimated(void **state) {
   cairn_error err = {0};
   c = cairn__core_open(db, 0, NULL, NULL, -1, &err);
   assert_non_null(c);
-  assert_true(fabs(cairn__rate_get(c, "", "a") - before) < 1);
-  assert_true(fabs(cairn__rate_get(c, "a", "b") - 2.0 * MIB) < 1);
-  assert_true(fabs(cairn__rate_get(c, "b", "b") - 100.0 * MIB) < 1);
-  r = cairn__rates_json(c);
+  assert_true(fabs(cairn__rate_get(c->dist, "", "a") - before) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "a", "b") - 2.0 * MIB) < 1);
+  assert_true(fabs(cairn__rate_get(c->dist, "b", "b") - 100.0 * MIB) < 1);
+  r = cairn__rates_json(c->dist);
   assert_int_equal(json_array_size(r), 3);
   json_decref(r);
   cairn__core_close(c);
@@ -115,7 +115,7 @@ static void test_lcf_plan_matches_the_planner(void **state) {
   cairn_error err = {0};
   /* 64 MiB, default rates: one local copy = 0.537 s, C = 10 (the 4 x 4
    * instance of docs/distribution.md) */
-  mplan *p = cairn__bplan_build(c, "lcf", 64 * MIB, labels, counts, NULL, 4, &err);
+  mplan *p = cairn__bplan_build(c->dist, "lcf", 64 * MIB, labels, counts, NULL, 4, &err);
   assert_non_null(p);
   assert_int_equal(p->k, 5);
   assert_int_equal(p->C, 10);
@@ -145,7 +145,7 @@ static void test_lcf_plan_matches_the_planner(void **state) {
   cairn__bplan_free(p);
 
   /* degree 1: no cluster sends two inter-cluster copies at once */
-  p = cairn__bplan_build(c, "bounded-degree", 64 * MIB, labels, counts, NULL, 4, &err);
+  p = cairn__bplan_build(c->dist, "bounded-degree", 64 * MIB, labels, counts, NULL, 4, &err);
   assert_non_null(p);
   check_tree(p);
   for (size_t i = 0; i < p->k; i++)
@@ -171,7 +171,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
   cairn_error err = {0};
   /* default rates, 1 MiB: the master sends to a, then b; a forwards to c
    * (ties go to the lowest index) */
-  mplan *p = cairn__bplan_build(c, "ECEF-LA", MIB, labels, counts, NULL, 3, &err);
+  mplan *p = cairn__bplan_build(c->dist, "ECEF-LA", MIB, labels, counts, NULL, 3, &err);
   assert_non_null(p);
   check_tree(p);
   assert_int_equal(p->parent[1], 0);
@@ -192,7 +192,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
   /* b already holds the file when the plan is rebuilt: it costs nothing to
    * reach and serves c from the start, while the master sends to a */
   const uint8_t informed[] = {0, 1, 0};
-  p = cairn__bplan_build(c, "ECEF-LA", MIB, labels, counts, informed, 3, &err);
+  p = cairn__bplan_build(c->dist, "ECEF-LA", MIB, labels, counts, informed, 3, &err);
   if (!p)
     fail_msg("%s", err.text);
   check_tree(p);
@@ -210,7 +210,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
     cairn__rate_sample(c, "b", "c", 100 * MIB, 1000);
     cairn__rate_sample(c, "a", "c", MIB, 2000);
   }
-  p = cairn__bplan_build(c, "ECEF", MIB, labels, counts, NULL, 3, &err);
+  p = cairn__bplan_build(c->dist, "ECEF", MIB, labels, counts, NULL, 3, &err);
   assert_non_null(p);
   check_tree(p);
   assert_int_equal(p->parent[2], 0);
@@ -221,7 +221,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
   /* every ECEF variant and the other grid heuristics build a plan */
   const char *algos[] = {"flat", "FEF", "ECEF-LAt", "ECEF-LAT", "BottomUp"};
   for (size_t i = 0; i < 5; i++) {
-    p = cairn__bplan_build(c, algos[i], MIB, labels, counts, NULL, 3, &err);
+    p = cairn__bplan_build(c->dist, algos[i], MIB, labels, counts, NULL, 3, &err);
     assert_non_null(p);
     check_tree(p);
     cairn__bplan_free(p);
@@ -235,7 +235,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
     snprintf(ml[i], 16, "n%06zu", i);
     mc[i] = 1 + (int64_t)(i % 3);
   }
-  p = cairn__bplan_build(c, "ECEF-LA", 64 * MIB, ml, mc, NULL, many, &err);
+  p = cairn__bplan_build(c->dist, "ECEF-LA", 64 * MIB, ml, mc, NULL, many, &err);
   assert_non_null(p);
   assert_string_equal(p->algorithm, "lcf");
   assert_int_equal(p->k, many + 1);

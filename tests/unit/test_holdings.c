@@ -23,7 +23,7 @@
 
 #include "common/jobspec.h"
 #include "common/log.h"
-#include "server/core.h"
+#include "server/dist_int.h"
 #include "tests/support/core_fixture.h"
 
 #define SHA "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
@@ -83,7 +83,7 @@ static void have(cairn_core *c, mvol *v, const char *sha) {
 static void holders(cairn_core *c, char *out, size_t len) {
   out[0] = '\0';
   pthread_mutex_lock(&c->lock);
-  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(SHA));
+  mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(SHA));
   assert_non_null(f);
   size_t n = 0;
   for (uint32_t i = 0; i < f->nholders && n < len; i++)
@@ -295,7 +295,7 @@ static void test_ban_drops_holdings(void **state) {
   holders(f->c, mem, sizeof mem);
   assert_string_equal(mem, w2_holding);
   pthread_mutex_lock(&f->c->lock);
-  assert_null(cairn_hmap_get(&f->c->files, cairn__hash_key(OTHER_SHA)));
+  assert_null(cairn_hmap_get(&f->c->dist->files, cairn__hash_key(OTHER_SHA)));
   pthread_mutex_unlock(&f->c->lock);
 }
 
@@ -309,7 +309,7 @@ static void failed(cairn_core *c, mvol *w, const char *source, int reason) {
 static int xfers(cairn_core *c, int64_t to, int64_t from) {
   int n = 0;
   pthread_mutex_lock(&c->lock);
-  mfilerec *f = cairn_hmap_get(&c->files, cairn__hash_key(SHA));
+  mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(SHA));
   for (uint32_t i = 0; f && i < f->nxfers; i++)
     n += f->xfers[i].to == to && f->xfers[i].from == from;
   pthread_mutex_unlock(&c->lock);
@@ -361,8 +361,8 @@ static void test_bad_copy_drops_the_holding(void **state) {
   settle(f->c);
   assert_int_equal(rows_on_disk(f), 0);
   pthread_mutex_lock(&f->c->lock);
-  assert_int_equal(f->c->peer_failures_total[CAIRN_FAIL_DIGEST], 4);
-  assert_int_equal(f->c->peer_failures_total[CAIRN_FAIL_SIZE], 1);
+  assert_int_equal(f->c->dist->n.peer_failures[CAIRN_FAIL_DIGEST], 4);
+  assert_int_equal(f->c->dist->n.peer_failures[CAIRN_FAIL_SIZE], 1);
   pthread_mutex_unlock(&f->c->lock);
 
   /* a restart does not bring them back */

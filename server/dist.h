@@ -1,0 +1,90 @@
+/* dist.h — the distribution module (distribution.c, bplan.c): the master's
+ * record of uploaded files, who holds a verified copy, copies under way,
+ * measured link rates and broadcast plans; where each worker fetches its
+ * inputs from. Private to server/.
+ *
+ * Owns: its state (dist_int.h), which nothing else touches. Reads: the
+ * core's volunteers (id, name, cluster, peer URL, standing, last seen) and
+ * jobs' input files. Called only by the core (core.c, jobs.c, load.c),
+ * under the core's lock; it journals through the core's journal.
+ */
+#ifndef CAIRN_DIST_H
+#define CAIRN_DIST_H
+
+#include "server/core.h"
+
+/* Counters for /metrics. */
+typedef struct cairn__dist_counters {
+  uint64_t bytes_master, bytes_peer; /* input bytes sent by the master, by peers */
+  uint64_t fetch_reports;            /* "fetched" entries workers reported */
+  uint64_t peer_failures[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
+} cairn__dist_counters;
+
+/* Over this many clusters a grid planner is replaced by lcf (bplan.c). */
+#define CAIRN__BPLAN_GRID_MAX 512
+/* The broadcast planner of a new core (bplan.c). */
+#define CAIRN__BPLAN_DEFAULT "ECEF-LA"
+
+/* Empty state with the default planner; NULL out of memory. */
+cairn__dist *cairn__dist_create(void);
+void cairn__dist_destroy(cairn__dist *d);
+
+/* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL
+ * naming the choices when unknown. */
+cairn_status cairn__dist_set_planner(cairn__dist *d, const char *algo, cairn_error *err);
+/* The canonical name of a broadcast planner, or NULL when unknown. */
+const char *cairn__bplan_algorithm(const char *name);
+/* "online, lcf, …" for messages. */
+const char *cairn__bplan_algorithms(void);
+
+/* 1 when file sha256 was uploaded (its size in *size when not NULL). */
+int cairn__dist_has_file(cairn__dist *d, const char *sha256, int64_t *size);
+/* Records an uploaded file (journaled, J_FILE); *existed when it was
+ * already known. CAIRN_ECONFLICT on a key collision, CAIRN_ENOMEM. */
+cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
+                                  cairn_error *err);
+/* At start-up (not journaled). 0, or -1 out of memory. */
+int cairn__dist_restore_file(cairn__dist *d, const char *sha256, int64_t size);
+/* A rate read back from the store at start-up. 0, or -1 out of memory. */
+int cairn__rate_restore(cairn__dist *d, const char *src, const char *dst, double bps,
+                        int64_t samples);
+/* Counts bytes of file sha256 served by the master, or by a peer (as the
+ * peer reports). */
+void cairn__dist_served(cairn__dist *d, const char *sha256, uint64_t bytes, int by_master);
+void cairn__dist_get_counters(const cairn__dist *d, cairn__dist_counters *out);
+/* The measured link rates: [{"from", "to", "bytes_per_second", "samples"}]. */
+json_t *cairn__rates_json(const cairn__dist *d);
+
+/* Builds the inputs[] of a work answer for task v of job j given to vol:
+ * each input with its sources (peers first for broadcast files). Returns 0,
+ * 1 when a broadcast input cannot be served to vol yet (a copy is on its way
+ * into vol's cluster), -1 out of memory. Records the transfers it starts. */
+int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs);
+/* vol holds file sha256 (verified) from now. A new holding is journaled
+ * (J_HOLD); one already known, or of a banned volunteer, changes nothing. */
+void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
+/* At start-up (not journaled): vol has held file sha256 since then, as the
+ * store says, which lists each holding once. An unknown file or a banned
+ * volunteer is skipped. 0, or -1 out of memory. */
+int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
+/* vol was banned: it holds no file any more, and no copy is on its way to
+ * it. O(files + their holders and transfers). The store side is J_BAN's. */
+void cairn__dist_forget(cairn_core *c, const mvol *vol);
+/* "bytes_served" and per-file distribution figures of a job. */
+json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
+/* vol downloaded bytes of file sha in ms from source (a URL of its sources):
+ * a rate sample from the source's cluster into vol's. */
+void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
+                         int64_t bytes, int64_t ms);
+/* reporter's download of file sha from source (a URL of its sources) failed
+ * for reason (CAIRN_FAIL_*). The holders of sha whose peer URL source names
+ * no longer send a copy to reporter; after "size" or "digest" their copy is
+ * bad: they hold sha no more (journaled, J_UNHOLD) until they report it
+ * again; after "unreachable", "stalled" or "status" their file server is
+ * not offered for PEER_FAILED_SECONDS (30 s). A source that names no holder, or a
+ * banned reporter, changes nothing. O(holders + transfers of sha). */
+void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
+                        int reason);
+
+
+#endif

@@ -1,0 +1,94 @@
+/* dist_int.h — the distribution module's state (private to distribution.c
+ * and bplan.c, and to their white-box tests). Everything here is guarded by
+ * the core's lock: the module is called only by the core, under it. */
+#ifndef CAIRN_DIST_INT_H
+#define CAIRN_DIST_INT_H
+
+#include "server/dist.h"
+
+/* An uploaded file (d->files): who holds a verified copy, copies on their way
+ * (to a worker, from a holder or from the master = 0, until a deadline), and
+ * bytes served. */
+typedef struct mholder {
+  int64_t vol, since;
+} mholder;
+typedef struct mxfer {
+  int64_t to, from, deadline;
+} mxfer;
+/* A broadcast plan (bplan.c): cluster 0 is the master, 1..k-1 the clusters
+ * present when it was built, sorted by label. */
+typedef struct mplan {
+  char algorithm[32];
+  size_t k;
+  char **label;
+  int64_t *parent;   /* the cluster its first copy comes from (0: the master) */
+  double *at;        /* planned start of that copy, seconds from the start */
+  int *rank;         /* order among the parent's receivers */
+  int *conc;         /* copies the plan has it send to other clusters at once */
+  int64_t *want;     /* last time one of its workers waited for the file */
+  double predicted, lower_bound, unit;
+  int64_t C;
+  uint64_t sig;      /* the clusters and sizes it was built for */
+  double built;      /* seconds from the start of the broadcast to when it was built */
+  uint64_t epoch;    /* d->rates_epoch it was costed with */
+  int informed;      /* clusters that held the file (or had a copy landing) then */
+} mplan;
+
+
+typedef struct mfilerec {
+  char sha256[65];
+  int64_t size;
+  mholder *holders;
+  uint32_t nholders, capholders;
+  mxfer *xfers;
+  uint32_t nxfers, capxfers;
+  uint64_t bytes_master, bytes_peer;
+  mplan *plan;       /* broadcast plan, NULL until it is first broadcast */
+  int64_t started;   /* when it was first handed out as a broadcast input */
+  int64_t checked;   /* when the clusters present were last compared with the plan */
+  uint32_t plans;    /* plans built for it */
+} mfilerec;
+
+/* A measured rate between two clusters (bplan.c). */
+typedef struct mrate {
+  char *src, *dst;
+  int cls;           /* RATE_LOCAL, RATE_MASTER or RATE_INTER */
+  double bps;
+  double base;       /* the rate when rates_epoch was last bumped for this pair */
+  int64_t samples;
+} mrate;
+
+struct cairn__dist {
+  cairn_hmap files;        /* first 8 bytes of sha256 -> mfilerec */
+  char bplan_algo[32];     /* broadcast planner, "online" for none */
+  cairn_hmap rates;        /* (source cluster, cluster) -> mrate */
+  double rate_sum[3];      /* per rate class */
+  uint64_t rate_n[3];
+  uint64_t rates_epoch;    /* bumped when a pair is first measured or moves by > 25% */
+  cairn__dist_counters n;  /* for /metrics */
+};
+
+void cairn__dist_file_free(mfilerec *f);
+/* The record of file sha, or NULL. */
+mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha);
+
+/* bplan.c */
+/* A download of bytes in ms from cluster src ("" = the master) into dst. */
+void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t bytes,
+                        int64_t ms);
+/* Estimated rate src -> dst in bytes per second (measured, else estimated). */
+double cairn__rate_get(const cairn__dist *d, const char *src, const char *dst);
+void cairn__rates_free(cairn__dist *d);
+/* Plans a broadcast of size bytes with algo over the m clusters labels[]
+ * (sorted, distinct) of counts[] workers; informed[i] (or NULL) marks a
+ * cluster that holds the file already or has a copy landing. NULL with err
+ * on failure. */
+mplan *cairn__bplan_build(const cairn__dist *d, const char *algo, int64_t size,
+                          char *const *labels, const int64_t *counts,
+                          const uint8_t *informed, size_t m, cairn_error *err);
+void cairn__bplan_free(mplan *p);
+/* Index of cluster label in p ("" = 0, the master), or -1. */
+int cairn__bplan_find(const mplan *p, const char *label);
+json_t *cairn__bplan_json(const mplan *p, size_t max_clusters);
+
+#endif
