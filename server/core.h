@@ -1,31 +1,47 @@
-/* core.h — the master's in-memory state and its transitions (private to server/).
+/* core.h — the master's scheduling core: volunteers, jobs, tasks, leases
+ * and their transitions (private to server/; server/README.md maps the
+ * modules). This is the one home of the task and lease state machines.
  *
- * Task life-cycle ([Ros] §4.3.1 pebble states), with replication R and
- * quorum Q (a task is executed once Q results of distinct volunteers agree
- * byte for byte):
+ * Task states ([Ros] §4.3.1 pebble states), with replication R and quorum
+ * Q (a task is executed once Q results of distinct volunteers agree byte
+ * for byte). Each transition, and the function (core.c) that makes it:
  *
- *   WAITING --last parent done--> ELIGIBLE (wants more copies: in the policy's queue)
- *   ELIGIBLE --allocate--> ELIGIBLE while it wants more copies, else RUNNING
- *   RUNNING/ELIGIBLE --result-->  DONE once Q agreeing results exist (children
- *                                 lose a pending parent); else back to ELIGIBLE
- *                                 when it wants copies (disagreement, exit != 0,
- *                                 lease expired), or FAILED once it has had
- *                                 max_attempts allocations and none is out
- *   any --ban of a volunteer it relied on, or of an ancestor's--> WAITING or
- *                                 ELIGIBLE in a new round (results discarded)
+ *   WAITING  -> ELIGIBLE  its last parent is DONE (release_children, from
+ *                         accept); in the policy's ready set (enqueue)
+ *   ELIGIBLE -> ELIGIBLE  allocated while it wants more copies
+ *               / RUNNING otherwise (allocate_locked, then replan)
+ *   RUNNING/ELIGIBLE
+ *            -> DONE      Q agreeing results exist (cairn__core_result,
+ *                         accept); its children lose a pending parent
+ *            -> ELIGIBLE  it wants copies again: disagreement, exit != 0,
+ *                         a lease expired or revoked (replan, from
+ *                         cairn__core_result, cairn__core_expire, ban)
+ *            -> FAILED    max_attempts allocations in its round and none
+ *                         out (replan); its job is FAILED (job_finish_check)
+ *   any      -> WAITING / ELIGIBLE in a new round (results discarded): the
+ *                         ban of a volunteer it relied on, or of an
+ *                         ancestor's (cairn__core_ban, new_round)
  *
  * Copies wanted (replan): R before the first result of a round, afterwards
  * Q - (largest number of agreeing results), less the leases out.
  *
- * Lease life-cycle: leased --result--> returned; leased --deadline--> expired.
- * Heartbeats move the deadline. A result for a lease that is not leased any
- * more gets CAIRN_ECONFLICT and changes nothing.
+ * Lease states (journal names "leased", "returned", "expired"):
+ *   leased -> returned    its result arrived (cairn__core_result, drop_lease)
+ *   leased -> expired     its deadline passed (cairn__core_expire) or its
+ *                         volunteer was banned (cairn__core_ban)
+ *   leased -> leased      a heartbeat naming it moves the deadline
+ *                         (cairn__core_heartbeat)
+ * A result for a lease that is not leased any more gets CAIRN_ECONFLICT and
+ * changes nothing (no_lease).
  *
- * Every transition happens under core->lock and appends journal records; the
- * commit thread writes each batch of records in one SQLite transaction, and a
- * caller that must acknowledge something waits until its batch is committed
- * (group commit). Memory runs ahead of the store only by batches nobody has
- * been told about yet.
+ * Job states: RUNNING -> DONE (every task DONE) or FAILED (a task FAILED),
+ * and back to RUNNING when a ban re-queues its tasks (job_finish_check).
+ *
+ * Locking: every transition happens under c->lock and puts journal records
+ * (journal.h); a caller that acknowledges something waits for their batch
+ * after releasing the lock (group commit). Memory runs ahead of the store
+ * only by batches nobody has been told about yet. The distribution module
+ * (dist.h) is called under the same lock.
  */
 #ifndef CAIRN_CORE_H
 #define CAIRN_CORE_H
