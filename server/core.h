@@ -137,8 +137,6 @@ typedef struct mvol {
   char *peer_url;          /* its file server for peers, or NULL */
   uint8_t waiting_copy;    /* its last work request found a task whose broadcast
                               input is on its way into its cluster (retry soon) */
-  int64_t peer_failed_until; /* a peer reported its file server failing: not
-                                offered as a source before then */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;
   int64_t *active;         /* indices of leases held */

@@ -66,6 +66,9 @@ struct cairn__dist {
   uint64_t rate_n[3];
   uint64_t rates_epoch;    /* bumped when a pair is first measured or moves by > 25% */
   cairn__dist_counters n;  /* for /metrics */
+  int64_t *paused_until;   /* [id - 1]: a peer reported the volunteer's file server
+                              failing; not offered before then (0: never paused) */
+  size_t npaused;
 };
 
 void cairn__dist_file_free(mfilerec *f);

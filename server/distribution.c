@@ -53,10 +53,33 @@ enum {
   BEHIND_SECONDS = 60  /* a plan this far past twice its prediction is abandoned */
 };
 
-/* 1 if h can serve vol's request from a peer now (not vol, reachable, heard from lately). */
-static int usable(const mvol *h, const mvol *vol, int64_t now) {
+/* Until when volunteer id's file server is not offered (0: it is). */
+static int64_t paused_until(const cairn__dist *d, int64_t id) {
+  return id >= 1 && (size_t)id <= d->npaused ? d->paused_until[id - 1] : 0;
+}
+
+/* Pauses volunteer id's file server until then (kept unpaused when out of
+ * memory: a paused peer is an optimisation, not a safety rule). */
+static void pause_peer(cairn__dist *d, int64_t id, int64_t until) {
+  if (id < 1)
+    return;
+  if ((size_t)id > d->npaused) {
+    size_t n = (size_t)id > 2 * d->npaused ? (size_t)id : 2 * d->npaused;
+    int64_t *p = realloc(d->paused_until, n * sizeof *p);
+    if (!p)
+      return;
+    memset(p + d->npaused, 0, (n - d->npaused) * sizeof *p);
+    d->paused_until = p;
+    d->npaused = n;
+  }
+  d->paused_until[id - 1] = until;
+}
+
+/* 1 if h can serve vol's request from a peer now (not vol, reachable, heard
+ * from lately, not paused). */
+static int usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now) {
   return h && h != vol && !h->banned && h->peer_url && now - h->last_seen <= QUIET_SECONDS &&
-         now >= h->peer_failed_until;
+         now >= paused_until(d, h->id);
 }
 
 void cairn__dist_file_free(mfilerec *f) {
@@ -100,6 +123,7 @@ void cairn__dist_destroy(cairn__dist *d) {
       cairn__dist_file_free(d->files.vals[i]);
   cairn_hmap_free(&d->files);
   cairn__rates_free(d);
+  free(d->paused_until);
   free(d);
 }
 
@@ -355,7 +379,7 @@ static cstate *cluster_states(cairn_core *c, const mfilerec *f, const mplan *p, 
     int x = h && !h->banned ? cairn__bplan_find(p, h->cluster) : -1;
     if (x > 0) {
       st[x].held++;
-      st[x].usable += usable(h, vol, now);
+      st[x].usable += usable(c->dist, h, vol, now);
     }
   }
   for (uint32_t i = 0; i < f->nxfers; i++) {
@@ -392,7 +416,7 @@ static int64_t pick_holder(cairn_core *c, const mfilerec *f, const mvol *vol, co
   uint32_t best_load = max;
   for (uint32_t i = 0; i < f->nholders; i++) {
     mvol *h = vol_of(c, f->holders[i].vol);
-    if (!usable(h, vol, now) || (label && strcmp(h->cluster, label) != 0) ||
+    if (!usable(c->dist, h, vol, now) || (label && strcmp(h->cluster, label) != 0) ||
         (!label && strcmp(h->cluster, vol->cluster) == 0))
       continue;
     uint32_t load = serving(f, h->id);
@@ -464,7 +488,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   uint32_t best_load = LOCAL_FANOUT, local = 0;
   for (uint32_t i = 0; i < f->nholders; i++) {
     mvol *h = vol_of(c, f->holders[i].vol);
-    if (!usable(h, vol, now) || strcmp(h->cluster, vol->cluster) != 0)
+    if (!usable(c->dist, h, vol, now) || strcmp(h->cluster, vol->cluster) != 0)
       continue; /* a holder the master has not heard from lately may be gone */
     local++;
     uint32_t load = local_load(c, f, h);
@@ -481,7 +505,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, best)->peer_url, f->sha256);
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
-      if (usable(h, vol, now) && h->id != best && strcmp(h->cluster, vol->cluster) == 0)
+      if (usable(c->dist, h, vol, now) && h->id != best && strcmp(h->cluster, vol->cluster) == 0)
         snprintf(urls[n++], 512, "%s/v1/files/%s", h->peer_url, f->sha256);
     }
     snprintf(urls[n++], 512, "%s", master);
@@ -677,7 +701,7 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
      * anyone else's word only pauses it, as an unreachable peer */
     int trusted = sent || strcmp(h->cluster, reporter->cluster) == 0;
     if ((reason != CAIRN_FAIL_SIZE && reason != CAIRN_FAIL_DIGEST) || !trusted) {
-      h->peer_failed_until = now + PEER_FAILED_SECONDS;
+      pause_peer(c->dist, h->id, now + PEER_FAILED_SECONDS);
       CAIRN_INFO(&c->log, "file %.12s: %s (%s) reports that %s (%s) failed it (%s): not offered for "
                  "%d s", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
                  names[reason], PEER_FAILED_SECONDS);

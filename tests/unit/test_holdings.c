@@ -405,7 +405,8 @@ static void test_failing_peer_rests(void **state) {
   assert_string_equal(after, before);
   assert_int_equal(xfers(f->c, w2->id, w1->id), 0);
   pthread_mutex_lock(&f->c->lock);
-  assert_true(w1->peer_failed_until >= t0 + 30 && w1->peer_failed_until <= cairn__now() + 30);
+  int64_t until = f->c->dist->paused_until[w1->id - 1];
+  assert_true(until >= t0 + 30 && until <= cairn__now() + 30);
   pthread_mutex_unlock(&f->c->lock);
 
   /* w3 is not sent to w1: the master sends it a copy */
@@ -416,7 +417,7 @@ static void test_failing_peer_rests(void **state) {
 
   /* 30 seconds on, w1 is offered again */
   pthread_mutex_lock(&f->c->lock);
-  w1->peer_failed_until = cairn__now();
+  f->c->dist->paused_until[w1->id - 1] = cairn__now();
   pthread_mutex_unlock(&f->c->lock);
   mvol *w4 = reg(f->c, "w4", "a", "http://127.0.0.1:7004");
   src = sources_for(f->c, w4);
