@@ -32,7 +32,11 @@ static int setup(void **state) {
   return 0;
 }
 
-/* Writes DIR/big.bin (BIG bytes) and DIR/job.json; sha gets its digest. */
+/* Writes DIR/big.bin (BIG bytes) and DIR/job.json; sha gets its digest.
+ * Each task digests the file, then holds its worker until DIR/go exists (at
+ * most 120 s): so that every worker gets a task, however long the copies
+ * take on a loaded machine, the test creates DIR/go once all of them hold
+ * the file. */
 static void make_job(const char *dir, char sha[65]) {
   char path[4200], text[8192];
   unsigned char *data = malloc(BIG);
@@ -58,16 +62,17 @@ static void make_job(const char *dir, char sha[65]) {
   for (int i = 0; i < NTASKS; i++)
     n += (size_t)snprintf(text + n, sizeof text - n,
                           "%s{\"id\": \"t%d\", \"args\": [\"-c\", "
-                          "\"sha256sum inputs/big.bin && sleep 2\"], "
+                          "\"sha256sum inputs/big.bin && n=0 && while [ ! -e %s/go ] && "
+                          "[ $n -lt 600 ]; do sleep 0.2; n=$((n+1)); done\"], "
                           "\"inputs\": [\"big.bin\"]}",
-                          i ? ", " : "", i);
+                          i ? ", " : "", i, dir);
   snprintf(text + n, sizeof text - n, "]}\n");
   snprintf(path, sizeof path, "%s/job.json", dir);
   assert_int_equal(harness_write_file(path, text), 0);
 }
 
-/* Starts worker i; the app is sh, so that a task holds its worker a moment
- * and the 16 tasks spread over the 8 workers. */
+/* Starts worker i; the app is sh, so that a task holds its worker until
+ * DIR/go exists and the 16 tasks spread over the 8 workers. */
 static pid_t start_worker(const char *url, const char *dir, int i) {
   char wdir[4200], log[4200], name[16];
   snprintf(wdir, sizeof wdir, "%s/w%d", dir, i);
@@ -134,6 +139,13 @@ static int holds(const char *dir, int i, const char *sha) {
   return ok;
 }
 
+/* Lets the tasks end. */
+static void release_tasks(const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/go", dir);
+  assert_int_equal(harness_write_file(path, "go\n"), 0);
+}
+
 static void stop_workers(pid_t *w, int n) {
   for (int i = 0; i < n; i++) {
     if (w[i] <= 0)
@@ -156,6 +168,17 @@ static void test_relayed_by_peers(void **state) {
   pid_t w[NWORKERS];
   for (int i = 0; i < NWORKERS; i++)
     w[i] = start_worker(srv.url, dir, i);
+  int all = 0;
+  for (double until = harness_now() + 180; !all && harness_now() < until;) {
+    usleep(500 * 1000);
+    all = 1;
+    for (int i = 0; all && i < NWORKERS; i++) {
+      char path[4300];
+      snprintf(path, sizeof path, "%s/w%d/cache/%s", dir, i, sha);
+      all = access(path, F_OK) == 0; /* the cache renames a verified copy into place */
+    }
+  }
+  release_tasks(dir);
   assert_string_equal(e2e_wait(srv.url, job, 240), "done");
   check_outputs(srv.url, job, sha);
   for (int i = 0; i < NWORKERS; i++)
@@ -234,6 +257,7 @@ static void test_first_relay_killed(void **state) {
   harness_server srv;
   assert_int_equal(harness_server_start(&srv, db, NULL), 0);
   make_job(dir, sha);
+  release_tasks(dir); /* the tasks end at once */
   long long job = e2e_submit(srv.url, dir);
   pid_t w[NWORKERS];
   for (int i = 0; i < NWORKERS; i++)
