@@ -2,13 +2,18 @@
 #include "common/log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-static cairn_log_level g_level = CAIRN_LOG_WARN;
+/* Process-wide, and set by whoever creates a master or a worker while the
+ * threads of others may be logging: an atomic (relaxed: it orders nothing). */
+static atomic_int g_level = CAIRN_LOG_WARN;
 
-void cairn_log_set_level(cairn_log_level l) { g_level = l; }
+void cairn_log_set_level(cairn_log_level l) {
+  atomic_store_explicit(&g_level, (int)l, memory_order_relaxed);
+}
 
 int cairn_log_parse_level(const char *s, cairn_log_level *out) {
   static const char *names[] = {"error", "warn", "info", "debug"};
@@ -22,7 +27,7 @@ int cairn_log_parse_level(const char *s, cairn_log_level *out) {
 
 void cairn_log(cairn_log_level l, const char *fmt, ...) {
   static const char *tags[] = {"error", "warn", "info", "debug"};
-  if (l > g_level)
+  if ((int)l > atomic_load_explicit(&g_level, memory_order_relaxed))
     return;
   char line[1024];
   struct timespec ts;
