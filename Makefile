@@ -1,9 +1,10 @@
 # Cairn — top-level entry points. See README.md.
 BUILD      ?= build
 BENCH_BUILD ?= build-release
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check bench clean
+.PHONY: all deps build demo check tsan bench clean
 
 all: build
 
@@ -22,10 +23,23 @@ demo: build
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# ThreadSanitizer build (its own folder) and the integration tests under it.
+# A report makes its process exit with status 66, which fails the test; the
+# test harness gathers the reports of the servers, workers and commands a
+# test starts and fails the test on any (tests/support/harness.c). Not
+# halt_on_error: a test stopped at once would leave its processes running.
+TSAN_OPTS ?= halt_on_error=0:exitcode=66:second_deadlock_stack=1
+TSAN_TESTS ?= -L integration
+
+tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=OFF -DCAIRN_TSAN=ON
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="$(TSAN_OPTS)" ctest $(TSAN_TESTS) --output-on-failure -j $(JOBS)
+
 bench: deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DCAIRN_SANITIZE=OFF
 	cmake --build $(BENCH_BUILD) -j $(JOBS)
 	@bash bench/run-all.sh $(BENCH_BUILD)/bin
 
 clean:
-	rm -rf $(BUILD) $(BENCH_BUILD)
+	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD)

@@ -52,4 +52,14 @@ if [ "$got" != "$want" ]; then
   echo "demo: FAILED: the distributed result differs from the direct computation"
   exit 1
 fi
+# Stop the server and the workers, then read their logs: a sanitizer's
+# report there (the server and workers of a sanitizer build) fails the demo.
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+pids=()
+if grep -l -e 'Sanitizer' -e 'runtime error:' server.log worker-*.log > reported.txt; then
+  echo "demo: FAILED: a sanitizer reported in $(tr '\n' ' ' < reported.txt)"
+  while read -r f; do echo "--- $f"; cat "$f"; done < reported.txt
+  exit 1
+fi
 echo "demo: OK"

@@ -1,6 +1,7 @@
 /* harness.c — real processes and real HTTP for the integration tests. */
 #include "tests/support/harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +18,14 @@
 
 extern char **environ;
 
+#if defined(__SANITIZE_THREAD__)
+#define HARNESS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HARNESS_TSAN 1
+#endif
+#endif
+
 /* Every process started here, so that a failing test (cmocka leaves it by
  * longjmp) cannot leave a server or worker running: they are killed at exit. */
 static pid_t g_children[256];
@@ -31,12 +40,86 @@ static void kill_children(void) {
   g_nchildren = 0;
 }
 
-static void track(pid_t pid) {
-  static int registered;
-  if (!registered) {
-    atexit(kill_children);
-    registered = 1;
+#ifdef HARNESS_TSAN
+/* Under ThreadSanitizer the processes started here (servers, workers, the
+ * cairn command and the apps these run) write their reports into a folder
+ * of this test (log_path) rather than into logs that tests do not read; at
+ * exit the test prints them and fails when there is any, even when the
+ * process that made one was killed since. */
+static char g_tsan_dir[4096];
+
+static void tsan_setup(void) {
+  const char *base = getenv("TMPDIR");
+  snprintf(g_tsan_dir, sizeof g_tsan_dir, "%s/cairn-tsan-XXXXXX", base && *base ? base : "/tmp");
+  if (!mkdtemp(g_tsan_dir)) {
+    perror("harness: mkdtemp");
+    abort();
   }
+  const char *old = getenv("TSAN_OPTIONS");
+  size_t len = (old ? strlen(old) : 0) + strlen(g_tsan_dir) + 32;
+  char *opts = malloc(len);
+  if (!opts)
+    abort();
+  snprintf(opts, len, "%s%slog_path=%s/report", old ? old : "", old && *old ? ":" : "",
+           g_tsan_dir);
+  setenv("TSAN_OPTIONS", opts, 1);
+  free(opts);
+}
+
+/* Prints and removes the reports of the children; returns how many. */
+static int tsan_collect(void) {
+  DIR *d = opendir(g_tsan_dir);
+  struct dirent *e;
+  int n = 0;
+  while (d && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", g_tsan_dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f) {
+      fprintf(stderr, "harness: ThreadSanitizer report of a child process (%s):\n", e->d_name);
+      char buf[4096];
+      size_t k;
+      while ((k = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, k, stderr);
+      fclose(f);
+      n++;
+    }
+    unlink(path);
+  }
+  if (d)
+    closedir(d);
+  rmdir(g_tsan_dir);
+  return n;
+}
+#endif
+
+static void at_exit(void) {
+  kill_children();
+#ifdef HARNESS_TSAN
+  if (tsan_collect() > 0) {
+    fprintf(stderr, "harness: FAILED: ThreadSanitizer reported in a child process\n");
+    fflush(NULL);
+    _exit(66);
+  }
+#endif
+}
+
+/* Before the first process is started: the exit handler, and under
+ * ThreadSanitizer the children's report folder. */
+static void setup(void) {
+  static int done;
+  if (done)
+    return;
+  done = 1;
+#ifdef HARNESS_TSAN
+  tsan_setup();
+#endif
+  atexit(at_exit);
+}
+
+static void track(pid_t pid) {
   for (int i = 0; i < g_nchildren; i++)
     if (g_children[i] <= 0) {
       g_children[i] = pid;
@@ -73,6 +156,7 @@ void harness_bin(char *out, size_t len, const char *name) {
 }
 
 pid_t harness_spawn(const char *const *argv, const char *log) {
+  setup();
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   if (log) {
@@ -114,6 +198,7 @@ int harness_server_start(harness_server *s, const char *db, const char *const *e
     argv[n++] = extra[i];
   argv[n] = NULL;
   snprintf(s->db, sizeof s->db, "%s", db);
+  setup();
   setenv("CAIRN_ADMIN_TOKEN", HARNESS_ADMIN_TOKEN, 1);
   int pfd[2];
   if (pipe(pfd))
@@ -227,6 +312,7 @@ int harness_write_file(const char *path, const char *text) {
 }
 
 int harness_run(const char *const *argv, char **out) {
+  setup();
   int pfd[2];
   if (pipe(pfd))
     return -1;

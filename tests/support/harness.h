@@ -1,5 +1,7 @@
 /* harness.h — integration-test plumbing: real cairn-server and cairn-worker
- * processes on loopback, fresh temporary folders, HTTP with JSON. */
+ * processes on loopback, fresh temporary folders, HTTP with JSON. Processes
+ * started here are killed when the test exits; in a ThreadSanitizer build a
+ * report from any of them makes the test exit with status 66. */
 #ifndef CAIRN_HARNESS_H
 #define CAIRN_HARNESS_H
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,15 @@ static cairn_core *open_core(char *dir, size_t len) {
   cairn_core *c = cairn__core_open(db, 0, NULL, NULL, -1, &err);
   if (!c)
     fail_msg("cannot open a core: %s", err.text);
+  /* Rates and plans are read and changed under the core's lock, as in the
+   * master: the commit thread takes the journaled rates meanwhile. */
+  pthread_mutex_lock(&c->lock);
   return c;
+}
+
+static void close_core(cairn_core *c) {
+  pthread_mutex_unlock(&c->lock);
+  cairn__core_close(c);
 }
 
 static void test_rates_measured_and_estimated(void **state) {
@@ -72,20 +81,21 @@ static void test_rates_measured_and_estimated(void **state) {
   assert_int_equal(json_array_size(r), 3);
   json_decref(r);
   double before = cairn__rate_get(c->dist, "", "a");
-  cairn__core_close(c);
+  close_core(c);
   /* the rates are journaled: a reopened master has them (to the byte/s) */
   char db[4200];
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   cairn_error err = {0};
   c = cairn__core_open(db, 0, NULL, NULL, -1, &err);
   assert_non_null(c);
+  pthread_mutex_lock(&c->lock);
   assert_true(fabs(cairn__rate_get(c->dist, "", "a") - before) < 1);
   assert_true(fabs(cairn__rate_get(c->dist, "a", "b") - 2.0 * MIB) < 1);
   assert_true(fabs(cairn__rate_get(c->dist, "b", "b") - 100.0 * MIB) < 1);
   r = cairn__rates_json(c->dist);
   assert_int_equal(json_array_size(r), 3);
   json_decref(r);
-  cairn__core_close(c);
+  close_core(c);
 }
 
 /* Every cluster is reached from the master through parents planned to
@@ -159,7 +169,7 @@ static void test_lcf_plan_matches_the_planner(void **state) {
   assert_true(fabs(s.lower_bound - 30) < 1e-9);
   cairn_plan_schedule_free(&s);
   cairn__bplan_free(p);
-  cairn__core_close(c);
+  close_core(c);
 }
 
 static void test_ecef_plans_use_measured_rates(void **state) {
@@ -247,6 +257,7 @@ static void test_ecef_plans_use_measured_rates(void **state) {
   free(mc);
   assert_null(cairn__bplan_algorithm("ecef"));
   assert_string_equal(cairn__bplan_algorithm("online"), "online");
+  pthread_mutex_unlock(&c->lock); /* set_bplan takes it itself */
   assert_int_equal(cairn__core_set_bplan(c, "nope", &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "ECEF-LA"));
   cairn__core_close(c);

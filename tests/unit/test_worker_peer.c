@@ -18,6 +18,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,8 +259,8 @@ typedef struct source_server {
   unsigned port;
   const unsigned char *data;
   size_t size;
-  volatile int released;      /* lets stalled transfers end */
-  volatile int master_corrupt;
+  atomic_int released;        /* lets stalled transfers end (set by the test thread) */
+  atomic_int master_corrupt;  /* read by the server's connection threads */
   pthread_mutex_t mu;
   int master_hits;
   char auth[8][128];          /* Authorization headers seen, per route kind */
@@ -274,7 +275,7 @@ static ssize_t stall_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     memcpy(buf, s->data + pos, n);
     return (ssize_t)n;
   }
-  for (int i = 0; i < 6000 && !s->released; i++)
+  for (int i = 0; i < 6000 && !atomic_load(&s->released); i++)
     usleep(10 * 1000);
   return MHD_CONTENT_READER_END_WITH_ERROR;
 }
@@ -308,7 +309,7 @@ static enum MHD_Result source_request(void *cls, struct MHD_Connection *c, const
   } else {
     unsigned char *copy = malloc(s->size);
     memcpy(copy, s->data, s->size);
-    if (kind == R_CORRUPT || s->master_corrupt)
+    if (kind == R_CORRUPT || atomic_load(&s->master_corrupt))
       copy[s->size / 2] ^= 0x5a;
     r = MHD_create_response_from_buffer(s->size, copy, MHD_RESPMEM_MUST_FREE);
   }
@@ -319,6 +320,8 @@ static enum MHD_Result source_request(void *cls, struct MHD_Connection *c, const
 
 static void source_start(source_server *s, const fixture *f) {
   memset(s, 0, sizeof *s);
+  atomic_init(&s->released, 0);
+  atomic_init(&s->master_corrupt, 0);
   pthread_mutex_init(&s->mu, NULL);
   s->data = f->data;
   s->size = f->size;
@@ -332,7 +335,7 @@ static void source_start(source_server *s, const fixture *f) {
 }
 
 static void source_stop(source_server *s) {
-  s->released = 1;
+  atomic_store(&s->released, 1);
   MHD_stop_daemon(s->d);
   pthread_mutex_destroy(&s->mu);
 }
@@ -498,7 +501,7 @@ static void test_fetch_skips_bad_sources(void **state) {
 
   /* No source has the right bytes: no verified file, no task input. */
   assert_int_equal(unlink(gone), 0);
-  src.master_corrupt = 1;
+  atomic_store(&src.master_corrupt, 1);
   path = NULL;
   cairn_status rc = cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err);
   assert_int_equal(rc, CAIRN_EINVAL);
