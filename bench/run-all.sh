@@ -4,7 +4,9 @@ set -eu
 BIN=${1:-build-release/bin}
 here=$(cd "$(dirname "$0")" && pwd)
 for b in "$here"/*.sh; do
-  [ "$(basename "$b")" = run-all.sh ] && continue
+  case "$(basename "$b")" in
+    run-all.sh|dispatch-ab.sh) continue ;;  # dispatch-ab compares two builds
+  esac
   echo "== $(basename "$b" .sh)"
   bash "$b" "$BIN"
 done
