@@ -318,7 +318,7 @@ int cairn_worker_run(cairn_worker *w) {
   if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots) != 0)
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
-  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, NULL};
+  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
