@@ -1,6 +1,11 @@
-/* limits.h — protocol constants and limits shared by master, worker and CLI. */
+/* limits.h — limits shared by master, worker and CLI: job files, outputs,
+ * uploads, work offers. The worker's report to its master (its caps, the
+ * reasons of a failed source, the features) is common/protocol.h, included
+ * here for the files that need both. */
 #ifndef CAIRN_LIMITS_H
 #define CAIRN_LIMITS_H
+
+#include "common/protocol.h"
 
 #define CAIRN_API_PREFIX "/v1"
 
@@ -20,23 +25,6 @@
 #define CAIRN_MAX_PARENTS         4096u
 /* Sources named for one input of a work offer (peers, then the master). */
 #define CAIRN_MAX_SOURCES         64u
-/* Measured downloads in one worker report ("fetched"), and the length of
- * the source each names. */
-#define CAIRN_MAX_FETCHED         64u
-#define CAIRN_MAX_SOURCE_LEN      511u
-/* Failed peer sources in one worker report ("failed"), and why a source
- * failed: CAIRN_FAIL_* is the index of its name in CAIRN_FAIL_REASON_NAMES
- * (the names on the wire). */
-#define CAIRN_MAX_FAILED          64u
-enum {
-  CAIRN_FAIL_UNREACHABLE, /* no connection, or the transfer broke */
-  CAIRN_FAIL_STALLED,     /* nothing arrived for the stall timeout */
-  CAIRN_FAIL_STATUS,      /* an HTTP status other than 200 */
-  CAIRN_FAIL_SIZE,        /* the wrong number of bytes */
-  CAIRN_FAIL_DIGEST,      /* bytes whose SHA-256 is not the file's */
-  CAIRN_FAIL_REASONS
-};
-#define CAIRN_FAIL_REASON_NAMES {"unreachable", "stalled", "status", "size", "digest"}
 
 #define CAIRN_DEFAULT_LEASE_SECONDS  300
 #define CAIRN_DEFAULT_MAX_ATTEMPTS   5

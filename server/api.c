@@ -10,6 +10,7 @@
 #include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
+#include "common/protocol.h"
 #include "common/sha256.h"
 #include "server/master.h"
 
@@ -124,7 +125,8 @@ int cairn__api_is_admin(const cairn_master *m, const char *token) {
   return diff == 0;
 }
 
-/* Parses a JSON object body allowing only keys; empty body = {} when empty_ok. */
+/* Parses a JSON object body allowing only keys (any key when keys is NULL:
+ * the caller checks them); empty body = {} when empty_ok. */
 static json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
                           cairn__resp *rs) {
   if (rq->len == 0 && empty_ok)
@@ -144,8 +146,8 @@ static json_t *parse_body(const cairn__req *rq, const char *const *keys, int emp
   const char *k;
   json_t *v;
   json_object_foreach(o, k, v) {
-    int ok = 0;
-    for (const char *const *a = keys; *a; a++)
+    int ok = !keys;
+    for (const char *const *a = keys; a && *a; a++)
       ok |= strcmp(*a, k) == 0;
     if (!ok) {
       failf(rs, CAIRN_EINVAL, "unknown field \"%s\"", k);
@@ -186,40 +188,17 @@ static const char *opt_str(json_t *o, const char *key, const char *def, cairn__r
   return json_string_value(v);
 }
 
-/* "peer_url": an http(s) URL without a trailing slash; NULL (and a 400 in rs)
- * when malformed; "" when absent. */
+/* "peer_url" of a registration: "" when absent; NULL (and a 400 in rs) when
+ * malformed. */
 static const char *peer_url_of(json_t *o, cairn__resp *rs) {
-  const char *u = opt_str(o, "peer_url", "", rs);
-  if (!u || !*u)
-    return u;
-  size_t n = strlen(u);
-  if ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) || u[n - 1] == '/' ||
-      strpbrk(u, " \t\"")) {
-    failf(rs, CAIRN_EINVAL, "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)");
+  json_t *v = json_object_get(o, "peer_url");
+  const char *u = "";
+  cairn_error err = {0};
+  if (v && cairn_report_peer_url(v, &u, &err) != CAIRN_OK) {
+    fail(rs, &err);
     return NULL;
   }
   return u;
-}
-
-/* Reads "have" (an array of sha256) into have[]; -1 with a 400 in rs. */
-static int have_list(json_t *o, const char **have, int max, int *n, cairn__resp *rs) {
-  json_t *a = json_object_get(o, "have");
-  *n = 0;
-  if (!a)
-    return 0;
-  if (!json_is_array(a) || json_array_size(a) > (size_t)max) {
-    failf(rs, CAIRN_EINVAL, "\"have\" must be an array of at most %d sha256 digests", max);
-    return -1;
-  }
-  for (size_t i = 0; i < json_array_size(a); i++) {
-    const char *h = json_string_value(json_array_get(a, i));
-    if (!cairn_sha256_valid_hex(h)) {
-      failf(rs, CAIRN_EINVAL, "have[%zu] is not a sha256 digest", i);
-      return -1;
-    }
-    have[(*n)++] = h;
-  }
-  return 0;
 }
 
 static int has_control(const char *s) {
@@ -229,124 +208,42 @@ static int has_control(const char *s) {
   return 0;
 }
 
-/* Checks report list `name` of o: absent (returns 0 entries) or an array
- * of at most max entries (`what` names them in the error). Returns the
- * array, NULL when absent, or (json_t *)-1 with a 400 in rs. */
-static json_t *report_array(json_t *o, const char *name, unsigned max, const char *what,
-                            cairn__resp *rs) {
-  json_t *a = json_object_get(o, name);
-  if (a && (!json_is_array(a) || json_array_size(a) > max)) {
-    failf(rs, CAIRN_EINVAL, "\"%s\" must be an array of at most %u %s", name, max, what);
-    return (json_t *)-1;
-  }
-  return a;
+/* Reads the report in body o (the fields of takes; also[]: the handler's
+ * own keys) into r, borrowing from o; -1 with a 400 in rs naming the field
+ * or entry at fault. */
+static int report_of(json_t *o, unsigned takes, const char *const *also, cairn_report *r,
+                     cairn__resp *rs) {
+  cairn_error err = {0};
+  if (cairn_report_parse(o, takes, also, r, &err) == CAIRN_OK)
+    return 0;
+  fail(rs, &err);
+  return -1;
 }
 
-/* Entry i of report list `name`: an object with only keys[] and a valid
- * "sha256"; its sha256, or NULL with a 400 in rs naming the entry. */
-static const char *report_entry(json_t *e, const char *name, size_t i,
-                                const char *const *keys, cairn__resp *rs) {
-  json_t *v;
-  const char *k;
-  if (!json_is_object(e)) {
-    failf(rs, CAIRN_EINVAL, "%s[%zu] must be an object", name, i);
-    return NULL;
+/* Hands v's checked report r to the core. Failures first: a holding
+ * reported in the same body ends the transfer records they are checked
+ * against. */
+static void apply_report(cairn_master *m, mvol *v, const cairn_report *r) {
+  cairn__fail_report failed[CAIRN_MAX_FAILED];
+  cairn__fetch_report fetched[CAIRN_MAX_FETCHED];
+  const char *served_sha[CAIRN_MAX_SERVED];
+  uint64_t served[CAIRN_MAX_SERVED];
+  for (size_t i = 0; i < r->nfailed; i++)
+    failed[i] = (cairn__fail_report){r->failed[i].sha256, r->failed[i].source,
+                                     r->failed[i].reason};
+  cairn__core_failed(m->core, v, failed, (int)r->nfailed);
+  for (size_t i = 0; i < r->nserved; i++) {
+    served_sha[i] = r->served[i].sha256;
+    served[i] = r->served[i].bytes;
   }
-  json_object_foreach(e, k, v) {
-    size_t j = 0;
-    while (keys[j] && strcmp(k, keys[j]))
-      j++;
-    if (!keys[j]) {
-      failf(rs, CAIRN_EINVAL, "%s[%zu]: unknown field \"%s\"", name, i, k);
-      return NULL;
-    }
-  }
-  const char *sha = json_string_value(json_object_get(e, "sha256"));
-  if (!cairn_sha256_valid_hex(sha)) {
-    failf(rs, CAIRN_EINVAL, "%s[%zu].sha256 must be a sha256 digest (64 lowercase hex)", name, i);
-    return NULL;
-  }
-  return sha;
-}
-
-/* Reads "fetched" (an array of at most CAIRN_MAX_FETCHED downloads, each
- * exactly {"sha256", "source", "bytes", "ms"}) into f[] (borrowed strings);
- * -1 with a 400 in rs naming the entry and field. */
-static int fetched_list(json_t *o, cairn__fetch_report *f, int *n, cairn__resp *rs) {
-  static const char *const keys[] = {"sha256", "source", "bytes", "ms", NULL};
-  json_t *a = report_array(o, "fetched", CAIRN_MAX_FETCHED, "downloads", rs);
-  *n = 0;
-  if (a == (json_t *)-1)
-    return -1;
-  for (size_t i = 0; i < json_array_size(a); i++) {
-    json_t *e = json_array_get(a, i);
-    const char *sha = report_entry(e, "fetched", i, keys, rs);
-    if (!sha)
-      return -1;
-    json_t *src = json_object_get(e, "source"), *bytes = json_object_get(e, "bytes");
-    json_t *ms = json_object_get(e, "ms");
-    if (!json_is_string(src) || json_string_length(src) > CAIRN_MAX_SOURCE_LEN) {
-      failf(rs, CAIRN_EINVAL, "fetched[%zu].source must be a string of at most %u bytes", i,
-            CAIRN_MAX_SOURCE_LEN);
-      return -1;
-    }
-    if (!json_is_integer(bytes) || json_integer_value(bytes) < 0) {
-      failf(rs, CAIRN_EINVAL, "fetched[%zu].bytes must be a non-negative integer", i);
-      return -1;
-    }
-    if (!json_is_integer(ms) || json_integer_value(ms) < 0) {
-      failf(rs, CAIRN_EINVAL, "fetched[%zu].ms must be a non-negative integer", i);
-      return -1;
-    }
-    f[*n].sha256 = sha;
-    f[*n].source = json_string_value(src);
-    f[*n].bytes = json_integer_value(bytes);
-    f[*n].ms = json_integer_value(ms);
-    (*n)++;
-  }
-  return 0;
-}
-
-/* Reads "failed" (an array of at most CAIRN_MAX_FAILED failed peer sources,
- * each exactly {"sha256", "source", "reason"}) into f[] (borrowed strings);
- * -1 with a 400 in rs naming the entry and field. */
-static int failed_list(json_t *o, cairn__fail_report *f, int *n, cairn__resp *rs) {
-  static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
-  static const char *const keys[] = {"sha256", "source", "reason", NULL};
-  json_t *a = report_array(o, "failed", CAIRN_MAX_FAILED, "failed sources", rs);
-  *n = 0;
-  if (a == (json_t *)-1)
-    return -1;
-  for (size_t i = 0; i < json_array_size(a); i++) {
-    json_t *e = json_array_get(a, i);
-    const char *sha = report_entry(e, "failed", i, keys, rs);
-    if (!sha)
-      return -1;
-    const char *src = json_string_value(json_object_get(e, "source"));
-    json_t *jr = json_object_get(e, "reason");
-    const char *why = json_string_value(jr);
-    /* only peers are reported: a full URL, never the master's relative one */
-    if (!src || json_string_length(json_object_get(e, "source")) > CAIRN_MAX_SOURCE_LEN ||
-        (strncmp(src, "http://", 7) != 0 && strncmp(src, "https://", 8) != 0)) {
-      failf(rs, CAIRN_EINVAL, "failed[%zu].source must be a peer's http:// or https:// URL of "
-            "at most %u bytes", i, CAIRN_MAX_SOURCE_LEN);
-      return -1;
-    }
-    int reason = -1;
-    for (int r = 0; why && r < CAIRN_FAIL_REASONS && reason < 0; r++)
-      if (strcmp(why, names[r]) == 0 && json_string_length(jr) == strlen(why))
-        reason = r;
-    if (reason < 0) {
-      failf(rs, CAIRN_EINVAL, "failed[%zu].reason must be one of unreachable, stalled, status, "
-            "size, digest", i);
-      return -1;
-    }
-    f[*n].sha256 = sha;
-    f[*n].source = src;
-    f[*n].reason = reason;
-    (*n)++;
-  }
-  return 0;
+  const char *peer = r->peer_url ? r->peer_url : "";
+  if (r->nhave || r->nserved || *peer)
+    cairn__core_report(m->core, v, r->have, (int)r->nhave, served_sha, served, (int)r->nserved,
+                       peer);
+  for (size_t i = 0; i < r->nfetched; i++)
+    fetched[i] = (cairn__fetch_report){r->fetched[i].sha256, r->fetched[i].source,
+                                       r->fetched[i].bytes, r->fetched[i].ms};
+  cairn__core_fetched(m->core, v, fetched, (int)r->nfetched);
 }
 
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
@@ -401,9 +298,10 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
                            token, &err) != CAIRN_OK)
     fail(rs, &err);
   else
-    set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s}", "id", (json_int_t)id, "row",
+    set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
                                 (json_int_t)id, "token", token, "cluster", cluster, "peer_token",
-                                m->core->peer_token));
+                                m->core->peer_token, CAIRN_FEATURES_KEY,
+                                cairn_features_json(CAIRN_FEATURES_ALL)));
 out:
   json_decref(o);
 }
@@ -419,34 +317,20 @@ static mvol *volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 }
 
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"apps", "have", "peer_url", "fetched", "failed", NULL};
+  static const char *const own[] = {"apps", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
-  json_t *o = parse_body(rq, keys, 1, rs);
+  json_t *o = parse_body(rq, NULL, 1, rs);
   if (!o)
     return;
   const char *apps[64];
   int napps = 0;
+  cairn_report r;
   json_t *a = json_object_get(o, "apps");
-  if (a && app_list(a, apps, 64, &napps, rs))
+  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, 64, &napps, rs)))
     goto out;
-  const char *have[256];
-  cairn__fetch_report fetched[CAIRN_MAX_FETCHED];
-  cairn__fail_report failed[CAIRN_MAX_FAILED];
-  int nhave = 0, nfetched = 0, nfailed = 0;
-  const char *peer = peer_url_of(o, rs);
-  if (!peer || have_list(o, have, 256, &nhave, rs) || fetched_list(o, fetched, &nfetched, rs) ||
-      failed_list(o, failed, &nfailed, rs))
-    goto out;
-  /* failures first: a holding reported in the same body ends the transfer
-   * records they are checked against */
-  if (nfailed)
-    cairn__core_failed(m->core, v, failed, nfailed);
-  if (nhave || *peer)
-    cairn__core_report(m->core, v, have, nhave, NULL, NULL, 0, peer);
-  if (nfetched)
-    cairn__core_fetched(m->core, v, fetched, nfetched);
+  apply_report(m, v, &r);
   json_t *work = NULL;
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
@@ -537,73 +421,28 @@ done:
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"have", "served", "peer_url", "running", "fetched",
-                                     "failed", NULL};
   mvol *v = volunteer(m, rq, rs);
   if (!v)
     return;
-  json_t *o = parse_body(rq, keys, 1, rs);
+  json_t *o = parse_body(rq, NULL, 1, rs);
   if (!o)
     return;
-  const char *have[256], *served_sha[256];
-  uint64_t served[256];
-  cairn__fetch_report fetched[CAIRN_MAX_FETCHED];
-  cairn__fail_report failed[CAIRN_MAX_FAILED];
-  int nhave = 0, nserved = 0, nfetched = 0, nfailed = 0;
-  const char *peer = peer_url_of(o, rs);
-  json_t *sv = json_object_get(o, "served");
-  if (!peer || have_list(o, have, 256, &nhave, rs) ||
-      fetched_list(o, fetched, &nfetched, rs) || failed_list(o, failed, &nfailed, rs)) {
+  cairn_report r;
+  if (report_of(o, CAIRN_HEARTBEAT_FIELDS, NULL, &r, rs)) {
     json_decref(o);
     return;
   }
-  if (sv) {
-    const char *k;
-    json_t *val;
-    if (!json_is_object(sv) || json_object_size(sv) > 256) {
-      json_decref(o);
-      return failf(rs, CAIRN_EINVAL, "\"served\" must map at most 256 sha256 digests to bytes");
-    }
-    json_object_foreach(sv, k, val) {
-      if (!cairn_sha256_valid_hex(k) || !json_is_integer(val) || json_integer_value(val) < 0) {
-        json_decref(o);
-        return failf(rs, CAIRN_EINVAL, "\"served\" must map sha256 digests to byte counts");
-      }
-      served_sha[nserved] = k;
-      served[nserved++] = (uint64_t)json_integer_value(val);
-    }
-  }
-  json_t *run = json_object_get(o, "running");
-  int64_t running[1024];
-  size_t nrunning = 0;
-  if (run) {
-    if (!json_is_array(run) || json_array_size(run) > 1024) {
-      json_decref(o);
-      return failf(rs, CAIRN_EINVAL, "\"running\" must be an array of at most 1024 indices");
-    }
-    for (size_t i = 0; i < json_array_size(run); i++) {
-      json_t *x = json_array_get(run, i);
-      if (!json_is_integer(x) || json_integer_value(x) <= 0) {
-        json_decref(o);
-        return failf(rs, CAIRN_EINVAL, "running[%zu] is not an allocation index", i);
-      }
-      running[nrunning++] = json_integer_value(x);
-    }
-  }
-  if (nfailed)
-    cairn__core_failed(m->core, v, failed, nfailed);
-  cairn__core_report(m->core, v, have, nhave, served_sha, served, nserved, peer);
-  if (nfetched)
-    cairn__core_fetched(m->core, v, fetched, nfetched);
+  apply_report(m, v, &r);
   json_decref(o);
   json_t *resp = NULL;
   cairn_error err = {0};
-  if (cairn__core_heartbeat(m->core, v, run ? running : NULL, nrunning, &resp, &err) !=
-      CAIRN_OK) {
+  const int64_t *running = r.fields & CAIRN_FEAT_RUNNING ? r.running : NULL;
+  if (cairn__core_heartbeat(m->core, v, running, r.nrunning, &resp, &err) != CAIRN_OK) {
     json_decref(resp);
     fail(rs, &err);
   } else {
     json_object_set_new(resp, "peer_token", json_string(m->core->peer_token));
+    json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL));
     set_json(rs, 200, resp);
   }
 }

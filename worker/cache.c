@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/limits.h"
+#include "common/protocol.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "worker/fsutil.h"

@@ -42,7 +42,7 @@ cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const
  *   CAIRN_ENOTFOUND  404; CAIRN_EFORBIDDEN 401/403; CAIRN_ETOOBIG over size.
  * *status is the HTTP status (0 when none: with CAIRN_OK, a cache hit;
  * 200 with CAIRN_OK: downloaded now). *reason (may be NULL) says whether
- * url is to blame for a failure: a CAIRN_FAIL_* reason of common/limits.h
+ * url is to blame for a failure: a CAIRN_FAIL_* reason of common/protocol.h
  * (see cairn_http_download_fault(); a copy whose length is not size is
  * CAIRN_FAIL_SIZE, even when its digest is wrong too), or -1 on success and
  * on a local failure (memory, the cache directory, cancelled). */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/protocol.h"
 #include "common/sha256.h"
 #include "worker/fsutil.h"
 
@@ -105,8 +106,6 @@ static json_t *registration_body(const cairn__registration *reg) {
     goto fail;
   if (json_object_set_new(root, "slots", json_integer(reg->slots ? reg->slots : 1)) != 0)
     goto fail;
-  if (reg->peer_url && json_object_set_new(root, "peer_url", json_string(reg->peer_url)) != 0)
-    goto fail;
   return root;
 fail:
   json_decref(apps);
@@ -158,6 +157,7 @@ cairn_status cairn__register(cairn_http *h, const cairn__registration *reg,
       const char *peer = json_string_value(json_object_get(root, "peer_token"));
       if (valid_token(peer))
         memcpy(c->peer_token, peer, 65);
+      c->features = cairn_features_parse(json_object_get(root, CAIRN_FEATURES_KEY));
       if (!c->server)
         rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     }

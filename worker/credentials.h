@@ -15,6 +15,7 @@ typedef struct cairn__credentials {
   long long row;   /* ATAF row */
   char token[65];
   char peer_token[65];  /* from the registration answer, "" when none; not saved */
+  unsigned features;    /* report fields the answer advertised (CAIRN_FEAT_*); not saved */
 } cairn__credentials;
 
 /* What the worker tells the master about itself when registering. */
@@ -24,7 +25,6 @@ typedef struct cairn__registration {
   const char *const *apps;
   size_t napps;
   unsigned slots;
-  const char *peer_url; /* the peer server, "http://HOST:PORT", or NULL */
 } cairn__registration;
 
 /* Loads path into *c. CAIRN_ENOTFOUND when the file does not exist,

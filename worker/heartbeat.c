@@ -1,15 +1,17 @@
 /* heartbeat.c — renews the leases of running tasks (POST /v1/heartbeat every
  * lease_seconds/3) and marks as lost those the master no longer lists, which
  * makes their task threads kill the app and drop the result. The same
- * request reports holdings, served bytes, downloads and the peer URL
- * (peerstate.h), also between tasks: soon after a new holding or URL, every
- * few seconds while bytes served or downloads wait to be reported; its
- * answer renews the peer token. */
+ * request reports holdings, served bytes, downloads, failed sources and the
+ * peer URL (peerstate.h), also between tasks: soon after a new holding,
+ * failure or URL, every few seconds while bytes served or downloads wait to
+ * be reported, and soon after start when the master's features are not
+ * known yet; its answer renews the peer token and tells the features. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "common/protocol.h"
 #include "worker/backoff.h"
 #include "worker/worker_int.h"
 
@@ -17,14 +19,16 @@
 #define MAX_EXTENDED 65536
 
 /* Parses {"extended": [...]} into a new array (caller frees); -1 if
- * malformed. A "peer_token" member goes to peers. */
+ * malformed. The peer token and the features go to peers. */
 static long parse_extended(const char *body, size_t len, long long **out,
                            cairn__peerstate *peers) {
   json_t *root = json_loadb(body ? body : "", len, 0, NULL);
   json_t *ext = json_object_get(root, "extended");
-  const char *token = json_string_value(json_object_get(root, "peer_token"));
-  if (token)
-    cairn__peerstate_set_token(peers, token);
+  if (json_is_object(root)) {
+    cairn__peerstate_set_token(peers, json_string_value(json_object_get(root, "peer_token")));
+    cairn__peerstate_set_features(
+      peers, cairn_features_parse(json_object_get(root, CAIRN_FEATURES_KEY)));
+  }
   long n = -1;
   *out = NULL;
   if (json_is_array(ext) && json_array_size(ext) <= MAX_EXTENDED) {
@@ -44,11 +48,12 @@ static int beat(cairn__heartbeat *hb) {
   cairn_http_response resp = {0};
   cairn_error err = {0};
   char msg[300];
+  int64_t running[CAIRN_MAX_RUNNING];
   unsigned long bound = cairn__leases_begin(&w->leases);
-  json_t *running = cairn__leases_running(&w->leases);
-  cairn_status rc = cairn__session_report(&w->session, &hb->conn, "/v1/heartbeat", running, 1,
-                                          1 << 20, &resp, &err);
-  json_decref(running);
+  size_t nrunning = cairn__leases_running(&w->leases, running, CAIRN_MAX_RUNNING);
+  cairn_status rc = cairn__session_report(&w->session, &hb->conn, "/v1/heartbeat",
+                                          CAIRN_HEARTBEAT_FIELDS, running, nrunning, 1 << 20,
+                                          &resp, &err);
   long status = resp.status;
   int ok = -1;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
@@ -87,7 +92,7 @@ void *cairn__heartbeat_main(void *arg) {
       break;
     long long now = cairn__now_ms();
     int due = cairn__leases_due_in(&w->leases, now) == 0 ||
-              cairn__peerstate_beat_due(&w->peers, now - last_ms, now);
+              cairn__peerstate_beat_due(&w->peers, now - last_ms);
     if (!due || now < retry_at)
       continue;
     last_ms = now;

@@ -76,16 +76,14 @@ unsigned long cairn__leases_begin(cairn__leases *l) {
   return bound;
 }
 
-json_t *cairn__leases_running(cairn__leases *l) {
-  json_t *a = json_array();
-  if (!a)
-    return NULL;
+size_t cairn__leases_running(cairn__leases *l, int64_t *out, size_t max) {
+  size_t n = 0;
   pthread_mutex_lock(&l->mu);
-  for (size_t i = 0; i < l->n; i++)
+  for (size_t i = 0; i < l->n && n < max; i++)
     if (l->e[i].held && !atomic_load(&l->e[i].lost))
-      json_array_append_new(a, json_integer(l->e[i].index));
+      out[n++] = l->e[i].index;
   pthread_mutex_unlock(&l->mu);
-  return a;
+  return n;
 }
 
 size_t cairn__leases_renewed(cairn__leases *l, unsigned long bound, const long long *extended,

@@ -11,9 +11,9 @@
 #define CAIRN_LEASES_H
 
 #include <pthread.h>
-#include <jansson.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/log.h"
 
@@ -59,8 +59,8 @@ unsigned long cairn__leases_begin(cairn__leases *l);
 size_t cairn__leases_renewed(cairn__leases *l, unsigned long bound, const long long *extended,
                              size_t n, long long now_ms);
 
-/* The indices held now, as a new JSON array (NULL when out of memory). */
-json_t *cairn__leases_running(cairn__leases *l);
+/* Writes the indices held now (at most max) into out; returns how many. */
+size_t cairn__leases_running(cairn__leases *l, int64_t *out, size_t max);
 
 /* Monotonic milliseconds. */
 long long cairn__now_ms(void);

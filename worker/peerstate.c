@@ -1,5 +1,5 @@
 /* peerstate.c — peer token, peer URL, holdings, downloads and failed
- * sources to report to the master. */
+ * sources to report to the master, and the fields it takes. */
 #include "worker/peerstate.h"
 
 #include <jansson.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/sha256.h"
 
-#define REFUSAL_MS (5LL * 60 * 1000)
 #define REPORT_SOON_MS 250
 #define IDLE_BEAT_MS 5000
 
@@ -113,6 +113,7 @@ int cairn__peerstate_init(cairn__peerstate *ps, const char *address) {
   memset(ps, 0, sizeof *ps);
   if (address && !(ps->address = strdup(address)))
     return -1;
+  ps->features = -1;
   pthread_mutex_init(&ps->mu, NULL);
   return 0;
 }
@@ -141,13 +142,6 @@ void cairn__peerstate_learn_ip(cairn__peerstate *ps, const char *ip) {
   pthread_mutex_lock(&ps->mu);
   snprintf(ps->learned, sizeof ps->learned, "%s", ip);
   pthread_mutex_unlock(&ps->mu);
-}
-
-int cairn__peerstate_needs_address(cairn__peerstate *ps) {
-  pthread_mutex_lock(&ps->mu);
-  int needs = ps->port && !ps->address && !ps->learned[0];
-  pthread_mutex_unlock(&ps->mu);
-  return needs;
 }
 
 /* Called with mu held. */
@@ -283,58 +277,44 @@ unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps) {
   return n;
 }
 
-void cairn__peerstate_registered(cairn__peerstate *ps, const char *url, const char *token) {
+/* Takes the master's feature set, logging a change. Called with mu held. */
+static void set_features_locked(cairn__peerstate *ps, unsigned features) {
+  static const char *const names[CAIRN_FEATURE_COUNT] = CAIRN_FEATURE_NAMES;
+  char list[128] = "";
+  size_t n = 0;
+  if (ps->features == (int)features)
+    return;
+  ps->features = (int)features;
+  for (int i = 0; i < CAIRN_FEATURE_COUNT; i++)
+    if (features & (1u << i))
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", names[i]);
+  CAIRN_INFO(ps->log, "the master takes %s", n ? list : "no report field (it lists no features)");
+}
+
+void cairn__peerstate_registered(cairn__peerstate *ps, const char *token, unsigned features) {
   pthread_mutex_lock(&ps->mu);
   for (size_t i = 0; i < ps->reported.n; i++)
     if (find(&ps->pending, ps->reported.v[i]) < 0)
       (void)push(&ps->pending, ps->reported.v[i], 0, 0);
   ps->reported.n = 0;
   free(ps->heard_url);
-  ps->heard_url = url ? strdup(url) : NULL;
+  ps->heard_url = NULL;
   set_token_locked(ps, token);
+  set_features_locked(ps, features);
   pthread_mutex_unlock(&ps->mu);
 }
 
-void cairn__peerstate_refused(cairn__peerstate *ps, long long now_ms) {
+void cairn__peerstate_set_features(cairn__peerstate *ps, unsigned features) {
   pthread_mutex_lock(&ps->mu);
-  ps->refused_ms = now_ms > 0 ? now_ms : 1;
+  set_features_locked(ps, features);
   pthread_mutex_unlock(&ps->mu);
 }
 
-void cairn__peerstate_refused_fetched(cairn__peerstate *ps, long long now_ms) {
+int cairn__peerstate_features(cairn__peerstate *ps) {
   pthread_mutex_lock(&ps->mu);
-  ps->fetched_refused_ms = now_ms > 0 ? now_ms : 1;
+  int features = ps->features;
   pthread_mutex_unlock(&ps->mu);
-}
-
-void cairn__peerstate_refused_failed(cairn__peerstate *ps, long long now_ms) {
-  pthread_mutex_lock(&ps->mu);
-  ps->failed_refused_ms = now_ms > 0 ? now_ms : 1;
-  pthread_mutex_unlock(&ps->mu);
-}
-
-/* Called with mu held. */
-static int enabled_locked(const cairn__peerstate *ps, long long now_ms) {
-  return !ps->refused_ms || now_ms - ps->refused_ms >= REFUSAL_MS;
-}
-
-/* Called with mu held: 1 when reports may carry "fetched". */
-static int fetched_enabled_locked(const cairn__peerstate *ps, long long now_ms) {
-  return enabled_locked(ps, now_ms) &&
-         (!ps->fetched_refused_ms || now_ms - ps->fetched_refused_ms >= REFUSAL_MS);
-}
-
-/* Called with mu held: 1 when reports may carry "failed". */
-static int failed_enabled_locked(const cairn__peerstate *ps, long long now_ms) {
-  return enabled_locked(ps, now_ms) &&
-         (!ps->failed_refused_ms || now_ms - ps->failed_refused_ms >= REFUSAL_MS);
-}
-
-int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms) {
-  pthread_mutex_lock(&ps->mu);
-  int on = enabled_locked(ps, now_ms);
-  pthread_mutex_unlock(&ps->mu);
-  return on;
+  return features;
 }
 
 /* Called with mu held: 1 when the current URL is not the one the master has. */
@@ -374,49 +354,26 @@ static int take_fetched(cairn__fetchlist *from, cairn__fetchlist *to, size_t max
   return 0;
 }
 
-static json_t *fetched_json(const cairn__fetched *e) {
-  return json_pack("{s:s, s:s, s:I, s:I}", "sha256", e->sha256, "source", e->source, "bytes",
-                   (json_int_t)e->bytes, "ms", (json_int_t)e->ms);
-}
-
-static json_t *failed_json(const cairn__fetched *e) {
-  static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
-  return json_pack("{s:s, s:s, s:s}", "sha256", e->sha256, "source", e->source, "reason",
-                   names[e->reason]);
-}
-
-static json_t *report_json(const cairn__peer_report *r) {
-  json_t *root = json_object();
-  json_t *have = json_array(), *served = json_object(), *fetched = json_array();
-  json_t *failed = json_array();
-  int bad = !root || !have || !served || !fetched || !failed;
-  for (size_t i = 0; !bad && i < r->have.n; i++)
-    bad = json_array_append_new(have, json_string(r->have.v[i])) != 0;
-  for (size_t i = 0; !bad && i < r->served.n; i++)
-    bad = json_object_set_new(served, r->served.v[i], json_integer((json_int_t)r->served.bytes[i]));
-  for (size_t i = 0; !bad && i < r->fetched.n; i++)
-    bad = json_array_append_new(fetched, fetched_json(&r->fetched.v[i])) != 0;
-  for (size_t i = 0; !bad && i < r->failed.n; i++)
-    bad = json_array_append_new(failed, failed_json(&r->failed.v[i])) != 0;
-  if (!bad && r->have.n)
-    bad = json_object_set(root, "have", have) != 0;
-  if (!bad && r->served.n)
-    bad = json_object_set(root, "served", served) != 0;
-  if (!bad && r->fetched.n)
-    bad = json_object_set(root, "fetched", fetched) != 0;
-  if (!bad && r->failed.n)
-    bad = json_object_set(root, "failed", failed) != 0;
-  if (!bad && r->url)
-    bad = json_object_set_new(root, "peer_url", json_string(r->url)) != 0;
-  json_decref(have);
-  json_decref(served);
-  json_decref(fetched);
-  json_decref(failed);
-  if (bad) {
-    json_decref(root);
-    return NULL;
+/* Points r->wire at what r took. */
+static void wire_fill(cairn__peer_report *r) {
+  cairn_report *w = &r->wire;
+  for (size_t i = 0; i < r->have.n; i++)
+    w->have[w->nhave++] = r->have.v[i];
+  for (size_t i = 0; i < r->served.n; i++)
+    w->served[w->nserved++] = (cairn_report_served){r->served.v[i], r->served.bytes[i]};
+  for (size_t i = 0; i < r->fetched.n; i++) {
+    const cairn__fetched *e = &r->fetched.v[i];
+    w->fetched[w->nfetched++] =
+      (cairn_report_fetched){e->sha256, e->source, (int64_t)e->bytes, e->ms};
   }
-  return root;
+  for (size_t i = 0; i < r->failed.n; i++) {
+    const cairn__fetched *e = &r->failed.v[i];
+    w->failed[w->nfailed++] = (cairn_report_failed){e->sha256, e->source, e->reason};
+  }
+  w->peer_url = r->url;
+  w->fields = (w->nhave ? CAIRN_FEAT_HAVE : 0) | (w->nserved ? CAIRN_FEAT_SERVED : 0) |
+              (w->nfetched ? CAIRN_FEAT_FETCHED : 0) | (w->nfailed ? CAIRN_FEAT_FAILED : 0) |
+              (w->peer_url ? CAIRN_FEAT_PEER_URL : 0);
 }
 
 /* Puts what r took back into the pending sets. Called with mu held. */
@@ -437,44 +394,32 @@ static void report_free(cairn__peer_report *r) {
   fetch_free(&r->failed);
   free(r->url);
   r->url = NULL;
+  memset(&r->wire, 0, sizeof r->wire);
 }
 
-char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long long now_ms,
-                                    cairn__peer_report *r) {
+int cairn__peerstate_report_begin(cairn__peerstate *ps, unsigned fields, cairn__peer_report *r) {
   memset(r, 0, sizeof *r);
   pthread_mutex_lock(&ps->mu);
-  int ok = 0;
-  if (enabled_locked(ps, now_ms)) {
+  unsigned want = ps->features < 0 ? 0 : fields & (unsigned)ps->features;
+  if (want & CAIRN_FEAT_PEER_URL)
     url_news_locked(ps, &r->url);
-    ok = take(&ps->pending, &r->have, CAIRN__HAVE_PER_REPORT, 0) == 0;
-    if (ok && with_served)
-      ok = take(&ps->served, &r->served, CAIRN__SERVED_PER_REPORT, 1) == 0;
-    if (ok && fetched_enabled_locked(ps, now_ms))
-      ok = take_fetched(&ps->fetched, &r->fetched, CAIRN__FETCHED_PER_REPORT) == 0;
-    if (ok && failed_enabled_locked(ps, now_ms))
-      ok = take_fetched(&ps->failed, &r->failed, CAIRN__FAILED_PER_REPORT) == 0;
-  } else
-    ok = 1;
+  int ok = !(want & CAIRN_FEAT_HAVE) ||
+           take(&ps->pending, &r->have, CAIRN__HAVE_PER_REPORT, 0) == 0;
+  if (ok && (want & CAIRN_FEAT_SERVED))
+    ok = take(&ps->served, &r->served, CAIRN_MAX_SERVED, 1) == 0;
+  if (ok && (want & CAIRN_FEAT_FETCHED))
+    ok = take_fetched(&ps->fetched, &r->fetched, CAIRN_MAX_FETCHED) == 0;
+  if (ok && (want & CAIRN_FEAT_FAILED))
+    ok = take_fetched(&ps->failed, &r->failed, CAIRN_MAX_FAILED) == 0;
   if (!ok)
     put_back_locked(ps, r);
   pthread_mutex_unlock(&ps->mu);
-  char *text = NULL;
-  if (ok) {
-    json_t *root = report_json(r);
-    text = root ? json_dumps(root, JSON_COMPACT) : NULL;
-    json_decref(root);
-  }
-  if (!text) {
-    pthread_mutex_lock(&ps->mu);
-    put_back_locked(ps, r);
-    pthread_mutex_unlock(&ps->mu);
+  if (!ok) {
     report_free(r);
+    return -1;
   }
-  return text;
-}
-
-int cairn__peerstate_report_extras(const cairn__peer_report *r) {
-  return r->have.n || r->served.n || r->fetched.n || r->failed.n || r->url;
+  wire_fill(r);
+  return 0;
 }
 
 void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, int delivered) {
@@ -498,14 +443,19 @@ void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, in
   report_free(r);
 }
 
-int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms, long long now_ms) {
+int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms) {
   char *url = NULL;
   pthread_mutex_lock(&ps->mu);
-  int due = 0;
-  if (enabled_locked(ps, now_ms)) {
-    int news = ps->pending.n > 0 || (ps->failed.n && failed_enabled_locked(ps, now_ms)) ||
-               url_news_locked(ps, &url);
-    int idle = ps->served.n || (ps->fetched.n && fetched_enabled_locked(ps, now_ms));
+  int due;
+  if (ps->features < 0)
+    due = since_ms >= REPORT_SOON_MS;
+  else {
+    unsigned f = (unsigned)ps->features;
+    int news = ((f & CAIRN_FEAT_HAVE) && ps->pending.n) ||
+               ((f & CAIRN_FEAT_FAILED) && ps->failed.n) ||
+               ((f & CAIRN_FEAT_PEER_URL) && url_news_locked(ps, &url));
+    int idle = ((f & CAIRN_FEAT_SERVED) && ps->served.n) ||
+               ((f & CAIRN_FEAT_FETCHED) && ps->fetched.n);
     due = (news && since_ms >= REPORT_SOON_MS) || (idle && since_ms >= IDLE_BEAT_MS);
   }
   pthread_mutex_unlock(&ps->mu);

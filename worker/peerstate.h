@@ -3,19 +3,18 @@
  * the master issued, the URL of this worker's peer server and whether the
  * master has heard it, the verified cache files, the bytes served to peers,
  * the measured downloads and the peer sources that failed not reported yet,
- * and whether the master takes these fields at all.
+ * and which report fields the master takes (its features,
+ * common/protocol.h).
  * Shared by the task threads, the heartbeat thread and the peer server's
  * thread: every call is thread-safe. Private to worker/.
  *
  * A report is one request body: report_begin() takes what is pending out of
- * the pending sets and writes it as JSON; report_end() confirms it (the
- * master answered) or puts it back (it did not). A master that refuses the
- * fields (an older one: 400 on an unknown field) is marked with refused();
- * reports are then plain "{}" for REFUSAL_MS, after which they are tried
- * again, in case the master was upgraded. "fetched" came later than the
- * other fields: a master may take those but not it, so it is refused on its
- * own first (refused_fetched(), for REFUSAL_MS as well). "failed" came later
- * still, and is refused on its own before "fetched" (refused_failed()).
+ * the pending sets, for the fields both the body and the master take;
+ * report_end() confirms it (the master answered) or puts it back (it did
+ * not). Until the master's features are known (registration or heartbeat
+ * answers tell them), reports take nothing and a heartbeat is due soon to
+ * learn them; a master that lists none (an older one) takes the baseline,
+ * none of these fields, and what is pending waits for one that does.
  */
 #ifndef CAIRN_PEERSTATE_H
 #define CAIRN_PEERSTATE_H
@@ -23,17 +22,15 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "common/limits.h"
+#include "common/log.h"
+#include "common/protocol.h"
 
+/* Files listed in "have" per report (the master takes more: CAIRN_MAX_HAVE). */
 #define CAIRN__HAVE_PER_REPORT 64
-#define CAIRN__SERVED_PER_REPORT 256
-#define CAIRN__FETCHED_PER_REPORT CAIRN_MAX_FETCHED
+_Static_assert(CAIRN__HAVE_PER_REPORT <= CAIRN_MAX_HAVE, "have per report over the cap");
 /* Downloads waiting to be reported; beyond it the oldest are dropped (a
- * master that refuses them, or one that cannot be reached). */
+ * master that does not take them, or one that cannot be reached). */
 #define CAIRN__FETCHED_PENDING 256
-/* Room for a source URL, NUL included: a longer one is not reported. */
-#define CAIRN__FETCHED_SOURCE_MAX (CAIRN_MAX_SOURCE_LEN + 1)
-#define CAIRN__FAILED_PER_REPORT CAIRN_MAX_FAILED
 /* Failed sources waiting to be reported; beyond it the oldest are dropped. */
 #define CAIRN__FAILED_PENDING 256
 
@@ -46,10 +43,10 @@ typedef struct cairn__shalist {
 /* One download of file sha256 from source (as the master named it), to
  * report: a verified one ("fetched": bytes received in ms milliseconds,
  * reason -1) or one that failed ("failed": why, a CAIRN_FAIL_* reason of
- * common/limits.h; bytes and ms 0). */
+ * common/protocol.h; bytes and ms 0). */
 typedef struct cairn__fetched {
   char sha256[65];
-  char source[CAIRN__FETCHED_SOURCE_MAX];
+  char source[CAIRN_MAX_SOURCE_LEN + 1];
   unsigned long long bytes;
   long long ms;
   int reason;
@@ -60,12 +57,15 @@ typedef struct cairn__fetchlist {
   size_t n, cap;
 } cairn__fetchlist;
 
+/* One report: what it took from the pending sets (owned), and the report
+ * itself (wire), whose strings borrow from those. */
 typedef struct cairn__peer_report {
   cairn__shalist have;       /* sha256s sent in "have" */
   cairn__shalist served;     /* "served" entries sent */
   cairn__fetchlist fetched;  /* "fetched" entries sent */
   cairn__fetchlist failed;   /* "failed" entries sent */
   char *url;                 /* "peer_url" sent, or NULL */
+  cairn_report wire;         /* the fields taken; the caller may add "running" */
 } cairn__peer_report;
 
 typedef struct cairn__peerstate {
@@ -82,9 +82,8 @@ typedef struct cairn__peerstate {
   cairn__fetchlist fetched; /* downloads not reported yet */
   cairn__fetchlist failed;  /* failed peer sources not reported yet */
   unsigned long long served_total;
-  long long refused_ms;    /* monotonic time of the last refusal, 0: none */
-  long long fetched_refused_ms; /* same, of "fetched" alone */
-  long long failed_refused_ms;  /* same, of "failed" alone */
+  int features;            /* the master's feature set (CAIRN_FEAT_*), -1: unknown */
+  const cairn_logger *log; /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__peerstate;
 
 /* address: the host to advertise (copied), or NULL to learn it from the
@@ -98,8 +97,6 @@ void cairn__peerstate_set_port(cairn__peerstate *ps, unsigned port);
  * was configured it becomes the advertised one (a change makes the URL new
  * to the master). */
 void cairn__peerstate_learn_ip(cairn__peerstate *ps, const char *ip);
-/* 1 when a peer server runs but its host is still unknown. */
-int cairn__peerstate_needs_address(cairn__peerstate *ps);
 /* "http://HOST:PORT" (caller frees), or NULL: no server or host unknown. */
 char *cairn__peerstate_url(cairn__peerstate *ps);
 
@@ -118,8 +115,8 @@ void cairn__peerstate_have(cairn__peerstate *ps, const char *sha256);
 void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned long long bytes);
 /* A verified download of file sha256: bytes received from source (the
  * string the master gave, copied) in ms milliseconds of monotonic time (ms
- * below 1 counts as 1); reported once. Dropped when source does not fit in
- * CAIRN__FETCHED_SOURCE_MAX or is not UTF-8, or sha256 is not a digest. */
+ * below 1 counts as 1); reported once. Dropped when source is longer than
+ * CAIRN_MAX_SOURCE_LEN or not UTF-8, or sha256 is not a digest. */
 void cairn__peerstate_fetched(cairn__peerstate *ps, const char *sha256, const char *source,
                               unsigned long long bytes, long long ms);
 /* The download of file sha256 from the peer source (the string the master
@@ -134,47 +131,39 @@ void cairn__peerstate_failed(cairn__peerstate *ps, const char *sha256, const cha
 unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps);
 
 /* The master registered this worker anew (it knows nothing of it): every
- * held file is pending again; url (may be NULL) is what the registration
- * carried; token (may be NULL) what the answer issued. */
-void cairn__peerstate_registered(cairn__peerstate *ps, const char *url, const char *token);
+ * held file is pending again, and so is the peer URL; token (may be NULL)
+ * is what the answer issued, features what it advertised. */
+void cairn__peerstate_registered(cairn__peerstate *ps, const char *token, unsigned features);
+/* The master advertised features (a heartbeat answer: the set its
+ * "features" list names, CAIRN_FEATURES_BASELINE when it has none). */
+void cairn__peerstate_set_features(cairn__peerstate *ps, unsigned features);
+/* The master's feature set, or -1 while unknown. */
+int cairn__peerstate_features(cairn__peerstate *ps);
 
-/* The master refused the distribution fields at monotonic time now_ms. */
-void cairn__peerstate_refused(cairn__peerstate *ps, long long now_ms);
-/* The master refused "fetched" at monotonic time now_ms: reports leave it
- * out for REFUSAL_MS (the downloads stay pending, the oldest dropped beyond
- * CAIRN__FETCHED_PENDING). */
-void cairn__peerstate_refused_fetched(cairn__peerstate *ps, long long now_ms);
-/* The master refused "failed" at monotonic time now_ms: reports leave it
- * out for REFUSAL_MS (the failures stay pending, the oldest dropped beyond
- * CAIRN__FAILED_PENDING). */
-void cairn__peerstate_refused_failed(cairn__peerstate *ps, long long now_ms);
-/* 1 unless the master refused the fields less than REFUSAL_MS ago. */
-int cairn__peerstate_enabled(cairn__peerstate *ps, long long now_ms);
-
-/* Builds a request body: "have" (at most CAIRN__HAVE_PER_REPORT entries),
- * "served" (at most CAIRN__SERVED_PER_REPORT files) when with_served,
- * "fetched" (at most CAIRN__FETCHED_PER_REPORT downloads, oldest first)
- * unless refused on its own, "failed" (at most CAIRN__FAILED_PER_REPORT
- * failed sources, oldest first) unless refused on its own, "peer_url"
- * when the master has not heard the current one; "{}" when there is
- * nothing or the fields are refused. *r records what was taken. Returns the body (caller frees) or NULL on out of
- * memory (then nothing was taken). */
-char *cairn__peerstate_report_begin(cairn__peerstate *ps, int with_served, long long now_ms,
-                                    cairn__peer_report *r);
-/* 1 when r carried any distribution field. */
-int cairn__peerstate_report_extras(const cairn__peer_report *r);
+/* Begins a report for a body that takes fields (CAIRN_WORK_FIELDS or
+ * CAIRN_HEARTBEAT_FIELDS): of those the master takes, "have" (at most
+ * CAIRN__HAVE_PER_REPORT entries), "served" (at most CAIRN_MAX_SERVED
+ * files), "fetched" (at most CAIRN_MAX_FETCHED downloads, oldest first),
+ * "failed" (at most CAIRN_MAX_FAILED failed sources, oldest first), and
+ * "peer_url" when the master has not heard the current one; nothing while
+ * the features are unknown. r->wire holds the fields taken (none empty).
+ * Returns 0, or -1 on out of memory (then nothing was taken and r is
+ * empty); either way r is to be ended. */
+int cairn__peerstate_report_begin(cairn__peerstate *ps, unsigned fields, cairn__peer_report *r);
 /* Ends a report: delivered confirms it, else what it took is pending again.
  * Frees what r holds. */
 void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, int delivered);
 
 /* Whether the heartbeat thread should send a heartbeat now, since_ms after
- * the last one, without lease reasons: new holdings, failed sources or a
- * new URL soon (after REPORT_SOON_MS: the master should stop offering a
- * failing peer), served bytes and downloads every IDLE_BEAT_MS
- * (a download usually comes with a new holding, so it goes soon). Never while the
- * fields are refused, nor when there is nothing to report: a heartbeat
- * extends every lease the master counts as this volunteer's, including one
- * whose work answer never arrived, which must be left to expire. */
-int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms, long long now_ms);
+ * the last one, without lease reasons: soon (after REPORT_SOON_MS) while
+ * the master's features are unknown, to learn them; of the fields the
+ * master takes, new holdings, failed sources or a new URL soon (the master
+ * should stop offering a failing peer), served bytes and downloads every
+ * IDLE_BEAT_MS (a download usually comes with a new holding, so it goes
+ * soon). Never when there is nothing the master takes to report: a
+ * heartbeat extends every lease the master counts as this volunteer's when
+ * it cannot name the running ones, including one whose work answer never
+ * arrived, which must be left to expire. */
+int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms);
 
 #endif

@@ -46,22 +46,6 @@ static void learn_ip(cairn__session *s, cairn__conn *c) {
     cairn__peerstate_learn_ip(s->peers, ip);
 }
 
-/* The peer URL to register with, or NULL (caller frees). When the host is
- * still unknown, one GET /healthz tells which address reaches the master. */
-static char *registration_url(cairn__session *s, cairn__conn *c) {
-  cairn_http_response resp = {0};
-  cairn_error err = {0};
-  if (!s->peers || !cairn__peerstate_enabled(s->peers, cairn__now_ms()))
-    return NULL;
-  if (cairn__peerstate_needs_address(s->peers)) {
-    if (cairn_http_request(c->http, "GET", "/healthz", NULL, NULL, 0, 4096, &resp, &err) ==
-        CAIRN_OK)
-      learn_ip(s, c);
-    cairn_buf_free(&resp.body);
-  }
-  return cairn__peerstate_url(s->peers);
-}
-
 /* Registers (retrying transient failures until stop) and saves. Called with
  * s->mu held. */
 static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry,
@@ -70,19 +54,9 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
   cairn__credentials fresh;
   cairn_status rc;
   int warned = 0;
-  char *url = registration_url(s, c);
-  cairn__registration reg = s->reg;
-  reg.peer_url = url;
   cairn__backoff_init(&b, 200, 5000);
   for (;;) {
-    rc = cairn__register(c->http, &reg, &fresh, err);
-    if (rc == CAIRN_EINVAL && reg.peer_url) {
-      CAIRN_INFO(s->log, "%s: registering without peer_url (a master without data distribution?)",
-                 err->text);
-      cairn__peerstate_refused(s->peers, cairn__now_ms());
-      reg.peer_url = NULL;
-      continue;
-    }
+    rc = cairn__register(c->http, &s->reg, &fresh, err);
     if (rc != CAIRN_EIO || !retry)
       break;
     if (cairn__stopper_stopping(s->stopper))
@@ -98,22 +72,19 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
       return cairn_error_set(err, CAIRN_EIO, "stopped before registration completed");
   }
   if (rc != CAIRN_OK) {
-    free(url);
     cairn_http_set_token(c->http, s->cred.token[0] ? s->cred.token : NULL);
     return rc;
   }
   rc = cairn__credentials_save(s->path, &fresh, err);
   if (rc != CAIRN_OK) {
-    free(url);
     cairn__credentials_clear(&fresh);
     return rc;
   }
   if (s->peers) {
-    cairn__peerstate_registered(s->peers, reg.peer_url, fresh.peer_token[0] ? fresh.peer_token
-                                                                             : NULL);
+    cairn__peerstate_registered(s->peers, fresh.peer_token[0] ? fresh.peer_token : NULL,
+                                fresh.features);
     learn_ip(s, c);
   }
-  free(url);
   cairn__credentials_clear(&s->cred);
   s->cred = fresh;
   s->generation++;
@@ -190,88 +161,32 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
                             err);
 }
 
-/* "{}" or "{\"running\": [...]}" (malloc'd). */
-static char *plain_body(json_t *running) {
-  json_t *o = json_object();
-  if (running)
-    json_object_set(o, "running", running);
-  char *s = json_dumps(o, JSON_COMPACT);
-  json_decref(o);
-  return s;
-}
-
-/* body with "running" added (malloc'd); body itself when running is NULL. */
-static char *with_running(char *body, json_t *running) {
-  if (!running)
-    return body;
-  json_t *o = json_loads(body, 0, NULL);
-  free(body);
-  if (!o)
-    return NULL;
-  json_object_set(o, "running", running);
-  char *s = json_dumps(o, JSON_COMPACT);
-  json_decref(o);
-  return s;
-}
-
-/* POSTs the plain body (only "running", when given) to path. */
-static cairn_status send_plain(cairn__session *s, cairn__conn *c, const char *path,
-                               json_t *running, size_t max_response, cairn_http_response *resp,
-                               cairn_error *err) {
-  char *plain = plain_body(running);
-  cairn_status rc = cairn__session_request(s, c, "POST", path, plain ? plain : "{}",
-                                           max_response, resp, err);
-  free(plain);
-  return rc;
-}
-
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
-                                   json_t *running,
-                                   int with_served, size_t max_response,
-                                   cairn_http_response *resp, cairn_error *err) {
+                                   unsigned fields, const int64_t *running, size_t nrunning,
+                                   size_t max_response, cairn_http_response *resp,
+                                   cairn_error *err) {
   cairn__peer_report r;
-  cairn_status rc;
-  /* At most three times: a 400 to a report with "failed" is taken as a
-   * master that does not know that field yet, and the report goes again
-   * without it; then the same for "fetched"; a 400 to one with neither
-   * refuses every distribution field. */
-  for (;;) {
-    char *body = s->peers
-                   ? cairn__peerstate_report_begin(s->peers, with_served, cairn__now_ms(), &r)
-                   : NULL;
-    if (!body)
-      return send_plain(s, c, path, running, max_response, resp, err);
-    int extras = cairn__peerstate_report_extras(&r), fetched = r.fetched.n > 0;
-    int failed = r.failed.n > 0;
-    body = with_running(body, running);
-    rc = cairn__session_request(s, c, "POST", path, body ? body : "{}", max_response, resp, err);
-    free(body);
-    if (rc != CAIRN_OK || resp->status != 400 || !extras)
-      break;
-    char msg[300];
-    cairn__server_message(resp->body.data, resp->body.len, msg, sizeof msg);
-    cairn__peerstate_report_end(s->peers, &r, 0);
-    cairn_buf_free(&resp->body);
-    if (failed) {
-      CAIRN_INFO(s->log, "POST %s: the master refuses \"failed\" (%s): leaving it out", path, msg);
-      cairn__peerstate_refused_failed(s->peers, cairn__now_ms());
-      continue;
-    }
-    if (fetched) {
-      CAIRN_INFO(s->log, "POST %s: the master refuses \"fetched\" (%s): leaving it out", path, msg);
-      cairn__peerstate_refused_fetched(s->peers, cairn__now_ms());
-      continue;
-    }
-    CAIRN_INFO(s->log, "POST %s: the master refuses the data distribution fields (%s): leaving them out",
-               path, msg);
-    cairn__peerstate_refused(s->peers, cairn__now_ms());
-    rc = send_plain(s, c, path, running, max_response, resp, err);
-    if (rc == CAIRN_OK)
-      learn_ip(s, c);
-    return rc;
+  memset(&r, 0, sizeof r);
+  int features = -1;
+  if (s->peers) {
+    (void)cairn__peerstate_report_begin(s->peers, fields, &r); /* out of memory: no fields */
+    features = cairn__peerstate_features(s->peers);
   }
-  cairn__peerstate_report_end(s->peers, &r,
-                              rc == CAIRN_OK && resp->status >= 200 && resp->status < 300);
+  if (running && features >= 0 && (fields & (unsigned)features & CAIRN_FEAT_RUNNING)) {
+    r.wire.nrunning = nrunning < CAIRN_MAX_RUNNING ? nrunning : CAIRN_MAX_RUNNING;
+    memcpy(r.wire.running, running, r.wire.nrunning * sizeof *running);
+    r.wire.fields |= CAIRN_FEAT_RUNNING;
+  }
+  json_t *o = cairn_report_json(&r.wire);
+  char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  cairn_status rc = body ? cairn__session_request(s, c, "POST", path, body, max_response, resp,
+                                                  err)
+                         : cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  free(body);
+  if (s->peers)
+    cairn__peerstate_report_end(s->peers, &r,
+                                rc == CAIRN_OK && resp->status >= 200 && resp->status < 300);
   if (rc == CAIRN_OK)
     learn_ip(s, c);
   return rc;

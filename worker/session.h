@@ -2,13 +2,16 @@
  * volunteer routes made with it.
  *
  * open() reuses DIR/credentials.json when it names the same master, else
- * registers and writes it; a registration carries the peer server's URL
- * (learning this host's address first with GET /healthz when needed) and
- * is sent again without it to a master that refuses the field. request() sends with the current token; when the
- * master answers 401 (it no longer knows the token) the session registers
- * again, overwrites the credentials and retries once, so every thread moves
- * to the new identity. Each thread brings its own cairn_http (handles are
- * not thread-safe) inside a cairn__conn. Private to worker/.
+ * registers and writes it. A registration carries the baseline fields only
+ * (name, cluster, apps, slots): its answer tells the report fields the
+ * master takes (its features), and the peer URL goes in the first report
+ * after it. A worker that reuses its credentials learns the features from
+ * its first heartbeat (peerstate.h). request() sends with the current
+ * token; when the master answers 401 (it no longer knows the token) the
+ * session registers again, overwrites the credentials and retries once, so
+ * every thread moves to the new identity. Each thread brings its own
+ * cairn_http (handles are not thread-safe) inside a cairn__conn. Private to
+ * worker/.
  */
 #ifndef CAIRN_SESSION_H
 #define CAIRN_SESSION_H
@@ -59,20 +62,19 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
                                     const char *path, const char *json_body, size_t max_response,
                                     cairn_http_response *resp, cairn_error *err);
 
-/* POST to path (/v1/work or /v1/heartbeat) with a body reporting what the
- * master has not heard from s->peers yet (see peerstate.h: holdings, served
- * bytes when with_served, downloads, the peer URL), as
- * cairn__session_request() does. A master that answers 400 to a body with
- * "fetched" is marked as refusing that field and asked again without it; one
- * that answers 400 to the other fields is marked as refusing them and asked
- * again with "{}". The local IP of the connection is noted as the
- * peer server's host when none was configured. */
-/* running (may be NULL; borrowed): the "running" member of the body, the
- * indices whose leases a heartbeat should renew. */
+/* POST to path (/v1/work or /v1/heartbeat), as cairn__session_request()
+ * does, with a body reporting what the master has not heard from s->peers
+ * yet (peerstate.h) in the fields the body takes (CAIRN_WORK_FIELDS or
+ * CAIRN_HEARTBEAT_FIELDS) and the master advertised, and "running" (the
+ * indices running[0..nrunning) whose leases a heartbeat renews) when
+ * running is not NULL and the master takes it. The report is confirmed
+ * when the master answers 2xx, else its entries wait for the next one. The
+ * local IP of the connection is noted as the peer server's host when none
+ * was configured. */
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
-                                   json_t *running,
-                                   int with_served, size_t max_response,
-                                   cairn_http_response *resp, cairn_error *err);
+                                   unsigned fields, const int64_t *running, size_t nrunning,
+                                   size_t max_response, cairn_http_response *resp,
+                                   cairn_error *err);
 
 /* Points c's handle at the current token (e.g. before a download). */
 void cairn__session_prepare(cairn__session *s, cairn__conn *c);

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/limits.h"
+#include "common/protocol.h"
 #include "common/sha256.h"
 
 struct cairn_http {

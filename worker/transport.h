@@ -60,7 +60,7 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
                                  const char *sha256, unsigned long long max_bytes,
                                  long *status, cairn_error *err);
 /* Why the last cairn_http_download() through h failed when the server is to
- * blame, as a CAIRN_FAIL_* reason of common/limits.h: UNREACHABLE (no
+ * blame, as a CAIRN_FAIL_* reason of common/protocol.h: UNREACHABLE (no
  * connection, or the transfer broke), STALLED (the stall timeout), STATUS
  * (an answer other than 200), SIZE (past max_bytes), DIGEST (everything
  * arrived, SHA-256 wrong; a caller that knows the size tells a short or

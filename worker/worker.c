@@ -127,8 +127,10 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   w->stall_ms = cfg->stall_ms ? cfg->stall_ms : DEFAULT_STALL_MS;
   if (!oom && cairn__peerstate_init(&w->peers, w->peer_address) != 0)
     oom = 1;
-  else if (!oom)
+  else if (!oom) {
     w->peers_ok = 1;
+    w->peers.log = &w->log;
+  }
   if (!w->server || oom) {
     cairn_worker_delete(w);
     goto oom;
@@ -297,7 +299,7 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
   w->leases.log = &w->log;
-  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, NULL};
+  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)

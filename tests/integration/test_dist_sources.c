@@ -13,10 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -383,6 +386,69 @@ static long long last_seen(const char *url, const char *name) {
   return seen;
 }
 
+/* size bytes of a pattern that seed varies (caller frees). */
+static char *pattern(size_t size, int seed) {
+  char *data = malloc(size);
+  assert_non_null(data);
+  for (size_t i = 0; i < size; i++)
+    data[i] = (char)(i * 13 + (size_t)seed);
+  return data;
+}
+
+/* Uploads size bytes of pattern seed to the master; their digest in sha
+ * and their /v1/files path in path. */
+static void upload(const char *url, size_t size, int seed, char sha[65], char path[128]) {
+  char *data = pattern(size, seed);
+  cairn_sha256_hex(data, size, sha);
+  snprintf(path, 128, "/v1/files/%s", sha);
+  assert_int_equal(harness_http(url, "PUT", path, ADMIN, data, size, NULL, NULL, NULL), 201);
+  free(data);
+}
+
+/* 1 when a line of the file at path holds needle. */
+static int log_has(const char *path, const char *needle) {
+  FILE *fp = fopen(path, "r");
+  char line[1024];
+  int found = 0;
+  while (fp && !found && fgets(line, sizeof line, fp))
+    found = strstr(line, needle) != NULL;
+  if (fp)
+    fclose(fp);
+  return found;
+}
+
+/* Starts a real cairn-worker "w1" of cluster a for app sum on dir/w1, its
+ * peer server on listen, logging to log. */
+static pid_t start_w1(const char *url, const char *dir, const char *listen, const char *log) {
+  char bin[4096], wdir[4200];
+  harness_bin(bin, sizeof bin, "cairn-worker");
+  snprintf(wdir, sizeof wdir, "%s/w1", dir);
+  const char *argv[] = {bin, "--server", url, "--app", "sum=/bin/sh", "--dir", wdir,
+                        "--name", "w1", "--cluster", "a", "--exit-when-idle", "120",
+                        "--peer-listen", listen, "--log-level", "debug", NULL};
+  pid_t pid = harness_spawn(argv, log);
+  assert_true(pid > 0);
+  return pid;
+}
+
+/* Waits (60 s at most) for job to be done with its file held by one
+ * volunteer. */
+static void wait_held_once(const char *url, long long job) {
+  double until = harness_now() + 60;
+  long long holders = 0;
+  char *st = NULL;
+  for (;;) {
+    free(st);
+    st = job_state(url, job, &holders);
+    if ((strcmp(st, "done") == 0 && holders == 1) || harness_now() > until)
+      break;
+    usleep(50000);
+  }
+  assert_string_equal(st, "done");
+  free(st);
+  assert_int_equal(holders, 1);
+}
+
 /* A real cairn-worker (cluster a) runs a task on a broadcast file, so it
  * holds it; the master is killed with SIGKILL and restarted on the same
  * database and port. The worker does not report the file again (the master
@@ -391,44 +457,18 @@ static long long last_seen(const char *url, const char *name) {
  * it, and the master sends no copy. */
 static void test_holders_survive_a_master_kill(void **state) {
   (void)state;
-  char dir[4096], db[4200], wdir[4200], log[4200], bin[4096];
+  char dir[4096], db[4200], log[4200];
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   harness_server srv;
   assert_int_equal(harness_server_start(&srv, db, NULL), 0);
   size_t size = 1u << 20;
-  char *data = malloc(size);
-  assert_non_null(data);
-  for (size_t i = 0; i < size; i++)
-    data[i] = (char)(i * 13 + 5);
   char sha[65], path[128];
-  cairn_sha256_hex(data, size, sha);
-  snprintf(path, sizeof path, "/v1/files/%s", sha);
-  assert_int_equal(harness_http(srv.url, "PUT", path, ADMIN, data, size, NULL, NULL, NULL), 201);
-  free(data);
+  upload(srv.url, size, 5, sha, path);
   long long first = submit_one(srv.url, "sum", sha);
-
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/w1", dir);
   snprintf(log, sizeof log, "%s/w1.log", dir);
-  const char *argv[] = {bin, "--server", srv.url, "--app", "sum=/bin/sh", "--dir", wdir,
-                        "--name", "w1", "--cluster", "a", "--exit-when-idle", "120",
-                        "--log-level", "debug", NULL};
-  pid_t w1 = harness_spawn(argv, log);
-  assert_true(w1 > 0);
-  double until = harness_now() + 60;
-  long long holders = 0;
-  char *st = NULL;
-  for (;;) {
-    free(st);
-    st = job_state(srv.url, first, &holders);
-    if ((strcmp(st, "done") == 0 && holders == 1) || harness_now() > until)
-      break;
-    usleep(50000);
-  }
-  assert_string_equal(st, "done");
-  free(st);
-  assert_int_equal(holders, 1);
+  pid_t w1 = start_w1(srv.url, dir, "0.0.0.0:0", log);
+  wait_held_once(srv.url, first);
   unsigned port = peer_port(log);
   assert_true(port > 0);
   char peer[64], from_peer[192];
@@ -446,7 +486,7 @@ static void test_holders_survive_a_master_kill(void **state) {
   assert_int_equal(harness_server_start(&srv, db, again), 0);
   assert_int_equal(master_bytes(srv.url), 0);
   /* w1 polls the new master (so it counts as reachable) but reports nothing new */
-  until = harness_now() + 30;
+  double until = harness_now() + 30;
   while (last_seen(srv.url, "w1") < restarted && harness_now() < until)
     usleep(100000);
   assert_true(last_seen(srv.url, "w1") >= restarted);
@@ -477,10 +517,93 @@ static void test_holders_survive_a_master_kill(void **state) {
   assert_string_equal(got, sha);
   assert_int_equal(master_bytes(srv.url), 0);
   long long h2 = 0;
-  st = job_state(srv.url, second, &h2);
+  char *st = job_state(srv.url, second, &h2);
   assert_string_equal(st, "running");
   free(st);
   assert_int_equal(h2, 1);
+
+  kill(w1, SIGTERM);
+  ws = harness_wait(w1, 60);
+  assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
+/* A loopback port no one listens on now, other than avoid. */
+static unsigned free_port(unsigned avoid) {
+  for (;;) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    socklen_t len = sizeof a;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    if (ntohs(a.sin_port) != avoid)
+      return ntohs(a.sin_port);
+  }
+}
+
+/* A real cairn-worker restarted on its directory reuses its credentials
+ * (no registration), so it learns the master's features from its first
+ * heartbeat; then, without any task to run, it reports a file found in its
+ * cache and its peer server's new URL, and the next worker of its cluster
+ * is sent there. */
+static void test_restarted_worker_reports(void **state) {
+  (void)state;
+  char dir[4096], db[4200], log[4200], cached[4300];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char sha[65], path[128], sha2[65], path2[128];
+  upload(srv.url, 1u << 20, 5, sha, path);
+  snprintf(log, sizeof log, "%s/w1.log", dir);
+  pid_t w1 = start_w1(srv.url, dir, "127.0.0.1:0", log);
+  wait_held_once(srv.url, submit_one(srv.url, "sum", sha));
+  unsigned port = peer_port(log);
+  assert_true(port > 0);
+  kill(w1, SIGTERM);
+  int ws = harness_wait(w1, 60);
+  assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+
+  /* While it is stopped, a second file lands in its cache. */
+  size_t size2 = 256u * 1024;
+  upload(srv.url, size2, 7, sha2, path2);
+  char *data = pattern(size2, 7);
+  snprintf(cached, sizeof cached, "%s/w1/cache/%s", dir, sha2);
+  FILE *f = fopen(cached, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, size2, f), size2);
+  fclose(f);
+  free(data);
+  long long second = submit_one(srv.url, "late", sha2);
+
+  /* Back on another port: the master hears of the file and the URL. */
+  char listen[64], log2[4200], from_peer[192];
+  unsigned port2 = free_port(port);
+  snprintf(listen, sizeof listen, "127.0.0.1:%u", port2);
+  snprintf(log2, sizeof log2, "%s/w1-again.log", dir);
+  w1 = start_w1(srv.url, dir, listen, log2);
+  double until = harness_now() + 30;
+  long long holders = 0;
+  do {
+    usleep(100000);
+    free(job_state(srv.url, second, &holders));
+  } while (holders < 1 && harness_now() < until);
+  assert_int_equal(holders, 1);
+  assert_true(log_has(log2, "reusing volunteer"));
+  assert_false(log_has(log2, "registered with"));
+  json_t *b = json_pack("{s:s, s:s, s:[s]}", "name", "w2", "cluster", "a", "apps", "late"), *r;
+  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  json_decref(b);
+  char tok[65];
+  snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
+  json_decref(r);
+  json_t *src = sources_for(srv.url, tok);
+  assert_non_null(src);
+  snprintf(from_peer, sizeof from_peer, "http://127.0.0.1:%u/v1/files/%s", port2, sha2);
+  assert_string_equal(json_string_value(json_array_get(src, 0)), from_peer);
+  json_decref(src);
 
   kill(w1, SIGTERM);
   ws = harness_wait(w1, 60);
@@ -692,6 +815,7 @@ int main(void) {
     cmocka_unit_test(test_silent_parent_is_bypassed),
     cmocka_unit_test(test_cluster_defaults_to_the_workers_net),
     cmocka_unit_test(test_holders_survive_a_master_kill),
+    cmocka_unit_test(test_restarted_worker_reports),
     cmocka_unit_test(test_failed_sources),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * bad input is refused with a message naming the problem and changes nothing;
  * caps, auth, routes; leases expire and a late result gets 409; files are
  * content-addressed; kill -9 loses no acknowledged result; workers' reports
- * of measured downloads ("fetched") are checked and counted. */
+ * of measured downloads ("fetched") are checked and counted; registration
+ * and heartbeat answers list the report fields the master takes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -395,6 +396,47 @@ static void test_fetched_reports(void **state) {
   assert_int_equal(fetch_reports(f->srv.url), before + 67);
 }
 
+/* "features" of answer: the names of every report field, in order. */
+static void lists_every_feature(json_t *answer) {
+  char *text = json_dumps(json_object_get(answer, "features"), JSON_COMPACT);
+  assert_non_null(text);
+  assert_string_equal(text,
+                      "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\"]");
+  free(text);
+}
+
+static void test_features_advertised(void **state) {
+  fixture *f = *state;
+  json_t *b = json_pack("{s:s, s:[s]}", "name", "feat", "apps", "x"), *r = NULL;
+  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  json_decref(b);
+  lists_every_feature(r);
+  char tok[65];
+  snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
+  json_decref(r);
+  r = NULL;
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/heartbeat", tok, NULL, 0, &r, NULL,
+                                NULL), 200);
+  lists_every_feature(r);
+  json_decref(r);
+  /* Each body takes its own fields; anything else is an unknown field. */
+  expect_report_400(f->srv.url, "/v1/work", tok, "{\"served\": {}}", "unknown field \"served\"");
+  expect_report_400(f->srv.url, "/v1/work", tok, "{\"running\": []}",
+                    "unknown field \"running\"");
+  expect_report_400(f->srv.url, "/v1/heartbeat", tok, "{\"apps\": [\"x\"]}",
+                    "unknown field \"apps\"");
+  expect_report_400(f->srv.url, "/v1/heartbeat", tok, "{\"have\": [], \"compressed\": 1}",
+                    "unknown field \"compressed\"");
+  expect_report_400(f->srv.url, "/v1/heartbeat", tok, "{\"have\": [\"" SHA_A "\", \"x\"]}",
+                    "have[1] is not a sha256 digest");
+  /* "running": [] names no lease: none is extended, none listed. */
+  const char *none = "{\"running\": []}";
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/heartbeat", tok, none, strlen(none), &r,
+                                NULL, NULL), 200);
+  assert_int_equal(json_array_size(json_object_get(r, "extended")), 0);
+  json_decref(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_jobs_change_nothing),
@@ -404,6 +446,7 @@ int main(void) {
     cmocka_unit_test(test_files_content_addressed),
     cmocka_unit_test(test_result_with_next_task),
     cmocka_unit_test(test_fetched_reports),
+    cmocka_unit_test(test_features_advertised),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

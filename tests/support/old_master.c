@@ -2,6 +2,7 @@
 #include "tests/support/old_master.h"
 
 #include <arpa/inet.h>
+#include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -18,15 +19,27 @@ typedef struct upload {
   size_t n;
 } upload;
 
-/* The first field of body that m does not know, or NULL. */
+/* The first report field of body that m does not take, or NULL. */
 static const char *unknown_field(const old_master *m, const char *body) {
-  if (m->knows < OLD_KNOWS_FAILED && strstr(body, "\"failed\""))
-    return "failed";
-  if (m->knows < OLD_KNOWS_FETCHED && strstr(body, "\"fetched\""))
-    return "fetched";
-  if (m->knows < OLD_KNOWS_HAVE && strstr(body, "\"have\""))
-    return "have";
-  return NULL;
+  static const char *const names[CAIRN_FEATURE_COUNT] = CAIRN_FEATURE_NAMES;
+  unsigned takes = m->features < 0 ? CAIRN_FEATURES_BASELINE : (unsigned)m->features;
+  json_t *o = json_loads(body, 0, NULL);
+  const char *field = NULL;
+  for (int i = 0; i < CAIRN_FEATURE_COUNT && !field; i++)
+    if (!(takes & (1u << i)) && json_object_get(o, names[i]))
+      field = names[i];
+  json_decref(o);
+  return field;
+}
+
+/* 200 {"extended": []}, with m's feature list when it has one. */
+static char *answer(const old_master *m) {
+  json_t *o = json_pack("{s:[]}", "extended");
+  if (m->features >= 0)
+    json_object_set_new(o, CAIRN_FEATURES_KEY, cairn_features_json((unsigned)m->features));
+  char *text = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return text;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -54,16 +67,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     m->bodies[m->n++] = strdup(u->data);
   pthread_mutex_unlock(&m->mu);
   const char *field = unknown_field(m, u->data);
-  char text[160];
+  char *text = NULL;
   unsigned status = 400;
   if (field) {
-    snprintf(text, sizeof text, "{\"error\": {\"code\": \"invalid\", \"message\": "
-                                "\"unknown field \\\"%s\\\"\"}}", field);
+    if (asprintf(&text, "{\"error\": {\"code\": \"bad_request\", \"message\": "
+                        "\"unknown field \\\"%s\\\"\"}}", field) < 0)
+      text = NULL;
   } else {
     status = 200;
-    snprintf(text, sizeof text, "{\"extended\": []}");
+    text = answer(m);
   }
-  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), strdup(text),
+  if (!text)
+    return MHD_NO;
+  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), text,
                                                            MHD_RESPMEM_MUST_FREE);
   enum MHD_Result ret = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
@@ -79,9 +95,9 @@ static void on_done(void *cls, struct MHD_Connection *c, void **ctx,
   *ctx = NULL;
 }
 
-int old_master_start(old_master *m, int knows) {
+int old_master_start(old_master *m, int features) {
   memset(m, 0, sizeof *m);
-  m->knows = knows;
+  m->features = features;
   pthread_mutex_init(&m->mu, NULL);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -101,7 +117,8 @@ void old_master_stop(old_master *m) {
   pthread_mutex_destroy(&m->mu);
 }
 
-int old_master_heartbeat(old_master *m, cairn__peerstate *ps) {
+int old_master_heartbeat(old_master *m, cairn__peerstate *ps, const int64_t *running,
+                         size_t nrunning) {
   char base[64], dir[4096], cred[4200];
   cairn__session s;
   cairn__registration reg = {0};
@@ -115,9 +132,15 @@ int old_master_heartbeat(old_master *m, cairn__peerstate *ps) {
   s.peers = ps;
   cairn__conn c = {cairn_http_create(base), 0};
   int rc = -1;
-  if (c.http && cairn__session_report(&s, &c, "/v1/heartbeat", NULL, 1, 1 << 20, &resp, &err) ==
-                    CAIRN_OK && resp.status == 200)
+  if (c.http && cairn__session_report(&s, &c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, running,
+                                      nrunning, 1 << 20, &resp, &err) == CAIRN_OK &&
+      resp.status == 200) {
+    json_t *answer = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
+    cairn__peerstate_set_features(
+      ps, cairn_features_parse(json_object_get(answer, CAIRN_FEATURES_KEY)));
+    json_decref(answer);
     rc = 0;
+  }
   cairn_buf_free(&resp.body);
   cairn_http_delete(c.http);
   cairn__session_destroy(&s);

@@ -1,33 +1,38 @@
-/* old_master.h — a stand-in for an older Cairn master, over real HTTP on
- * loopback, for the workers' fallback tests: it answers a request whose
- * body carries a distribution field it does not know with 400 "unknown
- * field", anything else with 200 {"extended": []}, and keeps the first 8
- * bodies it was sent. */
+/* old_master.h — a stand-in master over real HTTP on loopback, for the
+ * workers' tests of what they send a master that takes fewer report fields
+ * (common/protocol.h) than they know: by default one without the feature
+ * list (the earliest master, whose heartbeat took an empty body), which
+ * answers a body that carries any report field with 400 "unknown field";
+ * or one that lists some features, which answers 400 to a field it does
+ * not list. Anything else gets 200 {"extended": []}, with the list when it
+ * has one. It keeps the first 8 bodies it was sent. */
 #ifndef CAIRN_TESTS_OLD_MASTER_H
 #define CAIRN_TESTS_OLD_MASTER_H
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "worker/peerstate.h"
-
-/* How much of the report a master knows: "have" (with "served" and
- * "peer_url"), then "fetched", then "failed". */
-enum { OLD_KNOWS_NOTHING, OLD_KNOWS_HAVE, OLD_KNOWS_FETCHED, OLD_KNOWS_FAILED };
 
 typedef struct old_master {
   struct MHD_Daemon *d;
   unsigned port;
-  int knows;
+  int features;  /* the feature set it lists, -1: no list */
   pthread_mutex_t mu;
   char *bodies[8];
   int n;
 } old_master;
 
-/* Starts m on an ephemeral loopback port. 0, or -1. */
-int old_master_start(old_master *m, int knows);
+/* Starts m on an ephemeral loopback port, listing features (a set of
+ * CAIRN_FEAT_*), or no list when features is -1. 0, or -1. */
+int old_master_start(old_master *m, int features);
 void old_master_stop(old_master *m);
-/* One heartbeat report from ps through a worker session to m, retried as
- * the session does until m answers 200. 0 when it did, else -1. */
-int old_master_heartbeat(old_master *m, cairn__peerstate *ps);
+/* One heartbeat as the worker's heartbeat thread sends it: a report from
+ * ps, with running[0..nrunning) as the leases it runs, through a worker
+ * session to m; ps takes the features of the answer, as the heartbeat
+ * thread does. 0 when m answered 200, else -1. */
+int old_master_heartbeat(old_master *m, cairn__peerstate *ps, const int64_t *running,
+                         size_t nrunning);
 
 #endif

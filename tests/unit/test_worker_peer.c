@@ -358,15 +358,26 @@ static int no_temp_files(const char *dir) {
   return system(cmd) != 0;
 }
 
+/* Begins a report of ps for a body that takes fields; returns its JSON
+ * text (caller frees). The report stays open in *r. */
+static char *report_text(cairn__peerstate *ps, unsigned fields, cairn__peer_report *r) {
+  assert_int_equal(cairn__peerstate_report_begin(ps, fields, r), 0);
+  json_t *j = cairn_report_json(&r->wire);
+  char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  assert_non_null(text);
+  return text;
+}
+
 /* Ends a report of ps; returns its one "fetched" entry's source (static
  * copy) after checking its digest, bytes and time, or "" when there is none.
  * *failed (static too) gets its "failed" entries, in order, each as
  * "REASON SOURCE\n" after checking its digest and that it has no other
  * field. */
 static const char *fetched_source(cairn__peerstate *ps, const fixture *f, const char **failed) {
-  static char source[CAIRN__FETCHED_SOURCE_MAX], fails[8192];
+  static char source[CAIRN_MAX_SOURCE_LEN + 1], fails[8192];
   cairn__peer_report r;
-  char *body = cairn__peerstate_report_begin(ps, 0, cairn__now_ms(), &r);
+  char *body = report_text(ps, CAIRN_WORK_FIELDS, &r);
   json_t *j = json_loads(body, 0, NULL);
   json_t *a = json_object_get(j, "fetched");
   assert_true(json_array_size(a) <= 1);
@@ -415,6 +426,7 @@ static void test_fetch_skips_bad_sources(void **state) {
   cairn__cancel cancel = {&stopper, NULL};
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
   cairn__peerstate_set_token(&ps, TOKEN);
+  cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
 
   snprintf(base, sizeof base, "http://127.0.0.1:%u", src.port);
   cairn_http *h = cairn_http_create(base);
@@ -469,7 +481,7 @@ static void test_fetch_skips_bad_sources(void **state) {
    * worked: from the good peer, as the master named it, whole; and each
    * peer that failed, as the master named it, with why. */
   cairn__peer_report r;
-  char *body = cairn__peerstate_report_begin(&ps, 0, cairn__now_ms(), &r);
+  char *body = report_text(&ps, CAIRN_WORK_FIELDS, &r);
   assert_non_null(strstr(body, holder.sha));
   free(body);
   cairn__peerstate_report_end(&ps, &r, 0);
@@ -531,14 +543,14 @@ static void test_reports(void **state) {
   cairn__peerstate ps;
   cairn__peer_report r;
   char sha[65];
-  long long now = cairn__now_ms();
   assert_int_equal(cairn__peerstate_init(&ps, "10.0.0.7"), 0);
-  char *body = cairn__peerstate_report_begin(&ps, 1, now, &r);
+  cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
+  char *body = report_text(&ps, CAIRN_HEARTBEAT_FIELDS, &r);
   assert_string_equal(body, "{}");  /* no server yet, nothing held */
-  assert_false(cairn__peerstate_report_extras(&r));
+  assert_int_equal(r.wire.fields, 0);
   free(body);
   cairn__peerstate_report_end(&ps, &r, 1);
-  assert_false(cairn__peerstate_beat_due(&ps, 100000, now));
+  assert_false(cairn__peerstate_beat_due(&ps, 100000));
 
   cairn__peerstate_set_port(&ps, 4242);
   for (int i = 0; i < 70; i++) {
@@ -548,11 +560,11 @@ static void test_reports(void **state) {
   }
   cairn__peerstate_served(&ps, sha, 1000);
   cairn__peerstate_served(&ps, sha, 24);
-  assert_true(cairn__peerstate_beat_due(&ps, 300, now));
-  assert_false(cairn__peerstate_beat_due(&ps, 100, now));
+  assert_true(cairn__peerstate_beat_due(&ps, 300));
+  assert_false(cairn__peerstate_beat_due(&ps, 100));
 
   /* Not delivered: everything is pending again. */
-  body = cairn__peerstate_report_begin(&ps, 1, now, &r);
+  body = report_text(&ps, CAIRN_HEARTBEAT_FIELDS, &r);
   json_t *j = json_loads(body, 0, NULL);
   assert_string_equal(json_string_value(json_object_get(j, "peer_url")), "http://10.0.0.7:4242");
   assert_int_equal(json_array_size(json_object_get(j, "have")), CAIRN__HAVE_PER_REPORT);
@@ -564,7 +576,7 @@ static void test_reports(void **state) {
   /* Delivered in two requests; a work request carries no "served". */
   size_t seen = 0;
   for (int k = 0; k < 2; k++) {
-    body = cairn__peerstate_report_begin(&ps, 0, now, &r);
+    body = report_text(&ps, CAIRN_WORK_FIELDS, &r);
     j = json_loads(body, 0, NULL);
     seen += json_array_size(json_object_get(j, "have"));
     assert_null(json_object_get(j, "served"));
@@ -574,7 +586,7 @@ static void test_reports(void **state) {
     cairn__peerstate_report_end(&ps, &r, 1);
   }
   assert_int_equal(seen, 70);
-  body = cairn__peerstate_report_begin(&ps, 1, now, &r);
+  body = report_text(&ps, CAIRN_HEARTBEAT_FIELDS, &r);
   j = json_loads(body, 0, NULL);
   assert_null(json_object_get(j, "have"));
   assert_null(json_object_get(j, "peer_url"));
@@ -584,37 +596,52 @@ static void test_reports(void **state) {
   cairn__peerstate_report_end(&ps, &r, 1);
 
   /* Nothing left to report: no heartbeat without a lease to renew. */
-  assert_false(cairn__peerstate_beat_due(&ps, 100000, now));
+  assert_false(cairn__peerstate_beat_due(&ps, 100000));
 
-  /* The master forgot this worker: it registers again and reports it all. */
-  cairn__peerstate_registered(&ps, "http://10.0.0.7:4242", TOKEN);
-  assert_false(cairn__peerstate_beat_due(&ps, 100, now));
-  assert_true(cairn__peerstate_beat_due(&ps, 300, now));
+  /* The master forgot this worker: it registers again (without its URL)
+   * and reports it all, the URL too. */
+  cairn__peerstate_registered(&ps, TOKEN, CAIRN_FEATURES_ALL);
+  assert_false(cairn__peerstate_beat_due(&ps, 100));
+  assert_true(cairn__peerstate_beat_due(&ps, 300));
   char tok[65];
   assert_true(cairn__peerstate_get_token(&ps, tok));
   assert_string_equal(tok, TOKEN);
-  body = cairn__peerstate_report_begin(&ps, 1, now, &r);
+  body = report_text(&ps, CAIRN_HEARTBEAT_FIELDS, &r);
   j = json_loads(body, 0, NULL);
   assert_int_equal(json_array_size(json_object_get(j, "have")), CAIRN__HAVE_PER_REPORT);
-  assert_null(json_object_get(j, "peer_url"));
+  assert_string_equal(json_string_value(json_object_get(j, "peer_url")), "http://10.0.0.7:4242");
   json_decref(j);
   free(body);
   cairn__peerstate_report_end(&ps, &r, 0);
 
-  /* An older master refuses the fields: plain bodies for a while. */
-  cairn__peerstate_refused(&ps, now);
-  body = cairn__peerstate_report_begin(&ps, 1, now + 1000, &r);
+  /* A master without a feature list (an older one): plain bodies, no idle
+   * heartbeats; one with a list: the fields it names (a name this worker
+   * does not know is ignored). */
+  json_t *list = json_pack("[s, s]", "have", "compressed");
+  cairn__peerstate_set_features(&ps, cairn_features_parse(NULL));
+  assert_int_equal(cairn__peerstate_features(&ps), CAIRN_FEATURES_BASELINE);
+  body = report_text(&ps, CAIRN_HEARTBEAT_FIELDS, &r);
   assert_string_equal(body, "{}");
   free(body);
   cairn__peerstate_report_end(&ps, &r, 1);
-  assert_false(cairn__peerstate_beat_due(&ps, 100000, now + 1000));
-  assert_true(cairn__peerstate_enabled(&ps, now + 3600 * 1000));
+  assert_false(cairn__peerstate_beat_due(&ps, 100000));
+  cairn__peerstate_set_features(&ps, cairn_features_parse(list));
+  json_decref(list);
+  assert_int_equal(cairn__peerstate_features(&ps), CAIRN_FEAT_HAVE);
+  assert_true(cairn__peerstate_beat_due(&ps, 300));
+  body = report_text(&ps, CAIRN_HEARTBEAT_FIELDS, &r);
+  j = json_loads(body, 0, NULL);
+  assert_int_equal(json_array_size(json_object_get(j, "have")), CAIRN__HAVE_PER_REPORT);
+  assert_int_equal(json_object_size(j), 1);
+  json_decref(j);
+  free(body);
+  cairn__peerstate_report_end(&ps, &r, 1);
   cairn__peerstate_destroy(&ps);
 
   /* A learned IPv6 address is bracketed in the URL. */
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
   cairn__peerstate_set_port(&ps, 80);
-  assert_true(cairn__peerstate_needs_address(&ps));
+  assert_null(cairn__peerstate_url(&ps)); /* the host is not known yet */
   cairn__peerstate_learn_ip(&ps, "fe80::1");
   body = cairn__peerstate_url(&ps);
   assert_string_equal(body, "http://[fe80::1]:80");

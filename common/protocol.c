@@ -1,0 +1,331 @@
+/* protocol.c — features, and the report's parser and serializer. */
+#include "common/protocol.h"
+
+#include <string.h>
+
+#include "common/sha256.h"
+
+static const char *const feature_names[CAIRN_FEATURE_COUNT] = CAIRN_FEATURE_NAMES;
+static const char *const reason_names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
+
+/* The bit of feature name, or 0 when it is none. */
+static unsigned feature_bit(const char *name) {
+  for (int i = 0; i < CAIRN_FEATURE_COUNT; i++)
+    if (strcmp(name, feature_names[i]) == 0)
+      return 1u << i;
+  return 0;
+}
+
+unsigned cairn_features_parse(const json_t *list) {
+  unsigned set = CAIRN_FEATURES_BASELINE;
+  for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++) {
+    const char *name = json_string_value(json_array_get(list, i));
+    if (name)
+      set |= feature_bit(name);
+  }
+  return set;
+}
+
+json_t *cairn_features_json(unsigned set) {
+  json_t *a = json_array();
+  for (int i = 0; a && i < CAIRN_FEATURE_COUNT; i++)
+    if ((set & (1u << i)) && json_array_append_new(a, json_string(feature_names[i])) != 0) {
+      json_decref(a);
+      return NULL;
+    }
+  return a;
+}
+
+/* ---- parser ---- */
+
+static int listed(const char *key, const char *const *list) {
+  for (; list && *list; list++)
+    if (strcmp(key, *list) == 0)
+      return 1;
+  return 0;
+}
+
+/* 1 when v is a string of exactly 64 lowercase hex digits. */
+static int is_sha256(const json_t *v) {
+  return json_is_string(v) && json_string_length(v) == 64 &&
+         cairn_sha256_valid_hex(json_string_value(v));
+}
+
+static cairn_status check_keys(json_t *body, unsigned takes, const char *const *also,
+                               cairn_error *err) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(body, k, v) {
+    if (!(feature_bit(k) & takes) && !listed(k, also))
+      return cairn_error_set(err, CAIRN_EINVAL, "unknown field \"%s\"", k);
+  }
+  return CAIRN_OK;
+}
+
+cairn_status cairn_report_peer_url(const json_t *v, const char **url, cairn_error *err) {
+  if (!json_is_string(v) || json_string_length(v) > CAIRN_MAX_PEER_URL)
+    return cairn_error_set(err, CAIRN_EINVAL, "\"peer_url\" must be a string of at most %u bytes",
+                           CAIRN_MAX_PEER_URL);
+  const char *u = json_string_value(v);
+  size_t n = strlen(u);
+  if (n && ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) ||
+            u[n - 1] == '/' || strpbrk(u, " \t\"")))
+    return cairn_error_set(err, CAIRN_EINVAL,
+                           "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)");
+  *url = u;
+  return CAIRN_OK;
+}
+
+static cairn_status parse_have(json_t *a, cairn_report *r, cairn_error *err) {
+  if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_HAVE)
+    return cairn_error_set(err, CAIRN_EINVAL, "\"have\" must be an array of at most %u sha256 "
+                           "digests", CAIRN_MAX_HAVE);
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    const json_t *h = json_array_get(a, i);
+    if (!is_sha256(h))
+      return cairn_error_set(err, CAIRN_EINVAL, "have[%zu] is not a sha256 digest", i);
+    r->have[r->nhave++] = json_string_value(h);
+  }
+  return CAIRN_OK;
+}
+
+/* Entry i of list `name`: an object with only keys[] and a valid "sha256";
+ * its sha256, or NULL with err naming the entry. */
+static const char *list_entry(json_t *e, const char *name, size_t i, const char *const *keys,
+                              cairn_error *err) {
+  const char *k;
+  json_t *v;
+  if (!json_is_object(e)) {
+    cairn_error_set(err, CAIRN_EINVAL, "%s[%zu] must be an object", name, i);
+    return NULL;
+  }
+  json_object_foreach(e, k, v) {
+    if (!listed(k, keys)) {
+      cairn_error_set(err, CAIRN_EINVAL, "%s[%zu]: unknown field \"%s\"", name, i, k);
+      return NULL;
+    }
+  }
+  if (!is_sha256(json_object_get(e, "sha256"))) {
+    cairn_error_set(err, CAIRN_EINVAL, "%s[%zu].sha256 must be a sha256 digest (64 lowercase "
+                    "hex)", name, i);
+    return NULL;
+  }
+  return json_string_value(json_object_get(e, "sha256"));
+}
+
+static int is_count(const json_t *v) { return json_is_integer(v) && json_integer_value(v) >= 0; }
+
+static cairn_status parse_fetched(json_t *a, cairn_report *r, cairn_error *err) {
+  static const char *const keys[] = {"sha256", "source", "bytes", "ms", NULL};
+  if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FETCHED)
+    return cairn_error_set(err, CAIRN_EINVAL, "\"fetched\" must be an array of at most %u "
+                           "downloads", CAIRN_MAX_FETCHED);
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    json_t *e = json_array_get(a, i);
+    const char *sha = list_entry(e, "fetched", i, keys, err);
+    if (!sha)
+      return CAIRN_EINVAL;
+    json_t *src = json_object_get(e, "source"), *bytes = json_object_get(e, "bytes");
+    json_t *ms = json_object_get(e, "ms");
+    if (!json_is_string(src) || json_string_length(src) > CAIRN_MAX_SOURCE_LEN)
+      return cairn_error_set(err, CAIRN_EINVAL, "fetched[%zu].source must be a string of at "
+                             "most %u bytes", i, CAIRN_MAX_SOURCE_LEN);
+    if (!is_count(bytes))
+      return cairn_error_set(err, CAIRN_EINVAL, "fetched[%zu].bytes must be a non-negative "
+                             "integer", i);
+    if (!is_count(ms))
+      return cairn_error_set(err, CAIRN_EINVAL, "fetched[%zu].ms must be a non-negative "
+                             "integer", i);
+    r->fetched[r->nfetched++] = (cairn_report_fetched){sha, json_string_value(src),
+                                                       json_integer_value(bytes),
+                                                       json_integer_value(ms)};
+  }
+  return CAIRN_OK;
+}
+
+/* The CAIRN_FAIL_* reason v names, or -1. */
+static int reason_of(const json_t *v) {
+  for (int k = 0; json_is_string(v) && k < CAIRN_FAIL_REASONS; k++)
+    if (strcmp(json_string_value(v), reason_names[k]) == 0 &&
+        json_string_length(v) == strlen(reason_names[k]))
+      return k;
+  return -1;
+}
+
+static cairn_status parse_failed(json_t *a, cairn_report *r, cairn_error *err) {
+  static const char *const keys[] = {"sha256", "source", "reason", NULL};
+  if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FAILED)
+    return cairn_error_set(err, CAIRN_EINVAL, "\"failed\" must be an array of at most %u "
+                           "failed sources", CAIRN_MAX_FAILED);
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    json_t *e = json_array_get(a, i);
+    const char *sha = list_entry(e, "failed", i, keys, err);
+    if (!sha)
+      return CAIRN_EINVAL;
+    /* only peers are reported: a full URL, never the master's relative one */
+    json_t *src = json_object_get(e, "source");
+    const char *s = json_string_value(src);
+    if (!s || json_string_length(src) > CAIRN_MAX_SOURCE_LEN ||
+        (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0))
+      return cairn_error_set(err, CAIRN_EINVAL, "failed[%zu].source must be a peer's http:// "
+                             "or https:// URL of at most %u bytes", i, CAIRN_MAX_SOURCE_LEN);
+    int reason = reason_of(json_object_get(e, "reason"));
+    if (reason < 0)
+      return cairn_error_set(err, CAIRN_EINVAL, "failed[%zu].reason must be one of "
+                             "unreachable, stalled, status, size, digest", i);
+    r->failed[r->nfailed++] = (cairn_report_failed){sha, s, reason};
+  }
+  return CAIRN_OK;
+}
+
+static cairn_status parse_served(json_t *o, cairn_report *r, cairn_error *err) {
+  const char *k;
+  json_t *v;
+  if (!json_is_object(o) || json_object_size(o) > CAIRN_MAX_SERVED)
+    return cairn_error_set(err, CAIRN_EINVAL, "\"served\" must map at most %u sha256 digests "
+                           "to bytes", CAIRN_MAX_SERVED);
+  json_object_foreach(o, k, v) {
+    if (!cairn_sha256_valid_hex(k) || !is_count(v))
+      return cairn_error_set(err, CAIRN_EINVAL, "\"served\" must map sha256 digests to byte "
+                             "counts");
+    r->served[r->nserved++] = (cairn_report_served){k, (uint64_t)json_integer_value(v)};
+  }
+  return CAIRN_OK;
+}
+
+static cairn_status parse_running(json_t *a, cairn_report *r, cairn_error *err) {
+  if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_RUNNING)
+    return cairn_error_set(err, CAIRN_EINVAL, "\"running\" must be an array of at most %u "
+                           "indices", CAIRN_MAX_RUNNING);
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    const json_t *x = json_array_get(a, i);
+    if (!json_is_integer(x) || json_integer_value(x) <= 0)
+      return cairn_error_set(err, CAIRN_EINVAL, "running[%zu] is not an allocation index", i);
+    r->running[r->nrunning++] = json_integer_value(x);
+  }
+  return CAIRN_OK;
+}
+
+static cairn_status parse_peer_url(json_t *v, cairn_report *r, cairn_error *err) {
+  return cairn_report_peer_url(v, &r->peer_url, err);
+}
+
+/* The fields in the order they are checked (the first error is reported). */
+static const struct {
+  unsigned bit;
+  cairn_status (*parse)(json_t *v, cairn_report *r, cairn_error *err);
+} field_order[CAIRN_FEATURE_COUNT] = {
+  {CAIRN_FEAT_PEER_URL, parse_peer_url}, {CAIRN_FEAT_HAVE, parse_have},
+  {CAIRN_FEAT_FETCHED, parse_fetched},   {CAIRN_FEAT_FAILED, parse_failed},
+  {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
+};
+
+/* The wire name of feature bit. */
+static const char *feature_name(unsigned bit) {
+  int i = 0;
+  while (i < CAIRN_FEATURE_COUNT - 1 && bit != 1u << i)
+    i++;
+  return feature_names[i];
+}
+
+cairn_status cairn_report_parse(json_t *body, unsigned takes, const char *const *also,
+                                cairn_report *r, cairn_error *err) {
+  memset(r, 0, sizeof *r);
+  if (!json_is_object(body))
+    return cairn_error_set(err, CAIRN_EINVAL, "the body must be a JSON object");
+  cairn_status st = check_keys(body, takes, also, err);
+  for (int i = 0; st == CAIRN_OK && i < CAIRN_FEATURE_COUNT; i++) {
+    json_t *v = json_object_get(body, feature_name(field_order[i].bit));
+    if (!v || !(takes & field_order[i].bit))
+      continue;
+    r->fields |= field_order[i].bit;
+    st = field_order[i].parse(v, r, err);
+  }
+  return st;
+}
+
+/* ---- serializer ---- */
+
+/* Appends v (taken) to array a; a is released and NULL returned on failure. */
+static json_t *append(json_t *a, json_t *v) {
+  if (a && json_array_append_new(a, v) == 0)
+    return a;
+  json_decref(a);
+  return NULL;
+}
+
+static json_t *have_json(const cairn_report *r) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < r->nhave; i++)
+    a = append(a, json_string(r->have[i]));
+  return a;
+}
+
+static json_t *served_json(const cairn_report *r) {
+  json_t *o = json_object();
+  for (size_t i = 0; o && i < r->nserved; i++)
+    if (!r->served[i].sha256 ||
+        json_object_set_new(o, r->served[i].sha256,
+                            json_integer((json_int_t)r->served[i].bytes)) != 0) {
+      json_decref(o);
+      o = NULL;
+    }
+  return o;
+}
+
+static json_t *fetched_json(const cairn_report *r) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < r->nfetched; i++) {
+    const cairn_report_fetched *e = &r->fetched[i];
+    a = append(a, json_pack("{s:s, s:s, s:I, s:I}", "sha256", e->sha256, "source", e->source,
+                            "bytes", (json_int_t)e->bytes, "ms", (json_int_t)e->ms));
+  }
+  return a;
+}
+
+static json_t *failed_json(const cairn_report *r) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < r->nfailed; i++) {
+    const cairn_report_failed *e = &r->failed[i];
+    int ok = e->reason >= 0 && e->reason < CAIRN_FAIL_REASONS;
+    a = append(a, ok ? json_pack("{s:s, s:s, s:s}", "sha256", e->sha256, "source", e->source,
+                                 "reason", reason_names[e->reason])
+                     : NULL);
+  }
+  return a;
+}
+
+static json_t *running_json(const cairn_report *r) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < r->nrunning; i++)
+    a = append(a, json_integer((json_int_t)r->running[i]));
+  return a;
+}
+
+/* The value of field bit of r; NULL when it cannot be written. */
+static json_t *field_json(const cairn_report *r, unsigned bit) {
+  switch (bit) {
+  case CAIRN_FEAT_HAVE: return have_json(r);
+  case CAIRN_FEAT_SERVED: return served_json(r);
+  case CAIRN_FEAT_PEER_URL: return r->peer_url ? json_string(r->peer_url) : NULL;
+  case CAIRN_FEAT_RUNNING: return running_json(r);
+  case CAIRN_FEAT_FETCHED: return fetched_json(r);
+  default: return failed_json(r);
+  }
+}
+
+json_t *cairn_report_json(const cairn_report *r) {
+  if (r->nhave > CAIRN_MAX_HAVE || r->nserved > CAIRN_MAX_SERVED ||
+      r->nfetched > CAIRN_MAX_FETCHED || r->nfailed > CAIRN_MAX_FAILED ||
+      r->nrunning > CAIRN_MAX_RUNNING)
+    return NULL;
+  json_t *o = json_object();
+  for (int i = 0; o && i < CAIRN_FEATURE_COUNT; i++) {
+    unsigned bit = 1u << i;
+    if ((r->fields & bit) && json_object_set_new(o, feature_names[i], field_json(r, bit)) != 0) {
+      json_decref(o);
+      o = NULL;
+    }
+  }
+  return o;
+}

@@ -1,0 +1,133 @@
+/* protocol.h — the report a worker sends its master (docs/protocol.md,
+ * "Reports and features"): the optional fields of a POST /v1/work or POST
+ * /v1/heartbeat body, their caps, the features a master advertises, and the
+ * report as a plain struct with the master's parser and the worker's
+ * serializer. This is the one home of these constants; both sides use it.
+ *
+ * Each optional field is a feature. A master lists the fields it takes in
+ * "features" in its registration and heartbeat answers; a worker sends only
+ * those. A master without the list takes none of them: the earliest masters
+ * took an empty heartbeat body and a work body with "apps" alone.
+ *
+ * The functions are pure (no I/O, no globals) and bounded: a report holds at
+ * most the caps below, in fixed arrays. */
+#ifndef CAIRN_PROTOCOL_H
+#define CAIRN_PROTOCOL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* ---- caps of one report ---- */
+#define CAIRN_MAX_HAVE            256u  /* "have": files held */
+#define CAIRN_MAX_SERVED          256u  /* "served": files served to peers */
+#define CAIRN_MAX_RUNNING         1024u /* "running": leases the worker runs */
+#define CAIRN_MAX_FETCHED         64u   /* "fetched": measured downloads */
+#define CAIRN_MAX_FAILED          64u   /* "failed": peer sources that failed */
+/* Length of the source a "fetched" or "failed" entry names. */
+#define CAIRN_MAX_SOURCE_LEN      511u
+/* Length of "peer_url" (in a report or a registration). */
+#define CAIRN_MAX_PEER_URL        256u
+
+/* Why a peer source failed ("failed" entries): CAIRN_FAIL_* is the index of
+ * its name in CAIRN_FAIL_REASON_NAMES (the names on the wire). */
+enum {
+  CAIRN_FAIL_UNREACHABLE, /* no connection, or the transfer broke */
+  CAIRN_FAIL_STALLED,     /* nothing arrived for the stall timeout */
+  CAIRN_FAIL_STATUS,      /* an HTTP status other than 200 */
+  CAIRN_FAIL_SIZE,        /* the wrong number of bytes */
+  CAIRN_FAIL_DIGEST,      /* bytes whose SHA-256 is not the file's */
+  CAIRN_FAIL_REASONS
+};
+#define CAIRN_FAIL_REASON_NAMES {"unreachable", "stalled", "status", "size", "digest"}
+
+/* ---- features ---- */
+/* The optional fields, as bits of a feature set: bit i is the field named
+ * CAIRN_FEATURE_NAMES[i] (the names on the wire, in a "features" list). */
+enum {
+  CAIRN_FEAT_HAVE = 1u << 0,
+  CAIRN_FEAT_SERVED = 1u << 1,
+  CAIRN_FEAT_PEER_URL = 1u << 2,
+  CAIRN_FEAT_RUNNING = 1u << 3,
+  CAIRN_FEAT_FETCHED = 1u << 4,
+  CAIRN_FEAT_FAILED = 1u << 5,
+};
+#define CAIRN_FEATURE_COUNT 6
+#define CAIRN_FEATURE_NAMES {"have", "served", "peer_url", "running", "fetched", "failed"}
+/* The key of the list in a registration or heartbeat answer. */
+#define CAIRN_FEATURES_KEY "features"
+/* Every field this protocol defines: what a current master takes. */
+#define CAIRN_FEATURES_ALL ((1u << CAIRN_FEATURE_COUNT) - 1)
+/* What a master without a feature list takes. */
+#define CAIRN_FEATURES_BASELINE 0u
+/* The fields each body may carry ("served" and "running" are heartbeat's). */
+#define CAIRN_WORK_FIELDS \
+  (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED)
+#define CAIRN_HEARTBEAT_FIELDS CAIRN_FEATURES_ALL
+
+/* The feature set a "features" list names (names this side does not know
+ * are ignored: a newer master may take more); CAIRN_FEATURES_BASELINE when
+ * list is NULL (a master without the list) or not an array. */
+unsigned cairn_features_parse(const json_t *list);
+/* A new JSON array naming the features of set, in bit order; NULL when out
+ * of memory. */
+json_t *cairn_features_json(unsigned set);
+
+/* ---- the report ---- */
+/* Strings are borrowed, never owned: after cairn_report_parse() they point
+ * into the parsed body (valid while it lives, unchanged); a worker points
+ * them at its own buffers while it serializes. */
+typedef struct cairn_report_served {
+  const char *sha256;
+  uint64_t bytes;
+} cairn_report_served;
+
+typedef struct cairn_report_fetched {
+  const char *sha256, *source; /* source as the work answer named it */
+  int64_t bytes, ms;
+} cairn_report_fetched;
+
+typedef struct cairn_report_failed {
+  const char *sha256, *source; /* source: a peer's http(s) URL */
+  int reason;                  /* CAIRN_FAIL_* */
+} cairn_report_failed;
+
+typedef struct cairn_report {
+  unsigned fields; /* the fields present (CAIRN_FEAT_*); "running" present and
+                    * empty differs from absent (then every lease is extended) */
+  const char *have[CAIRN_MAX_HAVE];
+  size_t nhave;
+  cairn_report_served served[CAIRN_MAX_SERVED];
+  size_t nserved;
+  cairn_report_fetched fetched[CAIRN_MAX_FETCHED];
+  size_t nfetched;
+  cairn_report_failed failed[CAIRN_MAX_FAILED];
+  size_t nfailed;
+  int64_t running[CAIRN_MAX_RUNNING];
+  size_t nrunning;
+  const char *peer_url; /* present: "" or http(s)://HOST:PORT; absent: NULL */
+} cairn_report;
+
+/* Reads body (a JSON object, not modified) into *r: the fields of takes
+ * (CAIRN_WORK_FIELDS or CAIRN_HEARTBEAT_FIELDS) when present; the keys of
+ * also[] (NULL-terminated, may be NULL) are the caller's and skipped. Any
+ * other key, a field over its cap or a malformed entry: CAIRN_EINVAL with
+ * err naming it (e.g. `have[3] is not a sha256 digest`, `unknown field
+ * "x"`), and *r is not to be used. */
+cairn_status cairn_report_parse(json_t *body, unsigned takes, const char *const *also,
+                                cairn_report *r, cairn_error *err);
+
+/* Checks a "peer_url" value: a string of at most CAIRN_MAX_PEER_URL bytes,
+ * "" or an http:// or https:// URL without a trailing slash, spaces or
+ * quotes. Sets *url (borrowed from v) and returns CAIRN_OK, else
+ * CAIRN_EINVAL with err naming the field. */
+cairn_status cairn_report_peer_url(const json_t *v, const char **url, cairn_error *err);
+
+/* r as a new JSON object holding exactly the fields of r->fields; NULL when
+ * out of memory or an entry cannot be written (a reason out of range, a
+ * string that is not UTF-8). */
+json_t *cairn_report_json(const cairn_report *r);
+
+#endif

@@ -1,0 +1,391 @@
+/* test_protocol.c — the worker's report to its master (common/protocol.h):
+ * the parser the master uses (each cap, each malformed field and entry
+ * named as the master's 400 names it, unknown fields, which body takes
+ * which field), the serializer the worker uses (what it writes, a round
+ * trip through the parser, what it refuses to write) and the feature
+ * lists. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/protocol.h"
+
+#define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define PEER "http://10.0.0.7:4242"
+
+static cairn_report report; /* large: kept off the stack */
+static json_t *parsed;       /* the last body parsed: report borrows from it */
+
+/* Parses text as a body that takes fields (and "apps", a work body's own
+ * key) into report; returns the status, the message in err. */
+static cairn_status parse_text(const char *text, unsigned takes, cairn_error *err) {
+  static const char *const apps[] = {"apps", NULL};
+  json_error_t je;
+  json_decref(parsed);
+  parsed = json_loads(text, 0, &je);
+  if (!parsed)
+    fail_msg("test body is not JSON: %s: %s", je.text, text);
+  memset(err, 0, sizeof *err);
+  return cairn_report_parse(parsed, takes, apps, &report, err);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  json_decref(parsed);
+  parsed = NULL;
+  return 0;
+}
+
+/* text is refused (CAIRN_EINVAL) by a heartbeat with exactly message. */
+static void refused(const char *text, const char *message) {
+  cairn_error err;
+  if (parse_text(text, CAIRN_HEARTBEAT_FIELDS, &err) != CAIRN_EINVAL ||
+      strcmp(err.text, message) != 0)
+    fail_msg("%.120s: got \"%s\", wanted \"%s\"", text, err.text, message);
+}
+
+static void accepted(const char *text, unsigned takes) {
+  cairn_error err;
+  if (parse_text(text, takes, &err) != CAIRN_OK)
+    fail_msg("%.120s: refused: %s", text, err.text);
+}
+
+/* {"NAME": [n copies of entry]} (caller frees). */
+static char *list_of(const char *name, const char *entry, size_t n) {
+  size_t cap = strlen(name) + 16 + n * (strlen(entry) + 2);
+  char *s = malloc(cap);
+  assert_non_null(s);
+  size_t k = (size_t)snprintf(s, cap, "{\"%s\": [", name);
+  for (size_t i = 0; i < n; i++)
+    k += (size_t)snprintf(s + k, cap - k, "%s%s", i ? "," : "", entry);
+  snprintf(s + k, cap - k, "]}");
+  return s;
+}
+
+/* {"served": {n distinct digests: 1}} (caller frees). */
+static char *served_of(size_t n) {
+  char *s = malloc(16 + n * 72);
+  assert_non_null(s);
+  size_t k = (size_t)sprintf(s, "{\"served\": {");
+  for (size_t i = 0; i < n; i++)
+    k += (size_t)sprintf(s + k, "%s\"%064zx\": 1", i ? "," : "", i);
+  sprintf(s + k, "}}");
+  return s;
+}
+
+/* A "fetched" or "failed" entry whose source is len bytes long. */
+static char *entry_with_source(const char *kind, size_t len) {
+  char *src = malloc(len + 1), *e = NULL;
+  assert_non_null(src);
+  memset(src, 'x', len);
+  memcpy(src, "http://", 7);
+  src[len] = '\0';
+  if (strcmp(kind, "fetched") == 0)
+    assert_true(asprintf(&e, "{\"sha256\": \"" SHA_A "\", \"source\": \"%s\", \"bytes\": 1, "
+                             "\"ms\": 1}", src) > 0);
+  else
+    assert_true(asprintf(&e, "{\"sha256\": \"" SHA_A "\", \"source\": \"%s\", "
+                             "\"reason\": \"size\"}", src) > 0);
+  free(src);
+  return e;
+}
+
+/* The body with n entries is taken at the cap and refused past it. */
+static void cap_of(char *(*body)(size_t), size_t cap, const char *message) {
+  char *at = body(cap), *over = body(cap + 1);
+  accepted(at, CAIRN_HEARTBEAT_FIELDS);
+  refused(over, message);
+  free(at);
+  free(over);
+}
+
+static char *have_n(size_t n) { return list_of("have", "\"" SHA_A "\"", n); }
+static char *running_n(size_t n) { return list_of("running", "7", n); }
+static char *fetched_n(size_t n) {
+  return list_of("fetched", "{\"sha256\": \"" SHA_A "\", \"source\": \"/v1/files/x\", "
+                            "\"bytes\": 1, \"ms\": 1}", n);
+}
+static char *failed_n(size_t n) {
+  return list_of("failed", "{\"sha256\": \"" SHA_A "\", \"source\": \"" PEER "/v1/files/x\", "
+                           "\"reason\": \"stalled\"}", n);
+}
+
+static void test_caps(void **state) {
+  (void)state;
+  cap_of(have_n, CAIRN_MAX_HAVE, "\"have\" must be an array of at most 256 sha256 digests");
+  cap_of(served_of, CAIRN_MAX_SERVED, "\"served\" must map at most 256 sha256 digests to bytes");
+  cap_of(running_n, CAIRN_MAX_RUNNING, "\"running\" must be an array of at most 1024 indices");
+  cap_of(fetched_n, CAIRN_MAX_FETCHED, "\"fetched\" must be an array of at most 64 downloads");
+  cap_of(failed_n, CAIRN_MAX_FAILED, "\"failed\" must be an array of at most 64 failed sources");
+  accepted("{\"have\": []}", CAIRN_WORK_FIELDS);
+  assert_int_equal(report.fields, CAIRN_FEAT_HAVE);
+
+  /* Sources of 511 bytes, not 512. */
+  static const char *const kinds[] = {"fetched", "failed"};
+  static const char *const too_long[] = {
+    "fetched[0].source must be a string of at most 511 bytes",
+    "failed[0].source must be a peer's http:// or https:// URL of at most 511 bytes"};
+  for (int k = 0; k < 2; k++) {
+    char *e = entry_with_source(kinds[k], CAIRN_MAX_SOURCE_LEN), *body = list_of(kinds[k], e, 1);
+    accepted(body, CAIRN_WORK_FIELDS);
+    free(body);
+    free(e);
+    e = entry_with_source(kinds[k], CAIRN_MAX_SOURCE_LEN + 1);
+    body = list_of(kinds[k], e, 1);
+    refused(body, too_long[k]);
+    free(body);
+    free(e);
+  }
+
+  /* "peer_url" of 256 bytes, not 257. */
+  char url[300], body[400];
+  memset(url, 'h', sizeof url);
+  memcpy(url, "http://", 7);
+  url[CAIRN_MAX_PEER_URL] = '\0';
+  snprintf(body, sizeof body, "{\"peer_url\": \"%s\"}", url);
+  accepted(body, CAIRN_WORK_FIELDS);
+  assert_string_equal(report.peer_url, url);
+  url[CAIRN_MAX_PEER_URL] = 'h';
+  url[CAIRN_MAX_PEER_URL + 1] = '\0';
+  snprintf(body, sizeof body, "{\"peer_url\": \"%s\"}", url);
+  refused(body, "\"peer_url\" must be a string of at most 256 bytes");
+}
+
+#define GOOD_FETCHED "{\"sha256\": \"" SHA_A "\", \"source\": \"/x\", \"bytes\": 1, \"ms\": 1}"
+#define GOOD_FAILED "{\"sha256\": \"" SHA_A "\", \"source\": \"" PEER "\", \"reason\": \"size\"}"
+
+static void test_malformed_entries(void **state) {
+  (void)state;
+  static const struct {
+    const char *body, *message;
+  } bad[] = {
+    {"{\"have\": \"" SHA_A "\"}", "\"have\" must be an array of at most 256 sha256 digests"},
+    {"{\"have\": [\"" SHA_A "\", \"" SHA_B "\", \"" SHA_A "\", \"AAAA\"]}",
+     "have[3] is not a sha256 digest"},
+    {"{\"have\": [\"" SHA_A "\", 7]}", "have[1] is not a sha256 digest"},
+    {"{\"served\": [1]}", "\"served\" must map at most 256 sha256 digests to bytes"},
+    {"{\"served\": {\"abc\": 1}}", "\"served\" must map sha256 digests to byte counts"},
+    {"{\"served\": {\"" SHA_A "\": -1}}", "\"served\" must map sha256 digests to byte counts"},
+    {"{\"served\": {\"" SHA_A "\": \"1\"}}", "\"served\" must map sha256 digests to byte counts"},
+    {"{\"running\": 3}", "\"running\" must be an array of at most 1024 indices"},
+    {"{\"running\": [1, 2, 0]}", "running[2] is not an allocation index"},
+    {"{\"running\": [1.5]}", "running[0] is not an allocation index"},
+    {"{\"peer_url\": 80}", "\"peer_url\" must be a string of at most 256 bytes"},
+    {"{\"peer_url\": \"ftp://x\"}",
+     "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)"},
+    {"{\"peer_url\": \"http://x/\"}",
+     "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)"},
+    {"{\"fetched\": {}}", "\"fetched\" must be an array of at most 64 downloads"},
+    {"{\"fetched\": [1]}", "fetched[0] must be an object"},
+    {"{\"fetched\": [{\"sha256\": \"" SHA_A "\", \"source\": \"/x\", \"bytes\": 1, \"ms\": 1, "
+     "\"speed\": 3}]}", "fetched[0]: unknown field \"speed\""},
+    {"{\"fetched\": [" GOOD_FETCHED ", {\"sha256\": \"AAAA\", \"source\": \"/x\", \"bytes\": 1, "
+     "\"ms\": 1}]}", "fetched[1].sha256 must be a sha256 digest (64 lowercase hex)"},
+    {"{\"fetched\": [{\"sha256\": \"" SHA_A "\", \"bytes\": 1, \"ms\": 1}]}",
+     "fetched[0].source must be a string of at most 511 bytes"},
+    {"{\"fetched\": [{\"sha256\": \"" SHA_A "\", \"source\": \"/x\", \"bytes\": -1, \"ms\": 1}]}",
+     "fetched[0].bytes must be a non-negative integer"},
+    {"{\"fetched\": [" GOOD_FETCHED ", " GOOD_FETCHED ", {\"sha256\": \"" SHA_A "\", "
+     "\"source\": \"/x\", \"bytes\": 1, \"ms\": 1.5}]}",
+     "fetched[2].ms must be a non-negative integer"},
+    {"{\"failed\": [1]}", "failed[0] must be an object"},
+    {"{\"failed\": [{\"sha256\": \"" SHA_A "\", \"source\": \"" PEER "\", \"reason\": \"size\", "
+     "\"bytes\": 1}]}", "failed[0]: unknown field \"bytes\""},
+    {"{\"failed\": [{\"sha256\": \"nothex\", \"source\": \"" PEER "\", \"reason\": \"size\"}]}",
+     "failed[0].sha256 must be a sha256 digest (64 lowercase hex)"},
+    {"{\"failed\": [{\"sha256\": \"" SHA_A "\", \"source\": \"/v1/files/" SHA_A "\", "
+     "\"reason\": \"size\"}]}",
+     "failed[0].source must be a peer's http:// or https:// URL of at most 511 bytes"},
+    {"{\"failed\": [" GOOD_FAILED ", {\"sha256\": \"" SHA_A "\", \"source\": \"" PEER "\", "
+     "\"reason\": \"slow\"}]}",
+     "failed[1].reason must be one of unreachable, stalled, status, size, digest"},
+    {"{\"failed\": [{\"sha256\": \"" SHA_A "\", \"source\": \"" PEER "\", \"reason\": 4}]}",
+     "failed[0].reason must be one of unreachable, stalled, status, size, digest"},
+    /* the first field at fault is named, in a fixed order */
+    {"{\"running\": [0], \"have\": [\"x\"]}", "have[0] is not a sha256 digest"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    refused(bad[i].body, bad[i].message);
+  cairn_error err;
+  json_t *array = json_array();
+  assert_int_equal(cairn_report_parse(array, CAIRN_HEARTBEAT_FIELDS, NULL, &report, &err),
+                   CAIRN_EINVAL);
+  assert_string_equal(err.text, "the body must be a JSON object");
+  json_decref(array);
+}
+
+static void test_unknown_fields(void **state) {
+  (void)state;
+  cairn_error err;
+  refused("{\"have\": [], \"speed\": 1}", "unknown field \"speed\"");
+  /* "served" and "running" are a heartbeat's, "apps" the caller's. */
+  assert_int_equal(parse_text("{\"served\": {}}", CAIRN_WORK_FIELDS, &err), CAIRN_EINVAL);
+  assert_string_equal(err.text, "unknown field \"served\"");
+  assert_int_equal(parse_text("{\"running\": []}", CAIRN_WORK_FIELDS, &err), CAIRN_EINVAL);
+  assert_string_equal(err.text, "unknown field \"running\"");
+  accepted("{\"apps\": [\"cell\"], \"have\": [\"" SHA_A "\"]}", CAIRN_WORK_FIELDS);
+  assert_int_equal(report.fields, CAIRN_FEAT_HAVE);
+  /* A master that takes no field refuses each one. */
+  assert_int_equal(parse_text("{\"have\": []}", CAIRN_FEATURES_BASELINE, &err), CAIRN_EINVAL);
+  assert_string_equal(err.text, "unknown field \"have\"");
+  json_t *o = json_pack("{s:[]}", "apps");
+  assert_int_equal(cairn_report_parse(o, CAIRN_HEARTBEAT_FIELDS, NULL, &report, &err),
+                   CAIRN_EINVAL);
+  assert_string_equal(err.text, "unknown field \"apps\"");
+  json_decref(o);
+}
+
+static void test_parsed(void **state) {
+  (void)state;
+  accepted("{}", CAIRN_HEARTBEAT_FIELDS);
+  assert_int_equal(report.fields, 0);
+  assert_null(report.peer_url);
+  /* "running" present and empty: no lease is extended; absent: all are. */
+  accepted("{\"running\": [], \"peer_url\": \"\"}", CAIRN_HEARTBEAT_FIELDS);
+  assert_int_equal(report.fields, CAIRN_FEAT_RUNNING | CAIRN_FEAT_PEER_URL);
+  assert_int_equal(report.nrunning, 0);
+  assert_string_equal(report.peer_url, "");
+  accepted("{\"have\": [\"" SHA_B "\"], \"served\": {\"" SHA_A "\": 1024}, \"running\": [13, 21], "
+           "\"peer_url\": \"" PEER "\", \"fetched\": [" GOOD_FETCHED "], "
+           "\"failed\": [" GOOD_FAILED "]}", CAIRN_HEARTBEAT_FIELDS);
+  assert_int_equal(report.fields, CAIRN_FEATURES_ALL);
+  assert_string_equal(report.have[0], SHA_B);
+  assert_string_equal(report.served[0].sha256, SHA_A);
+  assert_int_equal(report.served[0].bytes, 1024);
+  assert_int_equal(report.nrunning, 2);
+  assert_int_equal(report.running[1], 21);
+  assert_string_equal(report.peer_url, PEER);
+  assert_string_equal(report.fetched[0].source, "/x");
+  assert_int_equal(report.fetched[0].ms, 1);
+  assert_string_equal(report.failed[0].source, PEER);
+  assert_int_equal(report.failed[0].reason, CAIRN_FAIL_SIZE);
+}
+
+/* ---- serializer ---- */
+
+static cairn_report sent, got;
+
+static void test_round_trip(void **state) {
+  (void)state;
+  static const char *const sha[] = {SHA_A, SHA_B};
+  memset(&sent, 0, sizeof sent);
+  sent.fields = CAIRN_FEATURES_ALL;
+  for (size_t i = 0; i < CAIRN_MAX_HAVE; i++)
+    sent.have[sent.nhave++] = sha[i % 2];
+  sent.served[sent.nserved++] = (cairn_report_served){SHA_A, 1ull << 40};
+  sent.served[sent.nserved++] = (cairn_report_served){SHA_B, 0};
+  for (int i = 0; i < CAIRN_FAIL_REASONS; i++) {
+    sent.fetched[sent.nfetched++] = (cairn_report_fetched){sha[i % 2], "/v1/files/x", i, i + 1};
+    sent.failed[sent.nfailed++] = (cairn_report_failed){sha[i % 2], PEER "/v1/files/x", i};
+  }
+  sent.running[sent.nrunning++] = 13;
+  sent.running[sent.nrunning++] = 1ll << 40;
+  sent.peer_url = PEER;
+
+  json_t *o = cairn_report_json(&sent);
+  assert_non_null(o);
+  assert_int_equal(json_object_size(o), CAIRN_FEATURE_COUNT);
+  cairn_error err = {0};
+  assert_int_equal(cairn_report_parse(o, CAIRN_HEARTBEAT_FIELDS, NULL, &got, &err), CAIRN_OK);
+  assert_int_equal(got.fields, sent.fields);
+  assert_int_equal(got.nhave, sent.nhave);
+  for (size_t i = 0; i < got.nhave; i++)
+    assert_string_equal(got.have[i], sent.have[i]);
+  assert_int_equal(got.nserved, 2);
+  for (size_t i = 0; i < got.nserved; i++) { /* an object: in any order */
+    size_t k = strcmp(got.served[i].sha256, SHA_A) == 0 ? 0 : 1;
+    assert_string_equal(got.served[i].sha256, sent.served[k].sha256);
+    assert_int_equal(got.served[i].bytes, sent.served[k].bytes);
+  }
+  assert_int_equal(got.nfetched, sent.nfetched);
+  assert_int_equal(got.nfailed, sent.nfailed);
+  for (size_t i = 0; i < got.nfetched; i++) {
+    assert_string_equal(got.fetched[i].sha256, sent.fetched[i].sha256);
+    assert_string_equal(got.fetched[i].source, sent.fetched[i].source);
+    assert_int_equal(got.fetched[i].bytes, sent.fetched[i].bytes);
+    assert_int_equal(got.fetched[i].ms, sent.fetched[i].ms);
+    assert_string_equal(got.failed[i].sha256, sent.failed[i].sha256);
+    assert_string_equal(got.failed[i].source, sent.failed[i].source);
+    assert_int_equal(got.failed[i].reason, sent.failed[i].reason);
+  }
+  assert_memory_equal(got.running, sent.running, sizeof sent.running[0] * 2);
+  assert_int_equal(got.nrunning, 2);
+  assert_string_equal(got.peer_url, sent.peer_url);
+  json_t *failed0 = json_array_get(json_object_get(o, "failed"), 0);
+  assert_string_equal(json_string_value(json_object_get(failed0, "reason")), "unreachable");
+  json_decref(o);
+
+  /* Only the fields of r->fields are written: here, an empty "running". */
+  sent.fields = CAIRN_FEAT_RUNNING;
+  sent.nrunning = 0;
+  o = cairn_report_json(&sent);
+  char *text = json_dumps(o, JSON_COMPACT);
+  assert_string_equal(text, "{\"running\":[]}");
+  free(text);
+  json_decref(o);
+}
+
+static void test_not_written(void **state) {
+  (void)state;
+  memset(&sent, 0, sizeof sent);
+  sent.fields = CAIRN_FEAT_FAILED;
+  sent.failed[sent.nfailed++] = (cairn_report_failed){SHA_A, PEER, CAIRN_FAIL_REASONS};
+  assert_null(cairn_report_json(&sent)); /* no such reason */
+  sent.failed[0].reason = -1;
+  assert_null(cairn_report_json(&sent));
+  sent.failed[0] = (cairn_report_failed){SHA_A, "http://h\xff", CAIRN_FAIL_SIZE};
+  assert_null(cairn_report_json(&sent)); /* not UTF-8 */
+  sent.fields = CAIRN_FEAT_HAVE;
+  sent.nhave = CAIRN_MAX_HAVE + 1;
+  assert_null(cairn_report_json(&sent)); /* over the cap */
+  sent.fields = CAIRN_FEAT_PEER_URL;
+  assert_null(cairn_report_json(&sent)); /* present, but no URL */
+}
+
+/* ---- features ---- */
+
+static void test_features(void **state) {
+  (void)state;
+  assert_int_equal(cairn_features_parse(NULL), CAIRN_FEATURES_BASELINE);
+  json_t *v = json_string("have");
+  assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_BASELINE);
+  json_decref(v);
+  v = json_pack("[s, s, i, s]", "failed", "compressed", 3, "have");
+  assert_int_equal(cairn_features_parse(v), CAIRN_FEAT_HAVE | CAIRN_FEAT_FAILED);
+  json_decref(v);
+
+  v = cairn_features_json(CAIRN_FEATURES_ALL);
+  char *text = json_dumps(v, JSON_COMPACT);
+  assert_string_equal(text,
+                      "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\"]");
+  free(text);
+  assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
+  json_decref(v);
+  v = cairn_features_json(CAIRN_FEATURES_BASELINE);
+  assert_int_equal(json_array_size(v), 0);
+  json_decref(v);
+  /* A work body takes neither "served" nor "running". */
+  assert_int_equal(CAIRN_WORK_FIELDS & (CAIRN_FEAT_SERVED | CAIRN_FEAT_RUNNING), 0);
+  assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_FEATURES_ALL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_caps),
+    cmocka_unit_test(test_malformed_entries),
+    cmocka_unit_test(test_unknown_fields),
+    cmocka_unit_test(test_parsed),
+    cmocka_unit_test(test_round_trip),
+    cmocka_unit_test(test_not_written),
+    cmocka_unit_test(test_features),
+  };
+  return cmocka_run_group_tests(tests, NULL, teardown);
+}
