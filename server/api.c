@@ -223,29 +223,6 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn_r
 /* Hands v's checked report r to the core. Failures first: a holding
  * reported in the same body ends the transfer records they are checked
  * against. */
-static void apply_report(cairn_master *m, mvol *v, const cairn_report *r) {
-  cairn__fail_report failed[CAIRN_MAX_FAILED];
-  cairn__fetch_report fetched[CAIRN_MAX_FETCHED];
-  const char *served_sha[CAIRN_MAX_SERVED];
-  uint64_t served[CAIRN_MAX_SERVED];
-  for (size_t i = 0; i < r->nfailed; i++)
-    failed[i] = (cairn__fail_report){r->failed[i].sha256, r->failed[i].source,
-                                     r->failed[i].reason};
-  cairn__core_failed(m->core, v, failed, (int)r->nfailed);
-  for (size_t i = 0; i < r->nserved; i++) {
-    served_sha[i] = r->served[i].sha256;
-    served[i] = r->served[i].bytes;
-  }
-  const char *peer = r->peer_url ? r->peer_url : "";
-  if (r->nhave || r->nserved || *peer)
-    cairn__core_report(m->core, v, r->have, (int)r->nhave, served_sha, served, (int)r->nserved,
-                       peer);
-  for (size_t i = 0; i < r->nfetched; i++)
-    fetched[i] = (cairn__fetch_report){r->fetched[i].sha256, r->fetched[i].source,
-                                       r->fetched[i].bytes, r->fetched[i].ms};
-  cairn__core_fetched(m->core, v, fetched, (int)r->nfetched);
-}
-
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url", NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
@@ -300,25 +277,26 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   else
     set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
                                 (json_int_t)id, "token", token, "cluster", cluster, "peer_token",
-                                m->core->peer_token, CAIRN_FEATURES_KEY,
+                                cairn__core_peer_token(m->core), CAIRN_FEATURES_KEY,
                                 cairn_features_json(CAIRN_FEATURES_ALL)));
 out:
   json_decref(o);
 }
 
-static mvol *volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  mvol *v = NULL;
+/* The id of the volunteer whose token rq carries; 0 with the error in rs. */
+static int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t v = 0;
   cairn_error err = {0};
   if (cairn__core_auth(m->core, rq->token, &v, &err) != CAIRN_OK) {
     fail(rs, &err);
-    return NULL;
+    return 0;
   }
   return v;
 }
 
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const own[] = {"apps", NULL};
-  mvol *v = volunteer(m, rq, rs);
+  int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
   json_t *o = parse_body(rq, NULL, 1, rs);
@@ -330,16 +308,17 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_t *a = json_object_get(o, "apps");
   if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, 64, &napps, rs)))
     goto out;
-  apply_report(m, v, &r);
   json_t *work = NULL;
+  int retry_ms = 0;
   cairn_error err = {0};
-  if (cairn__core_work(m->core, v, (char **)apps, a ? napps : 0, &work, &err) != CAIRN_OK)
+  if (cairn__core_work(m->core, v, &r, (char **)apps, a ? napps : 0, &work, &retry_ms, &err) !=
+      CAIRN_OK)
     fail(rs, &err);
   else if (!work) {
     rs->status = 204;
-    if (v->waiting_copy) {
+    if (retry_ms > 0) {
       rs->retry_after = 1; /* a holder appears in its cluster within moments */
-      rs->retry_after_ms = cairn__core_copy_retry_ms(m->core);
+      rs->retry_after_ms = retry_ms;
     }
   }
   else
@@ -350,7 +329,7 @@ out:
 
 static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"exit_status", "output", "encoding", "next", NULL};
-  mvol *v = volunteer(m, rq, rs);
+  int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
   const char *s = rq->path + strlen("/v1/results/");
@@ -421,7 +400,7 @@ done:
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  mvol *v = volunteer(m, rq, rs);
+  int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
   json_t *o = parse_body(rq, NULL, 1, rs);
@@ -432,16 +411,15 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
     json_decref(o);
     return;
   }
-  apply_report(m, v, &r);
-  json_decref(o);
   json_t *resp = NULL;
   cairn_error err = {0};
-  const int64_t *running = r.fields & CAIRN_FEAT_RUNNING ? r.running : NULL;
-  if (cairn__core_heartbeat(m->core, v, running, r.nrunning, &resp, &err) != CAIRN_OK) {
+  cairn_status st = cairn__core_heartbeat(m->core, v, &r, &resp, &err);
+  json_decref(o); /* after the call: r borrows its strings */
+  if (st != CAIRN_OK) {
     json_decref(resp);
     fail(rs, &err);
   } else {
-    json_object_set_new(resp, "peer_token", json_string(m->core->peer_token));
+    json_object_set_new(resp, "peer_token", json_string(cairn__core_peer_token(m->core)));
     json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL));
     set_json(rs, 200, resp);
   }
@@ -451,7 +429,7 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
 static int reader_ok(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (cairn__api_is_admin(m, rq->token))
     return 1;
-  return volunteer(m, rq, rs) != NULL;
+  return volunteer(m, rq, rs) != 0;
 }
 
 static int is_get(const cairn__req *rq) { return strcmp(rq->method, "GET") == 0; }
@@ -466,7 +444,7 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     return;
   }
   char path[4200];
-  snprintf(path, sizeof path, "%s/%s", m->core->files_dir, sha);
+  snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
   FILE *f = fopen(path, "rb");
   if (!f) {
     failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
@@ -494,7 +472,7 @@ static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs
   char *out = NULL;
   size_t len = 0;
   cairn_error err = {0};
-  if (cairn_store_task_output(m->core->store, key, &out, &len, &err) != CAIRN_OK) {
+  if (cairn__core_task_output(m->core, key, &out, &len, &err) != CAIRN_OK) {
     fail(rs, &err);
     return;
   }

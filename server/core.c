@@ -424,7 +424,7 @@ out:
   return st;
 }
 
-cairn_status cairn__core_auth(cairn_core *c, const char *token, mvol **out, cairn_error *err) {
+cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, cairn_error *err) {
   char hash[65];
   if (!token || strlen(token) != 64)
     return cairn_error_set(err, CAIRN_EAUTH, "missing or malformed volunteer token");
@@ -438,10 +438,57 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, mvol **out, cair
     st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)v->id);
   else {
     v->last_seen = cairn__now();
-    *out = v;
+    *vol = v->id;
   }
   pthread_mutex_unlock(&c->lock);
   return st;
+}
+
+/* Volunteer id in good standing (under the lock), or NULL with err set:
+ * it may have been banned since its request was authenticated. O(1). */
+static mvol *vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error *err) {
+  mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
+  if (!v)
+    *st = cairn_error_set(err, CAIRN_EAUTH, "no volunteer %lld", (long long)id);
+  else if (v->banned)
+    *st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)id);
+  return v && !v->banned ? v : NULL;
+}
+
+/* Applies v's report (under the lock). Failures first: a holding reported
+ * in the same body ends the transfer records they are checked against.
+ * O(entries × (holders + transfers of their file)), entries bounded by the
+ * caps of common/protocol.h. Out of memory fails the journal (journal.h),
+ * so a report is applied whole or the master acknowledges nothing more. */
+static void report_locked(cairn_core *c, mvol *v, const cairn_report *r) {
+  if (!r)
+    return;
+  for (size_t i = 0; i < r->nfailed; i++)
+    cairn__dist_failed(c, v, r->failed[i].sha256, r->failed[i].source, r->failed[i].reason);
+  for (size_t i = 0; i < r->nhave; i++)
+    cairn__dist_have(c, v, r->have[i]);
+  for (size_t i = 0; i < r->nserved; i++)
+    cairn__dist_served(c->dist, r->served[i].sha256, r->served[i].bytes, 0);
+  const char *url = r->peer_url;
+  if (url && *url && (!v->peer_url || strcmp(v->peer_url, url) != 0)) {
+    char *copy = cairn__strdup(url);
+    cairn__journal_put(c->journal, copy ? cairn__jrec_peer(v->id, url) : NULL);
+    if (copy) {
+      free(v->peer_url);
+      v->peer_url = copy;
+    }
+  }
+  for (size_t i = 0; i < r->nfetched; i++)
+    cairn__dist_fetched(c, v, r->fetched[i].sha256, r->fetched[i].source, r->fetched[i].bytes,
+                        r->fetched[i].ms);
+}
+
+/* How soon a worker waiting for a copy should ask again, in ms: 250 to
+ * 1,000, so that all the volunteers polling at once make at most about
+ * 2,000 requests a second (under the lock). */
+static int copy_retry_ms_locked(const cairn_core *c) {
+  size_t ms = c->nvols / 2;
+  return ms < 250 ? 250 : ms > 1000 ? 1000 : (int)ms;
 }
 
 /* ---- work ---- */
@@ -484,11 +531,11 @@ static json_t *work_json(const mlease *l, json_t *inputs) {
  * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none.
  * Replicas of one task go to distinct volunteers: a task v already holds a
  * copy of is put back and the next best is tried (up to a few times). */
-static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, cairn_status *st,
-                               cairn_error *err) {
+static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int *waiting,
+                               cairn_status *st, cairn_error *err) {
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
-  v->waiting_copy = 0;
+  *waiting = 0;
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0;
@@ -514,7 +561,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
     int d = cairn__dist_inputs(c, v, j, task, &inputs);
     if (d) {
       enqueue(j, task); /* its broadcast input is on its way into v's cluster */
-      v->waiting_copy = d > 0;
+      *waiting |= d > 0;
       if (d < 0) {
         *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
         return NULL;
@@ -558,19 +605,27 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, c
   return NULL;
 }
 
-cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, json_t **resp,
-                              cairn_error *err) {
-  cairn_status st;
+cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
+                              int napps, json_t **resp, int *retry_ms, cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  int waiting = 0;
+  *resp = NULL;
+  *retry_ms = 0;
   pthread_mutex_lock(&c->lock);
-  *resp = allocate_locked(c, v, apps, napps, &st, err);
+  mvol *v = vol_locked(c, vol, &st, err);
+  if (v) {
+    report_locked(c, v, r);
+    *resp = allocate_locked(c, v, apps, napps, &waiting, &st, err);
+    if (!*resp && waiting)
+      *retry_ms = copy_retry_ms_locked(c);
+  }
   uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
-  if (*resp) {
+  if (st == CAIRN_OK) /* what the report changed is durable before the answer */
     st = cairn__journal_wait(c->journal, seq, err);
-    if (st != CAIRN_OK) {
-      json_decref(*resp);
-      *resp = NULL;
-    }
+  if (st != CAIRN_OK) {
+    json_decref(*resp);
+    *resp = NULL;
   }
   return st;
 }
@@ -592,7 +647,7 @@ static cairn_status no_lease(cairn_core *c, mvol *v, int64_t idx, cairn_error *e
                          "already returned); result discarded", (long long)idx);
 }
 
-cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_status,
+cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
                                 const void *output, size_t len, json_t **next, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   char digest[65];
@@ -600,6 +655,9 @@ cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_st
   if (next)
     *next = NULL;
   pthread_mutex_lock(&c->lock);
+  mvol *v = vol_locked(c, vol, &st, err);
+  if (!v)
+    goto out;
   mlease *l = idx > 0 ? cairn_hmap_get(&c->leases, (uint64_t)idx) : NULL;
   if (!l || l->vol != v) {
     st = l ? cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
@@ -650,7 +708,8 @@ cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_st
   if (next) {
     cairn_status ast;
     cairn_error aerr = {0};
-    *next = allocate_locked(c, v, NULL, 0, &ast, &aerr);
+    int waiting;
+    *next = allocate_locked(c, v, NULL, 0, &waiting, &ast, &aerr);
     if (ast != CAIRN_OK)
       CAIRN_WARN(&c->log, "no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
   }
@@ -669,14 +728,24 @@ out:
 
 /* ---- heartbeat and expiry ---- */
 
-cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, const int64_t *running, size_t nrunning,
+cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_report *r,
                                    json_t **resp, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   json_t *held = json_array();
   int64_t now = cairn__now();
   int lease_seconds = 0;
+  const int64_t *running = r && (r->fields & CAIRN_FEAT_RUNNING) ? r->running : NULL;
+  size_t nrunning = running ? r->nrunning : 0;
+  *resp = NULL;
   pthread_mutex_lock(&c->lock);
-  for (size_t i = 0; i < v->nactive; i++) {
+  mvol *v = vol_locked(c, vol, &st, err);
+  if (!v) {
+    pthread_mutex_unlock(&c->lock);
+    json_decref(held);
+    return st;
+  }
+  report_locked(c, v, r);
+  for (size_t i = 0; v && i < v->nactive; i++) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
     if (!l)
       continue;
@@ -904,57 +973,11 @@ out:
 
 /* ---- distribution reports ---- */
 
-int cairn__core_copy_retry_ms(cairn_core *c) {
-  pthread_mutex_lock(&c->lock);
-  size_t n = c->nvols;
-  pthread_mutex_unlock(&c->lock);
-  /* waiting workers poll at most about 2,000 times a second in all */
-  size_t ms = n / 2;
-  return ms < 250 ? 250 : ms > 1000 ? 1000 : (int)ms;
-}
-
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
   cairn_status st = cairn__dist_set_planner(c->dist, algo, err);
   pthread_mutex_unlock(&c->lock);
   return st;
-}
-
-void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
-                        const char *const *served_sha, const uint64_t *served, int nserved,
-                        const char *peer_url) {
-  pthread_mutex_lock(&c->lock);
-  for (int i = 0; i < nhave; i++)
-    cairn__dist_have(c, v, have[i]);
-  for (int i = 0; i < nserved; i++)
-    cairn__dist_served(c->dist, served_sha[i], served[i], 0);
-  if (peer_url && *peer_url && (!v->peer_url || strcmp(v->peer_url, peer_url) != 0)) {
-    char *a = cairn__strdup(peer_url);
-    cairn__journal_put(c->journal, a ? cairn__jrec_peer(v->id, peer_url) : NULL);
-    if (a) {
-      free(v->peer_url);
-      v->peer_url = a;
-    }
-  }
-  pthread_mutex_unlock(&c->lock);
-}
-
-void cairn__core_fetched(cairn_core *c, mvol *v, const cairn__fetch_report *f, int n) {
-  if (n <= 0)
-    return;
-  pthread_mutex_lock(&c->lock);
-  for (int i = 0; i < n; i++)
-    cairn__dist_fetched(c, v, f[i].sha256, f[i].source, f[i].bytes, f[i].ms);
-  pthread_mutex_unlock(&c->lock);
-}
-
-void cairn__core_failed(cairn_core *c, mvol *v, const cairn__fail_report *f, int n) {
-  if (n <= 0)
-    return;
-  pthread_mutex_lock(&c->lock);
-  for (int i = 0; i < n; i++)
-    cairn__dist_failed(c, v, f[i].sha256, f[i].source, f[i].reason);
-  pthread_mutex_unlock(&c->lock);
 }
 
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {

@@ -57,6 +57,7 @@
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/policy.h"
+#include "common/protocol.h"
 #include "server/hmap.h"
 #include "server/journal.h"
 #include "server/store.h"
@@ -135,8 +136,6 @@ typedef struct mvol {
   int napps, slots, banned;
   char token_hash[65];
   char *peer_url;          /* its file server for peers, or NULL */
-  uint8_t waiting_copy;    /* its last work request found a task whose broadcast
-                              input is on its way into its cluster (retry soon) */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;
   int64_t *active;         /* indices of leases held */
@@ -193,10 +192,6 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
 /* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL
  * naming the choices when unknown. */
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err);
-/* How soon a worker waiting for a copy should ask again, in ms: 250 to
- * 1,000, so that all the volunteers polling at once make at most about
- * 2,000 requests a second. */
-int cairn__core_copy_retry_ms(cairn_core *c);
 /* CAIRN_OK while the master works; CAIRN_EFAILED (reason in err) once its
  * journal has failed (journal.h): nothing is acknowledged after that. */
 cairn_status cairn__core_health(cairn_core *c, cairn_error *err);
@@ -207,46 +202,34 @@ void cairn__core_close(cairn_core *c);
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
                                   char **apps, int napps, int slots, const char *peer_url,
                                   int64_t *id, char token[65], cairn_error *err);
-/* A worker's report (work or heartbeat body): files it holds, bytes it
- * served to peers (sha256[i] -> bytes[i]), its peer URL when given. */
-void cairn__core_report(cairn_core *c, mvol *v, const char *const *have, int nhave,
-                        const char *const *served_sha, const uint64_t *served, int nserved,
-                        const char *peer_url);
-/* A worker's measured download: file sha256 from source (as given in its
- * sources), bytes in ms milliseconds. */
-typedef struct cairn__fetch_report {
-  const char *sha256, *source;
-  int64_t bytes, ms;
-} cairn__fetch_report;
-/* The n downloads v measured (work or heartbeat body, checked): counted
- * (fetch_reports_total) and taken as rate samples (cairn__dist_fetched). */
-void cairn__core_fetched(cairn_core *c, mvol *v, const cairn__fetch_report *f, int n);
-/* A peer source that failed a worker's download: file sha256 from source
- * (a peer's URL as given in its sources), for reason (CAIRN_FAIL_*). */
-typedef struct cairn__fail_report {
-  const char *sha256, *source;
-  int reason;
-} cairn__fail_report;
-/* The n failed sources v reported (work or heartbeat body, checked):
- * counted by reason (peer_failures_total) and acted on
- * (cairn__dist_failed). */
-void cairn__core_failed(cairn_core *c, mvol *v, const cairn__fail_report *f, int n);
 /* Counts bytes of file sha256 the master sent. */
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
-/* The volunteer holding token, or NULL (CAIRN_EAUTH) / banned (CAIRN_EFORBIDDEN). */
-cairn_status cairn__core_auth(cairn_core *c, const char *token, mvol **out, cairn_error *err);
-/* Allocates the best eligible task of an app the volunteer runs (restricted to
- * apps[] when napps > 0). *resp is the /v1/work body, or NULL when none. */
-cairn_status cairn__core_work(cairn_core *c, mvol *v, char **apps, int napps, json_t **resp,
-                              cairn_error *err);
+/* The id of the volunteer holding token (*vol); CAIRN_EAUTH for an
+ * unknown token, CAIRN_EFORBIDDEN for a banned volunteer. O(1). */
+cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, cairn_error *err);
+
+/* Each call below takes a volunteer id from cairn__core_auth and checks it
+ * again under the lock (CAIRN_EFORBIDDEN once banned). A worker's report r
+ * (a work or heartbeat body, checked by cairn_report_parse; NULL: none) is
+ * applied in the same lock acquisition as the rest of the call: failed
+ * sources, holdings, bytes served, its peer URL, measured downloads. */
+
+/* Applies r, then allocates the best eligible task of an app the volunteer
+ * runs (restricted to apps[] when napps > 0). *resp is the /v1/work body,
+ * or NULL when none; then *retry_ms > 0 when a task waits for a copy of its
+ * broadcast input landing in the volunteer's cluster (ask again that soon).
+ * Cost: the report's, plus O(J + policy pick) for J running jobs. */
+cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
+                              int napps, json_t **resp, int *retry_ms, cairn_error *err);
 /* Records a result. With next != NULL, also allocates the volunteer's next
  * task in the same batch (*next = the /v1/work body, or NULL when none). */
-cairn_status cairn__core_result(cairn_core *c, mvol *v, int64_t idx, int exit_status,
+cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
                                 const void *output, size_t len, json_t **next, cairn_error *err);
-/* Extends v's leases: those listed in running[0..nrunning) when running is
- * not NULL (a worker names the tasks it runs, so a lease whose work answer
- * never reached it is left to expire), else all of them. */
-cairn_status cairn__core_heartbeat(cairn_core *c, mvol *v, const int64_t *running, size_t nrunning,
+/* Applies r, then extends the volunteer's leases: those r lists in
+ * "running" when it has the field (a worker names the tasks it runs, so a
+ * lease whose work answer never reached it is left to expire), else all of
+ * them. O(report + leases held × running listed). */
+cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_report *r,
                                    json_t **resp, cairn_error *err);
 /* Bans volunteer id: refuses its token, marks its results invalid, re-queues
  * every task whose accepted result relied on it and every descendant that

@@ -290,18 +290,23 @@ static void test_result_with_next_task(void **state) {
 }
 
 /* cairn_fetch_reports_total, or -1. */
-static long long fetch_reports(const char *url) {
-  char *raw = NULL;
+/* The value of the /metrics line that starts with key, or -1. */
+static long long metric(const char *url, const char *key) {
+  char *raw = NULL, line[256];
   size_t len = 0;
   long long n = -1;
-  const char *key = "\ncairn_fetch_reports_total ";
+  snprintf(line, sizeof line, "\n%s ", key);
   if (harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len) == 200 && raw) {
-    const char *p = strstr(raw, key);
+    const char *p = strstr(raw, line);
     if (p)
-      n = atoll(p + strlen(key));
+      n = atoll(p + strlen(line));
   }
   free(raw);
   return n;
+}
+
+static long long fetch_reports(const char *url) {
+  return metric(url, "cairn_fetch_reports_total");
 }
 
 /* POSTs body to route as tok; 400 whose message names needle. */
@@ -396,6 +401,36 @@ static void test_fetched_reports(void **state) {
   assert_int_equal(fetch_reports(f->srv.url), before + 67);
 }
 
+/* A report is applied whole or not at all: good "served" and "fetched"
+ * entries next to a malformed "failed" one count for nothing. */
+static void test_report_all_or_nothing(void **state) {
+  fixture *f = *state;
+  const char *data = "served by peers\n";
+  const char *peer = "cairn_file_bytes_served_total{source=\"peer\"}";
+  char sha[65], path[128], tok[65], good[600], body[900];
+  cairn_sha256_hex(data, strlen(data), sha);
+  snprintf(path, sizeof path, "/v1/files/%s", sha);
+  assert_int_equal(
+    harness_http(f->srv.url, "PUT", path, ADMIN, data, strlen(data), NULL, NULL, NULL), 201);
+  assert_true(harness_register(f->srv.url, "whole", "x", tok) > 0);
+  long long bytes = metric(f->srv.url, peer), reports = fetch_reports(f->srv.url);
+  assert_true(bytes >= 0 && reports >= 0);
+  snprintf(good, sizeof good,
+           "\"served\": {\"%s\": 1000}, \"fetched\": [{\"sha256\": \"%s\", \"source\": "
+           "\"%s\", \"bytes\": 16, \"ms\": 1}]", sha, sha, path);
+  snprintf(body, sizeof body,
+           "{%s, \"failed\": [{\"sha256\": \"%s\", \"source\": \"http://127.0.0.1:9\", "
+           "\"reason\": \"bored\"}]}", good, sha);
+  expect_report_400(f->srv.url, "/v1/heartbeat", tok, body, "failed[0].reason");
+  assert_int_equal(metric(f->srv.url, peer), bytes);
+  assert_int_equal(fetch_reports(f->srv.url), reports);
+  snprintf(body, sizeof body, "{%s}", good);
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/heartbeat", tok, body, strlen(body),
+                                NULL, NULL, NULL), 200);
+  assert_int_equal(metric(f->srv.url, peer), bytes + 1000);
+  assert_int_equal(fetch_reports(f->srv.url), reports + 1);
+}
+
 /* "features" of answer: the names of every report field, in order. */
 static void lists_every_feature(json_t *answer) {
   char *text = json_dumps(json_object_get(answer, "features"), JSON_COMPACT);
@@ -441,6 +476,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_jobs_change_nothing),
     cmocka_unit_test(test_caps_auth_routes),
+    cmocka_unit_test(test_report_all_or_nothing),
     cmocka_unit_test(test_late_result_after_reissue_gets_409),
     cmocka_unit_test(test_failed_app_retries_then_fails),
     cmocka_unit_test(test_files_content_addressed),

@@ -42,10 +42,10 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster, const cha
   cairn_error err = {0};
   if (cairn__core_register(c, name, cluster, apps, 1, 1, peer, &id, token, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
-  mvol *v = NULL;
-  if (cairn__core_auth(c, token, &v, &err) != CAIRN_OK)
+  int64_t vid = 0;
+  if (cairn__core_auth(c, token, &vid, &err) != CAIRN_OK)
     fail_msg("auth %s: %s", name, err.text);
-  return v;
+  return c->vols[vid - 1];
 }
 
 static mvol *vol(cairn_core *c, int64_t id) {
@@ -74,9 +74,30 @@ static void file_and_job(cairn_core *c) {
     fail_msg("submit: %s", err.text);
 }
 
+/* v sends a heartbeat with report r (it names no lease it runs, so none
+ * is extended). */
+static cairn_status heartbeat(cairn_core *c, mvol *v, cairn_report *r) {
+  json_t *hb = NULL;
+  cairn_error err = {0};
+  r->fields |= CAIRN_FEAT_RUNNING;
+  r->nrunning = 0;
+  cairn_status st = cairn__core_heartbeat(c, v->id, r, &hb, &err);
+  json_decref(hb);
+  return st;
+}
+
+/* v reports that it holds sha; the call's status. */
+static cairn_status report_have(cairn_core *c, mvol *v, const char *sha) {
+  static cairn_report r;
+  memset(&r, 0, sizeof r);
+  r.fields = CAIRN_FEAT_HAVE;
+  r.have[0] = sha;
+  r.nhave = 1;
+  return heartbeat(c, v, &r);
+}
+
 static void have(cairn_core *c, mvol *v, const char *sha) {
-  const char *list[] = {sha};
-  cairn__core_report(c, v, list, 1, NULL, NULL, 0, NULL);
+  assert_int_equal(report_have(c, v, sha), CAIRN_OK);
 }
 
 /* The holders of SHA in memory, as "id@since" joined by spaces. */
@@ -149,7 +170,7 @@ static int journaled_since(cairn_core *c, uint64_t last) {
 static json_t *sources_for(cairn_core *c, mvol *v) {
   json_t *w = NULL;
   cairn_error err = {0};
-  if (cairn__core_work(c, v, NULL, 0, &w, &err) != CAIRN_OK)
+  if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
     fail_msg("work: %s", err.text);
   if (!w)
     fail_msg("volunteer %lld got no work", (long long)v->id);
@@ -268,8 +289,9 @@ static void test_ban_drops_holdings(void **state) {
   holders(f->c, mem, sizeof mem);
   assert_string_equal(mem, w2_holding);
 
-  /* a report that authenticated before the ban and arrives after it */
-  have(f->c, w1, SHA);
+  /* a report that authenticated before the ban and arrives after it is
+   * refused and changes nothing */
+  assert_int_equal(report_have(f->c, w1, SHA), CAIRN_EFORBIDDEN);
   holders(f->c, mem, sizeof mem);
   assert_string_equal(mem, w2_holding);
   settle(f->c);
@@ -301,8 +323,12 @@ static void test_ban_drops_holdings(void **state) {
 
 /* w reports that source failed its download of SHA for reason. */
 static void failed(cairn_core *c, mvol *w, const char *source, int reason) {
-  cairn__fail_report r = {SHA, source, reason};
-  cairn__core_failed(c, w, &r, 1);
+  static cairn_report r;
+  memset(&r, 0, sizeof r);
+  r.fields = CAIRN_FEAT_FAILED;
+  r.failed[0] = (cairn_report_failed){SHA, source, reason};
+  r.nfailed = 1;
+  assert_int_equal(heartbeat(c, w, &r), CAIRN_OK);
 }
 
 /* Transfers of SHA under way from volunteer from to volunteer to. */
