@@ -214,7 +214,7 @@ static cairn_status parse_peer_url(json_t *v, cairn_report *r, cairn_error *err)
 static const struct {
   unsigned bit;
   cairn_status (*parse)(json_t *v, cairn_report *r, cairn_error *err);
-} field_order[CAIRN_FEATURE_COUNT] = {
+} field_order[CAIRN_REPORT_FIELD_COUNT] = {
   {CAIRN_FEAT_PEER_URL, parse_peer_url}, {CAIRN_FEAT_HAVE, parse_have},
   {CAIRN_FEAT_FETCHED, parse_fetched},   {CAIRN_FEAT_FAILED, parse_failed},
   {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
@@ -234,7 +234,7 @@ cairn_status cairn_report_parse(json_t *body, unsigned takes, const char *const 
   if (!json_is_object(body))
     return cairn_error_set(err, CAIRN_EINVAL, "the body must be a JSON object");
   cairn_status st = check_keys(body, takes, also, err);
-  for (int i = 0; st == CAIRN_OK && i < CAIRN_FEATURE_COUNT; i++) {
+  for (int i = 0; st == CAIRN_OK && i < CAIRN_REPORT_FIELD_COUNT; i++) {
     json_t *v = json_object_get(body, feature_name(field_order[i].bit));
     if (!v || !(takes & field_order[i].bit))
       continue;
@@ -320,7 +320,7 @@ json_t *cairn_report_json(const cairn_report *r) {
       r->nrunning > CAIRN_MAX_RUNNING)
     return NULL;
   json_t *o = json_object();
-  for (int i = 0; o && i < CAIRN_FEATURE_COUNT; i++) {
+  for (int i = 0; o && i < CAIRN_REPORT_FIELD_COUNT; i++) {
     unsigned bit = 1u << i;
     if ((r->fields & bit) && json_object_set_new(o, feature_names[i], field_json(r, bit)) != 0) {
       json_decref(o);

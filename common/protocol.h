@@ -45,7 +45,10 @@ enum {
 
 /* ---- features ---- */
 /* The optional fields, as bits of a feature set: bit i is the field named
- * CAIRN_FEATURE_NAMES[i] (the names on the wire, in a "features" list). */
+ * CAIRN_FEATURE_NAMES[i] (the names on the wire, in a "features" list).
+ * Bits 0 to CAIRN_REPORT_FIELD_COUNT - 1 are the report's fields; "next" is
+ * the result body's (PUT /v1/results/{n}: ask for the next task in the
+ * same answer). */
 enum {
   CAIRN_FEAT_HAVE = 1u << 0,
   CAIRN_FEAT_SERVED = 1u << 1,
@@ -53,19 +56,24 @@ enum {
   CAIRN_FEAT_RUNNING = 1u << 3,
   CAIRN_FEAT_FETCHED = 1u << 4,
   CAIRN_FEAT_FAILED = 1u << 5,
+  CAIRN_FEAT_NEXT = 1u << 6,
 };
-#define CAIRN_FEATURE_COUNT 6
-#define CAIRN_FEATURE_NAMES {"have", "served", "peer_url", "running", "fetched", "failed"}
+#define CAIRN_REPORT_FIELD_COUNT 6
+#define CAIRN_FEATURE_COUNT 7
+#define CAIRN_FEATURE_NAMES \
+  {"have", "served", "peer_url", "running", "fetched", "failed", "next"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
 #define CAIRN_FEATURES_ALL ((1u << CAIRN_FEATURE_COUNT) - 1)
 /* What a master without a feature list takes. */
 #define CAIRN_FEATURES_BASELINE 0u
-/* The fields each body may carry ("served" and "running" are heartbeat's). */
+/* The report's fields, and those each body may carry ("served" and
+ * "running" are heartbeat's). */
+#define CAIRN_REPORT_FIELDS ((1u << CAIRN_REPORT_FIELD_COUNT) - 1)
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED)
-#define CAIRN_HEARTBEAT_FIELDS CAIRN_FEATURES_ALL
+#define CAIRN_HEARTBEAT_FIELDS CAIRN_REPORT_FIELDS
 
 /* The feature set a "features" list names (names this side does not know
  * are ignored: a newer master may take more); CAIRN_FEATURES_BASELINE when

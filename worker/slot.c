@@ -8,12 +8,11 @@
  *   task     hold the lease (heartbeat renews it), prepare the slot's
  *            directory DIR/run/slot-<i>, run the app, empty the directory,
  *            deliver the result;
- *   chain    unless the worker winds down or --max-tasks is reached, the
- *            result asks for the next task ("next": true) after claiming
- *            it: a task in the answer runs at once (task again, no poll);
- *            an answer without one from a master known to chain counts as
- *            a 204; a master that refuses the field (400) gets the result
- *            alone and is not asked again for NEXT_RETRY_MS.
+ *   chain    when the master lists "next" in its features, and unless the
+ *            worker winds down or --max-tasks is reached, the result asks
+ *            for the next task ("next": true) after claiming it: a task in
+ *            the answer runs at once (task again, no poll); an answer
+ *            without one counts as a 204.
  * Blame: a task the worker cannot prepare (bad input, missing app, ...) is
  * reported with exit status 125 and a "cairn-worker: ..." output; an app
  * that cannot be executed gets 127; everything else is the app's status.
@@ -36,7 +35,6 @@
 #define POLL_MAX_MS 5000
 #define RESULT_ANSWER_MAX (64u * 1024u)
 #define EXIT_SETUP_FAILED 125
-#define NEXT_RETRY_MS 60000  /* ask a master that refused "next" again after this */
 
 enum { POLL_NONE, POLL_WORK, POLL_WORK_THEN_NONE };
 
@@ -114,13 +112,12 @@ typedef struct next_offer {
 } next_offer;
 
 /* Decides whether the result about to be sent asks for the next task: not
- * when the worker winds down, when the master recently refused the field,
- * or when --max-tasks leaves no task to claim. Claims one on yes. */
+ * when the master does not list "next" in its features (or has not said
+ * yet), when the worker winds down, or when --max-tasks leaves no task to
+ * claim. Claims one on yes. */
 static int want_next(cairn_worker *w) {
-  long long refused = atomic_load(&w->next_refused_ms);
-  if (cairn__stopper_draining(&w->stopper))
-    return 0;
-  if (refused && cairn__now_ms() - refused < NEXT_RETRY_MS)
+  int features = cairn__peerstate_features(&w->peers);
+  if (features < 0 || !(features & CAIRN_FEAT_NEXT) || cairn__stopper_draining(&w->stopper))
     return 0;
   return claim(w);
 }
@@ -141,19 +138,15 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
                                             nx ? WORK_OFFER_MAX : RESULT_ANSWER_MAX,
                                             nx ? &answer : NULL, status, err);
   free(body);
-  if (d == CAIRN__DELIVERED && nx) {
+  if (d == CAIRN__DELIVERED && nx)
     nx->task = cairn__task_parse_next(answer.data, answer.len, &nx->present, &nx->index,
                                       &nx->err);
-    if (nx->present)
-      atomic_store(&w->next_seen, 1);
-  }
   cairn_buf_free(&answer);
   return d;
 }
 
 /* Delivers a result and says how the task ended. With nx, asks for the
- * next task too when want_next() agrees (nx->asked); a master that refuses
- * the field (400) gets the result again without it. */
+ * next task too when want_next() agrees (nx->asked). */
 static task_end deliver(cairn__slot *sl, long long index, int exit_status, const void *out,
                         size_t len, next_offer *nx) {
   cairn_worker *w = sl->w;
@@ -164,12 +157,6 @@ static task_end deliver(cairn__slot *sl, long long index, int exit_status, const
   if (nx && !nx->asked)
     nx = NULL;
   cairn__delivery d = send_result(sl, index, exit_status, out, len, nx, &status, &err);
-  if (nx && d == CAIRN__DROPPED && status == 400) {
-    CAIRN_INFO(&w->log, "result %lld: the master does not chain tasks (%s): sending it alone", index,
-               err.text);
-    atomic_store(&w->next_refused_ms, cairn__now_ms());
-    d = send_result(sl, index, exit_status, out, len, NULL, &status, &err);
-  }
   switch (d) {
   case CAIRN__DELIVERED:
     CAIRN_INFO(&w->log, "result %lld delivered (exit status %d, %zu bytes)", index, exit_status, len);
@@ -261,8 +248,8 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
 
 /* Runs the offer t (or, when it could not be parsed, reports index with
  * perr), then every task the master chains into the result answers.
- * Returns 1 when the last answer said "no task now" (a master known to
- * chain left "next" out), 0 otherwise. The caller's claim covers t; each
+ * Returns 1 when the last answer said "no task now" (the master, which
+ * lists "next" in its features, left it out), 0 otherwise. The caller's claim covers t; each
  * chained task is claimed by want_next(). */
 static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
                          const cairn_error *perr) {
@@ -289,7 +276,7 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
     if (!nx.present) {
       if (nx.asked)
         unclaim(w);
-      return nx.asked && end != TASK_DROPPED && atomic_load(&w->next_seen);
+      return nx.asked && end != TASK_DROPPED; /* a master that chains had none */
     }
     t = nx.task;
     index = nx.index;

@@ -99,8 +99,6 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     goto oom;
   pthread_mutex_init(&w->mu, NULL);
   cairn_logger_init(&w->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
-  atomic_init(&w->next_seen, 0);
-  atomic_init(&w->next_refused_ms, 0);
   w->lock_fd = -1;
   if (cairn__stopper_init(&w->stopper) != 0) {
     cairn_worker_delete(w);

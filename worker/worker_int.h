@@ -48,12 +48,6 @@ struct cairn_worker {
   int peers_ok;             /* peers was initialised */
   cairn__peer *peer;        /* the peer file server while run() runs, or NULL */
 
-  /* Does the master chain the next task into a result's answer ("next")?
-   * next_seen: it answered with "next" at least once, so an answer without
-   * it means "no task now"; next_refused_ms: when it last refused the field
-   * (an older master, 400), after which results go alone for a while. */
-  atomic_int next_seen;
-  atomic_llong next_refused_ms;
 
   pthread_mutex_t mu;       /* guards everything below */
   unsigned long claimed;    /* polls in flight + tasks running + tasks finished */

@@ -436,7 +436,8 @@ static void lists_every_feature(json_t *answer) {
   char *text = json_dumps(json_object_get(answer, "features"), JSON_COMPACT);
   assert_non_null(text);
   assert_string_equal(text,
-                      "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\"]");
+                      "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
+                      "\"next\"]");
   free(text);
 }
 

@@ -256,7 +256,7 @@ static void test_parsed(void **state) {
   accepted("{\"have\": [\"" SHA_B "\"], \"served\": {\"" SHA_A "\": 1024}, \"running\": [13, 21], "
            "\"peer_url\": \"" PEER "\", \"fetched\": [" GOOD_FETCHED "], "
            "\"failed\": [" GOOD_FAILED "]}", CAIRN_HEARTBEAT_FIELDS);
-  assert_int_equal(report.fields, CAIRN_FEATURES_ALL);
+  assert_int_equal(report.fields, CAIRN_REPORT_FIELDS);
   assert_string_equal(report.have[0], SHA_B);
   assert_string_equal(report.served[0].sha256, SHA_A);
   assert_int_equal(report.served[0].bytes, 1024);
@@ -277,7 +277,7 @@ static void test_round_trip(void **state) {
   (void)state;
   static const char *const sha[] = {SHA_A, SHA_B};
   memset(&sent, 0, sizeof sent);
-  sent.fields = CAIRN_FEATURES_ALL;
+  sent.fields = CAIRN_REPORT_FIELDS;
   for (size_t i = 0; i < CAIRN_MAX_HAVE; i++)
     sent.have[sent.nhave++] = sha[i % 2];
   sent.served[sent.nserved++] = (cairn_report_served){SHA_A, 1ull << 40};
@@ -292,7 +292,7 @@ static void test_round_trip(void **state) {
 
   json_t *o = cairn_report_json(&sent);
   assert_non_null(o);
-  assert_int_equal(json_object_size(o), CAIRN_FEATURE_COUNT);
+  assert_int_equal(json_object_size(o), CAIRN_REPORT_FIELD_COUNT);
   cairn_error err = {0};
   assert_int_equal(cairn_report_parse(o, CAIRN_HEARTBEAT_FIELDS, NULL, &got, &err), CAIRN_OK);
   assert_int_equal(got.fields, sent.fields);
@@ -365,7 +365,8 @@ static void test_features(void **state) {
   v = cairn_features_json(CAIRN_FEATURES_ALL);
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
-                      "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\"]");
+                      "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
+                      "\"next\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -374,7 +375,8 @@ static void test_features(void **state) {
   json_decref(v);
   /* A work body takes neither "served" nor "running". */
   assert_int_equal(CAIRN_WORK_FIELDS & (CAIRN_FEAT_SERVED | CAIRN_FEAT_RUNNING), 0);
-  assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_FEATURES_ALL);
+  assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_REPORT_FIELDS);
+  assert_int_equal(CAIRN_FEATURES_ALL, CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT);
 }
 
 int main(void) {
