@@ -30,6 +30,9 @@
 #define CAIRN_MAX_SOURCE_LEN      511u
 /* Length of "peer_url" (in a report or a registration). */
 #define CAIRN_MAX_PEER_URL        256u
+/* Apps a volunteer names (registration, work body), and its task slots. */
+#define CAIRN_MAX_APPS            64u
+#define CAIRN_MAX_SLOTS           4096u
 
 /* Why a peer source failed ("failed" entries): CAIRN_FAIL_* is the index of
  * its name in CAIRN_FAIL_REASON_NAMES (the names on the wire). */

@@ -159,10 +159,10 @@ static json_t *parse_body(const cairn__req *rq, const char *const *keys, int emp
 }
 
 /* Reads an array of app names into apps[] (borrowed strings). */
-static int app_list(json_t *a, const char **apps, int max, int *n, cairn__resp *rs) {
+static int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
   *n = 0;
-  if (!json_is_array(a) || json_array_size(a) > (size_t)max) {
-    failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %d app names", max);
+  if (!json_is_array(a) || json_array_size(a) > max) {
+    failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %u app names", max);
     return -1;
   }
   for (size_t i = 0; i < json_array_size(a); i++) {
@@ -228,7 +228,7 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_t *o = parse_body(rq, keys, 0, rs);
   if (!o)
     return;
-  const char *apps[64];
+  const char *apps[CAIRN_MAX_APPS];
   int napps = 0, slots = 1;
   const char *name = opt_str(o, "name", "", rs);
   const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
@@ -254,7 +254,7 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     failf(rs, CAIRN_EINVAL, "missing \"apps\"");
     goto out;
   }
-  if (app_list(json_object_get(o, "apps"), apps, 64, &napps, rs))
+  if (app_list(json_object_get(o, "apps"), apps, CAIRN_MAX_APPS, &napps, rs))
     goto out;
   if (napps == 0) {
     failf(rs, CAIRN_EINVAL, "\"apps\" must name at least one app");
@@ -262,8 +262,9 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   }
   json_t *sl = json_object_get(o, "slots");
   if (sl) {
-    if (!json_is_integer(sl) || json_integer_value(sl) < 1 || json_integer_value(sl) > 4096) {
-      failf(rs, CAIRN_EINVAL, "\"slots\" must be an integer from 1 to 4096");
+    if (!json_is_integer(sl) || json_integer_value(sl) < 1 ||
+        json_integer_value(sl) > CAIRN_MAX_SLOTS) {
+      failf(rs, CAIRN_EINVAL, "\"slots\" must be an integer from 1 to %u", CAIRN_MAX_SLOTS);
       goto out;
     }
     slots = (int)json_integer_value(sl);
@@ -302,11 +303,11 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_t *o = parse_body(rq, NULL, 1, rs);
   if (!o)
     return;
-  const char *apps[64];
+  const char *apps[CAIRN_MAX_APPS];
   int napps = 0;
   cairn_report r;
   json_t *a = json_object_get(o, "apps");
-  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, 64, &napps, rs)))
+  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)))
     goto out;
   json_t *work = NULL;
   int retry_ms = 0;

@@ -148,6 +148,9 @@ static cairn_status add_app(cairn_worker *w, const char *name, const char *path,
                            "without '=', '/' or newline", name ? name : "");
   if (cairn__worker_app(w, name))
     return cairn_error_set(err, CAIRN_EINVAL, "app \"%s\" is registered twice", name);
+  if (w->napps >= CAIRN_MAX_APPS)
+    return cairn_error_set(err, CAIRN_EINVAL, "at most %u apps per worker (the protocol's cap)",
+                           CAIRN_MAX_APPS);
   char *abs = NULL;
   if (path) {
     abs = realpath(path, NULL);
