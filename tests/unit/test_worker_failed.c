@@ -25,6 +25,7 @@
 #include "common/protocol.h"
 #include "tests/support/harness.h"
 #include "tests/support/old_master.h"
+#include "tests/support/report_fixture.h"
 #include "worker/leases.h"
 #include "worker/peerstate.h"
 #include "worker/session.h"
@@ -35,29 +36,6 @@
 #define PEER_A "http://10.0.0.7:4242/v1/files/" SHA_A
 #define PEER_B "http://10.0.0.8:4242/v1/files/" SHA_B
 
-/* ps as after hearing a master that takes every report field. */
-static void init_current(cairn__peerstate *ps) {
-  assert_int_equal(cairn__peerstate_init(ps, NULL), 0);
-  cairn__peerstate_set_features(ps, CAIRN_FEATURES_ALL);
-}
-
-/* The body of a heartbeat's report, parsed; the report stays open in *r. */
-static json_t *begin(cairn__peerstate *ps, cairn__peer_report *r) {
-  assert_int_equal(cairn__peerstate_report_begin(ps, CAIRN_HEARTBEAT_FIELDS, r), 0);
-  json_t *j = cairn_report_json(&r->wire);
-  assert_non_null(j);
-  return j;
-}
-
-/* Entries of "failed" in one report, ended as delivered or not. */
-static size_t report_count(cairn__peerstate *ps, int delivered) {
-  cairn__peer_report r;
-  json_t *j = begin(ps, &r);
-  size_t n = json_array_size(json_object_get(j, "failed"));
-  json_decref(j);
-  cairn__peerstate_report_end(ps, &r, delivered);
-  return n;
-}
 
 static const char *field(json_t *e, const char *k) {
   return json_string_value(json_object_get(e, k));
@@ -69,7 +47,7 @@ static void test_entry_fields(void **state) {
   cairn__peer_report r;
   char src[(CAIRN_MAX_SOURCE_LEN + 1) + 1];
   static const char *const names[] = {"unreachable", "stalled", "status", "size", "digest"};
-  init_current(&ps);
+  report_fixture_init(&ps);
   cairn__peerstate_failed(&ps, SHA_A, PEER_A, CAIRN_FAIL_UNREACHABLE);
   cairn__peerstate_failed(&ps, SHA_A, PEER_A, CAIRN_FAIL_STALLED);
   cairn__peerstate_failed(&ps, SHA_B, PEER_B, CAIRN_FAIL_STATUS);
@@ -89,7 +67,7 @@ static void test_entry_fields(void **state) {
   src[(CAIRN_MAX_SOURCE_LEN + 1) - 1] = '\0';
   cairn__peerstate_failed(&ps, SHA_B, src, CAIRN_FAIL_STATUS);
 
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   assert_int_equal(r.wire.fields, CAIRN_FEAT_FAILED);
   json_t *f = json_object_get(j, "failed");
   assert_int_equal(json_array_size(f), 6);
@@ -115,16 +93,16 @@ static void test_reported_once(void **state) {
   (void)state;
   cairn__peerstate ps;
   cairn__peer_report r;
-  init_current(&ps);
+  report_fixture_init(&ps);
   cairn__peerstate_failed(&ps, SHA_A, PEER_A, CAIRN_FAIL_DIGEST);
 
   /* Not delivered: pending again, and still first when newer ones arrive. */
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   assert_int_equal(json_array_size(json_object_get(j, "failed")), 1);
   json_decref(j);
   cairn__peerstate_failed(&ps, SHA_B, PEER_B, CAIRN_FAIL_STALLED); /* while it was out */
   cairn__peerstate_report_end(&ps, &r, 0);
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   json_t *f = json_object_get(j, "failed");
   assert_int_equal(json_array_size(f), 2);
   assert_string_equal(field(json_array_get(f, 0), "sha256"), SHA_A);
@@ -135,11 +113,11 @@ static void test_reported_once(void **state) {
   cairn__peerstate_report_end(&ps, &r, 1);
 
   /* Delivered: never again. */
-  assert_int_equal(report_count(&ps, 1), 0);
+  assert_int_equal(report_fixture_count(&ps, "failed", 1), 0);
   /* The same source failing again is a new failure. */
   cairn__peerstate_failed(&ps, SHA_A, PEER_A, CAIRN_FAIL_DIGEST);
-  assert_int_equal(report_count(&ps, 1), 1);
-  assert_int_equal(report_count(&ps, 1), 0);
+  assert_int_equal(report_fixture_count(&ps, "failed", 1), 1);
+  assert_int_equal(report_fixture_count(&ps, "failed", 1), 0);
 
   /* A work request (no "served") carries failures as well, beside downloads. */
   cairn__peerstate_failed(&ps, SHA_A, PEER_A, CAIRN_FAIL_UNREACHABLE);
@@ -158,13 +136,13 @@ static void test_caps(void **state) {
   cairn__peerstate ps;
   cairn__peer_report r;
   char sha[65];
-  init_current(&ps);
+  report_fixture_init(&ps);
   for (int i = 0; i < 70; i++) {
     snprintf(sha, sizeof sha, "%064x", i);
     cairn__peerstate_failed(&ps, sha, PEER_A, CAIRN_FAIL_STATUS);
   }
   /* At most 64 per report, the oldest first; the rest waits. */
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   json_t *f = json_object_get(j, "failed");
   assert_int_equal(json_array_size(f), CAIRN_MAX_FAILED);
   assert_int_equal(CAIRN_MAX_FAILED, 64);
@@ -174,8 +152,8 @@ static void test_caps(void **state) {
   }
   json_decref(j);
   cairn__peerstate_report_end(&ps, &r, 1);
-  assert_int_equal(report_count(&ps, 1), 70 - CAIRN_MAX_FAILED);
-  assert_int_equal(report_count(&ps, 1), 0);
+  assert_int_equal(report_fixture_count(&ps, "failed", 1), 70 - CAIRN_MAX_FAILED);
+  assert_int_equal(report_fixture_count(&ps, "failed", 1), 0);
 
   /* The backlog is bounded: the oldest failures go first. */
   int total = CAIRN__FAILED_PENDING + 10;
@@ -183,14 +161,14 @@ static void test_caps(void **state) {
     snprintf(sha, sizeof sha, "%064x", i);
     cairn__peerstate_failed(&ps, sha, PEER_A, CAIRN_FAIL_STATUS);
   }
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   f = json_object_get(j, "failed");
   snprintf(sha, sizeof sha, "%064x", 10);
   assert_string_equal(field(json_array_get(f, 0), "sha256"), sha);
   json_decref(j);
   cairn__peerstate_report_end(&ps, &r, 0);
   size_t seen = 0, n;
-  while ((n = report_count(&ps, 1)) > 0)
+  while ((n = report_fixture_count(&ps, "failed", 1)) > 0)
     seen += n;
   assert_int_equal(seen, CAIRN__FAILED_PENDING);
   cairn__peerstate_destroy(&ps);
@@ -200,7 +178,7 @@ static void test_features(void **state) {
   (void)state;
   cairn__peerstate ps;
   cairn__peer_report r;
-  init_current(&ps);
+  report_fixture_init(&ps);
   /* A failure is news: a heartbeat soon, so the master stops offering it. */
   cairn__peerstate_failed(&ps, SHA_A, PEER_A, CAIRN_FAIL_DIGEST);
   assert_false(cairn__peerstate_beat_due(&ps, 100));
@@ -208,7 +186,7 @@ static void test_features(void **state) {
 
   /* A master that takes no report field: "{}", nothing taken. */
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_BASELINE);
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   assert_int_equal(json_object_size(j), 0);
   assert_int_equal(r.wire.fields, 0);
   json_decref(j);
@@ -216,14 +194,14 @@ static void test_features(void **state) {
   assert_false(cairn__peerstate_beat_due(&ps, 100000));
   /* One that takes it gets it: the failure was kept. */
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
-  assert_int_equal(report_count(&ps, 0), 1);
+  assert_int_equal(report_fixture_count(&ps, "failed", 0), 1);
 
   /* A master that does not list "failed" still hears of holdings and
    * downloads; the failure waits, and makes no heartbeat due meanwhile. */
   cairn__peerstate_have(&ps, SHA_B);
   cairn__peerstate_fetched(&ps, SHA_B, PEER_B, 10, 5);
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL & ~CAIRN_FEAT_FAILED);
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   assert_null(json_object_get(j, "failed"));
   assert_int_equal(json_array_size(json_object_get(j, "have")), 1);
   assert_int_equal(json_array_size(json_object_get(j, "fetched")), 1);
@@ -233,14 +211,14 @@ static void test_features(void **state) {
   /* Once the master lists it, it goes: due soon, then reported once. */
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
   assert_true(cairn__peerstate_beat_due(&ps, 300));
-  assert_int_equal(report_count(&ps, 1), 1);
-  assert_int_equal(report_count(&ps, 1), 0);
+  assert_int_equal(report_fixture_count(&ps, "failed", 1), 1);
+  assert_int_equal(report_fixture_count(&ps, "failed", 1), 0);
 
   /* A master that does not list "fetched" still takes "failed". */
   cairn__peerstate_failed(&ps, SHA_A, PEER_A, CAIRN_FAIL_SIZE);
   cairn__peerstate_fetched(&ps, SHA_A, PEER_A, 10, 5);
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL & ~CAIRN_FEAT_FETCHED);
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   assert_null(json_object_get(j, "fetched"));
   assert_int_equal(json_array_size(json_object_get(j, "failed")), 1);
   json_decref(j);
@@ -283,13 +261,13 @@ static void test_master_without_failed(void **state) {
   /* The rest was delivered; the failure waits for a master that takes it,
    * and reports leave it out meanwhile. */
   cairn__peerstate_fetched(&ps, SHA_B, "/v1/files/" SHA_B, 10, 5);
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   assert_null(json_object_get(j, "failed"));
   assert_int_equal(json_array_size(json_object_get(j, "fetched")), 1);
   json_decref(j);
   cairn__peerstate_report_end(&ps, &r, 1);
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   assert_null(json_object_get(j, "have"));
   assert_null(json_object_get(j, "fetched"));
   assert_int_equal(json_array_size(json_object_get(j, "failed")), 1);

@@ -23,6 +23,7 @@
 
 #include "tests/support/harness.h"
 #include "tests/support/old_master.h"
+#include "tests/support/report_fixture.h"
 #include "worker/leases.h"
 #include "worker/peerstate.h"
 #include "worker/session.h"
@@ -31,36 +32,13 @@
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 
-/* ps as after hearing a master that takes every report field. */
-static void init_current(cairn__peerstate *ps) {
-  assert_int_equal(cairn__peerstate_init(ps, NULL), 0);
-  cairn__peerstate_set_features(ps, CAIRN_FEATURES_ALL);
-}
-
-/* The body of a heartbeat's report, parsed; the report stays open in *r. */
-static json_t *begin(cairn__peerstate *ps, cairn__peer_report *r) {
-  assert_int_equal(cairn__peerstate_report_begin(ps, CAIRN_HEARTBEAT_FIELDS, r), 0);
-  json_t *j = cairn_report_json(&r->wire);
-  assert_non_null(j);
-  return j;
-}
-
-/* Entries of "fetched" in one report, ended as delivered or not. */
-static size_t report_count(cairn__peerstate *ps, int delivered) {
-  cairn__peer_report r;
-  json_t *j = begin(ps, &r);
-  size_t n = json_array_size(json_object_get(j, "fetched"));
-  json_decref(j);
-  cairn__peerstate_report_end(ps, &r, delivered);
-  return n;
-}
 
 static void test_entry_fields(void **state) {
   (void)state;
   cairn__peerstate ps;
   cairn__peer_report r;
   char src[(CAIRN_MAX_SOURCE_LEN + 1) + 1];
-  init_current(&ps);
+  report_fixture_init(&ps);
   cairn__peerstate_fetched(&ps, SHA_A, "http://10.0.0.7:4242/v1/files/" SHA_A, 16777216, 420);
   cairn__peerstate_fetched(&ps, SHA_B, "/v1/files/" SHA_B, 0, 0); /* ms at least 1 */
   /* Not reported: not a digest, no source, a source too long or not UTF-8. */
@@ -74,7 +52,7 @@ static void test_entry_fields(void **state) {
   src[(CAIRN_MAX_SOURCE_LEN + 1) - 1] = '\0';
   cairn__peerstate_fetched(&ps, SHA_A, src, 7, 3);
 
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   assert_int_equal(r.wire.fields, CAIRN_FEAT_FETCHED);
   json_t *f = json_object_get(j, "fetched");
   assert_int_equal(json_array_size(f), 3);
@@ -104,16 +82,16 @@ static void test_reported_once(void **state) {
   (void)state;
   cairn__peerstate ps;
   cairn__peer_report r;
-  init_current(&ps);
+  report_fixture_init(&ps);
   cairn__peerstate_fetched(&ps, SHA_A, "/v1/files/" SHA_A, 10, 5);
 
   /* Not delivered: pending again, and still first when newer ones arrive. */
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   assert_int_equal(json_array_size(json_object_get(j, "fetched")), 1);
   json_decref(j);
   cairn__peerstate_fetched(&ps, SHA_B, "/v1/files/" SHA_B, 20, 6); /* while it was out */
   cairn__peerstate_report_end(&ps, &r, 0);
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   json_t *f = json_object_get(j, "fetched");
   assert_int_equal(json_array_size(f), 2);
   assert_string_equal(json_string_value(json_object_get(json_array_get(f, 0), "sha256")), SHA_A);
@@ -122,11 +100,11 @@ static void test_reported_once(void **state) {
   cairn__peerstate_report_end(&ps, &r, 1);
 
   /* Delivered: never again. */
-  assert_int_equal(report_count(&ps, 1), 0);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 1), 0);
   /* The same file fetched again is a new measurement. */
   cairn__peerstate_fetched(&ps, SHA_A, "/v1/files/" SHA_A, 10, 4);
-  assert_int_equal(report_count(&ps, 1), 1);
-  assert_int_equal(report_count(&ps, 1), 0);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 1), 1);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 1), 0);
   cairn__peerstate_destroy(&ps);
 }
 
@@ -135,22 +113,22 @@ static void test_caps(void **state) {
   cairn__peerstate ps;
   cairn__peer_report r;
   char sha[65], src[128];
-  init_current(&ps);
+  report_fixture_init(&ps);
   for (int i = 0; i < 70; i++) {
     snprintf(sha, sizeof sha, "%064x", i);
     snprintf(src, sizeof src, "/v1/files/%s", sha);
     cairn__peerstate_fetched(&ps, sha, src, (unsigned long long)i, i + 1);
   }
   /* At most 64 per report, the oldest first; the rest waits. */
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   json_t *f = json_object_get(j, "fetched");
   assert_int_equal(json_array_size(f), CAIRN_MAX_FETCHED);
   for (size_t i = 0; i < json_array_size(f); i++)
     assert_int_equal(json_integer_value(json_object_get(json_array_get(f, i), "bytes")), i);
   json_decref(j);
   cairn__peerstate_report_end(&ps, &r, 1);
-  assert_int_equal(report_count(&ps, 1), 70 - CAIRN_MAX_FETCHED);
-  assert_int_equal(report_count(&ps, 1), 0);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 1), 70 - CAIRN_MAX_FETCHED);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 1), 0);
 
   /* The backlog is bounded: the oldest measurements go first. */
   int total = CAIRN__FETCHED_PENDING + 10;
@@ -158,13 +136,13 @@ static void test_caps(void **state) {
     snprintf(sha, sizeof sha, "%064x", i);
     cairn__peerstate_fetched(&ps, sha, "/v1/files/x", (unsigned long long)i, 1);
   }
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   f = json_object_get(j, "fetched");
   assert_int_equal(json_integer_value(json_object_get(json_array_get(f, 0), "bytes")), 10);
   json_decref(j);
   cairn__peerstate_report_end(&ps, &r, 0);
   size_t seen = 0, n;
-  while ((n = report_count(&ps, 1)) > 0)
+  while ((n = report_fixture_count(&ps, "fetched", 1)) > 0)
     seen += n;
   assert_int_equal(seen, CAIRN__FETCHED_PENDING);
   cairn__peerstate_destroy(&ps);
@@ -174,7 +152,7 @@ static void test_features(void **state) {
   (void)state;
   cairn__peerstate ps;
   cairn__peer_report r;
-  init_current(&ps);
+  report_fixture_init(&ps);
   /* Pending downloads alone make an idle heartbeat due, not at once. */
   cairn__peerstate_fetched(&ps, SHA_A, "/v1/files/" SHA_A, 10, 5);
   assert_false(cairn__peerstate_beat_due(&ps, 300));
@@ -182,7 +160,7 @@ static void test_features(void **state) {
 
   /* A master that takes no report field: "{}", nothing taken. */
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_BASELINE);
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   assert_int_equal(json_object_size(j), 0);
   assert_int_equal(r.wire.fields, 0);
   json_decref(j);
@@ -190,20 +168,20 @@ static void test_features(void **state) {
   assert_false(cairn__peerstate_beat_due(&ps, 100000));
   /* One that takes it gets it: the download was kept. */
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
-  assert_int_equal(report_count(&ps, 0), 1);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 0), 1);
 
   /* A master that does not list "fetched" still hears of holdings. */
   cairn__peerstate_have(&ps, SHA_B);
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL & ~CAIRN_FEAT_FETCHED);
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   assert_null(json_object_get(j, "fetched"));
   assert_int_equal(json_array_size(json_object_get(j, "have")), 1);
   json_decref(j);
   cairn__peerstate_report_end(&ps, &r, 1);
   assert_false(cairn__peerstate_beat_due(&ps, 100000));
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
-  assert_int_equal(report_count(&ps, 1), 1);
-  assert_int_equal(report_count(&ps, 1), 0);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 1), 1);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 1), 0);
 
   /* A work request never carries "served" nor "running", whatever the
    * master lists. */
@@ -219,7 +197,7 @@ static void test_features(void **state) {
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
   assert_int_equal(cairn__peerstate_features(&ps), -1);
   cairn__peerstate_fetched(&ps, SHA_A, "/v1/files/" SHA_A, 10, 5);
-  j = begin(&ps, &r);
+  j = report_fixture_begin(&ps, &r);
   assert_int_equal(json_object_size(j), 0);
   json_decref(j);
   cairn__peerstate_report_end(&ps, &r, 1);
@@ -228,7 +206,7 @@ static void test_features(void **state) {
   /* A registration tells them. */
   cairn__peerstate_registered(&ps, NULL, CAIRN_FEAT_FETCHED);
   assert_int_equal(cairn__peerstate_features(&ps), CAIRN_FEAT_FETCHED);
-  assert_int_equal(report_count(&ps, 1), 1);
+  assert_int_equal(report_fixture_count(&ps, "fetched", 1), 1);
   cairn__peerstate_destroy(&ps);
 }
 
@@ -265,7 +243,7 @@ static void test_master_without_features(void **state) {
 
   /* What waited goes to a master that takes it. */
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
-  json_t *j = begin(&ps, &r);
+  json_t *j = report_fixture_begin(&ps, &r);
   assert_int_equal(json_array_size(json_object_get(j, "have")), 1);
   assert_int_equal(json_array_size(json_object_get(j, "fetched")), 1);
   assert_int_equal(json_array_size(json_object_get(j, "failed")), 1);
