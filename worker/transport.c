@@ -181,7 +181,14 @@ static int same_origin(const cairn_http *h, const char *url) {
   return strncmp(url, h->base, n) == 0 && (url[n] == '/' || url[n] == '\0');
 }
 
-static void common_opts(cairn_http *h, const char *url, struct curl_slist **hdrs) {
+/* Bodies from this size on ask first ("Expect: 100-continue"): a server that
+ * refuses them from the headers (413, 401, 503) answers before a byte of the
+ * body is sent, where a body sent at once could meet a closed connection
+ * instead of the answer. Smaller ones go at once (no round trip). */
+#define EXPECT_FROM (1u << 20)
+
+static void common_opts(cairn_http *h, const char *url, curl_off_t body_len,
+                        struct curl_slist **hdrs) {
   curl_easy_reset(h->curl);
   curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, h->timeout);
@@ -196,7 +203,8 @@ static void common_opts(cairn_http *h, const char *url, struct curl_slist **hdrs
       *hdrs = curl_slist_append(*hdrs, h->auth);
   } else if (h->peer_auth)
     *hdrs = curl_slist_append(*hdrs, h->peer_auth);
-  *hdrs = curl_slist_append(*hdrs, "Expect:");
+  *hdrs = curl_slist_append(*hdrs, body_len >= (curl_off_t)EXPECT_FROM ? "Expect: 100-continue"
+                                                                        : "Expect:");
   if (h->cancelled) {
     curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, progress);
@@ -218,7 +226,7 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   cairn_buf_init(&resp->body, max_response);
   if (!url)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  common_opts(h, url, &hdrs);
+  common_opts(h, url, body ? (curl_off_t)body_len : 0, &hdrs);
   if (content_type) {
     snprintf(ctype, sizeof ctype, "Content-Type: %s", content_type);
     hdrs = curl_slist_append(hdrs, ctype);
@@ -292,7 +300,7 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   }
   s.max = max_bytes;
   cairn_sha256_init(&s.sha);
-  common_opts(h, url, &hdrs);
+  common_opts(h, url, 0, &hdrs);
   curl_easy_setopt(h->curl, CURLOPT_URL, url);
   curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
@@ -370,7 +378,7 @@ cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src,
   fseeko(f, 0, SEEK_END);
   off_t size = ftello(f);
   rewind(f);
-  common_opts(h, url, &hdrs);
+  common_opts(h, url, (curl_off_t)size, &hdrs);
   hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
   curl_easy_setopt(h->curl, CURLOPT_URL, url);
   curl_easy_setopt(h->curl, CURLOPT_UPLOAD, 1L);
