@@ -9,10 +9,47 @@
 
 #define CAIRN_API_PREFIX "/v1"
 
-/* Request bodies (JSON) accepted by the master; a job file counts here. */
+/* Request bodies (JSON) accepted by the master: a job file (admin only). */
 #define CAIRN_MAX_BODY            (64u * 1024u * 1024u)
 /* A task's standard output (its result); larger output is refused (413). */
 #define CAIRN_MAX_OUTPUT          (1u * 1024u * 1024u)
+
+/* ---- the master's cap on each route's request body (413 above) ---- */
+/* POST /v1/volunteers: a name, a cluster label, a peer_url and the apps at
+ * their caps, plus 1 KiB of keys and slack (about 18 KiB). */
+#define CAIRN_MAX_BODY_REGISTER \
+  (CAIRN_MAX_APPS * (CAIRN_MAX_NAME + 3u) + 2u * (CAIRN_MAX_NAME + 16u) + CAIRN_MAX_PEER_URL + 1024u)
+/* POST /v1/work and POST /v1/heartbeat: the largest report within the caps
+ * of common/protocol.h (compact JSON, strings counted at their length, as a
+ * Cairn worker writes them) with the apps of a work body, plus 4 KiB. Per
+ * entry: the value, quotes and separators, its keys, numbers of at most
+ * CAIRN_JSON_NUM_LEN characters (about 170 KiB in all). */
+#define CAIRN_JSON_NUM_LEN        20u
+#define CAIRN_MAX_BODY_REPORT                                                     \
+  (CAIRN_MAX_HAVE * (CAIRN_SHA256_HEX + 3u) +                                     \
+   CAIRN_MAX_SERVED * (CAIRN_SHA256_HEX + 4u + CAIRN_JSON_NUM_LEN) +              \
+   CAIRN_MAX_RUNNING * (CAIRN_JSON_NUM_LEN + 1u) +                                \
+   CAIRN_MAX_FETCHED * (CAIRN_SHA256_HEX + CAIRN_MAX_SOURCE_LEN + 2u * CAIRN_JSON_NUM_LEN + 64u) + \
+   CAIRN_MAX_FAILED * (CAIRN_SHA256_HEX + CAIRN_MAX_SOURCE_LEN + 64u) +           \
+   CAIRN_MAX_PEER_URL + 16u + CAIRN_MAX_APPS * (CAIRN_MAX_NAME + 3u) + 4096u)
+/* PUT /v1/results/{n}: the output at its cap either as base64 or as a JSON
+ * string (a Cairn worker sends valid UTF-8 as is, and JSON escapes a
+ * control character in 6 bytes), plus 4 KiB for the other keys. */
+#define CAIRN_MAX_BODY_RESULT     (6u * CAIRN_MAX_OUTPUT + 4096u)
+/* Every other route (a ban's reason, or a body that is not read). */
+#define CAIRN_MAX_BODY_SMALL      4096u
+/* Bytes of a chunked body over its cap that are read and thrown away so
+ * that the client gets its 413 (more: the 413 is sent and the connection
+ * closed while the client still sends). */
+#define CAIRN_MAX_BODY_DISCARD    (1u * 1024u * 1024u)
+
+/* ---- defaults of the master's connection limits (cairn_master_config) ---- */
+#define CAIRN_DEFAULT_BODY_MEMORY      (256u * 1024u * 1024u) /* bodies in flight */
+#define CAIRN_DEFAULT_PER_IP_CONNS     64u
+#define CAIRN_DEFAULT_IDLE_SECONDS     15u
+#define CAIRN_DEFAULT_REQUEST_SECONDS  30u
+/* Connections the master serves at once (all addresses). */
+#define CAIRN_MAX_CONNECTIONS          4096u
 /* An uploaded input file. */
 #define CAIRN_MAX_FILE            (4ull * 1024u * 1024u * 1024u)
 /* Tasks in one job. */

@@ -1,6 +1,7 @@
 /* protocol.c — features, and the report's parser and serializer. */
 #include "common/protocol.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/sha256.h"
@@ -62,14 +63,24 @@ static cairn_status check_keys(json_t *body, unsigned takes, const char *const *
   return CAIRN_OK;
 }
 
+static int has_control(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return 1;
+  return 0;
+}
+
 cairn_status cairn_report_peer_url(const json_t *v, const char **url, cairn_error *err) {
   if (!json_is_string(v) || json_string_length(v) > CAIRN_MAX_PEER_URL)
     return cairn_error_set(err, CAIRN_EINVAL, "\"peer_url\" must be a string of at most %u bytes",
                            CAIRN_MAX_PEER_URL);
   const char *u = json_string_value(v);
   size_t n = strlen(u);
-  if (n && ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) ||
-            u[n - 1] == '/' || strpbrk(u, " \t\"")))
+  const char *host = strncmp(u, "http://", 7) == 0    ? u + 7
+                     : strncmp(u, "https://", 8) == 0 ? u + 8
+                                                      : NULL;
+  /* HOST:PORT only: no path, query, fragment, credentials or blanks */
+  if (n && (!host || !*host || strpbrk(host, "/?#@\\\" \t") || has_control(u)))
     return cairn_error_set(err, CAIRN_EINVAL,
                            "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)");
   *url = u;
@@ -115,6 +126,19 @@ static const char *list_entry(json_t *e, const char *name, size_t i, const char 
 
 static int is_count(const json_t *v) { return json_is_integer(v) && json_integer_value(v) >= 0; }
 
+/* Checks number `what` (e.g. "fetched[2].ms") of a report: a non-negative
+ * integer from lo to hi; 400 naming it and the range otherwise. */
+static cairn_status check_range(const json_t *v, json_int_t lo, json_int_t hi, const char *what,
+                                cairn_error *err) {
+  if (!is_count(v))
+    return cairn_error_set(err, CAIRN_EINVAL, "%s must be a non-negative integer", what);
+  if (json_integer_value(v) < lo)
+    return cairn_error_set(err, CAIRN_EINVAL, "%s must be at least %lld", what, (long long)lo);
+  if (json_integer_value(v) > hi)
+    return cairn_error_set(err, CAIRN_EINVAL, "%s must be at most %lld", what, (long long)hi);
+  return CAIRN_OK;
+}
+
 static cairn_status parse_fetched(json_t *a, cairn_report *r, cairn_error *err) {
   static const char *const keys[] = {"sha256", "source", "bytes", "ms", NULL};
   if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FETCHED)
@@ -130,12 +154,13 @@ static cairn_status parse_fetched(json_t *a, cairn_report *r, cairn_error *err) 
     if (!json_is_string(src) || json_string_length(src) > CAIRN_MAX_SOURCE_LEN)
       return cairn_error_set(err, CAIRN_EINVAL, "fetched[%zu].source must be a string of at "
                              "most %u bytes", i, CAIRN_MAX_SOURCE_LEN);
-    if (!is_count(bytes))
-      return cairn_error_set(err, CAIRN_EINVAL, "fetched[%zu].bytes must be a non-negative "
-                             "integer", i);
-    if (!is_count(ms))
-      return cairn_error_set(err, CAIRN_EINVAL, "fetched[%zu].ms must be a non-negative "
-                             "integer", i);
+    char what[48];
+    snprintf(what, sizeof what, "fetched[%zu].bytes", i);
+    if (check_range(bytes, 0, CAIRN_MAX_REPORT_BYTES, what, err) != CAIRN_OK)
+      return CAIRN_EINVAL;
+    snprintf(what, sizeof what, "fetched[%zu].ms", i);
+    if (check_range(ms, 1, CAIRN_MAX_REPORT_MS, what, err) != CAIRN_OK)
+      return CAIRN_EINVAL;
     r->fetched[r->nfetched++] = (cairn_report_fetched){sha, json_string_value(src),
                                                        json_integer_value(bytes),
                                                        json_integer_value(ms)};
@@ -188,6 +213,9 @@ static cairn_status parse_served(json_t *o, cairn_report *r, cairn_error *err) {
     if (!cairn_sha256_valid_hex(k) || !is_count(v))
       return cairn_error_set(err, CAIRN_EINVAL, "\"served\" must map sha256 digests to byte "
                              "counts");
+    if (json_integer_value(v) > CAIRN_MAX_REPORT_BYTES)
+      return cairn_error_set(err, CAIRN_EINVAL, "served[\"%.64s\"] must be at most %lld bytes",
+                             k, (long long)CAIRN_MAX_REPORT_BYTES);
     r->served[r->nserved++] = (cairn_report_served){k, (uint64_t)json_integer_value(v)};
   }
   return CAIRN_OK;

@@ -33,6 +33,11 @@
 /* Apps a volunteer names (registration, work body), and its task slots. */
 #define CAIRN_MAX_APPS            64u
 #define CAIRN_MAX_SLOTS           4096u
+/* Numbers in a report: "bytes" of one download or served file at most
+ * 2^50 (1 PiB), "ms" of one download from 1 to a week. */
+#define CAIRN_MAX_REPORT_BYTES    (1ll << 50)
+#define CAIRN_MAX_REPORT_MS       (7ll * 24 * 3600 * 1000)
+
 
 /* Why a peer source failed ("failed" entries): CAIRN_FAIL_* is the index of
  * its name in CAIRN_FAIL_REASON_NAMES (the names on the wire). */
@@ -121,7 +126,10 @@ typedef struct cairn_report {
   const char *peer_url; /* present: "" or http(s)://HOST:PORT; absent: NULL */
 } cairn_report;
 
-/* Reads body (a JSON object, not modified) into *r: the fields of takes
+/* Numbers are range-checked: "bytes" (of "fetched" and "served") from 0 to
+ * CAIRN_MAX_REPORT_BYTES, "ms" from 1 to CAIRN_MAX_REPORT_MS, "running"
+ * indices above 0; out of range is CAIRN_EINVAL naming the entry.
+ * Reads body (a JSON object, not modified) into *r: the fields of takes
  * (CAIRN_WORK_FIELDS or CAIRN_HEARTBEAT_FIELDS) when present; the keys of
  * also[] (NULL-terminated, may be NULL) are the caller's and skipped. Any
  * other key, a field over its cap or a malformed entry: CAIRN_EINVAL with
@@ -131,8 +139,9 @@ cairn_status cairn_report_parse(json_t *body, unsigned takes, const char *const 
                                 cairn_report *r, cairn_error *err);
 
 /* Checks a "peer_url" value: a string of at most CAIRN_MAX_PEER_URL bytes,
- * "" or an http:// or https:// URL without a trailing slash, spaces or
- * quotes. Sets *url (borrowed from v) and returns CAIRN_OK, else
+ * "" or http://HOST:PORT or https://HOST:PORT: no path (no slash after the
+ * scheme), query, fragment, credentials, spaces, quotes or control
+ * characters. Sets *url (borrowed from v) and returns CAIRN_OK, else
  * CAIRN_EINVAL with err naming the field. */
 cairn_status cairn_report_peer_url(const json_t *v, const char **url, cairn_error *err);
 

@@ -328,16 +328,39 @@ out:
   json_decref(o);
 }
 
+/* The id that s spells up to '/' or its end: decimal digits only, no sign,
+ * blank or leading zero, from 1 to INT64_MAX; -1 when it is none. */
+static int64_t id_of(const char *s, const char **end) {
+  int64_t n = 0;
+  const char *p = s;
+  if (*p < '1' || *p > '9')
+    return -1;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (n > (INT64_MAX - (*p - '0')) / 10)
+      return -1;
+    n = n * 10 + (*p - '0');
+  }
+  if (*p && *p != '/')
+    return -1;
+  *end = p;
+  return n;
+}
+
+/* The id in path right after prefix (see id_of); -1 if none. */
+static int64_t number_after(const char *path, const char *prefix) {
+  const char *end = NULL;
+  return id_of(path + strlen(prefix), &end);
+}
+
 static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"exit_status", "output", "encoding", "next", NULL};
   int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
-  const char *s = rq->path + strlen("/v1/results/");
-  char *end = NULL;
-  long long idx = strtoll(s, &end, 10);
-  if (!*s || *end || idx <= 0) {
-    failf(rs, CAIRN_EINVAL, "\"%s\" is not an allocation index", s);
+  const char *s = rq->path + strlen("/v1/results/"), *end = NULL;
+  int64_t idx = id_of(s, &end);
+  if (idx < 0 || *end) {
+    failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an allocation index", s);
     return;
   }
   json_t *o = parse_body(rq, keys, 0, rs);
@@ -463,11 +486,10 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (!reader_ok(m, rq, rs))
     return;
-  const char *s = rq->path + strlen("/v1/tasks/");
-  char *end = NULL;
-  long long key = strtoll(s, &end, 10);
-  if (key <= 0 || strcmp(end, "/output") != 0) {
-    failf(rs, CAIRN_ENOTFOUND, "no such task");
+  const char *s = rq->path + strlen("/v1/tasks/"), *end = NULL;
+  int64_t key = id_of(s, &end);
+  if (key < 0 || strcmp(end, "/output") != 0) {
+    failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a task number", (int)strcspn(s, "/"), s);
     return;
   }
   char *out = NULL;
@@ -507,14 +529,6 @@ static void h_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
     set_json(rs, 201, json_pack("{s:I, s:i}", "id", (json_int_t)id, "tasks", (int)ntasks));
 }
 
-static int64_t job_id_of(const char *path) {
-  const char *s = path + strlen("/v1/jobs/");
-  char *end = NULL;
-  long long id = strtoll(s, &end, 10);
-  if (id <= 0 || (*end && *end != '/'))
-    return -1;
-  return id;
-}
 
 static void h_healthz(cairn_master *m, cairn__resp *rs) {
   int ok = cairn__core_probe_write(m->core, NULL) == CAIRN_OK;
@@ -555,21 +569,13 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
 
 static int is(const cairn__req *rq, const char *method) { return strcmp(rq->method, method) == 0; }
 
-/* The positive integer that path has right after prefix, up to '/' or the end; -1 if none. */
-static int64_t number_after(const char *path, const char *prefix) {
-  const char *s = path + strlen(prefix);
-  char *end = NULL;
-  long long n = strtoll(s, &end, 10);
-  if (end == s || n <= 0 || (*end && *end != '/'))
-    return -1;
-  return n;
-}
 
 static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"reason", NULL};
   int64_t id = number_after(rq->path, "/v1/volunteers/");
   if (id < 0)
-    return failf(rs, CAIRN_ENOTFOUND, "no such volunteer");
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
+                 (int)strcspn(rq->path + 15, "/"), rq->path + 15);
   json_t *o = parse_body(rq, keys, 1, rs);
   if (!o)
     return;
@@ -596,6 +602,13 @@ static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn
   if (!o)
     return fail(rs, &err);
   set_json(rs, 200, o);
+}
+
+static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
+  char text[512];
+  snprintf(text, sizeof text, "method %.32s is not allowed on %.400s", rq->method, rq->path);
+  set_json(rs, 405, json_pack("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message",
+                              text));
 }
 
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
@@ -655,12 +668,15 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (!is(rq, "GET"))
       break;
-    int64_t id = job_id_of(rq->path);
+    int64_t id = number_after(rq->path, "/v1/jobs/");
+    if (id < 0)
+      return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
+                   (int)strcspn(rq->path + 9, "/"), rq->path + 9);
     cairn_error err = {0};
     json_t *o = NULL;
-    if (id > 0 && r == R_JOB)
+    if (r == R_JOB)
       o = cairn__core_job_json(m->core, id, 1);
-    else if (id > 0) {
+    else {
       o = cairn__core_tasks_json(m->core, id, &err);
       if (!o && err.status != CAIRN_ENOTFOUND)
         return fail(rs, &err);
@@ -687,6 +703,77 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
   case R_ROUTE_COUNT:
     return failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
   }
-  failf(rs, CAIRN_EINVAL, "method %s is not allowed on %s", rq->method, rq->path);
-  rs->status = 405;
+  method_not_allowed(rs, rq);
+}
+
+/* ---- before the body: what each route needs and takes ---- */
+
+enum { NEED_NONE, NEED_VOLUNTEER, NEED_READER, NEED_ADMIN };
+
+/* What route r with method needs (as cairn__api_handle checks it: the
+ * token of routes that check it before the method, else only with the
+ * route's own method) and its body cap. */
+static void route_policy(cairn__route r, const char *method, int *need, size_t *cap) {
+  int get = !strcmp(method, "GET"), post = !strcmp(method, "POST"), put = !strcmp(method, "PUT");
+  *need = NEED_NONE;
+  *cap = CAIRN_MAX_BODY_SMALL;
+  switch (r) {
+  case R_VOLUNTEERS:
+    if (post)
+      *cap = CAIRN_MAX_BODY_REGISTER;
+    else if (get)
+      *need = NEED_ADMIN;
+    break;
+  case R_WORK:
+  case R_HEARTBEAT:
+    if (post) {
+      *need = NEED_VOLUNTEER;
+      *cap = CAIRN_MAX_BODY_REPORT;
+    }
+    break;
+  case R_RESULTS:
+    if (put) {
+      *need = NEED_VOLUNTEER;
+      *cap = CAIRN_MAX_BODY_RESULT;
+    }
+    break;
+  case R_FILES:
+    *need = get || !strcmp(method, "HEAD") ? NEED_READER : put ? NEED_ADMIN : NEED_NONE;
+    break; /* an upload is streamed (http.c), not capped here */
+  case R_TASK_OUTPUT:
+    *need = get ? NEED_READER : NEED_NONE;
+    break;
+  case R_JOBS:
+    *need = NEED_ADMIN;
+    if (post)
+      *cap = CAIRN_MAX_BODY;
+    break;
+  case R_JOB:
+  case R_JOB_TASKS:
+  case R_BAN:
+  case R_AUDIT_INDEX:
+  case R_AUDIT_VOL:
+    *need = NEED_ADMIN;
+    break;
+  default:
+    break;
+  }
+}
+
+int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const char *token,
+                    cairn__gate *g, cairn__resp *rs) {
+  int need;
+  route_policy(r, method, &need, &g->max_body);
+  g->trusted = cairn__api_is_admin(m, token);
+  cairn__req rq = {.method = method, .path = "", .token = token, .client_ip = ""};
+  rs->fd = -1;
+  switch (need) {
+  case NEED_ADMIN:
+    return admin(m, &rq, rs);
+  case NEED_READER:
+  case NEED_VOLUNTEER:
+    return (need == NEED_READER && g->trusted) || volunteer(m, &rq, rs) != 0;
+  default:
+    return 1;
+  }
 }

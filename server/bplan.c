@@ -59,6 +59,15 @@
 #define DEFAULT_LOCAL_BPS 125e6 /* 1 Gbit/s */
 #define DEFAULT_INTER_BPS 12.5e6 /* 100 Mbit/s */
 #define MIN_SAMPLE_BYTES 65536
+/* Rates are clamped to this range (a volunteer's report is not trusted to
+ * stay in the range of a double-to-int64 cast or to make sense): 1 B/s to
+ * 1 TB/s. */
+#define MIN_RATE_BPS 1.0
+#define MAX_RATE_BPS 1e12
+
+static double clamp_rate(double bps) {
+  return !(bps >= MIN_RATE_BPS) ? MIN_RATE_BPS : bps > MAX_RATE_BPS ? MAX_RATE_BPS : bps;
+}
 
 enum { RATE_LOCAL, RATE_MASTER, RATE_INTER };
 
@@ -138,7 +147,7 @@ int cairn__rate_restore(cairn__dist *d, const char *src, const char *dst, double
                         int64_t samples) {
   if (!*dst || bps <= 0 || rate_find(d, src, dst))
     return 0;
-  mrate *r = rate_add(d, src, dst, bps);
+  mrate *r = rate_add(d, src, dst, clamp_rate(bps));
   if (!r)
     return cairn_hmap_get(&d->rates, pair_key(src, dst)) ? 0 : -1;
   r->samples = samples;
@@ -150,7 +159,7 @@ void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t
   if (bytes < MIN_SAMPLE_BYTES || ms <= 0 || !dst || !*dst)
     return; /* small files measure latency more than rate */
   cairn__dist *d = c->dist;
-  double bps = (double)bytes * 1000.0 / (double)ms;
+  double bps = clamp_rate((double)bytes * 1000.0 / (double)ms);
   mrate *r = rate_find(d, src, dst);
   if (!r) {
     if (!(r = rate_add(d, src, dst, bps)))

@@ -1,6 +1,9 @@
-/* http.c — libmicrohttpd glue: a thread pool with epoll, capped request
- * bodies (413 as soon as a cap is passed), streamed file uploads hashed on the
- * way to disk, static dashboard files. Only this file includes microhttpd.h. */
+/* http.c — libmicrohttpd glue: a thread pool with epoll; tokens checked
+ * from the headers before a body is read; request bodies capped per route
+ * (413 as soon as a declared length passes it) and in total (503); a
+ * deadline per request and a cap per client address; streamed file uploads
+ * hashed on the way to disk; static dashboard files. Only this file includes
+ * microhttpd.h. Limits: docs/security.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -10,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -20,14 +24,27 @@
 
 typedef struct conn {
   cairn__route route;
+  cairn__gate gate;   /* what the headers allow (cairn__api_gate) */
+  int begun;          /* the first access callback has run */
+  double started;     /* monotonic seconds at the request line */
   cairn_buf body;
+  size_t held;        /* bytes this request counts in m->body_bytes */
   int responded;      /* a response was queued early (error during upload) */
+  int too_big;        /* a body without Content-Length passed its cap: the rest is
+                       * read and dropped (up to CAIRN_MAX_BODY_DISCARD), then 413 */
+  size_t discarded;
   /* streamed upload (PUT /v1/files/{sha}) */
   int upload_fd;
   char upload_tmp[4200];
   cairn_sha256 hash;
   uint64_t upload_size;
 } conn;
+
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static const char *bearer(struct MHD_Connection *c) {
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -174,40 +191,133 @@ static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k
   return send_resp(m, c, R_FILES, &rs);
 }
 
+/* Counts n more body bytes of k against cfg.max_body_memory; -1 (nothing
+ * counted) when that would pass it. */
+static int reserve(cairn_master *m, conn *k, size_t n) {
+  size_t before = atomic_fetch_add(&m->body_bytes, n);
+  if (before + n > m->cfg.max_body_memory) {
+    atomic_fetch_sub(&m->body_bytes, n);
+    return -1;
+  }
+  k->held += n;
+  return 0;
+}
+
+static void release(cairn_master *m, conn *k) {
+  cairn_buf_free(&k->body);
+  atomic_fetch_sub(&m->body_bytes, k->held);
+  k->held = 0;
+}
+
+static enum MHD_Result too_big(cairn_master *m, struct MHD_Connection *c, conn *k) {
+  char text[160];
+  snprintf(text, sizeof text, "the request body exceeds the cap of %zu bytes on %s",
+           k->gate.max_body, cairn__route_name[k->route]);
+  k->responded = 1;
+  return send_error(m, c, k->route, CAIRN_ETOOBIG, text);
+}
+
+static enum MHD_Result overloaded(cairn_master *m, struct MHD_Connection *c, conn *k) {
+  cairn__resp rs = {.fd = -1, .retry_after = 1};
+  cairn__api_error(&rs, CAIRN_ENOMEM, "the request bodies in progress fill the master's memory "
+                   "cap; retry later");
+  k->responded = 1;
+  release(m, k);
+  return send_resp(m, c, k->route, &rs);
+}
+
+static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, conn *k,
+                                    const char *url, unsigned long long declared) {
+  if (!cairn_sha256_valid_hex(url + strlen("/v1/files/"))) {
+    k->responded = 1;
+    return send_error(m, c, R_FILES, CAIRN_EINVAL,
+                      "the URL must end in the file's sha256 (64 lowercase hex digits)");
+  }
+  if (declared > CAIRN_MAX_FILE) {
+    k->responded = 1;
+    return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
+  }
+  snprintf(k->upload_tmp, sizeof k->upload_tmp, "%s/.upload-XXXXXX", cairn__core_files_dir(m->core));
+  k->upload_fd = mkstemp(k->upload_tmp);
+  if (k->upload_fd < 0) {
+    k->responded = 1;
+    return send_error(m, c, R_FILES, CAIRN_EIO, "cannot create a temporary file");
+  }
+  cairn_sha256_init(&k->hash);
+  return MHD_YES;
+}
+
+/* The first access callback: the headers are in, no body byte is read yet.
+ * The token is checked here, and a declared body over the route's cap or
+ * over the memory left for bodies is refused before it is read. */
 static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, conn *k,
                                   const char *method, const char *url) {
+  k->begun = 1;
+  k->route = cairn__api_route(method, url);
+  cairn__resp rs = {.fd = -1};
+  if (!cairn__api_gate(m, k->route, method, bearer(c), &k->gate, &rs)) {
+    k->responded = 1;
+    return send_resp(m, c, k->route, &rs);
+  }
   const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-  int is_upload = k->route == R_FILES && strcmp(method, "PUT") == 0;
   unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
-  if (is_upload) {
-    if (!cairn__api_is_admin(m, bearer(c))) {
-      k->responded = 1;
-      return send_error(m, c, R_FILES, bearer(c) ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
-                        "uploading files needs the admin token");
-    }
-    if (!cairn_sha256_valid_hex(url + strlen("/v1/files/"))) {
-      k->responded = 1;
-      return send_error(m, c, R_FILES, CAIRN_EINVAL,
-                        "the URL must end in the file's sha256 (64 lowercase hex digits)");
-    }
-    if (declared > CAIRN_MAX_FILE) {
-      k->responded = 1;
-      return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
-    }
-    snprintf(k->upload_tmp, sizeof k->upload_tmp, "%s/.upload-XXXXXX", cairn__core_files_dir(m->core));
-    k->upload_fd = mkstemp(k->upload_tmp);
-    if (k->upload_fd < 0) {
-      k->responded = 1;
-      return send_error(m, c, R_FILES, CAIRN_EIO, "cannot create a temporary file");
-    }
-    cairn_sha256_init(&k->hash);
+  if (k->route == R_FILES && strcmp(method, "PUT") == 0)
+    return upload_begin(m, c, k, url, declared);
+  cairn_buf_init(&k->body, k->gate.max_body);
+  if (declared > k->gate.max_body)
+    return too_big(m, c, k);
+  if (declared && reserve(m, k, (size_t)declared))
+    return overloaded(m, c, k);
+  return MHD_YES;
+}
+
+/* A piece of a body (not an upload): buffered within the route's cap and
+ * the memory cap. */
+static enum MHD_Result body_data(cairn_master *m, struct MHD_Connection *c, conn *k,
+                                 const char *data, size_t n) {
+  if (k->responded)
+    return MHD_YES;
+  if (k->too_big) {
+    k->discarded += n;
+    return k->discarded > CAIRN_MAX_BODY_DISCARD ? too_big(m, c, k) : MHD_YES;
+  }
+  if (k->body.len + n > k->gate.max_body) {
+    release(m, k);
+    k->too_big = 1;
+    k->discarded = n;
     return MHD_YES;
   }
-  if (declared > CAIRN_MAX_BODY) {
-    k->responded = 1;
-    return send_error(m, c, k->route, CAIRN_ETOOBIG, "the request body exceeds the cap");
-  }
+  if (k->body.len + n > k->held && reserve(m, k, k->body.len + n - k->held))
+    return overloaded(m, c, k);
+  if (cairn_buf_append(&k->body, data, n))
+    return overloaded(m, c, k);
   return MHD_YES;
+}
+
+/* The request line began the request (on_uri); one without the admin token
+ * that is not complete after cfg.request_seconds loses its connection. */
+static int past_deadline(const cairn_master *m, const conn *k) {
+  if (k->begun && k->gate.trusted)
+    return 0;
+  return mono_now() - k->started > (double)m->cfg.request_seconds;
+}
+
+static conn *conn_new(cairn_master *m) {
+  conn *k = calloc(1, sizeof *k);
+  if (!k)
+    return NULL;
+  k->upload_fd = -1;
+  k->started = mono_now();
+  atomic_fetch_add(&m->inflight, 1);
+  return k;
+}
+
+/* Called by libmicrohttpd with the request line, before the headers: the
+ * request's context, so that its deadline counts the header phase too. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
+  (void)uri;
+  (void)c;
+  return conn_new(cls);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -216,31 +326,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   (void)version;
   cairn_master *m = cls;
   conn *k = *ctx;
-  if (!k) {
-    k = calloc(1, sizeof *k);
-    if (!k)
-      return MHD_NO;
-    k->upload_fd = -1;
-    atomic_fetch_add(&m->inflight, 1);
-    k->route = cairn__api_route(method, url);
-    cairn_buf_init(&k->body, CAIRN_MAX_BODY);
-    *ctx = k;
-    return first_call(m, c, k, method, url);
+  if (!k && !(k = *ctx = conn_new(m)))
+    return MHD_NO;
+  if (past_deadline(m, k)) {
+    CAIRN_DEBUG(&m->log, "http: %s %s not complete after %d s: connection closed", method,
+                cairn__route_name[k->route], m->cfg.request_seconds);
+    return MHD_NO;
   }
+  if (!k->begun)
+    return first_call(m, c, k, method, url);
   if (k->route == R_FILES && strcmp(method, "PUT") == 0)
     return upload(m, c, k, url, data, size);
   if (*size) {
-    if (!k->responded && cairn_buf_append(&k->body, data, *size)) {
-      k->responded = 1;
-      cairn_buf_free(&k->body);
-      *size = 0;
-      return send_error(m, c, k->route, CAIRN_ETOOBIG, "the request body exceeds the cap");
-    }
+    size_t n = *size;
     *size = 0;
-    return MHD_YES;
+    return body_data(m, c, k, data, n);
   }
   if (k->responded)
     return MHD_YES;
+  if (k->too_big)
+    return too_big(m, c, k);
   if (k->route == R_WEB && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0))
     return serve_web(m, c, url);
   char ip[INET_ADDRSTRLEN] = "";
@@ -265,7 +370,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     return;
   atomic_fetch_sub(&m->inflight, 1);
   upload_abort(k); /* a truncated upload leaves nothing behind */
-  cairn_buf_free(&k->body);
+  release(m, k);
   free(k);
   *ctx = NULL;
 }
@@ -342,8 +447,11 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
   struct MHD_Daemon *d = MHD_start_daemon(
     flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
     (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)m->cfg.threads,
-    MHD_OPTION_NOTIFY_COMPLETED, on_completed, m, MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-    MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_EXTERNAL_LOGGER, on_log, m,
+    MHD_OPTION_NOTIFY_COMPLETED, on_completed, m, MHD_OPTION_URI_LOG_CALLBACK, on_uri, m,
+    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)m->cfg.idle_timeout_seconds,
+    MHD_OPTION_CONNECTION_LIMIT, CAIRN_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+    m->cfg.per_ip_connections > 0 ? (unsigned)m->cfg.per_ip_connections : 0u,
+    MHD_OPTION_EXTERNAL_LOGGER, on_log, m,
     tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
     MHD_OPTION_END);
   int saved = errno;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/jobspec.h"
+#include "common/limits.h"
 #include "common/log.h"
 #include "server/master.h"
 
@@ -21,6 +22,10 @@ void cairn_master_config_init(cairn_master_config *cfg) {
   cfg->threads = 16;
   cfg->durable = 1;
   cfg->lease_check_seconds = 0.5;
+  cfg->max_body_memory = CAIRN_DEFAULT_BODY_MEMORY;
+  cfg->per_ip_connections = CAIRN_DEFAULT_PER_IP_CONNS;
+  cfg->idle_timeout_seconds = CAIRN_DEFAULT_IDLE_SECONDS;
+  cfg->request_seconds = CAIRN_DEFAULT_REQUEST_SECONDS;
 }
 
 static int valid_token(const char *t) {
@@ -105,6 +110,14 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     m->cfg.threads = 16;
   if (m->cfg.lease_check_seconds <= 0)
     m->cfg.lease_check_seconds = 0.5;
+  if (m->cfg.max_body_memory == 0)
+    m->cfg.max_body_memory = CAIRN_DEFAULT_BODY_MEMORY;
+  if (m->cfg.per_ip_connections == 0)
+    m->cfg.per_ip_connections = CAIRN_DEFAULT_PER_IP_CONNS;
+  if (m->cfg.idle_timeout_seconds <= 0)
+    m->cfg.idle_timeout_seconds = CAIRN_DEFAULT_IDLE_SECONDS;
+  if (m->cfg.request_seconds <= 0)
+    m->cfg.request_seconds = CAIRN_DEFAULT_REQUEST_SECONDS;
   m->db_path = strdup(cfg->db_path ? cfg->db_path : "cairn.db");
   m->listen = strdup(cfg->listen ? cfg->listen : "127.0.0.1:8080");
   m->web_dir = cfg->web_dir ? strdup(cfg->web_dir) : NULL;

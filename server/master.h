@@ -32,6 +32,8 @@ struct cairn_master {
   int reaper_running;
   atomic_int stop_requested; /* set by cairn_master_stop(), from any thread or a signal */
   atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
+  atomic_size_t body_bytes;  /* request body bytes held or promised (http.c; cap:
+                                cfg.max_body_memory) */
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
@@ -57,7 +59,17 @@ typedef struct cairn__resp {
   uint64_t fd_size;
 } cairn__resp;
 
+/* What a request may do before its body is read, from its headers alone. */
+typedef struct cairn__gate {
+  size_t max_body;           /* the route's body cap (413 above); uploads are streamed */
+  int trusted;               /* it carries the admin token: no request deadline */
+} cairn__gate;
+
 cairn__route cairn__api_route(const char *method, const char *path);
+/* At a request's first callback: fills g; 1 when the body may be read, 0
+ * with the 401 or 403 in rs when the route needs a token it lacks. */
+int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const char *token,
+                    cairn__gate *g, cairn__resp *rs);
 /* Handles a complete request; fills rs (rs->fd = -1 unless a file is sent). */
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs);
 /* Sets rs to the JSON error body for st with message text. */

@@ -7,11 +7,14 @@
  */
 #include "server/store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const struct {
   const char *name;
@@ -127,7 +130,24 @@ static int exec_sql(sqlite3 *db, const char *sql, cairn_error *err) {
   return 0;
 }
 
+/* Creates the database file mode 0600 when it does not exist: SQLite gives
+ * its -wal and -shm files the database file's mode, so they are 0600 too
+ * (the file holds token digests and every result). */
+static int create_private(const char *path, cairn_error *err) {
+  if (!*path || strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+    return 0;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    return close(fd);
+  if (errno == EEXIST)
+    return 0;
+  cairn_error_set(err, CAIRN_EIO, "store: cannot create %s: %s", path, strerror(errno));
+  return -1;
+}
+
 static int open_conn(const char *path, sqlite3 **db, int durable, cairn_error *err) {
+  if (create_private(path, err))
+    return -1;
   if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
     cairn_error_set(err, CAIRN_EIO, "store: cannot open %s: %s", path,

@@ -68,6 +68,18 @@ typedef struct cairn_master_config {
   const char *broadcast_plan;   /* planner of broadcast inputs: ECEF-LA (default), ECEF,
                                    ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,
                                    bounded-degree, or online (no plan) */
+  /* Limits against hostile clients (docs/security.md); 0 takes the default. */
+  size_t max_body_memory;       /* bytes of request bodies held at once, all requests
+                                   together (an upload is streamed to disk and does not
+                                   count); past it a request gets 503 with Retry-After;
+                                   default 256 MiB */
+  int per_ip_connections;       /* connections one client address may hold open; more are
+                                   closed at once; default 64; < 0: no limit */
+  int idle_timeout_seconds;     /* a connection with nothing sent or received for this
+                                   long is closed; default 15 */
+  int request_seconds;          /* a request without the admin token must be complete
+                                   (headers and body) this long after its request line,
+                                   else its connection is closed; default 30 */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);
