@@ -22,6 +22,10 @@
 #include "common/sha256.h"
 #include "server/master.h"
 
+/* The TLS versions served (GnuTLS priority string): 1.2 and 1.3; 1.0 and
+ * 1.1 are refused at the handshake. */
+#define CAIRN_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
 typedef struct conn {
   cairn__route route;
   cairn__gate gate;   /* what the headers allow (cairn__api_gate) */
@@ -443,7 +447,8 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
   }
   unsigned flags =
     MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
-  /* MHD ignores options after MHD_OPTION_END, so the TLS pair is last. */
+  /* MHD ignores options after MHD_OPTION_END, so the TLS options are last:
+   * TLS 1.2 and 1.3 only (GnuTLS priorities), then the certificate and key. */
   struct MHD_Daemon *d = MHD_start_daemon(
     flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
     (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)m->cfg.threads,
@@ -452,8 +457,8 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
     MHD_OPTION_CONNECTION_LIMIT, CAIRN_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
     m->cfg.per_ip_connections > 0 ? (unsigned)m->cfg.per_ip_connections : 0u,
     MHD_OPTION_EXTERNAL_LOGGER, on_log, m,
-    tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-    MHD_OPTION_END);
+    tls ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END, CAIRN_TLS_PRIORITIES,
+    MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
   int saved = errno;
   free(cert);
   free(key);

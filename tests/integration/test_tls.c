@@ -1,6 +1,8 @@
 /* test_tls.c — cairn-server with --tls-cert/--tls-key serves HTTPS: a worker
  * that trusts the certificate (CAIRN_CA_FILE) runs a job end to end; a
- * client that does not trust it gets no answer. */
+ * client that does not trust it gets no answer; a client offering only TLS
+ * 1.0 or 1.1 (openssl s_client, its own floor lowered) gets no handshake,
+ * one offering 1.2 or 1.3 does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,21 @@
 #include <string.h>
 
 #include "tests/support/editdist.h"
+
+/* 1 when openssl s_client completes a handshake with url's host and port
+ * using only TLS version flag ("-tls1", "-tls1_1", ...). */
+static int handshake(const char *url, const char *flag) {
+  char cmd[512], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/openssl s_client -connect %s %s -cipher DEFAULT@SECLEVEL=0 </dev/null 2>&1",
+           url + strlen("https://"), flag);
+  const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+  harness_run(argv, &out);
+  int ok = out && strstr(out, "Cipher is ") && !strstr(out, "Cipher is (NONE)");
+  fprintf(stderr, "openssl s_client %s: %s\n", flag, ok ? "handshake" : "refused");
+  free(out);
+  return ok;
+}
 
 static void test_https_end_to_end(void **state) {
   (void)state;
@@ -34,6 +51,10 @@ static void test_https_end_to_end(void **state) {
   assert_int_equal(harness_http(srv.url, "GET", "/healthz", NULL, NULL, 0, NULL, NULL, NULL), 0);
   setenv("CAIRN_CA_FILE", cert, 1);
   assert_int_equal(harness_http(srv.url, "GET", "/healthz", NULL, NULL, 0, NULL, NULL, NULL), 200);
+  assert_false(handshake(srv.url, "-tls1"));
+  assert_false(handshake(srv.url, "-tls1_1"));
+  assert_true(handshake(srv.url, "-tls1_2"));
+  assert_true(handshake(srv.url, "-tls1_3"));
   e2e_make_job(dir, 30, 30, 10);
   long long job = e2e_submit(srv.url, dir);
   snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
