@@ -298,6 +298,11 @@ cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn_
                                  cairn_http *h, cairn__peerstate *peers,
                                  const cairn__cancel *cancel, cairn_error *err) {
   cairn_status rc = CAIRN_OK;
+  for (size_t i = 0; i < t->nparents; i++)
+    if (!cairn__url_allowed(h, t, t->parents[i].url))
+      return cairn_error_set(err, CAIRN_EINVAL, "output of parent %.100s: url %.200s is neither "
+                             "the master's nor a peer's it named: refused", t->parents[i].id,
+                             t->parents[i].url);
   for (size_t i = 0; i < t->ninputs && rc == CAIRN_OK; i++)
     rc = fill_input(d, &t->inputs[i], i, cache, h, peers, cancel, err);
   for (size_t i = 0; i < t->nparents && rc == CAIRN_OK; i++)

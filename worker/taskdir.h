@@ -69,8 +69,9 @@ cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int
  * output (capped at the output limit) into the directory. Transient
  * failures are retried with backoff until cancel says stop (the caller
  * makes h's transfers abort on cancel too, see cairn_http_set_cancel()).
- * Returns CAIRN_OK; CAIRN_EIO when cancelled; any other status is a
- * permanent failure explained in err. */
+ * A parent url that cairn__url_allowed() refuses fails the task before
+ * anything is fetched. Returns CAIRN_OK; CAIRN_EIO when cancelled; any
+ * other status is a permanent failure explained in err. */
 cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn__cache *cache,
                                  cairn_http *h, cairn__peerstate *peers,
                                  const cairn__cancel *cancel, cairn_error *err);

@@ -1,8 +1,9 @@
 /* test_worker_cache.c — a task cannot corrupt its worker's input cache.
  *
  * A real cairn-worker (one slot, peer server on 127.0.0.1) runs a task
- * whose app overwrites its input in place (making it writable first, so
- * that it succeeds as root and as the file's owner alike), then a task that
+ * whose app overwrites the start of its input in place, keeping its size
+ * (making it writable first, so that it succeeds as root and as the file's
+ * owner alike), then a task that
  * prints the SHA-256 of the same input; a peer then downloads the input
  * from the worker's peer server. Both must get the original bytes. Then the
  * cached file itself is changed behind the worker's back: the peer server
@@ -182,8 +183,8 @@ static void test_task_cannot_corrupt_cache(void **state) {
   printf("input sha256 %s, running as uid %ld\n", f->sha, (long)getuid());
 
   long long job = submit(f, "{\"id\": \"write\", \"inputs\": [\"data\"], \"args\": [\"-c\","
-                            " \"chmod u+w inputs/data; printf corrupted > inputs/data &&"
-                            " echo overwritten\"]},"
+                            " \"chmod u+w inputs/data; printf corrupted |"
+                            " dd of=inputs/data conv=notrunc 2>/dev/null && echo overwritten\"]},"
                             "{\"id\": \"read\", \"inputs\": [\"data\"], \"after\": [\"write\"],"
                             " \"args\": [\"-c\", \"sha256sum < inputs/data | cut -c1-64\"]}");
   char *w = output_of(f, job, "write"), *r = output_of(f, job, "read");
