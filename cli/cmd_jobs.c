@@ -153,6 +153,12 @@ static void print_counts(json_t *j) {
          (long long)json_integer_value(json_object_get(c, "failed")));
 }
 
+/* The first 12 characters of s (NULL: "") in out. */
+static const char *sha12(const char *s, char out[13]) {
+  snprintf(out, 13, "%.12s", s ? s : "");
+  return out;
+}
+
 /* One job's input distribution: bytes by source, and per broadcast file
  * how many of its workers hold it and the plan in force. */
 static void print_distribution(json_t *j) {
@@ -168,10 +174,11 @@ static void print_distribution(json_t *j) {
   json_t *f;
   json_array_foreach(files, i, f) {
     json_t *secs = json_object_get(f, "seconds_to_all"), *plan = json_object_get(f, "plan");
-    char name[CAIRN_TERMSAFE_NAME], sha[16], algo[64];
+    char name[CAIRN_TERMSAFE_NAME], short_sha[13], sha[64], algo[64];
     printf("broadcast %s (%s): %lld of %lld workers hold it",
            cairn_termsafe(json_string_value(json_object_get(f, "name")), name, sizeof name),
-           cairn_termsafe(json_string_value(json_object_get(f, "sha256")), sha, sizeof sha),
+           cairn_termsafe(sha12(json_string_value(json_object_get(f, "sha256")), short_sha), sha,
+                          sizeof sha),
            (long long)json_integer_value(json_object_get(f, "holding")),
            (long long)json_integer_value(json_object_get(f, "workers")));
     if (json_is_integer(secs))

@@ -58,13 +58,16 @@ char *cairn__cache_path(const cairn__cache *c, const char *sha256) {
 
 cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const char *sha256),
                                void *ud, cairn_error *err) {
-  DIR *d = opendir(c->dir);
-  if (!d)
+  unsigned removed = 0;
+  int dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int rc = dfd >= 0 ? cairn__verify_dir(c->verified, dfd, fn, ud, &removed) : -1;
+  if (dfd >= 0)
+    close(dfd);
+  if (rc != 0)
     return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", c->dir, strerror(errno));
-  for (struct dirent *e = readdir(d); e; e = readdir(d))
-    if (cairn_sha256_valid_hex(e->d_name))
-      fn(ud, e->d_name);
-  closedir(d);
+  if (removed)
+    CAIRN_WARN(c->log, "cache: %u files no longer held the bytes of their digest: removed",
+               removed);
   return CAIRN_OK;
 }
 

@@ -33,8 +33,12 @@ void cairn__cache_destroy(cairn__cache *c);
 /* Path of the cached file for sha256 (caller frees), or NULL on OOM. */
 char *cairn__cache_path(const cairn__cache *c, const char *sha256);
 
-/* Calls fn(ud, sha256) for every file in the cache (verified when it was
- * stored). Returns CAIRN_OK, or CAIRN_EIO when the directory cannot be read. */
+/* Calls fn(ud, sha256) for every file in the cache that holds the bytes of
+ * its digest: each is hashed now unless unchanged since its last check
+ * (verify.h), so that a worker hashes the files it finds at start once,
+ * before it announces or serves them; one that does not match is removed
+ * (logged at warn). Returns CAIRN_OK, or CAIRN_EIO when the directory
+ * cannot be read. */
 cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const char *sha256),
                                void *ud, cairn_error *err);
 

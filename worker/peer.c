@@ -209,7 +209,7 @@ static enum MHD_Result serve(cairn__peer *p, struct MHD_Connection *c, const cha
   struct MHD_Response *r = NULL;
   if (fd >= 0 && fstat(fd, &st) == 0 && (!get || t))
     r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
-  else if (fd >= 0)
+  if (!r && fd >= 0)
     close(fd);
   if (!r) {
     if (get)
@@ -339,6 +339,11 @@ cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
     cairn__peer_stop(p);
     return NULL;
   }
+  unsigned removed = 0;  /* its own table: the files found now are hashed now */
+  if (p->own_verified && cairn__verify_dir(p->verified, p->cache_fd, NULL, NULL, &removed) == 0 &&
+      removed)
+    CAIRN_WARN(p->log, "peer: %u cache files did not hold the bytes of their digest: removed",
+               removed);
   p->daemon = start_daemon(p, &a);
   const union MHD_DaemonInfo *info =
     p->daemon ? MHD_get_daemon_info(p->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;

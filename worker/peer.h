@@ -37,9 +37,12 @@ int cairn__peer_parse_listen(const char *spec);
 cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
                                cairn__peerstate *ps, const cairn_logger *log, cairn_error *err);
 
-/* Like cairn__peer_start(), checking files against verified (borrowed: the
+/* cairn__peer_start() keeps a table of its own and hashes the files it
+ * finds in cache_dir when it starts. Like it, cairn__peer_start_shared()
+ * checks files against verified (borrowed: the
  * cache's table, which must outlive the server) instead of a table of its
- * own, so that a file the cache stored is served without a second hash. */
+ * own (and hashes nothing at start: cairn__cache_each() did), so that a
+ * file the cache stored is served without a second hash. */
 cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
                                       unsigned max_transfers, cairn__peerstate *ps,
                                       cairn__verify *verified, const cairn_logger *log,

@@ -1,7 +1,9 @@
 /* verify.c — digests checked since the file's last change. */
 #include "worker/verify.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,4 +193,31 @@ int cairn__verify_fd(cairn__verify *v, int fd, const char *sha256, long long siz
   if (ns_of(&sb.ctime) + VERIFY_SETTLE_MS * 1000000LL < ns_of(&start))
     remember(v, sha256, &sb);
   return CAIRN__VERIFY_OK;
+}
+
+int cairn__verify_dir(cairn__verify *v, int dfd, void (*fn)(void *ud, const char *sha256),
+                      void *ud, unsigned *removed) {
+  int dup_fd = dup(dfd);
+  DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+  *removed = 0;
+  if (!d) {
+    if (dup_fd >= 0)
+      close(dup_fd);
+    return -1;
+  }
+  rewinddir(d);
+  for (struct dirent *e = readdir(d); e; e = readdir(d)) {
+    if (!cairn_sha256_valid_hex(e->d_name))
+      continue;
+    int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = fd >= 0 ? cairn__verify_fd(v, fd, e->d_name, -1, NULL) : CAIRN__VERIFY_ERROR;
+    if (fd >= 0)
+      close(fd);
+    if (rc == CAIRN__VERIFY_OK && fn)
+      fn(ud, e->d_name);
+    else if (rc == CAIRN__VERIFY_MISMATCH && unlinkat(dfd, e->d_name, 0) == 0)
+      (*removed)++;
+  }
+  closedir(d);
+  return 0;
 }

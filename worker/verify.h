@@ -46,6 +46,14 @@ int cairn__verify_fd(cairn__verify *v, int fd, const char *sha256, long long siz
  * from the caller's own verified download). */
 void cairn__verify_record(cairn__verify *v, int fd, const char *sha256);
 
+/* Checks every file of the directory open as dfd whose name is a sha256
+ * (as cairn__verify_fd() does, size unknown): one that does not hold the
+ * bytes of its name is removed (counted in *removed), fn(ud, sha256) is
+ * called for each that does (fn may be NULL). Returns 0, or -1 when the
+ * directory cannot be read. */
+int cairn__verify_dir(cairn__verify *v, int dfd, void (*fn)(void *ud, const char *sha256),
+                      void *ud, unsigned *removed);
+
 /* Forgets sha256 (its file was removed or replaced). */
 void cairn__verify_forget(cairn__verify *v, const char *sha256);
 
