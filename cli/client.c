@@ -1,4 +1,5 @@
 /* client.c — shared plumbing of the admin subcommands. */
+#include "common/termsafe.h"
 #include "cli/client.h"
 
 #include <stdio.h>
@@ -73,9 +74,11 @@ long cairn_client_json(cairn_http *h, const char *method, const char *path, cons
   json_t *j = r.body.len ? json_loadb(r.body.data, r.body.len, 0, NULL) : NULL;
   if (r.status >= 400 && !quiet_errors) {
     json_t *msg = json_object_get(json_object_get(j, "error"), "message");
-    cairn_cli_fail("%s %s: HTTP %ld: %s", method, path, r.status,
-                   json_is_string(msg) ? json_string_value(msg)
-                                       : (r.body.len ? r.body.data : "no details"));
+    char safe[1024];  /* the master's words, without control characters */
+    cairn_termsafe(json_is_string(msg) ? json_string_value(msg)
+                                       : (r.body.len ? r.body.data : "no details"),
+                   safe, sizeof safe);
+    cairn_cli_fail("%s %s: HTTP %ld: %s", method, path, r.status, safe);
   }
   cairn_buf_free(&r.body);
   *out = j;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/termsafe.h"
 #include "cli/client.h"
 
 static int positive(const char *s, long long *out) {
@@ -12,9 +13,15 @@ static int positive(const char *s, long long *out) {
   return *s && !*end && *out > 0 ? 0 : -1;
 }
 
+/* Member k of o as text safe for a terminal (common/termsafe.h), "-" when
+ * absent. The result lives until STR_SLOTS more calls (one printf's worth). */
+#define STR_SLOTS 8
 static const char *str(json_t *o, const char *k) {
+  static char slots[STR_SLOTS][CAIRN_TERMSAFE_NAME];
+  static unsigned next;
   const char *s = json_string_value(json_object_get(o, k));
-  return s ? s : "-";
+  char *out = slots[next++ % STR_SLOTS];
+  return s ? cairn_termsafe(s, out, sizeof slots[0]) : "-";
 }
 
 static long long num(json_t *o, const char *k) {

@@ -11,6 +11,7 @@
 #include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/sha256.h"
+#include "common/termsafe.h"
 
 static int hash_file(const char *path, char hex[65], long long *size) {
   FILE *f = fopen(path, "rb");
@@ -139,16 +140,23 @@ out:
 
 static void print_counts(json_t *j) {
   json_t *c = json_object_get(j, "counts");
+  char name[CAIRN_TERMSAFE_NAME], state[64];
   printf("%-5lld %-20s %-8s %7lld %7lld %7lld %7lld %7lld %7lld\n",
          (long long)json_integer_value(json_object_get(j, "id")),
-         json_string_value(json_object_get(j, "name")),
-         json_string_value(json_object_get(j, "state")),
+         cairn_termsafe(json_string_value(json_object_get(j, "name")), name, sizeof name),
+         cairn_termsafe(json_string_value(json_object_get(j, "state")), state, sizeof state),
          (long long)json_integer_value(json_object_get(j, "tasks")),
          (long long)json_integer_value(json_object_get(c, "waiting")),
          (long long)json_integer_value(json_object_get(c, "eligible")),
          (long long)json_integer_value(json_object_get(c, "running")),
          (long long)json_integer_value(json_object_get(c, "done")),
          (long long)json_integer_value(json_object_get(c, "failed")));
+}
+
+/* The first 12 characters of s (NULL: "") in out. */
+static const char *sha12(const char *s, char out[13]) {
+  snprintf(out, 13, "%.12s", s ? s : "");
+  return out;
 }
 
 /* One job's input distribution: bytes by source, and per broadcast file
@@ -166,16 +174,19 @@ static void print_distribution(json_t *j) {
   json_t *f;
   json_array_foreach(files, i, f) {
     json_t *secs = json_object_get(f, "seconds_to_all"), *plan = json_object_get(f, "plan");
-    printf("broadcast %s (%.12s): %lld of %lld workers hold it",
-           json_string_value(json_object_get(f, "name")),
-           json_string_value(json_object_get(f, "sha256")),
+    char name[CAIRN_TERMSAFE_NAME], short_sha[13], sha[64], algo[64];
+    printf("broadcast %s (%s): %lld of %lld workers hold it",
+           cairn_termsafe(json_string_value(json_object_get(f, "name")), name, sizeof name),
+           cairn_termsafe(sha12(json_string_value(json_object_get(f, "sha256")), short_sha), sha,
+                          sizeof sha),
            (long long)json_integer_value(json_object_get(f, "holding")),
            (long long)json_integer_value(json_object_get(f, "workers")));
     if (json_is_integer(secs))
       printf(", all within %lld s", (long long)json_integer_value(secs));
     if (json_is_object(plan))
       printf("; plan %s over %lld clusters, predicted %.2f s (lower bound %.2f s)",
-             json_string_value(json_object_get(plan, "algorithm")),
+             cairn_termsafe(json_string_value(json_object_get(plan, "algorithm")), algo,
+                            sizeof algo),
              (long long)json_integer_value(json_object_get(plan, "clusters")),
              json_number_value(json_object_get(plan, "predicted_s")),
              json_number_value(json_object_get(plan, "lower_bound_s")));
@@ -296,18 +307,19 @@ int cairn_cmd_wait(int argc, char **argv) {
   return rc;
 }
 
-/* Prints s on one line: newlines and tabs escaped, trailing newline dropped. */
+/* Prints s on one line: newlines and tabs escaped as \n and \t, every
+ * other control byte as \xNN (common/termsafe.h), trailing newline dropped. */
 static void one_line(const char *s) {
-  size_t n = strlen(s);
+  size_t n = strlen(s), from = 0;
   while (n && s[n - 1] == '\n')
     n--;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '\n')
-      fputs("\\n", stdout);
-    else if (s[i] == '\t')
-      fputs("\\t", stdout);
-    else
-      putchar(s[i]);
+  for (size_t i = 0; i <= n; i++) {
+    if (i < n && s[i] != '\n' && s[i] != '\t')
+      continue;
+    cairn_termsafe_write(stdout, s + from, i - from);
+    if (i < n)
+      fputs(s[i] == '\n' ? "\\n" : "\\t", stdout);
+    from = i + 1;
   }
 }
 
@@ -352,8 +364,11 @@ int cairn_cmd_results(int argc, char **argv) {
       json_array_foreach(json_object_get(resp, "tasks"), i, t) {
         json_t *v = json_object_get(t, "volunteer"), *x = json_object_get(t, "index");
         json_t *out = json_object_get(t, "output");
-        printf("%s\t%s\t", json_string_value(json_object_get(t, "id")),
-               json_string_value(json_object_get(t, "state")));
+        char tid[CAIRN_TERMSAFE_NAME], state[64];
+        printf("%s\t%s\t", cairn_termsafe(json_string_value(json_object_get(t, "id")), tid,
+                                          sizeof tid),
+               cairn_termsafe(json_string_value(json_object_get(t, "state")), state,
+                              sizeof state));
         if (json_is_integer(v))
           printf("%lld\t%lld\t", (long long)json_integer_value(v),
                  (long long)json_integer_value(x));
@@ -395,10 +410,12 @@ int cairn_cmd_volunteers(int argc, char **argv) {
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(resp, "volunteers"), i, v) {
+      char name[CAIRN_TERMSAFE_NAME], cluster[CAIRN_TERMSAFE_NAME];
       printf("%-5lld %-16s %-12s %6lld %11lld %7lld %7lld %6s\n",
              (long long)json_integer_value(json_object_get(v, "id")),
-             json_string_value(json_object_get(v, "name")),
-             json_string_value(json_object_get(v, "cluster")),
+             cairn_termsafe(json_string_value(json_object_get(v, "name")), name, sizeof name),
+             cairn_termsafe(json_string_value(json_object_get(v, "cluster")), cluster,
+                            sizeof cluster),
              (long long)json_integer_value(json_object_get(v, "row")),
              (long long)json_integer_value(json_object_get(v, "allocations")),
              (long long)json_integer_value(json_object_get(v, "valid")),

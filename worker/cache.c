@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,9 @@
 
 cairn_status cairn__cache_init(cairn__cache *c, const char *dir, cairn_error *err) {
   c->dir = strdup(dir);
+  c->verified = cairn__verify_new();
   atomic_init(&c->counter, 0);
-  if (!c->dir)
+  if (!c->dir || !c->verified)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status rc = cairn__mkdirs(dir, 0755, err);
   if (rc != CAIRN_OK)
@@ -46,6 +48,8 @@ cairn_status cairn__cache_init(cairn__cache *c, const char *dir, cairn_error *er
 void cairn__cache_destroy(cairn__cache *c) {
   free(c->dir);
   c->dir = NULL;
+  cairn__verify_free(c->verified);
+  c->verified = NULL;
 }
 
 char *cairn__cache_path(const cairn__cache *c, const char *sha256) {
@@ -54,13 +58,16 @@ char *cairn__cache_path(const cairn__cache *c, const char *sha256) {
 
 cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const char *sha256),
                                void *ud, cairn_error *err) {
-  DIR *d = opendir(c->dir);
-  if (!d)
+  unsigned removed = 0;
+  int dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int rc = dfd >= 0 ? cairn__verify_dir(c->verified, dfd, fn, ud, &removed) : -1;
+  if (dfd >= 0)
+    close(dfd);
+  if (rc != 0)
     return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", c->dir, strerror(errno));
-  for (struct dirent *e = readdir(d); e; e = readdir(d))
-    if (cairn_sha256_valid_hex(e->d_name))
-      fn(ud, e->d_name);
-  closedir(d);
+  if (removed)
+    CAIRN_WARN(c->log, "cache: %u files no longer held the bytes of their digest: removed",
+               removed);
   return CAIRN_OK;
 }
 
@@ -82,6 +89,30 @@ static cairn_status classify(cairn_status rc, long status, cairn_error *err) {
   return CAIRN_EINVAL;
 }
 
+/* Removes path when it is still the file open as fd (not a good copy
+ * renamed there since). */
+static void drop_if_same(const char *path, int fd) {
+  struct stat a, b;
+  if (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    unlink(path);
+}
+
+/* 1 when the cached file path holds the bytes of sha256 (and size bytes
+ * when size >= 0); a file that does not is removed. */
+static int reuse(cairn__cache *c, const char *sha256, long long size, const char *path) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  int v = cairn__verify_fd(c->verified, fd, sha256, size, NULL);
+  if (v != CAIRN__VERIFY_OK) {
+    CAIRN_WARN(c->log, "cache: %s no longer holds the bytes of its digest%s: removed, fetching "
+               "again", path, size >= 0 ? " and size" : "");
+    drop_if_same(path, fd);
+  }
+  close(fd);
+  return v == CAIRN__VERIFY_OK;
+}
+
 cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
                                 long long size, const char *url, char **path, long *status,
                                 int *reason, cairn_error *err) {
@@ -97,19 +128,19 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
   final = cairn__cache_path(c, sha256);
   if (!final)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  long long have = cairn__file_size(final);
-  if (have >= 0 && (size < 0 || have == size)) {
+  if (reuse(c, sha256, size, final)) {
     *path = final;
     return CAIRN_OK;
-  }
-  if (have >= 0) {
-    CAIRN_WARN(c->log, "cache: %s has %lld bytes, expected %lld: fetching again", final, have, size);
-    unlink(final);
   }
   unsigned long n = atomic_fetch_add(&c->counter, 1);
   if (asprintf(&tmp, "%s/" TMP_PREFIX "%ld-%lu-%s", c->dir, (long)getpid(), n, sha256) < 0) {
     tmp = NULL;
     rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  if (size > (long long)CAIRN_MAX_FILE) {
+    rc = cairn_error_set(err, CAIRN_ETOOBIG, "input %s: declared size %lld is over %llu bytes",
+                         sha256, size, (unsigned long long)CAIRN_MAX_FILE);
     goto out;
   }
   unsigned long long max = size >= 0 ? (unsigned long long)size : CAIRN_MAX_FILE;
@@ -131,6 +162,11 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
   if (chmod(tmp, 0444) != 0 || rename(tmp, final) != 0) {
     rc = cairn_error_set(err, CAIRN_EIO, "cache: cannot store %s: %s", final, strerror(errno));
     goto out;
+  }
+  int fd = open(final, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {  /* hashed while it arrived, written by no one else */
+    cairn__verify_record(c->verified, fd, sha256);
+    close(fd);
   }
   CAIRN_DEBUG(c->log, "cache: stored %s (%lld bytes)", sha256, got);
   *path = final;

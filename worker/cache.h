@@ -2,8 +2,11 @@
  *
  * A file enters the cache only after its SHA-256 (and size, when known) was
  * checked: it is downloaded to DIR/cache/.tmp-*, verified while it arrives,
- * made read-only and renamed into place. A present file whose size matches
- * is reused without download. Safe for concurrent use by several threads
+ * made read-only and renamed into place. A present file is reused without
+ * download only when it still holds the bytes of its digest (verify.h:
+ * hashed again unless unchanged since its last check); one that does not is
+ * removed (logged at warn) and downloaded again. Tasks get copies, never
+ * the cached file itself (taskdir.h). Safe for concurrent use by several threads
  * and processes sharing DIR (rename is atomic). Private to worker/.
  */
 #ifndef CAIRN_CACHE_H
@@ -14,10 +17,12 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "worker/transport.h"
+#include "worker/verify.h"
 
 typedef struct cairn__cache {
   char *dir;
   atomic_ulong counter;  /* temp file names */
+  cairn__verify *verified;  /* owned: files checked since their last change */
   const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__cache;
 
@@ -28,13 +33,19 @@ void cairn__cache_destroy(cairn__cache *c);
 /* Path of the cached file for sha256 (caller frees), or NULL on OOM. */
 char *cairn__cache_path(const cairn__cache *c, const char *sha256);
 
-/* Calls fn(ud, sha256) for every file in the cache (verified when it was
- * stored). Returns CAIRN_OK, or CAIRN_EIO when the directory cannot be read. */
+/* Calls fn(ud, sha256) for every file in the cache that holds the bytes of
+ * its digest: each is hashed now unless unchanged since its last check
+ * (verify.h), so that a worker hashes the files it finds at start once,
+ * before it announces or serves them; one that does not match is removed
+ * (logged at warn). Returns CAIRN_OK, or CAIRN_EIO when the directory
+ * cannot be read. */
 cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const char *sha256),
                                void *ud, cairn_error *err);
 
 /* Makes sure DIR/cache/<sha256> holds the verified file, downloading it
- * from url through h when missing (size < 0: unknown). On success *path is
+ * from url through h when missing or no longer matching its digest (size
+ * < 0: unknown, capped at CAIRN_MAX_FILE; a larger answer is refused and
+ * nothing is stored). On success *path is
  * the cached file (caller frees). Returns:
  *   CAIRN_OK;
  *   CAIRN_EIO        no answer, 429 or 5xx: may work later;

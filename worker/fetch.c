@@ -69,6 +69,38 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
   }
 }
 
+/* Length of the origin "scheme://host[:port]" of an http(s) URL, or 0 when
+ * url is not one (or names a user). */
+static size_t origin_len(const char *url) {
+  const char *rest = strncmp(url, "http://", 7) == 0    ? url + 7
+                     : strncmp(url, "https://", 8) == 0 ? url + 8
+                                                        : NULL;
+  if (!rest)
+    return 0;
+  size_t n = strcspn(rest, "/?#");
+  if (n == 0 || memchr(rest, '@', n) || memchr(rest, '\\', n))
+    return 0;
+  return (size_t)(rest - url) + n;
+}
+
+int cairn__url_allowed(cairn_http *h, const cairn__task *t, const char *url) {
+  if (url[0] == '/')
+    return url[1] != '/' && url[1] != '\\';
+  size_t n = origin_len(url);
+  const char *base = cairn_http_base(h);
+  if (!n)
+    return 0;
+  if (origin_len(base) == n && strncmp(base, url, n) == 0)
+    return 1;
+  for (size_t i = 0; i < t->ninputs; i++)
+    for (size_t k = 0; k < t->inputs[i].nsources; k++) {
+      const char *src = t->inputs[i].sources[k];
+      if (origin_len(src) == n && strncmp(src, url, n) == 0)
+        return 1;
+    }
+  return 0;
+}
+
 cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
                                 const cairn__input *in, const cairn__cancel *cancel, char **path,
                                 cairn_error *err) {

@@ -33,4 +33,12 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
                                 const cairn__input *in, const cairn__cancel *cancel, char **path,
                                 cairn_error *err);
 
+/* 1 when the worker may download url for task t (a parent's output): a path
+ * on the master ("/...", not "//..."), or an http(s) URL whose origin
+ * (scheme://host[:port], no user part) is the master's or that of a peer
+ * source the master named for one of t's inputs. Anything else (another
+ * scheme, another host) is refused: the master's offer cannot make the
+ * worker read local files or reach hosts the master did not name. */
+int cairn__url_allowed(cairn_http *h, const cairn__task *t, const char *url);
+
 #endif

@@ -1,12 +1,14 @@
-/* fsutil.c — mkdir -p, rm -rf, atomic writes, link-or-copy. */
+/* fsutil.c — mkdir -p, rm -rf, atomic writes, copies of input files. */
 #include "worker/fsutil.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -165,42 +167,53 @@ cairn_status cairn__read_file(const char *path, size_t max, cairn_buf *out, cair
   return rc;
 }
 
-static cairn_status copy_file(const char *src, const char *dst, cairn_error *err) {
+/* Copies the rest of in to out: copy_file_range() (in the kernel), then
+ * read/write when the file systems do not allow it. Returns 0 or -1. */
+static int copy_fds(int in, int out) {
   char chunk[65536];
-  cairn_status rc = CAIRN_OK;
-  int in = open(src, O_RDONLY | O_CLOEXEC);
-  if (in < 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", src, strerror(errno));
-  int outfd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
-  if (outfd < 0) {
-    close(in);
-    return cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", dst, strerror(errno));
+  for (;;) {
+    ssize_t k = copy_file_range(in, NULL, out, NULL, 1u << 30, 0);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k == 0)
+      return 0;
+    if (k < 0)
+      break;
   }
+  if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+    return -1;
   for (;;) {
     ssize_t k = read(in, chunk, sizeof chunk);
     if (k < 0 && errno == EINTR)
       continue;
-    if (k == 0)
-      break;
-    if (k < 0 || write_all(outfd, chunk, (size_t)k) != 0) {
-      rc = cairn_error_set(err, CAIRN_EIO, "cannot copy %s to %s: %s", src, dst, strerror(errno));
-      break;
-    }
+    if (k <= 0)
+      return k == 0 ? 0 : -1;
+    if (write_all(out, chunk, (size_t)k) != 0)
+      return -1;
   }
+}
+
+cairn_status cairn__clone_or_copy(const char *src, const char *dst, cairn_error *err) {
+  cairn_status rc = CAIRN_OK;
+  if (unlink(dst) != 0 && errno != ENOENT)
+    return cairn_error_set(err, CAIRN_EIO, "cannot replace %s: %s", dst, strerror(errno));
+  int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (in < 0)
+    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", src, strerror(errno));
+  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (out < 0) {
+    close(in);
+    return cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", dst, strerror(errno));
+  }
+  /* A reflink shares the blocks until either side is written (copy on write). */
+  if (ioctl(out, FICLONE, in) != 0 && copy_fds(in, out) != 0)
+    rc = cairn_error_set(err, CAIRN_EIO, "cannot copy %s to %s: %s", src, dst, strerror(errno));
   close(in);
-  if (close(outfd) != 0 && rc == CAIRN_OK)
+  if (close(out) != 0 && rc == CAIRN_OK)
     rc = cairn_error_set(err, CAIRN_EIO, "cannot write %s: %s", dst, strerror(errno));
   if (rc != CAIRN_OK)
     unlink(dst);
   return rc;
-}
-
-cairn_status cairn__link_or_copy(const char *src, const char *dst, cairn_error *err) {
-  if (unlink(dst) != 0 && errno != ENOENT)
-    return cairn_error_set(err, CAIRN_EIO, "cannot replace %s: %s", dst, strerror(errno));
-  if (link(src, dst) == 0)
-    return CAIRN_OK;
-  return copy_file(src, dst, err);
 }
 
 long long cairn__file_size(const char *path) {

@@ -30,9 +30,11 @@ cairn_status cairn__write_file_atomic(const char *path, const void *data, size_t
 /* Reads the whole file into out (initialised here with cap max). */
 cairn_status cairn__read_file(const char *path, size_t max, cairn_buf *out, cairn_error *err);
 
-/* Makes dst name the same bytes as src: a hard link, or a copy when linking
- * is impossible (other file system). An existing dst is replaced. */
-cairn_status cairn__link_or_copy(const char *src, const char *dst, cairn_error *err);
+/* Makes dst (mode 0444) a file of its own with the bytes of src: a reflink
+ * (ioctl FICLONE) where the file system shares blocks, else a copy. Never a
+ * hard link, so that writing dst cannot change src. An existing dst is
+ * replaced. */
+cairn_status cairn__clone_or_copy(const char *src, const char *dst, cairn_error *err);
 
 /* Size of the regular file at path, or -1 when it is missing or not a file. */
 long long cairn__file_size(const char *path);

@@ -17,10 +17,20 @@
 
 #include "common/log.h"
 #include "common/sha256.h"
+#include "worker/deadline.h"
+#include "worker/verify.h"
 
 #define FILES_PREFIX "/v1/files/"
+/* Connections at once, in all and from one address (docs/worker.md, "Peer
+ * file server"): one address cannot take the server's connections from the
+ * rest of its cluster. */
 #define CONNECTION_LIMIT 256u
-#define CONNECTION_TIMEOUT_S 60u
+#define PER_ADDRESS_LIMIT 16u
+/* A connection that moves no byte for this long is closed. */
+#define CONNECTION_TIMEOUT_S 30u
+/* A request header must be complete this long after the connection opened
+ * or its previous request ended (deadline.h). */
+#define HEADER_DEADLINE_MS 5000u
 
 struct cairn__peer {
   struct MHD_Daemon *daemon;
@@ -29,6 +39,10 @@ struct cairn__peer {
   atomic_uint active;
   unsigned port;
   cairn__peerstate *ps;
+  cairn__verify *verified;   /* files hashed since their last change: owned when own_verified,
+                                else borrowed from the cache */
+  int own_verified;
+  cairn__deadline *deadline; /* owned: the request-header deadline */
   const cairn_logger *log;   /* borrowed: the worker's */
 };
 
@@ -120,6 +134,105 @@ static const char *bearer(struct MHD_Connection *c) {
   return *v ? v : NULL;
 }
 
+/* The cached file name (a sha256) open for reading when it still holds
+ * the bytes of its digest (verify.h), else -1. A file that does not is
+ * removed from the cache (logged at warn) and never sent. */
+static int open_verified(cairn__peer *p, const char *name) {
+  int fd = openat(p->cache_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  int hashed = 0, v = cairn__verify_fd(p->verified, fd, name, -1, &hashed);
+  if (v == CAIRN__VERIFY_OK) {
+    if (hashed)
+      CAIRN_DEBUG(p->log, "peer: %s hashed before serving", name);
+    return fd;
+  }
+  struct stat a, b;
+  if (v == CAIRN__VERIFY_MISMATCH && fstat(fd, &a) == 0 &&
+      fstatat(p->cache_fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino) {
+    CAIRN_WARN(p->log, "peer: cache file %s no longer holds the bytes of its digest: removed, "
+               "not served", name);
+    unlinkat(p->cache_fd, name, 0);
+  }
+  close(fd);
+  return -1;
+}
+
+/* 1 when the request announces a body. */
+static int has_body(struct MHD_Connection *c) {
+  const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+  const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+  return te || (len && strspn(len, "0") != strlen(len));
+}
+
+/* The connection's deadline watch (NULL when it is not watched). */
+static cairn__deadline_conn *watch_of(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *i =
+    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return i ? i->socket_context : NULL;
+}
+
+/* Tells the deadline watch that c's request header is complete. */
+static void header_arrived(cairn__peer *p, struct MHD_Connection *c) {
+  cairn__deadline_conn *w = watch_of(c);
+  if (w)
+    cairn__deadline_got_header(p->deadline, w);
+}
+
+/* Watches each new connection's header deadline; forgets it when it closes. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code) {
+  cairn__peer *p = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *i =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_ctx = i ? cairn__deadline_add(p->deadline, i->connect_fd) : NULL;
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    cairn__deadline_remove(p->deadline, *socket_ctx);
+    *socket_ctx = NULL;
+  }
+}
+
+/* Answers a checked request for the cached file name: 200 with it, 404,
+ * or 503 when a GET would exceed max_transfers (a place is taken before
+ * the file is opened, so that concurrent requests cannot exceed it). */
+static enum MHD_Result serve(cairn__peer *p, struct MHD_Connection *c, const char *name, int get,
+                             void **ctx) {
+  if (get && atomic_fetch_add(&p->active, 1) >= p->max_transfers) {
+    atomic_fetch_sub(&p->active, 1);
+    return reply(c, 503, "overloaded", "too many transfers at once");
+  }
+  int fd = open_verified(p, name);
+  struct stat st;
+  transfer *t = get && fd >= 0 ? calloc(1, sizeof *t) : NULL;
+  struct MHD_Response *r = NULL;
+  if (fd >= 0 && fstat(fd, &st) == 0 && (!get || t))
+    r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+  if (!r && fd >= 0)
+    close(fd);
+  if (!r) {
+    if (get)
+      atomic_fetch_sub(&p->active, 1);
+    free(t);
+    return fd < 0 ? reply(c, 404, "not_found", "no such file in this cache") : MHD_NO;
+  }
+  MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+  enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  if (t && ret == MHD_YES) {
+    memcpy(t->sha256, name, 65);
+    t->size = (unsigned long long)st.st_size;
+    *ctx = t;
+    CAIRN_DEBUG(p->log, "peer: sending %s (%llu bytes)", t->sha256, t->size);
+  } else {
+    if (get)
+      atomic_fetch_sub(&p->active, 1);
+    free(t);
+  }
+  return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -128,8 +241,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   int get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
   if (*ctx)  /* a transfer already answered */
     return MHD_YES;
+  header_arrived(p, c);
   if (!get && !head)
     return reply(c, 405, "bad_request", "only GET and HEAD are served");
+  if (has_body(c))  /* never read: the answer does not wait for a body */
+    return reply(c, 400, "bad_request", "a request body is not accepted");
   const char *token = bearer(c);
   if (!token)
     return reply(c, 401, "unauthorized", "a peer token is required");
@@ -140,41 +256,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   const char *name = url + strlen(FILES_PREFIX);
   if (!cairn_sha256_valid_hex(name))
     return reply(c, 404, "not_found", "not a sha256");
-  if (get && atomic_load(&p->active) >= p->max_transfers)
-    return reply(c, 503, "overloaded", "too many transfers at once");
-  int fd = openat(p->cache_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (fd >= 0)
-      close(fd);
-    return reply(c, 404, "not_found", "no such file in this cache");
-  }
-  transfer *t = get ? calloc(1, sizeof *t) : NULL;
-  struct MHD_Response *r = (!get || t) ? MHD_create_response_from_fd((uint64_t)st.st_size, fd)
-                                       : NULL;
-  if (!r) {
-    close(fd);
-    free(t);
-    return MHD_NO;
-  }
-  MHD_add_response_header(r, "Content-Type", "application/octet-stream");
-  enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-  MHD_destroy_response(r);
-  if (t && ret == MHD_YES) {
-    memcpy(t->sha256, name, 65);
-    t->size = (unsigned long long)st.st_size;
-    atomic_fetch_add(&p->active, 1);
-    *ctx = t;
-    CAIRN_DEBUG(p->log, "peer: sending %s (%llu bytes)", t->sha256, t->size);
-  } else
-    free(t);
-  return ret;
+  return serve(p, c, name, get, ctx);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode toe) {
   cairn__peer *p = cls;
   transfer *t = *ctx;
+  cairn__deadline_conn *w = watch_of(c);
+  if (w)  /* the next request's header is due in time */
+    cairn__deadline_wait(p->deadline, w);
   if (!t)
     return;
   atomic_fetch_sub(&p->active, 1);
@@ -197,8 +288,28 @@ static void on_log(void *cls, const char *fmt, va_list ap) {
   CAIRN_DEBUG(p->log, "peer: %s", line);
 }
 
+/* A thread per connection, so that neither a slow client nor the hash of
+ * a file before it is served (open_verified()) holds up the others. */
+static struct MHD_Daemon *start_daemon(cairn__peer *p, const listen_addr *a) {
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                   MHD_USE_ERROR_LOG | (a->v6 ? MHD_USE_IPv6 : 0);
+  return MHD_start_daemon(
+    flags, 0, NULL, NULL, on_request, p, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&a->sa,
+    MHD_OPTION_NOTIFY_COMPLETED, on_completed, p, MHD_OPTION_NOTIFY_CONNECTION, on_connection, p,
+    MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+    PER_ADDRESS_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S,
+    MHD_OPTION_EXTERNAL_LOGGER, on_log, p, MHD_OPTION_END);
+}
+
 cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
                                cairn__peerstate *ps, const cairn_logger *log, cairn_error *err) {
+  return cairn__peer_start_shared(listen, cache_dir, max_transfers, ps, NULL, log, err);
+}
+
+cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
+                                      unsigned max_transfers, cairn__peerstate *ps,
+                                      cairn__verify *verified, const cairn_logger *log,
+                                      cairn_error *err) {
   listen_addr a;
   if (parse_addr(listen, &a) != 0) {
     cairn_error_set(err, CAIRN_EINVAL, "peer listen address \"%.100s\" is not HOST:PORT",
@@ -220,12 +331,20 @@ cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsign
     free(p);
     return NULL;
   }
-  unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (a.v6 ? MHD_USE_IPv6 : 0);
-  p->daemon = MHD_start_daemon(
-    flags, 0, NULL, NULL, on_request, p, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a.sa,
-    MHD_OPTION_NOTIFY_COMPLETED, on_completed, p, MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
-    MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, MHD_OPTION_EXTERNAL_LOGGER, on_log, p,
-    MHD_OPTION_END);
+  p->own_verified = !verified;
+  p->verified = verified ? verified : cairn__verify_new();
+  p->deadline = cairn__deadline_start(HEADER_DEADLINE_MS);
+  if (!p->verified || !p->deadline) {
+    cairn_error_set(err, CAIRN_ENOMEM, "peer server: out of memory or threads");
+    cairn__peer_stop(p);
+    return NULL;
+  }
+  unsigned removed = 0;  /* its own table: the files found now are hashed now */
+  if (p->own_verified && cairn__verify_dir(p->verified, p->cache_fd, NULL, NULL, &removed) == 0 &&
+      removed)
+    CAIRN_WARN(p->log, "peer: %u cache files did not hold the bytes of their digest: removed",
+               removed);
+  p->daemon = start_daemon(p, &a);
   const union MHD_DaemonInfo *info =
     p->daemon ? MHD_get_daemon_info(p->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
   if (!info || !info->port) {
@@ -234,8 +353,8 @@ cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsign
     return NULL;
   }
   p->port = info->port;
-  CAIRN_INFO(p->log, "peer server listening on %s (port %u, at most %u transfers)", listen, p->port,
-             p->max_transfers);
+  CAIRN_INFO(p->log, "peer server listening on %s (port %u, at most %u transfers, %u connections "
+             "from one address)", listen, p->port, p->max_transfers, PER_ADDRESS_LIMIT);
   return p;
 }
 
@@ -246,8 +365,11 @@ unsigned cairn__peer_active(cairn__peer *p) { return atomic_load(&p->active); }
 void cairn__peer_stop(cairn__peer *p) {
   if (!p)
     return;
-  if (p->daemon)
+  if (p->daemon)  /* first: closing its connections ends their watches */
     MHD_stop_daemon(p->daemon);
+  cairn__deadline_stop(p->deadline);
+  if (p->own_verified)
+    cairn__verify_free(p->verified);
   if (p->cache_fd >= 0)
     close(p->cache_fd);
   free(p);

@@ -1,13 +1,17 @@
 /* peer.h — the worker's peer file server (docs/protocol.md, "Data
  * distribution"): GET and HEAD /v1/files/{sha256} answered from the
  * verified cache only, to requests bearing the peer token, with at most
- * max_transfers files being sent at once. libmicrohttpd with one internal
- * polling thread; this module is the worker's only user of microhttpd.h.
+ * max_transfers files being sent at once. libmicrohttpd with a thread per
+ * connection, at most PER_ADDRESS_LIMIT connections from one address, a
+ * request-header deadline (deadline.h) and an idle timeout; this module is
+ * the worker's only user of microhttpd.h. A file is sent only when its
+ * bytes were hashed and found right since it last changed (verify.h); one
+ * found wrong is removed from the cache.
  *
  * Answers: 200 with the file (sent with sendfile); 401 without a bearer
  * token; 403 with a wrong one (any, before the master issued one); 404 for
  * a name that is not 64 lowercase hex digits or a file not in the cache;
- * 405 for other methods; 503 with "Retry-After: 1" when max_transfers files
+ * 405 for other methods; 400 for a request with a body (never read); 503 with "Retry-After: 1" when max_transfers files
  * are already being sent. Bytes of completed transfers are counted per file
  * in the peer state, for the next heartbeat's "served". Private to worker/.
  */
@@ -17,6 +21,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "worker/peerstate.h"
+#include "worker/verify.h"
 
 typedef struct cairn__peer cairn__peer;
 
@@ -31,6 +36,17 @@ int cairn__peer_parse_listen(const char *spec);
  * bound. */
 cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
                                cairn__peerstate *ps, const cairn_logger *log, cairn_error *err);
+
+/* cairn__peer_start() keeps a table of its own and hashes the files it
+ * finds in cache_dir when it starts. Like it, cairn__peer_start_shared()
+ * checks files against verified (borrowed: the
+ * cache's table, which must outlive the server) instead of a table of its
+ * own (and hashes nothing at start: cairn__cache_each() did), so that a
+ * file the cache stored is served without a second hash. */
+cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
+                                      unsigned max_transfers, cairn__peerstate *ps,
+                                      cairn__verify *verified, const cairn_logger *log,
+                                      cairn_error *err);
 
 /* The port the server listens on. */
 unsigned cairn__peer_port(const cairn__peer *p);

@@ -110,8 +110,10 @@ static cairn_status parse_inputs(cairn__task *t, json_t *inputs, cairn_error *er
     json_t *size = json_object_get(in, "size");
     if (!name || !sha || !cairn_sha256_valid_hex(sha))
       return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu] lacks a name or a sha256", i);
-    if (size && (!json_is_integer(size) || json_integer_value(size) < 0))
-      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].size is not a size", i);
+    if (size && (!json_is_integer(size) || json_integer_value(size) < 0 ||
+                 (unsigned long long)json_integer_value(size) > CAIRN_MAX_FILE))
+      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].size is not a size of at most "
+                             "%llu bytes", i, (unsigned long long)CAIRN_MAX_FILE);
     cairn__input *x = &t->inputs[i];
     t->ninputs = i + 1;
     x->name = strdup(name);

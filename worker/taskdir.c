@@ -255,7 +255,8 @@ static cairn_status prefixed(cairn_error *err, cairn_status rc, const char *what
   return cairn_error_set(err, rc, "%s %.100s: %s", what, name, why);
 }
 
-/* Fetches input i into the cache (see fetch.h) and links it into inputs/. */
+/* Fetches input i into the cache (see fetch.h) and gives the task its own
+ * copy in inputs/ (docs/worker.md, "Cache integrity"). */
 static cairn_status fill_input(cairn__taskdir *d, const cairn__input *in, size_t i,
                                cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
                                const cairn__cancel *cancel, cairn_error *err) {
@@ -265,7 +266,7 @@ static cairn_status fill_input(cairn__taskdir *d, const cairn__input *in, size_t
     return rc;
   if (rc != CAIRN_OK)
     return prefixed(err, rc, "input", in->name);
-  rc = cairn__link_or_copy(cached, d->input_paths[i], err);
+  rc = cairn__clone_or_copy(cached, d->input_paths[i], err);
   free(cached);
   return rc;
 }
@@ -297,6 +298,11 @@ cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn_
                                  cairn_http *h, cairn__peerstate *peers,
                                  const cairn__cancel *cancel, cairn_error *err) {
   cairn_status rc = CAIRN_OK;
+  for (size_t i = 0; i < t->nparents; i++)
+    if (!cairn__url_allowed(h, t, t->parents[i].url))
+      return cairn_error_set(err, CAIRN_EINVAL, "output of parent %.100s: url %.200s is neither "
+                             "the master's nor a peer's it named: refused", t->parents[i].id,
+                             t->parents[i].url);
   for (size_t i = 0; i < t->ninputs && rc == CAIRN_OK; i++)
     rc = fill_input(d, &t->inputs[i], i, cache, h, peers, cancel, err);
   for (size_t i = 0; i < t->nparents && rc == CAIRN_OK; i++)

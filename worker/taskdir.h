@@ -1,6 +1,7 @@
 /* taskdir.h — the directory a task runs in (docs/protocol.md, "Worker task
  * directory"): one per slot, DIR/run/slot-<n>/, reused task after task and
- * emptied in between, with inputs/NAME linked from the verified cache and
+ * emptied in between, with inputs/NAME the task's own copy of a verified
+ * cache file and
  * parents/ID holding each parent's output, ID encoded so that any task id is
  * one safe file name. Private to worker/.
  *
@@ -8,7 +9,7 @@
  *   init     remove leftovers, create dir/, dir/inputs/, dir/parents/;
  *   prepare  name the task's files; rebuild the directory if it is not
  *            known clean; drop a stale stderr before a callback;
- *   fill     link inputs from the cache, download parent outputs;
+ *   fill     copy inputs from the cache, download parent outputs;
  *   clear    after the task: remove what it left, keep the skeleton;
  *   destroy  remove the directory when the slot ends.
  */
@@ -68,14 +69,15 @@ cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int
  * output (capped at the output limit) into the directory. Transient
  * failures are retried with backoff until cancel says stop (the caller
  * makes h's transfers abort on cancel too, see cairn_http_set_cancel()).
- * Returns CAIRN_OK; CAIRN_EIO when cancelled; any other status is a
- * permanent failure explained in err. */
+ * A parent url that cairn__url_allowed() refuses fails the task before
+ * anything is fetched. Returns CAIRN_OK; CAIRN_EIO when cancelled; any
+ * other status is a permanent failure explained in err. */
 cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn__cache *cache,
                                  cairn_http *h, cairn__peerstate *peers,
                                  const cairn__cancel *cancel, cairn_error *err);
 
 /* Empties the directory after a task: removes what the task left in it
- * (input links, parent outputs, anything the app wrote) but keeps the
+ * (input copies, parent outputs, anything the app wrote) but keeps the
  * directory, inputs/, parents/ and a plain stderr file. What cannot be
  * emptied that way is removed and rebuilt; when even that fails the
  * directory is marked unclean (logged) for the next prepare(). */

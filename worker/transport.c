@@ -194,6 +194,14 @@ static void common_opts(cairn_http *h, const char *url, curl_off_t body_len,
   curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, h->timeout);
   curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT, 10L);
   curl_easy_setopt(h->curl, CURLOPT_TCP_NODELAY, 1L);
+  /* http and https only, whatever a URL from the master or a peer names */
+#if LIBCURL_VERSION_NUM >= 0x075500
+  curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  curl_easy_setopt(h->curl, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
   /* A master with a certificate of its own CA (https): CAIRN_CA_FILE names the CA. */
   const char *ca = getenv("CAIRN_CA_FILE");
   if (ca && *ca)

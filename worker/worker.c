@@ -241,7 +241,8 @@ static cairn_status start_peering(cairn_worker *w, cairn_error *err) {
   cairn_status rc = cairn__cache_each(&w->cache, held, &w->peers, err);
   if (rc != CAIRN_OK || !w->peer_listen)
     return rc;
-  w->peer = cairn__peer_start(w->peer_listen, w->cache_dir, w->peer_max, &w->peers, &w->log, err);
+  w->peer = cairn__peer_start_shared(w->peer_listen, w->cache_dir, w->peer_max, &w->peers,
+                                     w->cache.verified, &w->log, err);
   if (!w->peer)
     return err->status == CAIRN_ENOMEM ? CAIRN_ENOMEM : CAIRN_EINVAL;
   cairn__peerstate_set_port(&w->peers, cairn__peer_port(w->peer));

@@ -1,0 +1,234 @@
+/* test_worker_cache.c — a task cannot corrupt its worker's input cache.
+ *
+ * A real cairn-worker (one slot, peer server on 127.0.0.1) runs a task
+ * whose app overwrites the start of its input in place, keeping its size
+ * (making it writable first, so that it succeeds as root and as the file's
+ * owner alike), then a task that
+ * prints the SHA-256 of the same input; a peer then downloads the input
+ * from the worker's peer server. Both must get the original bytes. Then the
+ * cached file itself is changed behind the worker's back: the peer server
+ * must not send it (404, the file dropped) and the next task must get the
+ * original bytes again (downloaded anew). What each reader got is printed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/sha256.h"
+#include "tests/support/harness.h"
+
+#define ADMIN HARNESS_ADMIN_TOKEN
+#define DATA_SIZE (256u * 1024u)
+#define WAIT_S 60.0
+
+typedef struct fixture {
+  char dir[4096], db[4200], wdir[4200], log[4200];
+  harness_server srv;
+  pid_t worker;
+  unsigned peer_port;
+  char sha[65];
+  char peer_token[65];
+} fixture;
+
+/* A free TCP port on 127.0.0.1 (bound, then released). */
+static unsigned free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  socklen_t len = sizeof a;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+/* Uploads DATA_SIZE bytes of a fixed pattern; their digest goes to f->sha. */
+static void upload_data(fixture *f) {
+  char *data = malloc(DATA_SIZE), path[128];
+  assert_non_null(data);
+  for (unsigned i = 0; i < DATA_SIZE; i++)
+    data[i] = (char)('a' + (i * 7u + i / 13u) % 26u);
+  cairn_sha256_hex(data, DATA_SIZE, f->sha);
+  snprintf(path, sizeof path, "/v1/files/%s", f->sha);
+  long st = harness_http(f->srv.url, "PUT", path, ADMIN, data, DATA_SIZE, NULL, NULL, NULL);
+  assert_true(st == 200 || st == 201);
+  free(data);
+}
+
+/* The master's peer token, as any volunteer hears it at registration. */
+static void learn_peer_token(fixture *f) {
+  json_t *body = json_pack("{s:s, s:[s]}", "name", "probe", "apps", "none"), *resp = NULL;
+  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/volunteers", NULL, body, &resp),
+                   201);
+  const char *t = json_string_value(json_object_get(resp, "peer_token"));
+  assert_non_null(t);
+  snprintf(f->peer_token, sizeof f->peer_token, "%s", t);
+  json_decref(body);
+  json_decref(resp);
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  harness_tmpdir(f->dir, sizeof f->dir);
+  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
+  snprintf(f->wdir, sizeof f->wdir, "%s/w", f->dir);
+  snprintf(f->log, sizeof f->log, "%s/w.log", f->dir);
+  if (harness_server_start(&f->srv, f->db, NULL)) {
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  if (f->worker > 0) {
+    kill(f->worker, SIGKILL);
+    waitpid(f->worker, NULL, 0);
+  }
+  harness_server_stop(&f->srv, SIGTERM);
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+  int rc = system(cmd);
+  free(f);
+  return rc == 0 ? 0 : -1;
+}
+
+static void start_worker(fixture *f) {
+  char bin[4096], listen[64];
+  harness_bin(bin, sizeof bin, "cairn-worker");
+  f->peer_port = free_port();
+  snprintf(listen, sizeof listen, "127.0.0.1:%u", f->peer_port);
+  const char *argv[] = {bin, "--server", f->srv.url, "--dir", f->wdir, "--name", "w",
+                        "--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", listen,
+                        "--log-level", "info", NULL};
+  f->worker = harness_spawn(argv, f->log);
+  assert_true(f->worker > 0);
+}
+
+/* Submits a job of app sh whose tasks use the uploaded file as "data". */
+static long long submit(fixture *f, const char *tasks) {
+  char job[4096];
+  json_t *r = NULL;
+  snprintf(job, sizeof job,
+           "{\"name\": \"cache\", \"app\": \"sh\", \"policy\": \"fifo\", \"max_attempts\": 1,"
+           " \"files\": [{\"name\": \"data\", \"sha256\": \"%s\"}], \"tasks\": [%s]}",
+           f->sha, tasks);
+  long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
+  assert_int_equal(st, 201);
+  long long id = (long long)json_integer_value(json_object_get(r, "id"));
+  json_decref(r);
+  return id;
+}
+
+/* Waits until task id of job is done; returns its output (caller frees). */
+static char *output_of(fixture *f, long long job, const char *id) {
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
+  for (double t0 = harness_now(); harness_now() - t0 < WAIT_S; usleep(100 * 1000)) {
+    json_t *r = NULL, *t;
+    size_t i;
+    assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+    json_array_foreach(json_object_get(r, "tasks"), i, t) {
+      const char *state = json_string_value(json_object_get(t, "state"));
+      if (strcmp(json_string_value(json_object_get(t, "id")), id) != 0 ||
+          (strcmp(state, "done") != 0 && strcmp(state, "failed") != 0))
+        continue;
+      char *out = strdup(json_string_value(json_object_get(t, "output")));
+      json_decref(r);
+      return out;
+    }
+    json_decref(r);
+  }
+  fail_msg("task %s of job %lld not finished within %.0f s", id, job, WAIT_S);
+  return NULL;
+}
+
+/* GETs the input from the worker's peer server; returns the HTTP status
+ * and writes the digest of the body into sha (or "-"). */
+static long peer_get(fixture *f, char sha[65]) {
+  char url[64], path[128], *raw = NULL;
+  size_t len = 0;
+  snprintf(url, sizeof url, "http://127.0.0.1:%u", f->peer_port);
+  snprintf(path, sizeof path, "/v1/files/%s", f->sha);
+  long st = harness_http(url, "GET", path, f->peer_token, NULL, 0, NULL, &raw, &len);
+  if (st == 200)
+    cairn_sha256_hex(raw, len, sha);
+  else
+    snprintf(sha, 65, "-");
+  free(raw);
+  return st;
+}
+
+static void test_task_cannot_corrupt_cache(void **state) {
+  fixture *f = *state;
+  char got[65], cached[4400];
+  upload_data(f);
+  learn_peer_token(f);
+  start_worker(f);
+  printf("input sha256 %s, running as uid %ld\n", f->sha, (long)getuid());
+
+  long long job = submit(f, "{\"id\": \"write\", \"inputs\": [\"data\"], \"args\": [\"-c\","
+                            " \"chmod u+w inputs/data; printf corrupted |"
+                            " dd of=inputs/data conv=notrunc 2>/dev/null && echo overwritten\"]},"
+                            "{\"id\": \"read\", \"inputs\": [\"data\"], \"after\": [\"write\"],"
+                            " \"args\": [\"-c\", \"sha256sum < inputs/data | cut -c1-64\"]}");
+  char *w = output_of(f, job, "write"), *r = output_of(f, job, "read");
+  printf("attack: the app wrote its input in place: %s", w);
+  printf("later task read      %.64s (%s)\n", r, strncmp(r, f->sha, 64) == 0 ? "original" : "CORRUPT");
+  assert_string_equal(w, "overwritten\n");
+  assert_memory_equal(r, f->sha, 64);
+  free(w);
+  free(r);
+  /* The peer server serves the original bytes. */
+  assert_int_equal(peer_get(f, got), 200);
+  printf("peer download got    %s (%s)\n", got, strcmp(got, f->sha) == 0 ? "original" : "CORRUPT");
+  assert_string_equal(got, f->sha);
+
+  /* The cached file changed behind the worker's back (as its owner or root
+   * can): never served again, dropped, and fetched anew for the next task. */
+  snprintf(cached, sizeof cached, "%s/cache/%s", f->wdir, f->sha);
+  assert_int_equal(chmod(cached, 0644), 0);
+  int fd = open(cached, O_WRONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(pwrite(fd, "X", 1, DATA_SIZE / 2), 1);
+  close(fd);
+  long st = peer_get(f, got);
+  printf("cache file changed in place: peer server answered %ld, file %s\n", st,
+         access(cached, F_OK) == 0 ? "still cached" : "dropped");
+  assert_int_equal(st, 404);
+  job = submit(f, "{\"id\": \"again\", \"inputs\": [\"data\"],"
+                  " \"args\": [\"-c\", \"sha256sum < inputs/data | cut -c1-64\"]}");
+  r = output_of(f, job, "again");
+  printf("next task read       %.64s (%s)\n", r, strncmp(r, f->sha, 64) == 0 ? "original" : "CORRUPT");
+  assert_memory_equal(r, f->sha, 64);
+  free(r);
+  assert_int_equal(peer_get(f, got), 200);
+  assert_string_equal(got, f->sha);
+
+  kill(f->worker, SIGTERM);
+  int ws = harness_wait(f->worker, 20);
+  f->worker = 0;
+  assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_task_cannot_corrupt_cache, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
