@@ -459,8 +459,12 @@ static void test_fetch_skips_bad_sources(void **state) {
   char *path = NULL;
   assert_int_equal(cairn__fetch_input(&fetcher.cache, h, &ps, &in, &cancel, &path, &err), CAIRN_OK);
   double took = harness_now() - t0;
-  assert_true(took < 8.0);
-  assert_true(took >= 0.4);  /* the stalled source was waited for, then left */
+  fprintf(stderr, "fetched through six failing sources in %.2f s\n", took);
+  /* the stalled source was waited for (its stall timeout), then left: the
+   * bound only says it was not waited on for good (the holder hashes its
+   * 32 MiB before serving them, about 6 s under ASan on a loaded machine) */
+  assert_true(took < 60.0);
+  assert_true(took >= 0.4);
   cairn_buf got;
   assert_int_equal(cairn__read_file(path, holder.size + 1, &got, &err), CAIRN_OK);
   assert_int_equal(got.len, holder.size);
