@@ -29,7 +29,7 @@ check: build
 # test starts and fails the test on any (tests/support/harness.c). Not
 # halt_on_error: a test stopped at once would leave its processes running.
 TSAN_OPTS ?= halt_on_error=0:exitcode=66:second_deadlock_stack=1
-TSAN_TESTS ?= -L integration
+TSAN_TESTS ?= -L "integration|security"
 
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=OFF -DCAIRN_TSAN=ON
