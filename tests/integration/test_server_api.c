@@ -17,32 +17,11 @@
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096];
-  harness_server srv;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, db, NULL))
-    return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  free(f);
-  /* A clean shutdown exits 0 (ASan/LSan findings would make it non-zero). */
-  return st == 0 ? 0 : -1;
-}
+typedef server_fixture fixture;
 
 static long jobs_count(const char *url) {
   json_t *r = NULL;
@@ -485,5 +464,5 @@ int main(void) {
     cmocka_unit_test(test_fetched_reports),
     cmocka_unit_test(test_features_advertised),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, server_fixture_setup, server_fixture_teardown);
 }

@@ -18,12 +18,6 @@
 
 #include "tests/support/harness.h"
 
-/* The port of a harness server's URL "http://127.0.0.1:PORT". */
-static __attribute__((unused)) int raw_port(const char *url) {
-  const char *colon = strrchr(url, ':');
-  return colon ? atoi(colon + 1) : -1;
-}
-
 /* A socket bound to local address from (127.x.y.z), connecting to
  * 127.0.0.1:port; nonblock: connect without waiting. -1 on failure. */
 static __attribute__((unused)) int raw_connect(const char *from, int port, int nonblock) {

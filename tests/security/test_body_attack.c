@@ -18,36 +18,14 @@
 #include <signal.h>
 
 #include "common/limits.h"
+#include "tests/support/server_fixture.h"
 #include "tests/security/rawconn.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define ATTACK_BYTES (63u * 1024u * 1024u)
 #define MAX_GROWTH_KIB (32L * 1024L)
 
-typedef struct fixture {
-  char dir[4096];
-  harness_server srv;
-  int port;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, db, NULL))
-    return -1;
-  f->port = raw_port(f->srv.url);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  free(f);
-  return st == 0 ? 0 : -1;
-}
+typedef server_fixture fixture;
 
 /* Sends the headers of a request declaring ATTACK_BYTES, then tries to send
  * them all (no Expect: 100-continue) for up to 20 s; returns the status of
@@ -184,9 +162,9 @@ static void test_body_memory_cap(void **state) {
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_big_bodies_refused_from_headers, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_chunked_over_cap_gets_413, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_body_memory_cap, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_big_bodies_refused_from_headers, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_chunked_over_cap_gets_413, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_body_memory_cap, server_fixture_setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

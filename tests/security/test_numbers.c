@@ -15,34 +15,12 @@
 #include <sys/stat.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define SHA "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-typedef struct fixture {
-  char dir[4096];
-  harness_server srv;
-  char vol[65];
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, db, NULL) ||
-      harness_register(f->srv.url, "w1", "sum", f->vol) <= 0)
-    return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  free(f);
-  return st == 0 ? 0 : -1;
-}
+typedef server_fixture fixture;
 
 /* method path with body gets status, and its error message holds needle. */
 static void expect(fixture *f, const char *method, const char *path, const char *token,
@@ -162,11 +140,11 @@ static void test_database_files_private(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_report_numbers, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_peer_url_without_path, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_ids_in_paths, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_method_not_allowed, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_database_files_private, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_report_numbers, server_fixture_setup_with_volunteer, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_peer_url_without_path, server_fixture_setup_with_volunteer, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_ids_in_paths, server_fixture_setup_with_volunteer, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_method_not_allowed, server_fixture_setup_with_volunteer, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_database_files_private, server_fixture_setup_with_volunteer, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

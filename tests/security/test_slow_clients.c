@@ -12,35 +12,13 @@
 #include <sys/resource.h>
 
 #include "common/limits.h"
+#include "tests/support/server_fixture.h"
 #include "tests/security/rawconn.h"
 
 #define WANT_CONNS 4200
 #define SAMPLES 20
 
-typedef struct fixture {
-  char dir[4096];
-  harness_server srv;
-  int port;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, db, NULL))
-    return -1;
-  f->port = raw_port(f->srv.url);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  free(f);
-  return st == 0 ? 0 : -1;
-}
+typedef server_fixture fixture;
 
 /* Raises the fd limit to the hard limit; returns how many connections the
  * attack may open (WANT_CONNS at most, 256 fds kept for the rest). */
@@ -118,8 +96,8 @@ static void test_trickled_body_hits_deadline(void **state) {
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_half_sent_requests, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_trickled_body_hits_deadline, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_half_sent_requests, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_trickled_body_hits_deadline, server_fixture_setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
