@@ -450,19 +450,30 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
 }
 
 /* Volunteer or admin may read files and outputs. */
-static int reader_ok(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+/* The admin reads everything; a volunteer, only the inputs and parents'
+ * outputs of the tasks it holds leases on (sha256, or else the task key). */
+static int reader_ok(cairn_master *m, const cairn__req *rq, const char *sha256, int64_t key,
+                     cairn__resp *rs) {
   if (cairn__api_is_admin(m, rq->token))
     return 1;
-  return volunteer(m, rq, rs) != 0;
+  int64_t v = volunteer(m, rq, rs);
+  if (!v)
+    return 0;
+  cairn_error err = {0};
+  cairn_status st = sha256 ? cairn__core_may_read_file(m->core, v, sha256, &err)
+                           : cairn__core_may_read_output(m->core, v, key, &err);
+  if (st != CAIRN_OK)
+    fail(rs, &err);
+  return st == CAIRN_OK;
 }
 
 static int is_get(const cairn__req *rq) { return strcmp(rq->method, "GET") == 0; }
 
 static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  if (!reader_ok(m, rq, rs))
-    return;
   const char *sha = rq->path + strlen("/v1/files/");
   int64_t size = 0;
+  if (cairn_sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
+    return;
   if (!cairn_sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
     failf(rs, CAIRN_ENOTFOUND, "no file %s", sha);
     return;
@@ -484,14 +495,14 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 }
 
 static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  if (!reader_ok(m, rq, rs))
-    return;
   const char *s = rq->path + strlen("/v1/tasks/"), *end = NULL;
   int64_t key = id_of(s, &end);
   if (key < 0 || strcmp(end, "/output") != 0) {
     failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a task number", (int)strcspn(s, "/"), s);
     return;
   }
+  if (!reader_ok(m, rq, NULL, key, rs))
+    return;
   char *out = NULL;
   size_t len = 0;
   cairn_error err = {0};

@@ -630,6 +630,52 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
   return st;
 }
 
+/* ---- what a volunteer may read ---- */
+
+/* 1 when task v of job j reads file sha256 (want_key < 0) or the output of
+ * task want_key (a parent). */
+static int task_reads(const mjob *j, uint32_t v, const char *sha256, int64_t want_key) {
+  const mtask *t = &j->tasks[v];
+  if (want_key < 0) {
+    for (uint32_t k = 0; k < t->ninputs; k++)
+      if (strcmp(j->files[t->inputs[k]].sha256, sha256) == 0)
+        return 1;
+    return 0;
+  }
+  for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
+    if (j->tasks[j->dag->par[p]].key == want_key)
+      return 1;
+  return 0;
+}
+
+static cairn_status may_read(cairn_core *c, int64_t vol, const char *sha256, int64_t key,
+                             cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  int found = 0;
+  pthread_mutex_lock(&c->lock);
+  mvol *v = vol_locked(c, vol, &st, err);
+  for (size_t i = 0; v && !found && i < v->nactive; i++) {
+    const mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
+    found = l && task_reads(l->job, l->task, sha256, key);
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (st == CAIRN_OK && !found)
+    st = cairn_error_set(err, CAIRN_EFORBIDDEN,
+                         "volunteer %lld holds no lease on a task that reads %s", (long long)vol,
+                         key < 0 ? "this file" : "this output");
+  return st;
+}
+
+cairn_status cairn__core_may_read_file(cairn_core *c, int64_t vol, const char *sha256,
+                                       cairn_error *err) {
+  return may_read(c, vol, sha256, -1, err);
+}
+
+cairn_status cairn__core_may_read_output(cairn_core *c, int64_t vol, int64_t key,
+                                         cairn_error *err) {
+  return may_read(c, vol, NULL, key, err);
+}
+
 /* ---- results ---- */
 
 /* Explains why idx names no lease v holds (under the lock). */

@@ -221,6 +221,14 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
  * Cost: the report's, plus O(J + policy pick) for J running jobs. */
 cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
                               int napps, json_t **resp, int *retry_ms, cairn_error *err);
+/* What a volunteer may read (GET /v1/files, GET /v1/tasks/{key}/output):
+ * CAIRN_OK when file sha256 is an input of a task it holds a lease on, or
+ * task key is a parent of one; else CAIRN_EFORBIDDEN. O(leases the
+ * volunteer holds × inputs or parents of their tasks). */
+cairn_status cairn__core_may_read_file(cairn_core *c, int64_t vol, const char *sha256,
+                                       cairn_error *err);
+cairn_status cairn__core_may_read_output(cairn_core *c, int64_t vol, int64_t key,
+                                         cairn_error *err);
 /* Records a result. With next != NULL, also allocates the volunteer's next
  * task in the same batch (*next = the /v1/work body, or NULL when none). */
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
