@@ -19,6 +19,7 @@ const char *cairn_strerror(cairn_status s) {
   case CAIRN_EINTERNAL: return "internal error";
   case CAIRN_ETIMEOUT: return "timed out";
   case CAIRN_EFAILED: return "the master has failed";
+  case CAIRN_ERATE: return "too many requests";
   }
   return "unknown error";
 }
@@ -49,6 +50,7 @@ int cairn_status_http(cairn_status s) {
   case CAIRN_EINTERNAL: return 500;
   case CAIRN_ETIMEOUT: return 503;
   case CAIRN_EFAILED: return 503;
+  case CAIRN_ERATE: return 429;
   }
   return 500;
 }
@@ -68,6 +70,7 @@ const char *cairn_status_code(cairn_status s) {
   case CAIRN_EINTERNAL: return "internal";
   case CAIRN_ETIMEOUT: return "timeout";
   case CAIRN_EFAILED: return "failed";
+  case CAIRN_ERATE: return "too_many_requests";
   }
   return "internal";
 }

@@ -46,6 +46,10 @@
 /* ---- defaults of the master's connection limits (cairn_master_config) ---- */
 #define CAIRN_DEFAULT_BODY_MEMORY      (256u * 1024u * 1024u) /* bodies in flight */
 #define CAIRN_DEFAULT_PER_IP_CONNS     64u
+/* Registrations and failed authentications one address may make a minute. */
+#define CAIRN_DEFAULT_ANON_PER_MINUTE  60
+/* Client addresses the limiter tracks at once (a power of two). */
+#define CAIRN_RATELIMIT_SLOTS          16384u
 #define CAIRN_DEFAULT_IDLE_SECONDS     15u
 #define CAIRN_DEFAULT_REQUEST_SECONDS  30u
 /* Connections the master serves at once (all addresses). */

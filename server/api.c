@@ -1,9 +1,11 @@
 /* api.c — the /v1 routes: parse and check the request, call the core, render
  * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
+#include <arpa/inet.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/base64.h"
@@ -771,20 +773,56 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   }
 }
 
+static double mono_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A key for client address ip (IPv4 as its number, else a hash). */
+static uint64_t address_key(const char *ip) {
+  struct in_addr a;
+  if (inet_pton(AF_INET, ip, &a) == 1)
+    return (uint64_t)ntohl(a.s_addr) + 1;
+  uint64_t h = 1469598103934665603ULL;
+  for (; *ip; ip++)
+    h = (h ^ (uint8_t)*ip) * 1099511628211ULL;
+  return h | (1ULL << 63);
+}
+
+/* Takes one of ip's anonymous tokens: 1, or 0 with a 429 in rs. */
+static int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
+  double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
+  if (wait <= 0)
+    return 1;
+  failf(rs, CAIRN_ERATE, "too many registrations or failed authentications from %s; retry in "
+        "%.0f s", ip, wait < 1 ? 1 : wait);
+  rs->retry_after = wait < 1 ? 1 : (int)(wait + 0.999);
+  return 0;
+}
+
 int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const char *token,
-                    cairn__gate *g, cairn__resp *rs) {
-  int need;
+                    const char *client_ip, cairn__gate *g, cairn__resp *rs) {
+  int need, ok;
   route_policy(r, method, &need, &g->max_body);
   g->trusted = cairn__api_is_admin(m, token);
-  cairn__req rq = {.method = method, .path = "", .token = token, .client_ip = ""};
+  cairn__req rq = {.method = method, .path = "", .token = token, .client_ip = client_ip};
   rs->fd = -1;
   switch (need) {
   case NEED_ADMIN:
-    return admin(m, &rq, rs);
+    ok = admin(m, &rq, rs);
+    break;
   case NEED_READER:
   case NEED_VOLUNTEER:
-    return (need == NEED_READER && g->trusted) || volunteer(m, &rq, rs) != 0;
-  default:
-    return 1;
+    ok = (need == NEED_READER && g->trusted) || volunteer(m, &rq, rs) != 0;
+    break;
+  default: /* a registration spends a token; so does each failed authentication */
+    return r == R_VOLUNTEERS && strcmp(method, "POST") == 0 ? anonymous_ok(m, client_ip, rs) : 1;
   }
+  cairn__resp limited = {.fd = -1};
+  if (!ok && !anonymous_ok(m, client_ip, &limited)) {
+    free(rs->body); /* the 429 replaces the 401 or 403 */
+    *rs = limited;
+  }
+  return ok;
 }

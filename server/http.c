@@ -50,6 +50,15 @@ static double mono_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The client's IPv4 address as text into ip, or "" (IPv6 is not served). */
+static void client_ip(struct MHD_Connection *c, char ip[INET_ADDRSTRLEN]) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  ip[0] = '\0';
+  if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr, ip,
+              INET_ADDRSTRLEN);
+}
+
 static const char *bearer(struct MHD_Connection *c) {
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
   if (!h || strncasecmp(h, "Bearer ", 7) != 0)
@@ -259,7 +268,9 @@ static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, con
   k->begun = 1;
   k->route = cairn__api_route(method, url);
   cairn__resp rs = {.fd = -1};
-  if (!cairn__api_gate(m, k->route, method, bearer(c), &k->gate, &rs)) {
+  char ip[INET_ADDRSTRLEN];
+  client_ip(c, ip);
+  if (!cairn__api_gate(m, k->route, method, bearer(c), ip, &k->gate, &rs)) {
     k->responded = 1;
     return send_resp(m, c, k->route, &rs);
   }
@@ -353,10 +364,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   if (k->route == R_WEB && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0))
     return serve_web(m, c, url);
   char ip[INET_ADDRSTRLEN] = "";
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
-    inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr, ip,
-              sizeof ip);
+  client_ip(c, ip);
   cairn__req rq = {.method = method, .path = url, .token = bearer(c), .body = k->body.data,
                    .len = k->body.len, .client_ip = ip};
   cairn__resp rs = {.fd = -1};

@@ -26,6 +26,7 @@ void cairn_master_config_init(cairn_master_config *cfg) {
   cfg->per_ip_connections = CAIRN_DEFAULT_PER_IP_CONNS;
   cfg->idle_timeout_seconds = CAIRN_DEFAULT_IDLE_SECONDS;
   cfg->request_seconds = CAIRN_DEFAULT_REQUEST_SECONDS;
+  cfg->anonymous_per_minute = CAIRN_DEFAULT_ANON_PER_MINUTE;
 }
 
 static int valid_token(const char *t) {
@@ -118,6 +119,14 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     m->cfg.idle_timeout_seconds = CAIRN_DEFAULT_IDLE_SECONDS;
   if (m->cfg.request_seconds <= 0)
     m->cfg.request_seconds = CAIRN_DEFAULT_REQUEST_SECONDS;
+  if (m->cfg.anonymous_per_minute == 0)
+    m->cfg.anonymous_per_minute = CAIRN_DEFAULT_ANON_PER_MINUTE;
+  if (m->cfg.anonymous_per_minute > 0 &&
+      !(m->anon = cairn__rl_create(m->cfg.anonymous_per_minute / 60.0,
+                                   (double)m->cfg.anonymous_per_minute, CAIRN_RATELIMIT_SLOTS))) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto fail;
+  }
   m->db_path = strdup(cfg->db_path ? cfg->db_path : "cairn.db");
   m->listen = strdup(cfg->listen ? cfg->listen : "127.0.0.1:8080");
   m->web_dir = cfg->web_dir ? strdup(cfg->web_dir) : NULL;
@@ -207,6 +216,7 @@ void cairn_master_delete(cairn_master *m) {
   if (m->stop_pipe[1] >= 0)
     close(m->stop_pipe[1]);
   pthread_mutex_destroy(&m->stats_lock);
+  cairn__rl_destroy(m->anon);
   free(m->db_path);
   free(m->listen);
   free(m->web_dir);

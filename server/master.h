@@ -9,6 +9,7 @@
 #include "cairn/master.h"
 #include "common/log.h"
 #include "server/core.h"
+#include "server/ratelimit.h"
 
 /* Routes, for dispatch and for the per-route request counters. */
 typedef enum {
@@ -31,6 +32,8 @@ struct cairn_master {
   pthread_t reaper;
   int reaper_running;
   atomic_int stop_requested; /* set by cairn_master_stop(), from any thread or a signal */
+  cairn__ratelimit *anon;    /* per client address: registrations, failed
+                                authentications; NULL: no limit */
   atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
   atomic_size_t body_bytes;  /* request body bytes held or promised (http.c; cap:
                                 cfg.max_body_memory) */
@@ -67,9 +70,11 @@ typedef struct cairn__gate {
 
 cairn__route cairn__api_route(const char *method, const char *path);
 /* At a request's first callback: fills g; 1 when the body may be read, 0
- * with the 401 or 403 in rs when the route needs a token it lacks. */
+ * with the 401 or 403 in rs when the route needs a token it lacks, or the
+ * 429 when client_ip ("" when unknown) has made too many registrations or
+ * failed authentications (cfg.anonymous_per_minute). */
 int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const char *token,
-                    cairn__gate *g, cairn__resp *rs);
+                    const char *client_ip, cairn__gate *g, cairn__resp *rs);
 /* Handles a complete request; fills rs (rs->fd = -1 unless a file is sent). */
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs);
 /* Sets rs to the JSON error body for st with message text. */

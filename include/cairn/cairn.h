@@ -38,8 +38,9 @@ typedef enum cairn_status {
   CAIRN_EIO,         /* store, file or network failure (503) */
   CAIRN_EINTERNAL,   /* a bug: an invariant does not hold (500) */
   CAIRN_ETIMEOUT,    /* a wait ran out of time */
-  CAIRN_EFAILED      /* the master has failed (its store refused a write): it
+  CAIRN_EFAILED,     /* the master has failed (its store refused a write): it
                         acknowledges nothing more; restart it to recover (503) */
+  CAIRN_ERATE        /* too many requests from one client: retry later (429) */
 } cairn_status;
 
 /* A caller-owned error: the status and one line naming what, where and why. */

@@ -80,6 +80,10 @@ typedef struct cairn_master_config {
   int request_seconds;          /* a request without the admin token must be complete
                                    (headers and body) this long after its request line,
                                    else its connection is closed; default 30 */
+  int anonymous_per_minute;     /* registrations and failed authentications one client
+                                   address may make a minute (a burst of as many, then
+                                   that rate); past it 429 with Retry-After; default 60;
+                                   < 0: no limit */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);
