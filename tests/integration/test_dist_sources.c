@@ -528,20 +528,6 @@ static void test_holders_survive_a_master_kill(void **state) {
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
-/* A loopback port no one listens on now, other than avoid. */
-static unsigned free_port(unsigned avoid) {
-  for (;;) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t len = sizeof a;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    if (ntohs(a.sin_port) != avoid)
-      return ntohs(a.sin_port);
-  }
-}
 
 /* A real cairn-worker restarted on its directory reuses its credentials
  * (no registration), so it learns the master's features from its first
@@ -580,7 +566,8 @@ static void test_restarted_worker_reports(void **state) {
 
   /* Back on another port: the master hears of the file and the URL. */
   char listen[64], log2[4200], from_peer[192];
-  unsigned port2 = free_port(port);
+  unsigned port2 = harness_unused_port(port);
+  assert_true(port2 > 0);
   snprintf(listen, sizeof listen, "127.0.0.1:%u", port2);
   snprintf(log2, sizeof log2, "%s/w1-again.log", dir);
   w1 = start_w1(srv.url, dir, listen, log2);

@@ -4,9 +4,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,4 +345,20 @@ int harness_run(const char *const *argv, char **out) {
   else
     cairn_buf_free(&b);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+unsigned harness_unused_port(unsigned avoid) {
+  for (int tries = 0; tries < 100; tries++) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    socklen_t len = sizeof a;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+             getsockname(fd, (struct sockaddr *)&a, &len) == 0;
+    if (fd >= 0)
+      close(fd);
+    if (ok && ntohs(a.sin_port) != avoid)
+      return ntohs(a.sin_port);
+  }
+  return 0;
 }

@@ -49,5 +49,8 @@ int harness_write_file(const char *path, const char *text);
 int harness_run(const char *const *argv, char **out);
 /* Seconds since an arbitrary start. */
 double harness_now(void);
+/* A loopback TCP port on which nothing listens now, other than avoid (0:
+ * any); 0 when no socket could be bound. */
+unsigned harness_unused_port(unsigned avoid);
 
 #endif

@@ -340,17 +340,6 @@ static void source_stop(source_server *s) {
   pthread_mutex_destroy(&s->mu);
 }
 
-/* A port on which nothing listens. */
-static unsigned dead_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-  socklen_t len = sizeof a;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-  assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 static int no_temp_files(const char *dir) {
   char cmd[4200];
@@ -432,7 +421,7 @@ static void test_fetch_skips_bad_sources(void **state) {
   cairn_http *h = cairn_http_create(base);
   cairn_http_set_token(h, VOLUNTEER);
   cairn_http_set_stall_timeout(h, 500);
-  assert_int_equal(asprintf(&sources[0], "http://127.0.0.1:%u/v1/files/%s", dead_port(),
+  assert_int_equal(asprintf(&sources[0], "http://127.0.0.1:%u/v1/files/%s", harness_unused_port(0),
                             holder.sha) > 0, 1);
   assert_int_equal(asprintf(&sources[1], "http://localhost:%u/stall/%s", src.port, holder.sha) > 0,
                    1);
