@@ -75,7 +75,7 @@ void cairn_sha256_update(cairn_sha256 *c, const void *data, size_t n) {
   c->fill = n;
 }
 
-void cairn_sha256_final_hex(cairn_sha256 *c, char hex[65]) {
+void cairn_sha256_final(cairn_sha256 *c, uint8_t out[32]) {
   uint64_t bits = c->total * 8;
   uint8_t pad[72] = {0x80};
   size_t padlen = (c->fill < 56) ? 56 - c->fill : 120 - c->fill;
@@ -84,13 +84,19 @@ void cairn_sha256_final_hex(cairn_sha256 *c, char hex[65]) {
     len[i] = (uint8_t)(bits >> (56 - 8 * i));
   cairn_sha256_update(c, pad, padlen);
   cairn_sha256_update(c, len, 8);
-  static const char digits[] = "0123456789abcdef";
   for (int i = 0; i < 8; i++)
-    for (int j = 0; j < 4; j++) {
-      uint8_t byte = (uint8_t)(c->h[i] >> (24 - 8 * j));
-      hex[8 * i + 2 * j] = digits[byte >> 4];
-      hex[8 * i + 2 * j + 1] = digits[byte & 15];
-    }
+    for (int j = 0; j < 4; j++)
+      out[4 * i + j] = (uint8_t)(c->h[i] >> (24 - 8 * j));
+}
+
+void cairn_sha256_final_hex(cairn_sha256 *c, char hex[65]) {
+  static const char digits[] = "0123456789abcdef";
+  uint8_t raw[32];
+  cairn_sha256_final(c, raw);
+  for (int i = 0; i < 32; i++) {
+    hex[2 * i] = digits[raw[i] >> 4];
+    hex[2 * i + 1] = digits[raw[i] & 15];
+  }
   hex[64] = '\0';
 }
 
@@ -108,4 +114,29 @@ int cairn_sha256_valid_hex(const char *s) {
     if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
       return 0;
   return s[64] == '\0';
+}
+
+void cairn_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+                       uint8_t out[32]) {
+  uint8_t k[64] = {0}, pad[64], inner[32];
+  cairn_sha256 c;
+  if (klen > sizeof k) { /* RFC 2104: a key longer than a block is hashed first */
+    cairn_sha256_init(&c);
+    cairn_sha256_update(&c, key, klen);
+    cairn_sha256_final(&c, k);
+  } else if (klen) {
+    memcpy(k, key, klen);
+  }
+  for (int i = 0; i < 64; i++)
+    pad[i] = k[i] ^ 0x36;
+  cairn_sha256_init(&c);
+  cairn_sha256_update(&c, pad, sizeof pad);
+  cairn_sha256_update(&c, msg, mlen);
+  cairn_sha256_final(&c, inner);
+  for (int i = 0; i < 64; i++)
+    pad[i] = k[i] ^ 0x5c;
+  cairn_sha256_init(&c);
+  cairn_sha256_update(&c, pad, sizeof pad);
+  cairn_sha256_update(&c, inner, sizeof inner);
+  cairn_sha256_final(&c, out);
 }

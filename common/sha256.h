@@ -1,4 +1,5 @@
-/* sha256.h — SHA-256 (FIPS 180-4), incremental, for content-addressed files. */
+/* sha256.h — SHA-256 (FIPS 180-4), incremental, for content-addressed files;
+ * HMAC-SHA256 for peer grants (common/grant.h). */
 #ifndef CAIRN_SHA256_H
 #define CAIRN_SHA256_H
 
@@ -14,10 +15,15 @@ typedef struct cairn_sha256 {
 
 void cairn_sha256_init(cairn_sha256 *c);
 void cairn_sha256_update(cairn_sha256 *c, const void *data, size_t n);
+/* Writes the 32-byte digest into out. */
+void cairn_sha256_final(cairn_sha256 *c, uint8_t out[32]);
 /* Writes 64 lowercase hex digits and a NUL into hex[65]. */
 void cairn_sha256_final_hex(cairn_sha256 *c, char hex[65]);
 /* One-shot digest of a buffer. */
 void cairn_sha256_hex(const void *data, size_t n, char hex[65]);
+/* HMAC-SHA256 (RFC 2104) of msg under key, into out. */
+void cairn_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+                       uint8_t out[32]);
 /* 1 if s is exactly 64 lowercase hex digits. */
 int cairn_sha256_valid_hex(const char *s);
 

@@ -277,11 +277,13 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
                            token, &err) != CAIRN_OK)
     fail(rs, &err);
-  else
+  else {
+    char key[65];
+    cairn__core_peer_key(m->core, id, key);
     set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
-                                (json_int_t)id, "token", token, "cluster", cluster, "peer_token",
-                                cairn__core_peer_token(m->core), CAIRN_FEATURES_KEY,
-                                cairn_features_json(CAIRN_FEATURES_ALL)));
+                                (json_int_t)id, "token", token, "cluster", cluster, "peer_key",
+                                key, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL)));
+  }
 out:
   json_decref(o);
 }
@@ -445,7 +447,9 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
     json_decref(resp);
     fail(rs, &err);
   } else {
-    json_object_set_new(resp, "peer_token", json_string(cairn__core_peer_token(m->core)));
+    char key[65];
+    cairn__core_peer_key(m->core, v, key);
+    json_object_set_new(resp, "peer_key", json_string(key));
     json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL));
     set_json(rs, 200, resp);
   }

@@ -372,6 +372,7 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   v->apps = calloc((size_t)napps, sizeof(char *));
   v->slots = slots;
   v->created = v->last_seen = cairn__now();
+  v->key_gen = c->peer_gen;
   cairn_sha256_hex(token, 64, v->token_hash);
   v->peer_url = peer_url && *peer_url ? cairn__strdup(peer_url) : NULL;
   int ok = v->name && v->cluster && v->apps && (!peer_url || !*peer_url || v->peer_url);
@@ -888,6 +889,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   }
   bad->banned = 1;
   c->bans_total++;
+  c->peer_gen++; /* every peer key changes: the grants it holds stop working */
   cairn__journal_put(c->journal, cairn__jrec_ban(id, reason ? reason : ""));
   cairn__dist_forget(c, bad); /* J_BAN deletes its holdings on disk */
   /* its leases are revoked: their tasks want other volunteers now */

@@ -136,6 +136,7 @@ typedef struct mvol {
   int napps, slots, banned;
   char token_hash[65];
   char *peer_url;          /* its file server for peers, or NULL */
+  uint64_t key_gen;        /* generation of the peer key it was last given (grants use it) */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;
   int64_t *active;         /* indices of leases held */
@@ -171,7 +172,8 @@ typedef struct cairn_core {
   cairn_hmap leases;       /* idx -> mlease */
   lease_heap_item *heap;
   size_t nheap, capheap;
-  char peer_token[65];     /* workers serve peers that present it */
+  char peer_secret[65];    /* derives every holder's peer key (common/grant.h); never stored */
+  uint64_t peer_gen;       /* the peer keys' generation: volunteers banned so far */
   cairn__dist *dist;       /* files, holders, transfers, rates, plans (dist.h) */
   int64_t next_task_key;
 
@@ -282,9 +284,16 @@ cairn_status cairn__core_audit(cairn_core *c, int by_volunteer, int64_t key,
 /* A task's accepted output from the store (caller frees *out). */
 cairn_status cairn__core_task_output(cairn_core *c, int64_t key, char **out, size_t *len,
                                      cairn_error *err);
-/* The peer token workers present to each other (fixed for the database's
- * life; owned by c). */
-const char *cairn__core_peer_token(const cairn_core *c);
+/* Derives the peer secret from seed (the master's admin token), so that
+ * peer keys and grants outlive a restart without being stored. Until it is
+ * called the secret is random, this process's own. Call before serving. */
+void cairn__core_set_peer_seed(cairn_core *c, const char *seed);
+/* Volunteer id's peer key of the current generation (common/grant.h), for
+ * an answer to it: from then on the grants for its copies are made with
+ * this key. A ban moves the generation; each holder keeps its old key (and
+ * the grants made with it keep working) until its next heartbeat answer
+ * gives it the new one. Takes the lock; O(1). */
+void cairn__core_peer_key(cairn_core *c, int64_t id, char key[65]);
 /* Where uploaded files live (fixed; owned by c). */
 const char *cairn__core_files_dir(const cairn_core *c);
 

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grant.h"
 #include "common/log.h"
 #include "server/dist_int.h"
 
@@ -470,6 +471,18 @@ out:
   return src;
 }
 
+/* Holder h's copy of file sha as a source for vol, into url: its peer URL
+ * with the grant (common/grant.h) that lets vol, and only vol, download that
+ * file from h for CAIRN_GRANT_SECONDS. Two HMACs; O(1). */
+static void peer_source(cairn_core *c, const mvol *h, const mvol *vol, const char *sha,
+                        char url[512]) {
+  char key[65], grant[CAIRN_GRANT_MAX + 1];
+  cairn_grant_key(c->peer_secret, h->id, h->key_gen, key);
+  if (cairn_grant_make(key, sha, vol->id, cairn__now() + CAIRN_GRANT_SECONDS, grant))
+    grant[0] = '\0'; /* not a digest: cannot happen for a stored file */
+  snprintf(url, 512, "%s/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", h->peer_url, sha, grant);
+}
+
 /* Sources of a broadcast file for vol, into urls (peer URLs, then the
  * master's path). Returns how many, 0 when it must wait, -1 on OOM. */
 static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *master,
@@ -502,11 +515,11 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
       return -1;
     CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
                vol_of(c, best)->name);
-    snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, best)->peer_url, f->sha256);
+    peer_source(c, vol_of(c, best), vol, f->sha256, urls[n++]);
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
       if (usable(c->dist, h, vol, now) && h->id != best && strcmp(h->cluster, vol->cluster) == 0)
-        snprintf(urls[n++], 512, "%s/v1/files/%s", h->peer_url, f->sha256);
+        peer_source(c, h, vol, f->sha256, urls[n++]);
     }
     snprintf(urls[n++], 512, "%s", master);
     return n;
@@ -540,7 +553,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
              src ? vol_of(c, src)->name : "master", src ? vol_of(c, src)->cluster : "",
              planned ? "planned" : "online");
   if (src)
-    snprintf(urls[n++], 512, "%s/v1/files/%s", vol_of(c, src)->peer_url, f->sha256);
+    peer_source(c, vol_of(c, src), vol, f->sha256, urls[n++]);
   snprintf(urls[n++], 512, "%s", master);
   return n;
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/base64.h"
+#include "common/grant.h"
 #include "common/log.h"
 #include "server/core.h"
 #include "server/dist.h"
@@ -340,9 +341,21 @@ cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *o
   return st;
 }
 
+void cairn__core_set_peer_seed(cairn_core *c, const char *seed) {
+  cairn_grant_secret(seed, c->peer_secret);
+}
+
+void cairn__core_peer_key(cairn_core *c, int64_t id, char key[65]) {
+  pthread_mutex_lock(&c->lock);
+  uint64_t gen = c->peer_gen;
+  if (id >= 1 && (size_t)id <= c->nvols && c->vols[id - 1])
+    c->vols[id - 1]->key_gen = gen; /* grants for its copies use this key from now on */
+  pthread_mutex_unlock(&c->lock);
+  cairn_grant_key(c->peer_secret, id, gen, key);
+}
+
 /* Set at open, never changed: read without the lock. */
 cairn_ataf_family cairn__core_family(const cairn_core *c) { return c->family; }
-const char *cairn__core_peer_token(const cairn_core *c) { return c->peer_token; }
 const char *cairn__core_files_dir(const cairn_core *c) { return c->files_dir; }
 
 /* The store serializes its own reads (it has a read connection and lock). */

@@ -25,6 +25,7 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   v->cluster = cairn__strdup(r->cluster);
   v->slots = r->slots;
   v->banned = r->banned;
+  c->peer_gen += (uint64_t)(r->banned != 0);
   v->allocations = r->allocations;
   v->created = v->last_seen = r->created;
   snprintf(v->token_hash, sizeof v->token_hash, "%s", r->token_hash);
@@ -314,6 +315,9 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
   cairn_hmap_init(&tl.by_key);
   c->next_task_key = 1;
   st = cairn_store_load_volunteers(c->store, load_vol, c, err);
+  for (size_t i = 0; i < c->nvols; i++) /* their keys outlived the restart (jobs.c) */
+    if (c->vols[i])
+      c->vols[i]->key_gen = c->peer_gen;
   if (st == CAIRN_OK)
     st = cairn_store_load_outcomes(c->store, load_outcome, c, err);
   if (st == CAIRN_OK)
@@ -413,20 +417,18 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
       goto fail;
     }
   }
-  if (cairn_store_meta_get(c->store, "peer_token", c->peer_token, sizeof c->peer_token)) {
-    unsigned char raw[32];
-    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-      cairn_error_set(err, CAIRN_EIO, "no randomness for the peer token");
-      goto fail;
-    }
-    for (int i = 0; i < 32; i++)
-      snprintf(c->peer_token + 2 * i, 3, "%02x", raw[i]);
-    if (cairn_store_begin(c->store, err) ||
-        cairn_store_meta_set(c->store, "peer_token", c->peer_token, err) ||
-        cairn_store_commit(c->store, err)) {
-      cairn_store_rollback(c->store);
-      goto fail;
-    }
+  unsigned char raw[32];
+  if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+    cairn_error_set(err, CAIRN_EIO, "no randomness for the peer secret");
+    goto fail;
+  }
+  for (int i = 0; i < 32; i++)
+    snprintf(c->peer_secret + 2 * i, 3, "%02x", raw[i]);
+  /* a database from before peer grants kept a shared peer token: drop it */
+  if (cairn_store_begin(c->store, err) || cairn_store_meta_delete(c->store, "peer_token", err) ||
+      cairn_store_commit(c->store, err)) {
+    cairn_store_rollback(c->store);
+    goto fail;
   }
   if (cairn__core_load(c, err) != CAIRN_OK ||
       !(c->journal = cairn__journal_open(c->store, &c->log, fail_fd, err)))

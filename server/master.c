@@ -141,6 +141,8 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     goto fail;
   m->core = cairn__core_open(m->db_path, cfg->durable, cfg->ataf_family, &m->log,
                              m->stop_pipe[1], err);
+  if (m->core) /* peer keys from the admin token: stable, and never in the database */
+    cairn__core_set_peer_seed(m->core, m->admin_token);
   if (!m->core ||
       (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)))
     goto fail;

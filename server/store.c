@@ -23,7 +23,7 @@ extern const struct {
 
 enum stmt_id {
   S_BEGIN, S_COMMIT, S_ROLLBACK,
-  S_META_SET, S_META_GET,
+  S_META_SET, S_META_GET, S_META_DELETE,
   S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
   S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_DELETE, S_HOLDER_FORGET, S_RATE_PUT,
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
@@ -41,6 +41,7 @@ static const char *const sql_text[S_COUNT] = {
   [S_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
   [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+  [S_META_DELETE] = "DELETE FROM meta WHERE key = ?1",
   [S_VOL_INSERT] = "INSERT INTO volunteers(id, name, cluster, apps, slots, token_hash, created) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
   [S_VOL_BAN] = "UPDATE volunteers SET banned = 1, ban_reason = ?2 WHERE id = ?1",
@@ -283,6 +284,11 @@ cairn_status cairn_store_meta_set(cairn_store *s, const char *key, const char *v
   TXT(Q(S_META_SET), 1, key);
   TXT(Q(S_META_SET), 2, value);
   return run(s, S_META_SET, err);
+}
+
+cairn_status cairn_store_meta_delete(cairn_store *s, const char *key, cairn_error *err) {
+  TXT(Q(S_META_DELETE), 1, key);
+  return run(s, S_META_DELETE, err);
 }
 
 int cairn_store_meta_get(cairn_store *s, const char *key, char *out, size_t outlen) {

@@ -30,6 +30,7 @@ void cairn_store_rollback(cairn_store *s);
 
 /* ---- writes (writer connection, inside a transaction) ---- */
 cairn_status cairn_store_meta_set(cairn_store *s, const char *key, const char *value, cairn_error *err);
+cairn_status cairn_store_meta_delete(cairn_store *s, const char *key, cairn_error *err);
 cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char *name,
                                           const char *cluster, const char *apps_json, int slots,
                                           const char *token_hash, int64_t now, cairn_error *err);

@@ -154,9 +154,9 @@ cairn_status cairn__register(cairn_http *h, const cairn__registration *reg,
       c->id = id;
       c->row = row;
       memcpy(c->token, token, 65);
-      const char *peer = json_string_value(json_object_get(root, "peer_token"));
+      const char *peer = json_string_value(json_object_get(root, "peer_key"));
       if (valid_token(peer))
-        memcpy(c->peer_token, peer, 65);
+        memcpy(c->peer_key, peer, 65);
       c->features = cairn_features_parse(json_object_get(root, CAIRN_FEATURES_KEY));
       if (!c->server)
         rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");

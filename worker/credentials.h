@@ -14,7 +14,7 @@ typedef struct cairn__credentials {
   long long id;
   long long row;   /* ATAF row */
   char token[65];
-  char peer_token[65];  /* from the registration answer, "" when none; not saved */
+  char peer_key[65];    /* from the registration answer, "" when none; not saved */
   unsigned features;    /* report fields the answer advertised (CAIRN_FEAT_*); not saved */
 } cairn__credentials;
 

@@ -104,7 +104,7 @@ int cairn__url_allowed(cairn_http *h, const cairn__task *t, const char *url) {
 cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
                                 const cairn__input *in, const cairn__cancel *cancel, char **path,
                                 cairn_error *err) {
-  char master_url[128], token[65];
+  char master_url[128];
   const char *master = NULL;
   const char *const *list = (const char *const *)in->sources;
   size_t n = in->nsources;
@@ -115,7 +115,6 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
     n = 1;
   }
   snprintf(master_url, sizeof master_url, "/v1/files/%s", in->sha256);
-  cairn_http_set_peer_token(h, peers && cairn__peerstate_get_token(peers, token) ? token : NULL);
   for (size_t i = 0; i < n; i++) {
     char *cached = NULL;
     long status = 0;

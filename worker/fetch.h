@@ -6,7 +6,7 @@
  * a peer that failed so is also reported to the master ("failed", through
  * cairn__peerstate_failed()), not the master itself, nor a failure of this
  * worker's own (disk, memory, cancel).
- * Peers get the peer token, never the volunteer token. Nothing unverified
+ * Peers get the grant in the source URL, never the volunteer token. Nothing unverified
  * ever enters the cache. Private to worker/.
  */
 #ifndef CAIRN_FETCH_H
@@ -20,7 +20,7 @@
 #include "worker/transport.h"
 
 /* Makes sure the cache holds input in, verified; *path is the cached file
- * (caller frees). peers (may be NULL) gives the peer token, hears of the
+ * (caller frees). peers (may be NULL) hears of the
  * new holding and, when the file was downloaded (not found in the cache),
  * of the source it came from, its bytes and the milliseconds that
  * successful download took; it also hears of each peer source that failed

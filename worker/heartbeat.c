@@ -5,7 +5,7 @@
  * peer URL (peerstate.h), also between tasks: soon after a new holding,
  * failure or URL, every few seconds while bytes served or downloads wait to
  * be reported, and soon after start when the master's features are not
- * known yet; its answer renews the peer token and tells the features. */
+ * known yet; its answer renews the peer key and tells the features. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +19,13 @@
 #define MAX_EXTENDED 65536
 
 /* Parses {"extended": [...]} into a new array (caller frees); -1 if
- * malformed. The peer token and the features go to peers. */
+ * malformed. The peer key and the features go to peers. */
 static long parse_extended(const char *body, size_t len, long long **out,
                            cairn__peerstate *peers) {
   json_t *root = json_loadb(body ? body : "", len, 0, NULL);
   json_t *ext = json_object_get(root, "extended");
   if (json_is_object(root)) {
-    cairn__peerstate_set_token(peers, json_string_value(json_object_get(root, "peer_token")));
+    cairn__peerstate_set_key(peers, json_string_value(json_object_get(root, "peer_key")));
     cairn__peerstate_set_features(
       peers, cairn_features_parse(json_object_get(root, CAIRN_FEATURES_KEY)));
   }

@@ -10,11 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/grant.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "worker/deadline.h"
@@ -123,15 +124,22 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
   return ret;
 }
 
-/* The bearer token of the request, or NULL when there is none. */
-static const char *bearer(struct MHD_Connection *c) {
-  const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-  if (!v || strncasecmp(v, "Bearer ", 7) != 0)
-    return NULL;
-  v += 7;
-  while (*v == ' ')
-    v++;
-  return *v ? v : NULL;
+/* Answers a request for file name whose grant (common/grant.h) does not
+ * let it in; MHD_NO when the grant does. */
+static int refuse_grant(cairn__peer *p, struct MHD_Connection *c, const char *name,
+                        enum MHD_Result *ret) {
+  const char *grant = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, CAIRN_GRANT_PARAM);
+  if (!grant) {
+    *ret = reply(c, 401, "unauthorized", "a grant from the master is required");
+    return 1;
+  }
+  switch (cairn__peerstate_check_grant(p->ps, name, grant, (long long)time(NULL))) {
+  case CAIRN_GRANT_OK: return 0;
+  case CAIRN_GRANT_MALFORMED: *ret = reply(c, 403, "forbidden", "malformed grant"); break;
+  case CAIRN_GRANT_EXPIRED: *ret = reply(c, 403, "forbidden", "expired grant"); break;
+  case CAIRN_GRANT_WRONG: *ret = reply(c, 403, "forbidden", "grant not valid for this file"); break;
+  }
+  return 1;
 }
 
 /* The cached file name (a sha256) open for reading when it still holds
@@ -246,16 +254,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return reply(c, 405, "bad_request", "only GET and HEAD are served");
   if (has_body(c))  /* never read: the answer does not wait for a body */
     return reply(c, 400, "bad_request", "a request body is not accepted");
-  const char *token = bearer(c);
-  if (!token)
-    return reply(c, 401, "unauthorized", "a peer token is required");
-  if (!cairn__peerstate_check_token(p->ps, token))
-    return reply(c, 403, "forbidden", "wrong peer token");
   if (strncmp(url, FILES_PREFIX, strlen(FILES_PREFIX)) != 0)
     return reply(c, 404, "not_found", "no such route");
   const char *name = url + strlen(FILES_PREFIX);
   if (!cairn_sha256_valid_hex(name))
     return reply(c, 404, "not_found", "not a sha256");
+  enum MHD_Result refused;
+  if (refuse_grant(p, c, name, &refused))
+    return refused;
   return serve(p, c, name, get, ctx);
 }
 

@@ -1,6 +1,7 @@
 /* peer.h — the worker's peer file server (docs/protocol.md, "Data
  * distribution"): GET and HEAD /v1/files/{sha256} answered from the
- * verified cache only, to requests bearing the peer token, with at most
+ * verified cache only, to requests carrying a grant the master issued for
+ * that file (common/grant.h, checked with the peer key), with at most
  * max_transfers files being sent at once. libmicrohttpd with a thread per
  * connection, at most PER_ADDRESS_LIMIT connections from one address, a
  * request-header deadline (deadline.h) and an idle timeout; this module is
@@ -8,9 +9,10 @@
  * bytes were hashed and found right since it last changed (verify.h); one
  * found wrong is removed from the cache.
  *
- * Answers: 200 with the file (sent with sendfile); 401 without a bearer
- * token; 403 with a wrong one (any, before the master issued one); 404 for
- * a name that is not 64 lowercase hex digits or a file not in the cache;
+ * Answers: 404 for a route other than /v1/files/ or a name that is not 64
+ * lowercase hex digits; 401 without a "grant" query parameter; 403 with a
+ * malformed, expired or wrong one (any, before the master issued a key);
+ * 200 with the file (sent with sendfile); 404 for a file not in the cache;
  * 405 for other methods; 400 for a request with a body (never read); 503 with "Retry-After: 1" when max_transfers files
  * are already being sent. Bytes of completed transfers are counted per file
  * in the peer state, for the next heartbeat's "served". Private to worker/.
@@ -30,7 +32,7 @@ typedef struct cairn__peer cairn__peer;
 int cairn__peer_parse_listen(const char *spec);
 
 /* Starts serving cache_dir on listen ("HOST:PORT", see above), checking
- * tokens with and counting served bytes into ps (borrowed; must outlive the
+ * grants with and counting served bytes into ps (borrowed; must outlive the
  * server), logging through log (borrowed; NULL: stderr). max_transfers >= 1.
  * Returns NULL with err set when the address is malformed or cannot be
  * bound. */

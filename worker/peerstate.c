@@ -1,4 +1,4 @@
-/* peerstate.c — peer token, peer URL, holdings, downloads and failed
+/* peerstate.c — peer key, peer URL, holdings, downloads and failed
  * sources to report to the master, and the fields it takes. */
 #include "worker/peerstate.h"
 
@@ -12,6 +12,12 @@
 
 #define REPORT_SOON_MS 250
 #define IDLE_BEAT_MS 5000
+/* A grant failed the peer key: ask for the current one this soon (not at
+ * once: a peer sending bad grants must not drive heartbeats). */
+#define KEY_SOON_MS 1000
+/* A worker serving peers hears its key at least this often, so that a ban
+ * revokes the grants made with the old key within this time. */
+#define KEY_REFRESH_MS 30000
 
 /* Index of sha in l, or -1. */
 static long find(const cairn__shalist *l, const char *sha) {
@@ -164,45 +170,36 @@ char *cairn__peerstate_url(cairn__peerstate *ps) {
 }
 
 /* Called with mu held. */
-static void set_token_locked(cairn__peerstate *ps, const char *token) {
-  if (!token || !cairn_sha256_valid_hex(token) || strcmp(token, ps->token) == 0)
+static void set_key_locked(cairn__peerstate *ps, const char *key) {
+  if (!key || !cairn_sha256_valid_hex(key))
     return;
-  memcpy(ps->prev_token, ps->token, 65);
-  memcpy(ps->token, token, 65);
+  if (strcmp(key, ps->key) != 0 && ps->key[0])
+    CAIRN_INFO(ps->log, "peer key renewed: grants made with the old one are refused");
+  memcpy(ps->key, key, 65);
+  ps->key_wanted = 0;
 }
 
-void cairn__peerstate_set_token(cairn__peerstate *ps, const char *token) {
+void cairn__peerstate_set_key(cairn__peerstate *ps, const char *key) {
   pthread_mutex_lock(&ps->mu);
-  set_token_locked(ps, token);
+  set_key_locked(ps, key);
   pthread_mutex_unlock(&ps->mu);
 }
 
-int cairn__peerstate_get_token(cairn__peerstate *ps, char out[65]) {
+cairn_grant_verdict cairn__peerstate_check_grant(cairn__peerstate *ps, const char *sha256,
+                                                 const char *grant, long long now) {
+  char key[65];
   pthread_mutex_lock(&ps->mu);
-  memcpy(out, ps->token, 65);
+  memcpy(key, ps->key, 65);
   pthread_mutex_unlock(&ps->mu);
-  return out[0] != '\0';
-}
-
-/* Compares 64 characters without stopping at the first difference. */
-static int same64(const char *a, const char *b) {
-  unsigned char d = 0;
-  for (size_t i = 0; i < 64; i++)
-    d |= (unsigned char)(a[i] ^ b[i]);
-  return d == 0;
-}
-
-int cairn__peerstate_check_token(cairn__peerstate *ps, const char *presented) {
-  char cur[65], prev[65];
-  if (!presented || strlen(presented) != 64)
-    return 0;
-  pthread_mutex_lock(&ps->mu);
-  memcpy(cur, ps->token, 65);
-  memcpy(prev, ps->prev_token, 65);
-  pthread_mutex_unlock(&ps->mu);
-  int ok = cur[0] && same64(cur, presented);
-  ok |= prev[0] && same64(prev, presented);
-  return ok;
+  cairn_grant_verdict v = cairn_grant_check(key, sha256, grant, now, NULL);
+  if (v == CAIRN_GRANT_OK && !key[0])
+    v = CAIRN_GRANT_WRONG; /* no key issued yet: nothing is granted */
+  if (v == CAIRN_GRANT_WRONG) {
+    pthread_mutex_lock(&ps->mu);
+    ps->key_wanted = 1;
+    pthread_mutex_unlock(&ps->mu);
+  }
+  return v;
 }
 
 void cairn__peerstate_have(cairn__peerstate *ps, const char *sha256) {
@@ -291,7 +288,7 @@ static void set_features_locked(cairn__peerstate *ps, unsigned features) {
   CAIRN_INFO(ps->log, "the master takes %s", n ? list : "no report field (it lists no features)");
 }
 
-void cairn__peerstate_registered(cairn__peerstate *ps, const char *token, unsigned features) {
+void cairn__peerstate_registered(cairn__peerstate *ps, const char *key, unsigned features) {
   pthread_mutex_lock(&ps->mu);
   for (size_t i = 0; i < ps->reported.n; i++)
     if (find(&ps->pending, ps->reported.v[i]) < 0)
@@ -299,7 +296,7 @@ void cairn__peerstate_registered(cairn__peerstate *ps, const char *token, unsign
   ps->reported.n = 0;
   free(ps->heard_url);
   ps->heard_url = NULL;
-  set_token_locked(ps, token);
+  set_key_locked(ps, key);
   set_features_locked(ps, features);
   pthread_mutex_unlock(&ps->mu);
 }
@@ -456,7 +453,11 @@ int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms) {
                ((f & CAIRN_FEAT_PEER_URL) && url_news_locked(ps, &url));
     int idle = ((f & CAIRN_FEAT_SERVED) && ps->served.n) ||
                ((f & CAIRN_FEAT_FETCHED) && ps->fetched.n);
-    due = (news && since_ms >= REPORT_SOON_MS) || (idle && since_ms >= IDLE_BEAT_MS);
+    /* with "running" a heartbeat names the leases it extends */
+    int key = (f & CAIRN_FEAT_RUNNING) && ps->port &&
+              ((ps->key_wanted && since_ms >= KEY_SOON_MS) ||
+               (ps->reported.n && since_ms >= KEY_REFRESH_MS));
+    due = (news && since_ms >= REPORT_SOON_MS) || (idle && since_ms >= IDLE_BEAT_MS) || key;
   }
   pthread_mutex_unlock(&ps->mu);
   free(url);

@@ -1,5 +1,5 @@
 /* peerstate.h — what a worker and its master tell each other about relaying
- * broadcast inputs (docs/protocol.md, "Data distribution"): the peer token
+ * broadcast inputs (docs/protocol.md, "Data distribution"): the peer key
  * the master issued, the URL of this worker's peer server and whether the
  * master has heard it, the verified cache files, the bytes served to peers,
  * the measured downloads and the peer sources that failed not reported yet,
@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "common/grant.h"
 #include "common/log.h"
 #include "common/protocol.h"
 
@@ -70,8 +71,8 @@ typedef struct cairn__peer_report {
 
 typedef struct cairn__peerstate {
   pthread_mutex_t mu;
-  char token[65];          /* "" until the master issues one */
-  char prev_token[65];     /* the one before, still accepted from peers */
+  char key[65];            /* peer key (common/grant.h), "" until the master issues one */
+  int key_wanted;          /* a grant failed the key: it may be stale, ask the master */
   char *address;           /* host advertised (configured), or NULL: learned */
   char learned[64];        /* local IP towards the master, "" until known */
   unsigned port;           /* the peer server's port; 0: no server */
@@ -100,14 +101,16 @@ void cairn__peerstate_learn_ip(cairn__peerstate *ps, const char *ip);
 /* "http://HOST:PORT" (caller frees), or NULL: no server or host unknown. */
 char *cairn__peerstate_url(cairn__peerstate *ps);
 
-/* Takes the token the master issued (ignored unless 64 lowercase hex); the
- * one it replaces stays accepted too, for peers that have not heard yet. */
-void cairn__peerstate_set_token(cairn__peerstate *ps, const char *token);
-/* Copies the current token into out; returns 0 when there is none yet. */
-int cairn__peerstate_get_token(cairn__peerstate *ps, char out[65]);
-/* 1 when presented equals the current or the previous token (compared in
- * constant time), 0 otherwise or when no token was issued. */
-int cairn__peerstate_check_token(cairn__peerstate *ps, const char *presented);
+/* Takes the peer key the master issued (ignored unless 64 lowercase hex).
+ * It replaces the one before at once: a new key means the master revoked
+ * the grants made with the old one (a ban). */
+void cairn__peerstate_set_key(cairn__peerstate *ps, const char *key);
+/* Checks a peer's grant for file sha256 (common/grant.h) at time now (Unix
+ * seconds); CAIRN_GRANT_WRONG also when no key was issued yet. A grant the
+ * key does not verify may mean the key is stale: the next heartbeat comes
+ * soon (cairn__peerstate_beat_due) and brings the current one. */
+cairn_grant_verdict cairn__peerstate_check_grant(cairn__peerstate *ps, const char *sha256,
+                                                 const char *grant, long long now);
 
 /* A verified file now in the cache (reported once). */
 void cairn__peerstate_have(cairn__peerstate *ps, const char *sha256);
@@ -131,9 +134,9 @@ void cairn__peerstate_failed(cairn__peerstate *ps, const char *sha256, const cha
 unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps);
 
 /* The master registered this worker anew (it knows nothing of it): every
- * held file is pending again, and so is the peer URL; token (may be NULL)
- * is what the answer issued, features what it advertised. */
-void cairn__peerstate_registered(cairn__peerstate *ps, const char *token, unsigned features);
+ * held file is pending again, and so is the peer URL; key (may be NULL)
+ * is the peer key the answer issued, features what it advertised. */
+void cairn__peerstate_registered(cairn__peerstate *ps, const char *key, unsigned features);
 /* The master advertised features (a heartbeat answer: the set its
  * "features" list names, CAIRN_FEATURES_BASELINE when it has none). */
 void cairn__peerstate_set_features(cairn__peerstate *ps, unsigned features);
@@ -160,7 +163,10 @@ void cairn__peerstate_report_end(cairn__peerstate *ps, cairn__peer_report *r, in
  * master takes, new holdings, failed sources or a new URL soon (the master
  * should stop offering a failing peer), served bytes and downloads every
  * IDLE_BEAT_MS (a download usually comes with a new holding, so it goes
- * soon). Never when there is nothing the master takes to report: a
+ * soon). With a peer server, and when the master takes "running" (the
+ * heartbeat then names the leases it extends): after KEY_SOON_MS when a
+ * grant failed the peer key (it may be stale), and every KEY_REFRESH_MS
+ * while it holds reported files (a ban renews keys). Never when there is nothing the master takes to report: a
  * heartbeat extends every lease the master counts as this volunteer's when
  * it cannot name the running ones, including one whose work answer never
  * arrived, which must be left to expire. */

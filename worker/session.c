@@ -81,7 +81,7 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
     return rc;
   }
   if (s->peers) {
-    cairn__peerstate_registered(s->peers, fresh.peer_token[0] ? fresh.peer_token : NULL,
+    cairn__peerstate_registered(s->peers, fresh.peer_key[0] ? fresh.peer_key : NULL,
                                 fresh.features);
     learn_ip(s, c);
   }

@@ -65,7 +65,7 @@ cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int
                                     cairn_error *err);
 /* Fetches every input (through the cache, from its sources: peers first,
  * the master's /v1/files/<sha256> last, see fetch.h; peers, which may be
- * NULL, gives the peer token and hears of new holdings) and every parent
+ * NULL, hears of new holdings) and every parent
  * output (capped at the output limit) into the directory. Transient
  * failures are retried with backoff until cancel says stop (the caller
  * makes h's transfers abort on cancel too, see cairn_http_set_cancel()).

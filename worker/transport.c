@@ -17,7 +17,6 @@ struct cairn_http {
   CURL *curl;
   char *base;
   char *auth;       /* "Authorization: Bearer ..." for base */
-  char *peer_auth;  /* the same with the peer token, for other origins */
   long timeout;
   long stall_ms;
   long long last_bytes;   /* stall detection of the current download */
@@ -57,7 +56,6 @@ void cairn_http_delete(cairn_http *h) {
     curl_easy_cleanup(h->curl);
   free(h->base);
   free(h->auth);
-  free(h->peer_auth);
   free(h);
 }
 
@@ -68,13 +66,6 @@ void cairn_http_set_token(cairn_http *h, const char *token) {
   h->auth = NULL;
   if (token && asprintf(&h->auth, "Authorization: Bearer %s", token) < 0)
     h->auth = NULL;
-}
-
-void cairn_http_set_peer_token(cairn_http *h, const char *token) {
-  free(h->peer_auth);
-  h->peer_auth = NULL;
-  if (token && asprintf(&h->peer_auth, "Authorization: Bearer %s", token) < 0)
-    h->peer_auth = NULL;
 }
 
 void cairn_http_set_timeout(cairn_http *h, long seconds) { h->timeout = seconds; }
@@ -206,11 +197,8 @@ static void common_opts(cairn_http *h, const char *url, curl_off_t body_len,
   const char *ca = getenv("CAIRN_CA_FILE");
   if (ca && *ca)
     curl_easy_setopt(h->curl, CURLOPT_CAINFO, ca);
-  if (same_origin(h, url)) {
-    if (h->auth)
-      *hdrs = curl_slist_append(*hdrs, h->auth);
-  } else if (h->peer_auth)
-    *hdrs = curl_slist_append(*hdrs, h->peer_auth);
+  if (same_origin(h, url) && h->auth)
+    *hdrs = curl_slist_append(*hdrs, h->auth);
   *hdrs = curl_slist_append(*hdrs, body_len >= (curl_off_t)EXPECT_FROM ? "Expect: 100-continue"
                                                                         : "Expect:");
   if (h->cancelled) {

@@ -24,12 +24,10 @@ typedef struct cairn_http_response {
 cairn_http *cairn_http_create(const char *base);
 void cairn_http_delete(cairn_http *h);
 const char *cairn_http_base(const cairn_http *h);
-/* Bearer token sent with every request (copied); NULL clears it. */
+/* Bearer token sent with every request to base (copied); NULL clears it.
+ * It never goes to another origin: a peer source carries its grant in its
+ * URL (common/grant.h). */
 void cairn_http_set_token(cairn_http *h, const char *token);
-/* Bearer token sent instead of the volunteer token to URLs outside base
- * (peers, see docs/protocol.md "Data distribution"); copied; NULL clears
- * it. The volunteer token never leaves base. */
-void cairn_http_set_peer_token(cairn_http *h, const char *token);
 /* Per-request timeout in seconds (default 30). */
 void cairn_http_set_timeout(cairn_http *h, long seconds);
 /* cairn_http_download() gives up ("stalled") when no byte arrived for ms

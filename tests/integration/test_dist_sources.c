@@ -24,27 +24,29 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/grant.h"
 #include "common/sha256.h"
 #include "tests/support/harness.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
 static long long reg(const char *url, const char *name, const char *cluster, const char *peer,
-                     char tok[65], char peer_token[65]) {
+                     char tok[65], char peer_key[65]) {
   json_t *b = json_pack("{s:s, s:s, s:[s], s:s}", "name", name, "cluster", cluster, "apps",
                         "big", "peer_url", peer), *r = NULL;
   assert_int_equal(harness_http_json(url, "POST", "/v1/volunteers", NULL, b, &r), 201);
   json_decref(b);
   snprintf(tok, 65, "%s", json_string_value(json_object_get(r, "token")));
-  if (peer_token)
-    snprintf(peer_token, 65, "%s", json_string_value(json_object_get(r, "peer_token")));
+  if (peer_key)
+    snprintf(peer_key, 65, "%s", json_string_value(json_object_get(r, "peer_key")));
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(r);
   return id;
 }
 
-/* POST /v1/work; returns the first input's sources (caller decrefs) or NULL on 204. */
-static json_t *sources_for(const char *url, const char *tok) {
+/* POST /v1/work; returns the first input's sources as the master wrote
+ * them (caller decrefs) or NULL on 204. */
+static json_t *granted_sources_for(const char *url, const char *tok) {
   json_t *r = NULL;
   long st = harness_http(url, "POST", "/v1/work", tok, NULL, 0, &r, NULL, NULL);
   if (st == 204)
@@ -56,6 +58,38 @@ static json_t *sources_for(const char *url, const char *tok) {
                       json_string_value(json_array_get(src, 0)));
   json_decref(r);
   return src;
+}
+
+/* The same, each peer source without its grant, once the grant was found
+ * well formed and good for a while (the master's path has none). */
+static json_t *sources_for(const char *url, const char *tok) {
+  json_t *src = granted_sources_for(url, tok), *plain = json_array();
+  size_t i;
+  json_t *v;
+  json_array_foreach(src, i, v) {
+    char s[512], *q, sha[65], not_the_key[65];
+    snprintf(s, sizeof s, "%s", json_string_value(v));
+    q = strchr(s, '?');
+    assert_true((q != NULL) == (s[0] != '/'));
+    if (q) {
+      assert_true(strncmp(q, "?" CAIRN_GRANT_PARAM "=", 7) == 0);
+      snprintf(sha, sizeof sha, "%.64s", q - 64);
+      memset(not_the_key, '0', 64);
+      not_the_key[64] = '\0';
+      cairn_grant_verdict g = cairn_grant_check(not_the_key, sha, q + 7,
+                                                (long long)time(NULL) + CAIRN_GRANT_SECONDS -
+                                                  CAIRN_GRANT_SKEW_SECONDS - 60, NULL);
+      assert_int_equal(g, CAIRN_GRANT_WRONG); /* not malformed, not expired */
+      *q = '\0';
+    }
+    json_array_append_new(plain, json_string(s));
+  }
+  json_decref(src);
+  if (!json_array_size(plain)) {
+    json_decref(plain);
+    return NULL;
+  }
+  return plain;
 }
 
 static void have(const char *url, const char *tok, const char *sha) {
@@ -104,9 +138,9 @@ static void test_sources_follow_clusters(void **state) {
   long long jid = submit_broadcast(srv.url, sha, path);
   json_t *r = NULL;
 
-  char a1[65], a2[65], a3[65], a4[65], b1[65], b2[65], peer_token[65];
-  reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, peer_token);
-  assert_true(cairn_sha256_valid_hex(peer_token));
+  char a1[65], a2[65], a3[65], a4[65], b1[65], b2[65], peer_key[65];
+  reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, peer_key);
+  assert_true(cairn_sha256_valid_hex(peer_key));
   reg(srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
   reg(srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
   reg(srv.url, "a4", "a", "http://127.0.0.1:7004", a4, NULL);
@@ -497,20 +531,23 @@ static void test_holders_survive_a_master_kill(void **state) {
                         "peer_url", "http://127.0.0.1:9"), *r = NULL;
   assert_int_equal(harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
   json_decref(b);
-  char tok[65], peer_token[65];
+  char tok[65], granted[512];
   snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
-  snprintf(peer_token, sizeof peer_token, "%s",
-           json_string_value(json_object_get(r, "peer_token")));
   json_decref(r);
-  json_t *src = sources_for(srv.url, tok);
+  json_t *src = granted_sources_for(srv.url, tok);
   assert_non_null(src);
-  assert_string_equal(json_string_value(json_array_get(src, 0)), from_peer);
+  snprintf(granted, sizeof granted, "%s", json_string_value(json_array_get(src, 0)));
+  assert_true(strncmp(granted, from_peer, strlen(from_peer)) == 0);
   assert_string_equal(json_string_value(json_array_get(src, json_array_size(src) - 1)), path);
   json_decref(src);
-  /* that source really has it: w1 serves the file to the peer token */
+  /* that source really has it: w1 serves the file to w2's grant, which the
+   * restarted master made with the key w1 heard from the first one (the
+   * secret comes from the admin token), and to nobody without a grant */
   char *raw = NULL, got[65];
   size_t len = 0;
-  assert_int_equal(harness_http(peer, "GET", path, peer_token, NULL, 0, NULL, &raw, &len), 200);
+  assert_int_equal(harness_http(peer, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
+  assert_int_equal(harness_http(peer, "GET", granted + strlen(peer), NULL, NULL, 0, NULL, &raw,
+                                &len), 200);
   assert_int_equal(len, size);
   cairn_sha256_hex(raw, len, got);
   free(raw);

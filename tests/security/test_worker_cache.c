@@ -17,6 +17,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,8 +26,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/grant.h"
 #include "common/sha256.h"
 #include "tests/support/harness.h"
 
@@ -40,7 +43,6 @@ typedef struct fixture {
   pid_t worker;
   unsigned peer_port;
   char sha[65];
-  char peer_token[65];
 } fixture;
 
 /* A free TCP port on 127.0.0.1 (bound, then released). */
@@ -66,18 +68,6 @@ static void upload_data(fixture *f) {
   long st = harness_http(f->srv.url, "PUT", path, ADMIN, data, DATA_SIZE, NULL, NULL, NULL);
   assert_true(st == 200 || st == 201);
   free(data);
-}
-
-/* The master's peer token, as any volunteer hears it at registration. */
-static void learn_peer_token(fixture *f) {
-  json_t *body = json_pack("{s:s, s:[s]}", "name", "probe", "apps", "none"), *resp = NULL;
-  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/volunteers", NULL, body, &resp),
-                   201);
-  const char *t = json_string_value(json_object_get(resp, "peer_token"));
-  assert_non_null(t);
-  snprintf(f->peer_token, sizeof f->peer_token, "%s", t);
-  json_decref(body);
-  json_decref(resp);
 }
 
 static int setup(void **state) {
@@ -158,14 +148,31 @@ static char *output_of(fixture *f, long long job, const char *id) {
   return NULL;
 }
 
-/* GETs the input from the worker's peer server; returns the HTTP status
- * and writes the digest of the body into sha (or "-"). */
+/* The worker's volunteer id, from the credentials it saved. */
+static long long worker_id(fixture *f) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/credentials.json", f->wdir);
+  json_t *c = json_load_file(path, 0, NULL);
+  assert_non_null(c);
+  long long id = (long long)json_integer_value(json_object_get(c, "id"));
+  json_decref(c);
+  assert_true(id > 0);
+  return id;
+}
+
+/* GETs the input from the worker's peer server with a grant the master
+ * would issue (its secret comes from the admin token, common/grant.h);
+ * returns the HTTP status and writes the digest of the body into sha (or
+ * "-"). */
 static long peer_get(fixture *f, char sha[65]) {
-  char url[64], path[128], *raw = NULL;
+  char url[64], path[512], *raw = NULL, secret[65], key[65], grant[CAIRN_GRANT_MAX + 1];
   size_t len = 0;
+  cairn_grant_secret(ADMIN, secret);
+  cairn_grant_key(secret, worker_id(f), 0, key);
+  assert_int_equal(cairn_grant_make(key, f->sha, 99, (long long)time(NULL) + 60, grant), 0);
   snprintf(url, sizeof url, "http://127.0.0.1:%u", f->peer_port);
-  snprintf(path, sizeof path, "/v1/files/%s", f->sha);
-  long st = harness_http(url, "GET", path, f->peer_token, NULL, 0, NULL, &raw, &len);
+  snprintf(path, sizeof path, "/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", f->sha, grant);
+  long st = harness_http(url, "GET", path, NULL, NULL, 0, NULL, &raw, &len);
   if (st == 200)
     cairn_sha256_hex(raw, len, sha);
   else
@@ -178,7 +185,6 @@ static void test_task_cannot_corrupt_cache(void **state) {
   fixture *f = *state;
   char got[65], cached[4400];
   upload_data(f);
-  learn_peer_token(f);
   start_worker(f);
   printf("input sha256 %s, running as uid %ld\n", f->sha, (long)getuid());
 

@@ -21,15 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/grant.h"
 #include "common/sha256.h"
 #include "tests/support/harness.h"
 #include "worker/fsutil.h"
 #include "worker/peer.h"
 #include "worker/peerstate.h"
 
-#define TOKEN "4444444444444444444444444444444444444444444444444444444444444444"
+#define KEY "4444444444444444444444444444444444444444444444444444444444444444"
 #define ATTACKERS 260
 #define FILE_SIZE (1024u * 1024u)
 
@@ -63,7 +65,7 @@ static double closed_after(int fd, double max) {
 
 static void test_half_sent_connections(void **state) {
   (void)state;
-  char root[4096], cache[4200], sha[65], url[64], path[128], *raw = NULL;
+  char root[4096], cache[4200], sha[65], url[64], path[512], *raw = NULL;
   cairn_error err = {0};
   cairn__peerstate ps;
   harness_tmpdir(root, sizeof root);
@@ -75,12 +77,15 @@ static void test_half_sent_connections(void **state) {
   char *file = cairn__path_join(cache, sha);
   assert_int_equal(cairn__write_file_atomic(file, data, FILE_SIZE, 0444, &err), CAIRN_OK);
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
-  cairn__peerstate_set_token(&ps, TOKEN);
+  cairn__peerstate_set_key(&ps, KEY);
   cairn__peer *p = cairn__peer_start("127.0.0.1:0", cache, 4, &ps, NULL, &err);
   assert_non_null(p);
   unsigned port = cairn__peer_port(p);
   snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
-  snprintf(path, sizeof path, "/v1/files/%s", sha);
+  char grant[CAIRN_GRANT_MAX + 1];
+  assert_int_equal(cairn_grant_make(KEY, sha, 9, (long long)time(NULL) + CAIRN_GRANT_SECONDS, grant),
+                   0);
+  snprintf(path, sizeof path, "/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", sha, grant);
 
   int fds[ATTACKERS], opened = 0;
   for (int i = 0; i < ATTACKERS; i++) {
@@ -95,7 +100,7 @@ static void test_half_sent_connections(void **state) {
   usleep(300 * 1000);
   size_t len = 0;
   double t0 = harness_now();
-  long st = harness_http(url, "GET", path, TOKEN, NULL, 0, NULL, &raw, &len);
+  long st = harness_http(url, "GET", path, NULL, NULL, 0, NULL, &raw, &len);
   double took = harness_now() - t0;
   printf("%d half-sent connections from 127.0.0.2; download from 127.0.0.1: HTTP %ld, %zu bytes "
          "in %.3f s\n", opened, st, len, took);

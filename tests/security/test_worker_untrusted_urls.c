@@ -31,7 +31,7 @@
 #include "tests/support/harness.h"
 
 #define TOKEN "5555555555555555555555555555555555555555555555555555555555555555"
-#define PEER_TOKEN "6666666666666666666666666666666666666666666666666666666666666666"
+#define PEER_KEY "6666666666666666666666666666666666666666666666666666666666666666"
 #define SECRET "secret-of-the-worker-host"
 #define TASKS 3
 
@@ -106,7 +106,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   if (strcmp(url, "/v1/volunteers") == 0)
     return answer(c, 201, strdup("{\"id\": 1, \"row\": 1, \"token\": \"" TOKEN "\","
-                                 " \"peer_token\": \"" PEER_TOKEN "\", \"features\": []}"));
+                                 " \"peer_key\": \"" PEER_KEY "\", \"features\": []}"));
   if (strcmp(url, "/v1/work") == 0) {
     pthread_mutex_lock(&m->mu);
     int i = m->offered < TASKS ? m->offered++ : -1;

@@ -1,14 +1,16 @@
-/* test_common.c — SHA-256 vectors, capped buffers, dag construction/cycles, ATAF phi#. */
+/* test_common.c — SHA-256 and HMAC-SHA256 vectors, peer grants, capped buffers, dag construction/cycles, ATAF phi#. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "common/ataf.h"
 #include "common/buf.h"
 #include "common/dag.h"
+#include "common/grant.h"
 #include "common/policy.h"
 #include "common/sha256.h"
 
@@ -38,6 +40,83 @@ static void test_sha256_vectors(void **state) {
   assert_true(cairn_sha256_valid_hex(hex));
   hex[3] = 'G';
   assert_false(cairn_sha256_valid_hex(hex));
+}
+
+static void hmac_hex(const void *k, size_t kl, const char *m, char hex[65]) {
+  uint8_t raw[32];
+  cairn_hmac_sha256(k, kl, m, strlen(m), raw);
+  for (int i = 0; i < 32; i++)
+    sprintf(hex + 2 * i, "%02x", raw[i]);
+}
+
+/* RFC 4231, test cases 1, 2 and 6 (a key longer than a block). */
+static void test_hmac_vectors(void **state) {
+  (void)state;
+  char hex[65];
+  uint8_t k1[20], k6[131];
+  memset(k1, 0x0b, sizeof k1);
+  memset(k6, 0xaa, sizeof k6);
+  hmac_hex(k1, sizeof k1, "Hi There", hex);
+  assert_string_equal(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  hmac_hex("Jefe", 4, "what do ya want for nothing?", hex);
+  assert_string_equal(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  hmac_hex(k6, sizeof k6, "Test Using Larger Than Block-Size Key - Hash Key First", hex);
+  assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+/* A grant opens one file to one downloader, under one holder's key, until
+ * it expires; anything else is refused with the reason. */
+static void test_grants(void **state) {
+  (void)state;
+  char secret[65], other[65], key[65], key2[65], key_next[65], g[CAIRN_GRANT_MAX + 1];
+  const char *sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+  const char *sha2 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  cairn_grant_secret("admin-token-of-this-master", secret);
+  cairn_grant_secret("admin-token-of-another-master", other);
+  assert_true(cairn_sha256_valid_hex(secret));
+  assert_string_not_equal(secret, other);
+  cairn_grant_key(secret, 7, 0, key);
+  cairn_grant_key(secret, 8, 0, key2);
+  cairn_grant_key(secret, 7, 1, key_next);
+  assert_string_not_equal(key, key2);
+  assert_string_not_equal(key, key_next);
+  assert_int_equal(cairn_grant_make(key, sha, 42, 1000, g), 0);
+  int64_t who = 0;
+  assert_int_equal(cairn_grant_check(key, sha, g, 1000, &who), CAIRN_GRANT_OK);
+  assert_int_equal(who, 42);
+  assert_int_equal(cairn_grant_check(key, sha, g, 1000 + CAIRN_GRANT_SKEW_SECONDS, NULL),
+                   CAIRN_GRANT_OK);
+  assert_int_equal(cairn_grant_check(key, sha, g, 1001 + CAIRN_GRANT_SKEW_SECONDS, NULL),
+                   CAIRN_GRANT_EXPIRED);
+  assert_int_equal(cairn_grant_check(key, sha2, g, 1000, NULL), CAIRN_GRANT_WRONG);
+  assert_int_equal(cairn_grant_check(key2, sha, g, 1000, NULL), CAIRN_GRANT_WRONG);
+  assert_int_equal(cairn_grant_check(key_next, sha, g, 1000, NULL), CAIRN_GRANT_WRONG);
+  /* another downloader or a later expiry with the same MAC */
+  char forged[CAIRN_GRANT_MAX + 1];
+  snprintf(forged, sizeof forged, "43%s", g + 2);
+  assert_int_equal(cairn_grant_check(key, sha, forged, 1000, NULL), CAIRN_GRANT_WRONG);
+  snprintf(forged, sizeof forged, "42.9000%s", strchr(g + 3, '.'));
+  assert_int_equal(cairn_grant_check(key, sha, forged, 1000, NULL), CAIRN_GRANT_WRONG);
+  /* malformed */
+  const char *bad[] = {"", "42", "42.1000", "42.1000.", "+42.1000.x", "042.1000.x", "0.1000.x",
+                       "42.-1.x", "1234567890123456789.1.x", " 42.1000.x"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char b[CAIRN_GRANT_MAX + 70];
+    snprintf(b, sizeof b, "%s", bad[i]);
+    char *x = strstr(b, ".x");
+    if (x)
+      snprintf(x + 1, 65, "%s", g + strlen(g) - 64);
+    assert_int_equal(cairn_grant_check(key, sha, b, 1000, NULL), CAIRN_GRANT_MALFORMED);
+  }
+  char upper[CAIRN_GRANT_MAX + 1];
+  snprintf(upper, sizeof upper, "%s", g);
+  for (char *p = strrchr(upper, '.'); *p; p++)
+    if (*p >= 'a' && *p <= 'f')
+      *p = (char)(*p - 32);
+  assert_int_equal(cairn_grant_check(key, sha, upper, 1000, NULL), CAIRN_GRANT_MALFORMED);
+  assert_int_equal(cairn_grant_check(key, sha, NULL, 1000, NULL), CAIRN_GRANT_MALFORMED);
+  assert_int_equal(cairn_grant_make(key, "nope", 42, 1000, g), -1);
+  assert_int_equal(cairn_grant_make(key, sha, 0, 1000, g), -1);
 }
 
 static void test_buf_cap(void **state) {
@@ -129,6 +208,8 @@ static void test_fifo_policy(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sha256_vectors),
+    cmocka_unit_test(test_hmac_vectors),
+    cmocka_unit_test(test_grants),
     cmocka_unit_test(test_buf_cap),
     cmocka_unit_test(test_dag_cycle),
     cmocka_unit_test(test_phisharp_roundtrip),

@@ -175,9 +175,23 @@ static json_t *sources_for(cairn_core *c, mvol *v) {
   if (!w)
     fail_msg("volunteer %lld got no work", (long long)v->id);
   json_t *in = json_array_get(json_object_get(json_object_get(w, "task"), "inputs"), 0);
-  json_t *src = json_incref(json_object_get(in, "sources"));
+  json_t *granted = json_object_get(in, "sources"), *src = json_array(), *u;
+  size_t i;
+  assert_non_null(granted);
+  /* each peer source carries a grant to v (common/grant.h): dropped here */
+  json_array_foreach(granted, i, u) {
+    char url[512], want[32];
+    snprintf(url, sizeof url, "%s", json_string_value(u));
+    char *q = strchr(url, '?');
+    if (url[0] != '/') {
+      snprintf(want, sizeof want, "?grant=%lld.", (long long)v->id);
+      assert_non_null(q);
+      assert_true(strncmp(q, want, strlen(want)) == 0);
+      *q = '\0';
+    }
+    json_array_append_new(src, json_string(url));
+  }
   json_decref(w);
-  assert_non_null(src);
   return src;
 }
 

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/grant.h"
 #include "common/sha256.h"
 #include "tests/support/harness.h"
 #include "worker/cache.h"
@@ -37,7 +38,7 @@
 #include "worker/peerstate.h"
 #include "worker/transport.h"
 
-#define TOKEN "1111111111111111111111111111111111111111111111111111111111111111"
+#define KEY "1111111111111111111111111111111111111111111111111111111111111111"
 #define WRONG "2222222222222222222222222222222222222222222222222222222222222222"
 #define VOLUNTEER "3333333333333333333333333333333333333333333333333333333333333333"
 
@@ -99,13 +100,22 @@ static int raw_http(unsigned port, const char *req, char *out, size_t cap) {
   return sscanf(out, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
 }
 
-static int raw_get(unsigned port, const char *method, const char *path, const char *token) {
+static int raw_get(unsigned port, const char *method, const char *path) {
   char req[1024], out[8192];
-  snprintf(req, sizeof req,
-           "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%sConnection: close\r\n\r\n", method, path,
-           token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
+  snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+           method, path);
   return raw_http(port, req, out, sizeof out);
 }
+
+/* The path of file sha with a grant under key for volunteer 9 that expires
+ * at (Unix seconds), as the master would write it into a source URL. */
+static void granted(char *out, size_t n, const char *sha, const char *key, long long at) {
+  char g[CAIRN_GRANT_MAX + 1];
+  assert_int_equal(cairn_grant_make(key, sha, 9, at, g), 0);
+  snprintf(out, n, "/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", sha, g);
+}
+
+#define SOON ((long long)time(NULL) + CAIRN_GRANT_SECONDS)
 
 static void test_peer_server_answers(void **state) {
   (void)state;
@@ -121,12 +131,14 @@ static void test_peer_server_answers(void **state) {
   unsigned port = cairn__peer_port(p);
   snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
   snprintf(path, sizeof path, "/v1/files/%s", f.sha);
+  char gpath[512];
+  granted(gpath, sizeof gpath, f.sha, KEY, SOON);
 
-  /* Before the master issued a token, nothing is served. */
-  assert_int_equal(raw_get(port, "GET", path, TOKEN), 403);
-  cairn__peerstate_set_token(&ps, TOKEN);
+  /* Before the master issued a key, nothing is served. */
+  assert_int_equal(raw_get(port, "GET", gpath), 403);
+  cairn__peerstate_set_key(&ps, KEY);
 
-  assert_int_equal(harness_http(url, "GET", path, TOKEN, NULL, 0, NULL, &raw, &rawlen), 200);
+  assert_int_equal(harness_http(url, "GET", gpath, NULL, NULL, 0, NULL, &raw, &rawlen), 200);
   assert_int_equal(rawlen, f.size);
   assert_memory_equal(raw, f.data, f.size);
   free(raw);
@@ -134,46 +146,59 @@ static void test_peer_server_answers(void **state) {
     usleep(20 * 1000);
   assert_int_equal(cairn__peerstate_served_total(&ps), f.size);
 
-  char out[4096], req[512];
-  snprintf(req, sizeof req,
-           "HEAD %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n",
-           path, TOKEN);
+  char out[4096], req[1024];
+  snprintf(req, sizeof req, "HEAD %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", gpath);
   assert_int_equal(raw_http(port, req, out, sizeof out), 200);
   char clen[64];
   snprintf(clen, sizeof clen, "Content-Length: %zu", f.size);
   assert_non_null(strcasestr(out, clen));
 
-  assert_int_equal(raw_get(port, "GET", path, NULL), 401);
-  assert_int_equal(raw_get(port, "GET", path, WRONG), 403);
-  assert_int_equal(raw_get(port, "GET", path, "short"), 403);
-  assert_int_equal(raw_get(port, "POST", path, TOKEN), 405);
-
-  /* A file it does not hold, and names that are not sha256 digests. */
-  char other[65];
+  /* No grant, a grant under another holder's key, a malformed one, an
+   * expired one, one for another file, a bearer token instead. */
+  char other[65], bad_grant[512];
   memset(other, 'a', 64);
   other[64] = '\0';
-  snprintf(req, sizeof req, "/v1/files/%s", other);
-  assert_int_equal(raw_get(port, "GET", req, TOKEN), 404);
+  assert_int_equal(raw_get(port, "GET", path), 401);
+  granted(bad_grant, sizeof bad_grant, f.sha, WRONG, SOON);
+  assert_int_equal(raw_get(port, "GET", bad_grant), 403);
+  snprintf(bad_grant, sizeof bad_grant, "%s?grant=short", path);
+  assert_int_equal(raw_get(port, "GET", bad_grant), 403);
+  granted(bad_grant, sizeof bad_grant, f.sha, KEY,
+          (long long)time(NULL) - CAIRN_GRANT_SKEW_SECONDS - 5);
+  assert_int_equal(raw_get(port, "GET", bad_grant), 403);
+  granted(bad_grant, sizeof bad_grant, other, KEY, SOON);
+  memcpy(bad_grant + 10, f.sha, 64); /* other's grant on this file's path */
+  assert_int_equal(raw_get(port, "GET", bad_grant), 403);
+  snprintf(req, sizeof req,
+           "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n",
+           path, KEY);
+  assert_int_equal(raw_http(port, req, out, sizeof out), 401);
+  assert_int_equal(raw_get(port, "POST", gpath), 405);
+
+  /* A file it does not hold, and names that are not sha256 digests. */
+  granted(req, sizeof req, other, KEY, SOON);
+  assert_int_equal(raw_get(port, "GET", req), 404);
   static const char *bad[] = {
     "/v1/files/", "/v1/files/abc", "/v1/files/../credentials.json", "/v1/files/..%2Fcredentials.json",
     "/v1/files/.tmp-1-2-x", "/etc/passwd", "/v1/files/%2e%2e/lock", "/",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    assert_int_equal(raw_get(port, "GET", bad[i], TOKEN), 404);
+    assert_int_equal(raw_get(port, "GET", bad[i]), 404);
   char upper[128];
   snprintf(upper, sizeof upper, "/v1/files/%s", f.sha);
   for (char *c = upper + 10; *c; c++)
     if (*c >= 'a' && *c <= 'f')
       *c = (char)(*c - 'a' + 'A');
-  assert_int_equal(raw_get(port, "GET", upper, TOKEN), 404);
+  assert_int_equal(raw_get(port, "GET", upper), 404);
   snprintf(req, sizeof req, "/v1/files/%s/", f.sha);
-  assert_int_equal(raw_get(port, "GET", req, TOKEN), 404);
+  assert_int_equal(raw_get(port, "GET", req), 404);
 
-  /* A token renewed by the master: the old one stays good for a while. */
-  cairn__peerstate_set_token(&ps, WRONG);
-  assert_int_equal(raw_get(port, "HEAD", path, TOKEN), 200);
-  assert_int_equal(raw_get(port, "HEAD", path, WRONG), 200);
-  assert_int_equal(raw_get(port, "HEAD", path, VOLUNTEER), 403);
+  /* A key renewed by the master (a ban): grants under the old one are
+   * refused at once, those under the new one served. */
+  cairn__peerstate_set_key(&ps, WRONG);
+  assert_int_equal(raw_get(port, "HEAD", gpath), 403);
+  granted(req, sizeof req, f.sha, WRONG, SOON);
+  assert_int_equal(raw_get(port, "HEAD", req), 200);
 
   cairn__peer_stop(p);
   cairn__peerstate_destroy(&ps);
@@ -189,9 +214,8 @@ static int open_transfer(unsigned port, const char *path, char status[16]) {
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-  char req[512];
-  snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n",
-           path, TOKEN);
+  char req[1024];
+  snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
   assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
   size_t n = 0;
   while (n < 12) {
@@ -208,27 +232,25 @@ static void test_peer_server_cap(void **state) {
   fixture f;
   cairn__peerstate ps;
   cairn_error err = {0};
-  char path[256], status[16], out[8192], req[512];
+  char path[512], status[16], out[8192], req[1024];
   fixture_make(&f, 32u * 1024 * 1024, 1);
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
-  cairn__peerstate_set_token(&ps, TOKEN);
+  cairn__peerstate_set_key(&ps, KEY);
   cairn__peer *p = cairn__peer_start("127.0.0.1:0", f.cache_dir, 2, &ps, NULL, &err);
   assert_non_null(p);
   unsigned port = cairn__peer_port(p);
-  snprintf(path, sizeof path, "/v1/files/%s", f.sha);
+  granted(path, sizeof path, f.sha, KEY, SOON);
 
   int a = open_transfer(port, path, status);
   assert_string_equal(status, "HTTP/1.1 200");
   int b = open_transfer(port, path, status);
   assert_string_equal(status, "HTTP/1.1 200");
   assert_int_equal(cairn__peer_active(p), 2);
-  snprintf(req, sizeof req,
-           "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n",
-           path, TOKEN);
+  snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
   assert_int_equal(raw_http(port, req, out, sizeof out), 503);
   assert_non_null(strcasestr(out, "Retry-After: 1"));
   /* HEAD sends no file: not counted against the cap. */
-  assert_int_equal(raw_get(port, "HEAD", path, TOKEN), 200);
+  assert_int_equal(raw_get(port, "HEAD", path), 200);
 
   close(a);
   for (int i = 0; i < 200 && cairn__peer_active(p) > 1; i++)
@@ -237,7 +259,7 @@ static void test_peer_server_cap(void **state) {
   char url[128], *raw = NULL;
   size_t rawlen = 0;
   snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
-  assert_int_equal(harness_http(url, "GET", path, TOKEN, NULL, 0, NULL, &raw, &rawlen), 200);
+  assert_int_equal(harness_http(url, "GET", path, NULL, NULL, 0, NULL, &raw, &rawlen), 200);
   assert_int_equal(rawlen, f.size);
   free(raw);
   close(b);
@@ -407,14 +429,13 @@ static void test_fetch_skips_bad_sources(void **state) {
   fixture_make(&holder, 2u * 1024 * 1024, 1);
   fixture_make(&fetcher, 2u * 1024 * 1024, 0);
   assert_int_equal(cairn__peerstate_init(&holder_ps, NULL), 0);
-  cairn__peerstate_set_token(&holder_ps, TOKEN);
+  cairn__peerstate_set_key(&holder_ps, KEY);
   cairn__peer *p = cairn__peer_start("127.0.0.1:0", holder.cache_dir, 4, &holder_ps, NULL, &err);
   assert_non_null(p);
   source_start(&src, &holder);
   assert_int_equal(cairn__stopper_init(&stopper), 0);
   cairn__cancel cancel = {&stopper, NULL};
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
-  cairn__peerstate_set_token(&ps, TOKEN);
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL);
 
   snprintf(base, sizeof base, "http://127.0.0.1:%u", src.port);
@@ -433,8 +454,10 @@ static void test_fetch_skips_bad_sources(void **state) {
                    1);
   assert_int_equal(asprintf(&sources[5], "http://localhost:%u/short/%s", src.port, holder.sha) > 0,
                    1);
-  assert_int_equal(asprintf(&sources[6], "http://127.0.0.1:%u/v1/files/%s", cairn__peer_port(p),
-                            holder.sha) > 0, 1);
+  char gpath[512];
+  granted(gpath, sizeof gpath, holder.sha, KEY, SOON);
+  assert_int_equal(asprintf(&sources[6], "http://127.0.0.1:%u%s", cairn__peer_port(p), gpath) > 0,
+                   1);
   assert_int_equal(asprintf(&sources[7], "/v1/files/%s", holder.sha) > 0, 1);
   cairn__input in = {.name = "big.bin", .size = (long long)holder.size, .url = sources[0],
                      .sources = sources, .nsources = 8};
@@ -461,11 +484,11 @@ static void test_fetch_skips_bad_sources(void **state) {
   cairn_buf_free(&got);
   free(path);
   assert_true(no_temp_files(fetcher.cache_dir));
-  /* The good peer served it: the master was not asked. Peers saw the peer
-   * token, never the volunteer token. */
+  /* The good peer served it: the master was not asked. Peers saw no
+   * token at all, never the volunteer token. */
   assert_int_equal(src.master_hits, 0);
   for (int k = R_STALL; k <= R_SHORT; k++)
-    assert_string_equal(src.auth[k], "Bearer " TOKEN);
+    assert_string_equal(src.auth[k], "");
   for (int i = 0; i < 100 && cairn__peerstate_served_total(&holder_ps) < holder.size; i++)
     usleep(20 * 1000);
   assert_int_equal(cairn__peerstate_served_total(&holder_ps), holder.size);
@@ -532,6 +555,7 @@ static void test_fetch_skips_bad_sources(void **state) {
 }
 
 static void test_reports(void **state) {
+  char g[512];
   (void)state;
   cairn__peerstate ps;
   cairn__peer_report r;
@@ -588,17 +612,29 @@ static void test_reports(void **state) {
   free(body);
   cairn__peerstate_report_end(&ps, &r, 1);
 
-  /* Nothing left to report: no heartbeat without a lease to renew. */
-  assert_false(cairn__peerstate_beat_due(&ps, 100000));
+  /* Nothing left to report: no heartbeat without a lease to renew, but
+   * for the peer key, renewed every 30 s while it serves held files. */
+  assert_false(cairn__peerstate_beat_due(&ps, 29999));
+  assert_true(cairn__peerstate_beat_due(&ps, 30000));
+  /* A grant its key does not verify (none issued yet, or a stale one):
+   * a heartbeat a second later, which names its leases, brings the
+   * current key. */
+  granted(g, sizeof g, KEY, WRONG, SOON);
+  assert_int_equal(cairn__peerstate_check_grant(&ps, KEY, strchr(g, '=') + 1, (long long)time(NULL)),
+                   CAIRN_GRANT_WRONG);
+  assert_false(cairn__peerstate_beat_due(&ps, 999));
+  assert_true(cairn__peerstate_beat_due(&ps, 1000));
+  cairn__peerstate_set_key(&ps, WRONG);
+  assert_false(cairn__peerstate_beat_due(&ps, 1000));
 
   /* The master forgot this worker: it registers again (without its URL)
    * and reports it all, the URL too. */
-  cairn__peerstate_registered(&ps, TOKEN, CAIRN_FEATURES_ALL);
+  cairn__peerstate_registered(&ps, KEY, CAIRN_FEATURES_ALL);
   assert_false(cairn__peerstate_beat_due(&ps, 100));
   assert_true(cairn__peerstate_beat_due(&ps, 300));
-  char tok[65];
-  assert_true(cairn__peerstate_get_token(&ps, tok));
-  assert_string_equal(tok, TOKEN);
+  granted(g, sizeof g, KEY, KEY, SOON);
+  assert_int_equal(cairn__peerstate_check_grant(&ps, KEY, strchr(g, '=') + 1,
+                                                (long long)time(NULL)), CAIRN_GRANT_OK);
   body = report_text(&ps, CAIRN_HEARTBEAT_FIELDS, &r);
   j = json_loads(body, 0, NULL);
   assert_int_equal(json_array_size(json_object_get(j, "have")), CAIRN__HAVE_PER_REPORT);
