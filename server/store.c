@@ -164,25 +164,41 @@ static int open_conn(const char *path, sqlite3 **db, int durable, cairn_error *e
   return 0;
 }
 
+/* 1 when migration version is recorded in schema_migrations, 0 when not,
+ * -1 on error. */
+static int migration_recorded(cairn_store *s, int version, cairn_error *err) {
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2(s->w, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?1", -1,
+                         &q, NULL) != SQLITE_OK) {
+    db_err(s, s->w, err, "reading schema migrations");
+    return -1;
+  }
+  sqlite3_bind_int(q, 1, version);
+  int rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) > 0 : -1;
+  sqlite3_finalize(q);
+  if (rc < 0)
+    db_err(s, s->w, err, "reading schema migrations");
+  return rc;
+}
+
+/* Applies, in file order, every embedded migration not yet recorded (a
+ * database written by a build that lacked one gets it later); each in one
+ * transaction with its record. s->version: the highest recorded. */
 static int migrate(cairn_store *s, cairn_error *err) {
   if (exec_sql(s->w, "CREATE TABLE IF NOT EXISTS schema_migrations ("
                      "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)",
                err))
     return -1;
-  sqlite3_stmt *q = NULL;
-  if (sqlite3_prepare_v2(s->w, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", -1, &q,
-                         NULL) != SQLITE_OK || sqlite3_step(q) != SQLITE_ROW) {
-    sqlite3_finalize(q);
-    db_err(s, s->w, err, "reading schema version");
-    return -1;
-  }
-  int have = sqlite3_column_int(q, 0);
-  sqlite3_finalize(q);
-  int n = 0;
-  for (; cairn__migrations[n].name; n++) {
+  int have = 0;
+  for (int n = 0; cairn__migrations[n].name; n++) {
     int version = atoi(cairn__migrations[n].name);
-    if (version <= have)
+    int done = migration_recorded(s, version, err);
+    if (done < 0)
+      return -1;
+    if (done) {
+      have = version > have ? version : have;
       continue;
+    }
     if (exec_sql(s->w, "BEGIN IMMEDIATE", err))
       return -1;
     sqlite3_stmt *ins = NULL;
@@ -208,7 +224,7 @@ static int migrate(cairn_store *s, cairn_error *err) {
       exec_sql(s->w, "ROLLBACK", NULL);
       return -1;
     }
-    have = version;
+    have = version > have ? version : have;
   }
   s->version = have;
   return 0;
