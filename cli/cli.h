@@ -21,6 +21,10 @@ int cairn_cmd_results(int argc, char **argv);
 int cairn_cmd_volunteers(int argc, char **argv);
 int cairn_cmd_audit(int argc, char **argv);
 int cairn_cmd_ban(int argc, char **argv);
+/* cairn cancel JOB | delete JOB [--purge] | priority JOB N (cmd_life.c) */
+int cairn_cmd_cancel(int argc, char **argv);
+int cairn_cmd_delete(int argc, char **argv);
+int cairn_cmd_priority(int argc, char **argv);
 /* cairn gen mesh|rmesh|tree|fft N: print a job file with that dag (cmd_gen.c). */
 int cairn_cmd_gen(int argc, char **argv);
 /* cairn simulate game|run JOB.json: IC pebble game / volunteer run (cmd_simulate.c). */

@@ -286,11 +286,12 @@ int cairn_cmd_wait(int argc, char **argv) {
     }
     const char *state = json_string_value(json_object_get(resp, "state"));
     int done = state && strcmp(state, "done") == 0, failed = state && strcmp(state, "failed") == 0;
+    int cancelled = state && strcmp(state, "cancelled") == 0;
     json_decref(resp);
-    if (done || failed) {
+    if (done || failed || cancelled) {
       rc = done ? 0 : 1;
-      if (failed)
-        fprintf(stderr, "cairn: job %lld failed\n", id);
+      if (!done)
+        fprintf(stderr, "cairn: job %lld %s\n", id, failed ? "failed" : "was cancelled");
       break;
     }
     clock_gettime(CLOCK_MONOTONIC, &now);

@@ -359,7 +359,8 @@ out:
 cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
                                    cairn_error *err) {
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
-                                     "lease_seconds", "max_attempts", "files", "tasks", NULL};
+                                     "lease_seconds", "max_attempts", "priority", "files", "tasks",
+                                     NULL};
   json_error_t jerr;
   cairn_jobspec *j = NULL;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -385,7 +386,8 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
       get_int(root, "lease_seconds", CAIRN_DEFAULT_LEASE_SECONDS, 1, CAIRN_MAX_LEASE_SECONDS,
               &j->lease_seconds, err) ||
       get_int(root, "max_attempts", CAIRN_DEFAULT_MAX_ATTEMPTS, 1, CAIRN_MAX_ATTEMPTS_LIMIT,
-              &j->max_attempts, err))
+              &j->max_attempts, err) ||
+      get_int(root, "priority", 0, -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY, &j->priority, err))
     goto fail;
   if (!j->name && !(j->name = dupstr("job")))
     goto nomem;

@@ -33,6 +33,7 @@ typedef struct cairn_jobspec {
   char *app;
   char *policy;        /* "ic" unless given; the server checks it exists */
   int replication, quorum, lease_seconds, max_attempts;
+  int priority;        /* higher is served first among jobs; 0 unless given */
   cairn_jobspec_file *files;
   uint32_t nfiles;
   cairn_jobspec_task *tasks;

@@ -70,6 +70,8 @@
 #define CAIRN_DEFAULT_LEASE_SECONDS  300
 #define CAIRN_DEFAULT_MAX_ATTEMPTS   5
 #define CAIRN_MAX_LEASE_SECONDS      (30 * 24 * 3600)
+/* A job's priority (job file "priority", cairn priority): within ±this. */
+#define CAIRN_MAX_PRIORITY           1000000000
 #define CAIRN_MAX_ATTEMPTS_LIMIT     1000
 #define CAIRN_MAX_REPLICATION        16
 

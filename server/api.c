@@ -20,7 +20,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/audit/index/{n}",
-  "/v1/audit/volunteers/{id}"};
+  "/v1/audit/volunteers/{id}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -79,6 +79,10 @@ cairn__route cairn__api_route(const char *method, const char *path) {
       return R_JOB;
     if (strcmp(s, "/tasks") == 0 && s > p + 5)
       return R_JOB_TASKS;
+    if (strcmp(s, "/cancel") == 0 && s > p + 5)
+      return R_JOB_CANCEL;
+    if (strcmp(s, "/priority") == 0 && s > p + 5)
+      return R_JOB_PRIORITY;
   }
   return R_UNKNOWN;
 }
@@ -621,6 +625,45 @@ static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn
   set_json(rs, 200, o);
 }
 
+/* POST /v1/jobs/{id}/cancel, POST /v1/jobs/{id}/priority {"priority": N},
+ * DELETE /v1/jobs/{id}[?purge=1] (life.c). */
+static void h_life(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const no_keys[] = {NULL}, *const prio_keys[] = {"priority", NULL};
+  int64_t id = number_after(rq->path, "/v1/jobs/");
+  if (id < 0)
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
+                 (int)strcspn(rq->path + 9, "/"), rq->path + 9);
+  cairn_error err = {0};
+  json_t *out = NULL, *o = NULL;
+  cairn_status st;
+  if (r == R_JOB) {
+    const char *p = rq->purge;
+    int purge = p && (!strcmp(p, "1") || !strcmp(p, "true"));
+    if (p && !purge && strcmp(p, "0") && strcmp(p, "false"))
+      return failf(rs, CAIRN_EINVAL, "\"purge\" must be 1, 0, true or false");
+    st = cairn__core_delete(m->core, id, purge, &out, &err);
+  } else if (!(o = parse_body(rq, r == R_JOB_CANCEL ? no_keys : prio_keys,
+                              r == R_JOB_CANCEL, rs)))
+    return;
+  else if (r == R_JOB_CANCEL)
+    st = cairn__core_cancel(m->core, id, &out, &err);
+  else {
+    json_t *v = json_object_get(o, "priority");
+    json_int_t n = json_integer_value(v);
+    int ok = json_is_integer(v) && n >= -CAIRN_MAX_PRIORITY && n <= CAIRN_MAX_PRIORITY;
+    json_decref(o);
+    o = NULL;
+    if (!ok)
+      return failf(rs, CAIRN_EINVAL, "\"priority\" must be an integer from %d to %d",
+                   -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY);
+    st = cairn__core_priority(m->core, id, (int64_t)n, &out, &err);
+  }
+  json_decref(o);
+  if (st != CAIRN_OK)
+    return fail(rs, &err);
+  set_json(rs, 200, out);
+}
+
 static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
   char text[512];
   snprintf(text, sizeof text, "method %.32s is not allowed on %.400s", rq->method, rq->path);
@@ -683,6 +726,8 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
   case R_JOB_TASKS: {
     if (!admin(m, rq, rs))
       return;
+    if (r == R_JOB && is(rq, "DELETE"))
+      return h_life(m, r, rq, rs);
     if (!is(rq, "GET"))
       break;
     int64_t id = number_after(rq->path, "/v1/jobs/");
@@ -714,6 +759,13 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (is(rq, "GET"))
       return h_audit(m, r, rq, rs);
+    break;
+  case R_JOB_CANCEL:
+  case R_JOB_PRIORITY:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_life(m, r, rq, rs);
     break;
   case R_WEB:
   case R_UNKNOWN:
@@ -770,6 +822,8 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_BAN:
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:
+  case R_JOB_CANCEL:
+  case R_JOB_PRIORITY:
     *need = NEED_ADMIN;
     break;
   default:

@@ -1,7 +1,8 @@
 /* core.c — the master's transitions: register, allocate, result, heartbeat,
  * expire, submit (see core.h for the task and lease life-cycles).
  *
- * Cost per request: picking work is O(J + policy pick) for J running jobs
+ * Cost per request: picking work is O(E + policy pick) for E running jobs
+ * with eligible tasks, in priority order (c->runq, life.c)
  * (the policy's pick is O(1) for fifo, O(log n) for ic); a result costs
  * O(children of the task); leases live in a hash map and a min-heap, so
  * expiry is O(log L) per lease. Nothing scans the task table.
@@ -21,7 +22,7 @@
 
 const char *const cairn__tstate_name[TS_COUNT] = {"waiting", "eligible", "running", "done",
                                                   "failed"};
-const char *const cairn__jstate_name[3] = {"running", "done", "failed"};
+const char *const cairn__jstate_name[JS_COUNT] = {"running", "done", "failed", "cancelled"};
 const char *const cairn__outcome_name[OUT_COUNT] = {"valid", "invalid", "pending", "error",
                                                     "tainted"};
 
@@ -128,14 +129,19 @@ static void j_outcome(cairn_core *c, int64_t idx, int outcome) {
   cairn__journal_put(c->journal, cairn__jrec_outcome(idx, cairn__outcome_name[outcome]));
 }
 
-static void set_state(mjob *j, uint32_t v, int state) {
+static void set_state(cairn_core *c, mjob *j, uint32_t v, int state) {
+  int had = j->counts[TS_ELIGIBLE] > 0;
   j->counts[j->tasks[v].state]--;
   j->tasks[v].state = (uint8_t)state;
   j->counts[state]++;
+  if (had != (j->counts[TS_ELIGIBLE] > 0))
+    cairn__jobq_update(c, j); /* it enters or leaves the queue of jobs with work */
 }
 
 static void job_finish_check(cairn_core *c, mjob *j) {
   int ns;
+  if (j->state == JS_CANCELLED)
+    return; /* final */
   if (j->counts[TS_FAILED] > 0)
     ns = JS_FAILED;
   else if (j->counts[TS_DONE] == j->ntasks)
@@ -146,6 +152,7 @@ static void job_finish_check(cairn_core *c, mjob *j) {
     return;
   j->state = ns;
   j->finished = ns == JS_RUNNING ? 0 : cairn__now();
+  cairn__jobq_update(c, j);
   cairn__journal_put(c->journal,
                     cairn__jrec_job_state(j->id, cairn__jstate_name[ns], j->finished));
   pthread_cond_broadcast(&c->job_cv);
@@ -267,7 +274,8 @@ static void enqueue(mjob *j, uint32_t v) {
 /* Recomputes how many more copies task v wants and its state (see core.h). */
 static void replan(cairn_core *c, mjob *j, uint32_t v) {
   mtask *t = &j->tasks[v];
-  if (t->state == TS_DONE || t->state == TS_FAILED || t->state == TS_WAITING)
+  if (t->state == TS_DONE || t->state == TS_FAILED || t->state == TS_WAITING ||
+      j->state == JS_CANCELLED)
     return;
   const mrep *r = t->rep;
   const char *dg;
@@ -280,7 +288,7 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
   else
     ns = wanted > 0 ? TS_ELIGIBLE : TS_RUNNING;
   if (ns != t->state)
-    set_state(j, v, ns);
+    set_state(c, j, v, ns);
   if (ns == TS_ELIGIBLE)
     enqueue(j, v);
   j_task(c, j, v);
@@ -294,7 +302,7 @@ static void release_children(cairn_core *c, mjob *j, uint32_t v) {
     uint32_t ch = d->ch[k];
     mtask *t = &j->tasks[ch];
     if (t->npending > 0 && --t->npending == 0 && t->state == TS_WAITING) {
-      set_state(j, ch, TS_ELIGIBLE);
+      set_state(c, j, ch, TS_ELIGIBLE);
       replan(c, j, ch);
     }
   }
@@ -322,7 +330,7 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const char *dg, int64_t n
     } else
       set_outcome(c, m, agree ? OUT_VALID : OUT_INVALID);
   }
-  set_state(j, v, TS_DONE);
+  set_state(c, j, v, TS_DONE);
   t->queued = 0; /* executed() takes it out of a policy's ready set */
   j->pol->executed(j->pstate, v);
   j_task(c, j, v);
@@ -335,6 +343,7 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
   cairn_hmap_del(&c->leases, (uint64_t)l->idx);
   vol_drop_active(l->vol, l->idx);
   j_lease(c, l, state);
+  l->job->nleases--;
   mtask *t = &l->job->tasks[l->task];
   if (t->rep && t->rep->active)
     t->rep->active--;
@@ -537,8 +546,8 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   *waiting = 0;
-  for (size_t ji = 0; ji < c->njobs; ji++) {
-    mjob *j = c->jobs[ji];
+  for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
+    mjob *j = c->runq[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0;
     int found = 0;
     if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(v, apps, napps, j->app))
@@ -595,6 +604,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
     if (cairn__lease_push(c, l->expires, idx))
       CAIRN_ERR(&c->log, "out of memory queuing lease %lld", (long long)idx);
     v->allocations = tnum;
+    j->nleases++;
     t->attempts++;
     t->rep->active++;
     c->allocations_total++;
@@ -713,6 +723,13 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
     goto out;
   }
   mjob *j = l->job;
+  if (j->state == JS_CANCELLED) { /* its lease ends here; the result is not kept */
+    drop_lease(c, l, LEASE_EXPIRED);
+    free(l);
+    st = cairn_error_set(err, CAIRN_ECONFLICT, "job %lld was cancelled; result of index %lld "
+                         "discarded", (long long)j->id, (long long)idx);
+    goto out;
+  }
   uint32_t task = l->task;
   mtask *t = &j->tasks[task];
   int ok = exit_status == 0;
@@ -794,6 +811,12 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
   report_locked(c, v, r);
   for (size_t i = 0; v && i < v->nactive; i++) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
+    if (l && l->job->state == JS_CANCELLED) { /* left out of "extended": the worker kills it */
+      drop_lease(c, l, LEASE_EXPIRED);       /* (moves the last entry to i: look at i again) */
+      free(l);
+      i--;
+      continue;
+    }
     if (!l)
       continue;
     int listed = !running;
@@ -907,6 +930,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   json_t *requeued_ids = json_array();
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
+    if (!j)
+      continue; /* deleted */
     uint32_t n = j->ntasks, head = 0, tail = 0;
     free(mark);
     free(queue);
@@ -973,7 +998,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
         } else
           tainted++;
       }
-      set_state(j, v, TS_WAITING);
+      set_state(c, j, v, TS_WAITING);
       t->queued = 0;
     }
     /* 3. pending parents and states from scratch for what was touched */
@@ -984,7 +1009,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
       for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
         t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
       if (t->npending == 0)
-        set_state(j, v, TS_ELIGIBLE);
+        set_state(c, j, v, TS_ELIGIBLE);
       j_task(c, j, v);
     }
     if (cairn__job_rebuild_policy(j, err)) {

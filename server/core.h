@@ -36,6 +36,24 @@
  *
  * Job states: RUNNING -> DONE (every task DONE) or FAILED (a task FAILED),
  * and back to RUNNING when a ban re-queues its tasks (job_finish_check).
+ *   RUNNING -> CANCELLED  an operator cancelled it (cairn__core_cancel,
+ *                         life.c): no allocation any more; its task states
+ *                         stay as they were; each lease out ends (expired)
+ *                         when its volunteer next sends a heartbeat (its
+ *                         index is left out of "extended", so the worker
+ *                         kills the app) or a result (discarded, 409), or
+ *                         at its deadline. Final: nothing brings it back.
+ *   DONE/FAILED/CANCELLED -> deleted  (cairn__core_delete, life.c; a
+ *                         running job is cancelled first): the job leaves
+ *                         the core (jobs[id-1] = NULL) once no lease of it
+ *                         is out; its store rows go in the commit thread.
+ *                         The id is never reused.
+ * Cancelling a cancelled job changes nothing; cancelling a DONE or FAILED
+ * one is CAIRN_ECONFLICT.
+ *
+ * Priority: among jobs not cancelled with ELIGIBLE tasks (c->runq, life.c),
+ * allocation serves the highest priority first, ties by id (submission
+ * order); within a job its policy decides.
  *
  * Locking: every transition happens under c->lock and puts journal records
  * (journal.h); a caller that acknowledges something waits for their batch
@@ -63,9 +81,9 @@
 #include "server/store.h"
 
 typedef enum { TS_WAITING, TS_ELIGIBLE, TS_RUNNING, TS_DONE, TS_FAILED, TS_COUNT } cairn__tstate;
-typedef enum { JS_RUNNING, JS_DONE, JS_FAILED } cairn__jstate;
+typedef enum { JS_RUNNING, JS_DONE, JS_FAILED, JS_CANCELLED, JS_COUNT } cairn__jstate;
 extern const char *const cairn__tstate_name[TS_COUNT];
-extern const char *const cairn__jstate_name[3];
+extern const char *const cairn__jstate_name[JS_COUNT];
 
 /* A job's input file. For a broadcast file: when it was first assigned to a
  * worker and which of the job's workers were given tasks needing it. */
@@ -119,6 +137,9 @@ typedef struct mjob {
   int replication, quorum, lease_seconds, max_attempts;
   int state;
   int64_t created, finished;
+  int64_t priority;  /* higher first (life.c) */
+  uint32_t nleases;  /* leases out */
+  uint8_t inq;       /* in c->runq */
   mfile *files;
   uint32_t nfiles;
   mtask *tasks;
@@ -177,6 +198,10 @@ typedef struct cairn_core {
   cairn__dist *dist;       /* files, holders, transfers, rates, plans (dist.h) */
   int64_t next_task_key;
 
+  mjob **runq;             /* jobs not cancelled with ELIGIBLE tasks, by priority, id (life.c) */
+  size_t nrunq, caprunq;   /* caprunq >= jobs alive: an insertion never allocates */
+  size_t retain_cursor;    /* where the retention scan goes on (life.c) */
+
   cairn__journal *journal; /* its own module and lock (journal.h) */
   pthread_cond_t job_cv;   /* a job's state changed */
 
@@ -220,7 +245,8 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
  * runs (restricted to apps[] when napps > 0). *resp is the /v1/work body,
  * or NULL when none; then *retry_ms > 0 when a task waits for a copy of its
  * broadcast input landing in the volunteer's cluster (ask again that soon).
- * Cost: the report's, plus O(J + policy pick) for J running jobs. */
+ * Cost: the report's, plus O(E + policy pick) for E jobs with eligible
+ * tasks (c->runq, in priority order; jobs without work are not visited). */
 cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
                               int napps, json_t **resp, int *retry_ms, cairn_error *err);
 /* What a volunteer may read (GET /v1/files, GET /v1/tasks/{key}/output):
@@ -255,11 +281,39 @@ cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t siz
 int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size);
 /* Expires every lease whose deadline is <= now. Returns how many. */
 int cairn__core_expire(cairn_core *c, int64_t now);
-/* Waits until job is done or failed, or timeout_ms passes (<0: forever).
- * CAIRN_OK with *state JS_DONE or JS_FAILED (durable); CAIRN_ETIMEOUT
+/* Waits until job is done, failed or cancelled, or timeout_ms passes (<0:
+ * forever). CAIRN_OK with *state JS_DONE, JS_FAILED or JS_CANCELLED (durable); CAIRN_ETIMEOUT
  * (*state JS_RUNNING); CAIRN_ENOTFOUND; CAIRN_EFAILED (the master failed). */
 cairn_status cairn__core_wait_job(cairn_core *c, int64_t job, long timeout_ms, int *state,
                                   cairn_error *err);
+/* ---- a job's life (life.c); each takes the lock, journals, and waits for
+ * the batch after releasing it ---- */
+/* Cancels job id (see the job states above). *out: {"job", "state",
+ * "leases_out", "already"}. CAIRN_ENOTFOUND, CAIRN_ECONFLICT (finished).
+ * O(1) under the lock. */
+cairn_status cairn__core_cancel(cairn_core *c, int64_t id, json_t **out, cairn_error *err);
+/* Sets job id's priority. O(E) under the lock, E = c->nrunq (a memmove). */
+cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, json_t **out,
+                                  cairn_error *err);
+/* Deletes job id (cancelling it first when running); purge: its allocations
+ * too. CAIRN_ECONFLICT while leases of it are out (the cancel is durable
+ * then; they end within one heartbeat period). *out says what went:
+ * {"job", "purged", "tasks", "tasks_kept", "results", "result_bytes",
+ * "allocations", "files", "file_bytes"}. Under the lock: O(1) to detach,
+ * then O(files removed) to forget them; the store's work is the commit
+ * thread's, the job's memory is freed after the lock. */
+cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **out,
+                                cairn_error *err);
+/* Deletes finished (done, failed, cancelled) jobs that finished at least
+ * keep_seconds before now, with no lease out; looks at at most 1,024 jobs
+ * per call under the lock (a cursor goes round). Returns how many. */
+int cairn__core_retain(cairn_core *c, int64_t now, int64_t keep_seconds);
+/* life.c: keeps j's place in c->runq true after its state, eligible count
+ * or priority changed (under the lock). O(log E) to find, O(E) memmove. */
+void cairn__jobq_update(cairn_core *c, mjob *j);
+/* Makes room in c->runq for one more live job. 0, or -1 out of memory. */
+int cairn__jobq_reserve(cairn_core *c);
+
 /* Writes a trivial record through the commit path and waits for it. */
 cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err);
 

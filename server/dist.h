@@ -43,6 +43,9 @@ int cairn__dist_has_file(cairn__dist *d, const char *sha256, int64_t *size);
  * already known. CAIRN_ECONFLICT on a key collision, CAIRN_ENOMEM. */
 cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
                                   cairn_error *err);
+/* Forgets file sha256 (its holders, copies under way, plan): its store rows
+ * went with a deleted job (the store side is J_JOBDEL's). O(1) + its size. */
+void cairn__dist_remove_file(cairn__dist *d, const char *sha256);
 /* At start-up (not journaled). 0, or -1 out of memory. */
 int cairn__dist_restore_file(cairn__dist *d, const char *sha256, int64_t size);
 /* A rate read back from the store at start-up. 0, or -1 out of memory. */

@@ -171,6 +171,14 @@ cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t siz
   return CAIRN_OK;
 }
 
+void cairn__dist_remove_file(cairn__dist *d, const char *sha256) {
+  mfilerec *f = cairn__dist_file_of(d, sha256);
+  if (!f)
+    return;
+  cairn_hmap_del(&d->files, cairn__hash_key(sha256));
+  cairn__dist_file_free(f);
+}
+
 void cairn__dist_served(cairn__dist *d, const char *sha256, uint64_t bytes, int by_master) {
   mfilerec *f = cairn__dist_file_of(d, sha256);
   if (by_master) {

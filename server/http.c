@@ -366,7 +366,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   char ip[INET_ADDRSTRLEN] = "";
   client_ip(c, ip);
   cairn__req rq = {.method = method, .path = url, .token = bearer(c), .body = k->body.data,
-                   .len = k->body.len, .client_ip = ip};
+                   .len = k->body.len, .client_ip = ip,
+                   .purge = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "purge")};
   cairn__resp rs = {.fd = -1};
   cairn__api_handle(m, k->route, &rq, &rs);
   return send_resp(m, c, k->route, &rs);

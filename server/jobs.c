@@ -111,6 +111,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->quorum = spec->quorum;
   j->lease_seconds = spec->lease_seconds;
   j->max_attempts = spec->max_attempts;
+  j->priority = spec->priority;
   j->created = cairn__now();
   j->nfiles = spec->nfiles;
   j->files = calloc(spec->nfiles ? spec->nfiles : 1, sizeof *j->files);
@@ -158,6 +159,7 @@ static cairn__jrec *job_record(const mjob *j) {
   cairn__jrec *r = cairn__jrec_job(j->name, j->app, j->policy_name, j->replication, j->quorum,
                                    j->lease_seconds, j->max_attempts, j->created, j->nfiles,
                                    j->ntasks);
+  r = cairn__jrec_job_priority(r, j->priority);
   for (uint32_t i = 0; r && i < j->nfiles; i++)
     r = cairn__jrec_job_file(r, i, j->files[i].name, j->files[i].sha256, j->files[i].broadcast);
   for (uint32_t i = 0; r && i < j->ntasks; i++) {
@@ -204,7 +206,7 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     goto done;
   }
   pthread_mutex_lock(&c->lock);
-  if (grow_jobs(c)) {
+  if (grow_jobs(c) || cairn__jobq_reserve(c)) {
     pthread_mutex_unlock(&c->lock);
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto done;
@@ -228,6 +230,7 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
       j->pol->ready(j->pstate, i);
     }
   c->jobs[c->njobs++] = j;
+  cairn__jobq_update(c, j); /* O(E): its place by priority */
   *job_id = j->id;
   cairn__journal_put(c->journal, cairn__jrec_job_keys(rec, j->id, j->ntasks ? j->tasks[0].key : 0));
   rec = NULL;
@@ -289,7 +292,7 @@ cairn_status cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms, in
   *state = JS_RUNNING;
   pthread_mutex_lock(&c->lock);
   for (;;) {
-    if (id < 1 || (size_t)id > c->njobs) {
+    if (id < 1 || (size_t)id > c->njobs || !c->jobs[id - 1]) {
       st = cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
       break;
     }
@@ -378,10 +381,11 @@ static json_t *counts_json(const mjob *j) {
 }
 
 static json_t *job_json_locked(const mjob *j, int detail) {
-  json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:o, s:I}", "id", (json_int_t)j->id,
-                        "name", j->name, "app", j->app, "policy", j->policy_name, "state",
-                        cairn__jstate_name[j->state], "tasks", (int)j->ntasks, "counts",
-                        counts_json(j), "created", (json_int_t)j->created);
+  json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:o, s:I, s:I}", "id",
+                        (json_int_t)j->id, "name", j->name, "app", j->app, "policy",
+                        j->policy_name, "state", cairn__jstate_name[j->state], "tasks",
+                        (int)j->ntasks, "counts", counts_json(j), "created",
+                        (json_int_t)j->created, "priority", (json_int_t)j->priority);
   if (detail) {
     json_object_set_new(o, "replication", json_integer(j->replication));
     json_object_set_new(o, "quorum", json_integer(j->quorum));
@@ -403,7 +407,7 @@ static json_t *job_json_dist(cairn_core *c, const mjob *j, int detail) {
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
   json_t *o = NULL;
   pthread_mutex_lock(&c->lock);
-  if (id >= 1 && (size_t)id <= c->njobs)
+  if (id >= 1 && (size_t)id <= c->njobs && c->jobs[id - 1])
     o = job_json_dist(c, c->jobs[id - 1], detail);
   uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
@@ -415,7 +419,8 @@ json_t *cairn__core_jobs_json(cairn_core *c) {
   json_t *a = json_array();
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->njobs; i++)
-    json_array_append_new(a, job_json_locked(c->jobs[i], 0));
+    if (c->jobs[i]) /* NULL: deleted */
+      json_array_append_new(a, job_json_locked(c->jobs[i], 0));
   uint64_t seq = cairn__journal_last(c->journal);
   pthread_mutex_unlock(&c->lock);
   settle(c, seq);
@@ -458,7 +463,7 @@ static int result_row(void *ud, const cairn_store_result_row *r) {
 json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
   json_t *tasks = json_array();
   pthread_mutex_lock(&c->lock);
-  if (id < 1 || (size_t)id > c->njobs) {
+  if (id < 1 || (size_t)id > c->njobs || !c->jobs[id - 1]) {
     pthread_mutex_unlock(&c->lock);
     json_decref(tasks);
     cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
@@ -535,6 +540,8 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   size_t running = 0;
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->njobs; i++) {
+    if (!c->jobs[i])
+      continue;
     for (int s = 0; s < TS_COUNT; s++)
       counts[s] += c->jobs[i]->counts[s];
     running += c->jobs[i]->state == JS_RUNNING;

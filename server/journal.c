@@ -10,7 +10,7 @@
 
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_JOB, J_TASK, J_JOBSTATE,
-  J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME
+  J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_JOBPRIO, J_JOBDEL
 } jtype;
 
 typedef struct jtask {
@@ -36,7 +36,7 @@ struct cairn__jrec {
     struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD */
     struct { char *src, *dst; int64_t bps, samples; } rate;
     struct {
-      int64_t id, created, first_key;
+      int64_t id, created, first_key, priority;
       char *name, *app, *policy;
       int replication, quorum, lease_seconds, max_attempts;
       uint32_t nfiles, ntasks;
@@ -56,6 +56,8 @@ struct cairn__jrec {
       const char *outcome;
     } result;
     struct { int64_t idx; const char *outcome; } outcome;
+    struct { int64_t id, priority; } jobprio;
+    struct { int64_t id, now; int purge; cairn_store_delete_report *out; } jobdel;
   } u;
   cairn__jrec *next;
 };
@@ -185,6 +187,27 @@ cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *poli
   r->u.job.tasks = calloc(ntasks ? ntasks : 1, sizeof *r->u.job.tasks);
   return checked(r, !r->u.job.files || !r->u.job.tasks || copy_str(&r->u.job.name, name) ||
                       copy_str(&r->u.job.app, app) || copy_str(&r->u.job.policy, policy));
+}
+
+cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority) {
+  if (r && r->type == J_JOB)
+    r->u.job.priority = priority;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority) {
+  cairn__jrec *r = rec(J_JOBPRIO);
+  if (r)
+    r->u.jobprio = (__typeof__(r->u.jobprio)){id, priority};
+  return r;
+}
+
+cairn__jrec *cairn__jrec_delete(int64_t id, int purge, int64_t now,
+                                cairn_store_delete_report *out) {
+  cairn__jrec *r = rec(J_JOBDEL);
+  if (r)
+    r->u.jobdel = (__typeof__(r->u.jobdel)){id, now, purge, out};
+  return r;
 }
 
 cairn__jrec *cairn__jrec_job_keys(cairn__jrec *r, int64_t id, int64_t first_key) {
@@ -327,7 +350,7 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
   const __typeof__(r->u.job) *j = &r->u.job;
   cairn_status st = cairn_store_job_insert(s, j->id, j->name, j->app, j->policy, j->replication,
                                            j->quorum, j->lease_seconds, j->max_attempts,
-                                           j->created, err);
+                                           j->created, j->priority, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->nfiles; i++)
     st = cairn_store_job_file_insert(s, j->id, (int)i, j->files[i].name, j->files[i].sha256,
                                      j->files[i].broadcast, err);
@@ -382,6 +405,14 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
                                      x->digest, x->received, x->outcome, err);
   }
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
+  case J_JOBPRIO: return cairn_store_job_priority(s, r->u.jobprio.id, r->u.jobprio.priority, err);
+  case J_JOBDEL: {
+    cairn_store_delete_report scratch = {0}, *out = r->u.jobdel.out ? r->u.jobdel.out : &scratch;
+    cairn_status st = cairn_store_job_delete(s, r->u.jobdel.id, r->u.jobdel.purge,
+                                             r->u.jobdel.now, out, err);
+    free(scratch.removed);
+    return st;
+  }
   }
   return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }
@@ -426,13 +457,19 @@ static void *committer(void *arg) {
     pthread_mutex_unlock(&j->mu);
 
     cairn_error err = {0};
+    int reclaim = 0;
     cairn_status st = cairn_store_begin(j->store, &err);
-    for (cairn__jrec *r = batch; st == CAIRN_OK && r; r = r->next)
+    for (cairn__jrec *r = batch; st == CAIRN_OK && r; r = r->next) {
       st = apply(j->store, r, &err);
+      reclaim |= r->type == J_JOBDEL;
+    }
     if (st == CAIRN_OK)
       st = cairn_store_commit(j->store, &err);
     if (st != CAIRN_OK)
       cairn_store_rollback(j->store);
+    cairn_error rerr = {0}; /* a delete's pages go back before it is acknowledged */
+    if (st == CAIRN_OK && reclaim && cairn_store_reclaim(j->store, &rerr) != CAIRN_OK)
+      CAIRN_WARN(j->log, "store: reclaiming free pages: %s", rerr.text);
     free_list(batch);
 
     pthread_mutex_lock(&j->mu);

@@ -93,6 +93,16 @@ cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bytes_pe
 cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *policy,
                              int replication, int quorum, int lease_seconds, int max_attempts,
                              int64_t created, uint32_t nfiles, uint32_t ntasks);
+/* Sets job r's priority (0 unless called); returns r. */
+cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority);
+/* Job id's priority changed. */
+cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority);
+/* Deletes job id from the store (cairn_store_job_delete; purge: its
+ * allocations too); the commit thread fills *out (caller-owned, or NULL),
+ * which the caller reads after waiting for the batch. The batch's commit
+ * is followed by cairn_store_reclaim(). */
+cairn__jrec *cairn__jrec_delete(int64_t id, int purge, int64_t now,
+                                cairn_store_delete_report *out);
 /* Sets job r's id and the key of its first task; returns r. */
 cairn__jrec *cairn__jrec_job_keys(cairn__jrec *r, int64_t id, int64_t first_key);
 /* File i of job r. On failure frees r and returns NULL; else returns r. */
@@ -110,7 +120,8 @@ cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
 /* A task's state (a name of schema/: "waiting", "eligible", ...). */
 cairn__jrec *cairn__jrec_task(int64_t key, const char *state, int attempts, int64_t accepted,
                               int64_t round);
-/* A job's state ("running", "done", "failed") and when it finished. */
+/* A job's state ("running", "done", "failed", "cancelled") and when it
+ * finished. */
 cairn__jrec *cairn__jrec_job_state(int64_t id, const char *state, int64_t finished);
 /* Allocation idx = φ(volunteer, t) of task (its key) in round. */
 cairn__jrec *cairn__jrec_alloc(int64_t idx, int64_t volunteer, int64_t t, int64_t task,

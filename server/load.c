@@ -100,6 +100,20 @@ static int load_holder(void *ud, const cairn_store_holder_row *r) {
 
 static int load_job(void *ud, const cairn_store_job_row *r) {
   cairn_core *c = ud;
+  if ((size_t)r->id != c->njobs + 1)
+    return -1;
+  if (c->njobs == c->capjobs) {
+    size_t ncap = c->capjobs ? 2 * c->capjobs : 16;
+    mjob **nj = realloc(c->jobs, ncap * sizeof *nj);
+    if (!nj)
+      return -1;
+    c->jobs = nj;
+    c->capjobs = ncap;
+  }
+  if (strcmp(r->state, "deleted") == 0) { /* it keeps its id, as NULL */
+    c->jobs[c->njobs++] = NULL;
+    return 0;
+  }
   mjob *j = calloc(1, sizeof *j);
   if (!j)
     return -1;
@@ -113,22 +127,14 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
   j->max_attempts = r->max_attempts;
   j->created = r->created;
   j->finished = r->finished;
-  j->state = strcmp(r->state, "done") == 0 ? JS_DONE
-             : strcmp(r->state, "failed") == 0 ? JS_FAILED
-                                               : JS_RUNNING;
-  if (!j->name || !j->app || !j->policy_name || (size_t)r->id != c->njobs + 1) {
+  j->priority = r->priority;
+  j->state = strcmp(r->state, "done") == 0        ? JS_DONE
+             : strcmp(r->state, "failed") == 0    ? JS_FAILED
+             : strcmp(r->state, "cancelled") == 0 ? JS_CANCELLED
+                                                  : JS_RUNNING;
+  if (!j->name || !j->app || !j->policy_name) {
     cairn__job_free(j);
     return -1;
-  }
-  if (c->njobs == c->capjobs) {
-    size_t ncap = c->capjobs ? 2 * c->capjobs : 16;
-    mjob **nj = realloc(c->jobs, ncap * sizeof *nj);
-    if (!nj) {
-      cairn__job_free(j);
-      return -1;
-    }
-    c->jobs = nj;
-    c->capjobs = ncap;
   }
   c->jobs[c->njobs++] = j;
   return 0;
@@ -136,7 +142,7 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
 
 static int load_job_file(void *ud, const cairn_store_job_file_row *r) {
   cairn_core *c = ud;
-  if (r->job < 1 || (size_t)r->job > c->njobs)
+  if (r->job < 1 || (size_t)r->job > c->njobs || !c->jobs[r->job - 1])
     return -1;
   mjob *j = c->jobs[r->job - 1];
   if ((uint32_t)r->seq != j->nfiles)
@@ -167,7 +173,7 @@ typedef struct task_loader {
 static int load_task(void *ud, const cairn_store_task_row *r) {
   task_loader *tl = ud;
   cairn_core *c = tl->c;
-  if (r->job < 1 || (size_t)r->job > c->njobs)
+  if (r->job < 1 || (size_t)r->job > c->njobs || !c->jobs[r->job - 1])
     return -1;
   mjob *j = c->jobs[r->job - 1];
   if (r->seq != j->ntasks)
@@ -278,6 +284,7 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     return -1;
   }
   t->rep->active++;
+  j->nleases++;
   return cairn__vol_add_active(v, r->idx);
 }
 
@@ -287,6 +294,8 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
 static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
+    if (!j)
+      continue; /* deleted */
     j->dag = cairn_dag_build(j->ntasks, el->edges[ji], el->n[ji], err);
     if (!j->dag)
       return -1;
@@ -304,7 +313,15 @@ static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
     }
     if (cairn__job_rebuild_policy(j, err))
       return -1;
+    if (cairn__jobq_reserve(c)) {
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return -1;
+    }
+    cairn__jobq_update(c, j);
   }
+  int64_t kept = cairn_store_max_task_key(c->store); /* deleted jobs' kept tasks too */
+  if (kept >= c->next_task_key)
+    c->next_task_key = kept + 1;
   return 0;
 }
 
@@ -451,6 +468,7 @@ void cairn__core_close(cairn_core *c) {
   for (size_t i = 0; i < c->njobs; i++)
     cairn__job_free(c->jobs[i]);
   free(c->jobs);
+  free(c->runq);
   for (size_t i = 0; i < c->nvols; i++)
     cairn__vol_free(c->vols[i]);
   free(c->vols);

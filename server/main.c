@@ -19,7 +19,7 @@ static void usage(FILE *f) {
   fputs("usage: cairn-server [--db PATH] [--listen HOST:PORT] [--web DIR]\n"
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
-        "                    [--broadcast-plan ALGO]\n"
+        "                    [--broadcast-plan ALGO] [--keep-finished DAYS]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -34,7 +34,9 @@ static void usage(FILE *f) {
         "                       phisharp (default); fixed for the database's life\n"
         "  --broadcast-plan A   planner of broadcast inputs: ECEF-LA (default), ECEF,\n"
         "                       ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,\n"
-        "                       bounded-degree, or online (no plan)\n",
+        "                       bounded-degree, or online (no plan)\n"
+        "  --keep-finished DAYS delete jobs done, failed or cancelled more than DAYS ago\n"
+        "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n",
         f);
 }
 
@@ -47,6 +49,7 @@ int main(int argc, char **argv) {
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
     {"ataf-family", required_argument, NULL, 'f'},
     {"broadcast-plan", required_argument, NULL, 'b'},
+    {"keep-finished", required_argument, NULL, 'r'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -70,6 +73,17 @@ int main(int argc, char **argv) {
       break;
     case 'f': cfg.ataf_family = optarg; break;
     case 'b': cfg.broadcast_plan = optarg; break;
+    case 'r': {
+      char *end = NULL;
+      cfg.keep_finished_days = strtod(optarg, &end);
+      if (!end || end == optarg || *end || !(cfg.keep_finished_days > 0) ||
+          cfg.keep_finished_days > 36500) {
+        fprintf(stderr, "cairn-server: --keep-finished must be a number of days above 0 (at "
+                "most 36500)\n");
+        return 2;
+      }
+      break;
+    }
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }

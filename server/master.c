@@ -107,6 +107,10 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     goto fail;
   }
   cairn_logger_init(&m->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
+  if (!(cfg->keep_finished_days >= 0) || cfg->keep_finished_days > 36500) {
+    cairn_error_set(err, CAIRN_EINVAL, "keep_finished_days must be from 0 to 36500");
+    goto fail;
+  }
   if (m->cfg.threads <= 0)
     m->cfg.threads = 16;
   if (m->cfg.lease_check_seconds <= 0)
@@ -155,12 +159,18 @@ fail:
 static void *reaper(void *arg) {
   cairn_master *m = arg;
   int ms = (int)(m->cfg.lease_check_seconds * 1000);
+  int64_t next_retain = 0;
   for (;;) {
     struct pollfd p = {.fd = m->stop_pipe[0], .events = POLLIN};
     if (poll(&p, 1, ms) > 0 || m->stop_requested ||
         cairn__core_health(m->core, NULL) != CAIRN_OK)
       break;
-    cairn__core_expire(m->core, cairn__now());
+    int64_t now = cairn__now();
+    cairn__core_expire(m->core, now);
+    if (m->cfg.keep_finished_days > 0 && now >= next_retain) { /* at most once a second */
+      cairn__core_retain(m->core, now, (int64_t)(m->cfg.keep_finished_days * 86400.0 + 0.5));
+      next_retain = now + 1;
+    }
   }
   return NULL;
 }

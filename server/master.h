@@ -15,6 +15,7 @@
 typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_AUDIT_INDEX, R_AUDIT_VOL,
+  R_JOB_CANCEL, R_JOB_PRIORITY,
   R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
@@ -49,6 +50,7 @@ typedef struct cairn__req {
   const char *client_ip;     /* the peer's IPv4 address as text, or "" */
   const char *body;
   size_t len;
+  const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
 } cairn__req;
 
 typedef struct cairn__resp {

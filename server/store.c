@@ -30,7 +30,11 @@ enum stmt_id {
   S_TASK_UPDATE, S_JOB_UPDATE,
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
   S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
-  S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES,
+  S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES, S_MAX_TASK_KEY,
+  /* a job's life: priority, delete (cairn_store_job_delete), unreferenced files */
+  S_JOB_PRIORITY, S_DEL_FILES_OF, S_DEL_EXPIRE, S_DEL_RESULTS_SIZE, S_DEL_RESULTS, S_DEL_PARENTS,
+  S_DEL_VOL_HIGH, S_DEL_ALLOCS, S_DEL_TASKS, S_DEL_TASKS_STRIP, S_DEL_JOB_FILES, S_DEL_JOB,
+  S_FILE_REFERENCED, S_FILE_SIZE, S_FILE_DELETE, S_FILE_HOLDERS_DELETE,
   S_COUNT
 };
 
@@ -55,8 +59,8 @@ static const char *const sql_text[S_COUNT] = {
                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(src, dst) DO UPDATE SET "
                  "bytes_per_second = excluded.bytes_per_second, samples = excluded.samples",
   [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
-                   "max_attempts, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                   "'running', ?9)",
+                   "max_attempts, state, created, priority) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                   "?8, 'running', ?9, ?10)",
   [S_JOB_FILE_INSERT] = "INSERT INTO job_files(job_id, seq, name, sha256, broadcast) "
                         "VALUES (?1, ?2, ?3, ?4, ?5)",
   [S_TASK_INSERT] = "INSERT INTO tasks(id, job_id, seq, name, args, inputs, state) "
@@ -64,7 +68,10 @@ static const char *const sql_text[S_COUNT] = {
   [S_PARENT_INSERT] = "INSERT INTO task_parents(task_id, parent_id, pos) VALUES (?1, ?2, ?3)",
   [S_TASK_UPDATE] = "UPDATE tasks SET state = ?2, attempts = ?3, accepted = ?4, round = ?5 "
                     "WHERE id = ?1",
-  [S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, finished = ?3 WHERE id = ?1",
+  /* "cancelled" and "deleted" go to ended (0006); the tasks' verdict stays in state */
+  [S_JOB_UPDATE] = "UPDATE jobs SET state = CASE WHEN ?2 IN ('cancelled', 'deleted') THEN state "
+                   "ELSE ?2 END, ended = CASE WHEN ?2 IN ('cancelled', 'deleted') THEN ?2 "
+                   "ELSE ended END, finished = ?3 WHERE id = ?1",
   [S_ALLOC_INSERT] = "INSERT INTO allocations(idx, volunteer_id, t, task_id, issued, "
                      "lease_expires, round, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'leased')",
   [S_ALLOC_UPDATE] = "UPDATE allocations SET lease_expires = ?2, state = ?3 WHERE idx = ?1",
@@ -72,26 +79,56 @@ static const char *const sql_text[S_COUNT] = {
   [S_RESULT_INSERT] = "INSERT INTO results(idx, task_id, volunteer_id, exit_status, output, "
                       "digest, received, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
-                 "(SELECT COALESCE(MAX(t), 0) FROM allocations a WHERE a.volunteer_id = v.id), "
+                 "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
+                 "WHERE a.volunteer_id = v.id)), "
                  "v.created, v.peer_url FROM volunteers v ORDER BY v.id",
-  [S_LOAD_JOBS] = "SELECT id, name, app, policy, state, replication, quorum, lease_seconds, "
-                  "max_attempts, created, COALESCE(finished, 0) FROM jobs ORDER BY id",
+  [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
+                  "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority "
+                  "FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
                        "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 "
                        "ORDER BY jf.job_id, jf.seq",
   [S_LOAD_TASKS] = "SELECT id, job_id, COALESCE(accepted, 0), seq, attempts, name, args, inputs, "
-                   "state, round FROM tasks ORDER BY job_id, seq",
+                   "state, round FROM tasks WHERE job_id NOT IN (SELECT id FROM jobs "
+                   "WHERE ended = 'deleted') ORDER BY job_id, seq",
   [S_LOAD_PARENTS] = "SELECT task_id, parent_id, pos FROM task_parents ORDER BY task_id, pos",
   [S_LOAD_ALLOCS] = "SELECT a.idx, a.volunteer_id, a.t, a.task_id, a.issued, a.lease_expires, "
                     "a.state, COALESCE(r.exit_status, 0), COALESCE(r.digest, ''), "
                     "COALESCE(r.outcome, '') FROM allocations a JOIN tasks t ON t.id = a.task_id "
-                    "AND t.round = a.round LEFT JOIN results r ON r.idx = a.idx ORDER BY a.idx",
+                    "AND t.round = a.round JOIN jobs jb ON jb.id = t.job_id AND jb.ended IS NOT "
+                    "'deleted' LEFT JOIN results r ON r.idx = a.idx ORDER BY a.idx",
   [S_LOAD_FILES] = "SELECT sha256, size FROM files",
   [S_LOAD_OUTCOMES] = "SELECT volunteer_id, outcome, COUNT(*) FROM results "
                       "GROUP BY volunteer_id, outcome",
   [S_LOAD_RATES] = "SELECT src, dst, bytes_per_second, samples FROM link_rates ORDER BY src, dst",
   [S_LOAD_HOLDERS] = "SELECT sha256, volunteer_id, since FROM file_holders "
                      "ORDER BY sha256, since, volunteer_id",
+  [S_MAX_TASK_KEY] = "SELECT COALESCE(MAX(id), 0) FROM tasks",
+  [S_JOB_PRIORITY] = "UPDATE jobs SET priority = ?2 WHERE id = ?1",
+#define JOB_TASKS "(SELECT id FROM tasks WHERE job_id = ?1)"
+  [S_DEL_FILES_OF] = "SELECT DISTINCT sha256 FROM job_files WHERE job_id = ?1",
+  [S_DEL_EXPIRE] = "UPDATE allocations SET state = 'expired' WHERE state = 'leased' AND "
+                   "task_id IN " JOB_TASKS,
+  [S_DEL_RESULTS_SIZE] = "SELECT COUNT(*), COALESCE(SUM(LENGTH(output)), 0) FROM results "
+                         "WHERE task_id IN " JOB_TASKS,
+  [S_DEL_RESULTS] = "DELETE FROM results WHERE task_id IN " JOB_TASKS,
+  [S_DEL_PARENTS] = "DELETE FROM task_parents WHERE task_id IN " JOB_TASKS,
+  [S_DEL_VOL_HIGH] = "UPDATE volunteers SET allocations = MAX(allocations, (SELECT MAX(a.t) FROM "
+                     "allocations a WHERE a.volunteer_id = volunteers.id)) WHERE id IN (SELECT "
+                     "volunteer_id FROM allocations WHERE task_id IN " JOB_TASKS ")",
+  [S_DEL_ALLOCS] = "DELETE FROM allocations WHERE task_id IN " JOB_TASKS,
+  [S_DEL_TASKS] = "DELETE FROM tasks WHERE job_id = ?1 AND NOT EXISTS (SELECT 1 FROM "
+                  "allocations a WHERE a.task_id = tasks.id)",
+  [S_DEL_TASKS_STRIP] = "UPDATE tasks SET args = '[]', inputs = '[]' WHERE job_id = ?1",
+  [S_DEL_JOB_FILES] = "DELETE FROM job_files WHERE job_id = ?1",
+  [S_DEL_JOB] = "UPDATE jobs SET ended = 'deleted', finished = COALESCE(finished, ?2) "
+                "WHERE id = ?1",
+#undef JOB_TASKS
+  /* the one list of what keeps a stored file: add a table that names files here */
+  [S_FILE_REFERENCED] = "SELECT EXISTS (SELECT 1 FROM job_files WHERE sha256 = ?1)",
+  [S_FILE_SIZE] = "SELECT size FROM files WHERE sha256 = ?1",
+  [S_FILE_DELETE] = "DELETE FROM files WHERE sha256 = ?1",
+  [S_FILE_HOLDERS_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1",
 };
 
 enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_COUNT };
@@ -157,7 +194,10 @@ static int open_conn(const char *path, sqlite3 **db, int durable, cairn_error *e
   }
   sqlite3_busy_timeout(*db, 10000);
   sqlite3_extended_result_codes(*db, 1);
-  if (exec_sql(*db, "PRAGMA journal_mode=WAL", err) ||
+  /* a new database gives freed pages back on PRAGMA incremental_vacuum
+   * (cairn_store_reclaim); an older one is converted once (cairn_store_open) */
+  if (exec_sql(*db, "PRAGMA auto_vacuum=INCREMENTAL", err) ||
+      exec_sql(*db, "PRAGMA journal_mode=WAL", err) ||
       exec_sql(*db, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", err) ||
       exec_sql(*db, "PRAGMA foreign_keys=ON", err))
     return -1;
@@ -230,6 +270,19 @@ static int migrate(cairn_store *s, cairn_error *err) {
   return 0;
 }
 
+/* A database made before incremental auto-vacuum (mode 0) is converted by
+ * one VACUUM, which rewrites it: time and free disk space proportional to
+ * its size, once. */
+static int incremental(cairn_store *s, cairn_error *err) {
+  sqlite3_stmt *q = NULL;
+  int mode = 2;
+  if (sqlite3_prepare_v2(s->w, "PRAGMA auto_vacuum", -1, &q, NULL) == SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_ROW)
+    mode = sqlite3_column_int(q, 0);
+  sqlite3_finalize(q);
+  return mode == 2 ? 0 : exec_sql(s->w, "VACUUM", err);
+}
+
 cairn_store *cairn_store_open(const char *path, int durable, cairn_error *err) {
   cairn_store *s = calloc(1, sizeof *s);
   if (!s) {
@@ -237,7 +290,7 @@ cairn_store *cairn_store_open(const char *path, int durable, cairn_error *err) {
     return NULL;
   }
   pthread_mutex_init(&s->rlock, NULL);
-  if (open_conn(path, &s->w, durable, err) || migrate(s, err) ||
+  if (open_conn(path, &s->w, durable, err) || migrate(s, err) || incremental(s, err) ||
       open_conn(path, &s->r, durable, err))
     goto fail;
   for (int i = 0; i < S_COUNT; i++)
@@ -392,7 +445,7 @@ cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *d
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
-                                    cairn_error *err) {
+                                    int64_t priority, cairn_error *err) {
   sqlite3_stmt *q = Q(S_JOB_INSERT);
   sqlite3_bind_int64(q, 1, id);
   TXT(q, 2, name);
@@ -403,6 +456,7 @@ cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name
   sqlite3_bind_int(q, 7, lease_seconds);
   sqlite3_bind_int(q, 8, max_attempts);
   sqlite3_bind_int64(q, 9, now);
+  sqlite3_bind_int64(q, 10, priority);
   return run(s, S_JOB_INSERT, err);
 }
 
@@ -464,6 +518,133 @@ cairn_status cairn_store_job_update(cairn_store *s, int64_t id, const char *stat
   else
     sqlite3_bind_null(q, 3);
   return run(s, S_JOB_UPDATE, err);
+}
+
+cairn_status cairn_store_job_priority(cairn_store *s, int64_t id, int64_t priority,
+                                      cairn_error *err) {
+  sqlite3_bind_int64(Q(S_JOB_PRIORITY), 1, id);
+  sqlite3_bind_int64(Q(S_JOB_PRIORITY), 2, priority);
+  return run(s, S_JOB_PRIORITY, err);
+}
+
+/* Runs statement id bound to job (and ?2 = now when now >= 0); *changes gets
+ * the rows it changed when not NULL. */
+static cairn_status run_job(cairn_store *s, enum stmt_id id, int64_t job, int64_t now,
+                            int64_t *changes, cairn_error *err) {
+  sqlite3_bind_int64(Q(id), 1, job);
+  if (now >= 0)
+    sqlite3_bind_int64(Q(id), 2, now);
+  cairn_status st = run(s, id, err);
+  if (changes)
+    *changes = st == CAIRN_OK ? sqlite3_changes64(s->w) : 0;
+  return st;
+}
+
+/* Adds sha to rep's list of removed files. 0, or -1 out of memory. */
+static int note_removed(cairn_store_delete_report *rep, const char *sha) {
+  char(*n)[65] = realloc(rep->removed, (rep->nremoved + 1) * sizeof *n);
+  if (!n)
+    return -1;
+  rep->removed = n;
+  snprintf(n[rep->nremoved++], 65, "%s", sha);
+  return 0;
+}
+
+cairn_status cairn_store_files_unreferenced(cairn_store *s, char (*cand)[65], size_t n,
+                                            cairn_store_delete_report *rep, cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  for (size_t i = 0; st == CAIRN_OK && i < n; i++) {
+    sqlite3_stmt *q = Q(S_FILE_REFERENCED);
+    TXT(q, 1, cand[i]);
+    int rc = sqlite3_step(q);
+    int kept = rc == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_ROW)
+      return db_err(s, s->w, err, sql_text[S_FILE_REFERENCED]);
+    if (kept)
+      continue;
+    q = Q(S_FILE_SIZE);
+    TXT(q, 1, cand[i]);
+    int64_t size = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (size < 0)
+      continue; /* no row: nothing to remove */
+    TXT(Q(S_FILE_HOLDERS_DELETE), 1, cand[i]);
+    st = run(s, S_FILE_HOLDERS_DELETE, err);
+    if (st == CAIRN_OK) {
+      TXT(Q(S_FILE_DELETE), 1, cand[i]);
+      st = run(s, S_FILE_DELETE, err);
+    }
+    if (st == CAIRN_OK && note_removed(rep, cand[i]))
+      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    rep->files += st == CAIRN_OK;
+    rep->file_bytes += st == CAIRN_OK ? size : 0;
+  }
+  return st;
+}
+
+cairn_status cairn_store_job_delete(cairn_store *s, int64_t job, int purge, int64_t now,
+                                    cairn_store_delete_report *rep, cairn_error *err) {
+  char(*cand)[65] = NULL;
+  size_t ncand = 0;
+  cairn_status st = CAIRN_OK;
+  sqlite3_stmt *q = Q(S_DEL_FILES_OF);
+  sqlite3_bind_int64(q, 1, job);
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    char(*nc)[65] = realloc(cand, (ncand + 1) * sizeof *nc);
+    if (!nc)
+      break;
+    cand = nc;
+    snprintf(cand[ncand++], 65, "%s", (const char *)sqlite3_column_text(q, 0));
+  }
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  if (rc != SQLITE_DONE) {
+    free(cand);
+    return rc == SQLITE_ROW ? cairn_error_set(err, CAIRN_ENOMEM, "out of memory")
+                            : db_err(s, s->w, err, sql_text[S_DEL_FILES_OF]);
+  }
+  q = Q(S_DEL_RESULTS_SIZE);
+  sqlite3_bind_int64(q, 1, job);
+  if (sqlite3_step(q) == SQLITE_ROW) {
+    rep->results = sqlite3_column_int64(q, 0);
+    rep->result_bytes = sqlite3_column_int64(q, 1);
+  }
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  int64_t tasks_kept = 0;
+  if ((st = run_job(s, S_DEL_EXPIRE, job, -1, NULL, err)) ||
+      (st = run_job(s, S_DEL_RESULTS, job, -1, NULL, err)) ||
+      (st = run_job(s, S_DEL_PARENTS, job, -1, NULL, err)) ||
+      (purge && (st = run_job(s, S_DEL_VOL_HIGH, job, -1, NULL, err))) ||
+      (purge && (st = run_job(s, S_DEL_ALLOCS, job, -1, &rep->allocations, err))) ||
+      (st = run_job(s, S_DEL_TASKS, job, -1, &rep->tasks, err)) ||
+      (st = run_job(s, S_DEL_TASKS_STRIP, job, -1, &tasks_kept, err)) ||
+      (st = run_job(s, S_DEL_JOB_FILES, job, -1, NULL, err)) ||
+      (st = run_job(s, S_DEL_JOB, job, now, NULL, err)))
+    goto out;
+  rep->tasks_kept = tasks_kept;
+  st = cairn_store_files_unreferenced(s, cand, ncand, rep, err);
+out:
+  free(cand);
+  return st;
+}
+
+cairn_status cairn_store_reclaim(cairn_store *s, cairn_error *err) {
+  if (exec_sql(s->w, "PRAGMA incremental_vacuum", err) ||
+      exec_sql(s->w, "PRAGMA wal_checkpoint(TRUNCATE)", err))
+    return CAIRN_EIO;
+  return CAIRN_OK;
+}
+
+int64_t cairn_store_max_task_key(cairn_store *s) {
+  sqlite3_stmt *q = Q(S_MAX_TASK_KEY);
+  int64_t k = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+  sqlite3_reset(q);
+  return k;
 }
 
 cairn_status cairn_store_alloc_insert(cairn_store *s, int64_t idx, int64_t volunteer, int64_t t,
@@ -566,6 +747,7 @@ cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn
     row.max_attempts = (int)I64(8);
     row.created = I64(9);
     row.finished = I64(10);
+    row.priority = I64(11);
   });
 }
 

@@ -56,7 +56,39 @@ cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *d
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
-                                    cairn_error *err);
+                                    int64_t priority, cairn_error *err);
+cairn_status cairn_store_job_priority(cairn_store *s, int64_t id, int64_t priority,
+                                      cairn_error *err);
+
+/* What deleting a job removed (cairn_store_job_delete). removed: the
+ * SHA-256 of each stored file whose row went (malloc'd; the caller frees it
+ * and removes the files from DB.files/ once the transaction committed). */
+typedef struct cairn_store_delete_report {
+  int64_t tasks, tasks_kept, results, result_bytes, allocations, files, file_bytes;
+  char (*removed)[65];
+  size_t nremoved;
+} cairn_store_delete_report;
+/* Deletes job's results, dependencies, file list and the tasks no
+ * allocation names; the others keep their key, job and name (args and
+ * inputs emptied) so that the audit still answers for their indices. With
+ * purge, the allocations go too (each volunteer's largest t is kept in
+ * volunteers.allocations, so no index is handed out twice). Leases still
+ * "leased" end "expired". The jobs row stays (ended = 'deleted'): its id is
+ * never reused. Then cairn_store_files_unreferenced() over the job's files.
+ * Counts add to *rep. Writer connection, inside a transaction. */
+cairn_status cairn_store_job_delete(cairn_store *s, int64_t job, int purge, int64_t now,
+                                    cairn_store_delete_report *rep, cairn_error *err);
+/* THE decision of which stored files may go: among cand[0..n), each file
+ * no table names any more (today: job_files; a table that names stored
+ * files must be added to S_FILE_REFERENCED in store.c) loses its files and
+ * file_holders rows and is added to rep (removed, files, file_bytes). */
+cairn_status cairn_store_files_unreferenced(cairn_store *s, char (*cand)[65], size_t n,
+                                            cairn_store_delete_report *rep, cairn_error *err);
+/* Outside a transaction: gives the free pages back to the file system
+ * (incremental auto-vacuum) and truncates the WAL when no reader holds it. */
+cairn_status cairn_store_reclaim(cairn_store *s, cairn_error *err);
+/* The largest task key in the store, deleted jobs' kept tasks included. */
+int64_t cairn_store_max_task_key(cairn_store *s);
 cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, const char *name,
                                          const char *sha256, int broadcast, cairn_error *err);
 cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, uint32_t seq,
@@ -98,8 +130,8 @@ typedef struct cairn_store_job_row {
   int64_t id;
   const char *name, *app, *policy, *state;
   int replication, quorum, lease_seconds, max_attempts;
-  int64_t created, finished;
-} cairn_store_job_row;
+  int64_t created, finished, priority;
+} cairn_store_job_row; /* state: "running", "done", "failed", "cancelled" or "deleted" */
 cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn_store_job_row *),
                                    void *ud, cairn_error *err);
 

@@ -84,6 +84,9 @@ typedef struct cairn_master_config {
                                    address may make a minute (a burst of as many, then
                                    that rate); past it 429 with Retry-After; default 60;
                                    < 0: no limit */
+  double keep_finished_days;    /* > 0: a job done, failed or cancelled this long ago (days,
+                                   fractions allowed) is deleted (as DELETE /v1/jobs/{id},
+                                   without purge) by the lease checker; 0 (default): kept */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);

@@ -207,7 +207,7 @@ static void write_sample(cairn_store *s) {
   OK(cairn_store_file_insert(s, SHA_F, 1234, 1002, E));
   OK(cairn_store_file_insert(s, SHA_G, 5, 1002, E));
   OK(cairn_store_file_insert(s, SHA_F, 1234, 1003, E)); /* again: ignored */
-  OK(cairn_store_job_insert(s, 1, "demo", "sum", "fifo", 2, 1, 60, 4, 1004, E));
+  OK(cairn_store_job_insert(s, 1, "demo", "sum", "fifo", 2, 1, 60, 4, 1004, 0, E));
   OK(cairn_store_job_file_insert(s, 1, 0, "genome.fa", SHA_F, 0, E));
   OK(cairn_store_job_file_insert(s, 1, 1, "ref", SHA_G, 1, E));
   OK(cairn_store_task_insert(s, 10, 1, 0, "a", "[\"1\"]", "[0]", "eligible", E));
@@ -541,7 +541,7 @@ static void test_rollback_leaves_nothing(void **state) {
   cairn_store *s = open_store(f);
   OK(cairn_store_begin(s, E));
   OK(cairn_store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
-  OK(cairn_store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, E));
+  OK(cairn_store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, 0, E));
   OK(cairn_store_task_insert(s, 1, 1, 0, "a", "[]", "[]", "eligible", E));
   OK(cairn_store_meta_set(s, "k", "v", E));
   cairn_store_rollback(s);
@@ -592,7 +592,7 @@ static void test_reader_sees_committed_rows(void **state) {
   cairn_store *s = open_store(f);
   OK(cairn_store_begin(s, E));
   OK(cairn_store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
-  OK(cairn_store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, E));
+  OK(cairn_store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, 0, E));
   OK(cairn_store_task_insert(s, 7, 1, 0, "a", "[]", "[]", "eligible", E));
   OK(cairn_store_task_insert(s, 8, 1, 1, "b", "[]", "[]", "eligible", E));
   OK(cairn_store_task_insert(s, 9, 1, 2, "c", "[]", "[]", "eligible", E));

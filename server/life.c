@@ -1,0 +1,252 @@
+/* life.c — a job's life after submission: its priority and the queue of
+ * jobs with work (c->runq), cancel, delete, and retention (core.h has the
+ * job state machine).
+ *
+ * c->runq holds the jobs not cancelled that have ELIGIBLE tasks, ordered by
+ * priority (higher first), then id (submission order). allocate_locked
+ * (core.c) walks it from the front, so a request looks only at jobs with
+ * work. Its capacity is kept at least the number of live jobs
+ * (cairn__jobq_reserve at submit and load), so an insertion never allocates.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "server/core.h"
+#include "server/dist.h"
+
+/* 1 when a goes before b in the queue. */
+static int ahead(const mjob *a, const mjob *b) {
+  return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
+}
+
+/* The first position whose job does not go before j. O(log E). */
+static size_t position(const cairn_core *c, const mjob *j) {
+  size_t lo = 0, hi = c->nrunq;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ahead(c->runq[mid], j))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void jobq_remove(cairn_core *c, mjob *j) {
+  size_t at = position(c, j);
+  if (at < c->nrunq && c->runq[at] == j) {
+    memmove(&c->runq[at], &c->runq[at + 1], (c->nrunq - at - 1) * sizeof *c->runq);
+    c->nrunq--;
+  }
+  j->inq = 0;
+}
+
+void cairn__jobq_update(cairn_core *c, mjob *j) {
+  /* a FAILED job's eligible tasks still run (the others' results may matter) */
+  int want = j->state != JS_CANCELLED && j->counts[TS_ELIGIBLE] > 0;
+  if (j->inq == want)
+    return;
+  if (!want) {
+    jobq_remove(c, j);
+    return;
+  }
+  if (c->nrunq == c->caprunq) { /* reserve failed earlier: cannot happen otherwise */
+    CAIRN_ERR(&c->log, "job %lld cannot be queued (out of memory)", (long long)j->id);
+    return;
+  }
+  size_t at = position(c, j);
+  memmove(&c->runq[at + 1], &c->runq[at], (c->nrunq - at) * sizeof *c->runq);
+  c->runq[at] = j;
+  c->nrunq++;
+  j->inq = 1;
+}
+
+int cairn__jobq_reserve(cairn_core *c) {
+  if (c->caprunq > c->njobs)
+    return 0;
+  size_t ncap = c->caprunq ? 2 * c->caprunq : 16;
+  mjob **q = realloc(c->runq, ncap * sizeof *q);
+  if (!q)
+    return -1;
+  c->runq = q;
+  c->caprunq = ncap;
+  return 0;
+}
+
+/* Job id, alive, or NULL with err set (under the lock). */
+static mjob *job_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error *err) {
+  mjob *j = id >= 1 && (size_t)id <= c->njobs ? c->jobs[id - 1] : NULL;
+  if (!j)
+    *st = cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
+  return j;
+}
+
+/* Cancels running job j (under the lock). O(E): it leaves the queue. */
+static void cancel_locked(cairn_core *c, mjob *j) {
+  j->state = JS_CANCELLED;
+  j->finished = cairn__now();
+  cairn__jobq_update(c, j);
+  cairn__journal_put(c->journal, cairn__jrec_job_state(j->id, cairn__jstate_name[JS_CANCELLED],
+                                                      j->finished));
+  pthread_cond_broadcast(&c->job_cv);
+  CAIRN_INFO(&c->log, "job %lld cancelled (%u leases out)", (long long)j->id, j->nleases);
+}
+
+/* Releases the lock, then waits for every record put so far (a refusal
+ * may have journaled too: delete's cancel). Returns st unless the journal
+ * failed. */
+static cairn_status finish(cairn_core *c, cairn_status st, cairn_error *err) {
+  uint64_t seq = cairn__journal_last(c->journal);
+  pthread_mutex_unlock(&c->lock);
+  cairn_error werr = {0};
+  if (cairn__journal_wait(c->journal, seq, &werr) != CAIRN_OK) {
+    if (err)
+      *err = werr;
+    return werr.status;
+  }
+  return st;
+}
+
+cairn_status cairn__core_cancel(cairn_core *c, int64_t id, json_t **out, cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  *out = NULL;
+  pthread_mutex_lock(&c->lock);
+  mjob *j = job_locked(c, id, &st, err);
+  int already = j && j->state == JS_CANCELLED;
+  if (j && (j->state == JS_DONE || j->state == JS_FAILED))
+    st = cairn_error_set(err, CAIRN_ECONFLICT, "job %lld has already finished (%s): nothing to "
+                         "cancel", (long long)id, cairn__jstate_name[j->state]);
+  else if (j && !already)
+    cancel_locked(c, j);
+  if (st == CAIRN_OK)
+    *out = json_pack("{s:I, s:s, s:i, s:b}", "job", (json_int_t)id, "state", "cancelled",
+                     "leases_out", (int)j->nleases, "already", already);
+  st = finish(c, st, err);
+  if (st != CAIRN_OK) {
+    json_decref(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, json_t **out,
+                                  cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  *out = NULL;
+  pthread_mutex_lock(&c->lock);
+  mjob *j = job_locked(c, id, &st, err);
+  if (j) {
+    int queued = j->inq;
+    if (queued)
+      jobq_remove(c, j);
+    j->priority = priority;
+    if (queued)
+      cairn__jobq_update(c, j);
+    cairn__journal_put(c->journal, cairn__jrec_priority(id, priority));
+    *out = json_pack("{s:I, s:I, s:s}", "job", (json_int_t)id, "priority", (json_int_t)priority,
+                     "state", cairn__jstate_name[j->state]);
+  }
+  st = finish(c, st, err);
+  if (st != CAIRN_OK) {
+    json_decref(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* Takes finished job j with no lease out out of the core (under the lock,
+ * O(1)) and queues its store deletion; the caller frees j after the lock. */
+static void detach_locked(cairn_core *c, mjob *j, int purge, cairn_store_delete_report *rep) {
+  if (j->inq)
+    jobq_remove(c, j);
+  c->jobs[j->id - 1] = NULL;
+  cairn__journal_put(c->journal, cairn__jrec_delete(j->id, purge, cairn__now(), rep));
+  pthread_cond_broadcast(&c->job_cv);
+}
+
+/* After the deletion committed: the files it removed leave the
+ * distribution records and DB.files/ (under the lock, O(files removed)). */
+static void drop_files(cairn_core *c, const cairn_store_delete_report *rep) {
+  char path[4200];
+  pthread_mutex_lock(&c->lock);
+  for (size_t i = 0; i < rep->nremoved; i++) {
+    cairn__dist_remove_file(c->dist, rep->removed[i]);
+    snprintf(path, sizeof path, "%s/%s", c->files_dir, rep->removed[i]);
+    if (unlink(path) && errno != ENOENT)
+      CAIRN_WARN(&c->log, "cannot remove %s: %s", path, strerror(errno));
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
+cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **out,
+                                cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  cairn_store_delete_report rep = {0};
+  *out = NULL;
+  pthread_mutex_lock(&c->lock);
+  mjob *j = job_locked(c, id, &st, err);
+  if (j && j->state == JS_RUNNING)
+    cancel_locked(c, j);
+  if (j && j->nleases) {
+    st = cairn_error_set(err, CAIRN_ECONFLICT, "job %lld is cancelled but %u of its leases are "
+                         "still out; they end at their workers' next heartbeat (within %d s): "
+                         "delete it again then", (long long)id, j->nleases, j->lease_seconds);
+    j = NULL;
+  }
+  if (j)
+    detach_locked(c, j, purge, &rep);
+  st = finish(c, st, err);
+  if (!j || st != CAIRN_OK) {
+    cairn__job_free(j);
+    free(rep.removed);
+    return st;
+  }
+  cairn__job_free(j); /* O(job), outside the lock */
+  drop_files(c, &rep);
+  CAIRN_INFO(&c->log, "job %lld deleted%s: %lld tasks (%lld kept for the audit), %lld results "
+             "(%lld bytes), %lld allocations, %lld files (%lld bytes)", (long long)id,
+             purge ? " and purged" : "", (long long)rep.tasks, (long long)rep.tasks_kept,
+             (long long)rep.results, (long long)rep.result_bytes, (long long)rep.allocations,
+             (long long)rep.files, (long long)rep.file_bytes);
+  *out = json_pack("{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "job", (json_int_t)id,
+                   "purged", purge, "tasks", (json_int_t)rep.tasks, "tasks_kept",
+                   (json_int_t)rep.tasks_kept, "results", (json_int_t)rep.results,
+                   "result_bytes", (json_int_t)rep.result_bytes, "allocations",
+                   (json_int_t)rep.allocations, "files", (json_int_t)rep.files, "file_bytes",
+                   (json_int_t)rep.file_bytes);
+  free(rep.removed);
+  return CAIRN_OK;
+}
+
+int cairn__core_retain(cairn_core *c, int64_t now, int64_t keep_seconds) {
+  enum { SCAN_MAX = 1024 };
+  int64_t due[SCAN_MAX];
+  size_t ndue = 0;
+  pthread_mutex_lock(&c->lock);
+  for (size_t k = 0; k < SCAN_MAX && k < c->njobs; k++) {
+    if (c->retain_cursor >= c->njobs)
+      c->retain_cursor = 0;
+    const mjob *j = c->jobs[c->retain_cursor++];
+    if (j && j->state != JS_RUNNING && !j->nleases && j->finished &&
+        now - j->finished >= keep_seconds)
+      due[ndue++] = j->id;
+  }
+  pthread_mutex_unlock(&c->lock);
+  int n = 0;
+  for (size_t i = 0; i < ndue; i++) {
+    json_t *out = NULL;
+    cairn_error err = {0};
+    if (cairn__core_delete(c, due[i], 0, &out, &err) == CAIRN_OK) {
+      CAIRN_WARN(&c->log, "retention: job %lld finished more than %lld s ago: deleted",
+                 (long long)due[i], (long long)keep_seconds);
+      n++;
+    } else if (err.status != CAIRN_ENOTFOUND)
+      CAIRN_WARN(&c->log, "retention: job %lld: %s", (long long)due[i], err.text);
+    json_decref(out);
+  }
+  return n;
+}

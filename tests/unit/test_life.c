@@ -1,0 +1,274 @@
+/* test_life.c — a job's life in the core over a real SQLite file: priority
+ * order among jobs (and a change while they run), cancel (no allocation,
+ * leases left out of the heartbeat answer, results refused, idempotence, a
+ * finished job refused, kept over a restart), delete (refused while leases
+ * are out, then tasks, results and the only-used file gone, the audit kept
+ * unless purged, ids and keys never reused after a restart), retention,
+ * and bad requests that change nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/jobspec.h"
+#include "common/sha256.h"
+#include "server/core.h"
+#include "tests/support/core_fixture.h"
+
+static mvol *reg(cairn_core *c, const char *name, const char *app) {
+  char *apps[1] = {(char *)app}, token[65];
+  int64_t id = 0;
+  cairn_error err = {0};
+  if (cairn__core_register(c, name, "rack", apps, 1, 1, NULL, &id, token, &err) != CAIRN_OK)
+    fail_msg("register %s: %s", name, err.text);
+  return c->vols[id - 1];
+}
+
+static int64_t submit(cairn_core *c, const char *text) {
+  cairn_error err = {0};
+  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  if (!spec)
+    fail_msg("job rejected: %s", err.text);
+  int64_t id = 0;
+  if (cairn__core_submit(c, spec, &id, &err) != CAIRN_OK)
+    fail_msg("submit: %s", err.text);
+  return id;
+}
+
+/* v asks for work; returns its index (0: none) and the job and task in
+ * *job and name. */
+static int64_t take(cairn_core *c, mvol *v, int64_t *job, char name[64]) {
+  json_t *w = NULL;
+  cairn_error err = {0};
+  if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
+    fail_msg("work: %s", err.text);
+  if (!w)
+    return 0;
+  json_t *t = json_object_get(w, "task");
+  if (job)
+    *job = json_integer_value(json_object_get(t, "job"));
+  if (name)
+    snprintf(name, 64, "%s", json_string_value(json_object_get(t, "id")));
+  int64_t idx = json_integer_value(json_object_get(w, "index"));
+  json_decref(w);
+  return idx;
+}
+
+static void done(cairn_core *c, mvol *v, int64_t idx, const char *out) {
+  cairn_error err = {0};
+  if (cairn__core_result(c, v->id, idx, 0, out, strlen(out), NULL, &err) != CAIRN_OK)
+    fail_msg("result %lld: %s", (long long)idx, err.text);
+}
+
+static const char *job_state(cairn_core *c, int64_t id, char buf[32]) {
+  json_t *j = cairn__core_job_json(c, id, 0);
+  snprintf(buf, 32, "%s", j ? json_string_value(json_object_get(j, "state")) : "(none)");
+  json_decref(j);
+  return buf;
+}
+
+static int count_row(void *ud, const cairn_store_audit_row *r) {
+  (void)r;
+  ++*(int *)ud;
+  return 0;
+}
+
+static int audit_rows(cairn_core *c, int64_t idx) {
+  int n = 0;
+  assert_int_equal(cairn__core_audit(c, 0, idx, count_row, &n, NULL), CAIRN_OK);
+  return n;
+}
+
+static void test_priority_order(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *v = reg(c, "w", "sum");
+  int64_t low = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"l1\"}, "
+                          "{\"id\": \"l2\"}, {\"id\": \"l3\"}]}");
+  int64_t tie = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"t1\"}]}");
+  int64_t high = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"priority\": 5, "
+                           "\"tasks\": [{\"id\": \"h1\"}]}");
+  int64_t job = 0;
+  char name[64];
+  take(c, v, &job, name); /* the higher priority first, though submitted last */
+  assert_int_equal(job, high);
+  take(c, v, &job, name); /* ties: submission order */
+  assert_int_equal(job, low);
+  json_t *out = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_priority(c, tie, 7, &out, &err), CAIRN_OK);
+  assert_int_equal(json_integer_value(json_object_get(out, "priority")), 7);
+  json_decref(out);
+  take(c, v, &job, name);
+  assert_int_equal(job, tie);
+  take(c, v, &job, name);
+  assert_int_equal(job, low);
+  /* kept over a restart */
+  core_fixture_reopen(f);
+  c = f->c;
+  json_t *j = cairn__core_job_json(c, tie, 0);
+  assert_int_equal(json_integer_value(json_object_get(j, "priority")), 7);
+  json_decref(j);
+  /* bad requests change nothing */
+  assert_int_equal(cairn__core_priority(c, 99, 1, &out, &err), CAIRN_ENOTFOUND);
+  assert_null(out);
+}
+
+static void test_cancel(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *v = reg(c, "w", "sum"), *v2 = reg(c, "w2", "sum");
+  int64_t id = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"a\"}, "
+                         "{\"id\": \"b\"}, {\"id\": \"c\"}]}");
+  int64_t ia = take(c, v, NULL, NULL), ib = take(c, v2, NULL, NULL);
+  json_t *out = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_cancel(c, id, &out, &err), CAIRN_OK);
+  assert_string_equal(json_string_value(json_object_get(out, "state")), "cancelled");
+  assert_int_equal(json_integer_value(json_object_get(out, "leases_out")), 2);
+  assert_false(json_is_true(json_object_get(out, "already")));
+  json_decref(out);
+  char buf[32];
+  assert_string_equal(job_state(c, id, buf), "cancelled");
+  assert_int_equal(take(c, v, NULL, NULL), 0); /* no new allocation */
+  assert_int_equal(c->nrunq, 0);
+  /* the heartbeat leaves its lease out (the worker kills the app) */
+  json_t *hb = NULL;
+  assert_int_equal(cairn__core_heartbeat(c, v->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(json_array_size(json_object_get(hb, "extended")), 0);
+  json_decref(hb);
+  assert_int_equal(cairn__core_result(c, v->id, ia, 0, "A", 1, NULL, &err), CAIRN_ECONFLICT);
+  /* a result of a still-held lease is refused and ends it */
+  assert_int_equal(cairn__core_result(c, v2->id, ib, 0, "B", 1, NULL, &err), CAIRN_ECONFLICT);
+  assert_int_equal(c->jobs[id - 1]->nleases, 0);
+  /* idempotent */
+  assert_int_equal(cairn__core_cancel(c, id, &out, &err), CAIRN_OK);
+  assert_true(json_is_true(json_object_get(out, "already")));
+  json_decref(out);
+  int js = -1;
+  assert_int_equal(cairn__core_wait_job(c, id, 100, &js, &err), CAIRN_OK);
+  assert_int_equal(js, JS_CANCELLED);
+  /* a finished job cannot be cancelled; an unknown one is not found */
+  int64_t fin = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"x\"}]}");
+  done(c, v, take(c, v, NULL, NULL), "X");
+  assert_string_equal(job_state(c, fin, buf), "done");
+  assert_int_equal(cairn__core_cancel(c, fin, &out, &err), CAIRN_ECONFLICT);
+  assert_non_null(strstr(err.text, "already finished"));
+  assert_null(out);
+  assert_string_equal(job_state(c, fin, buf), "done");
+  assert_int_equal(cairn__core_cancel(c, 77, &out, &err), CAIRN_ENOTFOUND);
+  /* cancelled stays cancelled over a restart, and gets no allocation */
+  core_fixture_reopen(f);
+  c = f->c;
+  assert_string_equal(job_state(c, id, buf), "cancelled");
+  assert_string_equal(job_state(c, fin, buf), "done");
+  assert_int_equal(take(c, c->vols[0], NULL, NULL), 0);
+}
+
+#define CONTENT "the only input of job 1"
+
+static void test_delete(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *v = reg(c, "w", "sum");
+  char sha[65], path[512];
+  cairn_sha256_hex(CONTENT, strlen(CONTENT), sha);
+  snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  fputs(CONTENT, fp);
+  fclose(fp);
+  int existed = 0;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_add_file(c, sha, (int64_t)strlen(CONTENT), &existed, &err), CAIRN_OK);
+  char text[512];
+  snprintf(text, sizeof text, "{\"app\": \"sum\", \"policy\": \"fifo\", \"files\": [{\"name\": "
+           "\"in\", \"sha256\": \"%s\"}], \"tasks\": [{\"id\": \"a\", \"inputs\": [\"in\"]}, "
+           "{\"id\": \"b\", \"after\": [\"a\"]}, {\"id\": \"c\"}]}", sha);
+  int64_t id = submit(c, text);
+  int64_t ia = take(c, v, NULL, NULL);
+  done(c, v, ia, "A");
+  take(c, v, NULL, NULL); /* held: the delete must wait for it */
+  json_t *out = NULL;
+  assert_int_equal(cairn__core_delete(c, id, 0, &out, &err), CAIRN_ECONFLICT);
+  assert_non_null(strstr(err.text, "leases are still out"));
+  assert_null(out);
+  char buf[32];
+  assert_string_equal(job_state(c, id, buf), "cancelled"); /* cancelled first */
+  json_t *hb = NULL;
+  assert_int_equal(cairn__core_heartbeat(c, v->id, NULL, &hb, &err), CAIRN_OK);
+  json_decref(hb);
+  assert_int_equal(cairn__core_delete(c, id, 0, &out, &err), CAIRN_OK);
+  assert_int_equal(json_integer_value(json_object_get(out, "results")), 1);
+  assert_int_equal(json_integer_value(json_object_get(out, "files")), 1);
+  assert_int_equal(json_integer_value(json_object_get(out, "file_bytes")), strlen(CONTENT));
+  assert_int_equal(json_integer_value(json_object_get(out, "tasks")), 1);      /* b: never given */
+  assert_int_equal(json_integer_value(json_object_get(out, "tasks_kept")), 2); /* a, c: audited */
+  assert_int_equal(json_integer_value(json_object_get(out, "allocations")), 0);
+  json_decref(out);
+  assert_int_equal(access(path, F_OK), -1);
+  assert_false(cairn__core_has_file(c, sha, NULL));
+  assert_null(cairn__core_job_json(c, id, 0));
+  assert_int_equal(audit_rows(c, ia), 1); /* the audit still answers */
+  assert_int_equal(cairn__core_delete(c, id, 0, &out, &err), CAIRN_ENOTFOUND);
+  /* after a restart: gone, its id and task keys never reused */
+  core_fixture_reopen(f);
+  c = f->c;
+  v = c->vols[0];
+  assert_null(cairn__core_job_json(c, id, 0));
+  assert_int_equal(audit_rows(c, ia), 1);
+  int64_t id2 = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"p\"}]}");
+  assert_int_equal(id2, id + 1);
+  int64_t ip = take(c, v, NULL, NULL);
+  done(c, v, ip, "P");
+  /* purge: the allocations go too; the volunteer's next index is still new */
+  assert_int_equal(cairn__core_delete(c, id2, 1, &out, &err), CAIRN_OK);
+  assert_int_equal(json_integer_value(json_object_get(out, "allocations")), 1);
+  json_decref(out);
+  assert_int_equal(audit_rows(c, ip), 0);
+  core_fixture_reopen(f);
+  c = f->c;
+  v = c->vols[0];
+  assert_int_equal(v->allocations, 3);
+  submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"q\"}]}");
+  int64_t iq = take(c, v, NULL, NULL);
+  assert_true(iq != ip && iq != ia);
+  done(c, v, iq, "Q");
+}
+
+static void test_retention(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *v = reg(c, "w", "sum");
+  int64_t old = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"a\"}]}");
+  int64_t live = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"b\"}, {\"id\": \"c\"}]}");
+  int64_t job = 0;
+  int64_t idx = take(c, v, &job, NULL);
+  assert_int_equal(job, old);
+  done(c, v, idx, "A");
+  int64_t now = cairn__now();
+  assert_int_equal(cairn__core_retain(c, now, 3600), 0); /* not old enough */
+  assert_int_equal(cairn__core_retain(c, now + 3600, 3600), 1);
+  assert_null(cairn__core_job_json(c, old, 0));
+  json_t *j = cairn__core_job_json(c, live, 0); /* a running job is kept */
+  assert_non_null(j);
+  json_decref(j);
+  assert_int_equal(cairn__core_retain(c, now + 7200, 3600), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_priority_order, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cancel, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_delete, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_retention, core_fixture_setup, core_fixture_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
