@@ -201,6 +201,8 @@ typedef struct cairn_core {
   mjob **runq;             /* jobs not cancelled with ELIGIBLE tasks, by priority, id (life.c) */
   size_t nrunq, caprunq;   /* caprunq >= jobs alive: an insertion never allocates */
   size_t retain_cursor;    /* where the retention scan goes on (life.c) */
+  struct { int64_t id; int purge; } *resume; /* deletions a stop interrupted (load.c) */
+  size_t nresume;
 
   cairn__journal *journal; /* its own module and lock (journal.h) */
   pthread_cond_t job_cv;   /* a job's state changed */
@@ -299,11 +301,17 @@ cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, j
  * too. CAIRN_ECONFLICT while leases of it are out (the cancel is durable
  * then; they end within one heartbeat period). *out says what went:
  * {"job", "purged", "tasks", "tasks_kept", "results", "result_bytes",
- * "allocations", "files", "file_bytes"}. Under the lock: O(1) to detach,
- * then O(files removed) to forget them; the store's work is the commit
- * thread's, the job's memory is freed after the lock. */
+ * "allocations", "files", "file_bytes"}. Under the lock: O(1) to detach (O(E)
+ * if it was queued), O(1) per journal step, then O(files removed) to forget
+ * them; the job's memory is freed after the lock; the store's work is the
+ * commit thread's, in transactions of at most 1,024 tasks' rows each (their
+ * results, dependencies, allocations when purged), then one for the job's
+ * file list and files. */
 cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **out,
                                 cairn_error *err);
+/* Finishes the deletions a stop interrupted (jobs the store marks deleting
+ * or purging), before the master serves. */
+cairn_status cairn__core_resume_deletes(cairn_core *c, cairn_error *err);
 /* Deletes finished (done, failed, cancelled) jobs that finished at least
  * keep_seconds before now, with no lease out; looks at at most 1,024 jobs
  * per call under the lock (a cursor goes round). Returns how many. */

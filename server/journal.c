@@ -57,7 +57,11 @@ struct cairn__jrec {
     } result;
     struct { int64_t idx; const char *outcome; } outcome;
     struct { int64_t id, priority; } jobprio;
-    struct { int64_t id, now; int purge; cairn_store_delete_report *out; } jobdel;
+    struct {
+      int64_t id, lo, hi, now;
+      int purge, final;
+      cairn_store_delete_report *out;
+    } jobdel;
   } u;
   cairn__jrec *next;
 };
@@ -202,11 +206,11 @@ cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority) {
   return r;
 }
 
-cairn__jrec *cairn__jrec_delete(int64_t id, int purge, int64_t now,
-                                cairn_store_delete_report *out) {
+cairn__jrec *cairn__jrec_delete(int64_t id, int purge, int64_t lo, int64_t hi, int final,
+                                int64_t now, cairn_store_delete_report *out) {
   cairn__jrec *r = rec(J_JOBDEL);
   if (r)
-    r->u.jobdel = (__typeof__(r->u.jobdel)){id, now, purge, out};
+    r->u.jobdel = (__typeof__(r->u.jobdel)){id, lo, hi, now, purge, final, out};
   return r;
 }
 
@@ -407,9 +411,11 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   case J_JOBPRIO: return cairn_store_job_priority(s, r->u.jobprio.id, r->u.jobprio.priority, err);
   case J_JOBDEL: {
-    cairn_store_delete_report scratch = {0}, *out = r->u.jobdel.out ? r->u.jobdel.out : &scratch;
-    cairn_status st = cairn_store_job_delete(s, r->u.jobdel.id, r->u.jobdel.purge,
-                                             r->u.jobdel.now, out, err);
+    const __typeof__(r->u.jobdel) *d = &r->u.jobdel;
+    cairn_store_delete_report scratch = {0}, *out = d->out ? d->out : &scratch;
+    cairn_status st = d->final ? cairn_store_job_delete_finish(s, d->id, d->now, out, err)
+                               : cairn_store_job_delete_range(s, d->id, d->purge, d->lo, d->hi,
+                                                              out, err);
     free(scratch.removed);
     return st;
   }
@@ -461,7 +467,7 @@ static void *committer(void *arg) {
     cairn_status st = cairn_store_begin(j->store, &err);
     for (cairn__jrec *r = batch; st == CAIRN_OK && r; r = r->next) {
       st = apply(j->store, r, &err);
-      reclaim |= r->type == J_JOBDEL;
+      reclaim |= r->type == J_JOBDEL && r->u.jobdel.final;
     }
     if (st == CAIRN_OK)
       st = cairn_store_commit(j->store, &err);

@@ -97,12 +97,14 @@ cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *poli
 cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority);
 /* Job id's priority changed. */
 cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority);
-/* Deletes job id from the store (cairn_store_job_delete; purge: its
- * allocations too); the commit thread fills *out (caller-owned, or NULL),
- * which the caller reads after waiting for the batch. The batch's commit
- * is followed by cairn_store_reclaim(). */
-cairn__jrec *cairn__jrec_delete(int64_t id, int purge, int64_t now,
-                                cairn_store_delete_report *out);
+/* One step of deleting job id from the store: the task keys [lo, hi)
+ * (cairn_store_job_delete_range; purge: their allocations too), or, with
+ * final, the end (cairn_store_job_delete_finish, and the batch's commit is
+ * followed by cairn_store_reclaim()). The commit thread adds counts to *out
+ * (caller-owned, or NULL), which the caller reads after waiting for the
+ * batch. */
+cairn__jrec *cairn__jrec_delete(int64_t id, int purge, int64_t lo, int64_t hi, int final,
+                                int64_t now, cairn_store_delete_report *out);
 /* Sets job r's id and the key of its first task; returns r. */
 cairn__jrec *cairn__jrec_job_keys(cairn__jrec *r, int64_t id, int64_t first_key);
 /* File i of job r. On failure frees r and returns NULL; else returns r. */

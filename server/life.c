@@ -158,19 +158,41 @@ cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, j
   return st;
 }
 
-/* Takes finished job j with no lease out out of the core (under the lock,
- * O(1)) and queues its store deletion; the caller frees j after the lock. */
-static void detach_locked(cairn_core *c, mjob *j, int purge, cairn_store_delete_report *rep) {
+/* Takes job j (no lease out) out of the core (under the lock, O(E) to leave
+ * the queue, else O(1)); the caller owns it then. */
+static void detach_locked(cairn_core *c, mjob *j) {
   if (j->inq)
     jobq_remove(c, j);
   c->jobs[j->id - 1] = NULL;
-  cairn__journal_put(c->journal, cairn__jrec_delete(j->id, purge, cairn__now(), rep));
   pthread_cond_broadcast(&c->job_cv);
 }
 
-/* After the deletion committed: the files it removed leave the
+/* Puts r (under the lock, O(1)) and waits for its batch. */
+static cairn_status put_wait(cairn_core *c, cairn__jrec *r, cairn_error *err) {
+  pthread_mutex_lock(&c->lock);
+  uint64_t seq = cairn__journal_put(c->journal, r);
+  pthread_mutex_unlock(&c->lock);
+  return cairn__journal_wait(c->journal, seq, err);
+}
+
+/* Deletes job id's rows from the store, task keys [lo, hi) DELETE_CHUNK at
+ * a time: one batch (one transaction) each, so that other requests'
+ * batches commit in between; then the end. The removed files leave the
  * distribution records and DB.files/ (under the lock, O(files removed)). */
-static void drop_files(cairn_core *c, const cairn_store_delete_report *rep) {
+static cairn_status store_delete(cairn_core *c, int64_t id, int purge, int64_t lo, int64_t hi,
+                                 cairn_store_delete_report *rep, cairn_error *err) {
+  enum { DELETE_CHUNK = 1024 };
+  cairn_status st = CAIRN_OK;
+  for (int64_t a = lo; st == CAIRN_OK && (a < hi || a == lo); a += DELETE_CHUNK) {
+    int64_t b = hi - a < DELETE_CHUNK ? hi : a + DELETE_CHUNK;
+    st = put_wait(c, cairn__jrec_delete(id, purge, a, b, 0, 0, rep), err);
+    if (a >= hi)
+      break;
+  }
+  if (st == CAIRN_OK)
+    st = put_wait(c, cairn__jrec_delete(id, purge, 0, 0, 1, cairn__now(), rep), err);
+  if (st != CAIRN_OK)
+    return st;
   char path[4200];
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < rep->nremoved; i++) {
@@ -180,6 +202,7 @@ static void drop_files(cairn_core *c, const cairn_store_delete_report *rep) {
       CAIRN_WARN(&c->log, "cannot remove %s: %s", path, strerror(errno));
   }
   pthread_mutex_unlock(&c->lock);
+  return CAIRN_OK;
 }
 
 cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **out,
@@ -198,15 +221,23 @@ cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **o
     j = NULL;
   }
   if (j)
-    detach_locked(c, j, purge, &rep);
-  st = finish(c, st, err);
-  if (!j || st != CAIRN_OK) {
-    cairn__job_free(j);
+    detach_locked(c, j);
+  st = finish(c, st, err); /* the cancel, when there was one */
+  if (!j)
+    return st;
+  /* j is ours now: a crash before the first step commits leaves it whole */
+  int64_t lo = j->ntasks ? j->tasks[0].key : 0, hi = lo;
+  for (uint32_t i = 0; i < j->ntasks; i++) { /* a job's keys are consecutive */
+    lo = j->tasks[i].key < lo ? j->tasks[i].key : lo;
+    hi = j->tasks[i].key >= hi ? j->tasks[i].key + 1 : hi;
+  }
+  cairn__job_free(j); /* O(job), outside the lock */
+  if (st == CAIRN_OK)
+    st = store_delete(c, id, purge, lo, hi, &rep, err);
+  if (st != CAIRN_OK) {
     free(rep.removed);
     return st;
   }
-  cairn__job_free(j); /* O(job), outside the lock */
-  drop_files(c, &rep);
   CAIRN_INFO(&c->log, "job %lld deleted%s: %lld tasks (%lld kept for the audit), %lld results "
              "(%lld bytes), %lld allocations, %lld files (%lld bytes)", (long long)id,
              purge ? " and purged" : "", (long long)rep.tasks, (long long)rep.tasks_kept,
@@ -220,6 +251,25 @@ cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **o
                    (json_int_t)rep.file_bytes);
   free(rep.removed);
   return CAIRN_OK;
+}
+
+cairn_status cairn__core_resume_deletes(cairn_core *c, cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  for (size_t i = 0; st == CAIRN_OK && i < c->nresume; i++) {
+    int64_t id = c->resume[i].id, lo = 0, hi = 0;
+    cairn_store_delete_report rep = {0};
+    if (cairn_store_job_keys(c->store, id, &lo, &hi))
+      st = cairn_error_set(err, CAIRN_EIO, "store: reading job %lld's task keys", (long long)id);
+    else
+      st = store_delete(c, id, c->resume[i].purge, lo, hi, &rep, err);
+    if (st == CAIRN_OK)
+      CAIRN_WARN(&c->log, "job %lld: its deletion, interrupted by a stop, is finished", (long long)id);
+    free(rep.removed);
+  }
+  free(c->resume);
+  c->resume = NULL;
+  c->nresume = 0;
+  return st;
 }
 
 int cairn__core_retain(cairn_core *c, int64_t now, int64_t keep_seconds) {

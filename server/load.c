@@ -110,7 +110,16 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
     c->jobs = nj;
     c->capjobs = ncap;
   }
-  if (strcmp(r->state, "deleted") == 0) { /* it keeps its id, as NULL */
+  int deleting = strcmp(r->state, "deleting") == 0, purging = strcmp(r->state, "purging") == 0;
+  if (deleting || purging) { /* a stop interrupted its deletion: finished at open */
+    __typeof__(c->resume) nr = realloc(c->resume, (c->nresume + 1) * sizeof *nr);
+    if (!nr)
+      return -1;
+    c->resume = nr;
+    c->resume[c->nresume].id = r->id;
+    c->resume[c->nresume++].purge = purging;
+  }
+  if (deleting || purging || strcmp(r->state, "deleted") == 0) { /* it keeps its id, as NULL */
     c->jobs[c->njobs++] = NULL;
     return 0;
   }
@@ -448,7 +457,8 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
     goto fail;
   }
   if (cairn__core_load(c, err) != CAIRN_OK ||
-      !(c->journal = cairn__journal_open(c->store, &c->log, fail_fd, err)))
+      !(c->journal = cairn__journal_open(c->store, &c->log, fail_fd, err)) ||
+      cairn__core_resume_deletes(c, err) != CAIRN_OK)
     goto fail;
   return c;
 fail:
@@ -469,6 +479,7 @@ void cairn__core_close(cairn_core *c) {
     cairn__job_free(c->jobs[i]);
   free(c->jobs);
   free(c->runq);
+  free(c->resume);
   for (size_t i = 0; i < c->nvols; i++)
     cairn__vol_free(c->vols[i]);
   free(c->vols);

@@ -32,7 +32,7 @@ enum stmt_id {
   S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
   S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES, S_MAX_TASK_KEY,
   /* a job's life: priority, delete (cairn_store_job_delete), unreferenced files */
-  S_JOB_PRIORITY, S_DEL_FILES_OF, S_DEL_EXPIRE, S_DEL_RESULTS_SIZE, S_DEL_RESULTS, S_DEL_PARENTS,
+  S_JOB_PRIORITY, S_DEL_MARK, S_DEL_KEYS, S_DEL_FILES_OF, S_DEL_EXPIRE, S_DEL_RESULTS_SIZE, S_DEL_RESULTS, S_DEL_PARENTS,
   S_DEL_VOL_HIGH, S_DEL_ALLOCS, S_DEL_TASKS, S_DEL_TASKS_STRIP, S_DEL_JOB_FILES, S_DEL_JOB,
   S_FILE_REFERENCED, S_FILE_SIZE, S_FILE_DELETE, S_FILE_HOLDERS_DELETE,
   S_COUNT
@@ -86,17 +86,20 @@ static const char *const sql_text[S_COUNT] = {
                   "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority "
                   "FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
-                       "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 "
+                       "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 JOIN jobs jb "
+                       "ON jb.id = jf.job_id AND (jb.ended IS NULL OR jb.ended = 'cancelled') "
                        "ORDER BY jf.job_id, jf.seq",
   [S_LOAD_TASKS] = "SELECT id, job_id, COALESCE(accepted, 0), seq, attempts, name, args, inputs, "
                    "state, round FROM tasks WHERE job_id NOT IN (SELECT id FROM jobs "
-                   "WHERE ended = 'deleted') ORDER BY job_id, seq",
-  [S_LOAD_PARENTS] = "SELECT task_id, parent_id, pos FROM task_parents ORDER BY task_id, pos",
+                   "WHERE ended IN ('deleting', 'purging', 'deleted')) ORDER BY job_id, seq",
+  [S_LOAD_PARENTS] = "SELECT p.task_id, p.parent_id, p.pos FROM task_parents p JOIN tasks t ON "
+                    "t.id = p.task_id JOIN jobs jb ON jb.id = t.job_id AND (jb.ended IS NULL OR "
+                    "jb.ended = 'cancelled') ORDER BY p.task_id, p.pos",
   [S_LOAD_ALLOCS] = "SELECT a.idx, a.volunteer_id, a.t, a.task_id, a.issued, a.lease_expires, "
                     "a.state, COALESCE(r.exit_status, 0), COALESCE(r.digest, ''), "
                     "COALESCE(r.outcome, '') FROM allocations a JOIN tasks t ON t.id = a.task_id "
-                    "AND t.round = a.round JOIN jobs jb ON jb.id = t.job_id AND jb.ended IS NOT "
-                    "'deleted' LEFT JOIN results r ON r.idx = a.idx ORDER BY a.idx",
+                    "AND t.round = a.round JOIN jobs jb ON jb.id = t.job_id AND (jb.ended IS NULL "
+                    "OR jb.ended = 'cancelled') LEFT JOIN results r ON r.idx = a.idx ORDER BY a.idx",
   [S_LOAD_FILES] = "SELECT sha256, size FROM files",
   [S_LOAD_OUTCOMES] = "SELECT volunteer_id, outcome, COUNT(*) FROM results "
                       "GROUP BY volunteer_id, outcome",
@@ -105,25 +108,30 @@ static const char *const sql_text[S_COUNT] = {
                      "ORDER BY sha256, since, volunteer_id",
   [S_MAX_TASK_KEY] = "SELECT COALESCE(MAX(id), 0) FROM tasks",
   [S_JOB_PRIORITY] = "UPDATE jobs SET priority = ?2 WHERE id = ?1",
-#define JOB_TASKS "(SELECT id FROM tasks WHERE job_id = ?1)"
+/* a deletion goes by ranges of task keys [?2, ?3) of job ?1 (a job's keys are
+ * consecutive), so that each transaction is bounded (cairn_store_job_delete_range) */
+#define RANGE " task_id >= ?2 AND task_id < ?3"
+  [S_DEL_MARK] = "UPDATE jobs SET ended = ?2 WHERE id = ?1 AND ended IS NOT 'deleted'",
+  [S_DEL_KEYS] = "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id) + 1, 0) FROM tasks "
+                 "WHERE job_id = ?1",
   [S_DEL_FILES_OF] = "SELECT DISTINCT sha256 FROM job_files WHERE job_id = ?1",
-  [S_DEL_EXPIRE] = "UPDATE allocations SET state = 'expired' WHERE state = 'leased' AND "
-                   "task_id IN " JOB_TASKS,
+  [S_DEL_EXPIRE] = "UPDATE allocations SET state = 'expired' WHERE state = 'leased' AND" RANGE,
   [S_DEL_RESULTS_SIZE] = "SELECT COUNT(*), COALESCE(SUM(LENGTH(output)), 0) FROM results "
-                         "WHERE task_id IN " JOB_TASKS,
-  [S_DEL_RESULTS] = "DELETE FROM results WHERE task_id IN " JOB_TASKS,
-  [S_DEL_PARENTS] = "DELETE FROM task_parents WHERE task_id IN " JOB_TASKS,
+                         "WHERE" RANGE,
+  [S_DEL_RESULTS] = "DELETE FROM results WHERE" RANGE,
+  [S_DEL_PARENTS] = "DELETE FROM task_parents WHERE" RANGE,
   [S_DEL_VOL_HIGH] = "UPDATE volunteers SET allocations = MAX(allocations, (SELECT MAX(a.t) FROM "
                      "allocations a WHERE a.volunteer_id = volunteers.id)) WHERE id IN (SELECT "
-                     "volunteer_id FROM allocations WHERE task_id IN " JOB_TASKS ")",
-  [S_DEL_ALLOCS] = "DELETE FROM allocations WHERE task_id IN " JOB_TASKS,
-  [S_DEL_TASKS] = "DELETE FROM tasks WHERE job_id = ?1 AND NOT EXISTS (SELECT 1 FROM "
-                  "allocations a WHERE a.task_id = tasks.id)",
-  [S_DEL_TASKS_STRIP] = "UPDATE tasks SET args = '[]', inputs = '[]' WHERE job_id = ?1",
+                     "volunteer_id FROM allocations WHERE" RANGE ")",
+  [S_DEL_ALLOCS] = "DELETE FROM allocations WHERE" RANGE,
+  [S_DEL_TASKS] = "DELETE FROM tasks WHERE job_id = ?1 AND id >= ?2 AND id < ?3 AND NOT EXISTS "
+                  "(SELECT 1 FROM allocations a WHERE a.task_id = tasks.id)",
+  [S_DEL_TASKS_STRIP] = "UPDATE tasks SET args = '[]', inputs = '[]' WHERE job_id = ?1 AND "
+                        "id >= ?2 AND id < ?3",
   [S_DEL_JOB_FILES] = "DELETE FROM job_files WHERE job_id = ?1",
   [S_DEL_JOB] = "UPDATE jobs SET ended = 'deleted', finished = COALESCE(finished, ?2) "
                 "WHERE id = ?1",
-#undef JOB_TASKS
+#undef RANGE
   /* the one list of what keeps a stored file: add a table that names files here */
   [S_FILE_REFERENCED] = "SELECT EXISTS (SELECT 1 FROM job_files WHERE sha256 = ?1)",
   [S_FILE_SIZE] = "SELECT size FROM files WHERE sha256 = ?1",
@@ -527,16 +535,20 @@ cairn_status cairn_store_job_priority(cairn_store *s, int64_t id, int64_t priori
   return run(s, S_JOB_PRIORITY, err);
 }
 
-/* Runs statement id bound to job (and ?2 = now when now >= 0); *changes gets
- * the rows it changed when not NULL. */
-static cairn_status run_job(cairn_store *s, enum stmt_id id, int64_t job, int64_t now,
+/* Runs statement id bound to job ?1 and, when b > a, the key range ?2..?3
+ * (else ?2 = a when a >= 0); *changes gets the rows it changed when not NULL. */
+static cairn_status run_job(cairn_store *s, enum stmt_id id, int64_t job, int64_t a, int64_t b,
                             int64_t *changes, cairn_error *err) {
-  sqlite3_bind_int64(Q(id), 1, job);
-  if (now >= 0)
-    sqlite3_bind_int64(Q(id), 2, now);
+  sqlite3_stmt *q = Q(id);
+  if (sqlite3_bind_parameter_count(q) >= 1)
+    sqlite3_bind_int64(q, 1, job);
+  if (a >= 0 && sqlite3_bind_parameter_count(q) >= 2)
+    sqlite3_bind_int64(q, 2, a);
+  if (b > a && sqlite3_bind_parameter_count(q) >= 3)
+    sqlite3_bind_int64(q, 3, b);
   cairn_status st = run(s, id, err);
   if (changes)
-    *changes = st == CAIRN_OK ? sqlite3_changes64(s->w) : 0;
+    *changes += st == CAIRN_OK ? sqlite3_changes64(s->w) : 0;
   return st;
 }
 
@@ -585,11 +597,38 @@ cairn_status cairn_store_files_unreferenced(cairn_store *s, char (*cand)[65], si
   return st;
 }
 
-cairn_status cairn_store_job_delete(cairn_store *s, int64_t job, int purge, int64_t now,
-                                    cairn_store_delete_report *rep, cairn_error *err) {
+cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge, int64_t lo,
+                                          int64_t hi, cairn_store_delete_report *rep,
+                                          cairn_error *err) {
+  sqlite3_stmt *q = Q(S_DEL_MARK);
+  sqlite3_bind_int64(q, 1, job);
+  TXT(q, 2, purge ? "purging" : "deleting");
+  cairn_status st = run(s, S_DEL_MARK, err);
+  if (st != CAIRN_OK || hi <= lo)
+    return st;
+  q = Q(S_DEL_RESULTS_SIZE);
+  sqlite3_bind_int64(q, 2, lo);
+  sqlite3_bind_int64(q, 3, hi);
+  if (sqlite3_step(q) == SQLITE_ROW) {
+    rep->results += sqlite3_column_int64(q, 0);
+    rep->result_bytes += sqlite3_column_int64(q, 1);
+  }
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  if ((st = run_job(s, S_DEL_EXPIRE, job, lo, hi, NULL, err)) ||
+      (st = run_job(s, S_DEL_RESULTS, job, lo, hi, NULL, err)) ||
+      (st = run_job(s, S_DEL_PARENTS, job, lo, hi, NULL, err)) ||
+      (purge && (st = run_job(s, S_DEL_VOL_HIGH, job, lo, hi, NULL, err))) ||
+      (purge && (st = run_job(s, S_DEL_ALLOCS, job, lo, hi, &rep->allocations, err))) ||
+      (st = run_job(s, S_DEL_TASKS, job, lo, hi, &rep->tasks, err)))
+    return st;
+  return run_job(s, S_DEL_TASKS_STRIP, job, lo, hi, &rep->tasks_kept, err);
+}
+
+cairn_status cairn_store_job_delete_finish(cairn_store *s, int64_t job, int64_t now,
+                                           cairn_store_delete_report *rep, cairn_error *err) {
   char(*cand)[65] = NULL;
   size_t ncand = 0;
-  cairn_status st = CAIRN_OK;
   sqlite3_stmt *q = Q(S_DEL_FILES_OF);
   sqlite3_bind_int64(q, 1, job);
   int rc;
@@ -602,35 +641,26 @@ cairn_status cairn_store_job_delete(cairn_store *s, int64_t job, int purge, int6
   }
   sqlite3_reset(q);
   sqlite3_clear_bindings(q);
-  if (rc != SQLITE_DONE) {
-    free(cand);
-    return rc == SQLITE_ROW ? cairn_error_set(err, CAIRN_ENOMEM, "out of memory")
-                            : db_err(s, s->w, err, sql_text[S_DEL_FILES_OF]);
-  }
-  q = Q(S_DEL_RESULTS_SIZE);
-  sqlite3_bind_int64(q, 1, job);
-  if (sqlite3_step(q) == SQLITE_ROW) {
-    rep->results = sqlite3_column_int64(q, 0);
-    rep->result_bytes = sqlite3_column_int64(q, 1);
-  }
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  int64_t tasks_kept = 0;
-  if ((st = run_job(s, S_DEL_EXPIRE, job, -1, NULL, err)) ||
-      (st = run_job(s, S_DEL_RESULTS, job, -1, NULL, err)) ||
-      (st = run_job(s, S_DEL_PARENTS, job, -1, NULL, err)) ||
-      (purge && (st = run_job(s, S_DEL_VOL_HIGH, job, -1, NULL, err))) ||
-      (purge && (st = run_job(s, S_DEL_ALLOCS, job, -1, &rep->allocations, err))) ||
-      (st = run_job(s, S_DEL_TASKS, job, -1, &rep->tasks, err)) ||
-      (st = run_job(s, S_DEL_TASKS_STRIP, job, -1, &tasks_kept, err)) ||
-      (st = run_job(s, S_DEL_JOB_FILES, job, -1, NULL, err)) ||
-      (st = run_job(s, S_DEL_JOB, job, now, NULL, err)))
-    goto out;
-  rep->tasks_kept = tasks_kept;
-  st = cairn_store_files_unreferenced(s, cand, ncand, rep, err);
-out:
+  cairn_status st = CAIRN_OK;
+  if (rc != SQLITE_DONE)
+    st = rc == SQLITE_ROW ? cairn_error_set(err, CAIRN_ENOMEM, "out of memory")
+                          : db_err(s, s->w, err, sql_text[S_DEL_FILES_OF]);
+  if (st == CAIRN_OK && (st = run_job(s, S_DEL_JOB_FILES, job, -1, -1, NULL, err)) == CAIRN_OK &&
+      (st = cairn_store_files_unreferenced(s, cand, ncand, rep, err)) == CAIRN_OK)
+    st = run_job(s, S_DEL_JOB, job, now, now, NULL, err);
   free(cand);
   return st;
+}
+
+int cairn_store_job_keys(cairn_store *s, int64_t job, int64_t *lo, int64_t *hi) {
+  sqlite3_stmt *q = Q(S_DEL_KEYS);
+  sqlite3_bind_int64(q, 1, job);
+  int ok = sqlite3_step(q) == SQLITE_ROW;
+  *lo = ok ? sqlite3_column_int64(q, 0) : 0;
+  *hi = ok ? sqlite3_column_int64(q, 1) : 0;
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  return ok ? 0 : -1;
 }
 
 cairn_status cairn_store_reclaim(cairn_store *s, cairn_error *err) {

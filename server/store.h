@@ -68,16 +68,27 @@ typedef struct cairn_store_delete_report {
   char (*removed)[65];
   size_t nremoved;
 } cairn_store_delete_report;
-/* Deletes job's results, dependencies, file list and the tasks no
- * allocation names; the others keep their key, job and name (args and
- * inputs emptied) so that the audit still answers for their indices. With
- * purge, the allocations go too (each volunteer's largest t is kept in
- * volunteers.allocations, so no index is handed out twice). Leases still
- * "leased" end "expired". The jobs row stays (ended = 'deleted'): its id is
- * never reused. Then cairn_store_files_unreferenced() over the job's files.
- * Counts add to *rep. Writer connection, inside a transaction. */
-cairn_status cairn_store_job_delete(cairn_store *s, int64_t job, int purge, int64_t now,
-                                    cairn_store_delete_report *rep, cairn_error *err);
+/* Deleting job, in steps that each fit one transaction of bounded size:
+ * cairn_store_job_delete_range() over consecutive ranges [lo, hi) of the
+ * job's task keys, then cairn_store_job_delete_finish(). A range marks the
+ * job ended = 'deleting' (or 'purging': a restarted master finishes the
+ * deletion, cairn_store_job_keys() giving what is left), then deletes the
+ * range's results and dependencies and the tasks no allocation names; the
+ * others keep their key, job and name (args and inputs emptied) so that
+ * the audit still answers for their indices. With purge, the allocations go
+ * too (each volunteer's largest t is kept in volunteers.allocations, so no
+ * index is handed out twice). Leases still "leased" end "expired". The
+ * finish deletes the job's file list, runs cairn_store_files_unreferenced()
+ * over its files and marks it ended = 'deleted': the row stays, so its id is
+ * never reused. Counts add to *rep. Writer connection, in a transaction;
+ * each step may run again (after a crash) without harm. */
+cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge, int64_t lo,
+                                          int64_t hi, cairn_store_delete_report *rep,
+                                          cairn_error *err);
+cairn_status cairn_store_job_delete_finish(cairn_store *s, int64_t job, int64_t now,
+                                           cairn_store_delete_report *rep, cairn_error *err);
+/* The smallest and one past the largest task key job still has (0, 0: none). */
+int cairn_store_job_keys(cairn_store *s, int64_t job, int64_t *lo, int64_t *hi);
 /* THE decision of which stored files may go: among cand[0..n), each file
  * no table names any more (today: job_files; a table that names stored
  * files must be added to S_FILE_REFERENCED in store.c) loses its files and
@@ -131,7 +142,8 @@ typedef struct cairn_store_job_row {
   const char *name, *app, *policy, *state;
   int replication, quorum, lease_seconds, max_attempts;
   int64_t created, finished, priority;
-} cairn_store_job_row; /* state: "running", "done", "failed", "cancelled" or "deleted" */
+} cairn_store_job_row; /* state: "running", "done", "failed", "cancelled", "deleting",
+                          "purging" or "deleted" */
 cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn_store_job_row *),
                                    void *ud, cairn_error *err);
 

@@ -3,7 +3,9 @@
  * leases left out of the heartbeat answer, results refused, idempotence, a
  * finished job refused, kept over a restart), delete (refused while leases
  * are out, then tasks, results and the only-used file gone, the audit kept
- * unless purged, ids and keys never reused after a restart), retention,
+ * unless purged, ids and keys never reused after a restart; in steps of
+ * 1,024 task keys, and finished by the next start when a stop interrupted
+ * it), retention,
  * and bad requests that change nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -263,12 +265,65 @@ static void test_retention(void **state) {
   assert_int_equal(cairn__core_retain(c, now + 7200, 3600), 0);
 }
 
+/* A job of n independent tasks of app sum (JSON built here). */
+static int64_t submit_n(cairn_core *c, int n) {
+  json_t *tasks = json_array();
+  for (int i = 0; i < n; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "t%d", i);
+    json_array_append_new(tasks, json_pack("{s:s}", "id", id));
+  }
+  json_t *job = json_pack("{s:s, s:s, s:o}", "app", "sum", "policy", "fifo", "tasks", tasks);
+  char *text = json_dumps(job, JSON_COMPACT);
+  json_decref(job);
+  int64_t id = submit(c, text);
+  free(text);
+  return id;
+}
+
+static void test_delete_in_steps_and_resume(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *v = reg(c, "w", "sum");
+  int64_t big = submit_n(c, 2500); /* three steps of 1,024 task keys */
+  int64_t idx = take(c, v, NULL, NULL);
+  done(c, v, idx, "R");
+  json_t *out = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_delete(c, big, 0, &out, &err), CAIRN_OK);
+  assert_int_equal(json_integer_value(json_object_get(out, "tasks")), 2499);
+  assert_int_equal(json_integer_value(json_object_get(out, "tasks_kept")), 1);
+  assert_int_equal(json_integer_value(json_object_get(out, "results")), 1);
+  json_decref(out);
+  assert_int_equal(audit_rows(c, idx), 1);
+  /* a deletion stopped after its first step is finished by the next start */
+  int64_t half = submit_n(c, 1500);
+  int64_t hidx = take(c, v, NULL, NULL);
+  done(c, v, hidx, "H");
+  const mjob *j = c->jobs[half - 1];
+  int64_t lo = j->tasks[0].key;
+  uint64_t seq = cairn__journal_put(c->journal, cairn__jrec_delete(half, 1, lo, lo + 1024, 0, 0,
+                                                                  NULL));
+  assert_int_equal(cairn__journal_wait(c->journal, seq, &err), CAIRN_OK);
+  core_fixture_reopen(f);
+  c = f->c;
+  assert_null(cairn__core_job_json(c, half, 0));
+  assert_int_equal(audit_rows(c, hidx), 0); /* it was a purge */
+  assert_int_equal(audit_rows(c, idx), 1);
+  int64_t next = submit_n(c, 2);
+  assert_int_equal(next, half + 1);
+  core_fixture_reopen(f); /* and it stays finished */
+  assert_null(cairn__core_job_json(f->c, half, 0));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_priority_order, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_cancel, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_delete, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_retention, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_delete_in_steps_and_resume, core_fixture_setup,
+                                    core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
