@@ -276,8 +276,10 @@ cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout
   cairn_status st = cairn__core_wait_job(
     m->core, job_id, timeout_seconds < 0 ? -1 : (long)(timeout_seconds * 1000), &js, err);
   if (state)
-    *state = js == JS_DONE ? CAIRN_JOB_DONE : js == JS_FAILED ? CAIRN_JOB_FAILED
-                                                               : CAIRN_JOB_RUNNING;
+    *state = js == JS_DONE        ? CAIRN_JOB_DONE
+             : js == JS_FAILED    ? CAIRN_JOB_FAILED
+             : js == JS_CANCELLED ? CAIRN_JOB_CANCELLED
+                                  : CAIRN_JOB_RUNNING;
   return st;
 }
 

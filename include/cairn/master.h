@@ -122,11 +122,12 @@ cairn_status cairn_master_submit(cairn_master *m, const char *job_json, size_t l
 typedef enum cairn_job_state {
   CAIRN_JOB_RUNNING,
   CAIRN_JOB_DONE,    /* every task executed */
-  CAIRN_JOB_FAILED   /* a task failed max_attempts times */
+  CAIRN_JOB_FAILED,  /* a task failed max_attempts times */
+  CAIRN_JOB_CANCELLED /* an operator cancelled it (POST /v1/jobs/{id}/cancel) */
 } cairn_job_state;
 
 /* Waits until a job has ended or timeout_seconds pass (< 0: forever).
- * CAIRN_OK with *state CAIRN_JOB_DONE or CAIRN_JOB_FAILED; CAIRN_ETIMEOUT
+ * CAIRN_OK with *state CAIRN_JOB_DONE, CAIRN_JOB_FAILED or CAIRN_JOB_CANCELLED; CAIRN_ETIMEOUT
  * (*state CAIRN_JOB_RUNNING); CAIRN_ENOTFOUND for an unknown job;
  * CAIRN_EFAILED when the master has failed. */
 cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout_seconds,
