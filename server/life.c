@@ -101,7 +101,7 @@ static void cancel_locked(cairn_core *c, mjob *j) {
  * failed. */
 static cairn_status finish(cairn_core *c, cairn_status st, cairn_error *err) {
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   cairn_error werr = {0};
   if (cairn__journal_wait(c->journal, seq, &werr) != CAIRN_OK) {
     if (err)
@@ -170,8 +170,9 @@ static void detach_locked(cairn_core *c, mjob *j) {
 /* Puts r (under the lock, O(1)) and waits for its batch. */
 static cairn_status put_wait(cairn_core *c, cairn__jrec *r, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
-  uint64_t seq = cairn__journal_put(c->journal, r);
-  pthread_mutex_unlock(&c->lock);
+  cairn__journal_put(c->journal, r);
+  uint64_t seq = cairn__journal_last(c->journal);
+  cairn__core_unlock(c);
   return cairn__journal_wait(c->journal, seq, err);
 }
 
@@ -201,7 +202,7 @@ static cairn_status store_delete(cairn_core *c, int64_t id, int purge, int64_t l
     if (unlink(path) && errno != ENOENT)
       CAIRN_WARN(&c->log, "cannot remove %s: %s", path, strerror(errno));
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return CAIRN_OK;
 }
 
@@ -285,7 +286,7 @@ int cairn__core_retain(cairn_core *c, int64_t now, int64_t keep_seconds) {
         now - j->finished >= keep_seconds)
       due[ndue++] = j->id;
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   int n = 0;
   for (size_t i = 0; i < ndue; i++) {
     json_t *out = NULL;

@@ -302,8 +302,10 @@ static void test_delete_in_steps_and_resume(void **state) {
   done(c, v, hidx, "H");
   const mjob *j = c->jobs[half - 1];
   int64_t lo = j->tasks[0].key;
-  uint64_t seq = cairn__journal_put(c->journal, cairn__jrec_delete(half, 1, lo, lo + 1024, 0, 0,
-                                                                  NULL));
+  pthread_mutex_lock(&c->lock);
+  cairn__journal_put(c->journal, cairn__jrec_delete(half, 1, lo, lo + 1024, 0, 0, NULL));
+  uint64_t seq = cairn__journal_last(c->journal);
+  cairn__core_unlock(c);
   assert_int_equal(cairn__journal_wait(c->journal, seq, &err), CAIRN_OK);
   core_fixture_reopen(f);
   c = f->c;
