@@ -43,9 +43,17 @@ int cairn__dist_has_file(cairn__dist *d, const char *sha256, int64_t *size);
  * already known. CAIRN_ECONFLICT on a key collision, CAIRN_ENOMEM. */
 cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
                                   cairn_error *err);
-/* Forgets file sha256 (its holders, copies under way, plan): its store rows
- * went with a deleted job (the store side is J_JOBDEL's). O(1) + its size. */
-void cairn__dist_remove_file(cairn__dist *d, const char *sha256);
+/* Marks (or unmarks) file sha256 as a deleted job's, which the store may be
+ * removing: a job naming it is refused meanwhile (cairn__dist_file_dying,
+ * checked by the submission under the lock), and an upload of it
+ * (cairn__dist_add_file) unmarks it and records it again. */
+int cairn__dist_file_dying(cairn__dist *d, const char *sha256);
+void cairn__dist_set_dying(cairn__dist *d, const char *sha256, int dying);
+/* Forgets file sha256 (its holders, copies under way, plan) when it is
+ * still marked dying: its store rows went with a deleted job (the store
+ * side is J_JOBDEL's). Returns 1 then (the caller removes its bytes), 0
+ * when it was uploaded again meanwhile. O(1) + its size. */
+int cairn__dist_remove_file(cairn__dist *d, const char *sha256);
 /* At start-up (not journaled). 0, or -1 out of memory. */
 int cairn__dist_restore_file(cairn__dist *d, const char *sha256, int64_t size);
 /* A rate read back from the store at start-up. 0, or -1 out of memory. */

@@ -161,6 +161,12 @@ cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t siz
                                   cairn_error *err) {
   mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(sha256));
   *existed = f != NULL;
+  if (f && strcmp(f->sha256, sha256) == 0 && f->dying) { /* uploaded again: it stays */
+    f->dying = 0;
+    *existed = 0;
+    cairn__journal_put(c->journal, cairn__jrec_file(sha256, size, cairn__now()));
+    return CAIRN_OK;
+  }
   if (f)
     return strcmp(f->sha256, sha256) == 0
              ? CAIRN_OK
@@ -171,12 +177,24 @@ cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t siz
   return CAIRN_OK;
 }
 
-void cairn__dist_remove_file(cairn__dist *d, const char *sha256) {
+int cairn__dist_file_dying(cairn__dist *d, const char *sha256) {
+  const mfilerec *f = cairn__dist_file_of(d, sha256);
+  return f && f->dying;
+}
+
+void cairn__dist_set_dying(cairn__dist *d, const char *sha256, int dying) {
   mfilerec *f = cairn__dist_file_of(d, sha256);
-  if (!f)
-    return;
+  if (f)
+    f->dying = (uint8_t)dying;
+}
+
+int cairn__dist_remove_file(cairn__dist *d, const char *sha256) {
+  mfilerec *f = cairn__dist_file_of(d, sha256);
+  if (!f || !f->dying)
+    return 0;
   cairn_hmap_del(&d->files, cairn__hash_key(sha256));
   cairn__dist_file_free(f);
+  return 1;
 }
 
 void cairn__dist_served(cairn__dist *d, const char *sha256, uint64_t bytes, int by_master) {

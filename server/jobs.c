@@ -211,6 +211,13 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto done;
   }
+  for (uint32_t i = 0; i < j->nfiles; i++) /* O(files): a deletion may be removing one */
+    if (cairn__dist_file_dying(c->dist, j->files[i].sha256)) {
+      cairn__core_unlock(c);
+      st = cairn_error_set(err, CAIRN_ECONFLICT, "file \"%s\" (sha256 %s) is being removed with "
+                           "a deleted job; upload it again", j->files[i].name, j->files[i].sha256);
+      goto done;
+    }
   j->id = (int64_t)c->njobs + 1;
   if (cairn__job_start_policy(j, err)) {
     cairn__core_unlock(c);

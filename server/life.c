@@ -178,9 +178,13 @@ static cairn_status put_wait(cairn_core *c, cairn__jrec *r, cairn_error *err) {
 
 /* Deletes job id's rows from the store, task keys [lo, hi) DELETE_CHUNK at
  * a time: one batch (one transaction) each, so that other requests'
- * batches commit in between; then the end. The removed files leave the
- * distribution records and DB.files/ (under the lock, O(files removed)). */
+ * batches commit in between; then the end, which removes the files no job
+ * names any more among the job's. Its files (files[0..nfiles); NULL when
+ * resuming before serving) are marked dying meanwhile (dist.h); the removed
+ * ones then leave the distribution records and DB.files/ (under the lock,
+ * O(job's files)). */
 static cairn_status store_delete(cairn_core *c, int64_t id, int purge, int64_t lo, int64_t hi,
+                                 char (*files)[65], size_t nfiles,
                                  cairn_store_delete_report *rep, cairn_error *err) {
   enum { DELETE_CHUNK = 1024 };
   cairn_status st = CAIRN_OK;
@@ -190,20 +194,30 @@ static cairn_status store_delete(cairn_core *c, int64_t id, int purge, int64_t l
     if (a >= hi)
       break;
   }
-  if (st == CAIRN_OK)
-    st = put_wait(c, cairn__jrec_delete(id, purge, 0, 0, 1, cairn__now(), rep), err);
   if (st != CAIRN_OK)
     return st;
+  pthread_mutex_lock(&c->lock);
+  for (size_t i = 0; i < nfiles; i++)
+    cairn__dist_set_dying(c->dist, files[i], 1);
+  cairn__journal_put(c->journal, cairn__jrec_delete(id, purge, 0, 0, 1, cairn__now(), rep));
+  uint64_t seq = cairn__journal_last(c->journal);
+  cairn__core_unlock(c);
+  st = cairn__journal_wait(c->journal, seq, err);
   char path[4200];
   pthread_mutex_lock(&c->lock);
-  for (size_t i = 0; i < rep->nremoved; i++) {
-    cairn__dist_remove_file(c->dist, rep->removed[i]);
+  for (size_t i = 0; st == CAIRN_OK && i < rep->nremoved; i++) {
+    if (!files) /* resuming before serving: nobody could upload it meanwhile */
+      cairn__dist_set_dying(c->dist, rep->removed[i], 1);
+    if (!cairn__dist_remove_file(c->dist, rep->removed[i]))
+      continue; /* uploaded again meanwhile: its row is back, so are its bytes */
     snprintf(path, sizeof path, "%s/%s", c->files_dir, rep->removed[i]);
     if (unlink(path) && errno != ENOENT)
       CAIRN_WARN(&c->log, "cannot remove %s: %s", path, strerror(errno));
   }
+  for (size_t i = 0; i < nfiles; i++) /* the ones another job still names */
+    cairn__dist_set_dying(c->dist, files[i], 0);
   cairn__core_unlock(c);
-  return CAIRN_OK;
+  return st;
 }
 
 cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **out,
@@ -232,9 +246,14 @@ cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **o
     lo = j->tasks[i].key < lo ? j->tasks[i].key : lo;
     hi = j->tasks[i].key >= hi ? j->tasks[i].key + 1 : hi;
   }
+  char(*files)[65] = calloc(j->nfiles + 1, sizeof *files);
+  for (uint32_t i = 0; files && i < j->nfiles; i++)
+    memcpy(files[i], j->files[i].sha256, 65);
+  size_t nfiles = files ? j->nfiles : 0; /* out of memory: its files are kept */
   cairn__job_free(j); /* O(job), outside the lock */
   if (st == CAIRN_OK)
-    st = store_delete(c, id, purge, lo, hi, &rep, err);
+    st = store_delete(c, id, purge, lo, hi, files, nfiles, &rep, err);
+  free(files);
   if (st != CAIRN_OK) {
     free(rep.removed);
     return st;
@@ -261,8 +280,8 @@ cairn_status cairn__core_resume_deletes(cairn_core *c, cairn_error *err) {
     cairn_store_delete_report rep = {0};
     if (cairn_store_job_keys(c->store, id, &lo, &hi))
       st = cairn_error_set(err, CAIRN_EIO, "store: reading job %lld's task keys", (long long)id);
-    else
-      st = store_delete(c, id, c->resume[i].purge, lo, hi, &rep, err);
+    else /* before serving: nothing else uses its files now */
+      st = store_delete(c, id, c->resume[i].purge, lo, hi, NULL, 0, &rep, err);
     if (st == CAIRN_OK)
       CAIRN_WARN(&c->log, "job %lld: its deletion, interrupted by a stop, is finished", (long long)id);
     free(rep.removed);

@@ -5,7 +5,8 @@
  * are out, then tasks, results and the only-used file gone, the audit kept
  * unless purged, ids and keys never reused after a restart; in steps of
  * 1,024 task keys, and finished by the next start when a stop interrupted
- * it), retention,
+ * it; a file another job names is kept, one a deletion may be removing
+ * refuses new jobs until uploaded again), retention,
  * and bad requests that change nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "common/jobspec.h"
 #include "common/sha256.h"
 #include "server/core.h"
+#include "server/dist.h"
 #include "tests/support/core_fixture.h"
 
 static mvol *reg(cairn_core *c, const char *name, const char *app) {
@@ -318,6 +320,85 @@ static void test_delete_in_steps_and_resume(void **state) {
   assert_null(cairn__core_job_json(f->c, half, 0));
 }
 
+/* Writes text as an uploaded file (on disk and recorded); sha gets its digest. */
+static void upload(cairn_core *c, const char *text, char sha[65]) {
+  char path[512];
+  cairn_sha256_hex(text, strlen(text), sha);
+  snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  fputs(text, fp);
+  fclose(fp);
+  int existed = 0;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_add_file(c, sha, (int64_t)strlen(text), &existed, &err), CAIRN_OK);
+}
+
+static int64_t submit_with(cairn_core *c, const char *sha, cairn_status want) {
+  char text[512];
+  snprintf(text, sizeof text, "{\"app\": \"sum\", \"files\": [{\"name\": \"in\", \"sha256\": "
+           "\"%s\"}], \"tasks\": [{\"id\": \"a\", \"inputs\": [\"in\"]}]}", sha);
+  cairn_error err = {0};
+  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  assert_non_null(spec);
+  int64_t id = 0;
+  assert_int_equal(cairn__core_submit(c, spec, &id, &err), want);
+  if (want == CAIRN_ECONFLICT)
+    assert_non_null(strstr(err.text, "being removed"));
+  return id;
+}
+
+static void test_shared_and_dying_files(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  char sha[65], path[512];
+  upload(c, "shared bytes", sha);
+  snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
+  int64_t a = submit_with(c, sha, CAIRN_OK), b = submit_with(c, sha, CAIRN_OK);
+  json_t *out = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_delete(c, a, 0, &out, &err), CAIRN_OK);
+  assert_int_equal(json_integer_value(json_object_get(out, "files")), 0); /* b names it */
+  json_decref(out);
+  assert_int_equal(access(path, F_OK), 0);
+  assert_true(cairn__core_has_file(c, sha, NULL));
+  /* while a deletion may be removing it, a job naming it is refused ... */
+  pthread_mutex_lock(&c->lock);
+  cairn__dist_set_dying(c->dist, sha, 1);
+  cairn__core_unlock(c);
+  submit_with(c, sha, CAIRN_ECONFLICT);
+  /* ... until it is uploaded again */
+  int existed = 1;
+  assert_int_equal(cairn__core_add_file(c, sha, 12, &existed, &err), CAIRN_OK);
+  assert_false(existed);
+  submit_with(c, sha, CAIRN_OK);
+  assert_int_equal(cairn__core_delete(c, b, 0, &out, &err), CAIRN_OK);
+  json_decref(out);
+  assert_int_equal(access(path, F_OK), 0); /* the third job names it */
+  unlink(path);                            /* for the teardown */
+}
+
+static void test_resume_removes_files(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  char sha[65], path[512];
+  upload(c, "bytes of a job whose deletion stops", sha);
+  snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
+  int64_t id = submit_with(c, sha, CAIRN_OK);
+  int64_t key = c->jobs[id - 1]->tasks[0].key;
+  pthread_mutex_lock(&c->lock);
+  cairn__journal_put(c->journal, cairn__jrec_delete(id, 0, key, key + 1, 0, 0, NULL));
+  uint64_t seq = cairn__journal_last(c->journal);
+  cairn__core_unlock(c);
+  assert_int_equal(cairn__journal_wait(c->journal, seq, NULL), CAIRN_OK);
+  assert_int_equal(access(path, F_OK), 0);
+  core_fixture_reopen(f);
+  c = f->c;
+  assert_null(cairn__core_job_json(c, id, 0));
+  assert_int_equal(access(path, F_OK), -1);
+  assert_false(cairn__core_has_file(c, sha, NULL));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_priority_order, core_fixture_setup, core_fixture_teardown),
@@ -325,6 +406,10 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_delete, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_retention, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_delete_in_steps_and_resume, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_shared_and_dying_files, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_resume_removes_files, core_fixture_setup,
                                     core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
