@@ -42,7 +42,11 @@ cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char
     unlink(tmp_path);
     return cairn_error_set(err, CAIRN_EIO, "cannot store %s: %s", want, strerror(errno));
   }
-  return cairn__core_add_file(c, want, size, existed, err);
+  cairn_status st = cairn__core_add_file(c, want, size, existed, err);
+  if (st == CAIRN_OK && access(final, F_OK) != 0) /* a job's deletion removed it meanwhile */
+    st = cairn_error_set(err, CAIRN_ECONFLICT, "%s was removed with a deleted job as it "
+                         "arrived; upload it again", want);
+  return st;
 }
 
 cairn_status cairn__files_import(cairn_core *c, const char *path, char sha256[65], int64_t *size,
