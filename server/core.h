@@ -44,7 +44,8 @@
  *                         kills the app) or a result (discarded, 409), or
  *                         at its deadline. Final: nothing brings it back.
  *   DONE/FAILED/CANCELLED -> deleted  (cairn__core_delete, life.c; a
- *                         running job is cancelled first): the job leaves
+ *                         job that runs or has leases out is cancelled
+ *                         first, whatever its state): the job leaves
  *                         the core (jobs[id-1] = NULL) once no lease of it
  *                         is out; its store rows go in the commit thread.
  *                         The id is never reused.

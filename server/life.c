@@ -227,7 +227,9 @@ cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **o
   *out = NULL;
   pthread_mutex_lock(&c->lock);
   mjob *j = job_locked(c, id, &st, err);
-  if (j && j->state == JS_RUNNING)
+  /* anything still allocating or out is stopped first (a failed job's
+   * independent tasks, a done job's replicas beyond its quorum) */
+  if (j && j->state != JS_CANCELLED && (j->state == JS_RUNNING || j->nleases || j->inq))
     cancel_locked(c, j);
   if (j && j->nleases) {
     st = cairn_error_set(err, CAIRN_ECONFLICT, "job %lld is cancelled but %u of its leases are "

@@ -267,6 +267,29 @@ static void test_retention(void **state) {
   assert_int_equal(cairn__core_retain(c, now + 7200, 3600), 0);
 }
 
+static void test_delete_failed_job_still_running(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *v = reg(c, "w", "sum");
+  int64_t id = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"max_attempts\": 1, "
+                         "\"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}");
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_result(c, v->id, take(c, v, NULL, NULL), 1, "x", 1, NULL, &err),
+                   CAIRN_OK);
+  char buf[32];
+  assert_string_equal(job_state(c, id, buf), "failed");
+  take(c, v, NULL, NULL); /* b: a failed job's independent task still runs */
+  json_t *out = NULL;
+  assert_int_equal(cairn__core_delete(c, id, 0, &out, &err), CAIRN_ECONFLICT);
+  assert_string_equal(job_state(c, id, buf), "cancelled"); /* stopped: c is not given out */
+  assert_int_equal(take(c, v, NULL, NULL), 0);
+  json_t *hb = NULL;
+  assert_int_equal(cairn__core_heartbeat(c, v->id, NULL, &hb, &err), CAIRN_OK);
+  json_decref(hb);
+  assert_int_equal(cairn__core_delete(c, id, 0, &out, &err), CAIRN_OK);
+  json_decref(out);
+}
+
 /* A job of n independent tasks of app sum (JSON built here). */
 static int64_t submit_n(cairn_core *c, int n) {
   json_t *tasks = json_array();
@@ -405,6 +428,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_cancel, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_delete, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_retention, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_delete_failed_job_still_running, core_fixture_setup,
+                                    core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_delete_in_steps_and_resume, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_shared_and_dying_files, core_fixture_setup,
