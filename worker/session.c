@@ -177,6 +177,10 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     memcpy(r.wire.running, running, r.wire.nrunning * sizeof *running);
     r.wire.fields |= CAIRN_FEAT_RUNNING;
   }
+  if (s->offer.cores > 0 && features >= 0 && (fields & (unsigned)features & CAIRN_FEAT_RESOURCES)) {
+    r.wire.resources = s->offer;
+    r.wire.fields |= CAIRN_FEAT_RESOURCES;
+  }
   json_t *o = cairn_report_json(&r.wire);
   char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
