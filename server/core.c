@@ -1,8 +1,9 @@
 /* core.c — the master's transitions: register, allocate, result, heartbeat,
  * expire, submit (see core.h for the task and lease life-cycles).
  *
- * Cost per request: picking work is O(J + policy pick) for J running jobs
- * (the policy's pick is O(1) for fifo, O(log n) for ic); a result costs
+ * Cost per request: picking work is O(J × 32 policy picks) for J running
+ * jobs (picks that do not fit the volunteer are put back; fit.h; the
+ * policy's pick is O(1) for fifo, O(log n) for ic); a result costs
  * O(children of the task); leases live in a hash map and a min-heap, so
  * expiry is O(log L) per lease. Nothing scans the task table.
  */

@@ -236,7 +236,11 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
  * runs (restricted to apps[] when napps > 0). *resp is the /v1/work body,
  * or NULL when none; then *retry_ms > 0 when a task waits for a copy of its
  * broadcast input landing in the volunteer's cluster (ask again that soon).
- * Cost: the report's, plus O(J + policy pick) for J running jobs. */
+ * Only tasks whose request fits what the volunteer's offer leaves free are
+ * handed out (fit.h). Cost: the report's, plus, for each of the J jobs with
+ * eligible tasks of its apps, at most 32 policy picks (put back when they
+ * do not fit), 32 parked tasks given back and O(its distinct requests <=
+ * 64). */
 cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
                               int napps, json_t **resp, int *retry_ms, cairn_error *err);
 /* What a volunteer may read (GET /v1/files, GET /v1/tasks/{key}/output):
