@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "tests/support/old_master.h"
 #include "worker/respool.h"
 
 static void test_take_and_give_back(void **state) {
@@ -108,12 +109,46 @@ static void test_detect(void **state) {
   assert_true(r.disk_mib >= 0 && r.disk_mib <= CAIRN_MAX_RES_MIB);
 }
 
+/* The offer goes as "resources" only to a master that lists the feature;
+ * an older master gets the old body (never a 400). */
+static void test_offer_reported(void **state) {
+  (void)state;
+  static const struct {
+    int features;
+    int carries;
+  } masters[] = {
+    {-1, 0}, /* no feature list: the earliest master */
+    {(int)(CAIRN_FEATURES_ALL & ~CAIRN_FEAT_RESOURCES), 0},
+    {(int)CAIRN_FEATURES_ALL, 1},
+  };
+  for (size_t i = 0; i < sizeof masters / sizeof masters[0]; i++) {
+    cairn__peerstate ps;
+    old_master m;
+    assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
+    assert_int_equal(old_master_start(&m, masters[i].features), 0);
+    m.offer = (cairn_resources){4, 2048, 100};
+    /* the first heartbeat learns the features, the second reports */
+    assert_int_equal(old_master_heartbeat(&m, &ps, NULL, 0), 0);
+    assert_int_equal(old_master_heartbeat(&m, &ps, NULL, 0), 0);
+    assert_int_equal(m.n, 2);
+    assert_string_equal(m.bodies[0], "{}");
+    if (masters[i].carries)
+      assert_non_null(strstr(m.bodies[1],
+                             "\"resources\":{\"cores\":4,\"memory_mib\":2048,\"disk_mib\":100}"));
+    else
+      assert_null(strstr(m.bodies[1], "resources"));
+    old_master_stop(&m);
+    cairn__peerstate_destroy(&ps);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_take_and_give_back),
     cmocka_unit_test(test_waits_until_given_back),
     cmocka_unit_test(test_cancelled),
     cmocka_unit_test(test_detect),
+    cmocka_unit_test(test_offer_reported),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
