@@ -155,6 +155,21 @@ static void test_core_fit(void **state) {
                       "mem");
   json_decref(w);
   expect_unfit(c, jid, 0, 4, 4096);
+
+  /* a volunteer that states no offer (an older worker) is not limited:
+   * it takes a task that is unfit for every offer stated */
+  static const char wide[] = "{\"app\": \"sleep\", \"tasks\": ["
+                             "{\"id\": \"wide\", \"resources\": {\"cores\": 64}}]}";
+  spec = cairn_jobspec_parse(wide, strlen(wide), CAIRN_JOBSPEC_SERVER, &err);
+  assert_non_null(spec);
+  int64_t jw = 0, iw = 0;
+  assert_int_equal(cairn__core_submit(c, spec, &jw, &err), CAIRN_OK);
+  expect_unfit(c, jw, 1, 4, 4096);
+  assert_string_equal(ask(c, a, &ia[0]), "");
+  int64_t old = reg(c, "old", NULL);
+  assert_string_equal(ask(c, old, &iw), "wide");
+  done(c, old, iw);
+  expect_unfit(c, jw, 0, 4, 4096); /* done: nothing unfit left */
 }
 
 int main(void) {
