@@ -418,11 +418,11 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
     cairn__journal_put(c->journal, cairn__jrec_peer(v->id, v->peer_url));
   v = NULL; /* the core owns it now */
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   free(apps_json);
   return cairn__journal_wait(c->journal, seq, err);
 out:
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   free(apps_json);
   cairn__vol_free(v);
   return st;
@@ -444,7 +444,7 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
     v->last_seen = cairn__now();
     *vol = v->id;
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st;
 }
 
@@ -637,7 +637,7 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
       *retry_ms = copy_retry_ms_locked(c);
   }
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   if (st == CAIRN_OK) /* what the report changed is durable before the answer */
     st = cairn__journal_wait(c->journal, seq, err);
   if (st != CAIRN_OK) {
@@ -675,7 +675,7 @@ static cairn_status may_read(cairn_core *c, int64_t vol, const char *sha256, int
     const mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
     found = l && task_reads(l->job, l->task, sha256, key);
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   if (st == CAIRN_OK && !found)
     st = cairn_error_set(err, CAIRN_EFORBIDDEN,
                          "volunteer %lld holds no lease on a task that reads %s", (long long)vol,
@@ -777,7 +777,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
       CAIRN_WARN(&c->log, "no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
   }
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   st = cairn__journal_wait(c->journal, seq, err);
   if (st != CAIRN_OK && next) {
     json_decref(*next);
@@ -785,7 +785,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   }
   return st;
 out:
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st;
 }
 
@@ -803,7 +803,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
   pthread_mutex_lock(&c->lock);
   mvol *v = vol_locked(c, vol, &st, err);
   if (!v) {
-    pthread_mutex_unlock(&c->lock);
+    cairn__core_unlock(c);
     json_decref(held);
     return st;
   }
@@ -832,7 +832,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
    * The pending batch counts only when it holds records (an empty one is
    * never written); otherwise the batch being written is the last one. */
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   st = cairn__journal_wait(c->journal, seq, err);
   *resp = json_pack("{s:o, s:i}", "extended", held, "lease_seconds", lease_seconds);
   return st;
@@ -854,7 +854,7 @@ int cairn__core_expire(cairn_core *c, int64_t now) {
     free(l);
     n++;
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return n;
 }
 
@@ -1019,7 +1019,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
              "re-queued", (long long)id, (long long)invalidated, (long long)requeued,
              (long long)tainted);
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   free(mark);
   free(queue);
   st = cairn__journal_wait(c->journal, seq, err);
@@ -1029,7 +1029,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   }
   return st;
 out:
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   free(mark);
   free(queue);
   return st;
@@ -1040,12 +1040,12 @@ out:
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
   cairn_status st = cairn__dist_set_planner(c->dist, algo, err);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st;
 }
 
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
   pthread_mutex_lock(&c->lock);
   cairn__dist_served(c->dist, sha256, bytes, 1);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
 }

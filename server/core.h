@@ -200,6 +200,14 @@ typedef struct cairn_core {
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
 } cairn_core;
 
+/* Releases c->lock, first sealing the journal records put under it (one
+ * request's changes commit together: journal.h). Every holder of c->lock
+ * releases it so, never with pthread_mutex_unlock. */
+static inline void cairn__core_unlock(cairn_core *c) {
+  cairn__journal_seal(c->journal);
+  pthread_mutex_unlock(&c->lock);
+}
+
 /* fail_fd (or -1): written to when the master fails (journal.h). */
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
  * in-memory state from it and starts the commit thread. family: the ATAF

@@ -66,7 +66,8 @@ struct cairn__jrec {
 struct cairn__journal {
   pthread_mutex_t mu;
   pthread_cond_t work_cv, done_cv;
-  cairn__jrec *head, *tail;  /* the next batch */
+  cairn__jrec *head, *tail;  /* records not yet taken, in put order */
+  cairn__jrec *sealed;       /* the last record the next batch may take (NULL: none) */
   uint64_t taken;            /* batches taken by the commit thread */
   uint64_t committed;        /* batches durable */
   int stopping, failed;
@@ -448,12 +449,20 @@ static void *committer(void *arg) {
   cairn__journal *j = arg;
   pthread_mutex_lock(&j->mu);
   for (;;) {
-    while (!j->head && !j->stopping && !j->failed)
+    while (!j->sealed && !j->stopping && !j->failed)
       pthread_cond_wait(&j->work_cv, &j->mu);
-    if (!j->head || j->failed)
+    if (j->stopping && !j->failed)
+      j->sealed = j->tail; /* no record is put after close */
+    if (!j->sealed || j->failed)
       break;
+    /* the batch: every record up to the last seal; a group still being put
+     * under the core's lock stays for the next one */
     cairn__jrec *batch = j->head;
-    j->head = j->tail = NULL;
+    j->head = j->sealed->next;
+    j->sealed->next = NULL;
+    if (!j->head)
+      j->tail = NULL;
+    j->sealed = NULL;
     uint64_t seq = ++j->taken;
     pthread_mutex_unlock(&j->mu);
 
@@ -479,7 +488,7 @@ static void *committer(void *arg) {
     pthread_cond_broadcast(&j->done_cv);
   }
   free_list(j->head);
-  j->head = j->tail = NULL;
+  j->head = j->tail = j->sealed = NULL;
   j->exited = 1;
   pthread_cond_broadcast(&j->done_cv);
   pthread_mutex_unlock(&j->mu);
@@ -524,9 +533,8 @@ void cairn__journal_close(cairn__journal *j) {
   free(j);
 }
 
-uint64_t cairn__journal_put(cairn__journal *j, cairn__jrec *r) {
+void cairn__journal_put(cairn__journal *j, cairn__jrec *r) {
   pthread_mutex_lock(&j->mu);
-  uint64_t seq = j->taken + 1;
   if (j->failed || j->stopping) {
     cairn__jrec_free(r);
   } else if (!r) {
@@ -540,14 +548,28 @@ uint64_t cairn__journal_put(cairn__journal *j, cairn__jrec *r) {
     else
       j->head = r;
     j->tail = r;
-    pthread_cond_signal(&j->work_cv);
   }
   pthread_mutex_unlock(&j->mu);
-  return seq;
+}
+
+static void seal_locked(cairn__journal *j) {
+  if (j->tail && j->sealed != j->tail) {
+    j->sealed = j->tail;
+    pthread_cond_signal(&j->work_cv);
+  }
+}
+
+void cairn__journal_seal(cairn__journal *j) {
+  if (!j)
+    return;
+  pthread_mutex_lock(&j->mu);
+  seal_locked(j);
+  pthread_mutex_unlock(&j->mu);
 }
 
 uint64_t cairn__journal_last(cairn__journal *j) {
   pthread_mutex_lock(&j->mu);
+  seal_locked(j);
   uint64_t seq = j->head ? j->taken + 1 : j->taken;
   pthread_mutex_unlock(&j->mu);
   return seq;
