@@ -138,6 +138,6 @@ cairn_status cairn__core_set_offer(cairn_core *c, int64_t vol, const cairn_resou
   else
     st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)vol);
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;
 }
