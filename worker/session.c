@@ -55,6 +55,11 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
   cairn_status rc;
   int warned = 0;
   cairn__backoff_init(&b, 200, 5000);
+  /* the offer goes in the registration only to a master known to take it
+   * (a re-registration); otherwise in the first report after it */
+  int features = s->peers ? cairn__peerstate_features(s->peers) : -1;
+  s->reg.offer = features >= 0 && ((unsigned)features & CAIRN_FEAT_RESOURCES)
+                   ? s->offer : (cairn_resources){0, 0, 0};
   for (;;) {
     rc = cairn__register(c->http, &s->reg, &fresh, err);
     if (rc != CAIRN_EIO || !retry)

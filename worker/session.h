@@ -3,9 +3,10 @@
  *
  * open() reuses DIR/credentials.json when it names the same master, else
  * registers and writes it. A registration carries the baseline fields only
- * (name, cluster, apps, slots): its answer tells the report fields the
- * master takes (its features), and the peer URL goes in the first report
- * after it. A worker that reuses its credentials learns the features from
+ * (name, cluster, apps, slots), plus the offer ("resources") when the
+ * master is known to take it (a re-registration): its answer tells the
+ * report fields the master takes (its features), and the peer URL and the
+ * offer go in the first report after it. A worker that reuses its credentials learns the features from
  * its first heartbeat (peerstate.h). request() sends with the current
  * token; when the master answers 401 (it no longer knows the token) the
  * session registers again, overwrites the credentials and retries once, so

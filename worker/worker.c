@@ -335,7 +335,7 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
   w->leases.log = &w->log;
-  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots};
+  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0}};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)

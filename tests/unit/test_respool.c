@@ -10,9 +10,13 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "tests/support/harness.h"
 #include "tests/support/old_master.h"
+#include "worker/session.h"
 #include "worker/respool.h"
 
 static void test_take_and_give_back(void **state) {
@@ -142,6 +146,47 @@ static void test_offer_reported(void **state) {
   }
 }
 
+/* A registration carries the offer only when the master is known to take
+ * it (a re-registration after features were learnt). */
+static void test_offer_in_registration(void **state) {
+  (void)state;
+  static const int known[] = {-1, (int)(CAIRN_FEATURES_ALL & ~CAIRN_FEAT_RESOURCES),
+                              (int)CAIRN_FEATURES_ALL};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+    cairn__peerstate ps;
+    old_master m;
+    char base[64], dir[4096], cred[4200];
+    const char *apps[] = {"sleep"};
+    cairn__registration reg = {"w", NULL, apps, 1, 2, {0, 0, 0}};
+    cairn__session s;
+    cairn_error err = {0};
+    assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
+    if (known[i] >= 0)
+      cairn__peerstate_set_features(&ps, (unsigned)known[i]);
+    assert_int_equal(old_master_start(&m, (int)CAIRN_FEATURES_ALL), 0);
+    snprintf(base, sizeof base, "http://127.0.0.1:%u", m.port);
+    harness_tmpdir(dir, sizeof dir);
+    snprintf(cred, sizeof cred, "%s/credentials.json", dir);
+    assert_int_equal(cairn__session_init(&s, cred, &reg, NULL, &err), CAIRN_OK);
+    s.peers = &ps;
+    s.offer = (cairn_resources){4, 2048, 100};
+    cairn__conn c = {cairn_http_create(base), 0};
+    /* the stand-in's answer is no registration: refused, but the body is kept */
+    assert_int_equal(cairn__session_open(&s, &c, &err), CAIRN_EINVAL);
+    assert_int_equal(m.n, 1);
+    if (known[i] == (int)CAIRN_FEATURES_ALL)
+      assert_non_null(strstr(m.bodies[0],
+                             "\"resources\":{\"cores\":4,\"memory_mib\":2048,\"disk_mib\":100}"));
+    else
+      assert_null(strstr(m.bodies[0], "resources"));
+    cairn_http_delete(c.http);
+    cairn__session_destroy(&s);
+    old_master_stop(&m);
+    cairn__peerstate_destroy(&ps);
+    rmdir(dir);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_take_and_give_back),
@@ -149,6 +194,7 @@ int main(void) {
     cmocka_unit_test(test_cancelled),
     cmocka_unit_test(test_detect),
     cmocka_unit_test(test_offer_reported),
+    cmocka_unit_test(test_offer_in_registration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
