@@ -263,7 +263,13 @@ static task_end run_held(cairn__slot *sl, const cairn__task *t, const cairn__can
                          next_offer *nx) {
   cairn_worker *w = sl->w;
   const cairn_resources *rq = &t->resources;
-  int rc = cairn__respool_acquire(&w->pool, rq, cancel);
+  int rc = cairn__respool_try(&w->pool, rq);
+  if (rc == CAIRN__POOL_BUSY) {
+    CAIRN_INFO(&w->log, "task %lld waits for resources: cores %lld memory_mib %lld disk_mib %lld",
+               t->index, (long long)rq->cores, (long long)rq->memory_mib,
+               (long long)rq->disk_mib);
+    rc = cairn__respool_acquire(&w->pool, rq, cancel);
+  }
   if (rc == CAIRN__POOL_NEVER) {
     char note[300];
     snprintf(note, sizeof note, "the task requests %lld cores, %lld MiB memory and %lld MiB "
