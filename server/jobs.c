@@ -510,6 +510,9 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
                    (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
                    (json_int_t)v->errors, "banned", v->banned, "last_seen",
                    (json_int_t)v->last_seen));
+    json_t *o = json_array_get(a, json_array_size(a) - 1);
+    json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
+    json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
   }
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);

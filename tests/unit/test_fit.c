@@ -136,6 +136,15 @@ static void test_core_fit(void **state) {
   assert_string_equal(ask(c, a, &ia[2]), "s4");
   assert_string_equal(ask(c, a, &ia[3]), ""); /* only "mem" is left: unfit */
   expect_unfit(c, jid, 1, 4, 1024);
+  /* GET /v1/volunteers shows each offer and what its leases hold */
+  json_t *root = cairn__core_volunteers_json(c);
+  json_t *vols = json_object_get(root, "volunteers");
+  json_t *va = json_array_get(vols, (size_t)a - 1);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(va, "resources"), "cores")),
+                   4);
+  assert_int_equal(
+    json_integer_value(json_object_get(json_object_get(va, "resources_held"), "cores")), 2);
+  json_decref(root);
 
   /* offers and requests outlive a restart */
   core_fixture_reopen(f);
