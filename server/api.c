@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/protocol.h"
 #include "common/sha256.h"
+#include "server/fit.h"
 #include "server/master.h"
 
 const char *const cairn__route_name[R_ROUTE_COUNT] = {
@@ -230,7 +231,8 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn_r
  * reported in the same body ends the transfer records they are checked
  * against. */
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url", NULL};
+  static const char *const keys[] = {"name",     "cluster", "apps", "slots",
+                                     "peer_url", CAIRN_RESOURCES_KEY, NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -278,8 +280,14 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t id;
   char token[65];
   cairn_error err = {0};
-  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
-                           token, &err) != CAIRN_OK)
+  cairn_resources offer;
+  json_t *res = json_object_get(o, CAIRN_RESOURCES_KEY);
+  if (res && cairn_resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &offer, "registration",
+                                   &err) != CAIRN_OK)
+    fail(rs, &err);
+  else if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
+                                token, &err) != CAIRN_OK ||
+           (res && cairn__core_set_offer(m->core, id, &offer, &err) != CAIRN_OK))
     fail(rs, &err);
   else {
     char key[65];

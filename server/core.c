@@ -1,14 +1,16 @@
 /* core.c — the master's transitions: register, allocate, result, heartbeat,
  * expire, submit (see core.h for the task and lease life-cycles).
  *
- * Cost per request: picking work is O(E + policy pick) for E running jobs
- * with eligible tasks, in priority order (c->runq, life.c)
- * (the policy's pick is O(1) for fifo, O(log n) for ic); a result costs
+ * Cost per request: picking work is O(E × 32 policy picks) for E jobs with
+ * eligible tasks, walked in priority order (c->runq, life.c; picks that do
+ * not fit the volunteer are put back; fit.h; the policy's pick is O(1) for
+ * fifo, O(log n) for ic); a result costs
  * O(children of the task); leases live in a hash map and a min-heap, so
  * expiry is O(log L) per lease. Nothing scans the task table.
  */
 #include "server/core.h"
 #include "server/dist.h"
+#include "server/fit.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -342,6 +344,7 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const char *dg, int64_t n
 static void drop_lease(cairn_core *c, mlease *l, int state) {
   cairn_hmap_del(&c->leases, (uint64_t)l->idx);
   vol_drop_active(l->vol, l->idx);
+  cairn__fit_lease(l->vol, l->job, l->task, 0);
   j_lease(c, l, state);
   l->job->nleases--;
   mtask *t = &l->job->tasks[l->task];
@@ -491,6 +494,8 @@ static void report_locked(cairn_core *c, mvol *v, const cairn_report *r) {
   for (size_t i = 0; i < r->nfetched; i++)
     cairn__dist_fetched(c, v, r->fetched[i].sha256, r->fetched[i].source, r->fetched[i].bytes,
                         r->fetched[i].ms);
+  if (r->fields & CAIRN_FEAT_RESOURCES)
+    cairn__fit_set_offer(c, v, &r->resources);
 }
 
 /* How soon a worker waiting for a copy should ask again, in ms: 250 to
@@ -530,34 +535,44 @@ static json_t *work_json(const mlease *l, json_t *inputs) {
     json_array_append_new(parents, json_pack("{s:s, s:s}", "id", pt->name, "url", url));
   }
   json_t *args = json_loads(t->args_json, 0, NULL);
-  return json_pack("{s:I, s:I, s:i, s:{s:I, s:s, s:s, s:o, s:o, s:o}}", "index",
+  return json_pack("{s:I, s:I, s:i, s:{s:I, s:s, s:s, s:o, s:o, s:o, s:o}}", "index",
                    (json_int_t)l->idx, "lease_expires", (json_int_t)l->expires, "lease_seconds",
                    j->lease_seconds, "task", "job", (json_int_t)j->id, "id", t->name, "app",
                    j->app, "args", args ? args : json_array(), "inputs", inputs, "parents",
-                   parents);
+                   parents, CAIRN_RESOURCES_KEY, cairn_resources_json(cairn__fit_req(j, l->task)));
 }
 
 /* Allocates the best eligible task for v (under the lock); journals it.
  * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none.
- * Replicas of one task go to distinct volunteers: a task v already holds a
- * copy of is put back and the next best is tried (up to a few times). */
+ * The policy's picks are examined in order, at most SKIP_MAX per job: one
+ * that does not fit what v has free now, or (replicas go to distinct
+ * volunteers) one v already holds a copy of, is put back; one that fits no
+ * worker seen is parked (fit.h). Per job: O(SKIP_MAX + CAIRN__FIT_UNPARK_MAX
+ * policy operations + its distinct requests). */
 static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int *waiting,
                                cairn_status *st, cairn_error *err) {
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   *waiting = 0;
+  cairn_resources avail = cairn__fit_free(v);
   for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
     mjob *j = c->runq[ji];
-    uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0;
+    uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
     int found = 0;
     if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(v, apps, napps, j->app))
       continue;
-    while (!found && nskipped < SKIP_MAX && j->pol->pick(j->pstate, &task) == 0) {
+    cairn__fit_unpark(c, j, enqueue);
+    if (!cairn__fit_job_may(j, &avail))
+      continue;
+    while (!found && examined++ < SKIP_MAX && j->pol->pick(j->pstate, &task) == 0) {
       mtask *t = &j->tasks[task];
       t->queued = 0;
       if (t->state != TS_ELIGIBLE)
         continue; /* executed while queued (a policy that keeps it): drop */
-      if (j->replication > 1 && rep_has_vol(t->rep, v->id))
+      int fit = cairn__fit_check(c, j, task, &avail);
+      if (fit < 0 && cairn__fit_park(j, task) == 0)
+        continue;
+      if (fit <= 0 || (j->replication > 1 && rep_has_vol(t->rep, v->id)))
         skipped[nskipped++] = task;
       else
         found = 1;
@@ -605,6 +620,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
       CAIRN_ERR(&c->log, "out of memory queuing lease %lld", (long long)idx);
     v->allocations = tnum;
     j->nleases++;
+    cairn__fit_lease(v, j, task, 1);
     t->attempts++;
     t->rep->active++;
     c->allocations_total++;

@@ -126,6 +126,8 @@ typedef struct mtask {
   uint32_t npending; /* parents not yet done */
   uint8_t state;
   uint8_t queued;    /* in the policy's ready set */
+  uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
+  uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
   uint16_t attempts; /* allocations in this round */
   int64_t accepted;  /* index of the accepted (or last failed) result, 0 if none */
   int64_t round;
@@ -149,6 +151,13 @@ typedef struct mjob {
   const cairn_policy_ops *pol;
   void *pstate;
   uint32_t counts[TS_COUNT];
+  /* resources (fit.h): the distinct requests and how many tasks make each */
+  cairn_resources *rclasses;
+  uint32_t *rclass_tasks;
+  uint32_t nrclasses;
+  uint32_t *parked;        /* ring of parked tasks (capacity ntasks, made on first use) */
+  uint32_t park_head, nparked, sweep_left;
+  uint64_t parked_gen;     /* c->offer_gen when the last sweep of parked tasks began */
 } mjob;
 
 typedef struct mvol {
@@ -164,6 +173,9 @@ typedef struct mvol {
   int64_t *active;         /* indices of leases held */
   size_t nactive, capactive;
   int64_t created, last_seen;
+  cairn_resources offer;   /* what it offers (fit.h); has_offer 0: {slots, 0, 0} */
+  cairn_resources used;    /* what the tasks of its leases request */
+  int has_offer;
 } mvol;
 
 typedef struct mlease {
@@ -207,6 +219,10 @@ typedef struct cairn_core {
 
   cairn__journal *journal; /* its own module and lock (journal.h) */
   pthread_cond_t job_cv;   /* a job's state changed */
+
+  cairn_resources largest; /* field-wise largest offer seen (fit.h) */
+  int any_offer;            /* an offer was seen */
+  uint64_t offer_gen;       /* bumped when largest grows */
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
@@ -256,8 +272,12 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
  * runs (restricted to apps[] when napps > 0). *resp is the /v1/work body,
  * or NULL when none; then *retry_ms > 0 when a task waits for a copy of its
  * broadcast input landing in the volunteer's cluster (ask again that soon).
- * Cost: the report's, plus O(E + policy pick) for E jobs with eligible
- * tasks (c->runq, in priority order; jobs without work are not visited). */
+ * Only tasks whose request fits what the volunteer's offer leaves free are
+ * handed out (fit.h). Cost: the report's, plus, for each of the E jobs with
+ * eligible tasks (c->runq, walked in priority order; jobs without work are
+ * not visited) whose app it runs, at most 32 policy picks (put back when
+ * they do not fit), 32 parked tasks given back and O(its distinct requests
+ * <= 64). */
 cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
                               int napps, json_t **resp, int *retry_ms, cairn_error *err);
 /* What a volunteer may read (GET /v1/files, GET /v1/tasks/{key}/output):

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "server/core.h"
 #include "server/dist.h"
+#include "server/fit.h"
 
 void cairn__job_free(mjob *j) {
   if (!j)
@@ -31,6 +32,9 @@ void cairn__job_free(mjob *j) {
     free(j->tasks[i].inputs);
   }
   free(j->tasks);
+  free(j->rclasses);
+  free(j->rclass_tasks);
+  free(j->parked);
   cairn_dag_free(j->dag);
   free(j);
 }
@@ -117,7 +121,8 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->files = calloc(spec->nfiles ? spec->nfiles : 1, sizeof *j->files);
   j->ntasks = spec->ntasks;
   j->tasks = calloc(spec->ntasks, sizeof *j->tasks);
-  if (!j->name || !j->app || !j->policy_name || !j->files || !j->tasks)
+  if (!j->name || !j->app || !j->policy_name || !j->files || !j->tasks ||
+      cairn__fit_job_init(j, spec->rclasses, spec->nrclasses))
     goto nomem;
   for (uint32_t i = 0; i < spec->nfiles; i++) {
     j->files[i].name = cairn__strdup(spec->files[i].name);
@@ -141,6 +146,8 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
     t->ninputs = st->ninputs;
     st->inputs = NULL;
     st->ninputs = 0;
+    t->rclass = st->rclass;
+    cairn__fit_count_task(j, t->rclass);
     if (!t->args_json || !t->name)
       goto nomem;
   }
@@ -167,6 +174,9 @@ static cairn__jrec *job_record(const mjob *j) {
     uint32_t p0 = j->dag->par_off[i], np = j->dag->par_off[i + 1] - p0;
     r = cairn__jrec_job_task(r, i, t->name, t->args_json, t->inputs, t->ninputs,
                              j->dag->par + p0, np);
+    const cairn_resources *req = cairn__fit_req(j, i);
+    if (!cairn_resources_equal(req, &CAIRN_RESOURCES_DEFAULT))
+      r = cairn__jrec_job_task_res(r, i, req->cores, req->memory_mib, req->disk_mib);
   }
   return r;
 }
@@ -406,6 +416,7 @@ static json_t *job_json_locked(const mjob *j, int detail) {
 
 static json_t *job_json_dist(cairn_core *c, const mjob *j, int detail) {
   json_t *o = job_json_locked(j, detail);
+  cairn__fit_job_json(c, j, o);
   json_t *d = cairn__dist_job_json(c, j);
   json_object_update(o, d);
   json_decref(d);
@@ -511,6 +522,9 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
                    (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
                    (json_int_t)v->errors, "banned", v->banned, "last_seen",
                    (json_int_t)v->last_seen));
+    json_t *o = json_array_get(a, json_array_size(a) - 1);
+    json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
+    json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
   }
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);

@@ -10,13 +10,15 @@
 
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_JOB, J_TASK, J_JOBSTATE,
-  J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_JOBPRIO, J_JOBDEL
+  J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL
 } jtype;
 
 typedef struct jtask {
   char *name, *args_json, *inputs_json;
   uint32_t *parents;
   uint32_t nparents;
+  int has_res;                /* a request other than the default */
+  int64_t res[3];             /* cores, memory_mib, disk_mib */
 } jtask;
 
 typedef struct jfile {
@@ -56,6 +58,7 @@ struct cairn__jrec {
       const char *outcome;
     } result;
     struct { int64_t idx; const char *outcome; } outcome;
+    struct { int64_t vol, cores, memory_mib, disk_mib; } offer;
     struct { int64_t id, priority; } jobprio;
     struct {
       int64_t id, lo, hi, now;
@@ -262,6 +265,26 @@ cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
                       copy_str(&t->args_json, args_json));
 }
 
+cairn__jrec *cairn__jrec_job_task_res(cairn__jrec *r, uint32_t i, int64_t cores,
+                                      int64_t memory_mib, int64_t disk_mib) {
+  if (!r || r->type != J_JOB || i >= r->u.job.ntasks)
+    return checked(r, 1);
+  jtask *t = &r->u.job.tasks[i];
+  t->has_res = 1;
+  t->res[0] = cores;
+  t->res[1] = memory_mib;
+  t->res[2] = disk_mib;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_offer(int64_t vol, int64_t cores, int64_t memory_mib,
+                               int64_t disk_mib) {
+  cairn__jrec *r = rec(J_OFFER);
+  if (r)
+    r->u.offer = (__typeof__(r->u.offer)){vol, cores, memory_mib, disk_mib};
+  return r;
+}
+
 cairn__jrec *cairn__jrec_task(int64_t key, const char *state, int attempts, int64_t accepted,
                               int64_t round) {
   cairn__jrec *r = rec(J_TASK);
@@ -366,6 +389,10 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
                                  t->nparents ? "waiting" : "eligible", err);
     for (uint32_t p = 0; st == CAIRN_OK && p < t->nparents; p++)
       st = cairn_store_task_parent_insert(s, key, j->first_key + t->parents[p], p, err);
+    if (st == CAIRN_OK && t->has_res) {
+      cairn_store_res_row row = {key, t->res[0], t->res[1], t->res[2]};
+      st = cairn_store_task_resources_insert(s, &row, err);
+    }
   }
   return st;
 }
@@ -410,6 +437,11 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
                                      x->digest, x->received, x->outcome, err);
   }
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
+  case J_OFFER: {
+    cairn_store_res_row row = {r->u.offer.vol, r->u.offer.cores, r->u.offer.memory_mib,
+                               r->u.offer.disk_mib};
+    return cairn_store_volunteer_offer(s, &row, err);
+  }
   case J_JOBPRIO: return cairn_store_job_priority(s, r->u.jobprio.id, r->u.jobprio.priority, err);
   case J_JOBDEL: {
     const __typeof__(r->u.jobdel) *d = &r->u.jobdel;

@@ -122,6 +122,14 @@ cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
                                   const char *args_json, const uint32_t *inputs, uint32_t ninputs,
                                   const uint32_t *parents, uint32_t nparents);
 
+/* Task i of job r requests other resources than the default (one core, no
+ * memory, no disk). Returns r (NULL-safe). */
+cairn__jrec *cairn__jrec_job_task_res(cairn__jrec *r, uint32_t i, int64_t cores,
+                                      int64_t memory_mib, int64_t disk_mib);
+/* What volunteer vol offers now (upsert). */
+cairn__jrec *cairn__jrec_offer(int64_t vol, int64_t cores, int64_t memory_mib,
+                               int64_t disk_mib);
+
 /* State names ("waiting", "leased", "valid", ...) must be static strings:
  * the record keeps the pointer. */
 

@@ -31,9 +31,12 @@ enum stmt_id {
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
   S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
   S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES, S_MAX_TASK_KEY,
-  /* a job's life: priority, delete (cairn_store_job_delete), unreferenced files */
-  S_JOB_PRIORITY, S_DEL_MARK, S_DEL_KEYS, S_DEL_FILES_OF, S_DEL_EXPIRE, S_DEL_RESULTS_SIZE, S_DEL_RESULTS, S_DEL_PARENTS,
-  S_DEL_VOL_HIGH, S_DEL_ALLOCS, S_DEL_TASKS, S_DEL_TASKS_STRIP, S_DEL_JOB_FILES, S_DEL_JOB,
+  /* resources (0007): task requests, volunteer offers */
+  S_TASK_RES_INSERT, S_VOL_OFFER, S_LOAD_TASK_RES, S_LOAD_OFFERS,
+  /* a job's life: priority, delete (cairn_store_job_delete_range/finish), unreferenced files */
+  S_JOB_PRIORITY, S_DEL_MARK, S_DEL_KEYS, S_DEL_FILES_OF, S_DEL_EXPIRE, S_DEL_RESULTS_SIZE,
+  S_DEL_RESULTS, S_DEL_PARENTS, S_DEL_TASK_RES, S_DEL_VOL_HIGH, S_DEL_ALLOCS, S_DEL_TASKS,
+  S_DEL_TASKS_STRIP, S_DEL_JOB_FILES, S_DEL_JOB,
   S_FILE_REFERENCED, S_FILE_SIZE, S_FILE_DELETE, S_FILE_HOLDERS_DELETE,
   S_COUNT
 };
@@ -106,6 +109,17 @@ static const char *const sql_text[S_COUNT] = {
   [S_LOAD_RATES] = "SELECT src, dst, bytes_per_second, samples FROM link_rates ORDER BY src, dst",
   [S_LOAD_HOLDERS] = "SELECT sha256, volunteer_id, since FROM file_holders "
                      "ORDER BY sha256, since, volunteer_id",
+  [S_TASK_RES_INSERT] = "INSERT INTO task_resources(task_id, cores, memory_mib, disk_mib) "
+                        "VALUES (?1, ?2, ?3, ?4)",
+  [S_VOL_OFFER] = "INSERT INTO volunteer_offers(volunteer_id, cores, memory_mib, disk_mib) "
+                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(volunteer_id) DO UPDATE SET "
+                  "cores = excluded.cores, memory_mib = excluded.memory_mib, "
+                  "disk_mib = excluded.disk_mib",
+  [S_LOAD_TASK_RES] = "SELECT r.task_id, r.cores, r.memory_mib, r.disk_mib FROM task_resources r "
+                      "JOIN tasks t ON t.id = r.task_id JOIN jobs jb ON jb.id = t.job_id AND "
+                      "(jb.ended IS NULL OR jb.ended = 'cancelled') ORDER BY r.task_id",
+  [S_LOAD_OFFERS] = "SELECT volunteer_id, cores, memory_mib, disk_mib FROM volunteer_offers "
+                    "ORDER BY volunteer_id",
   [S_MAX_TASK_KEY] = "SELECT COALESCE(MAX(id), 0) FROM tasks",
   [S_JOB_PRIORITY] = "UPDATE jobs SET priority = ?2 WHERE id = ?1",
 /* a deletion goes by ranges of task keys [?2, ?3) of job ?1 (a job's keys are
@@ -120,6 +134,7 @@ static const char *const sql_text[S_COUNT] = {
                          "WHERE" RANGE,
   [S_DEL_RESULTS] = "DELETE FROM results WHERE" RANGE,
   [S_DEL_PARENTS] = "DELETE FROM task_parents WHERE" RANGE,
+  [S_DEL_TASK_RES] = "DELETE FROM task_resources WHERE" RANGE,
   [S_DEL_VOL_HIGH] = "UPDATE volunteers SET allocations = MAX(allocations, (SELECT MAX(a.t) FROM "
                      "allocations a WHERE a.volunteer_id = volunteers.id)) WHERE id IN (SELECT "
                      "volunteer_id FROM allocations WHERE" RANGE ")",
@@ -618,6 +633,7 @@ cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge
   if ((st = run_job(s, S_DEL_EXPIRE, job, lo, hi, NULL, err)) ||
       (st = run_job(s, S_DEL_RESULTS, job, lo, hi, NULL, err)) ||
       (st = run_job(s, S_DEL_PARENTS, job, lo, hi, NULL, err)) ||
+      (st = run_job(s, S_DEL_TASK_RES, job, lo, hi, NULL, err)) ||
       (purge && (st = run_job(s, S_DEL_VOL_HIGH, job, lo, hi, NULL, err))) ||
       (purge && (st = run_job(s, S_DEL_ALLOCS, job, lo, hi, &rep->allocations, err))) ||
       (st = run_job(s, S_DEL_TASKS, job, lo, hi, &rep->tasks, err)))
@@ -871,6 +887,48 @@ cairn_status cairn_store_load_rates(cairn_store *s,
     row.dst = STR(1);
     row.bytes_per_second = I64(2);
     row.samples = I64(3);
+  });
+}
+
+static cairn_status res_put(cairn_store *s, int id, const cairn_store_res_row *r,
+                           cairn_error *err) {
+  sqlite3_stmt *q = Q(id);
+  sqlite3_bind_int64(q, 1, r->id);
+  sqlite3_bind_int64(q, 2, r->cores);
+  sqlite3_bind_int64(q, 3, r->memory_mib);
+  sqlite3_bind_int64(q, 4, r->disk_mib);
+  return run(s, id, err);
+}
+
+cairn_status cairn_store_task_resources_insert(cairn_store *s, const cairn_store_res_row *r,
+                                               cairn_error *err) {
+  return res_put(s, S_TASK_RES_INSERT, r, err);
+}
+
+cairn_status cairn_store_volunteer_offer(cairn_store *s, const cairn_store_res_row *r,
+                                         cairn_error *err) {
+  return res_put(s, S_VOL_OFFER, r, err);
+}
+
+cairn_status cairn_store_load_task_resources(cairn_store *s,
+                                             int (*cb)(void *, const cairn_store_res_row *),
+                                             void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_TASK_RES, cairn_store_res_row, {
+    row.id = I64(0);
+    row.cores = I64(1);
+    row.memory_mib = I64(2);
+    row.disk_mib = I64(3);
+  });
+}
+
+cairn_status cairn_store_load_offers(cairn_store *s,
+                                     int (*cb)(void *, const cairn_store_res_row *), void *ud,
+                                     cairn_error *err) {
+  LOAD_LOOP(S_LOAD_OFFERS, cairn_store_res_row, {
+    row.id = I64(0);
+    row.cores = I64(1);
+    row.memory_mib = I64(2);
+    row.disk_mib = I64(3);
   });
 }
 
