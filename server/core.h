@@ -321,12 +321,13 @@ cairn_status cairn__core_wait_job(cairn_core *c, int64_t job, long timeout_ms, i
  * the batch after releasing it ---- */
 /* Cancels job id (see the job states above). *out: {"job", "state",
  * "leases_out", "already"}. CAIRN_ENOTFOUND, CAIRN_ECONFLICT (finished).
- * O(1) under the lock. */
+ * O(E) under the lock, E = c->nrunq (it leaves the queue: a memmove). */
 cairn_status cairn__core_cancel(cairn_core *c, int64_t id, json_t **out, cairn_error *err);
 /* Sets job id's priority. O(E) under the lock, E = c->nrunq (a memmove). */
 cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, json_t **out,
                                   cairn_error *err);
-/* Deletes job id (cancelling it first when running); purge: its allocations
+/* Deletes job id (cancelling it first when it runs or has leases out,
+ * whatever its state); purge: its allocations
  * too. CAIRN_ECONFLICT while leases of it are out (the cancel is durable
  * then; they end within one heartbeat period). *out says what went:
  * {"job", "purged", "tasks", "tasks_kept", "results", "result_bytes",
