@@ -50,6 +50,16 @@
 #define CAIRN_DEFAULT_ANON_PER_MINUTE  60
 /* Client addresses the limiter tracks at once (a power of two). */
 #define CAIRN_RATELIMIT_SLOTS          16384u
+/* Requests one registered volunteer may make a minute, all volunteer routes
+ * together (work, heartbeat, results, file and output downloads), after a
+ * burst of ten seconds' worth. A worker makes about one request per task
+ * (a result that asks for the next task), one download per input not yet
+ * in its cache and per parent output, and one heartbeat every few seconds:
+ * 256 slots running one-second tasks with two downloads each come to about
+ * 770 a second, under the 1,000 allowed. */
+#define CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE 60000
+/* Volunteers the limiter tracks at once (a power of two). */
+#define CAIRN_VOLUNTEER_RATE_SLOTS     16384u
 #define CAIRN_DEFAULT_IDLE_SECONDS     15u
 #define CAIRN_DEFAULT_REQUEST_SECONDS  30u
 /* Connections the master serves at once (all addresses). */

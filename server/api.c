@@ -794,6 +794,13 @@ static uint64_t address_key(const char *ip) {
   return h | (1ULL << 63);
 }
 
+/* The wait of a 429 in rs: Retry-After in whole seconds (at least 1), and
+ * Cairn-Retry-After-Ms to the millisecond for Cairn workers. */
+static void retry_in(cairn__resp *rs, double wait) {
+  rs->retry_after = wait < 1 ? 1 : (int)(wait + 0.999);
+  rs->retry_after_ms = (int)(wait * 1000 + 0.999);
+}
+
 /* Takes one of ip's anonymous tokens: 1, or 0 with a 429 in rs. */
 static int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
   double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
@@ -801,7 +808,19 @@ static int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
     return 1;
   failf(rs, CAIRN_ERATE, "too many registrations or failed authentications from %s; retry in "
         "%.0f s", ip, wait < 1 ? 1 : wait);
-  rs->retry_after = wait < 1 ? 1 : (int)(wait + 0.999);
+  retry_in(rs, wait);
+  return 0;
+}
+
+/* Takes one of volunteer v's request tokens (cfg.volunteer_per_minute): 1,
+ * or 0 with a 429 in rs. O(1): one probe window of the fixed table. */
+static int volunteer_rate_ok(cairn_master *m, int64_t v, cairn__resp *rs) {
+  double wait = m->vrate ? cairn__rl_take(m->vrate, (uint64_t)v, mono_seconds()) : 0;
+  if (wait <= 0)
+    return 1;
+  failf(rs, CAIRN_ERATE, "volunteer %lld is over %d requests a minute; retry in %.3f s",
+        (long long)v, m->cfg.volunteer_per_minute, wait);
+  retry_in(rs, wait);
   return 0;
 }
 
@@ -817,9 +836,15 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
     ok = admin(m, &rq, rs);
     break;
   case NEED_READER:
-  case NEED_VOLUNTEER:
-    ok = (need == NEED_READER && g->trusted) || volunteer(m, &rq, rs) != 0;
+  case NEED_VOLUNTEER: {
+    if (need == NEED_READER && g->trusted) /* the admin is not rate-limited */
+      return 1;
+    int64_t v = volunteer(m, &rq, rs);
+    if (v)
+      return volunteer_rate_ok(m, v, rs);
+    ok = 0;
     break;
+  }
   default: /* a registration spends a token; so does each failed authentication */
     return r == R_VOLUNTEERS && strcmp(method, "POST") == 0 ? anonymous_ok(m, client_ip, rs) : 1;
   }

@@ -19,7 +19,8 @@ static void usage(FILE *f) {
   fputs("usage: cairn-server [--db PATH] [--listen HOST:PORT] [--web DIR]\n"
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
-        "                    [--broadcast-plan ALGO]\n"
+        "                    [--broadcast-plan ALGO] [--volunteer-rate N]\n"
+        "                    [--registration open|invite|closed]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -34,7 +35,11 @@ static void usage(FILE *f) {
         "                       phisharp (default); fixed for the database's life\n"
         "  --broadcast-plan A   planner of broadcast inputs: ECEF-LA (default), ECEF,\n"
         "                       ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,\n"
-        "                       bounded-degree, or online (no plan)\n",
+        "                       bounded-degree, or online (no plan)\n"
+        "  --volunteer-rate N   requests one volunteer may make a minute (default 60000,\n"
+        "                       after a burst of ten seconds' worth; -1: no limit)\n"
+        "  --registration M     who may register volunteers: open (default, anyone),\n"
+        "                       invite (a code from `cairn invite`) or closed\n",
         f);
 }
 
@@ -47,6 +52,8 @@ int main(int argc, char **argv) {
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
     {"ataf-family", required_argument, NULL, 'f'},
     {"broadcast-plan", required_argument, NULL, 'b'},
+    {"volunteer-rate", required_argument, NULL, 'r'},
+    {"registration", required_argument, NULL, 'g'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -70,6 +77,18 @@ int main(int argc, char **argv) {
       break;
     case 'f': cfg.ataf_family = optarg; break;
     case 'b': cfg.broadcast_plan = optarg; break;
+    case 'r': {
+      char *end = NULL;
+      long n = strtol(optarg, &end, 10);
+      if (!*optarg || *end || (n < 1 && n != -1) || n > 100000000) {
+        fprintf(stderr, "cairn-server: --volunteer-rate must be a number of requests a minute "
+                "from 1 to 100000000, or -1 for no limit\n");
+        return 2;
+      }
+      cfg.volunteer_per_minute = (int)n;
+      break;
+    }
+    case 'g': cfg.registration = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }

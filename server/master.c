@@ -27,6 +27,8 @@ void cairn_master_config_init(cairn_master_config *cfg) {
   cfg->idle_timeout_seconds = CAIRN_DEFAULT_IDLE_SECONDS;
   cfg->request_seconds = CAIRN_DEFAULT_REQUEST_SECONDS;
   cfg->anonymous_per_minute = CAIRN_DEFAULT_ANON_PER_MINUTE;
+  cfg->volunteer_per_minute = CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE;
+  cfg->registration = "open";
 }
 
 static int valid_token(const char *t) {
@@ -107,6 +109,17 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     goto fail;
   }
   cairn_logger_init(&m->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
+  const char *reg = cfg->registration ? cfg->registration : "open";
+  m->registration = !strcmp(reg, "open")     ? CAIRN__REG_OPEN
+                    : !strcmp(reg, "invite") ? CAIRN__REG_INVITE
+                    : !strcmp(reg, "closed") ? CAIRN__REG_CLOSED
+                                             : -1;
+  m->cfg.registration = NULL; /* m->registration says it */
+  if (m->registration < 0) {
+    cairn_error_set(err, CAIRN_EINVAL, "registration must be open, invite or closed, not \"%.64s\"",
+                    reg);
+    goto fail;
+  }
   if (m->cfg.threads <= 0)
     m->cfg.threads = 16;
   if (m->cfg.lease_check_seconds <= 0)
@@ -124,6 +137,16 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   if (m->cfg.anonymous_per_minute > 0 &&
       !(m->anon = cairn__rl_create(m->cfg.anonymous_per_minute / 60.0,
                                    (double)m->cfg.anonymous_per_minute, CAIRN_RATELIMIT_SLOTS))) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if (m->cfg.volunteer_per_minute == 0)
+    m->cfg.volunteer_per_minute = CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE;
+  if (m->cfg.volunteer_per_minute > 0 &&
+      !(m->vrate = cairn__rl_create(m->cfg.volunteer_per_minute / 60.0,
+                                    m->cfg.volunteer_per_minute >= 6
+                                      ? m->cfg.volunteer_per_minute / 6.0 : 1.0,
+                                    CAIRN_VOLUNTEER_RATE_SLOTS))) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
@@ -219,6 +242,7 @@ void cairn_master_delete(cairn_master *m) {
     close(m->stop_pipe[1]);
   pthread_mutex_destroy(&m->stats_lock);
   cairn__rl_destroy(m->anon);
+  cairn__rl_destroy(m->vrate);
   free(m->db_path);
   free(m->listen);
   free(m->web_dir);

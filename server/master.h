@@ -21,6 +21,9 @@ extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
 #define CAIRN__STATUS_SLOTS 16
 
+/* Who may register a volunteer (cfg.registration). */
+enum { CAIRN__REG_OPEN, CAIRN__REG_INVITE, CAIRN__REG_CLOSED };
+
 struct cairn_master {
   cairn_master_config cfg;
   cairn_logger log;          /* from cfg; the core keeps a copy */
@@ -34,6 +37,10 @@ struct cairn_master {
   atomic_int stop_requested; /* set by cairn_master_stop(), from any thread or a signal */
   cairn__ratelimit *anon;    /* per client address: registrations, failed
                                 authentications; NULL: no limit */
+  int registration;          /* CAIRN__REG_*: who may POST /v1/volunteers */
+  struct cairn__invites *invites; /* invitation codes (invitations.c) */
+  cairn__ratelimit *vrate;   /* per volunteer id: requests on the volunteer routes
+                                (cfg.volunteer_per_minute); NULL: no limit */
   atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
   atomic_size_t body_bytes;  /* request body bytes held or promised (http.c; cap:
                                 cfg.max_body_memory) */

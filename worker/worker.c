@@ -98,6 +98,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   if (!w)
     goto oom;
   pthread_mutex_init(&w->mu, NULL);
+  cairn__pace_init(&w->pace);
   cairn_logger_init(&w->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
   w->lock_fd = -1;
   if (cairn__stopper_init(&w->stopper) != 0) {
@@ -229,6 +230,7 @@ static cairn_http *new_http(cairn_worker *w) {
   cairn_http *h = cairn_http_create(w->server);
   if (h) {
     cairn_http_set_cancel(h, stopping_cb, &w->stopper);
+    cairn_http_set_pace(h, &w->pace);
     cairn_http_set_stall_timeout(h, (long)w->stall_ms);
   }
   return h;
@@ -382,6 +384,7 @@ void cairn_worker_delete(cairn_worker *w) {
     close(w->lock_fd);
   cairn__cache_destroy(&w->cache);
   cairn__stopper_destroy(&w->stopper);
+  cairn__pace_destroy(&w->pace);
   pthread_mutex_destroy(&w->mu);
   free(w);
 }

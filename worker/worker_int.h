@@ -13,6 +13,7 @@
 #include "worker/peer.h"
 #include "worker/peerstate.h"
 #include "worker/session.h"
+#include "worker/backoff.h"
 #include "worker/stopper.h"
 #include "worker/taskdir.h"
 
@@ -41,6 +42,7 @@ struct cairn_worker {
   int started;
 
   cairn__stopper stopper;
+  cairn__pace pace;         /* every call to the master waits its turn here (backoff.h) */
   cairn__session session;
   cairn__cache cache;
   cairn__leases leases;

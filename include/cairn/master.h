@@ -84,6 +84,13 @@ typedef struct cairn_master_config {
                                    address may make a minute (a burst of as many, then
                                    that rate); past it 429 with Retry-After; default 60;
                                    < 0: no limit */
+  int volunteer_per_minute;     /* requests one registered volunteer may make a minute on
+                                   the volunteer routes (a burst of ten seconds' worth,
+                                   then that rate); past it 429 with Retry-After; admin
+                                   requests are not counted; default 60000; < 0: no limit */
+  const char *registration;     /* who may register a volunteer: "open" (default, anyone),
+                                   "invite" (with a code from POST /v1/invitations) or
+                                   "closed" (nobody) */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);
