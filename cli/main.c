@@ -13,6 +13,8 @@ static const cairn_cli_cmd commands[] = {
   {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},
   {"audit", "who computed index N, or volunteer V's allocations in order", cairn_cmd_audit},
   {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn_cmd_ban},
+  {"invite", "create an invitation code for registering a volunteer", cairn_cmd_invite},
+  {"invitations", "list the invitations, or revoke one", cairn_cmd_invitations},
   {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn_cmd_gen},
   {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn_cmd_simulate},
   {"ataf", "evaluate or invert an ATAF: phi(X, Y) or phi^-1(N)", cairn_cmd_ataf},

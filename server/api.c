@@ -20,7 +20,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/audit/index/{n}",
-  "/v1/audit/volunteers/{id}"};
+  "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -53,6 +53,10 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     const char *s = strchr(p + 11, '/');
     return s && s > p + 11 && strcmp(s, "/ban") == 0 ? R_BAN : R_UNKNOWN;
   }
+  if (strcmp(p, "invitations") == 0)
+    return R_INVITATIONS;
+  if (strncmp(p, "invitations/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
+    return R_INVITATION;
   if (strncmp(p, "audit/index/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
     return R_AUDIT_INDEX;
   if (strncmp(p, "audit/volunteers/", 17) == 0 && p[17] && !strchr(p + 17, '/'))
@@ -225,8 +229,58 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn_r
 /* Hands v's checked report r to the core. Failures first: a holding
  * reported in the same body ends the transfer records they are checked
  * against. */
+static int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs);
+
+/* 403 {"error": {"code": code, "message": text}}. */
+static void refuse(cairn__resp *rs, const char *code, const char *text) {
+  set_json(rs, 403, json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", text));
+}
+
+/* Whether a registration with body o may go on (cfg.registration): 1 (with
+ * the invitation it spends in *invite, 0 for none), or 0 with the 403 in
+ * rs; a code refused also spends one of the address's anonymous tokens. */
+static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *invite,
+                    cairn__resp *rs) {
+  static const char *const why[] = {
+    [CAIRN__INVITE_INVALID] = "invitation_invalid", [CAIRN__INVITE_EXPIRED] = "invitation_expired",
+    [CAIRN__INVITE_USED_UP] = "invitation_used_up"};
+  static const char *const text[] = {
+    [CAIRN__INVITE_INVALID] = "no such invitation (mistyped or revoked)",
+    [CAIRN__INVITE_EXPIRED] = "this invitation has expired",
+    [CAIRN__INVITE_USED_UP] = "this invitation has been used as often as it allows"};
+  json_t *code = json_object_get(o, "invitation");
+  *invite = 0;
+  if (code && (!json_is_string(code) || json_string_length(code) == 0 ||
+               json_string_length(code) > CAIRN_MAX_NAME)) {
+    failf(rs, CAIRN_EINVAL, "\"invitation\" must be a code of at most %u characters",
+          CAIRN_MAX_NAME);
+    return 0;
+  }
+  if (m->registration == CAIRN__REG_OPEN)
+    return 1;
+  if (m->registration == CAIRN__REG_CLOSED) {
+    refuse(rs, "registration_closed", "this master registers no new volunteers");
+    return 0;
+  }
+  if (!code) {
+    refuse(rs, "invitation_required", "this master registers volunteers by invitation: "
+           "send \"invitation\"");
+    return 0;
+  }
+  cairn__invite_verdict v = cairn__invites_use(m->invites, json_string_value(code), cairn__now(),
+                                               invite);
+  if (v == CAIRN__INVITE_OK)
+    return 1;
+  cairn__resp ignored = {.fd = -1};
+  if (!anonymous_ok(m, rq->client_ip, &ignored)) /* a wrong code counts as a failed authentication */
+    free(ignored.body);
+  refuse(rs, why[v], text[v]);
+  return 0;
+}
+
 static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url", NULL};
+  static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url",
+                                     "invitation", NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -271,13 +325,17 @@ static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     }
     slots = (int)json_integer_value(sl);
   }
-  int64_t id;
+  int64_t id, invite = 0;
   char token[65];
   cairn_error err = {0};
+  if (!admitted(m, rq, o, &invite, rs))
+    goto out;
   if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
-                           token, &err) != CAIRN_OK)
+                           token, &err) != CAIRN_OK) {
+    if (invite)
+      cairn__invites_unuse(m->invites, invite);
     fail(rs, &err);
-  else {
+  } else {
     char key[65];
     cairn__core_peer_key(m->core, id, key);
     set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
@@ -621,6 +679,45 @@ static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn
   set_json(rs, 200, o);
 }
 
+/* POST /v1/invitations {"uses": N, "expires_seconds": S, "note": TEXT}. */
+static void h_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"uses", "expires_seconds", "note", NULL};
+  json_t *o = parse_body(rq, keys, 1, rs);
+  if (!o)
+    return;
+  json_t *u = json_object_get(o, "uses"), *e = json_object_get(o, "expires_seconds");
+  const char *note = opt_str(o, "note", "", rs);
+  cairn_error err = {0};
+  json_t *made = NULL;
+  if (!note)
+    goto out;
+  if (u && (!json_is_integer(u) || json_integer_value(u) < 1 ||
+            json_integer_value(u) > CAIRN_MAX_INVITATION_USES)) {
+    failf(rs, CAIRN_EINVAL, "\"uses\" must be an integer from 1 to %d", CAIRN_MAX_INVITATION_USES);
+    goto out;
+  }
+  if (e && (!json_is_integer(e) || json_integer_value(e) < 1 ||
+            json_integer_value(e) > CAIRN_MAX_INVITATION_SECONDS)) {
+    failf(rs, CAIRN_EINVAL, "\"expires_seconds\" must be an integer from 1 to %d",
+          CAIRN_MAX_INVITATION_SECONDS);
+    goto out;
+  }
+  if (strlen(note) > CAIRN_MAX_INVITATION_NOTE || has_control(note)) {
+    failf(rs, CAIRN_EINVAL, "\"note\" must be at most %u bytes without control characters",
+          CAIRN_MAX_INVITATION_NOTE);
+    goto out;
+  }
+  made = cairn__invites_create(m->invites, u ? (int)json_integer_value(u) : 1,
+                               e ? json_integer_value(e) : CAIRN_DEFAULT_INVITATION_SECONDS, note,
+                               cairn__now(), &err);
+  if (made)
+    set_json(rs, 201, made);
+  else
+    fail(rs, &err);
+out:
+  json_decref(o);
+}
+
 static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
   char text[512];
   snprintf(text, sizeof text, "method %.32s is not allowed on %.400s", rq->method, rq->path);
@@ -715,6 +812,27 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     if (is(rq, "GET"))
       return h_audit(m, r, rq, rs);
     break;
+  case R_INVITATIONS:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_invite(m, rq, rs);
+    if (is(rq, "GET"))
+      return set_json(rs, 200, cairn__invites_list(m->invites, cairn__now()));
+    break;
+  case R_INVITATION: {
+    if (!admin(m, rq, rs))
+      return;
+    if (!is(rq, "DELETE"))
+      break;
+    int64_t id = number_after(rq->path, "/v1/invitations/");
+    cairn_error err = {0};
+    if (id < 0)
+      return failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an invitation id", rq->path + 16);
+    if (cairn__invites_revoke(m->invites, id, &err) != CAIRN_OK)
+      return fail(rs, &err);
+    return set_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "revoked", 1));
+  }
   case R_WEB:
   case R_UNKNOWN:
   case R_ROUTE_COUNT:
@@ -770,6 +888,8 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_BAN:
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:
+  case R_INVITATIONS:
+  case R_INVITATION:
     *need = NEED_ADMIN;
     break;
   default:

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 typedef enum {
-  J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_JOB, J_TASK, J_JOBSTATE,
-  J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME
+  J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
+  J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME
 } jtype;
 
 typedef struct jtask {
@@ -35,6 +35,8 @@ struct cairn__jrec {
     struct { char sha256[65]; int64_t size, created; } file;
     struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD */
     struct { char *src, *dst; int64_t bps, samples; } rate;
+    struct { cairn_store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
+    struct { int64_t id; } uninvite;
     struct {
       int64_t id, created, first_key;
       char *name, *app, *policy;
@@ -168,6 +170,27 @@ cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bps, int
   return checked(r, copy_str(&r->u.rate.src, src) | copy_str(&r->u.rate.dst, dst));
 }
 
+cairn__jrec *cairn__jrec_invite(const cairn_store_invite_row *row) {
+  cairn__jrec *r = rec(J_INVITE);
+  if (!r)
+    return NULL;
+  r->u.invite.row = *row;
+  snprintf(r->u.invite.hash, sizeof r->u.invite.hash, "%s", row->code_hash);
+  snprintf(r->u.invite.prefix, sizeof r->u.invite.prefix, "%s", row->prefix);
+  r->u.invite.note = strdup(row->note ? row->note : "");
+  r->u.invite.row.code_hash = r->u.invite.hash;
+  r->u.invite.row.prefix = r->u.invite.prefix;
+  r->u.invite.row.note = r->u.invite.note;
+  return checked(r, !r->u.invite.note);
+}
+
+cairn__jrec *cairn__jrec_invite_delete(int64_t id) {
+  cairn__jrec *r = rec(J_UNINVITE);
+  if (r)
+    r->u.uninvite.id = id;
+  return r;
+}
+
 cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *policy,
                              int replication, int quorum, int lease_seconds, int max_attempts,
                              int64_t created, uint32_t nfiles, uint32_t ntasks) {
@@ -299,6 +322,7 @@ void cairn__jrec_free(cairn__jrec *r) {
   case J_VOL: free(r->u.vol.name); free(r->u.vol.cluster); free(r->u.vol.apps); break;
   case J_BAN: case J_PEER: free(r->u.ban.text); break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
+  case J_INVITE: free(r->u.invite.note); break;
   case J_JOB:
     for (uint32_t i = 0; r->u.job.files && i < r->u.job.nfiles; i++)
       free(r->u.job.files[i].name);
@@ -362,6 +386,8 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
   case J_RATE:
     return cairn_store_rate_put(s, r->u.rate.src, r->u.rate.dst, r->u.rate.bps,
                                 r->u.rate.samples, err);
+  case J_INVITE: return cairn_store_invite_put(s, &r->u.invite.row, err);
+  case J_UNINVITE: return cairn_store_invite_delete(s, r->u.uninvite.id, err);
   case J_JOB: return write_job(s, r, err);
   case J_TASK:
     return cairn_store_task_update(s, r->u.task.key, r->u.task.state, r->u.task.attempts,

@@ -85,6 +85,11 @@ cairn__jrec *cairn__jrec_unhold(int64_t volunteer, const char *sha256);
 cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bytes_per_second,
                               int64_t samples);
 
+/* An invitation: a new one, or the count of its uses (r is copied). */
+cairn__jrec *cairn__jrec_invite(const cairn_store_invite_row *r);
+/* Invitation id is revoked. */
+cairn__jrec *cairn__jrec_invite_delete(int64_t id);
+
 /* A new job: its row, files and tasks are added with cairn__jrec_job_file()
  * and cairn__jrec_job_task(), its id and keys with cairn__jrec_job_keys()
  * (each NULL-safe, so a chain of calls needs one check at

@@ -167,7 +167,8 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   if (m->core) /* peer keys from the admin token: stable, and never in the database */
     cairn__core_set_peer_seed(m->core, m->admin_token);
   if (!m->core ||
-      (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)))
+      (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)) ||
+      !(m->invites = cairn__invites_open(m->core, err)))
     goto fail;
   return m;
 fail:
@@ -235,7 +236,8 @@ void cairn_master_delete(cairn_master *m) {
   cairn__http_stop(m);
   if (m->reaper_running)
     pthread_join(m->reaper, NULL);
-  cairn__core_close(m->core);
+  cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
+  cairn__invites_close(m->invites);
   if (m->stop_pipe[0] >= 0)
     close(m->stop_pipe[0]);
   if (m->stop_pipe[1] >= 0)

@@ -9,13 +9,14 @@
 #include "cairn/master.h"
 #include "common/log.h"
 #include "server/core.h"
+#include "server/invitations.h"
 #include "server/ratelimit.h"
 
 /* Routes, for dispatch and for the per-route request counters. */
 typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_AUDIT_INDEX, R_AUDIT_VOL,
-  R_ROUTE_COUNT
+  R_INVITATIONS, R_INVITATION, R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -38,7 +39,7 @@ struct cairn_master {
   cairn__ratelimit *anon;    /* per client address: registrations, failed
                                 authentications; NULL: no limit */
   int registration;          /* CAIRN__REG_*: who may POST /v1/volunteers */
-  struct cairn__invites *invites; /* invitation codes (invitations.c) */
+  cairn__invites *invites;   /* invitation codes (invitations.c) */
   cairn__ratelimit *vrate;   /* per volunteer id: requests on the volunteer routes
                                 (cfg.volunteer_per_minute); NULL: no limit */
   atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */

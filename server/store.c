@@ -26,6 +26,7 @@ enum stmt_id {
   S_META_SET, S_META_GET, S_META_DELETE,
   S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
   S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_DELETE, S_HOLDER_FORGET, S_RATE_PUT,
+  S_INVITE_PUT, S_INVITE_DELETE,
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
@@ -54,6 +55,10 @@ static const char *const sql_text[S_COUNT] = {
   [S_RATE_PUT] = "INSERT INTO link_rates(src, dst, bytes_per_second, samples) "
                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(src, dst) DO UPDATE SET "
                  "bytes_per_second = excluded.bytes_per_second, samples = excluded.samples",
+  [S_INVITE_PUT] = "INSERT INTO invitations(id, code_hash, prefix, uses, used, expires, note, "
+                   "created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO UPDATE "
+                   "SET used = excluded.used",
+  [S_INVITE_DELETE] = "DELETE FROM invitations WHERE id = ?1",
   [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
                    "max_attempts, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
                    "'running', ?9)",
@@ -94,7 +99,7 @@ static const char *const sql_text[S_COUNT] = {
                      "ORDER BY sha256, since, volunteer_id",
 };
 
-enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_COUNT };
+enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, R_COUNT };
 #define AUDIT_SELECT                                                                           \
   "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
   "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received FROM allocations a "       \
@@ -106,6 +111,8 @@ static const char *const rsql_text[R_COUNT] = {
                     "JOIN results r ON r.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq",
   [R_AUDIT_INDEX] = AUDIT_SELECT "WHERE a.idx = ?1",
   [R_AUDIT_VOL] = AUDIT_SELECT "WHERE a.volunteer_id = ?1 ORDER BY a.t",
+  [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "
+                "FROM invitations ORDER BY id",
 };
 
 struct cairn_store {
@@ -387,6 +394,25 @@ cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *d
   sqlite3_bind_int64(q, 3, bytes_per_second);
   sqlite3_bind_int64(q, 4, samples);
   return run(s, S_RATE_PUT, err);
+}
+
+cairn_status cairn_store_invite_put(cairn_store *s, const cairn_store_invite_row *r,
+                                    cairn_error *err) {
+  sqlite3_stmt *q = Q(S_INVITE_PUT);
+  sqlite3_bind_int64(q, 1, r->id);
+  TXT(q, 2, r->code_hash);
+  TXT(q, 3, r->prefix);
+  sqlite3_bind_int64(q, 4, r->uses);
+  sqlite3_bind_int64(q, 5, r->used);
+  sqlite3_bind_int64(q, 6, r->expires);
+  TXT(q, 7, r->note);
+  sqlite3_bind_int64(q, 8, r->created);
+  return run(s, S_INVITE_PUT, err);
+}
+
+cairn_status cairn_store_invite_delete(cairn_store *s, int64_t id, cairn_error *err) {
+  sqlite3_bind_int64(Q(S_INVITE_DELETE), 1, id);
+  return run(s, S_INVITE_DELETE, err);
 }
 
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
@@ -758,6 +784,29 @@ cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
   }
   if (st == CAIRN_OK && rc != SQLITE_DONE)
     st = db_err(s, s->r, err, "reading the audit trail");
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return st;
+}
+
+cairn_status cairn_store_read_invites(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_invite_row *), void *ud,
+                                      cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_INVITES];
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    cairn_store_invite_row row = {
+      .id = I64(0), .code_hash = STR(1), .prefix = STR(2), .uses = I64(3), .used = I64(4),
+      .expires = I64(5), .note = STR(6), .created = I64(7)};
+    if (!row.code_hash || !row.prefix || !row.note || cb(ud, &row)) {
+      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading the invitations stopped");
+      break;
+    }
+  }
+  if (st == CAIRN_OK && rc != SQLITE_DONE)
+    st = db_err(s, s->r, err, "reading the invitations");
   sqlite3_reset(q);
   pthread_mutex_unlock(&s->rlock);
   return st;

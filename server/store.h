@@ -53,6 +53,15 @@ cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn
 /* The measured rate from cluster src ("" = the master) into dst (upsert). */
 cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *dst,
                                   int64_t bytes_per_second, int64_t samples, cairn_error *err);
+/* An invitation (docs/security.md): inserted whole, then only its `used`
+ * changes (upsert on id). */
+typedef struct cairn_store_invite_row {
+  int64_t id, uses, used, expires, created;
+  const char *code_hash, *prefix, *note;
+} cairn_store_invite_row;
+cairn_status cairn_store_invite_put(cairn_store *s, const cairn_store_invite_row *r,
+                                    cairn_error *err);
+cairn_status cairn_store_invite_delete(cairn_store *s, int64_t id, cairn_error *err);
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
@@ -203,5 +212,10 @@ typedef struct cairn_store_audit_row {
 cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
                                cairn_error *err);
+
+/* Every invitation, by id (reader connection; at start-up). */
+cairn_status cairn_store_read_invites(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_invite_row *), void *ud,
+                                      cairn_error *err);
 
 #endif

@@ -106,6 +106,8 @@ static json_t *registration_body(const cairn__registration *reg) {
     goto fail;
   if (json_object_set_new(root, "slots", json_integer(reg->slots ? reg->slots : 1)) != 0)
     goto fail;
+  if (reg->invitation && json_object_set_new(root, "invitation", json_string(reg->invitation)))
+    goto fail;
   return root;
 fail:
   json_decref(apps);

@@ -25,6 +25,7 @@ typedef struct cairn__registration {
   const char *const *apps;
   size_t napps;
   unsigned slots;
+  const char *invitation; /* may be NULL; never sent on any other call */
 } cairn__registration;
 
 /* Loads path into *c. CAIRN_ENOTFOUND when the file does not exist,

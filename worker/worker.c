@@ -89,6 +89,8 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "peer transfers at once must be between 1 and 1024";
   else if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG)
     problem = "unknown log level";
+  else if (cfg->invitation && !valid_label(cfg->invitation))
+    problem = "invitation must be 1 to 256 characters on one line";
   if (problem) {
     cairn_error_set(err, CAIRN_EINVAL, "%s", problem);
     return NULL;
@@ -116,6 +118,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   } else
     w->name = dup_or_null(cfg->name, &oom);
   w->cluster = dup_or_null(cfg->cluster, &oom);
+  w->invitation = dup_or_null(cfg->invitation, &oom);
   w->slots = cfg->slots ? cfg->slots : 1;
   w->exit_when_idle = cfg->exit_when_idle;
   w->max_tasks = cfg->max_tasks;
@@ -303,7 +306,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
   w->leases.log = &w->log;
-  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots};
+  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots,
+                              w->invitation};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
@@ -372,6 +376,7 @@ void cairn_worker_delete(cairn_worker *w) {
   free(w->dir);
   free(w->name);
   free(w->cluster);
+  free(w->invitation);
   free(w->peer_listen);
   free(w->peer_address);
   if (w->peers_ok)

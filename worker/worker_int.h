@@ -27,6 +27,7 @@ typedef struct cairn__app {
 struct cairn_worker {
   cairn_logger log;         /* from the configuration; its modules borrow it */
   char *server, *dir, *name, *cluster;
+  char *invitation;         /* sent only with a registration; NULL: none */
   unsigned slots;
   unsigned exit_when_idle;
   unsigned long max_tasks;

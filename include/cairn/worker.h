@@ -65,6 +65,8 @@ typedef struct cairn_worker_config {
   unsigned peer_max;           /* files sent to peers at once (503 beyond); 0: 4 */
   unsigned stall_ms;           /* a download that receives nothing for this long is
                                   abandoned for the next source; 0: 10000 */
+  const char *invitation;      /* invitation code sent when registering, for a master
+                                  whose registration is by invitation; NULL: none */
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a
