@@ -2,6 +2,7 @@
  * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
 #include <arpa/inet.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,15 @@
 #include "common/protocol.h"
 #include "common/sha256.h"
 #include "server/master.h"
+
+/* Short names of the helpers admission.c shares (master.h). */
+#define set_json cairn__api_json
+#define failf cairn__api_failf
+#define parse_body cairn__api_body
+#define opt_str cairn__api_opt_str
+#define app_list cairn__api_apps
+#define anonymous_ok cairn__api_anonymous_ok
+#define id_of cairn__api_id
 
 const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
@@ -87,7 +97,7 @@ cairn__route cairn__api_route(const char *method, const char *path) {
   return R_UNKNOWN;
 }
 
-static void set_json(cairn__resp *rs, int status, json_t *o) {
+void set_json(cairn__resp *rs, int status, json_t *o) {
   rs->status = status;
   rs->ctype = "application/json";
   rs->body = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -109,10 +119,7 @@ static void fail(cairn__resp *rs, const cairn_error *err) {
   cairn__api_error(rs, err->status, err->text);
 }
 
-static void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
-#include <stdarg.h>
-static void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
+void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
   char text[512];
   va_list ap;
   va_start(ap, fmt);
@@ -133,8 +140,8 @@ int cairn__api_is_admin(const cairn_master *m, const char *token) {
 
 /* Parses a JSON object body allowing only keys (any key when keys is NULL:
  * the caller checks them); empty body = {} when empty_ok. */
-static json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
-                          cairn__resp *rs) {
+json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
+                   cairn__resp *rs) {
   if (rq->len == 0 && empty_ok)
     return json_object();
   json_error_t je;
@@ -165,7 +172,7 @@ static json_t *parse_body(const cairn__req *rq, const char *const *keys, int emp
 }
 
 /* Reads an array of app names into apps[] (borrowed strings). */
-static int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
+int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
   *n = 0;
   if (!json_is_array(a) || json_array_size(a) > max) {
     failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %u app names", max);
@@ -183,7 +190,7 @@ static int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__r
   return 0;
 }
 
-static const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
+const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
   json_t *v = json_object_get(o, key);
   if (!v)
     return def;
@@ -192,26 +199,6 @@ static const char *opt_str(json_t *o, const char *key, const char *def, cairn__r
     return NULL;
   }
   return json_string_value(v);
-}
-
-/* "peer_url" of a registration: "" when absent; NULL (and a 400 in rs) when
- * malformed. */
-static const char *peer_url_of(json_t *o, cairn__resp *rs) {
-  json_t *v = json_object_get(o, "peer_url");
-  const char *u = "";
-  cairn_error err = {0};
-  if (v && cairn_report_peer_url(v, &u, &err) != CAIRN_OK) {
-    fail(rs, &err);
-    return NULL;
-  }
-  return u;
-}
-
-static int has_control(const char *s) {
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      return 1;
-  return 0;
 }
 
 /* Reads the report in body o (the fields of takes; also[]: the handler's
@@ -229,123 +216,6 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn_r
 /* Hands v's checked report r to the core. Failures first: a holding
  * reported in the same body ends the transfer records they are checked
  * against. */
-static int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs);
-
-/* 403 {"error": {"code": code, "message": text}}. */
-static void refuse(cairn__resp *rs, const char *code, const char *text) {
-  set_json(rs, 403, json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", text));
-}
-
-/* Whether a registration with body o may go on (cfg.registration): 1 (with
- * the invitation it spends in *invite, 0 for none), or 0 with the 403 in
- * rs; a code refused also spends one of the address's anonymous tokens. */
-static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *invite,
-                    cairn__resp *rs) {
-  static const char *const why[] = {
-    [CAIRN__INVITE_INVALID] = "invitation_invalid", [CAIRN__INVITE_EXPIRED] = "invitation_expired",
-    [CAIRN__INVITE_USED_UP] = "invitation_used_up"};
-  static const char *const text[] = {
-    [CAIRN__INVITE_INVALID] = "no such invitation (mistyped or revoked)",
-    [CAIRN__INVITE_EXPIRED] = "this invitation has expired",
-    [CAIRN__INVITE_USED_UP] = "this invitation has been used as often as it allows"};
-  json_t *code = json_object_get(o, "invitation");
-  *invite = 0;
-  if (code && (!json_is_string(code) || json_string_length(code) == 0 ||
-               json_string_length(code) > CAIRN_MAX_NAME)) {
-    failf(rs, CAIRN_EINVAL, "\"invitation\" must be a code of at most %u characters",
-          CAIRN_MAX_NAME);
-    return 0;
-  }
-  if (m->registration == CAIRN__REG_OPEN)
-    return 1;
-  if (m->registration == CAIRN__REG_CLOSED) {
-    refuse(rs, "registration_closed", "this master registers no new volunteers");
-    return 0;
-  }
-  if (!code) {
-    refuse(rs, "invitation_required", "this master registers volunteers by invitation: "
-           "send \"invitation\"");
-    return 0;
-  }
-  cairn__invite_verdict v = cairn__invites_use(m->invites, json_string_value(code), cairn__now(),
-                                               invite);
-  if (v == CAIRN__INVITE_OK)
-    return 1;
-  cairn__resp ignored = {.fd = -1};
-  if (!anonymous_ok(m, rq->client_ip, &ignored)) /* a wrong code counts as a failed authentication */
-    free(ignored.body);
-  refuse(rs, why[v], text[v]);
-  return 0;
-}
-
-static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url",
-                                     "invitation", NULL};
-  json_t *o = parse_body(rq, keys, 0, rs);
-  if (!o)
-    return;
-  const char *apps[CAIRN_MAX_APPS];
-  int napps = 0, slots = 1;
-  const char *name = opt_str(o, "name", "", rs);
-  const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
-  const char *peer = cluster ? peer_url_of(o, rs) : NULL;
-  if (!name || !cluster || !peer)
-    goto out;
-  char net[32] = "";
-  if (!*cluster && rq->client_ip && *rq->client_ip) {
-    /* no label: the worker's /24 */
-    unsigned a, b, c3, d;
-    if (sscanf(rq->client_ip, "%u.%u.%u.%u", &a, &b, &c3, &d) == 4)
-      snprintf(net, sizeof net, "%u.%u.%u.0/24", a, b, c3);
-    cluster = net;
-  }
-  if (!*cluster)
-    cluster = "default";
-  if (strlen(cluster) > 64 || strpbrk(cluster, "\"\\") || has_control(cluster)) {
-    failf(rs, CAIRN_EINVAL, "\"cluster\" must be at most 64 characters, without quotes, "
-          "backslashes or control characters");
-    goto out;
-  }
-  if (!json_object_get(o, "apps")) {
-    failf(rs, CAIRN_EINVAL, "missing \"apps\"");
-    goto out;
-  }
-  if (app_list(json_object_get(o, "apps"), apps, CAIRN_MAX_APPS, &napps, rs))
-    goto out;
-  if (napps == 0) {
-    failf(rs, CAIRN_EINVAL, "\"apps\" must name at least one app");
-    goto out;
-  }
-  json_t *sl = json_object_get(o, "slots");
-  if (sl) {
-    if (!json_is_integer(sl) || json_integer_value(sl) < 1 ||
-        json_integer_value(sl) > CAIRN_MAX_SLOTS) {
-      failf(rs, CAIRN_EINVAL, "\"slots\" must be an integer from 1 to %u", CAIRN_MAX_SLOTS);
-      goto out;
-    }
-    slots = (int)json_integer_value(sl);
-  }
-  int64_t id, invite = 0;
-  char token[65];
-  cairn_error err = {0};
-  if (!admitted(m, rq, o, &invite, rs))
-    goto out;
-  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
-                           token, &err) != CAIRN_OK) {
-    if (invite)
-      cairn__invites_unuse(m->invites, invite);
-    fail(rs, &err);
-  } else {
-    char key[65];
-    cairn__core_peer_key(m->core, id, key);
-    set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
-                                (json_int_t)id, "token", token, "cluster", cluster, "peer_key",
-                                key, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL)));
-  }
-out:
-  json_decref(o);
-}
-
 /* The id of the volunteer whose token rq carries; 0 with the error in rs. */
 static int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t v = 0;
@@ -392,7 +262,7 @@ out:
 
 /* The id that s spells up to '/' or its end: decimal digits only, no sign,
  * blank or leading zero, from 1 to INT64_MAX; -1 when it is none. */
-static int64_t id_of(const char *s, const char **end) {
+int64_t id_of(const char *s, const char **end) {
   int64_t n = 0;
   const char *p = s;
   if (*p < '1' || *p > '9')
@@ -679,45 +549,6 @@ static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn
   set_json(rs, 200, o);
 }
 
-/* POST /v1/invitations {"uses": N, "expires_seconds": S, "note": TEXT}. */
-static void h_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"uses", "expires_seconds", "note", NULL};
-  json_t *o = parse_body(rq, keys, 1, rs);
-  if (!o)
-    return;
-  json_t *u = json_object_get(o, "uses"), *e = json_object_get(o, "expires_seconds");
-  const char *note = opt_str(o, "note", "", rs);
-  cairn_error err = {0};
-  json_t *made = NULL;
-  if (!note)
-    goto out;
-  if (u && (!json_is_integer(u) || json_integer_value(u) < 1 ||
-            json_integer_value(u) > CAIRN_MAX_INVITATION_USES)) {
-    failf(rs, CAIRN_EINVAL, "\"uses\" must be an integer from 1 to %d", CAIRN_MAX_INVITATION_USES);
-    goto out;
-  }
-  if (e && (!json_is_integer(e) || json_integer_value(e) < 1 ||
-            json_integer_value(e) > CAIRN_MAX_INVITATION_SECONDS)) {
-    failf(rs, CAIRN_EINVAL, "\"expires_seconds\" must be an integer from 1 to %d",
-          CAIRN_MAX_INVITATION_SECONDS);
-    goto out;
-  }
-  if (strlen(note) > CAIRN_MAX_INVITATION_NOTE || has_control(note)) {
-    failf(rs, CAIRN_EINVAL, "\"note\" must be at most %u bytes without control characters",
-          CAIRN_MAX_INVITATION_NOTE);
-    goto out;
-  }
-  made = cairn__invites_create(m->invites, u ? (int)json_integer_value(u) : 1,
-                               e ? json_integer_value(e) : CAIRN_DEFAULT_INVITATION_SECONDS, note,
-                               cairn__now(), &err);
-  if (made)
-    set_json(rs, 201, made);
-  else
-    fail(rs, &err);
-out:
-  json_decref(o);
-}
-
 static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
   char text[512];
   snprintf(text, sizeof text, "method %.32s is not allowed on %.400s", rq->method, rq->path);
@@ -741,7 +572,7 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     break;
   case R_VOLUNTEERS:
     if (is(rq, "POST"))
-      return h_register(m, rq, rs);
+      return cairn__admission_register(m, rq, rs);
     if (is(rq, "GET")) {
       if (admin(m, rq, rs))
         set_json(rs, 200, cairn__core_volunteers_json(m->core));
@@ -813,26 +644,12 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return h_audit(m, r, rq, rs);
     break;
   case R_INVITATIONS:
+  case R_INVITATION:
     if (!admin(m, rq, rs))
       return;
-    if (is(rq, "POST"))
-      return h_invite(m, rq, rs);
-    if (is(rq, "GET"))
-      return set_json(rs, 200, cairn__invites_list(m->invites, cairn__now()));
+    if (cairn__admission_invitations(m, r, rq, rs))
+      return;
     break;
-  case R_INVITATION: {
-    if (!admin(m, rq, rs))
-      return;
-    if (!is(rq, "DELETE"))
-      break;
-    int64_t id = number_after(rq->path, "/v1/invitations/");
-    cairn_error err = {0};
-    if (id < 0)
-      return failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an invitation id", rq->path + 16);
-    if (cairn__invites_revoke(m->invites, id, &err) != CAIRN_OK)
-      return fail(rs, &err);
-    return set_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "revoked", 1));
-  }
   case R_WEB:
   case R_UNKNOWN:
   case R_ROUTE_COUNT:
@@ -922,7 +739,7 @@ static void retry_in(cairn__resp *rs, double wait) {
 }
 
 /* Takes one of ip's anonymous tokens: 1, or 0 with a 429 in rs. */
-static int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
+int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
   double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
   if (wait <= 0)
     return 1;
