@@ -52,12 +52,13 @@
 #define CAIRN_RATELIMIT_SLOTS          16384u
 /* Requests one registered volunteer may make a minute, all volunteer routes
  * together (work, heartbeat, results, file and output downloads), after a
- * burst of ten seconds' worth. A worker makes about one request per task
- * (a result that asks for the next task), one download per input not yet
- * in its cache and per parent output, and one heartbeat every few seconds:
- * 256 slots running one-second tasks with two downloads each come to about
- * 770 a second, under the 1,000 allowed. */
-#define CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE 60000
+ * burst of ten seconds' worth. A worker finishing r tasks a second sends
+ * r × (1 + d) requests a second, d the downloads from the master per task
+ * (inputs not yet cached, parents' outputs; the result asks for the next
+ * task), plus a heartbeat every few seconds: 1,024 slots (the most a
+ * worker runs) of tasks of two seconds or more with a download each stay
+ * within the 2,000 a second, as do tasks of a second without one. */
+#define CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE 120000
 /* Volunteers the limiter tracks at once (a power of two). */
 #define CAIRN_VOLUNTEER_RATE_SLOTS     16384u
 /* Invitations the master keeps at once (used up and expired ones count

@@ -36,7 +36,7 @@ static void usage(FILE *f) {
         "  --broadcast-plan A   planner of broadcast inputs: ECEF-LA (default), ECEF,\n"
         "                       ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,\n"
         "                       bounded-degree, or online (no plan)\n"
-        "  --volunteer-rate N   requests one volunteer may make a minute (default 60000,\n"
+        "  --volunteer-rate N   requests one volunteer may make a minute (default 120000,\n"
         "                       after a burst of ten seconds' worth; -1: no limit)\n"
         "  --registration M     who may register volunteers: open (default, anyone),\n"
         "                       invite (a code from `cairn invite`) or closed\n",

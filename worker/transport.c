@@ -110,10 +110,6 @@ static int await_turn(cairn_http *h, long long *issued) {
   return 0;
 }
 
-/* Before a call to url: waits its turn when url is the master's (1 then, 0
- * for another origin); -1 when cancelled while waiting. */
-static int paced(cairn_http *h, const char *url, long long *issued);
-
 static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                     curl_off_t ulnow) {
   cairn_http *h = ud;
@@ -194,6 +190,8 @@ static int same_origin(const cairn_http *h, const char *url) {
   return strncmp(url, h->base, n) == 0 && (url[n] == '/' || url[n] == '\0');
 }
 
+/* Before a call to url: waits its turn when url is the master's (1 then, 0
+ * for another origin); -1 when cancelled while waiting. */
 static int paced(cairn_http *h, const char *url, long long *issued) {
   if (!h->pace || !same_origin(h, url))
     return 0;

@@ -87,7 +87,7 @@ typedef struct cairn_master_config {
   int volunteer_per_minute;     /* requests one registered volunteer may make a minute on
                                    the volunteer routes (a burst of ten seconds' worth,
                                    then that rate); past it 429 with Retry-After; admin
-                                   requests are not counted; default 60000; < 0: no limit */
+                                   requests are not counted; default 120000; < 0: no limit */
   const char *registration;     /* who may register a volunteer: "open" (default, anyone),
                                    "invite" (with a code from POST /v1/invitations) or
                                    "closed" (nobody) */
