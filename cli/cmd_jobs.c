@@ -159,6 +159,19 @@ static const char *sha12(const char *s, char out[13]) {
   return out;
 }
 
+/* Tasks of one job that fit no worker: how many, and the largest offer. */
+static void print_unfit(json_t *j) {
+  long long n = (long long)json_integer_value(json_object_get(j, "unfit"));
+  json_t *lo = json_object_get(j, "largest_offer");
+  if (n <= 0)
+    return;
+  printf("unfit: %lld task%s request%s more than any worker offers (largest offer: %lld cores, "
+         "%lld MiB memory, %lld MiB disk)\n", n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+         (long long)json_integer_value(json_object_get(lo, "cores")),
+         (long long)json_integer_value(json_object_get(lo, "memory_mib")),
+         (long long)json_integer_value(json_object_get(lo, "disk_mib")));
+}
+
 /* One job's input distribution: bytes by source, and per broadcast file
  * how many of its workers hold it and the plan in force. */
 static void print_distribution(json_t *j) {
@@ -207,7 +220,8 @@ int cairn_cmd_status(int argc, char **argv) {
   cairn_client_opts o = {0};
   if (cairn_cli_wants_help(argc, argv)) {
     puts("usage: cairn status [JOB]\nLists the jobs with their task counts by state, or one job\n"
-         "with its input distribution (bytes served, broadcast files, plan).");
+         "with the tasks that fit no worker (unfit) and its input distribution (bytes\n"
+         "served, broadcast files, plan).");
     return 0;
   }
   if (cairn_client_parse(&argc, argv, &o))
@@ -230,6 +244,7 @@ int cairn_cmd_status(int argc, char **argv) {
     fputs(counts_header, stdout);
     if (id) {
       print_counts(resp);
+      print_unfit(resp);
       print_distribution(resp);
     } else {
       size_t i;

@@ -206,8 +206,25 @@ static int find_id(const id_slot *sorted, uint32_t n, const char *id) {
   return s ? (int)s->idx : -1;
 }
 
+/* Gives task jt the class of request r, adding it when new. O(classes). */
+static int add_rclass(cairn_jobspec *j, const cairn_resources *r, cairn_jobspec_task *jt,
+                      cairn_error *err) {
+  uint32_t k = 0;
+  while (k < j->nrclasses && !cairn_resources_equal(&j->rclasses[k], r))
+    k++;
+  if (k == CAIRN_MAX_RESOURCE_CLASSES) {
+    cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": a job may make at most %d distinct "
+                    "resource requests", jt->id, CAIRN_MAX_RESOURCE_CLASSES);
+    return -1;
+  }
+  if (k == j->nrclasses)
+    j->rclasses[j->nrclasses++] = *r;
+  jt->rclass = (uint8_t)k;
+  return 0;
+}
+
 static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
-  static const char *const keys[] = {"id", "args", "inputs", "after", NULL};
+  static const char *const keys[] = {"id", "args", "inputs", "after", "resources", NULL};
   char where[64];
   snprintf(where, sizeof where, "tasks[%zu]", i);
   if (!json_is_object(t)) {
@@ -274,7 +291,11 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
       jt->inputs[jt->ninputs++] = (uint32_t)fi;
     }
   }
-  return 0;
+  cairn_resources res = j->resources;
+  json_t *rv = json_object_get(t, "resources");
+  if (rv && cairn_resources_parse(rv, &j->resources, &res, tw, err) != CAIRN_OK)
+    return -1;
+  return add_rclass(j, &res, jt, err);
 }
 
 static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
@@ -359,7 +380,8 @@ out:
 cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
                                    cairn_error *err) {
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
-                                     "lease_seconds", "max_attempts", "files", "tasks", NULL};
+                                     "lease_seconds", "max_attempts", "files", "tasks",
+                                     "resources", NULL};
   json_error_t jerr;
   cairn_jobspec *j = NULL;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -386,6 +408,10 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
               &j->lease_seconds, err) ||
       get_int(root, "max_attempts", CAIRN_DEFAULT_MAX_ATTEMPTS, 1, CAIRN_MAX_ATTEMPTS_LIMIT,
               &j->max_attempts, err))
+    goto fail;
+  j->resources = CAIRN_RESOURCES_DEFAULT;
+  json_t *jres = json_object_get(root, "resources");
+  if (jres && cairn_resources_parse(jres, &j->resources, &j->resources, "job", err) != CAIRN_OK)
     goto fail;
   if (!j->name && !(j->name = dupstr("job")))
     goto nomem;

@@ -11,6 +11,11 @@
 
 #include "common/dag.h"
 #include "common/error.h"
+#include "common/resources.h"
+
+/* Distinct resource requests one job may make (docs/jobs.md): the master
+ * keeps one entry per request, so that a job's "unfit" count is O(this). */
+#define CAIRN_MAX_RESOURCE_CLASSES 64
 
 typedef struct cairn_jobspec_file {
   char *name;
@@ -26,6 +31,7 @@ typedef struct cairn_jobspec_task {
   uint32_t nargs;
   uint32_t *inputs;  /* indices into files */
   uint32_t ninputs;
+  uint8_t rclass;    /* its request: the job's rclasses[rclass] */
 } cairn_jobspec_task;
 
 typedef struct cairn_jobspec {
@@ -38,6 +44,9 @@ typedef struct cairn_jobspec {
   cairn_jobspec_task *tasks;
   uint32_t ntasks;
   cairn_dag *dag;      /* task i is node i; edges parent -> child from "after" */
+  cairn_resources resources;  /* the job's default request (one core unless given) */
+  cairn_resources rclasses[CAIRN_MAX_RESOURCE_CLASSES]; /* the distinct requests, in order of */
+  uint32_t nrclasses;         /* first use by a task (at least one) */
 } cairn_jobspec;
 
 typedef enum {

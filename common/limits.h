@@ -23,7 +23,8 @@
  * of common/protocol.h (compact JSON, strings counted at their length, as a
  * Cairn worker writes them) with the apps of a work body, plus 4 KiB. Per
  * entry: the value, quotes and separators, its keys, numbers of at most
- * CAIRN_JSON_NUM_LEN characters (about 170 KiB in all). */
+ * CAIRN_JSON_NUM_LEN characters, "resources" with its three numbers
+ * (about 170 KiB in all). */
 #define CAIRN_JSON_NUM_LEN        20u
 #define CAIRN_MAX_BODY_REPORT                                                     \
   (CAIRN_MAX_HAVE * (CAIRN_SHA256_HEX + 3u) +                                     \
@@ -31,7 +32,8 @@
    CAIRN_MAX_RUNNING * (CAIRN_JSON_NUM_LEN + 1u) +                                \
    CAIRN_MAX_FETCHED * (CAIRN_SHA256_HEX + CAIRN_MAX_SOURCE_LEN + 2u * CAIRN_JSON_NUM_LEN + 64u) + \
    CAIRN_MAX_FAILED * (CAIRN_SHA256_HEX + CAIRN_MAX_SOURCE_LEN + 64u) +           \
-   CAIRN_MAX_PEER_URL + 16u + CAIRN_MAX_APPS * (CAIRN_MAX_NAME + 3u) + 4096u)
+   CAIRN_MAX_PEER_URL + 16u + 3u * (CAIRN_JSON_NUM_LEN + 16u) + 16u +            \
+   CAIRN_MAX_APPS * (CAIRN_MAX_NAME + 3u) + 4096u)
 /* PUT /v1/results/{n}: the output at its cap either as base64 or as a JSON
  * string (a Cairn worker sends valid UTF-8 as is, and JSON escapes a
  * control character in 6 bytes), plus 4 KiB for the other keys. */

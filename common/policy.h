@@ -6,6 +6,12 @@
  * (allocated), and a task was executed. It does no I/O and holds no globals.
  * Callers guarantee: a task is ready at most once at a time, pick only
  * returns ready tasks, executed is called once per task.
+ * A caller may hand a picked task back with ready(): the master does so for
+ * a pick that does not fit the asking worker's free resources or whose
+ * replica that worker already holds, examining at most 32 picks per job per
+ * request (server/core.c, allocate_locked). The policy then orders it as
+ * any ready task (ic: by its keys again; fifo: at the back; random: drawn
+ * again), so no operation beyond these is needed.
  */
 #ifndef CAIRN_POLICY_H
 #define CAIRN_POLICY_H

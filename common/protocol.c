@@ -238,6 +238,10 @@ static cairn_status parse_peer_url(json_t *v, cairn_report *r, cairn_error *err)
   return cairn_report_peer_url(v, &r->peer_url, err);
 }
 
+static cairn_status parse_resources(json_t *v, cairn_report *r, cairn_error *err) {
+  return cairn_resources_parse(v, &CAIRN_RESOURCES_DEFAULT, &r->resources, "report", err);
+}
+
 /* The fields in the order they are checked (the first error is reported). */
 static const struct {
   unsigned bit;
@@ -246,6 +250,7 @@ static const struct {
   {CAIRN_FEAT_PEER_URL, parse_peer_url}, {CAIRN_FEAT_HAVE, parse_have},
   {CAIRN_FEAT_FETCHED, parse_fetched},   {CAIRN_FEAT_FAILED, parse_failed},
   {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
+  {CAIRN_FEAT_RESOURCES, parse_resources},
 };
 
 /* The wire name of feature bit. */
@@ -338,6 +343,7 @@ static json_t *field_json(const cairn_report *r, unsigned bit) {
   case CAIRN_FEAT_PEER_URL: return r->peer_url ? json_string(r->peer_url) : NULL;
   case CAIRN_FEAT_RUNNING: return running_json(r);
   case CAIRN_FEAT_FETCHED: return fetched_json(r);
+  case CAIRN_FEAT_RESOURCES: return cairn_resources_json(&r->resources);
   default: return failed_json(r);
   }
 }
@@ -348,9 +354,9 @@ json_t *cairn_report_json(const cairn_report *r) {
       r->nrunning > CAIRN_MAX_RUNNING)
     return NULL;
   json_t *o = json_object();
-  for (int i = 0; o && i < CAIRN_REPORT_FIELD_COUNT; i++) {
+  for (int i = 0; o && i < CAIRN_FEATURE_COUNT; i++) {
     unsigned bit = 1u << i;
-    if ((r->fields & bit) && json_object_set_new(o, feature_names[i], field_json(r, bit)) != 0) {
+    if ((r->fields & bit & CAIRN_REPORT_FIELDS) && json_object_set_new(o, feature_names[i], field_json(r, bit)) != 0) {
       json_decref(o);
       o = NULL;
     }

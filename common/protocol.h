@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/resources.h"
 
 /* ---- caps of one report ---- */
 #define CAIRN_MAX_HAVE            256u  /* "have": files held */
@@ -65,22 +66,24 @@ enum {
   CAIRN_FEAT_FETCHED = 1u << 4,
   CAIRN_FEAT_FAILED = 1u << 5,
   CAIRN_FEAT_NEXT = 1u << 6,
+  CAIRN_FEAT_RESOURCES = 1u << 7, /* "resources": what the worker offers (resources.h) */
 };
-#define CAIRN_REPORT_FIELD_COUNT 6
-#define CAIRN_FEATURE_COUNT 7
+#define CAIRN_REPORT_FIELD_COUNT 7
+#define CAIRN_FEATURE_COUNT 8
 #define CAIRN_FEATURE_NAMES \
-  {"have", "served", "peer_url", "running", "fetched", "failed", "next"}
+  {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
 #define CAIRN_FEATURES_ALL ((1u << CAIRN_FEATURE_COUNT) - 1)
 /* What a master without a feature list takes. */
 #define CAIRN_FEATURES_BASELINE 0u
-/* The report's fields, and those each body may carry ("served" and
- * "running" are heartbeat's). */
-#define CAIRN_REPORT_FIELDS ((1u << CAIRN_REPORT_FIELD_COUNT) - 1)
+/* The report's fields (every feature but "next"), and those each body may
+ * carry ("served" and "running" are heartbeat's). */
+#define CAIRN_REPORT_FIELDS (CAIRN_FEATURES_ALL & ~(unsigned)CAIRN_FEAT_NEXT)
 #define CAIRN_WORK_FIELDS \
-  (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED)
+  (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
+   CAIRN_FEAT_RESOURCES)
 #define CAIRN_HEARTBEAT_FIELDS CAIRN_REPORT_FIELDS
 
 /* The feature set a "features" list names (names this side does not know
@@ -124,11 +127,14 @@ typedef struct cairn_report {
   int64_t running[CAIRN_MAX_RUNNING];
   size_t nrunning;
   const char *peer_url; /* present: "" or http(s)://HOST:PORT; absent: NULL */
+  cairn_resources resources; /* "resources": the worker's offer, when present */
 } cairn_report;
 
 /* Numbers are range-checked: "bytes" (of "fetched" and "served") from 0 to
  * CAIRN_MAX_REPORT_BYTES, "ms" from 1 to CAIRN_MAX_REPORT_MS, "running"
- * indices above 0; out of range is CAIRN_EINVAL naming the entry.
+ * indices above 0, "resources" as cairn_resources_parse() reads them
+ * (missing keys: one core, no memory, no disk); out of range is
+ * CAIRN_EINVAL naming the entry.
  * Reads body (a JSON object, not modified) into *r: the fields of takes
  * (CAIRN_WORK_FIELDS or CAIRN_HEARTBEAT_FIELDS) when present; the keys of
  * also[] (NULL-terminated, may be NULL) are the caller's and skipped. Any

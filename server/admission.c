@@ -9,6 +9,8 @@
 
 #include "common/limits.h"
 #include "common/protocol.h"
+#include "common/resources.h"
+#include "server/fit.h"
 #include "server/master.h"
 
 /* Short names of api.c's helpers (master.h). */
@@ -92,8 +94,8 @@ static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *i
 }
 
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"name", "cluster", "apps", "slots", "peer_url",
-                                     "invitation", NULL};
+  static const char *const keys[] = {"name",     "cluster", "apps", "slots",
+                                     "peer_url", CAIRN_RESOURCES_KEY, "invitation", NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -141,6 +143,13 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   int64_t id, invite = 0;
   char token[65];
   cairn_error err = {0};
+  cairn_resources offer;
+  json_t *res = json_object_get(o, CAIRN_RESOURCES_KEY);
+  if (res && cairn_resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &offer, "registration",
+                                   &err) != CAIRN_OK) {
+    fail(rs, &err);
+    goto out;
+  }
   if (!admitted(m, rq, o, &invite, rs))
     goto out;
   if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
@@ -148,7 +157,9 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
     if (invite)
       cairn__invites_unuse(m->invites, invite);
     fail(rs, &err);
-  } else {
+  } else if (res && cairn__core_set_offer(m->core, id, &offer, &err) != CAIRN_OK)
+    fail(rs, &err); /* registered: the invitation's use stays spent */
+  else {
     char key[65];
     cairn__core_peer_key(m->core, id, key);
     set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",

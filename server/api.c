@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/protocol.h"
 #include "common/sha256.h"
+#include "server/fit.h"
 #include "server/master.h"
 
 /* Short names of the helpers admission.c shares (master.h). */

@@ -1,13 +1,15 @@
 /* core.c — the master's transitions: register, allocate, result, heartbeat,
  * expire, submit (see core.h for the task and lease life-cycles).
  *
- * Cost per request: picking work is O(J + policy pick) for J running jobs
- * (the policy's pick is O(1) for fifo, O(log n) for ic); a result costs
+ * Cost per request: picking work is O(J × 32 policy picks) for J running
+ * jobs (picks that do not fit the volunteer are put back; fit.h; the
+ * policy's pick is O(1) for fifo, O(log n) for ic); a result costs
  * O(children of the task); leases live in a hash map and a min-heap, so
  * expiry is O(log L) per lease. Nothing scans the task table.
  */
 #include "server/core.h"
 #include "server/dist.h"
+#include "server/fit.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -334,6 +336,7 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const char *dg, int64_t n
 static void drop_lease(cairn_core *c, mlease *l, int state) {
   cairn_hmap_del(&c->leases, (uint64_t)l->idx);
   vol_drop_active(l->vol, l->idx);
+  cairn__fit_lease(l->vol, l->job, l->task, 0);
   j_lease(c, l, state);
   mtask *t = &l->job->tasks[l->task];
   if (t->rep && t->rep->active)
@@ -415,11 +418,11 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
     cairn__journal_put(c->journal, cairn__jrec_peer(v->id, v->peer_url));
   v = NULL; /* the core owns it now */
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   free(apps_json);
   return cairn__journal_wait(c->journal, seq, err);
 out:
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   free(apps_json);
   cairn__vol_free(v);
   return st;
@@ -441,7 +444,7 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
     v->last_seen = cairn__now();
     *vol = v->id;
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st;
 }
 
@@ -482,6 +485,8 @@ static void report_locked(cairn_core *c, mvol *v, const cairn_report *r) {
   for (size_t i = 0; i < r->nfetched; i++)
     cairn__dist_fetched(c, v, r->fetched[i].sha256, r->fetched[i].source, r->fetched[i].bytes,
                         r->fetched[i].ms);
+  if (r->fields & CAIRN_FEAT_RESOURCES)
+    cairn__fit_set_offer(c, v, &r->resources);
 }
 
 /* How soon a worker waiting for a copy should ask again, in ms: 250 to
@@ -521,34 +526,44 @@ static json_t *work_json(const mlease *l, json_t *inputs) {
     json_array_append_new(parents, json_pack("{s:s, s:s}", "id", pt->name, "url", url));
   }
   json_t *args = json_loads(t->args_json, 0, NULL);
-  return json_pack("{s:I, s:I, s:i, s:{s:I, s:s, s:s, s:o, s:o, s:o}}", "index",
+  return json_pack("{s:I, s:I, s:i, s:{s:I, s:s, s:s, s:o, s:o, s:o, s:o}}", "index",
                    (json_int_t)l->idx, "lease_expires", (json_int_t)l->expires, "lease_seconds",
                    j->lease_seconds, "task", "job", (json_int_t)j->id, "id", t->name, "app",
                    j->app, "args", args ? args : json_array(), "inputs", inputs, "parents",
-                   parents);
+                   parents, CAIRN_RESOURCES_KEY, cairn_resources_json(cairn__fit_req(j, l->task)));
 }
 
 /* Allocates the best eligible task for v (under the lock); journals it.
  * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none.
- * Replicas of one task go to distinct volunteers: a task v already holds a
- * copy of is put back and the next best is tried (up to a few times). */
+ * The policy's picks are examined in order, at most SKIP_MAX per job: one
+ * that does not fit what v has free now, or (replicas go to distinct
+ * volunteers) one v already holds a copy of, is put back; one that fits no
+ * worker seen is parked (fit.h). Per job: O(SKIP_MAX + CAIRN__FIT_UNPARK_MAX
+ * policy operations + its distinct requests). */
 static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int *waiting,
                                cairn_status *st, cairn_error *err) {
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   *waiting = 0;
+  cairn_resources avail = cairn__fit_free(v);
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
-    uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0;
+    uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
     int found = 0;
     if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(v, apps, napps, j->app))
       continue;
-    while (!found && nskipped < SKIP_MAX && j->pol->pick(j->pstate, &task) == 0) {
+    cairn__fit_unpark(c, j, enqueue);
+    if (!cairn__fit_job_may(j, &avail))
+      continue;
+    while (!found && examined++ < SKIP_MAX && j->pol->pick(j->pstate, &task) == 0) {
       mtask *t = &j->tasks[task];
       t->queued = 0;
       if (t->state != TS_ELIGIBLE)
         continue; /* executed while queued (a policy that keeps it): drop */
-      if (j->replication > 1 && rep_has_vol(t->rep, v->id))
+      int fit = cairn__fit_check(c, j, task, &avail);
+      if (fit < 0 && cairn__fit_park(j, task) == 0)
+        continue;
+      if (fit <= 0 || (j->replication > 1 && rep_has_vol(t->rep, v->id)))
         skipped[nskipped++] = task;
       else
         found = 1;
@@ -595,6 +610,7 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
     if (cairn__lease_push(c, l->expires, idx))
       CAIRN_ERR(&c->log, "out of memory queuing lease %lld", (long long)idx);
     v->allocations = tnum;
+    cairn__fit_lease(v, j, task, 1);
     t->attempts++;
     t->rep->active++;
     c->allocations_total++;
@@ -621,7 +637,7 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
       *retry_ms = copy_retry_ms_locked(c);
   }
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   if (st == CAIRN_OK) /* what the report changed is durable before the answer */
     st = cairn__journal_wait(c->journal, seq, err);
   if (st != CAIRN_OK) {
@@ -659,7 +675,7 @@ static cairn_status may_read(cairn_core *c, int64_t vol, const char *sha256, int
     const mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
     found = l && task_reads(l->job, l->task, sha256, key);
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   if (st == CAIRN_OK && !found)
     st = cairn_error_set(err, CAIRN_EFORBIDDEN,
                          "volunteer %lld holds no lease on a task that reads %s", (long long)vol,
@@ -761,7 +777,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
       CAIRN_WARN(&c->log, "no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
   }
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   st = cairn__journal_wait(c->journal, seq, err);
   if (st != CAIRN_OK && next) {
     json_decref(*next);
@@ -769,7 +785,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   }
   return st;
 out:
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st;
 }
 
@@ -787,7 +803,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
   pthread_mutex_lock(&c->lock);
   mvol *v = vol_locked(c, vol, &st, err);
   if (!v) {
-    pthread_mutex_unlock(&c->lock);
+    cairn__core_unlock(c);
     json_decref(held);
     return st;
   }
@@ -816,7 +832,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
    * The pending batch counts only when it holds records (an empty one is
    * never written); otherwise the batch being written is the last one. */
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   st = cairn__journal_wait(c->journal, seq, err);
   *resp = json_pack("{s:o, s:i}", "extended", held, "lease_seconds", lease_seconds);
   return st;
@@ -838,7 +854,7 @@ int cairn__core_expire(cairn_core *c, int64_t now) {
     free(l);
     n++;
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return n;
 }
 
@@ -1003,7 +1019,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
              "re-queued", (long long)id, (long long)invalidated, (long long)requeued,
              (long long)tainted);
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   free(mark);
   free(queue);
   st = cairn__journal_wait(c->journal, seq, err);
@@ -1013,7 +1029,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   }
   return st;
 out:
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   free(mark);
   free(queue);
   return st;
@@ -1024,12 +1040,12 @@ out:
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
   cairn_status st = cairn__dist_set_planner(c->dist, algo, err);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st;
 }
 
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
   pthread_mutex_lock(&c->lock);
   cairn__dist_served(c->dist, sha256, bytes, 1);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
 }

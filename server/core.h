@@ -107,6 +107,8 @@ typedef struct mtask {
   uint32_t npending; /* parents not yet done */
   uint8_t state;
   uint8_t queued;    /* in the policy's ready set */
+  uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
+  uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
   uint16_t attempts; /* allocations in this round */
   int64_t accepted;  /* index of the accepted (or last failed) result, 0 if none */
   int64_t round;
@@ -127,6 +129,13 @@ typedef struct mjob {
   const cairn_policy_ops *pol;
   void *pstate;
   uint32_t counts[TS_COUNT];
+  /* resources (fit.h): the distinct requests and how many tasks make each */
+  cairn_resources *rclasses;
+  uint32_t *rclass_tasks;
+  uint32_t nrclasses;
+  uint32_t *parked;        /* ring of parked tasks (capacity ntasks, made on first use) */
+  uint32_t park_head, nparked, sweep_left;
+  uint64_t parked_gen;     /* c->offer_gen when the last sweep of parked tasks began */
 } mjob;
 
 typedef struct mvol {
@@ -142,6 +151,9 @@ typedef struct mvol {
   int64_t *active;         /* indices of leases held */
   size_t nactive, capactive;
   int64_t created, last_seen;
+  cairn_resources offer;   /* what it offers (fit.h); has_offer 0: {slots, 0, 0} */
+  cairn_resources used;    /* what the tasks of its leases request */
+  int has_offer;
 } mvol;
 
 typedef struct mlease {
@@ -180,9 +192,21 @@ typedef struct cairn_core {
   cairn__journal *journal; /* its own module and lock (journal.h) */
   pthread_cond_t job_cv;   /* a job's state changed */
 
+  cairn_resources largest; /* field-wise largest offer seen (fit.h) */
+  int any_offer;            /* an offer was seen */
+  uint64_t offer_gen;       /* bumped when largest grows */
+
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
 } cairn_core;
+
+/* Releases c->lock, first sealing the journal records put under it (one
+ * request's changes commit together: journal.h). Every holder of c->lock
+ * releases it so, never with pthread_mutex_unlock. */
+static inline void cairn__core_unlock(cairn_core *c) {
+  cairn__journal_seal(c->journal);
+  pthread_mutex_unlock(&c->lock);
+}
 
 /* fail_fd (or -1): written to when the master fails (journal.h). */
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
@@ -220,7 +244,11 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
  * runs (restricted to apps[] when napps > 0). *resp is the /v1/work body,
  * or NULL when none; then *retry_ms > 0 when a task waits for a copy of its
  * broadcast input landing in the volunteer's cluster (ask again that soon).
- * Cost: the report's, plus O(J + policy pick) for J running jobs. */
+ * Only tasks whose request fits what the volunteer's offer leaves free are
+ * handed out (fit.h). Cost: the report's, plus, for each of the J jobs with
+ * eligible tasks of its apps, at most 32 policy picks (put back when they
+ * do not fit), 32 parked tasks given back and O(its distinct requests <=
+ * 64). */
 cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
                               int napps, json_t **resp, int *retry_ms, cairn_error *err);
 /* What a volunteer may read (GET /v1/files, GET /v1/tasks/{key}/output):

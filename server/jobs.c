@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "server/core.h"
 #include "server/dist.h"
+#include "server/fit.h"
 
 void cairn__job_free(mjob *j) {
   if (!j)
@@ -31,6 +32,9 @@ void cairn__job_free(mjob *j) {
     free(j->tasks[i].inputs);
   }
   free(j->tasks);
+  free(j->rclasses);
+  free(j->rclass_tasks);
+  free(j->parked);
   cairn_dag_free(j->dag);
   free(j);
 }
@@ -116,7 +120,8 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->files = calloc(spec->nfiles ? spec->nfiles : 1, sizeof *j->files);
   j->ntasks = spec->ntasks;
   j->tasks = calloc(spec->ntasks, sizeof *j->tasks);
-  if (!j->name || !j->app || !j->policy_name || !j->files || !j->tasks)
+  if (!j->name || !j->app || !j->policy_name || !j->files || !j->tasks ||
+      cairn__fit_job_init(j, spec->rclasses, spec->nrclasses))
     goto nomem;
   for (uint32_t i = 0; i < spec->nfiles; i++) {
     j->files[i].name = cairn__strdup(spec->files[i].name);
@@ -140,6 +145,8 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
     t->ninputs = st->ninputs;
     st->inputs = NULL;
     st->ninputs = 0;
+    t->rclass = st->rclass;
+    cairn__fit_count_task(j, t->rclass);
     if (!t->args_json || !t->name)
       goto nomem;
   }
@@ -165,6 +172,9 @@ static cairn__jrec *job_record(const mjob *j) {
     uint32_t p0 = j->dag->par_off[i], np = j->dag->par_off[i + 1] - p0;
     r = cairn__jrec_job_task(r, i, t->name, t->args_json, t->inputs, t->ninputs,
                              j->dag->par + p0, np);
+    const cairn_resources *req = cairn__fit_req(j, i);
+    if (!cairn_resources_equal(req, &CAIRN_RESOURCES_DEFAULT))
+      r = cairn__jrec_job_task_res(r, i, req->cores, req->memory_mib, req->disk_mib);
   }
   return r;
 }
@@ -205,13 +215,13 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
   }
   pthread_mutex_lock(&c->lock);
   if (grow_jobs(c)) {
-    pthread_mutex_unlock(&c->lock);
+    cairn__core_unlock(c);
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto done;
   }
   j->id = (int64_t)c->njobs + 1;
   if (cairn__job_start_policy(j, err)) {
-    pthread_mutex_unlock(&c->lock);
+    cairn__core_unlock(c);
     st = err ? err->status : CAIRN_ENOMEM;
     goto done;
   }
@@ -233,7 +243,7 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
   rec = NULL;
   j = NULL;
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   st = cairn__journal_wait(c->journal, seq, err);
 done:
   cairn__jrec_free(rec);
@@ -245,7 +255,7 @@ done:
 int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size) {
   pthread_mutex_lock(&c->lock);
   int found = cairn__dist_has_file(c->dist, sha256, size);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return found;
 }
 
@@ -254,7 +264,7 @@ cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t siz
   pthread_mutex_lock(&c->lock);
   cairn_status st = cairn__dist_add_file(c, sha256, size, existed, err);
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;
 }
 
@@ -307,7 +317,7 @@ cairn_status cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms, in
     }
   }
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   if (st == CAIRN_OK) /* the end is told once durable, and never by a failed master */
     st = cairn__journal_wait(c->journal, seq, err);
   return st;
@@ -317,8 +327,9 @@ cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err) {
   char now[32];
   snprintf(now, sizeof now, "%lld", (long long)cairn__now());
   pthread_mutex_lock(&c->lock);
-  uint64_t seq = cairn__journal_put(c->journal, cairn__jrec_meta("last_probe", now));
-  pthread_mutex_unlock(&c->lock);
+  cairn__journal_put(c->journal, cairn__jrec_meta("last_probe", now));
+  uint64_t seq = cairn__journal_last(c->journal);
+  cairn__core_unlock(c);
   return cairn__journal_wait(c->journal, seq, err);
 }
 /* ---- views ---- */
@@ -337,7 +348,7 @@ cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *o
     snprintf(out->name, sizeof out->name, "%s", v->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", v->cluster);
   }
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return st;
 }
 
@@ -350,7 +361,7 @@ void cairn__core_peer_key(cairn_core *c, int64_t id, char key[65]) {
   uint64_t gen = c->peer_gen;
   if (id >= 1 && (size_t)id <= c->nvols && c->vols[id - 1])
     c->vols[id - 1]->key_gen = gen; /* grants for its copies use this key from now on */
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   cairn_grant_key(c->peer_secret, id, gen, key);
 }
 
@@ -394,6 +405,7 @@ static json_t *job_json_locked(const mjob *j, int detail) {
 
 static json_t *job_json_dist(cairn_core *c, const mjob *j, int detail) {
   json_t *o = job_json_locked(j, detail);
+  cairn__fit_job_json(c, j, o);
   json_t *d = cairn__dist_job_json(c, j);
   json_object_update(o, d);
   json_decref(d);
@@ -406,7 +418,7 @@ json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
   if (id >= 1 && (size_t)id <= c->njobs)
     o = job_json_dist(c, c->jobs[id - 1], detail);
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   settle(c, seq);
   return o;
 }
@@ -417,7 +429,7 @@ json_t *cairn__core_jobs_json(cairn_core *c) {
   for (size_t i = 0; i < c->njobs; i++)
     json_array_append_new(a, job_json_locked(c->jobs[i], 0));
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   settle(c, seq);
   return json_pack("{s:o}", "jobs", a);
 }
@@ -459,7 +471,7 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
   json_t *tasks = json_array();
   pthread_mutex_lock(&c->lock);
   if (id < 1 || (size_t)id > c->njobs) {
-    pthread_mutex_unlock(&c->lock);
+    cairn__core_unlock(c);
     json_decref(tasks);
     cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
     return NULL;
@@ -472,7 +484,7 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
                                            "attempts", j->tasks[i].attempts, "volunteer",
                                            "index", "exit_status", "output"));
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   settle(c, seq);
   results_ctx ctx = {tasks};
   if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK) {
@@ -498,9 +510,12 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
                    (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
                    (json_int_t)v->errors, "banned", v->banned, "last_seen",
                    (json_int_t)v->last_seen));
+    json_t *o = json_array_get(a, json_array_size(a) - 1);
+    json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
+    json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
   }
   uint64_t seq = cairn__journal_last(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   settle(c, seq);
   return json_pack("{s:o}", "volunteers", a);
 }
@@ -545,7 +560,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   cairn__dist_get_counters(c->dist, &dc);
   memcpy(res, c->results_total, sizeof res);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   uint64_t committed = cairn__journal_committed(c->journal);
   appendf(buf, len, cap, "# HELP cairn_tasks Tasks by state.\n# TYPE cairn_tasks gauge\n");
   for (int s = 0; s < TS_COUNT; s++)
@@ -583,7 +598,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
    * control characters: checked at registration) */
   pthread_mutex_lock(&c->lock);
   json_t *rates = cairn__rates_json(c->dist);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   appendf(buf, len, cap, "# HELP cairn_link_rate_bytes_per_second Measured download rate from "
           "a cluster (or the master) into a cluster, weighted towards recent transfers.\n"
           "# TYPE cairn_link_rate_bytes_per_second gauge\n");

@@ -10,13 +10,15 @@
 
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
-  J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME
+  J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER
 } jtype;
 
 typedef struct jtask {
   char *name, *args_json, *inputs_json;
   uint32_t *parents;
   uint32_t nparents;
+  int has_res;                /* a request other than the default */
+  int64_t res[3];             /* cores, memory_mib, disk_mib */
 } jtask;
 
 typedef struct jfile {
@@ -58,6 +60,7 @@ struct cairn__jrec {
       const char *outcome;
     } result;
     struct { int64_t idx; const char *outcome; } outcome;
+    struct { int64_t vol, cores, memory_mib, disk_mib; } offer;
   } u;
   cairn__jrec *next;
 };
@@ -65,7 +68,8 @@ struct cairn__jrec {
 struct cairn__journal {
   pthread_mutex_t mu;
   pthread_cond_t work_cv, done_cv;
-  cairn__jrec *head, *tail;  /* the next batch */
+  cairn__jrec *head, *tail;  /* records not yet taken, in put order */
+  cairn__jrec *sealed;       /* the last record the next batch may take (NULL: none) */
   uint64_t taken;            /* batches taken by the commit thread */
   uint64_t committed;        /* batches durable */
   int stopping, failed;
@@ -257,6 +261,26 @@ cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
                       copy_str(&t->args_json, args_json));
 }
 
+cairn__jrec *cairn__jrec_job_task_res(cairn__jrec *r, uint32_t i, int64_t cores,
+                                      int64_t memory_mib, int64_t disk_mib) {
+  if (!r || r->type != J_JOB || i >= r->u.job.ntasks)
+    return checked(r, 1);
+  jtask *t = &r->u.job.tasks[i];
+  t->has_res = 1;
+  t->res[0] = cores;
+  t->res[1] = memory_mib;
+  t->res[2] = disk_mib;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_offer(int64_t vol, int64_t cores, int64_t memory_mib,
+                               int64_t disk_mib) {
+  cairn__jrec *r = rec(J_OFFER);
+  if (r)
+    r->u.offer = (__typeof__(r->u.offer)){vol, cores, memory_mib, disk_mib};
+  return r;
+}
+
 cairn__jrec *cairn__jrec_task(int64_t key, const char *state, int attempts, int64_t accepted,
                               int64_t round) {
   cairn__jrec *r = rec(J_TASK);
@@ -362,6 +386,10 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
                                  t->nparents ? "waiting" : "eligible", err);
     for (uint32_t p = 0; st == CAIRN_OK && p < t->nparents; p++)
       st = cairn_store_task_parent_insert(s, key, j->first_key + t->parents[p], p, err);
+    if (st == CAIRN_OK && t->has_res) {
+      cairn_store_res_row row = {key, t->res[0], t->res[1], t->res[2]};
+      st = cairn_store_task_resources_insert(s, &row, err);
+    }
   }
   return st;
 }
@@ -408,6 +436,11 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
                                      x->digest, x->received, x->outcome, err);
   }
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
+  case J_OFFER: {
+    cairn_store_res_row row = {r->u.offer.vol, r->u.offer.cores, r->u.offer.memory_mib,
+                               r->u.offer.disk_mib};
+    return cairn_store_volunteer_offer(s, &row, err);
+  }
   }
   return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }
@@ -442,12 +475,20 @@ static void *committer(void *arg) {
   cairn__journal *j = arg;
   pthread_mutex_lock(&j->mu);
   for (;;) {
-    while (!j->head && !j->stopping && !j->failed)
+    while (!j->sealed && !j->stopping && !j->failed)
       pthread_cond_wait(&j->work_cv, &j->mu);
-    if (!j->head || j->failed)
+    if (j->stopping && !j->failed)
+      j->sealed = j->tail; /* no record is put after close */
+    if (!j->sealed || j->failed)
       break;
+    /* the batch: every record up to the last seal; a group still being put
+     * under the core's lock stays for the next one */
     cairn__jrec *batch = j->head;
-    j->head = j->tail = NULL;
+    j->head = j->sealed->next;
+    j->sealed->next = NULL;
+    if (!j->head)
+      j->tail = NULL;
+    j->sealed = NULL;
     uint64_t seq = ++j->taken;
     pthread_mutex_unlock(&j->mu);
 
@@ -473,7 +514,7 @@ static void *committer(void *arg) {
     pthread_cond_broadcast(&j->done_cv);
   }
   free_list(j->head);
-  j->head = j->tail = NULL;
+  j->head = j->tail = j->sealed = NULL;
   j->exited = 1;
   pthread_cond_broadcast(&j->done_cv);
   pthread_mutex_unlock(&j->mu);
@@ -518,9 +559,8 @@ void cairn__journal_close(cairn__journal *j) {
   free(j);
 }
 
-uint64_t cairn__journal_put(cairn__journal *j, cairn__jrec *r) {
+void cairn__journal_put(cairn__journal *j, cairn__jrec *r) {
   pthread_mutex_lock(&j->mu);
-  uint64_t seq = j->taken + 1;
   if (j->failed || j->stopping) {
     cairn__jrec_free(r);
   } else if (!r) {
@@ -534,14 +574,28 @@ uint64_t cairn__journal_put(cairn__journal *j, cairn__jrec *r) {
     else
       j->head = r;
     j->tail = r;
-    pthread_cond_signal(&j->work_cv);
   }
   pthread_mutex_unlock(&j->mu);
-  return seq;
+}
+
+static void seal_locked(cairn__journal *j) {
+  if (j->tail && j->sealed != j->tail) {
+    j->sealed = j->tail;
+    pthread_cond_signal(&j->work_cv);
+  }
+}
+
+void cairn__journal_seal(cairn__journal *j) {
+  if (!j)
+    return;
+  pthread_mutex_lock(&j->mu);
+  seal_locked(j);
+  pthread_mutex_unlock(&j->mu);
 }
 
 uint64_t cairn__journal_last(cairn__journal *j) {
   pthread_mutex_lock(&j->mu);
+  seal_locked(j);
   uint64_t seq = j->head ? j->taken + 1 : j->taken;
   pthread_mutex_unlock(&j->mu);
   return seq;

@@ -9,11 +9,15 @@
  * when out of memory; cairn__journal_put() takes that NULL as a record that
  * could not be queued.
  *
- * Group commit: records put while batch k is being written go to batch k+1,
- * and the commit thread writes each batch in one SQLite transaction, so one
- * fsync covers every request that arrived meanwhile. A caller that must
- * acknowledge something waits (cairn__journal_wait) for the batch that
- * holds its last record, after releasing the core's lock.
+ * Group commit: the commit thread writes each batch in one SQLite
+ * transaction, so one fsync covers every request that arrived meanwhile.
+ * A batch takes records only up to the last seal: the records one holder of
+ * the core's lock puts form one group, sealed when it releases the lock
+ * (cairn__core_unlock) or asks for cairn__journal_last, so a group is never
+ * split between two transactions (a kill -9 finds all of a request's
+ * changes in the store, or none). A caller that must acknowledge something
+ * waits (cairn__journal_wait) for the batch that holds its last record,
+ * after releasing the core's lock.
  *
  * One failure rule: a record that cannot be queued (out of memory) or a
  * batch that cannot be committed puts the journal into the failed state for
@@ -47,12 +51,14 @@ cairn__journal *cairn__journal_open(cairn_store *s, const cairn_logger *log, int
 /* Writes what is queued, stops the commit thread and frees j. NULL is fine. */
 void cairn__journal_close(cairn__journal *j);
 
-/* Queues r (taking it) for the next batch; returns that batch's number.
- * r == NULL (a constructor out of memory) fails the journal. Once failed,
- * r is freed and the number returned is never committed. */
-uint64_t cairn__journal_put(cairn__journal *j, cairn__jrec *r);
-/* The batch holding the last record put (0 if none): waiting for it makes
- * everything put so far durable. */
+/* Queues r (taking it) in the current group. r == NULL (a constructor out
+ * of memory) fails the journal. Once failed, r is freed. */
+void cairn__journal_put(cairn__journal *j, cairn__jrec *r);
+/* Ends the current group: the records put so far may be taken by the next
+ * batch. Called with the core's lock, before it is released. NULL is fine. */
+void cairn__journal_seal(cairn__journal *j);
+/* Seals, and returns the batch holding the last record put (0 if none):
+ * waiting for it makes everything put so far durable. */
 uint64_t cairn__journal_last(cairn__journal *j);
 /* Waits until batch seq is committed. CAIRN_OK; CAIRN_EFAILED once the
  * journal has failed (even if seq was committed first: nothing is
@@ -108,6 +114,14 @@ cairn__jrec *cairn__jrec_job_file(cairn__jrec *r, uint32_t i, const char *name,
 cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
                                   const char *args_json, const uint32_t *inputs, uint32_t ninputs,
                                   const uint32_t *parents, uint32_t nparents);
+
+/* Task i of job r requests other resources than the default (one core, no
+ * memory, no disk). Returns r (NULL-safe). */
+cairn__jrec *cairn__jrec_job_task_res(cairn__jrec *r, uint32_t i, int64_t cores,
+                                      int64_t memory_mib, int64_t disk_mib);
+/* What volunteer vol offers now (upsert). */
+cairn__jrec *cairn__jrec_offer(int64_t vol, int64_t cores, int64_t memory_mib,
+                               int64_t disk_mib);
 
 /* State names ("waiting", "leased", "valid", ...) must be static strings:
  * the record keeps the pointer. */

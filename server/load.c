@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "server/core.h"
 #include "server/dist.h"
+#include "server/fit.h"
 
 
 static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
@@ -247,6 +248,33 @@ static int outcome_of(const char *name) {
   return OUT_INVALID;
 }
 
+/* A task's request other than the default (before its allocations). */
+static int load_task_res(void *ud, const cairn_store_res_row *r) {
+  task_loader *tl = ud;
+  uintptr_t loc = (uintptr_t)cairn_hmap_get(&tl->by_key, (uint64_t)r->id);
+  if (!loc)
+    return -1;
+  mjob *j = tl->c->jobs[(loc >> 32) - 1];
+  int k = cairn__fit_class_of(j, &(cairn_resources){r->cores, r->memory_mib, r->disk_mib});
+  if (k < 0)
+    return -1;
+  j->tasks[loc & 0xffffffffu].rclass = (uint8_t)k;
+  return 0;
+}
+
+/* A volunteer's offer. */
+static int load_offer(void *ud, const cairn_store_res_row *r) {
+  cairn_core *c = ud;
+  if (r->id < 1 || (size_t)r->id > c->nvols)
+    return -1;
+  mvol *v = c->vols[r->id - 1];
+  v->offer = (cairn_resources){r->cores, r->memory_mib, r->disk_mib};
+  v->has_offer = 1;
+  cairn_resources_max(&c->largest, &v->offer);
+  c->any_offer = 1;
+  return 0;
+}
+
 /* Allocations of the tasks' current rounds: replicas, results, leases held. */
 static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
   task_loader *tl = ud;
@@ -278,6 +306,7 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     return -1;
   }
   t->rep->active++;
+  cairn__fit_lease(v, j, seq, 1);
   return cairn__vol_add_active(v, r->idx);
 }
 
@@ -319,6 +348,8 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
     if (c->vols[i])
       c->vols[i]->key_gen = c->peer_gen;
   if (st == CAIRN_OK)
+    st = cairn_store_load_offers(c->store, load_offer, c, err);
+  if (st == CAIRN_OK)
     st = cairn_store_load_outcomes(c->store, load_outcome, c, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_files(c->store, load_file, c, err);
@@ -343,6 +374,15 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
   st = cairn_store_load_tasks(c->store, load_task, &tl, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_parents(c->store, load_edge, &el, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_task_resources(c->store, load_task_res, &tl, err);
+  for (size_t ji = 0; st == CAIRN_OK && ji < c->njobs; ji++) {
+    mjob *j = c->jobs[ji];
+    if (!j->rclasses && cairn__fit_class_of(j, &CAIRN_RESOURCES_DEFAULT) < 0)
+      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
+    for (uint32_t v = 0; st == CAIRN_OK && v < j->ntasks; v++)
+      cairn__fit_count_task(j, j->tasks[v].rclass);
+  }
   if (st == CAIRN_OK)
     st = cairn_store_load_allocs(c->store, load_alloc, &tl, err);
   if (st != CAIRN_OK)

@@ -32,6 +32,8 @@ enum stmt_id {
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
   S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
   S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES,
+  /* resources (0007): task requests, volunteer offers */
+  S_TASK_RES_INSERT, S_VOL_OFFER, S_LOAD_TASK_RES, S_LOAD_OFFERS,
   S_COUNT
 };
 
@@ -97,6 +99,16 @@ static const char *const sql_text[S_COUNT] = {
   [S_LOAD_RATES] = "SELECT src, dst, bytes_per_second, samples FROM link_rates ORDER BY src, dst",
   [S_LOAD_HOLDERS] = "SELECT sha256, volunteer_id, since FROM file_holders "
                      "ORDER BY sha256, since, volunteer_id",
+  [S_TASK_RES_INSERT] = "INSERT INTO task_resources(task_id, cores, memory_mib, disk_mib) "
+                        "VALUES (?1, ?2, ?3, ?4)",
+  [S_VOL_OFFER] = "INSERT INTO volunteer_offers(volunteer_id, cores, memory_mib, disk_mib) "
+                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(volunteer_id) DO UPDATE SET "
+                  "cores = excluded.cores, memory_mib = excluded.memory_mib, "
+                  "disk_mib = excluded.disk_mib",
+  [S_LOAD_TASK_RES] = "SELECT task_id, cores, memory_mib, disk_mib FROM task_resources "
+                      "ORDER BY task_id",
+  [S_LOAD_OFFERS] = "SELECT volunteer_id, cores, memory_mib, disk_mib FROM volunteer_offers "
+                    "ORDER BY volunteer_id",
 };
 
 enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, R_COUNT };
@@ -685,6 +697,48 @@ cairn_status cairn_store_load_rates(cairn_store *s,
     row.dst = STR(1);
     row.bytes_per_second = I64(2);
     row.samples = I64(3);
+  });
+}
+
+static cairn_status res_put(cairn_store *s, int id, const cairn_store_res_row *r,
+                           cairn_error *err) {
+  sqlite3_stmt *q = Q(id);
+  sqlite3_bind_int64(q, 1, r->id);
+  sqlite3_bind_int64(q, 2, r->cores);
+  sqlite3_bind_int64(q, 3, r->memory_mib);
+  sqlite3_bind_int64(q, 4, r->disk_mib);
+  return run(s, id, err);
+}
+
+cairn_status cairn_store_task_resources_insert(cairn_store *s, const cairn_store_res_row *r,
+                                               cairn_error *err) {
+  return res_put(s, S_TASK_RES_INSERT, r, err);
+}
+
+cairn_status cairn_store_volunteer_offer(cairn_store *s, const cairn_store_res_row *r,
+                                         cairn_error *err) {
+  return res_put(s, S_VOL_OFFER, r, err);
+}
+
+cairn_status cairn_store_load_task_resources(cairn_store *s,
+                                             int (*cb)(void *, const cairn_store_res_row *),
+                                             void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_TASK_RES, cairn_store_res_row, {
+    row.id = I64(0);
+    row.cores = I64(1);
+    row.memory_mib = I64(2);
+    row.disk_mib = I64(3);
+  });
+}
+
+cairn_status cairn_store_load_offers(cairn_store *s,
+                                     int (*cb)(void *, const cairn_store_res_row *), void *ud,
+                                     cairn_error *err) {
+  LOAD_LOOP(S_LOAD_OFFERS, cairn_store_res_row, {
+    row.id = I64(0);
+    row.cores = I64(1);
+    row.memory_mib = I64(2);
+    row.disk_mib = I64(3);
   });
 }
 

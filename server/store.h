@@ -175,6 +175,23 @@ cairn_status cairn_store_load_holders(cairn_store *s,
                                       int (*cb)(void *, const cairn_store_holder_row *), void *ud,
                                       cairn_error *err);
 
+/* Resources (schema 0007): a task's request (id = task key; only requests
+ * other than the default are stored) or a volunteer's offer (id =
+ * volunteer id; upsert). */
+typedef struct cairn_store_res_row {
+  int64_t id, cores, memory_mib, disk_mib;
+} cairn_store_res_row;
+cairn_status cairn_store_task_resources_insert(cairn_store *s, const cairn_store_res_row *r,
+                                               cairn_error *err);
+cairn_status cairn_store_volunteer_offer(cairn_store *s, const cairn_store_res_row *r,
+                                         cairn_error *err);
+cairn_status cairn_store_load_task_resources(cairn_store *s,
+                                             int (*cb)(void *, const cairn_store_res_row *),
+                                             void *ud, cairn_error *err);
+cairn_status cairn_store_load_offers(cairn_store *s,
+                                     int (*cb)(void *, const cairn_store_res_row *), void *ud,
+                                     cairn_error *err);
+
 /* The measured link rates. */
 typedef struct cairn_store_rate_row {
   const char *src, *dst;

@@ -106,6 +106,9 @@ static json_t *registration_body(const cairn__registration *reg) {
     goto fail;
   if (json_object_set_new(root, "slots", json_integer(reg->slots ? reg->slots : 1)) != 0)
     goto fail;
+  if (reg->offer.cores > 0 &&
+      json_object_set_new(root, CAIRN_RESOURCES_KEY, cairn_resources_json(&reg->offer)) != 0)
+    goto fail;
   if (reg->invitation && json_object_set_new(root, "invitation", json_string(reg->invitation)))
     goto fail;
   return root;

@@ -7,6 +7,7 @@
 #define CAIRN_CREDENTIALS_H
 
 #include "common/error.h"
+#include "common/resources.h"
 #include "worker/transport.h"
 
 typedef struct cairn__credentials {
@@ -25,6 +26,8 @@ typedef struct cairn__registration {
   const char *const *apps;
   size_t napps;
   unsigned slots;
+  cairn_resources offer; /* sent as "resources" when cores > 0 (only to a master
+                          * known to take it: a re-registration) */
   const char *invitation; /* may be NULL; never sent on any other call */
 } cairn__registration;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cairn/worker.h"
+#include "common/resources.h"
 
 static cairn_worker *volatile g_worker;
 
@@ -20,6 +21,7 @@ static void on_signal(int sig) {
 static const char usage_text[] =
   "usage: cairn-worker --server URL --app NAME=PATH [--app NAME=PATH ...]\n"
   "                    [--name NAME] [--cluster LABEL] [--slots N] [--dir DIR]\n"
+  "                    [--cores N] [--memory MIB] [--disk MIB]\n"
   "                    [--exit-when-idle SECONDS] [--max-tasks N]\n"
   "                    [--peer-listen HOST:PORT|off] [--peer-address HOST]\n"
   "                    [--peer-max N] [--stall-timeout SECONDS]\n"
@@ -33,7 +35,12 @@ static const char usage_text[] =
   "  --app NAME=PATH         an app this worker runs (repeatable, at least one)\n"
   "  --name NAME             volunteer name (default: the host name)\n"
   "  --cluster LABEL         cluster label used for data distribution\n"
-  "  --slots N               tasks run in parallel (default 1)\n"
+  "  --slots N               task threads: tasks run at once at most (default: one\n"
+  "                          per offered core)\n"
+  "  --cores N               cores offered to tasks (default: the online CPUs, or\n"
+  "                          --slots when that is more)\n"
+  "  --memory MIB            memory offered, in MiB (default: MemAvailable)\n"
+  "  --disk MIB              disk offered, in MiB (default: free space of --dir)\n"
   "  --dir DIR               state: credentials, cache, task dirs (default ./cairn-worker)\n"
   "  --exit-when-idle S      exit 0 after S seconds without work (default: never)\n"
   "  --max-tasks N           exit 0 after N tasks (default: unlimited)\n"
@@ -100,7 +107,8 @@ typedef struct app_arg {
 int main(int argc, char **argv) {
   enum {
     O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
-    O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_INVITATION
+    O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK,
+    O_INVITATION
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
@@ -116,6 +124,9 @@ int main(int argc, char **argv) {
     {"peer-address", required_argument, NULL, O_PEER_ADDRESS},
     {"peer-max", required_argument, NULL, O_PEER_MAX},
     {"stall-timeout", required_argument, NULL, O_STALL},
+    {"cores", required_argument, NULL, O_CORES},
+    {"memory", required_argument, NULL, O_MEMORY},
+    {"disk", required_argument, NULL, O_DISK},
     {"invitation-file", required_argument, NULL, O_INVITATION},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
@@ -174,6 +185,24 @@ int main(int argc, char **argv) {
       if (v < 1)
         return bad_usage("--slots wants an integer from 1 to 1024, got \"%s\"", optarg);
       cfg.slots = (unsigned)v;
+      break;
+    case O_CORES:
+      v = parse_count(optarg, CAIRN_MAX_CORES);
+      if (v < 1)
+        return bad_usage("--cores wants an integer from 1 to 4096, got \"%s\"", optarg);
+      cfg.cores = (unsigned)v;
+      break;
+    case O_MEMORY:
+    case O_DISK:
+      v = parse_count(optarg, CAIRN_MAX_RES_MIB);
+      if (v < 1)
+        return bad_usage(opt == O_MEMORY ? "--memory wants MiB from 1 to 1073741824, got \"%s\""
+                                         : "--disk wants MiB from 1 to 1073741824, got \"%s\"",
+                         optarg);
+      if (opt == O_MEMORY)
+        cfg.memory_mib = (unsigned long long)v;
+      else
+        cfg.disk_mib = (unsigned long long)v;
       break;
     case O_IDLE:
       v = parse_count(optarg, INT_MAX);

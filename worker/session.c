@@ -55,6 +55,11 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
   cairn_status rc;
   int warned = 0;
   cairn__backoff_init(&b, 200, 5000);
+  /* the offer goes in the registration only to a master known to take it
+   * (a re-registration); otherwise in the first report after it */
+  int features = s->peers ? cairn__peerstate_features(s->peers) : -1;
+  s->reg.offer = features >= 0 && ((unsigned)features & CAIRN_FEAT_RESOURCES)
+                   ? s->offer : (cairn_resources){0, 0, 0};
   for (;;) {
     rc = cairn__register(c->http, &s->reg, &fresh, err);
     if (rc != CAIRN_EIO || !retry)
@@ -176,6 +181,10 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     r.wire.nrunning = nrunning < CAIRN_MAX_RUNNING ? nrunning : CAIRN_MAX_RUNNING;
     memcpy(r.wire.running, running, r.wire.nrunning * sizeof *running);
     r.wire.fields |= CAIRN_FEAT_RUNNING;
+  }
+  if (s->offer.cores > 0 && features >= 0 && (fields & (unsigned)features & CAIRN_FEAT_RESOURCES)) {
+    r.wire.resources = s->offer;
+    r.wire.fields |= CAIRN_FEAT_RESOURCES;
   }
   json_t *o = cairn_report_json(&r.wire);
   char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;

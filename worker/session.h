@@ -3,9 +3,10 @@
  *
  * open() reuses DIR/credentials.json when it names the same master, else
  * registers and writes it. A registration carries the baseline fields only
- * (name, cluster, apps, slots): its answer tells the report fields the
- * master takes (its features), and the peer URL goes in the first report
- * after it. A worker that reuses its credentials learns the features from
+ * (name, cluster, apps, slots), plus the offer ("resources") when the
+ * master is known to take it (a re-registration): its answer tells the
+ * report fields the master takes (its features), and the peer URL and the
+ * offer go in the first report after it. A worker that reuses its credentials learns the features from
  * its first heartbeat (peerstate.h). request() sends with the current
  * token; when the master answers 401 (it no longer knows the token) the
  * session registers again, overwrites the credentials and retries once, so
@@ -35,6 +36,7 @@ typedef struct cairn__session {
   long long give_up_ms;         /* open() stops retrying at this monotonic time; 0: never */
   cairn__peerstate *peers;      /* borrowed, may be NULL; set before open() */
   const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
+  cairn_resources offer;        /* reported as "resources" when cores > 0; set after init */
 } cairn__session;
 
 /* A thread's connection: its own HTTP handle and the identity it last used. */
@@ -65,7 +67,8 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
 /* POST to path (/v1/work or /v1/heartbeat), as cairn__session_request()
  * does, with a body reporting what the master has not heard from s->peers
  * yet (peerstate.h) in the fields the body takes (CAIRN_WORK_FIELDS or
- * CAIRN_HEARTBEAT_FIELDS) and the master advertised, and "running" (the
+ * CAIRN_HEARTBEAT_FIELDS) and the master advertised, "resources" (s->offer)
+ * when the body and the master take it, and "running" (the
  * indices running[0..nrunning) whose leases a heartbeat renews) when
  * running is not NULL and the master takes it. The report is confirmed
  * when the master answers 2xx, else its entries wait for the next one. The

@@ -5,9 +5,10 @@
  *   poll     POST /v1/work: 200 → a task; 204 → back off (50 ms doubling to
  *            5 s, with jitter) and check exit_when_idle; no answer or 5xx →
  *            back off the same way; 403 → banned, fatal;
- *   task     hold the lease (heartbeat renews it), prepare the slot's
- *            directory DIR/run/slot-<i>, run the app, empty the directory,
- *            deliver the result;
+ *   task     hold the lease (heartbeat renews it), take the task's request
+ *            from the worker's pool (respool.h; wait while it does not fit),
+ *            prepare the slot's directory DIR/run/slot-<i>, run the app,
+ *            empty the directory, deliver the result, give the request back;
  *   chain    when the master lists "next" in its features, and unless the
  *            worker winds down or --max-tasks is reached, the result asks
  *            for the next task ("next": true) after claiming it: a task in
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/limits.h"
 #include "common/log.h"
@@ -246,6 +248,53 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   return end;
 }
 
+static long long real_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Runs task t holding its request in the worker's pool (respool.h): waits
+ * while it does not fit what the running tasks leave free; a request over
+ * the whole offer is reported as a setup failure (125). The log gets a
+ * "start" line once the request is held and an "end" line before it is
+ * given back, with the request and monotonic and real times in ms. */
+static task_end run_held(cairn__slot *sl, const cairn__task *t, const cairn__cancel *cancel,
+                         next_offer *nx) {
+  cairn_worker *w = sl->w;
+  const cairn_resources *rq = &t->resources;
+  int rc = cairn__respool_try(&w->pool, rq);
+  if (rc == CAIRN__POOL_BUSY) {
+    CAIRN_INFO(&w->log, "task %lld waits for resources: cores %lld memory_mib %lld disk_mib %lld",
+               t->index, (long long)rq->cores, (long long)rq->memory_mib,
+               (long long)rq->disk_mib);
+    rc = cairn__respool_acquire(&w->pool, rq, cancel);
+  }
+  if (rc == CAIRN__POOL_NEVER) {
+    char note[300];
+    snprintf(note, sizeof note, "the task requests %lld cores, %lld MiB memory and %lld MiB "
+             "disk; this worker offers %lld cores, %lld MiB memory and %lld MiB disk",
+             (long long)rq->cores, (long long)rq->memory_mib, (long long)rq->disk_mib,
+             (long long)w->offer.cores, (long long)w->offer.memory_mib,
+             (long long)w->offer.disk_mib);
+    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, note, nx);
+  }
+  if (rc != CAIRN__POOL_TAKEN) {
+    CAIRN_INFO(&w->log, "task %lld: cancelled while waiting for resources: result dropped",
+               t->index);
+    return TASK_DROPPED;
+  }
+  CAIRN_INFO(&w->log, "task %lld start: job %lld cores %lld memory_mib %lld disk_mib %lld "
+             "mono_ms %lld real_ms %lld", t->index, t->job, (long long)rq->cores,
+             (long long)rq->memory_mib, (long long)rq->disk_mib, cairn__now_ms(), real_ms());
+  task_end end = run_task(sl, t, cancel, nx);
+  CAIRN_INFO(&w->log, "task %lld end: job %lld cores %lld memory_mib %lld disk_mib %lld "
+             "mono_ms %lld real_ms %lld", t->index, t->job, (long long)rq->cores,
+             (long long)rq->memory_mib, (long long)rq->disk_mib, cairn__now_ms(), real_ms());
+  cairn__respool_release(&w->pool, rq);
+  return end;
+}
+
 /* Runs the offer t (or, when it could not be parsed, reports index with
  * perr), then every task the master chains into the result answers.
  * Returns 1 when the last answer said "no task now" (the master, which
@@ -263,7 +312,7 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
     cairn__leases_hold(&w->leases, sl->i, index,
                        t ? t->lease_seconds : CAIRN_DEFAULT_LEASE_SECONDS);
     if (t)
-      end = run_task(sl, t, &cancel, &nx);
+      end = run_held(sl, t, &cancel, &nx);
     else if (index >= 0)
       end = deliver_note(sl, index, EXIT_SETUP_FAILED, err.text, &nx);
     else {

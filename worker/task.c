@@ -189,6 +189,11 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
     goto out;
   }
   t->job = (long long)json_integer_value(job);
+  t->resources = CAIRN_RESOURCES_DEFAULT; /* a master without resources: one core */
+  json_t *res = json_object_get(task, CAIRN_RESOURCES_KEY);
+  if (res && (rc = cairn_resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &t->resources,
+                                         "work offer", err)) != CAIRN_OK)
+    goto out;
   t->id = strdup(id);
   t->app = strdup(app);
   if (!t->id || !t->app) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/limits.h"
+#include "common/resources.h"
 #include "common/log.h"
 #include "worker/fsutil.h"
 #include "worker/transport.h"
@@ -85,6 +86,11 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "peer listen address must be HOST:PORT (numeric IPv4 or [IPv6]) or off";
   else if (cfg->peer_address && !valid_host(cfg->peer_address))
     problem = "peer address must be a host name or address";
+  else if (cfg->cores > CAIRN_MAX_CORES)
+    problem = "cores must be between 1 and 4096";
+  else if (cfg->memory_mib > (unsigned long long)CAIRN_MAX_RES_MIB ||
+           cfg->disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
+    problem = "memory and disk must be at most 1073741824 MiB";
   else if (cfg->peer_max > MAX_PEER_MAX)
     problem = "peer transfers at once must be between 1 and 1024";
   else if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG)
@@ -119,7 +125,9 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     w->name = dup_or_null(cfg->name, &oom);
   w->cluster = dup_or_null(cfg->cluster, &oom);
   w->invitation = dup_or_null(cfg->invitation, &oom);
+  w->slots_cfg = cfg->slots;
   w->slots = cfg->slots ? cfg->slots : 1;
+  w->cfg_offer = (cairn_resources){cfg->cores, (int64_t)cfg->memory_mib, (int64_t)cfg->disk_mib};
   w->exit_when_idle = cfg->exit_when_idle;
   w->max_tasks = cfg->max_tasks;
   if (!cfg->peer_listen || strcmp(cfg->peer_listen, "off") != 0)
@@ -254,6 +262,30 @@ static cairn_status start_peering(cairn_worker *w, cairn_error *err) {
   return CAIRN_OK;
 }
 
+/* Decides the offer (configured, else detected) and the task threads:
+ * --slots when given (then at least that many cores are offered unless
+ * cores were configured, so that N one-core tasks still run at once),
+ * else one per offered core. */
+static cairn_status decide_offer(cairn_worker *w, cairn_error *err) {
+  cairn_resources det;
+  cairn__resources_detect(w->dir, &det);
+  w->offer = det;
+  if (w->cfg_offer.cores)
+    w->offer.cores = w->cfg_offer.cores;
+  else if (w->slots_cfg > det.cores)
+    w->offer.cores = w->slots_cfg;
+  if (w->cfg_offer.memory_mib)
+    w->offer.memory_mib = w->cfg_offer.memory_mib;
+  if (w->cfg_offer.disk_mib)
+    w->offer.disk_mib = w->cfg_offer.disk_mib;
+  w->slots = w->slots_cfg ? w->slots_cfg
+             : w->offer.cores > MAX_SLOTS ? MAX_SLOTS : (unsigned)w->offer.cores;
+  if (cairn__respool_init(&w->pool, &w->offer) != 0)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  w->pool_ok = 1;
+  return CAIRN_OK;
+}
+
 /* Starts the threads, waits for the slots, stops the heartbeat. */
 static void run_threads(cairn_worker *w) {
   cairn__slot *slots = calloc(w->slots, sizeof *slots);
@@ -302,11 +334,13 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   if (w->napps == 0)
     return cairn_error_set(out, CAIRN_EINVAL, "no apps registered");
   cairn_status rc = setup_dir(w, &err);
+  if (rc == CAIRN_OK)
+    rc = decide_offer(w, &err);
   if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots) != 0)
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
   w->leases.log = &w->log;
-  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots,
+  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
                               w->invitation};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
@@ -316,6 +350,7 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   if (session_ok) {
     w->session.peers = &w->peers;
     w->session.log = &w->log;
+    w->session.offer = w->offer;
   }
   conn.http = rc == CAIRN_OK ? new_http(w) : NULL;
   if (rc == CAIRN_OK && !conn.http)
@@ -331,6 +366,9 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     cairn__session_identity(&w->session, &id, &row);
     CAIRN_INFO(&w->log, "volunteer %lld (row %lld) polling %s with %u slot%s in %s", id, row, w->server,
                w->slots, w->slots == 1 ? "" : "s", w->dir);
+    CAIRN_INFO(&w->log, "offering %lld cores, %lld MiB memory, %lld MiB disk",
+               (long long)w->offer.cores, (long long)w->offer.memory_mib,
+               (long long)w->offer.disk_mib);
     w->last_work_ms = cairn__now_ms();
     run_threads(w);
   } else if (rc == CAIRN_EIO && w->exit_when_idle && !cairn__stopper_stopping(&w->stopper))
@@ -343,6 +381,9 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     cairn__session_destroy(&w->session);
   if (leases_ok)
     cairn__leases_destroy(&w->leases);
+  if (w->pool_ok)
+    cairn__respool_destroy(&w->pool);
+  w->pool_ok = 0;
   pthread_mutex_lock(&w->mu);
   cairn_error fatal = w->error;
   pthread_mutex_unlock(&w->mu);

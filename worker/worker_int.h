@@ -12,6 +12,7 @@
 #include "worker/leases.h"
 #include "worker/peer.h"
 #include "worker/peerstate.h"
+#include "worker/respool.h"
 #include "worker/session.h"
 #include "worker/backoff.h"
 #include "worker/stopper.h"
@@ -28,7 +29,12 @@ struct cairn_worker {
   cairn_logger log;         /* from the configuration; its modules borrow it */
   char *server, *dir, *name, *cluster;
   char *invitation;         /* sent only with a registration; NULL: none */
-  unsigned slots;
+  unsigned slots;           /* task threads (set by run(): slots_cfg, else the offered cores) */
+  unsigned slots_cfg;       /* from the configuration; 0: not given */
+  cairn_resources cfg_offer; /* from the configuration; 0 fields: detect */
+  cairn_resources offer;    /* what run() offers (respool.h) */
+  cairn__respool pool;      /* what the running tasks hold */
+  int pool_ok;
   unsigned exit_when_idle;
   unsigned long max_tasks;
   char *peer_listen;        /* NULL: no peer server */

@@ -14,7 +14,8 @@
  * Functions that can fail return a cairn_status and fill the caller's
  * cairn_error (when not NULL); see cairn/cairn.h.
  *
- * Threads: cairn_worker_run() starts cfg.slots task threads, one
+ * Threads: cairn_worker_run() starts cfg.slots task threads (by default one
+ * per offered core), one
  * heartbeat thread and (unless cfg.peer_listen is "off") the peer file
  * server's thread, and ends them all before it returns. Callbacks run on the
  * task threads, at most cfg.slots at a time, so they must be thread-safe
@@ -47,7 +48,8 @@ typedef struct cairn_worker_config {
   const char *dir;             /* state directory; NULL: "./cairn-worker" */
   const char *name;            /* volunteer name; NULL: the host name */
   const char *cluster;         /* cluster label; NULL: none */
-  unsigned slots;              /* tasks run in parallel; 0: 1 */
+  unsigned slots;              /* task threads: tasks run at once at most; 0: one per
+                                  offered core (see cores) */
   unsigned exit_when_idle;     /* seconds without work before run() returns 0; 0: never */
   unsigned long max_tasks;     /* run() returns 0 after this many tasks; 0: unlimited */
   cairn_log_level log_level;   /* this worker's; CAIRN_LOG_DEFAULT: warn */
@@ -65,6 +67,13 @@ typedef struct cairn_worker_config {
   unsigned peer_max;           /* files sent to peers at once (503 beyond); 0: 4 */
   unsigned stall_ms;           /* a download that receives nothing for this long is
                                   abandoned for the next source; 0: 10000 */
+
+  /* What this worker offers its tasks (docs/worker.md, "Resources"): the
+   * master hands it only tasks whose requests fit what is free, and it runs
+   * as many at once as fit (at most slots). */
+  unsigned cores;              /* 0: the online CPUs, or slots when that is more */
+  unsigned long long memory_mib; /* 0: the available memory (MemAvailable) */
+  unsigned long long disk_mib; /* 0: the free space of the file system holding dir */
   const char *invitation;      /* invitation code sent when registering, for a master
                                   whose registration is by invitation; NULL: none */
 } cairn_worker_config;

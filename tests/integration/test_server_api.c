@@ -416,7 +416,7 @@ static void lists_every_feature(json_t *answer) {
   assert_non_null(text);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\"]");
+                      "\"next\",\"resources\"]");
   free(text);
 }
 
@@ -434,6 +434,24 @@ static void test_features_advertised(void **state) {
                                 NULL), 200);
   lists_every_feature(r);
   json_decref(r);
+  /* A registration may state the offer; a bad one is refused, naming it. */
+  b = json_pack("{s:s, s:[s], s:{s:i}}", "name", "res", "apps", "x", "resources", "cores", 0);
+  r = NULL;
+  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/volunteers", NULL, b, &r), 400);
+  const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+  assert_non_null(msg);
+  assert_non_null(strstr(msg, "registration: resources: \"cores\" must be an integer"));
+  json_decref(b);
+  json_decref(r);
+  b = json_pack("{s:s, s:[s], s:{s:i, s:i}}", "name", "res", "apps", "x", "resources", "cores",
+                8, "memory_mib", 4096);
+  r = NULL;
+  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  json_decref(b);
+  json_decref(r);
+  /* ... and a report states it as "resources" (in range, known keys only) */
+  expect_report_400(f->srv.url, "/v1/work", tok, "{\"resources\": {\"cores\": 2, \"gpus\": 1}}",
+                    "resources: unknown field \"gpus\"");
   /* Each body takes its own fields; anything else is an unknown field. */
   expect_report_400(f->srv.url, "/v1/work", tok, "{\"served\": {}}", "unknown field \"served\"");
   expect_report_400(f->srv.url, "/v1/work", tok, "{\"running\": []}",

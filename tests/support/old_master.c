@@ -130,6 +130,7 @@ int old_master_heartbeat(old_master *m, cairn__peerstate *ps, const int64_t *run
   if (cairn__session_init(&s, cred, &reg, NULL, &err) != CAIRN_OK)
     return -1;
   s.peers = ps;
+  s.offer = m->offer;
   cairn__conn c = {cairn_http_create(base), 0};
   int rc = -1;
   if (c.http && cairn__session_report(&s, &c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, running,

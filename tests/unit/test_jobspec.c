@@ -289,6 +289,60 @@ static void test_defaults(void **state) {
   cairn_jobspec_free(j);
 }
 
+/* "resources": one core and nothing else by default, a job-wide default,
+ * per-task overrides (a missing key keeps the job's), classes shared by
+ * equal requests, and every bad value named. */
+static void test_resources(void **state) {
+  (void)state;
+  cairn_jobspec *j = accept_job("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\"}]}",
+                                CAIRN_JOBSPEC_SERVER);
+  assert_true(cairn_resources_equal(&j->resources, &CAIRN_RESOURCES_DEFAULT));
+  assert_int_equal(j->nrclasses, 1);
+  assert_int_equal(j->tasks[0].rclass, 0);
+  assert_true(cairn_resources_equal(&j->rclasses[0], &(cairn_resources){1, 0, 0}));
+  cairn_jobspec_free(j);
+
+  j = accept_job("{\"app\": \"a\", \"resources\": {\"memory_mib\": 512}, \"tasks\": ["
+                 "{\"id\": \"x\"}, {\"id\": \"big\", \"resources\": {\"cores\": 4}},"
+                 "{\"id\": \"y\"}, {\"id\": \"disk\", \"resources\": {\"cores\": 2, "
+                 "\"memory_mib\": 0, \"disk_mib\": 1024}}]}", CAIRN_JOBSPEC_SERVER);
+  assert_true(cairn_resources_equal(&j->resources, &(cairn_resources){1, 512, 0}));
+  assert_int_equal(j->nrclasses, 3);
+  assert_int_equal(j->tasks[0].rclass, j->tasks[2].rclass);
+  assert_true(cairn_resources_equal(&j->rclasses[j->tasks[0].rclass],
+                                    &(cairn_resources){1, 512, 0}));
+  assert_true(cairn_resources_equal(&j->rclasses[j->tasks[1].rclass],
+                                    &(cairn_resources){4, 512, 0}));
+  assert_true(cairn_resources_equal(&j->rclasses[j->tasks[3].rclass],
+                                    &(cairn_resources){2, 0, 1024}));
+  cairn_jobspec_free(j);
+
+  expect_reject("{\"app\": \"a\", \"resources\": {\"cores\": 0}, \"tasks\": [{\"id\": \"x\"}]}",
+                "job: resources", "\"cores\" must be an integer from 1 to 4096");
+  expect_reject("{\"app\": \"a\", \"resources\": [1], \"tasks\": [{\"id\": \"x\"}]}",
+                "job: \"resources\" must be an object", NULL);
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"resources\": {\"gpus\": 1}}]}",
+                "task \"x\": resources: unknown field \"gpus\"", NULL);
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"resources\": "
+                "{\"memory_mib\": -1}}]}", "task \"x\"", "\"memory_mib\" must be an integer from 0");
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"resources\": "
+                "{\"disk_mib\": 1.5}}]}", "task \"x\"", "\"disk_mib\" must be an integer");
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"resources\": "
+                "{\"cores\": 4097}}]}", "task \"x\"", "from 1 to 4096");
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"resources\": "
+                "{\"disk_mib\": 1073741825}}]}", "task \"x\"", "from 0 to 1073741824");
+
+  /* at most CAIRN_MAX_RESOURCE_CLASSES distinct requests in one job */
+  char text[16384];
+  size_t n = (size_t)snprintf(text, sizeof text, "{\"app\": \"a\", \"tasks\": [");
+  for (int i = 0; i <= CAIRN_MAX_RESOURCE_CLASSES; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          "%s{\"id\": \"t%d\", \"resources\": {\"memory_mib\": %d}}",
+                          i ? "," : "", i, i);
+  snprintf(text + n, sizeof text - n, "]}");
+  expect_reject(text, "task \"t64\"", "at most 64 distinct resource requests");
+}
+
 static int has_edge(const cairn_dag *d, uint32_t parent, uint32_t child) {
   int as_parent = 0, as_child = 0;
   for (uint32_t k = d->par_off[child]; k < d->par_off[child + 1]; k++)
@@ -388,6 +442,7 @@ int main(void) {
     cmocka_unit_test(test_numeric_ranges),
     cmocka_unit_test(test_args),
     cmocka_unit_test(test_defaults),
+    cmocka_unit_test(test_resources),
     cmocka_unit_test(test_accepted_job),
     cmocka_unit_test(test_client_mode_files),
   };

@@ -176,6 +176,11 @@ static void test_malformed_entries(void **state) {
     {"{\"served\": {\"" SHA_A "\": -1}}", "\"served\" must map sha256 digests to byte counts"},
     {"{\"served\": {\"" SHA_A "\": \"1\"}}", "\"served\" must map sha256 digests to byte counts"},
     {"{\"running\": 3}", "\"running\" must be an array of at most 1024 indices"},
+    {"{\"resources\": 4}", "report: \"resources\" must be an object with \"cores\", "
+     "\"memory_mib\" and/or \"disk_mib\""},
+    {"{\"resources\": {\"cores\": 0}}",
+     "report: resources: \"cores\" must be an integer from 1 to 4096"},
+    {"{\"resources\": {\"gpus\": 1}}", "report: resources: unknown field \"gpus\""},
     {"{\"running\": [1, 2, 0]}", "running[2] is not an allocation index"},
     {"{\"running\": [1.5]}", "running[0] is not an allocation index"},
     {"{\"peer_url\": 80}", "\"peer_url\" must be a string of at most 256 bytes"},
@@ -255,8 +260,13 @@ static void test_parsed(void **state) {
   assert_string_equal(report.peer_url, "");
   accepted("{\"have\": [\"" SHA_B "\"], \"served\": {\"" SHA_A "\": 1024}, \"running\": [13, 21], "
            "\"peer_url\": \"" PEER "\", \"fetched\": [" GOOD_FETCHED "], "
-           "\"failed\": [" GOOD_FAILED "]}", CAIRN_HEARTBEAT_FIELDS);
+           "\"failed\": [" GOOD_FAILED "], \"resources\": {\"cores\": 4, \"disk_mib\": 10}}",
+           CAIRN_HEARTBEAT_FIELDS);
   assert_int_equal(report.fields, CAIRN_REPORT_FIELDS);
+  /* "resources": a missing key is the default (no memory) */
+  assert_int_equal(report.resources.cores, 4);
+  assert_int_equal(report.resources.memory_mib, 0);
+  assert_int_equal(report.resources.disk_mib, 10);
   assert_string_equal(report.have[0], SHA_B);
   assert_string_equal(report.served[0].sha256, SHA_A);
   assert_int_equal(report.served[0].bytes, 1024);
@@ -289,6 +299,7 @@ static void test_round_trip(void **state) {
   sent.running[sent.nrunning++] = 13;
   sent.running[sent.nrunning++] = 1ll << 40;
   sent.peer_url = PEER;
+  sent.resources = (cairn_resources){16, 1ll << 20, CAIRN_MAX_RES_MIB};
 
   json_t *o = cairn_report_json(&sent);
   assert_non_null(o);
@@ -319,6 +330,7 @@ static void test_round_trip(void **state) {
   assert_memory_equal(got.running, sent.running, sizeof sent.running[0] * 2);
   assert_int_equal(got.nrunning, 2);
   assert_string_equal(got.peer_url, sent.peer_url);
+  assert_true(cairn_resources_equal(&got.resources, &sent.resources));
   json_t *failed0 = json_array_get(json_object_get(o, "failed"), 0);
   assert_string_equal(json_string_value(json_object_get(failed0, "reason")), "unreachable");
   json_decref(o);
@@ -366,7 +378,7 @@ static void test_features(void **state) {
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\"]");
+                      "\"next\",\"resources\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
