@@ -11,6 +11,7 @@
 
 #include "common/dag.h"
 #include "common/error.h"
+#include "common/taskrun.h"
 
 typedef struct cairn_jobspec_file {
   char *name;
@@ -26,6 +27,7 @@ typedef struct cairn_jobspec_task {
   uint32_t nargs;
   uint32_t *inputs;  /* indices into files */
   uint32_t ninputs;
+  cairn_task_run run;  /* the job's "limits", "env", "stdin" with the task's on top */
 } cairn_jobspec_task;
 
 typedef struct cairn_jobspec {
@@ -38,6 +40,7 @@ typedef struct cairn_jobspec {
   cairn_jobspec_task *tasks;
   uint32_t ntasks;
   cairn_dag *dag;      /* task i is node i; edges parent -> child from "after" */
+  cairn_task_run defaults; /* the job-wide "limits", "env", "stdin" */
 } cairn_jobspec;
 
 typedef enum {
@@ -49,6 +52,12 @@ typedef enum {
 cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
                                    cairn_error *err);
 void cairn_jobspec_free(cairn_jobspec *j);
+
+/* Applies the server's ceiling (cairn_task_run_ceiling) to every task:
+ * refused naming the first task (or the job-wide default) above it; the
+ * limits left unset get the ceiling. flag[i] names the server's flag. */
+cairn_status cairn_jobspec_ceiling(cairn_jobspec *j, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+                                   const char *const *flag, cairn_error *err);
 
 /* Index of the file called name, or -1. */
 int cairn_jobspec_file_index(const cairn_jobspec *j, const char *name);
