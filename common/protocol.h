@@ -54,9 +54,9 @@ enum {
 /* ---- features ---- */
 /* The optional fields, as bits of a feature set: bit i is the field named
  * CAIRN_FEATURE_NAMES[i] (the names on the wire, in a "features" list).
- * Bits 0 to CAIRN_REPORT_FIELD_COUNT - 1 are the report's fields; "next" is
- * the result body's (PUT /v1/results/{n}: ask for the next task in the
- * same answer). */
+ * Bits 0 to CAIRN_REPORT_FIELD_COUNT - 1 are the report's fields; "next" and
+ * "reason" are the result body's (PUT /v1/results/{n}: ask for the next
+ * task in the same answer; why the run failed, common/taskrun.h). */
 enum {
   CAIRN_FEAT_HAVE = 1u << 0,
   CAIRN_FEAT_SERVED = 1u << 1,
@@ -65,11 +65,12 @@ enum {
   CAIRN_FEAT_FETCHED = 1u << 4,
   CAIRN_FEAT_FAILED = 1u << 5,
   CAIRN_FEAT_NEXT = 1u << 6,
+  CAIRN_FEAT_REASON = 1u << 7,
 };
 #define CAIRN_REPORT_FIELD_COUNT 6
-#define CAIRN_FEATURE_COUNT 7
+#define CAIRN_FEATURE_COUNT 8
 #define CAIRN_FEATURE_NAMES \
-  {"have", "served", "peer_url", "running", "fetched", "failed", "next"}
+  {"have", "served", "peer_url", "running", "fetched", "failed", "next", "reason"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */

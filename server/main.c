@@ -19,7 +19,9 @@ static void usage(FILE *f) {
   fputs("usage: cairn-server [--db PATH] [--listen HOST:PORT] [--web DIR]\n"
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
-        "                    [--broadcast-plan ALGO]\n"
+        "                    [--broadcast-plan ALGO] [--max-wall-seconds N]\n"
+        "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
+        "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -34,7 +36,12 @@ static void usage(FILE *f) {
         "                       phisharp (default); fixed for the database's life\n"
         "  --broadcast-plan A   planner of broadcast inputs: ECEF-LA (default), ECEF,\n"
         "                       ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,\n"
-        "                       bounded-degree, or online (no plan)\n",
+        "                       bounded-degree, or online (no plan)\n"
+        "  --max-wall-seconds N, --max-cpu-seconds N, --max-memory-mib N, --max-disk-mib N,\n"
+        "  --max-output-mib N   the ceiling of each task limit (default: none); a job asking\n"
+        "                       for more is refused, a task without the limit gets the ceiling\n"
+        "  --wall-grace-seconds N  a lease ends N s after its task's wall limit, heartbeats\n"
+        "                       or not (default 30)\n",
         f);
 }
 
@@ -47,6 +54,12 @@ int main(int argc, char **argv) {
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
     {"ataf-family", required_argument, NULL, 'f'},
     {"broadcast-plan", required_argument, NULL, 'b'},
+    {"max-wall-seconds", required_argument, NULL, 'W'},
+    {"max-cpu-seconds", required_argument, NULL, 'C'},
+    {"max-memory-mib", required_argument, NULL, 'M'},
+    {"max-disk-mib", required_argument, NULL, 'D'},
+    {"max-output-mib", required_argument, NULL, 'O'},
+    {"wall-grace-seconds", required_argument, NULL, 'G'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -70,6 +83,12 @@ int main(int argc, char **argv) {
       break;
     case 'f': cfg.ataf_family = optarg; break;
     case 'b': cfg.broadcast_plan = optarg; break;
+    case 'W': cfg.max_wall_seconds = atoll(optarg); break;
+    case 'C': cfg.max_cpu_seconds = atoll(optarg); break;
+    case 'M': cfg.max_memory_mib = atoll(optarg); break;
+    case 'D': cfg.max_disk_mib = atoll(optarg); break;
+    case 'O': cfg.max_output_mib = atoll(optarg); break;
+    case 'G': cfg.wall_grace_seconds = atoi(optarg); break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
