@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/taskrun.h"
 
 typedef struct cairn__input {
   char *name;
@@ -36,6 +37,7 @@ typedef struct cairn__task {
   size_t ninputs;
   cairn__parent *parents;
   size_t nparents;
+  cairn_task_run run;  /* "limits", "env", "stdin" (stdin names one of inputs) */
 } cairn__task;
 
 /* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the
