@@ -201,6 +201,23 @@ static void test_wall_limit_by_worker(void **state) {
                                                       "wall_seconds")), 1);
   json_decref(d);
   assert_true(metric(f, "cairn_task_failures_total{reason=\"wall\"} ") >= 2);
+  /* cairn status JOB TASK shows the same attempts */
+  char cairn[4096], jobarg[32], *out = NULL;
+  harness_bin(cairn, sizeof cairn, "cairn");
+  snprintf(jobarg, sizeof jobarg, "%lld", job);
+  setenv("CAIRN_SERVER", f->srv.url, 1);
+  setenv("CAIRN_ADMIN_TOKEN", ADMIN, 1);
+  const char *argv[] = {cairn, "status", jobarg, "hang", NULL};
+  assert_int_equal(harness_run(argv, &out), 0);
+  fprintf(stderr, "cairn status %s hang:\n%s", jobarg, out);
+  assert_non_null(strstr(out, "limits: wall_seconds 1"));
+  const char *p = strstr(out, "REASON\n");
+  assert_non_null(p);
+  int walls = 0;
+  for (p = strstr(p, " wall\n"); p; p = strstr(p + 1, " wall\n"))
+    walls++;
+  assert_int_equal(walls, 2);
+  free(out);
   stop_worker(w);
 }
 
