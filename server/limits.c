@@ -68,6 +68,8 @@ int cairn__task_set_run(mtask *t, const char *run_json) {
   return t->run_json ? 0 : -1;
 }
 
+/* Under the lock, in every allocation: O(size of t's run), which the job
+ * file's caps bound (5 limits, CAIRN_MAX_ENV_BYTES of env, one name). */
 void cairn__task_offer_run(const mtask *t, json_t *task) {
   if (!t->run_json || !task)
     return;

@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +198,6 @@ static int64_t limit_of(const cairn__run_spec *spec, int i) {
 /* Kills the group for limit reason (a static name) with a note. */
 static void stop_for(pid_t pid, cairn__run_result *res, const char *reason, const char *fmt,
                      ...) __attribute__((format(printf, 4, 5)));
-#include <stdarg.h>
 static void stop_for(pid_t pid, cairn__run_result *res, const char *reason, const char *fmt,
                      ...) {
   va_list ap;
