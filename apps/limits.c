@@ -8,6 +8,7 @@
  *   mem MIB       allocates and touches MIB MiB, 1 MiB at a time; exits 3
  *                 when an allocation fails (memory limit)
  *   disk MIB      writes MIB MiB to ./junk, then sleeps (disk limit)
+ *   spew MIB      writes MIB MiB to its standard output (output limit)
  *   env NAME...   prints NAME=VALUE for each NAME (or NAME unset)
  *   cat           copies its standard input to standard output
  */
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 static int usage(void) {
-  fputs("usage: cairn-app-limits hang | cpu | mem MIB | disk MIB | env NAME... | cat\n", stderr);
+  fputs("usage: cairn-app-limits hang | cpu | mem MIB | disk MIB | spew MIB | env NAME... | cat\n", stderr);
   return 2;
 }
 
@@ -59,6 +60,15 @@ int main(int argc, char **argv) {
       fsync(fileno(f));
     for (;;)
       pause();
+  }
+  if (strcmp(mode, "spew") == 0 && argc == 3) {
+    static char line[1024];
+    memset(line, 'y', sizeof line - 1);
+    line[sizeof line - 1] = '\n';
+    for (long i = 0, n = atol(argv[2]) * 1024; i < n; i++)
+      if (fwrite(line, 1, sizeof line, stdout) != sizeof line)
+        return 4;
+    return 0;
   }
   if (strcmp(mode, "env") == 0) {
     for (int i = 2; i < argc; i++) {

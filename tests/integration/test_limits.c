@@ -5,7 +5,8 @@
  * SIGSTOPped while its app hangs loses the lease at the hard deadline
  * (start + wall + grace, long before lease_seconds) and the task moves to
  * the other volunteer; a memory hog, a CPU spinner and a disk filler each
- * stopped with their reason; the environment and stdin reaching the app;
+ * stopped with their reason, and an output flood; the environment and
+ * stdin reaching the app;
  * a job above the ceiling refused. Prints the figures: each limit against
  * what was observed, and the memory mechanism the worker used. */
 #include <setjmp.h>
@@ -302,6 +303,7 @@ static void test_limits_env_stdin(void **state) {
            "{\"id\": \"mem\", \"args\": [\"mem\", \"1024\"], \"limits\": {\"memory_mib\": 64}},"
            "{\"id\": \"cpu\", \"args\": [\"cpu\"], \"limits\": {\"cpu_seconds\": 1}},"
            "{\"id\": \"disk\", \"args\": [\"disk\", \"64\"], \"limits\": {\"disk_mib\": 8}},"
+           "{\"id\": \"output\", \"args\": [\"spew\", \"4\"], \"limits\": {\"output_mib\": 1}},"
            "{\"id\": \"env\", \"args\": [\"env\", \"GREETING\", \"LEVEL\"], "
            "\"env\": {\"LEVEL\": \"2\"}},"
            "{\"id\": \"stdin\", \"args\": [\"cat\"], \"inputs\": [\"in.txt\"], "
@@ -310,10 +312,11 @@ static void test_limits_env_stdin(void **state) {
   pid_t w = start_worker(f, "w-mix", "2");
   long long id = submit(f, job);
   assert_string_equal(wait_job(f, id, 90), "failed");
-  fprintf(stderr, "memory 64 MiB, cpu 1 s, disk 8 MiB:\n");
+  fprintf(stderr, "memory 64 MiB, cpu 1 s, disk 8 MiB, output 1 MiB:\n");
   expect_reason(f, id, "mem", "failed", "memory");
   expect_reason(f, id, "cpu", "failed", "cpu");
   expect_reason(f, id, "disk", "failed", "disk");
+  expect_reason(f, id, "output", "failed", "output");
   json_t *t = task_entry(f, id, "mem");
   const char *note = str(t, "output");
   fprintf(stderr, "memory mechanism: %s\n",
@@ -332,6 +335,7 @@ static void test_limits_env_stdin(void **state) {
   assert_true(metric(f, "cairn_task_failures_total{reason=\"memory\"} ") >= 1);
   assert_true(metric(f, "cairn_task_failures_total{reason=\"cpu\"} ") >= 1);
   assert_true(metric(f, "cairn_task_failures_total{reason=\"disk\"} ") >= 1);
+  assert_true(metric(f, "cairn_task_failures_total{reason=\"output\"} ") >= 1);
   /* a task without a wall limit of its own runs under the server's ceiling
    * (60): here the job's 30 */
   json_t *d = task_detail(f, id, "cpu");
@@ -362,6 +366,11 @@ static void test_ceiling_refuses(void **state) {
   /* a bad reason in a result body is refused by name */
   char tok[65];
   harness_register(f->srv.url, "raw", "limits", tok);
+  /* the task route is the admin's: no token 401, a volunteer's 403 */
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/jobs/1/tasks/1", NULL, NULL, 0, NULL,
+                                NULL, NULL), 401);
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/jobs/1/tasks/1", tok, NULL, 0, NULL,
+                                NULL, NULL), 403);
   const char *bad = "{\"exit_status\": 1, \"output\": \"\", \"reason\": \"tired\"}";
   r = NULL;
   st = harness_http(f->srv.url, "PUT", "/v1/results/1", tok, bad, strlen(bad), &r, NULL, NULL);
