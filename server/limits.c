@@ -113,6 +113,8 @@ int cairn__task_pass_over(const cairn_core *c, const mjob *j, const mtask *t, in
 
 typedef struct attempts_ctx {
   json_t *list;
+  int64_t hard_after; /* wall + grace: a lease that expired this long after
+                         it was issued ended at its hard deadline (0: none) */
 } attempts_ctx;
 
 static int attempt_row(void *ud, const cairn_store_audit_row *r) {
@@ -128,7 +130,9 @@ static int attempt_row(void *ud, const cairn_store_audit_row *r) {
     json_object_set_new(o, "outcome", json_string(r->outcome ? r->outcome : ""));
     if (r->reason)
       json_object_set_new(o, "reason", json_string(r->reason));
-  }
+  } else if (a->hard_after && strcmp(r->lease_state, "expired") == 0 &&
+             r->lease_expires - r->issued >= a->hard_after)
+    json_object_set_new(o, "reason", json_string("wall")); /* the master's hard deadline */
   return json_array_append_new(a->list, o);
 }
 
@@ -154,16 +158,17 @@ json_t *cairn__core_task_json(cairn_core *c, int64_t job, int64_t key, cairn_err
                 (json_int_t)key, "state", cairn__tstate_name[t->state], "attempts", t->attempts,
                 "max_attempts", j->max_attempts);
   json_t *run = t->run_json ? json_loads(t->run_json, 0, NULL) : NULL;
+  attempts_ctx a = {json_array(), t->wall ? t->wall + c->wall_grace : 0};
   pthread_mutex_unlock(&c->lock);
   if (!o) {
     json_decref(run);
+    json_decref(a.list);
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   if (run)
     json_object_update(o, run);
   json_decref(run);
-  attempts_ctx a = {json_array()};
   /* the store reads every allocation of the task: max_attempts per round */
   if (!a.list || cairn__core_audit(c, CAIRN_AUDIT_BY_TASK, key, attempt_row, &a, err) != CAIRN_OK) {
     json_decref(a.list);

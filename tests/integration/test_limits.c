@@ -270,6 +270,7 @@ static void test_hard_deadline_moves_task(void **state) {
           "worker's lease was issued at %lld and ended at %lld (%lld s; seen %.1f s after the "
           "worker was stopped)\n", issued, expires, expires - issued, expired_at - leased_at);
   assert_int_equal(expires - issued, 4);
+  assert_string_equal(str(h0, "reason"), "wall");
   assert_true(expired_at - leased_at < 10);
   json_decref(d);
   assert_string_equal(wait_job(f, job, 60), "failed");
