@@ -97,7 +97,8 @@ __attribute__((noreturn)) static void child(const cairn__run_spec *spec, char **
     child_fail(report, STAGE_LIMITS);
   if (lim->cpu) {
     struct rlimit r = {lim->cpu, lim->cpu + 1}; /* SIGXCPU, then SIGKILL */
-    if (setrlimit(RLIMIT_CPU, &r) != 0)
+    struct rlimit none = {0, 0};                /* and no core file from SIGXCPU */
+    if (setrlimit(RLIMIT_CPU, &r) != 0 || setrlimit(RLIMIT_CORE, &none) != 0)
       child_fail(report, STAGE_LIMITS);
   }
   if (lim->as) {
@@ -304,8 +305,9 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, watch_limits *
 }
 
 /* Names why the program failed (res->reason), when no limit the watch loop
- * enforced did already: the CPU limit (SIGXCPU, or SIGKILL at the hard
- * limit), the memory limit (the cgroup's OOM kill, or under RLIMIT_AS a
+ * enforced did already: the CPU limit (SIGXCPU, or a failure with its CPU
+ * time at the limit: SIGKILL at the hard limit, or an app that caught
+ * SIGXCPU), the memory limit (the cgroup's OOM kill, or under RLIMIT_AS a
  * failure with the peak address space or resident size near the limit),
  * else the signal or the exit status. */
 static void name_reason(const cairn__run_spec *spec, int status, const cairn__memcg *cg,
@@ -322,7 +324,7 @@ static void name_reason(const cairn__run_spec *spec, int status, const cairn__me
     return;
   }
   int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  if (cpu && (sig == SIGXCPU || (sig == SIGKILL && res->cpu_seconds >= (double)cpu - 0.05))) {
+  if (cpu && (sig == SIGXCPU || res->cpu_seconds >= (double)cpu - 0.05)) {
     res->outcome = CAIRN__RUN_LIMIT;
     snprintf(res->reason, sizeof res->reason, "cpu");
     snprintf(res->note, sizeof res->note, "cpu limit of %lld s reached (%.2f s of CPU in %.2f s): "
