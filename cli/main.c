@@ -7,7 +7,7 @@
 
 static const cairn_cli_cmd commands[] = {
   {"submit", "submit a job file (uploads its files); prints the job id", cairn_cmd_submit},
-  {"status", "jobs, or one job's task counts by state", cairn_cmd_status},
+  {"status", "jobs, one job's task counts by state, or one task's attempts", cairn_cmd_status},
   {"wait", "wait for a job: exit 0 done, 1 failed, 2 timeout", cairn_cmd_wait},
   {"results", "one line per task: id, state, volunteer, index, result", cairn_cmd_results},
   {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},

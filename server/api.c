@@ -31,7 +31,8 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/audit/index/{n}",
-  "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}"};
+  "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
+  "/v1/jobs/{id}/tasks/{key}"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -94,6 +95,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
       return R_JOB;
     if (strcmp(s, "/tasks") == 0 && s > p + 5)
       return R_JOB_TASKS;
+    if (strncmp(s, "/tasks/", 7) == 0 && s > p + 5 && s[7] && !strchr(s + 7, '/'))
+      return R_JOB_TASK;
   }
   return R_UNKNOWN;
 }
@@ -286,7 +289,7 @@ static int64_t number_after(const char *path, const char *prefix) {
 }
 
 static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"exit_status", "output", "encoding", "next", NULL};
+  static const char *const keys[] = {"exit_status", "output", "encoding", "next", "reason", NULL};
   int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -340,9 +343,16 @@ static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     failf(rs, CAIRN_EINVAL, "\"next\" must be true or false");
     goto done;
   }
+  json_t *reason = json_object_get(o, "reason");
+  if (reason && (!json_is_string(reason) || !cairn_reason_valid(json_string_value(reason)))) {
+    failf(rs, CAIRN_EINVAL, "\"reason\" must be \"wall\", \"cpu\", \"memory\", \"disk\", "
+          "\"output\", \"signal N\" (1-64) or \"exit N\" (1-255)");
+    goto done;
+  }
   cairn_error err = {0};
   json_t *next = NULL;
-  if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es), data, len,
+  if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es),
+                         json_string_value(reason), data, len,
                          json_is_true(want_next) ? &next : NULL, &err) != CAIRN_OK)
     fail(rs, &err);
   else {
@@ -557,6 +567,23 @@ static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
                               text));
 }
 
+/* GET /v1/jobs/{id}/tasks/{key}: one task, its limits and its attempts. */
+static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
+  int64_t id = id_of(s, &end);
+  if (id < 0 || strncmp(end, "/tasks/", 7) != 0)
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
+  const char *ks = end + 7;
+  int64_t key = id_of(ks, &end);
+  if (key < 0 || *end)
+    return failf(rs, CAIRN_EINVAL, "\"%.64s\" is not a task key", ks);
+  cairn_error err = {0};
+  json_t *o = cairn__core_task_json(m->core, id, key, &err);
+  if (!o)
+    return fail(rs, &err);
+  set_json(rs, 200, o);
+}
+
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = -1;
   cairn_error failure;
@@ -631,6 +658,12 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
     return set_json(rs, 200, o);
   }
+  case R_JOB_TASK:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return h_job_task(m, rq, rs);
+    break;
   case R_BAN:
     if (!admin(m, rq, rs))
       return;
@@ -703,6 +736,7 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
     break;
   case R_JOB:
   case R_JOB_TASKS:
+  case R_JOB_TASK:
   case R_BAN:
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:

@@ -2,6 +2,8 @@
  * (journal.h). */
 #include "server/journal.h"
 
+#include "common/taskrun.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,7 @@ typedef enum {
 } jtype;
 
 typedef struct jtask {
-  char *name, *args_json, *inputs_json;
+  char *name, *args_json, *inputs_json, *run_json; /* run_json: NULL for none */
   uint32_t *parents;
   uint32_t nparents;
   int has_res;                /* a request other than the default */
@@ -58,6 +60,7 @@ struct cairn__jrec {
       size_t len;
       char digest[65];
       const char *outcome;
+      char reason[CAIRN_REASON_MAX]; /* "" for none */
     } result;
     struct { int64_t idx; const char *outcome; } outcome;
     struct { int64_t vol, cores, memory_mib, disk_mib; } offer;
@@ -247,7 +250,8 @@ static char *index_list(const uint32_t *v, uint32_t n) {
 }
 
 cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
-                                  const char *args_json, const uint32_t *inputs, uint32_t ninputs,
+                                  const char *args_json, const char *run_json,
+                                  const uint32_t *inputs, uint32_t ninputs,
                                   const uint32_t *parents, uint32_t nparents) {
   if (!r || r->type != J_JOB || i >= r->u.job.ntasks)
     return checked(r, 1);
@@ -258,7 +262,8 @@ cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
     memcpy(t->parents, parents, nparents * sizeof *parents);
   t->nparents = nparents;
   return checked(r, !t->inputs_json || !t->parents || copy_str(&t->name, name) ||
-                      copy_str(&t->args_json, args_json));
+                      copy_str(&t->args_json, args_json) ||
+                      (run_json && copy_str(&t->run_json, run_json)));
 }
 
 cairn__jrec *cairn__jrec_job_task_res(cairn__jrec *r, uint32_t i, int64_t cores,
@@ -313,7 +318,7 @@ cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state) 
 
 cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit_status,
                                 const void *output, size_t len, const char *digest,
-                                int64_t received, const char *outcome) {
+                                int64_t received, const char *outcome, const char *reason) {
   cairn__jrec *r = rec(J_RESULT);
   if (!r)
     return NULL;
@@ -323,6 +328,7 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit
   r->u.result.received = received;
   r->u.result.exit_status = exit_status;
   r->u.result.outcome = outcome;
+  snprintf(r->u.result.reason, sizeof r->u.result.reason, "%s", reason ? reason : "");
   sha_copy(r->u.result.digest, digest);
   r->u.result.len = len;
   r->u.result.out = malloc(len ? len : 1);
@@ -355,6 +361,7 @@ void cairn__jrec_free(cairn__jrec *r) {
       free(t->name);
       free(t->args_json);
       free(t->inputs_json);
+      free(t->run_json);
       free(t->parents);
     }
     free(r->u.job.files);
@@ -383,7 +390,7 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
     const jtask *t = &j->tasks[i];
     int64_t key = j->first_key + i;
     st = cairn_store_task_insert(s, key, j->id, i, t->name, t->args_json, t->inputs_json,
-                                 t->nparents ? "waiting" : "eligible", err);
+                                 t->nparents ? "waiting" : "eligible", t->run_json, err);
     for (uint32_t p = 0; st == CAIRN_OK && p < t->nparents; p++)
       st = cairn_store_task_parent_insert(s, key, j->first_key + t->parents[p], p, err);
     if (st == CAIRN_OK && t->has_res) {
@@ -433,7 +440,7 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
   case J_RESULT: {
     const __typeof__(r->u.result) *x = &r->u.result;
     return cairn_store_result_insert(s, x->idx, x->task, x->vol, x->exit_status, x->out, x->len,
-                                     x->digest, x->received, x->outcome, err);
+                                     x->digest, x->received, x->outcome, x->reason, err);
   }
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   case J_OFFER: {

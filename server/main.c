@@ -20,7 +20,9 @@ static void usage(FILE *f) {
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
         "                    [--broadcast-plan ALGO] [--volunteer-rate N]\n"
-        "                    [--registration open|invite|closed]\n"
+        "                    [--registration open|invite|closed] [--max-wall-seconds N]\n"
+        "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
+        "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -39,7 +41,12 @@ static void usage(FILE *f) {
         "  --volunteer-rate N   requests one volunteer may make a minute (default 120000,\n"
         "                       after a burst of ten seconds' worth; -1: no limit)\n"
         "  --registration M     who may register volunteers: open (default, anyone),\n"
-        "                       invite (a code from `cairn invite`) or closed\n",
+        "                       invite (a code from `cairn invite`) or closed\n"
+        "  --max-wall-seconds N, --max-cpu-seconds N, --max-memory-mib N, --max-disk-mib N,\n"
+        "  --max-output-mib N   the ceiling of each task limit (default: none); a job asking\n"
+        "                       for more is refused, a task without the limit gets the ceiling\n"
+        "  --wall-grace-seconds N  a lease ends N s after its task's wall limit, heartbeats\n"
+        "                       or not (default 30)\n",
         f);
 }
 
@@ -54,6 +61,12 @@ int main(int argc, char **argv) {
     {"broadcast-plan", required_argument, NULL, 'b'},
     {"volunteer-rate", required_argument, NULL, 'r'},
     {"registration", required_argument, NULL, 'g'},
+    {"max-wall-seconds", required_argument, NULL, 'W'},
+    {"max-cpu-seconds", required_argument, NULL, 'C'},
+    {"max-memory-mib", required_argument, NULL, 'M'},
+    {"max-disk-mib", required_argument, NULL, 'D'},
+    {"max-output-mib", required_argument, NULL, 'O'},
+    {"wall-grace-seconds", required_argument, NULL, 'G'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -89,6 +102,12 @@ int main(int argc, char **argv) {
       break;
     }
     case 'g': cfg.registration = optarg; break;
+    case 'W': cfg.max_wall_seconds = atoll(optarg); break;
+    case 'C': cfg.max_cpu_seconds = atoll(optarg); break;
+    case 'M': cfg.max_memory_mib = atoll(optarg); break;
+    case 'D': cfg.max_disk_mib = atoll(optarg); break;
+    case 'O': cfg.max_output_mib = atoll(optarg); break;
+    case 'G': cfg.wall_grace_seconds = atoi(optarg); break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }

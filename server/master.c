@@ -170,6 +170,11 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
       (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)) ||
       !(m->invites = cairn__invites_open(m->core, err)))
     goto fail;
+  int64_t ceiling[CAIRN_LIMIT_COUNT] = {cfg->max_wall_seconds, cfg->max_cpu_seconds,
+                                        cfg->max_memory_mib, cfg->max_disk_mib,
+                                        cfg->max_output_mib};
+  if (cairn__core_set_limits(m->core, ceiling, cfg->wall_grace_seconds, err) != CAIRN_OK)
+    goto fail;
   return m;
 fail:
   cairn_master_delete(m);

@@ -66,8 +66,8 @@ static const char *const sql_text[S_COUNT] = {
                    "'running', ?9)",
   [S_JOB_FILE_INSERT] = "INSERT INTO job_files(job_id, seq, name, sha256, broadcast) "
                         "VALUES (?1, ?2, ?3, ?4, ?5)",
-  [S_TASK_INSERT] = "INSERT INTO tasks(id, job_id, seq, name, args, inputs, state) "
-                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+  [S_TASK_INSERT] = "INSERT INTO tasks(id, job_id, seq, name, args, inputs, state, run) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
   [S_PARENT_INSERT] = "INSERT INTO task_parents(task_id, parent_id, pos) VALUES (?1, ?2, ?3)",
   [S_TASK_UPDATE] = "UPDATE tasks SET state = ?2, attempts = ?3, accepted = ?4, round = ?5 "
                     "WHERE id = ?1",
@@ -77,7 +77,7 @@ static const char *const sql_text[S_COUNT] = {
   [S_ALLOC_UPDATE] = "UPDATE allocations SET lease_expires = ?2, state = ?3 WHERE idx = ?1",
   [S_OUTCOME_UPDATE] = "UPDATE results SET outcome = ?2 WHERE idx = ?1",
   [S_RESULT_INSERT] = "INSERT INTO results(idx, task_id, volunteer_id, exit_status, output, "
-                      "digest, received, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                      "digest, received, outcome, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "(SELECT COALESCE(MAX(t), 0) FROM allocations a WHERE a.volunteer_id = v.id), "
                  "v.created, v.peer_url FROM volunteers v ORDER BY v.id",
@@ -87,7 +87,7 @@ static const char *const sql_text[S_COUNT] = {
                        "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 "
                        "ORDER BY jf.job_id, jf.seq",
   [S_LOAD_TASKS] = "SELECT id, job_id, COALESCE(accepted, 0), seq, attempts, name, args, inputs, "
-                   "state, round FROM tasks ORDER BY job_id, seq",
+                   "state, round, run FROM tasks ORDER BY job_id, seq",
   [S_LOAD_PARENTS] = "SELECT task_id, parent_id, pos FROM task_parents ORDER BY task_id, pos",
   [S_LOAD_ALLOCS] = "SELECT a.idx, a.volunteer_id, a.t, a.task_id, a.issued, a.lease_expires, "
                     "a.state, COALESCE(r.exit_status, 0), COALESCE(r.digest, ''), "
@@ -111,20 +111,24 @@ static const char *const sql_text[S_COUNT] = {
                     "ORDER BY volunteer_id",
 };
 
-enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, R_COUNT };
+enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, R_AUDIT_TASK,
+                R_COUNT };
 #define AUDIT_SELECT                                                                           \
   "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
-  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received FROM allocations a "       \
+  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason "            \
+  "FROM allocations a "       \
   "JOIN tasks t ON t.id = a.task_id LEFT JOIN results r ON r.idx = a.idx "
 static const char *const rsql_text[R_COUNT] = {
   [R_OUTPUT] = "SELECT r.output FROM tasks t JOIN results r ON r.idx = t.accepted "
                "WHERE t.id = ?1 AND t.state = 'done'",
-  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output FROM tasks t "
+  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output, r.reason "
+                    "FROM tasks t "
                     "JOIN results r ON r.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq",
   [R_AUDIT_INDEX] = AUDIT_SELECT "WHERE a.idx = ?1",
   [R_AUDIT_VOL] = AUDIT_SELECT "WHERE a.volunteer_id = ?1 ORDER BY a.t",
   [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "
                 "FROM invitations ORDER BY id",
+  [R_AUDIT_TASK] = AUDIT_SELECT "WHERE a.task_id = ?1 ORDER BY a.issued, a.idx",
 };
 
 struct cairn_store {
@@ -457,7 +461,8 @@ cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, c
 
 cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, uint32_t seq,
                                      const char *name, const char *args_json,
-                                     const char *inputs_json, const char *state, cairn_error *err) {
+                                     const char *inputs_json, const char *state,
+                                     const char *run_json, cairn_error *err) {
   sqlite3_stmt *q = Q(S_TASK_INSERT);
   sqlite3_bind_int64(q, 1, key);
   sqlite3_bind_int64(q, 2, job);
@@ -466,6 +471,10 @@ cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, u
   TXT(q, 5, args_json);
   TXT(q, 6, inputs_json);
   TXT(q, 7, state);
+  if (run_json)
+    TXT(q, 8, run_json);
+  else
+    sqlite3_bind_null(q, 8);
   return run(s, S_TASK_INSERT, err);
 }
 
@@ -530,7 +539,7 @@ cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expir
 cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
                                        int exit_status, const void *output, size_t len,
                                        const char *digest, int64_t now, const char *outcome,
-                                       cairn_error *err) {
+                                       const char *reason, cairn_error *err) {
   sqlite3_stmt *q = Q(S_RESULT_INSERT);
   sqlite3_bind_int64(q, 1, idx);
   sqlite3_bind_int64(q, 2, task);
@@ -540,6 +549,10 @@ cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task
   TXT(q, 6, digest);
   sqlite3_bind_int64(q, 7, now);
   TXT(q, 8, outcome);
+  if (reason && *reason)
+    TXT(q, 9, reason);
+  else
+    sqlite3_bind_null(q, 9);
   return run(s, S_RESULT_INSERT, err);
 }
 
@@ -633,6 +646,7 @@ cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cair
     row.inputs_json = STR(7);
     row.state = STR(8);
     row.round = I64(9);
+    row.run_json = STR(10);
   });
 }
 
@@ -788,6 +802,7 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
       .exit_status = sqlite3_column_int(q, 3),
       .output = sqlite3_column_blob(q, 4),
       .len = (size_t)sqlite3_column_bytes(q, 4),
+      .reason = (const char *)sqlite3_column_text(q, 5),
     };
     if (cb(ud, &row)) {
       st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading results stopped");
@@ -818,14 +833,17 @@ static void audit_row(sqlite3_stmt *q, cairn_store_audit_row *row) {
   row->digest = (const char *)sqlite3_column_text(q, 11);
   row->outcome = (const char *)sqlite3_column_text(q, 12);
   row->received = sqlite3_column_int64(q, 13);
+  row->reason = (const char *)sqlite3_column_text(q, 14);
 }
 
-cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
+cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
                                cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[by_volunteer ? R_AUDIT_VOL : R_AUDIT_INDEX];
+  sqlite3_stmt *q = s->rst[by == CAIRN_AUDIT_BY_TASK         ? R_AUDIT_TASK
+                           : by == CAIRN_AUDIT_BY_VOLUNTEER ? R_AUDIT_VOL
+                                                            : R_AUDIT_INDEX];
   sqlite3_bind_int64(q, 1, key);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {

@@ -70,7 +70,8 @@ cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, c
                                          const char *sha256, int broadcast, cairn_error *err);
 cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, uint32_t seq,
                                      const char *name, const char *args_json,
-                                     const char *inputs_json, const char *state, cairn_error *err);
+                                     const char *inputs_json, const char *state,
+                                     const char *run_json, cairn_error *err); /* run_json may be NULL */
 cairn_status cairn_store_task_parent_insert(cairn_store *s, int64_t task, int64_t parent, uint32_t pos,
                                             cairn_error *err);
 cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *state, int attempts,
@@ -87,7 +88,7 @@ cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expir
 cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
                                        int exit_status, const void *output, size_t len,
                                        const char *digest, int64_t now, const char *outcome,
-                                       cairn_error *err);
+                                       const char *reason, cairn_error *err); /* reason: NULL or "" for none */
 
 /* ---- start-up loading (writer connection, before serving) ---- */
 /* Each loader calls cb once per row; a non-zero return from cb stops with CAIRN_EINTERNAL. */
@@ -127,6 +128,7 @@ typedef struct cairn_store_task_row {
   uint32_t seq;
   int attempts;
   const char *name, *args_json, *inputs_json, *state;
+  const char *run_json; /* NULL: none */
 } cairn_store_task_row;
 /* Rows in (job, seq) order. */
 cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cairn_store_task_row *),
@@ -213,6 +215,7 @@ typedef struct cairn_store_result_row {
   int exit_status;
   const void *output;
   size_t len;
+  const char *reason; /* NULL: none */
 } cairn_store_result_row;
 /* For every task of job with an accepted result, in seq order. */
 cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
@@ -223,10 +226,13 @@ typedef struct cairn_store_audit_row {
   int64_t idx, volunteer, t, job, task_key, issued, lease_expires, round, received;
   const char *task, *lease_state, *digest, *outcome; /* digest/outcome NULL without result */
   int has_result, exit_status;
+  const char *reason; /* NULL without result or for exit status 0 */
 } cairn_store_audit_row;
-/* The allocation with index key (by_volunteer = 0) or every allocation of
- * volunteer key in t order (by_volunteer = 1), with tasks and results. */
-cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
+enum { CAIRN_AUDIT_BY_INDEX, CAIRN_AUDIT_BY_VOLUNTEER, CAIRN_AUDIT_BY_TASK };
+/* The allocation with index key (CAIRN_AUDIT_BY_INDEX), every allocation
+ * of volunteer key in t order (BY_VOLUNTEER) or of task key in issue order
+ * (BY_TASK), with tasks and results. */
+cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
                                cairn_error *err);
 

@@ -91,6 +91,12 @@ typedef struct cairn_master_config {
   const char *registration;     /* who may register a volunteer: "open" (default, anyone),
                                    "invite" (with a code from POST /v1/invitations) or
                                    "closed" (nobody) */
+  /* The ceiling of the limits a job file may ask for (docs/jobs.md); 0 (the
+   * default): none. A job asking above one is refused with an error naming
+   * the limit; a task that leaves one unset runs under the ceiling. */
+  long long max_wall_seconds, max_cpu_seconds, max_memory_mib, max_disk_mib, max_output_mib;
+  int wall_grace_seconds;       /* a task's lease ends this long after its wall limit,
+                                   whatever its heartbeats; default 30 */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);
