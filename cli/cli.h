@@ -25,6 +25,10 @@ int cairn_cmd_ban(int argc, char **argv);
 int cairn_cmd_cancel(int argc, char **argv);
 int cairn_cmd_delete(int argc, char **argv);
 int cairn_cmd_priority(int argc, char **argv);
+/* cairn invite [--uses N] [--expires DAYS] [--note TEXT]; cairn invitations
+ * [revoke ID] (cmd_invite.c). */
+int cairn_cmd_invite(int argc, char **argv);
+int cairn_cmd_invitations(int argc, char **argv);
 /* cairn gen mesh|rmesh|tree|fft N: print a job file with that dag (cmd_gen.c). */
 int cairn_cmd_gen(int argc, char **argv);
 /* cairn simulate game|run JOB.json: IC pebble game / volunteer run (cmd_simulate.c). */

@@ -219,19 +219,26 @@ static int parse_job_id(const char *s, long long *id) {
 int cairn_cmd_status(int argc, char **argv) {
   cairn_client_opts o = {0};
   if (cairn_cli_wants_help(argc, argv)) {
-    puts("usage: cairn status [JOB]\nLists the jobs with their task counts by state, or one job\n"
+    puts("usage: cairn status [JOB [TASK]]\nLists the jobs with their task counts by state, one job\n"
          "with the tasks that fit no worker (unfit) and its input distribution (bytes\n"
-         "served, broadcast files, plan).");
+         "served, broadcast files, plan), or one task (its id in the job file) with its\n"
+         "limits and each attempt: volunteer, index, lease, exit status and reason (wall,\n"
+         "cpu, memory, disk, output, signal N, exit N).");
     return 0;
   }
   if (cairn_client_parse(&argc, argv, &o))
     return 1;
   long long id = 0;
-  if (argc > 2 || (argc == 2 && parse_job_id(argv[1], &id)))
-    return cairn_cli_fail("usage: cairn status [JOB]  (JOB is a job id)");
+  if (argc > 3 || (argc >= 2 && parse_job_id(argv[1], &id)))
+    return cairn_cli_fail("usage: cairn status [JOB [TASK]]  (JOB is a job id)");
   cairn_http *h = cairn_client_connect(&o);
   if (!h)
     return 1;
+  if (argc == 3) {
+    int trc = cairn_task_status(h, id, argv[2]);
+    cairn_http_delete(h);
+    return trc;
+  }
   char path[64];
   if (id)
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);

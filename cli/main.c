@@ -7,7 +7,7 @@
 
 static const cairn_cli_cmd commands[] = {
   {"submit", "submit a job file (uploads its files); prints the job id", cairn_cmd_submit},
-  {"status", "jobs, or one job's task counts by state", cairn_cmd_status},
+  {"status", "jobs, one job's task counts by state, or one task's attempts", cairn_cmd_status},
   {"wait", "wait for a job: exit 0 done, 1 failed or cancelled, 2 timeout", cairn_cmd_wait},
   {"results", "one line per task: id, state, volunteer, index, result", cairn_cmd_results},
   {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},
@@ -16,6 +16,8 @@ static const cairn_cli_cmd commands[] = {
   {"cancel", "cancel a job: no more allocations, running tasks killed", cairn_cmd_cancel},
   {"delete", "delete a finished or cancelled job and the files only it used", cairn_cmd_delete},
   {"priority", "set a job's priority (higher is served first)", cairn_cmd_priority},
+  {"invite", "create an invitation code for registering a volunteer", cairn_cmd_invite},
+  {"invitations", "list the invitations, or revoke one", cairn_cmd_invitations},
   {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn_cmd_gen},
   {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn_cmd_simulate},
   {"ataf", "evaluate or invert an ATAF: phi(X, Y) or phi^-1(N)", cairn_cmd_ataf},

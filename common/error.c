@@ -70,7 +70,7 @@ const char *cairn_status_code(cairn_status s) {
   case CAIRN_EINTERNAL: return "internal";
   case CAIRN_ETIMEOUT: return "timeout";
   case CAIRN_EFAILED: return "failed";
-  case CAIRN_ERATE: return "too_many_requests";
+  case CAIRN_ERATE: return "rate_limited";
   }
   return "internal";
 }

@@ -35,7 +35,9 @@ void cairn_jobspec_free(cairn_jobspec *j) {
       free(j->tasks[i].args[k]);
     free(j->tasks[i].args);
     free(j->tasks[i].inputs);
+    cairn_task_run_free(&j->tasks[i].run);
   }
+  cairn_task_run_free(&j->defaults);
   free(j->tasks);
   cairn_dag_free(j->dag);
   free(j);
@@ -224,7 +226,8 @@ static int add_rclass(cairn_jobspec *j, const cairn_resources *r, cairn_jobspec_
 }
 
 static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
-  static const char *const keys[] = {"id", "args", "inputs", "after", "resources", NULL};
+  static const char *const keys[] = {"id", "args", "inputs", "after", "resources", "limits",
+                                     "env", "stdin", NULL};
   char where[64];
   snprintf(where, sizeof where, "tasks[%zu]", i);
   if (!json_is_object(t)) {
@@ -291,11 +294,41 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
       jt->inputs[jt->ninputs++] = (uint32_t)fi;
     }
   }
+  cairn_task_run own = {0};
+  int rc = cairn_task_run_parse(t, tw, &own, err) != CAIRN_OK ||
+           cairn_task_run_merge(&j->defaults, &own, &jt->run, err) != CAIRN_OK;
+  cairn_task_run_free(&own);
+  if (rc)
+    return -1;
+  if (jt->run.stdin_name) {
+    int fi = cairn_jobspec_file_index(j, jt->run.stdin_name), found = 0;
+    for (uint32_t q = 0; fi >= 0 && q < jt->ninputs; q++)
+      found |= jt->inputs[q] == (uint32_t)fi;
+    if (!found) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": stdin \"%.256s\" is not one of its inputs",
+                      jt->id, jt->run.stdin_name);
+      return -1;
+    }
+  }
   cairn_resources res = j->resources;
   json_t *rv = json_object_get(t, "resources");
   if (rv && cairn_resources_parse(rv, &j->resources, &res, tw, err) != CAIRN_OK)
     return -1;
   return add_rclass(j, &res, jt, err);
+}
+
+cairn_status cairn_jobspec_ceiling(cairn_jobspec *j, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+                                   const char *const *flag, cairn_error *err) {
+  cairn_task_run def;
+  memset(&def, 0, sizeof def);
+  memcpy(def.limits, j->defaults.limits, sizeof def.limits);
+  cairn_status st = cairn_task_run_ceiling(&def, ceiling, "job", flag, err);
+  for (uint32_t i = 0; st == CAIRN_OK && i < j->ntasks; i++) {
+    char where[CAIRN_MAX_NAME + 16];
+    snprintf(where, sizeof where, "task \"%s\"", j->tasks[i].id);
+    st = cairn_task_run_ceiling(&j->tasks[i].run, ceiling, where, flag, err);
+  }
+  return st;
 }
 
 static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
@@ -381,7 +414,7 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
                                    cairn_error *err) {
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
-                                     "resources", NULL};
+                                     "resources", "limits", "env", "stdin", NULL};
   json_error_t jerr;
   cairn_jobspec *j = NULL;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -423,8 +456,14 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
                     j->replication);
     goto fail;
   }
-  if (parse_files(j, json_object_get(root, "files"), mode, err))
+  if (parse_files(j, json_object_get(root, "files"), mode, err) ||
+      cairn_task_run_parse(root, "job", &j->defaults, err) != CAIRN_OK)
     goto fail;
+  if (j->defaults.stdin_name && cairn_jobspec_file_index(j, j->defaults.stdin_name) < 0) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: stdin \"%.256s\" is not in \"files\"",
+                    j->defaults.stdin_name);
+    goto fail;
+  }
   json_t *tasks = json_object_get(root, "tasks");
   if (!tasks || !json_is_array(tasks) || json_array_size(tasks) == 0) {
     cairn_error_set(err, CAIRN_EINVAL, "job: \"tasks\" must be a non-empty array");

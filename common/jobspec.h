@@ -16,6 +16,7 @@
 /* Distinct resource requests one job may make (docs/jobs.md): the master
  * keeps one entry per request, so that a job's "unfit" count is O(this). */
 #define CAIRN_MAX_RESOURCE_CLASSES 64
+#include "common/taskrun.h"
 
 typedef struct cairn_jobspec_file {
   char *name;
@@ -32,6 +33,7 @@ typedef struct cairn_jobspec_task {
   uint32_t *inputs;  /* indices into files */
   uint32_t ninputs;
   uint8_t rclass;    /* its request: the job's rclasses[rclass] */
+  cairn_task_run run;  /* the job's "limits", "env", "stdin" with the task's on top */
 } cairn_jobspec_task;
 
 typedef struct cairn_jobspec {
@@ -48,6 +50,7 @@ typedef struct cairn_jobspec {
   cairn_resources resources;  /* the job's default request (one core unless given) */
   cairn_resources rclasses[CAIRN_MAX_RESOURCE_CLASSES]; /* the distinct requests, in order of */
   uint32_t nrclasses;         /* first use by a task (at least one) */
+  cairn_task_run defaults; /* the job-wide "limits", "env", "stdin" */
 } cairn_jobspec;
 
 typedef enum {
@@ -59,6 +62,12 @@ typedef enum {
 cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
                                    cairn_error *err);
 void cairn_jobspec_free(cairn_jobspec *j);
+
+/* Applies the server's ceiling (cairn_task_run_ceiling) to every task:
+ * refused naming the first task (or the job-wide default) above it; the
+ * limits left unset get the ceiling. flag[i] names the server's flag. */
+cairn_status cairn_jobspec_ceiling(cairn_jobspec *j, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+                                   const char *const *flag, cairn_error *err);
 
 /* Index of the file called name, or -1. */
 int cairn_jobspec_file_index(const cairn_jobspec *j, const char *name);

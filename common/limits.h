@@ -52,6 +52,28 @@
 #define CAIRN_DEFAULT_ANON_PER_MINUTE  60
 /* Client addresses the limiter tracks at once (a power of two). */
 #define CAIRN_RATELIMIT_SLOTS          16384u
+/* Requests one registered volunteer may make a minute, all volunteer routes
+ * together (work, heartbeat, results, file and output downloads), after a
+ * burst of ten seconds' worth. A worker finishing r tasks a second sends
+ * r × (1 + d) requests a second, d the downloads from the master per task
+ * (inputs not yet cached, parents' outputs; the result asks for the next
+ * task), plus a heartbeat every few seconds: 1,024 slots (the most a
+ * worker runs) of tasks of two seconds or more with a download each stay
+ * within the 2,000 a second, as do tasks of a second without one. */
+#define CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE 120000
+/* Volunteers the limiter tracks at once (a power of two). */
+#define CAIRN_VOLUNTEER_RATE_SLOTS     16384u
+/* Invitations the master keeps at once (used up and expired ones count
+ * until revoked); uses of one, its lifetime, its note. */
+#define CAIRN_MAX_INVITATIONS          1024u
+#define CAIRN_MAX_INVITATION_USES      1000000
+#define CAIRN_MAX_INVITATION_SECONDS   (10 * 366 * 86400)
+#define CAIRN_DEFAULT_INVITATION_SECONDS (7 * 86400)
+#define CAIRN_MAX_INVITATION_NOTE      256u
+/* An invitation code: 64 hex characters (32 random bytes); the first
+ * CAIRN_INVITATION_PREFIX of them are shown in lists. */
+#define CAIRN_INVITATION_LEN           64u
+#define CAIRN_INVITATION_PREFIX        8u
 #define CAIRN_DEFAULT_IDLE_SECONDS     15u
 #define CAIRN_DEFAULT_REQUEST_SECONDS  30u
 /* Connections the master serves at once (all addresses). */

@@ -2,6 +2,7 @@
  * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
 #include <arpa/inet.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,21 @@
 #include "server/fit.h"
 #include "server/master.h"
 
+/* Short names of the helpers admission.c shares (master.h). */
+#define set_json cairn__api_json
+#define failf cairn__api_failf
+#define parse_body cairn__api_body
+#define opt_str cairn__api_opt_str
+#define app_list cairn__api_apps
+#define anonymous_ok cairn__api_anonymous_ok
+#define id_of cairn__api_id
+
 const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/audit/index/{n}",
-  "/v1/audit/volunteers/{id}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority"};
+  "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
+  "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -54,6 +65,10 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     const char *s = strchr(p + 11, '/');
     return s && s > p + 11 && strcmp(s, "/ban") == 0 ? R_BAN : R_UNKNOWN;
   }
+  if (strcmp(p, "invitations") == 0)
+    return R_INVITATIONS;
+  if (strncmp(p, "invitations/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
+    return R_INVITATION;
   if (strncmp(p, "audit/index/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
     return R_AUDIT_INDEX;
   if (strncmp(p, "audit/volunteers/", 17) == 0 && p[17] && !strchr(p + 17, '/'))
@@ -80,6 +95,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
       return R_JOB;
     if (strcmp(s, "/tasks") == 0 && s > p + 5)
       return R_JOB_TASKS;
+    if (strncmp(s, "/tasks/", 7) == 0 && s > p + 5 && s[7] && !strchr(s + 7, '/'))
+      return R_JOB_TASK;
     if (strcmp(s, "/cancel") == 0 && s > p + 5)
       return R_JOB_CANCEL;
     if (strcmp(s, "/priority") == 0 && s > p + 5)
@@ -88,7 +105,7 @@ cairn__route cairn__api_route(const char *method, const char *path) {
   return R_UNKNOWN;
 }
 
-static void set_json(cairn__resp *rs, int status, json_t *o) {
+void set_json(cairn__resp *rs, int status, json_t *o) {
   rs->status = status;
   rs->ctype = "application/json";
   rs->body = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -110,10 +127,7 @@ static void fail(cairn__resp *rs, const cairn_error *err) {
   cairn__api_error(rs, err->status, err->text);
 }
 
-static void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
-#include <stdarg.h>
-static void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
+void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
   char text[512];
   va_list ap;
   va_start(ap, fmt);
@@ -134,8 +148,8 @@ int cairn__api_is_admin(const cairn_master *m, const char *token) {
 
 /* Parses a JSON object body allowing only keys (any key when keys is NULL:
  * the caller checks them); empty body = {} when empty_ok. */
-static json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
-                          cairn__resp *rs) {
+json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
+                   cairn__resp *rs) {
   if (rq->len == 0 && empty_ok)
     return json_object();
   json_error_t je;
@@ -166,7 +180,7 @@ static json_t *parse_body(const cairn__req *rq, const char *const *keys, int emp
 }
 
 /* Reads an array of app names into apps[] (borrowed strings). */
-static int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
+int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
   *n = 0;
   if (!json_is_array(a) || json_array_size(a) > max) {
     failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %u app names", max);
@@ -184,7 +198,7 @@ static int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__r
   return 0;
 }
 
-static const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
+const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
   json_t *v = json_object_get(o, key);
   if (!v)
     return def;
@@ -193,26 +207,6 @@ static const char *opt_str(json_t *o, const char *key, const char *def, cairn__r
     return NULL;
   }
   return json_string_value(v);
-}
-
-/* "peer_url" of a registration: "" when absent; NULL (and a 400 in rs) when
- * malformed. */
-static const char *peer_url_of(json_t *o, cairn__resp *rs) {
-  json_t *v = json_object_get(o, "peer_url");
-  const char *u = "";
-  cairn_error err = {0};
-  if (v && cairn_report_peer_url(v, &u, &err) != CAIRN_OK) {
-    fail(rs, &err);
-    return NULL;
-  }
-  return u;
-}
-
-static int has_control(const char *s) {
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      return 1;
-  return 0;
 }
 
 /* Reads the report in body o (the fields of takes; also[]: the handler's
@@ -230,76 +224,6 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn_r
 /* Hands v's checked report r to the core. Failures first: a holding
  * reported in the same body ends the transfer records they are checked
  * against. */
-static void h_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"name",     "cluster", "apps", "slots",
-                                     "peer_url", CAIRN_RESOURCES_KEY, NULL};
-  json_t *o = parse_body(rq, keys, 0, rs);
-  if (!o)
-    return;
-  const char *apps[CAIRN_MAX_APPS];
-  int napps = 0, slots = 1;
-  const char *name = opt_str(o, "name", "", rs);
-  const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
-  const char *peer = cluster ? peer_url_of(o, rs) : NULL;
-  if (!name || !cluster || !peer)
-    goto out;
-  char net[32] = "";
-  if (!*cluster && rq->client_ip && *rq->client_ip) {
-    /* no label: the worker's /24 */
-    unsigned a, b, c3, d;
-    if (sscanf(rq->client_ip, "%u.%u.%u.%u", &a, &b, &c3, &d) == 4)
-      snprintf(net, sizeof net, "%u.%u.%u.0/24", a, b, c3);
-    cluster = net;
-  }
-  if (!*cluster)
-    cluster = "default";
-  if (strlen(cluster) > 64 || strpbrk(cluster, "\"\\") || has_control(cluster)) {
-    failf(rs, CAIRN_EINVAL, "\"cluster\" must be at most 64 characters, without quotes, "
-          "backslashes or control characters");
-    goto out;
-  }
-  if (!json_object_get(o, "apps")) {
-    failf(rs, CAIRN_EINVAL, "missing \"apps\"");
-    goto out;
-  }
-  if (app_list(json_object_get(o, "apps"), apps, CAIRN_MAX_APPS, &napps, rs))
-    goto out;
-  if (napps == 0) {
-    failf(rs, CAIRN_EINVAL, "\"apps\" must name at least one app");
-    goto out;
-  }
-  json_t *sl = json_object_get(o, "slots");
-  if (sl) {
-    if (!json_is_integer(sl) || json_integer_value(sl) < 1 ||
-        json_integer_value(sl) > CAIRN_MAX_SLOTS) {
-      failf(rs, CAIRN_EINVAL, "\"slots\" must be an integer from 1 to %u", CAIRN_MAX_SLOTS);
-      goto out;
-    }
-    slots = (int)json_integer_value(sl);
-  }
-  int64_t id;
-  char token[65];
-  cairn_error err = {0};
-  cairn_resources offer;
-  json_t *res = json_object_get(o, CAIRN_RESOURCES_KEY);
-  if (res && cairn_resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &offer, "registration",
-                                   &err) != CAIRN_OK)
-    fail(rs, &err);
-  else if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
-                                token, &err) != CAIRN_OK ||
-           (res && cairn__core_set_offer(m->core, id, &offer, &err) != CAIRN_OK))
-    fail(rs, &err);
-  else {
-    char key[65];
-    cairn__core_peer_key(m->core, id, key);
-    set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
-                                (json_int_t)id, "token", token, "cluster", cluster, "peer_key",
-                                key, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL)));
-  }
-out:
-  json_decref(o);
-}
-
 /* The id of the volunteer whose token rq carries; 0 with the error in rs. */
 static int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t v = 0;
@@ -346,7 +270,7 @@ out:
 
 /* The id that s spells up to '/' or its end: decimal digits only, no sign,
  * blank or leading zero, from 1 to INT64_MAX; -1 when it is none. */
-static int64_t id_of(const char *s, const char **end) {
+int64_t id_of(const char *s, const char **end) {
   int64_t n = 0;
   const char *p = s;
   if (*p < '1' || *p > '9')
@@ -369,7 +293,7 @@ static int64_t number_after(const char *path, const char *prefix) {
 }
 
 static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"exit_status", "output", "encoding", "next", NULL};
+  static const char *const keys[] = {"exit_status", "output", "encoding", "next", "reason", NULL};
   int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -423,9 +347,16 @@ static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     failf(rs, CAIRN_EINVAL, "\"next\" must be true or false");
     goto done;
   }
+  json_t *reason = json_object_get(o, "reason");
+  if (reason && (!json_is_string(reason) || !cairn_reason_valid(json_string_value(reason)))) {
+    failf(rs, CAIRN_EINVAL, "\"reason\" must be \"wall\", \"cpu\", \"memory\", \"disk\", "
+          "\"output\", \"signal N\" (1-64) or \"exit N\" (1-255)");
+    goto done;
+  }
   cairn_error err = {0};
   json_t *next = NULL;
-  if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es), data, len,
+  if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es),
+                         json_string_value(reason), data, len,
                          json_is_true(want_next) ? &next : NULL, &err) != CAIRN_OK)
     fail(rs, &err);
   else {
@@ -679,6 +610,23 @@ static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
                               text));
 }
 
+/* GET /v1/jobs/{id}/tasks/{key}: one task, its limits and its attempts. */
+static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
+  int64_t id = id_of(s, &end);
+  if (id < 0 || strncmp(end, "/tasks/", 7) != 0)
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
+  const char *ks = end + 7;
+  int64_t key = id_of(ks, &end);
+  if (key < 0 || *end)
+    return failf(rs, CAIRN_EINVAL, "\"%.64s\" is not a task key", ks);
+  cairn_error err = {0};
+  json_t *o = cairn__core_task_json(m->core, id, key, &err);
+  if (!o)
+    return fail(rs, &err);
+  set_json(rs, 200, o);
+}
+
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = -1;
   cairn_error failure;
@@ -695,7 +643,7 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     break;
   case R_VOLUNTEERS:
     if (is(rq, "POST"))
-      return h_register(m, rq, rs);
+      return cairn__admission_register(m, rq, rs);
     if (is(rq, "GET")) {
       if (admin(m, rq, rs))
         set_json(rs, 200, cairn__core_volunteers_json(m->core));
@@ -755,6 +703,12 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
     return set_json(rs, 200, o);
   }
+  case R_JOB_TASK:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return h_job_task(m, rq, rs);
+    break;
   case R_BAN:
     if (!admin(m, rq, rs))
       return;
@@ -774,6 +728,13 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (is(rq, "POST"))
       return h_life(m, r, rq, rs);
+    break;
+  case R_INVITATIONS:
+  case R_INVITATION:
+    if (!admin(m, rq, rs))
+      return;
+    if (cairn__admission_invitations(m, r, rq, rs))
+      return;
     break;
   case R_WEB:
   case R_UNKNOWN:
@@ -827,11 +788,14 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
     break;
   case R_JOB:
   case R_JOB_TASKS:
+  case R_JOB_TASK:
   case R_BAN:
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:
   case R_JOB_CANCEL:
   case R_JOB_PRIORITY:
+  case R_INVITATIONS:
+  case R_INVITATION:
     *need = NEED_ADMIN;
     break;
   default:
@@ -856,14 +820,33 @@ static uint64_t address_key(const char *ip) {
   return h | (1ULL << 63);
 }
 
+/* The wait of a 429 in rs: Retry-After in whole seconds (at least 1), and
+ * Cairn-Retry-After-Ms to the millisecond for Cairn workers. */
+static void retry_in(cairn__resp *rs, double wait) {
+  rs->retry_after = wait < 1 ? 1 : (int)(wait + 0.999);
+  rs->retry_after_ms = (int)(wait * 1000 + 0.999);
+}
+
 /* Takes one of ip's anonymous tokens: 1, or 0 with a 429 in rs. */
-static int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
+int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
   double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
   if (wait <= 0)
     return 1;
   failf(rs, CAIRN_ERATE, "too many registrations or failed authentications from %s; retry in "
         "%.0f s", ip, wait < 1 ? 1 : wait);
-  rs->retry_after = wait < 1 ? 1 : (int)(wait + 0.999);
+  retry_in(rs, wait);
+  return 0;
+}
+
+/* Takes one of volunteer v's request tokens (cfg.volunteer_per_minute): 1,
+ * or 0 with a 429 in rs. O(1): one probe window of the fixed table. */
+static int volunteer_rate_ok(cairn_master *m, int64_t v, cairn__resp *rs) {
+  double wait = m->vrate ? cairn__rl_take(m->vrate, (uint64_t)v, mono_seconds()) : 0;
+  if (wait <= 0)
+    return 1;
+  failf(rs, CAIRN_ERATE, "volunteer %lld is over %d requests a minute; retry in %.3f s",
+        (long long)v, m->cfg.volunteer_per_minute, wait);
+  retry_in(rs, wait);
   return 0;
 }
 
@@ -879,9 +862,15 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
     ok = admin(m, &rq, rs);
     break;
   case NEED_READER:
-  case NEED_VOLUNTEER:
-    ok = (need == NEED_READER && g->trusted) || volunteer(m, &rq, rs) != 0;
+  case NEED_VOLUNTEER: {
+    if (need == NEED_READER && g->trusted) /* the admin is not rate-limited */
+      return 1;
+    int64_t v = volunteer(m, &rq, rs);
+    if (v)
+      return volunteer_rate_ok(m, v, rs);
+    ok = 0;
     break;
+  }
   default: /* a registration spends a token; so does each failed authentication */
     return r == R_VOLUNTEERS && strcmp(method, "POST") == 0 ? anonymous_ok(m, client_ip, rs) : 1;
   }

@@ -421,6 +421,8 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   v->id = (int64_t)c->nvols + 1;
   c->vols[c->nvols++] = v;
   *id = v->id;
+  if (cairn__app_runners_add(c, v))
+    CAIRN_WARN(&c->log, "out of memory counting the apps of volunteer %lld", (long long)v->id);
   cairn__journal_put(c->journal, cairn__jrec_volunteer(v->id, v->name, v->cluster, apps_json,
                                                       v->slots, v->token_hash, v->created));
   if (v->peer_url)
@@ -535,11 +537,13 @@ static json_t *work_json(const mlease *l, json_t *inputs) {
     json_array_append_new(parents, json_pack("{s:s, s:s}", "id", pt->name, "url", url));
   }
   json_t *args = json_loads(t->args_json, 0, NULL);
-  return json_pack("{s:I, s:I, s:i, s:{s:I, s:s, s:s, s:o, s:o, s:o, s:o}}", "index",
+  json_t *o = json_pack("{s:I, s:I, s:i, s:{s:I, s:s, s:s, s:o, s:o, s:o, s:o}}", "index",
                    (json_int_t)l->idx, "lease_expires", (json_int_t)l->expires, "lease_seconds",
                    j->lease_seconds, "task", "job", (json_int_t)j->id, "id", t->name, "app",
                    j->app, "args", args ? args : json_array(), "inputs", inputs, "parents",
                    parents, CAIRN_RESOURCES_KEY, cairn_resources_json(cairn__fit_req(j, l->task)));
+  cairn__task_offer_run(t, json_object_get(o, "task")); /* limits, env, stdin */
+  return o;
 }
 
 /* Allocates the best eligible task for v (under the lock); journals it.
@@ -572,7 +576,8 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
       int fit = cairn__fit_check(c, j, task, &avail);
       if (fit < 0 && cairn__fit_park(j, task) == 0)
         continue;
-      if (fit <= 0 || (j->replication > 1 && rep_has_vol(t->rep, v->id)))
+      if (fit <= 0 || (j->replication > 1 && rep_has_vol(t->rep, v->id)) ||
+          cairn__task_pass_over(c, j, t, v->id, cairn__now()))
         skipped[nskipped++] = task;
       else
         found = 1;
@@ -615,7 +620,8 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
       return NULL;
     }
     *l = (mlease){.idx = idx, .t = tnum, .issued = cairn__now(), .vol = v, .job = j, .task = task};
-    l->expires = l->issued + j->lease_seconds;
+    l->hard = cairn__lease_hard(c, t, l->issued);
+    l->expires = cairn__lease_cap(l, l->issued + j->lease_seconds);
     if (cairn__lease_push(c, l->expires, idx))
       CAIRN_ERR(&c->log, "out of memory queuing lease %lld", (long long)idx);
     v->allocations = tnum;
@@ -721,9 +727,11 @@ static cairn_status no_lease(cairn_core *c, mvol *v, int64_t idx, cairn_error *e
 }
 
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
-                                const void *output, size_t len, json_t **next, cairn_error *err) {
+                                const char *reason, const void *output, size_t len, json_t **next,
+                                cairn_error *err) {
   cairn_status st = CAIRN_OK;
-  char digest[65];
+  char digest[65], why[CAIRN_REASON_MAX];
+  cairn_reason_of_exit(exit_status, why);
   cairn_sha256_hex(output, len, digest);
   if (next)
     *next = NULL;
@@ -755,6 +763,9 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   }
   mres *m = &t->rep->res[t->rep->nres - 1];
   count_outcome(v, m->outcome, +1);
+  reason = ok ? "" : reason && *reason ? reason : why;
+  if (!ok)
+    cairn__task_failed(c, t, v->id, reason);
   for (uint32_t k = 0; ok && k < t->ninputs; k++)
     if (j->files[t->inputs[k]].broadcast)
       cairn__dist_have(c, v, j->files[t->inputs[k]].sha256); /* it ran on a verified copy */
@@ -784,7 +795,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   c->results_total[m->outcome]++;
   cairn__journal_put(c->journal,
                     cairn__jrec_result(idx, t->key, v->id, exit_status, output, len, digest,
-                                       cairn__now(), cairn__outcome_name[m->outcome]));
+                                       cairn__now(), cairn__outcome_name[m->outcome], reason));
   if (next) {
     cairn_status ast;
     cairn_error aerr = {0};
@@ -840,7 +851,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
       listed = running[k] == l->idx;
     if (!listed)
       continue;
-    int64_t ne = now + l->job->lease_seconds;
+    int64_t ne = cairn__lease_cap(l, now + l->job->lease_seconds); /* never past hard */
     if (l->job->lease_seconds > lease_seconds)
       lease_seconds = l->job->lease_seconds;
     if (ne > l->expires) {
@@ -871,6 +882,8 @@ int cairn__core_expire(cairn_core *c, int64_t now) {
       continue; /* returned, or extended (a newer heap item exists) */
     drop_lease(c, l, LEASE_EXPIRED);
     c->expired_total++;
+    if (l->hard && l->expires >= l->hard) /* its app outlived its wall limit */
+      cairn__task_failed(c, &l->job->tasks[l->task], l->vol->id, "wall");
     CAIRN_INFO(&c->log, "lease %lld of volunteer %lld expired (job %lld task %s)", (long long)l->idx,
                (long long)l->vol->id, (long long)l->job->id, l->job->tasks[l->task].name);
     replan(c, l->job, l->task);

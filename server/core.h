@@ -77,6 +77,7 @@
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/protocol.h"
+#include "common/taskrun.h"
 #include "server/hmap.h"
 #include "server/journal.h"
 #include "server/store.h"
@@ -132,6 +133,9 @@ typedef struct mtask {
   int64_t accepted;  /* index of the accepted (or last failed) result, 0 if none */
   int64_t round;
   mrep *rep;         /* NULL until first allocated */
+  char *run_json;    /* its limits, env, stdin (a work offer's form), or NULL */
+  int32_t wall;      /* its wall_seconds (0: none): the lease's hard deadline */
+  int64_t failed_vol, failed_at; /* who failed it last and when (limits.c) */
 } mtask;
 
 typedef struct mjob {
@@ -180,6 +184,7 @@ typedef struct mvol {
 
 typedef struct mlease {
   int64_t idx, t, issued, expires;
+  int64_t hard;            /* issued + wall + grace: expires never passes it (0: none) */
   mvol *vol;
   mjob *job;
   uint32_t task;
@@ -226,6 +231,13 @@ typedef struct cairn_core {
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
+  uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
+
+  /* limits (limits.c): the ceiling of every task's limits (0: none), the
+   * seconds a lease outlives its task's wall limit; set before serving */
+  int64_t ceiling[CAIRN_LIMIT_COUNT];
+  int64_t wall_grace;
+  cairn_hmap app_runners;  /* hash of an app name -> volunteers registered with it */
 } cairn_core;
 
 /* Releases c->lock, first sealing the journal records put under it (one
@@ -288,10 +300,12 @@ cairn_status cairn__core_may_read_file(cairn_core *c, int64_t vol, const char *s
                                        cairn_error *err);
 cairn_status cairn__core_may_read_output(cairn_core *c, int64_t vol, int64_t key,
                                          cairn_error *err);
-/* Records a result. With next != NULL, also allocates the volunteer's next
+/* Records a result; reason: why it failed (cairn_reason_valid), or NULL to
+ * derive "exit N" from a non-zero exit_status. With next != NULL, also allocates the volunteer's next
  * task in the same batch (*next = the /v1/work body, or NULL when none). */
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
-                                const void *output, size_t len, json_t **next, cairn_error *err);
+                                const char *reason, const void *output, size_t len, json_t **next,
+                                cairn_error *err);
 /* Applies r, then extends the volunteer's leases: those r lists in
  * "running" when it has the field (a worker names the tasks it runs, so a
  * lease whose work answer never reached it is left to expire), else all of
@@ -369,8 +383,9 @@ cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *o
                                    cairn_error *err);
 /* The ATAF family of the database (fixed for its life). */
 cairn_ataf_family cairn__core_family(const cairn_core *c);
-/* The store's audit rows (cairn_store_audit): by index n, or by volunteer. */
-cairn_status cairn__core_audit(cairn_core *c, int by_volunteer, int64_t key,
+/* The store's audit rows (cairn_store_audit): by index n, volunteer or task
+ * (by: CAIRN_AUDIT_BY_*). */
+cairn_status cairn__core_audit(cairn_core *c, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
                                cairn_error *err);
 /* A task's accepted output from the store (caller frees *out). */
@@ -416,6 +431,47 @@ int cairn__vol_add_active(mvol *v, int64_t idx);
 void cairn__rep_free(mrep *r);
 
 int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx);
+
+/* ---- limits.c: what tasks run under, hard deadlines, failure reasons ---- */
+/* The seconds a lease outlives its task's wall limit unless set. */
+#define CAIRN_DEFAULT_WALL_GRACE_SECONDS 30
+/* Seconds a task that failed on a volunteer is kept from that volunteer,
+ * so that another one gets it first: longer than a worker's longest poll
+ * back-off (5 s). */
+#define CAIRN_RETRY_HOLD_SECONDS 6
+/* Sets the ceiling (0: none for a limit) and the wall grace (0: the
+ * default) before serving; recomputes the hard deadlines of the leases
+ * loaded from the store (O(leases)). CAIRN_EINVAL naming a bad value. */
+cairn_status cairn__core_set_limits(cairn_core *c, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+                                    int wall_grace, cairn_error *err);
+/* Checks spec's limits against c's ceiling (refused naming the limit and
+ * the flag) and gives unset limits the ceiling. O(tasks), no lock. */
+cairn_status cairn__core_check_limits(const cairn_core *c, cairn_jobspec *spec, cairn_error *err);
+/* The lease's hard deadline for task t issued at issued (0: none). O(1). */
+int64_t cairn__lease_hard(const cairn_core *c, const mtask *t, int64_t issued);
+/* expires, capped at l's hard deadline. O(1). */
+int64_t cairn__lease_cap(const mlease *l, int64_t expires);
+/* Sets t->run_json (owned copy; NULL for an empty run) and t->wall. 0, or -1
+ * out of memory. */
+int cairn__task_set_run(mtask *t, const char *run_json);
+/* Adds t's "limits", "env", "stdin" to task (a work offer's "task"). */
+void cairn__task_offer_run(const mtask *t, json_t *task);
+/* Counts a failed attempt of t on volunteer vol by reason (under the lock):
+ * cairn_task_failures_total, and vol is passed over for t a while. O(1). */
+void cairn__task_failed(cairn_core *c, mtask *t, int64_t vol, const char *reason);
+/* Counts v among the volunteers of each app it declared (under the lock at
+ * registration, or at load). O(apps of v). 0, or -1 out of memory. */
+int cairn__app_runners_add(cairn_core *c, const mvol *v);
+/* 1 when task t of job j should go to another volunteer than vol first:
+ * vol failed it last, less than CAIRN_RETRY_HOLD_SECONDS ago, and another
+ * registered volunteer declared j's app. O(1). */
+int cairn__task_pass_over(const cairn_core *c, const mjob *j, const mtask *t, int64_t vol,
+                          int64_t now);
+/* GET /v1/jobs/{id}/tasks/{key}: the task with its run and every attempt
+ * (index, volunteer, lease state, exit status, reason). Under the lock
+ * O(1) (the key is found by its offset in the job); the attempts are read
+ * from the store after. NULL with err (CAIRN_ENOTFOUND, ...). */
+json_t *cairn__core_task_json(cairn_core *c, int64_t job, int64_t key, cairn_error *err);
 uint64_t cairn__hash_key(const char *hex);
 char *cairn__strdup(const char *s);
 

@@ -29,6 +29,7 @@ void cairn__job_free(mjob *j) {
     cairn__rep_free(j->tasks[i].rep);
     free(j->tasks[i].name);
     free(j->tasks[i].args_json);
+    free(j->tasks[i].run_json);
     free(j->tasks[i].inputs);
   }
   free(j->tasks);
@@ -148,7 +149,17 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
     st->ninputs = 0;
     t->rclass = st->rclass;
     cairn__fit_count_task(j, t->rclass);
-    if (!t->args_json || !t->name)
+    char *run = NULL;
+    if (!cairn_task_run_empty(&st->run)) {
+      json_t *r = cairn_task_run_json(&st->run);
+      run = r ? json_dumps(r, JSON_COMPACT) : NULL;
+      json_decref(r);
+      if (!run)
+        goto nomem;
+    }
+    int bad = cairn__task_set_run(t, run);
+    free(run);
+    if (bad || !t->args_json || !t->name)
       goto nomem;
   }
   j->dag = spec->dag;
@@ -172,7 +183,7 @@ static cairn__jrec *job_record(const mjob *j) {
   for (uint32_t i = 0; r && i < j->ntasks; i++) {
     const mtask *t = &j->tasks[i];
     uint32_t p0 = j->dag->par_off[i], np = j->dag->par_off[i + 1] - p0;
-    r = cairn__jrec_job_task(r, i, t->name, t->args_json, t->inputs, t->ninputs,
+    r = cairn__jrec_job_task(r, i, t->name, t->args_json, t->run_json, t->inputs, t->ninputs,
                              j->dag->par + p0, np);
     const cairn_resources *req = cairn__fit_req(j, i);
     if (!cairn_resources_equal(req, &CAIRN_RESOURCES_DEFAULT))
@@ -186,6 +197,8 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
   cairn_status st = CAIRN_OK;
   mjob *j = NULL;
   cairn__jrec *rec = NULL;
+  if ((st = cairn__core_check_limits(c, spec, err)) != CAIRN_OK)
+    goto done;
   if (!cairn_policy_find(spec->policy)) {
     st = cairn_error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", spec->policy);
     goto done;
@@ -380,10 +393,10 @@ cairn_ataf_family cairn__core_family(const cairn_core *c) { return c->family; }
 const char *cairn__core_files_dir(const cairn_core *c) { return c->files_dir; }
 
 /* The store serializes its own reads (it has a read connection and lock). */
-cairn_status cairn__core_audit(cairn_core *c, int by_volunteer, int64_t key,
+cairn_status cairn__core_audit(cairn_core *c, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
                                cairn_error *err) {
-  return cairn_store_audit(c->store, by_volunteer, key, cb, ud, err);
+  return cairn_store_audit(c->store, by, key, cb, ud, err);
 }
 
 cairn_status cairn__core_task_output(cairn_core *c, int64_t key, char **out, size_t *len,
@@ -475,6 +488,7 @@ static int result_row(void *ud, const cairn_store_result_row *r) {
   json_object_set_new(t, "volunteer", json_integer(r->volunteer));
   json_object_set_new(t, "index", json_integer(r->idx));
   json_object_set_new(t, "exit_status", json_integer(r->exit_status));
+  json_object_set_new(t, "reason", r->reason ? json_string(r->reason) : json_null());
   output_json(r->output, r->len, t);
   return 0;
 }
@@ -490,11 +504,11 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
   }
   const mjob *j = c->jobs[id - 1];
   for (uint32_t i = 0; i < j->ntasks; i++)
-    json_array_append_new(tasks, json_pack("{s:s, s:I, s:s, s:i, s:n, s:n, s:n, s:n}", "id",
+    json_array_append_new(tasks, json_pack("{s:s, s:I, s:s, s:i, s:n, s:n, s:n, s:n, s:n}", "id",
                                            j->tasks[i].name, "key", (json_int_t)j->tasks[i].key,
                                            "state", cairn__tstate_name[j->tasks[i].state],
                                            "attempts", j->tasks[i].attempts, "volunteer",
-                                           "index", "exit_status", "output"));
+                                           "index", "exit_status", "output", "reason"));
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
   settle(c, seq);
@@ -573,6 +587,8 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   cairn__dist_counters dc;
   cairn__dist_get_counters(c->dist, &dc);
   memcpy(res, c->results_total, sizeof res);
+  uint64_t failures[CAIRN_REASON_KINDS];
+  memcpy(failures, c->failures_total, sizeof failures);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
   cairn__core_unlock(c);
   uint64_t committed = cairn__journal_committed(c->journal);
@@ -629,6 +645,13 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "reported (source, bytes, time).\n"
           "# TYPE cairn_fetch_reports_total counter\ncairn_fetch_reports_total %llu\n",
           (unsigned long long)dc.fetch_reports);
+  static const char *const kinds[CAIRN_REASON_KINDS] = CAIRN_REASON_KIND_NAMES;
+  appendf(buf, len, cap, "# HELP cairn_task_failures_total Failed attempts since start, by "
+          "reason (a limit, a signal, an exit status, a lease past its hard deadline: wall).\n"
+          "# TYPE cairn_task_failures_total counter\n");
+  for (int k = 0; k < CAIRN_REASON_KINDS; k++)
+    appendf(buf, len, cap, "cairn_task_failures_total{reason=\"%s\"} %llu\n", kinds[k],
+            (unsigned long long)failures[k]);
   static const char *const reasons[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
   appendf(buf, len, cap, "# HELP cairn_peer_failures_total Peer sources workers reported as "
           "having failed a download, by reason.\n"

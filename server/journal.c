@@ -2,6 +2,8 @@
  * (journal.h). */
 #include "server/journal.h"
 
+#include "common/taskrun.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +11,12 @@
 #include <unistd.h>
 
 typedef enum {
-  J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_JOB, J_TASK, J_JOBSTATE,
-  J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL
+  J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
+  J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL
 } jtype;
 
 typedef struct jtask {
-  char *name, *args_json, *inputs_json;
+  char *name, *args_json, *inputs_json, *run_json; /* run_json: NULL for none */
   uint32_t *parents;
   uint32_t nparents;
   int has_res;                /* a request other than the default */
@@ -37,6 +39,8 @@ struct cairn__jrec {
     struct { char sha256[65]; int64_t size, created; } file;
     struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD */
     struct { char *src, *dst; int64_t bps, samples; } rate;
+    struct { cairn_store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
+    struct { int64_t id; } uninvite;
     struct {
       int64_t id, created, first_key, priority;
       char *name, *app, *policy;
@@ -56,6 +60,7 @@ struct cairn__jrec {
       size_t len;
       char digest[65];
       const char *outcome;
+      char reason[CAIRN_REASON_MAX]; /* "" for none */
     } result;
     struct { int64_t idx; const char *outcome; } outcome;
     struct { int64_t vol, cores, memory_mib, disk_mib; } offer;
@@ -178,6 +183,27 @@ cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bps, int
   return checked(r, copy_str(&r->u.rate.src, src) | copy_str(&r->u.rate.dst, dst));
 }
 
+cairn__jrec *cairn__jrec_invite(const cairn_store_invite_row *row) {
+  cairn__jrec *r = rec(J_INVITE);
+  if (!r)
+    return NULL;
+  r->u.invite.row = *row;
+  snprintf(r->u.invite.hash, sizeof r->u.invite.hash, "%s", row->code_hash);
+  snprintf(r->u.invite.prefix, sizeof r->u.invite.prefix, "%s", row->prefix);
+  r->u.invite.note = strdup(row->note ? row->note : "");
+  r->u.invite.row.code_hash = r->u.invite.hash;
+  r->u.invite.row.prefix = r->u.invite.prefix;
+  r->u.invite.row.note = r->u.invite.note;
+  return checked(r, !r->u.invite.note);
+}
+
+cairn__jrec *cairn__jrec_invite_delete(int64_t id) {
+  cairn__jrec *r = rec(J_UNINVITE);
+  if (r)
+    r->u.uninvite.id = id;
+  return r;
+}
+
 cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *policy,
                              int replication, int quorum, int lease_seconds, int max_attempts,
                              int64_t created, uint32_t nfiles, uint32_t ntasks) {
@@ -251,7 +277,8 @@ static char *index_list(const uint32_t *v, uint32_t n) {
 }
 
 cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
-                                  const char *args_json, const uint32_t *inputs, uint32_t ninputs,
+                                  const char *args_json, const char *run_json,
+                                  const uint32_t *inputs, uint32_t ninputs,
                                   const uint32_t *parents, uint32_t nparents) {
   if (!r || r->type != J_JOB || i >= r->u.job.ntasks)
     return checked(r, 1);
@@ -262,7 +289,8 @@ cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
     memcpy(t->parents, parents, nparents * sizeof *parents);
   t->nparents = nparents;
   return checked(r, !t->inputs_json || !t->parents || copy_str(&t->name, name) ||
-                      copy_str(&t->args_json, args_json));
+                      copy_str(&t->args_json, args_json) ||
+                      (run_json && copy_str(&t->run_json, run_json)));
 }
 
 cairn__jrec *cairn__jrec_job_task_res(cairn__jrec *r, uint32_t i, int64_t cores,
@@ -317,7 +345,7 @@ cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state) 
 
 cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit_status,
                                 const void *output, size_t len, const char *digest,
-                                int64_t received, const char *outcome) {
+                                int64_t received, const char *outcome, const char *reason) {
   cairn__jrec *r = rec(J_RESULT);
   if (!r)
     return NULL;
@@ -327,6 +355,7 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit
   r->u.result.received = received;
   r->u.result.exit_status = exit_status;
   r->u.result.outcome = outcome;
+  snprintf(r->u.result.reason, sizeof r->u.result.reason, "%s", reason ? reason : "");
   sha_copy(r->u.result.digest, digest);
   r->u.result.len = len;
   r->u.result.out = malloc(len ? len : 1);
@@ -350,6 +379,7 @@ void cairn__jrec_free(cairn__jrec *r) {
   case J_VOL: free(r->u.vol.name); free(r->u.vol.cluster); free(r->u.vol.apps); break;
   case J_BAN: case J_PEER: free(r->u.ban.text); break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
+  case J_INVITE: free(r->u.invite.note); break;
   case J_JOB:
     for (uint32_t i = 0; r->u.job.files && i < r->u.job.nfiles; i++)
       free(r->u.job.files[i].name);
@@ -358,6 +388,7 @@ void cairn__jrec_free(cairn__jrec *r) {
       free(t->name);
       free(t->args_json);
       free(t->inputs_json);
+      free(t->run_json);
       free(t->parents);
     }
     free(r->u.job.files);
@@ -386,7 +417,7 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
     const jtask *t = &j->tasks[i];
     int64_t key = j->first_key + i;
     st = cairn_store_task_insert(s, key, j->id, i, t->name, t->args_json, t->inputs_json,
-                                 t->nparents ? "waiting" : "eligible", err);
+                                 t->nparents ? "waiting" : "eligible", t->run_json, err);
     for (uint32_t p = 0; st == CAIRN_OK && p < t->nparents; p++)
       st = cairn_store_task_parent_insert(s, key, j->first_key + t->parents[p], p, err);
     if (st == CAIRN_OK && t->has_res) {
@@ -417,6 +448,8 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
   case J_RATE:
     return cairn_store_rate_put(s, r->u.rate.src, r->u.rate.dst, r->u.rate.bps,
                                 r->u.rate.samples, err);
+  case J_INVITE: return cairn_store_invite_put(s, &r->u.invite.row, err);
+  case J_UNINVITE: return cairn_store_invite_delete(s, r->u.uninvite.id, err);
   case J_JOB: return write_job(s, r, err);
   case J_TASK:
     return cairn_store_task_update(s, r->u.task.key, r->u.task.state, r->u.task.attempts,
@@ -434,7 +467,7 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
   case J_RESULT: {
     const __typeof__(r->u.result) *x = &r->u.result;
     return cairn_store_result_insert(s, x->idx, x->task, x->vol, x->exit_status, x->out, x->len,
-                                     x->digest, x->received, x->outcome, err);
+                                     x->digest, x->received, x->outcome, x->reason, err);
   }
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   case J_OFFER: {

@@ -91,6 +91,11 @@ cairn__jrec *cairn__jrec_unhold(int64_t volunteer, const char *sha256);
 cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bytes_per_second,
                               int64_t samples);
 
+/* An invitation: a new one, or the count of its uses (r is copied). */
+cairn__jrec *cairn__jrec_invite(const cairn_store_invite_row *r);
+/* Invitation id is revoked. */
+cairn__jrec *cairn__jrec_invite_delete(int64_t id);
+
 /* A new job: its row, files and tasks are added with cairn__jrec_job_file()
  * and cairn__jrec_job_task(), its id and keys with cairn__jrec_job_keys()
  * (each NULL-safe, so a chain of calls needs one check at
@@ -116,10 +121,11 @@ cairn__jrec *cairn__jrec_job_keys(cairn__jrec *r, int64_t id, int64_t first_key)
 /* File i of job r. On failure frees r and returns NULL; else returns r. */
 cairn__jrec *cairn__jrec_job_file(cairn__jrec *r, uint32_t i, const char *name,
                                   const char *sha256, int broadcast);
-/* Task i of job r: its inputs (indices into the job's files) and parents
+/* Task i of job r: its run (limits, env, stdin as JSON; NULL: none), its inputs (indices into the job's files) and parents
  * (indices into its tasks). On failure frees r and returns NULL. */
 cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
-                                  const char *args_json, const uint32_t *inputs, uint32_t ninputs,
+                                  const char *args_json, const char *run_json,
+                                  const uint32_t *inputs, uint32_t ninputs,
                                   const uint32_t *parents, uint32_t nparents);
 
 /* Task i of job r requests other resources than the default (one core, no
@@ -145,10 +151,10 @@ cairn__jrec *cairn__jrec_alloc(int64_t idx, int64_t volunteer, int64_t t, int64_
 /* The lease of allocation idx: its deadline and state ("leased", "returned",
  * "expired"). */
 cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state);
-/* The result of allocation idx (output copied). */
+/* The result of allocation idx (output copied; reason: NULL or "" for none). */
 cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t volunteer, int exit_status,
                                 const void *output, size_t len, const char *digest,
-                                int64_t received, const char *outcome);
+                                int64_t received, const char *outcome, const char *reason);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 

@@ -285,7 +285,8 @@ cairn_status cairn__core_resume_deletes(cairn_core *c, cairn_error *err) {
     else /* before serving: nothing else uses its files now */
       st = store_delete(c, id, c->resume[i].purge, lo, hi, NULL, 0, &rep, err);
     if (st == CAIRN_OK)
-      CAIRN_WARN(&c->log, "job %lld: its deletion, interrupted by a stop, is finished", (long long)id);
+      CAIRN_WARN(&c->log, "job %lld: its deletion, interrupted by a stop, is finished",
+                 (long long)id);
     free(rep.removed);
   }
   free(c->resume);

@@ -59,6 +59,8 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   if (cairn_hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v))
     goto fail;
   c->vols[c->nvols++] = v;
+  if (cairn__app_runners_add(c, v))
+    return -1;
   return 0;
 fail:
   json_decref(apps);
@@ -201,6 +203,8 @@ static int load_task(void *ud, const cairn_store_task_row *r) {
   t->key = r->key;
   t->name = cairn__strdup(r->name);
   t->args_json = cairn__strdup(r->args_json);
+  if (cairn__task_set_run(t, r->run_json))
+    return -1;
   t->attempts = (uint16_t)r->attempts;
   t->accepted = r->accepted;
   t->round = r->round;
@@ -314,7 +318,8 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
   if (!l)
     return -1;
   *l = (mlease){.idx = r->idx, .t = r->t, .issued = r->issued, .expires = r->expires,
-                .vol = c->vols[r->volunteer - 1], .job = j, .task = seq};
+                .hard = cairn__lease_hard(c, t, r->issued), .vol = c->vols[r->volunteer - 1],
+                .job = j, .task = seq};
   mvol *v = l->vol;
   if (cairn_hmap_put(&c->leases, (uint64_t)r->idx, l) || cairn__lease_push(c, r->expires, r->idx)) {
     free(l);
@@ -441,7 +446,9 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
     cairn_logger_init(&c->log, CAIRN_LOG_DEFAULT, NULL, NULL);
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->job_cv, NULL);
+  c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
   cairn_hmap_init(&c->vol_by_token);
+  cairn_hmap_init(&c->app_runners);
   cairn_hmap_init(&c->leases);
   if (!(c->dist = cairn__dist_create())) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -530,6 +537,7 @@ void cairn__core_close(cairn_core *c) {
       free(c->leases.vals[i]);
   cairn_hmap_free(&c->leases);
   cairn_hmap_free(&c->vol_by_token);
+  cairn_hmap_free(&c->app_runners);
   cairn__dist_destroy(c->dist);
   free(c->heap);
   pthread_mutex_destroy(&c->lock);

@@ -19,7 +19,11 @@ static void usage(FILE *f) {
   fputs("usage: cairn-server [--db PATH] [--listen HOST:PORT] [--web DIR]\n"
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
-        "                    [--broadcast-plan ALGO] [--keep-finished DAYS]\n"
+        "                    [--broadcast-plan ALGO] [--volunteer-rate N]\n"
+        "                    [--registration open|invite|closed] [--max-wall-seconds N]\n"
+        "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
+        "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
+        "                    [--keep-finished DAYS]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -35,6 +39,15 @@ static void usage(FILE *f) {
         "  --broadcast-plan A   planner of broadcast inputs: ECEF-LA (default), ECEF,\n"
         "                       ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,\n"
         "                       bounded-degree, or online (no plan)\n"
+        "  --volunteer-rate N   requests one volunteer may make a minute (default 120000,\n"
+        "                       after a burst of ten seconds' worth; -1: no limit)\n"
+        "  --registration M     who may register volunteers: open (default, anyone),\n"
+        "                       invite (a code from `cairn invite`) or closed\n"
+        "  --max-wall-seconds N, --max-cpu-seconds N, --max-memory-mib N, --max-disk-mib N,\n"
+        "  --max-output-mib N   the ceiling of each task limit (default: none); a job asking\n"
+        "                       for more is refused, a task without the limit gets the ceiling\n"
+        "  --wall-grace-seconds N  a lease ends N s after its task's wall limit, heartbeats\n"
+        "                       or not (default 30)\n"
         "  --keep-finished DAYS delete jobs done, failed or cancelled more than DAYS ago\n"
         "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n",
         f);
@@ -49,7 +62,15 @@ int main(int argc, char **argv) {
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
     {"ataf-family", required_argument, NULL, 'f'},
     {"broadcast-plan", required_argument, NULL, 'b'},
-    {"keep-finished", required_argument, NULL, 'r'},
+    {"volunteer-rate", required_argument, NULL, 'r'},
+    {"registration", required_argument, NULL, 'g'},
+    {"max-wall-seconds", required_argument, NULL, 'W'},
+    {"max-cpu-seconds", required_argument, NULL, 'C'},
+    {"max-memory-mib", required_argument, NULL, 'M'},
+    {"max-disk-mib", required_argument, NULL, 'D'},
+    {"max-output-mib", required_argument, NULL, 'O'},
+    {"wall-grace-seconds", required_argument, NULL, 'G'},
+    {"keep-finished", required_argument, NULL, 'K'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -74,6 +95,24 @@ int main(int argc, char **argv) {
     case 'f': cfg.ataf_family = optarg; break;
     case 'b': cfg.broadcast_plan = optarg; break;
     case 'r': {
+      char *end = NULL;
+      long n = strtol(optarg, &end, 10);
+      if (!*optarg || *end || (n < 1 && n != -1) || n > 100000000) {
+        fprintf(stderr, "cairn-server: --volunteer-rate must be a number of requests a minute "
+                "from 1 to 100000000, or -1 for no limit\n");
+        return 2;
+      }
+      cfg.volunteer_per_minute = (int)n;
+      break;
+    }
+    case 'g': cfg.registration = optarg; break;
+    case 'W': cfg.max_wall_seconds = atoll(optarg); break;
+    case 'C': cfg.max_cpu_seconds = atoll(optarg); break;
+    case 'M': cfg.max_memory_mib = atoll(optarg); break;
+    case 'D': cfg.max_disk_mib = atoll(optarg); break;
+    case 'O': cfg.max_output_mib = atoll(optarg); break;
+    case 'G': cfg.wall_grace_seconds = atoi(optarg); break;
+    case 'K': {
       char *end = NULL;
       cfg.keep_finished_days = strtod(optarg, &end);
       if (!end || end == optarg || *end || !(cfg.keep_finished_days > 0) ||

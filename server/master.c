@@ -27,6 +27,8 @@ void cairn_master_config_init(cairn_master_config *cfg) {
   cfg->idle_timeout_seconds = CAIRN_DEFAULT_IDLE_SECONDS;
   cfg->request_seconds = CAIRN_DEFAULT_REQUEST_SECONDS;
   cfg->anonymous_per_minute = CAIRN_DEFAULT_ANON_PER_MINUTE;
+  cfg->volunteer_per_minute = CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE;
+  cfg->registration = "open";
 }
 
 static int valid_token(const char *t) {
@@ -107,6 +109,17 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     goto fail;
   }
   cairn_logger_init(&m->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
+  const char *reg = cfg->registration ? cfg->registration : "open";
+  m->registration = !strcmp(reg, "open")     ? CAIRN__REG_OPEN
+                    : !strcmp(reg, "invite") ? CAIRN__REG_INVITE
+                    : !strcmp(reg, "closed") ? CAIRN__REG_CLOSED
+                                             : -1;
+  m->cfg.registration = NULL; /* m->registration says it */
+  if (m->registration < 0) {
+    cairn_error_set(err, CAIRN_EINVAL, "registration must be open, invite or closed, not \"%.64s\"",
+                    reg);
+    goto fail;
+  }
   if (!(cfg->keep_finished_days >= 0) || cfg->keep_finished_days > 36500) {
     cairn_error_set(err, CAIRN_EINVAL, "keep_finished_days must be from 0 to 36500");
     goto fail;
@@ -131,6 +144,16 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
+  if (m->cfg.volunteer_per_minute == 0)
+    m->cfg.volunteer_per_minute = CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE;
+  if (m->cfg.volunteer_per_minute > 0 &&
+      !(m->vrate = cairn__rl_create(m->cfg.volunteer_per_minute / 60.0,
+                                    m->cfg.volunteer_per_minute >= 6
+                                      ? m->cfg.volunteer_per_minute / 6.0 : 1.0,
+                                    CAIRN_VOLUNTEER_RATE_SLOTS))) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto fail;
+  }
   m->db_path = strdup(cfg->db_path ? cfg->db_path : "cairn.db");
   m->listen = strdup(cfg->listen ? cfg->listen : "127.0.0.1:8080");
   m->web_dir = cfg->web_dir ? strdup(cfg->web_dir) : NULL;
@@ -148,7 +171,13 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   if (m->core) /* peer keys from the admin token: stable, and never in the database */
     cairn__core_set_peer_seed(m->core, m->admin_token);
   if (!m->core ||
-      (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)))
+      (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)) ||
+      !(m->invites = cairn__invites_open(m->core, err)))
+    goto fail;
+  int64_t ceiling[CAIRN_LIMIT_COUNT] = {cfg->max_wall_seconds, cfg->max_cpu_seconds,
+                                        cfg->max_memory_mib, cfg->max_disk_mib,
+                                        cfg->max_output_mib};
+  if (cairn__core_set_limits(m->core, ceiling, cfg->wall_grace_seconds, err) != CAIRN_OK)
     goto fail;
   return m;
 fail:
@@ -222,13 +251,15 @@ void cairn_master_delete(cairn_master *m) {
   cairn__http_stop(m);
   if (m->reaper_running)
     pthread_join(m->reaper, NULL);
-  cairn__core_close(m->core);
+  cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
+  cairn__invites_close(m->invites);
   if (m->stop_pipe[0] >= 0)
     close(m->stop_pipe[0]);
   if (m->stop_pipe[1] >= 0)
     close(m->stop_pipe[1]);
   pthread_mutex_destroy(&m->stats_lock);
   cairn__rl_destroy(m->anon);
+  cairn__rl_destroy(m->vrate);
   free(m->db_path);
   free(m->listen);
   free(m->web_dir);

@@ -9,18 +9,22 @@
 #include "cairn/master.h"
 #include "common/log.h"
 #include "server/core.h"
+#include "server/invitations.h"
 #include "server/ratelimit.h"
 
 /* Routes, for dispatch and for the per-route request counters. */
 typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_AUDIT_INDEX, R_AUDIT_VOL,
-  R_JOB_CANCEL, R_JOB_PRIORITY,
+  R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY,
   R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
 #define CAIRN__STATUS_SLOTS 16
+
+/* Who may register a volunteer (cfg.registration). */
+enum { CAIRN__REG_OPEN, CAIRN__REG_INVITE, CAIRN__REG_CLOSED };
 
 struct cairn_master {
   cairn_master_config cfg;
@@ -35,6 +39,10 @@ struct cairn_master {
   atomic_int stop_requested; /* set by cairn_master_stop(), from any thread or a signal */
   cairn__ratelimit *anon;    /* per client address: registrations, failed
                                 authentications; NULL: no limit */
+  int registration;          /* CAIRN__REG_*: who may POST /v1/volunteers */
+  cairn__invites *invites;   /* invitation codes (invitations.c) */
+  cairn__ratelimit *vrate;   /* per volunteer id: requests on the volunteer routes
+                                (cfg.volunteer_per_minute); NULL: no limit */
   atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
   atomic_size_t body_bytes;  /* request body bytes held or promised (http.c; cap:
                                 cfg.max_body_memory) */
@@ -81,6 +89,29 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs);
 /* Sets rs to the JSON error body for st with message text. */
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
+/* Helpers of the route handlers (api.c), for admission.c: rs gets status
+ * and o rendered (taking o; NULL: no body); an error with a printf-style
+ * message; a JSON object body allowing only keys (NULL: any; empty = {}
+ * when empty_ok), NULL with the 400 in rs; an array of at most max app
+ * names (borrowed) or -1 with the 400; an optional string field (def when
+ * absent, NULL with the 400); the id s spells up to '/' or its end, -1 when
+ * none; one of client address ip's anonymous tokens (1, or 0 with a 429). */
+void cairn__api_json(cairn__resp *rs, int status, json_t *o);
+void cairn__api_failf(cairn__resp *rs, cairn_status st, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+json_t *cairn__api_body(const cairn__req *rq, const char *const *keys, int empty_ok,
+                        cairn__resp *rs);
+int cairn__api_apps(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs);
+const char *cairn__api_opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs);
+int64_t cairn__api_id(const char *s, const char **end);
+int cairn__api_anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs);
+
+/* admission.c: POST /v1/volunteers (under cfg.registration), and the
+ * invitation routes r (R_INVITATIONS, R_INVITATION; the caller checked the
+ * admin token): 1 when handled, 0 for a method the route has not. */
+void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
+                                 cairn__resp *rs);
 int cairn__api_is_admin(const cairn_master *m, const char *token);
 void cairn__api_count(cairn_master *m, cairn__route r, int status);
 

@@ -26,6 +26,7 @@ enum stmt_id {
   S_META_SET, S_META_GET, S_META_DELETE,
   S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
   S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_DELETE, S_HOLDER_FORGET, S_RATE_PUT,
+  S_INVITE_PUT, S_INVITE_DELETE,
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
@@ -61,13 +62,17 @@ static const char *const sql_text[S_COUNT] = {
   [S_RATE_PUT] = "INSERT INTO link_rates(src, dst, bytes_per_second, samples) "
                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(src, dst) DO UPDATE SET "
                  "bytes_per_second = excluded.bytes_per_second, samples = excluded.samples",
+  [S_INVITE_PUT] = "INSERT INTO invitations(id, code_hash, prefix, uses, used, expires, note, "
+                   "created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO UPDATE "
+                   "SET used = excluded.used",
+  [S_INVITE_DELETE] = "DELETE FROM invitations WHERE id = ?1",
   [S_JOB_INSERT] = "INSERT INTO jobs(id, name, app, policy, replication, quorum, lease_seconds, "
                    "max_attempts, state, created, priority) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
                    "?8, 'running', ?9, ?10)",
   [S_JOB_FILE_INSERT] = "INSERT INTO job_files(job_id, seq, name, sha256, broadcast) "
                         "VALUES (?1, ?2, ?3, ?4, ?5)",
-  [S_TASK_INSERT] = "INSERT INTO tasks(id, job_id, seq, name, args, inputs, state) "
-                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+  [S_TASK_INSERT] = "INSERT INTO tasks(id, job_id, seq, name, args, inputs, state, run) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
   [S_PARENT_INSERT] = "INSERT INTO task_parents(task_id, parent_id, pos) VALUES (?1, ?2, ?3)",
   [S_TASK_UPDATE] = "UPDATE tasks SET state = ?2, attempts = ?3, accepted = ?4, round = ?5 "
                     "WHERE id = ?1",
@@ -80,7 +85,7 @@ static const char *const sql_text[S_COUNT] = {
   [S_ALLOC_UPDATE] = "UPDATE allocations SET lease_expires = ?2, state = ?3 WHERE idx = ?1",
   [S_OUTCOME_UPDATE] = "UPDATE results SET outcome = ?2 WHERE idx = ?1",
   [S_RESULT_INSERT] = "INSERT INTO results(idx, task_id, volunteer_id, exit_status, output, "
-                      "digest, received, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                      "digest, received, outcome, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
                  "WHERE a.volunteer_id = v.id)), "
@@ -93,7 +98,7 @@ static const char *const sql_text[S_COUNT] = {
                        "ON jb.id = jf.job_id AND (jb.ended IS NULL OR jb.ended = 'cancelled') "
                        "ORDER BY jf.job_id, jf.seq",
   [S_LOAD_TASKS] = "SELECT id, job_id, COALESCE(accepted, 0), seq, attempts, name, args, inputs, "
-                   "state, round FROM tasks WHERE job_id NOT IN (SELECT id FROM jobs "
+                   "state, round, run FROM tasks WHERE job_id NOT IN (SELECT id FROM jobs "
                    "WHERE ended IN ('deleting', 'purging', 'deleted')) ORDER BY job_id, seq",
   [S_LOAD_PARENTS] = "SELECT p.task_id, p.parent_id, p.pos FROM task_parents p JOIN tasks t ON "
                     "t.id = p.task_id JOIN jobs jb ON jb.id = t.job_id AND (jb.ended IS NULL OR "
@@ -102,7 +107,8 @@ static const char *const sql_text[S_COUNT] = {
                     "a.state, COALESCE(r.exit_status, 0), COALESCE(r.digest, ''), "
                     "COALESCE(r.outcome, '') FROM allocations a JOIN tasks t ON t.id = a.task_id "
                     "AND t.round = a.round JOIN jobs jb ON jb.id = t.job_id AND (jb.ended IS NULL "
-                    "OR jb.ended = 'cancelled') LEFT JOIN results r ON r.idx = a.idx ORDER BY a.idx",
+                    "OR jb.ended = 'cancelled') LEFT JOIN results r ON r.idx = a.idx "
+                    "ORDER BY a.idx",
   [S_LOAD_FILES] = "SELECT sha256, size FROM files",
   [S_LOAD_OUTCOMES] = "SELECT volunteer_id, outcome, COUNT(*) FROM results "
                       "GROUP BY volunteer_id, outcome",
@@ -141,8 +147,8 @@ static const char *const sql_text[S_COUNT] = {
   [S_DEL_ALLOCS] = "DELETE FROM allocations WHERE" RANGE,
   [S_DEL_TASKS] = "DELETE FROM tasks WHERE job_id = ?1 AND id >= ?2 AND id < ?3 AND NOT EXISTS "
                   "(SELECT 1 FROM allocations a WHERE a.task_id = tasks.id)",
-  [S_DEL_TASKS_STRIP] = "UPDATE tasks SET args = '[]', inputs = '[]' WHERE job_id = ?1 AND "
-                        "id >= ?2 AND id < ?3",
+  [S_DEL_TASKS_STRIP] = "UPDATE tasks SET args = '[]', inputs = '[]', run = NULL "
+                        "WHERE job_id = ?1 AND id >= ?2 AND id < ?3",
   [S_DEL_JOB_FILES] = "DELETE FROM job_files WHERE job_id = ?1",
   [S_DEL_JOB] = "UPDATE jobs SET ended = 'deleted', finished = COALESCE(finished, ?2) "
                 "WHERE id = ?1",
@@ -154,18 +160,24 @@ static const char *const sql_text[S_COUNT] = {
   [S_FILE_HOLDERS_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1",
 };
 
-enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_COUNT };
+enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, R_AUDIT_TASK,
+                R_COUNT };
 #define AUDIT_SELECT                                                                           \
   "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
-  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received FROM allocations a "       \
+  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason "            \
+  "FROM allocations a "       \
   "JOIN tasks t ON t.id = a.task_id LEFT JOIN results r ON r.idx = a.idx "
 static const char *const rsql_text[R_COUNT] = {
   [R_OUTPUT] = "SELECT r.output FROM tasks t JOIN results r ON r.idx = t.accepted "
                "WHERE t.id = ?1 AND t.state = 'done'",
-  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output FROM tasks t "
+  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output, r.reason "
+                    "FROM tasks t "
                     "JOIN results r ON r.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq",
   [R_AUDIT_INDEX] = AUDIT_SELECT "WHERE a.idx = ?1",
   [R_AUDIT_VOL] = AUDIT_SELECT "WHERE a.volunteer_id = ?1 ORDER BY a.t",
+  [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "
+                "FROM invitations ORDER BY id",
+  [R_AUDIT_TASK] = AUDIT_SELECT "WHERE a.task_id = ?1 ORDER BY a.issued, a.idx",
 };
 
 struct cairn_store {
@@ -465,6 +477,25 @@ cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *d
   return run(s, S_RATE_PUT, err);
 }
 
+cairn_status cairn_store_invite_put(cairn_store *s, const cairn_store_invite_row *r,
+                                    cairn_error *err) {
+  sqlite3_stmt *q = Q(S_INVITE_PUT);
+  sqlite3_bind_int64(q, 1, r->id);
+  TXT(q, 2, r->code_hash);
+  TXT(q, 3, r->prefix);
+  sqlite3_bind_int64(q, 4, r->uses);
+  sqlite3_bind_int64(q, 5, r->used);
+  sqlite3_bind_int64(q, 6, r->expires);
+  TXT(q, 7, r->note);
+  sqlite3_bind_int64(q, 8, r->created);
+  return run(s, S_INVITE_PUT, err);
+}
+
+cairn_status cairn_store_invite_delete(cairn_store *s, int64_t id, cairn_error *err) {
+  sqlite3_bind_int64(Q(S_INVITE_DELETE), 1, id);
+  return run(s, S_INVITE_DELETE, err);
+}
+
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
@@ -496,7 +527,8 @@ cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, c
 
 cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, uint32_t seq,
                                      const char *name, const char *args_json,
-                                     const char *inputs_json, const char *state, cairn_error *err) {
+                                     const char *inputs_json, const char *state,
+                                     const char *run_json, cairn_error *err) {
   sqlite3_stmt *q = Q(S_TASK_INSERT);
   sqlite3_bind_int64(q, 1, key);
   sqlite3_bind_int64(q, 2, job);
@@ -505,6 +537,10 @@ cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, u
   TXT(q, 5, args_json);
   TXT(q, 6, inputs_json);
   TXT(q, 7, state);
+  if (run_json)
+    TXT(q, 8, run_json);
+  else
+    sqlite3_bind_null(q, 8);
   return run(s, S_TASK_INSERT, err);
 }
 
@@ -719,7 +755,7 @@ cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expir
 cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
                                        int exit_status, const void *output, size_t len,
                                        const char *digest, int64_t now, const char *outcome,
-                                       cairn_error *err) {
+                                       const char *reason, cairn_error *err) {
   sqlite3_stmt *q = Q(S_RESULT_INSERT);
   sqlite3_bind_int64(q, 1, idx);
   sqlite3_bind_int64(q, 2, task);
@@ -729,6 +765,10 @@ cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task
   TXT(q, 6, digest);
   sqlite3_bind_int64(q, 7, now);
   TXT(q, 8, outcome);
+  if (reason && *reason)
+    TXT(q, 9, reason);
+  else
+    sqlite3_bind_null(q, 9);
   return run(s, S_RESULT_INSERT, err);
 }
 
@@ -823,6 +863,7 @@ cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cair
     row.inputs_json = STR(7);
     row.state = STR(8);
     row.round = I64(9);
+    row.run_json = STR(10);
   });
 }
 
@@ -978,6 +1019,7 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
       .exit_status = sqlite3_column_int(q, 3),
       .output = sqlite3_column_blob(q, 4),
       .len = (size_t)sqlite3_column_bytes(q, 4),
+      .reason = (const char *)sqlite3_column_text(q, 5),
     };
     if (cb(ud, &row)) {
       st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading results stopped");
@@ -1008,14 +1050,17 @@ static void audit_row(sqlite3_stmt *q, cairn_store_audit_row *row) {
   row->digest = (const char *)sqlite3_column_text(q, 11);
   row->outcome = (const char *)sqlite3_column_text(q, 12);
   row->received = sqlite3_column_int64(q, 13);
+  row->reason = (const char *)sqlite3_column_text(q, 14);
 }
 
-cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
+cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
                                cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[by_volunteer ? R_AUDIT_VOL : R_AUDIT_INDEX];
+  sqlite3_stmt *q = s->rst[by == CAIRN_AUDIT_BY_TASK         ? R_AUDIT_TASK
+                           : by == CAIRN_AUDIT_BY_VOLUNTEER ? R_AUDIT_VOL
+                                                            : R_AUDIT_INDEX];
   sqlite3_bind_int64(q, 1, key);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -1028,6 +1073,29 @@ cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
   }
   if (st == CAIRN_OK && rc != SQLITE_DONE)
     st = db_err(s, s->r, err, "reading the audit trail");
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return st;
+}
+
+cairn_status cairn_store_read_invites(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_invite_row *), void *ud,
+                                      cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_INVITES];
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    cairn_store_invite_row row = {
+      .id = I64(0), .code_hash = STR(1), .prefix = STR(2), .uses = I64(3), .used = I64(4),
+      .expires = I64(5), .note = STR(6), .created = I64(7)};
+    if (!row.code_hash || !row.prefix || !row.note || cb(ud, &row)) {
+      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading the invitations stopped");
+      break;
+    }
+  }
+  if (st == CAIRN_OK && rc != SQLITE_DONE)
+    st = db_err(s, s->r, err, "reading the invitations");
   sqlite3_reset(q);
   pthread_mutex_unlock(&s->rlock);
   return st;

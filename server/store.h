@@ -53,6 +53,15 @@ cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn
 /* The measured rate from cluster src ("" = the master) into dst (upsert). */
 cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *dst,
                                   int64_t bytes_per_second, int64_t samples, cairn_error *err);
+/* An invitation (docs/security.md): inserted whole, then only its `used`
+ * changes (upsert on id). */
+typedef struct cairn_store_invite_row {
+  int64_t id, uses, used, expires, created;
+  const char *code_hash, *prefix, *note;
+} cairn_store_invite_row;
+cairn_status cairn_store_invite_put(cairn_store *s, const cairn_store_invite_row *r,
+                                    cairn_error *err);
+cairn_status cairn_store_invite_delete(cairn_store *s, int64_t id, cairn_error *err);
 cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
@@ -75,7 +84,7 @@ typedef struct cairn_store_delete_report {
  * deletion, cairn_store_job_keys() giving what is left), then deletes the
  * range's results, dependencies and resource requests and the tasks no
  * allocation names; the
- * others keep their key, job and name (args and inputs emptied) so that
+ * others keep their key, job and name (args, inputs and run emptied) so that
  * the audit still answers for their indices. With purge, the allocations go
  * too (each volunteer's largest t is kept in volunteers.allocations, so no
  * index is handed out twice). Leases still "leased" end "expired". The
@@ -105,7 +114,8 @@ cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, c
                                          const char *sha256, int broadcast, cairn_error *err);
 cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, uint32_t seq,
                                      const char *name, const char *args_json,
-                                     const char *inputs_json, const char *state, cairn_error *err);
+                                     const char *inputs_json, const char *state,
+                                     const char *run_json, cairn_error *err); /* run_json may be NULL */
 cairn_status cairn_store_task_parent_insert(cairn_store *s, int64_t task, int64_t parent, uint32_t pos,
                                             cairn_error *err);
 cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *state, int attempts,
@@ -122,7 +132,7 @@ cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expir
 cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
                                        int exit_status, const void *output, size_t len,
                                        const char *digest, int64_t now, const char *outcome,
-                                       cairn_error *err);
+                                       const char *reason, cairn_error *err); /* reason: NULL or "" for none */
 
 /* ---- start-up loading (writer connection, before serving) ---- */
 /* Each loader calls cb once per row; a non-zero return from cb stops with CAIRN_EINTERNAL. */
@@ -163,6 +173,7 @@ typedef struct cairn_store_task_row {
   uint32_t seq;
   int attempts;
   const char *name, *args_json, *inputs_json, *state;
+  const char *run_json; /* NULL: none */
 } cairn_store_task_row;
 /* Rows in (job, seq) order. */
 cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cairn_store_task_row *),
@@ -249,6 +260,7 @@ typedef struct cairn_store_result_row {
   int exit_status;
   const void *output;
   size_t len;
+  const char *reason; /* NULL: none */
 } cairn_store_result_row;
 /* For every task of job with an accepted result, in seq order. */
 cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
@@ -259,11 +271,19 @@ typedef struct cairn_store_audit_row {
   int64_t idx, volunteer, t, job, task_key, issued, lease_expires, round, received;
   const char *task, *lease_state, *digest, *outcome; /* digest/outcome NULL without result */
   int has_result, exit_status;
+  const char *reason; /* NULL without result or for exit status 0 */
 } cairn_store_audit_row;
-/* The allocation with index key (by_volunteer = 0) or every allocation of
- * volunteer key in t order (by_volunteer = 1), with tasks and results. */
-cairn_status cairn_store_audit(cairn_store *s, int by_volunteer, int64_t key,
+enum { CAIRN_AUDIT_BY_INDEX, CAIRN_AUDIT_BY_VOLUNTEER, CAIRN_AUDIT_BY_TASK };
+/* The allocation with index key (CAIRN_AUDIT_BY_INDEX), every allocation
+ * of volunteer key in t order (BY_VOLUNTEER) or of task key in issue order
+ * (BY_TASK), with tasks and results. */
+cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
                                cairn_error *err);
+
+/* Every invitation, by id (reader connection; at start-up). */
+cairn_status cairn_store_read_invites(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_invite_row *), void *ud,
+                                      cairn_error *err);
 
 #endif

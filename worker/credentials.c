@@ -109,6 +109,8 @@ static json_t *registration_body(const cairn__registration *reg) {
   if (reg->offer.cores > 0 &&
       json_object_set_new(root, CAIRN_RESOURCES_KEY, cairn_resources_json(&reg->offer)) != 0)
     goto fail;
+  if (reg->invitation && json_object_set_new(root, "invitation", json_string(reg->invitation)))
+    goto fail;
   return root;
 fail:
   json_decref(apps);

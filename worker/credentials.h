@@ -28,6 +28,7 @@ typedef struct cairn__registration {
   unsigned slots;
   cairn_resources offer; /* sent as "resources" when cores > 0 (only to a master
                           * known to take it: a re-registration) */
+  const char *invitation; /* may be NULL; never sent on any other call */
 } cairn__registration;
 
 /* Loads path into *c. CAIRN_ENOTFOUND when the file does not exist,

@@ -25,6 +25,7 @@ static const char usage_text[] =
   "                    [--exit-when-idle SECONDS] [--max-tasks N]\n"
   "                    [--peer-listen HOST:PORT|off] [--peer-address HOST]\n"
   "                    [--peer-max N] [--stall-timeout SECONDS]\n"
+  "                    [--invitation-file PATH]\n"
   "                    [--log-level error|warn|info|debug] [--help]\n"
   "\n"
   "Polls the Cairn master at URL for tasks and runs them with the listed apps\n"
@@ -50,6 +51,9 @@ static const char usage_text[] =
   "  --peer-max N            files sent to peers at once, 503 beyond (default 4)\n"
   "  --stall-timeout S       a download receiving nothing for S seconds moves on to\n"
   "                          the next source (default 10; decimals allowed)\n"
+  "  --invitation-file PATH  invitation code (first line of PATH) sent when registering\n"
+  "                          with a master that registers by invitation; without it,\n"
+  "                          $CAIRN_INVITATION when set\n"
   "  --log-level LEVEL       error, warn (default), info or debug\n"
   "\n"
   "SIGINT/SIGTERM stop the worker: running apps are killed, the master\n"
@@ -74,6 +78,27 @@ static long long parse_count(const char *s, long long max) {
   return (long long)v;
 }
 
+#define CODE_MAX 256
+
+/* Reads the first line of path (an invitation code) into out; -1 when it
+ * cannot be read or holds no code of at most CODE_MAX characters. */
+static int read_code(const char *path, char *out, size_t cap) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  int ok = fgets(out, (int)cap, f) != NULL;
+  fclose(f);
+  if (!ok)
+    return -1;
+  size_t n = strcspn(out, "\r\n");
+  if (n == strlen(out) && n == cap - 1) /* no end of line within CODE_MAX */
+    return -1;
+  out[n] = '\0';
+  while (n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
+    out[--n] = '\0';
+  return n ? 0 : -1;
+}
+
 typedef struct app_arg {
   char *name;
   char *path;
@@ -82,7 +107,8 @@ typedef struct app_arg {
 int main(int argc, char **argv) {
   enum {
     O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
-    O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK
+    O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK,
+    O_INVITATION
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
@@ -101,10 +127,12 @@ int main(int argc, char **argv) {
     {"cores", required_argument, NULL, O_CORES},
     {"memory", required_argument, NULL, O_MEMORY},
     {"disk", required_argument, NULL, O_DISK},
+    {"invitation-file", required_argument, NULL, O_INVITATION},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
   };
   cairn_worker_config cfg = {0};
+  char invitation[CODE_MAX + 2];
   app_arg apps[256];
   size_t napps = 0;
   long long v;
@@ -125,6 +153,12 @@ int main(int argc, char **argv) {
       if (v < 1)
         return bad_usage("--peer-max wants an integer from 1 to 1024, got \"%s\"", optarg);
       cfg.peer_max = (unsigned)v;
+      break;
+    case O_INVITATION:
+      if (read_code(optarg, invitation, sizeof invitation))
+        return bad_usage("--invitation-file: %s holds no code on its first line (at most 256 "
+                         "characters)", optarg);
+      cfg.invitation = invitation;
       break;
     case O_STALL: {
       char *end = NULL;
@@ -198,6 +232,8 @@ int main(int argc, char **argv) {
     return bad_usage("--server URL is required%s", "");
   if (napps == 0)
     return bad_usage("at least one --app NAME=PATH is required%s", "");
+  if (!cfg.invitation && getenv("CAIRN_INVITATION") && *getenv("CAIRN_INVITATION"))
+    cfg.invitation = getenv("CAIRN_INVITATION");
 
   cairn_worker *w = cairn_worker_create(&cfg, &err);
   if (!w)

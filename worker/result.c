@@ -10,7 +10,8 @@
 #include "common/log.h"
 #include "worker/backoff.h"
 
-char *cairn__result_json(int exit_status, const void *output, size_t len, int next) {
+char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
+                         int next) {
   json_t *root = json_object();
   json_t *text = NULL;
   char *b64 = NULL, *body = NULL;
@@ -38,6 +39,8 @@ char *cairn__result_json(int exit_status, const void *output, size_t len, int ne
   }
   text = NULL;
   if (next && json_object_set_new(root, "next", json_true()) != 0)
+    goto out;
+  if (reason && *reason && json_object_set_new(root, "reason", json_string(reason)) != 0)
     goto out;
   body = json_dumps(root, JSON_COMPACT);
 out:

@@ -18,8 +18,10 @@ typedef enum cairn__delivery {
 } cairn__delivery;
 
 /* The request body (caller frees), or NULL on out of memory. next != 0 adds
- * "next": true. */
-char *cairn__result_json(int exit_status, const void *output, size_t len, int next);
+ * "next": true; a non-empty reason adds "reason" (send it only to a master
+ * that lists the feature "reason"). */
+char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
+                         int next);
 
 /* Sends body for index, retrying transient failures (master down or
  * restarting, 429, 5xx) with backoff until delivered or the stopper stops.

@@ -12,9 +12,13 @@
  *            carries errno back when any step fails. vfork spares copying
  *            the worker's page tables, which fork paid on every task;
  *   watch    poll stdout (and the stop pipe) every <=100 ms; kill the group
- *            on overflow or cancel; notice the exit with waitid(WNOWAIT) so
- *            the group can be swept before the pid is reaped;
- *   finish   drain what is left of stdout, SIGKILL the group, reap.
+ *            on overflow, cancel, the wall limit or the disk limit; notice
+ *            the exit with waitid(WNOWAIT) so the group can be swept before
+ *            the pid is reaped;
+ *   finish   drain what is left of stdout, SIGKILL the group, reap (wait4:
+ *            its CPU time), name the reason.
+ * The child sets its own RLIMIT_CPU and RLIMIT_AS, or moves itself into
+ * the memory cgroup the parent made, before it execs.
  */
 #include "worker/runner.h"
 
@@ -24,16 +28,26 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "worker/enforce.h"
 
 extern char **environ;
 
-enum { STAGE_CHDIR = 1, STAGE_FDS, STAGE_EXEC };
+enum { STAGE_CHDIR = 1, STAGE_FDS, STAGE_EXEC, STAGE_LIMITS };
+
+/* What the child applies to itself before exec (0 / -1: nothing). */
+typedef struct child_limits {
+  int cgroup_fd;            /* the memory cgroup's cgroup.procs */
+  rlim_t cpu, as;           /* RLIMIT_CPU seconds, RLIMIT_AS bytes */
+} child_limits;
 
 typedef struct child_failure {
   int stage;
@@ -77,8 +91,21 @@ __attribute__((noreturn)) static void child_fail(int fd, int stage) {
 /* Runs in the vforked child: only async-signal-safe system calls from here
  * to execve, writing nothing but local variables. */
 __attribute__((noreturn)) static void child(const cairn__run_spec *spec, char **argv, char **envp, int in, int out,
-                  int errfd, int report, int maxfd) {
+                  int errfd, int report, int maxfd, const child_limits *lim) {
   setpgid(0, 0);
+  if (lim->cgroup_fd >= 0 && write(lim->cgroup_fd, "0", 1) != 1)
+    child_fail(report, STAGE_LIMITS);
+  if (lim->cpu) {
+    struct rlimit r = {lim->cpu, lim->cpu + 1}; /* SIGXCPU, then SIGKILL */
+    struct rlimit none = {0, 0};                /* and no core file from SIGXCPU */
+    if (setrlimit(RLIMIT_CPU, &r) != 0 || setrlimit(RLIMIT_CORE, &none) != 0)
+      child_fail(report, STAGE_LIMITS);
+  }
+  if (lim->as) {
+    struct rlimit r = {lim->as, lim->as};
+    if (setrlimit(RLIMIT_AS, &r) != 0)
+      child_fail(report, STAGE_LIMITS);
+  }
   if (chdir(spec->dir) != 0)
     child_fail(report, STAGE_CHDIR);
   /* Move the sources above 2 first so that no dup2 clobbers another. */
@@ -113,13 +140,14 @@ __attribute__((noreturn)) static void child(const cairn__run_spec *spec, char **
  * Returns its pid, or -1 with *fork_errno set. Kept apart so that no local
  * of the caller lives across vfork. */
 static pid_t start_child(const cairn__run_spec *spec, char **argv, char **envp, int in, int out,
-                         int errfd, int report, int maxfd, int *fork_errno) {
+                         int errfd, int report, int maxfd, const child_limits *lim,
+                         int *fork_errno) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t pid = vfork();
   if (pid == 0)
-    child(spec, argv, envp, in, out, errfd, report, maxfd);
+    child(spec, argv, envp, in, out, errfd, report, maxfd, lim);
   *fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return pid;
@@ -150,15 +178,76 @@ static int read_available(int fd, cairn_buf *out, int *overflow) {
 
 static void describe_noexec(const cairn__run_spec *spec, const child_failure *f,
                             cairn__run_result *res) {
-  const char *what = f->stage == STAGE_CHDIR ? "cannot enter task directory"
-                     : f->stage == STAGE_FDS ? "cannot set up descriptors for"
-                                             : "cannot execute";
+  const char *what = f->stage == STAGE_CHDIR    ? "cannot enter task directory"
+                     : f->stage == STAGE_FDS    ? "cannot set up descriptors for"
+                     : f->stage == STAGE_LIMITS ? "cannot apply the limits to"
+                                                : "cannot execute";
   const char *arg = f->stage == STAGE_CHDIR ? spec->dir : spec->path;
   snprintf(res->note, sizeof res->note, "%s %s: %s", what, arg, strerror(f->err));
 }
 
-/* Watches the running child until it has exited; returns its wait status. */
-static int watch(const cairn__run_spec *spec, pid_t pid, int out, cairn__run_result *res) {
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int64_t limit_of(const cairn__run_spec *spec, int i) {
+  return spec->limits ? spec->limits[i] : 0;
+}
+
+/* Kills the group for limit reason (a static name) with a note. */
+static void stop_for(pid_t pid, cairn__run_result *res, const char *reason, const char *fmt,
+                     ...) __attribute__((format(printf, 4, 5)));
+static void stop_for(pid_t pid, cairn__run_result *res, const char *reason, const char *fmt,
+                     ...) {
+  va_list ap;
+  kill(-pid, SIGKILL);
+  res->outcome = CAIRN__RUN_LIMIT;
+  snprintf(res->reason, sizeof res->reason, "%s", reason);
+  va_start(ap, fmt);
+  vsnprintf(res->note, sizeof res->note, fmt, ap);
+  va_end(ap);
+}
+
+/* The watch loop's state of the limits it checks itself. */
+typedef struct watch_limits {
+  double start, wall, next_disk;
+  uint64_t disk, as, vm_peak;  /* bytes (0: none) */
+} watch_limits;
+
+/* Checks the wall and disk limits, samples the address space; 1 when the
+ * group was killed. */
+static int check_limits(const cairn__run_spec *spec, pid_t pid, watch_limits *wl,
+                        cairn__run_result *res) {
+  double now = mono_now();
+  if (wl->wall > 0 && now - wl->start >= wl->wall) {
+    stop_for(pid, res, "wall", "wall limit of %.0f s reached after %.2f s: app killed", wl->wall,
+             now - wl->start);
+    return 1;
+  }
+  if (wl->as) {
+    uint64_t peak = cairn__vm_peak(pid);
+    if (peak > wl->vm_peak)
+      wl->vm_peak = peak;
+  }
+  if (wl->disk && now >= wl->next_disk) {
+    wl->next_disk = now + CAIRN__DISK_CHECK_MS / 1000.0;
+    uint64_t used = cairn__dir_usage(spec->dir, CAIRN__DISK_SCAN_ENTRIES);
+    if (used > wl->disk) {
+      stop_for(pid, res, "disk", "disk limit of %llu MiB reached (%llu bytes in the task "
+               "directory after %.2f s): app killed", (unsigned long long)(wl->disk >> 20),
+               (unsigned long long)used, now - wl->start);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Watches the running child until it has exited; returns its wait status
+ * and fills *ru with its resource use. */
+static int watch(const cairn__run_spec *spec, pid_t pid, int out, watch_limits *wl,
+                 cairn__run_result *res, struct rusage *ru) {
   int out_open = 1, overflow = 0, killed = 0, status = 0;
   long wait_ms = 100;
   int stop_fd = spec->cancel ? cairn__stopper_stop_fd(spec->cancel->stopper) : -1;
@@ -169,7 +258,12 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, cairn__run_res
       p[n++] = (struct pollfd){.fd = out, .events = POLLIN};
     if (stop_fd >= 0 && !killed)
       p[n++] = (struct pollfd){.fd = stop_fd, .events = POLLIN};
-    if (poll(p, n, (int)wait_ms) < 0 && errno != EINTR)
+    long ms = wait_ms;
+    if (wl->wall > 0 && !killed) { /* wake up at the wall limit */
+      double left = (wl->start + wl->wall - mono_now()) * 1000.0 + 1;
+      ms = left < 0 ? 0 : left < (double)ms ? (long)left : ms;
+    }
+    if (poll(p, n, (int)ms) < 0 && errno != EINTR)
       wait_ms = 100;
     if (out_open && read_available(out, &res->output, &overflow)) {
       out_open = 0;
@@ -189,6 +283,8 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, cairn__run_res
       res->outcome = CAIRN__RUN_CANCELLED;
       snprintf(res->note, sizeof res->note, "task cancelled: app killed");
     }
+    if (!killed && check_limits(spec, pid, wl, res))
+      killed = 1;
     siginfo_t si;
     memset(&si, 0, sizeof si);
     if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
@@ -199,7 +295,7 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, cairn__run_res
         snprintf(res->note, sizeof res->note, "output exceeded %zu bytes", spec->max_output);
       }
       kill(-pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+      while (wait4(pid, &status, 0, ru) < 0 && errno == EINTR)
         ;
       return status;
     }
@@ -208,10 +304,50 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, cairn__run_res
   }
 }
 
+/* Names why the program failed (res->reason), when no limit the watch loop
+ * enforced did already: the CPU limit (SIGXCPU, or a failure with its CPU
+ * time at the limit: SIGKILL at the hard limit, or an app that caught
+ * SIGXCPU), the memory limit (the cgroup's OOM kill, or under RLIMIT_AS a
+ * failure with the peak address space or resident size near the limit),
+ * else the signal or the exit status. */
+static void name_reason(const cairn__run_spec *spec, int status, const cairn__memcg *cg,
+                        const watch_limits *wl, cairn__run_result *res) {
+  int64_t cpu = limit_of(spec, CAIRN_LIMIT_CPU), mem = limit_of(spec, CAIRN_LIMIT_MEMORY);
+  if (res->outcome == CAIRN__RUN_LIMIT || res->outcome == CAIRN__RUN_CANCELLED)
+    return;
+  if (res->outcome == CAIRN__RUN_OVERFLOW) {
+    snprintf(res->reason, sizeof res->reason, "output");
+    return;
+  }
+  if (res->exit_status == 0) {
+    res->reason[0] = '\0';
+    return;
+  }
+  int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (cpu && (sig == SIGXCPU || res->cpu_seconds >= (double)cpu - 0.05)) {
+    res->outcome = CAIRN__RUN_LIMIT;
+    snprintf(res->reason, sizeof res->reason, "cpu");
+    snprintf(res->note, sizeof res->note, "cpu limit of %lld s reached (%.2f s of CPU in %.2f s): "
+             "app killed", (long long)cpu, res->cpu_seconds, res->seconds);
+  } else if (mem && (cairn__memcg_oom_killed(cg) ||
+                     (wl->as && wl->vm_peak >= wl->as / 4 * CAIRN__AS_FAIL_SHARE))) {
+    res->outcome = CAIRN__RUN_LIMIT;
+    snprintf(res->reason, sizeof res->reason, "memory");
+    snprintf(res->note, sizeof res->note, "memory limit of %lld MiB reached (by %s%s%s; peak "
+             "%llu MiB): app %s", (long long)mem, res->memory_by,
+             wl->as ? ": " : "", wl->as ? res->memory_why : "",
+             (unsigned long long)(wl->vm_peak >> 20), sig ? "killed" : "failed");
+  } else if (sig)
+    snprintf(res->reason, sizeof res->reason, "signal %d", sig);
+  else
+    cairn_reason_of_exit(res->exit_status, res->reason);
+}
+
 cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cairn_error *err) {
   char **argv = NULL, **envp = NULL, *errpath = NULL;
   int in = -1, errfd = -1, out[2] = {-1, -1}, report[2] = {-1, -1};
   cairn_status rc = CAIRN_OK;
+  cairn__memcg cg = {.procs_fd = -1};
   memset(res, 0, sizeof *res);
   cairn_buf_init(&res->output, spec->max_output);
   res->outcome = CAIRN__RUN_EXITED;
@@ -225,12 +361,27 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
   argv[0] = (char *)spec->path;
   for (size_t i = 0; i < spec->nargs; i++)
     argv[i + 1] = (char *)spec->args[i];
-  in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const char *inpath = spec->stdin_path ? spec->stdin_path : "/dev/null";
+  in = open(inpath, O_RDONLY | O_CLOEXEC | (spec->stdin_path ? O_NOFOLLOW : 0));
   errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (in < 0 || errfd < 0) {
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", in < 0 ? "/dev/null" : errpath,
+    rc = cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", in < 0 ? inpath : errpath,
                          strerror(errno));
     goto out;
+  }
+  /* the limits: memory by a cgroup when one can be made, else RLIMIT_AS */
+  child_limits lim = {.cgroup_fd = -1};
+  watch_limits wl = {.wall = (double)limit_of(spec, CAIRN_LIMIT_WALL),
+                     .disk = (uint64_t)limit_of(spec, CAIRN_LIMIT_DISK) << 20};
+  lim.cpu = (rlim_t)limit_of(spec, CAIRN_LIMIT_CPU);
+  uint64_t mem = (uint64_t)limit_of(spec, CAIRN_LIMIT_MEMORY) << 20;
+  if (mem && cairn__memcg_create(&cg, spec->cgroup_name ? spec->cgroup_name : "cairn-task", mem,
+                                 res->memory_why, sizeof res->memory_why) == 0) {
+    lim.cgroup_fd = cg.procs_fd;
+    res->memory_by = "cgroup";
+  } else if (mem) {
+    lim.as = wl.as = (rlim_t)mem;
+    res->memory_by = "RLIMIT_AS";
   }
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0) {
     rc = cairn_error_set(err, CAIRN_EIO, "cannot create a pipe: %s", strerror(errno));
@@ -241,7 +392,9 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536)
     maxfd = (int)rl.rlim_cur - 1;
   int fork_errno = 0;
-  pid_t pid = start_child(spec, argv, envp, in, out[1], errfd, report[1], maxfd, &fork_errno);
+  wl.start = mono_now();
+  pid_t pid = start_child(spec, argv, envp, in, out[1], errfd, report[1], maxfd, &lim,
+                          &fork_errno);
   if (pid < 0) {
     rc = cairn_error_set(err, CAIRN_EIO, "cannot fork: %s", strerror(fork_errno));
     goto out;
@@ -255,22 +408,34 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
     got = read(report[0], &f, sizeof f);
   while (got < 0 && errno == EINTR);
   fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
-  int status = watch(spec, pid, out[0], res);
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
+  int status = watch(spec, pid, out[0], &wl, res, &ru);
+  res->seconds = mono_now() - wl.start;
+  if ((uint64_t)ru.ru_maxrss * 1024u > wl.vm_peak) /* resident peak: a fast hog's too */
+    wl.vm_peak = (uint64_t)ru.ru_maxrss * 1024u;
+  res->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
   if (got == (ssize_t)sizeof f) {
     res->outcome = CAIRN__RUN_NOEXEC;
     res->exit_status = 127;
     describe_noexec(spec, &f, res);
     cairn_buf_free(&res->output);
     cairn_buf_init(&res->output, spec->max_output);
-  } else if (res->outcome == CAIRN__RUN_OVERFLOW)
-    res->exit_status = 128 + SIGKILL;  /* killed for its output, even if it had just exited */
+  } else if (res->outcome == CAIRN__RUN_OVERFLOW || res->outcome == CAIRN__RUN_LIMIT)
+    res->exit_status = 128 + SIGKILL;  /* killed for its output or a limit, even if it had just exited */
   else if (WIFEXITED(status))
     res->exit_status = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     res->exit_status = 128 + WTERMSIG(status);
   else
     res->exit_status = 255;
+  if (res->outcome == CAIRN__RUN_NOEXEC)
+    snprintf(res->reason, sizeof res->reason, "exit 127");
+  else
+    name_reason(spec, status, &cg, &wl, res);
 out:
+  cairn__memcg_destroy(&cg);
   if (in >= 0)
     close(in);
   if (errfd >= 0)

@@ -1,11 +1,15 @@
 /* runner.h — runs one task's program: vfork/exec (never a shell) in the task
- * directory, standard input from /dev/null, standard output captured up to a
- * cap, standard error to DIR/stderr, extra environment variables added.
+ * directory, standard input from a file or /dev/null, standard output
+ * captured up to a cap, standard error to DIR/stderr, extra environment
+ * variables added, held to its limits (common/taskrun.h).
  *
  * The program runs in its own process group; the whole group is killed
- * (SIGKILL) when the output exceeds the cap, when the task is cancelled, and
- * once the program has exited (so nothing it started lingers). Private to
- * worker/.
+ * (SIGKILL) when the output exceeds the cap, when a limit is reached, when
+ * the task is cancelled, and once the program has exited (so nothing it
+ * started lingers). Limits: wall clock by the watch loop's clock; CPU by
+ * RLIMIT_CPU (SIGXCPU, then SIGKILL a second later); memory by a cgroup v2
+ * memory.max when the worker can create one, else RLIMIT_AS; disk by
+ * summing the task directory every CAIRN__DISK_CHECK_MS. Private to worker/.
  */
 #ifndef CAIRN_RUNNER_H
 #define CAIRN_RUNNER_H
@@ -14,14 +18,25 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/taskrun.h"
 #include "worker/stopper.h"
 
 typedef enum cairn__run_outcome {
   CAIRN__RUN_EXITED,    /* the program ended by itself (exit or signal) */
   CAIRN__RUN_OVERFLOW,  /* it wrote more than max_output bytes and was killed */
   CAIRN__RUN_NOEXEC,    /* it could not be started (missing, not executable, ...) */
-  CAIRN__RUN_CANCELLED  /* the task was cancelled and the program killed */
+  CAIRN__RUN_CANCELLED, /* the task was cancelled and the program killed */
+  CAIRN__RUN_LIMIT      /* a limit stopped it (reason says which) */
 } cairn__run_outcome;
+
+/* How often the task directory is summed against disk_mib, and the most
+ * entries one sum visits. */
+#define CAIRN__DISK_CHECK_MS     500
+#define CAIRN__DISK_SCAN_ENTRIES 100000u
+/* Under RLIMIT_AS a program that fails after its address space reached
+ * this share of memory_mib (numerator over 4) is counted as stopped by the
+ * memory limit (it cannot tell otherwise: malloc just fails). */
+#define CAIRN__AS_FAIL_SHARE 3
 
 typedef struct cairn__run_spec {
   const char *path;               /* program to execv */
@@ -31,13 +46,22 @@ typedef struct cairn__run_spec {
   const char *const *env;         /* extra "NAME=VALUE" strings, NULL-terminated; may be NULL */
   size_t max_output;              /* stdout cap in bytes */
   const cairn__cancel *cancel;    /* may be NULL */
+  const char *stdin_path;         /* standard input; NULL: /dev/null */
+  const int64_t *limits;          /* CAIRN_LIMIT_COUNT limits (0: none; output_mib is
+                                     max_output's business), or NULL for none */
+  const char *cgroup_name;        /* name of the run's memory cgroup (unique per slot) */
 } cairn__run_spec;
 
 typedef struct cairn__run_result {
   cairn__run_outcome outcome;
   int exit_status;                /* exit code, or 128+signal; 127 for NOEXEC, 137 for OVERFLOW */
   cairn_buf output;               /* up to max_output bytes of stdout; caller frees */
-  char note[512];                 /* one line explaining OVERFLOW / NOEXEC / CANCELLED */
+  char note[512];                 /* one line explaining OVERFLOW / NOEXEC / CANCELLED / LIMIT */
+  char reason[CAIRN_REASON_MAX];  /* why it failed ("wall", "signal 9", "exit 3", ...);
+                                     "" when it exited 0 */
+  const char *memory_by;          /* "cgroup" or "RLIMIT_AS" with a memory limit, else NULL */
+  char memory_why[160];           /* why not a cgroup, when RLIMIT_AS */
+  double seconds, cpu_seconds;    /* wall clock and CPU time of the program */
 } cairn__run_result;
 
 /* Runs spec and fills *res (whatever the program does). Returns CAIRN_OK, or

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/limits.h"
 #include "common/log.h"
@@ -124,13 +125,17 @@ static int want_next(cairn_worker *w) {
   return claim(w);
 }
 
-/* Sends one result body; *nx (when not NULL) receives the chained offer. */
+/* Sends one result body; *nx (when not NULL) receives the chained offer.
+ * reason goes only to a master that lists the feature "reason". */
 static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_status,
-                                   const void *out, size_t len, next_offer *nx, long *status,
-                                   cairn_error *err) {
+                                   const char *reason, const void *out, size_t len,
+                                   next_offer *nx, long *status, cairn_error *err) {
   cairn_worker *w = sl->w;
   cairn_buf answer = {0};
-  char *body = cairn__result_json(exit_status, out, len, nx != NULL);
+  int features = cairn__peerstate_features(&w->peers);
+  if (features < 0 || !(features & CAIRN_FEAT_REASON))
+    reason = NULL;
+  char *body = cairn__result_json(exit_status, reason, out, len, nx != NULL);
   if (!body) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     *status = 0;
@@ -149,8 +154,8 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
 
 /* Delivers a result and says how the task ended. With nx, asks for the
  * next task too when want_next() agrees (nx->asked). */
-static task_end deliver(cairn__slot *sl, long long index, int exit_status, const void *out,
-                        size_t len, next_offer *nx) {
+static task_end deliver(cairn__slot *sl, long long index, int exit_status, const char *reason,
+                        const void *out, size_t len, next_offer *nx) {
   cairn_worker *w = sl->w;
   cairn_error err = {0};
   long status = 0;
@@ -158,10 +163,11 @@ static task_end deliver(cairn__slot *sl, long long index, int exit_status, const
     nx->asked = want_next(w);
   if (nx && !nx->asked)
     nx = NULL;
-  cairn__delivery d = send_result(sl, index, exit_status, out, len, nx, &status, &err);
+  cairn__delivery d = send_result(sl, index, exit_status, reason, out, len, nx, &status, &err);
   switch (d) {
   case CAIRN__DELIVERED:
-    CAIRN_INFO(&w->log, "result %lld delivered (exit status %d, %zu bytes)", index, exit_status, len);
+    CAIRN_INFO(&w->log, "result %lld delivered (exit status %d%s%s, %zu bytes)", index, exit_status,
+               reason && *reason ? ", reason " : "", reason ? reason : "", len);
     return exit_status == 0 ? TASK_DONE : TASK_FAILED;
   case CAIRN__DROPPED:
     CAIRN_INFO(&w->log, "result %lld dropped: %s", index, err.text);
@@ -176,33 +182,83 @@ static task_end deliver(cairn__slot *sl, long long index, int exit_status, const
   return TASK_DROPPED;
 }
 
-/* Reports a failure found by the worker itself: "cairn-worker: NOTE". */
+/* Reports a failure found by the worker itself: "cairn-worker: NOTE";
+ * reason NULL: "exit STATUS". */
 static task_end deliver_note(cairn__slot *sl, long long index, int exit_status,
-                             const char *note, next_offer *nx) {
-  char text[700];
+                             const char *reason, const char *note, next_offer *nx) {
+  char text[700], why[CAIRN_REASON_MAX];
   snprintf(text, sizeof text, "cairn-worker: %s\n", note);
   CAIRN_WARN(&sl->w->log, "task %lld: %s", index, note);
-  return deliver(sl, index, exit_status, text, strlen(text), nx);
+  if (!reason) {
+    cairn_reason_of_exit(exit_status, why);
+    reason = why;
+  }
+  return deliver(sl, index, exit_status, reason, text, strlen(text), nx);
+}
+
+/* The program's environment: the CAIRN_* variables, then the task's. NULL
+ * when out of memory; free with free_env. */
+static char *env_entry(const char *name, const char *value) {
+  size_t n = strlen(name) + strlen(value) + 2;
+  char *e = malloc(n);
+  if (e)
+    snprintf(e, n, "%s=%s", name, value);
+  return e;
+}
+
+static void free_env(char **env, size_t n) {
+  for (size_t i = 0; env && i < n; i++)
+    free(env[i]);
+  free(env);
+}
+
+static char **make_env(const cairn__task *t) {
+  char job[32], idx[32];
+  size_t n = t->run.nenv + 3;
+  char **env = calloc(n + 1, sizeof *env);
+  if (!env)
+    return NULL;
+  snprintf(job, sizeof job, "%lld", t->job);
+  snprintf(idx, sizeof idx, "%lld", t->index);
+  env[0] = env_entry("CAIRN_JOB", job);
+  env[1] = env_entry("CAIRN_TASK_ID", t->id);
+  env[2] = env_entry("CAIRN_INDEX", idx);
+  int bad = !env[0] || !env[1] || !env[2];
+  for (uint32_t i = 0; i < t->run.nenv; i++)
+    bad |= !(env[3 + i] = env_entry(t->run.env_names[i], t->run.env_values[i]));
+  if (bad) {
+    free_env(env, n);
+    return NULL;
+  }
+  return env;
 }
 
 static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn__task *t,
                             const cairn__cancel *cancel, cairn__run_result *res,
                             cairn_error *err) {
-  char job[48], idx[48], *id = NULL;
+  size_t budget = (size_t)cairn_task_output_budget(&t->run, CAIRN_MAX_OUTPUT);
   if (app->fn)
-    return cairn__callback_run(app->fn, app->userdata, t, &sl->td, cancel, CAIRN_MAX_OUTPUT, res,
-                               err);
-  if (asprintf(&id, "CAIRN_TASK_ID=%s", t->id) < 0)
+    return cairn__callback_run(app->fn, app->userdata, t, &sl->td, cancel, budget, res, err);
+  char **env = make_env(t), cgroup[64];
+  if (!env)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  snprintf(job, sizeof job, "CAIRN_JOB=%lld", t->job);
-  snprintf(idx, sizeof idx, "CAIRN_INDEX=%lld", t->index);
-  const char *env[] = {job, id, idx, NULL};
+  const char *in = NULL;
+  for (size_t k = 0; t->run.stdin_name && k < t->ninputs; k++)
+    if (strcmp(t->inputs[k].name, t->run.stdin_name) == 0)
+      in = sl->td.input_paths[k];
+  snprintf(cgroup, sizeof cgroup, "cairn-%ld-slot-%zu", (long)getpid(), (size_t)sl->i);
   cairn__run_spec spec = {
     .path = app->path, .args = (const char *const *)t->args, .nargs = t->nargs,
-    .dir = sl->td.dir, .env = env, .max_output = CAIRN_MAX_OUTPUT, .cancel = cancel,
+    .dir = sl->td.dir, .env = (const char *const *)env, .max_output = budget, .cancel = cancel,
+    .stdin_path = in, .limits = t->run.limits, .cgroup_name = cgroup,
   };
   cairn_status rc = cairn__run(&spec, res, err);
-  free(id);
+  if (rc == CAIRN_OK && res->memory_by)
+    CAIRN_INFO(&sl->w->log, "task %lld: memory limit of %lld MiB held by %s%s%s", t->index,
+               (long long)t->run.limits[CAIRN_LIMIT_MEMORY],
+               strcmp(res->memory_by, "cgroup") == 0 ? "a cgroup v2 (memory.max)" : "RLIMIT_AS",
+               res->memory_why[0] ? " (no cgroup: " : "", res->memory_why[0] ? res->memory_why : "");
+  free_env(env, t->run.nenv + 3);
   return rc;
 }
 
@@ -217,7 +273,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   CAIRN_INFO(&w->log, "task %lld: job %lld task \"%s\" app %s", t->index, t->job, t->id, t->app);
   if (!app) {
     snprintf(err.text, sizeof err.text, "no app \"%.100s\" on this worker", t->app);
-    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, err.text, nx);
+    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, NULL, err.text, nx);
   }
   cairn_status rc = cairn__taskdir_prepare(&sl->td, t, app->path != NULL, &err);
   if (rc == CAIRN_OK && (t->ninputs || t->nparents)) {
@@ -236,13 +292,16 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   } else if (rc != CAIRN_OK) {
     char note[600];
     snprintf(note, sizeof note, "could not prepare the task: %s", err.text);
-    end = deliver_note(sl, t->index, EXIT_SETUP_FAILED, note, nx);
-  } else if (res.outcome == CAIRN__RUN_NOEXEC || res.outcome == CAIRN__RUN_OVERFLOW)
-    end = deliver_note(sl, t->index, res.exit_status, res.note, nx);
+    end = deliver_note(sl, t->index, EXIT_SETUP_FAILED, NULL, note, nx);
+  } else if (res.outcome == CAIRN__RUN_NOEXEC || res.outcome == CAIRN__RUN_OVERFLOW ||
+             res.outcome == CAIRN__RUN_LIMIT)
+    end = deliver_note(sl, t->index, res.exit_status, res.reason[0] ? res.reason : NULL, res.note,
+                       nx);
   else {
     if (res.exit_status != 0)
-      CAIRN_INFO(&w->log, "task %lld: app %s exited with status %d", t->index, t->app, res.exit_status);
-    end = deliver(sl, t->index, res.exit_status, res.output.data, res.output.len, nx);
+      CAIRN_INFO(&w->log, "task %lld: app %s exited with status %d (%s)", t->index, t->app,
+                 res.exit_status, res.reason);
+    end = deliver(sl, t->index, res.exit_status, res.reason, res.output.data, res.output.len, nx);
   }
   cairn_buf_free(&res.output);
   return end;
@@ -277,7 +336,7 @@ static task_end run_held(cairn__slot *sl, const cairn__task *t, const cairn__can
              (long long)rq->cores, (long long)rq->memory_mib, (long long)rq->disk_mib,
              (long long)w->offer.cores, (long long)w->offer.memory_mib,
              (long long)w->offer.disk_mib);
-    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, note, nx);
+    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, NULL, note, nx);
   }
   if (rc != CAIRN__POOL_TAKEN) {
     CAIRN_INFO(&w->log, "task %lld: cancelled while waiting for resources: result dropped",
@@ -314,7 +373,7 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
     if (t)
       end = run_held(sl, t, &cancel, &nx);
     else if (index >= 0)
-      end = deliver_note(sl, index, EXIT_SETUP_FAILED, err.text, &nx);
+      end = deliver_note(sl, index, EXIT_SETUP_FAILED, NULL, err.text, &nx);
     else {
       CAIRN_ERR(&w->log, "unusable work offer: %s", err.text);
       end = TASK_DROPPED;

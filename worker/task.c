@@ -29,6 +29,7 @@ void cairn__task_free(cairn__task *t) {
     free(t->parents[i].url);
   }
   free(t->parents);
+  cairn_task_run_free(&t->run);
   free(t);
 }
 
@@ -208,6 +209,16 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
     rc = parse_inputs(t, json_object_get(task, "inputs"), err);
   if (rc == CAIRN_OK)
     rc = parse_parents(t, json_object_get(task, "parents"), err);
+  if (rc == CAIRN_OK)
+    rc = cairn_task_run_parse(task, "task", &t->run, err);
+  if (rc == CAIRN_OK && t->run.stdin_name) {
+    size_t k = 0;
+    while (k < t->ninputs && strcmp(t->inputs[k].name, t->run.stdin_name) != 0)
+      k++;
+    if (k == t->ninputs)
+      rc = cairn_error_set(err, CAIRN_EINVAL, "task.stdin \"%.100s\" is not one of its inputs",
+                           t->run.stdin_name);
+  }
 out:
   if (rc != CAIRN_OK) {
     cairn__task_free(t);

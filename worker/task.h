@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/resources.h"
+#include "common/taskrun.h"
 
 typedef struct cairn__input {
   char *name;
@@ -38,6 +39,7 @@ typedef struct cairn__task {
   cairn__parent *parents;
   size_t nparents;
   cairn_resources resources; /* what it requests (one core when the master said nothing) */
+  cairn_task_run run;  /* "limits", "env", "stdin" (stdin names one of inputs) */
 } cairn__task;
 
 /* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the

@@ -12,6 +12,7 @@
 
 #include "common/protocol.h"
 #include "common/sha256.h"
+#include "worker/backoff.h"
 
 struct cairn_http {
   CURL *curl;
@@ -26,6 +27,7 @@ struct cairn_http {
   unsigned long long dl_received;  /* and the bytes it received */
   int (*cancelled)(void *ud);
   void *cancel_ud;
+  cairn__pace *pace;               /* borrowed; NULL: calls go at once */
 };
 
 void cairn_http_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -90,6 +92,22 @@ static long long mono_ms(void) {
 void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud) {
   h->cancelled = cancelled;
   h->cancel_ud = ud;
+}
+
+void cairn_http_set_pace(cairn_http *h, cairn__pace *pace) { h->pace = pace; }
+
+/* Waits for this call's turn to reach the master (backoff.h); 0, or -1 when
+ * cancelled meanwhile. *issued: when it went. */
+static int await_turn(cairn_http *h, long long *issued) {
+  long left = cairn__pace_turn(h->pace, mono_ms(), issued);
+  while (left > 0) {
+    if (h->cancelled && h->cancelled(h->cancel_ud))
+      return -1;
+    struct timespec ts = {0, (left < 100 ? left : 100) * 1000000L};
+    nanosleep(&ts, NULL);
+    left = (long)(*issued - mono_ms());
+  }
+  return 0;
 }
 
 static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
@@ -172,6 +190,21 @@ static int same_origin(const cairn_http *h, const char *url) {
   return strncmp(url, h->base, n) == 0 && (url[n] == '/' || url[n] == '\0');
 }
 
+/* Before a call to url: waits its turn when url is the master's (1 then, 0
+ * for another origin); -1 when cancelled while waiting. */
+static int paced(cairn_http *h, const char *url, long long *issued) {
+  if (!h->pace || !same_origin(h, url))
+    return 0;
+  return await_turn(h, issued) ? -1 : 1;
+}
+
+/* After a paced call: notes what its answer named. */
+static void note_answer(cairn_http *h, int was_paced, long long issued, long status,
+                        long retry_s, long retry_ms) {
+  if (was_paced > 0)
+    cairn__pace_note(h->pace, cairn__retry_named_ms(status, retry_s, retry_ms), issued, mono_ms());
+}
+
 /* Bodies from this size on ask first ("Expect: 100-continue"): a server that
  * refuses them from the headers (413, 401, 503) answers before a byte of the
  * body is sent, where a body sent at once could meet a closed connection
@@ -222,6 +255,12 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   cairn_buf_init(&resp->body, max_response);
   if (!url)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  long long issued = 0;
+  int was_paced = paced(h, url, &issued);
+  if (was_paced < 0) {
+    free(url);
+    return cairn_error_set(err, CAIRN_EIO, "%s %s: cancelled", method, path);
+  }
   common_opts(h, url, body ? (curl_off_t)body_len : 0, &hdrs);
   if (content_type) {
     snprintf(ctype, sizeof ctype, "Content-Type: %s", content_type);
@@ -249,6 +288,7 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
     rc = cairn_error_set(err, CAIRN_EIO, "%s %s: %s", method, url, curl_easy_strerror(cc));
   else
     curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+  note_answer(h, was_paced, issued, resp->status, resp->retry_after, resp->retry_after_ms);
   curl_slist_free_all(hdrs);
   free(url);
   return rc;
@@ -289,6 +329,13 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   h->dl_received = 0;
   if (!url)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  long long issued = 0;
+  int was_paced = paced(h, url, &issued);
+  cairn_http_response named = {.retry_after = -1, .retry_after_ms = -1};
+  if (was_paced < 0) {
+    free(url);
+    return cairn_error_set(err, CAIRN_EIO, "GET %s: cancelled", path);
+  }
   s.f = fopen(dest, "wb");
   if (!s.f) {
     free(url);
@@ -307,11 +354,14 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, download_progress);
   curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, h);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, read_header);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &named);
   h->last_bytes = 0;
   h->last_move_ms = mono_ms();
   h->stalled = 0;
   CURLcode cc = curl_easy_perform(h->curl);
   curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
+  note_answer(h, was_paced, issued, *status, named.retry_after, named.retry_after_ms);
   int closed = fclose(s.f);
   h->dl_received = s.n;
   /* The only timeout left on a download is the connect timeout, stall_ms. */
@@ -366,6 +416,13 @@ cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src,
   *status = 0;
   if (!url)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  long long issued = 0;
+  int was_paced = paced(h, url, &issued);
+  cairn_http_response named = {.retry_after = -1, .retry_after_ms = -1};
+  if (was_paced < 0) {
+    free(url);
+    return cairn_error_set(err, CAIRN_EIO, "PUT %s: cancelled", path);
+  }
   FILE *f = fopen(src, "rb");
   if (!f) {
     free(url);
@@ -384,8 +441,11 @@ cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src,
   curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, write_buf);
   curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
   curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, 0L);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, read_header);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &named);
   CURLcode cc = curl_easy_perform(h->curl);
   curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
+  note_answer(h, was_paced, issued, *status, named.retry_after, named.retry_after_ms);
   if (cc != CURLE_OK && !s.overflow)
     rc = cairn_error_set(err, CAIRN_EIO, "PUT %s: %s", url, curl_easy_strerror(cc));
   fclose(f);

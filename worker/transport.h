@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "worker/backoff.h"
 
 typedef struct cairn_http cairn_http;
 
@@ -38,6 +39,13 @@ void cairn_http_set_stall_timeout(cairn_http *h, long ms);
 /* While set, every transfer asks cancelled(ud) a few times a second and is
  * aborted (CAIRN_EIO, "cancelled") when it returns non-zero. NULL clears. */
 void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud);
+
+/* Every request, download and upload to base then waits its turn and
+ * honours a 429 or 503 that names a wait (backoff.h: the pace, shared by
+ * every handle of one worker, borrowed, outliving h); a wait cut short by
+ * the cancel callback fails the call (CAIRN_EIO, "cancelled"). Calls to
+ * other origins (peers) are not paced. NULL: calls go at once. */
+void cairn_http_set_pace(cairn_http *h, cairn__pace *pace);
 
 /* Sends method to path (absolute "/v1/..." joined to base, or a full URL),
  * with body (may be NULL) as content_type. Fills resp (caller calls

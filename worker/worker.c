@@ -95,6 +95,8 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "peer transfers at once must be between 1 and 1024";
   else if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG)
     problem = "unknown log level";
+  else if (cfg->invitation && !valid_label(cfg->invitation))
+    problem = "invitation must be 1 to 256 characters on one line";
   if (problem) {
     cairn_error_set(err, CAIRN_EINVAL, "%s", problem);
     return NULL;
@@ -104,6 +106,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   if (!w)
     goto oom;
   pthread_mutex_init(&w->mu, NULL);
+  cairn__pace_init(&w->pace);
   cairn_logger_init(&w->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
   w->lock_fd = -1;
   if (cairn__stopper_init(&w->stopper) != 0) {
@@ -121,6 +124,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   } else
     w->name = dup_or_null(cfg->name, &oom);
   w->cluster = dup_or_null(cfg->cluster, &oom);
+  w->invitation = dup_or_null(cfg->invitation, &oom);
   w->slots_cfg = cfg->slots;
   w->slots = cfg->slots ? cfg->slots : 1;
   w->cfg_offer = (cairn_resources){cfg->cores, (int64_t)cfg->memory_mib, (int64_t)cfg->disk_mib};
@@ -237,6 +241,7 @@ static cairn_http *new_http(cairn_worker *w) {
   cairn_http *h = cairn_http_create(w->server);
   if (h) {
     cairn_http_set_cancel(h, stopping_cb, &w->stopper);
+    cairn_http_set_pace(h, &w->pace);
     cairn_http_set_stall_timeout(h, (long)w->stall_ms);
   }
   return h;
@@ -335,7 +340,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
   w->leases.log = &w->log;
-  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0}};
+  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
+                              w->invitation};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
@@ -411,6 +417,7 @@ void cairn_worker_delete(cairn_worker *w) {
   free(w->dir);
   free(w->name);
   free(w->cluster);
+  free(w->invitation);
   free(w->peer_listen);
   free(w->peer_address);
   if (w->peers_ok)
@@ -423,6 +430,7 @@ void cairn_worker_delete(cairn_worker *w) {
     close(w->lock_fd);
   cairn__cache_destroy(&w->cache);
   cairn__stopper_destroy(&w->stopper);
+  cairn__pace_destroy(&w->pace);
   pthread_mutex_destroy(&w->mu);
   free(w);
 }

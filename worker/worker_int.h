@@ -14,6 +14,7 @@
 #include "worker/peerstate.h"
 #include "worker/respool.h"
 #include "worker/session.h"
+#include "worker/backoff.h"
 #include "worker/stopper.h"
 #include "worker/taskdir.h"
 
@@ -27,6 +28,7 @@ typedef struct cairn__app {
 struct cairn_worker {
   cairn_logger log;         /* from the configuration; its modules borrow it */
   char *server, *dir, *name, *cluster;
+  char *invitation;         /* sent only with a registration; NULL: none */
   unsigned slots;           /* task threads (set by run(): slots_cfg, else the offered cores) */
   unsigned slots_cfg;       /* from the configuration; 0: not given */
   cairn_resources cfg_offer; /* from the configuration; 0 fields: detect */
@@ -47,6 +49,7 @@ struct cairn_worker {
   int started;
 
   cairn__stopper stopper;
+  cairn__pace pace;         /* every call to the master waits its turn here (backoff.h) */
   cairn__session session;
   cairn__cache cache;
   cairn__leases leases;

@@ -84,6 +84,19 @@ typedef struct cairn_master_config {
                                    address may make a minute (a burst of as many, then
                                    that rate); past it 429 with Retry-After; default 60;
                                    < 0: no limit */
+  int volunteer_per_minute;     /* requests one registered volunteer may make a minute on
+                                   the volunteer routes (a burst of ten seconds' worth,
+                                   then that rate); past it 429 with Retry-After; admin
+                                   requests are not counted; default 120000; < 0: no limit */
+  const char *registration;     /* who may register a volunteer: "open" (default, anyone),
+                                   "invite" (with a code from POST /v1/invitations) or
+                                   "closed" (nobody) */
+  /* The ceiling of the limits a job file may ask for (docs/jobs.md); 0 (the
+   * default): none. A job asking above one is refused with an error naming
+   * the limit; a task that leaves one unset runs under the ceiling. */
+  long long max_wall_seconds, max_cpu_seconds, max_memory_mib, max_disk_mib, max_output_mib;
+  int wall_grace_seconds;       /* a task's lease ends this long after its wall limit,
+                                   whatever its heartbeats; default 30 */
   double keep_finished_days;    /* > 0: a job done, failed or cancelled this long ago (days,
                                    fractions allowed) is deleted (as DELETE /v1/jobs/{id},
                                    without purge) by the lease checker; 0 (default): kept */

@@ -74,6 +74,8 @@ typedef struct cairn_worker_config {
   unsigned cores;              /* 0: the online CPUs, or slots when that is more */
   unsigned long long memory_mib; /* 0: the available memory (MemAvailable) */
   unsigned long long disk_mib; /* 0: the free space of the file system holding dir */
+  const char *invitation;      /* invitation code sent when registering, for a master
+                                  whose registration is by invitation; NULL: none */
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a

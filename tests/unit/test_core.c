@@ -114,7 +114,7 @@ static void no_work(cairn_core *c, mvol *v) {
 
 static cairn_status result(cairn_core *c, mvol *v, int64_t idx, int exit_status, const char *out,
                            cairn_error *err) {
-  return cairn__core_result(c, v->id, idx, exit_status, out, strlen(out), NULL, err);
+  return cairn__core_result(c, v->id, idx, exit_status, NULL, out, strlen(out), NULL, err);
 }
 
 static void result_ok(cairn_core *c, mvol *v, int64_t idx, const char *out) {
@@ -690,12 +690,13 @@ static void test_restart_recovery(void **state) {
   cairn_error err = {0};
   int64_t ia = take(c, v1, "a");                                    /* held over the restart */
   assert_int_equal(result(c, v2, take(c, v2, "b"), 9, "", &err), CAIRN_OK); /* an error */
-  result_ok(c, v2, take(c, v2, "b"), "B");                          /* b done on attempt 2 */
+  result_ok(c, v3, take(c, v3, "b"), "B"); /* b done on attempt 2 (v2, which failed it, waits) */
   result_ok(c, v2, take(c, v2, "x"), "X");                          /* pending for quorum */
   int64_t ix3 = take(c, v3, "x");                                   /* held over the restart */
   expect_job(c, j1, 1, 0, 1, 1, 0, "running");
   expect_job(c, j2, 0, 0, 1, 0, 0, "running");
   expect_task(c, j1, "b", "done", 2, "B");
+  assert_int_equal(v2->errors, 1);
 
   int64_t held[] = {ia, ix3};
   snapshot before = {0}, after = {0};
@@ -737,7 +738,7 @@ static void test_restart_recovery(void **state) {
   json_decref(hb);
   no_work(c, v2); /* x already has its two copies, c waits for a */
   json_t *next = NULL;
-  assert_int_equal(cairn__core_result(c, v1->id, ia, 0, "A", 1, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v1->id, ia, 0, NULL, "A", 1, &next, &err), CAIRN_OK);
   assert_non_null(next);
   assert_string_equal(work_task(next), "c");
   assert_int_equal(work_index(next), phi(1, 2));
@@ -748,9 +749,9 @@ static void test_restart_recovery(void **state) {
   expect_job(c, j1, 0, 0, 0, 3, 0, "done");
   expect_job(c, j2, 0, 0, 0, 1, 0, "done");
   expect_task(c, j2, "x", "done", 2, "X");
-  assert_int_equal(vol_field(c, 2, "valid"), 2);
+  assert_int_equal(vol_field(c, 2, "valid"), 1);
   assert_int_equal(vol_field(c, 2, "pending"), 0);
-  assert_int_equal(vol_field(c, 3, "valid"), 1);
+  assert_int_equal(vol_field(c, 3, "valid"), 2);
   assert_int_equal(vol_field(c, 1, "allocations"), 2);
 
   /* and once more: the finished state is what comes back */
@@ -801,7 +802,7 @@ static void test_result_with_next(void **state) {
   no_work(c, v);
   json_t *next = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_result(c, v->id, ia, 0, "A", 1, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v->id, ia, 0, NULL, "A", 1, &next, &err), CAIRN_OK);
   assert_non_null(next);
   assert_string_equal(work_task(next), "b");
   assert_int_equal(work_index(next), phi(1, 2));
@@ -819,17 +820,58 @@ static void test_result_with_next(void **state) {
   /* the last result: nothing comes next (next is cleared, not left as it was) */
   json_t *marker = json_object();
   next = marker;
-  assert_int_equal(cairn__core_result(c, v->id, ib, 0, "B", 1, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v->id, ib, 0, NULL, "B", 1, &next, &err), CAIRN_OK);
   assert_null(next);
   expect_job(c, job, 0, 0, 0, 2, 0, "done");
   /* a refused result allocates nothing either */
   next = marker;
-  assert_int_equal(cairn__core_result(c, v->id, ib, 0, "B", 1, &next, &err), CAIRN_ECONFLICT);
+  assert_int_equal(cairn__core_result(c, v->id, ib, 0, NULL, "B", 1, &next, &err), CAIRN_ECONFLICT);
   assert_null(next);
   json_decref(marker);
 }
 
 #define CORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, core_fixture_setup, core_fixture_teardown)
+
+/* A failed task goes to another volunteer first: the one that failed it
+ * is passed over a while, unless it is the only one; the failure's reason
+ * is kept and counted, and a wall limit gives the lease a hard deadline
+ * that heartbeats do not move. */
+static void test_retry_elsewhere_and_hard_deadline(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  char t1[65], t2[65];
+  reg(c, "w1", "sum", t1);
+  mvol *v1 = auth(c, t1);
+  submit(c, "{\"app\": \"sum\", \"lease_seconds\": 1000, \"limits\": {\"wall_seconds\": 10}, "
+            "\"tasks\": [{\"id\": \"a\"}]}");
+  cairn_error err = {0};
+  /* alone: the same volunteer gets it back at once */
+  int64_t i1 = take(c, v1, "a");
+  assert_int_equal(cairn__core_result(c, v1->id, i1, 137, "memory", "", 0, NULL, &err), CAIRN_OK);
+  int64_t i2 = take(c, v1, "a");
+  assert_int_equal(c->failures_total[CAIRN_LIMIT_MEMORY], 1);
+  /* the hard deadline: issued + wall (10) + grace, whatever the lease says */
+  mlease *l = cairn_hmap_get(&c->leases, (uint64_t)i2);
+  assert_non_null(l);
+  assert_int_equal(l->hard, l->issued + 10 + c->wall_grace);
+  assert_true(l->expires <= l->hard);
+  json_t *hb = NULL;
+  assert_int_equal(cairn__core_heartbeat(c, v1->id, NULL, &hb, &err), CAIRN_OK);
+  json_decref(hb);
+  assert_true(l->expires <= l->hard);
+  /* past the hard deadline the lease is gone, counted as "wall" */
+  assert_int_equal(cairn__core_expire(c, l->hard), 1);
+  assert_int_equal(c->failures_total[CAIRN_LIMIT_WALL], 1);
+  /* with a second volunteer the one that failed it last waits */
+  reg(c, "w2", "sum", t2);
+  mvol *v2 = auth(c, t2);
+  no_work(c, v1);
+  int64_t i3 = take(c, v2, "a");
+  assert_int_equal(cairn__core_result(c, v2->id, i3, 3, NULL, "", 0, NULL, &err), CAIRN_OK);
+  assert_int_equal(c->failures_total[CAIRN_LIMIT_COUNT + 1], 1); /* "exit 3" */
+  no_work(c, v2);
+  result_ok(c, v1, take(c, v1, "a"), "A");
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -844,6 +886,7 @@ int main(void) {
     CORE_TEST(test_restart_recovery),
     CORE_TEST(test_restart_then_expire),
     CORE_TEST(test_result_with_next),
+    CORE_TEST(test_retry_elsewhere_and_hard_deadline),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -430,6 +430,137 @@ static void test_client_mode_files(void **state) {
                 "file \"in\"", "sha256");
 }
 
+/* ---- limits, env, stdin ---- */
+
+#define LJOB(top, task) \
+  "{\"app\": \"x\", \"files\": [{\"name\": \"in\", \"sha256\": \"" SHA_A "\"}]" top \
+  ", \"tasks\": [{\"id\": \"a\", \"inputs\": [\"in\"]" task "}, {\"id\": \"b\"}]}"
+
+static void test_limits_defaults_and_override(void **state) {
+  (void)state;
+  cairn_jobspec *j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 60, \"memory_mib\": 256}"
+                                     ", \"env\": {\"MODE\": \"fast\", \"LEVEL\": \"1\"}",
+                                     ", \"limits\": {\"wall_seconds\": 5, \"disk_mib\": 10}"
+                                     ", \"env\": {\"LEVEL\": \"2\"}, \"stdin\": \"in\""),
+                                CAIRN_JOBSPEC_SERVER);
+  const cairn_task_run *a = &j->tasks[0].run, *b = &j->tasks[1].run;
+  assert_int_equal(a->limits[CAIRN_LIMIT_WALL], 5);        /* the task's own */
+  assert_int_equal(a->limits[CAIRN_LIMIT_MEMORY], 256);    /* the job's default */
+  assert_int_equal(a->limits[CAIRN_LIMIT_DISK], 10);
+  assert_int_equal(a->limits[CAIRN_LIMIT_CPU], 0);         /* unset */
+  assert_int_equal(a->nenv, 2);
+  for (uint32_t i = 0; i < a->nenv; i++)
+    assert_string_equal(a->env_values[i], strcmp(a->env_names[i], "LEVEL") == 0 ? "2" : "fast");
+  assert_string_equal(a->stdin_name, "in");
+  assert_int_equal(b->limits[CAIRN_LIMIT_WALL], 60);
+  assert_int_equal(b->limits[CAIRN_LIMIT_DISK], 0);
+  assert_int_equal(b->nenv, 2);
+  assert_null(b->stdin_name);
+  /* the work offer's form carries what is set, nothing else */
+  json_t *o = cairn_task_run_json(a);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "limits"), "disk_mib")), 10);
+  assert_null(json_object_get(json_object_get(o, "limits"), "cpu_seconds"));
+  assert_string_equal(json_string_value(json_object_get(json_object_get(o, "env"), "LEVEL")), "2");
+  assert_string_equal(json_string_value(json_object_get(o, "stdin")), "in");
+  json_decref(o);
+  cairn_jobspec_free(j);
+  /* nothing set: an empty run */
+  j = accept_job(LJOB("", ""), CAIRN_JOBSPEC_SERVER);
+  assert_true(cairn_task_run_empty(&j->tasks[0].run));
+  cairn_jobspec_free(j);
+}
+
+static void test_limits_rejections(void **state) {
+  (void)state;
+  expect_reject(LJOB(", \"limits\": {\"wall\": 5}", ""), "job", "unknown field \"wall\"");
+  expect_reject(LJOB("", ", \"limits\": {\"gpu_seconds\": 5}"), "task \"a\"", "gpu_seconds");
+  expect_reject(LJOB("", ", \"limits\": {\"cpu_seconds\": 0}"), "limits.cpu_seconds", "from 1");
+  expect_reject(LJOB("", ", \"limits\": {\"cpu_seconds\": \"5\"}"), "limits.cpu_seconds", NULL);
+  expect_reject(LJOB("", ", \"limits\": {\"memory_mib\": 4294967296}"), "limits.memory_mib", NULL);
+  expect_reject(LJOB("", ", \"limits\": [1]"), "\"limits\" must be an object", NULL);
+  expect_reject(LJOB("", ", \"limit\": {}"), "task \"a\"", "unknown field \"limit\"");
+  /* environment names and values */
+  expect_reject(LJOB("", ", \"env\": {\"1X\": \"v\"}"), "bad variable name \"1X\"", NULL);
+  expect_reject(LJOB("", ", \"env\": {\"A-B\": \"v\"}"), "bad variable name", NULL);
+  expect_reject(LJOB("", ", \"env\": {\"\": \"v\"}"), "bad variable name", NULL);
+  expect_reject(LJOB(", \"env\": {\"CAIRN_TASK_ID\": \"v\"}", ""), "job", "CAIRN_");
+  expect_reject(LJOB("", ", \"env\": {\"X\": 1}"), "env.X must be a string", NULL);
+  expect_reject(LJOB("", ", \"env\": {\"X\": \"a\\u0000b\"}"), "NUL", NULL);
+  expect_reject(LJOB("", ", \"env\": [\"X=1\"]"), "\"env\" must be an object", NULL);
+  /* caps on count and size */
+  char many[CAIRN_MAX_ENV * 16 + 64], *p = many;
+  p += sprintf(p, ", \"env\": {");
+  for (unsigned i = 0; i <= CAIRN_MAX_ENV; i++)
+    p += sprintf(p, "%s\"V%u\": \"x\"", i ? ", " : "", i);
+  sprintf(p, "}");
+  char *text = malloc(strlen(many) + 512);
+  sprintf(text, LJOB("", "%s"), many);
+  expect_reject(text, "more than", "variables");
+  free(text);
+  char *big = malloc(CAIRN_MAX_ENV_BYTES + 512);
+  sprintf(big, LJOB("", ", \"env\": {\"X\": \"%*s\"}"), (int)CAIRN_MAX_ENV_BYTES, "y");
+  expect_reject(big, "\"env\" exceeds", NULL);
+  free(big);
+  /* stdin must be one of the task's inputs */
+  expect_reject(LJOB("", ", \"stdin\": \"nope\""), "task \"a\"", "not one of its inputs");
+  expect_reject(LJOB(", \"stdin\": \"in\"", ""), "task \"b\"", "not one of its inputs");
+  expect_reject(LJOB(", \"stdin\": \"other\"", ""), "job", "not in \"files\"");
+  expect_reject(LJOB("", ", \"stdin\": 3"), "\"stdin\" must name", NULL);
+}
+
+static void test_limits_ceiling(void **state) {
+  (void)state;
+  static const char *const flags[CAIRN_LIMIT_COUNT] = {"--max-wall-seconds", "--max-cpu-seconds",
+                                                       "--max-memory-mib", "--max-disk-mib",
+                                                       "--max-output-mib"};
+  int64_t ceiling[CAIRN_LIMIT_COUNT] = {100, 0, 512, 0, 0};
+  cairn_error err = {0};
+  cairn_jobspec *j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 60}",
+                                     ", \"limits\": {\"memory_mib\": 1024}"),
+                                CAIRN_JOBSPEC_SERVER);
+  assert_int_equal(cairn_jobspec_ceiling(j, ceiling, flags, &err), CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "task \"a\": limits.memory_mib 1024 exceeds the server's "
+                                   "ceiling of 512 (--max-memory-mib)"));
+  cairn_jobspec_free(j);
+  j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 600}", ""), CAIRN_JOBSPEC_SERVER);
+  assert_int_equal(cairn_jobspec_ceiling(j, ceiling, flags, &err), CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "job: limits.wall_seconds 600"));
+  assert_non_null(strstr(err.text, "--max-wall-seconds"));
+  cairn_jobspec_free(j);
+  /* within the ceiling: kept; unset: the ceiling */
+  j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 60}", ""), CAIRN_JOBSPEC_SERVER);
+  assert_int_equal(cairn_jobspec_ceiling(j, ceiling, flags, &err), CAIRN_OK);
+  assert_int_equal(j->tasks[0].run.limits[CAIRN_LIMIT_WALL], 60);
+  assert_int_equal(j->tasks[0].run.limits[CAIRN_LIMIT_MEMORY], 512);
+  assert_int_equal(j->tasks[1].run.limits[CAIRN_LIMIT_CPU], 0);
+  cairn_jobspec_free(j);
+}
+
+static void test_reasons(void **state) {
+  (void)state;
+  const char *good[] = {"wall", "cpu", "memory", "disk", "output", "signal 9", "signal 64",
+                        "exit 1", "exit 255"};
+  const char *bad[] = {"", "Wall", "signal 0", "signal 65", "exit 0", "exit 256", "exit 01",
+                       "exit -1", "exit 1 ", "signal", "exit", "timeout"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+    assert_true(cairn_reason_valid(good[i]));
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    if (cairn_reason_valid(bad[i]))
+      fail_msg("accepted reason \"%s\"", bad[i]);
+  char buf[CAIRN_REASON_MAX];
+  cairn_reason_of_exit(3, buf);
+  assert_string_equal(buf, "exit 3");
+  cairn_reason_of_exit(0, buf);
+  assert_string_equal(buf, "");
+  /* the output budget: the task's, never above the route's cap */
+  cairn_task_run r;
+  memset(&r, 0, sizeof r);
+  assert_int_equal(cairn_task_output_budget(&r, 1u << 20), 1u << 20);
+  r.limits[CAIRN_LIMIT_OUTPUT] = 2;
+  assert_int_equal(cairn_task_output_budget(&r, 1u << 20), 1u << 20);
+  assert_int_equal(cairn_task_output_budget(&r, 8u << 20), 2u << 20);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_malformed_json_names_line_and_column),
@@ -445,6 +576,10 @@ int main(void) {
     cmocka_unit_test(test_resources),
     cmocka_unit_test(test_accepted_job),
     cmocka_unit_test(test_client_mode_files),
+    cmocka_unit_test(test_limits_defaults_and_override),
+    cmocka_unit_test(test_limits_rejections),
+    cmocka_unit_test(test_limits_ceiling),
+    cmocka_unit_test(test_reasons),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

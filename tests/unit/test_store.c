@@ -210,20 +210,21 @@ static void write_sample(cairn_store *s) {
   OK(cairn_store_job_insert(s, 1, "demo", "sum", "fifo", 2, 1, 60, 4, 1004, 0, E));
   OK(cairn_store_job_file_insert(s, 1, 0, "genome.fa", SHA_F, 0, E));
   OK(cairn_store_job_file_insert(s, 1, 1, "ref", SHA_G, 1, E));
-  OK(cairn_store_task_insert(s, 10, 1, 0, "a", "[\"1\"]", "[0]", "eligible", E));
-  OK(cairn_store_task_insert(s, 11, 1, 1, "b", "[]", "[]", "waiting", E));
-  OK(cairn_store_task_insert(s, 12, 1, 2, "c", "[\"x\",\"y\"]", "[1,0]", "waiting", E));
+  OK(cairn_store_task_insert(s, 10, 1, 0, "a", "[\"1\"]", "[0]", "eligible",
+                             "{\"limits\":{\"wall_seconds\":5}}", E));
+  OK(cairn_store_task_insert(s, 11, 1, 1, "b", "[]", "[]", "waiting", NULL, E));
+  OK(cairn_store_task_insert(s, 12, 1, 2, "c", "[\"x\",\"y\"]", "[1,0]", "waiting", NULL, E));
   OK(cairn_store_task_parent_insert(s, 11, 10, 0, E));
   OK(cairn_store_task_parent_insert(s, 12, 11, 0, E));
   OK(cairn_store_task_parent_insert(s, 12, 10, 1, E));
   /* task a: round 0 allocation 1 (volunteer 1, t=1), then round 1 allocations */
   OK(cairn_store_alloc_insert(s, 1, 1, 1, 10, 2000, 2060, 0, E));
-  OK(cairn_store_result_insert(s, 1, 10, 1, 0, "old", 3, DG_B, 2010, "tainted", E));
+  OK(cairn_store_result_insert(s, 1, 10, 1, 0, "old", 3, DG_B, 2010, "tainted", NULL, E));
   OK(cairn_store_alloc_update(s, 1, 2060, "returned", E));
   OK(cairn_store_alloc_insert(s, 2, 2, 1, 10, 2100, 2160, 1, E));
   OK(cairn_store_alloc_insert(s, 3, 1, 2, 10, 2101, 2161, 1, E));
   static const char out[] = {'4', '2', 0, '\n'};
-  OK(cairn_store_result_insert(s, 2, 10, 2, 0, out, sizeof out, DG_A, 2150, "pending", E));
+  OK(cairn_store_result_insert(s, 2, 10, 2, 0, out, sizeof out, DG_A, 2150, "pending", NULL, E));
   OK(cairn_store_alloc_update(s, 2, 2160, "returned", E));
   OK(cairn_store_result_outcome(s, 2, "valid", E));
   OK(cairn_store_alloc_update(s, 3, 2300, "leased", E));
@@ -231,7 +232,7 @@ static void write_sample(cairn_store *s) {
   OK(cairn_store_task_update(s, 11, "eligible", 0, 0, 0, E));
   /* task b: a failed attempt by volunteer 1 (t=3), expired later */
   OK(cairn_store_alloc_insert(s, 5, 1, 3, 11, 2200, 2260, 0, E));
-  OK(cairn_store_result_insert(s, 5, 11, 1, 3, "", 0, DG_B, 2210, "error", E));
+  OK(cairn_store_result_insert(s, 5, 11, 1, 3, "", 0, DG_B, 2210, "error", "exit 3", E));
   OK(cairn_store_alloc_update(s, 5, 2260, "returned", E));
   OK(cairn_store_job_update(s, 1, "failed", 2300, E));
   OK(cairn_store_commit(s, E));
@@ -271,8 +272,8 @@ static int jf_cb(void *ud, const cairn_store_job_file_row *r) {
 
 static int task_cb(void *ud, const cairn_store_task_row *r) {
   rows *w = ud;
-  snprintf(w->text[w->n], sizeof w->text[0], "%s|%s|%s|%s", r->name, r->args_json, r->inputs_json,
-           r->state);
+  snprintf(w->text[w->n], sizeof w->text[0], "%s|%s|%s|%s|%s", r->name, r->args_json,
+           r->inputs_json, r->state, r->run_json ? r->run_json : "-");
   int64_t v[] = {r->key, r->job, r->seq, r->attempts, r->accepted, r->round};
   memcpy(w->num[w->n++], v, sizeof v);
   return 0;
@@ -414,9 +415,9 @@ static void test_rows_survive_reopen(void **state) {
   memset(&w, 0, sizeof w);
   OK(cairn_store_load_tasks(s, task_cb, &w, E));
   assert_int_equal(w.n, 3);
-  assert_string_equal(w.text[0], "a|[\"1\"]|[0]|done");
-  assert_string_equal(w.text[1], "b|[]|[]|eligible");
-  assert_string_equal(w.text[2], "c|[\"x\",\"y\"]|[1,0]|waiting");
+  assert_string_equal(w.text[0], "a|[\"1\"]|[0]|done|{\"limits\":{\"wall_seconds\":5}}");
+  assert_string_equal(w.text[1], "b|[]|[]|eligible|-");
+  assert_string_equal(w.text[2], "c|[\"x\",\"y\"]|[1,0]|waiting|-");
   int64_t t0[] = {10, 1, 0, 2, 2, 1}, t1[] = {11, 1, 1, 0, 0, 0}, t2[] = {12, 1, 2, 0, 0, 0};
   assert_memory_equal(w.num[0], t0, sizeof t0);
   assert_memory_equal(w.num[1], t1, sizeof t1);
@@ -542,7 +543,7 @@ static void test_rollback_leaves_nothing(void **state) {
   OK(cairn_store_begin(s, E));
   OK(cairn_store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
   OK(cairn_store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, 0, E));
-  OK(cairn_store_task_insert(s, 1, 1, 0, "a", "[]", "[]", "eligible", E));
+  OK(cairn_store_task_insert(s, 1, 1, 0, "a", "[]", "[]", "eligible", NULL, E));
   OK(cairn_store_meta_set(s, "k", "v", E));
   cairn_store_rollback(s);
   cairn_store_rollback(s); /* outside a transaction: nothing happens */
@@ -593,14 +594,14 @@ static void test_reader_sees_committed_rows(void **state) {
   OK(cairn_store_begin(s, E));
   OK(cairn_store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
   OK(cairn_store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, 0, E));
-  OK(cairn_store_task_insert(s, 7, 1, 0, "a", "[]", "[]", "eligible", E));
-  OK(cairn_store_task_insert(s, 8, 1, 1, "b", "[]", "[]", "eligible", E));
-  OK(cairn_store_task_insert(s, 9, 1, 2, "c", "[]", "[]", "eligible", E));
+  OK(cairn_store_task_insert(s, 7, 1, 0, "a", "[]", "[]", "eligible", NULL, E));
+  OK(cairn_store_task_insert(s, 8, 1, 1, "b", "[]", "[]", "eligible", NULL, E));
+  OK(cairn_store_task_insert(s, 9, 1, 2, "c", "[]", "[]", "eligible", NULL, E));
   OK(cairn_store_alloc_insert(s, 1, 1, 1, 8, 10, 70, 0, E));
   OK(cairn_store_alloc_insert(s, 3, 1, 2, 7, 11, 71, 0, E));
   static const char bin[] = {'o', 'k', 0, (char)0xff};
-  OK(cairn_store_result_insert(s, 1, 8, 1, 0, bin, sizeof bin, DG_A, 20, "valid", E));
-  OK(cairn_store_result_insert(s, 3, 7, 1, 0, "hello", 5, DG_B, 21, "valid", E));
+  OK(cairn_store_result_insert(s, 1, 8, 1, 0, bin, sizeof bin, DG_A, 20, "valid", NULL, E));
+  OK(cairn_store_result_insert(s, 3, 7, 1, 0, "hello", 5, DG_B, 21, "valid", NULL, E));
   OK(cairn_store_task_update(s, 8, "done", 1, 1, 0, E));
   OK(cairn_store_task_update(s, 7, "done", 1, 3, 0, E));
 

@@ -1,6 +1,7 @@
 /* test_worker_runner.c — the worker's task runner on real programs (output
  * capture and cap, exit statuses, signals, missing programs, environment,
- * cancellation, lingering children), the parents/ID encoding, the verified
+ * cancellation, lingering children, limits and failure reasons, stdin from a
+ * file), the parents/ID encoding, the verified
  * input cache against a real HTTP server on loopback (and why a source
  * failed it), and base64. */
 #include <setjmp.h>
@@ -436,6 +437,74 @@ static void test_base64_round_trip(void **state) {
   assert_int_equal(cairn_base64_decode("Zm9vYmFy", 8, back, 5, &got), -1);
 }
 
+/* Runs /bin/sh -c script under limits in a fresh directory; fills res. */
+static void run_limited(const char *script, const int64_t limits[CAIRN_LIMIT_COUNT],
+                        const char *stdin_path, cairn__run_result *res) {
+  cairn_error err = {0};
+  char *dir = make_tmpdir();
+  const char *args[] = {"-c", script};
+  cairn__run_spec spec = {.path = "/bin/sh", .args = args, .nargs = 2, .dir = dir,
+                          .max_output = 4096, .limits = limits, .stdin_path = stdin_path,
+                          .cgroup_name = "cairn-test-runner"};
+  assert_int_equal(cairn__run(&spec, res, &err), CAIRN_OK);
+  remove_dir(dir);
+}
+
+/* Each limit stops the whole group with its reason and a note of what was
+ * reached; other failures are "signal N" or "exit N"; stdin from a file. */
+static void test_limits_and_reasons(void **state) {
+  (void)state;
+  cairn__run_result res;
+  int64_t lim[CAIRN_LIMIT_COUNT] = {0};
+  lim[CAIRN_LIMIT_WALL] = 1; /* a child of the shell hangs too: the group goes */
+  run_limited("sleep 30 & sleep 30", lim, NULL, &res);
+  assert_int_equal(res.outcome, CAIRN__RUN_LIMIT);
+  assert_string_equal(res.reason, "wall");
+  assert_true(res.seconds >= 1.0 && res.seconds < 5.0);
+  assert_non_null(strstr(res.note, "wall limit of 1 s"));
+  cairn_buf_free(&res.output);
+
+  memset(lim, 0, sizeof lim);
+  lim[CAIRN_LIMIT_CPU] = 1;
+  lim[CAIRN_LIMIT_WALL] = 20;
+  run_limited("while :; do :; done", lim, NULL, &res);
+  assert_string_equal(res.reason, "cpu");
+  assert_true(res.cpu_seconds >= 0.5 && res.seconds < 15.0);
+  cairn_buf_free(&res.output);
+
+  memset(lim, 0, sizeof lim);
+  lim[CAIRN_LIMIT_DISK] = 1;
+  lim[CAIRN_LIMIT_WALL] = 20;
+  run_limited("head -c 4194304 /dev/zero > junk; sleep 30", lim, NULL, &res);
+  assert_string_equal(res.reason, "disk");
+  assert_true(res.seconds < 15.0);
+  cairn_buf_free(&res.output);
+
+  memset(lim, 0, sizeof lim);
+  run_limited("kill -TERM $$", lim, NULL, &res);
+  assert_string_equal(res.reason, "signal 15");
+  cairn_buf_free(&res.output);
+  run_limited("exit 3", lim, NULL, &res);
+  assert_string_equal(res.reason, "exit 3");
+  cairn_buf_free(&res.output);
+  run_limited("exit 0", lim, NULL, &res);
+  assert_string_equal(res.reason, "");
+  cairn_buf_free(&res.output);
+
+  char *dir = make_tmpdir(), path[512];
+  snprintf(path, sizeof path, "%s/in", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("from a file\n", f);
+  fclose(f);
+  run_limited("cat", lim, path, &res);
+  assert_int_equal(res.exit_status, 0);
+  assert_int_equal(res.output.len, 12);
+  assert_memory_equal(res.output.data, "from a file\n", 12);
+  cairn_buf_free(&res.output);
+  remove_dir(dir);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   cairn_http_global_init();
@@ -448,6 +517,7 @@ int main(void) {
     cmocka_unit_test(test_environment_cwd_stdin_stderr),
     cmocka_unit_test(test_lingering_child_does_not_block),
     cmocka_unit_test(test_cancel_kills_app),
+    cmocka_unit_test(test_limits_and_reasons),
     cmocka_unit_test(test_parent_id_encoding),
     cmocka_unit_test(test_cache_rejects_wrong_sha256),
     cmocka_unit_test(test_base64_round_trip),

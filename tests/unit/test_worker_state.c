@@ -121,7 +121,7 @@ static void test_result_body_encoding(void **state) {
     {"\xed\xa0\x80", 3, 1},               /* surrogate */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *body = cairn__result_json(i == 3 ? 137 : 0, cases[i].bytes, cases[i].len, 0);
+    char *body = cairn__result_json(i == 3 ? 137 : 0, NULL, cases[i].bytes, cases[i].len, 0);
     assert_non_null(body);
     char out[256];
     size_t len = 0;
@@ -177,6 +177,44 @@ static void test_work_offer_parsing(void **state) {
   assert_int_equal(index, -1);
   assert_null(cairn__task_parse("<html>", 6, &index, &err));
   assert_int_equal(index, -1);
+  /* limits, env and stdin: read; a stdin that is not an input, a reserved
+   * variable or an unknown limit make the offer unusable (reported) */
+  const char *run =
+    "{\"index\": 7, \"task\": {\"job\": 1, \"id\": \"r\", \"app\": \"x\","
+    " \"inputs\": [{\"name\": \"in\", \"sha256\": "
+    "\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\"}],"
+    " \"limits\": {\"wall_seconds\": 9, \"memory_mib\": 64}, \"env\": {\"A\": \"1\"},"
+    " \"stdin\": \"in\"}}";
+  t = cairn__task_parse(run, strlen(run), &index, &err);
+  assert_non_null(t);
+  assert_int_equal(t->run.limits[CAIRN_LIMIT_WALL], 9);
+  assert_int_equal(t->run.limits[CAIRN_LIMIT_MEMORY], 64);
+  assert_int_equal(t->run.limits[CAIRN_LIMIT_CPU], 0);
+  assert_int_equal(t->run.nenv, 1);
+  assert_string_equal(t->run.env_names[0], "A");
+  assert_string_equal(t->run.stdin_name, "in");
+  cairn__task_free(t);
+  const char *bad_run[] = {
+    "{\"index\": 8, \"task\": {\"job\": 1, \"id\": \"r\", \"app\": \"x\", \"stdin\": \"in\"}}",
+    "{\"index\": 8, \"task\": {\"job\": 1, \"id\": \"r\", \"app\": \"x\","
+    " \"env\": {\"CAIRN_JOB\": \"9\"}}}",
+    "{\"index\": 8, \"task\": {\"job\": 1, \"id\": \"r\", \"app\": \"x\","
+    " \"limits\": {\"wall\": 1}}}",
+  };
+  const char *why[] = {"not one of its inputs", "CAIRN_", "unknown field \"wall\""};
+  for (size_t i = 0; i < 3; i++) {
+    assert_null(cairn__task_parse(bad_run[i], strlen(bad_run[i]), &index, &err));
+    assert_int_equal(index, 8);
+    if (!strstr(err.text, why[i]))
+      fail_msg("offer %zu: \"%s\" lacks \"%s\"", i, err.text, why[i]);
+  }
+  /* the reason goes into a result body only when given */
+  char *body = cairn__result_json(137, "wall", "", 0, 0);
+  assert_non_null(strstr(body, "\"reason\":\"wall\""));
+  free(body);
+  body = cairn__result_json(0, "", "ok", 2, 0);
+  assert_null(strstr(body, "reason"));
+  free(body);
   /* no args, no inputs, no parents, no lease_seconds: defaults */
   const char *bare = "{\"index\": 2, \"task\": {\"job\": 3, \"id\": \"b\", \"app\": \"x\"}}";
   t = cairn__task_parse(bare, strlen(bare), &index, &err);
@@ -352,7 +390,7 @@ static void test_chained_offer_parsing(void **state) {
   assert_int_equal(present, 1);
   assert_int_equal(index, 10);
   /* the request asks for it */
-  char *body = cairn__result_json(0, "x", 1, 1);
+  char *body = cairn__result_json(0, NULL, "x", 1, 1);
   json_t *o = json_loads(body, 0, NULL);
   assert_true(json_is_true(json_object_get(o, "next")));
   json_decref(o);

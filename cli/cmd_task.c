@@ -1,0 +1,85 @@
+/* cmd_task.c — cairn status JOB TASK: one task, what it runs under and
+ * each of its attempts (volunteer, index, lease, exit status, reason). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "common/termsafe.h"
+
+static const char *text(json_t *o, const char *key, char *buf, size_t len) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return cairn_termsafe(s ? s : "-", buf, len);
+}
+
+/* "limits: wall_seconds 1, ...; env: NAME=VALUE ...; stdin: NAME" */
+static void print_run(json_t *t) {
+  json_t *lim = json_object_get(t, "limits"), *env = json_object_get(t, "env"), *v;
+  const char *k;
+  char a[CAIRN_TERMSAFE_NAME], b[CAIRN_TERMSAFE_NAME];
+  int first = 1;
+  printf("limits:");
+  json_object_foreach(lim, k, v) {
+    printf("%s %s %lld", first ? "" : ",", cairn_termsafe(k, a, sizeof a),
+           (long long)json_integer_value(v));
+    first = 0;
+  }
+  printf("%s\n", first ? " none" : "");
+  if (json_object_size(env)) {
+    printf("env:");
+    json_object_foreach(env, k, v)
+      printf(" %s=%s", cairn_termsafe(k, a, sizeof a),
+             cairn_termsafe(json_string_value(v), b, sizeof b));
+    putchar('\n');
+  }
+  if (json_object_get(t, "stdin"))
+    printf("stdin: %s\n", text(t, "stdin", a, sizeof a));
+}
+
+int cairn_task_status(cairn_http *h, long long job, const char *task) {
+  char path[96], a[CAIRN_TERMSAFE_NAME], b[64];
+  json_t *list = NULL, *t, *found = NULL;
+  size_t i;
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
+  if (cairn_client_json(h, "GET", path, NULL, &list, 0) != 200) {
+    json_decref(list);
+    return 1;
+  }
+  json_array_foreach(json_object_get(list, "tasks"), i, t) {
+    const char *id = json_string_value(json_object_get(t, "id"));
+    if (id && strcmp(id, task) == 0)
+      found = t;
+  }
+  if (!found) {
+    json_decref(list);
+    return cairn_cli_fail("job %lld has no task \"%s\"", job,
+                          cairn_termsafe(task, a, sizeof a));
+  }
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks/%lld", job,
+           (long long)json_integer_value(json_object_get(found, "key")));
+  json_decref(list);
+  json_t *d = NULL;
+  if (cairn_client_json(h, "GET", path, NULL, &d, 0) != 200) {
+    json_decref(d);
+    return 1;
+  }
+  printf("task %s of job %lld: %s, %lld of %lld attempts in this round\n",
+         text(d, "id", a, sizeof a), job, text(d, "state", b, sizeof b),
+         (long long)json_integer_value(json_object_get(d, "attempts")),
+         (long long)json_integer_value(json_object_get(d, "max_attempts")));
+  print_run(d);
+  printf("ATTEMPT VOLUNTEER        INDEX ROUND LEASE     EXIT REASON\n");
+  json_array_foreach(json_object_get(d, "history"), i, t) {
+    json_t *es = json_object_get(t, "exit_status");
+    char lease[64], reason[64], exit[16] = "-";
+    if (json_is_integer(es))
+      snprintf(exit, sizeof exit, "%lld", (long long)json_integer_value(es));
+    printf("%7zu %9lld %12lld %5lld %-9s %4s %s\n", i + 1,
+           (long long)json_integer_value(json_object_get(t, "volunteer")),
+           (long long)json_integer_value(json_object_get(t, "index")),
+           (long long)json_integer_value(json_object_get(t, "round")),
+           text(t, "lease", lease, sizeof lease), exit, text(t, "reason", reason, sizeof reason));
+  }
+  json_decref(d);
+  return 0;
+}

@@ -1,0 +1,232 @@
+/* admission.c — who may register a volunteer: POST /v1/volunteers under
+ * cfg.registration (open, invite, closed) and the admin's invitation
+ * routes (/v1/invitations). Parses and checks like api.c, whose helpers it
+ * uses; the codes themselves live in invitations.c. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/limits.h"
+#include "common/protocol.h"
+#include "common/resources.h"
+#include "server/fit.h"
+#include "server/master.h"
+
+/* Short names of api.c's helpers (master.h). */
+#define set_json cairn__api_json
+#define failf cairn__api_failf
+#define parse_body cairn__api_body
+#define opt_str cairn__api_opt_str
+#define app_list cairn__api_apps
+#define anonymous_ok cairn__api_anonymous_ok
+#define id_of cairn__api_id
+
+static void fail(cairn__resp *rs, const cairn_error *err) {
+  cairn__api_error(rs, err->status, err->text);
+}
+
+/* "peer_url" of a registration: "" when absent; NULL (and a 400 in rs) when
+ * malformed. */
+static const char *peer_url_of(json_t *o, cairn__resp *rs) {
+  json_t *v = json_object_get(o, "peer_url");
+  const char *u = "";
+  cairn_error err = {0};
+  if (v && cairn_report_peer_url(v, &u, &err) != CAIRN_OK) {
+    fail(rs, &err);
+    return NULL;
+  }
+  return u;
+}
+
+static int has_control(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return 1;
+  return 0;
+}
+
+/* 403 {"error": {"code": code, "message": text}}. */
+static void refuse(cairn__resp *rs, const char *code, const char *text) {
+  set_json(rs, 403, json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", text));
+}
+
+/* Whether a registration with body o may go on (cfg.registration): 1 (with
+ * the invitation it spends in *invite, 0 for none), or 0 with the 403 in
+ * rs; a code refused also spends one of the address's anonymous tokens. */
+static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *invite,
+                    cairn__resp *rs) {
+  static const char *const why[] = {
+    [CAIRN__INVITE_INVALID] = "invitation_invalid", [CAIRN__INVITE_EXPIRED] = "invitation_expired",
+    [CAIRN__INVITE_USED_UP] = "invitation_used_up"};
+  static const char *const text[] = {
+    [CAIRN__INVITE_INVALID] = "no such invitation (mistyped or revoked)",
+    [CAIRN__INVITE_EXPIRED] = "this invitation has expired",
+    [CAIRN__INVITE_USED_UP] = "this invitation has been used as often as it allows"};
+  json_t *code = json_object_get(o, "invitation");
+  *invite = 0;
+  if (code && (!json_is_string(code) || json_string_length(code) == 0 ||
+               json_string_length(code) > CAIRN_MAX_NAME)) {
+    failf(rs, CAIRN_EINVAL, "\"invitation\" must be a code of at most %u characters",
+          CAIRN_MAX_NAME);
+    return 0;
+  }
+  if (m->registration == CAIRN__REG_OPEN)
+    return 1;
+  if (m->registration == CAIRN__REG_CLOSED) {
+    refuse(rs, "registration_closed", "this master registers no new volunteers");
+    return 0;
+  }
+  if (!code) {
+    refuse(rs, "invitation_required", "this master registers volunteers by invitation: "
+           "send \"invitation\"");
+    return 0;
+  }
+  cairn__invite_verdict v = cairn__invites_use(m->invites, json_string_value(code), cairn__now(),
+                                               invite);
+  if (v == CAIRN__INVITE_OK)
+    return 1;
+  cairn__resp ignored = {.fd = -1};
+  if (!anonymous_ok(m, rq->client_ip, &ignored)) /* as a failed authentication */
+    free(ignored.body);
+  refuse(rs, why[v], text[v]);
+  return 0;
+}
+
+void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"name",     "cluster", "apps", "slots",
+                                     "peer_url", CAIRN_RESOURCES_KEY, "invitation", NULL};
+  json_t *o = parse_body(rq, keys, 0, rs);
+  if (!o)
+    return;
+  const char *apps[CAIRN_MAX_APPS];
+  int napps = 0, slots = 1;
+  const char *name = opt_str(o, "name", "", rs);
+  const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
+  const char *peer = cluster ? peer_url_of(o, rs) : NULL;
+  if (!name || !cluster || !peer)
+    goto out;
+  char net[32] = "";
+  if (!*cluster && rq->client_ip && *rq->client_ip) {
+    /* no label: the worker's /24 */
+    unsigned a, b, c3, d;
+    if (sscanf(rq->client_ip, "%u.%u.%u.%u", &a, &b, &c3, &d) == 4)
+      snprintf(net, sizeof net, "%u.%u.%u.0/24", a, b, c3);
+    cluster = net;
+  }
+  if (!*cluster)
+    cluster = "default";
+  if (strlen(cluster) > 64 || strpbrk(cluster, "\"\\") || has_control(cluster)) {
+    failf(rs, CAIRN_EINVAL, "\"cluster\" must be at most 64 characters, without quotes, "
+          "backslashes or control characters");
+    goto out;
+  }
+  if (!json_object_get(o, "apps")) {
+    failf(rs, CAIRN_EINVAL, "missing \"apps\"");
+    goto out;
+  }
+  if (app_list(json_object_get(o, "apps"), apps, CAIRN_MAX_APPS, &napps, rs))
+    goto out;
+  if (napps == 0) {
+    failf(rs, CAIRN_EINVAL, "\"apps\" must name at least one app");
+    goto out;
+  }
+  json_t *sl = json_object_get(o, "slots");
+  if (sl) {
+    if (!json_is_integer(sl) || json_integer_value(sl) < 1 ||
+        json_integer_value(sl) > CAIRN_MAX_SLOTS) {
+      failf(rs, CAIRN_EINVAL, "\"slots\" must be an integer from 1 to %u", CAIRN_MAX_SLOTS);
+      goto out;
+    }
+    slots = (int)json_integer_value(sl);
+  }
+  int64_t id, invite = 0;
+  char token[65];
+  cairn_error err = {0};
+  cairn_resources offer;
+  json_t *res = json_object_get(o, CAIRN_RESOURCES_KEY);
+  if (res && cairn_resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &offer, "registration",
+                                   &err) != CAIRN_OK) {
+    fail(rs, &err);
+    goto out;
+  }
+  if (!admitted(m, rq, o, &invite, rs))
+    goto out;
+  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
+                           token, &err) != CAIRN_OK) {
+    if (invite)
+      cairn__invites_unuse(m->invites, invite);
+    fail(rs, &err);
+  } else if (res && cairn__core_set_offer(m->core, id, &offer, &err) != CAIRN_OK)
+    fail(rs, &err); /* registered: the invitation's use stays spent */
+  else {
+    char key[65];
+    cairn__core_peer_key(m->core, id, key);
+    set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
+                                (json_int_t)id, "token", token, "cluster", cluster, "peer_key",
+                                key, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL)));
+  }
+out:
+  json_decref(o);
+}
+
+/* POST /v1/invitations {"uses": N, "expires_seconds": S, "note": TEXT}. */
+static void h_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"uses", "expires_seconds", "note", NULL};
+  json_t *o = parse_body(rq, keys, 1, rs);
+  if (!o)
+    return;
+  json_t *u = json_object_get(o, "uses"), *e = json_object_get(o, "expires_seconds");
+  const char *note = opt_str(o, "note", "", rs);
+  cairn_error err = {0};
+  json_t *made = NULL;
+  if (!note)
+    goto out;
+  if (u && (!json_is_integer(u) || json_integer_value(u) < 1 ||
+            json_integer_value(u) > CAIRN_MAX_INVITATION_USES)) {
+    failf(rs, CAIRN_EINVAL, "\"uses\" must be an integer from 1 to %d", CAIRN_MAX_INVITATION_USES);
+    goto out;
+  }
+  if (e && (!json_is_integer(e) || json_integer_value(e) < 1 ||
+            json_integer_value(e) > CAIRN_MAX_INVITATION_SECONDS)) {
+    failf(rs, CAIRN_EINVAL, "\"expires_seconds\" must be an integer from 1 to %d",
+          CAIRN_MAX_INVITATION_SECONDS);
+    goto out;
+  }
+  if (strlen(note) > CAIRN_MAX_INVITATION_NOTE || has_control(note)) {
+    failf(rs, CAIRN_EINVAL, "\"note\" must be at most %u bytes without control characters",
+          CAIRN_MAX_INVITATION_NOTE);
+    goto out;
+  }
+  made = cairn__invites_create(m->invites, u ? (int)json_integer_value(u) : 1,
+                               e ? json_integer_value(e) : CAIRN_DEFAULT_INVITATION_SECONDS, note,
+                               cairn__now(), &err);
+  if (made)
+    set_json(rs, 201, made);
+  else
+    fail(rs, &err);
+out:
+  json_decref(o);
+}
+
+int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
+                                 cairn__resp *rs) {
+  int post = !strcmp(rq->method, "POST"), get = !strcmp(rq->method, "GET");
+  if (r == R_INVITATIONS && post)
+    h_invite(m, rq, rs);
+  else if (r == R_INVITATIONS && get)
+    set_json(rs, 200, cairn__invites_list(m->invites, cairn__now()));
+  else if (r == R_INVITATION && !strcmp(rq->method, "DELETE")) {
+    const char *s = rq->path + strlen("/v1/invitations/"), *end = NULL;
+    int64_t id = id_of(s, &end);
+    cairn_error err = {0};
+    if (id < 0 || *end)
+      failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an invitation id", s);
+    else if (cairn__invites_revoke(m->invites, id, &err) != CAIRN_OK)
+      fail(rs, &err);
+    else
+      set_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "revoked", 1));
+  } else
+    return 0;
+  return 1;
+}

@@ -1,0 +1,39 @@
+/* enforce.h — the worker's means of holding a task to its limits (docs/
+ * worker.md, "Limits"): a cgroup v2 with memory.max when the worker can
+ * create one (else the runner sets RLIMIT_AS), the size of a task
+ * directory, and a process's peak address space. Private to worker/; the
+ * runner (runner.c) uses them while it watches a program.
+ */
+#ifndef CAIRN_ENFORCE_H
+#define CAIRN_ENFORCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A task's memory cgroup: DIR (under the worker's own cgroup v2) with
+ * memory.max set; procs_fd is DIR/cgroup.procs open for writing (the child
+ * writes "0" to it to move itself in). procs_fd < 0: none. */
+typedef struct cairn__memcg {
+  int procs_fd;
+  char dir[512];
+} cairn__memcg;
+
+/* Creates cgroup NAME with memory.max = bytes (and no swap) under the
+ * worker's cgroup v2. 0 on success; -1 when that is not possible here, with
+ * why (a short phrase) filled, and m->procs_fd = -1. */
+int cairn__memcg_create(cairn__memcg *m, const char *name, uint64_t bytes, char *why,
+                        size_t whylen);
+/* 1 when the kernel killed a process of m for memory (memory.events). */
+int cairn__memcg_oom_killed(const cairn__memcg *m);
+/* Kills what is left in m, removes it, closes procs_fd. Safe on none. */
+void cairn__memcg_destroy(cairn__memcg *m);
+
+/* Bytes allocated under dir (st_blocks, not following links), counting at
+ * most max_entries entries and 64 levels (then the sum so far). */
+uint64_t cairn__dir_usage(const char *dir, size_t max_entries);
+
+/* VmPeak of process pid in bytes (0 when unknown, e.g. it has exited). */
+uint64_t cairn__vm_peak(pid_t pid);
+
+#endif
