@@ -1,4 +1,5 @@
 /* main.c — cairn-server: parse flags, run the master until SIGINT/SIGTERM. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +52,22 @@ static void usage(FILE *f) {
         "  --keep-finished DAYS delete jobs done, failed or cancelled more than DAYS ago\n"
         "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n",
         f);
+}
+
+/* The whole of arg as a number in [lo, hi]; else a message naming flag and
+ * -1. */
+static int flag_number(const char *flag, const char *arg, long long lo, long long hi,
+                       long long *out) {
+  char *end = NULL;
+  errno = 0;
+  long long n = strtoll(arg, &end, 10);
+  if (!*arg || *end || errno || n < lo || n > hi) {
+    fprintf(stderr, "cairn-server: --%s must be a whole number from %lld to %lld\n", flag, lo,
+            hi);
+    return -1;
+  }
+  *out = n;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -106,12 +123,23 @@ int main(int argc, char **argv) {
       break;
     }
     case 'g': cfg.registration = optarg; break;
-    case 'W': cfg.max_wall_seconds = atoll(optarg); break;
-    case 'C': cfg.max_cpu_seconds = atoll(optarg); break;
-    case 'M': cfg.max_memory_mib = atoll(optarg); break;
-    case 'D': cfg.max_disk_mib = atoll(optarg); break;
-    case 'O': cfg.max_output_mib = atoll(optarg); break;
-    case 'G': cfg.wall_grace_seconds = atoi(optarg); break;
+    case 'W': case 'C': case 'M': case 'D': case 'O': case 'G': {
+      /* the ceilings: 0 = none; the grace: seconds after the wall limit */
+      long long n;
+      const char *name = opts[0].name;
+      for (int i = 0; opts[i].name; i++)
+        if (opts[i].val == ch)
+          name = opts[i].name;
+      if (flag_number(name, optarg, ch == 'G' ? 1 : 0, ch == 'G' ? 86400 : (1LL << 40), &n))
+        return 2;
+      if (ch == 'W') cfg.max_wall_seconds = n;
+      if (ch == 'C') cfg.max_cpu_seconds = n;
+      if (ch == 'M') cfg.max_memory_mib = n;
+      if (ch == 'D') cfg.max_disk_mib = n;
+      if (ch == 'O') cfg.max_output_mib = n;
+      if (ch == 'G') cfg.wall_grace_seconds = (int)n;
+      break;
+    }
     case 'K': {
       char *end = NULL;
       cfg.keep_finished_days = strtod(optarg, &end);
