@@ -35,6 +35,10 @@ void cairn_jobspec_free(cairn_jobspec *j) {
       free(j->tasks[i].args[k]);
     free(j->tasks[i].args);
     free(j->tasks[i].inputs);
+    for (uint32_t k = 0; k < j->tasks[i].npins; k++)
+      free(j->tasks[i].pins[k].file);
+    free(j->tasks[i].pins);
+    cairn_outputs_free(&j->tasks[i].outputs);
   }
   free(j->tasks);
   cairn_dag_free(j->dag);
@@ -206,8 +210,9 @@ static int find_id(const id_slot *sorted, uint32_t n, const char *id) {
   return s ? (int)s->idx : -1;
 }
 
-static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
-  static const char *const keys[] = {"id", "args", "inputs", "after", NULL};
+static int parse_task(cairn_jobspec *j, json_t *t, size_t i, const cairn_output_patterns *deflt,
+                      cairn_error *err) {
+  static const char *const keys[] = {"id", "args", "inputs", "after", "outputs", NULL};
   char where[64];
   snprintf(where, sizeof where, "tasks[%zu]", i);
   if (!json_is_object(t)) {
@@ -259,6 +264,8 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
     }
     for (size_t k = 0; k < json_array_size(inputs); k++) {
       json_t *a = json_array_get(inputs, k);
+      if (json_is_string(a) && strchr(json_string_value(a), '/'))
+        continue; /* a parent's output file: resolve_pins(), once parents are known */
       int fi = json_is_string(a) ? cairn_jobspec_file_index(j, json_string_value(a)) : -1;
       if (fi < 0) {
         cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is not in \"files\"", jt->id,
@@ -273,6 +280,67 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
         }
       jt->inputs[jt->ninputs++] = (uint32_t)fi;
     }
+  }
+  json_t *outs = json_object_get(t, "outputs");
+  if (outs ? cairn_outputs_parse(outs, tw, &jt->outputs, err) != CAIRN_OK
+           : cairn_outputs_copy(deflt, &jt->outputs) != 0) {
+    if (!outs)
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+/* Reads task i's inputs "PARENT_ID/NAME": PARENT_ID (the longest prefix
+ * before a '/' that names one of its parents) must be in "after" and NAME
+ * must match one of that parent's "outputs". O(inputs × parents). */
+static int resolve_pins(cairn_jobspec *j, json_t *t, uint32_t i, cairn_error *err) {
+  cairn_jobspec_task *jt = &j->tasks[i];
+  json_t *inputs = json_object_get(t, "inputs");
+  for (size_t k = 0; k < json_array_size(inputs); k++) {
+    const char *s = json_string_value(json_array_get(inputs, k));
+    if (!s || !strchr(s, '/'))
+      continue;
+    int parent = -1;
+    const char *file = NULL;
+    for (const char *slash = strrchr(s, '/'); slash && parent < 0;) {
+      for (uint32_t p = j->dag->par_off[i]; p < j->dag->par_off[i + 1]; p++) {
+        const char *pid = j->tasks[j->dag->par[p]].id;
+        if (strlen(pid) == (size_t)(slash - s) && strncmp(pid, s, (size_t)(slash - s)) == 0) {
+          parent = (int)j->dag->par[p];
+          file = slash + 1;
+        }
+      }
+      while (--slash >= s && *slash != '/')
+        ;
+      if (slash < s)
+        slash = NULL;
+    }
+    if (parent < 0) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\" names no parent: "
+                      "PARENT_ID/NAME needs PARENT_ID in \"after\"", jt->id, s);
+      return -1;
+    }
+    if (!cairn_output_name_ok(file) || cairn_outputs_match(&j->tasks[parent].outputs, file) < 0) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\": \"%s\" is not among "
+                      "the \"outputs\" of task \"%s\"", jt->id, s, file, j->tasks[parent].id);
+      return -1;
+    }
+    for (uint32_t q = 0; q < jt->npins; q++)
+      if (jt->pins[q].parent == (uint32_t)parent && strcmp(jt->pins[q].file, file) == 0) {
+        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is listed twice", jt->id, s);
+        return -1;
+      }
+    if (!jt->pins && !(jt->pins = calloc(json_array_size(inputs), sizeof *jt->pins))) {
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return -1;
+    }
+    jt->pins[jt->npins].parent = (uint32_t)parent;
+    if (!(jt->pins[jt->npins].file = dupstr(file))) {
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return -1;
+    }
+    jt->npins++;
   }
   return 0;
 }
@@ -359,7 +427,9 @@ out:
 cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
                                    cairn_error *err) {
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
-                                     "lease_seconds", "max_attempts", "files", "tasks", NULL};
+                                     "lease_seconds", "max_attempts", "files", "tasks",
+                                     "outputs", NULL};
+  cairn_output_patterns deflt = {0};
   json_error_t jerr;
   cairn_jobspec *j = NULL;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -398,6 +468,9 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
   }
   if (parse_files(j, json_object_get(root, "files"), mode, err))
     goto fail;
+  json_t *outs = json_object_get(root, "outputs");
+  if (outs && cairn_outputs_parse(outs, "job", &deflt, err) != CAIRN_OK)
+    goto fail;
   json_t *tasks = json_object_get(root, "tasks");
   if (!tasks || !json_is_array(tasks) || json_array_size(tasks) == 0) {
     cairn_error_set(err, CAIRN_EINVAL, "job: \"tasks\" must be a non-empty array");
@@ -413,16 +486,21 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
     goto nomem;
   for (size_t i = 0; i < json_array_size(tasks); i++) {
     j->ntasks = (uint32_t)i + 1;
-    if (parse_task(j, json_array_get(tasks, i), i, err))
+    if (parse_task(j, json_array_get(tasks, i), i, &deflt, err))
       goto fail;
   }
   if (build_dag(j, tasks, err))
     goto fail;
+  for (uint32_t i = 0; i < j->ntasks; i++)
+    if (resolve_pins(j, json_array_get(tasks, i), i, err))
+      goto fail;
+  cairn_outputs_free(&deflt);
   json_decref(root);
   return j;
 nomem:
   cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
 fail:
+  cairn_outputs_free(&deflt);
   json_decref(root);
   cairn_jobspec_free(j);
   return NULL;

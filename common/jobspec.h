@@ -11,6 +11,7 @@
 
 #include "common/dag.h"
 #include "common/error.h"
+#include "common/outputs.h"
 
 typedef struct cairn_jobspec_file {
   char *name;
@@ -20,12 +21,21 @@ typedef struct cairn_jobspec_file {
   int broadcast;
 } cairn_jobspec_file;
 
+/* An input that is a parent's output file ("inputs": ["PARENT_ID/NAME"]). */
+typedef struct cairn_jobspec_pin {
+  uint32_t parent;   /* index of the parent task (one of "after") */
+  char *file;        /* NAME: matches one of the parent's output patterns */
+} cairn_jobspec_pin;
+
 typedef struct cairn_jobspec_task {
   char *id;
   char **args;
   uint32_t nargs;
   uint32_t *inputs;  /* indices into files */
   uint32_t ninputs;
+  cairn_jobspec_pin *pins; /* parents' output files it reads, in "inputs" order */
+  uint32_t npins;
+  cairn_output_patterns outputs; /* its own "outputs", else the job's */
 } cairn_jobspec_task;
 
 typedef struct cairn_jobspec {

@@ -56,7 +56,7 @@ enum {
  * CAIRN_FEATURE_NAMES[i] (the names on the wire, in a "features" list).
  * Bits 0 to CAIRN_REPORT_FIELD_COUNT - 1 are the report's fields; "next" is
  * the result body's (PUT /v1/results/{n}: ask for the next task in the
- * same answer). */
+ * same answer), and so are "outputs" (its "stderr" tail and output files). */
 enum {
   CAIRN_FEAT_HAVE = 1u << 0,
   CAIRN_FEAT_SERVED = 1u << 1,
@@ -65,11 +65,12 @@ enum {
   CAIRN_FEAT_FETCHED = 1u << 4,
   CAIRN_FEAT_FAILED = 1u << 5,
   CAIRN_FEAT_NEXT = 1u << 6,
+  CAIRN_FEAT_OUTPUTS = 1u << 7, /* a result's "stderr" and "outputs" (output files) */
 };
 #define CAIRN_REPORT_FIELD_COUNT 6
-#define CAIRN_FEATURE_COUNT 7
+#define CAIRN_FEATURE_COUNT 8
 #define CAIRN_FEATURE_NAMES \
-  {"have", "served", "peer_url", "running", "fetched", "failed", "next"}
+  {"have", "served", "peer_url", "running", "fetched", "failed", "next", "outputs"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */

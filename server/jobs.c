@@ -9,6 +9,7 @@
 #include "common/grant.h"
 #include "common/log.h"
 #include "server/core.h"
+#include "server/outputs.h"
 #include "server/dist.h"
 
 void cairn__job_free(mjob *j) {
@@ -29,6 +30,7 @@ void cairn__job_free(mjob *j) {
     free(j->tasks[i].name);
     free(j->tasks[i].args_json);
     free(j->tasks[i].inputs);
+    cairn__tio_free(j->tasks[i].io);
   }
   free(j->tasks);
   cairn_dag_free(j->dag);
@@ -140,7 +142,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
     t->ninputs = st->ninputs;
     st->inputs = NULL;
     st->ninputs = 0;
-    if (!t->args_json || !t->name)
+    if (!t->args_json || !t->name || cairn__tio_from_spec(t, st))
       goto nomem;
   }
   j->dag = spec->dag;
@@ -165,6 +167,7 @@ static cairn__jrec *job_record(const mjob *j) {
     uint32_t p0 = j->dag->par_off[i], np = j->dag->par_off[i + 1] - p0;
     r = cairn__jrec_job_task(r, i, t->name, t->args_json, t->inputs, t->ninputs,
                              j->dag->par + p0, np);
+    r = cairn__tio_record(r, i, t->io);
   }
   return r;
 }
@@ -452,6 +455,24 @@ static int result_row(void *ud, const cairn_store_result_row *r) {
   json_object_set_new(t, "index", json_integer(r->idx));
   json_object_set_new(t, "exit_status", json_integer(r->exit_status));
   output_json(r->output, r->len, t);
+  /* the stderr tail: a JSON string when valid UTF-8 without NUL, else base64 */
+  json_t *e = json_object();
+  output_json(r->stderr_tail, r->stderr_len, e);
+  json_object_set(t, "stderr", json_object_get(e, "output"));
+  if (json_object_get(e, "encoding"))
+    json_object_set_new(t, "stderr_encoding", json_string("base64"));
+  json_decref(e);
+  return 0;
+}
+
+static int file_row(void *ud, const cairn_store_output_row *r) {
+  results_ctx *ctx = ud;
+  json_t *t = json_array_get(ctx->tasks, (size_t)r->key);
+  json_t *files = json_object_get(t, "outputs");
+  if (t && !files)
+    json_object_set_new(t, "outputs", files = json_array());
+  json_array_append_new(files, json_pack("{s:s, s:s, s:I}", "name", r->name, "sha256", r->sha256,
+                                         "size", (json_int_t)r->size));
   return 0;
 }
 
@@ -475,7 +496,8 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
   pthread_mutex_unlock(&c->lock);
   settle(c, seq);
   results_ctx ctx = {tasks};
-  if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK) {
+  if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK ||
+      cairn_store_job_files(c->store, id, file_row, &ctx, err) != CAIRN_OK) {
     json_decref(tasks);
     return NULL;
   }

@@ -15,6 +15,7 @@ typedef enum {
 
 typedef struct jtask {
   char *name, *args_json, *inputs_json;
+  char *outputs_json, *parent_files_json; /* task_io row; NULL: none */
   uint32_t *parents;
   uint32_t nparents;
 } jtask;
@@ -54,6 +55,10 @@ struct cairn__jrec {
       size_t len;
       char digest[65];
       const char *outcome;
+      void *err_tail;             /* the stderr tail */
+      size_t err_len;
+      cairn_output_file *files;   /* output files named */
+      size_t nfiles;
     } result;
     struct { int64_t idx; const char *outcome; } outcome;
   } u;
@@ -234,6 +239,15 @@ cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
                       copy_str(&t->args_json, args_json));
 }
 
+cairn__jrec *cairn__jrec_job_task_io(cairn__jrec *r, uint32_t i, const char *outputs_json,
+                                     const char *parent_files_json) {
+  if (!r || r->type != J_JOB || i >= r->u.job.ntasks)
+    return checked(r, 1);
+  jtask *t = &r->u.job.tasks[i];
+  return checked(r, copy_str(&t->outputs_json, outputs_json) |
+                      copy_str(&t->parent_files_json, parent_files_json));
+}
+
 cairn__jrec *cairn__jrec_task(int64_t key, const char *state, int attempts, int64_t accepted,
                               int64_t round) {
   cairn__jrec *r = rec(J_TASK);
@@ -266,7 +280,9 @@ cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state) 
 
 cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit_status,
                                 const void *output, size_t len, const char *digest,
-                                int64_t received, const char *outcome) {
+                                int64_t received, const char *outcome, const void *err_tail,
+                                size_t err_len, const cairn_output_file *files,
+                                size_t nfiles) {
   cairn__jrec *r = rec(J_RESULT);
   if (!r)
     return NULL;
@@ -281,7 +297,15 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit
   r->u.result.out = malloc(len ? len : 1);
   if (r->u.result.out && len)
     memcpy(r->u.result.out, output, len);
-  return checked(r, !r->u.result.out);
+  r->u.result.err_len = err_len;
+  r->u.result.err_tail = malloc(err_len ? err_len : 1);
+  if (r->u.result.err_tail && err_len)
+    memcpy(r->u.result.err_tail, err_tail, err_len);
+  r->u.result.nfiles = nfiles;
+  r->u.result.files = malloc((nfiles ? nfiles : 1) * sizeof *files);
+  if (r->u.result.files && nfiles)
+    memcpy(r->u.result.files, files, nfiles * sizeof *files);
+  return checked(r, !r->u.result.out || !r->u.result.err_tail || !r->u.result.files);
 }
 
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome) {
@@ -307,6 +331,8 @@ void cairn__jrec_free(cairn__jrec *r) {
       free(t->name);
       free(t->args_json);
       free(t->inputs_json);
+      free(t->outputs_json);
+      free(t->parent_files_json);
       free(t->parents);
     }
     free(r->u.job.files);
@@ -315,7 +341,11 @@ void cairn__jrec_free(cairn__jrec *r) {
     free(r->u.job.app);
     free(r->u.job.policy);
     break;
-  case J_RESULT: free(r->u.result.out); break;
+  case J_RESULT:
+    free(r->u.result.out);
+    free(r->u.result.err_tail);
+    free(r->u.result.files);
+    break;
   default: break;
   }
   free(r);
@@ -338,6 +368,8 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
                                  t->nparents ? "waiting" : "eligible", err);
     for (uint32_t p = 0; st == CAIRN_OK && p < t->nparents; p++)
       st = cairn_store_task_parent_insert(s, key, j->first_key + t->parents[p], p, err);
+    if (st == CAIRN_OK && t->outputs_json)
+      st = cairn_store_task_io_insert(s, key, t->outputs_json, t->parent_files_json, err);
   }
   return st;
 }
@@ -378,8 +410,13 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
     return cairn_store_alloc_update(s, r->u.lease.idx, r->u.lease.expires, r->u.lease.state, err);
   case J_RESULT: {
     const __typeof__(r->u.result) *x = &r->u.result;
-    return cairn_store_result_insert(s, x->idx, x->task, x->vol, x->exit_status, x->out, x->len,
-                                     x->digest, x->received, x->outcome, err);
+    cairn_status st = cairn_store_result_insert(s, x->idx, x->task, x->vol, x->exit_status,
+                                                x->out, x->len, x->digest, x->received,
+                                                x->outcome, x->err_tail, x->err_len, err);
+    for (size_t i = 0; st == CAIRN_OK && i < x->nfiles; i++)
+      st = cairn_store_result_file_insert(s, x->idx, x->files[i].name, x->files[i].sha256,
+                                          x->files[i].size, err);
+    return st;
   }
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   }

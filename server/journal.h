@@ -34,6 +34,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/outputs.h"
 #include "server/store.h"
 
 typedef struct cairn__journal cairn__journal;
@@ -104,6 +105,11 @@ cairn__jrec *cairn__jrec_job_task(cairn__jrec *r, uint32_t i, const char *name,
                                   const char *args_json, const uint32_t *inputs, uint32_t ninputs,
                                   const uint32_t *parents, uint32_t nparents);
 
+/* Task i of job r declares outputs and reads parents' files (a task_io row:
+ * JSON texts, see schema/0008_outputs.sql). On failure frees r. */
+cairn__jrec *cairn__jrec_job_task_io(cairn__jrec *r, uint32_t i, const char *outputs_json,
+                                     const char *parent_files_json);
+
 /* State names ("waiting", "leased", "valid", ...) must be static strings:
  * the record keeps the pointer. */
 
@@ -118,10 +124,11 @@ cairn__jrec *cairn__jrec_alloc(int64_t idx, int64_t volunteer, int64_t t, int64_
 /* The lease of allocation idx: its deadline and state ("leased", "returned",
  * "expired"). */
 cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state);
-/* The result of allocation idx (output copied). */
+/* The result of allocation idx (output, stderr tail and files copied). */
 cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t volunteer, int exit_status,
                                 const void *output, size_t len, const char *digest,
-                                int64_t received, const char *outcome);
+                                int64_t received, const char *outcome, const void *err_tail,
+                                size_t err_len, const cairn_output_file *files, size_t nfiles);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 

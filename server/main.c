@@ -19,7 +19,7 @@ static void usage(FILE *f) {
   fputs("usage: cairn-server [--db PATH] [--listen HOST:PORT] [--web DIR]\n"
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
-        "                    [--broadcast-plan ALGO]\n"
+        "                    [--broadcast-plan ALGO] [--max-output-file-mib N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -34,7 +34,9 @@ static void usage(FILE *f) {
         "                       phisharp (default); fixed for the database's life\n"
         "  --broadcast-plan A   planner of broadcast inputs: ECEF-LA (default), ECEF,\n"
         "                       ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,\n"
-        "                       bounded-degree, or online (no plan)\n",
+        "                       bounded-degree, or online (no plan)\n"
+        "  --max-output-file-mib N   the largest output file a worker may upload, in MiB\n"
+        "                       (default 1024), whatever a job declares\n",
         f);
 }
 
@@ -47,6 +49,7 @@ int main(int argc, char **argv) {
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
     {"ataf-family", required_argument, NULL, 'f'},
     {"broadcast-plan", required_argument, NULL, 'b'},
+    {"max-output-file-mib", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -70,6 +73,16 @@ int main(int argc, char **argv) {
       break;
     case 'f': cfg.ataf_family = optarg; break;
     case 'b': cfg.broadcast_plan = optarg; break;
+    case 'o': {
+      char *end = NULL;
+      long v = strtol(optarg, &end, 10);
+      if (*optarg == '\0' || *end || v < 1 || v > 1024L * 1024L) {
+        fprintf(stderr, "cairn-server: --max-output-file-mib must be an integer from 1 to 1048576\n");
+        return 2;
+      }
+      cfg.max_output_file_mib = (int)v;
+      break;
+    }
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }

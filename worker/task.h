@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/outputs.h"
 
 typedef struct cairn__input {
   char *name;
@@ -17,6 +18,8 @@ typedef struct cairn__input {
   char **sources;   /* nsources URLs in order of preference (peers, then the
                        master), or NULL when the master named only url */
   size_t nsources;
+  char *parent, *file; /* a parent's output file (both set): placed at
+                          inputs/ENC(parent)/ENC(file), see taskdir.h */
 } cairn__input;
 
 typedef struct cairn__parent {
@@ -36,6 +39,7 @@ typedef struct cairn__task {
   size_t ninputs;
   cairn__parent *parents;
   size_t nparents;
+  cairn_output_patterns outputs; /* the files to upload after exit 0 */
 } cairn__task;
 
 /* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the

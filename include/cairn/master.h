@@ -84,6 +84,8 @@ typedef struct cairn_master_config {
                                    address may make a minute (a burst of as many, then
                                    that rate); past it 429 with Retry-After; default 60;
                                    < 0: no limit */
+  int max_output_file_mib;      /* the largest output file a worker may upload, in MiB,
+                                   whatever a job declares; default 1024 */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);
