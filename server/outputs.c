@@ -198,9 +198,14 @@ cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
   const cairn_output_patterns *p = t->io ? &t->io->outputs : &none;
   for (size_t i = 0; i < n; i++) {
     int64_t size = -1;
-    if (cairn_outputs_match(p, files[i].name) < 0)
+    int k = cairn_outputs_match(p, files[i].name);
+    if (k < 0)
       return cairn_error_set(err, CAIRN_EINVAL, "output file \"%.200s\" matches none of the "
                              "task's declared outputs", files[i].name);
+    if (files[i].size > p->v[k].max_mib * 1024 * 1024)
+      return cairn_error_set(err, CAIRN_ETOOBIG, "output file \"%.200s\" of %lld bytes exceeds "
+                             "the cap of its pattern \"%.200s\" (%lld MiB)", files[i].name,
+                             (long long)files[i].size, p->v[k].name, (long long)p->v[k].max_mib);
     if (!cairn__dist_has_file(c->dist, files[i].sha256, &size) || size != files[i].size)
       return cairn_error_set(err, CAIRN_EINVAL, "output file \"%.200s\" (sha256 %s, %lld bytes) "
                              "was not uploaded: PUT /v1/results/%lld/files/%s first",

@@ -48,8 +48,9 @@ void cairn__outputs_offer(const mjob *j, uint32_t task, json_t *task_obj, json_t
  * O(pins × files of each parent). */
 int cairn__outputs_reads(const mjob *j, uint32_t v, const char *sha256);
 /* Under c->lock: checks the files a result names for lease l (exit status
- * es): each matches one of the task's patterns, was uploaded (is in the
- * file store with that size), and, when es == 0, every pattern without a
+ * es): each matches one of the task's patterns and fits its cap per file
+ * (CAIRN_ETOOBIG otherwise), was uploaded (is in the file store with that
+ * size), and, when es == 0, every pattern without a
  * wildcard was named. CAIRN_EINVAL naming the file. O(files × patterns). */
 cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
                                   const cairn_output_file *files, size_t n, cairn_error *err);
