@@ -3,8 +3,9 @@
  * files (one of 50 MiB) uploaded and downloaded with `cairn results --dir`
  * (digests checked, the master's and the worker's resident memory printed
  * and bounded), a child reading its parent's file, a worker that alters a
- * file out-voted under replication 2 / quorum 2, and the stderr tail of a
- * failed task. */
+ * file out-voted under replication 2 / quorum 2, the stderr tail of a
+ * failed task, and a parent's file offered to its child by a master
+ * restarted after kill -9. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -342,11 +343,43 @@ static void test_failed_stderr_tail(void **state) {
   json_decref(t);
 }
 
+/* The declared outputs and the accepted files outlive a master killed with
+ * -9: the restarted master offers the child its parent's file. */
+static void test_restart_keeps_files(void **state) {
+  fixture *f = *state;
+  char app[4096];
+  harness_bin(app, sizeof app, "cairn-app-outfiles");
+  long long id = submit(f, "{\"app\": \"of\", \"tasks\": ["
+                           "{\"id\": \"gen\", \"args\": [\"write\", \"p.bin\", \"5000\"], "
+                           "\"outputs\": [\"*.bin\"]},"
+                           "{\"id\": \"use\", \"args\": [\"digest\", \"inputs/gen/p.bin\"], "
+                           "\"inputs\": [\"gen/p.bin\"], \"after\": [\"gen\"]}]}");
+  pid_t a = start_worker(f, "a", app, "1");
+  int st = harness_wait(a, 60);
+  assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  json_t *gen = task_of(f, id, "gen");
+  assert_string_equal(json_string_value(json_object_get(gen, "state")), "done");
+  char want[65];
+  printed_sha(json_string_value(json_object_get(gen, "output")), "p.bin", want);
+  json_decref(gen);
+  harness_server_stop(&f->srv, SIGKILL);
+  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  start_worker(f, "b", app, NULL);
+  assert_string_equal(wait_job(f, id, 60), "done");
+  json_t *use = task_of(f, id, "use");
+  const char *out = json_string_value(json_object_get(use, "output"));
+  assert_non_null(out);
+  assert_memory_equal(out, want, 64);
+  fprintf(stderr, "outputs: after kill -9 and restart the child read p.bin: sha256 %.12s…\n", out);
+  json_decref(use);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_files_and_child, setup, teardown),
     cmocka_unit_test_setup_teardown(test_replication_outvotes_altered_file, setup, teardown),
     cmocka_unit_test_setup_teardown(test_failed_stderr_tail, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_restart_keeps_files, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
