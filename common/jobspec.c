@@ -293,7 +293,8 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, const cairn_output_
 
 /* Reads task i's inputs "PARENT_ID/NAME": PARENT_ID (the longest prefix
  * before a '/' that names one of its parents) must be in "after" and NAME
- * must match one of that parent's "outputs". O(inputs × parents). */
+ * must match one of that parent's "outputs". O(inputs × parents × id
+ * length). */
 static int resolve_pins(cairn_jobspec *j, json_t *t, uint32_t i, cairn_error *err) {
   cairn_jobspec_task *jt = &j->tasks[i];
   json_t *inputs = json_object_get(t, "inputs");
@@ -303,18 +304,15 @@ static int resolve_pins(cairn_jobspec *j, json_t *t, uint32_t i, cairn_error *er
       continue;
     int parent = -1;
     const char *file = NULL;
-    for (const char *slash = strrchr(s, '/'); slash && parent < 0;) {
-      for (uint32_t p = j->dag->par_off[i]; p < j->dag->par_off[i + 1]; p++) {
-        const char *pid = j->tasks[j->dag->par[p]].id;
-        if (strlen(pid) == (size_t)(slash - s) && strncmp(pid, s, (size_t)(slash - s)) == 0) {
-          parent = (int)j->dag->par[p];
-          file = slash + 1;
-        }
+    size_t best = 0, len = strlen(s);
+    for (uint32_t p = j->dag->par_off[i]; p < j->dag->par_off[i + 1]; p++) {
+      const char *pid = j->tasks[j->dag->par[p]].id;
+      size_t n = strlen(pid);
+      if (n > best && n < len && s[n] == '/' && strncmp(pid, s, n) == 0) {
+        best = n; /* the longest parent id that is a prefix */
+        parent = (int)j->dag->par[p];
+        file = s + n + 1;
       }
-      while (--slash >= s && *slash != '/')
-        ;
-      if (slash < s)
-        slash = NULL;
     }
     if (parent < 0) {
       cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\" names no parent: "
