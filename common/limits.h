@@ -59,6 +59,9 @@
 #define CAIRN_DEFAULT_REQUEST_SECONDS  30u
 /* Connections the master serves at once (all addresses). */
 #define CAIRN_MAX_CONNECTIONS          4096u
+/* An output file upload (PUT /v1/results/{n}/files/{sha}) may take its
+ * length at this rate (bytes per second) beyond the request deadline. */
+#define CAIRN_UPLOAD_MIN_RATE     (64.0 * 1024.0)
 /* An uploaded input file. */
 #define CAIRN_MAX_FILE            (4ull * 1024u * 1024u * 1024u)
 /* Tasks in one job. */

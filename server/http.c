@@ -43,6 +43,8 @@ typedef struct conn {
   char upload_tmp[4200];
   char upload_want[65];   /* the sha256 the URL names */
   uint64_t upload_cap;    /* bytes it may send: CAIRN_MAX_FILE, or the declared length */
+  double extra_seconds;   /* added to its deadline: an output file's length at
+                             CAIRN_UPLOAD_MIN_RATE */
   cairn_sha256 hash;
   uint64_t upload_size;
 } conn;
@@ -266,6 +268,7 @@ static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, c
       return send_resp(m, c, k->route, &rs);
     }
     k->upload_cap = declared;
+    k->extra_seconds = (double)declared / CAIRN_UPLOAD_MIN_RATE;
   } else {
     if (!cairn_sha256_valid_hex(url + strlen("/v1/files/"))) {
       k->responded = 1;
@@ -339,11 +342,12 @@ static enum MHD_Result body_data(cairn_master *m, struct MHD_Connection *c, conn
 }
 
 /* The request line began the request (on_uri); one without the admin token
- * that is not complete after cfg.request_seconds loses its connection. */
+ * that is not complete after cfg.request_seconds loses its connection (an
+ * output file upload gets its length at CAIRN_UPLOAD_MIN_RATE more). */
 static int past_deadline(const cairn_master *m, const conn *k) {
   if (k->begun && k->gate.trusted)
     return 0;
-  return mono_now() - k->started > (double)m->cfg.request_seconds;
+  return mono_now() - k->started > (double)m->cfg.request_seconds + k->extra_seconds;
 }
 
 static conn *conn_new(cairn_master *m) {
