@@ -24,6 +24,7 @@ static void usage(FILE *f) {
         "                    [--registration open|invite|closed] [--max-wall-seconds N]\n"
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
         "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
+        "                    [--max-output-file-mib N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -47,7 +48,9 @@ static void usage(FILE *f) {
         "  --max-output-mib N   the ceiling of each task limit (default: none); a job asking\n"
         "                       for more is refused, a task without the limit gets the ceiling\n"
         "  --wall-grace-seconds N  a lease ends N s after its task's wall limit, heartbeats\n"
-        "                       or not (default 30)\n",
+        "                       or not (default 30)\n"
+        "  --max-output-file-mib N   the largest output file a worker may upload, in MiB\n"
+        "                       (default 1024), whatever a job declares\n",
         f);
 }
 
@@ -84,6 +87,7 @@ int main(int argc, char **argv) {
     {"max-disk-mib", required_argument, NULL, 'D'},
     {"max-output-mib", required_argument, NULL, 'O'},
     {"wall-grace-seconds", required_argument, NULL, 'G'},
+    {"max-output-file-mib", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -134,6 +138,16 @@ int main(int argc, char **argv) {
       if (ch == 'D') cfg.max_disk_mib = n;
       if (ch == 'O') cfg.max_output_mib = n;
       if (ch == 'G') cfg.wall_grace_seconds = (int)n;
+      break;
+    }
+    case 'o': {
+      char *end = NULL;
+      long v = strtol(optarg, &end, 10);
+      if (*optarg == '\0' || *end || v < 1 || v > 1024L * 1024L) {
+        fprintf(stderr, "cairn-server: --max-output-file-mib must be an integer from 1 to 1048576\n");
+        return 2;
+      }
+      cfg.max_output_file_mib = (int)v;
       break;
     }
     case 'h': usage(stdout); return 0;

@@ -30,10 +30,12 @@ enum stmt_id {
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
+  S_TASK_IO_INSERT, S_RESULT_FILE_INSERT, /* output files (0008_outputs.sql) */
   S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
   S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES,
   /* resources (0007): task requests, volunteer offers */
   S_TASK_RES_INSERT, S_VOL_OFFER, S_LOAD_TASK_RES, S_LOAD_OFFERS,
+  S_LOAD_TASK_IO, S_LOAD_ACCEPTED_FILES,
   S_COUNT
 };
 
@@ -77,7 +79,15 @@ static const char *const sql_text[S_COUNT] = {
   [S_ALLOC_UPDATE] = "UPDATE allocations SET lease_expires = ?2, state = ?3 WHERE idx = ?1",
   [S_OUTCOME_UPDATE] = "UPDATE results SET outcome = ?2 WHERE idx = ?1",
   [S_RESULT_INSERT] = "INSERT INTO results(idx, task_id, volunteer_id, exit_status, output, "
-                      "digest, received, outcome, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                      "digest, received, outcome, reason, stderr) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+  [S_TASK_IO_INSERT] = "INSERT INTO task_io(task_id, outputs, parent_files) VALUES (?1, ?2, ?3)",
+  [S_RESULT_FILE_INSERT] = "INSERT INTO result_files(idx, name, sha256, size) "
+                           "VALUES (?1, ?2, ?3, ?4)",
+  [S_LOAD_TASK_IO] = "SELECT task_id, outputs, parent_files FROM task_io ORDER BY task_id",
+  [S_LOAD_ACCEPTED_FILES] = "SELECT t.id, rf.name, rf.sha256, rf.size FROM tasks t "
+                            "JOIN result_files rf ON rf.idx = t.accepted WHERE t.state = 'done' "
+                            "ORDER BY t.id, rf.name",
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "(SELECT COALESCE(MAX(t), 0) FROM allocations a WHERE a.volunteer_id = v.id), "
                  "v.created, v.peer_url FROM volunteers v ORDER BY v.id",
@@ -111,8 +121,8 @@ static const char *const sql_text[S_COUNT] = {
                     "ORDER BY volunteer_id",
 };
 
-enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, R_AUDIT_TASK,
-                R_COUNT };
+enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_JOB_FILES, R_OUTPUT_FILE, R_AUDIT_INDEX, R_AUDIT_VOL,
+                R_INVITES, R_AUDIT_TASK, R_COUNT };
 #define AUDIT_SELECT                                                                           \
   "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
   "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason "            \
@@ -121,9 +131,14 @@ enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, 
 static const char *const rsql_text[R_COUNT] = {
   [R_OUTPUT] = "SELECT r.output FROM tasks t JOIN results r ON r.idx = t.accepted "
                "WHERE t.id = ?1 AND t.state = 'done'",
-  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output, r.reason "
-                    "FROM tasks t "
-                    "JOIN results r ON r.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq",
+  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output, r.reason, "
+                    "r.stderr FROM tasks t JOIN results r ON r.idx = t.accepted "
+                    "WHERE t.job_id = ?1 ORDER BY t.seq",
+  [R_OUTPUT_FILE] = "SELECT rf.sha256, rf.size FROM tasks t JOIN result_files rf "
+                    "ON rf.idx = t.accepted WHERE t.job_id = ?1 AND t.name = ?2 "
+                    "AND t.state = 'done' AND rf.name = ?3",
+  [R_JOB_FILES] = "SELECT t.seq, rf.name, rf.sha256, rf.size FROM tasks t JOIN result_files rf "
+                  "ON rf.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq, rf.name",
   [R_AUDIT_INDEX] = AUDIT_SELECT "WHERE a.idx = ?1",
   [R_AUDIT_VOL] = AUDIT_SELECT "WHERE a.volunteer_id = ?1 ORDER BY a.t",
   [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "
@@ -539,7 +554,8 @@ cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expir
 cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
                                        int exit_status, const void *output, size_t len,
                                        const char *digest, int64_t now, const char *outcome,
-                                       const char *reason, cairn_error *err) {
+                                       const char *reason, const void *stderr_tail,
+                                       size_t stderr_len, cairn_error *err) {
   sqlite3_stmt *q = Q(S_RESULT_INSERT);
   sqlite3_bind_int64(q, 1, idx);
   sqlite3_bind_int64(q, 2, task);
@@ -553,7 +569,27 @@ cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task
     TXT(q, 9, reason);
   else
     sqlite3_bind_null(q, 9);
+  sqlite3_bind_blob64(q, 10, stderr_len ? stderr_tail : "", stderr_len, SQLITE_TRANSIENT);
   return run(s, S_RESULT_INSERT, err);
+}
+
+cairn_status cairn_store_task_io_insert(cairn_store *s, int64_t task, const char *outputs_json,
+                                        const char *parent_files_json, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_TASK_IO_INSERT);
+  sqlite3_bind_int64(q, 1, task);
+  TXT(q, 2, outputs_json);
+  TXT(q, 3, parent_files_json);
+  return run(s, S_TASK_IO_INSERT, err);
+}
+
+cairn_status cairn_store_result_file_insert(cairn_store *s, int64_t idx, const char *name,
+                                            const char *sha256, int64_t size, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_RESULT_FILE_INSERT);
+  sqlite3_bind_int64(q, 1, idx);
+  TXT(q, 2, name);
+  TXT(q, 3, sha256);
+  sqlite3_bind_int64(q, 4, size);
+  return run(s, S_RESULT_FILE_INSERT, err);
 }
 
 cairn_status cairn_store_result_outcome(cairn_store *s, int64_t idx, const char *outcome,
@@ -756,6 +792,27 @@ cairn_status cairn_store_load_offers(cairn_store *s,
   });
 }
 
+cairn_status cairn_store_load_task_io(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_task_io_row *),
+                                      void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_TASK_IO, cairn_store_task_io_row, {
+    row.task = I64(0);
+    row.outputs_json = STR(1);
+    row.parent_files_json = STR(2);
+  });
+}
+
+cairn_status cairn_store_load_accepted_files(cairn_store *s,
+                                             int (*cb)(void *, const struct cairn_store_output_row *),
+                                             void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_ACCEPTED_FILES, cairn_store_output_row, {
+    row.key = I64(0);
+    row.name = STR(1);
+    row.sha256 = STR(2);
+    row.size = I64(3);
+  });
+}
+
 cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, size_t *len,
                                      cairn_error *err) {
   cairn_status st = CAIRN_OK;
@@ -803,6 +860,8 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
       .output = sqlite3_column_blob(q, 4),
       .len = (size_t)sqlite3_column_bytes(q, 4),
       .reason = (const char *)sqlite3_column_text(q, 5),
+      .stderr_tail = sqlite3_column_blob(q, 6),
+      .stderr_len = (size_t)sqlite3_column_bytes(q, 6),
     };
     if (cb(ud, &row)) {
       st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading results stopped");
@@ -811,6 +870,56 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
   }
   if (st == CAIRN_OK && rc != SQLITE_DONE)
     st = db_err(s, s->r, err, "reading results");
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return st;
+}
+
+cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *task,
+                                     const char *name, char sha256[65], int64_t *size,
+                                     cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_OUTPUT_FILE];
+  sqlite3_bind_int64(q, 1, job);
+  sqlite3_bind_text(q, 2, task, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(q, 3, name, -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(q);
+  if (rc == SQLITE_ROW) {
+    snprintf(sha256, 65, "%s", (const char *)sqlite3_column_text(q, 0));
+    *size = sqlite3_column_int64(q, 1);
+  } else if (rc == SQLITE_DONE)
+    st = cairn_error_set(err, CAIRN_ENOTFOUND, "job %lld has no done task \"%.200s\" with an "
+                         "output file \"%.200s\"", (long long)job, task, name);
+  else
+    st = db_err(s, s->r, err, "reading an output file");
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return st;
+}
+
+cairn_status cairn_store_job_files(cairn_store *s, int64_t job,
+                                   int (*cb)(void *, const cairn_store_output_row *), void *ud,
+                                   cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_JOB_FILES];
+  sqlite3_bind_int64(q, 1, job);
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    cairn_store_output_row row = {
+      .key = sqlite3_column_int64(q, 0),
+      .name = (const char *)sqlite3_column_text(q, 1),
+      .sha256 = (const char *)sqlite3_column_text(q, 2),
+      .size = sqlite3_column_int64(q, 3),
+    };
+    if (cb(ud, &row)) {
+      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading output files stopped");
+      break;
+    }
+  }
+  if (st == CAIRN_OK && rc != SQLITE_DONE)
+    st = db_err(s, s->r, err, "reading output files");
   sqlite3_reset(q);
   pthread_mutex_unlock(&s->rlock);
   return st;

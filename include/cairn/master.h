@@ -97,6 +97,8 @@ typedef struct cairn_master_config {
   long long max_wall_seconds, max_cpu_seconds, max_memory_mib, max_disk_mib, max_output_mib;
   int wall_grace_seconds;       /* a task's lease ends this long after its wall limit,
                                    whatever its heartbeats; default 30 */
+  int max_output_file_mib;      /* the largest output file a worker may upload, in MiB,
+                                   whatever a job declares; default 1024 */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);
