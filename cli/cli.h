@@ -18,6 +18,13 @@ int cairn_cmd_submit(int argc, char **argv);
 int cairn_cmd_status(int argc, char **argv);
 int cairn_cmd_wait(int argc, char **argv);
 int cairn_cmd_results(int argc, char **argv);
+/* cairn results JOB --dir OUT: downloads every output file listed in tasks
+ * (the "tasks" of GET /v1/jobs/{id}/tasks) into OUT/TASK/NAME, verifying
+ * each sha256 (cmd_outputs.c; h: a cairn_http). 0, or 1 after printing why. */
+struct cairn_http;
+struct json_t;
+int cairn_cli_fetch_outputs(struct cairn_http *h, long long job, struct json_t *tasks,
+                            const char *dir);
 int cairn_cmd_volunteers(int argc, char **argv);
 int cairn_cmd_audit(int argc, char **argv);
 int cairn_cmd_ban(int argc, char **argv);

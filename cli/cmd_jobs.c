@@ -349,24 +349,28 @@ static void one_line(const char *s) {
 int cairn_cmd_results(int argc, char **argv) {
   cairn_client_opts o = {0};
   if (cairn_cli_wants_help(argc, argv)) {
-    puts("usage: cairn results JOB [--json]\n"
-         "One line per task: id, state, volunteer, index, result (newlines shown as \\n).");
+    puts("usage: cairn results JOB [--json] [--dir OUT]\n"
+         "One line per task: id, state, volunteer, index, result (newlines shown as \\n).\n"
+         "--dir OUT also downloads every output file into OUT/TASK/NAME (sha256 verified).");
     return 0;
   }
   if (cairn_client_parse(&argc, argv, &o))
     return 1;
   int as_json = 0;
   long long id = 0;
+  const char *dir = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
       as_json = 1;
+    else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc && !dir)
+      dir = argv[++i];
     else if (!id && parse_job_id(argv[i], &id) == 0)
       continue;
     else
-      return cairn_cli_fail("usage: cairn results JOB [--json]");
+      return cairn_cli_fail("usage: cairn results JOB [--json] [--dir OUT]");
   }
   if (!id)
-    return cairn_cli_fail("usage: cairn results JOB [--json]");
+    return cairn_cli_fail("usage: cairn results JOB [--json] [--dir OUT]");
   cairn_http *h = cairn_client_connect(&o);
   if (!h)
     return 1;
@@ -403,6 +407,8 @@ int cairn_cmd_results(int argc, char **argv) {
         putchar('\n');
       }
     }
+    if (dir)
+      rc = cairn_cli_fetch_outputs(h, id, json_object_get(resp, "tasks"), dir);
   }
   json_decref(resp);
   cairn_http_delete(h);

@@ -36,6 +36,10 @@ void cairn_jobspec_free(cairn_jobspec *j) {
     free(j->tasks[i].args);
     free(j->tasks[i].inputs);
     cairn_task_run_free(&j->tasks[i].run);
+    for (uint32_t k = 0; k < j->tasks[i].npins; k++)
+      free(j->tasks[i].pins[k].file);
+    free(j->tasks[i].pins);
+    cairn_outputs_free(&j->tasks[i].outputs);
   }
   cairn_task_run_free(&j->defaults);
   free(j->tasks);
@@ -225,9 +229,10 @@ static int add_rclass(cairn_jobspec *j, const cairn_resources *r, cairn_jobspec_
   return 0;
 }
 
-static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
+static int parse_task(cairn_jobspec *j, json_t *t, size_t i, const cairn_output_patterns *deflt,
+                      cairn_error *err) {
   static const char *const keys[] = {"id", "args", "inputs", "after", "resources", "limits",
-                                     "env", "stdin", NULL};
+                                     "env", "stdin", "outputs", NULL};
   char where[64];
   snprintf(where, sizeof where, "tasks[%zu]", i);
   if (!json_is_object(t)) {
@@ -279,6 +284,8 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
     }
     for (size_t k = 0; k < json_array_size(inputs); k++) {
       json_t *a = json_array_get(inputs, k);
+      if (json_is_string(a) && strchr(json_string_value(a), '/'))
+        continue; /* a parent's output file: resolve_pins(), once parents are known */
       int fi = json_is_string(a) ? cairn_jobspec_file_index(j, json_string_value(a)) : -1;
       if (fi < 0) {
         cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is not in \"files\"", jt->id,
@@ -314,7 +321,68 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, cairn_error *err) {
   json_t *rv = json_object_get(t, "resources");
   if (rv && cairn_resources_parse(rv, &j->resources, &res, tw, err) != CAIRN_OK)
     return -1;
-  return add_rclass(j, &res, jt, err);
+  if (add_rclass(j, &res, jt, err))
+    return -1;
+  json_t *outs = json_object_get(t, "outputs");
+  if (outs ? cairn_outputs_parse(outs, tw, &jt->outputs, err) != CAIRN_OK
+           : cairn_outputs_copy(deflt, &jt->outputs) != 0) {
+    if (!outs)
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+/* Reads task i's inputs "PARENT_ID/NAME": PARENT_ID (the longest prefix
+ * before a '/' that names one of its parents) must be in "after" and NAME
+ * must match one of that parent's "outputs". O(inputs × parents × id
+ * length). */
+static int resolve_pins(cairn_jobspec *j, json_t *t, uint32_t i, cairn_error *err) {
+  cairn_jobspec_task *jt = &j->tasks[i];
+  json_t *inputs = json_object_get(t, "inputs");
+  for (size_t k = 0; k < json_array_size(inputs); k++) {
+    const char *s = json_string_value(json_array_get(inputs, k));
+    if (!s || !strchr(s, '/'))
+      continue;
+    int parent = -1;
+    const char *file = NULL;
+    size_t best = 0, len = strlen(s);
+    for (uint32_t p = j->dag->par_off[i]; p < j->dag->par_off[i + 1]; p++) {
+      const char *pid = j->tasks[j->dag->par[p]].id;
+      size_t n = strlen(pid);
+      if (n > best && n < len && s[n] == '/' && strncmp(pid, s, n) == 0) {
+        best = n; /* the longest parent id that is a prefix */
+        parent = (int)j->dag->par[p];
+        file = s + n + 1;
+      }
+    }
+    if (parent < 0) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\" names no parent: "
+                      "PARENT_ID/NAME needs PARENT_ID in \"after\"", jt->id, s);
+      return -1;
+    }
+    if (!cairn_output_name_ok(file) || cairn_outputs_match(&j->tasks[parent].outputs, file) < 0) {
+      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\": \"%s\" is not among "
+                      "the \"outputs\" of task \"%s\"", jt->id, s, file, j->tasks[parent].id);
+      return -1;
+    }
+    for (uint32_t q = 0; q < jt->npins; q++)
+      if (jt->pins[q].parent == (uint32_t)parent && strcmp(jt->pins[q].file, file) == 0) {
+        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is listed twice", jt->id, s);
+        return -1;
+      }
+    if (!jt->pins && !(jt->pins = calloc(json_array_size(inputs), sizeof *jt->pins))) {
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return -1;
+    }
+    jt->pins[jt->npins].parent = (uint32_t)parent;
+    if (!(jt->pins[jt->npins].file = dupstr(file))) {
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return -1;
+    }
+    jt->npins++;
+  }
+  return 0;
 }
 
 cairn_status cairn_jobspec_ceiling(cairn_jobspec *j, const int64_t ceiling[CAIRN_LIMIT_COUNT],
@@ -414,7 +482,8 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
                                    cairn_error *err) {
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
-                                     "resources", "limits", "env", "stdin", NULL};
+                                     "resources", "limits", "env", "stdin", "outputs", NULL};
+  cairn_output_patterns deflt = {0};
   json_error_t jerr;
   cairn_jobspec *j = NULL;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -464,6 +533,9 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
                     j->defaults.stdin_name);
     goto fail;
   }
+  json_t *outs = json_object_get(root, "outputs");
+  if (outs && cairn_outputs_parse(outs, "job", &deflt, err) != CAIRN_OK)
+    goto fail;
   json_t *tasks = json_object_get(root, "tasks");
   if (!tasks || !json_is_array(tasks) || json_array_size(tasks) == 0) {
     cairn_error_set(err, CAIRN_EINVAL, "job: \"tasks\" must be a non-empty array");
@@ -479,16 +551,21 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
     goto nomem;
   for (size_t i = 0; i < json_array_size(tasks); i++) {
     j->ntasks = (uint32_t)i + 1;
-    if (parse_task(j, json_array_get(tasks, i), i, err))
+    if (parse_task(j, json_array_get(tasks, i), i, &deflt, err))
       goto fail;
   }
   if (build_dag(j, tasks, err))
     goto fail;
+  for (uint32_t i = 0; i < j->ntasks; i++)
+    if (resolve_pins(j, json_array_get(tasks, i), i, err))
+      goto fail;
+  cairn_outputs_free(&deflt);
   json_decref(root);
   return j;
 nomem:
   cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
 fail:
+  cairn_outputs_free(&deflt);
   json_decref(root);
   cairn_jobspec_free(j);
   return NULL;

@@ -17,6 +17,7 @@
  * keeps one entry per request, so that a job's "unfit" count is O(this). */
 #define CAIRN_MAX_RESOURCE_CLASSES 64
 #include "common/taskrun.h"
+#include "common/outputs.h"
 
 typedef struct cairn_jobspec_file {
   char *name;
@@ -26,6 +27,12 @@ typedef struct cairn_jobspec_file {
   int broadcast;
 } cairn_jobspec_file;
 
+/* An input that is a parent's output file ("inputs": ["PARENT_ID/NAME"]). */
+typedef struct cairn_jobspec_pin {
+  uint32_t parent;   /* index of the parent task (one of "after") */
+  char *file;        /* NAME: matches one of the parent's output patterns */
+} cairn_jobspec_pin;
+
 typedef struct cairn_jobspec_task {
   char *id;
   char **args;
@@ -34,6 +41,9 @@ typedef struct cairn_jobspec_task {
   uint32_t ninputs;
   uint8_t rclass;    /* its request: the job's rclasses[rclass] */
   cairn_task_run run;  /* the job's "limits", "env", "stdin" with the task's on top */
+  cairn_jobspec_pin *pins; /* parents' output files it reads, in "inputs" order */
+  uint32_t npins;
+  cairn_output_patterns outputs; /* its own "outputs", else the job's */
 } cairn_jobspec_task;
 
 typedef struct cairn_jobspec {

@@ -5,6 +5,7 @@
 #ifndef CAIRN_LIMITS_H
 #define CAIRN_LIMITS_H
 
+#include "common/outputs.h"
 #include "common/protocol.h"
 
 #define CAIRN_API_PREFIX "/v1"
@@ -34,10 +35,14 @@
    CAIRN_MAX_FAILED * (CAIRN_SHA256_HEX + CAIRN_MAX_SOURCE_LEN + 64u) +           \
    CAIRN_MAX_PEER_URL + 16u + 3u * (CAIRN_JSON_NUM_LEN + 16u) + 16u +            \
    CAIRN_MAX_APPS * (CAIRN_MAX_NAME + 3u) + 4096u)
-/* PUT /v1/results/{n}: the output at its cap either as base64 or as a JSON
- * string (a Cairn worker sends valid UTF-8 as is, and JSON escapes a
- * control character in 6 bytes), plus 4 KiB for the other keys. */
-#define CAIRN_MAX_BODY_RESULT     (6u * CAIRN_MAX_OUTPUT + 4096u)
+/* PUT /v1/results/{n}: the output and the stderr tail at their caps either
+ * as base64 or as a JSON string (a Cairn worker sends valid UTF-8 as is,
+ * and JSON escapes a control character in 6 bytes), the output files at
+ * their cap (names escaped the same way, a digest, a size and keys), plus
+ * 4 KiB for the other keys (about 7.9 MiB). */
+#define CAIRN_MAX_BODY_RESULT                                                     \
+  (6u * CAIRN_MAX_OUTPUT + 6u * CAIRN_STDERR_TAIL +                               \
+   CAIRN_MAX_OUTPUT_FILES * (6u * CAIRN_MAX_OUTPUT_NAME + CAIRN_SHA256_HEX + 64u) + 4096u)
 /* Every other route (a ban's reason, or a body that is not read). */
 #define CAIRN_MAX_BODY_SMALL      4096u
 /* Bytes of a chunked body over its cap that are read and thrown away so
@@ -78,6 +83,9 @@
 #define CAIRN_DEFAULT_REQUEST_SECONDS  30u
 /* Connections the master serves at once (all addresses). */
 #define CAIRN_MAX_CONNECTIONS          4096u
+/* An output file upload (PUT /v1/results/{n}/files/{sha}) may take its
+ * length at this rate (bytes per second) beyond the request deadline. */
+#define CAIRN_UPLOAD_MIN_RATE     (64.0 * 1024.0)
 /* An uploaded input file. */
 #define CAIRN_MAX_FILE            (4ull * 1024u * 1024u * 1024u)
 /* Tasks in one job. */

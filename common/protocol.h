@@ -55,9 +55,10 @@ enum {
 /* ---- features ---- */
 /* The optional fields, as bits of a feature set: bit i is the field named
  * CAIRN_FEATURE_NAMES[i] (the names on the wire, in a "features" list).
- * Bits 0 to 5 and "resources" (7) are the report's fields; "next" and
- * "reason" are the result body's (PUT /v1/results/{n}: ask for the next
- * task in the same answer; why the run failed, common/taskrun.h). */
+ * Bits 0 to 5 and "resources" (7) are the report's fields; "next",
+ * "reason" and "outputs" are the result body's (PUT /v1/results/{n}: ask
+ * for the next task in the same answer; why the run failed,
+ * common/taskrun.h; its "stderr" tail and output files). */
 enum {
   CAIRN_FEAT_HAVE = 1u << 0,
   CAIRN_FEAT_SERVED = 1u << 1,
@@ -68,11 +69,13 @@ enum {
   CAIRN_FEAT_NEXT = 1u << 6,
   CAIRN_FEAT_RESOURCES = 1u << 7, /* "resources": what the worker offers (resources.h) */
   CAIRN_FEAT_REASON = 1u << 8,
+  CAIRN_FEAT_OUTPUTS = 1u << 9, /* a result's "stderr" and "outputs" (output files) */
 };
 #define CAIRN_REPORT_FIELD_COUNT 7
-#define CAIRN_FEATURE_COUNT 9
-#define CAIRN_FEATURE_NAMES \
-  {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason"}
+#define CAIRN_FEATURE_COUNT 10
+#define CAIRN_FEATURE_NAMES                                                                  \
+  {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
+   "outputs"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
@@ -80,7 +83,7 @@ enum {
 /* What a master without a feature list takes. */
 #define CAIRN_FEATURES_BASELINE 0u
 /* The result body's fields. */
-#define CAIRN_RESULT_FIELDS (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON)
+#define CAIRN_RESULT_FIELDS (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS)
 /* The report's fields (every feature but the result body's), and those each
  * body may carry ("served" and "running" are heartbeat's). */
 #define CAIRN_REPORT_FIELDS (CAIRN_FEATURES_ALL & ~(unsigned)CAIRN_RESULT_FIELDS)

@@ -1,6 +1,7 @@
 /* api.c — the /v1 routes: parse and check the request, call the core, render
  * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "common/sha256.h"
 #include "server/fit.h"
 #include "server/master.h"
+#include "server/outputs.h"
 
 /* Short names of the helpers admission.c shares (master.h). */
 #define set_json cairn__api_json
@@ -32,7 +34,8 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/audit/index/{n}",
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
-  "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority"};
+  "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
+  "/v1/results/{n}/files", "/v1/jobs/{id}/output"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -79,6 +82,11 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     return R_HEARTBEAT;
   if (strncmp(p, "results/", 8) == 0 && p[8] && !strchr(p + 8, '/'))
     return R_RESULTS;
+  if (strncmp(p, "results/", 8) == 0 && p[8] != '/') {
+    const char *s = strchr(p + 8, '/');
+    if (strncmp(s, "/files/", 7) == 0 && s[7] && !strchr(s + 7, '/'))
+      return R_RESULT_FILE;
+  }
   if (strncmp(p, "files/", 6) == 0 && p[6] && !strchr(p + 6, '/'))
     return R_FILES;
   if (strncmp(p, "tasks/", 6) == 0) {
@@ -101,6 +109,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
       return R_JOB_CANCEL;
     if (strcmp(s, "/priority") == 0 && s > p + 5)
       return R_JOB_PRIORITY;
+    if (strcmp(s, "/output") == 0 && s > p + 5)
+      return R_JOB_OUTPUT;
   }
   return R_UNKNOWN;
 }
@@ -292,8 +302,59 @@ static int64_t number_after(const char *path, const char *prefix) {
   return id_of(path + strlen(prefix), &end);
 }
 
+/* Reads a result's "stderr" (+ "stderr_encoding") into *data, *len (into
+ * *dec when decoded; caller frees) and its "outputs" into files (*n). 0, or
+ * -1 with the 400 or 413 in rs. */
+static int result_extra(json_t *o, cairn__result_extra *x, unsigned char **dec,
+                        cairn__resp *rs) {
+  json_t *e = json_object_get(o, "stderr"), *enc = json_object_get(o, "stderr_encoding");
+  json_t *outs = json_object_get(o, "outputs");
+  if (e && !json_is_string(e))
+    return failf(rs, CAIRN_EINVAL, "\"stderr\" must be a string"), -1;
+  if (enc && (!e || !json_is_string(enc) || strcmp(json_string_value(enc), "base64") != 0))
+    return failf(rs, CAIRN_EINVAL, "\"stderr_encoding\" must be \"base64\" (with \"stderr\")"), -1;
+  x->err_tail = e ? json_string_value(e) : NULL;
+  x->err_len = e ? json_string_length(e) : 0;
+  if (enc) {
+    size_t cap = cairn_base64_decoded_max(x->err_len), n = 0;
+    *dec = malloc(cap + 1);
+    if (!*dec || cairn_base64_decode(x->err_tail, x->err_len, *dec, cap + 1, &n))
+      return failf(rs, CAIRN_EINVAL, "\"stderr\" is not valid base64"), -1;
+    x->err_tail = *dec;
+    x->err_len = n;
+  }
+  if (x->err_len > CAIRN_STDERR_TAIL)
+    return failf(rs, CAIRN_ETOOBIG, "\"stderr\" of %zu bytes exceeds the tail of %u bytes",
+                 x->err_len, CAIRN_STDERR_TAIL), -1;
+  if (!outs)
+    return 0;
+  if (!json_is_array(outs) || json_array_size(outs) > CAIRN_MAX_OUTPUT_FILES)
+    return failf(rs, CAIRN_EINVAL, "\"outputs\" must be an array of at most %u files",
+                 CAIRN_MAX_OUTPUT_FILES), -1;
+  for (size_t i = 0; i < json_array_size(outs); i++) {
+    json_t *f = json_array_get(outs, i), *sz = json_object_get(f, "size");
+    const char *name = json_string_value(json_object_get(f, "name"));
+    const char *sha = json_string_value(json_object_get(f, "sha256"));
+    if (!json_is_object(f) || json_object_size(f) != 3 || !name ||
+        strlen(name) != json_string_length(json_object_get(f, "name")) ||
+        !cairn_output_name_ok(name) || !sha || !cairn_sha256_valid_hex(sha) ||
+        !json_is_integer(sz) || json_integer_value(sz) < 0)
+      return failf(rs, CAIRN_EINVAL, "outputs[%zu] must be {\"name\": a relative path, "
+                   "\"sha256\": 64 lowercase hex, \"size\": bytes}", i), -1;
+    for (size_t k = 0; k < x->nfiles; k++)
+      if (strcmp(x->files[k].name, name) == 0)
+        return failf(rs, CAIRN_EINVAL, "output file \"%.200s\" is named twice", name), -1;
+    cairn_output_file *of = &x->files[x->nfiles++];
+    snprintf(of->name, sizeof of->name, "%s", name);
+    memcpy(of->sha256, sha, 65);
+    of->size = json_integer_value(sz);
+  }
+  return 0;
+}
+
 static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"exit_status", "output", "encoding", "next", "reason", NULL};
+  static const char *const keys[] = {"exit_status", "output", "encoding", "next", "reason",
+                                     "stderr", "stderr_encoding", "outputs", NULL};
   int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -306,7 +367,8 @@ static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_t *o = parse_body(rq, keys, 0, rs);
   if (!o)
     return;
-  unsigned char *dec = NULL;
+  unsigned char *dec = NULL, *edec = NULL;
+  cairn__result_extra x = {0};
   json_t *es = json_object_get(o, "exit_status"), *out = json_object_get(o, "output");
   json_t *enc = json_object_get(o, "encoding");
   if (!es || !json_is_integer(es) || json_integer_value(es) < -1 ||
@@ -353,10 +415,17 @@ static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
           "\"output\", \"signal N\" (1-64) or \"exit N\" (1-255)");
     goto done;
   }
+  x.files = calloc(CAIRN_MAX_OUTPUT_FILES, sizeof *x.files);
+  if (!x.files) {
+    failf(rs, CAIRN_ENOMEM, "out of memory");
+    goto done;
+  }
+  if (result_extra(o, &x, &edec, rs))
+    goto done;
   cairn_error err = {0};
   json_t *next = NULL;
   if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es),
-                         json_string_value(reason), data, len,
+                         json_string_value(reason), data, len, &x,
                          json_is_true(want_next) ? &next : NULL, &err) != CAIRN_OK)
     fail(rs, &err);
   else {
@@ -367,6 +436,8 @@ static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   }
 done:
   free(dec);
+  free(edec);
+  free(x.files);
   json_decref(o);
 }
 
@@ -463,6 +534,59 @@ static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs
   rs->ctype = "application/octet-stream";
   rs->body = out;
   rs->len = len;
+}
+
+/* GET /v1/jobs/{id}/output?task=T&name=N (admin): one output file of a
+ * done task's accepted result. */
+static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cairn__resp *rs) {
+  if (!rq->arg_task || !rq->arg_name || !*rq->arg_task || !cairn_output_name_ok(rq->arg_name))
+    return failf(rs, CAIRN_EINVAL, "give the task id and the output file's name: "
+                 "/v1/jobs/%lld/output?task=T&name=N", (long long)job);
+  char sha[65];
+  int64_t size = 0;
+  cairn_error err = {0};
+  if (cairn__core_output_file(m->core, job, rq->arg_task, rq->arg_name, sha, &size, &err) !=
+      CAIRN_OK)
+    return fail(rs, &err);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
+  rs->fd = fd;
+  rs->fd_size = (uint64_t)size;
+  rs->status = 200;
+  rs->ctype = "application/octet-stream";
+}
+
+int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
+                             unsigned long long declared, int has_length, char want[65],
+                             cairn__resp *rs) {
+  const char *s = url + strlen("/v1/results/"), *end = NULL;
+  int64_t idx = id_of(s, &end);
+  cairn__req rq = {.method = "PUT", .path = url, .token = token};
+  rs->fd = -1;
+  if (idx < 0 || strncmp(end, "/files/", 7) != 0 || !cairn_sha256_valid_hex(end + 7)) {
+    failf(rs, CAIRN_EINVAL, "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
+          "hex digits)");
+    return 0;
+  }
+  if (!has_length) {
+    failf(rs, CAIRN_EINVAL, "an output file upload needs a Content-Length");
+    return 0;
+  }
+  int64_t v = volunteer(m, &rq, rs);
+  if (!v)
+    return 0;
+  cairn_error err = {0};
+  if (cairn__core_output_upload(m->core, v, idx, declared,
+                                (int64_t)m->cfg.max_output_file_mib * 1024 * 1024, &err) !=
+      CAIRN_OK) {
+    fail(rs, &err);
+    return 0;
+  }
+  memcpy(want, end + 7, 65);
+  return 1;
 }
 
 static int admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
@@ -666,6 +790,8 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     if (is(rq, "GET") || is(rq, "HEAD"))
       return h_file_get(m, rq, rs);
     break; /* PUT is streamed by http.c */
+  case R_RESULT_FILE:
+    break; /* PUT is streamed by http.c */
   case R_TASK_OUTPUT:
     if (is(rq, "GET"))
       return h_task_output(m, rq, rs);
@@ -679,7 +805,8 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return set_json(rs, 200, cairn__core_jobs_json(m->core));
     break;
   case R_JOB:
-  case R_JOB_TASKS: {
+  case R_JOB_TASKS:
+  case R_JOB_OUTPUT: {
     if (!admin(m, rq, rs))
       return;
     if (r == R_JOB && is(rq, "DELETE"))
@@ -690,6 +817,8 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     if (id < 0)
       return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
                    (int)strcspn(rq->path + 9, "/"), rq->path + 9);
+    if (r == R_JOB_OUTPUT)
+      return h_job_output(m, rq, id, rs);
     cairn_error err = {0};
     json_t *o = NULL;
     if (r == R_JOB)
@@ -778,6 +907,9 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_FILES:
     *need = get || !strcmp(method, "HEAD") ? NEED_READER : put ? NEED_ADMIN : NEED_NONE;
     break; /* an upload is streamed (http.c), not capped here */
+  case R_RESULT_FILE:
+    *need = put ? NEED_VOLUNTEER : NEED_NONE;
+    break; /* streamed too */
   case R_TASK_OUTPUT:
     *need = get ? NEED_READER : NEED_NONE;
     break;
@@ -789,6 +921,7 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_JOB:
   case R_JOB_TASKS:
   case R_JOB_TASK:
+  case R_JOB_OUTPUT:
   case R_BAN:
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:

@@ -11,6 +11,7 @@
 #include "server/core.h"
 #include "server/dist.h"
 #include "server/fit.h"
+#include "server/outputs.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -542,7 +543,9 @@ static json_t *work_json(const mlease *l, json_t *inputs) {
                    j->lease_seconds, "task", "job", (json_int_t)j->id, "id", t->name, "app",
                    j->app, "args", args ? args : json_array(), "inputs", inputs, "parents",
                    parents, CAIRN_RESOURCES_KEY, cairn_resources_json(cairn__fit_req(j, l->task)));
-  cairn__task_offer_run(t, json_object_get(o, "task")); /* limits, env, stdin */
+  json_t *task = json_object_get(o, "task");
+  cairn__task_offer_run(t, task); /* limits, env, stdin */
+  cairn__outputs_offer(j, l->task, task, json_object_get(task, "inputs"));
   return o;
 }
 
@@ -673,7 +676,7 @@ static int task_reads(const mjob *j, uint32_t v, const char *sha256, int64_t wan
     for (uint32_t k = 0; k < t->ninputs; k++)
       if (strcmp(j->files[t->inputs[k]].sha256, sha256) == 0)
         return 1;
-    return 0;
+    return cairn__outputs_reads(j, v, sha256); /* a parent's output file */
   }
   for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
     if (j->tasks[j->dag->par[p]].key == want_key)
@@ -727,12 +730,15 @@ static cairn_status no_lease(cairn_core *c, mvol *v, int64_t idx, cairn_error *e
 }
 
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
-                                const char *reason, const void *output, size_t len, json_t **next,
-                                cairn_error *err) {
+                                const char *reason, const void *output, size_t len,
+                                cairn__result_extra *x, json_t **next, cairn_error *err) {
   cairn_status st = CAIRN_OK;
-  char digest[65], why[CAIRN_REASON_MAX];
+  char digest[65], out_digest[65], why[CAIRN_REASON_MAX];
+  cairn__result_extra none = {0};
+  x = x ? x : &none;
   cairn_reason_of_exit(exit_status, why);
-  cairn_sha256_hex(output, len, digest);
+  cairn_sha256_hex(output, len, out_digest);
+  cairn_result_digest(out_digest, x->files, x->nfiles, digest); /* O(files log files) */
   if (next)
     *next = NULL;
   pthread_mutex_lock(&c->lock);
@@ -757,6 +763,8 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   uint32_t task = l->task;
   mtask *t = &j->tasks[task];
   int ok = exit_status == 0;
+  if ((st = cairn__outputs_check(c, l, exit_status, x->files, x->nfiles, err)) != CAIRN_OK)
+    goto out;
   if (cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR)) {
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
@@ -784,9 +792,11 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
       count_outcome(v, m->outcome, +1);
     }
   } else if (t->state != TS_FAILED) {
-    if (ok && best_agreement(t->rep, &best_dg) >= (uint32_t)j->quorum)
+    if (ok && best_agreement(t->rep, &best_dg) >= (uint32_t)j->quorum) {
+      if (cairn__outputs_accepted(t, x->files, x->nfiles)) /* best_dg is this digest */
+        CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
       accept(c, j, task, best_dg, idx);
-    else {
+    } else {
       if (!ok)
         t->accepted = idx; /* shown with the task if it ends up failed */
       replan(c, j, task);
@@ -795,7 +805,8 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   c->results_total[m->outcome]++;
   cairn__journal_put(c->journal,
                     cairn__jrec_result(idx, t->key, v->id, exit_status, output, len, digest,
-                                       cairn__now(), cairn__outcome_name[m->outcome], reason));
+                                       cairn__now(), cairn__outcome_name[m->outcome], reason,
+                                       x->err_tail, x->err_len, x->files, x->nfiles));
   if (next) {
     cairn_status ast;
     cairn_error aerr = {0};

@@ -75,6 +75,7 @@
 #include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
+#include "common/outputs.h"
 #include "common/policy.h"
 #include "common/protocol.h"
 #include "common/taskrun.h"
@@ -135,7 +136,10 @@ typedef struct mtask {
   mrep *rep;         /* NULL until first allocated */
   char *run_json;    /* its limits, env, stdin (a work offer's form), or NULL */
   int32_t wall;      /* its wall_seconds (0: none): the lease's hard deadline */
+  int32_t out_mib;   /* its output_mib (0: none): also its leases' upload budget */
   int64_t failed_vol, failed_at; /* who failed it last and when (limits.c) */
+  struct cairn__tio *io; /* declared outputs, parents' files read, accepted
+                          * files (server/outputs.h); NULL: none */
 } mtask;
 
 typedef struct mjob {
@@ -185,6 +189,8 @@ typedef struct mvol {
 typedef struct mlease {
   int64_t idx, t, issued, expires;
   int64_t hard;            /* issued + wall + grace: expires never passes it (0: none) */
+  int64_t out_bytes;       /* output bytes announced by its uploads (outputs.c) */
+  uint32_t out_files;
   mvol *vol;
   mjob *job;
   uint32_t task;
@@ -300,12 +306,22 @@ cairn_status cairn__core_may_read_file(cairn_core *c, int64_t vol, const char *s
                                        cairn_error *err);
 cairn_status cairn__core_may_read_output(cairn_core *c, int64_t vol, int64_t key,
                                          cairn_error *err);
+/* What a result carries besides its output: the tail of standard error and
+ * the output files it names (uploaded before; sorted by name here). */
+typedef struct cairn__result_extra {
+  const void *err_tail;
+  size_t err_len;
+  cairn_output_file *files;
+  size_t nfiles;
+} cairn__result_extra;
 /* Records a result; reason: why it failed (cairn_reason_valid), or NULL to
- * derive "exit N" from a non-zero exit_status. With next != NULL, also allocates the volunteer's next
- * task in the same batch (*next = the /v1/work body, or NULL when none). */
+ * derive "exit N" from a non-zero exit_status; x may be NULL (no stderr, no
+ * files). Its digest is cairn_result_digest() of the output and the files.
+ * With next != NULL, also allocates the volunteer's next task in the same
+ * batch (*next = the /v1/work body, or NULL when none). */
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
-                                const char *reason, const void *output, size_t len, json_t **next,
-                                cairn_error *err);
+                                const char *reason, const void *output, size_t len,
+                                cairn__result_extra *x, json_t **next, cairn_error *err);
 /* Applies r, then extends the volunteer's leases: those r lists in
  * "running" when it has the field (a worker names the tasks it runs, so a
  * lease whose work answer never reached it is left to expire), else all of

@@ -37,9 +37,14 @@ typedef struct conn {
   int too_big;        /* a body without Content-Length passed its cap: the rest is
                        * read and dropped (up to CAIRN_MAX_BODY_DISCARD), then 413 */
   size_t discarded;
-  /* streamed upload (PUT /v1/files/{sha}) */
+  /* streamed upload (PUT /v1/files/{sha}, PUT /v1/results/{n}/files/{sha}) */
+  int uploading;      /* this request is one: its body goes to upload_fd */
   int upload_fd;
   char upload_tmp[4200];
+  char upload_want[65];   /* the sha256 the URL names */
+  uint64_t upload_cap;    /* bytes it may send: CAIRN_MAX_FILE, or the declared length */
+  double extra_seconds;   /* added to its deadline: an output file's length at
+                             CAIRN_UPLOAD_MIN_RATE */
   cairn_sha256 hash;
   uint64_t upload_size;
 } conn;
@@ -150,20 +155,25 @@ static void upload_abort(conn *k) {
   }
 }
 
-/* PUT /v1/files/{sha}: data streams to a temp file while it is hashed. */
-static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k, const char *url,
+/* A streamed upload (PUT /v1/files/{sha}, admin; PUT
+ * /v1/results/{n}/files/{sha}, the lease's holder): data streams to a temp
+ * file in the file store's folder while it is hashed, never held in memory;
+ * at its end the digest must be the URL's (and an output file's length the
+ * declared one), then it is renamed into place (cairn__files_commit). */
+static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k,
                               const char *data, size_t *size) {
-  const char *want = url + strlen("/v1/files/");
   if (*size) {
     if (k->responded) {
       *size = 0;
       return MHD_YES;
     }
-    if (k->upload_size + *size > CAIRN_MAX_FILE) {
+    if (k->upload_size + *size > k->upload_cap) {
       upload_abort(k);
       k->responded = 1;
       *size = 0;
-      return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
+      return send_error(m, c, k->route, k->route == R_FILES ? CAIRN_ETOOBIG : CAIRN_EINVAL,
+                        k->route == R_FILES ? "the file exceeds the upload cap"
+                                            : "more bytes than the Content-Length announced");
     }
     cairn_sha256_update(&k->hash, data, *size);
     const char *p = data;
@@ -176,7 +186,7 @@ static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k
         upload_abort(k);
         k->responded = 1;
         *size = 0;
-        return send_error(m, c, R_FILES, CAIRN_EIO, "cannot write the upload to disk");
+        return send_error(m, c, k->route, CAIRN_EIO, "cannot write the upload to disk");
       }
       p += w;
       left -= (size_t)w;
@@ -191,17 +201,24 @@ static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k
   cairn_sha256_final_hex(&k->hash, got);
   close(k->upload_fd);
   k->upload_fd = -1;
+  if (k->route == R_RESULT_FILE && k->upload_size != k->upload_cap) {
+    unlink(k->upload_tmp);
+    char text[160];
+    snprintf(text, sizeof text, "truncated upload: %llu of the %llu bytes announced arrived",
+             (unsigned long long)k->upload_size, (unsigned long long)k->upload_cap);
+    return send_error(m, c, k->route, CAIRN_EINVAL, text);
+  }
   int existed = 0;
   cairn_error err = {0};
-  if (cairn__files_commit(m->core, k->upload_tmp, want, got, (int64_t)k->upload_size, &existed,
-                          &err) != CAIRN_OK)
-    return send_error(m, c, R_FILES, err.status, err.text);
+  if (cairn__files_commit(m->core, k->upload_tmp, k->upload_want, got, (int64_t)k->upload_size,
+                          &existed, &err) != CAIRN_OK)
+    return send_error(m, c, k->route, err.status, err.text);
   cairn__resp rs = {.status = existed ? 200 : 201, .fd = -1, .ctype = "application/json"};
-  if (asprintf(&rs.body, "{\"sha256\":\"%s\",\"size\":%llu}", want,
+  if (asprintf(&rs.body, "{\"sha256\":\"%s\",\"size\":%llu}", k->upload_want,
                (unsigned long long)k->upload_size) < 0)
     rs.body = NULL;
   rs.len = rs.body ? strlen(rs.body) : 0;
-  return send_resp(m, c, R_FILES, &rs);
+  return send_resp(m, c, k->route, &rs);
 }
 
 /* Counts n more body bytes of k against cfg.max_body_memory; -1 (nothing
@@ -239,22 +256,37 @@ static enum MHD_Result overloaded(cairn_master *m, struct MHD_Connection *c, con
   return send_resp(m, c, k->route, &rs);
 }
 
+/* Checks an upload's URL and headers and opens its temp file. */
 static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, conn *k,
-                                    const char *url, unsigned long long declared) {
-  if (!cairn_sha256_valid_hex(url + strlen("/v1/files/"))) {
-    k->responded = 1;
-    return send_error(m, c, R_FILES, CAIRN_EINVAL,
-                      "the URL must end in the file's sha256 (64 lowercase hex digits)");
-  }
-  if (declared > CAIRN_MAX_FILE) {
-    k->responded = 1;
-    return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
+                                    const char *url, const char *token, int has_length,
+                                    unsigned long long declared) {
+  k->uploading = 1;
+  if (k->route == R_RESULT_FILE) {
+    cairn__resp rs = {.fd = -1};
+    if (!cairn__api_output_upload(m, url, token, declared, has_length, k->upload_want, &rs)) {
+      k->responded = 1;
+      return send_resp(m, c, k->route, &rs);
+    }
+    k->upload_cap = declared;
+    k->extra_seconds = (double)declared / CAIRN_UPLOAD_MIN_RATE;
+  } else {
+    if (!cairn_sha256_valid_hex(url + strlen("/v1/files/"))) {
+      k->responded = 1;
+      return send_error(m, c, R_FILES, CAIRN_EINVAL,
+                        "the URL must end in the file's sha256 (64 lowercase hex digits)");
+    }
+    if (declared > CAIRN_MAX_FILE) {
+      k->responded = 1;
+      return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
+    }
+    memcpy(k->upload_want, url + strlen("/v1/files/"), 65);
+    k->upload_cap = CAIRN_MAX_FILE;
   }
   snprintf(k->upload_tmp, sizeof k->upload_tmp, "%s/.upload-XXXXXX", cairn__core_files_dir(m->core));
   k->upload_fd = mkstemp(k->upload_tmp);
   if (k->upload_fd < 0) {
     k->responded = 1;
-    return send_error(m, c, R_FILES, CAIRN_EIO, "cannot create a temporary file");
+    return send_error(m, c, k->route, CAIRN_EIO, "cannot create a temporary file");
   }
   cairn_sha256_init(&k->hash);
   return MHD_YES;
@@ -276,8 +308,8 @@ static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, con
   }
   const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
-  if (k->route == R_FILES && strcmp(method, "PUT") == 0)
-    return upload_begin(m, c, k, url, declared);
+  if ((k->route == R_FILES || k->route == R_RESULT_FILE) && strcmp(method, "PUT") == 0)
+    return upload_begin(m, c, k, url, bearer(c), cl != NULL, declared);
   cairn_buf_init(&k->body, k->gate.max_body);
   if (declared > k->gate.max_body)
     return too_big(m, c, k);
@@ -310,11 +342,12 @@ static enum MHD_Result body_data(cairn_master *m, struct MHD_Connection *c, conn
 }
 
 /* The request line began the request (on_uri); one without the admin token
- * that is not complete after cfg.request_seconds loses its connection. */
+ * that is not complete after cfg.request_seconds loses its connection (an
+ * output file upload gets its length at CAIRN_UPLOAD_MIN_RATE more). */
 static int past_deadline(const cairn_master *m, const conn *k) {
   if (k->begun && k->gate.trusted)
     return 0;
-  return mono_now() - k->started > (double)m->cfg.request_seconds;
+  return mono_now() - k->started > (double)m->cfg.request_seconds + k->extra_seconds;
 }
 
 static conn *conn_new(cairn_master *m) {
@@ -350,8 +383,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   if (!k->begun)
     return first_call(m, c, k, method, url);
-  if (k->route == R_FILES && strcmp(method, "PUT") == 0)
-    return upload(m, c, k, url, data, size);
+  if (k->uploading)
+    return upload(m, c, k, data, size);
   if (*size) {
     size_t n = *size;
     *size = 0;
@@ -367,7 +400,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   client_ip(c, ip);
   cairn__req rq = {.method = method, .path = url, .token = bearer(c), .body = k->body.data,
                    .len = k->body.len, .client_ip = ip,
-                   .purge = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "purge")};
+                   .purge = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "purge"),
+                   .arg_task = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "task"),
+                   .arg_name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name")};
   cairn__resp rs = {.fd = -1};
   cairn__api_handle(m, k->route, &rq, &rs);
   return send_resp(m, c, k->route, &rs);

@@ -9,6 +9,7 @@
 #include "common/grant.h"
 #include "common/log.h"
 #include "server/core.h"
+#include "server/outputs.h"
 #include "server/dist.h"
 #include "server/fit.h"
 
@@ -31,6 +32,7 @@ void cairn__job_free(mjob *j) {
     free(j->tasks[i].args_json);
     free(j->tasks[i].run_json);
     free(j->tasks[i].inputs);
+    cairn__tio_free(j->tasks[i].io);
   }
   free(j->tasks);
   free(j->rclasses);
@@ -159,7 +161,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
     }
     int bad = cairn__task_set_run(t, run);
     free(run);
-    if (bad || !t->args_json || !t->name)
+    if (bad || !t->args_json || !t->name || cairn__tio_from_spec(t, st))
       goto nomem;
   }
   j->dag = spec->dag;
@@ -188,6 +190,7 @@ static cairn__jrec *job_record(const mjob *j) {
     const cairn_resources *req = cairn__fit_req(j, i);
     if (!cairn_resources_equal(req, &CAIRN_RESOURCES_DEFAULT))
       r = cairn__jrec_job_task_res(r, i, req->cores, req->memory_mib, req->disk_mib);
+    r = cairn__tio_record(r, i, t->io);
   }
   return r;
 }
@@ -490,6 +493,24 @@ static int result_row(void *ud, const cairn_store_result_row *r) {
   json_object_set_new(t, "exit_status", json_integer(r->exit_status));
   json_object_set_new(t, "reason", r->reason ? json_string(r->reason) : json_null());
   output_json(r->output, r->len, t);
+  /* the stderr tail: a JSON string when valid UTF-8 without NUL, else base64 */
+  json_t *e = json_object();
+  output_json(r->stderr_tail, r->stderr_len, e);
+  json_object_set(t, "stderr", json_object_get(e, "output"));
+  if (json_object_get(e, "encoding"))
+    json_object_set_new(t, "stderr_encoding", json_string("base64"));
+  json_decref(e);
+  return 0;
+}
+
+static int file_row(void *ud, const cairn_store_output_row *r) {
+  results_ctx *ctx = ud;
+  json_t *t = json_array_get(ctx->tasks, (size_t)r->key);
+  json_t *files = json_object_get(t, "outputs");
+  if (t && !files)
+    json_object_set_new(t, "outputs", files = json_array());
+  json_array_append_new(files, json_pack("{s:s, s:s, s:I}", "name", r->name, "sha256", r->sha256,
+                                         "size", (json_int_t)r->size));
   return 0;
 }
 
@@ -513,7 +534,8 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
   cairn__core_unlock(c);
   settle(c, seq);
   results_ctx ctx = {tasks};
-  if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK) {
+  if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK ||
+      cairn_store_job_files(c->store, id, file_row, &ctx, err) != CAIRN_OK) {
     json_decref(tasks);
     return NULL;
   }

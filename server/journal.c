@@ -17,6 +17,7 @@ typedef enum {
 
 typedef struct jtask {
   char *name, *args_json, *inputs_json, *run_json; /* run_json: NULL for none */
+  char *outputs_json, *parent_files_json; /* task_io row; NULL: none */
   uint32_t *parents;
   uint32_t nparents;
   int has_res;                /* a request other than the default */
@@ -61,6 +62,10 @@ struct cairn__jrec {
       char digest[65];
       const char *outcome;
       char reason[CAIRN_REASON_MAX]; /* "" for none */
+      void *err_tail;             /* the stderr tail */
+      size_t err_len;
+      cairn_output_file *files;   /* output files named */
+      size_t nfiles;
     } result;
     struct { int64_t idx; const char *outcome; } outcome;
     struct { int64_t vol, cores, memory_mib, disk_mib; } offer;
@@ -313,6 +318,15 @@ cairn__jrec *cairn__jrec_offer(int64_t vol, int64_t cores, int64_t memory_mib,
   return r;
 }
 
+cairn__jrec *cairn__jrec_job_task_io(cairn__jrec *r, uint32_t i, const char *outputs_json,
+                                     const char *parent_files_json) {
+  if (!r || r->type != J_JOB || i >= r->u.job.ntasks)
+    return checked(r, 1);
+  jtask *t = &r->u.job.tasks[i];
+  return checked(r, copy_str(&t->outputs_json, outputs_json) |
+                      copy_str(&t->parent_files_json, parent_files_json));
+}
+
 cairn__jrec *cairn__jrec_task(int64_t key, const char *state, int attempts, int64_t accepted,
                               int64_t round) {
   cairn__jrec *r = rec(J_TASK);
@@ -345,7 +359,9 @@ cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state) 
 
 cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit_status,
                                 const void *output, size_t len, const char *digest,
-                                int64_t received, const char *outcome, const char *reason) {
+                                int64_t received, const char *outcome, const char *reason,
+                                const void *err_tail, size_t err_len,
+                                const cairn_output_file *files, size_t nfiles) {
   cairn__jrec *r = rec(J_RESULT);
   if (!r)
     return NULL;
@@ -361,7 +377,15 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit
   r->u.result.out = malloc(len ? len : 1);
   if (r->u.result.out && len)
     memcpy(r->u.result.out, output, len);
-  return checked(r, !r->u.result.out);
+  r->u.result.err_len = err_len;
+  r->u.result.err_tail = malloc(err_len ? err_len : 1);
+  if (r->u.result.err_tail && err_len)
+    memcpy(r->u.result.err_tail, err_tail, err_len);
+  r->u.result.nfiles = nfiles;
+  r->u.result.files = malloc((nfiles ? nfiles : 1) * sizeof *files);
+  if (r->u.result.files && nfiles)
+    memcpy(r->u.result.files, files, nfiles * sizeof *files);
+  return checked(r, !r->u.result.out || !r->u.result.err_tail || !r->u.result.files);
 }
 
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome) {
@@ -389,6 +413,8 @@ void cairn__jrec_free(cairn__jrec *r) {
       free(t->args_json);
       free(t->inputs_json);
       free(t->run_json);
+      free(t->outputs_json);
+      free(t->parent_files_json);
       free(t->parents);
     }
     free(r->u.job.files);
@@ -397,7 +423,11 @@ void cairn__jrec_free(cairn__jrec *r) {
     free(r->u.job.app);
     free(r->u.job.policy);
     break;
-  case J_RESULT: free(r->u.result.out); break;
+  case J_RESULT:
+    free(r->u.result.out);
+    free(r->u.result.err_tail);
+    free(r->u.result.files);
+    break;
   default: break;
   }
   free(r);
@@ -424,6 +454,8 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
       cairn_store_res_row row = {key, t->res[0], t->res[1], t->res[2]};
       st = cairn_store_task_resources_insert(s, &row, err);
     }
+    if (st == CAIRN_OK && t->outputs_json)
+      st = cairn_store_task_io_insert(s, key, t->outputs_json, t->parent_files_json, err);
   }
   return st;
 }
@@ -466,8 +498,14 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
     return cairn_store_alloc_update(s, r->u.lease.idx, r->u.lease.expires, r->u.lease.state, err);
   case J_RESULT: {
     const __typeof__(r->u.result) *x = &r->u.result;
-    return cairn_store_result_insert(s, x->idx, x->task, x->vol, x->exit_status, x->out, x->len,
-                                     x->digest, x->received, x->outcome, x->reason, err);
+    cairn_status st = cairn_store_result_insert(s, x->idx, x->task, x->vol, x->exit_status,
+                                                x->out, x->len, x->digest, x->received,
+                                                x->outcome, x->reason, x->err_tail, x->err_len,
+                                                err);
+    for (size_t i = 0; st == CAIRN_OK && i < x->nfiles; i++)
+      st = cairn_store_result_file_insert(s, x->idx, x->files[i].name, x->files[i].sha256,
+                                          x->files[i].size, err);
+    return st;
   }
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   case J_OFFER: {

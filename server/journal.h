@@ -38,6 +38,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/outputs.h"
 #include "server/store.h"
 
 typedef struct cairn__journal cairn__journal;
@@ -135,6 +136,10 @@ cairn__jrec *cairn__jrec_job_task_res(cairn__jrec *r, uint32_t i, int64_t cores,
 /* What volunteer vol offers now (upsert). */
 cairn__jrec *cairn__jrec_offer(int64_t vol, int64_t cores, int64_t memory_mib,
                                int64_t disk_mib);
+/* Task i of job r declares outputs and reads parents' files (a task_io row:
+ * JSON texts, see schema/0008_outputs.sql). On failure frees r. */
+cairn__jrec *cairn__jrec_job_task_io(cairn__jrec *r, uint32_t i, const char *outputs_json,
+                                     const char *parent_files_json);
 
 /* State names ("waiting", "leased", "valid", ...) must be static strings:
  * the record keeps the pointer. */
@@ -151,10 +156,13 @@ cairn__jrec *cairn__jrec_alloc(int64_t idx, int64_t volunteer, int64_t t, int64_
 /* The lease of allocation idx: its deadline and state ("leased", "returned",
  * "expired"). */
 cairn__jrec *cairn__jrec_lease(int64_t idx, int64_t expires, const char *state);
-/* The result of allocation idx (output copied; reason: NULL or "" for none). */
+/* The result of allocation idx (output, stderr tail and files copied;
+ * reason: NULL or "" for none). */
 cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t volunteer, int exit_status,
                                 const void *output, size_t len, const char *digest,
-                                int64_t received, const char *outcome, const char *reason);
+                                int64_t received, const char *outcome, const char *reason,
+                                const void *err_tail, size_t err_len,
+                                const cairn_output_file *files, size_t nfiles);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 

@@ -56,6 +56,7 @@ int cairn__task_set_run(mtask *t, const char *run_json) {
   free(t->run_json);
   t->run_json = NULL;
   t->wall = 0;
+  t->out_mib = 0;
   if (!run_json)
     return 0;
   json_t *o = json_loads(run_json, 0, NULL);
@@ -63,6 +64,10 @@ int cairn__task_set_run(mtask *t, const char *run_json) {
   if (json_is_integer(wall) && json_integer_value(wall) > 0 &&
       json_integer_value(wall) <= CAIRN_LIMIT_MAX)
     t->wall = (int32_t)json_integer_value(wall);
+  json_t *out = json_object_get(json_object_get(o, "limits"), "output_mib");
+  if (json_is_integer(out) && json_integer_value(out) > 0 &&
+      json_integer_value(out) <= INT32_MAX)
+    t->out_mib = (int32_t)json_integer_value(out);
   json_decref(o);
   t->run_json = cairn__strdup(run_json);
   return t->run_json ? 0 : -1;

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "server/core.h"
+#include "server/outputs.h"
 #include "server/dist.h"
 #include "server/fit.h"
 
@@ -418,6 +419,8 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
   }
   if (st == CAIRN_OK)
     st = cairn_store_load_allocs(c->store, load_alloc, &tl, err);
+  if (st == CAIRN_OK)
+    st = cairn__outputs_load(c, &tl.by_key, err);
   if (st != CAIRN_OK)
     goto out;
   if (finish_jobs(c, &el, err))

@@ -25,6 +25,7 @@ static void usage(FILE *f) {
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
         "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
         "                    [--keep-finished DAYS]\n"
+        "                    [--max-output-file-mib N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -50,7 +51,9 @@ static void usage(FILE *f) {
         "  --wall-grace-seconds N  a lease ends N s after its task's wall limit, heartbeats\n"
         "                       or not (default 30)\n"
         "  --keep-finished DAYS delete jobs done, failed or cancelled more than DAYS ago\n"
-        "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n",
+        "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n"
+        "  --max-output-file-mib N   the largest output file a worker may upload, in MiB\n"
+        "                       (default 1024), whatever a job declares\n",
         f);
 }
 
@@ -88,6 +91,7 @@ int main(int argc, char **argv) {
     {"max-output-mib", required_argument, NULL, 'O'},
     {"wall-grace-seconds", required_argument, NULL, 'G'},
     {"keep-finished", required_argument, NULL, 'K'},
+    {"max-output-file-mib", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -149,6 +153,16 @@ int main(int argc, char **argv) {
                 "most 36500)\n");
         return 2;
       }
+      break;
+    }
+    case 'o': {
+      char *end = NULL;
+      long v = strtol(optarg, &end, 10);
+      if (*optarg == '\0' || *end || v < 1 || v > 1024L * 1024L) {
+        fprintf(stderr, "cairn-server: --max-output-file-mib must be an integer from 1 to 1048576\n");
+        return 2;
+      }
+      cfg.max_output_file_mib = (int)v;
       break;
     }
     case 'h': usage(stdout); return 0;

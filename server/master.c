@@ -29,6 +29,7 @@ void cairn_master_config_init(cairn_master_config *cfg) {
   cfg->anonymous_per_minute = CAIRN_DEFAULT_ANON_PER_MINUTE;
   cfg->volunteer_per_minute = CAIRN_DEFAULT_VOLUNTEER_PER_MINUTE;
   cfg->registration = "open";
+  cfg->max_output_file_mib = CAIRN_DEFAULT_OUTPUT_MIB;
 }
 
 static int valid_token(const char *t) {
@@ -138,6 +139,8 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     m->cfg.request_seconds = CAIRN_DEFAULT_REQUEST_SECONDS;
   if (m->cfg.anonymous_per_minute == 0)
     m->cfg.anonymous_per_minute = CAIRN_DEFAULT_ANON_PER_MINUTE;
+  if (m->cfg.max_output_file_mib <= 0 || m->cfg.max_output_file_mib > CAIRN_MAX_OUTPUT_MIB)
+    m->cfg.max_output_file_mib = CAIRN_DEFAULT_OUTPUT_MIB;
   if (m->cfg.anonymous_per_minute > 0 &&
       !(m->anon = cairn__rl_create(m->cfg.anonymous_per_minute / 60.0,
                                    (double)m->cfg.anonymous_per_minute, CAIRN_RATELIMIT_SLOTS))) {

@@ -16,8 +16,8 @@
 typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_AUDIT_INDEX, R_AUDIT_VOL,
-  R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY,
-  R_ROUTE_COUNT
+  R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
+  R_JOB_OUTPUT, R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -59,6 +59,7 @@ typedef struct cairn__req {
   const char *body;
   size_t len;
   const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
+  const char *arg_task, *arg_name; /* query arguments "task" and "name", or NULL */
 } cairn__req;
 
 typedef struct cairn__resp {
@@ -87,6 +88,14 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
                     const char *client_ip, cairn__gate *g, cairn__resp *rs);
 /* Handles a complete request; fills rs (rs->fd = -1 unless a file is sent). */
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs);
+/* PUT /v1/results/{idx}/files/{sha256}, at its first callback (the gate
+ * passed: token is a volunteer's): checks the URL and that the volunteer
+ * holds lease idx and may upload `declared` bytes (has_length: a
+ * Content-Length was sent, which this route needs). 1 with want set, or 0
+ * with the error in rs. */
+int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
+                             unsigned long long declared, int has_length, char want[65],
+                             cairn__resp *rs);
 /* Sets rs to the JSON error body for st with message text. */
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
 /* Helpers of the route handlers (api.c), for admission.c: rs gets status

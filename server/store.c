@@ -30,6 +30,7 @@ enum stmt_id {
   S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
   S_TASK_UPDATE, S_JOB_UPDATE,
   S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
+  S_TASK_IO_INSERT, S_RESULT_FILE_INSERT, /* output files (0008_outputs.sql) */
   S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
   S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES, S_MAX_TASK_KEY,
   /* resources (0007): task requests, volunteer offers */
@@ -38,7 +39,9 @@ enum stmt_id {
   S_JOB_PRIORITY, S_DEL_MARK, S_DEL_KEYS, S_DEL_FILES_OF, S_DEL_EXPIRE, S_DEL_RESULTS_SIZE,
   S_DEL_RESULTS, S_DEL_PARENTS, S_DEL_TASK_RES, S_DEL_VOL_HIGH, S_DEL_ALLOCS, S_DEL_TASKS,
   S_DEL_TASKS_STRIP, S_DEL_JOB_FILES, S_DEL_JOB,
+  S_DEL_OUT_FILES_OF, S_DEL_RESULT_FILES, S_DEL_TASK_IO,
   S_FILE_REFERENCED, S_FILE_SIZE, S_FILE_DELETE, S_FILE_HOLDERS_DELETE,
+  S_LOAD_TASK_IO, S_LOAD_ACCEPTED_FILES,
   S_COUNT
 };
 
@@ -85,7 +88,15 @@ static const char *const sql_text[S_COUNT] = {
   [S_ALLOC_UPDATE] = "UPDATE allocations SET lease_expires = ?2, state = ?3 WHERE idx = ?1",
   [S_OUTCOME_UPDATE] = "UPDATE results SET outcome = ?2 WHERE idx = ?1",
   [S_RESULT_INSERT] = "INSERT INTO results(idx, task_id, volunteer_id, exit_status, output, "
-                      "digest, received, outcome, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                      "digest, received, outcome, reason, stderr) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+  [S_TASK_IO_INSERT] = "INSERT INTO task_io(task_id, outputs, parent_files) VALUES (?1, ?2, ?3)",
+  [S_RESULT_FILE_INSERT] = "INSERT INTO result_files(idx, name, sha256, size) "
+                           "VALUES (?1, ?2, ?3, ?4)",
+  [S_LOAD_TASK_IO] = "SELECT task_id, outputs, parent_files FROM task_io ORDER BY task_id",
+  [S_LOAD_ACCEPTED_FILES] = "SELECT t.id, rf.name, rf.sha256, rf.size FROM tasks t "
+                            "JOIN result_files rf ON rf.idx = t.accepted WHERE t.state = 'done' "
+                            "ORDER BY t.id, rf.name",
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
                  "WHERE a.volunteer_id = v.id)), "
@@ -139,6 +150,11 @@ static const char *const sql_text[S_COUNT] = {
   [S_DEL_RESULTS_SIZE] = "SELECT COUNT(*), COALESCE(SUM(LENGTH(output)), 0) FROM results "
                          "WHERE" RANGE,
   [S_DEL_RESULTS] = "DELETE FROM results WHERE" RANGE,
+  [S_DEL_OUT_FILES_OF] = "SELECT DISTINCT rf.sha256 FROM result_files rf JOIN results r "
+                         "ON r.idx = rf.idx WHERE r.task_id >= ?2 AND r.task_id < ?3",
+  [S_DEL_RESULT_FILES] = "DELETE FROM result_files WHERE idx IN (SELECT idx FROM results WHERE"
+                         RANGE ")",
+  [S_DEL_TASK_IO] = "DELETE FROM task_io WHERE" RANGE,
   [S_DEL_PARENTS] = "DELETE FROM task_parents WHERE" RANGE,
   [S_DEL_TASK_RES] = "DELETE FROM task_resources WHERE" RANGE,
   [S_DEL_VOL_HIGH] = "UPDATE volunteers SET allocations = MAX(allocations, (SELECT MAX(a.t) FROM "
@@ -154,14 +170,15 @@ static const char *const sql_text[S_COUNT] = {
                 "WHERE id = ?1",
 #undef RANGE
   /* the one list of what keeps a stored file: add a table that names files here */
-  [S_FILE_REFERENCED] = "SELECT EXISTS (SELECT 1 FROM job_files WHERE sha256 = ?1)",
+  [S_FILE_REFERENCED] = "SELECT EXISTS (SELECT 1 FROM job_files WHERE sha256 = ?1) OR "
+                        "EXISTS (SELECT 1 FROM result_files WHERE sha256 = ?1)",
   [S_FILE_SIZE] = "SELECT size FROM files WHERE sha256 = ?1",
   [S_FILE_DELETE] = "DELETE FROM files WHERE sha256 = ?1",
   [S_FILE_HOLDERS_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1",
 };
 
-enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, R_AUDIT_TASK,
-                R_COUNT };
+enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_JOB_FILES, R_OUTPUT_FILE, R_AUDIT_INDEX, R_AUDIT_VOL,
+                R_INVITES, R_AUDIT_TASK, R_COUNT };
 #define AUDIT_SELECT                                                                           \
   "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
   "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason "            \
@@ -170,9 +187,14 @@ enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_AUDIT_INDEX, R_AUDIT_VOL, R_INVITES, 
 static const char *const rsql_text[R_COUNT] = {
   [R_OUTPUT] = "SELECT r.output FROM tasks t JOIN results r ON r.idx = t.accepted "
                "WHERE t.id = ?1 AND t.state = 'done'",
-  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output, r.reason "
-                    "FROM tasks t "
-                    "JOIN results r ON r.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq",
+  [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output, r.reason, "
+                    "r.stderr FROM tasks t JOIN results r ON r.idx = t.accepted "
+                    "WHERE t.job_id = ?1 ORDER BY t.seq",
+  [R_OUTPUT_FILE] = "SELECT rf.sha256, rf.size FROM tasks t JOIN result_files rf "
+                    "ON rf.idx = t.accepted WHERE t.job_id = ?1 AND t.name = ?2 "
+                    "AND t.state = 'done' AND rf.name = ?3",
+  [R_JOB_FILES] = "SELECT t.seq, rf.name, rf.sha256, rf.size FROM tasks t JOIN result_files rf "
+                  "ON rf.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq, rf.name",
   [R_AUDIT_INDEX] = AUDIT_SELECT "WHERE a.idx = ?1",
   [R_AUDIT_VOL] = AUDIT_SELECT "WHERE a.volunteer_id = ?1 ORDER BY a.t",
   [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "
@@ -648,6 +670,36 @@ cairn_status cairn_store_files_unreferenced(cairn_store *s, char (*cand)[65], si
   return st;
 }
 
+/* The distinct sha256 texts statement id yields (bound to job ?1, or to the
+ * key range ?2..?3 when hi > lo), as a new array in *cand (n in *ncand). */
+static cairn_status gather_files(cairn_store *s, enum stmt_id id, int64_t job, int64_t lo,
+                                 int64_t hi, char (**cand)[65], size_t *ncand,
+                                 cairn_error *err) {
+  *cand = NULL;
+  *ncand = 0;
+  sqlite3_stmt *q = Q(id);
+  if (hi > lo) {
+    sqlite3_bind_int64(q, 2, lo);
+    sqlite3_bind_int64(q, 3, hi);
+  } else {
+    sqlite3_bind_int64(q, 1, job);
+  }
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    char(*nc)[65] = realloc(*cand, (*ncand + 1) * sizeof *nc);
+    if (!nc)
+      break;
+    *cand = nc;
+    snprintf((*cand)[(*ncand)++], 65, "%s", (const char *)sqlite3_column_text(q, 0));
+  }
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  if (rc == SQLITE_DONE)
+    return CAIRN_OK;
+  return rc == SQLITE_ROW ? cairn_error_set(err, CAIRN_ENOMEM, "out of memory")
+                          : db_err(s, s->w, err, sql_text[id]);
+}
+
 cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge, int64_t lo,
                                           int64_t hi, cairn_store_delete_report *rep,
                                           cairn_error *err) {
@@ -666,8 +718,19 @@ cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge
   }
   sqlite3_reset(q);
   sqlite3_clear_bindings(q);
+  /* the output files the range's results named: removed with them when
+   * nothing else names them */
+  char(*outs)[65] = NULL;
+  size_t nouts = 0;
+  st = gather_files(s, S_DEL_OUT_FILES_OF, job, lo, hi, &outs, &nouts, err);
+  if (st == CAIRN_OK && (st = run_job(s, S_DEL_RESULT_FILES, job, lo, hi, NULL, err)) == CAIRN_OK)
+    st = cairn_store_files_unreferenced(s, outs, nouts, rep, err);
+  free(outs);
+  if (st != CAIRN_OK)
+    return st;
   if ((st = run_job(s, S_DEL_EXPIRE, job, lo, hi, NULL, err)) ||
       (st = run_job(s, S_DEL_RESULTS, job, lo, hi, NULL, err)) ||
+      (st = run_job(s, S_DEL_TASK_IO, job, lo, hi, NULL, err)) ||
       (st = run_job(s, S_DEL_PARENTS, job, lo, hi, NULL, err)) ||
       (st = run_job(s, S_DEL_TASK_RES, job, lo, hi, NULL, err)) ||
       (purge && (st = run_job(s, S_DEL_VOL_HIGH, job, lo, hi, NULL, err))) ||
@@ -681,22 +744,7 @@ cairn_status cairn_store_job_delete_finish(cairn_store *s, int64_t job, int64_t 
                                            cairn_store_delete_report *rep, cairn_error *err) {
   char(*cand)[65] = NULL;
   size_t ncand = 0;
-  sqlite3_stmt *q = Q(S_DEL_FILES_OF);
-  sqlite3_bind_int64(q, 1, job);
-  int rc;
-  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    char(*nc)[65] = realloc(cand, (ncand + 1) * sizeof *nc);
-    if (!nc)
-      break;
-    cand = nc;
-    snprintf(cand[ncand++], 65, "%s", (const char *)sqlite3_column_text(q, 0));
-  }
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  cairn_status st = CAIRN_OK;
-  if (rc != SQLITE_DONE)
-    st = rc == SQLITE_ROW ? cairn_error_set(err, CAIRN_ENOMEM, "out of memory")
-                          : db_err(s, s->w, err, sql_text[S_DEL_FILES_OF]);
+  cairn_status st = gather_files(s, S_DEL_FILES_OF, job, 0, 0, &cand, &ncand, err);
   if (st == CAIRN_OK && (st = run_job(s, S_DEL_JOB_FILES, job, -1, -1, NULL, err)) == CAIRN_OK &&
       (st = cairn_store_files_unreferenced(s, cand, ncand, rep, err)) == CAIRN_OK)
     st = run_job(s, S_DEL_JOB, job, now, now, NULL, err);
@@ -755,7 +803,8 @@ cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expir
 cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
                                        int exit_status, const void *output, size_t len,
                                        const char *digest, int64_t now, const char *outcome,
-                                       const char *reason, cairn_error *err) {
+                                       const char *reason, const void *stderr_tail,
+                                       size_t stderr_len, cairn_error *err) {
   sqlite3_stmt *q = Q(S_RESULT_INSERT);
   sqlite3_bind_int64(q, 1, idx);
   sqlite3_bind_int64(q, 2, task);
@@ -769,7 +818,27 @@ cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task
     TXT(q, 9, reason);
   else
     sqlite3_bind_null(q, 9);
+  sqlite3_bind_blob64(q, 10, stderr_len ? stderr_tail : "", stderr_len, SQLITE_TRANSIENT);
   return run(s, S_RESULT_INSERT, err);
+}
+
+cairn_status cairn_store_task_io_insert(cairn_store *s, int64_t task, const char *outputs_json,
+                                        const char *parent_files_json, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_TASK_IO_INSERT);
+  sqlite3_bind_int64(q, 1, task);
+  TXT(q, 2, outputs_json);
+  TXT(q, 3, parent_files_json);
+  return run(s, S_TASK_IO_INSERT, err);
+}
+
+cairn_status cairn_store_result_file_insert(cairn_store *s, int64_t idx, const char *name,
+                                            const char *sha256, int64_t size, cairn_error *err) {
+  sqlite3_stmt *q = Q(S_RESULT_FILE_INSERT);
+  sqlite3_bind_int64(q, 1, idx);
+  TXT(q, 2, name);
+  TXT(q, 3, sha256);
+  sqlite3_bind_int64(q, 4, size);
+  return run(s, S_RESULT_FILE_INSERT, err);
 }
 
 cairn_status cairn_store_result_outcome(cairn_store *s, int64_t idx, const char *outcome,
@@ -973,6 +1042,27 @@ cairn_status cairn_store_load_offers(cairn_store *s,
   });
 }
 
+cairn_status cairn_store_load_task_io(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_task_io_row *),
+                                      void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_TASK_IO, cairn_store_task_io_row, {
+    row.task = I64(0);
+    row.outputs_json = STR(1);
+    row.parent_files_json = STR(2);
+  });
+}
+
+cairn_status cairn_store_load_accepted_files(cairn_store *s,
+                                             int (*cb)(void *, const struct cairn_store_output_row *),
+                                             void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_ACCEPTED_FILES, cairn_store_output_row, {
+    row.key = I64(0);
+    row.name = STR(1);
+    row.sha256 = STR(2);
+    row.size = I64(3);
+  });
+}
+
 cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, size_t *len,
                                      cairn_error *err) {
   cairn_status st = CAIRN_OK;
@@ -1020,6 +1110,8 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
       .output = sqlite3_column_blob(q, 4),
       .len = (size_t)sqlite3_column_bytes(q, 4),
       .reason = (const char *)sqlite3_column_text(q, 5),
+      .stderr_tail = sqlite3_column_blob(q, 6),
+      .stderr_len = (size_t)sqlite3_column_bytes(q, 6),
     };
     if (cb(ud, &row)) {
       st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading results stopped");
@@ -1028,6 +1120,56 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
   }
   if (st == CAIRN_OK && rc != SQLITE_DONE)
     st = db_err(s, s->r, err, "reading results");
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return st;
+}
+
+cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *task,
+                                     const char *name, char sha256[65], int64_t *size,
+                                     cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_OUTPUT_FILE];
+  sqlite3_bind_int64(q, 1, job);
+  sqlite3_bind_text(q, 2, task, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(q, 3, name, -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(q);
+  if (rc == SQLITE_ROW) {
+    snprintf(sha256, 65, "%s", (const char *)sqlite3_column_text(q, 0));
+    *size = sqlite3_column_int64(q, 1);
+  } else if (rc == SQLITE_DONE)
+    st = cairn_error_set(err, CAIRN_ENOTFOUND, "job %lld has no done task \"%.200s\" with an "
+                         "output file \"%.200s\"", (long long)job, task, name);
+  else
+    st = db_err(s, s->r, err, "reading an output file");
+  sqlite3_reset(q);
+  pthread_mutex_unlock(&s->rlock);
+  return st;
+}
+
+cairn_status cairn_store_job_files(cairn_store *s, int64_t job,
+                                   int (*cb)(void *, const cairn_store_output_row *), void *ud,
+                                   cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_stmt *q = s->rst[R_JOB_FILES];
+  sqlite3_bind_int64(q, 1, job);
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    cairn_store_output_row row = {
+      .key = sqlite3_column_int64(q, 0),
+      .name = (const char *)sqlite3_column_text(q, 1),
+      .sha256 = (const char *)sqlite3_column_text(q, 2),
+      .size = sqlite3_column_int64(q, 3),
+    };
+    if (cb(ud, &row)) {
+      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading output files stopped");
+      break;
+    }
+  }
+  if (st == CAIRN_OK && rc != SQLITE_DONE)
+    st = db_err(s, s->r, err, "reading output files");
   sqlite3_reset(q);
   pthread_mutex_unlock(&s->rlock);
   return st;

@@ -132,7 +132,14 @@ cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expir
 cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
                                        int exit_status, const void *output, size_t len,
                                        const char *digest, int64_t now, const char *outcome,
-                                       const char *reason, cairn_error *err); /* reason: NULL or "" for none */
+                                       const char *reason, const void *stderr_tail,
+                                       size_t stderr_len, cairn_error *err); /* reason: NULL or "" for none */
+/* Task's declared outputs and the parents' files it reads (0008_outputs.sql). */
+cairn_status cairn_store_task_io_insert(cairn_store *s, int64_t task, const char *outputs_json,
+                                        const char *parent_files_json, cairn_error *err);
+/* One output file named by result idx. */
+cairn_status cairn_store_result_file_insert(cairn_store *s, int64_t idx, const char *name,
+                                            const char *sha256, int64_t size, cairn_error *err);
 
 /* ---- start-up loading (writer connection, before serving) ---- */
 /* Each loader calls cb once per row; a non-zero return from cb stops with CAIRN_EINTERNAL. */
@@ -248,6 +255,19 @@ cairn_status cairn_store_load_rates(cairn_store *s,
                                     int (*cb)(void *, const cairn_store_rate_row *), void *ud,
                                     cairn_error *err);
 
+typedef struct cairn_store_task_io_row {
+  int64_t task;
+  const char *outputs_json, *parent_files_json;
+} cairn_store_task_io_row;
+cairn_status cairn_store_load_task_io(cairn_store *s,
+                                      int (*cb)(void *, const cairn_store_task_io_row *),
+                                      void *ud, cairn_error *err);
+struct cairn_store_output_row;
+/* The output files of every done task's accepted result (row.key: the task key). */
+cairn_status cairn_store_load_accepted_files(cairn_store *s,
+                                             int (*cb)(void *, const struct cairn_store_output_row *),
+                                             void *ud, cairn_error *err);
+
 /* ---- reads for the API (reader connection, thread-safe) ---- */
 /* The accepted output of task key; *out is malloc'd (caller frees).
  * CAIRN_ENOTFOUND if the task has no accepted result. */
@@ -261,11 +281,29 @@ typedef struct cairn_store_result_row {
   const void *output;
   size_t len;
   const char *reason; /* NULL: none */
+  const void *stderr_tail; /* the last 64 KiB of standard error (may be NULL when empty) */
+  size_t stderr_len;
 } cairn_store_result_row;
 /* For every task of job with an accepted result, in seq order. */
 cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
                                      int (*cb)(void *, const cairn_store_result_row *), void *ud,
                                      cairn_error *err);
+
+/* An output file of an accepted result: key is the task's seq (job reads)
+ * or its key (start-up load). */
+typedef struct cairn_store_output_row {
+  int64_t key, size;
+  const char *name, *sha256;
+} cairn_store_output_row;
+/* The file `name` of the accepted result of done task `task` (its id) of
+ * job; CAIRN_ENOTFOUND when none. */
+cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *task,
+                                     const char *name, char sha256[65], int64_t *size,
+                                     cairn_error *err);
+/* The files of every accepted result of job, by task seq then name. */
+cairn_status cairn_store_job_files(cairn_store *s, int64_t job,
+                                   int (*cb)(void *, const cairn_store_output_row *), void *ud,
+                                   cairn_error *err);
 
 typedef struct cairn_store_audit_row {
   int64_t idx, volunteer, t, job, task_key, issued, lease_expires, round, received;

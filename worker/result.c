@@ -10,43 +10,60 @@
 #include "common/log.h"
 #include "worker/backoff.h"
 
-char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
-                         int next) {
-  json_t *root = json_object();
+/* Sets root[key] to bytes p (as text when UTF-8 without NUL, else base64
+ * with root[enc_key] = "base64"). 0, or -1 out of memory. */
+static int set_bytes(json_t *root, const char *key, const char *enc_key, const void *p,
+                     size_t len) {
+  const char *s = len ? p : "";
   json_t *text = NULL;
-  char *b64 = NULL, *body = NULL;
-  const char *out = len ? output : "";
-  if (!root)
-    return NULL;
   /* json_stringn refuses invalid UTF-8; NUL bytes would trouble readers. */
-  if (!memchr(out, '\0', len))
-    text = json_stringn(out, len);
+  if (!memchr(s, '\0', len))
+    text = json_stringn(s, len);
   if (!text) {
     size_t n = cairn_base64_encoded_len(len);
-    b64 = n == (size_t)-1 ? NULL : malloc(n + 1);
+    char *b64 = n == (size_t)-1 ? NULL : malloc(n + 1);
     if (!b64)
-      goto out;
-    cairn_base64_encode(out, len, b64);
+      return -1;
+    cairn_base64_encode(s, len, b64);
     text = json_stringn(b64, n);
-    if (!text || json_object_set_new(root, "encoding", json_string("base64")) != 0)
+    free(b64);
+    if (!text || json_object_set_new(root, enc_key, json_string("base64")) != 0) {
+      json_decref(text);
+      return -1;
+    }
+  }
+  return json_object_set_new(root, key, text);
+}
+
+char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
+                         int next, const cairn__outputs *x) {
+  json_t *root = json_object();
+  char *body = NULL;
+  if (!root)
+    return NULL;
+  if (set_bytes(root, "output", "encoding", output, len))
+    goto out;
+  if (x && x->err_tail.len &&
+      set_bytes(root, "stderr", "stderr_encoding", x->err_tail.data, x->err_tail.len))
+    goto out;
+  if (x && x->nfiles) {
+    json_t *files = json_array();
+    for (size_t i = 0; files && i < x->nfiles; i++)
+      json_array_append_new(files, json_pack("{s:s, s:s, s:I}", "name", x->files[i].name,
+                                             "sha256", x->files[i].sha256, "size",
+                                             (json_int_t)x->files[i].size));
+    if (!files || json_object_set_new(root, "outputs", files) != 0)
       goto out;
   }
   if (json_object_set_new(root, "exit_status", json_integer(exit_status)) != 0)
     goto out;
-  if (json_object_set_new(root, "output", text) != 0) {
-    text = NULL;
-    goto out;
-  }
-  text = NULL;
   if (next && json_object_set_new(root, "next", json_true()) != 0)
     goto out;
   if (reason && *reason && json_object_set_new(root, "reason", json_string(reason)) != 0)
     goto out;
   body = json_dumps(root, JSON_COMPACT);
 out:
-  json_decref(text);
   json_decref(root);
-  free(b64);
   return body;
 }
 

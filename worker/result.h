@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "worker/outputs.h"
 #include "worker/session.h"
 
 typedef enum cairn__delivery {
@@ -19,9 +20,11 @@ typedef enum cairn__delivery {
 
 /* The request body (caller frees), or NULL on out of memory. next != 0 adds
  * "next": true; a non-empty reason adds "reason" (send it only to a master
- * that lists the feature "reason"). */
+ * that lists the feature "reason"); x (may be NULL) adds "stderr" (+
+ * "stderr_encoding": "base64" when it is not UTF-8 without NUL) and
+ * "outputs". */
 char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
-                         int next);
+                         int next, const cairn__outputs *x);
 
 /* Sends body for index, retrying transient failures (master down or
  * restarting, 429, 5xx) with backoff until delivered or the stopper stops.

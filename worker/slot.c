@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "worker/backoff.h"
 #include "worker/callback.h"
+#include "worker/outputs.h"
 #include "worker/result.h"
 #include "worker/runner.h"
 #include "worker/task.h"
@@ -135,7 +136,9 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
   int features = cairn__peerstate_features(&w->peers);
   if (features < 0 || !(features & CAIRN_FEAT_REASON))
     reason = NULL;
-  char *body = cairn__result_json(exit_status, reason, out, len, nx != NULL);
+  char *body = cairn__result_json(exit_status, reason, out, len, nx != NULL,
+                                  features >= 0 && (features & CAIRN_FEAT_OUTPUTS) ? sl->extra
+                                                                                   : NULL);
   if (!body) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     *status = 0;
@@ -267,6 +270,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
                          next_offer *nx) {
   cairn_worker *w = sl->w;
   cairn__run_result res = {0};
+  cairn__outputs ox = {0};
   cairn_error err = {0};
   task_end end;
   const cairn__app *app = cairn__worker_app(w, t->app);
@@ -284,6 +288,17 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   }
   if (rc == CAIRN_OK && !cairn__cancelled(cancel))
     rc = run_app(sl, app, t, cancel, &res, &err);
+  if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */
+    cairn_http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
+    int exited = res.exit_status;
+    if (cairn__outputs_gather(&ox, &w->session, &sl->conn, sl->td.dir, t, &res.exit_status,
+                              cancel) != CAIRN_OK)
+      res.outcome = CAIRN__RUN_CANCELLED;
+    if (exited == 0 && res.exit_status != 0) /* an output missing, too large or refused */
+      snprintf(res.reason, sizeof res.reason, "output");
+    cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
+    sl->extra = &ox;
+  }
   cairn__taskdir_clear(&sl->td);
   if (cairn__cancelled(cancel) || res.outcome == CAIRN__RUN_CANCELLED) {
     CAIRN_INFO(&w->log, "task %lld: %s: result dropped", t->index,
@@ -303,6 +318,8 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
                  res.exit_status, res.reason);
     end = deliver(sl, t->index, res.exit_status, res.reason, res.output.data, res.output.len, nx);
   }
+  sl->extra = NULL;
+  cairn__outputs_free(&ox);
   cairn_buf_free(&res.output);
   return end;
 }

@@ -22,7 +22,10 @@ void cairn__task_free(cairn__task *t) {
     for (size_t k = 0; k < t->inputs[i].nsources; k++)
       free(t->inputs[i].sources[k]);
     free(t->inputs[i].sources);
+    free(t->inputs[i].parent);
+    free(t->inputs[i].file);
   }
+  cairn_outputs_free(&t->outputs);
   free(t->inputs);
   for (size_t i = 0; i < t->nparents; i++) {
     free(t->parents[i].id);
@@ -110,7 +113,10 @@ static cairn_status parse_inputs(cairn__task *t, json_t *inputs, cairn_error *er
     const char *url = str_member(in, "url");
     json_t *size = json_object_get(in, "size");
     if (!name || !sha || !cairn_sha256_valid_hex(sha))
-      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu] lacks a name or a sha256", i);
+      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu] (%.200s) lacks a name or a "
+                             "sha256%s", i, name ? name : "?",
+                             str_member(in, "parent") ? ": the parent did not produce that "
+                             "output file" : "");
     if (size && (!json_is_integer(size) || json_integer_value(size) < 0 ||
                  (unsigned long long)json_integer_value(size) > CAIRN_MAX_FILE))
       return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].size is not a size of at most "
@@ -128,6 +134,12 @@ static cairn_status parse_inputs(cairn__task *t, json_t *inputs, cairn_error *er
       return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     if (!url_ok(x->url))
       return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].url is not a URL", i);
+    const char *parent = str_member(in, "parent"), *file = str_member(in, "file");
+    if (!parent != !file || (parent && (!*parent || !cairn_output_name_ok(file))))
+      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu] must have both \"parent\" and "
+                             "\"file\" (an output path) or neither", i);
+    if (parent && (!(x->parent = strdup(parent)) || !(x->file = strdup(file))))
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     cairn_status rc = parse_sources(x, i, json_object_get(in, "sources"), err);
     if (rc != CAIRN_OK)
       return rc;
@@ -219,6 +231,9 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
       rc = cairn_error_set(err, CAIRN_EINVAL, "task.stdin \"%.100s\" is not one of its inputs",
                            t->run.stdin_name);
   }
+  json_t *outs = json_object_get(task, "outputs");
+  if (rc == CAIRN_OK && outs)
+    rc = cairn_outputs_parse(outs, "task", &t->outputs, err);
 out:
   if (rc != CAIRN_OK) {
     cairn__task_free(t);

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/resources.h"
 #include "common/taskrun.h"
+#include "common/outputs.h"
 
 typedef struct cairn__input {
   char *name;
@@ -19,6 +20,8 @@ typedef struct cairn__input {
   char **sources;   /* nsources URLs in order of preference (peers, then the
                        master), or NULL when the master named only url */
   size_t nsources;
+  char *parent, *file; /* a parent's output file (both set): placed at
+                          inputs/ENC(parent)/ENC(file), see taskdir.h */
 } cairn__input;
 
 typedef struct cairn__parent {
@@ -40,6 +43,7 @@ typedef struct cairn__task {
   size_t nparents;
   cairn_resources resources; /* what it requests (one core when the master said nothing) */
   cairn_task_run run;  /* "limits", "env", "stdin" (stdin names one of inputs) */
+  cairn_output_patterns outputs; /* the files to upload after exit 0 */
 } cairn__task;
 
 /* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the

@@ -199,6 +199,21 @@ static cairn_status name_files(cairn__taskdir *d, const cairn__task *t, cairn_er
   d->nparents = t->nparents;
   for (size_t i = 0; i < t->ninputs; i++) {
     const char *name = t->inputs[i].name;
+    if (t->inputs[i].parent) { /* a parent's output file: inputs/ENC(parent)/ENC(file) */
+      char *ep = NULL, *ef = NULL;
+      cairn_status rc = cairn__encode_id(t->inputs[i].parent, &ep, err);
+      if (rc == CAIRN_OK)
+        rc = cairn__encode_id(t->inputs[i].file, &ef, err);
+      if (rc == CAIRN_OK && asprintf(&d->input_paths[i], "%s/inputs/%s/%s", d->dir, ep, ef) < 0) {
+        d->input_paths[i] = NULL;
+        rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      }
+      free(ep);
+      free(ef);
+      if (rc != CAIRN_OK)
+        return rc;
+      continue;
+    }
     if (!cairn__input_name_ok(name))
       return cairn_error_set(err, CAIRN_EINVAL, "input name \"%.100s\" is not a file name", name);
     if (asprintf(&d->input_paths[i], "%s/inputs/%s", d->dir, name) < 0) {
@@ -266,7 +281,16 @@ static cairn_status fill_input(cairn__taskdir *d, const cairn__input *in, size_t
     return rc;
   if (rc != CAIRN_OK)
     return prefixed(err, rc, "input", in->name);
-  rc = cairn__clone_or_copy(cached, d->input_paths[i], err);
+  if (in->parent) { /* its folder inputs/ENC(parent) */
+    char *slash = strrchr(d->input_paths[i], '/');
+    *slash = '\0';
+    if (mkdir(d->input_paths[i], 0755) != 0 && errno != EEXIST)
+      rc = cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", d->input_paths[i],
+                           strerror(errno));
+    *slash = '/';
+  }
+  if (rc == CAIRN_OK)
+    rc = cairn__clone_or_copy(cached, d->input_paths[i], err);
   free(cached);
   return rc;
 }

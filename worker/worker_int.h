@@ -81,6 +81,8 @@ typedef struct cairn__slot {
   size_t i;
   cairn__conn conn;
   cairn__taskdir td;       /* DIR/run/slot-<i>, reused by each task */
+  const struct cairn__outputs *extra; /* the running task's stderr tail and output
+                                         files, sent with its result; NULL: none */
   pthread_t thread;
 } cairn__slot;
 void *cairn__slot_main(void *arg);

@@ -100,6 +100,8 @@ typedef struct cairn_master_config {
   double keep_finished_days;    /* > 0: a job done, failed or cancelled this long ago (days,
                                    fractions allowed) is deleted (as DELETE /v1/jobs/{id},
                                    without purge) by the lease checker; 0 (default): kept */
+  int max_output_file_mib;      /* the largest output file a worker may upload, in MiB,
+                                   whatever a job declares; default 1024 */
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);

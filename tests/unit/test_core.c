@@ -114,7 +114,7 @@ static void no_work(cairn_core *c, mvol *v) {
 
 static cairn_status result(cairn_core *c, mvol *v, int64_t idx, int exit_status, const char *out,
                            cairn_error *err) {
-  return cairn__core_result(c, v->id, idx, exit_status, NULL, out, strlen(out), NULL, err);
+  return cairn__core_result(c, v->id, idx, exit_status, NULL, out, strlen(out), NULL, NULL, err);
 }
 
 static void result_ok(cairn_core *c, mvol *v, int64_t idx, const char *out) {
@@ -738,7 +738,7 @@ static void test_restart_recovery(void **state) {
   json_decref(hb);
   no_work(c, v2); /* x already has its two copies, c waits for a */
   json_t *next = NULL;
-  assert_int_equal(cairn__core_result(c, v1->id, ia, 0, NULL, "A", 1, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v1->id, ia, 0, NULL, "A", 1, NULL, &next, &err), CAIRN_OK);
   assert_non_null(next);
   assert_string_equal(work_task(next), "c");
   assert_int_equal(work_index(next), phi(1, 2));
@@ -802,7 +802,7 @@ static void test_result_with_next(void **state) {
   no_work(c, v);
   json_t *next = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_result(c, v->id, ia, 0, NULL, "A", 1, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v->id, ia, 0, NULL, "A", 1, NULL, &next, &err), CAIRN_OK);
   assert_non_null(next);
   assert_string_equal(work_task(next), "b");
   assert_int_equal(work_index(next), phi(1, 2));
@@ -820,12 +820,12 @@ static void test_result_with_next(void **state) {
   /* the last result: nothing comes next (next is cleared, not left as it was) */
   json_t *marker = json_object();
   next = marker;
-  assert_int_equal(cairn__core_result(c, v->id, ib, 0, NULL, "B", 1, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v->id, ib, 0, NULL, "B", 1, NULL, &next, &err), CAIRN_OK);
   assert_null(next);
   expect_job(c, job, 0, 0, 0, 2, 0, "done");
   /* a refused result allocates nothing either */
   next = marker;
-  assert_int_equal(cairn__core_result(c, v->id, ib, 0, NULL, "B", 1, &next, &err), CAIRN_ECONFLICT);
+  assert_int_equal(cairn__core_result(c, v->id, ib, 0, NULL, "B", 1, NULL, &next, &err), CAIRN_ECONFLICT);
   assert_null(next);
   json_decref(marker);
 }
@@ -847,7 +847,7 @@ static void test_retry_elsewhere_and_hard_deadline(void **state) {
   cairn_error err = {0};
   /* alone: the same volunteer gets it back at once */
   int64_t i1 = take(c, v1, "a");
-  assert_int_equal(cairn__core_result(c, v1->id, i1, 137, "memory", "", 0, NULL, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v1->id, i1, 137, "memory", "", 0, NULL, NULL, &err), CAIRN_OK);
   int64_t i2 = take(c, v1, "a");
   assert_int_equal(c->failures_total[CAIRN_LIMIT_MEMORY], 1);
   /* the hard deadline: issued + wall (10) + grace, whatever the lease says */
@@ -867,7 +867,7 @@ static void test_retry_elsewhere_and_hard_deadline(void **state) {
   mvol *v2 = auth(c, t2);
   no_work(c, v1);
   int64_t i3 = take(c, v2, "a");
-  assert_int_equal(cairn__core_result(c, v2->id, i3, 3, NULL, "", 0, NULL, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v2->id, i3, 3, NULL, "", 0, NULL, NULL, &err), CAIRN_OK);
   assert_int_equal(c->failures_total[CAIRN_LIMIT_COUNT + 1], 1); /* "exit 3" */
   no_work(c, v2);
   result_ok(c, v1, take(c, v1, "a"), "A");

@@ -85,7 +85,7 @@ static const char *ask(cairn_core *c, int64_t v, int64_t *idx) {
 
 static void done(cairn_core *c, int64_t v, int64_t idx) {
   cairn_error err = {0};
-  if (cairn__core_result(c, v, idx, 0, NULL, "ok", 2, NULL, &err) != CAIRN_OK)
+  if (cairn__core_result(c, v, idx, 0, NULL, "ok", 2, NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result: %s", err.text);
 }
 

@@ -67,7 +67,7 @@ static int64_t take(cairn_core *c, mvol *v, int64_t *job, char name[64]) {
 
 static void done(cairn_core *c, mvol *v, int64_t idx, const char *out) {
   cairn_error err = {0};
-  if (cairn__core_result(c, v->id, idx, 0, NULL, out, strlen(out), NULL, &err) != CAIRN_OK)
+  if (cairn__core_result(c, v->id, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result %lld: %s", (long long)idx, err.text);
 }
 
@@ -148,9 +148,9 @@ static void test_cancel(void **state) {
   assert_int_equal(cairn__core_heartbeat(c, v->id, NULL, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 0);
   json_decref(hb);
-  assert_int_equal(cairn__core_result(c, v->id, ia, 0, NULL, "A", 1, NULL, &err), CAIRN_ECONFLICT);
+  assert_int_equal(cairn__core_result(c, v->id, ia, 0, NULL, "A", 1, NULL, NULL, &err), CAIRN_ECONFLICT);
   /* a result of a still-held lease is refused and ends it */
-  assert_int_equal(cairn__core_result(c, v2->id, ib, 0, NULL, "B", 1, NULL, &err), CAIRN_ECONFLICT);
+  assert_int_equal(cairn__core_result(c, v2->id, ib, 0, NULL, "B", 1, NULL, NULL, &err), CAIRN_ECONFLICT);
   assert_int_equal(c->jobs[id - 1]->nleases, 0);
   /* idempotent */
   assert_int_equal(cairn__core_cancel(c, id, &out, &err), CAIRN_OK);
@@ -274,7 +274,7 @@ static void test_delete_failed_job_still_running(void **state) {
   int64_t id = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"max_attempts\": 1, "
                          "\"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}");
   cairn_error err = {0};
-  assert_int_equal(cairn__core_result(c, v->id, take(c, v, NULL, NULL), 1, NULL, "x", 1, NULL, &err),
+  assert_int_equal(cairn__core_result(c, v->id, take(c, v, NULL, NULL), 1, NULL, "x", 1, NULL, NULL, &err),
                    CAIRN_OK);
   char buf[32];
   assert_string_equal(job_state(c, id, buf), "failed");

@@ -378,7 +378,7 @@ static void test_features(void **state) {
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\",\"resources\",\"reason\"]");
+                      "\"next\",\"resources\",\"reason\",\"outputs\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -388,7 +388,8 @@ static void test_features(void **state) {
   /* A work body takes neither "served" nor "running". */
   assert_int_equal(CAIRN_WORK_FIELDS & (CAIRN_FEAT_SERVED | CAIRN_FEAT_RUNNING), 0);
   assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_REPORT_FIELDS);
-  assert_int_equal(CAIRN_FEATURES_ALL, CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON);
+  assert_int_equal(CAIRN_FEATURES_ALL,
+                   CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS);
 }
 
 int main(void) {

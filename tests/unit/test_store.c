@@ -219,12 +219,12 @@ static void write_sample(cairn_store *s) {
   OK(cairn_store_task_parent_insert(s, 12, 10, 1, E));
   /* task a: round 0 allocation 1 (volunteer 1, t=1), then round 1 allocations */
   OK(cairn_store_alloc_insert(s, 1, 1, 1, 10, 2000, 2060, 0, E));
-  OK(cairn_store_result_insert(s, 1, 10, 1, 0, "old", 3, DG_B, 2010, "tainted", NULL, E));
+  OK(cairn_store_result_insert(s, 1, 10, 1, 0, "old", 3, DG_B, 2010, "tainted", NULL, NULL, 0, E));
   OK(cairn_store_alloc_update(s, 1, 2060, "returned", E));
   OK(cairn_store_alloc_insert(s, 2, 2, 1, 10, 2100, 2160, 1, E));
   OK(cairn_store_alloc_insert(s, 3, 1, 2, 10, 2101, 2161, 1, E));
   static const char out[] = {'4', '2', 0, '\n'};
-  OK(cairn_store_result_insert(s, 2, 10, 2, 0, out, sizeof out, DG_A, 2150, "pending", NULL, E));
+  OK(cairn_store_result_insert(s, 2, 10, 2, 0, out, sizeof out, DG_A, 2150, "pending", NULL, NULL, 0, E));
   OK(cairn_store_alloc_update(s, 2, 2160, "returned", E));
   OK(cairn_store_result_outcome(s, 2, "valid", E));
   OK(cairn_store_alloc_update(s, 3, 2300, "leased", E));
@@ -232,7 +232,7 @@ static void write_sample(cairn_store *s) {
   OK(cairn_store_task_update(s, 11, "eligible", 0, 0, 0, E));
   /* task b: a failed attempt by volunteer 1 (t=3), expired later */
   OK(cairn_store_alloc_insert(s, 5, 1, 3, 11, 2200, 2260, 0, E));
-  OK(cairn_store_result_insert(s, 5, 11, 1, 3, "", 0, DG_B, 2210, "error", "exit 3", E));
+  OK(cairn_store_result_insert(s, 5, 11, 1, 3, "", 0, DG_B, 2210, "error", "exit 3", NULL, 0, E));
   OK(cairn_store_alloc_update(s, 5, 2260, "returned", E));
   OK(cairn_store_job_update(s, 1, "failed", 2300, E));
   OK(cairn_store_commit(s, E));
@@ -600,8 +600,8 @@ static void test_reader_sees_committed_rows(void **state) {
   OK(cairn_store_alloc_insert(s, 1, 1, 1, 8, 10, 70, 0, E));
   OK(cairn_store_alloc_insert(s, 3, 1, 2, 7, 11, 71, 0, E));
   static const char bin[] = {'o', 'k', 0, (char)0xff};
-  OK(cairn_store_result_insert(s, 1, 8, 1, 0, bin, sizeof bin, DG_A, 20, "valid", NULL, E));
-  OK(cairn_store_result_insert(s, 3, 7, 1, 0, "hello", 5, DG_B, 21, "valid", NULL, E));
+  OK(cairn_store_result_insert(s, 1, 8, 1, 0, bin, sizeof bin, DG_A, 20, "valid", NULL, NULL, 0, E));
+  OK(cairn_store_result_insert(s, 3, 7, 1, 0, "hello", 5, DG_B, 21, "valid", NULL, NULL, 0, E));
   OK(cairn_store_task_update(s, 8, "done", 1, 1, 0, E));
   OK(cairn_store_task_update(s, 7, "done", 1, 3, 0, E));
 

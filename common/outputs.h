@@ -1,0 +1,79 @@
+/* outputs.h — the output files a task declares (docs/jobs.md, "Outputs"):
+ * patterns with a cap per file, the checks on a file's path, and the digest
+ * a result is compared by under replication (docs/protocol.md, "Output
+ * files"). Pure functions over plain structs; shared by master, worker and
+ * CLI. This is the one home of the output caps. */
+#ifndef CAIRN_OUTPUTS_H
+#define CAIRN_OUTPUTS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* Files one result may name, patterns one task may declare. */
+#define CAIRN_MAX_OUTPUT_FILES     256u
+#define CAIRN_MAX_OUTPUT_PATTERNS  64u
+/* Length of an output file's name (a path relative to the task directory). */
+#define CAIRN_MAX_OUTPUT_NAME      1024u
+/* The tail of standard error kept with every result. */
+#define CAIRN_STDERR_TAIL          (64u * 1024u)
+/* A pattern's cap per file when it names none, and the master's default
+ * server-wide cap per file (cairn-server --max-output-file-mib). */
+#define CAIRN_DEFAULT_OUTPUT_MIB   1024
+#define CAIRN_MAX_OUTPUT_MIB       (1024 * 1024) /* 1 TiB: the largest max_mib */
+/* Bytes one lease may upload in all: this many times the per-file cap. */
+#define CAIRN_OUTPUT_LEASE_FACTOR  4
+
+/* One declared pattern: a file name, or a glob (fnmatch with FNM_PATHNAME
+ * and FNM_PERIOD: '*' and '?' match neither '/' nor a leading '.'). */
+typedef struct cairn_output_pattern {
+  char *name;
+  int64_t max_mib;  /* cap per file */
+  int glob;         /* name has '*', '?' or '['; else the file is required */
+} cairn_output_pattern;
+
+typedef struct cairn_output_patterns {
+  cairn_output_pattern *v;
+  uint32_t n;
+} cairn_output_patterns;
+
+/* One file of a result. */
+typedef struct cairn_output_file {
+  char name[CAIRN_MAX_OUTPUT_NAME + 1];
+  char sha256[65];
+  int64_t size;
+} cairn_output_file;
+
+/* 1 when name can be an output path: non-empty, at most
+ * CAIRN_MAX_OUTPUT_NAME bytes, relative (no leading '/'), no "." or ".."
+ * component, no empty component ("a//b", trailing '/'), no control byte. */
+int cairn_output_name_ok(const char *name);
+
+/* Reads an "outputs" array (entries NAME or {"name": N, "max_mib": M}) into
+ * *out (replacing nothing: *out must be empty). where names the place in
+ * messages ("task \"x\"", "job"). CAIRN_EINVAL naming the entry for a name
+ * that is no output path, a malformed glob, a duplicate, max_mib outside
+ * 1 .. CAIRN_MAX_OUTPUT_MIB, more than CAIRN_MAX_OUTPUT_PATTERNS. */
+cairn_status cairn_outputs_parse(const json_t *arr, const char *where,
+                                 cairn_output_patterns *out, cairn_error *err);
+/* A deep copy (0, or -1 out of memory). */
+int cairn_outputs_copy(const cairn_output_patterns *from, cairn_output_patterns *to);
+void cairn_outputs_free(cairn_output_patterns *p);
+/* The patterns as a new JSON array of {"name", "max_mib"} (NULL: out of
+ * memory); cairn_outputs_parse reads it back. */
+json_t *cairn_outputs_json(const cairn_output_patterns *p);
+/* The first pattern that name matches, or -1. */
+int cairn_outputs_match(const cairn_output_patterns *p, const char *name);
+/* The largest cap per file among the patterns, in bytes (0 when none). */
+int64_t cairn_outputs_max_bytes(const cairn_output_patterns *p);
+
+/* The digest results are compared by: the stdout digest alone when n == 0
+ * (as results without files always were), else sha256 of the stdout digest
+ * (64 hex) followed by "NAME\0SHA256\n" for each file in byte order of
+ * names. files is sorted in place. */
+void cairn_result_digest(const char stdout_digest[65], cairn_output_file *files, size_t n,
+                         char out[65]);
+
+#endif

@@ -1,0 +1,242 @@
+/* outputs.c — collect, hash and upload a task's output files; keep the
+ * stderr tail (outputs.h). */
+#include "worker/outputs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/sha256.h"
+#include "worker/backoff.h"
+
+#define EXIT_OUTPUT_FAILED 125
+
+void cairn__outputs_free(cairn__outputs *o) {
+  cairn_buf_free(&o->err_tail);
+  free(o->files);
+  memset(o, 0, sizeof *o);
+}
+
+/* Keeps the last CAIRN_STDERR_TAIL bytes of path in b. */
+static void read_tail(const char *path, cairn_buf *b) {
+  cairn_buf_init(b, CAIRN_STDERR_TAIL + 1024u); /* room for the worker's own line */
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0)
+    return;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    off_t from = st.st_size > (off_t)CAIRN_STDERR_TAIL ? st.st_size - CAIRN_STDERR_TAIL : 0;
+    char buf[8192];
+    ssize_t n;
+    size_t left = CAIRN_STDERR_TAIL;
+    while (left && (n = pread(fd, buf, left < sizeof buf ? left : sizeof buf, from)) > 0) {
+      if (cairn_buf_append(b, buf, (size_t)n))
+        break;
+      from += n;
+      left -= (size_t)n;
+    }
+  }
+  close(fd);
+}
+
+/* Appends "cairn-worker: TEXT\n" to the tail, dropping its oldest bytes so
+ * that it stays within CAIRN_STDERR_TAIL. */
+static void note(cairn_buf *b, const char *text) {
+  char line[700];
+  int n = snprintf(line, sizeof line, "cairn-worker: %s\n", text);
+  size_t len = n < 0 ? 0 : (size_t)n >= sizeof line ? sizeof line - 1 : (size_t)n;
+  if (b->len + len > CAIRN_STDERR_TAIL) {
+    size_t drop = b->len + len - CAIRN_STDERR_TAIL;
+    if (drop > b->len)
+      drop = b->len;
+    memmove(b->data, b->data + drop, b->len - drop);
+    b->len -= drop;
+  }
+  if (cairn_buf_append(b, line, len))
+    return; /* the tail is capped with room for this line: cannot happen */
+}
+
+/* dir with glob's special characters escaped, then "/" and pattern. */
+static char *glob_path(const char *dir, const char *pattern) {
+  size_t n = strlen(dir), k = 0;
+  char *s = malloc(2 * n + strlen(pattern) + 2);
+  if (!s)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (strchr("*?[]\\", dir[i]))
+      s[k++] = '\\';
+    s[k++] = dir[i];
+  }
+  s[k++] = '/';
+  strcpy(s + k, pattern);
+  return s;
+}
+
+/* 1 for names the worker itself puts in the directory. */
+static int own_file(const char *rel) {
+  return strcmp(rel, "stderr") == 0 || strncmp(rel, "inputs/", 7) == 0 ||
+         strncmp(rel, "parents/", 8) == 0;
+}
+
+static cairn_status hash_file(const char *path, char hex[65], int64_t *size, cairn_error *err) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return cairn_error_set(err, CAIRN_EIO, "cannot read output %s: %s", path, strerror(errno));
+  cairn_sha256 h;
+  cairn_sha256_init(&h);
+  char buf[65536];
+  ssize_t n;
+  int64_t total = 0;
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    cairn_sha256_update(&h, buf, (size_t)n);
+    total += n;
+  }
+  close(fd);
+  if (n < 0)
+    return cairn_error_set(err, CAIRN_EIO, "cannot read output %s: %s", path, strerror(errno));
+  cairn_sha256_final_hex(&h, hex);
+  *size = total;
+  return CAIRN_OK;
+}
+
+/* Checks match m (under dir, whose resolved path is real) and adds it. */
+static cairn_status add_match(const char *dir, const char *real, const char *m,
+                              const cairn_output_pattern *pat, cairn_output_file *files, size_t *n,
+                              cairn_error *err) {
+  const char *rel = m + strlen(dir) + 1;
+  struct stat st;
+  char resolved[PATH_MAX];
+  if (own_file(rel) || !cairn_output_name_ok(rel))
+    return CAIRN_OK;
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp(files[i].name, rel) == 0)
+      return CAIRN_OK; /* matched by an earlier pattern */
+  if (lstat(m, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (pat->glob)
+      return CAIRN_OK; /* a glob takes regular files only */
+    return cairn_error_set(err, CAIRN_EINVAL, "output %s is not a regular file", rel);
+  }
+  size_t rl = strlen(real);
+  if (!realpath(m, resolved) || strncmp(resolved, real, rl) != 0 || resolved[rl] != '/')
+    return cairn_error_set(err, CAIRN_EINVAL, "output %s lies outside the task directory", rel);
+  if (*n >= CAIRN_MAX_OUTPUT_FILES)
+    return cairn_error_set(err, CAIRN_EINVAL, "more than %u output files",
+                           CAIRN_MAX_OUTPUT_FILES);
+  if ((int64_t)st.st_size > pat->max_mib * 1024 * 1024)
+    return cairn_error_set(err, CAIRN_EINVAL, "output %s has %lld bytes, over its cap of %lld MiB",
+                           rel, (long long)st.st_size, (long long)pat->max_mib);
+  cairn_output_file *f = &files[*n];
+  snprintf(f->name, sizeof f->name, "%s", rel);
+  cairn_status rc = hash_file(m, f->sha256, &f->size, err);
+  if (rc == CAIRN_OK && f->size > pat->max_mib * 1024 * 1024)
+    rc = cairn_error_set(err, CAIRN_EINVAL, "output %s grew over its cap of %lld MiB", rel,
+                         (long long)pat->max_mib);
+  if (rc == CAIRN_OK)
+    (*n)++;
+  return rc;
+}
+
+cairn_status cairn__outputs_collect(const char *dir, const cairn_output_patterns *p,
+                                    cairn_output_file **files, size_t *n, cairn_error *err) {
+  char real[PATH_MAX];
+  *files = calloc(CAIRN_MAX_OUTPUT_FILES, sizeof **files);
+  *n = 0;
+  if (!*files)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  if (!realpath(dir, real))
+    return cairn_error_set(err, CAIRN_EIO, "cannot resolve %s: %s", dir, strerror(errno));
+  cairn_status rc = CAIRN_OK;
+  for (uint32_t k = 0; rc == CAIRN_OK && k < p->n; k++) {
+    char *pat = glob_path(dir, p->v[k].name);
+    glob_t g = {0};
+    if (!pat)
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    int gr = glob(pat, GLOB_NOSORT, NULL, &g);
+    free(pat);
+    if (gr == GLOB_NOMATCH && !p->v[k].glob)
+      rc = cairn_error_set(err, CAIRN_EINVAL, "the required output %s is missing",
+                           p->v[k].name);
+    else if (gr != 0 && gr != GLOB_NOMATCH)
+      rc = cairn_error_set(err, CAIRN_EIO, "cannot list the outputs %s", p->v[k].name);
+    for (size_t i = 0; rc == CAIRN_OK && gr == 0 && i < g.gl_pathc; i++)
+      rc = add_match(dir, real, g.gl_pathv[i], &p->v[k], *files, n, err);
+    globfree(&g);
+  }
+  return rc;
+}
+
+/* Uploads file f (dir/f->name) for index, retrying transient failures. */
+static cairn_status upload(cairn__session *s, cairn__conn *c, const char *dir,
+                           const cairn_output_file *f, long long index,
+                           const cairn__cancel *cancel, cairn_error *err) {
+  char url[160], *path = NULL;
+  cairn__backoff b;
+  cairn__backoff_init(&b, 100, 5000);
+  snprintf(url, sizeof url, "/v1/results/%lld/files/%s", index, f->sha256);
+  if (asprintf(&path, "%s/%s", dir, f->name) < 0)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn_status rc;
+  for (;;) {
+    long status = 0;
+    cairn_buf body;
+    char msg[300] = "";
+    cairn_buf_init(&body, 4096);
+    cairn__session_prepare(s, c);
+    rc = cairn_http_upload(c->http, url, path, &status, &body, err);
+    if (rc == CAIRN_OK)
+      cairn__server_message(body.data, body.len, msg, sizeof msg);
+    cairn_buf_free(&body);
+    if (rc == CAIRN_OK && (status == 200 || status == 201))
+      break;
+    if (cairn__cancelled(cancel)) {
+      rc = cairn_error_set(err, CAIRN_EIO, "cancelled");
+      break;
+    }
+    if (rc == CAIRN_OK && !cairn__transient(rc, status)) {
+      rc = cairn_error_set(err, status == 403 || status == 409 ? CAIRN_ECONFLICT : CAIRN_EINVAL,
+                           "upload of output %s: HTTP %ld: %s", f->name, status, msg);
+      break;
+    }
+    CAIRN_WARN(s->log, "upload of output %s: %s (retrying)", f->name,
+               rc == CAIRN_OK ? msg : err->text);
+    if (cairn__cancel_sleep(cancel, cairn__backoff_next(&b))) {
+      rc = cairn_error_set(err, CAIRN_EIO, "cancelled");
+      break;
+    }
+  }
+  free(path);
+  return rc;
+}
+
+cairn_status cairn__outputs_gather(cairn__outputs *o, cairn__session *s, cairn__conn *c,
+                                   const char *dir, const cairn__task *t, int *exit_status,
+                                   const cairn__cancel *cancel) {
+  char *errpath = NULL;
+  cairn_error err = {0};
+  memset(o, 0, sizeof *o);
+  if (asprintf(&errpath, "%s/stderr", dir) >= 0)
+    read_tail(errpath, &o->err_tail);
+  else
+    cairn_buf_init(&o->err_tail, CAIRN_STDERR_TAIL + 1024u);
+  free(errpath);
+  if (*exit_status != 0 || t->outputs.n == 0)
+    return CAIRN_OK;
+  cairn_status rc = cairn__outputs_collect(dir, &t->outputs, &o->files, &o->nfiles, &err);
+  for (size_t i = 0; rc == CAIRN_OK && i < o->nfiles; i++)
+    rc = upload(s, c, dir, &o->files[i], t->index, cancel, &err);
+  if (rc == CAIRN_EIO && cairn__cancelled(cancel))
+    return CAIRN_EIO;
+  if (rc != CAIRN_OK) {
+    note(&o->err_tail, err.text);
+    o->nfiles = 0;
+    *exit_status = EXIT_OUTPUT_FAILED;
+  }
+  return CAIRN_OK;
+}
