@@ -1,5 +1,6 @@
-/* core.c — the master's transitions: register, allocate, result, heartbeat,
- * expire, submit (see core.h for the task and lease life-cycles).
+/* core.c — the master's transitions: allocate, result, heartbeat, expire,
+ * ban (see core.h for the task and lease life-cycles); volunteers.c
+ * registers and authenticates volunteers and applies their reports.
  *
  * Cost per request: picking work is O(E × 32 policy picks) for E jobs with
  * eligible tasks, walked in priority order (c->runq, life.c; picks that do
@@ -13,11 +14,9 @@
 #include "server/fit.h"
 #include "server/outputs.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "common/log.h"
@@ -353,154 +352,6 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
     t->rep->active--;
 }
 
-/* ---- register / auth ---- */
-
-/* v's apps as a compact JSON array (malloc'd), or NULL out of memory. */
-static char *apps_json_of(const mvol *v) {
-  json_t *a = json_array();
-  for (int i = 0; a && i < v->napps; i++)
-    json_array_append_new(a, json_string(v->apps[i]));
-  char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
-  json_decref(a);
-  return s;
-}
-
-cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
-                                  char **apps, int napps, int slots, const char *peer_url,
-                                  int64_t *id, char token[65], cairn_error *err) {
-  unsigned char raw[32];
-  static const char digits[] = "0123456789abcdef";
-  if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
-    return cairn_error_set(err, CAIRN_EIO, "no randomness for a token: %s", strerror(errno));
-  for (int i = 0; i < 32; i++) {
-    token[2 * i] = digits[raw[i] >> 4];
-    token[2 * i + 1] = digits[raw[i] & 15];
-  }
-  token[64] = '\0';
-  mvol *v = calloc(1, sizeof *v);
-  if (!v)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  v->name = cairn__strdup(name);
-  v->cluster = cairn__strdup(cluster);
-  v->apps = calloc((size_t)napps, sizeof(char *));
-  v->slots = slots;
-  v->created = v->last_seen = cairn__now();
-  v->key_gen = c->peer_gen;
-  cairn_sha256_hex(token, 64, v->token_hash);
-  v->peer_url = peer_url && *peer_url ? cairn__strdup(peer_url) : NULL;
-  int ok = v->name && v->cluster && v->apps && (!peer_url || !*peer_url || v->peer_url);
-  for (int i = 0; ok && i < napps; i++) {
-    v->apps[i] = cairn__strdup(apps[i]);
-    ok = v->apps[i] != NULL;
-    v->napps = i + 1;
-  }
-  char *apps_json = ok ? apps_json_of(v) : NULL;
-  if (!apps_json) {
-    cairn__vol_free(v);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  }
-  pthread_mutex_lock(&c->lock);
-  cairn_status st = CAIRN_OK;
-  if (c->nvols == c->capvols) {
-    size_t ncap = c->capvols ? 2 * c->capvols : 16;
-    mvol **nv = realloc(c->vols, ncap * sizeof *nv);
-    if (!nv) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-      goto out;
-    }
-    c->vols = nv;
-    c->capvols = ncap;
-  }
-  if (cairn_hmap_get(&c->vol_by_token, cairn__hash_key(v->token_hash))) {
-    st = cairn_error_set(err, CAIRN_EINTERNAL, "token collision; register again");
-    goto out;
-  }
-  if (cairn_hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v)) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
-  }
-  v->id = (int64_t)c->nvols + 1;
-  c->vols[c->nvols++] = v;
-  *id = v->id;
-  if (cairn__app_runners_add(c, v))
-    CAIRN_WARN(&c->log, "out of memory counting the apps of volunteer %lld", (long long)v->id);
-  cairn__journal_put(c->journal, cairn__jrec_volunteer(v->id, v->name, v->cluster, apps_json,
-                                                      v->slots, v->token_hash, v->created));
-  if (v->peer_url)
-    cairn__journal_put(c->journal, cairn__jrec_peer(v->id, v->peer_url));
-  v = NULL; /* the core owns it now */
-  uint64_t seq = cairn__journal_last(c->journal);
-  cairn__core_unlock(c);
-  free(apps_json);
-  return cairn__journal_wait(c->journal, seq, err);
-out:
-  cairn__core_unlock(c);
-  free(apps_json);
-  cairn__vol_free(v);
-  return st;
-}
-
-cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, cairn_error *err) {
-  char hash[65];
-  if (!token || strlen(token) != 64)
-    return cairn_error_set(err, CAIRN_EAUTH, "missing or malformed volunteer token");
-  cairn_sha256_hex(token, 64, hash);
-  pthread_mutex_lock(&c->lock);
-  mvol *v = cairn_hmap_get(&c->vol_by_token, cairn__hash_key(hash));
-  cairn_status st = CAIRN_OK;
-  if (!v || strcmp(v->token_hash, hash) != 0)
-    st = cairn_error_set(err, CAIRN_EAUTH, "unknown volunteer token");
-  else if (v->banned)
-    st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)v->id);
-  else {
-    v->last_seen = cairn__now();
-    *vol = v->id;
-  }
-  cairn__core_unlock(c);
-  return st;
-}
-
-/* Volunteer id in good standing (under the lock), or NULL with err set:
- * it may have been banned since its request was authenticated. O(1). */
-static mvol *vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error *err) {
-  mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
-  if (!v)
-    *st = cairn_error_set(err, CAIRN_EAUTH, "no volunteer %lld", (long long)id);
-  else if (v->banned)
-    *st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)id);
-  return v && !v->banned ? v : NULL;
-}
-
-/* Applies v's report (under the lock). Failures first: a holding reported
- * in the same body ends the transfer records they are checked against.
- * O(entries × (holders + transfers of their file)), entries bounded by the
- * caps of common/protocol.h. Out of memory fails the journal (journal.h),
- * so a report is applied whole or the master acknowledges nothing more. */
-static void report_locked(cairn_core *c, mvol *v, const cairn_report *r) {
-  if (!r)
-    return;
-  for (size_t i = 0; i < r->nfailed; i++)
-    cairn__dist_failed(c, v, r->failed[i].sha256, r->failed[i].source, r->failed[i].reason);
-  for (size_t i = 0; i < r->nhave; i++)
-    cairn__dist_have(c, v, r->have[i]);
-  for (size_t i = 0; i < r->nserved; i++)
-    cairn__dist_served(c->dist, r->served[i].sha256, r->served[i].bytes, 0);
-  const char *url = r->peer_url;
-  if (url && *url && (!v->peer_url || strcmp(v->peer_url, url) != 0)) {
-    char *copy = cairn__strdup(url);
-    cairn__journal_put(c->journal, copy ? cairn__jrec_peer(v->id, url) : NULL);
-    if (copy) {
-      free(v->peer_url);
-      v->peer_url = copy;
-    }
-  }
-  for (size_t i = 0; i < r->nfetched; i++)
-    cairn__dist_fetched(c, v, r->fetched[i].sha256, r->fetched[i].source, r->fetched[i].bytes,
-                        r->fetched[i].ms);
-  if (r->fields & CAIRN_FEAT_RESOURCES)
-    cairn__fit_set_offer(c, v, &r->resources);
-}
-
 /* How soon a worker waiting for a copy should ask again, in ms: 250 to
  * 1,000, so that all the volunteers polling at once make at most about
  * 2,000 requests a second (under the lock). */
@@ -648,9 +499,9 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
   *resp = NULL;
   *retry_ms = 0;
   pthread_mutex_lock(&c->lock);
-  mvol *v = vol_locked(c, vol, &st, err);
+  mvol *v = cairn__vol_locked(c, vol, &st, err);
   if (v) {
-    report_locked(c, v, r);
+    cairn__vol_report(c, v, r);
     *resp = allocate_locked(c, v, apps, napps, &waiting, &st, err);
     if (!*resp && waiting)
       *retry_ms = copy_retry_ms_locked(c);
@@ -664,52 +515,6 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
     *resp = NULL;
   }
   return st;
-}
-
-/* ---- what a volunteer may read ---- */
-
-/* 1 when task v of job j reads file sha256 (want_key < 0) or the output of
- * task want_key (a parent). */
-static int task_reads(const mjob *j, uint32_t v, const char *sha256, int64_t want_key) {
-  const mtask *t = &j->tasks[v];
-  if (want_key < 0) {
-    for (uint32_t k = 0; k < t->ninputs; k++)
-      if (strcmp(j->files[t->inputs[k]].sha256, sha256) == 0)
-        return 1;
-    return cairn__outputs_reads(j, v, sha256); /* a parent's output file */
-  }
-  for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
-    if (j->tasks[j->dag->par[p]].key == want_key)
-      return 1;
-  return 0;
-}
-
-static cairn_status may_read(cairn_core *c, int64_t vol, const char *sha256, int64_t key,
-                             cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  int found = 0;
-  pthread_mutex_lock(&c->lock);
-  mvol *v = vol_locked(c, vol, &st, err);
-  for (size_t i = 0; v && !found && i < v->nactive; i++) {
-    const mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
-    found = l && task_reads(l->job, l->task, sha256, key);
-  }
-  cairn__core_unlock(c);
-  if (st == CAIRN_OK && !found)
-    st = cairn_error_set(err, CAIRN_EFORBIDDEN,
-                         "volunteer %lld holds no lease on a task that reads %s", (long long)vol,
-                         key < 0 ? "this file" : "this output");
-  return st;
-}
-
-cairn_status cairn__core_may_read_file(cairn_core *c, int64_t vol, const char *sha256,
-                                       cairn_error *err) {
-  return may_read(c, vol, sha256, -1, err);
-}
-
-cairn_status cairn__core_may_read_output(cairn_core *c, int64_t vol, int64_t key,
-                                         cairn_error *err) {
-  return may_read(c, vol, NULL, key, err);
 }
 
 /* ---- results ---- */
@@ -742,7 +547,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   if (next)
     *next = NULL;
   pthread_mutex_lock(&c->lock);
-  mvol *v = vol_locked(c, vol, &st, err);
+  mvol *v = cairn__vol_locked(c, vol, &st, err);
   if (!v)
     goto out;
   mlease *l = idx > 0 ? cairn_hmap_get(&c->leases, (uint64_t)idx) : NULL;
@@ -840,13 +645,13 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
   size_t nrunning = running ? r->nrunning : 0;
   *resp = NULL;
   pthread_mutex_lock(&c->lock);
-  mvol *v = vol_locked(c, vol, &st, err);
+  mvol *v = cairn__vol_locked(c, vol, &st, err);
   if (!v) {
     cairn__core_unlock(c);
     json_decref(held);
     return st;
   }
-  report_locked(c, v, r);
+  cairn__vol_report(c, v, r);
   for (size_t i = 0; v && i < v->nactive; i++) {
     mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
     if (l && l->job->state == JS_CANCELLED) { /* left out of "extended": the worker kills it */

@@ -442,6 +442,12 @@ int cairn__job_rebuild_policy(mjob *j, cairn_error *err);
 int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest, int ok,
                           int outcome);
 int cairn__rep_add_vol(mtask *t, int64_t vol);
+/* volunteers.c, under the lock: volunteer id in good standing, or NULL with
+ * *st and err set (unknown, or banned since its request was authenticated).
+ * O(1). */
+mvol *cairn__vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error *err);
+/* volunteers.c, under the lock: applies v's report r (NULL: none). */
+void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r);
 /* Records that v holds lease idx. 0, or -1 out of memory. */
 int cairn__vol_add_active(mvol *v, int64_t idx);
 void cairn__rep_free(mrep *r);

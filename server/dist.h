@@ -5,8 +5,8 @@
  *
  * Owns: its state (dist_int.h), which nothing else touches. Reads: the
  * core's volunteers (id, name, cluster, peer URL, standing, last seen) and
- * jobs' input files. Called only by the core (core.c, jobs.c, load.c),
- * under the core's lock; it journals through the core's journal.
+ * jobs' input files. Called only by the core (core.c, volunteers.c, jobs.c, load.c, life.c,
+ * outputs.c), under the core's lock; it journals through the core's journal.
  */
 #ifndef CAIRN_DIST_H
 #define CAIRN_DIST_H

@@ -694,7 +694,7 @@ void cairn__dist_forget(cairn_core *c, const mvol *vol) {
   }
 }
 
-/* ---- peer sources that failed a worker (server/core.c) ----
+/* ---- peer sources that failed a worker (server/volunteers.c) ----
  *
  * A worker reports each peer source that failed it ("failed",
  * docs/protocol.md). Bytes of the wrong size or digest mean the holder's

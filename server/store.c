@@ -1,11 +1,13 @@
 /* store.c — SQLite persistence for the master (see store.h for the contract).
  *
- * Every statement is prepared once at open (enum stmt_id); the writer and the
- * reader connection each prepare the ones they use. Migrations are the files
+ * Every statement is prepared once at open (enum stmt_id, store_int.h); the
+ * writer and the reader connection each prepare the ones they use. A job's
+ * deletion is in store_life.c, the reads for the API in store_read.c. Migrations are the files
  * schema/NNNN_*.sql embedded at build time, applied in order, each recorded in
  * schema_migrations in the same transaction as its DDL.
  */
 #include "server/store.h"
+#include "server/store_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,31 +23,8 @@ extern const struct {
   const char *sql;
 } cairn__migrations[];
 
-enum stmt_id {
-  S_BEGIN, S_COMMIT, S_ROLLBACK,
-  S_META_SET, S_META_GET, S_META_DELETE,
-  S_VOL_INSERT, S_VOL_BAN, S_VOL_PEER,
-  S_FILE_INSERT, S_HOLDER_INSERT, S_HOLDER_DELETE, S_HOLDER_FORGET, S_RATE_PUT,
-  S_INVITE_PUT, S_INVITE_DELETE,
-  S_JOB_INSERT, S_JOB_FILE_INSERT, S_TASK_INSERT, S_PARENT_INSERT,
-  S_TASK_UPDATE, S_JOB_UPDATE,
-  S_ALLOC_INSERT, S_ALLOC_UPDATE, S_RESULT_INSERT, S_OUTCOME_UPDATE,
-  S_TASK_IO_INSERT, S_RESULT_FILE_INSERT, /* output files (0008_outputs.sql) */
-  S_LOAD_VOL, S_LOAD_JOBS, S_LOAD_JOB_FILES, S_LOAD_TASKS, S_LOAD_PARENTS, S_LOAD_ALLOCS,
-  S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES, S_MAX_TASK_KEY,
-  /* resources (0007): task requests, volunteer offers */
-  S_TASK_RES_INSERT, S_VOL_OFFER, S_LOAD_TASK_RES, S_LOAD_OFFERS,
-  /* a job's life: priority, delete (cairn_store_job_delete_range/finish), unreferenced files */
-  S_JOB_PRIORITY, S_DEL_MARK, S_DEL_KEYS, S_DEL_FILES_OF, S_DEL_EXPIRE, S_DEL_RESULTS_SIZE,
-  S_DEL_RESULTS, S_DEL_PARENTS, S_DEL_TASK_RES, S_DEL_VOL_HIGH, S_DEL_ALLOCS, S_DEL_TASKS,
-  S_DEL_TASKS_STRIP, S_DEL_JOB_FILES, S_DEL_JOB,
-  S_DEL_OUT_FILES_OF, S_DEL_RESULT_FILES, S_DEL_TASK_IO,
-  S_FILE_REFERENCED, S_FILE_SIZE, S_FILE_DELETE, S_FILE_HOLDERS_DELETE,
-  S_LOAD_TASK_IO, S_LOAD_ACCEPTED_FILES,
-  S_COUNT
-};
-
-static const char *const sql_text[S_COUNT] = {
+/* The writer's statements, by enum stmt_id (store_int.h). */
+const char *const cairn__store_sql[S_COUNT] = {
   [S_BEGIN] = "BEGIN IMMEDIATE",
   [S_COMMIT] = "COMMIT",
   [S_ROLLBACK] = "ROLLBACK",
@@ -177,8 +156,6 @@ static const char *const sql_text[S_COUNT] = {
   [S_FILE_HOLDERS_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1",
 };
 
-enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_JOB_FILES, R_OUTPUT_FILE, R_AUDIT_INDEX, R_AUDIT_VOL,
-                R_INVITES, R_AUDIT_TASK, R_COUNT };
 #define AUDIT_SELECT                                                                           \
   "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
   "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason "            \
@@ -202,18 +179,6 @@ static const char *const rsql_text[R_COUNT] = {
   [R_AUDIT_TASK] = AUDIT_SELECT "WHERE a.task_id = ?1 ORDER BY a.issued, a.idx",
 };
 
-struct cairn_store {
-  sqlite3 *w, *r;
-  sqlite3_stmt *st[S_COUNT];
-  sqlite3_stmt *rst[R_COUNT];
-  pthread_mutex_t rlock;
-  int version;
-};
-
-static cairn_status db_err(cairn_store *s, sqlite3 *db, cairn_error *err, const char *what) {
-  (void)s;
-  return cairn_error_set(err, CAIRN_EIO, "store: %s: %s", what, sqlite3_errmsg(db));
-}
 
 static int exec_sql(sqlite3 *db, const char *sql, cairn_error *err) {
   char *msg = NULL;
@@ -351,9 +316,9 @@ cairn_store *cairn_store_open(const char *path, int durable, cairn_error *err) {
       open_conn(path, &s->r, durable, err))
     goto fail;
   for (int i = 0; i < S_COUNT; i++)
-    if (sqlite3_prepare_v3(s->w, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
-        SQLITE_OK) {
-      db_err(s, s->w, err, sql_text[i]);
+    if (sqlite3_prepare_v3(s->w, cairn__store_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                           NULL) != SQLITE_OK) {
+      db_err(s, s->w, err, cairn__store_sql[i]);
       goto fail;
     }
   for (int i = 0; i < R_COUNT; i++)
@@ -383,27 +348,12 @@ void cairn_store_close(cairn_store *s) {
 
 int cairn_store_schema_version(cairn_store *s) { return s->version; }
 
-/* Runs a prepared writer statement to completion and resets it. */
-static cairn_status run(cairn_store *s, enum stmt_id id, cairn_error *err) {
-  sqlite3_stmt *q = s->st[id];
-  int rc = sqlite3_step(q);
-  cairn_status st = CAIRN_OK;
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-    st = db_err(s, s->w, err, sql_text[id]);
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  return st;
-}
-
 cairn_status cairn_store_begin(cairn_store *s, cairn_error *err) { return run(s, S_BEGIN, err); }
 cairn_status cairn_store_commit(cairn_store *s, cairn_error *err) { return run(s, S_COMMIT, err); }
 void cairn_store_rollback(cairn_store *s) {
   if (!sqlite3_get_autocommit(s->w))
     run(s, S_ROLLBACK, NULL);
 }
-
-#define Q(id) (s->st[id])
-#define TXT(q, i, v) sqlite3_bind_text((q), (i), (v), -1, SQLITE_TRANSIENT)
 
 cairn_status cairn_store_meta_set(cairn_store *s, const char *key, const char *value,
                                   cairn_error *err) {
@@ -601,168 +551,6 @@ cairn_status cairn_store_job_update(cairn_store *s, int64_t id, const char *stat
   return run(s, S_JOB_UPDATE, err);
 }
 
-cairn_status cairn_store_job_priority(cairn_store *s, int64_t id, int64_t priority,
-                                      cairn_error *err) {
-  sqlite3_bind_int64(Q(S_JOB_PRIORITY), 1, id);
-  sqlite3_bind_int64(Q(S_JOB_PRIORITY), 2, priority);
-  return run(s, S_JOB_PRIORITY, err);
-}
-
-/* Runs statement id bound to job ?1 and, when b > a, the key range ?2..?3
- * (else ?2 = a when a >= 0); *changes gets the rows it changed when not NULL. */
-static cairn_status run_job(cairn_store *s, enum stmt_id id, int64_t job, int64_t a, int64_t b,
-                            int64_t *changes, cairn_error *err) {
-  sqlite3_stmt *q = Q(id);
-  if (sqlite3_bind_parameter_count(q) >= 1)
-    sqlite3_bind_int64(q, 1, job);
-  if (a >= 0 && sqlite3_bind_parameter_count(q) >= 2)
-    sqlite3_bind_int64(q, 2, a);
-  if (b > a && sqlite3_bind_parameter_count(q) >= 3)
-    sqlite3_bind_int64(q, 3, b);
-  cairn_status st = run(s, id, err);
-  if (changes)
-    *changes += st == CAIRN_OK ? sqlite3_changes64(s->w) : 0;
-  return st;
-}
-
-/* Adds sha to rep's list of removed files. 0, or -1 out of memory. */
-static int note_removed(cairn_store_delete_report *rep, const char *sha) {
-  char(*n)[65] = realloc(rep->removed, (rep->nremoved + 1) * sizeof *n);
-  if (!n)
-    return -1;
-  rep->removed = n;
-  snprintf(n[rep->nremoved++], 65, "%s", sha);
-  return 0;
-}
-
-cairn_status cairn_store_files_unreferenced(cairn_store *s, char (*cand)[65], size_t n,
-                                            cairn_store_delete_report *rep, cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  for (size_t i = 0; st == CAIRN_OK && i < n; i++) {
-    sqlite3_stmt *q = Q(S_FILE_REFERENCED);
-    TXT(q, 1, cand[i]);
-    int rc = sqlite3_step(q);
-    int kept = rc == SQLITE_ROW && sqlite3_column_int(q, 0);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (rc != SQLITE_ROW)
-      return db_err(s, s->w, err, sql_text[S_FILE_REFERENCED]);
-    if (kept)
-      continue;
-    q = Q(S_FILE_SIZE);
-    TXT(q, 1, cand[i]);
-    int64_t size = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (size < 0)
-      continue; /* no row: nothing to remove */
-    TXT(Q(S_FILE_HOLDERS_DELETE), 1, cand[i]);
-    st = run(s, S_FILE_HOLDERS_DELETE, err);
-    if (st == CAIRN_OK) {
-      TXT(Q(S_FILE_DELETE), 1, cand[i]);
-      st = run(s, S_FILE_DELETE, err);
-    }
-    if (st == CAIRN_OK && note_removed(rep, cand[i]))
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    rep->files += st == CAIRN_OK;
-    rep->file_bytes += st == CAIRN_OK ? size : 0;
-  }
-  return st;
-}
-
-/* The distinct sha256 texts statement id yields (bound to job ?1, or to the
- * key range ?2..?3 when hi > lo), as a new array in *cand (n in *ncand). */
-static cairn_status gather_files(cairn_store *s, enum stmt_id id, int64_t job, int64_t lo,
-                                 int64_t hi, char (**cand)[65], size_t *ncand,
-                                 cairn_error *err) {
-  *cand = NULL;
-  *ncand = 0;
-  sqlite3_stmt *q = Q(id);
-  if (hi > lo) {
-    sqlite3_bind_int64(q, 2, lo);
-    sqlite3_bind_int64(q, 3, hi);
-  } else {
-    sqlite3_bind_int64(q, 1, job);
-  }
-  int rc;
-  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    char(*nc)[65] = realloc(*cand, (*ncand + 1) * sizeof *nc);
-    if (!nc)
-      break;
-    *cand = nc;
-    snprintf((*cand)[(*ncand)++], 65, "%s", (const char *)sqlite3_column_text(q, 0));
-  }
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  if (rc == SQLITE_DONE)
-    return CAIRN_OK;
-  return rc == SQLITE_ROW ? cairn_error_set(err, CAIRN_ENOMEM, "out of memory")
-                          : db_err(s, s->w, err, sql_text[id]);
-}
-
-cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge, int64_t lo,
-                                          int64_t hi, cairn_store_delete_report *rep,
-                                          cairn_error *err) {
-  sqlite3_stmt *q = Q(S_DEL_MARK);
-  sqlite3_bind_int64(q, 1, job);
-  TXT(q, 2, purge ? "purging" : "deleting");
-  cairn_status st = run(s, S_DEL_MARK, err);
-  if (st != CAIRN_OK || hi <= lo)
-    return st;
-  q = Q(S_DEL_RESULTS_SIZE);
-  sqlite3_bind_int64(q, 2, lo);
-  sqlite3_bind_int64(q, 3, hi);
-  if (sqlite3_step(q) == SQLITE_ROW) {
-    rep->results += sqlite3_column_int64(q, 0);
-    rep->result_bytes += sqlite3_column_int64(q, 1);
-  }
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  /* the output files the range's results named: removed with them when
-   * nothing else names them */
-  char(*outs)[65] = NULL;
-  size_t nouts = 0;
-  st = gather_files(s, S_DEL_OUT_FILES_OF, job, lo, hi, &outs, &nouts, err);
-  if (st == CAIRN_OK && (st = run_job(s, S_DEL_RESULT_FILES, job, lo, hi, NULL, err)) == CAIRN_OK)
-    st = cairn_store_files_unreferenced(s, outs, nouts, rep, err);
-  free(outs);
-  if (st != CAIRN_OK)
-    return st;
-  if ((st = run_job(s, S_DEL_EXPIRE, job, lo, hi, NULL, err)) ||
-      (st = run_job(s, S_DEL_RESULTS, job, lo, hi, NULL, err)) ||
-      (st = run_job(s, S_DEL_TASK_IO, job, lo, hi, NULL, err)) ||
-      (st = run_job(s, S_DEL_PARENTS, job, lo, hi, NULL, err)) ||
-      (st = run_job(s, S_DEL_TASK_RES, job, lo, hi, NULL, err)) ||
-      (purge && (st = run_job(s, S_DEL_VOL_HIGH, job, lo, hi, NULL, err))) ||
-      (purge && (st = run_job(s, S_DEL_ALLOCS, job, lo, hi, &rep->allocations, err))) ||
-      (st = run_job(s, S_DEL_TASKS, job, lo, hi, &rep->tasks, err)))
-    return st;
-  return run_job(s, S_DEL_TASKS_STRIP, job, lo, hi, &rep->tasks_kept, err);
-}
-
-cairn_status cairn_store_job_delete_finish(cairn_store *s, int64_t job, int64_t now,
-                                           cairn_store_delete_report *rep, cairn_error *err) {
-  char(*cand)[65] = NULL;
-  size_t ncand = 0;
-  cairn_status st = gather_files(s, S_DEL_FILES_OF, job, 0, 0, &cand, &ncand, err);
-  if (st == CAIRN_OK && (st = run_job(s, S_DEL_JOB_FILES, job, -1, -1, NULL, err)) == CAIRN_OK &&
-      (st = cairn_store_files_unreferenced(s, cand, ncand, rep, err)) == CAIRN_OK)
-    st = run_job(s, S_DEL_JOB, job, now, now, NULL, err);
-  free(cand);
-  return st;
-}
-
-int cairn_store_job_keys(cairn_store *s, int64_t job, int64_t *lo, int64_t *hi) {
-  sqlite3_stmt *q = Q(S_DEL_KEYS);
-  sqlite3_bind_int64(q, 1, job);
-  int ok = sqlite3_step(q) == SQLITE_ROW;
-  *lo = ok ? sqlite3_column_int64(q, 0) : 0;
-  *hi = ok ? sqlite3_column_int64(q, 1) : 0;
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  return ok ? 0 : -1;
-}
-
 cairn_status cairn_store_reclaim(cairn_store *s, cairn_error *err) {
   if (exec_sql(s->w, "PRAGMA incremental_vacuum", err) ||
       exec_sql(s->w, "PRAGMA wal_checkpoint(TRUNCATE)", err))
@@ -864,12 +652,9 @@ cairn_status cairn_store_result_outcome(cairn_store *s, int64_t idx, const char 
     }                                                                                     \
     sqlite3_reset(q);                                                                     \
     if (rc != SQLITE_DONE)                                                                \
-      return db_err(s, s->w, err, sql_text[id]);                                          \
+      return db_err(s, s->w, err, cairn__store_sql[id]);                                  \
     return CAIRN_OK;                                                                      \
   } while (0)
-
-#define I64(c) sqlite3_column_int64(q, (c))
-#define STR(c) ((const char *)sqlite3_column_text(q, (c)))
 
 cairn_status cairn_store_load_volunteers(cairn_store *s,
                                          int (*cb)(void *, const cairn_store_volunteer_row *),
@@ -1061,184 +846,4 @@ cairn_status cairn_store_load_accepted_files(cairn_store *s,
     row.sha256 = STR(2);
     row.size = I64(3);
   });
-}
-
-cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, size_t *len,
-                                     cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[R_OUTPUT];
-  sqlite3_bind_int64(q, 1, key);
-  int rc = sqlite3_step(q);
-  if (rc == SQLITE_ROW) {
-    size_t n = (size_t)sqlite3_column_bytes(q, 0);
-    const void *p = sqlite3_column_blob(q, 0);
-    *out = malloc(n + 1);
-    if (!*out) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    } else {
-      if (n)
-        memcpy(*out, p, n);
-      (*out)[n] = '\0';
-      *len = n;
-    }
-  } else if (rc == SQLITE_DONE) {
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "task %lld has no accepted result",
-                         (long long)key);
-  } else {
-    st = db_err(s, s->r, err, "reading an output");
-  }
-  sqlite3_reset(q);
-  pthread_mutex_unlock(&s->rlock);
-  return st;
-}
-
-cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
-                                     int (*cb)(void *, const cairn_store_result_row *), void *ud,
-                                     cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[R_JOB_RESULTS];
-  sqlite3_bind_int64(q, 1, job);
-  int rc;
-  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_result_row row = {
-      .seq = (uint32_t)sqlite3_column_int64(q, 0),
-      .idx = sqlite3_column_int64(q, 1),
-      .volunteer = sqlite3_column_int64(q, 2),
-      .exit_status = sqlite3_column_int(q, 3),
-      .output = sqlite3_column_blob(q, 4),
-      .len = (size_t)sqlite3_column_bytes(q, 4),
-      .reason = (const char *)sqlite3_column_text(q, 5),
-      .stderr_tail = sqlite3_column_blob(q, 6),
-      .stderr_len = (size_t)sqlite3_column_bytes(q, 6),
-    };
-    if (cb(ud, &row)) {
-      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading results stopped");
-      break;
-    }
-  }
-  if (st == CAIRN_OK && rc != SQLITE_DONE)
-    st = db_err(s, s->r, err, "reading results");
-  sqlite3_reset(q);
-  pthread_mutex_unlock(&s->rlock);
-  return st;
-}
-
-cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *task,
-                                     const char *name, char sha256[65], int64_t *size,
-                                     cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[R_OUTPUT_FILE];
-  sqlite3_bind_int64(q, 1, job);
-  sqlite3_bind_text(q, 2, task, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(q, 3, name, -1, SQLITE_TRANSIENT);
-  int rc = sqlite3_step(q);
-  if (rc == SQLITE_ROW) {
-    snprintf(sha256, 65, "%s", (const char *)sqlite3_column_text(q, 0));
-    *size = sqlite3_column_int64(q, 1);
-  } else if (rc == SQLITE_DONE)
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "job %lld has no done task \"%.200s\" with an "
-                         "output file \"%.200s\"", (long long)job, task, name);
-  else
-    st = db_err(s, s->r, err, "reading an output file");
-  sqlite3_reset(q);
-  pthread_mutex_unlock(&s->rlock);
-  return st;
-}
-
-cairn_status cairn_store_job_files(cairn_store *s, int64_t job,
-                                   int (*cb)(void *, const cairn_store_output_row *), void *ud,
-                                   cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[R_JOB_FILES];
-  sqlite3_bind_int64(q, 1, job);
-  int rc;
-  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_output_row row = {
-      .key = sqlite3_column_int64(q, 0),
-      .name = (const char *)sqlite3_column_text(q, 1),
-      .sha256 = (const char *)sqlite3_column_text(q, 2),
-      .size = sqlite3_column_int64(q, 3),
-    };
-    if (cb(ud, &row)) {
-      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading output files stopped");
-      break;
-    }
-  }
-  if (st == CAIRN_OK && rc != SQLITE_DONE)
-    st = db_err(s, s->r, err, "reading output files");
-  sqlite3_reset(q);
-  pthread_mutex_unlock(&s->rlock);
-  return st;
-}
-
-static void audit_row(sqlite3_stmt *q, cairn_store_audit_row *row) {
-  memset(row, 0, sizeof *row);
-  row->idx = sqlite3_column_int64(q, 0);
-  row->volunteer = sqlite3_column_int64(q, 1);
-  row->t = sqlite3_column_int64(q, 2);
-  row->job = sqlite3_column_int64(q, 3);
-  row->task = (const char *)sqlite3_column_text(q, 4);
-  row->task_key = sqlite3_column_int64(q, 5);
-  row->issued = sqlite3_column_int64(q, 6);
-  row->lease_expires = sqlite3_column_int64(q, 7);
-  row->lease_state = (const char *)sqlite3_column_text(q, 8);
-  row->round = sqlite3_column_int64(q, 9);
-  row->has_result = sqlite3_column_type(q, 10) != SQLITE_NULL;
-  row->exit_status = sqlite3_column_int(q, 10);
-  row->digest = (const char *)sqlite3_column_text(q, 11);
-  row->outcome = (const char *)sqlite3_column_text(q, 12);
-  row->received = sqlite3_column_int64(q, 13);
-  row->reason = (const char *)sqlite3_column_text(q, 14);
-}
-
-cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
-                               int (*cb)(void *, const cairn_store_audit_row *), void *ud,
-                               cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[by == CAIRN_AUDIT_BY_TASK         ? R_AUDIT_TASK
-                           : by == CAIRN_AUDIT_BY_VOLUNTEER ? R_AUDIT_VOL
-                                                            : R_AUDIT_INDEX];
-  sqlite3_bind_int64(q, 1, key);
-  int rc;
-  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_audit_row row;
-    audit_row(q, &row);
-    if (cb(ud, &row)) {
-      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading the audit trail stopped");
-      break;
-    }
-  }
-  if (st == CAIRN_OK && rc != SQLITE_DONE)
-    st = db_err(s, s->r, err, "reading the audit trail");
-  sqlite3_reset(q);
-  pthread_mutex_unlock(&s->rlock);
-  return st;
-}
-
-cairn_status cairn_store_read_invites(cairn_store *s,
-                                      int (*cb)(void *, const cairn_store_invite_row *), void *ud,
-                                      cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  pthread_mutex_lock(&s->rlock);
-  sqlite3_stmt *q = s->rst[R_INVITES];
-  int rc;
-  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_invite_row row = {
-      .id = I64(0), .code_hash = STR(1), .prefix = STR(2), .uses = I64(3), .used = I64(4),
-      .expires = I64(5), .note = STR(6), .created = I64(7)};
-    if (!row.code_hash || !row.prefix || !row.note || cb(ud, &row)) {
-      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading the invitations stopped");
-      break;
-    }
-  }
-  if (st == CAIRN_OK && rc != SQLITE_DONE)
-    st = db_err(s, s->r, err, "reading the invitations");
-  sqlite3_reset(q);
-  pthread_mutex_unlock(&s->rlock);
-  return st;
 }

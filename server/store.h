@@ -1,6 +1,7 @@
 /* store.h — the master's durable state in SQLite, behind a narrow interface.
  *
- * Only store.c includes sqlite3.h. Two connections: the writer (used by the
+ * Only the store's files (store.c, store_life.c, store_read.c, store_int.h)
+ * include sqlite3.h. Two connections: the writer (used by the
  * commit thread and at start-up; every write goes through it, inside
  * cairn_store_begin/commit) and the reader (API reads; serialised by its own
  * mutex). WAL mode; prepared statements only. A commit with durable=1 is on
