@@ -1,13 +1,11 @@
 /* api.c — the /v1 routes: parse and check the request, call the core, render
  * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/base64.h"
@@ -20,7 +18,7 @@
 #include "server/master.h"
 #include "server/outputs.h"
 
-/* Short names of the helpers admission.c shares (master.h). */
+/* Short names of the helpers admission.c and gate.c share (master.h). */
 #define set_json cairn__api_json
 #define failf cairn__api_failf
 #define parse_body cairn__api_body
@@ -28,6 +26,8 @@
 #define app_list cairn__api_apps
 #define anonymous_ok cairn__api_anonymous_ok
 #define id_of cairn__api_id
+#define admin cairn__api_admin
+#define volunteer cairn__api_volunteer
 
 const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
@@ -235,7 +235,7 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn_r
  * reported in the same body ends the transfer records they are checked
  * against. */
 /* The id of the volunteer whose token rq carries; 0 with the error in rs. */
-static int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t v = 0;
   cairn_error err = {0};
   if (cairn__core_auth(m->core, rq->token, &v, &err) != CAIRN_OK) {
@@ -589,7 +589,7 @@ int cairn__api_output_upload(cairn_master *m, const char *url, const char *token
   return 1;
 }
 
-static int admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+int admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (cairn__api_is_admin(m, rq->token))
     return 1;
   failf(rs, rq->token ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
@@ -871,146 +871,4 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     return failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
   }
   method_not_allowed(rs, rq);
-}
-
-/* ---- before the body: what each route needs and takes ---- */
-
-enum { NEED_NONE, NEED_VOLUNTEER, NEED_READER, NEED_ADMIN };
-
-/* What route r with method needs (as cairn__api_handle checks it: the
- * token of routes that check it before the method, else only with the
- * route's own method) and its body cap. */
-static void route_policy(cairn__route r, const char *method, int *need, size_t *cap) {
-  int get = !strcmp(method, "GET"), post = !strcmp(method, "POST"), put = !strcmp(method, "PUT");
-  *need = NEED_NONE;
-  *cap = CAIRN_MAX_BODY_SMALL;
-  switch (r) {
-  case R_VOLUNTEERS:
-    if (post)
-      *cap = CAIRN_MAX_BODY_REGISTER;
-    else if (get)
-      *need = NEED_ADMIN;
-    break;
-  case R_WORK:
-  case R_HEARTBEAT:
-    if (post) {
-      *need = NEED_VOLUNTEER;
-      *cap = CAIRN_MAX_BODY_REPORT;
-    }
-    break;
-  case R_RESULTS:
-    if (put) {
-      *need = NEED_VOLUNTEER;
-      *cap = CAIRN_MAX_BODY_RESULT;
-    }
-    break;
-  case R_FILES:
-    *need = get || !strcmp(method, "HEAD") ? NEED_READER : put ? NEED_ADMIN : NEED_NONE;
-    break; /* an upload is streamed (http.c), not capped here */
-  case R_RESULT_FILE:
-    *need = put ? NEED_VOLUNTEER : NEED_NONE;
-    break; /* streamed too */
-  case R_TASK_OUTPUT:
-    *need = get ? NEED_READER : NEED_NONE;
-    break;
-  case R_JOBS:
-    *need = NEED_ADMIN;
-    if (post)
-      *cap = CAIRN_MAX_BODY;
-    break;
-  case R_JOB:
-  case R_JOB_TASKS:
-  case R_JOB_TASK:
-  case R_JOB_OUTPUT:
-  case R_BAN:
-  case R_AUDIT_INDEX:
-  case R_AUDIT_VOL:
-  case R_JOB_CANCEL:
-  case R_JOB_PRIORITY:
-  case R_INVITATIONS:
-  case R_INVITATION:
-    *need = NEED_ADMIN;
-    break;
-  default:
-    break;
-  }
-}
-
-static double mono_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* A key for client address ip (IPv4 as its number, else a hash). */
-static uint64_t address_key(const char *ip) {
-  struct in_addr a;
-  if (inet_pton(AF_INET, ip, &a) == 1)
-    return (uint64_t)ntohl(a.s_addr) + 1;
-  uint64_t h = 1469598103934665603ULL;
-  for (; *ip; ip++)
-    h = (h ^ (uint8_t)*ip) * 1099511628211ULL;
-  return h | (1ULL << 63);
-}
-
-/* The wait of a 429 in rs: Retry-After in whole seconds (at least 1), and
- * Cairn-Retry-After-Ms to the millisecond for Cairn workers. */
-static void retry_in(cairn__resp *rs, double wait) {
-  rs->retry_after = wait < 1 ? 1 : (int)(wait + 0.999);
-  rs->retry_after_ms = (int)(wait * 1000 + 0.999);
-}
-
-/* Takes one of ip's anonymous tokens: 1, or 0 with a 429 in rs. */
-int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
-  double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
-  if (wait <= 0)
-    return 1;
-  failf(rs, CAIRN_ERATE, "too many registrations or failed authentications from %s; retry in "
-        "%.0f s", ip, wait < 1 ? 1 : wait);
-  retry_in(rs, wait);
-  return 0;
-}
-
-/* Takes one of volunteer v's request tokens (cfg.volunteer_per_minute): 1,
- * or 0 with a 429 in rs. O(1): one probe window of the fixed table. */
-static int volunteer_rate_ok(cairn_master *m, int64_t v, cairn__resp *rs) {
-  double wait = m->vrate ? cairn__rl_take(m->vrate, (uint64_t)v, mono_seconds()) : 0;
-  if (wait <= 0)
-    return 1;
-  failf(rs, CAIRN_ERATE, "volunteer %lld is over %d requests a minute; retry in %.3f s",
-        (long long)v, m->cfg.volunteer_per_minute, wait);
-  retry_in(rs, wait);
-  return 0;
-}
-
-int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const char *token,
-                    const char *client_ip, cairn__gate *g, cairn__resp *rs) {
-  int need, ok;
-  route_policy(r, method, &need, &g->max_body);
-  g->trusted = cairn__api_is_admin(m, token);
-  cairn__req rq = {.method = method, .path = "", .token = token, .client_ip = client_ip};
-  rs->fd = -1;
-  switch (need) {
-  case NEED_ADMIN:
-    ok = admin(m, &rq, rs);
-    break;
-  case NEED_READER:
-  case NEED_VOLUNTEER: {
-    if (need == NEED_READER && g->trusted) /* the admin is not rate-limited */
-      return 1;
-    int64_t v = volunteer(m, &rq, rs);
-    if (v)
-      return volunteer_rate_ok(m, v, rs);
-    ok = 0;
-    break;
-  }
-  default: /* a registration spends a token; so does each failed authentication */
-    return r == R_VOLUNTEERS && strcmp(method, "POST") == 0 ? anonymous_ok(m, client_ip, rs) : 1;
-  }
-  cairn__resp limited = {.fd = -1};
-  if (!ok && !anonymous_ok(m, client_ip, &limited)) {
-    free(rs->body); /* the 429 replaces the 401 or 403 */
-    *rs = limited;
-  }
-  return ok;
 }

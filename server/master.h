@@ -114,6 +114,11 @@ int cairn__api_apps(json_t *a, const char **apps, unsigned max, int *n, cairn__r
 const char *cairn__api_opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs);
 int64_t cairn__api_id(const char *s, const char **end);
 int cairn__api_anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs);
+/* For gate.c: 1 when rq carries the admin token, else 0 with the 401 or
+ * 403 in rs; the id of the volunteer whose token rq carries, else 0 with
+ * the error in rs. */
+int cairn__api_admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+int64_t cairn__api_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 
 /* admission.c: POST /v1/volunteers (under cfg.registration), and the
  * invitation routes r (R_INVITATIONS, R_INVITATION; the caller checked the
