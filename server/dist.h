@@ -46,7 +46,8 @@ cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t siz
 /* Marks (or unmarks) file sha256 as a deleted job's, which the store may be
  * removing: a job naming it is refused meanwhile (cairn__dist_file_dying,
  * checked by the submission under the lock), and an upload of it
- * (cairn__dist_add_file) unmarks it and records it again. */
+ * (cairn__dist_add_file) unmarks it and records it again. Marks count: two
+ * deletions naming the same file each mark it and unmark it once. */
 int cairn__dist_file_dying(cairn__dist *d, const char *sha256);
 void cairn__dist_set_dying(cairn__dist *d, const char *sha256, int dying);
 /* Forgets file sha256 (its holders, copies under way, plan) when it is

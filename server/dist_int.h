@@ -47,7 +47,7 @@ typedef struct mfilerec {
   int64_t started;   /* when it was first handed out as a broadcast input */
   int64_t checked;   /* when the clusters present were last compared with the plan */
   uint32_t plans;    /* plans built for it */
-  uint8_t dying;     /* a deleted job's file the store may be removing (life.c) */
+  uint32_t dying;    /* deletions whose store step may be removing it (life.c) */
 } mfilerec;
 
 /* A measured rate between two clusters (bplan.c). */

@@ -184,8 +184,10 @@ int cairn__dist_file_dying(cairn__dist *d, const char *sha256) {
 
 void cairn__dist_set_dying(cairn__dist *d, const char *sha256, int dying) {
   mfilerec *f = cairn__dist_file_of(d, sha256);
-  if (f)
-    f->dying = (uint8_t)dying;
+  if (f && dying)
+    f->dying++;
+  else if (f && f->dying)
+    f->dying--;
 }
 
 int cairn__dist_remove_file(cairn__dist *d, const char *sha256) {

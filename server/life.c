@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "server/core.h"
 #include "server/dist.h"
+#include "server/outputs.h"
 
 /* 1 when a goes before b in the queue. */
 static int ahead(const mjob *a, const mjob *b) {
@@ -167,55 +168,109 @@ static void detach_locked(cairn_core *c, mjob *j) {
   pthread_cond_broadcast(&c->job_cv);
 }
 
-/* Puts r (under the lock, O(1)) and waits for its batch. */
-static cairn_status put_wait(cairn_core *c, cairn__jrec *r, cairn_error *err) {
-  pthread_mutex_lock(&c->lock);
-  cairn__journal_put(c->journal, r);
-  uint64_t seq = cairn__journal_last(c->journal);
-  cairn__core_unlock(c);
-  return cairn__journal_wait(c->journal, seq, err);
+/* A stored file a deletion step may remove: one of the job's input files
+ * (key 0), or an output file of the accepted result of its task `key`. */
+typedef struct fref {
+  int64_t key;
+  char sha256[65];
+} fref;
+
+static int by_key(const void *a, const void *b) {
+  const fref *x = a, *y = b;
+  return x->key != y->key ? (x->key > y->key) - (x->key < y->key) : strcmp(x->sha256, y->sha256);
+}
+
+static int by_sha(const void *a, const void *b) {
+  return strcmp(((const fref *)a)->sha256, ((const fref *)b)->sha256);
+}
+
+/* Marks (or unmarks) m[0..n) dying (under the lock, O(n)). */
+static void set_dying(cairn_core *c, const fref *m, size_t n, int dying) {
+  for (size_t i = 0; i < n; i++)
+    cairn__dist_set_dying(c->dist, m[i].sha256, dying);
+}
+
+/* Under the lock: forgets the files the store removed in the last step
+ * (rep->removed[from..]) and removes their bytes, then unmarks m[0..n)
+ * (sorted by sha256), the ones that step could remove. O((removed + n) ×
+ * log n). A removed file it finds no longer dying although marked was
+ * uploaded again meanwhile: its row is back, so are its bytes. One never
+ * marked (an out-voted replica's output, or any file when resuming before
+ * serving) goes too: its row is gone. */
+static void drop_removed(cairn_core *c, const cairn_store_delete_report *rep, size_t from,
+                         const fref *m, size_t n) {
+  char path[4200];
+  for (size_t i = from; i < rep->nremoved; i++) {
+    fref key = {0};
+    memcpy(key.sha256, rep->removed[i], 65);
+    if (!cairn__dist_file_dying(c->dist, rep->removed[i]) &&
+        !(n && bsearch(&key, m, n, sizeof *m, by_sha)))
+      cairn__dist_set_dying(c->dist, rep->removed[i], 1);
+    if (!cairn__dist_remove_file(c->dist, rep->removed[i]))
+      continue;
+    snprintf(path, sizeof path, "%s/%s", c->files_dir, rep->removed[i]);
+    if (unlink(path) && errno != ENOENT)
+      CAIRN_WARN(&c->log, "cannot remove %s: %s", path, strerror(errno));
+  }
+  set_dying(c, m, n, 0); /* the ones something else still names */
 }
 
 /* Deletes job id's rows from the store, task keys [lo, hi) DELETE_CHUNK at
  * a time: one batch (one transaction) each, so that other requests'
  * batches commit in between; then the end, which removes the files no job
- * names any more among the job's. Its files (files[0..nfiles); NULL when
- * resuming before serving) are marked dying meanwhile (dist.h); the removed
- * ones then leave the distribution records and DB.files/ (under the lock,
- * O(job's files)). */
+ * names any more among the job's. The output files of a step's results
+ * (outs[0..nouts), sorted by key; the step's at most DELETE_CHUNK ×
+ * CAIRN_MAX_OUTPUT_FILES), then the job's files (ins[0..nins)) are marked
+ * dying while the store may remove them (dist.h); the removed ones then
+ * leave the distribution records and DB.files/ (drop_removed). Resuming
+ * before serving, both are empty. */
 static cairn_status store_delete(cairn_core *c, int64_t id, int purge, int64_t lo, int64_t hi,
-                                 char (*files)[65], size_t nfiles,
+                                 fref *ins, size_t nins, fref *outs, size_t nouts,
                                  cairn_store_delete_report *rep, cairn_error *err) {
   enum { DELETE_CHUNK = 1024 };
   cairn_status st = CAIRN_OK;
+  size_t p = 0;
   for (int64_t a = lo; st == CAIRN_OK && (a < hi || a == lo); a += DELETE_CHUNK) {
     int64_t b = hi - a < DELETE_CHUNK ? hi : a + DELETE_CHUNK;
-    st = put_wait(c, cairn__jrec_delete(id, purge, a, b, 0, 0, rep), err);
+    size_t q = p, from = rep->nremoved;
+    while (q < nouts && outs[q].key < b)
+      q++;
+    fref *m = q > p ? outs + p : NULL; /* the step's */
+    size_t nm = q - p;
+    if (nm)
+      qsort(m, nm, sizeof *m, by_sha); /* outside the lock */
+    pthread_mutex_lock(&c->lock);
+    set_dying(c, m, nm, 1);
+    cairn__journal_put(c->journal, cairn__jrec_delete(id, purge, a, b, 0, 0, rep));
+    uint64_t seq = cairn__journal_last(c->journal);
+    cairn__core_unlock(c);
+    st = cairn__journal_wait(c->journal, seq, err);
+    pthread_mutex_lock(&c->lock);
+    if (st == CAIRN_OK)
+      drop_removed(c, rep, from, m, nm);
+    else
+      set_dying(c, m, nm, 0);
+    cairn__core_unlock(c);
+    p = q;
     if (a >= hi)
       break;
   }
   if (st != CAIRN_OK)
     return st;
+  size_t from = rep->nremoved;
+  if (nins)
+    qsort(ins, nins, sizeof *ins, by_sha);
   pthread_mutex_lock(&c->lock);
-  for (size_t i = 0; i < nfiles; i++)
-    cairn__dist_set_dying(c->dist, files[i], 1);
+  set_dying(c, ins, nins, 1);
   cairn__journal_put(c->journal, cairn__jrec_delete(id, purge, 0, 0, 1, cairn__now(), rep));
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
   st = cairn__journal_wait(c->journal, seq, err);
-  char path[4200];
   pthread_mutex_lock(&c->lock);
-  for (size_t i = 0; st == CAIRN_OK && i < rep->nremoved; i++) {
-    if (!files) /* resuming before serving: nobody could upload it meanwhile */
-      cairn__dist_set_dying(c->dist, rep->removed[i], 1);
-    if (!cairn__dist_remove_file(c->dist, rep->removed[i]))
-      continue; /* uploaded again meanwhile: its row is back, so are its bytes */
-    snprintf(path, sizeof path, "%s/%s", c->files_dir, rep->removed[i]);
-    if (unlink(path) && errno != ENOENT)
-      CAIRN_WARN(&c->log, "cannot remove %s: %s", path, strerror(errno));
-  }
-  for (size_t i = 0; i < nfiles; i++) /* the ones another job still names */
-    cairn__dist_set_dying(c->dist, files[i], 0);
+  if (st == CAIRN_OK)
+    drop_removed(c, rep, from, ins, nins);
+  else
+    set_dying(c, ins, nins, 0);
   cairn__core_unlock(c);
   return st;
 }
@@ -248,14 +303,28 @@ cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **o
     lo = j->tasks[i].key < lo ? j->tasks[i].key : lo;
     hi = j->tasks[i].key >= hi ? j->tasks[i].key + 1 : hi;
   }
-  char(*files)[65] = calloc(j->nfiles + 1, sizeof *files);
-  for (uint32_t i = 0; files && i < j->nfiles; i++)
-    memcpy(files[i], j->files[i].sha256, 65);
-  size_t nfiles = files ? j->nfiles : 0; /* out of memory: its files are kept */
+  /* its files and its accepted results' output files, O(job) outside the
+   * lock (out of memory: none is marked, the removed ones still go) */
+  size_t nouts = 0, nins = j->nfiles;
+  for (uint32_t i = 0; i < j->ntasks; i++)
+    nouts += j->tasks[i].io ? j->tasks[i].io->nfiles : 0;
+  fref *ins = calloc(nins + 1, sizeof *ins), *outs = calloc(nouts + 1, sizeof *outs);
+  for (uint32_t i = 0; ins && i < j->nfiles; i++)
+    memcpy(ins[i].sha256, j->files[i].sha256, 65);
+  nouts = 0;
+  for (uint32_t i = 0; outs && i < j->ntasks; i++)
+    for (uint32_t k = 0; j->tasks[i].io && k < j->tasks[i].io->nfiles; k++) {
+      outs[nouts].key = j->tasks[i].key;
+      memcpy(outs[nouts++].sha256, j->tasks[i].io->files[k].sha256, 65);
+    }
+  if (outs && nouts)
+    qsort(outs, nouts, sizeof *outs, by_key);
   cairn__job_free(j); /* O(job), outside the lock */
   if (st == CAIRN_OK)
-    st = store_delete(c, id, purge, lo, hi, files, nfiles, &rep, err);
-  free(files);
+    st = store_delete(c, id, purge, lo, hi, ins, ins ? nins : 0, outs, outs ? nouts : 0, &rep,
+                      err);
+  free(ins);
+  free(outs);
   if (st != CAIRN_OK) {
     free(rep.removed);
     return st;
@@ -283,7 +352,7 @@ cairn_status cairn__core_resume_deletes(cairn_core *c, cairn_error *err) {
     if (cairn_store_job_keys(c->store, id, &lo, &hi))
       st = cairn_error_set(err, CAIRN_EIO, "store: reading job %lld's task keys", (long long)id);
     else /* before serving: nothing else uses its files now */
-      st = store_delete(c, id, c->resume[i].purge, lo, hi, NULL, 0, &rep, err);
+      st = store_delete(c, id, c->resume[i].purge, lo, hi, NULL, 0, NULL, 0, &rep, err);
     if (st == CAIRN_OK)
       CAIRN_WARN(&c->log, "job %lld: its deletion, interrupted by a stop, is finished",
                  (long long)id);

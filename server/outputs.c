@@ -220,6 +220,15 @@ cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
       return cairn_error_set(err, CAIRN_EINVAL, "the required output \"%.200s\" is missing "
                              "from a result with exit status 0", p->v[k].name);
   }
+  /* a file a job's deletion may be removing (life.c) stays: recorded again
+   * (journaled before the result that names it) */
+  for (size_t i = 0; i < n; i++) {
+    int existed = 0;
+    cairn_status st = CAIRN_OK;
+    if (cairn__dist_file_dying(c->dist, files[i].sha256) &&
+        (st = cairn__dist_add_file(c, files[i].sha256, files[i].size, &existed, err)))
+      return st;
+  }
   return CAIRN_OK;
 }
 

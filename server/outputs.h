@@ -51,7 +51,9 @@ int cairn__outputs_reads(const mjob *j, uint32_t v, const char *sha256);
  * es): each matches one of the task's patterns and fits its cap per file
  * (CAIRN_ETOOBIG otherwise), was uploaded (is in the file store with that
  * size), and, when es == 0, every pattern without a
- * wildcard was named. CAIRN_EINVAL naming the file. O(files × patterns). */
+ * wildcard was named. CAIRN_EINVAL naming the file. A named file that a
+ * job's deletion is removing is then recorded again, so it stays.
+ * O(files × patterns). */
 cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
                                   const cairn_output_file *files, size_t n, cairn_error *err);
 /* Under c->lock: task t's accepted result named these files. 0, -1 OOM. */
