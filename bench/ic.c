@@ -182,7 +182,7 @@ static void million(void) {
          "AREA %lld (optimum %lld)\n",
          d->n, (unsigned long long)d->m, t1 - t0, t2 - t1, (long long)area,
          (long long)optimum_area(CAIRN_GEN_MESH, 1414, d->n));
-  printf("peak memory growth %.0f bytes/task (dag %.0f + ic policy 41 + game 5 + profile 4 "
+  printf("peak memory growth %.0f bytes/task (dag %.0f + ic policy 73 + game 5 + profile 4 "
          "bytes/task)\n",
          (double)(rss1 - rss0) * 1024.0 / d->n,
          (8.0 * 2 * (d->n + 1) + 8.0 * d->m) / d->n);

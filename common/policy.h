@@ -12,6 +12,13 @@
  * request (server/core.c, allocate_locked). The policy then orders it as
  * any ready task (ic: by its keys again; fifo: at the back; random: drawn
  * again), so no operation beyond these is needed.
+ *
+ * Bound (every policy): ready(v), pick() returning v and executed(v) each
+ * cost O((deg+(v) + 1) · log n) for a dag of n tasks, whatever the degrees of
+ * other tasks (fifo and random: O(1)); create() is O((n + m) log n) or
+ * better (all three: O(n + m)). The master calls them under its core lock,
+ * so no event may do work that grows with the job. Tests measure ic's steps
+ * with cairn_policy_ic_work (tests/unit/test_ic_fanin.c).
  */
 #ifndef CAIRN_POLICY_H
 #define CAIRN_POLICY_H
@@ -41,6 +48,12 @@ extern const cairn_policy_ops cairn_policy_fifo;
 /* IC-optimal on the dag families of [Ros] §4.3.1, a lookahead heuristic elsewhere
  * (policy_ic.c). */
 extern const cairn_policy_ops cairn_policy_ic;
+/* ic's lookahead keys (y2, closest child) count only children with at most
+ * this many parents; see policy_ic.c. */
+#define CAIRN_IC_NARROW 8
+/* Steps (key updates + heap comparisons) done by ic state self so far; each
+ * event adds at most (deg+(v) + 1) · (2·CAIRN_IC_NARROW + 1) · (2·log2 n + 3). */
+uint64_t cairn_policy_ic_work(const void *self);
 /* Uniformly random among the ready tasks, deterministic in the seed
  * (policy_random.c). */
 extern const cairn_policy_ops cairn_policy_random;

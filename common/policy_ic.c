@@ -4,36 +4,49 @@
  * A task is COMMITTED once allocated (EAA) or executed (XEQ): under the
  * game's assumption that tasks are executed in the order allocated (§4.3.1),
  * an allocated parent counts as done when planning. For each child c keep
- *   pend[c] = parents of c not committed,   rp[c] = parents of c that are ready.
+ *   pend[c] = parents of c not committed,   rp[c] = parents of c that are ready,
+ *   xu[c]   = XOR of the numbers of c's uncommitted parents (so when
+ *             pend[c] = 1, xu[c] IS the one parent left, found in O(1)).
+ * A child is NARROW when it has at most CAIRN_IC_NARROW parents, WIDE otherwise.
  * Among the ready (EBU) tasks, pick the largest key, compared in this order:
  *   1. y1 = children c with pend[c] = 1: children this task makes eligible
- *      (it completes their parent sets);
- *   2. y2 = children c with pend[c] >= 2 = rp[c]: children whose other
+ *      (it completes their parent sets) — every child, narrow or wide;
+ *   2. y2 = narrow children c with pend[c] >= 2 = rp[c]: children whose other
  *      missing parents are all ready, so the next few picks can complete them
  *      (one step of lookahead: this is what executes reduction-tree siblings
  *      and FFT butterfly partners consecutively, i.e. parent-oriented);
- *   3. smallest pend[c] over the remaining children (closest to eligible);
+ *   3. smallest pend[c] >= 2 over the narrow children (closest to eligible);
  *   4. smallest depth (longest path from a source): finishes a level / mesh
  *      diagonal before starting the next;
  *   5. largest height (longest path to a sink); 6. smallest task number.
- * Keys 4-6 are static. Guarantee (checked by exhaustive search in
- * tests/unit/test_ic.c, ids shuffled): on the evolving mesh, reduction mesh,
- * reduction tree and FFT dags the profile E(t) equals the IC-optimal one at
- * every step — diagonal by diagonal, sweeping each diagonal from one end, for
- * the meshes; siblings/butterfly partners consecutively, never a parent the
- * moment it becomes eligible, for trees and FFT. For other dags it is a
- * heuristic in the spirit of Malewicz–Rosenberg–Yurkewych / Cordasco–Rosenberg
- * (measured against the exact optimum in tests/unit/test_ic_random.c).
+ * Keys 4-6 are static. Keys 2-3 look at second-order neighbours (the other
+ * parents of a child), so a wide child would make every event re-key all its
+ * parents; they therefore count narrow children only. On dags whose tasks
+ * all have at most CAIRN_IC_NARROW parents (the four families: at most 2) the keys
+ * are exactly the unrestricted ones. Guarantee (checked by exhaustive search
+ * in tests/unit/test_ic.c, ids shuffled): on the evolving mesh, reduction
+ * mesh, reduction tree and FFT dags the profile E(t) equals the IC-optimal
+ * one at every step — diagonal by diagonal, sweeping each diagonal from one
+ * end, for the meshes; siblings/butterfly partners consecutively, never a
+ * parent the moment it becomes eligible, for trees and FFT. For other dags it
+ * is a heuristic in the spirit of Malewicz–Rosenberg–Yurkewych /
+ * Cordasco–Rosenberg (measured against the exact optimum in
+ * tests/unit/test_ic_random.c).
  *
  * Online: ready() may name a task whose lease was lost (it is uncommitted
  * again), executed() may arrive in any order, and an executed() for a task
  * that is ready (a late result accepted) removes it.
  *
- * Cost: an indexed binary heap; every event on v re-keys the ready parents u
- * of v's children, each in O(deg+(u)) plus O(log n) in the heap, so an event
- * costs O(log n) on dags of bounded degree (all four families) and
- * O(Σ_{c∈ch(v)} Σ_{u∈par(c)} deg+(u) + …·log n) in general. Memory: 41 bytes
- * per task plus the dag. create() is O(n + m).
+ * Cost: an indexed binary heap of ready tasks whose keys are kept up to date
+ * incrementally. An event on v changes pend/rp/xu of v's children only; a
+ * narrow child c passes the change to its ready parents (at most CAIRN_IC_NARROW),
+ * a wide child only to the parent xu[c] when pend[c] enters or leaves 1. So
+ * ready(v), pick and executed(v) each cost at most
+ *   deg+(v) · (2·CAIRN_IC_NARROW + 1) key updates of O(CAIRN_IC_NARROW) each, plus as many
+ *   heap re-sifts of O(log n) each: O(deg+(v) · log n),
+ * whatever the parents' degrees (ready(v) also keys v from scratch,
+ * O(deg+(v))). cairn_policy_ic_work() counts these steps for tests.
+ * create() is O(n + m). Memory: 73 bytes per task plus the dag.
  */
 #include <stdlib.h>
 
@@ -41,17 +54,20 @@
 
 enum { ST_WAIT, ST_READY, ST_ALLOC, ST_DONE };
 #define NO_POS UINT32_MAX
+#define NB (CAIRN_IC_NARROW - 1) /* buckets: pend = 2 .. CAIRN_IC_NARROW */
 
 typedef struct ickey {
-  uint32_t y1, y2, close; /* close = smallest pend over the other children */
+  uint32_t y1, y2, close; /* close = smallest pend >= 2 over narrow children */
 } ickey;
 
 typedef struct ic {
   const cairn_dag *d;
   uint8_t *st;
-  uint32_t *pend, *rp, *depth, *height, *pos, *heap;
+  uint32_t *pend, *rp, *xu, *depth, *height, *pos, *heap;
+  uint32_t *bk; /* bk[u*NB + p-2] = narrow children of ready u with pend = p */
   ickey *key;
   uint32_t size;
+  uint64_t work; /* key updates + heap steps, for tests */
 } ic;
 
 /* 1 if a should be picked before b. */
@@ -79,6 +95,7 @@ static void sift_up(ic *p, uint32_t i) {
   uint32_t v = p->heap[i];
   while (i > 0) {
     uint32_t up = (i - 1) / 2;
+    p->work++;
     if (!better(p, v, p->heap[up]))
       break;
     heap_set(p, i, p->heap[up]);
@@ -93,6 +110,7 @@ static void sift_down(ic *p, uint32_t i) {
     uint32_t l = 2 * i + 1, best = l;
     if (l >= p->size)
       break;
+    p->work++;
     if (l + 1 < p->size && better(p, p->heap[l + 1], p->heap[l]))
       best = l + 1;
     if (!better(p, p->heap[best], v))
@@ -101,6 +119,11 @@ static void sift_down(ic *p, uint32_t i) {
     i = best;
   }
   heap_set(p, i, v);
+}
+
+static void resift(ic *p, uint32_t u) {
+  sift_up(p, p->pos[u]);
+  sift_down(p, p->pos[u]);
 }
 
 static void heap_remove(ic *p, uint32_t v) {
@@ -116,46 +139,76 @@ static void heap_remove(ic *p, uint32_t v) {
     sift_up(p, i);
 }
 
+static int narrow(const ic *p, uint32_t c) { return cairn_dag_nparents(p->d, c) <= CAIRN_IC_NARROW; }
+
+static void set_close(ic *p, uint32_t u) {
+  const uint32_t *b = p->bk + (size_t)u * NB;
+  uint32_t k = 0;
+  while (k < NB && !b[k])
+    k++;
+  p->key[u].close = k < NB ? k + 2 : UINT32_MAX;
+}
+
+/* Adds (sign +1) or removes (-1) child c's share, in state (pe, r), of the
+ * key of u (close is left to set_close). */
+static void share(ic *p, uint32_t u, uint32_t c, uint32_t pe, uint32_t r, int sign) {
+  ickey *k = &p->key[u];
+  p->work++;
+  if (pe == 1) {
+    k->y1 += (uint32_t)sign;
+  } else if (pe >= 2 && narrow(p, c)) {
+    p->bk[(size_t)u * NB + pe - 2] += (uint32_t)sign;
+    if (pe == r)
+      k->y2 += (uint32_t)sign;
+  }
+}
+
+/* Keys ready task u from scratch: O(deg+(u)). */
 static void compute_key(ic *p, uint32_t u) {
   const cairn_dag *d = p->d;
-  ickey k = {0, 0, UINT32_MAX};
-  for (uint32_t i = d->ch_off[u]; i < d->ch_off[u + 1]; i++) {
-    uint32_t c = d->ch[i];
-    if (p->pend[c] == 1) {
-      k.y1++;
-    } else if (p->pend[c] > 1) {
-      if (p->pend[c] == p->rp[c])
-        k.y2++;
-      if (p->pend[c] < k.close)
-        k.close = p->pend[c];
-    }
-  }
-  p->key[u] = k;
+  p->key[u] = (ickey){0, 0, UINT32_MAX};
+  for (uint32_t k = 0; k < NB; k++)
+    p->bk[(size_t)u * NB + k] = 0;
+  for (uint32_t i = d->ch_off[u]; i < d->ch_off[u + 1]; i++)
+    share(p, u, d->ch[i], p->pend[d->ch[i]], p->rp[d->ch[i]], +1);
+  set_close(p, u);
 }
 
-/* Re-keys every ready parent of v's children (and v itself if ready). */
-static void refresh(ic *p, uint32_t v) {
+/* Task v's commitment changes by dc (-1 committed, +1 uncommitted again) and
+ * its readiness by dr: updates v's children and the keys of their other
+ * ready parents (v itself is not ready during the call). O(deg+(v) ·
+ * CAIRN_IC_NARROW · log n). */
+static void update_children(ic *p, uint32_t v, int dc, int dr) {
   const cairn_dag *d = p->d;
   for (uint32_t i = d->ch_off[v]; i < d->ch_off[v + 1]; i++) {
     uint32_t c = d->ch[i];
-    for (uint32_t k = d->par_off[c]; k < d->par_off[c + 1]; k++) {
-      uint32_t u = d->par[k];
-      if (p->st[u] != ST_READY)
-        continue;
-      compute_key(p, u);
-      sift_up(p, p->pos[u]);
-      sift_down(p, p->pos[u]);
-    }
-  }
-}
-
-/* Adds da to pend and dr to rp of every child of v. */
-static void adjust_children(ic *p, uint32_t v, int da, int dr) {
-  const cairn_dag *d = p->d;
-  for (uint32_t i = d->ch_off[v]; i < d->ch_off[v + 1]; i++) {
-    uint32_t c = d->ch[i];
-    p->pend[c] += (uint32_t)da;
+    uint32_t p0 = p->pend[c], r0 = p->rp[c], x0 = p->xu[c];
+    p->pend[c] += (uint32_t)dc;
     p->rp[c] += (uint32_t)dr;
+    if (dc)
+      p->xu[c] ^= v;
+    uint32_t p1 = p->pend[c], r1 = p->rp[c];
+    if (narrow(p, c)) {
+      for (uint32_t k = d->par_off[c]; k < d->par_off[c + 1]; k++) {
+        uint32_t u = d->par[k];
+        if (p->st[u] != ST_READY)
+          continue;
+        share(p, u, c, p0, r0, -1);
+        share(p, u, c, p1, r1, +1);
+        set_close(p, u);
+        resift(p, u);
+      }
+      continue;
+    }
+    /* wide: only y1 can change, and only for the one parent left */
+    if (p0 == 1 && p1 != 1 && p->st[x0] == ST_READY) {
+      share(p, x0, c, 1, 0, -1);
+      resift(p, x0);
+    }
+    if (p1 == 1 && p0 != 1 && p->st[p->xu[c]] == ST_READY) {
+      share(p, p->xu[c], c, 1, 0, +1);
+      resift(p, p->xu[c]);
+    }
   }
 }
 
@@ -166,10 +219,12 @@ static void ic_destroy(void *self) {
   free(p->st);
   free(p->pend);
   free(p->rp);
+  free(p->xu);
   free(p->depth);
   free(p->height);
   free(p->pos);
   free(p->heap);
+  free(p->bk);
   free(p->key);
   free(p);
 }
@@ -184,19 +239,23 @@ static void *ic_create(const cairn_dag *d, uint64_t seed) {
   p->st = calloc(n, 1);
   p->pend = malloc(n * sizeof(uint32_t));
   p->rp = calloc(n, sizeof(uint32_t));
+  p->xu = calloc(n, sizeof(uint32_t));
   p->depth = malloc(n * sizeof(uint32_t));
   p->height = malloc(n * sizeof(uint32_t));
   p->pos = malloc(n * sizeof(uint32_t));
   p->heap = malloc(n * sizeof(uint32_t));
+  p->bk = calloc(n * NB, sizeof(uint32_t));
   p->key = calloc(n, sizeof(ickey));
-  if (!p->st || !p->pend || !p->rp || !p->depth || !p->height || !p->pos || !p->heap || !p->key ||
-      cairn_dag_levels(d, p->depth, p->height) != 0) {
+  if (!p->st || !p->pend || !p->rp || !p->xu || !p->depth || !p->height || !p->pos || !p->heap ||
+      !p->bk || !p->key || cairn_dag_levels(d, p->depth, p->height) != 0) {
     ic_destroy(p);
     return NULL;
   }
   for (uint32_t v = 0; v < d->n; v++) {
     p->pend[v] = cairn_dag_nparents(d, v);
     p->pos[v] = NO_POS;
+    for (uint32_t k = d->par_off[v]; k < d->par_off[v + 1]; k++)
+      p->xu[v] ^= d->par[k];
   }
   return p;
 }
@@ -205,15 +264,13 @@ static void ic_ready(void *self, uint32_t v) {
   ic *p = self;
   if (v >= p->d->n || p->st[v] == ST_READY || p->st[v] == ST_DONE)
     return;
-  if (p->st[v] == ST_ALLOC) /* lease lost: no longer committed */
-    adjust_children(p, v, +1, 0);
+  /* a lost lease un-commits v; either way v becomes ready */
+  update_children(p, v, p->st[v] == ST_ALLOC ? +1 : 0, +1);
   p->st[v] = ST_READY;
-  adjust_children(p, v, 0, +1);
   compute_key(p, v);
   heap_set(p, p->size, v);
   p->size++;
   sift_up(p, p->size - 1);
-  refresh(p, v);
 }
 
 static int ic_pick(void *self, uint32_t *v) {
@@ -223,8 +280,7 @@ static int ic_pick(void *self, uint32_t *v) {
   uint32_t u = p->heap[0];
   heap_remove(p, u);
   p->st[u] = ST_ALLOC;
-  adjust_children(p, u, -1, -1);
-  refresh(p, u);
+  update_children(p, u, -1, -1);
   *v = u;
   return 0;
 }
@@ -237,19 +293,19 @@ static void ic_executed(void *self, uint32_t v) {
   case ST_READY: /* a late result for a task that was made ready again */
     heap_remove(p, v);
     p->st[v] = ST_DONE;
-    adjust_children(p, v, -1, -1);
-    refresh(p, v);
+    update_children(p, v, -1, -1);
     break;
   case ST_WAIT:
     p->st[v] = ST_DONE;
-    adjust_children(p, v, -1, 0);
-    refresh(p, v);
+    update_children(p, v, -1, 0);
     break;
   default:
     p->st[v] = ST_DONE;
     break;
   }
 }
+
+uint64_t cairn_policy_ic_work(const void *self) { return self ? ((const ic *)self)->work : 0; }
 
 const cairn_policy_ops cairn_policy_ic = {
   "ic", ic_create, ic_destroy, ic_ready, ic_pick, ic_executed,

@@ -5,7 +5,7 @@
  * Cost per request: picking work is O(E × 32 policy picks) for E jobs with
  * eligible tasks, walked in priority order (c->runq, life.c; picks that do
  * not fit the volunteer are put back; fit.h; the policy's pick is O(1) for
- * fifo, O(log n) for ic); a result costs
+ * fifo and random, O((out-degree + 1) · log n) for ic, policy.h); a result costs
  * O(children of the task); leases live in a hash map and a min-heap, so
  * expiry is O(log L) per lease. Nothing scans the task table.
  */

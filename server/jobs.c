@@ -195,6 +195,22 @@ static cairn__jrec *job_record(const mjob *j) {
   return r;
 }
 
+/* Builds j's policy state for job id id and hands it the job's sources:
+ * O((n + m) log n) (policy.h), so cairn__core_submit does it before taking
+ * c->lock, for the id the job will most likely get. */
+static int prime_policy(mjob *j, int64_t id, cairn_error *err) {
+  if (j->pol && j->pstate)
+    j->pol->destroy(j->pstate);
+  j->pstate = NULL;
+  j->id = id;
+  if (cairn__job_start_policy(j, err))
+    return -1;
+  for (uint32_t i = 0; i < j->ntasks; i++)
+    if (cairn_dag_nparents(j->dag, i) == 0)
+      j->pol->ready(j->pstate, i);
+  return 0;
+}
+
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err) {
   cairn_status st = CAIRN_OK;
@@ -232,6 +248,13 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     goto done;
   }
   pthread_mutex_lock(&c->lock);
+  int64_t id = (int64_t)c->njobs + 1;
+  cairn__core_unlock(c);
+  if (prime_policy(j, id, err)) { /* before the lock: O((n + m) log n) */
+    st = err ? err->status : CAIRN_ENOMEM;
+    goto done;
+  }
+  pthread_mutex_lock(&c->lock);
   if (grow_jobs(c) || cairn__jobq_reserve(c)) {
     cairn__core_unlock(c);
     st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -244,8 +267,8 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
                            "a deleted job; upload it again", j->files[i].name, j->files[i].sha256);
       goto done;
     }
-  j->id = (int64_t)c->njobs + 1;
-  if (cairn__job_start_policy(j, err)) {
+  /* another job took the id meanwhile (rare): the seed changes, build again */
+  if (j->id != (int64_t)c->njobs + 1 && prime_policy(j, (int64_t)c->njobs + 1, err)) {
     cairn__core_unlock(c);
     st = err ? err->status : CAIRN_ENOMEM;
     goto done;
@@ -257,11 +280,8 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     t->state = t->npending ? TS_WAITING : TS_ELIGIBLE;
     j->counts[t->state]++;
   }
-  for (uint32_t i = 0; i < j->ntasks; i++)
-    if (j->tasks[i].state == TS_ELIGIBLE) {
-      j->tasks[i].queued = 1;
-      j->pol->ready(j->pstate, i);
-    }
+  for (uint32_t i = 0; i < j->ntasks; i++) /* the policy has them: prime_policy */
+    j->tasks[i].queued = j->tasks[i].state == TS_ELIGIBLE;
   c->jobs[c->njobs++] = j;
   cairn__jobq_update(c, j); /* O(E): its place by priority */
   *job_id = j->id;

@@ -259,7 +259,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   const char *name = url + strlen(FILES_PREFIX);
   if (!cairn_sha256_valid_hex(name))
     return reply(c, 404, "not_found", "not a sha256");
-  enum MHD_Result refused;
+  enum MHD_Result refused = MHD_NO; /* set by refuse_grant when it returns 1 */
   if (refuse_grant(p, c, name, &refused))
     return refused;
   return serve(p, c, name, get, ctx);
