@@ -76,6 +76,19 @@ typedef struct cairn_worker_config {
   unsigned long long disk_mib; /* 0: the free space of the file system holding dir */
   const char *invitation;      /* invitation code sent when registering, for a master
                                   whose registration is by invitation; NULL: none */
+
+  /* Volunteers in control (docs/worker.md): when this worker takes work and
+   * how much CPU its program apps get. Zero: no such policy. */
+  int idle_only;               /* non-zero: run only while other processes leave the
+                                  machine idle; suspend tasks (SIGSTOP) when they do not */
+  unsigned idle_threshold;     /* with idle_only: other processes' use, in percent of one
+                                  core, above which the machine is in use; 0: 25 */
+  unsigned idle_settle;        /* with idle_only: seconds idle before tasks resume; 0: 10 */
+  unsigned cpu_limit;          /* 1-100: each program app runs this percent of every
+                                  second and is stopped the rest; 0: no limit */
+  const char *hours;           /* "A-B[,A-B...]" local time windows (H or H:MM, "22-07"
+                                  wraps midnight): outside them no work is requested
+                                  and tasks are suspended; NULL: always */
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a
