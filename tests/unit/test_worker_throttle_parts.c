@@ -1,4 +1,4 @@
-/* test_worker_throttle.c — the pure parts of the worker's throttle
+/* test_worker_throttle_parts.c — the pure parts of the worker's throttle
  * (worker/throttle.h): --hours windows (parsing, wrapping midnight, several
  * windows, bad input), /proc/stat and /proc/PID/stat parsing from fixture
  * strings (a command name with spaces and ')'), others' share of a core and

@@ -1,0 +1,328 @@
+/* test_worker_throttle.c — volunteers in control (docs/worker.md), with a
+ * real cairn-server on loopback and real cairn-worker processes running
+ * /bin/sh busy loops (a fixed amount of CPU work each):
+ *   --cpu-limit 30   the task's CPU share, from /proc/PID/stat utime+stime
+ *                    over wall time, is 30% within a tolerance (printed);
+ *   --idle-only      busy processes started by the test make the worker
+ *                    stop the task (state T in /proc/PID/stat); once they
+ *                    end it resumes and the task completes (times printed);
+ *   --hours          a window that excludes now: no work is requested (the
+ *                    task has no attempt when the worker gives up); one that
+ *                    includes now: the task is done.
+ * The machine is shared: other load can hold the task suspended; the resume
+ * is then reported as skipped after a bounded wait, with the figures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/support/harness.h"
+
+#define ADMIN HARNESS_ADMIN_TOKEN
+
+typedef struct fixture {
+  char dir[4096];
+  char db[4200];
+  harness_server srv;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  harness_tmpdir(f->dir, sizeof f->dir);
+  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
+  if (harness_server_start(&f->srv, f->db, NULL)) {
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  harness_server_stop(&f->srv, SIGTERM);
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+  int rc = system(cmd);
+  free(f);
+  return rc == 0 ? 0 : -1;
+}
+
+/* Starts a worker with app sh=/bin/sh and extra flags (NULL-terminated). */
+static pid_t start_worker(fixture *f, const char *name, const char *const *extra, char *log,
+                          size_t loglen) {
+  char bin[4096], wdir[4300];
+  const char *argv[32];
+  size_t n = 0;
+  harness_bin(bin, sizeof bin, "cairn-worker");
+  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
+  snprintf(log, loglen, "%s/%s.log", f->dir, name);
+  const char *base[] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name,
+                        "--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", "off",
+                        "--log-level", "info"};
+  for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+    argv[n++] = base[i];
+  for (size_t i = 0; extra && extra[i] && n < 31; i++)
+    argv[n++] = extra[i];
+  argv[n] = NULL;
+  pid_t pid = harness_spawn(argv, log);
+  assert_true(pid > 0);
+  return pid;
+}
+
+static void stop_worker(pid_t pid) {
+  kill(pid, SIGTERM);
+  if (harness_wait(pid, 20) == -1) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+  }
+}
+
+/* Submits one task running a busy loop of iters iterations (about a
+ * second of CPU per million); returns the job id. */
+static long long submit_spin(fixture *f, long iters) {
+  char job[512];
+  snprintf(job, sizeof job,
+           "{\"app\": \"sh\", \"tasks\": [{\"id\": \"spin\", \"args\": [\"-c\", "
+           "\"i=0; while [ $i -lt %ld ]; do i=$((i+1)); done; echo spun $i\"]}]}", iters);
+  json_t *r = NULL;
+  long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
+  if (st != 201)
+    fail_msg("submit: HTTP %ld", st);
+  long long id = (long long)json_integer_value(json_object_get(r, "id"));
+  json_decref(r);
+  return id;
+}
+
+/* The spin task's entry (caller decrefs). */
+static json_t *task_entry(fixture *f, long long job) {
+  char path[64];
+  json_t *r = NULL;
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
+  assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  json_t *t = json_array_get(json_object_get(r, "tasks"), 0);
+  assert_non_null(t);
+  json_incref(t);
+  json_decref(r);
+  return t;
+}
+
+static const char *str(json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "(none)";
+}
+
+/* Waits (at most timeout s) for the spin task to reach state; 1 when it did. */
+static int wait_task_state(fixture *f, long long job, const char *want, double timeout) {
+  double until = harness_now() + timeout;
+  for (;;) {
+    json_t *t = task_entry(f, job);
+    int ok = strcmp(str(t, "state"), want) == 0;
+    json_decref(t);
+    if (ok)
+      return 1;
+    if (harness_now() > until)
+      return 0;
+    usleep(100 * 1000);
+  }
+}
+
+/* Reads /proc/PID/stat: state, parent, utime+stime in ticks. 0 or -1. */
+static int proc_stat(pid_t pid, char *state, long *ppid, unsigned long long *cpu) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+  FILE *fp = fopen(path, "r");
+  if (!fp)
+    return -1;
+  size_t n = fread(buf, 1, sizeof buf - 1, fp);
+  fclose(fp);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')');
+  unsigned long long ut, st;
+  if (!p || sscanf(p + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", state, ppid,
+                   &ut, &st) != 4)
+    return -1;
+  *cpu = ut + st;
+  return 0;
+}
+
+/* The worker's task program: its child process (at most timeout s). */
+static pid_t task_pid(pid_t worker, double timeout) {
+  double until = harness_now() + timeout;
+  while (harness_now() < until) {
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t found = 0;
+    while (d && (e = readdir(d)) != NULL && !found) {
+      pid_t pid = (pid_t)atol(e->d_name);
+      char st;
+      long ppid;
+      unsigned long long cpu;
+      if (pid > 0 && proc_stat(pid, &st, &ppid, &cpu) == 0 && ppid == (long)worker)
+        found = pid;
+    }
+    if (d)
+      closedir(d);
+    if (found)
+      return found;
+    usleep(50 * 1000);
+  }
+  return 0;
+}
+
+/* Waits until the state of pid is (want_stopped ? 'T' : not 'T'); returns
+ * the seconds it took, or -1 after timeout (or when pid is gone). */
+static double wait_stopped(pid_t pid, int want_stopped, double timeout) {
+  double start = harness_now();
+  while (harness_now() - start < timeout) {
+    char st;
+    long ppid;
+    unsigned long long cpu;
+    if (proc_stat(pid, &st, &ppid, &cpu) != 0)
+      return -1;
+    if ((st == 'T') == want_stopped)
+      return harness_now() - start;
+    usleep(20 * 1000);
+  }
+  return -1;
+}
+
+static int log_has(const char *log, const char *text) {
+  FILE *fp = fopen(log, "r");
+  char line[2048];
+  int found = 0;
+  while (fp && !found && fgets(line, sizeof line, fp))
+    found = strstr(line, text) != NULL;
+  if (fp)
+    fclose(fp);
+  return found;
+}
+
+/* --cpu-limit 30: the task's share of CPU over 6 s of its run. */
+static void test_cpu_limit(void **state) {
+  fixture *f = *state;
+  char log[4400];
+  static const char *const extra[] = {"--cpu-limit", "30", NULL};
+  pid_t w = start_worker(f, "w-cpu", extra, log, sizeof log);
+  submit_spin(f, 100000000L);
+  pid_t t = task_pid(w, 30);
+  assert_true(t > 0);
+  char st;
+  long ppid;
+  unsigned long long c0, c1;
+  long tick = sysconf(_SC_CLK_TCK);
+  usleep(500 * 1000);
+  assert_int_equal(proc_stat(t, &st, &ppid, &c0), 0);
+  double t0 = harness_now();
+  usleep(6 * 1000 * 1000);
+  assert_int_equal(proc_stat(t, &st, &ppid, &c1), 0);
+  double wall = harness_now() - t0, cpu = (double)(c1 - c0) / (double)tick;
+  double share = cpu / wall;
+  fprintf(stderr, "--cpu-limit 30: the task used %.2f s of CPU in %.2f s: %.1f%% "
+          "(wanted 30%% +8/-15)\n", cpu, wall, share * 100);
+  stop_worker(w);
+  assert_true(share <= 0.38);
+  assert_true(share >= 0.15); /* a shared machine may give it less, never more */
+}
+
+/* --idle-only: busy processes make the worker suspend its task; once they
+ * end the task resumes and completes. */
+static void test_idle_only(void **state) {
+  fixture *f = *state;
+  char log[4400];
+  static const char *const extra[] = {"--idle-only", "--idle-threshold", "150",
+                                      "--idle-settle", "2", NULL};
+  pid_t w = start_worker(f, "w-idle", extra, log, sizeof log);
+  long long job = submit_spin(f, 4000000L);
+  pid_t t = task_pid(w, 60);
+  assert_true(t > 0);
+  assert_true(wait_stopped(t, 0, 60) >= 0); /* running (other load may delay it) */
+  enum { NBUSY = 4 };
+  pid_t busy[NBUSY];
+  for (int i = 0; i < NBUSY; i++) {
+    busy[i] = fork();
+    assert_true(busy[i] >= 0);
+    if (busy[i] == 0) {
+      volatile unsigned long x = 0;
+      for (time_t end = time(NULL) + 60; time(NULL) < end;)
+        for (int k = 0; k < 1000000; k++)
+          x++;
+      _exit(0);
+    }
+  }
+  double to_stop = wait_stopped(t, 1, 15);
+  fprintf(stderr, "--idle-only: %d busy processes started; the task was stopped (state T) after "
+          "%.2f s (documented: within %d s samples + 1 s)\n", NBUSY, to_stop, 2);
+  for (int i = 0; i < NBUSY; i++) {
+    kill(busy[i], SIGKILL);
+    waitpid(busy[i], NULL, 0);
+  }
+  assert_true(to_stop >= 0 && to_stop <= 4.5);
+  assert_true(log_has(log, "computer in use"));
+  double to_resume = wait_stopped(t, 0, 90);
+  if (to_resume < 0) {
+    fprintf(stderr, "--idle-only: the machine stayed in use by other processes for 90 s: "
+            "resume not observed\n");
+    stop_worker(w);
+    skip();
+  }
+  fprintf(stderr, "--idle-only: busy processes ended; the task resumed after %.2f s "
+          "(settle 2 s + sampling)\n", to_resume);
+  assert_true(wait_task_state(f, job, "done", 120));
+  assert_true(log_has(log, "tasks resumed"));
+  json_t *e = task_entry(f, job);
+  fprintf(stderr, "--idle-only: task %s, output: %s", str(e, "state"), str(e, "output"));
+  json_decref(e);
+  stop_worker(w);
+}
+
+/* --hours: a window that excludes now gets no work; one that includes now does. */
+static void test_hours(void **state) {
+  fixture *f = *state;
+  char log[4400], outside[32], inside[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  snprintf(outside, sizeof outside, "%d-%d", (tm.tm_hour + 2) % 24, (tm.tm_hour + 3) % 24);
+  snprintf(inside, sizeof inside, "%d-%d", (tm.tm_hour + 23) % 24, (tm.tm_hour + 1) % 24);
+  long long job = submit_spin(f, 1000L);
+  const char *const out_flags[] = {"--hours", outside, "--exit-when-idle", "3", NULL};
+  double t0 = harness_now();
+  pid_t w = start_worker(f, "w-out", out_flags, log, sizeof log);
+  int st = harness_wait(w, 30);
+  assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_true(log_has(log, "outside --hours"));
+  json_t *e = task_entry(f, job);
+  fprintf(stderr, "--hours %s (now %02d:%02d): worker gave up after %.1f s, task %s, "
+          "attempts %lld\n", outside, tm.tm_hour, tm.tm_min, harness_now() - t0,
+          str(e, "state"), (long long)json_integer_value(json_object_get(e, "attempts")));
+  assert_string_not_equal(str(e, "state"), "done");
+  assert_string_not_equal(str(e, "state"), "running");
+  assert_int_equal(json_integer_value(json_object_get(e, "attempts")), 0);
+  json_decref(e);
+  const char *const in_flags[] = {"--hours", inside, "--exit-when-idle", "3", NULL};
+  w = start_worker(f, "w-in", in_flags, log, sizeof log);
+  assert_true(wait_task_state(f, job, "done", 30));
+  fprintf(stderr, "--hours %s: task done\n", inside);
+  st = harness_wait(w, 30);
+  assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_hours, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_cpu_limit, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_idle_only, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
