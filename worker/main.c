@@ -27,7 +27,7 @@ static const char usage_text[] =
   "                    [--peer-max N] [--stall-timeout SECONDS]\n"
   "                    [--invitation-file PATH]\n"
   "                    [--idle-only] [--idle-threshold PERCENT] [--idle-settle SECONDS]\n"
-  "                    [--cpu-limit PERCENT] [--hours A-B[,A-B...]]\n"
+  "                    [--cpu-limit PERCENT] [--hours A-B[,A-B...]] [--max-disk MIB]\n"
   "                    [--log-level error|warn|info|debug] [--help]\n"
   "\n"
   "Polls the Cairn master at URL for tasks and runs them with the listed apps\n"
@@ -67,6 +67,9 @@ static const char usage_text[] =
   "                          stopped the rest (default 100: no limit)\n"
   "  --hours A-B[,A-B...]    local time windows (H or H:MM; 22-07 wraps midnight):\n"
   "                          outside them no work is requested and apps are stopped\n"
+  "  --max-disk MIB          the cache and task directories of --dir stay under MIB:\n"
+  "                          before a task, cached files it does not need are removed\n"
+  "                          (oldest first), else the task is refused (default: none)\n"
   "  --log-level LEVEL       error, warn (default), info or debug\n"
   "\n"
   "SIGINT/SIGTERM stop the worker: running apps are killed, the master\n"
@@ -121,7 +124,8 @@ int main(int argc, char **argv) {
   enum {
     O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
     O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK,
-    O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS
+    O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
+    O_MAX_DISK
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
@@ -146,6 +150,7 @@ int main(int argc, char **argv) {
     {"idle-settle", required_argument, NULL, O_IDLE_SETTLE},
     {"cpu-limit", required_argument, NULL, O_CPU_LIMIT},
     {"hours", required_argument, NULL, O_HOURS},
+    {"max-disk", required_argument, NULL, O_MAX_DISK},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
   };
@@ -209,6 +214,12 @@ int main(int argc, char **argv) {
       if (v < 1)
         return bad_usage("--cores wants an integer from 1 to 4096, got \"%s\"", optarg);
       cfg.cores = (unsigned)v;
+      break;
+    case O_MAX_DISK:
+      v = parse_count(optarg, CAIRN_MAX_RES_MIB);
+      if (v < 1)
+        return bad_usage("--max-disk wants MiB from 1 to 1073741824, got \"%s\"", optarg);
+      cfg.max_disk_mib = (unsigned long long)v;
       break;
     case O_MEMORY:
     case O_DISK:

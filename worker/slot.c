@@ -282,6 +282,9 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     snprintf(err.text, sizeof err.text, "no app \"%.100s\" on this worker", t->app);
     return deliver_note(sl, t->index, EXIT_SETUP_FAILED, NULL, err.text, nx);
   }
+  uint64_t disk_need = 0;
+  if (cairn__diskcap_admit(&w->diskcap, t, &disk_need, &err) != 0)
+    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, NULL, err.text, nx);
   cairn_status rc = cairn__taskdir_prepare(&sl->td, t, app->path != NULL, &err);
   if (rc == CAIRN_OK && (t->ninputs || t->nparents)) {
     cairn__session_prepare(&w->session, &sl->conn);
@@ -289,6 +292,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     rc = cairn__taskdir_fill(&sl->td, t, &w->cache, sl->conn.http, &w->peers, cancel, &err);
     cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
   }
+  cairn__diskcap_prepared(&w->diskcap, disk_need);
   if (rc == CAIRN_OK && !cairn__cancelled(cancel))
     rc = run_app(sl, app, t, cancel, &res, &err);
   if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */

@@ -100,6 +100,8 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "unknown log level";
   else if (cfg->invitation && !valid_label(cfg->invitation))
     problem = "invitation must be 1 to 256 characters on one line";
+  else if (cfg->max_disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
+    problem = "max disk must be at most 1073741824 MiB";
   else if (cfg->cpu_limit > 100)
     problem = "cpu limit must be a percentage from 1 to 100";
   else if (cfg->idle_threshold > MAX_IDLE_THRESHOLD)
@@ -149,6 +151,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   w->throttle_cfg = (cairn__throttle_cfg){cfg->idle_only != 0, cfg->idle_threshold,
                                           cfg->idle_settle, cfg->cpu_limit, cfg->hours != NULL,
                                           hours};
+  w->max_disk_mib = cfg->max_disk_mib;
   if (!oom && cairn__peerstate_init(&w->peers, w->peer_address) != 0)
     oom = 1;
   else if (!oom) {
@@ -246,6 +249,10 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
   if (rc == CAIRN_OK)
     rc = cairn__cache_init(&w->cache, w->cache_dir, err);
   w->cache.log = &w->log;
+  if (rc == CAIRN_OK && !w->diskcap_ok) {
+    cairn__diskcap_init(&w->diskcap, w->max_disk_mib, w->cache_dir, w->run_dir, &w->log);
+    w->diskcap_ok = 1;
+  }
   return rc;
 }
 
@@ -452,6 +459,8 @@ void cairn_worker_delete(cairn_worker *w) {
   if (w->lock_fd >= 0)
     close(w->lock_fd);
   cairn__cache_destroy(&w->cache);
+  if (w->diskcap_ok)
+    cairn__diskcap_destroy(&w->diskcap);
   cairn__stopper_destroy(&w->stopper);
   cairn__pace_destroy(&w->pace);
   pthread_mutex_destroy(&w->mu);

@@ -89,6 +89,9 @@ typedef struct cairn_worker_config {
   const char *hours;           /* "A-B[,A-B...]" local time windows (H or H:MM, "22-07"
                                   wraps midnight): outside them no work is requested
                                   and tasks are suspended; NULL: always */
+  unsigned long long max_disk_mib; /* DIR/cache and DIR/run stay under this many MiB:
+                                  cached files are removed, else a task is refused
+                                  (docs/worker.md); 0: no cap */
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a

@@ -8,7 +8,10 @@
  *                    end it resumes and the task completes (times printed);
  *   --hours          a window that excludes now: no work is requested (the
  *                    task has no attempt when the worker gives up); one that
- *                    includes now: the task is done.
+ *                    includes now: the task is done;
+ *   --max-disk 4     three tasks with 1 MiB inputs in turn: the oldest
+ *                    cached input is removed to make room for the third;
+ *                    a task with a 5 MiB input is refused (exit 125).
  * The machine is shared: other load can hold the task suspended; the resume
  * is then reported as skipped after a bounded wait, with the figures. */
 #include <setjmp.h>
@@ -26,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "tests/support/harness.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
@@ -318,10 +322,100 @@ static void test_hours(void **state) {
   assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* Uploads mib MiB of byte c; writes its sha256 into sha. */
+static void upload_mib(fixture *f, int mib, char c, char sha[65]) {
+  size_t len = (size_t)mib << 20;
+  char *data = malloc(len), path[128];
+  assert_non_null(data);
+  memset(data, c, len);
+  cairn_sha256_hex(data, len, sha);
+  snprintf(path, sizeof path, "/v1/files/%s", sha);
+  long st = harness_http(f->srv.url, "PUT", path, ADMIN, data, len, NULL, NULL, NULL);
+  free(data);
+  assert_true(st == 200 || st == 201);
+}
+
+static long long submit_json(fixture *f, const char *job) {
+  json_t *r = NULL;
+  long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
+  if (st != 201)
+    fail_msg("submit: HTTP %ld", st);
+  long long id = (long long)json_integer_value(json_object_get(r, "id"));
+  json_decref(r);
+  return id;
+}
+
+static const char *job_state(fixture *f, long long job, double timeout) {
+  static char state[32];
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld", job);
+  double until = harness_now() + timeout;
+  for (;;) {
+    json_t *r = NULL;
+    assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+    snprintf(state, sizeof state, "%s", str(r, "state"));
+    json_decref(r);
+    if (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 || harness_now() > until)
+      return state;
+    usleep(100 * 1000);
+  }
+}
+
+static int cached(fixture *f, const char *worker, const char *sha) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s/cache/%s", f->dir, worker, sha);
+  return access(path, F_OK) == 0;
+}
+
+/* --max-disk 4: 1 MiB inputs in turn; the oldest cached one makes room for
+ * the third; a 5 MiB input cannot fit. */
+static void test_max_disk(void **state) {
+  fixture *f = *state;
+  char log[4400], a[65], b[65], c[65], big[65], job[2048];
+  upload_mib(f, 1, 'a', a);
+  upload_mib(f, 1, 'b', b);
+  upload_mib(f, 1, 'c', c);
+  upload_mib(f, 5, 'z', big);
+  static const char *const extra[] = {"--max-disk", "4", NULL};
+  pid_t w = start_worker(f, "w-disk", extra, log, sizeof log);
+  snprintf(job, sizeof job,
+           "{\"app\": \"sh\", \"policy\": \"fifo\", \"files\": ["
+           "{\"name\": \"a\", \"sha256\": \"%s\", \"size\": 1048576},"
+           "{\"name\": \"b\", \"sha256\": \"%s\", \"size\": 1048576},"
+           "{\"name\": \"c\", \"sha256\": \"%s\", \"size\": 1048576}], \"tasks\": ["
+           "{\"id\": \"a\", \"args\": [\"-c\", \"wc -c < inputs/a\"], \"inputs\": [\"a\"]},"
+           "{\"id\": \"b\", \"args\": [\"-c\", \"wc -c < inputs/b\"], \"inputs\": [\"b\"],"
+           " \"after\": [\"a\"]},"
+           "{\"id\": \"c\", \"args\": [\"-c\", \"wc -c < inputs/c\"], \"inputs\": [\"c\"],"
+           " \"after\": [\"b\"]}]}", a, b, c);
+  long long j1 = submit_json(f, job);
+  assert_string_equal(job_state(f, j1, 60), "done");
+  fprintf(stderr, "--max-disk 4: three tasks with 1 MiB inputs done; cached now: a %d b %d c %d\n",
+          cached(f, "w-disk", a), cached(f, "w-disk", b), cached(f, "w-disk", c));
+  assert_true(log_has(log, "--max-disk: removed cached"));
+  assert_false(cached(f, "w-disk", a));
+  assert_true(cached(f, "w-disk", c));
+  snprintf(job, sizeof job,
+           "{\"app\": \"sh\", \"max_attempts\": 1, \"files\": ["
+           "{\"name\": \"z\", \"sha256\": \"%s\", \"size\": 5242880}], \"tasks\": ["
+           "{\"id\": \"big\", \"args\": [\"-c\", \"wc -c < inputs/z\"], "
+           "\"inputs\": [\"z\"]}]}", big);
+  long long j2 = submit_json(f, job);
+  assert_string_equal(job_state(f, j2, 60), "failed");
+  json_t *e = task_entry(f, j2);
+  fprintf(stderr, "--max-disk 4: a task with a 5 MiB input: %s, output: %s", str(e, "state"),
+          str(e, "output"));
+  assert_non_null(strstr(str(e, "output"), "--max-disk 4 MiB"));
+  assert_false(cached(f, "w-disk", big));
+  json_decref(e);
+  stop_worker(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_hours, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cpu_limit, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_max_disk, setup, teardown),
     cmocka_unit_test_setup_teardown(test_idle_only, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

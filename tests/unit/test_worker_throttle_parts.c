@@ -2,13 +2,17 @@
  * (worker/throttle.h): --hours windows (parsing, wrapping midnight, several
  * windows, bad input), /proc/stat and /proc/PID/stat parsing from fixture
  * strings (a command name with spaces and ')'), others' share of a core and
- * the duty-cycle arithmetic of --cpu-limit. */
+ * the duty-cycle arithmetic of --cpu-limit, and which cached files
+ * --max-disk removes first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <string.h>
+
+#include "worker/diskcap.h"
 #include "worker/throttle.h"
 
 static void test_hours_parse(void **state) {
@@ -114,6 +118,22 @@ static void test_cfg_active(void **state) {
   assert_true(cairn__throttle_cfg_active(&c));
 }
 
+static void test_evict_plan(void **state) {
+  (void)state;
+  cairn__cached_file f[4] = {
+    {"new", 100, 400}, {"old", 100, 100}, {"mid2", 100, 300}, {"mid1", 100, 300},
+  };
+  assert_int_equal(cairn__diskcap_plan(f, 4, 150), 2); /* two files free 200 >= 150 */
+  assert_string_equal(f[0].name, "old");
+  assert_string_equal(f[1].name, "mid1"); /* same age: by name */
+  assert_string_equal(f[2].name, "mid2");
+  assert_string_equal(f[3].name, "new");
+  assert_int_equal(cairn__diskcap_plan(f, 4, 0), 0);
+  assert_int_equal(cairn__diskcap_plan(f, 4, 400), 4);
+  assert_int_equal(cairn__diskcap_plan(f, 4, 401), 4); /* not enough: all of them */
+  assert_int_equal(cairn__diskcap_plan(f, 0, 1), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_hours_parse),
@@ -122,6 +142,7 @@ int main(void) {
     cmocka_unit_test(test_pidstat),
     cmocka_unit_test(test_shares),
     cmocka_unit_test(test_cfg_active),
+    cmocka_unit_test(test_evict_plan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
