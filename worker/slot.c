@@ -427,7 +427,7 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   char msg[300];
   int got = POLL_NONE;
   cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", CAIRN_WORK_FIELDS,
-                                          NULL, 0, WORK_OFFER_MAX, &resp, &err);
+                                          NULL, 0, NULL, 0, WORK_OFFER_MAX, &resp, &err);
   long status = resp.status;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
     cairn__worker_fatal(w, err.status, "%s", err.text);

@@ -192,6 +192,15 @@ void cairn__throttle_detach(cairn__throttle *t, size_t i) {
   pthread_mutex_unlock(&t->mu);
 }
 
+int cairn__throttle_attached(cairn__throttle *t, size_t i) {
+  if (!t || i >= t->nslots || !t->slot)
+    return 0;
+  pthread_mutex_lock(&t->mu);
+  int on = t->slot[i].pgid != 0;
+  pthread_mutex_unlock(&t->mu);
+  return on;
+}
+
 double cairn__throttle_stopped_s(cairn__throttle *t, size_t i) {
   if (!t || i >= t->nslots)
     return 0;

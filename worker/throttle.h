@@ -119,6 +119,8 @@ void cairn__throttle_destroy(cairn__throttle *t);
  * be reaped (continues it first when it was stopped). t may be NULL. */
 void cairn__throttle_attach(cairn__throttle *t, size_t i, pid_t pgid);
 void cairn__throttle_detach(cairn__throttle *t, size_t i);
+/* 1 when slot i runs a program (attached). */
+int cairn__throttle_attached(cairn__throttle *t, size_t i);
 /* Seconds slot i's current program has been stopped by the throttle. */
 double cairn__throttle_stopped_s(cairn__throttle *t, size_t i);
 /* 1 while no new work should be requested. t may be NULL. */

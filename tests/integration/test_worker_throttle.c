@@ -6,6 +6,8 @@
  *   --idle-only      busy processes started by the test make the worker
  *                    stop the task (state T in /proc/PID/stat); once they
  *                    end it resumes and the task completes (times printed);
+ *                    heartbeats meanwhile name its lease "suspended", which
+ *                    the master takes (and refuses malformed);
  *   --hours          a window that excludes now: no work is requested (the
  *                    task has no attempt when the worker gives up); one that
  *                    includes now: the task is done;
@@ -94,11 +96,13 @@ static void stop_worker(pid_t pid) {
 
 /* Submits one task running a busy loop of iters iterations (about a
  * second of CPU per million); returns the job id. */
-static long long submit_spin(fixture *f, long iters) {
+static long long submit_spin(fixture *f, long iters, int lease_seconds) {
   char job[512];
   snprintf(job, sizeof job,
-           "{\"app\": \"sh\", \"tasks\": [{\"id\": \"spin\", \"args\": [\"-c\", "
-           "\"i=0; while [ $i -lt %ld ]; do i=$((i+1)); done; echo spun $i\"]}]}", iters);
+           "{\"app\": \"sh\", \"lease_seconds\": %d, \"tasks\": [{\"id\": \"spin\", "
+           "\"args\": [\"-c\", "
+           "\"i=0; while [ $i -lt %ld ]; do i=$((i+1)); done; echo spun $i\"]}]}",
+           lease_seconds, iters);
   json_t *r = NULL;
   long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
   if (st != 201)
@@ -218,7 +222,7 @@ static void test_cpu_limit(void **state) {
   char log[4400];
   static const char *const extra[] = {"--cpu-limit", "30", NULL};
   pid_t w = start_worker(f, "w-cpu", extra, log, sizeof log);
-  submit_spin(f, 100000000L);
+  submit_spin(f, 100000000L, 300);
   pid_t t = task_pid(w, 30);
   assert_true(t > 0);
   char st;
@@ -247,7 +251,7 @@ static void test_idle_only(void **state) {
   static const char *const extra[] = {"--idle-only", "--idle-threshold", "150",
                                       "--idle-settle", "2", NULL};
   pid_t w = start_worker(f, "w-idle", extra, log, sizeof log);
-  long long job = submit_spin(f, 4000000L);
+  long long job = submit_spin(f, 4000000L, 3); /* a heartbeat a second */
   pid_t t = task_pid(w, 60);
   assert_true(t > 0);
   assert_true(wait_stopped(t, 0, 60) >= 0); /* running (other load may delay it) */
@@ -284,6 +288,8 @@ static void test_idle_only(void **state) {
           "(settle 2 s + sampling)\n", to_resume);
   assert_true(wait_task_state(f, job, "done", 120));
   assert_true(log_has(log, "tasks resumed"));
+  assert_true(log_has(log, "heartbeat: 1 lease suspended")); /* the master took it */
+  assert_false(log_has(log, "heartbeat: HTTP"));
   json_t *e = task_entry(f, job);
   fprintf(stderr, "--idle-only: task %s, output: %s", str(e, "state"), str(e, "output"));
   json_decref(e);
@@ -299,7 +305,7 @@ static void test_hours(void **state) {
   localtime_r(&now, &tm);
   snprintf(outside, sizeof outside, "%d-%d", (tm.tm_hour + 2) % 24, (tm.tm_hour + 3) % 24);
   snprintf(inside, sizeof inside, "%d-%d", (tm.tm_hour + 23) % 24, (tm.tm_hour + 1) % 24);
-  long long job = submit_spin(f, 1000L);
+  long long job = submit_spin(f, 1000L, 300);
   const char *const out_flags[] = {"--hours", outside, "--exit-when-idle", "3", NULL};
   double t0 = harness_now();
   pid_t w = start_worker(f, "w-out", out_flags, log, sizeof log);
@@ -411,8 +417,42 @@ static void test_max_disk(void **state) {
   stop_worker(w);
 }
 
+/* The master takes "suspended" in a heartbeat and refuses it malformed or
+ * in a work body. */
+static void test_master_takes_suspended(void **state) {
+  fixture *f = *state;
+  char token[65], body[128];
+  harness_register(f->srv.url, "raw", "sh", token);
+  long long job = submit_spin(f, 1000L, 300);
+  (void)job;
+  json_t *r = NULL;
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/work", token, "{}", 2, &r, NULL, NULL),
+                   200);
+  long long index = (long long)json_integer_value(json_object_get(r, "index"));
+  json_decref(r);
+  assert_true(index > 0);
+  snprintf(body, sizeof body, "{\"running\": [%lld], \"suspended\": [%lld]}", index, index);
+  r = NULL;
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/heartbeat", token, body, strlen(body),
+                                &r, NULL, NULL), 200);
+  assert_int_equal(json_integer_value(json_array_get(json_object_get(r, "extended"), 0)), index);
+  json_decref(r);
+  static const char bad[] = "{\"suspended\": [0]}";
+  char *raw = NULL;
+  size_t len = 0;
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/heartbeat", token, bad, strlen(bad),
+                                NULL, &raw, &len), 400);
+  fprintf(stderr, "heartbeat with \"suspended\": [%lld]: 200; with [0]: 400 %s\n", index, raw);
+  assert_non_null(strstr(raw, "suspended[0] is not an allocation index"));
+  free(raw);
+  static const char work[] = "{\"suspended\": [1]}";
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/work", token, work, strlen(work), NULL,
+                                NULL, NULL), 400);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_master_takes_suspended, setup, teardown),
     cmocka_unit_test_setup_teardown(test_hours, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cpu_limit, setup, teardown),
     cmocka_unit_test_setup_teardown(test_max_disk, setup, teardown),
