@@ -109,7 +109,8 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   else if (cfg->idle_settle > MAX_IDLE_SETTLE)
     problem = "idle settle time must be from 1 to 86400 seconds";
   else if (cfg->hours && cairn__hours_parse(cfg->hours, &hours) != 0)
-    problem = "hours must be A-B[,A-B...] with A and B as H or H:MM (0-24), e.g. 22-07";
+    problem = "hours must be A-B[,A-B...] with A and B as H or H:MM (0-24), at most 8 "
+              "windows, e.g. 22-07";
   if (problem) {
     cairn_error_set(err, CAIRN_EINVAL, "%s", problem);
     return NULL;

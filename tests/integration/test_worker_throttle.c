@@ -450,9 +450,33 @@ static void test_master_takes_suspended(void **state) {
                                 NULL, NULL), 400);
 }
 
+/* Bad values of the flags: exit status 2 and a message naming the flag. */
+static void test_bad_flags(void **state) {
+  fixture *f = *state;
+  char bin[4096];
+  harness_bin(bin, sizeof bin, "cairn-worker");
+  static const char *const cases[][3] = {
+    {"--hours", "25-07", "hours must be A-B"},  {"--hours", "7-7", "hours must be A-B"},
+    {"--cpu-limit", "0", "--cpu-limit wants"},    {"--cpu-limit", "101", "--cpu-limit wants"},
+    {"--idle-threshold", "0", "--idle-threshold wants"},
+    {"--idle-settle", "x", "--idle-settle wants"}, {"--max-disk", "0", "--max-disk wants"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char log[4400];
+    snprintf(log, sizeof log, "%s/bad-%zu.log", f->dir, i);
+    const char *argv[] = {bin, "--server", f->srv.url, "--app", "sh=/bin/sh", cases[i][0],
+                          cases[i][1], NULL};
+    pid_t pid = harness_spawn(argv, log);
+    int st = harness_wait(pid, 20);
+    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 2 || !log_has(log, cases[i][2]))
+      fail_msg("%s %s: wanted exit 2 and \"%s\"", cases[i][0], cases[i][1], cases[i][2]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_master_takes_suspended, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_bad_flags, setup, teardown),
     cmocka_unit_test_setup_teardown(test_hours, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cpu_limit, setup, teardown),
     cmocka_unit_test_setup_teardown(test_max_disk, setup, teardown),
