@@ -2,7 +2,10 @@
  * real cairn-server on loopback and real cairn-worker processes running
  * /bin/sh busy loops (a fixed amount of CPU work each):
  *   --cpu-limit 30   the task's CPU share, from /proc/PID/stat utime+stime
- *                    over wall time, is 30% within a tolerance (printed);
+ *                    over wall time, is at most 30% + 8 (less when the
+ *                    machine is busy anyway), and the share of time it is
+ *                    not stopped (its state sampled every 2 ms) is 30% +- 8
+ *                    (both printed);
  *   --idle-only      busy processes started by the test make the worker
  *                    stop the task (state T in /proc/PID/stat); once they
  *                    end it resumes and the task completes (times printed);
@@ -232,15 +235,24 @@ static void test_cpu_limit(void **state) {
   usleep(500 * 1000);
   assert_int_equal(proc_stat(t, &st, &ppid, &c0), 0);
   double t0 = harness_now();
-  usleep(6 * 1000 * 1000);
+  unsigned samples = 0, running = 0;
+  while (harness_now() - t0 < 6) { /* how much of the time it may run: state not T */
+    unsigned long long c;
+    assert_int_equal(proc_stat(t, &st, &ppid, &c), 0);
+    samples++;
+    running += st != 'T';
+    usleep(2 * 1000);
+  }
   assert_int_equal(proc_stat(t, &st, &ppid, &c1), 0);
   double wall = harness_now() - t0, cpu = (double)(c1 - c0) / (double)tick;
-  double share = cpu / wall;
-  fprintf(stderr, "--cpu-limit 30: the task used %.2f s of CPU in %.2f s: %.1f%% "
-          "(wanted 30%% +8/-15)\n", cpu, wall, share * 100);
+  double share = cpu / wall, allowed = (double)running / samples;
+  fprintf(stderr, "--cpu-limit 30: the task used %.2f s of CPU in %.2f s: %.1f%% (wanted at "
+          "most 30%% + 8); it was not stopped in %.1f%% of %u samples of its state (wanted "
+          "30%% +- 8)\n", cpu, wall, share * 100, allowed * 100, samples);
   stop_worker(w);
   assert_true(share <= 0.38);
-  assert_true(share >= 0.15); /* a shared machine may give it less, never more */
+  assert_true(share > 0.01); /* a shared machine may give it less than 30%, never more */
+  assert_true(allowed >= 0.22 && allowed <= 0.38);
 }
 
 /* --idle-only: busy processes make the worker suspend its task; once they
@@ -252,9 +264,9 @@ static void test_idle_only(void **state) {
                                       "--idle-settle", "2", NULL};
   pid_t w = start_worker(f, "w-idle", extra, log, sizeof log);
   long long job = submit_spin(f, 4000000L, 3); /* a heartbeat a second */
-  pid_t t = task_pid(w, 60);
+  pid_t t = task_pid(w, 30);
   assert_true(t > 0);
-  assert_true(wait_stopped(t, 0, 60) >= 0); /* running (other load may delay it) */
+  assert_true(wait_stopped(t, 0, 30) >= 0); /* running (other load may delay it) */
   enum { NBUSY = 4 };
   pid_t busy[NBUSY];
   for (int i = 0; i < NBUSY; i++) {
@@ -286,7 +298,7 @@ static void test_idle_only(void **state) {
   }
   fprintf(stderr, "--idle-only: busy processes ended; the task resumed after %.2f s "
           "(settle 2 s + sampling)\n", to_resume);
-  assert_true(wait_task_state(f, job, "done", 120));
+  assert_true(wait_task_state(f, job, "done", 90));
   assert_true(log_has(log, "tasks resumed"));
   assert_true(log_has(log, "heartbeat: 1 lease suspended")); /* the master took it */
   assert_false(log_has(log, "heartbeat: HTTP"));
