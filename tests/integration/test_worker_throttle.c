@@ -14,6 +14,8 @@
  *   --hours          a window that excludes now: no work is requested (the
  *                    task has no attempt when the worker gives up); one that
  *                    includes now: the task is done;
+ *   wall_seconds     counts running time: a 3 s sleep under --cpu-limit 50
+ *                    is done within a wall limit of 2 s;
  *   --max-disk 4     three tasks with 1 MiB inputs in turn: the oldest
  *                    cached input is removed to make room for the third;
  *                    a task with a 5 MiB input is refused (exit 125).
@@ -429,6 +431,28 @@ static void test_max_disk(void **state) {
   stop_worker(w);
 }
 
+/* The wall limit counts running time: a 3 s sleep under --cpu-limit 50
+ * runs about 1.5 s of it, within wall_seconds 2, and is done. */
+static void test_wall_counts_running_time(void **state) {
+  fixture *f = *state;
+  char log[4400];
+  static const char *const extra[] = {"--cpu-limit", "50", NULL};
+  pid_t w = start_worker(f, "w-wall", extra, log, sizeof log);
+  static const char job[] = "{\"app\": \"sh\", \"max_attempts\": 1, \"limits\": "
+                            "{\"wall_seconds\": 2}, \"tasks\": [{\"id\": \"nap\", "
+                            "\"args\": [\"-c\", \"sleep 3; echo slept\"]}]}";
+  double t0 = harness_now();
+  long long id = submit_json(f, job);
+  const char *end = job_state(f, id, 60);
+  json_t *e = task_entry(f, id);
+  fprintf(stderr, "--cpu-limit 50, wall_seconds 2, sleep 3: job %s after %.1f s, task %s "
+          "(reason %s), output: %s", end, harness_now() - t0, str(e, "state"), str(e, "reason"),
+          str(e, "output"));
+  assert_string_equal(end, "done");
+  json_decref(e);
+  stop_worker(w);
+}
+
 /* The master takes "suspended" in a heartbeat and refuses it malformed or
  * in a work body. */
 static void test_master_takes_suspended(void **state) {
@@ -492,6 +516,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_hours, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cpu_limit, setup, teardown),
     cmocka_unit_test_setup_teardown(test_max_disk, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_wall_counts_running_time, setup, teardown),
     cmocka_unit_test_setup_teardown(test_idle_only, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
