@@ -16,8 +16,9 @@
  *
  * Threads: cairn_worker_run() starts cfg.slots task threads (by default one
  * per offered core), one
- * heartbeat thread and (unless cfg.peer_listen is "off") the peer file
- * server's thread, and ends them all before it returns. Callbacks run on the
+ * heartbeat thread, a throttle thread when idle_only, cpu_limit or hours is
+ * set, and (unless cfg.peer_listen is "off") the peer file server's thread,
+ * and ends them all before it returns. Callbacks run on the
  * task threads, at most cfg.slots at a time, so they must be thread-safe
  * when slots > 1. cairn_worker_stop() and cairn_worker_get_stats() may be
  * called from any thread; cairn_worker_stop() also from a signal handler.
