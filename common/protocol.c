@@ -221,17 +221,27 @@ static cairn_status parse_served(json_t *o, cairn_report *r, cairn_error *err) {
   return CAIRN_OK;
 }
 
-static cairn_status parse_running(json_t *a, cairn_report *r, cairn_error *err) {
+/* Reads a list of allocation indices named name into out (*n of them). */
+static cairn_status parse_indices(json_t *a, const char *name, int64_t *out, size_t *n,
+                                  cairn_error *err) {
   if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_RUNNING)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"running\" must be an array of at most %u "
-                           "indices", CAIRN_MAX_RUNNING);
+    return cairn_error_set(err, CAIRN_EINVAL, "\"%s\" must be an array of at most %u "
+                           "indices", name, CAIRN_MAX_RUNNING);
   for (size_t i = 0; i < json_array_size(a); i++) {
     const json_t *x = json_array_get(a, i);
     if (!json_is_integer(x) || json_integer_value(x) <= 0)
-      return cairn_error_set(err, CAIRN_EINVAL, "running[%zu] is not an allocation index", i);
-    r->running[r->nrunning++] = json_integer_value(x);
+      return cairn_error_set(err, CAIRN_EINVAL, "%s[%zu] is not an allocation index", name, i);
+    out[(*n)++] = json_integer_value(x);
   }
   return CAIRN_OK;
+}
+
+static cairn_status parse_running(json_t *a, cairn_report *r, cairn_error *err) {
+  return parse_indices(a, "running", r->running, &r->nrunning, err);
+}
+
+static cairn_status parse_suspended(json_t *a, cairn_report *r, cairn_error *err) {
+  return parse_indices(a, "suspended", r->suspended, &r->nsuspended, err);
 }
 
 static cairn_status parse_peer_url(json_t *v, cairn_report *r, cairn_error *err) {
@@ -250,7 +260,7 @@ static const struct {
   {CAIRN_FEAT_PEER_URL, parse_peer_url}, {CAIRN_FEAT_HAVE, parse_have},
   {CAIRN_FEAT_FETCHED, parse_fetched},   {CAIRN_FEAT_FAILED, parse_failed},
   {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
-  {CAIRN_FEAT_RESOURCES, parse_resources},
+  {CAIRN_FEAT_RESOURCES, parse_resources}, {CAIRN_FEAT_SUSPENDED, parse_suspended},
 };
 
 /* The wire name of feature bit. */
@@ -328,10 +338,10 @@ static json_t *failed_json(const cairn_report *r) {
   return a;
 }
 
-static json_t *running_json(const cairn_report *r) {
+static json_t *indices_json(const int64_t *v, size_t n) {
   json_t *a = json_array();
-  for (size_t i = 0; a && i < r->nrunning; i++)
-    a = append(a, json_integer((json_int_t)r->running[i]));
+  for (size_t i = 0; a && i < n; i++)
+    a = append(a, json_integer((json_int_t)v[i]));
   return a;
 }
 
@@ -341,7 +351,8 @@ static json_t *field_json(const cairn_report *r, unsigned bit) {
   case CAIRN_FEAT_HAVE: return have_json(r);
   case CAIRN_FEAT_SERVED: return served_json(r);
   case CAIRN_FEAT_PEER_URL: return r->peer_url ? json_string(r->peer_url) : NULL;
-  case CAIRN_FEAT_RUNNING: return running_json(r);
+  case CAIRN_FEAT_RUNNING: return indices_json(r->running, r->nrunning);
+  case CAIRN_FEAT_SUSPENDED: return indices_json(r->suspended, r->nsuspended);
   case CAIRN_FEAT_FETCHED: return fetched_json(r);
   case CAIRN_FEAT_RESOURCES: return cairn_resources_json(&r->resources);
   default: return failed_json(r);
@@ -351,7 +362,7 @@ static json_t *field_json(const cairn_report *r, unsigned bit) {
 json_t *cairn_report_json(const cairn_report *r) {
   if (r->nhave > CAIRN_MAX_HAVE || r->nserved > CAIRN_MAX_SERVED ||
       r->nfetched > CAIRN_MAX_FETCHED || r->nfailed > CAIRN_MAX_FAILED ||
-      r->nrunning > CAIRN_MAX_RUNNING)
+      r->nrunning > CAIRN_MAX_RUNNING || r->nsuspended > CAIRN_MAX_RUNNING)
     return NULL;
   json_t *o = json_object();
   for (int i = 0; o && i < CAIRN_FEATURE_COUNT; i++) {

@@ -70,12 +70,13 @@ enum {
   CAIRN_FEAT_RESOURCES = 1u << 7, /* "resources": what the worker offers (resources.h) */
   CAIRN_FEAT_REASON = 1u << 8,
   CAIRN_FEAT_OUTPUTS = 1u << 9, /* a result's "stderr" and "outputs" (output files) */
+  CAIRN_FEAT_SUSPENDED = 1u << 10, /* heartbeat: the running leases the worker keeps stopped */
 };
-#define CAIRN_REPORT_FIELD_COUNT 7
-#define CAIRN_FEATURE_COUNT 10
+#define CAIRN_REPORT_FIELD_COUNT 8
+#define CAIRN_FEATURE_COUNT 11
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs"}
+   "outputs", "suspended"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
@@ -90,6 +91,9 @@ enum {
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
    CAIRN_FEAT_RESOURCES)
+/* "suspended" (heartbeat only): indices, like "running", of the leases whose
+ * apps the worker keeps stopped (docs/worker.md, "Volunteers in control");
+ * the master takes it and extends those leases as any other. */
 #define CAIRN_HEARTBEAT_FIELDS CAIRN_REPORT_FIELDS
 
 /* The feature set a "features" list names (names this side does not know
@@ -132,13 +136,15 @@ typedef struct cairn_report {
   size_t nfailed;
   int64_t running[CAIRN_MAX_RUNNING];
   size_t nrunning;
+  int64_t suspended[CAIRN_MAX_RUNNING];
+  size_t nsuspended;
   const char *peer_url; /* present: "" or http(s)://HOST:PORT; absent: NULL */
   cairn_resources resources; /* "resources": the worker's offer, when present */
 } cairn_report;
 
 /* Numbers are range-checked: "bytes" (of "fetched" and "served") from 0 to
  * CAIRN_MAX_REPORT_BYTES, "ms" from 1 to CAIRN_MAX_REPORT_MS, "running"
- * indices above 0, "resources" as cairn_resources_parse() reads them
+ * and "suspended" indices above 0, "resources" as cairn_resources_parse() reads them
  * (missing keys: one core, no memory, no disk); out of range is
  * CAIRN_EINVAL naming the entry.
  * Reads body (a JSON object, not modified) into *r: the fields of takes

@@ -5,7 +5,9 @@
  * peer URL (peerstate.h), also between tasks: soon after a new holding,
  * failure or URL, every few seconds while bytes served or downloads wait to
  * be reported, and soon after start when the master's features are not
- * known yet; its answer renews the peer key and tells the features. */
+ * known yet; its answer renews the peer key and tells the features. While
+ * the worker is paused (throttle.h) it names the leases of the stopped
+ * apps in "suspended", when the master takes it. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,14 +50,25 @@ static int beat(cairn__heartbeat *hb) {
   cairn_http_response resp = {0};
   cairn_error err = {0};
   char msg[300];
-  int64_t running[CAIRN_MAX_RUNNING];
+  int64_t running[CAIRN_MAX_RUNNING], suspended[CAIRN_MAX_RUNNING];
   unsigned long bound = cairn__leases_begin(&w->leases);
   size_t nrunning = cairn__leases_running(&w->leases, running, CAIRN_MAX_RUNNING);
+  size_t nsuspended = 0;
+  if (cairn__throttle_paused(&w->throttle)) /* every attached app is stopped */
+    for (size_t i = 0; i < w->slots && nsuspended < CAIRN_MAX_RUNNING; i++) {
+      long long index = cairn__throttle_attached(&w->throttle, i)
+                          ? cairn__leases_index(&w->leases, i) : -1;
+      if (index > 0)
+        suspended[nsuspended++] = index;
+    }
   cairn_status rc = cairn__session_report(&w->session, &hb->conn, "/v1/heartbeat",
-                                          CAIRN_HEARTBEAT_FIELDS, running, nrunning, 1 << 20,
-                                          &resp, &err);
+                                          CAIRN_HEARTBEAT_FIELDS, running, nrunning, suspended,
+                                          nsuspended, 1 << 20, &resp, &err);
   long status = resp.status;
   int ok = -1;
+  if (nsuspended && rc == CAIRN_OK && status == 200 &&
+      (cairn__peerstate_features(&w->peers) & CAIRN_FEAT_SUSPENDED))
+    CAIRN_INFO(&w->log, "heartbeat: %zu lease%s suspended", nsuspended, nsuspended == 1 ? "" : "s");
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
     cairn__worker_fatal(w, err.status, "%s", err.text);
   else if (rc != CAIRN_OK)

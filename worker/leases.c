@@ -108,3 +108,12 @@ size_t cairn__leases_renewed(cairn__leases *l, unsigned long bound, const long l
   pthread_mutex_unlock(&l->mu);
   return lost;
 }
+
+long long cairn__leases_index(cairn__leases *l, size_t slot) {
+  long long index = -1;
+  pthread_mutex_lock(&l->mu);
+  if (slot < l->n && l->e[slot].held && !atomic_load(&l->e[slot].lost))
+    index = l->e[slot].index;
+  pthread_mutex_unlock(&l->mu);
+  return index;
+}

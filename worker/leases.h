@@ -62,6 +62,9 @@ size_t cairn__leases_renewed(cairn__leases *l, unsigned long bound, const long l
 /* Writes the indices held now (at most max) into out; returns how many. */
 size_t cairn__leases_running(cairn__leases *l, int64_t *out, size_t max);
 
+/* The index slot holds, or -1 when it holds none. */
+long long cairn__leases_index(cairn__leases *l, size_t slot);
+
 /* Monotonic milliseconds. */
 long long cairn__now_ms(void);
 

@@ -26,6 +26,8 @@ static const char usage_text[] =
   "                    [--peer-listen HOST:PORT|off] [--peer-address HOST]\n"
   "                    [--peer-max N] [--stall-timeout SECONDS]\n"
   "                    [--invitation-file PATH]\n"
+  "                    [--idle-only] [--idle-threshold PERCENT] [--idle-settle SECONDS]\n"
+  "                    [--cpu-limit PERCENT] [--hours A-B[,A-B...]] [--max-disk MIB]\n"
   "                    [--log-level error|warn|info|debug] [--help]\n"
   "\n"
   "Polls the Cairn master at URL for tasks and runs them with the listed apps\n"
@@ -54,6 +56,20 @@ static const char usage_text[] =
   "  --invitation-file PATH  invitation code (first line of PATH) sent when registering\n"
   "                          with a master that registers by invitation; without it,\n"
   "                          $CAIRN_INVITATION when set\n"
+  "  --idle-only             run tasks only while other processes leave the machine\n"
+  "                          idle: when they use more than --idle-threshold for 2 s,\n"
+  "                          running apps are stopped (SIGSTOP) and no work is\n"
+  "                          requested; after --idle-settle seconds idle they go on\n"
+  "  --idle-threshold P      other processes' CPU use, in percent of one core, that\n"
+  "                          means the computer is in use (default 25)\n"
+  "  --idle-settle S         seconds of idle before suspended tasks resume (default 10)\n"
+  "  --cpu-limit P           each app runs P percent (1-100) of every second and is\n"
+  "                          stopped the rest (default 100: no limit)\n"
+  "  --hours A-B[,A-B...]    local time windows (H or H:MM; 22-07 wraps midnight):\n"
+  "                          outside them no work is requested and apps are stopped\n"
+  "  --max-disk MIB          the cache and task directories of --dir stay under MIB:\n"
+  "                          before a task, cached files it does not need are removed\n"
+  "                          (oldest first), else the task is refused (default: none)\n"
   "  --log-level LEVEL       error, warn (default), info or debug\n"
   "\n"
   "SIGINT/SIGTERM stop the worker: running apps are killed, the master\n"
@@ -108,7 +124,8 @@ int main(int argc, char **argv) {
   enum {
     O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
     O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK,
-    O_INVITATION
+    O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
+    O_MAX_DISK
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
@@ -128,6 +145,12 @@ int main(int argc, char **argv) {
     {"memory", required_argument, NULL, O_MEMORY},
     {"disk", required_argument, NULL, O_DISK},
     {"invitation-file", required_argument, NULL, O_INVITATION},
+    {"idle-only", no_argument, NULL, O_IDLE_ONLY},
+    {"idle-threshold", required_argument, NULL, O_IDLE_THRESHOLD},
+    {"idle-settle", required_argument, NULL, O_IDLE_SETTLE},
+    {"cpu-limit", required_argument, NULL, O_CPU_LIMIT},
+    {"hours", required_argument, NULL, O_HOURS},
+    {"max-disk", required_argument, NULL, O_MAX_DISK},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
   };
@@ -192,6 +215,12 @@ int main(int argc, char **argv) {
         return bad_usage("--cores wants an integer from 1 to 4096, got \"%s\"", optarg);
       cfg.cores = (unsigned)v;
       break;
+    case O_MAX_DISK:
+      v = parse_count(optarg, CAIRN_MAX_RES_MIB);
+      if (v < 1)
+        return bad_usage("--max-disk wants MiB from 1 to 1073741824, got \"%s\"", optarg);
+      cfg.max_disk_mib = (unsigned long long)v;
+      break;
     case O_MEMORY:
     case O_DISK:
       v = parse_count(optarg, CAIRN_MAX_RES_MIB);
@@ -216,6 +245,27 @@ int main(int argc, char **argv) {
         return bad_usage("--max-tasks wants a non-negative integer, got \"%s\"", optarg);
       cfg.max_tasks = (unsigned long)v;
       break;
+    case O_IDLE_ONLY: cfg.idle_only = 1; break;
+    case O_IDLE_THRESHOLD:
+      v = parse_count(optarg, 409600);
+      if (v < 1)
+        return bad_usage("--idle-threshold wants a percentage of one core from 1 to 409600, "
+                         "got \"%s\"", optarg);
+      cfg.idle_threshold = (unsigned)v;
+      break;
+    case O_IDLE_SETTLE:
+      v = parse_count(optarg, 86400);
+      if (v < 1)
+        return bad_usage("--idle-settle wants seconds from 1 to 86400, got \"%s\"", optarg);
+      cfg.idle_settle = (unsigned)v;
+      break;
+    case O_CPU_LIMIT:
+      v = parse_count(optarg, 100);
+      if (v < 1)
+        return bad_usage("--cpu-limit wants a percentage from 1 to 100, got \"%s\"", optarg);
+      cfg.cpu_limit = (unsigned)v;
+      break;
+    case O_HOURS: cfg.hours = optarg; break;
     case O_LOG:
       if (cairn_log_level_parse(optarg, &cfg.log_level) != CAIRN_OK)
         return bad_usage("--log-level wants error, warn, info or debug, got \"%s\"", optarg);

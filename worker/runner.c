@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "worker/enforce.h"
+#include "worker/throttle.h"
 
 extern char **environ;
 
@@ -221,9 +222,10 @@ typedef struct watch_limits {
 static int check_limits(const cairn__run_spec *spec, pid_t pid, watch_limits *wl,
                         cairn__run_result *res) {
   double now = mono_now();
-  if (wl->wall > 0 && now - wl->start >= wl->wall) {
-    stop_for(pid, res, "wall", "wall limit of %.0f s reached after %.2f s: app killed", wl->wall,
-             now - wl->start);
+  double ran = now - wl->start - cairn__throttle_stopped_s(spec->throttle, spec->slot);
+  if (wl->wall > 0 && ran >= wl->wall) {
+    stop_for(pid, res, "wall", "wall limit of %.0f s reached after %.2f s running (%.2f s in "
+             "all): app killed", wl->wall, ran, now - wl->start);
     return 1;
   }
   if (wl->as) {
@@ -260,7 +262,9 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, watch_limits *
       p[n++] = (struct pollfd){.fd = stop_fd, .events = POLLIN};
     long ms = wait_ms;
     if (wl->wall > 0 && !killed) { /* wake up at the wall limit */
-      double left = (wl->start + wl->wall - mono_now()) * 1000.0 + 1;
+      double left = (wl->start + wl->wall +
+                     cairn__throttle_stopped_s(spec->throttle, spec->slot) - mono_now()) *
+                    1000.0 + 1;
       ms = left < 0 ? 0 : left < (double)ms ? (long)left : ms;
     }
     if (poll(p, n, (int)ms) < 0 && errno != EINTR)
@@ -294,6 +298,7 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, watch_limits *
         res->outcome = CAIRN__RUN_OVERFLOW;
         snprintf(res->note, sizeof res->note, "output exceeded %zu bytes", spec->max_output);
       }
+      cairn__throttle_detach(spec->throttle, spec->slot); /* before the group can be reused */
       kill(-pid, SIGKILL);
       while (wait4(pid, &status, 0, ru) < 0 && errno == EINTR)
         ;
@@ -399,6 +404,7 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
     rc = cairn_error_set(err, CAIRN_EIO, "cannot fork: %s", strerror(fork_errno));
     goto out;
   }
+  cairn__throttle_attach(spec->throttle, spec->slot, pid);
   close(out[1]);
   close(report[1]);
   out[1] = report[1] = -1;

@@ -50,6 +50,10 @@ typedef struct cairn__run_spec {
   const int64_t *limits;          /* CAIRN_LIMIT_COUNT limits (0: none; output_mib is
                                      max_output's business), or NULL for none */
   const char *cgroup_name;        /* name of the run's memory cgroup (unique per slot) */
+  struct cairn__throttle *throttle; /* stops and continues the program's group (throttle.h);
+                                     its stopped time does not count against the wall
+                                     limit; NULL: none */
+  size_t slot;                    /* the throttle's slot for this run */
 } cairn__run_spec;
 
 typedef struct cairn__run_result {

@@ -168,6 +168,7 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
 
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
                                    unsigned fields, const int64_t *running, size_t nrunning,
+                                   const int64_t *suspended, size_t nsuspended,
                                    size_t max_response, cairn_http_response *resp,
                                    cairn_error *err) {
   cairn__peer_report r;
@@ -181,6 +182,11 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     r.wire.nrunning = nrunning < CAIRN_MAX_RUNNING ? nrunning : CAIRN_MAX_RUNNING;
     memcpy(r.wire.running, running, r.wire.nrunning * sizeof *running);
     r.wire.fields |= CAIRN_FEAT_RUNNING;
+  }
+  if (suspended && features >= 0 && (fields & (unsigned)features & CAIRN_FEAT_SUSPENDED)) {
+    r.wire.nsuspended = nsuspended < CAIRN_MAX_RUNNING ? nsuspended : CAIRN_MAX_RUNNING;
+    memcpy(r.wire.suspended, suspended, r.wire.nsuspended * sizeof *suspended);
+    r.wire.fields |= CAIRN_FEAT_SUSPENDED;
   }
   if (s->offer.cores > 0 && features >= 0 && (fields & (unsigned)features & CAIRN_FEAT_RESOURCES)) {
     r.wire.resources = s->offer;

@@ -70,12 +70,15 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
  * CAIRN_HEARTBEAT_FIELDS) and the master advertised, "resources" (s->offer)
  * when the body and the master take it, and "running" (the
  * indices running[0..nrunning) whose leases a heartbeat renews) when
- * running is not NULL and the master takes it. The report is confirmed
+ * running is not NULL and the master takes it, and "suspended" (the
+ * indices suspended[0..nsuspended) of those the worker keeps stopped)
+ * when it is not NULL and the master takes it. The report is confirmed
  * when the master answers 2xx, else its entries wait for the next one. The
  * local IP of the connection is noted as the peer server's host when none
  * was configured. */
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
                                    unsigned fields, const int64_t *running, size_t nrunning,
+                                   const int64_t *suspended, size_t nsuspended,
                                    size_t max_response, cairn_http_response *resp,
                                    cairn_error *err);
 

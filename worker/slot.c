@@ -39,6 +39,7 @@
 #define POLL_MAX_MS 5000
 #define RESULT_ANSWER_MAX (64u * 1024u)
 #define EXIT_SETUP_FAILED 125
+#define PAUSED_CHECK_MS 250   /* how often a paused slot looks again */
 
 enum { POLL_NONE, POLL_WORK, POLL_WORK_THEN_NONE };
 
@@ -121,7 +122,8 @@ typedef struct next_offer {
  * claim. Claims one on yes. */
 static int want_next(cairn_worker *w) {
   int features = cairn__peerstate_features(&w->peers);
-  if (features < 0 || !(features & CAIRN_FEAT_NEXT) || cairn__stopper_draining(&w->stopper))
+  if (features < 0 || !(features & CAIRN_FEAT_NEXT) || cairn__stopper_draining(&w->stopper) ||
+      cairn__throttle_paused(&w->throttle))
     return 0;
   return claim(w);
 }
@@ -254,6 +256,7 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
     .path = app->path, .args = (const char *const *)t->args, .nargs = t->nargs,
     .dir = sl->td.dir, .env = (const char *const *)env, .max_output = budget, .cancel = cancel,
     .stdin_path = in, .limits = t->run.limits, .cgroup_name = cgroup,
+    .throttle = sl->w->throttle_ok ? &sl->w->throttle : NULL, .slot = sl->i,
   };
   cairn_status rc = cairn__run(&spec, res, err);
   if (rc == CAIRN_OK && res->memory_by)
@@ -279,6 +282,9 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     snprintf(err.text, sizeof err.text, "no app \"%.100s\" on this worker", t->app);
     return deliver_note(sl, t->index, EXIT_SETUP_FAILED, NULL, err.text, nx);
   }
+  uint64_t disk_need = 0;
+  if (cairn__diskcap_admit(&w->diskcap, t, &disk_need, &err) != 0)
+    return deliver_note(sl, t->index, EXIT_SETUP_FAILED, NULL, err.text, nx);
   cairn_status rc = cairn__taskdir_prepare(&sl->td, t, app->path != NULL, &err);
   if (rc == CAIRN_OK && (t->ninputs || t->nparents)) {
     cairn__session_prepare(&w->session, &sl->conn);
@@ -286,6 +292,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     rc = cairn__taskdir_fill(&sl->td, t, &w->cache, sl->conn.http, &w->peers, cancel, &err);
     cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
   }
+  cairn__diskcap_prepared(&w->diskcap, disk_need);
   if (rc == CAIRN_OK && !cairn__cancelled(cancel))
     rc = run_app(sl, app, t, cancel, &res, &err);
   if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */
@@ -420,7 +427,7 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   char msg[300];
   int got = POLL_NONE;
   cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", CAIRN_WORK_FIELDS,
-                                          NULL, 0, WORK_OFFER_MAX, &resp, &err);
+                                          NULL, 0, NULL, 0, WORK_OFFER_MAX, &resp, &err);
   long status = resp.status;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
     cairn__worker_fatal(w, err.status, "%s", err.text);
@@ -465,6 +472,18 @@ void *cairn__slot_main(void *arg) {
     CAIRN_WARN(&w->log, "%s (tried again before the next task)", err.text);
   sl->td.log = &w->log;
   while (!cairn__stopper_draining(&w->stopper)) {
+    if (cairn__throttle_paused(&w->throttle)) { /* no new work (throttle.h) */
+      long long left = idle_left(w);
+      if (left == 0) {
+        CAIRN_INFO(&w->log, "no work for %u seconds (--exit-when-idle): exiting",
+                   w->exit_when_idle);
+        cairn__stopper_drain(&w->stopper);
+        break;
+      }
+      cairn__stopper_sleep(&w->stopper, left > 0 && left < PAUSED_CHECK_MS ? (long)left
+                                                                           : PAUSED_CHECK_MS);
+      continue;
+    }
     if (!claim(w))
       break;
     long retry_ms = -1;

@@ -24,6 +24,8 @@
 #define DEFAULT_PEER_MAX 4
 #define MAX_PEER_MAX 1024
 #define DEFAULT_STALL_MS 10000
+#define MAX_IDLE_THRESHOLD 409600u
+#define MAX_IDLE_SETTLE 86400u
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 
@@ -68,6 +70,7 @@ static int valid_host(const char *s) {
 
 cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *err) {
   const char *problem = NULL;
+  cairn__hours hours = {0};
   char host[256];
   int oom = 0;
   if (!cfg || !cfg->server_url || (strncmp(cfg->server_url, "http://", 7) != 0 &&
@@ -97,6 +100,17 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "unknown log level";
   else if (cfg->invitation && !valid_label(cfg->invitation))
     problem = "invitation must be 1 to 256 characters on one line";
+  else if (cfg->max_disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
+    problem = "max disk must be at most 1073741824 MiB";
+  else if (cfg->cpu_limit > 100)
+    problem = "cpu limit must be a percentage from 1 to 100";
+  else if (cfg->idle_threshold > MAX_IDLE_THRESHOLD)
+    problem = "idle threshold must be a percentage of one core from 1 to 409600";
+  else if (cfg->idle_settle > MAX_IDLE_SETTLE)
+    problem = "idle settle time must be from 1 to 86400 seconds";
+  else if (cfg->hours && cairn__hours_parse(cfg->hours, &hours) != 0)
+    problem = "hours must be A-B[,A-B...] with A and B as H or H:MM (0-24), at most 8 "
+              "windows, e.g. 22-07";
   if (problem) {
     cairn_error_set(err, CAIRN_EINVAL, "%s", problem);
     return NULL;
@@ -135,6 +149,10 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   w->peer_address = dup_or_null(cfg->peer_address, &oom);
   w->peer_max = cfg->peer_max ? cfg->peer_max : DEFAULT_PEER_MAX;
   w->stall_ms = cfg->stall_ms ? cfg->stall_ms : DEFAULT_STALL_MS;
+  w->throttle_cfg = (cairn__throttle_cfg){cfg->idle_only != 0, cfg->idle_threshold,
+                                          cfg->idle_settle, cfg->cpu_limit, cfg->hours != NULL,
+                                          hours};
+  w->max_disk_mib = cfg->max_disk_mib;
   if (!oom && cairn__peerstate_init(&w->peers, w->peer_address) != 0)
     oom = 1;
   else if (!oom) {
@@ -232,6 +250,10 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
   if (rc == CAIRN_OK)
     rc = cairn__cache_init(&w->cache, w->cache_dir, err);
   w->cache.log = &w->log;
+  if (rc == CAIRN_OK && !w->diskcap_ok) {
+    cairn__diskcap_init(&w->diskcap, w->max_disk_mib, w->cache_dir, w->run_dir, &w->log);
+    w->diskcap_ok = 1;
+  }
   return rc;
 }
 
@@ -302,6 +324,8 @@ static void run_threads(cairn_worker *w) {
     cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start the heartbeat thread");
   else
     hb_started = 1;
+  if (cairn__throttle_start(&w->throttle) != 0)
+    cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start the throttle thread");
   for (size_t i = 0; i < w->slots && !cairn__stopper_stopping(&w->stopper); i++) {
     slots[i] = (cairn__slot){.w = w, .i = i, .conn = {new_http(w), 0}};
     if (!slots[i].conn.http || pthread_create(&slots[i].thread, NULL, cairn__slot_main,
@@ -316,6 +340,7 @@ static void run_threads(cairn_worker *w) {
     pthread_join(slots[i].thread, NULL);
     cairn_http_delete(slots[i].conn.http);
   }
+  cairn__throttle_stop(&w->throttle);
   atomic_store(&hb.quit, 1);
   if (hb_started)
     pthread_join(hb.thread, NULL);
@@ -340,6 +365,9 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
   w->leases.log = &w->log;
+  if (rc == CAIRN_OK && cairn__throttle_init(&w->throttle, &w->throttle_cfg, w->slots, &w->log))
+    rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
+  w->throttle_ok = rc == CAIRN_OK;
   reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
                               w->invitation};
   if (rc == CAIRN_OK)
@@ -381,6 +409,9 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     cairn__session_destroy(&w->session);
   if (leases_ok)
     cairn__leases_destroy(&w->leases);
+  if (w->throttle_ok)
+    cairn__throttle_destroy(&w->throttle);
+  w->throttle_ok = 0;
   if (w->pool_ok)
     cairn__respool_destroy(&w->pool);
   w->pool_ok = 0;
@@ -429,6 +460,8 @@ void cairn_worker_delete(cairn_worker *w) {
   if (w->lock_fd >= 0)
     close(w->lock_fd);
   cairn__cache_destroy(&w->cache);
+  if (w->diskcap_ok)
+    cairn__diskcap_destroy(&w->diskcap);
   cairn__stopper_destroy(&w->stopper);
   cairn__pace_destroy(&w->pace);
   pthread_mutex_destroy(&w->mu);

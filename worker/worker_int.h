@@ -17,6 +17,8 @@
 #include "worker/backoff.h"
 #include "worker/stopper.h"
 #include "worker/taskdir.h"
+#include "worker/diskcap.h"
+#include "worker/throttle.h"
 
 typedef struct cairn__app {
   char *name;
@@ -56,6 +58,12 @@ struct cairn_worker {
   cairn__peerstate peers;   /* token, peer URL, holdings to report */
   int peers_ok;             /* peers was initialised */
   cairn__peer *peer;        /* the peer file server while run() runs, or NULL */
+  cairn__throttle_cfg throttle_cfg; /* from the configuration */
+  cairn__throttle throttle; /* idle-only, CPU limit, hours (throttle.h) */
+  int throttle_ok;          /* throttle was initialised */
+  unsigned long long max_disk_mib; /* from the configuration; 0: no cap */
+  cairn__diskcap diskcap;   /* --max-disk (diskcap.h), set up with DIR */
+  int diskcap_ok;
 
 
   pthread_mutex_t mu;       /* guards everything below */

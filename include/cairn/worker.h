@@ -16,8 +16,9 @@
  *
  * Threads: cairn_worker_run() starts cfg.slots task threads (by default one
  * per offered core), one
- * heartbeat thread and (unless cfg.peer_listen is "off") the peer file
- * server's thread, and ends them all before it returns. Callbacks run on the
+ * heartbeat thread, a throttle thread when idle_only, cpu_limit or hours is
+ * set, and (unless cfg.peer_listen is "off") the peer file server's thread,
+ * and ends them all before it returns. Callbacks run on the
  * task threads, at most cfg.slots at a time, so they must be thread-safe
  * when slots > 1. cairn_worker_stop() and cairn_worker_get_stats() may be
  * called from any thread; cairn_worker_stop() also from a signal handler.
@@ -76,6 +77,22 @@ typedef struct cairn_worker_config {
   unsigned long long disk_mib; /* 0: the free space of the file system holding dir */
   const char *invitation;      /* invitation code sent when registering, for a master
                                   whose registration is by invitation; NULL: none */
+
+  /* Volunteers in control (docs/worker.md): when this worker takes work and
+   * how much CPU its program apps get. Zero: no such policy. */
+  int idle_only;               /* non-zero: run only while other processes leave the
+                                  machine idle; suspend tasks (SIGSTOP) when they do not */
+  unsigned idle_threshold;     /* with idle_only: other processes' use, in percent of one
+                                  core, above which the machine is in use; 0: 25 */
+  unsigned idle_settle;        /* with idle_only: seconds idle before tasks resume; 0: 10 */
+  unsigned cpu_limit;          /* 1-100: each program app runs this percent of every
+                                  second and is stopped the rest; 0: no limit */
+  const char *hours;           /* "A-B[,A-B...]" local time windows (H or H:MM, "22-07"
+                                  wraps midnight): outside them no work is requested
+                                  and tasks are suspended; NULL: always */
+  unsigned long long max_disk_mib; /* DIR/cache and DIR/run stay under this many MiB:
+                                  cached files are removed, else a task is refused
+                                  (docs/worker.md); 0: no cap */
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a

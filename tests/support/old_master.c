@@ -134,7 +134,7 @@ int old_master_heartbeat(old_master *m, cairn__peerstate *ps, const int64_t *run
   cairn__conn c = {cairn_http_create(base), 0};
   int rc = -1;
   if (c.http && cairn__session_report(&s, &c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, running,
-                                      nrunning, 1 << 20, &resp, &err) == CAIRN_OK &&
+                                      nrunning, NULL, 0, 1 << 20, &resp, &err) == CAIRN_OK &&
       resp.status == 200) {
     json_t *answer = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
     cairn__peerstate_set_features(

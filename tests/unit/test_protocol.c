@@ -183,6 +183,8 @@ static void test_malformed_entries(void **state) {
     {"{\"resources\": {\"gpus\": 1}}", "report: resources: unknown field \"gpus\""},
     {"{\"running\": [1, 2, 0]}", "running[2] is not an allocation index"},
     {"{\"running\": [1.5]}", "running[0] is not an allocation index"},
+    {"{\"suspended\": [4, -1]}", "suspended[1] is not an allocation index"},
+    {"{\"suspended\": {}}", "\"suspended\" must be an array of at most 1024 indices"},
     {"{\"peer_url\": 80}", "\"peer_url\" must be a string of at most 256 bytes"},
     {"{\"peer_url\": \"ftp://x\"}",
      "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)"},
@@ -236,6 +238,8 @@ static void test_unknown_fields(void **state) {
   assert_string_equal(err.text, "unknown field \"served\"");
   assert_int_equal(parse_text("{\"running\": []}", CAIRN_WORK_FIELDS, &err), CAIRN_EINVAL);
   assert_string_equal(err.text, "unknown field \"running\"");
+  assert_int_equal(parse_text("{\"suspended\": [3]}", CAIRN_WORK_FIELDS, &err), CAIRN_EINVAL);
+  assert_string_equal(err.text, "unknown field \"suspended\"");
   accepted("{\"apps\": [\"cell\"], \"have\": [\"" SHA_A "\"]}", CAIRN_WORK_FIELDS);
   assert_int_equal(report.fields, CAIRN_FEAT_HAVE);
   /* A master that takes no field refuses each one. */
@@ -260,9 +264,12 @@ static void test_parsed(void **state) {
   assert_string_equal(report.peer_url, "");
   accepted("{\"have\": [\"" SHA_B "\"], \"served\": {\"" SHA_A "\": 1024}, \"running\": [13, 21], "
            "\"peer_url\": \"" PEER "\", \"fetched\": [" GOOD_FETCHED "], "
-           "\"failed\": [" GOOD_FAILED "], \"resources\": {\"cores\": 4, \"disk_mib\": 10}}",
+           "\"failed\": [" GOOD_FAILED "], \"resources\": {\"cores\": 4, \"disk_mib\": 10}, "
+           "\"suspended\": [21]}",
            CAIRN_HEARTBEAT_FIELDS);
   assert_int_equal(report.fields, CAIRN_REPORT_FIELDS);
+  assert_int_equal(report.nsuspended, 1);
+  assert_int_equal(report.suspended[0], 21);
   /* "resources": a missing key is the default (no memory) */
   assert_int_equal(report.resources.cores, 4);
   assert_int_equal(report.resources.memory_mib, 0);
@@ -298,6 +305,7 @@ static void test_round_trip(void **state) {
   }
   sent.running[sent.nrunning++] = 13;
   sent.running[sent.nrunning++] = 1ll << 40;
+  sent.suspended[sent.nsuspended++] = 13;
   sent.peer_url = PEER;
   sent.resources = (cairn_resources){16, 1ll << 20, CAIRN_MAX_RES_MIB};
 
@@ -329,6 +337,8 @@ static void test_round_trip(void **state) {
   }
   assert_memory_equal(got.running, sent.running, sizeof sent.running[0] * 2);
   assert_int_equal(got.nrunning, 2);
+  assert_int_equal(got.nsuspended, 1);
+  assert_int_equal(got.suspended[0], 13);
   assert_string_equal(got.peer_url, sent.peer_url);
   assert_true(cairn_resources_equal(&got.resources, &sent.resources));
   json_t *failed0 = json_array_get(json_object_get(o, "failed"), 0);
@@ -378,7 +388,7 @@ static void test_features(void **state) {
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\",\"resources\",\"reason\",\"outputs\"]");
+                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
