@@ -101,7 +101,7 @@ static int raw_http(unsigned port, const char *req, char *out, size_t cap) {
 }
 
 static int raw_get(unsigned port, const char *method, const char *path) {
-  char req[1024], out[8192];
+  char req[2200], out[8192]; /* room for a path of up to 2 KiB */
   snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
            method, path);
   return raw_http(port, req, out, sizeof out);
