@@ -108,6 +108,13 @@ typedef struct mres {
   char digest[65];
   uint8_t ok;        /* exit status 0 */
   uint8_t outcome;
+  /* non-exact validators only (validate.c): its stdout (malloc'd, freed once
+   * the task needs it no more), its output files' key, and bit k set when
+   * it agrees with res[k] (k < 64) */
+  char *out;
+  uint32_t len;
+  char fkey[65];
+  uint64_t agree;
 } mres;
 
 /* A task's replicas in its current round. */
@@ -146,6 +153,7 @@ typedef struct mjob {
   int64_t id;
   char *name, *app, *policy_name;
   int replication, quorum, lease_seconds, max_attempts;
+  cairn_validator validator; /* how its replicas are compared (validate.c) */
   int state;
   int64_t created, finished;
   int64_t priority;  /* higher first (life.c) */

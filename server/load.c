@@ -14,6 +14,8 @@
 #include "server/outputs.h"
 #include "server/dist.h"
 #include "server/fit.h"
+#include "server/validate.h"
+#include "common/sha256.h"
 
 
 static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
@@ -141,6 +143,13 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
   j->created = r->created;
   j->finished = r->finished;
   j->priority = r->priority;
+  json_t *vj = r->validator ? json_loads(r->validator, 0, NULL) : NULL;
+  cairn_status vst = cairn_validator_parse(vj, "stored validator", &j->validator, NULL);
+  json_decref(vj);
+  if (vst != CAIRN_OK) {
+    cairn__job_free(j);
+    return -1;
+  }
   j->state = strcmp(r->state, "done") == 0        ? JS_DONE
              : strcmp(r->state, "failed") == 0    ? JS_FAILED
              : strcmp(r->state, "cancelled") == 0 ? JS_CANCELLED
@@ -312,6 +321,13 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     if (cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
                               r->exit_status == 0 && outcome != OUT_ERROR, outcome))
       return -1;
+    mres *m = &t->rep->res[t->rep->nres - 1];
+    if (r->output) { /* validate.h: the files' key is the SHA-256 of files_key */
+      const char *fk = r->files_key ? r->files_key : "";
+      cairn_sha256_hex(fk, strlen(fk), m->fkey);
+      if (cairn__valid_add(j, t->rep, r->output, r->output_len, m->fkey))
+        return -1;
+    }
   }
   if (strcmp(r->state, "leased") != 0)
     return 0;

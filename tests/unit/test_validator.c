@@ -1,0 +1,148 @@
+/* test_validator.c — the numeric comparator (tolerances, text, token
+ * counts, exponents, nan/inf) and the "validator" field of a job file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "common/jobspec.h"
+#include "common/validator.h"
+
+static int agree(const char *a, const char *b, double rel, double abs_tol) {
+  int ab = cairn_numeric_agree(a, strlen(a), b, strlen(b), rel, abs_tol);
+  int ba = cairn_numeric_agree(b, strlen(b), a, strlen(a), rel, abs_tol);
+  assert_int_equal(ab, ba); /* symmetric */
+  return ab;
+}
+
+static void test_tolerances(void **state) {
+  (void)state;
+  assert_true(agree("x = 1.0000000001\n", "x = 1.0000000002\n", 1e-9, 0));
+  assert_false(agree("x = 1.0000000001\n", "x = 1.0000000002\n", 0, 0));
+  assert_false(agree("x = 1.001\n", "x = 1.002\n", 1e-9, 0));
+  assert_true(agree("x = 1.001\n", "x = 1.002\n", 1e-3, 0)); /* 0.001 <= 1e-3 * 1.002 */
+  assert_true(agree("0.0 1e-13", "1e-13 0", 0, 1e-12)); /* near zero: abs */
+  assert_false(agree("0.0", "1e-11", 1e-3, 1e-12));
+  assert_true(agree("3 4 5", "3 4 5", 0, 0)); /* zero tolerance: equal numbers */
+  assert_true(agree("1.50", "1.5", 0, 0));   /* numbers compare by value */
+  assert_true(agree("-2.0", "-2.00000001", 1e-6, 0));
+  assert_false(agree("-2.0", "2.0", 1e-6, 0));
+  assert_true(agree("", "", 0, 0));
+}
+
+static void test_text(void **state) {
+  (void)state;
+  assert_false(agree("energy 1.0\n", "Energy 1.0\n", 1, 1));
+  assert_false(agree("a 1\n", "a  1\n", 1, 1)); /* whitespace is text, exact */
+  assert_true(agree("a-b 1", "a-b 1", 0, 0));
+  assert_false(agree("run7 ok", "run8 ok", 1e-9, 0)); /* digits in words are numbers */
+  assert_true(agree("1.2.3", "1.2.3", 0, 0));
+}
+
+static void test_counts(void **state) {
+  (void)state;
+  assert_false(agree("1 2 3", "1 2", 1, 1));
+  assert_false(agree("1 2", "1 2 ", 1, 1));
+  assert_false(agree("1", "", 1, 1));
+  assert_false(agree("x 1", "1 x", 1, 1)); /* kinds differ at the same place */
+}
+
+static void test_exponents(void **state) {
+  (void)state;
+  assert_true(agree("6.02214076e23", "6.0221407600001E+23", 1e-12, 0));
+  assert_true(agree("1e-3", "0.001", 0, 0));
+  assert_true(agree("1.5e", "1.5e", 0, 0));   /* 'e' with no digits is text */
+  assert_false(agree("1.5e", "1.5 e", 0, 0));
+  assert_true(agree("1e999", "2e999", 0, 0)); /* both overflow to +inf: equal */
+  assert_false(agree("1e999", "-1e999", 1, 1));
+  assert_false(agree("1e999", "1e308", 1, 0));
+}
+
+static void test_nan_inf_words(void **state) {
+  (void)state;
+  /* nan and inf are words: equal spellings agree, nothing else does */
+  assert_true(agree("nan 1", "nan 1", 0, 0));
+  assert_false(agree("nan", "NaN", 1, 1));
+  assert_false(agree("nan", "0", 1, 1e300));
+  assert_true(agree("-inf", "-inf", 0, 0));
+  assert_false(agree("inf", "1e308", 1, 1));
+}
+
+static void test_long_numbers(void **state) {
+  (void)state;
+  char a[200], b[200];
+  memset(a, '1', 150);
+  a[150] = '\0';
+  memcpy(b, a, 151);
+  b[149] = '2'; /* beyond CAIRN_VALIDATOR_MAX_NUMBER bytes: compared as text */
+  assert_false(agree(a, b, 1, 1));
+  assert_true(agree(a, a, 0, 0));
+}
+
+static void parse_ok(const char *text, cairn_validator_kind kind, double rel, double abs_tol) {
+  json_error_t je;
+  json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
+  cairn_validator out;
+  cairn_error err = {0};
+  assert_int_equal(cairn_validator_parse(v, "job: validator", &out, &err), CAIRN_OK);
+  assert_int_equal(out.kind, kind);
+  assert_true(out.rel == rel && out.abs == abs_tol);
+  json_t *back = cairn_validator_json(&out);
+  cairn_validator again;
+  assert_int_equal(cairn_validator_parse(back, "x", &again, &err), CAIRN_OK);
+  assert_true(again.kind == out.kind && again.rel == out.rel && again.abs == out.abs);
+  json_decref(back);
+  json_decref(v);
+}
+
+static void parse_bad(const char *text, const char *needle) {
+  json_error_t je;
+  json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
+  assert_non_null(v);
+  cairn_validator out;
+  cairn_error err = {0};
+  assert_int_equal(cairn_validator_parse(v, "job: validator", &out, &err), CAIRN_EINVAL);
+  if (!strstr(err.text, needle))
+    fail_msg("message \"%s\" lacks \"%s\"", err.text, needle);
+  json_decref(v);
+}
+
+static void test_parse(void **state) {
+  (void)state;
+  parse_ok("\"exact\"", CAIRN_VALIDATOR_EXACT, 0, 0);
+  parse_ok("{\"numeric\": {\"rel\": 1e-9, \"abs\": 1e-12}}", CAIRN_VALIDATOR_NUMERIC, 1e-9, 1e-12);
+  parse_ok("{\"numeric\": {\"rel\": 0.5}}", CAIRN_VALIDATOR_NUMERIC, 0.5, 0);
+  parse_ok("{\"numeric\": {}}", CAIRN_VALIDATOR_NUMERIC, 0, 0);
+  parse_bad("\"fuzzy\"", "must be \"exact\" or");
+  parse_bad("{\"numeric\": {\"rel\": -1}}", "\"rel\" must be between 0");
+  parse_bad("{\"numeric\": {\"abs\": \"1\"}}", "\"abs\" must be a number");
+  parse_bad("{\"numeric\": {\"tol\": 1}}", "unknown key \"tol\"");
+  parse_bad("{\"numeric\": 1}", "must be an object");
+  parse_bad("{\"numeric\": {}, \"exact\": 1}", "must be \"exact\" or");
+  parse_bad("{\"command\": [\"/bin/true\"]}", "not supported");
+
+  const char *job = "{\"app\": \"a\", \"validator\": {\"numeric\": {\"rel\": 1e-6}}, "
+                    "\"tasks\": [{\"id\": \"t\"}]}";
+  cairn_error err = {0};
+  cairn_jobspec *j = cairn_jobspec_parse(job, strlen(job), CAIRN_JOBSPEC_SERVER, &err);
+  assert_non_null(j);
+  assert_int_equal(j->validator.kind, CAIRN_VALIDATOR_NUMERIC);
+  assert_true(j->validator.rel == 1e-6);
+  cairn_jobspec_free(j);
+  const char *bad = "{\"app\": \"a\", \"validator\": 3, \"tasks\": [{\"id\": \"t\"}]}";
+  assert_null(cairn_jobspec_parse(bad, strlen(bad), CAIRN_JOBSPEC_SERVER, &err));
+  assert_non_null(strstr(err.text, "job: validator"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_tolerances), cmocka_unit_test(test_text),
+    cmocka_unit_test(test_counts),     cmocka_unit_test(test_exponents),
+    cmocka_unit_test(test_nan_inf_words), cmocka_unit_test(test_long_numbers),
+    cmocka_unit_test(test_parse),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
