@@ -23,6 +23,7 @@ void cairn_jobspec_free(cairn_jobspec *j) {
   free(j->name);
   free(j->app);
   free(j->policy);
+  cairn_validator_free(&j->validator);
   for (uint32_t i = 0; i < j->nfiles; i++) {
     free(j->files[i].name);
     free(j->files[i].path);

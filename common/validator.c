@@ -106,9 +106,45 @@ static cairn_status get_tol(const json_t *o, const char *key, const char *what, 
   return CAIRN_OK;
 }
 
+static cairn_status parse_command(const json_t *a, const char *what, cairn_validator *out,
+                                  cairn_error *err) {
+  size_t n = json_is_array(a) ? json_array_size(a) : 0;
+  if (n < 1 || n > CAIRN_VALIDATOR_MAX_ARGS)
+    return cairn_error_set(err, CAIRN_EINVAL, "%s: \"command\" must be an array of 1 to %d "
+                           "strings, the program's absolute path first", what,
+                           CAIRN_VALIDATOR_MAX_ARGS);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *s = json_array_get(a, i);
+    if (!json_is_string(s) || json_string_length(s) > CAIRN_VALIDATOR_MAX_ARG ||
+        strlen(json_string_value(s)) != json_string_length(s))
+      return cairn_error_set(err, CAIRN_EINVAL, "%s: command[%zu] must be a string of at most "
+                             "%d bytes without NUL", what, i, CAIRN_VALIDATOR_MAX_ARG);
+  }
+  if (json_string_value(json_array_get(a, 0))[0] != '/')
+    return cairn_error_set(err, CAIRN_EINVAL, "%s: command[0] must be an absolute path", what);
+  out->argv = calloc(n + 1, sizeof *out->argv);
+  if (!out->argv)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  out->kind = CAIRN_VALIDATOR_COMMAND;
+  out->argc = (int)n;
+  for (size_t i = 0; i < n; i++)
+    if (!(out->argv[i] = strdup(json_string_value(json_array_get(a, i))))) {
+      cairn_validator_free(out);
+      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    }
+  return CAIRN_OK;
+}
+
+void cairn_validator_free(cairn_validator *v) {
+  for (int i = 0; v->argv && i < v->argc; i++)
+    free(v->argv[i]);
+  free(v->argv);
+  *v = (cairn_validator){CAIRN_VALIDATOR_EXACT, 0, 0, NULL, 0};
+}
+
 cairn_status cairn_validator_parse(const json_t *v, const char *what, cairn_validator *out,
                                    cairn_error *err) {
-  *out = (cairn_validator){CAIRN_VALIDATOR_EXACT, 0, 0};
+  *out = (cairn_validator){CAIRN_VALIDATOR_EXACT, 0, 0, NULL, 0};
   if (!v || (json_is_string(v) && strcmp(json_string_value(v), "exact") == 0))
     return CAIRN_OK;
   const char *kind = json_is_object(v) && json_object_size(v) == 1 ? json_object_iter_key(
@@ -129,14 +165,22 @@ cairn_status cairn_validator_parse(const json_t *v, const char *what, cairn_vali
     return st != CAIRN_OK ? st : get_tol(o, "abs", what, &out->abs, err);
   }
   if (kind && strcmp(kind, "command") == 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: the \"command\" validator is not supported "
-                           "by this master (use \"exact\" or \"numeric\")", what);
-  return cairn_error_set(err, CAIRN_EINVAL, "%s: must be \"exact\" or {\"numeric\": {\"rel\": R, "
-                         "\"abs\": A}}", what);
+    return parse_command(json_object_get(v, "command"), what, out, err);
+  return cairn_error_set(err, CAIRN_EINVAL, "%s: must be \"exact\", {\"numeric\": {\"rel\": R, "
+                         "\"abs\": A}} or {\"command\": [\"/path/prog\", ...]}", what);
 }
 
 json_t *cairn_validator_json(const cairn_validator *v) {
   if (v->kind == CAIRN_VALIDATOR_EXACT)
     return json_string("exact");
+  if (v->kind == CAIRN_VALIDATOR_COMMAND) {
+    json_t *a = json_array();
+    for (int i = 0; a && i < v->argc; i++)
+      if (json_array_append_new(a, json_string(v->argv[i]))) {
+        json_decref(a);
+        return NULL;
+      }
+    return a ? json_pack("{s:o}", "command", a) : NULL;
+  }
   return json_pack("{s:{s:f,s:f}}", "numeric", "rel", v->rel, "abs", v->abs);
 }

@@ -167,7 +167,7 @@ void cairn__rep_free(mrep *r) {
   if (!r)
     return;
   free(r->vols);
-  cairn__valid_trim(r, 0);
+  cairn__valid_free(r);
   free(r->res);
   free(r);
 }
@@ -267,6 +267,7 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
   const mres *cn;
   uint32_t active = r ? r->active : 0, nres = r ? r->nres : 0;
   int64_t target = nres == 0 ? j->replication : j->quorum - (int64_t)cairn__valid_best(j, r, &cn);
+  target = r && r->checking ? 0 : target; /* verdicts queued (validate.h): wait for them */
   int64_t wanted = target - (int64_t)active;
   int ns;
   if (wanted > 0 && t->attempts >= j->max_attempts)
@@ -304,21 +305,46 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t n
     mres *m = &r->res[i];
     if (!counted(m))
       continue;
-    int agree = cairn__valid_agree(j, r, cn, m);
+    int outcome = cairn__valid_outcome(j, r, cn, m); /* pending: a verdict is queued */
     if (m->idx == new_idx) {
       count_outcome(c->vols[m->vol - 1], m->outcome, -1);
-      m->outcome = agree ? OUT_VALID : OUT_INVALID;
+      m->outcome = (uint8_t)outcome;
       count_outcome(c->vols[m->vol - 1], m->outcome, +1);
     } else
-      set_outcome(c, m, agree ? OUT_VALID : OUT_INVALID);
+      set_outcome(c, m, outcome);
   }
-  cairn__valid_trim(r, r->active ? t->accepted : 0); /* late replicas compare with it */
+  cairn__valid_settle(r, t->accepted); /* late replicas compare with it */
   set_state(c, j, v, TS_DONE);
   t->queued = 0; /* executed() takes it out of a policy's ready set */
   j->pol->executed(j->pstate, v);
   j_task(c, j, v);
   release_children(c, j, v);
   job_finish_check(c, j);
+}
+
+void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
+  mjob *j = p->job >= 1 && (size_t)p->job <= c->njobs ? c->jobs[p->job - 1] : NULL;
+  mtask *t = j && p->task < j->ntasks ? &j->tasks[p->task] : NULL;
+  if (!t || t->round != p->round || !t->rep)
+    return; /* its round ended: nothing of it is left */
+  mrep *r = t->rep;
+  mres *a = cairn__valid_find(r, p->idx[0]), *b = cairn__valid_find(r, p->idx[1]), *cn;
+  r->checking -= r->checking > 0;
+  if (a && b && agree >= 0)
+    cairn__valid_set(r, a, b, agree);
+  if (t->state == TS_DONE && (cn = cairn__valid_find(r, t->accepted)))
+    for (uint32_t i = 0; i < r->nres; i++) /* judged against the canonical result */
+      if (r->res[i].outcome == OUT_PENDING && r->res[i].ok)
+        set_outcome(c, &r->res[i], cairn__valid_outcome(j, r, cn, &r->res[i]));
+  if (t->state == TS_DONE)
+    cairn__valid_settle(r, t->accepted);
+  else if (t->state != TS_FAILED && j->state != JS_CANCELLED &&
+           cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)j->quorum) {
+    if (cairn__outputs_accepted(t, cn->files, cn->nfiles))
+      CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
+    accept(c, j, p->task, cn, 0);
+  } else if (t->state != TS_FAILED)
+    replan(c, j, p->task);
 }
 
 /* Ends lease l (returned or expired): removes it everywhere; frees nothing. */
@@ -557,7 +583,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   }
   mres *m = &t->rep->res[t->rep->nres - 1];
   cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
-  if (cairn__valid_add(j, t->rep, output, len, m->fkey)) /* validate.h: its bound */
+  if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
     ok = 0, m->ok = 0, m->outcome = OUT_ERROR, reason = "out of memory comparing results";
   count_outcome(v, m->outcome, +1);
   reason = ok ? "" : reason && *reason ? reason : why;
@@ -577,11 +603,10 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
         acc = &t->rep->res[i];
     if (ok) {
       count_outcome(v, m->outcome, -1);
-      m->outcome = acc && cairn__valid_agree(j, t->rep, acc, m) ? OUT_VALID : OUT_INVALID;
+      m->outcome = (uint8_t)(acc ? cairn__valid_outcome(j, t->rep, acc, m) : OUT_INVALID);
       count_outcome(v, m->outcome, +1);
     }
-    if (!t->rep->active)
-      cairn__valid_trim(t->rep, 0);
+    cairn__valid_settle(t->rep, t->accepted);
   } else if (t->state != TS_FAILED) {
     if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)j->quorum) {
       if (cairn__outputs_accepted(t, x->files, x->nfiles)) /* cn agrees with this result */

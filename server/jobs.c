@@ -21,6 +21,7 @@ void cairn__job_free(mjob *j) {
   free(j->name);
   free(j->app);
   free(j->policy_name);
+  cairn_validator_free(&j->validator);
   for (uint32_t i = 0; i < j->nfiles; i++) {
     free(j->files[i].name);
     free(j->files[i].assigned);
@@ -119,7 +120,8 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->lease_seconds = spec->lease_seconds;
   j->max_attempts = spec->max_attempts;
   j->priority = spec->priority;
-  j->validator = spec->validator;
+  j->validator = spec->validator; /* its argv moves to the job */
+  spec->validator = (cairn_validator){0};
   j->created = cairn__now();
   j->nfiles = spec->nfiles;
   j->files = calloc(spec->nfiles ? spec->nfiles : 1, sizeof *j->files);

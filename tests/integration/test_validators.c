@@ -2,8 +2,10 @@
  * cairn-workers: three workers print the same numbers with tiny float
  * differences (and one of them a wrong number); under replication 3 /
  * quorum 2 the job fails with "exact" and is done with "numeric", the wrong
- * result is invalid and counted against its volunteer, and a master
- * restarted between the replicas still compares the stored ones. */
+ * result is invalid and counted against its volunteer; a command validator
+ * (tests/support/first_line_validator.sh) accepts the results whose first
+ * lines match; and a master restarted between the replicas still compares
+ * the stored ones under both. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +33,13 @@ static const char *const printed[3] = {
   "energy 1.5 steps 100 norm 3.14159265358979e-02\n",
 };
 
+/* The same for app "cmd": worker 2's first line differs. */
+static const char *const printed_cmd[3] = {
+  "answer 42\nnoise 0.8127\n",
+  "answer 42\nnoise 0.1131\n",
+  "answer 41\nnoise 0.8127\n",
+};
+
 typedef struct fixture {
   char dir[4096];
   char db[4200];
@@ -47,6 +56,10 @@ static int setup(void **state) {
     char path[4300], text[512];
     snprintf(path, sizeof path, "%s/num%d.sh", f->dir, k);
     snprintf(text, sizeof text, "#!/bin/sh\nprintf '%%s' '%s'\n", printed[k]);
+    harness_write_file(path, text);
+    chmod(path, 0755);
+    snprintf(path, sizeof path, "%s/cmd%d.sh", f->dir, k);
+    snprintf(text, sizeof text, "#!/bin/sh\nprintf '%%s' '%s'\n", printed_cmd[k]);
     harness_write_file(path, text);
     chmod(path, 0755);
   }
@@ -76,14 +89,14 @@ static int teardown(void **state) {
   return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* Starts worker k (app "num" as its own num<k>.sh); max_tasks NULL: no end. */
-static pid_t start_worker(fixture *f, int k, const char *max_tasks) {
+/* Starts worker k (app as its own APP<k>.sh); max_tasks NULL: no end. */
+static pid_t start_worker_app(fixture *f, const char *app, int k, const char *max_tasks) {
   char bin[4096], wdir[4300], log[4300], appflag[4400], name[16];
   harness_bin(bin, sizeof bin, "cairn-worker");
   snprintf(name, sizeof name, "w%d", k);
   snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
   snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
-  snprintf(appflag, sizeof appflag, "num=%s/num%d.sh", f->dir, k);
+  snprintf(appflag, sizeof appflag, "%s=%s/%s%d.sh", app, f->dir, app, k);
   const char *argv[16] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name,
                           "--app", appflag, "--log-level", "info"};
   int n = 11;
@@ -98,12 +111,16 @@ static pid_t start_worker(fixture *f, int k, const char *max_tasks) {
   return pid;
 }
 
-/* A job of NTASKS tasks of app "num", replication 3, quorum 2, validator v. */
-static long long submit(fixture *f, const char *validator) {
-  char job[1024];
-  int n = snprintf(job, sizeof job, "{\"app\": \"num\", \"replication\": 3, \"quorum\": 2, "
+static pid_t start_worker(fixture *f, int k, const char *max_tasks) {
+  return start_worker_app(f, "num", k, max_tasks);
+}
+
+/* A job of NTASKS tasks of app, replication 3, quorum 2, validator v. */
+static long long submit_app(fixture *f, const char *app, const char *validator) {
+  char job[8192];
+  int n = snprintf(job, sizeof job, "{\"app\": \"%s\", \"replication\": 3, \"quorum\": 2, "
                    "\"max_attempts\": 3, \"lease_seconds\": 30, \"validator\": %s, \"tasks\": [",
-                   validator);
+                   app, validator);
   for (int i = 0; i < NTASKS; i++)
     n += snprintf(job + n, sizeof job - (size_t)n, "%s{\"id\": \"t%d\"}", i ? ", " : "", i);
   snprintf(job + n, sizeof job - (size_t)n, "]}");
@@ -114,6 +131,10 @@ static long long submit(fixture *f, const char *validator) {
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(r);
   return id;
+}
+
+static long long submit(fixture *f, const char *validator) {
+  return submit_app(f, "num", validator);
 }
 
 static json_t *job_view(fixture *f, long long job) {
@@ -220,35 +241,101 @@ static void test_exact_fails_numeric_agrees(void **state) {
   check_outputs(f, num);
 }
 
-static void test_numeric_survives_restart(void **state) {
-  fixture *f = *state;
-  long long num = submit(f, "{\"numeric\": {\"rel\": 1e-9}}");
+/* Waits until volunteer name's counter key reaches want (verdicts may come
+ * after the job is done); returns the last value seen. */
+static long long wait_count(fixture *f, const char *name, const char *key, long long want) {
+  long long n = -1;
+  for (double end = harness_now() + 60; harness_now() < end; usleep(100 * 1000))
+    if ((n = vol_count(f, name, key)) >= want)
+      break;
+  return n;
+}
+
+/* w0 and w2 disagree: no quorum, their results wait in the store (and under
+ * command, maybe their pair in the runner's queue); the master is killed
+ * and restarted; w1 agrees with w0's stored result. */
+static long long restart_between_replicas(fixture *f, const char *app, const char *validator) {
+  long long job = submit_app(f, app, validator);
   char ntasks[8];
   snprintf(ntasks, sizeof ntasks, "%d", NTASKS);
-  /* w0 and w2 disagree: no quorum, their results wait in the store */
-  pid_t a = start_worker(f, 0, ntasks), b = start_worker(f, 2, ntasks);
+  pid_t a = start_worker_app(f, app, 0, ntasks), b = start_worker_app(f, app, 2, ntasks);
   assert_true(harness_wait(a, 60) >= 0);
   assert_true(harness_wait(b, 60) >= 0);
-  json_t *v = job_view(f, num);
+  json_t *v = job_view(f, job);
   assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "counts"), "done")), 0);
   json_decref(v);
   assert_int_equal(harness_server_stop(&f->srv, SIGKILL) & 0x7f, SIGKILL);
   assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
-  start_worker(f, 1, NULL); /* agrees with w0's stored result */
-  const char *st = wait_job(f, num, 120);
-  fprintf(stderr, "restart: job %s after the master was killed between replicas; "
-          "w0 valid=%lld w2 invalid=%lld\n", st, vol_count(f, "w0", "valid"),
-          vol_count(f, "w2", "invalid"));
+  start_worker_app(f, app, 1, NULL);
+  const char *st = wait_job(f, job, 120);
+  long long v0 = wait_count(f, "w0", "valid", NTASKS), i2 = wait_count(f, "w2", "invalid", NTASKS);
+  fprintf(stderr, "restart (%s): job %s after the master was killed between replicas; "
+          "w0 valid=%lld w2 invalid=%lld\n", app, st, v0, i2);
   assert_string_equal(st, "done");
-  assert_int_equal(vol_count(f, "w0", "valid"), NTASKS);
-  assert_int_equal(vol_count(f, "w2", "invalid"), NTASKS);
-  check_outputs(f, num);
+  assert_int_equal(v0, NTASKS);
+  assert_int_equal(i2, NTASKS);
+  return job;
+}
+
+static void test_numeric_survives_restart(void **state) {
+  fixture *f = *state;
+  check_outputs(f, restart_between_replicas(f, "num", "{\"numeric\": {\"rel\": 1e-9}}"));
+}
+
+static void test_command_survives_restart(void **state) {
+  fixture *f = *state;
+  char validator[4400];
+  snprintf(validator, sizeof validator,
+           "{\"command\": [\"%s/tests/support/first_line_validator.sh\"]}",
+           getenv("CAIRN_SOURCE_DIR"));
+  restart_between_replicas(f, "cmd", validator);
+}
+
+static void test_command_validator(void **state) {
+  fixture *f = *state;
+  char validator[4400];
+  const char *src = getenv("CAIRN_SOURCE_DIR");
+  assert_non_null(src);
+  snprintf(validator, sizeof validator, "{\"command\": [\"%s/tests/support/first_line_validator.sh\"]}",
+           src);
+  long long job = submit_app(f, "cmd", validator);
+  char ntasks[8];
+  snprintf(ntasks, sizeof ntasks, "%d", NTASKS);
+  /* w0 and w2 first (each of them returns every task), then w1 */
+  pid_t a = start_worker_app(f, "cmd", 0, ntasks), b = start_worker_app(f, "cmd", 2, ntasks);
+  assert_true(harness_wait(a, 60) >= 0);
+  assert_true(harness_wait(b, 60) >= 0);
+  start_worker_app(f, "cmd", 1, NULL);
+  const char *st = wait_job(f, job, 120);
+  long long v0 = wait_count(f, "w0", "valid", NTASKS), v1 = wait_count(f, "w1", "valid", NTASKS);
+  long long inv2 = wait_count(f, "w2", "invalid", NTASKS);
+  fprintf(stderr, "command: job %s; first lines equal: valid w0=%lld w1=%lld; "
+          "first line differs: w2 invalid=%lld valid=%lld\n", st, v0, v1, inv2,
+          vol_count(f, "w2", "valid"));
+  assert_string_equal(st, "done");
+  assert_int_equal(v0, NTASKS);
+  assert_int_equal(v1, NTASKS);
+  assert_int_equal(inv2, NTASKS);
+  assert_int_equal(vol_count(f, "w2", "valid"), 0);
+  assert_int_equal(vol_count(f, "w0", "pending") + vol_count(f, "w1", "pending") +
+                   vol_count(f, "w2", "pending"), 0);
+  char path[64];
+  json_t *r = NULL;
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
+  assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  size_t i;
+  json_t *t;
+  json_array_foreach(json_object_get(r, "tasks"), i, t)
+    assert_int_equal(strncmp(json_string_value(json_object_get(t, "output")), "answer 42\n", 10), 0);
+  json_decref(r);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_exact_fails_numeric_agrees, setup, teardown),
     cmocka_unit_test_setup_teardown(test_numeric_survives_restart, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_command_validator, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_command_survives_restart, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

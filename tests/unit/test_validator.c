@@ -1,5 +1,6 @@
 /* test_validator.c — the numeric comparator (tolerances, text, token
- * counts, exponents, nan/inf) and the "validator" field of a job file. */
+ * counts, exponents, nan/inf) and the "validator" field of a job file
+ * (exact, numeric, command). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,13 +117,28 @@ static void test_parse(void **state) {
   parse_ok("{\"numeric\": {\"rel\": 1e-9, \"abs\": 1e-12}}", CAIRN_VALIDATOR_NUMERIC, 1e-9, 1e-12);
   parse_ok("{\"numeric\": {\"rel\": 0.5}}", CAIRN_VALIDATOR_NUMERIC, 0.5, 0);
   parse_ok("{\"numeric\": {}}", CAIRN_VALIDATOR_NUMERIC, 0, 0);
-  parse_bad("\"fuzzy\"", "must be \"exact\" or");
+  parse_bad("\"fuzzy\"", "must be \"exact\", {\"numeric\"");
   parse_bad("{\"numeric\": {\"rel\": -1}}", "\"rel\" must be between 0");
   parse_bad("{\"numeric\": {\"abs\": \"1\"}}", "\"abs\" must be a number");
   parse_bad("{\"numeric\": {\"tol\": 1}}", "unknown key \"tol\"");
   parse_bad("{\"numeric\": 1}", "must be an object");
-  parse_bad("{\"numeric\": {}, \"exact\": 1}", "must be \"exact\" or");
-  parse_bad("{\"command\": [\"/bin/true\"]}", "not supported");
+  parse_bad("{\"numeric\": {}, \"exact\": 1}", "must be \"exact\", {\"numeric\"");
+  parse_bad("{\"command\": []}", "array of 1 to 16");
+  parse_bad("{\"command\": [\"true\"]}", "absolute path");
+  parse_bad("{\"command\": [\"/bin/x\", 3]}", "command[1] must be a string");
+  json_t *cmd = json_loads("{\"command\": [\"/usr/bin/cmp\", \"-s\"]}", 0, NULL);
+  cairn_validator cv;
+  cairn_error cerr = {0};
+  assert_int_equal(cairn_validator_parse(cmd, "v", &cv, &cerr), CAIRN_OK);
+  assert_int_equal(cv.kind, CAIRN_VALIDATOR_COMMAND);
+  assert_int_equal(cv.argc, 2);
+  assert_string_equal(cv.argv[1], "-s");
+  assert_null(cv.argv[2]);
+  json_t *back = cairn_validator_json(&cv);
+  assert_true(json_equal(back, cmd));
+  json_decref(back);
+  json_decref(cmd);
+  cairn_validator_free(&cv);
 
   const char *job = "{\"app\": \"a\", \"validator\": {\"numeric\": {\"rel\": 1e-6}}, "
                     "\"tasks\": [{\"id\": \"t\"}]}";
