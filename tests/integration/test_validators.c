@@ -330,12 +330,72 @@ static void test_command_validator(void **state) {
   json_decref(r);
 }
 
+/* A program that never ends holds no lock: the master answers at once while
+ * it runs, the tasks wait for their verdicts (no new copy), and a stop
+ * kills it. */
+static void test_command_outside_lock(void **state) {
+  fixture *f = *state;
+  long long slow = submit_app(f, "cmd", "{\"command\": [\"/bin/sh\", \"-c\", \"sleep 3600\"]}");
+  char n[8];
+  snprintf(n, sizeof n, "%d", NTASKS);
+  pid_t a = start_worker_app(f, "cmd", 0, n), b = start_worker_app(f, "cmd", 1, n);
+  assert_true(harness_wait(a, 60) >= 0);
+  assert_true(harness_wait(b, 60) >= 0);
+  double worst = 0;
+  for (int i = 0; i < 20; i++) {
+    double t0 = harness_now();
+    json_t *v = job_view(f, slow);
+    double dt = harness_now() - t0;
+    worst = dt > worst ? dt : worst;
+    assert_string_equal(json_string_value(json_object_get(v, "state")), "running");
+    /* every task has its two results and waits for verdicts: none eligible */
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "counts"),
+                                                         "eligible")), 0);
+    json_decref(v);
+    usleep(50 * 1000);
+  }
+  fprintf(stderr, "command: while the validator program runs, the slowest of 20 job reads "
+          "took %.1f ms\n", worst * 1000);
+  assert_true(worst < 1.0);
+  double t0 = harness_now();
+  int st = harness_server_stop(&f->srv, SIGTERM);
+  double stop = harness_now() - t0;
+  fprintf(stderr, "command: a stop with the program running took %.2f s\n", stop);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_true(stop < 10);
+  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0); /* for teardown */
+}
+
+/* A program that cannot run, or exits with another status than 0 or 1,
+ * counts as "do not agree": no task reaches its quorum. */
+static void test_command_failures_disagree(void **state) {
+  fixture *f = *state;
+  long long gone = submit_app(f, "cmd", "{\"command\": [\"/nonexistent/validator\"]}");
+  long long two = submit_app(f, "cmd", "{\"command\": [\"/bin/sh\", \"-c\", \"exit 2\"]}");
+  for (int k = 0; k < 3; k++)
+    start_worker_app(f, "cmd", k, NULL);
+  const char *s1 = wait_job(f, gone, 120);
+  assert_string_equal(s1, "failed");
+  const char *s2 = wait_job(f, two, 120);
+  fprintf(stderr, "command: a missing program: job failed; exit status 2: job %s\n", s2);
+  assert_string_equal(s2, "failed");
+  long long valid = 0;
+  for (int k = 0; k < 3; k++) {
+    char name[8];
+    snprintf(name, sizeof name, "w%d", k);
+    valid += vol_count(f, name, "valid");
+  }
+  assert_int_equal(valid, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_exact_fails_numeric_agrees, setup, teardown),
     cmocka_unit_test_setup_teardown(test_numeric_survives_restart, setup, teardown),
     cmocka_unit_test_setup_teardown(test_command_validator, setup, teardown),
     cmocka_unit_test_setup_teardown(test_command_survives_restart, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_command_outside_lock, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_command_failures_disagree, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

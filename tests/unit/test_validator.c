@@ -1,16 +1,20 @@
 /* test_validator.c — the numeric comparator (tolerances, text, token
  * counts, exponents, nan/inf) and the "validator" field of a job file
- * (exact, numeric, command). */
+ * (exact, numeric, command), and the output files' key kept for a restart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/jobspec.h"
+#include "common/sha256.h"
 #include "common/validator.h"
+#include "server/validate.h"
 
 static int agree(const char *a, const char *b, double rel, double abs_tol) {
   int ab = cairn_numeric_agree(a, strlen(a), b, strlen(b), rel, abs_tol);
@@ -153,12 +157,43 @@ static void test_parse(void **state) {
   assert_non_null(strstr(err.text, "job: validator"));
 }
 
+/* The output files' key a master computes from a result equals the one it
+ * recomputes at a restart from the stored text, which parses back. */
+static void test_files_key(void **state) {
+  (void)state;
+  cairn_output_file f[2];
+  memset(f, 0, sizeof f);
+  snprintf(f[0].name, sizeof f[0].name, "a/x:1");
+  snprintf(f[1].name, sizeof f[1].name, "b.txt");
+  memset(f[0].sha256, 'a', 64);
+  memset(f[1].sha256, 'b', 64);
+  char key[65], again[65], text[512];
+  cairn__valid_files_key(f, 2, key);
+  snprintf(text, sizeof text, "5:a/x:1%s5:b.txt%s", f[0].sha256, f[1].sha256);
+  cairn_sha256_hex(text, strlen(text), again);
+  assert_string_equal(key, again);
+  cairn__valid_files_key(NULL, 0, key);
+  cairn_sha256_hex("", 0, again);
+  assert_string_equal(key, again);
+  cairn_output_file *back;
+  uint32_t n;
+  assert_int_equal(cairn__valid_files_parse(text, &back, &n), 0);
+  assert_int_equal(n, 2);
+  assert_string_equal(back[0].name, "a/x:1");
+  assert_string_equal(back[1].sha256, f[1].sha256);
+  free(back);
+  assert_int_equal(cairn__valid_files_parse("9:short", &back, &n), -1);
+  assert_null(back);
+  assert_int_equal(cairn__valid_files_parse("", &back, &n), 0);
+  assert_int_equal(n, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_tolerances), cmocka_unit_test(test_text),
     cmocka_unit_test(test_counts),     cmocka_unit_test(test_exponents),
     cmocka_unit_test(test_nan_inf_words), cmocka_unit_test(test_long_numbers),
-    cmocka_unit_test(test_parse),
+    cmocka_unit_test(test_parse),         cmocka_unit_test(test_files_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
