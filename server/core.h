@@ -110,7 +110,7 @@ typedef struct mres {
   uint8_t outcome;
   /* non-exact validators only (validate.c): its stdout (malloc'd, freed once
    * the task needs it no more), its output files' key, and bit k set when
-   * it agrees with res[k] (k < 64); known: bit k set once that is decided
+   * it agrees with res[k] (k < CAIRN__VALID_MAX_COMPARED); known: bit k set once that is decided
    * (at once, but for the command validator); files: its output files
    * (command only, freed with out) */
   char *out;

@@ -97,7 +97,7 @@ int cairn__valid_add(cairn_core *c, const mjob *j, uint32_t seq, const void *out
   if (me >= CAIRN__VALID_MAX_COMPARED)
     return 0;
   m->agree = m->known = 1ull << me;
-  /* O(min(nres, 64) × CAIRN_MAX_OUTPUT) for numeric; O(min(nres, 64)) for command */
+  /* ≤ 15 pairs: O(CAIRN_MAX_OUTPUT) each for numeric, O(1) each for command */
   for (uint32_t k = 0; k < me; k++) {
     mres *o = &r->res[k];
     if (!o->out || !counted(o))

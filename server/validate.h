@@ -7,9 +7,9 @@
  * exact keeps today's cost: digests compared, nothing kept. numeric and
  * command keep each counted result's stdout (≤ CAIRN_MAX_OUTPUT) while its
  * task needs it, and compare a new result once with each earlier result of
- * the round when it arrives. numeric does so at once: O(min(nres, 64) ×
- * CAIRN_MAX_OUTPUT) under the lock, nres being the results of the task's
- * current round. command queues those pairs (O(1) each under the lock);
+ * the round when it arrives. numeric does so at once: at most 15 pairs
+ * (CAIRN__VALID_MAX_COMPARED − 1) of O(CAIRN_MAX_OUTPUT) each under the
+ * lock (about 40 ms a pair of 1 MiB outputs in a sanitizer build). command queues those pairs (O(1) each under the lock);
  * the runner's thread runs the job's program on each pair without the lock
  * and applies the verdict (cairn__core_verdict) later. The answers are
  * kept as bit masks per result, so quorum checks cost O(nres²) bit tests.
@@ -23,8 +23,9 @@
 
 #include "server/core.h"
 
-/* Results beyond this many in one round are compared with nobody. */
-#define CAIRN__VALID_MAX_COMPARED 64
+/* Results beyond this many in one round are compared with nobody (as many
+ * as the largest replication: a quorum needs no more). At most 64 (bits). */
+#define CAIRN__VALID_MAX_COMPARED CAIRN_MAX_REPLICATION
 
 /* One pair for the command validator: results idx[0], idx[1] of the task
  * at position task of job, in round round. */

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/jobspec.h"
+#include "common/limits.h"
 #include "common/sha256.h"
 #include "common/validator.h"
 #include "server/validate.h"
@@ -188,12 +190,39 @@ static void test_files_key(void **state) {
   assert_int_equal(n, 0);
 }
 
+/* The work a numeric comparison does under the master's lock: two outputs
+ * of 1 MiB (CAIRN_MAX_OUTPUT) of numbers, timed. */
+static void test_one_mib_figure(void **state) {
+  (void)state;
+  size_t n = CAIRN_MAX_OUTPUT;
+  char *a = malloc(n), *b = malloc(n);
+  assert_non_null(a);
+  assert_non_null(b);
+  for (size_t i = 0; i < n; i += 16) {
+    memcpy(a + i, "1.23456789012e5 ", 16);
+    memcpy(b + i, "1.23456789013e5 ", 16);
+  }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int ok = cairn_numeric_agree(a, n, b, n, 1e-9, 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  fprintf(stderr, "numeric: two 1 MiB outputs (%zu numbers each) compared in %.1f ms\n", n / 16,
+          ms);
+  assert_true(ok);
+  b[n - 2] = '9'; /* the last number's exponent: e9 */
+  assert_false(cairn_numeric_agree(a, n, b, n, 1e-9, 0));
+  free(a);
+  free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_tolerances), cmocka_unit_test(test_text),
     cmocka_unit_test(test_counts),     cmocka_unit_test(test_exponents),
     cmocka_unit_test(test_nan_inf_words), cmocka_unit_test(test_long_numbers),
     cmocka_unit_test(test_parse),         cmocka_unit_test(test_files_key),
+    cmocka_unit_test(test_one_mib_figure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
