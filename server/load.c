@@ -143,10 +143,13 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
   j->created = r->created;
   j->finished = r->finished;
   j->priority = r->priority;
-  json_t *vj = r->validator ? json_loads(r->validator, 0, NULL) : NULL;
-  cairn_status vst = cairn_validator_parse(vj, "stored validator", &j->validator, NULL);
+  json_t *vj = r->validator ? json_loads(r->validator, JSON_DECODE_ANY, NULL) : NULL;
+  cairn_status vst = r->validator && !vj ? CAIRN_EINVAL
+                     : cairn_validator_parse(vj, "stored validator", &j->validator, NULL);
   json_decref(vj);
   if (vst != CAIRN_OK) {
+    CAIRN_ERR(&c->log, "store: job %lld has a validator this master cannot read: %.200s",
+              (long long)r->id, r->validator);
     cairn__job_free(j);
     return -1;
   }

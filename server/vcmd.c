@@ -33,9 +33,10 @@ struct cairn__vcmd {
   size_t head, n, cap;
   pthread_cond_t cv;      /* with c->lock: a pair was queued, or stop */
   pthread_t thread;
-  int started, stop;
+  int started;
+  int stop;               /* written under c->lock and child_lock, read under either */
   pid_t child;            /* the program running (0: none), for close() */
-  pthread_mutex_t child_lock;
+  pthread_mutex_t child_lock; /* taken alone, or inside c->lock by close() */
 };
 
 /* One candidate copied out under the lock. */
@@ -296,14 +297,14 @@ void cairn__vcmd_close(cairn_core *c) {
   struct cairn__vcmd *v = c ? c->vcmd : NULL;
   if (!v)
     return;
-  pthread_mutex_lock(&c->lock);
-  v->stop = 1;
-  pthread_cond_broadcast(&v->cv);
-  pthread_mutex_unlock(&c->lock);
+  pthread_mutex_lock(&c->lock); /* then child_lock: the only time both are held */
   pthread_mutex_lock(&v->child_lock);
+  v->stop = 1; /* read under either */
   if (v->child > 0)
     kill(-v->child, SIGKILL);
   pthread_mutex_unlock(&v->child_lock);
+  pthread_cond_broadcast(&v->cv);
+  pthread_mutex_unlock(&c->lock);
   if (v->started)
     pthread_join(v->thread, NULL);
   pthread_cond_destroy(&v->cv);
