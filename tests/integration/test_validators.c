@@ -388,8 +388,36 @@ static void test_command_failures_disagree(void **state) {
   assert_int_equal(valid, 0);
 }
 
+/* A job naming a bad validator gets a 400 naming it, and nothing is stored. */
+static void test_bad_validator_refused(void **state) {
+  fixture *f = *state;
+  static const char *const bad[][2] = {
+    {"{\"numeric\": {\"rel\": -1}}", "job: validator: numeric \"rel\" must be between 0"},
+    {"{\"command\": [\"relative/prog\"]}", "command[0] must be an absolute path"},
+    {"\"fuzzy\"", "job: validator: must be \"exact\""},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char job[512];
+    snprintf(job, sizeof job, "{\"app\": \"num\", \"validator\": %s, \"tasks\": [{\"id\": \"t\"}]}",
+             bad[i][0]);
+    json_t *r = NULL;
+    long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
+    const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+    fprintf(stderr, "refused: HTTP %ld %s\n", st, msg ? msg : "(no message)");
+    assert_int_equal(st, 400);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, bad[i][1]));
+    json_decref(r);
+  }
+  json_t *r = NULL;
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/jobs", ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  assert_int_equal(json_array_size(json_object_get(r, "jobs")), 0);
+  json_decref(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_bad_validator_refused, setup, teardown),
     cmocka_unit_test_setup_teardown(test_exact_fails_numeric_agrees, setup, teardown),
     cmocka_unit_test_setup_teardown(test_numeric_survives_restart, setup, teardown),
     cmocka_unit_test_setup_teardown(test_command_validator, setup, teardown),
