@@ -37,23 +37,27 @@ static size_t number_len(const char *s, size_t n) {
   return i;
 }
 
-/* One token: a number (value in *x) or a run of text up to the next number. */
+/* One token: a number or a run of text up to the next number. */
 typedef struct {
   const char *p;
   size_t len;
   int number;
-  double x;
 } token;
+
+/* The value of number token t (overflow gives ±inf). */
+static double value(const token *t) {
+  char buf[CAIRN_VALIDATOR_MAX_NUMBER + 1];
+  memcpy(buf, t->p, t->len);
+  buf[t->len] = '\0';
+  return strtod(buf, NULL);
+}
 
 static int next_token(const char **s, const char *end, token *t) {
   if (*s >= end)
     return 0;
   size_t n = (size_t)(end - *s), len = number_len(*s, n);
   if (len && len <= CAIRN_VALIDATOR_MAX_NUMBER) {
-    char buf[CAIRN_VALIDATOR_MAX_NUMBER + 1];
-    memcpy(buf, *s, len);
-    buf[len] = '\0';
-    *t = (token){*s, len, 1, strtod(buf, NULL)}; /* overflow gives ±inf */
+    *t = (token){*s, len, 1};
     *s += len;
     return 1;
   }
@@ -62,7 +66,7 @@ static int next_token(const char **s, const char *end, token *t) {
   size_t i = len ? len : 1;
   while (i < n && !number_len(*s + i, n - i))
     i++;
-  *t = (token){*s, i, 0, 0};
+  *t = (token){*s, i, 0};
   *s += i;
   return 1;
 }
@@ -84,9 +88,9 @@ int cairn_numeric_agree(const char *a, size_t alen, const char *b, size_t blen, 
       return ha == hb; /* different token counts disagree */
     if (ta.number != tb.number)
       return 0;
-    if (ta.number ? !close_enough(ta.x, tb.x, rel, abs_tol)
-                  : ta.len != tb.len || memcmp(ta.p, tb.p, ta.len) != 0)
-      return 0;
+    int same = ta.len == tb.len && memcmp(ta.p, tb.p, ta.len) == 0;
+    if (!same && (!ta.number || !close_enough(value(&ta), value(&tb), rel, abs_tol)))
+      return 0; /* numbers are parsed only when their bytes differ */
   }
 }
 
