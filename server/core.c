@@ -279,8 +279,10 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
   if (ns == TS_ELIGIBLE)
     enqueue(j, v);
   j_task(c, j, v);
-  if (ns == TS_FAILED)
+  if (ns == TS_FAILED) {
+    cairn__valid_free(t->rep); /* nothing is compared any more */
     job_finish_check(c, j);
+  }
 }
 
 static void release_children(cairn_core *c, mjob *j, uint32_t v) {

@@ -375,6 +375,8 @@ static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
         t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
       if (t->state == TS_DONE)
         cairn__valid_settle(t->rep, t->accepted); /* outputs it needs no more */
+      else if (t->state == TS_FAILED)
+        cairn__valid_free(t->rep);
       if (t->state == TS_RUNNING && (!t->rep || (!t->rep->active && !t->rep->checking))) {
         CAIRN_WARN(&c->log, "store: task %lld was running without a lease; eligible again",
                    (long long)t->key);

@@ -63,7 +63,7 @@ uint32_t cairn__valid_best(const mjob *j, const mrep *r, const mres **canon);
 /* A done task: frees the kept outputs it needs no more (all once no copy
  * is out and no pair is queued, else all but the accepted one's). */
 void cairn__valid_settle(mrep *r, int64_t accepted);
-/* Frees every kept output and file list (the round ends). */
+/* Frees every kept output and file list (the round ends or the task failed). */
 void cairn__valid_free(mrep *r);
 
 /* The result of r with index idx, or NULL. */

@@ -2,7 +2,7 @@
  * over a real SQLite file: agreement is not transitive, so the canonical
  * result is the first that agrees with quorum − 1 others; late results are
  * judged against it; a ban that removes an agreeing result re-queues the
- * task; exact keeps comparing digests. */
+ * task; a failed task keeps no output; exact keeps comparing digests. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -138,6 +138,23 @@ static void test_exact_compares_bytes(void **state) {
   assert_int_equal(a->valid + d->valid, 2);
 }
 
+/* A task that fails (max_attempts results, no two agreeing) keeps no output. */
+static void test_failed_task_frees_outputs(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *a = reg(c, "a"), *b = reg(c, "b");
+  int64_t job = submit(c, "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
+                          "\"max_attempts\": 2, \"validator\": " REL10 ", "
+                          "\"tasks\": [{\"id\": \"x\"}]}");
+  int64_t ia = take(c, a), ib = take(c, b);
+  result_ok(c, a, ia, "x 1\n");
+  assert_non_null(task0(c, job)->rep->res[0].out); /* kept while the task runs */
+  result_ok(c, b, ib, "x 2\n");
+  assert_int_equal(task0(c, job)->state, TS_FAILED);
+  assert_null(task0(c, job)->rep->res[0].out);
+  assert_null(task0(c, job)->rep->res[1].out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_middle_result_is_canonical, core_fixture_setup,
@@ -147,6 +164,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_ban_requeues, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_exact_compares_bytes, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_failed_task_frees_outputs, core_fixture_setup,
                                     core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
