@@ -23,6 +23,7 @@ void cairn_jobspec_free(cairn_jobspec *j) {
   free(j->name);
   free(j->app);
   free(j->policy);
+  cairn_validator_free(&j->validator);
   for (uint32_t i = 0; i < j->nfiles; i++) {
     free(j->files[i].name);
     free(j->files[i].path);
@@ -482,7 +483,8 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
                                    cairn_error *err) {
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
-                                     "resources", "limits", "env", "stdin", "outputs", NULL};
+                                     "resources", "limits", "env", "stdin", "outputs",
+                                     "validator", NULL};
   cairn_output_patterns deflt = {0};
   json_error_t jerr;
   cairn_jobspec *j = NULL;
@@ -511,6 +513,9 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
       get_int(root, "max_attempts", CAIRN_DEFAULT_MAX_ATTEMPTS, 1, CAIRN_MAX_ATTEMPTS_LIMIT,
               &j->max_attempts, err) ||
       get_int(root, "priority", 0, -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY, &j->priority, err))
+    goto fail;
+  if (cairn_validator_parse(json_object_get(root, "validator"), "job: validator", &j->validator,
+                            err) != CAIRN_OK)
     goto fail;
   j->resources = CAIRN_RESOURCES_DEFAULT;
   json_t *jres = json_object_get(root, "resources");

@@ -18,6 +18,7 @@
 #define CAIRN_MAX_RESOURCE_CLASSES 64
 #include "common/taskrun.h"
 #include "common/outputs.h"
+#include "common/validator.h"
 
 typedef struct cairn_jobspec_file {
   char *name;
@@ -52,6 +53,7 @@ typedef struct cairn_jobspec {
   char *policy;        /* "ic" unless given; the server checks it exists */
   int replication, quorum, lease_seconds, max_attempts;
   int priority;        /* higher is served first among jobs; 0 unless given */
+  cairn_validator validator; /* how replicas are compared; exact unless given */
   cairn_jobspec_file *files;
   uint32_t nfiles;
   cairn_jobspec_task *tasks;

@@ -13,6 +13,7 @@
 #include "server/dist.h"
 #include "server/fit.h"
 #include "server/outputs.h"
+#include "server/validate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,7 @@ void cairn__rep_free(mrep *r) {
   if (!r)
     return;
   free(r->vols);
+  cairn__valid_free(r);
   free(r->res);
   free(r);
 }
@@ -206,6 +208,7 @@ int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest
     r->capres = ncap;
   }
   mres *m = &r->res[r->nres++];
+  *m = (mres){0};
   m->idx = idx;
   m->vol = vol;
   snprintf(m->digest, sizeof m->digest, "%s", digest);
@@ -223,25 +226,6 @@ static int rep_has_vol(const mrep *r, int64_t vol) {
 
 static int counted(const mres *m) {
   return m->ok && (m->outcome == OUT_PENDING || m->outcome == OUT_VALID);
-}
-
-/* Largest number of successful, still-counted results sharing one digest;
- * *digest gets that digest. Replicas are few, so O(k^2) is fine. */
-static uint32_t best_agreement(const mrep *r, const char **digest) {
-  uint32_t best = 0;
-  *digest = NULL;
-  for (uint32_t i = 0; r && i < r->nres; i++) {
-    if (!counted(&r->res[i]))
-      continue;
-    uint32_t n = 0;
-    for (uint32_t k = 0; k < r->nres; k++)
-      n += counted(&r->res[k]) && strcmp(r->res[i].digest, r->res[k].digest) == 0;
-    if (n > best) {
-      best = n;
-      *digest = r->res[i].digest;
-    }
-  }
-  return best;
 }
 
 static void count_outcome(mvol *v, int outcome, int delta) {
@@ -280,9 +264,10 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
       j->state == JS_CANCELLED)
     return;
   const mrep *r = t->rep;
-  const char *dg;
+  const mres *cn;
   uint32_t active = r ? r->active : 0, nres = r ? r->nres : 0;
-  int64_t target = nres == 0 ? j->replication : j->quorum - (int64_t)best_agreement(r, &dg);
+  int64_t target = nres == 0 ? j->replication : j->quorum - (int64_t)cairn__valid_best(j, r, &cn);
+  target = r && r->checking ? 0 : target; /* verdicts queued (validate.h): wait for them */
   int64_t wanted = target - (int64_t)active;
   int ns;
   if (wanted > 0 && t->attempts >= j->max_attempts)
@@ -294,8 +279,10 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
   if (ns == TS_ELIGIBLE)
     enqueue(j, v);
   j_task(c, j, v);
-  if (ns == TS_FAILED)
+  if (ns == TS_FAILED) {
+    cairn__valid_free(t->rep); /* nothing is compared any more */
     job_finish_check(c, j);
+  }
 }
 
 static void release_children(cairn_core *c, mjob *j, uint32_t v) {
@@ -310,34 +297,56 @@ static void release_children(cairn_core *c, mjob *j, uint32_t v) {
   }
 }
 
-/* Quorum reached on digest dg: the task is executed. Outcomes of the other
- * results are journaled here, except new_idx's (its caller records it). */
-static void accept(cairn_core *c, mjob *j, uint32_t v, const char *dg, int64_t new_idx) {
+/* Quorum reached with canonical result cn: the task is executed. Outcomes of
+ * the other results are journaled here, except new_idx's (its caller records it). */
+static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t new_idx) {
   mtask *t = &j->tasks[v];
   mrep *r = t->rep;
-  char digest[65];
-  snprintf(digest, sizeof digest, "%s", dg); /* dg points into r->res */
-  t->accepted = 0;
+  t->accepted = cn->idx;
   for (uint32_t i = 0; i < r->nres; i++) {
     mres *m = &r->res[i];
     if (!counted(m))
       continue;
-    int agree = strcmp(m->digest, digest) == 0;
-    if (agree && !t->accepted)
-      t->accepted = m->idx;
+    int outcome = cairn__valid_outcome(j, r, cn, m); /* pending: a verdict is queued */
     if (m->idx == new_idx) {
       count_outcome(c->vols[m->vol - 1], m->outcome, -1);
-      m->outcome = agree ? OUT_VALID : OUT_INVALID;
+      m->outcome = (uint8_t)outcome;
       count_outcome(c->vols[m->vol - 1], m->outcome, +1);
     } else
-      set_outcome(c, m, agree ? OUT_VALID : OUT_INVALID);
+      set_outcome(c, m, outcome);
   }
+  cairn__valid_settle(r, t->accepted); /* late replicas compare with it */
   set_state(c, j, v, TS_DONE);
   t->queued = 0; /* executed() takes it out of a policy's ready set */
   j->pol->executed(j->pstate, v);
   j_task(c, j, v);
   release_children(c, j, v);
   job_finish_check(c, j);
+}
+
+void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
+  mjob *j = p->job >= 1 && (size_t)p->job <= c->njobs ? c->jobs[p->job - 1] : NULL;
+  mtask *t = j && p->task < j->ntasks ? &j->tasks[p->task] : NULL;
+  if (!t || t->round != p->round || !t->rep)
+    return; /* its round ended: nothing of it is left */
+  mrep *r = t->rep;
+  mres *a = cairn__valid_find(r, p->idx[0]), *b = cairn__valid_find(r, p->idx[1]), *cn;
+  r->checking -= r->checking > 0;
+  if (a && b && agree >= 0)
+    cairn__valid_set(r, a, b, agree);
+  if (t->state == TS_DONE && (cn = cairn__valid_find(r, t->accepted)))
+    for (uint32_t i = 0; i < r->nres; i++) /* judged against the canonical result */
+      if (r->res[i].outcome == OUT_PENDING && r->res[i].ok)
+        set_outcome(c, &r->res[i], cairn__valid_outcome(j, r, cn, &r->res[i]));
+  if (t->state == TS_DONE)
+    cairn__valid_settle(r, t->accepted);
+  else if (t->state != TS_FAILED && j->state != JS_CANCELLED &&
+           cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)j->quorum) {
+    if (cairn__outputs_accepted(t, cn->files, cn->nfiles))
+      CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
+    accept(c, j, p->task, cn, 0);
+  } else if (t->state != TS_FAILED)
+    replan(c, j, p->task);
 }
 
 /* Ends lease l (returned or expired): removes it everywhere; frees nothing. */
@@ -575,6 +584,9 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
     goto out;
   }
   mres *m = &t->rep->res[t->rep->nres - 1];
+  cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
+  if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
+    ok = 0, m->ok = 0, m->outcome = OUT_ERROR, reason = "out of memory comparing results";
   count_outcome(v, m->outcome, +1);
   reason = ok ? "" : reason && *reason ? reason : why;
   if (!ok)
@@ -584,7 +596,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
       cairn__dist_have(c, v, j->files[t->inputs[k]].sha256); /* it ran on a verified copy */
   drop_lease(c, l, LEASE_RETURNED);
   free(l);
-  const char *best_dg = NULL;
+  const mres *cn = NULL;
   if (t->state == TS_DONE) {
     /* a replica beyond the quorum: checked against the accepted result */
     const mres *acc = NULL;
@@ -593,14 +605,15 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
         acc = &t->rep->res[i];
     if (ok) {
       count_outcome(v, m->outcome, -1);
-      m->outcome = acc && strcmp(acc->digest, digest) == 0 ? OUT_VALID : OUT_INVALID;
+      m->outcome = (uint8_t)(acc ? cairn__valid_outcome(j, t->rep, acc, m) : OUT_INVALID);
       count_outcome(v, m->outcome, +1);
     }
+    cairn__valid_settle(t->rep, t->accepted);
   } else if (t->state != TS_FAILED) {
-    if (ok && best_agreement(t->rep, &best_dg) >= (uint32_t)j->quorum) {
-      if (cairn__outputs_accepted(t, x->files, x->nfiles)) /* best_dg is this digest */
+    if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)j->quorum) {
+      if (cairn__outputs_accepted(t, x->files, x->nfiles)) /* cn agrees with this result */
         CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
-      accept(c, j, task, best_dg, idx);
+      accept(c, j, task, cn, idx);
     } else {
       if (!ok)
         t->accepted = idx; /* shown with the task if it ends up failed */
@@ -800,15 +813,10 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
         }
       if (!touched)
         continue;
-      const char *dg;
+      const mres *cn;
       if (t->state == TS_DONE) {
-        if (best_agreement(t->rep, &dg) >= (uint32_t)j->quorum) {
-          /* still a quorum without it: keep, name an honest result */
-          for (uint32_t i = 0; i < t->rep->nres; i++)
-            if (counted(&t->rep->res[i]) && strcmp(t->rep->res[i].digest, dg) == 0) {
-              t->accepted = t->rep->res[i].idx;
-              break;
-            }
+        if (cairn__valid_best(j, t->rep, &cn) >= (uint32_t)j->quorum) {
+          t->accepted = cn->idx; /* still a quorum without it: name an honest result */
           j_task(c, j, v);
           continue;
         }

@@ -108,6 +108,17 @@ typedef struct mres {
   char digest[65];
   uint8_t ok;        /* exit status 0 */
   uint8_t outcome;
+  /* non-exact validators only (validate.c): its stdout (malloc'd, freed once
+   * the task needs it no more), its output files' key, and bit k set when
+   * it agrees with res[k] (k < CAIRN__VALID_MAX_COMPARED); known: bit k set once that is decided
+   * (at once, but for the command validator); files: its output files
+   * (command only, freed with out) */
+  char *out;
+  uint32_t len;
+  char fkey[65];
+  uint64_t agree, known;
+  cairn_output_file *files;
+  uint32_t nfiles;
 } mres;
 
 /* A task's replicas in its current round. */
@@ -117,6 +128,7 @@ typedef struct mrep {
   mres *res;
   uint32_t nres, capres;
   uint32_t active;   /* leases out */
+  uint32_t checking; /* pairs queued for the command validator (validate.h) */
 } mrep;
 
 typedef struct mtask {
@@ -146,6 +158,7 @@ typedef struct mjob {
   int64_t id;
   char *name, *app, *policy_name;
   int replication, quorum, lease_seconds, max_attempts;
+  cairn_validator validator; /* how its replicas are compared (validate.c) */
   int state;
   int64_t created, finished;
   int64_t priority;  /* higher first (life.c) */
@@ -244,6 +257,7 @@ typedef struct cairn_core {
   int64_t ceiling[CAIRN_LIMIT_COUNT];
   int64_t wall_grace;
   cairn_hmap app_runners;  /* hash of an app name -> volunteers registered with it */
+  struct cairn__vcmd *vcmd; /* the command validator's queue and thread (validate.h) */
 } cairn_core;
 
 /* Releases c->lock, first sealing the journal records put under it (one

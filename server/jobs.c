@@ -21,6 +21,7 @@ void cairn__job_free(mjob *j) {
   free(j->name);
   free(j->app);
   free(j->policy_name);
+  cairn_validator_free(&j->validator);
   for (uint32_t i = 0; i < j->nfiles; i++) {
     free(j->files[i].name);
     free(j->files[i].assigned);
@@ -119,6 +120,8 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->lease_seconds = spec->lease_seconds;
   j->max_attempts = spec->max_attempts;
   j->priority = spec->priority;
+  j->validator = spec->validator; /* its argv moves to the job */
+  spec->validator = (cairn_validator){0};
   j->created = cairn__now();
   j->nfiles = spec->nfiles;
   j->files = calloc(spec->nfiles ? spec->nfiles : 1, sizeof *j->files);
@@ -180,6 +183,13 @@ static cairn__jrec *job_record(const mjob *j) {
                                    j->lease_seconds, j->max_attempts, j->created, j->nfiles,
                                    j->ntasks);
   r = cairn__jrec_job_priority(r, j->priority);
+  if (j->validator.kind != CAIRN_VALIDATOR_EXACT) {
+    json_t *vj = cairn_validator_json(&j->validator);
+    char *text = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
+    r = text ? cairn__jrec_job_validator(r, text) : (cairn__jrec_free(r), NULL);
+    free(text);
+    json_decref(vj);
+  }
   for (uint32_t i = 0; r && i < j->nfiles; i++)
     r = cairn__jrec_job_file(r, i, j->files[i].name, j->files[i].sha256, j->files[i].broadcast);
   for (uint32_t i = 0; r && i < j->ntasks; i++) {
@@ -443,6 +453,7 @@ static json_t *job_json_locked(const mjob *j, int detail) {
   if (detail) {
     json_object_set_new(o, "replication", json_integer(j->replication));
     json_object_set_new(o, "quorum", json_integer(j->quorum));
+    json_object_set_new(o, "validator", cairn_validator_json(&j->validator));
     json_object_set_new(o, "lease_seconds", json_integer(j->lease_seconds));
     json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
     json_object_set_new(o, "finished", j->finished ? json_integer(j->finished) : json_null());

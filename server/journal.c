@@ -44,7 +44,7 @@ struct cairn__jrec {
     struct { int64_t id; } uninvite;
     struct {
       int64_t id, created, first_key, priority;
-      char *name, *app, *policy;
+      char *name, *app, *policy, *validator; /* validator: NULL for exact */
       int replication, quorum, lease_seconds, max_attempts;
       uint32_t nfiles, ntasks;
       jfile *files;
@@ -231,6 +231,12 @@ cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *poli
 cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority) {
   if (r && r->type == J_JOB)
     r->u.job.priority = priority;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_job_validator(cairn__jrec *r, const char *validator_json) {
+  if (r && r->type == J_JOB && validator_json)
+    return checked(r, copy_str(&r->u.job.validator, validator_json));
   return r;
 }
 
@@ -422,6 +428,7 @@ void cairn__jrec_free(cairn__jrec *r) {
     free(r->u.job.name);
     free(r->u.job.app);
     free(r->u.job.policy);
+    free(r->u.job.validator);
     break;
   case J_RESULT:
     free(r->u.result.out);
@@ -440,6 +447,8 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
   cairn_status st = cairn_store_job_insert(s, j->id, j->name, j->app, j->policy, j->replication,
                                            j->quorum, j->lease_seconds, j->max_attempts,
                                            j->created, j->priority, err);
+  if (st == CAIRN_OK && j->validator)
+    st = cairn_store_job_validator(s, j->id, j->validator, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->nfiles; i++)
     st = cairn_store_job_file_insert(s, j->id, (int)i, j->files[i].name, j->files[i].sha256,
                                      j->files[i].broadcast, err);

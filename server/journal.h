@@ -107,6 +107,8 @@ cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *poli
                              int64_t created, uint32_t nfiles, uint32_t ntasks);
 /* Sets job r's priority (0 unless called); returns r. */
 cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority);
+/* Sets job r's validator (compact JSON; exact unless called); returns r. */
+cairn__jrec *cairn__jrec_job_validator(cairn__jrec *r, const char *validator_json);
 /* Job id's priority changed. */
 cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority);
 /* One step of deleting job id from the store: the task keys [lo, hi)

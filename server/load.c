@@ -14,6 +14,8 @@
 #include "server/outputs.h"
 #include "server/dist.h"
 #include "server/fit.h"
+#include "server/validate.h"
+#include "common/sha256.h"
 
 
 static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
@@ -141,6 +143,16 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
   j->created = r->created;
   j->finished = r->finished;
   j->priority = r->priority;
+  json_t *vj = r->validator ? json_loads(r->validator, JSON_DECODE_ANY, NULL) : NULL;
+  cairn_status vst = r->validator && !vj ? CAIRN_EINVAL
+                     : cairn_validator_parse(vj, "stored validator", &j->validator, NULL);
+  json_decref(vj);
+  if (vst != CAIRN_OK) {
+    CAIRN_ERR(&c->log, "store: job %lld has a validator this master cannot read: %.200s",
+              (long long)r->id, r->validator);
+    cairn__job_free(j);
+    return -1;
+  }
   j->state = strcmp(r->state, "done") == 0        ? JS_DONE
              : strcmp(r->state, "failed") == 0    ? JS_FAILED
              : strcmp(r->state, "cancelled") == 0 ? JS_CANCELLED
@@ -312,6 +324,19 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     if (cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
                               r->exit_status == 0 && outcome != OUT_ERROR, outcome))
       return -1;
+    mres *m = &t->rep->res[t->rep->nres - 1];
+    if (r->output) { /* validate.h: the files' key is the SHA-256 of files_key */
+      const char *fk = r->files_key ? r->files_key : "";
+      cairn_output_file *files;
+      uint32_t nfiles;
+      cairn_sha256_hex(fk, strlen(fk), m->fkey);
+      if (cairn__valid_files_parse(fk, &files, &nfiles))
+        return -1;
+      int bad = cairn__valid_add(c, j, seq, r->output, r->output_len, files, nfiles, m->fkey);
+      free(files);
+      if (bad)
+        return -1;
+    }
   }
   if (strcmp(r->state, "leased") != 0)
     return 0;
@@ -333,8 +358,8 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
 }
 
 /* Builds each job's dag, counts, pending parents and policy state. A task
- * recorded running without a lease out (cannot happen while batches are
- * atomic) is made eligible again. */
+ * recorded running without a lease out or a verdict to wait for (cannot
+ * happen while batches are atomic) is made eligible again. */
 static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
@@ -348,7 +373,11 @@ static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
       t->npending = 0;
       for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
         t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
-      if (t->state == TS_RUNNING && (!t->rep || !t->rep->active)) {
+      if (t->state == TS_DONE)
+        cairn__valid_settle(t->rep, t->accepted); /* outputs it needs no more */
+      else if (t->state == TS_FAILED)
+        cairn__valid_free(t->rep);
+      if (t->state == TS_RUNNING && (!t->rep || (!t->rep->active && !t->rep->checking))) {
         CAIRN_WARN(&c->log, "store: task %lld was running without a lease; eligible again",
                    (long long)t->key);
         t->state = TS_ELIGIBLE;
@@ -508,10 +537,18 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
     cairn_store_rollback(c->store);
     goto fail;
   }
+  if (cairn__vcmd_open(c)) {
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto fail;
+  }
   if (cairn__core_load(c, err) != CAIRN_OK ||
       !(c->journal = cairn__journal_open(c->store, &c->log, fail_fd, err)) ||
       cairn__core_resume_deletes(c, err) != CAIRN_OK)
     goto fail;
+  if (cairn__vcmd_start(c)) {
+    cairn_error_set(err, CAIRN_ENOMEM, "cannot start the validator thread");
+    goto fail;
+  }
   return c;
 fail:
   cairn__core_close(c);
@@ -525,6 +562,7 @@ cairn_status cairn__core_health(cairn_core *c, cairn_error *err) {
 void cairn__core_close(cairn_core *c) {
   if (!c)
     return;
+  cairn__vcmd_close(c); /* its verdicts journal: before the journal closes */
   cairn__journal_close(c->journal);
   cairn_store_close(c->store);
   for (size_t i = 0; i < c->njobs; i++)

@@ -81,7 +81,7 @@ const char *const cairn__store_sql[S_COUNT] = {
                  "WHERE a.volunteer_id = v.id)), "
                  "v.created, v.peer_url FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
-                  "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority "
+                  "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator "
                   "FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
                        "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 JOIN jobs jb "
@@ -95,7 +95,12 @@ const char *const cairn__store_sql[S_COUNT] = {
                     "jb.ended = 'cancelled') ORDER BY p.task_id, p.pos",
   [S_LOAD_ALLOCS] = "SELECT a.idx, a.volunteer_id, a.t, a.task_id, a.issued, a.lease_expires, "
                     "a.state, COALESCE(r.exit_status, 0), COALESCE(r.digest, ''), "
-                    "COALESCE(r.outcome, '') FROM allocations a JOIN tasks t ON t.id = a.task_id "
+                    "COALESCE(r.outcome, ''), CASE WHEN jb.validator <> '\"exact\"' AND r.exit_status = 0 "
+                    "AND (t.state <> 'done' OR t.accepted = a.idx OR r.outcome = 'pending') "
+                    "THEN r.output END, "
+                    "(SELECT group_concat(length(CAST(name AS BLOB)) || ':' || name || sha256, '') "
+                    "FROM (SELECT name, sha256 FROM result_files WHERE idx = a.idx ORDER BY name)) "
+                    "FROM allocations a JOIN tasks t ON t.id = a.task_id "
                     "AND t.round = a.round JOIN jobs jb ON jb.id = t.job_id AND (jb.ended IS NULL "
                     "OR jb.ended = 'cancelled') LEFT JOIN results r ON r.idx = a.idx "
                     "ORDER BY a.idx",
@@ -118,6 +123,7 @@ const char *const cairn__store_sql[S_COUNT] = {
                     "ORDER BY volunteer_id",
   [S_MAX_TASK_KEY] = "SELECT COALESCE(MAX(id), 0) FROM tasks",
   [S_JOB_PRIORITY] = "UPDATE jobs SET priority = ?2 WHERE id = ?1",
+  [S_JOB_VALIDATOR] = "UPDATE jobs SET validator = ?2 WHERE id = ?1",
 /* a deletion goes by ranges of task keys [?2, ?3) of job ?1 (a job's keys are
  * consecutive), so that each transaction is bounded (cairn_store_job_delete_range) */
 #define RANGE " task_id >= ?2 AND task_id < ?3"
@@ -688,6 +694,7 @@ cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn
     row.created = I64(9);
     row.finished = I64(10);
     row.priority = I64(11);
+    row.validator = STR(12);
   });
 }
 
@@ -743,6 +750,10 @@ cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cai
     row.exit_status = (int)I64(7);
     row.digest = STR(8);
     row.outcome = STR(9);
+    row.output = sqlite3_column_type(q, 10) == SQLITE_NULL ? NULL : sqlite3_column_blob(q, 10);
+    row.output = row.output || sqlite3_column_type(q, 10) == SQLITE_NULL ? row.output : "";
+    row.output_len = (size_t)sqlite3_column_bytes(q, 10);
+    row.files_key = STR(11);
   });
 }
 

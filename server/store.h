@@ -67,6 +67,9 @@ cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
                                     int64_t priority, cairn_error *err);
+/* Job id's validator (compact JSON, 0009_validators.sql). */
+cairn_status cairn_store_job_validator(cairn_store *s, int64_t id, const char *validator,
+                                       cairn_error *err);
 cairn_status cairn_store_job_priority(cairn_store *s, int64_t id, int64_t priority,
                                       cairn_error *err);
 
@@ -161,6 +164,7 @@ typedef struct cairn_store_job_row {
   const char *name, *app, *policy, *state;
   int replication, quorum, lease_seconds, max_attempts;
   int64_t created, finished, priority;
+  const char *validator; /* compact JSON */
 } cairn_store_job_row; /* state: "running", "done", "failed", "cancelled", "deleting",
                           "purging" or "deleted" */
 cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn_store_job_row *),
@@ -199,6 +203,9 @@ typedef struct cairn_store_alloc_row {
   const char *state;
   int exit_status;
   const char *digest, *outcome; /* "" when no result was received */
+  const void *output;  /* kept for a non-exact validator (validate.h), else NULL */
+  size_t output_len;
+  const char *files_key; /* its output files as validate.h hashes them ("" for none) */
 } cairn_store_alloc_row;
 /* Every allocation of each task's current round, with its result if any, by index. */
 cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),

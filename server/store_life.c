@@ -16,6 +16,13 @@ cairn_status cairn_store_job_priority(cairn_store *s, int64_t id, int64_t priori
   return run(s, S_JOB_PRIORITY, err);
 }
 
+cairn_status cairn_store_job_validator(cairn_store *s, int64_t id, const char *validator,
+                                       cairn_error *err) {
+  sqlite3_bind_int64(Q(S_JOB_VALIDATOR), 1, id);
+  TXT(Q(S_JOB_VALIDATOR), 2, validator);
+  return run(s, S_JOB_VALIDATOR, err);
+}
+
 /* Runs statement id bound to job ?1 and, when b > a, the key range ?2..?3
  * (else ?2 = a when a >= 0); *changes gets the rows it changed when not NULL. */
 static cairn_status run_job(cairn_store *s, enum stmt_id id, int64_t job, int64_t a, int64_t b,
