@@ -57,18 +57,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture *f = *state;
-  for (int i = 0; i < f->nworkers; i++)
-    if (f->workers[i] > 0) {
-      kill(f->workers[i], SIGTERM);
-      if (harness_wait(f->workers[i], 20) == -1) {
-        kill(f->workers[i], SIGKILL);
-        waitpid(f->workers[i], NULL, 0);
-      }
-    }
+  harness_stop_all(f->workers, f->nworkers, 20);
   int st = f->srv.pid > 0 ? harness_server_stop(&f->srv, SIGTERM) : 0;
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = harness_rmtree(f->dir);
   free(f);
   return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

@@ -54,9 +54,7 @@ static int teardown(void **state) {
       waitpid(f->workers[i], NULL, 0);
     }
   int st = harness_server_stop(&f->srv, SIGTERM);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = harness_rmtree(f->dir);
   free(f);
   return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

@@ -46,9 +46,7 @@ static int teardown(void **state) {
   fixture *f = *state;
   if (f->srv.pid > 0)
     harness_server_stop(&f->srv, SIGTERM);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = harness_rmtree(f->dir);
   free(f);
   return rc == 0 ? 0 : -1;
 }

@@ -53,9 +53,7 @@ static int setup_closed(void **state) { return start(state, "closed"); }
 static int teardown(void **state) {
   fixture *f = *state;
   int st = f->srv.pid > 0 ? harness_server_stop(&f->srv, SIGTERM) : 0;
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = harness_rmtree(f->dir);
   free(f);
   return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

@@ -174,9 +174,7 @@ static int teardown(void **state) {
     waitpid(f->w1, NULL, 0);
   }
   harness_server_stop(&f->srv, SIGTERM);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = harness_rmtree(f->dir);
   free(f);
   return rc == 0 ? 0 : -1;
 }

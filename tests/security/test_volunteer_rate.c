@@ -51,9 +51,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   fixture *f = *state;
   int st = harness_server_stop(&f->srv, SIGTERM);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  int rc = system(cmd);
+  int rc = harness_rmtree(f->dir);
   free(f);
   return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

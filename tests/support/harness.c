@@ -191,6 +191,27 @@ int harness_wait(pid_t pid, double timeout) {
   }
 }
 
+void harness_stop_all(pid_t *pids, int n, double timeout) {
+  for (int i = 0; i < n; i++)
+    if (pids[i] > 0) {
+      kill(pids[i], SIGTERM);
+      if (harness_wait(pids[i], timeout) == -1) {
+        kill(pids[i], SIGKILL);
+        harness_wait(pids[i], 30);
+      }
+      pids[i] = 0;
+    }
+}
+
+int harness_rmtree(const char *dir) {
+  if (strchr(dir, '\''))
+    return -1; /* the folders of harness_tmpdir never hold one */
+  char cmd[4200];
+  if (snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) >= (int)sizeof cmd)
+    return -1;
+  return system(cmd) == 0 ? 0 : -1;
+}
+
 int harness_server_start(harness_server *s, const char *db, const char *const *extra) {
   char bin[4096];
   harness_bin(bin, sizeof bin, "cairn-server");

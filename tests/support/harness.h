@@ -31,6 +31,11 @@ int harness_server_stop(harness_server *s, int sig);
 pid_t harness_spawn(const char *const *argv, const char *log);
 /* waitpid with a timeout in seconds; returns the status or -1 on timeout. */
 int harness_wait(pid_t pid, double timeout);
+/* Stops the n processes of pids that are > 0: SIGTERM, up to timeout
+ * seconds each, then SIGKILL; reaps each and sets it to 0. */
+void harness_stop_all(pid_t *pids, int n, double timeout);
+/* Removes dir and everything below it; 0, or -1 when that failed. */
+int harness_rmtree(const char *dir);
 
 /* One HTTP request; body may be NULL. Returns the HTTP status (0 if no answer);
  * *resp gets the parsed JSON body (or NULL). raw/rawlen (optional) get the
