@@ -776,6 +776,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   }
   bad->banned = 1;
   c->bans_total++;
+  c->quarantined_now -= (uint64_t)bad->quarantined; /* a ban supersedes it (load.c agrees) */
+  bad->quarantined = 0;
   c->peer_gen++; /* every peer key changes: the grants it holds stop working */
   cairn__journal_put(c->journal, cairn__jrec_ban(id, reason ? reason : ""));
   cairn__dist_forget(c, bad); /* J_BAN deletes its holdings on disk */

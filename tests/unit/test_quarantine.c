@@ -140,6 +140,17 @@ static void test_liar_quarantined_then_released(void **state) {
   assert_int_equal(cairn__core_release(c, d->id, &err), CAIRN_ECONFLICT);
   assert_int_equal(cairn__core_release(c, 999, &err), CAIRN_ENOTFOUND);
   assert_int_equal(cairn__core_release(c, a->id, &err), CAIRN_ECONFLICT);
+  /* a ban supersedes a quarantine: the gauge forgets it */
+  c->quar_invalid = 0.5; /* the master sets it (master.c); the reopened core has none */
+  for (int i = 0; i < CAIRN__QUAR_MIN; i++)
+    cairn__quar_note(c, d, OUT_INVALID);
+  assert_true(d->quarantined);
+  assert_int_equal(c->quarantined_now, 1);
+  json_t *report = NULL;
+  assert_int_equal(cairn__core_ban(c, d->id, "test", &report, &err), CAIRN_OK);
+  json_decref(report);
+  assert_false(d->quarantined);
+  assert_int_equal(c->quarantined_now, 0);
 }
 
 /* The rule at its boundary: more than T × seen, and at least M seen. */
