@@ -28,6 +28,7 @@ int cairn_cli_fetch_outputs(struct cairn_http *h, long long job, struct json_t *
 int cairn_cmd_volunteers(int argc, char **argv);
 int cairn_cmd_audit(int argc, char **argv);
 int cairn_cmd_ban(int argc, char **argv);
+int cairn_cmd_release(int argc, char **argv);
 /* cairn cancel JOB | delete JOB [--purge] | priority JOB N (cmd_life.c) */
 int cairn_cmd_cancel(int argc, char **argv);
 int cairn_cmd_delete(int argc, char **argv);

@@ -1,4 +1,4 @@
-/* cmd_audit.c — cairn audit index N | audit volunteer V, and cairn ban V. */
+/* cmd_audit.c — cairn audit index N | audit volunteer V, cairn ban V and cairn release V. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +167,36 @@ int cairn_cmd_ban(int argc, char **argv) {
     printf("volunteer %lld banned: %lld results invalid, %lld tasks and %lld descendants "
            "re-queued\n", id, num(r, "results_invalidated"), num(r, "tasks_requeued"),
            num(r, "descendants_requeued"));
+    rc = 0;
+  }
+  json_decref(r);
+  cairn_http_delete(h);
+  return rc;
+}
+
+int cairn_cmd_release(int argc, char **argv) {
+  cairn_client_opts o = {0};
+  if (cairn_cli_wants_help(argc, argv)) {
+    puts("usage: cairn release V\n"
+         "Ends volunteer V's quarantine: it gets work again, and its window of recent\n"
+         "results starts empty.");
+    return 0;
+  }
+  if (cairn_client_parse(&argc, argv, &o))
+    return 1;
+  long long id = 0;
+  if (argc != 2 || positive(argv[1], &id))
+    return cairn_cli_fail("usage: cairn release V");
+  cairn_http *h = cairn_client_connect(&o);
+  if (!h)
+    return 1;
+  char path[64];
+  snprintf(path, sizeof path, "/v1/volunteers/%lld/release", id);
+  json_t *r = NULL;
+  long st = cairn_client_json(h, "POST", path, "{}", &r, 0);
+  int rc = 1;
+  if (st == 200) {
+    printf("volunteer %lld released\n", id);
     rc = 0;
   }
   json_decref(r);

@@ -13,6 +13,7 @@ static const cairn_cli_cmd commands[] = {
   {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},
   {"audit", "who computed index N, or volunteer V's allocations in order", cairn_cmd_audit},
   {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn_cmd_ban},
+  {"release", "end a volunteer's quarantine: it gets work again", cairn_cmd_release},
   {"cancel", "cancel a job: no more allocations, running tasks killed", cairn_cmd_cancel},
   {"delete", "delete a finished or cancelled job and the files only it used", cairn_cmd_delete},
   {"priority", "set a job's priority (higher is served first)", cairn_cmd_priority},

@@ -32,7 +32,7 @@
 const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
-  "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/audit/index/{n}",
+  "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/volunteers/{id}/release", "/v1/audit/index/{n}",
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
   "/v1/results/{n}/files", "/v1/jobs/{id}/output"};
@@ -66,7 +66,10 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     return R_VOLUNTEERS;
   if (strncmp(p, "volunteers/", 11) == 0) {
     const char *s = strchr(p + 11, '/');
-    return s && s > p + 11 && strcmp(s, "/ban") == 0 ? R_BAN : R_UNKNOWN;
+    return !s || s == p + 11       ? R_UNKNOWN
+           : strcmp(s, "/ban") == 0     ? R_BAN
+           : strcmp(s, "/release") == 0 ? R_RELEASE
+                                        : R_UNKNOWN;
   }
   if (strcmp(p, "invitations") == 0)
     return R_INVITATIONS;
@@ -268,7 +271,9 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   else if (!work) {
     rs->status = 204;
     if (retry_ms > 0) {
-      rs->retry_after = 1; /* a holder appears in its cluster within moments */
+      /* a holder appears in its cluster within moments; a quarantined
+       * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
+      rs->retry_after = retry_ms >= 1000 ? retry_ms / 1000 : 1;
       rs->retry_after_ms = retry_ms;
     }
   }
@@ -675,6 +680,17 @@ static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_decref(o);
 }
 
+static void h_release(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = number_after(rq->path, "/v1/volunteers/");
+  if (id < 0)
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
+                 (int)strcspn(rq->path + 15, "/"), rq->path + 15);
+  cairn_error err = {0};
+  if (cairn__core_release(m->core, id, &err) != CAIRN_OK)
+    return fail(rs, &err);
+  set_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "quarantined", 0));
+}
+
 static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   const char *prefix = r == R_AUDIT_INDEX ? "/v1/audit/index/" : "/v1/audit/volunteers/";
   int64_t n = number_after(rq->path, prefix);
@@ -843,6 +859,12 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (is(rq, "POST"))
       return h_ban(m, rq, rs);
+    break;
+  case R_RELEASE:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_release(m, rq, rs);
     break;
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:

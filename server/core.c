@@ -228,7 +228,9 @@ static int counted(const mres *m) {
   return m->ok && (m->outcome == OUT_PENDING || m->outcome == OUT_VALID);
 }
 
-static void count_outcome(mvol *v, int outcome, int delta) {
+static void count_outcome(cairn_core *c, mvol *v, int outcome, int delta) {
+  if (delta > 0)
+    cairn__quar_note(c, v, outcome); /* O(1) */
   switch (outcome) {
   case OUT_VALID: v->valid += delta; break;
   case OUT_INVALID: v->invalid += delta; break;
@@ -243,8 +245,8 @@ static void set_outcome(cairn_core *c, mres *m, int outcome) {
   if (m->outcome == outcome)
     return;
   if (m->vol >= 1 && (size_t)m->vol <= c->nvols) {
-    count_outcome(c->vols[m->vol - 1], m->outcome, -1);
-    count_outcome(c->vols[m->vol - 1], outcome, +1);
+    count_outcome(c, c->vols[m->vol - 1], m->outcome, -1);
+    count_outcome(c, c->vols[m->vol - 1], outcome, +1);
   }
   m->outcome = (uint8_t)outcome;
   j_outcome(c, m->idx, outcome);
@@ -309,9 +311,9 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t n
       continue;
     int outcome = cairn__valid_outcome(j, r, cn, m); /* pending: a verdict is queued */
     if (m->idx == new_idx) {
-      count_outcome(c->vols[m->vol - 1], m->outcome, -1);
+      count_outcome(c, c->vols[m->vol - 1], m->outcome, -1);
       m->outcome = (uint8_t)outcome;
-      count_outcome(c->vols[m->vol - 1], m->outcome, +1);
+      count_outcome(c, c->vols[m->vol - 1], m->outcome, +1);
     } else
       set_outcome(c, m, outcome);
   }
@@ -421,6 +423,8 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   *waiting = 0;
+  if (v->quarantined)
+    return NULL;
   cairn_resources avail = cairn__fit_free(v);
   for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
     mjob *j = c->runq[ji];
@@ -514,6 +518,8 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
     *resp = allocate_locked(c, v, apps, napps, &waiting, &st, err);
     if (!*resp && waiting)
       *retry_ms = copy_retry_ms_locked(c);
+    if (v->quarantined)
+      *retry_ms = CAIRN__QUAR_RETRY_MS;
   }
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
@@ -587,7 +593,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
   if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
     ok = 0, m->ok = 0, m->outcome = OUT_ERROR, reason = "out of memory comparing results";
-  count_outcome(v, m->outcome, +1);
+  count_outcome(c, v, m->outcome, +1);
   reason = ok ? "" : reason && *reason ? reason : why;
   if (!ok)
     cairn__task_failed(c, t, v->id, reason);
@@ -604,9 +610,9 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
       if (t->rep->res[i].idx == t->accepted)
         acc = &t->rep->res[i];
     if (ok) {
-      count_outcome(v, m->outcome, -1);
+      count_outcome(c, v, m->outcome, -1);
       m->outcome = (uint8_t)(acc ? cairn__valid_outcome(j, t->rep, acc, m) : OUT_INVALID);
-      count_outcome(v, m->outcome, +1);
+      count_outcome(c, v, m->outcome, +1);
     }
     cairn__valid_settle(t->rep, t->accepted);
   } else if (t->state != TS_FAILED) {
@@ -770,6 +776,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   }
   bad->banned = 1;
   c->bans_total++;
+  c->quarantined_now -= (uint64_t)bad->quarantined; /* a ban supersedes it (load.c agrees) */
+  bad->quarantined = 0;
   c->peer_gen++; /* every peer key changes: the grants it holds stop working */
   cairn__journal_put(c->journal, cairn__jrec_ban(id, reason ? reason : ""));
   cairn__dist_forget(c, bad); /* J_BAN deletes its holdings on disk */

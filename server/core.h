@@ -197,7 +197,18 @@ typedef struct mvol {
   cairn_resources offer;   /* what it offers (fit.h); has_offer 0: {slots, 0, 0} */
   cairn_resources used;    /* what the tasks of its leases request */
   int has_offer;
+  /* quarantine (quarantine.c): the last q_seen (<= CAIRN__QUAR_WINDOW)
+   * final outcomes, newest in bit 0: invalid ones, errors */
+  uint32_t q_invalid, q_errors;
+  uint8_t q_seen;
+  int quarantined;         /* gets no new task until released */
 } mvol;
+/* Quarantine's window and the results it needs before judging
+ * (docs/accountability.md). */
+#define CAIRN__QUAR_WINDOW 20
+#define CAIRN__QUAR_MIN 10
+/* A quarantined volunteer's work answer asks it to come back this late. */
+#define CAIRN__QUAR_RETRY_MS 300000
 
 typedef struct mlease {
   int64_t idx, t, issued, expires;
@@ -251,6 +262,10 @@ typedef struct cairn_core {
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
+  uint64_t quarantines_total, quarantined_now;
+  /* quarantine thresholds (quarantine.c): fractions of the window invalid,
+   * errors; 0: that test is off. Set before serving. */
+  double quar_invalid, quar_errors;
 
   /* limits (limits.c): the ceiling of every task's limits (0: none), the
    * seconds a lease outlives its task's wall limit; set before serving */
@@ -303,7 +318,8 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
 /* Applies r, then allocates the best eligible task of an app the volunteer
  * runs (restricted to apps[] when napps > 0). *resp is the /v1/work body,
  * or NULL when none; then *retry_ms > 0 when a task waits for a copy of its
- * broadcast input landing in the volunteer's cluster (ask again that soon).
+ * broadcast input landing in the volunteer's cluster (ask again that soon),
+ * or CAIRN__QUAR_RETRY_MS for a volunteer in quarantine (no task at all).
  * Only tasks whose request fits what the volunteer's offer leaves free are
  * handed out (fit.h). Cost: the report's, plus, for each of the E jobs with
  * eligible tasks (c->runq, walked in priority order; jobs without work are
@@ -347,6 +363,17 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
  * consumed a re-queued output, in one transaction. *report gets counts. */
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err);
+/* quarantine.c: a volunteer whose share of invalid results (or errors)
+ * over its last CAIRN__QUAR_WINDOW results, once it has at least
+ * CAIRN__QUAR_MIN, exceeds c->quar_invalid (c->quar_errors) gets no new
+ * task until released; nothing is recomputed. cairn__quar_note records v's
+ * final outcome (under the lock, O(1)); cairn__quar_crossed is the test
+ * (bad > threshold × seen, seen >= CAIRN__QUAR_MIN, threshold > 0).
+ * cairn__core_release ends a quarantine and empties the window (takes the
+ * lock; CAIRN_ENOTFOUND, CAIRN_ECONFLICT when it is not quarantined). */
+void cairn__quar_note(cairn_core *c, mvol *v, int outcome);
+int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
+cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
 /* Takes ownership of spec. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);
@@ -405,7 +432,7 @@ cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err);
 /* What the audit shows of a volunteer (a copy). */
 typedef struct cairn__vol_info {
   int64_t id, allocations, valid, invalid, pending, errors, last_seen;
-  int banned, slots;
+  int banned, slots, quarantined;
   char name[CAIRN_MAX_NAME + 1], cluster[CAIRN_MAX_NAME + 1];
 } cairn__vol_info;
 /* Fills *out with volunteer id; CAIRN_ENOTFOUND when there is none. O(1). */

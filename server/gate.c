@@ -68,6 +68,7 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_JOB_TASK:
   case R_JOB_OUTPUT:
   case R_BAN:
+  case R_RELEASE:
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:
   case R_JOB_CANCEL:

@@ -400,7 +400,8 @@ cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *o
     const mvol *v = c->vols[id - 1];
     *out = (cairn__vol_info){.id = v->id, .allocations = v->allocations, .valid = v->valid,
                              .invalid = v->invalid, .pending = v->pending, .errors = v->errors,
-                             .last_seen = v->last_seen, .banned = v->banned, .slots = v->slots};
+                             .last_seen = v->last_seen, .banned = v->banned, .slots = v->slots,
+                             .quarantined = v->quarantined};
     snprintf(out->name, sizeof out->name, "%s", v->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", v->cluster);
   }
@@ -590,6 +591,7 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
                    (json_int_t)v->errors, "banned", v->banned, "last_seen",
                    (json_int_t)v->last_seen));
     json_t *o = json_array_get(a, json_array_size(a) - 1);
+    json_object_set_new(o, "quarantined", json_boolean(v->quarantined));
     json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
     json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
   }
@@ -637,6 +639,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
   uint64_t res[OUT_COUNT], bans = c->bans_total;
+  uint64_t quar_now = c->quarantined_now, quars = c->quarantines_total;
   cairn__dist_counters dc;
   cairn__dist_get_counters(c->dist, &dc);
   memcpy(res, c->results_total, sizeof res);
@@ -671,6 +674,11 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
             cairn__outcome_name[i], (unsigned long long)res[i]);
   appendf(buf, len, cap, "# HELP cairn_bans_total Volunteers banned since start.\n"
           "# TYPE cairn_bans_total counter\ncairn_bans_total %llu\n", (unsigned long long)bans);
+  appendf(buf, len, cap, "# HELP cairn_volunteers_quarantined Volunteers in quarantine.\n"
+          "# TYPE cairn_volunteers_quarantined gauge\ncairn_volunteers_quarantined %llu\n"
+          "# HELP cairn_quarantines_total Volunteers quarantined since start.\n"
+          "# TYPE cairn_quarantines_total counter\ncairn_quarantines_total %llu\n",
+          (unsigned long long)quar_now, (unsigned long long)quars);
   appendf(buf, len, cap, "# HELP cairn_file_bytes_served_total Input bytes sent to workers, by "
           "the master or by peers (as the peers report).\n"
           "# TYPE cairn_file_bytes_served_total counter\n"

@@ -12,7 +12,8 @@
 
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
-  J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL
+  J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
+  J_QUAR
 } jtype;
 
 typedef struct jtask {
@@ -42,6 +43,7 @@ struct cairn__jrec {
     struct { char *src, *dst; int64_t bps, samples; } rate;
     struct { cairn_store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
     struct { int64_t id; } uninvite;
+    struct { int64_t id; int on; } quar;
     struct {
       int64_t id, created, first_key, priority;
       char *name, *app, *policy, *validator; /* validator: NULL for exact */
@@ -206,6 +208,13 @@ cairn__jrec *cairn__jrec_invite_delete(int64_t id) {
   cairn__jrec *r = rec(J_UNINVITE);
   if (r)
     r->u.uninvite.id = id;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_quarantine(int64_t id, int on) {
+  cairn__jrec *r = rec(J_QUAR);
+  if (r)
+    r->u.quar.id = id, r->u.quar.on = on;
   return r;
 }
 
@@ -522,6 +531,7 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
                                r->u.offer.disk_mib};
     return cairn_store_volunteer_offer(s, &row, err);
   }
+  case J_QUAR: return cairn_store_volunteer_quarantine(s, r->u.quar.id, r->u.quar.on, err);
   case J_JOBPRIO: return cairn_store_job_priority(s, r->u.jobprio.id, r->u.jobprio.priority, err);
   case J_JOBDEL: {
     const __typeof__(r->u.jobdel) *d = &r->u.jobdel;

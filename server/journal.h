@@ -80,6 +80,8 @@ cairn__jrec *cairn__jrec_volunteer(int64_t id, const char *name, const char *clu
                                    int64_t created);
 /* Volunteer id is banned for reason; its holdings go in the same transaction. */
 cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason);
+/* Volunteer id enters (on 1) or leaves (on 0) quarantine (quarantine.c). */
+cairn__jrec *cairn__jrec_quarantine(int64_t id, int on);
 /* Volunteer id's peer URL (NULL: none). */
 cairn__jrec *cairn__jrec_peer(int64_t id, const char *peer_url);
 /* An uploaded file. */

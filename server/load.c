@@ -29,6 +29,8 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   v->cluster = cairn__strdup(r->cluster);
   v->slots = r->slots;
   v->banned = r->banned;
+  v->quarantined = r->quarantined && !r->banned;
+  c->quarantined_now += (uint64_t)v->quarantined;
   c->peer_gen += (uint64_t)(r->banned != 0);
   v->allocations = r->allocations;
   v->created = v->last_seen = r->created;

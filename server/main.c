@@ -53,7 +53,10 @@ static void usage(FILE *f) {
         "  --keep-finished DAYS delete jobs done, failed or cancelled more than DAYS ago\n"
         "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n"
         "  --max-output-file-mib N   the largest output file a worker may upload, in MiB\n"
-        "                       (default 1024), whatever a job declares\n",
+        "                       (default 1024), whatever a job declares\n"
+        "  --quarantine-invalid F, --quarantine-errors F   a volunteer whose share of invalid\n"
+        "                       results (errors) over its last 20 exceeds F gets no work until\n"
+        "                       released (defaults 0.5 and 0.8; 0: off)\n",
         f);
 }
 
@@ -92,6 +95,8 @@ int main(int argc, char **argv) {
     {"wall-grace-seconds", required_argument, NULL, 'G'},
     {"keep-finished", required_argument, NULL, 'K'},
     {"max-output-file-mib", required_argument, NULL, 'o'},
+    {"quarantine-invalid", required_argument, NULL, 'Q'},
+    {"quarantine-errors", required_argument, NULL, 'E'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -142,6 +147,17 @@ int main(int argc, char **argv) {
       if (ch == 'D') cfg.max_disk_mib = n;
       if (ch == 'O') cfg.max_output_mib = n;
       if (ch == 'G') cfg.wall_grace_seconds = (int)n;
+      break;
+    }
+    case 'Q': case 'E': {
+      char *end = NULL;
+      double x = strtod(optarg, &end);
+      if (!end || end == optarg || *end || !(x >= 0 && x < 1)) {
+        fprintf(stderr, "cairn-server: --quarantine-%s must be a fraction from 0 (off) to "
+                "below 1\n", ch == 'Q' ? "invalid" : "errors");
+        return 2;
+      }
+      *(ch == 'Q' ? &cfg.quarantine_invalid : &cfg.quarantine_errors) = x > 0 ? x : -1;
       break;
     }
     case 'K': {

@@ -182,6 +182,10 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
                                         cfg->max_output_mib};
   if (cairn__core_set_limits(m->core, ceiling, cfg->wall_grace_seconds, err) != CAIRN_OK)
     goto fail;
+  /* quarantine thresholds: 0 the default, negative off (docs/accountability.md) */
+  double qi = cfg->quarantine_invalid, qe = cfg->quarantine_errors;
+  m->core->quar_invalid = qi < 0 ? 0 : qi > 0 ? qi : 0.5;
+  m->core->quar_errors = qe < 0 ? 0 : qe > 0 ? qe : 0.8;
   return m;
 fail:
   cairn_master_delete(m);

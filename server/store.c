@@ -35,6 +35,7 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_VOL_INSERT] = "INSERT INTO volunteers(id, name, cluster, apps, slots, token_hash, created) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
   [S_VOL_BAN] = "UPDATE volunteers SET banned = 1, ban_reason = ?2 WHERE id = ?1",
+  [S_VOL_QUAR] = "UPDATE volunteers SET quarantined = ?2 WHERE id = ?1",
   [S_VOL_PEER] = "UPDATE volunteers SET peer_url = ?2 WHERE id = ?1",
   [S_FILE_INSERT] = "INSERT OR IGNORE INTO files(sha256, size, created) VALUES (?1, ?2, ?3)",
   [S_HOLDER_INSERT] = "INSERT OR IGNORE INTO file_holders(sha256, volunteer_id, since) "
@@ -79,7 +80,7 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
                  "WHERE a.volunteer_id = v.id)), "
-                 "v.created, v.peer_url FROM volunteers v ORDER BY v.id",
+                 "v.created, v.peer_url, v.quarantined FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
                   "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator "
                   "FROM jobs ORDER BY id",
@@ -400,6 +401,13 @@ cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char
   return run(s, S_VOL_INSERT, err);
 }
 
+cairn_status cairn_store_volunteer_quarantine(cairn_store *s, int64_t id, int on,
+                                              cairn_error *err) {
+  sqlite3_bind_int64(Q(S_VOL_QUAR), 1, id);
+  sqlite3_bind_int(Q(S_VOL_QUAR), 2, on);
+  return run(s, S_VOL_QUAR, err);
+}
+
 cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
                                        cairn_error *err) {
   sqlite3_bind_int64(Q(S_VOL_BAN), 1, id);
@@ -676,6 +684,7 @@ cairn_status cairn_store_load_volunteers(cairn_store *s,
     row.allocations = I64(7);
     row.created = I64(8);
     row.peer_url = STR(9);
+    row.quarantined = (int)I64(10);
   });
 }
 

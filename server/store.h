@@ -37,6 +37,9 @@ cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char
                                           const char *token_hash, int64_t now, cairn_error *err);
 cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
                                        cairn_error *err);
+/* Sets volunteer id's quarantine flag (0010_quarantine.sql). */
+cairn_status cairn_store_volunteer_quarantine(cairn_store *s, int64_t id, int on,
+                                              cairn_error *err);
 cairn_status cairn_store_volunteer_peer(cairn_store *s, int64_t id, const char *peer_url,
                                         cairn_error *err);
 cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t size, int64_t now,
@@ -152,7 +155,7 @@ int cairn_store_meta_get(cairn_store *s, const char *key, char *out, size_t outl
 typedef struct cairn_store_volunteer_row {
   int64_t id;
   const char *name, *cluster, *apps_json, *token_hash, *peer_url; /* peer_url may be NULL */
-  int slots, banned;
+  int slots, banned, quarantined;
   int64_t allocations, created;
 } cairn_store_volunteer_row;
 cairn_status cairn_store_load_volunteers(cairn_store *s,

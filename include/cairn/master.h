@@ -102,6 +102,11 @@ typedef struct cairn_master_config {
                                    without purge) by the lease checker; 0 (default): kept */
   int max_output_file_mib;      /* the largest output file a worker may upload, in MiB,
                                    whatever a job declares; default 1024 */
+  /* Quarantine (docs/accountability.md): a volunteer whose share of invalid
+   * results (errors) over its last 20, once it has 10, exceeds this
+   * fraction gets no new task until released. 0: the default (0.5 invalid,
+   * 0.8 errors); negative: that test is off. */
+  double quarantine_invalid, quarantine_errors;
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);

@@ -1,0 +1,166 @@
+/* test_quarantine_e2e.c — quarantine with real processes: among honest workers
+ * under replication 2 / quorum 2, a worker whose app returns wrong output
+ * is quarantined once more than half of its last results (at least ten)
+ * are invalid; the job still completes, right, on the others; /metrics,
+ * GET /v1/volunteers and `cairn volunteers` show it; a kill -9 and restart
+ * keep it; `cairn release` ends it, and nothing was recomputed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/editdist.h"
+
+#define ADMIN HARNESS_ADMIN_TOKEN
+
+static int setup(void **state) {
+  (void)state;
+  e2e_init();
+  return 0;
+}
+
+/* Sets key in DIR/job.json. */
+static void job_set(const char *dir, const char *key, json_t *value) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/job.json", dir);
+  json_t *job = json_load_file(path, 0, NULL);
+  assert_non_null(job);
+  json_object_set_new(job, key, value);
+  assert_int_equal(json_dump_file(job, path, JSON_COMPACT), 0);
+  json_decref(job);
+}
+
+/* Volunteer w0 of GET /v1/volunteers (a new reference). */
+static json_t *liar_of(const char *url) {
+  json_t *r = NULL, *v, *found = NULL;
+  size_t k;
+  assert_int_equal(harness_http(url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &r, NULL, NULL),
+                   200);
+  json_array_foreach(json_object_get(r, "volunteers"), k, v)
+    if (strcmp(json_string_value(json_object_get(v, "name")), "w0") == 0)
+      found = json_incref(v);
+  json_decref(r);
+  assert_non_null(found);
+  return found;
+}
+
+/* The value of metric name (a line "name VALUE") in /metrics. */
+static long long metric(const char *url, const char *name) {
+  char *raw = NULL, key[128];
+  size_t len = 0;
+  assert_int_equal(harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len), 200);
+  snprintf(key, sizeof key, "\n%s ", name);
+  const char *p = raw ? strstr(raw, key) : NULL;
+  long long v = p ? atoll(p + strlen(key)) : -1;
+  free(raw);
+  return v;
+}
+
+static void test_liar_quarantined_restart_release(void **state) {
+  (void)state;
+  char dir[4096], db[4200], app[4200], path[4300], liar[4400];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  e2e_make_job(dir, 60, 60, 10); /* 36 tasks */
+  job_set(dir, "replication", json_integer(2));
+  job_set(dir, "quorum", json_integer(2));
+  job_set(dir, "max_attempts", json_integer(8));
+  long long job = e2e_submit(srv.url, dir);
+  snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
+  /* the liar: the real app with every "1" of its output changed to "7" */
+  snprintf(path, sizeof path, "%s/liar.sh", dir);
+  char text[9000];
+  snprintf(text, sizeof text, "#!/bin/sh\n\"%s\" \"$@\" | tr 1 7\necho forged\n", e2e_bin_app);
+  harness_write_file(path, text);
+  chmod(path, 0755);
+  snprintf(liar, sizeof liar, "editdist=%s", path);
+  pid_t bad = e2e_worker(srv.url, dir, 0, liar, "4");
+  pid_t w1 = e2e_worker(srv.url, dir, 1, app, "4");
+  pid_t w2 = e2e_worker(srv.url, dir, 2, app, "4");
+  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
+  e2e_check_results(srv.url, job, dir, 10, 36, 1); /* right, on the honest ones */
+  harness_wait(bad, 30);
+  harness_wait(w1, 30);
+  harness_wait(w2, 30);
+  json_t *v0 = liar_of(srv.url);
+  long long id = (long long)json_integer_value(json_object_get(v0, "id"));
+  long long invalid = (long long)json_integer_value(json_object_get(v0, "invalid"));
+  fprintf(stderr, "liar: %lld invalid, %lld valid, quarantined %d\n", invalid,
+          (long long)json_integer_value(json_object_get(v0, "valid")),
+          json_is_true(json_object_get(v0, "quarantined")));
+  assert_true(json_is_true(json_object_get(v0, "quarantined")));
+  assert_false(json_is_true(json_object_get(v0, "banned")));
+  assert_true(invalid >= 10);
+  json_decref(v0);
+  assert_int_equal(metric(srv.url, "cairn_volunteers_quarantined"), 1);
+  assert_int_equal(metric(srv.url, "cairn_quarantines_total"), 1);
+  json_t *tasks_before = NULL;
+  char tpath[64];
+  snprintf(tpath, sizeof tpath, "/v1/jobs/%lld/tasks", job);
+  assert_int_equal(harness_http(srv.url, "GET", tpath, ADMIN, NULL, 0, &tasks_before, NULL,
+                                NULL), 200);
+
+  /* kill -9 and restart: still quarantined */
+  int st = harness_server_stop(&srv, SIGKILL);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  v0 = liar_of(srv.url);
+  assert_true(json_is_true(json_object_get(v0, "quarantined")));
+  json_decref(v0);
+  assert_int_equal(metric(srv.url, "cairn_volunteers_quarantined"), 1);
+
+  char *out = NULL;
+  const char *list[] = {e2e_bin_cli, "volunteers", "--server", srv.url, NULL};
+  assert_int_equal(harness_run(list, &out), 0);
+  const char *line = strstr(out, " w0 ");
+  assert_non_null(line);
+  const char *eol = strchr(line, '\n');
+  assert_non_null(eol);
+  assert_true(eol - line > 4 && strncmp(eol - 4, " yes", 4) == 0); /* QUARANTINED column */
+  assert_non_null(strstr(out, "QUARANTINED"));
+  free(out);
+
+  char ids[32];
+  snprintf(ids, sizeof ids, "%lld", id);
+  const char *release[] = {e2e_bin_cli, "release", ids, "--server", srv.url, NULL};
+  assert_int_equal(harness_run(release, &out), 0);
+  assert_non_null(strstr(out, "released"));
+  free(out);
+  v0 = liar_of(srv.url);
+  assert_false(json_is_true(json_object_get(v0, "quarantined")));
+  json_decref(v0);
+  assert_int_equal(metric(srv.url, "cairn_volunteers_quarantined"), 0);
+  assert_int_equal(harness_run(release, &out), 1); /* not quarantined any more: 409 */
+  free(out);
+
+  /* nothing recomputed: the same accepted index for every task */
+  json_t *tasks_after = NULL;
+  assert_int_equal(harness_http(srv.url, "GET", tpath, ADMIN, NULL, 0, &tasks_after, NULL, NULL),
+                   200);
+  json_t *a = json_object_get(tasks_before, "tasks"), *b = json_object_get(tasks_after, "tasks");
+  assert_int_equal(json_array_size(a), 36);
+  assert_int_equal(json_array_size(b), 36);
+  for (size_t i = 0; i < 36; i++)
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(a, i), "index")),
+                     json_integer_value(json_object_get(json_array_get(b, i), "index")));
+  json_decref(tasks_before);
+  json_decref(tasks_after);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_liar_quarantined_restart_release),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}

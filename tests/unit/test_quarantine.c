@@ -1,0 +1,209 @@
+/* test_quarantine.c — quarantine in-process over a real SQLite file: a
+ * volunteer whose results disagree with the quorum crosses the threshold
+ * and gets no more work, while the lease it holds still completes and
+ * counts; nothing is recomputed (the other tasks keep their outcomes);
+ * release gives it work again; the rule's arithmetic at its boundary. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jobspec.h"
+#include "server/core.h"
+#include "tests/support/core_fixture.h"
+
+static mvol *reg(cairn_core *c, const char *name, int slots) {
+  char *apps[] = {"sum"}, token[65];
+  int64_t id = 0;
+  cairn_error err = {0};
+  if (cairn__core_register(c, name, "rack", apps, 1, slots, NULL, &id, token, &err) != CAIRN_OK)
+    fail_msg("register %s: %s", name, err.text);
+  return c->vols[id - 1];
+}
+
+/* One task, three replicas, quorum 2, exact. */
+static int64_t submit(cairn_core *c) {
+  static const char text[] = "{\"app\": \"sum\", \"replication\": 3, \"quorum\": 2, "
+                             "\"tasks\": [{\"id\": \"x\"}]}";
+  cairn_error err = {0};
+  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  if (!spec)
+    fail_msg("job rejected: %s", err.text);
+  int64_t id = 0;
+  if (cairn__core_submit(c, spec, &id, &err) != CAIRN_OK)
+    fail_msg("submit: %s", err.text);
+  return id;
+}
+
+/* v asks for work: its index, or 0 with *retry_ms set when it gets none. */
+static int64_t ask(cairn_core *c, mvol *v, int *retry_ms) {
+  json_t *w = NULL;
+  cairn_error err = {0};
+  if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, retry_ms, &err) != CAIRN_OK)
+    fail_msg("work for %lld: %s", (long long)v->id, err.text);
+  int64_t idx = w ? (int64_t)json_integer_value(json_object_get(w, "index")) : 0;
+  json_decref(w);
+  return idx;
+}
+
+static int64_t take(cairn_core *c, mvol *v) {
+  int64_t idx = ask(c, v, &(int){0});
+  if (!idx)
+    fail_msg("volunteer %lld got no work", (long long)v->id);
+  return idx;
+}
+
+static void result(cairn_core *c, mvol *v, int64_t idx, const char *out) {
+  cairn_error err = {0};
+  if (cairn__core_result(c, v->id, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
+    fail_msg("result for %lld: %s", (long long)idx, err.text);
+}
+
+static mtask *task0(cairn_core *c, int64_t job) { return &c->jobs[job - 1]->tasks[0]; }
+
+static void test_liar_quarantined_then_released(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  c->quar_invalid = 0.5;
+  c->quar_errors = 0.8;
+  mvol *a = reg(c, "a", 1), *b = reg(c, "b", 1), *d = reg(c, "d", 2);
+  int64_t jobs[CAIRN__QUAR_MIN + 2], accepted[CAIRN__QUAR_MIN + 2];
+  for (int k = 0; k < CAIRN__QUAR_MIN - 1; k++) { /* 9 invalid: not yet judged */
+    jobs[k] = submit(c);
+    int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
+    result(c, d, id, "2\n");
+    result(c, a, ia, "1\n");
+    result(c, b, ib, "1\n");
+    assert_int_equal(task0(c, jobs[k])->state, TS_DONE);
+    accepted[k] = task0(c, jobs[k])->accepted;
+    assert_false(d->quarantined);
+  }
+  /* the 10th and 11th: d holds a lease on both when the 10th tips it over */
+  int k = CAIRN__QUAR_MIN - 1;
+  jobs[k] = submit(c);
+  jobs[k + 1] = submit(c);
+  int64_t id10 = take(c, d), id11 = take(c, d);
+  int64_t ia = take(c, a), ib = take(c, b);
+  result(c, a, ia, "1\n");
+  result(c, b, ib, "1\n");
+  result(c, d, id10, "2\n");
+  assert_true(d->quarantined);
+  assert_int_equal(d->invalid, CAIRN__QUAR_MIN);
+  assert_int_equal(c->quarantines_total, 1);
+  assert_int_equal(c->quarantined_now, 1);
+  fprintf(stderr, "quarantined after %lld invalid of %lld results\n", (long long)d->invalid,
+          (long long)(d->valid + d->invalid + d->errors));
+  /* its pending lease completes and counts */
+  ia = take(c, a), ib = take(c, b);
+  result(c, d, id11, "2\n");
+  result(c, a, ia, "1\n");
+  result(c, b, ib, "1\n");
+  assert_int_equal(task0(c, jobs[k + 1])->state, TS_DONE);
+  assert_int_equal(d->invalid, CAIRN__QUAR_MIN + 1);
+  /* no work for it now, with a long Retry-After, though a task waits */
+  int retry_ms = 0;
+  jobs[k + 2] = submit(c);
+  assert_int_equal(ask(c, d, &retry_ms), 0);
+  assert_int_equal(retry_ms, CAIRN__QUAR_RETRY_MS);
+  /* nothing recomputed: every earlier task kept its accepted result */
+  for (int i = 0; i < k; i++) {
+    assert_int_equal(task0(c, jobs[i])->state, TS_DONE);
+    assert_int_equal(task0(c, jobs[i])->accepted, accepted[i]);
+  }
+  assert_int_equal(a->valid, CAIRN__QUAR_MIN + 1);
+  assert_int_equal(b->valid, CAIRN__QUAR_MIN + 1);
+  assert_false(d->banned);
+  /* it survives a restart */
+  int64_t aid = a->id, did = d->id;
+  core_fixture_reopen(f);
+  c = f->c;
+  a = c->vols[aid - 1], d = c->vols[did - 1];
+  assert_true(d->quarantined);
+  assert_false(a->quarantined);
+  assert_int_equal(c->quarantined_now, 1);
+  cairn__vol_info info;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_volunteer(c, d->id, &info, &err), CAIRN_OK);
+  assert_true(info.quarantined);
+  /* release: work again, window emptied */
+  assert_int_equal(cairn__core_release(c, d->id, &err), CAIRN_OK);
+  assert_false(d->quarantined);
+  assert_int_equal(d->q_seen, 0);
+  assert_int_equal(c->quarantined_now, 0);
+  assert_true(take(c, d) > 0);
+  assert_int_equal(cairn__core_release(c, d->id, &err), CAIRN_ECONFLICT);
+  assert_int_equal(cairn__core_release(c, 999, &err), CAIRN_ENOTFOUND);
+  assert_int_equal(cairn__core_release(c, a->id, &err), CAIRN_ECONFLICT);
+  /* a ban supersedes a quarantine: the gauge forgets it */
+  c->quar_invalid = 0.5; /* the master sets it (master.c); the reopened core has none */
+  for (int i = 0; i < CAIRN__QUAR_MIN; i++)
+    cairn__quar_note(c, d, OUT_INVALID);
+  assert_true(d->quarantined);
+  assert_int_equal(c->quarantined_now, 1);
+  json_t *report = NULL;
+  assert_int_equal(cairn__core_ban(c, d->id, "test", &report, &err), CAIRN_OK);
+  json_decref(report);
+  assert_false(d->quarantined);
+  assert_int_equal(c->quarantined_now, 0);
+}
+
+/* The rule at its boundary: more than T × seen, and at least M seen. */
+static void test_rule_boundary(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  c->quar_invalid = 0.5;
+  c->quar_errors = 0.8;
+  assert_false(cairn__quar_crossed(CAIRN__QUAR_MIN - 1, CAIRN__QUAR_MIN - 1, 0.5));
+  assert_false(cairn__quar_crossed(10, 5, 0.5)); /* exactly half: not over */
+  assert_true(cairn__quar_crossed(10, 6, 0.5));
+  assert_false(cairn__quar_crossed(20, 16, 0.8));
+  assert_true(cairn__quar_crossed(20, 17, 0.8));
+  assert_false(cairn__quar_crossed(20, 20, 0)); /* 0: off */
+  mvol v = {.id = 7};
+  /* alternate valid, invalid: 5 of 10 is not over half */
+  for (int i = 0; i < 10; i++)
+    cairn__quar_note(c, &v, i % 2 ? OUT_INVALID : OUT_VALID);
+  assert_false(v.quarantined);
+  cairn__quar_note(c, &v, OUT_INVALID); /* 6 of 11 */
+  assert_true(v.quarantined);
+  /* the window slides: only the last 20 count */
+  mvol w = {.id = 8};
+  for (int i = 0; i < 10; i++)
+    cairn__quar_note(c, &w, OUT_INVALID);
+  assert_true(w.quarantined);
+  mvol e = {.id = 9}; /* 20 valid, then invalid ones push them out */
+  for (int i = 0; i < 30; i++)
+    cairn__quar_note(c, &e, i < 20 ? OUT_VALID : OUT_INVALID);
+  assert_false(e.quarantined); /* 10 of 20 */
+  cairn__quar_note(c, &e, OUT_INVALID);
+  assert_true(e.quarantined); /* 11 of 20 */
+  mvol g = {.id = 10};
+  c->quar_invalid = 0; /* off */
+  for (int i = 0; i < 30; i++)
+    cairn__quar_note(c, &g, OUT_INVALID);
+  assert_false(g.quarantined);
+  assert_int_equal(g.q_seen, CAIRN__QUAR_WINDOW);
+  mvol h = {.id = 11}; /* errors: 16 of 20 is not over 0.8, 17 is */
+  for (int i = 0; i < 20; i++)
+    cairn__quar_note(c, &h, i < 4 ? OUT_VALID : OUT_ERROR);
+  assert_false(h.quarantined);
+  cairn__quar_note(c, &h, OUT_ERROR); /* the oldest valid slides out: 17 of 20 */
+  assert_true(h.quarantined);
+  c->quarantined_now = 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_liar_quarantined_then_released, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_rule_boundary, core_fixture_setup,
+                                    core_fixture_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
