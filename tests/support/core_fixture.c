@@ -7,8 +7,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "common/jobspec.h"
 #include "common/log.h"
 #include "tests/support/core_fixture.h"
 
@@ -57,4 +59,15 @@ int core_fixture_teardown(void **state) {
   int rc = rmdir(f->dir);
   free(f);
   return rc;
+}
+
+int64_t core_fixture_submit(cairn_core *c, const char *text) {
+  cairn_error err = {0};
+  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  if (!spec)
+    fail_msg("job rejected: %s", err.text);
+  int64_t id = 0;
+  if (cairn__core_submit(c, spec, &id, &err) != CAIRN_OK)
+    fail_msg("submit: %s", err.text);
+  return id;
 }

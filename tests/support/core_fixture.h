@@ -16,6 +16,9 @@ typedef struct core_fixture {
 cairn_core *core_fixture_open(core_fixture *f);
 /* Closes f->c and opens it again on the same database. */
 void core_fixture_reopen(core_fixture *f);
+/* Submits the job file text (server mode) to c; its id, or fails the test
+ * naming the refusal. */
+int64_t core_fixture_submit(cairn_core *c, const char *text);
 /* cmocka group fixtures: *state becomes a core_fixture with an open core. */
 int core_fixture_setup(void **state);
 int core_fixture_teardown(void **state);

@@ -47,16 +47,7 @@ static mvol *auth(cairn_core *c, const char *token) {
   return c->vols[id - 1];
 }
 
-static int64_t submit(cairn_core *c, const char *text) {
-  cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
-  if (!spec)
-    fail_msg("job rejected: %s", err.text);
-  int64_t id = 0;
-  if (cairn__core_submit(c, spec, &id, &err) != CAIRN_OK)
-    fail_msg("submit: %s", err.text);
-  return id;
-}
+#define submit core_fixture_submit
 
 static int64_t phi(int64_t row, int64_t t) {
   uint64_t out = 0;
