@@ -71,20 +71,28 @@ enum {
   CAIRN_FEAT_REASON = 1u << 8,
   CAIRN_FEAT_OUTPUTS = 1u << 9, /* a result's "stderr" and "outputs" (output files) */
   CAIRN_FEAT_SUSPENDED = 1u << 10, /* heartbeat: the running leases the worker keeps stopped */
+  /* "cpu": a result's "cpu_seconds" (the CPU time the worker measured, its
+   * claim for credit) and a registration's "team" */
+  CAIRN_FEAT_CPU = 1u << 13,
 };
 #define CAIRN_REPORT_FIELD_COUNT 8
-#define CAIRN_FEATURE_COUNT 11
+#define CAIRN_FEATURE_COUNT 14
+/* Bits 11 and 12 belong to features this tree does not define yet: their
+ * names are placeholders no master advertises (CAIRN_FEATURES_ALL leaves
+ * them out). */
+#define CAIRN_FEATURES_UNDEFINED ((1u << 11) | (1u << 12))
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended"}
+   "outputs", "suspended", "(11)", "(12)", "cpu"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
-#define CAIRN_FEATURES_ALL ((1u << CAIRN_FEATURE_COUNT) - 1)
+#define CAIRN_FEATURES_ALL (((1u << CAIRN_FEATURE_COUNT) - 1) & ~CAIRN_FEATURES_UNDEFINED)
 /* What a master without a feature list takes. */
 #define CAIRN_FEATURES_BASELINE 0u
 /* The result body's fields. */
-#define CAIRN_RESULT_FIELDS (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS)
+#define CAIRN_RESULT_FIELDS \
+  (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU)
 /* The report's fields (every feature but the result body's), and those each
  * body may carry ("served" and "running" are heartbeat's). */
 #define CAIRN_REPORT_FIELDS (CAIRN_FEATURES_ALL & ~(unsigned)CAIRN_RESULT_FIELDS)
@@ -103,6 +111,25 @@ unsigned cairn_features_parse(const json_t *list);
 /* A new JSON array naming the features of set, in bit order; NULL when out
  * of memory. */
 json_t *cairn_features_json(unsigned set);
+
+/* ---- credit (feature "cpu") ---- */
+/* The key of a result's claim, and its cap: one task's CPU seconds, at
+ * most a week. */
+#define CAIRN_CPU_KEY "cpu_seconds"
+#define CAIRN_MAX_CPU_SECONDS (7.0 * 24 * 3600)
+/* A registration's team: 1 to CAIRN_MAX_TEAM printable ASCII bytes (0x20
+ * to 0x7e, no quotes or backslashes). */
+#define CAIRN_TEAM_KEY "team"
+#define CAIRN_MAX_TEAM 64u
+
+/* Reads a result body's "cpu_seconds" (the one reader of it, for every
+ * path that takes result bodies): absent, *has = 0; else a finite number
+ * from 0 to CAIRN_MAX_CPU_SECONDS in *cpu and *has = 1. Anything else is
+ * CAIRN_EINVAL with err naming the field. */
+cairn_status cairn_result_cpu_parse(const json_t *body, double *cpu, int *has,
+                                    cairn_error *err);
+/* 1 when team is a valid team name (see CAIRN_MAX_TEAM). */
+int cairn_team_valid(const char *team);
 
 /* ---- the report ---- */
 /* Strings are borrowed, never owned: after cairn_report_parse() they point

@@ -35,7 +35,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/volunteers/{id}/release", "/v1/audit/index/{n}",
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
-  "/v1/results/{n}/files", "/v1/jobs/{id}/output"};
+  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -81,6 +81,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     return R_AUDIT_VOL;
   if (strcmp(p, "work") == 0)
     return R_WORK;
+  if (strcmp(p, "stats") == 0)
+    return R_STATS;
   if (strcmp(p, "heartbeat") == 0)
     return R_HEARTBEAT;
   if (strncmp(p, "results/", 8) == 0 && p[8] && !strchr(p + 8, '/'))
@@ -308,12 +310,16 @@ static int64_t number_after(const char *path, const char *prefix) {
 }
 
 /* Reads a result's "stderr" (+ "stderr_encoding") into *data, *len (into
- * *dec when decoded; caller frees) and its "outputs" into files (*n). 0, or
- * -1 with the 400 or 413 in rs. */
+ * *dec when decoded; caller frees), its "outputs" into files (*n) and its
+ * "cpu_seconds" (cairn_result_cpu_parse). 0, or -1 with the 400 or 413 in
+ * rs. */
 static int result_extra(json_t *o, cairn__result_extra *x, unsigned char **dec,
                         cairn__resp *rs) {
   json_t *e = json_object_get(o, "stderr"), *enc = json_object_get(o, "stderr_encoding");
   json_t *outs = json_object_get(o, "outputs");
+  cairn_error cerr = {0};
+  if (cairn_result_cpu_parse(o, &x->cpu_seconds, &x->has_cpu, &cerr) != CAIRN_OK)
+    return fail(rs, &cerr), -1;
   if (e && !json_is_string(e))
     return failf(rs, CAIRN_EINVAL, "\"stderr\" must be a string"), -1;
   if (enc && (!e || !json_is_string(enc) || strcmp(json_string_value(enc), "base64") != 0))
@@ -359,7 +365,7 @@ static int result_extra(json_t *o, cairn__result_extra *x, unsigned char **dec,
 
 static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"exit_status", "output", "encoding", "next", "reason",
-                                     "stderr", "stderr_encoding", "outputs", NULL};
+                                     "stderr", "stderr_encoding", "outputs", CAIRN_CPU_KEY, NULL};
   int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -886,6 +892,10 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (cairn__admission_invitations(m, r, rq, rs))
       return;
+    break;
+  case R_STATS:
+    if (is(rq, "GET"))
+      return cairn__stats_get(m, rq, rs);
     break;
   case R_WEB:
   case R_UNKNOWN:

@@ -214,6 +214,7 @@ int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest
   snprintf(m->digest, sizeof m->digest, "%s", digest);
   m->ok = (uint8_t)ok;
   m->outcome = (uint8_t)outcome;
+  m->claim = -1;
   return 0;
 }
 
@@ -228,9 +229,11 @@ static int counted(const mres *m) {
   return m->ok && (m->outcome == OUT_PENDING || m->outcome == OUT_VALID);
 }
 
-static void count_outcome(cairn_core *c, mvol *v, int outcome, int delta) {
+static void count_outcome(cairn_core *c, mvol *v, const mres *m, int outcome, int delta) {
   if (delta > 0)
     cairn__quar_note(c, v, outcome); /* O(1) */
+  if (outcome == OUT_VALID)
+    cairn__credit_count(c, v, m, delta); /* O(1) */
   switch (outcome) {
   case OUT_VALID: v->valid += delta; break;
   case OUT_INVALID: v->invalid += delta; break;
@@ -245,8 +248,8 @@ static void set_outcome(cairn_core *c, mres *m, int outcome) {
   if (m->outcome == outcome)
     return;
   if (m->vol >= 1 && (size_t)m->vol <= c->nvols) {
-    count_outcome(c, c->vols[m->vol - 1], m->outcome, -1);
-    count_outcome(c, c->vols[m->vol - 1], outcome, +1);
+    count_outcome(c, c->vols[m->vol - 1], m, m->outcome, -1);
+    count_outcome(c, c->vols[m->vol - 1], m, outcome, +1);
   }
   m->outcome = (uint8_t)outcome;
   j_outcome(c, m->idx, outcome);
@@ -305,15 +308,16 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t n
   mtask *t = &j->tasks[v];
   mrep *r = t->rep;
   t->accepted = cn->idx;
+  cairn__credit_grant(j, r, cn); /* before any becomes valid */
   for (uint32_t i = 0; i < r->nres; i++) {
     mres *m = &r->res[i];
     if (!counted(m))
       continue;
     int outcome = cairn__valid_outcome(j, r, cn, m); /* pending: a verdict is queued */
     if (m->idx == new_idx) {
-      count_outcome(c, c->vols[m->vol - 1], m->outcome, -1);
+      count_outcome(c, c->vols[m->vol - 1], m, m->outcome, -1);
       m->outcome = (uint8_t)outcome;
-      count_outcome(c, c->vols[m->vol - 1], m->outcome, +1);
+      count_outcome(c, c->vols[m->vol - 1], m, m->outcome, +1);
     } else
       set_outcome(c, m, outcome);
   }
@@ -338,8 +342,10 @@ void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
     cairn__valid_set(r, a, b, agree);
   if (t->state == TS_DONE && (cn = cairn__valid_find(r, t->accepted)))
     for (uint32_t i = 0; i < r->nres; i++) /* judged against the canonical result */
-      if (r->res[i].outcome == OUT_PENDING && r->res[i].ok)
+      if (r->res[i].outcome == OUT_PENDING && r->res[i].ok) {
+        cairn__credit_late(t, &r->res[i]); /* the accepted result's credit */
         set_outcome(c, &r->res[i], cairn__valid_outcome(j, r, cn, &r->res[i]));
+      }
   if (t->state == TS_DONE)
     cairn__valid_settle(r, t->accepted);
   else if (t->state != TS_FAILED && j->state != JS_CANCELLED &&
@@ -590,10 +596,13 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
     goto out;
   }
   mres *m = &t->rep->res[t->rep->nres - 1];
+  m->claim = x->has_cpu ? x->cpu_seconds : -1;
+  if (t->state == TS_DONE)
+    cairn__credit_late(t, m); /* O(results of the round) */
   cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
   if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
     ok = 0, m->ok = 0, m->outcome = OUT_ERROR, reason = "out of memory comparing results";
-  count_outcome(c, v, m->outcome, +1);
+  count_outcome(c, v, m, m->outcome, +1);
   reason = ok ? "" : reason && *reason ? reason : why;
   if (!ok)
     cairn__task_failed(c, t, v->id, reason);
@@ -610,9 +619,9 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
       if (t->rep->res[i].idx == t->accepted)
         acc = &t->rep->res[i];
     if (ok) {
-      count_outcome(c, v, m->outcome, -1);
+      count_outcome(c, v, m, m->outcome, -1);
       m->outcome = (uint8_t)(acc ? cairn__valid_outcome(j, t->rep, acc, m) : OUT_INVALID);
-      count_outcome(c, v, m->outcome, +1);
+      count_outcome(c, v, m, m->outcome, +1);
     }
     cairn__valid_settle(t->rep, t->accepted);
   } else if (t->state != TS_FAILED) {
@@ -627,10 +636,11 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
     }
   }
   c->results_total[m->outcome]++;
-  cairn__journal_put(c->journal,
+  cairn__journal_put(c->journal, cairn__jrec_result_credit(
                     cairn__jrec_result(idx, t->key, v->id, exit_status, output, len, digest,
                                        cairn__now(), cairn__outcome_name[m->outcome], reason,
-                                       x->err_tail, x->err_len, x->files, x->nfiles));
+                                       x->err_tail, x->err_len, x->files, x->nfiles),
+                    m->claim, m->outcome == OUT_VALID ? m->credit : 0));
   if (next) {
     cairn_status ast;
     cairn_error aerr = {0};

@@ -119,6 +119,9 @@ typedef struct mres {
   uint64_t agree, known;
   cairn_output_file *files;
   uint32_t nfiles;
+  /* credit (credit.c): the CPU seconds it claims (-1: none), and the
+   * credit it is granted while valid (its task's agreed claim) */
+  double claim, credit;
 } mres;
 
 /* A task's replicas in its current round. */
@@ -202,6 +205,12 @@ typedef struct mvol {
   uint32_t q_invalid, q_errors;
   uint8_t q_seen;
   int quarantined;         /* gets no new task until released */
+  /* credit (credit.c): its team (NULL: none), and the sums over its valid
+   * results of their credit and claims, and their number; kept in the
+   * store (volunteers row) with every change, outliving deleted jobs */
+  char *team;
+  double credit, cpu_seconds;
+  int64_t credited;
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */
@@ -303,6 +312,11 @@ void cairn__core_close(cairn_core *c);
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
                                   char **apps, int napps, int slots, const char *peer_url,
                                   int64_t *id, char token[65], cairn_error *err);
+/* The same, with team (checked by cairn_team_valid; NULL: none). */
+cairn_status cairn__core_register_team(cairn_core *c, const char *name, const char *cluster,
+                                       char **apps, int napps, int slots, const char *peer_url,
+                                       const char *team, int64_t *id, char token[65],
+                                       cairn_error *err);
 /* Counts bytes of file sha256 the master sent. */
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
 /* The id of the volunteer holding token (*vol); CAIRN_EAUTH for an
@@ -343,6 +357,8 @@ typedef struct cairn__result_extra {
   size_t err_len;
   cairn_output_file *files;
   size_t nfiles;
+  double cpu_seconds; /* its claim (cairn_result_cpu_parse), when has_cpu */
+  int has_cpu;
 } cairn__result_extra;
 /* Records a result; reason: why it failed (cairn_reason_valid), or NULL to
  * derive "exit N" from a non-zero exit_status; x may be NULL (no stderr, no
@@ -372,6 +388,18 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
  * cairn__core_release ends a quarantine and empties the window (takes the
  * lock; CAIRN_ENOTFOUND, CAIRN_ECONFLICT when it is not quarantined). */
 void cairn__quar_note(cairn_core *c, mvol *v, int outcome);
+/* credit.c (docs/accountability.md, "Credit"), each under the lock:
+ * cairn__credit_grant: the task's quorum was reached with canonical result
+ * cn; sets the credit of each of r's results to the agreed claim (the
+ * lowest claim among the results that agree with cn; 0 when none claims).
+ * O(results of the round). cairn__credit_late: m arrived for task t
+ * already DONE: it gets the accepted result's credit. O(results of the
+ * round). cairn__credit_count: m's outcome OUT_VALID was added (delta +1)
+ * or removed (-1): v's totals move by m's credit and claim, journaled with
+ * the result. O(1). */
+void cairn__credit_grant(const mjob *j, mrep *r, const mres *cn);
+void cairn__credit_late(const mtask *t, mres *m);
+void cairn__credit_count(cairn_core *c, mvol *v, const mres *m, int delta);
 int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
 cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
 /* Takes ownership of spec. */
@@ -444,6 +472,11 @@ cairn_ataf_family cairn__core_family(const cairn_core *c);
  * (by: CAIRN_AUDIT_BY_*). */
 cairn_status cairn__core_audit(cairn_core *c, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+                               cairn_error *err);
+/* The credit standings from the store's reader (cairn_store_stats; never
+ * takes c->lock). */
+cairn_status cairn__core_stats(cairn_core *c, int limit,
+                               int (*cb)(void *, const cairn_store_stats_row *), void *ud,
                                cairn_error *err);
 /* A task's accepted output from the store (caller frees *out). */
 cairn_status cairn__core_task_output(cairn_core *c, int64_t key, char **out, size_t *len,

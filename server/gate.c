@@ -111,7 +111,8 @@ int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
   double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
   if (wait <= 0)
     return 1;
-  failf(rs, CAIRN_ERATE, "too many registrations or failed authentications from %s; retry in "
+  failf(rs, CAIRN_ERATE, "too many registrations, failed authentications or anonymous reads "
+        "from %s; retry in "
         "%.0f s", ip, wait < 1 ? 1 : wait);
   retry_in(rs, wait);
   return 0;
@@ -150,8 +151,12 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
     ok = 0;
     break;
   }
-  default: /* a registration spends a token; so does each failed authentication */
-    return r == R_VOLUNTEERS && strcmp(method, "POST") == 0 ? anonymous_ok(m, client_ip, rs) : 1;
+  default: /* a registration spends a token, as does each failed authentication and each
+            * anonymous read of the standings (GET /v1/stats) */
+    return (r == R_VOLUNTEERS && strcmp(method, "POST") == 0) ||
+                   (r == R_STATS && strcmp(method, "GET") == 0 && !g->trusted)
+             ? anonymous_ok(m, client_ip, rs)
+             : 1;
   }
   cairn__resp limited = {.fd = -1};
   if (!ok && !anonymous_ok(m, client_ip, &limited)) {

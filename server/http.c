@@ -402,7 +402,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                    .len = k->body.len, .client_ip = ip,
                    .purge = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "purge"),
                    .arg_task = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "task"),
-                   .arg_name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name")};
+                   .arg_name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name"),
+                   .arg_limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit")};
   cairn__resp rs = {.fd = -1};
   cairn__api_handle(m, k->route, &rq, &rs);
   return send_resp(m, c, k->route, &rs);

@@ -49,6 +49,7 @@ void cairn__vol_free(mvol *v) {
   free(v->name);
   free(v->cluster);
   free(v->peer_url);
+  free(v->team);
   for (int i = 0; v->apps && i < v->napps; i++)
     free(v->apps[i]);
   free(v->apps);
@@ -592,6 +593,9 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
                    (json_int_t)v->last_seen));
     json_t *o = json_array_get(a, json_array_size(a) - 1);
     json_object_set_new(o, "quarantined", json_boolean(v->quarantined));
+    json_object_set_new(o, "team", v->team ? json_string(v->team) : json_null());
+    json_object_set_new(o, "credit", json_real(v->credit));
+    json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));
     json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
     json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
   }

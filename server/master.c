@@ -105,6 +105,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   m->cfg = *cfg;
   m->stop_pipe[0] = m->stop_pipe[1] = -1;
   pthread_mutex_init(&m->stats_lock, NULL);
+  pthread_mutex_init(&m->standings_lock, NULL);
   if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG) {
     cairn_error_set(err, CAIRN_EINVAL, "unknown log level %d", (int)cfg->log_level);
     goto fail;
@@ -265,6 +266,8 @@ void cairn_master_delete(cairn_master *m) {
   if (m->stop_pipe[1] >= 0)
     close(m->stop_pipe[1]);
   pthread_mutex_destroy(&m->stats_lock);
+  pthread_mutex_destroy(&m->standings_lock);
+  json_decref(m->standings);
   cairn__rl_destroy(m->anon);
   cairn__rl_destroy(m->vrate);
   free(m->db_path);

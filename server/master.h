@@ -17,7 +17,7 @@ typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
   R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
-  R_JOB_OUTPUT, R_ROUTE_COUNT
+  R_JOB_OUTPUT, R_STATS, R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -49,6 +49,11 @@ struct cairn_master {
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
+  /* GET /v1/stats (stats.c): the standings as last read from the store, at
+   * most CAIRN__STATS_MAX entries of each list, and when (monotonic s) */
+  pthread_mutex_t standings_lock;
+  json_t *standings;
+  double standings_at;
 };
 
 typedef struct cairn__req {
@@ -60,6 +65,7 @@ typedef struct cairn__req {
   size_t len;
   const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
   const char *arg_task, *arg_name; /* query arguments "task" and "name", or NULL */
+  const char *arg_limit;     /* the "limit" query argument (GET /v1/stats), or NULL */
 } cairn__req;
 
 typedef struct cairn__resp {
@@ -128,6 +134,17 @@ int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__r
                                  cairn__resp *rs);
 int cairn__api_is_admin(const cairn_master *m, const char *token);
 void cairn__api_count(cairn_master *m, cairn__route r, int status);
+
+/* stats.c: GET /v1/stats (public, no token): credit standings. At most
+ * every CAIRN__STATS_REFRESH_SECONDS the top CAIRN__STATS_MAX volunteers
+ * and teams and the totals are read from the store's reader connection
+ * (never under c->lock; cost in cairn_store_stats); each request copies at
+ * most ?limit= (default CAIRN__STATS_DEFAULT, at most CAIRN__STATS_MAX)
+ * entries of each list from that snapshot. */
+#define CAIRN__STATS_DEFAULT 100
+#define CAIRN__STATS_MAX 1000
+#define CAIRN__STATS_REFRESH_SECONDS 2.0
+void cairn__stats_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 
 /* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);

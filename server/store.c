@@ -80,7 +80,8 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
                  "WHERE a.volunteer_id = v.id)), "
-                 "v.created, v.peer_url, v.quarantined FROM volunteers v ORDER BY v.id",
+                 "v.created, v.peer_url, v.quarantined, v.team, v.credit, v.cpu_seconds, "
+                 "v.credited FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
                   "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator "
                   "FROM jobs ORDER BY id",
@@ -100,7 +101,8 @@ const char *const cairn__store_sql[S_COUNT] = {
                     "AND (t.state <> 'done' OR t.accepted = a.idx OR r.outcome = 'pending') "
                     "THEN r.output END, "
                     "(SELECT group_concat(length(CAST(name AS BLOB)) || ':' || name || sha256, '') "
-                    "FROM (SELECT name, sha256 FROM result_files WHERE idx = a.idx ORDER BY name)) "
+                    "FROM (SELECT name, sha256 FROM result_files WHERE idx = a.idx ORDER BY name)), "
+                    "COALESCE(r.cpu_seconds, -1), COALESCE(r.credit, 0) "
                     "FROM allocations a JOIN tasks t ON t.id = a.task_id "
                     "AND t.round = a.round JOIN jobs jb ON jb.id = t.job_id AND (jb.ended IS NULL "
                     "OR jb.ended = 'cancelled') LEFT JOIN results r ON r.idx = a.idx "
@@ -161,6 +163,10 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_FILE_SIZE] = "SELECT size FROM files WHERE sha256 = ?1",
   [S_FILE_DELETE] = "DELETE FROM files WHERE sha256 = ?1",
   [S_FILE_HOLDERS_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1",
+  [S_VOL_TEAM] = "UPDATE volunteers SET team = ?2 WHERE id = ?1",
+  [S_VOL_CREDIT] = "UPDATE volunteers SET credit = ?2, cpu_seconds = ?3, credited = ?4 WHERE id = ?1",
+  [S_RESULT_CREDIT] = "UPDATE results SET cpu_seconds = COALESCE(?2, cpu_seconds), credit = ?3 "
+                      "WHERE idx = ?1",
 };
 
 #define AUDIT_SELECT                                                                           \
@@ -184,6 +190,16 @@ static const char *const rsql_text[R_COUNT] = {
   [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "
                 "FROM invitations ORDER BY id",
   [R_AUDIT_TASK] = AUDIT_SELECT "WHERE a.task_id = ?1 ORDER BY a.issued, a.idx",
+  /* credit (cairn_store_stats): the top ?1 volunteers by the index
+   * volunteers_by_credit; teams and totals scan the volunteers */
+  [R_STATS_VOLS] = "SELECT id, name, team, credit, cpu_seconds, credited FROM volunteers "
+                   "WHERE banned = 0 ORDER BY credit DESC, id LIMIT ?1",
+  [R_STATS_TEAMS] = "SELECT team, COUNT(*), SUM(credit), SUM(cpu_seconds), SUM(credited) "
+                    "FROM volunteers WHERE banned = 0 AND team IS NOT NULL GROUP BY team "
+                    "ORDER BY 3 DESC, team LIMIT ?1",
+  [R_STATS_TOTAL] = "SELECT COUNT(*), COUNT(DISTINCT team), COALESCE(SUM(credit), 0), "
+                    "COALESCE(SUM(cpu_seconds), 0), COALESCE(SUM(credited), 0) FROM volunteers "
+                    "WHERE banned = 0",
 };
 
 
@@ -650,6 +666,34 @@ cairn_status cairn_store_result_outcome(cairn_store *s, int64_t idx, const char 
   return run(s, S_OUTCOME_UPDATE, err);
 }
 
+cairn_status cairn_store_volunteer_team(cairn_store *s, int64_t id, const char *team,
+                                        cairn_error *err) {
+  sqlite3_bind_int64(Q(S_VOL_TEAM), 1, id);
+  TXT(Q(S_VOL_TEAM), 2, team);
+  return run(s, S_VOL_TEAM, err);
+}
+
+cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
+                                cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  if (r->idx > 0) {
+    sqlite3_stmt *q = Q(S_RESULT_CREDIT);
+    sqlite3_bind_int64(q, 1, r->idx);
+    if (r->claim >= 0)
+      sqlite3_bind_double(q, 2, r->claim); /* else NULL: kept */
+    sqlite3_bind_double(q, 3, r->result_credit);
+    st = run(s, S_RESULT_CREDIT, err);
+  }
+  if (st != CAIRN_OK || r->vol <= 0)
+    return st;
+  sqlite3_stmt *q = Q(S_VOL_CREDIT);
+  sqlite3_bind_int64(q, 1, r->vol);
+  sqlite3_bind_double(q, 2, r->credit);
+  sqlite3_bind_double(q, 3, r->cpu_seconds);
+  sqlite3_bind_int64(q, 4, r->credited);
+  return run(s, S_VOL_CREDIT, err);
+}
+
 /* Steps a loader statement, calling row() for each row. */
 #define LOAD_LOOP(id, rowtype, fill)                                                      \
   do {                                                                                    \
@@ -685,6 +729,10 @@ cairn_status cairn_store_load_volunteers(cairn_store *s,
     row.created = I64(8);
     row.peer_url = STR(9);
     row.quarantined = (int)I64(10);
+    row.team = STR(11);
+    row.credit = sqlite3_column_double(q, 12);
+    row.cpu_seconds = sqlite3_column_double(q, 13);
+    row.credited = I64(14);
   });
 }
 
@@ -763,6 +811,8 @@ cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cai
     row.output = row.output || sqlite3_column_type(q, 10) == SQLITE_NULL ? row.output : "";
     row.output_len = (size_t)sqlite3_column_bytes(q, 10);
     row.files_key = STR(11);
+    row.cpu_seconds = sqlite3_column_double(q, 12);
+    row.credit = sqlite3_column_double(q, 13);
   });
 }
 
