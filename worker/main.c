@@ -20,7 +20,8 @@ static void on_signal(int sig) {
 
 static const char usage_text[] =
   "usage: cairn-worker --server URL --app NAME=PATH [--app NAME=PATH ...]\n"
-  "                    [--name NAME] [--cluster LABEL] [--slots N] [--dir DIR]\n"
+  "                    [--name NAME] [--cluster LABEL] [--team NAME] [--slots N]\n"
+  "                    [--dir DIR]\n"
   "                    [--cores N] [--memory MIB] [--disk MIB]\n"
   "                    [--exit-when-idle SECONDS] [--max-tasks N]\n"
   "                    [--peer-listen HOST:PORT|off] [--peer-address HOST]\n"
@@ -37,6 +38,8 @@ static const char usage_text[] =
   "  --app NAME=PATH         an app this worker runs (repeatable, at least one)\n"
   "  --name NAME             volunteer name (default: the host name)\n"
   "  --cluster LABEL         cluster label used for data distribution\n"
+  "  --team NAME             the team this volunteer's credit counts for (1 to 64\n"
+  "                          printable ASCII characters; GET /v1/stats)\n"
   "  --slots N               task threads: tasks run at once at most (default: one\n"
   "                          per offered core)\n"
   "  --cores N               cores offered to tasks (default: the online CPUs, or\n"
@@ -125,13 +128,14 @@ int main(int argc, char **argv) {
     O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
     O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
-    O_MAX_DISK
+    O_MAX_DISK, O_TEAM
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
     {"app", required_argument, NULL, O_APP},
     {"name", required_argument, NULL, O_NAME},
     {"cluster", required_argument, NULL, O_CLUSTER},
+    {"team", required_argument, NULL, O_TEAM},
     {"slots", required_argument, NULL, O_SLOTS},
     {"dir", required_argument, NULL, O_DIR},
     {"exit-when-idle", required_argument, NULL, O_IDLE},
@@ -168,6 +172,7 @@ int main(int argc, char **argv) {
     case O_SERVER: cfg.server_url = optarg; break;
     case O_NAME: cfg.name = optarg; break;
     case O_CLUSTER: cfg.cluster = optarg; break;
+    case O_TEAM: cfg.team = optarg; break;
     case O_DIR: cfg.dir = optarg; break;
     case O_PEER_LISTEN: cfg.peer_listen = optarg; break;
     case O_PEER_ADDRESS: cfg.peer_address = optarg; break;

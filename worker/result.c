@@ -8,6 +8,7 @@
 
 #include "common/base64.h"
 #include "common/log.h"
+#include "common/protocol.h"
 #include "worker/backoff.h"
 
 /* Sets root[key] to bytes p (as text when UTF-8 without NUL, else base64
@@ -36,7 +37,7 @@ static int set_bytes(json_t *root, const char *key, const char *enc_key, const v
 }
 
 char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
-                         int next, const cairn__outputs *x) {
+                         int next, const cairn__outputs *x, double cpu_seconds) {
   json_t *root = json_object();
   char *body = NULL;
   if (!root)
@@ -60,6 +61,11 @@ char *cairn__result_json(int exit_status, const char *reason, const void *output
   if (next && json_object_set_new(root, "next", json_true()) != 0)
     goto out;
   if (reason && *reason && json_object_set_new(root, "reason", json_string(reason)) != 0)
+    goto out;
+  if (cpu_seconds >= 0 && /* at most the master's cap: a longer run claims the cap */
+      json_object_set_new(root, CAIRN_CPU_KEY, json_real(cpu_seconds < CAIRN_MAX_CPU_SECONDS
+                                                           ? cpu_seconds
+                                                           : CAIRN_MAX_CPU_SECONDS)) != 0)
     goto out;
   body = json_dumps(root, JSON_COMPACT);
 out:

@@ -22,9 +22,10 @@ typedef enum cairn__delivery {
  * "next": true; a non-empty reason adds "reason" (send it only to a master
  * that lists the feature "reason"); x (may be NULL) adds "stderr" (+
  * "stderr_encoding": "base64" when it is not UTF-8 without NUL) and
- * "outputs". */
+ * "outputs"; cpu_seconds >= 0 adds "cpu_seconds" (capped at
+ * CAIRN_MAX_CPU_SECONDS; send it only to a master that lists "cpu"). */
 char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
-                         int next, const cairn__outputs *x);
+                         int next, const cairn__outputs *x, double cpu_seconds);
 
 /* Sends body for index, retrying transient failures (master down or
  * restarting, 429, 5xx) with backoff until delivered or the stopper stops.

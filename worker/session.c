@@ -60,8 +60,19 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
   int features = s->peers ? cairn__peerstate_features(s->peers) : -1;
   s->reg.offer = features >= 0 && ((unsigned)features & CAIRN_FEAT_RESOURCES)
                    ? s->offer : (cairn_resources){0, 0, 0};
+  /* "team" goes to a master that lists "cpu", or that has not said yet: a
+   * master older than teams refuses it, and is asked again without it */
+  cairn__registration reg = s->reg;
+  if (features >= 0 && !((unsigned)features & CAIRN_FEAT_CPU))
+    reg.team = NULL;
   for (;;) {
-    rc = cairn__register(c->http, &s->reg, &fresh, err);
+    rc = cairn__register(c->http, &reg, &fresh, err);
+    if (rc == CAIRN_EINVAL && reg.team && strstr(err->text, "unknown field \"team\"")) {
+      CAIRN_WARN(s->log, "%s takes no team: registering without team \"%s\"",
+                 cairn_http_base(c->http), reg.team);
+      reg.team = NULL;
+      continue;
+    }
     if (rc != CAIRN_EIO || !retry)
       break;
     if (cairn__stopper_stopping(s->stopper))

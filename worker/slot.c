@@ -140,7 +140,9 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
     reason = NULL;
   char *body = cairn__result_json(exit_status, reason, out, len, nx != NULL,
                                   features >= 0 && (features & CAIRN_FEAT_OUTPUTS) ? sl->extra
-                                                                                   : NULL);
+                                                                                   : NULL,
+                                  features >= 0 && (features & CAIRN_FEAT_CPU) ? sl->cpu_seconds
+                                                                               : -1);
   if (!body) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     *status = 0;
@@ -277,6 +279,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   cairn_error err = {0};
   task_end end;
   const cairn__app *app = cairn__worker_app(w, t->app);
+  sl->cpu_seconds = -1; /* until the app has run */
   CAIRN_INFO(&w->log, "task %lld: job %lld task \"%s\" app %s", t->index, t->job, t->id, t->app);
   if (!app) {
     snprintf(err.text, sizeof err.text, "no app \"%.100s\" on this worker", t->app);
@@ -295,6 +298,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   cairn__diskcap_prepared(&w->diskcap, disk_need);
   if (rc == CAIRN_OK && !cairn__cancelled(cancel))
     rc = run_app(sl, app, t, cancel, &res, &err);
+  sl->cpu_seconds = rc == CAIRN_OK && res.outcome != CAIRN__RUN_NOEXEC ? res.cpu_seconds : -1;
   if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */
     cairn_http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
     int exited = res.exit_status;
@@ -326,6 +330,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     end = deliver(sl, t->index, res.exit_status, res.reason, res.output.data, res.output.len, nx);
   }
   sl->extra = NULL;
+  sl->cpu_seconds = -1;
   cairn__outputs_free(&ox);
   cairn_buf_free(&res.output);
   return end;

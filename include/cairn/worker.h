@@ -93,6 +93,9 @@ typedef struct cairn_worker_config {
   unsigned long long max_disk_mib; /* DIR/cache and DIR/run stay under this many MiB:
                                   cached files are removed, else a task is refused
                                   (docs/worker.md); 0: no cap */
+  const char *team;            /* the team this volunteer's credit counts for (docs/worker.md,
+                                  "Credit"): 1 to 64 printable ASCII characters, no quotes
+                                  or backslashes; NULL: none */
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a
