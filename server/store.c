@@ -171,7 +171,8 @@ const char *const cairn__store_sql[S_COUNT] = {
 
 #define AUDIT_SELECT                                                                           \
   "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
-  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason "            \
+  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason, "          \
+  "COALESCE(r.cpu_seconds, -1), r.credit "                                                  \
   "FROM allocations a "       \
   "JOIN tasks t ON t.id = a.task_id LEFT JOIN results r ON r.idx = a.idx "
 static const char *const rsql_text[R_COUNT] = {

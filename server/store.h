@@ -339,6 +339,7 @@ typedef struct cairn_store_audit_row {
   const char *task, *lease_state, *digest, *outcome; /* digest/outcome NULL without result */
   int has_result, exit_status;
   const char *reason; /* NULL without result or for exit status 0 */
+  double cpu_seconds, credit; /* its claim (-1: none) and granted credit (0012_credit.sql) */
 } cairn_store_audit_row;
 enum { CAIRN_AUDIT_BY_INDEX, CAIRN_AUDIT_BY_VOLUNTEER, CAIRN_AUDIT_BY_TASK };
 /* The allocation with index key (CAIRN_AUDIT_BY_INDEX), every allocation

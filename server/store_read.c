@@ -139,6 +139,8 @@ static void audit_row(sqlite3_stmt *q, cairn_store_audit_row *row) {
   row->outcome = (const char *)sqlite3_column_text(q, 12);
   row->received = sqlite3_column_int64(q, 13);
   row->reason = (const char *)sqlite3_column_text(q, 14);
+  row->cpu_seconds = sqlite3_column_double(q, 15);
+  row->credit = sqlite3_column_double(q, 16);
 }
 
 cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
