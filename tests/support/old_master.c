@@ -28,6 +28,9 @@ static const char *unknown_field(const old_master *m, const char *body) {
   for (int i = 0; i < CAIRN_FEATURE_COUNT && !field; i++)
     if (!(takes & (1u << i)) && json_object_get(o, names[i]))
       field = names[i];
+  if (!field && !(takes & CAIRN_FEAT_CPU)) /* the fields of "cpu" have their own names */
+    field = json_object_get(o, CAIRN_TEAM_KEY) ? CAIRN_TEAM_KEY
+            : json_object_get(o, CAIRN_CPU_KEY) ? CAIRN_CPU_KEY : NULL;
   json_decref(o);
   return field;
 }
