@@ -31,8 +31,9 @@ static int add_row(void *ud, const cairn_store_stats_row *r) {
   json_t *snap = ud, *o = NULL;
   if (r->kind == CAIRN_STATS_VOLUNTEER) {
     json_t *a = json_object_get(snap, "volunteers");
-    o = json_pack("{s:I, s:I, s:s, s:o, s:f, s:f, s:I}", "rank", (json_int_t)json_array_size(a) + 1,
-                  "id", (json_int_t)r->id, "name", r->name ? r->name : "", "team",
+    json_t *name = json_string(r->name ? r->name : ""); /* NULL: not UTF-8 (an embedder's) */
+    o = json_pack("{s:I, s:I, s:o, s:o, s:f, s:f, s:I}", "rank", (json_int_t)json_array_size(a) + 1,
+                  "id", (json_int_t)r->id, "name", name ? name : json_string(""), "team",
                   r->team ? json_string(r->team) : json_null(), "credit", r->credit,
                   "cpu_seconds", r->cpu_seconds, "results", (json_int_t)r->results);
     return o ? json_array_append_new(a, o) : -1;
