@@ -192,13 +192,15 @@ static const char *const rsql_text[R_COUNT] = {
                 "FROM invitations ORDER BY id",
   [R_AUDIT_TASK] = AUDIT_SELECT "WHERE a.task_id = ?1 ORDER BY a.issued, a.idx",
   /* credit (cairn_store_stats): the top ?1 volunteers by the index
-   * volunteers_by_credit; teams and totals scan the volunteers */
+   * volunteers_by_credit; teams and totals scan the narrow covering index
+   * volunteers_by_team (in team order: no sort but the T teams') */
   [R_STATS_VOLS] = "SELECT id, name, team, credit, cpu_seconds, credited FROM volunteers "
                    "WHERE banned = 0 ORDER BY credit DESC, id LIMIT ?1",
   [R_STATS_TEAMS] = "SELECT team, COUNT(*), SUM(credit), SUM(cpu_seconds), SUM(credited) "
                     "FROM volunteers WHERE banned = 0 AND team IS NOT NULL GROUP BY team "
                     "ORDER BY 3 DESC, team LIMIT ?1",
-  [R_STATS_TOTAL] = "SELECT COUNT(*), COUNT(DISTINCT team), COALESCE(SUM(credit), 0), "
+  [R_STATS_TOTAL] = "SELECT COUNT(*), (SELECT COUNT(*) FROM (SELECT 1 FROM volunteers WHERE "
+                    "banned = 0 AND team IS NOT NULL GROUP BY team)), COALESCE(SUM(credit), 0), "
                     "COALESCE(SUM(cpu_seconds), 0), COALESCE(SUM(credited), 0) FROM volunteers "
                     "WHERE banned = 0",
 };
