@@ -228,9 +228,11 @@ static int counted(const mres *m) {
   return m->ok && (m->outcome == OUT_PENDING || m->outcome == OUT_VALID);
 }
 
-static void count_outcome(cairn_core *c, mvol *v, int outcome, int delta) {
-  if (delta > 0)
+static void count_outcome(cairn_core *c, mvol *v, const mres *m, int outcome, int delta) {
+  if (delta > 0) {
     cairn__quar_note(c, v, outcome); /* O(1) */
+    cairn__trust_note(c, v, m, outcome); /* O(1) */
+  }
   switch (outcome) {
   case OUT_VALID: v->valid += delta; break;
   case OUT_INVALID: v->invalid += delta; break;
@@ -245,8 +247,8 @@ static void set_outcome(cairn_core *c, mres *m, int outcome) {
   if (m->outcome == outcome)
     return;
   if (m->vol >= 1 && (size_t)m->vol <= c->nvols) {
-    count_outcome(c, c->vols[m->vol - 1], m->outcome, -1);
-    count_outcome(c, c->vols[m->vol - 1], outcome, +1);
+    count_outcome(c, c->vols[m->vol - 1], m, m->outcome, -1);
+    count_outcome(c, c->vols[m->vol - 1], m, outcome, +1);
   }
   m->outcome = (uint8_t)outcome;
   j_outcome(c, m->idx, outcome);
@@ -268,7 +270,8 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
   const mrep *r = t->rep;
   const mres *cn;
   uint32_t active = r ? r->active : 0, nres = r ? r->nres : 0;
-  int64_t target = nres == 0 ? j->replication : j->quorum - (int64_t)cairn__valid_best(j, r, &cn);
+  int64_t target = nres == 0 ? (r && r->solo ? 1 : j->replication)
+                             : cairn__quorum_of(j, r) - (int64_t)cairn__valid_best(j, r, &cn);
   target = r && r->checking ? 0 : target; /* verdicts queued (validate.h): wait for them */
   int64_t wanted = target - (int64_t)active;
   int ns;
@@ -311,13 +314,15 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t n
       continue;
     int outcome = cairn__valid_outcome(j, r, cn, m); /* pending: a verdict is queued */
     if (m->idx == new_idx) {
-      count_outcome(c, c->vols[m->vol - 1], m->outcome, -1);
+      count_outcome(c, c->vols[m->vol - 1], m, m->outcome, -1);
       m->outcome = (uint8_t)outcome;
-      count_outcome(c, c->vols[m->vol - 1], m->outcome, +1);
+      count_outcome(c, c->vols[m->vol - 1], m, m->outcome, +1);
     } else
       set_outcome(c, m, outcome);
   }
   cairn__valid_settle(r, t->accepted); /* late replicas compare with it */
+  if (r->solo)
+    cairn__trust_accepted(c, j, v, cn); /* re-checked if its volunteer's trust resets */
   set_state(c, j, v, TS_DONE);
   t->queued = 0; /* executed() takes it out of a policy's ready set */
   j->pol->executed(j->pstate, v);
@@ -343,12 +348,13 @@ void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
   if (t->state == TS_DONE)
     cairn__valid_settle(r, t->accepted);
   else if (t->state != TS_FAILED && j->state != JS_CANCELLED &&
-           cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)j->quorum) {
+           cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)cairn__quorum_of(j, r)) {
     if (cairn__outputs_accepted(t, cn->files, cn->nfiles))
       CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
     accept(c, j, p->task, cn, 0);
   } else if (t->state != TS_FAILED)
     replan(c, j, p->task);
+  cairn__trust_flush(c); /* re-checks a reset made due */
 }
 
 /* Ends lease l (returned or expired): removes it everywhere; frees nothing. */
@@ -361,6 +367,8 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
   mtask *t = &l->job->tasks[l->task];
   if (t->rep && t->rep->active)
     t->rep->active--;
+  if (t->rep && state == LEASE_EXPIRED)
+    t->rep->solo = 0; /* a solo copy lost: the round is replicated again (trust.c) */
 }
 
 /* How soon a worker waiting for a copy should ask again, in ms: 250 to
@@ -496,6 +504,8 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
     cairn__fit_lease(v, j, task, 1);
     t->attempts++;
     t->rep->active++;
+    if (!t->rep->solo)
+      t->rep->solo = (uint8_t)cairn__trust_solo(c, j, t, v); /* O(1) */
     c->allocations_total++;
     cairn__journal_put(c->journal, cairn__jrec_alloc(idx, v->id, tnum, t->key, l->issued,
                                                       l->expires, t->round));
@@ -590,13 +600,15 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
     goto out;
   }
   mres *m = &t->rep->res[t->rep->nres - 1];
+  m->solo = t->rep->solo;
   cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
   if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
     ok = 0, m->ok = 0, m->outcome = OUT_ERROR, reason = "out of memory comparing results";
-  count_outcome(c, v, m->outcome, +1);
+  count_outcome(c, v, m, m->outcome, +1);
   reason = ok ? "" : reason && *reason ? reason : why;
   if (!ok)
     cairn__task_failed(c, t, v->id, reason);
+  t->rep->solo = t->rep->solo && ok; /* a failed solo copy: replicated from now on */
   for (uint32_t k = 0; ok && k < t->ninputs; k++)
     if (j->files[t->inputs[k]].broadcast)
       cairn__dist_have(c, v, j->files[t->inputs[k]].sha256); /* it ran on a verified copy */
@@ -610,13 +622,13 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
       if (t->rep->res[i].idx == t->accepted)
         acc = &t->rep->res[i];
     if (ok) {
-      count_outcome(c, v, m->outcome, -1);
+      count_outcome(c, v, m, m->outcome, -1);
       m->outcome = (uint8_t)(acc ? cairn__valid_outcome(j, t->rep, acc, m) : OUT_INVALID);
-      count_outcome(c, v, m->outcome, +1);
+      count_outcome(c, v, m, m->outcome, +1);
     }
     cairn__valid_settle(t->rep, t->accepted);
   } else if (t->state != TS_FAILED) {
-    if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)j->quorum) {
+    if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)cairn__quorum_of(j, t->rep)) {
       if (cairn__outputs_accepted(t, x->files, x->nfiles)) /* cn agrees with this result */
         CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
       accept(c, j, task, cn, idx);
@@ -631,6 +643,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
                     cairn__jrec_result(idx, t->key, v->id, exit_status, output, len, digest,
                                        cairn__now(), cairn__outcome_name[m->outcome], reason,
                                        x->err_tail, x->err_len, x->files, x->nfiles));
+  cairn__trust_flush(c); /* re-checks a reset made due, after this result */
   if (next) {
     cairn_status ast;
     cairn_error aerr = {0};
@@ -758,12 +771,80 @@ static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
   t->accepted = 0;
 }
 
+cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+                                 int64_t *requeued, int64_t *tainted, json_t *ids,
+                                 cairn_error *err) {
+  uint32_t head = 0, tail = 0;
+  uint8_t *mark = calloc(j->ntasks, 1);
+  uint32_t *queue = malloc(j->ntasks * sizeof *queue);
+  cairn_status st = CAIRN_OK;
+  if (!mark || !queue) {
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if (!mark[seeds[i]]) {
+      mark[seeds[i]] = 1;
+      queue[tail++] = seeds[i];
+    }
+  /* taint: every descendant of a re-queued task consumed a bad output */
+  while (head < tail) {
+    uint32_t v = queue[head++];
+    for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
+      uint32_t ch = j->dag->ch[k];
+      if (!mark[ch]) {
+        mark[ch] = 2;
+        queue[tail++] = ch;
+      }
+    }
+  }
+  for (uint32_t q = 0; q < tail; q++) {
+    uint32_t v = queue[q];
+    mtask *t = &j->tasks[v];
+    int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
+    if (mark[v] == 1 || had_work) {
+      new_round(c, j, v, OUT_TAINTED);
+      if (mark[v] == 1) {
+        *requeued += 1;
+        if (ids)
+          json_array_append_new(ids, json_pack("{s:I, s:s}", "job", (json_int_t)j->id, "task",
+                                               t->name));
+      } else if (tainted)
+        *tainted += 1;
+    }
+    set_state(c, j, v, TS_WAITING);
+    t->queued = 0;
+  }
+  /* pending parents and states from scratch for what was touched */
+  for (uint32_t q = 0; q < tail; q++) {
+    uint32_t v = queue[q];
+    mtask *t = &j->tasks[v];
+    t->npending = 0;
+    for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
+      t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
+    if (t->npending == 0)
+      set_state(c, j, v, TS_ELIGIBLE);
+    j_task(c, j, v);
+  }
+  if (cairn__job_rebuild_policy(j, err)) {
+    st = err ? err->status : CAIRN_ENOMEM;
+    goto out;
+  }
+  for (uint32_t q = 0; q < tail; q++)
+    replan(c, j, queue[q]);
+  job_finish_check(c, j);
+out:
+  free(mark);
+  free(queue);
+  return st;
+}
+
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err) {
   cairn_status st = CAIRN_OK;
   *report = NULL;
-  uint8_t *mark = NULL;
-  uint32_t *queue = NULL;
+  uint32_t *seeds = NULL;
+  json_t *requeued_ids = NULL;
   pthread_mutex_lock(&c->lock);
   if (id < 1 || (size_t)id > c->nvols) {
     st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
@@ -793,21 +874,18 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
     free(l);
   }
   int64_t invalidated = 0, requeued = 0, tainted = 0;
-  json_t *requeued_ids = json_array();
+  requeued_ids = json_array();
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     if (!j)
       continue; /* deleted */
-    uint32_t n = j->ntasks, head = 0, tail = 0;
-    free(mark);
-    free(queue);
-    mark = calloc(n, 1);
-    queue = malloc(n * sizeof *queue);
-    if (!mark || !queue) {
+    uint32_t n = j->ntasks, nseeds = 0;
+    free(seeds);
+    if (!(seeds = malloc(n * sizeof *seeds))) {
       st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
       goto out;
     }
-    /* 1. its results become invalid; tasks that no longer have a quorum are re-queued */
+    /* its results become invalid; tasks that no longer have a quorum are re-queued */
     for (uint32_t v = 0; v < n; v++) {
       mtask *t = &j->tasks[v];
       int touched = 0;
@@ -828,60 +906,15 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
           j_task(c, j, v);
           continue;
         }
-        mark[v] = 1;
-        queue[tail++] = v;
+        seeds[nseeds++] = v;
       } else
         replan(c, j, v);
     }
-    if (!tail)
-      continue;
-    /* 2. taint: every descendant of a re-queued task consumed a bad output */
-    while (head < tail) {
-      uint32_t v = queue[head++];
-      for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
-        uint32_t ch = j->dag->ch[k];
-        if (!mark[ch]) {
-          mark[ch] = 2;
-          queue[tail++] = ch;
-        }
-      }
-    }
-    for (uint32_t q = 0; q < tail; q++) {
-      uint32_t v = queue[q];
-      mtask *t = &j->tasks[v];
-      int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
-      if (mark[v] == 1 || had_work) {
-        new_round(c, j, v, OUT_TAINTED);
-        if (mark[v] == 1) {
-          requeued++;
-          json_array_append_new(requeued_ids, json_pack("{s:I, s:s}", "job", (json_int_t)j->id,
-                                                        "task", t->name));
-        } else
-          tainted++;
-      }
-      set_state(c, j, v, TS_WAITING);
-      t->queued = 0;
-    }
-    /* 3. pending parents and states from scratch for what was touched */
-    for (uint32_t q = 0; q < tail; q++) {
-      uint32_t v = queue[q];
-      mtask *t = &j->tasks[v];
-      t->npending = 0;
-      for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
-        t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
-      if (t->npending == 0)
-        set_state(c, j, v, TS_ELIGIBLE);
-      j_task(c, j, v);
-    }
-    if (cairn__job_rebuild_policy(j, err)) {
-      st = err ? err->status : CAIRN_ENOMEM;
+    if (nseeds && (st = cairn__core_requeue(c, j, seeds, nseeds, &requeued, &tainted,
+                                            requeued_ids, err)) != CAIRN_OK)
       goto out;
-    }
-    for (uint32_t q = 0; q < tail; q++)
-      replan(c, j, queue[q]);
-    job_finish_check(c, j);
   }
-  *report = json_pack("{s:I, s:I, s:I, s:I, s:o}", "volunteer", (json_int_t)id,
+  *report = json_pack("{s:I, s:I, s:I, s:I, s:O}", "volunteer", (json_int_t)id,
                       "results_invalidated", (json_int_t)invalidated, "tasks_requeued",
                       (json_int_t)requeued, "descendants_requeued", (json_int_t)tainted,
                       "requeued", requeued_ids);
@@ -890,8 +923,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
              (long long)tainted);
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
-  free(mark);
-  free(queue);
+  free(seeds);
+  json_decref(requeued_ids);
   st = cairn__journal_wait(c->journal, seq, err);
   if (st != CAIRN_OK) {
     json_decref(*report);
@@ -900,8 +933,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   return st;
 out:
   cairn__core_unlock(c);
-  free(mark);
-  free(queue);
+  free(seeds);
+  json_decref(requeued_ids);
   return st;
 }
 

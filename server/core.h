@@ -108,6 +108,7 @@ typedef struct mres {
   char digest[65];
   uint8_t ok;        /* exit status 0 */
   uint8_t outcome;
+  uint8_t solo;      /* the lone copy of a round that runs once (trust.c) */
   /* non-exact validators only (validate.c): its stdout (malloc'd, freed once
    * the task needs it no more), its output files' key, and bit k set when
    * it agrees with res[k] (k < CAIRN__VALID_MAX_COMPARED); known: bit k set once that is decided
@@ -129,6 +130,8 @@ typedef struct mrep {
   uint32_t nres, capres;
   uint32_t active;   /* leases out */
   uint32_t checking; /* pairs queued for the command validator (validate.h) */
+  uint8_t solo;      /* this round runs once, on a trusted volunteer (trust.c);
+                      * cleared when that copy fails or its lease ends unreturned */
 } mrep;
 
 typedef struct mtask {
@@ -158,6 +161,7 @@ typedef struct mjob {
   int64_t id;
   char *name, *app, *policy_name;
   int replication, quorum, lease_seconds, max_attempts;
+  int adaptive;      /* "adaptive": trusted volunteers' tasks may run once (trust.c) */
   cairn_validator validator; /* how its replicas are compared (validate.c) */
   int state;
   int64_t created, finished;
@@ -202,6 +206,12 @@ typedef struct mvol {
   uint32_t q_invalid, q_errors;
   uint8_t q_seen;
   int quarantined;         /* gets no new task until released */
+  /* adaptive replication (trust.c): its valid replicated results in a row,
+   * its last unreplicated accepted results (NULL until it has one), and
+   * whether a re-check of them is due at the end of this request */
+  int64_t trust;
+  struct cairn__tring *ring;
+  int trust_due;
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */
@@ -263,6 +273,15 @@ typedef struct cairn_core {
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
   uint64_t quarantines_total, quarantined_now;
+  /* adaptive replication (trust.c): the rule's parameters (set before
+   * serving), its random state, its counters, and the volunteers whose
+   * re-check is due when the current request ends (each once, trust_due) */
+  int64_t trust_threshold;
+  double spot_check;
+  uint64_t trust_rng;
+  uint64_t unreplicated_total, spot_checks_total, trust_resets_total, rechecks_total;
+  mvol **trust_due;
+  size_t ntrust_due, captrust_due;
   /* quarantine thresholds (quarantine.c): fractions of the window invalid,
    * errors; 0: that test is off. Set before serving. */
   double quar_invalid, quar_errors;
@@ -374,6 +393,47 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
 void cairn__quar_note(cairn_core *c, mvol *v, int outcome);
 int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
 cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
+
+/* ---- trust.c: adaptive replication (docs/accountability.md, "Adaptive
+ * replication"); all under c->lock ---- */
+/* The defaults of the rule's parameters. */
+#define CAIRN_DEFAULT_TRUST_THRESHOLD 10
+#define CAIRN_DEFAULT_SPOT_CHECK 0.1
+/* The unreplicated accepted results a volunteer keeps for a re-check. */
+#define CAIRN__TRUST_RING 32
+/* Called when task t's round gets its first copy, on v (after it is
+ * recorded): 1 when that copy runs alone (j adaptive, t never re-queued,
+ * v trusted, and no spot check drawn). O(1). */
+int cairn__trust_solo(cairn_core *c, const mjob *j, const mtask *t, const mvol *v);
+/* v's result m got final outcome (valid or invalid): a valid replicated
+ * one adds to its trust, an invalid one resets it and makes a re-check due
+ * (cairn__trust_flush). O(1). */
+void cairn__trust_note(cairn_core *c, mvol *v, const mres *m, int outcome);
+/* Task task of j was accepted on its solo result cn: it joins its
+ * volunteer's ring (the oldest entry leaves a full ring). O(1). */
+void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn);
+/* Re-checks the rings of the volunteers whose trust reset in this request:
+ * each entry still accepted is re-queued with what consumed it
+ * (cairn__core_requeue), and the ring empties. Called by the request once
+ * its own result is applied. O(ring + the re-queue's cost) a volunteer. */
+void cairn__trust_flush(cairn_core *c);
+/* Adds a ring entry read from the store (load.c). 0, or -1 out of memory. */
+int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r);
+/* Frees v's ring. */
+void cairn__trust_free(mvol *v);
+/* The copies a round needs to agree: 1 when it runs once, else j's quorum. */
+static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
+  return r && r->solo ? 1 : j->quorum;
+}
+/* Re-queues tasks seeds[0..n) of job j (done ones whose accepted result is
+ * discredited) in new rounds, and every descendant that consumed a
+ * re-queued output (the ban's path, core.c): O(tasks + edges of j) for
+ * the marks, the policy's rebuild and the walk. *requeued, *tainted (may be
+ * NULL) grow by the tasks and the descendants; ids (may be NULL) gets
+ * {"job", "task"} for each seed. CAIRN_ENOMEM with err. */
+cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+                                 int64_t *requeued, int64_t *tainted, json_t *ids,
+                                 cairn_error *err);
 /* Takes ownership of spec. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);
