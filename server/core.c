@@ -600,6 +600,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
     goto out;
   }
   mres *m = &t->rep->res[t->rep->nres - 1];
+  t->rep->solo = (uint8_t)cairn__trust_solo_stands(c, t->rep, v, ok); /* O(1) */
   m->solo = t->rep->solo;
   cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
   if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
@@ -608,7 +609,6 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   reason = ok ? "" : reason && *reason ? reason : why;
   if (!ok)
     cairn__task_failed(c, t, v->id, reason);
-  t->rep->solo = t->rep->solo && ok; /* a failed solo copy: replicated from now on */
   for (uint32_t k = 0; ok && k < t->ninputs; k++)
     if (j->files[t->inputs[k]].broadcast)
       cairn__dist_have(c, v, j->files[t->inputs[k]].sha256); /* it ran on a verified copy */

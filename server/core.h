@@ -405,6 +405,10 @@ cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
  * recorded): 1 when that copy runs alone (j adaptive, t never re-queued,
  * v trusted, and no spot check drawn). O(1). */
 int cairn__trust_solo(cairn_core *c, const mjob *j, const mtask *t, const mvol *v);
+/* Whether r's round still runs once when v's result arrives (ok: its exit
+ * status was 0): not when it failed, nor when v lost its trust meanwhile;
+ * the round is then replicated to the quorum. O(1). */
+int cairn__trust_solo_stands(const cairn_core *c, const mrep *r, const mvol *v, int ok);
 /* v's result m got final outcome (valid or invalid): a valid replicated
  * one adds to its trust, an invalid one resets it and makes a re-check due
  * (cairn__trust_flush). O(1). */

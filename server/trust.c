@@ -15,7 +15,8 @@
  *             accepted on that one result, unless a draw below
  *             c->spot_check (--spot-check, default CAIRN_DEFAULT_SPOT_CHECK)
  *             makes it a spot check, replicated to the job's quorum. A solo
- *             copy that fails or whose lease ends without a result turns
+ *             copy that fails, whose lease ends without a result, or whose
+ *             volunteer is no longer trusted when its result arrives turns
  *             its round back into a replicated one.
  *   reset     any invalid result (it lost a quorum vote, or its volunteer
  *             was banned) sets trust to 0. The volunteer's last
@@ -74,6 +75,10 @@ int cairn__trust_solo(cairn_core *c, const mjob *j, const mtask *t, const mvol *
     return 0;
   }
   return 1;
+}
+
+int cairn__trust_solo_stands(const cairn_core *c, const mrep *r, const mvol *v, int ok) {
+  return r->solo && ok && v->trust >= c->trust_threshold;
 }
 
 static void set_trust(cairn_core *c, mvol *v, int64_t trust) {

@@ -227,6 +227,35 @@ static void test_ban_forgets_trust(void **state) {
   assert_int_equal(task(c, job, 0)->state, TS_ELIGIBLE);
 }
 
+/* A solo copy whose volunteer lost its trust before its result arrived
+ * needs the quorum after all. */
+static void test_solo_after_reset_is_replicated(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  c->trust_threshold = 1;
+  c->spot_check = 0;
+  int64_t a = reg(c, "a4"), b = reg(c, "b4"), d = reg(c, "d4");
+  agree(c, a, b);
+  int64_t jx = core_fixture_submit(c, one_task);
+  int64_t ix = take(c, a);
+  assert_int_equal(rep_of_lease(c, ix)->solo, 1);
+  c->spot_check = 1; /* a's next task is checked, and a loses the vote */
+  int64_t jy = core_fixture_submit(c, one_task);
+  int64_t iy = take(c, a), iby = take(c, b);
+  result(c, a, iy, "2\n");
+  result(c, b, iby, "1\n");
+  int64_t idy = take(c, d);
+  result(c, d, idy, "1\n");
+  assert_int_equal(task(c, jy, 0)->state, TS_DONE);
+  assert_int_equal(c->vols[a - 1]->trust, 0);
+  result(c, a, ix, "x\n"); /* no longer trusted: not accepted alone */
+  assert_int_equal(task(c, jx, 0)->state, TS_ELIGIBLE);
+  assert_int_equal(task(c, jx, 0)->rep->solo, 0);
+  int64_t ibx = take(c, b);
+  result(c, b, ibx, "x\n");
+  assert_int_equal(task(c, jx, 0)->state, TS_DONE);
+}
+
 static void test_jobspec_adaptive(void **state) {
   (void)state;
   static const char *const bad[] = {
@@ -255,6 +284,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_trust_survives_restart, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_ban_forgets_trust, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_solo_after_reset_is_replicated, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test(test_jobspec_adaptive),
   };
