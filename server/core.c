@@ -6,8 +6,11 @@
  * eligible tasks, walked in priority order (c->runq, life.c; picks that do
  * not fit the volunteer are put back; fit.h; the policy's pick is O(1) for
  * fifo and random, O((out-degree + 1) · log n) for ic, policy.h); a result costs
- * O(children of the task); leases live in a hash map and a min-heap, so
- * expiry is O(log L) per lease. Nothing scans the task table.
+ * O(children of the task), and a result that resets a volunteer's trust
+ * re-checks its ring (trust.c: O(32) + a re-queue per job named); leases
+ * live in a hash map and a min-heap, so expiry is O(log L) per lease.
+ * Nothing else scans a task table but a ban and a re-queue
+ * (cairn__core_requeue, O(tasks + edges) of the job).
  */
 #include "server/core.h"
 #include "server/dist.h"

@@ -11,8 +11,9 @@
  *   ELIGIBLE -> ELIGIBLE  allocated while it wants more copies
  *               / RUNNING otherwise (allocate_locked, then replan)
  *   RUNNING/ELIGIBLE
- *            -> DONE      Q agreeing results exist (cairn__core_result,
- *                         accept); its children lose a pending parent
+ *            -> DONE      Q agreeing results exist, 1 when the round runs once
+ *                         (trust.c) (cairn__core_result, accept); its
+ *                         children lose a pending parent
  *            -> ELIGIBLE  it wants copies again: disagreement, exit != 0,
  *                         a lease expired or revoked (replan, from
  *                         cairn__core_result, cairn__core_expire, ban)
@@ -20,9 +21,13 @@
  *                         out (replan); its job is FAILED (job_finish_check)
  *   any      -> WAITING / ELIGIBLE in a new round (results discarded): the
  *                         ban of a volunteer it relied on, or of an
- *                         ancestor's (cairn__core_ban, new_round)
+ *                         ancestor's (cairn__core_ban, new_round); the
+ *                         re-check of its (or an ancestor's) unreplicated
+ *                         result when that volunteer's trust resets
+ *                         (trust.c, cairn__core_requeue)
  *
- * Copies wanted (replan): R before the first result of a round, afterwards
+ * Copies wanted (replan): R before the first result of a round (1 when the
+ * round runs once on a trusted volunteer: mrep.solo, trust.c), afterwards
  * Q - (largest number of agreeing results), less the leases out.
  *
  * Lease states (journal names "leased", "returned", "expired"):
@@ -365,7 +370,9 @@ typedef struct cairn__result_extra {
 } cairn__result_extra;
 /* Records a result; reason: why it failed (cairn_reason_valid), or NULL to
  * derive "exit N" from a non-zero exit_status; x may be NULL (no stderr, no
- * files). Its digest is cairn_result_digest() of the output and the files.
+ * files). Cost under the lock: O(children of the task) (plus the
+ * validator's, validate.h), and when the result resets a volunteer's trust,
+ * the re-check of its ring (trust.c). Its digest is cairn_result_digest() of the output and the files.
  * With next != NULL, also allocates the volunteer's next task in the same
  * batch (*next = the /v1/work body, or NULL when none). */
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
