@@ -604,7 +604,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   }
   mres *m = &t->rep->res[t->rep->nres - 1];
   t->rep->solo = (uint8_t)cairn__trust_solo_stands(c, t->rep, v, ok); /* O(1) */
-  m->solo = t->rep->solo;
+  m->solo = (uint8_t)(t->rep->solo || j->quorum < 2); /* nothing agreed with it: no trust */
   cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
   if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
     ok = 0, m->ok = 0, m->outcome = OUT_ERROR, reason = "out of memory comparing results";

@@ -113,7 +113,9 @@ typedef struct mres {
   char digest[65];
   uint8_t ok;        /* exit status 0 */
   uint8_t outcome;
-  uint8_t solo;      /* the lone copy of a round that runs once (trust.c) */
+  uint8_t solo;      /* accepted on no other result's agreement: the lone copy
+                      * of a round that runs once, or a job's with quorum 1;
+                      * it earns no trust (trust.c) */
   /* non-exact validators only (validate.c): its stdout (malloc'd, freed once
    * the task needs it no more), its output files' key, and bit k set when
    * it agrees with res[k] (k < CAIRN__VALID_MAX_COMPARED); known: bit k set once that is decided

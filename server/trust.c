@@ -6,7 +6,8 @@
  *   trust     the volunteer's valid results in a row among replicated
  *             rounds (a result is valid when its job's validator finds it
  *             agreeing with the round's canonical result); a result of a
- *             round that ran once adds nothing.
+ *             round that ran once, or of a job with quorum 1, adds nothing
+ *             (mres.solo). Trust is the volunteer's, earned in any job.
  *   trusted   trust >= c->trust_threshold (--trust-threshold, default
  *             CAIRN_DEFAULT_TRUST_THRESHOLD).
  *   solo      when a task of a job with "adaptive": true gets the first

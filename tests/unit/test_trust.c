@@ -89,6 +89,11 @@ static void test_trust_solo_spot_check_reset(void **state) {
   for (int k = 0; k < 3; k++)
     agree(c, l, a);
   agree(c, b, a);
+  /* a job with quorum 1 earns nothing: nobody agreed */
+  int64_t j1 = core_fixture_submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"x\"}]}");
+  int64_t i1 = take(c, b);
+  result(c, b, i1, "1\n");
+  assert_int_equal(task(c, j1, 0)->state, TS_DONE);
   assert_int_equal(c->vols[l - 1]->trust, 3);
   assert_int_equal(c->vols[a - 1]->trust, 4);
   assert_int_equal(c->vols[b - 1]->trust, 1);
