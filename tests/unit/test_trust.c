@@ -3,8 +3,10 @@
  * adaptive job runs once and is accepted on its one result; a spot check
  * catches a liar, resets its trust and re-queues its unreplicated results
  * with what consumed them; a re-queued task is replicated even for a
- * trusted volunteer; trust and the ring of unreplicated results survive a
- * restart; the job file's "adaptive" is checked. */
+ * trusted volunteer; a lone copy that expires, or whose volunteer lost its
+ * trust before its result, leaves a replicated round; a job with quorum 1
+ * earns no trust; a ban forgets trust; trust and the ring of unreplicated
+ * results survive a restart; the job file's "adaptive" is checked. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -261,6 +263,30 @@ static void test_solo_after_reset_is_replicated(void **state) {
   assert_int_equal(task(c, jx, 0)->state, TS_DONE);
 }
 
+/* A solo copy whose lease expires leaves a replicated round: the next
+ * volunteer's copy is not accepted alone. */
+static void test_solo_expired_is_replicated(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  c->trust_threshold = 1;
+  c->spot_check = 0;
+  int64_t a = reg(c, "a5"), b = reg(c, "b5"), d = reg(c, "d5");
+  agree(c, a, b);
+  int64_t jx = core_fixture_submit(c, one_task);
+  int64_t ix = take(c, a);
+  assert_int_equal(rep_of_lease(c, ix)->solo, 1);
+  assert_int_equal(cairn__core_expire(c, cairn__now() + 100000), 1);
+  assert_int_equal(task(c, jx, 0)->state, TS_ELIGIBLE);
+  assert_int_equal(task(c, jx, 0)->rep->solo, 0);
+  int64_t ib = take(c, b); /* b is trusted too, but the round is replicated now */
+  assert_int_equal(rep_of_lease(c, ib)->solo, 0);
+  result(c, b, ib, "x\n");
+  assert_int_equal(task(c, jx, 0)->state, TS_ELIGIBLE);
+  int64_t id = take(c, d);
+  result(c, d, id, "x\n");
+  assert_int_equal(task(c, jx, 0)->state, TS_DONE);
+}
+
 static void test_jobspec_adaptive(void **state) {
   (void)state;
   static const char *const bad[] = {
@@ -291,6 +317,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_ban_forgets_trust, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_solo_after_reset_is_replicated, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_solo_expired_is_replicated, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test(test_jobspec_adaptive),
   };
