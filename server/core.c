@@ -258,7 +258,7 @@ static void set_outcome(cairn_core *c, mres *m, int outcome) {
 }
 
 static void enqueue(mjob *j, uint32_t v) {
-  if (j->tasks[v].queued)
+  if (j->tasks[v].queued || cairn__trust_enqueue(j, &j->tasks[v], v))
     return;
   j->tasks[v].queued = 1;
   j->pol->ready(j->pstate, v);
@@ -440,13 +440,15 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
   for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
     mjob *j = c->runq[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
+    unsigned urgent = 8; /* a round's further copies first (trust.c), 8 at most */
     int found = 0;
     if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(v, apps, napps, j->app))
       continue;
     cairn__fit_unpark(c, j, enqueue);
     if (!cairn__fit_job_may(j, &avail))
       continue;
-    while (!found && examined++ < SKIP_MAX && j->pol->pick(j->pstate, &task) == 0) {
+    while (!found && examined++ < SKIP_MAX &&
+           (cairn__trust_pick(j, &task, &urgent) || j->pol->pick(j->pstate, &task) == 0)) {
       mtask *t = &j->tasks[task];
       t->queued = 0;
       if (t->state != TS_ELIGIBLE)

@@ -149,7 +149,7 @@ typedef struct mtask {
   uint32_t ninputs;
   uint32_t npending; /* parents not yet done */
   uint8_t state;
-  uint8_t queued;    /* in the policy's ready set */
+  uint8_t queued;    /* in the policy's ready set, or its job's urgent ring (trust.c) */
   uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
   uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
   uint16_t attempts; /* allocations in this round */
@@ -190,6 +190,11 @@ typedef struct mjob {
   uint32_t *parked;        /* ring of parked tasks (capacity ntasks, made on first use) */
   uint32_t park_head, nparked, sweep_left;
   uint64_t parked_gen;     /* c->offer_gen when the last sweep of parked tasks began */
+  /* adaptive jobs (trust.c): ring of tasks whose round has a copy out or a
+   * result and wants more, served before the policy's picks (capacity
+   * ntasks, made on first use; emptied when the policy is rebuilt) */
+  uint32_t *urgent;
+  uint32_t urgent_head, nurgent;
 } mjob;
 
 typedef struct mvol {
@@ -430,6 +435,15 @@ void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn
  * (cairn__core_requeue), and the ring empties. Called by the request once
  * its own result is applied. O(ring + the re-queue's cost) a volunteer. */
 void cairn__trust_flush(cairn_core *c);
+/* An eligible task t (position v) of an adaptive job whose round already
+ * has a copy out or a result goes to j's urgent ring instead of the
+ * policy's ready set, so that a round's copies go out together and its
+ * verdict (a spot check's, or the one that earns trust) comes soon: 1 when
+ * it did (t->queued set), 0 to leave it to the policy. O(1). */
+int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v);
+/* Takes the oldest task of j's urgent ring into *v while *budget lasts
+ * (one a take): 1, or 0 when none (the policy picks then). O(1). */
+int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget);
 /* Adds a ring entry read from the store (load.c). 0, or -1 out of memory. */
 int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r);
 /* Frees v's ring. */

@@ -39,6 +39,7 @@ void cairn__job_free(mjob *j) {
   free(j->rclasses);
   free(j->rclass_tasks);
   free(j->parked);
+  free(j->urgent);
   cairn_dag_free(j->dag);
   free(j);
 }
@@ -77,6 +78,7 @@ int cairn__job_rebuild_policy(mjob *j, cairn_error *err) {
   j->pstate = NULL;
   if (cairn__job_start_policy(j, err))
     return -1;
+  j->nurgent = j->urgent_head = 0; /* every eligible task goes to the policy (trust.c) */
   uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
   if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
     free(order);

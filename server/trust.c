@@ -19,6 +19,11 @@
  *             copy that fails, whose lease ends without a result, or whose
  *             volunteer is no longer trusted when its result arrives turns
  *             its round back into a replicated one.
+ *   together  in an adaptive job, a task whose round has a copy out or a
+ *             result and wants more goes to the job's urgent ring, served
+ *             before the policy (8 picks a work request at most), so that a
+ *             spot check's verdict, and the agreement that earns trust, do
+ *             not wait behind every other task's first copy.
  *   reset     any invalid result (it lost a quorum vote, or its volunteer
  *             was banned) sets trust to 0. The volunteer's last
  *             CAIRN__TRUST_RING unreplicated accepted results (a ring in
@@ -158,6 +163,28 @@ void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn
   }
   cairn_store_trust_row row = {v->id, seq, j->id, t->key, t->round, cn->idx};
   cairn__journal_put(c->journal, cairn__jrec_tring(&row));
+}
+
+int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v) {
+  if (!j->adaptive || !t->rep || t->rep->nvols == 0 || t->queued)
+    return 0;
+  if (!j->urgent && !(j->urgent = malloc(j->ntasks * sizeof *j->urgent)))
+    return 0; /* the policy has it */
+  if (j->nurgent == j->ntasks)
+    return 0;
+  j->urgent[(j->urgent_head + j->nurgent++) % j->ntasks] = v;
+  t->queued = 1;
+  return 1;
+}
+
+int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget) {
+  if (!j->nurgent || !*budget)
+    return 0;
+  --*budget;
+  *v = j->urgent[j->urgent_head];
+  j->urgent_head = (j->urgent_head + 1) % j->ntasks;
+  j->nurgent--;
+  return 1;
 }
 
 int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r) {

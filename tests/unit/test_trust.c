@@ -5,7 +5,7 @@
  * with what consumed them; a re-queued task is replicated even for a
  * trusted volunteer; a lone copy that expires, or whose volunteer lost its
  * trust before its result, leaves a replicated round; a job with quorum 1
- * earns no trust; a ban forgets trust; trust and the ring of unreplicated
+ * earns no trust; a round's copies go out together; a ban forgets trust; trust and the ring of unreplicated
  * results survive a restart; the job file's "adaptive" is checked. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -287,6 +287,44 @@ static void test_solo_expired_is_replicated(void **state) {
   assert_int_equal(task(c, jx, 0)->state, TS_DONE);
 }
 
+static uint32_t task_pos(cairn_core *c, int64_t idx) {
+  mlease *l = cairn_hmap_get(&c->leases, (uint64_t)idx);
+  assert_non_null(l);
+  return l->task;
+}
+
+/* In an adaptive job a round's further copies go out before new tasks:
+ * the second volunteer gets the first task's second copy, not the next
+ * task (a job that does not opt in keeps its policy's order). */
+static void test_round_copies_go_out_together(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  int64_t a = reg(c, "a6"), b = reg(c, "b6");
+  static const char three[] = "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
+                              "\"policy\": \"fifo\", \"adaptive\": %s, \"tasks\": "
+                              "[{\"id\": \"x\"}, {\"id\": \"y\"}, {\"id\": \"z\"}]}";
+  char text[512];
+  snprintf(text, sizeof text, three, "false");
+  int64_t plain = core_fixture_submit(c, text);
+  int64_t i1 = take(c, a), i2 = take(c, b);
+  assert_int_equal(task_pos(c, i1), 0);
+  assert_int_equal(task_pos(c, i2), 1); /* fifo: the next task */
+  cairn_error err = {0};
+  json_t *out = NULL;
+  assert_int_equal(cairn__core_cancel(c, plain, &out, &err), CAIRN_OK);
+  json_decref(out);
+  snprintf(text, sizeof text, three, "true");
+  int64_t adaptive = core_fixture_submit(c, text);
+  i1 = take(c, a), i2 = take(c, b);
+  assert_int_equal(task_pos(c, i1), 0);
+  assert_int_equal(task_pos(c, i2), 0); /* the same round's second copy */
+  result(c, a, i1, "1\n");
+  result(c, b, i2, "1\n");
+  assert_int_equal(task(c, adaptive, 0)->state, TS_DONE);
+  int64_t i3 = take(c, b);
+  assert_int_equal(task_pos(c, i3), 1);
+}
+
 static void test_jobspec_adaptive(void **state) {
   (void)state;
   static const char *const bad[] = {
@@ -319,6 +357,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_solo_after_reset_is_replicated, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_solo_expired_is_replicated, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_round_copies_go_out_together, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test(test_jobspec_adaptive),
   };
