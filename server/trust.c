@@ -34,7 +34,11 @@
  *             volunteer itself: its ring is only emptied.
  *
  * Bounds, all under c->lock: a result costs O(1) here (a counter, a ring
- * slot, a journal record); a reset costs O(ring) to sort its entries plus,
+ * slot, a journal record), and so does a push to or a take from the urgent
+ * ring (4 bytes a task of an adaptive job, made on first use; emptied when
+ * the policy is rebuilt: a ban, a re-check, a restart, after which the
+ * policy has every eligible task); a reset costs O(ring²) = O(1,024) to
+ * group its entries by job plus,
  * for each job they name, what the ban's re-queue costs (O(tasks + edges)
  * of that job: marks, the walk of descendants, the policy's rebuild). The
  * re-check runs when the request that caused the reset has applied its
