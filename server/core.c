@@ -6,8 +6,11 @@
  * eligible tasks, walked in priority order (c->runq, life.c; picks that do
  * not fit the volunteer are put back; fit.h; the policy's pick is O(1) for
  * fifo and random, O((out-degree + 1) · log n) for ic, policy.h); a result costs
- * O(children of the task); leases live in a hash map and a min-heap, so
- * expiry is O(log L) per lease. Nothing scans the task table.
+ * O(children of the task), and a result that resets a volunteer's trust
+ * re-checks its ring (trust.c: O(32) + a re-queue per job named); leases
+ * live in a hash map and a min-heap, so expiry is O(log L) per lease.
+ * Nothing else scans a task table but a ban and a re-queue
+ * (cairn__core_requeue, O(tasks + edges) of the job).
  */
 #include "server/core.h"
 #include "server/dist.h"
@@ -230,8 +233,10 @@ static int counted(const mres *m) {
 }
 
 static void count_outcome(cairn_core *c, mvol *v, const mres *m, int outcome, int delta) {
-  if (delta > 0)
+  if (delta > 0) {
     cairn__quar_note(c, v, outcome); /* O(1) */
+    cairn__trust_note(c, v, m, outcome); /* O(1) */
+  }
   if (outcome == OUT_VALID)
     cairn__credit_count(c, v, m, delta); /* O(1) */
   switch (outcome) {
@@ -256,7 +261,7 @@ static void set_outcome(cairn_core *c, mres *m, int outcome) {
 }
 
 static void enqueue(mjob *j, uint32_t v) {
-  if (j->tasks[v].queued)
+  if (j->tasks[v].queued || cairn__trust_enqueue(j, &j->tasks[v], v))
     return;
   j->tasks[v].queued = 1;
   j->pol->ready(j->pstate, v);
@@ -271,7 +276,8 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
   const mrep *r = t->rep;
   const mres *cn;
   uint32_t active = r ? r->active : 0, nres = r ? r->nres : 0;
-  int64_t target = nres == 0 ? j->replication : j->quorum - (int64_t)cairn__valid_best(j, r, &cn);
+  int64_t target = nres == 0 ? (r && r->solo ? 1 : j->replication)
+                             : cairn__quorum_of(j, r) - (int64_t)cairn__valid_best(j, r, &cn);
   target = r && r->checking ? 0 : target; /* verdicts queued (validate.h): wait for them */
   int64_t wanted = target - (int64_t)active;
   int ns;
@@ -322,6 +328,8 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t n
       set_outcome(c, m, outcome);
   }
   cairn__valid_settle(r, t->accepted); /* late replicas compare with it */
+  if (r->solo)
+    cairn__trust_accepted(c, j, v, cn); /* re-checked if its volunteer's trust resets */
   set_state(c, j, v, TS_DONE);
   t->queued = 0; /* executed() takes it out of a policy's ready set */
   j->pol->executed(j->pstate, v);
@@ -349,12 +357,13 @@ void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
   if (t->state == TS_DONE)
     cairn__valid_settle(r, t->accepted);
   else if (t->state != TS_FAILED && j->state != JS_CANCELLED &&
-           cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)j->quorum) {
+           cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)cairn__quorum_of(j, r)) {
     if (cairn__outputs_accepted(t, cn->files, cn->nfiles))
       CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
     accept(c, j, p->task, cn, 0);
   } else if (t->state != TS_FAILED)
     replan(c, j, p->task);
+  cairn__trust_flush(c); /* re-checks a reset made due */
 }
 
 /* Ends lease l (returned or expired): removes it everywhere; frees nothing. */
@@ -367,6 +376,8 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
   mtask *t = &l->job->tasks[l->task];
   if (t->rep && t->rep->active)
     t->rep->active--;
+  if (t->rep && state == LEASE_EXPIRED)
+    t->rep->solo = 0; /* a solo copy lost: the round is replicated again (trust.c) */
 }
 
 /* How soon a worker waiting for a copy should ask again, in ms: 250 to
@@ -435,13 +446,15 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
   for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
     mjob *j = c->runq[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
+    unsigned urgent = 8; /* a round's further copies first (trust.c), 8 at most */
     int found = 0;
     if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(v, apps, napps, j->app))
       continue;
     cairn__fit_unpark(c, j, enqueue);
     if (!cairn__fit_job_may(j, &avail))
       continue;
-    while (!found && examined++ < SKIP_MAX && j->pol->pick(j->pstate, &task) == 0) {
+    while (!found && examined++ < SKIP_MAX &&
+           (cairn__trust_pick(j, &task, &urgent) || j->pol->pick(j->pstate, &task) == 0)) {
       mtask *t = &j->tasks[task];
       t->queued = 0;
       if (t->state != TS_ELIGIBLE)
@@ -502,6 +515,8 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
     cairn__fit_lease(v, j, task, 1);
     t->attempts++;
     t->rep->active++;
+    if (!t->rep->solo)
+      t->rep->solo = (uint8_t)cairn__trust_solo(c, j, t, v); /* O(1) */
     c->allocations_total++;
     cairn__journal_put(c->journal, cairn__jrec_alloc(idx, v->id, tnum, t->key, l->issued,
                                                       l->expires, t->round));
@@ -599,6 +614,8 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
   m->claim = x->has_cpu ? x->cpu_seconds : -1;
   if (t->state == TS_DONE)
     cairn__credit_late(t, m); /* O(results of the round) */
+  t->rep->solo = (uint8_t)cairn__trust_solo_stands(c, t->rep, v, ok); /* O(1) */
+  m->solo = (uint8_t)(t->rep->solo || j->quorum < 2); /* nothing agreed with it: no trust */
   cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
   if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
     ok = 0, m->ok = 0, m->outcome = OUT_ERROR, reason = "out of memory comparing results";
@@ -625,7 +642,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
     }
     cairn__valid_settle(t->rep, t->accepted);
   } else if (t->state != TS_FAILED) {
-    if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)j->quorum) {
+    if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)cairn__quorum_of(j, t->rep)) {
       if (cairn__outputs_accepted(t, x->files, x->nfiles)) /* cn agrees with this result */
         CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
       accept(c, j, task, cn, idx);
@@ -641,6 +658,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
                                        cairn__now(), cairn__outcome_name[m->outcome], reason,
                                        x->err_tail, x->err_len, x->files, x->nfiles),
                     m->claim, m->outcome == OUT_VALID ? m->credit : 0));
+  cairn__trust_flush(c); /* re-checks a reset made due, after this result */
   if (next) {
     cairn_status ast;
     cairn_error aerr = {0};
@@ -768,12 +786,80 @@ static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
   t->accepted = 0;
 }
 
+cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+                                 int64_t *requeued, int64_t *tainted, json_t *ids,
+                                 cairn_error *err) {
+  uint32_t head = 0, tail = 0;
+  uint8_t *mark = calloc(j->ntasks, 1);
+  uint32_t *queue = malloc(j->ntasks * sizeof *queue);
+  cairn_status st = CAIRN_OK;
+  if (!mark || !queue) {
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if (!mark[seeds[i]]) {
+      mark[seeds[i]] = 1;
+      queue[tail++] = seeds[i];
+    }
+  /* taint: every descendant of a re-queued task consumed a bad output */
+  while (head < tail) {
+    uint32_t v = queue[head++];
+    for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
+      uint32_t ch = j->dag->ch[k];
+      if (!mark[ch]) {
+        mark[ch] = 2;
+        queue[tail++] = ch;
+      }
+    }
+  }
+  for (uint32_t q = 0; q < tail; q++) {
+    uint32_t v = queue[q];
+    mtask *t = &j->tasks[v];
+    int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
+    if (mark[v] == 1 || had_work) {
+      new_round(c, j, v, OUT_TAINTED);
+      if (mark[v] == 1) {
+        *requeued += 1;
+        if (ids)
+          json_array_append_new(ids, json_pack("{s:I, s:s}", "job", (json_int_t)j->id, "task",
+                                               t->name));
+      } else if (tainted)
+        *tainted += 1;
+    }
+    set_state(c, j, v, TS_WAITING);
+    t->queued = 0;
+  }
+  /* pending parents and states from scratch for what was touched */
+  for (uint32_t q = 0; q < tail; q++) {
+    uint32_t v = queue[q];
+    mtask *t = &j->tasks[v];
+    t->npending = 0;
+    for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
+      t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
+    if (t->npending == 0)
+      set_state(c, j, v, TS_ELIGIBLE);
+    j_task(c, j, v);
+  }
+  if (cairn__job_rebuild_policy(j, err)) {
+    st = err ? err->status : CAIRN_ENOMEM;
+    goto out;
+  }
+  for (uint32_t q = 0; q < tail; q++)
+    replan(c, j, queue[q]);
+  job_finish_check(c, j);
+out:
+  free(mark);
+  free(queue);
+  return st;
+}
+
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err) {
   cairn_status st = CAIRN_OK;
   *report = NULL;
-  uint8_t *mark = NULL;
-  uint32_t *queue = NULL;
+  uint32_t *seeds = NULL;
+  json_t *requeued_ids = NULL;
   pthread_mutex_lock(&c->lock);
   if (id < 1 || (size_t)id > c->nvols) {
     st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
@@ -803,21 +889,18 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
     free(l);
   }
   int64_t invalidated = 0, requeued = 0, tainted = 0;
-  json_t *requeued_ids = json_array();
+  requeued_ids = json_array();
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     if (!j)
       continue; /* deleted */
-    uint32_t n = j->ntasks, head = 0, tail = 0;
-    free(mark);
-    free(queue);
-    mark = calloc(n, 1);
-    queue = malloc(n * sizeof *queue);
-    if (!mark || !queue) {
+    uint32_t n = j->ntasks, nseeds = 0;
+    free(seeds);
+    if (!(seeds = malloc(n * sizeof *seeds))) {
       st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
       goto out;
     }
-    /* 1. its results become invalid; tasks that no longer have a quorum are re-queued */
+    /* its results become invalid; tasks that no longer have a quorum are re-queued */
     for (uint32_t v = 0; v < n; v++) {
       mtask *t = &j->tasks[v];
       int touched = 0;
@@ -838,60 +921,15 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
           j_task(c, j, v);
           continue;
         }
-        mark[v] = 1;
-        queue[tail++] = v;
+        seeds[nseeds++] = v;
       } else
         replan(c, j, v);
     }
-    if (!tail)
-      continue;
-    /* 2. taint: every descendant of a re-queued task consumed a bad output */
-    while (head < tail) {
-      uint32_t v = queue[head++];
-      for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
-        uint32_t ch = j->dag->ch[k];
-        if (!mark[ch]) {
-          mark[ch] = 2;
-          queue[tail++] = ch;
-        }
-      }
-    }
-    for (uint32_t q = 0; q < tail; q++) {
-      uint32_t v = queue[q];
-      mtask *t = &j->tasks[v];
-      int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
-      if (mark[v] == 1 || had_work) {
-        new_round(c, j, v, OUT_TAINTED);
-        if (mark[v] == 1) {
-          requeued++;
-          json_array_append_new(requeued_ids, json_pack("{s:I, s:s}", "job", (json_int_t)j->id,
-                                                        "task", t->name));
-        } else
-          tainted++;
-      }
-      set_state(c, j, v, TS_WAITING);
-      t->queued = 0;
-    }
-    /* 3. pending parents and states from scratch for what was touched */
-    for (uint32_t q = 0; q < tail; q++) {
-      uint32_t v = queue[q];
-      mtask *t = &j->tasks[v];
-      t->npending = 0;
-      for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
-        t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
-      if (t->npending == 0)
-        set_state(c, j, v, TS_ELIGIBLE);
-      j_task(c, j, v);
-    }
-    if (cairn__job_rebuild_policy(j, err)) {
-      st = err ? err->status : CAIRN_ENOMEM;
+    if (nseeds && (st = cairn__core_requeue(c, j, seeds, nseeds, &requeued, &tainted,
+                                            requeued_ids, err)) != CAIRN_OK)
       goto out;
-    }
-    for (uint32_t q = 0; q < tail; q++)
-      replan(c, j, queue[q]);
-    job_finish_check(c, j);
   }
-  *report = json_pack("{s:I, s:I, s:I, s:I, s:o}", "volunteer", (json_int_t)id,
+  *report = json_pack("{s:I, s:I, s:I, s:I, s:O}", "volunteer", (json_int_t)id,
                       "results_invalidated", (json_int_t)invalidated, "tasks_requeued",
                       (json_int_t)requeued, "descendants_requeued", (json_int_t)tainted,
                       "requeued", requeued_ids);
@@ -900,8 +938,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
              (long long)tainted);
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
-  free(mark);
-  free(queue);
+  free(seeds);
+  json_decref(requeued_ids);
   st = cairn__journal_wait(c->journal, seq, err);
   if (st != CAIRN_OK) {
     json_decref(*report);
@@ -910,8 +948,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   return st;
 out:
   cairn__core_unlock(c);
-  free(mark);
-  free(queue);
+  free(seeds);
+  json_decref(requeued_ids);
   return st;
 }
 

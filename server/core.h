@@ -11,8 +11,9 @@
  *   ELIGIBLE -> ELIGIBLE  allocated while it wants more copies
  *               / RUNNING otherwise (allocate_locked, then replan)
  *   RUNNING/ELIGIBLE
- *            -> DONE      Q agreeing results exist (cairn__core_result,
- *                         accept); its children lose a pending parent
+ *            -> DONE      Q agreeing results exist, 1 when the round runs once
+ *                         (trust.c) (cairn__core_result, accept); its
+ *                         children lose a pending parent
  *            -> ELIGIBLE  it wants copies again: disagreement, exit != 0,
  *                         a lease expired or revoked (replan, from
  *                         cairn__core_result, cairn__core_expire, ban)
@@ -20,9 +21,13 @@
  *                         out (replan); its job is FAILED (job_finish_check)
  *   any      -> WAITING / ELIGIBLE in a new round (results discarded): the
  *                         ban of a volunteer it relied on, or of an
- *                         ancestor's (cairn__core_ban, new_round)
+ *                         ancestor's (cairn__core_ban, new_round); the
+ *                         re-check of its (or an ancestor's) unreplicated
+ *                         result when that volunteer's trust resets
+ *                         (trust.c, cairn__core_requeue)
  *
- * Copies wanted (replan): R before the first result of a round, afterwards
+ * Copies wanted (replan): R before the first result of a round (1 when the
+ * round runs once on a trusted volunteer: mrep.solo, trust.c), afterwards
  * Q - (largest number of agreeing results), less the leases out.
  *
  * Lease states (journal names "leased", "returned", "expired"):
@@ -108,6 +113,9 @@ typedef struct mres {
   char digest[65];
   uint8_t ok;        /* exit status 0 */
   uint8_t outcome;
+  uint8_t solo;      /* accepted on no other result's agreement: the lone copy
+                      * of a round that runs once, or a job's with quorum 1;
+                      * it earns no trust (trust.c) */
   /* non-exact validators only (validate.c): its stdout (malloc'd, freed once
    * the task needs it no more), its output files' key, and bit k set when
    * it agrees with res[k] (k < CAIRN__VALID_MAX_COMPARED); known: bit k set once that is decided
@@ -132,6 +140,8 @@ typedef struct mrep {
   uint32_t nres, capres;
   uint32_t active;   /* leases out */
   uint32_t checking; /* pairs queued for the command validator (validate.h) */
+  uint8_t solo;      /* this round runs once, on a trusted volunteer (trust.c);
+                      * cleared when that copy fails or its lease ends unreturned */
 } mrep;
 
 typedef struct mtask {
@@ -142,7 +152,7 @@ typedef struct mtask {
   uint32_t ninputs;
   uint32_t npending; /* parents not yet done */
   uint8_t state;
-  uint8_t queued;    /* in the policy's ready set */
+  uint8_t queued;    /* in the policy's ready set, or its job's urgent ring (trust.c) */
   uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
   uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
   uint16_t attempts; /* allocations in this round */
@@ -161,6 +171,7 @@ typedef struct mjob {
   int64_t id;
   char *name, *app, *policy_name;
   int replication, quorum, lease_seconds, max_attempts;
+  int adaptive;      /* "adaptive": trusted volunteers' tasks may run once (trust.c) */
   cairn_validator validator; /* how its replicas are compared (validate.c) */
   int state;
   int64_t created, finished;
@@ -182,6 +193,11 @@ typedef struct mjob {
   uint32_t *parked;        /* ring of parked tasks (capacity ntasks, made on first use) */
   uint32_t park_head, nparked, sweep_left;
   uint64_t parked_gen;     /* c->offer_gen when the last sweep of parked tasks began */
+  /* adaptive jobs (trust.c): ring of tasks whose round has a copy out or a
+   * result and wants more, served before the policy's picks (capacity
+   * ntasks, made on first use; emptied when the policy is rebuilt) */
+  uint32_t *urgent;
+  uint32_t urgent_head, nurgent;
 } mjob;
 
 typedef struct mvol {
@@ -211,6 +227,12 @@ typedef struct mvol {
   char *team;
   double credit, cpu_seconds;
   int64_t credited;
+  /* adaptive replication (trust.c): its valid replicated results in a row,
+   * its last unreplicated accepted results (NULL until it has one), and
+   * whether a re-check of them is due at the end of this request */
+  int64_t trust;
+  struct cairn__tring *ring;
+  int trust_due;
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */
@@ -272,6 +294,15 @@ typedef struct cairn_core {
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
   uint64_t quarantines_total, quarantined_now;
+  /* adaptive replication (trust.c): the rule's parameters (set before
+   * serving), its random state, its counters, and the volunteers whose
+   * re-check is due when the current request ends (each once, trust_due) */
+  int64_t trust_threshold;
+  double spot_check;
+  uint64_t trust_rng;
+  uint64_t unreplicated_total, spot_checks_total, trust_resets_total, rechecks_total;
+  mvol **trust_due;
+  size_t ntrust_due, captrust_due;
   /* quarantine thresholds (quarantine.c): fractions of the window invalid,
    * errors; 0: that test is off. Set before serving. */
   double quar_invalid, quar_errors;
@@ -362,7 +393,9 @@ typedef struct cairn__result_extra {
 } cairn__result_extra;
 /* Records a result; reason: why it failed (cairn_reason_valid), or NULL to
  * derive "exit N" from a non-zero exit_status; x may be NULL (no stderr, no
- * files). Its digest is cairn_result_digest() of the output and the files.
+ * files). Cost under the lock: O(children of the task) (plus the
+ * validator's, validate.h), and when the result resets a volunteer's trust,
+ * the re-check of its ring (trust.c). Its digest is cairn_result_digest() of the output and the files.
  * With next != NULL, also allocates the volunteer's next task in the same
  * batch (*next = the /v1/work body, or NULL when none). */
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
@@ -402,6 +435,60 @@ void cairn__credit_late(const mtask *t, mres *m);
 void cairn__credit_count(cairn_core *c, mvol *v, const mres *m, int delta);
 int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
 cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
+
+/* ---- trust.c: adaptive replication (docs/accountability.md, "Adaptive
+ * replication"); all under c->lock ---- */
+/* The defaults of the rule's parameters. */
+#define CAIRN_DEFAULT_TRUST_THRESHOLD 10
+#define CAIRN_DEFAULT_SPOT_CHECK 0.1
+/* The unreplicated accepted results a volunteer keeps for a re-check. */
+#define CAIRN__TRUST_RING 32
+/* Called when task t's round gets its first copy, on v (after it is
+ * recorded): 1 when that copy runs alone (j adaptive, t never re-queued,
+ * v trusted, and no spot check drawn). O(1). */
+int cairn__trust_solo(cairn_core *c, const mjob *j, const mtask *t, const mvol *v);
+/* Whether r's round still runs once when v's result arrives (ok: its exit
+ * status was 0): not when it failed, nor when v lost its trust meanwhile;
+ * the round is then replicated to the quorum. O(1). */
+int cairn__trust_solo_stands(const cairn_core *c, const mrep *r, const mvol *v, int ok);
+/* v's result m got final outcome (valid or invalid): a valid replicated
+ * one adds to its trust, an invalid one resets it and makes a re-check due
+ * (cairn__trust_flush). O(1). */
+void cairn__trust_note(cairn_core *c, mvol *v, const mres *m, int outcome);
+/* Task task of j was accepted on its solo result cn: it joins its
+ * volunteer's ring (the oldest entry leaves a full ring). O(1). */
+void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn);
+/* Re-checks the rings of the volunteers whose trust reset in this request:
+ * each entry still accepted is re-queued with what consumed it
+ * (cairn__core_requeue), and the ring empties. Called by the request once
+ * its own result is applied. O(ring + the re-queue's cost) a volunteer. */
+void cairn__trust_flush(cairn_core *c);
+/* An eligible task t (position v) of an adaptive job whose round already
+ * has a copy out or a result goes to j's urgent ring instead of the
+ * policy's ready set, so that a round's copies go out together and its
+ * verdict (a spot check's, or the one that earns trust) comes soon: 1 when
+ * it did (t->queued set), 0 to leave it to the policy. O(1). */
+int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v);
+/* Takes the oldest task of j's urgent ring into *v while *budget lasts
+ * (one a take): 1, or 0 when none (the policy picks then). O(1). */
+int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget);
+/* Adds a ring entry read from the store (load.c). 0, or -1 out of memory. */
+int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r);
+/* Frees v's ring. */
+void cairn__trust_free(mvol *v);
+/* The copies a round needs to agree: 1 when it runs once, else j's quorum. */
+static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
+  return r && r->solo ? 1 : j->quorum;
+}
+/* Re-queues tasks seeds[0..n) of job j (done ones whose accepted result is
+ * discredited) in new rounds, and every descendant that consumed a
+ * re-queued output (the ban's path, core.c): O(tasks + edges of j) for
+ * the marks, the policy's rebuild and the walk. *requeued, *tainted (may be
+ * NULL) grow by the tasks and the descendants; ids (may be NULL) gets
+ * {"job", "task"} for each seed. CAIRN_ENOMEM with err. */
+cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+                                 int64_t *requeued, int64_t *tainted, json_t *ids,
+                                 cairn_error *err);
 /* Takes ownership of spec. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);

@@ -39,6 +39,7 @@ void cairn__job_free(mjob *j) {
   free(j->rclasses);
   free(j->rclass_tasks);
   free(j->parked);
+  free(j->urgent);
   cairn_dag_free(j->dag);
   free(j);
 }
@@ -54,6 +55,7 @@ void cairn__vol_free(mvol *v) {
     free(v->apps[i]);
   free(v->apps);
   free(v->active);
+  cairn__trust_free(v);
   free(v);
 }
 
@@ -77,6 +79,7 @@ int cairn__job_rebuild_policy(mjob *j, cairn_error *err) {
   j->pstate = NULL;
   if (cairn__job_start_policy(j, err))
     return -1;
+  j->nurgent = j->urgent_head = 0; /* every eligible task goes to the policy (trust.c) */
   uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
   if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
     free(order);
@@ -121,6 +124,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->lease_seconds = spec->lease_seconds;
   j->max_attempts = spec->max_attempts;
   j->priority = spec->priority;
+  j->adaptive = spec->adaptive;
   j->validator = spec->validator; /* its argv moves to the job */
   spec->validator = (cairn_validator){0};
   j->created = cairn__now();
@@ -184,6 +188,7 @@ static cairn__jrec *job_record(const mjob *j) {
                                    j->lease_seconds, j->max_attempts, j->created, j->nfiles,
                                    j->ntasks);
   r = cairn__jrec_job_priority(r, j->priority);
+  r = cairn__jrec_job_adaptive(r, j->adaptive);
   if (j->validator.kind != CAIRN_VALIDATOR_EXACT) {
     json_t *vj = cairn_validator_json(&j->validator);
     char *text = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
@@ -455,6 +460,7 @@ static json_t *job_json_locked(const mjob *j, int detail) {
   if (detail) {
     json_object_set_new(o, "replication", json_integer(j->replication));
     json_object_set_new(o, "quorum", json_integer(j->quorum));
+    json_object_set_new(o, "adaptive", json_boolean(j->adaptive));
     json_object_set_new(o, "validator", cairn_validator_json(&j->validator));
     json_object_set_new(o, "lease_seconds", json_integer(j->lease_seconds));
     json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
@@ -596,6 +602,8 @@ json_t *cairn__core_volunteers_json(cairn_core *c) {
     json_object_set_new(o, "team", v->team ? json_string(v->team) : json_null());
     json_object_set_new(o, "credit", json_real(v->credit));
     json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));
+    json_object_set_new(o, "trust", json_integer(v->trust));
+    json_object_set_new(o, "trusted", json_boolean(!v->banned && v->trust >= c->trust_threshold));
     json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
     json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
   }
@@ -644,6 +652,8 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
   uint64_t res[OUT_COUNT], bans = c->bans_total;
   uint64_t quar_now = c->quarantined_now, quars = c->quarantines_total;
+  uint64_t trust[4] = {c->unreplicated_total, c->spot_checks_total, c->trust_resets_total,
+                       c->rechecks_total};
   cairn__dist_counters dc;
   cairn__dist_get_counters(c->dist, &dc);
   memcpy(res, c->results_total, sizeof res);
@@ -683,6 +693,17 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "# HELP cairn_quarantines_total Volunteers quarantined since start.\n"
           "# TYPE cairn_quarantines_total counter\ncairn_quarantines_total %llu\n",
           (unsigned long long)quar_now, (unsigned long long)quars);
+  appendf(buf, len, cap, "# HELP cairn_tasks_unreplicated_total Tasks accepted on the single "
+          "result of a trusted volunteer (adaptive replication).\n"
+          "# TYPE cairn_tasks_unreplicated_total counter\ncairn_tasks_unreplicated_total %llu\n"
+          "# HELP cairn_spot_checks_total Tasks of trusted volunteers replicated by a spot check.\n"
+          "# TYPE cairn_spot_checks_total counter\ncairn_spot_checks_total %llu\n"
+          "# HELP cairn_trust_resets_total Invalid results that reset a volunteer's trust.\n"
+          "# TYPE cairn_trust_resets_total counter\ncairn_trust_resets_total %llu\n"
+          "# HELP cairn_trust_rechecks_total Unreplicated accepted tasks re-queued by a reset.\n"
+          "# TYPE cairn_trust_rechecks_total counter\ncairn_trust_rechecks_total %llu\n",
+          (unsigned long long)trust[0], (unsigned long long)trust[1],
+          (unsigned long long)trust[2], (unsigned long long)trust[3]);
   appendf(buf, len, cap, "# HELP cairn_file_bytes_served_total Input bytes sent to workers, by "
           "the master or by peers (as the peers report).\n"
           "# TYPE cairn_file_bytes_served_total counter\n"

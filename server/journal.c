@@ -13,7 +13,7 @@
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
-  J_QUAR, J_CREDIT
+  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR
 } jtype;
 
 typedef struct jtask {
@@ -44,10 +44,12 @@ struct cairn__jrec {
     struct { cairn_store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
     struct { int64_t id; } uninvite;
     struct { int64_t id; int on; } quar;
+    struct { int64_t id, trust; } trust;    /* J_TRUST; J_TRING_CLEAR uses id */
+    cairn_store_trust_row tring;
     struct {
       int64_t id, created, first_key, priority;
       char *name, *app, *policy, *validator; /* validator: NULL for exact */
-      int replication, quorum, lease_seconds, max_attempts;
+      int replication, quorum, lease_seconds, max_attempts, adaptive;
       uint32_t nfiles, ntasks;
       jfile *files;
       jtask *tasks;
@@ -217,6 +219,33 @@ cairn__jrec *cairn__jrec_quarantine(int64_t id, int on) {
   cairn__jrec *r = rec(J_QUAR);
   if (r)
     r->u.quar.id = id, r->u.quar.on = on;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_trust(int64_t id, int64_t trust) {
+  cairn__jrec *r = rec(J_TRUST);
+  if (r)
+    r->u.trust.id = id, r->u.trust.trust = trust;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_tring(const cairn_store_trust_row *row) {
+  cairn__jrec *r = rec(J_TRING);
+  if (r)
+    r->u.tring = *row;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_tring_clear(int64_t vol) {
+  cairn__jrec *r = rec(J_TRING_CLEAR);
+  if (r)
+    r->u.trust.id = vol;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_job_adaptive(cairn__jrec *r, int adaptive) {
+  if (r && r->type == J_JOB)
+    r->u.job.adaptive = adaptive;
   return r;
 }
 
@@ -487,6 +516,8 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
                                            j->created, j->priority, err);
   if (st == CAIRN_OK && j->validator)
     st = cairn_store_job_validator(s, j->id, j->validator, err);
+  if (st == CAIRN_OK && j->adaptive)
+    st = cairn_store_job_adaptive(s, j->id, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->nfiles; i++)
     st = cairn_store_job_file_insert(s, j->id, (int)i, j->files[i].name, j->files[i].sha256,
                                      j->files[i].broadcast, err);
@@ -571,6 +602,9 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
     return cairn_store_volunteer_offer(s, &row, err);
   }
   case J_QUAR: return cairn_store_volunteer_quarantine(s, r->u.quar.id, r->u.quar.on, err);
+  case J_TRUST: return cairn_store_volunteer_trust(s, r->u.trust.id, r->u.trust.trust, err);
+  case J_TRING: return cairn_store_trust_put(s, &r->u.tring, err);
+  case J_TRING_CLEAR: return cairn_store_trust_clear(s, r->u.trust.id, err);
   case J_JOBPRIO: return cairn_store_job_priority(s, r->u.jobprio.id, r->u.jobprio.priority, err);
   case J_JOBDEL: {
     const __typeof__(r->u.jobdel) *d = &r->u.jobdel;

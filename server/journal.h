@@ -85,6 +85,11 @@ cairn__jrec *cairn__jrec_volunteer_team(cairn__jrec *r, const char *team);
 cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason);
 /* Volunteer id enters (on 1) or leaves (on 0) quarantine (quarantine.c). */
 cairn__jrec *cairn__jrec_quarantine(int64_t id, int on);
+/* Adaptive replication (trust.c): volunteer id's trust; an entry of a
+ * volunteer's ring of unreplicated accepted results; its ring emptied. */
+cairn__jrec *cairn__jrec_trust(int64_t id, int64_t trust);
+cairn__jrec *cairn__jrec_tring(const cairn_store_trust_row *row);
+cairn__jrec *cairn__jrec_tring_clear(int64_t vol);
 /* Volunteer id's peer URL (NULL: none). */
 cairn__jrec *cairn__jrec_peer(int64_t id, const char *peer_url);
 /* An uploaded file. */
@@ -114,6 +119,8 @@ cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *poli
 cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority);
 /* Sets job r's validator (compact JSON; exact unless called); returns r. */
 cairn__jrec *cairn__jrec_job_validator(cairn__jrec *r, const char *validator_json);
+/* Marks a job record as opting in to adaptive replication (trust.c). */
+cairn__jrec *cairn__jrec_job_adaptive(cairn__jrec *r, int adaptive);
 /* Job id's priority changed. */
 cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority);
 /* One step of deleting job id from the store: the task keys [lo, hi)

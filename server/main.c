@@ -56,7 +56,12 @@ static void usage(FILE *f) {
         "                       (default 1024), whatever a job declares\n"
         "  --quarantine-invalid F, --quarantine-errors F   a volunteer whose share of invalid\n"
         "                       results (errors) over its last 20 exceeds F gets no work until\n"
-        "                       released (defaults 0.5 and 0.8; 0: off)\n",
+        "                       released (defaults 0.5 and 0.8; 0: off)\n"
+        "  --trust-threshold N  valid replicated results in a row that make a volunteer\n"
+        "                       trusted (default 10): its tasks of jobs with \"adaptive\"\n"
+        "                       run once, but for spot checks\n"
+        "  --spot-check P       the probability that a trusted volunteer's task is still\n"
+        "                       replicated (default 0.1; 0 to 1)\n",
         f);
 }
 
@@ -97,6 +102,8 @@ int main(int argc, char **argv) {
     {"max-output-file-mib", required_argument, NULL, 'o'},
     {"quarantine-invalid", required_argument, NULL, 'Q'},
     {"quarantine-errors", required_argument, NULL, 'E'},
+    {"trust-threshold", required_argument, NULL, 'T'},
+    {"spot-check", required_argument, NULL, 'S'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -158,6 +165,23 @@ int main(int argc, char **argv) {
         return 2;
       }
       *(ch == 'Q' ? &cfg.quarantine_invalid : &cfg.quarantine_errors) = x > 0 ? x : -1;
+      break;
+    }
+    case 'T': {
+      long long n = 0;
+      if (flag_number("trust-threshold", optarg, 1, 1000000, &n))
+        return 2;
+      cfg.trust_threshold = (int)n;
+      break;
+    }
+    case 'S': {
+      char *end = NULL;
+      double x = strtod(optarg, &end);
+      if (!end || end == optarg || *end || !(x >= 0 && x <= 1)) {
+        fprintf(stderr, "cairn-server: --spot-check must be a probability from 0 to 1\n");
+        return 2;
+      }
+      cfg.spot_check = x > 0 ? x : -1;
       break;
     }
     case 'K': {

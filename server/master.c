@@ -187,6 +187,11 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   double qi = cfg->quarantine_invalid, qe = cfg->quarantine_errors;
   m->core->quar_invalid = qi < 0 ? 0 : qi > 0 ? qi : 0.5;
   m->core->quar_errors = qe < 0 ? 0 : qe > 0 ? qe : 0.8;
+  /* adaptive replication (trust.c): 0 the defaults, a negative spot check never */
+  if (cfg->trust_threshold > 0)
+    m->core->trust_threshold = cfg->trust_threshold;
+  if (cfg->spot_check != 0)
+    m->core->spot_check = cfg->spot_check < 0 ? 0 : cfg->spot_check > 1 ? 1 : cfg->spot_check;
   return m;
 fail:
   cairn_master_delete(m);

@@ -81,9 +81,10 @@ const char *const cairn__store_sql[S_COUNT] = {
                  "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
                  "WHERE a.volunteer_id = v.id)), "
                  "v.created, v.peer_url, v.quarantined, v.team, v.credit, v.cpu_seconds, "
-                 "v.credited FROM volunteers v ORDER BY v.id",
+                 "v.credited, v.trust FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
-                  "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator "
+                  "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator, "
+                  "adaptive "
                   "FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
                        "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 JOIN jobs jb "
@@ -127,6 +128,13 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_MAX_TASK_KEY] = "SELECT COALESCE(MAX(id), 0) FROM tasks",
   [S_JOB_PRIORITY] = "UPDATE jobs SET priority = ?2 WHERE id = ?1",
   [S_JOB_VALIDATOR] = "UPDATE jobs SET validator = ?2 WHERE id = ?1",
+  [S_VOL_TRUST] = "UPDATE volunteers SET trust = ?2 WHERE id = ?1",
+  [S_JOB_ADAPTIVE] = "UPDATE jobs SET adaptive = 1 WHERE id = ?1",
+  [S_TRUST_PUT] = "INSERT OR REPLACE INTO trust_ring(volunteer_id, slot, seq, job_id, task_key, "
+                  "round, idx) VALUES (?1, ?2 % 32, ?2, ?3, ?4, ?5, ?6)",
+  [S_TRUST_CLEAR] = "DELETE FROM trust_ring WHERE volunteer_id = ?1",
+  [S_LOAD_TRUST] = "SELECT volunteer_id, seq, job_id, task_key, round, idx FROM trust_ring "
+                   "ORDER BY volunteer_id, seq",
 /* a deletion goes by ranges of task keys [?2, ?3) of job ?1 (a job's keys are
  * consecutive), so that each transaction is bounded (cairn_store_job_delete_range) */
 #define RANGE " task_id >= ?2 AND task_id < ?3"
@@ -425,6 +433,35 @@ cairn_status cairn_store_volunteer_quarantine(cairn_store *s, int64_t id, int on
   sqlite3_bind_int64(Q(S_VOL_QUAR), 1, id);
   sqlite3_bind_int(Q(S_VOL_QUAR), 2, on);
   return run(s, S_VOL_QUAR, err);
+}
+
+cairn_status cairn_store_volunteer_trust(cairn_store *s, int64_t id, int64_t trust,
+                                         cairn_error *err) {
+  sqlite3_bind_int64(Q(S_VOL_TRUST), 1, id);
+  sqlite3_bind_int64(Q(S_VOL_TRUST), 2, trust);
+  return run(s, S_VOL_TRUST, err);
+}
+
+cairn_status cairn_store_job_adaptive(cairn_store *s, int64_t id, cairn_error *err) {
+  sqlite3_bind_int64(Q(S_JOB_ADAPTIVE), 1, id);
+  return run(s, S_JOB_ADAPTIVE, err);
+}
+
+cairn_status cairn_store_trust_put(cairn_store *s, const cairn_store_trust_row *r,
+                                   cairn_error *err) {
+  sqlite3_stmt *q = Q(S_TRUST_PUT);
+  sqlite3_bind_int64(q, 1, r->vol);
+  sqlite3_bind_int64(q, 2, r->seq);
+  sqlite3_bind_int64(q, 3, r->job);
+  sqlite3_bind_int64(q, 4, r->task_key);
+  sqlite3_bind_int64(q, 5, r->round);
+  sqlite3_bind_int64(q, 6, r->idx);
+  return run(s, S_TRUST_PUT, err);
+}
+
+cairn_status cairn_store_trust_clear(cairn_store *s, int64_t vol, cairn_error *err) {
+  sqlite3_bind_int64(Q(S_TRUST_CLEAR), 1, vol);
+  return run(s, S_TRUST_CLEAR, err);
 }
 
 cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
@@ -736,6 +773,19 @@ cairn_status cairn_store_load_volunteers(cairn_store *s,
     row.credit = sqlite3_column_double(q, 12);
     row.cpu_seconds = sqlite3_column_double(q, 13);
     row.credited = I64(14);
+    row.trust = I64(15);
+  });
+}
+
+cairn_status cairn_store_load_trust(cairn_store *s, int (*cb)(void *, const cairn_store_trust_row *),
+                                    void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_TRUST, cairn_store_trust_row, {
+    row.vol = I64(0);
+    row.seq = I64(1);
+    row.job = I64(2);
+    row.task_key = I64(3);
+    row.round = I64(4);
+    row.idx = I64(5);
   });
 }
 
@@ -755,6 +805,7 @@ cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn
     row.finished = I64(10);
     row.priority = I64(11);
     row.validator = STR(12);
+    row.adaptive = (int)I64(13);
   });
 }
 

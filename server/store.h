@@ -50,6 +50,15 @@ typedef struct cairn_store_credit_row {
 } cairn_store_credit_row;
 cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
                                 cairn_error *err);
+/* Adaptive replication (0011_trust.sql): volunteer id's trust; job id
+ * opts in; a ring entry; volunteer vol's ring emptied. */
+cairn_status cairn_store_volunteer_trust(cairn_store *s, int64_t id, int64_t trust,
+                                         cairn_error *err);
+cairn_status cairn_store_job_adaptive(cairn_store *s, int64_t id, cairn_error *err);
+struct cairn_store_trust_row;
+cairn_status cairn_store_trust_put(cairn_store *s, const struct cairn_store_trust_row *r,
+                                   cairn_error *err);
+cairn_status cairn_store_trust_clear(cairn_store *s, int64_t vol, cairn_error *err);
 /* Sets volunteer id's quarantine flag (0010_quarantine.sql). */
 cairn_status cairn_store_volunteer_quarantine(cairn_store *s, int64_t id, int on,
                                               cairn_error *err);
@@ -173,6 +182,7 @@ typedef struct cairn_store_volunteer_row {
   const char *team;                        /* NULL: none (0012_credit.sql) */
   double credit, cpu_seconds;              /* its totals (0012_credit.sql) */
   int64_t credited;
+  int64_t trust;                           /* 0011_trust.sql */
 } cairn_store_volunteer_row;
 cairn_status cairn_store_load_volunteers(cairn_store *s,
                                          int (*cb)(void *, const cairn_store_volunteer_row *),
@@ -184,8 +194,17 @@ typedef struct cairn_store_job_row {
   int replication, quorum, lease_seconds, max_attempts;
   int64_t created, finished, priority;
   const char *validator; /* compact JSON */
+  int adaptive;          /* 0011_trust.sql */
 } cairn_store_job_row; /* state: "running", "done", "failed", "cancelled", "deleting",
                           "purging" or "deleted" */
+/* An unreplicated accepted result in volunteer vol's ring, its seq-th
+ * (0011_trust.sql; the row of slot seq % 32 is replaced). */
+typedef struct cairn_store_trust_row {
+  int64_t vol, seq, job, task_key, round, idx;
+} cairn_store_trust_row;
+/* Rows in (volunteer, seq) order. */
+cairn_status cairn_store_load_trust(cairn_store *s, int (*cb)(void *, const cairn_store_trust_row *),
+                                    void *ud, cairn_error *err);
 cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn_store_job_row *),
                                    void *ud, cairn_error *err);
 

@@ -107,6 +107,13 @@ typedef struct cairn_master_config {
    * fraction gets no new task until released. 0: the default (0.5 invalid,
    * 0.8 errors); negative: that test is off. */
   double quarantine_invalid, quarantine_errors;
+  /* Adaptive replication (docs/accountability.md): a volunteer with this
+   * many valid replicated results in a row is trusted (0: the default,
+   * 10), and a trusted volunteer's task of a job with "adaptive": true
+   * is still replicated with this probability (0: the default, 0.1;
+   * negative: never). */
+  int trust_threshold;
+  double spot_check;
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);
