@@ -33,8 +33,9 @@ ROUNDS=3
 WQ_BAG=${COMPARE_WQ_BAG:-bag-fed}
 RUN_TIMEOUT=${COMPARE_TIMEOUT:-600}
 here=$(cd "$(dirname "$0")" && pwd)
-case "$WQ_BAG" in bag|bag-fed) ;; *) echo "compare: COMPARE_WQ_BAG is bag or bag-fed" >&2; exit 2 ;; esac
-[ -x "$BIN/bench-dispatch" ] || { echo "compare: $BIN/bench-dispatch is missing (make release)" >&2; exit 1; }
+die() { echo "compare: $*" >&2; exit 1; }
+case "$WQ_BAG" in bag|bag-fed) ;; *) die "COMPARE_WQ_BAG is bag or bag-fed" ;; esac
+[ -x "$BIN/bench-dispatch" ] || die "$BIN/bench-dispatch is missing (make release)"
 
 # Work Queue from Debian, installed only when missing.
 pkgs=(coop-computing-tools coop-computing-tools-dev)
@@ -43,7 +44,7 @@ for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] || { echo "compare: needs root to install ${missing[*]}" >&2; exit 1; }
+  [ "$(id -u)" = 0 ] || die "needs root to install ${missing[*]}"
   echo "compare: installing ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -51,12 +52,15 @@ fi
 wq_header=$(dpkg -L coop-computing-tools-dev | grep '/work_queue\.h$' | head -n 1)
 wq_lib=$(dpkg -L coop-computing-tools-dev | grep '/libwork_queue\.a$' | head -n 1)
 dt_lib=$(dpkg -L coop-computing-tools-dev | grep '/libdttools\.a$' | head -n 1)
-command -v work_queue_worker >/dev/null || { echo "compare: work_queue_worker not on PATH" >&2; exit 1; }
+command -v work_queue_worker >/dev/null || die "work_queue_worker not on PATH"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cairn-compare-XXXXXX")
 child=""
 cleanup() {
-  if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; fi
+  if [ -n "$child" ]; then
+    kill -TERM "$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -90,7 +94,10 @@ run() {
 }
 
 have_rt=1
-[ -x "$BIN/bench-roundtrip" ] || have_rt=0
+if [ ! -x "$BIN/bench-roundtrip" ]; then
+  have_rt=0
+  echo "compare: $BIN/bench-roundtrip is missing: the roundtrip row will be skipped"
+fi
 echo "compare: bag_tasks=$BAG roundtrip_tasks=$RT workers=$K rounds=$ROUNDS wq_bag=$WQ_BAG" \
      "cores=$(nproc) load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
 ce=(); cc=(); wb=(); cr=(); wr=()
@@ -100,7 +107,8 @@ for r in $(seq "$ROUNDS"); do
   ce+=("$val")
   run "wq bag ($WQ_BAG)" per_s "$tmp/wq_bench" "$WQ_BAG" "$BAG" "$K"
   wb+=("$val")
-  run "cairn bag (callback)" tasks_per_s "$BIN/bench-dispatch" --tasks "$BAG" --workers "$K" --app callback
+  run "cairn bag (callback)" tasks_per_s \
+      "$BIN/bench-dispatch" --tasks "$BAG" --workers "$K" --app callback
   cc+=("$val")
   if [ "$have_rt" = 1 ]; then
     run "cairn roundtrip" per_s "$BIN/bench-roundtrip" --tasks "$RT" --workers "$K"
@@ -121,10 +129,13 @@ if [ "$have_rt" = 1 ]; then
   mcr=$(median "${cr[@]}"); mwr=$(median "${wr[@]}")
   printf '  %-28s %10s %10s %9s\n' "roundtrip $RT, /bin/true" "$mcr" "$mwr" "$(ratio "$mcr" "$mwr")"
 fi
-echo "compare: bag tasks=$BAG workers=$K cairn_per_s=$mce wq_per_s=$mwb ratio=$(ratio "$mce" "$mwb") wq_mode=$WQ_BAG"
-echo "compare: bag-callback tasks=$BAG workers=$K cairn_per_s=$mcc (Cairn only: embedded callback workers)"
+echo "compare: bag tasks=$BAG workers=$K cairn_per_s=$mce wq_per_s=$mwb" \
+     "ratio=$(ratio "$mce" "$mwb") wq_mode=$WQ_BAG"
+echo "compare: bag-callback tasks=$BAG workers=$K cairn_per_s=$mcc" \
+     "(Cairn only: embedded callback workers)"
 if [ "$have_rt" = 1 ]; then
-  echo "compare: roundtrip tasks=$RT workers=$K cairn_per_s=$mcr wq_per_s=$mwr ratio=$(ratio "$mcr" "$mwr")"
+  echo "compare: roundtrip tasks=$RT workers=$K cairn_per_s=$mcr wq_per_s=$mwr" \
+       "ratio=$(ratio "$mcr" "$mwr")"
 else
   echo "compare: roundtrip SKIPPED: $BIN/bench-roundtrip is missing (bench/roundtrip.c, the Cairn" \
        "round-trip benchmark, is not in this build)"

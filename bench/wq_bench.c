@@ -81,8 +81,8 @@ static void cleanup(void) {
   }
 }
 
-/* Starts one work_queue_worker for the manager on localhost:port; its
- * output goes to DIR/wI.log. */
+/* Starts worker i for the manager on localhost:port, working in the
+ * scratch folder's wI/ and writing its output to wI.log. */
 static pid_t start_worker(int i, int port, const char *pwfile) {
   char wdir[4200], log[4200], port_s[16];
   snprintf(wdir, sizeof wdir, "%s/w%d", scratch, i);
@@ -96,15 +96,15 @@ static pid_t start_worker(int i, int port, const char *pwfile) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (!freopen(log, "w", stdout) || !freopen(log, "a", stderr))
     _exit(126);
-  char *av[] = {"work_queue_worker", "--cores", "1", "--timeout", "60", "--parent-death", "--password", (char *)pwfile, "--workdir", wdir,
-                "localhost", port_s, NULL};
+  char *av[] = {"work_queue_worker", "--cores", "1", "--timeout", "60", "--parent-death",
+                "--password", (char *)pwfile, "--workdir", wdir, "localhost", port_s, NULL};
   execvp(av[0], av);
   _exit(127);
 }
 
-/* Waits up to `timeout` seconds in all for the next finished task; returns
- * it, or NULL past the deadline. A task that did not run or exited non-zero
- * ends the benchmark. */
+/* Waits until `deadline` (now() seconds) for the next finished task and
+ * returns it; past the deadline, or when a task did not run or exited
+ * non-zero, ends the benchmark (exit 1). */
 static struct work_queue_task *next_result(struct work_queue *q, double deadline) {
   while (now() < deadline) {
     struct work_queue_task *t = work_queue_wait(q, 1);
