@@ -53,6 +53,9 @@ typedef struct cairn_worker_config {
                                   offered core (see cores) */
   unsigned exit_when_idle;     /* seconds without work before run() returns 0; 0: never */
   unsigned long max_tasks;     /* run() returns 0 after this many tasks; 0: unlimited */
+  unsigned prefetch;           /* tasks each slot takes ahead of its free slot, 0 to 16, from
+                                  a master that lists "batch" (their results go back
+                                  together; docs/worker.md "Batches"); 0: one at a time */
   cairn_log_level log_level;   /* this worker's; CAIRN_LOG_DEFAULT: warn */
   cairn_log_fn log_fn;         /* this worker's log lines; NULL: standard error */
   void *log_userdata;          /* passed to log_fn */
