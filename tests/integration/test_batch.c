@@ -237,11 +237,23 @@ static void test_malformed_and_caps_change_nothing(void **state) {
   assert_int_equal(done_count(f->srv.url, job), 2);
 }
 
+/* Batches answered 200 so far, by the metrics. */
+static long long batches_answered(const char *url) {
+  static const char line[] = "cairn_http_requests_total{route=\"/v1/results (batch)\",status=\"200\"} ";
+  char *raw = NULL;
+  size_t len = 0;
+  assert_int_equal(harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len), 200);
+  const char *at = strstr(raw, line);
+  long long n = at ? atoll(at + strlen(line)) : 0;
+  free(raw);
+  return n;
+}
+
 /* Real workers: one that batches (--prefetch 3) and one that does not
  * (as a worker of a master without "batch" would) finish one job. */
 static void test_real_workers(void **state) {
   fixture *f = *state;
-  long long job = submit(f->srv.url, "noop", 40);
+  long long job = submit(f->srv.url, "noop", 40), before = batches_answered(f->srv.url);
   char bin[4096];
   harness_bin(bin, sizeof bin, "cairn-worker");
   pid_t pids[2];
@@ -262,6 +274,7 @@ static void test_real_workers(void **state) {
   json_t *r = job_json(f->srv.url, job);
   assert_string_equal(json_string_value(json_object_get(r, "state")), "done");
   json_decref(r);
+  assert_true(batches_answered(f->srv.url) > before); /* the worker with --prefetch batched */
 }
 
 int main(void) {
