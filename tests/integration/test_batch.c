@@ -5,7 +5,7 @@
  * kill -9 of the master); a malformed entry refuses the whole request and
  * changes nothing; the caps are enforced; heartbeats extend the leases of
  * tasks taken ahead; real cairn-workers finish a job with and without
- * --prefetch. */
+ * --prefetch, and one keeps the leases of the tasks it holds ahead. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -277,6 +277,42 @@ static void test_real_workers(void **state) {
   assert_true(batches_answered(f->srv.url) > before); /* the worker with --prefetch batched */
 }
 
+/* A real worker with --prefetch 2 holds three tasks of 1.5 s with leases
+ * of 2 s: the last starts about 3 s after it was taken, so its lease lives
+ * only because the heartbeats list it. Every task is done at its first
+ * allocation. */
+static void test_real_worker_keeps_prefetched_leases(void **state) {
+  fixture *f = *state;
+  json_t *job = json_pack("{s:s, s:s, s:i, s:[{s:s, s:[s]}, {s:s, s:[s]}, {s:s, s:[s]}]}", "app",
+                          "nap", "policy", "fifo", "lease_seconds", 2, "tasks", "id", "a", "args",
+                          "1.5", "id", "b", "args", "1.5", "id", "c", "args", "1.5");
+  json_t *r = NULL;
+  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/jobs", ADMIN, job, &r), 201);
+  long long id = (long long)json_integer_value(json_object_get(r, "id"));
+  json_decref(job);
+  json_decref(r);
+  char bin[4096], wdir[4200], log[4200];
+  harness_bin(bin, sizeof bin, "cairn-worker");
+  snprintf(wdir, sizeof wdir, "%s/nap", f->dir);
+  snprintf(log, sizeof log, "%s/nap.log", f->dir);
+  const char *av[] = {bin, "--server", f->srv.url, "--app", "nap=/bin/sleep", "--dir", wdir,
+                      "--slots", "1", "--prefetch", "2", "--exit-when-idle", "2", NULL};
+  pid_t pid = harness_spawn(av, log);
+  double until = harness_now() + 60;
+  while (done_count(f->srv.url, id) < 3 && harness_now() < until)
+    usleep(100000);
+  assert_int_equal(done_count(f->srv.url, id), 3);
+  assert_int_equal(harness_wait(pid, 30), 0);
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", id);
+  assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  json_t *tasks = json_object_get(r, "tasks");
+  assert_int_equal(json_array_size(tasks), 3);
+  for (size_t i = 0; i < 3; i++)
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(tasks, i), "attempts")), 1);
+  json_decref(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_take_several),
@@ -284,6 +320,7 @@ int main(void) {
     cmocka_unit_test(test_results_stale_entry_and_kill9),
     cmocka_unit_test(test_malformed_and_caps_change_nothing),
     cmocka_unit_test(test_real_workers),
+    cmocka_unit_test(test_real_worker_keeps_prefetched_leases),
   };
   return cmocka_run_group_tests(tests, server_fixture_setup, server_fixture_teardown);
 }
