@@ -53,9 +53,6 @@ typedef struct cairn_worker_config {
                                   offered core (see cores) */
   unsigned exit_when_idle;     /* seconds without work before run() returns 0; 0: never */
   unsigned long max_tasks;     /* run() returns 0 after this many tasks; 0: unlimited */
-  unsigned prefetch;           /* tasks each slot takes ahead of its free slot, 0 to 16, from
-                                  a master that lists "batch" (their results go back
-                                  together; docs/worker.md "Batches"); 0: one at a time */
   cairn_log_level log_level;   /* this worker's; CAIRN_LOG_DEFAULT: warn */
   cairn_log_fn log_fn;         /* this worker's log lines; NULL: standard error */
   void *log_userdata;          /* passed to log_fn */
@@ -96,6 +93,11 @@ typedef struct cairn_worker_config {
   unsigned long long max_disk_mib; /* DIR/cache and DIR/run stay under this many MiB:
                                   cached files are removed, else a task is refused
                                   (docs/worker.md); 0: no cap */
+
+  /* Batches (docs/worker.md "Batches"): tasks each slot takes ahead of its
+   * free slot, 0 to 16, from a master that lists "batch"; their results go
+   * back together. 0: one task at a time. */
+  unsigned prefetch;
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a
