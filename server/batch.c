@@ -1,11 +1,56 @@
-/* batch.c — several tasks or results in one request (feature "batch",
- * docs/protocol.md "Batches"), part of the core: each runs today's one-task
- * and one-result code (core.c) several times under one hold of c->lock, so
- * that a batch is one journal group, committed by one fsync, and answered
- * once it is durable. */
+/* batch.c — results, one or several in one request, and several tasks in
+ * one request (feature "batch", docs/protocol.md "Batches"), part of the
+ * core: each runs the one-task and one-result code of core.c
+ * (cairn__allocate_locked, cairn__result_locked) once or several times
+ * under one hold of c->lock, so that a request is one journal group,
+ * committed by one fsync, and answered once it is durable. */
 #include <stdlib.h>
 
+#include "common/outputs.h"
+#include "common/sha256.h"
 #include "server/core.h"
+
+void cairn__result_digest(const void *output, size_t len, const cairn__result_extra *x,
+                          char digest[65]) {
+  char out_digest[65];
+  cairn_sha256_hex(output, len, out_digest);
+  cairn_result_digest(out_digest, x ? x->files : NULL, x ? x->nfiles : 0, digest);
+}
+
+cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
+                                const char *reason, const void *output, size_t len,
+                                cairn__result_extra *x, json_t **next, cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  char digest[65];
+  cairn__result_digest(output, len, x, digest); /* O(files log files), outside the lock */
+  if (next)
+    *next = NULL;
+  pthread_mutex_lock(&c->lock);
+  mvol *v = cairn__vol_locked(c, vol, &st, err);
+  if (v)
+    st = cairn__result_locked(c, v, idx, exit_status, reason, output, len, x, digest, err);
+  if (st != CAIRN_OK) {
+    cairn__core_unlock(c);
+    return st;
+  }
+  if (next) {
+    cairn_status ast;
+    cairn_error aerr = {0};
+    int waiting;
+    *next = cairn__allocate_locked(c, v, NULL, 0, 0, &waiting, &ast, &aerr);
+    if (ast != CAIRN_OK)
+      CAIRN_WARN(&c->log, "no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
+  }
+  uint64_t seq = cairn__journal_last(c->journal);
+  cairn__core_unlock(c);
+  st = cairn__journal_wait(c->journal, seq, err);
+  if (st != CAIRN_OK && next) {
+    json_decref(*next);
+    *next = NULL;
+  }
+  return st;
+}
+
 
 /* Appends to tasks (a JSON array) up to max tasks for v, under the lock.
  * Tasks are taken as one work request takes them until none fits what v's

@@ -21,7 +21,6 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "common/sha256.h"
 
 const char *const cairn__tstate_name[TS_COUNT] = {"waiting", "eligible", "running", "done",
                                                   "failed"};
@@ -551,13 +550,6 @@ static cairn_status no_lease(cairn_core *c, mvol *v, int64_t idx, cairn_error *e
                          "already returned); result discarded", (long long)idx);
 }
 
-void cairn__result_digest(const void *output, size_t len, const cairn__result_extra *x,
-                          char digest[65]) {
-  char out_digest[65];
-  cairn_sha256_hex(output, len, out_digest);
-  cairn_result_digest(out_digest, x ? x->files : NULL, x ? x->nfiles : 0, digest);
-}
-
 cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_status,
                                   const char *reason, const void *output, size_t len,
                                   cairn__result_extra *x, const char *digest, cairn_error *err) {
@@ -628,40 +620,6 @@ cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_
                                        cairn__now(), cairn__outcome_name[m->outcome], reason,
                                        x->err_tail, x->err_len, x->files, x->nfiles));
   return CAIRN_OK;
-}
-
-cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
-                                const char *reason, const void *output, size_t len,
-                                cairn__result_extra *x, json_t **next, cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  char digest[65];
-  cairn__result_digest(output, len, x, digest); /* O(files log files), outside the lock */
-  if (next)
-    *next = NULL;
-  pthread_mutex_lock(&c->lock);
-  mvol *v = cairn__vol_locked(c, vol, &st, err);
-  if (v)
-    st = cairn__result_locked(c, v, idx, exit_status, reason, output, len, x, digest, err);
-  if (st != CAIRN_OK) {
-    cairn__core_unlock(c);
-    return st;
-  }
-  if (next) {
-    cairn_status ast;
-    cairn_error aerr = {0};
-    int waiting;
-    *next = cairn__allocate_locked(c, v, NULL, 0, 0, &waiting, &ast, &aerr);
-    if (ast != CAIRN_OK)
-      CAIRN_WARN(&c->log, "no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
-  }
-  uint64_t seq = cairn__journal_last(c->journal);
-  cairn__core_unlock(c);
-  st = cairn__journal_wait(c->journal, seq, err);
-  if (st != CAIRN_OK && next) {
-    json_decref(*next);
-    *next = NULL;
-  }
-  return st;
 }
 
 /* ---- heartbeat and expiry ---- */
