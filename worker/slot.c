@@ -531,12 +531,13 @@ static int collect(cairn__slot *sl, long long index, int exit_status, const char
   json_t *o = cairn__result_obj(exit_status, reason, out, len, 0,
                                 features >= 0 && (features & CAIRN_FEAT_OUTPUTS) ? sl->extra
                                                                                  : NULL);
-  long e = o ? entry_take(sl, h) : -1;
-  if (e < 0 || json_object_set_new(o, "index", json_integer(index)) ||
-      json_array_append_new(h->results, o)) {
+  long e = o && json_object_set_new(o, "index", json_integer(index)) == 0 ? entry_take(sl, h)
+                                                                          : -1;
+  if (e < 0)
+    json_decref(o);
+  if (e < 0 || json_array_append_new(h->results, o)) { /* (which takes o even when it fails) */
     if (e >= 0)
       h->used[(size_t)e - cairn__leases_extra(&w->leases, sl->i, 0)] = 0;
-    json_decref(e < 0 ? o : NULL);
     return -1;
   }
   cairn__leases_move(&w->leases, sl->i, (size_t)e);
