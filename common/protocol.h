@@ -71,31 +71,33 @@ enum {
   CAIRN_FEAT_REASON = 1u << 8,
   CAIRN_FEAT_OUTPUTS = 1u << 9, /* a result's "stderr" and "outputs" (output files) */
   CAIRN_FEAT_SUSPENDED = 1u << 10, /* heartbeat: the running leases the worker keeps stopped */
+  /* bit 11 is reserved (CAIRN_FEATURES_RESERVED): its name is NULL here */
+  CAIRN_FEAT_BATCH = 1u << 12, /* "max" in a work body, POST /v1/results (several at once) */
   /* "cpu": a result's "cpu_seconds" (the CPU time the worker measured, its
    * claim for credit) and a registration's "team" */
   CAIRN_FEAT_CPU = 1u << 13,
 };
 #define CAIRN_REPORT_FIELD_COUNT 8
 #define CAIRN_FEATURE_COUNT 14
-/* Bits 11 and 12 belong to features this tree does not define yet: their
- * names are placeholders no master advertises (CAIRN_FEATURES_ALL leaves
- * them out). */
-#define CAIRN_FEATURES_UNDEFINED ((1u << 11) | (1u << 12))
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended", "(11)", "(12)", "cpu"}
+   "outputs", "suspended", NULL, "batch", "cpu"}
+/* Bits without a name yet: never advertised, never parsed. */
+#define CAIRN_FEATURES_RESERVED (1u << 11)
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
-#define CAIRN_FEATURES_ALL (((1u << CAIRN_FEATURE_COUNT) - 1) & ~CAIRN_FEATURES_UNDEFINED)
+#define CAIRN_FEATURES_ALL (((1u << CAIRN_FEATURE_COUNT) - 1) & ~(unsigned)CAIRN_FEATURES_RESERVED)
 /* What a master without a feature list takes. */
 #define CAIRN_FEATURES_BASELINE 0u
 /* The result body's fields. */
 #define CAIRN_RESULT_FIELDS \
   (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU)
-/* The report's fields (every feature but the result body's), and those each
- * body may carry ("served" and "running" are heartbeat's). */
-#define CAIRN_REPORT_FIELDS (CAIRN_FEATURES_ALL & ~(unsigned)CAIRN_RESULT_FIELDS)
+/* The report's fields (every feature but the result body's and "batch",
+ * which names routes), and those each body may carry ("served" and
+ * "running" are heartbeat's). */
+#define CAIRN_REPORT_FIELDS \
+  (CAIRN_FEATURES_ALL & ~(unsigned)(CAIRN_RESULT_FIELDS | CAIRN_FEAT_BATCH))
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
    CAIRN_FEAT_RESOURCES)
@@ -103,6 +105,14 @@ enum {
  * apps the worker keeps stopped (docs/worker.md, "Volunteers in control");
  * the master takes it and extends those leases as any other. */
 #define CAIRN_HEARTBEAT_FIELDS CAIRN_REPORT_FIELDS
+
+/* ---- batches (feature "batch", docs/protocol.md "Batches") ---- */
+/* Tasks one POST /v1/work may take ("max": 1 to this), results one POST
+ * /v1/results may carry, and tasks its "next" may ask for. */
+#define CAIRN_MAX_BATCH           64u
+/* Leases a volunteer may hold beyond what its offer leaves free: tasks a
+ * batch takes ahead of a free slot (a worker's prefetch) stay under this. */
+#define CAIRN_MAX_PREFETCH        16u
 
 /* The feature set a "features" list names (names this side does not know
  * are ignored: a newer master may take more); CAIRN_FEATURES_BASELINE when

@@ -24,7 +24,6 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "common/sha256.h"
 
 const char *const cairn__tstate_name[TS_COUNT] = {"waiting", "eligible", "running", "done",
                                                   "failed"};
@@ -383,7 +382,7 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
 /* How soon a worker waiting for a copy should ask again, in ms: 250 to
  * 1,000, so that all the volunteers polling at once make at most about
  * 2,000 requests a second (under the lock). */
-static int copy_retry_ms_locked(const cairn_core *c) {
+int cairn__copy_retry_ms_locked(const cairn_core *c) {
   size_t ms = c->nvols / 2;
   return ms < 250 ? 250 : ms > 1000 ? 1000 : (int)ms;
 }
@@ -429,20 +428,22 @@ static json_t *work_json(const mlease *l, json_t *inputs) {
 }
 
 /* Allocates the best eligible task for v (under the lock); journals it.
- * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none.
+ * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none. ahead:
+ * a task taken ahead of a free slot (batch.c), which must fit v's whole
+ * offer rather than what its leases leave free.
  * The policy's picks are examined in order, at most SKIP_MAX per job: one
  * that does not fit what v has free now, or (replicas go to distinct
  * volunteers) one v already holds a copy of, is put back; one that fits no
  * worker seen is parked (fit.h). Per job: O(SKIP_MAX + CAIRN__FIT_UNPARK_MAX
  * policy operations + its distinct requests). */
-static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int *waiting,
-                               cairn_status *st, cairn_error *err) {
+json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int ahead,
+                               int *waiting, cairn_status *st, cairn_error *err) {
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   *waiting = 0;
   if (v->quarantined)
     return NULL;
-  cairn_resources avail = cairn__fit_free(v);
+  cairn_resources avail = ahead ? cairn__fit_offer(v) : cairn__fit_free(v);
   for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
     mjob *j = c->runq[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
@@ -536,9 +537,9 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
   mvol *v = cairn__vol_locked(c, vol, &st, err);
   if (v) {
     cairn__vol_report(c, v, r);
-    *resp = allocate_locked(c, v, apps, napps, &waiting, &st, err);
+    *resp = cairn__allocate_locked(c, v, apps, napps, 0, &waiting, &st, err);
     if (!*resp && waiting)
-      *retry_ms = copy_retry_ms_locked(c);
+      *retry_ms = cairn__copy_retry_ms_locked(c);
     if (v->quarantined)
       *retry_ms = CAIRN__QUAR_RETRY_MS;
   }
@@ -570,46 +571,33 @@ static cairn_status no_lease(cairn_core *c, mvol *v, int64_t idx, cairn_error *e
                          "already returned); result discarded", (long long)idx);
 }
 
-cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
-                                const char *reason, const void *output, size_t len,
-                                cairn__result_extra *x, json_t **next, cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  char digest[65], out_digest[65], why[CAIRN_REASON_MAX];
+cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_status,
+                                  const char *reason, const void *output, size_t len,
+                                  cairn__result_extra *x, const char *digest, cairn_error *err) {
+  char why[CAIRN_REASON_MAX];
   cairn__result_extra none = {0};
   x = x ? x : &none;
   cairn_reason_of_exit(exit_status, why);
-  cairn_sha256_hex(output, len, out_digest);
-  cairn_result_digest(out_digest, x->files, x->nfiles, digest); /* O(files log files) */
-  if (next)
-    *next = NULL;
-  pthread_mutex_lock(&c->lock);
-  mvol *v = cairn__vol_locked(c, vol, &st, err);
-  if (!v)
-    goto out;
   mlease *l = idx > 0 ? cairn_hmap_get(&c->leases, (uint64_t)idx) : NULL;
-  if (!l || l->vol != v) {
-    st = l ? cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
-                             (long long)idx)
-           : no_lease(c, v, idx, err);
-    goto out;
-  }
+  if (!l || l->vol != v)
+    return l ? cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
+                               (long long)idx)
+             : no_lease(c, v, idx, err);
   mjob *j = l->job;
   if (j->state == JS_CANCELLED) { /* its lease ends here; the result is not kept */
     drop_lease(c, l, LEASE_EXPIRED);
     free(l);
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "job %lld was cancelled; result of index %lld "
-                         "discarded", (long long)j->id, (long long)idx);
-    goto out;
+    return cairn_error_set(err, CAIRN_ECONFLICT, "job %lld was cancelled; result of index %lld "
+                           "discarded", (long long)j->id, (long long)idx);
   }
   uint32_t task = l->task;
   mtask *t = &j->tasks[task];
   int ok = exit_status == 0;
-  if ((st = cairn__outputs_check(c, l, exit_status, x->files, x->nfiles, err)) != CAIRN_OK)
-    goto out;
-  if (cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR)) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
-  }
+  cairn_status st = cairn__outputs_check(c, l, exit_status, x->files, x->nfiles, err);
+  if (st != CAIRN_OK)
+    return st;
+  if (cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR))
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   mres *m = &t->rep->res[t->rep->nres - 1];
   m->claim = x->has_cpu ? x->cpu_seconds : -1;
   if (t->state == TS_DONE)
@@ -659,25 +647,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
                                        x->err_tail, x->err_len, x->files, x->nfiles),
                     m->claim, m->outcome == OUT_VALID ? m->credit : 0));
   cairn__trust_flush(c); /* re-checks a reset made due, after this result */
-  if (next) {
-    cairn_status ast;
-    cairn_error aerr = {0};
-    int waiting;
-    *next = allocate_locked(c, v, NULL, 0, &waiting, &ast, &aerr);
-    if (ast != CAIRN_OK)
-      CAIRN_WARN(&c->log, "no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
-  }
-  uint64_t seq = cairn__journal_last(c->journal);
-  cairn__core_unlock(c);
-  st = cairn__journal_wait(c->journal, seq, err);
-  if (st != CAIRN_OK && next) {
-    json_decref(*next);
-    *next = NULL;
-  }
-  return st;
-out:
-  cairn__core_unlock(c);
-  return st;
+  return CAIRN_OK;
 }
 
 /* ---- heartbeat and expiry ---- */

@@ -401,6 +401,63 @@ typedef struct cairn__result_extra {
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
                                 const char *reason, const void *output, size_t len,
                                 cairn__result_extra *x, json_t **next, cairn_error *err);
+/* The pieces of cairn__core_result and cairn__core_work that batches
+ * (batch.c) run several times under one hold of the lock. The digest of a
+ * result (cairn_result_digest of output and files), outside the lock:
+ * O(len + files log files). */
+void cairn__result_digest(const void *output, size_t len, const cairn__result_extra *x,
+                          char digest[65]);
+/* Under the lock, v in good standing: records the result of lease idx as
+ * cairn__core_result does (same errors, same journal records; nothing is
+ * changed when it fails but a cancelled job's lease, which ends). O(today's
+ * result: the validator's comparison, the task's replicas, its children). */
+cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_status,
+                                  const char *reason, const void *output, size_t len,
+                                  cairn__result_extra *x, const char *digest, cairn_error *err);
+/* Under the lock: allocates one task for v as cairn__core_work does (the
+ * /v1/work body, or NULL with *st CAIRN_OK when none; *waiting as its
+ * retry). ahead: the task is taken ahead of a free slot, and must fit v's
+ * whole offer instead of what its leases leave free. */
+json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int ahead,
+                               int *waiting, cairn_status *st, cairn_error *err);
+
+/* How soon a worker waiting for a copy of a broadcast input should ask
+ * again, in ms (under the lock). O(1). */
+int cairn__copy_retry_ms_locked(const cairn_core *c);
+
+/* ---- batch.c: several tasks or results in one request (feature "batch") ---- */
+/* One result of a batch: in, the checked body (borrowed); out, st and err. */
+typedef struct cairn__batch_result {
+  int64_t idx;
+  int exit_status;
+  const char *reason;          /* NULL: "exit N" from exit_status */
+  const void *output;
+  size_t len;
+  cairn__result_extra x;
+  char digest[65];             /* filled by cairn__core_results, outside the lock */
+  cairn_status st;             /* CAIRN_OK: accepted */
+  cairn_error err;
+} cairn__batch_result;
+/* Takes up to max (1 to CAIRN_MAX_BATCH) tasks for volunteer vol, as
+ * cairn__core_work takes one, in one hold of the lock (one journal group):
+ * while its leases fit its offer, as today; beyond that (tasks run after
+ * its free slots: a worker's prefetch) each must fit the whole offer, and
+ * the volunteer holds at most its slots + CAIRN_MAX_PREFETCH leases.
+ * *tasks: a new array of /v1/work bodies (maybe empty). Cost under the
+ * lock: max × cairn__core_work's. */
+cairn_status cairn__core_work_many(cairn_core *c, int64_t vol, const cairn_report *r,
+                                   char **apps, int napps, unsigned max, json_t **tasks,
+                                   int *retry_ms, cairn_error *err);
+/* Applies the n (<= CAIRN_MAX_BATCH) results of res[] for volunteer vol in
+ * one hold of the lock (one journal group, one fsync), each as
+ * cairn__core_result would (res[i].st, res[i].err: one refused entry does
+ * not stop the others), then takes up to next (0 to CAIRN_MAX_BATCH) tasks
+ * as cairn__core_work_many (*tasks; NULL when next is 0), and waits for the
+ * batch. CAIRN_OK unless the volunteer is refused or the journal failed
+ * (then nothing was acknowledged). Cost under the lock: O(n × one result +
+ * next × one allocation); the digests are computed before taking it. */
+cairn_status cairn__core_results(cairn_core *c, int64_t vol, cairn__batch_result *res, size_t n,
+                                 unsigned next, json_t **tasks, cairn_error *err);
 /* Applies r, then extends the volunteer's leases: those r lists in
  * "running" when it has the field (a worker names the tasks it runs, so a
  * lease whose work answer never reached it is left to expire), else all of

@@ -49,6 +49,12 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
       *cap = CAIRN_MAX_BODY_RESULT;
     }
     break;
+  case R_RESULTS_BATCH:
+    if (post) {
+      *need = NEED_VOLUNTEER;
+      *cap = CAIRN_MAX_BODY_RESULTS;
+    }
+    break;
   case R_FILES:
     *need = get || !strcmp(method, "HEAD") ? NEED_READER : put ? NEED_ADMIN : NEED_NONE;
     break; /* an upload is streamed (http.c), not capped here */

@@ -17,7 +17,7 @@ typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
   R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
-  R_JOB_OUTPUT, R_STATS, R_ROUTE_COUNT
+  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -129,6 +129,12 @@ int64_t cairn__api_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp 
 /* admission.c: POST /v1/volunteers (under cfg.registration), and the
  * invitation routes r (R_INVITATIONS, R_INVITATION; the caller checked the
  * admin token): 1 when handled, 0 for a method the route has not. */
+/* results.c: PUT /v1/results/{n}; POST /v1/results (a batch of results);
+ * POST /v1/work with "max" (h_work has read the report r and apps). */
+void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+void cairn__api_work_many(cairn_master *m, int64_t v, const cairn_report *r, char **apps,
+                          int napps, json_t *max, cairn__resp *rs);
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
                                  cairn__resp *rs);

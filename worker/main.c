@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cairn/worker.h"
+#include "common/protocol.h"
 #include "common/resources.h"
 
 static cairn_worker *volatile g_worker;
@@ -49,6 +50,9 @@ static const char usage_text[] =
   "  --dir DIR               state: credentials, cache, task dirs (default ./cairn-worker)\n"
   "  --exit-when-idle S      exit 0 after S seconds without work (default: never)\n"
   "  --max-tasks N           exit 0 after N tasks (default: unlimited)\n"
+  "  --prefetch N            tasks each slot takes ahead of its free slot, 0 to 16, from\n"
+  "                          a master that lists \"batch\"; their results go back\n"
+  "                          together (default 0: one task at a time)\n"
   "  --peer-listen HOST:PORT serve cached inputs to peers here (numeric address;\n"
   "                          default 0.0.0.0:0, a free port; off: no peer server)\n"
   "  --peer-address HOST     host given to the master for peers to reach this worker\n"
@@ -128,7 +132,7 @@ int main(int argc, char **argv) {
     O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
     O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
-    O_MAX_DISK, O_TEAM
+    O_MAX_DISK, O_TEAM, O_PREFETCH
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
@@ -140,6 +144,7 @@ int main(int argc, char **argv) {
     {"dir", required_argument, NULL, O_DIR},
     {"exit-when-idle", required_argument, NULL, O_IDLE},
     {"max-tasks", required_argument, NULL, O_MAX},
+    {"prefetch", required_argument, NULL, O_PREFETCH},
     {"log-level", required_argument, NULL, O_LOG},
     {"peer-listen", required_argument, NULL, O_PEER_LISTEN},
     {"peer-address", required_argument, NULL, O_PEER_ADDRESS},
@@ -243,6 +248,12 @@ int main(int argc, char **argv) {
       if (v < 0)
         return bad_usage("--exit-when-idle wants a number of seconds, got \"%s\"", optarg);
       cfg.exit_when_idle = (unsigned)v;
+      break;
+    case O_PREFETCH:
+      v = parse_count(optarg, CAIRN_MAX_PREFETCH);
+      if (v < 0)
+        return bad_usage("--prefetch wants an integer from 0 to 16, got \"%s\"", optarg);
+      cfg.prefetch = (unsigned)v;
       break;
     case O_MAX:
       v = parse_count(optarg, LONG_MAX);

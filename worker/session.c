@@ -177,11 +177,11 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
                             err);
 }
 
-cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
-                                   unsigned fields, const int64_t *running, size_t nrunning,
-                                   const int64_t *suspended, size_t nsuspended,
-                                   size_t max_response, cairn_http_response *resp,
-                                   cairn_error *err) {
+/* cairn__session_report, with "max": max added when max > 0. */
+static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, unsigned fields,
+                           const int64_t *running, size_t nrunning, const int64_t *suspended,
+                           size_t nsuspended, unsigned max, size_t max_response,
+                           cairn_http_response *resp, cairn_error *err) {
   cairn__peer_report r;
   memset(&r, 0, sizeof r);
   int features = -1;
@@ -204,6 +204,10 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     r.wire.fields |= CAIRN_FEAT_RESOURCES;
   }
   json_t *o = cairn_report_json(&r.wire);
+  if (o && max > 0 && json_object_set_new(o, "max", json_integer(max)) != 0) {
+    json_decref(o);
+    o = NULL;
+  }
   char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   cairn_status rc = body ? cairn__session_request(s, c, "POST", path, body, max_response, resp,
@@ -216,4 +220,20 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
   if (rc == CAIRN_OK)
     learn_ip(s, c);
   return rc;
+}
+
+cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
+                                   unsigned fields, const int64_t *running, size_t nrunning,
+                                   const int64_t *suspended, size_t nsuspended,
+                                   size_t max_response, cairn_http_response *resp,
+                                   cairn_error *err) {
+  return report(s, c, path, fields, running, nrunning, suspended, nsuspended, 0, max_response,
+                resp, err);
+}
+
+cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,
+                                      size_t max_response, cairn_http_response *resp,
+                                      cairn_error *err) {
+  return report(s, c, "/v1/work", CAIRN_WORK_FIELDS, NULL, 0, NULL, 0, max, max_response, resp,
+                err);
 }

@@ -82,6 +82,12 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
                                    size_t max_response, cairn_http_response *resp,
                                    cairn_error *err);
 
+/* POST /v1/work as cairn__session_report sends it, with "max": max (1 to
+ * CAIRN_MAX_BATCH; only to a master that lists "batch"). */
+cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,
+                                      size_t max_response, cairn_http_response *resp,
+                                      cairn_error *err);
+
 /* Points c's handle at the current token (e.g. before a download). */
 void cairn__session_prepare(cairn__session *s, cairn__conn *c);
 

@@ -96,6 +96,11 @@ typedef struct cairn_worker_config {
   const char *team;            /* the team this volunteer's credit counts for (docs/worker.md,
                                   "Credit"): 1 to 64 printable ASCII characters, no quotes
                                   or backslashes; NULL: none */
+
+  /* Batches (docs/worker.md "Batches"): tasks each slot takes ahead of its
+   * free slot, 0 to 16, from a master that lists "batch"; their results go
+   * back together. 0: one task at a time. */
+  unsigned prefetch;
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a

@@ -388,7 +388,7 @@ static void test_features(void **state) {
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"cpu\"]");
+                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"batch\",\"cpu\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -398,10 +398,17 @@ static void test_features(void **state) {
   /* A work body takes neither "served" nor "running". */
   assert_int_equal(CAIRN_WORK_FIELDS & (CAIRN_FEAT_SERVED | CAIRN_FEAT_RUNNING), 0);
   assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_REPORT_FIELDS);
-  assert_int_equal(CAIRN_FEATURES_ALL, CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON |
-                                           CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU);
+  assert_int_equal(CAIRN_FEATURES_ALL,
+                   CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS |
+                       CAIRN_FEAT_BATCH | CAIRN_FEAT_CPU);
   /* "cpu" is the result body's: no report takes it */
   assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_CPU, 0);
+  /* "batch" names routes: no report or result body field parses it */
+  assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_BATCH, 0);
+  assert_int_equal(CAIRN_FEATURES_ALL & CAIRN_FEATURES_RESERVED, 0);
+  v = json_pack("[s, s]", "batch", "wait");
+  assert_int_equal(cairn_features_parse(v), CAIRN_FEAT_BATCH);
+  json_decref(v);
 }
 
 /* ---- credit: a result's "cpu_seconds", a registration's "team" ---- */
