@@ -71,12 +71,13 @@ enum {
   CAIRN_FEAT_REASON = 1u << 8,
   CAIRN_FEAT_OUTPUTS = 1u << 9, /* a result's "stderr" and "outputs" (output files) */
   CAIRN_FEAT_SUSPENDED = 1u << 10, /* heartbeat: the running leases the worker keeps stopped */
+  CAIRN_FEAT_WAIT = 1u << 11, /* work body: hold the request up to "wait" ms for a task */
 };
 #define CAIRN_REPORT_FIELD_COUNT 8
-#define CAIRN_FEATURE_COUNT 11
+#define CAIRN_FEATURE_COUNT 12
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended"}
+   "outputs", "suspended", "wait"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
@@ -85,9 +86,14 @@ enum {
 #define CAIRN_FEATURES_BASELINE 0u
 /* The result body's fields. */
 #define CAIRN_RESULT_FIELDS (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS)
-/* The report's fields (every feature but the result body's), and those each
- * body may carry ("served" and "running" are heartbeat's). */
-#define CAIRN_REPORT_FIELDS (CAIRN_FEATURES_ALL & ~(unsigned)CAIRN_RESULT_FIELDS)
+/* "wait" (a POST /v1/work body's own field, like "apps", not part of the
+ * report): the milliseconds, 0 to CAIRN_MAX_WAIT_MS, the master may hold
+ * the request when it has no task for the volunteer (docs/protocol.md). */
+#define CAIRN_MAX_WAIT_MS 60000
+/* The report's fields (every feature but the result body's and "wait"),
+ * and those each body may carry ("served" and "running" are heartbeat's). */
+#define CAIRN_REPORT_FIELDS \
+  (CAIRN_FEATURES_ALL & ~(unsigned)(CAIRN_RESULT_FIELDS | CAIRN_FEAT_WAIT))
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
    CAIRN_FEAT_RESOURCES)

@@ -278,6 +278,8 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
     ns = wanted > 0 ? TS_ELIGIBLE : TS_RUNNING;
   if (ns != t->state)
     set_state(c, j, v, ns);
+  if (ns == TS_ELIGIBLE && !t->queued)
+    cairn__wake_note(c, j->app, 1); /* a held work request may take it (wake.c) */
   if (ns == TS_ELIGIBLE)
     enqueue(j, v);
   j_task(c, j, v);

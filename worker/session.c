@@ -193,6 +193,11 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     r.wire.fields |= CAIRN_FEAT_RESOURCES;
   }
   json_t *o = cairn_report_json(&r.wire);
+  if (o && c->wait_ms > 0 && features >= 0 && (features & CAIRN_FEAT_WAIT) &&
+      json_object_set_new(o, "wait", json_integer(c->wait_ms)) != 0) {
+    json_decref(o);
+    o = NULL;
+  }
   char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   cairn_status rc = body ? cairn__session_request(s, c, "POST", path, body, max_response, resp,

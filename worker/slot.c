@@ -4,7 +4,13 @@
  *   claim    reserve one of max_tasks (or stop when all are taken);
  *   poll     POST /v1/work: 200 → a task; 204 → back off (50 ms doubling to
  *            5 s, with jitter) and check exit_when_idle; no answer or 5xx →
- *            back off the same way; 403 → banned, fatal;
+ *            back off the same way; 403 → banned, fatal. To a master that
+ *            lists "wait" the body asks to be held up to WORK_WAIT_MS (less
+ *            when --exit-when-idle comes sooner): a 204 after the master
+ *            held it is followed by the next poll at once, a quick one by
+ *            the backoff. A drain or stop aborts the held request (libcurl's
+ *            progress callback, about once a second); a task the master
+ *            handed out in that instant comes back when its lease expires;
  *   task     hold the lease (heartbeat renews it), take the task's request
  *            from the worker's pool (respool.h; wait while it does not fit),
  *            prepare the slot's directory DIR/run/slot-<i>, run the app,
@@ -40,6 +46,9 @@
 #define RESULT_ANSWER_MAX (64u * 1024u)
 #define EXIT_SETUP_FAILED 125
 #define PAUSED_CHECK_MS 250   /* how often a paused slot looks again */
+#define WORK_WAIT_MS 20000    /* "wait" of a work request (CAIRN_MAX_WAIT_MS at most) */
+#define WORK_WAIT_SLACK_S 30  /* libcurl's timeout of a held request: its wait + this */
+#define HTTP_TIMEOUT_S 30     /* the slot's timeout of every other request */
 
 enum { POLL_NONE, POLL_WORK, POLL_WORK_THEN_NONE };
 
@@ -460,6 +469,34 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   return got;
 }
 
+static int drain_cb(void *ud) { return cairn__stopper_draining(ud); }
+
+/* Sets the "wait" of the next work request on sl's connection: when the
+ * master lists the feature, WORK_WAIT_MS or the time left before
+ * --exit-when-idle (left, -1: never), with libcurl's timeout above it and a
+ * drain (not only a stop) aborting it. Returns the wait (0: none). */
+static long wait_begin(cairn__slot *sl, long long left) {
+  cairn_worker *w = sl->w;
+  int features = cairn__peerstate_features(&w->peers);
+  long wait = features >= 0 && (features & CAIRN_FEAT_WAIT) ? WORK_WAIT_MS : 0;
+  if (wait && left >= 0 && left < wait)
+    wait = (long)left;
+  sl->conn.wait_ms = wait;
+  if (wait) {
+    cairn_http_set_timeout(sl->conn.http, wait / 1000 + WORK_WAIT_SLACK_S);
+    cairn_http_set_cancel(sl->conn.http, drain_cb, &w->stopper);
+  }
+  return wait;
+}
+
+static void wait_end(cairn__slot *sl) {
+  if (sl->conn.wait_ms) {
+    cairn_http_set_timeout(sl->conn.http, HTTP_TIMEOUT_S);
+    cairn_http_set_cancel(sl->conn.http, stop_cb, &sl->w->stopper);
+  }
+  sl->conn.wait_ms = 0;
+}
+
 void *cairn__slot_main(void *arg) {
   cairn__slot *sl = arg;
   cairn_worker *w = sl->w;
@@ -487,7 +524,16 @@ void *cairn__slot_main(void *arg) {
     if (!claim(w))
       break;
     long retry_ms = -1;
+    long wait = wait_begin(sl, idle_left(w));
+    long long asked = cairn__now_ms();
     int got = poll_once(sl, &warned, &retry_ms);
+    wait_end(sl);
+    if (got == POLL_NONE && wait && retry_ms < 0 && !warned &&
+        cairn__now_ms() - asked >= POLL_MIN_MS) {
+      cairn__backoff_reset(&b); /* the master held it: ask again at once */
+      unclaim(w);
+      continue;
+    }
     if (got == POLL_WORK) {
       cairn__backoff_reset(&b);
       continue;

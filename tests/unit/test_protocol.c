@@ -388,7 +388,7 @@ static void test_features(void **state) {
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\"]");
+                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -399,7 +399,8 @@ static void test_features(void **state) {
   assert_int_equal(CAIRN_WORK_FIELDS & (CAIRN_FEAT_SERVED | CAIRN_FEAT_RUNNING), 0);
   assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_REPORT_FIELDS);
   assert_int_equal(CAIRN_FEATURES_ALL,
-                   CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS);
+                   CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS |
+                     CAIRN_FEAT_WAIT);
 }
 
 int main(void) {
