@@ -569,7 +569,10 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
       return err ? err->status : CAIRN_EIO;
     }
   }
-  if (!m->waiters && !(m->waiters = cairn__waiters_create(0, resume_conn, err))) {
+  if (!m->waiters && !(m->waiters = cairn__waiters_create(
+                        m->cfg.max_held_work > 0 && m->cfg.max_held_work <= (int)CAIRN__WAITERS_CAP
+                          ? (unsigned)m->cfg.max_held_work : 0,
+                        resume_conn, err))) {
     free(cert);
     free(key);
     return err ? err->status : CAIRN_ENOMEM;
