@@ -55,6 +55,7 @@ typedef struct conn {
   int unheld;             /* resumed at once, not held: why is in `instant` */
   cairn__wake instant;
   int stale;              /* holds refused as stale so far (at most HOLD_STALE_MAX) */
+  cairn__pass pass;       /* the wake it got, passed on when it finds no task */
 } conn;
 
 /* A work request whose hold is refused this often as stale (a wake between
@@ -415,6 +416,8 @@ static enum MHD_Result hold(cairn_master *m, struct MHD_Connection *c, conn *k,
     k->hold_deadline = now + k->hold.ms;
     k->extra_seconds += k->hold.ms / 1000.0; /* not cut by cfg.request_seconds */
   }
+  cairn__waiters_pass(m->waiters, &k->pass); /* woken for a task it did not get */
+  k->pass.hops = 0;
   if (now >= k->hold_deadline)
     return send_resp(m, c, k->route, rs);
   free(rs->body);
@@ -435,7 +438,7 @@ static enum MHD_Result hold(cairn_master *m, struct MHD_Connection *c, conn *k,
  * task may be there, else answer 204, or close for a client that left. */
 static enum MHD_Result resumed(cairn_master *m, struct MHD_Connection *c, conn *k,
                                const char *method, const char *url) {
-  cairn__wake why = k->unheld ? k->instant : cairn__waiters_take(m->waiters, k->wslot);
+  cairn__wake why = k->unheld ? k->instant : cairn__waiters_take(m->waiters, k->wslot, &k->pass);
   k->wslot = -1;
   k->unheld = 0;
   if (why == CAIRN__WAKE_GONE)

@@ -34,6 +34,7 @@ typedef struct waiter {
   int napps;               /* 0: any app */
   uint64_t apps[CAIRN__WAITERS_APPS];
   int prev, next;          /* the FIFO while held; next: the free list while free */
+  cairn__pass pass;        /* WAKE_TASK: the wake it may pass on */
 } waiter;
 
 struct cairn__waiters {
@@ -271,12 +272,13 @@ int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake
   return i;
 }
 
-cairn__wake cairn__waiters_take(cairn__waiters *w, int slot) {
+cairn__wake cairn__waiters_take(cairn__waiters *w, int slot, cairn__pass *p) {
   pthread_mutex_lock(&w->mu);
   waiter *x = &w->w[slot];
   if (x->state == W_HELD) /* not resumed by us: treat as a timeout */
     end_hold(w, slot, CAIRN__WAKE_TIMEOUT);
   cairn__wake why = x->why;
+  *p = why == CAIRN__WAKE_TASK ? x->pass : (cairn__pass){0, 0};
   if (x->state != W_FREE)
     free_slot(w, slot);
   pthread_mutex_unlock(&w->mu);
@@ -292,20 +294,24 @@ void cairn__waiters_forget(cairn__waiters *w, int slot) {
   pthread_mutex_unlock(&w->mu);
 }
 
-void cairn__waiters_wake(cairn__waiters *w, uint64_t app, unsigned n) {
+/* Wakes the n oldest held requests that run app, each able to pass the
+ * wake on hops times; gen: bump the generation. */
+static void wake(cairn__waiters *w, uint64_t app, unsigned n, int hops, int gen) {
   void *conns[RESUME_BATCH];
-  int first = 1;
   while (n > 0) {
     int k = 0;
     pthread_mutex_lock(&w->mu);
-    if (first)
+    if (gen)
       w->gen++;
-    first = 0;
+    gen = 0;
+    if (hops < 0)
+      hops = w->held < CAIRN__WAITERS_PASS ? (int)w->held : CAIRN__WAITERS_PASS;
     for (int i = w->head, nx; i != NONE && n > 0 && k < RESUME_BATCH; i = nx) {
       nx = w->w[i].next;
       if (!runs(&w->w[i], app))
         continue;
       conns[k++] = w->w[i].conn;
+      w->w[i].pass = (cairn__pass){app, hops};
       end_hold(w, i, CAIRN__WAKE_TASK);
       n--;
     }
@@ -314,6 +320,13 @@ void cairn__waiters_wake(cairn__waiters *w, uint64_t app, unsigned n) {
     if (k < RESUME_BATCH)
       break; /* no more held request runs app */
   }
+}
+
+void cairn__waiters_wake(cairn__waiters *w, uint64_t app, unsigned n) { wake(w, app, n, -1, 1); }
+
+void cairn__waiters_pass(cairn__waiters *w, const cairn__pass *p) {
+  if (p->hops > 0)
+    wake(w, p->app, 1, p->hops - 1, 0);
 }
 
 void cairn__waiters_shutdown(cairn__waiters *w) {

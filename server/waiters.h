@@ -11,7 +11,10 @@
  * Who ends a hold:
  *   a wake      cairn__waiters_wake(app, n), from the core after
  *               cairn__core_unlock when n tasks of app became eligible:
- *               the n oldest held requests that run app (WAKE_TASK);
+ *               the n oldest held requests that run app (WAKE_TASK); one
+ *               that finds no task is held again and passes its wake to
+ *               the next (cairn__waiters_pass, at most CAIRN__WAITERS_PASS
+ *               times);
  *   the clock   the module's thread resumes a request at its deadline
  *               (WAKE_TIMEOUT), at most CAIRN__WAITERS_TICK_MS late;
  *   a hang-up   the same thread watches each held socket (epoll,
@@ -37,6 +40,9 @@
 #define CAIRN__WAITERS_CAP 4096u
 /* Apps a held request is matched by; one that names more is woken for any. */
 #define CAIRN__WAITERS_APPS 8
+/* Held requests a wake is passed on to, at most, when the one woken finds
+ * no task (a task another took, or one that does not fit it). */
+#define CAIRN__WAITERS_PASS 8
 /* How late the clock may resume a request past its deadline. */
 #define CAIRN__WAITERS_TICK_MS 10
 
@@ -84,9 +90,22 @@ uint64_t cairn__waiters_gen(cairn__waiters *w);
  * nothing is held and the caller answers. O(1) under the mutex, plus one
  * epoll_ctl. */
 int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake *why);
-/* Called by a resumed request with its slot: why it was resumed; frees the
- * slot. O(1). */
-cairn__wake cairn__waiters_take(cairn__waiters *w, int slot);
+/* A wake a request got but could not use (another took the task, or it
+ * does not fit this volunteer): passed on to at most `hops` more held
+ * requests, one after the other, so that one that can take it wakes. */
+typedef struct cairn__pass {
+  uint64_t app;
+  int hops;
+} cairn__pass;
+
+/* Called by a resumed request with its slot: why it was resumed, and in
+ * *p (WAKE_TASK: hops > 0) the wake to pass on if it finds no task;
+ * frees the slot. O(1). */
+cairn__wake cairn__waiters_take(cairn__waiters *w, int slot, cairn__pass *p);
+/* Passes p on to the oldest held request that runs p->app, with one hop
+ * less; nothing when p->hops is 0. Does not move the generation. O(as
+ * cairn__waiters_wake with n = 1). */
+void cairn__waiters_pass(cairn__waiters *w, const cairn__pass *p);
 /* Forgets slot without resuming it (its connection is gone: libmicrohttpd's
  * completion callback); nothing when the slot was resumed already. O(1). */
 void cairn__waiters_forget(cairn__waiters *w, int slot);

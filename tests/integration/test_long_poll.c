@@ -1,7 +1,7 @@
 /* test_long_poll.c — work requests held for a task ("wait", docs/protocol.md)
  * against a real cairn-server, with a real cairn-worker and raw sockets:
  * a worker held in a long poll gets a task submitted later without asking
- * again; a held request ends 204 at its wait; past --max-held-work a
+ * again; a woken request that cannot take the task passes the wake on; a held request ends 204 at its wait; past --max-held-work a
  * request is answered at once; a client that hangs up while held is
  * forgotten (cairn_work_held back to 0); the master stops promptly with
  * requests held, answering them 204; "wait" out of range is 400. */
@@ -214,6 +214,28 @@ static void test_wait_bounds(void **state) {
   assert_int_equal(held(f->srv.url), 0);
 }
 
+/* A woken request that cannot take the task (it does not fit its offer)
+ * is held again and passes the wake on to the next held request. */
+static void test_wake_passed_on(void **state) {
+  fixture *f = *state;
+  char small[65], big[65];
+  assert_true(harness_register(f->srv.url, "small", "noop", small) > 0);
+  assert_true(harness_register(f->srv.url, "big", "noop", big) > 0);
+  int a = send_work(f->srv.url, small, "{\"wait\": 30000, \"resources\": {\"cores\": 1}}");
+  assert_int_equal(wait_held(f->srv.url, 1, 10), 0);
+  int b = send_work(f->srv.url, big, "{\"wait\": 30000, \"resources\": {\"cores\": 4}}");
+  assert_int_equal(wait_held(f->srv.url, 2, 10), 0);
+  const char *job = "{\"app\": \"noop\", \"resources\": {\"cores\": 4}, "
+                    "\"tasks\": [{\"id\": \"t\"}]}";
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), NULL,
+                                NULL, NULL), 201);
+  assert_int_equal(read_status(b, 10), 200); /* long before its 30 s wait */
+  assert_int_equal(wait_held(f->srv.url, 1, 10), 0); /* the small one is held again */
+  close(a);
+  close(b);
+  assert_int_equal(wait_held(f->srv.url, 0, 5), 0);
+}
+
 /* With --max-held-work 1 a second request is answered 204 at once; a
  * client that closes its held connection is forgotten. */
 static void test_cap_and_hang_up(void **state) {
@@ -263,6 +285,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_held_worker_gets_later_task, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wait_bounds, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_wake_passed_on, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, teardown),
     cmocka_unit_test_setup_teardown(test_stop_with_held, setup, teardown),
   };
