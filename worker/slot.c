@@ -8,7 +8,7 @@
  *            lists "wait" the body asks to be held up to WORK_WAIT_MS (less
  *            when --exit-when-idle comes sooner): a 204 after the master
  *            held it is followed by the next poll at once, a quick one by
- *            the backoff. A drain or stop aborts the held request (libcurl's
+ *            the backoff (so is a chained answer without a task). A drain or stop aborts the held request (libcurl's
  *            progress callback, about once a second); a task the master
  *            handed out in that instant comes back when its lease expires;
  *   task     hold the lease (heartbeat renews it), take the task's request
@@ -475,10 +475,14 @@ static int drain_cb(void *ud) { return cairn__stopper_draining(ud); }
  * master lists the feature, WORK_WAIT_MS or the time left before
  * --exit-when-idle (left, -1: never), with libcurl's timeout above it and a
  * drain (not only a stop) aborting it. Returns the wait (0: none). */
+static int master_waits(cairn_worker *w) {
+  int features = cairn__peerstate_features(&w->peers);
+  return features >= 0 && (features & CAIRN_FEAT_WAIT);
+}
+
 static long wait_begin(cairn__slot *sl, long long left) {
   cairn_worker *w = sl->w;
-  int features = cairn__peerstate_features(&w->peers);
-  long wait = features >= 0 && (features & CAIRN_FEAT_WAIT) ? WORK_WAIT_MS : 0;
+  long wait = master_waits(w) ? WORK_WAIT_MS : 0;
   if (wait && left >= 0 && left < wait)
     wait = (long)left;
   sl->conn.wait_ms = wait;
@@ -534,8 +538,8 @@ void *cairn__slot_main(void *arg) {
       unclaim(w);
       continue;
     }
-    if (got == POLL_WORK) {
-      cairn__backoff_reset(&b);
+    if (got == POLL_WORK || (got == POLL_WORK_THEN_NONE && master_waits(w))) {
+      cairn__backoff_reset(&b); /* more may wait; a master that holds requests holds the next */
       continue;
     }
     if (got == POLL_WORK_THEN_NONE)
