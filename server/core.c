@@ -881,6 +881,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
     }
     for (uint32_t q = 0; q < tail; q++)
       replan(c, j, queue[q]);
+    cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]); /* re-queued by the policy rebuild */
     job_finish_check(c, j);
   }
   *report = json_pack("{s:I, s:I, s:I, s:I, s:o}", "volunteer", (json_int_t)id,

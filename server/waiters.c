@@ -304,8 +304,9 @@ static void wake(cairn__waiters *w, uint64_t app, unsigned n, int hops, int gen)
     if (gen)
       w->gen++;
     gen = 0;
-    if (hops < 0)
-      hops = w->held < CAIRN__WAITERS_PASS ? (int)w->held : CAIRN__WAITERS_PASS;
+    if (hops < 0) /* the other requests held, at most CAIRN__WAITERS_PASS */
+      hops = w->held <= 1 ? 0 : w->held - 1 < CAIRN__WAITERS_PASS ? (int)w->held - 1
+                                                                    : CAIRN__WAITERS_PASS;
     for (int i = w->head, nx; i != NONE && n > 0 && k < RESUME_BATCH; i = nx) {
       nx = w->w[i].next;
       if (!runs(&w->w[i], app))

@@ -29,6 +29,8 @@ void cairn__wake_note(cairn_core *c, const char *app, uint32_t n) {
     c->wake_any += n; /* more apps than entries: wake any held request */
 }
 
+/* cairn__core_unlock's second half, after the seal: the one place besides
+ * it that releases the mutex itself. */
 void cairn__core_unlock_wake(cairn_core *c) {
   cairn__wake_entry e[CAIRN__WAKE_APPS];
   uint32_t n = c->nwake, any = c->wake_any;
@@ -49,7 +51,7 @@ void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, 
   c->waker_ud = ud;
   c->nwake = 0;
   c->wake_any = 0;
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
 }
 
 int cairn__core_app_hashes(cairn_core *c, int64_t vol, uint64_t *out, int max) {

@@ -5,12 +5,14 @@
  *   poll     POST /v1/work: 200 → a task; 204 → back off (50 ms doubling to
  *            5 s, with jitter) and check exit_when_idle; no answer or 5xx →
  *            back off the same way; 403 → banned, fatal. To a master that
- *            lists "wait" the body asks to be held up to WORK_WAIT_MS (less
- *            when --exit-when-idle comes sooner): a 204 after the master
- *            held it is followed by the next poll at once, a quick one by
- *            the backoff (so is a chained answer without a task). A drain or stop aborts the held request (libcurl's
- *            progress callback, about once a second); a task the master
- *            handed out in that instant comes back when its lease expires;
+ *            lists "wait" the body asks to be held up to WORK_WAIT_MS (at
+ *            most --exit-when-idle, and the time left before it fires): a
+ *            204 after the master held it is followed by the next poll at
+ *            once (so is a chained answer without a task), a quick one by
+ *            the backoff. A drain or stop aborts the held request
+ *            (libcurl's progress callback, about once a second); a task
+ *            the master handed out in that instant comes back when its
+ *            lease expires;
  *   task     hold the lease (heartbeat renews it), take the task's request
  *            from the worker's pool (respool.h; wait while it does not fit),
  *            prepare the slot's directory DIR/run/slot-<i>, run the app,
@@ -425,6 +427,42 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
   }
 }
 
+static int drain_cb(void *ud) { return cairn__stopper_draining(ud); }
+
+static int master_waits(cairn_worker *w) {
+  int features = cairn__peerstate_features(&w->peers);
+  return features >= 0 && (features & CAIRN_FEAT_WAIT);
+}
+
+/* Sets the "wait" of the next work request on sl's connection: when the
+ * master lists the feature, WORK_WAIT_MS, at most --exit-when-idle and the
+ * time left before it fires (left, -1: never), with libcurl's timeout
+ * above it and a drain (not only a stop) aborting it. Returns the wait (0:
+ * none). wait_end() puts the connection back as soon as the answer is in,
+ * before any task it brings runs. */
+static long wait_begin(cairn__slot *sl, long long left) {
+  cairn_worker *w = sl->w;
+  long wait = master_waits(w) ? WORK_WAIT_MS : 0;
+  if (wait && w->exit_when_idle && (long)w->exit_when_idle * 1000 < wait)
+    wait = (long)w->exit_when_idle * 1000; /* other slots' tasks may end meanwhile */
+  if (wait && left >= 0 && left < wait)
+    wait = (long)left;
+  sl->conn.wait_ms = wait;
+  if (wait) {
+    cairn_http_set_timeout(sl->conn.http, wait / 1000 + WORK_WAIT_SLACK_S);
+    cairn_http_set_cancel(sl->conn.http, drain_cb, &w->stopper);
+  }
+  return wait;
+}
+
+static void wait_end(cairn__slot *sl) {
+  if (sl->conn.wait_ms) {
+    cairn_http_set_timeout(sl->conn.http, HTTP_TIMEOUT_S);
+    cairn_http_set_cancel(sl->conn.http, stop_cb, &sl->w->stopper);
+  }
+  sl->conn.wait_ms = 0;
+}
+
 /* Polls once. Returns POLL_NONE when there was no task or the master could
  * not be reached, POLL_WORK when tasks were handled and more may be
  * waiting, POLL_WORK_THEN_NONE when the master said after them that it has
@@ -437,6 +475,7 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   int got = POLL_NONE;
   cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", CAIRN_WORK_FIELDS,
                                           NULL, 0, NULL, 0, WORK_OFFER_MAX, &resp, &err);
+  wait_end(sl); /* a task in the answer runs with the slot's usual timeout and cancel */
   long status = resp.status;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
     cairn__worker_fatal(w, err.status, "%s", err.text);
@@ -469,38 +508,6 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   return got;
 }
 
-static int drain_cb(void *ud) { return cairn__stopper_draining(ud); }
-
-/* Sets the "wait" of the next work request on sl's connection: when the
- * master lists the feature, WORK_WAIT_MS or the time left before
- * --exit-when-idle (left, -1: never), with libcurl's timeout above it and a
- * drain (not only a stop) aborting it. Returns the wait (0: none). */
-static int master_waits(cairn_worker *w) {
-  int features = cairn__peerstate_features(&w->peers);
-  return features >= 0 && (features & CAIRN_FEAT_WAIT);
-}
-
-static long wait_begin(cairn__slot *sl, long long left) {
-  cairn_worker *w = sl->w;
-  long wait = master_waits(w) ? WORK_WAIT_MS : 0;
-  if (wait && left >= 0 && left < wait)
-    wait = (long)left;
-  sl->conn.wait_ms = wait;
-  if (wait) {
-    cairn_http_set_timeout(sl->conn.http, wait / 1000 + WORK_WAIT_SLACK_S);
-    cairn_http_set_cancel(sl->conn.http, drain_cb, &w->stopper);
-  }
-  return wait;
-}
-
-static void wait_end(cairn__slot *sl) {
-  if (sl->conn.wait_ms) {
-    cairn_http_set_timeout(sl->conn.http, HTTP_TIMEOUT_S);
-    cairn_http_set_cancel(sl->conn.http, stop_cb, &sl->w->stopper);
-  }
-  sl->conn.wait_ms = 0;
-}
-
 void *cairn__slot_main(void *arg) {
   cairn__slot *sl = arg;
   cairn_worker *w = sl->w;
@@ -531,7 +538,6 @@ void *cairn__slot_main(void *arg) {
     long wait = wait_begin(sl, idle_left(w));
     long long asked = cairn__now_ms();
     int got = poll_once(sl, &warned, &retry_ms);
-    wait_end(sl);
     if (got == POLL_NONE && wait && retry_ms < 0 && !warned &&
         cairn__now_ms() - asked >= POLL_MIN_MS) {
       cairn__backoff_reset(&b); /* the master held it: ask again at once */
