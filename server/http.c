@@ -445,6 +445,9 @@ static enum MHD_Result resumed(cairn_master *m, struct MHD_Connection *c, conn *
     return MHD_NO;
   if (why == CAIRN__WAKE_TASK || (why == CAIRN__WAKE_STALE && k->stale++ < HOLD_STALE_MAX))
     return handle(m, c, k, method, url);
+  cairn_error failure;
+  if (cairn__core_health(m->core, &failure) != CAIRN_OK) /* failed while it was held */
+    return send_error(m, c, k->route, failure.status, failure.text);
   cairn__resp rs = {.status = 204, .fd = -1};
   return send_resp(m, c, k->route, &rs);
 }
