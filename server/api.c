@@ -663,6 +663,26 @@ static void h_healthz(cairn_master *m, cairn__resp *rs) {
   rs->len = rs->body ? strlen(rs->body) : 0;
 }
 
+/* Appends the held work requests' lines (waiters.h) to buf (len bytes);
+ * buf as it was when out of memory. */
+static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
+  uint64_t held = 0, total = 0;
+  if (m->waiters)
+    cairn__waiters_counts(m->waiters, &held, &total);
+  char line[320];
+  int k = snprintf(line, sizeof line, "# HELP cairn_work_held Work requests held for a task now.\n"
+                   "# TYPE cairn_work_held gauge\ncairn_work_held %llu\n"
+                   "# HELP cairn_work_held_total Work requests held since the start.\n"
+                   "# TYPE cairn_work_held_total counter\ncairn_work_held_total %llu\n",
+                   (unsigned long long)held, (unsigned long long)total);
+  char *nb = buf && k > 0 ? realloc(buf, *len + (size_t)k + 1) : NULL;
+  if (!nb)
+    return buf;
+  memcpy(nb + *len, line, (size_t)k + 1);
+  *len += (size_t)k;
+  return nb;
+}
+
 static void h_metrics(cairn_master *m, cairn__resp *rs) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -686,20 +706,7 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
                                   (unsigned long long)m->requests[r][k]);
   }
   pthread_mutex_unlock(&m->stats_lock);
-  uint64_t held = 0, held_total = 0;
-  if (m->waiters)
-    cairn__waiters_counts(m->waiters, &held, &held_total);
-  char line[320];
-  int k = snprintf(line, sizeof line, "# HELP cairn_work_held Work requests held for a task now.\n"
-                   "# TYPE cairn_work_held gauge\ncairn_work_held %llu\n"
-                   "# HELP cairn_work_held_total Work requests held since the start.\n"
-                   "# TYPE cairn_work_held_total counter\ncairn_work_held_total %llu\n",
-                   (unsigned long long)held, (unsigned long long)held_total);
-  if (buf && k > 0 && (nb = realloc(buf, len + (size_t)k + 1)) != NULL) {
-    buf = nb;
-    memcpy(buf + len, line, (size_t)k + 1);
-    len += (size_t)k;
-  }
+  buf = metrics_held(m, buf, &len);
   rs->status = 200;
   rs->ctype = "text/plain; version=0.0.4";
   rs->body = buf;
