@@ -1,7 +1,7 @@
 /* test_long_poll.c — work requests held for a task ("wait", docs/protocol.md)
  * against a real cairn-server, with a real cairn-worker and raw sockets:
  * a worker held in a long poll gets a task submitted later without asking
- * again; a woken request that cannot take the task passes the wake on; a held request ends 204 at its wait; past --max-held-work a
+ * again, and stops promptly while held, and keeps --exit-when-idle; a woken request that cannot take the task passes the wake on; a held request ends 204 at its wait; past --max-held-work a
  * request is answered at once; a client that hangs up while held is
  * forgotten (cairn_work_held back to 0); the master stops promptly with
  * requests held, answering them 204; "wait" out of range is 400. */
@@ -177,6 +177,35 @@ static void test_held_worker_gets_later_task(void **state) {
   assert_int_equal(metric(f->srv.url,
                           "cairn_http_requests_total{route=\"/v1/work\",status=\"200\""), 1);
   assert_int_equal(wait_held(f->srv.url, 1, 30), 0);
+  /* a stop while held is prompt: the worker aborts its held request */
+  double s0 = harness_now();
+  kill(f->worker, SIGTERM);
+  int st = harness_wait(f->worker, 20);
+  f->worker = 0;
+  assert_true(st != -1 && WIFEXITED(st));
+  if (harness_now() - s0 > 5)
+    fail_msg("the held worker took %.3f s to stop", harness_now() - s0);
+  assert_int_equal(wait_held(f->srv.url, 0, 5), 0);
+}
+
+/* --exit-when-idle is kept while the master holds the worker's request. */
+static void test_exit_when_idle_while_held(void **state) {
+  fixture *f = *state;
+  char bin[4096], wdir[4200], log[4200];
+  harness_bin(bin, sizeof bin, "cairn-worker");
+  snprintf(wdir, sizeof wdir, "%s/w", f->dir);
+  snprintf(log, sizeof log, "%s/w.log", f->dir);
+  const char *av[] = {bin, "--server", f->srv.url, "--app", "noop=/bin/true", "--dir", wdir,
+                      "--exit-when-idle", "1", NULL};
+  double t0 = harness_now();
+  f->worker = harness_spawn(av, log);
+  int st = harness_wait(f->worker, 20);
+  f->worker = 0;
+  assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  if (harness_now() - t0 > 6)
+    fail_msg("--exit-when-idle 1 took %.3f s", harness_now() - t0);
+  assert_true(metric(f->srv.url, "cairn_work_held_total") >= 1); /* it did wait held */
+  assert_int_equal(wait_held(f->srv.url, 0, 5), 0);
 }
 
 /* A held request with nothing to do ends 204 at its wait; "wait": 0 is
@@ -284,6 +313,7 @@ static void test_stop_with_held(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_held_worker_gets_later_task, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_exit_when_idle_while_held, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wait_bounds, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wake_passed_on, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, teardown),
