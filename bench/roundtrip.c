@@ -1,10 +1,10 @@
 /* roundtrip.c — serial round trip through the master: how fast one task
  * reaches an idle worker and its result comes back.
  *
- *   bench-roundtrip --tasks N --workers K
+ *   bench-roundtrip --tasks N --workers K [--no-fsync]
  *
  * Starts cairn-server (a separate process, fresh database in a temporary
- * folder, durable group commits) and K cairn-worker processes on loopback
+ * folder, durable group commits unless --no-fsync) and K cairn-worker processes on loopback
  * whose app is /bin/true, waits until all K have registered, then N times:
  * submits a job of one task (POST /v1/jobs) and waits until it is done by
  * asking GET /v1/jobs/{id} (the route `cairn wait` polls) every 0.2 ms over
@@ -38,7 +38,7 @@ static double now(void) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: bench-roundtrip --tasks N --workers K\n");
+  fprintf(stderr, "usage: bench-roundtrip --tasks N --workers K [--no-fsync]\n");
   exit(2);
 }
 
@@ -112,12 +112,14 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   long tasks = 500;
-  int workers = 8;
+  int workers = 8, durable = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
       tasks = atol(argv[++i]);
     else if (!strcmp(argv[i], "--workers") && i + 1 < argc)
       workers = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--no-fsync"))
+      durable = 0;
     else
       usage();
   }
@@ -130,7 +132,8 @@ int main(int argc, char **argv) {
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/bench.db", dir);
   harness_server srv;
-  if (harness_server_start(&srv, db, NULL)) {
+  const char *extra[] = {durable ? NULL : "--no-fsync", NULL};
+  if (harness_server_start(&srv, db, extra)) {
     fprintf(stderr, "bench-roundtrip: cannot start cairn-server\n");
     return 1;
   }

@@ -13,7 +13,7 @@ static const char *const reason_names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NA
 /* The bit of feature name, or 0 when it is none. */
 static unsigned feature_bit(const char *name) {
   for (int i = 0; i < CAIRN_FEATURE_COUNT; i++)
-    if (feature_names[i] && strcmp(name, feature_names[i]) == 0)
+    if (strcmp(name, feature_names[i]) == 0)
       return 1u << i;
   return 0;
 }
@@ -57,7 +57,7 @@ int cairn_team_valid(const char *team) {
 json_t *cairn_features_json(unsigned set) {
   json_t *a = json_array();
   for (int i = 0; a && i < CAIRN_FEATURE_COUNT; i++)
-    if ((set & (1u << i)) && feature_names[i] && json_array_append_new(a, json_string(feature_names[i])) != 0) {
+    if ((set & (1u << i)) && json_array_append_new(a, json_string(feature_names[i])) != 0) {
       json_decref(a);
       return NULL;
     }

@@ -71,7 +71,7 @@ enum {
   CAIRN_FEAT_REASON = 1u << 8,
   CAIRN_FEAT_OUTPUTS = 1u << 9, /* a result's "stderr" and "outputs" (output files) */
   CAIRN_FEAT_SUSPENDED = 1u << 10, /* heartbeat: the running leases the worker keeps stopped */
-  /* bit 11 is reserved (CAIRN_FEATURES_RESERVED): its name is NULL here */
+  CAIRN_FEAT_WAIT = 1u << 11, /* work body: hold the request up to "wait" ms for a task */
   CAIRN_FEAT_BATCH = 1u << 12, /* "max" in a work body, POST /v1/results (several at once) */
   /* "cpu": a result's "cpu_seconds" (the CPU time the worker measured, its
    * claim for credit) and a registration's "team" */
@@ -81,23 +81,25 @@ enum {
 #define CAIRN_FEATURE_COUNT 14
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended", NULL, "batch", "cpu"}
-/* Bits without a name yet: never advertised, never parsed. */
-#define CAIRN_FEATURES_RESERVED (1u << 11)
+   "outputs", "suspended", "wait", "batch", "cpu"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
-#define CAIRN_FEATURES_ALL (((1u << CAIRN_FEATURE_COUNT) - 1) & ~(unsigned)CAIRN_FEATURES_RESERVED)
+#define CAIRN_FEATURES_ALL ((1u << CAIRN_FEATURE_COUNT) - 1)
 /* What a master without a feature list takes. */
 #define CAIRN_FEATURES_BASELINE 0u
 /* The result body's fields. */
 #define CAIRN_RESULT_FIELDS \
   (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU)
-/* The report's fields (every feature but the result body's and "batch",
- * which names routes), and those each body may carry ("served" and
- * "running" are heartbeat's). */
+/* "wait" (a POST /v1/work body's own field, like "apps", not part of the
+ * report): the milliseconds, 0 to CAIRN_MAX_WAIT_MS, the master may hold
+ * the request when it has no task for the volunteer (docs/protocol.md). */
+#define CAIRN_MAX_WAIT_MS 60000
+/* The report's fields (every feature but the result body's, "wait" and
+ * "batch", which name a work body's own fields and routes), and those each
+ * body may carry ("served" and "running" are heartbeat's). */
 #define CAIRN_REPORT_FIELDS \
-  (CAIRN_FEATURES_ALL & ~(unsigned)(CAIRN_RESULT_FIELDS | CAIRN_FEAT_BATCH))
+  (CAIRN_FEATURES_ALL & ~(unsigned)(CAIRN_RESULT_FIELDS | CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH))
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
    CAIRN_FEAT_RESOURCES)

@@ -252,8 +252,60 @@ int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   return v;
 }
 
+/* POST /v1/work's "wait": 0 when absent; -1 with the 400 in rs when it is
+ * not an integer from 0 to CAIRN_MAX_WAIT_MS. */
+static int work_wait(json_t *o, cairn__resp *rs) {
+  json_t *v = json_object_get(o, "wait");
+  if (!v)
+    return 0;
+  if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+      json_integer_value(v) > CAIRN_MAX_WAIT_MS) {
+    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+          CAIRN_MAX_WAIT_MS);
+    return -1;
+  }
+  return (int)json_integer_value(v);
+}
+
+/* Asks http.c to hold a work request that found no task for up to wait
+ * ms (waiters.h): woken for the apps it names, else those volunteer v
+ * declared (more than CAIRN__WAITERS_APPS: for any). O(apps). */
+static void work_hold(cairn_master *m, int64_t v, const char **apps, int napps, int named,
+                      int wait, uint64_t gen, cairn__hold *h) {
+  int n = napps;
+  if (named)
+    for (int i = 0; i < napps && i < CAIRN__WAITERS_APPS; i++)
+      h->apps[i] = cairn__hash_app(apps[i]);
+  else
+    n = cairn__core_app_hashes(m->core, v, h->apps, CAIRN__WAITERS_APPS);
+  h->napps = n <= CAIRN__WAITERS_APPS ? n : 0;
+  h->gen = gen;
+  h->ms = wait;
+}
+
+/* One task for volunteer v (POST /v1/work without "max"): 200 with it, or
+ * 204 (with Retry-After when the core names a wait). */
+static void work_one(cairn_master *m, int64_t v, const cairn_report *r, const char **apps,
+                     int napps, cairn__resp *rs) {
+  json_t *work = NULL;
+  int retry_ms = 0;
+  cairn_error err = {0};
+  if (cairn__core_work(m->core, v, r, (char **)apps, napps, &work, &retry_ms, &err) != CAIRN_OK)
+    fail(rs, &err);
+  else if (!work) {
+    rs->status = 204;
+    if (retry_ms > 0) {
+      /* a holder appears in its cluster within moments; a quarantined
+       * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
+      rs->retry_after = retry_ms >= 1000 ? retry_ms / 1000 : 1;
+      rs->retry_after_ms = retry_ms;
+    }
+  } else
+    set_json(rs, 200, work);
+}
+
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const own[] = {"apps", "max", NULL};
+  static const char *const own[] = {"apps", "max", "wait", NULL};
   int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -264,29 +316,20 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int napps = 0;
   cairn_report r;
   json_t *a = json_object_get(o, "apps");
-  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)))
+  int wait = 0;
+  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)) ||
+      (wait = work_wait(o, rs)) < 0)
     goto out;
-  if (json_object_get(o, "max")) { /* several tasks (results.c) */
-    cairn__api_work_many(m, v, &r, (char **)apps, a ? napps : 0, json_object_get(o, "max"), rs);
-    goto out;
-  }
-  json_t *work = NULL;
-  int retry_ms = 0;
-  cairn_error err = {0};
-  if (cairn__core_work(m->core, v, &r, (char **)apps, a ? napps : 0, &work, &retry_ms, &err) !=
-      CAIRN_OK)
-    fail(rs, &err);
-  else if (!work) {
-    rs->status = 204;
-    if (retry_ms > 0) {
-      /* a holder appears in its cluster within moments; a quarantined
-       * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
-      rs->retry_after = retry_ms >= 1000 ? retry_ms / 1000 : 1;
-      rs->retry_after_ms = retry_ms;
-    }
-  }
+  /* the generation before the look: a wake after it is not lost (waiters.h) */
+  uint64_t gen = wait > 0 && rs->hold ? cairn__waiters_gen(m->waiters) : 0;
+  const cairn_report *rep = rq->resumed ? NULL : &r; /* applied the first time */
+  if (json_object_get(o, "max")) /* several tasks (results.c) */
+    cairn__api_work_many(m, v, rep, (char **)apps, a ? napps : 0, json_object_get(o, "max"), rs);
   else
-    set_json(rs, 200, work);
+    work_one(m, v, rep, apps, a ? napps : 0, rs);
+  /* no task for now, and none soon: http.c holds the request */
+  if (rs->status == 204 && !rs->retry_after_ms && wait > 0 && rs->hold)
+    work_hold(m, v, apps, napps, a != NULL, wait, gen, rs->hold);
 out:
   json_decref(o);
 }
@@ -496,6 +539,26 @@ static void h_healthz(cairn_master *m, cairn__resp *rs) {
   rs->len = rs->body ? strlen(rs->body) : 0;
 }
 
+/* Appends the held work requests' lines (waiters.h) to buf (len bytes);
+ * buf as it was when out of memory. */
+static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
+  uint64_t held = 0, total = 0;
+  if (m->waiters)
+    cairn__waiters_counts(m->waiters, &held, &total);
+  char line[320];
+  int k = snprintf(line, sizeof line, "# HELP cairn_work_held Work requests held for a task now.\n"
+                   "# TYPE cairn_work_held gauge\ncairn_work_held %llu\n"
+                   "# HELP cairn_work_held_total Work requests held since the start.\n"
+                   "# TYPE cairn_work_held_total counter\ncairn_work_held_total %llu\n",
+                   (unsigned long long)held, (unsigned long long)total);
+  char *nb = buf && k > 0 ? realloc(buf, *len + (size_t)k + 1) : NULL;
+  if (!nb)
+    return buf;
+  memcpy(nb + *len, line, (size_t)k + 1);
+  *len += (size_t)k;
+  return nb;
+}
+
 static void h_metrics(cairn_master *m, cairn__resp *rs) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -519,6 +582,7 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
                                   (unsigned long long)m->requests[r][k]);
   }
   pthread_mutex_unlock(&m->stats_lock);
+  buf = metrics_held(m, buf, &len);
   rs->status = 200;
   rs->ctype = "text/plain; version=0.0.4";
   rs->body = buf;

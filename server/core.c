@@ -286,6 +286,8 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
     ns = wanted > 0 ? TS_ELIGIBLE : TS_RUNNING;
   if (ns != t->state)
     set_state(c, j, v, ns);
+  if (ns == TS_ELIGIBLE && !t->queued)
+    cairn__wake_note(c, j->app, 1); /* a held work request may take it (wake.c) */
   if (ns == TS_ELIGIBLE)
     enqueue(j, v);
   j_task(c, j, v);
@@ -817,6 +819,7 @@ cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, 
   }
   for (uint32_t q = 0; q < tail; q++)
     replan(c, j, queue[q]);
+  cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]); /* re-queued by the policy rebuild */
   job_finish_check(c, j);
 out:
   free(mark);

@@ -257,6 +257,14 @@ typedef struct lease_heap_item {
 
 typedef struct cairn__dist cairn__dist; /* dist.h */
 
+/* Tasks of one app (by cairn__hash_app) made eligible under one hold of
+ * the lock (wake.c); at most CAIRN__WAKE_APPS apps are told apart. */
+#define CAIRN__WAKE_APPS 8
+typedef struct cairn__wake_entry {
+  uint64_t app;
+  uint32_t n;
+} cairn__wake_entry;
+
 typedef struct cairn_core {
   pthread_mutex_t lock;
   cairn_logger log;        /* the master's (a copy; NULL at open: stderr, warn) */
@@ -313,15 +321,44 @@ typedef struct cairn_core {
   int64_t wall_grace;
   cairn_hmap app_runners;  /* hash of an app name -> volunteers registered with it */
   struct cairn__vcmd *vcmd; /* the command validator's queue and thread (validate.h) */
+  /* wake.c: tasks made eligible under the current hold of the lock, told
+   * to waker (the held work requests, waiters.h) after the unlock; waker
+   * NULL: nothing is noted. Set before serving. */
+  cairn__wake_entry wake[CAIRN__WAKE_APPS];
+  uint32_t nwake, wake_any;
+  void (*waker)(void *ud, uint64_t app, unsigned n);
+  void *waker_ud;
 } cairn_core;
 
+/* wake.c: releases c->lock, then tells c->waker the tasks noted eligible
+ * under it (at most CAIRN__WAKE_APPS + 1 calls). */
+void cairn__core_unlock_wake(cairn_core *c);
+
 /* Releases c->lock, first sealing the journal records put under it (one
- * request's changes commit together: journal.h). Every holder of c->lock
- * releases it so, never with pthread_mutex_unlock. */
+ * request's changes commit together: journal.h), and after it wakes the
+ * held work requests for the tasks that became eligible under it (wake.c).
+ * Every holder of c->lock releases it so, never with pthread_mutex_unlock. */
 static inline void cairn__core_unlock(cairn_core *c) {
   cairn__journal_seal(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  if (c->nwake || c->wake_any)
+    cairn__core_unlock_wake(c);
+  else
+    pthread_mutex_unlock(&c->lock);
 }
+
+/* ---- wake.c: eligible tasks told to the held work requests ---- */
+/* The hash an app name is matched by (FNV-1a; never 0). */
+uint64_t cairn__hash_app(const char *name);
+/* Under the lock: n tasks of app became eligible. O(CAIRN__WAKE_APPS). */
+void cairn__wake_note(cairn_core *c, const char *app, uint32_t n);
+/* Sets the waker (before serving): called after the unlock with an app's
+ * hash (0: any app) and how many of its tasks became eligible. */
+void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, unsigned n),
+                           void *ud);
+/* The hashes of the apps volunteer vol declared, at most max into out;
+ * returns how many it declared (0 when unknown or banned). Takes the lock;
+ * O(apps). */
+int cairn__core_app_hashes(cairn_core *c, int64_t vol, uint64_t *out, int max);
 
 /* fail_fd (or -1): written to when the master fails (journal.h). */
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the

@@ -300,6 +300,7 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     j->tasks[i].queued = j->tasks[i].state == TS_ELIGIBLE;
   c->jobs[c->njobs++] = j;
   cairn__jobq_update(c, j); /* O(E): its place by priority */
+  cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]);
   *job_id = j->id;
   cairn__journal_put(c->journal, cairn__jrec_job_keys(rec, j->id, j->ntasks ? j->tasks[0].key : 0));
   rec = NULL;

@@ -8,6 +8,9 @@
 
 #include "cairn/master.h"
 
+/* The most work requests --max-held-work allows (server/waiters.h). */
+#define MAX_HELD_WORK 4096
+
 static cairn_master *g_master;
 
 static void on_signal(int sig) {
@@ -25,7 +28,7 @@ static void usage(FILE *f) {
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
         "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
         "                    [--keep-finished DAYS]\n"
-        "                    [--max-output-file-mib N]\n"
+        "                    [--max-output-file-mib N] [--max-held-work N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -54,6 +57,8 @@ static void usage(FILE *f) {
         "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n"
         "  --max-output-file-mib N   the largest output file a worker may upload, in MiB\n"
         "                       (default 1024), whatever a job declares\n"
+        "  --max-held-work N    work requests held at once while they wait for a task\n"
+        "                       (default 4096, at most 4096); past it one is answered at once\n"
         "  --quarantine-invalid F, --quarantine-errors F   a volunteer whose share of invalid\n"
         "                       results (errors) over its last 20 exceeds F gets no work until\n"
         "                       released (defaults 0.5 and 0.8; 0: off)\n"
@@ -100,6 +105,7 @@ int main(int argc, char **argv) {
     {"wall-grace-seconds", required_argument, NULL, 'G'},
     {"keep-finished", required_argument, NULL, 'K'},
     {"max-output-file-mib", required_argument, NULL, 'o'},
+    {"max-held-work", required_argument, NULL, 'H'},
     {"quarantine-invalid", required_argument, NULL, 'Q'},
     {"quarantine-errors", required_argument, NULL, 'E'},
     {"trust-threshold", required_argument, NULL, 'T'},
@@ -203,6 +209,17 @@ int main(int argc, char **argv) {
         return 2;
       }
       cfg.max_output_file_mib = (int)v;
+      break;
+    }
+    case 'H': {
+      char *end = NULL;
+      long v = strtol(optarg, &end, 10);
+      if (*optarg == '\0' || *end || v < 1 || v > MAX_HELD_WORK) {
+        fprintf(stderr, "cairn-server: --max-held-work must be an integer from 1 to %d\n",
+                MAX_HELD_WORK);
+        return 2;
+      }
+      cfg.max_held_work = (int)v;
       break;
     }
     case 'h': usage(stdout); return 0;

@@ -11,6 +11,7 @@
 #include "server/core.h"
 #include "server/invitations.h"
 #include "server/ratelimit.h"
+#include "server/waiters.h"
 
 /* Routes, for dispatch and for the per-route request counters. */
 typedef enum {
@@ -46,6 +47,8 @@ struct cairn_master {
   atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
   atomic_size_t body_bytes;  /* request body bytes held or promised (http.c; cap:
                                 cfg.max_body_memory) */
+  cairn__waiters *waiters;   /* held work requests (waiters.h): made by http.c when it
+                                starts, freed by cairn_master_delete after the core */
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
@@ -66,7 +69,19 @@ typedef struct cairn__req {
   const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
   const char *arg_task, *arg_name; /* query arguments "task" and "name", or NULL */
   const char *arg_limit;     /* the "limit" query argument (GET /v1/stats), or NULL */
+  int resumed;               /* POST /v1/work asked again after a hold: its report
+                                was applied the first time */
 } cairn__req;
+
+/* POST /v1/work with "wait" and no task now (api.c fills it, http.c holds
+ * the request, waiters.h): the wait in ms (0: answer at once), the apps it
+ * is woken for (hashes; napps 0: any), the wake generation it saw. */
+typedef struct cairn__hold {
+  int ms;
+  int napps;
+  uint64_t apps[CAIRN__WAITERS_APPS];
+  uint64_t gen;
+} cairn__hold;
 
 typedef struct cairn__resp {
   int status;
@@ -77,6 +92,7 @@ typedef struct cairn__resp {
   int retry_after;           /* > 0: a Retry-After header, in seconds */
   int retry_after_ms;        /* > 0: also Cairn-Retry-After-Ms (finer, for Cairn workers) */
   uint64_t fd_size;
+  cairn__hold *hold;         /* POST /v1/work where the request may be held, else NULL */
 } cairn__resp;
 
 /* What a request may do before its body is read, from its headers alone. */

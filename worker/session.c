@@ -204,7 +204,9 @@ static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, 
     r.wire.fields |= CAIRN_FEAT_RESOURCES;
   }
   json_t *o = cairn_report_json(&r.wire);
-  if (o && max > 0 && json_object_set_new(o, "max", json_integer(max)) != 0) {
+  if (o && ((max > 0 && json_object_set_new(o, "max", json_integer(max)) != 0) ||
+            (c->wait_ms > 0 && features >= 0 && (features & CAIRN_FEAT_WAIT) &&
+             json_object_set_new(o, "wait", json_integer(c->wait_ms)) != 0))) {
     json_decref(o);
     o = NULL;
   }

@@ -4,7 +4,15 @@
  *   claim    reserve one of max_tasks (or stop when all are taken);
  *   poll     POST /v1/work: 200 → a task; 204 → back off (50 ms doubling to
  *            5 s, with jitter) and check exit_when_idle; no answer or 5xx →
- *            back off the same way; 403 → banned, fatal;
+ *            back off the same way; 403 → banned, fatal. To a master that
+ *            lists "wait" the body asks to be held up to WORK_WAIT_MS (at
+ *            most --exit-when-idle, and the time left before it fires): a
+ *            204 after the master held it is followed by the next poll at
+ *            once (so is a chained answer without a task), a quick one by
+ *            the backoff. A drain or stop aborts the held request
+ *            (libcurl's progress callback, about once a second); a task
+ *            the master handed out in that instant comes back when its
+ *            lease expires;
  *   task     hold the lease (heartbeat renews it), take the task's request
  *            from the worker's pool (respool.h; wait while it does not fit),
  *            prepare the slot's directory DIR/run/slot-<i>, run the app,
@@ -40,6 +48,9 @@
 #define RESULT_ANSWER_MAX (64u * 1024u)
 #define EXIT_SETUP_FAILED 125
 #define PAUSED_CHECK_MS 250   /* how often a paused slot looks again */
+#define WORK_WAIT_MS 20000    /* "wait" of a work request (CAIRN_MAX_WAIT_MS at most) */
+#define WORK_WAIT_SLACK_S 30  /* libcurl's timeout of a held request: its wait + this */
+#define HTTP_TIMEOUT_S 30     /* the slot's timeout of every other request */
 
 enum { POLL_NONE, POLL_WORK, POLL_WORK_THEN_NONE };
 
@@ -427,6 +438,42 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
   }
 }
 
+static int drain_cb(void *ud) { return cairn__stopper_draining(ud); }
+
+static int master_waits(cairn_worker *w) {
+  int features = cairn__peerstate_features(&w->peers);
+  return features >= 0 && (features & CAIRN_FEAT_WAIT);
+}
+
+/* Sets the "wait" of the next work request on sl's connection: when the
+ * master lists the feature, WORK_WAIT_MS, at most --exit-when-idle and the
+ * time left before it fires (left, -1: never), with libcurl's timeout
+ * above it and a drain (not only a stop) aborting it. Returns the wait (0:
+ * none). wait_end() puts the connection back as soon as the answer is in,
+ * before any task it brings runs. */
+static long wait_begin(cairn__slot *sl, long long left) {
+  cairn_worker *w = sl->w;
+  long wait = master_waits(w) ? WORK_WAIT_MS : 0;
+  if (wait && w->exit_when_idle && (long)w->exit_when_idle * 1000 < wait)
+    wait = (long)w->exit_when_idle * 1000; /* other slots' tasks may end meanwhile */
+  if (wait && left >= 0 && left < wait)
+    wait = (long)left;
+  sl->conn.wait_ms = wait;
+  if (wait) {
+    cairn_http_set_timeout(sl->conn.http, wait / 1000 + WORK_WAIT_SLACK_S);
+    cairn_http_set_cancel(sl->conn.http, drain_cb, &w->stopper);
+  }
+  return wait;
+}
+
+static void wait_end(cairn__slot *sl) {
+  if (sl->conn.wait_ms) {
+    cairn_http_set_timeout(sl->conn.http, HTTP_TIMEOUT_S);
+    cairn_http_set_cancel(sl->conn.http, stop_cb, &sl->w->stopper);
+  }
+  sl->conn.wait_ms = 0;
+}
+
 /* Polls once. Returns POLL_NONE when there was no task or the master could
  * not be reached, POLL_WORK when tasks were handled and more may be
  * waiting, POLL_WORK_THEN_NONE when the master said after them that it has
@@ -439,6 +486,7 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   int got = POLL_NONE;
   cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", CAIRN_WORK_FIELDS,
                                           NULL, 0, NULL, 0, WORK_OFFER_MAX, &resp, &err);
+  wait_end(sl); /* a task in the answer runs with the slot's usual timeout and cancel */
   long status = resp.status;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
     cairn__worker_fatal(w, err.status, "%s", err.text);
@@ -701,6 +749,7 @@ static int batch_poll(cairn__slot *sl, int *warned, long *retry_ms) {
   unsigned k = 1 + claim_more(w, w->prefetch);
   cairn_status rc = cairn__session_work_many(&w->session, &sl->conn, k, WORK_OFFER_MAX, &resp,
                                              &err);
+  wait_end(sl); /* the tasks in the answer run with the slot's usual timeout and cancel */
   long status = resp.status;
   size_t took = 0;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
@@ -770,9 +819,17 @@ void *cairn__slot_main(void *arg) {
     if (!claim(w))
       break;
     long retry_ms = -1;
+    long wait = wait_begin(sl, idle_left(w));
+    long long asked = cairn__now_ms();
     int got = batching(w) ? batch_poll(sl, &warned, &retry_ms) : poll_once(sl, &warned, &retry_ms);
-    if (got == POLL_WORK) {
-      cairn__backoff_reset(&b);
+    if (got == POLL_NONE && wait && retry_ms < 0 && !warned &&
+        cairn__now_ms() - asked >= POLL_MIN_MS) {
+      cairn__backoff_reset(&b); /* the master held it: ask again at once */
+      unclaim(w);
+      continue;
+    }
+    if (got == POLL_WORK || (got == POLL_WORK_THEN_NONE && master_waits(w))) {
+      cairn__backoff_reset(&b); /* more may wait; a master that holds requests holds the next */
       continue;
     }
     if (got == POLL_WORK_THEN_NONE)

@@ -102,6 +102,9 @@ typedef struct cairn_master_config {
                                    without purge) by the lease checker; 0 (default): kept */
   int max_output_file_mib;      /* the largest output file a worker may upload, in MiB,
                                    whatever a job declares; default 1024 */
+  int max_held_work;            /* work requests held at once while they wait for a task
+                                   ("wait", docs/protocol.md); past it one is answered 204
+                                   at once; default 4096 (1 to 4096) */
   /* Quarantine (docs/accountability.md): a volunteer whose share of invalid
    * results (errors) over its last 20, once it has 10, exceeds this
    * fraction gets no new task until released. 0: the default (0.5 invalid,

@@ -134,7 +134,7 @@ int old_master_heartbeat(old_master *m, cairn__peerstate *ps, const int64_t *run
     return -1;
   s.peers = ps;
   s.offer = m->offer;
-  cairn__conn c = {cairn_http_create(base), 0};
+  cairn__conn c = {cairn_http_create(base), 0, 0};
   int rc = -1;
   if (c.http && cairn__session_report(&s, &c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, running,
                                       nrunning, NULL, 0, 1 << 20, &resp, &err) == CAIRN_OK &&

@@ -170,7 +170,7 @@ static void test_offer_in_registration(void **state) {
     assert_int_equal(cairn__session_init(&s, cred, &reg, NULL, &err), CAIRN_OK);
     s.peers = &ps;
     s.offer = (cairn_resources){4, 2048, 100};
-    cairn__conn c = {cairn_http_create(base), 0};
+    cairn__conn c = {cairn_http_create(base), 0, 0};
     /* the stand-in's answer is no registration: refused, but the body is kept */
     assert_int_equal(cairn__session_open(&s, &c, &err), CAIRN_EINVAL);
     assert_int_equal(m.n, 1);
@@ -216,7 +216,7 @@ static void test_team_in_registration(void **state) {
     snprintf(cred, sizeof cred, "%s/credentials.json", dir);
     assert_int_equal(cairn__session_init(&s, cred, &reg, NULL, &err), CAIRN_OK);
     s.peers = &ps;
-    cairn__conn c = {cairn_http_create(base), 0};
+    cairn__conn c = {.http = cairn_http_create(base)};
     assert_int_equal(cairn__session_open(&s, &c, &err), CAIRN_EINVAL); /* no registration */
     assert_int_equal(m.n, cases[i].bodies);
     if (cases[i].first_has_team)
