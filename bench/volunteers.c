@@ -507,7 +507,10 @@ static void on_event(conn *c, uint32_t events) {
 
 /* Hands queued requests to idle connections. */
 static void dispatch(void) {
-  while (S.q_fresh.n && S.nfr_free)
+  /* the ramp-up holds at most as many fresh connections as the pool: the
+   * master's memory for connections stays out of its memory per volunteer */
+  int floor = S.phase == 0 && S.nfresh > S.keepalive ? S.nfresh - S.keepalive : 0;
+  while (S.q_fresh.n && S.nfr_free > floor)
     start(&S.fr[S.fr_free[--S.nfr_free]], ring_pop(&S.q_fresh));
   for (int i = 0; i < S.keepalive && S.q_keep.n; i++)
     if (S.pool[i].state == C_IDLE)
@@ -589,10 +592,32 @@ static long job_done(const harness_server *srv, long long id) {
   return done;
 }
 
+/* A child process that lists every volunteer (GET /v1/volunteers, as a
+ * dashboard or `cairn volunteers` would) every `every` seconds and prints
+ * how long each listing took; stopped by the caller. */
+static pid_t admin_lister(const harness_server *srv, double every) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  for (;;) {
+    double t = now();
+    size_t len = 0;
+    char *raw = NULL;
+    long st = harness_http(srv->url, "GET", "/v1/volunteers", HARNESS_ADMIN_TOKEN, NULL, 0, NULL,
+                           &raw, &len);
+    printf("  admin: GET /v1/volunteers %ld, %zu bytes in %.0f ms; master RSS %ld KiB\n", st,
+           len, (now() - t) * 1e3, proc_rss_kib(srv->pid));
+    fflush(stdout);
+    free(raw);
+    usleep((useconds_t)(every * 1e6));
+  }
+}
+
 static void usage(void) {
   fprintf(stderr, "usage: bench-volunteers --n N [--duration S] [--interval S] [--keepalive K]\n"
                   "       [--fresh F] [--workers W] [--slots S] [--task-sleep S] [--threads T]\n"
-                  "       [--timeout S]\n");
+                  "       [--timeout S] [--admin-every S]\n");
   exit(2);
 }
 
@@ -657,7 +682,7 @@ static uint64_t count_errors(int print) {
 
 int main(int argc, char **argv) {
   long n = 0;
-  double duration = 60, task_sleep = 0.1;
+  double duration = 60, task_sleep = 0.1, admin_every = 0;
   int workers = 2, slots = 2, threads = 16, keepalive = 0;
   S.interval = 30;
   S.fresh = 0.2;
@@ -677,11 +702,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--task-sleep")) task_sleep = atof(v);
     else if (!strcmp(a, "--threads")) threads = atoi(v);
     else if (!strcmp(a, "--timeout")) S.timeout = atof(v);
+    else if (!strcmp(a, "--admin-every")) admin_every = atof(v);
     else usage();
   }
   if (n < 1 || n > 1000000 || !(duration > 0) || !(S.interval > 0) || !(S.fresh >= 0) ||
       S.fresh > 1 || workers < 0 || slots < 1 || task_sleep < 0 || threads < 1 ||
-      !(S.timeout > 0) || keepalive < 0)
+      !(S.timeout > 0) || keepalive < 0 || admin_every < 0)
     usage();
   if (!keepalive) /* a pool that keeps each connection busy more often than its idle limit */
     keepalive = n / 400 < 8 ? 8 : n / 400 > 256 ? 256 : (int)(n / 400);
@@ -768,6 +794,7 @@ int main(int argc, char **argv) {
   S.phase = 1;
   run_until(now() + 5);
   stats_reset();
+  pid_t lister = admin_every > 0 ? admin_lister(&srv, admin_every) : 0;
   double t0 = now(), cpu0 = proc_cpu(srv.pid);
   long done0 = job_done(&srv, work_job), rss_max = proc_rss_kib(srv.pid);
   for (double t = t0 + 1; t < t0 + duration + 0.5; t += 1) {
@@ -777,6 +804,7 @@ int main(int argc, char **argv) {
   }
   double window = now() - t0, cpu = proc_cpu(srv.pid) - cpu0;
   long done1 = job_done(&srv, work_job);
+  harness_stop_all(&lister, 1, 5);
   S.phase = 2;
   run_until(now() + 2); /* answers in flight: not counted */
 
