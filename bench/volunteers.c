@@ -2,7 +2,7 @@
  *
  *   bench-volunteers --n N [--duration S] [--interval S] [--keepalive K]
  *                    [--fresh F] [--workers W] [--slots S] [--task-sleep S]
- *                    [--threads T] [--timeout S]
+ *                    [--threads T] [--timeout S] [--admin-every S] [--sources K]
  *
  * Starts cairn-server (a separate process, fresh database in a temporary
  * folder, durable) with the limits a project of N volunteers on one address
@@ -98,7 +98,7 @@ typedef struct stats {
 static struct sim {
   long n;
   double interval, fresh, timeout;
-  int keepalive, port, epfd, nfresh, phase; /* phase 0: ramp, 1: steady, 2: drain */
+  int keepalive, port, epfd, nfresh, phase, sources; /* phase 0: ramp, 1: steady, 2: drain */
   vol *v;
   uint32_t *heap;
   size_t hn;
@@ -328,6 +328,21 @@ static void fail(conn *c, int kind) {
   conn_close(c);
 }
 
+/* With --sources K > 1, a fresh connection comes from one of K loopback
+ * addresses 127.1.x.y chosen by its volunteer (the port is picked at
+ * connect, per address): the ports of one address cannot carry thousands
+ * of fresh connections a second for long, a population of addresses can. */
+static int bind_source(conn *c) {
+  if (S.sources <= 1 || c->keep)
+    return 0;
+  int one = 1;
+  uint32_t k = c->vid % (uint32_t)S.sources;
+  struct sockaddr_in me = {.sin_family = AF_INET,
+                           .sin_addr.s_addr = htonl(0x7f010000u | ((k / 254) << 8) | (k % 254 + 1))};
+  setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+  return bind(c->fd, (struct sockaddr *)&me, sizeof me);
+}
+
 /* Sends c's request: connects first when c has no socket. */
 static void start(conn *c, uint32_t vid) {
   c->vid = vid;
@@ -350,6 +365,7 @@ static void start(conn *c, uint32_t vid) {
     c->state = C_CONNECTING;
     c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0 || setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
+        bind_source(c) ||
         (connect(c->fd, (struct sockaddr *)&S.sa, sizeof S.sa) && errno != EINPROGRESS)) {
       fail(c, E_CONNECT);
       return;
@@ -617,7 +633,7 @@ static pid_t admin_lister(const harness_server *srv, double every) {
 static void usage(void) {
   fprintf(stderr, "usage: bench-volunteers --n N [--duration S] [--interval S] [--keepalive K]\n"
                   "       [--fresh F] [--workers W] [--slots S] [--task-sleep S] [--threads T]\n"
-                  "       [--timeout S] [--admin-every S]\n");
+                  "       [--timeout S] [--admin-every S] [--sources K]\n");
   exit(2);
 }
 
@@ -703,11 +719,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--threads")) threads = atoi(v);
     else if (!strcmp(a, "--timeout")) S.timeout = atof(v);
     else if (!strcmp(a, "--admin-every")) admin_every = atof(v);
+    else if (!strcmp(a, "--sources")) S.sources = atoi(v);
     else usage();
   }
   if (n < 1 || n > 1000000 || !(duration > 0) || !(S.interval > 0) || !(S.fresh >= 0) ||
       S.fresh > 1 || workers < 0 || slots < 1 || task_sleep < 0 || threads < 1 ||
-      !(S.timeout > 0) || keepalive < 0 || admin_every < 0)
+      !(S.timeout > 0) || keepalive < 0 || admin_every < 0 || S.sources < 0 ||
+      S.sources > 254 * 254)
     usage();
   if (!keepalive) /* a pool that keeps each connection busy more often than its idle limit */
     keepalive = n / 400 < 8 ? 8 : n / 400 > 256 ? 256 : (int)(n / 400);
