@@ -661,6 +661,25 @@ static void setup_sim(long n, int keepalive, int nfresh) {
   S.epfd = epoll_create1(EPOLL_CLOEXEC);
 }
 
+static void free_sim(void) {
+  for (int i = 0; i < S.keepalive; i++)
+    if (S.pool[i].fd >= 0)
+      close(S.pool[i].fd);
+  for (int i = 0; i < S.nfresh; i++)
+    if (S.fr[i].fd >= 0)
+      close(S.fr[i].fd);
+  close(S.epfd);
+  for (int r = 0; r < NROUTES; r++)
+    free(S.st.bins[r]);
+  free(S.v);
+  free(S.heap);
+  free(S.q_keep.v);
+  free(S.q_fresh.v);
+  free(S.pool);
+  free(S.fr);
+  free(S.fr_free);
+}
+
 static void report_routes(double window) {
   for (int r = 0; r < NROUTES; r++) {
     if (!S.st.count[r])
@@ -827,6 +846,7 @@ int main(int argc, char **argv) {
   run_until(now() + 2); /* answers in flight: not counted */
 
   harness_stop_all(pids, workers, 5);
+  free(pids);
   harness_server_stop(&srv, SIGTERM);
   harness_rmtree(dir);
 
@@ -856,5 +876,6 @@ int main(int argc, char **argv) {
          quantile(-1, 0.999) / 1e3, (unsigned long long)errors,
          (unsigned long long)S.st.throttled, rss_per_vol, rss_max, cpu / window * 100, dispatch,
          (double)n / ramp_s, reg_p99 / 1e3);
+  free_sim();
   return 0;
 }
