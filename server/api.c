@@ -718,8 +718,11 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     if (is(rq, "POST"))
       return cairn__admission_register(m, rq, rs);
     if (is(rq, "GET")) {
-      if (admin(m, rq, rs))
-        set_json(rs, 200, cairn__core_volunteers_json(m->core));
+      if (admin(m, rq, rs)) {
+        rs->ctype = "application/json";
+        rs->body = cairn__core_volunteers_text(m->core, &rs->len);
+        rs->status = rs->body ? 200 : 503;
+      }
       return;
     }
     break;

@@ -678,6 +678,13 @@ const char *cairn__core_files_dir(const cairn_core *c);
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
 json_t *cairn__core_jobs_json(cairn_core *c);
 json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err);
+/* GET /v1/volunteers: {"volunteers": [...]} as text (malloc'd, length in
+ * *len), NULL when out of memory. Takes c->lock once per VOL_LIST_CHUNK
+ * volunteers (each hold O(chunk)) and renders outside it, so a listing of
+ * the whole population neither stalls requests nor holds a JSON tree of
+ * it: memory O(chunk) besides the text. */
+char *cairn__core_volunteers_text(cairn_core *c, size_t *len);
+/* The same, parsed (for tests and small listings). */
 json_t *cairn__core_volunteers_json(cairn_core *c);
 /* Appends Prometheus lines for tasks, allocations and results. */
 void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap);

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/base64.h"
+#include "common/buf.h"
 #include "common/grant.h"
 #include "common/log.h"
 #include "server/core.h"
@@ -582,36 +583,73 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
   return json_pack("{s:o}", "tasks", tasks);
 }
 
-json_t *cairn__core_volunteers_json(cairn_core *c) {
-  json_t *a = json_array();
-  pthread_mutex_lock(&c->lock);
-  for (size_t i = 0; i < c->nvols; i++) {
-    const mvol *v = c->vols[i];
-    json_t *apps = json_array();
-    for (int k = 0; k < v->napps; k++)
-      json_array_append_new(apps, json_string(v->apps[k]));
-    json_array_append_new(
-      a, json_pack("{s:I, s:s, s:s, s:I, s:o, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I}", "id",
-                   (json_int_t)v->id, "name", v->name, "cluster", v->cluster, "row",
-                   (json_int_t)v->id, "apps", apps, "slots", v->slots, "allocations",
-                   (json_int_t)v->allocations, "valid", (json_int_t)v->valid, "invalid",
-                   (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
-                   (json_int_t)v->errors, "banned", v->banned, "last_seen",
-                   (json_int_t)v->last_seen));
-    json_t *o = json_array_get(a, json_array_size(a) - 1);
-    json_object_set_new(o, "quarantined", json_boolean(v->quarantined));
-    json_object_set_new(o, "team", v->team ? json_string(v->team) : json_null());
-    json_object_set_new(o, "credit", json_real(v->credit));
-    json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));
-    json_object_set_new(o, "trust", json_integer(v->trust));
-    json_object_set_new(o, "trusted", json_boolean(!v->banned && v->trust >= c->trust_threshold));
-    json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
-    json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
+/* One volunteer's entry of GET /v1/volunteers (under c->lock; c for the
+ * entries that depend on the core's settings). */
+static json_t *volunteer_row(const cairn_core *c, const mvol *v) {
+  json_t *apps = json_array();
+  for (int k = 0; k < v->napps; k++)
+    json_array_append_new(apps, json_string(v->apps[k]));
+  json_t *o = json_pack(
+    "{s:I, s:s, s:s, s:I, s:o, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I}", "id", (json_int_t)v->id,
+    "name", v->name, "cluster", v->cluster, "row", (json_int_t)v->id, "apps", apps, "slots",
+    v->slots, "allocations", (json_int_t)v->allocations, "valid", (json_int_t)v->valid,
+    "invalid", (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
+    (json_int_t)v->errors, "banned", v->banned, "last_seen", (json_int_t)v->last_seen);
+  json_object_set_new(o, "quarantined", json_boolean(v->quarantined));
+  json_object_set_new(o, "team", v->team ? json_string(v->team) : json_null());
+  json_object_set_new(o, "credit", json_real(v->credit));
+  json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));
+  json_object_set_new(o, "trust", json_integer(v->trust));
+  json_object_set_new(o, "trusted", json_boolean(!v->banned && v->trust >= c->trust_threshold));
+  json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
+  json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
+  return o;
+}
+
+/* Volunteers listed under one hold of c->lock: a listing of the whole
+ * population lets requests in between chunks. */
+#define VOL_LIST_CHUNK 256
+
+static int append_json(const char *p, size_t n, void *b) {
+  return cairn_buf_append(b, p, n);
+}
+
+char *cairn__core_volunteers_text(cairn_core *c, size_t *len) {
+  cairn_buf out;
+  cairn_buf_init(&out, (size_t)-1);
+  json_t *rows[VOL_LIST_CHUNK];
+  int bad = cairn_buf_append(&out, "{\"volunteers\":[", 15);
+  uint64_t seq = 0;
+  size_t total = SIZE_MAX; /* those registered at the first hold */
+  for (size_t i = 0, n = 1; n > 0; i += n) {
+    pthread_mutex_lock(&c->lock);
+    total = total < c->nvols ? total : c->nvols; /* volunteers are only ever added */
+    n = total - i < VOL_LIST_CHUNK ? total - i : VOL_LIST_CHUNK;
+    for (size_t k = 0; k < n; k++)
+      rows[k] = volunteer_row(c, c->vols[i + k]);
+    seq = cairn__journal_last(c->journal);
+    cairn__core_unlock(c);
+    for (size_t k = 0; k < n; k++) { /* rendered outside the lock */
+      bad |= (i + k && cairn_buf_append(&out, ",", 1)) ||
+             !rows[k] || json_dump_callback(rows[k], append_json, &out, JSON_COMPACT);
+      json_decref(rows[k]);
+    }
   }
-  uint64_t seq = cairn__journal_last(c->journal);
-  cairn__core_unlock(c);
   settle(c, seq);
-  return json_pack("{s:o}", "volunteers", a);
+  bad |= cairn_buf_append(&out, "]}", 2);
+  if (bad) {
+    cairn_buf_free(&out);
+    return NULL;
+  }
+  return cairn_buf_take(&out, len);
+}
+
+json_t *cairn__core_volunteers_json(cairn_core *c) {
+  size_t len = 0;
+  char *text = cairn__core_volunteers_text(c, &len);
+  json_t *o = text ? json_loadb(text, len, 0, NULL) : NULL;
+  free(text);
+  return o;
 }
 
 static void appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)

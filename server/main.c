@@ -24,6 +24,7 @@ static void usage(FILE *f) {
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
         "                    [--broadcast-plan ALGO] [--volunteer-rate N]\n"
+        "                    [--address-rate N] [--address-connections N]\n"
         "                    [--registration open|invite|closed] [--max-wall-seconds N]\n"
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
         "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
@@ -46,6 +47,10 @@ static void usage(FILE *f) {
         "                       bounded-degree, or online (no plan)\n"
         "  --volunteer-rate N   requests one volunteer may make a minute (default 120000,\n"
         "                       after a burst of ten seconds' worth; -1: no limit)\n"
+        "  --address-rate N     registrations and failed authentications one client\n"
+        "                       address may make a minute (default 60; -1: no limit)\n"
+        "  --address-connections N   connections one client address may hold open\n"
+        "                       (default 64; -1: no limit; all addresses: 4096)\n"
         "  --registration M     who may register volunteers: open (default, anyone),\n"
         "                       invite (a code from `cairn invite`) or closed\n"
         "  --max-wall-seconds N, --max-cpu-seconds N, --max-memory-mib N, --max-disk-mib N,\n"
@@ -97,6 +102,8 @@ int main(int argc, char **argv) {
     {"broadcast-plan", required_argument, NULL, 'b'},
     {"volunteer-rate", required_argument, NULL, 'r'},
     {"registration", required_argument, NULL, 'g'},
+    {"address-rate", required_argument, NULL, 'A'},
+    {"address-connections", required_argument, NULL, 'P'},
     {"max-wall-seconds", required_argument, NULL, 'W'},
     {"max-cpu-seconds", required_argument, NULL, 'C'},
     {"max-memory-mib", required_argument, NULL, 'M'},
@@ -145,6 +152,19 @@ int main(int argc, char **argv) {
       break;
     }
     case 'g': cfg.registration = optarg; break;
+    case 'A': case 'P': { /* per client address: -1 lifts the limit */
+      long long n;
+      if (flag_number(ch == 'A' ? "address-rate" : "address-connections", optarg, -1,
+                      ch == 'A' ? 100000000 : 1000000, &n))
+        return 2;
+      if (n == 0) {
+        fprintf(stderr, "cairn-server: --%s must be -1 (no limit) or above 0\n",
+                ch == 'A' ? "address-rate" : "address-connections");
+        return 2;
+      }
+      *(ch == 'A' ? &cfg.anonymous_per_minute : &cfg.per_ip_connections) = (int)n;
+      break;
+    }
     case 'W': case 'C': case 'M': case 'D': case 'O': case 'G': {
       /* the ceilings: 0 = none; the grace: seconds after the wall limit */
       long long n;
