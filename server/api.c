@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/protocol.h"
 #include "common/sha256.h"
+#include "server/demand.h"
 #include "server/fit.h"
 #include "server/master.h"
 #include "server/outputs.h"
@@ -35,7 +36,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/volunteers/{id}/release", "/v1/audit/index/{n}",
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
-  "/v1/results/{n}/files", "/v1/jobs/{id}/output"};
+  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/demand"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -81,6 +82,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     return R_AUDIT_VOL;
   if (strcmp(p, "work") == 0)
     return R_WORK;
+  if (strcmp(p, "demand") == 0)
+    return R_DEMAND;
   if (strcmp(p, "heartbeat") == 0)
     return R_HEARTBEAT;
   if (strncmp(p, "results/", 8) == 0 && p[8] && !strchr(p + 8, '/'))
@@ -879,6 +882,12 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (is(rq, "POST"))
       return h_life(m, r, rq, rs);
+    break;
+  case R_DEMAND:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return set_json(rs, 200, cairn__core_demand_json(m->core));
     break;
   case R_INVITATIONS:
   case R_INVITATION:

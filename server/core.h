@@ -175,6 +175,7 @@ typedef struct mjob {
   /* resources (fit.h): the distinct requests and how many tasks make each */
   cairn_resources *rclasses;
   uint32_t *rclass_tasks;
+  uint32_t *rclass_eligible; /* ELIGIBLE tasks making each (demand.h) */
   uint32_t nrclasses;
   uint32_t *parked;        /* ring of parked tasks (capacity ntasks, made on first use) */
   uint32_t park_head, nparked, sweep_left;
@@ -202,6 +203,8 @@ typedef struct mvol {
   uint32_t q_invalid, q_errors;
   uint8_t q_seen;
   int quarantined;         /* gets no new task until released */
+  int64_t seen_sec;        /* the second its latest request is counted in (demand.c; 0: none) */
+  uint8_t seen_idle;       /* it held no lease then */
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */
@@ -225,6 +228,15 @@ typedef struct lease_heap_item {
 } lease_heap_item;
 
 typedef struct cairn__dist cairn__dist; /* dist.h */
+
+/* Seconds a volunteer counts as present after its latest request (demand.h). */
+#define CAIRN__DEMAND_WINDOW 60
+/* The presence ring (demand.c): per second of the last window, the volunteers
+ * whose latest request fell in it, and of those the ones holding no lease. */
+typedef struct cairn__presence {
+  int64_t sec[CAIRN__DEMAND_WINDOW];
+  uint32_t present[CAIRN__DEMAND_WINDOW], idle[CAIRN__DEMAND_WINDOW];
+} cairn__presence;
 
 typedef struct cairn_core {
   pthread_mutex_t lock;
@@ -258,6 +270,7 @@ typedef struct cairn_core {
   cairn_resources largest; /* field-wise largest offer seen (fit.h) */
   int any_offer;            /* an offer was seen */
   uint64_t offer_gen;       /* bumped when largest grows */
+  cairn__presence presence; /* volunteers present and idle (demand.c) */
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
