@@ -139,15 +139,17 @@ extern const cairn_launch_backend *const cairn_launch_backends[];
 /* Helpers every backend shares (cli/launch_util.c). */
 
 /* The worker's argv for spec: worker_path, --server, --cluster (cluster, or
- * spec->cluster when cluster is NULL, omitted when both are), --cores,
- * --memory, --slots, --exit-when-idle, --invitation-file (invitation: the path
+ * spec->cluster when cluster is NULL; omitted when both are), --cores,
+ * --memory, --slots, --exit-when-idle, --dir (dir: the worker's own state
+ * folder as the execution host sees it, or NULL to leave it out: every
+ * worker on one host needs its own), --invitation-file (invitation: the path
  * as the execution host sees it, or NULL for none), then spec->worker_args.
  * Writes at most cap-1 pointers plus a NULL into argv; the strings point into
- * spec or into buf (bufsize bytes, caller's). Returns the count, or -1 when
- * argv or buf is too small. */
+ * spec, the arguments, or buf (bufsize bytes, caller's). Returns the count,
+ * or -1 when argv or buf is too small. */
 int cairn_launch_worker_argv(const cairn_launch_spec *spec, const char *cluster,
-                             const char *invitation, const char **argv, int cap, char *buf,
-                             size_t bufsize);
+                             const char *dir, const char *invitation, const char **argv, int cap,
+                             char *buf, size_t bufsize);
 /* Appends s to out (outsize bytes, NUL-terminated, already holding a string)
  * quoted for a POSIX shell ('...' with ' as '\''). Returns 0, or -1 when it
  * does not fit (out unchanged). */

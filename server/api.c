@@ -770,6 +770,16 @@ static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   set_json(rs, 200, o);
 }
 
+/* GET /v1/demand (admin): the core's counts and how volunteers register. */
+static void h_demand(cairn_master *m, cairn__resp *rs) {
+  static const char *const reg[] = {[CAIRN__REG_OPEN] = "open", [CAIRN__REG_INVITE] = "invite",
+                                    [CAIRN__REG_CLOSED] = "closed"};
+  json_t *o = cairn__core_demand_json(m->core);
+  if (o)
+    json_object_set_new(o, "registration", json_string(reg[m->registration]));
+  set_json(rs, o ? 200 : 503, o);
+}
+
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = -1;
   cairn_error failure;
@@ -887,7 +897,7 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     if (!admin(m, rq, rs))
       return;
     if (is(rq, "GET"))
-      return set_json(rs, 200, cairn__core_demand_json(m->core));
+      return h_demand(m, rs);
     break;
   case R_INVITATIONS:
   case R_INVITATION:

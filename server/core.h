@@ -230,7 +230,7 @@ typedef struct lease_heap_item {
 typedef struct cairn__dist cairn__dist; /* dist.h */
 
 /* Seconds a volunteer counts as present after its latest request (demand.h). */
-#define CAIRN__DEMAND_WINDOW 60
+#define CAIRN__DEMAND_WINDOW 20
 /* The presence ring (demand.c): per second of the last window, the volunteers
  * whose latest request fell in it, and of those the ones holding no lease. */
 typedef struct cairn__presence {
