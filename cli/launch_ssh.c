@@ -370,6 +370,23 @@ static int signal_removed(ssh_state *s, int h, const char *sig) {
   return alive;
 }
 
+/* Removes the exit files of host h's removed workers (their logs stay). */
+static void forget_exits(ssh_state *s, int h) {
+  char script[SSH_SCRIPT_MAX] = "rm -f";
+  int any = 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->w[i].host == h && s->w[i].removed &&
+        strlen(script) + strlen(s->w[i].dir) + 16 < sizeof script) {
+      char item[300];
+      snprintf(item, sizeof item, "%s.exit", s->w[i].dir);
+      strcat(script, " ");
+      cairn_launch_shell_quote(script, sizeof script, item);
+      any = 1;
+    }
+  if (any)
+    on_host(s, h, script, NULL, NULL, 0);
+}
+
 static int ssh_remove(void *st, const char *id) {
   ssh_state *s = st;
   ssh_worker *w = find(s, id);
@@ -392,8 +409,10 @@ static void ssh_fini(void *st) {
       break;
     nanosleep(&half, NULL);
   }
-  for (int h = 0; h < s->nhosts; h++)
+  for (int h = 0; h < s->nhosts; h++) {
     signal_removed(s, h, "KILL");
+    forget_exits(s, h);
+  }
   ssh_fini_state(s);
 }
 
