@@ -69,7 +69,7 @@ typedef struct held {
 
 typedef struct demand {
   long long eligible, leased, present, idle;
-  int invite;
+  int invite, closed; /* how the master registers volunteers */
 } demand;
 
 typedef struct factory {
@@ -136,6 +136,7 @@ static int read_demand(factory *f, demand *d, char *why, size_t whylen) {
   d->idle = json_integer_value(json_object_get(v, "idle"));
   const char *reg = json_string_value(json_object_get(o, "registration"));
   d->invite = reg && strcmp(reg, "invite") == 0;
+  d->closed = reg && strcmp(reg, "closed") == 0;
   json_decref(o);
   return 0;
 }
@@ -294,7 +295,7 @@ static void nap(double s) {
 
 static void run_pool(factory *f) {
   double backoff = 0, next_read = 0;
-  int down = 0;
+  int down = 0, closed = 0;
   while (!stop_flag) {
     double now = now_s();
     poll_pool(f);
@@ -306,7 +307,11 @@ static void run_pool(factory *f) {
           say("the master answers again");
         down = 0;
         backoff = 0;
-        scale(f, &d, now);
+        if (d.closed && !closed)
+          say("the master registers no new volunteers (--registration closed): starting none");
+        closed = d.closed;
+        if (!closed)
+          scale(f, &d, now);
       } else {
         backoff = backoff ? fmin(backoff * 2, LAUNCH_BACKOFF_MAX) : f->poll_s;
         if (!down) {

@@ -211,8 +211,8 @@ const cairn_launch_backend cairn_launch_local = {
   .name = "local",
   .summary = "cairn-worker processes on this machine",
   .options = (const char *const[]){NULL},
-  .help = "  (no options of its own; --worker PATH: default the cairn-worker next to cairn,\n"
-          "  else on PATH; logs and state in WORKDIR/local/)\n",
+  .help = "    no options of its own; --worker: default the cairn-worker next to\n"
+          "    cairn, else on PATH; logs and state in WORKDIR/local/\n",
   .init = local_init,
   .submit = local_submit,
   .poll = local_poll,
