@@ -241,13 +241,14 @@ static int submit(factory *f, const cairn_launch_spec *spec, int n, int keeper, 
   int k = ids ? f->be->submit(f->st, spec, n, ids, err, sizeof err) : -1;
   if (k < n)
     say("%s backend: %s", f->be->name, err[0] ? err : "out of memory");
+  for (int i = 0; i < n; i++)
+    note_start(f, now); /* attempts count: a failing backend is not asked faster */
   for (int i = 0; i < k; i++) {
     held *w = &f->w[f->n++];
     snprintf(w->id, sizeof w->id, "%s", ids[i]);
     w->since = now;
     w->state = CAIRN_LAUNCH_PENDING;
     w->keeper = keeper;
-    note_start(f, now);
   }
   free(ids);
   if (k > 0) {
