@@ -474,10 +474,10 @@ void cairn__core_peer_key(cairn_core *c, int64_t id, char key[65]);
 /* Where uploaded files live (fixed; owned by c). */
 const char *cairn__core_files_dir(const cairn_core *c);
 
-/* GET /v1/demand: cairn__core_demand_json (demand.h), O(E × K × D) under
- * the lock — E jobs with eligible work, K <= 64 requests each, D <= 64
- * distinct ones kept — plus the 20-slot presence ring; never O(tasks) or
- * O(volunteers). */
+/* GET /v1/demand: cairn__core_demand_json (demand.h), O(E × K) under the
+ * lock — E jobs with eligible work, K <= 64 requests each, each found among
+ * the <= 64 distinct ones kept by a hash — plus the 20-slot presence ring;
+ * never O(tasks) or O(volunteers). */
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
 json_t *cairn__core_jobs_json(cairn_core *c);
 json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err);
