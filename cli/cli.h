@@ -47,5 +47,7 @@ int cairn_cmd_simulate(int argc, char **argv);
 int cairn_cmd_ataf(int argc, char **argv);
 /* cairn plan ALGO INSTANCE.json [--svg FILE]: broadcast/multicast planning. */
 int cairn_cmd_plan(int argc, char **argv);
+/* cairn launch BACKEND --server URL [...]: the worker factory (launch.c). */
+int cairn_cmd_launch(int argc, char **argv);
 
 #endif

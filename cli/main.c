@@ -21,6 +21,7 @@ static const cairn_cli_cmd commands[] = {
   {"priority", "set a job's priority (higher is served first)", cairn_cmd_priority},
   {"invite", "create an invitation code for registering a volunteer", cairn_cmd_invite},
   {"invitations", "list the invitations, or revoke one", cairn_cmd_invitations},
+  {"launch", "keep a pool of workers for the master's work (local, ssh, ...)", cairn_cmd_launch},
   {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn_cmd_gen},
   {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn_cmd_simulate},
   {"ataf", "evaluate or invert an ATAF: phi(X, Y) or phi^-1(N)", cairn_cmd_ataf},

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/protocol.h"
 #include "common/sha256.h"
+#include "server/demand.h"
 #include "server/fit.h"
 #include "server/master.h"
 #include "server/outputs.h"
@@ -35,7 +36,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/volunteers/{id}/release", "/v1/audit/index/{n}",
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
-  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)"};
+  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -83,6 +84,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     return R_WORK;
   if (strcmp(p, "stats") == 0)
     return R_STATS;
+  if (strcmp(p, "demand") == 0)
+    return R_DEMAND;
   if (strcmp(p, "heartbeat") == 0)
     return R_HEARTBEAT;
   if (strcmp(p, "results") == 0)
@@ -700,6 +703,16 @@ static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   set_json(rs, 200, o);
 }
 
+/* GET /v1/demand (admin): the core's counts and how volunteers register. */
+static void h_demand(cairn_master *m, cairn__resp *rs) {
+  static const char *const reg[] = {[CAIRN__REG_OPEN] = "open", [CAIRN__REG_INVITE] = "invite",
+                                    [CAIRN__REG_CLOSED] = "closed"};
+  json_t *o = cairn__core_demand_json(m->core);
+  if (o)
+    json_object_set_new(o, "registration", json_string(reg[m->registration]));
+  set_json(rs, o ? 200 : 503, o);
+}
+
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = -1;
   cairn_error failure;
@@ -819,6 +832,12 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (is(rq, "POST"))
       return h_life(m, r, rq, rs);
+    break;
+  case R_DEMAND:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return h_demand(m, rs);
     break;
   case R_INVITATIONS:
   case R_INVITATION:

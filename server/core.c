@@ -13,6 +13,7 @@
  * (cairn__core_requeue, O(tasks + edges) of the job).
  */
 #include "server/core.h"
+#include "server/demand.h"
 #include "server/dist.h"
 #include "server/fit.h"
 #include "server/outputs.h"
@@ -137,6 +138,7 @@ static void j_outcome(cairn_core *c, int64_t idx, int outcome) {
 static void set_state(cairn_core *c, mjob *j, uint32_t v, int state) {
   int had = j->counts[TS_ELIGIBLE] > 0;
   j->counts[j->tasks[v].state]--;
+  cairn__demand_move(j, &j->tasks[v], j->tasks[v].state, state);
   j->tasks[v].state = (uint8_t)state;
   j->counts[state]++;
   if (had != (j->counts[TS_ELIGIBLE] > 0))

@@ -189,6 +189,7 @@ typedef struct mjob {
   /* resources (fit.h): the distinct requests and how many tasks make each */
   cairn_resources *rclasses;
   uint32_t *rclass_tasks;
+  uint32_t *rclass_eligible; /* ELIGIBLE tasks making each (demand.h) */
   uint32_t nrclasses;
   uint32_t *parked;        /* ring of parked tasks (capacity ntasks, made on first use) */
   uint32_t park_head, nparked, sweep_left;
@@ -233,6 +234,8 @@ typedef struct mvol {
   int64_t trust;
   struct cairn__tring *ring;
   int trust_due;
+  int64_t seen_sec;        /* the second its latest request is counted in (demand.c; 0: none) */
+  uint8_t seen_idle;       /* it held no lease then */
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */
@@ -264,6 +267,14 @@ typedef struct cairn__wake_entry {
   uint64_t app;
   uint32_t n;
 } cairn__wake_entry;
+/* Seconds a volunteer counts as present after its latest request (demand.h). */
+#define CAIRN__DEMAND_WINDOW 20
+/* The presence ring (demand.c): per second of the last window, the volunteers
+ * whose latest request fell in it, and of those the ones holding no lease. */
+typedef struct cairn__presence {
+  int64_t sec[CAIRN__DEMAND_WINDOW];
+  uint32_t present[CAIRN__DEMAND_WINDOW], idle[CAIRN__DEMAND_WINDOW];
+} cairn__presence;
 
 typedef struct cairn_core {
   pthread_mutex_t lock;
@@ -297,6 +308,7 @@ typedef struct cairn_core {
   cairn_resources largest; /* field-wise largest offer seen (fit.h) */
   int any_offer;            /* an offer was seen */
   uint64_t offer_gen;       /* bumped when largest grows */
+  cairn__presence presence; /* volunteers present and idle (demand.c) */
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
@@ -675,6 +687,10 @@ void cairn__core_peer_key(cairn_core *c, int64_t id, char key[65]);
 /* Where uploaded files live (fixed; owned by c). */
 const char *cairn__core_files_dir(const cairn_core *c);
 
+/* GET /v1/demand: cairn__core_demand_json (demand.h), O(E × K) under the
+ * lock — E jobs with eligible work, K <= 64 requests each, each found among
+ * the <= 64 distinct ones kept by a hash — plus the 20-slot presence ring;
+ * never O(tasks) or O(volunteers). */
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
 json_t *cairn__core_jobs_json(cairn_core *c);
 json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err);

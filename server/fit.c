@@ -9,7 +9,8 @@
 int cairn__fit_job_init(mjob *j, const cairn_resources *classes, uint32_t n) {
   j->rclasses = calloc(CAIRN_MAX_RESOURCE_CLASSES, sizeof *j->rclasses);
   j->rclass_tasks = calloc(CAIRN_MAX_RESOURCE_CLASSES, sizeof *j->rclass_tasks);
-  if (!j->rclasses || !j->rclass_tasks)
+  j->rclass_eligible = calloc(CAIRN_MAX_RESOURCE_CLASSES, sizeof *j->rclass_eligible);
+  if (!j->rclasses || !j->rclass_tasks || !j->rclass_eligible)
     return -1;
   if (n > CAIRN_MAX_RESOURCE_CLASSES)
     n = CAIRN_MAX_RESOURCE_CLASSES;

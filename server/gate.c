@@ -81,6 +81,7 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_JOB_PRIORITY:
   case R_INVITATIONS:
   case R_INVITATION:
+  case R_DEMAND:
     *need = NEED_ADMIN;
     break;
   default:

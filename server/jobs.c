@@ -10,6 +10,7 @@
 #include "common/grant.h"
 #include "common/log.h"
 #include "server/core.h"
+#include "server/demand.h"
 #include "server/outputs.h"
 #include "server/dist.h"
 #include "server/fit.h"
@@ -39,6 +40,7 @@ void cairn__job_free(mjob *j) {
   free(j->tasks);
   free(j->rclasses);
   free(j->rclass_tasks);
+  free(j->rclass_eligible);
   free(j->parked);
   free(j->urgent);
   cairn_dag_free(j->dag);
@@ -296,6 +298,7 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     t->npending = cairn_dag_nparents(j->dag, i);
     t->state = t->npending ? TS_WAITING : TS_ELIGIBLE;
     j->counts[t->state]++;
+    cairn__demand_move(j, t, -1, t->state);
   }
   for (uint32_t i = 0; i < j->ntasks; i++) /* the policy has them: prime_policy */
     j->tasks[i].queued = j->tasks[i].state == TS_ELIGIBLE;

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "server/core.h"
+#include "server/demand.h"
 #include "server/outputs.h"
 #include "server/dist.h"
 #include "server/fit.h"
@@ -398,6 +399,7 @@ static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
         t->state = TS_ELIGIBLE;
       }
       j->counts[t->state]++;
+      cairn__demand_move(j, t, -1, t->state);
     }
     if (cairn__job_rebuild_policy(j, err))
       return -1;

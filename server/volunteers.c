@@ -8,6 +8,7 @@
  * doubling); a report and a read check are bounded at their functions.
  */
 #include "server/core.h"
+#include "server/demand.h"
 #include "server/dist.h"
 #include "server/fit.h"
 #include "server/outputs.h"
@@ -99,6 +100,7 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
   v->id = (int64_t)c->nvols + 1;
   c->vols[c->nvols++] = v;
   *id = v->id;
+  cairn__demand_seen(c, v, v->created);
   if (cairn__app_runners_add(c, v))
     CAIRN_WARN(&c->log, "out of memory counting the apps of volunteer %lld", (long long)v->id);
   cairn__journal_put(c->journal, cairn__jrec_volunteer_team(
@@ -133,6 +135,7 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
     st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)v->id);
   else {
     v->last_seen = cairn__now();
+    cairn__demand_seen(c, v, v->last_seen);
     *vol = v->id;
   }
   cairn__core_unlock(c);

@@ -84,6 +84,15 @@ static void test_caps_auth_routes(void **state) {
   assert_true(harness_register(f->srv.url, "w", "x", tok) > 0);
   /* a volunteer token is not an admin token */
   assert_int_equal(harness_http(f->srv.url, "GET", "/v1/jobs", tok, NULL, 0, NULL, NULL, NULL), 403);
+  /* the demand route is the admin's; a volunteer that just asked is present and idle */
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/demand", NULL, NULL, 0, NULL, NULL, NULL), 401);
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/demand", tok, NULL, 0, NULL, NULL, NULL), 403);
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/demand", ADMIN, "{}", 2, NULL, NULL, NULL), 405);
+  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/demand", ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "volunteers"), "idle")), 1);
+  assert_string_equal(json_string_value(json_object_get(r, "registration")), "open");
+  json_decref(r);
+  r = NULL;
   /* registration: unknown field and missing apps */
   const char *bad = "{\"name\": \"w\", \"apps\": [\"x\"], \"speed\": 3}";
   assert_int_equal(harness_http(f->srv.url, "POST", "/v1/volunteers", NULL, bad, strlen(bad), &r, NULL, NULL), 400);
