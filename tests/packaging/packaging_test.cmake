@@ -5,7 +5,7 @@
 #   packaging/worker_tarball  the self-contained worker tarball: unpacked into
 #                             an empty folder, its libraries resolve inside it,
 #                             it does a job with an empty environment, and
-#                             cairn launch local --ship-worker runs it
+#                             cairn launch local and ssh --ship-worker run it
 #   packaging/debs            cpack -G DEB, inspected with dpkg-deb, units
 #                             checked with systemd-analyze verify when present
 add_test(NAME packaging/tree

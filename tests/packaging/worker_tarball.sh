@@ -13,6 +13,12 @@
 #     cairn-server on loopback.
 #  4. `cairn launch local --ship-worker TARBALL` (with --worker pointing at
 #     nothing) unpacks it into its work dir and its workers do a second job.
+#  5. `cairn launch ssh --ship-worker TARBALL` (--remote-worker pointing at
+#     nothing) against a throw-away sshd on a loopback port (keys in the
+#     test's folder): the tarball goes to the "host" through ssh's stdin,
+#     its worker does a third job, and the shipped folder is gone once the
+#     factory exits. Without sshd (or when it does not let us in) this step
+#     says so and is skipped.
 #
 # Everything lives under one temporary folder, removed at the end; every
 # process is bounded by `timeout` and stopped at the end. Prints
@@ -144,6 +150,62 @@ wait "$launcher" || rc=$?
 [ -x "$WORK/launch/local/worker/bin/cairn-worker" ] || fail "the tarball was not unpacked into the work dir"
 grep -q '^cairn launch: started ' "$WORK/launch.err" || { show "$WORK/launch.err"; fail "no worker started"; }
 echo "job $j2 done by launched workers; $(tail -n 1 "$WORK/launch.err")"
+# --- 5. cairn launch ssh --ship-worker ------------------------------------------------
+step "cairn launch ssh --ship-worker (a throw-away sshd on loopback)"
+if [ -x /usr/sbin/sshd ] && [ -x /usr/bin/ssh-keygen ] && [ -x /usr/bin/ssh ]; then
+  S=$WORK/ssh
+  mkdir -p "$S/remote"
+  chmod 700 "$S"
+  ssh-keygen -q -t ed25519 -N '' -f "$S/hostkey"
+  ssh-keygen -q -t ed25519 -N '' -f "$S/userkey"
+  cp "$S/userkey.pub" "$S/authorized_keys"
+  [ "$(id -u)" -ne 0 ] || mkdir -p /run/sshd
+  up=0
+  for try in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 40000))
+    printf 'ListenAddress 127.0.0.1:%s\nHostKey %s/hostkey\nAuthorizedKeysFile %s/authorized_keys\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nPermitRootLogin prohibit-password\nPidFile %s/sshd.pid\nLogLevel ERROR\nAcceptEnv TMPDIR\n' \
+      "$port" "$S" "$S" "$S" > "$S/sshd_config"
+    printf 'Host node1\n  HostName 127.0.0.1\n  Port %s\n  User %s\n  IdentityFile %s/userkey\n  IdentitiesOnly yes\n  UserKnownHostsFile %s/known_hosts\n  StrictHostKeyChecking accept-new\n  LogLevel ERROR\n  SetEnv TMPDIR=%s/remote\n' \
+      "$port" "$(id -un)" "$S" "$S" "$S" > "$S/ssh_config"
+    timeout 300 /usr/sbin/sshd -D -e -f "$S/sshd_config" > "$S/sshd.log" 2>&1 &
+    sshd=$!
+    pids+=("$sshd")
+    for i in $(seq 50); do
+      if timeout 10 ssh -F "$S/ssh_config" -o BatchMode=yes node1 true 2>/dev/null; then up=1; break; fi
+      kill -0 "$sshd" 2>/dev/null || break
+      sleep 0.2
+    done
+    [ $up -eq 1 ] && break
+    kill "$sshd" 2>/dev/null || true
+    wait "$sshd" 2>/dev/null || true
+  done
+  if [ $up -eq 1 ]; then
+    j3=$(job sshed sshed) || fail "cairn submit failed"
+    timeout 150 "$BIN/cairn" launch ssh --hosts node1 --ssh-options "-F $S/ssh_config" \
+      --ship-worker "$TARBALL" --remote-worker "$WORK/no-such-worker" --max 1 --idle-exit 5 \
+      --poll 0.5 --work-dir "$WORK/launch-ssh" \
+      --worker-options "--app echo=/bin/echo --peer-listen off" \
+      > "$WORK/launch-ssh.out" 2> "$WORK/launch-ssh.err" &
+    launcher=$!
+    pids+=("$launcher")
+    check_job "$j3" sshed
+    shipped=$(find "$S/remote" -maxdepth 1 -name 'cairn-ship.*' | wc -l)
+    [ "$shipped" -eq 1 ] || { show "$WORK/launch-ssh.err"; fail "$shipped shipped folders on the host, expected 1"; }
+    kill -TERM "$launcher"
+    rc=0
+    wait "$launcher" || rc=$?
+    [ $rc -eq 0 ] || { show "$WORK/launch-ssh.err"; fail "cairn launch ssh exited $rc"; }
+    left=$(find "$S/remote" -maxdepth 1 -name 'cairn-ship.*' | wc -l)
+    [ "$left" -eq 0 ] || fail "the shipped folder was left on the host"
+    echo "job $j3 done by a worker shipped over ssh; its folder removed at exit"
+  else
+    show "$S/sshd.log"
+    echo "ssh shipping not exercised: sshd did not let us in"
+  fi
+else
+  echo "ssh shipping not exercised: openssh-server / openssh-client are not installed"
+fi
+
 kill -TERM "$server"
 wait "$server" || true
 echo "worker tarball: OK"
