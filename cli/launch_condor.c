@@ -11,7 +11,9 @@
  * refresh runs one `condor_q -constraint 'CairnFactory == "TAG"' -af ClusterId
  * ProcId JobStatus ExitCode` a round, then, only for jobs that left the queue,
  * one `condor_history` with the same attributes; held jobs are removed and
- * count as failed. remove runs `condor_rm CLUSTER.PROC`; fini waits up to
+ * count as failed; jobs the factory was told ended are dropped, so a round
+ * costs O(jobs held) (a find is linear in them). remove runs
+ * `condor_rm CLUSTER.PROC`; fini waits up to
  * CONDOR_GRACE seconds for the removed jobs to leave the queue. Every command
  * runs from an argv array (no shell) with a timeout of CONDOR_TIMEOUT s. */
 #include <errno.h>
@@ -42,6 +44,7 @@ typedef struct condor_job {
   int removed; /* remove was called */
   int missing; /* rounds in a row found in neither condor_q nor condor_history */
   int seen;    /* found by this round's queries */
+  int told;    /* poll answered DONE or FAILED: the factory forgot it */
 } condor_job;
 
 typedef struct condor_state {
@@ -357,7 +360,7 @@ static int condor_submit(void *st, const cairn_launch_spec *spec, int n,
     return -1;
   }
   for (long p = first; p <= last; p++) {
-    s->j[s->n++] = (condor_job){cluster, p, CAIRN_LAUNCH_PENDING, 0, 0, 0};
+    s->j[s->n++] = (condor_job){cluster, p, CAIRN_LAUNCH_PENDING, 0, 0, 0, 0};
     snprintf(ids[p - first], CAIRN_LAUNCH_ID_MAX, "%ld.%ld", cluster, p);
   }
   return n;
@@ -405,8 +408,11 @@ static void history(condor_state *s, size_t missing) {
     condor_job *j = &s->j[i];
     if (j->seen || j->removed || j->state >= CAIRN_LAUNCH_DONE)
       continue;
-    k += (size_t)snprintf(expr + k, cap - k, "%s(ClusterId == %ld && ProcId == %ld)",
-                          first ? "" : " || ", j->cluster, j->proc);
+    int w = snprintf(expr + k, cap - k, "%s(ClusterId == %ld && ProcId == %ld)",
+                     first ? "" : " || ", j->cluster, j->proc);
+    if (w < 0 || (size_t)w >= cap - k - 2)
+      goto done; /* cannot happen: 64 bytes a job */
+    k += (size_t)w;
     first = 0;
   }
   snprintf(expr + k, cap - k, ")");
@@ -437,9 +443,19 @@ static int queue(condor_state *s, char *out, size_t size) {
                 out, size) == 0 ? 0 : -1;
 }
 
+/* Drops the jobs the factory forgot, so that a round costs O(jobs held). */
+static void compact(condor_state *s) {
+  size_t k = 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (!s->j[i].told || s->j[i].removed)
+      s->j[k++] = s->j[i];
+  s->n = k;
+}
+
 static void condor_refresh(void *st) {
   condor_state *s = st;
   size_t live = 0;
+  compact(s);
   for (size_t i = 0; i < s->n; i++) {
     s->j[i].seen = 0;
     live += !s->j[i].removed && s->j[i].state < CAIRN_LAUNCH_DONE;
@@ -474,7 +490,10 @@ static condor_job *find_id(condor_state *s, const char *id) {
 
 static int condor_poll(void *st, const char *id) {
   condor_job *j = find_id(st, id);
-  return j ? j->state : CAIRN_LAUNCH_FAILED;
+  if (!j)
+    return CAIRN_LAUNCH_FAILED;
+  j->told = j->state >= CAIRN_LAUNCH_DONE;
+  return j->state;
 }
 
 static int condor_remove(void *st, const char *id) {
