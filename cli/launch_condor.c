@@ -544,12 +544,14 @@ const cairn_launch_backend cairn_launch_condor = {
   .name = "condor",
   .summary = "cairn-worker processes as jobs of an HTCondor pool",
   .options = (const char *const[]){"schedd", "pool", NULL},
-  .help = "  --schedd NAME            the condor_schedd to submit to (-name; default the local one)\n"
-          "  --pool HOST[:PORT]       the pool's central manager (-pool; default the configured one)\n"
-          "  --batch-options \"...\"    extra submit commands, lines separated by ';' or newlines,\n"
-          "                           e.g. 'requirements = (OpSys == \"LINUX\"); +Group = \"phys\"'\n"
-          "  (--worker: cairn-worker's path on the shared file system; --ship-worker: unpacked\n"
-          "  into WORKDIR/condor/worker, WORKDIR on the shared file system)\n",
+  .help = "    --schedd NAME          the condor_schedd to submit to (-name; default the\n"
+          "                           local one)\n"
+          "    --pool HOST[:PORT]     the pool's central manager (-pool; default the\n"
+          "                           configured one)\n"
+          "    --batch-options \"...\"  extra submit commands, lines separated by ';' or\n"
+          "                           newlines: 'requirements = (OpSys == \"LINUX\")'\n"
+          "    --worker: cairn-worker's path on the shared file system; --ship-worker:\n"
+          "    unpacked into WORKDIR/condor/worker (WORKDIR on the shared file system)\n",
   .init = condor_init,
   .refresh = condor_refresh,
   .submit = condor_submit,
