@@ -32,12 +32,12 @@ fail() { echo "worker-tarball: $*" >&2; exit 1; }
 
 [ -x "$EXE" ] || fail "$EXE is missing: cmake --build $BUILD --target cairn-worker-shipped"
 deps=$(ldd "$EXE") || fail "ldd $EXE failed"
-if echo "$deps" | grep -qE 'lib(a|ub|t)san'; then
+if grep -qE 'lib(a|ub|t)san' <<< "$deps"; then
   fail "$EXE is built with sanitizers: use a release build (make release)"
 fi
-readelf -d "$EXE" | grep -q 'R.*PATH.*\$ORIGIN/\.\./lib' \
-  || fail "$EXE has no run-time path \$ORIGIN/../lib"
-if echo "$deps" | grep -q 'not found'; then
+dyn=$(readelf -d "$EXE")
+grep -q 'R.*PATH.*\$ORIGIN/\.\./lib' <<< "$dyn" || fail "$EXE has no run-time path \$ORIGIN/../lib"
+if grep -q 'not found' <<< "$deps"; then
   echo "$deps" >&2
   fail "some libraries of $EXE are not found here"
 fi

@@ -14,6 +14,10 @@
 #     hardening options; `systemd-analyze verify` accepts them (with the
 #     packaged binaries), when systemd-analyze is here (else said and
 #     skipped); `systemd-analyze security --offline` prints their exposure.
+#  5. The packaged programs run with their packaged conf files, read as the
+#     units read them (EnvironmentFile, then ExecStart's words): the
+#     server's --listen moved to a free loopback port, the worker's --server
+#     pointed at it; the worker does a job submitted with the packaged cairn.
 #
 # Prints "debs: OK" last.
 set -euo pipefail
@@ -45,8 +49,9 @@ CLI=$(deb cairn-cli)
 # --- 2. files ----------------------------------------------------------------------
 step "dpkg-deb -c"
 has() { # has DEB MODE_REGEX PATH
-  dpkg-deb -c "$1" | awk -v p="./$3" '$6 == p { print $1 }' | grep -qE "^$2\$" \
-    || fail "${1##*/}: no $3 with mode $2"
+  local mode
+  mode=$(dpkg-deb -c "$1" | awk -v p="./$3" '$6 == p { print $1 }')
+  [[ $mode =~ ^$2$ ]] || fail "${1##*/}: no $3 with mode $2"
 }
 has "$SERVER" '-rwxr-xr-x' usr/bin/cairn-server
 has "$SERVER" '-rw-r--r--' usr/lib/systemd/system/cairn-server.service
@@ -66,15 +71,25 @@ for d in "$SERVER" "$WORKER" "$CLI"; do
   fi
   echo "${d##*/}: $(dpkg-deb -c "$d" | grep -vc '/$') files"
 done
-dpkg-deb -c "$CLI" | grep -q 'usr/bin/cairn-server\|usr/bin/cairn-worker' && fail "cairn-cli holds a daemon"
-dpkg-deb -c "$WORKER" | grep -q 'usr/bin/cairn$\|cairn-server' && fail "cairn-worker holds more than the worker"
+cli_files=$(dpkg-deb -c "$CLI")
+worker_files=$(dpkg-deb -c "$WORKER")
+[[ $cli_files != *usr/bin/cairn-server* && $cli_files != *usr/bin/cairn-worker* ]] \
+  || fail "cairn-cli holds a daemon"
+[[ $worker_files != *"usr/bin/cairn"$'\n'* && $worker_files != *cairn-server* ]] \
+  || fail "cairn-worker holds more than the worker"
 
 # --- 3. control ----------------------------------------------------------------------
 step "dpkg-deb -I"
+for d in "$SERVER" "$WORKER" "$CLI"; do
+  dpkg-deb -I "$d" > "$WORK/info"
+  grep -E '^ (Package|Version|Depends):' "$WORK/info" | tr -s ' ' | paste -sd ';' -
+done
 for c in server worker; do
-  d=$(deb cairn-$c)
+  dpkg-deb -I "$(deb cairn-$c)" > "$WORK/info"
+  grep -qE '^ +[0-9]+ bytes, +1 lines +conffiles' "$WORK/info" \
+    || fail "cairn-$c: dpkg-deb -I lists no conffiles"
   mkdir -p "$WORK/ctl-$c"
-  dpkg-deb -e "$d" "$WORK/ctl-$c"
+  dpkg-deb -e "$(deb cairn-$c)" "$WORK/ctl-$c"
   [ "$(cat "$WORK/ctl-$c/conffiles")" = "/etc/cairn/$c.conf" ] \
     || fail "cairn-$c: conffiles is '$(cat "$WORK/ctl-$c/conffiles")'"
   for s in postinst prerm postrm; do
@@ -88,7 +103,7 @@ depends() { # depends DEB LIB...: Depends names each
   echo "${1##*/}: Depends: $dep"
   shift
   for lib in "$@"; do
-    echo "$dep" | grep -qE "(^|, )$lib[0-9a-z.-]* \(>= " || fail "Depends lacks $lib: $dep"
+    [[ $dep =~ (^|, )$lib[0-9a-z.-]*\ \(\>=\  ]] || fail "Depends lacks $lib: $dep"
   done
 }
 depends "$SERVER" libc6 libjansson libmicrohttpd libsqlite3
@@ -135,4 +150,43 @@ if command -v systemd-analyze > /dev/null; then
 else
   echo "systemd-analyze is not installed: unit verification skipped"
 fi
+
+# --- 5. the packaged programs with their packaged conf files ---------------------------
+step "cairn-server and cairn-worker with /etc/cairn/*.conf"
+# The words of ExecStart after the program, with $CAIRN_*_OPTS from the conf
+# file (systemd splits an unbraced $VAR on blanks, as the shell does here).
+conf_opts() { # conf_opts CONF VAR
+  (set -a; . "$1"; eval "printf '%s\n' \"\$$2\"")
+}
+sopts=$(conf_opts "$ROOT/etc/cairn/server.conf" CAIRN_SERVER_OPTS | sed 's/--listen [^ ]*/--listen 127.0.0.1:0/')
+exec_words() { sed -n "s|^ExecStart=/usr/bin/$1 \(.*\) \\\$CAIRN_.*|\1|p" "$ROOT/usr/lib/systemd/system/$1.service"; }
+swords=$(exec_words cairn-server | sed "s|/var/lib/cairn|$WORK/state|g; s|/usr/share|$ROOT/usr/share|g")
+mkdir -p "$WORK/state" "$WORK/state-worker"
+export CAIRN_ADMIN_TOKEN
+CAIRN_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+# shellcheck disable=SC2086 # the words, split as systemd splits them
+timeout 120 "$ROOT/usr/bin/cairn-server" $swords $sopts > "$WORK/server.out" 2> "$WORK/server.err" &
+server=$!
+trap 'rc=$?; kill $server 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; [ $rc -eq 0 ] || echo "debs: FAILED (exit $rc)" >&2' EXIT
+for i in $(seq 300); do
+  grep -q '^cairn-server listening on ' "$WORK/server.out" && break
+  kill -0 $server 2>/dev/null || break
+  sleep 0.1
+done
+url=$(sed -n 's/^cairn-server listening on //p' "$WORK/server.out")
+[ -n "$url" ] || { cat "$WORK/server.err"; fail "the packaged cairn-server did not start with server.conf"; }
+timeout 10 curl -fsS "$url/" -o "$WORK/index.html" || fail "the packaged dashboard is not served"
+printf '{"name": "packaged", "app": "echo", "tasks": [{"id": "t", "args": ["from-the-package"]}]}\n' > "$WORK/job.json"
+export CAIRN_SERVER=$url
+job=$(timeout 30 "$ROOT/usr/bin/cairn" submit "$WORK/job.json") || fail "the packaged cairn cannot submit"
+wopts=$(conf_opts "$ROOT/etc/cairn/worker.conf" CAIRN_WORKER_OPTS | sed "s|--server [^ ]*|--server $url|")
+wwords=$(exec_words cairn-worker | sed "s|/var/lib/cairn-worker|$WORK/state-worker|g")
+# shellcheck disable=SC2086
+timeout 60 env -i "$ROOT/usr/bin/cairn-worker" $wwords $wopts --max-tasks 1 --exit-when-idle 20 \
+  --peer-listen off > "$WORK/worker.out" 2> "$WORK/worker.err" \
+  || { cat "$WORK/worker.err"; fail "the packaged cairn-worker failed with worker.conf"; }
+timeout 60 "$ROOT/usr/bin/cairn" wait "$job" --timeout 50 > /dev/null || fail "job $job did not finish"
+timeout 30 "$ROOT/usr/bin/cairn" results "$job" > "$WORK/results" || fail "cairn results failed"
+grep -q from-the-package "$WORK/results" || fail "job $job: no output"
+echo "cairn-server $swords $sopts; cairn-worker $wwords $wopts: job $job done"
 echo "debs: OK"

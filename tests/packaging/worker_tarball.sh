@@ -81,10 +81,11 @@ echo "bin/cairn-worker, $nlib libraries in lib/, $nlic copyright files, README"
 
 # --- 2. every library but glibc's from lib/ ------------------------------------------
 step "ldd with an empty environment"
-readelf -d "$TOP/bin/cairn-worker" | grep -E '\((RPATH|RUNPATH)\).*\[\$ORIGIN/\.\./lib\]' \
+dyn=$(readelf -d "$TOP/bin/cairn-worker")
+grep -E '\((RPATH|RUNPATH)\).*\[\$ORIGIN/\.\./lib\]' <<< "$dyn" \
   || fail "bin/cairn-worker has no run-time path \$ORIGIN/../lib"
 deps=$(env -i /usr/bin/ldd "$TOP/bin/cairn-worker")
-echo "$deps" | grep -q 'not found' && { echo "$deps"; fail "a library is not found"; }
+[[ $deps != *"not found"* ]] || { echo "$deps"; fail "a library is not found"; }
 glibc='^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libutil|libanl|libnsl|libmvec)\.so'
 inside=0
 outside=0
