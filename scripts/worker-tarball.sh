@@ -90,8 +90,10 @@ Unpack anywhere and run:
 cairn-worker --help lists its options. The worker factory ships this
 tarball for you: cairn launch BACKEND --ship-worker $NAME.tar.gz ...
 unpacks it where the workers run (ssh: on each host; local and batch
-backends: in the factory's work dir). HTTPS needs the node's CA
-certificates (/etc/ssl/certs) as libcurl was built to find them.
+backends: in the factory's work dir). HTTPS needs CA certificates where
+the build machine's libcurl looks for them (/etc/ssl/certs); elsewhere
+(e.g. /etc/pki/tls/certs/ca-bundle.crt) set CAIRN_CA_FILE to the bundle,
+or to the master's own CA.
 
 lib/ holds $nlibs libraries; share/licenses/ the copyright and licence terms
 of the packages they come from.
