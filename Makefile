@@ -2,9 +2,10 @@
 BUILD      ?= build
 BENCH_BUILD ?= build-release
 TSAN_BUILD ?= build-tsan
+PKG_BUILD  ?= build-package
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check tsan release bench clean
+.PHONY: all deps build demo check tsan release bench packages clean
 
 all: build
 
@@ -45,5 +46,15 @@ release: deps
 bench: release
 	@bash bench/run-all.sh $(BENCH_BUILD)/bin
 
+# The .deb packages (cairn-server, cairn-worker, cairn-cli) and the
+# self-contained worker tarball, in $(PKG_BUILD)/ (README, "Packages").
+packages: deps
+	cmake -S . -B $(PKG_BUILD) -DCMAKE_BUILD_TYPE=Release -DCAIRN_SANITIZE=OFF \
+	      -DBUILD_TESTING=OFF -DCAIRN_PACKAGING=ON -DCMAKE_INSTALL_PREFIX=/usr
+	cmake --build $(PKG_BUILD) -j $(JOBS) --target cairn-server cairn-worker cairn-cli \
+	      cairn-worker-shipped
+	cd $(PKG_BUILD) && cpack -G DEB
+	cmake --build $(PKG_BUILD) --target worker-tarball
+
 clean:
-	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD) $(PKG_BUILD)

@@ -57,6 +57,8 @@ static const char launch_usage[] =
   "  --worker PATH            the cairn-worker to run (default cairn-worker)\n"
   "  --worker-options \"...\"   extra worker flags, e.g. \"--app cell=/opt/cell\"\n"
   "  --batch-options \"...\"    passed to batch backends' submissions\n"
+  "  --ship-worker TARBALL    a worker tarball (cairn-worker-*-linux-x86_64.tar.gz)\n"
+  "                           unpacked where the workers run; its cairn-worker is run\n"
   "  --work-dir DIR           logs, state, the invitation file (default: a new\n"
   "                           folder cairn-launch.XXXXXX under $TMPDIR or /tmp)\n"
   "\nbackends:\n";
@@ -399,7 +401,7 @@ static int num_opt(const char *name, const char *v, double lo, double hi, double
 typedef struct launch_opts {
   long long min, max, rate, cores, memory, slots;
   double idle, poll;
-  const char *cluster, *worker, *wopts, *bopts, *work_dir;
+  const char *cluster, *worker, *wopts, *bopts, *work_dir, *ship;
   cairn_launch_opt bo[CAIRN_LAUNCH_OPT_MAX];
   int nbo;
 } launch_opts;
@@ -426,6 +428,7 @@ static int factory_opt(launch_opts *o, const char *a, const char *v) {
     {"--worker-options", 2, offsetof(launch_opts, wopts), 0, 0},
     {"--batch-options", 2, offsetof(launch_opts, bopts), 0, 0},
     {"--work-dir", 2, offsetof(launch_opts, work_dir), 0, 0},
+    {"--ship-worker", 2, offsetof(launch_opts, ship), 0, 0},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     if (strcmp(a, t[i].name) != 0)
@@ -509,6 +512,7 @@ static int setup(factory *f, launch_opts *o, char *work_dir, char **copy) {
   s->idle_exit = o->idle;
   s->batch_options = o->bopts;
   s->work_dir = work_dir;
+  s->shipped_worker = o->ship;
   f->keeper_spec = *s;
   f->keeper_spec.idle_exit = 0;
   f->min = (int)o->min;

@@ -88,6 +88,16 @@ typedef struct cairn_launch_spec {
   const char *work_dir;        /* the factory's work dir (exists, mode 0700): a backend
                                   keeps its scripts, submit files and worker logs here,
                                   under a subfolder named after itself */
+  const char *shipped_worker;  /* --ship-worker: a local worker tarball
+                                  (cairn-worker-VERSION-linux-x86_64.tar.gz, one top
+                                  folder holding bin/cairn-worker and lib/), or NULL.
+                                  When set, the backend unpacks it where its workers
+                                  run and starts that bin/cairn-worker instead of
+                                  worker_path: local and batch backends into their
+                                  subfolder of work_dir (cairn_launch_unpack_worker;
+                                  batch: work_dir must be on the shared file system);
+                                  ssh once per host, sent through the ssh session's
+                                  stdin into a folder of its own there */
 } cairn_launch_spec;
 
 /* One backend-specific option as parsed by the factory: "--NAME VALUE". */
@@ -137,6 +147,7 @@ typedef struct cairn_launch_backend {
 /* Registered backends (cli/launch_table.c). */
 extern const cairn_launch_backend cairn_launch_local;
 extern const cairn_launch_backend cairn_launch_ssh;
+extern const cairn_launch_backend cairn_launch_condor;
 /* NULL-terminated; one line per backend in cli/launch_table.c. */
 extern const cairn_launch_backend *const cairn_launch_backends[];
 
@@ -165,5 +176,11 @@ int cairn_launch_shell_quote(char *out, size_t outsize, const char *s);
  * could not run or timed out. */
 int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char *out,
                      size_t outsize, double timeout_s);
+/* Unpacks the worker tarball (spec->shipped_worker) into dir (created mode
+ * 0700; its top folder stripped) with `tar`, bounded by a timeout, and
+ * writes the absolute path of dir/bin/cairn-worker into worker (size
+ * bytes). Returns 0, or -1 with the reason in err. */
+int cairn_launch_unpack_worker(const char *tarball, const char *dir, char *worker, size_t size,
+                               char *err, size_t errlen);
 
 #endif

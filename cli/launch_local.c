@@ -1,6 +1,8 @@
 /* launch_local.c — the `local` backend (launch.h): cairn-worker processes on
  * this machine, each in its own process group, its state in
- * WORKDIR/local/wN and its output in WORKDIR/local/wN.log. poll reaps with
+ * WORKDIR/local/wN and its output in WORKDIR/local/wN.log (--ship-worker: the
+ * tarball is unpacked into WORKDIR/local/worker and its bin/cairn-worker
+ * runs). poll reaps with
  * waitpid(WNOHANG); remove sends SIGTERM to the group; fini waits up to
  * LOCAL_GRACE seconds for the removed ones, then SIGKILLs their groups.
  * Ids are the workers' pids. */
@@ -77,7 +79,15 @@ static int local_init(void **st, const cairn_launch_opt *opts, int n,
     free(s);
     return -1;
   }
-  if (resolve_worker(spec->worker_path, s->worker, sizeof s->worker)) {
+  if (spec->shipped_worker) {
+    char unpack[PATH_MAX + 8];
+    snprintf(unpack, sizeof unpack, "%s/worker", s->dir);
+    if (cairn_launch_unpack_worker(spec->shipped_worker, unpack, s->worker, sizeof s->worker,
+                                   err, errlen)) {
+      free(s);
+      return -1;
+    }
+  } else if (resolve_worker(spec->worker_path, s->worker, sizeof s->worker)) {
     snprintf(err, errlen, "no executable %s (give --worker PATH)", spec->worker_path);
     free(s);
     return -1;
@@ -214,7 +224,8 @@ const cairn_launch_backend cairn_launch_local = {
   .summary = "cairn-worker processes on this machine",
   .options = (const char *const[]){NULL},
   .help = "    no options of its own; --worker: default the cairn-worker next to\n"
-          "    cairn, else on PATH; logs and state in WORKDIR/local/\n",
+          "    cairn, else on PATH; --ship-worker: unpacked into WORKDIR/local/worker;\n"
+          "    logs and state in WORKDIR/local/\n",
   .init = local_init,
   .submit = local_submit,
   .poll = local_poll,

@@ -13,7 +13,12 @@
  * `kill -TERM -- -PID`; fini waits up to SSH_GRACE seconds for the removed
  * ones, then sends SIGKILL to the groups left. Ids are "HOST:PID". Workers
  * go to the host holding the fewest; --cluster defaults to the host's domain
- * part (what follows its first dot), else its name. */
+ * part (what follows its first dot), else its name.
+ *
+ * --ship-worker: before its first worker on a host, one ssh session sends the
+ * tarball through its stdin into a private folder S there (mktemp -d, mode
+ * 0700, `tar -xzf -`), whose bin/cairn-worker then runs on that host; fini
+ * removes S once the host's removed workers are gone. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +34,10 @@
 /* Seconds removed workers have to exit before SIGKILL. */
 #define SSH_GRACE 10.0
 #define SSH_SCRIPT_MAX 16384
+/* Seconds sending a worker tarball to one host may take. */
+#define SSH_SHIP_TIMEOUT 300.0
+/* Largest worker tarball shipped. */
+#define SSH_SHIP_MAX (512L << 20)
 
 typedef struct ssh_worker {
   int host;
@@ -44,6 +53,9 @@ typedef struct ssh_state {
   int nssh;
   char *opts_copy;
   const char *remote_worker;
+  char *tarball;                  /* --ship-worker's bytes (NULL: none) */
+  size_t tarlen;
+  char *shipped[SSH_MAX_HOSTS];   /* per host: its folder S (NULL: not yet) */
   ssh_worker *w;
   size_t n, cap;
 } ssh_state;
@@ -77,8 +89,11 @@ static int add_hosts_file(ssh_state *s, const char *path, char *err, size_t errl
 }
 
 static void ssh_fini_state(ssh_state *s) {
-  for (int i = 0; i < s->nhosts; i++)
+  for (int i = 0; i < s->nhosts; i++) {
     free(s->hosts[i]);
+    free(s->shipped[i]);
+  }
+  free(s->tarball);
   free(s->opts_copy);
   free(s->w);
   free(s);
@@ -102,6 +117,22 @@ static int ssh_prefix(ssh_state *s, const char *opts, char *err, size_t errlen) 
       return snprintf(err, errlen, "--ssh-options has more than %d words", SSH_MAX_OPTS), -1;
     s->ssh_argv[s->nssh++] = t;
   }
+  return 0;
+}
+
+/* Reads the --ship-worker tarball into s->tarball. */
+static int read_tarball(ssh_state *s, const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return snprintf(err, errlen, "cannot read --ship-worker %s: %s", path, strerror(errno)), -1;
+  long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (len > 0 && len <= SSH_SHIP_MAX && fseek(f, 0, SEEK_SET) == 0 &&
+      (s->tarball = malloc((size_t)len)) && fread(s->tarball, 1, (size_t)len, f) == (size_t)len)
+    s->tarlen = (size_t)len;
+  fclose(f);
+  if (!s->tarlen)
+    return snprintf(err, errlen, "--ship-worker %s: empty, unreadable or over %ld MiB", path,
+                    SSH_SHIP_MAX >> 20), -1;
   return 0;
 }
 
@@ -132,6 +163,8 @@ static int ssh_init(void **st, const cairn_launch_opt *opts, int n,
     rc = (snprintf(err, errlen, "no hosts: give --hosts h1,h2 or --hosts-file FILE"), -1);
   if (rc == 0)
     rc = ssh_prefix(s, ssh_opts, err, errlen);
+  if (rc == 0 && spec->shipped_worker)
+    rc = read_tarball(s, spec->shipped_worker, err, errlen);
   if (rc) {
     ssh_fini_state(s);
     return -1;
@@ -173,7 +206,12 @@ static int start_script(ssh_state *s, const cairn_launch_spec *spec, int h, int 
     cluster = dot && dot[1] ? dot + 1 : s->hosts[h];
   }
   cairn_launch_spec remote = *spec;
+  char shipped[256];
   remote.worker_path = s->remote_worker;
+  if (s->shipped[h]) {
+    snprintf(shipped, sizeof shipped, "%s/bin/cairn-worker", s->shipped[h]);
+    remote.worker_path = shipped;
+  }
   const char *argv[128];
   char buf[256];
   if (cairn_launch_worker_argv(&remote, cluster, NULL, NULL, argv, 128, buf, sizeof buf) < 0)
@@ -225,6 +263,31 @@ static int read_code(const char *path, char *code, size_t size) {
   return ok ? 0 : -1;
 }
 
+/* Sends the tarball to host h once; 0, or -1 with err. */
+static int ship(ssh_state *s, int h, char *err, size_t errlen) {
+  if (s->shipped[h])
+    return 0;
+  static const char script[] =
+    "set -e; umask 077; d=$(mktemp -d \"${TMPDIR:-/tmp}/cairn-ship.XXXXXX\"); "
+    "tar -xzf - -C \"$d\" --strip-components=1 --no-same-owner; "
+    "test -x \"$d/bin/cairn-worker\"; echo \"$d\"";
+  const char *argv[SSH_MAX_OPTS + 8];
+  int k = 0;
+  for (; k < s->nssh; k++)
+    argv[k] = s->ssh_argv[k];
+  argv[k++] = s->hosts[h];
+  argv[k++] = script;
+  argv[k] = NULL;
+  char out[512];
+  int rc = cairn_launch_run(argv, s->tarball, s->tarlen, out, sizeof out, SSH_SHIP_TIMEOUT);
+  out[strcspn(out, "\n")] = '\0';
+  if (rc != 0 || out[0] != '/' || strlen(out) > 200 || strpbrk(out, "'\"\\$` "))
+    return snprintf(err, errlen, "could not ship the worker to %s (ssh: %s)", s->hosts[h],
+                    rc < 0 ? "failed or timed out" : "the remote unpack failed"), -1;
+  s->shipped[h] = strdup(out);
+  return s->shipped[h] ? 0 : (snprintf(err, errlen, "out of memory"), -1);
+}
+
 static int start_one(ssh_state *s, const cairn_launch_spec *spec, char id[CAIRN_LAUNCH_ID_MAX],
                      char *err, size_t errlen) {
   char code[512], out[512];
@@ -235,6 +298,10 @@ static int start_one(ssh_state *s, const cairn_launch_spec *spec, char id[CAIRN_
   if (inv && read_code(spec->invitation_file, code, sizeof code)) {
     free(script);
     return snprintf(err, errlen, "cannot read %s", spec->invitation_file), -1;
+  }
+  if (s->tarball && ship(s, h, err, errlen)) {
+    free(script);
+    return -1;
   }
   int rc = start_script(s, spec, h, inv, script, SSH_SCRIPT_MAX);
   if (rc)
@@ -412,6 +479,11 @@ static void ssh_fini(void *st) {
   for (int h = 0; h < s->nhosts; h++) {
     signal_removed(s, h, "KILL");
     forget_exits(s, h);
+    if (s->shipped[h]) {
+      char script[320] = "rm -rf ";
+      cairn_launch_shell_quote(script, sizeof script, s->shipped[h]);
+      on_host(s, h, script, NULL, NULL, 0);
+    }
   }
   ssh_fini_state(s);
 }
@@ -425,7 +497,8 @@ const cairn_launch_backend cairn_launch_ssh = {
           "    --ssh-options \"...\"    extra ssh flags, e.g. \"-F ~/.ssh/grid -p 2222\"\n"
           "    --remote-worker PATH   cairn-worker on the hosts (default cairn-worker on\n"
           "                           their PATH; also --worker)\n"
-          "    --cluster default: the host's domain part, else its name\n",
+          "    --cluster default: the host's domain part, else its name; --ship-worker:\n"
+          "    sent to each host once, over ssh, and run from there\n",
   .init = ssh_init,
   .refresh = ssh_refresh,
   .submit = ssh_submit,

@@ -1,14 +1,18 @@
 /* launch_util.c — what every `cairn launch` backend shares (launch.h): the
- * worker's command line, shell quoting, running a command with a timeout. */
+ * worker's command line, shell quoting, running a command with a timeout,
+ * unpacking a worker tarball. */
 #include "cli/launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -199,4 +203,32 @@ int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char
     nanosleep(&ts, NULL);
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Seconds `tar` may take to unpack a worker tarball. */
+#define UNPACK_TIMEOUT 120.0
+
+int cairn_launch_unpack_worker(const char *tarball, const char *dir, char *worker, size_t size,
+                               char *err, size_t errlen) {
+  char abs[PATH_MAX];
+  if (access(tarball, R_OK))
+    return snprintf(err, errlen, "cannot read --ship-worker %s: %s", tarball, strerror(errno)),
+           -1;
+  if (mkdir(dir, 0700) && errno != EEXIST)
+    return snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno)), -1;
+  const char *argv[] = {"tar", "-xzf", tarball, "-C", dir, "--strip-components=1",
+                        "--no-same-owner", NULL};
+  int rc = cairn_launch_run(argv, NULL, 0, NULL, 0, UNPACK_TIMEOUT);
+  if (rc != 0)
+    return snprintf(err, errlen, "tar could not unpack %s into %s (%s)", tarball, dir,
+                    rc < 0 ? "failed or timed out" : "see above"),
+           -1;
+  if (!realpath(dir, abs) || strlen(abs) + sizeof "/bin/cairn-worker" > size)
+    return snprintf(err, errlen, "cannot resolve %s", dir), -1;
+  snprintf(worker, size, "%s/bin/cairn-worker", abs);
+  if (access(worker, X_OK))
+    return snprintf(err, errlen, "%s holds no bin/cairn-worker (a worker tarball has one top "
+                    "folder with bin/ and lib/)", tarball),
+           -1;
+  return 0;
 }

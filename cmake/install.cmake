@@ -55,22 +55,29 @@ cairn_add_shared_library(cairn_worker_shared cairn-worker worker worker.h master
   OBJECTS cairn_worker_obj cairn_common_obj
   DEPENDS PkgConfig::JANSSON PkgConfig::CURL PkgConfig::MHD Threads::Threads m)
 
+# Every rule names its component, which the .deb packages (cmake/packaging.cmake)
+# are made of: server (cairn-server, schema, dashboard), worker (cairn-worker),
+# cli (cairn), dev (libraries, headers, pkg-config and CMake files).
 # Binaries (they link the internal static libraries: no run-time path needed).
-foreach(t cairn-server cairn-worker cairn-cli)
+foreach(t_comp cairn-server:server cairn-worker:worker cairn-cli:cli)
+  string(REPLACE ":" ";" t_comp ${t_comp})
+  list(GET t_comp 0 t)
+  list(GET t_comp 1 comp)
   if(TARGET ${t})
-    install(TARGETS ${t} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(TARGETS ${t} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${comp})
   endif()
 endforeach()
 
 install(TARGETS cairn_master_shared cairn_worker_shared EXPORT CairnTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Globbed when installing, so a header added to include/cairn/ goes along.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/cairn/
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cairn FILES_MATCHING PATTERN "*.h")
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cairn COMPONENT dev FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/schema/
-  DESTINATION ${CAIRN_INSTALL_DATADIR}/schema FILES_MATCHING PATTERN "*.sql")
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/web/ DESTINATION ${CAIRN_INSTALL_DATADIR}/web)
+  DESTINATION ${CAIRN_INSTALL_DATADIR}/schema COMPONENT server FILES_MATCHING PATTERN "*.sql")
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/web/ DESTINATION ${CAIRN_INSTALL_DATADIR}/web
+  COMPONENT server)
 
 # pkg-config files, written when installing so that they name the prefix
 # actually installed to (cmake --install --prefix P).
@@ -90,13 +97,14 @@ foreach(pc cairn-master cairn-worker)
     configure_file(\"${CMAKE_SOURCE_DIR}/cmake/${pc}.pc.in\"
                    \"${CMAKE_BINARY_DIR}/pkgconfig/${pc}.pc\" @ONLY)
     file(INSTALL \"${CMAKE_BINARY_DIR}/pkgconfig/${pc}.pc\"
-         DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\")")
+         DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\")"
+    COMPONENT dev)
 endforeach()
 
 # The CMake package: CairnConfig.cmake, its version file and the targets.
 include(CMakePackageConfigHelpers)
 install(EXPORT CairnTargets NAMESPACE Cairn:: FILE CairnTargets.cmake
-  DESTINATION ${CAIRN_INSTALL_CMAKEDIR})
+  DESTINATION ${CAIRN_INSTALL_CMAKEDIR} COMPONENT dev)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/CairnConfig.cmake.in
   ${CMAKE_BINARY_DIR}/CairnConfig.cmake
   INSTALL_DESTINATION ${CAIRN_INSTALL_CMAKEDIR}
@@ -104,4 +112,5 @@ configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/CairnConfig.cmake.in
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/CairnConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/CairnConfig.cmake
-  ${CMAKE_BINARY_DIR}/CairnConfigVersion.cmake DESTINATION ${CAIRN_INSTALL_CMAKEDIR})
+  ${CMAKE_BINARY_DIR}/CairnConfigVersion.cmake DESTINATION ${CAIRN_INSTALL_CMAKEDIR}
+  COMPONENT dev)
