@@ -133,6 +133,7 @@ typedef struct cairn_launch_backend {
 /* Registered backends (cli/launch_table.c). */
 extern const cairn_launch_backend cairn_launch_local;
 extern const cairn_launch_backend cairn_launch_ssh;
+extern const cairn_launch_backend cairn_launch_slurm;
 /* NULL-terminated; one line per backend in cli/launch_table.c. */
 extern const cairn_launch_backend *const cairn_launch_backends[];
 

@@ -4,5 +4,6 @@
 const cairn_launch_backend *const cairn_launch_backends[] = {
   &cairn_launch_local,
   &cairn_launch_ssh,
+  &cairn_launch_slurm,
   NULL,
 };
