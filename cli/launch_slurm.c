@@ -2,7 +2,7 @@
  * task of a Slurm array job.
  *
  * submit: one `sbatch --parsable --array=0-(n-1)` for n workers (split in
- * arrays of at most SLURM_ARRAY_MAX), with --job-name cairn-worker,
+ * arrays of at most --array-max, default SLURM_ARRAY_MAX), with --job-name cairn-worker,
  * --cpus-per-task = spec->cores, --mem = spec->memory_mib, --output
  * WORKDIR/slurm/%A_%a.log and the words of --batch-options (checked by
  * parse_batch_options), running WORKDIR/slurm/worker.sh (keeper.sh for
@@ -17,10 +17,13 @@
  * cached; poll reads the cache (PENDING/CONFIGURING/REQUEUED... -> PENDING,
  * RUNNING/COMPLETING... -> RUNNING). A job gone from squeue is asked about
  * once with `sacct -n -X -P -o JobID,State,ExitCode -j ID` (COMPLETED ->
- * DONE, any other final state -> FAILED); when sacct cannot answer
- * (accounting storage is disabled: asked once, then never again) the job's
- * log decides: DONE when its last marker line says exit status 0, else
- * FAILED. A squeue that fails keeps the last states.
+ * DONE, any other final state -> FAILED); when sacct cannot answer (it
+ * failed, e.g. accounting storage is disabled: then it is never asked
+ * again) the job's log decides from its last marker line: DONE for status
+ * 0, else FAILED; a log without the marker after SLURM_LOG_ROUNDS rounds is
+ * FAILED (killed, or never started). A squeue that fails keeps the last
+ * states. Jobs are dropped once poll reported them final, or (removed ones)
+ * once squeue no longer lists them: the state is bounded by the pool.
  *
  * remove: `scancel ID`. fini: waits up to SLURM_GRACE seconds for the
  * removed jobs to leave squeue, then `scancel --signal=KILL --full` the
@@ -44,8 +47,12 @@
 
 #include "cli/launch.h"
 
-/* Tasks in one array job at most (Slurm's default MaxArraySize is 1001). */
+/* Tasks in one array job at most by default (Slurm's default MaxArraySize
+ * is 1001); --array-max changes it. */
 #define SLURM_ARRAY_MAX 1000
+/* Rounds a job gone from squeue may wait for its log's marker line (a
+ * shared file system can show the end of a file late) before FAILED. */
+#define SLURM_LOG_ROUNDS 3
 #define SLURM_JOB_NAME "cairn-worker"
 /* Seconds sbatch, squeue, sacct, scancel and sinfo may take. */
 #define SLURM_TIMEOUT 30.0
@@ -67,6 +74,7 @@ typedef struct slurm_job {
   int qstate;
   int removed;                  /* 1: scancel sent; 2: seen gone since */
   int reported;                 /* poll answered a final state: may be dropped */
+  int gone;                     /* rounds seen gone from squeue without a verdict */
 } slurm_job;
 
 typedef struct slurm_state {
@@ -76,7 +84,8 @@ typedef struct slurm_state {
   const char *bopts[SLURM_MAX_BOPTS + 1];
   int nbopts;
   char *bcopy;                  /* the words bopts point into */
-  int no_sacct;                 /* sacct said accounting is off: never asked again */
+  int no_sacct;                 /* sacct failed once: never asked again */
+  int array_max;                /* tasks in one sbatch at most */
   slurm_job *j;                 /* live, removed and not yet reported jobs */
   size_t n, cap;
   slurm_job **by_id;            /* j sorted by (job, task) for one squeue's lines */
@@ -210,12 +219,22 @@ static void slurm_free(slurm_state *s) {
 
 static int slurm_init(void **st, const cairn_launch_opt *opts, int n,
                       const cairn_launch_spec *spec, char *err, size_t errlen) {
-  (void)opts;
-  (void)n;
   slurm_state *s = calloc(1, sizeof *s);
   if (!s || !(s->out = malloc(SLURM_SQUEUE_MAX))) {
     free(s);
     return snprintf(err, errlen, "out of memory"), -1;
+  }
+  s->array_max = SLURM_ARRAY_MAX;
+  for (int i = 0; i < n; i++) { /* the only option: --array-max */
+    char *end;
+    long v = strtol(opts[i].value, &end, 10);
+    if (*end || !*opts[i].value || v < 1 || v > 100000) {
+      snprintf(err, errlen, "--array-max wants an integer from 1 to 100000, got \"%.32s\"",
+               opts[i].value);
+      slurm_free(s);
+      return -1;
+    }
+    s->array_max = (int)v;
   }
   struct passwd *pw = getpwuid(getuid());
   if (pw && strlen(pw->pw_name) < sizeof s->user)
@@ -358,7 +377,7 @@ static int slurm_submit(void *st, const cairn_launch_spec *spec, int n,
     return -1;
   int k = 0;
   while (k < n) {
-    int m = n - k < SLURM_ARRAY_MAX ? n - k : SLURM_ARRAY_MAX;
+    int m = n - k < s->array_max ? n - k : s->array_max;
     long job = sbatch(s, spec, script, m, err, errlen);
     if (job < 0)
       break;
@@ -452,13 +471,14 @@ static int sacct_state(slurm_state *s, const char *id) {
   return -1;
 }
 
-/* DONE when the last marker line of id's log says status 0, else FAILED. */
+/* From the last marker line of id's log: DONE for status 0, FAILED for any
+ * other; -1 when the log has no marker (yet). */
 static int log_state(const slurm_state *s, const char *id) {
   char path[PATH_MAX + 80], tail[4097];
   snprintf(path, sizeof path, "%s/%s.log", s->dir, id);
   FILE *f = fopen(path, "r");
   if (!f)
-    return CAIRN_LAUNCH_FAILED;
+    return -1;
   if (fseek(f, -4096, SEEK_END))
     rewind(f);
   size_t k = fread(tail, 1, sizeof tail - 1, f);
@@ -467,10 +487,11 @@ static int log_state(const slurm_state *s, const char *id) {
   const char *last = NULL;
   for (const char *p = tail; (p = strstr(p, SLURM_MARKER)); p++)
     last = p;
-  return last && atoi(last + strlen(SLURM_MARKER)) == 0 &&
-                 last[strlen(SLURM_MARKER)] == '0'
-           ? CAIRN_LAUNCH_DONE
-           : CAIRN_LAUNCH_FAILED;
+  if (!last)
+    return -1;
+  last += strlen(SLURM_MARKER);
+  return last[0] == '0' && (last[1] == '\n' || last[1] == '\0') ? CAIRN_LAUNCH_DONE
+                                                              : CAIRN_LAUNCH_FAILED;
 }
 
 /* Drops the jobs poll reported final and the removed ones seen gone. */
@@ -494,8 +515,12 @@ static void slurm_refresh(void *st) {
     slurm_job *j = &s->j[i];
     if (j->removed || j->state > CAIRN_LAUNCH_RUNNING)
       continue;
-    int st2 = j->queued ? j->qstate : sacct_state(s, j->id);
-    j->state = st2 >= 0 ? st2 : log_state(s, j->id);
+    if (j->queued)
+      j->gone = 0;
+    int st2 = j->queued ? j->qstate : j->gone ? -1 : sacct_state(s, j->id);
+    if (st2 < 0 && (st2 = log_state(s, j->id)) < 0)
+      st2 = ++j->gone < SLURM_LOG_ROUNDS ? j->state : CAIRN_LAUNCH_FAILED;
+    j->state = st2;
   }
 }
 
@@ -588,10 +613,12 @@ static void slurm_fini(void *st) {
 const cairn_launch_backend cairn_launch_slurm = {
   .name = "slurm",
   .summary = "cairn-worker processes as tasks of Slurm array jobs (sbatch)",
-  .options = (const char *const[]){NULL},
-  .help = "  (no options of its own; --batch-options \"--partition debug --time 2:00:00\" are\n"
-          "  passed to sbatch; --worker PATH and --work-dir DIR must be valid on the nodes\n"
-          "  (shared file system); --cluster default: the partition; logs WORKDIR/slurm/)\n",
+  .options = (const char *const[]){"array-max", NULL},
+  .help = "  --array-max N            workers in one array job at most (default 1000; keep\n"
+          "                           it below the cluster's MaxArraySize)\n"
+          "  --batch-options \"...\"    sbatch options, e.g. \"--partition debug --time 2:00:00\"\n"
+          "  --worker PATH and --work-dir DIR must be valid on the nodes (a shared file\n"
+          "  system); --cluster default: the partition; job logs in WORKDIR/slurm/\n",
   .init = slurm_init,
   .refresh = slurm_refresh,
   .submit = slurm_submit,

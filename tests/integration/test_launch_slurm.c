@@ -12,7 +12,8 @@
  * printed; each job's log ends with the worker's exit status 0; the
  * volunteers' cluster is the default partition), scales back to none, then
  * a second job's long tasks get workers again and a SIGTERM to the factory
- * while they run leaves no cairn-worker job in squeue. When Slurm or munge
+ * while they run leaves no cairn-worker job in squeue. Before Slurm starts,
+ * sbatch options that would break the backend are refused. When Slurm or munge
  * is missing or its daemons cannot start, the test says why and exits 77,
  * which ctest reports as skipped. */
 #include <setjmp.h>
@@ -362,11 +363,63 @@ static void test_launch_slurm(void **state) {
   harness_server_stop(&srv, SIGTERM);
 }
 
+/* `cairn launch slurm` with args refuses to start, saying want. */
+static void refused(const char *want, const char *const *args) {
+  char bin[4096], log[4300];
+  const char *argv[32] = {bin, "launch", "slurm", "--server", "http://127.0.0.1:9", "--token",
+                          ADMIN};
+  int k = 7;
+  for (int i = 0; args[i]; i++)
+    argv[k++] = args[i];
+  argv[k] = NULL;
+  harness_bin(bin, sizeof bin, "cairn");
+  snprintf(log, sizeof log, "%s/refused.log", dir);
+  unlink(log);
+  pid_t p = harness_spawn(argv, log);
+  int status = harness_wait(p, 60);
+  char *text = read_all(log);
+  printf("%s", text);
+  assert_true(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  assert_non_null(strstr(text, want));
+  free(text);
+}
+
+/* Options that would break the backend are refused before anything runs;
+ * without a partition or --cluster and without a reachable Slurm, init
+ * says sinfo failed. Needs no Slurm. */
+static void test_slurm_refuses(void **state) {
+  (void)state;
+  refused("--array is set by cairn launch",
+          (const char *[]){"--cluster", "c", "--batch-options", "--array=0-3", NULL});
+  refused("--out is set by cairn launch",
+          (const char *[]){"--cluster", "c", "--batch-options", "--time 5 --out /tmp/x", NULL});
+  refused("\"stray\" is not an sbatch option",
+          (const char *[]){"--batch-options", "--exclusive stray -p debug", NULL});
+  refused("--cpus-per-task is set by cairn launch",
+          (const char *[]){"--cores", "2", "--batch-options", "-p debug --cpus-per-task 4", NULL});
+  refused("--mem-per-cpu is set by cairn launch",
+          (const char *[]){"--memory", "100", "--batch-options", "-pdebug --mem-per-cpu=9", NULL});
+  refused("-M is set by cairn launch",
+          (const char *[]){"--batch-options", "-M other --partition=debug", NULL});
+  refused("--array-max wants an integer",
+          (const char *[]){"--cluster", "c", "--array-max", "0", NULL});
+  char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+  setenv("PATH", dir, 1); /* no sinfo there */
+  refused("sinfo failed (is Slurm's client installed", (const char *[]){"--max", "1", NULL});
+  setenv("PATH", path, 1);
+  free(path);
+}
+
 int main(void) {
   harness_tmpdir(dir, sizeof dir);
   snprintf(conf, sizeof conf, "%s/slurm.conf", dir);
-  int rc = SKIP;
-  if (start_slurm() == 0) {
+  const struct CMUnitTest plain[] = {
+    cmocka_unit_test(test_slurm_refuses),
+  };
+  int rc = cmocka_run_group_tests(plain, NULL, NULL);
+  if (rc == 0)
+    rc = SKIP;
+  if (rc == SKIP && start_slurm() == 0) {
     const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_launch_slurm),
     };
