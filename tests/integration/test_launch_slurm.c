@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -241,6 +242,44 @@ static char *read_all(const char *path) {
   return out ? out : strdup("");
 }
 
+/* Reads /proc/PID/NAME into buf with its NULs made blanks; bytes read. */
+static size_t read_proc(const char *pid, const char *name, char *buf, size_t size) {
+  char path[300];
+  snprintf(path, sizeof path, "/proc/%s/%s", pid, name);
+  FILE *fp = fopen(path, "r");
+  if (!fp)
+    return 0;
+  size_t k = fread(buf, 1, size - 1, fp);
+  fclose(fp);
+  for (size_t i = 0; i < k; i++)
+    if (!buf[i])
+      buf[i] = ' ';
+  buf[k] = '\0';
+  return k;
+}
+
+/* cairn-worker processes whose command line holds mark; *leaks: how many
+ * of them have CAIRN_ADMIN_TOKEN in their environment. */
+static int workers_with(const char *mark, int *leaks) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  *leaks = 0;
+  static char buf[65536];
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    if (!read_proc(e->d_name, "cmdline", buf, sizeof buf) || !strstr(buf, "cairn-worker ") ||
+        !strstr(buf, mark))
+      continue;
+    n++;
+    read_proc(e->d_name, "environ", buf, sizeof buf);
+    *leaks += strstr(buf, "CAIRN_ADMIN_TOKEN=") != NULL;
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
 static void test_launch_slurm(void **state) {
   (void)state;
   char db[4300], job[4300], wd[4300], flog[4300], bin[4096], wbin[4096], cell[4300];
@@ -345,6 +384,13 @@ static void test_launch_slurm(void **state) {
   printf("t=%5.1f s  %d workers running job 2; SIGTERM to the factory\n", harness_now() - t0,
          running);
   assert_true(running >= 2);
+  /* the factory has CAIRN_ADMIN_TOKEN in its environment; no job got it */
+  char mark[4400];
+  snprintf(mark, sizeof mark, "--invitation-file %s/invitation", wd);
+  int leaks, seen = workers_with(mark, &leaks);
+  printf("cairn-worker processes of the jobs: %d, with the admin token: %d\n", seen, leaks);
+  assert_true(seen >= 2);
+  assert_int_equal(leaks, 0);
   double t_stop = harness_now();
   kill(factory, SIGTERM);
   int status = harness_wait(factory, 120);
