@@ -41,6 +41,7 @@
 
 static char dir[4096], conf[4200];
 static pid_t daemons[3] = {-1, -1, -1}; /* munged, slurmctld, slurmd */
+static pid_t factory = -1;
 
 static const char *const tools[] = {"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd",
                                     "/usr/bin/sbatch",  "/usr/bin/squeue",     "/usr/bin/sinfo",
@@ -116,6 +117,7 @@ static int write_conf(unsigned ctld_port, unsigned d_port) {
           "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n"
           "AccountingStorageType=accounting_storage/none\nJobAcctGatherType=jobacct_gather/none\n"
           "JobCompType=jobcomp/none\nReturnToService=2\nSlurmctldDebug=info\nSlurmdDebug=info\n"
+          "KillWait=5\n"
           "MailProg=/bin/true\n"
           "NodeName=localhost NodeAddr=127.0.0.1 CPUs=%ld RealMemory=%lld State=UNKNOWN\n"
           "PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP\n",
@@ -306,7 +308,16 @@ static void test_launch_slurm(void **state) {
                         "--batch-options", "--time 30 --comment cairn-test",
                         "--worker-options", wopts, NULL};
   double t0 = harness_now();
-  pid_t factory = harness_spawn(argv, flog);
+  char node_tmp[4300], *tmp = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  snprintf(node_tmp, sizeof node_tmp, "%s/node-tmp", dir); /* the jobs' $TMPDIR */
+  mkdir(node_tmp, 0700);
+  setenv("TMPDIR", node_tmp, 1);
+  factory = harness_spawn(argv, flog);
+  if (tmp)
+    setenv("TMPDIR", tmp, 1);
+  else
+    unsetenv("TMPDIR");
+  free(tmp);
   assert_true(factory > 0);
   int most = watch(srv.url, 1, 240, t0);
   printf("job 1 %s after %.1f s; at most %d workers queued at once\n", job_state(srv.url, 1),
@@ -394,6 +405,7 @@ static void test_launch_slurm(void **state) {
   double t_stop = harness_now();
   kill(factory, SIGTERM);
   int status = harness_wait(factory, 120);
+  factory = -1;
   printf("the factory stopped %.1f s after SIGTERM\n", harness_now() - t_stop);
   assert_true(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
   q = queue();
@@ -471,7 +483,23 @@ int main(void) {
     };
     rc = cmocka_run_group_tests(tests, NULL, NULL);
   }
-  /* slurmd first (it ends the jobs it runs), then slurmctld, then munged */
+  /* after a failure: the factory cancels its jobs; any job left is
+   * cancelled (they would outlive slurmd); then slurmd, slurmctld, munged */
+  if (factory > 0)
+    harness_stop_all(&factory, 1, 90);
+  if (daemons[1] > 0) {
+    const char *cancel[] = {"/usr/bin/scancel", "--name", "cairn-worker", NULL};
+    harness_run(cancel, NULL);
+    char *q = NULL;
+    for (double until = harness_now() + 30; harness_now() < until; usleep(250 * 1000)) {
+      free(q);
+      if ((q = queue()) && !*q)
+        break;
+    }
+    if (q && *q)
+      printf("jobs left in squeue: %s", q);
+    free(q);
+  }
   pid_t order[3] = {daemons[2], daemons[1], daemons[0]};
   harness_stop_all(order, 3, 20);
   if (harness_rmtree(dir) && rc != SKIP)
