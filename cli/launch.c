@@ -69,7 +69,7 @@ typedef struct held {
 
 typedef struct demand {
   long long eligible, leased, present, idle;
-  int invite;
+  int invite, closed; /* how the master registers volunteers */
 } demand;
 
 typedef struct factory {
@@ -110,23 +110,35 @@ static void say(const char *fmt, ...) {
 
 /* ---- the master ---- */
 
-/* Reads GET /v1/demand into *d: 0, or -1 (said once by the caller). */
-static int read_demand(factory *f, demand *d) {
-  json_t *o = NULL;
-  long st = cairn_client_json(f->h, "GET", "/v1/demand", NULL, &o, 1);
-  int ok = st == 200 && json_is_object(o);
-  if (ok) {
-    json_t *v = json_object_get(o, "volunteers");
-    d->eligible = json_integer_value(json_object_get(o, "eligible"));
-    d->leased = json_integer_value(json_object_get(o, "leased"));
-    d->present = json_integer_value(json_object_get(v, "present"));
-    d->idle = json_integer_value(json_object_get(v, "idle"));
-    const char *reg = json_string_value(json_object_get(o, "registration"));
-    d->invite = reg && strcmp(reg, "invite") == 0;
-  } else if (st == 401 || st == 403)
-    say("the master refuses the admin token (HTTP %ld)", st);
+/* Reads GET /v1/demand into *d: 0, or -1 with why in why (said by the
+ * caller once the master stops answering, not at every retry). */
+static int read_demand(factory *f, demand *d, char *why, size_t whylen) {
+  cairn_http_response r = {0};
+  cairn_error err = {0};
+  if (cairn_http_request(f->h, "GET", "/v1/demand", NULL, NULL, 0, 1u << 20, &r, &err) !=
+      CAIRN_OK) {
+    cairn_buf_free(&r.body);
+    snprintf(why, whylen, "%s", err.text);
+    return -1;
+  }
+  json_t *o = r.status == 200 ? json_loadb(r.body.data, r.body.len, 0, NULL) : NULL;
+  cairn_buf_free(&r.body);
+  if (!json_is_object(o)) {
+    snprintf(why, whylen, "HTTP %ld%s", r.status,
+             r.status == 401 || r.status == 403 ? ": the master refuses the admin token" : "");
+    json_decref(o);
+    return -1;
+  }
+  json_t *v = json_object_get(o, "volunteers");
+  d->eligible = json_integer_value(json_object_get(o, "eligible"));
+  d->leased = json_integer_value(json_object_get(o, "leased"));
+  d->present = json_integer_value(json_object_get(v, "present"));
+  d->idle = json_integer_value(json_object_get(v, "idle"));
+  const char *reg = json_string_value(json_object_get(o, "registration"));
+  d->invite = reg && strcmp(reg, "invite") == 0;
+  d->closed = reg && strcmp(reg, "closed") == 0;
   json_decref(o);
-  return ok ? 0 : -1;
+  return 0;
 }
 
 /* Writes code to f->inv_path (mode 0600, replaced atomically). 0 or -1. */
@@ -229,13 +241,14 @@ static int submit(factory *f, const cairn_launch_spec *spec, int n, int keeper, 
   int k = ids ? f->be->submit(f->st, spec, n, ids, err, sizeof err) : -1;
   if (k < n)
     say("%s backend: %s", f->be->name, err[0] ? err : "out of memory");
+  for (int i = 0; i < n; i++)
+    note_start(f, now); /* attempts count: a failing backend is not asked faster */
   for (int i = 0; i < k; i++) {
     held *w = &f->w[f->n++];
     snprintf(w->id, sizeof w->id, "%s", ids[i]);
     w->since = now;
     w->state = CAIRN_LAUNCH_PENDING;
     w->keeper = keeper;
-    note_start(f, now);
   }
   free(ids);
   if (k > 0) {
@@ -243,6 +256,10 @@ static int submit(factory *f, const cairn_launch_spec *spec, int n, int keeper, 
     f->inv_left -= k;
   }
   return k > 0 ? k : 0;
+}
+
+static long long clamp(long long x, long long lo, long long hi) {
+  return x < lo ? lo : x > hi ? hi : x;
 }
 
 /* Sizes the pool to demand d. */
@@ -254,23 +271,16 @@ static void scale(factory *f, const demand *d, double now) {
   }
   long long need = (d->eligible + f->spec.slots - 1) / f->spec.slots - starting - d->idle;
   int room = f->max - f->n, rate = rate_room(f, now);
-  int want_keep = f->min - keepers;
-  if (want_keep > room)
-    want_keep = room;
-  if (want_keep > rate)
-    want_keep = rate;
-  long long more = need - (want_keep > 0 ? want_keep : 0);
-  if (more > room - want_keep)
-    more = room - want_keep;
-  if (more > rate - want_keep)
-    more = rate - want_keep;
-  int total = (want_keep > 0 ? want_keep : 0) + (more > 0 ? (int)more : 0);
+  int cap = room < rate ? room : rate;
+  int keep = (int)clamp(f->min - keepers, 0, cap);
+  int more = (int)clamp(need - keep, 0, cap - keep);
+  int total = keep + more;
   if (total <= 0)
     return;
   if (d->invite && ensure_invitation(f, total))
     return;
-  int k = submit(f, &f->keeper_spec, want_keep, 1, now);
-  k += submit(f, &f->spec, more > 0 ? (int)more : 0, 0, now);
+  int k = submit(f, &f->keeper_spec, keep, 1, now);
+  k += submit(f, &f->spec, more, 0, now);
   if (k)
     say("started %d worker%s: %d now (eligible %lld, idle %lld, starting %d)", k,
         k == 1 ? "" : "s", f->n, d->eligible, d->idle, starting);
@@ -286,23 +296,30 @@ static void nap(double s) {
 
 static void run_pool(factory *f) {
   double backoff = 0, next_read = 0;
-  int down = 0;
+  int down = 0, closed = 0;
   while (!stop_flag) {
     double now = now_s();
     poll_pool(f);
     if (now >= next_read) {
       demand d = {0};
-      if (read_demand(f, &d) == 0) {
+      char why[512] = "";
+      if (read_demand(f, &d, why, sizeof why) == 0) {
         if (down)
           say("the master answers again");
         down = 0;
         backoff = 0;
-        scale(f, &d, now);
+        if (d.closed && !closed)
+          say("the master registers no new volunteers (--registration closed): starting none");
+        closed = d.closed;
+        if (!closed)
+          scale(f, &d, now);
       } else {
         backoff = backoff ? fmin(backoff * 2, LAUNCH_BACKOFF_MAX) : f->poll_s;
-        if (!down)
-          say("cannot read the master's demand; keeping %d worker%s, retrying", f->n,
-              f->n == 1 ? "" : "s");
+        if (!down) {
+          char safe[512];
+          say("cannot read the master's demand (%s); keeping %d worker%s, retrying",
+              cairn_termsafe(why, safe, sizeof safe), f->n, f->n == 1 ? "" : "s");
+        }
         down = 1;
         next_read = now + backoff;
       }
@@ -374,7 +391,7 @@ static int num_opt(const char *name, const char *v, double lo, double hi, double
   errno = 0;
   double x = strtod(v, &end);
   if (errno || !*v || *end || !(x >= lo && x <= hi))
-    return cairn_cli_fail("%s wants a number from %g to %g, got \"%s\"", name, lo, hi, v);
+    return cairn_cli_fail("%s wants a number from %.10g to %.10g, got \"%s\"", name, lo, hi, v);
   *out = x;
   return 0;
 }
@@ -394,16 +411,16 @@ static int factory_opt(launch_opts *o, const char *a, const char *v) {
     const char *name;
     int kind; /* 0 integer, 1 number, 2 string */
     size_t off;
-    long long lo, hi;
+    double lo, hi;
   } t[] = {
     {"--min", 0, offsetof(launch_opts, min), 0, LAUNCH_MAX_WORKERS},
     {"--max", 0, offsetof(launch_opts, max), 1, LAUNCH_MAX_WORKERS},
     {"--rate", 0, offsetof(launch_opts, rate), 1, 100000},
     {"--cores", 0, offsetof(launch_opts, cores), 1, 4096},
-    {"--memory", 0, offsetof(launch_opts, memory), 1, 1ll << 30},
+    {"--memory", 0, offsetof(launch_opts, memory), 1, 1073741824},
     {"--slots", 0, offsetof(launch_opts, slots), 1, 1024},
     {"--idle-exit", 1, offsetof(launch_opts, idle), 0, 86400 * 365},
-    {"--poll", 1, offsetof(launch_opts, poll), 0, 3600},
+    {"--poll", 1, offsetof(launch_opts, poll), 0.05, 3600},
     {"--cluster", 2, offsetof(launch_opts, cluster), 0, 0},
     {"--worker", 2, offsetof(launch_opts, worker), 0, 0},
     {"--worker-options", 2, offsetof(launch_opts, wopts), 0, 0},
@@ -415,9 +432,9 @@ static int factory_opt(launch_opts *o, const char *a, const char *v) {
       continue;
     void *p = (char *)o + t[i].off;
     if (t[i].kind == 0)
-      return int_opt(a, v, t[i].lo, t[i].hi, p) ? -1 : 1;
+      return int_opt(a, v, (long long)t[i].lo, (long long)t[i].hi, p) ? -1 : 1;
     if (t[i].kind == 1)
-      return num_opt(a, v, t[i].name[2] == 'p' ? 0.05 : 0, (double)t[i].hi, p) ? -1 : 1;
+      return num_opt(a, v, t[i].lo, t[i].hi, p) ? -1 : 1;
     *(const char **)p = v;
     return 1;
   }
@@ -521,11 +538,11 @@ int cairn_cmd_launch(int argc, char **argv) {
   cairn_client_opts co = {0};
   if (cairn_client_parse(&argc, argv, &co))
     return 1;
-  if (!co.token)
-    return cairn_cli_fail("no admin token: give --admin-token-file F or set CAIRN_ADMIN_TOKEN");
   launch_opts o = {.max = 4, .rate = 60, .idle = 60, .poll = 2};
   if (parse(argc, argv, be, &o))
     return 1;
+  if (!co.token)
+    return cairn_cli_fail("no admin token: give --admin-token-file F or set CAIRN_ADMIN_TOKEN");
   char work_dir[PATH_MAX - 64], *copy = NULL;
   if (make_work_dir(o.work_dir, work_dir, sizeof work_dir))
     return 1;

@@ -33,10 +33,14 @@
  * signals. A command a backend runs (ssh, sbatch, squeue, condor_submit) should
  * be bounded by a timeout of a few seconds to a minute.
  *
- * Ownership: the factory owns the spec and everything it points to; it lives
- * unchanged from init to fini, so a backend may keep the pointer. The backend
- * owns its state (`*st` from init) and frees it in fini. Ids are written by
- * the backend into the caller's array; they are opaque to the factory, which
+ * Ownership: the factory owns every spec and everything it points to; they
+ * stay valid until fini, so a backend may keep pointers. The
+ * spec passed to submit is the one for those workers and may differ from
+ * init's: the --min workers run with idle_exit 0, and invitation_file is set
+ * once the factory has made an invitation (the file's code may change
+ * between two submissions: read it when submitting). The backend owns its
+ * state (`*st` from init) and frees it in fini. Ids are written by the
+ * backend into the caller's array; they are opaque to the factory, which
  * only copies, compares and prints them (a pid, "host:pid", a Slurm job id
  * "1234_5", an HTCondor "cluster.proc").
  *

@@ -113,6 +113,8 @@ static pid_t start_one(local_state *s, const cairn_launch_spec *spec, char *err,
       dup2(null, 0);
     dup2(fd, 1);
     dup2(fd, 2);
+    close_range(3, ~0u, 0); /* nothing of the factory's (its connection to the master) */
+    signal(SIGPIPE, SIG_DFL); /* the factory ignores it; the worker starts as usual */
     execv(argv[0], (char *const *)argv);
     _exit(127);
   }
@@ -211,8 +213,8 @@ const cairn_launch_backend cairn_launch_local = {
   .name = "local",
   .summary = "cairn-worker processes on this machine",
   .options = (const char *const[]){NULL},
-  .help = "  (no options of its own; --worker PATH: default the cairn-worker next to cairn,\n"
-          "  else on PATH; logs and state in WORKDIR/local/)\n",
+  .help = "    no options of its own; --worker: default the cairn-worker next to\n"
+          "    cairn, else on PATH; logs and state in WORKDIR/local/\n",
   .init = local_init,
   .submit = local_submit,
   .poll = local_poll,

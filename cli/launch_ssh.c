@@ -420,12 +420,12 @@ const cairn_launch_backend cairn_launch_ssh = {
   .name = "ssh",
   .summary = "cairn-worker processes on other hosts over ssh",
   .options = (const char *const[]){"hosts", "hosts-file", "ssh-options", "remote-worker", NULL},
-  .help = "  --hosts h1,h2,...        hosts to start workers on (fewest workers first)\n"
-          "  --hosts-file FILE        the same, one a line (# comments)\n"
-          "  --ssh-options \"...\"      extra ssh flags, e.g. \"-F ~/.ssh/grid -p 2222\"\n"
-          "  --remote-worker PATH     cairn-worker on the hosts (default cairn-worker on\n"
+  .help = "    --hosts h1,h2,...      hosts to start workers on (fewest workers first)\n"
+          "    --hosts-file FILE      the same, one a line (# comments)\n"
+          "    --ssh-options \"...\"    extra ssh flags, e.g. \"-F ~/.ssh/grid -p 2222\"\n"
+          "    --remote-worker PATH   cairn-worker on the hosts (default cairn-worker on\n"
           "                           their PATH; also --worker)\n"
-          "  (--cluster default: the host's domain part, else its name)\n",
+          "    --cluster default: the host's domain part, else its name\n",
   .init = ssh_init,
   .refresh = ssh_refresh,
   .submit = ssh_submit,

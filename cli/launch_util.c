@@ -199,6 +199,7 @@ int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char
   if (pid == 0) {
     dup2(pin[0], 0);
     dup2(pout[1], 1);
+    close_range(3, ~0u, 0);
     signal(SIGPIPE, SIG_DFL);
     execvpe(argv[0], (char *const *)argv, env);
     _exit(127);

@@ -4,7 +4,8 @@
  *   launched workers; the pool grows past one and never past --max 4 (the
  *   factory's cairn-worker children counted from /proc every 100 ms); the
  *   master is killed and restarted on the same port mid-run and the job
- *   still completes; after the work the pool goes back to --min 0 (idle
+ *   still completes; a worker SIGKILLed while work waits is replaced (a
+ *   fifth worker appears before the DAG is done); after the work the pool goes back to --min 0 (idle
  *   exit); a second job then gets workers again (the factory resumed); a
  *   SIGTERM to the factory while they run leaves no worker process. */
 #include <setjmp.h>
@@ -74,7 +75,9 @@ static int count_workers(fixture *f) {
 static void write_job(const char *path, const char *name, int n, const char *s) {
   FILE *fp = fopen(path, "w");
   assert_non_null(fp);
-  fprintf(fp, "{\"name\": \"%s\", \"app\": \"sleep\", \"tasks\": [", name);
+  /* short leases: the task of the worker the test kills is given again soon */
+  fprintf(fp, "{\"name\": \"%s\", \"app\": \"sleep\", \"lease_seconds\": 6, \"tasks\": [",
+          name);
   for (int i = 0; i < n; i++)
     fprintf(fp, "%s{\"id\": \"t%d\", \"args\": [\"%s\"]%s}", i ? ", " : "", i, s,
             i ? ", \"after\": [\"t0\"]" : "");
@@ -148,8 +151,9 @@ static void test_launch_local(void **state) {
   long long id = submit(f, job), done = 0;
   start_factory(f);
 
-  /* the DAG completes on launched workers, across a master restart */
-  int restarted = 0;
+  /* the DAG completes on launched workers, across a master restart and a
+   * worker killed while work waits */
+  int restarted = 0, killed = 0;
   double until = harness_now() + 180;
   const char *st = "";
   while (harness_now() < until) {
@@ -157,6 +161,10 @@ static void test_launch_local(void **state) {
     st = job_state(f, id, &done);
     if (!strcmp(st, "done"))
       break;
+    if (!killed && done >= 20 && count_workers(f) == 4) {
+      kill(f->seen[0], SIGKILL);
+      killed = 1;
+    }
     if (!restarted && done >= 60) {
       restart_master(f);
       restarted = 1;
@@ -166,6 +174,8 @@ static void test_launch_local(void **state) {
   printf("dag200: %s, %lld done, at most %d workers, %d started\n", st, done, f->most, f->nseen);
   assert_string_equal(st, "done");
   assert_true(restarted);
+  assert_true(killed);
+  assert_true(f->nseen >= 5); /* the killed one was replaced */
   assert_true(f->most >= 2);
   assert_true(f->most <= 4);
 
@@ -202,8 +212,52 @@ static void test_launch_local(void **state) {
   free(f);
 }
 
+/* Bad options get one clear line and exit 1, starting nothing. */
+static void test_launch_bad_options(void **state) {
+  (void)state;
+  char bin[4096];
+  harness_bin(bin, sizeof bin, "cairn");
+  static const struct {
+    const char *args[6];
+    const char *says;
+  } cases[] = {
+    {{"nosuch", NULL}, "unknown backend \"nosuch\""},
+    {{"local", "--max", "0", NULL}, "--max wants an integer from 1"},
+    {{"local", "--min", "5", "--max", "2", NULL}, "--min 5 is more than --max 2"},
+    {{"local", "--speed", "3", NULL}, "unknown option \"--speed\""},
+    {{"local", "--idle-exit", "soon", NULL}, "--idle-exit wants a number"},
+    {{"local", "--hosts", "a,b", NULL}, "unknown option \"--hosts\" for cairn launch local"},
+    {{"ssh", NULL}, "no hosts"},
+    {{"local", "--max", NULL}, "--max needs a value"},
+  };
+  char dir[4096], wd[4200];
+  harness_tmpdir(dir, sizeof dir);
+  setenv("CAIRN_ADMIN_TOKEN", ADMIN, 1);
+  snprintf(wd, sizeof wd, "%s/wd", dir);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *argv[16] = {bin, "launch", cases[i].args[0], "--server", "http://127.0.0.1:9",
+                            "--work-dir", wd};
+    int n = 7;
+    for (int k = 1; cases[i].args[k]; k++)
+      argv[n++] = cases[i].args[k];
+    argv[n] = NULL;
+    char log[4300], *out = NULL;
+    snprintf(log, sizeof log, "%s/out%zu", dir, i);
+    pid_t pid = harness_spawn(argv, log);
+    int st = harness_wait(pid, 30);
+    const char *cat[] = {"/bin/cat", log, NULL};
+    harness_run(cat, &out);
+    printf("%s", out ? out : "");
+    assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    assert_non_null(out && strstr(out, cases[i].says));
+    free(out);
+  }
+  assert_int_equal(harness_rmtree(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_launch_bad_options),
     cmocka_unit_test(test_launch_local),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -189,6 +189,21 @@ static void test_launch_ssh(void **state) {
   code[strcspn(code, "\n")] = '\0';
   assert_true(strlen(code) > 8);
   assert_int_equal(count_procs(code, NULL), 0);
+  /* on the hosts too, the invitation is a file only its owner reads */
+  char remote[4300], path[4600];
+  snprintf(remote, sizeof remote, "%s/remote", dir);
+  DIR *rd = opendir(remote);
+  int invs = 0;
+  for (struct dirent *e; rd && (e = readdir(rd));) {
+    snprintf(path, sizeof path, "%s/%s/invitation", remote, e->d_name);
+    if (e->d_name[0] == '.' || stat(path, &sb))
+      continue;
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    invs++;
+  }
+  if (rd)
+    closedir(rd);
+  assert_int_equal(invs, 2);
   int running = count_procs(srv.url, "--exit-when-idle");
   printf("worker processes running before SIGTERM: %d\n", running);
   assert_true(running >= 2);
@@ -207,8 +222,6 @@ static void test_launch_ssh(void **state) {
   assert_non_null(out && strstr(out, "stopped 2 workers"));
   free(out);
   /* on the hosts, each worker's folder went with it; only its log stays */
-  char remote[4300];
-  snprintf(remote, sizeof remote, "%s/remote", dir);
   DIR *d = opendir(remote);
   int logs = 0;
   for (struct dirent *e; d && (e = readdir(d));) {
