@@ -2,10 +2,10 @@
  * task of a Slurm array job.
  *
  * submit: one `sbatch --parsable --array=0-(n-1)` for n workers (split in
- * arrays of at most --array-max, default SLURM_ARRAY_MAX), with --job-name cairn-worker,
- * --cpus-per-task = spec->cores, --mem = spec->memory_mib, --output
- * WORKDIR/slurm/%A_%a.log and the words of --batch-options (checked by
- * parse_batch_options), running WORKDIR/slurm/worker.sh (keeper.sh for
+ * arrays of at most --array-max, default SLURM_ARRAY_MAX), with --job-name
+ * cairn-worker, --cpus-per-task = spec->cores, --mem = spec->memory_mib,
+ * --output WORKDIR/slurm/%A_%a.log and the words of --batch-options (checked
+ * by parse_batch_options), running WORKDIR/slurm/worker.sh (keeper.sh for
  * workers without --exit-when-idle). The script makes a private folder on
  * the node (mktemp -d under $TMPDIR or /tmp) for the worker's --dir, runs the
  * worker (the invitation file is passed as its path: WORKDIR must be on a
@@ -292,8 +292,14 @@ static int write_script(slurm_state *s, const cairn_launch_spec *spec, const cha
     return snprintf(err, errlen, "out of memory"), -1;
   snprintf(text, size, "%s", script_head);
   int rc = 0;
-  for (int i = 0; rc == 0 && argv[i]; i++)
-    rc = strlen(text) + 2 > size ? -1 : (strcat(text, " "), cairn_launch_shell_quote(text, size, argv[i]));
+  for (int i = 0; rc == 0 && argv[i]; i++) {
+    if (strlen(text) + 2 > size)
+      rc = -1;
+    else {
+      strcat(text, " ");
+      rc = cairn_launch_shell_quote(text, size, argv[i]);
+    }
+  }
   if (rc == 0 && strlen(text) + sizeof script_tail + 16 < size) {
     strcat(text, " --dir \"$d\"");
     strcat(text, script_tail);

@@ -282,89 +282,84 @@ static int workers_with(const char *mark, int *leaks) {
   return n;
 }
 
-static void test_launch_slurm(void **state) {
-  (void)state;
-  char db[4300], job[4300], wd[4300], flog[4300], bin[4096], wbin[4096], cell[4300];
-  char wopts[4400];
+typedef struct run {
   harness_server srv;
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  const char *extra[] = {"--registration", "invite", NULL};
-  assert_int_equal(harness_server_start(&srv, db, extra), 0);
-  snprintf(cell, sizeof cell, "%s/cell", dir);
-  harness_write_file(cell, "#!/bin/sh\nsleep \"$1\"\n");
-  chmod(cell, 0755);
-  snprintf(job, sizeof job, "%s/mesh.json", dir);
-  write_mesh(job);
-  harness_bin(bin, sizeof bin, "cairn");
-  harness_bin(wbin, sizeof wbin, "cairn-worker");
-  const char *sub[] = {bin, "submit", job, "--server", srv.url, NULL};
-  assert_int_equal(harness_run(sub, NULL), 0);
+  char bin[4096], wbin[4096], wd[4300], flog[4300], node_tmp[4300];
+  double t0;
+} run;
 
-  snprintf(wd, sizeof wd, "%s/launch", dir);
-  snprintf(flog, sizeof flog, "%s/launch.log", dir);
+/* Submits job file path to the master. */
+static void submit(run *r, const char *path) {
+  const char *sub[] = {r->bin, "submit", path, "--server", r->srv.url, NULL};
+  assert_int_equal(harness_run(sub, NULL), 0);
+}
+
+/* Starts the factory with the jobs' $TMPDIR in the test's folder. */
+static void start_factory(run *r, const char *cell) {
+  char wopts[4400];
+  snprintf(r->wd, sizeof r->wd, "%s/launch", dir);
+  snprintf(r->flog, sizeof r->flog, "%s/launch.log", dir);
   snprintf(wopts, sizeof wopts, "--app cell=%s --peer-listen off", cell);
-  const char *argv[] = {bin, "launch", "slurm", "--server", srv.url, "--min", "0", "--max", "4",
-                        "--idle-exit", "3", "--poll", "1", "--worker", wbin, "--work-dir", wd,
-                        "--batch-options", "--time 30 --comment cairn-test",
+  const char *argv[] = {r->bin, "launch", "slurm", "--server", r->srv.url, "--min", "0",
+                        "--max", "4", "--idle-exit", "3", "--poll", "1", "--worker", r->wbin,
+                        "--work-dir", r->wd, "--batch-options", "--time 30 --comment cairn-test",
                         "--worker-options", wopts, NULL};
-  double t0 = harness_now();
-  char node_tmp[4300], *tmp = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
-  snprintf(node_tmp, sizeof node_tmp, "%s/node-tmp", dir); /* the jobs' $TMPDIR */
-  mkdir(node_tmp, 0700);
-  setenv("TMPDIR", node_tmp, 1);
-  factory = harness_spawn(argv, flog);
+  char *tmp = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  snprintf(r->node_tmp, sizeof r->node_tmp, "%s/node-tmp", dir);
+  mkdir(r->node_tmp, 0700);
+  setenv("TMPDIR", r->node_tmp, 1);
+  r->t0 = harness_now();
+  factory = harness_spawn(argv, r->flog);
   if (tmp)
     setenv("TMPDIR", tmp, 1);
   else
     unsetenv("TMPDIR");
   free(tmp);
   assert_true(factory > 0);
-  int most = watch(srv.url, 1, 240, t0);
-  printf("job 1 %s after %.1f s; at most %d workers queued at once\n", job_state(srv.url, 1),
-         harness_now() - t0, most);
-  assert_string_equal(job_state(srv.url, 1), "done");
-  assert_true(most >= 2 && most <= 4);
+}
 
-  /* the pool goes back to --min 0: every job leaves squeue, each exited 0 */
+/* After the work: squeue empties (--min 0) and the factory saw each exit. */
+static void check_scaled_back(run *r) {
   char *q = NULL;
   for (double until = harness_now() + 60; harness_now() < until; usleep(500 * 1000)) {
     free(q);
-    q = queue();
-    if (q && !*q)
+    if ((q = queue()) && !*q)
       break;
   }
   assert_non_null(q);
   assert_string_equal(q, "");
   free(q);
-  printf("t=%5.1f s  pool 0 (scaled back to --min 0)\n", harness_now() - t0);
-  char *text = read_all(flog);
+  printf("t=%5.1f s  pool 0 (scaled back to --min 0)\n", harness_now() - r->t0);
+  char *text = read_all(r->flog);
   for (double until = harness_now() + 10;
        harness_now() < until && !strstr(text, "exited (0 left)"); usleep(500 * 1000)) {
     free(text);
-    text = read_all(flog);
+    text = read_all(r->flog);
   }
   printf("%s", text);
   assert_non_null(strstr(text, "exited (0 left)"));
   assert_null(strstr(text, " failed ("));
   free(text);
+}
 
-  /* the workers were array tasks: their logs say so and end with status 0 */
+/* The workers were array tasks of partition debug: each log says so and
+ * ends with status 0; the script passes the invitation as a path. */
+static void check_jobs(run *r) {
   json_t *o = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &o, NULL, NULL),
-                   200);
-  text = json_dumps(o, JSON_COMPACT);
+  assert_int_equal(
+    harness_http(r->srv.url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &o, NULL, NULL), 200);
+  char *text = json_dumps(o, JSON_COMPACT);
   json_decref(o);
   assert_non_null(strstr(text, "\"cluster\":\"debug\""));
   free(text);
-  char path[4400];
-  snprintf(path, sizeof path, "%s/slurm/worker.sh", wd);
+  char path[4400], *logs = NULL;
+  snprintf(path, sizeof path, "%s/slurm/worker.sh", r->wd);
   text = read_all(path);
   assert_non_null(strstr(text, "--invitation-file"));
   free(text);
-  snprintf(path, sizeof path, "%s/slurm", wd);
-  char *logs = NULL;
-  const char *lsv[] = {"/bin/sh", "-c", "cd \"$1\" && ls *.log", "sh", path, NULL};
-  assert_int_equal(harness_run(lsv, &logs), 0);
+  snprintf(path, sizeof path, "%s/slurm", r->wd);
+  const char *ls[] = {"/bin/sh", "-c", "cd \"$1\" && ls *.log", "sh", path, NULL};
+  assert_int_equal(harness_run(ls, &logs), 0);
   printf("worker jobs (JOBID_TASK.log): %s", logs);
   int nlogs = 0;
   for (char *save = NULL, *l = strtok_r(logs, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -378,47 +373,80 @@ static void test_launch_slurm(void **state) {
   }
   free(logs);
   assert_true(nlogs >= 2);
+}
 
-  /* more work: workers again; SIGTERM while they run leaves no job queued */
-  snprintf(job, sizeof job, "%s/long.json", dir);
-  harness_write_file(job, "{\"name\": \"long\", \"app\": \"cell\", \"tasks\": ["
-                          "{\"id\": \"a\", \"args\": [\"60\"]}, {\"id\": \"b\", \"args\": [\"60\"]},"
-                          "{\"id\": \"c\", \"args\": [\"60\"]}]}\n");
-  assert_int_equal(harness_run(sub, NULL), 0);
+/* Waits for 2 workers running long tasks; none has the admin token; a
+ * SIGTERM to the factory leaves no job in squeue and no worker folder. */
+static void check_stop(run *r) {
   int running = 0;
   for (double until = harness_now() + 60; harness_now() < until && running < 2;
        usleep(500 * 1000)) {
-    q = queue();
+    char *q = queue();
     running = count_lines(q, " RUNNING");
     free(q);
   }
-  printf("t=%5.1f s  %d workers running job 2; SIGTERM to the factory\n", harness_now() - t0,
-         running);
+  printf("t=%5.1f s  %d workers running job 2\n", harness_now() - r->t0, running);
   assert_true(running >= 2);
-  /* the factory has CAIRN_ADMIN_TOKEN in its environment; no job got it */
   char mark[4400];
-  snprintf(mark, sizeof mark, "--invitation-file %s/invitation", wd);
+  snprintf(mark, sizeof mark, "--invitation-file %s/invitation", r->wd);
   int leaks, seen = workers_with(mark, &leaks);
   printf("cairn-worker processes of the jobs: %d, with the admin token: %d\n", seen, leaks);
   assert_true(seen >= 2);
-  assert_int_equal(leaks, 0);
+  assert_int_equal(leaks, 0); /* the factory has CAIRN_ADMIN_TOKEN in its environment */
   double t_stop = harness_now();
   kill(factory, SIGTERM);
   int status = harness_wait(factory, 120);
   factory = -1;
   printf("the factory stopped %.1f s after SIGTERM\n", harness_now() - t_stop);
   assert_true(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  q = queue();
+  char *q = queue();
   assert_non_null(q);
   printf("cairn-worker jobs in squeue after the factory stopped: \"%s\"\n", q);
   assert_string_equal(q, "");
   free(q);
-  text = read_all(flog);
+  char *text = read_all(r->flog);
   printf("--- the factory's log:\n%s", text);
   assert_non_null(strstr(text, "left the queue"));
   assert_non_null(strstr(text, "stopped "));
   free(text);
-  harness_server_stop(&srv, SIGTERM);
+  const char *ls[] = {"/bin/ls", "-A", r->node_tmp, NULL};
+  assert_int_equal(harness_run(ls, &text), 0);
+  assert_string_equal(text ? text : "", ""); /* each job removed its worker's folder */
+  free(text);
+}
+
+static void test_launch_slurm(void **state) {
+  (void)state;
+  run r = {0};
+  char db[4300], job[4300], cell[4300];
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  const char *extra[] = {"--registration", "invite", NULL};
+  assert_int_equal(harness_server_start(&r.srv, db, extra), 0);
+  harness_bin(r.bin, sizeof r.bin, "cairn");
+  harness_bin(r.wbin, sizeof r.wbin, "cairn-worker");
+  snprintf(cell, sizeof cell, "%s/cell", dir);
+  harness_write_file(cell, "#!/bin/sh\nsleep \"$1\"\n");
+  chmod(cell, 0755);
+  snprintf(job, sizeof job, "%s/mesh.json", dir);
+  write_mesh(job);
+  submit(&r, job);
+  start_factory(&r, cell);
+  int most = watch(r.srv.url, 1, 240, r.t0);
+  printf("job 1 %s after %.1f s; at most %d workers queued at once\n",
+         job_state(r.srv.url, 1), harness_now() - r.t0, most);
+  assert_string_equal(job_state(r.srv.url, 1), "done");
+  assert_true(most >= 2 && most <= 4);
+  check_scaled_back(&r);
+  check_jobs(&r);
+  /* more work: workers again, stopped while they run */
+  snprintf(job, sizeof job, "%s/long.json", dir);
+  harness_write_file(job, "{\"name\": \"long\", \"app\": \"cell\", \"tasks\": ["
+                          "{\"id\": \"a\", \"args\": [\"60\"]},"
+                          "{\"id\": \"b\", \"args\": [\"60\"]},"
+                          "{\"id\": \"c\", \"args\": [\"60\"]}]}\n");
+  submit(&r, job);
+  check_stop(&r);
+  harness_server_stop(&r.srv, SIGTERM);
 }
 
 /* `cairn launch slurm` with args refuses to start, saying want. */
