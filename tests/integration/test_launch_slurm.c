@@ -472,7 +472,7 @@ static void refused(const char *want, const char *const *args) {
 
 /* Options that would break the backend are refused before anything runs;
  * without a partition or --cluster and without a reachable Slurm, init
- * says sinfo failed. Needs no Slurm. */
+ * says sinfo failed; with a partition it needs no sinfo. Needs no Slurm. */
 static void test_slurm_refuses(void **state) {
   (void)state;
   refused("--array is set by cairn launch",
@@ -492,6 +492,26 @@ static void test_slurm_refuses(void **state) {
   char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
   setenv("PATH", dir, 1); /* no sinfo there */
   refused("sinfo failed (is Slurm's client installed", (const char *[]){"--max", "1", NULL});
+  /* a partition in --batch-options is the default cluster: no sinfo needed */
+  char bin[4096], log[4300];
+  harness_bin(bin, sizeof bin, "cairn");
+  snprintf(log, sizeof log, "%s/accepted.log", dir);
+  const char *argv[] = {bin, "launch", "slurm", "--server", "http://127.0.0.1:9", "--token", ADMIN,
+                        "--batch-options", "--exclusive --requeue --part=debug -t 5 --qos low",
+                        NULL};
+  pid_t p = harness_spawn(argv, log);
+  char *text = read_all(log);
+  for (double until = harness_now() + 30; harness_now() < until && !strstr(text, "backend,");
+       usleep(100 * 1000)) {
+    free(text);
+    text = read_all(log);
+  }
+  kill(p, SIGTERM);
+  int status = harness_wait(p, 60);
+  printf("%s", text);
+  assert_non_null(strstr(text, "slurm backend, 0 to 4 workers"));
+  assert_true(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  free(text);
   setenv("PATH", path, 1);
   free(path);
 }
