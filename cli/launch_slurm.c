@@ -305,7 +305,7 @@ static int write_script(slurm_state *s, const cairn_launch_spec *spec, const cha
     strcat(text, script_tail);
   } else
     rc = -1;
-  char tmp[PATH_MAX + 8];
+  char tmp[PATH_MAX + 32];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   unlink(tmp);
   int fd = rc ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
