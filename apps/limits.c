@@ -5,6 +5,8 @@
  *
  *   hang          sleeps for good (wall limit)
  *   cpu           spins for good (cpu limit)
+ *   burn SECONDS  spins until it has used SECONDS of CPU time, then prints
+ *                 "burned" (a known claim for credit)
  *   mem MIB       allocates and touches MIB MiB, 1 MiB at a time; exits 3
  *                 when an allocation fails (memory limit)
  *   disk MIB      writes MIB MiB to ./junk, then sleeps (disk limit)
@@ -15,10 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int usage(void) {
-  fputs("usage: cairn-app-limits hang | cpu | mem MIB | disk MIB | spew MIB | env NAME... | cat\n", stderr);
+  fputs("usage: cairn-app-limits hang | cpu | burn SECONDS | mem MIB | disk MIB | spew MIB | env NAME... | cat\n", stderr);
   return 2;
 }
 
@@ -34,6 +37,19 @@ int main(int argc, char **argv) {
     volatile unsigned long x = 0;
     for (;;)
       x++;
+  }
+  if (strcmp(mode, "burn") == 0 && argc == 3) {
+    double want = atof(argv[2]), used = 0;
+    volatile unsigned long x = 0;
+    while (used < want) {
+      for (int i = 0; i < 100000; i++)
+        x++;
+      struct timespec ts;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+      used = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    }
+    puts("burned");
+    return 0;
   }
   if (strcmp(mode, "mem") == 0 && argc == 3) {
     long mib = atol(argv[2]);

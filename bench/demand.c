@@ -4,6 +4,9 @@
  * (all eligible) and V registered volunteers, each of which just made a
  * request; prints the median time of cairn__core_demand_json over 2,000
  * calls for each (T, V). The bound says it should not grow with T or V.
+ * Then the worst case of the bound, O(E × K): E jobs with work, each of 64
+ * tasks of 64 distinct requests (the most a job has), the same 64 in every
+ * job. The times include rendering the JSON, which happens after the lock.
  * usage: bench-demand */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,24 +35,31 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* A job of n independent tasks (malloc'd text). */
-static char *job_text(int n) {
-  size_t cap = 64 + (size_t)n * 40;
+/* A job of n independent tasks (malloc'd text); distinct: each asks for its
+ * own memory (1 + i MiB). */
+static char *job_text(int n, int distinct) {
+  size_t cap = 64 + (size_t)n * 80;
   char *s = malloc(cap);
   size_t len = (size_t)snprintf(s, cap, "{\"name\": \"b\", \"app\": \"cell\", \"tasks\": [");
-  for (int i = 0; i < n; i++)
-    len += (size_t)snprintf(s + len, cap - len, "%s{\"id\": \"t%d\", \"args\": []}", i ? "," : "", i);
+  for (int i = 0; i < n; i++) {
+    len += (size_t)snprintf(s + len, cap - len, "%s{\"id\": \"t%d\", \"args\": []", i ? "," : "", i);
+    len += distinct ? (size_t)snprintf(s + len, cap - len,
+                                       ", \"resources\": {\"memory_mib\": %d}}", 1 + i)
+                    : (size_t)snprintf(s + len, cap - len, "}");
+  }
   snprintf(s + len, cap - len, "]}");
   return s;
 }
 
-static void run(int tasks, int vols) {
+/* jobs jobs of tasks tasks each (distinct requests or not), vols volunteers. */
+static void run(int jobs, int tasks, int distinct, int vols) {
   void *state = NULL;
   if (core_fixture_setup(&state))
     exit(1);
   core_fixture *f = state;
-  char *text = job_text(tasks);
-  core_fixture_submit(f->c, text);
+  char *text = job_text(tasks, distinct);
+  for (int j = 0; j < jobs; j++)
+    core_fixture_submit(f->c, text);
   free(text);
   char *apps[] = {"cell"}, token[65];
   for (int v = 0; v < vols; v++) {
@@ -61,29 +71,32 @@ static void run(int tasks, int vols) {
       exit(1);
   }
   static double t[CALLS];
-  long long eligible = 0, present = 0;
+  long long eligible = 0, present = 0, nreq = 0;
   for (int i = 0; i < CALLS; i++) {
     double a = now_us();
     json_t *d = cairn__core_demand_json(f->c);
     t[i] = now_us() - a;
     eligible = json_integer_value(json_object_get(d, "eligible"));
     present = json_integer_value(json_object_get(json_object_get(d, "volunteers"), "present"));
+    nreq = (long long)json_array_size(json_object_get(d, "requests"));
     json_decref(d);
   }
   qsort(t, CALLS, sizeof t[0], cmp);
-  printf("| %7d | %6d | %7lld | %6lld | %6.1f | %6.1f |\n", tasks, vols, eligible, present,
-         t[CALLS / 2], t[CALLS * 99 / 100]);
+  printf("| %d | %d | %lld | %lld | %d | %lld | %.1f | %.1f |\n", jobs, jobs * tasks, eligible,
+         nreq, vols, present, t[CALLS / 2], t[CALLS * 99 / 100]);
   core_fixture_teardown(&state);
 }
 
 int main(void) {
   printf("GET /v1/demand's answer (cairn__core_demand_json), median and p99 of %d calls\n\n",
          CALLS);
-  printf("|   tasks | volunteers | eligible | present | median us | p99 us |\n");
-  printf("|---|---|---|---|---|---|\n");
+  printf("| jobs | tasks | eligible | requests | volunteers | present | median us | p99 us |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
   int tasks[] = {1000, 100000}, vols[] = {10, 10000};
   for (int i = 0; i < 2; i++)
     for (int k = 0; k < 2; k++)
-      run(tasks[i], vols[k]);
+      run(1, tasks[i], 0, vols[k]);
+  run(10, 64, 1, 10);
+  run(1000, 64, 1, 10);
   return 0;
 }

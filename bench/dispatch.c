@@ -1,6 +1,7 @@
 /* dispatch.c — end-to-end dispatch throughput of the master.
  *
- *   bench-dispatch --tasks N --workers K --app exec|callback [--slots S] [--no-fsync]
+ *   bench-dispatch --tasks N --workers K --app exec|callback [--slots S] [--prefetch P]
+ *                  [--no-fsync]
  *
  * Starts cairn-server (a separate process, fresh database in a temporary
  * folder, durable group commits unless --no-fsync), submits a bag of N
@@ -8,7 +9,10 @@
  * cairn-worker processes whose app is /bin/true (fork/exec per task); with
  * --app callback, K embedded workers (threads of this process, one libcurl
  * connection each) whose app is a C callback that returns at once, which
- * shows the runtime's own overhead. Every result is durable before its 200.
+ * shows the runtime's own overhead. --prefetch P (default 7 for callback, 0
+ * for exec): each slot takes 1 + P tasks at once and sends their results
+ * back together (feature "batch"; 0: one task a request, as an older
+ * master would). Every result is durable before its 200.
  * Measures wall time from submission to the job being done, and the master
  * process's CPU time (utime + stime from /proc) over the same span. Ends with
  *   dispatch: app=… tasks=N workers=K tasks_per_s=X master_cpu_us_per_task=Y
@@ -78,13 +82,13 @@ static void *run_embedded(void *arg) {
 
 static void usage(void) {
   fprintf(stderr, "usage: bench-dispatch --tasks N --workers K --app exec|callback "
-                  "[--slots S] [--no-fsync]\n");
+                  "[--slots S] [--prefetch P] [--no-fsync]\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
   long tasks = 10000;
-  int workers = 8, slots = 1, durable = 1;
+  int workers = 8, slots = 1, durable = 1, prefetch = -1;
   const char *app = "exec";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
@@ -95,14 +99,19 @@ int main(int argc, char **argv) {
       slots = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--app") && i + 1 < argc)
       app = argv[++i];
+    else if (!strcmp(argv[i], "--prefetch") && i + 1 < argc)
+      prefetch = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--no-fsync"))
       durable = 0;
     else
       usage();
   }
   int exec_app = strcmp(app, "exec") == 0;
-  if (tasks <= 0 || workers <= 0 || slots <= 0 || (!exec_app && strcmp(app, "callback")))
+  if (tasks <= 0 || workers <= 0 || slots <= 0 || (!exec_app && strcmp(app, "callback")) ||
+      prefetch > 16)
     usage();
+  if (prefetch < 0)
+    prefetch = exec_app ? 0 : 7;
   signal(SIGPIPE, SIG_IGN);
 
   char dir[4096], db[4200];
@@ -150,13 +159,15 @@ int main(int argc, char **argv) {
       char bin[4096], log[4200];
       harness_bin(bin, sizeof bin, "cairn-worker");
       snprintf(log, sizeof log, "%s/w%d.log", dir, i);
+      char pf[16];
+      snprintf(pf, sizeof pf, "%d", prefetch);
       const char *av[] = {bin, "--server", srv.url, "--app", "noop=/bin/true", "--dir", wdir,
-                          "--slots", slots_s, "--exit-when-idle", "2", NULL};
+                          "--slots", slots_s, "--prefetch", pf, "--exit-when-idle", "2", NULL};
       pids[i] = harness_spawn(av, log);
     } else {
       cairn_error err;
       cairn_worker_config cfg = {.server_url = srv.url, .dir = wdir, .slots = (unsigned)slots,
-                                 .exit_when_idle = 2};
+                                 .exit_when_idle = 2, .prefetch = (unsigned)prefetch};
       emb[i].w = cairn_worker_create(&cfg, &err);
       if (!emb[i].w ||
           cairn_worker_add_callback_app(emb[i].w, "noop", noop, NULL, &err) != CAIRN_OK) {
@@ -199,8 +210,8 @@ int main(int argc, char **argv) {
   double cpu = cpu_done - cpu_submitted;
   fprintf(stderr, "submit of %ld tasks: %.3f s wall, %.3f s master CPU\n", tasks,
           t_submitted - t0, cpu_submitted - cpu0);
-  printf("dispatch: app=%s tasks=%ld workers=%d tasks_per_s=%.0f master_cpu_us_per_task=%.1f\n",
-         app, tasks, workers, (double)tasks / elapsed, cpu * 1e6 / (double)tasks);
+  printf("dispatch: app=%s tasks=%ld workers=%d prefetch=%d tasks_per_s=%.0f "
+         "master_cpu_us_per_task=%.1f\n", app, tasks, workers, prefetch, (double)tasks / elapsed, cpu * 1e6 / (double)tasks);
   char rm[4200];
   snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
   if (system(rm) != 0)

@@ -26,6 +26,8 @@ struct json_t;
 int cairn_cli_fetch_outputs(struct cairn_http *h, long long job, struct json_t *tasks,
                             const char *dir);
 int cairn_cmd_volunteers(int argc, char **argv);
+/* cairn stats [--limit N] [--json]: GET /v1/stats as tables (cmd_stats.c). */
+int cairn_cmd_stats(int argc, char **argv);
 int cairn_cmd_audit(int argc, char **argv);
 int cairn_cmd_ban(int argc, char **argv);
 int cairn_cmd_release(int argc, char **argv);

@@ -419,7 +419,9 @@ int cairn_cmd_volunteers(int argc, char **argv) {
   cairn_client_opts o = {0};
   if (cairn_cli_wants_help(argc, argv)) {
     puts("usage: cairn volunteers\n"
-         "id, name, cluster, row, allocations, valid/invalid results, banned, quarantined.");
+         "id, name, cluster, row, allocations, valid/invalid results, banned, quarantined,\n"
+         "trust (valid replicated results in a row) and whether that makes it trusted\n"
+         "(its tasks of adaptive jobs run once, but for spot checks).");
     return 0;
   }
   if (cairn_client_parse(&argc, argv, &o))
@@ -434,13 +436,13 @@ int cairn_cmd_volunteers(int argc, char **argv) {
   int rc = 1;
   if (st == 200) {
     rc = 0;
-    printf("%-5s %-16s %-12s %6s %11s %7s %7s %6s %11s\n", "ID", "NAME", "CLUSTER", "ROW",
-           "ALLOCATIONS", "VALID", "INVALID", "BANNED", "QUARANTINED");
+    printf("%-5s %-16s %-12s %6s %11s %7s %7s %6s %11s %6s %7s\n", "ID", "NAME", "CLUSTER",
+           "ROW", "ALLOCATIONS", "VALID", "INVALID", "BANNED", "QUARANTINED", "TRUST", "TRUSTED");
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(resp, "volunteers"), i, v) {
       char name[CAIRN_TERMSAFE_NAME], cluster[CAIRN_TERMSAFE_NAME];
-      printf("%-5lld %-16s %-12s %6lld %11lld %7lld %7lld %6s %11s\n",
+      printf("%-5lld %-16s %-12s %6lld %11lld %7lld %7lld %6s %11s %6lld %7s\n",
              (long long)json_integer_value(json_object_get(v, "id")),
              cairn_termsafe(json_string_value(json_object_get(v, "name")), name, sizeof name),
              cairn_termsafe(json_string_value(json_object_get(v, "cluster")), cluster,
@@ -450,7 +452,9 @@ int cairn_cmd_volunteers(int argc, char **argv) {
              (long long)json_integer_value(json_object_get(v, "valid")),
              (long long)json_integer_value(json_object_get(v, "invalid")),
              json_is_true(json_object_get(v, "banned")) ? "yes" : "no",
-             json_is_true(json_object_get(v, "quarantined")) ? "yes" : "no");
+             json_is_true(json_object_get(v, "quarantined")) ? "yes" : "no",
+             (long long)json_integer_value(json_object_get(v, "trust")),
+             json_is_true(json_object_get(v, "trusted")) ? "yes" : "no");
     }
   }
   json_decref(resp);

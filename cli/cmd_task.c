@@ -68,17 +68,23 @@ int cairn_task_status(cairn_http *h, long long job, const char *task) {
          (long long)json_integer_value(json_object_get(d, "attempts")),
          (long long)json_integer_value(json_object_get(d, "max_attempts")));
   print_run(d);
-  printf("ATTEMPT VOLUNTEER        INDEX ROUND LEASE     EXIT REASON\n");
+  printf("ATTEMPT VOLUNTEER        INDEX ROUND LEASE     EXIT    CPU_S   CREDIT REASON\n");
   json_array_foreach(json_object_get(d, "history"), i, t) {
     json_t *es = json_object_get(t, "exit_status");
-    char lease[64], reason[64], exit[16] = "-";
+    json_t *cpu = json_object_get(t, "cpu_seconds"), *credit = json_object_get(t, "credit");
+    char lease[64], reason[64], exit[16] = "-", cpus[32] = "-", credits[32] = "-";
     if (json_is_integer(es))
       snprintf(exit, sizeof exit, "%lld", (long long)json_integer_value(es));
-    printf("%7zu %9lld %12lld %5lld %-9s %4s %s\n", i + 1,
+    if (json_is_number(cpu)) /* the result's claim and granted credit (docs/accountability.md) */
+      snprintf(cpus, sizeof cpus, "%.3f", json_number_value(cpu));
+    if (json_is_number(credit))
+      snprintf(credits, sizeof credits, "%.3f", json_number_value(credit));
+    printf("%7zu %9lld %12lld %5lld %-9s %4s %8s %8s %s\n", i + 1,
            (long long)json_integer_value(json_object_get(t, "volunteer")),
            (long long)json_integer_value(json_object_get(t, "index")),
            (long long)json_integer_value(json_object_get(t, "round")),
-           text(t, "lease", lease, sizeof lease), exit, text(t, "reason", reason, sizeof reason));
+           text(t, "lease", lease, sizeof lease), exit, cpus, credits,
+           text(t, "reason", reason, sizeof reason));
   }
   json_decref(d);
   return 0;

@@ -11,6 +11,8 @@ static const cairn_cli_cmd commands[] = {
   {"wait", "wait for a job: exit 0 done, 1 failed or cancelled, 2 timeout", cairn_cmd_wait},
   {"results", "one line per task: id, state, volunteer, index, result", cairn_cmd_results},
   {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},
+  {"stats", "credit standings: top volunteers and teams, totals (no token needed)",
+   cairn_cmd_stats},
   {"audit", "who computed index N, or volunteer V's allocations in order", cairn_cmd_audit},
   {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn_cmd_ban},
   {"release", "end a volunteer's quarantine: it gets work again", cairn_cmd_release},

@@ -484,7 +484,7 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
                                      "resources", "limits", "env", "stdin", "outputs",
-                                     "validator", NULL};
+                                     "validator", "adaptive", NULL};
   cairn_output_patterns deflt = {0};
   json_error_t jerr;
   cairn_jobspec *j = NULL;
@@ -528,6 +528,17 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
   if (j->quorum > j->replication) {
     cairn_error_set(err, CAIRN_EINVAL, "job: quorum (%d) exceeds replication (%d)", j->quorum,
                     j->replication);
+    goto fail;
+  }
+  json_t *adaptive = json_object_get(root, "adaptive");
+  if (adaptive && !json_is_boolean(adaptive)) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: \"adaptive\" must be true or false");
+    goto fail;
+  }
+  j->adaptive = adaptive && json_is_true(adaptive);
+  if (j->adaptive && j->quorum < 2) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: \"adaptive\" needs a quorum of at least 2 (it "
+                    "is %d): with 1, every task already runs once", j->quorum);
     goto fail;
   }
   if (parse_files(j, json_object_get(root, "files"), mode, err) ||

@@ -53,6 +53,8 @@ typedef struct cairn_jobspec {
   char *policy;        /* "ic" unless given; the server checks it exists */
   int replication, quorum, lease_seconds, max_attempts;
   int priority;        /* higher is served first among jobs; 0 unless given */
+  int adaptive;        /* "adaptive": a trusted volunteer's tasks may run once
+                        * (docs/accountability.md, "Adaptive replication") */
   cairn_validator validator; /* how replicas are compared; exact unless given */
   cairn_jobspec_file *files;
   uint32_t nfiles;

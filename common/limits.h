@@ -43,6 +43,10 @@
 #define CAIRN_MAX_BODY_RESULT                                                     \
   (6u * CAIRN_MAX_OUTPUT + 6u * CAIRN_STDERR_TAIL +                               \
    CAIRN_MAX_OUTPUT_FILES * (6u * CAIRN_MAX_OUTPUT_NAME + CAIRN_SHA256_HEX + 64u) + 4096u)
+/* POST /v1/results (feature "batch"): at most CAIRN_MAX_BATCH results
+ * (common/protocol.h) and this many bytes in all, twice one result's cap
+ * (about 16 MiB); a worker sends a larger result alone by PUT. */
+#define CAIRN_MAX_BODY_RESULTS    (2u * CAIRN_MAX_BODY_RESULT)
 /* Every other route (a ban's reason, or a body that is not read). */
 #define CAIRN_MAX_BODY_SMALL      4096u
 /* Bytes of a chunked body over its cap that are read and thrown away so

@@ -1,6 +1,7 @@
 /* protocol.c — features, and the report's parser and serializer. */
 #include "common/protocol.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,7 +25,33 @@ unsigned cairn_features_parse(const json_t *list) {
     if (name)
       set |= feature_bit(name);
   }
-  return set;
+  return set & CAIRN_FEATURES_ALL;
+}
+
+cairn_status cairn_result_cpu_parse(const json_t *body, double *cpu, int *has,
+                                    cairn_error *err) {
+  const json_t *v = json_object_get(body, CAIRN_CPU_KEY);
+  *has = 0;
+  *cpu = 0;
+  if (!v)
+    return CAIRN_OK;
+  double x = json_number_value(v);
+  if (!json_is_number(v) || !isfinite(x) || x < 0 || x > CAIRN_MAX_CPU_SECONDS)
+    return cairn_error_set(err, CAIRN_EINVAL, "\"%s\" must be a number of seconds from 0 to "
+                           "%.0f", CAIRN_CPU_KEY, CAIRN_MAX_CPU_SECONDS);
+  *cpu = x;
+  *has = 1;
+  return CAIRN_OK;
+}
+
+int cairn_team_valid(const char *team) {
+  size_t n = team ? strlen(team) : 0;
+  if (n == 0 || n > CAIRN_MAX_TEAM)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (team[i] < 0x20 || team[i] > 0x7e || team[i] == '"' || team[i] == '\\')
+      return 0;
+  return 1;
 }
 
 json_t *cairn_features_json(unsigned set) {

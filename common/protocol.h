@@ -71,12 +71,17 @@ enum {
   CAIRN_FEAT_REASON = 1u << 8,
   CAIRN_FEAT_OUTPUTS = 1u << 9, /* a result's "stderr" and "outputs" (output files) */
   CAIRN_FEAT_SUSPENDED = 1u << 10, /* heartbeat: the running leases the worker keeps stopped */
+  CAIRN_FEAT_WAIT = 1u << 11, /* work body: hold the request up to "wait" ms for a task */
+  CAIRN_FEAT_BATCH = 1u << 12, /* "max" in a work body, POST /v1/results (several at once) */
+  /* "cpu": a result's "cpu_seconds" (the CPU time the worker measured, its
+   * claim for credit) and a registration's "team" */
+  CAIRN_FEAT_CPU = 1u << 13,
 };
 #define CAIRN_REPORT_FIELD_COUNT 8
-#define CAIRN_FEATURE_COUNT 11
+#define CAIRN_FEATURE_COUNT 14
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended"}
+   "outputs", "suspended", "wait", "batch", "cpu"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
@@ -84,10 +89,17 @@ enum {
 /* What a master without a feature list takes. */
 #define CAIRN_FEATURES_BASELINE 0u
 /* The result body's fields. */
-#define CAIRN_RESULT_FIELDS (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS)
-/* The report's fields (every feature but the result body's), and those each
+#define CAIRN_RESULT_FIELDS \
+  (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU)
+/* "wait" (a POST /v1/work body's own field, like "apps", not part of the
+ * report): the milliseconds, 0 to CAIRN_MAX_WAIT_MS, the master may hold
+ * the request when it has no task for the volunteer (docs/protocol.md). */
+#define CAIRN_MAX_WAIT_MS 60000
+/* The report's fields (every feature but the result body's, "wait" and
+ * "batch", which name a work body's own fields and routes), and those each
  * body may carry ("served" and "running" are heartbeat's). */
-#define CAIRN_REPORT_FIELDS (CAIRN_FEATURES_ALL & ~(unsigned)CAIRN_RESULT_FIELDS)
+#define CAIRN_REPORT_FIELDS \
+  (CAIRN_FEATURES_ALL & ~(unsigned)(CAIRN_RESULT_FIELDS | CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH))
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
    CAIRN_FEAT_RESOURCES)
@@ -96,6 +108,14 @@ enum {
  * the master takes it and extends those leases as any other. */
 #define CAIRN_HEARTBEAT_FIELDS CAIRN_REPORT_FIELDS
 
+/* ---- batches (feature "batch", docs/protocol.md "Batches") ---- */
+/* Tasks one POST /v1/work may take ("max": 1 to this), results one POST
+ * /v1/results may carry, and tasks its "next" may ask for. */
+#define CAIRN_MAX_BATCH           64u
+/* Leases a volunteer may hold beyond what its offer leaves free: tasks a
+ * batch takes ahead of a free slot (a worker's prefetch) stay under this. */
+#define CAIRN_MAX_PREFETCH        16u
+
 /* The feature set a "features" list names (names this side does not know
  * are ignored: a newer master may take more); CAIRN_FEATURES_BASELINE when
  * list is NULL (a master without the list) or not an array. */
@@ -103,6 +123,25 @@ unsigned cairn_features_parse(const json_t *list);
 /* A new JSON array naming the features of set, in bit order; NULL when out
  * of memory. */
 json_t *cairn_features_json(unsigned set);
+
+/* ---- credit (feature "cpu") ---- */
+/* The key of a result's claim, and its cap: one task's CPU seconds, at
+ * most a week. */
+#define CAIRN_CPU_KEY "cpu_seconds"
+#define CAIRN_MAX_CPU_SECONDS (7.0 * 24 * 3600)
+/* A registration's team: 1 to CAIRN_MAX_TEAM printable ASCII bytes (0x20
+ * to 0x7e, no quotes or backslashes). */
+#define CAIRN_TEAM_KEY "team"
+#define CAIRN_MAX_TEAM 64u
+
+/* Reads a result body's "cpu_seconds" (the one reader of it, for every
+ * path that takes result bodies): absent, *has = 0; else a finite number
+ * from 0 to CAIRN_MAX_CPU_SECONDS in *cpu and *has = 1. Anything else is
+ * CAIRN_EINVAL with err naming the field. */
+cairn_status cairn_result_cpu_parse(const json_t *body, double *cpu, int *has,
+                                    cairn_error *err);
+/* 1 when team is a valid team name (see CAIRN_MAX_TEAM). */
+int cairn_team_valid(const char *team);
 
 /* ---- the report ---- */
 /* Strings are borrowed, never owned: after cairn_report_parse() they point

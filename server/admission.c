@@ -95,7 +95,8 @@ static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *i
 
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name",     "cluster", "apps", "slots",
-                                     "peer_url", CAIRN_RESOURCES_KEY, "invitation", NULL};
+                                     "peer_url", CAIRN_RESOURCES_KEY, "invitation",
+                                     CAIRN_TEAM_KEY, NULL};
   json_t *o = parse_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -119,6 +120,13 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   if (strlen(cluster) > 64 || strpbrk(cluster, "\"\\") || has_control(cluster)) {
     failf(rs, CAIRN_EINVAL, "\"cluster\" must be at most 64 characters, without quotes, "
           "backslashes or control characters");
+    goto out;
+  }
+  json_t *tv = json_object_get(o, CAIRN_TEAM_KEY);
+  const char *team = tv ? json_string_value(tv) : NULL;
+  if (tv && (!team || strlen(team) != json_string_length(tv) || !cairn_team_valid(team))) {
+    failf(rs, CAIRN_EINVAL, "\"%s\" must be 1 to %u printable ASCII characters, without "
+          "quotes or backslashes", CAIRN_TEAM_KEY, CAIRN_MAX_TEAM);
     goto out;
   }
   if (!json_object_get(o, "apps")) {
@@ -152,8 +160,8 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   }
   if (!admitted(m, rq, o, &invite, rs))
     goto out;
-  if (cairn__core_register(m->core, name, cluster, (char **)apps, napps, slots, peer, &id,
-                           token, &err) != CAIRN_OK) {
+  if (cairn__core_register_team(m->core, name, cluster, (char **)apps, napps, slots, peer, team,
+                                &id, token, &err) != CAIRN_OK) {
     if (invite)
       cairn__invites_unuse(m->invites, invite);
     fail(rs, &err);

@@ -36,7 +36,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/volunteers/{id}/release", "/v1/audit/index/{n}",
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
-  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/demand"};
+  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 0,   0,   0};
@@ -82,10 +82,14 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     return R_AUDIT_VOL;
   if (strcmp(p, "work") == 0)
     return R_WORK;
+  if (strcmp(p, "stats") == 0)
+    return R_STATS;
   if (strcmp(p, "demand") == 0)
     return R_DEMAND;
   if (strcmp(p, "heartbeat") == 0)
     return R_HEARTBEAT;
+  if (strcmp(p, "results") == 0)
+    return R_RESULTS_BATCH;
   if (strncmp(p, "results/", 8) == 0 && p[8] && !strchr(p + 8, '/'))
     return R_RESULTS;
   if (strncmp(p, "results/", 8) == 0 && p[8] != '/') {
@@ -251,8 +255,60 @@ int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   return v;
 }
 
+/* POST /v1/work's "wait": 0 when absent; -1 with the 400 in rs when it is
+ * not an integer from 0 to CAIRN_MAX_WAIT_MS. */
+static int work_wait(json_t *o, cairn__resp *rs) {
+  json_t *v = json_object_get(o, "wait");
+  if (!v)
+    return 0;
+  if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+      json_integer_value(v) > CAIRN_MAX_WAIT_MS) {
+    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+          CAIRN_MAX_WAIT_MS);
+    return -1;
+  }
+  return (int)json_integer_value(v);
+}
+
+/* Asks http.c to hold a work request that found no task for up to wait
+ * ms (waiters.h): woken for the apps it names, else those volunteer v
+ * declared (more than CAIRN__WAITERS_APPS: for any). O(apps). */
+static void work_hold(cairn_master *m, int64_t v, const char **apps, int napps, int named,
+                      int wait, uint64_t gen, cairn__hold *h) {
+  int n = napps;
+  if (named)
+    for (int i = 0; i < napps && i < CAIRN__WAITERS_APPS; i++)
+      h->apps[i] = cairn__hash_app(apps[i]);
+  else
+    n = cairn__core_app_hashes(m->core, v, h->apps, CAIRN__WAITERS_APPS);
+  h->napps = n <= CAIRN__WAITERS_APPS ? n : 0;
+  h->gen = gen;
+  h->ms = wait;
+}
+
+/* One task for volunteer v (POST /v1/work without "max"): 200 with it, or
+ * 204 (with Retry-After when the core names a wait). */
+static void work_one(cairn_master *m, int64_t v, const cairn_report *r, const char **apps,
+                     int napps, cairn__resp *rs) {
+  json_t *work = NULL;
+  int retry_ms = 0;
+  cairn_error err = {0};
+  if (cairn__core_work(m->core, v, r, (char **)apps, napps, &work, &retry_ms, &err) != CAIRN_OK)
+    fail(rs, &err);
+  else if (!work) {
+    rs->status = 204;
+    if (retry_ms > 0) {
+      /* a holder appears in its cluster within moments; a quarantined
+       * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
+      rs->retry_after = retry_ms >= 1000 ? retry_ms / 1000 : 1;
+      rs->retry_after_ms = retry_ms;
+    }
+  } else
+    set_json(rs, 200, work);
+}
+
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const own[] = {"apps", NULL};
+  static const char *const own[] = {"apps", "max", "wait", NULL};
   int64_t v = volunteer(m, rq, rs);
   if (!v)
     return;
@@ -263,25 +319,20 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int napps = 0;
   cairn_report r;
   json_t *a = json_object_get(o, "apps");
-  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)))
+  int wait = 0;
+  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)) ||
+      (wait = work_wait(o, rs)) < 0)
     goto out;
-  json_t *work = NULL;
-  int retry_ms = 0;
-  cairn_error err = {0};
-  if (cairn__core_work(m->core, v, &r, (char **)apps, a ? napps : 0, &work, &retry_ms, &err) !=
-      CAIRN_OK)
-    fail(rs, &err);
-  else if (!work) {
-    rs->status = 204;
-    if (retry_ms > 0) {
-      /* a holder appears in its cluster within moments; a quarantined
-       * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
-      rs->retry_after = retry_ms >= 1000 ? retry_ms / 1000 : 1;
-      rs->retry_after_ms = retry_ms;
-    }
-  }
+  /* the generation before the look: a wake after it is not lost (waiters.h) */
+  uint64_t gen = wait > 0 && rs->hold ? cairn__waiters_gen(m->waiters) : 0;
+  const cairn_report *rep = rq->resumed ? NULL : &r; /* applied the first time */
+  if (json_object_get(o, "max")) /* several tasks (results.c) */
+    cairn__api_work_many(m, v, rep, (char **)apps, a ? napps : 0, json_object_get(o, "max"), rs);
   else
-    set_json(rs, 200, work);
+    work_one(m, v, rep, apps, a ? napps : 0, rs);
+  /* no task for now, and none soon: http.c holds the request */
+  if (rs->status == 204 && !rs->retry_after_ms && wait > 0 && rs->hold)
+    work_hold(m, v, apps, napps, a != NULL, wait, gen, rs->hold);
 out:
   json_decref(o);
 }
@@ -308,145 +359,6 @@ int64_t id_of(const char *s, const char **end) {
 static int64_t number_after(const char *path, const char *prefix) {
   const char *end = NULL;
   return id_of(path + strlen(prefix), &end);
-}
-
-/* Reads a result's "stderr" (+ "stderr_encoding") into *data, *len (into
- * *dec when decoded; caller frees) and its "outputs" into files (*n). 0, or
- * -1 with the 400 or 413 in rs. */
-static int result_extra(json_t *o, cairn__result_extra *x, unsigned char **dec,
-                        cairn__resp *rs) {
-  json_t *e = json_object_get(o, "stderr"), *enc = json_object_get(o, "stderr_encoding");
-  json_t *outs = json_object_get(o, "outputs");
-  if (e && !json_is_string(e))
-    return failf(rs, CAIRN_EINVAL, "\"stderr\" must be a string"), -1;
-  if (enc && (!e || !json_is_string(enc) || strcmp(json_string_value(enc), "base64") != 0))
-    return failf(rs, CAIRN_EINVAL, "\"stderr_encoding\" must be \"base64\" (with \"stderr\")"), -1;
-  x->err_tail = e ? json_string_value(e) : NULL;
-  x->err_len = e ? json_string_length(e) : 0;
-  if (enc) {
-    size_t cap = cairn_base64_decoded_max(x->err_len), n = 0;
-    *dec = malloc(cap + 1);
-    if (!*dec || cairn_base64_decode(x->err_tail, x->err_len, *dec, cap + 1, &n))
-      return failf(rs, CAIRN_EINVAL, "\"stderr\" is not valid base64"), -1;
-    x->err_tail = *dec;
-    x->err_len = n;
-  }
-  if (x->err_len > CAIRN_STDERR_TAIL)
-    return failf(rs, CAIRN_ETOOBIG, "\"stderr\" of %zu bytes exceeds the tail of %u bytes",
-                 x->err_len, CAIRN_STDERR_TAIL), -1;
-  if (!outs)
-    return 0;
-  if (!json_is_array(outs) || json_array_size(outs) > CAIRN_MAX_OUTPUT_FILES)
-    return failf(rs, CAIRN_EINVAL, "\"outputs\" must be an array of at most %u files",
-                 CAIRN_MAX_OUTPUT_FILES), -1;
-  for (size_t i = 0; i < json_array_size(outs); i++) {
-    json_t *f = json_array_get(outs, i), *sz = json_object_get(f, "size");
-    const char *name = json_string_value(json_object_get(f, "name"));
-    const char *sha = json_string_value(json_object_get(f, "sha256"));
-    if (!json_is_object(f) || json_object_size(f) != 3 || !name ||
-        strlen(name) != json_string_length(json_object_get(f, "name")) ||
-        !cairn_output_name_ok(name) || !sha || !cairn_sha256_valid_hex(sha) ||
-        !json_is_integer(sz) || json_integer_value(sz) < 0)
-      return failf(rs, CAIRN_EINVAL, "outputs[%zu] must be {\"name\": a relative path, "
-                   "\"sha256\": 64 lowercase hex, \"size\": bytes}", i), -1;
-    for (size_t k = 0; k < x->nfiles; k++)
-      if (strcmp(x->files[k].name, name) == 0)
-        return failf(rs, CAIRN_EINVAL, "output file \"%.200s\" is named twice", name), -1;
-    cairn_output_file *of = &x->files[x->nfiles++];
-    snprintf(of->name, sizeof of->name, "%s", name);
-    memcpy(of->sha256, sha, 65);
-    of->size = json_integer_value(sz);
-  }
-  return 0;
-}
-
-static void h_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"exit_status", "output", "encoding", "next", "reason",
-                                     "stderr", "stderr_encoding", "outputs", NULL};
-  int64_t v = volunteer(m, rq, rs);
-  if (!v)
-    return;
-  const char *s = rq->path + strlen("/v1/results/"), *end = NULL;
-  int64_t idx = id_of(s, &end);
-  if (idx < 0 || *end) {
-    failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an allocation index", s);
-    return;
-  }
-  json_t *o = parse_body(rq, keys, 0, rs);
-  if (!o)
-    return;
-  unsigned char *dec = NULL, *edec = NULL;
-  cairn__result_extra x = {0};
-  json_t *es = json_object_get(o, "exit_status"), *out = json_object_get(o, "output");
-  json_t *enc = json_object_get(o, "encoding");
-  if (!es || !json_is_integer(es) || json_integer_value(es) < -1 ||
-      json_integer_value(es) > 65535) {
-    failf(rs, CAIRN_EINVAL, "\"exit_status\" must be an integer from -1 to 65535");
-    goto done;
-  }
-  if (!out || !json_is_string(out)) {
-    failf(rs, CAIRN_EINVAL, "\"output\" must be a string");
-    goto done;
-  }
-  const char *data = json_string_value(out);
-  size_t len = json_string_length(out);
-  if (enc) {
-    if (!json_is_string(enc) || (strcmp(json_string_value(enc), "base64") != 0 &&
-                                 strcmp(json_string_value(enc), "utf-8") != 0)) {
-      failf(rs, CAIRN_EINVAL, "\"encoding\" must be \"base64\" or \"utf-8\"");
-      goto done;
-    }
-    if (strcmp(json_string_value(enc), "base64") == 0) {
-      size_t cap = cairn_base64_decoded_max(len), n = 0;
-      dec = malloc(cap + 1);
-      if (!dec || cairn_base64_decode(data, len, dec, cap + 1, &n)) {
-        failf(rs, CAIRN_EINVAL, "\"output\" is not valid base64");
-        goto done;
-      }
-      data = (const char *)dec;
-      len = n;
-    }
-  }
-  if (len > CAIRN_MAX_OUTPUT) {
-    failf(rs, CAIRN_ETOOBIG, "output of %zu bytes exceeds the cap of %u bytes", len,
-          CAIRN_MAX_OUTPUT);
-    goto done;
-  }
-  json_t *want_next = json_object_get(o, "next");
-  if (want_next && !json_is_boolean(want_next)) {
-    failf(rs, CAIRN_EINVAL, "\"next\" must be true or false");
-    goto done;
-  }
-  json_t *reason = json_object_get(o, "reason");
-  if (reason && (!json_is_string(reason) || !cairn_reason_valid(json_string_value(reason)))) {
-    failf(rs, CAIRN_EINVAL, "\"reason\" must be \"wall\", \"cpu\", \"memory\", \"disk\", "
-          "\"output\", \"signal N\" (1-64) or \"exit N\" (1-255)");
-    goto done;
-  }
-  x.files = calloc(CAIRN_MAX_OUTPUT_FILES, sizeof *x.files);
-  if (!x.files) {
-    failf(rs, CAIRN_ENOMEM, "out of memory");
-    goto done;
-  }
-  if (result_extra(o, &x, &edec, rs))
-    goto done;
-  cairn_error err = {0};
-  json_t *next = NULL;
-  if (cairn__core_result(m->core, v, idx, (int)json_integer_value(es),
-                         json_string_value(reason), data, len, &x,
-                         json_is_true(want_next) ? &next : NULL, &err) != CAIRN_OK)
-    fail(rs, &err);
-  else {
-    json_t *body = json_pack("{s:s}", "state", "accepted");
-    if (next)
-      json_object_set_new(body, "next", next);
-    set_json(rs, 200, body);
-  }
-done:
-  free(dec);
-  free(edec);
-  free(x.files);
-  json_decref(o);
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
@@ -630,6 +542,26 @@ static void h_healthz(cairn_master *m, cairn__resp *rs) {
   rs->len = rs->body ? strlen(rs->body) : 0;
 }
 
+/* Appends the held work requests' lines (waiters.h) to buf (len bytes);
+ * buf as it was when out of memory. */
+static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
+  uint64_t held = 0, total = 0;
+  if (m->waiters)
+    cairn__waiters_counts(m->waiters, &held, &total);
+  char line[320];
+  int k = snprintf(line, sizeof line, "# HELP cairn_work_held Work requests held for a task now.\n"
+                   "# TYPE cairn_work_held gauge\ncairn_work_held %llu\n"
+                   "# HELP cairn_work_held_total Work requests held since the start.\n"
+                   "# TYPE cairn_work_held_total counter\ncairn_work_held_total %llu\n",
+                   (unsigned long long)held, (unsigned long long)total);
+  char *nb = buf && k > 0 ? realloc(buf, *len + (size_t)k + 1) : NULL;
+  if (!nb)
+    return buf;
+  memcpy(nb + *len, line, (size_t)k + 1);
+  *len += (size_t)k;
+  return nb;
+}
+
 static void h_metrics(cairn_master *m, cairn__resp *rs) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -653,6 +585,7 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
                                   (unsigned long long)m->requests[r][k]);
   }
   pthread_mutex_unlock(&m->stats_lock);
+  buf = metrics_held(m, buf, &len);
   rs->status = 200;
   rs->ctype = "text/plain; version=0.0.4";
   rs->body = buf;
@@ -798,8 +731,11 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     if (is(rq, "POST"))
       return cairn__admission_register(m, rq, rs);
     if (is(rq, "GET")) {
-      if (admin(m, rq, rs))
-        set_json(rs, 200, cairn__core_volunteers_json(m->core));
+      if (admin(m, rq, rs)) {
+        rs->ctype = "application/json";
+        rs->body = cairn__core_volunteers_text(m->core, &rs->len);
+        rs->status = rs->body ? 200 : 503;
+      }
       return;
     }
     break;
@@ -809,7 +745,11 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     break;
   case R_RESULTS:
     if (is(rq, "PUT"))
-      return h_result(m, rq, rs);
+      return cairn__api_result(m, rq, rs);
+    break;
+  case R_RESULTS_BATCH:
+    if (is(rq, "POST"))
+      return cairn__api_results(m, rq, rs);
     break;
   case R_HEARTBEAT:
     if (is(rq, "POST"))
@@ -905,6 +845,10 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (cairn__admission_invitations(m, r, rq, rs))
       return;
+    break;
+  case R_STATS:
+    if (is(rq, "GET"))
+      return cairn__stats_get(m, rq, rs);
     break;
   case R_WEB:
   case R_UNKNOWN:

@@ -21,9 +21,11 @@ static json_t *volunteer_brief(cairn_core *c, int64_t id) {
 static json_t *row_json(const cairn_store_audit_row *r) {
   json_t *res = json_null();
   if (r->has_result)
-    res = json_pack("{s:i, s:s, s:s, s:I}", "exit_status", r->exit_status, "digest",
+    res = json_pack("{s:i, s:s, s:s, s:I, s:o, s:f}", "exit_status", r->exit_status, "digest",
                     r->digest ? r->digest : "", "outcome", r->outcome ? r->outcome : "",
-                    "received", (json_int_t)r->received);
+                    "received", (json_int_t)r->received, "cpu_seconds",
+                    r->cpu_seconds >= 0 ? json_real(r->cpu_seconds) : json_null(), "credit",
+                    r->credit);
   return json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:s, s:I, s:o}", "index",
                    (json_int_t)r->idx, "t", (json_int_t)r->t, "job", (json_int_t)r->job, "task",
                    r->task ? r->task : "", "task_key", (json_int_t)r->task_key, "issued",

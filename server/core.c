@@ -6,8 +6,11 @@
  * eligible tasks, walked in priority order (c->runq, life.c; picks that do
  * not fit the volunteer are put back; fit.h; the policy's pick is O(1) for
  * fifo and random, O((out-degree + 1) · log n) for ic, policy.h); a result costs
- * O(children of the task); leases live in a hash map and a min-heap, so
- * expiry is O(log L) per lease. Nothing scans the task table.
+ * O(children of the task), and a result that resets a volunteer's trust
+ * re-checks its ring (trust.c: O(32) + a re-queue per job named); leases
+ * live in a hash map and a min-heap, so expiry is O(log L) per lease.
+ * Nothing else scans a task table but a ban and a re-queue
+ * (cairn__core_requeue, O(tasks + edges) of the job).
  */
 #include "server/core.h"
 #include "server/demand.h"
@@ -22,7 +25,6 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "common/sha256.h"
 
 const char *const cairn__tstate_name[TS_COUNT] = {"waiting", "eligible", "running", "done",
                                                   "failed"};
@@ -216,6 +218,7 @@ int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest
   snprintf(m->digest, sizeof m->digest, "%s", digest);
   m->ok = (uint8_t)ok;
   m->outcome = (uint8_t)outcome;
+  m->claim = -1;
   return 0;
 }
 
@@ -230,9 +233,13 @@ static int counted(const mres *m) {
   return m->ok && (m->outcome == OUT_PENDING || m->outcome == OUT_VALID);
 }
 
-static void count_outcome(cairn_core *c, mvol *v, int outcome, int delta) {
-  if (delta > 0)
+static void count_outcome(cairn_core *c, mvol *v, const mres *m, int outcome, int delta) {
+  if (delta > 0) {
     cairn__quar_note(c, v, outcome); /* O(1) */
+    cairn__trust_note(c, v, m, outcome); /* O(1) */
+  }
+  if (outcome == OUT_VALID)
+    cairn__credit_count(c, v, m, delta); /* O(1) */
   switch (outcome) {
   case OUT_VALID: v->valid += delta; break;
   case OUT_INVALID: v->invalid += delta; break;
@@ -247,15 +254,15 @@ static void set_outcome(cairn_core *c, mres *m, int outcome) {
   if (m->outcome == outcome)
     return;
   if (m->vol >= 1 && (size_t)m->vol <= c->nvols) {
-    count_outcome(c, c->vols[m->vol - 1], m->outcome, -1);
-    count_outcome(c, c->vols[m->vol - 1], outcome, +1);
+    count_outcome(c, c->vols[m->vol - 1], m, m->outcome, -1);
+    count_outcome(c, c->vols[m->vol - 1], m, outcome, +1);
   }
   m->outcome = (uint8_t)outcome;
   j_outcome(c, m->idx, outcome);
 }
 
 static void enqueue(mjob *j, uint32_t v) {
-  if (j->tasks[v].queued)
+  if (j->tasks[v].queued || cairn__trust_enqueue(j, &j->tasks[v], v))
     return;
   j->tasks[v].queued = 1;
   j->pol->ready(j->pstate, v);
@@ -270,7 +277,8 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
   const mrep *r = t->rep;
   const mres *cn;
   uint32_t active = r ? r->active : 0, nres = r ? r->nres : 0;
-  int64_t target = nres == 0 ? j->replication : j->quorum - (int64_t)cairn__valid_best(j, r, &cn);
+  int64_t target = nres == 0 ? (r && r->solo ? 1 : j->replication)
+                             : cairn__quorum_of(j, r) - (int64_t)cairn__valid_best(j, r, &cn);
   target = r && r->checking ? 0 : target; /* verdicts queued (validate.h): wait for them */
   int64_t wanted = target - (int64_t)active;
   int ns;
@@ -280,6 +288,8 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
     ns = wanted > 0 ? TS_ELIGIBLE : TS_RUNNING;
   if (ns != t->state)
     set_state(c, j, v, ns);
+  if (ns == TS_ELIGIBLE && !t->queued)
+    cairn__wake_note(c, j->app, 1); /* a held work request may take it (wake.c) */
   if (ns == TS_ELIGIBLE)
     enqueue(j, v);
   j_task(c, j, v);
@@ -307,19 +317,22 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t n
   mtask *t = &j->tasks[v];
   mrep *r = t->rep;
   t->accepted = cn->idx;
+  cairn__credit_grant(j, r, cn); /* before any becomes valid */
   for (uint32_t i = 0; i < r->nres; i++) {
     mres *m = &r->res[i];
     if (!counted(m))
       continue;
     int outcome = cairn__valid_outcome(j, r, cn, m); /* pending: a verdict is queued */
     if (m->idx == new_idx) {
-      count_outcome(c, c->vols[m->vol - 1], m->outcome, -1);
+      count_outcome(c, c->vols[m->vol - 1], m, m->outcome, -1);
       m->outcome = (uint8_t)outcome;
-      count_outcome(c, c->vols[m->vol - 1], m->outcome, +1);
+      count_outcome(c, c->vols[m->vol - 1], m, m->outcome, +1);
     } else
       set_outcome(c, m, outcome);
   }
   cairn__valid_settle(r, t->accepted); /* late replicas compare with it */
+  if (r->solo)
+    cairn__trust_accepted(c, j, v, cn); /* re-checked if its volunteer's trust resets */
   set_state(c, j, v, TS_DONE);
   t->queued = 0; /* executed() takes it out of a policy's ready set */
   j->pol->executed(j->pstate, v);
@@ -340,17 +353,20 @@ void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
     cairn__valid_set(r, a, b, agree);
   if (t->state == TS_DONE && (cn = cairn__valid_find(r, t->accepted)))
     for (uint32_t i = 0; i < r->nres; i++) /* judged against the canonical result */
-      if (r->res[i].outcome == OUT_PENDING && r->res[i].ok)
+      if (r->res[i].outcome == OUT_PENDING && r->res[i].ok) {
+        cairn__credit_late(t, &r->res[i]); /* the accepted result's credit */
         set_outcome(c, &r->res[i], cairn__valid_outcome(j, r, cn, &r->res[i]));
+      }
   if (t->state == TS_DONE)
     cairn__valid_settle(r, t->accepted);
   else if (t->state != TS_FAILED && j->state != JS_CANCELLED &&
-           cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)j->quorum) {
+           cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)cairn__quorum_of(j, r)) {
     if (cairn__outputs_accepted(t, cn->files, cn->nfiles))
       CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
     accept(c, j, p->task, cn, 0);
   } else if (t->state != TS_FAILED)
     replan(c, j, p->task);
+  cairn__trust_flush(c); /* re-checks a reset made due */
 }
 
 /* Ends lease l (returned or expired): removes it everywhere; frees nothing. */
@@ -363,12 +379,14 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
   mtask *t = &l->job->tasks[l->task];
   if (t->rep && t->rep->active)
     t->rep->active--;
+  if (t->rep && state == LEASE_EXPIRED)
+    t->rep->solo = 0; /* a solo copy lost: the round is replicated again (trust.c) */
 }
 
 /* How soon a worker waiting for a copy should ask again, in ms: 250 to
  * 1,000, so that all the volunteers polling at once make at most about
  * 2,000 requests a second (under the lock). */
-static int copy_retry_ms_locked(const cairn_core *c) {
+int cairn__copy_retry_ms_locked(const cairn_core *c) {
   size_t ms = c->nvols / 2;
   return ms < 250 ? 250 : ms > 1000 ? 1000 : (int)ms;
 }
@@ -414,30 +432,34 @@ static json_t *work_json(const mlease *l, json_t *inputs) {
 }
 
 /* Allocates the best eligible task for v (under the lock); journals it.
- * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none.
+ * Returns the /v1/work body, or NULL with *st = CAIRN_OK when none. ahead:
+ * a task taken ahead of a free slot (batch.c), which must fit v's whole
+ * offer rather than what its leases leave free.
  * The policy's picks are examined in order, at most SKIP_MAX per job: one
  * that does not fit what v has free now, or (replicas go to distinct
  * volunteers) one v already holds a copy of, is put back; one that fits no
  * worker seen is parked (fit.h). Per job: O(SKIP_MAX + CAIRN__FIT_UNPARK_MAX
  * policy operations + its distinct requests). */
-static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int *waiting,
-                               cairn_status *st, cairn_error *err) {
+json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int ahead,
+                               int *waiting, cairn_status *st, cairn_error *err) {
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   *waiting = 0;
   if (v->quarantined)
     return NULL;
-  cairn_resources avail = cairn__fit_free(v);
+  cairn_resources avail = ahead ? cairn__fit_offer(v) : cairn__fit_free(v);
   for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
     mjob *j = c->runq[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
+    unsigned urgent = 8; /* a round's further copies first (trust.c), 8 at most */
     int found = 0;
     if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(v, apps, napps, j->app))
       continue;
     cairn__fit_unpark(c, j, enqueue);
     if (!cairn__fit_job_may(j, &avail))
       continue;
-    while (!found && examined++ < SKIP_MAX && j->pol->pick(j->pstate, &task) == 0) {
+    while (!found && examined++ < SKIP_MAX &&
+           (cairn__trust_pick(j, &task, &urgent) || j->pol->pick(j->pstate, &task) == 0)) {
       mtask *t = &j->tasks[task];
       t->queued = 0;
       if (t->state != TS_ELIGIBLE)
@@ -498,6 +520,8 @@ static json_t *allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
     cairn__fit_lease(v, j, task, 1);
     t->attempts++;
     t->rep->active++;
+    if (!t->rep->solo)
+      t->rep->solo = (uint8_t)cairn__trust_solo(c, j, t, v); /* O(1) */
     c->allocations_total++;
     cairn__journal_put(c->journal, cairn__jrec_alloc(idx, v->id, tnum, t->key, l->issued,
                                                       l->expires, t->round));
@@ -517,9 +541,9 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
   mvol *v = cairn__vol_locked(c, vol, &st, err);
   if (v) {
     cairn__vol_report(c, v, r);
-    *resp = allocate_locked(c, v, apps, napps, &waiting, &st, err);
+    *resp = cairn__allocate_locked(c, v, apps, napps, 0, &waiting, &st, err);
     if (!*resp && waiting)
-      *retry_ms = copy_retry_ms_locked(c);
+      *retry_ms = cairn__copy_retry_ms_locked(c);
     if (v->quarantined)
       *retry_ms = CAIRN__QUAR_RETRY_MS;
   }
@@ -551,51 +575,43 @@ static cairn_status no_lease(cairn_core *c, mvol *v, int64_t idx, cairn_error *e
                          "already returned); result discarded", (long long)idx);
 }
 
-cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
-                                const char *reason, const void *output, size_t len,
-                                cairn__result_extra *x, json_t **next, cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  char digest[65], out_digest[65], why[CAIRN_REASON_MAX];
+cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_status,
+                                  const char *reason, const void *output, size_t len,
+                                  cairn__result_extra *x, const char *digest, cairn_error *err) {
+  char why[CAIRN_REASON_MAX];
   cairn__result_extra none = {0};
   x = x ? x : &none;
   cairn_reason_of_exit(exit_status, why);
-  cairn_sha256_hex(output, len, out_digest);
-  cairn_result_digest(out_digest, x->files, x->nfiles, digest); /* O(files log files) */
-  if (next)
-    *next = NULL;
-  pthread_mutex_lock(&c->lock);
-  mvol *v = cairn__vol_locked(c, vol, &st, err);
-  if (!v)
-    goto out;
   mlease *l = idx > 0 ? cairn_hmap_get(&c->leases, (uint64_t)idx) : NULL;
-  if (!l || l->vol != v) {
-    st = l ? cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
-                             (long long)idx)
-           : no_lease(c, v, idx, err);
-    goto out;
-  }
+  if (!l || l->vol != v)
+    return l ? cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
+                               (long long)idx)
+             : no_lease(c, v, idx, err);
   mjob *j = l->job;
   if (j->state == JS_CANCELLED) { /* its lease ends here; the result is not kept */
     drop_lease(c, l, LEASE_EXPIRED);
     free(l);
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "job %lld was cancelled; result of index %lld "
-                         "discarded", (long long)j->id, (long long)idx);
-    goto out;
+    return cairn_error_set(err, CAIRN_ECONFLICT, "job %lld was cancelled; result of index %lld "
+                           "discarded", (long long)j->id, (long long)idx);
   }
   uint32_t task = l->task;
   mtask *t = &j->tasks[task];
   int ok = exit_status == 0;
-  if ((st = cairn__outputs_check(c, l, exit_status, x->files, x->nfiles, err)) != CAIRN_OK)
-    goto out;
-  if (cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR)) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
-  }
+  cairn_status st = cairn__outputs_check(c, l, exit_status, x->files, x->nfiles, err);
+  if (st != CAIRN_OK)
+    return st;
+  if (cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR))
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   mres *m = &t->rep->res[t->rep->nres - 1];
+  m->claim = x->has_cpu ? x->cpu_seconds : -1;
+  if (t->state == TS_DONE)
+    cairn__credit_late(t, m); /* O(results of the round) */
+  t->rep->solo = (uint8_t)cairn__trust_solo_stands(c, t->rep, v, ok); /* O(1) */
+  m->solo = (uint8_t)(t->rep->solo || j->quorum < 2); /* nothing agreed with it: no trust */
   cairn__valid_files_key(x->files, x->nfiles, m->fkey); /* O(files) */
   if (cairn__valid_add(c, j, task, output, len, x->files, x->nfiles, m->fkey)) /* its bound: validate.h */
     ok = 0, m->ok = 0, m->outcome = OUT_ERROR, reason = "out of memory comparing results";
-  count_outcome(c, v, m->outcome, +1);
+  count_outcome(c, v, m, m->outcome, +1);
   reason = ok ? "" : reason && *reason ? reason : why;
   if (!ok)
     cairn__task_failed(c, t, v->id, reason);
@@ -612,13 +628,13 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
       if (t->rep->res[i].idx == t->accepted)
         acc = &t->rep->res[i];
     if (ok) {
-      count_outcome(c, v, m->outcome, -1);
+      count_outcome(c, v, m, m->outcome, -1);
       m->outcome = (uint8_t)(acc ? cairn__valid_outcome(j, t->rep, acc, m) : OUT_INVALID);
-      count_outcome(c, v, m->outcome, +1);
+      count_outcome(c, v, m, m->outcome, +1);
     }
     cairn__valid_settle(t->rep, t->accepted);
   } else if (t->state != TS_FAILED) {
-    if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)j->quorum) {
+    if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)cairn__quorum_of(j, t->rep)) {
       if (cairn__outputs_accepted(t, x->files, x->nfiles)) /* cn agrees with this result */
         CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
       accept(c, j, task, cn, idx);
@@ -629,29 +645,13 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
     }
   }
   c->results_total[m->outcome]++;
-  cairn__journal_put(c->journal,
+  cairn__journal_put(c->journal, cairn__jrec_result_credit(
                     cairn__jrec_result(idx, t->key, v->id, exit_status, output, len, digest,
                                        cairn__now(), cairn__outcome_name[m->outcome], reason,
-                                       x->err_tail, x->err_len, x->files, x->nfiles));
-  if (next) {
-    cairn_status ast;
-    cairn_error aerr = {0};
-    int waiting;
-    *next = allocate_locked(c, v, NULL, 0, &waiting, &ast, &aerr);
-    if (ast != CAIRN_OK)
-      CAIRN_WARN(&c->log, "no next task for volunteer %lld: %s", (long long)v->id, aerr.text);
-  }
-  uint64_t seq = cairn__journal_last(c->journal);
-  cairn__core_unlock(c);
-  st = cairn__journal_wait(c->journal, seq, err);
-  if (st != CAIRN_OK && next) {
-    json_decref(*next);
-    *next = NULL;
-  }
-  return st;
-out:
-  cairn__core_unlock(c);
-  return st;
+                                       x->err_tail, x->err_len, x->files, x->nfiles),
+                    m->claim, m->outcome == OUT_VALID ? m->credit : 0));
+  cairn__trust_flush(c); /* re-checks a reset made due, after this result */
+  return CAIRN_OK;
 }
 
 /* ---- heartbeat and expiry ---- */
@@ -760,12 +760,81 @@ static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
   t->accepted = 0;
 }
 
+cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+                                 int64_t *requeued, int64_t *tainted, json_t *ids,
+                                 cairn_error *err) {
+  uint32_t head = 0, tail = 0;
+  uint8_t *mark = calloc(j->ntasks, 1);
+  uint32_t *queue = malloc(j->ntasks * sizeof *queue);
+  cairn_status st = CAIRN_OK;
+  if (!mark || !queue) {
+    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if (!mark[seeds[i]]) {
+      mark[seeds[i]] = 1;
+      queue[tail++] = seeds[i];
+    }
+  /* taint: every descendant of a re-queued task consumed a bad output */
+  while (head < tail) {
+    uint32_t v = queue[head++];
+    for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
+      uint32_t ch = j->dag->ch[k];
+      if (!mark[ch]) {
+        mark[ch] = 2;
+        queue[tail++] = ch;
+      }
+    }
+  }
+  for (uint32_t q = 0; q < tail; q++) {
+    uint32_t v = queue[q];
+    mtask *t = &j->tasks[v];
+    int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
+    if (mark[v] == 1 || had_work) {
+      new_round(c, j, v, OUT_TAINTED);
+      if (mark[v] == 1) {
+        *requeued += 1;
+        if (ids)
+          json_array_append_new(ids, json_pack("{s:I, s:s}", "job", (json_int_t)j->id, "task",
+                                               t->name));
+      } else if (tainted)
+        *tainted += 1;
+    }
+    set_state(c, j, v, TS_WAITING);
+    t->queued = 0;
+  }
+  /* pending parents and states from scratch for what was touched */
+  for (uint32_t q = 0; q < tail; q++) {
+    uint32_t v = queue[q];
+    mtask *t = &j->tasks[v];
+    t->npending = 0;
+    for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
+      t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
+    if (t->npending == 0)
+      set_state(c, j, v, TS_ELIGIBLE);
+    j_task(c, j, v);
+  }
+  if (cairn__job_rebuild_policy(j, err)) {
+    st = err ? err->status : CAIRN_ENOMEM;
+    goto out;
+  }
+  for (uint32_t q = 0; q < tail; q++)
+    replan(c, j, queue[q]);
+  cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]); /* re-queued by the policy rebuild */
+  job_finish_check(c, j);
+out:
+  free(mark);
+  free(queue);
+  return st;
+}
+
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err) {
   cairn_status st = CAIRN_OK;
   *report = NULL;
-  uint8_t *mark = NULL;
-  uint32_t *queue = NULL;
+  uint32_t *seeds = NULL;
+  json_t *requeued_ids = NULL;
   pthread_mutex_lock(&c->lock);
   if (id < 1 || (size_t)id > c->nvols) {
     st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
@@ -795,21 +864,18 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
     free(l);
   }
   int64_t invalidated = 0, requeued = 0, tainted = 0;
-  json_t *requeued_ids = json_array();
+  requeued_ids = json_array();
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     if (!j)
       continue; /* deleted */
-    uint32_t n = j->ntasks, head = 0, tail = 0;
-    free(mark);
-    free(queue);
-    mark = calloc(n, 1);
-    queue = malloc(n * sizeof *queue);
-    if (!mark || !queue) {
+    uint32_t n = j->ntasks, nseeds = 0;
+    free(seeds);
+    if (!(seeds = malloc(n * sizeof *seeds))) {
       st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
       goto out;
     }
-    /* 1. its results become invalid; tasks that no longer have a quorum are re-queued */
+    /* its results become invalid; tasks that no longer have a quorum are re-queued */
     for (uint32_t v = 0; v < n; v++) {
       mtask *t = &j->tasks[v];
       int touched = 0;
@@ -830,60 +896,15 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
           j_task(c, j, v);
           continue;
         }
-        mark[v] = 1;
-        queue[tail++] = v;
+        seeds[nseeds++] = v;
       } else
         replan(c, j, v);
     }
-    if (!tail)
-      continue;
-    /* 2. taint: every descendant of a re-queued task consumed a bad output */
-    while (head < tail) {
-      uint32_t v = queue[head++];
-      for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
-        uint32_t ch = j->dag->ch[k];
-        if (!mark[ch]) {
-          mark[ch] = 2;
-          queue[tail++] = ch;
-        }
-      }
-    }
-    for (uint32_t q = 0; q < tail; q++) {
-      uint32_t v = queue[q];
-      mtask *t = &j->tasks[v];
-      int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
-      if (mark[v] == 1 || had_work) {
-        new_round(c, j, v, OUT_TAINTED);
-        if (mark[v] == 1) {
-          requeued++;
-          json_array_append_new(requeued_ids, json_pack("{s:I, s:s}", "job", (json_int_t)j->id,
-                                                        "task", t->name));
-        } else
-          tainted++;
-      }
-      set_state(c, j, v, TS_WAITING);
-      t->queued = 0;
-    }
-    /* 3. pending parents and states from scratch for what was touched */
-    for (uint32_t q = 0; q < tail; q++) {
-      uint32_t v = queue[q];
-      mtask *t = &j->tasks[v];
-      t->npending = 0;
-      for (uint32_t p = j->dag->par_off[v]; p < j->dag->par_off[v + 1]; p++)
-        t->npending += j->tasks[j->dag->par[p]].state != TS_DONE;
-      if (t->npending == 0)
-        set_state(c, j, v, TS_ELIGIBLE);
-      j_task(c, j, v);
-    }
-    if (cairn__job_rebuild_policy(j, err)) {
-      st = err ? err->status : CAIRN_ENOMEM;
+    if (nseeds && (st = cairn__core_requeue(c, j, seeds, nseeds, &requeued, &tainted,
+                                            requeued_ids, err)) != CAIRN_OK)
       goto out;
-    }
-    for (uint32_t q = 0; q < tail; q++)
-      replan(c, j, queue[q]);
-    job_finish_check(c, j);
   }
-  *report = json_pack("{s:I, s:I, s:I, s:I, s:o}", "volunteer", (json_int_t)id,
+  *report = json_pack("{s:I, s:I, s:I, s:I, s:O}", "volunteer", (json_int_t)id,
                       "results_invalidated", (json_int_t)invalidated, "tasks_requeued",
                       (json_int_t)requeued, "descendants_requeued", (json_int_t)tainted,
                       "requeued", requeued_ids);
@@ -892,8 +913,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
              (long long)tainted);
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
-  free(mark);
-  free(queue);
+  free(seeds);
+  json_decref(requeued_ids);
   st = cairn__journal_wait(c->journal, seq, err);
   if (st != CAIRN_OK) {
     json_decref(*report);
@@ -902,8 +923,8 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   return st;
 out:
   cairn__core_unlock(c);
-  free(mark);
-  free(queue);
+  free(seeds);
+  json_decref(requeued_ids);
   return st;
 }
 

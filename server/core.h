@@ -11,8 +11,9 @@
  *   ELIGIBLE -> ELIGIBLE  allocated while it wants more copies
  *               / RUNNING otherwise (allocate_locked, then replan)
  *   RUNNING/ELIGIBLE
- *            -> DONE      Q agreeing results exist (cairn__core_result,
- *                         accept); its children lose a pending parent
+ *            -> DONE      Q agreeing results exist, 1 when the round runs once
+ *                         (trust.c) (cairn__core_result, accept); its
+ *                         children lose a pending parent
  *            -> ELIGIBLE  it wants copies again: disagreement, exit != 0,
  *                         a lease expired or revoked (replan, from
  *                         cairn__core_result, cairn__core_expire, ban)
@@ -20,9 +21,13 @@
  *                         out (replan); its job is FAILED (job_finish_check)
  *   any      -> WAITING / ELIGIBLE in a new round (results discarded): the
  *                         ban of a volunteer it relied on, or of an
- *                         ancestor's (cairn__core_ban, new_round)
+ *                         ancestor's (cairn__core_ban, new_round); the
+ *                         re-check of its (or an ancestor's) unreplicated
+ *                         result when that volunteer's trust resets
+ *                         (trust.c, cairn__core_requeue)
  *
- * Copies wanted (replan): R before the first result of a round, afterwards
+ * Copies wanted (replan): R before the first result of a round (1 when the
+ * round runs once on a trusted volunteer: mrep.solo, trust.c), afterwards
  * Q - (largest number of agreeing results), less the leases out.
  *
  * Lease states (journal names "leased", "returned", "expired"):
@@ -108,6 +113,9 @@ typedef struct mres {
   char digest[65];
   uint8_t ok;        /* exit status 0 */
   uint8_t outcome;
+  uint8_t solo;      /* accepted on no other result's agreement: the lone copy
+                      * of a round that runs once, or a job's with quorum 1;
+                      * it earns no trust (trust.c) */
   /* non-exact validators only (validate.c): its stdout (malloc'd, freed once
    * the task needs it no more), its output files' key, and bit k set when
    * it agrees with res[k] (k < CAIRN__VALID_MAX_COMPARED); known: bit k set once that is decided
@@ -119,6 +127,9 @@ typedef struct mres {
   uint64_t agree, known;
   cairn_output_file *files;
   uint32_t nfiles;
+  /* credit (credit.c): the CPU seconds it claims (-1: none), and the
+   * credit it is granted while valid (its task's agreed claim) */
+  double claim, credit;
 } mres;
 
 /* A task's replicas in its current round. */
@@ -129,6 +140,8 @@ typedef struct mrep {
   uint32_t nres, capres;
   uint32_t active;   /* leases out */
   uint32_t checking; /* pairs queued for the command validator (validate.h) */
+  uint8_t solo;      /* this round runs once, on a trusted volunteer (trust.c);
+                      * cleared when that copy fails or its lease ends unreturned */
 } mrep;
 
 typedef struct mtask {
@@ -139,7 +152,7 @@ typedef struct mtask {
   uint32_t ninputs;
   uint32_t npending; /* parents not yet done */
   uint8_t state;
-  uint8_t queued;    /* in the policy's ready set */
+  uint8_t queued;    /* in the policy's ready set, or its job's urgent ring (trust.c) */
   uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
   uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
   uint16_t attempts; /* allocations in this round */
@@ -158,6 +171,7 @@ typedef struct mjob {
   int64_t id;
   char *name, *app, *policy_name;
   int replication, quorum, lease_seconds, max_attempts;
+  int adaptive;      /* "adaptive": trusted volunteers' tasks may run once (trust.c) */
   cairn_validator validator; /* how its replicas are compared (validate.c) */
   int state;
   int64_t created, finished;
@@ -180,6 +194,11 @@ typedef struct mjob {
   uint32_t *parked;        /* ring of parked tasks (capacity ntasks, made on first use) */
   uint32_t park_head, nparked, sweep_left;
   uint64_t parked_gen;     /* c->offer_gen when the last sweep of parked tasks began */
+  /* adaptive jobs (trust.c): ring of tasks whose round has a copy out or a
+   * result and wants more, served before the policy's picks (capacity
+   * ntasks, made on first use; emptied when the policy is rebuilt) */
+  uint32_t *urgent;
+  uint32_t urgent_head, nurgent;
 } mjob;
 
 typedef struct mvol {
@@ -203,6 +222,18 @@ typedef struct mvol {
   uint32_t q_invalid, q_errors;
   uint8_t q_seen;
   int quarantined;         /* gets no new task until released */
+  /* credit (credit.c): its team (NULL: none), and the sums over its valid
+   * results of their credit and claims, and their number; kept in the
+   * store (volunteers row) with every change, outliving deleted jobs */
+  char *team;
+  double credit, cpu_seconds;
+  int64_t credited;
+  /* adaptive replication (trust.c): its valid replicated results in a row,
+   * its last unreplicated accepted results (NULL until it has one), and
+   * whether a re-check of them is due at the end of this request */
+  int64_t trust;
+  struct cairn__tring *ring;
+  int trust_due;
   int64_t seen_sec;        /* the second its latest request is counted in (demand.c; 0: none) */
   uint8_t seen_idle;       /* it held no lease then */
 } mvol;
@@ -229,6 +260,13 @@ typedef struct lease_heap_item {
 
 typedef struct cairn__dist cairn__dist; /* dist.h */
 
+/* Tasks of one app (by cairn__hash_app) made eligible under one hold of
+ * the lock (wake.c); at most CAIRN__WAKE_APPS apps are told apart. */
+#define CAIRN__WAKE_APPS 8
+typedef struct cairn__wake_entry {
+  uint64_t app;
+  uint32_t n;
+} cairn__wake_entry;
 /* Seconds a volunteer counts as present after its latest request (demand.h). */
 #define CAIRN__DEMAND_WINDOW 20
 /* The presence ring (demand.c): per second of the last window, the volunteers
@@ -276,6 +314,15 @@ typedef struct cairn_core {
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
   uint64_t quarantines_total, quarantined_now;
+  /* adaptive replication (trust.c): the rule's parameters (set before
+   * serving), its random state, its counters, and the volunteers whose
+   * re-check is due when the current request ends (each once, trust_due) */
+  int64_t trust_threshold;
+  double spot_check;
+  uint64_t trust_rng;
+  uint64_t unreplicated_total, spot_checks_total, trust_resets_total, rechecks_total;
+  mvol **trust_due;
+  size_t ntrust_due, captrust_due;
   /* quarantine thresholds (quarantine.c): fractions of the window invalid,
    * errors; 0: that test is off. Set before serving. */
   double quar_invalid, quar_errors;
@@ -286,15 +333,44 @@ typedef struct cairn_core {
   int64_t wall_grace;
   cairn_hmap app_runners;  /* hash of an app name -> volunteers registered with it */
   struct cairn__vcmd *vcmd; /* the command validator's queue and thread (validate.h) */
+  /* wake.c: tasks made eligible under the current hold of the lock, told
+   * to waker (the held work requests, waiters.h) after the unlock; waker
+   * NULL: nothing is noted. Set before serving. */
+  cairn__wake_entry wake[CAIRN__WAKE_APPS];
+  uint32_t nwake, wake_any;
+  void (*waker)(void *ud, uint64_t app, unsigned n);
+  void *waker_ud;
 } cairn_core;
 
+/* wake.c: releases c->lock, then tells c->waker the tasks noted eligible
+ * under it (at most CAIRN__WAKE_APPS + 1 calls). */
+void cairn__core_unlock_wake(cairn_core *c);
+
 /* Releases c->lock, first sealing the journal records put under it (one
- * request's changes commit together: journal.h). Every holder of c->lock
- * releases it so, never with pthread_mutex_unlock. */
+ * request's changes commit together: journal.h), and after it wakes the
+ * held work requests for the tasks that became eligible under it (wake.c).
+ * Every holder of c->lock releases it so, never with pthread_mutex_unlock. */
 static inline void cairn__core_unlock(cairn_core *c) {
   cairn__journal_seal(c->journal);
-  pthread_mutex_unlock(&c->lock);
+  if (c->nwake || c->wake_any)
+    cairn__core_unlock_wake(c);
+  else
+    pthread_mutex_unlock(&c->lock);
 }
+
+/* ---- wake.c: eligible tasks told to the held work requests ---- */
+/* The hash an app name is matched by (FNV-1a; never 0). */
+uint64_t cairn__hash_app(const char *name);
+/* Under the lock: n tasks of app became eligible. O(CAIRN__WAKE_APPS). */
+void cairn__wake_note(cairn_core *c, const char *app, uint32_t n);
+/* Sets the waker (before serving): called after the unlock with an app's
+ * hash (0: any app) and how many of its tasks became eligible. */
+void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, unsigned n),
+                           void *ud);
+/* The hashes of the apps volunteer vol declared, at most max into out;
+ * returns how many it declared (0 when unknown or banned). Takes the lock;
+ * O(apps). */
+int cairn__core_app_hashes(cairn_core *c, int64_t vol, uint64_t *out, int max);
 
 /* fail_fd (or -1): written to when the master fails (journal.h). */
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
@@ -316,6 +392,11 @@ void cairn__core_close(cairn_core *c);
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
                                   char **apps, int napps, int slots, const char *peer_url,
                                   int64_t *id, char token[65], cairn_error *err);
+/* The same, with team (checked by cairn_team_valid; NULL: none). */
+cairn_status cairn__core_register_team(cairn_core *c, const char *name, const char *cluster,
+                                       char **apps, int napps, int slots, const char *peer_url,
+                                       const char *team, int64_t *id, char token[65],
+                                       cairn_error *err);
 /* Counts bytes of file sha256 the master sent. */
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
 /* The id of the volunteer holding token (*vol); CAIRN_EAUTH for an
@@ -356,15 +437,76 @@ typedef struct cairn__result_extra {
   size_t err_len;
   cairn_output_file *files;
   size_t nfiles;
+  double cpu_seconds; /* its claim (cairn_result_cpu_parse), when has_cpu */
+  int has_cpu;
 } cairn__result_extra;
 /* Records a result; reason: why it failed (cairn_reason_valid), or NULL to
  * derive "exit N" from a non-zero exit_status; x may be NULL (no stderr, no
- * files). Its digest is cairn_result_digest() of the output and the files.
+ * files). Cost under the lock: O(children of the task) (plus the
+ * validator's, validate.h), and when the result resets a volunteer's trust,
+ * the re-check of its ring (trust.c). Its digest is cairn_result_digest() of the output and the files.
  * With next != NULL, also allocates the volunteer's next task in the same
  * batch (*next = the /v1/work body, or NULL when none). */
 cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
                                 const char *reason, const void *output, size_t len,
                                 cairn__result_extra *x, json_t **next, cairn_error *err);
+/* The pieces of cairn__core_result and cairn__core_work that batches
+ * (batch.c) run several times under one hold of the lock. The digest of a
+ * result (cairn_result_digest of output and files), outside the lock:
+ * O(len + files log files). */
+void cairn__result_digest(const void *output, size_t len, const cairn__result_extra *x,
+                          char digest[65]);
+/* Under the lock, v in good standing: records the result of lease idx as
+ * cairn__core_result does (same errors, same journal records; nothing is
+ * changed when it fails but a cancelled job's lease, which ends). O(today's
+ * result: the validator's comparison, the task's replicas, its children). */
+cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_status,
+                                  const char *reason, const void *output, size_t len,
+                                  cairn__result_extra *x, const char *digest, cairn_error *err);
+/* Under the lock: allocates one task for v as cairn__core_work does (the
+ * /v1/work body, or NULL with *st CAIRN_OK when none; *waiting as its
+ * retry). ahead: the task is taken ahead of a free slot, and must fit v's
+ * whole offer instead of what its leases leave free. */
+json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int ahead,
+                               int *waiting, cairn_status *st, cairn_error *err);
+
+/* How soon a worker waiting for a copy of a broadcast input should ask
+ * again, in ms (under the lock). O(1). */
+int cairn__copy_retry_ms_locked(const cairn_core *c);
+
+/* ---- batch.c: several tasks or results in one request (feature "batch") ---- */
+/* One result of a batch: in, the checked body (borrowed); out, st and err. */
+typedef struct cairn__batch_result {
+  int64_t idx;
+  int exit_status;
+  const char *reason;          /* NULL: "exit N" from exit_status */
+  const void *output;
+  size_t len;
+  cairn__result_extra x;
+  char digest[65];             /* filled by cairn__core_results, outside the lock */
+  cairn_status st;             /* CAIRN_OK: accepted */
+  cairn_error err;
+} cairn__batch_result;
+/* Takes up to max (1 to CAIRN_MAX_BATCH) tasks for volunteer vol, as
+ * cairn__core_work takes one, in one hold of the lock (one journal group):
+ * while its leases fit its offer, as today; beyond that (tasks run after
+ * its free slots: a worker's prefetch) each must fit the whole offer, and
+ * the volunteer holds at most its slots + CAIRN_MAX_PREFETCH leases.
+ * *tasks: a new array of /v1/work bodies (maybe empty). Cost under the
+ * lock: max × cairn__core_work's. */
+cairn_status cairn__core_work_many(cairn_core *c, int64_t vol, const cairn_report *r,
+                                   char **apps, int napps, unsigned max, json_t **tasks,
+                                   int *retry_ms, cairn_error *err);
+/* Applies the n (<= CAIRN_MAX_BATCH) results of res[] for volunteer vol in
+ * one hold of the lock (one journal group, one fsync), each as
+ * cairn__core_result would (res[i].st, res[i].err: one refused entry does
+ * not stop the others), then takes up to next (0 to CAIRN_MAX_BATCH) tasks
+ * as cairn__core_work_many (*tasks; NULL when next is 0), and waits for the
+ * batch. CAIRN_OK unless the volunteer is refused or the journal failed
+ * (then nothing was acknowledged). Cost under the lock: O(n × one result +
+ * next × one allocation); the digests are computed before taking it. */
+cairn_status cairn__core_results(cairn_core *c, int64_t vol, cairn__batch_result *res, size_t n,
+                                 unsigned next, json_t **tasks, cairn_error *err);
 /* Applies r, then extends the volunteer's leases: those r lists in
  * "running" when it has the field (a worker names the tasks it runs, so a
  * lease whose work answer never reached it is left to expire), else all of
@@ -385,8 +527,74 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
  * cairn__core_release ends a quarantine and empties the window (takes the
  * lock; CAIRN_ENOTFOUND, CAIRN_ECONFLICT when it is not quarantined). */
 void cairn__quar_note(cairn_core *c, mvol *v, int outcome);
+/* credit.c (docs/accountability.md, "Credit"), each under the lock:
+ * cairn__credit_grant: the task's quorum was reached with canonical result
+ * cn; sets the credit of each of r's results to the agreed claim (the
+ * lowest claim among the results that agree with cn; 0 when none claims).
+ * O(results of the round). cairn__credit_late: m arrived for task t
+ * already DONE: it gets the accepted result's credit. O(results of the
+ * round). cairn__credit_count: m's outcome OUT_VALID was added (delta +1)
+ * or removed (-1): v's totals move by m's credit and claim, journaled with
+ * the result. O(1). */
+void cairn__credit_grant(const mjob *j, mrep *r, const mres *cn);
+void cairn__credit_late(const mtask *t, mres *m);
+void cairn__credit_count(cairn_core *c, mvol *v, const mres *m, int delta);
 int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
 cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
+
+/* ---- trust.c: adaptive replication (docs/accountability.md, "Adaptive
+ * replication"); all under c->lock ---- */
+/* The defaults of the rule's parameters. */
+#define CAIRN_DEFAULT_TRUST_THRESHOLD 10
+#define CAIRN_DEFAULT_SPOT_CHECK 0.1
+/* The unreplicated accepted results a volunteer keeps for a re-check. */
+#define CAIRN__TRUST_RING 32
+/* Called when task t's round gets its first copy, on v (after it is
+ * recorded): 1 when that copy runs alone (j adaptive, t never re-queued,
+ * v trusted, and no spot check drawn). O(1). */
+int cairn__trust_solo(cairn_core *c, const mjob *j, const mtask *t, const mvol *v);
+/* Whether r's round still runs once when v's result arrives (ok: its exit
+ * status was 0): not when it failed, nor when v lost its trust meanwhile;
+ * the round is then replicated to the quorum. O(1). */
+int cairn__trust_solo_stands(const cairn_core *c, const mrep *r, const mvol *v, int ok);
+/* v's result m got final outcome (valid or invalid): a valid replicated
+ * one adds to its trust, an invalid one resets it and makes a re-check due
+ * (cairn__trust_flush). O(1). */
+void cairn__trust_note(cairn_core *c, mvol *v, const mres *m, int outcome);
+/* Task task of j was accepted on its solo result cn: it joins its
+ * volunteer's ring (the oldest entry leaves a full ring). O(1). */
+void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn);
+/* Re-checks the rings of the volunteers whose trust reset in this request:
+ * each entry still accepted is re-queued with what consumed it
+ * (cairn__core_requeue), and the ring empties. Called by the request once
+ * its own result is applied. O(ring + the re-queue's cost) a volunteer. */
+void cairn__trust_flush(cairn_core *c);
+/* An eligible task t (position v) of an adaptive job whose round already
+ * has a copy out or a result goes to j's urgent ring instead of the
+ * policy's ready set, so that a round's copies go out together and its
+ * verdict (a spot check's, or the one that earns trust) comes soon: 1 when
+ * it did (t->queued set), 0 to leave it to the policy. O(1). */
+int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v);
+/* Takes the oldest task of j's urgent ring into *v while *budget lasts
+ * (one a take): 1, or 0 when none (the policy picks then). O(1). */
+int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget);
+/* Adds a ring entry read from the store (load.c). 0, or -1 out of memory. */
+int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r);
+/* Frees v's ring. */
+void cairn__trust_free(mvol *v);
+/* The copies a round needs to agree: 1 when it runs once, else j's quorum. */
+static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
+  return r && r->solo ? 1 : j->quorum;
+}
+/* Re-queues tasks seeds[0..n) of job j (done ones whose accepted result is
+ * discredited) in new rounds, and every descendant that consumed a
+ * re-queued output (the ban's path, core.c): O(tasks + edges of j) for
+ * the marks, the policy's rebuild and the walk. *requeued, *tainted (may be
+ * NULL) grow by the tasks and the descendants; ids (may be NULL) gets
+ * {"job", "task"} for each seed. CAIRN_ENOMEM with err. */
+cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+                                 int64_t *requeued, int64_t *tainted, json_t *ids,
+                                 cairn_error *err);
 /* Takes ownership of spec. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);
@@ -458,6 +666,11 @@ cairn_ataf_family cairn__core_family(const cairn_core *c);
 cairn_status cairn__core_audit(cairn_core *c, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
                                cairn_error *err);
+/* The credit standings from the store's reader (cairn_store_stats; never
+ * takes c->lock). */
+cairn_status cairn__core_stats(cairn_core *c, int limit,
+                               int (*cb)(void *, const cairn_store_stats_row *), void *ud,
+                               cairn_error *err);
 /* A task's accepted output from the store (caller frees *out). */
 cairn_status cairn__core_task_output(cairn_core *c, int64_t key, char **out, size_t *len,
                                      cairn_error *err);
@@ -474,13 +687,20 @@ void cairn__core_peer_key(cairn_core *c, int64_t id, char key[65]);
 /* Where uploaded files live (fixed; owned by c). */
 const char *cairn__core_files_dir(const cairn_core *c);
 
-/* GET /v1/demand: cairn__core_demand_json (demand.h), O(E × K × D) under
- * the lock — E jobs with eligible work, K <= 64 requests each, D <= 64
- * distinct ones kept — plus the 20-slot presence ring; never O(tasks) or
- * O(volunteers). */
+/* GET /v1/demand: cairn__core_demand_json (demand.h), O(E × K) under the
+ * lock — E jobs with eligible work, K <= 64 requests each, each found among
+ * the <= 64 distinct ones kept by a hash — plus the 20-slot presence ring;
+ * never O(tasks) or O(volunteers). */
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
 json_t *cairn__core_jobs_json(cairn_core *c);
 json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err);
+/* GET /v1/volunteers: {"volunteers": [...]} as text (malloc'd, length in
+ * *len), NULL when out of memory. Takes c->lock once per VOL_LIST_CHUNK
+ * volunteers (each hold O(chunk)) and renders outside it, so a listing of
+ * the whole population neither stalls requests nor holds a JSON tree of
+ * it: memory O(chunk) besides the text. */
+char *cairn__core_volunteers_text(cairn_core *c, size_t *len);
+/* The same, parsed (for tests and small listings). */
 json_t *cairn__core_volunteers_json(cairn_core *c);
 /* Appends Prometheus lines for tasks, allocations and results. */
 void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap);

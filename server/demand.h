@@ -4,11 +4,11 @@
  * volunteers present and idle.
  *
  * Bounds: every count is kept incrementally under c->lock, O(1) per change
- * (a task's state, a volunteer's request), so the read is O(E × K × D) under
+ * (a task's state, a volunteer's request), so the read is O(E × K) under
  * the lock — E jobs with eligible work (c->runq), K <= 64 requests per job,
- * D <= CAIRN__DEMAND_MAX_REQUESTS distinct requests kept — plus
- * O(CAIRN__DEMAND_WINDOW) for the presence ring; never O(tasks) nor
- * O(volunteers). */
+ * each found among the distinct ones kept (at most
+ * CAIRN__DEMAND_MAX_REQUESTS) by a hash — plus O(CAIRN__DEMAND_WINDOW) for
+ * the presence ring; never O(tasks) nor O(volunteers). */
 #ifndef CAIRN_SERVER_DEMAND_H
 #define CAIRN_SERVER_DEMAND_H
 

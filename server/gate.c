@@ -49,6 +49,12 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
       *cap = CAIRN_MAX_BODY_RESULT;
     }
     break;
+  case R_RESULTS_BATCH:
+    if (post) {
+      *need = NEED_VOLUNTEER;
+      *cap = CAIRN_MAX_BODY_RESULTS;
+    }
+    break;
   case R_FILES:
     *need = get || !strcmp(method, "HEAD") ? NEED_READER : put ? NEED_ADMIN : NEED_NONE;
     break; /* an upload is streamed (http.c), not capped here */
@@ -112,7 +118,8 @@ int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
   double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
   if (wait <= 0)
     return 1;
-  failf(rs, CAIRN_ERATE, "too many registrations or failed authentications from %s; retry in "
+  failf(rs, CAIRN_ERATE, "too many registrations, failed authentications or anonymous reads "
+        "from %s; retry in "
         "%.0f s", ip, wait < 1 ? 1 : wait);
   retry_in(rs, wait);
   return 0;
@@ -151,8 +158,12 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
     ok = 0;
     break;
   }
-  default: /* a registration spends a token; so does each failed authentication */
-    return r == R_VOLUNTEERS && strcmp(method, "POST") == 0 ? anonymous_ok(m, client_ip, rs) : 1;
+  default: /* a registration spends a token, as does each failed authentication and each
+            * anonymous read of the standings (GET /v1/stats) */
+    return (r == R_VOLUNTEERS && strcmp(method, "POST") == 0) ||
+                   (r == R_STATS && strcmp(method, "GET") == 0 && !g->trusted)
+             ? anonymous_ok(m, client_ip, rs)
+             : 1;
   }
   cairn__resp limited = {.fd = -1};
   if (!ok && !anonymous_ok(m, client_ip, &limited)) {

@@ -2,8 +2,9 @@
  * from the headers before a body is read; request bodies capped per route
  * (413 as soon as a declared length passes it) and in total (503); a
  * deadline per request and a cap per client address; streamed file uploads
- * hashed on the way to disk; static dashboard files. Only this file includes
- * microhttpd.h. Limits: docs/security.md. */
+ * hashed on the way to disk; static dashboard files; work requests held
+ * (suspended) until a task is eligible for them (waiters.h). Only this file
+ * includes microhttpd.h. Limits: docs/security.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -47,7 +48,19 @@ typedef struct conn {
                              CAIRN_UPLOAD_MIN_RATE */
   cairn_sha256 hash;
   uint64_t upload_size;
+  /* a POST /v1/work held for a task (waiters.h) */
+  cairn__hold hold;       /* what api.c asked for at its last look at the core */
+  int wslot;              /* its slot while held (-1: none) */
+  int64_t hold_deadline;  /* cairn__mono_ms when its wait ends; 0: never held */
+  int unheld;             /* resumed at once, not held: why is in `instant` */
+  cairn__wake instant;
+  int stale;              /* holds refused as stale so far (at most HOLD_STALE_MAX) */
+  cairn__pass pass;       /* the wake it got, passed on when it finds no task */
 } conn;
+
+/* A work request whose hold is refused this often as stale (a wake between
+ * its look at the core and its hold) is answered 204. */
+#define HOLD_STALE_MAX 3
 
 static double mono_now(void) {
   struct timespec ts;
@@ -355,6 +368,7 @@ static conn *conn_new(cairn_master *m) {
   if (!k)
     return NULL;
   k->upload_fd = -1;
+  k->wslot = -1;
   k->started = mono_now();
   atomic_fetch_add(&m->inflight, 1);
   return k;
@@ -367,6 +381,84 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
   (void)c;
   return conn_new(cls);
 }
+
+static enum MHD_Result hold(cairn_master *m, struct MHD_Connection *c, conn *k,
+                            cairn__resp *rs);
+
+/* A complete request to the API (k->hold_deadline set: a work request
+ * asked again after a hold). */
+static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k,
+                              const char *method, const char *url) {
+  char ip[INET_ADDRSTRLEN] = "";
+  client_ip(c, ip);
+  cairn__req rq = {.method = method, .path = url, .token = bearer(c), .body = k->body.data,
+                   .len = k->body.len, .client_ip = ip,
+                   .purge = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "purge"),
+                   .arg_task = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "task"),
+                   .arg_name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name"),
+                   .arg_limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"),
+                   .resumed = k->hold_deadline != 0};
+  cairn__resp rs = {.fd = -1, .hold = k->route == R_WORK && m->waiters ? &k->hold : NULL};
+  k->hold.ms = 0;
+  cairn__api_handle(m, k->route, &rq, &rs);
+  if (rs.hold && k->hold.ms > 0 && rs.status == 204)
+    return hold(m, c, k, &rs);
+  return send_resp(m, c, k->route, &rs);
+}
+
+/* Holds work request k (api.c found no task and it asked to wait): its
+ * connection is suspended, then put in the waiters' table; whoever ends
+ * the hold resumes it and on_request goes on in resumed(). A hold the
+ * table refuses resumes at once. Past its deadline: rs (204) now. */
+static enum MHD_Result hold(cairn_master *m, struct MHD_Connection *c, conn *k,
+                            cairn__resp *rs) {
+  int64_t now = cairn__mono_ms();
+  if (!k->hold_deadline) {
+    k->hold_deadline = now + k->hold.ms;
+    k->extra_seconds += k->hold.ms / 1000.0; /* not cut by cfg.request_seconds */
+  }
+  cairn__waiters_pass(m->waiters, &k->pass); /* woken for a task it did not get */
+  k->pass.hops = 0;
+  if (now >= k->hold_deadline)
+    return send_resp(m, c, k->route, rs);
+  free(rs->body);
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  cairn__hold_req h = {.conn = c, .fd = ci ? (int)ci->connect_fd : -1, .apps = k->hold.apps,
+                       .napps = k->hold.napps, .deadline_ms = k->hold_deadline,
+                       .gen = k->hold.gen};
+  MHD_suspend_connection(c); /* before the table knows it: no resume comes first */
+  k->wslot = cairn__waiters_hold(m->waiters, &h, &k->instant);
+  if (k->wslot < 0) {
+    k->unheld = 1;
+    MHD_resume_connection(c);
+  }
+  return MHD_YES;
+}
+
+/* A held (or refused) work request, resumed: ask the core again when a
+ * task may be there, else answer 204, or close for a client that left. */
+static enum MHD_Result resumed(cairn_master *m, struct MHD_Connection *c, conn *k,
+                               const char *method, const char *url) {
+  cairn__wake why = k->unheld ? k->instant : cairn__waiters_take(m->waiters, k->wslot, &k->pass);
+  k->wslot = -1;
+  k->unheld = 0;
+  if (why == CAIRN__WAKE_GONE)
+    return MHD_NO;
+  if (why == CAIRN__WAKE_TASK || (why == CAIRN__WAKE_STALE && k->stale++ < HOLD_STALE_MAX))
+    return handle(m, c, k, method, url);
+  cairn_error failure;
+  if (cairn__core_health(m->core, &failure) != CAIRN_OK) /* failed while it was held */
+    return send_error(m, c, k->route, failure.status, failure.text);
+  cairn__resp rs = {.status = 204, .fd = -1};
+  return send_resp(m, c, k->route, &rs);
+}
+
+/* The core's waker (cairn__core_set_waker): n tasks of app are eligible. */
+static void wake_held(void *ud, uint64_t app, unsigned n) {
+  cairn__waiters_wake(((cairn_master *)ud)->waiters, app, n);
+}
+
+static void resume_conn(void *mc) { MHD_resume_connection(mc); }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *data,
@@ -396,16 +488,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return too_big(m, c, k);
   if (k->route == R_WEB && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0))
     return serve_web(m, c, url);
-  char ip[INET_ADDRSTRLEN] = "";
-  client_ip(c, ip);
-  cairn__req rq = {.method = method, .path = url, .token = bearer(c), .body = k->body.data,
-                   .len = k->body.len, .client_ip = ip,
-                   .purge = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "purge"),
-                   .arg_task = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "task"),
-                   .arg_name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name")};
-  cairn__resp rs = {.fd = -1};
-  cairn__api_handle(m, k->route, &rq, &rs);
-  return send_resp(m, c, k->route, &rs);
+  if (k->wslot >= 0 || k->unheld)
+    return resumed(m, c, k, method, url);
+  return handle(m, c, k, method, url);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
@@ -417,6 +502,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
   if (!k)
     return;
   atomic_fetch_sub(&m->inflight, 1);
+  if (k->wslot >= 0) /* closed while held or just resumed */
+    cairn__waiters_forget(m->waiters, k->wslot);
   upload_abort(k); /* a truncated upload leaves nothing behind */
   release(m, k);
   free(k);
@@ -489,8 +576,17 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
       return err ? err->status : CAIRN_EIO;
     }
   }
-  unsigned flags =
-    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+  if (!m->waiters && !(m->waiters = cairn__waiters_create(
+                        m->cfg.max_held_work > 0 && m->cfg.max_held_work <= (int)CAIRN__WAITERS_CAP
+                          ? (unsigned)m->cfg.max_held_work : 0,
+                        resume_conn, err))) {
+    free(cert);
+    free(key);
+    return err ? err->status : CAIRN_ENOMEM;
+  }
+  cairn__core_set_waker(m->core, wake_held, m);
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+                   MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
   /* MHD ignores options after MHD_OPTION_END, so the TLS options are last:
    * TLS 1.2 and 1.3 only (GnuTLS priorities), then the certificate and key. */
   struct MHD_Daemon *d = MHD_start_daemon(
@@ -526,6 +622,8 @@ void cairn__http_stop(cairn_master *m) {
    * master's 503s among them), then stop; idle keep-alive connections do
    * not hold it up */
   MHD_socket lsock = MHD_quiesce_daemon(m->daemon);
+  cairn__waiters_shutdown(m->waiters); /* held requests get 204 now (before the daemon
+                                        * stops: it must not keep one suspended) */
   for (int waited = 0; atomic_load(&m->inflight) > 0 && waited < DRAIN_MS; waited += 10)
     usleep(10 * 1000);
   MHD_stop_daemon(m->daemon);

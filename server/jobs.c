@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/base64.h"
+#include "common/buf.h"
 #include "common/grant.h"
 #include "common/log.h"
 #include "server/core.h"
@@ -41,6 +42,7 @@ void cairn__job_free(mjob *j) {
   free(j->rclass_tasks);
   free(j->rclass_eligible);
   free(j->parked);
+  free(j->urgent);
   cairn_dag_free(j->dag);
   free(j);
 }
@@ -51,10 +53,12 @@ void cairn__vol_free(mvol *v) {
   free(v->name);
   free(v->cluster);
   free(v->peer_url);
+  free(v->team);
   for (int i = 0; v->apps && i < v->napps; i++)
     free(v->apps[i]);
   free(v->apps);
   free(v->active);
+  cairn__trust_free(v);
   free(v);
 }
 
@@ -78,6 +82,7 @@ int cairn__job_rebuild_policy(mjob *j, cairn_error *err) {
   j->pstate = NULL;
   if (cairn__job_start_policy(j, err))
     return -1;
+  j->nurgent = j->urgent_head = 0; /* every eligible task goes to the policy (trust.c) */
   uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
   if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
     free(order);
@@ -122,6 +127,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->lease_seconds = spec->lease_seconds;
   j->max_attempts = spec->max_attempts;
   j->priority = spec->priority;
+  j->adaptive = spec->adaptive;
   j->validator = spec->validator; /* its argv moves to the job */
   spec->validator = (cairn_validator){0};
   j->created = cairn__now();
@@ -185,6 +191,7 @@ static cairn__jrec *job_record(const mjob *j) {
                                    j->lease_seconds, j->max_attempts, j->created, j->nfiles,
                                    j->ntasks);
   r = cairn__jrec_job_priority(r, j->priority);
+  r = cairn__jrec_job_adaptive(r, j->adaptive);
   if (j->validator.kind != CAIRN_VALIDATOR_EXACT) {
     json_t *vj = cairn_validator_json(&j->validator);
     char *text = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
@@ -297,6 +304,7 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     j->tasks[i].queued = j->tasks[i].state == TS_ELIGIBLE;
   c->jobs[c->njobs++] = j;
   cairn__jobq_update(c, j); /* O(E): its place by priority */
+  cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]);
   *job_id = j->id;
   cairn__journal_put(c->journal, cairn__jrec_job_keys(rec, j->id, j->ntasks ? j->tasks[0].key : 0));
   rec = NULL;
@@ -457,6 +465,7 @@ static json_t *job_json_locked(const mjob *j, int detail) {
   if (detail) {
     json_object_set_new(o, "replication", json_integer(j->replication));
     json_object_set_new(o, "quorum", json_integer(j->quorum));
+    json_object_set_new(o, "adaptive", json_boolean(j->adaptive));
     json_object_set_new(o, "validator", cairn_validator_json(&j->validator));
     json_object_set_new(o, "lease_seconds", json_integer(j->lease_seconds));
     json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
@@ -577,31 +586,73 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
   return json_pack("{s:o}", "tasks", tasks);
 }
 
-json_t *cairn__core_volunteers_json(cairn_core *c) {
-  json_t *a = json_array();
-  pthread_mutex_lock(&c->lock);
-  for (size_t i = 0; i < c->nvols; i++) {
-    const mvol *v = c->vols[i];
-    json_t *apps = json_array();
-    for (int k = 0; k < v->napps; k++)
-      json_array_append_new(apps, json_string(v->apps[k]));
-    json_array_append_new(
-      a, json_pack("{s:I, s:s, s:s, s:I, s:o, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I}", "id",
-                   (json_int_t)v->id, "name", v->name, "cluster", v->cluster, "row",
-                   (json_int_t)v->id, "apps", apps, "slots", v->slots, "allocations",
-                   (json_int_t)v->allocations, "valid", (json_int_t)v->valid, "invalid",
-                   (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
-                   (json_int_t)v->errors, "banned", v->banned, "last_seen",
-                   (json_int_t)v->last_seen));
-    json_t *o = json_array_get(a, json_array_size(a) - 1);
-    json_object_set_new(o, "quarantined", json_boolean(v->quarantined));
-    json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
-    json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
+/* One volunteer's entry of GET /v1/volunteers (under c->lock; c for the
+ * entries that depend on the core's settings). */
+static json_t *volunteer_row(const cairn_core *c, const mvol *v) {
+  json_t *apps = json_array();
+  for (int k = 0; k < v->napps; k++)
+    json_array_append_new(apps, json_string(v->apps[k]));
+  json_t *o = json_pack(
+    "{s:I, s:s, s:s, s:I, s:o, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I}", "id", (json_int_t)v->id,
+    "name", v->name, "cluster", v->cluster, "row", (json_int_t)v->id, "apps", apps, "slots",
+    v->slots, "allocations", (json_int_t)v->allocations, "valid", (json_int_t)v->valid,
+    "invalid", (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
+    (json_int_t)v->errors, "banned", v->banned, "last_seen", (json_int_t)v->last_seen);
+  json_object_set_new(o, "quarantined", json_boolean(v->quarantined));
+  json_object_set_new(o, "team", v->team ? json_string(v->team) : json_null());
+  json_object_set_new(o, "credit", json_real(v->credit));
+  json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));
+  json_object_set_new(o, "trust", json_integer(v->trust));
+  json_object_set_new(o, "trusted", json_boolean(!v->banned && v->trust >= c->trust_threshold));
+  json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
+  json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
+  return o;
+}
+
+/* Volunteers listed under one hold of c->lock: a listing of the whole
+ * population lets requests in between chunks. */
+#define VOL_LIST_CHUNK 256
+
+static int append_json(const char *p, size_t n, void *b) {
+  return cairn_buf_append(b, p, n);
+}
+
+char *cairn__core_volunteers_text(cairn_core *c, size_t *len) {
+  cairn_buf out;
+  cairn_buf_init(&out, (size_t)-1);
+  json_t *rows[VOL_LIST_CHUNK];
+  int bad = cairn_buf_append(&out, "{\"volunteers\":[", 15);
+  uint64_t seq = 0;
+  size_t total = SIZE_MAX; /* those registered at the first hold */
+  for (size_t i = 0, n = 1; n > 0; i += n) {
+    pthread_mutex_lock(&c->lock);
+    total = total < c->nvols ? total : c->nvols; /* volunteers are only ever added */
+    n = total - i < VOL_LIST_CHUNK ? total - i : VOL_LIST_CHUNK;
+    for (size_t k = 0; k < n; k++)
+      rows[k] = volunteer_row(c, c->vols[i + k]);
+    seq = cairn__journal_last(c->journal);
+    cairn__core_unlock(c);
+    for (size_t k = 0; k < n; k++) { /* rendered outside the lock */
+      bad |= (i + k && cairn_buf_append(&out, ",", 1)) ||
+             !rows[k] || json_dump_callback(rows[k], append_json, &out, JSON_COMPACT);
+      json_decref(rows[k]);
+    }
   }
-  uint64_t seq = cairn__journal_last(c->journal);
-  cairn__core_unlock(c);
   settle(c, seq);
-  return json_pack("{s:o}", "volunteers", a);
+  bad |= cairn_buf_append(&out, "]}", 2);
+  if (bad) {
+    cairn_buf_free(&out);
+    return NULL;
+  }
+  return cairn_buf_take(&out, len);
+}
+
+json_t *cairn__core_volunteers_json(cairn_core *c) {
+  size_t len = 0;
+  char *text = cairn__core_volunteers_text(c, &len);
+  json_t *o = text ? json_loadb(text, len, 0, NULL) : NULL;
+  free(text);
+  return o;
 }
 
 static void appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
@@ -643,6 +694,8 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   uint64_t allocs = c->allocations_total, expired = c->expired_total;
   uint64_t res[OUT_COUNT], bans = c->bans_total;
   uint64_t quar_now = c->quarantined_now, quars = c->quarantines_total;
+  uint64_t trust[4] = {c->unreplicated_total, c->spot_checks_total, c->trust_resets_total,
+                       c->rechecks_total};
   cairn__dist_counters dc;
   cairn__dist_get_counters(c->dist, &dc);
   memcpy(res, c->results_total, sizeof res);
@@ -682,6 +735,17 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "# HELP cairn_quarantines_total Volunteers quarantined since start.\n"
           "# TYPE cairn_quarantines_total counter\ncairn_quarantines_total %llu\n",
           (unsigned long long)quar_now, (unsigned long long)quars);
+  appendf(buf, len, cap, "# HELP cairn_tasks_unreplicated_total Tasks accepted on the single "
+          "result of a trusted volunteer (adaptive replication).\n"
+          "# TYPE cairn_tasks_unreplicated_total counter\ncairn_tasks_unreplicated_total %llu\n"
+          "# HELP cairn_spot_checks_total Tasks of trusted volunteers replicated by a spot check.\n"
+          "# TYPE cairn_spot_checks_total counter\ncairn_spot_checks_total %llu\n"
+          "# HELP cairn_trust_resets_total Invalid results that reset a volunteer's trust.\n"
+          "# TYPE cairn_trust_resets_total counter\ncairn_trust_resets_total %llu\n"
+          "# HELP cairn_trust_rechecks_total Unreplicated accepted tasks re-queued by a reset.\n"
+          "# TYPE cairn_trust_rechecks_total counter\ncairn_trust_rechecks_total %llu\n",
+          (unsigned long long)trust[0], (unsigned long long)trust[1],
+          (unsigned long long)trust[2], (unsigned long long)trust[3]);
   appendf(buf, len, cap, "# HELP cairn_file_bytes_served_total Input bytes sent to workers, by "
           "the master or by peers (as the peers report).\n"
           "# TYPE cairn_file_bytes_served_total counter\n"

@@ -13,7 +13,7 @@
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
-  J_QUAR
+  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR
 } jtype;
 
 typedef struct jtask {
@@ -36,7 +36,7 @@ struct cairn__jrec {
   jtype type;
   union {
     struct { char *key, *value; } meta;
-    struct { int64_t id, created; char *name, *cluster, *apps; int slots; char hash[65]; } vol;
+    struct { int64_t id, created; char *name, *cluster, *apps, *team; int slots; char hash[65]; } vol;
     struct { int64_t id; char *text; } ban, peer; /* reason / peer URL (NULL: none) */
     struct { char sha256[65]; int64_t size, created; } file;
     struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD */
@@ -44,10 +44,12 @@ struct cairn__jrec {
     struct { cairn_store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
     struct { int64_t id; } uninvite;
     struct { int64_t id; int on; } quar;
+    struct { int64_t id, trust; } trust;    /* J_TRUST; J_TRING_CLEAR uses id */
+    cairn_store_trust_row tring;
     struct {
       int64_t id, created, first_key, priority;
       char *name, *app, *policy, *validator; /* validator: NULL for exact */
-      int replication, quorum, lease_seconds, max_attempts;
+      int replication, quorum, lease_seconds, max_attempts, adaptive;
       uint32_t nfiles, ntasks;
       jfile *files;
       jtask *tasks;
@@ -68,7 +70,9 @@ struct cairn__jrec {
       size_t err_len;
       cairn_output_file *files;   /* output files named */
       size_t nfiles;
+      double claim, credit;       /* cpu_seconds (-1: none), credit granted */
     } result;
+    cairn_store_credit_row credit;
     struct { int64_t idx; const char *outcome; } outcome;
     struct { int64_t vol, cores, memory_mib, disk_mib; } offer;
     struct { int64_t id, priority; } jobprio;
@@ -215,6 +219,33 @@ cairn__jrec *cairn__jrec_quarantine(int64_t id, int on) {
   cairn__jrec *r = rec(J_QUAR);
   if (r)
     r->u.quar.id = id, r->u.quar.on = on;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_trust(int64_t id, int64_t trust) {
+  cairn__jrec *r = rec(J_TRUST);
+  if (r)
+    r->u.trust.id = id, r->u.trust.trust = trust;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_tring(const cairn_store_trust_row *row) {
+  cairn__jrec *r = rec(J_TRING);
+  if (r)
+    r->u.tring = *row;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_tring_clear(int64_t vol) {
+  cairn__jrec *r = rec(J_TRING_CLEAR);
+  if (r)
+    r->u.trust.id = vol;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_job_adaptive(cairn__jrec *r, int adaptive) {
+  if (r && r->type == J_JOB)
+    r->u.job.adaptive = adaptive;
   return r;
 }
 
@@ -381,6 +412,7 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit
   if (!r)
     return NULL;
   r->u.result.idx = idx;
+  r->u.result.claim = -1;
   r->u.result.task = task;
   r->u.result.vol = vol;
   r->u.result.received = received;
@@ -403,6 +435,27 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit
   return checked(r, !r->u.result.out || !r->u.result.err_tail || !r->u.result.files);
 }
 
+cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit) {
+  if (r) {
+    r->u.result.claim = claim;
+    r->u.result.credit = credit;
+  }
+  return r;
+}
+
+cairn__jrec *cairn__jrec_credit(const cairn_store_credit_row *row) {
+  cairn__jrec *r = rec(J_CREDIT);
+  if (r)
+    r->u.credit = *row;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_volunteer_team(cairn__jrec *r, const char *team) {
+  if (r && team)
+    return checked(r, copy_str(&r->u.vol.team, team));
+  return r;
+}
+
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome) {
   cairn__jrec *r = rec(J_OUTCOME);
   if (r)
@@ -415,7 +468,12 @@ void cairn__jrec_free(cairn__jrec *r) {
     return;
   switch (r->type) {
   case J_META: free(r->u.meta.key); free(r->u.meta.value); break;
-  case J_VOL: free(r->u.vol.name); free(r->u.vol.cluster); free(r->u.vol.apps); break;
+  case J_VOL:
+    free(r->u.vol.name);
+    free(r->u.vol.cluster);
+    free(r->u.vol.apps);
+    free(r->u.vol.team);
+    break;
   case J_BAN: case J_PEER: free(r->u.ban.text); break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
   case J_INVITE: free(r->u.invite.note); break;
@@ -458,6 +516,8 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
                                            j->created, j->priority, err);
   if (st == CAIRN_OK && j->validator)
     st = cairn_store_job_validator(s, j->id, j->validator, err);
+  if (st == CAIRN_OK && j->adaptive)
+    st = cairn_store_job_adaptive(s, j->id, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->nfiles; i++)
     st = cairn_store_job_file_insert(s, j->id, (int)i, j->files[i].name, j->files[i].sha256,
                                      j->files[i].broadcast, err);
@@ -481,10 +541,15 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
 static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err) {
   switch (r->type) {
   case J_META: return cairn_store_meta_set(s, r->u.meta.key, r->u.meta.value, err);
-  case J_VOL:
-    return cairn_store_volunteer_insert(s, r->u.vol.id, r->u.vol.name, r->u.vol.cluster,
-                                        r->u.vol.apps, r->u.vol.slots, r->u.vol.hash,
-                                        r->u.vol.created, err);
+  case J_VOL: {
+    cairn_status st = cairn_store_volunteer_insert(s, r->u.vol.id, r->u.vol.name,
+                                                   r->u.vol.cluster, r->u.vol.apps,
+                                                   r->u.vol.slots, r->u.vol.hash,
+                                                   r->u.vol.created, err);
+    if (st == CAIRN_OK && r->u.vol.team)
+      st = cairn_store_volunteer_team(s, r->u.vol.id, r->u.vol.team, err);
+    return st;
+  }
   case J_BAN: {
     cairn_status st = cairn_store_volunteer_ban(s, r->u.ban.id, r->u.ban.text, err);
     return st == CAIRN_OK ? cairn_store_holders_forget(s, r->u.ban.id, err) : st;
@@ -523,8 +588,13 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
     for (size_t i = 0; st == CAIRN_OK && i < x->nfiles; i++)
       st = cairn_store_result_file_insert(s, x->idx, x->files[i].name, x->files[i].sha256,
                                           x->files[i].size, err);
+    if (st == CAIRN_OK && (x->claim >= 0 || x->credit != 0)) {
+      cairn_store_credit_row c = {.idx = x->idx, .claim = x->claim, .result_credit = x->credit};
+      st = cairn_store_credit(s, &c, err);
+    }
     return st;
   }
+  case J_CREDIT: return cairn_store_credit(s, &r->u.credit, err);
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   case J_OFFER: {
     cairn_store_res_row row = {r->u.offer.vol, r->u.offer.cores, r->u.offer.memory_mib,
@@ -532,6 +602,9 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
     return cairn_store_volunteer_offer(s, &row, err);
   }
   case J_QUAR: return cairn_store_volunteer_quarantine(s, r->u.quar.id, r->u.quar.on, err);
+  case J_TRUST: return cairn_store_volunteer_trust(s, r->u.trust.id, r->u.trust.trust, err);
+  case J_TRING: return cairn_store_trust_put(s, &r->u.tring, err);
+  case J_TRING_CLEAR: return cairn_store_trust_clear(s, r->u.trust.id, err);
   case J_JOBPRIO: return cairn_store_job_priority(s, r->u.jobprio.id, r->u.jobprio.priority, err);
   case J_JOBDEL: {
     const __typeof__(r->u.jobdel) *d = &r->u.jobdel;

@@ -78,10 +78,18 @@ cairn__jrec *cairn__jrec_meta(const char *key, const char *value);
 cairn__jrec *cairn__jrec_volunteer(int64_t id, const char *name, const char *cluster,
                                    const char *apps_json, int slots, const char *token_hash,
                                    int64_t created);
+/* Sets volunteer record r's team (NULL: none); returns r (NULL-safe; on
+ * failure frees r and returns NULL). */
+cairn__jrec *cairn__jrec_volunteer_team(cairn__jrec *r, const char *team);
 /* Volunteer id is banned for reason; its holdings go in the same transaction. */
 cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason);
 /* Volunteer id enters (on 1) or leaves (on 0) quarantine (quarantine.c). */
 cairn__jrec *cairn__jrec_quarantine(int64_t id, int on);
+/* Adaptive replication (trust.c): volunteer id's trust; an entry of a
+ * volunteer's ring of unreplicated accepted results; its ring emptied. */
+cairn__jrec *cairn__jrec_trust(int64_t id, int64_t trust);
+cairn__jrec *cairn__jrec_tring(const cairn_store_trust_row *row);
+cairn__jrec *cairn__jrec_tring_clear(int64_t vol);
 /* Volunteer id's peer URL (NULL: none). */
 cairn__jrec *cairn__jrec_peer(int64_t id, const char *peer_url);
 /* An uploaded file. */
@@ -111,6 +119,8 @@ cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *poli
 cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority);
 /* Sets job r's validator (compact JSON; exact unless called); returns r. */
 cairn__jrec *cairn__jrec_job_validator(cairn__jrec *r, const char *validator_json);
+/* Marks a job record as opting in to adaptive replication (trust.c). */
+cairn__jrec *cairn__jrec_job_adaptive(cairn__jrec *r, int adaptive);
 /* Job id's priority changed. */
 cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority);
 /* One step of deleting job id from the store: the task keys [lo, hi)
@@ -167,6 +177,12 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t volunteer, in
                                 int64_t received, const char *outcome, const char *reason,
                                 const void *err_tail, size_t err_len,
                                 const cairn_output_file *files, size_t nfiles);
+/* Sets result record r's claim (cpu_seconds; < 0: none) and the credit
+ * granted to it (credit.c); returns r (NULL-safe). */
+cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit);
+/* Credit changed (credit.c): a result's granted credit and its volunteer's
+ * totals (cairn_store_credit; row copied). */
+cairn__jrec *cairn__jrec_credit(const cairn_store_credit_row *row);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 

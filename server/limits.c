@@ -135,6 +135,9 @@ static int attempt_row(void *ud, const cairn_store_audit_row *r) {
     json_object_set_new(o, "outcome", json_string(r->outcome ? r->outcome : ""));
     if (r->reason)
       json_object_set_new(o, "reason", json_string(r->reason));
+    if (r->cpu_seconds >= 0)
+      json_object_set_new(o, "cpu_seconds", json_real(r->cpu_seconds));
+    json_object_set_new(o, "credit", json_real(r->credit));
   } else if (a->hard_after && strcmp(r->lease_state, "expired") == 0 &&
              r->lease_expires - r->issued >= a->hard_after)
     json_object_set_new(o, "reason", json_string("wall")); /* the master's hard deadline */

@@ -32,12 +32,18 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   v->banned = r->banned;
   v->quarantined = r->quarantined && !r->banned;
   c->quarantined_now += (uint64_t)v->quarantined;
+  v->trust = r->banned ? 0 : r->trust;
   c->peer_gen += (uint64_t)(r->banned != 0);
   v->allocations = r->allocations;
   v->created = v->last_seen = r->created;
   snprintf(v->token_hash, sizeof v->token_hash, "%s", r->token_hash);
   if (r->peer_url && !(v->peer_url = cairn__strdup(r->peer_url)))
     goto fail;
+  if (r->team && !(v->team = cairn__strdup(r->team)))
+    goto fail;
+  v->credit = r->credit; /* credit.c */
+  v->cpu_seconds = r->cpu_seconds;
+  v->credited = r->credited;
   v->apps = calloc(json_array_size(apps) + 1, sizeof(char *));
   if (!v->name || !v->cluster || !v->apps)
     goto fail;
@@ -72,6 +78,10 @@ fail:
   json_decref(apps);
   cairn__vol_free(v);
   return -1;
+}
+
+static int load_trust(void *ud, const cairn_store_trust_row *r) {
+  return cairn__trust_load(ud, r);
 }
 
 static int load_outcome(void *ud, const cairn_store_outcome_row *r) {
@@ -146,6 +156,7 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
   j->created = r->created;
   j->finished = r->finished;
   j->priority = r->priority;
+  j->adaptive = r->adaptive;
   json_t *vj = r->validator ? json_loads(r->validator, JSON_DECODE_ANY, NULL) : NULL;
   cairn_status vst = r->validator && !vj ? CAIRN_EINVAL
                      : cairn_validator_parse(vj, "stored validator", &j->validator, NULL);
@@ -328,6 +339,8 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
                               r->exit_status == 0 && outcome != OUT_ERROR, outcome))
       return -1;
     mres *m = &t->rep->res[t->rep->nres - 1];
+    m->claim = r->cpu_seconds; /* credit.c */
+    m->credit = r->credit;
     if (r->output) { /* validate.h: the files' key is the SHA-256 of files_key */
       const char *fk = r->files_key ? r->files_key : "";
       cairn_output_file *files;
@@ -454,6 +467,8 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
     st = cairn_store_load_allocs(c->store, load_alloc, &tl, err);
   if (st == CAIRN_OK)
     st = cairn__outputs_load(c, &tl.by_key, err);
+  if (st == CAIRN_OK) /* rings of unreplicated results (trust.c) */
+    st = cairn_store_load_trust(c->store, load_trust, c, err);
   if (st != CAIRN_OK)
     goto out;
   if (finish_jobs(c, &el, err))
@@ -483,6 +498,9 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->job_cv, NULL);
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
+  c->trust_threshold = CAIRN_DEFAULT_TRUST_THRESHOLD; /* trust.c; the master may change them */
+  c->spot_check = CAIRN_DEFAULT_SPOT_CHECK;
+  c->trust_rng = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
   cairn_hmap_init(&c->vol_by_token);
   cairn_hmap_init(&c->app_runners);
   cairn_hmap_init(&c->leases);
@@ -574,6 +592,7 @@ void cairn__core_close(cairn_core *c) {
   free(c->jobs);
   free(c->runq);
   free(c->resume);
+  free(c->trust_due);
   for (size_t i = 0; i < c->nvols; i++)
     cairn__vol_free(c->vols[i]);
   free(c->vols);

@@ -8,6 +8,9 @@
 
 #include "cairn/master.h"
 
+/* The most work requests --max-held-work allows (server/waiters.h). */
+#define MAX_HELD_WORK 4096
+
 static cairn_master *g_master;
 
 static void on_signal(int sig) {
@@ -21,11 +24,12 @@ static void usage(FILE *f) {
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
         "                    [--broadcast-plan ALGO] [--volunteer-rate N]\n"
+        "                    [--address-rate N] [--address-connections N]\n"
         "                    [--registration open|invite|closed] [--max-wall-seconds N]\n"
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
         "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
         "                    [--keep-finished DAYS]\n"
-        "                    [--max-output-file-mib N]\n"
+        "                    [--max-output-file-mib N] [--max-held-work N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -43,6 +47,10 @@ static void usage(FILE *f) {
         "                       bounded-degree, or online (no plan)\n"
         "  --volunteer-rate N   requests one volunteer may make a minute (default 120000,\n"
         "                       after a burst of ten seconds' worth; -1: no limit)\n"
+        "  --address-rate N     registrations and failed authentications one client\n"
+        "                       address may make a minute (default 60; -1: no limit)\n"
+        "  --address-connections N   connections one client address may hold open\n"
+        "                       (default 64; -1: no limit; all addresses: 4096)\n"
         "  --registration M     who may register volunteers: open (default, anyone),\n"
         "                       invite (a code from `cairn invite`) or closed\n"
         "  --max-wall-seconds N, --max-cpu-seconds N, --max-memory-mib N, --max-disk-mib N,\n"
@@ -54,9 +62,16 @@ static void usage(FILE *f) {
         "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n"
         "  --max-output-file-mib N   the largest output file a worker may upload, in MiB\n"
         "                       (default 1024), whatever a job declares\n"
+        "  --max-held-work N    work requests held at once while they wait for a task\n"
+        "                       (default 4096, at most 4096); past it one is answered at once\n"
         "  --quarantine-invalid F, --quarantine-errors F   a volunteer whose share of invalid\n"
         "                       results (errors) over its last 20 exceeds F gets no work until\n"
-        "                       released (defaults 0.5 and 0.8; 0: off)\n",
+        "                       released (defaults 0.5 and 0.8; 0: off)\n"
+        "  --trust-threshold N  valid replicated results in a row that make a volunteer\n"
+        "                       trusted (default 10): its tasks of jobs with \"adaptive\"\n"
+        "                       run once, but for spot checks\n"
+        "  --spot-check P       the probability that a trusted volunteer's task is still\n"
+        "                       replicated (default 0.1; 0 to 1)\n",
         f);
 }
 
@@ -87,6 +102,8 @@ int main(int argc, char **argv) {
     {"broadcast-plan", required_argument, NULL, 'b'},
     {"volunteer-rate", required_argument, NULL, 'r'},
     {"registration", required_argument, NULL, 'g'},
+    {"address-rate", required_argument, NULL, 'A'},
+    {"address-connections", required_argument, NULL, 'P'},
     {"max-wall-seconds", required_argument, NULL, 'W'},
     {"max-cpu-seconds", required_argument, NULL, 'C'},
     {"max-memory-mib", required_argument, NULL, 'M'},
@@ -95,8 +112,11 @@ int main(int argc, char **argv) {
     {"wall-grace-seconds", required_argument, NULL, 'G'},
     {"keep-finished", required_argument, NULL, 'K'},
     {"max-output-file-mib", required_argument, NULL, 'o'},
+    {"max-held-work", required_argument, NULL, 'H'},
     {"quarantine-invalid", required_argument, NULL, 'Q'},
     {"quarantine-errors", required_argument, NULL, 'E'},
+    {"trust-threshold", required_argument, NULL, 'T'},
+    {"spot-check", required_argument, NULL, 'S'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -132,6 +152,19 @@ int main(int argc, char **argv) {
       break;
     }
     case 'g': cfg.registration = optarg; break;
+    case 'A': case 'P': { /* per client address: -1 lifts the limit */
+      long long n;
+      if (flag_number(ch == 'A' ? "address-rate" : "address-connections", optarg, -1,
+                      ch == 'A' ? 100000000 : 1000000, &n))
+        return 2;
+      if (n == 0) {
+        fprintf(stderr, "cairn-server: --%s must be -1 (no limit) or above 0\n",
+                ch == 'A' ? "address-rate" : "address-connections");
+        return 2;
+      }
+      *(ch == 'A' ? &cfg.anonymous_per_minute : &cfg.per_ip_connections) = (int)n;
+      break;
+    }
     case 'W': case 'C': case 'M': case 'D': case 'O': case 'G': {
       /* the ceilings: 0 = none; the grace: seconds after the wall limit */
       long long n;
@@ -160,6 +193,23 @@ int main(int argc, char **argv) {
       *(ch == 'Q' ? &cfg.quarantine_invalid : &cfg.quarantine_errors) = x > 0 ? x : -1;
       break;
     }
+    case 'T': {
+      long long n = 0;
+      if (flag_number("trust-threshold", optarg, 1, 1000000, &n))
+        return 2;
+      cfg.trust_threshold = (int)n;
+      break;
+    }
+    case 'S': {
+      char *end = NULL;
+      double x = strtod(optarg, &end);
+      if (!end || end == optarg || *end || !(x >= 0 && x <= 1)) {
+        fprintf(stderr, "cairn-server: --spot-check must be a probability from 0 to 1\n");
+        return 2;
+      }
+      cfg.spot_check = x > 0 ? x : -1;
+      break;
+    }
     case 'K': {
       char *end = NULL;
       cfg.keep_finished_days = strtod(optarg, &end);
@@ -179,6 +229,17 @@ int main(int argc, char **argv) {
         return 2;
       }
       cfg.max_output_file_mib = (int)v;
+      break;
+    }
+    case 'H': {
+      char *end = NULL;
+      long v = strtol(optarg, &end, 10);
+      if (*optarg == '\0' || *end || v < 1 || v > MAX_HELD_WORK) {
+        fprintf(stderr, "cairn-server: --max-held-work must be an integer from 1 to %d\n",
+                MAX_HELD_WORK);
+        return 2;
+      }
+      cfg.max_held_work = (int)v;
       break;
     }
     case 'h': usage(stdout); return 0;

@@ -105,6 +105,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   m->cfg = *cfg;
   m->stop_pipe[0] = m->stop_pipe[1] = -1;
   pthread_mutex_init(&m->stats_lock, NULL);
+  pthread_mutex_init(&m->standings_lock, NULL);
   if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG) {
     cairn_error_set(err, CAIRN_EINVAL, "unknown log level %d", (int)cfg->log_level);
     goto fail;
@@ -186,6 +187,11 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   double qi = cfg->quarantine_invalid, qe = cfg->quarantine_errors;
   m->core->quar_invalid = qi < 0 ? 0 : qi > 0 ? qi : 0.5;
   m->core->quar_errors = qe < 0 ? 0 : qe > 0 ? qe : 0.8;
+  /* adaptive replication (trust.c): 0 the defaults, a negative spot check never */
+  if (cfg->trust_threshold > 0)
+    m->core->trust_threshold = cfg->trust_threshold;
+  if (cfg->spot_check != 0)
+    m->core->spot_check = cfg->spot_check < 0 ? 0 : cfg->spot_check > 1 ? 1 : cfg->spot_check;
   return m;
 fail:
   cairn_master_delete(m);
@@ -259,12 +265,15 @@ void cairn_master_delete(cairn_master *m) {
   if (m->reaper_running)
     pthread_join(m->reaper, NULL);
   cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
+  cairn__waiters_destroy(m->waiters); /* after every thread that wakes them */
   cairn__invites_close(m->invites);
   if (m->stop_pipe[0] >= 0)
     close(m->stop_pipe[0]);
   if (m->stop_pipe[1] >= 0)
     close(m->stop_pipe[1]);
   pthread_mutex_destroy(&m->stats_lock);
+  pthread_mutex_destroy(&m->standings_lock);
+  json_decref(m->standings);
   cairn__rl_destroy(m->anon);
   cairn__rl_destroy(m->vrate);
   free(m->db_path);

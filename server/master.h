@@ -11,13 +11,14 @@
 #include "server/core.h"
 #include "server/invitations.h"
 #include "server/ratelimit.h"
+#include "server/waiters.h"
 
 /* Routes, for dispatch and for the per-route request counters. */
 typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
   R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
-  R_JOB_OUTPUT, R_DEMAND, R_ROUTE_COUNT
+  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_DEMAND, R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -46,9 +47,16 @@ struct cairn_master {
   atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
   atomic_size_t body_bytes;  /* request body bytes held or promised (http.c; cap:
                                 cfg.max_body_memory) */
+  cairn__waiters *waiters;   /* held work requests (waiters.h): made by http.c when it
+                                starts, freed by cairn_master_delete after the core */
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
+  /* GET /v1/stats (stats.c): the standings as last read from the store, at
+   * most CAIRN__STATS_MAX entries of each list, and when (monotonic s) */
+  pthread_mutex_t standings_lock;
+  json_t *standings;
+  double standings_at;
 };
 
 typedef struct cairn__req {
@@ -60,7 +68,20 @@ typedef struct cairn__req {
   size_t len;
   const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
   const char *arg_task, *arg_name; /* query arguments "task" and "name", or NULL */
+  const char *arg_limit;     /* the "limit" query argument (GET /v1/stats), or NULL */
+  int resumed;               /* POST /v1/work asked again after a hold: its report
+                                was applied the first time */
 } cairn__req;
+
+/* POST /v1/work with "wait" and no task now (api.c fills it, http.c holds
+ * the request, waiters.h): the wait in ms (0: answer at once), the apps it
+ * is woken for (hashes; napps 0: any), the wake generation it saw. */
+typedef struct cairn__hold {
+  int ms;
+  int napps;
+  uint64_t apps[CAIRN__WAITERS_APPS];
+  uint64_t gen;
+} cairn__hold;
 
 typedef struct cairn__resp {
   int status;
@@ -71,6 +92,7 @@ typedef struct cairn__resp {
   int retry_after;           /* > 0: a Retry-After header, in seconds */
   int retry_after_ms;        /* > 0: also Cairn-Retry-After-Ms (finer, for Cairn workers) */
   uint64_t fd_size;
+  cairn__hold *hold;         /* POST /v1/work where the request may be held, else NULL */
 } cairn__resp;
 
 /* What a request may do before its body is read, from its headers alone. */
@@ -123,11 +145,28 @@ int64_t cairn__api_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp 
 /* admission.c: POST /v1/volunteers (under cfg.registration), and the
  * invitation routes r (R_INVITATIONS, R_INVITATION; the caller checked the
  * admin token): 1 when handled, 0 for a method the route has not. */
+/* results.c: PUT /v1/results/{n}; POST /v1/results (a batch of results);
+ * POST /v1/work with "max" (h_work has read the report r and apps). */
+void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+void cairn__api_work_many(cairn_master *m, int64_t v, const cairn_report *r, char **apps,
+                          int napps, json_t *max, cairn__resp *rs);
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
                                  cairn__resp *rs);
 int cairn__api_is_admin(const cairn_master *m, const char *token);
 void cairn__api_count(cairn_master *m, cairn__route r, int status);
+
+/* stats.c: GET /v1/stats (public, no token): credit standings. At most
+ * every CAIRN__STATS_REFRESH_SECONDS the top CAIRN__STATS_MAX volunteers
+ * and teams and the totals are read from the store's reader connection
+ * (never under c->lock; cost in cairn_store_stats); each request copies at
+ * most ?limit= (default CAIRN__STATS_DEFAULT, at most CAIRN__STATS_MAX)
+ * entries of each list from that snapshot. */
+#define CAIRN__STATS_DEFAULT 100
+#define CAIRN__STATS_MAX 1000
+#define CAIRN__STATS_REFRESH_SECONDS 2.0
+void cairn__stats_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 
 /* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);

@@ -80,9 +80,11 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
                  "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
                  "WHERE a.volunteer_id = v.id)), "
-                 "v.created, v.peer_url, v.quarantined FROM volunteers v ORDER BY v.id",
+                 "v.created, v.peer_url, v.quarantined, v.team, v.credit, v.cpu_seconds, "
+                 "v.credited, v.trust FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
-                  "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator "
+                  "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator, "
+                  "adaptive "
                   "FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
                        "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 JOIN jobs jb "
@@ -100,7 +102,8 @@ const char *const cairn__store_sql[S_COUNT] = {
                     "AND (t.state <> 'done' OR t.accepted = a.idx OR r.outcome = 'pending') "
                     "THEN r.output END, "
                     "(SELECT group_concat(length(CAST(name AS BLOB)) || ':' || name || sha256, '') "
-                    "FROM (SELECT name, sha256 FROM result_files WHERE idx = a.idx ORDER BY name)) "
+                    "FROM (SELECT name, sha256 FROM result_files WHERE idx = a.idx ORDER BY name)), "
+                    "COALESCE(r.cpu_seconds, -1), COALESCE(r.credit, 0) "
                     "FROM allocations a JOIN tasks t ON t.id = a.task_id "
                     "AND t.round = a.round JOIN jobs jb ON jb.id = t.job_id AND (jb.ended IS NULL "
                     "OR jb.ended = 'cancelled') LEFT JOIN results r ON r.idx = a.idx "
@@ -125,6 +128,13 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_MAX_TASK_KEY] = "SELECT COALESCE(MAX(id), 0) FROM tasks",
   [S_JOB_PRIORITY] = "UPDATE jobs SET priority = ?2 WHERE id = ?1",
   [S_JOB_VALIDATOR] = "UPDATE jobs SET validator = ?2 WHERE id = ?1",
+  [S_VOL_TRUST] = "UPDATE volunteers SET trust = ?2 WHERE id = ?1",
+  [S_JOB_ADAPTIVE] = "UPDATE jobs SET adaptive = 1 WHERE id = ?1",
+  [S_TRUST_PUT] = "INSERT OR REPLACE INTO trust_ring(volunteer_id, slot, seq, job_id, task_key, "
+                  "round, idx) VALUES (?1, ?2 % 32, ?2, ?3, ?4, ?5, ?6)",
+  [S_TRUST_CLEAR] = "DELETE FROM trust_ring WHERE volunteer_id = ?1",
+  [S_LOAD_TRUST] = "SELECT volunteer_id, seq, job_id, task_key, round, idx FROM trust_ring "
+                   "ORDER BY volunteer_id, seq",
 /* a deletion goes by ranges of task keys [?2, ?3) of job ?1 (a job's keys are
  * consecutive), so that each transaction is bounded (cairn_store_job_delete_range) */
 #define RANGE " task_id >= ?2 AND task_id < ?3"
@@ -161,11 +171,16 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_FILE_SIZE] = "SELECT size FROM files WHERE sha256 = ?1",
   [S_FILE_DELETE] = "DELETE FROM files WHERE sha256 = ?1",
   [S_FILE_HOLDERS_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1",
+  [S_VOL_TEAM] = "UPDATE volunteers SET team = ?2 WHERE id = ?1",
+  [S_VOL_CREDIT] = "UPDATE volunteers SET credit = ?2, cpu_seconds = ?3, credited = ?4 WHERE id = ?1",
+  [S_RESULT_CREDIT] = "UPDATE results SET cpu_seconds = COALESCE(?2, cpu_seconds), credit = ?3 "
+                      "WHERE idx = ?1",
 };
 
 #define AUDIT_SELECT                                                                           \
   "SELECT a.idx, a.volunteer_id, a.t, t.job_id, t.name, t.id, a.issued, a.lease_expires, "     \
-  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason "            \
+  "a.state, a.round, r.exit_status, r.digest, r.outcome, r.received, r.reason, "          \
+  "COALESCE(r.cpu_seconds, -1), r.credit "                                                  \
   "FROM allocations a "       \
   "JOIN tasks t ON t.id = a.task_id LEFT JOIN results r ON r.idx = a.idx "
 static const char *const rsql_text[R_COUNT] = {
@@ -184,6 +199,18 @@ static const char *const rsql_text[R_COUNT] = {
   [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "
                 "FROM invitations ORDER BY id",
   [R_AUDIT_TASK] = AUDIT_SELECT "WHERE a.task_id = ?1 ORDER BY a.issued, a.idx",
+  /* credit (cairn_store_stats): the top ?1 volunteers by the index
+   * volunteers_by_credit; teams and totals scan the narrow covering index
+   * volunteers_by_team (in team order: no sort but the T teams') */
+  [R_STATS_VOLS] = "SELECT id, name, team, credit, cpu_seconds, credited FROM volunteers "
+                   "WHERE banned = 0 ORDER BY credit DESC, id LIMIT ?1",
+  [R_STATS_TEAMS] = "SELECT team, COUNT(*), SUM(credit), SUM(cpu_seconds), SUM(credited) "
+                    "FROM volunteers WHERE banned = 0 AND team IS NOT NULL GROUP BY team "
+                    "ORDER BY 3 DESC, team LIMIT ?1",
+  [R_STATS_TOTAL] = "SELECT COUNT(*), (SELECT COUNT(*) FROM (SELECT 1 FROM volunteers WHERE "
+                    "banned = 0 AND team IS NOT NULL GROUP BY team)), COALESCE(SUM(credit), 0), "
+                    "COALESCE(SUM(cpu_seconds), 0), COALESCE(SUM(credited), 0) FROM volunteers "
+                    "WHERE banned = 0",
 };
 
 
@@ -406,6 +433,35 @@ cairn_status cairn_store_volunteer_quarantine(cairn_store *s, int64_t id, int on
   sqlite3_bind_int64(Q(S_VOL_QUAR), 1, id);
   sqlite3_bind_int(Q(S_VOL_QUAR), 2, on);
   return run(s, S_VOL_QUAR, err);
+}
+
+cairn_status cairn_store_volunteer_trust(cairn_store *s, int64_t id, int64_t trust,
+                                         cairn_error *err) {
+  sqlite3_bind_int64(Q(S_VOL_TRUST), 1, id);
+  sqlite3_bind_int64(Q(S_VOL_TRUST), 2, trust);
+  return run(s, S_VOL_TRUST, err);
+}
+
+cairn_status cairn_store_job_adaptive(cairn_store *s, int64_t id, cairn_error *err) {
+  sqlite3_bind_int64(Q(S_JOB_ADAPTIVE), 1, id);
+  return run(s, S_JOB_ADAPTIVE, err);
+}
+
+cairn_status cairn_store_trust_put(cairn_store *s, const cairn_store_trust_row *r,
+                                   cairn_error *err) {
+  sqlite3_stmt *q = Q(S_TRUST_PUT);
+  sqlite3_bind_int64(q, 1, r->vol);
+  sqlite3_bind_int64(q, 2, r->seq);
+  sqlite3_bind_int64(q, 3, r->job);
+  sqlite3_bind_int64(q, 4, r->task_key);
+  sqlite3_bind_int64(q, 5, r->round);
+  sqlite3_bind_int64(q, 6, r->idx);
+  return run(s, S_TRUST_PUT, err);
+}
+
+cairn_status cairn_store_trust_clear(cairn_store *s, int64_t vol, cairn_error *err) {
+  sqlite3_bind_int64(Q(S_TRUST_CLEAR), 1, vol);
+  return run(s, S_TRUST_CLEAR, err);
 }
 
 cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
@@ -650,6 +706,34 @@ cairn_status cairn_store_result_outcome(cairn_store *s, int64_t idx, const char 
   return run(s, S_OUTCOME_UPDATE, err);
 }
 
+cairn_status cairn_store_volunteer_team(cairn_store *s, int64_t id, const char *team,
+                                        cairn_error *err) {
+  sqlite3_bind_int64(Q(S_VOL_TEAM), 1, id);
+  TXT(Q(S_VOL_TEAM), 2, team);
+  return run(s, S_VOL_TEAM, err);
+}
+
+cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
+                                cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  if (r->idx > 0) {
+    sqlite3_stmt *q = Q(S_RESULT_CREDIT);
+    sqlite3_bind_int64(q, 1, r->idx);
+    if (r->claim >= 0)
+      sqlite3_bind_double(q, 2, r->claim); /* else NULL: kept */
+    sqlite3_bind_double(q, 3, r->result_credit);
+    st = run(s, S_RESULT_CREDIT, err);
+  }
+  if (st != CAIRN_OK || r->vol <= 0)
+    return st;
+  sqlite3_stmt *q = Q(S_VOL_CREDIT);
+  sqlite3_bind_int64(q, 1, r->vol);
+  sqlite3_bind_double(q, 2, r->credit);
+  sqlite3_bind_double(q, 3, r->cpu_seconds);
+  sqlite3_bind_int64(q, 4, r->credited);
+  return run(s, S_VOL_CREDIT, err);
+}
+
 /* Steps a loader statement, calling row() for each row. */
 #define LOAD_LOOP(id, rowtype, fill)                                                      \
   do {                                                                                    \
@@ -685,6 +769,23 @@ cairn_status cairn_store_load_volunteers(cairn_store *s,
     row.created = I64(8);
     row.peer_url = STR(9);
     row.quarantined = (int)I64(10);
+    row.team = STR(11);
+    row.credit = sqlite3_column_double(q, 12);
+    row.cpu_seconds = sqlite3_column_double(q, 13);
+    row.credited = I64(14);
+    row.trust = I64(15);
+  });
+}
+
+cairn_status cairn_store_load_trust(cairn_store *s, int (*cb)(void *, const cairn_store_trust_row *),
+                                    void *ud, cairn_error *err) {
+  LOAD_LOOP(S_LOAD_TRUST, cairn_store_trust_row, {
+    row.vol = I64(0);
+    row.seq = I64(1);
+    row.job = I64(2);
+    row.task_key = I64(3);
+    row.round = I64(4);
+    row.idx = I64(5);
   });
 }
 
@@ -704,6 +805,7 @@ cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn
     row.finished = I64(10);
     row.priority = I64(11);
     row.validator = STR(12);
+    row.adaptive = (int)I64(13);
   });
 }
 
@@ -763,6 +865,8 @@ cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cai
     row.output = row.output || sqlite3_column_type(q, 10) == SQLITE_NULL ? row.output : "";
     row.output_len = (size_t)sqlite3_column_bytes(q, 10);
     row.files_key = STR(11);
+    row.cpu_seconds = sqlite3_column_double(q, 12);
+    row.credit = sqlite3_column_double(q, 13);
   });
 }
 

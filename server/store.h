@@ -37,6 +37,28 @@ cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char
                                           const char *token_hash, int64_t now, cairn_error *err);
 cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
                                        cairn_error *err);
+/* Sets volunteer id's team (0012_credit.sql). */
+cairn_status cairn_store_volunteer_team(cairn_store *s, int64_t id, const char *team,
+                                        cairn_error *err);
+/* Credit (0012_credit.sql): result idx's claim (claim < 0: left as it is)
+ * and granted credit, when idx > 0; volunteer vol's totals, when vol > 0. */
+typedef struct cairn_store_credit_row {
+  int64_t idx, vol;
+  double claim, result_credit;
+  double credit, cpu_seconds;
+  int64_t credited;
+} cairn_store_credit_row;
+cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
+                                cairn_error *err);
+/* Adaptive replication (0011_trust.sql): volunteer id's trust; job id
+ * opts in; a ring entry; volunteer vol's ring emptied. */
+cairn_status cairn_store_volunteer_trust(cairn_store *s, int64_t id, int64_t trust,
+                                         cairn_error *err);
+cairn_status cairn_store_job_adaptive(cairn_store *s, int64_t id, cairn_error *err);
+struct cairn_store_trust_row;
+cairn_status cairn_store_trust_put(cairn_store *s, const struct cairn_store_trust_row *r,
+                                   cairn_error *err);
+cairn_status cairn_store_trust_clear(cairn_store *s, int64_t vol, cairn_error *err);
 /* Sets volunteer id's quarantine flag (0010_quarantine.sql). */
 cairn_status cairn_store_volunteer_quarantine(cairn_store *s, int64_t id, int on,
                                               cairn_error *err);
@@ -157,6 +179,10 @@ typedef struct cairn_store_volunteer_row {
   const char *name, *cluster, *apps_json, *token_hash, *peer_url; /* peer_url may be NULL */
   int slots, banned, quarantined;
   int64_t allocations, created;
+  const char *team;                        /* NULL: none (0012_credit.sql) */
+  double credit, cpu_seconds;              /* its totals (0012_credit.sql) */
+  int64_t credited;
+  int64_t trust;                           /* 0011_trust.sql */
 } cairn_store_volunteer_row;
 cairn_status cairn_store_load_volunteers(cairn_store *s,
                                          int (*cb)(void *, const cairn_store_volunteer_row *),
@@ -168,8 +194,17 @@ typedef struct cairn_store_job_row {
   int replication, quorum, lease_seconds, max_attempts;
   int64_t created, finished, priority;
   const char *validator; /* compact JSON */
+  int adaptive;          /* 0011_trust.sql */
 } cairn_store_job_row; /* state: "running", "done", "failed", "cancelled", "deleting",
                           "purging" or "deleted" */
+/* An unreplicated accepted result in volunteer vol's ring, its seq-th
+ * (0011_trust.sql; the row of slot seq % 32 is replaced). */
+typedef struct cairn_store_trust_row {
+  int64_t vol, seq, job, task_key, round, idx;
+} cairn_store_trust_row;
+/* Rows in (volunteer, seq) order. */
+cairn_status cairn_store_load_trust(cairn_store *s, int (*cb)(void *, const cairn_store_trust_row *),
+                                    void *ud, cairn_error *err);
 cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn_store_job_row *),
                                    void *ud, cairn_error *err);
 
@@ -209,6 +244,8 @@ typedef struct cairn_store_alloc_row {
   const void *output;  /* kept for a non-exact validator (validate.h), else NULL */
   size_t output_len;
   const char *files_key; /* its output files as validate.h hashes them ("" for none) */
+  double cpu_seconds;    /* the result's claim, -1 when none (0012_credit.sql) */
+  double credit;         /* the credit granted to it (0 unless valid) */
 } cairn_store_alloc_row;
 /* Every allocation of each task's current round, with its result if any, by index. */
 cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),
@@ -321,6 +358,7 @@ typedef struct cairn_store_audit_row {
   const char *task, *lease_state, *digest, *outcome; /* digest/outcome NULL without result */
   int has_result, exit_status;
   const char *reason; /* NULL without result or for exit status 0 */
+  double cpu_seconds, credit; /* its claim (-1: none) and granted credit (0012_credit.sql) */
 } cairn_store_audit_row;
 enum { CAIRN_AUDIT_BY_INDEX, CAIRN_AUDIT_BY_VOLUNTEER, CAIRN_AUDIT_BY_TASK };
 /* The allocation with index key (CAIRN_AUDIT_BY_INDEX), every allocation
@@ -328,6 +366,25 @@ enum { CAIRN_AUDIT_BY_INDEX, CAIRN_AUDIT_BY_VOLUNTEER, CAIRN_AUDIT_BY_TASK };
  * (BY_TASK), with tasks and results. */
 cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
                                int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+                               cairn_error *err);
+
+/* Credit standings (GET /v1/stats; volunteers not banned), in one read
+ * transaction: kind CAIRN_STATS_VOLUNTEER rows (id, name, team or NULL) by
+ * credit, highest first, at most limit; CAIRN_STATS_TEAM rows (team,
+ * members) by credit, at most limit; then one CAIRN_STATS_TOTAL row
+ * (members: volunteers, id: teams). Cost on the reader connection: O(limit
+ * log V) for the volunteers (index volunteers_by_credit), O(V + T log T)
+ * for teams and totals (scans of the covering index volunteers_by_team;
+ * bench/stats.sh: 82 ms for 10^5 volunteers). */
+enum { CAIRN_STATS_VOLUNTEER, CAIRN_STATS_TEAM, CAIRN_STATS_TOTAL };
+typedef struct cairn_store_stats_row {
+  int kind;
+  int64_t id, members, results;
+  const char *name, *team;
+  double credit, cpu_seconds;
+} cairn_store_stats_row;
+cairn_status cairn_store_stats(cairn_store *s, int limit,
+                               int (*cb)(void *, const cairn_store_stats_row *), void *ud,
                                cairn_error *err);
 
 /* Every invitation, by id (reader connection; at start-up). */

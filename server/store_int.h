@@ -36,6 +36,8 @@ enum stmt_id {
   S_FILE_REFERENCED, S_FILE_SIZE, S_FILE_DELETE, S_FILE_HOLDERS_DELETE,
   S_LOAD_TASK_IO, S_LOAD_ACCEPTED_FILES,
   S_JOB_VALIDATOR, /* validators (0009) */
+  S_VOL_TEAM, S_VOL_CREDIT, S_RESULT_CREDIT, /* credit (0012) */
+  S_VOL_TRUST, S_JOB_ADAPTIVE, S_TRUST_PUT, S_TRUST_CLEAR, S_LOAD_TRUST, /* trust (0011) */
   S_COUNT
 };
 
@@ -44,7 +46,7 @@ extern const char *const cairn__store_sql[S_COUNT];
 
 /* The reader's prepared statements (SQL: store.c's rsql_text). */
 enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_JOB_FILES, R_OUTPUT_FILE, R_AUDIT_INDEX, R_AUDIT_VOL,
-                R_INVITES, R_AUDIT_TASK, R_COUNT };
+                R_INVITES, R_AUDIT_TASK, R_STATS_VOLS, R_STATS_TEAMS, R_STATS_TOTAL, R_COUNT };
 
 struct cairn_store {
   sqlite3 *w, *r;

@@ -139,6 +139,8 @@ static void audit_row(sqlite3_stmt *q, cairn_store_audit_row *row) {
   row->outcome = (const char *)sqlite3_column_text(q, 12);
   row->received = sqlite3_column_int64(q, 13);
   row->reason = (const char *)sqlite3_column_text(q, 14);
+  row->cpu_seconds = sqlite3_column_double(q, 15);
+  row->credit = sqlite3_column_double(q, 16);
 }
 
 cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
@@ -187,4 +189,63 @@ cairn_status cairn_store_read_invites(cairn_store *s,
   sqlite3_reset(q);
   pthread_mutex_unlock(&s->rlock);
   return st;
+}
+
+/* Steps reader statement q, filling a row of kind for each; 0 or -1 (err set). */
+static int stats_rows(cairn_store *s, sqlite3_stmt *q, int kind,
+                      int (*cb)(void *, const cairn_store_stats_row *), void *ud,
+                      cairn_error *err) {
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    cairn_store_stats_row row = {.kind = kind};
+    if (kind == CAIRN_STATS_VOLUNTEER) {
+      row.id = sqlite3_column_int64(q, 0);
+      row.name = (const char *)sqlite3_column_text(q, 1);
+      row.team = (const char *)sqlite3_column_text(q, 2);
+      row.credit = sqlite3_column_double(q, 3);
+      row.cpu_seconds = sqlite3_column_double(q, 4);
+      row.results = sqlite3_column_int64(q, 5);
+    } else if (kind == CAIRN_STATS_TEAM) {
+      row.team = (const char *)sqlite3_column_text(q, 0);
+      row.members = sqlite3_column_int64(q, 1);
+      row.credit = sqlite3_column_double(q, 2);
+      row.cpu_seconds = sqlite3_column_double(q, 3);
+      row.results = sqlite3_column_int64(q, 4);
+    } else {
+      row.members = sqlite3_column_int64(q, 0);
+      row.id = sqlite3_column_int64(q, 1);
+      row.credit = sqlite3_column_double(q, 2);
+      row.cpu_seconds = sqlite3_column_double(q, 3);
+      row.results = sqlite3_column_int64(q, 4);
+    }
+    if (cb(ud, &row)) {
+      sqlite3_reset(q);
+      cairn_error_set(err, CAIRN_ENOMEM, "out of memory reading the stats");
+      return -1;
+    }
+  }
+  sqlite3_reset(q);
+  if (rc != SQLITE_DONE) {
+    db_err(s, s->r, err, "reading the stats");
+    return -1;
+  }
+  return 0;
+}
+
+cairn_status cairn_store_stats(cairn_store *s, int limit,
+                               int (*cb)(void *, const cairn_store_stats_row *), void *ud,
+                               cairn_error *err) {
+  int bad = 0;
+  pthread_mutex_lock(&s->rlock);
+  sqlite3_bind_int(s->rst[R_STATS_VOLS], 1, limit);
+  sqlite3_bind_int(s->rst[R_STATS_TEAMS], 1, limit);
+  if (sqlite3_exec(s->r, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) /* one snapshot for all three */
+    bad = -1, db_err(s, s->r, err, "reading the stats");
+  bad = bad || stats_rows(s, s->rst[R_STATS_VOLS], CAIRN_STATS_VOLUNTEER, cb, ud, err) ||
+        stats_rows(s, s->rst[R_STATS_TEAMS], CAIRN_STATS_TEAM, cb, ud, err) ||
+        stats_rows(s, s->rst[R_STATS_TOTAL], CAIRN_STATS_TOTAL, cb, ud, err);
+  if (sqlite3_get_autocommit(s->r) == 0)
+    sqlite3_exec(s->r, "COMMIT", NULL, NULL, NULL);
+  pthread_mutex_unlock(&s->rlock);
+  return bad ? (err ? err->status : CAIRN_EIO) : CAIRN_OK;
 }

@@ -36,6 +36,14 @@ static char *apps_json_of(const mvol *v) {
 cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
                                   char **apps, int napps, int slots, const char *peer_url,
                                   int64_t *id, char token[65], cairn_error *err) {
+  return cairn__core_register_team(c, name, cluster, apps, napps, slots, peer_url, NULL, id,
+                                   token, err);
+}
+
+cairn_status cairn__core_register_team(cairn_core *c, const char *name, const char *cluster,
+                                       char **apps, int napps, int slots, const char *peer_url,
+                                       const char *team, int64_t *id, char token[65],
+                                       cairn_error *err) {
   unsigned char raw[32];
   static const char digits[] = "0123456789abcdef";
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
@@ -56,7 +64,9 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   v->key_gen = c->peer_gen;
   cairn_sha256_hex(token, 64, v->token_hash);
   v->peer_url = peer_url && *peer_url ? cairn__strdup(peer_url) : NULL;
-  int ok = v->name && v->cluster && v->apps && (!peer_url || !*peer_url || v->peer_url);
+  v->team = team ? cairn__strdup(team) : NULL;
+  int ok = v->name && v->cluster && v->apps && (!peer_url || !*peer_url || v->peer_url) &&
+           (!team || v->team);
   for (int i = 0; ok && i < napps; i++) {
     v->apps[i] = cairn__strdup(apps[i]);
     ok = v->apps[i] != NULL;
@@ -93,8 +103,10 @@ cairn_status cairn__core_register(cairn_core *c, const char *name, const char *c
   cairn__demand_seen(c, v, v->created);
   if (cairn__app_runners_add(c, v))
     CAIRN_WARN(&c->log, "out of memory counting the apps of volunteer %lld", (long long)v->id);
-  cairn__journal_put(c->journal, cairn__jrec_volunteer(v->id, v->name, v->cluster, apps_json,
-                                                      v->slots, v->token_hash, v->created));
+  cairn__journal_put(c->journal, cairn__jrec_volunteer_team(
+                                   cairn__jrec_volunteer(v->id, v->name, v->cluster, apps_json,
+                                                         v->slots, v->token_hash, v->created),
+                                   v->team));
   if (v->peer_url)
     cairn__journal_put(c->journal, cairn__jrec_peer(v->id, v->peer_url));
   v = NULL; /* the core owns it now */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct cairn_task_output {
   cairn_buf buf;
@@ -63,7 +64,11 @@ cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__
     .nparents = t->nparents, .parents = parents, .dir = d->dir,
   };
   cairn_buf_init(&out.buf, max_output);
+  struct timespec t0 = {0, 0}, t1 = {0, 0}; /* the callback's CPU time: this thread's */
+  int timed = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0) == 0;
   int status = fn(&task, &out, userdata);
+  if (timed && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1) == 0)
+    res->cpu_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   free(inputs);
   free(parents);
   res->output = out.buf;

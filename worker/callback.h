@@ -13,7 +13,8 @@
 /* Calls fn and fills *res like cairn__run() does for a program: EXITED with
  * the returned status (outside 0..255 becomes 255); OVERFLOW when it wrote
  * more than max_output (status as returned, or 1 when it returned 0);
- * CANCELLED when cancel fired meanwhile. */
+ * CANCELLED when cancel fired meanwhile. res->cpu_seconds is the CPU time
+ * of the calling thread during fn (CLOCK_THREAD_CPUTIME_ID). */
 cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__task *t,
                                  const cairn__taskdir *d, const cairn__cancel *cancel,
                                  size_t max_output, cairn__run_result *res, cairn_error *err);

@@ -111,6 +111,8 @@ static json_t *registration_body(const cairn__registration *reg) {
     goto fail;
   if (reg->invitation && json_object_set_new(root, "invitation", json_string(reg->invitation)))
     goto fail;
+  if (reg->team && json_object_set_new(root, CAIRN_TEAM_KEY, json_string(reg->team)))
+    goto fail;
   return root;
 fail:
   json_decref(apps);

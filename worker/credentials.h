@@ -29,6 +29,7 @@ typedef struct cairn__registration {
   cairn_resources offer; /* sent as "resources" when cores > 0 (only to a master
                           * known to take it: a re-registration) */
   const char *invitation; /* may be NULL; never sent on any other call */
+  const char *team;       /* may be NULL; sent as "team" (session.c decides when) */
 } cairn__registration;
 
 /* Loads path into *c. CAIRN_ENOTFOUND when the file does not exist,

@@ -12,13 +12,16 @@ long long cairn__now_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int cairn__leases_init(cairn__leases *l, size_t slots) {
-  l->e = calloc(slots ? slots : 1, sizeof *l->e);
+int cairn__leases_init(cairn__leases *l, size_t slots, size_t prefetch) {
+  size_t n = prefetch ? slots * (2 + prefetch) : slots;
+  l->e = calloc(n ? n : 1, sizeof *l->e);
   if (!l->e)
     return -1;
-  l->n = slots;
+  l->n = n;
+  l->slots = slots;
+  l->per_slot = prefetch ? 1 + prefetch : 0;
   l->next_epoch = 1;
-  for (size_t i = 0; i < slots; i++)
+  for (size_t i = 0; i < n; i++)
     atomic_init(&l->e[i].lost, 0);
   pthread_mutex_init(&l->mu, NULL);
   return 0;
@@ -47,6 +50,23 @@ void cairn__leases_hold(cairn__leases *l, size_t slot, long long index, long lon
 void cairn__leases_release(cairn__leases *l, size_t slot) {
   pthread_mutex_lock(&l->mu);
   l->e[slot].held = 0;
+  pthread_mutex_unlock(&l->mu);
+}
+
+size_t cairn__leases_extra(const cairn__leases *l, size_t slot, size_t k) {
+  return l->slots + slot * l->per_slot + k;
+}
+
+void cairn__leases_move(cairn__leases *l, size_t from, size_t to) {
+  pthread_mutex_lock(&l->mu);
+  cairn__lease *a = &l->e[from], *b = &l->e[to];
+  b->held = a->held;
+  b->index = a->index;
+  b->lease_seconds = a->lease_seconds;
+  b->since_ms = a->since_ms;
+  b->epoch = a->epoch;
+  atomic_store(&b->lost, atomic_load(&a->lost));
+  a->held = 0;
   pthread_mutex_unlock(&l->mu);
 }
 

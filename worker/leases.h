@@ -30,12 +30,21 @@ typedef struct cairn__leases {
   pthread_mutex_t mu;
   cairn__lease *e;
   size_t n;
+  size_t slots, per_slot;       /* extra entries: slots + slot * per_slot + k */
   unsigned long next_epoch;
   const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__leases;
 
-/* Returns 0, or -1 on out of memory. */
-int cairn__leases_init(cairn__leases *l, size_t slots);
+/* Entries: one per slot (0 to slots - 1: the task slot i runs), then
+ * 1 + prefetch per slot for the tasks it holds ahead and the results it has
+ * not delivered yet (slot.c, cairn__leases_extra). Returns 0, or -1 on out
+ * of memory. */
+int cairn__leases_init(cairn__leases *l, size_t slots, size_t prefetch);
+/* Entry k (0 to prefetch) of slot's extra ones. */
+size_t cairn__leases_extra(const cairn__leases *l, size_t slot, size_t k);
+/* Moves entry from to entry to (free), as it is: index, renewal time,
+ * lost flag; from is free after. */
+void cairn__leases_move(cairn__leases *l, size_t from, size_t to);
 void cairn__leases_destroy(cairn__leases *l);
 
 /* Slot i now holds index (lost cleared). */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cairn/worker.h"
+#include "common/protocol.h"
 #include "common/resources.h"
 
 static cairn_worker *volatile g_worker;
@@ -20,7 +21,8 @@ static void on_signal(int sig) {
 
 static const char usage_text[] =
   "usage: cairn-worker --server URL --app NAME=PATH [--app NAME=PATH ...]\n"
-  "                    [--name NAME] [--cluster LABEL] [--slots N] [--dir DIR]\n"
+  "                    [--name NAME] [--cluster LABEL] [--team NAME] [--slots N]\n"
+  "                    [--dir DIR]\n"
   "                    [--cores N] [--memory MIB] [--disk MIB]\n"
   "                    [--exit-when-idle SECONDS] [--max-tasks N]\n"
   "                    [--peer-listen HOST:PORT|off] [--peer-address HOST]\n"
@@ -37,6 +39,8 @@ static const char usage_text[] =
   "  --app NAME=PATH         an app this worker runs (repeatable, at least one)\n"
   "  --name NAME             volunteer name (default: the host name)\n"
   "  --cluster LABEL         cluster label used for data distribution\n"
+  "  --team NAME             the team this volunteer's credit counts for (1 to 64\n"
+  "                          printable ASCII characters; GET /v1/stats)\n"
   "  --slots N               task threads: tasks run at once at most (default: one\n"
   "                          per offered core)\n"
   "  --cores N               cores offered to tasks (default: the online CPUs, or\n"
@@ -46,6 +50,9 @@ static const char usage_text[] =
   "  --dir DIR               state: credentials, cache, task dirs (default ./cairn-worker)\n"
   "  --exit-when-idle S      exit 0 after S seconds without work (default: never)\n"
   "  --max-tasks N           exit 0 after N tasks (default: unlimited)\n"
+  "  --prefetch N            tasks each slot takes ahead of its free slot, 0 to 16, from\n"
+  "                          a master that lists \"batch\"; their results go back\n"
+  "                          together (default 0: one task at a time)\n"
   "  --peer-listen HOST:PORT serve cached inputs to peers here (numeric address;\n"
   "                          default 0.0.0.0:0, a free port; off: no peer server)\n"
   "  --peer-address HOST     host given to the master for peers to reach this worker\n"
@@ -125,17 +132,19 @@ int main(int argc, char **argv) {
     O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
     O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
-    O_MAX_DISK
+    O_MAX_DISK, O_TEAM, O_PREFETCH
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
     {"app", required_argument, NULL, O_APP},
     {"name", required_argument, NULL, O_NAME},
     {"cluster", required_argument, NULL, O_CLUSTER},
+    {"team", required_argument, NULL, O_TEAM},
     {"slots", required_argument, NULL, O_SLOTS},
     {"dir", required_argument, NULL, O_DIR},
     {"exit-when-idle", required_argument, NULL, O_IDLE},
     {"max-tasks", required_argument, NULL, O_MAX},
+    {"prefetch", required_argument, NULL, O_PREFETCH},
     {"log-level", required_argument, NULL, O_LOG},
     {"peer-listen", required_argument, NULL, O_PEER_LISTEN},
     {"peer-address", required_argument, NULL, O_PEER_ADDRESS},
@@ -168,6 +177,7 @@ int main(int argc, char **argv) {
     case O_SERVER: cfg.server_url = optarg; break;
     case O_NAME: cfg.name = optarg; break;
     case O_CLUSTER: cfg.cluster = optarg; break;
+    case O_TEAM: cfg.team = optarg; break;
     case O_DIR: cfg.dir = optarg; break;
     case O_PEER_LISTEN: cfg.peer_listen = optarg; break;
     case O_PEER_ADDRESS: cfg.peer_address = optarg; break;
@@ -238,6 +248,12 @@ int main(int argc, char **argv) {
       if (v < 0)
         return bad_usage("--exit-when-idle wants a number of seconds, got \"%s\"", optarg);
       cfg.exit_when_idle = (unsigned)v;
+      break;
+    case O_PREFETCH:
+      v = parse_count(optarg, CAIRN_MAX_PREFETCH);
+      if (v < 0)
+        return bad_usage("--prefetch wants an integer from 0 to 16, got \"%s\"", optarg);
+      cfg.prefetch = (unsigned)v;
       break;
     case O_MAX:
       v = parse_count(optarg, LONG_MAX);

@@ -277,13 +277,13 @@ unsigned long long cairn__peerstate_served_total(cairn__peerstate *ps) {
 /* Takes the master's feature set, logging a change. Called with mu held. */
 static void set_features_locked(cairn__peerstate *ps, unsigned features) {
   static const char *const names[CAIRN_FEATURE_COUNT] = CAIRN_FEATURE_NAMES;
-  char list[128] = "";
+  char list[192] = "";
   size_t n = 0;
   if (ps->features == (int)features)
     return;
   ps->features = (int)features;
   for (int i = 0; i < CAIRN_FEATURE_COUNT; i++)
-    if (features & (1u << i))
+    if ((features & (1u << i)) && names[i] && n < sizeof list)
       n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", names[i]);
   CAIRN_INFO(ps->log, "the master takes %s", n ? list : "no report field (it lists no features)");
 }

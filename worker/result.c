@@ -8,6 +8,7 @@
 
 #include "common/base64.h"
 #include "common/log.h"
+#include "common/protocol.h"
 #include "worker/backoff.h"
 
 /* Sets root[key] to bytes p (as text when UTF-8 without NUL, else base64
@@ -35,10 +36,9 @@ static int set_bytes(json_t *root, const char *key, const char *enc_key, const v
   return json_object_set_new(root, key, text);
 }
 
-char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
-                         int next, const cairn__outputs *x) {
+json_t *cairn__result_obj(int exit_status, const char *reason, const void *output, size_t len,
+                          int next, const cairn__outputs *x, double cpu_seconds) {
   json_t *root = json_object();
-  char *body = NULL;
   if (!root)
     return NULL;
   if (set_bytes(root, "output", "encoding", output, len))
@@ -61,24 +61,39 @@ char *cairn__result_json(int exit_status, const char *reason, const void *output
     goto out;
   if (reason && *reason && json_object_set_new(root, "reason", json_string(reason)) != 0)
     goto out;
-  body = json_dumps(root, JSON_COMPACT);
+  if (cpu_seconds >= 0 && /* at most the master's cap: a longer run claims the cap */
+      json_object_set_new(root, CAIRN_CPU_KEY, json_real(cpu_seconds < CAIRN_MAX_CPU_SECONDS
+                                                           ? cpu_seconds
+                                                           : CAIRN_MAX_CPU_SECONDS)) != 0)
+    goto out;
+  return root;
 out:
+  json_decref(root);
+  return NULL;
+}
+
+char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
+                         int next, const cairn__outputs *x, double cpu_seconds) {
+  json_t *root = cairn__result_obj(exit_status, reason, output, len, next, x, cpu_seconds);
+  char *body = root ? json_dumps(root, JSON_COMPACT) : NULL;
   json_decref(root);
   return body;
 }
 
-cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long long index,
-                                      const char *body, size_t max_answer, cairn_buf *answer,
-                                      long *status_out, cairn_error *err) {
-  char path[64], msg[300];
+/* Sends body by method to path until delivered, refused or abandoned (as
+ * cairn__result_deliver says); what names it in the log. */
+static cairn__delivery send_body(cairn__session *s, cairn__conn *c, const char *method,
+                                 const char *path, const char *what, const char *body,
+                                 size_t max_answer, cairn_buf *answer, long *status_out,
+                                 cairn_error *err) {
+  char msg[300];
   cairn__backoff b;
-  snprintf(path, sizeof path, "/v1/results/%lld", index);
   cairn__backoff_init(&b, 100, 5000);
   if (answer)
     cairn_buf_init(answer, max_answer);
   for (;;) {
     cairn_http_response resp = {0};
-    cairn_status rc = cairn__session_request(s, c, "PUT", path, body, max_answer, &resp, err);
+    cairn_status rc = cairn__session_request(s, c, method, path, body, max_answer, &resp, err);
     long status = resp.status;
     *status_out = rc == CAIRN_OK ? status : 0;
     if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL) {
@@ -96,13 +111,30 @@ cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long lo
       cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
     cairn_buf_free(&resp.body);
     if (rc == CAIRN_OK && !cairn__transient(rc, status)) {
-      cairn_error_set(err, CAIRN_ECONFLICT, "PUT %s: HTTP %ld: %s", path, status, msg);
+      cairn_error_set(err, CAIRN_ECONFLICT, "%s %s: HTTP %ld: %s", method, path, status, msg);
       return CAIRN__DROPPED;
     }
     if (rc == CAIRN_OK)
-      cairn_error_set(err, CAIRN_EIO, "PUT %s: HTTP %ld: %s", path, status, msg);
-    CAIRN_WARN(s->log, "result %lld not delivered yet: %s (retrying)", index, err->text);
+      cairn_error_set(err, CAIRN_EIO, "%s %s: HTTP %ld: %s", method, path, status, msg);
+    CAIRN_WARN(s->log, "%s not delivered yet: %s (retrying)", what, err->text);
     if (cairn__stopper_sleep_until_stop(s->stopper, cairn__backoff_next(&b)))
       return CAIRN__ABANDONED;
   }
+}
+
+cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long long index,
+                                      const char *body, size_t max_answer, cairn_buf *answer,
+                                      long *status_out, cairn_error *err) {
+  char path[64], what[64];
+  snprintf(path, sizeof path, "/v1/results/%lld", index);
+  snprintf(what, sizeof what, "result %lld", index);
+  return send_body(s, c, "PUT", path, what, body, max_answer, answer, status_out, err);
+}
+
+cairn__delivery cairn__results_deliver(cairn__session *s, cairn__conn *c, size_t n,
+                                       const char *body, size_t max_answer, cairn_buf *answer,
+                                       long *status_out, cairn_error *err) {
+  char what[64];
+  snprintf(what, sizeof what, "a batch of %zu results", n);
+  return send_body(s, c, "POST", "/v1/results", what, body, max_answer, answer, status_out, err);
 }

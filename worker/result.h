@@ -6,6 +6,7 @@
 #ifndef CAIRN_RESULT_H
 #define CAIRN_RESULT_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "worker/outputs.h"
@@ -22,9 +23,21 @@ typedef enum cairn__delivery {
  * "next": true; a non-empty reason adds "reason" (send it only to a master
  * that lists the feature "reason"); x (may be NULL) adds "stderr" (+
  * "stderr_encoding": "base64" when it is not UTF-8 without NUL) and
- * "outputs". */
+ * "outputs"; cpu_seconds >= 0 adds "cpu_seconds" (capped at
+ * CAIRN_MAX_CPU_SECONDS; send it only to a master that lists "cpu"). */
 char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
-                         int next, const cairn__outputs *x);
+                         int next, const cairn__outputs *x, double cpu_seconds);
+
+/* The same body as a JSON object (caller owns), for an entry of a batch. */
+json_t *cairn__result_obj(int exit_status, const char *reason, const void *output, size_t len,
+                          int next, const cairn__outputs *x, double cpu_seconds);
+
+/* POST /v1/results with body, a batch of n results (feature "batch"), as
+ * cairn__result_deliver sends one; the 200 answer's per-entry statuses are
+ * the caller's to read. */
+cairn__delivery cairn__results_deliver(cairn__session *s, cairn__conn *c, size_t n,
+                                       const char *body, size_t max_answer, cairn_buf *answer,
+                                       long *status_out, cairn_error *err);
 
 /* Sends body for index, retrying transient failures (master down or
  * restarting, 429, 5xx) with backoff until delivered or the stopper stops.

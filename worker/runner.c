@@ -11,7 +11,8 @@
  *            dispositions, unblocks signals, execv()s; a close-on-exec pipe
  *            carries errno back when any step fails. vfork spares copying
  *            the worker's page tables, which fork paid on every task;
- *   watch    poll stdout (and the stop pipe) every <=100 ms; kill the group
+ *   watch    poll stdout (and the stop pipe) every <=100 ms (once stdout
+ *            closed, from 50 us doubling: the exit is near); kill the group
  *            on overflow, cancel, the wall limit or the disk limit; notice
  *            the exit with waitid(WNOWAIT) so the group can be swept before
  *            the pid is reaped;
@@ -251,7 +252,7 @@ static int check_limits(const cairn__run_spec *spec, pid_t pid, watch_limits *wl
 static int watch(const cairn__run_spec *spec, pid_t pid, int out, watch_limits *wl,
                  cairn__run_result *res, struct rusage *ru) {
   int out_open = 1, overflow = 0, killed = 0, status = 0;
-  long wait_ms = 100;
+  long wait_us = 100000;
   int stop_fd = spec->cancel ? cairn__stopper_stop_fd(spec->cancel->stopper) : -1;
   for (;;) {
     struct pollfd p[2];
@@ -260,18 +261,19 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, watch_limits *
       p[n++] = (struct pollfd){.fd = out, .events = POLLIN};
     if (stop_fd >= 0 && !killed)
       p[n++] = (struct pollfd){.fd = stop_fd, .events = POLLIN};
-    long ms = wait_ms;
+    long us = wait_us;
     if (wl->wall > 0 && !killed) { /* wake up at the wall limit */
       double left = (wl->start + wl->wall +
                      cairn__throttle_stopped_s(spec->throttle, spec->slot) - mono_now()) *
-                    1000.0 + 1;
-      ms = left < 0 ? 0 : left < (double)ms ? (long)left : ms;
+                    1e6 + 1000;
+      us = left < 0 ? 0 : left < (double)us ? (long)left : us;
     }
-    if (poll(p, n, (int)ms) < 0 && errno != EINTR)
-      wait_ms = 100;
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    if (ppoll(p, n, &ts, NULL) < 0 && errno != EINTR)
+      wait_us = 100000;
     if (out_open && read_available(out, &res->output, &overflow)) {
       out_open = 0;
-      wait_ms = 1;  /* stdout closed: the exit is near, look often */
+      wait_us = 50; /* stdout closed: the exit is near, look often (50 us doubling) */
     }
     if (overflow && !killed) {
       kill(-pid, SIGKILL);
@@ -304,8 +306,8 @@ static int watch(const cairn__run_spec *spec, pid_t pid, int out, watch_limits *
         ;
       return status;
     }
-    if (!out_open && wait_ms < 100)
-      wait_ms *= 2;
+    if (!out_open && wait_us < 100000)
+      wait_us *= 2;
   }
 }
 

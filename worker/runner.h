@@ -65,7 +65,8 @@ typedef struct cairn__run_result {
                                      "" when it exited 0 */
   const char *memory_by;          /* "cgroup" or "RLIMIT_AS" with a memory limit, else NULL */
   char memory_why[160];           /* why not a cgroup, when RLIMIT_AS */
-  double seconds, cpu_seconds;    /* wall clock and CPU time of the program */
+  double seconds, cpu_seconds;    /* wall clock and CPU time of the program (user +
+                                     system, with the descendants it waited for: wait4) */
 } cairn__run_result;
 
 /* Runs spec and fills *res (whatever the program does). Returns CAIRN_OK, or

@@ -60,8 +60,19 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
   int features = s->peers ? cairn__peerstate_features(s->peers) : -1;
   s->reg.offer = features >= 0 && ((unsigned)features & CAIRN_FEAT_RESOURCES)
                    ? s->offer : (cairn_resources){0, 0, 0};
+  /* "team" goes to a master that lists "cpu", or that has not said yet: a
+   * master older than teams refuses it, and is asked again without it */
+  cairn__registration reg = s->reg;
+  if (features >= 0 && !((unsigned)features & CAIRN_FEAT_CPU))
+    reg.team = NULL;
   for (;;) {
-    rc = cairn__register(c->http, &s->reg, &fresh, err);
+    rc = cairn__register(c->http, &reg, &fresh, err);
+    if (rc == CAIRN_EINVAL && reg.team && strstr(err->text, "unknown field \"team\"")) {
+      CAIRN_WARN(s->log, "%s takes no team: registering without team \"%s\"",
+                 cairn_http_base(c->http), reg.team);
+      reg.team = NULL;
+      continue;
+    }
     if (rc != CAIRN_EIO || !retry)
       break;
     if (cairn__stopper_stopping(s->stopper))
@@ -166,11 +177,11 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
                             err);
 }
 
-cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
-                                   unsigned fields, const int64_t *running, size_t nrunning,
-                                   const int64_t *suspended, size_t nsuspended,
-                                   size_t max_response, cairn_http_response *resp,
-                                   cairn_error *err) {
+/* cairn__session_report, with "max": max added when max > 0. */
+static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, unsigned fields,
+                           const int64_t *running, size_t nrunning, const int64_t *suspended,
+                           size_t nsuspended, unsigned max, size_t max_response,
+                           cairn_http_response *resp, cairn_error *err) {
   cairn__peer_report r;
   memset(&r, 0, sizeof r);
   int features = -1;
@@ -193,6 +204,12 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
     r.wire.fields |= CAIRN_FEAT_RESOURCES;
   }
   json_t *o = cairn_report_json(&r.wire);
+  if (o && ((max > 0 && json_object_set_new(o, "max", json_integer(max)) != 0) ||
+            (c->wait_ms > 0 && features >= 0 && (features & CAIRN_FEAT_WAIT) &&
+             json_object_set_new(o, "wait", json_integer(c->wait_ms)) != 0))) {
+    json_decref(o);
+    o = NULL;
+  }
   char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   cairn_status rc = body ? cairn__session_request(s, c, "POST", path, body, max_response, resp,
@@ -205,4 +222,20 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
   if (rc == CAIRN_OK)
     learn_ip(s, c);
   return rc;
+}
+
+cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
+                                   unsigned fields, const int64_t *running, size_t nrunning,
+                                   const int64_t *suspended, size_t nsuspended,
+                                   size_t max_response, cairn_http_response *resp,
+                                   cairn_error *err) {
+  return report(s, c, path, fields, running, nrunning, suspended, nsuspended, 0, max_response,
+                resp, err);
+}
+
+cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,
+                                      size_t max_response, cairn_http_response *resp,
+                                      cairn_error *err) {
+  return report(s, c, "/v1/work", CAIRN_WORK_FIELDS, NULL, 0, NULL, 0, max, max_response, resp,
+                err);
 }

@@ -43,6 +43,8 @@ typedef struct cairn__session {
 typedef struct cairn__conn {
   cairn_http *http;
   unsigned generation;
+  long wait_ms;       /* > 0: a work body asks the master to hold it this long
+                       * ("wait"), when the master lists the feature */
 } cairn__conn;
 
 /* Sets up s; takes nothing over. Returns CAIRN_ENOMEM or CAIRN_OK. */
@@ -72,7 +74,8 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
  * indices running[0..nrunning) whose leases a heartbeat renews) when
  * running is not NULL and the master takes it, and "suspended" (the
  * indices suspended[0..nsuspended) of those the worker keeps stopped)
- * when it is not NULL and the master takes it. The report is confirmed
+ * when it is not NULL and the master takes it, and "wait" (c->wait_ms) when
+ * it is above 0 and the master takes it. The report is confirmed
  * when the master answers 2xx, else its entries wait for the next one. The
  * local IP of the connection is noted as the peer server's host when none
  * was configured. */
@@ -81,6 +84,12 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
                                    const int64_t *suspended, size_t nsuspended,
                                    size_t max_response, cairn_http_response *resp,
                                    cairn_error *err);
+
+/* POST /v1/work as cairn__session_report sends it, with "max": max (1 to
+ * CAIRN_MAX_BATCH; only to a master that lists "batch"). */
+cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,
+                                      size_t max_response, cairn_http_response *resp,
+                                      cairn_error *err);
 
 /* Points c's handle at the current token (e.g. before a download). */
 void cairn__session_prepare(cairn__session *s, cairn__conn *c);

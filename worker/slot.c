@@ -4,7 +4,15 @@
  *   claim    reserve one of max_tasks (or stop when all are taken);
  *   poll     POST /v1/work: 200 → a task; 204 → back off (50 ms doubling to
  *            5 s, with jitter) and check exit_when_idle; no answer or 5xx →
- *            back off the same way; 403 → banned, fatal;
+ *            back off the same way; 403 → banned, fatal. To a master that
+ *            lists "wait" the body asks to be held up to WORK_WAIT_MS (at
+ *            most --exit-when-idle, and the time left before it fires): a
+ *            204 after the master held it is followed by the next poll at
+ *            once (so is a chained answer without a task), a quick one by
+ *            the backoff. A drain or stop aborts the held request
+ *            (libcurl's progress callback, about once a second); a task
+ *            the master handed out in that instant comes back when its
+ *            lease expires;
  *   task     hold the lease (heartbeat renews it), take the task's request
  *            from the worker's pool (respool.h; wait while it does not fit),
  *            prepare the slot's directory DIR/run/slot-<i>, run the app,
@@ -40,10 +48,17 @@
 #define RESULT_ANSWER_MAX (64u * 1024u)
 #define EXIT_SETUP_FAILED 125
 #define PAUSED_CHECK_MS 250   /* how often a paused slot looks again */
+#define WORK_WAIT_MS 20000    /* "wait" of a work request (CAIRN_MAX_WAIT_MS at most) */
+#define WORK_WAIT_SLACK_S 30  /* libcurl's timeout of a held request: its wait + this */
+#define HTTP_TIMEOUT_S 30     /* the slot's timeout of every other request */
 
 enum { POLL_NONE, POLL_WORK, POLL_WORK_THEN_NONE };
 
-typedef enum { TASK_DONE, TASK_FAILED, TASK_DROPPED } task_end;
+/* TASK_PENDING: the result waits in the slot's hand for its batch. */
+typedef enum { TASK_DONE, TASK_FAILED, TASK_DROPPED, TASK_PENDING } task_end;
+
+static int collect(cairn__slot *sl, long long index, int exit_status, const char *reason,
+                   const void *out, size_t len);
 
 static int claim(cairn_worker *w) {
   int ok = 1;
@@ -140,7 +155,9 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
     reason = NULL;
   char *body = cairn__result_json(exit_status, reason, out, len, nx != NULL,
                                   features >= 0 && (features & CAIRN_FEAT_OUTPUTS) ? sl->extra
-                                                                                   : NULL);
+                                                                                   : NULL,
+                                  features >= 0 && (features & CAIRN_FEAT_CPU) ? sl->cpu_seconds
+                                                                               : -1);
   if (!body) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     *status = 0;
@@ -164,6 +181,8 @@ static task_end deliver(cairn__slot *sl, long long index, int exit_status, const
   cairn_worker *w = sl->w;
   cairn_error err = {0};
   long status = 0;
+  if (sl->hand && collect(sl, index, exit_status, reason, out, len) == 0)
+    return TASK_PENDING; /* goes back with the others (slot.c, batches) */
   if (nx)
     nx->asked = want_next(w);
   if (nx && !nx->asked)
@@ -277,6 +296,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   cairn_error err = {0};
   task_end end;
   const cairn__app *app = cairn__worker_app(w, t->app);
+  sl->cpu_seconds = -1; /* until the app has run */
   CAIRN_INFO(&w->log, "task %lld: job %lld task \"%s\" app %s", t->index, t->job, t->id, t->app);
   if (!app) {
     snprintf(err.text, sizeof err.text, "no app \"%.100s\" on this worker", t->app);
@@ -295,6 +315,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   cairn__diskcap_prepared(&w->diskcap, disk_need);
   if (rc == CAIRN_OK && !cairn__cancelled(cancel))
     rc = run_app(sl, app, t, cancel, &res, &err);
+  sl->cpu_seconds = rc == CAIRN_OK && res.outcome != CAIRN__RUN_NOEXEC ? res.cpu_seconds : -1;
   if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */
     cairn_http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
     int exited = res.exit_status;
@@ -326,6 +347,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     end = deliver(sl, t->index, res.exit_status, res.reason, res.output.data, res.output.len, nx);
   }
   sl->extra = NULL;
+  sl->cpu_seconds = -1;
   cairn__outputs_free(&ox);
   cairn_buf_free(&res.output);
   return end;
@@ -416,6 +438,42 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
   }
 }
 
+static int drain_cb(void *ud) { return cairn__stopper_draining(ud); }
+
+static int master_waits(cairn_worker *w) {
+  int features = cairn__peerstate_features(&w->peers);
+  return features >= 0 && (features & CAIRN_FEAT_WAIT);
+}
+
+/* Sets the "wait" of the next work request on sl's connection: when the
+ * master lists the feature, WORK_WAIT_MS, at most --exit-when-idle and the
+ * time left before it fires (left, -1: never), with libcurl's timeout
+ * above it and a drain (not only a stop) aborting it. Returns the wait (0:
+ * none). wait_end() puts the connection back as soon as the answer is in,
+ * before any task it brings runs. */
+static long wait_begin(cairn__slot *sl, long long left) {
+  cairn_worker *w = sl->w;
+  long wait = master_waits(w) ? WORK_WAIT_MS : 0;
+  if (wait && w->exit_when_idle && (long)w->exit_when_idle * 1000 < wait)
+    wait = (long)w->exit_when_idle * 1000; /* other slots' tasks may end meanwhile */
+  if (wait && left >= 0 && left < wait)
+    wait = (long)left;
+  sl->conn.wait_ms = wait;
+  if (wait) {
+    cairn_http_set_timeout(sl->conn.http, wait / 1000 + WORK_WAIT_SLACK_S);
+    cairn_http_set_cancel(sl->conn.http, drain_cb, &w->stopper);
+  }
+  return wait;
+}
+
+static void wait_end(cairn__slot *sl) {
+  if (sl->conn.wait_ms) {
+    cairn_http_set_timeout(sl->conn.http, HTTP_TIMEOUT_S);
+    cairn_http_set_cancel(sl->conn.http, stop_cb, &sl->w->stopper);
+  }
+  sl->conn.wait_ms = 0;
+}
+
 /* Polls once. Returns POLL_NONE when there was no task or the master could
  * not be reached, POLL_WORK when tasks were handled and more may be
  * waiting, POLL_WORK_THEN_NONE when the master said after them that it has
@@ -428,6 +486,7 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   int got = POLL_NONE;
   cairn_status rc = cairn__session_report(&w->session, &sl->conn, "/v1/work", CAIRN_WORK_FIELDS,
                                           NULL, 0, NULL, 0, WORK_OFFER_MAX, &resp, &err);
+  wait_end(sl); /* a task in the answer runs with the slot's usual timeout and cancel */
   long status = resp.status;
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
     cairn__worker_fatal(w, err.status, "%s", err.text);
@@ -460,6 +519,279 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   return got;
 }
 
+/* ---- batches (feature "batch"; docs/worker.md "Batches") ----
+ * With --prefetch P and a master that lists "batch", a slot takes up to
+ * 1 + P tasks in one POST /v1/work ("max"), holds their leases (listed in
+ * every heartbeat's "running") and runs them one after the other; their
+ * results wait in its hand and go back together in one POST /v1/results,
+ * with "next" asking for the following tasks, once the hand is empty or
+ * the oldest waited BATCH_HOLD_MS. A result with output files or over
+ * BATCH_ENTRY_MAX goes alone by PUT, as today. When the worker stops, the
+ * tasks it holds but has not started are dropped: their leases are no
+ * longer listed and expire at the master. */
+#define BATCH_HOLD_MS 1000
+#define BATCH_ENTRY_MAX (64u * 1024u)
+#define HAND_MAX (CAIRN_MAX_PREFETCH + 1)
+
+typedef struct hand {
+  cairn__task *t[HAND_MAX];  /* offers not started, in order (t NULL: unreadable) */
+  long long index[HAND_MAX];
+  cairn_error err[HAND_MAX];
+  size_t entry[HAND_MAX];     /* their lease entries */
+  size_t n;
+  json_t *results;            /* results waiting, entries of a batch */
+  long long rindex[HAND_MAX];
+  int rexit[HAND_MAX];
+  size_t rentry[HAND_MAX];
+  size_t nres;
+  long long first_ms;         /* when the oldest waiting result was put */
+  unsigned char used[HAND_MAX]; /* the slot's extra lease entries in use */
+} hand;
+
+static int batching(cairn_worker *w) {
+  int f = cairn__peerstate_features(&w->peers);
+  return w->prefetch > 0 && f >= 0 && (f & CAIRN_FEAT_BATCH);
+}
+
+/* One of the slot's extra lease entries, marked used; -1 when none is free. */
+static long entry_take(cairn__slot *sl, hand *h) {
+  for (size_t k = 0; k < 1 + sl->w->prefetch && k < HAND_MAX; k++)
+    if (!h->used[k]) {
+      h->used[k] = 1;
+      return (long)cairn__leases_extra(&sl->w->leases, sl->i, k);
+    }
+  return -1;
+}
+
+static void entry_give(cairn__slot *sl, hand *h, size_t e) {
+  cairn__leases_release(&sl->w->leases, e);
+  h->used[e - cairn__leases_extra(&sl->w->leases, sl->i, 0)] = 0;
+}
+
+/* Puts a finished task's result in the hand (its lease moves from the
+ * slot's entry to an extra one, still listed in heartbeats). 0, or -1 when
+ * it must go alone (output files, too large, no entry, out of memory). */
+static int collect(cairn__slot *sl, long long index, int exit_status, const char *reason,
+                   const void *out, size_t len) {
+  cairn_worker *w = sl->w;
+  hand *h = sl->hand;
+  int features = cairn__peerstate_features(&w->peers);
+  if (h->nres >= HAND_MAX || len > BATCH_ENTRY_MAX ||
+      (sl->extra && (sl->extra->nfiles || sl->extra->err_tail.len > BATCH_ENTRY_MAX)))
+    return -1;
+  if (features < 0 || !(features & CAIRN_FEAT_REASON))
+    reason = NULL;
+  json_t *o = cairn__result_obj(exit_status, reason, out, len, 0,
+                                features >= 0 && (features & CAIRN_FEAT_OUTPUTS) ? sl->extra
+                                                                                 : NULL,
+                                features >= 0 && (features & CAIRN_FEAT_CPU) ? sl->cpu_seconds
+                                                                             : -1);
+  long e = o && json_object_set_new(o, "index", json_integer(index)) == 0 ? entry_take(sl, h)
+                                                                          : -1;
+  if (e < 0)
+    json_decref(o);
+  if (e < 0 || json_array_append_new(h->results, o)) { /* (which takes o even when it fails) */
+    if (e >= 0)
+      h->used[(size_t)e - cairn__leases_extra(&w->leases, sl->i, 0)] = 0;
+    return -1;
+  }
+  cairn__leases_move(&w->leases, sl->i, (size_t)e);
+  if (h->nres == 0)
+    h->first_ms = cairn__now_ms();
+  h->rindex[h->nres] = index;
+  h->rexit[h->nres] = exit_status;
+  h->rentry[h->nres++] = (size_t)e;
+  return 0;
+}
+
+/* Adds the offers of a batch answer's "tasks" to the hand, holding their
+ * leases. Returns how many. */
+static size_t hand_take(cairn__slot *sl, hand *h, json_t *tasks) {
+  size_t added = 0;
+  for (size_t i = 0; i < json_array_size(tasks) && h->n < HAND_MAX; i++) {
+    size_t k = h->n;
+    h->err[k] = (cairn_error){0};
+    h->t[k] = cairn__task_from_json(json_array_get(tasks, i), &h->index[k], &h->err[k]);
+    long e = entry_take(sl, h);
+    if (e < 0) { /* more than asked for: left to expire */
+      cairn__task_free(h->t[k]);
+      continue;
+    }
+    h->entry[k] = (size_t)e;
+    if (h->index[k] >= 0)
+      cairn__leases_hold(&sl->w->leases, (size_t)e, h->index[k],
+                         h->t[k] ? h->t[k]->lease_seconds : CAIRN_DEFAULT_LEASE_SECONDS);
+    h->n++;
+    added++;
+  }
+  return added;
+}
+
+/* Claims up to max more tasks (as want_next claims one); returns how many. */
+static unsigned claim_more(cairn_worker *w, unsigned max) {
+  unsigned n = 0;
+  while (n < max && claim(w))
+    n++;
+  return n;
+}
+
+/* Sends the results in the hand, asking for want tasks ("next"); reads
+ * each entry's status, ends those tasks and takes the offers of the answer.
+ * Returns how many offers it took. */
+static size_t flush(cairn__slot *sl, hand *h, unsigned want) {
+  cairn_worker *w = sl->w;
+  cairn_buf answer = {0};
+  cairn_error err = {0};
+  long status = 0;
+  json_t *o = json_pack("{s:O}", "results", h->results), *root = NULL;
+  if (o && want)
+    json_object_set_new(o, "next", json_integer(want));
+  char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  cairn__delivery d = body ? cairn__results_deliver(&w->session, &sl->conn, h->nres, body,
+                                                    WORK_OFFER_MAX, &answer, &status, &err)
+                           : CAIRN__DROPPED;
+  free(body);
+  if (d == CAIRN__DELIVERED)
+    root = json_loadb(answer.data ? answer.data : "", answer.len, 0, NULL);
+  else if (d == CAIRN__FATAL)
+    cairn__worker_fatal(w, err.status, "%s", err.text);
+  else
+    CAIRN_INFO(&w->log, "%zu results dropped: %s", h->nres,
+               d == CAIRN__ABANDONED ? "the worker is stopping" : err.text);
+  json_t *list = json_object_get(root, "results");
+  for (size_t i = 0; i < h->nres; i++) {
+    json_t *e = json_array_get(list, i);
+    long st = (long)json_integer_value(json_object_get(e, "status"));
+    task_end end = st != 200 ? TASK_DROPPED : h->rexit[i] == 0 ? TASK_DONE : TASK_FAILED;
+    if (root && st != 200)
+      CAIRN_INFO(&w->log, "result %lld dropped: HTTP %ld: %s", h->rindex[i], st,
+                 json_string_value(json_object_get(json_object_get(e, "error"), "message")));
+    else if (root)
+      CAIRN_INFO(&w->log, "result %lld delivered in a batch (exit status %d)", h->rindex[i],
+                 h->rexit[i]);
+    entry_give(sl, h, h->rentry[i]);
+    task_ended(w, end);
+  }
+  json_array_clear(h->results);
+  h->nres = 0;
+  size_t took = hand_take(sl, h, json_object_get(root, "tasks"));
+  json_decref(root);
+  cairn_buf_free(&answer);
+  return took;
+}
+
+/* Runs the hand's offers and sends their results, asking for more each
+ * time the hand empties, until the master has none or the worker winds
+ * down. Returns POLL_WORK_THEN_NONE when the master said it had none,
+ * POLL_WORK otherwise. The hand's offers are claimed already. */
+static int batch_run(cairn__slot *sl, hand *h) {
+  cairn_worker *w = sl->w;
+  for (;;) {
+    while (h->n > 0 && !cairn__stopper_stopping(&w->stopper)) {
+      if (h->nres && cairn__now_ms() - h->first_ms >= BATCH_HOLD_MS)
+        flush(sl, h, 0);
+      cairn__task *t = h->t[0];
+      long long index = h->index[0];
+      cairn_error perr = h->err[0];
+      cairn__leases_move(&w->leases, h->entry[0], sl->i);
+      h->used[h->entry[0] - cairn__leases_extra(&w->leases, sl->i, 0)] = 0;
+      memmove(&h->t[0], &h->t[1], (h->n - 1) * sizeof h->t[0]);
+      memmove(&h->index[0], &h->index[1], (h->n - 1) * sizeof h->index[0]);
+      memmove(&h->err[0], &h->err[1], (h->n - 1) * sizeof h->err[0]);
+      memmove(&h->entry[0], &h->entry[1], (h->n - 1) * sizeof h->entry[0]);
+      h->n--;
+      cairn__cancel cancel = {&w->stopper, cairn__leases_lost_flag(&w->leases, sl->i)};
+      task_end end;
+      task_started(w);
+      if (t)
+        end = run_held(sl, t, &cancel, NULL);
+      else if (index >= 0)
+        end = deliver_note(sl, index, EXIT_SETUP_FAILED, NULL, perr.text, NULL);
+      else {
+        CAIRN_ERR(&w->log, "unusable work offer: %s", perr.text);
+        end = TASK_DROPPED;
+      }
+      cairn__task_free(t);
+      if (end != TASK_PENDING) {
+        cairn__leases_release(&w->leases, sl->i);
+        task_ended(w, end);
+      }
+    }
+    for (; h->n > 0; h->n--) { /* stopping: not started, left to expire */
+      entry_give(sl, h, h->entry[h->n - 1]);
+      cairn__task_free(h->t[h->n - 1]);
+      task_started(w);
+      task_ended(w, TASK_DROPPED);
+    }
+    if (h->nres == 0)
+      return POLL_WORK;
+    int features = cairn__peerstate_features(&w->peers);
+    unsigned want = features >= 0 && (features & CAIRN_FEAT_NEXT) &&
+                    !cairn__stopper_draining(&w->stopper) && !cairn__throttle_paused(&w->throttle)
+                        ? claim_more(w, 1 + w->prefetch) : 0;
+    size_t took = flush(sl, h, want);
+    for (size_t i = took; i < want; i++)
+      unclaim(w);
+    if (took == 0)
+      return want ? POLL_WORK_THEN_NONE : POLL_WORK;
+  }
+}
+
+/* poll_once for a slot that batches: asks for up to 1 + prefetch tasks
+ * (the caller's claim and those it can add) and runs them (batch_run). */
+static int batch_poll(cairn__slot *sl, int *warned, long *retry_ms) {
+  cairn_worker *w = sl->w;
+  cairn_http_response resp = {0};
+  cairn_error err = {0};
+  char msg[300];
+  int got = POLL_NONE;
+  unsigned k = 1 + claim_more(w, w->prefetch);
+  cairn_status rc = cairn__session_work_many(&w->session, &sl->conn, k, WORK_OFFER_MAX, &resp,
+                                             &err);
+  wait_end(sl); /* the tasks in the answer run with the slot's usual timeout and cancel */
+  long status = resp.status;
+  size_t took = 0;
+  if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
+    cairn__worker_fatal(w, err.status, "%s", err.text);
+  else if (rc != CAIRN_OK || cairn__transient(rc, status)) {
+    if (rc == CAIRN_OK)
+      cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
+    if (!*warned && !cairn__stopper_stopping(&w->stopper))
+      CAIRN_WARN(&w->log, "cannot get work: %s (retrying)", rc != CAIRN_OK ? err.text : msg);
+    *warned = 1;
+  } else if (status == 200) {
+    *warned = 0;
+    hand h = {.results = json_array()};
+    json_t *root = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
+    took = h.results ? hand_take(sl, &h, json_object_get(root, "tasks")) : 0;
+    json_decref(root);
+    for (size_t i = took ? took : 1; i < k; i++)
+      unclaim(w);
+    if (took) {
+      sl->hand = &h;
+      got = batch_run(sl, &h);
+      sl->hand = NULL;
+    }
+    json_decref(h.results);
+  } else if (status == 204) {
+    *warned = 0;
+    *retry_ms = resp.retry_after_ms >= 0 ? resp.retry_after_ms
+                : resp.retry_after >= 0 ? resp.retry_after * 1000 : -1;
+  } else {
+    cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
+    if (status == 403)
+      cairn__worker_fatal(w, CAIRN_EFORBIDDEN, "the master refuses this volunteer (banned?): %s", msg);
+    else
+      cairn__worker_fatal(w, CAIRN_EIO, "POST /v1/work: HTTP %ld: %s", status, msg);
+  }
+  if (got == POLL_NONE && took == 0 && status != 200)
+    for (unsigned i = 1; i < k; i++)
+      unclaim(w);
+  cairn_buf_free(&resp.body);
+  return got;
+}
+
 void *cairn__slot_main(void *arg) {
   cairn__slot *sl = arg;
   cairn_worker *w = sl->w;
@@ -487,9 +819,17 @@ void *cairn__slot_main(void *arg) {
     if (!claim(w))
       break;
     long retry_ms = -1;
-    int got = poll_once(sl, &warned, &retry_ms);
-    if (got == POLL_WORK) {
-      cairn__backoff_reset(&b);
+    long wait = wait_begin(sl, idle_left(w));
+    long long asked = cairn__now_ms();
+    int got = batching(w) ? batch_poll(sl, &warned, &retry_ms) : poll_once(sl, &warned, &retry_ms);
+    if (got == POLL_NONE && wait && retry_ms < 0 && !warned &&
+        cairn__now_ms() - asked >= POLL_MIN_MS) {
+      cairn__backoff_reset(&b); /* the master held it: ask again at once */
+      unclaim(w);
+      continue;
+    }
+    if (got == POLL_WORK || (got == POLL_WORK_THEN_NONE && master_waits(w))) {
+      cairn__backoff_reset(&b); /* more may wait; a master that holds requests holds the next */
       continue;
     }
     if (got == POLL_WORK_THEN_NONE)

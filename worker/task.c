@@ -273,3 +273,12 @@ cairn__task *cairn__task_parse_next(const char *body, size_t len, int *present, 
   json_decref(root);
   return t;
 }
+
+cairn__task *cairn__task_from_json(json_t *offer, long long *index, cairn_error *err) {
+  *index = -1;
+  if (!json_is_object(offer)) {
+    cairn_error_set(err, CAIRN_EINVAL, "an entry of \"tasks\" is not a work offer");
+    return NULL;
+  }
+  return from_json(offer, index, err);
+}

@@ -5,6 +5,7 @@
 #ifndef CAIRN_TASK_H
 #define CAIRN_TASK_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "common/error.h"
@@ -58,6 +59,10 @@ cairn__task *cairn__task_parse(const char *body, size_t len, long long *index, c
  * does not know the field) the result is NULL with *present 0. */
 cairn__task *cairn__task_parse_next(const char *body, size_t len, int *present, long long *index,
                                     cairn_error *err);
+
+/* Reads one work offer of a batch answer's "tasks" (rules of
+ * cairn__task_parse). */
+cairn__task *cairn__task_from_json(json_t *offer, long long *index, cairn_error *err);
 
 /* Frees t. Accepts NULL. */
 void cairn__task_free(cairn__task *t);

@@ -78,10 +78,14 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "server URL must start with http:// or https://";
   else if (cfg->slots > MAX_SLOTS)
     problem = "slots must be between 1 and 1024";
+  else if (cfg->prefetch > CAIRN_MAX_PREFETCH)
+    problem = "prefetch must be between 0 and 16";
   else if (cfg->name && !valid_label(cfg->name))
     problem = "name must be 1 to 256 characters on one line";
   else if (cfg->cluster && !valid_label(cfg->cluster))
     problem = "cluster must be 1 to 256 characters on one line";
+  else if (cfg->team && !cairn_team_valid(cfg->team))
+    problem = "team must be 1 to 64 printable ASCII characters, without quotes or backslashes";
   else if (cfg->dir && !cfg->dir[0])
     problem = "dir must not be empty";
   else if (cfg->peer_listen && strcmp(cfg->peer_listen, "off") != 0 &&
@@ -138,11 +142,13 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   } else
     w->name = dup_or_null(cfg->name, &oom);
   w->cluster = dup_or_null(cfg->cluster, &oom);
+  w->team = dup_or_null(cfg->team, &oom);
   w->invitation = dup_or_null(cfg->invitation, &oom);
   w->slots_cfg = cfg->slots;
   w->slots = cfg->slots ? cfg->slots : 1;
   w->cfg_offer = (cairn_resources){cfg->cores, (int64_t)cfg->memory_mib, (int64_t)cfg->disk_mib};
   w->exit_when_idle = cfg->exit_when_idle;
+  w->prefetch = cfg->prefetch;
   w->max_tasks = cfg->max_tasks;
   if (!cfg->peer_listen || strcmp(cfg->peer_listen, "off") != 0)
     w->peer_listen = dup_or_null(cfg->peer_listen ? cfg->peer_listen : DEFAULT_PEER_LISTEN, &oom);
@@ -361,7 +367,7 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   cairn_status rc = setup_dir(w, &err);
   if (rc == CAIRN_OK)
     rc = decide_offer(w, &err);
-  if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots) != 0)
+  if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots, w->prefetch) != 0)
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
   w->leases.log = &w->log;
@@ -369,7 +375,7 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   w->throttle_ok = rc == CAIRN_OK;
   reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
-                              w->invitation};
+                              w->invitation, w->team};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
@@ -448,6 +454,7 @@ void cairn_worker_delete(cairn_worker *w) {
   free(w->dir);
   free(w->name);
   free(w->cluster);
+  free(w->team);
   free(w->invitation);
   free(w->peer_listen);
   free(w->peer_address);

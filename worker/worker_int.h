@@ -29,7 +29,7 @@ typedef struct cairn__app {
 
 struct cairn_worker {
   cairn_logger log;         /* from the configuration; its modules borrow it */
-  char *server, *dir, *name, *cluster;
+  char *server, *dir, *name, *cluster, *team;
   char *invitation;         /* sent only with a registration; NULL: none */
   unsigned slots;           /* task threads (set by run(): slots_cfg, else the offered cores) */
   unsigned slots_cfg;       /* from the configuration; 0: not given */
@@ -38,6 +38,7 @@ struct cairn_worker {
   cairn__respool pool;      /* what the running tasks hold */
   int pool_ok;
   unsigned exit_when_idle;
+  unsigned prefetch;        /* tasks a slot takes ahead (0 to CAIRN_MAX_PREFETCH; slot.c) */
   unsigned long max_tasks;
   char *peer_listen;        /* NULL: no peer server */
   char *peer_address;       /* NULL: learned */
@@ -91,6 +92,9 @@ typedef struct cairn__slot {
   cairn__taskdir td;       /* DIR/run/slot-<i>, reused by each task */
   const struct cairn__outputs *extra; /* the running task's stderr tail and output
                                          files, sent with its result; NULL: none */
+  double cpu_seconds;      /* the running task's CPU time, sent with its result
+                              to a master that lists "cpu"; -1: none */
+  struct hand *hand;       /* its tasks and results in hand while it batches (slot.c) */
   pthread_t thread;
 } cairn__slot;
 void *cairn__slot_main(void *arg);

@@ -102,11 +102,21 @@ typedef struct cairn_master_config {
                                    without purge) by the lease checker; 0 (default): kept */
   int max_output_file_mib;      /* the largest output file a worker may upload, in MiB,
                                    whatever a job declares; default 1024 */
+  int max_held_work;            /* work requests held at once while they wait for a task
+                                   ("wait", docs/protocol.md); past it one is answered 204
+                                   at once; default 4096 (1 to 4096) */
   /* Quarantine (docs/accountability.md): a volunteer whose share of invalid
    * results (errors) over its last 20, once it has 10, exceeds this
    * fraction gets no new task until released. 0: the default (0.5 invalid,
    * 0.8 errors); negative: that test is off. */
   double quarantine_invalid, quarantine_errors;
+  /* Adaptive replication (docs/accountability.md): a volunteer with this
+   * many valid replicated results in a row is trusted (0: the default,
+   * 10), and a trusted volunteer's task of a job with "adaptive": true
+   * is still replicated with this probability (0: the default, 0.1;
+   * negative: never). */
+  int trust_threshold;
+  double spot_check;
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);

@@ -93,6 +93,14 @@ typedef struct cairn_worker_config {
   unsigned long long max_disk_mib; /* DIR/cache and DIR/run stay under this many MiB:
                                   cached files are removed, else a task is refused
                                   (docs/worker.md); 0: no cap */
+  const char *team;            /* the team this volunteer's credit counts for (docs/worker.md,
+                                  "Credit"): 1 to 64 printable ASCII characters, no quotes
+                                  or backslashes; NULL: none */
+
+  /* Batches (docs/worker.md "Batches"): tasks each slot takes ahead of its
+   * free slot, 0 to 16, from a master that lists "batch"; their results go
+   * back together. 0: one task at a time. */
+  unsigned prefetch;
 } cairn_worker_config;
 
 /* One named file of a task: an input (name = the job's file name) or a

@@ -2,8 +2,10 @@
  * anonymous_per_minute (default 60) registrations and failed
  * authentications at once, then that many a minute: past it, 429 with
  * Retry-After. Other addresses are not affected; authenticated volunteers
- * are not counted. Real cairn-server; clients bound to 127.0.0.6 and
- * 127.0.0.7 (loopback), the harness on 127.0.0.1. */
+ * are not counted. cairn-server --address-rate and --address-connections
+ * set the per-address limits (-1 lifts them: a project whose volunteers
+ * share one address). Real cairn-server; clients bound to addresses of
+ * 127.0.0.0/8, the harness on 127.0.0.1. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,12 +76,107 @@ static void test_failed_authentications_limited(void **state) {
   assert_true(retry >= 1);
 }
 
+/* A server_fixture whose server runs with the per-address flags extra. */
+static int setup_with(void **state, const char *const *extra) {
+  server_fixture *f = calloc(1, sizeof *f);
+  char db[4200];
+  harness_tmpdir(f->dir, sizeof f->dir);
+  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
+  if (harness_server_start(&f->srv, db, extra)) {
+    free(f);
+    return -1;
+  }
+  f->port = atoi(strrchr(f->srv.url, ':') + 1);
+  *state = f;
+  return 0;
+}
+
+static int setup_tight(void **state) {
+  const char *extra[] = {"--address-rate", "3", "--address-connections", "2", NULL};
+  return setup_with(state, extra);
+}
+
+static int setup_lifted(void **state) {
+  const char *extra[] = {"--address-rate", "-1", "--address-connections", "-1", NULL};
+  return setup_with(state, extra);
+}
+
+/* An idle connection from address from that the server keeps open. */
+static int idle_connection(const server_fixture *f, const char *from) {
+  int fd = raw_connect(from, f->port, 0);
+  assert_true(fd >= 0);
+  return fd;
+}
+
+static void test_address_flags_tighten(void **state) {
+  server_fixture *f = *state;
+  int retry = 0;
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(registration(f, "127.0.0.10", &retry), 201);
+  assert_int_equal(registration(f, "127.0.0.10", &retry), 429);
+  assert_true(retry >= 1);
+  /* two connections held open from one address: a third is closed unanswered */
+  int a = idle_connection(f, "127.0.0.11"), b = idle_connection(f, "127.0.0.11");
+  usleep(200 * 1000);
+  int c = idle_connection(f, "127.0.0.11");
+  assert_true(raw_closed(c, 5));
+  close(c);
+  close(a);
+  close(b);
+  assert_int_equal(registration(f, "127.0.0.12", &retry), 201); /* others are not limited */
+}
+
+static void test_address_flags_lift(void **state) {
+  server_fixture *f = *state;
+  int retry = 0, n = 0;
+  while (n < 2 * CAIRN_DEFAULT_ANON_PER_MINUTE && registration(f, "127.0.0.13", &retry) == 201)
+    n++;
+  assert_int_equal(n, 2 * CAIRN_DEFAULT_ANON_PER_MINUTE);
+  /* more connections from one address than the default allows, each answered */
+  enum { CONNS = CAIRN_DEFAULT_PER_IP_CONNS + 16 };
+  int fds[CONNS];
+  for (int i = 0; i < CONNS; i++)
+    fds[i] = idle_connection(f, "127.0.0.14");
+  const char *req = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  for (int i = 0; i < CONNS; i++) {
+    char resp[4096];
+    assert_int_equal(raw_send(fds[i], req, strlen(req), 5), strlen(req));
+    assert_true(raw_recv(fds[i], resp, sizeof resp, 5) > 0);
+    assert_int_equal(raw_status(resp), 200);
+  }
+  for (int i = 0; i < CONNS; i++)
+    close(fds[i]);
+}
+
+/* A flag value out of range: exit status 2 and a line naming the flag. */
+static void test_address_flags_checked(void **state) {
+  (void)state;
+  char bin[4096];
+  harness_bin(bin, sizeof bin, "cairn-server");
+  const char *bad[][2] = {{"--address-rate", "0"}, {"--address-rate", "-2"},
+                          {"--address-connections", "0"}, {"--address-connections", "x"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "'%s' %s %s 2>&1 | grep -q -- '%s'", bin, bad[i][0], bad[i][1],
+             bad[i][0]);
+    assert_int_equal(system(cmd), 0);
+    const char *argv[] = {bin, bad[i][0], bad[i][1], NULL};
+    int st = harness_run(argv, NULL);
+    assert_int_equal(st, 2);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_registrations_limited_per_address, server_fixture_setup,
                                     server_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_failed_authentications_limited, server_fixture_setup,
                                     server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_address_flags_tighten, setup_tight,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_address_flags_lift, setup_lifted,
+                                    server_fixture_teardown),
+    cmocka_unit_test(test_address_flags_checked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

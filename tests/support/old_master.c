@@ -28,6 +28,9 @@ static const char *unknown_field(const old_master *m, const char *body) {
   for (int i = 0; i < CAIRN_FEATURE_COUNT && !field; i++)
     if (!(takes & (1u << i)) && json_object_get(o, names[i]))
       field = names[i];
+  if (!field && !(takes & CAIRN_FEAT_CPU)) /* the fields of "cpu" have their own names */
+    field = json_object_get(o, CAIRN_TEAM_KEY) ? CAIRN_TEAM_KEY
+            : json_object_get(o, CAIRN_CPU_KEY) ? CAIRN_CPU_KEY : NULL;
   json_decref(o);
   return field;
 }
@@ -131,7 +134,7 @@ int old_master_heartbeat(old_master *m, cairn__peerstate *ps, const int64_t *run
     return -1;
   s.peers = ps;
   s.offer = m->offer;
-  cairn__conn c = {cairn_http_create(base), 0};
+  cairn__conn c = {cairn_http_create(base), 0, 0};
   int rc = -1;
   if (c.http && cairn__session_report(&s, &c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, running,
                                       nrunning, NULL, 0, 1 << 20, &resp, &err) == CAIRN_OK &&

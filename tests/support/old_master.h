@@ -2,7 +2,8 @@
  * workers' tests of what they send a master that takes fewer report fields
  * (common/protocol.h) than they know: by default one without the feature
  * list (the earliest master, whose heartbeat took an empty body), which
- * answers a body that carries any report field with 400 "unknown field";
+ * answers a body that carries any report field (or "team", "cpu_seconds")
+ * with 400 "unknown field";
  * or one that lists some features, which answers 400 to a field it does
  * not list. Anything else gets 200 {"extended": []}, with the list when it
  * has one. It keeps the first 8 bodies it was sent. */

@@ -207,6 +207,37 @@ static int db_contains(const core_fixture *f, const char *needle) {
   return file_contains(f->db, needle) || file_contains(wal, needle);
 }
 
+/* GET /v1/volunteers lists the population a chunk of the lock at a time:
+ * every volunteer once, in id order, whole, across chunk boundaries. */
+static void test_volunteer_list_in_chunks(void **state) {
+  core_fixture *f = *state;
+  enum { N = 2 * 256 + 3 };
+  char tok[65], name[32];
+  for (int i = 1; i <= N; i++) {
+    snprintf(name, sizeof name, "v%d", i);
+    assert_int_equal(reg(f->c, name, i % 2 ? "sum" : "sum,cell", tok), i);
+  }
+  size_t len = 0;
+  char *text = cairn__core_volunteers_text(f->c, &len);
+  assert_non_null(text);
+  assert_int_equal(strlen(text), len);
+  json_error_t jerr;
+  json_t *all = json_loadb(text, len, 0, &jerr);
+  free(text);
+  assert_non_null(all);
+  json_t *list = json_object_get(all, "volunteers");
+  assert_int_equal(json_array_size(list), N);
+  for (int i = 1; i <= N; i++) {
+    json_t *v = json_array_get(list, (size_t)i - 1);
+    snprintf(name, sizeof name, "v%d", i);
+    assert_int_equal(json_integer_value(json_object_get(v, "id")), i);
+    assert_string_equal(json_string_value(json_object_get(v, "name")), name);
+    assert_int_equal(json_array_size(json_object_get(v, "apps")), i % 2 ? 1 : 2);
+    assert_non_null(json_object_get(v, "resources_held"));
+  }
+  json_decref(all);
+}
+
 static void test_register_and_auth(void **state) {
   core_fixture *f = *state;
   char t1[65], t2[65];
@@ -867,6 +898,7 @@ static void test_retry_elsewhere_and_hard_deadline(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     CORE_TEST(test_register_and_auth),
+    CORE_TEST(test_volunteer_list_in_chunks),
     CORE_TEST(test_dag_walk),
     CORE_TEST(test_result_errors),
     CORE_TEST(test_lease_expiry),

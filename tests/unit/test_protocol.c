@@ -388,7 +388,7 @@ static void test_features(void **state) {
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\"]");
+                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -399,7 +399,65 @@ static void test_features(void **state) {
   assert_int_equal(CAIRN_WORK_FIELDS & (CAIRN_FEAT_SERVED | CAIRN_FEAT_RUNNING), 0);
   assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_REPORT_FIELDS);
   assert_int_equal(CAIRN_FEATURES_ALL,
-                   CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS);
+                   CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS |
+                       CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH | CAIRN_FEAT_CPU);
+  /* "cpu" is the result body's: no report takes it */
+  assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_CPU, 0);
+  /* "batch" names routes: no report or result body field parses it */
+  assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_BATCH, 0);
+  /* "wait" is a work body's own field, not the report's */
+  assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_WAIT, 0);
+  v = json_pack("[s, s]", "batch", "wait");
+  assert_int_equal(cairn_features_parse(v), CAIRN_FEAT_BATCH | CAIRN_FEAT_WAIT);
+  json_decref(v);
+}
+
+/* ---- credit: a result's "cpu_seconds", a registration's "team" ---- */
+
+static void test_cpu_and_team(void **state) {
+  (void)state;
+  static const char *const good[] = {"{}", "{\"cpu_seconds\": 0}", "{\"cpu_seconds\": 1.25}",
+                                     "{\"cpu_seconds\": 604800}"};
+  static const double want[] = {0, 0, 1.25, 604800};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    json_t *o = json_loads(good[i], 0, NULL);
+    double cpu = -1;
+    int has = -1;
+    cairn_error err = {0};
+    assert_int_equal(cairn_result_cpu_parse(o, &cpu, &has, &err), CAIRN_OK);
+    assert_int_equal(has, i > 0);
+    assert_true(cpu == want[i]);
+    json_decref(o);
+  }
+  static const char *const bad[] = {"{\"cpu_seconds\": -0.5}", "{\"cpu_seconds\": 604800.5}",
+                                    "{\"cpu_seconds\": \"1\"}", "{\"cpu_seconds\": null}",
+                                    "{\"cpu_seconds\": [1]}", "{\"cpu_seconds\": 1e300}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    json_t *o = json_loads(bad[i], 0, NULL);
+    assert_non_null(o);
+    double cpu;
+    int has;
+    cairn_error err = {0};
+    assert_int_equal(cairn_result_cpu_parse(o, &cpu, &has, &err), CAIRN_EINVAL);
+    assert_non_null(strstr(err.text, "\"cpu_seconds\""));
+    assert_int_equal(has, 0);
+    json_decref(o);
+  }
+  assert_true(cairn_team_valid("Team Rocket 42"));
+  assert_true(cairn_team_valid("x"));
+  char longest[CAIRN_MAX_TEAM + 2];
+  memset(longest, 'a', sizeof longest);
+  longest[CAIRN_MAX_TEAM] = '\0';
+  assert_true(cairn_team_valid(longest));
+  longest[CAIRN_MAX_TEAM] = 'a';
+  longest[CAIRN_MAX_TEAM + 1] = '\0';
+  assert_false(cairn_team_valid(longest));
+  assert_false(cairn_team_valid(""));
+  assert_false(cairn_team_valid(NULL));
+  assert_false(cairn_team_valid("tab\there"));
+  assert_false(cairn_team_valid("quote\"d"));
+  assert_false(cairn_team_valid("back\\slash"));
+  assert_false(cairn_team_valid("caf\xc3\xa9"));
 }
 
 int main(void) {
@@ -411,6 +469,7 @@ int main(void) {
     cmocka_unit_test(test_round_trip),
     cmocka_unit_test(test_not_written),
     cmocka_unit_test(test_features),
+    cmocka_unit_test(test_cpu_and_team),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -157,7 +157,7 @@ static void test_offer_in_registration(void **state) {
     old_master m;
     char base[64], dir[4096], cred[4200];
     const char *apps[] = {"sleep"};
-    cairn__registration reg = {"w", NULL, apps, 1, 2, {0, 0, 0}, NULL};
+    cairn__registration reg = {"w", NULL, apps, 1, 2, {0, 0, 0}, NULL, NULL};
     cairn__session s;
     cairn_error err = {0};
     assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
@@ -170,7 +170,7 @@ static void test_offer_in_registration(void **state) {
     assert_int_equal(cairn__session_init(&s, cred, &reg, NULL, &err), CAIRN_OK);
     s.peers = &ps;
     s.offer = (cairn_resources){4, 2048, 100};
-    cairn__conn c = {cairn_http_create(base), 0};
+    cairn__conn c = {cairn_http_create(base), 0, 0};
     /* the stand-in's answer is no registration: refused, but the body is kept */
     assert_int_equal(cairn__session_open(&s, &c, &err), CAIRN_EINVAL);
     assert_int_equal(m.n, 1);
@@ -187,8 +187,55 @@ static void test_offer_in_registration(void **state) {
   }
 }
 
+/* "team" goes in a registration to a master that lists "cpu" or has not
+ * said; one that lists features without it never sees it; one older than
+ * teams refuses it (400 unknown field), and the worker registers again
+ * without it. */
+static void test_team_in_registration(void **state) {
+  (void)state;
+  static const struct { int known, master, bodies, first_has_team; } cases[] = {
+    {-1, (int)CAIRN_FEATURES_ALL, 1, 1},                  /* not said yet, takes it */
+    {(int)CAIRN_FEATURES_ALL, (int)CAIRN_FEATURES_ALL, 1, 1},
+    {(int)(CAIRN_FEATURES_ALL & ~CAIRN_FEAT_CPU), -1, 1, 0}, /* said: no "cpu" */
+    {-1, -1, 2, 1},                                      /* not said, refuses it */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cairn__peerstate ps;
+    old_master m;
+    char base[64], dir[4096], cred[4200];
+    const char *apps[] = {"sleep"};
+    cairn__registration reg = {"w", NULL, apps, 1, 1, {0, 0, 0}, NULL, "red team"};
+    cairn__session s;
+    cairn_error err = {0};
+    assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
+    if (cases[i].known >= 0)
+      cairn__peerstate_set_features(&ps, (unsigned)cases[i].known);
+    assert_int_equal(old_master_start(&m, cases[i].master), 0);
+    snprintf(base, sizeof base, "http://127.0.0.1:%u", m.port);
+    harness_tmpdir(dir, sizeof dir);
+    snprintf(cred, sizeof cred, "%s/credentials.json", dir);
+    assert_int_equal(cairn__session_init(&s, cred, &reg, NULL, &err), CAIRN_OK);
+    s.peers = &ps;
+    cairn__conn c = {.http = cairn_http_create(base)};
+    assert_int_equal(cairn__session_open(&s, &c, &err), CAIRN_EINVAL); /* no registration */
+    assert_int_equal(m.n, cases[i].bodies);
+    if (cases[i].first_has_team)
+      assert_non_null(strstr(m.bodies[0], "\"team\":\"red team\""));
+    else
+      assert_null(strstr(m.bodies[0], "team"));
+    if (cases[i].bodies == 2)
+      assert_null(strstr(m.bodies[1], "team"));
+    cairn_http_delete(c.http);
+    cairn__session_destroy(&s);
+    old_master_stop(&m);
+    cairn__peerstate_destroy(&ps);
+    rmdir(dir);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_team_in_registration),
     cmocka_unit_test(test_take_and_give_back),
     cmocka_unit_test(test_waits_until_given_back),
     cmocka_unit_test(test_cancelled),

@@ -1,7 +1,8 @@
 /* test_worker_runner.c — the worker's task runner on real programs (output
  * capture and cap, exit statuses, signals, missing programs, environment,
  * cancellation, lingering children, limits and failure reasons, stdin from a
- * file), the parents/ID encoding, the verified
+ * file, the CPU time of the process tree and of a callback), the
+ * parents/ID encoding, the verified
  * input cache against a real HTTP server on loopback (and why a source
  * failed it), and base64. */
 #include <setjmp.h>
@@ -22,7 +23,9 @@
 #include "common/base64.h"
 #include "common/limits.h"
 #include "common/sha256.h"
+#include "tests/support/harness.h"
 #include "worker/cache.h"
+#include "worker/callback.h"
 #include "worker/fsutil.h"
 #include "worker/leases.h"
 #include "worker/runner.h"
@@ -505,6 +508,53 @@ static void test_limits_and_reasons(void **state) {
   remove_dir(dir);
 }
 
+/* The CPU time a run claims counts the descendants the app waited for: a
+ * shell that runs two burners one after the other (0.2 s and 0.1 s of CPU
+ * each) claims at least their sum, though the shell itself used almost
+ * none. */
+static void test_cpu_seconds_of_process_tree(void **state) {
+  (void)state;
+  char bin[4096], script[9000];
+  harness_bin(bin, sizeof bin, "cairn-app-limits");
+  snprintf(script, sizeof script, "\"%s\" burn 0.2 && \"%s\" burn 0.1", bin, bin);
+  const char *args[] = {"-c", script};
+  cairn__run_result res;
+  run_in_tmp("/bin/sh", args, 2, 1 << 20, NULL, &res, NULL);
+  assert_int_equal(res.exit_status, 0);
+  assert_true(res.cpu_seconds >= 0.3);
+  cairn_buf_free(&res.output);
+}
+
+/* Spins until this thread has used 0.1 s of CPU. */
+static int spin(const cairn_task *task, cairn_task_output *out, void *ud) {
+  (void)task;
+  (void)ud;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  volatile unsigned long x = 0;
+  do {
+    for (int i = 0; i < 10000; i++)
+      x++;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < 0.1);
+  return cairn_task_output_printf(out, "spun\n") == 0 ? 0 : 1;
+}
+
+/* A callback app claims the CPU time of the thread it ran on. */
+static void test_cpu_seconds_of_callback(void **state) {
+  (void)state;
+  cairn__task t;
+  cairn__taskdir d;
+  memset(&t, 0, sizeof t);
+  memset(&d, 0, sizeof d);
+  cairn__run_result res;
+  cairn_error err = {0};
+  assert_int_equal(cairn__callback_run(spin, NULL, &t, &d, NULL, 1024, &res, &err), CAIRN_OK);
+  assert_int_equal(res.exit_status, 0);
+  assert_true(res.cpu_seconds >= 0.1);
+  cairn_buf_free(&res.output);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   cairn_http_global_init();
@@ -521,6 +571,8 @@ int main(void) {
     cmocka_unit_test(test_parent_id_encoding),
     cmocka_unit_test(test_cache_rejects_wrong_sha256),
     cmocka_unit_test(test_base64_round_trip),
+    cmocka_unit_test(test_cpu_seconds_of_process_tree),
+    cmocka_unit_test(test_cpu_seconds_of_callback),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

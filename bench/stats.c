@@ -1,0 +1,97 @@
+/* stats.c — what one refresh of the credit standings costs (GET /v1/stats,
+ * docs/accountability.md "Credit"): a real SQLite store with V volunteers
+ * (credits spread over them, one in ten without a team, the others in
+ * V/50 teams), read as the master reads it (cairn_store_stats on the
+ * reader connection: the top 1,000 volunteers and teams, the totals).
+ * Prints, per V, the median of 5 refreshes. The master refreshes at most
+ * every 2 s and never under the core's lock; requests in between copy
+ * their entries from the snapshot.
+ * usage: bench-stats [V ...]   (default 10000 100000) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/store.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int count(void *ud, const cairn_store_stats_row *r) {
+  (void)r;
+  ++*(long *)ud;
+  return 0;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int one(long nvol) {
+  char dir[] = "/tmp/cairn-bench-stats-XXXXXX", path[64], hash[65];
+  if (!mkdtemp(dir))
+    return 1;
+  snprintf(path, sizeof path, "%s/cairn.db", dir);
+  cairn_error err = {0};
+  cairn_store *s = cairn_store_open(path, 0, &err);
+  if (!s) {
+    fprintf(stderr, "bench-stats: %s\n", err.text);
+    return 1;
+  }
+  double t0 = now();
+  cairn_status st = cairn_store_begin(s, &err);
+  for (long i = 1; st == CAIRN_OK && i <= nvol; i++) {
+    char name[32], team[32];
+    snprintf(hash, sizeof hash, "%064lx", (unsigned long)i);
+    snprintf(name, sizeof name, "w%ld", i);
+    snprintf(team, sizeof team, "team-%ld", i % (nvol / 50 + 1));
+    st = cairn_store_volunteer_insert(s, i, name, "rack", "[\"a\"]", 1, hash, 1, &err);
+    if (st == CAIRN_OK && i % 10)
+      st = cairn_store_volunteer_team(s, i, team, &err);
+    cairn_store_credit_row c = {.vol = i, .claim = -1, .credit = (double)((i * 7919) % 100003),
+                                .cpu_seconds = (double)(i % 1000), .credited = i % 97};
+    if (st == CAIRN_OK)
+      st = cairn_store_credit(s, &c, &err);
+  }
+  if (st == CAIRN_OK)
+    st = cairn_store_commit(s, &err);
+  if (st != CAIRN_OK) {
+    fprintf(stderr, "bench-stats: %s\n", err.text);
+    return 1;
+  }
+  double filled = now() - t0, t[5];
+  long rows = 0;
+  for (int k = 0; k < 5; k++) {
+    rows = 0;
+    double a = now();
+    if (cairn_store_stats(s, 1000, count, &rows, &err) != CAIRN_OK) {
+      fprintf(stderr, "bench-stats: %s\n", err.text);
+      return 1;
+    }
+    t[k] = now() - a;
+  }
+  qsort(t, 5, sizeof *t, cmp);
+  printf("%8ld volunteers (%ld teams): one refresh %.1f ms (median of 5; %ld rows; filled in "
+         "%.1f s)\n", nvol, nvol / 50 + 1, t[2] * 1e3, rows, filled);
+  cairn_store_close(s);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  return system(cmd) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  long dflt[] = {10000, 100000};
+  int rc = 0;
+  printf("GET /v1/stats: cost of a refresh of the standings (store reader, outside c->lock)\n");
+  if (argc < 2)
+    for (size_t i = 0; i < sizeof dflt / sizeof *dflt; i++)
+      rc |= one(dflt[i]);
+  for (int i = 1; i < argc; i++)
+    rc |= one(atol(argv[i]));
+  return rc;
+}

@@ -1,0 +1,353 @@
+/* waiters.c — the table of held work requests (waiters.h): a fixed array
+ * of `cap` slots, a free list, one FIFO of the held ones, and a thread that
+ * resumes them at their deadlines or when their client hangs up.
+ *
+ * Bounds: memory O(cap), made at creation. Under the mutex: a hold, a take
+ * and a forget are O(1) (plus one epoll_ctl); a wake is O(woken + held
+ * requests of other apps passed over), at most O(cap); the clock's scan is
+ * O(held) and runs at most once every CAIRN__WAITERS_TICK_MS. Resumes are
+ * called outside the mutex, in batches of at most RESUME_BATCH. */
+#include "server/waiters.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RESUME_BATCH 64
+#define NONE (-1)
+
+enum { W_FREE, W_HELD, W_DONE };
+
+typedef struct waiter {
+  void *conn;
+  int fd;                  /* watched for a hang-up while held; -1: not */
+  int state;               /* W_FREE, W_HELD, W_DONE (resumed, not yet taken) */
+  cairn__wake why;         /* W_DONE: why it was resumed */
+  uint32_t seq;            /* bumped by every hold: epoll events name (slot, seq) */
+  int64_t deadline;
+  int napps;               /* 0: any app */
+  uint64_t apps[CAIRN__WAITERS_APPS];
+  int prev, next;          /* the FIFO while held; next: the free list while free */
+  cairn__pass pass;        /* WAKE_TASK: the wake it may pass on */
+} waiter;
+
+struct cairn__waiters {
+  pthread_mutex_t mu;
+  waiter *w;
+  unsigned cap;
+  int head, tail, free_head;
+  uint64_t held, total, gen;
+  int64_t next_deadline;   /* no held deadline is earlier (INT64_MAX: none) */
+  int stopping;
+  int epfd, evfd;
+  pthread_t thread;
+  atomic_int quit;
+  void (*resume)(void *conn);
+};
+
+int64_t cairn__mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void kick(cairn__waiters *w) {
+  uint64_t one = 1;
+  ssize_t k = write(w->evfd, &one, sizeof one);
+  (void)k; /* a full counter is already a pending wake-up */
+}
+
+/* Ends slot i's hold (under mu): out of the FIFO, its socket no longer
+ * watched, W_DONE with why. */
+static void end_hold(cairn__waiters *w, int i, cairn__wake why) {
+  waiter *x = &w->w[i];
+  if (x->prev != NONE)
+    w->w[x->prev].next = x->next;
+  else
+    w->head = x->next;
+  if (x->next != NONE)
+    w->w[x->next].prev = x->prev;
+  else
+    w->tail = x->prev;
+  if (x->fd >= 0)
+    epoll_ctl(w->epfd, EPOLL_CTL_DEL, x->fd, NULL);
+  x->state = W_DONE;
+  x->why = why;
+  w->held--;
+}
+
+static void free_slot(cairn__waiters *w, int i) {
+  w->w[i].state = W_FREE;
+  w->w[i].conn = NULL;
+  w->w[i].next = w->free_head;
+  w->free_head = i;
+}
+
+static void resume_all(cairn__waiters *w, void **conns, int n) {
+  for (int i = 0; i < n; i++)
+    w->resume(conns[i]);
+}
+
+static int runs(const waiter *x, uint64_t app) {
+  if (!app || !x->napps)
+    return 1;
+  for (int k = 0; k < x->napps; k++)
+    if (x->apps[k] == app)
+      return 1;
+  return 0;
+}
+
+/* The clock: ends the holds whose deadline passed (at most RESUME_BATCH,
+ * into conns) and recomputes next_deadline. Returns how many ended. */
+static int expire_some(cairn__waiters *w, int64_t now, void **conns) {
+  int n = 0;
+  int64_t next = INT64_MAX;
+  for (int i = w->head, nx; i != NONE; i = nx) {
+    nx = w->w[i].next;
+    if (w->w[i].deadline > now) {
+      next = w->w[i].deadline < next ? w->w[i].deadline : next;
+      continue;
+    }
+    if (n == RESUME_BATCH) {
+      next = now; /* more are due: scan again at once */
+      break;
+    }
+    conns[n++] = w->w[i].conn;
+    end_hold(w, i, CAIRN__WAKE_TIMEOUT);
+  }
+  w->next_deadline = next;
+  return n;
+}
+
+/* A hang-up on the socket of (slot, seq): ends that hold (WAKE_GONE). */
+static void hung_up(cairn__waiters *w, uint64_t data) {
+  int i = (int)(data & 0xffffffffu);
+  uint32_t seq = (uint32_t)(data >> 32);
+  void *conn = NULL;
+  pthread_mutex_lock(&w->mu);
+  if (i >= 0 && (unsigned)i < w->cap && w->w[i].state == W_HELD && w->w[i].seq == seq) {
+    conn = w->w[i].conn;
+    end_hold(w, i, CAIRN__WAKE_GONE);
+  }
+  pthread_mutex_unlock(&w->mu);
+  if (conn)
+    w->resume(conn);
+}
+
+static void *clock_main(void *arg) {
+  cairn__waiters *w = arg;
+  int64_t last_scan = 0;
+  while (!atomic_load(&w->quit)) {
+    pthread_mutex_lock(&w->mu);
+    int64_t now = cairn__mono_ms(), due = w->next_deadline;
+    pthread_mutex_unlock(&w->mu);
+    if (due != INT64_MAX && due < last_scan + CAIRN__WAITERS_TICK_MS)
+      due = last_scan + CAIRN__WAITERS_TICK_MS; /* scans at most once a tick */
+    long timeout = due == INT64_MAX ? 1000 : due <= now ? 0 : (long)(due - now);
+    if (timeout > 1000)
+      timeout = 1000;
+    struct epoll_event ev[32];
+    int k = epoll_wait(w->epfd, ev, 32, (int)timeout);
+    for (int e = 0; e < k; e++) {
+      if (ev[e].data.u64 == UINT64_MAX) {
+        uint64_t v;
+        ssize_t r = read(w->evfd, &v, sizeof v);
+        (void)r;
+      } else
+        hung_up(w, ev[e].data.u64);
+    }
+    now = cairn__mono_ms();
+    void *conns[RESUME_BATCH];
+    for (int n = RESUME_BATCH; n == RESUME_BATCH;) {
+      pthread_mutex_lock(&w->mu);
+      n = w->next_deadline <= now ? expire_some(w, now, conns) : 0;
+      pthread_mutex_unlock(&w->mu);
+      last_scan = n || last_scan + CAIRN__WAITERS_TICK_MS <= now ? now : last_scan;
+      resume_all(w, conns, n);
+    }
+  }
+  return NULL;
+}
+
+cairn__waiters *cairn__waiters_create(unsigned cap, void (*resume)(void *conn),
+                                      cairn_error *err) {
+  cairn__waiters *w = calloc(1, sizeof *w);
+  cap = cap ? cap : CAIRN__WAITERS_CAP;
+  if (!w || !(w->w = calloc(cap, sizeof *w->w))) {
+    free(w);
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory for the table of held work requests");
+    return NULL;
+  }
+  w->cap = cap;
+  w->resume = resume;
+  w->head = w->tail = NONE;
+  w->free_head = NONE;
+  for (int i = (int)cap - 1; i >= 0; i--)
+    free_slot(w, i);
+  w->next_deadline = INT64_MAX;
+  pthread_mutex_init(&w->mu, NULL);
+  w->epfd = epoll_create1(EPOLL_CLOEXEC);
+  w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
+  if (w->epfd < 0 || w->evfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) ||
+      pthread_create(&w->thread, NULL, clock_main, w)) {
+    cairn_error_set(err, CAIRN_EIO, "cannot start the thread of held work requests: %s",
+                    strerror(errno));
+    if (w->epfd >= 0)
+      close(w->epfd);
+    if (w->evfd >= 0)
+      close(w->evfd);
+    pthread_mutex_destroy(&w->mu);
+    free(w->w);
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+void cairn__waiters_destroy(cairn__waiters *w) {
+  if (!w)
+    return;
+  atomic_store(&w->quit, 1);
+  kick(w);
+  pthread_join(w->thread, NULL);
+  close(w->epfd);
+  close(w->evfd);
+  pthread_mutex_destroy(&w->mu);
+  free(w->w);
+  free(w);
+}
+
+uint64_t cairn__waiters_gen(cairn__waiters *w) {
+  pthread_mutex_lock(&w->mu);
+  uint64_t g = w->gen;
+  pthread_mutex_unlock(&w->mu);
+  return g;
+}
+
+int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake *why) {
+  pthread_mutex_lock(&w->mu);
+  int i = w->free_head;
+  if (w->stopping || i == NONE || h->gen != w->gen) {
+    *why = w->stopping || i == NONE ? CAIRN__WAKE_FULL : CAIRN__WAKE_STALE;
+    pthread_mutex_unlock(&w->mu);
+    return -1;
+  }
+  waiter *x = &w->w[i];
+  w->free_head = x->next;
+  x->conn = h->conn;
+  x->fd = h->fd;
+  x->state = W_HELD;
+  x->seq++;
+  x->deadline = h->deadline_ms;
+  x->napps = h->napps > 0 && h->napps <= CAIRN__WAITERS_APPS ? h->napps : 0;
+  memcpy(x->apps, h->apps, (size_t)x->napps * sizeof *x->apps);
+  x->next = NONE;
+  x->prev = w->tail;
+  if (w->tail != NONE)
+    w->w[w->tail].next = i;
+  else
+    w->head = i;
+  w->tail = i;
+  w->held++;
+  w->total++;
+  if (x->fd >= 0) {
+    struct epoll_event ev = {.events = EPOLLRDHUP,
+                             .data.u64 = (uint64_t)(unsigned)i | (uint64_t)x->seq << 32};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, x->fd, &ev))
+      x->fd = -1; /* not watched: a hang-up is found at the deadline */
+  }
+  int earlier = x->deadline < w->next_deadline;
+  if (earlier)
+    w->next_deadline = x->deadline;
+  pthread_mutex_unlock(&w->mu);
+  if (earlier)
+    kick(w);
+  return i;
+}
+
+cairn__wake cairn__waiters_take(cairn__waiters *w, int slot, cairn__pass *p) {
+  pthread_mutex_lock(&w->mu);
+  waiter *x = &w->w[slot];
+  if (x->state == W_HELD) /* not resumed by us: treat as a timeout */
+    end_hold(w, slot, CAIRN__WAKE_TIMEOUT);
+  cairn__wake why = x->why;
+  *p = why == CAIRN__WAKE_TASK ? x->pass : (cairn__pass){0, 0};
+  if (x->state != W_FREE)
+    free_slot(w, slot);
+  pthread_mutex_unlock(&w->mu);
+  return why;
+}
+
+void cairn__waiters_forget(cairn__waiters *w, int slot) {
+  pthread_mutex_lock(&w->mu);
+  if (w->w[slot].state == W_HELD)
+    end_hold(w, slot, CAIRN__WAKE_GONE);
+  if (w->w[slot].state != W_FREE)
+    free_slot(w, slot);
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Wakes the n oldest held requests that run app, each able to pass the
+ * wake on hops times; gen: bump the generation. */
+static void wake(cairn__waiters *w, uint64_t app, unsigned n, int hops, int gen) {
+  void *conns[RESUME_BATCH];
+  while (n > 0) {
+    int k = 0;
+    pthread_mutex_lock(&w->mu);
+    if (gen)
+      w->gen++;
+    gen = 0;
+    if (hops < 0) /* the other requests held, at most CAIRN__WAITERS_PASS */
+      hops = w->held <= 1 ? 0 : w->held - 1 < CAIRN__WAITERS_PASS ? (int)w->held - 1
+                                                                    : CAIRN__WAITERS_PASS;
+    for (int i = w->head, nx; i != NONE && n > 0 && k < RESUME_BATCH; i = nx) {
+      nx = w->w[i].next;
+      if (!runs(&w->w[i], app))
+        continue;
+      conns[k++] = w->w[i].conn;
+      w->w[i].pass = (cairn__pass){app, hops};
+      end_hold(w, i, CAIRN__WAKE_TASK);
+      n--;
+    }
+    pthread_mutex_unlock(&w->mu);
+    resume_all(w, conns, k);
+    if (k < RESUME_BATCH)
+      break; /* no more held request runs app */
+  }
+}
+
+void cairn__waiters_wake(cairn__waiters *w, uint64_t app, unsigned n) { wake(w, app, n, -1, 1); }
+
+void cairn__waiters_pass(cairn__waiters *w, const cairn__pass *p) {
+  if (p->hops > 0)
+    wake(w, p->app, 1, p->hops - 1, 0);
+}
+
+void cairn__waiters_shutdown(cairn__waiters *w) {
+  void *conns[RESUME_BATCH];
+  for (int k = RESUME_BATCH; k == RESUME_BATCH;) {
+    k = 0;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    while (w->head != NONE && k < RESUME_BATCH) {
+      conns[k++] = w->w[w->head].conn;
+      end_hold(w, w->head, CAIRN__WAKE_STOP);
+    }
+    pthread_mutex_unlock(&w->mu);
+    resume_all(w, conns, k);
+  }
+}
+
+void cairn__waiters_counts(cairn__waiters *w, uint64_t *held, uint64_t *total) {
+  pthread_mutex_lock(&w->mu);
+  *held = w->held;
+  *total = w->total;
+  pthread_mutex_unlock(&w->mu);
+}

@@ -1,0 +1,125 @@
+/* waiters.h — work requests held open until a task becomes eligible
+ * (POST /v1/work with "wait", docs/protocol.md). Private to server/.
+ *
+ * The table holds at most `cap` requests (CAIRN__WAITERS_CAP by default):
+ * each with its volunteer, the apps it runs (hashes, cairn__hash_app of core.h) and
+ * its deadline (cairn__mono_ms), in one FIFO (oldest first). http.c suspends a request's
+ * connection, then holds it here; whoever ends the hold calls the resume
+ * callback (http.c: MHD_resume_connection) outside the table's mutex, and
+ * the resumed request takes its outcome with cairn__waiters_take().
+ *
+ * Who ends a hold:
+ *   a wake      cairn__waiters_wake(app, n), from the core after
+ *               cairn__core_unlock when n tasks of app became eligible:
+ *               the n oldest held requests that run app (WAKE_TASK); one
+ *               that finds no task is held again and passes its wake to
+ *               the next (cairn__waiters_pass, at most CAIRN__WAITERS_PASS
+ *               times);
+ *   the clock   the module's thread resumes a request at its deadline
+ *               (WAKE_TIMEOUT), at most CAIRN__WAITERS_TICK_MS late;
+ *   a hang-up   the same thread watches each held socket (epoll,
+ *               EPOLLRDHUP): a client that closed it is resumed at once
+ *               (WAKE_GONE) so that its connection is cleaned up;
+ *   a stop      cairn__waiters_shutdown() resumes every held request
+ *               (WAKE_STOP) and refuses new holds.
+ *
+ * Lock order: the table's mutex is a leaf. It is never held with c->lock
+ * or the journal's mutex (wakes are sent after cairn__core_unlock), and
+ * never while the resume callback runs (libmicrohttpd takes its own locks
+ * there).
+ */
+#ifndef CAIRN_WAITERS_H
+#define CAIRN_WAITERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* Requests held at once by default; past it a request is answered at once. */
+#define CAIRN__WAITERS_CAP 4096u
+/* Apps a held request is matched by; one that names more is woken for any. */
+#define CAIRN__WAITERS_APPS 8
+/* Held requests a wake is passed on to, at most, when the one woken finds
+ * no task (a task another took, or one that does not fit it). */
+#define CAIRN__WAITERS_PASS 8
+/* How late the clock may resume a request past its deadline. */
+#define CAIRN__WAITERS_TICK_MS 10
+
+typedef struct cairn__waiters cairn__waiters;
+
+/* Why a held request was resumed. */
+typedef enum {
+  CAIRN__WAKE_TASK,    /* a task of one of its apps became eligible: ask again */
+  CAIRN__WAKE_TIMEOUT, /* its deadline passed: answer 204 */
+  CAIRN__WAKE_GONE,    /* its client closed the connection: close it */
+  CAIRN__WAKE_STOP,    /* the master stops: answer 204 */
+  CAIRN__WAKE_STALE,   /* not held: a wake came between its look at the
+                        * core and its hold (ask again at once) */
+  CAIRN__WAKE_FULL     /* not held: the table is full or stopping (204) */
+} cairn__wake;
+
+/* What a held request is: conn (opaque, given back to resume), fd (its
+ * socket, watched for a hang-up; -1: not watched), its apps (hashes; napps
+ * 0 or above CAIRN__WAITERS_APPS: woken for any app), its deadline
+ * (cairn__mono_ms), and the generation it saw before it last asked
+ * the core (cairn__waiters_gen). */
+typedef struct cairn__hold_req {
+  void *conn;
+  int fd;
+  const uint64_t *apps;
+  int napps;
+  int64_t deadline_ms;
+  uint64_t gen;
+} cairn__hold_req;
+
+/* Creates the table (cap 0: CAIRN__WAITERS_CAP) and starts its thread;
+ * resume(conn) is called once for each held request that ends. NULL with
+ * err when out of memory or the thread cannot start. */
+cairn__waiters *cairn__waiters_create(unsigned cap, void (*resume)(void *conn),
+                                      cairn_error *err);
+/* Stops the thread and frees the table; call after cairn__waiters_shutdown
+ * and once no request is held. NULL: nothing. */
+void cairn__waiters_destroy(cairn__waiters *w);
+
+/* The wake generation: bumped by every wake. Read it before asking the
+ * core for a task, and hold with it: a wake in between is not lost. O(1). */
+uint64_t cairn__waiters_gen(cairn__waiters *w);
+/* Holds request h: its slot (>= 0), or -1 with *why CAIRN__WAKE_STALE (a
+ * wake since h->gen) or CAIRN__WAKE_FULL (table full, or stopping); then
+ * nothing is held and the caller answers. O(1) under the mutex, plus one
+ * epoll_ctl. */
+int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake *why);
+/* A wake a request got but could not use (another took the task, or it
+ * does not fit this volunteer): passed on to at most `hops` more held
+ * requests, one after the other, so that one that can take it wakes. */
+typedef struct cairn__pass {
+  uint64_t app;
+  int hops;
+} cairn__pass;
+
+/* Called by a resumed request with its slot: why it was resumed, and in
+ * *p (WAKE_TASK: hops > 0) the wake to pass on if it finds no task;
+ * frees the slot. O(1). */
+cairn__wake cairn__waiters_take(cairn__waiters *w, int slot, cairn__pass *p);
+/* Passes p on to the oldest held request that runs p->app, with one hop
+ * less; nothing when p->hops is 0. Does not move the generation. O(as
+ * cairn__waiters_wake with n = 1). */
+void cairn__waiters_pass(cairn__waiters *w, const cairn__pass *p);
+/* Forgets slot without resuming it (its connection is gone: libmicrohttpd's
+ * completion callback); nothing when the slot was resumed already. O(1). */
+void cairn__waiters_forget(cairn__waiters *w, int slot);
+/* Wakes the n oldest held requests that run app (0: any request), FIFO.
+ * O(n + requests of other apps passed over) under the mutex (at most the
+ * cap); the resumes are called after it. */
+void cairn__waiters_wake(cairn__waiters *w, uint64_t app, unsigned n);
+/* Resumes every held request (CAIRN__WAKE_STOP); later holds get
+ * CAIRN__WAKE_FULL. O(held). */
+void cairn__waiters_shutdown(cairn__waiters *w);
+/* Requests held now, and ever held (for /metrics). O(1). */
+void cairn__waiters_counts(cairn__waiters *w, uint64_t *held, uint64_t *total);
+
+/* Milliseconds of the monotonic clock the deadlines are on. */
+int64_t cairn__mono_ms(void);
+
+#endif

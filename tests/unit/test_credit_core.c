@@ -1,0 +1,148 @@
+/* test_credit_core.c — credit in-process over a real SQLite file: a task's
+ * granted credit is the lowest claim among the results agreeing with the
+ * canonical one, given to every valid result (a late valid replica too);
+ * an invalid result gets none; a result without a claim is left out of the
+ * minimum; a volunteer's totals follow, survive a reopen of the store, and
+ * lose what a ban takes away (its own results and those re-queued with
+ * them). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/core.h"
+#include "tests/support/core_fixture.h"
+
+static int64_t reg(cairn_core *c, const char *name, const char *team) {
+  char *apps[] = {"sum"}, token[65];
+  int64_t id = 0;
+  cairn_error err = {0};
+  if (cairn__core_register_team(c, name, "rack", apps, 1, 4, NULL, team, &id, token, &err) !=
+      CAIRN_OK)
+    fail_msg("register %s: %s", name, err.text);
+  return id;
+}
+
+static int64_t take(cairn_core *c, int64_t v) {
+  json_t *w = NULL;
+  cairn_error err = {0};
+  int retry = 0;
+  if (cairn__core_work(c, v, NULL, NULL, 0, &w, &retry, &err) != CAIRN_OK || !w)
+    fail_msg("no work for %lld: %s", (long long)v, err.text);
+  int64_t idx = (int64_t)json_integer_value(json_object_get(w, "index"));
+  json_decref(w);
+  return idx;
+}
+
+/* v's result for idx: output out, claim cpu (< 0: none). */
+static void result(cairn_core *c, int64_t v, int64_t idx, const char *out, double cpu) {
+  cairn_error err = {0};
+  cairn__result_extra x = {.cpu_seconds = cpu, .has_cpu = cpu >= 0};
+  if (cairn__core_result(c, v, idx, 0, NULL, out, strlen(out), &x, NULL, &err) != CAIRN_OK)
+    fail_msg("result for %lld: %s", (long long)idx, err.text);
+}
+
+static const mres *res_of(cairn_core *c, int64_t job, int64_t idx) {
+  mrep *r = c->jobs[job - 1]->tasks[0].rep;
+  for (uint32_t i = 0; r && i < r->nres; i++)
+    if (r->res[i].idx == idx)
+      return &r->res[i];
+  fail_msg("no result %lld", (long long)idx);
+  return NULL;
+}
+
+static int near(double a, double b) { return fabs(a - b) < 1e-9; }
+
+static void expect(cairn_core *c, int64_t v, double credit, double cpu, int64_t n) {
+  const mvol *m = c->vols[v - 1];
+  if (!near(m->credit, credit) || !near(m->cpu_seconds, cpu) || m->credited != n)
+    fail_msg("volunteer %lld: credit %g, cpu %g, results %lld; wanted %g, %g, %lld",
+             (long long)v, m->credit, m->cpu_seconds, (long long)m->credited, credit, cpu,
+             (long long)n);
+}
+
+static void test_credit_rules(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  int64_t a = reg(c, "a", "red"), b = reg(c, "b", "red"), d = reg(c, "d", NULL),
+          e = reg(c, "e", "blue");
+  static const char three[] = "{\"app\": \"sum\", \"replication\": 3, \"quorum\": 2, "
+                              "\"tasks\": [{\"id\": \"x\"}]}";
+  static const char two[] = "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
+                            "\"tasks\": [{\"id\": \"x\"}]}";
+
+  /* job 1: a claims 2, b claims 1: both get 1; d, late and valid, gets 1 too */
+  int64_t j1 = core_fixture_submit(c, three);
+  int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
+  result(c, a, ia, "ok\n", 2.0);
+  expect(c, a, 0, 0, 0); /* pending: nothing granted yet */
+  result(c, b, ib, "ok\n", 1.0);
+  assert_int_equal(c->jobs[j1 - 1]->tasks[0].state, TS_DONE);
+  expect(c, a, 1.0, 2.0, 1);
+  expect(c, b, 1.0, 1.0, 1);
+  result(c, d, id, "ok\n", 0.5);
+  expect(c, d, 1.0, 0.5, 1);
+  assert_true(near(res_of(c, j1, id)->credit, 1.0));
+
+  /* job 2: the liar e (claims 0.1, wrong output) gets nothing and its claim
+   * does not lower the others' */
+  int64_t j2 = core_fixture_submit(c, three);
+  ia = take(c, a);
+  int64_t ie = take(c, e);
+  ib = take(c, b);
+  result(c, e, ie, "forged\n", 0.1);
+  result(c, a, ia, "ok\n", 5.0);
+  result(c, b, ib, "ok\n", 3.0);
+  assert_int_equal(c->jobs[j2 - 1]->tasks[0].state, TS_DONE);
+  assert_int_equal(res_of(c, j2, ie)->outcome, OUT_INVALID);
+  expect(c, e, 0, 0, 0);
+  expect(c, a, 4.0, 7.0, 2);
+  expect(c, b, 4.0, 4.0, 2);
+
+  /* job 3: a result without a claim is left out of the minimum */
+  core_fixture_submit(c, two);
+  ia = take(c, a);
+  id = take(c, d);
+  result(c, a, ia, "ok\n", -1);
+  result(c, d, id, "ok\n", 2.5);
+  expect(c, a, 6.5, 7.0, 3);
+  expect(c, d, 3.5, 3.0, 2);
+
+  /* the totals and each result's credit survive a reopen */
+  core_fixture_reopen(f);
+  c = f->c;
+  expect(c, a, 6.5, 7.0, 3);
+  expect(c, b, 4.0, 4.0, 2);
+  expect(c, d, 3.5, 3.0, 2);
+  expect(c, e, 0, 0, 0);
+  assert_string_equal(c->vols[a - 1]->team, "red");
+  assert_null(c->vols[d - 1]->team);
+
+  /* a ban takes b's credit, and a's for job 2 (re-queued: its quorum
+   * relied on b); job 1 still has a quorum without b (a and d) */
+  json_t *report = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_ban(c, b, "test", &report, &err), CAIRN_OK);
+  json_decref(report);
+  expect(c, b, 0, 0, 0);
+  expect(c, a, 3.5, 2.0, 2); /* job 1 (1.0, claimed 2) and job 3 (2.5, no claim) */
+  expect(c, d, 3.5, 3.0, 2);
+  core_fixture_reopen(f);
+  c = f->c;
+  expect(c, a, 3.5, 2.0, 2);
+  expect(c, b, 0, 0, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_credit_rules),
+  };
+  return cmocka_run_group_tests(tests, core_fixture_setup, core_fixture_teardown);
+}

@@ -1,0 +1,160 @@
+/* test_waiters.c — the table of held work requests (server/waiters.h): a
+ * wake resumes the oldest held requests that run the app, as many as
+ * tasks; a request that names no app is woken for any; a wake between a
+ * request's look at the core and its hold makes the hold stale; the cap
+ * and a stop refuse holds; a wake passed on goes to the next request and
+ * stops after its hops; take and forget free the slot. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <string.h>
+
+#include "server/core.h"
+#include "server/waiters.h"
+
+/* The resume callback: records the connections it is given, in order. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static long resumed[64];
+static int nresumed;
+
+static void record(void *conn) {
+  pthread_mutex_lock(&mu);
+  if (nresumed < 64)
+    resumed[nresumed++] = (long)(intptr_t)conn;
+  pthread_mutex_unlock(&mu);
+}
+
+static void reset(void) {
+  pthread_mutex_lock(&mu);
+  nresumed = 0;
+  pthread_mutex_unlock(&mu);
+}
+
+/* Holds request `id` (its conn) for app (NULL: any), far from its deadline. */
+static int hold(cairn__waiters *w, long id, const char *app) {
+  uint64_t h = app ? cairn__hash_app(app) : 0;
+  cairn__hold_req r = {.conn = (void *)(intptr_t)id, .fd = -1, .apps = &h, .napps = app ? 1 : 0,
+                       .deadline_ms = cairn__mono_ms() + 600000,
+                       .gen = cairn__waiters_gen(w)};
+  cairn__wake why;
+  int slot = cairn__waiters_hold(w, &r, &why);
+  assert_true(slot >= 0);
+  return slot;
+}
+
+static uint64_t counted(cairn__waiters *w) {
+  uint64_t held, total;
+  cairn__waiters_counts(w, &held, &total);
+  return held;
+}
+
+static void test_fifo_by_app(void **state) {
+  (void)state;
+  cairn_error err = {0};
+  cairn__waiters *w = cairn__waiters_create(16, record, &err);
+  assert_non_null(w);
+  reset();
+  int s1 = hold(w, 1, "a"), s2 = hold(w, 2, "b"), s3 = hold(w, 3, "a"), s4 = hold(w, 4, NULL);
+  assert_int_equal(counted(w), 4);
+  /* two tasks of a: the two oldest that run a (1, then 3), not b's */
+  cairn__waiters_wake(w, cairn__hash_app("a"), 2);
+  assert_int_equal(nresumed, 2);
+  assert_int_equal(resumed[0], 1);
+  assert_int_equal(resumed[1], 3);
+  cairn__pass p;
+  assert_int_equal(cairn__waiters_take(w, s1, &p), CAIRN__WAKE_TASK);
+  assert_int_equal(p.app, cairn__hash_app("a"));
+  assert_true(p.hops > 0 && p.hops <= CAIRN__WAITERS_PASS);
+  assert_int_equal(cairn__waiters_take(w, s3, &p), CAIRN__WAKE_TASK);
+  /* one task of c: only the request that names no app runs it */
+  cairn__waiters_wake(w, cairn__hash_app("c"), 5);
+  assert_int_equal(nresumed, 3);
+  assert_int_equal(resumed[2], 4);
+  assert_int_equal(cairn__waiters_take(w, s4, &p), CAIRN__WAKE_TASK);
+  assert_int_equal(counted(w), 1);
+  /* the stop resumes the rest; later holds are refused */
+  cairn__waiters_shutdown(w);
+  assert_int_equal(nresumed, 4);
+  assert_int_equal(resumed[3], 2);
+  assert_int_equal(cairn__waiters_take(w, s2, &p), CAIRN__WAKE_STOP);
+  assert_int_equal(p.hops, 0);
+  cairn__hold_req r = {.conn = (void *)5, .fd = -1, .deadline_ms = cairn__mono_ms() + 1000,
+                       .gen = cairn__waiters_gen(w)};
+  cairn__wake why;
+  assert_int_equal(cairn__waiters_hold(w, &r, &why), -1);
+  assert_int_equal(why, CAIRN__WAKE_FULL);
+  cairn__waiters_destroy(w);
+}
+
+static void test_stale_cap_forget(void **state) {
+  (void)state;
+  cairn_error err = {0};
+  cairn__waiters *w = cairn__waiters_create(2, record, &err);
+  assert_non_null(w);
+  reset();
+  /* a wake after the request read the generation: its hold is stale */
+  uint64_t gen = cairn__waiters_gen(w);
+  cairn__waiters_wake(w, cairn__hash_app("a"), 1); /* nobody held: nothing resumed */
+  assert_int_equal(nresumed, 0);
+  cairn__hold_req r = {.conn = (void *)1, .fd = -1, .deadline_ms = cairn__mono_ms() + 600000,
+                       .gen = gen};
+  cairn__wake why;
+  assert_int_equal(cairn__waiters_hold(w, &r, &why), -1);
+  assert_int_equal(why, CAIRN__WAKE_STALE);
+  /* the cap: two held, the third refused */
+  int s1 = hold(w, 1, "a");
+  hold(w, 2, "a");
+  r.gen = cairn__waiters_gen(w);
+  assert_int_equal(cairn__waiters_hold(w, &r, &why), -1);
+  assert_int_equal(why, CAIRN__WAKE_FULL);
+  /* a forgotten request (its client left) frees its place, unresumed */
+  cairn__waiters_forget(w, s1);
+  assert_int_equal(counted(w), 1);
+  assert_int_equal(nresumed, 0);
+  hold(w, 3, "a");
+  assert_int_equal(counted(w), 2);
+  cairn__waiters_shutdown(w);
+  assert_int_equal(nresumed, 2);
+  cairn__waiters_destroy(w);
+}
+
+static void test_pass_hops(void **state) {
+  (void)state;
+  cairn_error err = {0};
+  cairn__waiters *w = cairn__waiters_create(16, record, &err);
+  assert_non_null(w);
+  reset();
+  hold(w, 1, "a");
+  int s2 = hold(w, 2, "a");
+  hold(w, 3, "a");
+  uint64_t gen = cairn__waiters_gen(w);
+  /* a wake passed on with one hop left wakes the next, which gets none */
+  cairn__pass p = {cairn__hash_app("a"), 2};
+  cairn__waiters_pass(w, &p);
+  assert_int_equal(nresumed, 1);
+  assert_int_equal(resumed[0], 1);
+  assert_int_equal(cairn__waiters_gen(w), gen); /* passing is no new wake */
+  cairn__pass q;
+  p.hops = 0;
+  cairn__waiters_pass(w, &p); /* no hop left: nothing */
+  assert_int_equal(nresumed, 1);
+  cairn__waiters_wake(w, cairn__hash_app("a"), 1);
+  assert_int_equal(resumed[1], 2);
+  assert_int_equal(cairn__waiters_take(w, s2, &q), CAIRN__WAKE_TASK);
+  assert_int_equal(q.hops, 1); /* the other one held at the wake */
+  cairn__waiters_shutdown(w);
+  cairn__waiters_destroy(w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_fifo_by_app),
+    cmocka_unit_test(test_stale_cap_forget),
+    cmocka_unit_test(test_pass_hops),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
