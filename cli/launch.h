@@ -147,6 +147,7 @@ typedef struct cairn_launch_backend {
 /* Registered backends (cli/launch_table.c). */
 extern const cairn_launch_backend cairn_launch_local;
 extern const cairn_launch_backend cairn_launch_ssh;
+extern const cairn_launch_backend cairn_launch_slurm;
 extern const cairn_launch_backend cairn_launch_condor;
 /* NULL-terminated; one line per backend in cli/launch_table.c. */
 extern const cairn_launch_backend *const cairn_launch_backends[];
@@ -172,8 +173,9 @@ int cairn_launch_shell_quote(char *out, size_t outsize, const char *s);
 /* Runs argv (argv[0] looked up on PATH) with stdin fed from in (inlen bytes,
  * may be NULL), captures up to outsize-1 bytes of stdout into out
  * (NUL-terminated; may be NULL), stderr to the caller's stderr, and kills it
- * after timeout_s seconds. Returns the exit status (0..255), or -1 when it
- * could not run or timed out. */
+ * after timeout_s seconds. Its environment is this process's without
+ * CAIRN_ADMIN_TOKEN. Returns the exit status (0..255), or -1 when it could
+ * not run or timed out. */
 int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char *out,
                      size_t outsize, double timeout_s);
 /* Unpacks the worker tarball (spec->shipped_worker) into dir (created mode

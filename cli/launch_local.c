@@ -125,6 +125,7 @@ static pid_t start_one(local_state *s, const cairn_launch_spec *spec, char *err,
     dup2(fd, 2);
     close_range(3, ~0u, 0); /* nothing of the factory's (its connection to the master) */
     signal(SIGPIPE, SIG_DFL); /* the factory ignores it; the worker starts as usual */
+    unsetenv("CAIRN_ADMIN_TOKEN"); /* the admin token never reaches a worker (one thread here) */
     execv(argv[0], (char *const *)argv);
     _exit(127);
   }

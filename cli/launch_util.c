@@ -162,16 +162,40 @@ static int pump(int fd_in, const char *in, size_t inlen, int fd_out, char *out, 
   return timed_out ? -1 : 0;
 }
 
+/* This process's environment without CAIRN_ADMIN_TOKEN (malloc'd array of
+ * environ's own strings), or NULL when out of memory. */
+static char **env_without_token(void) {
+  size_t n = 0;
+  while (environ[n])
+    n++;
+  char **env = malloc((n + 1) * sizeof *env);
+  size_t k = 0;
+  for (size_t i = 0; env && i < n; i++)
+    if (strncmp(environ[i], "CAIRN_ADMIN_TOKEN=", 18) != 0)
+      env[k++] = environ[i];
+  if (env)
+    env[k] = NULL;
+  return env;
+}
+
 int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char *out,
                      size_t outsize, double timeout_s) {
   int pin[2], pout[2];
   if (out && outsize)
     out[0] = '\0';
-  if (pipe2(pin, O_CLOEXEC))
+  /* The admin token never reaches a command (sbatch would copy it into the
+   * job's environment, kept by the batch system and given to the worker). */
+  char **env = env_without_token();
+  if (!env)
     return -1;
+  if (pipe2(pin, O_CLOEXEC)) {
+    free(env);
+    return -1;
+  }
   if (pipe2(pout, O_CLOEXEC)) {
     close(pin[0]);
     close(pin[1]);
+    free(env);
     return -1;
   }
   pid_t pid = fork();
@@ -180,9 +204,10 @@ int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char
     dup2(pout[1], 1);
     close_range(3, ~0u, 0);
     signal(SIGPIPE, SIG_DFL);
-    execvp(argv[0], (char *const *)argv);
+    execvpe(argv[0], (char *const *)argv, env);
     _exit(127);
   }
+  free(env);
   close(pin[0]);
   close(pout[1]);
   if (pid < 0) {

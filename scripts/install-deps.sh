@@ -3,7 +3,7 @@
 set -eu
 pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
       libsqlite3-dev libjansson-dev libcmocka-dev sqlite3 curl openssl ca-certificates
-      openssh-client openssh-server dpkg-dev file"
+      openssh-client openssh-server dpkg-dev file slurm-wlm munge"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
