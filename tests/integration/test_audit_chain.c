@@ -180,9 +180,43 @@ static void test_chain_verify_tamper_export(void **state) {
   harness_rmtree(dir);
 }
 
+/* --audit-chain off: a ban (a chained record) leaves no entry and no key;
+ * turned on again, the chain starts and verifies. */
+static void test_chain_off(void **state) {
+  (void)state;
+  char dir[4096], db[4200], key[4300];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  snprintf(key, sizeof key, "%s.audit-key", db);
+  const char *off[] = {"--audit-chain", "off", NULL};
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, off), 0);
+  char token[65], path[64];
+  long long vol = harness_register(srv.url, "v", "editdist", token);
+  snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
+  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
+  harness_server_stop(&srv, SIGTERM);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain"), 0);
+  assert_int_equal(access(key, F_OK), -1);
+
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  vol = harness_register(srv.url, "w", "editdist", token);
+  snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
+  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
+  harness_server_stop(&srv, SIGTERM);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'ban'"), 1);
+  assert_int_equal(access(key, R_OK), 0);
+  char *out = NULL;
+  assert_int_equal(audit(&out, "verify", "--db", db, NULL, NULL), 0);
+  assert_non_null(strstr(out, "entries checked: 1\n"));
+  free(out);
+  harness_rmtree(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_chain_verify_tamper_export),
+    cmocka_unit_test(test_chain_off),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
