@@ -1,7 +1,7 @@
 /* dispatch.c — end-to-end dispatch throughput of the master.
  *
  *   bench-dispatch --tasks N --workers K --app exec|callback [--slots S] [--prefetch P]
- *                  [--no-fsync]
+ *                  [--no-fsync] [--audit-chain on|off]
  *
  * Starts cairn-server (a separate process, fresh database in a temporary
  * folder, durable group commits unless --no-fsync), submits a bag of N
@@ -12,10 +12,12 @@
  * shows the runtime's own overhead. --prefetch P (default 7 for callback, 0
  * for exec): each slot takes 1 + P tasks at once and sends their results
  * back together (feature "batch"; 0: one task a request, as an older
- * master would). Every result is durable before its 200.
+ * master would). Every result is durable before its 200. --audit-chain
+ * (default on) is passed to cairn-server: the audit chain's cost.
  * Measures wall time from submission to the job being done, and the master
  * process's CPU time (utime + stime from /proc) over the same span. Ends with
- *   dispatch: app=… tasks=N workers=K tasks_per_s=X master_cpu_us_per_task=Y
+ *   dispatch: app=… tasks=N workers=K prefetch=P audit_chain=on|off tasks_per_s=X
+ *             master_cpu_us_per_task=Y
  */
 #include <cairn/worker.h>
 
@@ -82,14 +84,14 @@ static void *run_embedded(void *arg) {
 
 static void usage(void) {
   fprintf(stderr, "usage: bench-dispatch --tasks N --workers K --app exec|callback "
-                  "[--slots S] [--prefetch P] [--no-fsync]\n");
+                  "[--slots S] [--prefetch P] [--no-fsync] [--audit-chain on|off]\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
   long tasks = 10000;
   int workers = 8, slots = 1, durable = 1, prefetch = -1;
-  const char *app = "exec";
+  const char *app = "exec", *chain = "on";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
       tasks = atol(argv[++i]);
@@ -103,6 +105,8 @@ int main(int argc, char **argv) {
       prefetch = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--no-fsync"))
       durable = 0;
+    else if (!strcmp(argv[i], "--audit-chain") && i + 1 < argc)
+      chain = argv[++i]; /* passed to cairn-server, which checks it */
     else
       usage();
   }
@@ -118,7 +122,8 @@ int main(int argc, char **argv) {
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/bench.db", dir);
   harness_server srv;
-  const char *extra[] = {durable ? NULL : "--no-fsync", NULL};
+  const char *extra[4] = {"--audit-chain", chain, NULL, NULL};
+  extra[2] = durable ? NULL : "--no-fsync";
   if (harness_server_start(&srv, db, extra)) {
     fprintf(stderr, "bench-dispatch: cannot start cairn-server\n");
     return 1;
@@ -210,8 +215,9 @@ int main(int argc, char **argv) {
   double cpu = cpu_done - cpu_submitted;
   fprintf(stderr, "submit of %ld tasks: %.3f s wall, %.3f s master CPU\n", tasks,
           t_submitted - t0, cpu_submitted - cpu0);
-  printf("dispatch: app=%s tasks=%ld workers=%d prefetch=%d tasks_per_s=%.0f "
-         "master_cpu_us_per_task=%.1f\n", app, tasks, workers, prefetch, (double)tasks / elapsed, cpu * 1e6 / (double)tasks);
+  printf("dispatch: app=%s tasks=%ld workers=%d prefetch=%d audit_chain=%s tasks_per_s=%.0f "
+         "master_cpu_us_per_task=%.1f\n", app, tasks, workers, prefetch, chain,
+         (double)tasks / elapsed, cpu * 1e6 / (double)tasks);
   char rm[4200];
   snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
   if (system(rm) != 0)

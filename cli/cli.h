@@ -29,6 +29,8 @@ int cairn_cmd_volunteers(int argc, char **argv);
 /* cairn stats [--limit N] [--json]: GET /v1/stats as tables (cmd_stats.c). */
 int cairn_cmd_stats(int argc, char **argv);
 int cairn_cmd_audit(int argc, char **argv);
+/* cairn audit verify | export (cmd_chain.c; argv[0] is "verify" or "export"). */
+int cairn_cmd_audit_chain(int argc, char **argv);
 int cairn_cmd_ban(int argc, char **argv);
 int cairn_cmd_release(int argc, char **argv);
 /* cairn cancel JOB | delete JOB [--purge] | priority JOB N (cmd_life.c) */

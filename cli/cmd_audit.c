@@ -97,12 +97,16 @@ static int audit_volunteer(cairn_http *h, long long id, int as_json) {
 }
 
 int cairn_cmd_audit(int argc, char **argv) {
+  if (argc > 1 && (strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "export") == 0))
+    return cairn_cmd_audit_chain(argc - 1, argv + 1);
   cairn_client_opts o = {0};
   if (cairn_cli_wants_help(argc, argv)) {
     puts("usage: cairn audit index N [--json]       who computed index N: volunteer, row x, t,\n"
          "                                          job, task, result\n"
          "       cairn audit volunteer V [--json]   V's allocations in order: t, index, job,\n"
-         "                                          task, outcome");
+         "                                          task, outcome\n"
+         "       cairn audit verify | export ...    the tamper-evident audit trail\n"
+         "                                          (cairn audit verify --help)");
     return 0;
   }
   if (cairn_client_parse(&argc, argv, &o))

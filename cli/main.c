@@ -13,7 +13,7 @@ static const cairn_cli_cmd commands[] = {
   {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},
   {"stats", "credit standings: top volunteers and teams, totals (no token needed)",
    cairn_cmd_stats},
-  {"audit", "who computed index N, or volunteer V's allocations in order", cairn_cmd_audit},
+  {"audit", "who computed index N, V's allocations; verify or export the audit chain", cairn_cmd_audit},
   {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn_cmd_ban},
   {"release", "end a volunteer's quarantine: it gets work again", cairn_cmd_release},
   {"cancel", "cancel a job: no more allocations, running tasks killed", cairn_cmd_cancel},

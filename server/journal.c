@@ -3,11 +3,13 @@
 #include "server/journal.h"
 
 #include "common/taskrun.h"
+#include "server/chain.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef enum {
@@ -99,6 +101,8 @@ struct cairn__journal {
   const cairn_logger *log;
   int fail_fd;
   pthread_t thread;
+  cairn__chain *chain;       /* the audit chain (NULL: off); the commit thread's */
+  cairn__centry *entry;      /* the commit thread's scratch entry */
 };
 
 /* ---- constructors ---- */
@@ -619,6 +623,86 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
   return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }
 
+/* The audit chain's entry for r (chain.h's field orders); 0 when r is not
+ * chained. */
+static int chain_entry(const cairn__jrec *r, cairn__centry *e) {
+  switch (r->type) {
+  case J_ALLOC: {
+    const __typeof__(r->u.alloc) *a = &r->u.alloc;
+    cairn__centry_begin(e, CAIRN_CK_ALLOC, a->vol, a->task, a->idx);
+    int64_t v[] = {a->idx, a->vol, a->t, a->task, a->issued, a->expires, a->round};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+      cairn__centry_i64(e, v[i]);
+    return 1;
+  }
+  case J_RESULT: {
+    const __typeof__(r->u.result) *x = &r->u.result;
+    cairn__centry_begin(e, CAIRN_CK_RESULT, x->vol, x->task, x->idx);
+    int64_t v[] = {x->idx, x->task, x->vol, x->exit_status, x->received};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+      cairn__centry_i64(e, v[i]);
+    cairn__centry_str(e, x->digest);
+    cairn__centry_str(e, x->outcome);
+    cairn__centry_str(e, x->reason);
+    cairn__centry_f64(e, x->claim);
+    cairn__centry_f64(e, x->credit);
+    return 1;
+  }
+  case J_OUTCOME:
+    cairn__centry_begin(e, CAIRN_CK_OUTCOME, 0, 0, r->u.outcome.idx);
+    cairn__centry_i64(e, r->u.outcome.idx);
+    cairn__centry_str(e, r->u.outcome.outcome);
+    return 1;
+  case J_BAN:
+    cairn__centry_begin(e, CAIRN_CK_BAN, r->u.ban.id, 0, 0);
+    cairn__centry_i64(e, r->u.ban.id);
+    cairn__centry_str(e, r->u.ban.text);
+    return 1;
+  case J_QUAR:
+    cairn__centry_begin(e, CAIRN_CK_QUARANTINE, r->u.quar.id, 0, 0);
+    cairn__centry_i64(e, r->u.quar.id);
+    cairn__centry_i64(e, r->u.quar.on);
+    return 1;
+  case J_TRUST:
+    if (r->u.trust.trust != 0)
+      return 0; /* only resets are chained */
+    cairn__centry_begin(e, CAIRN_CK_TRUST_RESET, r->u.trust.id, 0, 0);
+    cairn__centry_i64(e, r->u.trust.id);
+    return 1;
+  case J_CREDIT: {
+    const cairn_store_credit_row *c = &r->u.credit;
+    cairn__centry_begin(e, CAIRN_CK_CREDIT, c->vol, 0, c->idx);
+    cairn__centry_i64(e, c->idx);
+    cairn__centry_i64(e, c->vol);
+    cairn__centry_f64(e, c->claim);
+    cairn__centry_f64(e, c->result_credit);
+    cairn__centry_f64(e, c->credit);
+    cairn__centry_f64(e, c->cpu_seconds);
+    cairn__centry_i64(e, c->credited);
+    return 1;
+  }
+  default: return 0;
+  }
+}
+
+/* Commit thread: signs the chain's head in its own transaction when due
+ * (force: at close). A failure is logged: the entries stay, only unsigned. */
+static void checkpoint(cairn__journal *j, cairn__chain *ch, int force) {
+  int64_t now = (int64_t)time(NULL);
+  if (!ch || !cairn__chain_checkpoint_due(ch, now, force))
+    return;
+  cairn_error err = {0};
+  cairn_status st = cairn_store_begin(j->store, &err);
+  if (st == CAIRN_OK)
+    st = cairn__chain_checkpoint(ch, j->store, now, &err);
+  if (st == CAIRN_OK)
+    st = cairn_store_commit(j->store, &err);
+  if (st != CAIRN_OK) {
+    cairn_store_rollback(j->store);
+    CAIRN_WARN(j->log, "audit chain: cannot write a checkpoint: %s", err.text);
+  }
+}
+
 static void free_list(cairn__jrec *r) {
   while (r) {
     cairn__jrec *next = r->next;
@@ -649,8 +733,22 @@ static void *committer(void *arg) {
   cairn__journal *j = arg;
   pthread_mutex_lock(&j->mu);
   for (;;) {
-    while (!j->sealed && !j->stopping && !j->failed)
-      pthread_cond_wait(&j->work_cv, &j->mu);
+    while (!j->sealed && !j->stopping && !j->failed) {
+      if (!j->chain) {
+        pthread_cond_wait(&j->work_cv, &j->mu);
+        continue;
+      }
+      /* with the audit chain on, wake to sign a head that moved */
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_sec += CAIRN_CHAIN_CHECKPOINT_SECONDS;
+      if (pthread_cond_timedwait(&j->work_cv, &j->mu, &until) != 0 && !j->sealed) {
+        cairn__chain *ch = j->chain;
+        pthread_mutex_unlock(&j->mu);
+        checkpoint(j, ch, 0);
+        pthread_mutex_lock(&j->mu);
+      }
+    }
     if (j->stopping && !j->failed)
       j->sealed = j->tail; /* no record is put after close */
     if (!j->sealed || j->failed)
@@ -664,6 +762,7 @@ static void *committer(void *arg) {
       j->tail = NULL;
     j->sealed = NULL;
     uint64_t seq = ++j->taken;
+    cairn__chain *ch = j->chain;
     pthread_mutex_unlock(&j->mu);
 
     cairn_error err = {0};
@@ -671,6 +770,8 @@ static void *committer(void *arg) {
     cairn_status st = cairn_store_begin(j->store, &err);
     for (cairn__jrec *r = batch; st == CAIRN_OK && r; r = r->next) {
       st = apply(j->store, r, &err);
+      if (st == CAIRN_OK && ch && chain_entry(r, j->entry))
+        st = cairn__chain_append(ch, j->store, j->entry, &err);
       reclaim |= r->type == J_JOBDEL && r->u.jobdel.final;
     }
     if (st == CAIRN_OK)
@@ -681,6 +782,10 @@ static void *committer(void *arg) {
     if (st == CAIRN_OK && reclaim && cairn_store_reclaim(j->store, &rerr) != CAIRN_OK)
       CAIRN_WARN(j->log, "store: reclaiming free pages: %s", rerr.text);
     free_list(batch);
+    if (st == CAIRN_OK && ch) {
+      cairn__chain_committed(ch);
+      checkpoint(j, ch, 0);
+    }
 
     pthread_mutex_lock(&j->mu);
     if (st != CAIRN_OK) {
@@ -695,6 +800,12 @@ static void *committer(void *arg) {
   }
   free_list(j->head);
   j->head = j->tail = j->sealed = NULL;
+  if (!j->failed && j->chain) { /* sign the last head at close */
+    cairn__chain *ch = j->chain;
+    pthread_mutex_unlock(&j->mu);
+    checkpoint(j, ch, 1);
+    pthread_mutex_lock(&j->mu);
+  }
   j->exited = 1;
   pthread_cond_broadcast(&j->done_cv);
   pthread_mutex_unlock(&j->mu);
@@ -736,7 +847,22 @@ void cairn__journal_close(cairn__journal *j) {
   pthread_mutex_destroy(&j->mu);
   pthread_cond_destroy(&j->work_cv);
   pthread_cond_destroy(&j->done_cv);
+  cairn__chain_close(j->chain);
+  free(j->entry);
   free(j);
+}
+
+cairn_status cairn__journal_set_chain(cairn__journal *j, cairn__chain *ch, cairn_error *err) {
+  cairn__centry *e = malloc(sizeof *e);
+  if (!e) {
+    cairn__chain_close(ch);
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  }
+  pthread_mutex_lock(&j->mu);
+  j->entry = e;
+  j->chain = ch;
+  pthread_mutex_unlock(&j->mu);
+  return CAIRN_OK;
 }
 
 void cairn__journal_put(cairn__journal *j, cairn__jrec *r) {

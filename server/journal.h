@@ -52,6 +52,15 @@ cairn__journal *cairn__journal_open(cairn_store *s, const cairn_logger *log, int
 /* Writes what is queued, stops the commit thread and frees j. NULL is fine. */
 void cairn__journal_close(cairn__journal *j);
 
+/* Turns the audit chain on (server/chain.h): from now on every chained
+ * record's entry is written in its batch's transaction, and the head is
+ * signed every CAIRN_CHAIN_CHECKPOINT_SECONDS when it moved and at close.
+ * Takes ch (closed with the journal, or at once on failure). Called once,
+ * before the first chained record is put. */
+struct cairn__chain;
+cairn_status cairn__journal_set_chain(cairn__journal *j, struct cairn__chain *ch,
+                                      cairn_error *err);
+
 /* Queues r (taking it) in the current group. r == NULL (a constructor out
  * of memory) fails the journal. Once failed, r is freed. */
 void cairn__journal_put(cairn__journal *j, cairn__jrec *r);

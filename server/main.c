@@ -71,7 +71,9 @@ static void usage(FILE *f) {
         "                       trusted (default 10): its tasks of jobs with \"adaptive\"\n"
         "                       run once, but for spot checks\n"
         "  --spot-check P       the probability that a trusted volunteer's task is still\n"
-        "                       replicated (default 0.1; 0 to 1)\n",
+        "                       replicated (default 0.1; 0 to 1)\n"
+        "  --audit-chain on|off the tamper-evident audit trail (default on; its signing\n"
+        "                       key is DB.audit-key, created mode 0600)\n",
         f);
 }
 
@@ -117,6 +119,7 @@ int main(int argc, char **argv) {
     {"quarantine-errors", required_argument, NULL, 'E'},
     {"trust-threshold", required_argument, NULL, 'T'},
     {"spot-check", required_argument, NULL, 'S'},
+    {"audit-chain", required_argument, NULL, 'z'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -200,6 +203,13 @@ int main(int argc, char **argv) {
       cfg.trust_threshold = (int)n;
       break;
     }
+    case 'z':
+      if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+        fprintf(stderr, "cairn-server: --audit-chain takes on or off\n");
+        return 2;
+      }
+      cfg.audit_chain = strcmp(optarg, "on") == 0 ? 1 : -1;
+      break;
     case 'S': {
       char *end = NULL;
       double x = strtod(optarg, &end);

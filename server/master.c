@@ -14,6 +14,16 @@
 #include "common/limits.h"
 #include "common/log.h"
 #include "server/master.h"
+#include "server/chain.h"
+#include "server/journal.h"
+
+/* The audit chain (server/chain.h), its key beside the database. */
+static cairn_status start_chain(cairn_master *m, cairn_error *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s.audit-key", m->db_path);
+  cairn__chain *ch = cairn__chain_open(path, &m->log, err);
+  return ch ? cairn__journal_set_chain(m->core->journal, ch, err) : CAIRN_EIO;
+}
 
 void cairn_master_config_init(cairn_master_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -174,7 +184,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
                              m->stop_pipe[1], err);
   if (m->core) /* peer keys from the admin token: stable, and never in the database */
     cairn__core_set_peer_seed(m->core, m->admin_token);
-  if (!m->core ||
+  if (!m->core || (cfg->audit_chain >= 0 && start_chain(m, err) != CAIRN_OK) ||
       (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)) ||
       !(m->invites = cairn__invites_open(m->core, err)))
     goto fail;

@@ -135,6 +135,12 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_TRUST_CLEAR] = "DELETE FROM trust_ring WHERE volunteer_id = ?1",
   [S_LOAD_TRUST] = "SELECT volunteer_id, seq, job_id, task_key, round, idx FROM trust_ring "
                    "ORDER BY volunteer_id, seq",
+  [S_CHAIN_PUT] = "INSERT INTO audit_chain(seq, kind, vol, task, idx, body, prev, hash) "
+                  "VALUES (?1, ?2, NULLIF(?3, 0), NULLIF(?4, 0), NULLIF(?5, 0), ?6, ?7, ?8)",
+  [S_CHAIN_HEAD] = "SELECT seq, hash FROM audit_chain ORDER BY seq DESC LIMIT 1",
+  [S_CHAIN_SIGNED] = "SELECT COALESCE(MAX(seq), 0) FROM audit_checkpoints",
+  [S_CHECKPOINT_PUT] = "INSERT INTO audit_checkpoints(seq, hash, time, pubkey, sig) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5)",
 /* a deletion goes by ranges of task keys [?2, ?3) of job ?1 (a job's keys are
  * consecutive), so that each transaction is bounded (cairn_store_job_delete_range) */
 #define RANGE " task_id >= ?2 AND task_id < ?3"

@@ -117,6 +117,10 @@ typedef struct cairn_master_config {
    * negative: never). */
   int trust_threshold;
   double spot_check;
+  /* The tamper-evident audit trail (docs/accountability.md): 0 (default) or
+   * 1: on, with its signing key in DB.audit-key (created, mode 0600); -1: off
+   * (nothing is chained; an existing chain is left as it is). */
+  int audit_chain;
 } cairn_master_config;
 
 void cairn_master_config_init(cairn_master_config *cfg);

@@ -1,0 +1,222 @@
+/* test_audit_chain.c — the tamper-evident audit trail with real processes:
+ * a master runs a job (replication 2: allocations, results, outcome changes,
+ * credit), is killed with SIGKILL, restarts, bans a volunteer and runs a
+ * second job; `cairn audit verify --db` finds the chain whole, without a
+ * break at the restart. Copies of the database then have a result edited
+ * (its row and its chain entry), a chain row deleted, two rows reordered,
+ * a checkpoint signature forged: each is found and located by its seq. An
+ * export verifies without the database, a one-job export too, and a
+ * tampered export is found. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support/editdist.h"
+
+#define ADMIN HARNESS_ADMIN_TOKEN
+
+static int setup(void **state) {
+  (void)state;
+  e2e_init();
+  return 0;
+}
+
+/* cairn audit ARGS...; its exit status, stdout in *out (caller frees). */
+static int audit(char **out, const char *a1, const char *a2, const char *a3, const char *a4,
+                 const char *a5) {
+  const char *argv[] = {e2e_bin_cli, "audit", a1, a2, a3, a4, a5, NULL};
+  int rc = harness_run(argv, out);
+  fprintf(stderr, "cairn audit %s %s %s: exit %d\n%s", a1, a2 ? a2 : "", a3 ? a3 : "", rc,
+          *out ? *out : "");
+  return rc;
+}
+
+static void sql(const char *db, const char *text) {
+  sqlite3 *h = NULL;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  char *msg = NULL;
+  int rc = sqlite3_exec(h, text, NULL, NULL, &msg);
+  if (rc != SQLITE_OK)
+    fprintf(stderr, "sql: %s: %s\n", text, msg);
+  sqlite3_free(msg);
+  sqlite3_close(h);
+  assert_int_equal(rc, SQLITE_OK);
+}
+
+static long long sql_int(const char *db, const char *text) {
+  sqlite3 *h = NULL;
+  sqlite3_stmt *q = NULL;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h, text, -1, &q, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+  long long v = sqlite3_column_int64(q, 0);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  return v;
+}
+
+/* A copy of db (and its key) at copy, then text run on it; verify must
+ * fail and name seq (and kind when not NULL). */
+static void tampered(const char *db, const char *copy, const char *text, long long seq,
+                     const char *kind) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s.audit-key' '%s.audit-key'", db, copy, db,
+           copy);
+  assert_int_equal(system(cmd), 0);
+  sql(copy, text);
+  char *out = NULL, want[128];
+  assert_int_equal(audit(&out, "verify", "--db", copy, NULL, NULL), 1);
+  snprintf(want, sizeof want, "FIRST PROBLEM: seq %lld (%s)", seq, kind);
+  assert_non_null(strstr(out, want));
+  free(out);
+}
+
+static void run_job(const char *url, const char *dir, long long job, int first_worker) {
+  char app[4200];
+  snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
+  pid_t w1 = e2e_worker(url, dir, first_worker, app, "3");
+  pid_t w2 = e2e_worker(url, dir, first_worker + 1, app, "3");
+  assert_string_equal(e2e_wait(url, job, 240), "done");
+  harness_wait(w1, 30);
+  harness_wait(w2, 30);
+}
+
+static void test_chain_verify_tamper_export(void **state) {
+  (void)state;
+  char dir[4096], db[4200], copy[4200], file[4200], part[4200];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  snprintf(copy, sizeof copy, "%s/copy.db", dir);
+  snprintf(file, sizeof file, "%s/all.audit", dir);
+  snprintf(part, sizeof part, "%s/job1.audit", dir);
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  e2e_make_job(dir, 40, 40, 10); /* 16 tasks */
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "%s/job.json", dir);
+  json_t *spec = json_load_file(cmd, 0, NULL);
+  assert_non_null(spec);
+  json_object_set_new(spec, "replication", json_integer(2));
+  json_object_set_new(spec, "quorum", json_integer(2));
+  assert_int_equal(json_dump_file(spec, cmd, JSON_COMPACT), 0);
+  json_decref(spec);
+  long long job1 = e2e_submit(srv.url, dir);
+  run_job(srv.url, dir, job1, 1);
+  long long head1 = sql_int(db, "SELECT MAX(seq) FROM audit_chain");
+  assert_true(head1 >= 16 * 2 * 2); /* an allocation and a result per replica */
+  assert_true(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'outcome'") > 0);
+
+  /* kill -9, restart: the chain goes on from the committed head */
+  harness_server_stop(&srv, SIGKILL);
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char token[65], path[64];
+  long long vol = harness_register(srv.url, "banned", "editdist", token);
+  snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
+  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
+  long long job2 = e2e_submit(srv.url, dir);
+  run_job(srv.url, dir, job2, 3);
+  harness_server_stop(&srv, SIGTERM); /* signs the last head */
+  long long head = sql_int(db, "SELECT MAX(seq) FROM audit_chain");
+  assert_true(head > head1);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain"), head);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'ban'"), 1);
+  assert_int_equal(sql_int(db, "SELECT MAX(seq) FROM audit_checkpoints"), head);
+
+  char *out = NULL, want[128];
+  assert_int_equal(audit(&out, "verify", "--db", db, NULL, NULL), 0);
+  snprintf(want, sizeof want, "entries checked: %lld\n", head);
+  assert_non_null(strstr(out, want));
+  assert_non_null(strstr(out, "\nOK\n"));
+  free(out);
+
+  /* a result edited in its table and in its chain entry (its exit status) */
+  long long rseq = sql_int(db, "SELECT MIN(seq) FROM audit_chain WHERE kind = 'result'");
+  char text[512];
+  snprintf(text, sizeof text,
+           "UPDATE results SET exit_status = 1 WHERE idx = (SELECT idx FROM audit_chain "
+           "WHERE seq = %lld); UPDATE audit_chain SET body = substr(body, 1, 41) || x'01' || "
+           "substr(body, 43) WHERE seq = %lld", rseq, rseq);
+  tampered(db, copy, text, rseq, "result");
+  /* a row deleted; two rows reordered */
+  tampered(db, copy, "DELETE FROM audit_chain WHERE seq = 7", 7, "missing");
+  tampered(db, copy, "UPDATE audit_chain SET seq = -1 WHERE seq = 9; UPDATE audit_chain SET "
+                     "seq = 9 WHERE seq = 10; UPDATE audit_chain SET seq = 10 WHERE seq = -1",
+           9, "alloc");
+  /* a forged checkpoint signature */
+  snprintf(text, sizeof text, "UPDATE audit_checkpoints SET sig = zeroblob(64) WHERE seq = %lld",
+           head);
+  tampered(db, copy, text, head, "checkpoint");
+
+  /* exports: all, one job; both verify without the database */
+  assert_int_equal(audit(&out, "export", "--db", db, "-o", file), 0);
+  free(out);
+  assert_int_equal(audit(&out, "verify", file, NULL, NULL, NULL), 0);
+  assert_non_null(strstr(out, want));
+  free(out);
+  char job[32];
+  snprintf(job, sizeof job, "%lld", job1);
+  const char *argv[] = {e2e_bin_cli, "audit", "export", "--db", db, job, "-o", part, NULL};
+  assert_int_equal(harness_run(argv, NULL), 0);
+  assert_int_equal(audit(&out, "verify", part, NULL, NULL, NULL), 0);
+  assert_non_null(strstr(out, "of other jobs by their links"));
+  assert_non_null(strstr(out, "\nOK\n"));
+  free(out);
+  /* an export with one entry's content changed */
+  snprintf(cmd, sizeof cmd, "sed -i '0,/^entry 5 /s/^\\(entry 5 [a-z_]* ..\\)./\\1f/' '%s'",
+           file);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(audit(&out, "verify", file, NULL, NULL, NULL), 1);
+  assert_non_null(strstr(out, "FIRST PROBLEM: seq 5 "));
+  free(out);
+  (void)job2;
+  harness_rmtree(dir);
+}
+
+/* --audit-chain off: a ban (a chained record) leaves no entry and no key;
+ * turned on again, the chain starts and verifies. */
+static void test_chain_off(void **state) {
+  (void)state;
+  char dir[4096], db[4200], key[4300];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  snprintf(key, sizeof key, "%s.audit-key", db);
+  const char *off[] = {"--audit-chain", "off", NULL};
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, off), 0);
+  char token[65], path[64];
+  long long vol = harness_register(srv.url, "v", "editdist", token);
+  snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
+  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
+  harness_server_stop(&srv, SIGTERM);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain"), 0);
+  assert_int_equal(access(key, F_OK), -1);
+
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  vol = harness_register(srv.url, "w", "editdist", token);
+  snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
+  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
+  harness_server_stop(&srv, SIGTERM);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'ban'"), 1);
+  assert_int_equal(access(key, R_OK), 0);
+  char *out = NULL;
+  assert_int_equal(audit(&out, "verify", "--db", db, NULL, NULL), 0);
+  assert_non_null(strstr(out, "entries checked: 1\n"));
+  free(out);
+  harness_rmtree(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_chain_verify_tamper_export),
+    cmocka_unit_test(test_chain_off),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
