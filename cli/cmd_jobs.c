@@ -265,6 +265,19 @@ int cairn_cmd_status(int argc, char **argv) {
   return rc;
 }
 
+/* The longest wait `cairn wait` asks the master to hold one request for,
+ * and its pause after an answer that came early with the job running (a
+ * master past its cap of job waits, or one older than "wait"): from
+ * WAIT_PAUSE_US, doubling, at most a second. */
+#define WAIT_HOLD_MS 30000
+#define WAIT_PAUSE_US 50000
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
 int cairn_cmd_wait(int argc, char **argv) {
   cairn_client_opts o = {0};
   if (cairn_cli_wants_help(argc, argv)) {
@@ -292,13 +305,20 @@ int cairn_cmd_wait(int argc, char **argv) {
   cairn_http *h = cairn_client_connect(&o);
   if (!h)
     return 1;
-  char path[64];
-  snprintf(path, sizeof path, "/v1/jobs/%lld", id);
-  struct timespec t0, now;
+  char path[96];
+  struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  useconds_t delay = 50000;
+  useconds_t delay = WAIT_PAUSE_US;
   int rc = 2;
+  /* the master holds each request until the job finishes or the wait
+   * passes (GET /v1/jobs/{id}?wait=, docs/protocol.md) */
+  cairn_http_set_timeout(h, WAIT_HOLD_MS / 1000 + 30);
   for (;;) {
+    long ms = WAIT_HOLD_MS;
+    if (timeout >= 0 && (timeout - seconds_since(&t0)) * 1000 < ms)
+      ms = timeout > seconds_since(&t0) ? (long)((timeout - seconds_since(&t0)) * 1000) : 0;
+    snprintf(path, sizeof path, "/v1/jobs/%lld?wait=%ld", id, ms);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     json_t *resp = NULL;
     long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
     if (st != 200) {
@@ -316,13 +336,15 @@ int cairn_cmd_wait(int argc, char **argv) {
         fprintf(stderr, "cairn: job %lld %s\n", id, failed ? "failed" : "was cancelled");
       break;
     }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-    if (timeout >= 0 && el >= timeout) {
+    if (timeout >= 0 && seconds_since(&t0) >= timeout) {
       fprintf(stderr, "cairn: job %lld still running after %.0f s\n", id, timeout);
       break;
     }
-    usleep(delay);
+    if (seconds_since(&t1) * 1000 >= ms * 0.9) {
+      delay = WAIT_PAUSE_US; /* held for its wait: ask again at once */
+      continue;
+    }
+    usleep(delay); /* answered early: not held */
     if (delay < 1000000)
       delay *= 2;
   }

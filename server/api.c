@@ -542,18 +542,25 @@ static void h_healthz(cairn_master *m, cairn__resp *rs) {
   rs->len = rs->body ? strlen(rs->body) : 0;
 }
 
-/* Appends the held work requests' lines (waiters.h) to buf (len bytes);
- * buf as it was when out of memory. */
+/* Appends the held work requests' and job waits' lines (waiters.h) to buf
+ * (len bytes); buf as it was when out of memory. */
 static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
-  uint64_t held = 0, total = 0;
-  if (m->waiters)
+  uint64_t held = 0, total = 0, jheld = 0, jtotal = 0;
+  if (m->waiters) {
     cairn__waiters_counts(m->waiters, &held, &total);
-  char line[320];
+    cairn__waiters_job_counts(m->waiters, &jheld, &jtotal);
+  }
+  char line[800];
   int k = snprintf(line, sizeof line, "# HELP cairn_work_held Work requests held for a task now.\n"
                    "# TYPE cairn_work_held gauge\ncairn_work_held %llu\n"
                    "# HELP cairn_work_held_total Work requests held since the start.\n"
-                   "# TYPE cairn_work_held_total counter\ncairn_work_held_total %llu\n",
-                   (unsigned long long)held, (unsigned long long)total);
+                   "# TYPE cairn_work_held_total counter\ncairn_work_held_total %llu\n"
+                   "# HELP cairn_job_waits_held Job waits (GET /v1/jobs/{id}?wait=) held now.\n"
+                   "# TYPE cairn_job_waits_held gauge\ncairn_job_waits_held %llu\n"
+                   "# HELP cairn_job_waits_held_total Job waits held since the start.\n"
+                   "# TYPE cairn_job_waits_held_total counter\ncairn_job_waits_held_total %llu\n",
+                   (unsigned long long)held, (unsigned long long)total,
+                   (unsigned long long)jheld, (unsigned long long)jtotal);
   char *nb = buf && k > 0 ? realloc(buf, *len + (size_t)k + 1) : NULL;
   if (!nb)
     return buf;
@@ -686,6 +693,44 @@ static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
                               text));
 }
 
+/* GET /v1/jobs/{id}'s "wait": the milliseconds, 0 to CAIRN_MAX_WAIT_MS
+ * (decimal digits only); -1 with the 400 in rs otherwise. */
+static int job_wait_ms(const char *s, cairn__resp *rs) {
+  long n = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9' && n <= CAIRN_MAX_WAIT_MS; p++)
+    n = n * 10 + (*p - '0');
+  if (p == s || *p || n > CAIRN_MAX_WAIT_MS) {
+    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+          CAIRN_MAX_WAIT_MS);
+    return -1;
+  }
+  return (int)n;
+}
+
+/* GET /v1/jobs/{id}[?wait=MS] (admin): the job. With a wait and a job
+ * still running, asks http.c to hold the request (rs->hold, waiters.h)
+ * and renders nothing: the request comes back here when the job changed
+ * state or the wait passed (then with rs->hold NULL). The job's
+ * generation is read before its state: a change in between is not lost.
+ * O(1) under c->lock for the look; the answer as without a wait. */
+static void h_job_get(cairn_master *m, const cairn__req *rq, int64_t id, cairn__resp *rs) {
+  int wait = rq->arg_wait ? job_wait_ms(rq->arg_wait, rs) : 0;
+  if (wait < 0)
+    return;
+  if (wait > 0 && rs->hold) {
+    uint64_t gen = cairn__waiters_job_gen(m->waiters, id);
+    if (cairn__core_job_state(m->core, id) == JS_RUNNING) {
+      *rs->hold = (cairn__hold){.ms = wait, .gen = gen, .job = id};
+      return;
+    }
+  }
+  json_t *o = cairn__core_job_json(m->core, id, 1);
+  if (!o)
+    return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
+  set_json(rs, 200, o);
+}
+
 /* GET /v1/jobs/{id}/tasks/{key}: one task, its limits and its attempts. */
 static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
@@ -788,15 +833,13 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
                    (int)strcspn(rq->path + 9, "/"), rq->path + 9);
     if (r == R_JOB_OUTPUT)
       return h_job_output(m, rq, id, rs);
+    if (r == R_JOB)
+      return h_job_get(m, rq, id, rs);
     cairn_error err = {0};
     json_t *o = NULL;
-    if (r == R_JOB)
-      o = cairn__core_job_json(m->core, id, 1);
-    else {
-      o = cairn__core_tasks_json(m->core, id, &err);
-      if (!o && err.status != CAIRN_ENOTFOUND)
-        return fail(rs, &err);
-    }
+    o = cairn__core_tasks_json(m->core, id, &err);
+    if (!o && err.status != CAIRN_ENOTFOUND)
+      return fail(rs, &err);
     if (!o)
       return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
     return set_json(rs, 200, o);

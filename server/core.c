@@ -162,7 +162,7 @@ static void job_finish_check(cairn_core *c, mjob *j) {
   cairn__jobq_update(c, j);
   cairn__journal_put(c->journal,
                     cairn__jrec_job_state(j->id, cairn__jstate_name[ns], j->finished));
-  pthread_cond_broadcast(&c->job_cv);
+  cairn__job_changed(c, j->id);
 }
 
 /* ---- replicas ---- */

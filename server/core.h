@@ -263,6 +263,9 @@ typedef struct cairn__dist cairn__dist; /* dist.h */
 /* Tasks of one app (by cairn__hash_app) made eligible under one hold of
  * the lock (wake.c); at most CAIRN__WAKE_APPS apps are told apart. */
 #define CAIRN__WAKE_APPS 8
+/* Jobs whose state changed under one hold of the lock told apart; more:
+ * every held job wait is woken (wake.c). */
+#define CAIRN__WAKE_JOBS 8
 typedef struct cairn__wake_entry {
   uint64_t app;
   uint32_t n;
@@ -303,7 +306,7 @@ typedef struct cairn_core {
   size_t nresume;
 
   cairn__journal *journal; /* its own module and lock (journal.h) */
-  pthread_cond_t job_cv;   /* a job's state changed */
+  pthread_cond_t job_cv;   /* a job's state changed (cairn__job_changed) */
 
   cairn_resources largest; /* field-wise largest offer seen (fit.h) */
   int any_offer;            /* an offer was seen */
@@ -340,10 +343,17 @@ typedef struct cairn_core {
   uint32_t nwake, wake_any;
   void (*waker)(void *ud, uint64_t app, unsigned n);
   void *waker_ud;
+  /* wake.c: jobs whose state changed under the current hold of the lock,
+   * told to job_waker (the held job waits) after the unlock; more than
+   * CAIRN__WAKE_JOBS: wake_all_jobs (told as job 0) */
+  int64_t wake_jobs[CAIRN__WAKE_JOBS];
+  uint32_t nwake_jobs, wake_all_jobs;
+  void (*job_waker)(void *ud, int64_t job);
 } cairn_core;
 
 /* wake.c: releases c->lock, then tells c->waker the tasks noted eligible
- * under it (at most CAIRN__WAKE_APPS + 1 calls). */
+ * under it (at most CAIRN__WAKE_APPS + 1 calls) and c->job_waker the jobs
+ * whose state changed (at most CAIRN__WAKE_JOBS calls). */
 void cairn__core_unlock_wake(cairn_core *c);
 
 /* Releases c->lock, first sealing the journal records put under it (one
@@ -352,7 +362,7 @@ void cairn__core_unlock_wake(cairn_core *c);
  * Every holder of c->lock releases it so, never with pthread_mutex_unlock. */
 static inline void cairn__core_unlock(cairn_core *c) {
   cairn__journal_seal(c->journal);
-  if (c->nwake || c->wake_any)
+  if (c->nwake || c->wake_any || c->nwake_jobs || c->wake_all_jobs)
     cairn__core_unlock_wake(c);
   else
     pthread_mutex_unlock(&c->lock);
@@ -363,10 +373,15 @@ static inline void cairn__core_unlock(cairn_core *c) {
 uint64_t cairn__hash_app(const char *name);
 /* Under the lock: n tasks of app became eligible. O(CAIRN__WAKE_APPS). */
 void cairn__wake_note(cairn_core *c, const char *app, uint32_t n);
-/* Sets the waker (before serving): called after the unlock with an app's
- * hash (0: any app) and how many of its tasks became eligible. */
+/* Under the lock: job's state changed (it finished, was cancelled, ran
+ * again, or was deleted): wakes cairn__core_wait_job's waiters and notes
+ * it for the job waker. O(CAIRN__WAKE_JOBS). */
+void cairn__job_changed(cairn_core *c, int64_t job);
+/* Sets the wakers (before serving), called after the unlock: waker with
+ * an app's hash (0: any app) and how many of its tasks became eligible;
+ * job_waker with a job whose state changed (0: any job). */
 void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, unsigned n),
-                           void *ud);
+                           void (*job_waker)(void *ud, int64_t job), void *ud);
 /* The hashes of the apps volunteer vol declared, at most max into out;
  * returns how many it declared (0 when unknown or banned). Takes the lock;
  * O(apps). */
@@ -692,6 +707,9 @@ const char *cairn__core_files_dir(const cairn_core *c);
  * the <= 64 distinct ones kept by a hash — plus the 20-slot presence ring;
  * never O(tasks) or O(volunteers). */
 json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
+/* Job id's state (cairn__jstate) as memory has it, not waiting for the
+ * store; -1 when there is no such job. O(1) under the lock. */
+int cairn__core_job_state(cairn_core *c, int64_t id);
 json_t *cairn__core_jobs_json(cairn_core *c);
 json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err);
 /* GET /v1/volunteers: {"volunteers": [...]} as text (malloc'd, length in

@@ -3,8 +3,9 @@
  * (413 as soon as a declared length passes it) and in total (503); a
  * deadline per request and a cap per client address; streamed file uploads
  * hashed on the way to disk; static dashboard files; work requests held
- * (suspended) until a task is eligible for them (waiters.h). Only this file
- * includes microhttpd.h. Limits: docs/security.md. */
+ * (suspended) until a task is eligible for them, and job waits until their
+ * job changes state (waiters.h). Only this file includes microhttpd.h.
+ * Limits: docs/security.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -56,6 +57,7 @@ typedef struct conn {
   cairn__wake instant;
   int stale;              /* holds refused as stale so far (at most HOLD_STALE_MAX) */
   cairn__pass pass;       /* the wake it got, passed on when it finds no task */
+  int no_hold;            /* a job wait whose wait ended: answer, hold no more */
 } conn;
 
 /* A work request whose hold is refused this often as stale (a wake between
@@ -384,9 +386,17 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
 
 static enum MHD_Result hold(cairn_master *m, struct MHD_Connection *c, conn *k,
                             cairn__resp *rs);
+static enum MHD_Result hold_job(cairn_master *m, struct MHD_Connection *c, conn *k,
+                                const char *method, const char *url, cairn__resp *rs);
+
+/* May api.c ask to hold request k: a work request, or a job wait whose
+ * wait has not ended (waiters.h). */
+static int may_hold(const cairn_master *m, const conn *k) {
+  return m->waiters && (k->route == R_WORK || (k->route == R_JOB && !k->no_hold));
+}
 
 /* A complete request to the API (k->hold_deadline set: a work request
- * asked again after a hold). */
+ * asked again after a hold, or a job wait looking again). */
 static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k,
                               const char *method, const char *url) {
   char ip[INET_ADDRSTRLEN] = "";
@@ -397,19 +407,39 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                    .arg_task = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "task"),
                    .arg_name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name"),
                    .arg_limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"),
+                   .arg_wait = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait"),
                    .resumed = k->hold_deadline != 0};
-  cairn__resp rs = {.fd = -1, .hold = k->route == R_WORK && m->waiters ? &k->hold : NULL};
+  cairn__resp rs = {.fd = -1, .hold = may_hold(m, k) ? &k->hold : NULL};
   k->hold.ms = 0;
+  k->hold.job = 0;
   cairn__api_handle(m, k->route, &rq, &rs);
+  if (rs.hold && k->hold.ms > 0 && k->hold.job)
+    return hold_job(m, c, k, method, url, &rs);
   if (rs.hold && k->hold.ms > 0 && rs.status == 204)
     return hold(m, c, k, &rs);
   return send_resp(m, c, k->route, &rs);
 }
 
-/* Holds work request k (api.c found no task and it asked to wait): its
- * connection is suspended, then put in the waiters' table; whoever ends
- * the hold resumes it and on_request goes on in resumed(). A hold the
- * table refuses resumes at once. Past its deadline: rs (204) now. */
+/* Parks request k (its deadline set and not passed): its connection is
+ * suspended, then put in the waiters' table; whoever ends the hold
+ * resumes it and on_request goes on in resumed(). A hold the table
+ * refuses resumes at once. */
+static enum MHD_Result park(cairn_master *m, struct MHD_Connection *c, conn *k) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  cairn__hold_req h = {.conn = c, .fd = ci ? (int)ci->connect_fd : -1, .apps = k->hold.apps,
+                       .napps = k->hold.napps, .deadline_ms = k->hold_deadline,
+                       .gen = k->hold.gen, .job = k->hold.job};
+  MHD_suspend_connection(c); /* before the table knows it: no resume comes first */
+  k->wslot = cairn__waiters_hold(m->waiters, &h, &k->instant);
+  if (k->wslot < 0) {
+    k->unheld = 1;
+    MHD_resume_connection(c);
+  }
+  return MHD_YES;
+}
+
+/* Holds work request k (api.c found no task and it asked to wait) until a
+ * wake or its deadline (park). Past its deadline: rs (204) now. */
 static enum MHD_Result hold(cairn_master *m, struct MHD_Connection *c, conn *k,
                             cairn__resp *rs) {
   int64_t now = cairn__mono_ms();
@@ -422,17 +452,33 @@ static enum MHD_Result hold(cairn_master *m, struct MHD_Connection *c, conn *k,
   if (now >= k->hold_deadline)
     return send_resp(m, c, k->route, rs);
   free(rs->body);
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-  cairn__hold_req h = {.conn = c, .fd = ci ? (int)ci->connect_fd : -1, .apps = k->hold.apps,
-                       .napps = k->hold.napps, .deadline_ms = k->hold_deadline,
-                       .gen = k->hold.gen};
-  MHD_suspend_connection(c); /* before the table knows it: no resume comes first */
-  k->wslot = cairn__waiters_hold(m->waiters, &h, &k->instant);
-  if (k->wslot < 0) {
-    k->unheld = 1;
-    MHD_resume_connection(c);
-  }
-  return MHD_YES;
+  return park(m, c, k);
+}
+
+/* Holds job wait k (api.c found its job running and rendered nothing):
+ * as hold() above, with the job's id and generation; once its wait has
+ * passed it is answered at once (the job as it is now). */
+static enum MHD_Result hold_job(cairn_master *m, struct MHD_Connection *c, conn *k,
+                                const char *method, const char *url, cairn__resp *rs) {
+  int64_t now = cairn__mono_ms();
+  if (!k->hold_deadline)
+    k->hold_deadline = now + k->hold.ms;
+  free(rs->body);
+  if (now < k->hold_deadline)
+    return park(m, c, k);
+  k->no_hold = 1;
+  return handle(m, c, k, method, url);
+}
+
+/* A held (or refused) job wait, resumed (why): its job changed state, or a
+ * hold refused as stale (a change came between its look and its hold):
+ * look again, and hold again until its wait ends; past its wait, a stop,
+ * a full table, or stale too often: the job as it is now. */
+static enum MHD_Result resumed_job(cairn_master *m, struct MHD_Connection *c, conn *k,
+                                   const char *method, const char *url, cairn__wake why) {
+  if (!(why == CAIRN__WAKE_JOB || (why == CAIRN__WAKE_STALE && k->stale++ < HOLD_STALE_MAX)))
+    k->no_hold = 1;
+  return handle(m, c, k, method, url);
 }
 
 /* A held (or refused) work request, resumed: ask the core again when a
@@ -444,6 +490,8 @@ static enum MHD_Result resumed(cairn_master *m, struct MHD_Connection *c, conn *
   k->unheld = 0;
   if (why == CAIRN__WAKE_GONE)
     return MHD_NO;
+  if (k->hold.job)
+    return resumed_job(m, c, k, method, url, why);
   if (why == CAIRN__WAKE_TASK || (why == CAIRN__WAKE_STALE && k->stale++ < HOLD_STALE_MAX))
     return handle(m, c, k, method, url);
   cairn_error failure;
@@ -456,6 +504,11 @@ static enum MHD_Result resumed(cairn_master *m, struct MHD_Connection *c, conn *
 /* The core's waker (cairn__core_set_waker): n tasks of app are eligible. */
 static void wake_held(void *ud, uint64_t app, unsigned n) {
   cairn__waiters_wake(((cairn_master *)ud)->waiters, app, n);
+}
+
+/* The core's job waker: job's state changed (0: some job's). */
+static void wake_job_waits(void *ud, int64_t job) {
+  cairn__waiters_wake_job(((cairn_master *)ud)->waiters, job);
 }
 
 static void resume_conn(void *mc) { MHD_resume_connection(mc); }
@@ -579,12 +632,14 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
   if (!m->waiters && !(m->waiters = cairn__waiters_create(
                         m->cfg.max_held_work > 0 && m->cfg.max_held_work <= (int)CAIRN__WAITERS_CAP
                           ? (unsigned)m->cfg.max_held_work : 0,
+                        m->cfg.max_job_waits > 0 && m->cfg.max_job_waits <= (int)CAIRN__JOB_WAITS_CAP
+                          ? (unsigned)m->cfg.max_job_waits : 0,
                         resume_conn, err))) {
     free(cert);
     free(key);
     return err ? err->status : CAIRN_ENOMEM;
   }
-  cairn__core_set_waker(m->core, wake_held, m);
+  cairn__core_set_waker(m->core, wake_held, wake_job_waits, m);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                    MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
   /* MHD ignores options after MHD_OPTION_END, so the TLS options are last:

@@ -494,6 +494,15 @@ json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
   return o;
 }
 
+int cairn__core_job_state(cairn_core *c, int64_t id) {
+  int state = -1;
+  pthread_mutex_lock(&c->lock);
+  if (id >= 1 && (size_t)id <= c->njobs && c->jobs[id - 1])
+    state = c->jobs[id - 1]->state;
+  cairn__core_unlock(c);
+  return state;
+}
+
 json_t *cairn__core_jobs_json(cairn_core *c) {
   json_t *a = json_array();
   pthread_mutex_lock(&c->lock);

@@ -93,7 +93,7 @@ static void cancel_locked(cairn_core *c, mjob *j) {
   cairn__jobq_update(c, j);
   cairn__journal_put(c->journal, cairn__jrec_job_state(j->id, cairn__jstate_name[JS_CANCELLED],
                                                       j->finished));
-  pthread_cond_broadcast(&c->job_cv);
+  cairn__job_changed(c, j->id);
   CAIRN_INFO(&c->log, "job %lld cancelled (%u leases out)", (long long)j->id, j->nleases);
 }
 
@@ -165,7 +165,7 @@ static void detach_locked(cairn_core *c, mjob *j) {
   if (j->inq)
     jobq_remove(c, j);
   c->jobs[j->id - 1] = NULL;
-  pthread_cond_broadcast(&c->job_cv);
+  cairn__job_changed(c, j->id);
 }
 
 /* A stored file a deletion step may remove: one of the job's input files

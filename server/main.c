@@ -8,8 +8,10 @@
 
 #include "cairn/master.h"
 
-/* The most work requests --max-held-work allows (server/waiters.h). */
+/* The most work requests --max-held-work allows, and job waits
+ * --max-job-waits allows (server/waiters.h). */
 #define MAX_HELD_WORK 4096
+#define MAX_JOB_WAITS 1024
 
 static cairn_master *g_master;
 
@@ -30,6 +32,7 @@ static void usage(FILE *f) {
         "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
         "                    [--keep-finished DAYS]\n"
         "                    [--max-output-file-mib N] [--max-held-work N]\n"
+        "                    [--max-job-waits N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -64,6 +67,8 @@ static void usage(FILE *f) {
         "                       (default 1024), whatever a job declares\n"
         "  --max-held-work N    work requests held at once while they wait for a task\n"
         "                       (default 4096, at most 4096); past it one is answered at once\n"
+        "  --max-job-waits N    job waits (GET /v1/jobs/{id}?wait=) held at once (default\n"
+        "                       1024, at most 1024); past it one is answered at once\n"
         "  --quarantine-invalid F, --quarantine-errors F   a volunteer whose share of invalid\n"
         "                       results (errors) over its last 20 exceeds F gets no work until\n"
         "                       released (defaults 0.5 and 0.8; 0: off)\n"
@@ -115,6 +120,7 @@ int main(int argc, char **argv) {
     {"keep-finished", required_argument, NULL, 'K'},
     {"max-output-file-mib", required_argument, NULL, 'o'},
     {"max-held-work", required_argument, NULL, 'H'},
+    {"max-job-waits", required_argument, NULL, 'J'},
     {"quarantine-invalid", required_argument, NULL, 'Q'},
     {"quarantine-errors", required_argument, NULL, 'E'},
     {"trust-threshold", required_argument, NULL, 'T'},
@@ -250,6 +256,13 @@ int main(int argc, char **argv) {
         return 2;
       }
       cfg.max_held_work = (int)v;
+      break;
+    }
+    case 'J': {
+      long long n = 0;
+      if (flag_number("max-job-waits", optarg, 1, MAX_JOB_WAITS, &n))
+        return 2;
+      cfg.max_job_waits = (int)n;
       break;
     }
     case 'h': usage(stdout); return 0;

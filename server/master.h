@@ -69,18 +69,22 @@ typedef struct cairn__req {
   const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
   const char *arg_task, *arg_name; /* query arguments "task" and "name", or NULL */
   const char *arg_limit;     /* the "limit" query argument (GET /v1/stats), or NULL */
+  const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
   int resumed;               /* POST /v1/work asked again after a hold: its report
                                 was applied the first time */
 } cairn__req;
 
-/* POST /v1/work with "wait" and no task now (api.c fills it, http.c holds
- * the request, waiters.h): the wait in ms (0: answer at once), the apps it
- * is woken for (hashes; napps 0: any), the wake generation it saw. */
+/* POST /v1/work with "wait" and no task now, or GET /v1/jobs/{id}?wait=
+ * of a running job (api.c fills it, http.c holds the request, waiters.h):
+ * the wait in ms (0: answer at once), the apps it is woken for (hashes;
+ * napps 0: any), the wake generation it saw; job > 0: a job wait on that
+ * job (gen: the job's, cairn__waiters_job_gen; no body is rendered). */
 typedef struct cairn__hold {
   int ms;
   int napps;
   uint64_t apps[CAIRN__WAITERS_APPS];
   uint64_t gen;
+  int64_t job;
 } cairn__hold;
 
 typedef struct cairn__resp {
@@ -92,7 +96,8 @@ typedef struct cairn__resp {
   int retry_after;           /* > 0: a Retry-After header, in seconds */
   int retry_after_ms;        /* > 0: also Cairn-Retry-After-Ms (finer, for Cairn workers) */
   uint64_t fd_size;
-  cairn__hold *hold;         /* POST /v1/work where the request may be held, else NULL */
+  cairn__hold *hold;         /* POST /v1/work or GET /v1/jobs/{id} where the request may
+                                be held, else NULL */
 } cairn__resp;
 
 /* What a request may do before its body is read, from its headers alone. */

@@ -1,12 +1,17 @@
-/* waiters.c — the table of held work requests (waiters.h): a fixed array
- * of `cap` slots, a free list, one FIFO of the held ones, and a thread that
- * resumes them at their deadlines or when their client hangs up.
+/* waiters.c — the table of held requests (waiters.h): a fixed array of
+ * `cap` work slots then `jcap` job slots, a free list and a list of the
+ * held ones for each kind (the work requests' list is their FIFO), the job
+ * waits of each job in a chain found by the job's id (a hash map), and a
+ * thread that resumes them at their deadlines or when their client hangs
+ * up.
  *
- * Bounds: memory O(cap), made at creation. Under the mutex: a hold, a take
- * and a forget are O(1) (plus one epoll_ctl); a wake is O(woken + held
- * requests of other apps passed over), at most O(cap); the clock's scan is
- * O(held) and runs at most once every CAIRN__WAITERS_TICK_MS. Resumes are
- * called outside the mutex, in batches of at most RESUME_BATCH. */
+ * Bounds: memory O(cap + jcap), made at creation (the map of job chains
+ * grows to at most jcap entries). Under the mutex: a hold, a take and a
+ * forget are O(1) (plus one epoll_ctl); a work wake is O(woken + held
+ * requests of other apps passed over), at most O(cap); a job wake is
+ * O(woken); the clock's scan is O(held) and runs at most once every
+ * CAIRN__WAITERS_TICK_MS. Resumes are called outside the mutex, in batches
+ * of at most RESUME_BATCH. */
 #include "server/waiters.h"
 
 #include <errno.h>
@@ -19,10 +24,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/hmap.h"
+
 #define RESUME_BATCH 64
 #define NONE (-1)
 
 enum { W_FREE, W_HELD, W_DONE };
+/* The two kinds of held request; a slot's kind is fixed by its index. */
+enum { K_WORK, K_JOB, K_KINDS };
+/* Buckets of the job wakes' generations (a job's: its id modulo this). */
+#define JOB_GENS 64
 
 typedef struct waiter {
   void *conn;
@@ -33,16 +44,20 @@ typedef struct waiter {
   int64_t deadline;
   int napps;               /* 0: any app */
   uint64_t apps[CAIRN__WAITERS_APPS];
-  int prev, next;          /* the FIFO while held; next: the free list while free */
+  int prev, next;          /* its kind's list while held; next: the free list while free */
   cairn__pass pass;        /* WAKE_TASK: the wake it may pass on */
+  int64_t job;             /* a job wait: its job */
+  int jprev, jnext;        /* a job wait: the chain of the waits on its job */
 } waiter;
 
 struct cairn__waiters {
   pthread_mutex_t mu;
-  waiter *w;
-  unsigned cap;
-  int head, tail, free_head;
-  uint64_t held, total, gen;
+  waiter *w;               /* [0, cap): work requests; [cap, cap + jcap): job waits */
+  unsigned cap, jcap;
+  int head[K_KINDS], tail[K_KINDS], free_head[K_KINDS];
+  uint64_t held[K_KINDS], total[K_KINDS], gen;
+  uint64_t jgen[JOB_GENS]; /* job wakes so far, by bucket of the job's id */
+  cairn_hmap chains;       /* job id -> 1 + the slot that begins its chain */
   int64_t next_deadline;   /* no held deadline is earlier (INT64_MAX: none) */
   int stopping;
   int epfd, evfd;
@@ -63,30 +78,58 @@ static void kick(cairn__waiters *w) {
   (void)k; /* a full counter is already a pending wake-up */
 }
 
-/* Ends slot i's hold (under mu): out of the FIFO, its socket no longer
- * watched, W_DONE with why. */
+static int kind_of(const cairn__waiters *w, int i) {
+  return (unsigned)i >= w->cap ? K_JOB : K_WORK;
+}
+
+/* The first slot of the chain of job's waits, or NONE. O(1). */
+static int chain_head(const cairn__waiters *w, int64_t job) {
+  void *v = cairn_hmap_get(&w->chains, (uint64_t)job);
+  return v ? (int)((intptr_t)v - 1) : NONE;
+}
+
+/* Makes job's chain begin at slot i (NONE: no chain). A job that had a
+ * chain keeps its entry's room (a delete, then an insert into a map not
+ * fuller than before): only a new chain may fail, -1 out of memory. */
+static int set_chain(cairn__waiters *w, int64_t job, int i) {
+  cairn_hmap_del(&w->chains, (uint64_t)job);
+  return i == NONE ? 0 : cairn_hmap_put(&w->chains, (uint64_t)job, (void *)(intptr_t)(i + 1));
+}
+
+/* Ends slot i's hold (under mu): out of its kind's list (and its job's
+ * chain), its socket no longer watched, W_DONE with why. */
 static void end_hold(cairn__waiters *w, int i, cairn__wake why) {
   waiter *x = &w->w[i];
+  int k = kind_of(w, i);
   if (x->prev != NONE)
     w->w[x->prev].next = x->next;
   else
-    w->head = x->next;
+    w->head[k] = x->next;
   if (x->next != NONE)
     w->w[x->next].prev = x->prev;
   else
-    w->tail = x->prev;
+    w->tail[k] = x->prev;
+  if (k == K_JOB) {
+    if (x->jprev != NONE)
+      w->w[x->jprev].jnext = x->jnext;
+    else
+      (void)set_chain(w, x->job, x->jnext); /* an existing chain: cannot fail */
+    if (x->jnext != NONE)
+      w->w[x->jnext].jprev = x->jprev;
+  }
   if (x->fd >= 0)
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, x->fd, NULL);
   x->state = W_DONE;
   x->why = why;
-  w->held--;
+  w->held[k]--;
 }
 
 static void free_slot(cairn__waiters *w, int i) {
+  int k = kind_of(w, i);
   w->w[i].state = W_FREE;
   w->w[i].conn = NULL;
-  w->w[i].next = w->free_head;
-  w->free_head = i;
+  w->w[i].next = w->free_head[k];
+  w->free_head[k] = i;
 }
 
 static void resume_all(cairn__waiters *w, void **conns, int n) {
@@ -103,24 +146,26 @@ static int runs(const waiter *x, uint64_t app) {
   return 0;
 }
 
-/* The clock: ends the holds whose deadline passed (at most RESUME_BATCH,
- * into conns) and recomputes next_deadline. Returns how many ended. */
+/* The clock: ends the holds of both kinds whose deadline passed (at most
+ * RESUME_BATCH, into conns) and recomputes next_deadline. Returns how many
+ * ended. */
 static int expire_some(cairn__waiters *w, int64_t now, void **conns) {
   int n = 0;
   int64_t next = INT64_MAX;
-  for (int i = w->head, nx; i != NONE; i = nx) {
-    nx = w->w[i].next;
-    if (w->w[i].deadline > now) {
-      next = w->w[i].deadline < next ? w->w[i].deadline : next;
-      continue;
+  for (int k = 0; k < K_KINDS; k++)
+    for (int i = w->head[k], nx; i != NONE; i = nx) {
+      nx = w->w[i].next;
+      if (w->w[i].deadline > now) {
+        next = w->w[i].deadline < next ? w->w[i].deadline : next;
+        continue;
+      }
+      if (n == RESUME_BATCH) {
+        w->next_deadline = now; /* more are due: scan again at once */
+        return n;
+      }
+      conns[n++] = w->w[i].conn;
+      end_hold(w, i, CAIRN__WAKE_TIMEOUT);
     }
-    if (n == RESUME_BATCH) {
-      next = now; /* more are due: scan again at once */
-      break;
-    }
-    conns[n++] = w->w[i].conn;
-    end_hold(w, i, CAIRN__WAKE_TIMEOUT);
-  }
   w->next_deadline = next;
   return n;
 }
@@ -131,7 +176,8 @@ static void hung_up(cairn__waiters *w, uint64_t data) {
   uint32_t seq = (uint32_t)(data >> 32);
   void *conn = NULL;
   pthread_mutex_lock(&w->mu);
-  if (i >= 0 && (unsigned)i < w->cap && w->w[i].state == W_HELD && w->w[i].seq == seq) {
+  if (i >= 0 && (unsigned)i < w->cap + w->jcap && w->w[i].state == W_HELD &&
+      w->w[i].seq == seq) {
     conn = w->w[i].conn;
     end_hold(w, i, CAIRN__WAKE_GONE);
   }
@@ -175,21 +221,24 @@ static void *clock_main(void *arg) {
   return NULL;
 }
 
-cairn__waiters *cairn__waiters_create(unsigned cap, void (*resume)(void *conn),
+cairn__waiters *cairn__waiters_create(unsigned cap, unsigned jcap, void (*resume)(void *conn),
                                       cairn_error *err) {
   cairn__waiters *w = calloc(1, sizeof *w);
   cap = cap ? cap : CAIRN__WAITERS_CAP;
-  if (!w || !(w->w = calloc(cap, sizeof *w->w))) {
+  jcap = jcap ? jcap : CAIRN__JOB_WAITS_CAP;
+  if (!w || !(w->w = calloc((size_t)cap + jcap, sizeof *w->w))) {
     free(w);
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory for the table of held work requests");
+    cairn_error_set(err, CAIRN_ENOMEM, "out of memory for the table of held requests");
     return NULL;
   }
   w->cap = cap;
+  w->jcap = jcap;
   w->resume = resume;
-  w->head = w->tail = NONE;
-  w->free_head = NONE;
-  for (int i = (int)cap - 1; i >= 0; i--)
+  for (int k = 0; k < K_KINDS; k++)
+    w->head[k] = w->tail[k] = w->free_head[k] = NONE;
+  for (int i = (int)(cap + jcap) - 1; i >= 0; i--)
     free_slot(w, i);
+  cairn_hmap_init(&w->chains);
   w->next_deadline = INT64_MAX;
   pthread_mutex_init(&w->mu, NULL);
   w->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -197,7 +246,7 @@ cairn__waiters *cairn__waiters_create(unsigned cap, void (*resume)(void *conn),
   struct epoll_event ev = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
   if (w->epfd < 0 || w->evfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) ||
       pthread_create(&w->thread, NULL, clock_main, w)) {
-    cairn_error_set(err, CAIRN_EIO, "cannot start the thread of held work requests: %s",
+    cairn_error_set(err, CAIRN_EIO, "cannot start the thread of held requests: %s",
                     strerror(errno));
     if (w->epfd >= 0)
       close(w->epfd);
@@ -220,6 +269,7 @@ void cairn__waiters_destroy(cairn__waiters *w) {
   close(w->epfd);
   close(w->evfd);
   pthread_mutex_destroy(&w->mu);
+  cairn_hmap_free(&w->chains);
   free(w->w);
   free(w);
 }
@@ -231,32 +281,57 @@ uint64_t cairn__waiters_gen(cairn__waiters *w) {
   return g;
 }
 
-int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake *why) {
+uint64_t cairn__waiters_job_gen(cairn__waiters *w, int64_t job) {
   pthread_mutex_lock(&w->mu);
-  int i = w->free_head;
-  if (w->stopping || i == NONE || h->gen != w->gen) {
-    *why = w->stopping || i == NONE ? CAIRN__WAKE_FULL : CAIRN__WAKE_STALE;
+  uint64_t g = w->jgen[(uint64_t)job % JOB_GENS];
+  pthread_mutex_unlock(&w->mu);
+  return g;
+}
+
+/* Puts job wait i first in the chain of job's waits (under mu); -1 when
+ * the map of chains cannot grow. */
+static int chain_add(cairn__waiters *w, int i, int64_t job) {
+  int first = chain_head(w, job);
+  if (set_chain(w, job, i))
+    return -1;
+  w->w[i].job = job;
+  w->w[i].jprev = NONE;
+  w->w[i].jnext = first;
+  if (first != NONE)
+    w->w[first].jprev = i;
+  return 0;
+}
+
+int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake *why) {
+  int k = h->job > 0 ? K_JOB : K_WORK;
+  pthread_mutex_lock(&w->mu);
+  int i = w->free_head[k];
+  uint64_t gen = k == K_JOB ? w->jgen[(uint64_t)h->job % JOB_GENS] : w->gen;
+  if (w->stopping || i == NONE || h->gen != gen || (k == K_JOB && chain_add(w, i, h->job))) {
+    *why = w->stopping || i == NONE || h->gen == gen ? CAIRN__WAKE_FULL : CAIRN__WAKE_STALE;
     pthread_mutex_unlock(&w->mu);
     return -1;
   }
   waiter *x = &w->w[i];
-  w->free_head = x->next;
+  w->free_head[k] = x->next;
   x->conn = h->conn;
   x->fd = h->fd;
   x->state = W_HELD;
   x->seq++;
   x->deadline = h->deadline_ms;
-  x->napps = h->napps > 0 && h->napps <= CAIRN__WAITERS_APPS ? h->napps : 0;
-  memcpy(x->apps, h->apps, (size_t)x->napps * sizeof *x->apps);
+  x->napps = k == K_WORK && h->napps > 0 && h->napps <= CAIRN__WAITERS_APPS ? h->napps : 0;
+  if (x->napps)
+    memcpy(x->apps, h->apps, (size_t)x->napps * sizeof *x->apps);
+  x->pass = (cairn__pass){0, 0};
   x->next = NONE;
-  x->prev = w->tail;
-  if (w->tail != NONE)
-    w->w[w->tail].next = i;
+  x->prev = w->tail[k];
+  if (w->tail[k] != NONE)
+    w->w[w->tail[k]].next = i;
   else
-    w->head = i;
-  w->tail = i;
-  w->held++;
-  w->total++;
+    w->head[k] = i;
+  w->tail[k] = i;
+  w->held[k]++;
+  w->total[k]++;
   if (x->fd >= 0) {
     struct epoll_event ev = {.events = EPOLLRDHUP,
                              .data.u64 = (uint64_t)(unsigned)i | (uint64_t)x->seq << 32};
@@ -304,10 +379,10 @@ static void wake(cairn__waiters *w, uint64_t app, unsigned n, int hops, int gen)
     if (gen)
       w->gen++;
     gen = 0;
+    uint64_t held = w->held[K_WORK];
     if (hops < 0) /* the other requests held, at most CAIRN__WAITERS_PASS */
-      hops = w->held <= 1 ? 0 : w->held - 1 < CAIRN__WAITERS_PASS ? (int)w->held - 1
-                                                                    : CAIRN__WAITERS_PASS;
-    for (int i = w->head, nx; i != NONE && n > 0 && k < RESUME_BATCH; i = nx) {
+      hops = held <= 1 ? 0 : held - 1 < CAIRN__WAITERS_PASS ? (int)held - 1 : CAIRN__WAITERS_PASS;
+    for (int i = w->head[K_WORK], nx; i != NONE && n > 0 && k < RESUME_BATCH; i = nx) {
       nx = w->w[i].next;
       if (!runs(&w->w[i], app))
         continue;
@@ -330,24 +405,56 @@ void cairn__waiters_pass(cairn__waiters *w, const cairn__pass *p) {
     wake(w, p->app, 1, p->hops - 1, 0);
 }
 
-void cairn__waiters_shutdown(cairn__waiters *w) {
+/* The next held wait woken by a wake of job (0: any job wait), or NONE. */
+static int next_woken(const cairn__waiters *w, int64_t job) {
+  return job > 0 ? chain_head(w, job) : w->head[K_JOB];
+}
+
+void cairn__waiters_wake_job(cairn__waiters *w, int64_t job) {
   void *conns[RESUME_BATCH];
+  int gen = 1;
   for (int k = RESUME_BATCH; k == RESUME_BATCH;) {
     k = 0;
     pthread_mutex_lock(&w->mu);
-    w->stopping = 1;
-    while (w->head != NONE && k < RESUME_BATCH) {
-      conns[k++] = w->w[w->head].conn;
-      end_hold(w, w->head, CAIRN__WAKE_STOP);
+    for (int b = 0; gen && b < JOB_GENS; b++)
+      if (job <= 0 || (uint64_t)job % JOB_GENS == (uint64_t)b)
+        w->jgen[b]++;
+    gen = 0;
+    for (int i; k < RESUME_BATCH && (i = next_woken(w, job)) != NONE;) {
+      conns[k++] = w->w[i].conn;
+      end_hold(w, i, CAIRN__WAKE_JOB);
     }
     pthread_mutex_unlock(&w->mu);
     resume_all(w, conns, k);
   }
 }
 
+void cairn__waiters_shutdown(cairn__waiters *w) {
+  void *conns[RESUME_BATCH];
+  for (int n = RESUME_BATCH; n == RESUME_BATCH;) {
+    n = 0;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    for (int k = 0; k < K_KINDS; k++)
+      while (w->head[k] != NONE && n < RESUME_BATCH) {
+        conns[n++] = w->w[w->head[k]].conn;
+        end_hold(w, w->head[k], CAIRN__WAKE_STOP);
+      }
+    pthread_mutex_unlock(&w->mu);
+    resume_all(w, conns, n);
+  }
+}
+
 void cairn__waiters_counts(cairn__waiters *w, uint64_t *held, uint64_t *total) {
   pthread_mutex_lock(&w->mu);
-  *held = w->held;
-  *total = w->total;
+  *held = w->held[K_WORK];
+  *total = w->total[K_WORK];
+  pthread_mutex_unlock(&w->mu);
+}
+
+void cairn__waiters_job_counts(cairn__waiters *w, uint64_t *held, uint64_t *total) {
+  pthread_mutex_lock(&w->mu);
+  *held = w->held[K_JOB];
+  *total = w->total[K_JOB];
   pthread_mutex_unlock(&w->mu);
 }

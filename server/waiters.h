@@ -1,9 +1,13 @@
-/* waiters.h — work requests held open until a task becomes eligible
- * (POST /v1/work with "wait", docs/protocol.md). Private to server/.
+/* waiters.h — requests held open until something they wait for happens:
+ * work requests until a task becomes eligible (POST /v1/work with "wait"),
+ * job waits until their job changes state (GET /v1/jobs/{id}?wait=,
+ * docs/protocol.md). Private to server/.
  *
- * The table holds at most `cap` requests (CAIRN__WAITERS_CAP by default):
- * each with its volunteer, the apps it runs (hashes, cairn__hash_app of core.h) and
- * its deadline (cairn__mono_ms), in one FIFO (oldest first). http.c suspends a request's
+ * The table holds at most `cap` work requests (CAIRN__WAITERS_CAP by
+ * default): each with the apps it runs (hashes, cairn__hash_app of core.h)
+ * and its deadline (cairn__mono_ms), in one FIFO (oldest first); and at
+ * most `jcap` job waits (CAIRN__JOB_WAITS_CAP by default), each with its
+ * job and deadline, in a chain per job. http.c suspends a request's
  * connection, then holds it here; whoever ends the hold calls the resume
  * callback (http.c: MHD_resume_connection) outside the table's mutex, and
  * the resumed request takes its outcome with cairn__waiters_take().
@@ -15,6 +19,9 @@
  *               that finds no task is held again and passes its wake to
  *               the next (cairn__waiters_pass, at most CAIRN__WAITERS_PASS
  *               times);
+ *   a job wake  cairn__waiters_wake_job(job), from the core after
+ *               cairn__core_unlock when job finished (or changed state,
+ *               or was deleted): every wait held on job (WAKE_JOB);
  *   the clock   the module's thread resumes a request at its deadline
  *               (WAKE_TIMEOUT), at most CAIRN__WAITERS_TICK_MS late;
  *   a hang-up   the same thread watches each held socket (epoll,
@@ -36,8 +43,10 @@
 
 #include "common/error.h"
 
-/* Requests held at once by default; past it a request is answered at once. */
+/* Work requests held at once by default; past it one is answered at once. */
 #define CAIRN__WAITERS_CAP 4096u
+/* Job waits held at once by default; past it one is answered at once. */
+#define CAIRN__JOB_WAITS_CAP 1024u
 /* Apps a held request is matched by; one that names more is woken for any. */
 #define CAIRN__WAITERS_APPS 8
 /* Held requests a wake is passed on to, at most, when the one woken finds
@@ -56,14 +65,16 @@ typedef enum {
   CAIRN__WAKE_STOP,    /* the master stops: answer 204 */
   CAIRN__WAKE_STALE,   /* not held: a wake came between its look at the
                         * core and its hold (ask again at once) */
-  CAIRN__WAKE_FULL     /* not held: the table is full or stopping (204) */
+  CAIRN__WAKE_FULL,    /* not held: the table is full or stopping (204) */
+  CAIRN__WAKE_JOB      /* a job wait: its job changed state: look again */
 } cairn__wake;
 
 /* What a held request is: conn (opaque, given back to resume), fd (its
  * socket, watched for a hang-up; -1: not watched), its apps (hashes; napps
  * 0 or above CAIRN__WAITERS_APPS: woken for any app), its deadline
  * (cairn__mono_ms), and the generation it saw before it last asked
- * the core (cairn__waiters_gen). */
+ * the core (cairn__waiters_gen). job > 0: a job wait on that job instead
+ * (apps unused; gen: cairn__waiters_job_gen(job)). */
 typedef struct cairn__hold_req {
   void *conn;
   int fd;
@@ -71,12 +82,14 @@ typedef struct cairn__hold_req {
   int napps;
   int64_t deadline_ms;
   uint64_t gen;
+  int64_t job;
 } cairn__hold_req;
 
-/* Creates the table (cap 0: CAIRN__WAITERS_CAP) and starts its thread;
- * resume(conn) is called once for each held request that ends. NULL with
- * err when out of memory or the thread cannot start. */
-cairn__waiters *cairn__waiters_create(unsigned cap, void (*resume)(void *conn),
+/* Creates the table (cap 0: CAIRN__WAITERS_CAP work requests; jcap 0:
+ * CAIRN__JOB_WAITS_CAP job waits) and starts its thread; resume(conn) is
+ * called once for each held request that ends. NULL with err when out of
+ * memory or the thread cannot start. */
+cairn__waiters *cairn__waiters_create(unsigned cap, unsigned jcap, void (*resume)(void *conn),
                                       cairn_error *err);
 /* Stops the thread and frees the table; call after cairn__waiters_shutdown
  * and once no request is held. NULL: nothing. */
@@ -85,10 +98,14 @@ void cairn__waiters_destroy(cairn__waiters *w);
 /* The wake generation: bumped by every wake. Read it before asking the
  * core for a task, and hold with it: a wake in between is not lost. O(1). */
 uint64_t cairn__waiters_gen(cairn__waiters *w);
+/* The generation of job's wakes (shared with the jobs whose id is the
+ * same modulo 64): read it before looking at the job's state, and hold
+ * with it. O(1). */
+uint64_t cairn__waiters_job_gen(cairn__waiters *w, int64_t job);
 /* Holds request h: its slot (>= 0), or -1 with *why CAIRN__WAKE_STALE (a
- * wake since h->gen) or CAIRN__WAKE_FULL (table full, or stopping); then
- * nothing is held and the caller answers. O(1) under the mutex, plus one
- * epoll_ctl. */
+ * wake since h->gen) or CAIRN__WAKE_FULL (its kind's slots all taken, or
+ * stopping); then nothing is held and the caller answers. O(1) under the
+ * mutex, plus one epoll_ctl. */
 int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake *why);
 /* A wake a request got but could not use (another took the task, or it
  * does not fit this volunteer): passed on to at most `hops` more held
@@ -113,11 +130,16 @@ void cairn__waiters_forget(cairn__waiters *w, int slot);
  * O(n + requests of other apps passed over) under the mutex (at most the
  * cap); the resumes are called after it. */
 void cairn__waiters_wake(cairn__waiters *w, uint64_t app, unsigned n);
+/* Wakes every wait held on job (CAIRN__WAKE_JOB; job 0: every job wait)
+ * and moves its generation. O(woken) under the mutex; the resumes are
+ * called after it. */
+void cairn__waiters_wake_job(cairn__waiters *w, int64_t job);
 /* Resumes every held request (CAIRN__WAKE_STOP); later holds get
  * CAIRN__WAKE_FULL. O(held). */
 void cairn__waiters_shutdown(cairn__waiters *w);
-/* Requests held now, and ever held (for /metrics). O(1). */
+/* Work requests, and job waits, held now and ever held (for /metrics). O(1). */
 void cairn__waiters_counts(cairn__waiters *w, uint64_t *held, uint64_t *total);
+void cairn__waiters_job_counts(cairn__waiters *w, uint64_t *held, uint64_t *total);
 
 /* Milliseconds of the monotonic clock the deadlines are on. */
 int64_t cairn__mono_ms(void);

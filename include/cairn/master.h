@@ -105,6 +105,9 @@ typedef struct cairn_master_config {
   int max_held_work;            /* work requests held at once while they wait for a task
                                    ("wait", docs/protocol.md); past it one is answered 204
                                    at once; default 4096 (1 to 4096) */
+  int max_job_waits;            /* job waits held at once (GET /v1/jobs/{id}?wait=,
+                                   docs/protocol.md); past it one is answered at once;
+                                   default 1024 (1 to 1024) */
   /* Quarantine (docs/accountability.md): a volunteer whose share of invalid
    * results (errors) over its last 20, once it has 10, exceeds this
    * fraction gets no new task until released. 0: the default (0.5 invalid,

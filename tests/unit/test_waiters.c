@@ -3,7 +3,11 @@
  * tasks; a request that names no app is woken for any; a wake between a
  * request's look at the core and its hold makes the hold stale; the cap
  * and a stop refuse holds; a wake passed on goes to the next request and
- * stops after its hops; take and forget free the slot. */
+ * stops after its hops; take and forget free the slot. Job waits: a job's
+ * wake resumes every wait on that job and no other (job 0: all), none of
+ * the work requests; a wake of the job (or one sharing its generation)
+ * since the wait read it makes its hold stale; their own cap; a
+ * forgotten wait leaves the others of its job in their chain. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,7 +59,7 @@ static uint64_t counted(cairn__waiters *w) {
 static void test_fifo_by_app(void **state) {
   (void)state;
   cairn_error err = {0};
-  cairn__waiters *w = cairn__waiters_create(16, record, &err);
+  cairn__waiters *w = cairn__waiters_create(16, 0, record, &err);
   assert_non_null(w);
   reset();
   int s1 = hold(w, 1, "a"), s2 = hold(w, 2, "b"), s3 = hold(w, 3, "a"), s4 = hold(w, 4, NULL);
@@ -93,7 +97,7 @@ static void test_fifo_by_app(void **state) {
 static void test_stale_cap_forget(void **state) {
   (void)state;
   cairn_error err = {0};
-  cairn__waiters *w = cairn__waiters_create(2, record, &err);
+  cairn__waiters *w = cairn__waiters_create(2, 0, record, &err);
   assert_non_null(w);
   reset();
   /* a wake after the request read the generation: its hold is stale */
@@ -125,7 +129,7 @@ static void test_stale_cap_forget(void **state) {
 static void test_pass_hops(void **state) {
   (void)state;
   cairn_error err = {0};
-  cairn__waiters *w = cairn__waiters_create(16, record, &err);
+  cairn__waiters *w = cairn__waiters_create(16, 0, record, &err);
   assert_non_null(w);
   reset();
   hold(w, 1, "a");
@@ -150,8 +154,82 @@ static void test_pass_hops(void **state) {
   cairn__waiters_destroy(w);
 }
 
+/* Holds job wait `id` on job, far from its deadline. */
+static int hold_job(cairn__waiters *w, long id, int64_t job) {
+  cairn__hold_req r = {.conn = (void *)(intptr_t)id, .fd = -1,
+                       .deadline_ms = cairn__mono_ms() + 600000,
+                       .gen = cairn__waiters_job_gen(w, job), .job = job};
+  cairn__wake why;
+  int slot = cairn__waiters_hold(w, &r, &why);
+  assert_true(slot >= 0);
+  return slot;
+}
+
+static uint64_t jobs_held(cairn__waiters *w) {
+  uint64_t held, total;
+  cairn__waiters_job_counts(w, &held, &total);
+  return held;
+}
+
+static void test_job_waits(void **state) {
+  (void)state;
+  cairn_error err = {0};
+  cairn__waiters *w = cairn__waiters_create(4, 3, record, &err);
+  assert_non_null(w);
+  reset();
+  int work = hold(w, 10, NULL); /* a work request woken for any app */
+  int a1 = hold_job(w, 1, 7), a2 = hold_job(w, 2, 7), b = hold_job(w, 3, 8);
+  assert_int_equal(jobs_held(w), 3);
+  assert_int_equal(counted(w), 1);
+  /* the job cap is its own: a fourth wait is refused, a work request is not */
+  cairn__hold_req r = {.conn = (void *)4, .fd = -1, .deadline_ms = cairn__mono_ms() + 600000,
+                       .gen = cairn__waiters_job_gen(w, 9), .job = 9};
+  cairn__wake why;
+  assert_int_equal(cairn__waiters_hold(w, &r, &why), -1);
+  assert_int_equal(why, CAIRN__WAKE_FULL);
+  hold(w, 11, NULL);
+  /* job 7's wake resumes its two waits, not job 8's nor the work requests */
+  uint64_t gen8 = cairn__waiters_job_gen(w, 8);
+  cairn__waiters_wake_job(w, 7);
+  assert_int_equal(nresumed, 2);
+  assert_true((resumed[0] == 1 && resumed[1] == 2) || (resumed[0] == 2 && resumed[1] == 1));
+  cairn__pass p;
+  assert_int_equal(cairn__waiters_take(w, a1, &p), CAIRN__WAKE_JOB);
+  assert_int_equal(p.hops, 0);
+  assert_int_equal(cairn__waiters_take(w, a2, &p), CAIRN__WAKE_JOB);
+  assert_int_equal(cairn__waiters_job_gen(w, 8), gen8);
+  /* a wake since the wait read its job's generation: stale */
+  r.gen = cairn__waiters_job_gen(w, 7);
+  r.job = 7;
+  cairn__waiters_wake_job(w, 7);
+  assert_int_equal(cairn__waiters_hold(w, &r, &why), -1);
+  assert_int_equal(why, CAIRN__WAKE_STALE);
+  /* a forgotten wait leaves the other waits of its job held */
+  int c1 = hold_job(w, 5, 8);
+  hold_job(w, 6, 8);
+  cairn__waiters_forget(w, c1);
+  reset();
+  cairn__waiters_wake_job(w, 8);
+  assert_int_equal(nresumed, 2); /* 3 and 6 */
+  assert_int_equal(cairn__waiters_take(w, b, &p), CAIRN__WAKE_JOB);
+  /* job 0 wakes every job wait; a work wake resumes no job wait */
+  hold_job(w, 7, 1);
+  hold_job(w, 8, 2);
+  reset();
+  cairn__waiters_wake(w, 0, 8);
+  assert_int_equal(nresumed, 2); /* the two work requests */
+  assert_int_equal(cairn__waiters_take(w, work, &p), CAIRN__WAKE_TASK);
+  assert_int_equal(jobs_held(w), 2);
+  cairn__waiters_wake_job(w, 0);
+  assert_int_equal(nresumed, 4);
+  assert_int_equal(jobs_held(w), 0);
+  cairn__waiters_shutdown(w);
+  cairn__waiters_destroy(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_job_waits),
     cmocka_unit_test(test_fifo_by_app),
     cmocka_unit_test(test_stale_cap_forget),
     cmocka_unit_test(test_pass_hops),
