@@ -18,7 +18,7 @@ typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
   R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
-  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_ROUTE_COUNT
+  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_JOB_DAG, R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -167,6 +167,11 @@ void cairn__api_count(cairn_master *m, cairn__route r, int status);
 #define CAIRN__STATS_MAX 1000
 #define CAIRN__STATS_REFRESH_SECONDS 2.0
 void cairn__stats_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+
+/* dagview.c: GET /v1/jobs/{id}/dag (admin; the caller checked the token):
+ * the job's dag and E(t) of its policy and fifo, read from the store file
+ * (never under c->lock), 413 beyond 20,000 tasks or 400,000 edges. */
+void cairn__dagview_get(cairn_master *m, int64_t job, cairn__resp *rs);
 
 /* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);
