@@ -21,14 +21,27 @@ export function el(tag, attrs = {}, ...kids) {
   return e;
 }
 
+// A request with the token. GETs are conditional: the browser revalidates
+// its copy with the master's ETag (If-None-Match, 304 when unchanged), and
+// an answer with the ETag seen last time gives the body kept from before
+// (the same object, so that a view can skip redrawing).
+const cached = new Map(); // path -> { etag, body }
 export async function api(path, opts = {}) {
   const headers = { Authorization: "Bearer " + token, ...(opts.headers || {}) };
-  const r = await fetch(path, { ...opts, headers });
+  const get = !opts.method || opts.method === "GET";
+  const r = await fetch(path, { ...opts, headers, cache: get ? "no-cache" : "no-store" });
+  const etag = get && r.ok && r.headers.get("etag");
+  const old = etag && cached.get(path);
+  if (old && old.etag === etag) return old.body;
   const body = (r.headers.get("content-type") || "").includes("json") ? await r.json().catch(() => null) : null;
   if (!r.ok) {
     const e = new Error((body && body.error && body.error.message) || "HTTP " + r.status);
     e.status = r.status;
     throw e;
+  }
+  if (etag) {
+    if (cached.size > 64) cached.clear();
+    cached.set(path, { etag, body });
   }
   return body;
 }
@@ -116,8 +129,12 @@ function jobsView(main) {
     }
   };
   main.replaceChildren(el("h2", {}, "Jobs"), form, out);
+  let last = null;
   return async () => {
-    const { jobs } = await api("/v1/jobs");
+    const got = await api("/v1/jobs");
+    if (got === last) return;
+    last = got;
+    const { jobs } = got;
     const rows = jobs.map((j) => ({ j, cells: [j.id, j.name, j.app, j.policy, j.state, j.priority,
       bar(j.counts.done, j.tasks), `${j.counts.done}/${j.tasks}`, j.counts.waiting, j.counts.eligible,
       j.counts.running, j.counts.failed] }));
@@ -136,8 +153,12 @@ const VOL_HEAD = ["id", "name", "team", "row", "allocations", "valid", "invalid"
 function volunteersView(main) {
   const out = el("div");
   main.replaceChildren(el("h2", {}, "Volunteers"), out);
+  let last = null;
   return async () => {
-    const { volunteers } = await api("/v1/volunteers");
+    const got = await api("/v1/volunteers");
+    if (got === last) return;
+    last = got;
+    const { volunteers } = got;
     out.replaceChildren(volunteers.length ? table(VOL_HEAD, volunteers.map((v) => ({ v, cells: volCells(v) })),
       (r) => { location.hash = "#/volunteer/" + r.v.id; }) : el("p", {}, "No volunteers."));
   };

@@ -2,11 +2,14 @@
 // layers in SVG (up to SVG_MAX tasks; a canvas grid, one cell per task,
 // beyond), E(t) of its policy beside fifo's (GET /v1/jobs/{id}/dag), the
 // throughput seen since the view opened, and its failures. No DOM element
-// per task beyond what is drawn; the task list is polled every 2 s up to
-// 5,000 tasks, every 10 s beyond.
+// per task beyond what is drawn. Every 2 s (conditional GETs, app.js) the
+// view reads the job and its tasks' states (GET /v1/jobs/{id}/states, a
+// letter per task); the full task list (reasons, stderr tails) only for
+// jobs of up to TASKS_MAX tasks; beyond, a task's details on a click.
 import { api, el, confirmAction, refresh } from "./app.js";
 
-const SVG_MAX = 2000, DAG_MAX = 20000;
+const SVG_MAX = 2000, DAG_MAX = 20000, TASKS_MAX = 5000;
+const STATE = { w: "waiting", e: "eligible", r: "running", d: "done", f: "failed" };
 const NS = "http://www.w3.org/2000/svg";
 const COLORS = { waiting: "#ccc", eligible: "#f2c14e", running: "#4a90d9", done: "#3a7d44", failed: "#c0392b" };
 const svg = (tag, attrs = {}) => {
@@ -77,7 +80,7 @@ export function renderJob(main, id) {
     el("h3", {}, "Failures"), fails);
   const samples = []; // [seconds since open, done]
   const t0 = performance.now();
-  let job = null, dag = null, nodes = [], grid = null, keys = null, tasks = null, lastTasks = 0, dagAsked = false;
+  let job = null, dag = null, nodes = [], grid = null, states = null, painted = "", first = 0, tasks = null, dagAsked = false;
 
   const prio = el("input", { type: "number", id: "priority", "aria-label": "priority", style: "width:7em" });
   const prioBtn = el("button", { id: "set-priority" }, "Set priority");
@@ -106,7 +109,7 @@ export function renderJob(main, id) {
   async function showTask(key) {
     try {
       const t = await api(`/v1/jobs/${id}/tasks/${key}`);
-      const brief = tasks && tasks[keys.get(key)];
+      const brief = tasks && tasks[key - first];
       detail.replaceChildren(el("div", { class: "card" }, el("strong", {}, `task ${t.id} (key ${t.key}): ${t.state}, attempts ${t.attempts}/${t.max_attempts}`),
         brief && brief.reason ? el("p", {}, "reason: " + brief.reason) : null,
         brief && brief.stderr ? el("pre", {}, brief.stderr) : null,
@@ -115,18 +118,27 @@ export function renderJob(main, id) {
     } catch (e) { detail.replaceChildren(el("p", { class: "error" }, e.message)); }
   }
 
+  // Colours what changed since the last paint: O(tasks) string compares,
+  // no DOM work for unchanged tasks.
   function paint() {
-    if (!tasks) return;
-    if (dag && nodes.length) {
-      tasks.forEach((t, i) => { const c = nodes[i]; if (c && c.getAttribute("fill") !== COLORS[t.state]) c.setAttribute("fill", COLORS[t.state]); });
-    } else if (grid) {
-      const ctx = grid.getContext("2d"), cols = Number(grid.dataset.cols), S = Number(grid.dataset.s);
-      tasks.forEach((t, i) => { ctx.fillStyle = COLORS[t.state]; ctx.fillRect((i % cols) * S, Math.floor(i / cols) * S, S - (S > 2), S - (S > 2)); });
+    const ctx = grid && grid.getContext("2d"), cols = grid && Number(grid.dataset.cols), S = grid && Number(grid.dataset.s);
+    for (let i = 0; i < states.length; i++) {
+      if (painted[i] === states[i]) continue;
+      const color = COLORS[STATE[states[i]]];
+      if (nodes.length) { if (nodes[i]) nodes[i].setAttribute("fill", color); }
+      else if (ctx) { ctx.fillStyle = color; ctx.fillRect((i % cols) * S, Math.floor(i / cols) * S, S - (S > 2), S - (S > 2)); }
     }
-    const failed = tasks.filter((t) => t.state === "failed" || t.reason);
-    fails.replaceChildren(failed.length ? el("ul", {}, failed.slice(0, 100).map((t) => el("li", {},
-      el("a", { href: "#", onclick: (e) => { e.preventDefault(); showTask(t.key); } }, t.id), `: ${t.state}, ${t.reason || "exit " + t.exit_status}`,
-      t.stderr ? el("pre", {}, t.stderr.slice(-400)) : null))) : el("p", {}, "None."));
+    painted = states;
+  }
+
+  function paintFailures() {
+    const link = (i, label) => el("a", { href: "#", onclick: (e) => { e.preventDefault(); showTask(first + i); } }, label);
+    let items = [];
+    if (tasks) items = tasks.map((t, i) => [t, i]).filter(([t]) => t.state === "failed" || t.reason).slice(0, 100)
+      .map(([t, i]) => el("li", {}, link(i, t.id), `: ${t.state}, ${t.reason || "exit " + t.exit_status}`, t.stderr ? el("pre", {}, t.stderr.slice(-400)) : null));
+    else for (let i = states.indexOf("f"); i >= 0 && items.length < 100; i = states.indexOf("f", i + 1))
+      items.push(el("li", {}, link(i, "task key " + (first + i)), ": failed (click for its reasons)"));
+    fails.replaceChildren(items.length ? el("ul", {}, items) : el("p", {}, "None."));
   }
 
   function makeGrid(n) {
@@ -135,7 +147,7 @@ export function renderJob(main, id) {
     grid.onclick = (e) => {
       const r = grid.getBoundingClientRect(), sc = grid.width / r.width;
       const i = Math.floor((e.clientY - r.top) * sc / S) * cols + Math.floor((e.clientX - r.left) * sc / S);
-      if (tasks && tasks[i]) showTask(tasks[i].key);
+      if (states && i < states.length) showTask(first + i);
     };
     dagBox.replaceChildren(grid);
   }
@@ -167,11 +179,12 @@ export function renderJob(main, id) {
       thr.replaceChildren(lineChart([{ name: "tasks done / s", color: "#3a7d44", pts }], "throughput since this view opened"));
     }
     if (!dagAsked) await loadDag();
-    if (!tasks || job.tasks <= 5000 || now - lastTasks >= 10) {
-      lastTasks = now;
-      tasks = (await api(`/v1/jobs/${id}/tasks`)).tasks;
-      keys = new Map(tasks.map((t, i) => [t.key, i]));
-      paint();
-    }
+    const st = await api(`/v1/jobs/${id}/states`);
+    first = st.first_key;
+    if (st.states === states) return;
+    states = st.states;
+    if (job.tasks <= TASKS_MAX) tasks = (await api(`/v1/jobs/${id}/tasks`)).tasks;
+    paint();
+    paintFailures();
   };
 }

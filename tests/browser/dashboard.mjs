@@ -86,6 +86,9 @@ try {
   page.on("pageerror", (e) => failures.push("page error: " + e.message));
   page.on("requestfailed", (r) => { if (!/download|blob:/.test(r.url())) failures.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`); });
   page.on("response", (r) => { if (r.status() >= 400) failures.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`); });
+  // Moves within the page as its links do (a new page load would abort the
+  // polls in flight).
+  const go = (hash) => page.evaluate((h) => { location.hash = h; }, hash);
   const shot = (n) => page.screenshot({ path: path.join(OUT, `dashboard-${n}.png`), fullPage: true });
 
   // Log in; the jobs view lists both jobs.
@@ -132,14 +135,14 @@ try {
   const banMsg = await page.textContent("#vol-msg");
   if (!/requeued\D*[1-9]/.test(banMsg)) failures.push("the ban re-queued nothing: " + banMsg);
   await shot("volunteer");
-  await page.goto(url + `/#/job/${workJob}`);
+  await go(`#/job/${workJob}`);
   await until("the recomputed job to finish", async () => (await page.textContent("#job-state").catch(() => "")) === "done", 60000);
   const tasks = (await get(`/v1/jobs/${workJob}/tasks`)).tasks;
   const wrong = tasks.filter((t, i) => (t.output || "").trim() !== String(i * i));
   if (wrong.length) failures.push(`${wrong.length} tasks keep a wrong result after the ban, e.g. ${JSON.stringify(wrong[0])}`);
 
   // Cancel the job nobody runs, confirming.
-  await page.goto(url + `/#/job/${idleJob}`);
+  await go(`#/job/${idleJob}`);
   await page.waitForSelector("#cancel:not([disabled])");
   await page.click("#cancel");
   await page.click("#confirm-ok");
@@ -156,7 +159,7 @@ try {
 
   // A phone's width.
   await page.setViewportSize({ width: 390, height: 800 });
-  await page.goto(url + "/#/jobs");
+  await go("#/jobs");
   await page.waitForSelector(`tr:has-text("work")`);
   await shot("jobs-phone");
 } catch (e) {
