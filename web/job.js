@@ -145,8 +145,8 @@ export function renderJob(main, id) {
     const cols = Math.min(400, Math.ceil(Math.sqrt(n * 2))), S = n > 40000 ? 2 : 4;
     grid = el("canvas", { id: "grid", width: cols * S, height: Math.ceil(n / cols) * S, "data-cols": cols, "data-s": S, tabindex: 0 });
     grid.onclick = (e) => {
-      const r = grid.getBoundingClientRect(), sc = grid.width / r.width;
-      const i = Math.floor((e.clientY - r.top) * sc / S) * cols + Math.floor((e.clientX - r.left) * sc / S);
+      const sc = grid.width / grid.clientWidth; // offsetX/Y: inside the border
+      const i = Math.floor(e.offsetY * sc / S) * cols + Math.floor(e.offsetX * sc / S);
       if (states && i < states.length) showTask(first + i);
     };
     dagBox.replaceChildren(grid);

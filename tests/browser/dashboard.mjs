@@ -2,7 +2,7 @@
 // (headless, driven by playwright-core) against a real cairn-server and real
 // cairn-worker processes: log in with the admin token, watch a running job
 // progress, open its dag, set a priority, cancel a job, ban a lying volunteer
-// and see its tasks recomputed, look up an allocation index. Fails on any
+// and see its tasks recomputed, look up an allocation index, open a job of 10^5 tasks. Fails on any
 // console error, failed request or response >= 400, and writes a screenshot
 // of each view to OUT_DIR. Without chromium or playwright-core it FAILS
 // saying what to install.
@@ -64,7 +64,7 @@ writeFileSync(path.join(work, "work.json"), JSON.stringify(layered("work")));
 writeFileSync(path.join(work, "idle.json"), JSON.stringify({ name: "idle", app: "nobody-runs-this", tasks: [{ id: "a" }, { id: "b", after: ["a"] }] }));
 
 const failures = [];
-let browser;
+let browser, page;
 try {
   const server = start(path.join(BIN, "cairn-server"), ["--db", path.join(work, "m.db"), "--listen", "127.0.0.1:0", "--web", WEB], "server");
   const url = await until("the server", () => (server.log().match(/listening on (\S+)/) || [])[1], 10000);
@@ -81,7 +81,7 @@ try {
 
   mkdirSync(OUT, { recursive: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on("console", (m) => { if (m.type() === "error") failures.push("console error: " + m.text()); });
   page.on("pageerror", (e) => failures.push("page error: " + e.message));
   page.on("requestfailed", (r) => { if (!/download|blob:/.test(r.url())) failures.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`); });
@@ -157,6 +157,20 @@ try {
   await page.waitForSelector("#audit-summary:has-text('honest')");
   await shot("audit");
 
+  // A job of 10^5 tasks: drawn as one canvas, no element per task; a
+  // click on a cell opens that task.
+  writeFileSync(path.join(work, "big.json"), JSON.stringify({ name: "big", app: "nobody-runs-this",
+    tasks: Array.from({ length: 100000 }, (_, i) => (i < 50000 ? { id: "t" + i } : { id: "t" + i, after: ["t" + (i - 50000)] })) }));
+  const bigJob = await submit("big.json");
+  await go(`#/job/${bigJob}`);
+  await page.waitForSelector("canvas#grid");
+  await page.waitForSelector("#failures p");
+  const elements = await page.evaluate(() => document.getElementsByTagName("*").length);
+  if (elements > 300) failures.push(`the 10^5-task job's view has ${elements} elements`);
+  await page.click("canvas#grid", { position: { x: 1, y: 1 } });
+  await page.waitForSelector("#task-detail .card:has-text('task t0 ')");
+  await shot("job-large");
+
   // A phone's width.
   await page.setViewportSize({ width: 390, height: 800 });
   await go("#/jobs");
@@ -164,6 +178,7 @@ try {
   await shot("jobs-phone");
 } catch (e) {
   failures.push(e.stack || String(e));
+  if (page) await page.screenshot({ path: path.join(OUT, "dashboard-failure.png"), fullPage: true }).catch(() => {});
 } finally {
   if (browser) await browser.close();
   stopAll();
