@@ -1,7 +1,9 @@
-/* test_dag_view.c — GET /v1/jobs/{id}/dag on a real cairn-server: a job's
- * dag (keys, depths, parents in job-file order) and E(t) of its policy and
- * of fifo, equal to the IC Pebble Game played here on the same dag; the
- * admin token, unknown jobs, bad ids and the size bound. */
+/* test_dag_view.c — the dashboard's routes on a real cairn-server:
+ * GET /v1/jobs/{id}/dag (a job's dag: keys, depths, parents in job-file
+ * order, and E(t) of its policy and of fifo, equal to the IC Pebble Game
+ * played here on the same dag; the admin token, unknown jobs, bad ids, the
+ * size bound), GET /v1/jobs/{id}/states, and conditional GETs (ETag, 304). */
+#include <curl/curl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,7 +125,92 @@ static void test_dag_view(void **state) {
   harness_rmtree(dir);
 }
 
+static size_t on_header(char *b, size_t size, size_t n, void *ud) {
+  if (size * n > 6 && strncasecmp(b, "ETag: ", 6) == 0)
+    snprintf(ud, 32, "%.*s", (int)strcspn(b + 6, "\r\n"), b + 6);
+  return size * n;
+}
+static size_t on_body(char *b, size_t size, size_t n, void *ud) {
+  (void)b;
+  *(size_t *)ud += size * n;
+  return size * n;
+}
+
+/* GET url+path with If-None-Match inm (NULL: none): the status; the ETag
+ * answered to etag (32 bytes), the body's length to *len. */
+static long get_etag(const char *url, const char *path, const char *inm, char *etag, size_t *len) {
+  char full[512], auth[128], cond[64];
+  snprintf(full, sizeof full, "%s%s", url, path);
+  snprintf(auth, sizeof auth, "Authorization: Bearer %s", HARNESS_ADMIN_TOKEN);
+  struct curl_slist *h = curl_slist_append(NULL, auth);
+  if (inm) {
+    snprintf(cond, sizeof cond, "If-None-Match: %s", inm);
+    h = curl_slist_append(h, cond);
+  }
+  CURL *c = curl_easy_init();
+  etag[0] = '\0';
+  *len = 0;
+  curl_easy_setopt(c, CURLOPT_URL, full);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, etag);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, len);
+  long st = 0;
+  if (curl_easy_perform(c) == CURLE_OK)
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st);
+  curl_easy_cleanup(c);
+  curl_slist_free_all(h);
+  return st;
+}
+
+/* GET /v1/jobs/{id}/states: a letter per task in job-file order, the first
+ * key; a second GET with the ETag is 304 without a body until a state
+ * changes (a worker's lease makes a task running). */
+static void test_states_and_etags(void **state) {
+  (void)state;
+  char dir[4096], db[4200], path[64];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  long long id = submit(srv.url, wavefront(3, "fifo"));
+  snprintf(path, sizeof path, "/v1/jobs/%lld/states", id);
+  json_t *o = NULL;
+  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
+  assert_string_equal(json_string_value(json_object_get(o, "states")), "ewwwwwwww");
+  json_t *tasks = NULL;
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", id);
+  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &tasks, NULL, NULL), 200);
+  assert_int_equal(json_integer_value(json_object_get(o, "first_key")),
+                   json_integer_value(json_object_get(json_array_get(json_object_get(tasks, "tasks"), 0), "key")));
+  json_decref(tasks);
+  json_decref(o);
+  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/77/states", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
+  snprintf(path, sizeof path, "/v1/jobs/%lld/states", id);
+  assert_int_equal(harness_http(srv.url, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
+
+  char etag[32], again[32];
+  size_t len = 0;
+  assert_int_equal(get_etag(srv.url, path, NULL, etag, &len), 200);
+  assert_true(strlen(etag) > 2 && len > 0);
+  assert_int_equal(get_etag(srv.url, path, etag, again, &len), 304);
+  assert_int_equal(len, 0);
+  assert_int_equal(get_etag(srv.url, "/v1/jobs", "\"0000000000000000\"", again, &len), 200);
+  char vtok[65];
+  assert_true(harness_register(srv.url, "w", "x", vtok) > 0);
+  json_t *work = json_pack("{s[s]}", "apps", "x"), *lease = NULL;
+  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/work", vtok, work, &lease), 200);
+  json_decref(work);
+  json_decref(lease);
+  assert_int_equal(get_etag(srv.url, path, etag, again, &len), 200); /* changed: a new body */
+  assert_string_not_equal(etag, again);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  harness_rmtree(dir);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_dag_view)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_dag_view),
+                                     cmocka_unit_test(test_states_and_etags)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
