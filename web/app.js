@@ -212,7 +212,10 @@ function auditView(main, n) {
   const out = el("div", { id: "audit-out" });
   const form = el("form", { class: "actions", id: "audit" }, el("label", { for: "index" }, "Allocation index n:"), input, el("button", {}, "Who computed it?"));
   form.onsubmit = (e) => { e.preventDefault(); location.hash = "#/audit/" + input.value; };
-  main.replaceChildren(el("h2", {}, "Audit"), form, out);
+  const vol = el("input", { id: "audit-vol", type: "number", min: 1, "aria-label": "volunteer id" });
+  const vform = el("form", { class: "actions", id: "audit-volunteer" }, el("label", { for: "audit-vol" }, "A volunteer's indices, volunteer id:"), vol, el("button", {}, "List"));
+  vform.onsubmit = (e) => { e.preventDefault(); location.hash = "#/volunteer/" + vol.value; };
+  main.replaceChildren(el("h2", {}, "Audit"), form, vform, out);
   if (!n) return null;
   return async () => {
     try {
