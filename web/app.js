@@ -248,13 +248,19 @@ function route() {
   refresh();
 }
 
+let busy = false; // one poll at a time: a slow answer is not asked for twice
 export async function refresh() {
-  if (!poll) return;
+  if (!poll || busy) return;
+  busy = true;
+  const f = poll;
   try {
-    await poll();
+    await f();
     status("updated " + new Date().toLocaleTimeString());
   } catch (e) {
     status("error: " + e.message, true);
+  } finally {
+    busy = false;
+    if (f !== poll) refresh(); // the view changed meanwhile
   }
 }
 

@@ -174,6 +174,7 @@ export function renderJob(main, id) {
     cancel.disabled = job.state !== "running";
     const now = (performance.now() - t0) / 1000;
     samples.push([now, c.done]);
+    if (samples.length > 1800) samples.shift(); // the last hour
     if (samples.length > 1) {
       const pts = samples.slice(1).map(([t, d], k) => [t, Math.max(0, (d - samples[k][1]) / Math.max(0.001, t - samples[k][0]))]);
       thr.replaceChildren(lineChart([{ name: "tasks done / s", color: "#3a7d44", pts }], "throughput since this view opened"));

@@ -2,7 +2,7 @@
 // (headless, driven by playwright-core) against a real cairn-server and real
 // cairn-worker processes: log in with the admin token, watch a running job
 // progress, open its dag, set a priority, cancel a job, ban a lying volunteer
-// and see its tasks recomputed, look up an allocation index, open a job of 10^5 tasks. Fails on any
+// and see its tasks recomputed, look up an allocation index, submit a job file, open a job of 10^5 tasks. Fails on any
 // console error, failed request or response >= 400, and writes a screenshot
 // of each view to OUT_DIR. Without chromium or playwright-core it FAILS
 // saying what to install.
@@ -156,6 +156,17 @@ try {
   await page.press("#index", "Enter");
   await page.waitForSelector("#audit-summary:has-text('honest')");
   await shot("audit");
+
+  // Submit a job file and the file it names from the jobs view (uploaded
+  // by its digest first).
+  writeFileSync(path.join(work, "up.json"), JSON.stringify({ name: "uploaded", app: "nobody-runs-this",
+    files: [{ name: "data", path: "in/data.txt" }], tasks: [{ id: "a", inputs: ["data"] }] }));
+  writeFileSync(path.join(work, "data.txt"), "some input\n");
+  await go("#/jobs");
+  await page.setInputFiles("#jobfile", [path.join(work, "up.json"), path.join(work, "data.txt")]);
+  await page.click("#submit button");
+  await page.waitForSelector("#submit-msg:has-text('submitted (1 tasks)')");
+  await page.waitForSelector(`tr:has-text("uploaded")`);
 
   // A job of 10^5 tasks: drawn as one canvas, no element per task; a
   // click on a cell opens that task.
