@@ -18,8 +18,10 @@ $(BUILD)/Makefile: CMakeLists.txt | deps
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
 
+# KEEP=1: the server stays up after the demo (the dashboard's URL and how
+# to stop it are printed).
 demo: build
-	@bash scripts/demo.sh $(BUILD)/bin
+	@KEEP=$(KEEP) bash scripts/demo.sh $(BUILD)/bin
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

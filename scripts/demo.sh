@@ -3,7 +3,9 @@
 # cairn-server on an ephemeral loopback port, 4 cairn-workers, the edit
 # distance of two strings computed block by block (an evolving-mesh dag of
 # 120 tasks, each reading its parents' outputs), checked against a direct
-# computation. Stops everything it started.
+# computation. Stops everything it started; with KEEP=1 in the environment
+# (make demo KEEP=1) the server keeps running after the check, and the demo
+# prints the dashboard's URL, the admin token and how to stop it.
 set -eu
 BIN=$(cd "${1:-build/bin}" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +53,17 @@ printf 'result:   edit distance %s (direct computation: %s) in %s s\n' "$got" "$
 if [ "$got" != "$want" ]; then
   echo "demo: FAILED: the distributed result differs from the direct computation"
   exit 1
+fi
+if [ "${KEEP:-}" = 1 ]; then
+  for p in "${pids[@]:1}"; do kill "$p" 2>/dev/null || true; done
+  server_pid=${pids[0]}
+  pids=()
+  trap - EXIT
+  echo "demo: OK; the server keeps running (pid $server_pid):"
+  echo "  dashboard:   $URL/#/jobs"
+  echo "  admin token: $CAIRN_ADMIN_TOKEN"
+  echo "  stop it:     kill $server_pid && rm -rf $WORK"
+  exit 0
 fi
 # Stop the server and the workers, then read their logs: a sanitizer's
 # report there (the server and workers of a sanitizer build) fails the demo.

@@ -105,6 +105,8 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cair
   }
   if (rs->ctype && rs->status != 204)
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->ctype);
+  if (rs->etag[0])
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, rs->etag);
   if (rs->retry_after > 0) {
     char ra[16];
     snprintf(ra, sizeof ra, "%d", rs->retry_after);
@@ -119,6 +121,25 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cair
   MHD_destroy_response(r);
   cairn__api_count(m, route, rs->status);
   return ret;
+}
+
+/* A GET's 200 body in memory gets an ETag (FNV-1a 64 of the body): when
+ * the request's If-None-Match names it, the answer is 304 without a body,
+ * so that a poller (the dashboard) is not sent what it has. O(body). */
+static void conditional(struct MHD_Connection *c, cairn__resp *rs) {
+  if (rs->status != 200 || rs->fd >= 0 || !rs->body)
+    return;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < rs->len; i++)
+    h = (h ^ (unsigned char)rs->body[i]) * 1099511628211ull;
+  snprintf(rs->etag, sizeof rs->etag, "\"%016llx\"", (unsigned long long)h);
+  const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+  if (inm && strstr(inm, rs->etag)) {
+    free(rs->body);
+    rs->body = NULL;
+    rs->len = 0;
+    rs->status = 304;
+  }
 }
 
 static enum MHD_Result send_error(cairn_master *m, struct MHD_Connection *c, cairn__route route,
@@ -415,6 +436,8 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
   cairn__api_handle(m, k->route, &rq, &rs);
   if (rs.hold && k->hold.ms > 0 && k->hold.job)
     return hold_job(m, c, k, method, url, &rs);
+  if (!strcmp(method, "GET"))
+    conditional(c, &rs);
   if (rs.hold && k->hold.ms > 0 && rs.status == 204)
     return hold(m, c, k, &rs);
   return send_resp(m, c, k->route, &rs);

@@ -18,7 +18,7 @@ typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
   R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
-  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_DEMAND, R_ROUTE_COUNT
+  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_DEMAND, R_JOB_DAG, R_JOB_STATES, R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -98,6 +98,7 @@ typedef struct cairn__resp {
   uint64_t fd_size;
   cairn__hold *hold;         /* POST /v1/work or GET /v1/jobs/{id} where the request may
                                 be held, else NULL */
+  char etag[20];             /* non-empty: an ETag header (http.c, conditional GETs) */
 } cairn__resp;
 
 /* What a request may do before its body is read, from its headers alone. */
@@ -172,6 +173,16 @@ void cairn__api_count(cairn_master *m, cairn__route r, int status);
 #define CAIRN__STATS_MAX 1000
 #define CAIRN__STATS_REFRESH_SECONDS 2.0
 void cairn__stats_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+
+/* dagview.c: GET /v1/jobs/{id}/dag (admin; the caller checked the token):
+ * the job's dag and E(t) of its policy and fifo, read from the store file
+ * (never under c->lock), 413 beyond 20,000 tasks or 400,000 edges. */
+void cairn__dagview_get(cairn_master *m, int64_t job, cairn__resp *rs);
+
+/* states.c: GET /v1/jobs/{id}/states (admin; the caller checked the
+ * token): one letter per task (w, e, r, d, f) in job-file order, copied
+ * 4,096 tasks per hold of c->lock. */
+void cairn__states_get(cairn_master *m, int64_t id, cairn__resp *rs);
 
 /* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);

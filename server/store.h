@@ -1,6 +1,7 @@
 /* store.h — the master's durable state in SQLite, behind a narrow interface.
  *
- * Only the store's files (store.c, store_life.c, store_read.c, store_int.h)
+ * Only the store's files (store.c, store_life.c, store_read.c, store_dag.c,
+ * store_int.h)
  * include sqlite3.h. Two connections: the writer (used by the
  * commit thread and at start-up; every write goes through it, inside
  * cairn_store_begin/commit) and the reader (API reads; serialised by its own
@@ -391,5 +392,22 @@ cairn_status cairn_store_stats(cairn_store *s, int limit,
 cairn_status cairn_store_read_invites(cairn_store *s,
                                       int (*cb)(void *, const cairn_store_invite_row *), void *ud,
                                       cairn_error *err);
+
+/* A job's dag for GET /v1/jobs/{id}/dag (store_dag.c): read from the file
+ * at db_path on a read-only connection of its own, in one transaction.
+ * keys: the task keys in job-file order; edges: indices into keys; policy:
+ * the job's. CAIRN_ENOTFOUND (no such live job), CAIRN_ETOOBIG (more than
+ * max_n tasks or max_m edges; nothing read), CAIRN_EIO. Free with
+ * cairn_store_dag_free. */
+typedef struct cairn_store_dag {
+  uint32_t n;
+  int64_t *keys;
+  struct cairn_edge *edges;
+  uint64_t m;
+  char policy[32];
+} cairn_store_dag;
+cairn_status cairn_store_dag_read(const char *db_path, int64_t job, uint32_t max_n, uint64_t max_m,
+                                  cairn_store_dag *out, cairn_error *err);
+void cairn_store_dag_free(cairn_store_dag *v);
 
 #endif

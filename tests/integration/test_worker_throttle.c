@@ -248,15 +248,16 @@ static void test_cpu_limit(void **state) {
   double share = cpu / wall, allowed = (double)running / samples;
   fprintf(stderr, "--cpu-limit 30: the task used %.2f s of CPU in %.2f s: %.1f%% (wanted at "
           "most 30%% + 8); it was not stopped in %.1f%% of %u samples of its state (wanted "
-          "30%% + 8, at least 10%%)\n", cpu, wall, share * 100, allowed * 100, samples);
+          "between 5%% and 80%%: both stopped and let run)\n", cpu, wall, share * 100, allowed * 100, samples);
   stop_worker(w);
   assert_true(share <= 0.38);
   assert_true(share > 0.01); /* a shared machine may give it less than 30%, never more */
-  /* The limit is a ceiling: the duty cycle never lets the task run more
-   * than 30% + 8 of the time. Below it the bound is loose, as a loaded
-   * machine (or ThreadSanitizer) wakes the worker's throttle late to send
-   * SIGCONT, which keeps the task stopped longer than its share. */
-  assert_true(allowed >= 0.10 && allowed <= 0.38);
+  /* The limit is a ceiling on the CPU the task gets (share, above). The
+   * sampled states show the duty cycle at work: the task is both stopped
+   * and let run. How much of each is timing-sensitive on a loaded machine
+   * (or under ThreadSanitizer): a late SIGCONT keeps it stopped longer, a
+   * SIGSTOP not yet delivered shows it runnable; so the bounds are loose. */
+  assert_true(allowed >= 0.05 && allowed <= 0.8);
 }
 
 /* --idle-only: busy processes make the worker suspend its task; once they

@@ -1,0 +1,191 @@
+// One job's view (#/job/ID): state counts and actions, its dag drawn by
+// layers in SVG (up to SVG_MAX tasks; a canvas grid, one cell per task,
+// beyond), E(t) of its policy beside fifo's (GET /v1/jobs/{id}/dag), the
+// throughput seen since the view opened, and its failures. No DOM element
+// per task beyond what is drawn. Every 2 s (conditional GETs, app.js) the
+// view reads the job and its tasks' states (GET /v1/jobs/{id}/states, a
+// letter per task); the full task list (reasons, stderr tails) only for
+// jobs of up to TASKS_MAX tasks; beyond, a task's details on a click.
+import { api, el, confirmAction, refresh } from "./app.js";
+
+const SVG_MAX = 2000, DAG_MAX = 20000, TASKS_MAX = 5000;
+const STATE = { w: "waiting", e: "eligible", r: "running", d: "done", f: "failed" };
+const NS = "http://www.w3.org/2000/svg";
+const COLORS = { waiting: "#ccc", eligible: "#f2c14e", running: "#4a90d9", done: "#3a7d44", failed: "#c0392b" };
+const svg = (tag, attrs = {}) => {
+  const e = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+};
+
+function lineChart(series, title) {
+  const W = 600, H = 200, P = 30;
+  const s = svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title });
+  let xmax = 1, ymax = 1;
+  for (const { pts } of series) for (const [x, y] of pts) { xmax = Math.max(xmax, x); ymax = Math.max(ymax, y); }
+  const X = (x) => P + (W - 2 * P) * x / xmax, Y = (y) => H - P - (H - 2 * P) * y / ymax;
+  s.append(svg("line", { x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#999" }), svg("line", { x1: P, y1: P, x2: P, y2: H - P, stroke: "#999" }));
+  const lab = (x, y, t, a = "start") => { const e = svg("text", { x, y, "text-anchor": a }); e.textContent = t; s.append(e); };
+  lab(P - 3, P, String(+ymax.toFixed(2)), "end"); lab(W - P, H - P + 14, String(+xmax.toFixed(1)), "end"); lab(P, 12, title);
+  series.forEach(({ name, pts, color }, i) => {
+    const step = Math.max(1, Math.floor(pts.length / 1000)); // at most ~1,000 points drawn
+    const p = pts.filter((_, k) => k % step === 0 || k === pts.length - 1).map(([x, y]) => `${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(" ");
+    s.append(svg("polyline", { points: p, stroke: color }));
+    lab(W - P - 120, P + 12 * i, "— " + name); s.lastChild.setAttribute("fill", color);
+  });
+  return s;
+}
+
+// The dag by layers: x = depth, y = position in its layer.
+function drawDag(box, dag, nodes) {
+  const n = dag.keys.length, layers = [];
+  dag.depth.forEach((d, i) => (layers[d] = layers[d] || []).push(i));
+  const children = Array.from({ length: n }, () => []);
+  dag.parents.forEach((ps, c) => ps.forEach((p) => children[p].push(c)));
+  const maxw = Math.max(...layers.map((l) => l.length)), DX = 40, DY = 16;
+  const pos = new Array(n);
+  layers.forEach((l, d) => l.forEach((v, k) => { pos[v] = [20 + d * DX, 12 + (k + (maxw - l.length) / 2) * DY]; }));
+  const s = svg("svg", { width: 40 + layers.length * DX, height: 24 + maxw * DY, id: "dag-svg" });
+  const eg = svg("g"), ng = svg("g"), edges = [];
+  dag.parents.forEach((ps, c) => ps.forEach((p) => {
+    const [x1, y1] = pos[p], [x2, y2] = pos[c];
+    const e = svg("path", { d: `M${x1},${y1}C${x1 + DX / 2},${y1} ${x2 - DX / 2},${y2} ${x2},${y2}` });
+    edges.push([p, c, e]); eg.append(e);
+  }));
+  for (let v = 0; v < n; v++) {
+    const c = svg("circle", { cx: pos[v][0], cy: pos[v][1], r: 6, class: "n", "data-i": v, fill: COLORS.waiting });
+    nodes[v] = c; ng.append(c);
+  }
+  let lit = [];
+  ng.onmouseover = (e) => {
+    const v = Number(e.target.dataset.i); if (Number.isNaN(v)) return;
+    for (const x of lit) x.classList.remove("hl", "par", "chi");
+    lit = [nodes[v]]; nodes[v].classList.add("hl");
+    for (const p of dag.parents[v]) { nodes[p].classList.add("par"); lit.push(nodes[p]); }
+    for (const c of children[v]) { nodes[c].classList.add("chi"); lit.push(nodes[c]); }
+    for (const [p, c, ed] of edges) if (p === v || c === v) { ed.classList.add("hl"); lit.push(ed); }
+  };
+  s.append(eg, ng);
+  box.replaceChildren(s);
+  return ng;
+}
+
+export function renderJob(main, id) {
+  const head = el("div"), acts = el("div", { class: "actions" }), msg = el("p", { id: "job-msg" });
+  const dagBox = el("div", { id: "dag" }), charts = el("div", { class: "grid2" }), prof = el("div"), thr = el("div");
+  const fails = el("div", { id: "failures" }), detail = el("div", { id: "task-detail" });
+  const legend = el("p", { class: "legend" }, Object.keys(COLORS).map((k) => el("span", { class: k }, k)));
+  charts.append(prof, thr);
+  main.replaceChildren(el("h2", {}, "Job " + id), head, acts, msg, el("h3", {}, "Tasks"), legend, dagBox, detail, charts,
+    el("h3", {}, "Failures"), fails);
+  const samples = []; // [seconds since open, done]
+  const t0 = performance.now();
+  let job = null, dag = null, nodes = [], grid = null, states = null, painted = "", first = 0, tasks = null, dagAsked = false;
+
+  const prio = el("input", { type: "number", id: "priority", "aria-label": "priority", style: "width:7em" });
+  const prioBtn = el("button", { id: "set-priority" }, "Set priority");
+  prioBtn.onclick = () => act(() => api(`/v1/jobs/${id}/priority`, { method: "POST", body: JSON.stringify({ priority: Number(prio.value) }) }), "priority set");
+  const cancel = el("button", { class: "danger", id: "cancel" }, "Cancel job…");
+  cancel.onclick = async () => {
+    if (await confirmAction(`Cancel job ${id}?`, `No task of "${job.name}" will be allocated any more (${job.tasks - job.counts.done} tasks not done); its leases end at the workers' next heartbeats. This cannot be undone.`))
+      act(() => api(`/v1/jobs/${id}/cancel`, { method: "POST", body: "{}" }), "cancelled");
+  };
+  const del = el("button", { class: "danger", id: "delete" }, "Delete job…");
+  del.onclick = async () => {
+    if (await confirmAction(`Delete job ${id}?`, `Job "${job.name}", its ${job.tasks} tasks' results and the files only it names are deleted (a running job is cancelled first). This cannot be undone.`))
+      act(async () => { const r = await api(`/v1/jobs/${id}`, { method: "DELETE" }); location.hash = "#/jobs"; return r; }, "deleted");
+  };
+  const dl = el("button", { id: "download" }, "Download results");
+  dl.onclick = () => act(async () => {
+    const t = await api(`/v1/jobs/${id}/tasks`);
+    const a = el("a", { href: URL.createObjectURL(new Blob([JSON.stringify(t, null, 1)], { type: "application/json" })), download: `job-${id}-results.json` });
+    document.body.append(a); a.click(); a.remove();
+  }, "results downloaded");
+  async function act(f, done) {
+    try { await f(); msg.textContent = done; msg.className = ""; refresh(); }
+    catch (e) { msg.textContent = "error: " + e.message; msg.className = "error"; }
+  }
+
+  async function showTask(key) {
+    try {
+      const t = await api(`/v1/jobs/${id}/tasks/${key}`);
+      const brief = tasks && tasks[key - first];
+      detail.replaceChildren(el("div", { class: "card" }, el("strong", {}, `task ${t.id} (key ${t.key}): ${t.state}, attempts ${t.attempts}/${t.max_attempts}`),
+        brief && brief.reason ? el("p", {}, "reason: " + brief.reason) : null,
+        brief && brief.stderr ? el("pre", {}, brief.stderr) : null,
+        el("ul", {}, t.history.map((h) => el("li", {}, `index `, el("a", { href: "#/audit/" + h.index }, h.index),
+          ` volunteer `, el("a", { href: "#/volunteer/" + h.volunteer }, h.volunteer), `: ${h.lease}${h.outcome ? ", " + h.outcome : ""}${h.reason ? ", " + h.reason : ""}`)))));
+    } catch (e) { detail.replaceChildren(el("p", { class: "error" }, e.message)); }
+  }
+
+  // Colours what changed since the last paint: O(tasks) string compares,
+  // no DOM work for unchanged tasks.
+  function paint() {
+    const ctx = grid && grid.getContext("2d"), cols = grid && Number(grid.dataset.cols), S = grid && Number(grid.dataset.s);
+    for (let i = 0; i < states.length; i++) {
+      if (painted[i] === states[i]) continue;
+      const color = COLORS[STATE[states[i]]];
+      if (nodes.length) { if (nodes[i]) nodes[i].setAttribute("fill", color); }
+      else if (ctx) { ctx.fillStyle = color; ctx.fillRect((i % cols) * S, Math.floor(i / cols) * S, S - (S > 2), S - (S > 2)); }
+    }
+    painted = states;
+  }
+
+  function paintFailures() {
+    const link = (i, label) => el("a", { href: "#", onclick: (e) => { e.preventDefault(); showTask(first + i); } }, label);
+    let items = [];
+    if (tasks) items = tasks.map((t, i) => [t, i]).filter(([t]) => t.state === "failed" || t.reason).slice(0, 100)
+      .map(([t, i]) => el("li", {}, link(i, t.id), `: ${t.state}, ${t.reason || "exit " + t.exit_status}`, t.stderr ? el("pre", {}, t.stderr.slice(-400)) : null));
+    else for (let i = states.indexOf("f"); i >= 0 && items.length < 100; i = states.indexOf("f", i + 1))
+      items.push(el("li", {}, link(i, "task key " + (first + i)), ": failed (click for its reasons)"));
+    fails.replaceChildren(items.length ? el("ul", {}, items) : el("p", {}, "None."));
+  }
+
+  function makeGrid(n) {
+    const cols = Math.min(400, Math.ceil(Math.sqrt(n * 2))), S = n > 40000 ? 2 : 4;
+    grid = el("canvas", { id: "grid", width: cols * S, height: Math.ceil(n / cols) * S, "data-cols": cols, "data-s": S, tabindex: 0 });
+    grid.onclick = (e) => {
+      const sc = grid.width / grid.clientWidth; // offsetX/Y: inside the border
+      const i = Math.floor(e.offsetY * sc / S) * cols + Math.floor(e.offsetX * sc / S);
+      if (states && i < states.length) showTask(first + i);
+    };
+    dagBox.replaceChildren(grid);
+  }
+
+  async function loadDag() {
+    dagAsked = true;
+    if (job.tasks > DAG_MAX) { prof.replaceChildren(el("p", {}, `E(t) is drawn for jobs up to ${DAG_MAX} tasks.`)); makeGrid(job.tasks); return; }
+    dag = await api(`/v1/jobs/${id}/dag`);
+    if (job.tasks <= SVG_MAX) {
+      const ng = drawDag(dagBox, dag, nodes);
+      ng.onclick = (e) => { const v = Number(e.target.dataset.i); if (!Number.isNaN(v)) showTask(dag.keys[v]); };
+    } else makeGrid(job.tasks);
+    const cols = ["#c0392b", "#2c7fb8", "#7b3294"];
+    prof.replaceChildren(lineChart(Object.entries(dag.profiles).map(([name, p], i) => ({ name, color: cols[i % 3], pts: p.map((y, x) => [x, y]) })),
+      "E(t): eligible tasks after t executions"));
+  }
+
+  return async () => {
+    job = await api(`/v1/jobs/${id}`);
+    const c = job.counts;
+    head.replaceChildren(el("p", { id: "job-summary" }, `${job.name} (${job.app}, policy ${job.policy}): `, el("strong", { id: "job-state" }, job.state),
+      ` — ${c.done}/${job.tasks} done, ${c.running} running, ${c.eligible} eligible, ${c.waiting} waiting, ${c.failed} failed; priority ${job.priority}`));
+    if (!acts.childElementCount) { prio.value = job.priority; acts.append(prio, prioBtn, cancel, del, dl); }
+    cancel.disabled = job.state !== "running";
+    const now = (performance.now() - t0) / 1000;
+    samples.push([now, c.done]);
+    if (samples.length > 1800) samples.shift(); // the last hour
+    if (samples.length > 1) {
+      const pts = samples.slice(1).map(([t, d], k) => [t, Math.max(0, (d - samples[k][1]) / Math.max(0.001, t - samples[k][0]))]);
+      thr.replaceChildren(lineChart([{ name: "tasks done / s", color: "#3a7d44", pts }], "throughput since this view opened"));
+    }
+    if (!dagAsked) await loadDag();
+    const st = await api(`/v1/jobs/${id}/states`);
+    first = st.first_key;
+    if (st.states === states) return;
+    states = st.states;
+    if (job.tasks <= TASKS_MAX) tasks = (await api(`/v1/jobs/${id}/tasks`)).tasks;
+    paint();
+    paintFailures();
+  };
+}
