@@ -2,9 +2,10 @@
 BUILD      ?= build
 BENCH_BUILD ?= build-release
 TSAN_BUILD ?= build-tsan
+ALLOC_BUILD ?= build-alloc
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check tsan release bench clean
+.PHONY: all deps build demo check tsan alloc-fail release bench clean
 
 all: build
 
@@ -36,6 +37,14 @@ tsan: deps
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	cd $(TSAN_BUILD) && TSAN_OPTIONS="$(TSAN_OPTS)" ctest $(TSAN_TESTS) --output-on-failure -j $(JOBS)
 
+# Allocation-failure injection (its own folder, ASan + UBSan): each public
+# path in-process with its k-th allocation failing, k = 1, 2, ...
+# (tests/alloc/test_alloc_fail.c; docs/testing.md, "Failure injection").
+alloc-fail: deps
+	cmake -S . -B $(ALLOC_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON -DCAIRN_ALLOC_FAIL=ON
+	cmake --build $(ALLOC_BUILD) -j $(JOBS) --target test_alloc_fail
+	cd $(ALLOC_BUILD) && ctest -L alloc --output-on-failure
+
 # The optimised build the benchmarks use (its own folder); -Werror holds
 # there too, where the optimiser sees more.
 release: deps
@@ -46,4 +55,4 @@ bench: release
 	@bash bench/run-all.sh $(BENCH_BUILD)/bin
 
 clean:
-	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD) $(ALLOC_BUILD)
