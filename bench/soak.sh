@@ -21,8 +21,8 @@
 #     is at least the largest t it used;
 #   * no sanitizer report in any log.
 # Prints the kills survived and the invariants checked; exits 1 on any
-# violation (the logs are kept then), 2 on bad usage. CAIRN_SOAK_SEED and
-# the options above make a run repeatable in its random choices.
+# violation (the logs are kept then), 2 on bad usage. The same --seed
+# (or CAIRN_SOAK_SEED) repeats the random choices; their timing differs.
 set -eu
 
 BIN=build-release/bin
