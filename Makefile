@@ -2,10 +2,9 @@
 BUILD      ?= build
 BENCH_BUILD ?= build-release
 TSAN_BUILD ?= build-tsan
-ALLOC_BUILD ?= build-alloc
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check tsan alloc-fail release bench clean
+.PHONY: all deps build demo check tsan release bench clean
 
 all: build
 
@@ -40,6 +39,9 @@ tsan: deps
 # Allocation-failure injection (its own folder, ASan + UBSan): each public
 # path in-process with its k-th allocation failing, k = 1, 2, ...
 # (tests/alloc/test_alloc_fail.c; docs/testing.md, "Failure injection").
+# make clean leaves build-alloc/ (rm -rf it by hand).
+ALLOC_BUILD ?= build-alloc
+.PHONY: alloc-fail
 alloc-fail: deps
 	cmake -S . -B $(ALLOC_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON -DCAIRN_ALLOC_FAIL=ON
 	cmake --build $(ALLOC_BUILD) -j $(JOBS) --target test_alloc_fail
@@ -55,4 +57,4 @@ bench: release
 	@bash bench/run-all.sh $(BENCH_BUILD)/bin
 
 clean:
-	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD) $(ALLOC_BUILD)
+	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD)
