@@ -39,6 +39,17 @@ tsan: deps
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	cd $(TSAN_BUILD) && TSAN_OPTIONS="$(TSAN_OPTS)" ctest $(TSAN_TESTS) --output-on-failure -j $(JOBS)
 
+# Allocation-failure injection (its own folder, ASan + UBSan): each public
+# path in-process with its k-th allocation failing, k = 1, 2, ...
+# (tests/alloc/test_alloc_fail.c; docs/testing.md, "Failure injection").
+# make clean leaves build-alloc/ (rm -rf it by hand).
+ALLOC_BUILD ?= build-alloc
+.PHONY: alloc-fail
+alloc-fail: deps
+	cmake -S . -B $(ALLOC_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON -DCAIRN_ALLOC_FAIL=ON
+	cmake --build $(ALLOC_BUILD) -j $(JOBS) --target test_alloc_fail
+	cd $(ALLOC_BUILD) && ctest -L alloc --output-on-failure
+
 # The optimised build the benchmarks use (its own folder); -Werror holds
 # there too, where the optimiser sees more.
 release: deps

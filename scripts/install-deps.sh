@@ -5,6 +5,7 @@ pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
       libsqlite3-dev libsodium-dev libjansson-dev libcmocka-dev sqlite3 curl openssl ca-certificates
       openssh-client openssh-server dpkg-dev file slurm-wlm munge chromium"
 missing=""
+pkgs="$pkgs jq"  # bench/soak.sh reads the API's JSON with it
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing="$missing $p"
