@@ -2,9 +2,11 @@
 BUILD      ?= build
 BENCH_BUILD ?= build-release
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check tsan release bench clean
+.PHONY: all deps build demo check tsan release bench fuzz clean
 
 all: build
 
@@ -45,5 +47,12 @@ release: deps
 bench: release
 	@bash bench/run-all.sh $(BENCH_BUILD)/bin
 
+# libFuzzer targets (tests/fuzz/, clang, its own folder): each runs
+# FUZZ_SECONDS seconds from a copy of its seed corpus; non-zero on a crash.
+fuzz: deps
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_FUZZ=ON -DBUILD_TESTING=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh $(FUZZ_BUILD)
+
 clean:
-	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
