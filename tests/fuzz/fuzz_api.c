@@ -50,8 +50,8 @@ static const char JOB[] =
   "{\"id\": \"a\", \"args\": [\"1\"]}, {\"id\": \"b\", \"after\": [\"a\"]},"
   "{\"id\": \"c\"}, {\"id\": \"d\"}]}";
 
-static char dir[] = "/tmp/cairn-fuzz-api-XXXXXX";
-static char db[128];
+static char dir[128];
+static char db[160];
 static cairn_master *m;
 static char token[65];        /* a registered volunteer's */
 static long long leases[4];   /* the last indices POST /v1/work gave it */
@@ -76,16 +76,32 @@ static void learn(const cairn__resp *rs) {
   json_decref(o);
 }
 
-/* A master on a fresh store with one job and one volunteer (token). */
-static void open_master(void) {
-  cairn_master_config cfg;
-  cairn_error err = {0};
-  char path[160];
+/* Removes the store's files. */
+static void remove_store(void) {
+  char path[200];
   const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
   for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
     snprintf(path, sizeof path, "%s%s", db, sfx[i]);
     unlink(path);
   }
+}
+
+/* At exit (libFuzzer's -max_total_time ends with exit()). */
+static void cleanup(void) {
+  cairn_master_delete(m);
+  m = NULL;
+  remove_store();
+  char files[200];
+  snprintf(files, sizeof files, "%s.files", db); /* the master's upload folder (empty) */
+  rmdir(files);
+  rmdir(dir);
+}
+
+/* A master on a fresh store with one job and one volunteer (token). */
+static void open_master(void) {
+  cairn_master_config cfg;
+  cairn_error err = {0};
+  remove_store();
   cairn_master_config_init(&cfg);
   cfg.db_path = db;
   cfg.listen = "127.0.0.1:0";
@@ -113,11 +129,18 @@ static void open_master(void) {
   nleases = 0;
 }
 
+/* The store goes in memory-backed /dev/shm when there is one (each request
+ * waits for its commit), else in $TMPDIR or /tmp. */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  const char *tmp = getenv("TMPDIR");
+  if (access("/dev/shm", W_OK) == 0)
+    tmp = "/dev/shm";
+  snprintf(dir, sizeof dir, "%s/cairn-fuzz-api-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(dir))
     abort();
   snprintf(db, sizeof db, "%s/fuzz.db", dir);
   open_master();
+  atexit(cleanup);
   return 0;
 }
 
