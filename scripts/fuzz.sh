@@ -2,7 +2,8 @@
 # Runs each libFuzzer target of a CAIRN_FUZZ build for FUZZ_SECONDS seconds
 # (make fuzz). Usage: scripts/fuzz.sh BUILD_DIR [TARGET...]
 # Each target starts from a copy of tests/fuzz/corpus/<target>/ in a
-# temporary folder (the repository's corpus grows only by hand); a crash
+# temporary folder (the repository's corpus grows only by hand), with the
+# dictionary tests/fuzz/<target>.dict when there is one; a crash
 # input is kept in the working folder and named in the summary. Prints per
 # target the executions, cov: and ft: it reached and whether it crashed;
 # exits 1 when any target crashed. FUZZ_KEEP=1 keeps the working folder
@@ -29,9 +30,14 @@ for t in "${targets[@]}"; do
     cp -r "tests/fuzz/corpus/$name/." "$work/$name/corpus/"
   fi
   log="$work/$name/log"
+  dict=()
+  if [ -f "tests/fuzz/$name.dict" ]; then
+    dict=(-dict="tests/fuzz/$name.dict")
+  fi
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/bin/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-    -print_final_stats=1 -artifact_prefix="$work/$name/crashes/" "$work/$name/corpus" \
+    -print_final_stats=1 -artifact_prefix="$work/$name/crashes/" ${dict[@]+"${dict[@]}"} \
+    "$work/$name/corpus" \
     >"$log" 2>&1
   rc=$?
   # the last status line: "#N ... cov: C ft: F ..."
