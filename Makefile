@@ -3,9 +3,11 @@ BUILD      ?= build
 BENCH_BUILD ?= build-release
 TSAN_BUILD ?= build-tsan
 PKG_BUILD  ?= build-package
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check tsan release bench packages clean
+.PHONY: all deps build demo check tsan release bench packages fuzz clean
 
 all: build
 
@@ -69,5 +71,12 @@ packages: deps
 	cd $(PKG_BUILD) && cpack -G DEB
 	cmake --build $(PKG_BUILD) --target worker-tarball
 
+# libFuzzer targets (tests/fuzz/, clang, its own folder): each runs
+# FUZZ_SECONDS seconds from a copy of its seed corpus; non-zero on a crash.
+fuzz: deps
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_FUZZ=ON -DBUILD_TESTING=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh $(FUZZ_BUILD)
+
 clean:
-	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD) $(PKG_BUILD)
+	rm -rf $(BUILD) $(BENCH_BUILD) $(TSAN_BUILD) $(PKG_BUILD) $(FUZZ_BUILD)

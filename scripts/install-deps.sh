@@ -3,7 +3,8 @@
 set -eu
 pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
       libsqlite3-dev libsodium-dev libjansson-dev libcmocka-dev sqlite3 curl openssl ca-certificates
-      openssh-client openssh-server dpkg-dev file slurm-wlm munge chromium"
+      openssh-client openssh-server dpkg-dev file slurm-wlm munge chromium
+      clang libclang-rt-14-dev"  # clang and its libFuzzer runtime: make fuzz
 missing=""
 pkgs="$pkgs jq"  # bench/soak.sh reads the API's JSON with it
 for p in $pkgs; do

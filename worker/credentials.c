@@ -147,29 +147,35 @@ cairn_status cairn__register(cairn_http *h, const cairn__registration *reg,
   else if (resp.status != 200 && resp.status != 201)
     rc = cairn_error_set(err, CAIRN_EINVAL, "registration refused (HTTP %ld): %s",
                          resp.status, msg);
-  else {
-    json_error_t jerr;
-    json_t *root = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, &jerr);
-    const char *token = NULL;
-    json_int_t id = 0, row = 0;
-    if (!root || json_unpack_ex(root, &jerr, 0, "{s:I, s:I, s:s}", "id", &id, "row", &row,
-                                "token", &token) != 0 || !valid_token(token))
-      rc = cairn_error_set(err, CAIRN_EINVAL, "registration: malformed answer: %s",
-                           root ? jerr.text : msg);
-    else {
-      c->server = strdup(cairn_http_base(h));
-      c->id = id;
-      c->row = row;
-      memcpy(c->token, token, 65);
-      const char *peer = json_string_value(json_object_get(root, "peer_key"));
-      if (valid_token(peer))
-        memcpy(c->peer_key, peer, 65);
-      c->features = cairn_features_parse(json_object_get(root, CAIRN_FEATURES_KEY));
-      if (!c->server)
-        rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    }
-    json_decref(root);
-  }
+  else
+    rc = cairn__registration_parse(resp.body.data, resp.body.len, cairn_http_base(h), c, err);
   cairn_buf_free(&resp.body);
+  return rc;
+}
+
+cairn_status cairn__registration_parse(const char *body, size_t len, const char *server,
+                                       cairn__credentials *c, cairn_error *err) {
+  json_error_t jerr;
+  json_t *root = json_loadb(body ? body : "", len, 0, &jerr);
+  const char *token = NULL;
+  json_int_t id = 0, row = 0;
+  cairn_status rc = CAIRN_OK;
+  memset(c, 0, sizeof *c);
+  if (!root || json_unpack_ex(root, &jerr, 0, "{s:I, s:I, s:s}", "id", &id, "row", &row,
+                              "token", &token) != 0 || !valid_token(token))
+    rc = cairn_error_set(err, CAIRN_EINVAL, "registration: malformed answer: %s", jerr.text);
+  else {
+    c->server = strdup(server);
+    c->id = id;
+    c->row = row;
+    memcpy(c->token, token, 65);
+    const char *peer = json_string_value(json_object_get(root, "peer_key"));
+    if (valid_token(peer))
+      memcpy(c->peer_key, peer, 65);
+    c->features = cairn_features_parse(json_object_get(root, CAIRN_FEATURES_KEY));
+    if (!c->server)
+      rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  }
+  json_decref(root);
   return rc;
 }

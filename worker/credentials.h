@@ -50,6 +50,12 @@ void cairn__credentials_clear(cairn__credentials *c);
 cairn_status cairn__register(cairn_http *h, const cairn__registration *reg,
                              cairn__credentials *c, cairn_error *err);
 
+/* Reads a 200/201 answer of POST /v1/volunteers into *c (zeroed first;
+ * server: the master's base URL, copied). CAIRN_EINVAL naming the problem
+ * when the body is not {"id", "row", "token"} with a well-formed token. */
+cairn_status cairn__registration_parse(const char *body, size_t len, const char *server,
+                                       cairn__credentials *c, cairn_error *err);
+
 /* Copies the "message" of a master error body ({"error": {...}}) into out,
  * or a short description of the body when it is not one. */
 void cairn__server_message(const char *body, size_t len, char *out, size_t outlen);

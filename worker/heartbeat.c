@@ -20,10 +20,8 @@
 #define TICK_MS 100
 #define MAX_EXTENDED 65536
 
-/* Parses {"extended": [...]} into a new array (caller frees); -1 if
- * malformed. The peer key and the features go to peers. */
-static long parse_extended(const char *body, size_t len, long long **out,
-                           cairn__peerstate *peers) {
+long cairn__heartbeat_parse(const char *body, size_t len, long long **out,
+                            cairn__peerstate *peers) {
   json_t *root = json_loadb(body ? body : "", len, 0, NULL);
   json_t *ext = json_object_get(root, "extended");
   if (json_is_object(root)) {
@@ -75,7 +73,7 @@ static int beat(cairn__heartbeat *hb) {
     CAIRN_WARN(&w->log, "heartbeat: %s", err.text);
   else if (status == 200) {
     long long *ext = NULL;
-    long n = parse_extended(resp.body.data, resp.body.len, &ext, &w->peers);
+    long n = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &w->peers);
     if (n < 0)
       CAIRN_WARN(&w->log, "heartbeat: malformed answer");
     else {

@@ -333,7 +333,7 @@ static void run_threads(cairn_worker *w) {
   if (cairn__throttle_start(&w->throttle) != 0)
     cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start the throttle thread");
   for (size_t i = 0; i < w->slots && !cairn__stopper_stopping(&w->stopper); i++) {
-    slots[i] = (cairn__slot){.w = w, .i = i, .conn = {new_http(w), 0}};
+    slots[i] = (cairn__slot){.w = w, .i = i, .conn = {.http = new_http(w)}};
     if (!slots[i].conn.http || pthread_create(&slots[i].thread, NULL, cairn__slot_main,
                                               &slots[i]) != 0) {
       cairn_http_delete(slots[i].conn.http);

@@ -107,5 +107,10 @@ typedef struct cairn__heartbeat {
   atomic_int quit;
 } cairn__heartbeat;
 void *cairn__heartbeat_main(void *arg);
+/* Parses a heartbeat answer {"extended": [...]} into a new array (caller
+ * frees; at most 65536 entries); its length, or -1 if malformed. The peer
+ * key and the features go to peers. */
+long cairn__heartbeat_parse(const char *body, size_t len, long long **out,
+                            cairn__peerstate *peers);
 
 #endif
