@@ -63,35 +63,18 @@ static int teardown(void **state) {
   return rc == 0 ? 0 : -1;
 }
 
-/* The value of the /metrics line that starts with name (and a space or
- * '{'), summed over its labels when match is a prefix of several. */
+/* The sum of the /metrics lines that start with prefix (tests/support). */
 static long long metric(const char *url, const char *prefix) {
-  char *raw = NULL;
-  size_t len = 0;
-  assert_int_equal(harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len), 200);
-  long long sum = 0;
-  for (char *line = raw; line && *line;) {
-    char *nl = strchr(line, '\n');
-    if (nl)
-      *nl = '\0';
-    if (strncmp(line, prefix, strlen(prefix)) == 0) {
-      const char *sp = strrchr(line, ' ');
-      sum += sp ? atoll(sp + 1) : 0;
-    }
-    line = nl ? nl + 1 : NULL;
-  }
-  free(raw);
-  return sum;
+  long long v = harness_metric(url, prefix);
+  assert_true(v >= 0);
+  return v;
 }
 
 static long long held(const char *url) { return metric(url, "cairn_work_held "); }
 
 /* Polls until cairn_work_held is want; 0, or -1 after timeout seconds. */
 static int wait_held(const char *url, long long want, double timeout) {
-  for (double until = harness_now() + timeout; harness_now() < until; usleep(20000))
-    if (held(url) == want)
-      return 0;
-  return -1;
+  return harness_wait_metric(url, "cairn_work_held ", want, timeout);
 }
 
 /* A TCP connection to the server of url. */

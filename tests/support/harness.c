@@ -383,3 +383,32 @@ unsigned harness_unused_port(unsigned avoid) {
   }
   return 0;
 }
+
+long long harness_metric(const char *url, const char *prefix) {
+  char *raw = NULL;
+  size_t len = 0;
+  if (harness_http(url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len) != 200) {
+    free(raw);
+    return -1;
+  }
+  long long sum = 0;
+  for (char *line = raw; line && *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl)
+      *nl = '\0';
+    if (strncmp(line, prefix, strlen(prefix)) == 0) {
+      const char *sp = strrchr(line, ' ');
+      sum += sp ? atoll(sp + 1) : 0;
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  free(raw);
+  return sum;
+}
+
+int harness_wait_metric(const char *url, const char *prefix, long long want, double timeout) {
+  for (double until = harness_now() + timeout; harness_now() < until; usleep(20000))
+    if (harness_metric(url, prefix) == want)
+      return 0;
+  return -1;
+}

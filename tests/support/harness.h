@@ -53,6 +53,13 @@ int harness_write_file(const char *path, const char *text);
  * out (malloc'd, may be NULL). */
 int harness_run(const char *const *argv, char **out);
 /* Seconds since an arbitrary start. */
+/* The sum of the values of url's /metrics lines that start with prefix
+ * (a name and a space, or a name and '{' to sum over its labels); -1 when
+ * /metrics does not answer 200. */
+long long harness_metric(const char *url, const char *prefix);
+/* Polls (every 20 ms) until harness_metric(url, prefix) is want: 0, or -1
+ * after timeout seconds. */
+int harness_wait_metric(const char *url, const char *prefix, long long want, double timeout);
 double harness_now(void);
 /* A loopback TCP port on which nothing listens now, other than avoid (0:
  * any); 0 when no socket could be bound. */
