@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target of a CAIRN_FUZZ build for FUZZ_SECONDS seconds
 # (make fuzz). Usage: scripts/fuzz.sh BUILD_DIR [TARGET...]
+# A TARGET is named with or without its fuzz_ prefix (ataf or fuzz_ataf); an
+# unknown name, or a target missing from BUILD_DIR/bin, is refused (exit 2)
+# before any target runs.
 # Each target starts from a copy of tests/fuzz/corpus/<target>/ in a
 # temporary folder (the repository's corpus grows only by hand), with the
 # dictionary tests/fuzz/<target>.dict when there is one; a crash
@@ -13,12 +16,34 @@ cd "$(dirname "$0")/.."
 build=${1:?usage: scripts/fuzz.sh BUILD_DIR [TARGET...]}
 shift
 seconds=${FUZZ_SECONDS:-60}
-targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then
-  for src in tests/fuzz/fuzz_*.c; do
-    targets+=("$(basename "$src" .c)")
+known=()
+for src in tests/fuzz/fuzz_*.c; do
+  known+=("$(basename "$src" .c)")
+done
+# a target is named with or without its fuzz_ prefix (ataf, fuzz_ataf);
+# every name is checked before anything runs
+targets=()
+for arg in "$@"; do
+  t=fuzz_${arg#fuzz_}
+  found=0
+  for k in "${known[@]}"; do
+    [ "$k" = "$t" ] && found=1
   done
+  if [ $found -eq 0 ]; then
+    echo "fuzz: no such target: $arg (targets: ${known[*]#fuzz_})" >&2
+    exit 2
+  fi
+  targets+=("$t")
+done
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=("${known[@]}")
 fi
+for t in "${targets[@]}"; do
+  if [ ! -x "$build/bin/$t" ]; then
+    echo "fuzz: $t is not built: no $build/bin/$t (make fuzz builds it)" >&2
+    exit 2
+  fi
+done
 work=$(mktemp -d "${TMPDIR:-/tmp}/cairn-fuzz.XXXXXX")
 echo "fuzz: ${#targets[@]} targets, ${seconds} s each, working folder $work"
 failed=0
