@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
   }
   cairn__chain_report r;
   double t2 = harness_now();
-  st = cairn__chain_verify_db(db, NULL, &r, &err);
+  st = cairn__chain_verify_db(db, NULL, 0, &r, &err);
   double t3 = harness_now();
   if (st != CAIRN_OK || r.problem[0] || r.checked != n || r.signed_seq != n) {
     fprintf(stderr, "bench-chain: verify: %s %s\n", err.text, r.problem);

@@ -34,6 +34,15 @@ static void print_json(json_t *r) {
   free(s);
 }
 
+/* "volunteer V (NAME, cluster C): trust T[, trusted][, quarantined][, banned]" */
+static void print_volunteer(json_t *v) {
+  printf("volunteer %lld (%s, cluster %s): trust %lld%s%s%s\n", num(v, "id"), str(v, "name"),
+         str(v, "cluster"), num(v, "trust"),
+         json_is_true(json_object_get(v, "trusted")) ? ", trusted" : "",
+         json_is_true(json_object_get(v, "quarantined")) ? ", quarantined" : "",
+         json_is_true(json_object_get(v, "banned")) ? ", banned" : "");
+}
+
 static int audit_index(cairn_http *h, long long n, int as_json) {
   char path[64];
   snprintf(path, sizeof path, "/v1/audit/index/%lld", n);
@@ -49,8 +58,7 @@ static int audit_index(cairn_http *h, long long n, int as_json) {
     json_t *v = json_object_get(r, "volunteer");
     printf("index %lld = %s(x=%lld, t=%lld)\n", n, str(r, "family"), num(r, "row"), num(r, "t"));
     if (json_is_object(v))
-      printf("volunteer %lld (%s, cluster %s)%s\n", num(v, "id"), str(v, "name"),
-             str(v, "cluster"), json_is_true(json_object_get(v, "banned")) ? " banned" : "");
+      print_volunteer(v);
     else
       printf("no volunteer has row %lld\n", num(r, "row"));
     if (!json_is_true(json_object_get(r, "allocated"))) {
@@ -82,6 +90,7 @@ static int audit_volunteer(cairn_http *h, long long id, int as_json) {
   if (as_json) {
     print_json(r);
   } else {
+    print_volunteer(json_object_get(r, "volunteer"));
     printf("%-6s %-12s %-6s %-20s %-9s %s\n", "T", "INDEX", "JOB", "TASK", "LEASE", "OUTCOME");
     size_t i;
     json_t *a;
@@ -101,10 +110,11 @@ int cairn_cmd_audit(int argc, char **argv) {
     return cairn_cmd_audit_chain(argc - 1, argv + 1);
   cairn_client_opts o = {0};
   if (cairn_cli_wants_help(argc, argv)) {
-    puts("usage: cairn audit index N [--json]       who computed index N: volunteer, row x, t,\n"
-         "                                          job, task, result\n"
-         "       cairn audit volunteer V [--json]   V's allocations in order: t, index, job,\n"
-         "                                          task, outcome\n"
+    puts("usage: cairn audit index N [--json]       who computed index N: volunteer (its trust,\n"
+         "                                          quarantine, ban), row x, t, job, task, result\n"
+         "       cairn audit volunteer V [--json]   V (trust, quarantine, ban), then its\n"
+         "                                          allocations in order: t, index, job, task,\n"
+         "                                          outcome\n"
          "       cairn audit verify | export ...    the tamper-evident audit trail\n"
          "                                          (cairn audit verify --help)");
     return 0;

@@ -6,16 +6,19 @@
 
 #include "server/master.h"
 
-/* The volunteer's figures, or JSON null when there is none. */
+/* The volunteer's figures, its trust (trust.c) and quarantine
+ * (quarantine.c) as GET /v1/volunteers shows them, or JSON null when there
+ * is none. */
 static json_t *volunteer_brief(cairn_core *c, int64_t id) {
   cairn__vol_info v;
   if (cairn__core_volunteer(c, id, &v, NULL) != CAIRN_OK)
     return json_null();
-  return json_pack("{s:I, s:s, s:s, s:I, s:b, s:I, s:I, s:I, s:I}", "id", (json_int_t)v.id,
-                   "name", v.name, "cluster", v.cluster, "row", (json_int_t)v.id, "banned",
-                   v.banned, "allocations", (json_int_t)v.allocations, "valid",
-                   (json_int_t)v.valid, "invalid", (json_int_t)v.invalid, "pending",
-                   (json_int_t)v.pending);
+  return json_pack("{s:I, s:s, s:s, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:b, s:b}", "id",
+                   (json_int_t)v.id, "name", v.name, "cluster", v.cluster, "row",
+                   (json_int_t)v.id, "banned", v.banned, "allocations",
+                   (json_int_t)v.allocations, "valid", (json_int_t)v.valid, "invalid",
+                   (json_int_t)v.invalid, "pending", (json_int_t)v.pending, "trust",
+                   (json_int_t)v.trust, "trusted", v.trusted, "quarantined", v.quarantined);
 }
 
 static json_t *row_json(const cairn_store_audit_row *r) {

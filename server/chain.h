@@ -106,18 +106,49 @@ typedef struct cairn__chain_report {
   int64_t signed_seq;         /* the highest head a valid checkpoint signs */
   uint8_t pubkey[32];
   int have_pubkey;
-  int64_t bad_seq;            /* 0: no problem */
-  char bad_kind[16];
+  int64_t bad_seq;            /* 0: no problem (or a live row no entry describes) */
+  char bad_kind[16];          /* the entry's kind, or the live table */
+  int64_t bad_row;            /* a live table's row (its idx or id), when bad_kind is one */
   char problem[256];          /* "" when the chain verified */
+  /* the live tables against the chain (cairn__chain_live_check) */
+  int live;                   /* they were checked */
+  int64_t live_allocs, live_results, live_vols; /* rows compared with their entries */
+  int64_t live_gone;          /* entries whose rows went with a deleted job */
+  int64_t live_unchained;     /* rows no entry describes, allowed by a gap */
+  char gap[128];              /* meta audit_chain_gap ("" when the chain has none) */
 } cairn__chain_report;
 
 /* Walks the chain of database db_path (read-only, in chunks of 4096
- * entries) and its checkpoints. pubkey: the key checkpoints must be signed
- * by (NULL: DB.audit-key's if readable, else each checkpoint's own).
- * CAIRN_OK when walked (r->problem says whether it verified); an error when
- * the database cannot be read. */
-cairn_status cairn__chain_verify_db(const char *db_path, const uint8_t *pubkey,
+ * entries) and its checkpoints; then, with live and when the chain
+ * verified, checks the live tables against it (cairn__chain_live_check),
+ * all in one read transaction (one snapshot beside a running master).
+ * pubkey: the key checkpoints must be signed by (NULL: DB.audit-key's if
+ * readable, else each checkpoint's own). CAIRN_OK when walked (r->problem
+ * says whether it verified); an error when the database cannot be read. */
+cairn_status cairn__chain_verify_db(const char *db_path, const uint8_t *pubkey, int live,
                                     cairn__chain_report *r, cairn_error *err);
+
+/* The live tables against a verified chain (chain_live.c), inside the
+ * caller's read transaction on db: every row of allocations, results and
+ * volunteers must be what the chain's entries about it say (an allocation
+ * as allocated; a result as received, with its latest outcome and credit;
+ * a volunteer's ban, quarantine flag and credit totals), and every entry's
+ * row must exist unless its task's job was deleted. Rows no entry
+ * describes pass only when meta audit_chain_gap is set (the chain was off,
+ * or started on a database that had records). The first mismatch goes to
+ * r (bad_kind: the table, bad_row, bad_seq: the entry, 0 when none).
+ * O(E log E + R) for E entries and R rows: SQLite sorts the entries
+ * (external merge sort: its page cache, then temporary files), the rest
+ * streams; the memory taken here is one row's fold. */
+struct sqlite3;
+cairn_status cairn__chain_live_check(struct sqlite3 *db, cairn__chain_report *r,
+                                     cairn_error *err);
+
+/* Meta audit_chain_gap: notes, on the store's writer outside any
+ * transaction (at open), that the database has chained kinds of records
+ * (allocations, banned, quarantined or credited volunteers) but an empty
+ * chain: records from before the chain. */
+cairn_status cairn__store_chain_note_gap(struct cairn_store *s, cairn_error *err);
 /* Writes an export (docs/accountability.md) of database db_path to out:
  * every entry, or with job > 0 the entries of that job in full and the
  * others as links. */

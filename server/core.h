@@ -669,6 +669,8 @@ cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err);
 typedef struct cairn__vol_info {
   int64_t id, allocations, valid, invalid, pending, errors, last_seen;
   int banned, slots, quarantined;
+  int64_t trust;                 /* its valid replicated results in a row (trust.c) */
+  int trusted;                   /* not banned and trust >= the threshold */
   char name[CAIRN_MAX_NAME + 1], cluster[CAIRN_MAX_NAME + 1];
 } cairn__vol_info;
 /* Fills *out with volunteer id; CAIRN_ENOTFOUND when there is none. O(1). */

@@ -412,7 +412,8 @@ cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *o
     *out = (cairn__vol_info){.id = v->id, .allocations = v->allocations, .valid = v->valid,
                              .invalid = v->invalid, .pending = v->pending, .errors = v->errors,
                              .last_seen = v->last_seen, .banned = v->banned, .slots = v->slots,
-                             .quarantined = v->quarantined};
+                             .quarantined = v->quarantined, .trust = v->trust,
+                             .trusted = !v->banned && v->trust >= c->trust_threshold};
     snprintf(out->name, sizeof out->name, "%s", v->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", v->cluster);
   }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "server/chain.h"
 #include "server/core.h"
 #include "server/demand.h"
 #include "server/outputs.h"
@@ -553,9 +554,10 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   }
   for (int i = 0; i < 32; i++)
     snprintf(c->peer_secret + 2 * i, 3, "%02x", raw[i]);
-  /* a database from before peer grants kept a shared peer token: drop it */
+  /* a database from before peer grants kept a shared peer token: drop it;
+   * records from before the audit chain are noted (chain.h) */
   if (cairn_store_begin(c->store, err) || cairn_store_meta_delete(c->store, "peer_token", err) ||
-      cairn_store_commit(c->store, err)) {
+      cairn__store_chain_note_gap(c->store, err) || cairn_store_commit(c->store, err)) {
     cairn_store_rollback(c->store);
     goto fail;
   }

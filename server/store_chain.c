@@ -61,6 +61,19 @@ cairn_status cairn__store_checkpoint_put(cairn_store *s, int64_t seq, const uint
   return run(s, S_CHECKPOINT_PUT, err);
 }
 
+cairn_status cairn__store_chain_note_gap(cairn_store *s, cairn_error *err) {
+  static const char sql[] =
+    "INSERT OR IGNORE INTO meta(key, value) SELECT 'audit_chain_gap', 'records from before the "
+    "chain' WHERE NOT EXISTS (SELECT 1 FROM audit_chain) AND (EXISTS (SELECT 1 FROM allocations) "
+    "OR EXISTS (SELECT 1 FROM volunteers WHERE banned <> 0 OR quarantined <> 0 OR credited <> 0))";
+  char *msg = NULL;
+  if (sqlite3_exec(s->w, sql, NULL, NULL, &msg) == SQLITE_OK)
+    return CAIRN_OK;
+  cairn_error_set(err, CAIRN_EIO, "store: noting the audit chain's gap: %s", msg ? msg : "?");
+  sqlite3_free(msg);
+  return CAIRN_EIO;
+}
+
 /* ---- read-only walks ---- */
 
 static cairn_status ro_open(const char *path, sqlite3 **db, cairn_error *err) {
@@ -187,7 +200,7 @@ static int key_beside(const char *db_path, uint8_t pk[32]) {
   return 0;
 }
 
-cairn_status cairn__chain_verify_db(const char *db_path, const uint8_t *pubkey,
+cairn_status cairn__chain_verify_db(const char *db_path, const uint8_t *pubkey, int live,
                                     cairn__chain_report *r, cairn_error *err) {
   uint8_t pk[32];
   if (!pubkey && key_beside(db_path, pk) == 0)
@@ -195,12 +208,22 @@ cairn_status cairn__chain_verify_db(const char *db_path, const uint8_t *pubkey,
   sqlite3 *db = NULL;
   if (ro_open(db_path, &db, err) != CAIRN_OK)
     return CAIRN_EIO;
+  /* one snapshot for the walk and the live check; the live check's sorts
+   * spill to temporary files, not memory */
+  if (sqlite3_exec(db, "PRAGMA temp_store = FILE; BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+    cairn_error_set(err, CAIRN_EIO, "cannot read %s: %s", db_path, sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return CAIRN_EIO;
+  }
   cairn__chain_walk w;
   cairn__chain_walk_init(&w, r, pubkey);
   cairn_status st = checkpoints(db, &w, NULL, err);
   if (st == CAIRN_OK)
     st = entries(db, 0, &w, NULL, err);
   cairn__chain_walk_end(&w);
+  if (st == CAIRN_OK && live && !r->problem[0])
+    st = cairn__chain_live_check(db, r, err);
+  sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
   sqlite3_close(db);
   return st;
 }

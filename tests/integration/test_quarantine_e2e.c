@@ -134,8 +134,22 @@ static void test_liar_quarantined_restart_release(void **state) {
   assert_non_null(strstr(out, "QUARANTINED"));
   free(out);
 
-  char ids[32];
+  /* the audit shows the quarantine beside the volunteer's allocations */
+  char ids[32], apath[64];
   snprintf(ids, sizeof ids, "%lld", id);
+  snprintf(apath, sizeof apath, "/v1/audit/volunteers/%lld", id);
+  json_t *trail = NULL;
+  assert_int_equal(harness_http(srv.url, "GET", apath, ADMIN, NULL, 0, &trail, NULL, NULL), 200);
+  json_t *tv = json_object_get(trail, "volunteer");
+  assert_true(json_is_true(json_object_get(tv, "quarantined")));
+  assert_true(json_is_integer(json_object_get(tv, "trust")));
+  assert_true(json_is_false(json_object_get(tv, "trusted")));
+  json_decref(trail);
+  const char *aud[] = {e2e_bin_cli, "audit", "volunteer", ids, "--server", srv.url, NULL};
+  assert_int_equal(harness_run(aud, &out), 0);
+  assert_non_null(strstr(out, ", quarantined\n"));
+  free(out);
+
   const char *release[] = {e2e_bin_cli, "release", ids, "--server", srv.url, NULL};
   assert_int_equal(harness_run(release, &out), 0);
   assert_non_null(strstr(out, "released"));
@@ -143,6 +157,9 @@ static void test_liar_quarantined_restart_release(void **state) {
   v0 = liar_of(srv.url);
   assert_false(json_is_true(json_object_get(v0, "quarantined")));
   json_decref(v0);
+  assert_int_equal(harness_http(srv.url, "GET", apath, ADMIN, NULL, 0, &trail, NULL, NULL), 200);
+  assert_true(json_is_false(json_object_get(json_object_get(trail, "volunteer"), "quarantined")));
+  json_decref(trail);
   assert_int_equal(metric(srv.url, "cairn_volunteers_quarantined"), 0);
   assert_int_equal(harness_run(release, &out), 1); /* not quarantined any more: 409 */
   free(out);

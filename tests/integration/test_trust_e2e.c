@@ -290,6 +290,25 @@ static void test_liar_caught_by_spot_checks(void **state) {
   assert_non_null(eol);
   assert_true(eol - line > 4 && strncmp(eol - 4, " yes", 4) == 0); /* TRUSTED column */
   free(out);
+  /* the audit's copy of each volunteer carries the same trust */
+  for (int i = 0; i < 4; i++) {
+    char path[64];
+    json_t *a = NULL;
+    snprintf(path, sizeof path, "/v1/audit/volunteers/%lld", id2[i]);
+    assert_int_equal(harness_http(srv.url, "GET", path, ADMIN, NULL, 0, &a, NULL, NULL), 200);
+    json_t *v = json_object_get(a, "volunteer");
+    assert_int_equal(json_integer_value(json_object_get(v, "trust")), trust2[i]);
+    assert_int_equal(json_is_true(json_object_get(v, "trusted")), trusted2[i]);
+    assert_true(json_is_boolean(json_object_get(v, "quarantined")));
+    json_decref(a);
+  }
+  char ids[32], want[64];
+  snprintf(ids, sizeof ids, "%lld", id2[1]);
+  snprintf(want, sizeof want, "): trust %lld, trusted\n", trust2[1]);
+  const char *audit[] = {bin_cli, "audit", "volunteer", ids, "--server", srv.url, NULL};
+  assert_int_equal(harness_run(audit, &out), 0);
+  assert_non_null(strstr(out, want));
+  free(out);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
   harness_rmtree(dir);
 }
