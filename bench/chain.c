@@ -11,9 +11,11 @@
  * build/bin/cairn; bench/chain.sh sets it) three times each with --chain-only
  * and with the live tables' check, alternating, and ends with
  *   chain: entries=N bytes_per_entry=B build_s=X verify_s=Y verify_entries_per_s=Z
- *          verify_live_s=L verify_rss_kib=R verify_live_rss_kib=RL
- * (one line): the medians of the three; rss: the peak resident size of
- * the cairn process. bytes_per_entry: the pages of audit_chain (SQLite's dbstat) / N.
+ *          verify_cpu_s=C verify_live_s=L verify_live_cpu_s=CL verify_rss_kib=R
+ *          verify_live_rss_kib=RL
+ * (one line): the medians of the three (wall seconds; cpu: user + system
+ * seconds of the cairn process, less sensitive to a shared machine's load;
+ * rss: its peak resident size). bytes_per_entry: the pages of audit_chain (SQLite's dbstat) / N.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -102,9 +104,10 @@ static cairn_status volunteers(cairn_store *s, cairn_error *err) {
 }
 
 /* Runs `cairn audit verify --db db` (live 0: with --chain-only), its
- * output discarded; its seconds and peak RSS (KiB), or -1 seconds when it
- * did not verify. */
-static double verify_child(const char *cli, const char *db, int live, long *rss_kib) {
+ * output discarded; its seconds, peak RSS (KiB) and CPU seconds (user +
+ * system), or -1 seconds when it did not verify. */
+static double verify_child(const char *cli, const char *db, int live, long *rss_kib,
+                           double *cpu) {
   double t0 = harness_now();
   pid_t pid = fork();
   if (pid == 0) {
@@ -121,6 +124,8 @@ static double verify_child(const char *cli, const char *db, int live, long *rss_
     return -1;
   }
   *rss_kib = ru.ru_maxrss;
+  *cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
   return harness_now() - t0;
 }
 
@@ -190,25 +195,27 @@ int main(int argc, char **argv) {
   }
   char cli[4096];
   harness_bin(cli, sizeof cli, "cairn");
-  double secs[2][3], rss[2][3];
+  double secs[2][3], rss[2][3], cpu[2][3];
   for (int run = 0; run < 3; run++)
     for (int live = 0; live < 2; live++) {
       long kib = 0;
-      secs[live][run] = verify_child(cli, db, live, &kib);
+      secs[live][run] = verify_child(cli, db, live, &kib, &cpu[live][run]);
       rss[live][run] = (double)kib;
       if (secs[live][run] < 0)
         return 1;
-      fprintf(stderr, "bench-chain: run %d, %s: %.2f s, %ld KiB\n", run + 1,
-              live ? "with the live check" : "chain only", secs[live][run], kib);
+      fprintf(stderr, "bench-chain: run %d, %s: %.2f s, CPU %.2f s, %ld KiB\n", run + 1,
+              live ? "with the live check" : "chain only", secs[live][run], cpu[live][run], kib);
     }
   for (int live = 0; live < 2; live++) {
     qsort(secs[live], 3, sizeof(double), by_value);
     qsort(rss[live], 3, sizeof(double), by_value);
+    qsort(cpu[live], 3, sizeof(double), by_value);
   }
   printf("chain: entries=%ld bytes_per_entry=%.1f build_s=%.2f verify_s=%.2f "
-         "verify_entries_per_s=%.0f verify_live_s=%.2f verify_rss_kib=%.0f "
-         "verify_live_rss_kib=%.0f\n", n, table_bytes(db) / (double)n, t1 - t0, secs[0][1],
-         (double)n / secs[0][1], secs[1][1], rss[0][1], rss[1][1]);
+         "verify_entries_per_s=%.0f verify_cpu_s=%.2f verify_live_s=%.2f verify_live_cpu_s=%.2f "
+         "verify_rss_kib=%.0f verify_live_rss_kib=%.0f\n", n, table_bytes(db) / (double)n,
+         t1 - t0, secs[0][1], (double)n / secs[0][1], cpu[0][1], secs[1][1], cpu[1][1],
+         rss[0][1], rss[1][1]);
   harness_rmtree(dir);
   return 0;
 }

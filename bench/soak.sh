@@ -301,6 +301,17 @@ extra=$(sqlite3 -readonly "$DB" "SELECT count(*) FROM tasks t JOIN jobs j ON j.i
    WHERE (SELECT count(*) $VALID) > j.quorum")
 echo "soak: $extra tasks have more valid results than their quorum (late copies that agreed)"
 
+# the audit chain across every kill -9: whole, signed, and the live tables
+# still what it says (cairn audit verify --db, read-only)
+checks=$((checks + 1))
+if "$BIN/cairn" audit verify --db "$DB" > "$WORK/verify.txt" 2>&1; then
+  echo "ok: the audit chain verifies and the live tables match it" \
+       "($(grep -h -e '^entries checked' -e '^live rows' "$WORK/verify.txt" | tr '\n' ' '))"
+else
+  violation "cairn audit verify --db: $(grep -h -e 'FIRST PROBLEM' -e 'cairn:' "$WORK/verify.txt" |
+                                         head -n 1)"
+fi
+
 checks=$((checks + 1))
 if grep -l -e 'Sanitizer' -e 'runtime error:' "$WORK"/server.log "$WORK"/w*.log > "$WORK/reported.txt"; then
   violation "a sanitizer reported in $(tr '\n' ' ' < "$WORK/reported.txt")"

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 4096 /* entries read per statement run: bounded memory and read locks */
+/* entries read per statement run: bounded memory (an export also holds its
+ * read lock one chunk at a time; verify holds one read transaction
+ * throughout, for one snapshot of the chain and the live tables) */
+#define CHUNK 4096
 
 /* ---- the commit thread's writes (inside its transaction) ---- */
 
