@@ -2,7 +2,9 @@
 # chain.sh BIN — the audit chain's cost: dispatch with the chain on and off in
 # the same run (bench-dispatch, callback app, 10^4 tasks, 8 workers, runs
 # alternating on/off, the median of 3 each), then the size per entry and the
-# verification time of a chain of 10^6 entries (bench-chain).
+# verification time of a chain of 10^6 entries and the live rows it describes,
+# with --chain-only and with the live tables' check (bench-chain, which runs
+# $CAIRN_BIN_DIR/cairn audit verify --db).
 set -eu
 BIN=$(cd "${1:-build-release/bin}" && pwd)
 export CAIRN_BIN_DIR=$BIN
