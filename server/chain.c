@@ -190,16 +190,23 @@ cairn_status cairn__store_checkpoint_put(struct cairn_store *s, int64_t seq,
                                          const uint8_t pk[32], const uint8_t sig[64],
                                          cairn_error *err);
 
+cairn_status cairn__chain_load(cairn__chain *ch, struct cairn_store *s, cairn_error *err) {
+  if (ch->loaded)
+    return CAIRN_OK;
+  cairn_status st = cairn__store_chain_head(s, &ch->seq, ch->hash, &ch->signed_seq, err);
+  if (st != CAIRN_OK)
+    return st;
+  ch->committed_seq = ch->seq;
+  memcpy(ch->committed_hash, ch->hash, 32);
+  ch->loaded = 1;
+  return CAIRN_OK;
+}
+
 cairn_status cairn__chain_append(cairn__chain *ch, struct cairn_store *s, cairn__centry *e,
                                  cairn_error *err) {
-  if (!ch->loaded) {
-    cairn_status st = cairn__store_chain_head(s, &ch->seq, ch->hash, &ch->signed_seq, err);
-    if (st != CAIRN_OK)
-      return st;
-    ch->committed_seq = ch->seq;
-    memcpy(ch->committed_hash, ch->hash, 32);
-    ch->loaded = 1;
-  }
+  cairn_status st = cairn__chain_load(ch, s, err);
+  if (st != CAIRN_OK)
+    return st;
   e->seq = ch->seq + 1;
   for (int i = 0; i < 8; i++)
     e->body[1 + i] = (unsigned char)((uint64_t)e->seq >> (56 - 8 * i));
@@ -210,7 +217,7 @@ cairn_status cairn__chain_append(cairn__chain *ch, struct cairn_store *s, cairn_
   cairn_sha256_final(&c, chash);
   memcpy(e->prev, ch->hash, 32);
   cairn__chain_hash(e->prev, chash, e->hash);
-  cairn_status st = cairn__store_chain_put(s, e, err);
+  st = cairn__store_chain_put(s, e, err);
   if (st == CAIRN_OK) {
     ch->seq = e->seq;
     memcpy(ch->hash, e->hash, 32);

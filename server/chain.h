@@ -80,6 +80,11 @@ cairn__chain *cairn__chain_open(const char *key_path, const cairn_logger *log,
                                 cairn_error *err);
 void cairn__chain_close(cairn__chain *ch);
 
+/* Commit thread: reads the committed head and the last signed one from the
+ * store, once (the first append or checkpoint does it), so that a head
+ * left unsigned by a kill -9 is signed after a restart even when nothing
+ * more is appended. */
+cairn_status cairn__chain_load(cairn__chain *ch, struct cairn_store *s, cairn_error *err);
 /* Commit thread, inside its open transaction: gives e the next seq, links
  * and hashes it and writes it. The head moves only in memory until
  * cairn__chain_committed(); on a failed transaction the journal fails for

@@ -702,9 +702,13 @@ static cairn_status note_gap(cairn__journal *j, const cairn__jrec *r, cairn_erro
  * (force: at close). A failure is logged: the entries stay, only unsigned. */
 static void checkpoint(cairn__journal *j, cairn__chain *ch, int force) {
   int64_t now = (int64_t)time(NULL);
+  cairn_error err = {0};
+  if (ch && cairn__chain_load(ch, j->store, &err) != CAIRN_OK) {
+    CAIRN_WARN(j->log, "audit chain: cannot read its head: %s", err.text);
+    return;
+  }
   if (!ch || !cairn__chain_checkpoint_due(ch, now, force))
     return;
-  cairn_error err = {0};
   cairn_status st = cairn_store_begin(j->store, &err);
   if (st == CAIRN_OK)
     st = cairn__chain_checkpoint(ch, j->store, now, &err);

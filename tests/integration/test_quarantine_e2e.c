@@ -177,6 +177,15 @@ static void test_liar_quarantined_restart_release(void **state) {
   json_decref(tasks_before);
   json_decref(tasks_after);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  /* the quarantine, the kill -9 and the release left the live tables what
+   * the audit chain says */
+  const char *verify[] = {e2e_bin_cli, "audit", "verify", "--db", db, NULL};
+  int vrc = harness_run(verify, &out);
+  fprintf(stderr, "cairn audit verify --db: exit %d\n%s", vrc, out ? out : "");
+  assert_int_equal(vrc, 0);
+  assert_non_null(strstr(out, "live rows checked: "));
+  assert_non_null(strstr(out, "\nOK\n"));
+  free(out);
 }
 
 int main(void) {

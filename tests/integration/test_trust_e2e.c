@@ -310,6 +310,15 @@ static void test_liar_caught_by_spot_checks(void **state) {
   assert_non_null(strstr(out, want));
   free(out);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  /* trust resets, re-checks (re-queued, tainted results) and the kill -9
+   * left the live tables what the audit chain says */
+  const char *verify[] = {bin_cli, "audit", "verify", "--db", db, NULL};
+  int vrc = harness_run(verify, &out);
+  fprintf(stderr, "cairn audit verify --db: exit %d\n%s", vrc, out ? out : "");
+  assert_int_equal(vrc, 0);
+  assert_non_null(strstr(out, "live rows checked: "));
+  assert_non_null(strstr(out, "\nOK\n"));
+  free(out);
   harness_rmtree(dir);
 }
 
