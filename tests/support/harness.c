@@ -143,12 +143,40 @@ double harness_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The folders harness_tmpdir made (owned here, each malloc'd), removed when
+ * the test exits with status 0 unless CAIRN_TEST_KEEP is set; a failing
+ * test keeps them, and says where, for inspection. */
+static char *g_tmpdirs[64];
+static int g_ntmpdirs;
+
+static void remove_tmpdirs(int status, void *arg) {
+  (void)arg;
+  const char *keep = getenv("CAIRN_TEST_KEEP");
+  for (int i = 0; i < g_ntmpdirs; i++) {
+    if (status != 0 || (keep && *keep))
+      fprintf(stderr, "harness: kept %s\n", g_tmpdirs[i]);
+    else {
+      kill_children(); /* nothing may still write below the folder */
+      harness_rmtree(g_tmpdirs[i]);
+    }
+    free(g_tmpdirs[i]);
+  }
+  g_ntmpdirs = 0;
+}
+
 void harness_tmpdir(char *out, size_t len) {
   const char *base = getenv("TMPDIR");
   snprintf(out, len, "%s/cairn-test-XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(out)) {
     perror("mkdtemp");
     abort();
+  }
+  if (g_ntmpdirs == 0)
+    on_exit(remove_tmpdirs, NULL);
+  if (g_ntmpdirs < (int)(sizeof g_tmpdirs / sizeof g_tmpdirs[0])) {
+    g_tmpdirs[g_ntmpdirs] = strdup(out);
+    if (g_tmpdirs[g_ntmpdirs])
+      g_ntmpdirs++;
   }
 }
 

@@ -16,7 +16,9 @@ typedef struct harness_server {
   char db[4096];
 } harness_server;
 
-/* A fresh temporary folder (mkdtemp under $TMPDIR or /tmp), path in out. */
+/* A fresh temporary folder (mkdtemp under $TMPDIR or /tmp), path in out;
+ * removed with everything below it when the test exits with status 0 (kept,
+ * and named on stderr, when it fails or CAIRN_TEST_KEEP is set). */
 void harness_tmpdir(char *out, size_t len);
 /* Path of a built binary: $CAIRN_BIN_DIR/name. */
 void harness_bin(char *out, size_t len, const char *name);
