@@ -236,6 +236,11 @@ typedef struct mvol {
   int trust_due;
   int64_t seen_sec;        /* the second its latest request is counted in (demand.c; 0: none) */
   uint8_t seen_idle;       /* it held no lease then */
+  /* the census of the clusters present (census.c): its place in the queue
+   * of volunteers counted, least recently seen first, and when it was seen */
+  struct mvol *cprev, *cnext;
+  int64_t cseen;
+  uint8_t counted;
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */

@@ -79,9 +79,14 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
  * store says, which lists each holding once. An unknown file or a banned
  * volunteer is skipped. 0, or -1 out of memory. */
 int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
-/* vol was banned: it holds no file any more, and no copy is on its way to
- * it. O(files + their holders and transfers). The store side is J_BAN's. */
-void cairn__dist_forget(cairn_core *c, const mvol *vol);
+/* vol was banned: it holds no file any more, no copy is on its way to it,
+ * and it leaves the census. O(files + their holders and transfers). The
+ * store side is J_BAN's. */
+void cairn__dist_forget(cairn_core *c, mvol *vol);
+/* v made a request at now: it counts in the census of the clusters present
+ * (census.c) for CAIRN__CENSUS_SECONDS. O(its apps) + the expiry of two
+ * volunteers whose time is up. */
+void cairn__dist_seen(cairn_core *c, mvol *v, int64_t now);
 /* "bytes_served" and per-file distribution figures of a job. */
 json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
 /* vol downloaded bytes of file sha in ms from source (a URL of its sources):

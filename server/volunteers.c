@@ -101,6 +101,7 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
   c->vols[c->nvols++] = v;
   *id = v->id;
   cairn__demand_seen(c, v, v->created);
+  cairn__dist_seen(c, v, v->created);
   if (cairn__app_runners_add(c, v))
     CAIRN_WARN(&c->log, "out of memory counting the apps of volunteer %lld", (long long)v->id);
   cairn__journal_put(c->journal, cairn__jrec_volunteer_team(
@@ -136,6 +137,7 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
   else {
     v->last_seen = cairn__now();
     cairn__demand_seen(c, v, v->last_seen);
+    cairn__dist_seen(c, v, v->last_seen);
     *vol = v->id;
   }
   cairn__core_unlock(c);
