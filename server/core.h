@@ -716,7 +716,17 @@ json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
  * store; -1 when there is no such job. O(1) under the lock. */
 int cairn__core_job_state(cairn_core *c, int64_t id);
 json_t *cairn__core_jobs_json(cairn_core *c);
-json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err);
+/* A page of GET /v1/jobs/{id}/tasks: the tasks of job id after the one
+ * whose key is `after` (0: from the first), at most limit (1 to
+ * CAIRN_TASKS_PAGE_MAX), in job-file order, with their results and files:
+ * {"tasks": [...], "next": the last one's key when more follow, else null}.
+ * The tasks are copied CAIRN__TASKS_CHUNK per hold of the lock (each hold
+ * O(chunk), never O(job)); their results and files are read from the store
+ * outside it, O(limit). NULL with err: CAIRN_ENOTFOUND (no such job, or
+ * deleted meanwhile), CAIRN_EINVAL (after names no task of the job). */
+#define CAIRN__TASKS_CHUNK 1024
+json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, int64_t after, size_t limit,
+                               cairn_error *err);
 /* GET /v1/volunteers: {"volunteers": [...]} as text (malloc'd, length in
  * *len), NULL when out of memory. Takes c->lock once per VOL_LIST_CHUNK
  * volunteers (each hold O(chunk)) and renders outside it, so a listing of

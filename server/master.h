@@ -68,7 +68,9 @@ typedef struct cairn__req {
   size_t len;
   const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
   const char *arg_task, *arg_name; /* query arguments "task" and "name", or NULL */
-  const char *arg_limit;     /* the "limit" query argument (GET /v1/stats), or NULL */
+  const char *arg_limit;     /* the "limit" query argument (GET /v1/stats, GET
+                                /v1/jobs/{id}/tasks), or NULL */
+  const char *arg_after;     /* the "after" query argument (GET /v1/jobs/{id}/tasks), or NULL */
   const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
   int resumed;               /* POST /v1/work asked again after a hold: its report
                                 was applied the first time */
