@@ -37,7 +37,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
   "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand",
-  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states"};
+  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 304, 0,   0};
@@ -68,7 +68,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     return R_VOLUNTEERS;
   if (strncmp(p, "volunteers/", 11) == 0) {
     const char *s = strchr(p + 11, '/');
-    return !s || s == p + 11       ? R_UNKNOWN
+    return !s && p[11]             ? R_VOLUNTEER
+           : !s || s == p + 11     ? R_UNKNOWN
            : strcmp(s, "/ban") == 0     ? R_BAN
            : strcmp(s, "/release") == 0 ? R_RELEASE
                                         : R_UNKNOWN;
@@ -894,6 +895,10 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (is(rq, "POST"))
       return h_release(m, rq, rs);
+    break;
+  case R_VOLUNTEER: /* the admin, or the volunteer itself (admission.c) */
+    if (is(rq, "PATCH"))
+      return cairn__admission_team(m, rq, rs);
     break;
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:
