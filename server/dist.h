@@ -87,7 +87,8 @@ void cairn__dist_forget(cairn_core *c, mvol *vol);
  * (census.c) for CAIRN__CENSUS_SECONDS. O(its apps) + the expiry of two
  * volunteers whose time is up. */
 void cairn__dist_seen(cairn_core *c, mvol *v, int64_t now);
-/* "bytes_served" and per-file distribution figures of a job. */
+/* "bytes_served" and per-file distribution figures of a job: O(its files
+ * + for each broadcast file its holders and the workers it was handed to). */
 json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
 /* vol downloaded bytes of file sha in ms from source (a URL of its sources):
  * a rate sample from the source's cluster into vol's. */

@@ -644,13 +644,21 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
       continue;
     uint32_t have = 0;
     int64_t last = 0;
-    for (uint32_t k = 0; k < jf->nassigned; k++)
-      for (uint32_t h = 0; h < f->nholders; h++)
-        if (f->holders[h].vol == jf->assigned[k]) {
-          have++;
-          if (f->holders[h].since > last)
-            last = f->holders[h].since;
-        }
+    /* the holders by volunteer, then each worker looked up: O(holders +
+     * workers), not their product (out of memory: none counted) */
+    cairn_hmap by_vol;
+    cairn_hmap_init(&by_vol);
+    int oom = 0;
+    for (uint32_t h = 0; h < f->nholders && !oom; h++)
+      oom = cairn_hmap_put(&by_vol, (uint64_t)f->holders[h].vol, &f->holders[h]);
+    for (uint32_t k = 0; k < jf->nassigned && !oom; k++) {
+      const mholder *h = cairn_hmap_get(&by_vol, (uint64_t)jf->assigned[k]);
+      if (h) {
+        have++;
+        last = h->since > last ? h->since : last;
+      }
+    }
+    cairn_hmap_free(&by_vol);
     json_t *secs = jf->nassigned && have == jf->nassigned ? json_integer(last - jf->first_assign)
                                                           : json_null();
     json_array_append_new(files, json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o}", "name",
