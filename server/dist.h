@@ -20,8 +20,14 @@ typedef struct cairn__dist_counters {
   uint64_t peer_failures[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
 } cairn__dist_counters;
 
-/* Over this many clusters a grid planner is replaced by lcf (bplan.c). */
-#define CAIRN__BPLAN_GRID_MAX 512
+/* Over this many clusters a grid planner is replaced by lcf (bplan.c): the
+ * grid heuristics cost about O(k³) in practice (bench/census: 0.3 ms at 64
+ * clusters, 40 ms at 256 on a loaded machine), lcf O(k log k). */
+#define CAIRN__BPLAN_GRID_MAX 64
+/* A broadcast plan covers at most this many clusters, the first present
+ * (distribution.c ensure_plan); workers of the others follow the online
+ * rule. */
+#define CAIRN__PLAN_MAX_CLUSTERS 512
 /* The broadcast planner of a new core (bplan.c). */
 #define CAIRN__BPLAN_DEFAULT "ECEF-LA"
 

@@ -34,7 +34,7 @@
  * for k clusters, plus, at most once a second per file, a plan check
  * (ensure_plan: the census of the clusters present is kept by census.c as
  * requests arrive, never counted here; a plan covers at most
- * CAIRN__BPLAN_GRID_MAX clusters). Holdings are journaled (J_HOLD, table file_holders) and
+ * CAIRN__PLAN_MAX_CLUSTERS clusters). Holdings are journaled (J_HOLD, table file_holders) and
  * restored at start-up, so a restarted master still offers the holders it
  * knew.
  */
@@ -319,33 +319,34 @@ static int cmp_label(const void *a, const void *b) {
  * the rates (c->dist->rates_epoch) changed since it was built; checked at
  * most once a second, and at once when cluster (the asking worker's) is not
  * in a plan that has room for it. A plan covers at most
- * CAIRN__BPLAN_GRID_MAX clusters, the first present (the census keeps them
+ * CAIRN__PLAN_MAX_CLUSTERS clusters, the first present (the census keeps them
  * in order of arrival); workers of the others follow the online rule.
  * Bound under c->lock, never O(volunteers): the expiry of
  * CAIRN__CENSUS_PLAN_EXPIRE volunteers, then, when the census moved,
- * O(k log k) to read and sort k <= CAIRN__BPLAN_GRID_MAX clusters,
+ * O(k log k) to read and sort k <= CAIRN__PLAN_MAX_CLUSTERS clusters,
  * O((holders + transfers) log k) for the clusters informed, and the
- * planner's cost over k clusters (bplan.c: at most O(k² log k)). */
+ * planner's cost over k clusters (bplan.c: the grid heuristics up to
+ * CAIRN__BPLAN_GRID_MAX clusters, lcf's O(k log k) beyond). */
 static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char *cluster,
                         int64_t now) {
   if (strcmp(c->dist->bplan_algo, "online") == 0 ||
       (f->plan && f->checked == now &&
-       (cairn__bplan_find(f->plan, cluster) > 0 || f->plan->k - 1 >= CAIRN__BPLAN_GRID_MAX)))
+       (cairn__bplan_find(f->plan, cluster) > 0 || f->plan->k - 1 >= CAIRN__PLAN_MAX_CLUSTERS)))
     return;
   f->checked = now;
   cairn__census_expire(c->dist, now, CAIRN__CENSUS_PLAN_EXPIRE);
   if (f->plan && f->plan->sig == cairn__census_gen(c->dist, app) &&
       f->plan->epoch == c->dist->rates_epoch)
     return;
-  census_row *rows = malloc(CAIRN__BPLAN_GRID_MAX * sizeof *rows);
-  char **labels = malloc(CAIRN__BPLAN_GRID_MAX * sizeof *labels);
-  int64_t *counts = malloc(CAIRN__BPLAN_GRID_MAX * sizeof *counts);
+  census_row *rows = malloc(CAIRN__PLAN_MAX_CLUSTERS * sizeof *rows);
+  char **labels = malloc(CAIRN__PLAN_MAX_CLUSTERS * sizeof *labels);
+  int64_t *counts = malloc(CAIRN__PLAN_MAX_CLUSTERS * sizeof *counts);
   uint8_t *informed = NULL;
   uint64_t sig = 0;
   size_t m = 0;
   if (!rows || !labels || !counts)
     goto done;
-  m = cairn__census_clusters(c->dist, app, labels, counts, CAIRN__BPLAN_GRID_MAX, &sig);
+  m = cairn__census_clusters(c->dist, app, labels, counts, CAIRN__PLAN_MAX_CLUSTERS, &sig);
   for (size_t i = 0; i < m; i++)
     rows[i] = (census_row){labels[i], counts[i]};
   qsort(rows, m, sizeof *rows, cmp_row);

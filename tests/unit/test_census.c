@@ -2,7 +2,7 @@
  * that broadcast plans are built from, on a core over a real SQLite file.
  * The census counts each app's present volunteers per cluster as they make
  * requests, drops those whose time is up and the banned, and counts one
- * that comes back again; a plan check reads at most CAIRN__BPLAN_GRID_MAX
+ * that comes back again; a plan check reads at most CAIRN__PLAN_MAX_CLUSTERS
  * clusters of it, so the work a work request does under the core's lock to
  * plan a broadcast is the same with 2,000 volunteers as with a few: the
  * module's counter of volunteers and clusters visited
@@ -126,9 +126,9 @@ static void test_census_counts_expires_and_bans(void **state) {
 enum { MANY = 2000 };
 
 /* With MANY volunteers each in a cluster of its own, a work request that
- * builds the broadcast plan visits at most CAIRN__BPLAN_GRID_MAX clusters
+ * builds the broadcast plan visits at most CAIRN__PLAN_MAX_CLUSTERS clusters
  * and a few volunteers, and the plan covers the first
- * CAIRN__BPLAN_GRID_MAX clusters; a second request in the same second
+ * CAIRN__PLAN_MAX_CLUSTERS clusters; a second request in the same second
  * visits only its own volunteer's entry. */
 static void test_plan_work_is_bounded(void **state) {
   cairn_core *c = ((core_fixture *)*state)->c;
@@ -150,14 +150,14 @@ static void test_plan_work_is_bounded(void **state) {
   print_message("census work: %llu for the request that planned, %llu for the next, %d volunteers\n",
                 (unsigned long long)first, (unsigned long long)second, MANY);
   /* its own seen (1 + its app) and the plan's read of the census */
-  assert_true(first <= CAIRN__BPLAN_GRID_MAX + 8);
-  assert_true(first >= CAIRN__BPLAN_GRID_MAX);
+  assert_true(first <= CAIRN__PLAN_MAX_CLUSTERS + 8);
+  assert_true(first >= CAIRN__PLAN_MAX_CLUSTERS);
   assert_true(second <= 8);
   pthread_mutex_lock(&c->lock);
   mfilerec *f = cairn__dist_file_of(c->dist, SHA);
   assert_non_null(f);
   assert_non_null(f->plan);
-  assert_int_equal(f->plan->k - 1, CAIRN__BPLAN_GRID_MAX);
+  assert_int_equal(f->plan->k - 1, CAIRN__PLAN_MAX_CLUSTERS);
   assert_true(cairn__bplan_find(f->plan, "c0000") > 0);
   assert_true(cairn__bplan_find(f->plan, "c1999") < 0);
   pthread_mutex_unlock(&c->lock);
