@@ -28,6 +28,8 @@ int cairn_cli_fetch_outputs(struct cairn_http *h, long long job, struct json_t *
 int cairn_cmd_volunteers(int argc, char **argv);
 /* cairn stats [--limit N] [--json]: GET /v1/stats as tables (cmd_stats.c). */
 int cairn_cmd_stats(int argc, char **argv);
+/* cairn team V NAME | --none: a volunteer's team (cmd_stats.c). */
+int cairn_cmd_team(int argc, char **argv);
 int cairn_cmd_audit(int argc, char **argv);
 /* cairn audit verify | export (cmd_chain.c; argv[0] is "verify" or "export"). */
 int cairn_cmd_audit_chain(int argc, char **argv);

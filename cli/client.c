@@ -1,4 +1,5 @@
 /* client.c — shared plumbing of the admin subcommands. */
+#include "common/protocol.h"
 #include "common/termsafe.h"
 #include "cli/client.h"
 
@@ -83,4 +84,30 @@ long cairn_client_json(cairn_http *h, const char *method, const char *path, cons
   cairn_buf_free(&r.body);
   *out = j;
   return r.status;
+}
+
+json_t *cairn_client_job_tasks(cairn_http *h, long long job) {
+  json_t *all = json_array();
+  long long after = 0;
+  do {
+    char path[128];
+    json_t *page = NULL;
+    if (after)
+      snprintf(path, sizeof path, "/v1/jobs/%lld/tasks?limit=%d&after=%lld", job,
+               CAIRN_TASKS_PAGE_MAX, after);
+    else
+      snprintf(path, sizeof path, "/v1/jobs/%lld/tasks?limit=%d", job, CAIRN_TASKS_PAGE_MAX);
+    json_t *next = NULL;
+    if (cairn_client_json(h, "GET", path, NULL, &page, 0) != 200 ||
+        json_array_extend(all, json_object_get(page, "tasks")) ||
+        !((next = json_object_get(page, "next")) == NULL || json_is_null(next) ||
+          json_integer_value(next) > after)) {
+      json_decref(page);
+      json_decref(all);
+      return NULL;
+    }
+    after = json_integer_value(next);
+    json_decref(page);
+  } while (after > 0);
+  return json_pack("{s:o}", "tasks", all);
 }

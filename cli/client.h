@@ -24,6 +24,11 @@ cairn_http *cairn_client_connect(const cairn_client_opts *o);
 long cairn_client_json(cairn_http *h, const char *method, const char *path, const char *body,
                        json_t **out, int quiet_errors);
 
+/* Every task of job: GET /v1/jobs/{job}/tasks page after page
+ * (CAIRN_TASKS_PAGE_MAX tasks a request, "after" the last page's "next")
+ * gathered into one {"tasks": [...]}. NULL after printing an error. */
+json_t *cairn_client_job_tasks(cairn_http *h, long long job);
+
 /* cairn status JOB TASK (cmd_task.c): task TASK (its id in the job file) of
  * job, its limits and attempts. Returns the exit status. */
 int cairn_task_status(cairn_http *h, long long job, const char *task);

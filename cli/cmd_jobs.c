@@ -396,12 +396,9 @@ int cairn_cmd_results(int argc, char **argv) {
   cairn_http *h = cairn_client_connect(&o);
   if (!h)
     return 1;
-  char path[64];
-  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", id);
-  json_t *resp = NULL;
-  long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
+  json_t *resp = cairn_client_job_tasks(h, id);
   int rc = 1;
-  if (st == 200) {
+  if (resp) {
     rc = 0;
     if (as_json) {
       char *s = json_dumps(resp, JSON_INDENT(2));

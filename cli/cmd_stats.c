@@ -91,3 +91,52 @@ int cairn_cmd_stats(int argc, char **argv) {
   cairn_http_delete(h);
   return rc;
 }
+
+static const char team_usage[] =
+  "usage: cairn team V NAME | cairn team V --none\n"
+  "Moves volunteer V to team NAME (1 to 64 printable ASCII characters, without\n"
+  "quotes or backslashes), or out of any team (PATCH /v1/volunteers/V). The\n"
+  "admin token may change any volunteer's team; a volunteer's own token (from\n"
+  "its worker's credentials.json, with --token) only its own. Its credit moves\n"
+  "with it: a team's standing is the sum over its members now.";
+
+int cairn_cmd_team(int argc, char **argv) {
+  cairn_client_opts o = {0};
+  if (cairn_cli_wants_help(argc, argv)) {
+    puts(team_usage);
+    return 0;
+  }
+  if (cairn_client_parse(&argc, argv, &o))
+    return 1;
+  char *end = NULL;
+  long long id = argc == 3 && argv[1][0] >= '1' && argv[1][0] <= '9' ? strtoll(argv[1], &end, 10)
+                                                                     : 0;
+  if (id <= 0 || !end || *end)
+    return cairn_cli_fail("usage: cairn team V NAME | cairn team V --none");
+  int none = strcmp(argv[2], "--none") == 0;
+  json_t *body = json_pack("{s:o}", "team", none ? json_null() : json_string(argv[2]));
+  char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+  json_decref(body);
+  if (!text) /* not UTF-8, or out of memory */
+    return cairn_cli_fail("team \"%s\" is not a valid name", argv[2]);
+  cairn_http *h = cairn_client_connect(&o);
+  if (!h) {
+    free(text);
+    return 1;
+  }
+  char path[64], name[CAIRN_TERMSAFE_NAME];
+  snprintf(path, sizeof path, "/v1/volunteers/%lld", id);
+  json_t *r = NULL;
+  long st = cairn_client_json(h, "PATCH", path, text, &r, 0);
+  free(text);
+  if (st == 200) {
+    const char *t = json_string_value(json_object_get(r, "team"));
+    if (t)
+      printf("volunteer %lld is in team %s\n", id, cairn_termsafe(t, name, sizeof name));
+    else
+      printf("volunteer %lld is in no team\n", id);
+  }
+  json_decref(r);
+  cairn_http_delete(h);
+  return st == 200 ? 0 : 1;
+}

@@ -40,11 +40,8 @@ int cairn_task_status(cairn_http *h, long long job, const char *task) {
   char path[96], a[CAIRN_TERMSAFE_NAME], b[64];
   json_t *list = NULL, *t, *found = NULL;
   size_t i;
-  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
-  if (cairn_client_json(h, "GET", path, NULL, &list, 0) != 200) {
-    json_decref(list);
+  if (!(list = cairn_client_job_tasks(h, job)))
     return 1;
-  }
   json_array_foreach(json_object_get(list, "tasks"), i, t) {
     const char *id = json_string_value(json_object_get(t, "id"));
     if (id && strcmp(id, task) == 0)

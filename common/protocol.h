@@ -108,6 +108,11 @@ enum {
  * the master takes it and extends those leases as any other. */
 #define CAIRN_HEARTBEAT_FIELDS CAIRN_REPORT_FIELDS
 
+/* GET /v1/jobs/{id}/tasks pages (docs/protocol.md): tasks a page holds
+ * when "limit" is absent, and the most it may ask for. */
+#define CAIRN_TASKS_PAGE          1000
+#define CAIRN_TASKS_PAGE_MAX      10000
+
 /* ---- batches (feature "batch", docs/protocol.md "Batches") ---- */
 /* Tasks one POST /v1/work may take ("max": 1 to this), results one POST
  * /v1/results may carry, and tasks its "next" may ask for. */

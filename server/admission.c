@@ -93,6 +93,52 @@ static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *i
   return 0;
 }
 
+/* A team name tv (a JSON value; null as none when null_ok) into *team,
+ * borrowed from tv: 0, or -1 with the 400 in rs. The same check at
+ * registration and at a change. */
+static int team_of(json_t *tv, int null_ok, const char **team, cairn__resp *rs) {
+  *team = json_string_value(tv);
+  if ((null_ok && json_is_null(tv)) ||
+      (*team && strlen(*team) == json_string_length(tv) && cairn_team_valid(*team)))
+    return 0;
+  failf(rs, CAIRN_EINVAL, "\"%s\" must be 1 to %u printable ASCII characters, without "
+        "quotes or backslashes%s", CAIRN_TEAM_KEY, CAIRN_MAX_TEAM, null_ok ? ", or null" : "");
+  return -1;
+}
+
+void cairn__admission_team(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {CAIRN_TEAM_KEY, NULL};
+  const char *end = NULL;
+  int64_t id = cairn__api_id(rq->path + strlen("/v1/volunteers/"), &end);
+  if (id < 0 || *end)
+    return failf(rs, CAIRN_EINVAL, "\"%s\" is not a volunteer id",
+                 rq->path + strlen("/v1/volunteers/"));
+  if (!cairn__api_is_admin(m, rq->token)) { /* else the volunteer itself */
+    int64_t self = cairn__api_volunteer(m, rq, rs);
+    if (!self)
+      return;
+    if (self != id)
+      return failf(rs, CAIRN_EFORBIDDEN, "volunteer %lld may change only its own team",
+                   (long long)self);
+  }
+  json_t *o = parse_body(rq, keys, 0, rs);
+  const char *team = NULL;
+  if (!o)
+    return;
+  if (!json_object_get(o, CAIRN_TEAM_KEY))
+    failf(rs, CAIRN_EINVAL, "missing \"%s\" (a name, or null to leave its team)",
+          CAIRN_TEAM_KEY);
+  else if (team_of(json_object_get(o, CAIRN_TEAM_KEY), 1, &team, rs) == 0) {
+    cairn_error err = {0};
+    if (cairn__core_set_team(m->core, id, team, &err) != CAIRN_OK)
+      cairn__api_error(rs, err.status, err.text);
+    else
+      cairn__api_json(rs, 200, json_pack("{s:I, s:o}", "id", (json_int_t)id, CAIRN_TEAM_KEY,
+                                         team ? json_string(team) : json_null()));
+  }
+  json_decref(o);
+}
+
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name",     "cluster", "apps", "slots",
                                      "peer_url", CAIRN_RESOURCES_KEY, "invitation",
@@ -122,13 +168,9 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
           "backslashes or control characters");
     goto out;
   }
-  json_t *tv = json_object_get(o, CAIRN_TEAM_KEY);
-  const char *team = tv ? json_string_value(tv) : NULL;
-  if (tv && (!team || strlen(team) != json_string_length(tv) || !cairn_team_valid(team))) {
-    failf(rs, CAIRN_EINVAL, "\"%s\" must be 1 to %u printable ASCII characters, without "
-          "quotes or backslashes", CAIRN_TEAM_KEY, CAIRN_MAX_TEAM);
+  const char *team = NULL;
+  if (json_object_get(o, CAIRN_TEAM_KEY) && team_of(json_object_get(o, CAIRN_TEAM_KEY), 0, &team, rs))
     goto out;
-  }
   if (!json_object_get(o, "apps")) {
     failf(rs, CAIRN_EINVAL, "missing \"apps\"");
     goto out;

@@ -37,7 +37,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
   "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand",
-  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states"};
+  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 304, 0,   0};
@@ -68,7 +68,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
     return R_VOLUNTEERS;
   if (strncmp(p, "volunteers/", 11) == 0) {
     const char *s = strchr(p + 11, '/');
-    return !s || s == p + 11       ? R_UNKNOWN
+    return !s && p[11]             ? R_VOLUNTEER
+           : !s || s == p + 11     ? R_UNKNOWN
            : strcmp(s, "/ban") == 0     ? R_BAN
            : strcmp(s, "/release") == 0 ? R_RELEASE
                                         : R_UNKNOWN;
@@ -736,6 +737,35 @@ static void h_job_get(cairn_master *m, const cairn__req *rq, int64_t id, cairn__
   set_json(rs, 200, o);
 }
 
+/* Query argument name (text p): digits only, from min to max, into *out;
+ * 0, or -1 with the 400 naming it in rs. */
+static int query_number(const char *name, const char *p, int64_t min, int64_t max, int64_t *out,
+                        cairn__resp *rs) {
+  char *end = NULL;
+  long long v = *p >= '0' && *p <= '9' && strlen(p) <= 18 ? strtoll(p, &end, 10) : -1;
+  if (v < min || v > max || !end || *end) {
+    failf(rs, CAIRN_EINVAL, "\"%s\" must be an integer from %lld to %lld", name,
+          (long long)min, (long long)max);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* GET /v1/jobs/{id}/tasks[?after=KEY][&limit=N]: a page of the job's tasks
+ * (cairn__core_tasks_json; its bound). */
+static void h_job_tasks(cairn_master *m, const cairn__req *rq, int64_t id, cairn__resp *rs) {
+  int64_t after = 0, limit = CAIRN_TASKS_PAGE;
+  if ((rq->arg_after && query_number("after", rq->arg_after, 1, INT64_MAX / 2, &after, rs)) ||
+      (rq->arg_limit && query_number("limit", rq->arg_limit, 1, CAIRN_TASKS_PAGE_MAX, &limit, rs)))
+    return;
+  cairn_error err = {0};
+  json_t *o = cairn__core_tasks_json(m->core, id, after, (size_t)limit, &err);
+  if (!o)
+    return fail(rs, &err);
+  set_json(rs, 200, o);
+}
+
 /* GET /v1/jobs/{id}/tasks/{key}: one task, its limits and its attempts. */
 static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
@@ -846,14 +876,7 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return cairn__dagview_get(m, id, rs);
     if (r == R_JOB_STATES)
       return cairn__states_get(m, id, rs);
-    cairn_error err = {0};
-    json_t *o = NULL;
-    o = cairn__core_tasks_json(m->core, id, &err);
-    if (!o && err.status != CAIRN_ENOTFOUND)
-      return fail(rs, &err);
-    if (!o)
-      return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
-    return set_json(rs, 200, o);
+    return h_job_tasks(m, rq, id, rs);
   }
   case R_JOB_TASK:
     if (!admin(m, rq, rs))
@@ -872,6 +895,10 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return;
     if (is(rq, "POST"))
       return h_release(m, rq, rs);
+    break;
+  case R_VOLUNTEER: /* the admin, or the volunteer itself (admission.c) */
+    if (is(rq, "PATCH"))
+      return cairn__admission_team(m, rq, rs);
     break;
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:

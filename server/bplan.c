@@ -44,9 +44,11 @@
  *
  * Cost: building is the planner's cost (lcf O(k log k + N), the ECEF family
  * O(k² log k), k clusters, N workers) plus O(k²) rate lookups for the grid
- * model. Over CAIRN__BPLAN_GRID_MAX clusters (e.g. volunteers each in their
- * own /24) the grid heuristics give way to lcf, so that a plan never needs
- * more than a few MB or more than milliseconds under the master's lock. */
+ * model. Over CAIRN__BPLAN_GRID_MAX (64) clusters the grid heuristics give
+ * way to lcf, and the master plans over at most CAIRN__PLAN_MAX_CLUSTERS
+ * (512; distribution.c's ensure_plan takes the first present, e.g. of
+ * volunteers each in their own /24), so that a plan never needs more than
+ * a few MB or more than a millisecond or so under the master's lock. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -236,6 +236,11 @@ typedef struct mvol {
   int trust_due;
   int64_t seen_sec;        /* the second its latest request is counted in (demand.c; 0: none) */
   uint8_t seen_idle;       /* it held no lease then */
+  /* the census of the clusters present (census.c): its place in the queue
+   * of volunteers counted, least recently seen first, and when it was seen */
+  struct mvol *cprev, *cnext;
+  int64_t cseen;
+  uint8_t counted;
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */
@@ -412,6 +417,11 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
                                        char **apps, int napps, int slots, const char *peer_url,
                                        const char *team, int64_t *id, char token[65],
                                        cairn_error *err);
+/* Volunteer id's team becomes team (checked by cairn_team_valid; NULL:
+ * none). Its credit moves with it: team standings are the sums over their
+ * members now (credit.c, stats.c). CAIRN_ENOTFOUND, CAIRN_ECONFLICT for a
+ * banned volunteer; no change journals nothing. Takes the lock; O(1). */
+cairn_status cairn__core_set_team(cairn_core *c, int64_t id, const char *team, cairn_error *err);
 /* Counts bytes of file sha256 the master sent. */
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
 /* The id of the volunteer holding token (*vol); CAIRN_EAUTH for an
@@ -713,7 +723,17 @@ json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
  * store; -1 when there is no such job. O(1) under the lock. */
 int cairn__core_job_state(cairn_core *c, int64_t id);
 json_t *cairn__core_jobs_json(cairn_core *c);
-json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err);
+/* A page of GET /v1/jobs/{id}/tasks: the tasks of job id after the one
+ * whose key is `after` (0: from the first), at most limit (1 to
+ * CAIRN_TASKS_PAGE_MAX), in job-file order, with their results and files:
+ * {"tasks": [...], "next": the last one's key when more follow, else null}.
+ * The tasks are copied CAIRN__TASKS_CHUNK per hold of the lock (each hold
+ * O(chunk), never O(job)); their results and files are read from the store
+ * outside it, O(limit). NULL with err: CAIRN_ENOTFOUND (no such job, or
+ * deleted meanwhile), CAIRN_EINVAL (after names no task of the job). */
+#define CAIRN__TASKS_CHUNK 1024
+json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, int64_t after, size_t limit,
+                               cairn_error *err);
 /* GET /v1/volunteers: {"volunteers": [...]} as text (malloc'd, length in
  * *len), NULL when out of memory. Takes c->lock once per VOL_LIST_CHUNK
  * volunteers (each hold O(chunk)) and renders outside it, so a listing of

@@ -20,8 +20,14 @@ typedef struct cairn__dist_counters {
   uint64_t peer_failures[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
 } cairn__dist_counters;
 
-/* Over this many clusters a grid planner is replaced by lcf (bplan.c). */
-#define CAIRN__BPLAN_GRID_MAX 512
+/* Over this many clusters a grid planner is replaced by lcf (bplan.c): the
+ * grid heuristics cost about O(k³) in practice (bench/census: 0.3 ms at 64
+ * clusters, 40 ms at 256 on a loaded machine), lcf O(k log k). */
+#define CAIRN__BPLAN_GRID_MAX 64
+/* A broadcast plan covers at most this many clusters, the first present
+ * (distribution.c ensure_plan); workers of the others follow the online
+ * rule. */
+#define CAIRN__PLAN_MAX_CLUSTERS 512
 /* The broadcast planner of a new core (bplan.c). */
 #define CAIRN__BPLAN_DEFAULT "ECEF-LA"
 
@@ -79,10 +85,16 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
  * store says, which lists each holding once. An unknown file or a banned
  * volunteer is skipped. 0, or -1 out of memory. */
 int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
-/* vol was banned: it holds no file any more, and no copy is on its way to
- * it. O(files + their holders and transfers). The store side is J_BAN's. */
-void cairn__dist_forget(cairn_core *c, const mvol *vol);
-/* "bytes_served" and per-file distribution figures of a job. */
+/* vol was banned: it holds no file any more, no copy is on its way to it,
+ * and it leaves the census. O(files + their holders and transfers). The
+ * store side is J_BAN's. */
+void cairn__dist_forget(cairn_core *c, mvol *vol);
+/* v made a request at now: it counts in the census of the clusters present
+ * (census.c) for CAIRN__CENSUS_SECONDS. O(its apps) + the expiry of two
+ * volunteers whose time is up. */
+void cairn__dist_seen(cairn_core *c, mvol *v, int64_t now);
+/* "bytes_served" and per-file distribution figures of a job: O(its files
+ * + for each broadcast file its holders and the workers it was handed to). */
 json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
 /* vol downloaded bytes of file sha in ms from source (a URL of its sources):
  * a rate sample from the source's cluster into vol's. */

@@ -28,7 +28,7 @@ typedef struct mplan {
   int64_t *want;     /* last time one of its workers waited for the file */
   double predicted, lower_bound, unit;
   int64_t C;
-  uint64_t sig;      /* the clusters and sizes it was built for */
+  uint64_t sig;      /* the census generation (census.c) it was built from */
   double built;      /* seconds from the start of the broadcast to when it was built */
   uint64_t epoch;    /* d->rates_epoch it was costed with */
   int informed;      /* clusters that held the file (or had a copy landing) then */
@@ -70,11 +70,36 @@ struct cairn__dist {
   int64_t *paused_until;   /* [id - 1]: a peer reported the volunteer's file server
                               failing; not offered before then (0: never paused) */
   size_t npaused;
+  /* census.c: the clusters of the volunteers present, per app */
+  cairn_hmap census;       /* (app, cluster) -> struct mcount */
+  cairn_hmap census_apps;  /* app -> struct mappcensus */
+  mvol *qhead, *qtail;     /* the volunteers counted, least recently seen first */
+  uint64_t census_gen;     /* bumped by every change of a count */
+  uint64_t census_work;    /* volunteers and clusters visited, for the bounded-work test */
 };
 
 void cairn__dist_file_free(mfilerec *f);
 /* The record of file sha, or NULL. */
 mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha);
+
+/* census.c */
+/* A volunteer is present this long after its latest request. */
+#define CAIRN__CENSUS_SECONDS 30
+/* Volunteers whose time is up leave the census at each plan check. */
+#define CAIRN__CENSUS_PLAN_EXPIRE 256
+/* Up to max volunteers whose time is up (seen before now -
+ * CAIRN__CENSUS_SECONDS) leave the census, least recently seen first. */
+void cairn__census_expire(cairn__dist *d, int64_t now, size_t max);
+/* The first max clusters (in order of arrival) of the volunteers of app
+ * present, into labels (borrowed: valid until the census changes) and
+ * counts; returns how many, and the app's generation in *gen. O(max). */
+size_t cairn__census_clusters(cairn__dist *d, const char *app, char **labels, int64_t *counts,
+                              size_t max, uint64_t *gen);
+/* The generation of app's census (0: none present ever). O(1). */
+uint64_t cairn__census_gen(const cairn__dist *d, const char *app);
+/* v leaves the census (a ban). O(its apps). */
+void cairn__census_leave(cairn__dist *d, mvol *v);
+void cairn__census_free(cairn__dist *d);
 
 /* bplan.c */
 /* A download of bytes in ms from cluster src ("" = the master) into dst. */

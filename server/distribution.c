@@ -31,8 +31,10 @@
  * worker whose peer fails falls back. Transfers count as under way until
  * the receiver reports the file (or returns a result that used it) or
  * TRANSFER_SECONDS pass. Cost per decision: O((holders + transfers) log k)
- * for k clusters, plus a census of the volunteers O(V log V) at most once a
- * second per file. Holdings are journaled (J_HOLD, table file_holders) and
+ * for k clusters, plus, at most once a second per file, a plan check
+ * (ensure_plan: the census of the clusters present is kept by census.c as
+ * requests arrive, never counted here; a plan covers at most
+ * CAIRN__PLAN_MAX_CLUSTERS clusters). Holdings are journaled (J_HOLD, table file_holders) and
  * restored at start-up, so a restarted master still offers the holders it
  * knew.
  */
@@ -51,7 +53,8 @@ enum {
   QUIET_SECONDS = 30,
   WANT_SECONDS = 3,    /* a cluster whose worker waited this recently is waiting */
   GRACE_SECONDS = 5,   /* a parent silent this long past its planned start is skipped */
-  BEHIND_SECONDS = 60  /* a plan this far past twice its prediction is abandoned */
+  BEHIND_SECONDS = 60, /* a plan this far past twice its prediction is abandoned */
+  PLAN_LOG_CLUSTERS = 16 /* clusters of a new plan logged one a line */
 };
 
 /* Until when volunteer id's file server is not offered (0: it is). */
@@ -112,6 +115,8 @@ cairn__dist *cairn__dist_create(void) {
     return NULL;
   cairn_hmap_init(&d->files);
   cairn_hmap_init(&d->rates);
+  cairn_hmap_init(&d->census);
+  cairn_hmap_init(&d->census_apps);
   snprintf(d->bplan_algo, sizeof d->bplan_algo, "%s", CAIRN__BPLAN_DEFAULT);
   return d;
 }
@@ -123,6 +128,7 @@ void cairn__dist_destroy(cairn__dist *d) {
     if (d->files.keys[i])
       cairn__dist_file_free(d->files.vals[i]);
   cairn_hmap_free(&d->files);
+  cairn__census_free(d);
   cairn__rates_free(d);
   free(d->paused_until);
   free(d);
@@ -296,55 +302,59 @@ static int note_assigned(mfile *jf, int64_t vol, int64_t now) {
   return 0;
 }
 
-static int runs(const mvol *v, const char *app) {
-  for (int i = 0; i < v->napps; i++)
-    if (strcmp(v->apps[i], app) == 0)
-      return 1;
-  return 0;
+typedef struct census_row {
+  char *label;
+  int64_t count;
+} census_row;
+
+static int cmp_row(const void *a, const void *b) {
+  return strcmp(((const census_row *)a)->label, ((const census_row *)b)->label);
 }
 
 static int cmp_label(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Rebuilds f's plan when the clusters of the workers of app heard from lately
- * (or their sizes) or the rates (c->dist->rates_epoch) changed since it was built;
- * at most once a second, unless cluster (the asking worker's) is not in the
- * plan yet. */
+/* Rebuilds f's plan when the census of app's workers present (census.c) or
+ * the rates (c->dist->rates_epoch) changed since it was built; checked at
+ * most once a second, and at once when cluster (the asking worker's) is not
+ * in a plan that has room for it. A plan covers at most
+ * CAIRN__PLAN_MAX_CLUSTERS clusters, the first present (the census keeps them
+ * in order of arrival); workers of the others follow the online rule.
+ * Bound under c->lock, never O(volunteers): the expiry of
+ * CAIRN__CENSUS_PLAN_EXPIRE volunteers, then, when the census moved,
+ * O(k log k) to read and sort k <= CAIRN__PLAN_MAX_CLUSTERS clusters,
+ * O((holders + transfers) log k) for the clusters informed, and the
+ * planner's cost over k clusters (bplan.c: the grid heuristics up to
+ * CAIRN__BPLAN_GRID_MAX clusters, lcf's O(k log k) beyond). */
 static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char *cluster,
                         int64_t now) {
   if (strcmp(c->dist->bplan_algo, "online") == 0 ||
-      (f->plan && f->checked == now && cairn__bplan_find(f->plan, cluster) > 0))
+      (f->plan && f->checked == now &&
+       (cairn__bplan_find(f->plan, cluster) > 0 || f->plan->k - 1 >= CAIRN__PLAN_MAX_CLUSTERS)))
     return;
   f->checked = now;
-  const char **all = malloc((c->nvols + 1) * sizeof *all);
-  char **labels = malloc((c->nvols + 1) * sizeof *labels);
-  int64_t *counts = malloc((c->nvols + 1) * sizeof *counts);
+  cairn__census_expire(c->dist, now, CAIRN__CENSUS_PLAN_EXPIRE);
+  if (f->plan && f->plan->sig == cairn__census_gen(c->dist, app) &&
+      f->plan->epoch == c->dist->rates_epoch)
+    return;
+  census_row *rows = malloc(CAIRN__PLAN_MAX_CLUSTERS * sizeof *rows);
+  char **labels = malloc(CAIRN__PLAN_MAX_CLUSTERS * sizeof *labels);
+  int64_t *counts = malloc(CAIRN__PLAN_MAX_CLUSTERS * sizeof *counts);
   uint8_t *informed = NULL;
-  size_t n = 0, m = 0;
-  if (!all || !labels || !counts)
+  uint64_t sig = 0;
+  size_t m = 0;
+  if (!rows || !labels || !counts)
     goto done;
-  for (size_t i = 0; i < c->nvols; i++) {
-    const mvol *v = c->vols[i];
-    if (v && !v->banned && now - v->last_seen <= QUIET_SECONDS && runs(v, app))
-      all[n++] = v->cluster;
-  }
-  qsort(all, n, sizeof *all, cmp_label);
-  uint64_t sig = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) {
-    if (m && strcmp(labels[m - 1], all[i]) == 0) {
-      counts[m - 1]++;
-      continue;
-    }
-    labels[m] = (char *)all[i];
-    counts[m++] = 1;
-  }
+  m = cairn__census_clusters(c->dist, app, labels, counts, CAIRN__PLAN_MAX_CLUSTERS, &sig);
+  for (size_t i = 0; i < m; i++)
+    rows[i] = (census_row){labels[i], counts[i]};
+  qsort(rows, m, sizeof *rows, cmp_row);
   for (size_t i = 0; i < m; i++) {
-    for (const char *p = labels[i]; *p; p++)
-      sig = (sig ^ (uint8_t)*p) * 1099511628211ULL;
-    sig = (sig ^ (uint64_t)counts[i]) * 1099511628211ULL;
+    labels[i] = rows[i].label;
+    counts[i] = rows[i].count;
   }
-  if (!m || (f->plan && f->plan->sig == sig && f->plan->epoch == c->dist->rates_epoch))
+  if (!m)
     goto done;
   /* clusters that hold the file or have a copy landing */
   informed = calloc(m, 1);
@@ -381,12 +391,15 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   f->plans++;
   CAIRN_INFO(&c->log, "broadcast %.12s: plan %u, %s over %zu clusters, predicted %.2f s", f->sha256,
              f->plans, p->algorithm, p->k - 1, p->predicted);
-  for (size_t i = 1; i < p->k; i++)
+  for (size_t i = 1; i < p->k && i <= PLAN_LOG_CLUSTERS; i++)
     CAIRN_INFO(&c->log, "broadcast %.12s: plan %u: %s (%lld workers) from %s at %.2f s, rank %d",
                f->sha256, f->plans, p->label[i], (long long)counts[i - 1],
                p->parent[i] ? p->label[p->parent[i]] : "master", p->at[i], p->rank[i]);
+  if (p->k - 1 > PLAN_LOG_CLUSTERS)
+    CAIRN_INFO(&c->log, "broadcast %.12s: plan %u: %zu more clusters (GET /v1/jobs/{id})",
+               f->sha256, f->plans, p->k - 1 - PLAN_LOG_CLUSTERS);
 done:
-  free(all);
+  free(rows);
   free(labels);
   free(counts);
   free(informed);
@@ -632,13 +645,21 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
       continue;
     uint32_t have = 0;
     int64_t last = 0;
-    for (uint32_t k = 0; k < jf->nassigned; k++)
-      for (uint32_t h = 0; h < f->nholders; h++)
-        if (f->holders[h].vol == jf->assigned[k]) {
-          have++;
-          if (f->holders[h].since > last)
-            last = f->holders[h].since;
-        }
+    /* the holders by volunteer, then each worker looked up: O(holders +
+     * workers), not their product (out of memory: none counted) */
+    cairn_hmap by_vol;
+    cairn_hmap_init(&by_vol);
+    int oom = 0;
+    for (uint32_t h = 0; h < f->nholders && !oom; h++)
+      oom = cairn_hmap_put(&by_vol, (uint64_t)f->holders[h].vol, &f->holders[h]);
+    for (uint32_t k = 0; k < jf->nassigned && !oom; k++) {
+      const mholder *h = cairn_hmap_get(&by_vol, (uint64_t)jf->assigned[k]);
+      if (h) {
+        have++;
+        last = h->since > last ? h->since : last;
+      }
+    }
+    cairn_hmap_free(&by_vol);
     json_t *secs = jf->nassigned && have == jf->nassigned ? json_integer(last - jf->first_assign)
                                                           : json_null();
     json_array_append_new(files, json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o}", "name",
@@ -678,7 +699,8 @@ int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_
   return !f || vol->banned ? 0 : add_holder(f, vol->id, since);
 }
 
-void cairn__dist_forget(cairn_core *c, const mvol *vol) {
+void cairn__dist_forget(cairn_core *c, mvol *vol) {
+  cairn__census_leave(c->dist, vol);
   for (size_t i = 0; i < c->dist->files.cap; i++) {
     mfilerec *f = c->dist->files.keys[i] ? c->dist->files.vals[i] : NULL;
     if (!f)

@@ -64,6 +64,9 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_TASK_OUTPUT:
     *need = get ? NEED_READER : NEED_NONE;
     break;
+  case R_VOLUNTEER: /* its team: the admin or the volunteer itself */
+    *need = !strcmp(method, "PATCH") ? NEED_READER : NEED_NONE;
+    break;
   case R_JOBS:
     *need = NEED_ADMIN;
     if (post)

@@ -428,6 +428,7 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                    .arg_task = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "task"),
                    .arg_name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name"),
                    .arg_limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"),
+                   .arg_after = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after"),
                    .arg_wait = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait"),
                    .resumed = k->hold_deadline != 0};
   cairn__resp rs = {.fd = -1, .hold = may_hold(m, k) ? &k->hold : NULL};

@@ -518,6 +518,7 @@ json_t *cairn__core_jobs_json(cairn_core *c) {
 
 typedef struct results_ctx {
   json_t *tasks;
+  uint32_t base;  /* the job-file position of tasks[0] */
 } results_ctx;
 
 static json_t *output_json(const void *p, size_t n, json_t *into) {
@@ -539,7 +540,7 @@ static json_t *output_json(const void *p, size_t n, json_t *into) {
 
 static int result_row(void *ud, const cairn_store_result_row *r) {
   results_ctx *ctx = ud;
-  json_t *t = json_array_get(ctx->tasks, r->seq);
+  json_t *t = r->seq >= ctx->base ? json_array_get(ctx->tasks, r->seq - ctx->base) : NULL;
   if (!t)
     return 0;
   json_object_set_new(t, "volunteer", json_integer(r->volunteer));
@@ -559,7 +560,8 @@ static int result_row(void *ud, const cairn_store_result_row *r) {
 
 static int file_row(void *ud, const cairn_store_output_row *r) {
   results_ctx *ctx = ud;
-  json_t *t = json_array_get(ctx->tasks, (size_t)r->key);
+  json_t *t = r->key >= ctx->base ? json_array_get(ctx->tasks, (size_t)(r->key - ctx->base))
+                                   : NULL;
   json_t *files = json_object_get(t, "outputs");
   if (t && !files)
     json_object_set_new(t, "outputs", files = json_array());
@@ -568,32 +570,71 @@ static int file_row(void *ud, const cairn_store_output_row *r) {
   return 0;
 }
 
-json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, cairn_error *err) {
-  json_t *tasks = json_array();
+/* Appends up to limit - got tasks of job id from position start + got (at
+ * most CAIRN__TASKS_CHUNK) to tasks, under one hold of the lock; *first
+ * (< 0 the first time) becomes the job's first key and *start the position
+ * after `after`, checked then. Returns how many, -1 with err. */
+static long tasks_chunk(cairn_core *c, int64_t id, int64_t after, size_t limit, size_t got,
+                        int64_t *first, uint32_t *start, uint32_t *total, uint64_t *seq,
+                        json_t *tasks, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
-  if (id < 1 || (size_t)id > c->njobs || !c->jobs[id - 1]) {
-    cairn__core_unlock(c);
-    json_decref(tasks);
+  const mjob *j = id >= 1 && (size_t)id <= c->njobs ? c->jobs[id - 1] : NULL;
+  long n = -1;
+  if (!j) {
     cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
-    return NULL;
+    goto out;
   }
-  const mjob *j = c->jobs[id - 1];
-  for (uint32_t i = 0; i < j->ntasks; i++)
+  if (*first < 0) {
+    *first = j->ntasks ? j->tasks[0].key : 0;
+    if (after && (after < *first || after - *first >= (int64_t)j->ntasks)) {
+      cairn_error_set(err, CAIRN_EINVAL, "\"after\" (%lld) names no task of job %lld",
+                      (long long)after, (long long)id);
+      goto out;
+    }
+    *start = after ? (uint32_t)(after - *first + 1) : 0;
+  }
+  *total = j->ntasks;
+  size_t at = *start + got, left = at < j->ntasks ? j->ntasks - at : 0;
+  n = (long)(left < limit - got ? left : limit - got);
+  n = n < CAIRN__TASKS_CHUNK ? n : CAIRN__TASKS_CHUNK;
+  for (size_t i = at; i < at + (size_t)n; i++)
     json_array_append_new(tasks, json_pack("{s:s, s:I, s:s, s:i, s:n, s:n, s:n, s:n, s:n}", "id",
                                            j->tasks[i].name, "key", (json_int_t)j->tasks[i].key,
                                            "state", cairn__tstate_name[j->tasks[i].state],
                                            "attempts", j->tasks[i].attempts, "volunteer",
                                            "index", "exit_status", "output", "reason"));
-  uint64_t seq = cairn__journal_last(c->journal);
+  *seq = cairn__journal_last(c->journal);
+out:
   cairn__core_unlock(c);
+  return n;
+}
+
+json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, int64_t after, size_t limit,
+                               cairn_error *err) {
+  json_t *tasks = json_array();
+  int64_t first = -1;
+  uint32_t start = 0, total = 0;
+  uint64_t seq = 0;
+  size_t got = 0;
+  for (long n = 1; n > 0 && got < limit; got += (size_t)n) {
+    n = tasks_chunk(c, id, after, limit, got, &first, &start, &total, &seq, tasks, err);
+    if (n < 0) {
+      json_decref(tasks);
+      return NULL;
+    }
+  }
   settle(c, seq);
-  results_ctx ctx = {tasks};
-  if (cairn_store_job_results(c->store, id, result_row, &ctx, err) != CAIRN_OK ||
-      cairn_store_job_files(c->store, id, file_row, &ctx, err) != CAIRN_OK) {
+  results_ctx ctx = {tasks, start};
+  if (cairn_store_job_results(c->store, id, start, start + got, result_row, &ctx, err) !=
+        CAIRN_OK ||
+      cairn_store_job_files(c->store, id, start, start + got, file_row, &ctx, err) != CAIRN_OK) {
     json_decref(tasks);
     return NULL;
   }
-  return json_pack("{s:o}", "tasks", tasks);
+  /* a job's keys are consecutive in job-file order (given in one hold) */
+  json_t *next = start + got < total && got ? json_integer(first + start + (int64_t)got - 1)
+                                            : json_null();
+  return json_pack("{s:o, s:o}", "tasks", tasks, "next", next);
 }
 
 /* One volunteer's entry of GET /v1/volunteers (under c->lock; c for the

@@ -15,7 +15,7 @@
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
-  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR
+  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM
 } jtype;
 
 typedef struct jtask {
@@ -39,7 +39,7 @@ struct cairn__jrec {
   union {
     struct { char *key, *value; } meta;
     struct { int64_t id, created; char *name, *cluster, *apps, *team; int slots; char hash[65]; } vol;
-    struct { int64_t id; char *text; } ban, peer; /* reason / peer URL (NULL: none) */
+    struct { int64_t id; char *text; } ban, peer; /* reason / peer URL / team (NULL: none) */
     struct { char sha256[65]; int64_t size, created; } file;
     struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD */
     struct { char *src, *dst; int64_t bps, samples; } rate;
@@ -162,6 +162,7 @@ static cairn__jrec *id_text(jtype type, int64_t id, const char *text) {
 
 cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason) { return id_text(J_BAN, id, reason); }
 cairn__jrec *cairn__jrec_peer(int64_t id, const char *url) { return id_text(J_PEER, id, url); }
+cairn__jrec *cairn__jrec_team(int64_t id, const char *team) { return id_text(J_TEAM, id, team); }
 
 cairn__jrec *cairn__jrec_file(const char *sha256, int64_t size, int64_t created) {
   cairn__jrec *r = rec(J_FILE);
@@ -479,7 +480,7 @@ void cairn__jrec_free(cairn__jrec *r) {
     free(r->u.vol.apps);
     free(r->u.vol.team);
     break;
-  case J_BAN: case J_PEER: free(r->u.ban.text); break;
+  case J_BAN: case J_PEER: case J_TEAM: free(r->u.ban.text); break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
   case J_INVITE: free(r->u.invite.note); break;
   case J_JOB:
@@ -560,6 +561,7 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
     return st == CAIRN_OK ? cairn_store_holders_forget(s, r->u.ban.id, err) : st;
   }
   case J_PEER: return cairn_store_volunteer_peer(s, r->u.peer.id, r->u.peer.text, err);
+  case J_TEAM: return cairn_store_volunteer_team(s, r->u.ban.id, r->u.ban.text, err);
   case J_FILE:
     return cairn_store_file_insert(s, r->u.file.sha256, r->u.file.size, r->u.file.created, err);
   case J_HOLD:

@@ -13,6 +13,7 @@
 #include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
+#include "common/protocol.h"
 #include "server/master.h"
 #include "server/chain.h"
 #include "server/journal.h"
@@ -341,10 +342,21 @@ cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout
 }
 
 char *cairn_master_results_json(cairn_master *m, long long job_id) {
-  json_t *o = cairn__core_tasks_json(m->core, job_id, NULL);
-  if (!o)
-    return NULL;
-  char *s = json_dumps(o, JSON_COMPACT);
+  json_t *all = json_array(), *page = NULL;
+  int64_t after = 0;
+  do { /* page by page: each hold of the core's lock stays O(chunk) */
+    json_decref(page);
+    page = cairn__core_tasks_json(m->core, job_id, after, CAIRN_TASKS_PAGE_MAX, NULL);
+    if (!page || json_array_extend(all, json_object_get(page, "tasks"))) {
+      json_decref(page);
+      json_decref(all);
+      return NULL;
+    }
+    after = json_integer_value(json_object_get(page, "next"));
+  } while (after > 0);
+  json_decref(page);
+  json_t *o = json_pack("{s:o}", "tasks", all);
+  char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   return s;
 }

@@ -18,7 +18,8 @@ typedef enum {
   R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
   R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
-  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_DEMAND, R_JOB_DAG, R_JOB_STATES, R_ROUTE_COUNT
+  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_DEMAND, R_JOB_DAG, R_JOB_STATES, R_VOLUNTEER,
+  R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -68,7 +69,9 @@ typedef struct cairn__req {
   size_t len;
   const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
   const char *arg_task, *arg_name; /* query arguments "task" and "name", or NULL */
-  const char *arg_limit;     /* the "limit" query argument (GET /v1/stats), or NULL */
+  const char *arg_limit;     /* the "limit" query argument (GET /v1/stats, GET
+                                /v1/jobs/{id}/tasks), or NULL */
+  const char *arg_after;     /* the "after" query argument (GET /v1/jobs/{id}/tasks), or NULL */
   const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
   int resumed;               /* POST /v1/work asked again after a hold: its report
                                 was applied the first time */
@@ -158,6 +161,10 @@ void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 void cairn__api_work_many(cairn_master *m, int64_t v, const cairn_report *r, char **apps,
                           int napps, json_t *max, cairn__resp *rs);
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+/* PATCH /v1/volunteers/{id} {"team": NAME | null}: the admin, or the
+ * volunteer itself with its own token, changes its team (checked as at
+ * registration). O(1) under c->lock (cairn__core_set_team). */
+void cairn__admission_team(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
                                  cairn__resp *rs);
 int cairn__api_is_admin(const cairn_master *m, const char *token);

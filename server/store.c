@@ -194,12 +194,13 @@ static const char *const rsql_text[R_COUNT] = {
                "WHERE t.id = ?1 AND t.state = 'done'",
   [R_JOB_RESULTS] = "SELECT t.seq, r.idx, r.volunteer_id, r.exit_status, r.output, r.reason, "
                     "r.stderr FROM tasks t JOIN results r ON r.idx = t.accepted "
-                    "WHERE t.job_id = ?1 ORDER BY t.seq",
+                    "WHERE t.job_id = ?1 AND t.seq >= ?2 AND t.seq < ?3 ORDER BY t.seq",
   [R_OUTPUT_FILE] = "SELECT rf.sha256, rf.size FROM tasks t JOIN result_files rf "
                     "ON rf.idx = t.accepted WHERE t.job_id = ?1 AND t.name = ?2 "
                     "AND t.state = 'done' AND rf.name = ?3",
   [R_JOB_FILES] = "SELECT t.seq, rf.name, rf.sha256, rf.size FROM tasks t JOIN result_files rf "
-                  "ON rf.idx = t.accepted WHERE t.job_id = ?1 ORDER BY t.seq, rf.name",
+                  "ON rf.idx = t.accepted WHERE t.job_id = ?1 AND t.seq >= ?2 AND t.seq < ?3 "
+                  "ORDER BY t.seq, rf.name",
   [R_AUDIT_INDEX] = AUDIT_SELECT "WHERE a.idx = ?1",
   [R_AUDIT_VOL] = AUDIT_SELECT "WHERE a.volunteer_id = ?1 ORDER BY a.t",
   [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "

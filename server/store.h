@@ -333,8 +333,9 @@ typedef struct cairn_store_result_row {
   const void *stderr_tail; /* the last 64 KiB of standard error (may be NULL when empty) */
   size_t stderr_len;
 } cairn_store_result_row;
-/* For every task of job with an accepted result, in seq order. */
-cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
+/* For every task of job with seq in [from, to) and an accepted result, in
+ * seq order (the index on (job_id, seq): O(to - from)). */
+cairn_status cairn_store_job_results(cairn_store *s, int64_t job, int64_t from, int64_t to,
                                      int (*cb)(void *, const cairn_store_result_row *), void *ud,
                                      cairn_error *err);
 
@@ -349,8 +350,9 @@ typedef struct cairn_store_output_row {
 cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *task,
                                      const char *name, char sha256[65], int64_t *size,
                                      cairn_error *err);
-/* The files of every accepted result of job, by task seq then name. */
-cairn_status cairn_store_job_files(cairn_store *s, int64_t job,
+/* The files of the accepted results of job's tasks with seq in [from, to),
+ * by task seq then name. */
+cairn_status cairn_store_job_files(cairn_store *s, int64_t job, int64_t from, int64_t to,
                                    int (*cb)(void *, const cairn_store_output_row *), void *ud,
                                    cairn_error *err);
 

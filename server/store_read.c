@@ -39,13 +39,15 @@ cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, si
   return st;
 }
 
-cairn_status cairn_store_job_results(cairn_store *s, int64_t job,
+cairn_status cairn_store_job_results(cairn_store *s, int64_t job, int64_t from, int64_t to,
                                      int (*cb)(void *, const cairn_store_result_row *), void *ud,
                                      cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
   sqlite3_stmt *q = s->rst[R_JOB_RESULTS];
   sqlite3_bind_int64(q, 1, job);
+  sqlite3_bind_int64(q, 2, from);
+  sqlite3_bind_int64(q, 3, to);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     cairn_store_result_row row = {
@@ -94,13 +96,15 @@ cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *ta
   return st;
 }
 
-cairn_status cairn_store_job_files(cairn_store *s, int64_t job,
+cairn_status cairn_store_job_files(cairn_store *s, int64_t job, int64_t from, int64_t to,
                                    int (*cb)(void *, const cairn_store_output_row *), void *ud,
                                    cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
   sqlite3_stmt *q = s->rst[R_JOB_FILES];
   sqlite3_bind_int64(q, 1, job);
+  sqlite3_bind_int64(q, 2, from);
+  sqlite3_bind_int64(q, 3, to);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     cairn_store_output_row row = {

@@ -101,6 +101,7 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
   c->vols[c->nvols++] = v;
   *id = v->id;
   cairn__demand_seen(c, v, v->created);
+  cairn__dist_seen(c, v, v->created);
   if (cairn__app_runners_add(c, v))
     CAIRN_WARN(&c->log, "out of memory counting the apps of volunteer %lld", (long long)v->id);
   cairn__journal_put(c->journal, cairn__jrec_volunteer_team(
@@ -121,6 +122,34 @@ out:
   return st;
 }
 
+cairn_status cairn__core_set_team(cairn_core *c, int64_t id, const char *team, cairn_error *err) {
+  char *copy = team ? cairn__strdup(team) : NULL;
+  if (team && !copy)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&c->lock);
+  mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
+  if (!v)
+    st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+  else if (v->banned)
+    st = cairn_error_set(err, CAIRN_ECONFLICT, "volunteer %lld is banned", (long long)id);
+  else if ((!v->team && !team) || (v->team && team && strcmp(v->team, team) == 0))
+    ; /* no change: nothing journaled */
+  else {
+    CAIRN_INFO(&c->log, "volunteer %lld: team %s%s%s -> %s%s%s", (long long)id,
+               v->team ? "\"" : "", v->team ? v->team : "none", v->team ? "\"" : "",
+               team ? "\"" : "", team ? team : "none", team ? "\"" : "");
+    free(v->team);
+    v->team = copy;
+    copy = NULL;
+    cairn__journal_put(c->journal, cairn__jrec_team(id, team));
+  }
+  uint64_t seq = cairn__journal_last(c->journal);
+  cairn__core_unlock(c);
+  free(copy);
+  return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;
+}
+
 cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, cairn_error *err) {
   char hash[65];
   if (!token || strlen(token) != 64)
@@ -136,6 +165,7 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
   else {
     v->last_seen = cairn__now();
     cairn__demand_seen(c, v, v->last_seen);
+    cairn__dist_seen(c, v, v->last_seen);
     *vol = v->id;
   }
   cairn__core_unlock(c);

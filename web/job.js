@@ -9,6 +9,18 @@
 import { api, el, confirmAction, refresh } from "./app.js";
 
 const SVG_MAX = 2000, DAG_MAX = 20000, TASKS_MAX = 5000;
+const TASKS_PAGE = 10000; // the most tasks one GET /v1/jobs/{id}/tasks page holds
+
+// Every task of job id: its pages, each "after" the last one's "next".
+async function allTasks(id) {
+  const tasks = [];
+  for (let after = 0; ;) {
+    const p = await api(`/v1/jobs/${id}/tasks?limit=${TASKS_PAGE}` + (after ? `&after=${after}` : ""));
+    tasks.push(...p.tasks);
+    if (!p.next) return { tasks };
+    after = p.next;
+  }
+}
 const STATE = { w: "waiting", e: "eligible", r: "running", d: "done", f: "failed" };
 const NS = "http://www.w3.org/2000/svg";
 const COLORS = { waiting: "#ccc", eligible: "#f2c14e", running: "#4a90d9", done: "#3a7d44", failed: "#c0392b" };
@@ -97,7 +109,7 @@ export function renderJob(main, id) {
   };
   const dl = el("button", { id: "download" }, "Download results");
   dl.onclick = () => act(async () => {
-    const t = await api(`/v1/jobs/${id}/tasks`);
+    const t = await allTasks(id);
     const a = el("a", { href: URL.createObjectURL(new Blob([JSON.stringify(t, null, 1)], { type: "application/json" })), download: `job-${id}-results.json` });
     document.body.append(a); a.click(); a.remove();
   }, "results downloaded");
@@ -184,7 +196,7 @@ export function renderJob(main, id) {
     first = st.first_key;
     if (st.states === states) return;
     states = st.states;
-    if (job.tasks <= TASKS_MAX) tasks = (await api(`/v1/jobs/${id}/tasks`)).tasks;
+    if (job.tasks <= TASKS_MAX) tasks = (await allTasks(id)).tasks;
     paint();
     paintFailures();
   };

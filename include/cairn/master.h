@@ -169,8 +169,10 @@ typedef enum cairn_job_state {
  * CAIRN_EFAILED when the master has failed. */
 cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout_seconds,
                                cairn_job_state *state, cairn_error *err);
-/* The job's tasks with their results, as GET /v1/jobs/{id}/tasks returns them;
- * malloc'd JSON text the caller frees, or NULL for an unknown job. */
+/* The job's tasks with their results, as the pages of GET /v1/jobs/{id}/tasks
+ * return them, all in one {"tasks": [...]} (read a page at a time: the
+ * master's lock is never held for the whole job); malloc'd JSON text the
+ * caller frees, or NULL for an unknown job. */
 char *cairn_master_results_json(cairn_master *m, long long job_id);
 
 #ifdef __cplusplus

@@ -134,14 +134,37 @@ static void expect_job(cairn_core *c, int64_t job, int waiting, int eligible, in
              want[2], want[3], want[4], state);
 }
 
+/* Every task of job, read in pages of two (each page's results and files
+ * must land on its own tasks): {"tasks": [...]}. */
+static json_t *tasks_paged(cairn_core *c, int64_t job) {
+  json_t *all = json_array();
+  int64_t after = 0, key = 0;
+  do {
+    cairn_error err = {0};
+    json_t *page = cairn__core_tasks_json(c, job, after, 2, &err), *x;
+    if (!page)
+      fail_msg("tasks of job %lld after %lld: %s", (long long)job, (long long)after, err.text);
+    size_t i, n = json_array_size(json_object_get(page, "tasks"));
+    assert_true(n <= 2);
+    json_array_foreach(json_object_get(page, "tasks"), i, x) {
+      json_int_t k = json_integer_value(json_object_get(x, "key"));
+      assert_true(!key || k == key + 1); /* consecutive, none twice */
+      key = k;
+      json_array_append(all, x);
+    }
+    json_t *next = json_object_get(page, "next");
+    assert_true(json_is_null(next) || json_integer_value(next) == key);
+    after = json_is_null(next) ? 0 : json_integer_value(next);
+    json_decref(page);
+  } while (after);
+  return json_pack("{s:o}", "tasks", all);
+}
+
 /* The task called name in job: its state and attempts (and the accepted
  * output when out != NULL). */
 static void expect_task(cairn_core *c, int64_t job, const char *name, const char *state,
                         int attempts, const char *out) {
-  cairn_error err = {0};
-  json_t *all = cairn__core_tasks_json(c, job, &err);
-  if (!all)
-    fail_msg("tasks of job %lld: %s", (long long)job, err.text);
+  json_t *all = tasks_paged(c, job);
   json_t *t = NULL, *x;
   size_t i;
   json_array_foreach(json_object_get(all, "tasks"), i, x)
@@ -662,8 +685,8 @@ typedef struct snapshot {
 static void take_snapshot(cairn_core *c, snapshot *s, const int64_t *idx, size_t n) {
   cairn_error err = {0};
   s->jobs = json_pack("[o, o]", cairn__core_job_json(c, 1, 1), cairn__core_job_json(c, 2, 1));
-  s->tasks1 = cairn__core_tasks_json(c, 1, &err);
-  s->tasks2 = cairn__core_tasks_json(c, 2, &err);
+  s->tasks1 = cairn__core_tasks_json(c, 1, 0, CAIRN_TASKS_PAGE_MAX, &err);
+  s->tasks2 = cairn__core_tasks_json(c, 2, 0, CAIRN_TASKS_PAGE_MAX, &err);
   s->vols = cairn__core_volunteers_json(c);
   size_t i;
   json_t *v;

@@ -612,7 +612,7 @@ static void test_reader_sees_committed_rows(void **state) {
   assert_int_equal(cairn_store_task_output(s, 8, &out, &len, &err), CAIRN_ENOTFOUND);
   assert_non_null(strstr(err.text, "task 8"));
   results r = {0};
-  OK(cairn_store_job_results(s, 1, result_cb, &r, E));
+  OK(cairn_store_job_results(s, 1, 0, INT64_MAX, result_cb, &r, E));
   assert_int_equal(r.n, 0);
 
   OK(cairn_store_commit(s, E));
@@ -629,7 +629,7 @@ static void test_reader_sees_committed_rows(void **state) {
   assert_int_equal(cairn_store_task_output(s, 9, &out, &len, &err), CAIRN_ENOTFOUND);
   assert_int_equal(cairn_store_task_output(s, 99, &out, &len, &err), CAIRN_ENOTFOUND);
 
-  OK(cairn_store_job_results(s, 1, result_cb, &r, E));
+  OK(cairn_store_job_results(s, 1, 0, INT64_MAX, result_cb, &r, E));
   assert_int_equal(r.n, 2);
   assert_int_equal(r.seq[0], 0);
   assert_int_equal(r.idx[0], 3);
@@ -641,8 +641,13 @@ static void test_reader_sees_committed_rows(void **state) {
   assert_int_equal(r.exit_status[1], 0);
   assert_int_equal(r.len[1], sizeof bin);
   assert_memory_equal(r.out[1], bin, sizeof bin);
+  /* a page: the tasks with seq in [1, 2) only */
   memset(&r, 0, sizeof r);
-  OK(cairn_store_job_results(s, 2, result_cb, &r, E));
+  OK(cairn_store_job_results(s, 1, 1, 2, result_cb, &r, E));
+  assert_int_equal(r.n, 1);
+  assert_int_equal(r.seq[0], 1);
+  memset(&r, 0, sizeof r);
+  OK(cairn_store_job_results(s, 2, 0, INT64_MAX, result_cb, &r, E));
   assert_int_equal(r.n, 0);
   cairn_store_close(s);
 }
