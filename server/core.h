@@ -642,6 +642,14 @@ void cairn__lost_flush(cairn_core *c);
  * re-queue does; it runs only when a holder is lost. */
 cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cairn_error *err);
 
+/* Volunteer vol may upload file sha256 (PUT /v1/files, as it leaves): the
+ * master has no bytes of it (an output kept on workers), vol holds it, and
+ * no other holder can be offered. CAIRN_ECONFLICT otherwise (not needed),
+ * CAIRN_EFORBIDDEN when vol does not hold it. Takes the lock;
+ * O(CAIRN__KEEP_SCAN). */
+cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha256,
+                                     cairn_error *err);
+
 /* Takes ownership of spec. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);

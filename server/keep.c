@@ -174,3 +174,34 @@ void cairn__lost_flush(cairn_core *c) {
       c->recomputed_total++;
   }
 }
+
+/* ---- a leaving holder's upload (PUT /v1/files/{sha256}) ---- */
+
+cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha256,
+                                     cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&c->lock);
+  mvol *v = cairn__vol_locked(c, vol, &st, err);
+  const mfilerec *f = v ? cairn__dist_file_of(c->dist, sha256) : NULL;
+  int64_t now = cairn__now();
+  int holder = 0, other = 0;
+  for (uint32_t i = 0; f && i < scanned(f); i++) {
+    const mvol *h = vol_of(c, f->holders[i].vol);
+    holder |= h == v;
+    other |= cairn__dist_usable(c->dist, h, v, now);
+  }
+  if (!v)
+    ;
+  else if (!f || !f->remote)
+    st = cairn_error_set(err, f ? CAIRN_ECONFLICT : CAIRN_EFORBIDDEN,
+                         f ? "the master has file %s already" : "no output kept on workers is %s",
+                         sha256);
+  else if (!holder)
+    st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld holds no copy of %s: only the "
+                         "admin or a holder uploads it", (long long)vol, sha256);
+  else if (other)
+    st = cairn_error_set(err, CAIRN_ECONFLICT, "file %s is not needed: another holder serves it",
+                         sha256);
+  cairn__core_unlock(c);
+  return st;
+}

@@ -225,8 +225,10 @@ static int keep(cairn__session *s, cairn__cache *cache, const char *dir,
   if (asprintf(&path, "%s/%s", dir, f->name) < 0)
     return 0;
   int kept = cairn__cache_adopt(cache, path, f->sha256, &err) == CAIRN_OK;
-  if (kept)
+  if (kept) {
     cairn__peerstate_have(s->peers, f->sha256);
+    cairn__peerstate_kept(s->peers, f->sha256);
+  }
   else
     CAIRN_WARN(s->log, "output %s: %s (uploaded instead)", f->name, err.text);
   free(path);
