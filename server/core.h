@@ -337,6 +337,8 @@ typedef struct cairn_core {
   struct { int64_t job; uint32_t task; } lost[CAIRN__LOST_MAX];
   uint32_t nlost;
   uint64_t recomputed_total;
+  int64_t loaded_at;       /* when the store was loaded: holders are waited for
+                              a while after a restart, before any is lost */
   /* quarantine thresholds (quarantine.c): fractions of the window invalid,
    * errors; 0: that test is off. Set before serving. */
   double quar_invalid, quar_errors;

@@ -27,7 +27,9 @@
 #include "server/outputs.h"
 
 /* A holder silent this long, or paused after a failed download, is lost;
- * one silent between 30 s (no longer offered) and this is waited for. */
+ * one silent between 30 s (no longer offered) and this is waited for, and
+ * so is every holder for this long after the master started (their
+ * heartbeats, every 30 s at most, have not come yet). */
 enum { LOST_SECONDS = 90, MAX_PEERS = 3 };
 
 int cairn__dist_remote(cairn__dist *d, const char *sha256) {
@@ -69,7 +71,8 @@ static int reachable(cairn_core *c, const mfilerec *f, const mvol *vol, int64_t 
     const mvol *h = vol_of(c, f->holders[i].vol);
     if (h == vol || cairn__dist_usable(c->dist, h, vol, now))
       return 1;
-    soon |= h && !h->banned && h->peer_url && now - h->last_seen <= LOST_SECONDS &&
+    soon |= h && !h->banned && h->peer_url &&
+            (now - h->last_seen <= LOST_SECONDS || now - c->loaded_at <= LOST_SECONDS) &&
             now >= cairn__dist_paused_until(c->dist, h->id);
   }
   return soon ? 0 : -1;

@@ -428,6 +428,7 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
   edge_loader el = {.tl = &tl};
   cairn_hmap_init(&tl.by_key);
   c->next_task_key = 1;
+  c->loaded_at = cairn__now();
   st = cairn_store_load_volunteers(c->store, load_vol, c, err);
   for (size_t i = 0; i < c->nvols; i++) /* their keys outlived the restart (jobs.c) */
     if (c->vols[i])
