@@ -60,14 +60,18 @@ void cairn__dist_set_remote(cairn__dist *d, const char *sha256, int on);
 int cairn__keep_wanted(const mjob *j, uint32_t v, const mvol *vol);
 /* Before task v of j is allocated to vol: 0 when each parent's file it
  * reads can be fetched (the master has it, vol holds it, or a holder the
- * master can offer does); else 1 and v waits: for a holder silent less
- * than 90 s, or when none is left (silent longer, paused after a failed
- * download, banned, dropped) for its parent's recomputation
- * (cairn__lost_note). O(pins × CAIRN__KEEP_SCAN). */
+ * master can offer sends fewer than 4 copies now); else 1 and v waits: for
+ * a busy holder, one silent less than 90 s (or any in the 90 s after the
+ * master started), or when none is left (silent longer, paused after a
+ * failed download, banned, dropped) for its parent's recomputation
+ * (cairn__lost_note). O(pins × CAIRN__KEEP_SCAN × copies under way of the
+ * file), the copies at most 4 per holder looked at: O(pins × 32 × 128). */
 int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v);
 /* Sets a parent's file input entry in: "url" and "sources" (holders in
- * vol's cluster, then other holders, each with its grant, at most 3; then
- * the master's /v1/files/SHA when it has the bytes). O(CAIRN__KEEP_SCAN). */
+ * vol's cluster, then other holders, each sending fewer than 4 copies and
+ * with its grant, at most 3; then the master's /v1/files/SHA when it has
+ * the bytes); the copy from the first is under way until vol reports the
+ * file. O(CAIRN__KEEP_SCAN × copies under way of the file), as above. */
 void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, json_t *in);
 /* 1 when a result of lease l may name files the master does not have:
  * cairn__keep_wanted held when it was offered. O(1). */

@@ -775,3 +775,9 @@ void cairn__dist_peer_source(cairn_core *c, const mvol *h, const mvol *vol, cons
 }
 
 int64_t cairn__dist_paused_until(const cairn__dist *d, int64_t id) { return paused_until(d, id); }
+
+void cairn__dist_prune(mfilerec *f, int64_t now) { prune(f, now); }
+
+int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
+  return add_xfer(f, to, from, now);
+}

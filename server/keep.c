@@ -31,6 +31,17 @@
  * so is every holder for this long after the master started (their
  * heartbeats, every 30 s at most, have not come yet). */
 enum { LOST_SECONDS = 90, MAX_PEERS = 3 };
+/* Copies a holder sends at once: a worker's default --peer-max, past which
+ * it answers 503 (a failure that would make the holder look lost). */
+enum { FANOUT = 4 };
+
+/* Copies of f that holder h sends now. O(transfers of f). */
+static uint32_t sending(const mfilerec *f, int64_t h) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < f->nxfers; i++)
+    n += f->xfers[i].from == h;
+  return n;
+}
 
 int cairn__dist_remote(cairn__dist *d, const char *sha256) {
   const mfilerec *f = cairn__dist_file_of(d, sha256);
@@ -63,14 +74,21 @@ static uint32_t scanned(const mfilerec *f) {
 /* 1 when f can reach vol now: the master has it, vol holds it, or a holder
  * among the first CAIRN__KEEP_SCAN can be offered; 0 when one may be
  * again soon (silent less than LOST_SECONDS, not paused); -1 when lost. */
-static int reachable(cairn_core *c, const mfilerec *f, const mvol *vol, int64_t now) {
+static int reachable(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now) {
   int soon = 0;
   if (!f->remote)
     return 1;
+  cairn__dist_prune(f, now);
   for (uint32_t i = 0; i < scanned(f); i++) {
     const mvol *h = vol_of(c, f->holders[i].vol);
-    if (h == vol || cairn__dist_usable(c->dist, h, vol, now))
+    if (h == vol)
       return 1;
+    if (cairn__dist_usable(c->dist, h, vol, now)) {
+      if (sending(f, h->id) < FANOUT)
+        return 1;
+      soon = 1; /* busy: one of its copies ends soon */
+      continue;
+    }
     soon |= h && !h->banned && h->peer_url &&
             (now - h->last_seen <= LOST_SECONDS || now - c->loaded_at <= LOST_SECONDS) &&
             now >= cairn__dist_paused_until(c->dist, h->id);
@@ -85,7 +103,7 @@ int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v)
   for (uint32_t k = 0; j->keep_workers && t->io && k < t->io->npins; k++) {
     uint32_t p = t->io->pins[k].parent;
     const cairn_output_file *of = cairn__outputs_file(&j->tasks[p], t->io->pins[k].file);
-    const mfilerec *f = of ? cairn__dist_file_of(c->dist, of->sha256) : NULL;
+    mfilerec *f = of ? cairn__dist_file_of(c->dist, of->sha256) : NULL;
     int r = f ? reachable(c, f, vol, now) : 1;
     lost |= r <= 0; /* v waits */
     if (r >= 0)
@@ -99,7 +117,7 @@ int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v)
 }
 
 void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, json_t *in) {
-  const mfilerec *f = cairn__dist_file_of(c->dist, sha256);
+  mfilerec *f = cairn__dist_file_of(c->dist, sha256);
   int64_t now = cairn__now();
   json_t *src = json_array();
   uint32_t n = f ? scanned(f) : 0, k = 0;
@@ -109,9 +127,11 @@ void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, jso
     for (uint32_t i = 0; i < n && k < MAX_PEERS; i++) {
       const mvol *h = vol_of(c, f->holders[(i + (uint32_t)vol->id) % n].vol);
       char url[512];
-      if (!cairn__dist_usable(c->dist, h, vol, now) ||
+      if (!cairn__dist_usable(c->dist, h, vol, now) || sending(f, h->id) >= FANOUT ||
           (strcmp(h->cluster, vol->cluster) == 0) != (pass == 0))
         continue;
+      if (k == 0 && f->remote) /* the first source counts as busy until vol has it */
+        (void)cairn__dist_add_xfer(f, vol->id, h->id, now); /* OOM: not counted */
       cairn__dist_peer_source(c, h, vol, sha256, url);
       json_array_append_new(src, json_string(url));
       k++;
