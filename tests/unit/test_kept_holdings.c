@@ -6,8 +6,10 @@
  * the worker as holder; the child's input lists that holder (its own
  * cluster's first) and not the master; both survive a close and reopen of
  * the core; a leaving holder may upload it only while no other holder can
- * be offered; and when its holders are gone the parent is allocated again
- * in a new round while the child waits. */
+ * be offered; when its holders are gone the parent is allocated again in
+ * a new round while the child waits; and a file uploaded anyway (an older
+ * worker) is the master's, with no holding; a deleted job's kept output
+ * goes with it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,12 +185,56 @@ static void test_keep_master(void **state) {
   assert_false(remote(c));
 }
 
+/* A worker that ignores "keep" (an older one) uploads the file: the
+ * master has it and records no holding. */
+static void test_uploaded_anyway(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  cairn_error err = {0};
+  int existed = 0;
+  int64_t w1 = reg(c, "w1", "a", PEER1);
+  core_fixture_submit(c, job_text);
+  json_t *w = work(c, w1);
+  assert_int_equal(cairn__core_add_file(c, SHA, 1000, &existed, &err), CAIRN_OK);
+  assert_int_equal(result(c, w1, w, &err), CAIRN_OK);
+  json_decref(w);
+  assert_false(remote(c));
+  assert_true(cairn__core_has_file(c, SHA, NULL));
+  assert_int_equal(kept_rows(f), 0);
+}
+
+/* Deleting a job removes its kept output's record with the file (the store
+ * keeps working: kept_files goes with its file row). */
+static void test_delete_job(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  cairn_error err = {0};
+  json_t *out = NULL;
+  int64_t w1 = reg(c, "w1", "a", PEER1);
+  int64_t job = core_fixture_submit(c, job_text);
+  json_t *w = work(c, w1);
+  assert_int_equal(result(c, w1, w, &err), CAIRN_OK);
+  json_decref(w);
+  assert_int_equal(kept_rows(f), 1);
+  assert_int_equal(cairn__core_delete(c, job, 1, &out, &err), CAIRN_OK);
+  assert_int_equal(json_integer_value(json_object_get(out, "files")), 1);
+  json_decref(out);
+  assert_int_equal(cairn__core_probe_write(c, &err), CAIRN_OK);
+  assert_int_equal(kept_rows(f), 0);
+  assert_false(remote(c));
+  core_fixture_reopen(f);
+  assert_false(remote(f->c));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_kept_output, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_lost_output_recomputed, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_keep_master, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_uploaded_anyway, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_delete_job, core_fixture_setup, core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
