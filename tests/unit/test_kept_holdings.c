@@ -9,7 +9,8 @@
  * be offered; when its holders are gone the parent is allocated again in
  * a new round while the child waits; and a file uploaded anyway (an older
  * worker) is the master's, with no holding; a deleted job's kept output
- * goes with it. */
+ * goes with it; a ban drops the banned producer's holdings and its task
+ * runs again. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -226,6 +227,34 @@ static void test_delete_job(void **state) {
   assert_false(remote(f->c));
 }
 
+/* A banned producer's kept output is dropped with its holdings, and the
+ * task that made it runs again (the ban's re-queue). */
+static void test_ban_drops_holdings(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  cairn_error err = {0};
+  json_t *rep = NULL;
+  int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2);
+  core_fixture_submit(c, job_text);
+  json_t *w = work(c, w1);
+  assert_int_equal(result(c, w1, w, &err), CAIRN_OK);
+  json_decref(w);
+  assert_int_equal(cairn__core_ban(c, w1, "test", &rep, &err), CAIRN_OK);
+  json_decref(rep);
+  pthread_mutex_lock(&c->lock);
+  mfilerec *fr = cairn__dist_file_of(c->dist, SHA);
+  uint32_t holders = fr ? fr->nholders : 99;
+  int p_state = c->jobs[0]->tasks[0].state;
+  cairn__core_unlock(c);
+  assert_int_equal(holders, 0);
+  assert_int_equal(p_state, TS_ELIGIBLE);
+  assert_int_equal(kept_rows(f), 0); /* no holding on disk either */
+  w = work(c, w2);
+  assert_non_null(w);
+  assert_string_equal(task_id(w), "p");
+  json_decref(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_kept_output, core_fixture_setup, core_fixture_teardown),
@@ -235,6 +264,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_uploaded_anyway, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_delete_job, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_ban_drops_holdings, core_fixture_setup,
+                                    core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
