@@ -197,12 +197,15 @@ static long long served_master(void) {
 
 /* Runs the DAG with keep; *served and *received: the master's bytes sent and
  * taken during the run. */
-static void run(const char *tag, const char *keep, long long *served, long long *received) {
+static void run(const char *tag, const char *keep, long long *served, long long *received,
+                double *secs) {
   char jobdir[4200];
   make_job(tag, keep, 0, jobdir);
   long long s0 = served_master(), r0 = harness_metric(W.srv.url, "cairn_file_bytes_received_total ");
+  double t0 = harness_now();
   long long job = e2e_submit(W.srv.url, jobdir);
   assert_string_equal(e2e_wait(W.srv.url, job, 400), "done");
+  *secs = harness_now() - t0;
   check_digests(job, tag);
   *served = served_master() - s0;
   *received = harness_metric(W.srv.url, "cairn_file_bytes_received_total ") - r0;
@@ -211,20 +214,22 @@ static void run(const char *tag, const char *keep, long long *served, long long 
 static void test_master_bytes(void **state) {
   (void)state;
   long long sm, rm, sw, rw;
+  double tm, tw;
   char load[128] = "";
   FILE *f = fopen("/proc/loadavg", "r");
   if (f && !fgets(load, sizeof load, f))
     load[0] = '\0';
   if (f)
     fclose(f);
-  run("m", "master", &sm, &rm);
-  run("w", "workers", &sw, &rw);
+  run("m", "master", &sm, &rm, &tm);
+  run("w", "workers", &sw, &rw, &tw);
   fprintf(stderr, "kept outputs: 3-level DAG, %d tasks of %u MiB each, 8 workers in 2 clusters "
           "(load %.14s)\n", NTASKS, OUT_BYTES >> 20, load);
-  fprintf(stderr, "kept outputs: \"keep\": \"master\":  master served %lld bytes, received %lld\n",
-          sm, rm);
+  fprintf(stderr, "kept outputs: \"keep\": \"master\":  master served %lld bytes, received %lld "
+          "(%.1f s)\n", sm, rm, tm);
   fprintf(stderr, "kept outputs: \"keep\": \"workers\": master served %lld bytes, received %lld "
-          "(%.1f%% of the served bytes)\n", sw, rw, sm ? 100.0 * (double)sw / (double)sm : 0.0);
+          "(%.1f s; served %.1f%% of the above)\n", sw, rw, tw,
+          sm ? 100.0 * (double)sw / (double)sm : 0.0);
   assert_true(sm >= 8ll * OUT_BYTES); /* 12 reads of a parent's file, some from a cache */
   assert_true(sw * 10 <= sm);
   assert_true(rw < rm); /* only the sinks' files reached the master */
