@@ -180,10 +180,10 @@ static void check_digests(long long job, const char *tag) {
     const char *out = json_string_value(json_object_get(t, "output"));
     assert_non_null(out);
     char line[160];
-    snprintf(line, sizeof line, "%s  out.bin\n", want[k]);
+    snprintf(line, sizeof line, "%.64s  out.bin\n", want[k]);
     assert_non_null(strstr(out, line));
     for (int p = 0; p < 2 && parents[k][p] >= 0; p++) {
-      snprintf(line, sizeof line, "%s  inputs/%s/out.bin\n", want[parents[k][p]],
+      snprintf(line, sizeof line, "%.64s  inputs/%.8s/out.bin\n", want[parents[k][p]],
                ids[parents[k][p]]);
       assert_non_null(strstr(out, line));
     }
