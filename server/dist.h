@@ -1,12 +1,13 @@
-/* dist.h — the distribution module (distribution.c, bplan.c): the master's
- * record of uploaded files, who holds a verified copy, copies under way,
- * measured link rates and broadcast plans; where each worker fetches its
- * inputs from. Private to server/.
+/* dist.h — the distribution module (distribution.c, bplan.c, keep.c): the
+ * master's record of uploaded files and of outputs kept on workers, who
+ * holds a verified copy, copies under way, measured link rates and
+ * broadcast plans; where each worker fetches its inputs and its parents'
+ * files from. Private to server/.
  *
  * Owns: its state (dist_int.h), which nothing else touches. Reads: the
  * core's volunteers (id, name, cluster, peer URL, standing, last seen) and
  * jobs' input files. Called only by the core (core.c, volunteers.c, jobs.c, load.c, life.c,
- * outputs.c), under the core's lock; it journals through the core's journal.
+ * outputs.c, keep.c), under the core's lock; it journals through the core's journal.
  */
 #ifndef CAIRN_DIST_H
 #define CAIRN_DIST_H

@@ -73,6 +73,7 @@ static int teardown(void **state) {
   (void)state;
   harness_stop_all(W.w, NWORKERS, 30);
   harness_server_stop(&W.srv, SIGTERM);
+  harness_rmtree(W.dir); /* about 1 GB of files, caches and store */
   return 0;
 }
 
