@@ -49,7 +49,8 @@ static int make_parents(char *path) {
   return 0;
 }
 
-/* Downloads one file; 0 or 1 after printing why. */
+/* Downloads one file; 0, 2 when the master has no copy (an output kept
+ * on workers: said and skipped), or 1 after printing why. */
 static int fetch_one(cairn_http *h, long long job, const char *dir, const char *task,
                      json_t *f, size_t *bytes) {
   const char *name = json_string_value(json_object_get(f, "name"));
@@ -74,7 +75,13 @@ static int fetch_one(cairn_http *h, long long job, const char *dir, const char *
     goto out;
   }
   long status = 0;
-  if (cairn_http_download(h, url, dest, sha, CAIRN_MAX_FILE, &status, &err) != CAIRN_OK) {
+  cairn_status drc = cairn_http_download(h, url, dest, sha, CAIRN_MAX_FILE, &status, &err);
+  if (drc != CAIRN_OK && status == 404) {
+    fprintf(stderr, "cairn: output %s of task %s is kept on workers, not at the master: "
+            "skipped\n", cairn_termsafe(name, safe, sizeof safe), etask);
+    rc = 2;
+    goto out;
+  } else if (drc != CAIRN_OK) {
     cairn_cli_fail("output %s of task %s: %s", cairn_termsafe(name, safe, sizeof safe),
                    etask, status ? "the master refused it" : err.text);
     goto out;
@@ -91,19 +98,21 @@ out:
 }
 
 int cairn_cli_fetch_outputs(cairn_http *h, long long job, json_t *tasks, const char *dir) {
-  size_t i, k, files = 0, bytes = 0;
+  size_t i, k, files = 0, bytes = 0, kept = 0;
   json_t *t, *f;
   if (mkdir(dir, 0755) != 0 && errno != EEXIST)
     return cairn_cli_fail("cannot create %s: %s", dir, strerror(errno));
   json_array_foreach(tasks, i, t) {
     const char *task = json_string_value(json_object_get(t, "id"));
     json_array_foreach(json_object_get(t, "outputs"), k, f) {
-      if (!task || fetch_one(h, job, dir, task, f, &bytes))
+      int rc = task ? fetch_one(h, job, dir, task, f, &bytes) : 1;
+      if (rc == 1)
         return 1;
-      files++;
+      files += rc == 0;
+      kept += rc == 2;
     }
   }
-  fprintf(stderr, "cairn: %zu output files (%zu bytes) in %s, each sha256 verified\n", files,
-          bytes, dir);
+  fprintf(stderr, "cairn: %zu output files (%zu bytes) in %s, each sha256 verified%s\n", files,
+          bytes, dir, kept ? "; the others are kept on workers" : "");
   return 0;
 }

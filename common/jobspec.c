@@ -484,7 +484,7 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
                                      "resources", "limits", "env", "stdin", "outputs",
-                                     "validator", "adaptive", NULL};
+                                     "validator", "adaptive", "keep", NULL};
   cairn_output_patterns deflt = {0};
   json_error_t jerr;
   cairn_jobspec *j = NULL;
@@ -541,6 +541,13 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
                     "is %d): with 1, every task already runs once", j->quorum);
     goto fail;
   }
+  json_t *keep = json_object_get(root, "keep");
+  const char *keep_s = json_string_value(keep);
+  if (keep && (!keep_s || (strcmp(keep_s, "master") != 0 && strcmp(keep_s, "workers") != 0))) {
+    cairn_error_set(err, CAIRN_EINVAL, "job: \"keep\" must be \"master\" or \"workers\"");
+    goto fail;
+  }
+  j->keep_master = keep_s && strcmp(keep_s, "master") == 0;
   if (parse_files(j, json_object_get(root, "files"), mode, err) ||
       cairn_task_run_parse(root, "job", &j->defaults, err) != CAIRN_OK)
     goto fail;

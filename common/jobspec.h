@@ -55,6 +55,8 @@ typedef struct cairn_jobspec {
   int priority;        /* higher is served first among jobs; 0 unless given */
   int adaptive;        /* "adaptive": a trusted volunteer's tasks may run once
                         * (docs/accountability.md, "Adaptive replication") */
+  int keep_master;     /* "keep": "master": the master keeps a copy of every
+                        * output file (docs/jobs.md, "Where outputs stay") */
   cairn_validator validator; /* how replicas are compared; exact unless given */
   cairn_jobspec_file *files;
   uint32_t nfiles;

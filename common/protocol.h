@@ -76,12 +76,17 @@ enum {
   /* "cpu": a result's "cpu_seconds" (the CPU time the worker measured, its
    * claim for credit) and a registration's "team" */
   CAIRN_FEAT_CPU = 1u << 13,
+  /* "keep": a work offer's "keep": "workers" (the worker keeps the task's
+   * output files in its verified cache and serves them to peers instead of
+   * uploading them) and a result that names such files without uploading
+   * them (docs/protocol.md, "Outputs stay on workers") */
+  CAIRN_FEAT_KEEP = 1u << 14,
 };
 #define CAIRN_REPORT_FIELD_COUNT 8
-#define CAIRN_FEATURE_COUNT 14
+#define CAIRN_FEATURE_COUNT 15
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended", "wait", "batch", "cpu"}
+   "outputs", "suspended", "wait", "batch", "cpu", "keep"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
@@ -90,7 +95,7 @@ enum {
 #define CAIRN_FEATURES_BASELINE 0u
 /* The result body's fields. */
 #define CAIRN_RESULT_FIELDS \
-  (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU)
+  (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU | CAIRN_FEAT_KEEP)
 /* "wait" (a POST /v1/work body's own field, like "apps", not part of the
  * report): the milliseconds, 0 to CAIRN_MAX_WAIT_MS, the master may hold
  * the request when it has no task for the volunteer (docs/protocol.md). */

@@ -474,6 +474,10 @@ static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cai
   if (cairn__core_output_file(m->core, job, rq->arg_task, rq->arg_name, sha, &size, &err) !=
       CAIRN_OK)
     return fail(rs, &err);
+  if (!cairn__core_has_file(m->core, sha, NULL))
+    return failf(rs, CAIRN_ENOTFOUND, "output %.200s of task %.200s is kept on the workers that "
+                 "made it (the job's \"keep\" is \"workers\"): the master has no copy",
+                 rq->arg_name, rq->arg_task);
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -512,6 +516,22 @@ int cairn__api_output_upload(cairn_master *m, const char *url, const char *token
     return 0;
   }
   memcpy(want, end + 7, 65);
+  return 1;
+}
+
+int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *token,
+                           cairn__resp *rs) {
+  cairn__req rq = {.method = "PUT", .path = "/v1/files", .token = token};
+  if (cairn__api_is_admin(m, token))
+    return 1;
+  int64_t v = volunteer(m, &rq, rs);
+  cairn_error err = {0};
+  if (!v)
+    return 0;
+  if (cairn__core_kept_upload(m->core, v, sha256, &err) != CAIRN_OK) {
+    fail(rs, &err);
+    return 0;
+  }
   return 1;
 }
 

@@ -409,7 +409,7 @@ static int runs_app(const mvol *v, char **apps, int napps, const char *app) {
 }
 
 /* The /v1/work body; takes inputs (built by cairn__dist_inputs). */
-static json_t *work_json(const mlease *l, json_t *inputs) {
+static json_t *work_json(cairn_core *c, const mlease *l, json_t *inputs) {
   const mjob *j = l->job;
   const mtask *t = &j->tasks[l->task];
   json_t *parents = json_array();
@@ -427,7 +427,7 @@ static json_t *work_json(const mlease *l, json_t *inputs) {
                    parents, CAIRN_RESOURCES_KEY, cairn_resources_json(cairn__fit_req(j, l->task)));
   json_t *task = json_object_get(o, "task");
   cairn__task_offer_run(t, task); /* limits, env, stdin */
-  cairn__outputs_offer(j, l->task, task, json_object_get(task, "inputs"));
+  cairn__outputs_offer(c, l, task, json_object_get(task, "inputs"));
   return o;
 }
 
@@ -480,6 +480,10 @@ json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
     mtask *t = &j->tasks[task];
     json_t *inputs = NULL;
     int d = cairn__dist_inputs(c, v, j, task, &inputs);
+    if (!d && cairn__keep_ready(c, v, j, task)) { /* a parent is recomputed (keep.c) */
+      json_decref(inputs);
+      d = 1;
+    }
     if (d) {
       enqueue(j, task); /* its broadcast input is on its way into v's cluster */
       *waiting |= d > 0;
@@ -526,7 +530,7 @@ json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
     cairn__journal_put(c->journal, cairn__jrec_alloc(idx, v->id, tnum, t->key, l->issued,
                                                       l->expires, t->round));
     replan(c, j, task); /* ELIGIBLE again if it wants more copies, else RUNNING */
-    return work_json(l, inputs);
+    return work_json(c, l, inputs);
   }
   return NULL;
 }
@@ -750,7 +754,7 @@ static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
         k++;
     }
   }
-  for (uint32_t i = 0; r && i < r->nres; i++)
+  for (uint32_t i = 0; r && outcome >= 0 && i < r->nres; i++) /* < 0: outcomes stay */
     if (r->res[i].outcome == OUT_VALID || r->res[i].outcome == OUT_PENDING)
       set_outcome(c, &r->res[i], outcome);
   cairn__rep_free(r);
@@ -760,9 +764,11 @@ static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
   t->accepted = 0;
 }
 
-cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
-                                 int64_t *requeued, int64_t *tainted, json_t *ids,
-                                 cairn_error *err) {
+/* cairn__core_requeue, and with lost set cairn__core_recompute: then only
+ * the seeds' children not DONE are touched (they have not consumed the
+ * output; what did consumed a right one) and the seeds' results stay. */
+static cairn_status requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n, int lost,
+                            int64_t *requeued, int64_t *tainted, json_t *ids, cairn_error *err) {
   uint32_t head = 0, tail = 0;
   uint8_t *mark = calloc(j->ntasks, 1);
   uint32_t *queue = malloc(j->ntasks * sizeof *queue);
@@ -777,11 +783,11 @@ cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, 
       queue[tail++] = seeds[i];
     }
   /* taint: every descendant of a re-queued task consumed a bad output */
-  while (head < tail) {
+  while (head < tail && (!lost || head < n)) {
     uint32_t v = queue[head++];
     for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
       uint32_t ch = j->dag->ch[k];
-      if (!mark[ch]) {
+      if (!mark[ch] && (!lost || j->tasks[ch].state != TS_DONE)) {
         mark[ch] = 2;
         queue[tail++] = ch;
       }
@@ -792,7 +798,7 @@ cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, 
     mtask *t = &j->tasks[v];
     int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
     if (mark[v] == 1 || had_work) {
-      new_round(c, j, v, OUT_TAINTED);
+      new_round(c, j, v, lost && mark[v] == 1 ? -1 : OUT_TAINTED);
       if (mark[v] == 1) {
         *requeued += 1;
         if (ids)
@@ -827,6 +833,17 @@ out:
   free(mark);
   free(queue);
   return st;
+}
+
+cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+                                 int64_t *requeued, int64_t *tainted, json_t *ids,
+                                 cairn_error *err) {
+  return requeue(c, j, seeds, n, 0, requeued, tainted, ids, err);
+}
+
+cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cairn_error *err) {
+  int64_t requeued = 0, tainted = 0;
+  return requeue(c, j, &parent, 1, 1, &requeued, &tainted, NULL, err);
 }
 
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,

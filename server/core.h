@@ -172,6 +172,7 @@ typedef struct mjob {
   char *name, *app, *policy_name;
   int replication, quorum, lease_seconds, max_attempts;
   int adaptive;      /* "adaptive": trusted volunteers' tasks may run once (trust.c) */
+  int keep_workers;  /* "keep": "workers": outputs stay where they were made (keep.c) */
   cairn_validator validator; /* how its replicas are compared (validate.c) */
   int state;
   int64_t created, finished;
@@ -284,6 +285,9 @@ typedef struct cairn__presence {
   uint32_t present[CAIRN__DEMAND_WINDOW], idle[CAIRN__DEMAND_WINDOW];
 } cairn__presence;
 
+/* Parents a hold of the lock may find lost (keep.c). */
+#define CAIRN__LOST_MAX 16
+
 typedef struct cairn_core {
   pthread_mutex_t lock;
   cairn_logger log;        /* the master's (a copy; NULL at open: stderr, warn) */
@@ -331,6 +335,15 @@ typedef struct cairn_core {
   uint64_t unreplicated_total, spot_checks_total, trust_resets_total, rechecks_total;
   mvol **trust_due;
   size_t ntrust_due, captrust_due;
+  /* outputs kept on workers (keep.c): parents whose kept output has no
+   * holder left, found under the current hold of the lock, recomputed when
+   * it is released (cairn__lost_flush; at most CAIRN__LOST_MAX a hold, more
+   * are found again by the next request), and the count of recomputations */
+  struct { int64_t job; uint32_t task; } lost[CAIRN__LOST_MAX];
+  uint32_t nlost;
+  uint64_t recomputed_total;
+  int64_t loaded_at;       /* when the store was loaded: holders are waited for
+                              a while after a restart, before any is lost */
   /* quarantine thresholds (quarantine.c): fractions of the window invalid,
    * errors; 0: that test is off. Set before serving. */
   double quar_invalid, quar_errors;
@@ -365,7 +378,10 @@ void cairn__core_unlock_wake(cairn_core *c);
  * request's changes commit together: journal.h), and after it wakes the
  * held work requests for the tasks that became eligible under it (wake.c).
  * Every holder of c->lock releases it so, never with pthread_mutex_unlock. */
+void cairn__lost_flush(cairn_core *c);
 static inline void cairn__core_unlock(cairn_core *c) {
+  if (c->nlost)
+    cairn__lost_flush(c); /* outputs kept on workers that were lost (keep.c) */
   cairn__journal_seal(c->journal);
   if (c->nwake || c->wake_any || c->nwake_jobs || c->wake_all_jobs)
     cairn__core_unlock_wake(c);
@@ -620,6 +636,32 @@ static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
 cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
                                  int64_t *requeued, int64_t *tainted, json_t *ids,
                                  cairn_error *err);
+/* ---- outputs kept on workers (keep.c, part of the core for this; the
+ * sources and holdings are distribution's, dist.h) ---- */
+/* Under the lock: task parent of j is DONE but an output a child reads is
+ * held by no worker the master can offer and not by the master: noted for
+ * cairn__lost_flush (each once; ignored past CAIRN__LOST_MAX). O(nlost). */
+void cairn__lost_note(cairn_core *c, const mjob *j, uint32_t parent);
+/* Recomputes the noted parents (cairn__core_recompute) and empties the
+ * list; called by cairn__core_unlock under the lock before the seal. */
+void cairn__lost_flush(cairn_core *c);
+/* Makes DONE task parent of j eligible again in a new round (its results
+ * keep their outcomes: they were right, only their files are gone), and
+ * its children that are not DONE wait for it again (their leases end,
+ * their results are tainted). The audit shows the new allocation. Cost:
+ * O(children of parent) for the marks, plus the policy's rebuild, O(tasks +
+ * edges of j): the one step here that grows with the job, as a ban's
+ * re-queue does; it runs only when a holder is lost. */
+cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cairn_error *err);
+
+/* Volunteer vol may upload file sha256 (PUT /v1/files, as it leaves): the
+ * master has no bytes of it (an output kept on workers), vol holds it, and
+ * no other holder can be offered. CAIRN_ECONFLICT otherwise (not needed),
+ * CAIRN_EFORBIDDEN when vol does not hold it. Takes the lock;
+ * O(CAIRN__KEEP_SCAN). */
+cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha256,
+                                     cairn_error *err);
+
 /* Takes ownership of spec. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);

@@ -1,21 +1,24 @@
-/* dist.h — the distribution module (distribution.c, bplan.c): the master's
- * record of uploaded files, who holds a verified copy, copies under way,
- * measured link rates and broadcast plans; where each worker fetches its
- * inputs from. Private to server/.
+/* dist.h — the distribution module (distribution.c, bplan.c, keep.c): the
+ * master's record of uploaded files and of outputs kept on workers, who
+ * holds a verified copy, copies under way, measured link rates and
+ * broadcast plans; where each worker fetches its inputs and its parents'
+ * files from. Private to server/.
  *
  * Owns: its state (dist_int.h), which nothing else touches. Reads: the
  * core's volunteers (id, name, cluster, peer URL, standing, last seen) and
  * jobs' input files. Called only by the core (core.c, volunteers.c, jobs.c, load.c, life.c,
- * outputs.c), under the core's lock; it journals through the core's journal.
+ * outputs.c, keep.c), under the core's lock; it journals through the core's journal.
  */
 #ifndef CAIRN_DIST_H
 #define CAIRN_DIST_H
 
+#include "common/outputs.h"
 #include "server/core.h"
 
 /* Counters for /metrics. */
 typedef struct cairn__dist_counters {
   uint64_t bytes_master, bytes_peer; /* input bytes sent by the master, by peers */
+  uint64_t bytes_received;           /* bytes of files uploaded to the master */
   uint64_t fetch_reports;            /* "fetched" entries workers reported */
   uint64_t peer_failures[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
 } cairn__dist_counters;
@@ -43,8 +46,48 @@ const char *cairn__bplan_algorithm(const char *name);
 /* "online, lcf, …" for messages. */
 const char *cairn__bplan_algorithms(void);
 
-/* 1 when file sha256 was uploaded (its size in *size when not NULL). */
+/* 1 when file sha256 was uploaded, or is an output kept on workers (its
+ * size in *size when not NULL). */
 int cairn__dist_has_file(cairn__dist *d, const char *sha256, int64_t *size);
+
+/* ---- outputs kept on workers (keep.c; docs/jobs.md "Where outputs stay") ----
+ * A kept output is a file record (J_FILE) marked remote (J_KEPT, table
+ * kept_files): the master has no bytes of it, its holders do. Its first
+ * upload (cairn__dist_add_file) clears the mark. */
+/* 1 when file sha256 is recorded and only workers hold its bytes. O(1). */
+int cairn__dist_remote(cairn__dist *d, const char *sha256);
+/* At start-up (not journaled): marks file sha256 remote, or not. */
+void cairn__dist_set_remote(cairn__dist *d, const char *sha256, int on);
+/* Holders looked at per kept file when choosing sources or deciding that it
+ * is lost: the bound of every kept-output path under the lock. */
+#define CAIRN__KEEP_SCAN 32u
+/* 1 when task v of j, allocated to vol, keeps its output files on vol:
+ * j keeps outputs on workers, v declares outputs and has children (a sink's
+ * are final: the master keeps them), and vol serves peers. O(1). */
+int cairn__keep_wanted(const mjob *j, uint32_t v, const mvol *vol);
+/* Before task v of j is allocated to vol: 0 when each parent's file it
+ * reads can be fetched (the master has it, vol holds it, or a holder the
+ * master can offer sends fewer than 4 copies now); else 1 and v waits: for
+ * a busy holder, one silent less than 90 s (or any in the 90 s after the
+ * master started), or when none is left (silent longer, paused after a
+ * failed download, banned, dropped) for its parent's recomputation
+ * (cairn__lost_note). O(pins × CAIRN__KEEP_SCAN × copies under way of the
+ * file), the copies at most 4 per holder looked at: O(pins × 32 × 128). */
+int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v);
+/* Sets a parent's file input entry in: "url" and "sources" (holders in
+ * vol's cluster, then other holders, each sending fewer than 4 copies and
+ * with its grant, at most 3; then the master's /v1/files/SHA when it has
+ * the bytes); the copy from the first is under way until vol reports the
+ * file. O(CAIRN__KEEP_SCAN × copies under way of the file), as above. */
+void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, json_t *in);
+/* 1 when a result of lease l may name files the master does not have:
+ * cairn__keep_wanted held when it was offered. O(1). */
+int cairn__keep_may(const mlease *l);
+/* Records the files of a checked result of lease l that the master has no
+ * bytes of as kept on l's volunteer: a remote file record when new
+ * (J_FILE, J_KEPT), and the volunteer as a holder (J_HOLD). 0, or -1 out of
+ * memory. O(n). */
+int cairn__keep_hold(cairn_core *c, const mlease *l, const cairn_output_file *files, size_t n);
 /* Records an uploaded file (journaled, J_FILE); *existed when it was
  * already known. CAIRN_ECONFLICT on a key collision, CAIRN_ENOMEM. */
 cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,

@@ -48,6 +48,7 @@ typedef struct mfilerec {
   int64_t checked;   /* when the clusters present were last compared with the plan */
   uint32_t plans;    /* plans built for it */
   uint32_t dying;    /* deletions whose store step may be removing it (life.c) */
+  uint8_t remote;    /* an output kept on workers: only holders have its bytes (keep.c) */
 } mfilerec;
 
 /* A measured rate between two clusters (bplan.c). */
@@ -79,6 +80,19 @@ struct cairn__dist {
 };
 
 void cairn__dist_file_free(mfilerec *f);
+/* 1 if holder h can serve vol's download now: not vol, not banned, serves
+ * peers, heard from in the last 30 s, not paused after a failure. O(1). */
+int cairn__dist_usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now);
+/* Drops f's transfers past their deadline. O(transfers of f). */
+void cairn__dist_prune(mfilerec *f, int64_t now);
+/* A copy of f from holder from (0: the master) to volunteer to is under way
+ * until to reports it (cairn__dist_have) or 120 s pass. 0, or -1 OOM. */
+int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now);
+/* Until when volunteer id's file server is not offered (0: it is). O(1). */
+int64_t cairn__dist_paused_until(const cairn__dist *d, int64_t id);
+/* Holder h's copy of file sha for vol, with its grant, into url. O(1). */
+void cairn__dist_peer_source(cairn_core *c, const mvol *h, const mvol *vol, const char *sha,
+                             char url[512]);
 /* The record of file sha, or NULL. */
 mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha);
 

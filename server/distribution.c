@@ -167,6 +167,11 @@ cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t siz
                                   cairn_error *err) {
   mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(sha256));
   *existed = f != NULL;
+  c->dist->n.bytes_received += (uint64_t)size;
+  if (f && strcmp(f->sha256, sha256) == 0 && f->remote) { /* a kept output reached the master */
+    f->remote = 0;
+    cairn__journal_put(c->journal, cairn__jrec_kept(sha256, 0));
+  }
   if (f && strcmp(f->sha256, sha256) == 0 && f->dying) { /* uploaded again: it stays */
     f->dying = 0;
     *existed = 0;
@@ -778,4 +783,23 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
     f->nholders--;
     cairn__journal_put(c->journal, cairn__jrec_unhold(h->id, f->sha256));
   }
+}
+
+/* ---- for keep.c (outputs kept on workers) ---- */
+
+int cairn__dist_usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now) {
+  return usable(d, h, vol, now);
+}
+
+void cairn__dist_peer_source(cairn_core *c, const mvol *h, const mvol *vol, const char *sha,
+                             char url[512]) {
+  peer_source(c, h, vol, sha, url);
+}
+
+int64_t cairn__dist_paused_until(const cairn__dist *d, int64_t id) { return paused_until(d, id); }
+
+void cairn__dist_prune(mfilerec *f, int64_t now) { prune(f, now); }
+
+int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
+  return add_xfer(f, to, from, now);
 }

@@ -317,6 +317,11 @@ static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, c
     }
     memcpy(k->upload_want, url + strlen("/v1/files/"), 65);
     k->upload_cap = CAIRN_MAX_FILE;
+    cairn__resp rs = {.fd = -1};
+    if (!cairn__api_file_upload(m, k->upload_want, token, &rs)) { /* admin, or a kept output */
+      k->responded = 1;
+      return send_resp(m, c, k->route, &rs);
+    }
   }
   snprintf(k->upload_tmp, sizeof k->upload_tmp, "%s/.upload-XXXXXX", cairn__core_files_dir(m->core));
   k->upload_fd = mkstemp(k->upload_tmp);

@@ -128,6 +128,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->max_attempts = spec->max_attempts;
   j->priority = spec->priority;
   j->adaptive = spec->adaptive;
+  j->keep_workers = !spec->keep_master;
   j->validator = spec->validator; /* its argv moves to the job */
   spec->validator = (cairn_validator){0};
   j->created = cairn__now();
@@ -192,6 +193,7 @@ static cairn__jrec *job_record(const mjob *j) {
                                    j->ntasks);
   r = cairn__jrec_job_priority(r, j->priority);
   r = cairn__jrec_job_adaptive(r, j->adaptive);
+  r = cairn__jrec_job_keep(r, j->keep_workers);
   if (j->validator.kind != CAIRN_VALIDATOR_EXACT) {
     json_t *vj = cairn_validator_json(&j->validator);
     char *text = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
@@ -321,7 +323,7 @@ done:
 
 int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size) {
   pthread_mutex_lock(&c->lock);
-  int found = cairn__dist_has_file(c->dist, sha256, size);
+  int found = cairn__dist_has_file(c->dist, sha256, size) && !cairn__dist_remote(c->dist, sha256);
   cairn__core_unlock(c);
   return found;
 }
@@ -467,6 +469,7 @@ static json_t *job_json_locked(const mjob *j, int detail) {
     json_object_set_new(o, "replication", json_integer(j->replication));
     json_object_set_new(o, "quorum", json_integer(j->quorum));
     json_object_set_new(o, "adaptive", json_boolean(j->adaptive));
+    json_object_set_new(o, "keep", json_string(j->keep_workers ? "workers" : "master"));
     json_object_set_new(o, "validator", cairn_validator_json(&j->validator));
     json_object_set_new(o, "lease_seconds", json_integer(j->lease_seconds));
     json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
@@ -753,6 +756,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   uint64_t failures[CAIRN_REASON_KINDS];
   memcpy(failures, c->failures_total, sizeof failures);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
+  uint64_t recomputed = c->recomputed_total;
   cairn__core_unlock(c);
   uint64_t committed = cairn__journal_committed(c->journal);
   appendf(buf, len, cap, "# HELP cairn_tasks Tasks by state.\n# TYPE cairn_tasks gauge\n");
@@ -803,6 +807,13 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "cairn_file_bytes_served_total{source=\"master\"} %llu\n"
           "cairn_file_bytes_served_total{source=\"peer\"} %llu\n",
           (unsigned long long)dc.bytes_master, (unsigned long long)dc.bytes_peer);
+  appendf(buf, len, cap, "# HELP cairn_file_bytes_received_total Bytes of files uploaded to the "
+          "master (inputs, and outputs it keeps).\n"
+          "# TYPE cairn_file_bytes_received_total counter\ncairn_file_bytes_received_total %llu\n"
+          "# HELP cairn_outputs_recomputed_total Done tasks made eligible again because an output "
+          "kept on workers had no holder left.\n"
+          "# TYPE cairn_outputs_recomputed_total counter\ncairn_outputs_recomputed_total %llu\n",
+          (unsigned long long)dc.bytes_received, (unsigned long long)recomputed);
   /* measured link rates (cluster labels carry no quotes, backslashes or
    * control characters: checked at registration) */
   pthread_mutex_lock(&c->lock);

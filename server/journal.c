@@ -15,7 +15,7 @@
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
-  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM
+  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT
 } jtype;
 
 typedef struct jtask {
@@ -41,7 +41,7 @@ struct cairn__jrec {
     struct { int64_t id, created; char *name, *cluster, *apps, *team; int slots; char hash[65]; } vol;
     struct { int64_t id; char *text; } ban, peer; /* reason / peer URL / team (NULL: none) */
     struct { char sha256[65]; int64_t size, created; } file;
-    struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD */
+    struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD, J_KEPT (vol: on) */
     struct { char *src, *dst; int64_t bps, samples; } rate;
     struct { cairn_store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
     struct { int64_t id; } uninvite;
@@ -51,7 +51,7 @@ struct cairn__jrec {
     struct {
       int64_t id, created, first_key, priority;
       char *name, *app, *policy, *validator; /* validator: NULL for exact */
-      int replication, quorum, lease_seconds, max_attempts, adaptive;
+      int replication, quorum, lease_seconds, max_attempts, adaptive, keep_workers;
       uint32_t nfiles, ntasks;
       jfile *files;
       jtask *tasks;
@@ -190,6 +190,9 @@ cairn__jrec *cairn__jrec_hold(int64_t vol, const char *sha256, int64_t since) {
 cairn__jrec *cairn__jrec_unhold(int64_t vol, const char *sha256) {
   return holding(J_UNHOLD, vol, sha256, 0);
 }
+cairn__jrec *cairn__jrec_kept(const char *sha256, int on) {
+  return holding(J_KEPT, on, sha256, 0);
+}
 
 cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bps, int64_t samples) {
   cairn__jrec *r = rec(J_RATE);
@@ -252,6 +255,12 @@ cairn__jrec *cairn__jrec_tring_clear(int64_t vol) {
 cairn__jrec *cairn__jrec_job_adaptive(cairn__jrec *r, int adaptive) {
   if (r && r->type == J_JOB)
     r->u.job.adaptive = adaptive;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_job_keep(cairn__jrec *r, int keep_workers) {
+  if (r && r->type == J_JOB)
+    r->u.job.keep_workers = keep_workers;
   return r;
 }
 
@@ -524,6 +533,8 @@ static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error 
     st = cairn_store_job_validator(s, j->id, j->validator, err);
   if (st == CAIRN_OK && j->adaptive)
     st = cairn_store_job_adaptive(s, j->id, err);
+  if (st == CAIRN_OK && j->keep_workers)
+    st = cairn_store_job_keep(s, j->id, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->nfiles; i++)
     st = cairn_store_job_file_insert(s, j->id, (int)i, j->files[i].name, j->files[i].sha256,
                                      j->files[i].broadcast, err);
@@ -567,6 +578,7 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
   case J_HOLD:
     return cairn_store_holder_insert(s, r->u.hold.sha256, r->u.hold.vol, r->u.hold.since, err);
   case J_UNHOLD: return cairn_store_holder_delete(s, r->u.hold.sha256, r->u.hold.vol, err);
+  case J_KEPT: return cairn_store_kept(s, r->u.hold.sha256, (int)r->u.hold.vol, err);
   case J_RATE:
     return cairn_store_rate_put(s, r->u.rate.src, r->u.rate.dst, r->u.rate.bps,
                                 r->u.rate.samples, err);

@@ -132,6 +132,11 @@ cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority);
 cairn__jrec *cairn__jrec_job_validator(cairn__jrec *r, const char *validator_json);
 /* Marks a job record as opting in to adaptive replication (trust.c). */
 cairn__jrec *cairn__jrec_job_adaptive(cairn__jrec *r, int adaptive);
+/* Sets a J_JOB record's keep_workers (its outputs stay on workers). */
+cairn__jrec *cairn__jrec_job_keep(cairn__jrec *r, int keep_workers);
+/* File sha256's bytes are only on workers (on, after its J_FILE), or at the
+ * master too (off): kept_files (0016_kept_outputs.sql). */
+cairn__jrec *cairn__jrec_kept(const char *sha256, int on);
 /* Job id's priority changed. */
 cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority);
 /* One step of deleting job id from the store: the task keys [lo, hi)

@@ -106,6 +106,12 @@ static int load_file(void *ud, const cairn_store_file_row *r) {
   return cairn__dist_restore_file(c->dist, r->sha256, r->size);
 }
 
+/* A file of those whose bytes only workers hold (keep.c). */
+static int load_kept(void *ud, const char *sha256) {
+  cairn__dist_set_remote(((cairn_core *)ud)->dist, sha256, 1);
+  return 0;
+}
+
 /* Holdings of volunteers in good standing, of files loaded before. */
 static int load_rate(void *ud, const cairn_store_rate_row *r) {
   return cairn__rate_restore(((cairn_core *)ud)->dist, r->src, r->dst, (double)r->bytes_per_second, r->samples);
@@ -158,6 +164,7 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
   j->finished = r->finished;
   j->priority = r->priority;
   j->adaptive = r->adaptive;
+  j->keep_workers = r->keep_workers;
   json_t *vj = r->validator ? json_loads(r->validator, JSON_DECODE_ANY, NULL) : NULL;
   cairn_status vst = r->validator && !vj ? CAIRN_EINVAL
                      : cairn_validator_parse(vj, "stored validator", &j->validator, NULL);
@@ -422,6 +429,7 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
   edge_loader el = {.tl = &tl};
   cairn_hmap_init(&tl.by_key);
   c->next_task_key = 1;
+  c->loaded_at = cairn__now();
   st = cairn_store_load_volunteers(c->store, load_vol, c, err);
   for (size_t i = 0; i < c->nvols; i++) /* their keys outlived the restart (jobs.c) */
     if (c->vols[i])
@@ -432,6 +440,8 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
     st = cairn_store_load_outcomes(c->store, load_outcome, c, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_files(c->store, load_file, c, err);
+  if (st == CAIRN_OK)
+    st = cairn_store_load_kept(c->store, load_kept, c, err); /* before their holders */
   if (st == CAIRN_OK)
     st = cairn_store_load_holders(c->store, load_holder, c, err);
   if (st == CAIRN_OK)

@@ -124,6 +124,12 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
  * holds lease idx and may upload `declared` bytes (has_length: a
  * Content-Length was sent, which this route needs). 1 with want set, or 0
  * with the error in rs. */
+/* PUT /v1/files/{sha256}, before its body: 1 for the admin, and for a
+ * volunteer that holds the output kept on workers sha256 when the master
+ * has no copy and no other holder it can offer (keep.c); else 0 with rs
+ * set (403, 409). */
+int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *token,
+                           cairn__resp *rs);
 int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
                              unsigned long long declared, int has_length, char want[65],
                              cairn__resp *rs);

@@ -146,23 +146,25 @@ cairn_status cairn__outputs_load(cairn_core *c, cairn_hmap *by_key, cairn_error 
   return st;
 }
 
-/* The file called name among t's accepted files, or NULL. */
-static const cairn_output_file *accepted_file(const mtask *t, const char *name) {
+const cairn_output_file *cairn__outputs_file(const mtask *t, const char *name) {
   for (uint32_t i = 0; t->io && i < t->io->nfiles; i++)
     if (strcmp(t->io->files[i].name, name) == 0)
       return &t->io->files[i];
   return NULL;
 }
 
-void cairn__outputs_offer(const mjob *j, uint32_t task, json_t *task_obj, json_t *inputs) {
-  const mtask *t = &j->tasks[task];
+void cairn__outputs_offer(cairn_core *c, const mlease *l, json_t *task_obj, json_t *inputs) {
+  const mjob *j = l->job;
+  const mtask *t = &j->tasks[l->task];
   if (!t->io)
     return;
   if (t->io->outputs.n)
     json_object_set_new(task_obj, "outputs", cairn_outputs_json(&t->io->outputs));
+  if (cairn__keep_wanted(j, l->task, l->vol))
+    json_object_set_new(task_obj, "keep", json_string("workers"));
   for (uint32_t k = 0; k < t->io->npins; k++) {
     const mtask *p = &j->tasks[t->io->pins[k].parent];
-    const cairn_output_file *f = accepted_file(p, t->io->pins[k].file);
+    const cairn_output_file *f = cairn__outputs_file(p, t->io->pins[k].file);
     char *name = NULL;
     if (asprintf(&name, "%s/%s", p->name, t->io->pins[k].file) < 0)
       continue;
@@ -175,6 +177,8 @@ void cairn__outputs_offer(const mjob *j, uint32_t task, json_t *task_obj, json_t
       json_object_set_new(in, "sha256", json_string(f->sha256));
       json_object_set_new(in, "size", json_integer(f->size));
       json_object_set_new(in, "url", json_string(url));
+      if (j->keep_workers) /* holders first (keep.c) */
+        cairn__keep_sources(c, l->vol, f->sha256, in);
     }
     json_array_append_new(inputs, in);
   }
@@ -183,7 +187,7 @@ void cairn__outputs_offer(const mjob *j, uint32_t task, json_t *task_obj, json_t
 int cairn__outputs_reads(const mjob *j, uint32_t v, const char *sha256) {
   const mtask *t = &j->tasks[v];
   for (uint32_t k = 0; t->io && k < t->io->npins; k++) {
-    const cairn_output_file *f = accepted_file(&j->tasks[t->io->pins[k].parent],
+    const cairn_output_file *f = cairn__outputs_file(&j->tasks[t->io->pins[k].parent],
                                                t->io->pins[k].file);
     if (f && strcmp(f->sha256, sha256) == 0)
       return 1;
@@ -206,7 +210,9 @@ cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
       return cairn_error_set(err, CAIRN_ETOOBIG, "output file \"%.200s\" of %lld bytes exceeds "
                              "the cap of its pattern \"%.200s\" (%lld MiB)", files[i].name,
                              (long long)files[i].size, p->v[k].name, (long long)p->v[k].max_mib);
-    if (!cairn__dist_has_file(c->dist, files[i].sha256, &size) || size != files[i].size)
+    int have = cairn__dist_has_file(c->dist, files[i].sha256, &size), kept = cairn__keep_may(l);
+    if (have ? size != files[i].size || (cairn__dist_remote(c->dist, files[i].sha256) && !kept)
+             : !kept) /* a file kept on the worker needs no upload (keep.c) */
       return cairn_error_set(err, CAIRN_EINVAL, "output file \"%.200s\" (sha256 %s, %lld bytes) "
                              "was not uploaded: PUT /v1/results/%lld/files/%s first",
                              files[i].name, files[i].sha256, (long long)files[i].size,
@@ -226,9 +232,12 @@ cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
     int existed = 0;
     cairn_status st = CAIRN_OK;
     if (cairn__dist_file_dying(c->dist, files[i].sha256) &&
+        !cairn__dist_remote(c->dist, files[i].sha256) &&
         (st = cairn__dist_add_file(c, files[i].sha256, files[i].size, &existed, err)))
       return st;
   }
+  if (cairn__keep_may(l) && cairn__keep_hold(c, l, files, n))
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   return CAIRN_OK;
 }
 

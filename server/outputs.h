@@ -39,18 +39,23 @@ cairn__jrec *cairn__tio_record(cairn__jrec *r, uint32_t i, const cairn__tio *io)
  * a task key to ((job id) << 32 | seq) as load.c builds it. */
 cairn_status cairn__outputs_load(cairn_core *c, cairn_hmap *by_key, cairn_error *err);
 
-/* Under c->lock. Adds to a work offer: "outputs" (the task's patterns) to
- * task_obj and one input per parent's file read, {"name": "PARENT/FILE",
- * "parent", "file", "sha256", "size", "url"}, to inputs. O(pins + their
- * parents' files). */
-void cairn__outputs_offer(const mjob *j, uint32_t task, json_t *task_obj, json_t *inputs);
+/* Under c->lock. Adds to the work offer of lease l: "outputs" (the task's
+ * patterns) and "keep": "workers" when its files stay on l's volunteer
+ * (keep.c) to task_obj, and one input per parent's file read, {"name":
+ * "PARENT/FILE", "parent", "file", "sha256", "size", "url"}, with
+ * "sources" for a job that keeps outputs on workers, to inputs. O(pins ×
+ * (their parents' files + CAIRN__KEEP_SCAN)). */
+void cairn__outputs_offer(cairn_core *c, const mlease *l, json_t *task_obj, json_t *inputs);
+/* The file called name among t's accepted files, or NULL. O(its files). */
+const cairn_output_file *cairn__outputs_file(const mtask *t, const char *name);
 /* Under c->lock: 1 when task v of j reads sha256 as a parent's output file.
  * O(pins × files of each parent). */
 int cairn__outputs_reads(const mjob *j, uint32_t v, const char *sha256);
 /* Under c->lock: checks the files a result names for lease l (exit status
  * es): each matches one of the task's patterns and fits its cap per file
  * (CAIRN_ETOOBIG otherwise), was uploaded (is in the file store with that
- * size), and, when es == 0, every pattern without a
+ * size) or, when l's task keeps its outputs on the worker (keep.c), is kept
+ * there (recorded then, with the volunteer as its holder), and, when es == 0, every pattern without a
  * wildcard was named. CAIRN_EINVAL naming the file. A named file that a
  * job's deletion is removing is then recorded again, so it stays.
  * O(files × patterns). */

@@ -84,7 +84,7 @@ const char *const cairn__store_sql[S_COUNT] = {
                  "v.credited, v.trust FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
                   "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator, "
-                  "adaptive "
+                  "adaptive, keep_workers "
                   "FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
                        "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 JOIN jobs jb "
@@ -130,6 +130,10 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_JOB_VALIDATOR] = "UPDATE jobs SET validator = ?2 WHERE id = ?1",
   [S_VOL_TRUST] = "UPDATE volunteers SET trust = ?2 WHERE id = ?1",
   [S_JOB_ADAPTIVE] = "UPDATE jobs SET adaptive = 1 WHERE id = ?1",
+  [S_JOB_KEEP] = "UPDATE jobs SET keep_workers = 1 WHERE id = ?1",
+  [S_KEPT_PUT] = "INSERT OR IGNORE INTO kept_files(sha256) VALUES (?1)",
+  [S_KEPT_DELETE] = "DELETE FROM kept_files WHERE sha256 = ?1",
+  [S_LOAD_KEPT] = "SELECT sha256 FROM kept_files ORDER BY sha256",
   [S_TRUST_PUT] = "INSERT OR REPLACE INTO trust_ring(volunteer_id, slot, seq, job_id, task_key, "
                   "round, idx) VALUES (?1, ?2 % 32, ?2, ?3, ?4, ?5, ?6)",
   [S_TRUST_CLEAR] = "DELETE FROM trust_ring WHERE volunteer_id = ?1",
@@ -813,6 +817,7 @@ cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn
     row.priority = I64(11);
     row.validator = STR(12);
     row.adaptive = (int)I64(13);
+    row.keep_workers = (int)I64(14);
   });
 }
 

@@ -56,6 +56,13 @@ cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
 cairn_status cairn_store_volunteer_trust(cairn_store *s, int64_t id, int64_t trust,
                                          cairn_error *err);
 cairn_status cairn_store_job_adaptive(cairn_store *s, int64_t id, cairn_error *err);
+/* Kept outputs (store_keep.c, 0016_kept_outputs.sql): job id's outputs stay
+ * on workers; file sha256's bytes are only on workers (on) or at the master
+ * too (off); the files only on workers, at start-up. */
+cairn_status cairn_store_job_keep(cairn_store *s, int64_t id, cairn_error *err);
+cairn_status cairn_store_kept(cairn_store *s, const char *sha256, int on, cairn_error *err);
+cairn_status cairn_store_load_kept(cairn_store *s, int (*cb)(void *, const char *sha256),
+                                   void *ud, cairn_error *err);
 struct cairn_store_trust_row;
 cairn_status cairn_store_trust_put(cairn_store *s, const struct cairn_store_trust_row *r,
                                    cairn_error *err);
@@ -196,6 +203,7 @@ typedef struct cairn_store_job_row {
   int64_t created, finished, priority;
   const char *validator; /* compact JSON */
   int adaptive;          /* 0011_trust.sql */
+  int keep_workers;      /* its outputs stay on workers (0016_kept_outputs.sql) */
 } cairn_store_job_row; /* state: "running", "done", "failed", "cancelled", "deleting",
                           "purging" or "deleted" */
 /* An unreplicated accepted result in volunteer vol's ring, its seq-th

@@ -39,6 +39,7 @@ enum stmt_id {
   S_VOL_TEAM, S_VOL_CREDIT, S_RESULT_CREDIT, /* credit (0012) */
   S_VOL_TRUST, S_JOB_ADAPTIVE, S_TRUST_PUT, S_TRUST_CLEAR, S_LOAD_TRUST, /* trust (0011) */
   S_CHAIN_PUT, S_CHAIN_HEAD, S_CHAIN_SIGNED, S_CHECKPOINT_PUT, /* audit chain (0014) */
+  S_JOB_KEEP, S_KEPT_PUT, S_KEPT_DELETE, S_LOAD_KEPT, /* kept outputs (0016, store_keep.c) */
   S_COUNT
 };
 

@@ -61,4 +61,14 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
                                 long long size, const char *url, char **path, long *status,
                                 int *reason, cairn_error *err);
 
+/* Moves the file at path, whose bytes the caller has just hashed to
+ * sha256, into the cache as DIR/cache/<sha256> (read-only; renamed, so
+ * path must be on the cache's file system): a task's output file kept on
+ * this worker (docs/worker.md, "Outputs kept on workers"). Its stamp is
+ * recorded as verified (verify.h), as for a download: a change after it
+ * makes the peer server hash it again. When the cache already holds
+ * sha256, path is removed instead. CAIRN_OK, or CAIRN_EIO (path is left). */
+cairn_status cairn__cache_adopt(cairn__cache *c, const char *path, const char *sha256,
+                                cairn_error *err);
+
 #endif

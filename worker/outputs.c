@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/protocol.h"
 #include "common/sha256.h"
 #include "worker/backoff.h"
 
@@ -215,9 +216,28 @@ static cairn_status upload(cairn__session *s, cairn__conn *c, const char *dir,
   return rc;
 }
 
+/* Keeps file f (dir/f->name) in cache (keep.c on the master): 1 when it
+ * is, 0 when it must be uploaded after all. */
+static int keep(cairn__session *s, cairn__cache *cache, const char *dir,
+                const cairn_output_file *f) {
+  char *path = NULL;
+  cairn_error err = {0};
+  if (asprintf(&path, "%s/%s", dir, f->name) < 0)
+    return 0;
+  int kept = cairn__cache_adopt(cache, path, f->sha256, &err) == CAIRN_OK;
+  if (kept) {
+    cairn__peerstate_have(s->peers, f->sha256);
+    cairn__peerstate_kept(s->peers, f->sha256);
+  }
+  else
+    CAIRN_WARN(s->log, "output %s: %s (uploaded instead)", f->name, err.text);
+  free(path);
+  return kept;
+}
+
 cairn_status cairn__outputs_gather(cairn__outputs *o, cairn__session *s, cairn__conn *c,
-                                   const char *dir, const cairn__task *t, int *exit_status,
-                                   const cairn__cancel *cancel) {
+                                   cairn__cache *cache, const char *dir, const cairn__task *t,
+                                   int *exit_status, const cairn__cancel *cancel) {
   char *errpath = NULL;
   cairn_error err = {0};
   memset(o, 0, sizeof *o);
@@ -229,8 +249,11 @@ cairn_status cairn__outputs_gather(cairn__outputs *o, cairn__session *s, cairn__
   if (*exit_status != 0 || t->outputs.n == 0)
     return CAIRN_OK;
   cairn_status rc = cairn__outputs_collect(dir, &t->outputs, &o->files, &o->nfiles, &err);
+  int features = s->peers ? cairn__peerstate_features(s->peers) : -1;
+  int kept = t->keep && cache && features >= 0 && ((unsigned)features & CAIRN_FEAT_KEEP);
   for (size_t i = 0; rc == CAIRN_OK && i < o->nfiles; i++)
-    rc = upload(s, c, dir, &o->files[i], t->index, cancel, &err);
+    if (!kept || !keep(s, cache, dir, &o->files[i]))
+      rc = upload(s, c, dir, &o->files[i], t->index, cancel, &err);
   if (rc == CAIRN_EIO && cairn__cancelled(cancel))
     return CAIRN_EIO;
   if (rc != CAIRN_OK) {

@@ -18,6 +18,7 @@
 
 #include "common/buf.h"
 #include "common/outputs.h"
+#include "worker/cache.h"
 #include "worker/session.h"
 #include "worker/stopper.h"
 #include "worker/task.h"
@@ -31,13 +32,16 @@ typedef struct cairn__outputs {
 
 /* Reads dir/stderr's tail into o (when dir has one). Then, when
  * *exit_status is 0 and t declares outputs: collects, hashes and uploads
- * them for t->index through c. Returns CAIRN_OK (with *exit_status set to
+ * them for t->index through c; or, when the offer said "keep": "workers",
+ * the master lists the feature "keep" and cache is not NULL, moves each
+ * into cache (cairn__cache_adopt) and tells s's peer state it holds it,
+ * uploading only a file that could not be kept. Returns CAIRN_OK (with *exit_status set to
  * 125 and the reason appended to the tail when an output is missing, too
  * large, unsafe or refused), or CAIRN_EIO when cancel stopped an upload
  * (the result is to be dropped). */
 cairn_status cairn__outputs_gather(cairn__outputs *o, cairn__session *s, cairn__conn *c,
-                                   const char *dir, const cairn__task *t, int *exit_status,
-                                   const cairn__cancel *cancel);
+                                   cairn__cache *cache, const char *dir, const cairn__task *t,
+                                   int *exit_status, const cairn__cancel *cancel);
 void cairn__outputs_free(cairn__outputs *o);
 
 /* Collects the files under dir that match p (see above) into *files, *n

@@ -129,6 +129,7 @@ void cairn__peerstate_destroy(cairn__peerstate *ps) {
   free(ps->address);
   free(ps->heard_url);
   list_free(&ps->pending);
+  list_free(&ps->kept);
   list_free(&ps->reported);
   list_free(&ps->served);
   fetch_free(&ps->fetched);
@@ -462,4 +463,20 @@ int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms) {
   pthread_mutex_unlock(&ps->mu);
   free(url);
   return due;
+}
+
+void cairn__peerstate_kept(cairn__peerstate *ps, const char *sha256) {
+  if (!cairn_sha256_valid_hex(sha256))
+    return;
+  pthread_mutex_lock(&ps->mu);
+  if (find(&ps->kept, sha256) < 0 && push(&ps->kept, sha256, 0, 0))
+    CAIRN_WARN(ps->log, "out of memory noting a kept output");
+  pthread_mutex_unlock(&ps->mu);
+}
+
+void cairn__peerstate_kept_take(cairn__peerstate *ps, cairn__shalist *out) {
+  pthread_mutex_lock(&ps->mu);
+  *out = ps->kept;
+  memset(&ps->kept, 0, sizeof ps->kept);
+  pthread_mutex_unlock(&ps->mu);
 }

@@ -82,6 +82,8 @@ typedef struct cairn__peerstate {
   cairn__shalist served;   /* bytes served per file, not reported yet */
   cairn__fetchlist fetched; /* downloads not reported yet */
   cairn__fetchlist failed;  /* failed peer sources not reported yet */
+  cairn__shalist kept;     /* task outputs kept in the cache (offered to the
+                              master when the worker leaves) */
   unsigned long long served_total;
   int features;            /* the master's feature set (CAIRN_FEAT_*), -1: unknown */
   const cairn_logger *log; /* borrowed: the worker's (NULL: stderr); set after init */
@@ -91,6 +93,12 @@ typedef struct cairn__peerstate {
  * connection to the master. Returns 0, or -1 on out of memory. */
 int cairn__peerstate_init(cairn__peerstate *ps, const char *address);
 void cairn__peerstate_destroy(cairn__peerstate *ps);
+
+/* Notes that sha256 is a task's output kept in the cache ("keep":
+ * "workers", docs/worker.md). O(outputs kept). */
+void cairn__peerstate_kept(cairn__peerstate *ps, const char *sha256);
+/* Moves the kept outputs noted so far into *out (caller frees out->v). */
+void cairn__peerstate_kept_take(cairn__peerstate *ps, cairn__shalist *out);
 
 /* The peer server listens on port (0: it does not run). */
 void cairn__peerstate_set_port(cairn__peerstate *ps, unsigned port);

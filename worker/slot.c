@@ -319,8 +319,8 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */
     cairn_http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
     int exited = res.exit_status;
-    if (cairn__outputs_gather(&ox, &w->session, &sl->conn, sl->td.dir, t, &res.exit_status,
-                              cancel) != CAIRN_OK)
+    if (cairn__outputs_gather(&ox, &w->session, &sl->conn, &w->cache, sl->td.dir, t,
+                              &res.exit_status, cancel) != CAIRN_OK)
       res.outcome = CAIRN__RUN_CANCELLED;
     if (exited == 0 && res.exit_status != 0) /* an output missing, too large or refused */
       snprintf(res.reason, sizeof res.reason, "output");

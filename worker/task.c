@@ -234,6 +234,8 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
   json_t *outs = json_object_get(task, "outputs");
   if (rc == CAIRN_OK && outs)
     rc = cairn_outputs_parse(outs, "task", &t->outputs, err);
+  const char *keep = str_member(task, "keep"); /* another value: uploaded as before */
+  t->keep = keep && strcmp(keep, "workers") == 0;
 out:
   if (rc != CAIRN_OK) {
     cairn__task_free(t);

@@ -45,6 +45,8 @@ typedef struct cairn__task {
   cairn_resources resources; /* what it requests (one core when the master said nothing) */
   cairn_task_run run;  /* "limits", "env", "stdin" (stdin names one of inputs) */
   cairn_output_patterns outputs; /* the files to upload after exit 0 */
+  int keep;            /* "keep": "workers": keep them in the cache instead
+                          (docs/worker.md, "Outputs kept on workers") */
 } cairn__task;
 
 /* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the

@@ -405,6 +405,7 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
                (long long)w->offer.disk_mib);
     w->last_work_ms = cairn__now_ms();
     run_threads(w);
+    cairn__keep_leave(w); /* outputs kept here that the master still needs */
   } else if (rc == CAIRN_EIO && w->exit_when_idle && !cairn__stopper_stopping(&w->stopper))
     CAIRN_WARN(&w->log, "no master for %u seconds (--exit-when-idle): %s", w->exit_when_idle, err.text);
   else if (!(rc == CAIRN_EIO && cairn__stopper_stopping(&w->stopper)))

@@ -84,6 +84,10 @@ void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...)
 /* The app registered as name, or NULL. */
 const cairn__app *cairn__worker_app(const cairn_worker *w, const char *name);
 
+/* keep.c: offers the outputs kept in the cache to the master as the worker
+ * leaves (after its task threads ended); the master takes those it needs. */
+void cairn__keep_leave(cairn_worker *w);
+
 /* Task thread i (arg: a cairn__slot). */
 typedef struct cairn__slot {
   cairn_worker *w;

@@ -176,8 +176,8 @@ static void test_files_and_child(void **state) {
   char app[4096];
   harness_bin(app, sizeof app, "cairn-app-outfiles");
   char job[2048];
-  snprintf(job, sizeof job,
-           "{\"app\": \"of\", \"tasks\": ["
+  snprintf(job, sizeof job, /* the master keeps every file: cairn results --dir gets them */
+           "{\"app\": \"of\", \"keep\": \"master\", \"tasks\": ["
            "{\"id\": \"gen\", \"args\": [\"write\", \"small.txt\", \"1000\", \"big.bin\", \"%lld\","
            " \"sub/part.dat\", \"70000\"], \"outputs\": [\"*.txt\", \"big.bin\", \"sub/*.dat\"]},"
            "{\"id\": \"use\", \"args\": [\"digest\", \"inputs/gen/big.bin\"],"

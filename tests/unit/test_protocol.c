@@ -388,7 +388,8 @@ static void test_features(void **state) {
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\"]");
+                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
+                      "\"keep\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -400,8 +401,9 @@ static void test_features(void **state) {
   assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_REPORT_FIELDS);
   assert_int_equal(CAIRN_FEATURES_ALL,
                    CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS |
-                       CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH | CAIRN_FEAT_CPU);
+                       CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH | CAIRN_FEAT_CPU | CAIRN_FEAT_KEEP);
   /* "cpu" is the result body's: no report takes it */
+  assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_KEEP, 0);
   assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_CPU, 0);
   /* "batch" names routes: no report or result body field parses it */
   assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_BATCH, 0);
