@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/grant.h"
 #include "common/log.h"
@@ -51,8 +52,19 @@ enum {
   QUIET_SECONDS = 30,
   WANT_SECONDS = 3,    /* a cluster whose worker waited this recently is waiting */
   GRACE_SECONDS = 5,   /* a parent silent this long past its planned start is skipped */
-  BEHIND_SECONDS = 60  /* a plan this far past twice its prediction is abandoned */
+  BEHIND_SECONDS = 60, /* a plan this far past twice its prediction is abandoned */
+  PLAN_RECORD_MAX = 512 /* clusters of a plan the store keeps (the dashboard's view) */
 };
+
+/* Copies of a job's broadcast file recorded per master run (file_transfers). */
+#define CAIRN__XFER_LOG_MAX 10000
+
+/* The wall clock in Unix milliseconds (the transfers' and plans' record). */
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* Until when volunteer id's file server is not offered (0: it is). */
 static int64_t paused_until(const cairn__dist *d, int64_t id) {
@@ -235,7 +247,7 @@ static uint32_t serving(const mfilerec *f, int64_t from) {
   return n;
 }
 
-static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
+static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now, int64_t job) {
   if (f->nxfers == f->capxfers) {
     uint32_t ncap = f->capxfers ? 2 * f->capxfers : 8;
     mxfer *nx = realloc(f->xfers, ncap * sizeof *nx);
@@ -244,7 +256,7 @@ static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
     f->xfers = nx;
     f->capxfers = ncap;
   }
-  f->xfers[f->nxfers++] = (mxfer){to, from, now + TRANSFER_SECONDS};
+  f->xfers[f->nxfers++] = (mxfer){to, from, now + TRANSFER_SECONDS, job, now_ms()};
   return 0;
 }
 
@@ -368,6 +380,7 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   p->sig = sig;
   p->epoch = c->dist->rates_epoch;
   p->built = (double)(now - f->started);
+  p->built_ms = now_ms();
   for (size_t i = 0; i < m; i++)
     p->informed += informed[i];
   if (f->plan)
@@ -379,6 +392,12 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   cairn__bplan_free(f->plan);
   f->plan = p;
   f->plans++;
+  json_t *rec = cairn__bplan_record(p, PLAN_RECORD_MAX);
+  char *body = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+  json_decref(rec);
+  cairn__journal_put(c->journal, body ? cairn__jrec_plan(f->sha256, f->started_ms, f->plans, body)
+                                      : NULL);
+  free(body);
   CAIRN_INFO(&c->log, "broadcast %.12s: plan %u, %s over %zu clusters, predicted %.2f s", f->sha256,
              f->plans, p->algorithm, p->k - 1, p->predicted);
   for (size_t i = 1; i < p->k; i++)
@@ -514,7 +533,7 @@ static void peer_source(cairn_core *c, const mvol *h, const mvol *vol, const cha
 /* Sources of a broadcast file for vol, into urls (peer URLs, then the
  * master's path). Returns how many, 0 when it must wait, -1 on OOM. */
 static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *master,
-                             const char *app, char urls[][512]) {
+                             const mjob *j, char urls[][512]) {
   int64_t now = cairn__now();
   prune(f, now);
   int n = 0;
@@ -522,8 +541,10 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     snprintf(urls[n++], 512, "%s", master);
     return n;
   }
-  if (!f->started)
+  if (!f->started) {
     f->started = now;
+    f->started_ms = now_ms();
+  }
   /* 1. a holder in the same cluster sending no other local copy */
   int64_t best = 0;
   uint32_t best_load = LOCAL_FANOUT, local = 0;
@@ -539,7 +560,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     }
   }
   if (best) {
-    if (add_xfer(f, vol->id, best, now))
+    if (add_xfer(f, vol->id, best, now, j->id))
       return -1;
     CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
                vol_of(c, best)->name);
@@ -561,7 +582,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
       return 0;
   }
   /* 2. the plan's sender */
-  ensure_plan(c, f, app, vol->cluster, now);
+  ensure_plan(c, f, j->app, vol->cluster, now);
   int64_t src = planned_source(c, f, vol, now);
   if (src == SRC_OOM)
     return -1;
@@ -575,7 +596,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     else if (!(src = pick_holder(c, f, vol, NULL, 1, now)))
       return 0;
   }
-  if (add_xfer(f, vol->id, src, now))
+  if (add_xfer(f, vol->id, src, now, j->id))
     return -1;
   CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s (%s), %s", f->sha256, vol->name, vol->cluster,
              src ? vol_of(c, src)->name : "master", src ? vol_of(c, src)->cluster : "",
@@ -597,7 +618,7 @@ int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **i
     int n = 1;
     snprintf(urls[0], sizeof urls[0], "%s", master);
     if (f) {
-      n = broadcast_sources(c, vol, f, master, j->app, urls);
+      n = broadcast_sources(c, vol, f, master, j, urls);
       if (n <= 0) {
         json_decref(a);
         return n == 0 ? 1 : -1;
@@ -652,23 +673,59 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
                    (json_int_t)bp, "broadcast_files", files);
 }
 
+/* Records vol's copy of f from holder src (0: the master; cluster from)
+ * that took ms, when the master handed out a source for it (a transfer
+ * under way, which names the job): journaled as J_XFER, at most
+ * CAIRN__XFER_LOG_MAX per job file and run. The copy began when the source
+ * was handed out if it could have ended before this report, else ms before
+ * this report. O(transfers of f + files of the job). */
+static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src,
+                     const char *from, int64_t bytes, int64_t ms) {
+  const mxfer *x = NULL;
+  for (uint32_t i = 0; i < f->nxfers && !x; i++)
+    if (f->xfers[i].to == vol->id)
+      x = &f->xfers[i];
+  mjob *j = x && x->job >= 1 && (size_t)x->job <= c->njobs ? c->jobs[x->job - 1] : NULL;
+  mfile *jf = NULL;
+  for (uint32_t i = 0; j && i < j->nfiles && !jf; i++)
+    if (j->files[i].broadcast && strcmp(j->files[i].sha256, f->sha256) == 0)
+      jf = &j->files[i];
+  if (!jf || jf->logged >= CAIRN__XFER_LOG_MAX)
+    return;
+  jf->logged++;
+  int64_t reported = now_ms();
+  cairn_store_xfer_row r = {.job = j->id, .dst = vol->id, .src = src, .assigned = x->from,
+                            .bytes = bytes};
+  r.start_ms = x->at_ms + ms <= reported ? x->at_ms : reported - ms;
+  r.end_ms = r.start_ms + ms;
+  snprintf(r.sha256, sizeof r.sha256, "%s", f->sha256);
+  snprintf(r.dst_cluster, sizeof r.dst_cluster, "%s", vol->cluster);
+  snprintf(r.src_cluster, sizeof r.src_cluster, "%s", from);
+  cairn__journal_put(c->journal, cairn__jrec_xfer(&r));
+}
+
 void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
                          int64_t bytes, int64_t ms) {
   const char *from = NULL;
+  int64_t src = 0;
+  mfilerec *f = cairn__dist_file_of(c->dist, sha);
   if (source[0] == '/') {
     from = ""; /* the master */
   } else {
-    mfilerec *f = cairn__dist_file_of(c->dist, sha);
     for (uint32_t i = 0; f && i < f->nholders && !from; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
       size_t n = h && h->peer_url ? strlen(h->peer_url) : 0;
-      if (n && strncmp(source, h->peer_url, n) == 0 && source[n] == '/')
+      if (n && strncmp(source, h->peer_url, n) == 0 && source[n] == '/') {
         from = h->cluster;
+        src = h->id;
+      }
     }
   }
   c->dist->n.fetch_reports++;
   if (from)
     cairn__rate_sample(c, from, vol->cluster, bytes, ms);
+  if (from && f && !vol->banned)
+    log_copy(c, vol, f, src, from, bytes, ms);
 }
 
 /* ---- holdings from the store (server/load.c), and a ban's (server/core.c) ---- */
