@@ -15,6 +15,7 @@ typedef struct mholder {
 typedef struct mxfer {
   int64_t to, from, deadline;
   int64_t job, at_ms;  /* the job whose task it is for, when it was handed out (Unix ms) */
+  uint32_t file;       /* the file's index among that job's files */
 } mxfer;
 /* A broadcast plan (bplan.c): cluster 0 is the master, 1..k-1 the clusters
  * present when it was built, sorted by label. */

@@ -34,7 +34,12 @@
  * for k clusters, plus a census of the volunteers O(V log V) at most once a
  * second per file. Holdings are journaled (J_HOLD, table file_holders) and
  * restored at start-up, so a restarted master still offers the holders it
- * knew.
+ * knew. For the dashboard's distribution view (server/distview.c) each plan
+ * built is journaled (J_PLAN, table broadcast_plans: its clusters' senders,
+ * planned starts, ends and completions) and so is each copy a worker
+ * reports ("fetched") while a copy to it is under way (J_XFER, table
+ * file_transfers: job, sender, receiver, times, bytes; at most
+ * CAIRN__XFER_LOG_MAX per job file a run).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,7 +252,8 @@ static uint32_t serving(const mfilerec *f, int64_t from) {
   return n;
 }
 
-static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now, int64_t job) {
+static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now, int64_t job,
+                    uint32_t file) {
   if (f->nxfers == f->capxfers) {
     uint32_t ncap = f->capxfers ? 2 * f->capxfers : 8;
     mxfer *nx = realloc(f->xfers, ncap * sizeof *nx);
@@ -256,7 +262,7 @@ static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now, int64_t 
     f->xfers = nx;
     f->capxfers = ncap;
   }
-  f->xfers[f->nxfers++] = (mxfer){to, from, now + TRANSFER_SECONDS, job, now_ms()};
+  f->xfers[f->nxfers++] = (mxfer){to, from, now + TRANSFER_SECONDS, job, now_ms(), file};
   return 0;
 }
 
@@ -533,7 +539,7 @@ static void peer_source(cairn_core *c, const mvol *h, const mvol *vol, const cha
 /* Sources of a broadcast file for vol, into urls (peer URLs, then the
  * master's path). Returns how many, 0 when it must wait, -1 on OOM. */
 static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *master,
-                             const mjob *j, char urls[][512]) {
+                             const mjob *j, uint32_t file, char urls[][512]) {
   int64_t now = cairn__now();
   prune(f, now);
   int n = 0;
@@ -560,7 +566,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     }
   }
   if (best) {
-    if (add_xfer(f, vol->id, best, now, j->id))
+    if (add_xfer(f, vol->id, best, now, j->id, file))
       return -1;
     CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
                vol_of(c, best)->name);
@@ -596,7 +602,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     else if (!(src = pick_holder(c, f, vol, NULL, 1, now)))
       return 0;
   }
-  if (add_xfer(f, vol->id, src, now, j->id))
+  if (add_xfer(f, vol->id, src, now, j->id, file))
     return -1;
   CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s (%s), %s", f->sha256, vol->name, vol->cluster,
              src ? vol_of(c, src)->name : "master", src ? vol_of(c, src)->cluster : "",
@@ -618,7 +624,7 @@ int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **i
     int n = 1;
     snprintf(urls[0], sizeof urls[0], "%s", master);
     if (f) {
-      n = broadcast_sources(c, vol, f, master, j, urls);
+      n = broadcast_sources(c, vol, f, master, j, t->inputs[k], urls);
       if (n <= 0) {
         json_decref(a);
         return n == 0 ? 1 : -1;
@@ -678,7 +684,7 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
  * under way, which names the job): journaled as J_XFER, at most
  * CAIRN__XFER_LOG_MAX per job file and run. The copy began when the source
  * was handed out if it could have ended before this report, else ms before
- * this report. O(transfers of f + files of the job). */
+ * this report. O(transfers of f). */
 static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src,
                      const char *from, int64_t bytes, int64_t ms) {
   const mxfer *x = NULL;
@@ -686,11 +692,8 @@ static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t 
     if (f->xfers[i].to == vol->id)
       x = &f->xfers[i];
   mjob *j = x && x->job >= 1 && (size_t)x->job <= c->njobs ? c->jobs[x->job - 1] : NULL;
-  mfile *jf = NULL;
-  for (uint32_t i = 0; j && i < j->nfiles && !jf; i++)
-    if (j->files[i].broadcast && strcmp(j->files[i].sha256, f->sha256) == 0)
-      jf = &j->files[i];
-  if (!jf || jf->logged >= CAIRN__XFER_LOG_MAX)
+  mfile *jf = j && x->file < j->nfiles ? &j->files[x->file] : NULL;
+  if (!jf || strcmp(jf->sha256, f->sha256) != 0 || jf->logged >= CAIRN__XFER_LOG_MAX)
     return;
   jf->logged++;
   int64_t reported = now_ms();
