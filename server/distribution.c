@@ -682,9 +682,10 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
 /* Records vol's copy of f from holder src (0: the master; cluster from)
  * that took ms, when the master handed out a source for it (a transfer
  * under way, which names the job): journaled as J_XFER, at most
- * CAIRN__XFER_LOG_MAX per job file and run. The copy began when the source
- * was handed out if it could have ended before this report, else ms before
- * this report. O(transfers of f). */
+ * CAIRN__XFER_LOG_MAX per job file and run. It lasted ms; it began when
+ * the sources were handed out when it came from the first one handed out,
+ * else (a fall-back) ms before this report, but not before the hand-out.
+ * O(transfers of f). */
 static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src,
                      const char *from, int64_t bytes, int64_t ms) {
   const mxfer *x = NULL;
@@ -699,7 +700,7 @@ static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t 
   int64_t reported = now_ms();
   cairn_store_xfer_row r = {.job = j->id, .dst = vol->id, .src = src, .assigned = x->from,
                             .bytes = bytes};
-  r.start_ms = x->at_ms + ms <= reported ? x->at_ms : reported - ms;
+  r.start_ms = x->from == src || reported - ms < x->at_ms ? x->at_ms : reported - ms;
   r.end_ms = r.start_ms + ms;
   snprintf(r.sha256, sizeof r.sha256, "%s", f->sha256);
   snprintf(r.dst_cluster, sizeof r.dst_cluster, "%s", vol->cluster);
