@@ -218,6 +218,28 @@ export function renderJob(main, id) {
       const i = Math.floor(e.offsetY * sc / S) * cols + Math.floor(e.offsetX * sc / S);
       if (states && i < states.length) showTask(first + i);
     };
+    // The keyboard: a cursor cell (black) moved by the arrow keys; Enter or
+    // Space opens its task.
+    let cur = 0;
+    const cell = (i, color) => {
+      const ctx = grid.getContext("2d"), x = (i % cols) * S, y = Math.floor(i / cols) * S;
+      ctx.clearRect(x, y, S, S);
+      ctx.fillStyle = color;
+      ctx.fillRect(x, y, S - (S > 2), S - (S > 2));
+    };
+    grid.onkeydown = (e) => {
+      if (!states) return;
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); showTask(first + cur); return; }
+      const d = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols }[e.key];
+      if (!d) return;
+      e.preventDefault();
+      if (cur + d < 0 || cur + d >= states.length) return;
+      cell(cur, COLORS[STATE[states[cur]]]);
+      cur += d;
+      cell(cur, "#000");
+      grid.setAttribute("aria-label", `task key ${first + cur}, ${STATE[states[cur]]}: Enter opens it`);
+    };
+    grid.setAttribute("aria-label", "tasks by state, one cell each: arrow keys move, Enter opens a task");
     dagBox.replaceChildren(grid);
   }
 

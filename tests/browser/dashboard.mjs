@@ -219,6 +219,10 @@ try {
   if (elements > 300) failures.push(`the 10^5-task job's view has ${elements} elements`);
   await page.click("canvas#grid", { position: { x: 1, y: 1 } });
   await page.waitForSelector("#task-detail .card:has-text('task t0 ')");
+  await page.focus("canvas#grid");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#task-detail .card:has-text('task t1 ')");
   await shot("job-large");
 
   // A broadcast input relayed by real workers: two clusters of two, each
