@@ -24,9 +24,10 @@ CREATE TABLE file_transfers (
 ) WITHOUT ROWID;
 
 -- The broadcast plan in force for a file (rewritten with each new plan):
--- started_ms: when the file was first handed out as a broadcast input;
--- plans: plans built for it so far; body: the plan as JSON (clusters, each
--- one's sender and planned start, end and completion, from built_ms).
+-- started_ms: when the file was first handed out as a broadcast input (the
+-- earliest, across restarts of the master); plans: plans built for it so
+-- far; body: the plan as JSON (clusters, each one's sender and planned
+-- start, end and completion, from built_ms).
 CREATE TABLE broadcast_plans (
   sha256     TEXT PRIMARY KEY,
   started_ms INTEGER NOT NULL,

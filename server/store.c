@@ -46,7 +46,8 @@ const char *const cairn__store_sql[S_COUNT] = {
                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(src, dst) DO UPDATE SET "
                  "bytes_per_second = excluded.bytes_per_second, samples = excluded.samples",
   [S_XFER_PUT] = "INSERT OR IGNORE INTO file_transfers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-  [S_PLAN_PUT] = "INSERT OR REPLACE INTO broadcast_plans VALUES (?1, ?2, ?3, ?4)",
+  [S_PLAN_PUT] = "INSERT INTO broadcast_plans VALUES (?1, ?2, ?3, ?4) ON CONFLICT(sha256) DO UPDATE "
+                 "SET started_ms = min(started_ms, ?2), plans = plans + 1, body = ?4",
   [S_INVITE_PUT] = "INSERT INTO invitations(id, code_hash, prefix, uses, used, expires, note, "
                    "created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO UPDATE "
                    "SET used = excluded.used",

@@ -423,7 +423,9 @@ typedef struct cairn_store_xfer_row {
  * ignored (the first stays). */
 cairn_status cairn_store_xfer_put(cairn_store *s, const cairn_store_xfer_row *r,
                                   cairn_error *err);
-/* The plan in force for file sha256 (upsert): body its JSON. */
+/* The plan in force for file sha256, body its JSON: a new row with plans
+ * and started_ms, else the body replaced, plans counted up by one and the
+ * earlier started_ms kept (a restarted master starts its clock again). */
 cairn_status cairn_store_plan_put(cairn_store *s, const char *sha256, int64_t started_ms,
                                   int64_t plans, const char *body, cairn_error *err);
 /* What GET /v1/jobs/{id}/distribution reads, in calls to cb (each returns
