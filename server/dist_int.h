@@ -48,6 +48,11 @@ typedef struct mfilerec {
   uint32_t nholders, capholders;
   mxfer *xfers;
   uint32_t nxfers, capxfers;
+  /* hand-outs whose copy is not reported yet, the first per receiver, for
+   * the copy record (distribution.c): unlike xfers, a failed source does
+   * not end one; the receiver's holding or HANDED_SECONDS do */
+  mxfer *handed;
+  uint32_t nhanded, caphanded;
   uint64_t bytes_master, bytes_peer;
   mplan *plan;       /* broadcast plan, NULL until it is first broadcast */
   int64_t started;   /* when it was first handed out as a broadcast input */

@@ -37,7 +37,7 @@
  * knew. For the dashboard's distribution view (server/distview.c) each plan
  * built is journaled (J_PLAN, table broadcast_plans: its clusters' senders,
  * planned starts, ends and completions) and so is each copy a worker
- * reports ("fetched") while a copy to it is under way (J_XFER, table
+ * reports ("fetched") against its first hand-out to that worker (J_XFER, table
  * file_transfers: job, sender, receiver, times, bytes; at most
  * CAIRN__XFER_LOG_MAX per job file a run).
  */
@@ -58,6 +58,7 @@ enum {
   WANT_SECONDS = 3,    /* a cluster whose worker waited this recently is waiting */
   GRACE_SECONDS = 5,   /* a parent silent this long past its planned start is skipped */
   BEHIND_SECONDS = 60, /* a plan this far past twice its prediction is abandoned */
+  HANDED_SECONDS = 3600, /* a hand-out's copy reported later is not recorded */
   PLAN_RECORD_MAX = 512 /* clusters of a plan the store keeps (the dashboard's view) */
 };
 
@@ -105,6 +106,7 @@ void cairn__dist_file_free(mfilerec *f) {
     return;
   free(f->holders);
   free(f->xfers);
+  free(f->handed);
   cairn__bplan_free(f->plan);
   free(f);
 }
@@ -236,13 +238,21 @@ static mvol *vol_of(cairn_core *c, int64_t id) {
   return id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
 }
 
-/* Drops transfers past their deadline. */
-static void prune(mfilerec *f, int64_t now) {
+/* Keeps the entries of v[0..*n) for which keep(entry, arg) holds. */
+static void filter(mxfer *v, uint32_t *n, int (*keep)(const mxfer *, int64_t), int64_t arg) {
   uint32_t k = 0;
-  for (uint32_t i = 0; i < f->nxfers; i++)
-    if (f->xfers[i].deadline > now)
-      f->xfers[k++] = f->xfers[i];
-  f->nxfers = k;
+  for (uint32_t i = 0; i < *n; i++)
+    if (keep(&v[i], arg))
+      v[k++] = v[i];
+  *n = k;
+}
+static int alive(const mxfer *x, int64_t now) { return x->deadline > now; }
+static int not_to(const mxfer *x, int64_t vol) { return x->to != vol; }
+
+/* Drops transfers and hand-outs past their deadline. */
+static void prune(mfilerec *f, int64_t now) {
+  filter(f->xfers, &f->nxfers, alive, now);
+  filter(f->handed, &f->nhanded, alive, now);
 }
 
 static uint32_t serving(const mfilerec *f, int64_t from) {
@@ -252,18 +262,32 @@ static uint32_t serving(const mfilerec *f, int64_t from) {
   return n;
 }
 
+/* Appends x to v (n entries, capacity cap). 0, or -1 out of memory. */
+static int push_xfer(mxfer **v, uint32_t *n, uint32_t *cap, mxfer x) {
+  if (*n == *cap) {
+    uint32_t ncap = *cap ? 2 * *cap : 8;
+    mxfer *nv = realloc(*v, ncap * sizeof *nv);
+    if (!nv)
+      return -1;
+    *v = nv;
+    *cap = ncap;
+  }
+  (*v)[(*n)++] = x;
+  return 0;
+}
+
+/* A copy of f from from (0: the master) to to starts, for the job's file.
+ * It is a hand-out too unless to has one already. O(hand-outs of f). */
 static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now, int64_t job,
                     uint32_t file) {
-  if (f->nxfers == f->capxfers) {
-    uint32_t ncap = f->capxfers ? 2 * f->capxfers : 8;
-    mxfer *nx = realloc(f->xfers, ncap * sizeof *nx);
-    if (!nx)
-      return -1;
-    f->xfers = nx;
-    f->capxfers = ncap;
-  }
-  f->xfers[f->nxfers++] = (mxfer){to, from, now + TRANSFER_SECONDS, job, now_ms(), file};
-  return 0;
+  mxfer x = {to, from, now + TRANSFER_SECONDS, job, now_ms(), file};
+  if (push_xfer(&f->xfers, &f->nxfers, &f->capxfers, x))
+    return -1;
+  for (uint32_t i = 0; i < f->nhanded; i++)
+    if (f->handed[i].to == to)
+      return 0;
+  x.deadline = now + HANDED_SECONDS;
+  return push_xfer(&f->handed, &f->nhanded, &f->caphanded, x);
 }
 
 /* Appends holder vol (since) to f. 0, or -1 out of memory. */
@@ -289,6 +313,7 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
       f->xfers[i] = f->xfers[--f->nxfers];
     else
       i++;
+  filter(f->handed, &f->nhanded, not_to, vol->id);
   if (holds(f, vol->id) || add_holder(f, vol->id, cairn__now()))
     return;
   CAIRN_INFO(&c->log, "file %.12s: %s (%s) holds it", f->sha256, vol->name, vol->cluster);
@@ -680,18 +705,18 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
 }
 
 /* Records vol's copy of f from holder src (0: the master; cluster from)
- * that took ms, when the master handed out a source for it (a transfer
- * under way, which names the job): journaled as J_XFER, at most
+ * that took ms, when the master handed out its sources (a hand-out, which
+ * names the job, even when that source failed): journaled as J_XFER, at most
  * CAIRN__XFER_LOG_MAX per job file and run. It lasted ms; it began when
  * the sources were handed out when it came from the first one handed out,
  * else (a fall-back) ms before this report, but not before the hand-out.
- * O(transfers of f). */
+ * O(hand-outs of f). */
 static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src,
                      const char *from, int64_t bytes, int64_t ms) {
   const mxfer *x = NULL;
-  for (uint32_t i = 0; i < f->nxfers && !x; i++)
-    if (f->xfers[i].to == vol->id)
-      x = &f->xfers[i];
+  for (uint32_t i = 0; i < f->nhanded && !x; i++)
+    if (f->handed[i].to == vol->id)
+      x = &f->handed[i];
   mjob *j = x && x->job >= 1 && (size_t)x->job <= c->njobs ? c->jobs[x->job - 1] : NULL;
   mfile *jf = j && x->file < j->nfiles ? &j->files[x->file] : NULL;
   if (!jf || strcmp(jf->sha256, f->sha256) != 0 || jf->logged >= CAIRN__XFER_LOG_MAX)
@@ -749,11 +774,8 @@ void cairn__dist_forget(cairn_core *c, const mvol *vol) {
       if (f->holders[h].vol != vol->id)
         f->holders[k++] = f->holders[h];
     f->nholders = k;
-    k = 0;
-    for (uint32_t x = 0; x < f->nxfers; x++)
-      if (f->xfers[x].to != vol->id)
-        f->xfers[k++] = f->xfers[x];
-    f->nxfers = k;
+    filter(f->xfers, &f->nxfers, not_to, vol->id);
+    filter(f->handed, &f->nhanded, not_to, vol->id);
   }
 }
 

@@ -1,7 +1,8 @@
 /* test_transfers.c — what the distribution view reads, recorded by a core
  * on a real SQLite file: each copy of a broadcast input a worker reports
  * ("fetched") against the source the master handed out (from the master,
- * from a peer of its cluster), the plan the master built, bytes by source,
+ * from a peer of its cluster, from the master after that peer failed: a
+ * fall-back), the plan the master built, bytes by source,
  * the measured rates; a report without a copy under way, or a second
  * report of the same copy, records nothing; the read's bound; an unknown
  * job; a deleted job's copies and its file's plan go with it. Read back
@@ -59,6 +60,19 @@ static void fetched(cairn_core *c, mvol *v, const char *source, int64_t ms) {
   r.nhave = 1;
   r.fetched[0] = (cairn_report_fetched){SHA, source, BYTES, ms};
   r.nfetched = 1;
+  json_t *hb = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_heartbeat(c, v->id, &r, &hb, &err), CAIRN_OK);
+  json_decref(hb);
+}
+
+/* v's heartbeat reports that source failed it (unreachable). */
+static void failed(cairn_core *c, mvol *v, const char *source) {
+  cairn_report r;
+  memset(&r, 0, sizeof r);
+  r.fields = CAIRN_FEAT_FAILED | CAIRN_FEAT_RUNNING;
+  r.failed[0] = (cairn_report_failed){SHA, source, CAIRN_FAIL_UNREACHABLE};
+  r.nfailed = 1;
   json_t *hb = NULL;
   cairn_error err = {0};
   assert_int_equal(cairn__core_heartbeat(c, v->id, &r, &hb, &err), CAIRN_OK);
@@ -140,7 +154,7 @@ static void test_copies_and_plan_recorded(void **state) {
   core_fixture *f = *state;
   cairn_core *c = f->c;
   mvol *w1 = reg(c, "w1", "a", PEER1), *w2 = reg(c, "w2", "a", "http://127.0.0.1:7002");
-  mvol *w3 = reg(c, "w3", "b", NULL);
+  mvol *w3 = reg(c, "w3", "b", NULL), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
   int existed = 0;
   cairn_error err = {0};
   assert_int_equal(cairn__core_add_file(c, SHA, 1000, &existed, &err), CAIRN_OK);
@@ -155,14 +169,19 @@ static void test_copies_and_plan_recorded(void **state) {
   assert_string_equal(s.plan, "");
   assert_int_equal(s.total, 0);
 
-  /* w1 gets the master's copy (the plan's sender), w2 the local holder w1 */
+  /* w1 gets the master's copy (the plan's sender), w4 the local holder w1;
+   * so does w2, but w1 fails it and it falls back to the master */
   char src[512];
   first_source(c, w1, src);
   assert_string_equal(src, MASTER_SRC);
   fetched(c, w1, MASTER_SRC, 40);
+  first_source(c, w4, src);
+  assert_string_equal(src, PEER1 "/v1/files/" SHA);
+  fetched(c, w4, src, 10);
   first_source(c, w2, src);
   assert_string_equal(src, PEER1 "/v1/files/" SHA);
-  fetched(c, w2, src, 10);
+  failed(c, w2, src);
+  fetched(c, w2, MASTER_SRC, 20);
   /* w3 reports a copy the master never handed out; w1 reports its own again */
   fetched(c, w3, MASTER_SRC, 30);
   fetched(c, w1, MASTER_SRC, 40);
@@ -170,8 +189,8 @@ static void test_copies_and_plan_recorded(void **state) {
 
   assert_int_equal(read_dist(f, job, 100, &s), CAIRN_OK);
   assert_int_equal(s.files, 1);
-  assert_int_equal(s.total, 2);
-  assert_int_equal(s.xfers, 2);
+  assert_int_equal(s.total, 3);
+  assert_int_equal(s.xfers, 3);
   assert_true(s.started > 0 && s.plans >= 1);
   json_t *plan = json_loads(s.plan, 0, NULL);
   assert_non_null(plan);
@@ -182,34 +201,48 @@ static void test_copies_and_plan_recorded(void **state) {
   assert_true(json_number_value(json_object_get(row, "done_s")) >=
               json_number_value(json_object_get(row, "end_s")));
   json_decref(plan);
-  /* by start: w1 from the master, then w2 from w1 (cluster a) */
-  cairn_store_xfer_row *a = &s.x[0], *b = &s.x[1];
-  assert_int_equal(a->dst, w1->id);
+  cairn_store_xfer_row *a = NULL, *b = NULL, *d = NULL;
+  for (int i = 0; i < 3; i++) {
+    cairn_store_xfer_row *x = &s.x[i];
+    if (x->dst == w1->id) a = x;
+    if (x->dst == w4->id) b = x;
+    if (x->dst == w2->id) d = x;
+    assert_true(x->start_ms >= s.started && x->end_ms > x->start_ms);
+    assert_int_equal(x->bytes, BYTES);
+    assert_string_equal(x->dst_cluster, "a");
+  }
+  assert_true(a && b && d);
+  /* w1 from the master, handed out the master, 40 ms from the hand-out */
   assert_int_equal(a->src, 0);
   assert_int_equal(a->assigned, 0);
   assert_string_equal(a->src_cluster, "");
   assert_int_equal(a->end_ms - a->start_ms, 40);
-  assert_int_equal(b->dst, w2->id);
+  /* w4 from w1 (cluster a), as handed out */
   assert_int_equal(b->src, w1->id);
   assert_int_equal(b->assigned, w1->id);
   assert_string_equal(b->src_cluster, "a");
-  assert_string_equal(b->dst_cluster, "a");
-  assert_int_equal(b->bytes, BYTES);
-  assert_true(a->start_ms >= s.started && b->start_ms >= a->start_ms);
+  /* w2 from the master after w1 failed it: handed out w1 */
+  assert_int_equal(d->src, 0);
+  assert_int_equal(d->assigned, w1->id);
+  assert_int_equal(d->end_ms - d->start_ms, 20);
+  /* by source: the master 2 copies, w1 one */
   assert_int_equal(s.sources, 2);
-  assert_int_equal(s.src_bytes[0] + s.src_bytes[1], 2 * BYTES);
-  assert_int_equal(s.src_copies[0] + s.src_copies[1], 2);
+  assert_int_equal(s.src_id[0], 0);
+  assert_int_equal(s.src_bytes[0], 2 * BYTES);
+  assert_int_equal(s.src_copies[0], 2);
+  assert_int_equal(s.src_id[1], w1->id);
+  assert_int_equal(s.src_copies[1], 1);
   assert_true(s.rates >= 2); /* master -> a, a -> a */
 
-  /* the bound: one copy read, both counted; an unknown job */
+  /* the bound: one copy read, all counted; an unknown job */
   assert_int_equal(read_dist(f, job, 1, &s), CAIRN_OK);
   assert_int_equal(s.xfers, 1);
-  assert_int_equal(s.total, 2);
+  assert_int_equal(s.total, 3);
   assert_int_equal(read_dist(f, 99, 100, &s), CAIRN_ENOTFOUND);
 
   /* a deleted job's copies go, and with its file the plan (its leases
    * expired first: a job with leases out is not deleted) */
-  assert_int_equal(cairn__core_expire(c, INT64_MAX / 2), 2);
+  assert_int_equal(cairn__core_expire(c, INT64_MAX / 2), 3);
   json_t *out = NULL;
   assert_int_equal(cairn__core_delete(c, job, 0, &out, &err), CAIRN_OK);
   json_decref(out);
