@@ -37,7 +37,7 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
   "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand",
-  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}"};
+  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}", "/v1/jobs/{id}/distribution"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 304, 0,   0};
@@ -127,6 +127,8 @@ cairn__route cairn__api_route(const char *method, const char *path) {
       return R_JOB_DAG;
     if (strcmp(s, "/states") == 0 && s > p + 5)
       return R_JOB_STATES;
+    if (strcmp(s, "/distribution") == 0 && s > p + 5)
+      return R_JOB_DIST;
   }
   return R_UNKNOWN;
 }
@@ -877,6 +879,7 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
   case R_JOB_TASKS:
   case R_JOB_DAG:
   case R_JOB_STATES:
+  case R_JOB_DIST:
   case R_JOB_OUTPUT: {
     if (!admin(m, rq, rs))
       return;
@@ -896,6 +899,8 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return cairn__dagview_get(m, id, rs);
     if (r == R_JOB_STATES)
       return cairn__states_get(m, id, rs);
+    if (r == R_JOB_DIST)
+      return cairn__distview_get(m, id, rs);
     return h_job_tasks(m, rq, id, rs);
   }
   case R_JOB_TASK:

@@ -216,6 +216,9 @@ void cairn__bplan_free(mplan *p) {
   free(p->label);
   free(p->parent);
   free(p->at);
+  free(p->end);
+  free(p->done);
+  free(p->workers);
   free(p->rank);
   free(p->conc);
   free(p->want);
@@ -289,12 +292,16 @@ static int extract(mplan *p, const cairn_plan_schedule *s, double unit) {
     const cairn_plan_transfer *x = &s->t[t];
     for (size_t r = 0; r < x->to_len; r++) {
       int64_t dst = s->to[x->to_off + r].id;
-      if (dst == x->from.id || dst < 0 || (size_t)dst >= k || x->from.id < 0 ||
-          (size_t)x->from.id >= k)
+      if (dst < 0 || (size_t)dst >= k || x->from.id < 0 || (size_t)x->from.id >= k)
+        continue;
+      if (x->end * unit > p->done[dst])
+        p->done[dst] = x->end * unit;
+      if (dst == x->from.id)
         continue; /* local copies and internal broadcasts */
       if (p->parent[dst] < 0 && dst != 0) {
         p->parent[dst] = x->from.id;
         p->at[dst] = x->start * unit;
+        p->end[dst] = x->end * unit;
       }
       ev[n++] = (send_ev){(size_t)x->from.id, x->start, +1};
       ev[n++] = (send_ev){(size_t)x->from.id, x->end, -1};
@@ -341,8 +348,15 @@ mplan *cairn__bplan_build(const cairn__dist *d, const char *algo, int64_t size,
   p->rank = calloc(k, sizeof *p->rank);
   p->conc = calloc(k, sizeof *p->conc);
   p->want = calloc(k, sizeof *p->want);
-  if (!p->label || !p->parent || !p->at || !p->rank || !p->conc || !p->want)
+  p->end = calloc(k, sizeof *p->end);
+  p->done = calloc(k, sizeof *p->done);
+  p->workers = calloc(k, sizeof *p->workers);
+  if (!p->label || !p->parent || !p->at || !p->rank || !p->conc || !p->want || !p->end ||
+      !p->done || !p->workers)
     goto oom;
+  p->workers[0] = 1;
+  for (size_t i = 1; i < k; i++)
+    p->workers[i] = counts[i - 1];
   if (m > CAIRN__BPLAN_GRID_MAX && strcmp(algo, "bounded-degree") != 0)
     algo = "lcf"; /* the grid heuristics' O(k^2) memory and O(k^2 log k) time */
   snprintf(p->algorithm, sizeof p->algorithm, "%s", algo);
@@ -452,4 +466,17 @@ json_t *cairn__bplan_json(const mplan *p, size_t max_clusters) {
                    "clusters", (int)(p->k - 1), "built_s", p->built, "informed", p->informed,
                    "predicted_s", p->predicted, "lower_bound_s", p->lower_bound,
                    "clusters_order", order);
+}
+
+json_t *cairn__bplan_record(const mplan *p, size_t max_clusters) {
+  json_t *o = cairn__bplan_json(p, max_clusters);
+  json_t *order = json_object_get(o, "clusters_order");
+  for (size_t i = 1; i < p->k && i <= max_clusters; i++) {
+    json_t *c = json_array_get(order, i - 1);
+    json_object_set_new(c, "workers", json_integer(p->workers[i]));
+    json_object_set_new(c, "end_s", json_real(p->end[i]));
+    json_object_set_new(c, "done_s", json_real(p->done[i] > p->end[i] ? p->done[i] : p->end[i]));
+  }
+  json_object_set_new(o, "built_ms", json_integer(p->built_ms));
+  return o;
 }

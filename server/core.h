@@ -94,7 +94,8 @@ extern const char *const cairn__tstate_name[TS_COUNT];
 extern const char *const cairn__jstate_name[JS_COUNT];
 
 /* A job's input file. For a broadcast file: when it was first assigned to a
- * worker and which of the job's workers were given tasks needing it. */
+ * worker, which of the job's workers were given tasks needing it, and how
+ * many copies of it that travelled were recorded (distribution.c). */
 typedef struct mfile {
   char *name;
   char sha256[65];
@@ -103,6 +104,7 @@ typedef struct mfile {
   int64_t first_assign;
   int64_t *assigned;
   uint32_t nassigned, capassigned;
+  uint32_t logged;   /* copies of it recorded for this job (at most CAIRN__XFER_LOG_MAX a run) */
 } mfile;
 
 enum { OUT_VALID, OUT_INVALID, OUT_PENDING, OUT_ERROR, OUT_TAINTED, OUT_COUNT };

@@ -14,6 +14,8 @@ typedef struct mholder {
 } mholder;
 typedef struct mxfer {
   int64_t to, from, deadline;
+  int64_t job, at_ms;  /* the job whose task it is for, when it was handed out (Unix ms) */
+  uint32_t file;       /* the file's index among that job's files */
 } mxfer;
 /* A broadcast plan (bplan.c): cluster 0 is the master, 1..k-1 the clusters
  * present when it was built, sorted by label. */
@@ -23,6 +25,9 @@ typedef struct mplan {
   char **label;
   int64_t *parent;   /* the cluster its first copy comes from (0: the master) */
   double *at;        /* planned start of that copy, seconds from the start */
+  double *end;       /* planned end of that copy (the cluster holds the file) */
+  double *done;      /* planned end of its last copy (every worker holds it) */
+  int64_t *workers;  /* its workers when the plan was built */
   int *rank;         /* order among the parent's receivers */
   int *conc;         /* copies the plan has it send to other clusters at once */
   int64_t *want;     /* last time one of its workers waited for the file */
@@ -32,6 +37,7 @@ typedef struct mplan {
   double built;      /* seconds from the start of the broadcast to when it was built */
   uint64_t epoch;    /* d->rates_epoch it was costed with */
   int informed;      /* clusters that held the file (or had a copy landing) then */
+  int64_t built_ms;  /* when it was built (Unix ms): its times count from then */
 } mplan;
 
 
@@ -42,9 +48,15 @@ typedef struct mfilerec {
   uint32_t nholders, capholders;
   mxfer *xfers;
   uint32_t nxfers, capxfers;
+  /* hand-outs whose copy is not reported yet, the first per receiver, for
+   * the copy record (distribution.c): unlike xfers, a failed source does
+   * not end one; the receiver's holding or HANDED_SECONDS do */
+  mxfer *handed;
+  uint32_t nhanded, caphanded;
   uint64_t bytes_master, bytes_peer;
   mplan *plan;       /* broadcast plan, NULL until it is first broadcast */
   int64_t started;   /* when it was first handed out as a broadcast input */
+  int64_t started_ms; /* the same in Unix ms */
   int64_t checked;   /* when the clusters present were last compared with the plan */
   uint32_t plans;    /* plans built for it */
   uint32_t dying;    /* deletions whose store step may be removing it (life.c) */
@@ -133,5 +145,9 @@ void cairn__bplan_free(mplan *p);
 /* Index of cluster label in p ("" = 0, the master), or -1. */
 int cairn__bplan_find(const mplan *p, const char *label);
 json_t *cairn__bplan_json(const mplan *p, size_t max_clusters);
+/* The plan as the store keeps it (table broadcast_plans, read by
+ * GET /v1/jobs/{id}/distribution): cairn__bplan_json's fields and "built_ms",
+ * and per cluster (at most max_clusters) "workers", "end_s", "done_s". */
+json_t *cairn__bplan_record(const mplan *p, size_t max_clusters);
 
 #endif

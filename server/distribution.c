@@ -36,11 +36,17 @@
  * requests arrive, never counted here; a plan covers at most
  * CAIRN__PLAN_MAX_CLUSTERS clusters). Holdings are journaled (J_HOLD, table file_holders) and
  * restored at start-up, so a restarted master still offers the holders it
- * knew.
+ * knew. For the dashboard's distribution view (server/distview.c) each plan
+ * built is journaled (J_PLAN, table broadcast_plans: its clusters' senders,
+ * planned starts, ends and completions) and so is each copy a worker
+ * reports ("fetched") against its first hand-out to that worker (J_XFER, table
+ * file_transfers: job, sender, receiver, times, bytes; at most
+ * CAIRN__XFER_LOG_MAX per job file a run).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/grant.h"
 #include "common/log.h"
@@ -54,8 +60,20 @@ enum {
   WANT_SECONDS = 3,    /* a cluster whose worker waited this recently is waiting */
   GRACE_SECONDS = 5,   /* a parent silent this long past its planned start is skipped */
   BEHIND_SECONDS = 60, /* a plan this far past twice its prediction is abandoned */
-  PLAN_LOG_CLUSTERS = 16 /* clusters of a new plan logged one a line */
+  PLAN_LOG_CLUSTERS = 16, /* clusters of a new plan logged one a line */
+  HANDED_SECONDS = 3600, /* a hand-out's copy reported later is not recorded */
+  PLAN_RECORD_MAX = 512 /* clusters of a plan the store keeps (the dashboard's view) */
 };
+
+/* Copies of a job's broadcast file recorded per master run (file_transfers). */
+#define CAIRN__XFER_LOG_MAX 10000
+
+/* The wall clock in Unix milliseconds (the transfers' and plans' record). */
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* Until when volunteer id's file server is not offered (0: it is). */
 static int64_t paused_until(const cairn__dist *d, int64_t id) {
@@ -91,6 +109,7 @@ void cairn__dist_file_free(mfilerec *f) {
     return;
   free(f->holders);
   free(f->xfers);
+  free(f->handed);
   cairn__bplan_free(f->plan);
   free(f);
 }
@@ -230,13 +249,21 @@ static mvol *vol_of(cairn_core *c, int64_t id) {
   return id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
 }
 
-/* Drops transfers past their deadline. */
-static void prune(mfilerec *f, int64_t now) {
+/* Keeps the entries of v[0..*n) for which keep(entry, arg) holds. */
+static void filter(mxfer *v, uint32_t *n, int (*keep)(const mxfer *, int64_t), int64_t arg) {
   uint32_t k = 0;
-  for (uint32_t i = 0; i < f->nxfers; i++)
-    if (f->xfers[i].deadline > now)
-      f->xfers[k++] = f->xfers[i];
-  f->nxfers = k;
+  for (uint32_t i = 0; i < *n; i++)
+    if (keep(&v[i], arg))
+      v[k++] = v[i];
+  *n = k;
+}
+static int alive(const mxfer *x, int64_t now) { return x->deadline > now; }
+static int not_to(const mxfer *x, int64_t vol) { return x->to != vol; }
+
+/* Drops transfers and hand-outs past their deadline. */
+static void prune(mfilerec *f, int64_t now) {
+  filter(f->xfers, &f->nxfers, alive, now);
+  filter(f->handed, &f->nhanded, alive, now);
 }
 
 static uint32_t serving(const mfilerec *f, int64_t from) {
@@ -246,17 +273,35 @@ static uint32_t serving(const mfilerec *f, int64_t from) {
   return n;
 }
 
-static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
-  if (f->nxfers == f->capxfers) {
-    uint32_t ncap = f->capxfers ? 2 * f->capxfers : 8;
-    mxfer *nx = realloc(f->xfers, ncap * sizeof *nx);
-    if (!nx)
+/* Appends x to v (n entries, capacity cap). 0, or -1 out of memory. */
+static int push_xfer(mxfer **v, uint32_t *n, uint32_t *cap, mxfer x) {
+  if (*n == *cap) {
+    uint32_t ncap = *cap ? 2 * *cap : 8;
+    mxfer *nv = realloc(*v, ncap * sizeof *nv);
+    if (!nv)
       return -1;
-    f->xfers = nx;
-    f->capxfers = ncap;
+    *v = nv;
+    *cap = ncap;
   }
-  f->xfers[f->nxfers++] = (mxfer){to, from, now + TRANSFER_SECONDS};
+  (*v)[(*n)++] = x;
   return 0;
+}
+
+/* A copy of f from from (0: the master) to to starts, for the job's file.
+ * It is a hand-out too (for the distribution view) unless to has one
+ * already or job is 0 (an output kept on workers, keep.c). O(hand-outs of f). */
+static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now, int64_t job,
+                    uint32_t file) {
+  mxfer x = {to, from, now + TRANSFER_SECONDS, job, now_ms(), file};
+  if (push_xfer(&f->xfers, &f->nxfers, &f->capxfers, x))
+    return -1;
+  if (job == 0)
+    return 0;
+  for (uint32_t i = 0; i < f->nhanded; i++)
+    if (f->handed[i].to == to)
+      return 0;
+  x.deadline = now + HANDED_SECONDS;
+  return push_xfer(&f->handed, &f->nhanded, &f->caphanded, x);
 }
 
 /* Appends holder vol (since) to f. 0, or -1 out of memory. */
@@ -282,6 +327,7 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
       f->xfers[i] = f->xfers[--f->nxfers];
     else
       i++;
+  filter(f->handed, &f->nhanded, not_to, vol->id);
   if (holds(f, vol->id) || add_holder(f, vol->id, cairn__now()))
     return;
   CAIRN_INFO(&c->log, "file %.12s: %s (%s) holds it", f->sha256, vol->name, vol->cluster);
@@ -383,6 +429,7 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   p->sig = sig;
   p->epoch = c->dist->rates_epoch;
   p->built = (double)(now - f->started);
+  p->built_ms = now_ms();
   for (size_t i = 0; i < m; i++)
     p->informed += informed[i];
   if (f->plan)
@@ -394,6 +441,12 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   cairn__bplan_free(f->plan);
   f->plan = p;
   f->plans++;
+  json_t *rec = cairn__bplan_record(p, PLAN_RECORD_MAX);
+  char *body = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+  json_decref(rec);
+  cairn__journal_put(c->journal, body ? cairn__jrec_plan(f->sha256, f->started_ms, f->plans, body)
+                                      : NULL);
+  free(body);
   CAIRN_INFO(&c->log, "broadcast %.12s: plan %u, %s over %zu clusters, predicted %.2f s", f->sha256,
              f->plans, p->algorithm, p->k - 1, p->predicted);
   for (size_t i = 1; i < p->k && i <= PLAN_LOG_CLUSTERS; i++)
@@ -532,7 +585,7 @@ static void peer_source(cairn_core *c, const mvol *h, const mvol *vol, const cha
 /* Sources of a broadcast file for vol, into urls (peer URLs, then the
  * master's path). Returns how many, 0 when it must wait, -1 on OOM. */
 static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *master,
-                             const char *app, char urls[][512]) {
+                             const mjob *j, uint32_t file, char urls[][512]) {
   int64_t now = cairn__now();
   prune(f, now);
   int n = 0;
@@ -540,8 +593,10 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     snprintf(urls[n++], 512, "%s", master);
     return n;
   }
-  if (!f->started)
+  if (!f->started) {
     f->started = now;
+    f->started_ms = now_ms();
+  }
   /* 1. a holder in the same cluster sending no other local copy */
   int64_t best = 0;
   uint32_t best_load = LOCAL_FANOUT, local = 0;
@@ -557,7 +612,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     }
   }
   if (best) {
-    if (add_xfer(f, vol->id, best, now))
+    if (add_xfer(f, vol->id, best, now, j->id, file))
       return -1;
     CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
                vol_of(c, best)->name);
@@ -579,7 +634,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
       return 0;
   }
   /* 2. the plan's sender */
-  ensure_plan(c, f, app, vol->cluster, now);
+  ensure_plan(c, f, j->app, vol->cluster, now);
   int64_t src = planned_source(c, f, vol, now);
   if (src == SRC_OOM)
     return -1;
@@ -593,7 +648,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     else if (!(src = pick_holder(c, f, vol, NULL, 1, now)))
       return 0;
   }
-  if (add_xfer(f, vol->id, src, now))
+  if (add_xfer(f, vol->id, src, now, j->id, file))
     return -1;
   CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s (%s), %s", f->sha256, vol->name, vol->cluster,
              src ? vol_of(c, src)->name : "master", src ? vol_of(c, src)->cluster : "",
@@ -615,7 +670,7 @@ int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **i
     int n = 1;
     snprintf(urls[0], sizeof urls[0], "%s", master);
     if (f) {
-      n = broadcast_sources(c, vol, f, master, j->app, urls);
+      n = broadcast_sources(c, vol, f, master, j, t->inputs[k], urls);
       if (n <= 0) {
         json_decref(a);
         return n == 0 ? 1 : -1;
@@ -678,23 +733,57 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
                    (json_int_t)bp, "broadcast_files", files);
 }
 
+/* Records vol's copy of f from holder src (0: the master; cluster from)
+ * that took ms, when the master handed out its sources (a hand-out, which
+ * names the job, even when that source failed): journaled as J_XFER, at most
+ * CAIRN__XFER_LOG_MAX per job file and run. It lasted ms; it began when
+ * the sources were handed out when it came from the first one handed out,
+ * else (a fall-back) ms before this report, but not before the hand-out.
+ * O(hand-outs of f). */
+static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src,
+                     const char *from, int64_t bytes, int64_t ms) {
+  const mxfer *x = NULL;
+  for (uint32_t i = 0; i < f->nhanded && !x; i++)
+    if (f->handed[i].to == vol->id)
+      x = &f->handed[i];
+  mjob *j = x && x->job >= 1 && (size_t)x->job <= c->njobs ? c->jobs[x->job - 1] : NULL;
+  mfile *jf = j && x->file < j->nfiles ? &j->files[x->file] : NULL;
+  if (!jf || strcmp(jf->sha256, f->sha256) != 0 || jf->logged >= CAIRN__XFER_LOG_MAX)
+    return;
+  jf->logged++;
+  int64_t reported = now_ms();
+  cairn_store_xfer_row r = {.job = j->id, .dst = vol->id, .src = src, .assigned = x->from,
+                            .bytes = bytes};
+  r.start_ms = x->from == src || reported - ms < x->at_ms ? x->at_ms : reported - ms;
+  r.end_ms = r.start_ms + ms;
+  snprintf(r.sha256, sizeof r.sha256, "%s", f->sha256);
+  snprintf(r.dst_cluster, sizeof r.dst_cluster, "%s", vol->cluster);
+  snprintf(r.src_cluster, sizeof r.src_cluster, "%s", from);
+  cairn__journal_put(c->journal, cairn__jrec_xfer(&r));
+}
+
 void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
                          int64_t bytes, int64_t ms) {
   const char *from = NULL;
+  int64_t src = 0;
+  mfilerec *f = cairn__dist_file_of(c->dist, sha);
   if (source[0] == '/') {
     from = ""; /* the master */
   } else {
-    mfilerec *f = cairn__dist_file_of(c->dist, sha);
     for (uint32_t i = 0; f && i < f->nholders && !from; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
       size_t n = h && h->peer_url ? strlen(h->peer_url) : 0;
-      if (n && strncmp(source, h->peer_url, n) == 0 && source[n] == '/')
+      if (n && strncmp(source, h->peer_url, n) == 0 && source[n] == '/') {
         from = h->cluster;
+        src = h->id;
+      }
     }
   }
   c->dist->n.fetch_reports++;
   if (from)
     cairn__rate_sample(c, from, vol->cluster, bytes, ms);
+  if (from && f && !vol->banned)
+    log_copy(c, vol, f, src, from, bytes, ms);
 }
 
 /* ---- holdings from the store (server/load.c), and a ban's (server/core.c) ---- */
@@ -715,11 +804,8 @@ void cairn__dist_forget(cairn_core *c, mvol *vol) {
       if (f->holders[h].vol != vol->id)
         f->holders[k++] = f->holders[h];
     f->nholders = k;
-    k = 0;
-    for (uint32_t x = 0; x < f->nxfers; x++)
-      if (f->xfers[x].to != vol->id)
-        f->xfers[k++] = f->xfers[x];
-    f->nxfers = k;
+    filter(f->xfers, &f->nxfers, not_to, vol->id);
+    filter(f->handed, &f->nhanded, not_to, vol->id);
   }
 }
 
@@ -801,5 +887,5 @@ int64_t cairn__dist_paused_until(const cairn__dist *d, int64_t id) { return paus
 void cairn__dist_prune(mfilerec *f, int64_t now) { prune(f, now); }
 
 int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
-  return add_xfer(f, to, from, now);
+  return add_xfer(f, to, from, now, 0, 0);
 }

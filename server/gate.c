@@ -79,6 +79,7 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_JOB_OUTPUT:
   case R_JOB_DAG:
   case R_JOB_STATES:
+  case R_JOB_DIST:
   case R_BAN:
   case R_RELEASE:
   case R_AUDIT_INDEX:

@@ -568,8 +568,11 @@ static int file_row(void *ud, const cairn_store_output_row *r) {
   json_t *files = json_object_get(t, "outputs");
   if (t && !files)
     json_object_set_new(t, "outputs", files = json_array());
-  json_array_append_new(files, json_pack("{s:s, s:s, s:I}", "name", r->name, "sha256", r->sha256,
-                                         "size", (json_int_t)r->size));
+  json_t *f = json_pack("{s:s, s:s, s:I}", "name", r->name, "sha256", r->sha256, "size",
+                         (json_int_t)r->size);
+  if (r->kept)
+    json_object_set_new(f, "kept", json_true());
+  json_array_append_new(files, f);
   return 0;
 }
 

@@ -15,7 +15,7 @@
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
-  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT
+  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT, J_XFER, J_PLAN
 } jtype;
 
 typedef struct jtask {
@@ -43,6 +43,8 @@ struct cairn__jrec {
     struct { char sha256[65]; int64_t size, created; } file;
     struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD, J_KEPT (vol: on) */
     struct { char *src, *dst; int64_t bps, samples; } rate;
+    cairn_store_xfer_row xfer;
+    struct { char sha256[65]; int64_t started_ms, plans; char *body; } plan;
     struct { cairn_store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
     struct { int64_t id; } uninvite;
     struct { int64_t id; int on; } quar;
@@ -478,6 +480,24 @@ cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome) {
   return r;
 }
 
+cairn__jrec *cairn__jrec_xfer(const cairn_store_xfer_row *row) {
+  cairn__jrec *r = rec(J_XFER);
+  if (r)
+    r->u.xfer = *row;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_plan(const char *sha256, int64_t started_ms, int64_t plans,
+                              const char *body) {
+  cairn__jrec *r = rec(J_PLAN);
+  if (!r)
+    return NULL;
+  sha_copy(r->u.plan.sha256, sha256);
+  r->u.plan.started_ms = started_ms;
+  r->u.plan.plans = plans;
+  return checked(r, copy_str(&r->u.plan.body, body));
+}
+
 void cairn__jrec_free(cairn__jrec *r) {
   if (!r)
     return;
@@ -491,6 +511,7 @@ void cairn__jrec_free(cairn__jrec *r) {
     break;
   case J_BAN: case J_PEER: case J_TEAM: free(r->u.ban.text); break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
+  case J_PLAN: free(r->u.plan.body); break;
   case J_INVITE: free(r->u.invite.note); break;
   case J_JOB:
     for (uint32_t i = 0; r->u.job.files && i < r->u.job.nfiles; i++)
@@ -582,6 +603,10 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
   case J_RATE:
     return cairn_store_rate_put(s, r->u.rate.src, r->u.rate.dst, r->u.rate.bps,
                                 r->u.rate.samples, err);
+  case J_XFER: return cairn_store_xfer_put(s, &r->u.xfer, err);
+  case J_PLAN:
+    return cairn_store_plan_put(s, r->u.plan.sha256, r->u.plan.started_ms, r->u.plan.plans,
+                                r->u.plan.body, err);
   case J_INVITE: return cairn_store_invite_put(s, &r->u.invite.row, err);
   case J_UNINVITE: return cairn_store_invite_delete(s, r->u.uninvite.id, err);
   case J_JOB: return write_job(s, r, err);

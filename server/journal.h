@@ -112,6 +112,11 @@ cairn__jrec *cairn__jrec_unhold(int64_t volunteer, const char *sha256);
 /* The measured rate from cluster src ("" = the master) into dst. */
 cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bytes_per_second,
                               int64_t samples);
+/* A copy of a broadcast file that travelled (table file_transfers). */
+cairn__jrec *cairn__jrec_xfer(const cairn_store_xfer_row *row);
+/* The plan in force for file sha256, body its JSON (table broadcast_plans). */
+cairn__jrec *cairn__jrec_plan(const char *sha256, int64_t started_ms, int64_t plans,
+                              const char *body);
 
 /* An invitation: a new one, or the count of its uses (r is copied). */
 cairn__jrec *cairn__jrec_invite(const cairn_store_invite_row *r);

@@ -19,7 +19,7 @@ typedef enum {
   R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
   R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
   R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_DEMAND, R_JOB_DAG, R_JOB_STATES, R_VOLUNTEER,
-  R_ROUTE_COUNT
+  R_JOB_DIST, R_ROUTE_COUNT
 } cairn__route;
 extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
@@ -191,6 +191,14 @@ void cairn__stats_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
  * the job's dag and E(t) of its policy and fifo, read from the store file
  * (never under c->lock), 413 beyond 20,000 tasks or 400,000 edges. */
 void cairn__dagview_get(cairn_master *m, int64_t job, cairn__resp *rs);
+
+/* distview.c: GET /v1/jobs/{id}/distribution (admin; the caller checked
+ * the token): each broadcast file's plan in force, the copies that
+ * travelled, bytes by source, the measured link rates; read from the store
+ * file (never under c->lock), at most CAIRN__DIST_VIEW_MAX transfers and
+ * senders per file. */
+#define CAIRN__DIST_VIEW_MAX 2000
+void cairn__distview_get(cairn_master *m, int64_t job, cairn__resp *rs);
 
 /* states.c: GET /v1/jobs/{id}/states (admin; the caller checked the
  * token): one letter per task (w, e, r, d, f) in job-file order, copied

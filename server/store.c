@@ -45,6 +45,9 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_RATE_PUT] = "INSERT INTO link_rates(src, dst, bytes_per_second, samples) "
                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(src, dst) DO UPDATE SET "
                  "bytes_per_second = excluded.bytes_per_second, samples = excluded.samples",
+  [S_XFER_PUT] = "INSERT OR IGNORE INTO file_transfers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+  [S_PLAN_PUT] = "INSERT INTO broadcast_plans VALUES (?1, ?2, ?3, ?4) ON CONFLICT(sha256) DO UPDATE "
+                 "SET started_ms = min(started_ms, ?2), plans = plans + 1, body = ?4",
   [S_INVITE_PUT] = "INSERT INTO invitations(id, code_hash, prefix, uses, used, expires, note, "
                    "created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO UPDATE "
                    "SET used = excluded.used",
@@ -202,7 +205,9 @@ static const char *const rsql_text[R_COUNT] = {
   [R_OUTPUT_FILE] = "SELECT rf.sha256, rf.size FROM tasks t JOIN result_files rf "
                     "ON rf.idx = t.accepted WHERE t.job_id = ?1 AND t.name = ?2 "
                     "AND t.state = 'done' AND rf.name = ?3",
-  [R_JOB_FILES] = "SELECT t.seq, rf.name, rf.sha256, rf.size FROM tasks t JOIN result_files rf "
+  [R_JOB_FILES] = "SELECT t.seq, rf.name, rf.sha256, rf.size, "
+                  "EXISTS (SELECT 1 FROM kept_files k WHERE k.sha256 = rf.sha256) "
+                  "FROM tasks t JOIN result_files rf "
                   "ON rf.idx = t.accepted WHERE t.job_id = ?1 AND t.seq >= ?2 AND t.seq < ?3 "
                   "ORDER BY t.seq, rf.name",
   [R_AUDIT_INDEX] = AUDIT_SELECT "WHERE a.idx = ?1",

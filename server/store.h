@@ -352,6 +352,7 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job, int64_t from, 
 typedef struct cairn_store_output_row {
   int64_t key, size;
   const char *name, *sha256;
+  int kept; /* 1: kept on workers, the master holds no copy (kept_files) */
 } cairn_store_output_row;
 /* The file `name` of the accepted result of done task `task` (its id) of
  * job; CAIRN_ENOTFOUND when none. */
@@ -419,5 +420,43 @@ typedef struct cairn_store_dag {
 cairn_status cairn_store_dag_read(const char *db_path, int64_t job, uint32_t max_n, uint64_t max_m,
                                   cairn_store_dag *out, cairn_error *err);
 void cairn_store_dag_free(cairn_store_dag *v);
+
+/* ---- broadcasts (0015_transfers.sql; store_dist.c) ---- */
+/* One copy of a job's broadcast file that travelled (table file_transfers):
+ * to volunteer dst from volunteer src (0: the master), in [start_ms,
+ * end_ms] (Unix ms); assigned: the source the master handed out (0: the
+ * master, -1: none known). Clusters are cut to 64 bytes. */
+typedef struct cairn_store_xfer_row {
+  int64_t job, dst, src, assigned, start_ms, end_ms, bytes;
+  char sha256[65], dst_cluster[65], src_cluster[65];
+} cairn_store_xfer_row;
+/* Records a copy; a second one of the same (job, file, receiver) is
+ * ignored (the first stays). */
+cairn_status cairn_store_xfer_put(cairn_store *s, const cairn_store_xfer_row *r,
+                                  cairn_error *err);
+/* The plan in force for file sha256, body its JSON: a new row with plans
+ * and started_ms, else the body replaced, plans counted up by one and the
+ * earlier started_ms kept (a restarted master starts its clock again). */
+cairn_status cairn_store_plan_put(cairn_store *s, const char *sha256, int64_t started_ms,
+                                  int64_t plans, const char *body, cairn_error *err);
+/* What GET /v1/jobs/{id}/distribution reads, in calls to cb (each returns
+ * 0 to go on): file once per broadcast file of the job (job-file order;
+ * plan_body NULL when no plan was recorded), then for that file xfer for
+ * its first max_xfers transfers by start (total: how many there are), and
+ * source per sender (bytes and copies, largest first, at most max_xfers);
+ * after the files, rate per measured link (at most 4,096). Read from the
+ * database file on a read-only connection of its own, in one read
+ * transaction, never touching the master's connections. CAIRN_ENOTFOUND
+ * (no such live job), CAIRN_EIO. */
+typedef struct cairn_store_dist_cb {
+  void *ud;
+  int (*file)(void *ud, const char *name, const char *sha256, int64_t size, int64_t started_ms,
+              int64_t plans, const char *plan_body, int64_t total);
+  int (*xfer)(void *ud, const cairn_store_xfer_row *r);
+  int (*source)(void *ud, int64_t src, const char *cluster, int64_t bytes, int64_t copies);
+  int (*rate)(void *ud, const char *src, const char *dst, int64_t bps, int64_t samples);
+} cairn_store_dist_cb;
+cairn_status cairn_store_dist_read(const char *db_path, int64_t job, uint32_t max_xfers,
+                                   const cairn_store_dist_cb *cb, cairn_error *err);
 
 #endif

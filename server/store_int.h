@@ -1,5 +1,5 @@
 /* store_int.h — what the store's files share (store.c, store_life.c,
- * store_read.c), and nothing else includes: the handle, the ids of the
+ * store_read.c, store_dist.c), and nothing else includes: the handle, the ids of the
  * prepared statements, and the helpers that run them. Every statement's
  * SQL is in store.c (cairn__store_sql for the writer's, rsql_text for the
  * reader's); the store's files are the only ones that include sqlite3.h.
@@ -40,6 +40,7 @@ enum stmt_id {
   S_VOL_TRUST, S_JOB_ADAPTIVE, S_TRUST_PUT, S_TRUST_CLEAR, S_LOAD_TRUST, /* trust (0011) */
   S_CHAIN_PUT, S_CHAIN_HEAD, S_CHAIN_SIGNED, S_CHECKPOINT_PUT, /* audit chain (0014) */
   S_JOB_KEEP, S_KEPT_PUT, S_KEPT_DELETE, S_LOAD_KEPT, /* kept outputs (0016, store_keep.c) */
+  S_XFER_PUT, S_PLAN_PUT, /* transfers and plans (0015; store_dist.c) */
   S_COUNT
 };
 

@@ -112,6 +112,7 @@ cairn_status cairn_store_job_files(cairn_store *s, int64_t job, int64_t from, in
       .name = (const char *)sqlite3_column_text(q, 1),
       .sha256 = (const char *)sqlite3_column_text(q, 2),
       .size = sqlite3_column_int64(q, 3),
+      .kept = sqlite3_column_int(q, 4),
     };
     if (cb(ud, &row)) {
       st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading output files stopped");

@@ -183,14 +183,20 @@ mvol *cairn__vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error
   return v && !v->banned ? v : NULL;
 }
 
-/* Applies v's report (under the lock). Failures first: a holding reported
- * in the same body ends the transfer records they are checked against.
+/* Applies v's report (under the lock). Downloads first: each is recorded
+ * against the master's hand-out to v (distribution.c), which a holding
+ * reported in the same body ends; then failures: a
+ * holding reported in the same body ends the transfer records they are
+ * checked against.
  * O(entries × (holders + transfers of their file)), entries bounded by the
  * caps of common/protocol.h. Out of memory fails the journal (journal.h),
  * so a report is applied whole or the master acknowledges nothing more. */
 void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r) {
   if (!r)
     return;
+  for (size_t i = 0; i < r->nfetched; i++)
+    cairn__dist_fetched(c, v, r->fetched[i].sha256, r->fetched[i].source, r->fetched[i].bytes,
+                        r->fetched[i].ms);
   for (size_t i = 0; i < r->nfailed; i++)
     cairn__dist_failed(c, v, r->failed[i].sha256, r->failed[i].source, r->failed[i].reason);
   for (size_t i = 0; i < r->nhave; i++)
@@ -206,9 +212,6 @@ void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r) {
       v->peer_url = copy;
     }
   }
-  for (size_t i = 0; i < r->nfetched; i++)
-    cairn__dist_fetched(c, v, r->fetched[i].sha256, r->fetched[i].source, r->fetched[i].bytes,
-                        r->fetched[i].ms);
   if (r->fields & CAIRN_FEAT_RESOURCES)
     cairn__fit_set_offer(c, v, &r->resources);
 }

@@ -1,9 +1,10 @@
 // The Cairn dashboard (docs/dashboard.md): hash routes #/jobs, #/job/ID,
-// #/volunteers, #/volunteer/ID, #/audit[/N]. Reads and acts through the
+// #/job/ID/distribution, #/volunteers, #/volunteer/ID, #/audit[/N]. Reads and acts through the
 // master's /v1 API with the admin token the user types once (kept in this
 // tab's sessionStorage, sent as a Bearer token). The open view is polled
 // every 2 s (a job's task list less often when the job is large).
 import { renderJob } from "./job.js";
+import { renderDist } from "./dist.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const TOKEN_KEY = "cairn-admin-token";
@@ -44,6 +45,23 @@ export async function api(path, opts = {}) {
     cached.set(path, { etag, body });
   }
   return body;
+}
+
+// The raw bytes of path (an output), with the token: a Uint8Array, or an
+// Error naming the status.
+export async function fetchBytes(path) {
+  const r = await fetch(path, { headers: { Authorization: "Bearer " + token }, cache: "no-store" });
+  if (!r.ok) throw new Error(`${path}: HTTP ${r.status}`);
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+// Saves blob as a file called name (the browser's download).
+export function saveBlob(blob, name) {
+  const a = el("a", { href: URL.createObjectURL(blob), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60000);
 }
 
 export function status(text, isError = false) {
@@ -234,13 +252,14 @@ function auditView(main, n) {
 // ---- router ----
 function route() {
   const h = location.hash || "#/jobs";
-  const m = h.match(/^#\/(\w+)(?:\/(\d+))?/) || [];
-  const view = m[1] || "jobs", id = m[2] ? Number(m[2]) : null;
+  const m = h.match(/^#\/(\w+)(?:\/(\d+)(?:\/(\w+))?)?/) || [];
+  const view = m[1] === "jobs" && m[2] ? "job" : m[1] || "jobs", id = m[2] ? Number(m[2]) : null;
   for (const a of document.querySelectorAll("nav a"))
     a.classList.toggle("on", view.startsWith(a.dataset.view.replace(/s$/, "")));
   const main = $("#view");
   if (!token) { main.replaceChildren(el("p", {}, "Enter the admin token above.")); poll = null; return; }
-  poll = view === "job" && id ? renderJob(main, id)
+  poll = view === "job" && id && m[3] === "distribution" ? renderDist(main, id)
+    : view === "job" && id ? renderJob(main, id)
     : view === "volunteers" ? volunteersView(main)
     : view === "volunteer" && id ? volunteerView(main, id)
     : view === "audit" ? auditView(main, id)

@@ -6,9 +6,13 @@
 // view reads the job and its tasks' states (GET /v1/jobs/{id}/states, a
 // letter per task); the full task list (reasons, stderr tails) only for
 // jobs of up to TASKS_MAX tasks; beyond, a task's details on a click.
-import { api, el, confirmAction, refresh } from "./app.js";
+// The dag's tasks take the keyboard focus (Tab enters the dag, arrow keys
+// move, Enter or Space opens a task). "Download results" saves a ZIP of the
+// result listing, each done task's output and its output files.
+import { api, el, confirmAction, refresh, fetchBytes, saveBlob } from "./app.js";
+import { zip } from "./zip.js";
 
-const SVG_MAX = 2000, DAG_MAX = 20000, TASKS_MAX = 5000;
+const SVG_MAX = 2000, DAG_MAX = 20000, TASKS_MAX = 5000, ZIP_MAX_BYTES = 256 * 1048576;
 const TASKS_PAGE = 10000; // the most tasks one GET /v1/jobs/{id}/tasks page holds
 
 // Every task of job id: its pages, each "after" the last one's "next".
@@ -48,8 +52,12 @@ function lineChart(series, title) {
   return s;
 }
 
-// The dag by layers: x = depth, y = position in its layer.
-function drawDag(box, dag, nodes) {
+// The dag by layers: x = depth, y = position in its layer. One task at a
+// time is in the tab order (a roving tabindex): arrow keys move it (right:
+// a child, left: a parent, up and down: the layer), Enter or Space calls
+// open(v); the task under the pointer or the focus has its parents and
+// children lit.
+function drawDag(box, dag, nodes, open) {
   const n = dag.keys.length, layers = [];
   dag.depth.forEach((d, i) => (layers[d] = layers[d] || []).push(i));
   const children = Array.from({ length: n }, () => []);
@@ -64,22 +72,50 @@ function drawDag(box, dag, nodes) {
     const e = svg("path", { d: `M${x1},${y1}C${x1 + DX / 2},${y1} ${x2 - DX / 2},${y2} ${x2},${y2}` });
     edges.push([p, c, e]); eg.append(e);
   }));
+  const place = new Array(n); // index of each task in its layer
+  layers.forEach((l) => l.forEach((v, k) => { place[v] = k; }));
   for (let v = 0; v < n; v++) {
-    const c = svg("circle", { cx: pos[v][0], cy: pos[v][1], r: 6, class: "n", "data-i": v, fill: COLORS.waiting });
+    const c = svg("circle", { cx: pos[v][0], cy: pos[v][1], r: 6, class: "n", "data-i": v, fill: COLORS.waiting,
+      tabindex: v === layers[0][0] ? 0 : -1, role: "button", "aria-label": `task key ${dag.keys[v]}` });
     nodes[v] = c; ng.append(c);
   }
+  const target = (e) => { const v = Number(e.target.dataset && e.target.dataset.i); return Number.isNaN(v) ? -1 : v; };
+  ng.onclick = (e) => { const v = target(e); if (v >= 0) open(v); };
+  ng.onkeydown = (e) => {
+    const v = target(e);
+    if (v < 0) return;
+    const l = layers[dag.depth[v]];
+    const to = e.key === "Enter" || e.key === " " ? (open(v), -1)
+      : e.key === "ArrowRight" ? (children[v][0] ?? -1)
+      : e.key === "ArrowLeft" ? (dag.parents[v][0] ?? -1)
+      : e.key === "ArrowDown" ? (l[place[v] + 1] ?? -1)
+      : e.key === "ArrowUp" ? (l[place[v] - 1] ?? -1) : -2;
+    if (to === -2) return;
+    e.preventDefault();
+    if (to < 0) return;
+    nodes[v].setAttribute("tabindex", -1);
+    nodes[to].setAttribute("tabindex", 0);
+    nodes[to].focus();
+  };
   let lit = [];
-  ng.onmouseover = (e) => {
-    const v = Number(e.target.dataset.i); if (Number.isNaN(v)) return;
+  const light = (e) => {
+    const v = target(e); if (v < 0) return;
     for (const x of lit) x.classList.remove("hl", "par", "chi");
     lit = [nodes[v]]; nodes[v].classList.add("hl");
     for (const p of dag.parents[v]) { nodes[p].classList.add("par"); lit.push(nodes[p]); }
     for (const c of children[v]) { nodes[c].classList.add("chi"); lit.push(nodes[c]); }
     for (const [p, c, ed] of edges) if (p === v || c === v) { ed.classList.add("hl"); lit.push(ed); }
   };
+  ng.addEventListener("mouseover", light);
+  ng.addEventListener("focusin", light);
   s.append(eg, ng);
   box.replaceChildren(s);
   return ng;
+}
+
+async function sha256hex(buf) {
+  const h = await crypto.subtle.digest("SHA-256", buf);
+  return [...new Uint8Array(h)].map((x) => x.toString(16).padStart(2, "0")).join("");
 }
 
 export function renderJob(main, id) {
@@ -107,16 +143,48 @@ export function renderJob(main, id) {
     if (await confirmAction(`Delete job ${id}?`, `Job "${job.name}", its ${job.tasks} tasks' results and the files only it names are deleted (a running job is cancelled first). This cannot be undone.`))
       act(async () => { const r = await api(`/v1/jobs/${id}`, { method: "DELETE" }); location.hash = "#/jobs"; return r; }, "deleted");
   };
-  const dl = el("button", { id: "download" }, "Download results");
-  dl.onclick = () => act(async () => {
-    const t = await allTasks(id);
-    const a = el("a", { href: URL.createObjectURL(new Blob([JSON.stringify(t, null, 1)], { type: "application/json" })), download: `job-${id}-results.json` });
-    document.body.append(a); a.click(); a.remove();
-  }, "results downloaded");
+  const dl = el("button", { id: "download", title: "a ZIP: results.json, each done task's output and its output files" }, "Download results");
+  dl.onclick = () => act(downloadResults, "");
+  const distLink = el("a", { href: `#/job/${id}/distribution`, id: "dist-link", hidden: true }, "Distribution of its broadcast inputs");
   async function act(f, done) {
-    try { await f(); msg.textContent = done; msg.className = ""; refresh(); }
+    try { const said = await f(); msg.textContent = typeof said === "string" ? said : done; msg.className = ""; refresh(); }
     catch (e) { msg.textContent = "error: " + e.message; msg.className = "error"; }
   }
+
+  // The ZIP of job-ID/results.json (GET /v1/jobs/{id}/tasks), job-ID/stdout/TASK
+  // (a done task's output) and job-ID/outputs/TASK/NAME (its output files,
+  // each SHA-256 checked when the browser can), TASK percent-encoded; jobs
+  // beyond TASKS_MAX tasks or ZIP_MAX_BYTES of outputs get the listing alone.
+  async function downloadResults() {
+    const list = await allTasks(id), enc = new TextEncoder(), dir = `job-${id}`;
+    const entries = [{ name: `${dir}/results.json`, data: enc.encode(JSON.stringify(list, null, 1)) }];
+    const bytes = list.tasks.reduce((a, t) => a + (t.outputs || []).reduce((b, o) => b + o.size, 0), 0);
+    if (list.tasks.length > TASKS_MAX || bytes > ZIP_MAX_BYTES) {
+      saveBlob(new Blob([entries[0].data], { type: "application/json" }), `job-${id}-results.json`);
+      return `results.json only: the ZIP holds jobs of up to ${TASKS_MAX} tasks and ${ZIP_MAX_BYTES >> 20} MiB of output files (cairn results ${id} --dir OUT fetches them all)`;
+    }
+    let files = 0, kept = 0;
+    for (const t of list.tasks) {
+      const td = encodeURIComponent(t.id);
+      if (t.state === "done" && typeof t.output === "string")
+        entries.push({ name: `${dir}/stdout/${td}`, data: t.encoding === "base64" ? Uint8Array.from(atob(t.output), (ch) => ch.charCodeAt(0)) : enc.encode(t.output) });
+      for (const o of t.state === "done" ? t.outputs || [] : []) {
+        if (o.kept) { kept++; continue; } // on workers only: the master has no bytes to give
+        if (o.name.startsWith("/") || o.name.split("/").includes("..")) throw new Error(`task ${t.id}: unsafe output name ${o.name}`);
+        msg.textContent = `downloading output file ${++files}…`;
+        const data = await fetchBytes(outputPath(t.id, o.name));
+        if (crypto.subtle && await sha256hex(data) !== o.sha256) throw new Error(`task ${t.id}: ${o.name} does not match its SHA-256`);
+        entries.push({ name: `${dir}/outputs/${td}/${o.name}`, data });
+      }
+    }
+    saveBlob(zip(entries), `job-${id}-results.zip`);
+    return `results downloaded: job-${id}-results.zip (${list.tasks.length} tasks, ${files} output files` +
+      (kept ? `; ${kept} kept on workers, not at the master` : "") + ")";
+  }
+  const outputPath = (task, name) => `/v1/jobs/${id}/output?task=${encodeURIComponent(task)}&name=${encodeURIComponent(name)}`;
+  const getFile = (path, name) => el("button", { type: "button", class: "linkish", onclick: async () => {
+    try { saveBlob(new Blob([await fetchBytes(path)]), name); } catch (e) { detail.append(el("p", { class: "error" }, e.message)); }
+  } }, name);
 
   async function showTask(key) {
     try {
@@ -125,6 +193,10 @@ export function renderJob(main, id) {
       detail.replaceChildren(el("div", { class: "card" }, el("strong", {}, `task ${t.id} (key ${t.key}): ${t.state}, attempts ${t.attempts}/${t.max_attempts}`),
         brief && brief.reason ? el("p", {}, "reason: " + brief.reason) : null,
         brief && brief.stderr ? el("pre", {}, brief.stderr) : null,
+        t.state === "done" ? el("p", { class: "outputs" }, "Output: ", getFile(`/v1/tasks/${t.key}/output`, `${t.id}.stdout`),
+          ...((brief && brief.outputs) || []).map((o) => [" ", o.kept ? el("span", { title: "kept on workers; the master holds no copy" }, o.name.split("/").pop() + " (on workers)")
+            : getFile(outputPath(t.id, o.name), o.name.split("/").pop())]),
+          !brief && job.tasks > TASKS_MAX ? " (output files: Download results or cairn results --dir)" : "") : null,
         el("ul", {}, t.history.map((h) => el("li", {}, `index `, el("a", { href: "#/audit/" + h.index }, h.index),
           ` volunteer `, el("a", { href: "#/volunteer/" + h.volunteer }, h.volunteer), `: ${h.lease}${h.outcome ? ", " + h.outcome : ""}${h.reason ? ", " + h.reason : ""}`)))));
     } catch (e) { detail.replaceChildren(el("p", { class: "error" }, e.message)); }
@@ -161,6 +233,28 @@ export function renderJob(main, id) {
       const i = Math.floor(e.offsetY * sc / S) * cols + Math.floor(e.offsetX * sc / S);
       if (states && i < states.length) showTask(first + i);
     };
+    // The keyboard: a cursor cell (black) moved by the arrow keys; Enter or
+    // Space opens its task.
+    let cur = 0;
+    const cell = (i, color) => {
+      const ctx = grid.getContext("2d"), x = (i % cols) * S, y = Math.floor(i / cols) * S;
+      ctx.clearRect(x, y, S, S);
+      ctx.fillStyle = color;
+      ctx.fillRect(x, y, S - (S > 2), S - (S > 2));
+    };
+    grid.onkeydown = (e) => {
+      if (!states) return;
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); showTask(first + cur); return; }
+      const d = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols }[e.key];
+      if (!d) return;
+      e.preventDefault();
+      if (cur + d < 0 || cur + d >= states.length) return;
+      cell(cur, COLORS[STATE[states[cur]]]);
+      cur += d;
+      cell(cur, "#000");
+      grid.setAttribute("aria-label", `task key ${first + cur}, ${STATE[states[cur]]}: Enter opens it`);
+    };
+    grid.setAttribute("aria-label", "tasks by state, one cell each: arrow keys move, Enter opens a task");
     dagBox.replaceChildren(grid);
   }
 
@@ -168,10 +262,8 @@ export function renderJob(main, id) {
     dagAsked = true;
     if (job.tasks > DAG_MAX) { prof.replaceChildren(el("p", {}, `E(t) is drawn for jobs up to ${DAG_MAX} tasks.`)); makeGrid(job.tasks); return; }
     dag = await api(`/v1/jobs/${id}/dag`);
-    if (job.tasks <= SVG_MAX) {
-      const ng = drawDag(dagBox, dag, nodes);
-      ng.onclick = (e) => { const v = Number(e.target.dataset.i); if (!Number.isNaN(v)) showTask(dag.keys[v]); };
-    } else makeGrid(job.tasks);
+    if (job.tasks <= SVG_MAX) drawDag(dagBox, dag, nodes, (v) => showTask(dag.keys[v]));
+    else makeGrid(job.tasks);
     const cols = ["#c0392b", "#2c7fb8", "#7b3294"];
     prof.replaceChildren(lineChart(Object.entries(dag.profiles).map(([name, p], i) => ({ name, color: cols[i % 3], pts: p.map((y, x) => [x, y]) })),
       "E(t): eligible tasks after t executions"));
@@ -182,7 +274,8 @@ export function renderJob(main, id) {
     const c = job.counts;
     head.replaceChildren(el("p", { id: "job-summary" }, `${job.name} (${job.app}, policy ${job.policy}): `, el("strong", { id: "job-state" }, job.state),
       ` — ${c.done}/${job.tasks} done, ${c.running} running, ${c.eligible} eligible, ${c.waiting} waiting, ${c.failed} failed; priority ${job.priority}`));
-    if (!acts.childElementCount) { prio.value = job.priority; acts.append(prio, prioBtn, cancel, del, dl); }
+    if (!acts.childElementCount) { prio.value = job.priority; acts.append(prio, prioBtn, cancel, del, dl, distLink); }
+    distLink.hidden = !(job.broadcast_files && job.broadcast_files.length);
     cancel.disabled = job.state !== "running";
     const now = (performance.now() - t0) / 1000;
     samples.push([now, c.done]);

@@ -2,11 +2,16 @@
 // (headless, driven by playwright-core) against a real cairn-server and real
 // cairn-worker processes: log in with the admin token, watch a running job
 // progress, open its dag, set a priority, cancel a job, ban a lying volunteer
-// and see its tasks recomputed, look up an allocation index, submit a job file, open a job of 10^5 tasks. Fails on any
+// and see its tasks recomputed, look up an allocation index, submit a job file, open a job of 10^5 tasks,
+// move through a dag and open a task from the keyboard and download its
+// output, open the distribution view of a broadcast input relayed by real
+// workers with peer servers in two clusters, download a job's results as a
+// ZIP. Fails on any
 // console error, failed request or response >= 400, and writes a screenshot
 // of each view to OUT_DIR. Without chromium or playwright-core it FAILS
 // saying what to install.
 import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -61,6 +66,24 @@ function layered(name) {
   return { name, app: "sq", tasks };
 }
 writeFileSync(path.join(work, "work.json"), JSON.stringify(layered("work")));
+// "bc" digests its broadcast input into its output and a file, then holds
+// its worker a second (so that the tasks spread over the workers).
+const bc = path.join(work, "bc.sh");
+writeFileSync(bc, "#!/bin/sh\nsha256sum inputs/data | cut -c1-64 > digest.txt\ncat digest.txt\nsleep 1\n");
+chmodSync(bc, 0o755);
+// The entries of a ZIP (stored entries, as the dashboard makes them):
+// name -> Buffer, read from its central directory.
+function unzipStored(buf) {
+  const end = buf.length - 22, entries = new Map();
+  if (buf.readUInt32LE(end) !== 0x06054b50) throw new Error("not a ZIP: no end record");
+  for (let i = 0, p = buf.readUInt32LE(end + 16); i < buf.readUInt16LE(end + 10); i++) {
+    const size = buf.readUInt32LE(p + 20), nlen = buf.readUInt16LE(p + 28), local = buf.readUInt32LE(p + 42);
+    const name = buf.toString("utf8", p + 46, p + 46 + nlen), data = local + 30 + buf.readUInt16LE(local + 26);
+    entries.set(name, buf.subarray(data, data + size));
+    p += 46 + nlen;
+  }
+  return entries;
+}
 writeFileSync(path.join(work, "idle.json"), JSON.stringify({ name: "idle", app: "nobody-runs-this", tasks: [{ id: "a" }, { id: "b", after: ["a"] }] }));
 
 const failures = [];
@@ -141,6 +164,22 @@ try {
   const wrong = tasks.filter((t, i) => (t.output || "").trim() !== String(i * i));
   if (wrong.length) failures.push(`${wrong.length} tasks keep a wrong result after the ban, e.g. ${JSON.stringify(wrong[0])}`);
 
+  // The keyboard: the dag's first task is in the tab order; right goes to
+  // a child (0.0 -> 1.0), down along the layer (1.1), Enter opens it, with
+  // a visible focus ring; its output downloads from its details.
+  await page.waitForSelector("#dag-svg circle");
+  await page.focus(`#dag-svg circle[tabindex="0"]`);
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowDown");
+  const focused = await page.evaluate(() => { const a = document.activeElement; return { i: a.dataset.i, ring: getComputedStyle(a).strokeWidth }; });
+  if (focused.i !== "9") failures.push(`ArrowRight, ArrowDown from task 0.0 focused task index ${focused.i}, not 9 (1.1)`);
+  if (focused.ring !== "4px") failures.push(`a focused dag task has no visible ring (stroke-width ${focused.ring})`);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#task-detail .card:has-text('task 1.1 ')");
+  const [out] = await Promise.all([page.waitForEvent("download"), page.click("#task-detail button.linkish")]);
+  const square = readFileSync(await out.path(), "utf8").trim();
+  if (square !== "81") failures.push(`task 1.1's downloaded output is "${square}", not 81`);
+
   // Cancel the job nobody runs, confirming.
   await go(`#/job/${idleJob}`);
   await page.waitForSelector("#cancel:not([disabled])");
@@ -180,7 +219,55 @@ try {
   if (elements > 300) failures.push(`the 10^5-task job's view has ${elements} elements`);
   await page.click("canvas#grid", { position: { x: 1, y: 1 } });
   await page.waitForSelector("#task-detail .card:has-text('task t0 ')");
+  await page.focus("canvas#grid");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#task-detail .card:has-text('task t1 ')");
   await shot("job-large");
+
+  // A broadcast input relayed by real workers: two clusters of two, each
+  // worker with a peer server on loopback. Its distribution view draws the
+  // plan and the copies that travelled, and the bytes by source.
+  const data = randomBytes(4 << 20), sha = createHash("sha256").update(data).digest("hex");
+  const up = await fetch(url + "/v1/files/" + sha, { method: "PUT", headers: H, body: data });
+  if (up.status !== 201) throw new Error(`upload: ${up.status} ${await up.text()}`);
+  writeFileSync(path.join(work, "bcast.json"), JSON.stringify({ name: "bcast", app: "bc", outputs: ["digest.txt"],
+    files: [{ name: "data", sha256: sha, size: data.length, broadcast: true }],
+    tasks: Array.from({ length: 8 }, (_, i) => ({ id: "b" + i, inputs: ["data"] })) }));
+  const bcJob = await submit("bcast.json");
+  for (let i = 0; i < 4; i++)
+    start(path.join(BIN, "cairn-worker"), ["--server", url, "--name", "peer" + i, "--cluster", i % 2 ? "east" : "west",
+      "--app", "bc=" + bc, "--dir", path.join(work, "w-peer" + i), "--slots", "1", "--peer-listen", "127.0.0.1:0"], "peer" + i);
+  await until("the broadcast job", async () => (await get(`/v1/jobs/${bcJob}`)).state === "done", 90000);
+  const bcTasks = (await get(`/v1/jobs/${bcJob}/tasks`)).tasks;
+  const holders = new Set(bcTasks.map((t) => t.volunteer)).size;
+  if (bcTasks.some((t) => t.output.trim() !== sha)) failures.push("a broadcast task's output is not the input's digest");
+  await go(`#/job/${bcJob}`);
+  await page.click("#dist-link:not([hidden])");
+  await page.waitForURL(`**/#/job/${bcJob}/distribution`);
+  await page.waitForSelector("#gantt-0 rect.planned");
+  await until(`${holders} copies on the Gantt chart`, async () => (await page.locator("#gantt-0 rect.actual").count()) >= holders, 30000);
+  const planned = await page.locator("#gantt-0 rect.planned").count();
+  const sources = await page.locator("#by-source-0 tbody tr").count();
+  const peerCopies = await page.locator("#gantt-0 rect.actual.inter, #gantt-0 rect.actual.local").count();
+  if (planned < 1 || sources < 1) failures.push(`the distribution view has ${planned} planned bars and ${sources} sources`);
+  await page.waitForSelector("#rates tbody tr");
+  console.log(`browser test: broadcast to ${holders} workers: ${planned} planned copies, ${await page.locator("#gantt-0 rect.actual").count()} actual (${peerCopies} from peers), ${sources} sources`);
+  await shot("distribution");
+
+  // Its results as a ZIP: the listing, each task's output, each output file.
+  await go(`#/job/${bcJob}`);
+  await page.waitForSelector("#download");
+  const [dl] = await Promise.all([page.waitForEvent("download"), page.click("#download")]);
+  const entries = unzipStored(readFileSync(await dl.path()));
+  const dir = `job-${bcJob}`;
+  if (!entries.has(`${dir}/results.json`)) failures.push("the results ZIP has no results.json: " + [...entries.keys()].join(" "));
+  for (const t of bcTasks) {
+    const o = entries.get(`${dir}/outputs/${t.id}/digest.txt`), s = entries.get(`${dir}/stdout/${t.id}`);
+    if (!o || o.toString().trim() !== sha || !s || s.toString().trim() !== sha)
+      failures.push(`the results ZIP lacks task ${t.id}'s output or digest.txt: ${[...entries.keys()].join(" ")}`);
+  }
+  await page.waitForSelector("#job-msg:has-text('results downloaded')");
 
   // A phone's width.
   await page.setViewportSize({ width: 390, height: 800 });

@@ -2,7 +2,9 @@
  * GET /v1/jobs/{id}/dag (a job's dag: keys, depths, parents in job-file
  * order, and E(t) of its policy and of fifo, equal to the IC Pebble Game
  * played here on the same dag; the admin token, unknown jobs, bad ids, the
- * size bound), GET /v1/jobs/{id}/states, and conditional GETs (ETag, 304). */
+ * size bound), GET /v1/jobs/{id}/states, GET /v1/jobs/{id}/distribution
+ * for a job without broadcast files (its bad requests; a job with one runs
+ * in test_distribution), and conditional GETs (ETag, 304). */
 #include <curl/curl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,6 +115,28 @@ static void test_dag_view(void **state) {
   assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/999/dag", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
   assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/x1/dag", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
 
+  /* The distribution view of a job without broadcast files: nothing to
+   * show; the token, the method, unknown, bad and deleted jobs. */
+  snprintf(path, sizeof path, "/v1/jobs/%lld/distribution", fifo);
+  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
+  assert_int_equal(json_integer_value(json_object_get(o, "job")), fifo);
+  assert_int_equal(json_array_size(json_object_get(o, "files")), 0);
+  assert_true(json_is_array(json_object_get(o, "rates")));
+  json_decref(o);
+  assert_int_equal(harness_http(srv.url, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
+  assert_int_equal(harness_http(srv.url, "GET", path, "wrong-token-0123456789", NULL, 0, NULL, NULL, NULL), 403);
+  assert_int_equal(harness_http(srv.url, "POST", path, HARNESS_ADMIN_TOKEN, "{}", 2, NULL, NULL, NULL), 405);
+  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/999/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 404);
+  assert_string_equal(json_string_value(json_object_get(json_object_get(o, "error"), "message")), "no job 999");
+  json_decref(o);
+  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/01/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
+  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/-1/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
+  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/1/distribution/x", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
+  char del[64];
+  snprintf(del, sizeof del, "/v1/jobs/%lld", fifo);
+  assert_int_equal(harness_http(srv.url, "DELETE", del, HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 200);
+  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
+
   /* Past 20,000 tasks: 413 naming the bound, nothing built. */
   long long big = submit(srv.url, wavefront(142, "fifo")); /* 20,164 tasks */
   snprintf(path, sizeof path, "/v1/jobs/%lld/dag", big);
@@ -197,6 +221,12 @@ static void test_states_and_etags(void **state) {
   assert_int_equal(get_etag(srv.url, path, etag, again, &len), 304);
   assert_int_equal(len, 0);
   assert_int_equal(get_etag(srv.url, "/v1/jobs", "\"0000000000000000\"", again, &len), 200);
+  char dpath[64], dtag[32];
+  snprintf(dpath, sizeof dpath, "/v1/jobs/%lld/distribution", id);
+  assert_int_equal(get_etag(srv.url, dpath, NULL, dtag, &len), 200);
+  assert_true(strlen(dtag) > 2 && len > 0);
+  assert_int_equal(get_etag(srv.url, dpath, dtag, again, &len), 304);
+  assert_int_equal(len, 0);
   char vtok[65];
   assert_true(harness_register(srv.url, "w", "x", vtok) > 0);
   json_t *work = json_pack("{s[s]}", "apps", "x"), *lease = NULL;

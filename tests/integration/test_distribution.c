@@ -3,8 +3,10 @@
  * uploaded with `cairn submit`. Every worker ends with the right bytes, the
  * master sends at most two copies (one per cluster) plus one retry, and the
  * rest travels between peers, and each worker reports its timed download
- * to the master; when the first relay is killed with SIGKILL while it
- * serves, every task still ends done. */
+ * to the master; GET /v1/jobs/{id}/distribution shows the plan, each
+ * worker's copy (from the master or a peer), bytes by source and the
+ * rates, from the store, also after a restart; when the first relay is
+ * killed with SIGKILL while it serves, every task still ends done. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -156,6 +158,71 @@ static void stop_workers(pid_t *w, int n) {
   }
 }
 
+/* GET /v1/jobs/{job}/distribution once the store has every worker's copy
+ * (the reports are journaled: polled up to 30 s). */
+static json_t *distribution(const char *url, long long job) {
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld/distribution", job);
+  json_t *o = NULL;
+  for (double until = harness_now() + 30; harness_now() < until; usleep(200 * 1000)) {
+    json_decref(o);
+    o = NULL;
+    assert_int_equal(harness_http(url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL),
+                     200);
+    json_t *f = json_array_get(json_object_get(o, "files"), 0);
+    if (json_integer_value(json_object_get(f, "transfers_total")) >= NWORKERS)
+      break;
+  }
+  return o;
+}
+
+/* The distribution view's data: the plan ECEF-LA made over clusters a and
+ * b, one copy per worker (from the master or a peer, of the file's size,
+ * ending after it starts), bytes by source adding up to them, rates. */
+static void check_distribution(json_t *o, const char *sha) {
+  json_t *files = json_object_get(o, "files");
+  assert_int_equal(json_array_size(files), 1);
+  json_t *f = json_array_get(files, 0);
+  assert_string_equal(json_string_value(json_object_get(f, "name")), "big.bin");
+  assert_string_equal(json_string_value(json_object_get(f, "sha256")), sha);
+  assert_true(json_integer_value(json_object_get(f, "t0_ms")) > 0);
+  json_t *plan = json_object_get(f, "plan");
+  assert_string_equal(json_string_value(json_object_get(plan, "algorithm")), "ECEF-LA");
+  json_t *rows = json_object_get(plan, "transfers"), *x;
+  size_t i;
+  assert_true(json_array_size(rows) >= 1 && json_array_size(rows) <= 2);
+  json_array_foreach(rows, i, x) {
+    double a = json_number_value(json_object_get(x, "start_s"));
+    double b = json_number_value(json_object_get(x, "end_s"));
+    assert_true(a >= 0 && b >= a && json_number_value(json_object_get(x, "done_s")) >= b);
+    assert_true(json_integer_value(json_object_get(x, "workers")) >= 1);
+  }
+  json_t *xs = json_object_get(f, "transfers");
+  assert_int_equal(json_array_size(xs), NWORKERS);
+  assert_int_equal(json_integer_value(json_object_get(f, "transfers_total")), NWORKERS);
+  int from_master = 0, from_peer = 0;
+  json_array_foreach(xs, i, x) {
+    long long from = json_integer_value(json_object_get(x, "from"));
+    from_master += from == 0;
+    from_peer += from > 0;
+    assert_int_equal(json_integer_value(json_object_get(x, "bytes")), BIG);
+    assert_true(json_number_value(json_object_get(x, "start_s")) >= 0);
+    assert_true(json_number_value(json_object_get(x, "end_s")) >=
+                json_number_value(json_object_get(x, "start_s")));
+    assert_true(from == 0 || strcmp(json_string_value(json_object_get(x, "from_cluster")), "a") == 0 ||
+                strcmp(json_string_value(json_object_get(x, "from_cluster")), "b") == 0);
+  }
+  assert_true(from_master >= 1 && from_master <= 3 && from_peer >= NWORKERS - 3);
+  long long bytes = 0, copies = 0;
+  json_array_foreach(json_object_get(f, "by_source"), i, x) {
+    bytes += json_integer_value(json_object_get(x, "bytes"));
+    copies += json_integer_value(json_object_get(x, "copies"));
+  }
+  assert_int_equal(bytes, (long long)NWORKERS * BIG);
+  assert_int_equal(copies, NWORKERS);
+  assert_true(json_array_size(json_object_get(o, "rates")) >= 2);
+}
+
 static void test_relayed_by_peers(void **state) {
   (void)state;
   char dir[4096], db[4200], sha[65];
@@ -224,7 +291,16 @@ static void test_relayed_by_peers(void **state) {
   assert_non_null(strstr(out, " workers hold it, all within ")); /* every one of them */
   assert_non_null(strstr(out, "; plan ECEF-LA over "));
   free(out);
+  json_t *dist = distribution(srv.url, job);
+  check_distribution(dist, sha);
   stop_workers(w, NWORKERS);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  /* a restarted master answers the same from its store */
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  json_t *again = distribution(srv.url, job);
+  assert_true(json_equal(json_object_get(dist, "files"), json_object_get(again, "files")));
+  json_decref(again);
+  json_decref(dist);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
