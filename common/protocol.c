@@ -13,7 +13,7 @@ static const char *const reason_names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NA
 /* The bit of feature name, or 0 when it is none. */
 static unsigned feature_bit(const char *name) {
   for (int i = 0; i < CAIRN_FEATURE_COUNT; i++)
-    if (strcmp(name, feature_names[i]) == 0)
+    if (feature_names[i] && strcmp(name, feature_names[i]) == 0)
       return 1u << i;
   return 0;
 }
@@ -57,7 +57,8 @@ int cairn_team_valid(const char *team) {
 json_t *cairn_features_json(unsigned set) {
   json_t *a = json_array();
   for (int i = 0; a && i < CAIRN_FEATURE_COUNT; i++)
-    if ((set & (1u << i)) && json_array_append_new(a, json_string(feature_names[i])) != 0) {
+    if ((set & (1u << i)) && feature_names[i] &&
+        json_array_append_new(a, json_string(feature_names[i])) != 0) {
       json_decref(a);
       return NULL;
     }
@@ -275,6 +276,13 @@ static cairn_status parse_peer_url(json_t *v, cairn_report *r, cairn_error *err)
   return cairn_report_peer_url(v, &r->peer_url, err);
 }
 
+static cairn_status parse_chunks(json_t *v, cairn_report *r, cairn_error *err) {
+  if (!json_is_true(v))
+    return cairn_error_set(err, CAIRN_EINVAL, "\"chunks\" must be true when present");
+  r->chunks = 1;
+  return CAIRN_OK;
+}
+
 static cairn_status parse_resources(json_t *v, cairn_report *r, cairn_error *err) {
   return cairn_resources_parse(v, &CAIRN_RESOURCES_DEFAULT, &r->resources, "report", err);
 }
@@ -288,6 +296,7 @@ static const struct {
   {CAIRN_FEAT_FETCHED, parse_fetched},   {CAIRN_FEAT_FAILED, parse_failed},
   {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
   {CAIRN_FEAT_RESOURCES, parse_resources}, {CAIRN_FEAT_SUSPENDED, parse_suspended},
+  {CAIRN_FEAT_CHUNKS, parse_chunks},
 };
 
 /* The wire name of feature bit. */
@@ -382,6 +391,7 @@ static json_t *field_json(const cairn_report *r, unsigned bit) {
   case CAIRN_FEAT_SUSPENDED: return indices_json(r->suspended, r->nsuspended);
   case CAIRN_FEAT_FETCHED: return fetched_json(r);
   case CAIRN_FEAT_RESOURCES: return cairn_resources_json(&r->resources);
+  case CAIRN_FEAT_CHUNKS: return json_true();
   default: return failed_json(r);
   }
 }

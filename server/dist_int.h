@@ -70,11 +70,19 @@ struct cairn__dist {
   int64_t *paused_until;   /* [id - 1]: a peer reported the volunteer's file server
                               failing; not offered before then (0: never paused) */
   size_t npaused;
+  int store_and_forward;   /* 1: never name a worker still receiving as a source */
 };
 
 void cairn__dist_file_free(mfilerec *f);
 /* The record of file sha, or NULL. */
 mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha);
+
+/* relay.c */
+/* Candidate i (0 to f->nholders + f->nxfers - 1) of f's sources: holder i,
+ * then the receivers of the copies under way that relay while receiving
+ * (none when store_and_forward); NULL when candidate i is none. *relay is 1
+ * for a receiver. O(1). */
+mvol *cairn__dist_candidate(cairn_core *c, const mfilerec *f, uint32_t i, int *relay);
 
 /* bplan.c */
 /* A download of bytes in ms from cluster src ("" = the master) into dst. */

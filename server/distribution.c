@@ -27,8 +27,10 @@
  *      free holder of any cluster, else wait. The planner "online" uses
  *      only this rule.
  * A waiting worker gets other work or 204 with Retry-After: 1.
- * Sources are listed with the planned one first and the master last, so a
- * worker whose peer fails falls back. Transfers count as under way until
+ * A worker still receiving the file counts as a holder here when it relays
+ * while receiving (relay.c, cut-through), unless the master was started
+ * with store-and-forward. Sources are listed with the planned one first and
+ * the master last, so a worker whose peer fails falls back. Transfers count as under way until
  * the receiver reports the file (or returns a result that used it) or
  * TRANSFER_SECONDS pass. Cost per decision: O((holders + transfers) log k)
  * for k clusters, plus a census of the volunteers O(V log V) at most once a
@@ -403,8 +405,9 @@ static cstate *cluster_states(cairn_core *c, const mfilerec *f, const mplan *p, 
   cstate *st = calloc(p->k, sizeof *st);
   if (!st)
     return NULL;
-  for (uint32_t i = 0; i < f->nholders; i++) {
-    mvol *h = vol_of(c, f->holders[i].vol);
+  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+    int relay;
+    mvol *h = cairn__dist_candidate(c, f, i, &relay);
     int x = h && !h->banned ? cairn__bplan_find(p, h->cluster) : -1;
     if (x > 0) {
       st[x].held++;
@@ -443,8 +446,9 @@ static int64_t pick_holder(cairn_core *c, const mfilerec *f, const mvol *vol, co
                            uint32_t max, int64_t now) {
   int64_t best = 0;
   uint32_t best_load = max;
-  for (uint32_t i = 0; i < f->nholders; i++) {
-    mvol *h = vol_of(c, f->holders[i].vol);
+  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+    int relay;
+    mvol *h = cairn__dist_candidate(c, f, i, &relay);
     if (!usable(c->dist, h, vol, now) || (label && strcmp(h->cluster, label) != 0) ||
         (!label && strcmp(h->cluster, vol->cluster) == 0))
       continue;
@@ -527,8 +531,9 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   /* 1. a holder in the same cluster sending no other local copy */
   int64_t best = 0;
   uint32_t best_load = LOCAL_FANOUT, local = 0;
-  for (uint32_t i = 0; i < f->nholders; i++) {
-    mvol *h = vol_of(c, f->holders[i].vol);
+  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+    int relay;
+    mvol *h = cairn__dist_candidate(c, f, i, &relay);
     if (!usable(c->dist, h, vol, now) || strcmp(h->cluster, vol->cluster) != 0)
       continue; /* a holder the master has not heard from lately may be gone */
     local++;
@@ -541,8 +546,10 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   if (best) {
     if (add_xfer(f, vol->id, best, now))
       return -1;
-    CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
-               vol_of(c, best)->name);
+    int relay = !holds(f, best);
+    c->dist->n.relay_sources += relay;
+    CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local%s", f->sha256, vol->name,
+               vol->cluster, vol_of(c, best)->name, relay ? ", relaying" : "");
     peer_source(c, vol_of(c, best), vol, f->sha256, urls[n++]);
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
@@ -577,9 +584,12 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   }
   if (add_xfer(f, vol->id, src, now))
     return -1;
-  CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s (%s), %s", f->sha256, vol->name, vol->cluster,
-             src ? vol_of(c, src)->name : "master", src ? vol_of(c, src)->cluster : "",
-             planned ? "planned" : "online");
+  int relay = src && !holds(f, src);
+  c->dist->n.relay_sources += relay;
+  CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s (%s), %s%s", f->sha256, vol->name,
+             vol->cluster, src ? vol_of(c, src)->name : "master",
+             src ? vol_of(c, src)->cluster : "", planned ? "planned" : "online",
+             relay ? ", relaying" : "");
   if (src)
     peer_source(c, vol_of(c, src), vol, f->sha256, urls[n++]);
   snprintf(urls[n++], 512, "%s", master);

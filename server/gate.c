@@ -58,6 +58,9 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
   case R_FILES:
     *need = get || !strcmp(method, "HEAD") ? NEED_READER : put ? NEED_ADMIN : NEED_NONE;
     break; /* an upload is streamed (http.c), not capped here */
+  case R_FILE_CHUNKS:
+    *need = get ? NEED_READER : NEED_NONE;
+    break;
   case R_RESULT_FILE:
     *need = put ? NEED_VOLUNTEER : NEED_NONE;
     break; /* streamed too */

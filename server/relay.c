@@ -1,0 +1,34 @@
+/* relay.c — cut-through relays on the master's side (docs/protocol.md,
+ * "Cut-through relays"): which workers still receiving a broadcast file may
+ * be named as its sources. A worker whose reports say "chunks": true serves
+ * a file it is receiving to a granted peer as the chunks arrive, each chunk
+ * checked against the master's digests (server/chunks.h); so once a copy is
+ * on its way to it, the master may treat it as a holder when it picks
+ * sources, and the plan's later transfers start before the earlier ones
+ * end. The plan's order and its limits on copies at once still hold: a
+ * relay counts as a holder of its cluster, its copies as sends. Workers
+ * without the feature are never named before they hold the file. Under
+ * c->lock, like the rest of dist. */
+#include "server/dist_int.h"
+
+void cairn__core_set_cut_through(cairn_core *c, int on) {
+  pthread_mutex_lock(&c->lock);
+  c->dist->store_and_forward = !on;
+  cairn__core_unlock(c);
+}
+
+mvol *cairn__dist_candidate(cairn_core *c, const mfilerec *f, uint32_t i, int *relay) {
+  int64_t id;
+  *relay = 0;
+  if (i < f->nholders)
+    id = f->holders[i].vol;
+  else if (i < f->nholders + f->nxfers && !c->dist->store_and_forward)
+    id = f->xfers[i - f->nholders].to;
+  else
+    return NULL;
+  mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
+  if (!v || i < f->nholders)
+    return v;
+  *relay = v->relays; /* (a worker with two copies under way is two candidates) */
+  return v->relays ? v : NULL;
+}
