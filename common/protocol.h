@@ -124,6 +124,12 @@ enum {
  * {"sha256", "size", "chunk_size", "chunks": [SHA-256 of each chunk]}. */
 #define CAIRN_CHUNK_SIZE          (1u << 20)
 #define CAIRN_MAX_CHUNKS          4096u
+/* The query parameter ("relay=1") the master adds to a peer source still
+ * receiving the file; its receiver then waits up to CAIRN_RELAY_STALL_MS
+ * for bytes (the relay's own download may pause) instead of its stall
+ * timeout, when that is shorter. */
+#define CAIRN_RELAY_PARAM         "relay"
+#define CAIRN_RELAY_STALL_MS      30000
 /* The largest answer of that route: 67 bytes a digest, plus the rest. */
 #define CAIRN_MAX_CHUNKS_BODY     (CAIRN_MAX_CHUNKS * 67u + 512u)
 

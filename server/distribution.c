@@ -515,6 +515,16 @@ static void peer_source(cairn_core *c, const mvol *h, const mvol *vol, const cha
   snprintf(url, 512, "%s/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", h->peer_url, sha, grant);
 }
 
+/* peer_source(), marked "&relay=1" when h is still receiving the file
+ * (docs/protocol.md, "Cut-through relays"): its receiver bears longer
+ * pauses while h's own download catches up. */
+static void relay_source(cairn_core *c, const mfilerec *f, const mvol *h, const mvol *vol,
+                         char url[512]) {
+  peer_source(c, h, vol, f->sha256, url);
+  if (!holds(f, h->id))
+    strncat(url, "&" CAIRN_RELAY_PARAM "=1", 511 - strlen(url));
+}
+
 /* Sources of a broadcast file for vol, into urls (peer URLs, then the
  * master's path). Returns how many, 0 when it must wait, -1 on OOM. */
 static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *master,
@@ -550,7 +560,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     c->dist->n.relay_sources += relay;
     CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local%s", f->sha256, vol->name,
                vol->cluster, vol_of(c, best)->name, relay ? ", relaying" : "");
-    peer_source(c, vol_of(c, best), vol, f->sha256, urls[n++]);
+    relay_source(c, f, vol_of(c, best), vol, urls[n++]);
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
       if (usable(c->dist, h, vol, now) && h->id != best && strcmp(h->cluster, vol->cluster) == 0)
@@ -591,7 +601,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
              src ? vol_of(c, src)->cluster : "", planned ? "planned" : "online",
              relay ? ", relaying" : "");
   if (src)
-    peer_source(c, vol_of(c, src), vol, f->sha256, urls[n++]);
+    relay_source(c, f, vol_of(c, src), vol, urls[n++]);
   snprintf(urls[n++], 512, "%s", master);
   return n;
 }

@@ -71,6 +71,16 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
   }
 }
 
+/* 1 when peer source url is a relay still receiving the file ("relay=1"
+ * in its query, docs/protocol.md "Cut-through relays"). */
+static int is_relay(const char *url) {
+  const char *q = strchr(url, '?');
+  for (const char *p = q; p; p = strchr(p + 1, '&'))
+    if (strncmp(p + 1, CAIRN_RELAY_PARAM "=1", strlen(CAIRN_RELAY_PARAM) + 2) == 0)
+      return 1;
+  return 0;
+}
+
 /* Length of the origin "scheme://host[:port]" of an http(s) URL, or 0 when
  * url is not one (or names a user). */
 static size_t origin_len(const char *url) {
@@ -175,8 +185,12 @@ static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
+    long stall = cairn_http_stall_timeout(h);
+    if (is_relay(list[i]) && stall < CAIRN_RELAY_STALL_MS)
+      cairn_http_set_stall_timeout(h, CAIRN_RELAY_STALL_MS);
     cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, list[i],
                                                  chunks, &cached, &status, &reason, err);
+    cairn_http_set_stall_timeout(h, stall);
     if (rc == CAIRN_OK)
       return got(peers, in, list[i], status, t0, cached, path);
     if (cairn__cancelled(cancel))

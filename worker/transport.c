@@ -77,6 +77,8 @@ void cairn_http_set_timeout(cairn_http *h, long seconds) { h->timeout = seconds;
 
 void cairn_http_set_stall_timeout(cairn_http *h, long ms) { h->stall_ms = ms > 0 ? ms : 10000; }
 
+long cairn_http_stall_timeout(const cairn_http *h) { return h->stall_ms; }
+
 int cairn_http_local_ip(cairn_http *h, char *out, size_t len) {
   char *ip = NULL;
   if (curl_easy_getinfo(h->curl, CURLINFO_LOCAL_IP, &ip) != CURLE_OK || !ip || !ip[0] ||

@@ -36,6 +36,7 @@ void cairn_http_set_timeout(cairn_http *h, long seconds);
  * second, so the real bound is up to a second longer; a connection not made
  * within ms counts as stalled too). */
 void cairn_http_set_stall_timeout(cairn_http *h, long ms);
+long cairn_http_stall_timeout(const cairn_http *h);
 /* While set, every transfer asks cancelled(ud) a few times a second and is
  * aborted (CAIRN_EIO, "cancelled") when it returns non-zero. NULL clears. */
 void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud);

@@ -425,7 +425,8 @@ static void lists_every_feature(json_t *answer) {
   assert_non_null(text);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
-                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\"]");
+                      "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
+                      "\"chunks\"]");
   free(text);
 }
 
