@@ -12,7 +12,10 @@
  * back to the master and the job still ends done.
  * Hostile peer: a volunteer whose file server sends a wrong chunk 1 is
  * named as a worker's source; the worker drops the download at that chunk
- * (not at the end), reports "digest" and fetches the file from the master. */
+ * (not at the end), reports "digest" and fetches the file from the master.
+ * Old workers: over HTTP, a volunteer whose work body says "chunks": true
+ * is named as a source (marked relay=1) while its copy is under way; one
+ * whose reports do not say it never is, and store-and-forward names none. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -363,11 +366,76 @@ static void test_bad_chunk(void **state) {
   harness_rmtree(dir);
 }
 
+/* ---- who is named while receiving (HTTP only) ---- */
+
+static void reg(const char *url, const char *name, int port, char tok[65]) {
+  char cluster[16], peer[64];
+  snprintf(cluster, sizeof cluster, "c-%s", name);
+  snprintf(peer, sizeof peer, "http://127.0.0.1:%d", port);
+  json_t *b = json_pack("{s:s, s:s, s:[s], s:s}", "name", name, "cluster", cluster, "apps", "sum",
+                        "peer_url", peer), *r = NULL;
+  assert_int_equal(harness_http_json(url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  snprintf(tok, 65, "%s", json_string_value(json_object_get(r, "token")));
+  json_decref(b);
+  json_decref(r);
+}
+
+/* POST /v1/work with body; the first source of the input in src (or ""
+ * on 204). */
+static long work(const char *url, const char *tok, const char *body, char *src, size_t len) {
+  json_t *r = NULL;
+  long st = harness_http(url, "POST", "/v1/work", tok, body, body ? strlen(body) : 0, &r, NULL,
+                         NULL);
+  json_t *in = json_array_get(json_object_get(json_object_get(r, "task"), "inputs"), 0);
+  snprintf(src, len, "%s", st == 200 ? json_string_value(json_object_get(in, "url")) : "");
+  json_decref(r);
+  return st;
+}
+
+static void named_while_receiving(int store_and_forward) {
+  char dir[4096], db[4200], sha[65], x[65], y[65], z[65], src[600];
+  harness_server srv;
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  const char *extra[] = {"--broadcast-plan", "online",
+                         store_and_forward ? "--store-and-forward" : NULL, NULL};
+  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  make_job(dir, 4, sha);
+  (void)e2e_submit(srv.url, dir);
+  reg(srv.url, "X", 1, x);
+  reg(srv.url, "Y", 2, y);
+  reg(srv.url, "Z", 3, z);
+  /* X (it relays) gets the master's copy */
+  assert_int_equal(work(srv.url, x, "{\"chunks\": true}", src, sizeof src), 200);
+  assert_string_equal(src + strlen(src) - 64, sha);
+  /* Y (an older worker: no "chunks") is sent to X while X receives */
+  long st = work(srv.url, y, NULL, src, sizeof src);
+  if (store_and_forward) {
+    assert_int_equal(st, 204); /* the master is busy and nobody holds it */
+  } else {
+    assert_int_equal(st, 200);
+    assert_true(strncmp(src, "http://127.0.0.1:1/v1/files/", 28) == 0);
+    assert_non_null(strstr(src, "&relay=1"));
+    assert_int_equal(harness_metric(srv.url, "cairn_relay_sources_total "), 1);
+  }
+  /* Z: X sends one copy at a time, and Y, receiving, is no relay */
+  assert_int_equal(work(srv.url, z, NULL, src, sizeof src), 204);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  harness_rmtree(dir);
+}
+
+static void test_named_while_receiving(void **state) {
+  (void)state;
+  named_while_receiving(0);
+  named_while_receiving(1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_chain),
     cmocka_unit_test(test_relay_killed),
     cmocka_unit_test(test_bad_chunk),
+    cmocka_unit_test(test_named_while_receiving),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
