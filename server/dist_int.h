@@ -83,6 +83,21 @@ mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha);
  * (none when store_and_forward); NULL when candidate i is none. *relay is 1
  * for a receiver. O(1). */
 mvol *cairn__dist_candidate(cairn_core *c, const mfilerec *f, uint32_t i, int *relay);
+/* Local copies a relay sends at once: each runs at the rate its own copy
+ * arrives, so it fans out instead of growing a chain of relays. */
+#define CAIRN__RELAY_FANOUT 3
+/* The best source so far: a holder of a whole copy before a relay; among
+ * holders the one sending the fewest copies; among relays the one whose
+ * own copy started first (its deadline, the nearest to the source). */
+typedef struct cairn__pick {
+  int64_t id; /* 0: none yet */
+  int relay;
+  uint32_t load;
+  int64_t start;
+} cairn__pick;
+/* Takes candidate id (relay or not, sending load copies, its own copy's
+ * deadline start when a relay) when it beats best. O(1). */
+void cairn__dist_pick(cairn__pick *best, int64_t id, int relay, uint32_t load, int64_t start);
 
 /* bplan.c */
 /* A download of bytes in ms from cluster src ("" = the master) into dst. */

@@ -444,8 +444,7 @@ static uint32_t local_load(cairn_core *c, const mfilerec *f, const mvol *h) {
  * fewest copies under way, below max; 0 when none. */
 static int64_t pick_holder(cairn_core *c, const mfilerec *f, const mvol *vol, const char *label,
                            uint32_t max, int64_t now) {
-  int64_t best = 0;
-  uint32_t best_load = max;
+  cairn__pick best = {0};
   for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
     int relay;
     mvol *h = cairn__dist_candidate(c, f, i, &relay);
@@ -453,12 +452,10 @@ static int64_t pick_holder(cairn_core *c, const mfilerec *f, const mvol *vol, co
         (!label && strcmp(h->cluster, vol->cluster) == 0))
       continue;
     uint32_t load = serving(f, h->id);
-    if (load < best_load) {
-      best_load = load;
-      best = h->id;
-    }
+    if (load < max)
+      cairn__dist_pick(&best, h->id, relay, load, relay ? f->xfers[i - f->nholders].deadline : 0);
   }
-  return best;
+  return best.id;
 }
 
 enum { SRC_WAIT = -1, SRC_ONLINE = -2, SRC_OOM = -3 };
@@ -540,7 +537,8 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     f->started = now;
   /* 1. a holder in the same cluster sending no other local copy */
   int64_t best = 0;
-  uint32_t best_load = LOCAL_FANOUT, local = 0;
+  uint32_t local = 0;
+  cairn__pick pick = {0};
   for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
     int relay;
     mvol *h = cairn__dist_candidate(c, f, i, &relay);
@@ -548,11 +546,10 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
       continue; /* a holder the master has not heard from lately may be gone */
     local++;
     uint32_t load = local_load(c, f, h);
-    if (load < best_load) {
-      best_load = load;
-      best = h->id;
-    }
+    if (load < (relay ? CAIRN__RELAY_FANOUT : LOCAL_FANOUT))
+      cairn__dist_pick(&pick, h->id, relay, load, relay ? f->xfers[i - f->nholders].deadline : 0);
   }
+  best = pick.id;
   if (best) {
     if (add_xfer(f, vol->id, best, now))
       return -1;
@@ -677,7 +674,7 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
   const char *from = NULL;
   if (source[0] == '/') {
     from = ""; /* the master */
-  } else {
+  } else if (!strstr(source, "&" CAIRN_RELAY_PARAM "=1")) { /* a relay's pace is not a link's */
     mfilerec *f = cairn__dist_file_of(c->dist, sha);
     for (uint32_t i = 0; f && i < f->nholders && !from; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);

@@ -6,7 +6,12 @@
  * on its way to it, the master may treat it as a holder when it picks
  * sources, and the plan's later transfers start before the earlier ones
  * end. The plan's order and its limits on copies at once still hold: a
- * relay counts as a holder of its cluster, its copies as sends. Workers
+ * relay counts as a holder of its cluster, its copies as sends; a whole
+ * copy is preferred to a relay, a relay nearer the source to one further,
+ * and a relay sends up to CAIRN__RELAY_FANOUT local copies at once (short
+ * chains: each hop costs a chunk's delay and the relay's CPU). Its
+ * receivers' download rates are no link samples (the relay's own copy
+ * paces them): cairn__dist_fetched skips them. Workers
  * without the feature are never named before they hold the file. Under
  * c->lock, like the rest of dist. */
 #include "server/dist_int.h"
@@ -31,4 +36,11 @@ mvol *cairn__dist_candidate(cairn_core *c, const mfilerec *f, uint32_t i, int *r
     return v;
   *relay = v->relays; /* (a worker with two copies under way is two candidates) */
   return v->relays ? v : NULL;
+}
+
+void cairn__dist_pick(cairn__pick *best, int64_t id, int relay, uint32_t load, int64_t start) {
+  int better = !best->id || (best->relay && !relay) ||
+               (best->relay == relay && (relay ? start < best->start : load < best->load));
+  if (better)
+    *best = (cairn__pick){id, relay, load, start};
 }
