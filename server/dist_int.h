@@ -85,7 +85,7 @@ mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha);
 mvol *cairn__dist_candidate(cairn_core *c, const mfilerec *f, uint32_t i, int *relay);
 /* Local copies a relay sends at once: each runs at the rate its own copy
  * arrives, so it fans out instead of growing a chain of relays. */
-#define CAIRN__RELAY_FANOUT 3
+#define CAIRN__RELAY_FANOUT 2
 /* The best source so far: a holder of a whole copy before a relay; among
  * holders the one sending the fewest copies; among relays the one whose
  * own copy started first (its deadline, the nearest to the source). */

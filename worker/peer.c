@@ -34,9 +34,10 @@
  * or its previous request ended (deadline.h). */
 #define HEADER_DEADLINE_MS 5000u
 /* A granted GET for a file neither cached nor being received waits this
- * long for its download to begin (the master may name this worker as a
- * source as soon as it hands it the file, cut-through) before its 404. */
-#define RELAY_WAIT_MS 5000
+ * long for its download to deliver a checked chunk (the master may name
+ * this worker as a source as soon as it hands it the file, cut-through)
+ * before its 404. */
+#define RELAY_WAIT_MS 10000
 /* A relay waits this long for the next checked chunk before it gives up. */
 #define RELAY_STALL_MS 30000
 #define RELAY_BLOCK (64u * 1024u)

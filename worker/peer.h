@@ -49,8 +49,8 @@ cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsign
  * file the cache stored is served without a second hash. With relay
  * (borrowed: the cache's registry, or NULL) a GET for a file the worker is
  * still receiving is answered as its chunks are checked (cut-through), and
- * one for a file neither cached nor arriving waits up to 5 s for its
- * download to begin before its 404. */
+ * one for a file neither cached nor arriving waits up to 10 s for its
+ * download to deliver a checked chunk before its 404. */
 cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
                                       unsigned max_transfers, cairn__peerstate *ps,
                                       cairn__verify *verified, cairn__relay *relay,

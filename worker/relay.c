@@ -156,22 +156,20 @@ cairn__relay_in *cairn__relay_begin(cairn__relay *r, const char *sha256, const c
   memcpy(in->chunks.digest, chunks->digest, chunks->n * 32);
   cairn_sha256_init(&in->hash);
   in->refs = 1;
-  pthread_mutex_lock(&r->mu);
+  return in;
+}
+
+/* Registers in at its first checked chunk, unless another download of the
+ * file is registered. Called with mu held. */
+static void publish_locked(cairn__relay_in *in) {
+  cairn__relay *r = in->r;
   for (cairn__relay_in *o = r->list; o; o = o->next)
-    if (strcmp(o->sha256, sha256) == 0) {
-      pthread_mutex_unlock(&r->mu);
-      free(in->path);
-      free(in->chunks.digest);
-      free(in);
-      return NULL;
-    }
+    if (strcmp(o->sha256, in->sha256) == 0)
+      return;
   in->registered = 1;
   in->next = r->list;
   r->list = in;
   r->gen++;
-  pthread_cond_broadcast(&r->cv);
-  pthread_mutex_unlock(&r->mu);
-  return in;
 }
 
 /* Bytes of chunk i. */
@@ -207,6 +205,8 @@ int cairn__relay_data(cairn__relay_in *in, const void *p, size_t n) {
       return -1;
     }
     pthread_mutex_lock(&in->r->mu);
+    if (!in->verified && !in->registered)
+      publish_locked(in);
     in->verified = in->got;
     pthread_cond_broadcast(&in->r->cv);
     pthread_mutex_unlock(&in->r->mu);

@@ -14,7 +14,7 @@
  * with an error, and the peers fall back to their other sources.
  *
  * At most one download of a file is registered at once (another one of
- * the same file runs unregistered). Thread-safe (one mutex and condition
+ * the same file is checked the same way, unregistered). Thread-safe (one mutex and condition
  * variable, held only for bookkeeping, never during I/O); registrations
  * are a list, at most one per download in progress (the worker's slots).
  * Private to worker/.
@@ -54,10 +54,12 @@ cairn__relay *cairn__relay_new(const cairn_logger *const *log);
  * NULL. */
 void cairn__relay_free(cairn__relay *r);
 
-/* Registers a download of file sha256 into path (the temporary file, which
- * exists), checked against chunks (copied). NULL when another download of
- * the same file is registered, or out of memory: the download runs
- * unregistered. */
+/* A download of file sha256 into path (its temporary file), checked
+ * against chunks (copied); NULL out of memory. It is registered (the peer
+ * server may relay it) at its first checked chunk, so that a source that
+ * fails before it sends a right chunk (no answer, 503, a wrong first
+ * chunk) ends no relay; not at all while another download of the same file
+ * is registered. */
 cairn__relay_in *cairn__relay_begin(cairn__relay *r, const char *sha256, const char *path,
                                     const cairn__chunklist *chunks);
 /* n more bytes of the download, already written to its file (and flushed):

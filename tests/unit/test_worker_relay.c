@@ -2,8 +2,9 @@
  * names the file, its size and the right number of well-formed digests; a
  * registered download is readable only up to its last checked chunk; a
  * chunk that does not match is refused and what follows it never becomes
- * readable; a failed download ends its readers with an error, a finished
- * one lets them read to the end; one file is registered once. */
+ * readable; a download is registered at its first checked chunk, one
+ * file once; a failed download ends its readers with an error, a finished
+ * one lets them read to the end. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,19 +113,24 @@ static void test_reads_checked_chunks_only(void **state) {
   char path[64];
   cairn__chunklist l;
   cairn__relay_in *in = begin(r, path, &l);
-  /* one registration a file */
-  assert_null(cairn__relay_begin(r, sha, path, &l));
   long long size = 0;
+  char *buf = malloc(SIZE);
+  /* half a chunk arrived: not registered yet, nothing to relay */
+  assert_int_equal(feed(in, path, bytes, 0, CAIRN_CHUNK_SIZE / 2), 0);
+  assert_null(cairn__relay_open(r, sha, &size));
+  /* the first chunk is whole and matches: registered, readable, no further */
+  unsigned gen = cairn__relay_gen(r);
+  assert_int_equal(feed(in, path, bytes, CAIRN_CHUNK_SIZE / 2, CAIRN_CHUNK_SIZE / 2 + 10), 0);
+  assert_true(cairn__relay_gen(r) != gen);
   cairn__relay_rd *rd = cairn__relay_open(r, sha, &size);
   assert_non_null(rd);
   assert_int_equal(size, SIZE);
   assert_true(cairn__relay_was_partial(rd));
-  char *buf = malloc(SIZE);
-  /* half a chunk arrived: nothing is readable yet (a short wait, then -1) */
-  assert_int_equal(feed(in, path, bytes, 0, CAIRN_CHUNK_SIZE / 2), 0);
-  assert_int_equal(cairn__relay_read(rd, 0, buf, SIZE, 10), -1);
-  /* the first chunk is whole and matches: readable, no further */
-  assert_int_equal(feed(in, path, bytes, CAIRN_CHUNK_SIZE / 2, CAIRN_CHUNK_SIZE / 2 + 10), 0);
+  /* a second download of the same file is checked, never registered */
+  cairn__relay_in *twin = cairn__relay_begin(r, sha, "/nonexistent", &l);
+  assert_non_null(twin);
+  assert_int_equal(cairn__relay_data(twin, bytes, CAIRN_CHUNK_SIZE), 0);
+  cairn__relay_end(twin, 0);
   ssize_t k = cairn__relay_read(rd, 0, buf, SIZE, 10);
   assert_int_equal(k, CAIRN_CHUNK_SIZE);
   assert_memory_equal(buf, bytes, CAIRN_CHUNK_SIZE);
@@ -155,13 +161,13 @@ static void test_bad_chunk_refused(void **state) {
   cairn__chunklist l;
   cairn__relay_in *in = begin(r, path, &l);
   long long size = 0;
-  cairn__relay_rd *rd = cairn__relay_open(r, sha, &size);
-  assert_non_null(rd);
   unsigned char *wrong = malloc(SIZE);
   memcpy(wrong, bytes, SIZE);
   wrong[CAIRN_CHUNK_SIZE + 5] ^= 1; /* chunk 1 */
   char *buf = malloc(SIZE);
   assert_int_equal(feed(in, path, wrong, 0, CAIRN_CHUNK_SIZE), 0);
+  cairn__relay_rd *rd = cairn__relay_open(r, sha, &size);
+  assert_non_null(rd);
   assert_int_equal(feed(in, path, wrong, CAIRN_CHUNK_SIZE, CAIRN_CHUNK_SIZE), -1);
   /* only chunk 0 is readable; the download failed: the reader ends */
   assert_int_equal(cairn__relay_read(rd, 0, buf, SIZE, 10), CAIRN_CHUNK_SIZE);
@@ -175,6 +181,13 @@ static void test_bad_chunk_refused(void **state) {
   unsigned char *more = calloc(1, SIZE + 1);
   memcpy(more, bytes, SIZE);
   assert_int_equal(cairn__relay_data(in, more, SIZE + 1), -1);
+  cairn__relay_end(in, 0);
+  cairn__chunklist_free(&l);
+  unlink(path);
+  /* a wrong first chunk: never registered, nothing relayed */
+  in = begin(r, path, &l);
+  assert_int_equal(cairn__relay_data(in, more + 1, CAIRN_CHUNK_SIZE), -1);
+  assert_null(cairn__relay_open(r, sha, &size));
   cairn__relay_end(in, 0);
   cairn__chunklist_free(&l);
   unlink(path);
