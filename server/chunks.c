@@ -12,6 +12,10 @@
 #include "common/protocol.h"
 #include "common/sha256.h"
 
+/* The lists, under the file store's folder (hidden: its listing is the
+ * stored files). */
+#define CHUNKS_DIR ".chunks"
+
 /* Chunks of a file of size bytes. */
 static size_t nchunks(int64_t size) {
   return size <= 0 ? 0 : (size_t)((size + CAIRN_CHUNK_SIZE - 1) / CAIRN_CHUNK_SIZE);
@@ -72,10 +76,13 @@ static int write_list(const char *dir, const char *sha256, int64_t size, unsigne
   if (n > CAIRN_MAX_CHUNKS)
     return -1;
   unsigned char *d = out ? out : malloc(n * 32 + 1);
-  char tmp[4300], final[4300];
+  char tmp[4300], final[4300], sub[4300];
   int rc = d ? hash_chunks(dir, sha256, size, d) : -1;
-  snprintf(tmp, sizeof tmp, "%s/.chunks-XXXXXX", dir);
-  snprintf(final, sizeof final, "%s/%s.chunks", dir, sha256);
+  snprintf(tmp, sizeof tmp, "%s/" CHUNKS_DIR "/.tmp-XXXXXX", dir);
+  snprintf(final, sizeof final, "%s/" CHUNKS_DIR "/%s", dir, sha256);
+  snprintf(sub, sizeof sub, "%s/" CHUNKS_DIR, dir);
+  if (rc == 0 && mkdir(sub, 0755) != 0 && errno != EEXIST)
+    rc = -1;
   int fd = rc == 0 ? mkstemp(tmp) : -1;
   if (fd < 0)
     rc = -1;
@@ -95,10 +102,10 @@ int cairn__chunks_write(const char *dir, const char *sha256, int64_t size) {
   return write_list(dir, sha256, size, NULL);
 }
 
-/* Reads dir/sha256.chunks into out when it holds n digests. */
+/* Reads dir/.chunks/sha256 into out when it holds n digests. */
 static int read_list(const char *dir, const char *sha256, size_t n, unsigned char *out) {
   char path[4300];
-  snprintf(path, sizeof path, "%s/%s.chunks", dir, sha256);
+  snprintf(path, sizeof path, "%s/" CHUNKS_DIR "/%s", dir, sha256);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -1;
@@ -147,6 +154,6 @@ cairn_status cairn__chunks_json(const char *dir, const char *sha256, int64_t siz
 
 void cairn__chunks_remove(const char *dir, const char *sha256) {
   char path[4300];
-  snprintf(path, sizeof path, "%s/%s.chunks", dir, sha256);
+  snprintf(path, sizeof path, "%s/" CHUNKS_DIR "/%s", dir, sha256);
   unlink(path);
 }
