@@ -2,7 +2,7 @@
 # distribution.sh BIN [--clusters C] [--workers W] [--size-mib S]
 #                     [--fast-mbit F] [--slow-mbit L] [--master-mbit M]
 #                     [--plans A,B,...] [--repeat R] [--uplinks A,B,...]
-#                     [--warm-mib W]
+#                     [--warm-mib W] [--store-and-forward]
 # Broadcast-input distribution over real, rate-shaped links: a master and
 # C clusters of W workers, each in its own network namespace. Every worker
 # runs one task that needs the same S MiB input; the makespan (from the job's
@@ -13,11 +13,13 @@
 # and lower bound and with the 1/C model of the topology (cairn plan).
 # --uplinks gives each cluster its own uplink rate; --warm-mib first
 # broadcasts a W MiB file on the same master, so that the measured run is
-# planned with measured rates.
+# planned with measured rates. A planner written A/saf runs on a master
+# started with --store-and-forward (no cut-through relays); with
+# --store-and-forward every planner of --plans runs both ways, A and A/saf.
 # Environment variables CAIRN_DIST_CLUSTERS, CAIRN_DIST_WORKERS,
 # CAIRN_DIST_SIZE_MIB, CAIRN_DIST_FAST_MBIT, CAIRN_DIST_SLOW_MBIT,
 # CAIRN_DIST_MASTER_MBIT, CAIRN_DIST_PLANS, CAIRN_DIST_REPEAT,
-# CAIRN_DIST_UPLINKS, CAIRN_DIST_WARM_MIB set the same
+# CAIRN_DIST_UPLINKS, CAIRN_DIST_WARM_MIB, CAIRN_DIST_SAF=1 set the same
 # options; CAIRN_DIST_KEEP=1 keeps the logs (each master logs its plans and
 # source decisions at info level). Needs root (network namespaces, veth, bridges, tc tbf); without
 # them it says so in one line and exits 0.
@@ -38,6 +40,7 @@ PLANS=${CAIRN_DIST_PLANS:-lcf,bounded-degree,ECEF,ECEF-LA,ECEF-LAt,ECEF-LAT,onli
 REPEAT=${CAIRN_DIST_REPEAT:-1}
 UPLINKS=${CAIRN_DIST_UPLINKS:-}
 WARM_MIB=${CAIRN_DIST_WARM_MIB:-0}
+SAF=${CAIRN_DIST_SAF:-0}
 while [ $# -gt 0 ]; do
   case "$1" in
     --clusters) CLUSTERS=$2; shift 2 ;;
@@ -50,7 +53,8 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --uplinks) UPLINKS=$2; shift 2 ;;
     --warm-mib) WARM_MIB=$2; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --store-and-forward) SAF=1; shift ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "distribution: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -83,8 +87,13 @@ else
   for _ in $(seq 1 "$CLUSTERS"); do UP+=("$SLOW_MBIT"); done
 fi
 IFS=, read -r -a PLAN_LIST <<<"$PLANS"
+if [ "$SAF" = 1 ]; then
+  BOTH=()
+  for a in "${PLAN_LIST[@]}"; do BOTH+=("$a" "${a%/saf}/saf"); done
+  PLAN_LIST=("${BOTH[@]}")
+fi
 for a in "${PLAN_LIST[@]}"; do
-  case "$a" in
+  case "${a%/saf}" in
     online|lcf|bounded-degree|flat|FEF|ECEF|ECEF-LA|ECEF-LAt|ECEF-LAT|BottomUp) ;;
     *) echo "distribution: unknown planner \"$a\" in --plans" >&2; exit 2 ;;
   esac
@@ -278,12 +287,12 @@ awk -v c="$CLUSTERS" -v w="$WORKERS" -v s="$SIZE_MIB" -v ups="${UP[*]}" -v m="$M
 }' >"$WORK/model-grid.json"
 # model ALGO: "predicted X s, lower bound Y s" of the topology's instance
 model() {
-  case "$1" in
+  case "${1%/saf}" in
     online) echo "no plan" ;;
     lcf) echo "predicted $(secs "$LCF_U") s, lower bound $(secs "$LB_U") s (1/C)" ;;
     bounded-degree) echo "predicted $(secs "$UP_U") s, lower bound $(secs "$UPLB_U") s (1/C, degree 1)" ;;
-    *) "$BIN/cairn" plan "$1" "$WORK/model-grid.json" >"$WORK/plan-$1.json" &&
-         jq -r '"predicted \(.makespan * 100 | round / 100) s, lower bound \(.lower_bound * 100 | round / 100) s (grid)"' "$WORK/plan-$1.json" ;;
+    *) "$BIN/cairn" plan "${1%/saf}" "$WORK/model-grid.json" >"$WORK/plan-${1%/saf}.json" &&
+         jq -r '"predicted \(.makespan * 100 | round / 100) s, lower bound \(.lower_bound * 100 | round / 100) s (grid)"' "$WORK/plan-${1%/saf}.json" ;;
   esac
 }
 secs() { awk -v u="$1" -v k="$UNIT_S" 'BEGIN { printf "%.2f", u * k }'; }
@@ -293,15 +302,17 @@ UP_U=$(jq .makespan "$WORK/plan-uplink.json")
 UPLB_U=$(jq .lower_bound "$WORK/plan-uplink.json")
 
 # ---- one run ---------------------------------------------------------------
-# run NAME BROADCAST PLANNER: a fresh master and fresh workers; sets
+# run NAME BROADCAST PLANNER[/saf]: a fresh master (with
+# --store-and-forward for PLANNER/saf) and fresh workers; sets
 # MAKESPAN, BYTES_MASTER, BYTES_PEER, SECONDS_TO_ALL, PLAN (the master's
 # last plan);
 # per-worker times in $WORK/NAME/times.
 run() {
-  local name=$1 bcast=$2 d=$WORK/$1 spid pid i j t0 deadline now held state bad
+  local name=$1 bcast=$2 d=$WORK/$1 spid pid i j t0 deadline now held state bad saf=()
   mkdir -p "$d/held"
+  [ "${3%/saf}" != "$3" ] && saf=(--store-and-forward)
   ip netns exec "$P-m" "$BIN/cairn-server" --db "$d/cairn.db" --listen "$MASTER_IP:$PORT" \
-    --no-fsync --log-level info --broadcast-plan "$3" >"$d/server.out" 2>"$d/server.err" &
+    --no-fsync --log-level info --broadcast-plan "${3%/saf}" "${saf[@]}" >"$d/server.out" 2>"$d/server.err" &
   spid=$!
   PIDS+=("$spid")
   for _ in $(seq 1 100); do
@@ -441,16 +452,25 @@ BEST="" BEST_MS="" BEST_ECEF="" BEST_ECEF_MS=""
 for a in "${PLAN_LIST[@]}"; do
   MS=""
   for r in $(seq 1 "$REPEAT"); do
-    run "$a-$r" true "$a"
+    rn=${a/\/saf/-saf}-$r
+    run "$rn" true "$a"
     MS="$MS $MAKESPAN"
     echo "distribution: $a (run $r): makespan ${MAKESPAN} s (master: seconds_to_all ${SECONDS_TO_ALL}); bytes served: master $BYTES_MASTER, peers $BYTES_PEER; the master's last plan: $PLAN"
-    echo "distribution: $a (run $r): seconds until each worker held the file, by cluster:$(per_cluster "$a-$r")"
+    echo "distribution: $a (run $r): seconds until each worker held the file, by cluster:$(per_cluster "$rn")"
   done
   M=$(median <<<"$MS")
   SP=$(awk -v a="$A_MS" -v p="$M" 'BEGIN { printf "%.2f", a / p }')
   echo "distribution: $a: model of this topology: $(model "$a")"
   echo "distribution: $a: median makespan ${M} s; ${SP}x faster than master-serves-all; $(awk -v p="$M" -v b="$UPLB_S" 'BEGIN { printf "%.2f", p / b }')x the degree-1 lower bound, $(awk -v p="$M" -v b="$LB_S" 'BEGIN { printf "%.2f", p / b }')x the 1/C lower bound"
-  SUMMARY="$SUMMARY ${a}_s=$M"
+  SUMMARY="$SUMMARY ${a/\/saf/_saf}_s=$M"
+  declare -g "MED_${a//[^A-Za-z0-9]/_}=$M"
+  if [ "${a%/saf}" != "$a" ]; then
+    CT=MED_${a%/saf}
+    CT=${CT//[^A-Za-z0-9]/_}
+    if [ -n "${!CT:-}" ]; then
+      echo "distribution: ${a%/saf}: cut-through ${!CT} s against store-and-forward $M s: $(awk -v c="${!CT}" -v s="$M" 'BEGIN { printf "%.2f", s / c }')x faster"
+    fi
+  fi
   if [ -z "$BEST_MS" ] || awk -v m="$M" -v b="$BEST_MS" 'BEGIN { exit !(m < b) }'; then
     BEST=$a BEST_MS=$M
   fi

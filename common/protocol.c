@@ -275,6 +275,13 @@ static cairn_status parse_peer_url(json_t *v, cairn_report *r, cairn_error *err)
   return cairn_report_peer_url(v, &r->peer_url, err);
 }
 
+static cairn_status parse_chunks(json_t *v, cairn_report *r, cairn_error *err) {
+  if (!json_is_true(v))
+    return cairn_error_set(err, CAIRN_EINVAL, "\"chunks\" must be true when present");
+  r->chunks = 1;
+  return CAIRN_OK;
+}
+
 static cairn_status parse_resources(json_t *v, cairn_report *r, cairn_error *err) {
   return cairn_resources_parse(v, &CAIRN_RESOURCES_DEFAULT, &r->resources, "report", err);
 }
@@ -288,6 +295,7 @@ static const struct {
   {CAIRN_FEAT_FETCHED, parse_fetched},   {CAIRN_FEAT_FAILED, parse_failed},
   {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
   {CAIRN_FEAT_RESOURCES, parse_resources}, {CAIRN_FEAT_SUSPENDED, parse_suspended},
+  {CAIRN_FEAT_CHUNKS, parse_chunks},
 };
 
 /* The wire name of feature bit. */
@@ -382,6 +390,7 @@ static json_t *field_json(const cairn_report *r, unsigned bit) {
   case CAIRN_FEAT_SUSPENDED: return indices_json(r->suspended, r->nsuspended);
   case CAIRN_FEAT_FETCHED: return fetched_json(r);
   case CAIRN_FEAT_RESOURCES: return cairn_resources_json(&r->resources);
+  case CAIRN_FEAT_CHUNKS: return json_true();
   default: return failed_json(r);
   }
 }

@@ -81,12 +81,18 @@ enum {
    * uploading them) and a result that names such files without uploading
    * them (docs/protocol.md, "Outputs stay on workers") */
   CAIRN_FEAT_KEEP = 1u << 14,
+  /* "chunks": the master serves each file's chunk digests (GET
+   * /v1/files/{sha256}/chunks) and may name a worker still receiving a file
+   * as its source; a worker's report says "chunks": true when its file
+   * server relays a file while receiving it (docs/protocol.md, "Cut-through
+   * relays") */
+  CAIRN_FEAT_CHUNKS = 1u << 15,
 };
-#define CAIRN_REPORT_FIELD_COUNT 8
-#define CAIRN_FEATURE_COUNT 15
+#define CAIRN_REPORT_FIELD_COUNT 9
+#define CAIRN_FEATURE_COUNT 16
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended", "wait", "batch", "cpu", "keep"}
+   "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks"}
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
@@ -107,7 +113,7 @@ enum {
   (CAIRN_FEATURES_ALL & ~(unsigned)(CAIRN_RESULT_FIELDS | CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH))
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
-   CAIRN_FEAT_RESOURCES)
+   CAIRN_FEAT_RESOURCES | CAIRN_FEAT_CHUNKS)
 /* "suspended" (heartbeat only): indices, like "running", of the leases whose
  * apps the worker keeps stopped (docs/worker.md, "Volunteers in control");
  * the master takes it and extends those leases as any other. */
@@ -117,6 +123,21 @@ enum {
  * when "limit" is absent, and the most it may ask for. */
 #define CAIRN_TASKS_PAGE          1000
 #define CAIRN_TASKS_PAGE_MAX      10000
+/* ---- cut-through relays (feature "chunks", docs/protocol.md) ---- */
+/* A file's chunks: CAIRN_CHUNK_SIZE bytes each, the last one shorter (a
+ * file of 0 bytes has none); at most CAIRN_MAX_CHUNKS of them (a file of
+ * CAIRN_MAX_FILE bytes). GET /v1/files/{sha256}/chunks answers
+ * {"sha256", "size", "chunk_size", "chunks": [SHA-256 of each chunk]}. */
+#define CAIRN_CHUNK_SIZE          (1u << 20)
+#define CAIRN_MAX_CHUNKS          4096u
+/* The query parameter ("relay=1") the master adds to a peer source still
+ * receiving the file; its receiver then waits up to CAIRN_RELAY_STALL_MS
+ * for bytes (the relay's own download may pause) instead of its stall
+ * timeout, when that is shorter. */
+#define CAIRN_RELAY_PARAM         "relay"
+#define CAIRN_RELAY_STALL_MS      30000
+/* The largest answer of that route: 67 bytes a digest, plus the rest. */
+#define CAIRN_MAX_CHUNKS_BODY     (CAIRN_MAX_CHUNKS * 67u + 512u)
 
 /* ---- batches (feature "batch", docs/protocol.md "Batches") ---- */
 /* Tasks one POST /v1/work may take ("max": 1 to this), results one POST
@@ -188,6 +209,7 @@ typedef struct cairn_report {
   int64_t suspended[CAIRN_MAX_RUNNING];
   size_t nsuspended;
   const char *peer_url; /* present: "" or http(s)://HOST:PORT; absent: NULL */
+  int chunks;           /* "chunks": true (its file server relays while receiving) */
   cairn_resources resources; /* "resources": the worker's offer, when present */
 } cairn_report;
 

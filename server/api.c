@@ -18,6 +18,7 @@
 #include "server/fit.h"
 #include "server/master.h"
 #include "server/outputs.h"
+#include "server/chunks.h"
 
 /* Short names of the helpers admission.c and gate.c share (master.h). */
 #define set_json cairn__api_json
@@ -37,7 +38,8 @@ const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
   "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
   "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand",
-  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}", "/v1/jobs/{id}/distribution"};
+  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}", "/v1/jobs/{id}/distribution",
+  "/v1/files/{sha256}/chunks"};
 
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 304, 0,   0};
@@ -101,6 +103,9 @@ cairn__route cairn__api_route(const char *method, const char *path) {
   }
   if (strncmp(p, "files/", 6) == 0 && p[6] && !strchr(p + 6, '/'))
     return R_FILES;
+  if (strncmp(p, "files/", 6) == 0 && p[6] != '/' && strchr(p + 6, '/') &&
+      strcmp(strchr(p + 6, '/'), "/chunks") == 0)
+    return R_FILE_CHUNKS;
   if (strncmp(p, "tasks/", 6) == 0) {
     const char *s = strchr(p + 6, '/');
     if (s && s > p + 6 && strcmp(s, "/output") == 0)
@@ -440,6 +445,30 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     cairn__core_served_by_master(m->core, sha, (uint64_t)size);
   rs->status = 200;
   rs->ctype = "application/octet-stream";
+}
+
+/* GET /v1/files/{sha256}/chunks (feature "chunks"): the file's chunk
+ * digests (chunks.h), read outside c->lock. */
+static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  char sha[65] = "";
+  const char *s = rq->path + strlen("/v1/files/");
+  if (strcspn(s, "/") == 64)
+    memcpy(sha, s, 64);
+  int64_t size = 0;
+  if (cairn_sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
+    return;
+  if (!cairn_sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
+    failf(rs, CAIRN_ENOTFOUND, "no file %.64s", s);
+    return;
+  }
+  cairn_error err = {0};
+  if (cairn__chunks_json(cairn__core_files_dir(m->core), sha, size, &rs->body, &rs->len, &err) !=
+      CAIRN_OK) {
+    fail(rs, &err);
+    return;
+  }
+  rs->status = 200;
+  rs->ctype = "application/json";
 }
 
 static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
@@ -861,6 +890,10 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     if (is(rq, "GET") || is(rq, "HEAD"))
       return h_file_get(m, rq, rs);
     break; /* PUT is streamed by http.c */
+  case R_FILE_CHUNKS:
+    if (is(rq, "GET"))
+      return h_file_chunks(m, rq, rs);
+    break;
   case R_RESULT_FILE:
     break; /* PUT is streamed by http.c */
   case R_TASK_OUTPUT:

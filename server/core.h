@@ -211,6 +211,8 @@ typedef struct mvol {
   int napps, slots, banned;
   char token_hash[65];
   char *peer_url;          /* its file server for peers, or NULL */
+  int relays;              /* its reports say "chunks": true (its file server relays a
+                              file while receiving it); not stored, every work body says it */
   uint64_t key_gen;        /* generation of the peer key it was last given (grants use it) */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;
@@ -420,6 +422,10 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
 /* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL
  * naming the choices when unknown. */
 cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err);
+/* on 1 (default): a worker still receiving a broadcast file, whose reports
+ * say it relays ("chunks"), may be named as a source of it (cut-through);
+ * 0: sources are whole copies only (store-and-forward). relay.c. */
+void cairn__core_set_cut_through(cairn_core *c, int on);
 /* CAIRN_OK while the master works; CAIRN_EFAILED (reason in err) once its
  * journal has failed (journal.h): nothing is acknowledged after that. */
 cairn_status cairn__core_health(cairn_core *c, cairn_error *err);

@@ -21,6 +21,7 @@ typedef struct cairn__dist_counters {
   uint64_t bytes_received;           /* bytes of files uploaded to the master */
   uint64_t fetch_reports;            /* "fetched" entries workers reported */
   uint64_t peer_failures[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
+  uint64_t relay_sources;            /* sources named while still receiving (cut-through) */
 } cairn__dist_counters;
 
 /* Over this many clusters a grid planner is replaced by lcf (bplan.c): the

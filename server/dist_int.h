@@ -89,6 +89,7 @@ struct cairn__dist {
   mvol *qhead, *qtail;     /* the volunteers counted, least recently seen first */
   uint64_t census_gen;     /* bumped by every change of a count */
   uint64_t census_work;    /* volunteers and clusters visited, for the bounded-work test */
+  int store_and_forward;   /* 1: never name a worker still receiving as a source */
 };
 
 void cairn__dist_file_free(mfilerec *f);
@@ -126,6 +127,27 @@ uint64_t cairn__census_gen(const cairn__dist *d, const char *app);
 /* v leaves the census (a ban). O(its apps). */
 void cairn__census_leave(cairn__dist *d, mvol *v);
 void cairn__census_free(cairn__dist *d);
+/* relay.c */
+/* Candidate i (0 to f->nholders + f->nxfers - 1) of f's sources: holder i,
+ * then the receivers of the copies under way that relay while receiving
+ * (none when store_and_forward); NULL when candidate i is none. *relay is 1
+ * for a receiver. O(1). */
+mvol *cairn__dist_candidate(cairn_core *c, const mfilerec *f, uint32_t i, int *relay);
+/* Local copies a relay sends at once: each runs at the rate its own copy
+ * arrives, so it fans out instead of growing a chain of relays. */
+#define CAIRN__RELAY_FANOUT 2
+/* The best source so far: a holder of a whole copy before a relay; among
+ * holders the one sending the fewest copies; among relays the one whose
+ * own copy started first (its deadline, the nearest to the source). */
+typedef struct cairn__pick {
+  int64_t id; /* 0: none yet */
+  int relay;
+  uint32_t load;
+  int64_t start;
+} cairn__pick;
+/* Takes candidate id (relay or not, sending load copies, its own copy's
+ * deadline start when a relay) when it beats best. O(1). */
+void cairn__dist_pick(cairn__pick *best, int64_t id, int relay, uint32_t load, int64_t start);
 
 /* bplan.c */
 /* A download of bytes in ms from cluster src ("" = the master) into dst. */

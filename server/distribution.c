@@ -27,8 +27,10 @@
  *      free holder of any cluster, else wait. The planner "online" uses
  *      only this rule.
  * A waiting worker gets other work or 204 with Retry-After: 1.
- * Sources are listed with the planned one first and the master last, so a
- * worker whose peer fails falls back. Transfers count as under way until
+ * A worker still receiving the file counts as a holder here when it relays
+ * while receiving (relay.c, cut-through), unless the master was started
+ * with store-and-forward. Sources are listed with the planned one first and
+ * the master last, so a worker whose peer fails falls back. Transfers count as under way until
  * the receiver reports the file (or returns a result that used it) or
  * TRANSFER_SECONDS pass. Cost per decision: O((holders + transfers) log k)
  * for k clusters, plus, at most once a second per file, a plan check
@@ -474,8 +476,9 @@ static cstate *cluster_states(cairn_core *c, const mfilerec *f, const mplan *p, 
   cstate *st = calloc(p->k, sizeof *st);
   if (!st)
     return NULL;
-  for (uint32_t i = 0; i < f->nholders; i++) {
-    mvol *h = vol_of(c, f->holders[i].vol);
+  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+    int relay;
+    mvol *h = cairn__dist_candidate(c, f, i, &relay);
     int x = h && !h->banned ? cairn__bplan_find(p, h->cluster) : -1;
     if (x > 0) {
       st[x].held++;
@@ -512,20 +515,18 @@ static uint32_t local_load(cairn_core *c, const mfilerec *f, const mvol *h) {
  * fewest copies under way, below max; 0 when none. */
 static int64_t pick_holder(cairn_core *c, const mfilerec *f, const mvol *vol, const char *label,
                            uint32_t max, int64_t now) {
-  int64_t best = 0;
-  uint32_t best_load = max;
-  for (uint32_t i = 0; i < f->nholders; i++) {
-    mvol *h = vol_of(c, f->holders[i].vol);
+  cairn__pick best = {0};
+  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+    int relay;
+    mvol *h = cairn__dist_candidate(c, f, i, &relay);
     if (!usable(c->dist, h, vol, now) || (label && strcmp(h->cluster, label) != 0) ||
         (!label && strcmp(h->cluster, vol->cluster) == 0))
       continue;
     uint32_t load = serving(f, h->id);
-    if (load < best_load) {
-      best_load = load;
-      best = h->id;
-    }
+    if (load < max)
+      cairn__dist_pick(&best, h->id, relay, load, relay ? f->xfers[i - f->nholders].deadline : 0);
   }
-  return best;
+  return best.id;
 }
 
 enum { SRC_WAIT = -1, SRC_ONLINE = -2, SRC_OOM = -3 };
@@ -582,6 +583,16 @@ static void peer_source(cairn_core *c, const mvol *h, const mvol *vol, const cha
   snprintf(url, 512, "%s/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", h->peer_url, sha, grant);
 }
 
+/* peer_source(), marked "&relay=1" when h is still receiving the file
+ * (docs/protocol.md, "Cut-through relays"): its receiver bears longer
+ * pauses while h's own download catches up. */
+static void relay_source(cairn_core *c, const mfilerec *f, const mvol *h, const mvol *vol,
+                         char url[512]) {
+  peer_source(c, h, vol, f->sha256, url);
+  if (!holds(f, h->id))
+    strncat(url, "&" CAIRN_RELAY_PARAM "=1", 511 - strlen(url));
+}
+
 /* Sources of a broadcast file for vol, into urls (peer URLs, then the
  * master's path). Returns how many, 0 when it must wait, -1 on OOM. */
 static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *master,
@@ -599,24 +610,27 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   }
   /* 1. a holder in the same cluster sending no other local copy */
   int64_t best = 0;
-  uint32_t best_load = LOCAL_FANOUT, local = 0;
-  for (uint32_t i = 0; i < f->nholders; i++) {
-    mvol *h = vol_of(c, f->holders[i].vol);
+  uint32_t local = 0;
+  cairn__pick pick = {0};
+  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+    int relay;
+    mvol *h = cairn__dist_candidate(c, f, i, &relay);
     if (!usable(c->dist, h, vol, now) || strcmp(h->cluster, vol->cluster) != 0)
       continue; /* a holder the master has not heard from lately may be gone */
     local++;
     uint32_t load = local_load(c, f, h);
-    if (load < best_load) {
-      best_load = load;
-      best = h->id;
-    }
+    if (load < (relay ? CAIRN__RELAY_FANOUT : LOCAL_FANOUT))
+      cairn__dist_pick(&pick, h->id, relay, load, relay ? f->xfers[i - f->nholders].deadline : 0);
   }
+  best = pick.id;
   if (best) {
     if (add_xfer(f, vol->id, best, now, j->id, file))
       return -1;
-    CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local", f->sha256, vol->name, vol->cluster,
-               vol_of(c, best)->name);
-    peer_source(c, vol_of(c, best), vol, f->sha256, urls[n++]);
+    int relay = !holds(f, best);
+    c->dist->n.relay_sources += relay;
+    CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local%s", f->sha256, vol->name,
+               vol->cluster, vol_of(c, best)->name, relay ? ", relaying" : "");
+    relay_source(c, f, vol_of(c, best), vol, urls[n++]);
     for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
       mvol *h = vol_of(c, f->holders[i].vol);
       if (usable(c->dist, h, vol, now) && h->id != best && strcmp(h->cluster, vol->cluster) == 0)
@@ -650,11 +664,14 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   }
   if (add_xfer(f, vol->id, src, now, j->id, file))
     return -1;
-  CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s (%s), %s", f->sha256, vol->name, vol->cluster,
-             src ? vol_of(c, src)->name : "master", src ? vol_of(c, src)->cluster : "",
-             planned ? "planned" : "online");
+  int relay = src && !holds(f, src);
+  c->dist->n.relay_sources += relay;
+  CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s (%s), %s%s", f->sha256, vol->name,
+             vol->cluster, src ? vol_of(c, src)->name : "master",
+             src ? vol_of(c, src)->cluster : "", planned ? "planned" : "online",
+             relay ? ", relaying" : "");
   if (src)
-    peer_source(c, vol_of(c, src), vol, f->sha256, urls[n++]);
+    relay_source(c, f, vol_of(c, src), vol, urls[n++]);
   snprintf(urls[n++], 512, "%s", master);
   return n;
 }
@@ -780,7 +797,7 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
     }
   }
   c->dist->n.fetch_reports++;
-  if (from)
+  if (from && !strstr(source, "&" CAIRN_RELAY_PARAM "=1")) /* a relay's pace is not a link's */
     cairn__rate_sample(c, from, vol->cluster, bytes, ms);
   if (from && f && !vol->banned)
     log_copy(c, vol, f, src, from, bytes, ms);

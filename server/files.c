@@ -9,6 +9,7 @@
 
 #include "common/limits.h"
 #include "common/sha256.h"
+#include "server/chunks.h"
 #include "server/master.h"
 
 static int sync_dir(const char *dir) {
@@ -42,6 +43,7 @@ cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char
     unlink(tmp_path);
     return cairn_error_set(err, CAIRN_EIO, "cannot store %s: %s", want, strerror(errno));
   }
+  (void)cairn__chunks_write(cairn__core_files_dir(c), want, size); /* else written when asked */
   cairn_status st = cairn__core_add_file(c, want, size, existed, err);
   if (st == CAIRN_OK && access(final, F_OK) != 0) /* a job's deletion removed it meanwhile */
     st = cairn_error_set(err, CAIRN_ECONFLICT, "%s was removed with a deleted job as it "

@@ -59,6 +59,9 @@ static void route_policy(cairn__route r, const char *method, int *need, size_t *
     *need = get || !strcmp(method, "HEAD") || put ? NEED_READER : NEED_NONE;
     break; /* an upload is streamed (http.c), not capped here; a volunteer's
             * (a kept output) is checked by cairn__api_file_upload */
+  case R_FILE_CHUNKS:
+    *need = get ? NEED_READER : NEED_NONE;
+    break;
   case R_RESULT_FILE:
     *need = put ? NEED_VOLUNTEER : NEED_NONE;
     break; /* streamed too */

@@ -838,6 +838,10 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "reported (source, bytes, time).\n"
           "# TYPE cairn_fetch_reports_total counter\ncairn_fetch_reports_total %llu\n",
           (unsigned long long)dc.fetch_reports);
+  appendf(buf, len, cap, "# HELP cairn_relay_sources_total Sources named that were still "
+          "receiving the file (cut-through relays).\n"
+          "# TYPE cairn_relay_sources_total counter\ncairn_relay_sources_total %llu\n",
+          (unsigned long long)dc.relay_sources);
   static const char *const kinds[CAIRN_REASON_KINDS] = CAIRN_REASON_KIND_NAMES;
   appendf(buf, len, cap, "# HELP cairn_task_failures_total Failed attempts since start, by "
           "reason (a limit, a signal, an exit status, a lease past its hard deadline: wall).\n"

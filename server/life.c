@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "server/chunks.h"
 #include "server/core.h"
 #include "server/dist.h"
 #include "server/outputs.h"
@@ -211,6 +212,7 @@ static void drop_removed(cairn_core *c, const cairn_store_delete_report *rep, si
     snprintf(path, sizeof path, "%s/%s", c->files_dir, rep->removed[i]);
     if (unlink(path) && errno != ENOENT)
       CAIRN_WARN(&c->log, "cannot remove %s: %s", path, strerror(errno));
+    cairn__chunks_remove(c->files_dir, rep->removed[i]);
   }
   set_dying(c, m, n, 0); /* the ones something else still names */
 }

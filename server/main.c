@@ -25,7 +25,7 @@ static void usage(FILE *f) {
   fputs("usage: cairn-server [--db PATH] [--listen HOST:PORT] [--web DIR]\n"
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
-        "                    [--broadcast-plan ALGO] [--volunteer-rate N]\n"
+        "                    [--broadcast-plan ALGO] [--store-and-forward] [--volunteer-rate N]\n"
         "                    [--address-rate N] [--address-connections N]\n"
         "                    [--registration open|invite|closed] [--max-wall-seconds N]\n"
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
@@ -48,6 +48,8 @@ static void usage(FILE *f) {
         "  --broadcast-plan A   planner of broadcast inputs: ECEF-LA (default), ECEF,\n"
         "                       ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,\n"
         "                       bounded-degree, or online (no plan)\n"
+        "  --store-and-forward  name only holders of a whole copy as sources of a\n"
+        "                       broadcast input (no cut-through relays)\n"
         "  --volunteer-rate N   requests one volunteer may make a minute (default 120000,\n"
         "                       after a burst of ten seconds' worth; -1: no limit)\n"
         "  --address-rate N     registrations and failed authentications one client\n"
@@ -107,6 +109,7 @@ int main(int argc, char **argv) {
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
     {"ataf-family", required_argument, NULL, 'f'},
     {"broadcast-plan", required_argument, NULL, 'b'},
+    {"store-and-forward", no_argument, NULL, 'F'},
     {"volunteer-rate", required_argument, NULL, 'r'},
     {"registration", required_argument, NULL, 'g'},
     {"address-rate", required_argument, NULL, 'A'},
@@ -149,6 +152,7 @@ int main(int argc, char **argv) {
       break;
     case 'f': cfg.ataf_family = optarg; break;
     case 'b': cfg.broadcast_plan = optarg; break;
+    case 'F': cfg.store_and_forward = 1; break;
     case 'r': {
       char *end = NULL;
       long n = strtol(optarg, &end, 10);

@@ -185,6 +185,8 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
                              m->stop_pipe[1], err);
   if (m->core) /* peer keys from the admin token: stable, and never in the database */
     cairn__core_set_peer_seed(m->core, m->admin_token);
+  if (m->core && cfg->store_and_forward)
+    cairn__core_set_cut_through(m->core, 0);
   if (!m->core || (cfg->audit_chain >= 0 && start_chain(m, err) != CAIRN_OK) ||
       (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)) ||
       !(m->invites = cairn__invites_open(m->core, err)))

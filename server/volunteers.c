@@ -214,6 +214,8 @@ void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r) {
   }
   if (r->fields & CAIRN_FEAT_RESOURCES)
     cairn__fit_set_offer(c, v, &r->resources);
+  if (r->fields & CAIRN_FEAT_CHUNKS)
+    v->relays = r->chunks;
 }
 
 /* ---- what a volunteer may read ---- */

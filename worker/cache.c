@@ -20,10 +20,12 @@
 #define TMP_PREFIX ".tmp-"
 
 cairn_status cairn__cache_init(cairn__cache *c, const char *dir, cairn_error *err) {
+  c->log = NULL; /* the caller sets it after */
   c->dir = strdup(dir);
   c->verified = cairn__verify_new();
+  c->relay = cairn__relay_new(&c->log);
   atomic_init(&c->counter, 0);
-  if (!c->dir || !c->verified)
+  if (!c->dir || !c->verified || !c->relay)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status rc = cairn__mkdirs(dir, 0755, err);
   if (rc != CAIRN_OK)
@@ -50,6 +52,8 @@ void cairn__cache_destroy(cairn__cache *c) {
   c->dir = NULL;
   cairn__verify_free(c->verified);
   c->verified = NULL;
+  cairn__relay_free(c->relay);
+  c->relay = NULL;
 }
 
 char *cairn__cache_path(const cairn__cache *c, const char *sha256) {
@@ -113,10 +117,41 @@ static int reuse(cairn__cache *c, const char *sha256, long long size, const char
   return v == CAIRN__VERIFY_OK;
 }
 
+static int observe(void *ud, const void *p, size_t n) { return cairn__relay_data(ud, p, n); }
+
+/* Downloads url into tmp, registered in c->relay when chunks says how to
+ * check it; *rejected when a chunk did not match. *in is the registration
+ * (NULL: none), still to be ended by the caller. */
+static cairn_status download(cairn__cache *c, cairn_http *h, const char *sha256,
+                             const char *url, const char *tmp, unsigned long long max,
+                             const cairn__chunklist *chunks, cairn__relay_in **in,
+                             long *status, cairn_error *err) {
+  *in = NULL;
+  if (chunks) { /* the file must exist before a relay may open it */
+    FILE *f = fopen(tmp, "wb");
+    if (f)
+      fclose(f);
+    *in = f ? cairn__relay_begin(c->relay, sha256, tmp, chunks) : NULL;
+  }
+  if (*in)
+    cairn_http_set_observer(h, observe, *in);
+  cairn_status rc = cairn_http_download(h, url, tmp, sha256, max, status, err);
+  cairn_http_set_observer(h, NULL, NULL);
+  return rc;
+}
+
 cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
                                 long long size, const char *url, char **path, long *status,
                                 int *reason, cairn_error *err) {
+  return cairn__cache_fetch_chunked(c, h, sha256, size, url, NULL, path, status, reason, err);
+}
+
+cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const char *sha256,
+                                        long long size, const char *url,
+                                        const cairn__chunklist *chunks, char **path,
+                                        long *status, int *reason, cairn_error *err) {
   char *final = NULL, *tmp = NULL;
+  cairn__relay_in *in = NULL;
   cairn_status rc = CAIRN_OK;
   int fault = -1;
   *path = NULL;
@@ -144,11 +179,15 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
     goto out;
   }
   unsigned long long max = size >= 0 ? (unsigned long long)size : CAIRN_MAX_FILE;
-  rc = cairn_http_download(h, url, tmp, sha256, max, status, err);
+  if (chunks && chunks->size != size)
+    chunks = NULL; /* not this file's: checked whole, as without */
+  rc = download(c, h, sha256, url, tmp, max, chunks, &in, status, err);
   unsigned long long received = 0;
   fault = cairn_http_download_fault(h, &received);
-  /* a copy of the wrong length is "size", whatever its digest */
-  if (fault == CAIRN_FAIL_DIGEST && size >= 0 && received != (unsigned long long)size)
+  /* a copy of the wrong length is "size", whatever its digest (a chunk
+   * found wrong on the way is "digest") */
+  if (fault == CAIRN_FAIL_DIGEST && size >= 0 && received != (unsigned long long)size &&
+      !(rc == CAIRN_EINVAL && in && *status == 0))
     fault = CAIRN_FAIL_SIZE;
   rc = classify(rc, *status, err);
   if (rc != CAIRN_OK)
@@ -171,7 +210,12 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
   CAIRN_DEBUG(c->log, "cache: stored %s (%lld bytes)", sha256, got);
   *path = final;
   final = NULL;
+  if (in)
+    cairn__relay_end(in, 1);
+  in = NULL;
 out:
+  if (in) /* failed: its relays end with an error */
+    cairn__relay_end(in, 0);
   if (rc != CAIRN_OK && reason)
     *reason = fault;
   if (rc != CAIRN_OK && tmp)

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "worker/relay.h"
 #include "worker/transport.h"
 #include "worker/verify.h"
 
@@ -24,6 +25,7 @@ typedef struct cairn__cache {
   atomic_ulong counter;  /* temp file names */
   cairn__verify *verified;  /* owned: files checked since their last change */
   const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
+  cairn__relay *relay;      /* owned: downloads the peer server may relay (relay.h) */
 } cairn__cache;
 
 /* Creates dir if needed and removes temp files left by a crash. */
@@ -70,5 +72,15 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
  * sha256, path is removed instead. CAIRN_OK, or CAIRN_EIO (path is left). */
 cairn_status cairn__cache_adopt(cairn__cache *c, const char *path, const char *sha256,
                                 cairn_error *err);
+/* cairn__cache_fetch(), checking each chunk of the download against chunks
+ * (the master's digests of the file, of size bytes) as it arrives and
+ * registering it in c->relay meanwhile, so that the peer server may relay
+ * the checked chunks (relay.h). A chunk that does not match ends the
+ * download at once: CAIRN_EINVAL, *reason CAIRN_FAIL_DIGEST. chunks NULL:
+ * cairn__cache_fetch() itself. */
+cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const char *sha256,
+                                        long long size, const char *url,
+                                        const cairn__chunklist *chunks, char **path,
+                                        long *status, int *reason, cairn_error *err);
 
 #endif

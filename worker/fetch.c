@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/protocol.h"
 #include "worker/backoff.h"
 #include "worker/fsutil.h"
 #include "worker/leases.h"
@@ -40,7 +41,8 @@ static cairn_status got(cairn__peerstate *peers, const cairn__input *in, const c
  * wrong bytes up to MISMATCH_ATTEMPTS times. */
 static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
                                 const cairn__input *in, const char *url,
-                                const cairn__cancel *cancel, char **path, cairn_error *err) {
+                                const cairn__chunklist *chunks, const cairn__cancel *cancel,
+                                char **path, cairn_error *err) {
   cairn__backoff b;
   int mismatches = 0;
   cairn__backoff_init(&b, 100, 5000);
@@ -50,8 +52,8 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
-    cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, url, &cached, &status,
-                                         NULL, err);
+    cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, url, chunks,
+                                                 &cached, &status, NULL, err);
     if (rc == CAIRN_OK)
       return got(peers, in, url, status, t0, cached, path);
     if (cairn__cancelled(cancel))
@@ -69,6 +71,16 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
   }
 }
 
+/* 1 when peer source url is a relay still receiving the file ("relay=1"
+ * in its query, docs/protocol.md "Cut-through relays"). */
+static int is_relay(const char *url) {
+  const char *q = strchr(url, '?');
+  for (const char *p = q; p; p = strchr(p + 1, '&'))
+    if (strncmp(p + 1, CAIRN_RELAY_PARAM "=1", strlen(CAIRN_RELAY_PARAM) + 2) == 0)
+      return 1;
+  return 0;
+}
+
 /* Length of the origin "scheme://host[:port]" of an http(s) URL, or 0 when
  * url is not one (or names a user). */
 static size_t origin_len(const char *url) {
@@ -82,6 +94,10 @@ static size_t origin_len(const char *url) {
     return 0;
   return (size_t)(rest - url) + n;
 }
+
+static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                          const cairn__input *in, const cairn__chunklist *chunks,
+                          const cairn__cancel *cancel, char **path, cairn_error *err);
 
 int cairn__url_allowed(cairn_http *h, const cairn__task *t, const char *url) {
   if (url[0] == '/')
@@ -101,9 +117,51 @@ int cairn__url_allowed(cairn_http *h, const cairn__task *t, const char *url) {
   return 0;
 }
 
+/* The master's chunk digests of broadcast input in (feature "chunks"), so
+ * that the download can be checked chunk by chunk and relayed while it
+ * arrives; 0 with *out empty when the master does not list the feature,
+ * the file is one chunk or less, is cached already, or the list cannot be
+ * had (then the file is checked whole, as without). */
+static void chunk_list(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                       const cairn__input *in, cairn__chunklist *out) {
+  memset(out, 0, sizeof *out);
+  int features = peers ? cairn__peerstate_features(peers) : -1;
+  if (features < 0 || !((unsigned)features & CAIRN_FEAT_CHUNKS) || !in->nsources ||
+      in->size <= (long long)CAIRN_CHUNK_SIZE)
+    return;
+  char *cached = cairn__cache_path(cache, in->sha256), url[128];
+  int present = cached && cairn__file_size(cached) >= 0;
+  free(cached);
+  if (present)
+    return;
+  snprintf(url, sizeof url, "/v1/files/%s/chunks", in->sha256);
+  cairn_http_response resp = {0};
+  cairn_error err = {0};
+  if (cairn_http_request(h, "GET", url, NULL, NULL, 0, CAIRN_MAX_CHUNKS_BODY, &resp, &err) !=
+        CAIRN_OK || resp.status != 200 ||
+      cairn__chunklist_parse(resp.body.data, resp.body.len, in->sha256, in->size, out, &err) !=
+        CAIRN_OK)
+    CAIRN_WARN(cache->log, "input %s: no chunk digests (%s): checked whole, not relayed while "
+               "it arrives", in->name, err.text[0] ? err.text : "the master refused");
+  else
+    CAIRN_INFO(cache->log, "input %s: %zu chunk digests: each chunk checked as it arrives",
+               in->name, out->n);
+  cairn_buf_free(&resp.body);
+}
+
 cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
                                 const cairn__input *in, const cairn__cancel *cancel, char **path,
                                 cairn_error *err) {
+  cairn__chunklist chunks;
+  chunk_list(cache, h, peers, in, &chunks);
+  cairn_status rc = fetch(cache, h, peers, in, chunks.n ? &chunks : NULL, cancel, path, err);
+  cairn__chunklist_free(&chunks);
+  return rc;
+}
+
+static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                          const cairn__input *in, const cairn__chunklist *chunks,
+                          const cairn__cancel *cancel, char **path, cairn_error *err) {
   char master_url[128];
   const char *master = NULL;
   const char *const *list = (const char *const *)in->sources;
@@ -127,8 +185,12 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
-    cairn_status rc = cairn__cache_fetch(cache, h, in->sha256, in->size, list[i], &cached,
-                                         &status, &reason, err);
+    long stall = cairn_http_stall_timeout(h);
+    if (is_relay(list[i]) && stall < CAIRN_RELAY_STALL_MS)
+      cairn_http_set_stall_timeout(h, CAIRN_RELAY_STALL_MS);
+    cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, list[i],
+                                                 chunks, &cached, &status, &reason, err);
+    cairn_http_set_stall_timeout(h, stall);
     if (rc == CAIRN_OK)
       return got(peers, in, list[i], status, t0, cached, path);
     if (cairn__cancelled(cancel))
@@ -137,5 +199,6 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
     if (peers && reason >= 0) /* the peer's fault, not ours: the master hears of it */
       cairn__peerstate_failed(peers, in->sha256, list[i], reason);
   }
-  return from_master(cache, h, peers, in, master ? master : master_url, cancel, path, err);
+  return from_master(cache, h, peers, in, master ? master : master_url, chunks, cancel, path,
+                     err);
 }

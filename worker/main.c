@@ -26,7 +26,7 @@ static const char usage_text[] =
   "                    [--cores N] [--memory MIB] [--disk MIB]\n"
   "                    [--exit-when-idle SECONDS] [--max-tasks N]\n"
   "                    [--peer-listen HOST:PORT|off] [--peer-address HOST]\n"
-  "                    [--peer-max N] [--stall-timeout SECONDS]\n"
+  "                    [--peer-max N] [--stall-timeout SECONDS] [--download-limit KIB]\n"
   "                    [--invitation-file PATH]\n"
   "                    [--idle-only] [--idle-threshold PERCENT] [--idle-settle SECONDS]\n"
   "                    [--cpu-limit PERCENT] [--hours A-B[,A-B...]] [--max-disk MIB]\n"
@@ -60,6 +60,7 @@ static const char usage_text[] =
   "  --peer-max N            files sent to peers at once, 503 beyond (default 4)\n"
   "  --stall-timeout S       a download receiving nothing for S seconds moves on to\n"
   "                          the next source (default 10; decimals allowed)\n"
+  "  --download-limit KIB    each download at most KIB KiB a second (default: no cap)\n"
   "  --invitation-file PATH  invitation code (first line of PATH) sent when registering\n"
   "                          with a master that registers by invitation; without it,\n"
   "                          $CAIRN_INVITATION when set\n"
@@ -130,7 +131,8 @@ typedef struct app_arg {
 int main(int argc, char **argv) {
   enum {
     O_SERVER = 1, O_APP, O_NAME, O_CLUSTER, O_SLOTS, O_DIR, O_IDLE, O_MAX, O_LOG, O_HELP,
-    O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_CORES, O_MEMORY, O_DISK,
+    O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_DOWNLOAD_LIMIT, O_CORES, O_MEMORY,
+    O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
     O_MAX_DISK, O_TEAM, O_PREFETCH
   };
@@ -150,6 +152,7 @@ int main(int argc, char **argv) {
     {"peer-address", required_argument, NULL, O_PEER_ADDRESS},
     {"peer-max", required_argument, NULL, O_PEER_MAX},
     {"stall-timeout", required_argument, NULL, O_STALL},
+    {"download-limit", required_argument, NULL, O_DOWNLOAD_LIMIT},
     {"cores", required_argument, NULL, O_CORES},
     {"memory", required_argument, NULL, O_MEMORY},
     {"disk", required_argument, NULL, O_DISK},
@@ -193,6 +196,16 @@ int main(int argc, char **argv) {
                          "characters)", optarg);
       cfg.invitation = invitation;
       break;
+    case O_DOWNLOAD_LIMIT: {
+      char *end = NULL;
+      errno = 0;
+      unsigned long k = strtoul(optarg, &end, 10);
+      if (errno || end == optarg || *end || optarg[0] == '-' || k < 1 || k > 16777216)
+        return bad_usage("--download-limit wants KiB a second from 1 to 16777216, got \"%s\"",
+                         optarg);
+      cfg.download_kib = (unsigned)k;
+      break;
+    }
     case O_STALL: {
       char *end = NULL;
       errno = 0;

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "worker/deadline.h"
+#include "worker/relay.h"
 #include "worker/verify.h"
 
 #define FILES_PREFIX "/v1/files/"
@@ -32,6 +33,14 @@
 /* A request header must be complete this long after the connection opened
  * or its previous request ended (deadline.h). */
 #define HEADER_DEADLINE_MS 5000u
+/* A granted GET for a file neither cached nor being received waits this
+ * long for its download to deliver a checked chunk (the master may name
+ * this worker as a source as soon as it hands it the file, cut-through)
+ * before its 404. */
+#define RELAY_WAIT_MS 10000
+/* A relay waits this long for the next checked chunk before it gives up. */
+#define RELAY_STALL_MS 30000
+#define RELAY_BLOCK (64u * 1024u)
 
 struct cairn__peer {
   struct MHD_Daemon *daemon;
@@ -43,6 +52,8 @@ struct cairn__peer {
   cairn__verify *verified;   /* files hashed since their last change: owned when own_verified,
                                 else borrowed from the cache */
   int own_verified;
+  cairn__relay *relay;       /* borrowed from the cache: downloads to relay, or NULL */
+  atomic_ullong relayed;     /* transfers completed while their file was still arriving */
   cairn__deadline *deadline; /* owned: the request-header deadline */
   const cairn_logger *log;   /* borrowed: the worker's */
 };
@@ -51,6 +62,7 @@ struct cairn__peer {
 typedef struct transfer {
   char sha256[65];
   unsigned long long size;
+  int partial;   /* relayed while this worker was still receiving it */
 } transfer;
 
 typedef struct listen_addr {
@@ -202,6 +214,65 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
   }
 }
 
+static long long mono_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The cached file name open (verified), or -1 with *rd the download of it
+ * in progress (relay.h), or -1 and NULL when neither appears within
+ * RELAY_WAIT_MS. */
+static int await_file(cairn__peer *p, const char *name, cairn__relay_rd **rd, long long *size) {
+  long long deadline = mono_ms() + RELAY_WAIT_MS;
+  for (;;) {
+    unsigned gen = cairn__relay_gen(p->relay);
+    if ((*rd = cairn__relay_open(p->relay, name, size)))
+      return -1;
+    int fd = open_verified(p, name);
+    long long left = deadline - mono_ms();
+    if (fd >= 0 || left <= 0)
+      return fd;
+    cairn__relay_wait(p->relay, gen, (long)left);
+  }
+}
+
+static ssize_t relay_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+  ssize_t k = cairn__relay_read(cls, pos, buf, max, RELAY_STALL_MS);
+  return k > 0 ? k : k == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                            : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void relay_done(void *cls) { cairn__relay_close(cls); }
+
+/* The response for file name: from the cache, else (a GET, with a relay
+ * registry) from its download in progress, relayed as its chunks are
+ * checked; NULL when there is neither. *partial: relayed. */
+static struct MHD_Response *respond(cairn__peer *p, const char *name, int get,
+                                    unsigned long long *size, int *partial) {
+  cairn__relay_rd *rd = NULL;
+  long long rsize = 0;
+  struct stat st;
+  int fd = get && p->relay ? await_file(p, name, &rd, &rsize) : open_verified(p, name);
+  struct MHD_Response *r = NULL;
+  *partial = 0;
+  if (fd >= 0 && fstat(fd, &st) == 0) {
+    *size = (unsigned long long)st.st_size;
+    r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+  }
+  if (!r && fd >= 0)
+    close(fd);
+  if (rd) {
+    *size = (unsigned long long)rsize;
+    *partial = cairn__relay_was_partial(rd);
+    r = MHD_create_response_from_callback((uint64_t)rsize, RELAY_BLOCK, relay_reader, rd,
+                                          relay_done);
+    if (!r)
+      cairn__relay_close(rd);
+  }
+  return r;
+}
+
 /* Answers a checked request for the cached file name: 200 with it, 404,
  * or 503 when a GET would exceed max_transfers (a place is taken before
  * the file is opened, so that concurrent requests cannot exceed it). */
@@ -211,28 +282,28 @@ static enum MHD_Result serve(cairn__peer *p, struct MHD_Connection *c, const cha
     atomic_fetch_sub(&p->active, 1);
     return reply(c, 503, "overloaded", "too many transfers at once");
   }
-  int fd = open_verified(p, name);
-  struct stat st;
-  transfer *t = get && fd >= 0 ? calloc(1, sizeof *t) : NULL;
-  struct MHD_Response *r = NULL;
-  if (fd >= 0 && fstat(fd, &st) == 0 && (!get || t))
-    r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
-  if (!r && fd >= 0)
-    close(fd);
+  transfer *t = get ? calloc(1, sizeof *t) : NULL;
+  unsigned long long size = 0;
+  int partial = 0;
+  struct MHD_Response *r = !get || t ? respond(p, name, get, &size, &partial) : NULL;
   if (!r) {
     if (get)
       atomic_fetch_sub(&p->active, 1);
     free(t);
-    return fd < 0 ? reply(c, 404, "not_found", "no such file in this cache") : MHD_NO;
+    return !get || t ? reply(c, 404, "not_found", "no such file in this cache") : MHD_NO;
   }
   MHD_add_response_header(r, "Content-Type", "application/octet-stream");
   enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
   MHD_destroy_response(r);
   if (t && ret == MHD_YES) {
     memcpy(t->sha256, name, 65);
-    t->size = (unsigned long long)st.st_size;
+    t->size = size;
+    t->partial = partial;
     *ctx = t;
-    CAIRN_DEBUG(p->log, "peer: sending %s (%llu bytes)", t->sha256, t->size);
+    if (partial)
+      CAIRN_INFO(p->log, "peer: sending %s (%llu bytes) while receiving it", t->sha256, t->size);
+    else
+      CAIRN_DEBUG(p->log, "peer: sending %s (%llu bytes)", t->sha256, t->size);
   } else {
     if (get)
       atomic_fetch_sub(&p->active, 1);
@@ -277,7 +348,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
   atomic_fetch_sub(&p->active, 1);
   if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
     cairn__peerstate_served(p->ps, t->sha256, t->size);
-    CAIRN_DEBUG(p->log, "peer: served %s (%llu bytes)", t->sha256, t->size);
+    if (t->partial) {
+      unsigned long long n = atomic_fetch_add(&p->relayed, 1) + 1;
+      CAIRN_INFO(p->log, "peer: relayed %s (%llu bytes) while receiving it (%llu such "
+                 "transfers)", t->sha256, t->size, n);
+    } else
+      CAIRN_DEBUG(p->log, "peer: served %s (%llu bytes)", t->sha256, t->size);
   } else
     CAIRN_DEBUG(p->log, "peer: transfer of %s ended early (%d)", t->sha256, (int)toe);
   free(t);
@@ -309,13 +385,13 @@ static struct MHD_Daemon *start_daemon(cairn__peer *p, const listen_addr *a) {
 
 cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
                                cairn__peerstate *ps, const cairn_logger *log, cairn_error *err) {
-  return cairn__peer_start_shared(listen, cache_dir, max_transfers, ps, NULL, log, err);
+  return cairn__peer_start_shared(listen, cache_dir, max_transfers, ps, NULL, NULL, log, err);
 }
 
 cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
                                       unsigned max_transfers, cairn__peerstate *ps,
-                                      cairn__verify *verified, const cairn_logger *log,
-                                      cairn_error *err) {
+                                      cairn__verify *verified, cairn__relay *relay,
+                                      const cairn_logger *log, cairn_error *err) {
   listen_addr a;
   if (parse_addr(listen, &a) != 0) {
     cairn_error_set(err, CAIRN_EINVAL, "peer listen address \"%.100s\" is not HOST:PORT",
@@ -330,7 +406,9 @@ cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
   p->max_transfers = max_transfers ? max_transfers : 1;
   p->ps = ps;
   p->log = log;
+  p->relay = relay;
   atomic_init(&p->active, 0);
+  atomic_init(&p->relayed, 0);
   p->cache_fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (p->cache_fd < 0) {
     cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", cache_dir, strerror(errno));
@@ -367,6 +445,8 @@ cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
 unsigned cairn__peer_port(const cairn__peer *p) { return p->port; }
 
 unsigned cairn__peer_active(cairn__peer *p) { return atomic_load(&p->active); }
+
+unsigned long long cairn__peer_relayed(cairn__peer *p) { return atomic_load(&p->relayed); }
 
 void cairn__peer_stop(cairn__peer *p) {
   if (!p)

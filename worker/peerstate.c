@@ -411,12 +411,18 @@ int cairn__peerstate_report_begin(cairn__peerstate *ps, unsigned fields, cairn__
     ok = take_fetched(&ps->failed, &r->failed, CAIRN_MAX_FAILED) == 0;
   if (!ok)
     put_back_locked(ps, r);
+  /* its peer server relays files while receiving them (worker/relay.h) */
+  int relays = (want & CAIRN_FEAT_CHUNKS) && ps->port;
   pthread_mutex_unlock(&ps->mu);
   if (!ok) {
     report_free(r);
     return -1;
   }
   wire_fill(r);
+  if (relays) {
+    r->wire.chunks = 1;
+    r->wire.fields |= CAIRN_FEAT_CHUNKS;
+  }
   return 0;
 }
 

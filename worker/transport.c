@@ -28,6 +28,9 @@ struct cairn_http {
   int (*cancelled)(void *ud);
   void *cancel_ud;
   cairn__pace *pace;               /* borrowed; NULL: calls go at once */
+  int (*observe)(void *ud, const void *p, size_t n); /* sees each download's bytes */
+  void *observe_ud;
+  long long max_recv;              /* bytes a second of a download, 0: no cap */
 };
 
 void cairn_http_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -73,6 +76,8 @@ void cairn_http_set_token(cairn_http *h, const char *token) {
 void cairn_http_set_timeout(cairn_http *h, long seconds) { h->timeout = seconds; }
 
 void cairn_http_set_stall_timeout(cairn_http *h, long ms) { h->stall_ms = ms > 0 ? ms : 10000; }
+
+long cairn_http_stall_timeout(const cairn_http *h) { return h->stall_ms; }
 
 int cairn_http_local_ip(cairn_http *h, char *out, size_t len) {
   char *ip = NULL;
@@ -295,6 +300,8 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
 }
 
 typedef struct filesink {
+  cairn_http *h;
+  int rejected;      /* the observer refused the bytes */
   FILE *f;
   cairn_sha256 sha;
   unsigned long long n, max;
@@ -311,10 +318,25 @@ static size_t write_file(char *p, size_t size, size_t nmemb, void *ud) {
   }
   s->n += k;
   cairn_sha256_update(&s->sha, p, k);
-  if (fwrite(p, 1, k, s->f) == k)
-    return k;
-  s->write_failed = 1;
-  return 0;
+  if (fwrite(p, 1, k, s->f) != k || (s->h->observe && fflush(s->f) != 0)) {
+    s->write_failed = 1;
+    return 0;
+  }
+  if (s->h->observe && s->h->observe(s->h->observe_ud, p, k) != 0) {
+    s->rejected = 1;
+    return 0;
+  }
+  return k;
+}
+
+void cairn_http_set_observer(cairn_http *h, int (*fn)(void *ud, const void *p, size_t n),
+                             void *ud) {
+  h->observe = fn;
+  h->observe_ud = fn ? ud : NULL;
+}
+
+void cairn_http_set_download_limit(cairn_http *h, long long bytes_per_second) {
+  h->max_recv = bytes_per_second > 0 ? bytes_per_second : 0;
 }
 
 cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
@@ -342,6 +364,7 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
     return cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", dest, strerror(errno));
   }
   s.max = max_bytes;
+  s.h = h;
   cairn_sha256_init(&s.sha);
   common_opts(h, url, 0, &hdrs);
   curl_easy_setopt(h->curl, CURLOPT_URL, url);
@@ -351,6 +374,7 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &s);
   curl_easy_setopt(h->curl, CURLOPT_TIMEOUT, 0L);
   curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, h->stall_ms);
+  curl_easy_setopt(h->curl, CURLOPT_MAX_RECV_SPEED_LARGE, (curl_off_t)h->max_recv);
   curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, download_progress);
   curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, h);
@@ -370,6 +394,10 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   if (s.overflow) {
     rc = cairn_error_set(err, CAIRN_ETOOBIG, "GET %s: more than %llu bytes", url, max_bytes);
     h->dl_fault = CAIRN_FAIL_SIZE;
+  } else if (s.rejected) {
+    *status = 0;
+    rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: a chunk did not match its digest", url);
+    h->dl_fault = CAIRN_FAIL_DIGEST;
   } else if (h->stalled) {
     *status = 0;
     rc = cairn_error_set(err, CAIRN_EIO, "GET %s: stalled (no data for %ld ms)", url,

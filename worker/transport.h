@@ -36,9 +36,19 @@ void cairn_http_set_timeout(cairn_http *h, long seconds);
  * second, so the real bound is up to a second longer; a connection not made
  * within ms counts as stalled too). */
 void cairn_http_set_stall_timeout(cairn_http *h, long ms);
+long cairn_http_stall_timeout(const cairn_http *h);
 /* While set, every transfer asks cancelled(ud) a few times a second and is
  * aborted (CAIRN_EIO, "cancelled") when it returns non-zero. NULL clears. */
 void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud);
+
+/* While set, fn(ud, p, n) sees the bytes of every download through h
+ * after they were written (and flushed) to its file; a non-zero return
+ * ends the download: CAIRN_EINVAL, fault CAIRN_FAIL_DIGEST (the observer
+ * found bytes that do not match, worker/relay.h). NULL clears. */
+void cairn_http_set_observer(cairn_http *h, int (*fn)(void *ud, const void *p, size_t n),
+                             void *ud);
+/* Caps each download through h at bytes_per_second (0: no cap). */
+void cairn_http_set_download_limit(cairn_http *h, long long bytes_per_second);
 
 /* Every request, download and upload to base then waits its turn and
  * honours a 429 or 503 that names a wait (backoff.h: the pace, shared by

@@ -155,6 +155,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   w->peer_address = dup_or_null(cfg->peer_address, &oom);
   w->peer_max = cfg->peer_max ? cfg->peer_max : DEFAULT_PEER_MAX;
   w->stall_ms = cfg->stall_ms ? cfg->stall_ms : DEFAULT_STALL_MS;
+  w->download_kib = cfg->download_kib;
   w->throttle_cfg = (cairn__throttle_cfg){cfg->idle_only != 0, cfg->idle_threshold,
                                           cfg->idle_settle, cfg->cpu_limit, cfg->hours != NULL,
                                           hours};
@@ -271,6 +272,7 @@ static cairn_http *new_http(cairn_worker *w) {
     cairn_http_set_cancel(h, stopping_cb, &w->stopper);
     cairn_http_set_pace(h, &w->pace);
     cairn_http_set_stall_timeout(h, (long)w->stall_ms);
+    cairn_http_set_download_limit(h, (long long)w->download_kib * 1024);
   }
   return h;
 }
@@ -283,7 +285,7 @@ static cairn_status start_peering(cairn_worker *w, cairn_error *err) {
   if (rc != CAIRN_OK || !w->peer_listen)
     return rc;
   w->peer = cairn__peer_start_shared(w->peer_listen, w->cache_dir, w->peer_max, &w->peers,
-                                     w->cache.verified, &w->log, err);
+                                     w->cache.verified, w->cache.relay, &w->log, err);
   if (!w->peer)
     return err->status == CAIRN_ENOMEM ? CAIRN_ENOMEM : CAIRN_EINVAL;
   cairn__peerstate_set_port(&w->peers, cairn__peer_port(w->peer));

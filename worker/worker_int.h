@@ -44,6 +44,7 @@ struct cairn_worker {
   char *peer_address;       /* NULL: learned */
   unsigned peer_max;
   unsigned stall_ms;
+  unsigned download_kib;   /* per download, 0: no cap */
   cairn__app *apps;
   const char **app_names;   /* napps names, for registration */
   size_t napps;

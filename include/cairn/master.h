@@ -68,6 +68,10 @@ typedef struct cairn_master_config {
   const char *broadcast_plan;   /* planner of broadcast inputs: ECEF-LA (default), ECEF,
                                    ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,
                                    bounded-degree, or online (no plan) */
+  int store_and_forward;        /* 1: name only workers holding a whole verified copy of a
+                                   broadcast file as its sources; 0 (default): also workers
+                                   still receiving it that relay while receiving
+                                   (cut-through, docs/protocol.md) */
   /* Limits against hostile clients (docs/security.md); 0 takes the default. */
   size_t max_body_memory;       /* bytes of request bodies held at once, all requests
                                    together (an upload is streamed to disk and does not

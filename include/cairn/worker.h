@@ -68,6 +68,8 @@ typedef struct cairn_worker_config {
   unsigned peer_max;           /* files sent to peers at once (503 beyond); 0: 4 */
   unsigned stall_ms;           /* a download that receives nothing for this long is
                                   abandoned for the next source; 0: 10000 */
+  unsigned download_kib;       /* each download at most this many KiB a second (0,
+                                  default: no cap) */
 
   /* What this worker offers its tasks (docs/worker.md, "Resources"): the
    * master hands it only tasks whose requests fit what is free, and it runs

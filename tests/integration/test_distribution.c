@@ -3,10 +3,14 @@
  * uploaded with `cairn submit`. Every worker ends with the right bytes, the
  * master sends at most two copies (one per cluster) plus one retry, and the
  * rest travels between peers, and each worker reports its timed download
- * to the master; GET /v1/jobs/{id}/distribution shows the plan, each
- * worker's copy (from the master or a peer), bytes by source and the
- * rates, from the store, also after a restart; when the first relay is
- * killed with SIGKILL while it serves, every task still ends done. */
+ * to the master (store-and-forward: a worker relays only a whole verified
+ * copy, cairn-server --store-and-forward); GET /v1/jobs/{id}/distribution
+ * shows the plan, each worker's copy (from the master or a peer), bytes by
+ * source and the rates, from the store, also after a restart; when the
+ * first relay is killed
+ * with SIGKILL while it serves (cut-through, the default: it may still be
+ * receiving), every task still ends done. test_cut_through.c has relay
+ * chains. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -229,7 +233,8 @@ static void test_relayed_by_peers(void **state) {
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  const char *saf[] = {"--store-and-forward", NULL};
+  assert_int_equal(harness_server_start(&srv, db, saf), 0);
   make_job(dir, sha);
   long long job = e2e_submit(srv.url, dir);
   pid_t w[NWORKERS];

@@ -184,6 +184,7 @@ static void test_malformed_entries(void **state) {
     {"{\"running\": [1, 2, 0]}", "running[2] is not an allocation index"},
     {"{\"running\": [1.5]}", "running[0] is not an allocation index"},
     {"{\"suspended\": [4, -1]}", "suspended[1] is not an allocation index"},
+    {"{\"chunks\": false}", "\"chunks\" must be true when present"},
     {"{\"suspended\": {}}", "\"suspended\" must be an array of at most 1024 indices"},
     {"{\"peer_url\": 80}", "\"peer_url\" must be a string of at most 256 bytes"},
     {"{\"peer_url\": \"ftp://x\"}",
@@ -265,9 +266,10 @@ static void test_parsed(void **state) {
   accepted("{\"have\": [\"" SHA_B "\"], \"served\": {\"" SHA_A "\": 1024}, \"running\": [13, 21], "
            "\"peer_url\": \"" PEER "\", \"fetched\": [" GOOD_FETCHED "], "
            "\"failed\": [" GOOD_FAILED "], \"resources\": {\"cores\": 4, \"disk_mib\": 10}, "
-           "\"suspended\": [21]}",
+           "\"suspended\": [21], \"chunks\": true}",
            CAIRN_HEARTBEAT_FIELDS);
   assert_int_equal(report.fields, CAIRN_REPORT_FIELDS);
+  assert_int_equal(report.chunks, 1);
   assert_int_equal(report.nsuspended, 1);
   assert_int_equal(report.suspended[0], 21);
   /* "resources": a missing key is the default (no memory) */
@@ -389,7 +391,7 @@ static void test_features(void **state) {
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
                       "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
-                      "\"keep\"]");
+                      "\"keep\", \"chunks\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);

@@ -1,0 +1,159 @@
+/* chunks.c — the chunk digests of stored files. */
+#include "server/chunks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/protocol.h"
+#include "common/sha256.h"
+
+/* The lists, under the file store's folder (hidden: its listing is the
+ * stored files). */
+#define CHUNKS_DIR ".chunks"
+
+/* Chunks of a file of size bytes. */
+static size_t nchunks(int64_t size) {
+  return size <= 0 ? 0 : (size_t)((size + CAIRN_CHUNK_SIZE - 1) / CAIRN_CHUNK_SIZE);
+}
+
+static int read_full(int fd, unsigned char *p, size_t n, off_t off) {
+  while (n) {
+    ssize_t k = pread(fd, p, n, off);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    p += k;
+    n -= (size_t)k;
+    off += k;
+  }
+  return 0;
+}
+
+static int write_full(int fd, const unsigned char *p, size_t n) {
+  while (n) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* The digests of dir/sha256 into out (nchunks(size) * 32 bytes). */
+static int hash_chunks(const char *dir, const char *sha256, int64_t size, unsigned char *out) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, sha256);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  unsigned char *buf = malloc(CAIRN_CHUNK_SIZE);
+  int rc = fd >= 0 && buf ? 0 : -1;
+  for (size_t i = 0; rc == 0 && i < nchunks(size); i++) {
+    off_t off = (off_t)i * CAIRN_CHUNK_SIZE;
+    size_t n = size - off < CAIRN_CHUNK_SIZE ? (size_t)(size - off) : CAIRN_CHUNK_SIZE;
+    cairn_sha256 c;
+    rc = read_full(fd, buf, n, off);
+    cairn_sha256_init(&c);
+    cairn_sha256_update(&c, buf, n);
+    cairn_sha256_final(&c, out + 32 * i);
+  }
+  free(buf);
+  if (fd >= 0)
+    close(fd);
+  return rc;
+}
+
+/* Hashes and stores; the digests in out when not NULL. */
+static int write_list(const char *dir, const char *sha256, int64_t size, unsigned char *out) {
+  size_t n = nchunks(size);
+  if (n > CAIRN_MAX_CHUNKS)
+    return -1;
+  unsigned char *d = out ? out : malloc(n * 32 + 1);
+  char tmp[4300], final[4300], sub[4300];
+  int rc = d ? hash_chunks(dir, sha256, size, d) : -1;
+  snprintf(tmp, sizeof tmp, "%s/" CHUNKS_DIR "/.tmp-XXXXXX", dir);
+  snprintf(final, sizeof final, "%s/" CHUNKS_DIR "/%s", dir, sha256);
+  snprintf(sub, sizeof sub, "%s/" CHUNKS_DIR, dir);
+  if (rc == 0 && mkdir(sub, 0755) != 0 && errno != EEXIST)
+    rc = -1;
+  int fd = rc == 0 ? mkstemp(tmp) : -1;
+  if (fd < 0)
+    rc = -1;
+  else {
+    rc = write_full(fd, d, n * 32) || fchmod(fd, 0644) || close(fd) ? -1 : 0;
+    if (rc || rename(tmp, final) != 0) {
+      unlink(tmp);
+      rc = -1;
+    }
+  }
+  if (!out)
+    free(d);
+  return rc;
+}
+
+int cairn__chunks_write(const char *dir, const char *sha256, int64_t size) {
+  return write_list(dir, sha256, size, NULL);
+}
+
+/* Reads dir/.chunks/sha256 into out when it holds n digests. */
+static int read_list(const char *dir, const char *sha256, size_t n, unsigned char *out) {
+  char path[4300];
+  snprintf(path, sizeof path, "%s/" CHUNKS_DIR "/%s", dir, sha256);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  off_t end = lseek(fd, 0, SEEK_END);
+  int rc = end == (off_t)(n * 32) ? read_full(fd, out, n * 32, 0) : -1;
+  close(fd);
+  return rc;
+}
+
+cairn_status cairn__chunks_json(const char *dir, const char *sha256, int64_t size, char **body,
+                                size_t *len, cairn_error *err) {
+  size_t n = nchunks(size);
+  *body = NULL;
+  *len = 0;
+  if (n > CAIRN_MAX_CHUNKS)
+    return cairn_error_set(err, CAIRN_EIO, "file %s has more than %u chunks", sha256,
+                           CAIRN_MAX_CHUNKS);
+  unsigned char *d = malloc(n * 32 + 1);
+  char *out = malloc(n * 67 + 256);
+  if (!d || !out) {
+    free(d);
+    free(out);
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  }
+  if (read_list(dir, sha256, n, d) != 0 && write_list(dir, sha256, size, d) != 0) {
+    free(d);
+    free(out);
+    return cairn_error_set(err, CAIRN_EIO, "file %s is recorded but cannot be read", sha256);
+  }
+  size_t k = (size_t)sprintf(out, "{\"sha256\":\"%s\",\"size\":%lld,\"chunk_size\":%u,"
+                             "\"chunks\":[", sha256, (long long)size, CAIRN_CHUNK_SIZE);
+  for (size_t i = 0; i < n; i++) {
+    out[k++] = i ? ',' : '"';
+    if (i)
+      out[k++] = '"';
+    for (size_t b = 0; b < 32; b++)
+      k += (size_t)sprintf(out + k, "%02x", d[32 * i + b]);
+    out[k++] = '"';
+  }
+  k += (size_t)sprintf(out + k, "]}");
+  free(d);
+  *body = out;
+  *len = k;
+  return CAIRN_OK;
+}
+
+void cairn__chunks_remove(const char *dir, const char *sha256) {
+  char path[4300];
+  snprintf(path, sizeof path, "%s/" CHUNKS_DIR "/%s", dir, sha256);
+  unlink(path);
+}
