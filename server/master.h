@@ -85,6 +85,7 @@ typedef struct cairn__hold {
   uint64_t apps[CAIRN__WAITERS_APPS];
   uint64_t gen;
   int64_t job;
+  int64_t vol;  /* > 0: a one-task request the core may hand a task to (waiters.h) */
 } cairn__hold;
 
 typedef struct cairn__resp {
@@ -157,6 +158,9 @@ void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 void cairn__api_work_many(cairn_master *m, int64_t v, const cairn_report *r, char **apps,
                           int napps, json_t *max, cairn__resp *rs);
+/* api.c: the 200 of a work request the core handed offer to (a json_t,
+ * taken) once journal record seq is durable; the error if it cannot be. */
+void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn__resp *rs);
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
                                  cairn__resp *rs);
