@@ -9,7 +9,9 @@
  * grows to at most jcap entries). Under the mutex: a hold, a take and a
  * forget are O(1) (plus one epoll_ctl); a work wake is O(woken + held
  * requests of other apps passed over), at most O(cap); a job wake is
- * O(woken); the clock's scan is O(held) and runs at most once every
+ * O(woken); a claim (the handoff, under c->lock) only tries the mutex and
+ * looks at CAIRN__WAITERS_PASS held requests at most, a hand is O(1);
+ * the clock's scan is O(held) and runs at most once every
  * CAIRN__WAITERS_TICK_MS. Resumes are called outside the mutex, in batches
  * of at most RESUME_BATCH. */
 #include "server/waiters.h"
