@@ -642,7 +642,9 @@ static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
 cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
                                  int64_t *requeued, int64_t *tainted, json_t *ids,
                                  cairn_error *err);
-/* Takes ownership of spec. */
+/* Takes ownership of spec. Under the lock: O(tasks + edges) for the tasks'
+ * states and the job's place in the queue, plus the handoff (at most
+ * CAIRN__HANDOFF_MAX allocations, handoff.c) in the same journal group. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);
 /* Records a file already moved to files_dir/sha256. */
