@@ -287,7 +287,7 @@ static int work_wait(json_t *o, cairn__resp *rs) {
  * ms (waiters.h): woken for the apps it names, else those volunteer v
  * declared (more than CAIRN__WAITERS_APPS: for any). O(apps). */
 static void work_hold(cairn_master *m, int64_t v, const char **apps, int napps, int named,
-                      int wait, uint64_t gen, cairn__hold *h) {
+                      int many, int wait, uint64_t gen, cairn__hold *h) {
   int n = napps;
   if (named)
     for (int i = 0; i < napps && i < CAIRN__WAITERS_APPS; i++)
@@ -297,6 +297,16 @@ static void work_hold(cairn_master *m, int64_t v, const char **apps, int napps, 
   h->napps = n <= CAIRN__WAITERS_APPS ? n : 0;
   h->gen = gen;
   h->ms = wait;
+  h->vol = named || many ? 0 : v; /* its own apps, one task: a handoff may serve it */
+}
+
+void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn__resp *rs) {
+  cairn_error err = {0};
+  if (cairn__core_durable(m->core, seq, &err) != CAIRN_OK) {
+    json_decref(offer);
+    fail(rs, &err);
+  } else
+    set_json(rs, 200, offer);
 }
 
 /* One task for volunteer v (POST /v1/work without "max"): 200 with it, or
@@ -345,7 +355,8 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     work_one(m, v, rep, apps, a ? napps : 0, rs);
   /* no task for now, and none soon: http.c holds the request */
   if (rs->status == 204 && !rs->retry_after_ms && wait > 0 && rs->hold)
-    work_hold(m, v, apps, napps, a != NULL, wait, gen, rs->hold);
+    work_hold(m, v, apps, napps, a != NULL, json_object_get(o, "max") != NULL, wait, gen,
+              rs->hold);
 out:
   json_decref(o);
 }

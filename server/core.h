@@ -276,6 +276,13 @@ typedef struct cairn__dist cairn__dist; /* dist.h */
 /* Jobs whose state changed under one hold of the lock told apart; more:
  * every held job wait is woken (wake.c). */
 #define CAIRN__WAKE_JOBS 8
+/* Held work requests a submission hands a task to at most, in the
+ * submission's own journal group (handoff.c). */
+#define CAIRN__HANDOFF_MAX 8
+typedef struct cairn__handed {
+  int64_t claim;  /* the held request (cairn__waiters_claim) */
+  json_t *offer;  /* its task, NULL: none found (it asks again) */
+} cairn__handed;
 typedef struct cairn__wake_entry {
   uint64_t app;
   uint32_t n;
@@ -328,6 +335,7 @@ typedef struct cairn_core {
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
+  uint64_t handoffs_total;  /* allocations handed in their submission's group (handoff.c) */
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
   uint64_t quarantines_total, quarantined_now;
   /* adaptive replication (trust.c): the rule's parameters (set before
@@ -371,11 +379,20 @@ typedef struct cairn_core {
   int64_t wake_jobs[CAIRN__WAKE_JOBS];
   uint32_t nwake_jobs, wake_all_jobs;
   void (*job_waker)(void *ud, int64_t job);
+  /* handoff.c: held work requests a submission claimed (claimer, under the
+   * lock) and allocated a task to under the same hold, given their offers
+   * by hander after the unlock with the group's last journal record; both
+   * NULL: no handoff. Set before serving. */
+  cairn__handed handed[CAIRN__HANDOFF_MAX];
+  uint32_t nhanded;
+  int64_t (*claimer)(void *ud, uint64_t app, int64_t *vol);
+  void (*hander)(void *ud, int64_t claim, json_t *offer, uint64_t seq);
 } cairn_core;
 
-/* wake.c: releases c->lock, then tells c->waker the tasks noted eligible
- * under it (at most CAIRN__WAKE_APPS + 1 calls) and c->job_waker the jobs
- * whose state changed (at most CAIRN__WAKE_JOBS calls). */
+/* wake.c: releases c->lock, then gives c->hander the offers handed under
+ * it (at most CAIRN__HANDOFF_MAX calls), tells c->waker the tasks noted
+ * eligible under it (at most CAIRN__WAKE_APPS + 1 calls) and c->job_waker
+ * the jobs whose state changed (at most CAIRN__WAKE_JOBS calls). */
 void cairn__core_unlock_wake(cairn_core *c);
 
 /* Releases c->lock, first sealing the journal records put under it (one
@@ -387,7 +404,7 @@ static inline void cairn__core_unlock(cairn_core *c) {
   if (c->nlost)
     cairn__lost_flush(c); /* outputs kept on workers that were lost (keep.c) */
   cairn__journal_seal(c->journal);
-  if (c->nwake || c->wake_any || c->nwake_jobs || c->wake_all_jobs)
+  if (c->nwake || c->wake_any || c->nwake_jobs || c->wake_all_jobs || c->nhanded)
     cairn__core_unlock_wake(c);
   else
     pthread_mutex_unlock(&c->lock);
@@ -407,6 +424,21 @@ void cairn__job_changed(cairn_core *c, int64_t job);
  * job_waker with a job whose state changed (0: any job). */
 void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, unsigned n),
                            void (*job_waker)(void *ud, int64_t job), void *ud);
+/* ---- handoff.c: a new job's tasks straight to held work requests ---- */
+/* Under the lock, after job j's record is put: claims up to
+ * CAIRN__HANDOFF_MAX held work requests that run j's app (c->claimer) and
+ * allocates each one task (cairn__allocate_locked for its volunteer), in
+ * this hold's journal group; the offers go out after the unlock
+ * (cairn__core_unlock_wake). O(CAIRN__HANDOFF_MAX · (CAIRN__WAITERS_PASS +
+ * one allocation)). Returns how many got a task. */
+uint32_t cairn__handoff_locked(cairn_core *c, const mjob *j);
+/* Sets the handoff's two ends (before serving; NULL: none). */
+void cairn__core_set_handoff(cairn_core *c, int64_t (*claimer)(void *ud, uint64_t app,
+                                                                int64_t *vol),
+                             void (*hander)(void *ud, int64_t claim, json_t *offer,
+                                            uint64_t seq));
+/* Waits until journal record seq is durable (a handed offer's answer). */
+cairn_status cairn__core_durable(cairn_core *c, uint64_t seq, cairn_error *err);
 /* The hashes of the apps volunteer vol declared, at most max into out;
  * returns how many it declared (0 when unknown or banned). Takes the lock;
  * O(apps). */
@@ -670,7 +702,9 @@ cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cair
 cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha256,
                                      cairn_error *err);
 
-/* Takes ownership of spec. */
+/* Takes ownership of spec. Under the lock: O(tasks + edges) for the tasks'
+ * states and the job's place in the queue, plus the handoff (at most
+ * CAIRN__HANDOFF_MAX allocations, handoff.c) in the same journal group. */
 cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
                                 cairn_error *err);
 /* Records a file already moved to files_dir/sha256. */

@@ -457,7 +457,7 @@ static enum MHD_Result park(cairn_master *m, struct MHD_Connection *c, conn *k) 
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   cairn__hold_req h = {.conn = c, .fd = ci ? (int)ci->connect_fd : -1, .apps = k->hold.apps,
                        .napps = k->hold.napps, .deadline_ms = k->hold_deadline,
-                       .gen = k->hold.gen, .job = k->hold.job};
+                       .gen = k->hold.gen, .job = k->hold.job, .vol = k->hold.vol};
   MHD_suspend_connection(c); /* before the table knows it: no resume comes first */
   k->wslot = cairn__waiters_hold(m->waiters, &h, &k->instant);
   if (k->wslot < 0) {
@@ -514,13 +514,22 @@ static enum MHD_Result resumed_job(cairn_master *m, struct MHD_Connection *c, co
  * task may be there, else answer 204, or close for a client that left. */
 static enum MHD_Result resumed(cairn_master *m, struct MHD_Connection *c, conn *k,
                                const char *method, const char *url) {
-  cairn__wake why = k->unheld ? k->instant : cairn__waiters_take(m->waiters, k->wslot, &k->pass);
+  void *offer = NULL;
+  uint64_t seq = 0;
+  cairn__wake why = k->unheld ? k->instant
+                              : cairn__waiters_take_offer(m->waiters, k->wslot, &k->pass, &offer,
+                                                          &seq);
   k->wslot = -1;
   k->unheld = 0;
   if (why == CAIRN__WAKE_GONE)
     return MHD_NO;
   if (k->hold.job)
     return resumed_job(m, c, k, method, url, why);
+  if (why == CAIRN__WAKE_HANDED) { /* the core allocated it a task (handoff.c) */
+    cairn__resp rs = {.fd = -1};
+    cairn__api_work_handed(m, offer, seq, &rs);
+    return send_resp(m, c, k->route, &rs);
+  }
   if (why == CAIRN__WAKE_TASK || (why == CAIRN__WAKE_STALE && k->stale++ < HOLD_STALE_MAX))
     return handle(m, c, k, method, url);
   cairn_error failure;
@@ -538,6 +547,16 @@ static void wake_held(void *ud, uint64_t app, unsigned n) {
 /* The core's job waker: job's state changed (0: some job's). */
 static void wake_job_waits(void *ud, int64_t job) {
   cairn__waiters_wake_job(((cairn_master *)ud)->waiters, job);
+}
+
+/* The core's handoff (cairn__core_set_handoff): claims a held work
+ * request for a task of app, under c->lock; then gives it its offer. */
+static int64_t claim_held(void *ud, uint64_t app, int64_t *vol) {
+  return cairn__waiters_claim(((cairn_master *)ud)->waiters, app, vol);
+}
+
+static void hand_held(void *ud, int64_t claim, json_t *offer, uint64_t seq) {
+  cairn__waiters_hand(((cairn_master *)ud)->waiters, claim, offer, seq);
 }
 
 static void resume_conn(void *mc) { MHD_resume_connection(mc); }
@@ -669,6 +688,7 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
     return err ? err->status : CAIRN_ENOMEM;
   }
   cairn__core_set_waker(m->core, wake_held, wake_job_waits, m);
+  cairn__core_set_handoff(m->core, claim_held, hand_held);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                    MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
   /* MHD ignores options after MHD_OPTION_END, so the TLS options are last:

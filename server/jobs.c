@@ -306,10 +306,11 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
     j->tasks[i].queued = j->tasks[i].state == TS_ELIGIBLE;
   c->jobs[c->njobs++] = j;
   cairn__jobq_update(c, j); /* O(E): its place by priority */
-  cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]);
   *job_id = j->id;
   cairn__journal_put(c->journal, cairn__jrec_job_keys(rec, j->id, j->ntasks ? j->tasks[0].key : 0));
   rec = NULL;
+  cairn__handoff_locked(c, j); /* tasks to held requests, in this group (handoff.c) */
+  cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]);
   j = NULL;
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
@@ -748,7 +749,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
       counts[s] += c->jobs[i]->counts[s];
     running += c->jobs[i]->state == JS_RUNNING;
   }
-  uint64_t allocs = c->allocations_total, expired = c->expired_total;
+  uint64_t allocs = c->allocations_total, expired = c->expired_total, handed = c->handoffs_total;
   uint64_t res[OUT_COUNT], bans = c->bans_total;
   uint64_t quar_now = c->quarantined_now, quars = c->quarantines_total;
   uint64_t trust[4] = {c->unreplicated_total, c->spot_checks_total, c->trust_resets_total,
@@ -775,13 +776,17 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "cairn_leases %zu\n"
           "# HELP cairn_allocations_total Allocations issued since start.\n"
           "# TYPE cairn_allocations_total counter\ncairn_allocations_total %llu\n"
+          "# HELP cairn_handoffs_total Allocations handed to a held work request in the "
+          "commit of their job's submission.\n"
+          "# TYPE cairn_handoffs_total counter\ncairn_handoffs_total %llu\n"
           "# HELP cairn_leases_expired_total Leases that expired since start.\n"
           "# TYPE cairn_leases_expired_total counter\ncairn_leases_expired_total %llu\n"
           "# HELP cairn_commits_total Store transactions (group commits) since start.\n"
           "# TYPE cairn_commits_total counter\ncairn_commits_total %llu\n"
           "# HELP cairn_results_total Results received since start, by outcome.\n"
           "# TYPE cairn_results_total counter\n",
-          jobs, running, vols, leases, (unsigned long long)allocs, (unsigned long long)expired,
+          jobs, running, vols, leases, (unsigned long long)allocs, (unsigned long long)handed,
+          (unsigned long long)expired,
           (unsigned long long)committed);
   for (int i = 0; i < OUT_COUNT; i++)
     appendf(buf, len, cap, "cairn_results_total{outcome=\"%s\"} %llu\n",

@@ -88,6 +88,7 @@ typedef struct cairn__hold {
   uint64_t apps[CAIRN__WAITERS_APPS];
   uint64_t gen;
   int64_t job;
+  int64_t vol;  /* > 0: a one-task request the core may hand a task to (waiters.h) */
 } cairn__hold;
 
 typedef struct cairn__resp {
@@ -166,6 +167,9 @@ void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 void cairn__api_work_many(cairn_master *m, int64_t v, const cairn_report *r, char **apps,
                           int napps, json_t *max, cairn__resp *rs);
+/* api.c: the 200 of a work request the core handed offer to (a json_t,
+ * taken) once journal record seq is durable; the error if it cannot be. */
+void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn__resp *rs);
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 /* PATCH /v1/volunteers/{id} {"team": NAME | null}: the admin, or the
  * volunteer itself with its own token, changes its team (checked as at

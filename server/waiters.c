@@ -9,7 +9,9 @@
  * grows to at most jcap entries). Under the mutex: a hold, a take and a
  * forget are O(1) (plus one epoll_ctl); a work wake is O(woken + held
  * requests of other apps passed over), at most O(cap); a job wake is
- * O(woken); the clock's scan is O(held) and runs at most once every
+ * O(woken); a claim (the handoff, under c->lock) only tries the mutex and
+ * looks at CAIRN__WAITERS_PASS held requests at most, a hand is O(1);
+ * the clock's scan is O(held) and runs at most once every
  * CAIRN__WAITERS_TICK_MS. Resumes are called outside the mutex, in batches
  * of at most RESUME_BATCH. */
 #include "server/waiters.h"
@@ -24,12 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "server/hmap.h"
 
 #define RESUME_BATCH 64
 #define NONE (-1)
 
-enum { W_FREE, W_HELD, W_DONE };
+enum { W_FREE, W_HELD, W_DONE, W_CLAIMED };
 /* The two kinds of held request; a slot's kind is fixed by its index. */
 enum { K_WORK, K_JOB, K_KINDS };
 /* Buckets of the job wakes' generations (a job's: its id modulo this). */
@@ -38,7 +42,8 @@ enum { K_WORK, K_JOB, K_KINDS };
 typedef struct waiter {
   void *conn;
   int fd;                  /* watched for a hang-up while held; -1: not */
-  int state;               /* W_FREE, W_HELD, W_DONE (resumed, not yet taken) */
+  int state;               /* W_FREE, W_HELD, W_DONE (resumed, not yet taken),
+                            * W_CLAIMED (out of the FIFO, waiting for its hand) */
   cairn__wake why;         /* W_DONE: why it was resumed */
   uint32_t seq;            /* bumped by every hold: epoll events name (slot, seq) */
   int64_t deadline;
@@ -48,6 +53,9 @@ typedef struct waiter {
   cairn__pass pass;        /* WAKE_TASK: the wake it may pass on */
   int64_t job;             /* a job wait: its job */
   int jprev, jnext;        /* a job wait: the chain of the waits on its job */
+  int64_t vol;             /* a work request the core may hand a task to (0: not) */
+  json_t *offer;           /* WAKE_HANDED: the task handed to it, owned here until taken */
+  uint64_t offer_seq;      /* the journal record its answer waits for */
 } waiter;
 
 struct cairn__waiters {
@@ -126,6 +134,8 @@ static void end_hold(cairn__waiters *w, int i, cairn__wake why) {
 
 static void free_slot(cairn__waiters *w, int i) {
   int k = kind_of(w, i);
+  json_decref(w->w[i].offer);
+  w->w[i].offer = NULL;
   w->w[i].state = W_FREE;
   w->w[i].conn = NULL;
   w->w[i].next = w->free_head[k];
@@ -323,6 +333,7 @@ int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake
   if (x->napps)
     memcpy(x->apps, h->apps, (size_t)x->napps * sizeof *x->apps);
   x->pass = (cairn__pass){0, 0};
+  x->vol = k == K_WORK ? h->vol : 0;
   x->next = NONE;
   x->prev = w->tail[k];
   if (w->tail[k] != NONE)
@@ -347,17 +358,65 @@ int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake
   return i;
 }
 
-cairn__wake cairn__waiters_take(cairn__waiters *w, int slot, cairn__pass *p) {
+cairn__wake cairn__waiters_take_offer(cairn__waiters *w, int slot, cairn__pass *p, void **offer,
+                                      uint64_t *seq) {
   pthread_mutex_lock(&w->mu);
   waiter *x = &w->w[slot];
   if (x->state == W_HELD) /* not resumed by us: treat as a timeout */
     end_hold(w, slot, CAIRN__WAKE_TIMEOUT);
   cairn__wake why = x->why;
   *p = why == CAIRN__WAKE_TASK ? x->pass : (cairn__pass){0, 0};
+  if (offer && why == CAIRN__WAKE_HANDED) {
+    *offer = x->offer;
+    *seq = x->offer_seq;
+    x->offer = NULL;
+  }
   if (x->state != W_FREE)
     free_slot(w, slot);
   pthread_mutex_unlock(&w->mu);
   return why;
+}
+
+cairn__wake cairn__waiters_take(cairn__waiters *w, int slot, cairn__pass *p) {
+  return cairn__waiters_take_offer(w, slot, p, NULL, NULL);
+}
+
+int64_t cairn__waiters_claim(cairn__waiters *w, uint64_t app, int64_t *vol) {
+  if (pthread_mutex_trylock(&w->mu))
+    return -1; /* busy (a scan, a wake): the ordinary wake follows */
+  int64_t claim = -1;
+  int looked = 0;
+  for (int i = w->head[K_WORK]; !w->stopping && i != NONE && looked++ < CAIRN__WAITERS_PASS;
+       i = w->w[i].next) {
+    if (!w->w[i].vol || !runs(&w->w[i], app))
+      continue;
+    end_hold(w, i, CAIRN__WAKE_HANDED);
+    w->w[i].state = W_CLAIMED;
+    *vol = w->w[i].vol;
+    claim = (int64_t)i | (int64_t)w->w[i].seq << 32;
+    break;
+  }
+  pthread_mutex_unlock(&w->mu);
+  return claim;
+}
+
+void cairn__waiters_hand(cairn__waiters *w, int64_t claim, void *offer, uint64_t seq) {
+  int i = (int)(claim & 0xffffffff);
+  void *conn = NULL;
+  pthread_mutex_lock(&w->mu);
+  waiter *x = &w->w[i];
+  if (x->state == W_CLAIMED && x->seq == (uint32_t)(claim >> 32)) {
+    x->state = W_DONE;
+    x->why = offer ? CAIRN__WAKE_HANDED : CAIRN__WAKE_TASK;
+    x->offer = offer;
+    x->offer_seq = seq;
+    conn = x->conn;
+    offer = NULL;
+  }
+  pthread_mutex_unlock(&w->mu);
+  json_decref(offer); /* forgotten meanwhile: its lease expires */
+  if (conn)
+    w->resume(conn);
 }
 
 void cairn__waiters_forget(cairn__waiters *w, int slot) {

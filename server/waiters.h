@@ -28,12 +28,20 @@
  *               EPOLLRDHUP): a client that closed it is resumed at once
  *               (WAKE_GONE) so that its connection is cleaned up;
  *   a stop      cairn__waiters_shutdown() resumes every held request
- *               (WAKE_STOP) and refuses new holds.
+ *               (WAKE_STOP) and refuses new holds;
+ *   a handoff   the core, submitting a job, claims the oldest held
+ *               request with a volunteer (cairn__waiters_claim, under
+ *               c->lock), allocates that volunteer a task in the same
+ *               journal group as the job, and after cairn__core_unlock
+ *               hands it the offer (cairn__waiters_hand: WAKE_HANDED):
+ *               one commit for both instead of one after the other.
  *
- * Lock order: the table's mutex is a leaf. It is never held with c->lock
- * or the journal's mutex (wakes are sent after cairn__core_unlock), and
- * never while the resume callback runs (libmicrohttpd takes its own locks
- * there).
+ * Lock order: the table's mutex is a leaf. It is never waited for with
+ * c->lock or the journal's mutex held (wakes are sent after
+ * cairn__core_unlock); the one call made under c->lock, cairn__waiters_claim,
+ * only tries it (pthread_mutex_trylock: a busy table means no handoff, the
+ * ordinary wake follows), and it is never held while the resume callback
+ * runs (libmicrohttpd takes its own locks there).
  */
 #ifndef CAIRN_WAITERS_H
 #define CAIRN_WAITERS_H
@@ -66,7 +74,10 @@ typedef enum {
   CAIRN__WAKE_STALE,   /* not held: a wake came between its look at the
                         * core and its hold (ask again at once) */
   CAIRN__WAKE_FULL,    /* not held: the table is full or stopping (204) */
-  CAIRN__WAKE_JOB      /* a job wait: its job changed state: look again */
+  CAIRN__WAKE_JOB,     /* a job wait: its job changed state: look again */
+  CAIRN__WAKE_HANDED   /* the core allocated it a task in the same journal
+                        * group as the task's submission (cairn__waiters_claim):
+                        * answer that offer once its group is durable */
 } cairn__wake;
 
 /* What a held request is: conn (opaque, given back to resume), fd (its
@@ -83,6 +94,8 @@ typedef struct cairn__hold_req {
   int64_t deadline_ms;
   uint64_t gen;
   int64_t job;
+  int64_t vol;  /* > 0: a one-task work request of this volunteer for its own
+                 * apps, which the core may hand a task straight to */
 } cairn__hold_req;
 
 /* Creates the table (cap 0: CAIRN__WAITERS_CAP work requests; jcap 0:
@@ -123,6 +136,23 @@ cairn__wake cairn__waiters_take(cairn__waiters *w, int slot, cairn__pass *p);
  * less; nothing when p->hops is 0. Does not move the generation. O(as
  * cairn__waiters_wake with n = 1). */
 void cairn__waiters_pass(cairn__waiters *w, const cairn__pass *p);
+/* Claims for a handoff the oldest held work request with a volunteer
+ * (hold_req.vol > 0) that runs app, among the first CAIRN__WAITERS_PASS
+ * held: it is no longer held (no clock, hang-up or stop resumes it) and
+ * waits for cairn__waiters_hand. Returns its claim (>= 0) with *vol, or -1
+ * when none, when the table is busy (trylock) or stopping. Called under
+ * c->lock: O(CAIRN__WAITERS_PASS), never waits for the mutex. */
+int64_t cairn__waiters_claim(cairn__waiters *w, uint64_t app, int64_t *vol);
+/* Resumes claimed request claim with offer (a json_t the table then owns)
+ * and seq (the journal record its answer waits for): WAKE_HANDED. offer
+ * NULL (the core found it nothing): WAKE_TASK, it asks the core again. A
+ * claim whose connection was forgotten meanwhile drops the offer (its
+ * lease expires, as a task handed out to a worker that left does). O(1). */
+void cairn__waiters_hand(cairn__waiters *w, int64_t claim, void *offer, uint64_t seq);
+/* As cairn__waiters_take, and for WAKE_HANDED gives the offer (*offer, the
+ * caller's to free) and its journal record (*seq). O(1). */
+cairn__wake cairn__waiters_take_offer(cairn__waiters *w, int slot, cairn__pass *p, void **offer,
+                                      uint64_t *seq);
 /* Forgets slot without resuming it (its connection is gone: libmicrohttpd's
  * completion callback); nothing when the slot was resumed already. O(1). */
 void cairn__waiters_forget(cairn__waiters *w, int slot);

@@ -49,7 +49,11 @@ void cairn__job_changed(cairn_core *c, int64_t job) {
 void cairn__core_unlock_wake(cairn_core *c) {
   cairn__wake_entry e[CAIRN__WAKE_APPS];
   int64_t jobs[CAIRN__WAKE_JOBS];
-  uint32_t n = c->nwake, any = c->wake_any, nj = c->nwake_jobs;
+  cairn__handed h[CAIRN__HANDOFF_MAX];
+  uint32_t n = c->nwake, any = c->wake_any, nj = c->nwake_jobs, nh = c->nhanded;
+  uint64_t seq = nh ? cairn__journal_last(c->journal) : 0; /* the sealed group's last */
+  memcpy(h, c->handed, nh * sizeof *h);
+  c->nhanded = 0;
   memcpy(e, c->wake, n * sizeof *e);
   memcpy(jobs, c->wake_jobs, nj * sizeof *jobs);
   if (c->wake_all_jobs) {
@@ -61,6 +65,8 @@ void cairn__core_unlock_wake(cairn_core *c) {
   c->nwake_jobs = 0;
   c->wake_all_jobs = 0;
   pthread_mutex_unlock(&c->lock);
+  for (uint32_t i = 0; i < nh; i++)
+    c->hander(c->waker_ud, h[i].claim, h[i].offer, seq);
   for (uint32_t i = 0; i < n; i++)
     c->waker(c->waker_ud, e[i].app, e[i].n);
   if (any)

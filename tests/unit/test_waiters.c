@@ -7,7 +7,12 @@
  * wake resumes every wait on that job and no other (job 0: all), none of
  * the work requests; a wake of the job (or one sharing its generation)
  * since the wait read it makes its hold stale; their own cap; a
- * forgotten wait leaves the others of its job in their chain. */
+ * forgotten wait leaves the others of its job in their chain. Handoff:
+ * a claim takes the oldest request with a volunteer that runs the app
+ * (not one without, not one of another app), out of the held ones and of
+ * the stop's reach; the hand resumes it with its offer (WAKE_HANDED), or
+ * for a NULL offer with WAKE_TASK; a claim forgotten before its hand
+ * drops the offer and resumes nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,6 +49,18 @@ static int hold(cairn__waiters *w, long id, const char *app) {
   cairn__hold_req r = {.conn = (void *)(intptr_t)id, .fd = -1, .apps = &h, .napps = app ? 1 : 0,
                        .deadline_ms = cairn__mono_ms() + 600000,
                        .gen = cairn__waiters_gen(w)};
+  cairn__wake why;
+  int slot = cairn__waiters_hold(w, &r, &why);
+  assert_true(slot >= 0);
+  return slot;
+}
+
+/* Holds request `id` for app with volunteer vol (a handoff may claim it). */
+static int hold_vol(cairn__waiters *w, long id, const char *app, int64_t vol) {
+  uint64_t h = cairn__hash_app(app);
+  cairn__hold_req r = {.conn = (void *)(intptr_t)id, .fd = -1, .apps = &h, .napps = 1,
+                       .deadline_ms = cairn__mono_ms() + 600000,
+                       .gen = cairn__waiters_gen(w), .vol = vol};
   cairn__wake why;
   int slot = cairn__waiters_hold(w, &r, &why);
   assert_true(slot >= 0);
@@ -227,12 +244,64 @@ static void test_job_waits(void **state) {
   cairn__waiters_destroy(w);
 }
 
+static void test_handoff_claims(void **state) {
+  (void)state;
+  cairn_error err = {0};
+  cairn__waiters *w = cairn__waiters_create(16, 0, record, &err);
+  assert_non_null(w);
+  reset();
+  int s1 = hold(w, 1, "a");               /* no volunteer: never claimed */
+  int s2 = hold_vol(w, 2, "b", 7);        /* another app */
+  int s3 = hold_vol(w, 3, "a", 8);
+  int s4 = hold_vol(w, 4, "a", 9);
+  int64_t vol = 0;
+  int64_t c3 = cairn__waiters_claim(w, cairn__hash_app("a"), &vol);
+  assert_true(c3 >= 0);
+  assert_int_equal((int)(c3 & 0xffffffff), s3);
+  assert_int_equal(vol, 8);
+  assert_int_equal(counted(w), 3);        /* no longer held */
+  assert_int_equal(nresumed, 0);          /* resumed only by its hand */
+  json_t *offer = json_pack("{s:i}", "index", 42);
+  cairn__waiters_hand(w, c3, offer, 17);
+  assert_int_equal(nresumed, 1);
+  assert_int_equal(resumed[0], 3);
+  cairn__pass p;
+  void *got = NULL;
+  uint64_t seq = 0;
+  assert_int_equal(cairn__waiters_take_offer(w, s3, &p, &got, &seq), CAIRN__WAKE_HANDED);
+  assert_ptr_equal(got, offer);
+  assert_int_equal(seq, 17);
+  json_decref(got);
+  /* the next claim: 4; handed nothing, it asks the core itself */
+  int64_t c4 = cairn__waiters_claim(w, cairn__hash_app("a"), &vol);
+  assert_int_equal((int)(c4 & 0xffffffff), s4);
+  assert_int_equal(vol, 9);
+  cairn__waiters_hand(w, c4, NULL, 0);
+  assert_int_equal(nresumed, 2);
+  assert_int_equal(cairn__waiters_take(w, s4, &p), CAIRN__WAKE_TASK);
+  /* none left for a (1 has no volunteer); b's is claimed, then forgotten
+   * before its hand: the offer is dropped and nothing resumed */
+  assert_true(cairn__waiters_claim(w, cairn__hash_app("a"), &vol) < 0);
+  int64_t c2 = cairn__waiters_claim(w, cairn__hash_app("b"), &vol);
+  assert_int_equal((int)(c2 & 0xffffffff), s2);
+  cairn__waiters_shutdown(w);             /* resumes 1 only: 2 is claimed */
+  assert_int_equal(nresumed, 3);
+  assert_int_equal(resumed[2], 1);
+  cairn__waiters_forget(w, s2);
+  cairn__waiters_hand(w, c2, json_pack("{s:i}", "index", 43), 18);
+  assert_int_equal(nresumed, 3);
+  assert_int_equal(cairn__waiters_take(w, s1, &p), CAIRN__WAKE_STOP);
+  assert_true(cairn__waiters_claim(w, 0, &vol) < 0); /* stopping */
+  cairn__waiters_destroy(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_job_waits),
     cmocka_unit_test(test_fifo_by_app),
     cmocka_unit_test(test_stale_cap_forget),
     cmocka_unit_test(test_pass_hops),
+    cmocka_unit_test(test_handoff_claims),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
