@@ -212,11 +212,20 @@ try {
   writeFileSync(path.join(work, "big.json"), JSON.stringify({ name: "big", app: "nobody-runs-this",
     tasks: Array.from({ length: 100000 }, (_, i) => (i < 50000 ? { id: "t" + i } : { id: "t" + i, after: ["t" + (i - 50000)] })) }));
   const bigJob = await submit("big.json");
+  const opened = Date.now();
   await go(`#/job/${bigJob}`);
   await page.waitForSelector("canvas#grid");
   await page.waitForSelector("#failures p");
+  const readyMs = Date.now() - opened;
   const elements = await page.evaluate(() => document.getElementsByTagName("*").length);
   if (elements > 300) failures.push(`the 10^5-task job's view has ${elements} elements`);
+  // The page's JavaScript heap, as chromium counts it (a figure, not a check).
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const { metrics } = await cdp.send("Performance.getMetrics");
+  const heap = (metrics.find((m) => m.name === "JSHeapUsedSize") || { value: 0 }).value;
+  console.log(`browser test: the 10^5-task job's view ready in ${readyMs} ms, ${elements} elements, JS heap ${(heap / 1048576).toFixed(1)} MiB`);
+  await cdp.detach();
   await page.click("canvas#grid", { position: { x: 1, y: 1 } });
   await page.waitForSelector("#task-detail .card:has-text('task t0 ')");
   await page.focus("canvas#grid");

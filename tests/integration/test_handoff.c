@@ -29,33 +29,7 @@
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
-    rmdir(f->dir);
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  if (f->srv.pid > 0)
-    harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
-}
+typedef harness_fixture fixture;
 
 /* Sends POST /v1/work with body on a new raw connection; does not read. */
 static int send_work(const char *url, const char *token, const char *body) {
@@ -202,8 +176,8 @@ static void test_named_apps_woken_not_handed(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_handoff_survives_kill, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_named_apps_woken_not_handed, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_handoff_survives_kill, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_named_apps_woken_not_handed, harness_fixture_setup, harness_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

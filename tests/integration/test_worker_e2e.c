@@ -23,33 +23,7 @@
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
-    rmdir(f->dir);
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  if (f->srv.pid > 0)
-    harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
-}
+typedef harness_fixture fixture;
 
 /* Uploads text as a file; writes its sha256 into sha. */
 static void upload(const char *url, const char *text, char sha[65]) {
@@ -430,12 +404,12 @@ static void test_bad_flags_exit_2(void **state) {
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_dag_across_two_workers, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_app_failures_are_recorded, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_embedded_callback_app, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_master_killed_and_restarted, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_reregisters_when_token_unknown, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_max_tasks, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_dag_across_two_workers, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_app_failures_are_recorded, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_embedded_callback_app, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_master_killed_and_restarted, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_reregisters_when_token_unknown, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_max_tasks, harness_fixture_setup, harness_fixture_teardown),
     cmocka_unit_test(test_bad_flags_exit_2),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

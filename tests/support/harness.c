@@ -240,6 +240,30 @@ int harness_rmtree(const char *dir) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
+int harness_fixture_setup(void **state) {
+  harness_fixture *f = calloc(1, sizeof *f);
+  if (!f)
+    return -1;
+  harness_tmpdir(f->dir, sizeof f->dir);
+  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
+  if (harness_server_start(&f->srv, f->db, NULL)) {
+    rmdir(f->dir);
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+int harness_fixture_teardown(void **state) {
+  harness_fixture *f = *state;
+  if (f->srv.pid > 0)
+    harness_server_stop(&f->srv, SIGTERM);
+  int rc = harness_rmtree(f->dir);
+  free(f);
+  return rc == 0 ? 0 : -1;
+}
+
 int harness_server_start(harness_server *s, const char *db, const char *const *extra) {
   char bin[4096];
   harness_bin(bin, sizeof bin, "cairn-server");

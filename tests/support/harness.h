@@ -29,6 +29,20 @@ int harness_server_start(harness_server *s, const char *db, const char *const *e
 /* Sends sig (SIGTERM or SIGKILL) and reaps the server; returns its wait status. */
 int harness_server_stop(harness_server *s, int sig);
 
+/* A test's folder, its database (DIR/cairn.db) and a master on it: the
+ * cmocka fixture of the integration tests that need nothing more. */
+typedef struct harness_fixture {
+  char dir[4096];
+  char db[4200];
+  harness_server srv;
+} harness_fixture;
+/* cmocka setup: *state becomes a harness_fixture (malloc'd) with a fresh
+ * folder and a master started on its database; -1 when it does not start. */
+int harness_fixture_setup(void **state);
+/* cmocka teardown: stops the fixture's master (SIGTERM), removes its
+ * folder and frees it; -1 when the folder could not be removed. */
+int harness_fixture_teardown(void **state);
+
 /* Spawns argv[0] (a path) with argv, stdout/stderr to log (may be NULL = inherit). */
 pid_t harness_spawn(const char *const *argv, const char *log);
 /* waitpid with a timeout in seconds; returns the status or -1 on timeout. */
