@@ -29,41 +29,11 @@
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define JOB_ROUTE "cairn_http_requests_total{route=\"/v1/jobs/{id}\""
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-  pid_t worker;
-} fixture;
-
-static int start(void **state, const char *const *extra) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, extra)) {
-    rmdir(f->dir);
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int setup(void **state) { return start(state, NULL); }
+typedef harness_fixture fixture;
 
 static int setup_cap1(void **state) {
   static const char *const extra[] = {"--max-job-waits", "1", NULL};
-  return start(state, extra);
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  harness_stop_all(&f->worker, 1, 10);
-  if (f->srv.pid > 0)
-    harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
+  return harness_fixture_start(state, extra);
 }
 
 /* The sum of the /metrics lines that start with prefix (tests/support). */
@@ -345,13 +315,13 @@ static void test_cli_wait(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_wait_answered_when_done, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_wait_follows_result, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cancel_and_at_once, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_wait_timeout_and_bounds, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, teardown),
-    cmocka_unit_test_setup_teardown(test_stop_with_waits, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cli_wait, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_wait_answered_when_done, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wait_follows_result, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cancel_and_at_once, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wait_timeout_and_bounds, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_stop_with_waits, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cli_wait, harness_fixture_setup, harness_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,41 +26,11 @@
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-  pid_t worker;
-} fixture;
-
-static int start(void **state, const char *const *extra) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, extra)) {
-    rmdir(f->dir);
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int setup(void **state) { return start(state, NULL); }
+typedef harness_fixture fixture;
 
 static int setup_cap1(void **state) {
   static const char *const extra[] = {"--max-held-work", "1", NULL};
-  return start(state, extra);
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  harness_stop_all(&f->worker, 1, 10);
-  if (f->srv.pid > 0)
-    harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
+  return harness_fixture_start(state, extra);
 }
 
 /* The sum of the /metrics lines that start with prefix (tests/support). */
@@ -304,12 +274,12 @@ static void test_stop_with_held(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_held_worker_gets_later_task, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_exit_when_idle_while_held, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_wait_bounds, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_wake_passed_on, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, teardown),
-    cmocka_unit_test_setup_teardown(test_stop_with_held, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_held_worker_gets_later_task, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_exit_when_idle_while_held, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wait_bounds, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wake_passed_on, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_stop_with_held, harness_fixture_setup, harness_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -240,13 +240,13 @@ int harness_rmtree(const char *dir) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
-int harness_fixture_setup(void **state) {
+int harness_fixture_start(void **state, const char *const *extra) {
   harness_fixture *f = calloc(1, sizeof *f);
   if (!f)
     return -1;
   harness_tmpdir(f->dir, sizeof f->dir);
   snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
+  if (harness_server_start(&f->srv, f->db, extra)) {
     rmdir(f->dir);
     free(f);
     return -1;
@@ -255,8 +255,11 @@ int harness_fixture_setup(void **state) {
   return 0;
 }
 
+int harness_fixture_setup(void **state) { return harness_fixture_start(state, NULL); }
+
 int harness_fixture_teardown(void **state) {
   harness_fixture *f = *state;
+  harness_stop_all(&f->worker, 1, 10);
   if (f->srv.pid > 0)
     harness_server_stop(&f->srv, SIGTERM);
   int rc = harness_rmtree(f->dir);

@@ -35,12 +35,17 @@ typedef struct harness_fixture {
   char dir[4096];
   char db[4200];
   harness_server srv;
+  pid_t worker; /* one process the test may start (0: none), stopped by the teardown */
 } harness_fixture;
-/* cmocka setup: *state becomes a harness_fixture (malloc'd) with a fresh
- * folder and a master started on its database; -1 when it does not start. */
+/* *state becomes a harness_fixture (malloc'd) with a fresh folder and a
+ * master started on its database with extra arguments (NULL: none); -1
+ * when it does not start. */
+int harness_fixture_start(void **state, const char *const *extra);
+/* cmocka setup: harness_fixture_start(state, NULL). */
 int harness_fixture_setup(void **state);
-/* cmocka teardown: stops the fixture's master (SIGTERM), removes its
- * folder and frees it; -1 when the folder could not be removed. */
+/* cmocka teardown: stops the fixture's worker and master (SIGTERM),
+ * removes its folder and frees it; -1 when the folder could not be
+ * removed. */
 int harness_fixture_teardown(void **state);
 
 /* Spawns argv[0] (a path) with argv, stdout/stderr to log (may be NULL = inherit). */
