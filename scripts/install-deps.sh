@@ -7,6 +7,7 @@ pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
       clang libclang-rt-14-dev"  # clang and its libFuzzer runtime: make fuzz
 missing=""
 pkgs="$pkgs jq"  # bench/soak.sh reads the API's JSON with it
+pkgs="$pkgs iproute2"  # ip and tc: bench/distribution.sh and bench/dataflow.sh
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing="$missing $p"
