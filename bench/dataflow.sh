@@ -23,7 +23,8 @@
 # cairn_file_bytes_served_total) and the model's prediction and lower bound
 # of the level-2 transfers (docs/dataflow.md): `cairn plan FEF|WR|WRP` of
 # the HNOW instance (online: FEF), `cairn plan LH-LS` of the CDMD instance,
-# and for master-relay the master's bytes served / its link rate.
+# and for master-relay the master's bytes served / its link rate (medians
+# over the runs: each run's holders give its own instance).
 # --quick: 2 clusters x 2 workers, 2 MiB (a smoke run). --timeout bounds the
 # whole run (default 3600 s). Needs root, ip and tc: without them it says
 # so and exits 1. Every namespace, process and folder it made is removed on
@@ -56,7 +57,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --quick) CLUSTERS=2; WORKERS=2; SIZE_MIB=2; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "dataflow: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -196,7 +197,7 @@ api() { # PATH
   ip netns exec "$P-m" curl -sf -m 10 -H "Authorization: Bearer $CAIRN_ADMIN_TOKEN" "$URL$1"
 }
 metric() { # NAME{LABELS}: its value in /metrics (0 when absent)
-  api /metrics | awk -v k="$1" '$1 == k { v = $2 } END { printf "%d", v + 0 }'
+  api /metrics | awk -v k="$1" '$1 == k { v = $2 } END { printf "%.0f", v + 0 }'
 }
 
 # job KEEP DIR: P1..PN, then QK after every P reading every Pi/out.bin
@@ -325,18 +326,20 @@ run() {
       WPIDS+=($!)
     done
   done
-  # level 1: t0 is when every producer is seen done
+  # level 1: t0 is the start of the first poll that sees every producer
+  # done (its answer takes tens of ms under load: taking its end would count
+  # that time out of level 2)
   m0=$(metric 'cairn_file_bytes_served_total{source="master"}')
   p0=$(metric 'cairn_file_bytes_served_total{source="peer"}')
   until=$((${EPOCHREALTIME%.*} + 120 + 3 * N * SIZE_MIB * 9 / MASTER_MBIT))
   while :; do
+    t0=$EPOCHREALTIME
     n=$(api "/v1/jobs/$JOB/tasks?limit=10000" | jq '[.tasks[] | select((.id | startswith("p")) and .state == "done")] | length') || n=0
     n=${n:-0}
     [ "$n" -ge "$N" ] && break
     past_deadline "$until" && fail "$name: only $n of $N producers done" "$d"
     sleep 0.05
   done
-  t0=$EPOCHREALTIME
   # level 2: every consumer holds its N inputs
   until=$((${t0%.*} + 120 + 3 * N * N * SIZE_MIB * 9 / MASTER_MBIT))
   while :; do
@@ -382,6 +385,11 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "dataflow: $CLUSTERS clusters x $WORKERS workers, $N producers of ${SIZE_MIB} MiB then $N consumers of all $N files; links: workers ${FAST_MBIT} Mbit/s, cluster uplinks ${SLOW_MBIT} Mbit/s, master ${MASTER_MBIT} Mbit/s; runs per mode: $REPEAT; load $(load)"
+# Every cluster must take in the N - W files made in other clusters over its
+# uplink at least once, whatever the plan: a bound of the topology that the
+# HNOW and CDMD models, without shared links, do not see.
+UPLINK_LB_S=$(awk -v n="$N" -v w="$WORKERS" -v b="$BYTES" -v r="$SLOW_MBIT" 'BEGIN { printf "%.2f", (n - w) * b * 8 / (r * 1e6) }')
+echo "dataflow: uplink bound: each cluster takes in $((N - WORKERS)) files of ${SIZE_MIB} MiB over its ${SLOW_MBIT} Mbit/s uplink: at least $UPLINK_LB_S s with the outputs on the workers"
 [ "$MCAST" = 1 ] || echo "dataflow: this cairn-server has no --multicast-plan: online is today's peer fetch (own cluster's holder first), without the flag"
 ROWS=""
 for a in "${MODE_LIST[@]}"; do
@@ -401,16 +409,19 @@ for a in "${MODE_LIST[@]}"; do
         continue
       fi ;;
   esac
-  MS="" BM="" BP="" L0=$(load)
+  MS="" BM="" BP="" PR="" LB="" L0=$(load)
   for r in $(seq 1 "$REPEAT"); do
     run "$a-$r" "$a"
-    MS="$MS $MAKESPAN" BM="$BM $BYTES_MASTER" BP="$BP $BYTES_PEER"
+    MS="$MS $MAKESPAN" BM="$BM $BYTES_MASTER" BP="$BP $BYTES_PEER" PR="$PR $PRED_S" LB="$LB $LB_S"
     echo "dataflow: $a (run $r): level-2 makespan $MAKESPAN s; bytes served: master $BYTES_MASTER, peers $BYTES_PEER; holders $HOLDERS; $MODEL: predicted $PRED_S s, lower bound $LB_S s; load $(load)"
   done
   M=$(median <<<"$MS")
   BMM=$(median <<<"$BM")
   BPM=$(median <<<"$BP")
-  echo "dataflow: $a: median level-2 makespan $M s; master served $(mib "$BMM") MiB, peers $(mib "$BPM") MiB; $MODEL: predicted $PRED_S s, lower bound $LB_S s ($(awk -v m="$M" -v b="$LB_S" 'BEGIN { printf "%.2f", (b > 0) ? m / b : 0 }')x the bound)"
+  # the holders differ from run to run, and so may the plan
+  PRED_S=$(median <<<"$PR")
+  LB_S=$(median <<<"$LB")
+  echo "dataflow: $a: median level-2 makespan $M s; master served $(mib "$BMM") MiB, peers $(mib "$BPM") MiB; $MODEL: predicted $PRED_S s, lower bound $LB_S s ($(awk -v m="$M" -v b="$LB_S" 'BEGIN { printf "%.2f", (b > 0) ? m / b : 0 }')x the bound$([ "$a" != master-relay ] && awk -v m="$M" -v b="$UPLINK_LB_S" 'BEGIN { printf ", %.2fx the uplink bound", m / b }'))"
   ROWS="$ROWS| $a | $M | $(mib "$BMM") | $(mib "$BPM") | $MODEL | $PRED_S | $LB_S | $L0 → $(load) |\n"
 done
 echo
