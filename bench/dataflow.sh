@@ -293,8 +293,8 @@ model() {
   fi
   "$BIN/cairn" plan "$alg" "$2/$inst.json" >"$2/plan.json" || fail "cairn plan $alg $inst.json failed"
   MODEL="$inst $alg"
-  PRED_S=$(jq -r --argjson k "$scale" '.makespan / $k * 100 | round / 100' "$2/plan.json")
-  LB_S=$(jq -r --argjson k "$scale" '.lower_bound / $k * 100 | round / 100' "$2/plan.json")
+  PRED_S=$(jq -r '.makespan' "$2/plan.json" | awk -v k="$scale" '{ printf "%.2f", $1 / k }')
+  LB_S=$(jq -r '.lower_bound' "$2/plan.json" | awk -v k="$scale" '{ printf "%.2f", $1 / k }')
 }
 
 # ---- one run ---------------------------------------------------------------
