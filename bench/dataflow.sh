@@ -103,6 +103,7 @@ URL=http://$MASTER_IP:$PORT
 UP=()
 for _ in $(seq 1 "$CLUSTERS"); do UP+=("$SLOW_MBIT"); done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cairn-dataflow.XXXXXX")
+# shellcheck disable=SC2034 # read by bench/lib/netns.sh
 NSLIST=()
 SPIDS=() # the masters
 WPIDS=() # the workers

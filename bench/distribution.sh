@@ -116,6 +116,7 @@ PORT=7000
 MASTER_IP=10.200.0.2
 URL=http://$MASTER_IP:$PORT
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cairn-distribution.XXXXXX")
+# shellcheck disable=SC2034 # read by bench/lib/netns.sh
 NSLIST=()
 PIDS=()
 . "$(dirname "$0")/lib/netns.sh"
