@@ -20,8 +20,9 @@ static void print_report(const cairn__chain_report *r) {
   printf("checkpoints: %lld valid, signed head %lld; key %s\n", (long long)r->checkpoints,
          (long long)r->signed_seq, r->have_pubkey ? key : "-");
   if (r->live) {
-    printf("live rows checked: %lld allocations, %lld results, %lld volunteers",
-           (long long)r->live_allocs, (long long)r->live_results, (long long)r->live_vols);
+    printf("live rows checked: %lld allocations, %lld results, %lld volunteers, %lld teams",
+           (long long)r->live_allocs, (long long)r->live_results, (long long)r->live_vols,
+           (long long)r->live_teams);
     if (r->live_gone)
       printf(" (and %lld entries whose rows went with deleted jobs)", (long long)r->live_gone);
     printf("\n");

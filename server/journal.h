@@ -198,12 +198,17 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t volunteer, in
                                 int64_t received, const char *outcome, const char *reason,
                                 const void *err_tail, size_t err_len,
                                 const cairn_output_file *files, size_t nfiles);
-/* Sets result record r's claim (cpu_seconds; < 0: none) and the credit
- * granted to it (credit.c); returns r (NULL-safe). */
-cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit);
+/* Sets result record r's claim (cpu_seconds; < 0: none), the credit
+ * granted to it (credit.c) and the team that credit counts for (team.c;
+ * NULL: none; copied); returns r (NULL-safe; on failure NULL, r freed). */
+cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit,
+                                       const char *team);
 /* Credit changed (credit.c): a result's granted credit and its volunteer's
  * totals (cairn_store_credit; row copied). */
 cairn__jrec *cairn__jrec_credit(const cairn_store_credit_row *row);
+/* The team ledger moved (team.c): a team's totals, and the team result
+ * idx's credit counts for (cairn_store_team_credit; row and name copied). */
+cairn__jrec *cairn__jrec_team_credit(const cairn_store_team_row *row);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 
