@@ -37,7 +37,7 @@ static void print_report(const cairn__chain_report *r) {
     printf("FIRST PROBLEM: seq %s (%s row %lld): %s\n", seq, r->bad_kind, (long long)r->bad_row,
            r->problem);
   else if (r->problem[0])
-    printf("FIRST PROBLEM: seq %lld (%s): %s\n", (long long)r->bad_seq, r->bad_kind, r->problem);
+    printf("FIRST PROBLEM: seq %s (%s): %s\n", seq, r->bad_kind, r->problem);
   else if (r->signed_seq < r->head_seq)
     printf("OK (entries after %lld are not signed yet)\n", (long long)r->signed_seq);
   else

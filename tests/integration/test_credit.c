@@ -11,7 +11,8 @@
  * survives a kill -9 and a restart. Then "bob" moves from red to blue: red
  * keeps what bob earned in it (the team ledger) and blue gains nothing,
  * with bob counted among blue's members, through another kill -9; and
- * `cairn audit verify --db` finds the ledger what the chain says. Bad
+ * `cairn audit verify --db` finds the ledger what the chain says, and a
+ * tampered team row or a forged team. Bad
  * "cpu_seconds" and "team" get 400s naming the field. Prints the claims it
  * saw. */
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +315,29 @@ static void wait_team(const char *url, long long id, const char *team) {
   fail_msg("volunteer %lld is not listed in team %s", id, team);
 }
 
+/* A copy of the database with text run on it: `cairn audit verify --db`
+ * fails naming want. */
+static void tampered_team(fixture *f, const char *text, const char *want) {
+  char copy[4200], cmd[20000], cli[4096], *out = NULL;
+  snprintf(copy, sizeof copy, "%s/tampered.db", f->dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s.audit-key' '%s.audit-key'", f->db, copy,
+           f->db, copy);
+  assert_int_equal(system(cmd), 0);
+  sqlite3 *h = NULL;
+  assert_int_equal(sqlite3_open(copy, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, text, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  harness_bin(cli, sizeof cli, "cairn");
+  const char *verify[] = {cli, "audit", "verify", "--db", copy, NULL};
+  int rc = harness_run(verify, &out);
+  fprintf(stderr, "tampered (%s): exit %d\n%s", text, rc, out ? out : "");
+  assert_int_equal(rc, 1);
+  assert_non_null(strstr(out, want));
+  free(out);
+  snprintf(cmd, sizeof cmd, "rm -f '%s' '%s.audit-key'", copy, copy);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* bob moves from red to blue: red keeps bob's credit, blue gains none of
  * it; the same after a kill -9; the audit chain agrees with the ledger. */
 static void move_bob(fixture *f, const double credit[8], const double cpu[8],
@@ -347,6 +372,11 @@ static void move_bob(fixture *f, const double credit[8], const double cpu[8],
   assert_non_null(strstr(out, " volunteers, 2 teams"));
   assert_non_null(strstr(out, "\nOK\n"));
   free(out);
+  /* a team's totals raised, a team forged: found */
+  tampered_team(f, "UPDATE team_credit SET credit = credit + 1 WHERE team = 'red'",
+                "(team_credit): team \"red\" has credit totals");
+  tampered_team(f, "INSERT INTO team_credit VALUES ('forged', 5, 5, 1)",
+                "seq - (team_credit): a team has credit");
   assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0); /* for the teardown */
 }
 
