@@ -477,8 +477,8 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
                                        const char *team, int64_t *id, char token[65],
                                        cairn_error *err);
 /* Volunteer id's team becomes team (checked by cairn_team_valid; NULL:
- * none). Its credit moves with it: team standings are the sums over their
- * members now (credit.c, stats.c). CAIRN_ENOTFOUND, CAIRN_ECONFLICT for a
+ * none). Its credit stays with the teams it was earned in (team.c); what it
+ * earns next counts for team. CAIRN_ENOTFOUND, CAIRN_ECONFLICT for a
  * banned volunteer; no change journals nothing. Takes the lock; O(1). */
 cairn_status cairn__core_set_team(cairn_core *c, int64_t id, const char *team, cairn_error *err);
 /* Counts bytes of file sha256 the master sent. */

@@ -101,7 +101,7 @@ cairn__jrec *cairn__jrec_tring(const cairn_store_trust_row *row);
 cairn__jrec *cairn__jrec_tring_clear(int64_t vol);
 /* Volunteer id's peer URL (NULL: none). */
 cairn__jrec *cairn__jrec_peer(int64_t id, const char *peer_url);
-/* Volunteer id's team from now (NULL: none): credit.c's standings move with it. */
+/* Volunteer id's team from now (NULL: none): what it earns next counts for it (team.c). */
 cairn__jrec *cairn__jrec_team(int64_t id, const char *team);
 /* An uploaded file. */
 cairn__jrec *cairn__jrec_file(const char *sha256, int64_t size, int64_t created);
