@@ -20,8 +20,9 @@ static void print_report(const cairn__chain_report *r) {
   printf("checkpoints: %lld valid, signed head %lld; key %s\n", (long long)r->checkpoints,
          (long long)r->signed_seq, r->have_pubkey ? key : "-");
   if (r->live) {
-    printf("live rows checked: %lld allocations, %lld results, %lld volunteers",
-           (long long)r->live_allocs, (long long)r->live_results, (long long)r->live_vols);
+    printf("live rows checked: %lld allocations, %lld results, %lld volunteers, %lld teams",
+           (long long)r->live_allocs, (long long)r->live_results, (long long)r->live_vols,
+           (long long)r->live_teams);
     if (r->live_gone)
       printf(" (and %lld entries whose rows went with deleted jobs)", (long long)r->live_gone);
     printf("\n");
@@ -36,7 +37,7 @@ static void print_report(const cairn__chain_report *r) {
     printf("FIRST PROBLEM: seq %s (%s row %lld): %s\n", seq, r->bad_kind, (long long)r->bad_row,
            r->problem);
   else if (r->problem[0])
-    printf("FIRST PROBLEM: seq %lld (%s): %s\n", (long long)r->bad_seq, r->bad_kind, r->problem);
+    printf("FIRST PROBLEM: seq %s (%s): %s\n", seq, r->bad_kind, r->problem);
   else if (r->signed_seq < r->head_seq)
     printf("OK (entries after %lld are not signed yet)\n", (long long)r->signed_seq);
   else

@@ -97,8 +97,8 @@ static const char team_usage[] =
   "Moves volunteer V to team NAME (1 to 64 printable ASCII characters, without\n"
   "quotes or backslashes), or out of any team (PATCH /v1/volunteers/V). The\n"
   "admin token may change any volunteer's team; a volunteer's own token (from\n"
-  "its worker's credentials.json, with --token) only its own. Its credit moves\n"
-  "with it: a team's standing is the sum over its members now.";
+  "its worker's credentials.json, with --token) only its own. The credit it\n"
+  "earned stays with the team it earned it in.";
 
 int cairn_cmd_team(int argc, char **argv) {
   cairn_client_opts o = {0};

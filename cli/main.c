@@ -16,7 +16,7 @@ static const cairn_cli_cmd commands[] = {
   {"audit", "who computed index N, V's allocations; verify or export the audit chain", cairn_cmd_audit},
   {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn_cmd_ban},
   {"release", "end a volunteer's quarantine: it gets work again", cairn_cmd_release},
-  {"team", "move a volunteer to a team, or out of any (its credit moves with it)", cairn_cmd_team},
+  {"team", "move a volunteer to a team, or out of any (its past credit stays with its old team)", cairn_cmd_team},
   {"cancel", "cancel a job: no more allocations, running tasks killed", cairn_cmd_cancel},
   {"delete", "delete a finished or cancelled job and the files only it used", cairn_cmd_delete},
   {"priority", "set a job's priority (higher is served first)", cairn_cmd_priority},

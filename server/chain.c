@@ -16,6 +16,7 @@ static const char *const kind_names[CAIRN_CK_COUNT] = {
   [CAIRN_CK_ALLOC] = "alloc", [CAIRN_CK_RESULT] = "result", [CAIRN_CK_OUTCOME] = "outcome",
   [CAIRN_CK_BAN] = "ban", [CAIRN_CK_QUARANTINE] = "quarantine",
   [CAIRN_CK_TRUST_RESET] = "trust_reset", [CAIRN_CK_CREDIT] = "credit",
+  [CAIRN_CK_TEAM_CREDIT] = "team_credit",
 };
 
 const char *cairn__chain_kind_name(int kind) {

@@ -46,6 +46,9 @@ typedef enum {
   CAIRN_CK_QUARANTINE,  /* vol, on (1 entered, 0 released) */
   CAIRN_CK_TRUST_RESET, /* vol */
   CAIRN_CK_CREDIT,      /* idx, vol, claim~, result_credit~, credit~, cpu_seconds~, credited */
+  CAIRN_CK_TEAM_CREDIT, /* idx, credit~, cpu_seconds~, results, team$ (the team's totals after
+                         * result idx's credit was counted for it or taken from it; the
+                         * team last, so that its bytes end the body) */
   CAIRN_CK_COUNT
 } cairn_chain_kind;
 
@@ -117,7 +120,7 @@ typedef struct cairn__chain_report {
   char problem[256];          /* "" when the chain verified */
   /* the live tables against the chain (cairn__chain_live_check) */
   int live;                   /* they were checked */
-  int64_t live_allocs, live_results, live_vols; /* rows compared with their entries */
+  int64_t live_allocs, live_results, live_vols, live_teams; /* rows compared with their entries */
   int64_t live_gone;          /* entries whose rows went with a deleted job */
   int64_t live_unchained;     /* rows no entry describes, allowed by a gap */
   char gap[128];              /* meta audit_chain_gap ("" when the chain has none) */

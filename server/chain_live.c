@@ -455,6 +455,73 @@ static cairn_status pass_volunteers(live *L, vfold *f, cairn_error *err) {
   return close_cursors(L, &c, &t, err);
 }
 
+/* ---- the team ledger: each team's last `team_credit` entry ---- */
+
+/* The name c is on (the bytes that end a team_credit body) against a
+ * team_credit row's b: -1, 0, 1 as the two order (bytes, then length). */
+static int key_cmp(cursor *c, const void *b, int nb) {
+  const void *a = sqlite3_column_blob(c->q, 0);
+  int na = sqlite3_column_bytes(c->q, 0);
+  int k = na && nb ? memcmp(a, b, (size_t)(na < nb ? na : nb)) : 0;
+  return k ? k : (na > nb) - (na < nb);
+}
+
+/* Each team_credit row must hold the totals of the last entry naming it;
+ * a row without entries must hold nothing (or pass while the ledger was
+ * seeded from before it: meta team_ledger_gap); an entry's team must have
+ * its row (teams are never deleted). Entries sorted by name then seq:
+ * O(E log E + T), one entry's fold in memory. */
+static cairn_status pass_teams(live *L, cairn_error *err) {
+  cursor c, t;
+  cairn_status st = open_cursor(L, &c, "SELECT substr(body, 47) AS k, seq, body FROM audit_chain "
+                                "WHERE kind = 'team_credit' ORDER BY k, seq", 0, err);
+  if (st != CAIRN_OK)
+    return st;
+  st = open_cursor(L, &t, "SELECT CAST(team AS BLOB) AS k, credit, cpu_seconds, results, EXISTS "
+                   "(SELECT 1 FROM meta WHERE key = 'team_ledger_gap') FROM team_credit ORDER BY k",
+                   0, err);
+  if (st != CAIRN_OK) {
+    sqlite3_finalize(c.q);
+    return st;
+  }
+  int ok = 1;
+  while (ok && (c.have || t.have)) {
+    const void *tk = t.have ? sqlite3_column_blob(t.q, 0) : NULL;
+    int ntk = t.have ? sqlite3_column_bytes(t.q, 0) : 0;
+    int cmp = !c.have ? 1 : !t.have ? -1 : key_cmp(&c, tk, ntk);
+    if (cmp < 0) {
+      int64_t seq = sqlite3_column_int64(c.q, 1);
+      ok = !mismatch(L, "team_credit", 0, seq, "team \"%.*s\" has no row, but entry %lld "
+                     "describes it", sqlite3_column_bytes(c.q, 0),
+                     (const char *)sqlite3_column_blob(c.q, 0), (long long)seq);
+      continue;
+    }
+    int64_t seq = 0, results = 0;
+    double credit = 0, cpu = 0;
+    for (; cmp == 0 && c.have && key_cmp(&c, tk, ntk) == 0; next(&c, 0)) { /* the last counts */
+      rd d;
+      rd_init(&d, sqlite3_column_blob(c.q, 2), sqlite3_column_bytes(c.q, 2));
+      rd_i64(&d); /* idx */
+      seq = sqlite3_column_int64(c.q, 1);
+      credit = rd_f64(&d);
+      cpu = rd_f64(&d);
+      results = rd_i64(&d);
+    }
+    double tc = sqlite3_column_double(t.q, 1), tcpu = sqlite3_column_double(t.q, 2);
+    int64_t tres = sqlite3_column_int64(t.q, 3);
+    if (seq && (tc != credit || tcpu != cpu || tres != results))
+      ok = !mismatch(L, "team_credit", 0, seq, "team \"%.*s\" has credit totals (%g, %g s, %lld "
+                     "results) that are not entry %lld's (%g, %g s, %lld)", ntk,
+                     (const char *)tk, tc, tcpu, (long long)tres, (long long)seq, credit, cpu,
+                     (long long)results);
+    else if (!seq && (tc != 0 || tcpu != 0 || tres != 0) && !sqlite3_column_int(t.q, 4))
+      ok = unchained(L, "team_credit", 0, "a team has credit");
+    L->r->live_teams++;
+    next(&t, 0);
+  }
+  return close_cursors(L, &c, &t, err);
+}
+
 /* ---- the check ---- */
 
 /* Rows with an id below 1 sort apart from the chain's keys: none may exist. */
@@ -474,6 +541,15 @@ static int no_low_ids(live *L) {
       return mismatch(L, q[i][0], id, 0, "the row exists, but no chain entry describes it");
   }
   return 0;
+}
+
+/* 1 when the database has the team ledger (0018_team_ledger.sql). */
+static int has_teams(live *L) {
+  sqlite3_stmt *s = NULL;
+  int yes = sqlite3_prepare_v2(L->db, "SELECT 1 FROM sqlite_master WHERE name = 'team_credit'",
+                               -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW;
+  sqlite3_finalize(s);
+  return yes;
 }
 
 static void read_gap(live *L) {
@@ -510,6 +586,8 @@ cairn_status cairn__chain_live_check(sqlite3 *db, cairn__chain_report *r, cairn_
       st = pass_results(&L, &fold->res, err);
     if (st == CAIRN_OK && !r->problem[0])
       st = pass_volunteers(&L, &fold->vol, err);
+    if (st == CAIRN_OK && !r->problem[0] && has_teams(&L))
+      st = pass_teams(&L, err);
   }
   sqlite3_finalize(L.gone);
   free(fold);

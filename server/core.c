@@ -233,7 +233,7 @@ static int counted(const mres *m) {
   return m->ok && (m->outcome == OUT_PENDING || m->outcome == OUT_VALID);
 }
 
-static void count_outcome(cairn_core *c, mvol *v, const mres *m, int outcome, int delta) {
+static void count_outcome(cairn_core *c, mvol *v, mres *m, int outcome, int delta) {
   if (delta > 0) {
     cairn__quar_note(c, v, outcome); /* O(1) */
     cairn__trust_note(c, v, m, outcome); /* O(1) */
@@ -653,7 +653,7 @@ cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_
                     cairn__jrec_result(idx, t->key, v->id, exit_status, output, len, digest,
                                        cairn__now(), cairn__outcome_name[m->outcome], reason,
                                        x->err_tail, x->err_len, x->files, x->nfiles),
-                    m->claim, m->outcome == OUT_VALID ? m->credit : 0));
+                    m->claim, m->outcome == OUT_VALID ? m->credit : 0, m->team ? m->team->name : NULL));
   cairn__trust_flush(c); /* re-checks a reset made due, after this result */
   return CAIRN_OK;
 }

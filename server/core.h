@@ -132,6 +132,8 @@ typedef struct mres {
   /* credit (credit.c): the CPU seconds it claims (-1: none), and the
    * credit it is granted while valid (its task's agreed claim) */
   double claim, credit;
+  struct mteam *team; /* the team ledger's entry its credit counts for while
+                       * valid (team.c; NULL: none) */
 } mres;
 
 /* A task's replicas in its current round. */
@@ -365,6 +367,7 @@ typedef struct cairn_core {
   int64_t ceiling[CAIRN_LIMIT_COUNT];
   int64_t wall_grace;
   cairn_hmap app_runners;  /* hash of an app name -> volunteers registered with it */
+  cairn_hmap teams;        /* hash of a team name -> its mteam list (team.c) */
   struct cairn__vcmd *vcmd; /* the command validator's queue and thread (validate.h) */
   /* wake.c: tasks made eligible under the current hold of the lock, told
    * to waker (the held work requests, waiters.h) after the unlock; waker
@@ -474,8 +477,8 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
                                        const char *team, int64_t *id, char token[65],
                                        cairn_error *err);
 /* Volunteer id's team becomes team (checked by cairn_team_valid; NULL:
- * none). Its credit moves with it: team standings are the sums over their
- * members now (credit.c, stats.c). CAIRN_ENOTFOUND, CAIRN_ECONFLICT for a
+ * none). Its credit stays with the teams it was earned in (team.c); what it
+ * earns next counts for team. CAIRN_ENOTFOUND, CAIRN_ECONFLICT for a
  * banned volunteer; no change journals nothing. Takes the lock; O(1). */
 cairn_status cairn__core_set_team(cairn_core *c, int64_t id, const char *team, cairn_error *err);
 /* Counts bytes of file sha256 the master sent. */
@@ -619,7 +622,25 @@ void cairn__quar_note(cairn_core *c, mvol *v, int outcome);
  * the result. O(1). */
 void cairn__credit_grant(const mjob *j, mrep *r, const mres *cn);
 void cairn__credit_late(const mtask *t, mres *m);
-void cairn__credit_count(cairn_core *c, mvol *v, const mres *m, int delta);
+void cairn__credit_count(cairn_core *c, mvol *v, mres *m, int delta);
+/* team.c, the team ledger (docs/accountability.md, "Teams"): a team's sums
+ * of the credit, claims and number of the valid results granted while
+ * their volunteer was in it; entries live as long as the core (one per team
+ * that ever earned credit, found by a hash of its name). Under the lock:
+ * cairn__team_count: m's credit counts for team (delta +1; NULL: none) or
+ * stops counting for the team it counted for (-1), journaled. O(1)
+ * (a hash look-up). cairn__team_load: a ledger row at start-up (-1: out of
+ * memory); cairn__teams_free at close. */
+typedef struct mteam {
+  struct mteam *next; /* another name of the same hash */
+  char *name;
+  double credit, cpu_seconds;
+  int64_t results;
+} mteam;
+void cairn__team_count(cairn_core *c, mres *m, const char *team, int delta);
+int cairn__team_load(void *ud, const cairn_store_team_row *r);
+mteam *cairn__team_find(cairn_core *c, const char *name);
+void cairn__teams_free(cairn_core *c);
 int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
 cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
 

@@ -10,7 +10,9 @@
  * none. A volunteer's totals (credit, CPU seconds and number of its valid
  * results) move whenever one of its results becomes valid or stops being
  * valid (a ban, a new round), and are written with the change, so they
- * survive restarts and the deletion of the jobs that earned them.
+ * survive restarts and the deletion of the jobs that earned them. The team
+ * the volunteer is in when a result becomes valid keeps that credit (the
+ * team ledger, team.c).
  * Everything here runs under c->lock.
  */
 #include "server/core.h"
@@ -39,7 +41,7 @@ void cairn__credit_late(const mtask *t, mres *m) {
     }
 }
 
-void cairn__credit_count(cairn_core *c, mvol *v, const mres *m, int delta) {
+void cairn__credit_count(cairn_core *c, mvol *v, mres *m, int delta) {
   v->credited += delta;
   v->credit += delta * m->credit;
   v->cpu_seconds += delta * (m->claim > 0 ? m->claim : 0);
@@ -52,6 +54,7 @@ void cairn__credit_count(cairn_core *c, mvol *v, const mres *m, int delta) {
                                 .credit = v->credit, .cpu_seconds = v->cpu_seconds,
                                 .credited = v->credited};
   cairn__journal_put(c->journal, cairn__jrec_credit(&row)); /* with the change */
+  cairn__team_count(c, m, v->team, delta); /* O(1): the team it was earned in keeps it */
 }
 
 cairn_status cairn__core_stats(cairn_core *c, int limit,

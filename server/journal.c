@@ -15,7 +15,8 @@
 typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
-  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT, J_XFER, J_PLAN
+  J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT, J_XFER, J_PLAN,
+  J_TEAM_CREDIT
 } jtype;
 
 typedef struct jtask {
@@ -75,8 +76,10 @@ struct cairn__jrec {
       cairn_output_file *files;   /* output files named */
       size_t nfiles;
       double claim, credit;       /* cpu_seconds (-1: none), credit granted */
+      char *team;                 /* the team it counts for (NULL: none) */
     } result;
     cairn_store_credit_row credit;
+    struct { cairn_store_team_row row; char *name; } team; /* row.team: name */
     struct { int64_t idx; const char *outcome; } outcome;
     struct { int64_t vol, cores, memory_mib, disk_mib; } offer;
     struct { int64_t id, priority; } jobprio;
@@ -116,7 +119,6 @@ static cairn__jrec *rec(jtype type) {
     r->type = type;
   return r;
 }
-
 
 /* Duplicates s into *dst (NULL stays NULL); -1 when out of memory. */
 static int copy_str(char **dst, const char *s) {
@@ -452,18 +454,28 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit
   return checked(r, !r->u.result.out || !r->u.result.err_tail || !r->u.result.files);
 }
 
-cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit) {
-  if (r) {
-    r->u.result.claim = claim;
-    r->u.result.credit = credit;
-  }
-  return r;
+cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit,
+                                       const char *team) {
+  if (!r)
+    return NULL;
+  r->u.result.claim = claim;
+  r->u.result.credit = credit;
+  return checked(r, copy_str(&r->u.result.team, team));
 }
 
 cairn__jrec *cairn__jrec_credit(const cairn_store_credit_row *row) {
   cairn__jrec *r = rec(J_CREDIT);
   if (r)
     r->u.credit = *row;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_team_credit(const cairn_store_team_row *row) {
+  cairn__jrec *r = rec(J_TEAM_CREDIT);
+  if (!r || copy_str(&r->u.team.name, row->team ? row->team : ""))
+    return checked(r, 1);
+  r->u.team.row = *row;
+  r->u.team.row.team = r->u.team.name;
   return r;
 }
 
@@ -510,6 +522,7 @@ void cairn__jrec_free(cairn__jrec *r) {
     free(r->u.vol.team);
     break;
   case J_BAN: case J_PEER: case J_TEAM: free(r->u.ban.text); break;
+  case J_TEAM_CREDIT: free(r->u.team.name); break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
   case J_PLAN: free(r->u.plan.body); break;
   case J_INVITE: free(r->u.invite.note); break;
@@ -537,6 +550,7 @@ void cairn__jrec_free(cairn__jrec *r) {
     free(r->u.result.out);
     free(r->u.result.err_tail);
     free(r->u.result.files);
+    free(r->u.result.team);
     break;
   default: break;
   }
@@ -636,9 +650,14 @@ static cairn_status apply(cairn_store *s, const cairn__jrec *r, cairn_error *err
       cairn_store_credit_row c = {.idx = x->idx, .claim = x->claim, .result_credit = x->credit};
       st = cairn_store_credit(s, &c, err);
     }
+    if (st == CAIRN_OK && x->team) {
+      cairn_store_team_row t = {.idx = x->idx, .team = x->team, .granted = 1};
+      st = cairn_store_result_team(s, &t, err);
+    }
     return st;
   }
   case J_CREDIT: return cairn_store_credit(s, &r->u.credit, err);
+  case J_TEAM_CREDIT: return cairn_store_team_credit(s, &r->u.team.row, err);
   case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   case J_OFFER: {
     cairn_store_res_row row = {r->u.offer.vol, r->u.offer.cores, r->u.offer.memory_mib,
@@ -719,6 +738,16 @@ static int chain_entry(const cairn__jrec *r, cairn__centry *e) {
     cairn__centry_f64(e, c->credit);
     cairn__centry_f64(e, c->cpu_seconds);
     cairn__centry_i64(e, c->credited);
+    return 1;
+  }
+  case J_TEAM_CREDIT: {
+    const cairn_store_team_row *t = &r->u.team.row;
+    cairn__centry_begin(e, CAIRN_CK_TEAM_CREDIT, 0, 0, t->idx);
+    cairn__centry_i64(e, t->idx);
+    cairn__centry_f64(e, t->credit);
+    cairn__centry_f64(e, t->cpu_seconds);
+    cairn__centry_i64(e, t->results);
+    cairn__centry_str(e, t->team);
     return 1;
   }
   default: return 0;

@@ -101,7 +101,7 @@ cairn__jrec *cairn__jrec_tring(const cairn_store_trust_row *row);
 cairn__jrec *cairn__jrec_tring_clear(int64_t vol);
 /* Volunteer id's peer URL (NULL: none). */
 cairn__jrec *cairn__jrec_peer(int64_t id, const char *peer_url);
-/* Volunteer id's team from now (NULL: none): credit.c's standings move with it. */
+/* Volunteer id's team from now (NULL: none): what it earns next counts for it (team.c). */
 cairn__jrec *cairn__jrec_team(int64_t id, const char *team);
 /* An uploaded file. */
 cairn__jrec *cairn__jrec_file(const char *sha256, int64_t size, int64_t created);
@@ -198,12 +198,17 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t volunteer, in
                                 int64_t received, const char *outcome, const char *reason,
                                 const void *err_tail, size_t err_len,
                                 const cairn_output_file *files, size_t nfiles);
-/* Sets result record r's claim (cpu_seconds; < 0: none) and the credit
- * granted to it (credit.c); returns r (NULL-safe). */
-cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit);
+/* Sets result record r's claim (cpu_seconds; < 0: none), the credit
+ * granted to it (credit.c) and the team that credit counts for (team.c;
+ * NULL: none; copied); returns r (NULL-safe; on failure NULL, r freed). */
+cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit,
+                                       const char *team);
 /* Credit changed (credit.c): a result's granted credit and its volunteer's
  * totals (cairn_store_credit; row copied). */
 cairn__jrec *cairn__jrec_credit(const cairn_store_credit_row *row);
+/* The team ledger moved (team.c): a team's totals, and the team result
+ * idx's credit counts for (cairn_store_team_credit; row and name copied). */
+cairn__jrec *cairn__jrec_team_credit(const cairn_store_team_row *row);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 

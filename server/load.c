@@ -349,6 +349,7 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     mres *m = &t->rep->res[t->rep->nres - 1];
     m->claim = r->cpu_seconds; /* credit.c */
     m->credit = r->credit;
+    m->team = outcome == OUT_VALID && r->team ? cairn__team_find(c, r->team) : NULL; /* team.c */
     if (r->output) { /* validate.h: the files' key is the SHA-256 of files_key */
       const char *fk = r->files_key ? r->files_key : "";
       cairn_output_file *files;
@@ -438,6 +439,8 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
     st = cairn_store_load_offers(c->store, load_offer, c, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_outcomes(c->store, load_outcome, c, err);
+  if (st == CAIRN_OK) /* before the results that name them */
+    st = cairn_store_load_teams(c->store, cairn__team_load, c, err);
   if (st == CAIRN_OK)
     st = cairn_store_load_files(c->store, load_file, c, err);
   if (st == CAIRN_OK)
@@ -514,6 +517,7 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   c->trust_rng = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
   cairn_hmap_init(&c->vol_by_token);
   cairn_hmap_init(&c->app_runners);
+  cairn_hmap_init(&c->teams);
   cairn_hmap_init(&c->leases);
   if (!(c->dist = cairn__dist_create())) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -614,6 +618,7 @@ void cairn__core_close(cairn_core *c) {
   cairn_hmap_free(&c->leases);
   cairn_hmap_free(&c->vol_by_token);
   cairn_hmap_free(&c->app_runners);
+  cairn__teams_free(c);
   cairn__dist_destroy(c->dist);
   free(c->heap);
   pthread_mutex_destroy(&c->lock);

@@ -106,7 +106,7 @@ const char *const cairn__store_sql[S_COUNT] = {
                     "THEN r.output END, "
                     "(SELECT group_concat(length(CAST(name AS BLOB)) || ':' || name || sha256, '') "
                     "FROM (SELECT name, sha256 FROM result_files WHERE idx = a.idx ORDER BY name)), "
-                    "COALESCE(r.cpu_seconds, -1), COALESCE(r.credit, 0) "
+                    "COALESCE(r.cpu_seconds, -1), COALESCE(r.credit, 0), r.team "
                     "FROM allocations a JOIN tasks t ON t.id = a.task_id "
                     "AND t.round = a.round JOIN jobs jb ON jb.id = t.job_id AND (jb.ended IS NULL "
                     "OR jb.ended = 'cancelled') LEFT JOIN results r ON r.idx = a.idx "
@@ -188,6 +188,11 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_VOL_CREDIT] = "UPDATE volunteers SET credit = ?2, cpu_seconds = ?3, credited = ?4 WHERE id = ?1",
   [S_RESULT_CREDIT] = "UPDATE results SET cpu_seconds = COALESCE(?2, cpu_seconds), credit = ?3 "
                       "WHERE idx = ?1",
+  [S_TEAM_NEW] = "INSERT OR IGNORE INTO team_credit(team) VALUES (?1)",
+  [S_TEAM_PUT] = "INSERT INTO team_credit(team, credit, cpu_seconds, results) VALUES (?1, ?2, ?3, "
+                 "?4) ON CONFLICT(team) DO UPDATE SET credit = ?2, cpu_seconds = ?3, results = ?4",
+  [S_RESULT_TEAM] = "UPDATE results SET team = ?2 WHERE idx = ?1",
+  [S_LOAD_TEAMS] = "SELECT team, credit, cpu_seconds, results FROM team_credit",
 };
 
 #define AUDIT_SELECT                                                                           \
@@ -216,15 +221,15 @@ static const char *const rsql_text[R_COUNT] = {
                 "FROM invitations ORDER BY id",
   [R_AUDIT_TASK] = AUDIT_SELECT "WHERE a.task_id = ?1 ORDER BY a.issued, a.idx",
   /* credit (cairn_store_stats): the top ?1 volunteers by the index
-   * volunteers_by_credit; teams and totals scan the narrow covering index
-   * volunteers_by_team (in team order: no sort but the T teams') */
+   * volunteers_by_credit, the top ?1 teams of the ledger by
+   * team_credit_by_credit, each with its members of now (the index
+   * volunteers_by_team: O(log V + members)); totals scan volunteers_by_team */
   [R_STATS_VOLS] = "SELECT id, name, team, credit, cpu_seconds, credited FROM volunteers "
                    "WHERE banned = 0 ORDER BY credit DESC, id LIMIT ?1",
-  [R_STATS_TEAMS] = "SELECT team, COUNT(*), SUM(credit), SUM(cpu_seconds), SUM(credited) "
-                    "FROM volunteers WHERE banned = 0 AND team IS NOT NULL GROUP BY team "
-                    "ORDER BY 3 DESC, team LIMIT ?1",
-  [R_STATS_TOTAL] = "SELECT COUNT(*), (SELECT COUNT(*) FROM (SELECT 1 FROM volunteers WHERE "
-                    "banned = 0 AND team IS NOT NULL GROUP BY team)), COALESCE(SUM(credit), 0), "
+  [R_STATS_TEAMS] = "SELECT t.team, (SELECT COUNT(*) FROM volunteers v WHERE v.team = t.team AND "
+                    "v.banned = 0), t.credit, t.cpu_seconds, t.results FROM team_credit t "
+                    "ORDER BY t.credit DESC, t.team LIMIT ?1",
+  [R_STATS_TOTAL] = "SELECT COUNT(*), (SELECT COUNT(*) FROM team_credit), COALESCE(SUM(credit), 0), "
                     "COALESCE(SUM(cpu_seconds), 0), COALESCE(SUM(credited), 0) FROM volunteers "
                     "WHERE banned = 0",
 };
@@ -726,7 +731,11 @@ cairn_status cairn_store_volunteer_team(cairn_store *s, int64_t id, const char *
                                         cairn_error *err) {
   sqlite3_bind_int64(Q(S_VOL_TEAM), 1, id);
   TXT(Q(S_VOL_TEAM), 2, team);
-  return run(s, S_VOL_TEAM, err);
+  cairn_status st = run(s, S_VOL_TEAM, err);
+  if (st != CAIRN_OK || !team)
+    return st;
+  TXT(Q(S_TEAM_NEW), 1, team);
+  return run(s, S_TEAM_NEW, err);
 }
 
 cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
@@ -884,6 +893,7 @@ cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cai
     row.files_key = STR(11);
     row.cpu_seconds = sqlite3_column_double(q, 12);
     row.credit = sqlite3_column_double(q, 13);
+    row.team = STR(14);
   });
 }
 

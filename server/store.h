@@ -38,7 +38,8 @@ cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char
                                           const char *token_hash, int64_t now, cairn_error *err);
 cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
                                        cairn_error *err);
-/* Sets volunteer id's team (0012_credit.sql). */
+/* Sets volunteer id's team (0012_credit.sql), and gives the team its row
+ * of the ledger if it had none (0018_team_ledger.sql). */
 cairn_status cairn_store_volunteer_team(cairn_store *s, int64_t id, const char *team,
                                         cairn_error *err);
 /* Credit (0012_credit.sql): result idx's claim (claim < 0: left as it is)
@@ -51,6 +52,24 @@ typedef struct cairn_store_credit_row {
 } cairn_store_credit_row;
 cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
                                 cairn_error *err);
+/* The team ledger (store_team.c, 0018_team_ledger.sql): team's totals
+ * become credit, cpu_seconds and results; when idx > 0, result idx's
+ * credit counts for team from now (granted) or for none (not). */
+typedef struct cairn_store_team_row {
+  int64_t idx;
+  const char *team;
+  double credit, cpu_seconds;
+  int64_t results;
+  int granted;
+} cairn_store_team_row;
+cairn_status cairn_store_team_credit(cairn_store *s, const cairn_store_team_row *r,
+                                     cairn_error *err);
+/* Only result idx's team (r->team when granted, else none). */
+cairn_status cairn_store_result_team(cairn_store *s, const cairn_store_team_row *r,
+                                     cairn_error *err);
+/* Every team of the ledger (idx 0, granted 0), in no order. */
+cairn_status cairn_store_load_teams(cairn_store *s, int (*cb)(void *, const cairn_store_team_row *),
+                                    void *ud, cairn_error *err);
 /* Adaptive replication (0011_trust.sql): volunteer id's trust; job id
  * opts in; a ring entry; volunteer vol's ring emptied. */
 cairn_status cairn_store_volunteer_trust(cairn_store *s, int64_t id, int64_t trust,
@@ -255,6 +274,7 @@ typedef struct cairn_store_alloc_row {
   const char *files_key; /* its output files as validate.h hashes them ("" for none) */
   double cpu_seconds;    /* the result's claim, -1 when none (0012_credit.sql) */
   double credit;         /* the credit granted to it (0 unless valid) */
+  const char *team;      /* the team its credit counts for (NULL: none; 0018) */
 } cairn_store_alloc_row;
 /* Every allocation of each task's current round, with its result if any, by index. */
 cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),

@@ -41,6 +41,7 @@ enum stmt_id {
   S_CHAIN_PUT, S_CHAIN_HEAD, S_CHAIN_SIGNED, S_CHECKPOINT_PUT, /* audit chain (0014) */
   S_JOB_KEEP, S_KEPT_PUT, S_KEPT_DELETE, S_LOAD_KEPT, /* kept outputs (0016, store_keep.c) */
   S_XFER_PUT, S_PLAN_PUT, /* transfers and plans (0015; store_dist.c) */
+  S_TEAM_NEW, S_TEAM_PUT, S_RESULT_TEAM, S_LOAD_TEAMS, /* team ledger (0018, store_team.c) */
   S_COUNT
 };
 

@@ -226,10 +226,11 @@ static void test_chain_verify_tamper_export(void **state) {
            "WHERE c.kind = 'result' AND t.job_id = %lld", job1);
   assert_true(sql_int(db, gone) > 0);
   snprintf(live, sizeof live, "live rows checked: %lld allocations, %lld results, %lld "
-           "volunteers (and %lld entries whose rows went with deleted jobs)\n",
+           "volunteers, %lld teams (and %lld entries whose rows went with deleted jobs)\n",
            sql_int(db, "SELECT COUNT(*) FROM allocations"),
            sql_int(db, "SELECT COUNT(*) FROM results"),
-           sql_int(db, "SELECT COUNT(*) FROM volunteers"), sql_int(db, gone));
+           sql_int(db, "SELECT COUNT(*) FROM volunteers"),
+           sql_int(db, "SELECT COUNT(*) FROM team_credit"), sql_int(db, gone));
   assert_non_null(strstr(out, live));
   snprintf(want, sizeof want, "entries checked: %lld\n", head);
   assert_non_null(strstr(out, want));

@@ -8,8 +8,13 @@
  * never counts when it is the higher), given to both valid results;
  * GET /v1/stats (no token, and no token in it) and `cairn stats` show per
  * volunteer and per team the sums of the credits granted; all of it
- * survives a kill -9 and a restart. Bad "cpu_seconds" and "team" get 400s
- * naming the field. Prints the claims it saw. */
+ * survives a kill -9 and a restart. Then "bob" moves from red to blue: red
+ * keeps what bob earned in it (the team ledger) and blue gains nothing,
+ * with bob counted among blue's members, through another kill -9; and
+ * `cairn audit verify --db` finds the ledger what the chain says, and a
+ * tampered team row or a forged team. Bad
+ * "cpu_seconds" and "team" get 400s naming the field. Prints the claims it
+ * saw. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +23,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,10 +189,12 @@ static void check_tasks(fixture *f, long long job, const char *const name_of[8],
   json_decref(tasks);
 }
 
-/* /v1/stats (no token) against the sums: each volunteer's and team's
- * credit, CPU seconds and results. */
+/* /v1/stats (no token) against the sums: each volunteer's credit, CPU
+ * seconds and results; each team's, summed over the volunteers that earned
+ * in it (earned_in), and its members (team_of: the team of each now). */
 static void check_stats(const char *url, const double credit[8], const double cpu[8],
-                        const long long results[8], const char *const team_of[8]) {
+                        const long long results[8], const char *const team_of[8],
+                        const char *const earned_in[8]) {
   json_t *s = NULL;
   char *raw = NULL;
   size_t rawlen = 0;
@@ -209,13 +217,16 @@ static void check_stats(const char *url, const double credit[8], const double cp
   assert_null(strstr(raw, "token")); /* no secrets: no token, no address */
   assert_null(strstr(raw, "127.0.0.1"));
   double red[3] = {0, 0, 0}, blue[3] = {0, 0, 0}, all = 0;
+  long long members_red = 0, members_blue = 0;
   for (int v = 1; v < 8; v++) {
-    double *t = team_of[v] && strcmp(team_of[v], "red") == 0    ? red
-                : team_of[v] && strcmp(team_of[v], "blue") == 0 ? blue
-                                                                : NULL;
+    double *t = earned_in[v] && strcmp(earned_in[v], "red") == 0    ? red
+                : earned_in[v] && strcmp(earned_in[v], "blue") == 0 ? blue
+                                                                    : NULL;
     if (t)
       t[0] += credit[v], t[1] += cpu[v], t[2] += (double)results[v];
     all += credit[v];
+    members_red += team_of[v] && strcmp(team_of[v], "red") == 0;
+    members_blue += team_of[v] && strcmp(team_of[v], "blue") == 0;
   }
   size_t i;
   json_t *e;
@@ -243,7 +254,7 @@ static void check_stats(const char *url, const double credit[8], const double cp
     assert_true(near(json_real_value(json_object_get(e, "cpu_seconds")), t[1]));
     assert_int_equal(json_integer_value(json_object_get(e, "results")), (json_int_t)t[2]);
     assert_int_equal(json_integer_value(json_object_get(e, "members")),
-                     strcmp(name, "red") == 0 ? 2 : 1);
+                     strcmp(name, "red") == 0 ? members_red : members_blue);
   }
   assert_int_equal(json_array_size(json_object_get(s, "teams")), 2);
   assert_true(near(json_real_value(json_object_get(json_object_get(s, "total"), "credit")), all));
@@ -283,6 +294,90 @@ static void check_cli(const char *url, const double credit[8], const char *const
   assert_non_null(strstr(out, "blue"));
   assert_non_null(strstr(out, "TOTAL 4 volunteers, 2 teams"));
   free(out);
+}
+
+/* Waits (at most 10 s) until the standings, read every 2 s, list
+ * volunteer id in team. */
+static void wait_team(const char *url, long long id, const char *team) {
+  const char *seen = NULL;
+  for (double until = harness_now() + 10; harness_now() < until; usleep(200 * 1000)) {
+    json_t *s = get(url, "/v1/stats", NULL), *e;
+    size_t i;
+    seen = NULL;
+    json_array_foreach(json_object_get(s, "volunteers"), i, e)
+      if (json_integer_value(json_object_get(e, "id")) == id)
+        seen = json_string_value(json_object_get(e, "team"));
+    int done = seen && strcmp(seen, team) == 0;
+    json_decref(s);
+    if (done)
+      return;
+  }
+  fail_msg("volunteer %lld is not listed in team %s", id, team);
+}
+
+/* A copy of the database with text run on it: `cairn audit verify --db`
+ * fails naming want. */
+static void tampered_team(fixture *f, const char *text, const char *want) {
+  char copy[4200], cmd[20000], cli[4096], *out = NULL;
+  snprintf(copy, sizeof copy, "%s/tampered.db", f->dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s.audit-key' '%s.audit-key'", f->db, copy,
+           f->db, copy);
+  assert_int_equal(system(cmd), 0);
+  sqlite3 *h = NULL;
+  assert_int_equal(sqlite3_open(copy, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, text, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  harness_bin(cli, sizeof cli, "cairn");
+  const char *verify[] = {cli, "audit", "verify", "--db", copy, NULL};
+  int rc = harness_run(verify, &out);
+  fprintf(stderr, "tampered (%s): exit %d\n%s", text, rc, out ? out : "");
+  assert_int_equal(rc, 1);
+  assert_non_null(strstr(out, want));
+  free(out);
+  snprintf(cmd, sizeof cmd, "rm -f '%s' '%s.audit-key'", copy, copy);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* bob moves from red to blue: red keeps bob's credit, blue gains none of
+ * it; the same after a kill -9; the audit chain agrees with the ledger. */
+static void move_bob(fixture *f, const double credit[8], const double cpu[8],
+                     const long long results[8], const char *const name_of[8],
+                     const char *const team_of[8]) {
+  const char *now_in[8];
+  long long bob = 0;
+  for (int v = 0; v < 8; v++) {
+    now_in[v] = team_of[v];
+    if (name_of[v] && strcmp(name_of[v], "bob") == 0)
+      bob = v, now_in[v] = "blue";
+  }
+  assert_true(bob > 0 && results[bob] > 0);
+  char path[64];
+  const char body[] = "{\"team\": \"blue\"}";
+  snprintf(path, sizeof path, "/v1/volunteers/%lld", bob);
+  assert_int_equal(harness_http(f->srv.url, "PATCH", path, ADMIN, body, strlen(body), NULL, NULL,
+                                NULL), 200);
+  wait_team(f->srv.url, bob, "blue");
+  check_stats(f->srv.url, credit, cpu, results, now_in, team_of);
+  int st = harness_server_stop(&f->srv, SIGKILL);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  check_stats(f->srv.url, credit, cpu, results, now_in, team_of);
+  assert_int_equal(harness_server_stop(&f->srv, SIGTERM), 0);
+  char cli[4096], *out = NULL;
+  harness_bin(cli, sizeof cli, "cairn");
+  const char *verify[] = {cli, "audit", "verify", "--db", f->db, NULL};
+  int rc = harness_run(verify, &out);
+  fprintf(stderr, "cairn audit verify --db: exit %d\n%s", rc, out ? out : "");
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, " volunteers, 2 teams"));
+  assert_non_null(strstr(out, "\nOK\n"));
+  free(out);
+  /* a team's totals raised, a team forged: found */
+  tampered_team(f, "UPDATE team_credit SET credit = credit + 1 WHERE team = 'red'",
+                "(team_credit): team \"red\" has credit totals");
+  tampered_team(f, "INSERT INTO team_credit VALUES ('forged', 5, 5, 1)",
+                "seq - (team_credit): a team has credit");
+  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0); /* for the teardown */
 }
 
 static void test_credit_end_to_end(void **state) {
@@ -349,7 +444,7 @@ static void test_credit_end_to_end(void **state) {
   double credit[8] = {0}, cpu[8] = {0};
   long long results[8] = {0};
   check_tasks(f, id, name_of, credit, cpu, results);
-  check_stats(f->srv.url, credit, cpu, results, team_of);
+  check_stats(f->srv.url, credit, cpu, results, team_of, team_of);
   check_cli(f->srv.url, credit, name_of);
 
   /* kill -9, restart: the same standings, from the store */
@@ -361,7 +456,7 @@ static void test_credit_end_to_end(void **state) {
   check_tasks(f, id, name_of, credit2, cpu2, results2);
   for (int k = 0; k < 8; k++)
     assert_true(near(credit[k], credit2[k]) && results[k] == results2[k]);
-  check_stats(f->srv.url, credit, cpu, results, team_of);
+  check_stats(f->srv.url, credit, cpu, results, team_of, team_of);
   /* the admin's list agrees too */
   vols = get(f->srv.url, "/v1/volunteers", ADMIN);
   json_array_foreach(json_object_get(vols, "volunteers"), i, v) {
@@ -369,6 +464,7 @@ static void test_credit_end_to_end(void **state) {
     assert_true(near(json_real_value(json_object_get(v, "credit")), credit[vid]));
   }
   json_decref(vols);
+  move_bob(f, credit, cpu, results, name_of, team_of);
 }
 
 int main(void) {

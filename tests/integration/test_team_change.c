@@ -1,8 +1,9 @@
 /* test_team_change.c — PATCH /v1/volunteers/{id} {"team"} on a real
  * cairn-server over loopback: a volunteer moves itself (its own token) from
- * team "red" to "blue" and its credit goes with it in GET /v1/stats; the
- * admin may move anyone, and null leaves any team; the change survives a
- * restart; another volunteer's token, no token, a bad name, an unknown
+ * team "red" to "blue"; what it earned in red stays red's in GET /v1/stats
+ * (the team ledger) and what it earns next counts for blue, through a
+ * kill -9 of the master; the admin may move anyone, and null leaves any
+ * team; the change survives a restart; another volunteer's token, no token, a bad name, an unknown
  * field, malformed JSON, a bad or unknown id are refused with a 4xx naming
  * the problem and change nothing; `cairn team` does the same from the
  * command line. */
@@ -115,8 +116,19 @@ static void test_team_change(void **state) {
   json_decref(r);
   team_of(url, va, team, sizeof team);
   assert_string_equal(team, "blue");
-  assert_true(team_credit(url, "blue", 2) == 2); /* its credit moved with it */
-  assert_true(team_credit(url, "red", -1) == -1);
+  assert_true(team_credit(url, "blue", 0) == 0); /* listed, with none of red's credit */
+  assert_true(team_credit(url, "red", 2) == 2);  /* red keeps what it earned there */
+  earn(url, a);
+  assert_true(team_credit(url, "blue", 2) == 2); /* what it earns now counts for blue */
+  assert_true(team_credit(url, "red", 2) == 2);
+  char db[4200];
+  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
+  int ks = harness_server_stop(&f->srv, SIGKILL);
+  assert_true(WIFSIGNALED(ks) && WTERMSIG(ks) == SIGKILL);
+  assert_int_equal(harness_server_start(&f->srv, db, NULL), 0);
+  url = f->srv.url;
+  assert_true(team_credit(url, "red", 2) == 2); /* the ledger survives a kill -9 */
+  assert_true(team_credit(url, "blue", 2) == 2);
 
   /* refused, changing nothing */
   char path[64];
@@ -146,8 +158,6 @@ static void test_team_change(void **state) {
   /* the admin moves b; null leaves a team; both survive a restart */
   assert_int_equal(patch(url, vb, ADMIN, "{\"team\": \"blue\"}", NULL), 200);
   assert_int_equal(patch(url, va, ADMIN, "{\"team\": null}", NULL), 200);
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
   assert_int_equal(harness_server_stop(&f->srv, SIGTERM), 0);
   assert_int_equal(harness_server_start(&f->srv, db, NULL), 0);
   url = f->srv.url;
@@ -155,7 +165,8 @@ static void test_team_change(void **state) {
   assert_string_equal(team, "");
   team_of(url, vb, team, sizeof team);
   assert_string_equal(team, "blue");
-  assert_true(team_credit(url, "blue", 0) == 0); /* a's credit left with it */
+  assert_true(team_credit(url, "blue", 2) == 2); /* a left; what it earned in blue stays */
+  assert_true(team_credit(url, "red", 2) == 2);
 
   /* the command line */
   char bin[4096], id[32], *out = NULL;

@@ -4,7 +4,9 @@
  * an invalid result gets none; a result without a claim is left out of the
  * minimum; a volunteer's totals follow, survive a reopen of the store, and
  * lose what a ban takes away (its own results and those re-queued with
- * them). */
+ * them). The team ledger: credit counts for the team its volunteer was in
+ * when it was granted, stays there when the volunteer changes team, and a
+ * ban takes it from that team, not from the volunteer's team of now. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,9 +142,60 @@ static void test_credit_rules(void **state) {
   expect(c, b, 0, 0, 0);
 }
 
+/* Team name's ledger totals: credit, CPU seconds, results. */
+static void expect_team(cairn_core *c, const char *name, double credit, double cpu, int64_t n) {
+  const mteam *t = cairn__team_find(c, name);
+  if (!t || !near(t->credit, credit) || !near(t->cpu_seconds, cpu) || t->results != n)
+    fail_msg("team %s: credit %g, cpu %g, results %lld; wanted %g, %g, %lld", name,
+             t ? t->credit : -1, t ? t->cpu_seconds : -1, t ? (long long)t->results : -1, credit,
+             cpu, (long long)n);
+}
+
+static void test_team_ledger(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  int64_t a = reg(c, "la", "lred"), b = reg(c, "lb", "lred"), e = reg(c, "le", "lblue");
+  static const char two[] = "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
+                            "\"tasks\": [{\"id\": \"x\"}]}";
+  /* job 1 in lred: a claims 2, b claims 1, both get 1 */
+  core_fixture_submit(c, two);
+  int64_t ia = take(c, a), ib = take(c, b);
+  result(c, a, ia, "ok\n", 2.0);
+  result(c, b, ib, "ok\n", 1.0);
+  expect_team(c, "lred", 2.0, 3.0, 2);
+  /* a moves to lblue: lred keeps it all; what a earns now counts for lblue */
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_set_team(c, a, "lblue", &err), CAIRN_OK);
+  expect_team(c, "lred", 2.0, 3.0, 2);
+  core_fixture_submit(c, two);
+  ia = take(c, a);
+  int64_t ie = take(c, e);
+  result(c, a, ia, "ok\n", 3.0);
+  result(c, e, ie, "ok\n", 4.0);
+  expect_team(c, "lblue", 6.0, 7.0, 2);
+  expect_team(c, "lred", 2.0, 3.0, 2);
+  core_fixture_reopen(f); /* restored from the store */
+  c = f->c;
+  expect_team(c, "lred", 2.0, 3.0, 2);
+  expect_team(c, "lblue", 6.0, 7.0, 2);
+  /* banning b re-queues job 1: a's credit there leaves lred (where it was
+   * earned), not lblue (where a is now) */
+  json_t *report = NULL;
+  assert_int_equal(cairn__core_ban(c, b, "test", &report, &err), CAIRN_OK);
+  json_decref(report);
+  expect_team(c, "lred", 0, 0, 0);
+  expect_team(c, "lblue", 6.0, 7.0, 2);
+  expect(c, a, 3.0, 3.0, 1);
+  core_fixture_reopen(f);
+  c = f->c;
+  expect_team(c, "lred", 0, 0, 0);
+  expect_team(c, "lblue", 6.0, 7.0, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_credit_rules),
+    cmocka_unit_test(test_team_ledger),
   };
   return cmocka_run_group_tests(tests, core_fixture_setup, core_fixture_teardown);
 }

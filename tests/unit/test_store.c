@@ -380,6 +380,38 @@ static void test_upgrade_from_0001(void **state) {
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
 }
 
+/* A database from before the team ledger (0018_team_ledger.sql undone):
+ * its upgrade starts each team's ledger from its members' sums of then
+ * (banned ones left out), gives each valid credited result its
+ * volunteer's team, and notes team_ledger_gap for the audit check. */
+static void test_upgrade_to_team_ledger(void **state) {
+  fixture *f = *state;
+  cairn_store *s = open_store(f);
+  cairn_store_close(s);
+  sql_exec(f->db,
+           "DROP TABLE team_credit; ALTER TABLE results DROP COLUMN team;"
+           "DELETE FROM schema_migrations WHERE version = 18;"
+           "INSERT INTO volunteers (id, name, cluster, apps, slots, token_hash, created, banned, "
+           "team, credit, cpu_seconds, credited) VALUES "
+           "(1, 'a', 'r', '[]', 1, '" HASH1 "', 1, 0, 'red', 2.5, 3, 2),"
+           "(2, 'b', 'r', '[]', 1, 'h2', 1, 0, 'red', 1, 1, 1),"
+           "(3, 'c', 'r', '[]', 1, 'h3', 1, 1, 'red', 7, 7, 7),"
+           "(4, 'd', 'r', '[]', 1, 'h4', 1, 0, NULL, 4, 4, 4);"
+           "INSERT INTO results (idx, task_id, volunteer_id, exit_status, output, digest, "
+           "received, outcome, credit) VALUES (10, 1, 1, 0, '', 'x', 1, 'valid', 2.5),"
+           "(11, 1, 2, 0, '', 'x', 1, 'invalid', 0), (12, 1, 4, 0, '', 'x', 1, 'valid', 4);");
+  s = open_store(f);
+  assert_int_equal(cairn_store_schema_version(s), latest_version());
+  cairn_store_close(s);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM team_credit"), 1);
+  assert_int_equal(sql_int(f->db, "SELECT credit * 10 FROM team_credit WHERE team = 'red'"), 35);
+  assert_int_equal(sql_int(f->db, "SELECT cpu_seconds FROM team_credit WHERE team = 'red'"), 4);
+  assert_int_equal(sql_int(f->db, "SELECT results FROM team_credit WHERE team = 'red'"), 3);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM results WHERE team = 'red'"), 1);
+  assert_int_equal(sql_int(f->db, "SELECT idx FROM results WHERE team = 'red'"), 10);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'team_ledger_gap'"), 1);
+}
+
 static void test_rows_survive_reopen(void **state) {
   fixture *f = *state;
   cairn_store *s = open_store(f);
@@ -831,6 +863,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_fresh_file_gets_schema_once, setup, teardown),
     cmocka_unit_test_setup_teardown(test_upgrade_from_0001, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_upgrade_to_team_ledger, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wal_mode, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rates_upsert_and_load, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rows_survive_reopen, setup, teardown),
