@@ -410,3 +410,16 @@ json_t *cairn_report_json(const cairn_report *r) {
   }
   return o;
 }
+
+long long cairn_range_start(const char *header, unsigned long long size) {
+  if (!header || strncmp(header, "bytes=", 6) != 0)
+    return -1;
+  const char *p = header + 6;
+  unsigned long long n = 0;
+  int digits = 0;
+  for (; *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
+    n = n * 10 + (unsigned long long)(*p - '0');
+  if (!digits || p[0] != '-' || p[1] != '\0' || n >= size)
+    return -1;
+  return (long long)n;
+}

@@ -139,6 +139,17 @@ enum {
 /* The largest answer of that route: 67 bytes a digest, plus the rest. */
 #define CAIRN_MAX_CHUNKS_BODY     (CAIRN_MAX_CHUNKS * 67u + 512u)
 
+/* ---- resumed copies (docs/protocol.md, "Resumed copies") ---- */
+/* A copy broken off after checked chunks goes on at the next source from
+ * its last checked chunk: the worker sends "Range: bytes=N-" (N a multiple
+ * of CAIRN_CHUNK_SIZE), the master's GET /v1/files/{sha256} and a worker's
+ * file server answer 206 with "Content-Range: bytes N-(SIZE-1)/SIZE" and
+ * the bytes from N. The first byte such a Range header asks for: N when
+ * header is exactly "bytes=N-" with N below size, else -1 (absent, another
+ * form, several ranges, N at or past size): the whole file is then sent
+ * with 200, as RFC 9110 lets a server ignore a Range. */
+long long cairn_range_start(const char *header, unsigned long long size);
+
 /* ---- batches (feature "batch", docs/protocol.md "Batches") ---- */
 /* Tasks one POST /v1/work may take ("max": 1 to this), results one POST
  * /v1/results may carry, and tasks its "next" may ask for. */

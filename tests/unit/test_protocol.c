@@ -464,6 +464,24 @@ static void test_cpu_and_team(void **state) {
   assert_false(cairn_team_valid("caf\xc3\xa9"));
 }
 
+/* The Range a resumed copy sends ("bytes=N-", N below the size) and
+ * everything else, which is answered with the whole file. */
+static void test_range_start(void **state) {
+  (void)state;
+  assert_int_equal(cairn_range_start("bytes=1048576-", 16u << 20), 1048576);
+  assert_int_equal(cairn_range_start("bytes=0-", 10), 0);
+  assert_int_equal(cairn_range_start("bytes=9-", 10), 9);
+  assert_int_equal(cairn_range_start("bytes=10-", 10), -1); /* at the end */
+  assert_int_equal(cairn_range_start(NULL, 10), -1);
+  assert_int_equal(cairn_range_start("", 10), -1);
+  assert_int_equal(cairn_range_start("bytes=-5", 10), -1); /* a suffix */
+  assert_int_equal(cairn_range_start("bytes=1-5", 10), -1);
+  assert_int_equal(cairn_range_start("bytes=1-,3-", 10), -1);
+  assert_int_equal(cairn_range_start("bytes= 1-", 10), -1);
+  assert_int_equal(cairn_range_start("items=1-", 10), -1);
+  assert_int_equal(cairn_range_start("bytes=99999999999999999999-", ~0ull), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_caps),
@@ -474,6 +492,7 @@ int main(void) {
     cmocka_unit_test(test_not_written),
     cmocka_unit_test(test_features),
     cmocka_unit_test(test_cpu_and_team),
+    cmocka_unit_test(test_range_start),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -462,10 +462,13 @@ static void test_fetch_skips_bad_sources(void **state) {
   assert_int_equal(asprintf(&sources[7], "/v1/files/%s", holder.sha) > 0, 1);
   cairn__input in = {.name = "big.bin", .size = (long long)holder.size, .url = sources[0],
                      .sources = sources, .nsources = 8};
-  /* What the six bad peers are reported for, each time they are tried. */
+  /* What the bad peers are reported for, each time they are tried; the
+   * busy one (503: it sends its --peer-max files already) is no fault and
+   * is not reported (with the master among the sources, it is not waited
+   * for either). */
   snprintf(want_failed, sizeof want_failed,
-           "unreachable %s\nstalled %s\ndigest %s\nstatus %s\nstatus %s\nsize %s\n", sources[0],
-           sources[1], sources[2], sources[3], sources[4], sources[5]);
+           "unreachable %s\nstalled %s\ndigest %s\nstatus %s\nsize %s\n", sources[0],
+           sources[1], sources[2], sources[3], sources[5]);
   memcpy(in.sha256, holder.sha, 65);
 
   double t0 = harness_now();
