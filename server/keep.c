@@ -124,7 +124,8 @@ void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, jso
     for (uint32_t i = 0; i < n && k < MAX_PEERS; i++) {
       const mvol *h = vol_of(c, f->holders[(i + (uint32_t)vol->id) % n].vol);
       char url[512];
-      if (!cairn__dist_usable(c->dist, h, vol, now) || sending(f, h->id) >= cairn__dist_peer_cap(h) ||
+      if (!cairn__dist_usable(c->dist, h, vol, now) ||
+          sending(f, h->id) >= cairn__dist_peer_cap(h) || /* its --peer-max */
           (strcmp(h->cluster, vol->cluster) == 0) != (pass == 0))
         continue;
       if (k == 0 && f->remote) /* the first source counts as busy until vol has it */

@@ -402,7 +402,8 @@ static int open_dest(filesink *s, const char *dest, unsigned long long offset) {
     cairn_sha256_update(&s->sha, buf, k);
     left -= k;
   }
-  if (left || ftruncate(fileno(s->f), (off_t)offset) != 0 || fseeko(s->f, (off_t)offset, SEEK_SET)) {
+  if (left || ftruncate(fileno(s->f), (off_t)offset) != 0 ||
+      fseeko(s->f, (off_t)offset, SEEK_SET) != 0) {
     if (left)
       errno = EINVAL; /* shorter than the bytes to keep */
     fclose(s->f);
