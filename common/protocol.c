@@ -282,6 +282,15 @@ static cairn_status parse_chunks(json_t *v, cairn_report *r, cairn_error *err) {
   return CAIRN_OK;
 }
 
+static cairn_status parse_peer_max(json_t *v, cairn_report *r, cairn_error *err) {
+  if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+      json_integer_value(v) > (json_int_t)CAIRN_MAX_PEER_MAX)
+    return cairn_error_set(err, CAIRN_EINVAL, "\"peer_max\" must be an integer from 1 to %u",
+                           CAIRN_MAX_PEER_MAX);
+  r->peer_max = (unsigned)json_integer_value(v);
+  return CAIRN_OK;
+}
+
 static cairn_status parse_resources(json_t *v, cairn_report *r, cairn_error *err) {
   return cairn_resources_parse(v, &CAIRN_RESOURCES_DEFAULT, &r->resources, "report", err);
 }
@@ -295,7 +304,7 @@ static const struct {
   {CAIRN_FEAT_FETCHED, parse_fetched},   {CAIRN_FEAT_FAILED, parse_failed},
   {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
   {CAIRN_FEAT_RESOURCES, parse_resources}, {CAIRN_FEAT_SUSPENDED, parse_suspended},
-  {CAIRN_FEAT_CHUNKS, parse_chunks},
+  {CAIRN_FEAT_CHUNKS, parse_chunks},     {CAIRN_FEAT_PEER_MAX, parse_peer_max},
 };
 
 /* The wire name of feature bit. */
@@ -391,6 +400,7 @@ static json_t *field_json(const cairn_report *r, unsigned bit) {
   case CAIRN_FEAT_FETCHED: return fetched_json(r);
   case CAIRN_FEAT_RESOURCES: return cairn_resources_json(&r->resources);
   case CAIRN_FEAT_CHUNKS: return json_true();
+  case CAIRN_FEAT_PEER_MAX: return json_integer((json_int_t)r->peer_max);
   default: return failed_json(r);
   }
 }
@@ -409,4 +419,17 @@ json_t *cairn_report_json(const cairn_report *r) {
     }
   }
   return o;
+}
+
+long long cairn_range_start(const char *header, unsigned long long size) {
+  if (!header || strncmp(header, "bytes=", 6) != 0)
+    return -1;
+  const char *p = header + 6;
+  unsigned long long n = 0;
+  int digits = 0;
+  for (; *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
+    n = n * 10 + (unsigned long long)(*p - '0');
+  if (!digits || p[0] != '-' || p[1] != '\0' || n >= size)
+    return -1;
+  return (long long)n;
 }

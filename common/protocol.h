@@ -87,12 +87,22 @@ enum {
    * server relays a file while receiving it (docs/protocol.md, "Cut-through
    * relays") */
   CAIRN_FEAT_CHUNKS = 1u << 15,
+  /* "peer_max": a worker's report says how many files its file server sends
+   * at once (--peer-max; more get 503), and the master names it as a source
+   * of at most that many copies at once (docs/protocol.md, "Reports and
+   * features") */
+  CAIRN_FEAT_PEER_MAX = 1u << 16,
 };
-#define CAIRN_REPORT_FIELD_COUNT 9
-#define CAIRN_FEATURE_COUNT 16
+#define CAIRN_REPORT_FIELD_COUNT 10
+#define CAIRN_FEATURE_COUNT 17
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks"}
+   "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks", "peer_max"}
+/* "peer_max": 1 to CAIRN_MAX_PEER_MAX files sent at once; a worker that
+ * does not say it (an older one) is taken to send CAIRN_DEFAULT_PEER_MAX,
+ * the worker's default --peer-max. */
+#define CAIRN_MAX_PEER_MAX 1024u
+#define CAIRN_DEFAULT_PEER_MAX 4u
 /* The key of the list in a registration or heartbeat answer. */
 #define CAIRN_FEATURES_KEY "features"
 /* Every field this protocol defines: what a current master takes. */
@@ -113,7 +123,7 @@ enum {
   (CAIRN_FEATURES_ALL & ~(unsigned)(CAIRN_RESULT_FIELDS | CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH))
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
-   CAIRN_FEAT_RESOURCES | CAIRN_FEAT_CHUNKS)
+   CAIRN_FEAT_RESOURCES | CAIRN_FEAT_CHUNKS | CAIRN_FEAT_PEER_MAX)
 /* "suspended" (heartbeat only): indices, like "running", of the leases whose
  * apps the worker keeps stopped (docs/worker.md, "Volunteers in control");
  * the master takes it and extends those leases as any other. */
@@ -138,6 +148,17 @@ enum {
 #define CAIRN_RELAY_STALL_MS      30000
 /* The largest answer of that route: 67 bytes a digest, plus the rest. */
 #define CAIRN_MAX_CHUNKS_BODY     (CAIRN_MAX_CHUNKS * 67u + 512u)
+
+/* ---- resumed copies (docs/protocol.md, "Resumed copies") ---- */
+/* A copy broken off after checked chunks goes on at the next source from
+ * its last checked chunk: the worker sends "Range: bytes=N-" (N a multiple
+ * of CAIRN_CHUNK_SIZE), the master's GET /v1/files/{sha256} and a worker's
+ * file server answer 206 with "Content-Range: bytes N-(SIZE-1)/SIZE" and
+ * the bytes from N. The first byte such a Range header asks for: N when
+ * header is exactly "bytes=N-" with N below size, else -1 (absent, another
+ * form, several ranges, N at or past size): the whole file is then sent
+ * with 200, as RFC 9110 lets a server ignore a Range. */
+long long cairn_range_start(const char *header, unsigned long long size);
 
 /* ---- batches (feature "batch", docs/protocol.md "Batches") ---- */
 /* Tasks one POST /v1/work may take ("max": 1 to this), results one POST
@@ -210,6 +231,7 @@ typedef struct cairn_report {
   size_t nsuspended;
   const char *peer_url; /* present: "" or http(s)://HOST:PORT; absent: NULL */
   int chunks;           /* "chunks": true (its file server relays while receiving) */
+  unsigned peer_max;    /* "peer_max": files its file server sends at once */
   cairn_resources resources; /* "resources": the worker's offer, when present */
 } cairn_report;
 

@@ -452,9 +452,12 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = dup(fileno(f));
   fclose(f);
   rs->fd_size = (uint64_t)size;
+  /* the rest of a copy broken off elsewhere ("Resumed copies") */
+  long long from = is_get(rq) ? cairn_range_start(rq->range, (unsigned long long)size) : -1;
+  rs->fd_from = from > 0 ? (uint64_t)from : 0;
   if (is_get(rq))
-    cairn__core_served_by_master(m->core, sha, (uint64_t)size);
-  rs->status = 200;
+    cairn__core_served_by_master(m->core, sha, (uint64_t)size - rs->fd_from);
+  rs->status = from > 0 ? 206 : 200;
   rs->ctype = "application/octet-stream";
 }
 

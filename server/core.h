@@ -215,6 +215,9 @@ typedef struct mvol {
   char *peer_url;          /* its file server for peers, or NULL */
   int relays;              /* its reports say "chunks": true (its file server relays a
                               file while receiving it); not stored, every work body says it */
+  unsigned peer_max;       /* files its file server sends at once, as its reports say
+                              ("peer_max"); 0: not said (CAIRN_DEFAULT_PEER_MAX); not
+                              stored, every report says it */
   uint64_t key_gen;        /* generation of the peer key it was last given (grants use it) */
   int64_t allocations;     /* t of the latest allocation */
   int64_t valid, invalid, pending, errors;

@@ -96,6 +96,10 @@ void cairn__dist_file_free(mfilerec *f);
 /* 1 if holder h can serve vol's download now: not vol, not banned, serves
  * peers, heard from in the last 30 s, not paused after a failure. O(1). */
 int cairn__dist_usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now);
+/* Copies of one file holder h may be named the source of at once: the
+ * "peer_max" its reports say, else CAIRN_DEFAULT_PEER_MAX (a worker's
+ * default --peer-max). O(1). */
+uint32_t cairn__dist_peer_cap(const mvol *h);
 /* Drops f's transfers past their deadline. O(transfers of f). */
 void cairn__dist_prune(mfilerec *f, int64_t now);
 /* A copy of f from holder from (0: the master) to volunteer to is under way

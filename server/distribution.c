@@ -523,7 +523,7 @@ static int64_t pick_holder(cairn_core *c, const mfilerec *f, const mvol *vol, co
         (!label && strcmp(h->cluster, vol->cluster) == 0))
       continue;
     uint32_t load = serving(f, h->id);
-    if (load < max)
+    if (load < max && load < cairn__dist_peer_cap(h)) /* within its --peer-max */
       cairn__dist_pick(&best, h->id, relay, load, relay ? f->xfers[i - f->nholders].deadline : 0);
   }
   return best.id;
@@ -619,7 +619,8 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
       continue; /* a holder the master has not heard from lately may be gone */
     local++;
     uint32_t load = local_load(c, f, h);
-    if (load < (relay ? CAIRN__RELAY_FANOUT : LOCAL_FANOUT))
+    if (load < (relay ? CAIRN__RELAY_FANOUT : LOCAL_FANOUT) &&
+        serving(f, h->id) < cairn__dist_peer_cap(h)) /* within its --peer-max */
       cairn__dist_pick(&pick, h->id, relay, load, relay ? f->xfers[i - f->nholders].deadline : 0);
   }
   best = pick.id;
@@ -892,6 +893,10 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
 
 int cairn__dist_usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now) {
   return usable(d, h, vol, now);
+}
+
+uint32_t cairn__dist_peer_cap(const mvol *h) {
+  return h->peer_max ? h->peer_max : CAIRN_DEFAULT_PEER_MAX;
 }
 
 void cairn__dist_peer_source(cairn_core *c, const mvol *h, const mvol *vol, const char *sha,

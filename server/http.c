@@ -92,7 +92,9 @@ static const char *bearer(struct MHD_Connection *c) {
 static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cairn__route route,
                                  cairn__resp *rs) {
   struct MHD_Response *r;
-  if (rs->fd >= 0)
+  if (rs->fd >= 0 && rs->status == 206) /* the rest of a file, from fd_from */
+    r = MHD_create_response_from_fd_at_offset64(rs->fd_size - rs->fd_from, rs->fd, rs->fd_from);
+  else if (rs->fd >= 0)
     r = MHD_create_response_from_fd64(rs->fd_size, rs->fd);
   else
     r = MHD_create_response_from_buffer(rs->len, rs->body ? rs->body : (void *)"",
@@ -107,6 +109,12 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cair
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->ctype);
   if (rs->etag[0])
     MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, rs->etag);
+  if (rs->fd >= 0 && rs->status == 206) {
+    char cr[80];
+    snprintf(cr, sizeof cr, "bytes %llu-%llu/%llu", (unsigned long long)rs->fd_from,
+             (unsigned long long)rs->fd_size - 1, (unsigned long long)rs->fd_size);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
+  }
   if (rs->retry_after > 0) {
     char ra[16];
     snprintf(ra, sizeof ra, "%d", rs->retry_after);
@@ -435,6 +443,7 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                    .arg_limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"),
                    .arg_after = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after"),
                    .arg_wait = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait"),
+                   .range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE),
                    .resumed = k->hold_deadline != 0};
   cairn__resp rs = {.fd = -1, .hold = may_hold(m, k) ? &k->hold : NULL};
   k->hold.ms = 0;

@@ -31,9 +31,6 @@
  * so is every holder for this long after the master started (their
  * heartbeats, every 30 s at most, have not come yet). */
 enum { LOST_SECONDS = 90, MAX_PEERS = 3 };
-/* Copies a holder sends at once: a worker's default --peer-max, past which
- * it answers 503 (a failure that would make the holder look lost). */
-enum { FANOUT = 4 };
 
 /* Copies of f that holder h sends now. O(transfers of f). */
 static uint32_t sending(const mfilerec *f, int64_t h) {
@@ -84,7 +81,7 @@ static int reachable(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now) {
     if (h == vol)
       return 1;
     if (cairn__dist_usable(c->dist, h, vol, now)) {
-      if (sending(f, h->id) < FANOUT)
+      if (sending(f, h->id) < cairn__dist_peer_cap(h)) /* its --peer-max */
         return 1;
       soon = 1; /* busy: one of its copies ends soon */
       continue;
@@ -127,7 +124,8 @@ void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, jso
     for (uint32_t i = 0; i < n && k < MAX_PEERS; i++) {
       const mvol *h = vol_of(c, f->holders[(i + (uint32_t)vol->id) % n].vol);
       char url[512];
-      if (!cairn__dist_usable(c->dist, h, vol, now) || sending(f, h->id) >= FANOUT ||
+      if (!cairn__dist_usable(c->dist, h, vol, now) ||
+          sending(f, h->id) >= cairn__dist_peer_cap(h) || /* its --peer-max */
           (strcmp(h->cluster, vol->cluster) == 0) != (pass == 0))
         continue;
       if (k == 0 && f->remote) /* the first source counts as busy until vol has it */

@@ -73,6 +73,7 @@ typedef struct cairn__req {
                                 /v1/jobs/{id}/tasks), or NULL */
   const char *arg_after;     /* the "after" query argument (GET /v1/jobs/{id}/tasks), or NULL */
   const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
+  const char *range;         /* the Range header (GET /v1/files/{sha256}), or NULL */
   int resumed;               /* POST /v1/work asked again after a hold: its report
                                 was applied the first time */
 } cairn__req;
@@ -100,6 +101,7 @@ typedef struct cairn__resp {
   int retry_after;           /* > 0: a Retry-After header, in seconds */
   int retry_after_ms;        /* > 0: also Cairn-Retry-After-Ms (finer, for Cairn workers) */
   uint64_t fd_size;
+  uint64_t fd_from;          /* status 206: the file is sent from this byte (Content-Range) */
   cairn__hold *hold;         /* POST /v1/work or GET /v1/jobs/{id} where the request may
                                 be held, else NULL */
   char etag[20];             /* non-empty: an ETag header (http.c, conditional GETs) */

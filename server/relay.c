@@ -9,7 +9,8 @@
  * relay counts as a holder of its cluster, its copies as sends; a whole
  * copy is preferred to a relay, a relay nearer the source to one further,
  * and a relay sends up to CAIRN__RELAY_FANOUT local copies at once (with its
- * sends to other clusters, within a worker's default --peer-max of 4; short
+ * sends to other clusters, within the worker's --peer-max, as its reports
+ * say it, cairn__dist_peer_cap; short
  * chains: each hop costs a chunk's delay and the relay's CPU). Its
  * receivers' download rates are no link samples (the relay's own copy
  * paces them): cairn__dist_fetched skips them. Workers

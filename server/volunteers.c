@@ -216,6 +216,8 @@ void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r) {
     cairn__fit_set_offer(c, v, &r->resources);
   if (r->fields & CAIRN_FEAT_CHUNKS)
     v->relays = r->chunks;
+  if (r->fields & CAIRN_FEAT_PEER_MAX)
+    v->peer_max = r->peer_max;
 }
 
 /* ---- what a volunteer may read ---- */

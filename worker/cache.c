@@ -121,13 +121,20 @@ static int observe(void *ud, const void *p, size_t n) { return cairn__relay_data
 
 /* Downloads url into tmp, registered in c->relay when chunks says how to
  * check it; *rejected when a chunk did not match. *in is the registration
- * (NULL: none), still to be ended by the caller. */
+ * (NULL: none), still to be ended by the caller. A registration carried
+ * over from a broken download (*in set) goes on from its last checked
+ * chunk, tmp kept up to there. */
 static cairn_status download(cairn__cache *c, cairn_http *h, const char *sha256,
                              const char *url, const char *tmp, unsigned long long max,
                              const cairn__chunklist *chunks, cairn__relay_in **in,
                              long *status, cairn_error *err) {
-  *in = NULL;
-  if (chunks) { /* the file must exist before a relay may open it */
+  unsigned long long from = 0;
+  if (*in) {
+    from = cairn__relay_rewind(*in);
+    if (from)
+      CAIRN_INFO(c->log, "input %s: resuming at byte %llu (%llu checked chunks) from %s", sha256,
+                 from, from / CAIRN_CHUNK_SIZE, url);
+  } else if (chunks) { /* the file must exist before a relay may open it */
     FILE *f = fopen(tmp, "wb");
     if (f)
       fclose(f);
@@ -135,7 +142,8 @@ static cairn_status download(cairn__cache *c, cairn_http *h, const char *sha256,
   }
   if (*in)
     cairn_http_set_observer(h, observe, *in);
-  cairn_status rc = cairn_http_download(h, url, tmp, sha256, max, status, err);
+  cairn_status rc = *in ? cairn_http_download_at(h, url, tmp, sha256, max, from, status, err)
+                        : cairn_http_download(h, url, tmp, sha256, max, status, err);
   cairn_http_set_observer(h, NULL, NULL);
   return rc;
 }
@@ -143,13 +151,55 @@ static cairn_status download(cairn__cache *c, cairn_http *h, const char *sha256,
 cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
                                 long long size, const char *url, char **path, long *status,
                                 int *reason, cairn_error *err) {
-  return cairn__cache_fetch_chunked(c, h, sha256, size, url, NULL, path, status, reason, err);
+  return cairn__cache_fetch_chunked(c, h, sha256, size, url, NULL, NULL, path, status, reason,
+                                    err);
+}
+
+void cairn__cache_partial_end(cairn__partial *part) {
+  if (part->in) /* its relays end with an error */
+    cairn__relay_end(part->in, 0);
+  if (part->tmp)
+    unlink(part->tmp);
+  free(part->tmp);
+  memset(part, 0, sizeof *part);
+}
+
+unsigned long long cairn__cache_partial_at(cairn__partial *part) {
+  return part && part->in ? cairn__relay_rewind(part->in) : 0;
+}
+
+/* The temporary file of a download of sha256 (caller frees); NULL out of
+ * memory. */
+static char *tmp_name(cairn__cache *c, const char *sha256) {
+  char *tmp = NULL;
+  unsigned long n = atomic_fetch_add(&c->counter, 1);
+  if (asprintf(&tmp, "%s/" TMP_PREFIX "%ld-%lu-%s", c->dir, (long)getpid(), n, sha256) < 0)
+    return NULL;
+  return tmp;
+}
+
+/* After a failed download into tmp registered as in: keeps both in part
+ * when a chunk was checked (the next source goes on from there); else
+ * ends in and removes tmp. */
+static void keep_partial(cairn__partial *part, cairn__relay_in *in, char *tmp) {
+  if (part && in && cairn__relay_rewind(in) > 0) {
+    part->in = in;
+    part->tmp = tmp;
+    return;
+  }
+  if (in)
+    cairn__relay_end(in, 0);
+  if (part)
+    memset(part, 0, sizeof *part);
+  unlink(tmp);
+  free(tmp);
 }
 
 cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const char *sha256,
                                         long long size, const char *url,
-                                        const cairn__chunklist *chunks, char **path,
-                                        long *status, int *reason, cairn_error *err) {
+                                        const cairn__chunklist *chunks, cairn__partial *part,
+                                        char **path, long *status, int *reason,
+                                        cairn_error *err) {
   char *final = NULL, *tmp = NULL;
   cairn__relay_in *in = NULL;
   cairn_status rc = CAIRN_OK;
@@ -164,12 +214,21 @@ cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const ch
   if (!final)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   if (reuse(c, sha256, size, final)) {
+    if (part)
+      cairn__cache_partial_end(part);
     *path = final;
     return CAIRN_OK;
   }
-  unsigned long n = atomic_fetch_add(&c->counter, 1);
-  if (asprintf(&tmp, "%s/" TMP_PREFIX "%ld-%lu-%s", c->dir, (long)getpid(), n, sha256) < 0) {
-    tmp = NULL;
+  if (chunks && chunks->size != size)
+    chunks = NULL; /* not this file's: checked whole, as without */
+  if (part && part->in && chunks) { /* a broken copy goes on */
+    in = part->in;
+    tmp = part->tmp;
+    memset(part, 0, sizeof *part);
+  } else if (part) {
+    cairn__cache_partial_end(part);
+  }
+  if (!tmp && !(tmp = tmp_name(c, sha256))) {
     rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
   }
@@ -179,8 +238,6 @@ cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const ch
     goto out;
   }
   unsigned long long max = size >= 0 ? (unsigned long long)size : CAIRN_MAX_FILE;
-  if (chunks && chunks->size != size)
-    chunks = NULL; /* not this file's: checked whole, as without */
   rc = download(c, h, sha256, url, tmp, max, chunks, &in, status, err);
   unsigned long long received = 0;
   fault = cairn_http_download_fault(h, &received);
@@ -214,13 +271,17 @@ cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const ch
     cairn__relay_end(in, 1);
   in = NULL;
 out:
-  if (in) /* failed: its relays end with an error */
-    cairn__relay_end(in, 0);
   if (rc != CAIRN_OK && reason)
     *reason = fault;
-  if (rc != CAIRN_OK && tmp)
-    unlink(tmp);
-  free(tmp);
+  if (rc != CAIRN_OK && tmp) {
+    /* a whole answer whose bytes were wrong is no start to go on from */
+    int whole = (rc == CAIRN_EINVAL || rc == CAIRN_ETOOBIG) && *status == 200;
+    keep_partial(whole ? NULL : part, in, tmp);
+  } else {
+    if (in) /* failed before the download: its relays end with an error */
+      cairn__relay_end(in, 0);
+    free(tmp);
+  }
   free(final);
   return rc;
 }

@@ -72,15 +72,39 @@ cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha2
  * sha256, path is removed instead. CAIRN_OK, or CAIRN_EIO (path is left). */
 cairn_status cairn__cache_adopt(cairn__cache *c, const char *path, const char *sha256,
                                 cairn_error *err);
+/* A download broken off after checked chunks, kept so that the next source
+ * goes on from its last checked chunk instead of byte 0: its temporary file
+ * and its registration in the relay registry (which knows how far it was
+ * checked, and keeps relaying it meanwhile). Owned by the caller of
+ * cairn__cache_fetch_chunked(): zeroed before the first call, ended with
+ * cairn__cache_partial_end() once no source is left (a call that succeeds,
+ * or finds the file cached, ends it itself). */
+typedef struct cairn__partial {
+  char *tmp;
+  cairn__relay_in *in;
+} cairn__partial;
+
+/* Ends part: its relays end with an error, its file is removed. */
+void cairn__cache_partial_end(cairn__partial *part);
+/* The byte the next source of part is asked from (0: none kept, or NULL).
+ * The downloading thread only. */
+unsigned long long cairn__cache_partial_at(cairn__partial *part);
+
 /* cairn__cache_fetch(), checking each chunk of the download against chunks
  * (the master's digests of the file, of size bytes) as it arrives and
  * registering it in c->relay meanwhile, so that the peer server may relay
  * the checked chunks (relay.h). A chunk that does not match ends the
  * download at once: CAIRN_EINVAL, *reason CAIRN_FAIL_DIGEST. chunks NULL:
- * cairn__cache_fetch() itself. */
+ * cairn__cache_fetch() itself.
+ * part (may be NULL): a download that fails after a checked chunk (broken,
+ * stalled, a later chunk wrong; not a whole answer with wrong bytes) is
+ * kept in it, and a call with a kept one asks url for the rest only
+ * (cairn_http_download_at(): a source that ignores Range is read from byte
+ * 0), the whole file still checked against sha256 at the end. */
 cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const char *sha256,
                                         long long size, const char *url,
-                                        const cairn__chunklist *chunks, char **path,
-                                        long *status, int *reason, cairn_error *err);
+                                        const cairn__chunklist *chunks, cairn__partial *part,
+                                        char **path, long *status, int *reason,
+                                        cairn_error *err);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"
 #include "worker/backoff.h"
@@ -12,6 +13,11 @@
 #include "worker/leases.h"
 
 #define MISMATCH_ATTEMPTS 3
+/* A peer that answers 503 sends its --peer-max files already: when the
+ * master is not among the sources, it is tried again a second later, at
+ * most this many times, before the master is asked all the same. */
+#define BUSY_ROUNDS 30
+#define BUSY_WAIT_MS 1000
 
 /* 1 when url names the master: relative, or under its base URL. */
 static int is_master(cairn_http *h, const char *url) {
@@ -22,12 +28,16 @@ static int is_master(cairn_http *h, const char *url) {
 
 /* Stores the cached path, tells peers about it. status is the HTTP status
  * of the call to cairn__cache_fetch() that began at monotonic time t0: 200
- * for a download from url (measured for the master), 0 for a cache hit. */
+ * for a download from url (measured for the master), 0 for a cache hit;
+ * from: the byte that download began at (a resumed copy: the bytes before
+ * it came from an earlier source, and are no part of this sample). */
 static cairn_status got(cairn__peerstate *peers, const cairn__input *in, const char *url,
-                        long status, long long t0, char *cached, char **path) {
+                        long status, long long t0, unsigned long long from, char *cached,
+                        char **path) {
   if (peers && status == 200) {
     long long ms = cairn__now_ms() - t0;
     long long bytes = in->size >= 0 ? in->size : cairn__file_size(cached);
+    bytes -= bytes >= (long long)from ? (long long)from : 0;
     if (bytes >= 0)
       cairn__peerstate_fetched(peers, in->sha256, url, (unsigned long long)bytes, ms);
   }
@@ -41,8 +51,8 @@ static cairn_status got(cairn__peerstate *peers, const cairn__input *in, const c
  * wrong bytes up to MISMATCH_ATTEMPTS times. */
 static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
                                 const cairn__input *in, const char *url,
-                                const cairn__chunklist *chunks, const cairn__cancel *cancel,
-                                char **path, cairn_error *err) {
+                                const cairn__chunklist *chunks, cairn__partial *part,
+                                const cairn__cancel *cancel, char **path, cairn_error *err) {
   cairn__backoff b;
   int mismatches = 0;
   cairn__backoff_init(&b, 100, 5000);
@@ -52,10 +62,11 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
+    unsigned long long from = cairn__cache_partial_at(part);
     cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, url, chunks,
-                                                 &cached, &status, NULL, err);
+                                                 part, &cached, &status, NULL, err);
     if (rc == CAIRN_OK)
-      return got(peers, in, url, status, t0, cached, path);
+      return got(peers, in, url, status, t0, from, cached, path);
     if (cairn__cancelled(cancel))
       return cairn_error_set(err, CAIRN_EIO, "cancelled");
     if (rc == CAIRN_EIO) {
@@ -159,6 +170,39 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
   return rc;
 }
 
+/* Tries peer source url once: CAIRN_OK with *path; else *busy when it
+ * answered 503 (it sends --peer-max files already: no fault of its own, not
+ * reported, tried again), else the failure is reported when it is the
+ * peer's. A copy broken off after checked chunks stays in part. */
+static cairn_status from_peer(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                              const cairn__input *in, const char *url,
+                              const cairn__chunklist *chunks, cairn__partial *part,
+                              int *busy, char **path, cairn_error *err) {
+  char *cached = NULL;
+  long status = 0;
+  int reason = -1;
+  long long t0 = cairn__now_ms();
+  unsigned long long from = cairn__cache_partial_at(part);
+  long stall = cairn_http_stall_timeout(h);
+  if (is_relay(url) && stall < CAIRN_RELAY_STALL_MS)
+    cairn_http_set_stall_timeout(h, CAIRN_RELAY_STALL_MS);
+  cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, url, chunks, part,
+                                               &cached, &status, &reason, err);
+  cairn_http_set_stall_timeout(h, stall);
+  *busy = rc != CAIRN_OK && status == 503;
+  if (rc == CAIRN_OK)
+    return got(peers, in, url, status, t0, from, cached, path);
+  if (*busy) {
+    CAIRN_INFO(cache->log, "input %s: source %s is busy (503): trying it again later", in->name,
+               url);
+    return rc;
+  }
+  CAIRN_WARN(cache->log, "input %s: source %s skipped: %s", in->name, url, err->text);
+  if (peers && reason >= 0) /* the peer's fault, not ours: the master hears of it */
+    cairn__peerstate_failed(peers, in->sha256, url, reason);
+  return rc;
+}
+
 static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
                           const cairn__input *in, const cairn__chunklist *chunks,
                           const cairn__cancel *cancel, char **path, cairn_error *err) {
@@ -167,38 +211,50 @@ static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *
   const char *const *list = (const char *const *)in->sources;
   size_t n = in->nsources;
   const char *only[1] = {in->url};
+  unsigned char busy[CAIRN_MAX_SOURCES] = {0}; /* 1: answered 503, tried again */
+  cairn__partial part = {0};
+  cairn_status rc = CAIRN_EIO;
   *path = NULL;
   if (!n) {
     list = only;
     n = 1;
   }
+  if (n > CAIRN_MAX_SOURCES)
+    n = CAIRN_MAX_SOURCES;
   snprintf(master_url, sizeof master_url, "/v1/files/%s", in->sha256);
-  for (size_t i = 0; i < n; i++) {
-    char *cached = NULL;
-    long status = 0;
-    int reason = -1;
-    if (is_master(h, list[i])) {
-      if (!master)
-        master = list[i];
-      continue;
+  /* each peer once, in order; when the master is no source (an output kept
+   * on workers it has no copy of), those that were busy again, up to
+   * BUSY_ROUNDS times a second apart */
+  for (int round = 0; round <= BUSY_ROUNDS; round++) {
+    int waiting = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (is_master(h, list[i])) {
+        if (!master)
+          master = list[i];
+        continue;
+      }
+      if (round && !busy[i])
+        continue;
+      if (cairn__cancelled(cancel)) {
+        cairn__cache_partial_end(&part);
+        return cairn_error_set(err, CAIRN_EIO, "cancelled");
+      }
+      int b = 0;
+      rc = from_peer(cache, h, peers, in, list[i], chunks, &part, &b, path, err);
+      if (rc == CAIRN_OK)
+        return CAIRN_OK; /* part ended by the success */
+      busy[i] = (unsigned char)b;
+      waiting |= b;
     }
-    if (cairn__cancelled(cancel))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
-    long long t0 = cairn__now_ms();
-    long stall = cairn_http_stall_timeout(h);
-    if (is_relay(list[i]) && stall < CAIRN_RELAY_STALL_MS)
-      cairn_http_set_stall_timeout(h, CAIRN_RELAY_STALL_MS);
-    cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, list[i],
-                                                 chunks, &cached, &status, &reason, err);
-    cairn_http_set_stall_timeout(h, stall);
-    if (rc == CAIRN_OK)
-      return got(peers, in, list[i], status, t0, cached, path);
-    if (cairn__cancelled(cancel))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
-    CAIRN_WARN(cache->log, "input %s: source %s skipped: %s", in->name, list[i], err->text);
-    if (peers && reason >= 0) /* the peer's fault, not ours: the master hears of it */
-      cairn__peerstate_failed(peers, in->sha256, list[i], reason);
+    if (!waiting || master || cairn__cancel_sleep(cancel, BUSY_WAIT_MS))
+      break;
   }
-  return from_master(cache, h, peers, in, master ? master : master_url, chunks, cancel, path,
-                     err);
+  if (cairn__cancelled(cancel)) {
+    cairn__cache_partial_end(&part);
+    return cairn_error_set(err, CAIRN_EIO, "cancelled");
+  }
+  rc = from_master(cache, h, peers, in, master ? master : master_url, chunks, &part, cancel, path,
+                   err);
+  cairn__cache_partial_end(&part);
+  return rc;
 }

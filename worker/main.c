@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
     case O_PEER_LISTEN: cfg.peer_listen = optarg; break;
     case O_PEER_ADDRESS: cfg.peer_address = optarg; break;
     case O_PEER_MAX:
-      v = parse_count(optarg, 1024);
+      v = parse_count(optarg, CAIRN_MAX_PEER_MAX);
       if (v < 1)
         return bad_usage("--peer-max wants an integer from 1 to 1024, got \"%s\"", optarg);
       cfg.peer_max = (unsigned)v;

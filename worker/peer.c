@@ -17,6 +17,7 @@
 
 #include "common/grant.h"
 #include "common/log.h"
+#include "common/protocol.h"
 #include "common/sha256.h"
 #include "worker/deadline.h"
 #include "worker/relay.h"
@@ -237,38 +238,61 @@ static int await_file(cairn__peer *p, const char *name, cairn__relay_rd **rd, lo
   }
 }
 
+/* A relayed answer: the download it reads, from byte from of the file. */
+typedef struct relayed {
+  cairn__relay_rd *rd;
+  uint64_t from;
+} relayed;
+
 static ssize_t relay_reader(void *cls, uint64_t pos, char *buf, size_t max) {
-  ssize_t k = cairn__relay_read(cls, pos, buf, max, RELAY_STALL_MS);
+  relayed *x = cls;
+  ssize_t k = cairn__relay_read(x->rd, x->from + pos, buf, max, RELAY_STALL_MS);
   return k > 0 ? k : k == 0 ? MHD_CONTENT_READER_END_OF_STREAM
                             : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
-static void relay_done(void *cls) { cairn__relay_close(cls); }
+static void relay_done(void *cls) {
+  relayed *x = cls;
+  cairn__relay_close(x->rd);
+  free(x);
+}
 
 /* The response for file name: from the cache, else (a GET, with a relay
  * registry) from its download in progress, relayed as its chunks are
- * checked; NULL when there is neither. *partial: relayed. */
-static struct MHD_Response *respond(cairn__peer *p, const char *name, int get,
-                                    unsigned long long *size, int *partial) {
+ * checked; NULL when there is neither. range: the request's Range header
+ * (NULL: none): the file from the byte it names, *from, when it is one a
+ * resumed copy sends (cairn_range_start), else 0 and the whole file.
+ * *size: the bytes sent; *partial: relayed. */
+static struct MHD_Response *respond(cairn__peer *p, const char *name, int get, const char *range,
+                                    unsigned long long *size, unsigned long long *from,
+                                    int *partial) {
   cairn__relay_rd *rd = NULL;
-  long long rsize = 0;
+  long long rsize = 0, at;
   struct stat st;
   int fd = get && p->relay ? await_file(p, name, &rd, &rsize) : open_verified(p, name);
   struct MHD_Response *r = NULL;
   *partial = 0;
+  *from = 0;
   if (fd >= 0 && fstat(fd, &st) == 0) {
-    *size = (unsigned long long)st.st_size;
-    r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+    at = get ? cairn_range_start(range, (unsigned long long)st.st_size) : -1;
+    *from = at > 0 ? (unsigned long long)at : 0;
+    *size = (unsigned long long)st.st_size - *from;
+    r = MHD_create_response_from_fd_at_offset64(*size, fd, *from);
   }
   if (!r && fd >= 0)
     close(fd);
-  if (rd) {
-    *size = (unsigned long long)rsize;
+  relayed *x = rd ? malloc(sizeof *x) : NULL;
+  if (x) {
+    at = cairn_range_start(range, (unsigned long long)rsize);
+    *from = at > 0 ? (unsigned long long)at : 0;
+    *size = (unsigned long long)rsize - *from;
     *partial = cairn__relay_was_partial(rd);
-    r = MHD_create_response_from_callback((uint64_t)rsize, RELAY_BLOCK, relay_reader, rd,
-                                          relay_done);
-    if (!r)
-      cairn__relay_close(rd);
+    *x = (relayed){rd, *from};
+    r = MHD_create_response_from_callback(*size, RELAY_BLOCK, relay_reader, x, relay_done);
+  }
+  if (rd && !r) {
+    cairn__relay_close(rd);
+    free(x);
   }
   return r;
 }
@@ -283,9 +307,10 @@ static enum MHD_Result serve(cairn__peer *p, struct MHD_Connection *c, const cha
     return reply(c, 503, "overloaded", "too many transfers at once");
   }
   transfer *t = get ? calloc(1, sizeof *t) : NULL;
-  unsigned long long size = 0;
+  unsigned long long size = 0, from = 0;
   int partial = 0;
-  struct MHD_Response *r = !get || t ? respond(p, name, get, &size, &partial) : NULL;
+  const char *range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
+  struct MHD_Response *r = !get || t ? respond(p, name, get, range, &size, &from, &partial) : NULL;
   if (!r) {
     if (get)
       atomic_fetch_sub(&p->active, 1);
@@ -293,7 +318,13 @@ static enum MHD_Result serve(cairn__peer *p, struct MHD_Connection *c, const cha
     return !get || t ? reply(c, 404, "not_found", "no such file in this cache") : MHD_NO;
   }
   MHD_add_response_header(r, "Content-Type", "application/octet-stream");
-  enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+  if (from) { /* the rest of a copy broken off elsewhere */
+    char cr[80];
+    snprintf(cr, sizeof cr, "bytes %llu-%llu/%llu", from, from + size - 1, from + size);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
+    CAIRN_INFO(p->log, "peer: sending %s from byte %llu (%llu bytes)", name, from, size);
+  }
+  enum MHD_Result ret = MHD_queue_response(c, from ? MHD_HTTP_PARTIAL_CONTENT : MHD_HTTP_OK, r);
   MHD_destroy_response(r);
   if (t && ret == MHD_YES) {
     memcpy(t->sha256, name, 65);

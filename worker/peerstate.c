@@ -143,6 +143,12 @@ void cairn__peerstate_set_port(cairn__peerstate *ps, unsigned port) {
   pthread_mutex_unlock(&ps->mu);
 }
 
+void cairn__peerstate_set_peer_max(cairn__peerstate *ps, unsigned n) {
+  pthread_mutex_lock(&ps->mu);
+  ps->peer_max = n;
+  pthread_mutex_unlock(&ps->mu);
+}
+
 void cairn__peerstate_learn_ip(cairn__peerstate *ps, const char *ip) {
   if (!ip || !ip[0] || strlen(ip) >= sizeof ps->learned)
     return;
@@ -413,6 +419,8 @@ int cairn__peerstate_report_begin(cairn__peerstate *ps, unsigned fields, cairn__
     put_back_locked(ps, r);
   /* its peer server relays files while receiving them (worker/relay.h) */
   int relays = (want & CAIRN_FEAT_CHUNKS) && ps->port;
+  /* how many files it sends at once, so that the master names it no more */
+  unsigned peer_max = (want & CAIRN_FEAT_PEER_MAX) && ps->port ? ps->peer_max : 0;
   pthread_mutex_unlock(&ps->mu);
   if (!ok) {
     report_free(r);
@@ -422,6 +430,10 @@ int cairn__peerstate_report_begin(cairn__peerstate *ps, unsigned fields, cairn__
   if (relays) {
     r->wire.chunks = 1;
     r->wire.fields |= CAIRN_FEAT_CHUNKS;
+  }
+  if (peer_max) {
+    r->wire.peer_max = peer_max;
+    r->wire.fields |= CAIRN_FEAT_PEER_MAX;
   }
   return 0;
 }

@@ -76,6 +76,7 @@ typedef struct cairn__peerstate {
   char *address;           /* host advertised (configured), or NULL: learned */
   char learned[64];        /* local IP towards the master, "" until known */
   unsigned port;           /* the peer server's port; 0: no server */
+  unsigned peer_max;       /* files it sends at once (--peer-max); 0: not said */
   char *heard_url;         /* the peer_url the master last took, or NULL */
   cairn__shalist pending;  /* files held, not reported yet */
   cairn__shalist reported; /* files held and reported */
@@ -102,6 +103,9 @@ void cairn__peerstate_kept_take(cairn__peerstate *ps, cairn__shalist *out);
 
 /* The peer server listens on port (0: it does not run). */
 void cairn__peerstate_set_port(cairn__peerstate *ps, unsigned port);
+/* The peer server sends n files at once (1 to CAIRN_MAX_PEER_MAX): every
+ * report to a master that lists "peer_max" says it while the server runs. */
+void cairn__peerstate_set_peer_max(cairn__peerstate *ps, unsigned n);
 /* Notes the local IP address of a connection to the master; when no host
  * was configured it becomes the advertised one (a change makes the URL new
  * to the master). */

@@ -214,6 +214,15 @@ int cairn__relay_data(cairn__relay_in *in, const void *p, size_t n) {
   return 0;
 }
 
+unsigned long long cairn__relay_rewind(cairn__relay_in *in) {
+  pthread_mutex_lock(&in->r->mu);
+  unsigned long long v = in->verified;
+  pthread_mutex_unlock(&in->r->mu);
+  in->got = v;
+  cairn_sha256_init(&in->hash);
+  return v;
+}
+
 void cairn__relay_end(cairn__relay_in *in, int ok) {
   cairn__relay *r = in->r;
   pthread_mutex_lock(&r->mu);

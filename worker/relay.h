@@ -66,6 +66,11 @@ cairn__relay_in *cairn__relay_begin(cairn__relay *r, const char *sha256, const c
  * checks each chunk they complete. Returns 0, or -1 when a chunk does not
  * match its digest or bytes pass the size (logged at warn). */
 int cairn__relay_data(cairn__relay_in *in, const void *p, size_t n);
+/* The download broke off and goes on at another source: forgets the bytes
+ * of a chunk not yet checked and returns the verified length (a multiple
+ * of CAIRN_CHUNK_SIZE), where it goes on; relays opened meanwhile wait for
+ * more as usual. Downloading thread only. */
+unsigned long long cairn__relay_rewind(cairn__relay_in *in);
 /* The download ended: ok when the whole file arrived, matched its SHA-256
  * and is in the cache (open relays send the rest), else it failed (open
  * relays end with an error). Unregisters and releases in. */

@@ -307,11 +307,57 @@ typedef struct filesink {
   unsigned long long n, max;
   int overflow;
   int write_failed;  /* dest could not be written: a local failure */
+  /* a resumed download: its offset, the bytes of a whole answer still to
+   * drop (a source that ignored Range), and whether the answer was looked at */
+  unsigned long long offset, skip;
+  int started, misplaced; /* misplaced: a 206 that starts elsewhere */
+  long range_start;       /* Content-Range's first byte, -1 without one */
+  cairn_http_response named;
 } filesink;
+
+/* Picks the Retry-After headers (read_header) and Content-Range's start
+ * out of a download's answer. */
+static size_t read_dl_header(char *p, size_t size, size_t nmemb, void *ud) {
+  filesink *s = ud;
+  size_t n = size * nmemb;
+  long v = header_number(p, n, "content-range: bytes ");
+  if (v >= 0)
+    s->range_start = v;
+  return read_header(p, size, nmemb, &s->named);
+}
+
+/* At a resumed download's first bytes: a 206 must start at the offset; a
+ * 200 (the source ignored Range) is read from 0, its first offset bytes
+ * dropped (dest holds them already, checked). 0, or -1 to end it. */
+static int resume_check(filesink *s) {
+  long status = 0;
+  s->started = 1;
+  if (!s->offset)
+    return 0;
+  curl_easy_getinfo(s->h->curl, CURLINFO_RESPONSE_CODE, &status);
+  if (status == 200) {
+    s->skip = s->offset;
+    return 0;
+  }
+  if (status == 206 && s->range_start == (long)s->offset)
+    return 0;
+  s->misplaced = 1;
+  return -1;
+}
 
 static size_t write_file(char *p, size_t size, size_t nmemb, void *ud) {
   filesink *s = ud;
-  size_t k = size * nmemb;
+  size_t k = size * nmemb, all = k;
+  if (!s->started && resume_check(s) != 0)
+    return 0;
+  if (s->skip) {
+    size_t d = s->skip < k ? (size_t)s->skip : k;
+    s->skip -= d;
+    p += d;
+    k -= d;
+    if (!k)
+      return all;
+  }
   if (s->n + k > s->max) {
     s->overflow = 1;
     return 0;
@@ -326,7 +372,7 @@ static size_t write_file(char *p, size_t size, size_t nmemb, void *ud) {
     s->rejected = 1;
     return 0;
   }
-  return k;
+  return all;
 }
 
 void cairn_http_set_observer(cairn_http *h, int (*fn)(void *ud, const void *p, size_t n),
@@ -339,13 +385,46 @@ void cairn_http_set_download_limit(cairn_http *h, long long bytes_per_second) {
   h->max_recv = bytes_per_second > 0 ? bytes_per_second : 0;
 }
 
-cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
-                                 const char *sha256, unsigned long long max_bytes,
-                                 long *status, cairn_error *err) {
+/* Opens dest for a download from byte offset into s: created or truncated
+ * (offset 0), else its first offset bytes kept and hashed into s->sha, the
+ * rest cut. O(offset) reads. 0, or -1 with errno set. */
+static int open_dest(filesink *s, const char *dest, unsigned long long offset) {
+  cairn_sha256_init(&s->sha);
+  s->f = fopen(dest, offset ? "r+b" : "wb");
+  if (!s->f || !offset)
+    return s->f ? 0 : -1;
+  unsigned char buf[65536];
+  unsigned long long left = offset;
+  while (left) {
+    size_t k = fread(buf, 1, left < sizeof buf ? (size_t)left : sizeof buf, s->f);
+    if (k == 0)
+      break;
+    cairn_sha256_update(&s->sha, buf, k);
+    left -= k;
+  }
+  if (left || ftruncate(fileno(s->f), (off_t)offset) != 0 ||
+      fseeko(s->f, (off_t)offset, SEEK_SET) != 0) {
+    if (left)
+      errno = EINVAL; /* shorter than the bytes to keep */
+    fclose(s->f);
+    s->f = NULL;
+    return -1;
+  }
+  s->n = offset;
+  s->offset = offset;
+  return 0;
+}
+
+/* cairn_http_download() from byte offset (cairn_http_download_at());
+ * keep: dest is left as it is on failure, else removed. */
+static cairn_status download_at(cairn_http *h, const char *path, const char *dest,
+                                const char *sha256, unsigned long long max_bytes,
+                                unsigned long long offset, int keep, long *status,
+                                cairn_error *err) {
   struct curl_slist *hdrs = NULL;
   cairn_status rc = CAIRN_OK;
   char *url = make_url(h, path);
-  filesink s = {0};
+  filesink s = {.range_start = -1, .named = {.retry_after = -1, .retry_after_ms = -1}};
   *status = 0;
   h->dl_fault = -1;
   h->dl_received = 0;
@@ -353,20 +432,23 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   long long issued = 0;
   int was_paced = paced(h, url, &issued);
-  cairn_http_response named = {.retry_after = -1, .retry_after_ms = -1};
   if (was_paced < 0) {
     free(url);
     return cairn_error_set(err, CAIRN_EIO, "GET %s: cancelled", path);
   }
-  s.f = fopen(dest, "wb");
-  if (!s.f) {
+  if (open_dest(&s, dest, offset) != 0) {
     free(url);
-    return cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", dest, strerror(errno));
+    return cairn_error_set(err, CAIRN_EIO, "cannot %s %s: %s", offset ? "resume" : "create",
+                           dest, strerror(errno));
   }
   s.max = max_bytes;
   s.h = h;
-  cairn_sha256_init(&s.sha);
   common_opts(h, url, 0, &hdrs);
+  if (offset) {
+    char range[64];
+    snprintf(range, sizeof range, "Range: bytes=%llu-", offset);
+    hdrs = curl_slist_append(hdrs, range);
+  }
   curl_easy_setopt(h->curl, CURLOPT_URL, url);
   curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs);
@@ -378,14 +460,16 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, download_progress);
   curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, h);
-  curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, read_header);
-  curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &named);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, read_dl_header);
+  curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &s);
   h->last_bytes = 0;
   h->last_move_ms = mono_ms();
   h->stalled = 0;
   CURLcode cc = curl_easy_perform(h->curl);
   curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
-  note_answer(h, was_paced, issued, *status, named.retry_after, named.retry_after_ms);
+  note_answer(h, was_paced, issued, *status, s.named.retry_after, s.named.retry_after_ms);
+  if (*status == 206 && offset && !s.misplaced)
+    *status = 200; /* the rest, as asked: a whole copy to the caller */
   int closed = fclose(s.f);
   h->dl_received = s.n;
   /* The only timeout left on a download is the connect timeout, stall_ms. */
@@ -394,6 +478,11 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
   if (s.overflow) {
     rc = cairn_error_set(err, CAIRN_ETOOBIG, "GET %s: more than %llu bytes", url, max_bytes);
     h->dl_fault = CAIRN_FAIL_SIZE;
+  } else if (s.misplaced) {
+    *status = 0;
+    rc = cairn_error_set(err, CAIRN_EIO, "GET %s: a range that does not start at byte %llu",
+                         url, offset);
+    h->dl_fault = CAIRN_FAIL_STATUS;
   } else if (s.rejected) {
     *status = 0;
     rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: a chunk did not match its digest", url);
@@ -422,11 +511,23 @@ cairn_status cairn_http_download(cairn_http *h, const char *path, const char *de
       h->dl_fault = CAIRN_FAIL_DIGEST;
     }
   }
-  if (rc != CAIRN_OK)
+  if (rc != CAIRN_OK && !keep)
     unlink(dest);
   curl_slist_free_all(hdrs);
   free(url);
   return rc;
+}
+
+cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
+                                 const char *sha256, unsigned long long max_bytes,
+                                 long *status, cairn_error *err) {
+  return download_at(h, path, dest, sha256, max_bytes, 0, 0, status, err);
+}
+
+cairn_status cairn_http_download_at(cairn_http *h, const char *path, const char *dest,
+                                    const char *sha256, unsigned long long max_bytes,
+                                    unsigned long long offset, long *status, cairn_error *err) {
+  return download_at(h, path, dest, sha256, max_bytes, offset, 1, status, err);
 }
 
 int cairn_http_download_fault(const cairn_http *h, unsigned long long *received) {

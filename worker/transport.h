@@ -75,6 +75,20 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
 cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
                                  const char *sha256, unsigned long long max_bytes,
                                  long *status, cairn_error *err);
+/* cairn_http_download() from byte offset, for a copy broken off after
+ * checked bytes: dest's first offset bytes are kept as the file's start
+ * (hashed again for the SHA-256, which covers the whole file; the rest of
+ * dest is cut) and the source is asked for the rest (Range: bytes=OFFSET-).
+ * A 206 whose Content-Range starts at offset is appended (*status 200, as
+ * for a whole copy); a 200 (a source that ignores Range) is read from byte
+ * 0 and its first offset bytes are dropped; a 206 that starts elsewhere is
+ * CAIRN_EIO, fault STATUS. max_bytes counts the whole file; the observer
+ * sees the bytes after offset only. Unlike cairn_http_download(), dest is
+ * left as it is on failure (the caller resumes again or removes it).
+ * offset 0: a whole download into dest. */
+cairn_status cairn_http_download_at(cairn_http *h, const char *path, const char *dest,
+                                    const char *sha256, unsigned long long max_bytes,
+                                    unsigned long long offset, long *status, cairn_error *err);
 /* Why the last cairn_http_download() through h failed when the server is to
  * blame, as a CAIRN_FAIL_* reason of common/protocol.h: UNREACHABLE (no
  * connection, or the transfer broke), STALLED (the stall timeout), STATUS

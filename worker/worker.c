@@ -21,8 +21,6 @@
 #define DEFAULT_DIR "./cairn-worker"
 #define MAX_SLOTS 1024
 #define DEFAULT_PEER_LISTEN "0.0.0.0:0"
-#define DEFAULT_PEER_MAX 4
-#define MAX_PEER_MAX 1024
 #define DEFAULT_STALL_MS 10000
 #define MAX_IDLE_THRESHOLD 409600u
 #define MAX_IDLE_SETTLE 86400u
@@ -98,7 +96,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   else if (cfg->memory_mib > (unsigned long long)CAIRN_MAX_RES_MIB ||
            cfg->disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
     problem = "memory and disk must be at most 1073741824 MiB";
-  else if (cfg->peer_max > MAX_PEER_MAX)
+  else if (cfg->peer_max > CAIRN_MAX_PEER_MAX)
     problem = "peer transfers at once must be between 1 and 1024";
   else if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG)
     problem = "unknown log level";
@@ -153,7 +151,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   if (!cfg->peer_listen || strcmp(cfg->peer_listen, "off") != 0)
     w->peer_listen = dup_or_null(cfg->peer_listen ? cfg->peer_listen : DEFAULT_PEER_LISTEN, &oom);
   w->peer_address = dup_or_null(cfg->peer_address, &oom);
-  w->peer_max = cfg->peer_max ? cfg->peer_max : DEFAULT_PEER_MAX;
+  w->peer_max = cfg->peer_max ? cfg->peer_max : CAIRN_DEFAULT_PEER_MAX;
   w->stall_ms = cfg->stall_ms ? cfg->stall_ms : DEFAULT_STALL_MS;
   w->download_kib = cfg->download_kib;
   w->throttle_cfg = (cairn__throttle_cfg){cfg->idle_only != 0, cfg->idle_threshold,
@@ -289,6 +287,7 @@ static cairn_status start_peering(cairn_worker *w, cairn_error *err) {
   if (!w->peer)
     return err->status == CAIRN_ENOMEM ? CAIRN_ENOMEM : CAIRN_EINVAL;
   cairn__peerstate_set_port(&w->peers, cairn__peer_port(w->peer));
+  cairn__peerstate_set_peer_max(&w->peers, w->peer_max);
   return CAIRN_OK;
 }
 

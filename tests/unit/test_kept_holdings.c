@@ -10,7 +10,8 @@
  * a new round while the child waits; and a file uploaded anyway (an older
  * worker) is the master's, with no holding; a deleted job's kept output
  * goes with it; a ban drops the banned producer's holdings and its task
- * runs again. */
+ * runs again; a holder that says "peer_max": 1 is named for one copy at a
+ * time, the other children waiting. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -255,12 +256,71 @@ static void test_ban_drops_holdings(void **state) {
   json_decref(w);
 }
 
+/* A holder whose reports say "peer_max": 1 is named the source of one copy
+ * at a time: a second child waits (it is not sent to a holder that would
+ * answer 503, nor is the output taken for lost); once it says 4 (or says
+ * nothing: a worker's default --peer-max) the second child is sent to it. */
+static void test_peer_max(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  cairn_error err = {0};
+  json_t *resp = NULL;
+  int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2),
+          w3 = reg(c, "w3", "b", PEER3);
+  core_fixture_submit(c, "{\"app\": \"k\", \"policy\": \"fifo\", \"tasks\": ["
+                         "{\"id\": \"p\", \"outputs\": [\"o.bin\"]},"
+                         "{\"id\": \"c1\", \"inputs\": [\"p/o.bin\"], \"after\": [\"p\"]},"
+                         "{\"id\": \"c2\", \"inputs\": [\"p/o.bin\"], \"after\": [\"p\"]}]}");
+  json_t *w = work(c, w1);
+  assert_string_equal(task_id(w), "p");
+  assert_int_equal(result(c, w1, w, &err), CAIRN_OK);
+  json_decref(w);
+  cairn_report r = {.fields = CAIRN_FEAT_PEER_MAX, .peer_max = 1};
+  assert_int_equal(cairn__core_heartbeat(c, w1, &r, &resp, &err), CAIRN_OK);
+  json_decref(resp);
+  pthread_mutex_lock(&c->lock);
+  uint64_t before = c->recomputed_total;
+  unsigned said = c->vols[w1 - 1]->peer_max;
+  cairn__core_unlock(c);
+  assert_int_equal(said, 1);
+
+  w = work(c, w2); /* the first child: w1 sends it its one copy */
+  assert_string_equal(task_id(w), "c1");
+  json_t *in = json_array_get(json_object_get(json_object_get(w, "task"), "inputs"), 0);
+  assert_int_equal(strncmp(json_string_value(json_object_get(in, "url")), PEER1 "/v1/files/",
+                           strlen(PEER1 "/v1/files/")), 0);
+  json_decref(w);
+  int retry_ms = 0;
+  w = NULL;
+  assert_int_equal(cairn__core_work(c, w3, NULL, NULL, 0, &w, &retry_ms, &err), CAIRN_OK);
+  assert_null(w); /* w1 is busy: the second child waits */
+  assert_true(retry_ms > 0);
+  pthread_mutex_lock(&c->lock);
+  uint64_t after = c->recomputed_total;
+  int p_done = c->jobs[0]->tasks[0].state == TS_DONE;
+  cairn__core_unlock(c);
+  assert_int_equal(after, before); /* busy is not lost */
+  assert_true(p_done);
+
+  r.peer_max = 4;
+  assert_int_equal(cairn__core_heartbeat(c, w1, &r, &resp, &err), CAIRN_OK);
+  json_decref(resp);
+  w = work(c, w3);
+  assert_non_null(w);
+  assert_string_equal(task_id(w), "c2");
+  in = json_array_get(json_object_get(json_object_get(w, "task"), "inputs"), 0);
+  assert_int_equal(strncmp(json_string_value(json_object_get(in, "url")), PEER1 "/v1/files/",
+                           strlen(PEER1 "/v1/files/")), 0);
+  json_decref(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_kept_output, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_lost_output_recomputed, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_keep_master, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_peer_max, core_fixture_setup, core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_uploaded_anyway, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_delete_job, core_fixture_setup, core_fixture_teardown),

@@ -185,6 +185,9 @@ static void test_malformed_entries(void **state) {
     {"{\"running\": [1.5]}", "running[0] is not an allocation index"},
     {"{\"suspended\": [4, -1]}", "suspended[1] is not an allocation index"},
     {"{\"chunks\": false}", "\"chunks\" must be true when present"},
+    {"{\"peer_max\": 0}", "\"peer_max\" must be an integer from 1 to 1024"},
+    {"{\"peer_max\": 1025}", "\"peer_max\" must be an integer from 1 to 1024"},
+    {"{\"peer_max\": \"2\"}", "\"peer_max\" must be an integer from 1 to 1024"},
     {"{\"suspended\": {}}", "\"suspended\" must be an array of at most 1024 indices"},
     {"{\"peer_url\": 80}", "\"peer_url\" must be a string of at most 256 bytes"},
     {"{\"peer_url\": \"ftp://x\"}",
@@ -266,10 +269,11 @@ static void test_parsed(void **state) {
   accepted("{\"have\": [\"" SHA_B "\"], \"served\": {\"" SHA_A "\": 1024}, \"running\": [13, 21], "
            "\"peer_url\": \"" PEER "\", \"fetched\": [" GOOD_FETCHED "], "
            "\"failed\": [" GOOD_FAILED "], \"resources\": {\"cores\": 4, \"disk_mib\": 10}, "
-           "\"suspended\": [21], \"chunks\": true}",
+           "\"suspended\": [21], \"chunks\": true, \"peer_max\": 2}",
            CAIRN_HEARTBEAT_FIELDS);
   assert_int_equal(report.fields, CAIRN_REPORT_FIELDS);
   assert_int_equal(report.chunks, 1);
+  assert_int_equal(report.peer_max, 2);
   assert_int_equal(report.nsuspended, 1);
   assert_int_equal(report.suspended[0], 21);
   /* "resources": a missing key is the default (no memory) */
@@ -310,6 +314,7 @@ static void test_round_trip(void **state) {
   sent.suspended[sent.nsuspended++] = 13;
   sent.peer_url = PEER;
   sent.resources = (cairn_resources){16, 1ll << 20, CAIRN_MAX_RES_MIB};
+  sent.peer_max = CAIRN_MAX_PEER_MAX;
 
   json_t *o = cairn_report_json(&sent);
   assert_non_null(o);
@@ -343,6 +348,7 @@ static void test_round_trip(void **state) {
   assert_int_equal(got.suspended[0], 13);
   assert_string_equal(got.peer_url, sent.peer_url);
   assert_true(cairn_resources_equal(&got.resources, &sent.resources));
+  assert_int_equal(got.peer_max, CAIRN_MAX_PEER_MAX);
   json_t *failed0 = json_array_get(json_object_get(o, "failed"), 0);
   assert_string_equal(json_string_value(json_object_get(failed0, "reason")), "unreachable");
   json_decref(o);
@@ -391,7 +397,7 @@ static void test_features(void **state) {
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
                       "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
-                      "\"keep\",\"chunks\"]");
+                      "\"keep\",\"chunks\",\"peer_max\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -464,6 +470,24 @@ static void test_cpu_and_team(void **state) {
   assert_false(cairn_team_valid("caf\xc3\xa9"));
 }
 
+/* The Range a resumed copy sends ("bytes=N-", N below the size) and
+ * everything else, which is answered with the whole file. */
+static void test_range_start(void **state) {
+  (void)state;
+  assert_int_equal(cairn_range_start("bytes=1048576-", 16u << 20), 1048576);
+  assert_int_equal(cairn_range_start("bytes=0-", 10), 0);
+  assert_int_equal(cairn_range_start("bytes=9-", 10), 9);
+  assert_int_equal(cairn_range_start("bytes=10-", 10), -1); /* at the end */
+  assert_int_equal(cairn_range_start(NULL, 10), -1);
+  assert_int_equal(cairn_range_start("", 10), -1);
+  assert_int_equal(cairn_range_start("bytes=-5", 10), -1); /* a suffix */
+  assert_int_equal(cairn_range_start("bytes=1-5", 10), -1);
+  assert_int_equal(cairn_range_start("bytes=1-,3-", 10), -1);
+  assert_int_equal(cairn_range_start("bytes= 1-", 10), -1);
+  assert_int_equal(cairn_range_start("items=1-", 10), -1);
+  assert_int_equal(cairn_range_start("bytes=99999999999999999999-", ~0ull), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_caps),
@@ -474,6 +498,7 @@ int main(void) {
     cmocka_unit_test(test_not_written),
     cmocka_unit_test(test_features),
     cmocka_unit_test(test_cpu_and_team),
+    cmocka_unit_test(test_range_start),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }

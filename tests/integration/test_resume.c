@@ -1,0 +1,330 @@
+/* test_resume.c — a copy broken off after checked chunks goes on from its
+ * last checked chunk at the next source (docs/protocol.md, "Resumed
+ * copies"), with a real cairn-server (--broadcast-plan online), real
+ * cairn-workers on loopback in one cluster and a 16 MiB broadcast input.
+ *
+ * A's sources are two volunteers that say they hold the file, both served
+ * by one fake file server: the first connection sends 3 MiB and hangs up;
+ * the second (asked for "Range: bytes=3145728-") ignores the Range, sends
+ * the file from byte 0 and hangs up after 6 MiB; A then gets only the last
+ * 10 MiB from the master (206; the master's bytes served count exactly
+ * those). C copies A's whole file. W, its download capped at 2 MiB/s,
+ * copies from A, and A is killed with SIGKILL mid-copy: W goes on at C
+ * (a worker's file server answering the Range with 206), and the master
+ * sends no byte more. Every task's output is the file's digest. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/sha256.h"
+#include "tests/support/editdist.h"
+#include "tests/support/harness.h"
+
+#define BIG (16u * 1024 * 1024)
+#define CHUNK (1u << 20)
+#define MASTER_BYTES "cairn_file_bytes_served_total{source=\"master\"}"
+
+static unsigned char *data; /* the file's bytes */
+
+static int setup(void **state) {
+  (void)state;
+  e2e_init();
+  signal(SIGPIPE, SIG_IGN);
+  data = malloc(BIG);
+  unsigned s = 29;
+  for (size_t i = 0; data && i < BIG; i++) {
+    s = s * 1664525u + 1013904223u;
+    data[i] = (unsigned char)(s >> 24);
+  }
+  return data ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  free(data);
+  return 0;
+}
+
+/* Writes DIR/big.bin and DIR/job.json: n tasks that print the input's
+ * digest, then hold their worker until DIR/go exists (at most 120 s), so
+ * that each worker takes one task; sha gets the file's digest. */
+static void make_job(const char *dir, int n, char sha[65]) {
+  char path[4200], text[8192];
+  cairn_sha256_hex(data, BIG, sha);
+  snprintf(path, sizeof path, "%s/big.bin", dir);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, BIG, f), BIG);
+  fclose(f);
+  size_t k = (size_t)snprintf(text, sizeof text,
+                              "{\"name\": \"resume\", \"app\": \"sum\", \"policy\": \"fifo\", "
+                              "\"lease_seconds\": 10, \"max_attempts\": 10, \"files\": "
+                              "[{\"name\": \"big.bin\", \"path\": \"%s\", \"broadcast\": true}], "
+                              "\"tasks\": [",
+                              path);
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(text + k, sizeof text - k,
+                          "%s{\"id\": \"t%d\", \"args\": [\"-c\", "
+                          "\"sha256sum inputs/big.bin && n=0 && while [ ! -e %s/go ] && "
+                          "[ $n -lt 600 ]; do sleep 0.2; n=$((n+1)); done\"], "
+                          "\"inputs\": [\"big.bin\"]}",
+                          i ? ", " : "", i, dir);
+  snprintf(text + k, sizeof text - k, "]}\n");
+  snprintf(path, sizeof path, "%s/job.json", dir);
+  assert_int_equal(harness_write_file(path, text), 0);
+}
+
+/* Starts worker NAME in cluster c-W, its download capped at limit KiB/s
+ * when limit is not NULL. */
+static pid_t start_worker(const char *url, const char *dir, const char *name, const char *limit) {
+  char wdir[4200], log[4200];
+  snprintf(wdir, sizeof wdir, "%s/%s", dir, name);
+  snprintf(log, sizeof log, "%s/%s.log", dir, name);
+  const char *argv[] = {e2e_bin_worker, "--server", url, "--app", "sum=/bin/sh", "--dir", wdir,
+                        "--name", name, "--cluster", "c-W", "--slots", "1", "--exit-when-idle",
+                        "60", "--stall-timeout", "5", "--log-level", "info",
+                        limit ? "--download-limit" : NULL, limit, NULL};
+  pid_t p = harness_spawn(argv, log);
+  assert_true(p > 0);
+  return p;
+}
+
+/* The first line of worker name's log that holds text, into out (""
+ * when none). */
+static int log_line(const char *dir, const char *name, const char *text, char *out, size_t len) {
+  char path[4200], line[4300];
+  snprintf(path, sizeof path, "%s/%s.log", dir, name);
+  out[0] = '\0';
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, text)) {
+      snprintf(out, len, "%s", line);
+      break;
+    }
+  fclose(f);
+  return out[0] != '\0';
+}
+
+/* Waits up to timeout seconds until worker name's cache holds sha. */
+static int await_cached(const char *dir, const char *name, const char *sha, double timeout) {
+  char path[4300];
+  snprintf(path, sizeof path, "%s/%s/cache/%s", dir, name, sha);
+  for (double until = harness_now() + timeout; harness_now() < until; usleep(50 * 1000))
+    if (access(path, F_OK) == 0)
+      return 1;
+  return access(path, F_OK) == 0;
+}
+
+/* Waits up to timeout seconds until a download into worker name's cache
+ * (a .tmp- file) holds at least bytes. */
+static int await_partial(const char *dir, const char *name, long long bytes, double timeout) {
+  char cdir[4200], path[4600];
+  snprintf(cdir, sizeof cdir, "%s/%s/cache", dir, name);
+  for (double until = harness_now() + timeout; harness_now() < until; usleep(20 * 1000)) {
+    DIR *d = opendir(cdir);
+    struct dirent *e;
+    struct stat st;
+    while (d && (e = readdir(d)))
+      if (strncmp(e->d_name, ".tmp-", 5) == 0) {
+        snprintf(path, sizeof path, "%s/%s", cdir, e->d_name);
+        if (stat(path, &st) == 0 && st.st_size >= bytes) {
+          closedir(d);
+          return 1;
+        }
+      }
+    if (d)
+      closedir(d);
+  }
+  return 0;
+}
+
+/* ---- the fake holder: breaks off each copy ---- */
+
+typedef struct fake {
+  int fd;
+  unsigned port;
+  pthread_t thread;
+  char range[2][128]; /* the Range header of each connection ("" without) */
+  int conns;
+} fake;
+
+/* Reads a request's head from c; copies its Range value into range. */
+static void read_head(int c, char *range, size_t len) {
+  char req[4096];
+  size_t n = 0;
+  req[0] = '\0';
+  while (n < sizeof req - 1 && !strstr(req, "\r\n\r\n")) {
+    ssize_t k = recv(c, req + n, sizeof req - 1 - n, 0);
+    if (k <= 0)
+      break;
+    n += (size_t)k;
+    req[n] = '\0';
+  }
+  range[0] = '\0';
+  const char *r = strcasestr(req, "\r\nRange: ");
+  if (r)
+    snprintf(range, len, "%.*s", (int)strcspn(r + 9, "\r\n"), r + 9);
+}
+
+/* Connection i sends a 200 with the whole file's length (whatever Range
+ * asked) and hangs up after (i + 1) * 3 MiB. */
+static void *fake_main(void *ud) {
+  fake *f = ud;
+  for (int i = 0; i < 2; i++) {
+    int c = accept(f->fd, NULL, NULL);
+    if (c < 0)
+      return NULL; /* nobody came within the timeout */
+    read_head(c, f->range[i], sizeof f->range[i]);
+    char head[200];
+    int hl = snprintf(head, sizeof head,
+                      "HTTP/1.1 200 OK\r\nContent-Length: %u\r\nConnection: close\r\n\r\n", BIG);
+    send(c, head, (size_t)hl, MSG_NOSIGNAL);
+    size_t end = (size_t)(i + 1) * 3 * CHUNK;
+    for (size_t off = 0; off < end;) {
+      ssize_t k = send(c, data + off, end - off < 65536 ? end - off : 65536, MSG_NOSIGNAL);
+      if (k <= 0)
+        break;
+      off += (size_t)k;
+    }
+    shutdown(c, SHUT_WR);
+    usleep(200 * 1000); /* the client reads what was sent before the close */
+    close(c);
+    f->conns = i + 1;
+  }
+  return NULL;
+}
+
+static void fake_start(fake *f) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  struct timeval tv = {60, 0};
+  memset(f, 0, sizeof *f);
+  f->fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(f->fd >= 0);
+  assert_int_equal(setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+  assert_int_equal(bind(f->fd, (struct sockaddr *)&a, sizeof a), 0);
+  assert_int_equal(listen(f->fd, 4), 0);
+  assert_int_equal(getsockname(f->fd, (struct sockaddr *)&a, &len), 0);
+  f->port = ntohs(a.sin_port);
+  assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
+}
+
+/* A volunteer of cluster c-W whose peer_url is the fake's and that says it
+ * holds sha. */
+static void fake_holder(const char *url, const char *name, unsigned port, const char *sha) {
+  char peer[64], tok[65], body[200];
+  snprintf(peer, sizeof peer, "http://127.0.0.1:%u", port);
+  json_t *b = json_pack("{s:s, s:s, s:[s], s:s}", "name", name, "cluster", "c-W", "apps", "sum",
+                        "peer_url", peer), *r = NULL;
+  assert_int_equal(harness_http_json(url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
+  json_decref(b);
+  json_decref(r);
+  snprintf(body, sizeof body, "{\"have\": [\"%s\"]}", sha);
+  assert_int_equal(harness_http(url, "POST", "/v1/heartbeat", tok, body, strlen(body), NULL,
+                                NULL, NULL),
+                   200);
+}
+
+/* Every task of job is done with the file's digest as its output. */
+static void check_outputs(const char *url, long long job, int n, const char *sha) {
+  char path[64];
+  json_t *r = NULL;
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
+  assert_int_equal(harness_http(url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL, NULL),
+                   200);
+  json_t *tasks = json_object_get(r, "tasks");
+  assert_int_equal(json_array_size(tasks), (size_t)n);
+  for (size_t i = 0; i < json_array_size(tasks); i++) {
+    json_t *t = json_array_get(tasks, i);
+    assert_string_equal(json_string_value(json_object_get(t, "state")), "done");
+    assert_memory_equal(json_string_value(json_object_get(t, "output")), sha, 64);
+  }
+  json_decref(r);
+}
+
+static void test_resume(void **state) {
+  (void)state;
+  char dir[4096], db[4200], sha[65], line[4300], want[200];
+  harness_server srv;
+  fake f;
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  const char *extra[] = {"--broadcast-plan", "online", "--log-level", "info", NULL};
+  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  make_job(dir, 3, sha);
+  fake_start(&f);
+  long long job = e2e_submit(srv.url, dir);
+  fake_holder(srv.url, "fake1", f.port, sha);
+  fake_holder(srv.url, "fake2", f.port, sha);
+  pid_t w[3] = {0};
+
+  /* A: 3 MiB from the first, the second ignores Range (6 MiB from byte 0),
+   * the master sends the last 10 MiB */
+  w[0] = start_worker(srv.url, dir, "A", NULL);
+  assert_true(await_cached(dir, "A", sha, 120));
+  pthread_join(f.thread, NULL);
+  close(f.fd);
+  assert_int_equal(f.conns, 2);
+  assert_string_equal(f.range[0], "");
+  snprintf(want, sizeof want, "bytes=%u-", 3 * CHUNK);
+  assert_string_equal(f.range[1], want);
+  snprintf(want, sizeof want, "resuming at byte %u (6 checked chunks) from /v1/files/", 6 * CHUNK);
+  assert_true(log_line(dir, "A", want, line, sizeof line));
+  assert_int_equal(harness_metric(srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
+
+  /* C copies A's whole file */
+  w[1] = start_worker(srv.url, dir, "C", NULL);
+  assert_true(await_cached(dir, "C", sha, 120));
+
+  /* W copies from A at 2 MiB/s; A dies mid-copy; C sends the rest */
+  w[2] = start_worker(srv.url, dir, "W", "2048");
+  assert_true(await_partial(dir, "W", 4ll * CHUNK, 60));
+  kill(w[0], SIGKILL);
+  int st = harness_wait(w[0], 30);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  w[0] = 0;
+  assert_true(await_cached(dir, "W", sha, 120));
+  assert_true(log_line(dir, "W", "resuming at byte ", line, sizeof line));
+  unsigned long long from = strtoull(strstr(line, "resuming at byte ") + 17, NULL, 10);
+  fprintf(stderr, "W went on at byte %llu: %s", from, line);
+  assert_true(from >= 3ull * CHUNK && from < BIG && from % CHUNK == 0);
+  assert_non_null(strstr(line, "from http://"));
+  snprintf(want, sizeof want, "peer: sending %s from byte %llu (%llu bytes)", sha, from,
+           BIG - from);
+  assert_true(log_line(dir, "C", want, line, sizeof line));
+  assert_int_equal(harness_metric(srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
+
+  snprintf(line, sizeof line, "%s/go", dir);
+  assert_int_equal(harness_write_file(line, "go\n"), 0);
+  assert_string_equal(e2e_wait(srv.url, job, 180), "done"); /* A's task runs again elsewhere */
+  check_outputs(srv.url, job, 3, sha);
+  harness_stop_all(w, 3, 60);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  harness_rmtree(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_resume),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
