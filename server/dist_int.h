@@ -172,7 +172,8 @@ void cairn__mcast_have(cairn__dist *d, int64_t vol, const char *sha);
  * CAIRN__KEEP_SCAN)) plus a (re)build's bound. */
 int cairn__mcast_child(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v, int64_t now);
 /* vol's first source of kept file f is h, the planned sender or not: counted
- * for /metrics and logged. O(1). */
+ * for /metrics and logged, unless vol holds f or has a planned copy of it
+ * not reported yet. O(CAIRN__KEEP_SCAN + CAIRN__MCAST_NEEDS). */
 void cairn__mcast_note(cairn_core *c, const mvol *vol, const mvol *h, const mfilerec *f,
                        int planned);
 /* vol reported a copy of f from holder src: counted when src was the

@@ -388,7 +388,7 @@ static uint32_t copies(const mfilerec *f, int64_t h, int *landing) {
 int64_t cairn__mcast_sender(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now, int *wait) {
   struct cairn__mcast *m = c->dist->mcast;
   *wait = 0;
-  if (!active(c->dist))
+  if (!active(c->dist) || holds(f, vol->id)) /* a route of an earlier plan */
     return 0;
   const mroute *r = route_of(m, vol->id, f->sha256);
   const mvol *s = r ? vol_of(c, r->from) : NULL;
@@ -440,6 +440,11 @@ int cairn__mcast_child(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v
 void cairn__mcast_note(cairn_core *c, const mvol *vol, const mvol *h, const mfilerec *f,
                        int planned) {
   struct cairn__mcast *m = c->dist->mcast;
+  if (holds(f, vol->id))
+    return; /* vol has it: no copy travels */
+  for (uint32_t i = 0; m && i < m->nhanded; i++)
+    if (m->handed[i].vol == vol->id && strcmp(m->handed[i].sha, f->sha256) == 0)
+      return; /* handed out already (another task of vol reads it): one copy */
   if (planned) {
     c->dist->n.kept_planned++;
     m->handed[m->next_handed].vol = vol->id;
