@@ -20,7 +20,8 @@
  * receivers) and CAIRN__MCAST_FILES files, the needs first noted; the other
  * needs follow the online rule (keep.c). It is rebuilt at most once a
  * second when the needs changed, and at once when a worker asks whose need
- * the plan lacks (as the broadcast plan's ensure_plan, distribution.c).
+ * a plan with room (fewer workers and files than its bounds) lacks, as the
+ * broadcast plan's ensure_plan (distribution.c).
  *
  * The plan is executed as workers ask (keep.c): a worker's sources for f
  * name its planned sender first when that sender holds a whole copy, is
@@ -83,7 +84,7 @@ struct cairn__mcast {
   uint64_t plan_gen;
   int64_t built;                       /* when (cairn__now()); 0: none */
   char files[CAIRN__MCAST_FILES][65];
-  uint32_t nfiles;
+  uint32_t nfiles, nodes;              /* its files and workers */
   mroute route[CAIRN__MCAST_NEEDS];
   uint32_t nroute;
   /* the last CAIRN__MCAST_NEEDS copies handed out with a planned sender
@@ -300,6 +301,7 @@ static void adopt(cairn_core *c, const inst *in, const cairn_plan_schedule *s) {
   struct cairn__mcast *m = c->dist->mcast;
   m->nroute = 0;
   m->nfiles = (uint32_t)in->nf;
+  m->nodes = (uint32_t)in->n;
   for (size_t k = 0; k < in->nf; k++)
     memcpy(m->files[k], in->file[k]->sha256, sizeof m->files[k]);
   for (size_t t = 0; t < s->n; t++)
@@ -342,7 +344,8 @@ void cairn__mcast_plan(cairn_core *c, const mvol *vol, int64_t now) {
   int missing = 0;
   if (m->built && m->plan_gen == m->gen) /* nothing changed since */
     return;
-  for (uint32_t i = 0; i < m->nneed && !missing && now - m->built < 1; i++)
+  int room = m->nodes < CAIRN__MCAST_NODES && m->nfiles < CAIRN__MCAST_FILES;
+  for (uint32_t i = 0; i < m->nneed && !missing && room && now - m->built < 1; i++)
     missing = m->need[i].vol == vol->id && !route_of(m, vol->id, m->need[i].sha);
   if (!missing && now - m->built < 1)
     return;

@@ -89,8 +89,15 @@ static void test_bounds(void **state) {
   assert_true(named >= 1);
   assert_true(last < CAIRN__MCAST_NODES - NHOLD);
   /* the same needs: no new plan, even for a worker the plan lacks */
+  cairn__mcast_need(c, recv[NRECV - 1], f[0], now); /* not tracked: 256 already */
   cairn__mcast_plan(c, recv[NRECV - 1], now);
   cairn__mcast_plan(c, recv[1], now);
+  assert_int_equal(c->dist->n.mcast_plans, 1);
+  /* a new need of a worker the full plan (32 workers) lacks: no rebuild
+   * within the second */
+  cairn__mcast_have(c->dist, recv[40]->id, f[3]->sha256);
+  cairn__mcast_need(c, recv[40], f[3], now);
+  cairn__mcast_plan(c, recv[40], now);
   assert_int_equal(c->dist->n.mcast_plans, 1);
   /* r0 holds f0 now: its need goes; the plan lacks nobody asking, so it
    * waits for the next second */
