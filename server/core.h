@@ -464,6 +464,9 @@ cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error 
  * say it relays ("chunks"), may be named as a source of it (cut-through);
  * 0: sources are whole copies only (store-and-forward). relay.c. */
 void cairn__core_set_cut_through(cairn_core *c, int on);
+/* Chooses the planner of kept outputs' copies (mcast.c): WR, WRP, CDMD or
+ * online (default); CAIRN_EINVAL naming the choices when unknown. */
+cairn_status cairn__core_set_mcast(cairn_core *c, const char *algo, cairn_error *err);
 /* CAIRN_OK while the master works; CAIRN_EFAILED (reason in err) once its
  * journal has failed (journal.h): nothing is acknowledged after that. */
 cairn_status cairn__core_health(cairn_core *c, cairn_error *err);

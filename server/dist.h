@@ -22,6 +22,10 @@ typedef struct cairn__dist_counters {
   uint64_t fetch_reports;            /* "fetched" entries workers reported */
   uint64_t peer_failures[CAIRN_FAIL_REASONS]; /* "failed" entries, by reason */
   uint64_t relay_sources;            /* sources named while still receiving (cut-through) */
+  uint64_t mcast_plans;              /* multicast plans of kept outputs built (mcast.c) */
+  uint64_t kept_planned, kept_online; /* kept-output hand-outs naming the planned sender
+                                        first, or left to the online rule (keep.c) */
+  uint64_t kept_from_plan;           /* kept-output copies reported from the planned sender */
 } cairn__dist_counters;
 
 /* Over this many clusters a grid planner is replaced by lcf (bplan.c): the
@@ -32,6 +36,14 @@ typedef struct cairn__dist_counters {
  * (distribution.c ensure_plan); workers of the others follow the online
  * rule. */
 #define CAIRN__PLAN_MAX_CLUSTERS 512
+/* A multicast plan of kept outputs (mcast.c) covers at most this many
+ * workers (holders, then receivers) and kept files, and tracks at most this
+ * many needs (a worker that must fetch a kept file); the rest follow the
+ * online rule. CDMD cuts files into packets of this many bytes. */
+#define CAIRN__MCAST_NODES 32
+#define CAIRN__MCAST_FILES 16
+#define CAIRN__MCAST_NEEDS 256
+#define CAIRN__MCAST_PACKET (1024 * 1024)
 /* The broadcast planner of a new core (bplan.c). */
 #define CAIRN__BPLAN_DEFAULT "ECEF-LA"
 

@@ -90,6 +90,7 @@ struct cairn__dist {
   uint64_t census_gen;     /* bumped by every change of a count */
   uint64_t census_work;    /* volunteers and clusters visited, for the bounded-work test */
   int store_and_forward;   /* 1: never name a worker still receiving as a source */
+  struct cairn__mcast *mcast; /* mcast.c: needs and plan of kept outputs; NULL: online */
 };
 
 void cairn__dist_file_free(mfilerec *f);
@@ -152,6 +153,36 @@ typedef struct cairn__pick {
 /* Takes candidate id (relay or not, sending load copies, its own copy's
  * deadline start when a relay) when it beats best. O(1). */
 void cairn__dist_pick(cairn__pick *best, int64_t id, int relay, uint32_t load, int64_t start);
+
+/* mcast.c (planned multicast of outputs kept on workers; bounds there) */
+/* "online" when no multicast planner was chosen. */
+const char *cairn__mcast_algorithm(const cairn__dist *d);
+void cairn__mcast_free(struct cairn__mcast *m);
+/* vol must fetch kept file f (a child allocated to it reads it), unless it
+ * holds it. O(CAIRN__MCAST_NEEDS + CAIRN__KEEP_SCAN). */
+void cairn__mcast_need(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t now);
+/* Rebuilds the plan when the needs changed: at most once a second, at once
+ * when one of vol's needs is not in it. */
+void cairn__mcast_plan(cairn_core *c, const mvol *vol, int64_t now);
+/* vol's planned sender of f when it can send now (holds it, usable, fewer
+ * than 4 copies under way), else 0; *wait is 1 when that sender is still
+ * receiving f and vol's need is younger than 10 s. O(needs + copies of f). */
+int64_t cairn__mcast_sender(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now, int *wait);
+/* vol holds sha: its need is met. O(CAIRN__MCAST_NEEDS). */
+void cairn__mcast_have(cairn__dist *d, int64_t vol, const char *sha);
+/* Before a child v of j is allocated to vol: notes its kept files as vol's
+ * needs, (re)plans, and returns 1 when it should wait for a planned sender
+ * still receiving one of them. O(pins × (CAIRN__MCAST_NEEDS +
+ * CAIRN__KEEP_SCAN)) plus a (re)build's bound. */
+int cairn__mcast_child(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v, int64_t now);
+/* vol's first source of kept file f is h, the planned sender or not: counted
+ * for /metrics and logged, unless vol holds f or has a planned copy of it
+ * not reported yet. O(CAIRN__KEEP_SCAN + CAIRN__MCAST_NEEDS). */
+void cairn__mcast_note(cairn_core *c, const mvol *vol, const mvol *h, const mfilerec *f,
+                       int planned);
+/* vol reported a copy of f from holder src: counted when src was the
+ * planned sender it was handed (the last CAIRN__MCAST_NEEDS). O(that). */
+void cairn__mcast_fetched(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src);
 
 /* bplan.c */
 /* A download of bytes in ms from cluster src ("" = the master) into dst. */

@@ -151,6 +151,7 @@ void cairn__dist_destroy(cairn__dist *d) {
   cairn_hmap_free(&d->files);
   cairn__census_free(d);
   cairn__rates_free(d);
+  cairn__mcast_free(d->mcast);
   free(d->paused_until);
   free(d);
 }
@@ -330,6 +331,7 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
     else
       i++;
   filter(f->handed, &f->nhanded, not_to, vol->id);
+  cairn__mcast_have(c->dist, vol->id, sha);
   if (holds(f, vol->id) || add_holder(f, vol->id, cairn__now()))
     return;
   CAIRN_INFO(&c->log, "file %.12s: %s (%s) holds it", f->sha256, vol->name, vol->cluster);
@@ -802,6 +804,8 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
     cairn__rate_sample(c, from, vol->cluster, bytes, ms);
   if (from && f && !vol->banned)
     log_copy(c, vol, f, src, from, bytes, ms);
+  if (from && f && !vol->banned)
+    cairn__mcast_fetched(c, vol, f, src);
 }
 
 /* ---- holdings from the store (server/load.c), and a ban's (server/core.c) ---- */

@@ -847,6 +847,17 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "receiving the file (cut-through relays).\n"
           "# TYPE cairn_relay_sources_total counter\ncairn_relay_sources_total %llu\n",
           (unsigned long long)dc.relay_sources);
+  appendf(buf, len, cap, "# HELP cairn_multicast_plans_total Multicast plans of outputs kept on "
+          "workers built (--multicast-plan).\n"
+          "# TYPE cairn_multicast_plans_total counter\ncairn_multicast_plans_total %llu\n"
+          "# HELP cairn_kept_copies_total Copies of outputs kept on workers handed out, by whether "
+          "their first source was the planned sender or the online rule's; from_plan: copies "
+          "reported from the planned sender.\n# TYPE cairn_kept_copies_total counter\n"
+          "cairn_kept_copies_total{source=\"planned\"} %llu\n"
+          "cairn_kept_copies_total{source=\"online\"} %llu\n"
+          "cairn_kept_copies_total{source=\"from_plan\"} %llu\n",
+          (unsigned long long)dc.mcast_plans, (unsigned long long)dc.kept_planned,
+          (unsigned long long)dc.kept_online, (unsigned long long)dc.kept_from_plan);
   static const char *const kinds[CAIRN_REASON_KINDS] = CAIRN_REASON_KIND_NAMES;
   appendf(buf, len, cap, "# HELP cairn_task_failures_total Failed attempts since start, by "
           "reason (a limit, a signal, an exit status, a lease past its hard deadline: wall).\n"

@@ -110,7 +110,7 @@ int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v)
                j->tasks[p].name);
     cairn__lost_note(c, j, p);
   }
-  return lost;
+  return lost || (j->keep_workers && cairn__mcast_child(c, vol, j, v, now));
 }
 
 void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, json_t *in) {
@@ -118,18 +118,24 @@ void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, jso
   int64_t now = cairn__now();
   json_t *src = json_array();
   uint32_t n = f ? scanned(f) : 0, k = 0;
-  /* its own cluster's holders first, then the others'; each pass starts at
-   * a place that depends on vol, so that children spread over holders */
-  for (int pass = 0; pass < 2 && n; pass++)
+  int wait;
+  int64_t planned = f && f->remote ? cairn__mcast_sender(c, f, vol, now, &wait) : 0;
+  /* the planned sender (mcast.c), then its own cluster's holders, then the
+   * others'; each pass starts at a place that depends on vol, so that
+   * children spread over holders */
+  for (int pass = planned ? -1 : 0; pass < 2 && n; pass++)
     for (uint32_t i = 0; i < n && k < MAX_PEERS; i++) {
       const mvol *h = vol_of(c, f->holders[(i + (uint32_t)vol->id) % n].vol);
       char url[512];
       if (!cairn__dist_usable(c->dist, h, vol, now) ||
           sending(f, h->id) >= cairn__dist_peer_cap(h) || /* its --peer-max */
-          (strcmp(h->cluster, vol->cluster) == 0) != (pass == 0))
+          (pass < 0) != (h->id == planned) ||
+          (pass >= 0 && (strcmp(h->cluster, vol->cluster) == 0) != (pass == 0)))
         continue;
-      if (k == 0 && f->remote) /* the first source counts as busy until vol has it */
+      if (k == 0 && f->remote) { /* the first source counts as busy until vol has it */
         (void)cairn__dist_add_xfer(f, vol->id, h->id, now); /* OOM: not counted */
+        cairn__mcast_note(c, vol, h, f, pass < 0);
+      }
       cairn__dist_peer_source(c, h, vol, sha256, url);
       json_array_append_new(src, json_string(url));
       k++;

@@ -26,6 +26,7 @@ static void usage(FILE *f) {
         "                    [--admin-token-file FILE] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--threads N] [--no-fsync] [--ataf-family F]\n"
         "                    [--broadcast-plan ALGO] [--store-and-forward] [--volunteer-rate N]\n"
+        "                    [--multicast-plan WR|WRP|CDMD|online]\n"
         "                    [--address-rate N] [--address-connections N]\n"
         "                    [--registration open|invite|closed] [--max-wall-seconds N]\n"
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
@@ -50,6 +51,8 @@ static void usage(FILE *f) {
         "                       bounded-degree, or online (no plan)\n"
         "  --store-and-forward  name only holders of a whole copy as sources of a\n"
         "                       broadcast input (no cut-through relays)\n"
+        "  --multicast-plan A   planner of the copies of outputs kept on workers:\n"
+        "                       WR, WRP, CDMD, or online (default: no plan)\n"
         "  --volunteer-rate N   requests one volunteer may make a minute (default 120000,\n"
         "                       after a burst of ten seconds' worth; -1: no limit)\n"
         "  --address-rate N     registrations and failed authentications one client\n"
@@ -110,6 +113,7 @@ int main(int argc, char **argv) {
     {"ataf-family", required_argument, NULL, 'f'},
     {"broadcast-plan", required_argument, NULL, 'b'},
     {"store-and-forward", no_argument, NULL, 'F'},
+    {"multicast-plan", required_argument, NULL, 'm'},
     {"volunteer-rate", required_argument, NULL, 'r'},
     {"registration", required_argument, NULL, 'g'},
     {"address-rate", required_argument, NULL, 'A'},
@@ -153,6 +157,7 @@ int main(int argc, char **argv) {
     case 'f': cfg.ataf_family = optarg; break;
     case 'b': cfg.broadcast_plan = optarg; break;
     case 'F': cfg.store_and_forward = 1; break;
+    case 'm': cfg.multicast_plan = optarg; break;
     case 'r': {
       char *end = NULL;
       long n = strtol(optarg, &end, 10);

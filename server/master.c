@@ -189,6 +189,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     cairn__core_set_cut_through(m->core, 0);
   if (!m->core || (cfg->audit_chain >= 0 && start_chain(m, err) != CAIRN_OK) ||
       (cfg->broadcast_plan && cairn__core_set_bplan(m->core, cfg->broadcast_plan, err)) ||
+      (cfg->multicast_plan && cairn__core_set_mcast(m->core, cfg->multicast_plan, err)) ||
       !(m->invites = cairn__invites_open(m->core, err)))
     goto fail;
   int64_t ceiling[CAIRN_LIMIT_COUNT] = {cfg->max_wall_seconds, cfg->max_cpu_seconds,

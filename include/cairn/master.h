@@ -68,6 +68,8 @@ typedef struct cairn_master_config {
   const char *broadcast_plan;   /* planner of broadcast inputs: ECEF-LA (default), ECEF,
                                    ECEF-LAt, ECEF-LAT, FEF, BottomUp, flat, lcf,
                                    bounded-degree, or online (no plan) */
+  const char *multicast_plan;   /* planner of the copies of outputs kept on workers: WR,
+                                   WRP, CDMD, or online (default: no plan) */
   int store_and_forward;        /* 1: name only workers holding a whole verified copy of a
                                    broadcast file as its sources; 0 (default): also workers
                                    still receiving it that relay while receiving

@@ -32,6 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "common/sha256.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
@@ -131,6 +133,27 @@ static int await_cached(const char *dir, const char *name, const char *sha, doub
     if (access(path, F_OK) == 0)
       return 1;
   return access(path, F_OK) == 0;
+}
+
+/* Waits up to timeout seconds until the master's store records n holders of
+ * sha (fake ones included): the master has heard each holder's report, so a
+ * worker started now is offered them. Reads the live database read-only. */
+static int await_holders(const char *db, const char *sha, int n, double timeout) {
+  int got = 0;
+  for (double until = harness_now() + timeout; got < n && harness_now() < until;
+       usleep(50 * 1000)) {
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, "SELECT count(*) FROM file_holders WHERE sha256 = ?", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      got = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+  }
+  return got >= n;
 }
 
 /* Waits up to timeout seconds until a download into worker name's cache
@@ -291,7 +314,8 @@ static void test_resume(void **state) {
   assert_true(log_line(dir, "A", want, line, sizeof line));
   assert_int_equal(harness_metric(srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
 
-  /* C copies A's whole file */
+  /* C copies A's whole file, once the master knows A has it */
+  assert_true(await_holders(db, sha, 3, 60));
   w[1] = start_worker(srv.url, dir, "C", NULL);
   assert_true(await_cached(dir, "C", sha, 120));
 
