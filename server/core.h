@@ -154,7 +154,7 @@ typedef struct mtask {
   uint32_t ninputs;
   uint32_t npending; /* parents not yet done */
   uint8_t state;
-  uint8_t queued;    /* in the policy's ready set, or its job's urgent ring (trust.c) */
+  uint8_t queued;    /* 1: in the policy's ready set, 2: in its job's urgent ring (trust.c) */
   uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
   uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
   uint16_t attempts; /* allocations in this round */
@@ -199,7 +199,7 @@ typedef struct mjob {
   uint64_t parked_gen;     /* c->offer_gen when the last sweep of parked tasks began */
   /* adaptive jobs (trust.c): ring of tasks whose round has a copy out or a
    * result and wants more, served before the policy's picks (capacity
-   * ntasks, made on first use; emptied when the policy is rebuilt) */
+   * ntasks, made on first use; emptied when the policy is rebuilt at start-up) */
   uint32_t *urgent;
   uint32_t urgent_head, nurgent;
 } mjob;
@@ -657,7 +657,9 @@ void cairn__trust_flush(cairn_core *c);
  * it did (t->queued set), 0 to leave it to the policy. O(1). */
 int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v);
 /* Takes the oldest task of j's urgent ring into *v while *budget lasts
- * (one a take): 1, or 0 when none (the policy picks then). O(1). */
+ * (one a take): 1, or 0 when none (the policy picks then). Entries made
+ * stale by a re-queue (cairn__core_requeue) or an acceptance are skipped:
+ * O(1) amortized, each entry skipped once. */
 int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget);
 /* Adds a ring entry read from the store (load.c). 0, or -1 out of memory. */
 int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r);
@@ -669,8 +671,9 @@ static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
 }
 /* Re-queues tasks seeds[0..n) of job j (done ones whose accepted result is
  * discredited) in new rounds, and every descendant that consumed a
- * re-queued output (the ban's path, core.c): O(tasks + edges of j) for
- * the marks, the policy's rebuild and the walk. *requeued, *tainted (may be
+ * re-queued output (the ban's path, core.c): O(Σ (deg(v) + 1) · log n)
+ * over those tasks v (marks in a map, the walk, the policy's reset and
+ * ready, policy.h), never the job's other tasks. *requeued, *tainted (may be
  * NULL) grow by the tasks and the descendants; ids (may be NULL) gets
  * {"job", "task"} for each seed. CAIRN_ENOMEM with err. */
 cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
@@ -689,9 +692,9 @@ void cairn__lost_flush(cairn_core *c);
  * keep their outcomes: they were right, only their files are gone), and
  * its children that are not DONE wait for it again (their leases end,
  * their results are tainted). The audit shows the new allocation. Cost:
- * O(children of parent) for the marks, plus the policy's rebuild, O(tasks +
- * edges of j): the one step here that grows with the job, as a ban's
- * re-queue does; it runs only when a holder is lost. */
+ * O((children of parent + 1) · (their degrees + 1) · log n): the policy
+ * re-opens parent and resets those children in place (policy.h), nothing
+ * else of the job is looked at. */
 cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cairn_error *err);
 
 /* Volunteer vol may upload file sha256 (PUT /v1/files, as it leaves): the
