@@ -596,7 +596,10 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
                                    json_t **resp, cairn_error *err);
 /* Bans volunteer id: refuses its token, marks its results invalid, re-queues
  * every task whose accepted result relied on it and every descendant that
- * consumed a re-queued output, in one transaction. *report gets counts. */
+ * consumed a re-queued output, in one transaction. *report gets counts.
+ * Under the lock: O(tasks and results of every job) to find its results,
+ * plus each job's re-queue (cairn__core_requeue: what it re-opens only),
+ * plus O(stored files) for its holdings (cairn__dist_forget). */
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err);
 /* quarantine.c: a volunteer whose share of invalid results (or errors)
@@ -841,7 +844,8 @@ void cairn__job_free(mjob *j);
 void cairn__vol_free(mvol *v);
 int cairn__job_start_policy(mjob *j, cairn_error *err);
 /* (Re)creates the job's policy state from the task states: executed for DONE
- * tasks in topological order, ready for ELIGIBLE ones. O(n + m). */
+ * tasks in topological order, ready for ELIGIBLE ones. O(n + m): at
+ * start-up only (load.c); a re-queue takes tasks back in place (reset). */
 int cairn__job_rebuild_policy(mjob *j, cairn_error *err);
 /* Adds a result to a task's replica record (allocating it). 0 or -1 (OOM). */
 int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest, int ok,
