@@ -35,13 +35,16 @@
  *
  * Online: ready() may name a task whose lease was lost (it is uncommitted
  * again), executed() may arrive in any order, and an executed() for a task
- * that is ready (a late result accepted) removes it.
+ * that is ready (a late result accepted) removes it. reset() turns a task
+ * of any state back to waiting (uncommitted, not ready): re-opening a done
+ * task is the reverse of its events, so the keys after it are the ones a
+ * rebuild from the tasks' states gives.
  *
  * Cost: an indexed binary heap of ready tasks whose keys are kept up to date
  * incrementally. An event on v changes pend/rp/xu of v's children only; a
  * narrow child c passes the change to its ready parents (at most CAIRN_IC_NARROW),
  * a wide child only to the parent xu[c] when pend[c] enters or leaves 1. So
- * ready(v), pick and executed(v) each cost at most
+ * ready(v), pick, executed(v) and reset(v) each cost at most
  *   deg+(v) · (2·CAIRN_IC_NARROW + 1) key updates of O(CAIRN_IC_NARROW) each, plus as many
  *   heap re-sifts of O(log n) each: O(deg+(v) · log n),
  * whatever the parents' degrees (ready(v) also keys v from scratch,
@@ -305,8 +308,22 @@ static void ic_executed(void *self, uint32_t v) {
   }
 }
 
+/* v waits again. Its commitment and readiness go back: a done or picked
+ * task un-commits (its children's pend grow), a ready one leaves the heap
+ * (their rp shrink). O(deg+(v) · CAIRN_IC_NARROW · log n), as an event. */
+static void ic_reset(void *self, uint32_t v) {
+  ic *p = self;
+  if (v >= p->d->n || p->st[v] == ST_WAIT)
+    return;
+  uint8_t was = p->st[v];
+  if (was == ST_READY)
+    heap_remove(p, v);
+  p->st[v] = ST_WAIT;
+  update_children(p, v, was == ST_READY ? 0 : +1, was == ST_READY ? -1 : 0);
+}
+
 uint64_t cairn_policy_ic_work(const void *self) { return self ? ((const ic *)self)->work : 0; }
 
 const cairn_policy_ops cairn_policy_ic = {
-  "ic", ic_create, ic_destroy, ic_ready, ic_pick, ic_executed,
+  "ic", ic_create, ic_destroy, ic_ready, ic_pick, ic_executed, ic_reset,
 };

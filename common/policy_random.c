@@ -72,6 +72,7 @@ static void rnd_executed(void *self, uint32_t v) {
     rnd_take(r, r->slot[v]);
 }
 
+/* A reset takes v out of the ready set like a late result does. */
 const cairn_policy_ops cairn_policy_random = {
-  "random", rnd_create, rnd_destroy, rnd_ready, rnd_pick, rnd_executed,
+  "random", rnd_create, rnd_destroy, rnd_ready, rnd_pick, rnd_executed, rnd_executed,
 };

@@ -9,8 +9,8 @@
  * O(children of the task), and a result that resets a volunteer's trust
  * re-checks its ring (trust.c: O(32) + a re-queue per job named); leases
  * live in a hash map and a min-heap, so expiry is O(log L) per lease.
- * Nothing else scans a task table but a ban and a re-queue
- * (cairn__core_requeue, O(tasks + edges) of the job).
+ * Nothing else scans a task table but a ban; a re-queue
+ * (cairn__core_requeue) costs O(the tasks it touches, their edges, log n).
  */
 #include "server/core.h"
 #include "server/demand.h"
@@ -764,42 +764,53 @@ static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
   t->accepted = 0;
 }
 
+/* Appends v to the touched list *q (capacity *cap) marked m in marks. 0, or -1. */
+static int touch(cairn_hmap *marks, uint32_t **q, uint32_t *n, uint32_t *cap, uint32_t v, int m) {
+  if (*n == *cap) {
+    uint32_t ncap = *cap ? 2 * *cap : 16, *nq = realloc(*q, ncap * sizeof *nq);
+    if (!nq)
+      return -1;
+    *q = nq;
+    *cap = ncap;
+  }
+  (*q)[(*n)++] = v;
+  return cairn_hmap_put(marks, (uint64_t)v + 1, (void *)(uintptr_t)m);
+}
+
 /* cairn__core_requeue, and with lost set cairn__core_recompute: then only
  * the seeds' children not DONE are touched (they have not consumed the
- * output; what did consumed a right one) and the seeds' results stay. */
+ * output; what did consumed a right one) and the seeds' results stay.
+ * The touched tasks T (marked in a map, never an array of the job's size)
+ * leave the policy (reset) and the eligible ones come back (ready): O(Σ
+ * (deg(v) + 1) · log n) over T, never the job's other tasks. */
 static cairn_status requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n, int lost,
                             int64_t *requeued, int64_t *tainted, json_t *ids, cairn_error *err) {
-  uint32_t head = 0, tail = 0;
-  uint8_t *mark = calloc(j->ntasks, 1);
-  uint32_t *queue = malloc(j->ntasks * sizeof *queue);
+  uint32_t head = 0, tail = 0, cap = 0, *queue = NULL;
+  cairn_hmap marks;
+  cairn_hmap_init(&marks);
   cairn_status st = CAIRN_OK;
-  if (!mark || !queue) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-    goto out;
-  }
   for (uint32_t i = 0; i < n; i++)
-    if (!mark[seeds[i]]) {
-      mark[seeds[i]] = 1;
-      queue[tail++] = seeds[i];
-    }
+    if (!cairn_hmap_get(&marks, (uint64_t)seeds[i] + 1) &&
+        touch(&marks, &queue, &tail, &cap, seeds[i], 1))
+      goto nomem;
   /* taint: every descendant of a re-queued task consumed a bad output */
   while (head < tail && (!lost || head < n)) {
     uint32_t v = queue[head++];
     for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
       uint32_t ch = j->dag->ch[k];
-      if (!mark[ch] && (!lost || j->tasks[ch].state != TS_DONE)) {
-        mark[ch] = 2;
-        queue[tail++] = ch;
-      }
+      if (!cairn_hmap_get(&marks, (uint64_t)ch + 1) && (!lost || j->tasks[ch].state != TS_DONE) &&
+          touch(&marks, &queue, &tail, &cap, ch, 2))
+        goto nomem;
     }
   }
   for (uint32_t q = 0; q < tail; q++) {
     uint32_t v = queue[q];
     mtask *t = &j->tasks[v];
+    int seed = (uintptr_t)cairn_hmap_get(&marks, (uint64_t)v + 1) == 1;
     int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
-    if (mark[v] == 1 || had_work) {
-      new_round(c, j, v, lost && mark[v] == 1 ? -1 : OUT_TAINTED);
-      if (mark[v] == 1) {
+    if (seed || had_work) {
+      new_round(c, j, v, lost && seed ? -1 : OUT_TAINTED);
+      if (seed) {
         *requeued += 1;
         if (ids)
           json_array_append_new(ids, json_pack("{s:I, s:s}", "job", (json_int_t)j->id, "task",
@@ -808,7 +819,8 @@ static cairn_status requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint3
         *tainted += 1;
     }
     set_state(c, j, v, TS_WAITING);
-    t->queued = 0;
+    t->queued = 0; /* an entry in the urgent ring is stale now (trust.c) */
+    j->pol->reset(j->pstate, v);
   }
   /* pending parents and states from scratch for what was touched */
   for (uint32_t q = 0; q < tail; q++) {
@@ -821,16 +833,14 @@ static cairn_status requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint3
       set_state(c, j, v, TS_ELIGIBLE);
     j_task(c, j, v);
   }
-  if (cairn__job_rebuild_policy(j, err)) {
-    st = err ? err->status : CAIRN_ENOMEM;
-    goto out;
-  }
   for (uint32_t q = 0; q < tail; q++)
-    replan(c, j, queue[q]);
-  cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]); /* re-queued by the policy rebuild */
+    replan(c, j, queue[q]); /* an eligible one goes back to the policy (enqueue) */
   job_finish_check(c, j);
+  goto out;
+nomem:
+  st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
 out:
-  free(mark);
+  cairn_hmap_free(&marks);
   free(queue);
   return st;
 }

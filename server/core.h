@@ -156,7 +156,7 @@ typedef struct mtask {
   uint32_t ninputs;
   uint32_t npending; /* parents not yet done */
   uint8_t state;
-  uint8_t queued;    /* in the policy's ready set, or its job's urgent ring (trust.c) */
+  uint8_t queued;    /* 1: in the policy's ready set, 2: in its job's urgent ring (trust.c) */
   uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
   uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
   uint16_t attempts; /* allocations in this round */
@@ -201,7 +201,7 @@ typedef struct mjob {
   uint64_t parked_gen;     /* c->offer_gen when the last sweep of parked tasks began */
   /* adaptive jobs (trust.c): ring of tasks whose round has a copy out or a
    * result and wants more, served before the policy's picks (capacity
-   * ntasks, made on first use; emptied when the policy is rebuilt) */
+   * ntasks, made on first use; emptied when the policy is rebuilt at start-up) */
   uint32_t *urgent;
   uint32_t urgent_head, nurgent;
 } mjob;
@@ -605,7 +605,10 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
                                    json_t **resp, cairn_error *err);
 /* Bans volunteer id: refuses its token, marks its results invalid, re-queues
  * every task whose accepted result relied on it and every descendant that
- * consumed a re-queued output, in one transaction. *report gets counts. */
+ * consumed a re-queued output, in one transaction. *report gets counts.
+ * Under the lock: O(tasks and results of every job) to find its results,
+ * plus each job's re-queue (cairn__core_requeue: what it re-opens only),
+ * plus O(stored files) for its holdings (cairn__dist_forget). */
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err);
 /* quarantine.c: a volunteer whose share of invalid results (or errors)
@@ -684,7 +687,9 @@ void cairn__trust_flush(cairn_core *c);
  * it did (t->queued set), 0 to leave it to the policy. O(1). */
 int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v);
 /* Takes the oldest task of j's urgent ring into *v while *budget lasts
- * (one a take): 1, or 0 when none (the policy picks then). O(1). */
+ * (one a take): 1, or 0 when none (the policy picks then). Entries made
+ * stale by a re-queue (cairn__core_requeue) or an acceptance are skipped:
+ * O(1) amortized, each entry skipped once. */
 int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget);
 /* Adds a ring entry read from the store (load.c). 0, or -1 out of memory. */
 int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r);
@@ -696,8 +701,9 @@ static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
 }
 /* Re-queues tasks seeds[0..n) of job j (done ones whose accepted result is
  * discredited) in new rounds, and every descendant that consumed a
- * re-queued output (the ban's path, core.c): O(tasks + edges of j) for
- * the marks, the policy's rebuild and the walk. *requeued, *tainted (may be
+ * re-queued output (the ban's path, core.c): O(Σ (deg(v) + 1) · log n)
+ * over those tasks v (marks in a map, the walk, the policy's reset and
+ * ready, policy.h), never the job's other tasks. *requeued, *tainted (may be
  * NULL) grow by the tasks and the descendants; ids (may be NULL) gets
  * {"job", "task"} for each seed. CAIRN_ENOMEM with err. */
 cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
@@ -716,9 +722,9 @@ void cairn__lost_flush(cairn_core *c);
  * keep their outcomes: they were right, only their files are gone), and
  * its children that are not DONE wait for it again (their leases end,
  * their results are tainted). The audit shows the new allocation. Cost:
- * O(children of parent) for the marks, plus the policy's rebuild, O(tasks +
- * edges of j): the one step here that grows with the job, as a ban's
- * re-queue does; it runs only when a holder is lost. */
+ * O((children of parent + 1) · (their degrees + 1) · log n): the policy
+ * re-opens parent and resets those children in place (policy.h), nothing
+ * else of the job is looked at. */
 cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cairn_error *err);
 
 /* Volunteer vol may upload file sha256 (PUT /v1/files, as it leaves): the
@@ -865,7 +871,8 @@ void cairn__job_free(mjob *j);
 void cairn__vol_free(mvol *v);
 int cairn__job_start_policy(mjob *j, cairn_error *err);
 /* (Re)creates the job's policy state from the task states: executed for DONE
- * tasks in topological order, ready for ELIGIBLE ones. O(n + m). */
+ * tasks in topological order, ready for ELIGIBLE ones. O(n + m): at
+ * start-up only (load.c); a re-queue takes tasks back in place (reset). */
 int cairn__job_rebuild_policy(mjob *j, cairn_error *err);
 /* Adds a result to a task's replica record (allocating it). 0 or -1 (OOM). */
 int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest, int ok,

@@ -16,7 +16,12 @@ typedef struct mxfer {
   int64_t to, from, deadline;
   int64_t job, at_ms;  /* the job whose task it is for, when it was handed out (Unix ms) */
   uint32_t file;       /* the file's index among that job's files */
+  uint8_t local;       /* to and from were in one cluster when it was handed out */
 } mxfer;
+/* Copies under way from one source of a file (mfilerec.sends). */
+typedef struct msend {
+  uint32_t all, local;
+} msend;
 /* A broadcast plan (bplan.c): cluster 0 is the master, 1..k-1 the clusters
  * present when it was built, sorted by label. */
 typedef struct mplan {
@@ -48,6 +53,10 @@ typedef struct mfilerec {
   uint32_t nholders, capholders;
   mxfer *xfers;
   uint32_t nxfers, capxfers;
+  /* per source (its id + 1; the master's 0 + 1): how many of xfers it
+   * sends, and of those to its own cluster; kept in step with xfers by
+   * every change of the list, so a source's load is O(1) to read */
+  cairn_hmap sends;
   /* hand-outs whose copy is not reported yet, the first per receiver, for
    * the copy record (distribution.c): unlike xfers, a failed source does
    * not end one; the receiver's holding or HANDED_SECONDS do */
@@ -103,9 +112,15 @@ int cairn__dist_usable(const cairn__dist *d, const mvol *h, const mvol *vol, int
 uint32_t cairn__dist_peer_cap(const mvol *h);
 /* Drops f's transfers past their deadline. O(transfers of f). */
 void cairn__dist_prune(mfilerec *f, int64_t now);
-/* A copy of f from holder from (0: the master) to volunteer to is under way
- * until to reports it (cairn__dist_have) or 120 s pass. 0, or -1 OOM. */
-int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now);
+/* A copy of f from holder from (0: the master) to volunteer to (local: of
+ * from's cluster) is under way until to reports it (cairn__dist_have) or
+ * 120 s pass. 0, or -1 OOM. */
+int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int local, int64_t now);
+/* Copies of f under way from source from (0: the master), or with local
+ * set only those to its own cluster. O(1). */
+uint32_t cairn__dist_sending(const mfilerec *f, int64_t from, int local);
+/* 1 when f->sends agrees with f->xfers (white-box tests). O(transfers of f). */
+int cairn__dist_sends_ok(const mfilerec *f);
 /* Until when volunteer id's file server is not offered (0: it is). O(1). */
 int64_t cairn__dist_paused_until(const cairn__dist *d, int64_t id);
 /* Holder h's copy of file sha for vol, with its grant, into url. O(1). */

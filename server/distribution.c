@@ -111,6 +111,10 @@ void cairn__dist_file_free(mfilerec *f) {
     return;
   free(f->holders);
   free(f->xfers);
+  for (size_t i = 0; i < f->sends.cap; i++)
+    if (f->sends.keys[i])
+      free(f->sends.vals[i]);
+  cairn_hmap_free(&f->sends);
   free(f->handed);
   cairn__bplan_free(f->plan);
   free(f);
@@ -263,17 +267,65 @@ static void filter(mxfer *v, uint32_t *n, int (*keep)(const mxfer *, int64_t), i
 static int alive(const mxfer *x, int64_t now) { return x->deadline > now; }
 static int not_to(const mxfer *x, int64_t vol) { return x->to != vol; }
 
+/* Counts x in (d = +1) or out of (d = -1) its source's sends. 0, or -1
+ * out of memory (counting in only). O(1). */
+static int count_send(mfilerec *f, const mxfer *x, int d) {
+  msend *s = cairn_hmap_get(&f->sends, (uint64_t)x->from + 1);
+  if (!s) {
+    if (d < 0 || !(s = calloc(1, sizeof *s)))
+      return d < 0 ? 0 : -1;
+    if (cairn_hmap_put(&f->sends, (uint64_t)x->from + 1, s)) {
+      free(s);
+      return -1;
+    }
+  }
+  s->all += (uint32_t)d;
+  s->local += x->local ? (uint32_t)d : 0;
+  if (!s->all)
+    free(cairn_hmap_del(&f->sends, (uint64_t)x->from + 1));
+  return 0;
+}
+
+/* Drops f's transfers that keep rejects, counting them out. O(transfers). */
+static void drop_xfers(mfilerec *f, int (*keep)(const mxfer *, int64_t), int64_t arg) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < f->nxfers; i++)
+    if (keep(&f->xfers[i], arg))
+      f->xfers[k++] = f->xfers[i];
+    else
+      (void)count_send(f, &f->xfers[i], -1);
+  f->nxfers = k;
+}
+
 /* Drops transfers and hand-outs past their deadline. */
 static void prune(mfilerec *f, int64_t now) {
-  filter(f->xfers, &f->nxfers, alive, now);
+  drop_xfers(f, alive, now);
   filter(f->handed, &f->nhanded, alive, now);
 }
 
-static uint32_t serving(const mfilerec *f, int64_t from) {
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < f->nxfers; i++)
-    n += f->xfers[i].from == from;
-  return n;
+uint32_t cairn__dist_sending(const mfilerec *f, int64_t from, int local) {
+  const msend *s = cairn_hmap_get(&f->sends, (uint64_t)from + 1);
+  return !s ? 0 : local ? s->local : s->all;
+}
+
+static uint32_t serving(const mfilerec *f, int64_t from) { return cairn__dist_sending(f, from, 0); }
+
+int cairn__dist_sends_ok(const mfilerec *f) {
+  size_t sources = 0;
+  for (uint32_t i = 0; i < f->nxfers; i++) {
+    uint32_t all = 0, local = 0, first = 1;
+    for (uint32_t k = 0; k < f->nxfers; k++)
+      if (f->xfers[k].from == f->xfers[i].from) {
+        first &= k >= i;
+        all++;
+        local += f->xfers[k].local;
+      }
+    sources += first;
+    if (all != cairn__dist_sending(f, f->xfers[i].from, 0) ||
+        local != cairn__dist_sending(f, f->xfers[i].from, 1))
+      return 0;
+  }
+  return sources == f->sends.count;
 }
 
 /* Appends x to v (n entries, capacity cap). 0, or -1 out of memory. */
@@ -290,14 +342,19 @@ static int push_xfer(mxfer **v, uint32_t *n, uint32_t *cap, mxfer x) {
   return 0;
 }
 
-/* A copy of f from from (0: the master) to to starts, for the job's file.
- * It is a hand-out too (for the distribution view) unless to has one
- * already or job is 0 (an output kept on workers, keep.c). O(hand-outs of f). */
-static int add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now, int64_t job,
+/* A copy of f from from (0: the master) to to starts, for the job's file
+ * (local: to is in from's cluster), counted in from's sends. It is a
+ * hand-out too (for the distribution view) unless to has one already or
+ * job is 0 (an output kept on workers, keep.c). O(hand-outs of f). */
+static int add_xfer(mfilerec *f, int64_t to, int64_t from, int local, int64_t now, int64_t job,
                     uint32_t file) {
-  mxfer x = {to, from, now + TRANSFER_SECONDS, job, now_ms(), file};
-  if (push_xfer(&f->xfers, &f->nxfers, &f->capxfers, x))
+  mxfer x = {to, from, now + TRANSFER_SECONDS, job, now_ms(), file, (uint8_t)(local != 0)};
+  if (count_send(f, &x, +1))
     return -1;
+  if (push_xfer(&f->xfers, &f->nxfers, &f->capxfers, x)) {
+    (void)count_send(f, &x, -1);
+    return -1;
+  }
   if (job == 0)
     return 0;
   for (uint32_t i = 0; i < f->nhanded; i++)
@@ -325,11 +382,7 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
   mfilerec *f = cairn__dist_file_of(c->dist, sha);
   if (!f || vol->banned)
     return;
-  for (uint32_t i = 0; i < f->nxfers;)
-    if (f->xfers[i].to == vol->id)
-      f->xfers[i] = f->xfers[--f->nxfers];
-    else
-      i++;
+  drop_xfers(f, not_to, vol->id);
   filter(f->handed, &f->nhanded, not_to, vol->id);
   cairn__mcast_have(c->dist, vol->id, sha);
   if (holds(f, vol->id) || add_holder(f, vol->id, cairn__now()))
@@ -503,14 +556,9 @@ static cstate *cluster_states(cairn_core *c, const mfilerec *f, const mplan *p, 
   return st;
 }
 
-/* Local copies h sends now. */
-static uint32_t local_load(cairn_core *c, const mfilerec *f, const mvol *h) {
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < f->nxfers; i++) {
-    mvol *to = f->xfers[i].from == h->id ? vol_of(c, f->xfers[i].to) : NULL;
-    n += to && strcmp(to->cluster, h->cluster) == 0;
-  }
-  return n;
+/* Local copies h sends now. O(1). */
+static uint32_t local_load(const mfilerec *f, const mvol *h) {
+  return cairn__dist_sending(f, h->id, 1);
 }
 
 /* The usable holder of cluster label (NULL: any cluster but vol's) with the
@@ -620,14 +668,14 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     if (!usable(c->dist, h, vol, now) || strcmp(h->cluster, vol->cluster) != 0)
       continue; /* a holder the master has not heard from lately may be gone */
     local++;
-    uint32_t load = local_load(c, f, h);
+    uint32_t load = local_load(f, h);
     if (load < (relay ? CAIRN__RELAY_FANOUT : LOCAL_FANOUT) &&
         serving(f, h->id) < cairn__dist_peer_cap(h)) /* within its --peer-max */
       cairn__dist_pick(&pick, h->id, relay, load, relay ? f->xfers[i - f->nholders].deadline : 0);
   }
   best = pick.id;
   if (best) {
-    if (add_xfer(f, vol->id, best, now, j->id, file))
+    if (add_xfer(f, vol->id, best, 1, now, j->id, file))
       return -1;
     int relay = !holds(f, best);
     c->dist->n.relay_sources += relay;
@@ -665,7 +713,8 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     else if (!(src = pick_holder(c, f, vol, NULL, 1, now)))
       return 0;
   }
-  if (add_xfer(f, vol->id, src, now, j->id, file))
+  if (add_xfer(f, vol->id, src, src && strcmp(vol_of(c, src)->cluster, vol->cluster) == 0, now,
+               j->id, file))
     return -1;
   int relay = src && !holds(f, src);
   c->dist->n.relay_sources += relay;
@@ -826,7 +875,7 @@ void cairn__dist_forget(cairn_core *c, mvol *vol) {
       if (f->holders[h].vol != vol->id)
         f->holders[k++] = f->holders[h];
     f->nholders = k;
-    filter(f->xfers, &f->nxfers, not_to, vol->id);
+    drop_xfers(f, not_to, vol->id);
     filter(f->handed, &f->nhanded, not_to, vol->id);
   }
 }
@@ -867,6 +916,7 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
     int sent = 0;
     for (uint32_t x = 0; x < f->nxfers;)
       if (f->xfers[x].to == reporter->id && f->xfers[x].from == h->id) {
+        (void)count_send(f, &f->xfers[x], -1);
         f->xfers[x] = f->xfers[--f->nxfers];
         sent = 1;
       } else {
@@ -912,6 +962,6 @@ int64_t cairn__dist_paused_until(const cairn__dist *d, int64_t id) { return paus
 
 void cairn__dist_prune(mfilerec *f, int64_t now) { prune(f, now); }
 
-int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int64_t now) {
-  return add_xfer(f, to, from, now, 0, 0);
+int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int local, int64_t now) {
+  return add_xfer(f, to, from, local, now, 0, 0);
 }

@@ -32,13 +32,8 @@
  * heartbeats, every 30 s at most, have not come yet). */
 enum { LOST_SECONDS = 90, MAX_PEERS = 3 };
 
-/* Copies of f that holder h sends now. O(transfers of f). */
-static uint32_t sending(const mfilerec *f, int64_t h) {
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < f->nxfers; i++)
-    n += f->xfers[i].from == h;
-  return n;
-}
+/* Copies of f that holder h sends now. O(1) (f->sends). */
+static uint32_t sending(const mfilerec *f, int64_t h) { return cairn__dist_sending(f, h, 0); }
 
 int cairn__dist_remote(cairn__dist *d, const char *sha256) {
   const mfilerec *f = cairn__dist_file_of(d, sha256);
@@ -133,7 +128,8 @@ void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, jso
           (pass >= 0 && (strcmp(h->cluster, vol->cluster) == 0) != (pass == 0)))
         continue;
       if (k == 0 && f->remote) { /* the first source counts as busy until vol has it */
-        (void)cairn__dist_add_xfer(f, vol->id, h->id, now); /* OOM: not counted */
+        (void)cairn__dist_add_xfer(f, vol->id, h->id, strcmp(h->cluster, vol->cluster) == 0,
+                                   now); /* OOM: not counted */
         cairn__mcast_note(c, vol, h, f, pass < 0);
       }
       cairn__dist_peer_source(c, h, vol, sha256, url);

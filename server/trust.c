@@ -36,11 +36,12 @@
  * Bounds, all under c->lock: a result costs O(1) here (a counter, a ring
  * slot, a journal record), and so does a push to or a take from the urgent
  * ring (4 bytes a task of an adaptive job, made on first use; emptied when
- * the policy is rebuilt: a ban, a re-check, a restart, after which the
- * policy has every eligible task); a reset costs O(ring²) = O(1,024) to
- * group its entries by job plus,
- * for each job they name, what the ban's re-queue costs (O(tasks + edges)
- * of that job: marks, the walk of descendants, the policy's rebuild). The
+ * the policy is rebuilt at a restart, after which the policy has every
+ * eligible task; an entry a re-queue makes stale is skipped when taken); a
+ * reset costs O(ring²) = O(1,024) to group its entries by job plus, for
+ * each job they name, what the re-queue costs (cairn__core_requeue: the
+ * re-queued tasks and the descendants that consumed them, O((deg + 1) ·
+ * log n) each through the policy's reset, never the rest of the job). The
  * re-check runs when the request that caused the reset has applied its
  * own result (cairn__trust_flush), never in the middle of an acceptance.
  *
@@ -177,18 +178,22 @@ int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v) {
   if (j->nurgent == j->ntasks)
     return 0;
   j->urgent[(j->urgent_head + j->nurgent++) % j->ntasks] = v;
-  t->queued = 1;
+  t->queued = 2; /* in the ring: an entry whose task is not 2 any more is stale */
   return 1;
 }
 
 int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget) {
-  if (!j->nurgent || !*budget)
-    return 0;
-  --*budget;
-  *v = j->urgent[j->urgent_head];
-  j->urgent_head = (j->urgent_head + 1) % j->ntasks;
-  j->nurgent--;
-  return 1;
+  while (j->nurgent && *budget) {
+    uint32_t u = j->urgent[j->urgent_head];
+    j->urgent_head = (j->urgent_head + 1) % j->ntasks;
+    j->nurgent--;
+    if (j->tasks[u].queued != 2)
+      continue; /* re-queued or accepted since it entered: stale */
+    --*budget;
+    *v = u;
+    return 1;
+  }
+  return 0;
 }
 
 int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r) {

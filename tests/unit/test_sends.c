@@ -1,0 +1,168 @@
+/* test_sends.c — each broadcast file's count of copies under way per
+ * source (mfilerec.sends, server/dist_int.h), which the master reads to
+ * choose a source in O(1) a candidate: after every change of the list of
+ * copies under way (hand-outs to workers of two clusters, a copy reported
+ * held, a source reported failing, a receiver banned, copies past their
+ * deadline) the counts agree with the list, checked by recounting it
+ * (cairn__dist_sends_ok), and a holder's local count is the number of
+ * copies it sends into its own cluster. A core on a real SQLite file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/jobspec.h"
+#include "server/dist_int.h"
+#include "tests/support/core_fixture.h"
+
+#define SHA "6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b"
+#define NRECV 12
+
+static mvol *reg(cairn_core *c, const char *name, const char *cluster, int port) {
+  char *apps[] = {"big"}, token[65], peer[64];
+  int64_t id = 0, vid = 0;
+  cairn_error err = {0};
+  snprintf(peer, sizeof peer, "http://127.0.0.1:%d", port);
+  if (cairn__core_register(c, name, cluster, apps, 1, 1, peer, &id, token, &err) != CAIRN_OK ||
+      cairn__core_auth(c, token, &vid, &err) != CAIRN_OK)
+    fail_msg("register %s: %s", name, err.text);
+  return c->vols[vid - 1];
+}
+
+/* SHA (recorded only) and a job of 2·NRECV tasks reading it as a broadcast input. */
+static void file_and_job(cairn_core *c) {
+  int existed = 1;
+  cairn_error err = {0};
+  if (cairn__core_add_file(c, SHA, 1000, &existed, &err) != CAIRN_OK)
+    fail_msg("add file: %s", err.text);
+  json_t *tasks = json_array();
+  for (int k = 0; k < 2 * NRECV; k++) {
+    char id[16];
+    snprintf(id, sizeof id, "t%d", k);
+    json_array_append_new(tasks, json_pack("{s:s, s:[s]}", "id", id, "inputs", "big.bin"));
+  }
+  json_t *job = json_pack("{s:s, s:s, s:[{s:s, s:s, s:b}], s:o}", "app", "big", "policy", "fifo",
+                          "files", "name", "big.bin", "sha256", SHA, "broadcast", 1, "tasks",
+                          tasks);
+  char *text = json_dumps(job, JSON_COMPACT);
+  json_decref(job);
+  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  free(text);
+  if (!spec)
+    fail_msg("job rejected: %s", err.text);
+  int64_t id = 0;
+  if (cairn__core_submit(c, spec, &id, &err) != CAIRN_OK)
+    fail_msg("submit: %s", err.text);
+}
+
+static void heartbeat(cairn_core *c, mvol *v, cairn_report *r) {
+  json_t *hb = NULL;
+  cairn_error err = {0};
+  r->fields |= CAIRN_FEAT_RUNNING;
+  r->nrunning = 0;
+  assert_int_equal(cairn__core_heartbeat(c, v->id, r, &hb, &err), CAIRN_OK);
+  json_decref(hb);
+}
+
+static void have(cairn_core *c, mvol *v) {
+  static cairn_report r;
+  memset(&r, 0, sizeof r);
+  r.fields = CAIRN_FEAT_HAVE;
+  r.have[0] = SHA;
+  r.nhave = 1;
+  heartbeat(c, v, &r);
+}
+
+/* v asks for work (it may be told to wait for the file). */
+static void ask(cairn_core *c, mvol *v) {
+  json_t *w = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
+  json_decref(w);
+}
+
+/* Read under the lock, checked after it (a failed check must not leave
+ * the lock held): the counts agree with the list; *n gets the copies under
+ * way, *local those from h into h's cluster. */
+static void check(cairn_core *c, const mvol *h, uint32_t *n, uint32_t *local) {
+  pthread_mutex_lock(&c->lock);
+  mfilerec *f = cairn__dist_file_of(c->dist, SHA);
+  int ok = f && cairn__dist_sends_ok(f);
+  uint32_t mine = 0, counted = 0;
+  for (uint32_t i = 0; f && i < f->nxfers; i++) {
+    const mvol *to = c->vols[f->xfers[i].to - 1];
+    mine += f->xfers[i].from == h->id && strcmp(to->cluster, h->cluster) == 0;
+  }
+  counted = f ? cairn__dist_sending(f, h->id, 1) : 0;
+  *n = f ? f->nxfers : 0;
+  *local = mine;
+  cairn__core_unlock(c);
+  assert_true(ok);
+  assert_int_equal(counted, mine);
+}
+
+static void test_sends_follow_the_copies_under_way(void **state) {
+  core_fixture *fx = *state;
+  cairn_core *c = fx->c;
+  file_and_job(c);
+  mvol *ha = reg(c, "ha", "a", 7100), *hb = reg(c, "hb", "b", 7101), *r[NRECV];
+  have(c, ha);
+  have(c, hb);
+  uint32_t n = 0, local = 0;
+  for (int i = 0; i < NRECV; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "r%d", i);
+    r[i] = reg(c, name, i % 2 ? "b" : "a", 7200 + i);
+    ask(c, r[i]);
+    check(c, ha, &n, &local);
+  }
+  assert_true(n > 0);
+  assert_int_equal(local, 1); /* a holder sends one local copy at once */
+  /* receivers report their copies held, one fails its source, one is banned */
+  for (int i = 0; i < 4; i++) {
+    have(c, r[i]);
+    check(c, ha, &n, &local);
+    ask(c, r[i + 4]);
+    check(c, ha, &n, &local);
+  }
+  static cairn_report fr;
+  memset(&fr, 0, sizeof fr);
+  fr.fields = CAIRN_FEAT_FAILED;
+  fr.failed[0] = (cairn_report_failed){SHA, "http://127.0.0.1:7101/v1/files/" SHA, 0};
+  fr.nfailed = 1;
+  heartbeat(c, r[5], &fr);
+  check(c, ha, &n, &local);
+  json_t *report = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_ban(c, r[6]->id, "test", &report, &err), CAIRN_OK);
+  json_decref(report);
+  check(c, ha, &n, &local);
+  for (int i = 8; i < NRECV; i++) {
+    ask(c, r[i]);
+    check(c, ha, &n, &local);
+  }
+  assert_true(n > 0);
+  /* every copy past its deadline: none left, no count left */
+  pthread_mutex_lock(&c->lock);
+  mfilerec *f = cairn__dist_file_of(c->dist, SHA);
+  for (uint32_t i = 0; i < f->nxfers; i++)
+    f->xfers[i].deadline = 0;
+  cairn__dist_prune(f, cairn__now());
+  size_t left = f->nxfers + f->sends.count + cairn__dist_sending(f, 0, 0) +
+                cairn__dist_sending(f, ha->id, 0);
+  cairn__core_unlock(c);
+  assert_int_equal(left, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_sends_follow_the_copies_under_way, core_fixture_setup,
+                                    core_fixture_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
