@@ -110,7 +110,7 @@ static void holders(cairn_core *c, char *out, size_t len) {
   for (uint32_t i = 0; i < f->nholders && n < len; i++)
     n += (size_t)snprintf(out + n, len - n, "%s%lld@%lld", i ? " " : "",
                           (long long)f->holders[i].vol, (long long)f->holders[i].since);
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
 }
 
 /* "id@since" of v's holding of SHA on disk, or "" when there is none. */
@@ -332,7 +332,7 @@ static void test_ban_drops_holdings(void **state) {
   assert_string_equal(mem, w2_holding);
   pthread_mutex_lock(&f->c->lock);
   assert_null(cairn_hmap_get(&f->c->dist->files, cairn__hash_key(OTHER_SHA)));
-  pthread_mutex_unlock(&f->c->lock);
+  cairn__core_unlock(f->c);
 }
 
 /* w reports that source failed its download of SHA for reason. */
@@ -352,7 +352,7 @@ static int xfers(cairn_core *c, int64_t to, int64_t from) {
   mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(SHA));
   for (uint32_t i = 0; f && i < f->nxfers; i++)
     n += f->xfers[i].to == to && f->xfers[i].from == from;
-  pthread_mutex_unlock(&c->lock);
+  cairn__core_unlock(c);
   return n;
 }
 
@@ -403,7 +403,7 @@ static void test_bad_copy_drops_the_holding(void **state) {
   pthread_mutex_lock(&f->c->lock);
   assert_int_equal(f->c->dist->n.peer_failures[CAIRN_FAIL_DIGEST], 4);
   assert_int_equal(f->c->dist->n.peer_failures[CAIRN_FAIL_SIZE], 1);
-  pthread_mutex_unlock(&f->c->lock);
+  cairn__core_unlock(f->c);
 
   /* a restart does not bring them back */
   core_fixture_reopen(f);
@@ -447,7 +447,7 @@ static void test_failing_peer_rests(void **state) {
   pthread_mutex_lock(&f->c->lock);
   int64_t until = f->c->dist->paused_until[w1->id - 1];
   assert_true(until >= t0 + 30 && until <= cairn__now() + 30);
-  pthread_mutex_unlock(&f->c->lock);
+  cairn__core_unlock(f->c);
 
   /* w3 is not sent to w1: the master sends it a copy */
   src = sources_for(f->c, w3);
@@ -458,7 +458,7 @@ static void test_failing_peer_rests(void **state) {
   /* 30 seconds on, w1 is offered again */
   pthread_mutex_lock(&f->c->lock);
   f->c->dist->paused_until[w1->id - 1] = cairn__now();
-  pthread_mutex_unlock(&f->c->lock);
+  cairn__core_unlock(f->c);
   mvol *w4 = reg(f->c, "w4", "a", "http://127.0.0.1:7004");
   src = sources_for(f->c, w4);
   assert_string_equal(source(src, 0), PEER1 "/v1/files/" SHA);
