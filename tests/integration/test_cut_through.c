@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "common/sha256.h"
+#include "tests/support/bigjob.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
 
@@ -46,12 +47,7 @@ static int setup(void **state) {
   (void)state;
   e2e_init();
   signal(SIGPIPE, SIG_IGN);
-  data = malloc(BIG);
-  unsigned s = 11;
-  for (size_t i = 0; data && i < BIG; i++) {
-    s = s * 1664525u + 1013904223u;
-    data[i] = (unsigned char)(s >> 24);
-  }
+  data = bigjob_data(BIG, 11);
   return data ? 0 : -1;
 }
 
@@ -61,109 +57,12 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* Writes DIR/big.bin and DIR/job.json (n tasks that print the input's
- * digest, then hold their worker until DIR/go exists, at most 120 s, so
- * that each worker takes one task); sha gets the file's digest. */
-static void make_job(const char *dir, int n, char sha[65]) {
-  char path[4200], text[8192];
-  cairn_sha256_hex(data, BIG, sha);
-  snprintf(path, sizeof path, "%s/big.bin", dir);
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(data, 1, BIG, f), BIG);
-  fclose(f);
-  size_t k = (size_t)snprintf(text, sizeof text,
-                              "{\"name\": \"cut\", \"app\": \"sum\", \"policy\": \"fifo\", "
-                              "\"lease_seconds\": 10, \"max_attempts\": 10, \"files\": "
-                              "[{\"name\": \"big.bin\", \"path\": \"%s\", \"broadcast\": true}], "
-                              "\"tasks\": [",
-                              path);
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(text + k, sizeof text - k,
-                          "%s{\"id\": \"t%d\", \"args\": [\"-c\", "
-                          "\"sha256sum inputs/big.bin && n=0 && while [ ! -e %s/go ] && "
-                          "[ $n -lt 600 ]; do sleep 0.2; n=$((n+1)); done\"], "
-                          "\"inputs\": [\"big.bin\"]}",
-                          i ? ", " : "", i, dir);
-  snprintf(text + k, sizeof text - k, "]}\n");
-  snprintf(path, sizeof path, "%s/job.json", dir);
-  assert_int_equal(harness_write_file(path, text), 0);
-}
-
 /* Starts worker NAME in cluster NAME (its own), its download capped at
  * limit KiB/s when limit is not NULL. */
 static pid_t start_worker(const char *url, const char *dir, const char *name, const char *limit) {
-  char wdir[4200], log[4200], cluster[16];
-  snprintf(wdir, sizeof wdir, "%s/%s", dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", dir, name);
+  char cluster[16];
   snprintf(cluster, sizeof cluster, "c-%s", name);
-  const char *argv[] = {e2e_bin_worker, "--server", url, "--app", "sum=/bin/sh", "--dir", wdir,
-                        "--name", name, "--cluster", cluster, "--slots", "1", "--exit-when-idle", "60",
-                        "--stall-timeout", "3", "--log-level", "info",
-                        limit ? "--download-limit" : NULL, limit, NULL};
-  pid_t p = harness_spawn(argv, log);
-  assert_true(p > 0);
-  return p;
-}
-
-/* 1 when the log of worker name holds text. */
-static int logged(const char *dir, const char *name, const char *text) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s.log", dir, name);
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  size_t cap = 4u << 20;
-  char *buf = malloc(cap + 1);
-  size_t n = buf ? fread(buf, 1, cap, f) : 0;
-  fclose(f);
-  if (!buf)
-    return 0;
-  buf[n] = '\0';
-  int found = strstr(buf, text) != NULL;
-  free(buf);
-  return found;
-}
-
-/* Waits up to timeout seconds for text in name's log. */
-static int await_log(const char *dir, const char *name, const char *text, double timeout) {
-  for (double until = harness_now() + timeout; harness_now() < until; usleep(20 * 1000))
-    if (logged(dir, name, text))
-      return 1;
-  return logged(dir, name, text);
-}
-
-/* Waits up to timeout seconds until worker name's cache holds sha. */
-static int await_cached(const char *dir, const char *name, const char *sha, double timeout) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/%s/cache/%s", dir, name, sha);
-  for (double until = harness_now() + timeout; harness_now() < until; usleep(100 * 1000))
-    if (access(path, F_OK) == 0)
-      return 1;
-  return access(path, F_OK) == 0;
-}
-
-static void release_tasks(const char *dir) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/go", dir);
-  assert_int_equal(harness_write_file(path, "go\n"), 0);
-}
-
-/* Every task of job is done with the file's digest as its output. */
-static void check_outputs(const char *url, long long job, int n, const char *sha) {
-  char path[64];
-  json_t *r = NULL;
-  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
-  assert_int_equal(harness_http(url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL, NULL),
-                   200);
-  json_t *tasks = json_object_get(r, "tasks");
-  assert_int_equal(json_array_size(tasks), (size_t)n);
-  for (size_t i = 0; i < json_array_size(tasks); i++) {
-    json_t *t = json_array_get(tasks, i);
-    assert_string_equal(json_string_value(json_object_get(t, "state")), "done");
-    assert_memory_equal(json_string_value(json_object_get(t, "output")), sha, 64);
-  }
-  json_decref(r);
+  return bigjob_worker(url, dir, name, cluster, "3", limit);
 }
 
 static void stop_workers(pid_t *w, int n) {
@@ -212,27 +111,27 @@ static void test_chain(void **state) {
   char dir[4096], sha[65], line[160];
   harness_server srv;
   start_master(&srv, dir, sizeof dir);
-  make_job(dir, 3, sha);
+  bigjob_write(dir, "cut", data, BIG, 3, sha);
   long long job = e2e_submit(srv.url, dir);
   check_chunk_list(srv.url, sha);
   pid_t w[3] = {0};
   /* A receives from the master at 2 MiB/s; B once A receives, C once B does */
   w[0] = start_worker(srv.url, dir, "A", "2048");
-  assert_true(await_log(dir, "A", "chunk digests", 60));
+  assert_true(bigjob_await_log(dir, "A", "chunk digests", 60));
   w[1] = start_worker(srv.url, dir, "B", NULL);
-  assert_true(await_log(dir, "B", "chunk digests", 60));
+  assert_true(bigjob_await_log(dir, "B", "chunk digests", 60));
   w[2] = start_worker(srv.url, dir, "C", NULL);
   const char *names[] = {"A", "B", "C"};
   for (int i = 0; i < 3; i++)
-    assert_true(await_cached(dir, names[i], sha, 120));
+    assert_true(bigjob_await_cached(dir, names[i], sha, 120));
   /* A and B each sent the file on while they were still receiving it */
   snprintf(line, sizeof line, "peer: relayed %s (%u bytes) while receiving it", sha, BIG);
-  assert_true(await_log(dir, "A", line, 20));
-  assert_true(await_log(dir, "B", line, 20));
+  assert_true(bigjob_await_log(dir, "A", line, 20));
+  assert_true(bigjob_await_log(dir, "B", line, 20));
   assert_true(harness_metric(srv.url, "cairn_relay_sources_total ") >= 2);
-  release_tasks(dir);
+  bigjob_release(dir);
   assert_string_equal(e2e_wait(srv.url, job, 120), "done");
-  check_outputs(srv.url, job, 3, sha);
+  bigjob_check_outputs(srv.url, job, 3, sha);
   /* the master sent one copy: the rest came through the relays */
   assert_int_equal(harness_metric(srv.url, "cairn_peer_failures_total{"), 0);
   stop_workers(w, 3);
@@ -245,27 +144,27 @@ static void test_relay_killed(void **state) {
   char dir[4096], sha[65], line[160];
   harness_server srv;
   start_master(&srv, dir, sizeof dir);
-  make_job(dir, 3, sha);
+  bigjob_write(dir, "cut", data, BIG, 3, sha);
   long long job = e2e_submit(srv.url, dir);
   pid_t w[3] = {0};
   w[0] = start_worker(srv.url, dir, "A", "2048");
-  assert_true(await_log(dir, "A", "chunk digests", 60));
+  assert_true(bigjob_await_log(dir, "A", "chunk digests", 60));
   w[1] = start_worker(srv.url, dir, "B", NULL);
   snprintf(line, sizeof line, "peer: sending %s (%u bytes) while receiving it", sha, BIG);
-  assert_true(await_log(dir, "A", line, 60));
+  assert_true(bigjob_await_log(dir, "A", line, 60));
   w[2] = start_worker(srv.url, dir, "C", NULL);
-  assert_true(await_log(dir, "C", "chunk digests", 60));
+  assert_true(bigjob_await_log(dir, "C", "chunk digests", 60));
   /* A dies mid-stream: B (and C behind it) fall back */
   kill(w[0], SIGKILL);
   int st = harness_wait(w[0], 30);
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
   w[0] = 0;
-  assert_true(await_cached(dir, "B", sha, 120));
-  assert_true(await_cached(dir, "C", sha, 120));
-  assert_true(logged(dir, "B", "skipped"));
-  release_tasks(dir);
+  assert_true(bigjob_await_cached(dir, "B", sha, 120));
+  assert_true(bigjob_await_cached(dir, "C", sha, 120));
+  assert_true(bigjob_log_line(dir, "B", "skipped", NULL, 0));
+  bigjob_release(dir);
   assert_string_equal(e2e_wait(srv.url, job, 180), "done"); /* A's task runs again elsewhere */
-  check_outputs(srv.url, job, 3, sha);
+  bigjob_check_outputs(srv.url, job, 3, sha);
   stop_workers(w, 3);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
   harness_rmtree(dir);
@@ -333,7 +232,7 @@ static void test_bad_chunk(void **state) {
   harness_server srv;
   hostile h;
   start_master(&srv, dir, sizeof dir);
-  make_job(dir, 1, sha);
+  bigjob_write(dir, "cut", data, BIG, 1, sha);
   hostile_start(&h);
   /* the hostile volunteer, in W's cluster, says it holds the file */
   snprintf(peer, sizeof peer, "http://127.0.0.1:%u", h.port);
@@ -349,18 +248,18 @@ static void test_bad_chunk(void **state) {
                                 NULL, NULL),
                    200);
   pid_t w[1] = {start_worker(srv.url, dir, "W", NULL)};
-  assert_true(await_cached(dir, "W", sha, 120));
+  assert_true(bigjob_await_cached(dir, "W", sha, 120));
   pthread_join(h.thread, NULL);
   close(h.fd);
   /* the bad chunk ended the download there, the master was the fallback */
-  assert_true(logged(dir, "W", "chunk 1 of 16 does not match its digest"));
-  assert_true(logged(dir, "W", "a chunk did not match its digest"));
+  assert_true(bigjob_log_line(dir, "W", "chunk 1 of 16 does not match its digest", NULL, 0));
+  assert_true(bigjob_log_line(dir, "W", "a chunk did not match its digest", NULL, 0));
   fprintf(stderr, "the hostile peer sent %zu of %u bytes\n", h.sent, BIG);
   assert_true(harness_wait_metric(srv.url, "cairn_peer_failures_total{reason=\"digest\"}", 1,
                                   30) == 0);
-  release_tasks(dir);
+  bigjob_release(dir);
   assert_string_equal(e2e_wait(srv.url, job, 120), "done");
-  check_outputs(srv.url, job, 1, sha);
+  bigjob_check_outputs(srv.url, job, 1, sha);
   stop_workers(w, 1);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
   harness_rmtree(dir);
@@ -400,7 +299,7 @@ static void named_while_receiving(int store_and_forward) {
   const char *extra[] = {"--broadcast-plan", "online",
                          store_and_forward ? "--store-and-forward" : NULL, NULL};
   assert_int_equal(harness_server_start(&srv, db, extra), 0);
-  make_job(dir, 4, sha);
+  bigjob_write(dir, "cut", data, BIG, 4, sha);
   (void)e2e_submit(srv.url, dir);
   reg(srv.url, "X", 1, x);
   reg(srv.url, "Y", 2, y);

@@ -35,6 +35,7 @@
 #include <sqlite3.h>
 
 #include "common/sha256.h"
+#include "tests/support/bigjob.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
 
@@ -48,12 +49,7 @@ static int setup(void **state) {
   (void)state;
   e2e_init();
   signal(SIGPIPE, SIG_IGN);
-  data = malloc(BIG);
-  unsigned s = 29;
-  for (size_t i = 0; data && i < BIG; i++) {
-    s = s * 1664525u + 1013904223u;
-    data[i] = (unsigned char)(s >> 24);
-  }
+  data = bigjob_data(BIG, 29);
   return data ? 0 : -1;
 }
 
@@ -63,76 +59,10 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* Writes DIR/big.bin and DIR/job.json: n tasks that print the input's
- * digest, then hold their worker until DIR/go exists (at most 120 s), so
- * that each worker takes one task; sha gets the file's digest. */
-static void make_job(const char *dir, int n, char sha[65]) {
-  char path[4200], text[8192];
-  cairn_sha256_hex(data, BIG, sha);
-  snprintf(path, sizeof path, "%s/big.bin", dir);
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(data, 1, BIG, f), BIG);
-  fclose(f);
-  size_t k = (size_t)snprintf(text, sizeof text,
-                              "{\"name\": \"resume\", \"app\": \"sum\", \"policy\": \"fifo\", "
-                              "\"lease_seconds\": 10, \"max_attempts\": 10, \"files\": "
-                              "[{\"name\": \"big.bin\", \"path\": \"%s\", \"broadcast\": true}], "
-                              "\"tasks\": [",
-                              path);
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(text + k, sizeof text - k,
-                          "%s{\"id\": \"t%d\", \"args\": [\"-c\", "
-                          "\"sha256sum inputs/big.bin && n=0 && while [ ! -e %s/go ] && "
-                          "[ $n -lt 600 ]; do sleep 0.2; n=$((n+1)); done\"], "
-                          "\"inputs\": [\"big.bin\"]}",
-                          i ? ", " : "", i, dir);
-  snprintf(text + k, sizeof text - k, "]}\n");
-  snprintf(path, sizeof path, "%s/job.json", dir);
-  assert_int_equal(harness_write_file(path, text), 0);
-}
-
 /* Starts worker NAME in cluster c-W, its download capped at limit KiB/s
  * when limit is not NULL. */
 static pid_t start_worker(const char *url, const char *dir, const char *name, const char *limit) {
-  char wdir[4200], log[4200];
-  snprintf(wdir, sizeof wdir, "%s/%s", dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", dir, name);
-  const char *argv[] = {e2e_bin_worker, "--server", url, "--app", "sum=/bin/sh", "--dir", wdir,
-                        "--name", name, "--cluster", "c-W", "--slots", "1", "--exit-when-idle",
-                        "60", "--stall-timeout", "5", "--log-level", "info",
-                        limit ? "--download-limit" : NULL, limit, NULL};
-  pid_t p = harness_spawn(argv, log);
-  assert_true(p > 0);
-  return p;
-}
-
-/* The first line of worker name's log that holds text, into out (""
- * when none). */
-static int log_line(const char *dir, const char *name, const char *text, char *out, size_t len) {
-  char path[4200], line[4300];
-  snprintf(path, sizeof path, "%s/%s.log", dir, name);
-  out[0] = '\0';
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  while (fgets(line, sizeof line, f))
-    if (strstr(line, text)) {
-      snprintf(out, len, "%s", line);
-      break;
-    }
-  fclose(f);
-  return out[0] != '\0';
-}
-
-/* Waits up to timeout seconds until worker name's cache holds sha. */
-static int await_cached(const char *dir, const char *name, const char *sha, double timeout) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/%s/cache/%s", dir, name, sha);
-  for (double until = harness_now() + timeout; harness_now() < until; usleep(50 * 1000))
-    if (access(path, F_OK) == 0)
-      return 1;
-  return access(path, F_OK) == 0;
+  return bigjob_worker(url, dir, name, "c-W", "5", limit);
 }
 
 /* Waits up to timeout seconds until the master's store records n holders of
@@ -267,23 +197,6 @@ static void fake_holder(const char *url, const char *name, unsigned port, const 
                    200);
 }
 
-/* Every task of job is done with the file's digest as its output. */
-static void check_outputs(const char *url, long long job, int n, const char *sha) {
-  char path[64];
-  json_t *r = NULL;
-  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
-  assert_int_equal(harness_http(url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL, NULL),
-                   200);
-  json_t *tasks = json_object_get(r, "tasks");
-  assert_int_equal(json_array_size(tasks), (size_t)n);
-  for (size_t i = 0; i < json_array_size(tasks); i++) {
-    json_t *t = json_array_get(tasks, i);
-    assert_string_equal(json_string_value(json_object_get(t, "state")), "done");
-    assert_memory_equal(json_string_value(json_object_get(t, "output")), sha, 64);
-  }
-  json_decref(r);
-}
-
 static void test_resume(void **state) {
   (void)state;
   char dir[4096], db[4200], sha[65], line[4300], want[200];
@@ -293,7 +206,7 @@ static void test_resume(void **state) {
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   const char *extra[] = {"--broadcast-plan", "online", "--log-level", "info", NULL};
   assert_int_equal(harness_server_start(&srv, db, extra), 0);
-  make_job(dir, 3, sha);
+  bigjob_write(dir, "resume", data, BIG, 3, sha);
   fake_start(&f);
   long long job = e2e_submit(srv.url, dir);
   fake_holder(srv.url, "fake1", f.port, sha);
@@ -303,7 +216,7 @@ static void test_resume(void **state) {
   /* A: 3 MiB from the first, the second ignores Range (6 MiB from byte 0),
    * the master sends the last 10 MiB */
   w[0] = start_worker(srv.url, dir, "A", NULL);
-  assert_true(await_cached(dir, "A", sha, 120));
+  assert_true(bigjob_await_cached(dir, "A", sha, 120));
   pthread_join(f.thread, NULL);
   close(f.fd);
   assert_int_equal(f.conns, 2);
@@ -311,13 +224,13 @@ static void test_resume(void **state) {
   snprintf(want, sizeof want, "bytes=%u-", 3 * CHUNK);
   assert_string_equal(f.range[1], want);
   snprintf(want, sizeof want, "resuming at byte %u (6 checked chunks) from /v1/files/", 6 * CHUNK);
-  assert_true(log_line(dir, "A", want, line, sizeof line));
+  assert_true(bigjob_log_line(dir, "A", want, line, sizeof line));
   assert_int_equal(harness_metric(srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
 
   /* C copies A's whole file, once the master knows A has it */
   assert_true(await_holders(db, sha, 3, 60));
   w[1] = start_worker(srv.url, dir, "C", NULL);
-  assert_true(await_cached(dir, "C", sha, 120));
+  assert_true(bigjob_await_cached(dir, "C", sha, 120));
 
   /* W copies from A at 2 MiB/s; A dies mid-copy; C sends the rest */
   w[2] = start_worker(srv.url, dir, "W", "2048");
@@ -326,21 +239,21 @@ static void test_resume(void **state) {
   int st = harness_wait(w[0], 30);
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
   w[0] = 0;
-  assert_true(await_cached(dir, "W", sha, 120));
-  assert_true(log_line(dir, "W", "resuming at byte ", line, sizeof line));
+  assert_true(bigjob_await_cached(dir, "W", sha, 120));
+  assert_true(bigjob_log_line(dir, "W", "resuming at byte ", line, sizeof line));
   unsigned long long from = strtoull(strstr(line, "resuming at byte ") + 17, NULL, 10);
   fprintf(stderr, "W went on at byte %llu: %s", from, line);
   assert_true(from >= 3ull * CHUNK && from < BIG && from % CHUNK == 0);
   assert_non_null(strstr(line, "from http://"));
   snprintf(want, sizeof want, "peer: sending %s from byte %llu (%llu bytes)", sha, from,
            BIG - from);
-  assert_true(log_line(dir, "C", want, line, sizeof line));
+  assert_true(bigjob_log_line(dir, "C", want, line, sizeof line));
   assert_int_equal(harness_metric(srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
 
   snprintf(line, sizeof line, "%s/go", dir);
   assert_int_equal(harness_write_file(line, "go\n"), 0);
   assert_string_equal(e2e_wait(srv.url, job, 180), "done"); /* A's task runs again elsewhere */
-  check_outputs(srv.url, job, 3, sha);
+  bigjob_check_outputs(srv.url, job, 3, sha);
   harness_stop_all(w, 3, 60);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
   harness_rmtree(dir);
