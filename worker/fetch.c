@@ -184,6 +184,8 @@ static cairn_status from_peer(cairn__cache *cache, cairn_http *h, cairn__peersta
   long long t0 = cairn__now_ms();
   unsigned long long from = cairn__cache_partial_at(part);
   long stall = cairn_http_stall_timeout(h);
+  if (!from)
+    CAIRN_INFO(cache->log, "input %s: copying from %s", in->name, url);
   if (is_relay(url) && stall < CAIRN_RELAY_STALL_MS)
     cairn_http_set_stall_timeout(h, CAIRN_RELAY_STALL_MS);
   cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, url, chunks, part,
