@@ -632,6 +632,10 @@ void cairn__quar_note(cairn_core *c, mvol *v, int outcome);
 void cairn__credit_grant(const mjob *j, mrep *r, const mres *cn);
 void cairn__credit_late(const mtask *t, mres *m);
 void cairn__credit_count(cairn_core *c, mvol *v, mres *m, int delta);
+/* The one rule for a total of valid results (a volunteer's, a team's):
+ * *n, *credit and *cpu move by delta times one result, m's credit and its
+ * claim; none left means no rounding residue, and sums never go below 0. */
+void cairn__credit_tally(int64_t *n, double *credit, double *cpu, const mres *m, int delta);
 /* team.c, the team ledger (docs/accountability.md, "Teams"): a team's sums
  * of the credit, claims and number of the valid results granted while
  * their volunteer was in it; entries live as long as the core (one per team

@@ -41,14 +41,18 @@ void cairn__credit_late(const mtask *t, mres *m) {
     }
 }
 
+void cairn__credit_tally(int64_t *n, double *credit, double *cpu, const mres *m, int delta) {
+  *n += delta;
+  *credit += delta * m->credit;
+  *cpu += delta * (m->claim > 0 ? m->claim : 0);
+  if (*n <= 0) /* none left: no rounding residue either */
+    *n = 0, *credit = *cpu = 0;
+  *credit = *credit < 0 ? 0 : *credit;
+  *cpu = *cpu < 0 ? 0 : *cpu;
+}
+
 void cairn__credit_count(cairn_core *c, mvol *v, mres *m, int delta) {
-  v->credited += delta;
-  v->credit += delta * m->credit;
-  v->cpu_seconds += delta * (m->claim > 0 ? m->claim : 0);
-  if (v->credited <= 0) /* none left: no rounding residue either */
-    v->credited = 0, v->credit = v->cpu_seconds = 0;
-  v->credit = v->credit < 0 ? 0 : v->credit;
-  v->cpu_seconds = v->cpu_seconds < 0 ? 0 : v->cpu_seconds;
+  cairn__credit_tally(&v->credited, &v->credit, &v->cpu_seconds, m, delta);
   cairn_store_credit_row row = {.idx = m->idx, .vol = v->id, .claim = -1,
                                 .result_credit = delta > 0 ? m->credit : 0,
                                 .credit = v->credit, .cpu_seconds = v->cpu_seconds,

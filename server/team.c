@@ -63,13 +63,7 @@ void cairn__team_count(cairn_core *c, mres *m, const char *team, int delta) {
   m->team = delta > 0 ? t : NULL;
   if (!t)
     return;
-  t->results += delta;
-  t->credit += delta * m->credit;
-  t->cpu_seconds += delta * (m->claim > 0 ? m->claim : 0);
-  if (t->results <= 0) /* none left: no rounding residue either */
-    t->results = 0, t->credit = t->cpu_seconds = 0;
-  t->credit = t->credit < 0 ? 0 : t->credit;
-  t->cpu_seconds = t->cpu_seconds < 0 ? 0 : t->cpu_seconds;
+  cairn__credit_tally(&t->results, &t->credit, &t->cpu_seconds, m, delta);
   cairn_store_team_row row = {.idx = m->idx, .team = t->name, .credit = t->credit,
                               .cpu_seconds = t->cpu_seconds, .results = t->results,
                               .granted = delta > 0};
