@@ -141,6 +141,11 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
  * store says, which lists each holding once. An unknown file or a banned
  * volunteer is skipped. 0, or -1 out of memory. */
 int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
+/* v's peer URL is v->peer_url from now (registration, a report that
+ * changes it, start-up): a source naming it is v's. O(1); out of memory,
+ * sources naming it are not recognised (no rate sample, no failure
+ * counted against it). */
+void cairn__dist_peer_url(cairn__dist *d, mvol *v);
 /* vol was banned: it holds no file any more, no copy is on its way to it,
  * and it leaves the census. O(files + their holders and transfers). The
  * store side is J_BAN's. */

@@ -51,6 +51,9 @@ typedef struct mfilerec {
   int64_t size;
   mholder *holders;
   uint32_t nholders, capholders;
+  cairn_hmap held;   /* holders[].vol -> non-NULL: holds() in O(1) */
+  uint32_t cursor;   /* where the next window of candidates starts (cairn__dist_window) */
+  int64_t pruned;    /* the second xfers and handed were last pruned */
   mxfer *xfers;
   uint32_t nxfers, capxfers;
   /* per source (its id + 1; the master's 0 + 1): how many of xfers it
@@ -98,11 +101,20 @@ struct cairn__dist {
   mvol *qhead, *qtail;     /* the volunteers counted, least recently seen first */
   uint64_t census_gen;     /* bumped by every change of a count */
   uint64_t census_work;    /* volunteers and clusters visited, for the bounded-work test */
+  uint64_t scan_work;      /* candidates in the windows handed out (cairn__dist_window), the same */
   int store_and_forward;   /* 1: never name a worker still receiving as a source */
   struct cairn__mcast *mcast; /* mcast.c: needs and plan of kept outputs; NULL: online */
+  cairn_hmap by_peer;      /* hash of a peer URL -> the volunteer that last said it
+                              (cairn__dist_peer_url), so a reported source is found in O(1) */
 };
 
 void cairn__dist_file_free(mfilerec *f);
+/* A decision looks at CAIRN__DIST_SCAN of a file's candidates (holders,
+ * then copies under way) at most: *first and the count returned, the
+ * window starting where f's previous one ended (f->cursor) when there are
+ * more, so that every candidate is looked at in turn. O(1). */
+#define CAIRN__DIST_SCAN 256u
+uint32_t cairn__dist_window(cairn__dist *d, mfilerec *f, uint32_t total, uint32_t *first);
 /* 1 if holder h can serve vol's download now: not vol, not banned, serves
  * peers, heard from in the last 30 s, not paused after a failure. O(1). */
 int cairn__dist_usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now);

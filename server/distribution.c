@@ -32,8 +32,14 @@
  * with store-and-forward. Sources are listed with the planned one first and
  * the master last, so a worker whose peer fails falls back. Transfers count as under way until
  * the receiver reports the file (or returns a result that used it) or
- * TRANSFER_SECONDS pass. Cost per decision: O((holders + transfers) log k)
- * for k clusters, plus, at most once a second per file, a plan check
+ * TRANSFER_SECONDS pass. Cost per decision, whatever the number of holders
+ * and copies: each rule looks at a window of CAIRN__DIST_SCAN of them at
+ * most (cairn__dist_window: the next window starts where the last ended, so
+ * every holder is looked at in turn; with more, a holder of the worker's
+ * cluster outside the window is not seen by that decision), O(SCAN log k)
+ * for k clusters; "holds it" is O(1) (f->held); copies past their deadline
+ * are dropped at most once a second per file (O(copies of the last
+ * TRANSFER_SECONDS)); plus, at most once a second per file, a plan check
  * (ensure_plan: the census of the clusters present is kept by census.c as
  * requests arrive, never counted here; a plan covers at most
  * CAIRN__PLAN_MAX_CLUSTERS clusters). Holdings are journaled (J_HOLD, table file_holders) and
@@ -110,6 +116,7 @@ void cairn__dist_file_free(mfilerec *f) {
   if (!f)
     return;
   free(f->holders);
+  cairn_hmap_free(&f->held);
   free(f->xfers);
   for (size_t i = 0; i < f->sends.cap; i++)
     if (f->sends.keys[i])
@@ -125,11 +132,27 @@ mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha) {
   return f && strcmp(f->sha256, sha) == 0 ? f : NULL;
 }
 
+/* 1 when vol holds a whole copy of f. O(1) (f->held). */
 static int holds(const mfilerec *f, int64_t vol) {
-  for (uint32_t i = 0; i < f->nholders; i++)
-    if (f->holders[i].vol == vol)
-      return 1;
-  return 0;
+  return vol >= 1 && cairn_hmap_get(&f->held, (uint64_t)vol) != NULL;
+}
+
+/* Removes holder i of f (its order kept). O(holders after i). */
+static void drop_holder(mfilerec *f, uint32_t i) {
+  (void)cairn_hmap_del(&f->held, (uint64_t)f->holders[i].vol);
+  memmove(&f->holders[i], &f->holders[i + 1], (f->nholders - i - 1) * sizeof *f->holders);
+  f->nholders--;
+}
+
+uint32_t cairn__dist_window(cairn__dist *d, mfilerec *f, uint32_t total, uint32_t *first) {
+  d->scan_work += total < CAIRN__DIST_SCAN ? total : CAIRN__DIST_SCAN;
+  if (total <= CAIRN__DIST_SCAN) {
+    *first = 0;
+    return total;
+  }
+  *first = f->cursor % total;
+  f->cursor = *first + CAIRN__DIST_SCAN;
+  return CAIRN__DIST_SCAN;
 }
 
 /* ---- the module's state ---- */
@@ -156,6 +179,7 @@ void cairn__dist_destroy(cairn__dist *d) {
   cairn__census_free(d);
   cairn__rates_free(d);
   cairn__mcast_free(d->mcast);
+  cairn_hmap_free(&d->by_peer);
   free(d->paused_until);
   free(d);
 }
@@ -299,6 +323,9 @@ static void drop_xfers(mfilerec *f, int (*keep)(const mxfer *, int64_t), int64_t
 
 /* Drops transfers and hand-outs past their deadline. */
 static void prune(mfilerec *f, int64_t now) {
+  if (f->pruned == now)
+    return; /* deadlines are whole seconds: nothing more has passed */
+  f->pruned = now;
   drop_xfers(f, alive, now);
   filter(f->handed, &f->nhanded, alive, now);
 }
@@ -366,11 +393,17 @@ static int add_xfer(mfilerec *f, int64_t to, int64_t from, int local, int64_t no
 
 /* Appends holder vol (since) to f. 0, or -1 out of memory. */
 static int add_holder(mfilerec *f, int64_t vol, int64_t since) {
+  if (holds(f, vol))
+    return 0;
+  if (cairn_hmap_put(&f->held, (uint64_t)vol, f)) /* any non-NULL value */
+    return -1;
   if (f->nholders == f->capholders) {
     uint32_t ncap = f->capholders ? 2 * f->capholders : 8;
     mholder *nh = realloc(f->holders, ncap * sizeof *nh);
-    if (!nh)
+    if (!nh) {
+      (void)cairn_hmap_del(&f->held, (uint64_t)vol);
       return -1;
+    }
     f->holders = nh;
     f->capholders = ncap;
   }
@@ -432,7 +465,7 @@ static int cmp_label(const void *a, const void *b) {
  * Bound under c->lock, never O(volunteers): the expiry of
  * CAIRN__CENSUS_PLAN_EXPIRE volunteers, then, when the census moved,
  * O(k log k) to read and sort k <= CAIRN__PLAN_MAX_CLUSTERS clusters,
- * O((holders + transfers) log k) for the clusters informed, and the
+ * O(CAIRN__DIST_SCAN log k) for the clusters informed (a window), and the
  * planner's cost over k clusters (bplan.c: the grid heuristics up to
  * CAIRN__BPLAN_GRID_MAX clusters, lcf's O(k log k) beyond). */
 static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char *cluster,
@@ -468,7 +501,8 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   informed = calloc(m, 1);
   if (!informed)
     goto done;
-  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+  uint32_t first, total = f->nholders + f->nxfers, n = cairn__dist_window(c->dist, f, total, &first);
+  for (uint32_t k = 0, i = first; k < n; k++, i = (i + 1) % total) {
     mvol *v = vol_of(c, i < f->nholders ? f->holders[i].vol : f->xfers[i - f->nholders].to);
     if (!v)
       continue;
@@ -526,12 +560,13 @@ typedef struct cstate {
   uint32_t usable, held, landing, out;
 } cstate;
 
-static cstate *cluster_states(cairn_core *c, const mfilerec *f, const mplan *p, const mvol *vol,
+static cstate *cluster_states(cairn_core *c, mfilerec *f, const mplan *p, const mvol *vol,
                               int64_t now) {
   cstate *st = calloc(p->k, sizeof *st);
   if (!st)
     return NULL;
-  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+  uint32_t first, total = f->nholders + f->nxfers, n = cairn__dist_window(c->dist, f, total, &first);
+  for (uint32_t k = 0, i = first; k < n; k++, i = (i + 1) % total) {
     int relay;
     mvol *h = cairn__dist_candidate(c, f, i, &relay);
     int x = h && !h->banned ? cairn__bplan_find(p, h->cluster) : -1;
@@ -540,7 +575,8 @@ static cstate *cluster_states(cairn_core *c, const mfilerec *f, const mplan *p, 
       st[x].usable += usable(c->dist, h, vol, now);
     }
   }
-  for (uint32_t i = 0; i < f->nxfers; i++) {
+  n = cairn__dist_window(c->dist, f, f->nxfers, &first);
+  for (uint32_t k = 0, i = first; k < n; k++, i = (i + 1) % f->nxfers) {
     mvol *to = vol_of(c, f->xfers[i].to), *from = vol_of(c, f->xfers[i].from);
     int x = to ? cairn__bplan_find(p, to->cluster) : -1;
     if (x > 0)
@@ -563,10 +599,11 @@ static uint32_t local_load(const mfilerec *f, const mvol *h) {
 
 /* The usable holder of cluster label (NULL: any cluster but vol's) with the
  * fewest copies under way, below max; 0 when none. */
-static int64_t pick_holder(cairn_core *c, const mfilerec *f, const mvol *vol, const char *label,
+static int64_t pick_holder(cairn_core *c, mfilerec *f, const mvol *vol, const char *label,
                            uint32_t max, int64_t now) {
   cairn__pick best = {0};
-  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+  uint32_t first, total = f->nholders + f->nxfers, n = cairn__dist_window(c->dist, f, total, &first);
+  for (uint32_t k = 0, i = first; k < n; k++, i = (i + 1) % total) {
     int relay;
     mvol *h = cairn__dist_candidate(c, f, i, &relay);
     if (!usable(c->dist, h, vol, now) || (label && strcmp(h->cluster, label) != 0) ||
@@ -662,7 +699,8 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   int64_t best = 0;
   uint32_t local = 0;
   cairn__pick pick = {0};
-  for (uint32_t i = 0; i < f->nholders + f->nxfers; i++) {
+  uint32_t first, total = f->nholders + f->nxfers, nw = cairn__dist_window(c->dist, f, total, &first);
+  for (uint32_t k = 0, i = first; k < nw; k++, i = (i + 1) % total) {
     int relay;
     mvol *h = cairn__dist_candidate(c, f, i, &relay);
     if (!usable(c->dist, h, vol, now) || strcmp(h->cluster, vol->cluster) != 0)
@@ -682,8 +720,8 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
     CAIRN_INFO(&c->log, "broadcast %.12s: %s (%s) <- %s, local%s", f->sha256, vol->name,
                vol->cluster, vol_of(c, best)->name, relay ? ", relaying" : "");
     relay_source(c, f, vol_of(c, best), vol, urls[n++]);
-    for (uint32_t i = 0; i < f->nholders && n < MAX_SOURCES - 1; i++) {
-      mvol *h = vol_of(c, f->holders[i].vol);
+    for (uint32_t k = 0, i = first; k < nw && n < MAX_SOURCES - 1; k++, i = (i + 1) % total) {
+      mvol *h = i < f->nholders ? vol_of(c, f->holders[i].vol) : NULL;
       if (usable(c->dist, h, vol, now) && h->id != best && strcmp(h->cluster, vol->cluster) == 0)
         peer_source(c, h, vol, f->sha256, urls[n++]);
     }
@@ -693,7 +731,8 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   if (local)
     return 0; /* every holder in the cluster is busy: one will be free soon */
   /* a copy on its way into this cluster: let it land and spread from there */
-  for (uint32_t i = 0; i < f->nxfers; i++) {
+  nw = cairn__dist_window(c->dist, f, f->nxfers, &first);
+  for (uint32_t k = 0, i = first; k < nw; k++, i = (i + 1) % f->nxfers) {
     mvol *to = vol_of(c, f->xfers[i].to);
     if (to && to != vol && strcmp(to->cluster, vol->cluster) == 0)
       return 0;
@@ -831,22 +870,40 @@ static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t 
   cairn__journal_put(c->journal, cairn__jrec_xfer(&r));
 }
 
+/* FNV-1a of n bytes of s; never 0 (hmap keys). */
+static uint64_t url_hash(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+void cairn__dist_peer_url(cairn__dist *d, mvol *v) {
+  if (v->peer_url && cairn_hmap_put(&d->by_peer, url_hash(v->peer_url, strlen(v->peer_url)), v))
+    return; /* out of memory: see dist.h */
+}
+
+/* The holder of f that source (its peer URL, then /v1/files/…) names, or
+ * NULL (the master's path, a relay still receiving, an unknown URL). O(1). */
+static mvol *source_holder(cairn__dist *d, const mfilerec *f, const char *source) {
+  const char *end = f ? strstr(source, "/v1/files/") : NULL;
+  mvol *h = end ? cairn_hmap_get(&d->by_peer, url_hash(source, (size_t)(end - source))) : NULL;
+  size_t n = end ? (size_t)(end - source) : 0;
+  return h && h->peer_url && strlen(h->peer_url) == n && strncmp(h->peer_url, source, n) == 0 &&
+         holds(f, h->id) ? h : NULL;
+}
+
 void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
                          int64_t bytes, int64_t ms) {
   const char *from = NULL;
   int64_t src = 0;
   mfilerec *f = cairn__dist_file_of(c->dist, sha);
+  mvol *h;
   if (source[0] == '/') {
     from = ""; /* the master */
-  } else {
-    for (uint32_t i = 0; f && i < f->nholders && !from; i++) {
-      mvol *h = vol_of(c, f->holders[i].vol);
-      size_t n = h && h->peer_url ? strlen(h->peer_url) : 0;
-      if (n && strncmp(source, h->peer_url, n) == 0 && source[n] == '/') {
-        from = h->cluster;
-        src = h->id;
-      }
-    }
+  } else if ((h = source_holder(c->dist, f, source))) {
+    from = h->cluster;
+    src = h->id;
   }
   c->dist->n.fetch_reports++;
   if (from && !strstr(source, "&" CAIRN_RELAY_PARAM "=1")) /* a relay's pace is not a link's */
@@ -870,11 +927,9 @@ void cairn__dist_forget(cairn_core *c, mvol *vol) {
     mfilerec *f = c->dist->files.keys[i] ? c->dist->files.vals[i] : NULL;
     if (!f)
       continue;
-    uint32_t k = 0;
-    for (uint32_t h = 0; h < f->nholders; h++)
-      if (f->holders[h].vol != vol->id)
-        f->holders[k++] = f->holders[h];
-    f->nholders = k;
+    for (uint32_t h = 0; holds(f, vol->id) && h < f->nholders; h++)
+      if (f->holders[h].vol == vol->id)
+        drop_holder(f, h);
     drop_xfers(f, not_to, vol->id);
     filter(f->handed, &f->nhanded, not_to, vol->id);
   }
@@ -888,9 +943,11 @@ void cairn__dist_forget(cairn_core *c, mvol *vol) {
  * disk) until it reports the file again. A peer that could not be reached,
  * stalled or answered another status may be down or overloaded: its file
  * server is not offered, for any file, for PEER_FAILED_SECONDS (usable()).
- * Either way the reporter's cluster stops waiting for that copy. Every
- * holder whose peer URL the source names is concerned (one URL could have
- * been registered by two volunteers: a worker registered anew).
+ * Either way the reporter's cluster stops waiting for that copy. The holder
+ * is the volunteer that last said that peer URL (cairn__dist_peer_url: a
+ * worker registered anew takes its URL over). Under the lock: O(1) to find
+ * it, O(copies under way of the file) to end the copy, and dropping a bad
+ * holder O(holders of the file) (rare: a bad copy).
  */
 
 enum { PEER_FAILED_SECONDS = 30 };
@@ -903,44 +960,39 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
   if (reason < 0 || reason >= CAIRN_FAIL_REASONS)
     return; /* the caller checked it */
   c->dist->n.peer_failures[reason]++;
-  if (!f || reporter->banned)
+  mvol *h = f && !reporter->banned ? source_holder(c->dist, f, source) : NULL;
+  if (!h || h == reporter)
     return;
-  for (uint32_t i = 0; i < f->nholders;) {
-    mvol *h = vol_of(c, f->holders[i].vol);
-    size_t n = h && h->peer_url ? strlen(h->peer_url) : 0;
-    if (!n || h == reporter || strncmp(source, h->peer_url, n) != 0 || source[n] != '/') {
-      i++;
-      continue;
+  /* the copy it was sending reporter will not land */
+  int sent = 0;
+  for (uint32_t x = 0; x < f->nxfers;)
+    if (f->xfers[x].to == reporter->id && f->xfers[x].from == h->id) {
+      (void)count_send(f, &f->xfers[x], -1);
+      f->xfers[x] = f->xfers[--f->nxfers];
+      sent = 1;
+    } else {
+      x++;
     }
-    /* the copy it was sending reporter will not land */
-    int sent = 0;
-    for (uint32_t x = 0; x < f->nxfers;)
-      if (f->xfers[x].to == reporter->id && f->xfers[x].from == h->id) {
-        (void)count_send(f, &f->xfers[x], -1);
-        f->xfers[x] = f->xfers[--f->nxfers];
-        sent = 1;
-      } else {
-        x++;
-      }
-    /* a bad copy drops a holder only when the master sent reporter to it
-     * (its planned source, or a holder of its own cluster, which it may list):
-     * anyone else's word only pauses it, as an unreachable peer */
-    int trusted = sent || strcmp(h->cluster, reporter->cluster) == 0;
-    if ((reason != CAIRN_FAIL_SIZE && reason != CAIRN_FAIL_DIGEST) || !trusted) {
-      pause_peer(c->dist, h->id, now + PEER_FAILED_SECONDS);
-      CAIRN_INFO(&c->log, "file %.12s: %s (%s) reports that %s (%s) failed it (%s): not offered for "
-                 "%d s", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
-                 names[reason], PEER_FAILED_SECONDS);
-      i++;
-      continue;
-    }
-    CAIRN_WARN(&c->log, "file %.12s: %s (%s) reports that %s (%s) served a bad copy (%s): no longer a "
-               "holder", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
-               names[reason]);
-    memmove(&f->holders[i], &f->holders[i + 1], (f->nholders - i - 1) * sizeof *f->holders);
-    f->nholders--;
-    cairn__journal_put(c->journal, cairn__jrec_unhold(h->id, f->sha256));
+  /* a bad copy drops a holder only when the master sent reporter to it
+   * (its planned source, or a holder of its own cluster, which it may list):
+   * anyone else's word only pauses it, as an unreachable peer */
+  int trusted = sent || strcmp(h->cluster, reporter->cluster) == 0;
+  if ((reason != CAIRN_FAIL_SIZE && reason != CAIRN_FAIL_DIGEST) || !trusted) {
+    pause_peer(c->dist, h->id, now + PEER_FAILED_SECONDS);
+    CAIRN_INFO(&c->log, "file %.12s: %s (%s) reports that %s (%s) failed it (%s): not offered for "
+               "%d s", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
+               names[reason], PEER_FAILED_SECONDS);
+    return;
   }
+  CAIRN_WARN(&c->log, "file %.12s: %s (%s) reports that %s (%s) served a bad copy (%s): no longer a "
+             "holder", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
+             names[reason]);
+  for (uint32_t i = 0; i < f->nholders; i++)
+    if (f->holders[i].vol == h->id) {
+      drop_holder(f, i);
+      break;
+    }
+  cairn__journal_put(c->journal, cairn__jrec_unhold(h->id, f->sha256));
 }
 
 /* ---- for keep.c (outputs kept on workers) ---- */

@@ -72,6 +72,7 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   if (cairn_hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v))
     goto fail;
   c->vols[c->nvols++] = v;
+  cairn__dist_peer_url(c->dist, v);
   if (cairn__app_runners_add(c, v))
     return -1;
   return 0;

@@ -102,6 +102,7 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
   *id = v->id;
   cairn__demand_seen(c, v, v->created);
   cairn__dist_seen(c, v, v->created);
+  cairn__dist_peer_url(c->dist, v);
   if (cairn__app_runners_add(c, v))
     CAIRN_WARN(&c->log, "out of memory counting the apps of volunteer %lld", (long long)v->id);
   cairn__journal_put(c->journal, cairn__jrec_volunteer_team(
@@ -210,6 +211,7 @@ void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r) {
     if (copy) {
       free(v->peer_url);
       v->peer_url = copy;
+      cairn__dist_peer_url(c->dist, v);
     }
   }
   if (r->fields & CAIRN_FEAT_RESOURCES)
