@@ -213,6 +213,8 @@ typedef struct mvol {
   int napps, slots, banned;
   char token_hash[65];
   char *peer_url;          /* its file server for peers, or NULL */
+  struct mvol *peer_twin;  /* the volunteer that said the same peer URL before it (a
+                              worker registered anew), or NULL (cairn__dist_peer_url) */
   int relays;              /* its reports say "chunks": true (its file server relays a
                               file while receiving it); not stored, every work body says it */
   unsigned peer_max;       /* files its file server sends at once, as its reports say

@@ -142,9 +142,11 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
  * volunteer is skipped. 0, or -1 out of memory. */
 int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
 /* v's peer URL is v->peer_url from now (registration, a report that
- * changes it, start-up): a source naming it is v's. O(1); out of memory,
- * sources naming it are not recognised (no rate sample, no failure
- * counted against it). */
+ * changes it, start-up): a source naming it is v's, or that of the
+ * volunteers that said it before v and still say it (a worker registered
+ * anew; CAIRN__PEER_TWINS looked at at most). O(1); out of memory, sources
+ * naming it are not recognised (no rate sample, no failure counted). */
+#define CAIRN__PEER_TWINS 8
 void cairn__dist_peer_url(cairn__dist *d, mvol *v);
 /* vol was banned: it holds no file any more, no copy is on its way to it,
  * and it leaves the census. O(files + their holders and transfers). The

@@ -879,18 +879,30 @@ static uint64_t url_hash(const char *s, size_t n) {
 }
 
 void cairn__dist_peer_url(cairn__dist *d, mvol *v) {
-  if (v->peer_url && cairn_hmap_put(&d->by_peer, url_hash(v->peer_url, strlen(v->peer_url)), v))
+  if (!v->peer_url)
+    return;
+  uint64_t key = url_hash(v->peer_url, strlen(v->peer_url));
+  mvol *before = cairn_hmap_get(&d->by_peer, key);
+  if (before == v || cairn_hmap_put(&d->by_peer, key, v))
     return; /* out of memory: see dist.h */
+  v->peer_twin = before;
 }
 
-/* The holder of f that source (its peer URL, then /v1/files/…) names, or
- * NULL (the master's path, a relay still receiving, an unknown URL). O(1). */
-static mvol *source_holder(cairn__dist *d, const mfilerec *f, const char *source) {
+/* The holders of f that source (a peer URL, then /v1/files/…) names, into
+ * out (at most CAIRN__PEER_TWINS: the volunteer that last said that URL,
+ * then those that said it before and still say it); how many. The master's
+ * path, a relay still receiving or an unknown URL name none. O(1). */
+static uint32_t source_holders(cairn__dist *d, const mfilerec *f, const char *source,
+                               mvol *out[CAIRN__PEER_TWINS]) {
   const char *end = f ? strstr(source, "/v1/files/") : NULL;
-  mvol *h = end ? cairn_hmap_get(&d->by_peer, url_hash(source, (size_t)(end - source))) : NULL;
-  size_t n = end ? (size_t)(end - source) : 0;
-  return h && h->peer_url && strlen(h->peer_url) == n && strncmp(h->peer_url, source, n) == 0 &&
-         holds(f, h->id) ? h : NULL;
+  size_t len = end ? (size_t)(end - source) : 0;
+  mvol *h = end ? cairn_hmap_get(&d->by_peer, url_hash(source, len)) : NULL;
+  uint32_t n = 0;
+  for (int k = 0; h && k < CAIRN__PEER_TWINS; k++, h = h->peer_twin)
+    if (h->peer_url && strlen(h->peer_url) == len && strncmp(h->peer_url, source, len) == 0 &&
+        holds(f, h->id))
+      out[n++] = h;
+  return n;
 }
 
 void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
@@ -898,12 +910,12 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
   const char *from = NULL;
   int64_t src = 0;
   mfilerec *f = cairn__dist_file_of(c->dist, sha);
-  mvol *h;
+  mvol *h[CAIRN__PEER_TWINS];
   if (source[0] == '/') {
     from = ""; /* the master */
-  } else if ((h = source_holder(c->dist, f, source))) {
-    from = h->cluster;
-    src = h->id;
+  } else if (source_holders(c->dist, f, source, h)) {
+    from = h[0]->cluster;
+    src = h[0]->id;
   }
   c->dist->n.fetch_reports++;
   if (from && !strstr(source, "&" CAIRN_RELAY_PARAM "=1")) /* a relay's pace is not a link's */
@@ -943,26 +955,20 @@ void cairn__dist_forget(cairn_core *c, mvol *vol) {
  * disk) until it reports the file again. A peer that could not be reached,
  * stalled or answered another status may be down or overloaded: its file
  * server is not offered, for any file, for PEER_FAILED_SECONDS (usable()).
- * Either way the reporter's cluster stops waiting for that copy. The holder
- * is the volunteer that last said that peer URL (cairn__dist_peer_url: a
- * worker registered anew takes its URL over). Under the lock: O(1) to find
- * it, O(copies under way of the file) to end the copy, and dropping a bad
- * holder O(holders of the file) (rare: a bad copy).
+ * Either way the reporter's cluster stops waiting for that copy. Every
+ * holder whose peer URL the source names is concerned (one URL could have
+ * been said by two volunteers: a worker registered anew;
+ * cairn__dist_peer_url, at most CAIRN__PEER_TWINS). Under the lock: O(1)
+ * to find them, O(copies under way of the file) each to end its copy, and
+ * dropping a bad holder O(holders of the file) (rare: a bad copy).
  */
 
 enum { PEER_FAILED_SECONDS = 30 };
 
-void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
-                        int reason) {
+/* reporter says holder h failed its copy of f for reason. */
+static void failed_one(cairn_core *c, mfilerec *f, const mvol *reporter, mvol *h, int reason,
+                       int64_t now) {
   static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
-  mfilerec *f = cairn__dist_file_of(c->dist, sha);
-  int64_t now = cairn__now();
-  if (reason < 0 || reason >= CAIRN_FAIL_REASONS)
-    return; /* the caller checked it */
-  c->dist->n.peer_failures[reason]++;
-  mvol *h = f && !reporter->banned ? source_holder(c->dist, f, source) : NULL;
-  if (!h || h == reporter)
-    return;
   /* the copy it was sending reporter will not land */
   int sent = 0;
   for (uint32_t x = 0; x < f->nxfers;)
@@ -993,6 +999,20 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
       break;
     }
   cairn__journal_put(c->journal, cairn__jrec_unhold(h->id, f->sha256));
+}
+
+void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
+                        int reason) {
+  mfilerec *f = cairn__dist_file_of(c->dist, sha);
+  int64_t now = cairn__now();
+  if (reason < 0 || reason >= CAIRN_FAIL_REASONS)
+    return; /* the caller checked it */
+  c->dist->n.peer_failures[reason]++;
+  mvol *h[CAIRN__PEER_TWINS];
+  uint32_t n = f && !reporter->banned ? source_holders(c->dist, f, source, h) : 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (h[i] != reporter)
+      failed_one(c, f, reporter, h[i], reason, now);
 }
 
 /* ---- for keep.c (outputs kept on workers) ---- */
