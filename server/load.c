@@ -30,7 +30,8 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   v->name = cairn__strdup(r->name);
   v->cluster = cairn__strdup(r->cluster);
   v->slots = r->slots;
-  v->banned = r->banned;
+  v->banned = r->banned != 0;
+  v->ban_left = r->banned > 1; /* its ban is pending: cairn__core_ban_resume finishes it */
   v->quarantined = r->quarantined && !r->banned;
   c->quarantined_now += (uint64_t)v->quarantined;
   v->trust = r->banned ? 0 : r->trust;
@@ -344,7 +345,8 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
   if (r->outcome[0]) {
     int outcome = outcome_of(r->outcome);
     if (cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
-                              r->exit_status == 0 && outcome != OUT_ERROR, outcome))
+                              r->exit_status == 0 && outcome != OUT_ERROR, outcome) ||
+        cairn__ban_note(c->vols[r->volunteer - 1], j, seq))
       return -1;
     mres *m = &t->rep->res[t->rep->nres - 1];
     m->claim = r->cpu_seconds; /* credit.c */
@@ -581,7 +583,8 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   }
   if (cairn__core_load(c, err) != CAIRN_OK ||
       !(c->journal = cairn__journal_open(c->store, &c->log, fail_fd, err)) ||
-      cairn__core_resume_deletes(c, err) != CAIRN_OK)
+      cairn__core_resume_deletes(c, err) != CAIRN_OK ||
+      cairn__core_ban_resume(c, err) != CAIRN_OK)
     goto fail;
   if (cairn__vcmd_start(c)) {
     cairn_error_set(err, CAIRN_ENOMEM, "cannot start the validator thread");

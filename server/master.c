@@ -202,6 +202,8 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   m->core->quar_invalid = qi < 0 ? 0 : qi > 0 ? qi : 0.5;
   m->core->quar_errors = qe < 0 ? 0 : qe > 0 ? qe : 0.8;
   /* adaptive replication (trust.c): 0 the defaults, a negative spot check never */
+  if (cfg->ban_slice > 0)
+    m->core->ban_slice = (uint32_t)(cfg->ban_slice < 65536 ? cfg->ban_slice : 65536);
   if (cfg->trust_threshold > 0)
     m->core->trust_threshold = cfg->trust_threshold;
   if (cfg->spot_check != 0)
