@@ -633,9 +633,10 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
  *     and their descendants, never a job's other tasks);
  *  3. the end: J_BAN_DONE, the index freed: O(1).
  * Nothing scans a job or the volunteers. Re-doing a slice changes nothing
- * (its results are invalid already), so cairn__core_ban_resume, at
- * start-up, finishes the bans the store says are pending from their first
- * entry (O(volunteers) to find them, before serving). */
+ * (its results are invalid already), so cairn__core_ban_resume (master.c
+ * calls it once the core is open and the audit chain started, before
+ * serving) finishes the bans the store says are pending from their first
+ * entry (O(volunteers) to find them). */
 #define CAIRN__BAN_SLICE 256u
 /* Under the lock: ban counters added to (invalidated, tasks and
  * descendants re-queued; ids gets {job, task} per re-queued task). */

@@ -583,8 +583,7 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   }
   if (cairn__core_load(c, err) != CAIRN_OK ||
       !(c->journal = cairn__journal_open(c->store, &c->log, fail_fd, err)) ||
-      cairn__core_resume_deletes(c, err) != CAIRN_OK ||
-      cairn__core_ban_resume(c, err) != CAIRN_OK)
+      cairn__core_resume_deletes(c, err) != CAIRN_OK)
     goto fail;
   if (cairn__vcmd_start(c)) {
     cairn_error_set(err, CAIRN_ENOMEM, "cannot start the validator thread");

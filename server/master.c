@@ -208,6 +208,9 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     m->core->trust_threshold = cfg->trust_threshold;
   if (cfg->spot_check != 0)
     m->core->spot_check = cfg->spot_check < 0 ? 0 : cfg->spot_check > 1 ? 1 : cfg->spot_check;
+  /* a ban a stop interrupted is finished before serving, its steps chained */
+  if (cairn__core_ban_resume(m->core, err) != CAIRN_OK)
+    goto fail;
   return m;
 fail:
   cairn_master_delete(m);
