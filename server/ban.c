@@ -28,9 +28,22 @@ static uint64_t step_end(cairn_core *c, uint64_t t0) {
   return seq;
 }
 
-int cairn__ban_note(mvol *v, const mjob *j, uint32_t task) {
+/* Drops v's entries of deleted jobs (not during its ban: ban_next counts
+ * entries). O(its entries), once per doubling of its array. */
+static void compact(const cairn_core *c, mvol *v) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; !v->banned && i < v->ndid; i++)
+    if (v->did[i].job < c->njobs && c->jobs[v->did[i].job])
+      v->did[n++] = v->did[i];
+  if (!v->banned)
+    v->ndid = n;
+}
+
+int cairn__ban_note(const cairn_core *c, mvol *v, const mjob *j, uint32_t task) {
   if (v->banned && !v->ban_left)
     return 0; /* its ban is over: nothing reads the index any more */
+  if (v->ndid == v->capdid)
+    compact(c, v);
   if (v->ndid == v->capdid) {
     uint32_t ncap = v->capdid ? 2 * v->capdid : 16;
     void *nd = ncap > v->capdid ? realloc(v->did, ncap * sizeof *v->did) : NULL;

@@ -605,8 +605,8 @@ cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_
   cairn_status st = cairn__outputs_check(c, l, exit_status, x->files, x->nfiles, err);
   if (st != CAIRN_OK)
     return st;
-  if (cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR) ||
-      cairn__ban_note(v, j, task)) /* its ban finds it there (ban.c) */
+  if (cairn__ban_note(c, v, j, task) || /* its ban finds it there (ban.c) */
+      cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR))
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   mres *m = &t->rep->res[t->rep->nres - 1];
   m->claim = x->has_cpu ? x->cpu_seconds : -1;

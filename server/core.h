@@ -254,8 +254,8 @@ typedef struct mvol {
   /* the ban (ban.c): where it has a result, one entry per result received
    * (and per current-round result loaded at start-up), in arrival order;
    * 8 bytes each, 16 at most with the array's doubling; freed when its ban
-   * is finished. Entries of deleted jobs or of rounds since re-opened stay
-   * until then and are skipped. ban_left: banned, its ban not finished
+   * is finished. Entries of rounds since re-opened stay and are skipped;
+   * those of deleted jobs go when the array is full. ban_left: banned, its ban not finished
    * (the store's ban_pending); ban_next: the next entry a slice reads. */
   struct { uint32_t job, task; } *did; /* job: its id - 1 (c->jobs), task: its seq */
   uint32_t ndid, capdid, ban_next;
@@ -651,8 +651,9 @@ void cairn__ban_mark(cairn_core *c, mvol *bad, const char *reason);
 cairn_status cairn__ban_tasks(cairn_core *c, mjob *j, int64_t vol, const uint32_t *tasks,
                               uint32_t n, cairn__ban_tally *t, cairn_error *err);
 /* Under the lock: v has a result for task of job j (its index entry);
- * -1 out of memory. O(1) amortized. */
-int cairn__ban_note(mvol *v, const mjob *j, uint32_t task);
+ * -1 out of memory. O(1) amortized: when its array is full, the entries
+ * of deleted jobs are dropped first (O(its entries), once per doubling). */
+int cairn__ban_note(const cairn_core *c, mvol *v, const mjob *j, uint32_t task);
 cairn_status cairn__core_ban_resume(cairn_core *c, cairn_error *err);
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err);

@@ -344,9 +344,9 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     return -1;
   if (r->outcome[0]) {
     int outcome = outcome_of(r->outcome);
-    if (cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
-                              r->exit_status == 0 && outcome != OUT_ERROR, outcome) ||
-        cairn__ban_note(c->vols[r->volunteer - 1], j, seq))
+    if (cairn__ban_note(c, c->vols[r->volunteer - 1], j, seq) || /* ban.c */
+        cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
+                              r->exit_status == 0 && outcome != OUT_ERROR, outcome))
       return -1;
     mres *m = &t->rep->res[t->rep->nres - 1];
     m->claim = r->cpu_seconds; /* credit.c */
