@@ -8,13 +8,18 @@
  * off): J jobs of N/J independent tasks (fifo), one volunteer computes
  * every task, then it is banned (every task re-queued). S times each,
  * interleaved, on a fresh core: "one hold" (the slice as large as the
- * results) and "sliced" (K). Prints each run's longest hold of c->lock by
- * a step of the ban and the ban's wall time, then the medians:
- *   ban: results=N one_hold_ms=X sliced_ms=Y ratio=X/Y
- * Built against a core without slices (no CAIRN__BAN_SLICE), it prints
- * the ban's wall time as its one hold, the ban being one hold then.
+ * results) and "sliced" (K). While the ban runs, a probe thread takes and
+ * releases c->lock every 100 us, as a request would: the longest it
+ * waited is what the ban made others wait, whatever the core's code.
+ * Prints each run's longest wait of the probe, the longest hold of the
+ * lock by a step of the ban (as the core counts it) and the ban's wall
+ * time, then the medians of the longest waits:
+ *   ban: results=N one_hold_wait_ms=X sliced_wait_ms=Y ratio=X/Y
+ * Built against a core whose ban is one hold (no CAIRN__BAN_SLICE), it
+ * runs only "one hold" and has no count of its own.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +53,32 @@ static void submit(cairn_core *c, int n, int job) {
   free(text);
 }
 
+typedef struct probe {
+  cairn_core *c;
+  int stop, ready; /* ready: it took the lock once (the ban starts then) */
+  double worst; /* ms */
+} probe;
+
+static void *probe_run(void *arg) {
+  probe *p = arg;
+  while (!__atomic_load_n(&p->stop, __ATOMIC_SEQ_CST)) {
+    double t0 = now_ms();
+    pthread_mutex_lock(&p->c->lock);
+    double waited = now_ms() - t0;
+    cairn__core_unlock(p->c);
+    __atomic_store_n(&p->ready, 1, __ATOMIC_SEQ_CST);
+    if (waited > p->worst)
+      p->worst = waited;
+    nanosleep(&(struct timespec){0, 100000}, NULL);
+  }
+  return NULL;
+}
+
 /* A fresh core where one volunteer computed n tasks in jobs jobs, banned
- * slice results a slice (0: all in one); the ban's wall time in *wall and
- * its longest hold of the lock, in milliseconds. */
-static double run(int n, int jobs, unsigned slice, double *wall) {
+ * slice results a slice (0: all in one); the ban's wall time in *wall, its
+ * longest hold of the lock as the core counts it in *held (-1: not
+ * counted), and the probe's longest wait for the lock, in milliseconds. */
+static double run(int n, int jobs, unsigned slice, double *wall, double *held) {
   void *state = NULL;
   if (core_fixture_setup(&state)) {
     fprintf(stderr, "bench-ban: no temporary folder\n");
@@ -89,12 +116,23 @@ static double run(int n, int jobs, unsigned slice, double *wall) {
   (void)slice;
 #endif
   json_t *rep = NULL;
+  probe pr = {c, 0, 0, 0};
+  pthread_t th;
+  if (pthread_create(&th, NULL, probe_run, &pr)) {
+    fprintf(stderr, "bench-ban: no probe thread\n");
+    exit(1);
+  }
+  while (!__atomic_load_n(&pr.ready, __ATOMIC_SEQ_CST))
+    nanosleep(&(struct timespec){0, 100000}, NULL);
+  pr.worst = 0;
   double t0 = now_ms();
   if (cairn__core_ban(c, vol, "bench", &rep, &err) != CAIRN_OK) {
     fprintf(stderr, "bench-ban: ban: %s\n", err.text);
     exit(1);
   }
   *wall = now_ms() - t0;
+  __atomic_store_n(&pr.stop, 1, __ATOMIC_SEQ_CST);
+  pthread_join(th, NULL);
   if (json_integer_value(json_object_get(rep, "tasks_requeued")) != n / jobs * jobs) {
     fprintf(stderr, "bench-ban: the ban re-queued %lld tasks, not %d\n",
             (long long)json_integer_value(json_object_get(rep, "tasks_requeued")), n);
@@ -102,12 +140,12 @@ static double run(int n, int jobs, unsigned slice, double *wall) {
   }
   json_decref(rep);
 #ifdef CAIRN__BAN_SLICE
-  double held = (double)c->ban_hold_max_ns / 1e6;
+  *held = (double)c->ban_hold_max_ns / 1e6;
 #else
-  double held = *wall; /* one hold, and a wait for its commit */
+  *held = -1;
 #endif
   core_fixture_teardown(&state);
-  return held;
+  return pr.worst;
 }
 
 int main(int argc, char **argv) {
@@ -128,14 +166,16 @@ int main(int argc, char **argv) {
                     "[--samples S <= 99]\n");
     return 2;
   }
-  double one[99], sliced[99], w;
-  printf("ban of a volunteer with %d results in %d jobs, longest hold of the lock:\n", n, jobs);
+  double one[99], sliced[99], w, h;
+  printf("ban of a volunteer with %d results in %d jobs; the longest wait for the lock while "
+         "it ran:\n", n, jobs);
   for (int s = 0; s < samples; s++) {
-    one[s] = run(n, jobs, 0, &w);
-    printf("  one hold:        %9.2f ms (ban %.0f ms)\n", one[s], w);
+    one[s] = run(n, jobs, 0, &w, &h);
+    printf("  one hold:        wait %9.3f ms, held %9.3f ms, ban %.0f ms\n", one[s], h, w);
 #ifdef CAIRN__BAN_SLICE
-    sliced[s] = run(n, jobs, slice, &w);
-    printf("  slices of %-5u  %9.2f ms (ban %.0f ms)\n", slice, sliced[s], w);
+    sliced[s] = run(n, jobs, slice, &w, &h);
+    printf("  slices of %-5u  wait %9.3f ms, held %9.3f ms, ban %.0f ms\n", slice, sliced[s], h,
+           w);
 #else
     sliced[s] = one[s];
 #endif
@@ -143,7 +183,7 @@ int main(int argc, char **argv) {
   qsort(one, (size_t)samples, sizeof *one, cmpd);
   qsort(sliced, (size_t)samples, sizeof *sliced, cmpd);
   double a = one[samples / 2], b = sliced[samples / 2];
-  printf("ban: results=%d one_hold_ms=%.2f sliced_ms=%.3f slice=%u ratio=%.0f\n", n, a, b, slice,
-         b > 0 ? a / b : 0);
+  printf("ban: results=%d one_hold_wait_ms=%.3f sliced_wait_ms=%.3f slice=%u ratio=%.0f\n", n, a,
+         b, slice, b > 0 ? a / b : 0);
   return 0;
 }

@@ -59,13 +59,13 @@ int cairn__ban_note(const cairn_core *c, mvol *v, const mjob *j, uint32_t task) 
 
 /* One slice: the entries [bad->ban_next, + K) of bad's index, run by run
  * of the same job, under one hold of the lock. *done set when there was
- * none left: then the ban ends (J_BAN_DONE, the index freed). buf holds K. */
-static cairn_status slice(cairn_core *c, mvol *bad, uint32_t *buf, cairn__ban_tally *tl,
-                          int *done, cairn_error *err) {
+ * none left: then the ban ends (J_BAN_DONE, the index freed). buf holds k.
+ * O(k × results of a round) + the re-queue of what it discredits. */
+static cairn_status slice(cairn_core *c, mvol *bad, uint32_t k, uint32_t *buf,
+                          cairn__ban_tally *tl, int *done, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
   uint64_t t0 = now_ns();
-  uint32_t k = c->ban_slice ? c->ban_slice : CAIRN__BAN_SLICE;
   uint32_t from = bad->ban_next, end = bad->ndid - from > k ? from + k : bad->ndid;
   if ((*done = from >= bad->ndid)) {
     cairn__journal_put(c->journal, cairn__jrec_ban_done(bad->id));
@@ -102,7 +102,7 @@ static cairn_status slices(cairn_core *c, mvol *bad, cairn__ban_tally *tl, cairn
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status st = CAIRN_OK;
   for (int done = 0; !done && st == CAIRN_OK;)
-    st = slice(c, bad, buf, tl, &done, err);
+    st = slice(c, bad, k, buf, tl, &done, err);
   free(buf);
   return st;
 }

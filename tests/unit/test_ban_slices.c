@@ -286,7 +286,44 @@ static void test_slices_same_end_state(void **state) {
     free(loaded[i]);
 }
 
+/* A volunteer's index drops the entries of a deleted job when it fills,
+ * and a ban then reads only the live job's results. */
+static void test_index_drops_deleted_jobs(void **state) {
+  (void)state;
+  void *fx = NULL;
+  assert_int_equal(core_fixture_setup(&fx), 0);
+  core_fixture *f = fx;
+  cairn_core *c = f->c;
+  int64_t v = reg(c, "v", NULL);
+  int64_t old = core_fixture_submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"a\"}, "
+                                       "{\"id\": \"b\"}, {\"id\": \"c\"}]}");
+  for (int k = 0; k < 3; k++)
+    result(c, v, take(c, v), "ok\n", 1.0);
+  json_t *out = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_delete(c, old, 0, &out, &err), CAIRN_OK);
+  json_decref(out);
+  char text[1024];
+  size_t len = (size_t)snprintf(text, sizeof text, "{\"app\": \"sum\", \"tasks\": [");
+  for (int k = 0; k < 20; k++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "%s{\"id\": \"t%d\"}", k ? ", " : "", k);
+  snprintf(text + len, sizeof text - len, "]}");
+  int64_t live = core_fixture_submit(c, text);
+  for (int k = 0; k < 20; k++)
+    result(c, v, take(c, v), "ok\n", 1.0);
+  const mvol *m = c->vols[v - 1];
+  assert_int_equal(m->ndid, 20); /* the 3 of the deleted job went at the 17th */
+  for (uint32_t i = 0; i < m->ndid; i++)
+    assert_int_equal(m->did[i].job, live - 1);
+  json_t *rep = NULL;
+  assert_int_equal(cairn__core_ban(c, v, "x", &rep, &err), CAIRN_OK);
+  assert_int_equal(json_integer_value(json_object_get(rep, "results_invalidated")), 20);
+  json_decref(rep);
+  core_fixture_teardown(&fx);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_slices_same_end_state)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_slices_same_end_state),
+                                     cmocka_unit_test(test_index_drops_deleted_jobs)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
