@@ -9,8 +9,9 @@
  * O(children of the task), and a result that resets a volunteer's trust
  * re-checks its ring (trust.c: O(32) + a re-queue per job named); leases
  * live in a hash map and a min-heap, so expiry is O(log L) per lease.
- * Nothing else scans a task table but a ban; a re-queue
- * (cairn__core_requeue) costs O(the tasks it touches, their edges, log n).
+ * Nothing scans a task table; a ban runs in bounded slices (ban.c) and a
+ * re-queue (cairn__core_requeue) costs O(the tasks it touches, their
+ * edges, log n).
  */
 #include "server/core.h"
 #include "server/demand.h"
@@ -604,7 +605,8 @@ cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_
   cairn_status st = cairn__outputs_check(c, l, exit_status, x->files, x->nfiles, err);
   if (st != CAIRN_OK)
     return st;
-  if (cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR))
+  if (cairn__ban_note(c, v, j, task) || /* its ban finds it there (ban.c) */
+      cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR))
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   mres *m = &t->rep->res[t->rep->nres - 1];
   m->claim = x->has_cpu ? x->cpu_seconds : -1;
@@ -856,28 +858,14 @@ cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cair
   return requeue(c, j, &parent, 1, 1, &requeued, &tainted, NULL, err);
 }
 
-cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
-                             cairn_error *err) {
-  cairn_status st = CAIRN_OK;
-  *report = NULL;
-  uint32_t *seeds = NULL;
-  json_t *requeued_ids = NULL;
-  pthread_mutex_lock(&c->lock);
-  if (id < 1 || (size_t)id > c->nvols) {
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
-    goto out;
-  }
-  mvol *bad = c->vols[id - 1];
-  if (bad->banned) {
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "volunteer %lld is already banned", (long long)id);
-    goto out;
-  }
+void cairn__ban_mark(cairn_core *c, mvol *bad, const char *reason) {
   bad->banned = 1;
+  bad->ban_left = 1;
   c->bans_total++;
   c->quarantined_now -= (uint64_t)bad->quarantined; /* a ban supersedes it (load.c agrees) */
   bad->quarantined = 0;
   c->peer_gen++; /* every peer key changes: the grants it holds stop working */
-  cairn__journal_put(c->journal, cairn__jrec_ban(id, reason ? reason : ""));
+  cairn__journal_put(c->journal, cairn__jrec_ban(bad->id, reason));
   cairn__dist_forget(c, bad); /* J_BAN deletes its holdings on disk */
   /* its leases are revoked: their tasks want other volunteers now */
   while (bad->nactive) {
@@ -890,68 +878,43 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
     replan(c, l->job, l->task);
     free(l);
   }
-  int64_t invalidated = 0, requeued = 0, tainted = 0;
-  requeued_ids = json_array();
-  for (size_t ji = 0; ji < c->njobs; ji++) {
-    mjob *j = c->jobs[ji];
-    if (!j)
-      continue; /* deleted */
-    uint32_t n = j->ntasks, nseeds = 0;
-    free(seeds);
-    if (!(seeds = malloc(n * sizeof *seeds))) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-      goto out;
-    }
-    /* its results become invalid; tasks that no longer have a quorum are re-queued */
-    for (uint32_t v = 0; v < n; v++) {
-      mtask *t = &j->tasks[v];
-      int touched = 0;
-      for (uint32_t i = 0; t->rep && i < t->rep->nres; i++)
-        if (t->rep->res[i].vol == id && t->rep->res[i].outcome != OUT_INVALID &&
-            t->rep->res[i].outcome != OUT_TAINTED) {
-          if (t->rep->res[i].ok)
-            touched = 1;
-          set_outcome(c, &t->rep->res[i], OUT_INVALID);
-          invalidated++;
-        }
-      if (!touched)
+}
+
+cairn_status cairn__ban_tasks(cairn_core *c, mjob *j, int64_t vol, const uint32_t *tasks,
+                              uint32_t n, cairn__ban_tally *tl, cairn_error *err) {
+  uint32_t *seeds = malloc((n ? n : 1) * sizeof *seeds), nseeds = 0;
+  if (!seeds)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  /* its results become invalid; tasks that no longer have a quorum are re-queued */
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t v = tasks[k];
+    mtask *t = &j->tasks[v];
+    int touched = 0;
+    for (uint32_t i = 0; t->rep && i < t->rep->nres; i++)
+      if (t->rep->res[i].vol == vol && t->rep->res[i].outcome != OUT_INVALID &&
+          t->rep->res[i].outcome != OUT_TAINTED) {
+        if (t->rep->res[i].ok)
+          touched = 1;
+        set_outcome(c, &t->rep->res[i], OUT_INVALID);
+        tl->invalidated++;
+      }
+    if (!touched)
+      continue;
+    const mres *cn;
+    if (t->state == TS_DONE) {
+      if (cairn__valid_best(j, t->rep, &cn) >= (uint32_t)j->quorum) {
+        t->accepted = cn->idx; /* still a quorum without it: name an honest result */
+        j_task(c, j, v);
         continue;
-      const mres *cn;
-      if (t->state == TS_DONE) {
-        if (cairn__valid_best(j, t->rep, &cn) >= (uint32_t)j->quorum) {
-          t->accepted = cn->idx; /* still a quorum without it: name an honest result */
-          j_task(c, j, v);
-          continue;
-        }
-        seeds[nseeds++] = v;
-      } else
-        replan(c, j, v);
-    }
-    if (nseeds && (st = cairn__core_requeue(c, j, seeds, nseeds, &requeued, &tainted,
-                                            requeued_ids, err)) != CAIRN_OK)
-      goto out;
+      }
+      seeds[nseeds++] = v;
+    } else
+      replan(c, j, v);
   }
-  *report = json_pack("{s:I, s:I, s:I, s:I, s:O}", "volunteer", (json_int_t)id,
-                      "results_invalidated", (json_int_t)invalidated, "tasks_requeued",
-                      (json_int_t)requeued, "descendants_requeued", (json_int_t)tainted,
-                      "requeued", requeued_ids);
-  CAIRN_WARN(&c->log, "volunteer %lld banned: %lld results invalid, %lld tasks and %lld descendants "
-             "re-queued", (long long)id, (long long)invalidated, (long long)requeued,
-             (long long)tainted);
-  uint64_t seq = cairn__journal_last(c->journal);
-  cairn__core_unlock(c);
+  cairn_status st = CAIRN_OK;
+  if (nseeds)
+    st = cairn__core_requeue(c, j, seeds, nseeds, &tl->requeued, &tl->tainted, tl->ids, err);
   free(seeds);
-  json_decref(requeued_ids);
-  st = cairn__journal_wait(c->journal, seq, err);
-  if (st != CAIRN_OK) {
-    json_decref(*report);
-    *report = NULL;
-  }
-  return st;
-out:
-  cairn__core_unlock(c);
-  free(seeds);
-  json_decref(requeued_ids);
   return st;
 }
 

@@ -253,6 +253,15 @@ typedef struct mvol {
   struct mvol *cprev, *cnext;
   int64_t cseen;
   uint8_t counted;
+  /* the ban (ban.c): where it has a result, one entry per result received
+   * (and per current-round result loaded at start-up), in arrival order;
+   * 8 bytes each, 16 at most with the array's doubling; freed when its ban
+   * is finished. Entries of rounds since re-opened stay and are skipped;
+   * those of deleted jobs go when the array is full. ban_left: banned, its ban not finished
+   * (the store's ban_pending); ban_next: the next entry a slice reads. */
+  struct { uint32_t job, task; } *did; /* job: its id - 1 (c->jobs), task: its seq */
+  uint32_t ndid, capdid, ban_next;
+  uint8_t ban_left;
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */
@@ -342,6 +351,11 @@ typedef struct cairn_core {
 
   /* counters for /metrics */
   uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
+  /* the ban's slices (ban.c): results a slice reads (set before serving;
+   * 0: CAIRN__BAN_SLICE), slices done since start, and the longest hold of
+   * the lock by a ban's step since start, in nanoseconds */
+  uint32_t ban_slice;
+  uint64_t ban_slices_total, ban_hold_max_ns;
   uint64_t handoffs_total;  /* allocations handed in their submission's group (handoff.c) */
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
   uint64_t quarantines_total, quarantined_now;
@@ -605,12 +619,44 @@ cairn_status cairn__core_results(cairn_core *c, int64_t vol, cairn__batch_result
  * them. O(report + leases held × running listed). */
 cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_report *r,
                                    json_t **resp, cairn_error *err);
-/* Bans volunteer id: refuses its token, marks its results invalid, re-queues
- * every task whose accepted result relied on it and every descendant that
- * consumed a re-queued output, in one transaction. *report gets counts.
- * Under the lock: O(tasks and results of every job) to find its results,
- * plus each job's re-queue (cairn__core_requeue: what it re-opens only),
- * plus O(stored files) for its holdings (cairn__dist_forget). */
+/* ban.c (docs/accountability.md, "Banning a volunteer"). cairn__core_ban
+ * bans volunteer id: refuses its token, marks its results invalid,
+ * re-queues every task whose accepted result relied on it and every
+ * descendant that consumed a re-queued output; *report gets the totals.
+ * It runs in steps, each under its own hold of the lock and in its own
+ * journal group, each waiting until its group is durable before the next:
+ *  1. the mark (cairn__ban_mark): banned, J_BAN (the ban pending in the
+ *     store), its leases revoked and its holdings forgotten: O(its leases
+ *     + stored files (cairn__dist_forget));
+ *  2. slices of at most c->ban_slice (CAIRN__BAN_SLICE, 256) entries of its
+ *     index mvol.did (cairn__ban_tasks): O(K × results of a round) to
+ *     invalidate and re-name, plus the re-queue of what they re-open
+ *     (cairn__core_requeue: O(Σ (deg + 1) · log n) over the re-opened tasks
+ *     and their descendants, never a job's other tasks);
+ *  3. the end: J_BAN_DONE, the index freed: O(1).
+ * Nothing scans a job or the volunteers. Re-doing a slice changes nothing
+ * (its results are invalid already), so cairn__core_ban_resume (master.c
+ * calls it once the core is open and the audit chain started, before
+ * serving) finishes the bans the store says are pending from their first
+ * entry (O(volunteers) to find them). */
+#define CAIRN__BAN_SLICE 256u
+/* Under the lock: ban counters added to (invalidated, tasks and
+ * descendants re-queued; ids gets {job, task} per re-queued task). */
+typedef struct cairn__ban_tally {
+  int64_t invalidated, requeued, tainted;
+  json_t *ids;
+} cairn__ban_tally;
+void cairn__ban_mark(cairn_core *c, mvol *bad, const char *reason);
+/* Under the lock: vol's results in tasks[0..n) of job j (a task may come
+ * twice) become invalid; those tasks re-name an honest accepted result or
+ * are re-queued. */
+cairn_status cairn__ban_tasks(cairn_core *c, mjob *j, int64_t vol, const uint32_t *tasks,
+                              uint32_t n, cairn__ban_tally *t, cairn_error *err);
+/* Under the lock: v has a result for task of job j (its index entry);
+ * -1 out of memory. O(1) amortized: when its array is full, the entries
+ * of deleted jobs are dropped first (O(its entries), once per doubling). */
+int cairn__ban_note(const cairn_core *c, mvol *v, const mjob *j, uint32_t task);
+cairn_status cairn__core_ban_resume(cairn_core *c, cairn_error *err);
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err);
 /* quarantine.c: a volunteer whose share of invalid results (or errors)

@@ -58,6 +58,7 @@ void cairn__vol_free(mvol *v) {
     free(v->apps[i]);
   free(v->apps);
   free(v->active);
+  free(v->did);
   cairn__trust_free(v);
   free(v);
 }
@@ -750,7 +751,7 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
     running += c->jobs[i]->state == JS_RUNNING;
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total, handed = c->handoffs_total;
-  uint64_t res[OUT_COUNT], bans = c->bans_total;
+  uint64_t res[OUT_COUNT], bans = c->bans_total, ban_slices = c->ban_slices_total;
   uint64_t quar_now = c->quarantined_now, quars = c->quarantines_total;
   uint64_t trust[4] = {c->unreplicated_total, c->spot_checks_total, c->trust_resets_total,
                        c->rechecks_total};
@@ -792,7 +793,10 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
     appendf(buf, len, cap, "cairn_results_total{outcome=\"%s\"} %llu\n",
             cairn__outcome_name[i], (unsigned long long)res[i]);
   appendf(buf, len, cap, "# HELP cairn_bans_total Volunteers banned since start.\n"
-          "# TYPE cairn_bans_total counter\ncairn_bans_total %llu\n", (unsigned long long)bans);
+          "# TYPE cairn_bans_total counter\ncairn_bans_total %llu\n"
+          "# HELP cairn_ban_slices_total Slices of bans done since start (at most --ban-slice "
+          "results each).\n# TYPE cairn_ban_slices_total counter\ncairn_ban_slices_total %llu\n",
+          (unsigned long long)bans, (unsigned long long)ban_slices);
   appendf(buf, len, cap, "# HELP cairn_volunteers_quarantined Volunteers in quarantine.\n"
           "# TYPE cairn_volunteers_quarantined gauge\ncairn_volunteers_quarantined %llu\n"
           "# HELP cairn_quarantines_total Volunteers quarantined since start.\n"

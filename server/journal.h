@@ -90,8 +90,11 @@ cairn__jrec *cairn__jrec_volunteer(int64_t id, const char *name, const char *clu
 /* Sets volunteer record r's team (NULL: none); returns r (NULL-safe; on
  * failure frees r and returns NULL). */
 cairn__jrec *cairn__jrec_volunteer_team(cairn__jrec *r, const char *team);
-/* Volunteer id is banned for reason; its holdings go in the same transaction. */
+/* Volunteer id is banned for reason; its holdings go in the same transaction.
+ * Its ban is pending (volunteers.ban_pending) until cairn__jrec_ban_done(id),
+ * written once the ban's last slice is (server/ban.c). */
 cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason);
+cairn__jrec *cairn__jrec_ban_done(int64_t id);
 /* Volunteer id enters (on 1) or leaves (on 0) quarantine (quarantine.c). */
 cairn__jrec *cairn__jrec_quarantine(int64_t id, int on);
 /* Adaptive replication (trust.c): volunteer id's trust; an entry of a

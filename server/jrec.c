@@ -13,7 +13,7 @@ typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
   J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT, J_XFER, J_PLAN,
-  J_TEAM_CREDIT
+  J_TEAM_CREDIT, J_BAN_DONE
 } jtype;
 
 typedef struct jtask {
@@ -143,7 +143,10 @@ static cairn__jrec *id_text(jtype type, int64_t id, const char *text) {
   return checked(r, copy_str(&r->u.ban.text, text));
 }
 
-cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason) { return id_text(J_BAN, id, reason); }
+cairn__jrec *cairn__jrec_ban(int64_t id, const char *reason) {
+  return id_text(J_BAN, id, reason ? reason : "");
+}
+cairn__jrec *cairn__jrec_ban_done(int64_t id) { return id_text(J_BAN_DONE, id, NULL); }
 cairn__jrec *cairn__jrec_peer(int64_t id, const char *url) { return id_text(J_PEER, id, url); }
 cairn__jrec *cairn__jrec_team(int64_t id, const char *team) { return id_text(J_TEAM, id, team); }
 
@@ -500,7 +503,7 @@ void cairn__jrec_free(cairn__jrec *r) {
     free(r->u.vol.apps);
     free(r->u.vol.team);
     break;
-  case J_BAN: case J_PEER: case J_TEAM: free(r->u.ban.text); break;
+  case J_BAN: case J_BAN_DONE: case J_PEER: case J_TEAM: free(r->u.ban.text); break;
   case J_TEAM_CREDIT: free(r->u.team.name); break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
   case J_PLAN: free(r->u.plan.body); break;
@@ -585,6 +588,7 @@ cairn_status cairn__jrec_apply(cairn_store *s, const cairn__jrec *r, cairn_error
     cairn_status st = cairn_store_volunteer_ban(s, r->u.ban.id, r->u.ban.text, err);
     return st == CAIRN_OK ? cairn_store_holders_forget(s, r->u.ban.id, err) : st;
   }
+  case J_BAN_DONE: return cairn_store_volunteer_ban(s, r->u.ban.id, NULL, err);
   case J_PEER: return cairn_store_volunteer_peer(s, r->u.peer.id, r->u.peer.text, err);
   case J_TEAM: return cairn_store_volunteer_team(s, r->u.ban.id, r->u.ban.text, err);
   case J_FILE:

@@ -30,7 +30,8 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
   v->name = cairn__strdup(r->name);
   v->cluster = cairn__strdup(r->cluster);
   v->slots = r->slots;
-  v->banned = r->banned;
+  v->banned = r->banned != 0;
+  v->ban_left = r->banned > 1; /* its ban is pending: cairn__core_ban_resume finishes it */
   v->quarantined = r->quarantined && !r->banned;
   c->quarantined_now += (uint64_t)v->quarantined;
   v->trust = r->banned ? 0 : r->trust;
@@ -344,7 +345,8 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     return -1;
   if (r->outcome[0]) {
     int outcome = outcome_of(r->outcome);
-    if (cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
+    if (cairn__ban_note(c, c->vols[r->volunteer - 1], j, seq) || /* ban.c */
+        cairn__rep_add_result(t, r->idx, r->volunteer, r->digest,
                               r->exit_status == 0 && outcome != OUT_ERROR, outcome))
       return -1;
     mres *m = &t->rep->res[t->rep->nres - 1];

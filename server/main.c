@@ -82,6 +82,8 @@ static void usage(FILE *f) {
         "                       run once, but for spot checks\n"
         "  --spot-check P       the probability that a trusted volunteer's task is still\n"
         "                       replicated (default 0.1; 0 to 1)\n"
+        "  --ban-slice K        results a ban handles per hold of the core's lock\n"
+        "                       (default 256; 1 to 65536)\n"
         "  --audit-chain on|off the tamper-evident audit trail (default on; its signing\n"
         "                       key is DB.audit-key, created mode 0600)\n",
         f);
@@ -132,6 +134,7 @@ int main(int argc, char **argv) {
     {"quarantine-errors", required_argument, NULL, 'E'},
     {"trust-threshold", required_argument, NULL, 'T'},
     {"spot-check", required_argument, NULL, 'S'},
+    {"ban-slice", required_argument, NULL, 1001},
     {"audit-chain", required_argument, NULL, 'z'},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
@@ -216,6 +219,13 @@ int main(int argc, char **argv) {
       if (flag_number("trust-threshold", optarg, 1, 1000000, &n))
         return 2;
       cfg.trust_threshold = (int)n;
+      break;
+    }
+    case 1001: {
+      long long n = 0;
+      if (flag_number("ban-slice", optarg, 1, 65536, &n))
+        return 2;
+      cfg.ban_slice = (int)n;
       break;
     }
     case 'z':

@@ -34,7 +34,8 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_META_DELETE] = "DELETE FROM meta WHERE key = ?1",
   [S_VOL_INSERT] = "INSERT INTO volunteers(id, name, cluster, apps, slots, token_hash, created) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-  [S_VOL_BAN] = "UPDATE volunteers SET banned = 1, ban_reason = ?2 WHERE id = ?1",
+  [S_VOL_BAN] = "UPDATE volunteers SET banned = 1, ban_reason = COALESCE(?2, ban_reason), "
+                "ban_pending = ?2 IS NOT NULL WHERE id = ?1",
   [S_VOL_QUAR] = "UPDATE volunteers SET quarantined = ?2 WHERE id = ?1",
   [S_VOL_PEER] = "UPDATE volunteers SET peer_url = ?2 WHERE id = ?1",
   [S_FILE_INSERT] = "INSERT OR IGNORE INTO files(sha256, size, created) VALUES (?1, ?2, ?3)",
@@ -80,7 +81,7 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_LOAD_ACCEPTED_FILES] = "SELECT t.id, rf.name, rf.sha256, rf.size FROM tasks t "
                             "JOIN result_files rf ON rf.idx = t.accepted WHERE t.state = 'done' "
                             "ORDER BY t.id, rf.name",
-  [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned, "
+  [S_LOAD_VOL] = "SELECT v.id, v.name, v.cluster, v.apps, v.token_hash, v.slots, v.banned + v.ban_pending, "
                  "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
                  "WHERE a.volunteer_id = v.id)), "
                  "v.created, v.peer_url, v.quarantined, v.team, v.credit, v.cpu_seconds, "

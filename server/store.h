@@ -36,6 +36,8 @@ cairn_status cairn_store_meta_delete(cairn_store *s, const char *key, cairn_erro
 cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char *name,
                                           const char *cluster, const char *apps_json, int slots,
                                           const char *token_hash, int64_t now, cairn_error *err);
+/* Marks volunteer id banned for reason, its ban pending; reason NULL: its
+ * ban is finished (0021_ban_progress.sql), the reason stays. */
 cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
                                        cairn_error *err);
 /* Sets volunteer id's team (0012_credit.sql), and gives the team its row
@@ -204,7 +206,7 @@ int cairn_store_meta_get(cairn_store *s, const char *key, char *out, size_t outl
 typedef struct cairn_store_volunteer_row {
   int64_t id;
   const char *name, *cluster, *apps_json, *token_hash, *peer_url; /* peer_url may be NULL */
-  int slots, banned, quarantined;
+  int slots, banned, quarantined; /* banned: 2 while its ban is pending */
   int64_t allocations, created;
   const char *team;                        /* NULL: none (0012_credit.sql) */
   double credit, cpu_seconds;              /* its totals (0012_credit.sql) */

@@ -126,6 +126,10 @@ typedef struct cairn_master_config {
    * negative: never). */
   int trust_threshold;
   double spot_check;
+  /* A ban handles at most this many of the volunteer's results per hold of
+   * the core's lock (docs/accountability.md, "Banning a volunteer"; 0: the
+   * default, 256; at most 65,536). */
+  int ban_slice;
   /* The tamper-evident audit trail (docs/accountability.md): 0 (default) or
    * 1: on, with its signing key in DB.audit-key (created, mode 0600); -1: off
    * (nothing is chained; an existing chain is left as it is). */

@@ -1,0 +1,221 @@
+/* test_ban_slices_e2e.c — a ban in slices against a real cairn-server on
+ * loopback (docs/accountability.md, "Banning a volunteer"): a volunteer
+ * with thousands of results (taken and reported in batches over HTTP) is
+ * banned one result a slice (--ban-slice 1); while the ban runs, GET
+ * /healthz and another volunteer's work request are answered, and the
+ * answer of the ban reports every result once it is done. Then a master
+ * killed with SIGKILL in the middle of a ban finishes it when it starts
+ * again: every result of the volunteer invalid, every task re-queued, its
+ * ban no longer pending, and `cairn audit verify --db` passes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/harness.h"
+
+#define ADMIN HARNESS_ADMIN_TOKEN
+
+static long long sql_int(const char *db, const char *text) {
+  sqlite3 *h = NULL;
+  sqlite3_stmt *q = NULL;
+  assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  if (sqlite3_prepare_v2(h, text, -1, &q, NULL) != SQLITE_OK)
+    fail_msg("%s: %s", text, sqlite3_errmsg(h));
+  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+  long long v = sqlite3_column_int64(q, 0);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  return v;
+}
+
+/* Registers name for app with slots task slots; its id, token in tok. */
+static long long reg(const char *url, const char *name, int slots, char tok[65]) {
+  json_t *body = json_pack("{s:s, s:[s], s:i}", "name", name, "apps", "noop", "slots", slots);
+  json_t *r = NULL;
+  assert_int_equal(harness_http_json(url, "POST", "/v1/volunteers", NULL, body, &r), 201);
+  snprintf(tok, 65, "%s", json_string_value(json_object_get(r, "token")));
+  long long id = (long long)json_integer_value(json_object_get(r, "id"));
+  json_decref(body);
+  json_decref(r);
+  return id;
+}
+
+static void submit(const char *url, int n) {
+  json_t *tasks = json_array();
+  for (int i = 0; i < n; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "t%d", i);
+    json_array_append_new(tasks, json_pack("{s:s}", "id", id));
+  }
+  json_t *job = json_pack("{s:s, s:s, s:o}", "app", "noop", "policy", "fifo", "tasks", tasks);
+  json_t *r = NULL;
+  assert_int_equal(harness_http_json(url, "POST", "/v1/jobs", ADMIN, job, &r), 201);
+  json_decref(job);
+  json_decref(r);
+}
+
+/* tok takes and reports every task of the job, 64 a request (batches). */
+static void compute_all(const char *url, const char *tok, int n) {
+  int done = 0;
+  while (done < n) {
+    static const char take[] = "{\"max\": 64}";
+    json_t *r = NULL;
+    assert_int_equal(harness_http(url, "POST", "/v1/work", tok, take, strlen(take), &r, NULL,
+                                  NULL), 200);
+    json_t *tasks = json_object_get(r, "tasks"), *res = json_array();
+    for (size_t i = 0; i < json_array_size(tasks); i++)
+      json_array_append_new(res, json_pack("{s:O, s:i, s:s}", "index",
+                                           json_object_get(json_array_get(tasks, i), "index"),
+                                           "exit_status", 0, "output", "ok\n"));
+    size_t got = json_array_size(tasks);
+    assert_true(got > 0);
+    json_t *body = json_pack("{s:o}", "results", res), *a = NULL;
+    assert_int_equal(harness_http_json(url, "POST", "/v1/results", tok, body, &a), 200);
+    json_decref(body);
+    json_decref(a);
+    json_decref(r);
+    done += (int)got;
+  }
+}
+
+/* Polls /metrics until cairn_ban_slices_total reaches at least want; 0,
+ * or -1 after 30 s. */
+static int slices_reach(const char *url, long long want) {
+  double until = harness_now() + 30;
+  while (harness_metric(url, "cairn_ban_slices_total ") < want)
+    if (harness_now() > until)
+      return -1;
+  return 0;
+}
+
+typedef struct ban_call {
+  const char *url;
+  long long id;
+  long status;
+  json_t *report;
+  int done; /* set (atomically) once the ban's answer came */
+} ban_call;
+
+static void *ban_thread(void *p) {
+  ban_call *b = p;
+  char path[64];
+  snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", b->id);
+  static const char body[] = "{\"reason\": \"forged results\"}";
+  b->status = harness_http(b->url, "POST", path, ADMIN, body, strlen(body), &b->report, NULL, NULL);
+  __atomic_store_n(&b->done, 1, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+/* A fresh folder and a master on DIR/cairn.db with one result a slice. */
+static void start(char dir[4096], char db[4200], harness_server *srv) {
+  static const char *const extra[] = {"--ban-slice", "1", NULL};
+  harness_tmpdir(dir, 4096);
+  snprintf(db, 4200, "%s/cairn.db", dir);
+  assert_int_equal(harness_server_start(srv, db, extra), 0);
+}
+
+static void test_requests_answered_during_ban(void **state) {
+  (void)state;
+  enum { N = 3000 };
+  char dir[4096], db[4200], tok[65], honest[65];
+  harness_server srv;
+  start(dir, db, &srv);
+  long long liar = reg(srv.url, "liar", 64, tok);
+  reg(srv.url, "honest", 1, honest);
+  submit(srv.url, N);
+  compute_all(srv.url, tok, N);
+  ban_call b = {srv.url, liar, 0, NULL, 0};
+  pthread_t th;
+  double t0 = harness_now();
+  assert_int_equal(pthread_create(&th, NULL, ban_thread, &b), 0);
+  /* once the ban has begun re-queueing, the master answers others
+   * meanwhile: health checks, and the honest volunteer's work requests
+   * (each gets a task the ban re-queued) */
+  assert_int_equal(slices_reach(srv.url, 1), 0);
+  int during = 0, works = 0;
+  while (!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST)) {
+    json_t *r = NULL;
+    assert_int_equal(harness_http(srv.url, "GET", "/healthz", NULL, NULL, 0, &r, NULL, NULL), 200);
+    json_decref(r);
+    static const char take[] = "{}";
+    long st = harness_http(srv.url, "POST", "/v1/work", honest, take, strlen(take), &r, NULL, NULL);
+    assert_true(st == 200 || st == 204);
+    works += st == 200;
+    json_decref(r);
+    during += !__atomic_load_n(&b.done, __ATOMIC_SEQ_CST); /* answered before the ban's end */
+  }
+  fprintf(stderr, "ban of %d results, one a slice: %.2f s; %d health checks and work requests "
+          "answered meanwhile (%d with a task)\n", N, harness_now() - t0, during, works);
+  assert_true(during >= 1);
+  assert_true(works >= 1);
+  pthread_join(th, NULL);
+  assert_int_equal(b.status, 200);
+  assert_int_equal(json_integer_value(json_object_get(b.report, "results_invalidated")), N);
+  assert_int_equal(json_integer_value(json_object_get(b.report, "tasks_requeued")), N);
+  json_decref(b.report);
+  assert_int_equal(harness_metric(srv.url, "cairn_ban_slices_total "), N);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+}
+
+static void test_kill9_mid_ban_finishes_at_start(void **state) {
+  (void)state;
+  enum { N = 3000 };
+  char dir[4096], db[4200], tok[65];
+  harness_server srv;
+  start(dir, db, &srv);
+  long long liar = reg(srv.url, "liar", 64, tok);
+  submit(srv.url, N);
+  compute_all(srv.url, tok, N);
+  ban_call b = {srv.url, liar, 0, NULL, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, ban_thread, &b), 0);
+  /* a second slice begins only once the first is durable */
+  assert_int_equal(slices_reach(srv.url, 2), 0);
+  harness_server_stop(&srv, SIGKILL);
+  pthread_join(th, NULL);
+  assert_int_not_equal(b.status, 200); /* no answer: the master died */
+  json_decref(b.report);
+  /* the store has the ban begun, not finished: some results still valid */
+  assert_int_equal(sql_int(db, "SELECT banned + ban_pending FROM volunteers WHERE name = 'liar'"),
+                   2);
+  long long left = sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
+  assert_true(left > 0 && left < N);
+
+  assert_int_equal(harness_server_start(&srv, db, (const char *const[]){"--ban-slice", "1", NULL}),
+                   0);
+  assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM tasks WHERE state = 'eligible' AND round = 1"),
+                   N);
+  json_t *j = NULL;
+  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/1", ADMIN, NULL, 0, &j, NULL, NULL), 200);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "counts"), "eligible")), N);
+  json_decref(j);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  char cli[4096], *out = NULL;
+  harness_bin(cli, sizeof cli, "cairn");
+  const char *verify[] = {cli, "audit", "verify", "--db", db, NULL};
+  int rc = harness_run(verify, &out);
+  if (rc != 0)
+    fail_msg("cairn audit verify --db: exit %d: %s", rc, out ? out : "");
+  free(out);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_requests_answered_during_ban),
+      cmocka_unit_test(test_kill9_mid_ban_finishes_at_start),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
