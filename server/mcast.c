@@ -242,12 +242,22 @@ static void collect(cairn_core *c, inst *in, int64_t now) {
   in->nf = kept;
 }
 
-/* The HNOW costs of in (arrays of n, and n*n for X). */
-static void hnow_costs(cairn_core *c, const inst *in, double *S0, double *S1, double *R0,
-                       double *R1, double *X) {
+/* The HNOW costs of in (arrays of n, and n*n for X) and its clusters
+ * (cl[i]: the index of node i's cluster, first seen first; returns how
+ * many). A copy inside a cluster frees its sender after m ÷ the fastest
+ * rate out of it; one between clusters keeps both ends and the two
+ * uplinks busy for m ÷ the rate between the clusters (plan_hnow.c's
+ * shared uplinks). O(n²), n <= CAIRN__MCAST_NODES. */
+static size_t hnow_costs(cairn_core *c, const inst *in, double *S0, double *S1, double *R0,
+                         double *R1, double *X, size_t *cl) {
   const double MiB = 1048576.0;
+  size_t ncl = 0;
   for (size_t i = 0; i < in->n; i++) {
     const mvol *a = vol_of(c, in->node[i]);
+    size_t f = 0;
+    while (f < i && strcmp(vol_of(c, in->node[f])->cluster, a->cluster) != 0)
+      f++;
+    cl[i] = f < i ? cl[f] : ncl++;
     double fastest = 0;
     for (size_t j = 0; j < in->n; j++) {
       double r = cairn__rate_get(c->dist, a->cluster, vol_of(c, in->node[j])->cluster);
@@ -262,6 +272,7 @@ static void hnow_costs(cairn_core *c, const inst *in, double *S0, double *S1, do
       X[i * in->n + j] = x > 0 ? x : 0;
     }
   }
+  return ncl;
 }
 
 /* Runs the planner on in into s. */
@@ -270,6 +281,7 @@ static cairn_status run(cairn_core *c, const inst *in, const char *algo, cairn_p
   size_t n = in->n;
   cairn_plan_instance pi = {0};
   double *buf = calloc(4 * n + n * n, sizeof *buf);
+  size_t cl[CAIRN__MCAST_NODES];
   cairn_plan_hmsg hm[CAIRN__MCAST_FILES];
   cairn_plan_cmsg cm[CAIRN__MCAST_FILES];
   if (!buf) {
@@ -288,8 +300,9 @@ static cairn_status run(cairn_core *c, const inst *in, const char *algo, cairn_p
     pi.cdmd = (cairn_plan_cdmd){n, in->nf, cm};
   } else {
     pi.model = CAIRN_PLAN_HNOW;
-    pi.hnow = (cairn_plan_hnow){n, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, in->nf, hm};
-    hnow_costs(c, in, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n);
+    pi.hnow = (cairn_plan_hnow){n, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, in->nf, hm,
+                                cl, 0};
+    pi.hnow.nclusters = hnow_costs(c, in, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, cl);
   }
   cairn_status st = cairn_plan_run(&pi, pi.model == CAIRN_PLAN_CDMD ? "LH-LS" : algo, s, err);
   free(buf);
