@@ -377,8 +377,21 @@ run() {
     sleep 0.5
   done
   model "$mode" "$d"
+  copies "$d"
   stop_run
   rm -rf "$d"
+}
+
+# copies DIR: from the master's log lines `kept SHA: TO (CLUSTER) <- FROM
+# (CLUSTER), HOW`, the copies handed out (a copy another task of the same
+# worker reads is logged once) and how many crossed between clusters, how
+# many the plan named, and the plans built; sets COPIES.
+copies() {
+  local c
+  c=$(cat "$1/server.out" "$1/server.err" 2>/dev/null |
+    sed -nE 's/.* kept [0-9a-f]+: [^ ]+ \(([^)]*)\) <- [^ ]+ \(([^)]*)\), (.*)$/\1 \2 \3/p' |
+    awk '{ n++; x += ($1 != $2); p += ($3 != "online") } END { printf "%d copies, %d across clusters, %d planned", n, x, p }')
+  COPIES="$c; $(cat "$1/server.out" "$1/server.err" 2>/dev/null | grep -c 'multicast plan [0-9]*: .* receptions, predicted') plans"
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -414,7 +427,7 @@ for a in "${MODE_LIST[@]}"; do
   for r in $(seq 1 "$REPEAT"); do
     run "$a-$r" "$a"
     MS="$MS $MAKESPAN" BM="$BM $BYTES_MASTER" BP="$BP $BYTES_PEER" PR="$PR $PRED_S" LB="$LB $LB_S"
-    echo "dataflow: $a (run $r): level-2 makespan $MAKESPAN s; bytes served: master $BYTES_MASTER, peers $BYTES_PEER; holders $HOLDERS; $MODEL: predicted $PRED_S s, lower bound $LB_S s; load $(load)"
+    echo "dataflow: $a (run $r): level-2 makespan $MAKESPAN s; bytes served: master $BYTES_MASTER, peers $BYTES_PEER; holders $HOLDERS; $COPIES; $MODEL: predicted $PRED_S s, lower bound $LB_S s; load $(load)"
   done
   M=$(median <<<"$MS")
   BMM=$(median <<<"$BM")
