@@ -24,7 +24,10 @@
 # of the level-2 transfers (docs/dataflow.md): `cairn plan FEF|WR|WRP` of
 # the HNOW instance (online: FEF), `cairn plan LH-LS` of the CDMD instance,
 # and for master-relay the master's bytes served / its link rate (medians
-# over the runs: each run's holders give its own instance).
+# over the runs: each run's holders give its own instance). Each run also
+# prints, from the master's log, the copies it handed out, how many of
+# them crossed between clusters (3 per file is the least for 4 clusters)
+# and how many followed a plan, and the plans it built.
 # --quick: 2 clusters x 2 workers, 2 MiB (a smoke run). --timeout bounds the
 # whole run (default 3600 s). Needs root, ip and tc: without them it says
 # so and exits 1. Every namespace, process and folder it made is removed on
@@ -57,7 +60,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --quick) CLUSTERS=2; WORKERS=2; SIZE_MIB=2; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "dataflow: unknown option $1" >&2; exit 2 ;;
   esac
 done
