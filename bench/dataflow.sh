@@ -385,15 +385,17 @@ run() {
   rm -rf "$d"
 }
 
-# copies DIR: from the master's log lines `kept SHA: TO (CLUSTER) <- FROM
-# (CLUSTER), HOW`, the copies handed out (a copy another task of the same
-# worker reads is logged once) and how many crossed between clusters, how
-# many the plan named, and the plans built; sets COPIES.
+# copies DIR: from the master's log lines `TIME INFO: kept SHA: TO
+# (CLUSTER) <- FROM (CLUSTER), HOW`, the copies handed out (a copy another
+# task of the same worker reads is logged once), how many crossed between
+# clusters and how many of those the plan named, the seconds from the first
+# hand-out to the last, and the plans built; sets COPIES.
 copies() {
   local c
   c=$(cat "$1/server.out" "$1/server.err" 2>/dev/null |
-    sed -nE 's/.* kept [0-9a-f]+: [^ ]+ \(([^)]*)\) <- [^ ]+ \(([^)]*)\), (.*)$/\1 \2 \3/p' |
-    awk '{ n++; x += ($1 != $2); p += ($3 != "online") } END { printf "%d copies, %d across clusters, %d planned", n, x, p }')
+    sed -nE 's/^[0-9-]+T([0-9]+):([0-9]+):([0-9]+)Z .* kept [0-9a-f]+: [^ ]+ \(([^)]*)\) <- [^ ]+ \(([^)]*)\), (.*)$/\1 \2 \3 \4 \5 \6/p' |
+    awk '{ t = $1 * 3600 + $2 * 60 + $3; if (!n++) t0 = t; t1 = t; a = ($4 != $5); x += a; p += ($6 != "online"); xp += a && ($6 != "online") }
+      END { printf "%d copies, %d across clusters (%d planned, %d online), %d planned in all, handed out over %d s", n, x, xp, x - xp, p, t1 - t0 }')
   COPIES="$c; $(cat "$1/server.out" "$1/server.err" 2>/dev/null | grep -c 'multicast plan [0-9]*: .* receptions, predicted') plans"
 }
 
