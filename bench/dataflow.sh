@@ -396,7 +396,7 @@ copies() {
     sed -nE 's/^[0-9-]+T([0-9]+):([0-9]+):([0-9]+)Z .* kept [0-9a-f]+: [^ ]+ \(([^)]*)\) <- [^ ]+ \(([^)]*)\), (.*)$/\1 \2 \3 \4 \5 \6/p' |
     awk '{ t = $1 * 3600 + $2 * 60 + $3; if (!n++) t0 = t; t1 = t; a = ($4 != $5); x += a; p += ($6 != "online"); xp += a && ($6 != "online") }
       END { printf "%d copies, %d across clusters (%d planned, %d online), %d planned in all, handed out over %d s", n, x, xp, x - xp, p, t1 - t0 }')
-  COPIES="$c; $(cat "$1/server.out" "$1/server.err" 2>/dev/null | grep -c 'multicast plan [0-9]*: .* receptions, predicted') plans"
+  COPIES="$c; $(cat "$1/server.out" "$1/server.err" 2>/dev/null | grep -c 'multicast plan [0-9]*: .* receptions, predicted' || true) plans"
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
