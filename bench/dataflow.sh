@@ -24,7 +24,10 @@
 # of the level-2 transfers (docs/dataflow.md): `cairn plan FEF|WR|WRP` of
 # the HNOW instance (online: FEF), `cairn plan LH-LS` of the CDMD instance,
 # and for master-relay the master's bytes served / its link rate (medians
-# over the runs: each run's holders give its own instance).
+# over the runs: each run's holders give its own instance). Each run also
+# prints, from the master's log, the copies it handed out, how many of
+# them crossed between clusters (3 per file is the least for 4 clusters)
+# and how many followed a plan, and the plans it built.
 # --quick: 2 clusters x 2 workers, 2 MiB (a smoke run). --timeout bounds the
 # whole run (default 3600 s). Needs root, ip and tc: without them it says
 # so and exits 1. Every namespace, process and folder it made is removed on
@@ -57,7 +60,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --quick) CLUSTERS=2; WORKERS=2; SIZE_MIB=2; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "dataflow: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -377,8 +380,23 @@ run() {
     sleep 0.5
   done
   model "$mode" "$d"
+  copies "$d"
   stop_run
   rm -rf "$d"
+}
+
+# copies DIR: from the master's log lines `TIME INFO: kept SHA: TO
+# (CLUSTER) <- FROM (CLUSTER), HOW`, the copies handed out (a copy another
+# task of the same worker reads is logged once), how many crossed between
+# clusters and how many of those the plan named, the seconds from the first
+# hand-out to the last, and the plans built; sets COPIES.
+copies() {
+  local c
+  c=$(cat "$1/server.out" "$1/server.err" 2>/dev/null |
+    sed -nE 's/^[0-9-]+T([0-9]+):([0-9]+):([0-9]+)Z .* kept [0-9a-f]+: [^ ]+ \(([^)]*)\) <- [^ ]+ \(([^)]*)\), (.*)$/\1 \2 \3 \4 \5 \6/p' |
+    awk '{ t = $1 * 3600 + $2 * 60 + $3; if (!n++) t0 = t; t1 = t; a = ($4 != $5); x += a; p += ($6 != "online"); xp += a && ($6 != "online") }
+      END { printf "%d copies, %d across clusters (%d planned, %d online), %d planned in all, handed out over %d s", n, x, xp, x - xp, p, t1 - t0 }')
+  COPIES="$c; $(cat "$1/server.out" "$1/server.err" 2>/dev/null | grep -c 'multicast plan [0-9]*: .* receptions, predicted' || true) plans"
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -414,7 +432,7 @@ for a in "${MODE_LIST[@]}"; do
   for r in $(seq 1 "$REPEAT"); do
     run "$a-$r" "$a"
     MS="$MS $MAKESPAN" BM="$BM $BYTES_MASTER" BP="$BP $BYTES_PEER" PR="$PR $PRED_S" LB="$LB $LB_S"
-    echo "dataflow: $a (run $r): level-2 makespan $MAKESPAN s; bytes served: master $BYTES_MASTER, peers $BYTES_PEER; holders $HOLDERS; $MODEL: predicted $PRED_S s, lower bound $LB_S s; load $(load)"
+    echo "dataflow: $a (run $r): level-2 makespan $MAKESPAN s; bytes served: master $BYTES_MASTER, peers $BYTES_PEER; holders $HOLDERS; $COPIES; $MODEL: predicted $PRED_S s, lower bound $LB_S s; load $(load)"
   done
   M=$(median <<<"$MS")
   BMM=$(median <<<"$BM")

@@ -71,13 +71,21 @@ typedef struct cairn_plan_hmsg {
   size_t ndests;
 } cairn_plan_hmsg;
 
-/* HNOW model: S(i,m) = S0[i] + S1[i]*m, R(j,m) = R0[j] + R1[j]*m. */
+/* HNOW model: S(i,m) = S0[i] + S1[i]*m, R(j,m) = R0[j] + R1[j]*m.
+ * cluster: NULL for [WYL]'s model; else the extension with shared uplinks
+ * (plan_hnow.c, docs/planning.md): node i is in cluster cluster[i] <
+ * nclusters, and a transfer between clusters keeps its sender, the uplink
+ * out of the sender's cluster and the one into the receiver's busy for
+ * S(i,m) + X(i,j)m, one such transfer at a time on each uplink and
+ * direction. Never owned by the instance. */
 typedef struct cairn_plan_hnow {
   size_t n;
   double *S0, *S1, *R0, *R1;
   double *X; /* n*n row-major time per unit length from i to j */
   size_t nmsg;
   cairn_plan_hmsg *msg;
+  const size_t *cluster;
+  size_t nclusters;
 } cairn_plan_hnow;
 
 typedef struct cairn_plan_cmsg {

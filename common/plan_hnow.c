@@ -29,7 +29,22 @@
  * Complexity (n nodes, q = Σ|D_k| receptions): FEF O(q²); ECF O(q·Σ_k
  * |A_k||B_k|) ⊆ O(q·M·n²); WR O(q·(n + Σ_{k∈SR_i}|A_k|)), i.e. O(n²) for one
  * broadcast; WRP the same times the sender's operations scanned for a gap
- * (O(n³) worst case, ~O(n²) in practice); lower bound O(M·n²). */
+ * (O(n³) worst case, ~O(n²) in practice); lower bound O(M·n²).
+ *
+ * Shared uplinks (an extension of [WYL]'s model, not the paper's; used when
+ * the instance gives clusters, docs/planning.md): a transfer from i to j in
+ * another cluster keeps i, the uplink out of i's cluster and the uplink
+ * into j's busy from its start until the message has crossed, at start +
+ * S(i,l) + X(i,j)·l (the sender's send is as slow as the uplink); it
+ * starts when the three are free (WRP: the earliest common gap of i's
+ * timeline and the two uplinks' after i's last send and its reception of
+ * m_k), and j receives it as in §2, for R(j,l) after the crossing and its
+ * own earlier operations. Transfers inside a cluster follow §2
+ * unchanged. The cost: a cross transfer's timing O(1) (WR) or the three
+ * timelines scanned until they agree, O(q) each pass and at most O(q)
+ * passes (WRP). The lower bound adds the uplinks' load: per cluster and
+ * direction, the sum over messages that must cross it of their cheapest
+ * crossing, O(M·n²). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +72,10 @@ typedef struct hs {
   double *last_send, *last_recv;
   tl *line;            /* WRP timelines */
   size_t *left;        /* per node: messages still to receive */
+  /* shared uplinks, per cluster (NULL without clusters): next free time
+   * out and in (WR), timelines out and in (WRP) */
+  double *up_out, *up_in;
+  tl *uline_out, *uline_in;
 } hs;
 
 static double S_(const hs *s, size_t i, double l) { return s->h->S0[i] + s->h->S1[i] * l; }
@@ -98,10 +117,48 @@ static int tl_insert(tl *t, double a, double b) {
   return 0;
 }
 
+/* 1 when a transfer from i to j crosses uplinks (the extension). */
+static int cross(const hs *s, size_t i, size_t j) {
+  return s->h->cluster && s->h->cluster[i] != s->h->cluster[j];
+}
+
+/* Earliest start >= t0 of a slot of length d free in the three timelines
+ * (each pass moves x forward past an interval, so at most their length
+ * sum of passes). */
+static double gap3(const tl *a, const tl *b, const tl *c, double t0, double d) {
+  double x = t0;
+  for (;;) {
+    double y = gap(c, gap(b, gap(a, x, d), d), d);
+    if (y == x)
+      return x;
+    x = y;
+  }
+}
+
+/* A cross transfer's start and end (the extension): it starts when its
+ * sender holds m_k and is free and both uplinks are free, keeps them busy
+ * until the message has crossed, and the receiver then receives as in §2
+ * (after its earlier operations, for R). */
+static void cross_timing(const hs *s, int algo, size_t k, size_t i, size_t j, double *start,
+                         double *done) {
+  double l = L_(s, k), busy = S_(s, i, l) + X_(s, i, j) * l;
+  size_t ci = s->h->cluster[i], cj = s->h->cluster[j];
+  if (algo == H_WRP) {
+    double t0 = fmax(s->last_send[i], s->got[k * s->n + i]);
+    *start = gap3(&s->line[i], &s->uline_out[ci], &s->uline_in[cj], t0, busy);
+    *done = fmax(*start + busy, fmax(s->last_send[j], s->last_recv[j])) + R_(s, j, l);
+  } else {
+    *start = fmax(s->avail[i], fmax(s->up_out[ci], s->up_in[cj]));
+    *done = fmax(*start + busy, s->avail[j]) + R_(s, j, l);
+  }
+}
+
 /* Start of a send of m_k by i and the receive completion at j. */
 static void timing(const hs *s, int algo, size_t k, size_t i, size_t j, double *start, double *done) {
   double l = L_(s, k);
-  if (algo == H_WRP) {
+  if (cross(s, i, j))
+    cross_timing(s, algo, k, i, j, start, done);
+  else if (algo == H_WRP) {
     double t0 = fmax(s->last_send[i], s->got[k * s->n + i]);
     *start = gap(&s->line[i], t0, S_(s, i, l));
     double arrive = *start + S_(s, i, l) + X_(s, i, j) * l;
@@ -120,7 +177,21 @@ static cairn_status commit(hs *s, int algo, size_t k, size_t i, size_t j, cairn_
   cairn_plan_node from = {(int64_t)i, -1}, to = {(int64_t)j, -1};
   if (cairn_plan_schedule_add(out, k, from, &to, 1, start, done))
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
-  if (algo == H_WRP) {
+  if (cross(s, i, j)) {
+    double crossed = start + S_(s, i, l) + X_(s, i, j) * l;
+    size_t ci = s->h->cluster[i], cj = s->h->cluster[j];
+    if (algo == H_WRP) {
+      if (tl_insert(&s->line[i], start, crossed) || tl_insert(&s->line[j], done - R_(s, j, l), done) ||
+          tl_insert(&s->uline_out[ci], start, crossed) || tl_insert(&s->uline_in[cj], start, crossed))
+        return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      s->last_send[i] = crossed;
+      s->last_recv[j] = done;
+    } else {
+      s->avail[i] = crossed;
+      s->avail[j] = done;
+      s->up_out[ci] = s->up_in[cj] = crossed;
+    }
+  } else if (algo == H_WRP) {
     if (tl_insert(&s->line[i], start, start + S_(s, i, l)) || tl_insert(&s->line[j], done - R_(s, j, l), done))
       return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
     s->last_send[i] = start + S_(s, i, l);
@@ -155,6 +226,16 @@ static void hs_free(hs *s) {
       free(s->line[i].v);
   free(s->line);
   free(s->left);
+  free(s->up_out);
+  free(s->up_in);
+  for (size_t c = 0; c < (s->h->cluster ? s->h->nclusters : 0); c++) {
+    if (s->uline_out)
+      free(s->uline_out[c].v);
+    if (s->uline_in)
+      free(s->uline_in[c].v);
+  }
+  free(s->uline_out);
+  free(s->uline_in);
 }
 
 cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo, cairn_plan_schedule *out,
@@ -178,11 +259,18 @@ cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo, cai
   s.last_recv = calloc(n, sizeof *s.last_recv);
   s.line = calloc(n, sizeof *s.line);
   s.left = calloc(n, sizeof *s.left);
+  size_t nc = h->cluster ? h->nclusters : 0;
+  if (nc) {
+    s.up_out = calloc(nc, sizeof *s.up_out);
+    s.up_in = calloc(nc, sizeof *s.up_in);
+    s.uline_out = calloc(nc, sizeof *s.uline_out);
+    s.uline_in = calloc(nc, sizeof *s.uline_in);
+  }
   double *bw = NULL;
   size_t *bs = NULL;
   cairn_status st = CAIRN_OK;
   if (!s.inA || !s.inB || !s.got || !s.vt_got || !s.avail || !s.W || !s.last_send || !s.last_recv || !s.line ||
-      !s.left) {
+      !s.left || (nc && (!s.up_out || !s.up_in || !s.uline_out || !s.uline_in))) {
     hs_free(&s);
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
   }
@@ -306,6 +394,48 @@ static int rr_cmp(const void *a, const void *b) {
   return (x->reach > y->reach) - (x->reach < y->reach);
 }
 
+/* The cheapest crossing of m_k from a node of `from` (1 when in the set)
+ * to a destination of m_k in `to` (the extension); INFINITY when none. */
+static double cheapest(const cairn_plan_hnow *h, size_t k, const uint8_t *from, const uint8_t *to) {
+  const cairn_plan_hmsg *g = &h->msg[k];
+  double best = INFINITY, l = g->length;
+  for (size_t a = 0; a <= g->ndests; a++) {
+    size_t i = a < g->ndests ? g->dests[a] : g->source; /* only A_k ∪ B_k relay m_k */
+    for (size_t b = 0; b < g->ndests && from[i]; b++) {
+      size_t j = g->dests[b];
+      if (to[j])
+        best = fmin(best, h->S0[i] + h->S1[i] * l + h->X[i * h->n + j] * l);
+    }
+  }
+  return best;
+}
+
+/* The uplinks' load (the extension): every message with a destination in
+ * cluster c and its source outside crosses into c at least once, and one
+ * with its source in c and a destination outside crosses out of it; each
+ * direction carries one crossing at a time. O(M·n²) per cluster. */
+static double uplink_bound(const cairn_plan_hnow *h) {
+  size_t n = h->n;
+  uint8_t *in = malloc(n ? n : 1), *out = malloc(n ? n : 1);
+  double lb = 0;
+  for (size_t c = 0; in && out && c < h->nclusters; c++) {
+    double load_in = 0, load_out = 0;
+    for (size_t i = 0; i < n; i++) {
+      in[i] = h->cluster[i] == c;
+      out[i] = !in[i];
+    }
+    for (size_t k = 0; k < h->nmsg; k++) {
+      double x = in[h->msg[k].source] ? cheapest(h, k, in, out) : cheapest(h, k, out, in);
+      if (isfinite(x))
+        *(in[h->msg[k].source] ? &load_out : &load_in) += x;
+    }
+    lb = fmax(lb, fmax(load_in, load_out));
+  }
+  free(in);
+  free(out);
+  return lb;
+}
+
 double cairn_plan_hnow_lower_bound(const cairn_plan_hnow *h) {
   size_t n = h->n, M = h->nmsg;
   double lb = 0;
@@ -360,5 +490,5 @@ out:
   free(member);
   free(done);
   free(list);
-  return lb;
+  return h->cluster ? fmax(lb, uplink_bound(h)) : lb;
 }

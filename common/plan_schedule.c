@@ -187,6 +187,8 @@ cairn_status cairn_plan_instance_validate(const cairn_plan_instance *in, cairn_e
       for (size_t j = 0; j < h->n; j++)
         if (i != j && bad_real(h->X[i * h->n + j]))
           return cairn_error_set(err, CAIRN_EINVAL, "X[%zu][%zu] must be finite and >= 0", i, j);
+      if (h->cluster && h->cluster[i] >= h->nclusters)
+        return cairn_error_set(err, CAIRN_EINVAL, "nodes[%zu].cluster %zu out of range", i, h->cluster[i]);
     }
     for (size_t m = 0; m < h->nmsg; m++) {
       const cairn_plan_hmsg *g = &h->msg[m];

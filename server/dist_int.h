@@ -193,13 +193,15 @@ void cairn__mcast_need(cairn_core *c, const mvol *vol, const mfilerec *f, int64_
 void cairn__mcast_plan(cairn_core *c, const mvol *vol, int64_t now);
 /* vol's planned sender of f when it can send now (holds it, usable, fewer
  * than 4 copies under way), else 0; *wait is 1 when that sender is still
- * receiving f and vol's need is younger than 10 s. O(needs + copies of f). */
+ * receiving f, or a copy of f is landing in vol's cluster where no worker
+ * holds it, and vol's need is younger than 10 s. O(needs + copies of f +
+ * CAIRN__KEEP_SCAN). */
 int64_t cairn__mcast_sender(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now, int *wait);
 /* vol holds sha: its need is met. O(CAIRN__MCAST_NEEDS). */
 void cairn__mcast_have(cairn__dist *d, int64_t vol, const char *sha);
 /* Before a child v of j is allocated to vol: notes its kept files as vol's
  * needs, (re)plans, and returns 1 when it should wait for a planned sender
- * still receiving one of them. O(pins × (CAIRN__MCAST_NEEDS +
+ * still receiving one of them or a copy landing in its cluster. O(pins × (CAIRN__MCAST_NEEDS +
  * CAIRN__KEEP_SCAN)) plus a (re)build's bound. */
 int cairn__mcast_child(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v, int64_t now);
 /* vol's first source of kept file f is h, the planned sender or not: counted

@@ -9,11 +9,18 @@
  * multicast: each kept file a message from one of its holders to the
  * workers that need it, over the measured link rates of their clusters
  * (bplan.c), with
- *   WR, WRP  [WYL] §4.3–4.4 in the HNOW model: T(i,j,m) = S(i,m) + X(i,j)m
- *            + R(j,m), m in MiB; X(i,j) the time per MiB at the measured
- *            rate from i's cluster to j's, less S1(i), the time per MiB at
- *            the fastest rate out of i's cluster (its send port);
- *            S0 = R0 = 10 ms, R1 = 0; lower bound §3.1 eq. 2
+ *   WR, WRP  [WYL] §4.3–4.4 in the HNOW model with shared uplinks
+ *            (plan_hnow.c; an extension, docs/planning.md): T(i,j,m) =
+ *            S(i,m) + X(i,j)m + R(j,m), m in MiB; X(i,j) the time per MiB
+ *            at the measured rate from i's cluster to j's, less S1(i), the
+ *            time per MiB at the fastest rate out of i's cluster (its send
+ *            port); S0 = R0 = 10 ms, R1 = 0. A copy between clusters keeps
+ *            its sender busy for S + X·m (m ÷ the rate between the
+ *            clusters) and takes the uplink out of its sender's cluster and
+ *            the one into its receiver's for that time, one copy at a time
+ *            each way, so the plans send a file across once per cluster
+ *            and relay it inside; lower bound §3.1 eq. 2 or the busiest
+ *            uplink's load, whichever is larger
  *   CDMD     [Gon] §3 (LH then LS): files cut into packets of
  *            CAIRN__MCAST_PACKET bytes, a round one packet; TCT <= 3.5d
  * A plan covers at most CAIRN__MCAST_NODES workers (holders first, then
@@ -27,20 +34,25 @@
  * name its planned sender first when that sender holds a whole copy, is
  * usable and sends fewer copies at once than its --peer-max (4 when it
  * does not say); a child whose
- * planned sender is itself still receiving f waits for it, at most
- * WAIT_SECONDS from when its need was noted; otherwise (the sender gone,
- * busy, or not receiving, the wait over) the online rule of keep.c names
- * the sources. The master's copies of kept files play no part: it has none.
- * Kept outputs are not relayed while received (the master has no chunk
+ * planned sender is itself still receiving f, or (whatever the plan says)
+ * one of whose kept files is being copied into its cluster while no worker
+ * there holds it yet, waits, at most WAIT_SECONDS from when its need was
+ * noted, so that a file crosses the uplinks once and is relayed inside;
+ * otherwise (the sender gone, busy, or not receiving, the wait over) the
+ * online rule of keep.c names the sources: its own cluster's holders
+ * first. Only copies already handed out are waited for, and a child handed
+ * out never waits, so waits form no cycle. The master's copies of kept
+ * files play no part: it has none. Kept outputs are not relayed while received (the master has no chunk
  * digests of a file it never had), so a planned relay is followed once it
  * holds the whole copy.
  *
  * Bounds under c->lock: noting a need O(CAIRN__MCAST_NEEDS + CAIRN__KEEP_SCAN);
- * a lookup O(CAIRN__MCAST_NEEDS + copies under way of f); a (re)build
- * O(CAIRN__MCAST_NEEDS × CAIRN__KEEP_SCAN) to expire needs, then the
+ * a lookup O(CAIRN__MCAST_NEEDS + copies under way of f + CAIRN__KEEP_SCAN);
+ * a (re)build O(CAIRN__MCAST_NEEDS × CAIRN__KEEP_SCAN) to expire needs, then the
  * planner over n <= 32 nodes and M <= 16 files, q <= 256 receptions: WR
- * O(q·M·n) ≈ 1.3·10^5 steps, WRP that times the sender's operations scanned
- * (<= 2q), CDMD O(q·n + q²). Never O(volunteers) or O(a job's tasks).
+ * O(q·M·n) ≈ 1.3·10^5 steps, WRP that times the operations scanned on the
+ * sender's and the two uplinks' timelines (<= 2q each, rescanned until
+ * they agree), CDMD O(q·n + q²). Never O(volunteers) or O(a job's tasks).
  * Each plan is logged (its planner, size, predicted makespan, lower bound,
  * and the planned sender of each reception, at most PLAN_LOG_ROUTES lines);
  * copies handed out planned or online, and copies a worker reported from
@@ -242,12 +254,22 @@ static void collect(cairn_core *c, inst *in, int64_t now) {
   in->nf = kept;
 }
 
-/* The HNOW costs of in (arrays of n, and n*n for X). */
-static void hnow_costs(cairn_core *c, const inst *in, double *S0, double *S1, double *R0,
-                       double *R1, double *X) {
+/* The HNOW costs of in (arrays of n, and n*n for X) and its clusters
+ * (cl[i]: the index of node i's cluster, first seen first; returns how
+ * many). A copy inside a cluster frees its sender after m ÷ the fastest
+ * rate out of it; one between clusters keeps both ends and the two
+ * uplinks busy for m ÷ the rate between the clusters (plan_hnow.c's
+ * shared uplinks). O(n²), n <= CAIRN__MCAST_NODES. */
+static size_t hnow_costs(cairn_core *c, const inst *in, double *S0, double *S1, double *R0,
+                         double *R1, double *X, size_t *cl) {
   const double MiB = 1048576.0;
+  size_t ncl = 0;
   for (size_t i = 0; i < in->n; i++) {
     const mvol *a = vol_of(c, in->node[i]);
+    size_t f = 0;
+    while (f < i && strcmp(vol_of(c, in->node[f])->cluster, a->cluster) != 0)
+      f++;
+    cl[i] = f < i ? cl[f] : ncl++;
     double fastest = 0;
     for (size_t j = 0; j < in->n; j++) {
       double r = cairn__rate_get(c->dist, a->cluster, vol_of(c, in->node[j])->cluster);
@@ -262,6 +284,7 @@ static void hnow_costs(cairn_core *c, const inst *in, double *S0, double *S1, do
       X[i * in->n + j] = x > 0 ? x : 0;
     }
   }
+  return ncl;
 }
 
 /* Runs the planner on in into s. */
@@ -270,6 +293,7 @@ static cairn_status run(cairn_core *c, const inst *in, const char *algo, cairn_p
   size_t n = in->n;
   cairn_plan_instance pi = {0};
   double *buf = calloc(4 * n + n * n, sizeof *buf);
+  size_t cl[CAIRN__MCAST_NODES];
   cairn_plan_hmsg hm[CAIRN__MCAST_FILES];
   cairn_plan_cmsg cm[CAIRN__MCAST_FILES];
   if (!buf) {
@@ -288,8 +312,9 @@ static cairn_status run(cairn_core *c, const inst *in, const char *algo, cairn_p
     pi.cdmd = (cairn_plan_cdmd){n, in->nf, cm};
   } else {
     pi.model = CAIRN_PLAN_HNOW;
-    pi.hnow = (cairn_plan_hnow){n, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, in->nf, hm};
-    hnow_costs(c, in, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n);
+    pi.hnow = (cairn_plan_hnow){n, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, in->nf, hm,
+                                cl, 0};
+    pi.hnow.nclusters = hnow_costs(c, in, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, cl);
   }
   cairn_status st = cairn_plan_run(&pi, pi.model == CAIRN_PLAN_CDMD ? "LH-LS" : algo, s, err);
   free(buf);
@@ -388,6 +413,23 @@ static uint32_t copies(const mfilerec *f, int64_t h, int *landing) {
   return n;
 }
 
+/* 1 when a copy of f is landing in vol's cluster (on another worker) and
+ * no holder there has it yet: the copy vol would fetch across the uplinks
+ * is on its way into the cluster. O(copies under way of f +
+ * CAIRN__KEEP_SCAN). */
+static int landing_near(cairn_core *c, const mfilerec *f, const mvol *vol) {
+  int near = 0;
+  for (uint32_t i = 0; i < f->nxfers && !near; i++) {
+    const mvol *to = f->xfers[i].to != vol->id ? vol_of(c, f->xfers[i].to) : NULL;
+    near = to && strcmp(to->cluster, vol->cluster) == 0;
+  }
+  for (uint32_t i = 0; i < f->nholders && i < CAIRN__KEEP_SCAN && near; i++) {
+    const mvol *h = vol_of(c, f->holders[i].vol);
+    near = !h || strcmp(h->cluster, vol->cluster) != 0;
+  }
+  return near;
+}
+
 int64_t cairn__mcast_sender(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now, int *wait) {
   struct cairn__mcast *m = c->dist->mcast;
   *wait = 0;
@@ -395,14 +437,14 @@ int64_t cairn__mcast_sender(cairn_core *c, mfilerec *f, const mvol *vol, int64_t
     return 0;
   const mroute *r = route_of(m, vol->id, f->sha256);
   const mvol *s = r ? vol_of(c, r->from) : NULL;
-  if (!s || !cairn__dist_usable(c->dist, s, vol, now))
-    return 0;
-  int landing;
-  uint32_t sending = copies(f, s->id, &landing);
-  if (holds(f, s->id))
+  int landing = 0;
+  if (s && !cairn__dist_usable(c->dist, s, vol, now))
+    s = NULL;
+  uint32_t sending = s ? copies(f, s->id, &landing) : 0;
+  if (s && holds(f, s->id))
     return sending < cairn__dist_peer_cap(s) ? s->id : 0; /* its --peer-max */
   const mneed *nd = need_of(m, vol->id, f->sha256);
-  *wait = landing && nd && now - nd->since <= WAIT_SECONDS;
+  *wait = nd && now - nd->since <= WAIT_SECONDS && (landing || landing_near(c, f, vol));
   return 0;
 }
 

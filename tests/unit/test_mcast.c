@@ -9,7 +9,11 @@
  *     worker holds the file) leaves the plan at its next build;
  *   - the plan is not rebuilt while the needs stay the same, nor within the
  *     second for a worker whose needs it has;
- *   - "online" plans nothing, and an unknown planner is refused by name. */
+ *   - "online" plans nothing, and an unknown planner is refused by name;
+ *   - WR with the clusters' uplinks: a file crosses into the other
+ *     cluster once and is relayed inside it; a worker whose input is
+ *     landing in its cluster (and not held there) waits for it, at most
+ *     10 s, and not once a worker there holds it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,9 +127,58 @@ static void test_bounds(void **state) {
   cairn__core_unlock(c);
 }
 
+/* Cluster a: h0 (holds f), a1; cluster b: b1, b2, and b3 whose need
+ * comes after the plan. */
+static void test_relay_inside(void **state) {
+  core_fixture *fx = *state;
+  cairn_core *c = fx->c;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_set_mcast(c, "WR", &err), CAIRN_OK);
+  mvol *h0 = reg(c, "h0", "a"), *a1 = reg(c, "a1", "a"), *b[3];
+  b[0] = reg(c, "b1", "b");
+  b[1] = reg(c, "b2", "b");
+  b[2] = reg(c, "b3", "b");
+  mfilerec *f = kept(c, 0, h0);
+  pthread_mutex_lock(&c->lock);
+  int64_t now = cairn__now();
+  cairn__mcast_need(c, a1, f, now);
+  cairn__mcast_need(c, b[0], f, now);
+  cairn__mcast_need(c, b[1], f, now);
+  cairn__mcast_plan(c, b[0], now);
+  assert_int_equal(c->dist->n.mcast_plans, 1);
+  /* one of b1, b2 gets f from h0 across; the other from it, inside b */
+  int wait = 0, across = 0, first = -1;
+  for (int i = 0; i < 2; i++)
+    if (cairn__mcast_sender(c, f, b[i], now, &wait) == h0->id) {
+      across++;
+      first = i;
+    }
+  assert_int_equal(across, 1);
+  assert_int_equal(cairn__mcast_sender(c, f, a1, now, &wait), h0->id);
+  assert_false(wait);
+  /* the copy across is handed out: the other waits for its planned relay,
+   * and b3 (no route yet) for the copy landing in its cluster */
+  assert_int_equal(cairn__dist_add_xfer(f, b[first]->id, h0->id, 0, now), 0);
+  assert_int_equal(cairn__mcast_sender(c, f, b[1 - first], now, &wait), 0);
+  assert_true(wait);
+  cairn__mcast_need(c, b[2], f, now);
+  assert_int_equal(cairn__mcast_sender(c, f, b[2], now, &wait), 0);
+  assert_true(wait);
+  assert_int_equal(cairn__mcast_sender(c, f, b[2], now + 11, &wait), 0);
+  assert_false(wait); /* the wait is over: the online rule */
+  /* b's first holds f: nobody in b waits, b3 goes to the online rule
+   * (its own cluster's holder first) */
+  assert_int_equal(cairn__dist_restore_holder(c, b[first], f->sha256, now), 0);
+  assert_int_equal(cairn__mcast_sender(c, f, b[2], now, &wait), 0);
+  assert_false(wait);
+  assert_int_equal(cairn__mcast_sender(c, f, b[1 - first], now, &wait), b[first]->id);
+  cairn__core_unlock(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_bounds),
+    cmocka_unit_test_setup_teardown(test_bounds, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_relay_inside, core_fixture_setup, core_fixture_teardown),
   };
-  return cmocka_run_group_tests(tests, core_fixture_setup, core_fixture_teardown);
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }
