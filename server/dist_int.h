@@ -115,6 +115,23 @@ void cairn__dist_file_free(mfilerec *f);
  * more, so that every candidate is looked at in turn. O(1). */
 #define CAIRN__DIST_SCAN 256u
 uint32_t cairn__dist_window(cairn__dist *d, mfilerec *f, uint32_t total, uint32_t *first);
+/* 1 when vol holds a whole copy of f. O(1) (f->held). */
+int cairn__dist_holds(const mfilerec *f, int64_t vol);
+/* vol is no holder of f any more (in memory); 1 if it was. O(holders). */
+int cairn__dist_unhold(mfilerec *f, int64_t vol);
+/* Ends the copies of f from from to to under way (their counts given
+ * back); 1 if there was one. O(copies under way of f). */
+int cairn__dist_end_copy(mfilerec *f, int64_t to, int64_t from);
+/* peers.c: volunteer id's file server is not offered until then (kept
+ * offered when out of memory: a pause is an optimisation, not a safety
+ * rule). O(1) amortized. */
+void cairn__dist_pause(cairn__dist *d, int64_t id, int64_t until);
+/* peers.c: the holders of f that source (a peer URL, then /v1/files/…)
+ * names, into out (the volunteer that last said that URL, then those that
+ * said it before and still say it); how many. The master's path, a relay
+ * still receiving or an unknown URL name none. O(CAIRN__PEER_TWINS). */
+uint32_t cairn__dist_source_holders(cairn__dist *d, const mfilerec *f, const char *source,
+                                    mvol *out[CAIRN__PEER_TWINS]);
 /* 1 if holder h can serve vol's download now: not vol, not banned, serves
  * peers, heard from in the last 30 s, not paused after a failure. O(1). */
 int cairn__dist_usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now);

@@ -83,33 +83,11 @@ static int64_t now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Until when volunteer id's file server is not offered (0: it is). */
-static int64_t paused_until(const cairn__dist *d, int64_t id) {
-  return id >= 1 && (size_t)id <= d->npaused ? d->paused_until[id - 1] : 0;
-}
-
-/* Pauses volunteer id's file server until then (kept unpaused when out of
- * memory: a paused peer is an optimisation, not a safety rule). */
-static void pause_peer(cairn__dist *d, int64_t id, int64_t until) {
-  if (id < 1)
-    return;
-  if ((size_t)id > d->npaused) {
-    size_t n = (size_t)id > 2 * d->npaused ? (size_t)id : 2 * d->npaused;
-    int64_t *p = realloc(d->paused_until, n * sizeof *p);
-    if (!p)
-      return;
-    memset(p + d->npaused, 0, (n - d->npaused) * sizeof *p);
-    d->paused_until = p;
-    d->npaused = n;
-  }
-  d->paused_until[id - 1] = until;
-}
-
 /* 1 if h can serve vol's request from a peer now (not vol, reachable, heard
  * from lately, not paused). */
 static int usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now) {
   return h && h != vol && !h->banned && h->peer_url && now - h->last_seen <= QUIET_SECONDS &&
-         now >= paused_until(d, h->id);
+         now >= cairn__dist_paused_until(d, h->id);
 }
 
 void cairn__dist_file_free(mfilerec *f) {
@@ -870,41 +848,6 @@ static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t 
   cairn__journal_put(c->journal, cairn__jrec_xfer(&r));
 }
 
-/* FNV-1a of n bytes of s; never 0 (hmap keys). */
-static uint64_t url_hash(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-  return h ? h : 1;
-}
-
-void cairn__dist_peer_url(cairn__dist *d, mvol *v) {
-  if (!v->peer_url)
-    return;
-  uint64_t key = url_hash(v->peer_url, strlen(v->peer_url));
-  mvol *before = cairn_hmap_get(&d->by_peer, key);
-  if (before == v || cairn_hmap_put(&d->by_peer, key, v))
-    return; /* out of memory: see dist.h */
-  v->peer_twin = before;
-}
-
-/* The holders of f that source (a peer URL, then /v1/files/…) names, into
- * out (at most CAIRN__PEER_TWINS: the volunteer that last said that URL,
- * then those that said it before and still say it); how many. The master's
- * path, a relay still receiving or an unknown URL name none. O(1). */
-static uint32_t source_holders(cairn__dist *d, const mfilerec *f, const char *source,
-                               mvol *out[CAIRN__PEER_TWINS]) {
-  const char *end = f ? strstr(source, "/v1/files/") : NULL;
-  size_t len = end ? (size_t)(end - source) : 0;
-  mvol *h = end ? cairn_hmap_get(&d->by_peer, url_hash(source, len)) : NULL;
-  uint32_t n = 0;
-  for (int k = 0; h && k < CAIRN__PEER_TWINS; k++, h = h->peer_twin)
-    if (h->peer_url && strlen(h->peer_url) == len && strncmp(h->peer_url, source, len) == 0 &&
-        holds(f, h->id))
-      out[n++] = h;
-  return n;
-}
-
 void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
                          int64_t bytes, int64_t ms) {
   const char *from = NULL;
@@ -913,7 +856,7 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
   mvol *h[CAIRN__PEER_TWINS];
   if (source[0] == '/') {
     from = ""; /* the master */
-  } else if (source_holders(c->dist, f, source, h)) {
+  } else if (cairn__dist_source_holders(c->dist, f, source, h)) {
     from = h[0]->cluster;
     src = h[0]->id;
   }
@@ -939,80 +882,10 @@ void cairn__dist_forget(cairn_core *c, mvol *vol) {
     mfilerec *f = c->dist->files.keys[i] ? c->dist->files.vals[i] : NULL;
     if (!f)
       continue;
-    for (uint32_t h = 0; holds(f, vol->id) && h < f->nholders; h++)
-      if (f->holders[h].vol == vol->id)
-        drop_holder(f, h);
+    (void)cairn__dist_unhold(f, vol->id);
     drop_xfers(f, not_to, vol->id);
     filter(f->handed, &f->nhanded, not_to, vol->id);
   }
-}
-
-/* ---- peer sources that failed a worker (server/volunteers.c) ----
- *
- * A worker reports each peer source that failed it ("failed",
- * docs/protocol.md). Bytes of the wrong size or digest mean the holder's
- * copy is bad: it is no holder of that file any more (in memory and on
- * disk) until it reports the file again. A peer that could not be reached,
- * stalled or answered another status may be down or overloaded: its file
- * server is not offered, for any file, for PEER_FAILED_SECONDS (usable()).
- * Either way the reporter's cluster stops waiting for that copy. Every
- * holder whose peer URL the source names is concerned (one URL could have
- * been said by two volunteers: a worker registered anew;
- * cairn__dist_peer_url, at most CAIRN__PEER_TWINS). Under the lock: O(1)
- * to find them, O(copies under way of the file) each to end its copy, and
- * dropping a bad holder O(holders of the file) (rare: a bad copy).
- */
-
-enum { PEER_FAILED_SECONDS = 30 };
-
-/* reporter says holder h failed its copy of f for reason. */
-static void failed_one(cairn_core *c, mfilerec *f, const mvol *reporter, mvol *h, int reason,
-                       int64_t now) {
-  static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
-  /* the copy it was sending reporter will not land */
-  int sent = 0;
-  for (uint32_t x = 0; x < f->nxfers;)
-    if (f->xfers[x].to == reporter->id && f->xfers[x].from == h->id) {
-      (void)count_send(f, &f->xfers[x], -1);
-      f->xfers[x] = f->xfers[--f->nxfers];
-      sent = 1;
-    } else {
-      x++;
-    }
-  /* a bad copy drops a holder only when the master sent reporter to it
-   * (its planned source, or a holder of its own cluster, which it may list):
-   * anyone else's word only pauses it, as an unreachable peer */
-  int trusted = sent || strcmp(h->cluster, reporter->cluster) == 0;
-  if ((reason != CAIRN_FAIL_SIZE && reason != CAIRN_FAIL_DIGEST) || !trusted) {
-    pause_peer(c->dist, h->id, now + PEER_FAILED_SECONDS);
-    CAIRN_INFO(&c->log, "file %.12s: %s (%s) reports that %s (%s) failed it (%s): not offered for "
-               "%d s", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
-               names[reason], PEER_FAILED_SECONDS);
-    return;
-  }
-  CAIRN_WARN(&c->log, "file %.12s: %s (%s) reports that %s (%s) served a bad copy (%s): no longer a "
-             "holder", f->sha256, reporter->name, reporter->cluster, h->name, h->cluster,
-             names[reason]);
-  for (uint32_t i = 0; i < f->nholders; i++)
-    if (f->holders[i].vol == h->id) {
-      drop_holder(f, i);
-      break;
-    }
-  cairn__journal_put(c->journal, cairn__jrec_unhold(h->id, f->sha256));
-}
-
-void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
-                        int reason) {
-  mfilerec *f = cairn__dist_file_of(c->dist, sha);
-  int64_t now = cairn__now();
-  if (reason < 0 || reason >= CAIRN_FAIL_REASONS)
-    return; /* the caller checked it */
-  c->dist->n.peer_failures[reason]++;
-  mvol *h[CAIRN__PEER_TWINS];
-  uint32_t n = f && !reporter->banned ? source_holders(c->dist, f, source, h) : 0;
-  for (uint32_t i = 0; i < n; i++)
-    if (h[i] != reporter)
-      failed_one(c, f, reporter, h[i], reason, now);
 }
 
 /* ---- for keep.c (outputs kept on workers) ---- */
@@ -1030,9 +903,31 @@ void cairn__dist_peer_source(cairn_core *c, const mvol *h, const mvol *vol, cons
   peer_source(c, h, vol, sha, url);
 }
 
-int64_t cairn__dist_paused_until(const cairn__dist *d, int64_t id) { return paused_until(d, id); }
-
 void cairn__dist_prune(mfilerec *f, int64_t now) { prune(f, now); }
+
+int cairn__dist_holds(const mfilerec *f, int64_t vol) { return holds(f, vol); }
+
+int cairn__dist_unhold(mfilerec *f, int64_t vol) {
+  for (uint32_t i = 0; holds(f, vol) && i < f->nholders; i++)
+    if (f->holders[i].vol == vol) {
+      drop_holder(f, i);
+      return 1;
+    }
+  return 0;
+}
+
+int cairn__dist_end_copy(mfilerec *f, int64_t to, int64_t from) {
+  int ended = 0;
+  for (uint32_t x = 0; x < f->nxfers;)
+    if (f->xfers[x].to == to && f->xfers[x].from == from) {
+      (void)count_send(f, &f->xfers[x], -1);
+      f->xfers[x] = f->xfers[--f->nxfers];
+      ended = 1;
+    } else {
+      x++;
+    }
+  return ended;
+}
 
 int cairn__dist_add_xfer(mfilerec *f, int64_t to, int64_t from, int local, int64_t now) {
   return add_xfer(f, to, from, local, now, 0, 0);
