@@ -31,9 +31,9 @@
  * WAIT_SECONDS from when its need was noted; otherwise (the sender gone,
  * busy, or not receiving, the wait over) the online rule of keep.c names
  * the sources. The master's copies of kept files play no part: it has none.
- * Kept outputs are not relayed while received (the master has no chunk
- * digests of a file it never had), so a planned relay is followed once it
- * holds the whole copy.
+ * A planned relay is followed once it holds the whole copy (the online
+ * rule, keep.c, may name a worker still receiving a kept file whose chunk
+ * digests its producer reported; the plans do not yet).
  *
  * Bounds under c->lock: noting a need O(CAIRN__MCAST_NEEDS + CAIRN__KEEP_SCAN);
  * a lookup O(CAIRN__MCAST_NEEDS + copies under way of f); a (re)build
