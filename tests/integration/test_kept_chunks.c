@@ -15,7 +15,8 @@
  *      reports the right file with wrong chunk digests; the child's worker
  *      fails the copy's chunk check ("does not match its digest"), the
  *      parent is recomputed on a real worker and the job completes with the
- *      right digest. */
+ *      right digest. Lists of the wrong shape are refused (400 naming
+ *      them) first, and the producer's list outlives a master restart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,6 +194,21 @@ static void test_crossing(void **state) {
   assert_true(relayed >= 1);
   assert_true(relays >= 1);
   harness_stop_all(w, 5, 60);
+  /* the producer's list outlives a restart of the master */
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  start_server(&srv, dir);
+  char path[128], hex[65];
+  json_t *r = NULL;
+  snprintf(path, sizeof path, "/v1/files/%s/chunks", sha);
+  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL,
+                                NULL), 200);
+  json_t *list = json_object_get(r, "chunks");
+  assert_int_equal(json_array_size(list), SIZE / CHUNK);
+  for (size_t i = 0; i < SIZE / CHUNK; i++) {
+    cairn_sha256_hex(data + i * CHUNK, CHUNK, hex);
+    assert_string_equal(json_string_value(json_array_get(list, i)), hex);
+  }
+  json_decref(r);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
   harness_rmtree(dir);
 }
@@ -350,10 +366,29 @@ static void test_lying_producer(void **state) {
     cairn_sha256_hex(data, 1 + i, hex); /* not the chunk's */
     json_array_append_new(chunks, json_string(hex));
   }
+  snprintf(path, sizeof path, "/v1/results/%lld", idx);
+  /* a list of the wrong length, or with a digest not in lowercase hex, is
+   * refused naming it, and changes nothing */
+  static const char *const bad[2][2] = {
+    {"11", "outputs[0].chunks has 11 digests"},
+    {"12", "outputs[0].chunks[3] is not 64 lowercase hex"}};
+  for (int k = 0; k < 2; k++) {
+    json_t *c = json_array(), *e = NULL;
+    for (int i = 0; i < atoi(bad[k][0]); i++)
+      json_array_append_new(c, json_string(i == 3 && k ? "ABC" : sha));
+    b = json_pack("{s:i, s:s, s:[{s:s, s:s, s:I, s:o}]}", "exit_status", 0, "output", "p",
+                  "outputs", "name", "out.bin", "sha256", sha, "size", (json_int_t)SIZE,
+                  "chunks", c);
+    assert_int_equal(harness_http_json(srv.url, "PUT", path, tok, b, &e), 400);
+    const char *msg = json_string_value(json_object_get(json_object_get(e, "error"), "message"));
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, bad[k][1]));
+    json_decref(e);
+    json_decref(b);
+  }
   b = json_pack("{s:i, s:s, s:[{s:s, s:s, s:I, s:o}]}", "exit_status", 0, "output", "p",
                 "outputs", "name", "out.bin", "sha256", sha, "size", (json_int_t)SIZE, "chunks",
                 chunks);
-  snprintf(path, sizeof path, "/v1/results/%lld", idx);
   assert_int_equal(harness_http_json(srv.url, "PUT", path, tok, b, NULL), 200);
   json_decref(b);
   /* the child's worker (the only real one) gets the liar's list */
