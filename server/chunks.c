@@ -181,6 +181,8 @@ int cairn__chunks_settle(const char *dir, const char *sha256, int64_t vol, int a
   snprintf(final, sizeof final, "%s/" CHUNKS_DIR "/%s", dir, sha256);
   if (accepted && rename(path, final) == 0)
     return 1;
+  if (accepted)
+    unlink(final); /* an earlier result's list is not this one's: none is served */
   unlink(path);
   return 0;
 }

@@ -47,8 +47,9 @@ cairn_status cairn__chunks_json(const char *dir, const char *sha256, int64_t siz
 int cairn__chunks_put_kept(const char *dir, const char *sha256, int64_t vol,
                            const unsigned char *d, size_t n);
 /* The result of volunteer vol naming kept output sha256 was accepted: its
- * list (when it reported one) becomes the one served (returns 1); else
- * (accepted 0) its list is removed. One rename or unlink. */
+ * list becomes the one served (returns 1), or, when it reported none, no
+ * list is served any more; else (accepted 0) its list is removed. One
+ * rename or two unlinks. */
 int cairn__chunks_settle(const char *dir, const char *sha256, int64_t vol, int accepted);
 
 /* Removes dir/.chunks/sha256 (its file was removed). */

@@ -250,10 +250,10 @@ int cairn__outputs_accepted(cairn_core *c, mtask *t, const mres *cn,
   for (size_t i = 0; i < n; i++) {
     mfilerec *f = cairn__dist_file_of(c->dist, files[i].sha256);
     for (uint32_t k = 0; f && f->remote && t->rep && k < t->rep->nres; k++)
-      if (t->rep->res[k].idx != cn->idx)
+      if (t->rep->res[k].idx != cn->idx && t->rep->res[k].vol != cn->vol)
         cairn__chunks_settle(c->files_dir, f->sha256, t->rep->res[k].vol, 0);
-    if (f && f->remote && cairn__chunks_settle(c->files_dir, f->sha256, cn->vol, 1))
-      f->chunked = 1;
+    if (f && f->remote)
+      f->chunked = (uint8_t)cairn__chunks_settle(c->files_dir, f->sha256, cn->vol, 1);
   }
   cairn_output_file *copy = malloc((n ? n : 1) * sizeof *copy);
   if (!copy)
