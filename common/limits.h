@@ -38,11 +38,13 @@
 /* PUT /v1/results/{n}: the output and the stderr tail at their caps either
  * as base64 or as a JSON string (a Cairn worker sends valid UTF-8 as is,
  * and JSON escapes a control character in 6 bytes), the output files at
- * their cap (names escaped the same way, a digest, a size and keys), plus
- * 4 KiB for the other keys (about 7.9 MiB). */
+ * their cap (names escaped the same way, a digest, a size and keys), the
+ * kept files' chunk digests at their cap (67 bytes each, and a key a
+ * file), plus 4 KiB for the other keys (about 9 MiB). */
 #define CAIRN_MAX_BODY_RESULT                                                     \
   (6u * CAIRN_MAX_OUTPUT + 6u * CAIRN_STDERR_TAIL +                               \
-   CAIRN_MAX_OUTPUT_FILES * (6u * CAIRN_MAX_OUTPUT_NAME + CAIRN_SHA256_HEX + 64u) + 4096u)
+   CAIRN_MAX_OUTPUT_FILES * (6u * CAIRN_MAX_OUTPUT_NAME + CAIRN_SHA256_HEX + 80u) + \
+   CAIRN_MAX_RESULT_CHUNKS * 67u + 4096u)
 /* POST /v1/results (feature "batch"): at most CAIRN_MAX_BATCH results
  * (common/protocol.h) and this many bytes in all, twice one result's cap
  * (about 16 MiB); a worker sends a larger result alone by PUT. */

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/sha256.h"
@@ -432,4 +433,69 @@ long long cairn_range_start(const char *header, unsigned long long size) {
   if (!digits || p[0] != '-' || p[1] != '\0' || n >= size)
     return -1;
   return (long long)n;
+}
+
+/* ---- kept outputs' chunk digests (feature "kept_chunks") ---- */
+
+static int hexval(char ch) { return ch <= '9' ? ch - '0' : ch - 'a' + 10; }
+
+cairn_status cairn_chunks_parse(const json_t *arr, long long size, const char *where,
+                                unsigned char **out, size_t *n, cairn_error *err) {
+  unsigned long long want =
+    size <= 0 ? 0 : ((unsigned long long)size + CAIRN_CHUNK_SIZE - 1) / CAIRN_CHUNK_SIZE;
+  *out = NULL;
+  *n = 0;
+  if (!json_is_array(arr))
+    return cairn_error_set(err, CAIRN_EINVAL, "%s must be an array of chunk digests", where);
+  if (json_array_size(arr) > CAIRN_MAX_CHUNKS || want > CAIRN_MAX_CHUNKS)
+    return cairn_error_set(err, CAIRN_ETOOBIG, "%s has more than %u chunks", where,
+                           CAIRN_MAX_CHUNKS);
+  if (json_array_size(arr) != want)
+    return cairn_error_set(err, CAIRN_EINVAL, "%s has %zu digests, a file of %lld bytes has %llu "
+                           "chunks of %u bytes", where, json_array_size(arr), size, want,
+                           CAIRN_CHUNK_SIZE);
+  unsigned char *d = want ? malloc(want * 32) : NULL;
+  if (want && !d)
+    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  for (size_t i = 0; i < want; i++) {
+    const char *h = json_string_value(json_array_get(arr, i));
+    if (!h || !cairn_sha256_valid_hex(h)) {
+      free(d);
+      return cairn_error_set(err, CAIRN_EINVAL, "%s[%zu] is not 64 lowercase hex digits", where,
+                             i);
+    }
+    for (size_t b = 0; b < 32; b++)
+      d[32 * i + b] = (unsigned char)(hexval(h[2 * b]) << 4 | hexval(h[2 * b + 1]));
+  }
+  *out = d;
+  *n = want;
+  return CAIRN_OK;
+}
+
+json_t *cairn_chunks_of_file(const char *path, long long size) {
+  if (size < 0 || (unsigned long long)size > (unsigned long long)CAIRN_MAX_CHUNKS * CAIRN_CHUNK_SIZE)
+    return NULL;
+  FILE *f = fopen(path, "rb");
+  unsigned char *buf = malloc(CAIRN_CHUNK_SIZE);
+  json_t *arr = json_array();
+  long long seen = 0;
+  while (f && buf && arr) {
+    size_t k = fread(buf, 1, CAIRN_CHUNK_SIZE, f);
+    if (k == 0)
+      break;
+    char hex[65];
+    cairn_sha256_hex(buf, k, hex);
+    seen += (long long)k;
+    if (json_array_append_new(arr, json_string(hex)) != 0 || k < CAIRN_CHUNK_SIZE)
+      break;
+  }
+  int ok = f && buf && arr && !ferror(f) && seen == size && fgetc(f) == EOF;
+  if (f)
+    fclose(f);
+  free(buf);
+  if (!ok) {
+    json_decref(arr);
+    return NULL;
+  }
+  return arr;
 }

@@ -92,12 +92,18 @@ enum {
    * of at most that many copies at once (docs/protocol.md, "Reports and
    * features") */
   CAIRN_FEAT_PEER_MAX = 1u << 16,
+  /* "kept_chunks": a result's entry of an output kept on the worker may
+   * carry "chunks", the file's chunk digests (cairn_chunks_parse); the
+   * master serves the accepted result's list (GET /v1/files/{sha256}/chunks)
+   * so that copies between peers are checked chunk by chunk, resume and
+   * cut through (docs/protocol.md, "Cut-through relays") */
+  CAIRN_FEAT_KEPT_CHUNKS = 1u << 17,
 };
 #define CAIRN_REPORT_FIELD_COUNT 10
-#define CAIRN_FEATURE_COUNT 17
+#define CAIRN_FEATURE_COUNT 18
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks", "peer_max"}
+   "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks", "peer_max", "kept_chunks"}
 /* "peer_max": 1 to CAIRN_MAX_PEER_MAX files sent at once; a worker that
  * does not say it (an older one) is taken to send CAIRN_DEFAULT_PEER_MAX,
  * the worker's default --peer-max. */
@@ -110,8 +116,9 @@ enum {
 /* What a master without a feature list takes. */
 #define CAIRN_FEATURES_BASELINE 0u
 /* The result body's fields. */
-#define CAIRN_RESULT_FIELDS \
-  (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU | CAIRN_FEAT_KEEP)
+#define CAIRN_RESULT_FIELDS                                                              \
+  (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU | CAIRN_FEAT_KEEP | \
+   CAIRN_FEAT_KEPT_CHUNKS)
 /* "wait" (a POST /v1/work body's own field, like "apps", not part of the
  * report): the milliseconds, 0 to CAIRN_MAX_WAIT_MS, the master may hold
  * the request when it has no task for the volunteer (docs/protocol.md). */
@@ -148,6 +155,23 @@ enum {
 #define CAIRN_RELAY_STALL_MS      30000
 /* The largest answer of that route: 67 bytes a digest, plus the rest. */
 #define CAIRN_MAX_CHUNKS_BODY     (CAIRN_MAX_CHUNKS * 67u + 512u)
+/* Kept outputs' digests one result may carry ("kept_chunks"), all its
+ * files together: a worker lists them for its first files up to this,
+ * the others are checked whole. */
+#define CAIRN_MAX_RESULT_CHUNKS   (4u * CAIRN_MAX_CHUNKS)
+/* Reads "chunks" (feature "kept_chunks") of a file of size bytes: an array
+ * of exactly ceil(size / CAIRN_CHUNK_SIZE) strings of 64 lowercase hex, at
+ * most CAIRN_MAX_CHUNKS, into *out (malloc'd, 32 bytes a chunk, NULL for
+ * none; the caller frees) and *n. Anything else is CAIRN_EINVAL (too many:
+ * CAIRN_ETOOBIG) with err naming where (e.g. "outputs[2].chunks[7]"), and
+ * *out is NULL. */
+cairn_status cairn_chunks_parse(const json_t *arr, long long size, const char *where,
+                                unsigned char **out, size_t *n, cairn_error *err);
+/* The chunk digests of the file at path, of size bytes, as a new JSON array
+ * of hex strings (the form cairn_chunks_parse reads); NULL when it cannot
+ * be read, its size differs, it has more than CAIRN_MAX_CHUNKS chunks or
+ * out of memory. Reads the file once. */
+json_t *cairn_chunks_of_file(const char *path, long long size);
 
 /* ---- resumed copies (docs/protocol.md, "Resumed copies") ---- */
 /* A copy broken off after checked chunks goes on at the next source from

@@ -469,18 +469,22 @@ static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs
   if (strcspn(s, "/") == 64)
     memcpy(sha, s, 64);
   int64_t size = 0;
+  int kept = 0;
   if (cairn_sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
     return;
-  if (!cairn_sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
+  if (!cairn_sha256_valid_hex(sha) || (!cairn__core_has_file(m->core, sha, &size) &&
+                                       !(kept = cairn__core_kept_file(m->core, sha, &size)))) {
     failf(rs, CAIRN_ENOTFOUND, "no file %.64s", s);
     return;
   }
   cairn_error err = {0};
-  if (cairn__chunks_json(cairn__core_files_dir(m->core), sha, size, &rs->body, &rs->len, &err) !=
-      CAIRN_OK) {
+  if (cairn__chunks_json(cairn__core_files_dir(m->core), sha, size, kept, &rs->body, &rs->len,
+                         &err) != CAIRN_OK) {
     fail(rs, &err);
     return;
   }
+  if (kept) /* its receivers may now relay it (keep.c) */
+    cairn__core_kept_chunked(m->core, sha);
   rs->status = 200;
   rs->ctype = "application/json";
 }

@@ -70,29 +70,36 @@ static int hash_chunks(const char *dir, const char *sha256, int64_t size, unsign
   return rc;
 }
 
+/* Writes n digests d to dir/.chunks/name (a temporary file renamed into
+ * place; fsync'd first when sync). 0 or -1. */
+static int store(const char *dir, const char *name, const unsigned char *d, size_t n, int sync) {
+  char tmp[4300], final[4300], sub[4300];
+  snprintf(tmp, sizeof tmp, "%s/" CHUNKS_DIR "/.tmp-XXXXXX", dir);
+  snprintf(final, sizeof final, "%s/" CHUNKS_DIR "/%s", dir, name);
+  snprintf(sub, sizeof sub, "%s/" CHUNKS_DIR, dir);
+  if (mkdir(sub, 0755) != 0 && errno != EEXIST)
+    return -1;
+  int fd = mkstemp(tmp);
+  if (fd < 0)
+    return -1;
+  int rc = write_full(fd, d, n * 32) || fchmod(fd, 0644) || (sync && fsync(fd)) ? -1 : 0;
+  rc = close(fd) || rc ? -1 : 0;
+  if (rc || rename(tmp, final) != 0) {
+    unlink(tmp);
+    rc = -1;
+  }
+  return rc;
+}
+
 /* Hashes and stores; the digests in out when not NULL. */
 static int write_list(const char *dir, const char *sha256, int64_t size, unsigned char *out) {
   size_t n = nchunks(size);
   if (n > CAIRN_MAX_CHUNKS)
     return -1;
   unsigned char *d = out ? out : malloc(n * 32 + 1);
-  char tmp[4300], final[4300], sub[4300];
   int rc = d ? hash_chunks(dir, sha256, size, d) : -1;
-  snprintf(tmp, sizeof tmp, "%s/" CHUNKS_DIR "/.tmp-XXXXXX", dir);
-  snprintf(final, sizeof final, "%s/" CHUNKS_DIR "/%s", dir, sha256);
-  snprintf(sub, sizeof sub, "%s/" CHUNKS_DIR, dir);
-  if (rc == 0 && mkdir(sub, 0755) != 0 && errno != EEXIST)
-    rc = -1;
-  int fd = rc == 0 ? mkstemp(tmp) : -1;
-  if (fd < 0)
-    rc = -1;
-  else {
-    rc = write_full(fd, d, n * 32) || fchmod(fd, 0644) || close(fd) ? -1 : 0;
-    if (rc || rename(tmp, final) != 0) {
-      unlink(tmp);
-      rc = -1;
-    }
-  }
+  if (rc == 0)
+    rc = store(dir, sha256, d, n, 0);
   if (!out)
     free(d);
   return rc;
@@ -115,8 +122,8 @@ static int read_list(const char *dir, const char *sha256, size_t n, unsigned cha
   return rc;
 }
 
-cairn_status cairn__chunks_json(const char *dir, const char *sha256, int64_t size, char **body,
-                                size_t *len, cairn_error *err) {
+cairn_status cairn__chunks_json(const char *dir, const char *sha256, int64_t size, int kept,
+                                char **body, size_t *len, cairn_error *err) {
   size_t n = nchunks(size);
   *body = NULL;
   *len = 0;
@@ -130,9 +137,12 @@ cairn_status cairn__chunks_json(const char *dir, const char *sha256, int64_t siz
     free(out);
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   }
-  if (read_list(dir, sha256, n, d) != 0 && write_list(dir, sha256, size, d) != 0) {
+  if (read_list(dir, sha256, n, d) != 0 && (kept || write_list(dir, sha256, size, d) != 0)) {
     free(d);
     free(out);
+    if (kept)
+      return cairn_error_set(err, CAIRN_ENOTFOUND, "the producer of file %s (kept on workers) "
+                             "reported no chunk digests", sha256);
     return cairn_error_set(err, CAIRN_EIO, "file %s is recorded but cannot be read", sha256);
   }
   size_t k = (size_t)sprintf(out, "{\"sha256\":\"%s\",\"size\":%lld,\"chunk_size\":%u,"
@@ -156,4 +166,23 @@ void cairn__chunks_remove(const char *dir, const char *sha256) {
   char path[4300];
   snprintf(path, sizeof path, "%s/" CHUNKS_DIR "/%s", dir, sha256);
   unlink(path);
+}
+
+int cairn__chunks_put_kept(const char *dir, const char *sha256, int64_t vol,
+                           const unsigned char *d, size_t n) {
+  char name[96];
+  snprintf(name, sizeof name, "%s.%lld", sha256, (long long)vol);
+  return store(dir, name, d, n, 1);
+}
+
+int cairn__chunks_settle(const char *dir, const char *sha256, int64_t vol, int accepted) {
+  char path[4300], final[4300];
+  snprintf(path, sizeof path, "%s/" CHUNKS_DIR "/%s.%lld", dir, sha256, (long long)vol);
+  snprintf(final, sizeof final, "%s/" CHUNKS_DIR "/%s", dir, sha256);
+  if (accepted && rename(path, final) == 0)
+    return 1;
+  if (accepted)
+    unlink(final); /* an earlier result's list is not this one's: none is served */
+  unlink(path);
+  return 0;
 }

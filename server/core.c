@@ -362,7 +362,7 @@ void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
     cairn__valid_settle(r, t->accepted);
   else if (t->state != TS_FAILED && j->state != JS_CANCELLED &&
            cairn__valid_best(j, r, (const mres **)&cn) >= (uint32_t)cairn__quorum_of(j, r)) {
-    if (cairn__outputs_accepted(t, cn->files, cn->nfiles))
+    if (cairn__outputs_accepted(c, t, cn, cn->files, cn->nfiles))
       CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
     accept(c, j, p->task, cn, 0);
   } else if (t->state != TS_FAILED)
@@ -639,9 +639,10 @@ cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_
       count_outcome(c, v, m, m->outcome, +1);
     }
     cairn__valid_settle(t->rep, t->accepted);
+    cairn__outputs_late(c, v->id, x->files, x->nfiles);
   } else if (t->state != TS_FAILED) {
     if (ok && cairn__valid_best(j, t->rep, &cn) >= (uint32_t)cairn__quorum_of(j, t->rep)) {
-      if (cairn__outputs_accepted(t, x->files, x->nfiles)) /* cn agrees with this result */
+      if (cairn__outputs_accepted(c, t, cn, x->files, x->nfiles)) /* cn agrees with it */
         CAIRN_ERR(&c->log, "out of memory keeping the output files of task %lld", (long long)t->key);
       accept(c, j, task, cn, idx);
     } else {

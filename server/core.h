@@ -787,6 +787,14 @@ cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cair
 cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha256,
                                      cairn_error *err);
 
+/* 1 with *size when sha256 is an output kept on workers (the master has no
+ * bytes of it), else 0. Takes the lock; O(1). */
+int cairn__core_kept_file(cairn_core *c, const char *sha256, int64_t *size);
+/* The master served kept file sha256's chunk digests (GET
+ * /v1/files/{sha256}/chunks): its receivers may be named as relays of it
+ * (keep.c). Takes the lock; O(1). */
+void cairn__core_kept_chunked(cairn_core *c, const char *sha256);
+
 /* Takes ownership of spec. Under the lock: O(tasks + edges) for the tasks'
  * states and the job's place in the queue, plus the handoff (at most
  * CAIRN__HANDOFF_MAX allocations, handoff.c) in the same journal group. */

@@ -87,10 +87,13 @@ int cairn__keep_wanted(const mjob *j, uint32_t v, const mvol *vol);
  * (cairn__lost_note). O(pins × CAIRN__KEEP_SCAN × copies under way of the
  * file), the copies at most 4 per holder looked at: O(pins × 32 × 128). */
 int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v);
-/* Sets a parent's file input entry in: "url" and "sources" (holders in
- * vol's cluster, then other holders, each sending fewer than 4 copies and
- * with its grant, at most 3; then the master's /v1/files/SHA when it has
- * the bytes); the copy from the first is under way until vol reports the
+/* Sets a parent's file input entry in: "url" and "sources" (the planned
+ * sender, or else a worker of vol's cluster still receiving the file when
+ * the cluster has no usable holder and the master serves the file's chunk
+ * digests (a relay, "&relay=1"); then holders in vol's cluster, then other
+ * holders, each sending fewer than its --peer-max copies and with its
+ * grant, at most 3; then the master's /v1/files/SHA when it has the
+ * bytes); the copy from the first is under way until vol reports the
  * file. O(CAIRN__KEEP_SCAN × copies under way of the file), as above. */
 void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, json_t *in);
 /* 1 when a result of lease l may name files the master does not have:

@@ -73,6 +73,8 @@ typedef struct mfilerec {
   uint32_t plans;    /* plans built for it */
   uint32_t dying;    /* deletions whose store step may be removing it (life.c) */
   uint8_t remote;    /* an output kept on workers: only holders have its bytes (keep.c) */
+  uint8_t chunked;   /* kept, and the master serves its chunk digests (its receivers
+                      * may relay it while receiving, keep.c) */
 } mfilerec;
 
 /* A measured rate between two clusters (bplan.c). */

@@ -8,7 +8,10 @@
  * (J_FILE and J_KEPT: it has no bytes of it) and the worker as its holder
  * (J_HOLD), so holdings outlive a restart. A child's worker is sent to the
  * holders (its own cluster's first, each with a peer grant), and to the
- * master only when it has the bytes. When none of a kept file's holders can
+ * master only when it has the bytes; when its cluster has no holder yet but
+ * a worker of it is receiving the file and the master serves the file's
+ * chunk digests (reported by its producer, chunks.h), to that worker first
+ * (a cut-through relay: the file crosses into the cluster about once). When none of a kept file's holders can
  * be offered (silent for 30 s, paused after a failed download, banned, or
  * dropped after a bad copy) the file is lost: its parent is recomputed in a
  * new round (cairn__core_recompute) when the lock is released, and the child
@@ -23,6 +26,7 @@
 
 #include "common/grant.h"
 #include "common/log.h"
+#include "common/protocol.h"
 #include "server/dist_int.h"
 #include "server/outputs.h"
 
@@ -63,6 +67,43 @@ static uint32_t scanned(const mfilerec *f) {
   return f->nholders < CAIRN__KEEP_SCAN ? f->nholders : CAIRN__KEEP_SCAN;
 }
 
+/* A worker of vol's cluster still receiving kept file f that may relay it
+ * to vol while it arrives (docs/protocol.md, "Cut-through relays"): when
+ * the master serves f's chunk digests, relays are not switched off and
+ * vol's cluster has no usable holder among the first CAIRN__KEEP_SCAN, the
+ * receiver of a copy under way (among the first CAIRN__KEEP_SCAN) whose
+ * reports say "chunks", usable, sending fewer than CAIRN__RELAY_FANOUT
+ * copies and its --peer-max; a copy crossing from another cluster before
+ * one relayed inside it, then the one that started first. NULL otherwise.
+ * So each file crosses into a cluster about once. O(CAIRN__KEEP_SCAN). */
+static const mvol *local_relay(cairn_core *c, const mfilerec *f, const mvol *vol, int64_t now) {
+  if (!f->remote || !f->chunked || c->dist->store_and_forward)
+    return NULL;
+  for (uint32_t i = 0; i < scanned(f); i++) {
+    const mvol *h = vol_of(c, f->holders[i].vol);
+    if (h && strcmp(h->cluster, vol->cluster) == 0 && cairn__dist_usable(c->dist, h, vol, now))
+      return NULL; /* a whole copy in the cluster: the holders serve it */
+  }
+  const mvol *best = NULL;
+  const mxfer *bx = NULL;
+  uint32_t nx = f->nxfers < CAIRN__KEEP_SCAN ? f->nxfers : CAIRN__KEEP_SCAN;
+  for (uint32_t i = 0; i < nx; i++) {
+    const mxfer *x = &f->xfers[i];
+    const mvol *r = vol_of(c, x->to);
+    uint32_t cap = cairn__dist_peer_cap(r ? r : vol);
+    if (!r || r == vol || !r->relays || strcmp(r->cluster, vol->cluster) != 0 ||
+        !cairn__dist_usable(c->dist, r, vol, now) ||
+        sending(f, r->id) >= (cap < CAIRN__RELAY_FANOUT ? cap : CAIRN__RELAY_FANOUT))
+      continue;
+    if (!bx || (bx->local && !x->local) ||
+        (bx->local == x->local && x->deadline < bx->deadline)) {
+      best = r;
+      bx = x;
+    }
+  }
+  return best;
+}
+
 /* 1 when f can reach vol now: the master has it, vol holds it, or a holder
  * among the first CAIRN__KEEP_SCAN can be offered; 0 when one may be
  * again soon (silent less than LOST_SECONDS, not paused); -1 when lost. */
@@ -71,6 +112,8 @@ static int reachable(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now) {
   if (!f->remote)
     return 1;
   cairn__dist_prune(f, now);
+  if (local_relay(c, f, vol, now))
+    return 1;
   for (uint32_t i = 0; i < scanned(f); i++) {
     const mvol *h = vol_of(c, f->holders[i].vol);
     if (h == vol)
@@ -115,6 +158,17 @@ void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, jso
   uint32_t n = f ? scanned(f) : 0, k = 0;
   int wait;
   int64_t planned = f && f->remote ? cairn__mcast_sender(c, f, vol, now, &wait) : 0;
+  const mvol *relay = f && !planned ? local_relay(c, f, vol, now) : NULL;
+  if (relay) { /* a copy already coming into vol's cluster: relayed while it arrives */
+    char url[512];
+    (void)cairn__dist_add_xfer(f, vol->id, relay->id, 1, now); /* OOM: not counted */
+    cairn__mcast_note(c, vol, relay, f, 0);
+    cairn__dist_peer_source(c, relay, vol, sha256, url);
+    strncat(url, "&" CAIRN_RELAY_PARAM "=1", sizeof url - 1 - strlen(url));
+    json_array_append_new(src, json_string(url));
+    c->dist->n.relay_sources++;
+    k = 1;
+  }
   /* the planned sender (mcast.c), then its own cluster's holders, then the
    * others'; each pass starts at a place that depends on vol, so that
    * children spread over holders */
@@ -126,6 +180,8 @@ void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, jso
           sending(f, h->id) >= cairn__dist_peer_cap(h) || /* its --peer-max */
           (pass < 0) != (h->id == planned) ||
           (pass >= 0 && (strcmp(h->cluster, vol->cluster) == 0) != (pass == 0)))
+        continue;
+      if (relay && h == relay)
         continue;
       if (k == 0 && f->remote) { /* the first source counts as busy until vol has it */
         (void)cairn__dist_add_xfer(f, vol->id, h->id, strcmp(h->cluster, vol->cluster) == 0,
@@ -227,4 +283,24 @@ cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha
                          sha256);
   cairn__core_unlock(c);
   return st;
+}
+
+/* ---- chunk digests of kept files (feature "kept_chunks") ---- */
+
+int cairn__core_kept_file(cairn_core *c, const char *sha256, int64_t *size) {
+  pthread_mutex_lock(&c->lock);
+  const mfilerec *f = cairn__dist_file_of(c->dist, sha256);
+  int kept = f && f->remote;
+  if (kept)
+    *size = f->size;
+  cairn__core_unlock(c);
+  return kept;
+}
+
+void cairn__core_kept_chunked(cairn_core *c, const char *sha256) {
+  pthread_mutex_lock(&c->lock);
+  mfilerec *f = cairn__dist_file_of(c->dist, sha256);
+  if (f && f->remote)
+    f->chunked = 1;
+  cairn__core_unlock(c);
 }

@@ -42,9 +42,10 @@
  * online rule of keep.c names the sources: its own cluster's holders
  * first. Only copies already handed out are waited for, and a child handed
  * out never waits, so waits form no cycle. The master's copies of kept
- * files play no part: it has none. Kept outputs are not relayed while received (the master has no chunk
- * digests of a file it never had), so a planned relay is followed once it
- * holds the whole copy.
+ * files play no part: it has none. A planned relay is followed once it
+ * holds the whole copy (the online rule, keep.c, may name a worker still
+ * receiving a kept file whose chunk digests its producer reported; the
+ * plans do not yet).
  *
  * Bounds under c->lock: noting a need O(CAIRN__MCAST_NEEDS + CAIRN__KEEP_SCAN);
  * a lookup O(CAIRN__MCAST_NEEDS + copies under way of f + CAIRN__KEEP_SCAN);

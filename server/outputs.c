@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/chunks.h"
 #include "server/dist.h"
+#include "server/dist_int.h"
 
 int cairn__tio_from_spec(mtask *t, cairn_jobspec_task *st) {
   if (st->outputs.n == 0 && st->npins == 0)
@@ -241,9 +243,18 @@ cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
   return CAIRN_OK;
 }
 
-int cairn__outputs_accepted(mtask *t, const cairn_output_file *files, size_t n) {
+int cairn__outputs_accepted(cairn_core *c, mtask *t, const mres *cn,
+                            const cairn_output_file *files, size_t n) {
   if (!t->io)
     return 0;
+  for (size_t i = 0; i < n; i++) {
+    mfilerec *f = cairn__dist_file_of(c->dist, files[i].sha256);
+    for (uint32_t k = 0; f && f->remote && t->rep && k < t->rep->nres; k++)
+      if (t->rep->res[k].idx != cn->idx && t->rep->res[k].vol != cn->vol)
+        cairn__chunks_settle(c->files_dir, f->sha256, t->rep->res[k].vol, 0);
+    if (f && f->remote)
+      f->chunked = (uint8_t)cairn__chunks_settle(c->files_dir, f->sha256, cn->vol, 1);
+  }
   cairn_output_file *copy = malloc((n ? n : 1) * sizeof *copy);
   if (!copy)
     return -1;
@@ -307,4 +318,10 @@ cairn_status cairn__core_output_file(cairn_core *c, int64_t job, const char *tas
   pthread_mutex_unlock(&c->lock);
   cairn__journal_wait(c->journal, seq, NULL); /* read what was acknowledged */
   return cairn_store_output_file(c->store, job, task, name, sha256, size, err);
+}
+
+void cairn__outputs_late(cairn_core *c, int64_t vol, const cairn_output_file *files, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (cairn__dist_remote(c->dist, files[i].sha256))
+      cairn__chunks_settle(c->files_dir, files[i].sha256, vol, 0);
 }

@@ -61,8 +61,15 @@ int cairn__outputs_reads(const mjob *j, uint32_t v, const char *sha256);
  * O(files × patterns). */
 cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
                                   const cairn_output_file *files, size_t n, cairn_error *err);
-/* Under c->lock: task t's accepted result named these files. 0, -1 OOM. */
-int cairn__outputs_accepted(mtask *t, const cairn_output_file *files, size_t n);
+/* Under c->lock: task t's accepted result cn named these files. 0, -1 OOM.
+ * The chunk digests cn's volunteer reported of each kept file become the
+ * ones served, those of t's other results are removed (chunks.h): one
+ * rename or unlink a file and result, O(files × results of t). */
+int cairn__outputs_accepted(cairn_core *c, mtask *t, const mres *cn,
+                            const cairn_output_file *files, size_t n);
+/* Under c->lock: volunteer vol's result naming files came after t's
+ * accepted one: its chunk digests of kept files are removed. O(files). */
+void cairn__outputs_late(cairn_core *c, int64_t vol, const cairn_output_file *files, size_t n);
 
 /* An upload of `declared` bytes for allocation idx by volunteer vol begins
  * (PUT /v1/results/{idx}/files/{sha256}): CAIRN_OK when vol holds the lease,

@@ -12,6 +12,7 @@
 #include "common/limits.h"
 #include "common/protocol.h"
 #include "common/sha256.h"
+#include "server/chunks.h"
 #include "server/master.h"
 
 /* A result body being read: the core's entry, and what the entry borrows
@@ -19,19 +20,61 @@
 typedef struct rbody {
   cairn__batch_result r;
   unsigned char *dec, *edec;
+  /* lists[i]: the chunk digests of r.x.files[i] (32 bytes each, nlists[i]
+   * of them) when its entry carries "chunks" (feature "kept_chunks"), else
+   * NULL; allocated to the files' number */
+  unsigned char **lists;
+  size_t *nlists;
 } rbody;
 
 static void rbody_free(rbody *b) {
   free(b->dec);
   free(b->edec);
+  for (size_t i = 0; b->lists && i < b->r.x.nfiles; i++)
+    free(b->lists[i]);
+  free(b->lists);
+  free(b->nlists);
   free(b->r.x.files);
+}
+
+/* Stores the chunk digests b carries (feature "kept_chunks") as volunteer
+ * v's lists, durably, before the core takes the result (chunks.h). Outside
+ * c->lock; O(the digests). */
+static cairn_status store_lists(cairn_master *m, int64_t v, const rbody *b, cairn_error *err) {
+  for (size_t i = 0; b->lists && i < b->r.x.nfiles; i++)
+    if (b->lists[i] && cairn__chunks_put_kept(cairn__core_files_dir(m->core),
+                                              b->r.x.files[i].sha256, v, b->lists[i],
+                                              b->nlists[i]) != 0)
+      return cairn_error_set(err, CAIRN_EIO, "the chunk digests of output file \"%.200s\" "
+                             "could not be stored", b->r.x.files[i].name);
+  return CAIRN_OK;
+}
+
+/* Reads outputs[i].chunks of file of (absent: none), within *budget
+ * chunks for the whole result. */
+static cairn_status entry_chunks(json_t *f, size_t i, const cairn_output_file *of, rbody *b,
+                                 size_t *budget, cairn_error *err) {
+  json_t *ch = json_object_get(f, "chunks");
+  char where[48];
+  if (!ch)
+    return CAIRN_OK;
+  snprintf(where, sizeof where, "outputs[%zu].chunks", i);
+  if (cairn_chunks_parse(ch, of->size, where, &b->lists[i], &b->nlists[i], err) != CAIRN_OK)
+    return err->status;
+  if (b->nlists[i] > *budget)
+    return cairn_error_set(err, CAIRN_ETOOBIG, "%s: the result's kept files have more than %u "
+                           "chunk digests in all", where, CAIRN_MAX_RESULT_CHUNKS);
+  *budget -= b->nlists[i];
+  return CAIRN_OK;
 }
 
 /* Reads a result's "stderr" (+ "stderr_encoding"), its "outputs" into x
  * (the files' list allocated to their number; *edec: decoded stderr) and
  * its "cpu_seconds" (cairn_result_cpu_parse). */
-static cairn_status result_extra(json_t *o, cairn__result_extra *x, unsigned char **edec,
-                                 cairn_error *err) {
+static cairn_status result_extra(json_t *o, rbody *rb, cairn_error *err) {
+  cairn__result_extra *x = &rb->r.x;
+  unsigned char **edec = &rb->edec;
+  size_t budget = CAIRN_MAX_RESULT_CHUNKS;
   json_t *e = json_object_get(o, "stderr"), *enc = json_object_get(o, "stderr_encoding");
   json_t *outs = json_object_get(o, "outputs");
   if (cairn_result_cpu_parse(o, &x->cpu_seconds, &x->has_cpu, err) != CAIRN_OK)
@@ -59,18 +102,23 @@ static cairn_status result_extra(json_t *o, cairn__result_extra *x, unsigned cha
   if (!json_is_array(outs) || json_array_size(outs) > CAIRN_MAX_OUTPUT_FILES)
     return cairn_error_set(err, CAIRN_EINVAL, "\"outputs\" must be an array of at most %u files",
                            CAIRN_MAX_OUTPUT_FILES);
-  if (json_array_size(outs) && !(x->files = calloc(json_array_size(outs), sizeof *x->files)))
+  size_t nouts = json_array_size(outs);
+  if (nouts && (!(x->files = calloc(nouts, sizeof *x->files)) ||
+                !(rb->lists = calloc(nouts, sizeof *rb->lists)) ||
+                !(rb->nlists = calloc(nouts, sizeof *rb->nlists))))
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; i < json_array_size(outs); i++) {
     json_t *f = json_array_get(outs, i), *sz = json_object_get(f, "size");
     const char *name = json_string_value(json_object_get(f, "name"));
     const char *sha = json_string_value(json_object_get(f, "sha256"));
-    if (!json_is_object(f) || json_object_size(f) != 3 || !name ||
+    size_t keys = 3 + (json_object_get(f, "chunks") != NULL); /* "kept_chunks" */
+    if (!json_is_object(f) || json_object_size(f) != keys || !name ||
         strlen(name) != json_string_length(json_object_get(f, "name")) ||
         !cairn_output_name_ok(name) || !sha || !cairn_sha256_valid_hex(sha) ||
         !json_is_integer(sz) || json_integer_value(sz) < 0)
       return cairn_error_set(err, CAIRN_EINVAL, "outputs[%zu] must be {\"name\": a relative "
-                             "path, \"sha256\": 64 lowercase hex, \"size\": bytes}", i);
+                             "path, \"sha256\": 64 lowercase hex, \"size\": bytes} (and "
+                             "\"chunks\" of a kept file)", i);
     for (size_t k = 0; k < x->nfiles; k++)
       if (strcmp(x->files[k].name, name) == 0)
         return cairn_error_set(err, CAIRN_EINVAL, "output file \"%.200s\" is named twice", name);
@@ -78,6 +126,8 @@ static cairn_status result_extra(json_t *o, cairn__result_extra *x, unsigned cha
     snprintf(of->name, sizeof of->name, "%s", name);
     memcpy(of->sha256, sha, 65);
     of->size = json_integer_value(sz);
+    if (entry_chunks(f, i, of, rb, &budget, err) != CAIRN_OK)
+      return err->status;
   }
   return CAIRN_OK;
 }
@@ -114,7 +164,7 @@ static cairn_status result_body(json_t *o, rbody *b, cairn_error *err) {
     return cairn_error_set(err, CAIRN_EINVAL, "\"reason\" must be \"wall\", \"cpu\", \"memory\", "
                            "\"disk\", \"output\", \"signal N\" (1-64) or \"exit N\" (1-255)");
   b->r.reason = reason ? json_string_value(reason) : NULL;
-  return result_extra(o, &b->r.x, &b->edec, err);
+  return result_extra(o, b, err);
 }
 
 void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
@@ -138,7 +188,7 @@ void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_t *want_next = json_object_get(o, "next"), *next = NULL;
   if (want_next && !json_is_boolean(want_next))
     cairn_error_set(&err, CAIRN_EINVAL, "\"next\" must be true or false");
-  else if (result_body(o, &b, &err) == CAIRN_OK)
+  else if (result_body(o, &b, &err) == CAIRN_OK && store_lists(m, v, &b, &err) == CAIRN_OK)
     cairn__core_result(m->core, v, idx, b.r.exit_status, b.r.reason, b.r.output, b.r.len,
                        &b.r.x, json_is_true(want_next) ? &next : NULL, &err);
   if (err.status != CAIRN_OK)
@@ -265,6 +315,8 @@ void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
     cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; b && i < n && err.status == CAIRN_OK; i++)
     batch_entry(json_array_get(list, i), i, b, &err);
+  for (size_t i = 0; b && i < n && err.status == CAIRN_OK; i++)
+    store_lists(m, v, &b[i], &err);
   json_t *tasks = NULL;
   if (err.status == CAIRN_OK) { /* every entry read: apply them all */
     cairn__batch_result *res = malloc(n * sizeof *res);

@@ -22,6 +22,9 @@
 void cairn__outputs_free(cairn__outputs *o) {
   cairn_buf_free(&o->err_tail);
   free(o->files);
+  for (size_t i = 0; i < o->nchunks; i++)
+    json_decref(o->chunks[i]);
+  free(o->chunks);
   memset(o, 0, sizeof *o);
 }
 
@@ -216,6 +219,26 @@ static cairn_status upload(cairn__session *s, cairn__conn *c, const char *dir,
   return rc;
 }
 
+/* The chunk digests of kept file f for the result (feature "kept_chunks"),
+ * while *budget (chunks a result may still carry) allows: NULL when it
+ * does not, or the cached copy cannot be read (then copies of f are
+ * checked whole). Reads the file once. */
+static json_t *kept_chunks(cairn__session *s, cairn__cache *cache, const cairn_output_file *f,
+                           size_t *budget) {
+  size_t n = (size_t)((f->size + CAIRN_CHUNK_SIZE - 1) / CAIRN_CHUNK_SIZE);
+  if (n > *budget || n > CAIRN_MAX_CHUNKS)
+    return NULL;
+  char *path = cairn__cache_path(cache, f->sha256);
+  json_t *list = path ? cairn_chunks_of_file(path, f->size) : NULL;
+  free(path);
+  if (!list)
+    CAIRN_WARN(s->log, "output %s: its chunk digests could not be read (copies of it are "
+               "checked whole)", f->name);
+  else
+    *budget -= n;
+  return list;
+}
+
 /* Keeps file f (dir/f->name) in cache (keep.c on the master): 1 when it
  * is, 0 when it must be uploaded after all. */
 static int keep(cairn__session *s, cairn__cache *cache, const char *dir,
@@ -251,9 +274,16 @@ cairn_status cairn__outputs_gather(cairn__outputs *o, cairn__session *s, cairn__
   cairn_status rc = cairn__outputs_collect(dir, &t->outputs, &o->files, &o->nfiles, &err);
   int features = s->peers ? cairn__peerstate_features(s->peers) : -1;
   int kept = t->keep && cache && features >= 0 && ((unsigned)features & CAIRN_FEAT_KEEP);
+  int lists = kept && ((unsigned)features & CAIRN_FEAT_KEPT_CHUNKS);
+  size_t budget = CAIRN_MAX_RESULT_CHUNKS;
+  if (lists && o->nfiles && !(o->chunks = calloc(o->nfiles, sizeof *o->chunks)))
+    lists = 0;
+  o->nchunks = lists ? o->nfiles : 0;
   for (size_t i = 0; rc == CAIRN_OK && i < o->nfiles; i++)
     if (!kept || !keep(s, cache, dir, &o->files[i]))
       rc = upload(s, c, dir, &o->files[i], t->index, cancel, &err);
+    else if (lists)
+      o->chunks[i] = kept_chunks(s, cache, &o->files[i], &budget);
   if (rc == CAIRN_EIO && cairn__cancelled(cancel))
     return CAIRN_EIO;
   if (rc != CAIRN_OK) {

@@ -14,6 +14,7 @@
 #ifndef CAIRN_WORKER_OUTPUTS_H
 #define CAIRN_WORKER_OUTPUTS_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "common/buf.h"
@@ -28,6 +29,11 @@ typedef struct cairn__outputs {
   cairn_buf err_tail;          /* the stderr tail, capped at CAIRN_STDERR_TAIL */
   cairn_output_file *files;    /* uploaded, in name order */
   size_t nfiles;
+  /* chunks[i]: the chunk digests of files[i] when it is kept and the
+   * master lists "kept_chunks" (a JSON array, owned), else NULL; nchunks
+   * entries (the files collected, kept when nfiles drops to 0) */
+  json_t **chunks;
+  size_t nchunks;
 } cairn__outputs;
 
 /* Reads dir/stderr's tail into o (when dir has one). Then, when

@@ -48,10 +48,13 @@ json_t *cairn__result_obj(int exit_status, const char *reason, const void *outpu
     goto out;
   if (x && x->nfiles) {
     json_t *files = json_array();
-    for (size_t i = 0; files && i < x->nfiles; i++)
-      json_array_append_new(files, json_pack("{s:s, s:s, s:I}", "name", x->files[i].name,
-                                             "sha256", x->files[i].sha256, "size",
-                                             (json_int_t)x->files[i].size));
+    for (size_t i = 0; files && i < x->nfiles; i++) {
+      json_t *e = json_pack("{s:s, s:s, s:I}", "name", x->files[i].name, "sha256",
+                            x->files[i].sha256, "size", (json_int_t)x->files[i].size);
+      if (e && i < x->nchunks && x->chunks[i]) /* kept, to a master listing "kept_chunks" */
+        json_object_set(e, "chunks", x->chunks[i]);
+      json_array_append_new(files, e);
+    }
     if (!files || json_object_set_new(root, "outputs", files) != 0)
       goto out;
   }

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "common/protocol.h"
+#include "common/sha256.h"
 
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -397,7 +400,7 @@ static void test_features(void **state) {
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
                       "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
-                      "\"keep\",\"chunks\",\"peer_max\"]");
+                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\"]");
   free(text);
   assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -409,7 +412,10 @@ static void test_features(void **state) {
   assert_int_equal(CAIRN_HEARTBEAT_FIELDS, CAIRN_REPORT_FIELDS);
   assert_int_equal(CAIRN_FEATURES_ALL,
                    CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS |
-                       CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH | CAIRN_FEAT_CPU | CAIRN_FEAT_KEEP);
+                       CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH | CAIRN_FEAT_CPU | CAIRN_FEAT_KEEP |
+                       CAIRN_FEAT_KEPT_CHUNKS);
+  /* "kept_chunks" is the result body's */
+  assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_KEPT_CHUNKS, 0);
   /* "cpu" is the result body's: no report takes it */
   assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_KEEP, 0);
   assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_CPU, 0);
@@ -488,6 +494,121 @@ static void test_range_start(void **state) {
   assert_int_equal(cairn_range_start("bytes=99999999999999999999-", ~0ull), -1);
 }
 
+/* ---- kept outputs' chunk digests ("kept_chunks") ---- */
+
+/* A JSON array of n digests, each hex (64 characters). */
+static json_t *digests(size_t n, const char *hex) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; i++)
+    json_array_append_new(a, json_string(hex));
+  return a;
+}
+
+static void test_chunks_parse(void **state) {
+  (void)state;
+  char good[65], upper[65], short_[64];
+  memset(good, 'a', 64);
+  good[64] = '\0';
+  memcpy(upper, good, 65);
+  upper[10] = 'A';
+  memset(short_, 'b', 63);
+  short_[63] = '\0';
+  unsigned char *d = NULL;
+  size_t n = 99;
+  cairn_error err = {0};
+  /* 3 chunks of a file of 2 MiB + 1 byte, each read as 32 bytes */
+  json_t *a = digests(3, good);
+  assert_int_equal(cairn_chunks_parse(a, 2LL * CAIRN_CHUNK_SIZE + 1, "outputs[0].chunks", &d, &n,
+                                      &err), CAIRN_OK);
+  assert_int_equal(n, 3);
+  assert_int_equal(d[0], 0xaa);
+  assert_int_equal(d[95], 0xaa);
+  free(d);
+  /* a count that is not ceil(size / chunk) */
+  assert_int_equal(cairn_chunks_parse(a, 2LL * CAIRN_CHUNK_SIZE, "outputs[0].chunks", &d, &n,
+                                      &err), CAIRN_EINVAL);
+  assert_null(d);
+  assert_non_null(strstr(err.text, "outputs[0].chunks has 3 digests"));
+  json_decref(a);
+  /* an empty file has none */
+  a = json_array();
+  assert_int_equal(cairn_chunks_parse(a, 0, "c", &d, &n, &err), CAIRN_OK);
+  assert_int_equal(n, 0);
+  assert_null(d);
+  json_decref(a);
+  /* uppercase, short, not a string */
+  a = digests(2, good);
+  json_array_set_new(a, 1, json_string(upper));
+  assert_int_equal(cairn_chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "outputs[1].chunks", &d, &n,
+                                      &err), CAIRN_EINVAL);
+  assert_null(d);
+  assert_non_null(strstr(err.text, "outputs[1].chunks[1] is not 64 lowercase hex"));
+  json_array_set_new(a, 1, json_string(short_));
+  assert_int_equal(cairn_chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "x", &d, &n, &err), CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "x[1] is not"));
+  json_array_set_new(a, 0, json_integer(7));
+  assert_int_equal(cairn_chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "x", &d, &n, &err), CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "x[0] is not"));
+  json_decref(a);
+  /* not an array */
+  a = json_string(good);
+  assert_int_equal(cairn_chunks_parse(a, 1, "outputs[0].chunks", &d, &n, &err), CAIRN_EINVAL);
+  assert_non_null(strstr(err.text, "outputs[0].chunks must be an array"));
+  json_decref(a);
+  /* too many: more than CAIRN_MAX_CHUNKS, whatever the size says */
+  a = digests(CAIRN_MAX_CHUNKS + 1, good);
+  long long big = (long long)(CAIRN_MAX_CHUNKS + 1) * CAIRN_CHUNK_SIZE;
+  assert_int_equal(cairn_chunks_parse(a, big, "outputs[0].chunks", &d, &n, &err), CAIRN_ETOOBIG);
+  assert_non_null(strstr(err.text, "more than 4096 chunks"));
+  assert_int_equal(cairn_chunks_parse(a, 5, "outputs[0].chunks", &d, &n, &err), CAIRN_ETOOBIG);
+  json_decref(a);
+  a = json_array();
+  assert_int_equal(cairn_chunks_parse(a, big, "y", &d, &n, &err), CAIRN_ETOOBIG);
+  json_decref(a);
+  /* exactly CAIRN_MAX_CHUNKS is taken */
+  a = digests(CAIRN_MAX_CHUNKS, good);
+  assert_int_equal(cairn_chunks_parse(a, big - CAIRN_CHUNK_SIZE, "y", &d, &n, &err), CAIRN_OK);
+  assert_int_equal(n, CAIRN_MAX_CHUNKS);
+  free(d);
+  json_decref(a);
+}
+
+/* cairn_chunks_of_file reads a file into the form cairn_chunks_parse takes,
+ * with the master's digests (each chunk's SHA-256). */
+static void test_chunks_of_file(void **state) {
+  (void)state;
+  char path[] = "/tmp/cairn-chunks-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  size_t size = 2u * CAIRN_CHUNK_SIZE + 100u;
+  unsigned char *buf = malloc(size);
+  for (size_t i = 0; i < size; i++)
+    buf[i] = (unsigned char)(i * 7 + i / 4096);
+  assert_int_equal(write(fd, buf, size), (ssize_t)size);
+  close(fd);
+  json_t *a = cairn_chunks_of_file(path, (long long)size);
+  assert_non_null(a);
+  assert_int_equal(json_array_size(a), 3);
+  char hex[65];
+  cairn_sha256_hex(buf + 2u * CAIRN_CHUNK_SIZE, 100, hex);
+  assert_string_equal(json_string_value(json_array_get(a, 2)), hex);
+  cairn_sha256_hex(buf, CAIRN_CHUNK_SIZE, hex);
+  assert_string_equal(json_string_value(json_array_get(a, 0)), hex);
+  unsigned char *d = NULL;
+  size_t n = 0;
+  cairn_error err = {0};
+  assert_int_equal(cairn_chunks_parse(a, (long long)size, "c", &d, &n, &err), CAIRN_OK);
+  assert_int_equal(n, 3);
+  free(d);
+  json_decref(a);
+  /* a size that is not the file's */
+  assert_null(cairn_chunks_of_file(path, (long long)size - 1));
+  assert_null(cairn_chunks_of_file(path, (long long)size + 1));
+  unlink(path);
+  assert_null(cairn_chunks_of_file(path, (long long)size));
+  free(buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_caps),
@@ -499,6 +620,8 @@ int main(void) {
     cmocka_unit_test(test_features),
     cmocka_unit_test(test_cpu_and_team),
     cmocka_unit_test(test_range_start),
+    cmocka_unit_test(test_chunks_parse),
+    cmocka_unit_test(test_chunks_of_file),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }
