@@ -54,44 +54,6 @@ static int64_t reg(cairn_core *c, int i) {
   return id;
 }
 
-static int job(cairn_core *c, int tasks) {
-  int existed = 1;
-  cairn_error err = {0};
-  if (cairn__core_add_file(c, SHA, 1 << 20, &existed, &err) != CAIRN_OK) {
-    fprintf(stderr, "bench-sources: file: %s\n", err.text);
-    return -1;
-  }
-  json_t *ts = json_array();
-  for (int k = 0; k < tasks; k++) {
-    char id[16];
-    snprintf(id, sizeof id, "t%d", k);
-    json_array_append_new(ts, json_pack("{s:s, s:[s]}", "id", id, "inputs", "big.bin"));
-  }
-  json_t *j = json_pack("{s:s, s:s, s:[{s:s, s:s, s:b}], s:o}", "app", "big", "policy", "fifo",
-                        "files", "name", "big.bin", "sha256", SHA, "broadcast", 1, "tasks", ts);
-  char *text = json_dumps(j, JSON_COMPACT);
-  json_decref(j);
-  core_fixture_submit(c, text);
-  free(text);
-  return 0;
-}
-
-static int have(cairn_core *c, int64_t vol) {
-  static cairn_report r;
-  json_t *hb = NULL;
-  cairn_error err = {0};
-  memset(&r, 0, sizeof r);
-  r.fields = CAIRN_FEAT_HAVE | CAIRN_FEAT_RUNNING;
-  r.have[0] = SHA;
-  r.nhave = 1;
-  if (cairn__core_heartbeat(c, vol, &r, &hb, &err) != CAIRN_OK) {
-    fprintf(stderr, "bench-sources: heartbeat: %s\n", err.text);
-    return -1;
-  }
-  json_decref(hb);
-  return 0;
-}
-
 /* One N: the median and largest request time into *med and *max. */
 static int run(int holders, int samples, double *med, double *max) {
   void *state = NULL;
@@ -99,10 +61,14 @@ static int run(int holders, int samples, double *med, double *max) {
     return -1;
   cairn_core *c = ((core_fixture *)state)->c;
   double *t = calloc((size_t)samples, sizeof *t);
-  int rc = t && job(c, 2 * samples) == 0 ? 0 : -1;
+  int rc = t ? 0 : -1;
+  if (t)
+    core_fixture_broadcast_job(c, SHA, 1 << 20, 2 * samples);
   for (int i = 0; rc == 0 && i < holders; i++) {
     int64_t id = reg(c, i);
-    rc = id && have(c, id) == 0 ? 0 : -1;
+    rc = id ? 0 : -1;
+    if (id)
+      core_fixture_have(c, id, SHA);
   }
   for (int i = 0; rc == 0 && i < samples; i++) {
     int64_t id = reg(c, holders + i * 7); /* spread over the clusters */

@@ -479,7 +479,8 @@ static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char 
   informed = calloc(m, 1);
   if (!informed)
     goto done;
-  uint32_t first, total = f->nholders + f->nxfers, n = cairn__dist_window(c->dist, f, total, &first);
+  uint32_t first, total = f->nholders + f->nxfers;
+  uint32_t n = cairn__dist_window(c->dist, f, total, &first);
   for (uint32_t k = 0, i = first; k < n; k++, i = (i + 1) % total) {
     mvol *v = vol_of(c, i < f->nholders ? f->holders[i].vol : f->xfers[i - f->nholders].to);
     if (!v)
@@ -543,7 +544,8 @@ static cstate *cluster_states(cairn_core *c, mfilerec *f, const mplan *p, const 
   cstate *st = calloc(p->k, sizeof *st);
   if (!st)
     return NULL;
-  uint32_t first, total = f->nholders + f->nxfers, n = cairn__dist_window(c->dist, f, total, &first);
+  uint32_t first, total = f->nholders + f->nxfers;
+  uint32_t n = cairn__dist_window(c->dist, f, total, &first);
   for (uint32_t k = 0, i = first; k < n; k++, i = (i + 1) % total) {
     int relay;
     mvol *h = cairn__dist_candidate(c, f, i, &relay);
@@ -580,7 +582,8 @@ static uint32_t local_load(const mfilerec *f, const mvol *h) {
 static int64_t pick_holder(cairn_core *c, mfilerec *f, const mvol *vol, const char *label,
                            uint32_t max, int64_t now) {
   cairn__pick best = {0};
-  uint32_t first, total = f->nholders + f->nxfers, n = cairn__dist_window(c->dist, f, total, &first);
+  uint32_t first, total = f->nholders + f->nxfers;
+  uint32_t n = cairn__dist_window(c->dist, f, total, &first);
   for (uint32_t k = 0, i = first; k < n; k++, i = (i + 1) % total) {
     int relay;
     mvol *h = cairn__dist_candidate(c, f, i, &relay);
@@ -677,7 +680,8 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   int64_t best = 0;
   uint32_t local = 0;
   cairn__pick pick = {0};
-  uint32_t first, total = f->nholders + f->nxfers, nw = cairn__dist_window(c->dist, f, total, &first);
+  uint32_t first, total = f->nholders + f->nxfers;
+  uint32_t nw = cairn__dist_window(c->dist, f, total, &first);
   for (uint32_t k = 0, i = first; k < nw; k++, i = (i + 1) % total) {
     int relay;
     mvol *h = cairn__dist_candidate(c, f, i, &relay);

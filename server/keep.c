@@ -11,9 +11,10 @@
  * master only when it has the bytes; when its cluster has no holder yet but
  * a worker of it is receiving the file and the master serves the file's
  * chunk digests (reported by its producer, chunks.h), to that worker first
- * (a cut-through relay: the file crosses into the cluster about once). When none of a kept file's holders can
- * be offered (silent for 30 s, paused after a failed download, banned, or
- * dropped after a bad copy) the file is lost: its parent is recomputed in a
+ * (a cut-through relay: the file crosses into the cluster about once).
+ * When none of a kept file's holders can be offered (silent for 30 s,
+ * paused after a failed download, banned, or dropped after a bad copy)
+ * the file is lost: its parent is recomputed in a
  * new round (cairn__core_recompute) when the lock is released, and the child
  * waits for it.
  *

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +71,71 @@ int64_t core_fixture_submit(cairn_core *c, const char *text) {
   if (cairn__core_submit(c, spec, &id, &err) != CAIRN_OK)
     fail_msg("submit: %s", err.text);
   return id;
+}
+
+int64_t core_fixture_register(cairn_core *c, const char *name, const char *team, int slots) {
+  char *apps[] = {"sum"}, token[65];
+  int64_t id = 0;
+  cairn_error err = {0};
+  if (cairn__core_register_team(c, name, "rack", apps, 1, slots, NULL, team, &id, token, &err) !=
+      CAIRN_OK)
+    fail_msg("register %s: %s", name, err.text);
+  return id;
+}
+
+int64_t core_fixture_take(cairn_core *c, int64_t v) {
+  json_t *w = NULL;
+  cairn_error err = {0};
+  int retry = 0;
+  if (cairn__core_work(c, v, NULL, NULL, 0, &w, &retry, &err) != CAIRN_OK || !w)
+    fail_msg("no work for %lld: %s", (long long)v, err.text);
+  int64_t idx = (int64_t)json_integer_value(json_object_get(w, "index"));
+  json_decref(w);
+  return idx;
+}
+
+void core_fixture_result(cairn_core *c, int64_t v, int64_t idx, const char *out, double cpu) {
+  cairn_error err = {0};
+  cairn__result_extra x = {.cpu_seconds = cpu, .has_cpu = cpu >= 0};
+  if (cairn__core_result(c, v, idx, 0, NULL, out, strlen(out), &x, NULL, &err) != CAIRN_OK)
+    fail_msg("result for %lld: %s", (long long)idx, err.text);
+}
+
+void core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, int ntasks) {
+  int existed = 1;
+  cairn_error err = {0};
+  if (cairn__core_add_file(c, sha, size, &existed, &err) != CAIRN_OK)
+    fail_msg("add file: %s", err.text);
+  json_t *tasks = json_array();
+  for (int k = 0; k < ntasks; k++) {
+    char id[16];
+    snprintf(id, sizeof id, "t%d", k);
+    json_array_append_new(tasks, json_pack("{s:s, s:[s]}", "id", id, "inputs", "big.bin"));
+  }
+  json_t *job = json_pack("{s:s, s:s, s:[{s:s, s:s, s:b}], s:o}", "app", "big", "policy", "fifo",
+                          "files", "name", "big.bin", "sha256", sha, "broadcast", 1, "tasks",
+                          tasks);
+  char *text = json_dumps(job, JSON_COMPACT);
+  json_decref(job);
+  core_fixture_submit(c, text);
+  free(text);
+}
+
+void core_fixture_heartbeat(cairn_core *c, int64_t v, cairn_report *r) {
+  json_t *hb = NULL;
+  cairn_error err = {0};
+  r->fields |= CAIRN_FEAT_RUNNING;
+  r->nrunning = 0;
+  if (cairn__core_heartbeat(c, v, r, &hb, &err) != CAIRN_OK)
+    fail_msg("heartbeat of %lld: %s", (long long)v, err.text);
+  json_decref(hb);
+}
+
+void core_fixture_have(cairn_core *c, int64_t v, const char *sha) {
+  static cairn_report r; /* large: not on the stack */
+  memset(&r, 0, sizeof r);
+  r.fields = CAIRN_FEAT_HAVE;
+  r.have[0] = sha;
+  r.nhave = 1;
+  core_fixture_heartbeat(c, v, &r);
 }

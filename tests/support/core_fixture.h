@@ -19,6 +19,21 @@ void core_fixture_reopen(core_fixture *f);
 /* Submits the job file text (server mode) to c; its id, or fails the test
  * naming the refusal. */
 int64_t core_fixture_submit(cairn_core *c, const char *text);
+/* Driving the core as requests would (each fails the test naming the
+ * refusal): registers a volunteer of cluster "rack" with slots slots and
+ * team (NULL: none), without a file server; its id. */
+int64_t core_fixture_register(cairn_core *c, const char *name, const char *team, int slots);
+/* v asks for work and gets a task; its accountable index. */
+int64_t core_fixture_take(cairn_core *c, int64_t v);
+/* v's result for idx: output out, CPU seconds claimed cpu (< 0: none). */
+void core_fixture_result(cairn_core *c, int64_t v, int64_t idx, const char *out, double cpu);
+/* File sha (size bytes, recorded only) and a job of app "big" with ntasks
+ * tasks reading it as a broadcast input ("big.bin", policy fifo). */
+void core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, int ntasks);
+/* v's heartbeat (it runs nothing) with report r, then says it holds sha. */
+void core_fixture_heartbeat(cairn_core *c, int64_t v, cairn_report *r);
+void core_fixture_have(cairn_core *c, int64_t v, const char *sha);
+
 /* cmocka group fixtures: *state becomes a core_fixture with an open core. */
 int core_fixture_setup(void **state);
 int core_fixture_teardown(void **state);

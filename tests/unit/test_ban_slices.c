@@ -22,46 +22,19 @@
 #include "server/journal.h"
 #include "tests/support/core_fixture.h"
 
-static int64_t reg(cairn_core *c, const char *name, const char *team) {
-  char *apps[] = {"sum"}, token[65];
-  int64_t id = 0;
-  cairn_error err = {0};
-  if (cairn__core_register_team(c, name, "rack", apps, 1, 8, NULL, team, &id, token, &err) !=
-      CAIRN_OK)
-    fail_msg("register %s: %s", name, err.text);
-  return id;
-}
-
-static int64_t take(cairn_core *c, int64_t v) {
-  json_t *w = NULL;
-  cairn_error err = {0};
-  int retry = 0;
-  if (cairn__core_work(c, v, NULL, NULL, 0, &w, &retry, &err) != CAIRN_OK || !w)
-    fail_msg("no work for %lld: %s", (long long)v, err.text);
-  int64_t idx = (int64_t)json_integer_value(json_object_get(w, "index"));
-  json_decref(w);
-  return idx;
-}
-
-static void result(cairn_core *c, int64_t v, int64_t idx, const char *out, double cpu) {
-  cairn_error err = {0};
-  cairn__result_extra x = {.cpu_seconds = cpu, .has_cpu = 1};
-  if (cairn__core_result(c, v, idx, 0, NULL, out, strlen(out), &x, NULL, &err) != CAIRN_OK)
-    fail_msg("result for %lld: %s", (long long)idx, err.text);
-}
-
 /* The history every core gets: volunteer 1 is the liar (it agrees with
  * the others, so its results were accepted). */
 static void history(cairn_core *c) {
-  int64_t bad = reg(c, "liar", "red"), a = reg(c, "a", "red"), b = reg(c, "b", "blue");
+  int64_t bad = core_fixture_register(c, "liar", "red", 8),
+          a = core_fixture_register(c, "a", "red", 8), b = core_fixture_register(c, "b", "blue", 8);
   /* job 1: six pairs, each done on the liar's and a's agreement */
   core_fixture_submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"replication\": 2, "
                          "\"quorum\": 2, \"tasks\": [{\"id\": \"p0\"}, {\"id\": \"p1\"}, "
                          "{\"id\": \"p2\"}, {\"id\": \"p3\"}, {\"id\": \"p4\"}, {\"id\": \"p5\"}]}");
   for (int k = 0; k < 6; k++) {
-    int64_t ib = take(c, bad), ia = take(c, a);
-    result(c, bad, ib, "ok\n", 1.0 + k);
-    result(c, a, ia, "ok\n", 2.0);
+    int64_t ib = core_fixture_take(c, bad), ia = core_fixture_take(c, a);
+    core_fixture_result(c, bad, ib, "ok\n", 1.0 + k);
+    core_fixture_result(c, a, ia, "ok\n", 2.0);
   }
   /* job 2: four triples of three copies (quorum 2), the liar first: a
    * quorum stands without it */
@@ -70,28 +43,28 @@ static void history(cairn_core *c) {
                          "{\"id\": \"q2\"}, {\"id\": \"q3\"}]}");
   int64_t ib[4], ia[4], ix[4];
   for (int k = 0; k < 4; k++) {
-    ib[k] = take(c, bad);
-    ia[k] = take(c, a);
-    ix[k] = take(c, b);
+    ib[k] = core_fixture_take(c, bad);
+    ia[k] = core_fixture_take(c, a);
+    ix[k] = core_fixture_take(c, b);
   }
   for (int k = 0; k < 4; k++) {
-    result(c, bad, ib[k], "ok\n", 0.5);
-    result(c, a, ia[k], "ok\n", 3.0);
-    result(c, b, ix[k], "ok\n", 4.0); /* late: the task is done, it is valid too */
+    core_fixture_result(c, bad, ib[k], "ok\n", 0.5);
+    core_fixture_result(c, a, ia[k], "ok\n", 3.0);
+    core_fixture_result(c, b, ix[k], "ok\n", 4.0); /* late: the task is done, it is valid too */
   }
   /* job 3: a chain r -> c1, c2 -> d; the liar computed r alone */
   core_fixture_submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"r\"}, "
                          "{\"id\": \"c1\", \"after\": [\"r\"]}, {\"id\": \"c2\", \"after\": "
                          "[\"r\"]}, {\"id\": \"d\", \"after\": [\"c1\", \"c2\"]}]}");
-  result(c, bad, take(c, bad), "root\n", 1.0);
+  core_fixture_result(c, bad, core_fixture_take(c, bad), "root\n", 1.0);
   for (int k = 0; k < 3; k++)
-    result(c, a, take(c, a), "child\n", 1.0);
+    core_fixture_result(c, a, core_fixture_take(c, a), "child\n", 1.0);
   /* job 4: three pairs where only the liar has answered (pending) */
   core_fixture_submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"replication\": 2, "
                          "\"quorum\": 2, \"tasks\": [{\"id\": \"w0\"}, {\"id\": \"w1\"}, "
                          "{\"id\": \"w2\"}]}");
   for (int k = 0; k < 3; k++)
-    result(c, bad, take(c, bad), "ok\n", 1.0);
+    core_fixture_result(c, bad, core_fixture_take(c, bad), "ok\n", 1.0);
 }
 
 /* Appends every row of sql on db to *out, one line a row. */
@@ -294,11 +267,11 @@ static void test_index_drops_deleted_jobs(void **state) {
   assert_int_equal(core_fixture_setup(&fx), 0);
   core_fixture *f = fx;
   cairn_core *c = f->c;
-  int64_t v = reg(c, "v", NULL);
+  int64_t v = core_fixture_register(c, "v", NULL, 8);
   int64_t old = core_fixture_submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"a\"}, "
                                        "{\"id\": \"b\"}, {\"id\": \"c\"}]}");
   for (int k = 0; k < 3; k++)
-    result(c, v, take(c, v), "ok\n", 1.0);
+    core_fixture_result(c, v, core_fixture_take(c, v), "ok\n", 1.0);
   json_t *out = NULL;
   cairn_error err = {0};
   assert_int_equal(cairn__core_delete(c, old, 0, &out, &err), CAIRN_OK);
@@ -310,7 +283,7 @@ static void test_index_drops_deleted_jobs(void **state) {
   snprintf(text + len, sizeof text - len, "]}");
   int64_t live = core_fixture_submit(c, text);
   for (int k = 0; k < 20; k++)
-    result(c, v, take(c, v), "ok\n", 1.0);
+    core_fixture_result(c, v, core_fixture_take(c, v), "ok\n", 1.0);
   const mvol *m = c->vols[v - 1];
   assert_int_equal(m->ndid, 20); /* the 3 of the deleted job went at the 17th */
   for (uint32_t i = 0; i < m->ndid; i++)

@@ -22,35 +22,6 @@
 #include "server/core.h"
 #include "tests/support/core_fixture.h"
 
-static int64_t reg(cairn_core *c, const char *name, const char *team) {
-  char *apps[] = {"sum"}, token[65];
-  int64_t id = 0;
-  cairn_error err = {0};
-  if (cairn__core_register_team(c, name, "rack", apps, 1, 4, NULL, team, &id, token, &err) !=
-      CAIRN_OK)
-    fail_msg("register %s: %s", name, err.text);
-  return id;
-}
-
-static int64_t take(cairn_core *c, int64_t v) {
-  json_t *w = NULL;
-  cairn_error err = {0};
-  int retry = 0;
-  if (cairn__core_work(c, v, NULL, NULL, 0, &w, &retry, &err) != CAIRN_OK || !w)
-    fail_msg("no work for %lld: %s", (long long)v, err.text);
-  int64_t idx = (int64_t)json_integer_value(json_object_get(w, "index"));
-  json_decref(w);
-  return idx;
-}
-
-/* v's result for idx: output out, claim cpu (< 0: none). */
-static void result(cairn_core *c, int64_t v, int64_t idx, const char *out, double cpu) {
-  cairn_error err = {0};
-  cairn__result_extra x = {.cpu_seconds = cpu, .has_cpu = cpu >= 0};
-  if (cairn__core_result(c, v, idx, 0, NULL, out, strlen(out), &x, NULL, &err) != CAIRN_OK)
-    fail_msg("result for %lld: %s", (long long)idx, err.text);
-}
-
 static const mres *res_of(cairn_core *c, int64_t job, int64_t idx) {
   mrep *r = c->jobs[job - 1]->tasks[0].rep;
   for (uint32_t i = 0; r && i < r->nres; i++)
@@ -73,8 +44,8 @@ static void expect(cairn_core *c, int64_t v, double credit, double cpu, int64_t 
 static void test_credit_rules(void **state) {
   core_fixture *f = *state;
   cairn_core *c = f->c;
-  int64_t a = reg(c, "a", "red"), b = reg(c, "b", "red"), d = reg(c, "d", NULL),
-          e = reg(c, "e", "blue");
+  int64_t a = core_fixture_register(c, "a", "red", 4), b = core_fixture_register(c, "b", "red", 4),
+          d = core_fixture_register(c, "d", NULL, 4), e = core_fixture_register(c, "e", "blue", 4);
   static const char three[] = "{\"app\": \"sum\", \"replication\": 3, \"quorum\": 2, "
                               "\"tasks\": [{\"id\": \"x\"}]}";
   static const char two[] = "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
@@ -82,26 +53,26 @@ static void test_credit_rules(void **state) {
 
   /* job 1: a claims 2, b claims 1: both get 1; d, late and valid, gets 1 too */
   int64_t j1 = core_fixture_submit(c, three);
-  int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
-  result(c, a, ia, "ok\n", 2.0);
+  int64_t ia = core_fixture_take(c, a), ib = core_fixture_take(c, b), id = core_fixture_take(c, d);
+  core_fixture_result(c, a, ia, "ok\n", 2.0);
   expect(c, a, 0, 0, 0); /* pending: nothing granted yet */
-  result(c, b, ib, "ok\n", 1.0);
+  core_fixture_result(c, b, ib, "ok\n", 1.0);
   assert_int_equal(c->jobs[j1 - 1]->tasks[0].state, TS_DONE);
   expect(c, a, 1.0, 2.0, 1);
   expect(c, b, 1.0, 1.0, 1);
-  result(c, d, id, "ok\n", 0.5);
+  core_fixture_result(c, d, id, "ok\n", 0.5);
   expect(c, d, 1.0, 0.5, 1);
   assert_true(near(res_of(c, j1, id)->credit, 1.0));
 
   /* job 2: the liar e (claims 0.1, wrong output) gets nothing and its claim
    * does not lower the others' */
   int64_t j2 = core_fixture_submit(c, three);
-  ia = take(c, a);
-  int64_t ie = take(c, e);
-  ib = take(c, b);
-  result(c, e, ie, "forged\n", 0.1);
-  result(c, a, ia, "ok\n", 5.0);
-  result(c, b, ib, "ok\n", 3.0);
+  ia = core_fixture_take(c, a);
+  int64_t ie = core_fixture_take(c, e);
+  ib = core_fixture_take(c, b);
+  core_fixture_result(c, e, ie, "forged\n", 0.1);
+  core_fixture_result(c, a, ia, "ok\n", 5.0);
+  core_fixture_result(c, b, ib, "ok\n", 3.0);
   assert_int_equal(c->jobs[j2 - 1]->tasks[0].state, TS_DONE);
   assert_int_equal(res_of(c, j2, ie)->outcome, OUT_INVALID);
   expect(c, e, 0, 0, 0);
@@ -110,10 +81,10 @@ static void test_credit_rules(void **state) {
 
   /* job 3: a result without a claim is left out of the minimum */
   core_fixture_submit(c, two);
-  ia = take(c, a);
-  id = take(c, d);
-  result(c, a, ia, "ok\n", -1);
-  result(c, d, id, "ok\n", 2.5);
+  ia = core_fixture_take(c, a);
+  id = core_fixture_take(c, d);
+  core_fixture_result(c, a, ia, "ok\n", -1);
+  core_fixture_result(c, d, id, "ok\n", 2.5);
   expect(c, a, 6.5, 7.0, 3);
   expect(c, d, 3.5, 3.0, 2);
 
@@ -154,24 +125,26 @@ static void expect_team(cairn_core *c, const char *name, double credit, double c
 static void test_team_ledger(void **state) {
   core_fixture *f = *state;
   cairn_core *c = f->c;
-  int64_t a = reg(c, "la", "lred"), b = reg(c, "lb", "lred"), e = reg(c, "le", "lblue");
+  int64_t a = core_fixture_register(c, "la", "lred", 4),
+          b = core_fixture_register(c, "lb", "lred", 4),
+          e = core_fixture_register(c, "le", "lblue", 4);
   static const char two[] = "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
                             "\"tasks\": [{\"id\": \"x\"}]}";
   /* job 1 in lred: a claims 2, b claims 1, both get 1 */
   core_fixture_submit(c, two);
-  int64_t ia = take(c, a), ib = take(c, b);
-  result(c, a, ia, "ok\n", 2.0);
-  result(c, b, ib, "ok\n", 1.0);
+  int64_t ia = core_fixture_take(c, a), ib = core_fixture_take(c, b);
+  core_fixture_result(c, a, ia, "ok\n", 2.0);
+  core_fixture_result(c, b, ib, "ok\n", 1.0);
   expect_team(c, "lred", 2.0, 3.0, 2);
   /* a moves to lblue: lred keeps it all; what a earns now counts for lblue */
   cairn_error err = {0};
   assert_int_equal(cairn__core_set_team(c, a, "lblue", &err), CAIRN_OK);
   expect_team(c, "lred", 2.0, 3.0, 2);
   core_fixture_submit(c, two);
-  ia = take(c, a);
-  int64_t ie = take(c, e);
-  result(c, a, ia, "ok\n", 3.0);
-  result(c, e, ie, "ok\n", 4.0);
+  ia = core_fixture_take(c, a);
+  int64_t ie = core_fixture_take(c, e);
+  core_fixture_result(c, a, ia, "ok\n", 3.0);
+  core_fixture_result(c, e, ie, "ok\n", 4.0);
   expect_team(c, "lblue", 6.0, 7.0, 2);
   expect_team(c, "lred", 2.0, 3.0, 2);
   core_fixture_reopen(f); /* restored from the store */

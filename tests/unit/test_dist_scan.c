@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/jobspec.h"
 #include "server/dist_int.h"
 #include "tests/support/core_fixture.h"
 
@@ -37,45 +36,6 @@ static mvol *reg(cairn_core *c, int i, int cluster) {
       cairn__core_auth(c, token, &vid, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
   return c->vols[vid - 1];
-}
-
-/* SHA (recorded only) and a job of n tasks reading it as a broadcast input. */
-static void file_and_job(cairn_core *c, int n) {
-  int existed = 1;
-  cairn_error err = {0};
-  if (cairn__core_add_file(c, SHA, 1000, &existed, &err) != CAIRN_OK)
-    fail_msg("add file: %s", err.text);
-  json_t *tasks = json_array();
-  for (int k = 0; k < n; k++) {
-    char id[16];
-    snprintf(id, sizeof id, "t%d", k);
-    json_array_append_new(tasks, json_pack("{s:s, s:[s]}", "id", id, "inputs", "big.bin"));
-  }
-  json_t *job = json_pack("{s:s, s:s, s:[{s:s, s:s, s:b}], s:o}", "app", "big", "policy", "fifo",
-                          "files", "name", "big.bin", "sha256", SHA, "broadcast", 1, "tasks",
-                          tasks);
-  char *text = json_dumps(job, JSON_COMPACT);
-  json_decref(job);
-  core_fixture_submit(c, text);
-  free(text);
-}
-
-static void heartbeat(cairn_core *c, mvol *v, cairn_report *r) {
-  json_t *hb = NULL;
-  cairn_error err = {0};
-  r->fields |= CAIRN_FEAT_RUNNING;
-  r->nrunning = 0;
-  assert_int_equal(cairn__core_heartbeat(c, v->id, r, &hb, &err), CAIRN_OK);
-  json_decref(hb);
-}
-
-static void have(cairn_core *c, mvol *v) {
-  static cairn_report r;
-  memset(&r, 0, sizeof r);
-  r.fields = CAIRN_FEAT_HAVE;
-  r.have[0] = SHA;
-  r.nhave = 1;
-  heartbeat(c, v, &r);
 }
 
 /* v asks for work; the cluster of the source the master named for its
@@ -130,17 +90,17 @@ static uint64_t asks(cairn_core *c, int *next) {
 static void test_many_holders(void **state) {
   core_fixture *fx = *state;
   cairn_core *c = fx->c;
-  file_and_job(c, 4 * ASKS);
+  core_fixture_broadcast_job(c, SHA, 1000, 4 * ASKS);
   int next = 0, agree = 0;
   mvol *far = NULL;
   /* 300 holders (a little over one window), then 3,000 */
   for (; next < 300; next++)
-    have(c, reg(c, next, next % CLUSTERS));
+    core_fixture_have(c, reg(c, next, next % CLUSTERS)->id, SHA);
   uint64_t small = asks(c, &next);
   int first_new = next;
   for (; next < first_new + 2700; next++) {
     mvol *v = reg(c, next, next % CLUSTERS);
-    have(c, v);
+    core_fixture_have(c, v->id, SHA);
     far = v; /* the last holder: far from any window so far */
   }
   uint64_t big = asks(c, &next);
@@ -161,7 +121,7 @@ static void test_many_holders(void **state) {
   fr.fields = CAIRN_FEAT_FAILED;
   fr.failed[0] = (cairn_report_failed){SHA, source, CAIRN_FAIL_DIGEST};
   fr.nfailed = 1;
-  heartbeat(c, reporter, &fr);
+  core_fixture_heartbeat(c, reporter->id, &fr);
   assert_int_equal(holders(c, &agree), n - 1);
   assert_true(agree);
   /* a banned holder holds nothing */

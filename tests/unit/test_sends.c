@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/jobspec.h"
 #include "server/dist_int.h"
 #include "tests/support/core_fixture.h"
 
@@ -32,50 +31,6 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster, int port)
       cairn__core_auth(c, token, &vid, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
   return c->vols[vid - 1];
-}
-
-/* SHA (recorded only) and a job of 2·NRECV tasks reading it as a broadcast input. */
-static void file_and_job(cairn_core *c) {
-  int existed = 1;
-  cairn_error err = {0};
-  if (cairn__core_add_file(c, SHA, 1000, &existed, &err) != CAIRN_OK)
-    fail_msg("add file: %s", err.text);
-  json_t *tasks = json_array();
-  for (int k = 0; k < 2 * NRECV; k++) {
-    char id[16];
-    snprintf(id, sizeof id, "t%d", k);
-    json_array_append_new(tasks, json_pack("{s:s, s:[s]}", "id", id, "inputs", "big.bin"));
-  }
-  json_t *job = json_pack("{s:s, s:s, s:[{s:s, s:s, s:b}], s:o}", "app", "big", "policy", "fifo",
-                          "files", "name", "big.bin", "sha256", SHA, "broadcast", 1, "tasks",
-                          tasks);
-  char *text = json_dumps(job, JSON_COMPACT);
-  json_decref(job);
-  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
-  free(text);
-  if (!spec)
-    fail_msg("job rejected: %s", err.text);
-  int64_t id = 0;
-  if (cairn__core_submit(c, spec, &id, &err) != CAIRN_OK)
-    fail_msg("submit: %s", err.text);
-}
-
-static void heartbeat(cairn_core *c, mvol *v, cairn_report *r) {
-  json_t *hb = NULL;
-  cairn_error err = {0};
-  r->fields |= CAIRN_FEAT_RUNNING;
-  r->nrunning = 0;
-  assert_int_equal(cairn__core_heartbeat(c, v->id, r, &hb, &err), CAIRN_OK);
-  json_decref(hb);
-}
-
-static void have(cairn_core *c, mvol *v) {
-  static cairn_report r;
-  memset(&r, 0, sizeof r);
-  r.fields = CAIRN_FEAT_HAVE;
-  r.have[0] = SHA;
-  r.nhave = 1;
-  heartbeat(c, v, &r);
 }
 
 /* v asks for work (it may be told to wait for the file). */
@@ -109,10 +64,10 @@ static void check(cairn_core *c, const mvol *h, uint32_t *n, uint32_t *local) {
 static void test_sends_follow_the_copies_under_way(void **state) {
   core_fixture *fx = *state;
   cairn_core *c = fx->c;
-  file_and_job(c);
+  core_fixture_broadcast_job(c, SHA, 1000, 2 * NRECV);
   mvol *ha = reg(c, "ha", "a", 7100), *hb = reg(c, "hb", "b", 7101), *r[NRECV];
-  have(c, ha);
-  have(c, hb);
+  core_fixture_have(c, ha->id, SHA);
+  core_fixture_have(c, hb->id, SHA);
   uint32_t n = 0, local = 0;
   for (int i = 0; i < NRECV; i++) {
     char name[16];
@@ -125,7 +80,7 @@ static void test_sends_follow_the_copies_under_way(void **state) {
   assert_int_equal(local, 1); /* a holder sends one local copy at once */
   /* receivers report their copies held, one fails its source, one is banned */
   for (int i = 0; i < 4; i++) {
-    have(c, r[i]);
+    core_fixture_have(c, r[i]->id, SHA);
     check(c, ha, &n, &local);
     ask(c, r[i + 4]);
     check(c, ha, &n, &local);
@@ -135,7 +90,7 @@ static void test_sends_follow_the_copies_under_way(void **state) {
   fr.fields = CAIRN_FEAT_FAILED;
   fr.failed[0] = (cairn_report_failed){SHA, "http://127.0.0.1:7101/v1/files/" SHA, 0};
   fr.nfailed = 1;
-  heartbeat(c, r[5], &fr);
+  core_fixture_heartbeat(c, r[5]->id, &fr);
   check(c, ha, &n, &local);
   json_t *report = NULL;
   cairn_error err = {0};
