@@ -395,6 +395,16 @@ out:
 
 /* ---- plans ----------------------------------------------------------------- */
 
+/* 1 when s fits in cap bytes and is printable ASCII without '"' or '\\'
+ * (so the writer may print it as is). */
+static int plain_name(const char *s, size_t cap) {
+  size_t n = 0;
+  for (; s[n]; n++)
+    if (s[n] < 0x20 || s[n] > 0x7e || s[n] == '"' || s[n] == '\\')
+      return 0;
+  return n < cap;
+}
+
 static int cluster_model(cairn_plan_model m) { return m == CAIRN_PLAN_1C || m == CAIRN_PLAN_POSTAL; }
 
 static int put_node(cairn_buf *b, cairn_plan_model m, cairn_plan_node n) {
@@ -481,8 +491,10 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
   }
   TRY(only_keys(root, keys, "the plan", err));
   if ((v = json_object_get(root, "algorithm"))) {
-    if (!json_is_string(v)) {
-      st = cairn_error_set(err, CAIRN_EINVAL, "algorithm must be a string");
+    if (!json_is_string(v) || !plain_name(json_string_value(v), sizeof out->algorithm)) {
+      st = cairn_error_set(err, CAIRN_EINVAL, "algorithm must be a string of at most %zu "
+                           "printable characters, without quotes or backslashes",
+                           sizeof out->algorithm - 1);
       goto out;
     }
     cairn_plan_schedule_init(out, in->model, json_string_value(v));

@@ -102,6 +102,40 @@ static void test_errors(void **state) {
                "length");
 }
 
+/* A plan's algorithm is printed as is by the writer: a name with a quote,
+ * a backslash or a control character, or longer than the field, is
+ * refused naming it, and a plain one is read back as written. */
+static void test_algorithm_name(void **state) {
+  (void)state;
+  const char *inst = "{\"model\":\"1/C\",\"C\":2,\"clusters\":[{\"size\":2}],\"source\":0}";
+  static const char *const bad[] = {"lc\\\\f", "a\\\"b", "tab\\there", "a\\u0001",
+                                    "0123456789012345678901234567890123"};
+  cairn_plan_instance in;
+  cairn_error err = {0};
+  assert_int_equal(cairn_plan_instance_parse(inst, strlen(inst), &in, &err), CAIRN_OK);
+  char plan[256];
+  cairn_plan_schedule s;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(plan, sizeof plan, "{\"algorithm\":\"%s\",\"transfers\":[]}", bad[i]);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err), CAIRN_EINVAL);
+    if (!strstr(err.text, "algorithm"))
+      fail_msg("plan %s: error \"%s\" does not name the algorithm", plan, err.text);
+  }
+  snprintf(plan, sizeof plan, "{\"algorithm\":\"my planner/2 (x+y)\",\"transfers\":[]}");
+  if (cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err) != CAIRN_OK)
+    fail_msg("plain name refused: %s", err.text);
+  char *json = cairn_plan_schedule_to_json(&s, &in);
+  cairn_plan_schedule back;
+  assert_non_null(json);
+  assert_int_equal(cairn_plan_schedule_parse(json, strlen(json), &in, &back, &err), CAIRN_OK);
+  assert_string_equal(back.algorithm, "my planner/2 (x+y)");
+  free(json);
+  cairn_plan_schedule_free(&s);
+  cairn_plan_schedule_free(&back);
+  cairn_plan_instance_free(&in);
+}
+
 static int run(const char *cmd) {
   int rc = system(cmd);
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -169,6 +203,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_round_trip),
     cmocka_unit_test(test_errors),
+    cmocka_unit_test(test_algorithm_name),
     cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
