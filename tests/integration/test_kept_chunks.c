@@ -259,9 +259,7 @@ static void test_resume(void **state) {
   int v = copied_from(dir, "W", port[1]); /* 1: from A */
   assert_true(v || copied_from(dir, "W", port[0]));
   fprintf(stderr, "kept chunks: W copies from %s; killing it\n", v ? "A" : "P");
-  kill(w[v], SIGKILL);
-  int st = harness_wait(w[v], 30);
-  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  bigjob_kill9(w[v]);
   w[v] = 0;
   assert_true(bigjob_await_cached(dir, "W", sha, 120));
   assert_true(bigjob_log_line(dir, "W", "resuming at byte ", line, sizeof line));
@@ -297,15 +295,7 @@ static void *fake_main(void *ud) {
     if (c < 0)
       return NULL;
     char req[4096];
-    size_t n = 0;
-    req[0] = '\0';
-    while (n < sizeof req - 1 && !strstr(req, "\r\n\r\n")) {
-      ssize_t k = recv(c, req + n, sizeof req - 1 - n, 0);
-      if (k <= 0)
-        break;
-      n += (size_t)k;
-      req[n] = '\0';
-    }
+    bigjob_read_head(c, req, sizeof req);
     char head[200];
     int hl = snprintf(head, sizeof head,
                       "HTTP/1.1 200 OK\r\nContent-Length: %u\r\nConnection: close\r\n\r\n", SIZE);

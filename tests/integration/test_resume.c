@@ -122,15 +122,7 @@ typedef struct fake {
 /* Reads a request's head from c; copies its Range value into range. */
 static void read_head(int c, char *range, size_t len) {
   char req[4096];
-  size_t n = 0;
-  req[0] = '\0';
-  while (n < sizeof req - 1 && !strstr(req, "\r\n\r\n")) {
-    ssize_t k = recv(c, req + n, sizeof req - 1 - n, 0);
-    if (k <= 0)
-      break;
-    n += (size_t)k;
-    req[n] = '\0';
-  }
+  bigjob_read_head(c, req, sizeof req);
   range[0] = '\0';
   const char *r = strcasestr(req, "\r\nRange: ");
   if (r)
@@ -259,9 +251,7 @@ static void test_resume(void **state) {
   int c = copying_from_c(dir);
   const char *other = c ? "A" : "C";
   fprintf(stderr, "W copies from %s; killing it\n", c ? "C" : "A");
-  kill(w[c], SIGKILL);
-  int st = harness_wait(w[c], 30);
-  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  bigjob_kill9(w[c]);
   w[c] = 0;
   assert_true(bigjob_await_cached(dir, "W", sha, 120));
   assert_true(bigjob_log_line(dir, "W", "resuming at byte ", line, sizeof line));

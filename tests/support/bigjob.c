@@ -5,9 +5,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -123,4 +126,22 @@ void bigjob_check_outputs(const char *url, long long job, int n, const char *sha
     assert_memory_equal(json_string_value(json_object_get(t, "output")), sha, 64);
   }
   json_decref(r);
+}
+
+void bigjob_kill9(pid_t pid) {
+  kill(pid, SIGKILL);
+  int st = harness_wait(pid, 30);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
+void bigjob_read_head(int fd, char *req, size_t len) {
+  size_t n = 0;
+  req[0] = '\0';
+  while (n < len - 1 && !strstr(req, "\r\n\r\n")) {
+    ssize_t k = recv(fd, req + n, len - 1 - n, 0);
+    if (k <= 0)
+      break;
+    n += (size_t)k;
+    req[n] = '\0';
+  }
 }

@@ -37,6 +37,12 @@ int bigjob_await_log(const char *dir, const char *name, const char *text, double
 /* Waits up to timeout seconds until worker name's cache holds sha. */
 int bigjob_await_cached(const char *dir, const char *name, const char *sha, double timeout);
 
+/* Kills pid with SIGKILL and asserts it died of it (30 s at most). */
+void bigjob_kill9(pid_t pid);
+/* A fake file server's read of a request's head from socket fd into req
+ * (len bytes, NUL-terminated; what came before the peer stopped sending). */
+void bigjob_read_head(int fd, char *req, size_t len);
+
 /* Every one of job's n tasks is done with sha as its output. */
 void bigjob_check_outputs(const char *url, long long job, int n, const char *sha);
 
