@@ -6,6 +6,7 @@
  * (cairn__ban_mark, cairn__ban_tasks).
  */
 #include "server/core.h"
+#include "server/dist.h"
 #include "server/journal.h"
 
 #include <stdlib.h>
@@ -57,17 +58,21 @@ int cairn__ban_note(const cairn_core *c, mvol *v, const mjob *j, uint32_t task) 
   return 0;
 }
 
-/* One slice: the entries [bad->ban_next, + K) of bad's index, run by run
- * of the same job, under one hold of the lock. *done set when there was
- * none left: then the ban ends (J_BAN_DONE, the index freed). buf holds k.
- * O(k × results of a round) + the re-queue of what it discredits. */
+/* One slice: the next CAIRN__BAN_FILES buckets of the file table (its
+ * holdings forgotten), and the entries [bad->ban_next, + K) of bad's
+ * index, run by run of the same job, under one hold of the lock. *done
+ * set when neither had any left: then the ban ends (J_BAN_DONE, the index
+ * freed). buf holds k.
+ * O(k × results of a round) + the re-queue of what it discredits +
+ * cairn__dist_forget_step's. */
 static cairn_status slice(cairn_core *c, mvol *bad, uint32_t k, uint32_t *buf,
                           cairn__ban_tally *tl, int *done, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
   uint64_t t0 = now_ns();
+  int forgot = cairn__dist_forget_step(c, bad, CAIRN__BAN_FILES);
   uint32_t from = bad->ban_next, end = bad->ndid - from > k ? from + k : bad->ndid;
-  if ((*done = from >= bad->ndid)) {
+  if ((*done = forgot && from >= bad->ndid)) {
     cairn__journal_put(c->journal, cairn__jrec_ban_done(bad->id));
     free(bad->did);
     bad->did = NULL;

@@ -258,10 +258,14 @@ typedef struct mvol {
    * 8 bytes each, 16 at most with the array's doubling; freed when its ban
    * is finished. Entries of rounds since re-opened stay and are skipped;
    * those of deleted jobs go when the array is full. ban_left: banned, its ban not finished
-   * (the store's ban_pending); ban_next: the next entry a slice reads. */
+   * (the store's ban_pending); ban_next: the next entry a slice reads.
+   * forget_at, forget_cap: the next bucket of the file table whose holdings
+   * of it a slice forgets, and the table's size when that began (0: none
+   * left; cairn__dist_forget_step). */
   struct { uint32_t job, task; } *did; /* job: its id - 1 (c->jobs), task: its seq */
   uint32_t ndid, capdid, ban_next;
   uint8_t ban_left;
+  size_t forget_at, forget_cap;
 } mvol;
 /* Quarantine's window and the results it needs before judging
  * (docs/accountability.md). */
@@ -626,13 +630,18 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
  * It runs in steps, each under its own hold of the lock and in its own
  * journal group, each waiting until its group is durable before the next:
  *  1. the mark (cairn__ban_mark): banned, J_BAN (the ban pending in the
- *     store), its leases revoked and its holdings forgotten: O(its leases
- *     + stored files (cairn__dist_forget));
+ *     store, its holdings deleted there), its leases revoked, out of the
+ *     census: O(its leases);
  *  2. slices of at most c->ban_slice (CAIRN__BAN_SLICE, 256) entries of its
  *     index mvol.did (cairn__ban_tasks): O(K × results of a round) to
  *     invalidate and re-name, plus the re-queue of what they re-open
  *     (cairn__core_requeue: O(Σ (deg + 1) · log n) over the re-opened tasks
- *     and their descendants, never a job's other tasks);
+ *     and their descendants, never a job's other tasks); and the next
+ *     CAIRN__BAN_FILES buckets of the file table, whose holdings of it
+ *     and copies on their way to it are forgotten in memory
+ *     (cairn__dist_forget_step: O(CAIRN__BAN_FILES + those files' copies
+ *     under way)). Until then no source decision names it (a banned
+ *     holder is never usable);
  *  3. the end: J_BAN_DONE, the index freed: O(1).
  * Nothing scans a job or the volunteers. Re-doing a slice changes nothing
  * (its results are invalid already), so cairn__core_ban_resume (master.c
@@ -640,6 +649,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
  * serving) finishes the bans the store says are pending from their first
  * entry (O(volunteers) to find them). */
 #define CAIRN__BAN_SLICE 256u
+#define CAIRN__BAN_FILES 4096u
 /* Under the lock: ban counters added to (invalidated, tasks and
  * descendants re-queued; ids gets {job, task} per re-queued task). */
 typedef struct cairn__ban_tally {

@@ -151,10 +151,16 @@ int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int
  * naming it are not recognised (no rate sample, no failure counted). */
 #define CAIRN__PEER_TWINS 8
 void cairn__dist_peer_url(cairn__dist *d, mvol *v);
-/* vol was banned: it holds no file any more, no copy is on its way to it,
- * and it leaves the census. O(files + their holders and transfers). The
- * store side is J_BAN's. */
+/* vol was banned: it leaves the census now (O(1)); its holdings and the
+ * copies on their way to it are forgotten in steps (below). The store
+ * side is J_BAN's. */
 void cairn__dist_forget(cairn_core *c, mvol *vol);
+/* Forgets vol's holdings and the copies on their way to it in at most n
+ * more buckets of the file table (from vol->forget_at; a table grown
+ * meanwhile is visited again from its start, which changes nothing twice).
+ * 1 when the whole table is done. O(n + the visited files' holders of vol
+ * and copies under way). */
+int cairn__dist_forget_step(cairn_core *c, mvol *vol, size_t n);
 /* v made a request at now: it counts in the census of the clusters present
  * (census.c) for CAIRN__CENSUS_SECONDS. O(its apps) + the expiry of two
  * volunteers whose time is up. */

@@ -882,7 +882,20 @@ int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_
 
 void cairn__dist_forget(cairn_core *c, mvol *vol) {
   cairn__census_leave(c->dist, vol);
-  for (size_t i = 0; i < c->dist->files.cap; i++) {
+  vol->forget_at = 0;
+  vol->forget_cap = c->dist->files.cap;
+}
+
+int cairn__dist_forget_step(cairn_core *c, mvol *vol, size_t n) {
+  size_t cap = c->dist->files.cap;
+  if (!vol->forget_cap)
+    return 1;
+  if (vol->forget_cap != cap) { /* grown: its buckets moved, so all again */
+    vol->forget_at = 0;
+    vol->forget_cap = cap;
+  }
+  size_t end = n < cap - vol->forget_at ? vol->forget_at + n : cap;
+  for (size_t i = vol->forget_at; i < end; i++) {
     mfilerec *f = c->dist->files.keys[i] ? c->dist->files.vals[i] : NULL;
     if (!f)
       continue;
@@ -890,6 +903,10 @@ void cairn__dist_forget(cairn_core *c, mvol *vol) {
     drop_xfers(f, not_to, vol->id);
     filter(f->handed, &f->nhanded, not_to, vol->id);
   }
+  vol->forget_at = end;
+  if (end == cap)
+    vol->forget_cap = 0;
+  return !vol->forget_cap;
 }
 
 /* ---- for keep.c (outputs kept on workers) ---- */

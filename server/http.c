@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "server/master.h"
+#include "server/slow.h"
 
 /* The TLS versions served (GnuTLS priority string): 1.2 and 1.3; 1.0 and
  * 1.1 are refused at the handshake. */
@@ -58,6 +59,7 @@ typedef struct conn {
   int stale;              /* holds refused as stale so far (at most HOLD_STALE_MAX) */
   cairn__pass pass;       /* the wake it got, passed on when it finds no task */
   int no_hold;            /* a job wait whose wait ended: answer, hold no more */
+  struct slowreq *slow;   /* run on the slow lane (slow.h); its answer once resumed */
 } conn;
 
 /* A work request whose hold is refused this often as stale (a wake between
@@ -429,6 +431,51 @@ static int may_hold(const cairn_master *m, const conn *k) {
   return m->waiters && (k->route == R_WORK || (k->route == R_JOB && !k->no_hold));
 }
 
+/* A request run on the slow lane (slow.h): its handler's input, pointing
+ * into its connection (suspended meanwhile, so libmicrohttpd keeps it),
+ * and the answer the lane's thread leaves for on_request. */
+typedef struct slowreq {
+  cairn_master *m;
+  cairn__route route;
+  cairn__req rq;
+  char ip[INET_ADDRSTRLEN];
+  cairn__resp rs;
+} slowreq;
+
+static void slow_run(void *p) {
+  slowreq *q = p;
+  cairn__api_handle(q->m, q->route, &q->rq, &q->rs);
+}
+
+static void slow_cancel(void *p) {
+  cairn__api_error(&((slowreq *)p)->rs, CAIRN_EIO, "the master is stopping; retry later");
+}
+
+/* The routes whose handler may run for seconds: POST /v1/volunteers/{id}/ban
+ * (a ban in slices, each waiting for its commit). */
+static int slow_route(cairn__route r) { return r == R_BAN; }
+
+/* Suspends request k and queues rq for the slow lane; a full lane: 429. */
+static enum MHD_Result offload(cairn_master *m, struct MHD_Connection *c, conn *k,
+                               const cairn__req *rq) {
+  slowreq *q = calloc(1, sizeof *q);
+  if (!q)
+    return send_error(m, c, k->route, CAIRN_ENOMEM, "out of memory");
+  *q = (slowreq){.m = m, .route = k->route, .rq = *rq, .rs = {.fd = -1}};
+  snprintf(q->ip, sizeof q->ip, "%s", rq->client_ip);
+  q->rq.client_ip = q->ip;
+  k->slow = q;
+  MHD_suspend_connection(c); /* before the lane knows it: no resume comes first */
+  if (cairn__slow_submit(m->slow, slow_run, slow_cancel, q, c) == 0)
+    return MHD_YES;
+  MHD_resume_connection(c);
+  cairn__resp rs = {.fd = -1, .retry_after = 1};
+  cairn__api_failf(&rs, CAIRN_ERATE, "%u slow requests (bans) are running or queued; retry later",
+                   CAIRN__SLOW_CAP);
+  q->rs = rs;
+  return MHD_YES;
+}
+
 /* A complete request to the API (k->hold_deadline set: a work request
  * asked again after a hold, or a job wait looking again). */
 static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k,
@@ -445,6 +492,8 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                    .arg_wait = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait"),
                    .range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE),
                    .resumed = k->hold_deadline != 0};
+  if (m->slow && slow_route(k->route))
+    return offload(m, c, k, &rq);
   cairn__resp rs = {.fd = -1, .hold = may_hold(m, k) ? &k->hold : NULL};
   k->hold.ms = 0;
   k->hold.job = 0;
@@ -578,6 +627,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   conn *k = *ctx;
   if (!k && !(k = *ctx = conn_new(m)))
     return MHD_NO;
+  if (k->slow) { /* resumed by the slow lane: its answer is there */
+    enum MHD_Result ret = send_resp(m, c, k->route, &k->slow->rs);
+    free(k->slow);
+    k->slow = NULL;
+    k->responded = 1;
+    return ret;
+  }
   if (past_deadline(m, k)) {
     CAIRN_DEBUG(&m->log, "http: %s %s not complete after %d s: connection closed", method,
                 cairn__route_name[k->route], m->cfg.request_seconds);
@@ -616,6 +672,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     cairn__waiters_forget(m->waiters, k->wslot);
   upload_abort(k); /* a truncated upload leaves nothing behind */
   release(m, k);
+  if (k->slow) /* done, its client gone before the answer */
+    free(k->slow->rs.body);
+  free(k->slow);
   free(k);
   *ctx = NULL;
 }
@@ -696,6 +755,11 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
     free(key);
     return err ? err->status : CAIRN_ENOMEM;
   }
+  if (!m->slow && !(m->slow = cairn__slow_create(resume_conn, err))) {
+    free(cert);
+    free(key);
+    return err ? err->status : CAIRN_ENOMEM;
+  }
   cairn__core_set_waker(m->core, wake_held, wake_job_waits, m);
   cairn__core_set_handoff(m->core, claim_held, hand_held);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
@@ -735,6 +799,8 @@ void cairn__http_stop(cairn_master *m) {
    * master's 503s among them), then stop; idle keep-alive connections do
    * not hold it up */
   MHD_socket lsock = MHD_quiesce_daemon(m->daemon);
+  cairn__slow_stop(m->slow); /* the running one finishes, the queued ones get 503 */
+  m->slow = NULL;
   cairn__waiters_shutdown(m->waiters); /* held requests get 204 now (before the daemon
                                         * stops: it must not keep one suspended) */
   for (int waited = 0; atomic_load(&m->inflight) > 0 && waited < DRAIN_MS; waited += 10)

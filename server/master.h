@@ -11,6 +11,7 @@
 #include "server/core.h"
 #include "server/invitations.h"
 #include "server/ratelimit.h"
+#include "server/slow.h"
 #include "server/waiters.h"
 
 /* Routes, for dispatch and for the per-route request counters. */
@@ -50,6 +51,8 @@ struct cairn_master {
                                 cfg.max_body_memory) */
   cairn__waiters *waiters;   /* held work requests (waiters.h): made by http.c when it
                                 starts, freed by cairn_master_delete after the core */
+  cairn__slow *slow;         /* the slow lane (slow.h): made when HTTP starts, stopped
+                                before the daemon stops (http.c) */
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];

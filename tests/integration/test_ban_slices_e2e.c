@@ -6,7 +6,9 @@
  * answer of the ban reports every result once it is done. Then a master
  * killed with SIGKILL in the middle of a ban finishes it when it starts
  * again: every result of the volunteer invalid, every task re-queued, its
- * ban no longer pending, and `cairn audit verify --db` passes. */
+ * ban no longer pending, and `cairn audit verify --db` passes. A master
+ * with one HTTP thread answers health checks during a ban (it runs on the
+ * slow lane, server/slow.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,12 +117,20 @@ static void *ban_thread(void *p) {
   return NULL;
 }
 
-/* A fresh folder and a master on DIR/cairn.db with one result a slice. */
-static void start(char dir[4096], char db[4200], harness_server *srv) {
-  static const char *const extra[] = {"--ban-slice", "1", NULL};
+/* A fresh folder and a master on DIR/cairn.db with one result a slice
+ * (and the extra options given, or NULL). */
+static void start_with(char dir[4096], char db[4200], harness_server *srv,
+                       const char *const *more) {
+  const char *extra[8] = {"--ban-slice", "1"};
+  for (int i = 0; more && more[i] && i < 5; i++)
+    extra[2 + i] = more[i];
   harness_tmpdir(dir, 4096);
   snprintf(db, 4200, "%s/cairn.db", dir);
   assert_int_equal(harness_server_start(srv, db, extra), 0);
+}
+
+static void start(char dir[4096], char db[4200], harness_server *srv) {
+  start_with(dir, db, srv, NULL);
 }
 
 static void test_requests_answered_during_ban(void **state) {
@@ -212,8 +222,40 @@ static void test_kill9_mid_ban_finishes_at_start(void **state) {
   free(out);
 }
 
+/* With one HTTP thread, the ban still leaves it free: the ban runs on the
+ * slow lane (server/slow.h), so health checks are answered meanwhile. */
+static void test_one_http_thread_answers_during_ban(void **state) {
+  (void)state;
+  enum { N = 1000 };
+  char dir[4096], db[4200], tok[65];
+  harness_server srv;
+  start_with(dir, db, &srv, (const char *const[]){"--threads", "1", NULL});
+  long long liar = reg(srv.url, "liar", 64, tok);
+  submit(srv.url, N);
+  compute_all(srv.url, tok, N);
+  ban_call b = {srv.url, liar, 0, NULL, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, ban_thread, &b), 0);
+  assert_int_equal(slices_reach(srv.url, 1), 0);
+  int during = 0;
+  while (!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST)) {
+    json_t *r = NULL;
+    assert_int_equal(harness_http(srv.url, "GET", "/healthz", NULL, NULL, 0, &r, NULL, NULL), 200);
+    json_decref(r);
+    during += !__atomic_load_n(&b.done, __ATOMIC_SEQ_CST);
+  }
+  pthread_join(th, NULL);
+  fprintf(stderr, "one HTTP thread: %d health checks answered during the ban\n", during);
+  assert_true(during >= 1);
+  assert_int_equal(b.status, 200);
+  assert_int_equal(json_integer_value(json_object_get(b.report, "results_invalidated")), N);
+  json_decref(b.report);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_http_thread_answers_during_ban),
       cmocka_unit_test(test_requests_answered_during_ban),
       cmocka_unit_test(test_kill9_mid_ban_finishes_at_start),
   };

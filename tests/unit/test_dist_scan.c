@@ -7,7 +7,9 @@
  * and the set that answers "does v hold f" stays in step with the list of
  * holders through a bad copy and a ban. The measure is the count of
  * candidates handed out in windows (cairn__dist.scan_work), not a clock.
- * A core on a real SQLite file. */
+ * A ban forgets a volunteer's holdings of thousands of files a bounded
+ * part of the file table at a time (cairn__dist_forget_step). A core on a
+ * real SQLite file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -133,9 +135,110 @@ static void test_many_holders(void **state) {
   assert_true(agree);
 }
 
+/* The file table's size now, and how many files v holds (under the lock). */
+static size_t table_cap(cairn_core *c) {
+  pthread_mutex_lock(&c->lock);
+  size_t cap = c->dist->files.cap;
+  cairn__core_unlock(c);
+  return cap;
+}
+
+static size_t held_by(cairn_core *c, const mvol *v) {
+  size_t n = 0;
+  pthread_mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->dist->files.cap; i++)
+    if (c->dist->files.keys[i])
+      n += cairn__dist_holds(c->dist->files.vals[i], v->id);
+  cairn__core_unlock(c);
+  return n;
+}
+
+/* NFILES stored files, all held by one volunteer and half by another: a
+ * ban forgets the banned one's holdings CAIRN__BAN_FILES buckets of the
+ * table at a time (cairn__dist_forget_step), never the whole table in one
+ * hold of the lock, is never named as a source meanwhile, and ends with
+ * none of them; a table grown during the steps is visited again. */
+enum { NFILES = 6000 };
+
+static void add_files(cairn_core *c, int from, int to, mvol *all, mvol *half) {
+  for (int i = from; i < to; i++) {
+    char sha[65];
+    snprintf(sha, sizeof sha, "%016x%048x", i + 1, 0); /* the key: the first 16 */
+    int existed = 0;
+    cairn_error err = {0};
+    assert_int_equal(cairn__core_add_file(c, sha, 10, &existed, &err), CAIRN_OK);
+    pthread_mutex_lock(&c->lock);
+    assert_int_equal(cairn__dist_restore_holder(c, all, sha, 1), 0);
+    if (i % 2 == 0)
+      assert_int_equal(cairn__dist_restore_holder(c, half, sha, 1), 0);
+    cairn__core_unlock(c);
+  }
+}
+
+static void test_ban_forgets_in_steps(void **state) {
+  core_fixture *fx = *state;
+  cairn_core *c = fx->c;
+  mvol *bad = reg(c, 0, 0), *good = reg(c, 1, 0);
+  add_files(c, 0, NFILES, bad, good);
+  size_t cap = table_cap(c);
+  assert_true(cap >= 2 * CAIRN__BAN_FILES); /* so that it takes several steps */
+  assert_int_equal(held_by(c, bad), NFILES);
+  pthread_mutex_lock(&c->lock);
+  bad->banned = 1; /* as the mark does, before the steps */
+  cairn__dist_forget(c, bad);
+  int steps = 0, done = 0;
+  while (!done) {
+    size_t at = bad->forget_cap == c->dist->files.cap ? bad->forget_at : 0;
+    done = cairn__dist_forget_step(c, bad, CAIRN__BAN_FILES);
+    steps++;
+    assert_true(done || bad->forget_at - at == CAIRN__BAN_FILES);
+    if (steps == 1) { /* the table grows between two steps: all again */
+      cairn__core_unlock(c);
+      add_files(c, NFILES, 3 * NFILES, bad, good);
+      pthread_mutex_lock(&c->lock);
+    }
+  }
+  size_t grown = c->dist->files.cap;
+  cairn__core_unlock(c);
+  assert_true(grown > cap);
+  /* one step before the growth, then the grown table from its start */
+  assert_int_equal(steps, 1 + (int)((grown + CAIRN__BAN_FILES - 1) / CAIRN__BAN_FILES));
+  assert_int_equal(held_by(c, bad), 0);
+  assert_int_equal(held_by(c, good), 3 * NFILES / 2);
+  bad->banned = 0; /* the ban below starts from scratch */
+}
+
+/* The ban itself takes its steps: a volunteer with no result and NFILES
+ * holdings is banned in ceil(table / CAIRN__BAN_FILES) slices, and holds
+ * nothing after. */
+static void test_ban_slices_forget(void **state) {
+  core_fixture *fx = *state;
+  cairn_core *c = fx->c;
+  mvol *bad = reg(c, 0, 0), *good = reg(c, 1, 0);
+  add_files(c, 0, NFILES, bad, good);
+  size_t cap = table_cap(c);
+  pthread_mutex_lock(&c->lock);
+  uint64_t before = c->ban_slices_total;
+  cairn__core_unlock(c);
+  json_t *report = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_ban(c, bad->id, "test", &report, &err), CAIRN_OK);
+  json_decref(report);
+  assert_int_equal(held_by(c, bad), 0);
+  assert_int_equal(held_by(c, good), NFILES / 2);
+  pthread_mutex_lock(&c->lock);
+  uint64_t slices = c->ban_slices_total - before;
+  cairn__core_unlock(c);
+  assert_int_equal(slices, (cap + CAIRN__BAN_FILES - 1) / CAIRN__BAN_FILES - 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_many_holders, core_fixture_setup, core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_ban_forgets_in_steps, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_ban_slices_forget, core_fixture_setup,
+                                    core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
