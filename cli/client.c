@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -66,11 +67,21 @@ long cairn_client_json(cairn_http *h, const char *method, const char *path, cons
   cairn_http_response r;
   cairn_error err = {0};
   *out = NULL;
-  if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body,
-                         body ? strlen(body) : 0, 1u << 30, &r, &err) != CAIRN_OK) {
+  for (int tries = 0;; tries++) {
+    if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body,
+                           body ? strlen(body) : 0, 1u << 30, &r, &err) != CAIRN_OK) {
+      cairn_buf_free(&r.body);
+      cairn_cli_fail("%s", err.text);
+      return -1;
+    }
+    /* 429 changed nothing: wait as the master says, then ask again */
+    if (r.status != 429 || r.retry_after < 0 || tries == CAIRN_CLI_RETRIES_429)
+      break;
+    long wait = r.retry_after < 1 ? 1 : r.retry_after > 30 ? 30 : r.retry_after;
+    fprintf(stderr, "cairn: %s %s: the master is busy (HTTP 429); retrying in %ld s\n", method,
+            path, wait);
     cairn_buf_free(&r.body);
-    cairn_cli_fail("%s", err.text);
-    return -1;
+    sleep((unsigned)wait);
   }
   json_t *j = r.body.len ? json_loadb(r.body.data, r.body.len, 0, NULL) : NULL;
   if (r.status >= 400 && !quiet_errors) {

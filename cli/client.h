@@ -20,7 +20,11 @@ int cairn_client_parse(int *argc, char **argv, cairn_client_opts *o);
 cairn_http *cairn_client_connect(const cairn_client_opts *o);
 /* Sends a request and parses the JSON answer into *out (may be NULL for 204).
  * Returns the HTTP status, or -1 after printing a transport error. On a
- * status >= 400 prints "cairn: MESSAGE" from the error body. */
+ * status >= 400 prints "cairn: MESSAGE" from the error body. A 429 with
+ * Retry-After (the master changed nothing: busy, or a rate limit) is
+ * asked again after that many seconds (1 to 30), at most
+ * CAIRN_CLI_RETRIES_429 times, each retry told on stderr. */
+#define CAIRN_CLI_RETRIES_429 5
 long cairn_client_json(cairn_http *h, const char *method, const char *path, const char *body,
                        json_t **out, int quiet_errors);
 

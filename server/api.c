@@ -625,7 +625,7 @@ static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
     cairn__waiters_counts(m->waiters, &held, &total);
     cairn__waiters_job_counts(m->waiters, &jheld, &jtotal);
   }
-  char line[800];
+  char line[1000];
   int k = snprintf(line, sizeof line, "# HELP cairn_work_held Work requests held for a task now.\n"
                    "# TYPE cairn_work_held gauge\ncairn_work_held %llu\n"
                    "# HELP cairn_work_held_total Work requests held since the start.\n"
@@ -633,9 +633,13 @@ static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
                    "# HELP cairn_job_waits_held Job waits (GET /v1/jobs/{id}?wait=) held now.\n"
                    "# TYPE cairn_job_waits_held gauge\ncairn_job_waits_held %llu\n"
                    "# HELP cairn_job_waits_held_total Job waits held since the start.\n"
-                   "# TYPE cairn_job_waits_held_total counter\ncairn_job_waits_held_total %llu\n",
+                   "# TYPE cairn_job_waits_held_total counter\ncairn_job_waits_held_total %llu\n"
+                   "# HELP cairn_slow_requests Requests running or queued on the slow lane now "
+                   "(bans, large submissions).\n"
+                   "# TYPE cairn_slow_requests gauge\ncairn_slow_requests %u\n",
                    (unsigned long long)held, (unsigned long long)total,
-                   (unsigned long long)jheld, (unsigned long long)jtotal);
+                   (unsigned long long)jheld, (unsigned long long)jtotal,
+                   m->slow ? cairn__slow_busy(m->slow) : 0u);
   char *nb = buf && k > 0 ? realloc(buf, *len + (size_t)k + 1) : NULL;
   if (!nb)
     return buf;

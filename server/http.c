@@ -451,9 +451,14 @@ static void slow_cancel(void *p) {
   cairn__api_error(&((slowreq *)p)->rs, CAIRN_EIO, "the master is stopping; retry later");
 }
 
-/* The routes whose handler may run for seconds: POST /v1/volunteers/{id}/ban
- * (a ban in slices, each waiting for its commit). */
-static int slow_route(cairn__route r) { return r == R_BAN; }
+/* The requests whose handler may run for seconds: POST
+ * /v1/volunteers/{id}/ban (a ban in slices, each waiting for its commit),
+ * and a POST /v1/jobs whose body passes CAIRN__SLOW_BODY (a job's
+ * submission is O(its tasks and edges) under the core's lock). */
+static int slow_request(const conn *k, const char *method) {
+  return k->route == R_BAN ||
+         (k->route == R_JOBS && k->body.len > CAIRN__SLOW_BODY && !strcmp(method, "POST"));
+}
 
 /* Suspends request k and queues rq for the slow lane; a full lane: 429. */
 static enum MHD_Result offload(cairn_master *m, struct MHD_Connection *c, conn *k,
@@ -470,8 +475,9 @@ static enum MHD_Result offload(cairn_master *m, struct MHD_Connection *c, conn *
     return MHD_YES;
   MHD_resume_connection(c);
   cairn__resp rs = {.fd = -1, .retry_after = 1};
-  cairn__api_failf(&rs, CAIRN_ERATE, "%u slow requests (bans) are running or queued; retry later",
-                   CAIRN__SLOW_CAP);
+  cairn__api_failf(&rs, CAIRN_ERATE,
+                   "%u slow requests (bans, submissions over %u KiB) are running or queued; "
+                   "retry later", CAIRN__SLOW_CAP, CAIRN__SLOW_BODY / 1024);
   q->rs = rs;
   return MHD_YES;
 }
@@ -492,7 +498,7 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                    .arg_wait = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait"),
                    .range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE),
                    .resumed = k->hold_deadline != 0};
-  if (m->slow && slow_route(k->route))
+  if (m->slow && slow_request(k, method))
     return offload(m, c, k, &rq);
   cairn__resp rs = {.fd = -1, .hold = may_hold(m, k) ? &k->hold : NULL};
   k->hold.ms = 0;
@@ -800,7 +806,6 @@ void cairn__http_stop(cairn_master *m) {
    * not hold it up */
   MHD_socket lsock = MHD_quiesce_daemon(m->daemon);
   cairn__slow_stop(m->slow); /* the running one finishes, the queued ones get 503 */
-  m->slow = NULL;
   cairn__waiters_shutdown(m->waiters); /* held requests get 204 now (before the daemon
                                         * stops: it must not keep one suspended) */
   for (int waited = 0; atomic_load(&m->inflight) > 0 && waited < DRAIN_MS; waited += 10)

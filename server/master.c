@@ -285,6 +285,7 @@ void cairn_master_delete(cairn_master *m) {
     pthread_join(m->reaper, NULL);
   cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
   cairn__waiters_destroy(m->waiters); /* after every thread that wakes them */
+  cairn__slow_destroy(m->slow);        /* stopped with the HTTP daemon */
   cairn__invites_close(m->invites);
   if (m->stop_pipe[0] >= 0)
     close(m->stop_pipe[0]);

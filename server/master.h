@@ -52,7 +52,8 @@ struct cairn_master {
   cairn__waiters *waiters;   /* held work requests (waiters.h): made by http.c when it
                                 starts, freed by cairn_master_delete after the core */
   cairn__slow *slow;         /* the slow lane (slow.h): made when HTTP starts, stopped
-                                before the daemon stops (http.c) */
+                                before the daemon stops (http.c), freed by
+                                cairn_master_delete */
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];

@@ -18,6 +18,7 @@ struct cairn__slow {
   unsigned head, n;  /* queued: ring[head .. head + n) */
   unsigned running;  /* 1 while the thread runs one */
   int stopping;
+  int joined;        /* the thread was (or is being) joined by a stop */
   void (*resume)(void *conn);
   pthread_t thread;
 };
@@ -91,10 +92,18 @@ void cairn__slow_stop(cairn__slow *s) {
   if (!s)
     return;
   pthread_mutex_lock(&s->lock);
-  s->stopping = 1;
+  int joined = s->joined;
+  s->stopping = s->joined = 1;
   pthread_cond_signal(&s->more);
   pthread_mutex_unlock(&s->lock);
-  pthread_join(s->thread, NULL);
+  if (!joined)
+    pthread_join(s->thread, NULL);
+}
+
+void cairn__slow_destroy(cairn__slow *s) {
+  if (!s)
+    return;
+  cairn__slow_stop(s);
   pthread_cond_destroy(&s->more);
   pthread_mutex_destroy(&s->lock);
   free(s);

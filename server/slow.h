@@ -1,6 +1,7 @@
 /* slow.h — the slow lane: one thread that runs the requests whose handler
- * may take seconds (a ban in slices: core.h, "cairn__core_ban"), so that
- * they never hold an HTTP pool thread (private to server/).
+ * may take seconds (a ban in slices: core.h, "cairn__core_ban"; a job's
+ * submission of more than CAIRN__SLOW_BODY bytes), so that they never hold
+ * an HTTP pool thread (private to server/).
  *
  * Why: libmicrohttpd's pool thread owns every connection it accepted; a
  * handler that runs for seconds stalls them all, health checks included.
@@ -23,8 +24,10 @@
 
 #include "common/error.h"
 
-/* Requests queued or running at most; a request past it gets 503. */
+/* Requests queued or running at most; a request past it gets 429. */
 #define CAIRN__SLOW_CAP 4u
+/* A job's submission with a larger body runs on the lane (http.c). */
+#define CAIRN__SLOW_BODY (256u * 1024u)
 
 typedef struct cairn__slow cairn__slow;
 
@@ -40,7 +43,10 @@ int cairn__slow_submit(cairn__slow *s, void (*run)(void *arg), void (*cancel)(vo
 /* The number of requests queued or running now. */
 unsigned cairn__slow_busy(cairn__slow *s);
 
-/* Stops the lane (see above) and frees it. NULL is fine. */
+/* Stops the lane (see above); later submissions are refused. The lane
+ * stays readable (cairn__slow_busy) until destroyed. NULL is fine. */
 void cairn__slow_stop(cairn__slow *s);
+/* Stops it if need be, then frees it. NULL is fine. */
+void cairn__slow_destroy(cairn__slow *s);
 
 #endif

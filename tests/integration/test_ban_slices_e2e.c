@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/harness.h"
 
@@ -253,8 +254,68 @@ static void test_one_http_thread_answers_during_ban(void **state) {
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
+/* The slow lane takes at most CAIRN__SLOW_CAP (4) requests: with four
+ * long bans running or queued, a fifth gets 429 with Retry-After and a
+ * message naming the lane, and changes nothing; `cairn ban` retries such
+ * a 429 after Retry-After and succeeds once the lane has room. */
+static void test_full_lane_429_then_cli_retries(void **state) {
+  (void)state;
+  enum { LIARS = 6, N = 1500 };
+  char dir[4096], db[4200], tok[LIARS][65];
+  harness_server srv;
+  start(dir, db, &srv);
+  long long id[LIARS];
+  for (int i = 0; i < LIARS; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "liar%d", i);
+    id[i] = reg(srv.url, name, 64, tok[i]);
+  }
+  submit(srv.url, LIARS * N);
+  for (int i = 0; i < 4; i++)
+    compute_all(srv.url, tok[i], N);
+  ban_call b[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    b[i] = (ban_call){srv.url, id[i], 0, NULL, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, ban_thread, &b[i]), 0);
+  }
+  assert_int_equal(slices_reach(srv.url, 1), 0);
+  usleep(200 * 1000); /* the other three reach the lane's queue meanwhile */
+  char path[64];
+  snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", id[4]);
+  static const char body[] = "{\"reason\": \"x\"}";
+  json_t *r = NULL;
+  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, body, strlen(body), &r, NULL, NULL),
+                   429);
+  const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+  assert_non_null(msg);
+  assert_non_null(strstr(msg, "slow requests"));
+  json_decref(r);
+  assert_int_equal(sql_int(db, "SELECT banned FROM volunteers WHERE name = 'liar4'"), 0);
+  /* the CLI, while the lane is still full, waits and asks again */
+  char cli[4096], cmd[9000], *out = NULL;
+  harness_bin(cli, sizeof cli, "cairn");
+  snprintf(cmd, sizeof cmd, "'%s' ban %lld --server '%s' --token '%s' 2>&1", cli, id[5], srv.url,
+           ADMIN);
+  const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+  int rc = harness_run(argv, &out);
+  if (rc != 0)
+    fail_msg("cairn ban: exit %d: %s", rc, out ? out : "");
+  assert_non_null(strstr(out, "retrying in 1 s"));
+  assert_non_null(strstr(out, "banned"));
+  free(out);
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(b[i].status, 200);
+    json_decref(b[i].report);
+  }
+  assert_int_equal(sql_int(db, "SELECT banned FROM volunteers WHERE name = 'liar5'"), 1);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_full_lane_429_then_cli_retries),
       cmocka_unit_test(test_one_http_thread_answers_during_ban),
       cmocka_unit_test(test_requests_answered_during_ban),
       cmocka_unit_test(test_kill9_mid_ban_finishes_at_start),

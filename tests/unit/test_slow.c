@@ -2,7 +2,7 @@
  * in the order queued, each followed by the resume of its connection; at
  * most CAIRN__SLOW_CAP queued or running, the next refused with nothing
  * queued; a stop lets the running one finish, cancels the queued ones
- * (each still resumed, after its cancel). */
+ * (each still resumed, after its cancel), and refuses new ones. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,7 +90,7 @@ static void test_in_order_then_resume(void **state) {
   assert_memory_equal(events, want, sizeof want);
   while (cairn__slow_busy(s) != 0) /* it counts the last one until after its resume */
     usleep(1000);
-  cairn__slow_stop(s);
+  cairn__slow_destroy(s);
 }
 
 static void test_cap_then_stop_cancels_queued(void **state) {
@@ -124,6 +124,9 @@ static void test_cap_then_stop_cancels_queued(void **state) {
   }
   assert_int_equal(nevents, (int)(sizeof want / sizeof want[0]));
   assert_memory_equal(events, want, sizeof want);
+  assert_int_equal(submit(s, 7), -1); /* stopped: refused */
+  assert_int_equal(cairn__slow_busy(s), 0);
+  cairn__slow_destroy(s);
 }
 
 int main(void) {

@@ -1,0 +1,106 @@
+/* test_slow_lane.c — a large submission runs on the master's slow lane
+ * (server/slow.h), not on an HTTP thread: a real cairn-server on loopback
+ * with one HTTP thread is sent a job of 100,000 tasks (about 1.9 MiB, past
+ * CAIRN__SLOW_BODY); while the master builds it, that one thread still
+ * answers GET /metrics, which shows the request on the lane
+ * (cairn_slow_requests 1). The job is then whole: 201, and 100,000 tasks
+ * eligible. A small submission is answered as before. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/harness.h"
+
+#define ADMIN HARNESS_ADMIN_TOKEN
+
+enum { NTASKS = 100000 };
+
+typedef struct submit_call {
+  const char *url;
+  char *body;
+  long status;
+  json_t *resp;
+  int done; /* set (atomically) once the answer came */
+} submit_call;
+
+static void *submit_thread(void *p) {
+  submit_call *s = p;
+  s->status = harness_http(s->url, "POST", "/v1/jobs", ADMIN, s->body, strlen(s->body), &s->resp,
+                           NULL, NULL);
+  __atomic_store_n(&s->done, 1, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+/* {"app": "noop", "policy": "fifo", "tasks": [{"id": "t0"}, ...]}, n tasks. */
+static char *job_text(int n) {
+  size_t cap = 64 + (size_t)n * 24, len = 0;
+  char *b = malloc(cap);
+  assert_non_null(b);
+  len += (size_t)snprintf(b, cap, "{\"app\": \"noop\", \"policy\": \"fifo\", \"tasks\": [");
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(b + len, cap - len, "%s{\"id\": \"task-%d\"}", i ? ", " : "", i);
+  snprintf(b + len, cap - len, "]}");
+  return b;
+}
+
+static void test_large_submission_leaves_http_thread_free(void **state) {
+  (void)state;
+  char dir[4096], db[4200];
+  harness_tmpdir(dir, sizeof dir);
+  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  harness_server srv;
+  static const char *const extra[] = {"--threads", "1", NULL};
+  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+
+  submit_call s = {srv.url, job_text(NTASKS), 0, NULL, 0};
+  assert_true(strlen(s.body) > 256u * 1024u);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, submit_thread, &s), 0);
+  int seen = 0, polls = 0;
+  while (!__atomic_load_n(&s.done, __ATOMIC_SEQ_CST) && !seen) {
+    long long busy = harness_metric(srv.url, "cairn_slow_requests ");
+    assert_true(busy >= 0); /* answered by the one HTTP thread */
+    polls++;
+    seen = busy == 1 && !__atomic_load_n(&s.done, __ATOMIC_SEQ_CST);
+  }
+  pthread_join(th, NULL);
+  fprintf(stderr, "%d tasks (%zu bytes): /metrics answered %d times, the lane seen busy: %d\n",
+          NTASKS, strlen(s.body), polls, seen);
+  assert_true(seen);
+  assert_int_equal(s.status, 201);
+  long long id = (long long)json_integer_value(json_object_get(s.resp, "id"));
+  json_decref(s.resp);
+  free(s.body);
+  char path[64];
+  snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+  json_t *j = NULL;
+  assert_int_equal(harness_http(srv.url, "GET", path, ADMIN, NULL, 0, &j, NULL, NULL), 200);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "counts"), "eligible")),
+                   NTASKS);
+  json_decref(j);
+  assert_int_equal(harness_metric(srv.url, "cairn_slow_requests "), 0);
+
+  /* a small one: answered on the HTTP thread, as before */
+  char *small = job_text(10);
+  json_t *r = NULL;
+  assert_int_equal(harness_http(srv.url, "POST", "/v1/jobs", ADMIN, small, strlen(small), &r,
+                                NULL, NULL), 201);
+  json_decref(r);
+  free(small);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_large_submission_leaves_http_thread_free),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
