@@ -1,10 +1,11 @@
 /* roundtrip.c — serial round trip through the master: how fast one task
  * reaches an idle worker and its result comes back.
  *
- *   bench-roundtrip --tasks N --workers K [--no-fsync]
+ *   bench-roundtrip --tasks N --workers K [--no-fsync] [--threads T]
  *
  * Starts cairn-server (a separate process, fresh database in a temporary
- * folder, durable group commits unless --no-fsync) and K cairn-worker processes on loopback
+ * folder, durable group commits unless --no-fsync, T HTTP threads when
+ * given) and K cairn-worker processes on loopback
  * whose app is /bin/true, waits until all K have registered, then N times:
  * submits a job of one task (POST /v1/jobs) and waits until it is done
  * with GET /v1/jobs/{id}?wait= (held by the master until the job
@@ -37,7 +38,7 @@ static double now(void) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: bench-roundtrip --tasks N --workers K [--no-fsync]\n");
+  fprintf(stderr, "usage: bench-roundtrip --tasks N --workers K [--no-fsync] [--threads T]\n");
   exit(2);
 }
 
@@ -117,6 +118,7 @@ static int cmp_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
   long tasks = 500;
   int workers = 8, durable = 1;
+  const char *threads = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
       tasks = atol(argv[++i]);
@@ -124,6 +126,8 @@ int main(int argc, char **argv) {
       workers = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--no-fsync"))
       durable = 0;
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+      threads = argv[++i];
     else
       usage();
   }
@@ -136,7 +140,14 @@ int main(int argc, char **argv) {
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/bench.db", dir);
   harness_server srv;
-  const char *extra[] = {durable ? NULL : "--no-fsync", NULL};
+  const char *extra[4] = {NULL}; /* --no-fsync, --threads T */
+  int nx = 0;
+  if (!durable)
+    extra[nx++] = "--no-fsync";
+  if (threads) {
+    extra[nx++] = "--threads";
+    extra[nx++] = threads;
+  }
   if (harness_server_start(&srv, db, extra)) {
     fprintf(stderr, "bench-roundtrip: cannot start cairn-server\n");
     return 1;

@@ -635,7 +635,7 @@ static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
                    "# HELP cairn_job_waits_held_total Job waits held since the start.\n"
                    "# TYPE cairn_job_waits_held_total counter\ncairn_job_waits_held_total %llu\n"
                    "# HELP cairn_slow_requests Requests running or queued on the slow lane now "
-                   "(bans, large submissions).\n"
+                   "(bans, deletions, large submissions).\n"
                    "# TYPE cairn_slow_requests gauge\ncairn_slow_requests %u\n",
                    (unsigned long long)held, (unsigned long long)total,
                    (unsigned long long)jheld, (unsigned long long)jtotal,

@@ -1,7 +1,7 @@
 /* slow.h — the slow lane: one thread that runs the requests whose handler
  * may take seconds (a ban in slices: core.h, "cairn__core_ban"; a job's
- * submission of more than CAIRN__SLOW_BODY bytes), so that they never hold
- * an HTTP pool thread (private to server/).
+ * submission of more than CAIRN__SLOW_BODY bytes; a job's deletion), so
+ * that they never hold an HTTP pool thread (private to server/).
  *
  * Why: libmicrohttpd's pool thread owns every connection it accepted; a
  * handler that runs for seconds stalls them all, health checks included.

@@ -4,7 +4,8 @@
  * CAIRN__SLOW_BODY); while the master builds it, that one thread still
  * answers GET /metrics, which shows the request on the lane
  * (cairn_slow_requests 1). The job is then whole: 201, and 100,000 tasks
- * eligible. A small submission is answered as before. */
+ * eligible. Its deletion with its rows runs on the lane too. A small
+ * submission is answered as before. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@ enum { NTASKS = 100000 };
 
 typedef struct submit_call {
   const char *url;
+  const char *method, *path;
   char *body;
   long status;
   json_t *resp;
@@ -33,8 +35,8 @@ typedef struct submit_call {
 
 static void *submit_thread(void *p) {
   submit_call *s = p;
-  s->status = harness_http(s->url, "POST", "/v1/jobs", ADMIN, s->body, strlen(s->body), &s->resp,
-                           NULL, NULL);
+  s->status = harness_http(s->url, s->method, s->path, ADMIN, s->body,
+                           s->body ? strlen(s->body) : 0, &s->resp, NULL, NULL);
   __atomic_store_n(&s->done, 1, __ATOMIC_SEQ_CST);
   return NULL;
 }
@@ -51,6 +53,23 @@ static char *job_text(int n) {
   return b;
 }
 
+/* Runs call s in a thread while polling GET /metrics (which the one HTTP
+ * thread must answer meanwhile); 1 when the lane was seen running it
+ * before its answer came. Joins the thread. */
+static int on_lane_meanwhile(submit_call *s, int *polls) {
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, submit_thread, s), 0);
+  int seen = 0;
+  while (!__atomic_load_n(&s->done, __ATOMIC_SEQ_CST) && !seen) {
+    long long busy = harness_metric(s->url, "cairn_slow_requests ");
+    assert_true(busy >= 0); /* answered by the one HTTP thread */
+    ++*polls;
+    seen = busy == 1 && !__atomic_load_n(&s->done, __ATOMIC_SEQ_CST);
+  }
+  pthread_join(th, NULL);
+  return seen;
+}
+
 static void test_large_submission_leaves_http_thread_free(void **state) {
   (void)state;
   char dir[4096], db[4200];
@@ -60,18 +79,9 @@ static void test_large_submission_leaves_http_thread_free(void **state) {
   static const char *const extra[] = {"--threads", "1", NULL};
   assert_int_equal(harness_server_start(&srv, db, extra), 0);
 
-  submit_call s = {srv.url, job_text(NTASKS), 0, NULL, 0};
+  submit_call s = {srv.url, "POST", "/v1/jobs", job_text(NTASKS), 0, NULL, 0};
   assert_true(strlen(s.body) > 256u * 1024u);
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, submit_thread, &s), 0);
-  int seen = 0, polls = 0;
-  while (!__atomic_load_n(&s.done, __ATOMIC_SEQ_CST) && !seen) {
-    long long busy = harness_metric(srv.url, "cairn_slow_requests ");
-    assert_true(busy >= 0); /* answered by the one HTTP thread */
-    polls++;
-    seen = busy == 1 && !__atomic_load_n(&s.done, __ATOMIC_SEQ_CST);
-  }
-  pthread_join(th, NULL);
+  int polls = 0, seen = on_lane_meanwhile(&s, &polls);
   fprintf(stderr, "%d tasks (%zu bytes): /metrics answered %d times, the lane seen busy: %d\n",
           NTASKS, strlen(s.body), polls, seen);
   assert_true(seen);
@@ -88,9 +98,25 @@ static void test_large_submission_leaves_http_thread_free(void **state) {
   json_decref(j);
   assert_int_equal(harness_metric(srv.url, "cairn_slow_requests "), 0);
 
+  /* its deletion (with its rows) runs on the lane too */
+  json_t *r = NULL;
+  snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", id);
+  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  json_decref(r);
+  char del[80];
+  snprintf(del, sizeof del, "/v1/jobs/%lld?purge=1", id);
+  submit_call d = {srv.url, "DELETE", del, NULL, 0, NULL, 0};
+  polls = 0;
+  seen = on_lane_meanwhile(&d, &polls);
+  fprintf(stderr, "its deletion: /metrics answered %d times, the lane seen busy: %d\n", polls,
+          seen);
+  assert_true(seen);
+  assert_int_equal(d.status, 200);
+  assert_int_equal(json_integer_value(json_object_get(d.resp, "tasks")), NTASKS);
+  json_decref(d.resp);
+
   /* a small one: answered on the HTTP thread, as before */
   char *small = job_text(10);
-  json_t *r = NULL;
   assert_int_equal(harness_http(srv.url, "POST", "/v1/jobs", ADMIN, small, strlen(small), &r,
                                 NULL, NULL), 201);
   json_decref(r);
