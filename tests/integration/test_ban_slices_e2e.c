@@ -134,20 +134,27 @@ static void start(char dir[4096], char db[4200], harness_server *srv) {
   start_with(dir, db, srv, NULL);
 }
 
+/* Registers "liar" (token in tok), gives it a job of n results, and starts
+ * its ban in *th (*b filled): the ban's answer comes in b->status. */
+static void ban_liar_of(const char *url, int n, char tok[65], ban_call *b, pthread_t *th) {
+  long long liar = reg(url, "liar", 64, tok);
+  submit(url, n);
+  compute_all(url, tok, n);
+  *b = (ban_call){url, liar, 0, NULL, 0};
+  assert_int_equal(pthread_create(th, NULL, ban_thread, b), 0);
+}
+
 static void test_requests_answered_during_ban(void **state) {
   (void)state;
   enum { N = 3000 };
   char dir[4096], db[4200], tok[65], honest[65];
   harness_server srv;
   start(dir, db, &srv);
-  long long liar = reg(srv.url, "liar", 64, tok);
   reg(srv.url, "honest", 1, honest);
-  submit(srv.url, N);
-  compute_all(srv.url, tok, N);
-  ban_call b = {srv.url, liar, 0, NULL, 0};
+  ban_call b;
   pthread_t th;
-  double t0 = harness_now();
-  assert_int_equal(pthread_create(&th, NULL, ban_thread, &b), 0);
+  ban_liar_of(srv.url, N, tok, &b, &th);
+  double t0 = harness_now(); /* the ban has just been sent */
   /* once the ban has begun re-queueing, the master answers others
    * meanwhile: health checks, and the honest volunteer's work requests
    * (each gets a task the ban re-queued) */
@@ -185,12 +192,9 @@ static void test_kill9_mid_ban_finishes_at_start(void **state) {
   char dir[4096], db[4200], tok[65];
   harness_server srv;
   start(dir, db, &srv);
-  long long liar = reg(srv.url, "liar", 64, tok);
-  submit(srv.url, N);
-  compute_all(srv.url, tok, N);
-  ban_call b = {srv.url, liar, 0, NULL, 0};
+  ban_call b;
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, ban_thread, &b), 0);
+  ban_liar_of(srv.url, N, tok, &b, &th);
   /* a second slice begins only once the first is durable */
   assert_int_equal(slices_reach(srv.url, 2), 0);
   harness_server_stop(&srv, SIGKILL);
@@ -231,12 +235,9 @@ static void test_one_http_thread_answers_during_ban(void **state) {
   char dir[4096], db[4200], tok[65];
   harness_server srv;
   start_with(dir, db, &srv, (const char *const[]){"--threads", "1", NULL});
-  long long liar = reg(srv.url, "liar", 64, tok);
-  submit(srv.url, N);
-  compute_all(srv.url, tok, N);
-  ban_call b = {srv.url, liar, 0, NULL, 0};
+  ban_call b;
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, ban_thread, &b), 0);
+  ban_liar_of(srv.url, N, tok, &b, &th);
   assert_int_equal(slices_reach(srv.url, 1), 0);
   int during = 0;
   while (!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST)) {

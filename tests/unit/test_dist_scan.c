@@ -175,12 +175,20 @@ static void add_files(cairn_core *c, int from, int to, mvol *all, mvol *half) {
   }
 }
 
+/* Two volunteers: *bad holding NFILES files, *good half of them; the file
+ * table's size. */
+static size_t many_holdings(cairn_core *c, mvol **bad, mvol **good) {
+  *bad = reg(c, 0, 0);
+  *good = reg(c, 1, 0);
+  add_files(c, 0, NFILES, *bad, *good);
+  return table_cap(c);
+}
+
 static void test_ban_forgets_in_steps(void **state) {
   core_fixture *fx = *state;
   cairn_core *c = fx->c;
-  mvol *bad = reg(c, 0, 0), *good = reg(c, 1, 0);
-  add_files(c, 0, NFILES, bad, good);
-  size_t cap = table_cap(c);
+  mvol *bad, *good;
+  size_t cap = many_holdings(c, &bad, &good);
   assert_true(cap >= 2 * CAIRN__BAN_FILES); /* so that it takes several steps */
   assert_int_equal(held_by(c, bad), NFILES);
   pthread_mutex_lock(&c->lock);
@@ -214,9 +222,8 @@ static void test_ban_forgets_in_steps(void **state) {
 static void test_ban_slices_forget(void **state) {
   core_fixture *fx = *state;
   cairn_core *c = fx->c;
-  mvol *bad = reg(c, 0, 0), *good = reg(c, 1, 0);
-  add_files(c, 0, NFILES, bad, good);
-  size_t cap = table_cap(c);
+  mvol *bad, *good;
+  size_t cap = many_holdings(c, &bad, &good);
   pthread_mutex_lock(&c->lock);
   uint64_t before = c->ban_slices_total;
   cairn__core_unlock(c);
