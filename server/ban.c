@@ -106,11 +106,18 @@ static cairn_status slices(cairn_core *c, mvol *bad, cairn__ban_tally *tl, cairn
   if (!buf)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status st = CAIRN_OK;
-  for (int done = 0; !done && st == CAIRN_OK;)
-    st = slice(c, bad, k, buf, tl, &done, err);
+  for (int done = 0; !done && st == CAIRN_OK;) {
+    if (__atomic_load_n(&c->ban_stop, __ATOMIC_RELAXED))
+      st = cairn_error_set(err, CAIRN_EIO, "the master is stopping: the ban of volunteer %lld "
+                           "is finished when it starts again", (long long)bad->id);
+    else
+      st = slice(c, bad, k, buf, tl, &done, err);
+  }
   free(buf);
   return st;
 }
+
+void cairn__core_stop_bans(cairn_core *c) { __atomic_store_n(&c->ban_stop, 1, __ATOMIC_RELAXED); }
 
 cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err) {

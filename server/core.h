@@ -360,6 +360,8 @@ typedef struct cairn_core {
    * the lock by a ban's step since start, in nanoseconds */
   uint32_t ban_slice;
   uint64_t ban_slices_total, ban_hold_max_ns;
+  int ban_stop; /* set (atomically) when the master stops: a ban ends after
+                 * its slice, pending, finished at the next start */
   uint64_t handoffs_total;  /* allocations handed in their submission's group (handoff.c) */
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
   uint64_t quarantines_total, quarantined_now;
@@ -490,6 +492,10 @@ cairn_status cairn__core_set_mcast(cairn_core *c, const char *algo, cairn_error 
 /* CAIRN_OK while the master works; CAIRN_EFAILED (reason in err) once its
  * journal has failed (journal.h): nothing is acknowledged after that. */
 cairn_status cairn__core_health(cairn_core *c, cairn_error *err);
+/* The master is stopping: a ban running now ends after its current slice
+ * (CAIRN_EIO; it stays pending in the store and cairn__core_ban_resume
+ * finishes it at the next start). Any thread; O(1). */
+void cairn__core_stop_bans(cairn_core *c);
 /* Stops the commit thread after the last batch and closes the store. */
 void cairn__core_close(cairn_core *c);
 

@@ -808,6 +808,7 @@ void cairn__http_stop(cairn_master *m) {
    * master's 503s among them), then stop; idle keep-alive connections do
    * not hold it up */
   MHD_socket lsock = MHD_quiesce_daemon(m->daemon);
+  cairn__core_stop_bans(m->core); /* a ban ends after its slice (finished at the next start) */
   cairn__slow_stop(m->slow); /* the running one finishes, the queued ones get 503 */
   cairn__waiters_shutdown(m->waiters); /* held requests get 204 now (before the daemon
                                         * stops: it must not keep one suspended) */

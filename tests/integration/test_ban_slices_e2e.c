@@ -8,7 +8,9 @@
  * again: every result of the volunteer invalid, every task re-queued, its
  * ban no longer pending, and `cairn audit verify --db` passes. A master
  * with one HTTP thread answers health checks during a ban (it runs on the
- * slow lane, server/slow.h). */
+ * slow lane, server/slow.h); a full lane answers 429 and `cairn ban`
+ * retries; a master stopped with SIGTERM mid-ban ends it after its slice
+ * and finishes it at its next start. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -314,8 +316,39 @@ static void test_full_lane_429_then_cli_retries(void **state) {
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 
+/* A master stopped (SIGTERM) in the middle of a ban does not wait for
+ * the ban's end: the ban ends after its slice, its answer is 503 saying
+ * so, the store has it pending, and the next start finishes it. */
+static void test_sigterm_mid_ban_ends_after_slice(void **state) {
+  (void)state;
+  enum { N = 3000 };
+  char dir[4096], db[4200], tok[65];
+  harness_server srv;
+  start(dir, db, &srv);
+  ban_call b;
+  pthread_t th;
+  ban_liar_of(srv.url, N, tok, &b, &th);
+  assert_int_equal(slices_reach(srv.url, 2), 0);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(b.status, 503);
+  const char *msg =
+    json_string_value(json_object_get(json_object_get(b.report, "error"), "message"));
+  assert_non_null(msg);
+  assert_non_null(strstr(msg, "finished when it starts again"));
+  json_decref(b.report);
+  assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 1);
+  long long left = sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
+  assert_true(left > 0 && left < N);
+  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sigterm_mid_ban_ends_after_slice),
       cmocka_unit_test(test_full_lane_429_then_cli_retries),
       cmocka_unit_test(test_one_http_thread_answers_during_ban),
       cmocka_unit_test(test_requests_answered_during_ban),
