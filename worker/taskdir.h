@@ -63,10 +63,23 @@ cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t
  * directory is known clean and holds no stderr. */
 cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int program,
                                     cairn_error *err);
+/* The inputs of one task fetched at once, at most. One fetch at a time
+ * leaves a source idle while this worker reads another (an input's peer
+ * waits on the master's 'copy under way' for a file this worker has not
+ * reached yet); a few at a time keep its downlink busy from several
+ * sources, while each extra fetch costs a thread, a connection, a curl
+ * handle and a temp file only (4: a task's memory and fds stay small). */
+#define CAIRN__FETCH_PARALLEL 4
+
 /* Fetches every input (through the cache, from its sources: peers first,
  * the master's /v1/files/<sha256> last, see fetch.h; peers, which may be
  * NULL, hears of new holdings) and every parent
- * output (capped at the output limit) into the directory. Transient
+ * output (capped at the output limit) into the directory. A task with
+ * more than one input has them fetched by up to CAIRN__FETCH_PARALLEL
+ * threads, each on its own clone of h (cairn_http_clone()), joined before
+ * return; the first input that fails stops the others (their transfers
+ * abort) and its error is the one returned ("input NAME: ..."). Parents'
+ * outputs come one after the other, on h, after the inputs. Transient
  * failures are retried with backoff until cancel says stop (the caller
  * makes h's transfers abort on cancel too, see cairn_http_set_cancel()).
  * A parent url that cairn__url_allowed() refuses fails the task before
