@@ -64,11 +64,14 @@ cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t
 cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int program,
                                     cairn_error *err);
 /* The inputs of one task fetched at once, at most. One fetch at a time
- * leaves a source idle while this worker reads another (an input's peer
- * waits on the master's 'copy under way' for a file this worker has not
- * reached yet); a few at a time keep its downlink busy from several
- * sources, while each extra fetch costs a thread, a connection, a curl
- * handle and a temp file only (4: a task's memory and fds stay small). */
+ * leaves the worker's link idle while a source is slow to start or sends
+ * slowly (a relay still receiving the file, a distant peer), and the
+ * master counts a copy as under way for every input from the hand-out; a
+ * few at a time keep several sources busy, while each extra fetch costs a
+ * thread, a connection, a curl handle and a temporary file only, so a
+ * task's memory and fds stay small. Measured (docs/dataflow.md, "With a
+ * task's inputs fetched 4 at a time"): faster with 4 inputs a task,
+ * slower in a 16-input shuffle on a loaded machine. */
 #define CAIRN__FETCH_PARALLEL 4
 
 /* Fetches every input (through the cache, from its sources: peers first,
