@@ -339,11 +339,12 @@ static void test_cancel_stops_all(void **state) {
   master m;
   side s;
   cairn_error err = {0};
+  atomic_int lost; /* the lease's flag, set by the master's thread */
   int fds = open_fds();
-  master_start(&m, -1, SERVE_NONE, CAIRN__FETCH_PARALLEL, NULL);
+  atomic_init(&lost, 0);
+  master_start(&m, -1, SERVE_NONE, CAIRN__FETCH_PARALLEL, &lost);
   side_make(&s, &m);
-  m.cancel_at = &s.lost;
-  m.hold_for = CAIRN__FETCH_PARALLEL;
+  s.cancel.lost = &lost;
   assert_int_equal(fill(&s, &err), CAIRN_EIO);
   assert_non_null(strstr(err.text, "cancelled"));
   assert_int_equal(atomic_load(&m.max_open), CAIRN__FETCH_PARALLEL);
