@@ -70,9 +70,11 @@ cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int
  * few at a time keep several sources busy, while each extra fetch costs a
  * thread, a connection, a curl handle and a temporary file only, so a
  * task's memory and fds stay small. Measured (docs/dataflow.md, "With a
- * task's inputs fetched 4 at a time"): faster with 4 inputs a task,
- * slower in a 16-input shuffle on a loaded machine. */
-#define CAIRN__FETCH_PARALLEL 4
+ * task's inputs fetched at once"), a 16-input shuffle over 100 Mbit/s
+ * uplinks: 2 at a time took 13% less than one after the other, 4 at a
+ * time 1.3-1.7 times more (each file crossing into a cluster shares its
+ * uplink with more copies, and the relays other workers wait on slow). */
+#define CAIRN__FETCH_PARALLEL 2
 
 /* Fetches every input (through the cache, from its sources: peers first,
  * the master's /v1/files/<sha256> last, see fetch.h; peers, which may be
