@@ -410,7 +410,7 @@ static int handle_offers(cairn__slot *sl, cairn__task *t, long long index,
   cairn_worker *w = sl->w;
   cairn_error err = *perr;
   for (;;) {
-    cairn__cancel cancel = {&w->stopper, cairn__leases_lost_flag(&w->leases, sl->i)};
+    cairn__cancel cancel = {&w->stopper, cairn__leases_lost_flag(&w->leases, sl->i), NULL};
     next_offer nx = {0};
     task_end end;
     task_started(w);
@@ -701,7 +701,7 @@ static int batch_run(cairn__slot *sl, hand *h) {
       memmove(&h->err[0], &h->err[1], (h->n - 1) * sizeof h->err[0]);
       memmove(&h->entry[0], &h->entry[1], (h->n - 1) * sizeof h->entry[0]);
       h->n--;
-      cairn__cancel cancel = {&w->stopper, cairn__leases_lost_flag(&w->leases, sl->i)};
+      cairn__cancel cancel = {&w->stopper, cairn__leases_lost_flag(&w->leases, sl->i), NULL};
       task_end end;
       task_started(w);
       if (t)

@@ -98,7 +98,8 @@ int cairn__stopper_sleep_until_stop(cairn__stopper *s, long ms) {
 }
 
 int cairn__cancelled(const cairn__cancel *c) {
-  return cairn__stopper_stopping(c->stopper) || (c->lost && atomic_load(c->lost));
+  return cairn__stopper_stopping(c->stopper) || (c->lost && atomic_load(c->lost)) ||
+         (c->up && cairn__cancelled(c->up));
 }
 
 int cairn__cancel_sleep(const cairn__cancel *c, long ms) {

@@ -39,11 +39,14 @@ int cairn__stopper_sleep(cairn__stopper *s, long ms);
 /* Sleeps ms milliseconds or until stop (ignores drain). Returns 1 on stop. */
 int cairn__stopper_sleep_until_stop(cairn__stopper *s, long ms);
 
-/* Why a running task should give up: the worker stops, or its lease was
- * lost (lost may be NULL). Borrowed pointers. */
+/* Why a running task should give up: the worker stops, its lease was lost
+ * (lost may be NULL), or up (may be NULL) says so: a cancel of part of a
+ * task (one of its parallel input fetches, taskdir.c) chains to the task's
+ * with up and adds its own flag as lost. Borrowed pointers. */
 typedef struct cairn__cancel {
   cairn__stopper *stopper;
   atomic_int *lost;
+  const struct cairn__cancel *up;
 } cairn__cancel;
 
 /* 1 when the task should give up. */

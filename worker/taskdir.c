@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,16 +320,113 @@ static cairn_status fill_parent(cairn__taskdir *d, const cairn__parent *p, size_
   }
 }
 
+/* The inputs of one task fill, fetched by up to CAIRN__FETCH_PARALLEL
+ * threads, each on its own handle: each thread takes the next input not
+ * taken yet until none is left or one failed. What the threads share is
+ * safe for concurrent use: the cache (cache.h: one temp file per download,
+ * atomic rename; two inputs of the same digest both end with the verified
+ * file), peers (peerstate.h: every call under its mutex), the cache's relay
+ * registry (relay.h: its own mutex; a second download of a file being
+ * registered is checked unregistered), the pace (backoff.h) and the log.
+ * Each input writes only its own d->input_paths[i]. */
+typedef struct fill_pool {
+  cairn__taskdir *d;
+  const cairn__task *t;
+  cairn__cache *cache;
+  cairn__peerstate *peers;
+  atomic_int failed;      /* set at the first failure: the others stop */
+  cairn__cancel cancel;   /* the task's cancel, or failed */
+  pthread_mutex_t mu;     /* guards next, rc, err */
+  size_t next;            /* the next input to take */
+  cairn_status rc;        /* the first failure's status and text */
+  cairn_error err;
+} fill_pool;
+
+typedef struct fill_thread {
+  fill_pool *p;
+  cairn_http *h;          /* owned: a clone of the task's handle */
+  pthread_t th;
+} fill_thread;
+
+static int pool_cancel_cb(void *ud) { return cairn__cancelled(ud); }
+
+static void *fill_thread_main(void *ud) {
+  fill_thread *ft = ud;
+  fill_pool *p = ft->p;
+  for (;;) {
+    pthread_mutex_lock(&p->mu);
+    size_t i = atomic_load(&p->failed) ? p->t->ninputs : p->next++;
+    pthread_mutex_unlock(&p->mu);
+    if (i >= p->t->ninputs)
+      return NULL;
+    cairn_error e = {0};
+    cairn_status rc = fill_input(p->d, &p->t->inputs[i], i, p->cache, ft->h, p->peers,
+                                 &p->cancel, &e);
+    if (rc == CAIRN_OK)
+      continue;
+    pthread_mutex_lock(&p->mu);
+    if (!atomic_load(&p->failed)) { /* the first: a fetch stopped by it comes later */
+      p->rc = rc;
+      p->err = e;
+      atomic_store(&p->failed, 1);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+  }
+}
+
+/* Fetches t's inputs with up to CAIRN__FETCH_PARALLEL threads, joined
+ * before return: memory, fds and connections are bounded by that cap,
+ * whatever the task's number of inputs. *started is 0 when no thread
+ * could be made (out of memory): nothing was fetched, the caller goes on
+ * sequentially. Else the first failure's status, err its text. */
+static cairn_status fill_inputs_parallel(cairn__taskdir *d, const cairn__task *t,
+                                         cairn__cache *cache, cairn_http *h,
+                                         cairn__peerstate *peers, const cairn__cancel *cancel,
+                                         int *started, cairn_error *err) {
+  fill_pool p = {.d = d, .t = t, .cache = cache, .peers = peers, .rc = CAIRN_OK};
+  fill_thread ft[CAIRN__FETCH_PARALLEL];
+  size_t k = t->ninputs < CAIRN__FETCH_PARALLEL ? t->ninputs : CAIRN__FETCH_PARALLEL, n = 0;
+  atomic_init(&p.failed, 0);
+  p.cancel = (cairn__cancel){cancel->stopper, &p.failed, cancel};
+  if (pthread_mutex_init(&p.mu, NULL) != 0) {
+    *started = 0;
+    return CAIRN_OK;
+  }
+  for (; n < k; n++) {
+    ft[n] = (fill_thread){.p = &p, .h = cairn_http_clone(h)};
+    if (!ft[n].h)
+      break;
+    cairn_http_set_cancel(ft[n].h, pool_cancel_cb, &p.cancel);
+    if (pthread_create(&ft[n].th, NULL, fill_thread_main, &ft[n]) != 0) {
+      cairn_http_delete(ft[n].h);
+      break;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    pthread_join(ft[i].th, NULL);
+    cairn_http_delete(ft[i].h);
+  }
+  pthread_mutex_destroy(&p.mu);
+  *started = n > 0;
+  if (p.rc != CAIRN_OK)
+    *err = p.err;
+  return p.rc;
+}
+
 cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn__cache *cache,
                                  cairn_http *h, cairn__peerstate *peers,
                                  const cairn__cancel *cancel, cairn_error *err) {
   cairn_status rc = CAIRN_OK;
+  int started = 0;
   for (size_t i = 0; i < t->nparents; i++)
     if (!cairn__url_allowed(h, t, t->parents[i].url))
       return cairn_error_set(err, CAIRN_EINVAL, "output of parent %.100s: url %.200s is neither "
                              "the master's nor a peer's it named: refused", t->parents[i].id,
                              t->parents[i].url);
-  for (size_t i = 0; i < t->ninputs && rc == CAIRN_OK; i++)
+  if (t->ninputs > 1)
+    rc = fill_inputs_parallel(d, t, cache, h, peers, cancel, &started, err);
+  for (size_t i = 0; !started && i < t->ninputs && rc == CAIRN_OK; i++)
     rc = fill_input(d, &t->inputs[i], i, cache, h, peers, cancel, err);
   for (size_t i = 0; i < t->nparents && rc == CAIRN_OK; i++)
     rc = fill_parent(d, &t->parents[i], i, h, cancel, err);

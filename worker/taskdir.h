@@ -63,10 +63,28 @@ cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t
  * directory is known clean and holds no stderr. */
 cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int program,
                                     cairn_error *err);
+/* The inputs of one task fetched at once, at most. One fetch at a time
+ * leaves the worker's link idle while a source is slow to start or sends
+ * slowly (a relay still receiving the file, a distant peer), and the
+ * master counts a copy as under way for every input from the hand-out; a
+ * few at a time keep several sources busy, while each extra fetch costs a
+ * thread, a connection, a curl handle and a temporary file only, so a
+ * task's memory and fds stay small. Measured (docs/dataflow.md, "With a
+ * task's inputs fetched at once"), a 16-input shuffle over 100 Mbit/s
+ * uplinks: 2 at a time took 13% less than one after the other, 4 at a
+ * time 1.3-1.7 times more (each file crossing into a cluster shares its
+ * uplink with more copies, and the relays other workers wait on slow). */
+#define CAIRN__FETCH_PARALLEL 2
+
 /* Fetches every input (through the cache, from its sources: peers first,
  * the master's /v1/files/<sha256> last, see fetch.h; peers, which may be
  * NULL, hears of new holdings) and every parent
- * output (capped at the output limit) into the directory. Transient
+ * output (capped at the output limit) into the directory. A task with
+ * more than one input has them fetched by up to CAIRN__FETCH_PARALLEL
+ * threads, each on its own clone of h (cairn_http_clone()), joined before
+ * return; the first input that fails stops the others (their transfers
+ * abort) and its error is the one returned ("input NAME: ..."). Parents'
+ * outputs come one after the other, on h, after the inputs. Transient
  * failures are retried with backoff until cancel says stop (the caller
  * makes h's transfers abort on cancel too, see cairn_http_set_cancel()).
  * A parent url that cairn__url_allowed() refuses fails the task before

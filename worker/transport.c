@@ -64,6 +64,21 @@ void cairn_http_delete(cairn_http *h) {
   free(h);
 }
 
+cairn_http *cairn_http_clone(const cairn_http *h) {
+  cairn_http *c = cairn_http_create(h->base);
+  if (!c)
+    return NULL;
+  if (h->auth && !(c->auth = strdup(h->auth))) {
+    cairn_http_delete(c);
+    return NULL;
+  }
+  c->timeout = h->timeout;
+  c->stall_ms = h->stall_ms;
+  c->pace = h->pace;
+  c->max_recv = h->max_recv;
+  return c;
+}
+
 const char *cairn_http_base(const cairn_http *h) { return h->base; }
 
 void cairn_http_set_token(cairn_http *h, const char *token) {

@@ -24,6 +24,14 @@ typedef struct cairn_http_response {
 /* base: "http://host:port" (no trailing slash needed). Returns NULL on OOM. */
 cairn_http *cairn_http_create(const char *base);
 void cairn_http_delete(cairn_http *h);
+/* A new handle (the caller owns it: cairn_http_delete) made like h: the
+ * same base URL, token, timeout, stall timeout, download limit and pace
+ * (still borrowed, shared with h); TLS settings come from the environment
+ * for every handle alike (CAIRN_CA_FILE). Not copied: h's connection, its
+ * cancel callback and observer (set them on the clone) and its last
+ * download's fault. Lets another thread talk to the same master while h
+ * is in use. NULL on OOM. */
+cairn_http *cairn_http_clone(const cairn_http *h);
 const char *cairn_http_base(const cairn_http *h);
 /* Bearer token sent with every request to base (copied); NULL clears it.
  * It never goes to another origin: a peer source carries its grant in its

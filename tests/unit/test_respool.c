@@ -87,7 +87,7 @@ static void test_cancelled(void **state) {
   assert_int_equal(cairn__stopper_init(&s), 0);
   atomic_int lost;
   atomic_init(&lost, 1); /* the lease was lost while waiting */
-  cairn__cancel cancel = {&s, &lost};
+  cairn__cancel cancel = {&s, &lost, NULL};
   assert_int_equal(cairn__respool_try(&p, &(cairn_resources){1, 0, 0}), CAIRN__POOL_TAKEN);
   assert_int_equal(cairn__respool_acquire(&p, &(cairn_resources){1, 0, 0}, &cancel),
                    CAIRN__POOL_CANCELLED);

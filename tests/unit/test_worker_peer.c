@@ -434,7 +434,7 @@ static void test_fetch_skips_bad_sources(void **state) {
   assert_non_null(p);
   source_start(&src, &holder);
   assert_int_equal(cairn__stopper_init(&stopper), 0);
-  cairn__cancel cancel = {&stopper, NULL};
+  cairn__cancel cancel = {&stopper, NULL, NULL};
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
   /* this master serves no chunk digests (test_cut_through.c does) */
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL & ~(unsigned)CAIRN_FEAT_CHUNKS);

@@ -195,7 +195,7 @@ static void test_cancel_kills_app(void **state) {
   atomic_int lost;
   atomic_init(&lost, 0);
   assert_int_equal(cairn__stopper_init(&stopper), 0);
-  cairn__cancel cancel = {&stopper, &lost};
+  cairn__cancel cancel = {&stopper, &lost, NULL};
   char *dir = make_tmpdir();
   const char *args[] = {"30"};
   cairn__run_spec spec = {.path = "/bin/sleep", .args = args, .nargs = 1, .dir = dir,
