@@ -466,7 +466,7 @@ static int slow_request(const conn *k, const char *method) {
 /* Suspends request k and queues rq for the slow lane; a full lane: 429. */
 static enum MHD_Result offload(cairn_master *m, struct MHD_Connection *c, conn *k,
                                const cairn__req *rq) {
-  slowreq *q = calloc(1, sizeof *q);
+  slowreq *q = malloc(sizeof *q);
   if (!q)
     return send_error(m, c, k->route, CAIRN_ENOMEM, "out of memory");
   *q = (slowreq){.m = m, .route = k->route, .rq = *rq, .rs = {.fd = -1}};

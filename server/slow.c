@@ -17,8 +17,7 @@ struct cairn__slow {
   item ring[CAIRN__SLOW_CAP];
   unsigned head, n;  /* queued: ring[head .. head + n) */
   unsigned running;  /* 1 while the thread runs one */
-  int stopping;
-  int joined;        /* the thread was (or is being) joined by a stop */
+  int stopping;      /* set once by the first stop, which joins the thread */
   void (*resume)(void *conn);
   pthread_t thread;
 };
@@ -92,11 +91,11 @@ void cairn__slow_stop(cairn__slow *s) {
   if (!s)
     return;
   pthread_mutex_lock(&s->lock);
-  int joined = s->joined;
-  s->stopping = s->joined = 1;
+  int first = !s->stopping;
+  s->stopping = 1;
   pthread_cond_signal(&s->more);
   pthread_mutex_unlock(&s->lock);
-  if (!joined)
+  if (first)
     pthread_join(s->thread, NULL);
 }
 

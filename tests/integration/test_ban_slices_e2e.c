@@ -188,19 +188,29 @@ static void test_requests_answered_during_ban(void **state) {
   assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
 }
 
+/* A master on a fresh folder with a liar of n results, stopped by sig
+ * once its ban has done two slices; *b the ban's answer (joined); the
+ * master's exit status. */
+static int stopped_mid_ban(int sig, int n, char dir[4096], char db[4200], harness_server *srv,
+                           ban_call *b) {
+  char tok[65];
+  start(dir, db, srv);
+  pthread_t th;
+  ban_liar_of(srv->url, n, tok, b, &th);
+  /* a second slice begins only once the first is durable */
+  assert_int_equal(slices_reach(srv->url, 2), 0);
+  int st = harness_server_stop(srv, sig);
+  pthread_join(th, NULL);
+  return st;
+}
+
 static void test_kill9_mid_ban_finishes_at_start(void **state) {
   (void)state;
   enum { N = 3000 };
-  char dir[4096], db[4200], tok[65];
+  char dir[4096], db[4200];
   harness_server srv;
-  start(dir, db, &srv);
   ban_call b;
-  pthread_t th;
-  ban_liar_of(srv.url, N, tok, &b, &th);
-  /* a second slice begins only once the first is durable */
-  assert_int_equal(slices_reach(srv.url, 2), 0);
-  harness_server_stop(&srv, SIGKILL);
-  pthread_join(th, NULL);
+  stopped_mid_ban(SIGKILL, N, dir, db, &srv, &b);
   assert_int_not_equal(b.status, 200); /* no answer: the master died */
   json_decref(b.report);
   /* the store has the ban begun, not finished: some results still valid */
@@ -322,15 +332,10 @@ static void test_full_lane_429_then_cli_retries(void **state) {
 static void test_sigterm_mid_ban_ends_after_slice(void **state) {
   (void)state;
   enum { N = 3000 };
-  char dir[4096], db[4200], tok[65];
+  char dir[4096], db[4200];
   harness_server srv;
-  start(dir, db, &srv);
   ban_call b;
-  pthread_t th;
-  ban_liar_of(srv.url, N, tok, &b, &th);
-  assert_int_equal(slices_reach(srv.url, 2), 0);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  pthread_join(th, NULL);
+  assert_int_equal(stopped_mid_ban(SIGTERM, N, dir, db, &srv, &b), 0);
   assert_int_equal(b.status, 503);
   const char *msg =
     json_string_value(json_object_get(json_object_get(b.report, "error"), "message"));
