@@ -22,6 +22,7 @@ set -eu
 BIN=$(cd "${1:-build-release/bin}" && pwd)
 TASKS=${2:-400}
 NOFSYNC=${3:-}
+case "$NOFSYNC" in ""|--no-fsync) ;; *) echo "usage: roundtrip-steps.sh BIN [TASKS] [--no-fsync]" >&2; exit 2 ;; esac
 export CAIRN_BIN_DIR=$BIN
 if ! command -v perf > /dev/null; then
   echo "roundtrip-steps: skipped: perf is not installed (Debian package linux-perf)"
@@ -34,7 +35,8 @@ ev=$ev,syscalls:sys_enter_pwrite64,syscalls:sys_enter_fdatasync,syscalls:sys_exi
 ev=$ev,syscalls:sys_enter_vfork,syscalls:sys_enter_execve,syscalls:sys_enter_exit_group
 ev=$ev,syscalls:sys_exit_wait4
 if ! perf record -q -a -e "$ev" -o "$work/perf.data" -- \
-    "$BIN/bench-roundtrip" --tasks "$TASKS" --workers 8 $NOFSYNC > "$work/rt.txt" 2> "$work/err.txt"; then
+    "$BIN/bench-roundtrip" --tasks "$TASKS" --workers 8 ${NOFSYNC:+"$NOFSYNC"} > "$work/rt.txt" \
+    2> "$work/err.txt"; then
   if grep -q -i "permission\|paranoid\|access" "$work/err.txt"; then
     echo "roundtrip-steps: skipped: not allowed to trace the system (run as root)"
     exit 0
