@@ -168,8 +168,10 @@ void cairn__dist_seen(cairn_core *c, mvol *v, int64_t now);
 /* "bytes_served" and per-file distribution figures of a job: O(its files
  * + for each broadcast file its holders and the workers it was handed to). */
 json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
-/* vol downloaded bytes of file sha in ms from source (a URL of its sources):
- * a rate sample from the source's cluster into vol's. */
+/* vol downloaded bytes of file sha in ms from source (a URL of its sources:
+ * the master, a holder, or a relay still receiving the file): a copy in the
+ * job's transfer log, and a rate sample from the source's cluster into
+ * vol's (not from a relay, whose own copy paced it). */
 void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
                          int64_t bytes, int64_t ms);
 /* reporter's download of file sha from source (a URL of its sources) failed

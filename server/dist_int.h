@@ -130,10 +130,13 @@ int cairn__dist_end_copy(mfilerec *f, int64_t to, int64_t from);
 void cairn__dist_pause(cairn__dist *d, int64_t id, int64_t until);
 /* peers.c: the holders of f that source (a peer URL, then /v1/files/…)
  * names, into out (the volunteer that last said that URL, then those that
- * said it before and still say it); how many. The master's path, a relay
- * still receiving or an unknown URL name none. O(CAIRN__PEER_TWINS). */
+ * said it before and still say it); how many. With relays, also a peer
+ * still receiving f (a cut-through relay serves it before its own copy is
+ * reported: a download from it is a copy all the same). The master's path
+ * or an unknown URL name none, nor, without relays, a relay still
+ * receiving. O(CAIRN__PEER_TWINS × copies under way of f). */
 uint32_t cairn__dist_source_holders(cairn__dist *d, const mfilerec *f, const char *source,
-                                    mvol *out[CAIRN__PEER_TWINS]);
+                                    int relays, mvol *out[CAIRN__PEER_TWINS]);
 /* 1 if holder h can serve vol's download now: not vol, not banned, serves
  * peers, heard from in the last 30 s, not paused after a failure. O(1). */
 int cairn__dist_usable(const cairn__dist *d, const mvol *h, const mvol *vol, int64_t now);

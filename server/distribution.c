@@ -860,7 +860,7 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
   mvol *h[CAIRN__PEER_TWINS];
   if (source[0] == '/') {
     from = ""; /* the master */
-  } else if (cairn__dist_source_holders(c->dist, f, source, h)) {
+  } else if (cairn__dist_source_holders(c->dist, f, source, 1, h)) {
     from = h[0]->cluster;
     src = h[0]->id;
   }

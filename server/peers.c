@@ -51,15 +51,23 @@ void cairn__dist_peer_url(cairn__dist *d, mvol *v) {
   v->peer_twin = before;
 }
 
+/* 1 if a copy of f is on its way to vol. O(copies under way of f). */
+static int receiving(const mfilerec *f, int64_t vol) {
+  for (uint32_t i = 0; i < f->nxfers; i++)
+    if (f->xfers[i].to == vol)
+      return 1;
+  return 0;
+}
+
 uint32_t cairn__dist_source_holders(cairn__dist *d, const mfilerec *f, const char *source,
-                                    mvol *out[CAIRN__PEER_TWINS]) {
+                                    int relays, mvol *out[CAIRN__PEER_TWINS]) {
   const char *end = f ? strstr(source, "/v1/files/") : NULL;
   size_t len = end ? (size_t)(end - source) : 0;
   mvol *h = end ? cairn_hmap_get(&d->by_peer, url_hash(source, len)) : NULL;
   uint32_t n = 0;
   for (int k = 0; h && k < CAIRN__PEER_TWINS; k++, h = h->peer_twin)
     if (h->peer_url && strlen(h->peer_url) == len && strncmp(h->peer_url, source, len) == 0 &&
-        cairn__dist_holds(f, h->id))
+        (cairn__dist_holds(f, h->id) || (relays && receiving(f, h->id))))
       out[n++] = h;
   return n;
 }
@@ -114,7 +122,7 @@ void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, co
     return; /* the caller checked it */
   c->dist->n.peer_failures[reason]++;
   mvol *h[CAIRN__PEER_TWINS];
-  uint32_t n = f && !reporter->banned ? cairn__dist_source_holders(c->dist, f, source, h) : 0;
+  uint32_t n = f && !reporter->banned ? cairn__dist_source_holders(c->dist, f, source, 0, h) : 0;
   for (uint32_t i = 0; i < n; i++)
     if (h[i] != reporter)
       failed_one(c, f, reporter, h[i], reason, now);

@@ -4,7 +4,8 @@
  * from a peer of its cluster, from the master after that peer failed: a
  * fall-back), the plan the master built, bytes by source,
  * the measured rates; a report without a copy under way, or a second
- * report of the same copy, records nothing; the read's bound; an unknown
+ * report of the same copy, records nothing; a copy from a relay still
+ * receiving is recorded; the read's bound; an unknown
  * job; a deleted job's copies and its file's plan go with it. Read back
  * through cairn_store_dist_read (store_dist.c) and with sqlite3 directly. */
 #include <setjmp.h>
@@ -38,16 +39,31 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster, const cha
   return c->vols[vid - 1];
 }
 
-/* v asks for work: the first source of its task's input, grant dropped. */
-static void first_source(cairn_core *c, mvol *v, char out[512]) {
+/* v asks for work: the first source of its task's input, grant dropped
+ * (whole in raw, unless NULL: as the worker reports it). */
+static void first_source(cairn_core *c, mvol *v, char out[512], char *raw) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK || !w)
     fail_msg("volunteer %lld got no work: %s", (long long)v->id, err.text);
   json_t *in = json_array_get(json_object_get(json_object_get(w, "task"), "inputs"), 0);
   snprintf(out, 512, "%s", json_string_value(json_array_get(json_object_get(in, "sources"), 0)));
+  if (raw)
+    snprintf(raw, 512, "%s", out);
   out[strcspn(out, "?")] = '\0';
   json_decref(w);
+}
+
+/* v's heartbeat says it relays files while receiving them ("chunks"). */
+static void relays(cairn_core *c, mvol *v) {
+  cairn_report r;
+  memset(&r, 0, sizeof r);
+  r.fields = CAIRN_FEAT_CHUNKS | CAIRN_FEAT_RUNNING;
+  r.chunks = 1;
+  json_t *hb = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_heartbeat(c, v->id, &r, &hb, &err), CAIRN_OK);
+  json_decref(hb);
 }
 
 /* v's heartbeat reports a download of SHA from source in ms, and the
@@ -172,13 +188,13 @@ static void test_copies_and_plan_recorded(void **state) {
   /* w1 gets the master's copy (the plan's sender), w4 the local holder w1;
    * so does w2, but w1 fails it and it falls back to the master */
   char src[512];
-  first_source(c, w1, src);
+  first_source(c, w1, src, NULL);
   assert_string_equal(src, MASTER_SRC);
   fetched(c, w1, MASTER_SRC, 40);
-  first_source(c, w4, src);
+  first_source(c, w4, src, NULL);
   assert_string_equal(src, PEER1 "/v1/files/" SHA);
   fetched(c, w4, src, 10);
-  first_source(c, w2, src);
+  first_source(c, w2, src, NULL);
   assert_string_equal(src, PEER1 "/v1/files/" SHA);
   failed(c, w2, src);
   fetched(c, w2, MASTER_SRC, 20);
@@ -251,9 +267,48 @@ static void test_copies_and_plan_recorded(void **state) {
   assert_int_equal(count(f, "SELECT count(*) FROM broadcast_plans"), 0);
 }
 
+/* A cut-through relay's receiver may finish, and report, before the relay
+ * reports its own copy: that download is recorded all the same, from the
+ * relay (no rate sample: the relay's own copy paced it). */
+static void test_copy_from_relay_recorded(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *w1 = reg(c, "w1", "a", PEER1), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
+  relays(c, w1);
+  int existed = 0;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_add_file(c, SHA, 1000, &existed, &err), CAIRN_OK);
+  int64_t job = core_fixture_submit(
+    c, "{\"app\": \"big\", \"policy\": \"fifo\", \"files\": [{\"name\": \"big.bin\", \"sha256\": \"" SHA
+       "\", \"broadcast\": true}], \"tasks\": [{\"id\": \"t0\", \"inputs\": [\"big.bin\"]}, "
+       "{\"id\": \"t1\", \"inputs\": [\"big.bin\"]}]}");
+  char src[512], raw[512];
+  first_source(c, w1, src, NULL);
+  assert_string_equal(src, MASTER_SRC);
+  first_source(c, w4, src, raw); /* w1, still receiving */
+  assert_string_equal(src, PEER1 "/v1/files/" SHA);
+  fetched(c, w4, raw, 10);
+  settle(c);
+  seen s;
+  assert_int_equal(read_dist(f, job, 100, &s), CAIRN_OK);
+  assert_int_equal(s.total, 1);
+  assert_int_equal(s.x[0].dst, w4->id);
+  assert_int_equal(s.x[0].src, w1->id);
+  assert_int_equal(s.x[0].assigned, w1->id);
+  assert_string_equal(s.x[0].src_cluster, "a");
+  assert_int_equal(s.rates, 0);
+  /* then w1's own copy */
+  fetched(c, w1, MASTER_SRC, 40);
+  settle(c);
+  assert_int_equal(read_dist(f, job, 100, &s), CAIRN_OK);
+  assert_int_equal(s.total, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_copies_and_plan_recorded, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_copy_from_relay_recorded, core_fixture_setup,
                                     core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
