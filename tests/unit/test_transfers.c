@@ -166,18 +166,30 @@ static long long count(const core_fixture *f, const char *sql) {
   return n;
 }
 
+/* Adds SHA (1,000 bytes) and submits a fifo job of ntasks (at most 8)
+ * tasks of app "big", each with the broadcast input big.bin. */
+static int64_t broadcast_job(cairn_core *c, int ntasks) {
+  int existed = 0;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_add_file(c, SHA, 1000, &existed, &err), CAIRN_OK);
+  char spec[1024];
+  int n = snprintf(spec, sizeof spec,
+                   "{\"app\": \"big\", \"policy\": \"fifo\", \"files\": [{\"name\": \"big.bin\", "
+                   "\"sha256\": \"" SHA "\", \"broadcast\": true}], \"tasks\": [");
+  for (int i = 0; i < ntasks && i < 8; i++)
+    n += snprintf(spec + n, sizeof spec - (size_t)n, "%s{\"id\": \"t%d\", \"inputs\": [\"big.bin\"]}",
+                  i ? ", " : "", i);
+  snprintf(spec + n, sizeof spec - (size_t)n, "]}");
+  return core_fixture_submit(c, spec);
+}
+
 static void test_copies_and_plan_recorded(void **state) {
   core_fixture *f = *state;
   cairn_core *c = f->c;
   mvol *w1 = reg(c, "w1", "a", PEER1), *w2 = reg(c, "w2", "a", "http://127.0.0.1:7002");
   mvol *w3 = reg(c, "w3", "b", NULL), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
-  int existed = 0;
+  int64_t job = broadcast_job(c, 3);
   cairn_error err = {0};
-  assert_int_equal(cairn__core_add_file(c, SHA, 1000, &existed, &err), CAIRN_OK);
-  int64_t job = core_fixture_submit(
-    c, "{\"app\": \"big\", \"policy\": \"fifo\", \"files\": [{\"name\": \"big.bin\", \"sha256\": \"" SHA
-       "\", \"broadcast\": true}], \"tasks\": [{\"id\": \"t0\", \"inputs\": [\"big.bin\"]}, "
-       "{\"id\": \"t1\", \"inputs\": [\"big.bin\"]}, {\"id\": \"t2\", \"inputs\": [\"big.bin\"]}]}");
   seen s;
   assert_int_equal(read_dist(f, job, 100, &s), CAIRN_OK);
   assert_int_equal(s.files, 1); /* listed before it is handed out: no plan, no copy */
@@ -275,13 +287,7 @@ static void test_copy_from_relay_recorded(void **state) {
   cairn_core *c = f->c;
   mvol *w1 = reg(c, "w1", "a", PEER1), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
   relays(c, w1);
-  int existed = 0;
-  cairn_error err = {0};
-  assert_int_equal(cairn__core_add_file(c, SHA, 1000, &existed, &err), CAIRN_OK);
-  int64_t job = core_fixture_submit(
-    c, "{\"app\": \"big\", \"policy\": \"fifo\", \"files\": [{\"name\": \"big.bin\", \"sha256\": \"" SHA
-       "\", \"broadcast\": true}], \"tasks\": [{\"id\": \"t0\", \"inputs\": [\"big.bin\"]}, "
-       "{\"id\": \"t1\", \"inputs\": [\"big.bin\"]}]}");
+  int64_t job = broadcast_job(c, 2);
   char src[512], raw[512];
   first_source(c, w1, src, NULL);
   assert_string_equal(src, MASTER_SRC);
