@@ -24,8 +24,8 @@
  *    ask only for an app no job has and get 204;
  * 3. after a warm-up of WARMUP s (5), a window of DURATION s is measured
  *    (a volunteer's first request after registering is spread over one
- *    INTERVAL, so the whole offered rate is reached one INTERVAL after the
- *    ramp-up: a WARMUP of INTERVAL + 5 measures only that): requests
+ *    INTERVAL: a WARMUP of INTERVAL + 5 opens the window after every
+ *    volunteer's first request): requests
  *    a second achieved against offered, latency percentiles per route
  *    (from the first byte sent, or the connect of a fresh connection, to
  *    the whole answer), errors by kind (HTTP status, connection failures,
