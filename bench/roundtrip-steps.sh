@@ -45,7 +45,9 @@ if ! perf record -q -a -e "$ev" -o "$work/perf.data" -- \
   exit 1
 fi
 echo "traced: $(tail -n 1 "$work/rt.txt")"
-perf script -i "$work/perf.data" -F comm,time,event 2> /dev/null | awk -v fsync="${NOFSYNC:+0}" '
+fsync=1
+[ -n "$NOFSYNC" ] && fsync=0
+perf script -i "$work/perf.data" -F comm,time,event 2> /dev/null | awk -v fsync="$fsync" '
 function who(c) {
   if (c ~ /^bench/) return "bench"
   if (c ~ /^MHD/ || c == "cairn-server") return "srv"
@@ -64,7 +66,6 @@ function step(name, k) { if (!k) ok = 0; S[ns] = name; K[ns++] = k }
   n++; T[n] = t; W[n] = who($1); E[n] = e
 }
 END {
-  if (fsync == "") fsync = 1
   for (a = 1; a <= n; a++) {
     if (W[a] != "true" || E[a] != "sys_enter_exit_group") continue
     lo = a - 4000; hi = a + 4000; ok = 1; ns = 0
