@@ -502,7 +502,11 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
   if ((v = json_object_get(root, "model"))) {
     cairn_plan_model m = CAIRN_PLAN_1C;
     TRY(model_of(v, &m, err));
-    out->model = m;
+    if (m != in->model) {
+      st = cairn_error_set(err, CAIRN_EINVAL, "model \"%s\" is not the instance's model \"%s\"",
+                           cairn_plan_model_name(m), cairn_plan_model_name(in->model));
+      goto out;
+    }
   }
   if ((v = json_object_get(root, "makespan")))
     TRY(get_num(v, "makespan", &out->makespan, err));

@@ -136,6 +136,35 @@ static void test_algorithm_name(void **state) {
   cairn_plan_instance_free(&in);
 }
 
+/* A plan names the instance's model or none: a plan of another model would
+ * be written with the other model's nodes and could not be read back, so it
+ * is refused naming both models. */
+static void test_model_mismatch(void **state) {
+  (void)state;
+  const char *inst = "{\"model\":\"1/C\",\"C\":3,\"clusters\":[{\"size\":2},{\"size\":2}],\"source\":0}";
+  const char *plan = "{\"model\":\"cdmd\",\"transfers\":[{\"message\":0,\"from\":[0,0],\"to\":[[1,0]],"
+                     "\"start\":0,\"end\":1}]}";
+  cairn_plan_instance in;
+  cairn_plan_schedule s;
+  cairn_error err = {0};
+  assert_int_equal(cairn_plan_instance_parse(inst, strlen(inst), &in, &err), CAIRN_OK);
+  assert_int_equal(cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err), CAIRN_EINVAL);
+  if (!strstr(err.text, "\"cdmd\"") || !strstr(err.text, "\"1/C\""))
+    fail_msg("error \"%s\" does not name both models", err.text);
+  cairn_plan_schedule_free(&s);
+  plan = "{\"model\":\"1/C\",\"transfers\":[{\"message\":0,\"from\":[0,0],\"to\":[1,0],\"start\":0,\"end\":1}]}";
+  if (cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err) != CAIRN_OK)
+    fail_msg("the instance's own model refused: %s", err.text);
+  char *json = cairn_plan_schedule_to_json(&s, &in);
+  cairn_plan_schedule back;
+  assert_non_null(json);
+  assert_int_equal(cairn_plan_schedule_parse(json, strlen(json), &in, &back, &err), CAIRN_OK);
+  free(json);
+  cairn_plan_schedule_free(&s);
+  cairn_plan_schedule_free(&back);
+  cairn_plan_instance_free(&in);
+}
+
 static int run(const char *cmd) {
   int rc = system(cmd);
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -204,6 +233,7 @@ int main(void) {
     cmocka_unit_test(test_round_trip),
     cmocka_unit_test(test_errors),
     cmocka_unit_test(test_algorithm_name),
+    cmocka_unit_test(test_model_mismatch),
     cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
