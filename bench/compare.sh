@@ -11,12 +11,16 @@
 #              bench/wq_bench.c (8 work_queue_worker processes); Cairn's
 #              embedded callback workers (--app callback) as an extra line
 #   roundtrip  RT_TASKS (default 500) times: submit one /bin/true task, wait
-#              for its result: bench-roundtrip against wq_bench roundtrip
+#              for its result: bench-roundtrip against wq_bench roundtrip;
+#              Cairn's round trip again with --no-fsync as an extra line
+#              (its commits then survive a kill of the master, not a crash
+#              of the machine; Work Queue keeps its queue in memory)
 # Three rounds, interleaved (Cairn, Work Queue, Cairn, Work Queue ...) so that
 # load drifts touch both alike; prints each run, the medians per system and
 # the ratio Cairn/WQ (above 1: Cairn is faster), ending with
 #   compare: bag tasks=N workers=8 cairn_per_s=X wq_per_s=Y ratio=R
 #   compare: roundtrip tasks=N workers=8 cairn_per_s=X wq_per_s=Y ratio=R
+#   compare: roundtrip-nofsync tasks=N workers=8 cairn_per_s=X wq_per_s=Y ratio=R
 # COMPARE_WQ_BAG=bag queues Work Queue's whole bag before its workers start,
 # as Cairn's job does; the default (bag-fed) keeps its queue topped up with
 # work_queue_hungry(), the way its manual recommends and its faster one.
@@ -100,7 +104,7 @@ if [ ! -x "$BIN/bench-roundtrip" ]; then
 fi
 echo "compare: bag_tasks=$BAG roundtrip_tasks=$RT workers=$K rounds=$ROUNDS wq_bag=$WQ_BAG" \
      "cores=$(nproc) load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
-ce=(); cc=(); wb=(); cr=(); wr=()
+ce=(); cc=(); wb=(); cr=(); cn=(); wr=()
 for r in $(seq "$ROUNDS"); do
   echo "round $r"
   run "cairn bag (exec)" tasks_per_s "$BIN/bench-dispatch" --tasks "$BAG" --workers "$K" --app exec
@@ -115,6 +119,8 @@ for r in $(seq "$ROUNDS"); do
     cr+=("$val")
     run "wq roundtrip" per_s "$tmp/wq_bench" roundtrip "$RT" "$K"
     wr+=("$val")
+    run "cairn roundtrip (no fsync)" per_s "$BIN/bench-roundtrip" --tasks "$RT" --workers "$K" --no-fsync
+    cn+=("$val")
   fi
 done
 
@@ -126,8 +132,9 @@ printf '  %-28s %10s %10s %9s\n' "" cairn wq cairn/wq
 printf '  %-28s %10s %10s %9s\n' "bag $BAG, exec /bin/true" "$mce" "$mwb" "$(ratio "$mce" "$mwb")"
 printf '  %-28s %10s %10s %9s\n' "bag $BAG, cairn callback" "$mcc" "-" "-"
 if [ "$have_rt" = 1 ]; then
-  mcr=$(median "${cr[@]}"); mwr=$(median "${wr[@]}")
+  mcr=$(median "${cr[@]}"); mwr=$(median "${wr[@]}"); mcn=$(median "${cn[@]}")
   printf '  %-28s %10s %10s %9s\n' "roundtrip $RT, /bin/true" "$mcr" "$mwr" "$(ratio "$mcr" "$mwr")"
+  printf '  %-28s %10s %10s %9s\n' "roundtrip $RT, no fsync" "$mcn" "$mwr" "$(ratio "$mcn" "$mwr")"
 fi
 echo "compare: bag tasks=$BAG workers=$K cairn_per_s=$mce wq_per_s=$mwb" \
      "ratio=$(ratio "$mce" "$mwb") wq_mode=$WQ_BAG"
@@ -136,6 +143,8 @@ echo "compare: bag-callback tasks=$BAG workers=$K cairn_per_s=$mcc" \
 if [ "$have_rt" = 1 ]; then
   echo "compare: roundtrip tasks=$RT workers=$K cairn_per_s=$mcr wq_per_s=$mwr" \
        "ratio=$(ratio "$mcr" "$mwr")"
+  echo "compare: roundtrip-nofsync tasks=$RT workers=$K cairn_per_s=$mcn wq_per_s=$mwr" \
+       "ratio=$(ratio "$mcn" "$mwr")"
 else
   echo "compare: roundtrip SKIPPED: $BIN/bench-roundtrip is missing (bench/roundtrip.c, the Cairn" \
        "round-trip benchmark, is not in this build)"
