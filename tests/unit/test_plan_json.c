@@ -37,6 +37,17 @@ static const char *const samples[][2] = {
    "LH-LS"},
 };
 
+/* Writes s and reads the text back into *back against in: what the writer
+ * writes, the reader reads. */
+static void read_back(const cairn_plan_schedule *s, const cairn_plan_instance *in, cairn_plan_schedule *back) {
+  cairn_error err = {0};
+  char *json = cairn_plan_schedule_to_json(s, in);
+  assert_non_null(json);
+  if (cairn_plan_schedule_parse(json, strlen(json), in, back, &err) != CAIRN_OK)
+    fail_msg("cannot read back what was written: %s\n%s", err.text, json);
+  free(json);
+}
+
 static void test_round_trip(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
@@ -49,10 +60,7 @@ static void test_round_trip(void **state) {
       fail_msg("sample %zu: %s", i, err.text);
     double mk = 0, mk2 = 0;
     assert_int_equal(cairn_plan_check(&in, &s, &mk, &err), CAIRN_OK);
-    char *json = cairn_plan_schedule_to_json(&s, &in);
-    assert_non_null(json);
-    if (cairn_plan_schedule_parse(json, strlen(json), &in, &back, &err) != CAIRN_OK)
-      fail_msg("sample %zu: %s\n%s", i, err.text, json);
+    read_back(&s, &in, &back);
     if (cairn_plan_check(&in, &back, &mk2, &err) != CAIRN_OK)
       fail_msg("sample %zu read back: %s", i, err.text);
     assert_true(mk == mk2);
@@ -63,7 +71,6 @@ static void test_round_trip(void **state) {
     assert_non_null(strstr(svg, "<svg"));
     assert_null(cairn_plan_schedule_svg(&s, &in, 1)); /* too many rows */
     free(svg);
-    free(json);
     cairn_plan_schedule_free(&s);
     cairn_plan_schedule_free(&back);
     cairn_plan_instance_free(&in);
@@ -125,12 +132,9 @@ static void test_algorithm_name(void **state) {
   snprintf(plan, sizeof plan, "{\"algorithm\":\"my planner/2 (x+y)\",\"transfers\":[]}");
   if (cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err) != CAIRN_OK)
     fail_msg("plain name refused: %s", err.text);
-  char *json = cairn_plan_schedule_to_json(&s, &in);
   cairn_plan_schedule back;
-  assert_non_null(json);
-  assert_int_equal(cairn_plan_schedule_parse(json, strlen(json), &in, &back, &err), CAIRN_OK);
+  read_back(&s, &in, &back);
   assert_string_equal(back.algorithm, "my planner/2 (x+y)");
-  free(json);
   cairn_plan_schedule_free(&s);
   cairn_plan_schedule_free(&back);
   cairn_plan_instance_free(&in);
@@ -155,11 +159,8 @@ static void test_model_mismatch(void **state) {
   plan = "{\"model\":\"1/C\",\"transfers\":[{\"message\":0,\"from\":[0,0],\"to\":[1,0],\"start\":0,\"end\":1}]}";
   if (cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err) != CAIRN_OK)
     fail_msg("the instance's own model refused: %s", err.text);
-  char *json = cairn_plan_schedule_to_json(&s, &in);
   cairn_plan_schedule back;
-  assert_non_null(json);
-  assert_int_equal(cairn_plan_schedule_parse(json, strlen(json), &in, &back, &err), CAIRN_OK);
-  free(json);
+  read_back(&s, &in, &back);
   cairn_plan_schedule_free(&s);
   cairn_plan_schedule_free(&back);
   cairn_plan_instance_free(&in);
