@@ -5,8 +5,8 @@
 # Runs bench-roundtrip (TASKS round trips, default 400, 8 workers) under
 # `perf record -a` with eleven syscall tracepoints (sendto, sendmsg,
 # recvfrom's exit, pwrite64, fdatasync's entry and exit, vfork, execve,
-# exit_group, wait4's exit: a few events per step, so the run slows by
-# about a tenth), then follows each round trip's chain through them,
+# exit_group, wait4's exit: a few events per step; the traced run's round
+# trip is about a fifth slower than an untraced one), then follows each round trip's chain through them,
 # anchored on the exit of its /bin/true:
 #   the client sends the submission; the master reads it; its commit's
 #   first WAL write; the fsync begins; ends; the master answers (the offer
