@@ -61,8 +61,9 @@ typedef struct mfilerec {
    * every change of the list, so a source's load is O(1) to read */
   cairn_hmap sends;
   /* hand-outs whose copy is not reported yet, the first per receiver, for
-   * the copy record (distribution.c): unlike xfers, a failed source does
-   * not end one; the receiver's holding or HANDED_SECONDS do */
+   * the copy record (distribution.c, log_copy): unlike xfers, neither a
+   * failed source nor the receiver's holding ends one; the copy's record or
+   * HANDED_SECONDS do */
   mxfer *handed;
   uint32_t nhanded, caphanded;
   uint64_t bytes_master, bytes_peer;

@@ -393,8 +393,7 @@ void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
   mfilerec *f = cairn__dist_file_of(c->dist, sha);
   if (!f || vol->banned)
     return;
-  drop_xfers(f, not_to, vol->id);
-  filter(f->handed, &f->nhanded, not_to, vol->id);
+  drop_xfers(f, not_to, vol->id); /* its hand-out stays for the copy's report (log_copy) */
   cairn__mcast_have(c->dist, vol->id, sha);
   if (holds(f, vol->id) || add_holder(f, vol->id, cairn__now()))
     return;
@@ -829,22 +828,27 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
  * CAIRN__XFER_LOG_MAX per job file and run. It lasted ms; it began when
  * the sources were handed out when it came from the first one handed out,
  * else (a fall-back) ms before this report, but not before the hand-out.
- * O(hand-outs of f). */
-static void log_copy(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src,
+ * The record ends the hand-out (a second report of the copy records
+ * nothing); vol's holding does not, since a result that implies it may
+ * reach the master before the report of the download. O(hand-outs of f). */
+static void log_copy(cairn_core *c, const mvol *vol, mfilerec *f, int64_t src,
                      const char *from, int64_t bytes, int64_t ms) {
-  const mxfer *x = NULL;
-  for (uint32_t i = 0; i < f->nhanded && !x; i++)
+  mxfer x = {0};
+  for (uint32_t i = 0; i < f->nhanded && !x.to; i++)
     if (f->handed[i].to == vol->id)
-      x = &f->handed[i];
-  mjob *j = x && x->job >= 1 && (size_t)x->job <= c->njobs ? c->jobs[x->job - 1] : NULL;
-  mfile *jf = j && x->file < j->nfiles ? &j->files[x->file] : NULL;
+      x = f->handed[i];
+  if (!x.to)
+    return;
+  filter(f->handed, &f->nhanded, not_to, vol->id); /* recorded once */
+  mjob *j = x.job >= 1 && (size_t)x.job <= c->njobs ? c->jobs[x.job - 1] : NULL;
+  mfile *jf = j && x.file < j->nfiles ? &j->files[x.file] : NULL;
   if (!jf || strcmp(jf->sha256, f->sha256) != 0 || jf->logged >= CAIRN__XFER_LOG_MAX)
     return;
   jf->logged++;
   int64_t reported = now_ms();
-  cairn_store_xfer_row r = {.job = j->id, .dst = vol->id, .src = src, .assigned = x->from,
+  cairn_store_xfer_row r = {.job = j->id, .dst = vol->id, .src = src, .assigned = x.from,
                             .bytes = bytes};
-  r.start_ms = x->from == src || reported - ms < x->at_ms ? x->at_ms : reported - ms;
+  r.start_ms = x.from == src || reported - ms < x.at_ms ? x.at_ms : reported - ms;
   r.end_ms = r.start_ms + ms;
   snprintf(r.sha256, sizeof r.sha256, "%s", f->sha256);
   snprintf(r.dst_cluster, sizeof r.dst_cluster, "%s", vol->cluster);

@@ -185,8 +185,8 @@ mvol *cairn__vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error
 }
 
 /* Applies v's report (under the lock). Downloads first: each is recorded
- * against the master's hand-out to v (distribution.c), which a holding
- * reported in the same body ends; then failures: a
+ * against the master's hand-out to v (distribution.c), which the record
+ * ends; then failures: a
  * holding reported in the same body ends the transfer records they are
  * checked against.
  * O(entries × (holders + transfers of their file)), entries bounded by the

@@ -101,7 +101,7 @@ void core_fixture_result(cairn_core *c, int64_t v, int64_t idx, const char *out,
     fail_msg("result for %lld: %s", (long long)idx, err.text);
 }
 
-void core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, int ntasks) {
+int64_t core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, int ntasks) {
   int existed = 1;
   cairn_error err = {0};
   if (cairn__core_add_file(c, sha, size, &existed, &err) != CAIRN_OK)
@@ -117,8 +117,9 @@ void core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, in
                           tasks);
   char *text = json_dumps(job, JSON_COMPACT);
   json_decref(job);
-  core_fixture_submit(c, text);
+  int64_t id = core_fixture_submit(c, text);
   free(text);
+  return id;
 }
 
 void core_fixture_heartbeat(cairn_core *c, int64_t v, cairn_report *r) {

@@ -28,8 +28,8 @@ int64_t core_fixture_take(cairn_core *c, int64_t v);
 /* v's result for idx: output out, CPU seconds claimed cpu (< 0: none). */
 void core_fixture_result(cairn_core *c, int64_t v, int64_t idx, const char *out, double cpu);
 /* File sha (size bytes, recorded only) and a job of app "big" with ntasks
- * tasks reading it as a broadcast input ("big.bin", policy fifo). */
-void core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, int ntasks);
+ * tasks reading it as a broadcast input ("big.bin", policy fifo); its id. */
+int64_t core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, int ntasks);
 /* v's heartbeat (it runs nothing) with report r, then says it holds sha. */
 void core_fixture_heartbeat(cairn_core *c, int64_t v, cairn_report *r);
 void core_fixture_have(cairn_core *c, int64_t v, const char *sha);

@@ -40,8 +40,9 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster, const cha
 }
 
 /* v asks for work: the first source of its task's input, grant dropped
- * (whole in raw, unless NULL: as the worker reports it). */
-static void first_source(cairn_core *c, mvol *v, char out[512], char *raw) {
+ * (whole in raw, unless NULL: as the worker reports it); the task's
+ * accountable index. */
+static int64_t first_source(cairn_core *c, mvol *v, char out[512], char *raw) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK || !w)
@@ -51,7 +52,9 @@ static void first_source(cairn_core *c, mvol *v, char out[512], char *raw) {
   if (raw)
     snprintf(raw, 512, "%s", out);
   out[strcspn(out, "?")] = '\0';
+  int64_t idx = (int64_t)json_integer_value(json_object_get(w, "index"));
   json_decref(w);
+  return idx;
 }
 
 /* v's heartbeat says it relays files while receiving them ("chunks"). */
@@ -166,29 +169,12 @@ static long long count(const core_fixture *f, const char *sql) {
   return n;
 }
 
-/* Adds SHA (1,000 bytes) and submits a fifo job of ntasks (at most 8)
- * tasks of app "big", each with the broadcast input big.bin. */
-static int64_t broadcast_job(cairn_core *c, int ntasks) {
-  int existed = 0;
-  cairn_error err = {0};
-  assert_int_equal(cairn__core_add_file(c, SHA, 1000, &existed, &err), CAIRN_OK);
-  char spec[1024];
-  int n = snprintf(spec, sizeof spec,
-                   "{\"app\": \"big\", \"policy\": \"fifo\", \"files\": [{\"name\": \"big.bin\", "
-                   "\"sha256\": \"" SHA "\", \"broadcast\": true}], \"tasks\": [");
-  for (int i = 0; i < ntasks && i < 8; i++)
-    n += snprintf(spec + n, sizeof spec - (size_t)n, "%s{\"id\": \"t%d\", \"inputs\": [\"big.bin\"]}",
-                  i ? ", " : "", i);
-  snprintf(spec + n, sizeof spec - (size_t)n, "]}");
-  return core_fixture_submit(c, spec);
-}
-
 static void test_copies_and_plan_recorded(void **state) {
   core_fixture *f = *state;
   cairn_core *c = f->c;
   mvol *w1 = reg(c, "w1", "a", PEER1), *w2 = reg(c, "w2", "a", "http://127.0.0.1:7002");
   mvol *w3 = reg(c, "w3", "b", NULL), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
-  int64_t job = broadcast_job(c, 3);
+  int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 3);
   cairn_error err = {0};
   seen s;
   assert_int_equal(read_dist(f, job, 100, &s), CAIRN_OK);
@@ -287,7 +273,7 @@ static void test_copy_from_relay_recorded(void **state) {
   cairn_core *c = f->c;
   mvol *w1 = reg(c, "w1", "a", PEER1), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
   relays(c, w1);
-  int64_t job = broadcast_job(c, 2);
+  int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 2);
   char src[512], raw[512];
   first_source(c, w1, src, NULL);
   assert_string_equal(src, MASTER_SRC);
@@ -310,11 +296,35 @@ static void test_copy_from_relay_recorded(void **state) {
   assert_int_equal(s.total, 2);
 }
 
+/* A worker whose task ends right after its download delivers the result
+ * (which says it holds the file) before the report of that download: the
+ * copy is recorded all the same, once. */
+static void test_copy_reported_after_result(void **state) {
+  core_fixture *f = *state;
+  cairn_core *c = f->c;
+  mvol *w1 = reg(c, "w1", "a", PEER1);
+  int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 1);
+  char src[512];
+  int64_t idx = first_source(c, w1, src, NULL);
+  assert_string_equal(src, MASTER_SRC);
+  core_fixture_result(c, w1->id, idx, "ok\n", -1);
+  fetched(c, w1, MASTER_SRC, 40);
+  fetched(c, w1, MASTER_SRC, 40); /* the same copy reported again */
+  settle(c);
+  seen s;
+  assert_int_equal(read_dist(f, job, 100, &s), CAIRN_OK);
+  assert_int_equal(s.total, 1);
+  assert_int_equal(s.x[0].dst, w1->id);
+  assert_int_equal(s.x[0].src, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_copies_and_plan_recorded, core_fixture_setup,
                                     core_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_copy_from_relay_recorded, core_fixture_setup,
+                                    core_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_copy_reported_after_result, core_fixture_setup,
                                     core_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
