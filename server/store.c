@@ -165,7 +165,10 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_DEL_RESULT_FILES] = "DELETE FROM result_files WHERE idx IN (SELECT idx FROM results WHERE"
                          RANGE ")",
   [S_DEL_TASK_IO] = "DELETE FROM task_io WHERE" RANGE,
-  [S_DEL_PARENTS] = "DELETE FROM task_parents WHERE" RANGE,
+  /* an edge goes with the first step that holds either of its ends (index
+   * task_parents_parent, 0022): a later step's child never names a parent
+   * this step removed, whatever the DAG's shape; O(edges of the step's tasks) */
+  [S_DEL_PARENTS] = "DELETE FROM task_parents WHERE" RANGE " OR (parent_id >= ?2 AND parent_id < ?3)",
   [S_DEL_TASK_RES] = "DELETE FROM task_resources WHERE" RANGE,
   [S_DEL_VOL_HIGH] = "UPDATE volunteers SET allocations = MAX(allocations, (SELECT MAX(a.t) FROM "
                      "allocations a WHERE a.volunteer_id = volunteers.id)) WHERE id IN (SELECT "
