@@ -156,6 +156,11 @@ void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text) {
   set_json(rs, cairn_status_http(st), o);
 }
 
+void cairn__api_retry(cairn__resp *rs, int ms) {
+  rs->retry_after = ms >= 1000 ? ms / 1000 : 1;
+  rs->retry_after_ms = ms;
+}
+
 static void fail(cairn__resp *rs, const cairn_error *err) {
   cairn__api_error(rs, err->status, err->text);
 }
@@ -309,8 +314,9 @@ void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn_
     set_json(rs, 200, offer);
 }
 
-/* One task for volunteer v (POST /v1/work without "max"): 200 with it, or
- * 204 (with Retry-After when the core names a wait). */
+/* One task for volunteer v (POST /v1/work without "max"): 200 with it,
+ * 204 (with Retry-After when the core names a wait), or 429 with it when v
+ * holds its lease bound. */
 static void work_one(cairn_master *m, int64_t v, const cairn_report *r, const char **apps,
                      int napps, cairn__resp *rs) {
   json_t *work = NULL;
@@ -318,16 +324,14 @@ static void work_one(cairn_master *m, int64_t v, const cairn_report *r, const ch
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, r, (char **)apps, napps, &work, &retry_ms, &err) != CAIRN_OK)
     fail(rs, &err);
-  else if (!work) {
+  else if (!work)
     rs->status = 204;
-    if (retry_ms > 0) {
-      /* a holder appears in its cluster within moments; a quarantined
-       * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
-      rs->retry_after = retry_ms >= 1000 ? retry_ms / 1000 : 1;
-      rs->retry_after_ms = retry_ms;
-    }
-  } else
+  else
     set_json(rs, 200, work);
+  /* a holder appears in its cluster within moments; a quarantined
+   * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
+  if (!work && retry_ms > 0)
+    cairn__api_retry(rs, retry_ms);
 }
 
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {

@@ -55,8 +55,8 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
 /* Appends to tasks (a JSON array) up to max tasks for v, under the lock.
  * Tasks are taken as one work request takes them until none fits what v's
  * leases leave free; the rest go ahead of a free slot (a worker's
- * prefetch): each must fit v's whole offer, and v holds at most its slots
- * + CAIRN_MAX_PREFETCH leases. *waiting: a task waits for a copy of its
+ * prefetch): each must fit v's whole offer, and v holds at most
+ * cairn__vol_lease_bound(v) leases. *waiting: a task waits for a copy of its
  * broadcast input. O(max × one allocation). */
 static cairn_status take_locked(cairn_core *c, mvol *v, char **apps, int napps, unsigned max,
                                 json_t *tasks, int *waiting, cairn_error *err) {
@@ -65,8 +65,6 @@ static cairn_status take_locked(cairn_core *c, mvol *v, char **apps, int napps, 
   *waiting = 0;
   while (st == CAIRN_OK && json_array_size(tasks) < max) {
     int w = 0;
-    if (ahead && v->nactive >= (size_t)v->slots + CAIRN_MAX_PREFETCH)
-      break;
     json_t *t = cairn__allocate_locked(c, v, apps, napps, ahead, &w, &st, err);
     *waiting |= w;
     if (!t && !ahead && st == CAIRN_OK)
@@ -97,6 +95,11 @@ cairn_status cairn__core_work_many(cairn_core *c, int64_t vol, const cairn_repor
       *retry_ms = cairn__copy_retry_ms_locked(c);
     if (v->quarantined)
       *retry_ms = CAIRN__QUAR_RETRY_MS;
+    else if (st == CAIRN_OK && json_array_size(*tasks) == 0 &&
+             v->nactive >= cairn__vol_lease_bound(v)) {
+      st = cairn__vol_lease_full(v, err);
+      *retry_ms = CAIRN__LEASE_FULL_RETRY_MS;
+    }
   }
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);

@@ -446,7 +446,7 @@ json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   *waiting = 0;
-  if (v->quarantined)
+  if (v->quarantined || v->nactive >= cairn__vol_lease_bound(v))
     return NULL;
   cairn_resources avail = ahead ? cairn__fit_offer(v) : cairn__fit_free(v);
   for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
@@ -551,6 +551,10 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
       *retry_ms = cairn__copy_retry_ms_locked(c);
     if (v->quarantined)
       *retry_ms = CAIRN__QUAR_RETRY_MS;
+    else if (!*resp && st == CAIRN_OK && v->nactive >= cairn__vol_lease_bound(v)) {
+      st = cairn__vol_lease_full(v, err);
+      *retry_ms = CAIRN__LEASE_FULL_RETRY_MS;
+    }
   }
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
@@ -726,6 +730,7 @@ int cairn__core_expire(cairn_core *c, int64_t now) {
       continue; /* returned, or extended (a newer heap item exists) */
     drop_lease(c, l, LEASE_EXPIRED);
     c->expired_total++;
+    cairn__vol_lapsed(c, l->vol, l->job->lease_seconds, now);
     if (l->hard && l->expires >= l->hard) /* its app outlived its wall limit */
       cairn__task_failed(c, &l->job->tasks[l->task], l->vol->id, "wall");
     CAIRN_INFO(&c->log, "lease %lld of volunteer %lld expired (job %lld task %s)", (long long)l->idx,

@@ -234,6 +234,8 @@ typedef struct mvol {
   uint32_t q_invalid, q_errors;
   uint8_t q_seen;
   int quarantined;         /* gets no new task until released */
+  int64_t lapsed_at;       /* when a lapse of its leases last counted against it
+                              (cairn__vol_lapsed; 0: never; not stored) */
   /* credit (credit.c): its team (NULL: none), and the sums over its valid
    * results of their credit and claims, and their number; kept in the
    * store (volunteers row) with every change, outliving deleted jobs */
@@ -740,6 +742,10 @@ int cairn__trust_solo_stands(const cairn_core *c, const mrep *r, const mvol *v, 
  * one adds to its trust, an invalid one resets it and makes a re-check due
  * (cairn__trust_flush). O(1). */
 void cairn__trust_note(cairn_core *c, mvol *v, const mres *m, int outcome);
+/* A lease of v lapsed unreturned: its trust goes back to 0 (journaled when
+ * it had any), so its next results are replicated again; its accepted
+ * results are not re-checked (a lapse is no evidence against them). O(1). */
+void cairn__trust_lapsed(cairn_core *c, mvol *v);
 /* Task task of j was accepted on its solo result cn: it joins its
  * volunteer's ring (the oldest entry leaves a full ring). O(1). */
 void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn);
@@ -962,6 +968,26 @@ mvol *cairn__vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error
 void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r);
 /* Records that v holds lease idx. 0, or -1 out of memory. */
 int cairn__vol_add_active(mvol *v, int64_t idx);
+/* The leases v may hold at once (volunteers.c, docs/security.md "Leases"):
+ * what it can run, min(its slots, the cores it offers when it stated an
+ * offer, CAIRN__LEASE_START + its results not found invalid), plus
+ * CAIRN_MAX_PREFETCH ahead. Whatever a volunteer declares or omits, a new
+ * one holds at most CAIRN__LEASE_START + CAIRN_MAX_PREFETCH leases, and
+ * one more for each result it returns. O(1). */
+#define CAIRN__LEASE_START 4
+/* A work request refused at the bound asks its volunteer to come back this
+ * late (a result of its may free a lease sooner). */
+#define CAIRN__LEASE_FULL_RETRY_MS 1000
+size_t cairn__vol_lease_bound(const mvol *v);
+/* Under the lock: the error of a work request from v, at its lease bound
+ * (CAIRN_ERATE, naming the bound and its terms). */
+cairn_status cairn__vol_lease_full(const mvol *v, cairn_error *err);
+/* Under the lock: lease l of v ended unreturned (expired). Costs v its
+ * trust (its next results are replicated again) and, once per lease period
+ * of l's job, one error in its quarantine window (quarantine.c): a
+ * volunteer that takes leases and lets them lapse period after period is
+ * quarantined like one whose runs fail. O(1). */
+void cairn__vol_lapsed(cairn_core *c, mvol *v, int lease_seconds, int64_t now);
 void cairn__rep_free(mrep *r);
 
 int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx);

@@ -142,6 +142,9 @@ int cairn__api_output_upload(cairn_master *m, const char *url, const char *token
                              cairn__resp *rs);
 /* Sets rs to the JSON error body for st with message text. */
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
+/* Asks the client to come back in ms (> 0): Retry-After in whole seconds
+ * (at least 1) and Cairn-Retry-After-Ms. */
+void cairn__api_retry(cairn__resp *rs, int ms);
 /* Helpers of the route handlers (api.c), for admission.c: rs gets status
  * and o rendered (taking o; NULL: no body); an error with a printf-style
  * message; a JSON object body allowing only keys (NULL: any; empty = {}

@@ -214,10 +214,8 @@ static void tasks_answer(cairn__resp *rs, json_t *tasks, int retry_ms) {
   }
   json_decref(tasks);
   rs->status = 204;
-  if (retry_ms > 0) {
-    rs->retry_after = retry_ms >= 1000 ? retry_ms / 1000 : 1;
-    rs->retry_after_ms = retry_ms;
-  }
+  if (retry_ms > 0)
+    cairn__api_retry(rs, retry_ms);
 }
 
 void cairn__api_work_many(cairn_master *m, int64_t v, const cairn_report *r, char **apps,
@@ -231,9 +229,11 @@ void cairn__api_work_many(cairn_master *m, int64_t v, const cairn_report *r, cha
   int retry_ms = 0;
   cairn_error err = {0};
   if (cairn__core_work_many(m->core, v, r, apps, napps, (unsigned)json_integer_value(max), &tasks,
-                            &retry_ms, &err) != CAIRN_OK)
+                            &retry_ms, &err) != CAIRN_OK) {
     cairn__api_error(rs, err.status, err.text);
-  else
+    if (retry_ms > 0) /* at its lease bound */
+      cairn__api_retry(rs, retry_ms);
+  } else
     tasks_answer(rs, tasks, retry_ms);
 }
 

@@ -141,6 +141,11 @@ void cairn__trust_note(cairn_core *c, mvol *v, const mres *m, int outcome) {
   v->trust_due = 1;
 }
 
+void cairn__trust_lapsed(cairn_core *c, mvol *v) {
+  if (v->trust > 0)
+    set_trust(c, v, 0);
+}
+
 /* Puts an entry in v's ring (the oldest leaves a full one). -1: no memory. */
 static int ring_push(mvol *v, int64_t seq, int64_t job, int64_t key, int64_t round, int64_t idx) {
   if (!v->ring && !(v->ring = calloc(1, sizeof *v->ring)))

@@ -184,6 +184,33 @@ mvol *cairn__vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error
   return v && !v->banned ? v : NULL;
 }
 
+size_t cairn__vol_lease_bound(const mvol *v) {
+  int64_t run = v->slots > 0 ? v->slots : 1;
+  if (v->has_offer && v->offer.cores >= 1 && v->offer.cores < run)
+    run = v->offer.cores;
+  int64_t shown = CAIRN__LEASE_START + v->valid + v->pending; /* results not found bad */
+  if (shown < run)
+    run = shown;
+  return (size_t)run + CAIRN_MAX_PREFETCH;
+}
+
+cairn_status cairn__vol_lease_full(const mvol *v, cairn_error *err) {
+  return cairn_error_set(err, CAIRN_ERATE,
+                         "volunteer %lld holds %zu leases, its bound (min(slots %d, cores "
+                         "offered, %d + its %lld results not found invalid) + %u ahead): return "
+                         "a result before asking for more", (long long)v->id, v->nactive,
+                         v->slots, CAIRN__LEASE_START, (long long)(v->valid + v->pending),
+                         CAIRN_MAX_PREFETCH);
+}
+
+void cairn__vol_lapsed(cairn_core *c, mvol *v, int lease_seconds, int64_t now) {
+  cairn__trust_lapsed(c, v);
+  if (v->lapsed_at && now - v->lapsed_at < lease_seconds)
+    return; /* this period's lapses count once */
+  v->lapsed_at = now;
+  cairn__quar_note(c, v, OUT_ERROR);
+}
+
 /* Applies v's report (under the lock). Downloads first: each is recorded
  * against the master's hand-out to v (distribution.c), which the record
  * ends; then failures: a
