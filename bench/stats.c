@@ -4,9 +4,10 @@
  * V/50 teams, whose ledger holds their members' sums), read as the master
  * reads it (cairn_store_stats on the
  * reader connection: the top 1,000 volunteers and teams, the totals).
- * Prints, per V, the median of 5 refreshes. The master refreshes at most
- * every 2 s and never under the core's lock; requests in between copy
- * their entries from the snapshot.
+ * Prints, per V, the median of 5 refreshes. The master's builder thread
+ * refreshes at most every 2 s while the standings are read, never under
+ * the core's lock; requests copy their page from its rendering
+ * (bench/stats_reads.c measures those reads).
  * usage: bench-stats [V ...]   (default 10000 100000) */
 #include <stdio.h>
 #include <stdlib.h>

@@ -26,7 +26,7 @@ struct json_t;
 int cairn_cli_fetch_outputs(struct cairn_http *h, long long job, struct json_t *tasks,
                             const char *dir);
 int cairn_cmd_volunteers(int argc, char **argv);
-/* cairn stats [--limit N] [--json]: GET /v1/stats as tables (cmd_stats.c). */
+/* cairn stats [--limit N] [--page P] [--json]: GET /v1/stats as tables (cmd_stats.c). */
 int cairn_cmd_stats(int argc, char **argv);
 /* cairn team V NAME | --none: a volunteer's team (cmd_stats.c). */
 int cairn_cmd_team(int argc, char **argv);

@@ -9,10 +9,11 @@
 #include "common/termsafe.h"
 
 static const char usage_text[] =
-  "usage: cairn stats [--limit N] [--json]\n"
+  "usage: cairn stats [--limit N] [--page P] [--json]\n"
   "The credit standings (GET /v1/stats; no admin token needed): the volunteers\n"
-  "and teams with the most credit (top N of each, default 100, at most 1000),\n"
-  "and the project's totals. Credit is CPU seconds agreed by the validator\n"
+  "and teams with the most credit (top N of each, default 100, at most 1000;\n"
+  "--page P: those ranked (P-1)*N+1 to P*N, within the top 1000), and the\n"
+  "project's totals. Credit is CPU seconds agreed by the validator\n"
   "(docs/accountability.md, \"Credit\"). --json prints the answer as is.";
 
 static void print_tables(json_t *resp) {
@@ -54,7 +55,7 @@ static void print_tables(json_t *resp) {
 
 int cairn_cmd_stats(int argc, char **argv) {
   cairn_client_opts o = {0};
-  long limit = 100;
+  long limit = 100, page = 1;
   int json = 0;
   if (cairn_cli_wants_help(argc, argv)) {
     puts(usage_text);
@@ -69,14 +70,23 @@ int cairn_cmd_stats(int argc, char **argv) {
     else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc &&
              (limit = strtol(argv[++i], &end, 10)) >= 1 && limit <= 1000 && end && !*end)
       continue;
+    else if (strcmp(argv[i], "--page") == 0 && i + 1 < argc &&
+             (page = strtol(argv[++i], &end, 10)) >= 1 && page <= 1000 && end && !*end)
+      continue;
     else
-      return cairn_cli_fail("usage: cairn stats [--limit N] [--json] (N from 1 to 1000)");
+      return cairn_cli_fail("usage: cairn stats [--limit N] [--page P] [--json] (N from 1 to "
+                            "1000, (P-1)*N below 1000)");
   }
+  if ((page - 1) * limit >= 1000)
+    return cairn_cli_fail("cairn stats: --page %ld of %ld lies past the top 1000", page, limit);
   cairn_http *h = cairn_client_connect(&o);
   if (!h)
     return 1;
   char path[64];
-  snprintf(path, sizeof path, "/v1/stats?limit=%ld", limit);
+  if (page > 1)
+    snprintf(path, sizeof path, "/v1/stats?limit=%ld&page=%ld", limit, page);
+  else
+    snprintf(path, sizeof path, "/v1/stats?limit=%ld", limit);
   json_t *resp = NULL;
   long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
   int rc = st == 200 ? 0 : 1;

@@ -111,6 +111,11 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cair
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->ctype);
   if (rs->etag[0])
     MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, rs->etag);
+  if (rs->max_age > 0) {
+    char cc[48];
+    snprintf(cc, sizeof cc, "public, max-age=%d", rs->max_age);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cc);
+  }
   if (rs->fd >= 0 && rs->status == 206) {
     char cr[80];
     snprintf(cr, sizeof cr, "bytes %llu-%llu/%llu", (unsigned long long)rs->fd_from,
@@ -135,9 +140,11 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cair
 
 /* A GET's 200 body in memory gets an ETag (FNV-1a 64 of the body): when
  * the request's If-None-Match names it, the answer is 304 without a body,
- * so that a poller (the dashboard) is not sent what it has. O(body). */
+ * so that a poller (the dashboard) is not sent what it has. O(body). A
+ * handler that set the ETag itself (GET /v1/stats: its rendering's, O(1))
+ * also answered the If-None-Match. */
 static void conditional(struct MHD_Connection *c, cairn__resp *rs) {
-  if (rs->status != 200 || rs->fd >= 0 || !rs->body)
+  if (rs->status != 200 || rs->fd >= 0 || !rs->body || rs->etag[0])
     return;
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < rs->len; i++)
@@ -499,6 +506,9 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                    .arg_limit = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit"),
                    .arg_after = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after"),
                    .arg_wait = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait"),
+                   .arg_page = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "page"),
+                   .if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                                MHD_HTTP_HEADER_IF_NONE_MATCH),
                    .range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE),
                    .resumed = k->hold_deadline != 0};
   if (m->slow && slow_request(k, method))

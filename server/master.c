@@ -116,7 +116,6 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   m->cfg = *cfg;
   m->stop_pipe[0] = m->stop_pipe[1] = -1;
   pthread_mutex_init(&m->stats_lock, NULL);
-  pthread_mutex_init(&m->standings_lock, NULL);
   if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG) {
     cairn_error_set(err, CAIRN_EINVAL, "unknown log level %d", (int)cfg->log_level);
     goto fail;
@@ -237,7 +236,9 @@ static void *reaper(void *arg) {
 }
 
 cairn_status cairn_master_start(cairn_master *m, cairn_error *err) {
-  cairn_status st = cairn__http_start(m, err);
+  cairn_status st = m->standings ? CAIRN_OK : cairn__stats_start(m, err); /* before HTTP */
+  if (st == CAIRN_OK)
+    st = cairn__http_start(m, err);
   if (st != CAIRN_OK)
     return st;
   if (pthread_create(&m->reaper, NULL, reaper, m)) {
@@ -281,6 +282,7 @@ void cairn_master_delete(cairn_master *m) {
     return;
   cairn_master_stop(m);
   cairn__http_stop(m);
+  cairn__stats_stop(m); /* after HTTP: no request reads the standings */
   if (m->reaper_running)
     pthread_join(m->reaper, NULL);
   cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
@@ -292,8 +294,6 @@ void cairn_master_delete(cairn_master *m) {
   if (m->stop_pipe[1] >= 0)
     close(m->stop_pipe[1]);
   pthread_mutex_destroy(&m->stats_lock);
-  pthread_mutex_destroy(&m->standings_lock);
-  json_decref(m->standings);
   cairn__rl_destroy(m->anon);
   cairn__rl_destroy(m->vrate);
   free(m->db_path);

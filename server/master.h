@@ -57,11 +57,9 @@ struct cairn_master {
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
-  /* GET /v1/stats (stats.c): the standings as last read from the store, at
-   * most CAIRN__STATS_MAX entries of each list, and when (monotonic s) */
-  pthread_mutex_t standings_lock;
-  json_t *standings;
-  double standings_at;
+  /* GET /v1/stats (stats.c): the rendered standings and their builder
+   * thread; made by cairn__stats_start, NULL before and after */
+  struct cairn__standings *standings;
 };
 
 typedef struct cairn__req {
@@ -77,6 +75,8 @@ typedef struct cairn__req {
                                 /v1/jobs/{id}/tasks), or NULL */
   const char *arg_after;     /* the "after" query argument (GET /v1/jobs/{id}/tasks), or NULL */
   const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
+  const char *arg_page;      /* the "page" query argument (GET /v1/stats), or NULL */
+  const char *if_none_match; /* the If-None-Match header (GET /v1/stats), or NULL */
   const char *range;         /* the Range header (GET /v1/files/{sha256}), or NULL */
   int resumed;               /* POST /v1/work asked again after a hold: its report
                                 was applied the first time */
@@ -108,7 +108,9 @@ typedef struct cairn__resp {
   uint64_t fd_from;          /* status 206: the file is sent from this byte (Content-Range) */
   cairn__hold *hold;         /* POST /v1/work or GET /v1/jobs/{id} where the request may
                                 be held, else NULL */
-  char etag[20];             /* non-empty: an ETag header (http.c, conditional GETs) */
+  char etag[20];             /* non-empty: an ETag header (http.c, conditional GETs; set by
+                                the handler: http.c does not hash the body) */
+  int max_age;               /* > 0: Cache-Control: public, max-age=max_age (seconds) */
 } cairn__resp;
 
 /* What a request may do before its body is read, from its headers alone. */
@@ -189,15 +191,30 @@ int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__r
 int cairn__api_is_admin(const cairn_master *m, const char *token);
 void cairn__api_count(cairn_master *m, cairn__route r, int status);
 
-/* stats.c: GET /v1/stats (public, no token): credit standings. At most
- * every CAIRN__STATS_REFRESH_SECONDS the top CAIRN__STATS_MAX volunteers
- * and teams and the totals are read from the store's reader connection
- * (never under c->lock; cost in cairn_store_stats); each request copies at
- * most ?limit= (default CAIRN__STATS_DEFAULT, at most CAIRN__STATS_MAX)
- * entries of each list from that snapshot. */
+/* stats.c: GET /v1/stats (public, no token): credit standings, served
+ * from a rendering (the JSON text of the top CAIRN__STATS_MAX volunteers
+ * and teams and the totals) that one builder thread reads from the store
+ * (never under c->lock) and renders at most once every
+ * CAIRN__STATS_REFRESH_SECONDS while it is read. A request copies a slice
+ * of it: ?limit= entries of each list (default CAIRN__STATS_DEFAULT, at
+ * most CAIRN__STATS_MAX) from ?page= (default 1): O(its body), no JSON
+ * built, no store read. A request finding the rendering older than
+ * CAIRN__STATS_COLD_SECONDS (no reads for that long) waits for the build
+ * it asked for, at most CAIRN__STATS_WAIT_SECONDS. */
 #define CAIRN__STATS_DEFAULT 100
 #define CAIRN__STATS_MAX 1000
 #define CAIRN__STATS_REFRESH_SECONDS 2.0
+#define CAIRN__STATS_COLD_SECONDS (2 * CAIRN__STATS_REFRESH_SECONDS)
+#define CAIRN__STATS_WAIT_SECONDS 5.0
+/* Starts the builder (cairn_master_start, before HTTP); stops it and
+ * frees the renderings (cairn_master_delete, after HTTP: no request runs);
+ * a no-op when it was not started. */
+cairn_status cairn__stats_start(cairn_master *m, cairn_error *err);
+void cairn__stats_stop(cairn_master *m);
+/* Appends the builder's /metrics lines (cairn_stats_renders_total,
+ * cairn_stats_render_cpu_seconds_total) to buf (len bytes); buf as it was
+ * when out of memory. */
+char *cairn__stats_metrics(cairn_master *m, char *buf, size_t *len);
 void cairn__stats_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 
 /* dagview.c: GET /v1/jobs/{id}/dag (admin; the caller checked the token):
