@@ -303,6 +303,8 @@ static void work_hold(cairn_master *m, int64_t v, const char **apps, int napps, 
   h->gen = gen;
   h->ms = wait;
   h->vol = named || many ? 0 : v; /* its own apps, one task: a handoff may serve it */
+  h->owner = v;
+  h->owner_cap = cairn__core_hold_cap(m->core, v);
 }
 
 void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn__resp *rs) {

@@ -979,6 +979,10 @@ int cairn__vol_add_active(mvol *v, int64_t idx);
  * late (a result of its may free a lease sooner). */
 #define CAIRN__LEASE_FULL_RETRY_MS 1000
 size_t cairn__vol_lease_bound(const mvol *v);
+/* Takes the lock: the work requests volunteer vol may have held at once
+ * (waiters.h, "Fairness"): its slots, or fewer, what its lease bound
+ * leaves it to take; at least 1 (1 for an unknown volunteer). O(1). */
+unsigned cairn__core_hold_cap(cairn_core *c, int64_t vol);
 /* Under the lock: the error of a work request from v, at its lease bound
  * (CAIRN_ERATE, naming the bound and its terms). */
 cairn_status cairn__vol_lease_full(const mvol *v, cairn_error *err);

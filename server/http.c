@@ -534,7 +534,8 @@ static enum MHD_Result park(cairn_master *m, struct MHD_Connection *c, conn *k) 
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   cairn__hold_req h = {.conn = c, .fd = ci ? (int)ci->connect_fd : -1, .apps = k->hold.apps,
                        .napps = k->hold.napps, .deadline_ms = k->hold_deadline,
-                       .gen = k->hold.gen, .job = k->hold.job, .vol = k->hold.vol};
+                       .gen = k->hold.gen, .job = k->hold.job, .vol = k->hold.vol,
+                       .owner = k->hold.owner, .owner_cap = k->hold.owner_cap};
   MHD_suspend_connection(c); /* before the table knows it: no resume comes first */
   k->wslot = cairn__waiters_hold(m->waiters, &h, &k->instant);
   if (k->wslot < 0) {

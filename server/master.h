@@ -94,6 +94,8 @@ typedef struct cairn__hold {
   uint64_t gen;
   int64_t job;
   int64_t vol;  /* > 0: a one-task request the core may hand a task to (waiters.h) */
+  int64_t owner;      /* a work request: its volunteer */
+  unsigned owner_cap; /* its requests held at once, at most (cairn__core_hold_cap) */
 } cairn__hold;
 
 typedef struct cairn__resp {

@@ -194,6 +194,20 @@ size_t cairn__vol_lease_bound(const mvol *v) {
   return (size_t)run + CAIRN_MAX_PREFETCH;
 }
 
+unsigned cairn__core_hold_cap(cairn_core *c, int64_t vol) {
+  size_t cap = 1;
+  pthread_mutex_lock(&c->lock);
+  mvol *v = vol >= 1 && (size_t)vol <= c->nvols ? c->vols[vol - 1] : NULL;
+  if (v) {
+    size_t bound = cairn__vol_lease_bound(v);
+    size_t left = v->nactive < bound ? bound - v->nactive : 0;
+    cap = (size_t)(v->slots > 0 ? v->slots : 1);
+    cap = left < cap ? left : cap;
+  }
+  cairn__core_unlock(c);
+  return cap ? (unsigned)cap : 1;
+}
+
 cairn_status cairn__vol_lease_full(const mvol *v, cairn_error *err) {
   return cairn_error_set(err, CAIRN_ERATE,
                          "volunteer %lld holds %zu leases, its bound (min(slots %d, cores "

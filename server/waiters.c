@@ -7,8 +7,10 @@
  *
  * Bounds: memory O(cap + jcap), made at creation (the map of job chains
  * grows to at most jcap entries). Under the mutex: a hold, a take and a
- * forget are O(1) (plus one epoll_ctl); a work wake is O(woken + held
- * requests of other apps passed over), at most O(cap); a job wake is
+ * forget are O(1) (plus one epoll_ctl; a hold of a work request with an
+ * owner also counts the owner's held requests, O(owner_cap)); a work wake
+ * is O(held + woken × their owners' held requests), at most O(cap) for
+ * each RESUME_BATCH woken; a job wake is
  * O(woken); a claim (the handoff, under c->lock) only tries the mutex and
  * looks at CAIRN__WAITERS_PASS held requests at most, a hand is O(1);
  * the clock's scan is O(held) and runs at most once every
@@ -52,7 +54,10 @@ typedef struct waiter {
   int prev, next;          /* its kind's list while held; next: the free list while free */
   cairn__pass pass;        /* WAKE_TASK: the wake it may pass on */
   int64_t job;             /* a job wait: its job */
-  int jprev, jnext;        /* a job wait: the chain of the waits on its job */
+  int jprev, jnext;        /* a job wait: the chain of the waits on its job; a work
+                            * request with an owner: the chain of the owner's */
+  int64_t owner;           /* a work request: its volunteer (0: none) */
+  uint8_t served;          /* a wake served its owner: behind the others (wake) */
   int64_t vol;             /* a work request the core may hand a task to (0: not) */
   json_t *offer;           /* WAKE_HANDED: the task handed to it, owned here until taken */
   uint64_t offer_seq;      /* the journal record its answer waits for */
@@ -66,6 +71,8 @@ struct cairn__waiters {
   uint64_t held[K_KINDS], total[K_KINDS], gen;
   uint64_t jgen[JOB_GENS]; /* job wakes so far, by bucket of the job's id */
   cairn_hmap chains;       /* job id -> 1 + the slot that begins its chain */
+  cairn_hmap owners;       /* a work request's owner -> 1 + the slot that begins its
+                            * chain (the owner's held requests) */
   int64_t next_deadline;   /* no held deadline is earlier (INT64_MAX: none) */
   int stopping;
   int epfd, evfd;
@@ -90,18 +97,39 @@ static int kind_of(const cairn__waiters *w, int i) {
   return (unsigned)i >= w->cap ? K_JOB : K_WORK;
 }
 
-/* The first slot of the chain of job's waits, or NONE. O(1). */
-static int chain_head(const cairn__waiters *w, int64_t job) {
-  void *v = cairn_hmap_get(&w->chains, (uint64_t)job);
+/* The map of slot i's chains: job waits by job, work requests by owner. */
+static cairn_hmap *chains_of(cairn__waiters *w, int i) {
+  return kind_of(w, i) == K_JOB ? &w->chains : &w->owners;
+}
+
+/* The first slot of the chain of key in map, or NONE. O(1). */
+static int head_in(const cairn_hmap *map, int64_t key) {
+  void *v = cairn_hmap_get(map, (uint64_t)key);
   return v ? (int)((intptr_t)v - 1) : NONE;
 }
 
-/* Makes job's chain begin at slot i (NONE: no chain). A job that had a
- * chain keeps its entry's room (a delete, then an insert into a map not
+/* The first slot of the chain of job's waits, or NONE. O(1). */
+static int chain_head(const cairn__waiters *w, int64_t job) {
+  return head_in(&w->chains, job);
+}
+
+/* Makes key's chain in map begin at slot i (NONE: no chain). A key that had
+ * a chain keeps its entry's room (a delete, then an insert into a map not
  * fuller than before): only a new chain may fail, -1 out of memory. */
-static int set_chain(cairn__waiters *w, int64_t job, int i) {
-  cairn_hmap_del(&w->chains, (uint64_t)job);
-  return i == NONE ? 0 : cairn_hmap_put(&w->chains, (uint64_t)job, (void *)(intptr_t)(i + 1));
+static int set_head(cairn_hmap *map, int64_t key, int i) {
+  cairn_hmap_del(map, (uint64_t)key);
+  return i == NONE ? 0 : cairn_hmap_put(map, (uint64_t)key, (void *)(intptr_t)(i + 1));
+}
+
+/* Takes slot i out of its chain (a job's waits, an owner's requests). */
+static void chain_out(cairn__waiters *w, int i) {
+  waiter *x = &w->w[i];
+  if (x->jprev != NONE)
+    w->w[x->jprev].jnext = x->jnext;
+  else
+    (void)set_head(chains_of(w, i), x->job, x->jnext); /* an existing chain: cannot fail */
+  if (x->jnext != NONE)
+    w->w[x->jnext].jprev = x->jprev;
 }
 
 /* Ends slot i's hold (under mu): out of its kind's list (and its job's
@@ -117,14 +145,8 @@ static void end_hold(cairn__waiters *w, int i, cairn__wake why) {
     w->w[x->next].prev = x->prev;
   else
     w->tail[k] = x->prev;
-  if (k == K_JOB) {
-    if (x->jprev != NONE)
-      w->w[x->jprev].jnext = x->jnext;
-    else
-      (void)set_chain(w, x->job, x->jnext); /* an existing chain: cannot fail */
-    if (x->jnext != NONE)
-      w->w[x->jnext].jprev = x->jprev;
-  }
+  if (k == K_JOB || x->owner)
+    chain_out(w, i);
   if (x->fd >= 0)
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, x->fd, NULL);
   x->state = W_DONE;
@@ -249,6 +271,7 @@ cairn__waiters *cairn__waiters_create(unsigned cap, unsigned jcap, void (*resume
   for (int i = (int)(cap + jcap) - 1; i >= 0; i--)
     free_slot(w, i);
   cairn_hmap_init(&w->chains);
+  cairn_hmap_init(&w->owners);
   w->next_deadline = INT64_MAX;
   pthread_mutex_init(&w->mu, NULL);
   w->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -280,6 +303,7 @@ void cairn__waiters_destroy(cairn__waiters *w) {
   close(w->evfd);
   pthread_mutex_destroy(&w->mu);
   cairn_hmap_free(&w->chains);
+  cairn_hmap_free(&w->owners);
   free(w->w);
   free(w);
 }
@@ -300,9 +324,12 @@ uint64_t cairn__waiters_job_gen(cairn__waiters *w, int64_t job) {
 
 /* Puts job wait i first in the chain of job's waits (under mu); -1 when
  * the map of chains cannot grow. */
+/* Puts slot i at the head of key's chain in its map (x->job is the key:
+ * the job, or the owner). 0, or -1 out of memory. */
 static int chain_add(cairn__waiters *w, int i, int64_t job) {
-  int first = chain_head(w, job);
-  if (set_chain(w, job, i))
+  cairn_hmap *map = chains_of(w, i);
+  int first = head_in(map, job);
+  if (set_head(map, job, i))
     return -1;
   w->w[i].job = job;
   w->w[i].jprev = NONE;
@@ -312,13 +339,26 @@ static int chain_add(cairn__waiters *w, int i, int64_t job) {
   return 0;
 }
 
+/* The work requests owner has held, counted along its chain up to cap
+ * (O(cap)). */
+static unsigned owner_held(const cairn__waiters *w, int64_t owner, unsigned cap) {
+  unsigned n = 0;
+  for (int i = head_in(&w->owners, owner); i != NONE && n < cap; i = w->w[i].jnext)
+    n++;
+  return n;
+}
+
 int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake *why) {
   int k = h->job > 0 ? K_JOB : K_WORK;
+  int64_t key = k == K_JOB ? h->job : h->owner; /* its chain: 0 none */
   pthread_mutex_lock(&w->mu);
   int i = w->free_head[k];
   uint64_t gen = k == K_JOB ? w->jgen[(uint64_t)h->job % JOB_GENS] : w->gen;
-  if (w->stopping || i == NONE || h->gen != gen || (k == K_JOB && chain_add(w, i, h->job))) {
-    *why = w->stopping || i == NONE || h->gen == gen ? CAIRN__WAKE_FULL : CAIRN__WAKE_STALE;
+  int over = k == K_WORK && h->owner && h->owner_cap &&
+             owner_held(w, h->owner, h->owner_cap) >= h->owner_cap;
+  if (w->stopping || i == NONE || over || h->gen != gen || (key && chain_add(w, i, key))) {
+    *why = w->stopping || i == NONE || over || h->gen == gen ? CAIRN__WAKE_FULL
+                                                             : CAIRN__WAKE_STALE;
     pthread_mutex_unlock(&w->mu);
     return -1;
   }
@@ -334,6 +374,8 @@ int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake
     memcpy(x->apps, h->apps, (size_t)x->napps * sizeof *x->apps);
   x->pass = (cairn__pass){0, 0};
   x->vol = k == K_WORK ? h->vol : 0;
+  x->owner = k == K_WORK ? h->owner : 0;
+  x->served = 0;
   x->next = NONE;
   x->prev = w->tail[k];
   if (w->tail[k] != NONE)
@@ -381,6 +423,8 @@ cairn__wake cairn__waiters_take(cairn__waiters *w, int slot, cairn__pass *p) {
   return cairn__waiters_take_offer(w, slot, p, NULL, NULL);
 }
 
+static void to_back(cairn__waiters *w, int i);
+
 int64_t cairn__waiters_claim(cairn__waiters *w, uint64_t app, int64_t *vol) {
   if (pthread_mutex_trylock(&w->mu))
     return -1; /* busy (a scan, a wake): the ordinary wake follows */
@@ -393,6 +437,8 @@ int64_t cairn__waiters_claim(cairn__waiters *w, uint64_t app, int64_t *vol) {
     end_hold(w, i, CAIRN__WAKE_HANDED);
     w->w[i].state = W_CLAIMED;
     *vol = w->w[i].vol;
+    for (int j = head_in(&w->owners, w->w[i].owner); j != NONE; j = w->w[j].jnext)
+      to_back(w, j); /* its volunteer's other requests: behind the others (fairness) */
     claim = (int64_t)i | (int64_t)w->w[i].seq << 32;
     break;
   }
@@ -428,12 +474,64 @@ void cairn__waiters_forget(cairn__waiters *w, int slot) {
   pthread_mutex_unlock(&w->mu);
 }
 
-/* Wakes the n oldest held requests that run app, each able to pass the
- * wake on hops times; gen: bump the generation. */
+/* Marks (on = 1) or unmarks the held requests of owner as served.
+ * O(its held requests). */
+static void mark_served(cairn__waiters *w, int64_t owner, int on) {
+  for (int j = head_in(&w->owners, owner); j != NONE; j = w->w[j].jnext)
+    w->w[j].served = (uint8_t)on;
+}
+
+/* Moves slot i (held, a work request) to the back of the FIFO. O(1). */
+static void to_back(cairn__waiters *w, int i) {
+  waiter *x = &w->w[i];
+  if (w->tail[K_WORK] == i)
+    return;
+  if (x->prev != NONE)
+    w->w[x->prev].next = x->next;
+  else
+    w->head[K_WORK] = x->next;
+  w->w[x->next].prev = x->prev; /* not the tail: it has a next */
+  x->prev = w->tail[K_WORK];
+  x->next = NONE;
+  w->w[w->tail[K_WORK]].next = i;
+  w->tail[K_WORK] = i;
+}
+
+/* Wakes up to n held requests that run app, oldest first but one per
+ * volunteer before a second of the same (waiters.h, "Fairness"); a served
+ * volunteer's other held requests then go to the back of the FIFO. Under
+ * mu; conns gets the resumed connections (at most RESUME_BATCH). Returns
+ * how many, *n lessened. O(held + woken × their owners' held). */
+static int wake_some(cairn__waiters *w, uint64_t app, unsigned *n, int hops, void **conns) {
+  int k = 0;
+  int64_t owners[RESUME_BATCH];
+  for (int pass = 0; pass < 2 && *n > 0 && k < RESUME_BATCH; pass++)
+    for (int i = w->head[K_WORK], nx; i != NONE && *n > 0 && k < RESUME_BATCH; i = nx) {
+      nx = w->w[i].next;
+      if (!runs(&w->w[i], app) || (pass == 0 && w->w[i].served))
+        continue;
+      owners[k] = w->w[i].owner;
+      conns[k++] = w->w[i].conn;
+      w->w[i].pass = (cairn__pass){app, hops};
+      end_hold(w, i, CAIRN__WAKE_TASK);
+      if (owners[k - 1])
+        mark_served(w, owners[k - 1], 1);
+      (*n)--;
+    }
+  for (int q = 0; q < k; q++) /* the served ones' other requests: behind the rest */
+    for (int j = owners[q] ? head_in(&w->owners, owners[q]) : NONE; j != NONE; j = w->w[j].jnext)
+      if (w->w[j].served) {
+        w->w[j].served = 0;
+        to_back(w, j);
+      }
+  return k;
+}
+
+/* Wakes up to n held requests that run app (wake_some), each able to pass
+ * the wake on hops times; gen: bump the generation. */
 static void wake(cairn__waiters *w, uint64_t app, unsigned n, int hops, int gen) {
   void *conns[RESUME_BATCH];
   while (n > 0) {
-    int k = 0;
     pthread_mutex_lock(&w->mu);
     if (gen)
       w->gen++;
@@ -441,15 +539,7 @@ static void wake(cairn__waiters *w, uint64_t app, unsigned n, int hops, int gen)
     uint64_t held = w->held[K_WORK];
     if (hops < 0) /* the other requests held, at most CAIRN__WAITERS_PASS */
       hops = held <= 1 ? 0 : held - 1 < CAIRN__WAITERS_PASS ? (int)held - 1 : CAIRN__WAITERS_PASS;
-    for (int i = w->head[K_WORK], nx; i != NONE && n > 0 && k < RESUME_BATCH; i = nx) {
-      nx = w->w[i].next;
-      if (!runs(&w->w[i], app))
-        continue;
-      conns[k++] = w->w[i].conn;
-      w->w[i].pass = (cairn__pass){app, hops};
-      end_hold(w, i, CAIRN__WAKE_TASK);
-      n--;
-    }
+    int k = wake_some(w, app, &n, hops, conns);
     pthread_mutex_unlock(&w->mu);
     resume_all(w, conns, k);
     if (k < RESUME_BATCH)

@@ -36,6 +36,14 @@
  *               hands it the offer (cairn__waiters_hand: WAKE_HANDED):
  *               one commit for both instead of one after the other.
  *
+ * Fairness: one volunteer (hold_req.owner) has at most owner_cap work
+ * requests held (its slots, or fewer: what its lease bound leaves it,
+ * core.h); one more is refused as if the table were full. When a wake
+ * resumes one of an owner's requests, its other held requests go to the
+ * back of the FIFO, behind every other volunteer's: the next wake serves
+ * another volunteer first (round robin by volunteer). O(the owner's held
+ * requests, at most owner_cap) a wake, through a chain per owner.
+ *
  * Lock order: the table's mutex is a leaf. It is never waited for with
  * c->lock or the journal's mutex held (wakes are sent after
  * cairn__core_unlock); the one call made under c->lock, cairn__waiters_claim,
@@ -96,6 +104,8 @@ typedef struct cairn__hold_req {
   int64_t job;
   int64_t vol;  /* > 0: a one-task work request of this volunteer for its own
                  * apps, which the core may hand a task straight to */
+  int64_t owner;      /* a work request: its volunteer (0: none, no cap) */
+  unsigned owner_cap; /* work requests owner may have held at once (0: no cap) */
 } cairn__hold_req;
 
 /* Creates the table (cap 0: CAIRN__WAITERS_CAP work requests; jcap 0:
@@ -116,8 +126,9 @@ uint64_t cairn__waiters_gen(cairn__waiters *w);
  * with it. O(1). */
 uint64_t cairn__waiters_job_gen(cairn__waiters *w, int64_t job);
 /* Holds request h: its slot (>= 0), or -1 with *why CAIRN__WAKE_STALE (a
- * wake since h->gen) or CAIRN__WAKE_FULL (its kind's slots all taken, or
- * stopping); then nothing is held and the caller answers. O(1) under the
+ * wake since h->gen) or CAIRN__WAKE_FULL (its kind's slots all taken, its
+ * owner's owner_cap reached, or stopping); then nothing is held and the
+ * caller answers. O(1) under the
  * mutex, plus one epoll_ctl. */
 int cairn__waiters_hold(cairn__waiters *w, const cairn__hold_req *h, cairn__wake *why);
 /* A wake a request got but could not use (another took the task, or it

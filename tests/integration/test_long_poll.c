@@ -252,11 +252,14 @@ static void test_cap_and_hang_up(void **state) {
 /* Stopping the master with requests held is prompt, and they get 204. */
 static void test_stop_with_held(void **state) {
   fixture *f = *state;
-  char token[65];
-  assert_true(harness_register(f->srv.url, "v", "noop", token) > 0);
+  char token[3][65];
   int fds[3];
-  for (int i = 0; i < 3; i++)
-    fds[i] = send_work(f->srv.url, token, "{\"wait\": 60000}");
+  for (int i = 0; i < 3; i++) { /* one held request a slot: a volunteer each */
+    char name[8];
+    snprintf(name, sizeof name, "v%d", i);
+    assert_true(harness_register(f->srv.url, name, "noop", token[i]) > 0);
+    fds[i] = send_work(f->srv.url, token[i], "{\"wait\": 60000}");
+  }
   assert_int_equal(wait_held(f->srv.url, 3, 10), 0);
   double t0 = harness_now();
   kill(f->srv.pid, SIGTERM);
