@@ -1,5 +1,6 @@
 /* taskrun.c — limits, environment and stdin of a task; run failure reasons.
- * Costs: parse and merge O(V^2) for V <= CAIRN_MAX_ENV variables. */
+ * Costs: parse and merge O(V^2) for V <= CAIRN_MAX_ENV variables; each
+ * name is checked against the deny list in O(length of the list). */
 #include "common/taskrun.h"
 
 #include <stdio.h>
@@ -37,6 +38,54 @@ int cairn_env_name_ok(const char *s) {
           *p == '_'))
       return 0;
   return strncmp(s, CAIRN_ENV_RESERVED, strlen(CAIRN_ENV_RESERVED)) != 0;
+}
+
+/* The names a job may not set (cairn_env_name_denied): whole names, then
+ * prefixes. Sources: glibc's sysdeps/generic/unsecvars.h (what the loader
+ * drops for set-user-ID programs), the shells' startup and prompt
+ * variables, and the path and option variables of common interpreters. */
+static const char *const denied_names[] = {
+  /* glibc's "unsecure" variables, besides the LD_* and MALLOC_* prefixes */
+  "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
+  "NIS_PATH", "NLSPATH", "RES_OPTIONS", "TZDIR",
+  /* shells: startup files, options, prompts and traces that run commands */
+  "ENV", "SHELLOPTS", "BASHOPTS", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH",
+  "GLOBIGNORE", "FPATH", "ZDOTDIR", "SHELL",
+  /* interpreters and runtimes: module paths, start-up options and files */
+  "NODE_OPTIONS", "NODE_PATH", "CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+  "JDK_JAVA_OPTIONS", "TCLLIBPATH", "PHPRC", "PHP_INI_SCAN_DIR", "R_PROFILE", "R_PROFILE_USER",
+  "R_ENVIRON", "R_ENVIRON_USER", "R_LIBS", "R_LIBS_USER", "R_LIBS_SITE", "JULIA_LOAD_PATH",
+  "JULIA_DEPOT_PATH", "GEM_HOME", "GEM_PATH",
+  /* libraries and tools that load plug-ins or start helper programs */
+  "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "SSH_ASKPASS", "EDITOR", "VISUAL",
+  "PAGER", "LESSOPEN", "LESSCLOSE",
+  /* set by the worker for every app (docs/worker.md) */
+  "PATH", "HOME", "TMPDIR",
+};
+static const char *const denied_prefixes[] = {
+  "LD_",     /* the dynamic loader: LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, ... */
+  "DYLD_",   /* the macOS loader */
+  "MALLOC_", /* glibc's allocator: MALLOC_TRACE writes a file it names */
+  "RESOLV_", /* the resolver's configuration (RESOLV_HOST_CONF) */
+  "BASH_",   /* BASH_ENV, exported functions (BASH_FUNC_*), BASH_XTRACEFD */
+  "PYTHON",  /* PYTHONPATH, PYTHONSTARTUP, PYTHONHOME, PYTHONBREAKPOINT, ... */
+  "PERL",    /* PERL5LIB, PERL5OPT, PERLLIB, PERL5DB, ... */
+  "RUBY",    /* RUBYOPT, RUBYLIB */
+  "LUA_",    /* LUA_INIT (runs code), LUA_PATH, LUA_CPATH and their versions */
+  "GIT_",    /* GIT_SSH_COMMAND, GIT_EXEC_PATH, GIT_CONFIG_*, ... */
+  "XDG_",    /* where tools read their configuration (XDG_CONFIG_HOME, ...) */
+};
+
+int cairn_env_name_denied(const char *name) {
+  if (!name)
+    return 1;
+  for (size_t i = 0; i < sizeof denied_names / sizeof *denied_names; i++)
+    if (strcmp(name, denied_names[i]) == 0)
+      return 1;
+  for (size_t i = 0; i < sizeof denied_prefixes / sizeof *denied_prefixes; i++)
+    if (strncmp(name, denied_prefixes[i], strlen(denied_prefixes[i])) == 0)
+      return 1;
+  return 0;
 }
 
 static char *dup_n(const char *s, size_t n) {
@@ -128,6 +177,11 @@ cairn_status cairn_task_run_parse(json_t *obj, const char *where, cairn_task_run
         return cairn_error_set(err, CAIRN_EINVAL,
                                "%s: env: bad variable name \"%.64s\" (want "
                                "[A-Za-z_][A-Za-z0-9_]*, not CAIRN_*)", where, name);
+      if (cairn_env_name_denied(name))
+        return cairn_error_set(err, CAIRN_EINVAL,
+                               "%s: env: %s may not be set by a job (it would make the loader, "
+                               "a shell or an interpreter run code or read files the job "
+                               "chooses, or the worker sets it; docs/security.md)", where, name);
       if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
         return cairn_error_set(err, CAIRN_EINVAL,
                                "%s: env.%s must be a string without NUL", where, name);

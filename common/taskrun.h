@@ -31,8 +31,9 @@ enum {
 #define CAIRN_LIMIT_MAX 2147483647LL
 
 /* Environment variables a task may set: names [A-Za-z_][A-Za-z0-9_]*, not
- * starting with CAIRN_ (the worker's own), at most CAIRN_MAX_ENV of them and
- * CAIRN_MAX_ENV_BYTES of "NAME=VALUE\0" in all. */
+ * starting with CAIRN_ (the worker's own) nor denied (cairn_env_name_denied),
+ * at most CAIRN_MAX_ENV of them and CAIRN_MAX_ENV_BYTES of "NAME=VALUE\0"
+ * in all. */
 #define CAIRN_MAX_ENV        64u
 #define CAIRN_MAX_ENV_BYTES  (32u * 1024u)
 #define CAIRN_ENV_RESERVED   "CAIRN_"
@@ -63,6 +64,17 @@ cairn_status cairn_task_run_merge(const cairn_task_run *def, const cairn_task_ru
 
 /* Checks a variable's name (see above). */
 int cairn_env_name_ok(const char *name);
+
+/* 1 when a job may not set variable name: it makes the dynamic loader, the
+ * C library, a shell or an interpreter load code or configuration from a
+ * path the job chooses (LD_PRELOAD, BASH_ENV, PYTHONPATH, ...; the list
+ * starts from glibc's "unsecure" variables, docs/references.md [unsecvars],
+ * and is explained in docs/security.md, "Workers"), or it is one the
+ * worker sets itself for every app (PATH, HOME, TMPDIR). A deny list, not
+ * an allow list: jobs pass parameters under names of their own choosing.
+ * Pure; used by the master when a job is submitted and by the worker when
+ * it reads a work offer (cairn_task_run_parse calls it). */
+int cairn_env_name_denied(const char *name);
 
 /* The server's ceiling (0: none for that limit). A limit above its
  * ceiling is refused: CAIRN_EINVAL naming where, the limit, its value, the

@@ -28,14 +28,51 @@ void cairn__outputs_free(cairn__outputs *o) {
   memset(o, 0, sizeof *o);
 }
 
-/* Keeps the last CAIRN_STDERR_TAIL bytes of path in b. */
-static void read_tail(const char *path, cairn_buf *b) {
+/* Why an opened output file (or stderr) st may not be read and sent: NULL
+ * when it is a regular file with one link on dev, the task directory's
+ * device. A second link means the same bytes have another name, which may
+ * lie outside the task directory (`ln ../../credentials.json out.txt`, or
+ * `ln /etc/shadow out.txt` by an app running as root); another device is
+ * not the task's own file. Pure. */
+static const char *unsafe_file(const struct stat *st, dev_t dev) {
+  if (!S_ISREG(st->st_mode))
+    return "is not a regular file";
+  if (st->st_nlink != 1)
+    return "has more than one link (a hard link to a file that may lie outside the task "
+           "directory)";
+  if (st->st_dev != dev)
+    return "lies on another device than the task directory";
+  return NULL;
+}
+
+/* Opens path (under a task directory on device dev) for reading without
+ * following a symbolic link nor blocking on a FIFO; -1 with errno set, or
+ * with errno 0 and *why set when the opened file is unsafe (unsafe_file). */
+static int open_own(const char *path, dev_t dev, const char **why) {
+  struct stat st;
+  *why = NULL;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat(fd, &st) != 0 || (*why = unsafe_file(&st, dev)) != NULL) {
+    int e = *why ? 0 : errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+/* Keeps the last CAIRN_STDERR_TAIL bytes of path (on device dev) in b.
+ * Returns why it was refused (unsafe_file), or NULL (read, or absent). */
+static const char *read_tail(const char *path, dev_t dev, cairn_buf *b) {
   cairn_buf_init(b, CAIRN_STDERR_TAIL + 1024u); /* room for the worker's own line */
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const char *why = NULL;
+  int fd = open_own(path, dev, &why);
   struct stat st;
   if (fd < 0)
-    return;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    return why;
+  if (fstat(fd, &st) == 0) {
     off_t from = st.st_size > (off_t)CAIRN_STDERR_TAIL ? st.st_size - CAIRN_STDERR_TAIL : 0;
     char buf[8192];
     ssize_t n;
@@ -48,6 +85,7 @@ static void read_tail(const char *path, cairn_buf *b) {
     }
   }
   close(fd);
+  return NULL;
 }
 
 /* Appends "cairn-worker: TEXT\n" to the tail, dropping its oldest bytes so
@@ -89,10 +127,24 @@ static int own_file(const char *rel) {
          strncmp(rel, "parents/", 8) == 0;
 }
 
-static cairn_status hash_file(const char *path, char hex[65], int64_t *size, cairn_error *err) {
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+/* The task directory outputs are collected from: its path as given, its
+ * resolved path and its device. */
+typedef struct task_dir {
+  const char *dir;
+  char real[PATH_MAX];
+  dev_t dev;
+} task_dir;
+
+/* Hashes output rel (path m) from one descriptor, refused unless it is
+ * safe there (open_own): what is hashed is the file that was checked. */
+static cairn_status hash_file(const task_dir *d, const char *m, const char *rel, char hex[65],
+                              int64_t *size, cairn_error *err) {
+  const char *why = NULL;
+  int fd = open_own(m, d->dev, &why);
+  if (fd < 0 && why)
+    return cairn_error_set(err, CAIRN_EINVAL, "output %s %s: refused", rel, why);
   if (fd < 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot read output %s: %s", path, strerror(errno));
+    return cairn_error_set(err, CAIRN_EIO, "cannot read output %s: %s", m, strerror(errno));
   cairn_sha256 h;
   cairn_sha256_init(&h);
   char buf[65536];
@@ -104,17 +156,16 @@ static cairn_status hash_file(const char *path, char hex[65], int64_t *size, cai
   }
   close(fd);
   if (n < 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot read output %s: %s", path, strerror(errno));
+    return cairn_error_set(err, CAIRN_EIO, "cannot read output %s: %s", m, strerror(errno));
   cairn_sha256_final_hex(&h, hex);
   *size = total;
   return CAIRN_OK;
 }
 
-/* Checks match m (under dir, whose resolved path is real) and adds it. */
-static cairn_status add_match(const char *dir, const char *real, const char *m,
-                              const cairn_output_pattern *pat, cairn_output_file *files, size_t *n,
-                              cairn_error *err) {
-  const char *rel = m + strlen(dir) + 1;
+/* Checks match m (under d) and adds it. */
+static cairn_status add_match(const task_dir *d, const char *m, const cairn_output_pattern *pat,
+                              cairn_output_file *files, size_t *n, cairn_error *err) {
+  const char *rel = m + strlen(d->dir) + 1;
   struct stat st;
   char resolved[PATH_MAX];
   if (own_file(rel) || !cairn_output_name_ok(rel))
@@ -127,8 +178,8 @@ static cairn_status add_match(const char *dir, const char *real, const char *m,
       return CAIRN_OK; /* a glob takes regular files only */
     return cairn_error_set(err, CAIRN_EINVAL, "output %s is not a regular file", rel);
   }
-  size_t rl = strlen(real);
-  if (!realpath(m, resolved) || strncmp(resolved, real, rl) != 0 || resolved[rl] != '/')
+  size_t rl = strlen(d->real);
+  if (!realpath(m, resolved) || strncmp(resolved, d->real, rl) != 0 || resolved[rl] != '/')
     return cairn_error_set(err, CAIRN_EINVAL, "output %s lies outside the task directory", rel);
   if (*n >= CAIRN_MAX_OUTPUT_FILES)
     return cairn_error_set(err, CAIRN_EINVAL, "more than %u output files",
@@ -138,7 +189,7 @@ static cairn_status add_match(const char *dir, const char *real, const char *m,
                            rel, (long long)st.st_size, (long long)pat->max_mib);
   cairn_output_file *f = &files[*n];
   snprintf(f->name, sizeof f->name, "%s", rel);
-  cairn_status rc = hash_file(m, f->sha256, &f->size, err);
+  cairn_status rc = hash_file(d, m, rel, f->sha256, &f->size, err);
   if (rc == CAIRN_OK && f->size > pat->max_mib * 1024 * 1024)
     rc = cairn_error_set(err, CAIRN_EINVAL, "output %s grew over its cap of %lld MiB", rel,
                          (long long)pat->max_mib);
@@ -149,13 +200,15 @@ static cairn_status add_match(const char *dir, const char *real, const char *m,
 
 cairn_status cairn__outputs_collect(const char *dir, const cairn_output_patterns *p,
                                     cairn_output_file **files, size_t *n, cairn_error *err) {
-  char real[PATH_MAX];
+  task_dir d = {.dir = dir};
+  struct stat st;
   *files = calloc(CAIRN_MAX_OUTPUT_FILES, sizeof **files);
   *n = 0;
   if (!*files)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  if (!realpath(dir, real))
+  if (!realpath(dir, d.real) || stat(d.real, &st) != 0)
     return cairn_error_set(err, CAIRN_EIO, "cannot resolve %s: %s", dir, strerror(errno));
+  d.dev = st.st_dev;
   cairn_status rc = CAIRN_OK;
   for (uint32_t k = 0; rc == CAIRN_OK && k < p->n; k++) {
     char *pat = glob_path(dir, p->v[k].name);
@@ -170,7 +223,7 @@ cairn_status cairn__outputs_collect(const char *dir, const cairn_output_patterns
     else if (gr != 0 && gr != GLOB_NOMATCH)
       rc = cairn_error_set(err, CAIRN_EIO, "cannot list the outputs %s", p->v[k].name);
     for (size_t i = 0; rc == CAIRN_OK && gr == 0 && i < g.gl_pathc; i++)
-      rc = add_match(dir, real, g.gl_pathv[i], &p->v[k], *files, n, err);
+      rc = add_match(&d, g.gl_pathv[i], &p->v[k], *files, n, err);
     globfree(&g);
   }
   return rc;
@@ -239,14 +292,25 @@ static json_t *kept_chunks(cairn__session *s, cairn__cache *cache, const cairn_o
   return list;
 }
 
-/* Keeps file f (dir/f->name) in cache (keep.c on the master): 1 when it
- * is, 0 when it must be uploaded after all. */
-static int keep(cairn__session *s, cairn__cache *cache, const char *dir,
+/* Keeps file f (dir/f->name, dir on device dev) in cache (keep.c on the
+ * master): 1 when it is, 0 when it must be uploaded after all. The file is
+ * checked again first (open_own), since adopting it changes its mode and
+ * name: one the app linked or swapped since it was collected is not kept
+ * (its upload then fails the digest check at the master). */
+static int keep(cairn__session *s, cairn__cache *cache, const char *dir, dev_t dev,
                 const cairn_output_file *f) {
   char *path = NULL;
+  const char *why = NULL;
   cairn_error err = {0};
   if (asprintf(&path, "%s/%s", dir, f->name) < 0)
     return 0;
+  int fd = open_own(path, dev, &why);
+  if (fd < 0) {
+    CAIRN_WARN(s->log, "output %s %s (not kept)", f->name, why ? why : strerror(errno));
+    free(path);
+    return 0;
+  }
+  close(fd);
   int kept = cairn__cache_adopt(cache, path, f->sha256, &err) == CAIRN_OK;
   if (kept) {
     cairn__peerstate_have(s->peers, f->sha256);
@@ -262,13 +326,20 @@ cairn_status cairn__outputs_gather(cairn__outputs *o, cairn__session *s, cairn__
                                    cairn__cache *cache, const char *dir, const cairn__task *t,
                                    int *exit_status, const cairn__cancel *cancel) {
   char *errpath = NULL;
+  const char *why = NULL;
   cairn_error err = {0};
+  struct stat ds;
   memset(o, 0, sizeof *o);
+  dev_t dev = stat(dir, &ds) == 0 ? ds.st_dev : (dev_t)-1;
   if (asprintf(&errpath, "%s/stderr", dir) >= 0)
-    read_tail(errpath, &o->err_tail);
+    why = read_tail(errpath, dev, &o->err_tail);
   else
     cairn_buf_init(&o->err_tail, CAIRN_STDERR_TAIL + 1024u);
   free(errpath);
+  if (why) { /* the app replaced its stderr: a link to a file not its own */
+    snprintf(err.text, sizeof err.text, "stderr %s: not read", why);
+    note(&o->err_tail, err.text);
+  }
   if (*exit_status != 0 || t->outputs.n == 0)
     return CAIRN_OK;
   cairn_status rc = cairn__outputs_collect(dir, &t->outputs, &o->files, &o->nfiles, &err);
@@ -280,7 +351,7 @@ cairn_status cairn__outputs_gather(cairn__outputs *o, cairn__session *s, cairn__
     lists = 0;
   o->nchunks = lists ? o->nfiles : 0;
   for (size_t i = 0; rc == CAIRN_OK && i < o->nfiles; i++)
-    if (!kept || !keep(s, cache, dir, &o->files[i]))
+    if (!kept || !keep(s, cache, dir, dev, &o->files[i]))
       rc = upload(s, c, dir, &o->files[i], t->index, cancel, &err);
     else if (lists)
       o->chunks[i] = kept_chunks(s, cache, &o->files[i], &budget);

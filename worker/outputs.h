@@ -1,10 +1,14 @@
 /* outputs.h — a task's output files and stderr tail on the worker
  * (docs/worker.md, "Output files"). After the app exits, before the task
  * directory is emptied: the last CAIRN_STDERR_TAIL bytes of DIR/stderr are
- * kept; on exit status 0 the files matching the task's "outputs" patterns
- * are collected (glob(3) on the escaped directory prefix; regular files
- * only, no symlink, resolved path inside the directory; the worker's own
- * stderr, inputs/ and parents/ are never outputs), hashed, and uploaded
+ * kept (not read when it is not a regular file with one link on the
+ * directory's device: a note says so); on exit status 0 the files matching
+ * the task's "outputs" patterns are collected (glob(3) on the escaped
+ * directory prefix; regular files only, no symlink, resolved path inside
+ * the directory; opened without following a link and checked on the open
+ * descriptor: one link, the directory's device, so that a hard link to a
+ * file elsewhere is refused; the worker's own stderr, inputs/ and parents/
+ * are never outputs), hashed from that descriptor, and uploaded
  * streamed with PUT /v1/results/{index}/files/{sha256}, transient failures
  * retried. A required output (a pattern without wildcard) missing, a file
  * over its pattern's cap, or an upload refused for good turn the attempt

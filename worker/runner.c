@@ -43,8 +43,6 @@
 #include "worker/enforce.h"
 #include "worker/throttle.h"
 
-extern char **environ;
-
 enum { STAGE_CHDIR = 1, STAGE_FDS, STAGE_EXEC, STAGE_LIMITS };
 
 /* What the child applies to itself before exec (0 / -1: nothing). */
@@ -58,30 +56,19 @@ typedef struct child_failure {
   int err;
 } child_failure;
 
-/* 1 if "NAME=..." entry has the same NAME as one of extra. */
-static int overridden(const char *entry, const char *const *extra) {
-  const char *eq = strchr(entry, '=');
-  size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
-  for (size_t i = 0; extra && extra[i]; i++)
-    if (strncmp(extra[i], entry, n) == 0 && extra[i][n] == '=')
-      return 1;
-  return 0;
-}
-
-static char **make_envp(const char *const *extra) {
-  size_t n = 0, k = 0, m = 0;
-  while (environ && environ[n])
-    n++;
-  while (extra && extra[m])
+/* The program's whole environment: the entries of env (NULL: none), and
+ * nothing of the worker's own (docs/worker.md, "The app's environment").
+ * A new array of the same strings (the caller owns them); NULL when out of
+ * memory. */
+static char **make_envp(const char *const *env) {
+  size_t m = 0;
+  while (env && env[m])
     m++;
-  char **envp = calloc(n + m + 1, sizeof *envp);
+  char **envp = calloc(m + 1, sizeof *envp);
   if (!envp)
     return NULL;
-  for (size_t i = 0; i < n; i++)
-    if (!overridden(environ[i], extra))
-      envp[k++] = environ[i];
   for (size_t i = 0; i < m; i++)
-    envp[k++] = (char *)extra[i];
+    envp[i] = (char *)env[i];
   return envp;
 }
 

@@ -1,7 +1,8 @@
 /* runner.h — runs one task's program: vfork/exec (never a shell) in the task
  * directory, standard input from a file or /dev/null, standard output
- * captured up to a cap, standard error to DIR/stderr, extra environment
- * variables added, held to its limits (common/taskrun.h).
+ * captured up to a cap, standard error to DIR/stderr, the environment the
+ * caller gives (and nothing of the worker's), held to its limits
+ * (common/taskrun.h).
  *
  * The program runs in its own process group; the whole group is killed
  * (SIGKILL) when the output exceeds the cap, when a limit is reached, when
@@ -43,7 +44,9 @@ typedef struct cairn__run_spec {
   const char *const *args;        /* nargs arguments after argv[0] = path */
   size_t nargs;
   const char *dir;                /* working directory; DIR/stderr is created there */
-  const char *const *env;         /* extra "NAME=VALUE" strings, NULL-terminated; may be NULL */
+  const char *const *env;         /* the program's whole environment: "NAME=VALUE"
+                                     strings, NULL-terminated; NULL: empty. Nothing
+                                     of the worker's own environment is added */
   size_t max_output;              /* stdout cap in bytes */
   const cairn__cancel *cancel;    /* may be NULL */
   const char *stdin_path;         /* standard input; NULL: /dev/null */

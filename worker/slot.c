@@ -220,8 +220,14 @@ static task_end deliver_note(cairn__slot *sl, long long index, int exit_status,
   return deliver(sl, index, exit_status, reason, text, strlen(text), nx);
 }
 
-/* The program's environment: the CAIRN_* variables, then the task's. NULL
- * when out of memory; free with free_env. */
+/* The app's whole environment (docs/worker.md, "The app's environment"):
+ * nothing of the worker's own (no CAIRN_INVITATION, no token, no
+ * LD_PRELOAD), only APP_ENV_BASE fixed entries, then the task's variables
+ * (the master and cairn_task_run_parse refused the denied names). */
+#define APP_PATH "/usr/local/bin:/usr/bin:/bin" /* PATH: fixed, the same on every worker */
+#define APP_LANG "C.UTF-8"                      /* LANG unless the task sets it */
+#define APP_ENV_BASE 7u                         /* PATH HOME TMPDIR LANG CAIRN_x3 */
+
 static char *env_entry(const char *name, const char *value) {
   size_t n = strlen(name) + strlen(value) + 2;
   char *e = malloc(n);
@@ -230,26 +236,41 @@ static char *env_entry(const char *name, const char *value) {
   return e;
 }
 
+/* Frees the n entries of env (NULL ones skipped) and env. */
 static void free_env(char **env, size_t n) {
   for (size_t i = 0; env && i < n; i++)
     free(env[i]);
   free(env);
 }
 
-static char **make_env(const cairn__task *t) {
+static int task_sets(const cairn__task *t, const char *name) {
+  for (uint32_t i = 0; i < t->run.nenv; i++)
+    if (strcmp(t->run.env_names[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+/* NULL-terminated, t->run.nenv + APP_ENV_BASE entries at most (free with
+ * free_env); dir is the task directory (absolute: the worker's --dir is
+ * resolved). NULL when out of memory. */
+static char **make_env(const cairn__task *t, const char *dir) {
   char job[32], idx[32];
-  size_t n = t->run.nenv + 3;
+  size_t n = t->run.nenv + APP_ENV_BASE, k = 0;
   char **env = calloc(n + 1, sizeof *env);
   if (!env)
     return NULL;
   snprintf(job, sizeof job, "%lld", t->job);
   snprintf(idx, sizeof idx, "%lld", t->index);
-  env[0] = env_entry("CAIRN_JOB", job);
-  env[1] = env_entry("CAIRN_TASK_ID", t->id);
-  env[2] = env_entry("CAIRN_INDEX", idx);
-  int bad = !env[0] || !env[1] || !env[2];
+  int bad = !(env[k++] = env_entry("PATH", APP_PATH));
+  bad |= !(env[k++] = env_entry("HOME", dir));
+  bad |= !(env[k++] = env_entry("TMPDIR", dir));
+  if (!task_sets(t, "LANG"))
+    bad |= !(env[k++] = env_entry("LANG", APP_LANG));
+  bad |= !(env[k++] = env_entry("CAIRN_JOB", job));
+  bad |= !(env[k++] = env_entry("CAIRN_TASK_ID", t->id));
+  bad |= !(env[k++] = env_entry("CAIRN_INDEX", idx));
   for (uint32_t i = 0; i < t->run.nenv; i++)
-    bad |= !(env[3 + i] = env_entry(t->run.env_names[i], t->run.env_values[i]));
+    bad |= !(env[k++] = env_entry(t->run.env_names[i], t->run.env_values[i]));
   if (bad) {
     free_env(env, n);
     return NULL;
@@ -263,7 +284,7 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
   size_t budget = (size_t)cairn_task_output_budget(&t->run, CAIRN_MAX_OUTPUT);
   if (app->fn)
     return cairn__callback_run(app->fn, app->userdata, t, &sl->td, cancel, budget, res, err);
-  char **env = make_env(t), cgroup[64];
+  char **env = make_env(t, sl->td.dir), cgroup[64];
   if (!env)
     return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
   const char *in = NULL;
@@ -283,7 +304,7 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
                (long long)t->run.limits[CAIRN_LIMIT_MEMORY],
                strcmp(res->memory_by, "cgroup") == 0 ? "a cgroup v2 (memory.max)" : "RLIMIT_AS",
                res->memory_why[0] ? " (no cgroup: " : "", res->memory_why[0] ? res->memory_why : "");
-  free_env(env, t->run.nenv + 3);
+  free_env(env, t->run.nenv + APP_ENV_BASE);
   return rc;
 }
 

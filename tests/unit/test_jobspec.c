@@ -487,6 +487,25 @@ static void test_limits_rejections(void **state) {
   expect_reject(LJOB("", ", \"env\": {\"X\": 1}"), "env.X must be a string", NULL);
   expect_reject(LJOB("", ", \"env\": {\"X\": \"a\\u0000b\"}"), "NUL", NULL);
   expect_reject(LJOB("", ", \"env\": [\"X=1\"]"), "\"env\" must be an object", NULL);
+  /* names that make the loader, a shell or an interpreter run code, and
+   * those the worker sets itself: refused, naming the variable and where */
+  expect_reject(LJOB(", \"env\": {\"LD_PRELOAD\": \"inputs/in\"}", ""), "job: env: LD_PRELOAD",
+                "may not be set");
+  expect_reject(LJOB("", ", \"env\": {\"BASH_ENV\": \"inputs/in\"}"), "task \"a\"", "BASH_ENV");
+  static const char *const denied[] = {
+    "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "GCONV_PATH", "GLIBC_TUNABLES",
+    "MALLOC_TRACE", "LOCPATH", "HOSTALIASES", "RESOLV_HOST_CONF", "TZDIR", "ENV", "PS4",
+    "SHELLOPTS", "IFS", "BASH_FUNC_f", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT",
+    "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "LUA_INIT",
+    "GIT_SSH_COMMAND", "OPENSSL_CONF", "XDG_CONFIG_HOME", "PATH", "HOME", "TMPDIR"};
+  for (size_t i = 0; i < sizeof denied / sizeof *denied; i++)
+    if (!cairn_env_name_denied(denied[i]))
+      fail_msg("%s is not denied", denied[i]);
+  static const char *const allowed[] = {"MODE", "SEED", "OMP_NUM_THREADS", "LANG", "LC_ALL",
+                                        "TZ", "LDFLAGS", "ld_preload", "PATHS", "HOMER"};
+  for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++)
+    if (cairn_env_name_denied(allowed[i]))
+      fail_msg("%s is denied", allowed[i]);
   /* caps on count and size */
   char many[CAIRN_MAX_ENV * 16 + 64], *p = many;
   p += sprintf(p, ", \"env\": {");

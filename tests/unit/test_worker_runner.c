@@ -143,14 +143,17 @@ static void test_environment_cwd_stdin_stderr(void **state) {
   cairn__run_result res;
   char *dir = NULL;
   const char *env[] = {"CAIRN_JOB=3", "CAIRN_TASK_ID=0,1", "CAIRN_INDEX=13", NULL};
-  const char *args[] = {"-c", "echo \"$CAIRN_JOB|$CAIRN_TASK_ID|$CAIRN_INDEX\"; pwd; cat; "
+  const char *args[] = {"-c", "echo \"$CAIRN_JOB|$CAIRN_TASK_ID|$CAIRN_INDEX|"
+                              "${CAIRN_WORKER_ONLY-unset}\"; pwd; cat; "
                               "echo oops >&2; printf '%s' \"$1\"", "sh", "a b"};
-  setenv("CAIRN_INDEX", "999", 1);  /* the task's value wins over the worker's */
+  setenv("CAIRN_INDEX", "999", 1);  /* the task's value, not the worker's */
+  setenv("CAIRN_WORKER_ONLY", "leaked", 1); /* nothing of the worker's reaches it */
   run_in_tmp("/bin/sh", args, 4, 1 << 20, env, &res, &dir);
   unsetenv("CAIRN_INDEX");
+  unsetenv("CAIRN_WORKER_ONLY");
   char *real = realpath(dir, NULL);
   char expect[600];
-  snprintf(expect, sizeof expect, "3|0,1|13\n%s\na b", real);
+  snprintf(expect, sizeof expect, "3|0,1|13|unset\n%s\na b", real);
   assert_int_equal(res.exit_status, 0);
   assert_string_equal(res.output.data, expect);
   cairn_buf errtext;

@@ -200,9 +200,13 @@ static void test_work_offer_parsing(void **state) {
     " \"env\": {\"CAIRN_JOB\": \"9\"}}}",
     "{\"index\": 8, \"task\": {\"job\": 1, \"id\": \"r\", \"app\": \"x\","
     " \"limits\": {\"wall\": 1}}}",
+    /* a hostile or old master's offer that sets a denied variable */
+    "{\"index\": 8, \"task\": {\"job\": 1, \"id\": \"r\", \"app\": \"x\","
+    " \"env\": {\"LD_PRELOAD\": \"inputs/lib.so\"}}}",
   };
-  const char *why[] = {"not one of its inputs", "CAIRN_", "unknown field \"wall\""};
-  for (size_t i = 0; i < 3; i++) {
+  const char *why[] = {"not one of its inputs", "CAIRN_", "unknown field \"wall\"",
+                       "LD_PRELOAD may not be set"};
+  for (size_t i = 0; i < sizeof bad_run / sizeof *bad_run; i++) {
     assert_null(cairn__task_parse(bad_run[i], strlen(bad_run[i]), &index, &err));
     assert_int_equal(index, 8);
     if (!strstr(err.text, why[i]))
