@@ -9,7 +9,19 @@
 #include "cli/cli.h"
 #include "server/chain.h"
 
-static void print_report(const cairn__chain_report *r) {
+/* How the key the checkpoints were checked against was chosen. An
+ * export carries its own key: anyone who rewrites the export signs it
+ * again with a key of their own, so only a key from elsewhere (--pubkey,
+ * or the database's DB.audit-key) proves who wrote it. */
+typedef enum key_trust {
+  KEY_PINNED,   /* --pubkey, or the database's own key file */
+  KEY_EMBEDDED, /* the export's own key, accepted with --trust-embedded-key */
+  KEY_UNPINNED  /* the export's own key, not accepted: exit 2 when all else verifies */
+} key_trust;
+
+/* Prints r; returns the exit status: 1 on a problem, 2 when the chain
+ * verifies but only against a key that was not pinned, else 0. */
+static int print_report(const cairn__chain_report *r, key_trust trust) {
   char head[65], key[65];
   cairn__chain_hex(r->head, 32, head);
   cairn__chain_hex(r->pubkey, 32, key);
@@ -38,13 +50,27 @@ static void print_report(const cairn__chain_report *r) {
            r->problem);
   else if (r->problem[0])
     printf("FIRST PROBLEM: seq %s (%s): %s\n", seq, r->bad_kind, r->problem);
-  else if (r->signed_seq < r->head_seq)
+  if (r->problem[0])
+    return 1;
+  if (trust == KEY_UNPINNED) {
+    printf("KEY NOT PINNED: the export verifies against its own key %s, which whoever wrote "
+           "the file chose; pass the master's public key with --pubkey HEX (or accept the "
+           "export's own with --trust-embedded-key)\n", r->have_pubkey ? key : "-");
+    return 2;
+  }
+  if (r->signed_seq < r->head_seq)
     printf("OK (entries after %lld are not signed yet)\n", (long long)r->signed_seq);
   else
     printf("OK\n");
+  if (trust == KEY_EMBEDDED)
+    printf("key not pinned: trusted the export's own key %s (--trust-embedded-key); compare "
+           "it with the master's public key\n", r->have_pubkey ? key : "-");
+  return 0;
 }
 
-static int verify(const char *db, const char *file, const char *pubhex, int live) {
+/* trust_embedded: an export's own key is accepted (--trust-embedded-key). */
+static int verify(const char *db, const char *file, const char *pubhex, int live,
+                  int trust_embedded) {
   uint8_t pk[32];
   if (pubhex && cairn__chain_unhex(pubhex, pk, 32))
     return cairn_cli_fail("--pubkey takes 64 hex digits");
@@ -62,8 +88,8 @@ static int verify(const char *db, const char *file, const char *pubhex, int live
   }
   if (st != CAIRN_OK)
     return cairn_cli_fail("%s", err.text);
-  print_report(&r);
-  return r.problem[0] ? 1 : 0;
+  key_trust trust = db || pubhex ? KEY_PINNED : trust_embedded ? KEY_EMBEDDED : KEY_UNPINNED;
+  return print_report(&r, trust);
 }
 
 static int export_chain(const char *db, long long job, const char *out_path) {
@@ -80,7 +106,7 @@ static int export_chain(const char *db, long long job, const char *out_path) {
 int cairn_cmd_audit_chain(int argc, char **argv) {
   if (cairn_cli_wants_help(argc, argv)) {
     puts("usage: cairn audit verify --db PATH [--pubkey HEX] [--chain-only]\n"
-         "       cairn audit verify FILE [--pubkey HEX]\n"
+         "       cairn audit verify FILE --pubkey HEX | --trust-embedded-key\n"
          "       cairn audit export --db PATH [JOB] [-o FILE]\n"
          "verify re-walks the audit chain of a database (read-only, beside a running master)\n"
          "or of an export: every hash, link and checkpoint signature; prints the entries\n"
@@ -88,16 +114,21 @@ int cairn_cmd_audit_chain(int argc, char **argv) {
          "With --db it then checks the live tables against the chain (allocations, results,\n"
          "volunteers' bans, quarantines and credit; a problem names the table, the row and\n"
          "the entry's seq); --chain-only skips that.\n"
-         "--pubkey: the key checkpoints must be signed by (default: DB.audit-key's, or the\n"
-         "export's own). export writes every entry, or JOB's in full and the others by\n"
-         "their links, with the checkpoints and the public key.");
+         "--pubkey: the key checkpoints must be signed by (default with --db: DB.audit-key's).\n"
+         "An export names its own key, which whoever wrote the file chose: without --pubkey\n"
+         "it prints KEY NOT PINNED instead of OK and exits 2; --trust-embedded-key accepts\n"
+         "that key (OK, then a line saying the key was not pinned, with the key).\n"
+         "export writes every entry, or JOB's in full and the others by their links, with\n"
+         "the checkpoints and the public key.");
     return 0;
   }
   const char *db = NULL, *out = NULL, *pub = NULL, *pos = NULL;
-  int live = 1;
+  int live = 1, trust_embedded = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--chain-only") == 0 && strcmp(argv[0], "verify") == 0)
       live = 0;
+    else if (strcmp(argv[i], "--trust-embedded-key") == 0 && strcmp(argv[0], "verify") == 0)
+      trust_embedded = 1;
     else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
       db = argv[++i];
     else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
@@ -111,8 +142,11 @@ int cairn_cmd_audit_chain(int argc, char **argv) {
   }
   if (strcmp(argv[0], "verify") == 0) {
     if (!db == !pos)
-      return cairn_cli_fail("usage: cairn audit verify --db PATH | cairn audit verify FILE");
-    return verify(db, pos, pub, live);
+      return cairn_cli_fail("usage: cairn audit verify --db PATH | cairn audit verify FILE "
+                            "--pubkey HEX | --trust-embedded-key");
+    if (trust_embedded && (db || pub))
+      return cairn_cli_fail("--trust-embedded-key is for an export FILE without --pubkey");
+    return verify(db, pos, pub, live, trust_embedded);
   }
   char *end = NULL;
   long long job = pos ? strtoll(pos, &end, 10) : 0;

@@ -3,12 +3,21 @@
 
 #include <string.h>
 
-/* Length of the valid UTF-8 character at s (n bytes left) that is safe to
- * show as is, or 0 when s[0] must be escaped. */
-static size_t safe_char(const unsigned char *s, size_t n) {
+/* 1 for the Unicode bidirectional controls: U+061C (ALM), U+200E, U+200F
+ * (LRM, RLM), U+202A-U+202E (embeddings and overrides), U+2066-U+2069
+ * (isolates). They reorder what a terminal or a page shows around them. */
+static int bidi_control(unsigned cp) {
+  return cp == 0x61c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+size_t cairn_text_char(const char *str, size_t n) {
+  const unsigned char *s = (const unsigned char *)str;
+  if (n == 0)
+    return 0;
   unsigned c = s[0];
   if (c >= 0x20 && c < 0x7f)
-    return c == '\\' ? 0 : 1;
+    return 1;
   size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
                : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
   if (!len || len > n)
@@ -20,9 +29,23 @@ static size_t safe_char(const unsigned char *s, size_t n) {
     cp = cp << 6 | (s[i] & 0x3fu);
   }
   static const unsigned min[5] = {0, 0, 0xa0, 0x800, 0x10000};  /* no C1, no overlong */
-  if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+  if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || bidi_control(cp))
     return 0;
   return len;
+}
+
+int cairn_text_valid(const char *s, size_t n) {
+  for (size_t i = 0, k; i < n; i += k)
+    if (!(k = cairn_text_char(s + i, n - i)))
+      return 0;
+  return 1;
+}
+
+/* Length of the character at s (n bytes left) that is safe to show as is
+ * (cairn_text_char, but a backslash, the escape's own mark, is not), or 0
+ * when s[0] must be escaped. */
+static size_t safe_char(const unsigned char *s, size_t n) {
+  return s[0] == '\\' ? 0 : cairn_text_char((const char *)s, n);
 }
 
 /* Writes the escaped form of the character at s into e (at most 5 bytes

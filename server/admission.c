@@ -10,6 +10,7 @@
 #include "common/limits.h"
 #include "common/protocol.h"
 #include "common/resources.h"
+#include "common/termsafe.h"
 #include "server/fit.h"
 #include "server/master.h"
 
@@ -39,10 +40,16 @@ static const char *peer_url_of(json_t *o, cairn__resp *rs) {
   return u;
 }
 
-static int has_control(const char *s) {
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      return 1;
+/* 1 when member key of o (a string, its length already checked) is text
+ * safe to show (common/termsafe.h, cairn_text_valid: valid UTF-8 without
+ * C0 or C1 controls, DEL or bidirectional controls); else 0 with a 400
+ * naming key in rs. Absent members are fine. O(length). */
+static int text_ok(json_t *o, const char *key, cairn__resp *rs) {
+  json_t *v = json_object_get(o, key);
+  if (!v || cairn_text_valid(json_string_value(v), json_string_length(v)))
+    return 1;
+  failf(rs, CAIRN_EINVAL, "\"%s\" must be valid UTF-8 without control characters or "
+        "bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)", key);
   return 0;
 }
 
@@ -151,7 +158,7 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   const char *name = opt_str(o, "name", "", rs);
   const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
   const char *peer = cluster ? peer_url_of(o, rs) : NULL;
-  if (!name || !cluster || !peer)
+  if (!name || !cluster || !peer || !text_ok(o, "name", rs) || !text_ok(o, "cluster", rs))
     goto out;
   char net[32] = "";
   if (!*cluster && rq->client_ip && *rq->client_ip) {
@@ -163,7 +170,7 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   }
   if (!*cluster)
     cluster = "default";
-  if (strlen(cluster) > 64 || strpbrk(cluster, "\"\\") || has_control(cluster)) {
+  if (strlen(cluster) > 64 || strpbrk(cluster, "\"\\")) {
     failf(rs, CAIRN_EINVAL, "\"cluster\" must be at most 64 characters, without quotes, "
           "backslashes or control characters");
     goto out;
@@ -243,9 +250,9 @@ static void h_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
           CAIRN_MAX_INVITATION_SECONDS);
     goto out;
   }
-  if (strlen(note) > CAIRN_MAX_INVITATION_NOTE || has_control(note)) {
-    failf(rs, CAIRN_EINVAL, "\"note\" must be at most %u bytes without control characters",
-          CAIRN_MAX_INVITATION_NOTE);
+  if (strlen(note) > CAIRN_MAX_INVITATION_NOTE || !cairn_text_valid(note, strlen(note))) {
+    failf(rs, CAIRN_EINVAL, "\"note\" must be at most %u bytes of UTF-8 without control "
+          "characters or bidirectional controls", CAIRN_MAX_INVITATION_NOTE);
     goto out;
   }
   made = cairn__invites_create(m->invites, u ? (int)json_integer_value(u) : 1,

@@ -935,6 +935,6 @@ cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error 
 
 void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
   pthread_mutex_lock(&c->lock);
-  cairn__dist_served(c->dist, sha256, bytes, 1);
+  cairn__dist_served(c->dist, sha256, bytes, 0);
   cairn__core_unlock(c);
 }

@@ -125,9 +125,21 @@ int cairn__dist_restore_file(cairn__dist *d, const char *sha256, int64_t size);
 /* A rate read back from the store at start-up. 0, or -1 out of memory. */
 int cairn__rate_restore(cairn__dist *d, const char *src, const char *dst, double bps,
                         int64_t samples);
-/* Counts bytes of file sha256 served by the master, or by a peer (as the
- * peer reports). */
-void cairn__dist_served(cairn__dist *d, const char *sha256, uint64_t bytes, int by_master);
+/* The byte counters (the totals of /metrics, each file's, their sums in a
+ * job's distribution view) stop at CAIRN__BYTES_MAX instead of wrapping:
+ * a peer may report up to 256 x 2^50 bytes a report (common/protocol.h),
+ * 2^64 in 64 reports. INT64_MAX, so that the JSON views (signed) show the
+ * same number as /metrics. */
+#define CAIRN__BYTES_MAX ((uint64_t)INT64_MAX)
+/* a + b, at most CAIRN__BYTES_MAX. Pure, O(1). */
+static inline uint64_t cairn__bytes_add(uint64_t a, uint64_t b) {
+  return a >= CAIRN__BYTES_MAX || b >= CAIRN__BYTES_MAX - a ? CAIRN__BYTES_MAX : a + b;
+}
+/* Counts bytes of file sha256 served by the master (by 0), or by volunteer
+ * by as it reports them: only when the master knows the file and records by
+ * as one of its holders (a report for a file it does not hold counts
+ * nothing). O(1). */
+void cairn__dist_served(cairn__dist *d, const char *sha256, uint64_t bytes, int64_t by);
 void cairn__dist_get_counters(const cairn__dist *d, cairn__dist_counters *out);
 /* The measured link rates: [{"from", "to", "bytes_per_second", "samples"}]. */
 json_t *cairn__rates_json(const cairn__dist *d);

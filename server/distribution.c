@@ -238,15 +238,15 @@ int cairn__dist_remove_file(cairn__dist *d, const char *sha256) {
   return 1;
 }
 
-void cairn__dist_served(cairn__dist *d, const char *sha256, uint64_t bytes, int by_master) {
+void cairn__dist_served(cairn__dist *d, const char *sha256, uint64_t bytes, int64_t by) {
   mfilerec *f = cairn__dist_file_of(d, sha256);
-  if (by_master) {
-    d->n.bytes_master += bytes;
+  if (by == 0) {
+    d->n.bytes_master = cairn__bytes_add(d->n.bytes_master, bytes);
     if (f)
-      f->bytes_master += bytes;
-  } else if (f) { /* a peer's word counts only for a file the master knows */
-    d->n.bytes_peer += bytes;
-    f->bytes_peer += bytes;
+      f->bytes_master = cairn__bytes_add(f->bytes_master, bytes);
+  } else if (f && holds(f, by)) { /* a peer's word counts only for a copy it holds */
+    d->n.bytes_peer = cairn__bytes_add(d->n.bytes_peer, bytes);
+    f->bytes_peer = cairn__bytes_add(f->bytes_peer, bytes);
   }
 }
 
@@ -788,8 +788,8 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
     mfilerec *f = cairn__dist_file_of(c->dist, jf->sha256);
     if (!f)
       continue;
-    bm += f->bytes_master;
-    bp += f->bytes_peer;
+    bm = cairn__bytes_add(bm, f->bytes_master);
+    bp = cairn__bytes_add(bp, f->bytes_peer);
     if (!jf->broadcast)
       continue;
     uint32_t have = 0;

@@ -91,6 +91,28 @@ static const char *bearer(struct MHD_Connection *c) {
   return *h ? h : NULL;
 }
 
+/* The dashboard's Content-Security-Policy (web/: one module script and
+ * one style sheet of its own, no inline script, style or style attribute;
+ * its favicon is a data: URL; it reads the /v1 API with fetch and offers
+ * downloads as blob: links, which navigation, not the policy, governs).
+ * Any other answer (JSON, files, outputs) is never meant to be rendered
+ * as a page: it gets a policy that allows nothing. */
+#define CSP_DASHBOARD                                                                          \
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "            \
+  "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+#define CSP_OTHER "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; sandbox"
+
+/* The headers every answer carries, whatever its route or status
+ * (docs/security.md, "Headers"): no MIME sniffing, no framing, no
+ * referrer, and the route's Content-Security-Policy. */
+static void security_headers(struct MHD_Response *r, cairn__route route) {
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header(r, "X-Frame-Options", "DENY");
+  MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+  MHD_add_response_header(r, "Content-Security-Policy",
+                          route == R_WEB ? CSP_DASHBOARD : CSP_OTHER);
+}
+
 static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cairn__route route,
                                  cairn__resp *rs) {
   struct MHD_Response *r;
@@ -107,6 +129,7 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cair
     free(rs->body);
     return MHD_NO;
   }
+  security_headers(r, route);
   if (rs->ctype && rs->status != 204)
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->ctype);
   if (rs->etag[0])

@@ -229,7 +229,8 @@ void cairn__vol_lapsed(cairn_core *c, mvol *v, int lease_seconds, int64_t now) {
  * against the master's hand-out to v (distribution.c), which the record
  * ends; then failures: a
  * holding reported in the same body ends the transfer records they are
- * checked against.
+ * checked against; then what v served to peers, counted only for files
+ * v holds (its holdings in this report included).
  * O(entries × (holders + transfers of their file)), entries bounded by the
  * caps of common/protocol.h. Out of memory fails the journal (journal.h),
  * so a report is applied whole or the master acknowledges nothing more. */
@@ -244,7 +245,7 @@ void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r) {
   for (size_t i = 0; i < r->nhave; i++)
     cairn__dist_have(c, v, r->have[i]);
   for (size_t i = 0; i < r->nserved; i++)
-    cairn__dist_served(c->dist, r->served[i].sha256, r->served[i].bytes, 0);
+    cairn__dist_served(c->dist, r->served[i].sha256, r->served[i].bytes, v->id);
   const char *url = r->peer_url;
   if (url && *url && (!v->peer_url || strcmp(v->peer_url, url) != 0)) {
     char *copy = cairn__strdup(url);

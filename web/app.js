@@ -239,7 +239,7 @@ function auditView(main, n) {
     try {
       const a = await api("/v1/audit/index/" + n);
       const rows = Object.entries(a).filter(([, v]) => typeof v !== "object" || v === null)
-        .map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { style: "text-align:left" }, String(v))));
+        .map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { class: "left" }, String(v))));
       const vid = a.volunteer && a.volunteer.id;
       out.replaceChildren(el("p", { id: "audit-summary" }, `φ⁻¹(${n}) = (row ${a.row}, t ${a.t})`,
         vid ? [" → ", el("a", { href: "#/volunteer/" + vid }, `volunteer ${vid} (${a.volunteer.name})`)] : " → no volunteer",

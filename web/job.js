@@ -130,7 +130,7 @@ export function renderJob(main, id) {
   const t0 = performance.now();
   let job = null, dag = null, nodes = [], grid = null, states = null, painted = "", first = 0, tasks = null, dagAsked = false;
 
-  const prio = el("input", { type: "number", id: "priority", "aria-label": "priority", style: "width:7em" });
+  const prio = el("input", { type: "number", id: "priority", "aria-label": "priority" });
   const prioBtn = el("button", { id: "set-priority" }, "Set priority");
   prioBtn.onclick = () => act(() => api(`/v1/jobs/${id}/priority`, { method: "POST", body: JSON.stringify({ priority: Number(prio.value) }) }), "priority set");
   const cancel = el("button", { class: "danger", id: "cancel" }, "Cancel job…");

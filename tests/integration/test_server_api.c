@@ -389,8 +389,9 @@ static void test_fetched_reports(void **state) {
   assert_int_equal(fetch_reports(f->srv.url), before + 67);
 }
 
-/* A report is applied whole or not at all: good "served" and "fetched"
- * entries next to a malformed "failed" one count for nothing. */
+/* A report is applied whole or not at all: good "have", "served" and
+ * "fetched" entries next to a malformed "failed" one count for nothing.
+ * (Served bytes count only for a file the reporter holds: its "have".) */
 static void test_report_all_or_nothing(void **state) {
   fixture *f = *state;
   const char *data = "served by peers\n";
@@ -404,8 +405,8 @@ static void test_report_all_or_nothing(void **state) {
   long long bytes = metric(f->srv.url, peer), reports = fetch_reports(f->srv.url);
   assert_true(bytes >= 0 && reports >= 0);
   snprintf(good, sizeof good,
-           "\"served\": {\"%s\": 1000}, \"fetched\": [{\"sha256\": \"%s\", \"source\": "
-           "\"%s\", \"bytes\": 16, \"ms\": 1}]", sha, sha, path);
+           "\"have\": [\"%s\"], \"served\": {\"%s\": 1000}, \"fetched\": [{\"sha256\": "
+           "\"%s\", \"source\": \"%s\", \"bytes\": 16, \"ms\": 1}]", sha, sha, sha, path);
   snprintf(body, sizeof body,
            "{%s, \"failed\": [{\"sha256\": \"%s\", \"source\": \"http://127.0.0.1:9\", "
            "\"reason\": \"bored\"}]}", good, sha);
