@@ -168,7 +168,7 @@ static void test_requests_answered_during_ban(void **state) {
     json_decref(r);
     static const char take[] = "{}";
     long st = harness_http(srv.url, "POST", "/v1/work", honest, take, strlen(take), &r, NULL, NULL);
-    assert_true(st == 200 || st == 204);
+    assert_true(st == 200 || st == 204 || st == 429); /* 429: it holds its lease bound */
     works += st == 200;
     json_decref(r);
     during += !__atomic_load_n(&b.done, __ATOMIC_SEQ_CST); /* answered before the ban's end */
