@@ -89,6 +89,15 @@
 #define CAIRN_DEFAULT_REQUEST_SECONDS  30u
 /* Connections the master serves at once (all addresses). */
 #define CAIRN_MAX_CONNECTIONS          4096u
+/* Of those, connections without a token (accepted, no request on them
+ * authenticated by the admin's or a volunteer's token yet), all addresses
+ * together (cfg.anonymous_connections): 3/4, so that the last 1,024 are
+ * for volunteers and the operator. One more accepted closes the oldest
+ * anonymous one between requests (server/conns.h). */
+#define CAIRN_DEFAULT_ANON_CONNS       (CAIRN_MAX_CONNECTIONS / 4u * 3u)
+/* While more than half of those are open, an anonymous connection whose
+ * request headers are not in after this long (seconds) is closed. */
+#define CAIRN_ANON_HEADER_SECONDS      5.0
 /* An output file upload (PUT /v1/results/{n}/files/{sha}) may take its
  * length at this rate (bytes per second) beyond the request deadline. */
 #define CAIRN_UPLOAD_MIN_RATE     (64.0 * 1024.0)

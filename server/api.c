@@ -626,12 +626,13 @@ static void h_healthz(cairn_master *m, cairn__resp *rs) {
 /* Appends the held work requests' and job waits' lines (waiters.h) to buf
  * (len bytes); buf as it was when out of memory. */
 static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
-  uint64_t held = 0, total = 0, jheld = 0, jtotal = 0;
+  uint64_t held = 0, total = 0, jheld = 0, jtotal = 0, anon = 0, evicted = 0;
+  cairn__conns_counts(m->conns, &anon, &evicted);
   if (m->waiters) {
     cairn__waiters_counts(m->waiters, &held, &total);
     cairn__waiters_job_counts(m->waiters, &jheld, &jtotal);
   }
-  char line[1000];
+  char line[2000];
   int k = snprintf(line, sizeof line, "# HELP cairn_work_held Work requests held for a task now.\n"
                    "# TYPE cairn_work_held gauge\ncairn_work_held %llu\n"
                    "# HELP cairn_work_held_total Work requests held since the start.\n"
@@ -642,10 +643,18 @@ static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
                    "# TYPE cairn_job_waits_held_total counter\ncairn_job_waits_held_total %llu\n"
                    "# HELP cairn_slow_requests Requests running or queued on the slow lane now "
                    "(bans, deletions, large submissions).\n"
-                   "# TYPE cairn_slow_requests gauge\ncairn_slow_requests %u\n",
+                   "# TYPE cairn_slow_requests gauge\ncairn_slow_requests %u\n"
+                   "# HELP cairn_anonymous_connections Connections open now on which no "
+                   "request carried a valid token.\n"
+                   "# TYPE cairn_anonymous_connections gauge\ncairn_anonymous_connections %llu\n"
+                   "# HELP cairn_anonymous_evicted_total Connections without a token closed "
+                   "to make room for new ones, or for headers too slow under pressure.\n"
+                   "# TYPE cairn_anonymous_evicted_total counter\n"
+                   "cairn_anonymous_evicted_total %llu\n",
                    (unsigned long long)held, (unsigned long long)total,
                    (unsigned long long)jheld, (unsigned long long)jtotal,
-                   m->slow ? cairn__slow_busy(m->slow) : 0u);
+                   m->slow ? cairn__slow_busy(m->slow) : 0u, (unsigned long long)anon,
+                   (unsigned long long)evicted);
   char *nb = buf && k > 0 ? realloc(buf, *len + (size_t)k + 1) : NULL;
   if (!nb)
     return buf;

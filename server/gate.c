@@ -152,6 +152,7 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
   int need, ok;
   route_policy(r, method, &need, &g->max_body);
   g->trusted = cairn__api_is_admin(m, token);
+  g->authenticated = g->trusted;
   cairn__req rq = {.method = method, .path = "", .token = token, .client_ip = client_ip};
   rs->fd = -1;
   switch (need) {
@@ -163,8 +164,10 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
     if (need == NEED_READER && g->trusted) /* the admin is not rate-limited */
       return 1;
     int64_t v = volunteer(m, &rq, rs);
-    if (v)
+    if (v) {
+      g->authenticated = 1; /* a registered volunteer's token, even over its rate */
       return volunteer_rate_ok(m, v, rs);
+    }
     ok = 0;
     break;
   }

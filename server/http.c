@@ -1,7 +1,8 @@
 /* http.c — libmicrohttpd glue: a thread pool with epoll; tokens checked
  * from the headers before a body is read; request bodies capped per route
  * (413 as soon as a declared length passes it) and in total (503); a
- * deadline per request and a cap per client address; streamed file uploads
+ * deadline per request, a cap per client address and one on connections
+ * without a token in all (conns.h); streamed file uploads
  * hashed on the way to disk; static dashboard files; work requests held
  * (suspended) until a task is eligible for them, and job waits until their
  * job changes state (waiters.h). Only this file includes microhttpd.h.
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -373,9 +375,16 @@ static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, c
   return MHD_YES;
 }
 
+/* The connection's entry in m->conns (conns.h), or NULL. */
+static cairn__conn_ent *conn_ent(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return ci ? ci->socket_context : NULL;
+}
+
 /* The first access callback: the headers are in, no body byte is read yet.
  * The token is checked here, and a declared body over the route's cap or
- * over the memory left for bodies is refused before it is read. */
+ * over the memory left for bodies is refused before it is read. A valid
+ * token makes the connection authenticated for good (conns.h). */
 static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, conn *k,
                                   const char *method, const char *url) {
   k->begun = 1;
@@ -383,7 +392,11 @@ static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, con
   cairn__resp rs = {.fd = -1};
   char ip[INET_ADDRSTRLEN];
   client_ip(c, ip);
-  if (!cairn__api_gate(m, k->route, method, bearer(c), ip, &k->gate, &rs)) {
+  int ok = cairn__api_gate(m, k->route, method, bearer(c), ip, &k->gate, &rs);
+  cairn__conn_ent *e = conn_ent(c);
+  if (e)
+    cairn__conns_request(m->conns, e, k->gate.authenticated);
+  if (!ok) {
     k->responded = 1;
     return send_resp(m, c, k->route, &rs);
   }
@@ -705,11 +718,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode toe) {
   cairn_master *m = cls;
-  (void)c;
   (void)toe;
   conn *k = *ctx;
   if (!k)
     return;
+  cairn__conn_ent *e = conn_ent(c);
+  if (e) /* between requests again (a no-op for an authenticated connection) */
+    cairn__conns_done(m->conns, e);
   atomic_fetch_sub(&m->inflight, 1);
   if (k->wslot >= 0) /* closed while held or just resumed */
     cairn__waiters_forget(m->waiters, k->wslot);
@@ -720,6 +735,25 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
   free(k->slow);
   free(k);
   *ctx = NULL;
+}
+
+/* A connection accepted (its socket context: its entry in m->conns, made
+ * room for there) or closed (the entry freed). Accepting closes at once a
+ * connection for which there is no memory. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+  cairn_master *m = cls;
+  if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+    if (*socket_context)
+      cairn__conns_close(m->conns, *socket_context);
+    *socket_context = NULL;
+    return;
+  }
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!ci)
+    return;
+  if (!(*socket_context = cairn__conns_open(m->conns, (int)ci->connect_fd)))
+    shutdown((int)ci->connect_fd, SHUT_RDWR);
 }
 
 static void on_log(void *cls, const char *fmt, va_list ap) {
@@ -798,6 +832,12 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
     free(key);
     return err ? err->status : CAIRN_ENOMEM;
   }
+  if (!m->conns && !(m->conns = cairn__conns_create((unsigned)m->cfg.anonymous_connections,
+                                                    CAIRN_ANON_HEADER_SECONDS, err))) {
+    free(cert);
+    free(key);
+    return err ? err->status : CAIRN_ENOMEM;
+  }
   if (!m->slow && !(m->slow = cairn__slow_create(resume_conn, err))) {
     free(cert);
     free(key);
@@ -813,6 +853,7 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
     flags | (tls ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
     (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)m->cfg.threads,
     MHD_OPTION_NOTIFY_COMPLETED, on_completed, m, MHD_OPTION_URI_LOG_CALLBACK, on_uri, m,
+    MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)m->cfg.idle_timeout_seconds,
     MHD_OPTION_CONNECTION_LIMIT, CAIRN_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
     m->cfg.per_ip_connections > 0 ? (unsigned)m->cfg.per_ip_connections : 0u,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cairn/master.h"
+#include "common/limits.h"
 
 /* The most work requests --max-held-work allows, and job waits
  * --max-job-waits allows (server/waiters.h). */
@@ -28,6 +29,7 @@ static void usage(FILE *f) {
         "                    [--broadcast-plan ALGO] [--store-and-forward] [--volunteer-rate N]\n"
         "                    [--multicast-plan WR|WRP|CDMD|online]\n"
         "                    [--address-rate N] [--address-connections N]\n"
+        "                    [--anonymous-connections N]\n"
         "                    [--registration open|invite|closed] [--max-wall-seconds N]\n"
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
         "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
@@ -59,6 +61,10 @@ static void usage(FILE *f) {
         "                       address may make a minute (default 60; -1: no limit)\n"
         "  --address-connections N   connections one client address may hold open\n"
         "                       (default 64; -1: no limit; all addresses: 4096)\n"
+        "  --anonymous-connections N   connections without a token (no request on them\n"
+        "                       carried the admin's or a volunteer's token), all addresses\n"
+        "                       together (default 3072, 1 to 4096); one more closes the\n"
+        "                       oldest of them that is between requests\n"
         "  --registration M     who may register volunteers: open (default, anyone),\n"
         "                       invite (a code from `cairn invite`) or closed\n"
         "  --max-wall-seconds N, --max-cpu-seconds N, --max-memory-mib N, --max-disk-mib N,\n"
@@ -120,6 +126,7 @@ int main(int argc, char **argv) {
     {"registration", required_argument, NULL, 'g'},
     {"address-rate", required_argument, NULL, 'A'},
     {"address-connections", required_argument, NULL, 'P'},
+    {"anonymous-connections", required_argument, NULL, 1002},
     {"max-wall-seconds", required_argument, NULL, 'W'},
     {"max-cpu-seconds", required_argument, NULL, 'C'},
     {"max-memory-mib", required_argument, NULL, 'M'},
@@ -184,6 +191,13 @@ int main(int argc, char **argv) {
         return 2;
       }
       *(ch == 'A' ? &cfg.anonymous_per_minute : &cfg.per_ip_connections) = (int)n;
+      break;
+    }
+    case 1002: {
+      long long n;
+      if (flag_number("anonymous-connections", optarg, 1, CAIRN_MAX_CONNECTIONS, &n))
+        return 2;
+      cfg.anonymous_connections = (int)n;
       break;
     }
     case 'W': case 'C': case 'M': case 'D': case 'O': case 'G': {

@@ -35,6 +35,7 @@ void cairn_master_config_init(cairn_master_config *cfg) {
   cfg->lease_check_seconds = 0.5;
   cfg->max_body_memory = CAIRN_DEFAULT_BODY_MEMORY;
   cfg->per_ip_connections = CAIRN_DEFAULT_PER_IP_CONNS;
+  cfg->anonymous_connections = (int)CAIRN_DEFAULT_ANON_CONNS;
   cfg->idle_timeout_seconds = CAIRN_DEFAULT_IDLE_SECONDS;
   cfg->request_seconds = CAIRN_DEFAULT_REQUEST_SECONDS;
   cfg->anonymous_per_minute = CAIRN_DEFAULT_ANON_PER_MINUTE;
@@ -144,6 +145,9 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     m->cfg.max_body_memory = CAIRN_DEFAULT_BODY_MEMORY;
   if (m->cfg.per_ip_connections == 0)
     m->cfg.per_ip_connections = CAIRN_DEFAULT_PER_IP_CONNS;
+  if (m->cfg.anonymous_connections <= 0 ||
+      m->cfg.anonymous_connections > (int)CAIRN_MAX_CONNECTIONS)
+    m->cfg.anonymous_connections = (int)CAIRN_DEFAULT_ANON_CONNS;
   if (m->cfg.idle_timeout_seconds <= 0)
     m->cfg.idle_timeout_seconds = CAIRN_DEFAULT_IDLE_SECONDS;
   if (m->cfg.request_seconds <= 0)
@@ -288,6 +292,7 @@ void cairn_master_delete(cairn_master *m) {
   cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
   cairn__waiters_destroy(m->waiters); /* after every thread that wakes them */
   cairn__slow_destroy(m->slow);        /* stopped with the HTTP daemon */
+  cairn__conns_destroy(m->conns);      /* every connection closed with the daemon */
   cairn__invites_close(m->invites);
   if (m->stop_pipe[0] >= 0)
     close(m->stop_pipe[0]);

@@ -8,6 +8,7 @@
 
 #include "cairn/master.h"
 #include "common/log.h"
+#include "server/conns.h"
 #include "server/core.h"
 #include "server/invitations.h"
 #include "server/ratelimit.h"
@@ -54,6 +55,9 @@ struct cairn_master {
   cairn__slow *slow;         /* the slow lane (slow.h): made when HTTP starts, stopped
                                 before the daemon stops (http.c), freed by
                                 cairn_master_delete */
+  cairn__conns *conns;       /* the connections without a token (conns.h, at most
+                                cfg.anonymous_connections): made when HTTP starts,
+                                freed by cairn_master_delete */
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
@@ -119,6 +123,9 @@ typedef struct cairn__resp {
 typedef struct cairn__gate {
   size_t max_body;           /* the route's body cap (413 above); uploads are streamed */
   int trusted;               /* it carries the admin token: no request deadline */
+  int authenticated;         /* it carries a valid token, the admin's or a registered
+                                volunteer's (checked here): its connection no longer
+                                counts as anonymous (conns.h) */
 } cairn__gate;
 
 cairn__route cairn__api_route(const char *method, const char *path);

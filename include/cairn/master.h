@@ -81,6 +81,11 @@ typedef struct cairn_master_config {
                                    default 256 MiB */
   int per_ip_connections;       /* connections one client address may hold open; more are
                                    closed at once; default 64; < 0: no limit */
+  int anonymous_connections;    /* connections without a token (no request on them carried
+                                   the admin's or a volunteer's valid token yet), all
+                                   addresses together; one more accepted closes the oldest
+                                   of them that is between requests; default 3072, 3/4 of
+                                   the 4096 in all (1 to 4096) */
   int idle_timeout_seconds;     /* a connection with nothing sent or received for this
                                    long is closed; default 15 */
   int request_seconds;          /* a request without the admin token must be complete
