@@ -546,7 +546,7 @@ static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cai
 
 int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
                              unsigned long long declared, int has_length, char want[65],
-                             cairn__resp *rs) {
+                             int64_t *vol, int64_t *idx_out, cairn__resp *rs) {
   const char *s = url + strlen("/v1/results/"), *end = NULL;
   int64_t idx = id_of(s, &end);
   cairn__req rq = {.method = "PUT", .path = url, .token = token};
@@ -565,12 +565,15 @@ int cairn__api_output_upload(cairn_master *m, const char *url, const char *token
     return 0;
   cairn_error err = {0};
   if (cairn__core_output_upload(m->core, v, idx, declared,
-                                (int64_t)m->cfg.max_output_file_mib * 1024 * 1024, &err) !=
+                                (int64_t)m->cfg.max_output_file_mib * 1024 * 1024,
+                                (int64_t)m->cfg.max_pending_upload_mib * 1024 * 1024, &err) !=
       CAIRN_OK) {
     fail(rs, &err);
     return 0;
   }
   memcpy(want, end + 7, 65);
+  *vol = v;
+  *idx_out = idx;
   return 1;
 }
 

@@ -18,6 +18,7 @@
 #include "server/dist.h"
 #include "server/fit.h"
 #include "server/outputs.h"
+#include "server/uploads.h"
 #include "server/validate.h"
 
 #include <stdio.h>
@@ -370,8 +371,11 @@ void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
   cairn__trust_flush(c); /* re-checks a reset made due */
 }
 
-/* Ends lease l (returned or expired): removes it everywhere; frees nothing. */
+/* Ends lease l (returned or expired): removes it everywhere, and the files
+ * uploaded under it that nothing else holds or records (uploads.h: O(its
+ * files) <= 256 unlinks); frees only its list of uploads. */
 static void drop_lease(cairn_core *c, mlease *l, int state) {
+  cairn__uploads_lease_end(c, l);
   cairn_hmap_del(&c->leases, (uint64_t)l->idx);
   vol_drop_active(l->vol, l->idx);
   cairn__fit_lease(l->vol, l->job, l->task, 0);

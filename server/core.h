@@ -234,6 +234,9 @@ typedef struct mvol {
   uint32_t q_invalid, q_errors;
   uint8_t q_seen;
   int quarantined;         /* gets no new task until released */
+  int64_t up_bytes;        /* output bytes its live leases' uploads announced (the sum
+                              of their out_bytes; uploads.c), at most the master's
+                              --max-pending-upload-mib; not stored */
   int64_t lapsed_at;       /* when a lapse of its leases last counted against it
                               (cairn__vol_lapsed; 0: never; not stored) */
   /* credit (credit.c): its team (NULL: none), and the sums over its valid
@@ -281,6 +284,11 @@ typedef struct mlease {
   int64_t hard;            /* issued + wall + grace: expires never passes it (0: none) */
   int64_t out_bytes;       /* output bytes announced by its uploads (outputs.c) */
   uint32_t out_files;
+  /* the files stored under it that no result claimed yet (uploads.c): their
+   * sha256, at most out_files <= CAIRN_MAX_OUTPUT_FILES; owned, freed when
+   * it ends (cairn__uploads_lease_end) */
+  char (*up)[65];
+  uint32_t nup;
   mvol *vol;
   mjob *job;
   uint32_t task;
@@ -383,6 +391,13 @@ typedef struct cairn_core {
   struct { int64_t job; uint32_t task; } lost[CAIRN__LOST_MAX];
   uint32_t nlost;
   uint64_t recomputed_total;
+  /* output files stored under live leases that no result claimed yet
+   * (uploads.c): sha256 key (cairn__hash_key) -> cairn__upl, each counted
+   * once per lease holding it; their bytes; and the files and bytes
+   * reclaimed (their leases ended unclaimed, or found at start-up) */
+  cairn_hmap uploads;
+  int64_t upload_bytes;
+  uint64_t uploads_reclaimed, upload_bytes_reclaimed;
   int64_t loaded_at;       /* when the store was loaded: holders are waited for
                               a while after a restart, before any is lost */
   /* quarantine thresholds (quarantine.c): fractions of the window invalid,

@@ -1,5 +1,7 @@
 /* files.c — the master's content-addressed file store: DB.files/<sha256>.
- * A file is on disk (fsync'd, renamed into place) before its row commits. */
+ * A file is on disk (fsync'd, renamed into place) before its row commits;
+ * an output file uploaded under a lease gets its row only when a result
+ * names it (uploads.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include "common/sha256.h"
 #include "server/chunks.h"
 #include "server/master.h"
+#include "server/uploads.h"
 
 static int sync_dir(const char *dir) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -21,8 +24,10 @@ static int sync_dir(const char *dir) {
   return rc;
 }
 
-cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char *want,
-                                 const char *got, int64_t size, int *existed, cairn_error *err) {
+/* Checks the digest, fsyncs tmp_path and renames it into place with its
+ * chunk digests; removes tmp_path on failure. */
+static cairn_status place(cairn_core *c, const char *tmp_path, const char *want, const char *got,
+                          int64_t size, cairn_error *err) {
   char final[4200];
   if (strcmp(want, got) != 0) {
     unlink(tmp_path);
@@ -44,11 +49,28 @@ cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char
     return cairn_error_set(err, CAIRN_EIO, "cannot store %s: %s", want, strerror(errno));
   }
   (void)cairn__chunks_write(cairn__core_files_dir(c), want, size); /* else written when asked */
-  cairn_status st = cairn__core_add_file(c, want, size, existed, err);
+  return CAIRN_OK;
+}
+
+cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char *want,
+                                 const char *got, int64_t size, int *existed, cairn_error *err) {
+  char final[4200];
+  cairn_status st = place(c, tmp_path, want, got, size, err);
+  if (st != CAIRN_OK)
+    return st;
+  snprintf(final, sizeof final, "%s/%s", cairn__core_files_dir(c), want);
+  st = cairn__core_add_file(c, want, size, existed, err);
   if (st == CAIRN_OK && access(final, F_OK) != 0) /* a job's deletion removed it meanwhile */
     st = cairn_error_set(err, CAIRN_ECONFLICT, "%s was removed with a deleted job as it "
                          "arrived; upload it again", want);
   return st;
+}
+
+cairn_status cairn__files_commit_output(cairn_core *c, const char *tmp_path, const char *want,
+                                        const char *got, int64_t size, int64_t vol, int64_t idx,
+                                        int *existed, cairn_error *err) {
+  cairn_status st = place(c, tmp_path, want, got, size, err);
+  return st == CAIRN_OK ? cairn__core_upload_stored(c, vol, idx, want, size, existed, err) : st;
 }
 
 cairn_status cairn__files_import(cairn_core *c, const char *path, char sha256[65], int64_t *size,

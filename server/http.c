@@ -48,6 +48,7 @@ typedef struct conn {
   char upload_tmp[4200];
   char upload_want[65];   /* the sha256 the URL names */
   uint64_t upload_cap;    /* bytes it may send: CAIRN_MAX_FILE, or the declared length */
+  int64_t upload_vol, upload_idx; /* an output file's volunteer and lease (uploads.h) */
   double extra_seconds;   /* added to its deadline: an output file's length at
                              CAIRN_UPLOAD_MIN_RATE */
   cairn_sha256 hash;
@@ -237,7 +238,8 @@ static void upload_abort(conn *k) {
  * /v1/results/{n}/files/{sha}, the lease's holder): data streams to a temp
  * file in the file store's folder while it is hashed, never held in memory;
  * at its end the digest must be the URL's (and an output file's length the
- * declared one), then it is renamed into place (cairn__files_commit). */
+ * declared one), then it is renamed into place (cairn__files_commit; an
+ * output file is held for its lease, not recorded: uploads.h). */
 static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k,
                               const char *data, size_t *size) {
   if (*size) {
@@ -288,8 +290,14 @@ static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k
   }
   int existed = 0;
   cairn_error err = {0};
-  if (cairn__files_commit(m->core, k->upload_tmp, k->upload_want, got, (int64_t)k->upload_size,
-                          &existed, &err) != CAIRN_OK)
+  cairn_status st =
+    k->route == R_RESULT_FILE
+      ? cairn__files_commit_output(m->core, k->upload_tmp, k->upload_want, got,
+                                   (int64_t)k->upload_size, k->upload_vol, k->upload_idx,
+                                   &existed, &err)
+      : cairn__files_commit(m->core, k->upload_tmp, k->upload_want, got,
+                            (int64_t)k->upload_size, &existed, &err);
+  if (st != CAIRN_OK)
     return send_error(m, c, k->route, err.status, err.text);
   cairn__resp rs = {.status = existed ? 200 : 201, .fd = -1, .ctype = "application/json"};
   if (asprintf(&rs.body, "{\"sha256\":\"%s\",\"size\":%llu}", k->upload_want,
@@ -341,7 +349,8 @@ static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, c
   k->uploading = 1;
   if (k->route == R_RESULT_FILE) {
     cairn__resp rs = {.fd = -1};
-    if (!cairn__api_output_upload(m, url, token, declared, has_length, k->upload_want, &rs)) {
+    if (!cairn__api_output_upload(m, url, token, declared, has_length, k->upload_want,
+                                  &k->upload_vol, &k->upload_idx, &rs)) {
       k->responded = 1;
       return send_resp(m, c, k->route, &rs);
     }

@@ -762,6 +762,8 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
   memcpy(failures, c->failures_total, sizeof failures);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
   uint64_t recomputed = c->recomputed_total;
+  uint64_t up[4] = {c->uploads.count, (uint64_t)c->upload_bytes, c->uploads_reclaimed,
+                    c->upload_bytes_reclaimed};
   cairn__core_unlock(c);
   uint64_t committed = cairn__journal_committed(c->journal);
   appendf(buf, len, cap, "# HELP cairn_tasks Tasks by state.\n# TYPE cairn_tasks gauge\n");
@@ -826,6 +828,17 @@ void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
           "kept on workers had no holder left.\n"
           "# TYPE cairn_outputs_recomputed_total counter\ncairn_outputs_recomputed_total %llu\n",
           (unsigned long long)dc.bytes_received, (unsigned long long)recomputed);
+  appendf(buf, len, cap, "# HELP cairn_uploads_unclaimed Output files uploaded under live "
+          "leases that no result named yet, and their bytes.\n"
+          "# TYPE cairn_uploads_unclaimed gauge\ncairn_uploads_unclaimed{unit=\"files\"} %llu\n"
+          "cairn_uploads_unclaimed{unit=\"bytes\"} %llu\n"
+          "# HELP cairn_uploads_reclaimed_total Unclaimed output files removed from the file "
+          "store since start (their leases ended, or found at start-up), and their bytes.\n"
+          "# TYPE cairn_uploads_reclaimed_total counter\n"
+          "cairn_uploads_reclaimed_total{unit=\"files\"} %llu\n"
+          "cairn_uploads_reclaimed_total{unit=\"bytes\"} %llu\n",
+          (unsigned long long)up[0], (unsigned long long)up[1], (unsigned long long)up[2],
+          (unsigned long long)up[3]);
   /* measured link rates (cluster labels carry no quotes, backslashes or
    * control characters: checked at registration) */
   pthread_mutex_lock(&c->lock);

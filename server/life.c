@@ -19,6 +19,7 @@
 #include "server/core.h"
 #include "server/dist.h"
 #include "server/outputs.h"
+#include "server/uploads.h"
 
 /* 1 when a goes before b in the queue. */
 static int ahead(const mjob *a, const mjob *b) {
@@ -197,7 +198,8 @@ static void set_dying(cairn_core *c, const fref *m, size_t n, int dying) {
  * log n). A removed file it finds no longer dying although marked was
  * uploaded again meanwhile: its row is back, so are its bytes. One never
  * marked (an out-voted replica's output, or any file when resuming before
- * serving) goes too: its row is gone. */
+ * serving) goes too: its row is gone. A file a live lease holds as an
+ * unclaimed upload keeps its bytes (uploads.h). */
 static void drop_removed(cairn_core *c, const cairn_store_delete_report *rep, size_t from,
                          const fref *m, size_t n) {
   char path[4200];
@@ -207,7 +209,8 @@ static void drop_removed(cairn_core *c, const cairn_store_delete_report *rep, si
     if (!cairn__dist_file_dying(c->dist, rep->removed[i]) &&
         !(n && bsearch(&key, m, n, sizeof *m, by_sha)))
       cairn__dist_set_dying(c->dist, rep->removed[i], 1);
-    if (!cairn__dist_remove_file(c->dist, rep->removed[i]))
+    if (!cairn__dist_remove_file(c->dist, rep->removed[i]) ||
+        cairn__uploads_held(c, rep->removed[i])) /* its lease's end removes it (uploads.h) */
       continue;
     snprintf(path, sizeof path, "%s/%s", c->files_dir, rep->removed[i]);
     if (unlink(path) && errno != ENOENT)

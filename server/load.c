@@ -14,6 +14,7 @@
 #include "server/core.h"
 #include "server/demand.h"
 #include "server/outputs.h"
+#include "server/uploads.h"
 #include "server/dist.h"
 #include "server/fit.h"
 #include "server/validate.h"
@@ -522,6 +523,7 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   cairn_hmap_init(&c->app_runners);
   cairn_hmap_init(&c->teams);
   cairn_hmap_init(&c->leases);
+  cairn_hmap_init(&c->uploads);
   if (!(c->dist = cairn__dist_create())) {
     cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
@@ -584,7 +586,8 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
   }
   if (cairn__core_load(c, err) != CAIRN_OK ||
       !(c->journal = cairn__journal_open(c->store, &c->log, fail_fd, err)) ||
-      cairn__core_resume_deletes(c, err) != CAIRN_OK)
+      cairn__core_resume_deletes(c, err) != CAIRN_OK ||
+      cairn__uploads_sweep(c, err) != CAIRN_OK) /* uploads.h: after the deletions' ends */
     goto fail;
   if (cairn__vcmd_start(c)) {
     cairn_error_set(err, CAIRN_ENOMEM, "cannot start the validator thread");
@@ -616,9 +619,12 @@ void cairn__core_close(cairn_core *c) {
     cairn__vol_free(c->vols[i]);
   free(c->vols);
   for (size_t i = 0; i < c->leases.cap; i++)
-    if (c->leases.keys[i])
+    if (c->leases.keys[i]) {
+      free(((mlease *)c->leases.vals[i])->up);
       free(c->leases.vals[i]);
+    }
   cairn_hmap_free(&c->leases);
+  cairn__uploads_free(c);
   cairn_hmap_free(&c->vol_by_token);
   cairn_hmap_free(&c->app_runners);
   cairn__teams_free(c);

@@ -34,7 +34,8 @@ static void usage(FILE *f) {
         "                    [--max-cpu-seconds N] [--max-memory-mib N] [--max-disk-mib N]\n"
         "                    [--max-output-mib N] [--wall-grace-seconds N]\n"
         "                    [--keep-finished DAYS]\n"
-        "                    [--max-output-file-mib N] [--max-held-work N]\n"
+        "                    [--max-output-file-mib N] [--max-pending-upload-mib N]\n"
+        "                    [--max-held-work N]\n"
         "                    [--max-job-waits N]\n"
         "                    [--log-level error|warn|info|debug]\n"
         "\n"
@@ -76,6 +77,9 @@ static void usage(FILE *f) {
         "                       (fractions allowed: 0.5 = 12 hours; default: keep them)\n"
         "  --max-output-file-mib N   the largest output file a worker may upload, in MiB\n"
         "                       (default 1024), whatever a job declares\n"
+        "  --max-pending-upload-mib N   output MiB one volunteer's live leases may have\n"
+        "                       uploaded that no result claimed yet (default 4 times\n"
+        "                       --max-output-file-mib); past it an upload gets 429\n"
         "  --max-held-work N    work requests held at once while they wait for a task\n"
         "                       (default 4096, at most 4096); past it one is answered at once\n"
         "  --max-job-waits N    job waits (GET /v1/jobs/{id}?wait=) held at once (default\n"
@@ -135,6 +139,7 @@ int main(int argc, char **argv) {
     {"wall-grace-seconds", required_argument, NULL, 'G'},
     {"keep-finished", required_argument, NULL, 'K'},
     {"max-output-file-mib", required_argument, NULL, 'o'},
+    {"max-pending-upload-mib", required_argument, NULL, 1002},
     {"max-held-work", required_argument, NULL, 'H'},
     {"max-job-waits", required_argument, NULL, 'J'},
     {"quarantine-invalid", required_argument, NULL, 'Q'},
@@ -278,6 +283,13 @@ int main(int argc, char **argv) {
         return 2;
       }
       cfg.max_output_file_mib = (int)v;
+      break;
+    }
+    case 1002: {
+      long long n = 0;
+      if (flag_number("max-pending-upload-mib", optarg, 1, 4LL * 1024 * 1024, &n))
+        return 2;
+      cfg.max_pending_upload_mib = (int)n;
       break;
     }
     case 'H': {

@@ -156,6 +156,9 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     m->cfg.anonymous_per_minute = CAIRN_DEFAULT_ANON_PER_MINUTE;
   if (m->cfg.max_output_file_mib <= 0 || m->cfg.max_output_file_mib > CAIRN_MAX_OUTPUT_MIB)
     m->cfg.max_output_file_mib = CAIRN_DEFAULT_OUTPUT_MIB;
+  if (m->cfg.max_pending_upload_mib <= 0 ||
+      m->cfg.max_pending_upload_mib > CAIRN_OUTPUT_LEASE_FACTOR * CAIRN_MAX_OUTPUT_MIB)
+    m->cfg.max_pending_upload_mib = CAIRN_OUTPUT_LEASE_FACTOR * m->cfg.max_output_file_mib;
   if (m->cfg.anonymous_per_minute > 0 &&
       !(m->anon = cairn__rl_create(m->cfg.anonymous_per_minute / 60.0,
                                    (double)m->cfg.anonymous_per_minute, CAIRN_RATELIMIT_SLOTS))) {

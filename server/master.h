@@ -140,8 +140,8 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
 /* PUT /v1/results/{idx}/files/{sha256}, at its first callback (the gate
  * passed: token is a volunteer's): checks the URL and that the volunteer
  * holds lease idx and may upload `declared` bytes (has_length: a
- * Content-Length was sent, which this route needs). 1 with want set, or 0
- * with the error in rs. */
+ * Content-Length was sent, which this route needs). 1 with want, *vol (the
+ * volunteer's id) and *idx set, or 0 with the error in rs. */
 /* PUT /v1/files/{sha256}, before its body: 1 for the admin, and for a
  * volunteer that holds the output kept on workers sha256 when the master
  * has no copy and no other holder it can offer (keep.c); else 0 with rs
@@ -150,7 +150,7 @@ int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *toke
                            cairn__resp *rs);
 int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
                              unsigned long long declared, int has_length, char want[65],
-                             cairn__resp *rs);
+                             int64_t *vol, int64_t *idx, cairn__resp *rs);
 /* Sets rs to the JSON error body for st with message text. */
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
 /* Asks the client to come back in ms (> 0): Retry-After in whole seconds
@@ -260,5 +260,11 @@ cairn_status cairn__files_import(cairn_core *c, const char *path, char sha256[65
  * fsyncs, renames into place and records it; removes tmp_path on failure. */
 cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char *want,
                                  const char *got, int64_t size, int *existed, cairn_error *err);
+/* The same for an output file uploaded under lease idx of volunteer vol:
+ * not recorded, but held for the lease until a result of it names the file
+ * or it ends (uploads.h). */
+cairn_status cairn__files_commit_output(cairn_core *c, const char *tmp_path, const char *want,
+                                        const char *got, int64_t size, int64_t vol, int64_t idx,
+                                        int *existed, cairn_error *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include "server/chunks.h"
 #include "server/dist.h"
 #include "server/dist_int.h"
+#include "server/uploads.h"
 
 int cairn__tio_from_spec(mtask *t, cairn_jobspec_task *st) {
   if (st->outputs.n == 0 && st->npins == 0)
@@ -212,9 +213,11 @@ cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
       return cairn_error_set(err, CAIRN_ETOOBIG, "output file \"%.200s\" of %lld bytes exceeds "
                              "the cap of its pattern \"%.200s\" (%lld MiB)", files[i].name,
                              (long long)files[i].size, p->v[k].name, (long long)p->v[k].max_mib);
+    int64_t up = cairn__uploads_of(c, l, files[i].sha256); /* uploaded under l: uploads.h */
     int have = cairn__dist_has_file(c->dist, files[i].sha256, &size), kept = cairn__keep_may(l);
-    if (have ? size != files[i].size || (cairn__dist_remote(c->dist, files[i].sha256) && !kept)
-             : !kept) /* a file kept on the worker needs no upload (keep.c) */
+    if (up >= 0 ? up != files[i].size
+        : have ? size != files[i].size || (cairn__dist_remote(c->dist, files[i].sha256) && !kept)
+               : !kept) /* a file kept on the worker needs no upload (keep.c) */
       return cairn_error_set(err, CAIRN_EINVAL, "output file \"%.200s\" (sha256 %s, %lld bytes) "
                              "was not uploaded: PUT /v1/results/%lld/files/%s first",
                              files[i].name, files[i].sha256, (long long)files[i].size,
@@ -228,14 +231,17 @@ cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
       return cairn_error_set(err, CAIRN_EINVAL, "the required output \"%.200s\" is missing "
                              "from a result with exit status 0", p->v[k].name);
   }
-  /* a file a job's deletion may be removing (life.c) stays: recorded again
-   * (journaled before the result that names it) */
+  /* a file uploaded under l is recorded now (uploads.h), and a file a
+   * job's deletion may be removing (life.c) stays: recorded again (both
+   * journaled before the result that names it) */
   for (size_t i = 0; i < n; i++) {
-    int existed = 0;
+    int existed = 0, mine = cairn__uploads_of(c, l, files[i].sha256) >= 0;
+    const char *sha = files[i].sha256;
     cairn_status st = CAIRN_OK;
-    if (cairn__dist_file_dying(c->dist, files[i].sha256) &&
-        !cairn__dist_remote(c->dist, files[i].sha256) &&
-        (st = cairn__dist_add_file(c, files[i].sha256, files[i].size, &existed, err)))
+    if ((mine ? !cairn__dist_has_file(c->dist, sha, NULL) || cairn__dist_remote(c->dist, sha) ||
+                    cairn__dist_file_dying(c->dist, sha)
+              : cairn__dist_file_dying(c->dist, sha) && !cairn__dist_remote(c->dist, sha)) &&
+        (st = cairn__dist_add_file(c, sha, files[i].size, &existed, err)))
       return st;
   }
   if (cairn__keep_may(l) && cairn__keep_hold(c, l, files, n))
@@ -277,7 +283,8 @@ static int64_t lease_budget(const mtask *t, int64_t cap) {
 }
 
 cairn_status cairn__core_output_upload(cairn_core *c, int64_t vol, int64_t idx,
-                                       uint64_t declared, int64_t server_cap, cairn_error *err) {
+                                       uint64_t declared, int64_t server_cap, int64_t vol_cap,
+                                       cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
   mlease *l = idx > 0 ? cairn_hmap_get(&c->leases, (uint64_t)idx) : NULL;
@@ -301,9 +308,15 @@ cairn_status cairn__core_output_upload(cairn_core *c, int64_t vol, int64_t idx,
                          "files, %lld bytes%s)", (long long)idx, CAIRN_MAX_OUTPUT_FILES,
                          (long long)lease_budget(t, cap),
                          t->out_mib ? ": the task's limits.output_mib" : "");
+  else if (l->vol->up_bytes + (int64_t)declared > vol_cap) /* uploads.h */
+    st = cairn_error_set(err, CAIRN_ERATE, "the uploads of volunteer %lld that no result "
+                         "claimed yet would pass its cap of %lld bytes in flight "
+                         "(--max-pending-upload-mib): send the results of its other leases "
+                         "first, or retry later", (long long)vol, (long long)vol_cap);
   else {
     l->out_files++;
     l->out_bytes += (int64_t)declared;
+    l->vol->up_bytes += (int64_t)declared;
   }
   pthread_mutex_unlock(&c->lock);
   return st;

@@ -53,12 +53,14 @@ const cairn_output_file *cairn__outputs_file(const mtask *t, const char *name);
 int cairn__outputs_reads(const mjob *j, uint32_t v, const char *sha256);
 /* Under c->lock: checks the files a result names for lease l (exit status
  * es): each matches one of the task's patterns and fits its cap per file
- * (CAIRN_ETOOBIG otherwise), was uploaded (is in the file store with that
- * size) or, when l's task keeps its outputs on the worker (keep.c), is kept
- * there (recorded then, with the volunteer as its holder), and, when es == 0, every pattern without a
- * wildcard was named. CAIRN_EINVAL naming the file. A named file that a
- * job's deletion is removing is then recorded again, so it stays.
- * O(files × patterns). */
+ * (CAIRN_ETOOBIG otherwise), was uploaded (under l with that size, or is
+ * recorded in the file store with that size) or, when l's task keeps its
+ * outputs on the worker (keep.c), is kept there (recorded then, with the
+ * volunteer as its holder), and, when es == 0, every pattern without a
+ * wildcard was named. CAIRN_EINVAL naming the file. A named file uploaded
+ * under l is then recorded (J_FILE, uploads.h), and one that a job's
+ * deletion is removing is recorded again, so it stays.
+ * O(files × (patterns + uploads of l)), the uploads at most 256. */
 cairn_status cairn__outputs_check(cairn_core *c, const mlease *l, int es,
                                   const cairn_output_file *files, size_t n, cairn_error *err);
 /* Under c->lock: task t's accepted result cn named these files. 0, -1 OOM.
@@ -74,11 +76,15 @@ void cairn__outputs_late(cairn_core *c, int64_t vol, const cairn_output_file *fi
 /* An upload of `declared` bytes for allocation idx by volunteer vol begins
  * (PUT /v1/results/{idx}/files/{sha256}): CAIRN_OK when vol holds the lease,
  * the task declares outputs, the file fits the task's largest cap per file
- * and server_cap (bytes; 413 otherwise) and the lease's budget
+ * and server_cap (bytes; 413 otherwise), the lease's budget
  * (CAIRN_OUTPUT_LEASE_FACTOR × the cap per file, CAIRN_MAX_OUTPUT_FILES
- * uploads), which it then counts. Takes the lock; O(1) + O(patterns). */
+ * uploads; 413) and vol_cap, the bytes all of vol's live leases may have
+ * announced (mvol.up_bytes; CAIRN_ERATE, 429 otherwise: the room comes
+ * back as its leases end, uploads.h), which it then counts. Takes the
+ * lock; O(1) + O(patterns). */
 cairn_status cairn__core_output_upload(cairn_core *c, int64_t vol, int64_t idx,
-                                       uint64_t declared, int64_t server_cap, cairn_error *err);
+                                       uint64_t declared, int64_t server_cap, int64_t vol_cap,
+                                       cairn_error *err);
 /* The stored file (sha256, size) named `name` by the accepted result of
  * task `task` of job `job` (from the store, not under the lock).
  * CAIRN_ENOTFOUND when there is none. */

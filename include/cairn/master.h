@@ -113,6 +113,10 @@ typedef struct cairn_master_config {
                                    without purge) by the lease checker; 0 (default): kept */
   int max_output_file_mib;      /* the largest output file a worker may upload, in MiB,
                                    whatever a job declares; default 1024 */
+  int max_pending_upload_mib;   /* the output bytes one volunteer's live leases may have
+                                   announced that no result claimed yet, in MiB (429 past
+                                   it); 0 (default): CAIRN_OUTPUT_LEASE_FACTOR (4) times
+                                   max_output_file_mib */
   int max_held_work;            /* work requests held at once while they wait for a task
                                    ("wait", docs/protocol.md); past it one is answered 204
                                    at once; default 4096 (1 to 4096) */
