@@ -743,6 +743,7 @@ int cairn__core_expire(cairn_core *c, int64_t now) {
     free(l);
     n++;
   }
+  cairn__uploads_orphans_end(c, now); /* uploads.h: O(1) but once */
   cairn__core_unlock(c);
   return n;
 }

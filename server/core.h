@@ -398,6 +398,7 @@ typedef struct cairn_core {
   cairn_hmap uploads;
   int64_t upload_bytes;
   uint64_t uploads_reclaimed, upload_bytes_reclaimed;
+  int64_t orphans_until;   /* the start-up orphans leave then (uploads.h; 0: none) */
   int64_t loaded_at;       /* when the store was loaded: holders are waited for
                               a while after a restart, before any is lost */
   /* quarantine thresholds (quarantine.c): fractions of the window invalid,

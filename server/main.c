@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
     {"wall-grace-seconds", required_argument, NULL, 'G'},
     {"keep-finished", required_argument, NULL, 'K'},
     {"max-output-file-mib", required_argument, NULL, 'o'},
-    {"max-pending-upload-mib", required_argument, NULL, 1002},
+    {"max-pending-upload-mib", required_argument, NULL, 1003},
     {"max-held-work", required_argument, NULL, 'H'},
     {"max-job-waits", required_argument, NULL, 'J'},
     {"quarantine-invalid", required_argument, NULL, 'Q'},
@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
       cfg.max_output_file_mib = (int)v;
       break;
     }
-    case 1002: {
+    case 1003: {
       long long n = 0;
       if (flag_number("max-pending-upload-mib", optarg, 1, 4LL * 1024 * 1024, &n))
         return 2;

@@ -86,6 +86,7 @@ static int hold(cairn_core *c, mlease *l, const char *sha256, int64_t size) {
     c->upload_bytes += size;
   }
   e->refs++;
+  e->orphan = 0; /* a lease holds it now */
   snprintf(l->up[l->nup++], 65, "%s", sha256);
   return 0;
 }
@@ -136,7 +137,42 @@ int64_t cairn__uploads_of(cairn_core *c, const mlease *l, const char *sha256) {
       const cairn__upl *e = entry(c, sha256);
       return e ? e->size : -1;
     }
-  return -1;
+  const cairn__upl *e = entry(c, sha256); /* an upload a restart interrupted */
+  return e && e->orphan ? e->size : -1;
+}
+
+/* Keeps DB.files/sha256 (size bytes), found at start-up without a record,
+ * as an orphan. 0, or -1 (out of memory, a key collision: removed then). */
+static int adopt(cairn_core *c, const char *sha256, int64_t size) {
+  if (cairn_hmap_get(&c->uploads, cairn__hash_key(sha256)))
+    return -1;
+  cairn__upl *e = calloc(1, sizeof *e);
+  if (!e || cairn_hmap_put(&c->uploads, cairn__hash_key(sha256), e)) {
+    free(e);
+    return -1;
+  }
+  snprintf(e->sha256, sizeof e->sha256, "%s", sha256);
+  e->size = size;
+  e->orphan = 1;
+  c->upload_bytes += size;
+  return 0;
+}
+
+void cairn__uploads_orphans_end(cairn_core *c, int64_t now) {
+  if (!c->orphans_until || now < c->orphans_until)
+    return;
+  c->orphans_until = 0;
+  for (size_t i = 0; i < c->uploads.cap; i++) {
+    cairn__upl *e = c->uploads.keys[i] ? c->uploads.vals[i] : NULL;
+    if (!e || !e->orphan || e->refs)
+      continue;
+    char sha[65];
+    snprintf(sha, sizeof sha, "%s", e->sha256);
+    e->orphan = 0;
+    e->refs = 1;
+    release(c, sha); /* refs 0: out of the map, reclaimed unless recorded */
+    i--; /* the map's deletion may have moved another entry into slot i */
+  }
 }
 
 int cairn__uploads_held(cairn_core *c, const char *sha256) { return entry(c, sha256) != NULL; }
@@ -162,14 +198,15 @@ static void sweep_dir(cairn_core *c, int chunks, uint64_t *files, uint64_t *byte
       continue;
     char sha[65];
     snprintf(sha, sizeof sha, "%.64s", n);
-    pthread_mutex_lock(&c->lock);
-    int keep = !temp && (chunks ? cairn__dist_has_file(c->dist, sha, NULL) : recorded(c, sha));
-    cairn__core_unlock(c);
-    if (keep)
-      continue;
     snprintf(path, sizeof path, "%s/%s", dir, n);
     struct stat sb;
     int64_t size = stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+    pthread_mutex_lock(&c->lock);
+    int keep = !temp && (chunks ? cairn__dist_has_file(c->dist, sha, NULL) || entry(c, sha)
+                                : recorded(c, sha) || (c->orphans_until && adopt(c, sha, size) == 0));
+    cairn__core_unlock(c);
+    if (keep)
+      continue;
     if (unlink(path) != 0) {
       CAIRN_WARN(&c->log, "cannot remove %s: %s", path, strerror(errno));
       continue;
@@ -183,12 +220,26 @@ static void sweep_dir(cairn_core *c, int chunks, uint64_t *files, uint64_t *byte
     closedir(d);
 }
 
+/* The latest expiry of the live leases (0: none). O(leases), at start-up. */
+static int64_t last_expiry(cairn_core *c) {
+  int64_t last = 0;
+  for (size_t i = 0; i < c->leases.cap; i++) {
+    const mlease *l = c->leases.keys[i] ? c->leases.vals[i] : NULL;
+    if (l && l->expires > last)
+      last = l->expires;
+  }
+  return last;
+}
+
 cairn_status cairn__uploads_sweep(cairn_core *c, cairn_error *err) {
   uint64_t files = 0, bytes = 0;
   DIR *d = opendir(c->files_dir);
   if (!d)
     return cairn_error_set(err, CAIRN_EIO, "cannot read %s: %s", c->files_dir, strerror(errno));
   closedir(d);
+  pthread_mutex_lock(&c->lock);
+  c->orphans_until = last_expiry(c); /* the live leases' files are kept until then */
+  cairn__core_unlock(c);
   sweep_dir(c, 0, &files, &bytes);
   sweep_dir(c, 1, &files, &bytes);
   pthread_mutex_lock(&c->lock);

@@ -21,9 +21,13 @@
  * stored file without a `files` row is an upload no result claimed (or a
  * file whose row a job's deletion removed before its bytes went), so the
  * start-up sweep (cairn__uploads_sweep, before serving) removes it, and
- * the temporary files of interrupted uploads. A lease still live after the
- * restart thus loses its unclaimed uploads: its result is refused ("was not
- * uploaded") until its worker uploads them again.
+ * the temporary files of interrupted uploads. While leases loaded at
+ * start-up are still live, such a file is kept instead, as an orphan (no
+ * lease holds it; which lease stored it is not known): a result of any
+ * lease may name it (its name is its SHA-256, checked when it was stored),
+ * and it is recorded then; the orphans no result claimed leave when the
+ * last of those leases would have expired (cairn__uploads_orphans_end), so
+ * a kill -9 loses no acknowledged upload and leaks none.
  */
 #ifndef CAIRN_SERVER_UPLOADS_H
 #define CAIRN_SERVER_UPLOADS_H
@@ -37,6 +41,7 @@ typedef struct cairn__upl {
   char sha256[65];
   int64_t size;
   uint32_t refs;
+  uint8_t orphan;  /* found at start-up, held by no lease until one's result names it */
 } cairn__upl;
 
 /* The upload of sha256 (size bytes) under lease idx of volunteer vol was
@@ -66,6 +71,10 @@ int cairn__uploads_held(cairn_core *c, const char *sha256);
  * record. One pass over each folder, O(its entries), the lock taken for
  * each entry's O(1) lookup. CAIRN_EIO when DB.files/ cannot be read. */
 cairn_status cairn__uploads_sweep(cairn_core *c, cairn_error *err);
+/* Under c->lock, from the lease checker: once now passes the last expiry
+ * of the leases loaded at start-up, the orphans no result claimed leave
+ * DB.files/. O(1) before then; once, O(the map's capacity) then. */
+void cairn__uploads_orphans_end(cairn_core *c, int64_t now);
 /* Frees c->uploads (at close; the leases free their lists). */
 void cairn__uploads_free(cairn_core *c);
 
