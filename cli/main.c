@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cairn/cairn.h"
 #include "cli/cli.h"
 
 static const cairn_cli_cmd commands[] = {
@@ -48,7 +49,8 @@ int cairn_cli_wants_help(int argc, char **argv) {
 }
 
 static void usage(FILE *f) {
-  fputs("usage: cairn COMMAND [ARGS...]   (cairn COMMAND --help for details)\n\ncommands:\n", f);
+  fputs("usage: cairn COMMAND [ARGS...]   (cairn COMMAND --help for details)\n"
+        "       cairn --version\n\ncommands:\n", f);
   for (const cairn_cli_cmd *c = commands; c->name; c++)
     fprintf(f, "  %-12s %s\n", c->name, c->summary);
 }
@@ -58,6 +60,10 @@ int main(int argc, char **argv) {
       strcmp(argv[1], "help") == 0) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 1 : 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("cairn %s\n", cairn_version());
+    return 0;
   }
   for (const cairn_cli_cmd *c = commands; c->name; c++)
     if (strcmp(c->name, argv[1]) == 0)

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+const char *cairn_version(void) { return CAIRN_VERSION_STRING; }
+
 const char *cairn_strerror(cairn_status s) {
   switch (s) {
   case CAIRN_OK: return "ok";

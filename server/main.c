@@ -37,7 +37,7 @@ static void usage(FILE *f) {
         "                    [--max-output-file-mib N] [--max-pending-upload-mib N]\n"
         "                    [--max-held-work N]\n"
         "                    [--max-job-waits N]\n"
-        "                    [--log-level error|warn|info|debug]\n"
+        "                    [--log-level error|warn|info|debug] [--help] [--version]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
         "  --listen HOST:PORT   address to serve (default 127.0.0.1:8080; port 0 = any free)\n"
@@ -122,6 +122,7 @@ int main(int argc, char **argv) {
     {"tls-cert", required_argument, NULL, 'c'}, {"tls-key", required_argument, NULL, 'k'},
     {"threads", required_argument, NULL, 't'},  {"no-fsync", no_argument, NULL, 'n'},
     {"log-level", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
     {"ataf-family", required_argument, NULL, 'f'},
     {"broadcast-plan", required_argument, NULL, 'b'},
     {"store-and-forward", no_argument, NULL, 'F'},
@@ -311,6 +312,7 @@ int main(int argc, char **argv) {
       break;
     }
     case 'h': usage(stdout); return 0;
+    case 'V': printf("cairn-server %s\n", cairn_version()); return 0;
     default: usage(stderr); return 2;
     }
   }

@@ -30,7 +30,7 @@ static const char usage_text[] =
   "                    [--invitation-file PATH]\n"
   "                    [--idle-only] [--idle-threshold PERCENT] [--idle-settle SECONDS]\n"
   "                    [--cpu-limit PERCENT] [--hours A-B[,A-B...]] [--max-disk MIB]\n"
-  "                    [--log-level error|warn|info|debug] [--help]\n"
+  "                    [--log-level error|warn|info|debug] [--help] [--version]\n"
   "\n"
   "Polls the Cairn master at URL for tasks and runs them with the listed apps\n"
   "(a task of app NAME runs as `PATH ARGS...`, never through a shell).\n"
@@ -134,7 +134,7 @@ int main(int argc, char **argv) {
     O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_DOWNLOAD_LIMIT, O_CORES, O_MEMORY,
     O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
-    O_MAX_DISK, O_TEAM, O_PREFETCH
+    O_MAX_DISK, O_TEAM, O_PREFETCH, O_VERSION
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
@@ -164,6 +164,7 @@ int main(int argc, char **argv) {
     {"hours", required_argument, NULL, O_HOURS},
     {"max-disk", required_argument, NULL, O_MAX_DISK},
     {"help", no_argument, NULL, O_HELP},
+    {"version", no_argument, NULL, O_VERSION},
     {NULL, 0, NULL, 0},
   };
   cairn_worker_config cfg = {0};
@@ -301,6 +302,7 @@ int main(int argc, char **argv) {
       break;
     case 'h':
     case O_HELP: fputs(usage_text, stdout); return 0;
+    case O_VERSION: printf("cairn-worker %s\n", cairn_version()); return 0;
     case ':': return bad_usage("%s needs a value", argv[optind - 1]);
     default: return bad_usage("unknown option \"%s\"", argv[optind - 1]);
     }

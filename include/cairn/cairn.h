@@ -25,6 +25,20 @@
 extern "C" {
 #endif
 
+/* The version of these headers (semantic versioning: a MAJOR change breaks
+ * programs written against an earlier one; CMakeLists.txt reads it here).
+ * cairn_version() is the version of the library a program runs with. */
+#define CAIRN_VERSION_MAJOR 0
+#define CAIRN_VERSION_MINOR 1
+#define CAIRN_VERSION_PATCH 0
+#define CAIRN_VERSION_STRING "0.1.0"
+/* CAIRN_VERSION_MAJOR * 10000 + MINOR * 100 + PATCH, for #if */
+#define CAIRN_VERSION_NUMBER \
+  (CAIRN_VERSION_MAJOR * 10000 + CAIRN_VERSION_MINOR * 100 + CAIRN_VERSION_PATCH)
+
+/* "MAJOR.MINOR.PATCH" of the library linked (static storage). */
+const char *cairn_version(void);
+
 typedef enum cairn_status {
   CAIRN_OK = 0,
   CAIRN_EINVAL,      /* bad input: malformed, unknown field, cycle, ... (HTTP 400) */
