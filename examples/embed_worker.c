@@ -105,7 +105,8 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  cairn_worker_config cfg = {0};
+  cairn_worker_config cfg;
+  cairn_worker_config_init(&cfg);
   cairn_error err;
   cfg.dir = "./cairn-embed-worker";
   cfg.log_level = CAIRN_LOG_INFO;

@@ -167,7 +167,8 @@ int main(int argc, char **argv) {
     {"version", no_argument, NULL, O_VERSION},
     {NULL, 0, NULL, 0},
   };
-  cairn_worker_config cfg = {0};
+  cairn_worker_config cfg;
+  cairn_worker_config_init(&cfg);
   char invitation[CODE_MAX + 2];
   app_arg apps[256];
   size_t napps = 0;

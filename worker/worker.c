@@ -66,6 +66,10 @@ static int valid_host(const char *s) {
   return s && s[0] && strlen(s) < 254 && !strpbrk(s, " \t\n\r/@?#[]");
 }
 
+void cairn_worker_config_init(cairn_worker_config *cfg) {
+  memset(cfg, 0, sizeof *cfg); /* every zero or NULL field is "the default" */
+}
+
 cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *err) {
   const char *problem = NULL;
   cairn__hours hours = {0};

@@ -3,7 +3,8 @@
  *
  * A typical embedding:
  *
- *   cairn_worker_config cfg = {0};
+ *   cairn_worker_config cfg;
+ *   cairn_worker_config_init(&cfg);
  *   cfg.server_url = "http://127.0.0.1:8080";
  *   cairn_error err;
  *   cairn_worker *w = cairn_worker_create(&cfg, &err);
@@ -104,6 +105,10 @@ typedef struct cairn_worker_config {
    * back together. 0: one task at a time. */
   unsigned prefetch;
 } cairn_worker_config;
+
+/* Sets every field of cfg to its default (as cairn_master_config_init does
+ * for a master): then set server_url and what differs. */
+void cairn_worker_config_init(cairn_worker_config *cfg);
 
 /* One named file of a task: an input (name = the job's file name) or a
  * parent's output (name = the parent task id). path is absolute. */

@@ -312,7 +312,8 @@ static int noop_app(const cairn_task *task, cairn_task_output *out, void *userda
 static void test_public_api_checks(void **state) {
   (void)state;
   cairn_error err;
-  cairn_worker_config cfg = {0};
+  cairn_worker_config cfg;
+  cairn_worker_config_init(&cfg);
   assert_null(cairn_worker_create(&cfg, &err));
   assert_int_equal(err.status, CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "server URL"));
