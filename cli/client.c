@@ -67,7 +67,7 @@ long cairn_client_json(cairn_http *h, const char *method, const char *path, cons
   cairn_http_response r;
   cairn_error err = {0};
   *out = NULL;
-  for (int tries = 0;; tries++) {
+  for (long waited = 0;;) {
     if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body,
                            body ? strlen(body) : 0, 1u << 30, &r, &err) != CAIRN_OK) {
       cairn_buf_free(&r.body);
@@ -75,9 +75,10 @@ long cairn_client_json(cairn_http *h, const char *method, const char *path, cons
       return -1;
     }
     /* 429 changed nothing: wait as the master says, then ask again */
-    if (r.status != 429 || r.retry_after < 0 || tries == CAIRN_CLI_RETRIES_429)
+    if (r.status != 429 || r.retry_after < 0 || waited >= CAIRN_CLI_RETRY_SECONDS)
       break;
     long wait = r.retry_after < 1 ? 1 : r.retry_after > 30 ? 30 : r.retry_after;
+    waited += wait;
     fprintf(stderr, "cairn: %s %s: the master is busy (HTTP 429); retrying in %ld s\n", method,
             path, wait);
     cairn_buf_free(&r.body);

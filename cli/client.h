@@ -22,9 +22,11 @@ cairn_http *cairn_client_connect(const cairn_client_opts *o);
  * Returns the HTTP status, or -1 after printing a transport error. On a
  * status >= 400 prints "cairn: MESSAGE" from the error body. A 429 with
  * Retry-After (the master changed nothing: busy, or a rate limit) is
- * asked again after that many seconds (1 to 30), at most
- * CAIRN_CLI_RETRIES_429 times, each retry told on stderr. */
-#define CAIRN_CLI_RETRIES_429 5
+ * asked again after that many seconds (1 to 30), while the waits so far
+ * add up to less than CAIRN_CLI_RETRY_SECONDS (a ban of a volunteer with
+ * many results may hold the slow lane that long), each retry told on
+ * stderr. */
+#define CAIRN_CLI_RETRY_SECONDS 60
 long cairn_client_json(cairn_http *h, const char *method, const char *path, const char *body,
                        json_t **out, int quiet_errors);
 

@@ -271,7 +271,8 @@ static void test_one_http_thread_answers_during_ban(void **state) {
  * long ban running and three short ones queued behind it, a fifth gets 429
  * with Retry-After and a message naming the lane, and changes nothing;
  * `cairn ban` retries such a 429 after Retry-After and succeeds once the
- * long ban is done (well within its 5 retries: a few thousand results). */
+ * long ban is done (within the 60 s its retries may wait: a few thousand
+ * results, one a slice, take seconds, more under ThreadSanitizer). */
 static void test_full_lane_429_then_cli_retries(void **state) {
   (void)state;
   enum { LIARS = 6, N = 2000 };
