@@ -31,23 +31,6 @@
 
 typedef harness_fixture fixture;
 
-/* Sends POST /v1/work with body on a new raw connection; does not read. */
-static int send_work(const char *url, const char *token, const char *body) {
-  const char *colon = strrchr(url, ':');
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  assert_true(fd >= 0);
-  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-  char req[1024];
-  int n = snprintf(req, sizeof req,
-                   "POST /v1/work HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
-                   "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                   token, strlen(body), body);
-  assert_int_equal(write(fd, req, (size_t)n), n);
-  return fd;
-}
-
 /* Reads the answer on fd (within 10 s, until its body is complete) and
  * returns its status; *body gets its JSON body (or NULL). */
 static int read_answer(int fd, json_t **body) {
@@ -126,7 +109,7 @@ static void test_handoff_survives_kill(void **state) {
   char token[65];
   long long vol = harness_register(f->srv.url, "v", "noop", token);
   assert_true(vol > 0);
-  int fd = send_work(f->srv.url, token, "{\"wait\": 20000}");
+  int fd = harness_send_work(f->srv.url, token, "{\"wait\": 20000}");
   assert_int_equal(harness_wait_metric(f->srv.url, "cairn_work_held ", 1, 10), 0);
   long long job = submit_one(f->srv.url, "noop");
   json_t *offer = NULL;
@@ -162,7 +145,7 @@ static void test_named_apps_woken_not_handed(void **state) {
   fixture *f = *state;
   char token[65];
   assert_true(harness_register(f->srv.url, "v", "noop", token) > 0);
-  int fd = send_work(f->srv.url, token, "{\"wait\": 20000, \"apps\": [\"noop\"]}");
+  int fd = harness_send_work(f->srv.url, token, "{\"wait\": 20000, \"apps\": [\"noop\"]}");
   assert_int_equal(harness_wait_metric(f->srv.url, "cairn_work_held ", 1, 10), 0);
   submit_one(f->srv.url, "noop");
   json_t *offer = NULL;

@@ -47,42 +47,6 @@ static int wait_held(const char *url, long long want, double timeout) {
   return harness_wait_metric(url, "cairn_work_held ", want, timeout);
 }
 
-/* A TCP connection to the server of url. */
-static int dial(const char *url) {
-  const char *colon = strrchr(url, ':');
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  assert_true(fd >= 0);
-  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-  return fd;
-}
-
-/* Sends POST /v1/work with body on a raw connection and does not read. */
-static int send_work(const char *url, const char *token, const char *body) {
-  int fd = dial(url);
-  char req[1024];
-  int n = snprintf(req, sizeof req,
-                   "POST /v1/work HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
-                   "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                   token, strlen(body), body);
-  assert_int_equal(write(fd, req, (size_t)n), n);
-  return fd;
-}
-
-/* The status of the answer on fd within timeout seconds, 0 when none. */
-static int read_status(int fd, double timeout) {
-  struct pollfd p = {.fd = fd, .events = POLLIN};
-  if (poll(&p, 1, (int)(timeout * 1000)) <= 0)
-    return 0;
-  char buf[512];
-  ssize_t k = read(fd, buf, sizeof buf - 1);
-  if (k < 12)
-    return 0;
-  buf[k] = '\0';
-  return atoi(buf + 9); /* "HTTP/1.1 204" */
-}
-
 static long work(const char *url, const char *token, const char *body, json_t **resp) {
   return harness_http(url, "POST", "/v1/work", token, body, strlen(body), resp, NULL, NULL);
 }
@@ -186,12 +150,12 @@ static void test_wait_bounds(void **state) {
   }
   assert_int_equal(metric(f->srv.url, "cairn_work_held_total"), 1);
   /* a held request is answered with the task of a job submitted meanwhile */
-  int fd = send_work(f->srv.url, token, "{\"wait\": 30000}");
+  int fd = harness_send_work(f->srv.url, token, "{\"wait\": 30000}");
   assert_int_equal(wait_held(f->srv.url, 1, 10), 0);
   const char *job = "{\"app\": \"noop\", \"tasks\": [{\"id\": \"t\"}]}";
   assert_int_equal(harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), NULL,
                                 NULL, NULL), 201);
-  assert_int_equal(read_status(fd, 10), 200);
+  assert_int_equal(harness_read_status(fd, 10), 200);
   close(fd);
   assert_int_equal(held(f->srv.url), 0);
 }
@@ -203,15 +167,15 @@ static void test_wake_passed_on(void **state) {
   char small[65], big[65];
   assert_true(harness_register(f->srv.url, "small", "noop", small) > 0);
   assert_true(harness_register(f->srv.url, "big", "noop", big) > 0);
-  int a = send_work(f->srv.url, small, "{\"wait\": 30000, \"resources\": {\"cores\": 1}}");
+  int a = harness_send_work(f->srv.url, small, "{\"wait\": 30000, \"resources\": {\"cores\": 1}}");
   assert_int_equal(wait_held(f->srv.url, 1, 10), 0);
-  int b = send_work(f->srv.url, big, "{\"wait\": 30000, \"resources\": {\"cores\": 4}}");
+  int b = harness_send_work(f->srv.url, big, "{\"wait\": 30000, \"resources\": {\"cores\": 4}}");
   assert_int_equal(wait_held(f->srv.url, 2, 10), 0);
   const char *job = "{\"app\": \"noop\", \"resources\": {\"cores\": 4}, "
                     "\"tasks\": [{\"id\": \"t\"}]}";
   assert_int_equal(harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), NULL,
                                 NULL, NULL), 201);
-  assert_int_equal(read_status(b, 10), 200); /* long before its 30 s wait */
+  assert_int_equal(harness_read_status(b, 10), 200); /* long before its 30 s wait */
   assert_int_equal(wait_held(f->srv.url, 1, 10), 0); /* the small one is held again */
   close(a);
   close(b);
@@ -225,7 +189,7 @@ static void test_cap_and_hang_up(void **state) {
   char a[65], b[65];
   assert_true(harness_register(f->srv.url, "a", "noop", a) > 0);
   assert_true(harness_register(f->srv.url, "b", "noop", b) > 0);
-  int fd = send_work(f->srv.url, a, "{\"wait\": 60000}");
+  int fd = harness_send_work(f->srv.url, a, "{\"wait\": 60000}");
   assert_int_equal(wait_held(f->srv.url, 1, 10), 0);
   double t0 = harness_now();
   assert_int_equal(work(f->srv.url, b, "{\"wait\": 60000}", NULL), 204);
@@ -237,8 +201,8 @@ static void test_cap_and_hang_up(void **state) {
    * request's slot (the gauge counts held requests, which drops first) */
   fd = -1;
   for (double until = harness_now() + 10; fd < 0 && harness_now() < until;) {
-    fd = send_work(f->srv.url, b, "{\"wait\": 60000}");
-    if (read_status(fd, 0.2) == 204) { /* answered at once: the slot was still in use */
+    fd = harness_send_work(f->srv.url, b, "{\"wait\": 60000}");
+    if (harness_read_status(fd, 0.2) == 204) { /* answered at once: the slot was still in use */
       close(fd);
       fd = -1;
     }
@@ -258,7 +222,7 @@ static void test_stop_with_held(void **state) {
     char name[8];
     snprintf(name, sizeof name, "v%d", i);
     assert_true(harness_register(f->srv.url, name, "noop", token[i]) > 0);
-    fds[i] = send_work(f->srv.url, token[i], "{\"wait\": 60000}");
+    fds[i] = harness_send_work(f->srv.url, token[i], "{\"wait\": 60000}");
   }
   assert_int_equal(wait_held(f->srv.url, 3, 10), 0);
   double t0 = harness_now();
@@ -270,7 +234,7 @@ static void test_stop_with_held(void **state) {
   if (took > 5)
     fail_msg("the master took %.3f s to stop with 3 requests held", took);
   for (int i = 0; i < 3; i++) {
-    assert_int_equal(read_status(fds[i], 1), 204);
+    assert_int_equal(harness_read_status(fds[i], 1), 204);
     close(fds[i]);
   }
 }

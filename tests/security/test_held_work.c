@@ -51,37 +51,6 @@ static int teardown(void **state) {
   return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* POST /v1/work {"wait": 60000} on a new connection, not read. */
-static int send_wait(const char *url, const char *token) {
-  const char *colon = strrchr(url, ':');
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  assert_true(fd >= 0);
-  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-  const char *body = "{\"wait\": 60000}";
-  char req[1024];
-  int n = snprintf(req, sizeof req,
-                   "POST /v1/work HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
-                   "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                   token, strlen(body), body);
-  assert_int_equal(write(fd, req, (size_t)n), n);
-  return fd;
-}
-
-/* The status of the answer on fd within timeout seconds, 0 when none. */
-static int read_status(int fd, double timeout) {
-  struct pollfd p = {.fd = fd, .events = POLLIN};
-  if (poll(&p, 1, (int)(timeout * 1000)) <= 0)
-    return 0;
-  char buf[4096];
-  ssize_t k = read(fd, buf, sizeof buf - 1);
-  if (k < 12)
-    return 0;
-  buf[k] = '\0';
-  return atoi(buf + 9);
-}
-
 static void submit(fixture *f, int n) {
   json_t *tasks = json_array();
   for (int i = 0; i < n; i++) {
@@ -102,7 +71,7 @@ static int held(fixture *f) {
 static int got_task(int *fds, int n, double timeout) {
   int k = 0;
   for (int i = 0; i < n; i++)
-    if (fds[i] >= 0 && read_status(fds[i], i ? 0.05 : timeout) == 200) {
+    if (fds[i] >= 0 && harness_read_status(fds[i], i ? 0.05 : timeout) == 200) {
       close(fds[i]);
       fds[i] = -1;
       k++;
@@ -123,9 +92,9 @@ static void test_held_fairly(void **state) {
   /* 40 waits of one token: its 4 slots' worth held, the rest answered at once */
   int fds[40], at_once = 0;
   for (int i = 0; i < 40; i++)
-    fds[i] = send_wait(f->srv.url, bad);
+    assert_true((fds[i] = harness_send_work(f->srv.url, bad, "{\"wait\": 60000}")) >= 0);
   for (int i = 0; i < 40; i++)
-    if (read_status(fds[i], 0.3) == 204) {
+    if (harness_read_status(fds[i], 0.3) == 204) {
       close(fds[i]);
       fds[i] = -1;
       at_once++;
@@ -135,20 +104,21 @@ static void test_held_fairly(void **state) {
   assert_int_equal(held(f), 4);
   assert_int_equal(at_once, 36);
   /* the honest wait is held, not answered at once */
-  int h = send_wait(f->srv.url, honest);
-  assert_int_equal(read_status(h, 0.5), 0);
+  int h = harness_send_work(f->srv.url, honest, "{\"wait\": 60000}");
+  assert_true(h >= 0);
+  assert_int_equal(harness_read_status(h, 0.5), 0);
   assert_int_equal(harness_wait_metric(f->srv.url, "cairn_work_held ", 5, 5), 0);
   /* a job of 2 tasks (handed off at its submission): one goes to the honest one */
   submit(f, 2);
-  assert_int_equal(read_status(h, 5), 200);
+  assert_int_equal(harness_read_status(h, 5), 200);
   close(h);
   int parker = got_task(fds, 40, 5);
   assert_int_equal(parker, 1);
   /* again, its new wait behind the parker's 3 left: still one each */
-  h = send_wait(f->srv.url, honest);
+  h = harness_send_work(f->srv.url, honest, "{\"wait\": 60000}");
   assert_int_equal(harness_wait_metric(f->srv.url, "cairn_work_held ", 4, 5), 0);
   submit(f, 2);
-  assert_int_equal(read_status(h, 5), 200);
+  assert_int_equal(harness_read_status(h, 5), 200);
   close(h);
   assert_int_equal(got_task(fds, 40, 5), 1);
   for (int i = 0; i < 40; i++)

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -466,4 +467,37 @@ int harness_wait_metric(const char *url, const char *prefix, long long want, dou
     if (harness_metric(url, prefix) == want)
       return 0;
   return -1;
+}
+
+int harness_send_work(const char *url, const char *token, const char *body) {
+  const char *colon = strrchr(url, ':');
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_port = htons((uint16_t)(colon ? atoi(colon + 1) : 0))};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  char req[1024];
+  int n = snprintf(req, sizeof req,
+                   "POST /v1/work HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+                   "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                   token, strlen(body), body);
+  if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || n <= 0 ||
+      (size_t)n >= sizeof req || write(fd, req, (size_t)n) != n) {
+    fprintf(stderr, "harness: POST /v1/work to %s not sent\n", url);
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int harness_read_status(int fd, double timeout) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  if (fd < 0 || poll(&p, 1, (int)(timeout * 1000)) <= 0)
+    return 0;
+  char buf[4096];
+  ssize_t k = read(fd, buf, sizeof buf - 1);
+  if (k < 12)
+    return 0;
+  buf[k] = '\0';
+  return atoi(buf + 9); /* "HTTP/1.1 204" */
 }

@@ -85,5 +85,12 @@ double harness_now(void);
 /* A loopback TCP port on which nothing listens now, other than avoid (0:
  * any); 0 when no socket could be bound. */
 unsigned harness_unused_port(unsigned avoid);
+/* Sends POST /v1/work with token and body on a new connection to url's
+ * server and does not read the answer (a held request stays open): the
+ * socket, or -1 (said on stderr) when it could not be sent. */
+int harness_send_work(const char *url, const char *token, const char *body);
+/* The status of the answer on fd within timeout seconds (its first read);
+ * 0 when none. */
+int harness_read_status(int fd, double timeout);
 
 #endif
