@@ -40,8 +40,8 @@ static int write_file(const char *name, long long bytes, int corrupt) {
   for (const char *c = name; *c; c++)
     x = (x ^ (unsigned char)*c) * 1099511628211ull;
   static unsigned char buf[65536];
-  cairn_sha256 h;
-  cairn_sha256_init(&h);
+  cairn__sha256 h;
+  cairn__sha256_init(&h);
   for (long long done = 0; done < bytes;) {
     size_t n = bytes - done < (long long)sizeof buf ? (size_t)(bytes - done) : sizeof buf;
     for (size_t i = 0; i < n; i++) {
@@ -52,7 +52,7 @@ static int write_file(const char *name, long long bytes, int corrupt) {
     }
     if (done == 0 && corrupt && n)
       buf[0] ^= 0xff;
-    cairn_sha256_update(&h, buf, n);
+    cairn__sha256_update(&h, buf, n);
     if (fwrite(buf, 1, n, f) != n) {
       fclose(f);
       return -1;
@@ -62,7 +62,7 @@ static int write_file(const char *name, long long bytes, int corrupt) {
   if (fclose(f))
     return -1;
   char hex[65];
-  cairn_sha256_final_hex(&h, hex);
+  cairn__sha256_final_hex(&h, hex);
   printf("%s %s\n", name, hex);
   return 0;
 }
@@ -72,14 +72,14 @@ static int digest(const char *path) {
   if (!f)
     return -1;
   static unsigned char buf[65536];
-  cairn_sha256 h;
-  cairn_sha256_init(&h);
+  cairn__sha256 h;
+  cairn__sha256_init(&h);
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    cairn_sha256_update(&h, buf, n);
+    cairn__sha256_update(&h, buf, n);
   fclose(f);
   char hex[65];
-  cairn_sha256_final_hex(&h, hex);
+  cairn__sha256_final_hex(&h, hex);
   printf("%s %s\n", hex, path);
   return 0;
 }

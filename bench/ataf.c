@@ -70,8 +70,8 @@ static void cantor_inverse(uint64_t n, uint64_t *x, uint64_t *t) {
 typedef struct subject {
   const char *label;
   int kind; /* 0 named, 1 table, 2 cantor */
-  cairn_ataf_family f;
-  cairn_ataf table;
+  cairn__ataf_family f;
+  cairn__ataf table;
   uint64_t xmax; /* rows are drawn from 1..xmax */
   pair in[NPAIRS];
   uint64_t idx[NPAIRS];
@@ -79,16 +79,16 @@ typedef struct subject {
 
 static int forward(const subject *s, uint64_t x, uint64_t t, uint64_t *n) {
   switch (s->kind) {
-  case 0: return cairn_ataf_index(s->f, x, t, n, NULL) == CAIRN_OK ? 0 : -1;
-  case 1: return cairn_ataf_phi(&s->table, x, t, n, NULL) == CAIRN_OK ? 0 : -1;
+  case 0: return cairn__ataf_index(s->f, x, t, n, NULL) == CAIRN_OK ? 0 : -1;
+  case 1: return cairn__ataf_phi(&s->table, x, t, n, NULL) == CAIRN_OK ? 0 : -1;
   default: *n = cantor(x, t); return 0;
   }
 }
 
 static int inverse(const subject *s, uint64_t n, uint64_t *x, uint64_t *t) {
   switch (s->kind) {
-  case 0: return cairn_ataf_invert(s->f, n, x, t, NULL) == CAIRN_OK ? 0 : -1;
-  case 1: return cairn_ataf_phi_inverse(&s->table, n, x, t, NULL) == CAIRN_OK ? 0 : -1;
+  case 0: return cairn__ataf_invert(s->f, n, x, t, NULL) == CAIRN_OK ? 0 : -1;
+  case 1: return cairn__ataf_phi_inverse(&s->table, n, x, t, NULL) == CAIRN_OK ? 0 : -1;
   default: cantor_inverse(n, x, t); return 0;
   }
 }
@@ -154,7 +154,7 @@ static double log2_phi(const char *family, uint64_t x, uint64_t t) {
   return log2((double)cantor(x, t));
 }
 
-static void growth(const char *family, cairn_ataf_family f, int named) {
+static void growth(const char *family, cairn__ataf_family f, int named) {
   uint64_t best = 0, overflow = 0;
   double best_log = 0;
   for (uint64_t x = 1; x <= 1000; x++)
@@ -165,7 +165,7 @@ static void growth(const char *family, cairn_ataf_family f, int named) {
       uint64_t n = 0;
       if (!named)
         n = cantor(x, t);
-      else if (cairn_ataf_index(f, x, t, &n, NULL) != CAIRN_OK) {
+      else if (cairn__ataf_index(f, x, t, &n, NULL) != CAIRN_OK) {
         overflow++;
         continue;
       }
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
   static const struct {
     const char *label;
     int kind;
-    cairn_ataf_family f;
+    cairn__ataf_family f;
     uint64_t xmax;
   } plan[7] = {
     {"phi1", 0, CAIRN_ATAF_PHI1, 63},
@@ -211,9 +211,9 @@ int main(int argc, char **argv) {
     s->f = plan[k].f;
     s->xmax = plan[k].xmax;
     if (s->kind == 1) {
-      cairn_ataf_spec spec;
-      if (cairn_ataf_family_spec(s->f, &spec, NULL) != CAIRN_OK ||
-          cairn_ataf_build(&s->table, &spec, NULL) != CAIRN_OK)
+      cairn__ataf_spec spec;
+      if (cairn__ataf_family_spec(s->f, &spec, NULL) != CAIRN_OK ||
+          cairn__ataf_build(&s->table, &spec, NULL) != CAIRN_OK)
         return 1;
     }
     if (make_inputs(s) != 0) {

@@ -39,7 +39,7 @@ static int cmpd(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void submit(cairn_core *c, int n, int job) {
+static void submit(cairn__core *c, int n, int job) {
   json_t *tasks = json_array();
   for (int k = 0; k < n; k++) {
     char id[32];
@@ -54,7 +54,7 @@ static void submit(cairn_core *c, int n, int job) {
 }
 
 typedef struct probe {
-  cairn_core *c;
+  cairn__core *c;
   int stop, ready; /* ready: it took the lock once (the ban starts then) */
   double worst; /* ms */
 } probe;
@@ -85,7 +85,7 @@ static double run(int n, int jobs, unsigned slice, double *wall, double *held) {
     exit(1);
   }
   core_fixture *f = state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char *apps[] = {"sq"}, token[65];
   int64_t vol = 0;
   cairn_error err = {0};

@@ -54,7 +54,7 @@ static double median(double *t, int n) {
 }
 
 /* One work request of volunteer v (it waits); the time it took. */
-static double work_us(cairn_core *c, int64_t v) {
+static double work_us(cairn__core *c, int64_t v) {
   json_t *w = NULL;
   cairn_error err = {0};
   double t0 = now_us();
@@ -68,7 +68,7 @@ static double work_us(cairn_core *c, int64_t v) {
 
 /* The removed census: every volunteer of app heard from lately, sorted by
  * cluster and counted; the number of clusters. */
-static size_t scan(cairn_core *c, const char *app, int64_t now) {
+static size_t scan(cairn__core *c, const char *app, int64_t now) {
   const char **all = malloc((c->nvols + 1) * sizeof *all);
   size_t n = 0, m = 0;
   for (size_t i = 0; all && i < c->nvols; i++) {
@@ -89,7 +89,7 @@ static void run(long nvols, long nclusters) {
   void *state = NULL;
   if (core_fixture_setup(&state))
     exit(1);
-  cairn_core *c = ((core_fixture *)state)->c;
+  cairn__core *c = ((core_fixture *)state)->c;
   char name[32], cluster[32], token[65], *apps[] = {"big"};
   cairn_error err = {0};
   for (long i = 0; i < nvols; i++) {

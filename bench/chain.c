@@ -33,14 +33,14 @@
 #define VOLS 64
 
 /* Entry i and the live rows it describes, written as the journal does. */
-static cairn_status entry(cairn_store *s, cairn__centry *e, long i, cairn_error *err) {
+static cairn_status entry(cairn__store *s, cairn__centry *e, long i, cairn_error *err) {
   int64_t idx = i / 4 + 1, task = i / 8 + 1, vol = idx % VOLS + 1;
   switch (i % 4) {
   case 0:
     cairn__centry_begin(e, CAIRN_CK_ALLOC, vol, task, idx);
     for (int k = 0; k < 7; k++)
       cairn__centry_i64(e, (int64_t[]){idx, vol, idx, task, 1700000000, 1700000600, 0}[k]);
-    return cairn_store_alloc_insert(s, idx, vol, idx, task, 1700000000, 1700000600, 0, err);
+    return cairn__store_alloc_insert(s, idx, vol, idx, task, 1700000000, 1700000600, 0, err);
   case 1: {
     cairn__centry_begin(e, CAIRN_CK_RESULT, vol, task, idx);
     for (int k = 0; k < 5; k++)
@@ -50,25 +50,25 @@ static cairn_status entry(cairn_store *s, cairn__centry *e, long i, cairn_error 
     cairn__centry_str(e, "");
     cairn__centry_f64(e, 1.5);
     cairn__centry_f64(e, 0);
-    cairn_store_credit_row c = {.idx = idx, .claim = 1.5};
-    cairn_status st = cairn_store_result_insert(s, idx, task, vol, 0, "", 0, DIGEST, 1700000010,
+    cairn__store_credit_row c = {.idx = idx, .claim = 1.5};
+    cairn_status st = cairn__store_result_insert(s, idx, task, vol, 0, "", 0, DIGEST, 1700000010,
                                                 "pending", NULL, "", 0, err);
-    return st == CAIRN_OK ? cairn_store_credit(s, &c, err) : st;
+    return st == CAIRN_OK ? cairn__store_credit(s, &c, err) : st;
   }
   case 2:
     cairn__centry_begin(e, CAIRN_CK_OUTCOME, 0, 0, idx);
     cairn__centry_i64(e, idx);
     cairn__centry_str(e, "valid");
-    return cairn_store_result_outcome(s, idx, "valid", err);
+    return cairn__store_result_outcome(s, idx, "valid", err);
   default: {
-    cairn_store_credit_row c = {idx, vol, 0, 1.5, 1.5 * idx, 1.5 * idx, idx};
+    cairn__store_credit_row c = {idx, vol, 0, 1.5, 1.5 * idx, 1.5 * idx, idx};
     cairn__centry_begin(e, CAIRN_CK_CREDIT, vol, 0, idx);
     cairn__centry_i64(e, idx);
     cairn__centry_i64(e, vol);
     for (int k = 0; k < 4; k++)
       cairn__centry_f64(e, (double[]){c.claim, c.result_credit, c.credit, c.cpu_seconds}[k]);
     cairn__centry_i64(e, c.credited);
-    return cairn_store_credit(s, &c, err);
+    return cairn__store_credit(s, &c, err);
   }
   }
 }
@@ -91,16 +91,16 @@ static int tasks(const char *db, long n) {
   return rc == SQLITE_OK ? 0 : -1;
 }
 
-static cairn_status volunteers(cairn_store *s, cairn_error *err) {
-  cairn_status st = cairn_store_begin(s, err);
+static cairn_status volunteers(cairn__store *s, cairn_error *err) {
+  cairn_status st = cairn__store_begin(s, err);
   for (int v = 1; st == CAIRN_OK && v <= VOLS; v++) {
     char name[32], token[65];
     snprintf(name, sizeof name, "v%d", v);
     snprintf(token, sizeof token, "%064d", v);
-    st = cairn_store_volunteer_insert(s, v, name, "bench", "[\"noop\"]", 1, token, 1700000000,
+    st = cairn__store_volunteer_insert(s, v, name, "bench", "[\"noop\"]", 1, token, 1700000000,
                                       err);
   }
-  return st == CAIRN_OK ? cairn_store_commit(s, err) : st;
+  return st == CAIRN_OK ? cairn__store_commit(s, err) : st;
 }
 
 /* Runs `cairn audit verify --db db` (live 0: with --chain-only), its
@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
   snprintf(db, sizeof db, "%s/bench.db", dir);
   snprintf(key, sizeof key, "%s.audit-key", db);
   cairn_error err = {0};
-  cairn_store *s = cairn_store_open(db, 0, &err);
+  cairn__store *s = cairn__store_open(db, 0, &err);
   cairn__chain *ch = s && tasks(db, n) == 0 ? cairn__chain_open(key, NULL, &err) : NULL;
   cairn__centry *e = malloc(sizeof *e);
   if (!ch || !e) {
@@ -171,23 +171,23 @@ int main(int argc, char **argv) {
   double t0 = harness_now();
   cairn_status st = volunteers(s, &err);
   for (long i = 0; st == CAIRN_OK && i < n; i += 1000) {
-    st = cairn_store_begin(s, &err);
+    st = cairn__store_begin(s, &err);
     for (long k = i; st == CAIRN_OK && k < i + 1000 && k < n; k++) {
       st = entry(s, e, k, &err);
       if (st == CAIRN_OK)
         st = cairn__chain_append(ch, s, e, &err);
     }
     if (st == CAIRN_OK)
-      st = cairn_store_commit(s, &err);
+      st = cairn__store_commit(s, &err);
     cairn__chain_committed(ch);
     if (st == CAIRN_OK && ((i + 1000) % 100000 == 0 || i + 1000 >= n) &&
-        cairn__chain_checkpoint_due(ch, 0, 1) && (st = cairn_store_begin(s, &err)) == CAIRN_OK &&
+        cairn__chain_checkpoint_due(ch, 0, 1) && (st = cairn__store_begin(s, &err)) == CAIRN_OK &&
         (st = cairn__chain_checkpoint(ch, s, 1700000000 + i, &err)) == CAIRN_OK)
-      st = cairn_store_commit(s, &err);
+      st = cairn__store_commit(s, &err);
   }
   double t1 = harness_now();
   cairn__chain_close(ch);
-  cairn_store_close(s);
+  cairn__store_close(s);
   free(e);
   if (st != CAIRN_OK) {
     fprintf(stderr, "bench-chain: %s\n", err.text);

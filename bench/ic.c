@@ -44,7 +44,7 @@ static double median(double *v, int k) {
 static uint64_t tri(uint64_t k) { return k * (k + 1) / 2; }
 
 /* Optimum AREA from the bounds of [Ros] §4.3.1 (the closed forms of tests/unit/test_ic.c). */
-static int64_t optimum_area(cairn_gen_family f, uint32_t N, uint32_t n) {
+static int64_t optimum_area(cairn__gen_family f, uint32_t N, uint32_t n) {
   int64_t area = 0;
   for (uint32_t t = 0; t <= n; t++) {
     uint32_t e = 0;
@@ -71,47 +71,47 @@ static int64_t optimum_area(cairn_gen_family f, uint32_t N, uint32_t n) {
   return area;
 }
 
-static cairn_dag *shuffled(cairn_dag *d, uint64_t seed) {
+static cairn__dag *shuffled(cairn__dag *d, uint64_t seed) {
   uint32_t *perm = malloc(((size_t)d->n + 1) * sizeof *perm);
   for (uint32_t i = 0; i < d->n; i++)
     perm[i] = i;
   for (uint32_t i = d->n; i > 1; i--) {
-    uint32_t j = (uint32_t)(cairn_rand64(&seed) % i), x = perm[i - 1];
+    uint32_t j = (uint32_t)(cairn__rand64(&seed) % i), x = perm[i - 1];
     perm[i - 1] = perm[j];
     perm[j] = x;
   }
-  cairn_dag *r = cairn_dag_relabel(d, perm, NULL);
+  cairn__dag *r = cairn__dag_relabel(d, perm, NULL);
   free(perm);
-  cairn_dag_free(d);
+  cairn__dag_free(d);
   return r;
 }
 
 static void families(void) {
-  static const struct { cairn_gen_family f; uint32_t N; } cases[] = {
+  static const struct { cairn__gen_family f; uint32_t N; } cases[] = {
     {CAIRN_GEN_MESH, 141}, {CAIRN_GEN_RMESH, 141}, {CAIRN_GEN_TREE, 13}, {CAIRN_GEN_FFT, 10},
   };
-  const cairn_policy_ops *pols[] = {&cairn_policy_ic, &cairn_policy_fifo, &cairn_policy_random};
+  const cairn__policy_ops *pols[] = {&cairn__policy_ic, &cairn__policy_fifo, &cairn__policy_random};
   printf("\n## 2. AREA on the [Ros] §4.3.1 families (ids shuffled) vs the optimum\n");
   printf("%-6s %4s %7s %12s %12s %12s %12s\n", "family", "N", "tasks", "optimum", "ic", "fifo",
          "random");
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    cairn_dag *d = shuffled(cairn_gen_dag(cases[c].f, cases[c].N, NULL), 5);
+    cairn__dag *d = shuffled(cairn__gen_dag(cases[c].f, cases[c].N, NULL), 5);
     uint32_t *prof = malloc(((size_t)d->n + 1) * sizeof *prof);
-    printf("%-6s %4u %7u %12lld", cairn_gen_family_name(cases[c].f), cases[c].N, d->n,
+    printf("%-6s %4u %7u %12lld", cairn__gen_family_name(cases[c].f), cases[c].N, d->n,
            (long long)optimum_area(cases[c].f, cases[c].N, d->n));
     for (int k = 0; k < 3; k++)
-      printf(" %12lld", (long long)cairn_ic_play(d, pols[k], 1, prof, NULL, NULL));
+      printf(" %12lld", (long long)cairn__ic_play(d, pols[k], 1, prof, NULL, NULL));
     printf("\n");
     free(prof);
-    cairn_dag_free(d);
+    cairn__dag_free(d);
   }
 }
 
 static void random_study(void) {
-  const cairn_policy_ops *pols[] = {&cairn_policy_ic, &cairn_policy_fifo, &cairn_policy_random};
-  cairn_ic_study s;
+  const cairn__policy_ops *pols[] = {&cairn__policy_ic, &cairn__policy_fifo, &cairn__policy_random};
+  cairn__ic_study s;
   printf("\n## 3. 300 random 14-node dags, exact AREA optimum by DP over subsets\n");
-  if (cairn_ic_study_random(300, 14, 2024, pols, 3, &s) != 0) {
+  if (cairn__ic_study_random(300, 14, 2024, pols, 3, &s) != 0) {
     printf("study failed (out of memory)\n");
     return;
   }
@@ -126,14 +126,14 @@ static void random_study(void) {
 
 static void stochastic(int seeds) {
   static const uint32_t workers[] = {16, 64, 256};
-  const cairn_policy_ops *pols[] = {&cairn_policy_ic, &cairn_policy_fifo, &cairn_policy_random};
-  cairn_dag *dags[3] = {
-    shuffled(cairn_gen_dag(CAIRN_GEN_MESH, 141, NULL), 11),
-    shuffled(cairn_gen_dag(CAIRN_GEN_FFT, 10, NULL), 12),
-    cairn_gen_random(10000, 3, 100, 13, NULL),
+  const cairn__policy_ops *pols[] = {&cairn__policy_ic, &cairn__policy_fifo, &cairn__policy_random};
+  cairn__dag *dags[3] = {
+    shuffled(cairn__gen_dag(CAIRN_GEN_MESH, 141, NULL), 11),
+    shuffled(cairn__gen_dag(CAIRN_GEN_FFT, 10, NULL), 12),
+    cairn__gen_random(10000, 3, 100, 13, NULL),
   };
   const char *names[3] = {"mesh 141", "fft 10", "random"};
-  cairn_sim_params p = cairn_sim_defaults();
+  cairn__sim_params p = cairn__sim_defaults();
   printf("\n## 4. Volunteer runs: Pareto(%.1f) task times of mean 1, dropout %.2f, lease %g, "
          "poll %g; medians over %d seeds\n",
          p.alpha, p.dropout, p.lease, p.poll, seeds);
@@ -144,10 +144,10 @@ static void stochastic(int seeds) {
       double ms[3][64], idle[3][64], nw[3][64], med[3][3];
       for (int k = 0; k < 3; k++) {
         for (int s = 0; s < seeds; s++) {
-          cairn_sim_result r;
+          cairn__sim_result r;
           p.workers = workers[w];
           p.seed = 1000 + (uint64_t)s;
-          if (cairn_sim_run(dags[g], pols[k], &p, &r, NULL) != CAIRN_OK) {
+          if (cairn__sim_run(dags[g], pols[k], &p, &r, NULL) != CAIRN_OK) {
             printf("simulation failed\n");
             return;
           }
@@ -165,17 +165,17 @@ static void stochastic(int seeds) {
                med[k][2] > 0 ? med[0][2] / med[k][2] : 1.0);
     }
   for (int g = 0; g < 3; g++)
-    cairn_dag_free(dags[g]);
+    cairn__dag_free(dags[g]);
 }
 
 static void million(void) {
   printf("## 1. A 10^6-task mesh (N = 1414): build and schedule with ic\n");
   long rss0 = maxrss_kb();
   double t0 = now_s();
-  cairn_dag *d = cairn_gen_dag(CAIRN_GEN_MESH, 1414, NULL);
+  cairn__dag *d = cairn__gen_dag(CAIRN_GEN_MESH, 1414, NULL);
   double t1 = now_s();
   uint32_t *prof = malloc(((size_t)d->n + 1) * sizeof *prof);
-  int64_t area = cairn_ic_play(d, &cairn_policy_ic, 1, prof, NULL, NULL);
+  int64_t area = cairn__ic_play(d, &cairn__policy_ic, 1, prof, NULL, NULL);
   double t2 = now_s();
   long rss1 = maxrss_kb();
   printf("tasks %u, edges %llu: build %.2f s, ic game (every pick, every event) %.2f s; "
@@ -187,7 +187,7 @@ static void million(void) {
          (double)(rss1 - rss0) * 1024.0 / d->n,
          (8.0 * 2 * (d->n + 1) + 8.0 * d->m) / d->n);
   free(prof);
-  cairn_dag_free(d);
+  cairn__dag_free(d);
 }
 
 int main(int argc, char **argv) {

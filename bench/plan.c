@@ -61,7 +61,7 @@ static void bench_speed(void) {
     size[i] = 1 + (int64_t)(rnd() % 199);
     n += size[i];
   }
-  cairn_plan_clusters cl = {.C = 10, .k = k, .size = size, .source = 0};
+  cairn__plan_clusters cl = {.C = 10, .k = k, .size = size, .source = 0};
   cairn_error err = {0};
   const char *names[] = {"LCF (1/C)", "LCF (postal)"};
   for (int v = 0; v < 2; v++) {
@@ -69,9 +69,9 @@ static void bench_speed(void) {
     int64_t mk = 0;
     size_t segs = 0;
     for (int rep = 0; rep < 3; rep++) {
-      cairn_bcast_compact c;
+      cairn__bcast_compact c;
       double t0 = now();
-      cairn_status st = v ? cairn_bcast_postal_lcf(&cl, &c, &err) : cairn_bcast_lcf(&cl, &c, &err);
+      cairn_status st = v ? cairn__bcast_postal_lcf(&cl, &c, &err) : cairn__bcast_lcf(&cl, &c, &err);
       double t1 = now();
       if (st != CAIRN_OK)
         die("lcf", &err);
@@ -79,29 +79,29 @@ static void bench_speed(void) {
         best = t1 - t0;
       mk = c.makespan;
       segs = c.nseg;
-      cairn_bcast_compact_free(&c);
+      cairn__bcast_compact_free(&c);
     }
     printf("%-14s %zu clusters, %lld nodes, C = 10: %.3f s  (makespan %lld, lower bound %lld, %zu segments)\n",
-           names[v], k, (long long)n, best, (long long)mk, (long long)cairn_bcast_lower_bound(&cl, v), segs);
+           names[v], k, (long long)n, best, (long long)mk, (long long)cairn__bcast_lower_bound(&cl, v), segs);
   }
   free(size);
 
   k = 1000;
   double *L = malloc(k * k * sizeof *L), *g = malloc(k * k * sizeof *g), *T = malloc(k * sizeof *T);
   random_grid(k, L, g, T);
-  cairn_plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = k, .root = 0, .L = L, .g = g, .T = T}};
+  cairn__plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = k, .root = 0, .L = L, .g = g, .T = T}};
   for (int a = 0; a < NG; a++) {
     double best = 1e9, mk = 0;
     for (int rep = 0; rep < 3; rep++) {
-      cairn_plan_schedule s;
+      cairn__plan_schedule s;
       double t0 = now();
-      if (cairn_plan_run(&in, grid_algos[a], &s, &err) != CAIRN_OK)
+      if (cairn__plan_run(&in, grid_algos[a], &s, &err) != CAIRN_OK)
         die(grid_algos[a], &err);
       double t1 = now();
       if (t1 - t0 < best)
         best = t1 - t0;
       mk = s.makespan;
-      cairn_plan_schedule_free(&s);
+      cairn__plan_schedule_free(&s);
     }
     printf("grid %-9s %zu clusters: %.3f s  (makespan %.0f ms)\n", grid_algos[a], k, best, mk);
   }
@@ -122,22 +122,22 @@ static void bench_speed(void) {
       X[i * nn + j] = 0.008;
     dest[i] = i + 1;
   }
-  cairn_plan_hmsg msg = {.source = 0, .length = 1e6, .dests = dest, .ndests = nn - 1};
-  cairn_plan_instance hi = {.model = CAIRN_PLAN_HNOW,
+  cairn__plan_hmsg msg = {.source = 0, .length = 1e6, .dests = dest, .ndests = nn - 1};
+  cairn__plan_instance hi = {.model = CAIRN_PLAN_HNOW,
                             .hnow = {.n = nn, .S0 = S0, .S1 = S1, .R0 = R0, .R1 = R1, .X = X, .nmsg = 1, .msg = &msg}};
   const char *hal[] = {"FEF", "WR", "WRP"};
   for (int a = 0; a < 3; a++) {
     double best = 1e9, mk = 0;
     for (int rep = 0; rep < 3; rep++) {
-      cairn_plan_schedule s;
+      cairn__plan_schedule s;
       double t0 = now();
-      if (cairn_plan_run(&hi, hal[a], &s, &err) != CAIRN_OK)
+      if (cairn__plan_run(&hi, hal[a], &s, &err) != CAIRN_OK)
         die(hal[a], &err);
       double t1 = now();
       if (t1 - t0 < best)
         best = t1 - t0;
       mk = s.makespan;
-      cairn_plan_schedule_free(&s);
+      cairn__plan_schedule_free(&s);
     }
     printf("hnow %-4s broadcast to %zu nodes: %.3f s  (completion %.0f us)\n", hal[a], nn, best, mk);
   }
@@ -219,16 +219,16 @@ static void bench_grid(long draws, const char *svg) {
     double sum[NG] = {0}, hits[NG] = {0}, lbsum = 0;
     for (long d = 0; d < draws; d++) {
       random_grid(k, L, g, T);
-      cairn_plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = k, .root = 0, .L = L, .g = g, .T = T}};
+      cairn__plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = k, .root = 0, .L = L, .g = g, .T = T}};
       double m[NG], best = INFINITY;
       for (int a = 0; a < NG; a++) {
-        cairn_plan_schedule s;
-        if (cairn_plan_run(&in, grid_algos[a], &s, &err) != CAIRN_OK)
+        cairn__plan_schedule s;
+        if (cairn__plan_run(&in, grid_algos[a], &s, &err) != CAIRN_OK)
           die(grid_algos[a], &err);
         m[a] = s.makespan;
         if (a == 0)
           lbsum += s.lower_bound;
-        cairn_plan_schedule_free(&s);
+        cairn__plan_schedule_free(&s);
         best = fmin(best, m[a]);
       }
       for (int a = 0; a < NG; a++) {
@@ -271,14 +271,14 @@ static void bench_grid(long draws, const char *svg) {
       g[i * 6 + j] = i == j ? 0 : 350.0;
     }
   }
-  cairn_plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = 6, .root = 0, .L = L, .g = g, .T = T}};
+  cairn__plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = 6, .root = 0, .L = L, .g = g, .T = T}};
   printf("Table 3 grid (88 machines, 6 clusters, root 0; g = 350 ms, T_i = ceil(log2 n_i)(L_ii + 35 ms)):\n");
   for (int a = 0; a < NG; a++) {
-    cairn_plan_schedule s;
-    if (cairn_plan_run(&in, grid_algos[a], &s, &err) != CAIRN_OK)
+    cairn__plan_schedule s;
+    if (cairn__plan_run(&in, grid_algos[a], &s, &err) != CAIRN_OK)
       die(grid_algos[a], &err);
     printf("  %-9s %8.1f ms   (lower bound %.1f ms)\n", grid_algos[a], s.makespan, s.lower_bound);
-    cairn_plan_schedule_free(&s);
+    cairn__plan_schedule_free(&s);
   }
 }
 
@@ -295,7 +295,7 @@ static void bench_hnow(long runs) {
   double *S0 = malloc(n * sizeof *S0), *S1 = malloc(n * sizeof *S1), *R0 = malloc(n * sizeof *R0),
          *R1 = malloc(n * sizeof *R1), *X = malloc(n * n * sizeof *X);
   size_t *dest = malloc(M * n * sizeof *dest);
-  cairn_plan_hmsg msg[8];
+  cairn__plan_hmsg msg[8];
   cairn_error err = {0};
   for (int net = 0; net < 2; net++)
     for (int kind = 0; kind < 3; kind++) {
@@ -312,23 +312,23 @@ static void bench_hnow(long runs) {
         for (size_t m = 0; m < M; m++) {
           double len = kind == 0 ? uni(1, 1024) : kind == 1 ? (rnd() % 2 ? 1e6 : 1.5e6)
                                                             : (m % 2 ? uni(1, 1024) : (rnd() % 2 ? 1e6 : 1.5e6));
-          msg[m] = (cairn_plan_hmsg){.source = rnd() % n, .length = floor(len), .dests = dest + m * n, .ndests = 0};
+          msg[m] = (cairn__plan_hmsg){.source = rnd() % n, .length = floor(len), .dests = dest + m * n, .ndests = 0};
           for (size_t j = 0; j < n; j++)
             if (j != msg[m].source && (rnd() % 2 || msg[m].ndests == 0))
               msg[m].dests[msg[m].ndests++] = j;
         }
-        cairn_plan_instance in = {
+        cairn__plan_instance in = {
           .model = CAIRN_PLAN_HNOW,
           .hnow = {.n = n, .S0 = S0, .S1 = S1, .R0 = R0, .R1 = R1, .X = X, .nmsg = M, .msg = msg}};
-        double lb = cairn_plan_hnow_lower_bound(&in.hnow);
+        double lb = cairn__plan_hnow_lower_bound(&in.hnow);
         lbs += lb;
         for (int a = 0; a < 4; a++) {
-          cairn_plan_schedule s;
-          if (cairn_plan_run(&in, al[a], &s, &err) != CAIRN_OK)
+          cairn__plan_schedule s;
+          if (cairn__plan_run(&in, al[a], &s, &err) != CAIRN_OK)
             die(al[a], &err);
           sum[a] += s.makespan;
           ratio[a] += s.makespan / lb;
-          cairn_plan_schedule_free(&s);
+          cairn__plan_schedule_free(&s);
         }
       }
       printf("%-8s %-7s %10.0f", net ? "155Mb/s" : "1Gb/s", kind == 0 ? "small" : kind == 1 ? "large" : "hybrid",
@@ -364,15 +364,15 @@ static void bench_lcf(void) {
         int64_t size[202];
         for (size_t i = 0; i < k; i++)
           size[i] = 1 + (int64_t)(rnd() % (rnd() % 2 ? 8 : 500));
-        cairn_plan_instance in = {.model = v ? CAIRN_PLAN_POSTAL : CAIRN_PLAN_1C,
+        cairn__plan_instance in = {.model = v ? CAIRN_PLAN_POSTAL : CAIRN_PLAN_1C,
                                   .cl = {.C = C, .k = k, .size = size, .source = rnd() % k}};
-        cairn_plan_schedule s;
-        if (cairn_plan_run(&in, v == 2 ? "interleaved-lcf" : "lcf", &s, &err) != CAIRN_OK)
+        cairn__plan_schedule s;
+        if (cairn__plan_run(&in, v == 2 ? "interleaved-lcf" : "lcf", &s, &err) != CAIRN_OK)
           die("lcf", &err);
         double r = s.makespan / s.lower_bound;
         sum += r;
         worst = fmax(worst, r);
-        cairn_plan_schedule_free(&s);
+        cairn__plan_schedule_free(&s);
       }
       printf("%-18s %6.3f %6.3f %6lld\n", what[v], sum / 2000, worst, (long long)C);
     }

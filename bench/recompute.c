@@ -34,7 +34,7 @@ static int cmpd(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int64_t submit(cairn_core *c, int n, int w, const char *policy) {
+static int64_t submit(cairn__core *c, int n, int w, const char *policy) {
   json_t *tasks = json_array();
   for (int k = 0; k < n; k++) {
     char id[16], parent[16];
@@ -56,7 +56,7 @@ static int64_t submit(cairn_core *c, int n, int w, const char *policy) {
 
 /* One hold of the lock: recompute task v of j (and rebuild its policy when
  * asked); the microseconds the lock was held. */
-static double hold(cairn_core *c, mjob *j, uint32_t v, int rebuild) {
+static double hold(cairn__core *c, mjob *j, uint32_t v, int rebuild) {
   cairn_error err = {0};
   pthread_mutex_lock(&c->lock);
   double t0 = now_us();
@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   core_fixture *f = state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char *apps[] = {"sq"}, token[65];
   int64_t vol = 0;
   cairn_error err = {0};

@@ -44,24 +44,24 @@ static void usage(void) {
 
 /* One request over h's kept-alive connection; *resp the JSON body or NULL.
  * Returns the HTTP status, 0 when no answer came. */
-static long call(cairn_http *h, const char *method, const char *path, const char *body,
+static long call(cairn__http *h, const char *method, const char *path, const char *body,
                  json_t **resp) {
-  cairn_http_response r;
+  cairn__http_response r;
   cairn_error err = {0};
   *resp = NULL;
-  if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body,
+  if (cairn__http_request(h, method, path, body ? "application/json" : NULL, body,
                          body ? strlen(body) : 0, 1u << 20, &r, &err) != CAIRN_OK) {
     fprintf(stderr, "bench-roundtrip: %s %s: %s\n", method, path, err.text);
     return 0;
   }
   if (r.body.len)
     *resp = json_loadb(r.body.data, r.body.len, 0, NULL);
-  cairn_buf_free(&r.body);
+  cairn__buf_free(&r.body);
   return r.status;
 }
 
 /* Waits until k volunteers are registered; 0, or -1 after 60 s. */
-static int wait_volunteers(cairn_http *h, int k) {
+static int wait_volunteers(cairn__http *h, int k) {
   for (double until = now() + 60; now() < until; usleep(20000)) {
     json_t *v = NULL;
     long st = call(h, "GET", "/v1/volunteers", NULL, &v);
@@ -74,7 +74,7 @@ static int wait_volunteers(cairn_http *h, int k) {
 }
 
 /* Submits one single-task job and waits for it; the seconds it took, or -1. */
-static double roundtrip(cairn_http *h, long i) {
+static double roundtrip(cairn__http *h, long i) {
   char body[160], path[64];
   snprintf(body, sizeof body,
            "{\"name\":\"rt%ld\",\"app\":\"noop\",\"lease_seconds\":600,"
@@ -134,7 +134,7 @@ int main(int argc, char **argv) {
   if (tasks <= 0 || workers <= 0 || workers > 1024)
     usage();
   signal(SIGPIPE, SIG_IGN);
-  cairn_http_global_init();
+  cairn__http_global_init();
 
   char dir[4096], db[4200];
   harness_tmpdir(dir, sizeof dir);
@@ -154,11 +154,11 @@ int main(int argc, char **argv) {
   }
   pid_t *pids = calloc((size_t)workers, sizeof *pids);
   double *times = calloc((size_t)tasks, sizeof *times);
-  cairn_http *h = cairn_http_create(srv.url);
+  cairn__http *h = cairn__http_create(srv.url);
   if (!pids || !times || !h)
     return 1;
-  cairn_http_set_token(h, HARNESS_ADMIN_TOKEN);
-  cairn_http_set_timeout(h, (long)ROUNDTRIP_TIMEOUT_S + 30);
+  cairn__http_set_token(h, HARNESS_ADMIN_TOKEN);
+  cairn__http_set_timeout(h, (long)ROUNDTRIP_TIMEOUT_S + 30);
   for (int i = 0; i < workers; i++) {
     char bin[4096], wdir[4200], log[4200];
     harness_bin(bin, sizeof bin, "cairn-worker");
@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
         rc = 1;
     elapsed = now() - t0;
   }
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   harness_stop_all(pids, workers, 10);
   harness_server_stop(&srv, SIGTERM);
   if (!rc) {

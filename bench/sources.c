@@ -39,7 +39,7 @@ static int cmpd(const void *a, const void *b) {
 }
 
 /* Registers volunteer i of cluster i % CLUSTERS; its id, or 0. */
-static int64_t reg(cairn_core *c, int i) {
+static int64_t reg(cairn__core *c, int i) {
   char *apps[] = {"big"}, token[65], peer[64], name[32], label[16];
   int64_t id = 0;
   cairn_error err = {0};
@@ -59,7 +59,7 @@ static int run(int holders, int samples, double *med, double *max) {
   void *state = NULL;
   if (core_fixture_setup(&state) != 0)
     return -1;
-  cairn_core *c = ((core_fixture *)state)->c;
+  cairn__core *c = ((core_fixture *)state)->c;
   double *t = calloc((size_t)samples, sizeof *t);
   int rc = t ? 0 : -1;
   if (t)

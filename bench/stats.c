@@ -2,7 +2,7 @@
  * docs/accountability.md "Credit"): a real SQLite store with V volunteers
  * (credits spread over them, one in ten without a team, the others in
  * V/50 teams, whose ledger holds their members' sums), read as the master
- * reads it (cairn_store_stats on the
+ * reads it (cairn__store_stats on the
  * reader connection: the top 1,000 volunteers and teams, the totals).
  * Prints, per V, the median of 5 refreshes. The master's builder thread
  * refreshes at most every 2 s while the standings are read, never under
@@ -23,7 +23,7 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int count(void *ud, const cairn_store_stats_row *r) {
+static int count(void *ud, const cairn__store_stats_row *r) {
   (void)r;
   ++*(long *)ud;
   return 0;
@@ -40,7 +40,7 @@ static int one(long nvol) {
     return 1;
   snprintf(path, sizeof path, "%s/cairn.db", dir);
   cairn_error err = {0};
-  cairn_store *s = cairn_store_open(path, 0, &err);
+  cairn__store *s = cairn__store_open(path, 0, &err);
   if (!s) {
     fprintf(stderr, "bench-stats: %s\n", err.text);
     return 1;
@@ -50,19 +50,19 @@ static int one(long nvol) {
   double *sum = calloc((size_t)nteams * 3, sizeof *sum); /* credit, CPU seconds, results */
   if (!sum)
     return 1;
-  cairn_status st = cairn_store_begin(s, &err);
+  cairn_status st = cairn__store_begin(s, &err);
   for (long i = 1; st == CAIRN_OK && i <= nvol; i++) {
     char name[32], team[32];
     snprintf(hash, sizeof hash, "%064lx", (unsigned long)i);
     snprintf(name, sizeof name, "w%ld", i);
     snprintf(team, sizeof team, "team-%ld", i % (nvol / 50 + 1));
-    st = cairn_store_volunteer_insert(s, i, name, "rack", "[\"a\"]", 1, hash, 1, &err);
+    st = cairn__store_volunteer_insert(s, i, name, "rack", "[\"a\"]", 1, hash, 1, &err);
     if (st == CAIRN_OK && i % 10)
-      st = cairn_store_volunteer_team(s, i, team, &err);
-    cairn_store_credit_row c = {.vol = i, .claim = -1, .credit = (double)((i * 7919) % 100003),
+      st = cairn__store_volunteer_team(s, i, team, &err);
+    cairn__store_credit_row c = {.vol = i, .claim = -1, .credit = (double)((i * 7919) % 100003),
                                 .cpu_seconds = (double)(i % 1000), .credited = i % 97};
     if (st == CAIRN_OK)
-      st = cairn_store_credit(s, &c, &err);
+      st = cairn__store_credit(s, &c, &err);
     if (i % 10) {
       double *t = sum + 3 * (i % nteams);
       t[0] += c.credit, t[1] += c.cpu_seconds, t[2] += (double)c.credited;
@@ -71,13 +71,13 @@ static int one(long nvol) {
   for (long k = 0; st == CAIRN_OK && k < nteams; k++) {
     char team[32];
     snprintf(team, sizeof team, "team-%ld", k);
-    cairn_store_team_row row = {.team = team, .credit = sum[3 * k],
+    cairn__store_team_row row = {.team = team, .credit = sum[3 * k],
                                 .cpu_seconds = sum[3 * k + 1], .results = (int64_t)sum[3 * k + 2]};
-    st = cairn_store_team_credit(s, &row, &err);
+    st = cairn__store_team_credit(s, &row, &err);
   }
   free(sum);
   if (st == CAIRN_OK)
-    st = cairn_store_commit(s, &err);
+    st = cairn__store_commit(s, &err);
   if (st != CAIRN_OK) {
     fprintf(stderr, "bench-stats: %s\n", err.text);
     return 1;
@@ -87,7 +87,7 @@ static int one(long nvol) {
   for (int k = 0; k < 5; k++) {
     rows = 0;
     double a = now();
-    if (cairn_store_stats(s, 1000, count, &rows, &err) != CAIRN_OK) {
+    if (cairn__store_stats(s, 1000, count, &rows, &err) != CAIRN_OK) {
       fprintf(stderr, "bench-stats: %s\n", err.text);
       return 1;
     }
@@ -96,7 +96,7 @@ static int one(long nvol) {
   qsort(t, 5, sizeof *t, cmp);
   printf("%8ld volunteers (%ld teams): one refresh %.1f ms (median of 5; %ld rows; filled in "
          "%.1f s)\n", nvol, nvol / 50 + 1, t[2] * 1e3, rows, filled);
-  cairn_store_close(s);
+  cairn__store_close(s);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   return system(cmd) == 0 ? 0 : 1;

@@ -36,7 +36,7 @@ typedef struct outcome {
   long wrong_at_end;
 } outcome;
 
-static int64_t reg(cairn_core *c, int i) {
+static int64_t reg(cairn__core *c, int i) {
   char *apps[] = {"sq"}, token[65], name[32];
   int64_t id = 0;
   cairn_error err = {0};
@@ -48,7 +48,7 @@ static int64_t reg(cairn_core *c, int i) {
   return id;
 }
 
-static int64_t submit(cairn_core *c, int n, int adaptive) {
+static int64_t submit(cairn__core *c, int n, int adaptive) {
   json_t *tasks = json_array();
   for (int k = 0; k < n; k++) {
     char id[16];
@@ -93,7 +93,7 @@ static outcome run(const opts *o, int adaptive, unsigned seed) {
     exit(1);
   }
   core_fixture *f = state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   c->trust_threshold = o->threshold;
   c->spot_check = o->spot;
   c->trust_rng = 0x9e3779b97f4a7c15ull * (seed + 1);

@@ -3,55 +3,55 @@
 #ifndef CAIRN_CLI_H
 #define CAIRN_CLI_H
 
-typedef struct cairn_cli_cmd {
+typedef struct cairn__cli_cmd {
   const char *name;
   const char *summary;
   int (*run)(int argc, char **argv);
-} cairn_cli_cmd;
+} cairn__cli_cmd;
 
 /* Prints "cairn: MESSAGE" to stderr (one clear line) and returns 1. */
-int cairn_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cairn__cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if any of argv[1..argc) is --help or -h. */
-int cairn_cli_wants_help(int argc, char **argv);
+int cairn__cli_wants_help(int argc, char **argv);
 
-int cairn_cmd_submit(int argc, char **argv);
-int cairn_cmd_status(int argc, char **argv);
-int cairn_cmd_wait(int argc, char **argv);
-int cairn_cmd_results(int argc, char **argv);
+int cairn__cmd_submit(int argc, char **argv);
+int cairn__cmd_status(int argc, char **argv);
+int cairn__cmd_wait(int argc, char **argv);
+int cairn__cmd_results(int argc, char **argv);
 /* cairn results JOB --dir OUT: downloads every output file listed in tasks
  * (the "tasks" of GET /v1/jobs/{id}/tasks) into OUT/TASK/NAME, verifying
- * each sha256 (cmd_outputs.c; h: a cairn_http). 0, or 1 after printing why. */
-struct cairn_http;
+ * each sha256 (cmd_outputs.c; h: a cairn__http). 0, or 1 after printing why. */
+struct cairn__http;
 struct json_t;
-int cairn_cli_fetch_outputs(struct cairn_http *h, long long job, struct json_t *tasks,
+int cairn__cli_fetch_outputs(struct cairn__http *h, long long job, struct json_t *tasks,
                             const char *dir);
-int cairn_cmd_volunteers(int argc, char **argv);
+int cairn__cmd_volunteers(int argc, char **argv);
 /* cairn stats [--limit N] [--page P] [--json]: GET /v1/stats as tables (cmd_stats.c). */
-int cairn_cmd_stats(int argc, char **argv);
+int cairn__cmd_stats(int argc, char **argv);
 /* cairn team V NAME | --none: a volunteer's team (cmd_stats.c). */
-int cairn_cmd_team(int argc, char **argv);
-int cairn_cmd_audit(int argc, char **argv);
+int cairn__cmd_team(int argc, char **argv);
+int cairn__cmd_audit(int argc, char **argv);
 /* cairn audit verify | export (cmd_chain.c; argv[0] is "verify" or "export"). */
-int cairn_cmd_audit_chain(int argc, char **argv);
-int cairn_cmd_ban(int argc, char **argv);
-int cairn_cmd_release(int argc, char **argv);
+int cairn__cmd_audit_chain(int argc, char **argv);
+int cairn__cmd_ban(int argc, char **argv);
+int cairn__cmd_release(int argc, char **argv);
 /* cairn cancel JOB | delete JOB [--purge] | priority JOB N (cmd_life.c) */
-int cairn_cmd_cancel(int argc, char **argv);
-int cairn_cmd_delete(int argc, char **argv);
-int cairn_cmd_priority(int argc, char **argv);
+int cairn__cmd_cancel(int argc, char **argv);
+int cairn__cmd_delete(int argc, char **argv);
+int cairn__cmd_priority(int argc, char **argv);
 /* cairn invite [--uses N] [--expires DAYS] [--note TEXT]; cairn invitations
  * [revoke ID] (cmd_invite.c). */
-int cairn_cmd_invite(int argc, char **argv);
-int cairn_cmd_invitations(int argc, char **argv);
+int cairn__cmd_invite(int argc, char **argv);
+int cairn__cmd_invitations(int argc, char **argv);
 /* cairn gen mesh|rmesh|tree|fft N: print a job file with that dag (cmd_gen.c). */
-int cairn_cmd_gen(int argc, char **argv);
+int cairn__cmd_gen(int argc, char **argv);
 /* cairn simulate game|run JOB.json: IC pebble game / volunteer run (cmd_simulate.c). */
-int cairn_cmd_simulate(int argc, char **argv);
+int cairn__cmd_simulate(int argc, char **argv);
 /* cairn ataf FAMILY X Y | FAMILY --invert N (cmd_ataf.c) */
-int cairn_cmd_ataf(int argc, char **argv);
+int cairn__cmd_ataf(int argc, char **argv);
 /* cairn plan ALGO INSTANCE.json [--svg FILE]: broadcast/multicast planning. */
-int cairn_cmd_plan(int argc, char **argv);
+int cairn__cmd_plan(int argc, char **argv);
 /* cairn launch BACKEND --server URL [...]: the worker factory (launch.c). */
-int cairn_cmd_launch(int argc, char **argv);
+int cairn__cmd_launch(int argc, char **argv);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 
-int cairn_client_parse(int *argc, char **argv, cairn_client_opts *o) {
+int cairn__client_parse(int *argc, char **argv, cairn__client_opts *o) {
   const char *token_file = NULL;
   o->server = getenv("CAIRN_SERVER");
   o->token = NULL;
@@ -26,7 +26,7 @@ int cairn_client_parse(int *argc, char **argv, cairn_client_opts *o) {
       continue;
     }
     if (i + 1 >= *argc)
-      return cairn_cli_fail("%s needs a value", a);
+      return cairn__cli_fail("%s needs a value", a);
     *dst = argv[++i];
   }
   *argc = w;
@@ -37,7 +37,7 @@ int cairn_client_parse(int *argc, char **argv, cairn_client_opts *o) {
   if (!o->token && token_file) {
     FILE *f = fopen(token_file, "r");
     if (!f)
-      return cairn_cli_fail("cannot read the token file %s", token_file);
+      return cairn__cli_fail("cannot read the token file %s", token_file);
     size_t n = fread(o->token_buf, 1, sizeof o->token_buf - 1, f);
     fclose(f);
     o->token_buf[n] = '\0';
@@ -46,32 +46,32 @@ int cairn_client_parse(int *argc, char **argv, cairn_client_opts *o) {
     o->token = o->token_buf;
   }
   if (!o->server || !*o->server)
-    return cairn_cli_fail("no server: give --server URL or set CAIRN_SERVER");
+    return cairn__cli_fail("no server: give --server URL or set CAIRN_SERVER");
   return 0;
 }
 
-cairn_http *cairn_client_connect(const cairn_client_opts *o) {
-  cairn_http_global_init();
-  cairn_http *h = cairn_http_create(o->server);
+cairn__http *cairn__client_connect(const cairn__client_opts *o) {
+  cairn__http_global_init();
+  cairn__http *h = cairn__http_create(o->server);
   if (!h) {
-    cairn_cli_fail("out of memory");
+    cairn__cli_fail("out of memory");
     return NULL;
   }
   if (o->token)
-    cairn_http_set_token(h, o->token);
+    cairn__http_set_token(h, o->token);
   return h;
 }
 
-long cairn_client_json(cairn_http *h, const char *method, const char *path, const char *body,
+long cairn__client_json(cairn__http *h, const char *method, const char *path, const char *body,
                        json_t **out, int quiet_errors) {
-  cairn_http_response r;
+  cairn__http_response r;
   cairn_error err = {0};
   *out = NULL;
   for (long waited = 0;;) {
-    if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body,
+    if (cairn__http_request(h, method, path, body ? "application/json" : NULL, body,
                            body ? strlen(body) : 0, 1u << 30, &r, &err) != CAIRN_OK) {
-      cairn_buf_free(&r.body);
-      cairn_cli_fail("%s", err.text);
+      cairn__buf_free(&r.body);
+      cairn__cli_fail("%s", err.text);
       return -1;
     }
     /* 429 changed nothing: wait as the master says, then ask again */
@@ -81,24 +81,24 @@ long cairn_client_json(cairn_http *h, const char *method, const char *path, cons
     waited += wait;
     fprintf(stderr, "cairn: %s %s: the master is busy (HTTP 429); retrying in %ld s\n", method,
             path, wait);
-    cairn_buf_free(&r.body);
+    cairn__buf_free(&r.body);
     sleep((unsigned)wait);
   }
   json_t *j = r.body.len ? json_loadb(r.body.data, r.body.len, 0, NULL) : NULL;
   if (r.status >= 400 && !quiet_errors) {
     json_t *msg = json_object_get(json_object_get(j, "error"), "message");
     char safe[1024];  /* the master's words, without control characters */
-    cairn_termsafe(json_is_string(msg) ? json_string_value(msg)
+    cairn__termsafe(json_is_string(msg) ? json_string_value(msg)
                                        : (r.body.len ? r.body.data : "no details"),
                    safe, sizeof safe);
-    cairn_cli_fail("%s %s: HTTP %ld: %s", method, path, r.status, safe);
+    cairn__cli_fail("%s %s: HTTP %ld: %s", method, path, r.status, safe);
   }
-  cairn_buf_free(&r.body);
+  cairn__buf_free(&r.body);
   *out = j;
   return r.status;
 }
 
-json_t *cairn_client_job_tasks(cairn_http *h, long long job) {
+json_t *cairn__client_job_tasks(cairn__http *h, long long job) {
   json_t *all = json_array();
   long long after = 0;
   do {
@@ -110,7 +110,7 @@ json_t *cairn_client_job_tasks(cairn_http *h, long long job) {
     else
       snprintf(path, sizeof path, "/v1/jobs/%lld/tasks?limit=%d", job, CAIRN_TASKS_PAGE_MAX);
     json_t *next = NULL;
-    if (cairn_client_json(h, "GET", path, NULL, &page, 0) != 200 ||
+    if (cairn__client_json(h, "GET", path, NULL, &page, 0) != 200 ||
         json_array_extend(all, json_object_get(page, "tasks")) ||
         !((next = json_object_get(page, "next")) == NULL || json_is_null(next) ||
           json_integer_value(next) > after)) {

@@ -7,17 +7,17 @@
 
 #include "worker/transport.h"
 
-typedef struct cairn_client_opts {
+typedef struct cairn__client_opts {
   const char *server;     /* --server or $CAIRN_SERVER */
   const char *token;      /* --token, $CAIRN_ADMIN_TOKEN, or --token-file's content */
   char token_buf[256];
-} cairn_client_opts;
+} cairn__client_opts;
 
 /* Consumes --server/--token/--token-file from argv (compacting it) and fills
  * the rest from the environment. Returns 0, or 1 after printing an error. */
-int cairn_client_parse(int *argc, char **argv, cairn_client_opts *o);
+int cairn__client_parse(int *argc, char **argv, cairn__client_opts *o);
 /* A handle for o->server carrying the admin token; NULL after printing an error. */
-cairn_http *cairn_client_connect(const cairn_client_opts *o);
+cairn__http *cairn__client_connect(const cairn__client_opts *o);
 /* Sends a request and parses the JSON answer into *out (may be NULL for 204).
  * Returns the HTTP status, or -1 after printing a transport error. On a
  * status >= 400 prints "cairn: MESSAGE" from the error body. A 429 with
@@ -27,16 +27,16 @@ cairn_http *cairn_client_connect(const cairn_client_opts *o);
  * many results may hold the slow lane that long), each retry told on
  * stderr. */
 #define CAIRN_CLI_RETRY_SECONDS 60
-long cairn_client_json(cairn_http *h, const char *method, const char *path, const char *body,
+long cairn__client_json(cairn__http *h, const char *method, const char *path, const char *body,
                        json_t **out, int quiet_errors);
 
 /* Every task of job: GET /v1/jobs/{job}/tasks page after page
  * (CAIRN_TASKS_PAGE_MAX tasks a request, "after" the last page's "next")
  * gathered into one {"tasks": [...]}. NULL after printing an error. */
-json_t *cairn_client_job_tasks(cairn_http *h, long long job);
+json_t *cairn__client_job_tasks(cairn__http *h, long long job);
 
 /* cairn status JOB TASK (cmd_task.c): task TASK (its id in the job file) of
  * job, its limits and attempts. Returns the exit status. */
-int cairn_task_status(cairn_http *h, long long job, const char *task);
+int cairn__task_status(cairn__http *h, long long job, const char *task);
 
 #endif

@@ -30,35 +30,35 @@ static int parse_u64(const char *s, uint64_t *out) {
   return 0;
 }
 
-int cairn_cmd_ataf(int argc, char **argv) {
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_ataf(int argc, char **argv) {
+  if (cairn__cli_wants_help(argc, argv)) {
     fputs(usage_text, stdout);
     return 0;
   }
   if (argc != 4)
-    return cairn_cli_fail("ataf: expected FAMILY X Y or FAMILY --invert N (see cairn ataf --help)");
-  cairn_ataf_family f;
-  if (cairn_ataf_parse_family(argv[1], &f) != 0)
-    return cairn_cli_fail("ataf: unknown family \"%s\" (phi1, phi3 or phisharp)", argv[1]);
+    return cairn__cli_fail("ataf: expected FAMILY X Y or FAMILY --invert N (see cairn ataf --help)");
+  cairn__ataf_family f;
+  if (cairn__ataf_parse_family(argv[1], &f) != 0)
+    return cairn__cli_fail("ataf: unknown family \"%s\" (phi1, phi3 or phisharp)", argv[1]);
   cairn_error err;
   if (strcmp(argv[2], "--invert") == 0) {
     uint64_t n, x, t;
     if (parse_u64(argv[3], &n) != 0)
-      return cairn_cli_fail("ataf: index \"%s\" is not a non-negative integer below 2^64",
+      return cairn__cli_fail("ataf: index \"%s\" is not a non-negative integer below 2^64",
                             argv[3]);
-    if (cairn_ataf_invert(f, n, &x, &t, &err) != CAIRN_OK)
-      return cairn_cli_fail("ataf: %s", err.text);
+    if (cairn__ataf_invert(f, n, &x, &t, &err) != CAIRN_OK)
+      return cairn__cli_fail("ataf: %s", err.text);
     printf("%llu %llu\n", (unsigned long long)x, (unsigned long long)t);
     return 0;
   }
   uint64_t x, t, n;
   if (parse_u64(argv[2], &x) != 0)
-    return cairn_cli_fail("ataf: row \"%s\" is not a non-negative integer below 2^64", argv[2]);
+    return cairn__cli_fail("ataf: row \"%s\" is not a non-negative integer below 2^64", argv[2]);
   if (parse_u64(argv[3], &t) != 0)
-    return cairn_cli_fail("ataf: allocation \"%s\" is not a non-negative integer below 2^64",
+    return cairn__cli_fail("ataf: allocation \"%s\" is not a non-negative integer below 2^64",
                           argv[3]);
-  if (cairn_ataf_index(f, x, t, &n, &err) != CAIRN_OK)
-    return cairn_cli_fail("ataf: %s", err.text);
+  if (cairn__ataf_index(f, x, t, &n, &err) != CAIRN_OK)
+    return cairn__cli_fail("ataf: %s", err.text);
   printf("%llu\n", (unsigned long long)n);
   return 0;
 }

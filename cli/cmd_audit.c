@@ -21,7 +21,7 @@ static const char *str(json_t *o, const char *k) {
   static unsigned next;
   const char *s = json_string_value(json_object_get(o, k));
   char *out = slots[next++ % STR_SLOTS];
-  return s ? cairn_termsafe(s, out, sizeof slots[0]) : "-";
+  return s ? cairn__termsafe(s, out, sizeof slots[0]) : "-";
 }
 
 static long long num(json_t *o, const char *k) {
@@ -43,11 +43,11 @@ static void print_volunteer(json_t *v) {
          json_is_true(json_object_get(v, "banned")) ? ", banned" : "");
 }
 
-static int audit_index(cairn_http *h, long long n, int as_json) {
+static int audit_index(cairn__http *h, long long n, int as_json) {
   char path[64];
   snprintf(path, sizeof path, "/v1/audit/index/%lld", n);
   json_t *r = NULL;
-  long st = cairn_client_json(h, "GET", path, NULL, &r, 0);
+  long st = cairn__client_json(h, "GET", path, NULL, &r, 0);
   if (st != 200) {
     json_decref(r);
     return 1;
@@ -78,11 +78,11 @@ static int audit_index(cairn_http *h, long long n, int as_json) {
   return 0;
 }
 
-static int audit_volunteer(cairn_http *h, long long id, int as_json) {
+static int audit_volunteer(cairn__http *h, long long id, int as_json) {
   char path[64];
   snprintf(path, sizeof path, "/v1/audit/volunteers/%lld", id);
   json_t *r = NULL;
-  long st = cairn_client_json(h, "GET", path, NULL, &r, 0);
+  long st = cairn__client_json(h, "GET", path, NULL, &r, 0);
   if (st != 200) {
     json_decref(r);
     return 1;
@@ -105,11 +105,11 @@ static int audit_volunteer(cairn_http *h, long long id, int as_json) {
   return 0;
 }
 
-int cairn_cmd_audit(int argc, char **argv) {
+int cairn__cmd_audit(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "export") == 0))
-    return cairn_cmd_audit_chain(argc - 1, argv + 1);
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+    return cairn__cmd_audit_chain(argc - 1, argv + 1);
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn audit index N [--json]       who computed index N: volunteer (its trust,\n"
          "                                          quarantine, ban), row x, t, job, task, result\n"
          "       cairn audit volunteer V [--json]   V (trust, quarantine, ban), then its\n"
@@ -119,7 +119,7 @@ int cairn_cmd_audit(int argc, char **argv) {
          "                                          (cairn audit verify --help)");
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   int as_json = 0, n = 0;
   const char *pos[2] = {NULL, NULL};
@@ -134,25 +134,25 @@ int cairn_cmd_audit(int argc, char **argv) {
   long long key;
   if (n != 2 || positive(pos[1], &key) ||
       (strcmp(pos[0], "index") != 0 && strcmp(pos[0], "volunteer") != 0))
-    return cairn_cli_fail("usage: cairn audit index N | cairn audit volunteer V");
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("usage: cairn audit index N | cairn audit volunteer V");
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   int rc = strcmp(pos[0], "index") == 0 ? audit_index(h, key, as_json)
                                         : audit_volunteer(h, key, as_json);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }
 
-int cairn_cmd_ban(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_ban(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn ban V [--reason TEXT]\n"
          "Bans volunteer V: its token is refused, its results become invalid, and every task\n"
          "that relied on them, with all descendants that used their outputs, is re-queued.");
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   const char *reason = "";
   long long id = 0;
@@ -162,11 +162,11 @@ int cairn_cmd_ban(int argc, char **argv) {
     else if (!id && positive(argv[i], &id) == 0)
       continue;
     else
-      return cairn_cli_fail("usage: cairn ban V [--reason TEXT]");
+      return cairn__cli_fail("usage: cairn ban V [--reason TEXT]");
   }
   if (!id)
-    return cairn_cli_fail("usage: cairn ban V [--reason TEXT]");
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("usage: cairn ban V [--reason TEXT]");
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   char path[64];
@@ -174,7 +174,7 @@ int cairn_cmd_ban(int argc, char **argv) {
   json_t *body = json_pack("{s:s}", "reason", reason), *r = NULL;
   char *b = json_dumps(body, JSON_COMPACT);
   json_decref(body);
-  long st = cairn_client_json(h, "POST", path, b, &r, 0);
+  long st = cairn__client_json(h, "POST", path, b, &r, 0);
   free(b);
   int rc = 1;
   if (st == 200) {
@@ -184,36 +184,36 @@ int cairn_cmd_ban(int argc, char **argv) {
     rc = 0;
   }
   json_decref(r);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }
 
-int cairn_cmd_release(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_release(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn release V\n"
          "Ends volunteer V's quarantine: it gets work again, and its window of recent\n"
          "results starts empty.");
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   long long id = 0;
   if (argc != 2 || positive(argv[1], &id))
-    return cairn_cli_fail("usage: cairn release V");
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("usage: cairn release V");
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   char path[64];
   snprintf(path, sizeof path, "/v1/volunteers/%lld/release", id);
   json_t *r = NULL;
-  long st = cairn_client_json(h, "POST", path, "{}", &r, 0);
+  long st = cairn__client_json(h, "POST", path, "{}", &r, 0);
   int rc = 1;
   if (st == 200) {
     printf("volunteer %lld released\n", id);
     rc = 0;
   }
   json_decref(r);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }

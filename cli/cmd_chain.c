@@ -73,7 +73,7 @@ static int verify(const char *db, const char *file, const char *pubhex, int live
                   int trust_embedded) {
   uint8_t pk[32];
   if (pubhex && cairn__chain_unhex(pubhex, pk, 32))
-    return cairn_cli_fail("--pubkey takes 64 hex digits");
+    return cairn__cli_fail("--pubkey takes 64 hex digits");
   cairn__chain_report r;
   cairn_error err = {0};
   cairn_status st;
@@ -82,12 +82,12 @@ static int verify(const char *db, const char *file, const char *pubhex, int live
   } else {
     FILE *f = fopen(file, "r");
     if (!f)
-      return cairn_cli_fail("cannot open %s", file);
+      return cairn__cli_fail("cannot open %s", file);
     st = cairn__chain_verify_file(f, pubhex ? pk : NULL, &r, &err);
     fclose(f);
   }
   if (st != CAIRN_OK)
-    return cairn_cli_fail("%s", err.text);
+    return cairn__cli_fail("%s", err.text);
   key_trust trust = db || pubhex ? KEY_PINNED : trust_embedded ? KEY_EMBEDDED : KEY_UNPINNED;
   return print_report(&r, trust);
 }
@@ -95,16 +95,16 @@ static int verify(const char *db, const char *file, const char *pubhex, int live
 static int export_chain(const char *db, long long job, const char *out_path) {
   FILE *out = out_path ? fopen(out_path, "w") : stdout;
   if (!out)
-    return cairn_cli_fail("cannot create %s", out_path);
+    return cairn__cli_fail("cannot create %s", out_path);
   cairn_error err = {0};
   cairn_status st = cairn__chain_export(db, job, out, &err);
   if (out_path && fclose(out) && st == CAIRN_OK)
-    st = cairn_error_set(&err, CAIRN_EIO, "cannot write %s", out_path);
-  return st == CAIRN_OK ? 0 : cairn_cli_fail("%s", err.text);
+    st = cairn__error_set(&err, CAIRN_EIO, "cannot write %s", out_path);
+  return st == CAIRN_OK ? 0 : cairn__cli_fail("%s", err.text);
 }
 
-int cairn_cmd_audit_chain(int argc, char **argv) {
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_audit_chain(int argc, char **argv) {
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn audit verify --db PATH [--pubkey HEX] [--chain-only]\n"
          "       cairn audit verify FILE --pubkey HEX | --trust-embedded-key\n"
          "       cairn audit export --db PATH [JOB] [-o FILE]\n"
@@ -138,19 +138,19 @@ int cairn_cmd_audit_chain(int argc, char **argv) {
     else if (argv[i][0] != '-' && !pos)
       pos = argv[i];
     else
-      return cairn_cli_fail("unknown argument %s (cairn audit %s --help)", argv[i], argv[0]);
+      return cairn__cli_fail("unknown argument %s (cairn audit %s --help)", argv[i], argv[0]);
   }
   if (strcmp(argv[0], "verify") == 0) {
     if (!db == !pos)
-      return cairn_cli_fail("usage: cairn audit verify --db PATH | cairn audit verify FILE "
+      return cairn__cli_fail("usage: cairn audit verify --db PATH | cairn audit verify FILE "
                             "--pubkey HEX | --trust-embedded-key");
     if (trust_embedded && (db || pub))
-      return cairn_cli_fail("--trust-embedded-key is for an export FILE without --pubkey");
+      return cairn__cli_fail("--trust-embedded-key is for an export FILE without --pubkey");
     return verify(db, pos, pub, live, trust_embedded);
   }
   char *end = NULL;
   long long job = pos ? strtoll(pos, &end, 10) : 0;
   if (!db || (pos && (*end || job <= 0)))
-    return cairn_cli_fail("usage: cairn audit export --db PATH [JOB] [-o FILE]");
+    return cairn__cli_fail("usage: cairn audit export --db PATH [JOB] [-o FILE]");
   return export_chain(db, job, out);
 }

@@ -34,8 +34,8 @@ static char *json_literal(const char *s) {
   return enc;
 }
 
-int cairn_cmd_gen(int argc, char **argv) {
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_gen(int argc, char **argv) {
+  if (cairn__cli_wants_help(argc, argv)) {
     fputs(usage, stdout);
     return 0;
   }
@@ -48,38 +48,38 @@ int cairn_cmd_gen(int argc, char **argv) {
                                                           : NULL;
     if (opt) {
       if (i + 1 >= argc)
-        return cairn_cli_fail("gen: %s needs a value", argv[i]);
+        return cairn__cli_fail("gen: %s needs a value", argv[i]);
       *opt = argv[++i];
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cairn_cli_fail("gen: unknown option %s (see cairn gen --help)", argv[i]);
+      return cairn__cli_fail("gen: unknown option %s (see cairn gen --help)", argv[i]);
     } else if (npos < 2) {
       pos[npos++] = argv[i];
     } else {
-      return cairn_cli_fail("gen: too many arguments (see cairn gen --help)");
+      return cairn__cli_fail("gen: too many arguments (see cairn gen --help)");
     }
   }
   if (npos != 2)
-    return cairn_cli_fail("gen: need FAMILY and N (see cairn gen --help)");
-  cairn_gen_family f;
-  if (cairn_gen_family_parse(pos[0], &f) != 0)
-    return cairn_cli_fail("gen: unknown family \"%s\" (mesh, rmesh, tree or fft)", pos[0]);
+    return cairn__cli_fail("gen: need FAMILY and N (see cairn gen --help)");
+  cairn__gen_family f;
+  if (cairn__gen_family_parse(pos[0], &f) != 0)
+    return cairn__cli_fail("gen: unknown family \"%s\" (mesh, rmesh, tree or fft)", pos[0]);
   char *end;
   errno = 0;
   unsigned long N = strtoul(pos[1], &end, 10);
   if (errno || *end || end == pos[1] || N > UINT32_MAX || pos[1][0] == '-')
-    return cairn_cli_fail("gen: N must be a positive integer, not \"%s\"", pos[1]);
+    return cairn__cli_fail("gen: N must be a positive integer, not \"%s\"", pos[1]);
   if (app[0] == '\0' || strlen(app) > CAIRN_MAX_NAME)
-    return cairn_cli_fail("gen: --app must be 1 to %u bytes", CAIRN_MAX_NAME);
+    return cairn__cli_fail("gen: --app must be 1 to %u bytes", CAIRN_MAX_NAME);
   cairn_error err = {0};
   uint32_t n;
-  if (cairn_gen_size(f, (uint32_t)N, &n, &err) != CAIRN_OK)
-    return cairn_cli_fail("gen: %s", err.text);
+  if (cairn__gen_size(f, (uint32_t)N, &n, &err) != CAIRN_OK)
+    return cairn__cli_fail("gen: %s", err.text);
   if (n > CAIRN_MAX_TASKS)
-    return cairn_cli_fail("gen: %s %lu has %u tasks; a job holds at most %u", pos[0], N, n,
+    return cairn__cli_fail("gen: %s %lu has %u tasks; a job holds at most %u", pos[0], N, n,
                           CAIRN_MAX_TASKS);
-  cairn_dag *d = cairn_gen_dag(f, (uint32_t)N, &err);
+  cairn__dag *d = cairn__gen_dag(f, (uint32_t)N, &err);
   if (!d)
-    return cairn_cli_fail("gen: %s", err.text);
+    return cairn__cli_fail("gen: %s", err.text);
   char defname[64];
   snprintf(defname, sizeof defname, "%s-%lu", pos[0], N);
   char *jname = json_literal(name ? name : defname), *japp = json_literal(app),
@@ -88,8 +88,8 @@ int cairn_cmd_gen(int argc, char **argv) {
     free(jname);
     free(japp);
     free(jpol);
-    cairn_dag_free(d);
-    return cairn_cli_fail("gen: --name, --app and --policy must be UTF-8 text");
+    cairn__dag_free(d);
+    return cairn__cli_fail("gen: --name, --app and --policy must be UTF-8 text");
   }
   FILE *o = stdout;
   fprintf(o, "{\n  \"name\": %s,\n  \"app\": %s,\n  \"policy\": %s,\n  \"tasks\": [\n", jname,
@@ -99,13 +99,13 @@ int cairn_cmd_gen(int argc, char **argv) {
   free(jpol);
   for (uint32_t v = 0; v < n; v++) {
     uint32_t a, b;
-    cairn_gen_coords(f, (uint32_t)N, v, &a, &b);
+    cairn__gen_coords(f, (uint32_t)N, v, &a, &b);
     fprintf(o, "    {\"id\": \"%u,%u\", \"args\": [\"%u\", \"%u\"]", a, b, a, b);
-    if (cairn_dag_nparents(d, v)) {
+    if (cairn__dag_nparents(d, v)) {
       fputs(", \"after\": [", o);
       for (uint32_t k = d->par_off[v]; k < d->par_off[v + 1]; k++) {
         uint32_t pa, pb;
-        cairn_gen_coords(f, (uint32_t)N, d->par[k], &pa, &pb);
+        cairn__gen_coords(f, (uint32_t)N, d->par[k], &pa, &pb);
         fprintf(o, "%s\"%u,%u\"", k > d->par_off[v] ? ", " : "", pa, pb);
       }
       fputc(']', o);
@@ -113,8 +113,8 @@ int cairn_cmd_gen(int argc, char **argv) {
     fputs(v + 1 < n ? "},\n" : "}\n", o);
   }
   fputs("  ]\n}\n", o);
-  cairn_dag_free(d);
+  cairn__dag_free(d);
   if (fflush(o) != 0 || ferror(o))
-    return cairn_cli_fail("gen: cannot write the job: %s", strerror(errno));
+    return cairn__cli_fail("gen: cannot write the job: %s", strerror(errno));
   return 0;
 }

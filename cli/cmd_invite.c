@@ -33,13 +33,13 @@ static const char invite_usage[] =
   "  --expires DAYS  days until it expires (default 7; decimals allowed)\n"
   "  --note TEXT     a note shown by `cairn invitations`";
 
-int cairn_cmd_invite(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_invite(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts(invite_usage);
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   long long uses = 1;
   double days = CAIRN_DEFAULT_INVITATION_SECONDS / 86400.0;
@@ -50,19 +50,19 @@ int cairn_cmd_invite(int argc, char **argv) {
     if (strcmp(argv[i], "--uses") == 0 && i + 1 < argc) {
       uses = strtoll(argv[++i], &end, 10);
       if (errno || !*argv[i] || *end || uses < 1 || uses > CAIRN_MAX_INVITATION_USES)
-        return cairn_cli_fail("--uses wants an integer from 1 to %d", CAIRN_MAX_INVITATION_USES);
+        return cairn__cli_fail("--uses wants an integer from 1 to %d", CAIRN_MAX_INVITATION_USES);
     } else if (strcmp(argv[i], "--expires") == 0 && i + 1 < argc) {
       days = strtod(argv[++i], &end);
       if (errno || !*argv[i] || *end || !(days * 86400 >= 1) ||
           days * 86400 > CAIRN_MAX_INVITATION_SECONDS)
-        return cairn_cli_fail("--expires wants a number of days from 0.00002 to %d",
+        return cairn__cli_fail("--expires wants a number of days from 0.00002 to %d",
                               CAIRN_MAX_INVITATION_SECONDS / 86400);
     } else if (strcmp(argv[i], "--note") == 0 && i + 1 < argc)
       note = argv[++i];
     else
-      return cairn_cli_fail("%s", invite_usage);
+      return cairn__cli_fail("%s", invite_usage);
   }
-  cairn_http *h = cairn_client_connect(&o);
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   json_t *body = json_pack("{s:I, s:I, s:s}", "uses", (json_int_t)uses, "expires_seconds",
@@ -70,19 +70,19 @@ int cairn_cmd_invite(int argc, char **argv) {
   char *text = body ? json_dumps(body, JSON_COMPACT) : NULL, when[64], safe[128];
   json_decref(body);
   json_t *r = NULL;
-  long st = text ? cairn_client_json(h, "POST", "/v1/invitations", text, &r, 0) : -1;
+  long st = text ? cairn__client_json(h, "POST", "/v1/invitations", text, &r, 0) : -1;
   free(text);
   int rc = 1;
   const char *code = json_string_value(json_object_get(r, "code"));
   if (st == 201 && code) {
-    printf("%s\n", cairn_termsafe(code, safe, sizeof safe));
+    printf("%s\n", cairn__termsafe(code, safe, sizeof safe));
     fprintf(stderr, "invitation %lld: %lld use%s, expires %s\n", num(r, "id"), num(r, "uses"),
             num(r, "uses") == 1 ? "" : "s", utc(num(r, "expires"), when, sizeof when));
     rc = 0;
   } else if (st == 201)
-    cairn_cli_fail("malformed answer from the master");
+    cairn__cli_fail("malformed answer from the master");
   json_decref(r);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }
 
@@ -91,13 +91,13 @@ static const char invitations_usage[] =
   "Lists the invitations (id, the code's first characters, uses, uses left, expiry,\n"
   "note; never the code), or revokes invitation ID: its code is refused from then on.";
 
-int cairn_cmd_invitations(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_invitations(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts(invitations_usage);
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   long long id = 0;
   if (argc == 3 && strcmp(argv[1], "revoke") == 0) {
@@ -105,16 +105,16 @@ int cairn_cmd_invitations(int argc, char **argv) {
     errno = 0;
     id = strtoll(argv[2], &end, 10);
     if (errno || !*argv[2] || *end || id < 1)
-      return cairn_cli_fail("revoke wants an invitation id (see cairn invitations)");
+      return cairn__cli_fail("revoke wants an invitation id (see cairn invitations)");
   } else if (argc != 1)
-    return cairn_cli_fail("%s", invitations_usage);
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("%s", invitations_usage);
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   json_t *r = NULL;
   char path[64];
   snprintf(path, sizeof path, "/v1/invitations/%lld", id);
-  long st = cairn_client_json(h, id ? "DELETE" : "GET", id ? path : "/v1/invitations", NULL, &r,
+  long st = cairn__client_json(h, id ? "DELETE" : "GET", id ? path : "/v1/invitations", NULL, &r,
                               0);
   int rc = st == 200 ? 0 : 1;
   if (st == 200 && id)
@@ -127,15 +127,15 @@ int cairn_cmd_invitations(int argc, char **argv) {
     json_array_foreach(json_object_get(r, "invitations"), i, v) {
       char prefix[CAIRN_TERMSAFE_NAME], note[CAIRN_TERMSAFE_NAME], when[64];
       printf("%-5lld %-10s %8lld %8lld %8lld  %-21s %s%s\n", num(v, "id"),
-             cairn_termsafe(json_string_value(json_object_get(v, "prefix")), prefix,
+             cairn__termsafe(json_string_value(json_object_get(v, "prefix")), prefix,
                             sizeof prefix),
              num(v, "uses"), num(v, "used"), num(v, "uses_left"),
              utc(num(v, "expires"), when, sizeof when),
              json_is_true(json_object_get(v, "expired")) ? "(expired) " : "",
-             cairn_termsafe(json_string_value(json_object_get(v, "note")), note, sizeof note));
+             cairn__termsafe(json_string_value(json_object_get(v, "note")), note, sizeof note));
     }
   }
   json_decref(r);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }

@@ -17,20 +17,20 @@ static int hash_file(const char *path, char hex[65], long long *size) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return -1;
-  cairn_sha256 h;
-  cairn_sha256_init(&h);
+  cairn__sha256 h;
+  cairn__sha256_init(&h);
   char buf[65536];
   size_t n;
   *size = 0;
   while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    cairn_sha256_update(&h, buf, n);
+    cairn__sha256_update(&h, buf, n);
     *size += (long long)n;
   }
   int bad = ferror(f);
   fclose(f);
   if (bad)
     return -1;
-  cairn_sha256_final_hex(&h, hex);
+  cairn__sha256_final_hex(&h, hex);
   return 0;
 }
 
@@ -38,51 +38,51 @@ static char *read_all(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;
-  cairn_buf b;
-  cairn_buf_init(&b, CAIRN_MAX_BODY);
+  cairn__buf b;
+  cairn__buf_init(&b, CAIRN_MAX_BODY);
   char chunk[65536];
   size_t n;
   int bad = 0;
   while (!bad && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-    bad = cairn_buf_append(&b, chunk, n);
+    bad = cairn__buf_append(&b, chunk, n);
   bad |= ferror(f);
   fclose(f);
   if (bad) {
-    cairn_buf_free(&b);
+    cairn__buf_free(&b);
     return NULL;
   }
-  return cairn_buf_take(&b, len);
+  return cairn__buf_take(&b, len);
 }
 
-int cairn_cmd_submit(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_submit(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn submit JOB.json [--server URL] [--token T | --token-file F]\n"
          "Uploads every file the job lists by \"path\" (relative paths are taken from the\n"
          "job file's folder; files are named by their sha256), submits the job and prints\n"
          "its id.");
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   if (argc != 2)
-    return cairn_cli_fail("usage: cairn submit JOB.json");
+    return cairn__cli_fail("usage: cairn submit JOB.json");
   size_t len = 0;
   char *text = read_all(argv[1], &len);
   if (!text)
-    return cairn_cli_fail("cannot read %s", argv[1]);
+    return cairn__cli_fail("cannot read %s", argv[1]);
   cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(text, len, CAIRN_JOBSPEC_CLIENT, &err);
+  cairn__jobspec *spec = cairn__jobspec_parse(text, len, CAIRN_JOBSPEC_CLIENT, &err);
   if (!spec) {
     free(text);
-    return cairn_cli_fail("%s: %s", argv[1], err.text);
+    return cairn__cli_fail("%s: %s", argv[1], err.text);
   }
-  cairn_jobspec_free(spec);
+  cairn__jobspec_free(spec);
   json_t *job = json_loadb(text, len, 0, NULL);
   free(text);
   char *dircopy = strdup(argv[1]);
   const char *dir = dirname(dircopy);
-  cairn_http *h = cairn_client_connect(&o);
+  cairn__http *h = cairn__client_connect(&o);
   int rc = 1;
   if (!h)
     goto out;
@@ -97,34 +97,34 @@ int cairn_cmd_submit(int argc, char **argv) {
     snprintf(path, sizeof path, "%s%s%s", ps[0] == '/' ? "" : dir, ps[0] == '/' ? "" : "/", ps);
     long long size;
     if (hash_file(path, hex, &size)) {
-      cairn_cli_fail("file \"%s\": cannot read %s", json_string_value(json_object_get(f, "name")),
+      cairn__cli_fail("file \"%s\": cannot read %s", json_string_value(json_object_get(f, "name")),
                      path);
       goto out;
     }
     char url[128];
     snprintf(url, sizeof url, "/v1/files/%s", hex);
     long status = 0;
-    cairn_buf body;
-    cairn_buf_init(&body, 1 << 16);
-    if (cairn_http_upload(h, url, path, &status, &body, &err) != CAIRN_OK ||
+    cairn__buf body;
+    cairn__buf_init(&body, 1 << 16);
+    if (cairn__http_upload(h, url, path, &status, &body, &err) != CAIRN_OK ||
         (status != 200 && status != 201)) {
       json_t *e = body.len ? json_loadb(body.data, body.len, 0, NULL) : NULL;
       json_t *msg = json_object_get(json_object_get(e, "error"), "message");
-      cairn_cli_fail("uploading %s: %s", path,
+      cairn__cli_fail("uploading %s: %s", path,
                      status ? (json_is_string(msg) ? json_string_value(msg) : "failed")
                             : err.text);
       json_decref(e);
-      cairn_buf_free(&body);
+      cairn__buf_free(&body);
       goto out;
     }
-    cairn_buf_free(&body);
+    cairn__buf_free(&body);
     json_object_del(f, "path");
     json_object_set_new(f, "sha256", json_string(hex));
     json_object_set_new(f, "size", json_integer(size));
   }
   char *out = json_dumps(job, JSON_COMPACT);
   json_t *resp = NULL;
-  long st = out ? cairn_client_json(h, "POST", "/v1/jobs", out, &resp, 0) : -1;
+  long st = out ? cairn__client_json(h, "POST", "/v1/jobs", out, &resp, 0) : -1;
   free(out);
   if (st == 201) {
     printf("%lld\n", (long long)json_integer_value(json_object_get(resp, "id")));
@@ -134,7 +134,7 @@ int cairn_cmd_submit(int argc, char **argv) {
 out:
   json_decref(job);
   free(dircopy);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }
 
@@ -143,8 +143,8 @@ static void print_counts(json_t *j) {
   char name[CAIRN_TERMSAFE_NAME], state[64];
   printf("%-5lld %-20s %-8s %7lld %7lld %7lld %7lld %7lld %7lld\n",
          (long long)json_integer_value(json_object_get(j, "id")),
-         cairn_termsafe(json_string_value(json_object_get(j, "name")), name, sizeof name),
-         cairn_termsafe(json_string_value(json_object_get(j, "state")), state, sizeof state),
+         cairn__termsafe(json_string_value(json_object_get(j, "name")), name, sizeof name),
+         cairn__termsafe(json_string_value(json_object_get(j, "state")), state, sizeof state),
          (long long)json_integer_value(json_object_get(j, "tasks")),
          (long long)json_integer_value(json_object_get(c, "waiting")),
          (long long)json_integer_value(json_object_get(c, "eligible")),
@@ -189,8 +189,8 @@ static void print_distribution(json_t *j) {
     json_t *secs = json_object_get(f, "seconds_to_all"), *plan = json_object_get(f, "plan");
     char name[CAIRN_TERMSAFE_NAME], short_sha[13], sha[64], algo[64];
     printf("broadcast %s (%s): %lld of %lld workers hold it",
-           cairn_termsafe(json_string_value(json_object_get(f, "name")), name, sizeof name),
-           cairn_termsafe(sha12(json_string_value(json_object_get(f, "sha256")), short_sha), sha,
+           cairn__termsafe(json_string_value(json_object_get(f, "name")), name, sizeof name),
+           cairn__termsafe(sha12(json_string_value(json_object_get(f, "sha256")), short_sha), sha,
                           sizeof sha),
            (long long)json_integer_value(json_object_get(f, "holding")),
            (long long)json_integer_value(json_object_get(f, "workers")));
@@ -198,7 +198,7 @@ static void print_distribution(json_t *j) {
       printf(", all within %lld s", (long long)json_integer_value(secs));
     if (json_is_object(plan))
       printf("; plan %s over %lld clusters, predicted %.2f s (lower bound %.2f s)",
-             cairn_termsafe(json_string_value(json_object_get(plan, "algorithm")), algo,
+             cairn__termsafe(json_string_value(json_object_get(plan, "algorithm")), algo,
                             sizeof algo),
              (long long)json_integer_value(json_object_get(plan, "clusters")),
              json_number_value(json_object_get(plan, "predicted_s")),
@@ -216,9 +216,9 @@ static int parse_job_id(const char *s, long long *id) {
   return (*s && !*end && *id > 0) ? 0 : -1;
 }
 
-int cairn_cmd_status(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_status(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn status [JOB [TASK]]\nLists the jobs with their task counts by state, one job\n"
          "with the tasks that fit no worker (unfit) and its input distribution (bytes\n"
          "served, broadcast files, plan), or one task (its id in the job file) with its\n"
@@ -226,17 +226,17 @@ int cairn_cmd_status(int argc, char **argv) {
          "cpu, memory, disk, output, signal N, exit N).");
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   long long id = 0;
   if (argc > 3 || (argc >= 2 && parse_job_id(argv[1], &id)))
-    return cairn_cli_fail("usage: cairn status [JOB [TASK]]  (JOB is a job id)");
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("usage: cairn status [JOB [TASK]]  (JOB is a job id)");
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   if (argc == 3) {
-    int trc = cairn_task_status(h, id, argv[2]);
-    cairn_http_delete(h);
+    int trc = cairn__task_status(h, id, argv[2]);
+    cairn__http_delete(h);
     return trc;
   }
   char path[64];
@@ -245,7 +245,7 @@ int cairn_cmd_status(int argc, char **argv) {
   else
     snprintf(path, sizeof path, "/v1/jobs");
   json_t *resp = NULL;
-  long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
+  long st = cairn__client_json(h, "GET", path, NULL, &resp, 0);
   int rc = 1;
   if (st == 200) {
     fputs(counts_header, stdout);
@@ -261,7 +261,7 @@ int cairn_cmd_status(int argc, char **argv) {
     rc = 0;
   }
   json_decref(resp);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }
 
@@ -278,14 +278,14 @@ static double seconds_since(const struct timespec *t0) {
   return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-int cairn_cmd_wait(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_wait(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn wait JOB [--timeout SECONDS]\n"
          "Exits 0 when the job is done, 1 if it failed, 2 on timeout.");
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   double timeout = -1;
   long long id = 0;
@@ -294,15 +294,15 @@ int cairn_cmd_wait(int argc, char **argv) {
       char *end = NULL;
       timeout = strtod(argv[++i], &end);
       if (*end || timeout < 0)
-        return cairn_cli_fail("--timeout needs a number of seconds");
+        return cairn__cli_fail("--timeout needs a number of seconds");
     } else if (!id && parse_job_id(argv[i], &id) == 0) {
       continue;
     } else
-      return cairn_cli_fail("usage: cairn wait JOB [--timeout SECONDS]");
+      return cairn__cli_fail("usage: cairn wait JOB [--timeout SECONDS]");
   }
   if (!id)
-    return cairn_cli_fail("usage: cairn wait JOB [--timeout SECONDS]");
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("usage: cairn wait JOB [--timeout SECONDS]");
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   char path[96];
@@ -312,7 +312,7 @@ int cairn_cmd_wait(int argc, char **argv) {
   int rc = 2;
   /* the master holds each request until the job finishes or the wait
    * passes (GET /v1/jobs/{id}?wait=, docs/protocol.md) */
-  cairn_http_set_timeout(h, WAIT_HOLD_MS / 1000 + 30);
+  cairn__http_set_timeout(h, WAIT_HOLD_MS / 1000 + 30);
   for (;;) {
     long ms = WAIT_HOLD_MS;
     if (timeout >= 0 && (timeout - seconds_since(&t0)) * 1000 < ms)
@@ -320,7 +320,7 @@ int cairn_cmd_wait(int argc, char **argv) {
     snprintf(path, sizeof path, "/v1/jobs/%lld?wait=%ld", id, ms);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     json_t *resp = NULL;
-    long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
+    long st = cairn__client_json(h, "GET", path, NULL, &resp, 0);
     if (st != 200) {
       json_decref(resp);
       rc = 3;
@@ -348,7 +348,7 @@ int cairn_cmd_wait(int argc, char **argv) {
     if (delay < 1000000)
       delay *= 2;
   }
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }
 
@@ -361,22 +361,22 @@ static void one_line(const char *s) {
   for (size_t i = 0; i <= n; i++) {
     if (i < n && s[i] != '\n' && s[i] != '\t')
       continue;
-    cairn_termsafe_write(stdout, s + from, i - from);
+    cairn__termsafe_write(stdout, s + from, i - from);
     if (i < n)
       fputs(s[i] == '\n' ? "\\n" : "\\t", stdout);
     from = i + 1;
   }
 }
 
-int cairn_cmd_results(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_results(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn results JOB [--json] [--dir OUT]\n"
          "One line per task: id, state, volunteer, index, result (newlines shown as \\n).\n"
          "--dir OUT also downloads every output file into OUT/TASK/NAME (sha256 verified).");
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   int as_json = 0;
   long long id = 0;
@@ -389,14 +389,14 @@ int cairn_cmd_results(int argc, char **argv) {
     else if (!id && parse_job_id(argv[i], &id) == 0)
       continue;
     else
-      return cairn_cli_fail("usage: cairn results JOB [--json] [--dir OUT]");
+      return cairn__cli_fail("usage: cairn results JOB [--json] [--dir OUT]");
   }
   if (!id)
-    return cairn_cli_fail("usage: cairn results JOB [--json] [--dir OUT]");
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("usage: cairn results JOB [--json] [--dir OUT]");
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
-  json_t *resp = cairn_client_job_tasks(h, id);
+  json_t *resp = cairn__client_job_tasks(h, id);
   int rc = 1;
   if (resp) {
     rc = 0;
@@ -411,9 +411,9 @@ int cairn_cmd_results(int argc, char **argv) {
         json_t *v = json_object_get(t, "volunteer"), *x = json_object_get(t, "index");
         json_t *out = json_object_get(t, "output");
         char tid[CAIRN_TERMSAFE_NAME], state[64];
-        printf("%s\t%s\t", cairn_termsafe(json_string_value(json_object_get(t, "id")), tid,
+        printf("%s\t%s\t", cairn__termsafe(json_string_value(json_object_get(t, "id")), tid,
                                           sizeof tid),
-               cairn_termsafe(json_string_value(json_object_get(t, "state")), state,
+               cairn__termsafe(json_string_value(json_object_get(t, "state")), state,
                               sizeof state));
         if (json_is_integer(v))
           printf("%lld\t%lld\t", (long long)json_integer_value(v),
@@ -427,31 +427,31 @@ int cairn_cmd_results(int argc, char **argv) {
       }
     }
     if (dir)
-      rc = cairn_cli_fetch_outputs(h, id, json_object_get(resp, "tasks"), dir);
+      rc = cairn__cli_fetch_outputs(h, id, json_object_get(resp, "tasks"), dir);
   }
   json_decref(resp);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }
 
-int cairn_cmd_volunteers(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_volunteers(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn volunteers\n"
          "id, name, cluster, row, allocations, valid/invalid results, banned, quarantined,\n"
          "trust (valid replicated results in a row) and whether that makes it trusted\n"
          "(its tasks of adaptive jobs run once, but for spot checks).");
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   if (argc != 1)
-    return cairn_cli_fail("usage: cairn volunteers");
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("usage: cairn volunteers");
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   json_t *resp = NULL;
-  long st = cairn_client_json(h, "GET", "/v1/volunteers", NULL, &resp, 0);
+  long st = cairn__client_json(h, "GET", "/v1/volunteers", NULL, &resp, 0);
   int rc = 1;
   if (st == 200) {
     rc = 0;
@@ -463,8 +463,8 @@ int cairn_cmd_volunteers(int argc, char **argv) {
       char name[CAIRN_TERMSAFE_NAME], cluster[CAIRN_TERMSAFE_NAME];
       printf("%-5lld %-16s %-12s %6lld %11lld %7lld %7lld %6s %11s %6lld %7s\n",
              (long long)json_integer_value(json_object_get(v, "id")),
-             cairn_termsafe(json_string_value(json_object_get(v, "name")), name, sizeof name),
-             cairn_termsafe(json_string_value(json_object_get(v, "cluster")), cluster,
+             cairn__termsafe(json_string_value(json_object_get(v, "name")), name, sizeof name),
+             cairn__termsafe(json_string_value(json_object_get(v, "cluster")), cluster,
                             sizeof cluster),
              (long long)json_integer_value(json_object_get(v, "row")),
              (long long)json_integer_value(json_object_get(v, "allocations")),
@@ -477,6 +477,6 @@ int cairn_cmd_volunteers(int argc, char **argv) {
     }
   }
   json_decref(resp);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }

@@ -51,14 +51,14 @@ static int make_parents(char *path) {
 
 /* Downloads one file; 0, 2 when the master has no copy (an output kept
  * on workers: said and skipped), or 1 after printing why. */
-static int fetch_one(cairn_http *h, long long job, const char *dir, const char *task,
+static int fetch_one(cairn__http *h, long long job, const char *dir, const char *task,
                      json_t *f, size_t *bytes) {
   const char *name = json_string_value(json_object_get(f, "name"));
   const char *sha = json_string_value(json_object_get(f, "sha256"));
   char safe[CAIRN_TERMSAFE_NAME];
-  if (!name || !cairn_output_name_ok(name) || !sha || !cairn_sha256_valid_hex(sha))
-    return cairn_cli_fail("the master named an output file that is no safe relative path: %s",
-                          cairn_termsafe(name ? name : "?", safe, sizeof safe));
+  if (!name || !cairn__output_name_ok(name) || !sha || !cairn__sha256_valid_hex(sha))
+    return cairn__cli_fail("the master named an output file that is no safe relative path: %s",
+                          cairn__termsafe(name ? name : "?", safe, sizeof safe));
   char *etask = NULL, *qt = query_escape(task), *qn = query_escape(name), *url = NULL;
   char *dest = NULL;
   cairn_error err = {0};
@@ -67,22 +67,22 @@ static int fetch_one(cairn_http *h, long long job, const char *dir, const char *
       asprintf(&url, "/v1/jobs/%lld/output?task=%s&name=%s", job, qt, qn) < 0 ||
       asprintf(&dest, "%s/%s/%s", dir, etask, name) < 0) {
     url = dest = NULL;
-    cairn_cli_fail("out of memory");
+    cairn__cli_fail("out of memory");
     goto out;
   }
   if (make_parents(dest)) {
-    cairn_cli_fail("cannot create the folders of %s: %s", dest, strerror(errno));
+    cairn__cli_fail("cannot create the folders of %s: %s", dest, strerror(errno));
     goto out;
   }
   long status = 0;
-  cairn_status drc = cairn_http_download(h, url, dest, sha, CAIRN_MAX_FILE, &status, &err);
+  cairn_status drc = cairn__http_download(h, url, dest, sha, CAIRN_MAX_FILE, &status, &err);
   if (drc != CAIRN_OK && status == 404) {
     fprintf(stderr, "cairn: output %s of task %s is kept on workers, not at the master: "
-            "skipped\n", cairn_termsafe(name, safe, sizeof safe), etask);
+            "skipped\n", cairn__termsafe(name, safe, sizeof safe), etask);
     rc = 2;
     goto out;
   } else if (drc != CAIRN_OK) {
-    cairn_cli_fail("output %s of task %s: %s", cairn_termsafe(name, safe, sizeof safe),
+    cairn__cli_fail("output %s of task %s: %s", cairn__termsafe(name, safe, sizeof safe),
                    etask, status ? "the master refused it" : err.text);
     goto out;
   }
@@ -97,11 +97,11 @@ out:
   return rc;
 }
 
-int cairn_cli_fetch_outputs(cairn_http *h, long long job, json_t *tasks, const char *dir) {
+int cairn__cli_fetch_outputs(cairn__http *h, long long job, json_t *tasks, const char *dir) {
   size_t i, k, files = 0, bytes = 0, kept = 0;
   json_t *t, *f;
   if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-    return cairn_cli_fail("cannot create %s: %s", dir, strerror(errno));
+    return cairn__cli_fail("cannot create %s: %s", dir, strerror(errno));
   json_array_foreach(tasks, i, t) {
     const char *task = json_string_value(json_object_get(t, "id"));
     json_array_foreach(json_object_get(t, "outputs"), k, f) {

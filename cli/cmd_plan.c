@@ -75,59 +75,59 @@ static int write_file(const char *path, const char *text) {
   return bad ? -1 : 0;
 }
 
-static int load_instance(const char *path, cairn_plan_instance *in) {
+static int load_instance(const char *path, cairn__plan_instance *in) {
   char why[512];
   size_t len = 0;
   char *text = slurp(path, &len, why, sizeof why);
   if (!text)
-    return cairn_cli_fail("%s", why);
+    return cairn__cli_fail("%s", why);
   cairn_error err = {0};
-  cairn_status st = cairn_plan_instance_parse(text, len, in, &err);
+  cairn_status st = cairn__plan_instance_parse(text, len, in, &err);
   free(text);
   if (st != CAIRN_OK)
-    return cairn_cli_fail("%s: %s", path, err.text);
+    return cairn__cli_fail("%s: %s", path, err.text);
   return 0;
 }
 
 static int cmd_check(const char *ipath, const char *ppath) {
-  cairn_plan_instance in;
+  cairn__plan_instance in;
   if (load_instance(ipath, &in))
     return 1;
   char why[512];
   size_t len = 0;
   char *text = slurp(ppath, &len, why, sizeof why);
   if (!text) {
-    cairn_plan_instance_free(&in);
-    return cairn_cli_fail("%s", why);
+    cairn__plan_instance_free(&in);
+    return cairn__cli_fail("%s", why);
   }
-  cairn_plan_schedule s;
+  cairn__plan_schedule s;
   cairn_error err = {0};
-  cairn_status st = cairn_plan_schedule_parse(text, len, &in, &s, &err);
+  cairn_status st = cairn__plan_schedule_parse(text, len, &in, &s, &err);
   free(text);
   double mk = 0;
   int rc = 0;
   if (st != CAIRN_OK)
-    rc = cairn_cli_fail("%s: %s", ppath, err.text);
-  else if ((st = cairn_plan_check(&in, &s, &mk, &err)) != CAIRN_OK)
-    rc = cairn_cli_fail("%s is infeasible: %s", ppath, err.text);
+    rc = cairn__cli_fail("%s: %s", ppath, err.text);
+  else if ((st = cairn__plan_check(&in, &s, &mk, &err)) != CAIRN_OK)
+    rc = cairn__cli_fail("%s is infeasible: %s", ppath, err.text);
   else
-    printf("feasible: %zu transfers, makespan %.17g, lower bound %.17g\n", s.n, mk, cairn_plan_lower_bound(&in));
-  cairn_plan_schedule_free(&s);
-  cairn_plan_instance_free(&in);
+    printf("feasible: %zu transfers, makespan %.17g, lower bound %.17g\n", s.n, mk, cairn__plan_lower_bound(&in));
+  cairn__plan_schedule_free(&s);
+  cairn__plan_instance_free(&in);
   return rc;
 }
 
 static void list_algorithms(void) {
   for (int m = CAIRN_PLAN_1C; m <= CAIRN_PLAN_CDMD; m++) {
-    printf("%-7s", cairn_plan_model_name((cairn_plan_model)m));
-    for (const char *const *a = cairn_plan_algorithms((cairn_plan_model)m); *a; a++)
+    printf("%-7s", cairn__plan_model_name((cairn__plan_model)m));
+    for (const char *const *a = cairn__plan_algorithms((cairn__plan_model)m); *a; a++)
       printf(" %s", *a);
     putchar('\n');
   }
 }
 
-int cairn_cmd_plan(int argc, char **argv) {
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_plan(int argc, char **argv) {
+  if (cairn__cli_wants_help(argc, argv)) {
     usage(stdout);
     return 0;
   }
@@ -137,70 +137,70 @@ int cairn_cmd_plan(int argc, char **argv) {
   }
   if (argc >= 2 && strcmp(argv[1], "check") == 0) {
     if (argc != 4)
-      return cairn_cli_fail("usage: cairn plan check INSTANCE.json PLAN.json");
+      return cairn__cli_fail("usage: cairn plan check INSTANCE.json PLAN.json");
     return cmd_check(argv[2], argv[3]);
   }
   const char *algo = NULL, *ipath = NULL, *svg = NULL, *outp = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--svg") == 0 || strcmp(argv[i], "--out") == 0) {
       if (i + 1 >= argc)
-        return cairn_cli_fail("%s needs a file name", argv[i]);
+        return cairn__cli_fail("%s needs a file name", argv[i]);
       if (argv[i][2] == 's')
         svg = argv[++i];
       else
         outp = argv[++i];
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cairn_cli_fail("unknown option %s (see cairn plan --help)", argv[i]);
+      return cairn__cli_fail("unknown option %s (see cairn plan --help)", argv[i]);
     } else if (!algo) {
       algo = argv[i];
     } else if (!ipath) {
       ipath = argv[i];
     } else {
-      return cairn_cli_fail("unexpected argument \"%s\" (see cairn plan --help)", argv[i]);
+      return cairn__cli_fail("unexpected argument \"%s\" (see cairn plan --help)", argv[i]);
     }
   }
   if (!algo || !ipath)
-    return cairn_cli_fail("usage: cairn plan ALGO INSTANCE.json [--svg FILE] [--out FILE]");
-  cairn_plan_instance in;
+    return cairn__cli_fail("usage: cairn plan ALGO INSTANCE.json [--svg FILE] [--out FILE]");
+  cairn__plan_instance in;
   if (load_instance(ipath, &in))
     return 1;
-  cairn_plan_schedule s;
+  cairn__plan_schedule s;
   cairn_error err = {0};
   int rc = 0;
   char *json = NULL, *pic = NULL;
   double mk = 0;
-  if (cairn_plan_run(&in, algo, &s, &err) != CAIRN_OK) {
-    rc = cairn_cli_fail("%s", err.text);
+  if (cairn__plan_run(&in, algo, &s, &err) != CAIRN_OK) {
+    rc = cairn__cli_fail("%s", err.text);
     goto out;
   }
-  if (cairn_plan_check(&in, &s, &mk, &err) != CAIRN_OK) {
-    rc = cairn_cli_fail("plan by %s failed its check: %s", s.algorithm, err.text);
+  if (cairn__plan_check(&in, &s, &mk, &err) != CAIRN_OK) {
+    rc = cairn__cli_fail("plan by %s failed its check: %s", s.algorithm, err.text);
     goto out;
   }
-  if (!(json = cairn_plan_schedule_to_json(&s, &in))) {
-    rc = cairn_cli_fail("out of memory writing the plan");
+  if (!(json = cairn__plan_schedule_to_json(&s, &in))) {
+    rc = cairn__cli_fail("out of memory writing the plan");
     goto out;
   }
   if (svg) {
-    if (!(pic = cairn_plan_schedule_svg(&s, &in, SVG_MAX_ROWS))) {
-      rc = cairn_cli_fail("cannot draw the plan: more than %d nodes take part, or out of memory", SVG_MAX_ROWS);
+    if (!(pic = cairn__plan_schedule_svg(&s, &in, SVG_MAX_ROWS))) {
+      rc = cairn__cli_fail("cannot draw the plan: more than %d nodes take part, or out of memory", SVG_MAX_ROWS);
       goto out;
     }
     if (write_file(svg, pic)) {
-      rc = cairn_cli_fail("cannot write %s", svg);
+      rc = cairn__cli_fail("cannot write %s", svg);
       goto out;
     }
   }
   if (outp) {
     if (write_file(outp, json))
-      rc = cairn_cli_fail("cannot write %s", outp);
+      rc = cairn__cli_fail("cannot write %s", outp);
   } else if (fputs(json, stdout) == EOF || fflush(stdout) != 0) {
-    rc = cairn_cli_fail("cannot write the plan to standard output");
+    rc = cairn__cli_fail("cannot write the plan to standard output");
   }
 out:
   free(json);
   free(pic);
-  cairn_plan_schedule_free(&s);
-  cairn_plan_instance_free(&in);
+  cairn__plan_schedule_free(&s);
+  cairn__plan_instance_free(&in);
   return rc;
 }

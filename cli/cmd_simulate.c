@@ -119,11 +119,11 @@ static int parse_opts(int argc, char **argv, opts *o) {
       else if (!o->job)
         o->job = a;
       else
-        return cairn_cli_fail("simulate: unexpected argument \"%s\"", a);
+        return cairn__cli_fail("simulate: unexpected argument \"%s\"", a);
       continue;
     }
     if (!v)
-      return cairn_cli_fail("simulate: %s needs a value", a);
+      return cairn__cli_fail("simulate: %s needs a value", a);
     i++;
     if (strcmp(a, "--policy") == 0)
       o->policy = v;
@@ -142,33 +142,33 @@ static int parse_opts(int argc, char **argv, opts *o) {
     else if (strcmp(a, "--alpha") == 0)
       bad = parse_double(v, &o->alpha) || o->alpha <= 1;
     else
-      return cairn_cli_fail("simulate: unknown option %s (see cairn simulate --help)", a);
+      return cairn__cli_fail("simulate: unknown option %s (see cairn simulate --help)", a);
     if (bad)
-      return cairn_cli_fail("simulate: bad value \"%s\" for %s (see cairn simulate --help)", v, a);
+      return cairn__cli_fail("simulate: bad value \"%s\" for %s (see cairn simulate --help)", v, a);
   }
   if (!o->mode || !o->job)
-    return cairn_cli_fail("simulate: need game|run and JOB.json (see cairn simulate --help)");
+    return cairn__cli_fail("simulate: need game|run and JOB.json (see cairn simulate --help)");
   if (strcmp(o->mode, "game") != 0 && strcmp(o->mode, "run") != 0)
-    return cairn_cli_fail("simulate: unknown mode \"%s\" (game or run)", o->mode);
-  if (strcmp(o->policy, "all") != 0 && !cairn_policy_find(o->policy))
-    return cairn_cli_fail("simulate: unknown policy \"%s\" (fifo, ic, random or all)", o->policy);
+    return cairn__cli_fail("simulate: unknown mode \"%s\" (game or run)", o->mode);
+  if (strcmp(o->policy, "all") != 0 && !cairn__policy_find(o->policy))
+    return cairn__cli_fail("simulate: unknown policy \"%s\" (fifo, ic, random or all)", o->policy);
   return 0;
 }
 
-static int run_game(const cairn_jobspec *j, const opts *o, const cairn_policy_ops *const *pols,
+static int run_game(const cairn__jobspec *j, const opts *o, const cairn__policy_ops *const *pols,
                     int npols) {
   uint32_t n = j->dag->n;
   uint32_t *prof = malloc(((size_t)n + 1) * sizeof *prof);
   if (!prof)
-    return cairn_cli_fail("simulate: out of memory");
+    return cairn__cli_fail("simulate: out of memory");
   if (o->json && npols > 1)
     fputs("[", stdout);
   for (int k = 0; k < npols; k++) {
     cairn_error err = {0};
-    int64_t area = cairn_ic_play(j->dag, pols[k], o->seed, prof, NULL, &err);
+    int64_t area = cairn__ic_play(j->dag, pols[k], o->seed, prof, NULL, &err);
     if (area < 0) {
       free(prof);
-      return cairn_cli_fail("simulate: %s", err.text);
+      return cairn__cli_fail("simulate: %s", err.text);
     }
     if (o->json) {
       printf("%s{\"policy\":\"%s\",\"profile\":[", k ? ",\n" : "", pols[k]->name);
@@ -188,9 +188,9 @@ static int run_game(const cairn_jobspec *j, const opts *o, const cairn_policy_op
   return 0;
 }
 
-static int run_sim(const cairn_jobspec *j, const opts *o, const cairn_policy_ops *const *pols,
+static int run_sim(const cairn__jobspec *j, const opts *o, const cairn__policy_ops *const *pols,
                    int npols) {
-  cairn_sim_params p = cairn_sim_defaults();
+  cairn__sim_params p = cairn__sim_defaults();
   p.workers = (uint32_t)o->workers;
   p.dropout = o->dropout;
   p.lease = o->lease / o->mean;
@@ -206,10 +206,10 @@ static int run_sim(const cairn_jobspec *j, const opts *o, const cairn_policy_ops
            (unsigned long long)o->seed, "policy", "makespan_s", "idle", "no_work", "allocations",
            "expired", "refused");
   for (int k = 0; k < npols; k++) {
-    cairn_sim_result r;
+    cairn__sim_result r;
     cairn_error err = {0};
-    if (cairn_sim_run(j->dag, pols[k], &p, &r, &err) != CAIRN_OK)
-      return cairn_cli_fail("simulate: %s", err.text);
+    if (cairn__sim_run(j->dag, pols[k], &p, &r, &err) != CAIRN_OK)
+      return cairn__cli_fail("simulate: %s", err.text);
     if (o->json)
       printf("%s{\"policy\":\"%s\",\"makespan\":%.6g,\"idle_fraction\":%.6g,\"no_work\":%llu,"
              "\"allocations\":%llu,\"expired\":%llu,\"dropped\":%llu,\"refused\":%llu}",
@@ -228,34 +228,34 @@ static int run_sim(const cairn_jobspec *j, const opts *o, const cairn_policy_ops
   return 0;
 }
 
-int cairn_cmd_simulate(int argc, char **argv) {
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_simulate(int argc, char **argv) {
+  if (cairn__cli_wants_help(argc, argv)) {
     fputs(usage, stdout);
     return 0;
   }
   opts o = {0};
   if (parse_opts(argc, argv, &o) != 0)
     return 1;
-  const cairn_policy_ops *pols[16];
+  const cairn__policy_ops *pols[16];
   int npols = 0;
   if (strcmp(o.policy, "all") == 0) {
-    for (const char *const *nm = cairn_policy_names(); *nm && npols < 16; nm++)
-      pols[npols++] = cairn_policy_find(*nm);
+    for (const char *const *nm = cairn__policy_names(); *nm && npols < 16; nm++)
+      pols[npols++] = cairn__policy_find(*nm);
   } else {
-    pols[npols++] = cairn_policy_find(o.policy);
+    pols[npols++] = cairn__policy_find(o.policy);
   }
   size_t len = 0;
   char *text = read_file(o.job, &len);
   if (!text)
-    return cairn_cli_fail("simulate: cannot read %s: %s", o.job, strerror(errno));
+    return cairn__cli_fail("simulate: cannot read %s: %s", o.job, strerror(errno));
   cairn_error err = {0};
-  cairn_jobspec *j = cairn_jobspec_parse(text, len, CAIRN_JOBSPEC_CLIENT, &err);
+  cairn__jobspec *j = cairn__jobspec_parse(text, len, CAIRN_JOBSPEC_CLIENT, &err);
   free(text);
   if (!j)
-    return cairn_cli_fail("simulate: %s: %s", o.job, err.text);
+    return cairn__cli_fail("simulate: %s: %s", o.job, err.text);
   int rc = strcmp(o.mode, "game") == 0 ? run_game(j, &o, pols, npols) : run_sim(j, &o, pols, npols);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
-    rc = cairn_cli_fail("simulate: cannot write: %s", strerror(errno));
+    rc = cairn__cli_fail("simulate: cannot write: %s", strerror(errno));
   return rc;
 }

@@ -27,8 +27,8 @@ static void print_tables(json_t *resp) {
     printf("%-5lld %-6lld %-20s %-20s %14.2f %14.2f %8lld\n",
            (long long)json_integer_value(json_object_get(v, "rank")),
            (long long)json_integer_value(json_object_get(v, "id")),
-           cairn_termsafe(json_string_value(json_object_get(v, "name")), name, sizeof name),
-           t ? cairn_termsafe(t, team, sizeof team) : "-",
+           cairn__termsafe(json_string_value(json_object_get(v, "name")), name, sizeof name),
+           t ? cairn__termsafe(t, team, sizeof team) : "-",
            json_number_value(json_object_get(v, "credit")),
            json_number_value(json_object_get(v, "cpu_seconds")),
            (long long)json_integer_value(json_object_get(v, "results")));
@@ -38,7 +38,7 @@ static void print_tables(json_t *resp) {
   json_array_foreach(json_object_get(resp, "teams"), i, v) {
     printf("%-5lld %-27s %8lld %14.2f %14.2f %8lld\n",
            (long long)json_integer_value(json_object_get(v, "rank")),
-           cairn_termsafe(json_string_value(json_object_get(v, "team")), team, sizeof team),
+           cairn__termsafe(json_string_value(json_object_get(v, "team")), team, sizeof team),
            (long long)json_integer_value(json_object_get(v, "members")),
            json_number_value(json_object_get(v, "credit")),
            json_number_value(json_object_get(v, "cpu_seconds")),
@@ -53,15 +53,15 @@ static void print_tables(json_t *resp) {
          (long long)json_integer_value(json_object_get(t, "results")));
 }
 
-int cairn_cmd_stats(int argc, char **argv) {
-  cairn_client_opts o = {0};
+int cairn__cmd_stats(int argc, char **argv) {
+  cairn__client_opts o = {0};
   long limit = 100, page = 1;
   int json = 0;
-  if (cairn_cli_wants_help(argc, argv)) {
+  if (cairn__cli_wants_help(argc, argv)) {
     puts(usage_text);
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   for (int i = 1; i < argc; i++) {
     char *end = NULL;
@@ -74,12 +74,12 @@ int cairn_cmd_stats(int argc, char **argv) {
              (page = strtol(argv[++i], &end, 10)) >= 1 && page <= 1000 && end && !*end)
       continue;
     else
-      return cairn_cli_fail("usage: cairn stats [--limit N] [--page P] [--json] (N from 1 to "
+      return cairn__cli_fail("usage: cairn stats [--limit N] [--page P] [--json] (N from 1 to "
                             "1000, (P-1)*N below 1000)");
   }
   if ((page - 1) * limit >= 1000)
-    return cairn_cli_fail("cairn stats: --page %ld of %ld lies past the top 1000", page, limit);
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("cairn stats: --page %ld of %ld lies past the top 1000", page, limit);
+  cairn__http *h = cairn__client_connect(&o);
   if (!h)
     return 1;
   char path[64];
@@ -88,7 +88,7 @@ int cairn_cmd_stats(int argc, char **argv) {
   else
     snprintf(path, sizeof path, "/v1/stats?limit=%ld", limit);
   json_t *resp = NULL;
-  long st = cairn_client_json(h, "GET", path, NULL, &resp, 0);
+  long st = cairn__client_json(h, "GET", path, NULL, &resp, 0);
   int rc = st == 200 ? 0 : 1;
   if (st == 200 && json) {
     char *text = json_dumps(resp, JSON_INDENT(2));
@@ -98,7 +98,7 @@ int cairn_cmd_stats(int argc, char **argv) {
   } else if (st == 200)
     print_tables(resp);
   json_decref(resp);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return rc;
 }
 
@@ -110,26 +110,26 @@ static const char team_usage[] =
   "its worker's credentials.json, with --token) only its own. The credit it\n"
   "earned stays with the team it earned it in.";
 
-int cairn_cmd_team(int argc, char **argv) {
-  cairn_client_opts o = {0};
-  if (cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_team(int argc, char **argv) {
+  cairn__client_opts o = {0};
+  if (cairn__cli_wants_help(argc, argv)) {
     puts(team_usage);
     return 0;
   }
-  if (cairn_client_parse(&argc, argv, &o))
+  if (cairn__client_parse(&argc, argv, &o))
     return 1;
   char *end = NULL;
   long long id = argc == 3 && argv[1][0] >= '1' && argv[1][0] <= '9' ? strtoll(argv[1], &end, 10)
                                                                      : 0;
   if (id <= 0 || !end || *end)
-    return cairn_cli_fail("usage: cairn team V NAME | cairn team V --none");
+    return cairn__cli_fail("usage: cairn team V NAME | cairn team V --none");
   int none = strcmp(argv[2], "--none") == 0;
   json_t *body = json_pack("{s:o}", "team", none ? json_null() : json_string(argv[2]));
   char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
   json_decref(body);
   if (!text) /* not UTF-8, or out of memory */
-    return cairn_cli_fail("team \"%s\" is not a valid name", argv[2]);
-  cairn_http *h = cairn_client_connect(&o);
+    return cairn__cli_fail("team \"%s\" is not a valid name", argv[2]);
+  cairn__http *h = cairn__client_connect(&o);
   if (!h) {
     free(text);
     return 1;
@@ -137,16 +137,16 @@ int cairn_cmd_team(int argc, char **argv) {
   char path[64], name[CAIRN_TERMSAFE_NAME];
   snprintf(path, sizeof path, "/v1/volunteers/%lld", id);
   json_t *r = NULL;
-  long st = cairn_client_json(h, "PATCH", path, text, &r, 0);
+  long st = cairn__client_json(h, "PATCH", path, text, &r, 0);
   free(text);
   if (st == 200) {
     const char *t = json_string_value(json_object_get(r, "team"));
     if (t)
-      printf("volunteer %lld is in team %s\n", id, cairn_termsafe(t, name, sizeof name));
+      printf("volunteer %lld is in team %s\n", id, cairn__termsafe(t, name, sizeof name));
     else
       printf("volunteer %lld is in no team\n", id);
   }
   json_decref(r);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return st == 200 ? 0 : 1;
 }

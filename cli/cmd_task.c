@@ -9,7 +9,7 @@
 
 static const char *text(json_t *o, const char *key, char *buf, size_t len) {
   const char *s = json_string_value(json_object_get(o, key));
-  return cairn_termsafe(s ? s : "-", buf, len);
+  return cairn__termsafe(s ? s : "-", buf, len);
 }
 
 /* "limits: wall_seconds 1, ...; env: NAME=VALUE ...; stdin: NAME" */
@@ -20,7 +20,7 @@ static void print_run(json_t *t) {
   int first = 1;
   printf("limits:");
   json_object_foreach(lim, k, v) {
-    printf("%s %s %lld", first ? "" : ",", cairn_termsafe(k, a, sizeof a),
+    printf("%s %s %lld", first ? "" : ",", cairn__termsafe(k, a, sizeof a),
            (long long)json_integer_value(v));
     first = 0;
   }
@@ -28,19 +28,19 @@ static void print_run(json_t *t) {
   if (json_object_size(env)) {
     printf("env:");
     json_object_foreach(env, k, v)
-      printf(" %s=%s", cairn_termsafe(k, a, sizeof a),
-             cairn_termsafe(json_string_value(v), b, sizeof b));
+      printf(" %s=%s", cairn__termsafe(k, a, sizeof a),
+             cairn__termsafe(json_string_value(v), b, sizeof b));
     putchar('\n');
   }
   if (json_object_get(t, "stdin"))
     printf("stdin: %s\n", text(t, "stdin", a, sizeof a));
 }
 
-int cairn_task_status(cairn_http *h, long long job, const char *task) {
+int cairn__task_status(cairn__http *h, long long job, const char *task) {
   char path[96], a[CAIRN_TERMSAFE_NAME], b[64];
   json_t *list = NULL, *t, *found = NULL;
   size_t i;
-  if (!(list = cairn_client_job_tasks(h, job)))
+  if (!(list = cairn__client_job_tasks(h, job)))
     return 1;
   json_array_foreach(json_object_get(list, "tasks"), i, t) {
     const char *id = json_string_value(json_object_get(t, "id"));
@@ -49,14 +49,14 @@ int cairn_task_status(cairn_http *h, long long job, const char *task) {
   }
   if (!found) {
     json_decref(list);
-    return cairn_cli_fail("job %lld has no task \"%s\"", job,
-                          cairn_termsafe(task, a, sizeof a));
+    return cairn__cli_fail("job %lld has no task \"%s\"", job,
+                          cairn__termsafe(task, a, sizeof a));
   }
   snprintf(path, sizeof path, "/v1/jobs/%lld/tasks/%lld", job,
            (long long)json_integer_value(json_object_get(found, "key")));
   json_decref(list);
   json_t *d = NULL;
-  if (cairn_client_json(h, "GET", path, NULL, &d, 0) != 200) {
+  if (cairn__client_json(h, "GET", path, NULL, &d, 0) != 200) {
     json_decref(d);
     return 1;
   }

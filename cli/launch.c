@@ -75,10 +75,10 @@ typedef struct demand {
 } demand;
 
 typedef struct factory {
-  const cairn_launch_backend *be;
+  const cairn__launch_backend *be;
   void *st;
-  cairn_launch_spec spec, keeper_spec;
-  cairn_http *h;
+  cairn__launch_spec spec, keeper_spec;
+  cairn__http *h;
   int min, max, rate;
   double poll_s;
   held *w;
@@ -115,16 +115,16 @@ static void say(const char *fmt, ...) {
 /* Reads GET /v1/demand into *d: 0, or -1 with why in why (said by the
  * caller once the master stops answering, not at every retry). */
 static int read_demand(factory *f, demand *d, char *why, size_t whylen) {
-  cairn_http_response r = {0};
+  cairn__http_response r = {0};
   cairn_error err = {0};
-  if (cairn_http_request(f->h, "GET", "/v1/demand", NULL, NULL, 0, 1u << 20, &r, &err) !=
+  if (cairn__http_request(f->h, "GET", "/v1/demand", NULL, NULL, 0, 1u << 20, &r, &err) !=
       CAIRN_OK) {
-    cairn_buf_free(&r.body);
+    cairn__buf_free(&r.body);
     snprintf(why, whylen, "%s", err.text);
     return -1;
   }
   json_t *o = r.status == 200 ? json_loadb(r.body.data, r.body.len, 0, NULL) : NULL;
-  cairn_buf_free(&r.body);
+  cairn__buf_free(&r.body);
   if (!json_is_object(o)) {
     snprintf(why, whylen, "HTTP %ld%s", r.status,
              r.status == 401 || r.status == 403 ? ": the master refuses the admin token" : "");
@@ -167,7 +167,7 @@ static int ensure_invitation(factory *f, int n) {
   snprintf(body, sizeof body, "{\"uses\":%lld,\"expires_seconds\":604800,\"note\":\"cairn launch %s\"}",
            uses, f->be->name);
   json_t *o = NULL;
-  long st = cairn_client_json(f->h, "POST", "/v1/invitations", body, &o, 0);
+  long st = cairn__client_json(f->h, "POST", "/v1/invitations", body, &o, 0);
   const char *code = json_string_value(json_object_get(o, "code"));
   int rc = -1;
   if (st == 201 && code && write_invitation(f, code) == 0) {
@@ -187,7 +187,7 @@ static void revoke_invitation(factory *f) {
   char path[64];
   snprintf(path, sizeof path, "/v1/invitations/%lld", f->inv_id);
   json_t *o = NULL;
-  cairn_client_json(f->h, "DELETE", path, NULL, &o, 1);
+  cairn__client_json(f->h, "DELETE", path, NULL, &o, 1);
   json_decref(o);
   unlink(f->inv_path);
 }
@@ -235,7 +235,7 @@ static void note_start(factory *f, double now) {
 }
 
 /* Submits n workers with spec (keepers or not); how many started. */
-static int submit(factory *f, const cairn_launch_spec *spec, int n, int keeper, double now) {
+static int submit(factory *f, const cairn__launch_spec *spec, int n, int keeper, double now) {
   if (n <= 0)
     return 0;
   char(*ids)[CAIRN_LAUNCH_ID_MAX] = calloc((size_t)n, sizeof *ids);
@@ -320,7 +320,7 @@ static void run_pool(factory *f) {
         if (!down) {
           char safe[512];
           say("cannot read the master's demand (%s); keeping %d worker%s, retrying",
-              cairn_termsafe(why, safe, sizeof safe), f->n, f->n == 1 ? "" : "s");
+              cairn__termsafe(why, safe, sizeof safe), f->n, f->n == 1 ? "" : "s");
         }
         down = 1;
         next_read = now + backoff;
@@ -346,17 +346,17 @@ static void stop_pool(factory *f) {
 
 /* ---- options ---- */
 
-static const cairn_launch_backend *find_backend(const char *name) {
-  for (int i = 0; cairn_launch_backends[i]; i++)
-    if (strcmp(cairn_launch_backends[i]->name, name) == 0)
-      return cairn_launch_backends[i];
+static const cairn__launch_backend *find_backend(const char *name) {
+  for (int i = 0; cairn__launch_backends[i]; i++)
+    if (strcmp(cairn__launch_backends[i]->name, name) == 0)
+      return cairn__launch_backends[i];
   return NULL;
 }
 
 static void usage(FILE *out) {
   fputs(launch_usage, out);
-  for (int i = 0; cairn_launch_backends[i]; i++) {
-    const cairn_launch_backend *b = cairn_launch_backends[i];
+  for (int i = 0; cairn__launch_backends[i]; i++) {
+    const cairn__launch_backend *b = cairn__launch_backends[i];
     fprintf(out, "  %-8s %s\n%s", b->name, b->summary, b->help ? b->help : "");
   }
 }
@@ -383,7 +383,7 @@ static int int_opt(const char *name, const char *v, long long lo, long long hi, 
   errno = 0;
   long long x = strtoll(v, &end, 10);
   if (errno || !*v || *end || x < lo || x > hi)
-    return cairn_cli_fail("%s wants an integer from %lld to %lld, got \"%s\"", name, lo, hi, v);
+    return cairn__cli_fail("%s wants an integer from %lld to %lld, got \"%s\"", name, lo, hi, v);
   *out = x;
   return 0;
 }
@@ -393,7 +393,7 @@ static int num_opt(const char *name, const char *v, double lo, double hi, double
   errno = 0;
   double x = strtod(v, &end);
   if (errno || !*v || *end || !(x >= lo && x <= hi))
-    return cairn_cli_fail("%s wants a number from %.10g to %.10g, got \"%s\"", name, lo, hi, v);
+    return cairn__cli_fail("%s wants a number from %.10g to %.10g, got \"%s\"", name, lo, hi, v);
   *out = x;
   return 0;
 }
@@ -402,7 +402,7 @@ typedef struct launch_opts {
   long long min, max, rate, cores, memory, slots;
   double idle, poll;
   const char *cluster, *worker, *wopts, *bopts, *work_dir, *ship;
-  cairn_launch_opt bo[CAIRN_LAUNCH_OPT_MAX];
+  cairn__launch_opt bo[CAIRN_LAUNCH_OPT_MAX];
   int nbo;
 } launch_opts;
 
@@ -445,34 +445,34 @@ static int factory_opt(launch_opts *o, const char *a, const char *v) {
 }
 
 /* A backend option: 1 when be takes it, 0 when not, -1 after an error. */
-static int backend_opt(launch_opts *o, const cairn_launch_backend *be, const char *a,
+static int backend_opt(launch_opts *o, const cairn__launch_backend *be, const char *a,
                        const char *v) {
   for (int i = 0; be->options && be->options[i]; i++)
     if (a[0] == '-' && a[1] == '-' && strcmp(a + 2, be->options[i]) == 0) {
       if (o->nbo == CAIRN_LAUNCH_OPT_MAX)
-        return cairn_cli_fail("too many %s options", be->name), -1;
-      o->bo[o->nbo++] = (cairn_launch_opt){be->options[i], v};
+        return cairn__cli_fail("too many %s options", be->name), -1;
+      o->bo[o->nbo++] = (cairn__launch_opt){be->options[i], v};
       return 1;
     }
   return 0;
 }
 
-static int parse(int argc, char **argv, const cairn_launch_backend *be, launch_opts *o) {
+static int parse(int argc, char **argv, const cairn__launch_backend *be, launch_opts *o) {
   for (int i = 2; i < argc; i++) {
     if (i + 1 >= argc)
-      return cairn_cli_fail("%s needs a value (see cairn launch --help)", argv[i]);
+      return cairn__cli_fail("%s needs a value (see cairn launch --help)", argv[i]);
     int r = factory_opt(o, argv[i], argv[i + 1]);
     if (r == 0)
       r = backend_opt(o, be, argv[i], argv[i + 1]);
     if (r < 0)
       return 1;
     if (r == 0)
-      return cairn_cli_fail("unknown option \"%s\" for cairn launch %s (see --help)", argv[i],
+      return cairn__cli_fail("unknown option \"%s\" for cairn launch %s (see --help)", argv[i],
                             be->name);
     i++;
   }
   if (o->min > o->max)
-    return cairn_cli_fail("--min %lld is more than --max %lld", o->min, o->max);
+    return cairn__cli_fail("--min %lld is more than --max %lld", o->min, o->max);
   return 0;
 }
 
@@ -481,18 +481,18 @@ static int make_work_dir(const char *want, char *out, size_t size) {
   if (want) {
     snprintf(out, size, "%s", want);
     if (mkdir(out, 0700) && errno != EEXIST)
-      return cairn_cli_fail("cannot create %s: %s", out, strerror(errno));
+      return cairn__cli_fail("cannot create %s: %s", out, strerror(errno));
     return 0;
   }
   const char *tmp = getenv("TMPDIR");
   snprintf(out, size, "%s/cairn-launch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(out))
-    return cairn_cli_fail("cannot create a work dir under %s: %s", tmp ? tmp : "/tmp",
+    return cairn__cli_fail("cannot create a work dir under %s: %s", tmp ? tmp : "/tmp",
                           strerror(errno));
   return 0;
 }
 
-/* Turns --admin-token-file into --token-file for cairn_client_parse. */
+/* Turns --admin-token-file into --token-file for cairn__client_parse. */
 static void alias_token_file(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--admin-token-file") == 0)
@@ -500,11 +500,11 @@ static void alias_token_file(int argc, char **argv) {
 }
 
 static int setup(factory *f, launch_opts *o, char *work_dir, char **copy) {
-  cairn_launch_spec *s = &f->spec;
+  cairn__launch_spec *s = &f->spec;
   s->worker_path = o->worker ? o->worker : "cairn-worker";
   s->worker_args = split_words(o->wopts, copy);
   if (!s->worker_args)
-    return cairn_cli_fail("--worker-options has more than %d words", LAUNCH_MAX_WORKER_ARGS);
+    return cairn__cli_fail("--worker-options has more than %d words", LAUNCH_MAX_WORKER_ARGS);
   s->cluster = o->cluster;
   s->cores = (int)o->cores;
   s->memory_mib = o->memory;
@@ -523,39 +523,39 @@ static int setup(factory *f, launch_opts *o, char *work_dir, char **copy) {
   f->w = calloc((size_t)f->max, sizeof *f->w);
   f->starts = calloc((size_t)f->rate, sizeof *f->starts);
   if (!f->w || !f->starts)
-    return cairn_cli_fail("out of memory");
+    return cairn__cli_fail("out of memory");
   char err[512] = "";
   if (f->be->init(&f->st, o->bo, o->nbo, s, err, sizeof err))
-    return cairn_cli_fail("%s: %s", f->be->name, err);
+    return cairn__cli_fail("%s: %s", f->be->name, err);
   return 0;
 }
 
-int cairn_cmd_launch(int argc, char **argv) {
-  if (argc < 2 || cairn_cli_wants_help(argc, argv)) {
+int cairn__cmd_launch(int argc, char **argv) {
+  if (argc < 2 || cairn__cli_wants_help(argc, argv)) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2;
   }
-  const cairn_launch_backend *be = find_backend(argv[1]);
+  const cairn__launch_backend *be = find_backend(argv[1]);
   if (!be)
-    return cairn_cli_fail("unknown backend \"%s\" (see cairn launch --help)", argv[1]);
+    return cairn__cli_fail("unknown backend \"%s\" (see cairn launch --help)", argv[1]);
   alias_token_file(argc, argv);
-  cairn_client_opts co = {0};
-  if (cairn_client_parse(&argc, argv, &co))
+  cairn__client_opts co = {0};
+  if (cairn__client_parse(&argc, argv, &co))
     return 1;
   launch_opts o = {.max = 4, .rate = 60, .idle = 60, .poll = 2};
   if (parse(argc, argv, be, &o))
     return 1;
   if (!co.token)
-    return cairn_cli_fail("no admin token: give --admin-token-file F or set CAIRN_ADMIN_TOKEN");
+    return cairn__cli_fail("no admin token: give --admin-token-file F or set CAIRN_ADMIN_TOKEN");
   char work_dir[PATH_MAX - 64], *copy = NULL;
   if (make_work_dir(o.work_dir, work_dir, sizeof work_dir))
     return 1;
   factory f = {.be = be};
   f.spec.server = co.server;
   int rc = setup(&f, &o, work_dir, &copy);
-  f.h = rc ? NULL : cairn_client_connect(&co);
+  f.h = rc ? NULL : cairn__client_connect(&co);
   if (!rc && f.h) {
-    cairn_http_set_timeout(f.h, 10);
+    cairn__http_set_timeout(f.h, 10);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -568,7 +568,7 @@ int cairn_cmd_launch(int argc, char **argv) {
     rc = 1;
   }
   if (f.h)
-    cairn_http_delete(f.h);
+    cairn__http_delete(f.h);
   free((void *)f.spec.worker_args);
   free(copy);
   free(f.w);

@@ -45,7 +45,7 @@
  * "1234_5", an HTCondor "cluster.proc").
  *
  * Adding a backend: write cli/launch_NAME.c defining
- *   const cairn_launch_backend cairn_launch_NAME = { .name = "NAME", ... };
+ *   const cairn__launch_backend cairn_launch_NAME = { .name = "NAME", ... };
  * declare it below next to the others, and add one line `&cairn_launch_NAME,`
  * to the table in cli/launch_table.c. The CMake glob picks the file up. */
 #ifndef CAIRN_CLI_LAUNCH_H
@@ -55,12 +55,12 @@
 
 /* Size of one worker id, NUL included. */
 #define CAIRN_LAUNCH_ID_MAX 64
-/* At most this many backend-specific options (see cairn_launch_backend.options). */
+/* At most this many backend-specific options (see cairn__launch_backend.options). */
 #define CAIRN_LAUNCH_OPT_MAX 16
 
 /* What the factory asks every backend to start: one cairn-worker with these
  * settings. Strings are NUL-terminated; NULL / 0 mean "not given". */
-typedef struct cairn_launch_spec {
+typedef struct cairn__launch_spec {
   const char *server;          /* master URL, the worker's --server (always set) */
   const char *worker_path;     /* cairn-worker to run, as the execution host sees it:
                                   local: a path on this machine (default: the cairn-worker
@@ -94,17 +94,17 @@ typedef struct cairn_launch_spec {
                                   When set, the backend unpacks it where its workers
                                   run and starts that bin/cairn-worker instead of
                                   worker_path: local and batch backends into their
-                                  subfolder of work_dir (cairn_launch_unpack_worker;
+                                  subfolder of work_dir (cairn__launch_unpack_worker;
                                   batch: work_dir must be on the shared file system);
                                   ssh once per host, sent through the ssh session's
                                   stdin into a folder of its own there */
-} cairn_launch_spec;
+} cairn__launch_spec;
 
 /* One backend-specific option as parsed by the factory: "--NAME VALUE". */
-typedef struct cairn_launch_opt {
+typedef struct cairn__launch_opt {
   const char *name;            /* without the leading "--", one of backend->options */
   const char *value;           /* argv string (owned by the factory) */
-} cairn_launch_opt;
+} cairn__launch_opt;
 
 /* poll's answers. */
 enum {
@@ -114,7 +114,7 @@ enum {
   CAIRN_LAUNCH_FAILED = 3,     /* it exited otherwise, was killed, or is lost */
 };
 
-typedef struct cairn_launch_backend {
+typedef struct cairn__launch_backend {
   const char *name;            /* what `cairn launch NAME` selects */
   const char *summary;         /* one line for `cairn launch --help` */
   /* Options this backend takes, each "--NAME VALUE" (all take one value),
@@ -124,14 +124,14 @@ typedef struct cairn_launch_backend {
   const char *help;
   /* Checks opts (n of them, in argv order, repeated names possible) and spec,
    * and sets *st. Returns 0, or -1 with a one-line reason in err. */
-  int (*init)(void **st, const cairn_launch_opt *opts, int n, const cairn_launch_spec *spec,
+  int (*init)(void **st, const cairn__launch_opt *opts, int n, const cairn__launch_spec *spec,
               char *err, size_t errlen);
   /* Optional (NULL: none): once per round before that round's polls. */
   void (*refresh)(void *st);
   /* Starts up to n workers and writes their ids into ids[0..k). Returns k
    * (0 <= k <= n; k < n only with a reason in err, e.g. a host refused), or -1
    * with a reason in err when none could be started. */
-  int (*submit)(void *st, const cairn_launch_spec *spec, int n, char ids[][CAIRN_LAUNCH_ID_MAX],
+  int (*submit)(void *st, const cairn__launch_spec *spec, int n, char ids[][CAIRN_LAUNCH_ID_MAX],
                 char *err, size_t errlen);
   /* CAIRN_LAUNCH_PENDING/RUNNING/DONE/FAILED for one id submit returned. A
    * transient failure to find out (ssh timeout) answers the last known state. */
@@ -142,15 +142,15 @@ typedef struct cairn_launch_backend {
   int (*remove)(void *st, const char *id);
   /* Makes sure removed workers are gone, then frees st. */
   void (*fini)(void *st);
-} cairn_launch_backend;
+} cairn__launch_backend;
 
 /* Registered backends (cli/launch_table.c). */
-extern const cairn_launch_backend cairn_launch_local;
-extern const cairn_launch_backend cairn_launch_ssh;
-extern const cairn_launch_backend cairn_launch_slurm;
-extern const cairn_launch_backend cairn_launch_condor;
+extern const cairn__launch_backend cairn__launch_local;
+extern const cairn__launch_backend cairn__launch_ssh;
+extern const cairn__launch_backend cairn__launch_slurm;
+extern const cairn__launch_backend cairn__launch_condor;
 /* NULL-terminated; one line per backend in cli/launch_table.c. */
-extern const cairn_launch_backend *const cairn_launch_backends[];
+extern const cairn__launch_backend *const cairn__launch_backends[];
 
 /* Helpers every backend shares (cli/launch_util.c). */
 
@@ -163,26 +163,26 @@ extern const cairn_launch_backend *const cairn_launch_backends[];
  * Writes at most cap-1 pointers plus a NULL into argv; the strings point into
  * spec, the arguments, or buf (bufsize bytes, caller's). Returns the count,
  * or -1 when argv or buf is too small. */
-int cairn_launch_worker_argv(const cairn_launch_spec *spec, const char *cluster,
+int cairn__launch_worker_argv(const cairn__launch_spec *spec, const char *cluster,
                              const char *dir, const char *invitation, const char **argv, int cap,
                              char *buf, size_t bufsize);
 /* Appends s to out (outsize bytes, NUL-terminated, already holding a string)
  * quoted for a POSIX shell ('...' with ' as '\''). Returns 0, or -1 when it
  * does not fit (out unchanged). */
-int cairn_launch_shell_quote(char *out, size_t outsize, const char *s);
+int cairn__launch_shell_quote(char *out, size_t outsize, const char *s);
 /* Runs argv (argv[0] looked up on PATH) with stdin fed from in (inlen bytes,
  * may be NULL), captures up to outsize-1 bytes of stdout into out
  * (NUL-terminated; may be NULL), stderr to the caller's stderr, and kills it
  * after timeout_s seconds. Its environment is this process's without
  * CAIRN_ADMIN_TOKEN. Returns the exit status (0..255), or -1 when it could
  * not run or timed out. */
-int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char *out,
+int cairn__launch_run(const char *const *argv, const char *in, size_t inlen, char *out,
                      size_t outsize, double timeout_s);
 /* Unpacks the worker tarball (spec->shipped_worker) into dir (created mode
  * 0700; its top folder stripped) with `tar`, bounded by a timeout, and
  * writes the absolute path of dir/bin/cairn-worker into worker (size
  * bytes). Returns 0, or -1 with the reason in err. */
-int cairn_launch_unpack_worker(const char *tarball, const char *dir, char *worker, size_t size,
+int cairn__launch_unpack_worker(const char *tarball, const char *dir, char *worker, size_t size,
                                char *err, size_t errlen);
 
 #endif

@@ -2,7 +2,7 @@
  * vanilla-universe jobs of an HTCondor pool.
  *
  * submit writes a submit description WORKDIR/condor/submit-N.sub (see
- * cairn_condor_submit_text: the worker's executable in place on the shared
+ * cairn__condor_submit_text: the worker's executable in place on the shared
  * file system, its arguments in the new quoted syntax, request_cpus and
  * request_memory, output/error per job and one event log, the invitation file
  * as an input file so its code is never on a command line, the custom
@@ -59,7 +59,7 @@ typedef struct condor_state {
 
 /* ---- the submit description (no HTCondor needed) ---- */
 
-int cairn_condor_quote_args(const char *const *argv, char *out, size_t size) {
+int cairn__condor_quote_args(const char *const *argv, char *out, size_t size) {
   size_t k = 0;
 #define PUT(c) do { if (k + 2 > size) return -1; out[k++] = (c); } while (0)
   PUT('"');
@@ -109,7 +109,7 @@ static int check_line(const char *s, size_t len, char *err, size_t errlen) {
   return 0;
 }
 
-int cairn_condor_check_batch_options(const char *text, char *err, size_t errlen) {
+int cairn__condor_check_batch_options(const char *text, char *err, size_t errlen) {
   for (const char *p = text; p && *p;) {
     size_t len = strcspn(p, ";\n");
     const char *s = p;
@@ -158,23 +158,23 @@ static int add_batch_options(const char *text, char *out, size_t size, size_t *k
 /* A path the submit language takes as it is: no newline, '$' or ','. */
 static int plain_path(const char *p) { return p && !strpbrk(p, "\n\r$,"); }
 
-int cairn_condor_submit_text(const cairn_launch_spec *spec, const cairn_condor_submit *sub,
+int cairn__condor_submit_text(const cairn__launch_spec *spec, const cairn__condor_submit *sub,
                              char *out, size_t size, char *err, size_t errlen) {
   const char *inv = spec->invitation_file;
   if (!plain_path(sub->executable) || !plain_path(sub->dir) || (inv && !plain_path(inv)))
     return snprintf(err, errlen, "a path holds a newline, '$' or ',', which a submit "
                     "description cannot carry"), -1;
-  if (cairn_condor_check_batch_options(spec->batch_options, err, errlen))
+  if (cairn__condor_check_batch_options(spec->batch_options, err, errlen))
     return -1;
   /* The job runs in its scratch folder: the worker's state goes to a
    * subfolder of it, the invitation arrives there as "invitation". */
   const char *argv[128];
   char buf[256], args[8192];
-  cairn_launch_spec job = *spec;
+  cairn__launch_spec job = *spec;
   job.worker_path = sub->executable;
-  if (cairn_launch_worker_argv(&job, NULL, "cairn-worker-state", inv ? "invitation" : NULL, argv,
+  if (cairn__launch_worker_argv(&job, NULL, "cairn-worker-state", inv ? "invitation" : NULL, argv,
                                128, buf, sizeof buf) < 0 ||
-      cairn_condor_quote_args(argv + 1, args, sizeof args))
+      cairn__condor_quote_args(argv + 1, args, sizeof args))
     return snprintf(err, errlen, "the worker's arguments are too long or hold a newline or "
                     "'$'"), -1;
   size_t k = 0;
@@ -213,7 +213,7 @@ int cairn_condor_submit_text(const cairn_launch_spec *spec, const cairn_condor_s
 
 /* ---- reading HTCondor's answers ---- */
 
-int cairn_condor_parse_terse(const char *out, long *cluster, long *first, long *last) {
+int cairn__condor_parse_terse(const char *out, long *cluster, long *first, long *last) {
   long c2;
   char tail;
   if (sscanf(out, " %ld.%ld - %ld.%ld %c", cluster, first, &c2, last, &tail) != 4 ||
@@ -222,7 +222,7 @@ int cairn_condor_parse_terse(const char *out, long *cluster, long *first, long *
   return 0;
 }
 
-int cairn_condor_parse_af(const char *line, long *cluster, long *proc, int *status,
+int cairn__condor_parse_af(const char *line, long *cluster, long *proc, int *status,
                           int *exit_code) {
   char code[32], tail;
   int n = sscanf(line, " %ld %ld %d %31s %c", cluster, proc, status, code, &tail);
@@ -234,7 +234,7 @@ int cairn_condor_parse_af(const char *line, long *cluster, long *proc, int *stat
   return 0;
 }
 
-int cairn_condor_state(int status, int exit_code) {
+int cairn__condor_state(int status, int exit_code) {
   switch (status) {
   case 1: return CAIRN_LAUNCH_PENDING;
   case 2:
@@ -265,7 +265,7 @@ static int condor(condor_state *s, const char *cmd, const char *const *args, cha
   for (int i = 0; args[i] && k < 31; i++)
     argv[k++] = args[i];
   argv[k] = NULL;
-  return cairn_launch_run(argv, NULL, 0, out, outsize, CONDOR_TIMEOUT);
+  return cairn__launch_run(argv, NULL, 0, out, outsize, CONDOR_TIMEOUT);
 }
 
 /* The executable as the nodes see it: absolute; a bare name from PATH. */
@@ -282,8 +282,8 @@ static int resolve_executable(const char *name, char *out, size_t size) {
   return -1;
 }
 
-static int condor_init(void **st, const cairn_launch_opt *opts, int n,
-                       const cairn_launch_spec *spec, char *err, size_t errlen) {
+static int condor_init(void **st, const cairn__launch_opt *opts, int n,
+                       const cairn__launch_spec *spec, char *err, size_t errlen) {
   condor_state *s = calloc(1, sizeof *s);
   if (!s)
     return snprintf(err, errlen, "out of memory"), -1;
@@ -303,12 +303,12 @@ static int condor_init(void **st, const cairn_launch_opt *opts, int n,
   int rc = -1;
   if (mkdir(s->dir, 0700) && errno != EEXIST)
     snprintf(err, errlen, "cannot create %s: %s", s->dir, strerror(errno));
-  else if (cairn_condor_check_batch_options(spec->batch_options, err, errlen))
+  else if (cairn__condor_check_batch_options(spec->batch_options, err, errlen))
     ;
   else if (spec->shipped_worker) {
     char unpack[PATH_MAX];
     snprintf(unpack, sizeof unpack, "%s/worker", s->dir);
-    rc = cairn_launch_unpack_worker(spec->shipped_worker, unpack, s->worker, sizeof s->worker,
+    rc = cairn__launch_unpack_worker(spec->shipped_worker, unpack, s->worker, sizeof s->worker,
                                     err, errlen);
   } else if (resolve_executable(spec->worker_path, s->worker, sizeof s->worker))
     snprintf(err, errlen, "no executable %s here (give --worker with its path on the shared "
@@ -323,7 +323,7 @@ static int condor_init(void **st, const cairn_launch_opt *opts, int n,
   return 0;
 }
 
-static int condor_submit(void *st, const cairn_launch_spec *spec, int n,
+static int condor_submit(void *st, const cairn__launch_spec *spec, int n,
                          char ids[][CAIRN_LAUNCH_ID_MAX], char *err, size_t errlen) {
   condor_state *s = st;
   if (s->n + (size_t)n > s->cap) {
@@ -340,8 +340,8 @@ static int condor_submit(void *st, const cairn_launch_spec *spec, int n,
   char *text = malloc(CONDOR_SUBMIT_MAX);
   if (!text)
     return snprintf(err, errlen, "out of memory"), -1;
-  cairn_condor_submit sub = {s->worker, s->dir, s->tag, n};
-  int rc = cairn_condor_submit_text(spec, &sub, text, CONDOR_SUBMIT_MAX, err, errlen);
+  cairn__condor_submit sub = {s->worker, s->dir, s->tag, n};
+  int rc = cairn__condor_submit_text(spec, &sub, text, CONDOR_SUBMIT_MAX, err, errlen);
   snprintf(path, sizeof path, "%s/submit-%u.sub", s->dir, ++s->seq);
   FILE *f = rc ? NULL : fopen(path, "w");
   if (!rc && (!f || fputs(text, f) < 0 || fclose(f) != 0)) {
@@ -353,7 +353,7 @@ static int condor_submit(void *st, const cairn_launch_spec *spec, int n,
     return -1;
   long cluster, first, last;
   rc = condor(s, "condor_submit", (const char *const[]){"-terse", path, NULL}, out, sizeof out);
-  if (rc != 0 || cairn_condor_parse_terse(out, &cluster, &first, &last) ||
+  if (rc != 0 || cairn__condor_parse_terse(out, &cluster, &first, &last) ||
       last - first + 1 != n) {
     snprintf(err, errlen, "condor_submit %s %s", path,
              rc < 0 ? "failed or timed out" : rc ? "refused it (see above)" : "answered oddly");
@@ -381,11 +381,11 @@ static void apply(condor_state *s, char *out) {
     long cluster, proc;
     int status, code;
     condor_job *j;
-    if (cairn_condor_parse_af(line, &cluster, &proc, &status, &code) ||
+    if (cairn__condor_parse_af(line, &cluster, &proc, &status, &code) ||
         !(j = find(s, cluster, proc)) || j->removed || j->state >= CAIRN_LAUNCH_DONE)
       continue;
     j->seen = 1;
-    j->state = cairn_condor_state(status, code);
+    j->state = cairn__condor_state(status, code);
     if (status == 5) {
       char id[48];
       snprintf(id, sizeof id, "%ld.%ld", cluster, proc);
@@ -524,7 +524,7 @@ static void condor_fini(void *st) {
         long cluster, proc;
         int status, code;
         condor_job *j;
-        left += !cairn_condor_parse_af(line, &cluster, &proc, &status, &code) &&
+        left += !cairn__condor_parse_af(line, &cluster, &proc, &status, &code) &&
                 (j = find(s, cluster, proc)) && j->removed;
       }
       if (!left)
@@ -540,7 +540,7 @@ static void condor_fini(void *st) {
   free(s);
 }
 
-const cairn_launch_backend cairn_launch_condor = {
+const cairn__launch_backend cairn__launch_condor = {
   .name = "condor",
   .summary = "cairn-worker processes as jobs of an HTCondor pool",
   .options = (const char *const[]){"schedd", "pool", NULL},

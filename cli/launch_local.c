@@ -66,8 +66,8 @@ static int resolve_worker(const char *name, char *out, size_t size) {
   return -1;
 }
 
-static int local_init(void **st, const cairn_launch_opt *opts, int n,
-                      const cairn_launch_spec *spec, char *err, size_t errlen) {
+static int local_init(void **st, const cairn__launch_opt *opts, int n,
+                      const cairn__launch_spec *spec, char *err, size_t errlen) {
   (void)opts;
   (void)n;
   local_state *s = calloc(1, sizeof *s);
@@ -82,7 +82,7 @@ static int local_init(void **st, const cairn_launch_opt *opts, int n,
   if (spec->shipped_worker) {
     char unpack[PATH_MAX + 8];
     snprintf(unpack, sizeof unpack, "%s/worker", s->dir);
-    if (cairn_launch_unpack_worker(spec->shipped_worker, unpack, s->worker, sizeof s->worker,
+    if (cairn__launch_unpack_worker(spec->shipped_worker, unpack, s->worker, sizeof s->worker,
                                    err, errlen)) {
       free(s);
       return -1;
@@ -97,15 +97,15 @@ static int local_init(void **st, const cairn_launch_opt *opts, int n,
 }
 
 /* Forks one worker; its pid, or -1 with err. */
-static pid_t start_one(local_state *s, const cairn_launch_spec *spec, char *err, size_t errlen) {
+static pid_t start_one(local_state *s, const cairn__launch_spec *spec, char *err, size_t errlen) {
   char dir[PATH_MAX + 16], log[PATH_MAX + 32], buf[256];
   unsigned k = ++s->seq;
   snprintf(dir, sizeof dir, "%s/w%u", s->dir, k);
   snprintf(log, sizeof log, "%s/w%u.log", s->dir, k);
-  cairn_launch_spec local = *spec;
+  cairn__launch_spec local = *spec;
   local.worker_path = s->worker;
   const char *argv[96];
-  if (cairn_launch_worker_argv(&local, NULL, dir, spec->invitation_file, argv, 96, buf,
+  if (cairn__launch_worker_argv(&local, NULL, dir, spec->invitation_file, argv, 96, buf,
                                sizeof buf) < 0) {
     snprintf(err, errlen, "the worker's command line is too long");
     return -1;
@@ -138,7 +138,7 @@ static pid_t start_one(local_state *s, const cairn_launch_spec *spec, char *err,
   return pid;
 }
 
-static int local_submit(void *st, const cairn_launch_spec *spec, int n,
+static int local_submit(void *st, const cairn__launch_spec *spec, int n,
                         char ids[][CAIRN_LAUNCH_ID_MAX], char *err, size_t errlen) {
   local_state *s = st;
   int k = 0;
@@ -220,7 +220,7 @@ static void local_fini(void *st) {
   free(s);
 }
 
-const cairn_launch_backend cairn_launch_local = {
+const cairn__launch_backend cairn__launch_local = {
   .name = "local",
   .summary = "cairn-worker processes on this machine",
   .options = (const char *const[]){NULL},

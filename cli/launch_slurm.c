@@ -151,7 +151,7 @@ static int names(const char *const *list, const char *w, size_t len) {
  * option ("-x", "-xVALUE", "--name", "--name=value") not in `refused`
  * (--cpus-per-task/-c and --mem* too when --cores/--memory are given), or
  * the value following an option that takes one. Notes a --partition/-p. */
-static int parse_batch_options(slurm_state *s, const cairn_launch_spec *spec, const char **part,
+static int parse_batch_options(slurm_state *s, const cairn__launch_spec *spec, const char **part,
                                char *err, size_t errlen) {
   *part = NULL;
   if (!spec->batch_options)
@@ -195,7 +195,7 @@ static int parse_batch_options(slurm_state *s, const cairn_launch_spec *spec, co
 static int default_partition(char *out, size_t size, char *err, size_t errlen) {
   const char *argv[] = {"sinfo", "-h", "-o", "%P", NULL};
   char buf[8192];
-  int rc = cairn_launch_run(argv, NULL, 0, buf, sizeof buf, SLURM_TIMEOUT);
+  int rc = cairn__launch_run(argv, NULL, 0, buf, sizeof buf, SLURM_TIMEOUT);
   if (rc != 0)
     return snprintf(err, errlen, "sinfo %s (is Slurm's client installed, $SLURM_CONF right and "
                                  "slurmctld up?)", rc < 0 ? "did not run or timed out" : "failed"),
@@ -219,8 +219,8 @@ static void slurm_free(slurm_state *s) {
   free(s);
 }
 
-static int slurm_init(void **st, const cairn_launch_opt *opts, int n,
-                      const cairn_launch_spec *spec, char *err, size_t errlen) {
+static int slurm_init(void **st, const cairn__launch_opt *opts, int n,
+                      const cairn__launch_spec *spec, char *err, size_t errlen) {
   slurm_state *s = calloc(1, sizeof *s);
   if (!s || !(s->out = malloc(SLURM_SQUEUE_MAX))) {
     free(s);
@@ -255,7 +255,7 @@ static int slurm_init(void **st, const cairn_launch_opt *opts, int n,
   if (rc == 0 && spec->shipped_worker) { /* --ship-worker: the nodes run the unpacked copy */
     char unpack[PATH_MAX + 8];
     snprintf(unpack, sizeof unpack, "%s/worker", s->dir);
-    rc = cairn_launch_unpack_worker(spec->shipped_worker, unpack, s->worker, sizeof s->worker,
+    rc = cairn__launch_unpack_worker(spec->shipped_worker, unpack, s->worker, sizeof s->worker,
                                     err, errlen);
   }
   if (rc) {
@@ -286,12 +286,12 @@ static const char script_tail[] =
   "exit $s\n";
 
 /* Writes the script for spec to path (mode 0700, replaced atomically). */
-static int write_script(slurm_state *s, const cairn_launch_spec *spec, const char *path,
+static int write_script(slurm_state *s, const cairn__launch_spec *spec, const char *path,
                         char *err, size_t errlen) {
   const char *argv[128];
   char buf[256];
   const char *cluster = spec->cluster ? spec->cluster : s->cluster[0] ? s->cluster : NULL;
-  if (cairn_launch_worker_argv(spec, cluster, NULL, spec->invitation_file, argv, 128, buf,
+  if (cairn__launch_worker_argv(spec, cluster, NULL, spec->invitation_file, argv, 128, buf,
                                sizeof buf) < 0)
     return snprintf(err, errlen, "the worker's command line is too long"), -1;
   if (s->worker[0])
@@ -307,7 +307,7 @@ static int write_script(slurm_state *s, const cairn_launch_spec *spec, const cha
       rc = -1;
     else {
       strcat(text, " ");
-      rc = cairn_launch_shell_quote(text, size, argv[i]);
+      rc = cairn__launch_shell_quote(text, size, argv[i]);
     }
   }
   if (rc == 0 && strlen(text) + sizeof script_tail + 16 < size) {
@@ -332,7 +332,7 @@ static int write_script(slurm_state *s, const cairn_launch_spec *spec, const cha
 }
 
 /* One sbatch of an array of n tasks; its job id (> 0), or -1 with err. */
-static long sbatch(slurm_state *s, const cairn_launch_spec *spec, const char *script, int n,
+static long sbatch(slurm_state *s, const cairn__launch_spec *spec, const char *script, int n,
                    char *err, size_t errlen) {
   char array[32], cpus[32], mem[32], log[PATH_MAX + 16], out[256];
   const char *argv[SLURM_MAX_BOPTS + 24];
@@ -359,7 +359,7 @@ static long sbatch(slurm_state *s, const cairn_launch_spec *spec, const char *sc
   argv[k++] = "--"; /* a value-less option left last takes this, not the script */
   argv[k++] = script;
   argv[k] = NULL;
-  int rc = cairn_launch_run(argv, NULL, 0, out, sizeof out, SLURM_TIMEOUT);
+  int rc = cairn__launch_run(argv, NULL, 0, out, sizeof out, SLURM_TIMEOUT);
   char *end;
   long id = strtol(out, &end, 10);
   if (rc != 0 || id <= 0 || (*end && *end != ';' && *end != '\n'))
@@ -382,7 +382,7 @@ static int grow(slurm_state *s, size_t more) {
   return 0;
 }
 
-static int slurm_submit(void *st, const cairn_launch_spec *spec, int n,
+static int slurm_submit(void *st, const cairn__launch_spec *spec, int n,
                         char ids[][CAIRN_LAUNCH_ID_MAX], char *err, size_t errlen) {
   slurm_state *s = st;
   char script[PATH_MAX + 16];
@@ -435,7 +435,7 @@ static int by_id_cmp(const void *a, const void *b) {
 static int squeue(slurm_state *s) {
   const char *argv[] = {"squeue", "-u", s->user, "-h", "-r", "-n", SLURM_JOB_NAME,
                         "-o", "%i %T", NULL};
-  int rc = cairn_launch_run(argv, NULL, 0, s->out, SLURM_SQUEUE_MAX, SLURM_TIMEOUT);
+  int rc = cairn__launch_run(argv, NULL, 0, s->out, SLURM_SQUEUE_MAX, SLURM_TIMEOUT);
   if (rc != 0 || strlen(s->out) + 1 >= SLURM_SQUEUE_MAX)
     return -1;
   slurm_job **by = realloc(s->by_id, (s->n ? s->n : 1) * sizeof *by);
@@ -467,7 +467,7 @@ static int sacct_state(slurm_state *s, const char *id) {
     return -1;
   const char *argv[] = {"sacct", "-n", "-X", "-P", "-o", "JobID,State,ExitCode", "-j", id, NULL};
   char out[2048];
-  int rc = cairn_launch_run(argv, NULL, 0, out, sizeof out, SLURM_TIMEOUT);
+  int rc = cairn__launch_run(argv, NULL, 0, out, sizeof out, SLURM_TIMEOUT);
   if (rc != 0) {
     s->no_sacct = 1;
     say("sacct cannot answer (no accounting storage?); a job's log tells how it ended");
@@ -563,7 +563,7 @@ static int slurm_remove(void *st, const char *id) {
     return -1;
   j->removed = 1;
   const char *argv[] = {"scancel", id, NULL};
-  return cairn_launch_run(argv, NULL, 0, NULL, 0, SLURM_TIMEOUT) == 0 ? 0 : -1;
+  return cairn__launch_run(argv, NULL, 0, NULL, 0, SLURM_TIMEOUT) == 0 ? 0 : -1;
 }
 
 /* Marks the removed jobs squeue no longer lists; how many it still lists
@@ -612,7 +612,7 @@ static void slurm_fini(void *st) {
     for (size_t i = 0; i < s->n; i++)
       if (s->j[i].removed == 1) {
         const char *argv[] = {"scancel", "--signal=KILL", "--full", s->j[i].id, NULL};
-        cairn_launch_run(argv, NULL, 0, NULL, 0, SLURM_TIMEOUT);
+        cairn__launch_run(argv, NULL, 0, NULL, 0, SLURM_TIMEOUT);
       }
     left = wait_removed(s, SLURM_KILL_WAIT);
   }
@@ -626,7 +626,7 @@ static void slurm_fini(void *st) {
   slurm_free(s);
 }
 
-const cairn_launch_backend cairn_launch_slurm = {
+const cairn__launch_backend cairn__launch_slurm = {
   .name = "slurm",
   .summary = "cairn-worker processes as tasks of Slurm array jobs (sbatch)",
   .options = (const char *const[]){"array-max", NULL},

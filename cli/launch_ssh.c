@@ -136,8 +136,8 @@ static int read_tarball(ssh_state *s, const char *path, char *err, size_t errlen
   return 0;
 }
 
-static int ssh_init(void **st, const cairn_launch_opt *opts, int n,
-                    const cairn_launch_spec *spec, char *err, size_t errlen) {
+static int ssh_init(void **st, const cairn__launch_opt *opts, int n,
+                    const cairn__launch_spec *spec, char *err, size_t errlen) {
   ssh_state *s = calloc(1, sizeof *s);
   if (!s)
     return snprintf(err, errlen, "out of memory"), -1;
@@ -183,7 +183,7 @@ static int on_host(ssh_state *s, int h, const char *script, const char *in, char
   argv[k++] = s->hosts[h];
   argv[k++] = script;
   argv[k] = NULL;
-  return cairn_launch_run(argv, in, in ? strlen(in) : 0, out, outsize, SSH_TIMEOUT);
+  return cairn__launch_run(argv, in, in ? strlen(in) : 0, out, outsize, SSH_TIMEOUT);
 }
 
 /* The wrapper each worker runs under (run.sh; see the top of this file). */
@@ -198,14 +198,14 @@ static const char run_sh[] =
   "rm -rf \"$d\"\n";
 
 /* The start script for one worker on host h into out. 0, or -1 too long. */
-static int start_script(ssh_state *s, const cairn_launch_spec *spec, int h, int invitation,
+static int start_script(ssh_state *s, const cairn__launch_spec *spec, int h, int invitation,
                         char *out, size_t size) {
   const char *cluster = spec->cluster;
   if (!cluster) {
     const char *dot = strchr(s->hosts[h], '.');
     cluster = dot && dot[1] ? dot + 1 : s->hosts[h];
   }
-  cairn_launch_spec remote = *spec;
+  cairn__launch_spec remote = *spec;
   char shipped[256];
   remote.worker_path = s->remote_worker;
   if (s->shipped[h]) {
@@ -214,7 +214,7 @@ static int start_script(ssh_state *s, const cairn_launch_spec *spec, int h, int 
   }
   const char *argv[128];
   char buf[256];
-  if (cairn_launch_worker_argv(&remote, cluster, NULL, NULL, argv, 128, buf, sizeof buf) < 0)
+  if (cairn__launch_worker_argv(&remote, cluster, NULL, NULL, argv, 128, buf, sizeof buf) < 0)
     return -1;
   int n = snprintf(out, size,
                    "set -e; umask 077\n"
@@ -228,7 +228,7 @@ static int start_script(ssh_state *s, const cairn_launch_spec *spec, int h, int 
   if (n < 0 || (size_t)n >= size)
     return -1;
   for (int i = 0; argv[i]; i++)
-    if ((strlen(out) + 2 > size) || (strcat(out, " "), cairn_launch_shell_quote(out, size, argv[i])))
+    if ((strlen(out) + 2 > size) || (strcat(out, " "), cairn__launch_shell_quote(out, size, argv[i])))
       return -1;
   const char *tail =
     invitation ? " --dir \"$d/w\" --invitation-file \"$d/invitation\"" : " --dir \"$d/w\"";
@@ -279,7 +279,7 @@ static int ship(ssh_state *s, int h, char *err, size_t errlen) {
   argv[k++] = script;
   argv[k] = NULL;
   char out[512];
-  int rc = cairn_launch_run(argv, s->tarball, s->tarlen, out, sizeof out, SSH_SHIP_TIMEOUT);
+  int rc = cairn__launch_run(argv, s->tarball, s->tarlen, out, sizeof out, SSH_SHIP_TIMEOUT);
   out[strcspn(out, "\n")] = '\0';
   if (rc != 0 || out[0] != '/' || strlen(out) > 200 || strpbrk(out, "'\"\\$` "))
     return snprintf(err, errlen, "could not ship the worker to %s (ssh: %s)", s->hosts[h],
@@ -288,7 +288,7 @@ static int ship(ssh_state *s, int h, char *err, size_t errlen) {
   return s->shipped[h] ? 0 : (snprintf(err, errlen, "out of memory"), -1);
 }
 
-static int start_one(ssh_state *s, const cairn_launch_spec *spec, char id[CAIRN_LAUNCH_ID_MAX],
+static int start_one(ssh_state *s, const cairn__launch_spec *spec, char id[CAIRN_LAUNCH_ID_MAX],
                      char *err, size_t errlen) {
   char code[512], out[512];
   char *script = malloc(SSH_SCRIPT_MAX);
@@ -324,7 +324,7 @@ static int start_one(ssh_state *s, const cairn_launch_spec *spec, char id[CAIRN_
   return 0;
 }
 
-static int ssh_submit(void *st, const cairn_launch_spec *spec, int n,
+static int ssh_submit(void *st, const cairn__launch_spec *spec, int n,
                       char ids[][CAIRN_LAUNCH_ID_MAX], char *err, size_t errlen) {
   ssh_state *s = st;
   int k = 0;
@@ -356,7 +356,7 @@ static void refresh_host(ssh_state *s, int h) {
     if (strlen(script) + strlen(item) + 512 > sizeof script)
       break;
     strcat(script, " ");
-    cairn_launch_shell_quote(script, sizeof script, item);
+    cairn__launch_shell_quote(script, sizeof script, item);
     any = 1;
   }
   if (!any)
@@ -447,7 +447,7 @@ static void forget_exits(ssh_state *s, int h) {
       char item[300];
       snprintf(item, sizeof item, "%s.exit", s->w[i].dir);
       strcat(script, " ");
-      cairn_launch_shell_quote(script, sizeof script, item);
+      cairn__launch_shell_quote(script, sizeof script, item);
       any = 1;
     }
   if (any)
@@ -481,14 +481,14 @@ static void ssh_fini(void *st) {
     forget_exits(s, h);
     if (s->shipped[h]) {
       char script[320] = "rm -rf ";
-      cairn_launch_shell_quote(script, sizeof script, s->shipped[h]);
+      cairn__launch_shell_quote(script, sizeof script, s->shipped[h]);
       on_host(s, h, script, NULL, NULL, 0);
     }
   }
   ssh_fini_state(s);
 }
 
-const cairn_launch_backend cairn_launch_ssh = {
+const cairn__launch_backend cairn__launch_ssh = {
   .name = "ssh",
   .summary = "cairn-worker processes on other hosts over ssh",
   .options = (const char *const[]){"hosts", "hosts-file", "ssh-options", "remote-worker", NULL},

@@ -30,7 +30,7 @@ __attribute__((format(printf, 4, 5))) static const char *put(char *buf, size_t s
   return s;
 }
 
-int cairn_launch_worker_argv(const cairn_launch_spec *spec, const char *cluster,
+int cairn__launch_worker_argv(const cairn__launch_spec *spec, const char *cluster,
                              const char *dir, const char *invitation, const char **argv, int cap,
                              char *buf, size_t bufsize) {
   const char *a[32];
@@ -88,7 +88,7 @@ int cairn_launch_worker_argv(const cairn_launch_spec *spec, const char *cluster,
   return k;
 }
 
-int cairn_launch_shell_quote(char *out, size_t outsize, const char *s) {
+int cairn__launch_shell_quote(char *out, size_t outsize, const char *s) {
   size_t len = strlen(out), need = 2;
   for (const char *p = s; *p; p++)
     need += *p == '\'' ? 4 : 1;
@@ -178,7 +178,7 @@ static char **env_without_token(void) {
   return env;
 }
 
-int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char *out,
+int cairn__launch_run(const char *const *argv, const char *in, size_t inlen, char *out,
                      size_t outsize, double timeout_s) {
   int pin[2], pout[2];
   if (out && outsize)
@@ -233,7 +233,7 @@ int cairn_launch_run(const char *const *argv, const char *in, size_t inlen, char
 /* Seconds `tar` may take to unpack a worker tarball. */
 #define UNPACK_TIMEOUT 120.0
 
-int cairn_launch_unpack_worker(const char *tarball, const char *dir, char *worker, size_t size,
+int cairn__launch_unpack_worker(const char *tarball, const char *dir, char *worker, size_t size,
                                char *err, size_t errlen) {
   char abs[PATH_MAX];
   if (access(tarball, R_OK))
@@ -243,7 +243,7 @@ int cairn_launch_unpack_worker(const char *tarball, const char *dir, char *worke
     return snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno)), -1;
   const char *argv[] = {"tar", "-xzf", tarball, "-C", dir, "--strip-components=1",
                         "--no-same-owner", NULL};
-  int rc = cairn_launch_run(argv, NULL, 0, NULL, 0, UNPACK_TIMEOUT);
+  int rc = cairn__launch_run(argv, NULL, 0, NULL, 0, UNPACK_TIMEOUT);
   if (rc != 0)
     return snprintf(err, errlen, "tar could not unpack %s into %s (%s)", tarball, dir,
                     rc < 0 ? "failed or timed out" : "see above"),

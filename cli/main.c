@@ -6,32 +6,32 @@
 #include "cairn/cairn.h"
 #include "cli/cli.h"
 
-static const cairn_cli_cmd commands[] = {
-  {"submit", "submit a job file (uploads its files); prints the job id", cairn_cmd_submit},
-  {"status", "jobs, one job's task counts by state, or one task's attempts", cairn_cmd_status},
-  {"wait", "wait for a job: exit 0 done, 1 failed or cancelled, 2 timeout", cairn_cmd_wait},
-  {"results", "one line per task: id, state, volunteer, index, result", cairn_cmd_results},
-  {"volunteers", "registered volunteers and their counts", cairn_cmd_volunteers},
+static const cairn__cli_cmd commands[] = {
+  {"submit", "submit a job file (uploads its files); prints the job id", cairn__cmd_submit},
+  {"status", "jobs, one job's task counts by state, or one task's attempts", cairn__cmd_status},
+  {"wait", "wait for a job: exit 0 done, 1 failed or cancelled, 2 timeout", cairn__cmd_wait},
+  {"results", "one line per task: id, state, volunteer, index, result", cairn__cmd_results},
+  {"volunteers", "registered volunteers and their counts", cairn__cmd_volunteers},
   {"stats", "credit standings: top volunteers and teams, totals (no token needed)",
-   cairn_cmd_stats},
-  {"audit", "who computed index N, V's allocations; verify or export the audit chain", cairn_cmd_audit},
-  {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn_cmd_ban},
-  {"release", "end a volunteer's quarantine: it gets work again", cairn_cmd_release},
-  {"team", "move a volunteer to a team, or out of any (its past credit stays with its old team)", cairn_cmd_team},
-  {"cancel", "cancel a job: no more allocations, running tasks killed", cairn_cmd_cancel},
-  {"delete", "delete a finished or cancelled job and the files only it used", cairn_cmd_delete},
-  {"priority", "set a job's priority (higher is served first)", cairn_cmd_priority},
-  {"invite", "create an invitation code for registering a volunteer", cairn_cmd_invite},
-  {"invitations", "list the invitations, or revoke one", cairn_cmd_invitations},
-  {"launch", "keep a pool of workers for the master's work (local, ssh, ...)", cairn_cmd_launch},
-  {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn_cmd_gen},
-  {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn_cmd_simulate},
-  {"ataf", "evaluate or invert an ATAF: phi(X, Y) or phi^-1(N)", cairn_cmd_ataf},
-  {"plan", "print a broadcast/multicast plan as JSON", cairn_cmd_plan},
+   cairn__cmd_stats},
+  {"audit", "who computed index N, V's allocations; verify or export the audit chain", cairn__cmd_audit},
+  {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn__cmd_ban},
+  {"release", "end a volunteer's quarantine: it gets work again", cairn__cmd_release},
+  {"team", "move a volunteer to a team, or out of any (its past credit stays with its old team)", cairn__cmd_team},
+  {"cancel", "cancel a job: no more allocations, running tasks killed", cairn__cmd_cancel},
+  {"delete", "delete a finished or cancelled job and the files only it used", cairn__cmd_delete},
+  {"priority", "set a job's priority (higher is served first)", cairn__cmd_priority},
+  {"invite", "create an invitation code for registering a volunteer", cairn__cmd_invite},
+  {"invitations", "list the invitations, or revoke one", cairn__cmd_invitations},
+  {"launch", "keep a pool of workers for the master's work (local, ssh, ...)", cairn__cmd_launch},
+  {"gen", "print a job JSON with a mesh, rmesh, tree or fft dag", cairn__cmd_gen},
+  {"simulate", "IC-eligibility (game) and makespan (run) simulations", cairn__cmd_simulate},
+  {"ataf", "evaluate or invert an ATAF: phi(X, Y) or phi^-1(N)", cairn__cmd_ataf},
+  {"plan", "print a broadcast/multicast plan as JSON", cairn__cmd_plan},
   {NULL, NULL, NULL},
 };
 
-int cairn_cli_fail(const char *fmt, ...) {
+int cairn__cli_fail(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("cairn: ", stderr);
@@ -41,7 +41,7 @@ int cairn_cli_fail(const char *fmt, ...) {
   return 1;
 }
 
-int cairn_cli_wants_help(int argc, char **argv) {
+int cairn__cli_wants_help(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
       return 1;
@@ -51,7 +51,7 @@ int cairn_cli_wants_help(int argc, char **argv) {
 static void usage(FILE *f) {
   fputs("usage: cairn COMMAND [ARGS...]   (cairn COMMAND --help for details)\n"
         "       cairn --version\n\ncommands:\n", f);
-  for (const cairn_cli_cmd *c = commands; c->name; c++)
+  for (const cairn__cli_cmd *c = commands; c->name; c++)
     fprintf(f, "  %-12s %s\n", c->name, c->summary);
 }
 
@@ -65,8 +65,8 @@ int main(int argc, char **argv) {
     printf("cairn %s\n", cairn_version());
     return 0;
   }
-  for (const cairn_cli_cmd *c = commands; c->name; c++)
+  for (const cairn__cli_cmd *c = commands; c->name; c++)
     if (strcmp(c->name, argv[1]) == 0)
       return c->run(argc - 1, argv + 1);
-  return cairn_cli_fail("unknown command \"%s\" (see cairn --help)", argv[1]);
+  return cairn__cli_fail("unknown command \"%s\" (see cairn --help)", argv[1]);
 }

@@ -39,20 +39,20 @@ static const char *const family_names[CAIRN_ATAF_NFAMILIES] = {
   [CAIRN_ATAF_PHI3] = "phi3",
 };
 
-static int family_valid(cairn_ataf_family f) {
+static int family_valid(cairn__ataf_family f) {
   return (unsigned)f < CAIRN_ATAF_NFAMILIES;
 }
 
-int cairn_ataf_parse_family(const char *name, cairn_ataf_family *out) {
+int cairn__ataf_parse_family(const char *name, cairn__ataf_family *out) {
   for (unsigned i = 0; i < CAIRN_ATAF_NFAMILIES; i++)
     if (strcmp(name, family_names[i]) == 0) {
-      *out = (cairn_ataf_family)i;
+      *out = (cairn__ataf_family)i;
       return 0;
     }
   return -1;
 }
 
-const char *cairn_ataf_family_name(cairn_ataf_family f) {
+const char *cairn__ataf_family_name(cairn__ataf_family f) {
   return family_valid(f) ? family_names[f] : "unknown";
 }
 
@@ -62,7 +62,7 @@ typedef enum want { WANT_PHI, WANT_BASE, WANT_STRIDE } want;
 
 /* The wanted value of a located row: B = 2^g (2i - 1), S = 2^(g + kappa + 1)
  * or phi = B + (t-1) S. Returns -1 when it exceeds CAIRN_ATAF_MAX_INDEX. */
-static int row_value(const cairn_ataf_row *r, want w, uint64_t t, uint64_t *out) {
+static int row_value(const cairn__ataf_row *r, want w, uint64_t t, uint64_t *out) {
   assert(r->group < CAIRN_ATAF_MAX_GROUPS && r->position >= 1);
   unsigned e = r->group + r->kappa + 1;
   uint64_t base, step;
@@ -88,7 +88,7 @@ static int row_value(const cairn_ataf_row *r, want w, uint64_t t, uint64_t *out)
 
 /* Evaluates a row found by a locate step (located == 0; -1 means the row
  * lies beyond group 62) and words the overflow message. */
-static cairn_status evaluate(const char *name, int located, const cairn_ataf_row *r, uint64_t x,
+static cairn_status evaluate(const char *name, int located, const cairn__ataf_row *r, uint64_t x,
                              uint64_t t, want w, uint64_t *out, cairn_error *err) {
   uint64_t v = 0;
   if (located == 0 && row_value(r, w, t, &v) == 0) {
@@ -96,10 +96,10 @@ static cairn_status evaluate(const char *name, int located, const cairn_ataf_row
     return CAIRN_OK;
   }
   if (w == WANT_PHI)
-    return cairn_error_set(err, CAIRN_EOVERFLOW,
+    return cairn__error_set(err, CAIRN_EOVERFLOW,
                            "%s(%llu, %llu) exceeds the 63-bit index range (2^63-1)", name,
                            (unsigned long long)x, (unsigned long long)t);
-  return cairn_error_set(err, CAIRN_EOVERFLOW,
+  return cairn__error_set(err, CAIRN_EOVERFLOW,
                          "%s: %s of row %llu exceeds the 63-bit index range (2^63-1)", name,
                          w == WANT_BASE ? "base" : "stride", (unsigned long long)x);
 }
@@ -118,7 +118,7 @@ static void split_odd(uint64_t odd, unsigned kappa, uint64_t *position, uint64_t
 
 static cairn_status check_args(const char *name, uint64_t x, uint64_t t, cairn_error *err) {
   if (x == 0 || t == 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: rows and allocations start at 1 (got x=%llu "
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: rows and allocations start at 1 (got x=%llu "
                                               "t=%llu)",
                            name, (unsigned long long)x, (unsigned long long)t);
   return CAIRN_OK;
@@ -126,7 +126,7 @@ static cairn_status check_args(const char *name, uint64_t x, uint64_t t, cairn_e
 
 static cairn_status check_index(const char *name, uint64_t n, cairn_error *err) {
   if (n == 0 || n > MAXI)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: index %llu is outside 1..2^63-1", name,
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: index %llu is outside 1..2^63-1", name,
                            (unsigned long long)n);
   return CAIRN_OK;
 }
@@ -135,7 +135,7 @@ static cairn_status check_index(const char *name, uint64_t n, cairn_error *err) 
 
 /* Where row x >= 1 of a valid named family sits; -1 when its group is
  * beyond 62. */
-static int family_locate(cairn_ataf_family f, uint64_t x, cairn_ataf_row *r) {
+static int family_locate(cairn__ataf_family f, uint64_t x, cairn__ataf_row *r) {
   uint64_t g = 0;
   switch (f) {
   case CAIRN_ATAF_PHISHARP:
@@ -160,39 +160,39 @@ static int family_locate(cairn_ataf_family f, uint64_t x, cairn_ataf_row *r) {
   return 0;
 }
 
-static cairn_status family_eval(cairn_ataf_family f, uint64_t x, uint64_t t, want w,
+static cairn_status family_eval(cairn__ataf_family f, uint64_t x, uint64_t t, want w,
                                 uint64_t *out, cairn_error *err) {
   if (!family_valid(f))
-    return cairn_error_set(err, CAIRN_EINVAL, "unknown ATAF family %d", (int)f);
+    return cairn__error_set(err, CAIRN_EINVAL, "unknown ATAF family %d", (int)f);
   const char *name = family_names[f];
   cairn_status st = check_args(name, x, t, err);
   if (st != CAIRN_OK)
     return st;
-  cairn_ataf_row r;
+  cairn__ataf_row r;
   int located = family_locate(f, x, &r);
   return evaluate(name, located, &r, x, t, w, out, err);
 }
 
-cairn_status cairn_ataf_index(cairn_ataf_family f, uint64_t x, uint64_t t, uint64_t *out,
+cairn_status cairn__ataf_index(cairn__ataf_family f, uint64_t x, uint64_t t, uint64_t *out,
                               cairn_error *err) {
   return family_eval(f, x, t, WANT_PHI, out, err);
 }
 
-cairn_status cairn_ataf_family_base(cairn_ataf_family f, uint64_t x, uint64_t *base,
+cairn_status cairn__ataf_family_base(cairn__ataf_family f, uint64_t x, uint64_t *base,
                                     cairn_error *err) {
   return family_eval(f, x, 1, WANT_BASE, base, err);
 }
 
-cairn_status cairn_ataf_family_stride(cairn_ataf_family f, uint64_t x, uint64_t *stride,
+cairn_status cairn__ataf_family_stride(cairn__ataf_family f, uint64_t x, uint64_t *stride,
                                       cairn_error *err) {
   return family_eval(f, x, 1, WANT_STRIDE, stride, err);
 }
 
-cairn_status cairn_ataf_invert(cairn_ataf_family f, uint64_t n, uint64_t *x, uint64_t *t,
+cairn_status cairn__ataf_invert(cairn__ataf_family f, uint64_t n, uint64_t *x, uint64_t *t,
                                cairn_error *err) {
   if (!family_valid(f))
-    return cairn_error_set(err, CAIRN_EINVAL, "unknown ATAF family %d", (int)f);
-  const char *name = cairn_ataf_family_name(f);
+    return cairn__error_set(err, CAIRN_EINVAL, "unknown ATAF family %d", (int)f);
+  const char *name = cairn__ataf_family_name(f);
   cairn_status st = check_index(name, n, err);
   if (st != CAIRN_OK)
     return st;
@@ -218,23 +218,23 @@ cairn_status cairn_ataf_invert(cairn_ataf_family f, uint64_t n, uint64_t *x, uin
 
 /* ---- Procedure ATAF-Constructor ---------------------------------------- */
 
-cairn_status cairn_ataf_family_spec(cairn_ataf_family f, cairn_ataf_spec *out,
+cairn_status cairn__ataf_family_spec(cairn__ataf_family f, cairn__ataf_spec *out,
                                     cairn_error *err) {
-  cairn_ataf_spec s = {NULL, 0, 0, 0};
+  cairn__ataf_spec s = {NULL, 0, 0, 0};
   switch (f) {
   case CAIRN_ATAF_PHISHARP: s.slope = 1; break;
   case CAIRN_ATAF_PHI1: break;
   case CAIRN_ATAF_PHI3: s.offset = 2; break;
-  default: return cairn_error_set(err, CAIRN_EINVAL, "unknown ATAF family %d", (int)f);
+  default: return cairn__error_set(err, CAIRN_EINVAL, "unknown ATAF family %d", (int)f);
   }
   *out = s;
   return CAIRN_OK;
 }
 
-cairn_status cairn_ataf_build(cairn_ataf *a, const cairn_ataf_spec *spec, cairn_error *err) {
+cairn_status cairn__ataf_build(cairn__ataf *a, const cairn__ataf_spec *spec, cairn_error *err) {
   if (spec == NULL || (spec->kappa == NULL && spec->nkappa > 0))
-    return cairn_error_set(err, CAIRN_EINVAL, "ATAF spec: missing group-size list");
-  cairn_ataf b;
+    return cairn__error_set(err, CAIRN_EINVAL, "ATAF spec: missing group-size list");
+  cairn__ataf b;
   memset(&b, 0, sizeof b);
   uint64_t first = 1;
   for (unsigned g = 0; g < CAIRN_ATAF_MAX_GROUPS; g++) {
@@ -252,7 +252,7 @@ cairn_status cairn_ataf_build(cairn_ataf *a, const cairn_ataf_spec *spec, cairn_
 }
 
 /* Where row x >= 1 sits; -1 when it lies beyond group 62. */
-static int table_locate(const cairn_ataf *a, uint64_t x, cairn_ataf_row *row) {
+static int table_locate(const cairn__ataf *a, uint64_t x, cairn__ataf_row *row) {
   assert(a->ngroups >= 1 && a->ngroups <= CAIRN_ATAF_MAX_GROUPS && a->first_row[0] == 1);
   /* largest g with first_row[g] <= x: branch-free binary search */
   unsigned lo = 0, n = a->ngroups;
@@ -270,42 +270,42 @@ static int table_locate(const cairn_ataf *a, uint64_t x, cairn_ataf_row *row) {
   return 0;
 }
 
-cairn_status cairn_ataf_locate(const cairn_ataf *a, uint64_t x, cairn_ataf_row *row,
+cairn_status cairn__ataf_locate(const cairn__ataf *a, uint64_t x, cairn__ataf_row *row,
                                cairn_error *err) {
   cairn_status st = check_args("ATAF", x, 1, err);
   if (st == CAIRN_OK && table_locate(a, x, row) != 0)
-    st = cairn_error_set(err, CAIRN_EOVERFLOW,
+    st = cairn__error_set(err, CAIRN_EOVERFLOW,
                          "ATAF: row %llu lies beyond group 62; its indices exceed the 63-bit "
                          "index range (2^63-1)",
                          (unsigned long long)x);
   return st;
 }
 
-static cairn_status table_eval(const cairn_ataf *a, uint64_t x, uint64_t t, want w,
+static cairn_status table_eval(const cairn__ataf *a, uint64_t x, uint64_t t, want w,
                                uint64_t *out, cairn_error *err) {
   cairn_status st = check_args("ATAF", x, t, err);
   if (st != CAIRN_OK)
     return st;
-  cairn_ataf_row r;
+  cairn__ataf_row r;
   int located = table_locate(a, x, &r);
   return evaluate("ATAF", located, &r, x, t, w, out, err);
 }
 
-cairn_status cairn_ataf_base(const cairn_ataf *a, uint64_t x, uint64_t *base, cairn_error *err) {
+cairn_status cairn__ataf_base(const cairn__ataf *a, uint64_t x, uint64_t *base, cairn_error *err) {
   return table_eval(a, x, 1, WANT_BASE, base, err);
 }
 
-cairn_status cairn_ataf_stride(const cairn_ataf *a, uint64_t x, uint64_t *stride,
+cairn_status cairn__ataf_stride(const cairn__ataf *a, uint64_t x, uint64_t *stride,
                                cairn_error *err) {
   return table_eval(a, x, 1, WANT_STRIDE, stride, err);
 }
 
-cairn_status cairn_ataf_phi(const cairn_ataf *a, uint64_t x, uint64_t t, uint64_t *out,
+cairn_status cairn__ataf_phi(const cairn__ataf *a, uint64_t x, uint64_t t, uint64_t *out,
                             cairn_error *err) {
   return table_eval(a, x, t, WANT_PHI, out, err);
 }
 
-cairn_status cairn_ataf_phi_inverse(const cairn_ataf *a, uint64_t n, uint64_t *x, uint64_t *t,
+cairn_status cairn__ataf_phi_inverse(const cairn__ataf *a, uint64_t n, uint64_t *x, uint64_t *t,
                                     cairn_error *err) {
   cairn_status st = check_index("ATAF", n, err);
   if (st != CAIRN_OK)
@@ -313,7 +313,7 @@ cairn_status cairn_ataf_phi_inverse(const cairn_ataf *a, uint64_t n, uint64_t *x
   unsigned g = (unsigned)__builtin_ctzll(n);
   uint64_t i = 0, tt = 0, row = 0;
   if (g >= a->ngroups)
-    return cairn_error_set(err, CAIRN_EOVERFLOW,
+    return cairn__error_set(err, CAIRN_EOVERFLOW,
                            "ATAF: index %llu belongs to group %u, whose rows lie beyond 2^64-1",
                            (unsigned long long)n, g);
   split_odd(n >> g, a->kappa[g], &i, &tt);

@@ -55,11 +55,11 @@
 
 #include "common/error.h"
 
-typedef enum cairn_ataf_family {
+typedef enum cairn__ataf_family {
   CAIRN_ATAF_PHISHARP = 0, /* phi#: group g = floor(log2 x) on odd multiples of 2^g */
   CAIRN_ATAF_PHI1 = 1,     /* phi<1>: one row per group, row x on signature 2^(x-1) */
   CAIRN_ATAF_PHI3 = 2,     /* phi<3>: four rows per group, rows 4g+1..4g+4 on 2^g */
-} cairn_ataf_family;
+} cairn__ataf_family;
 
 #define CAIRN_ATAF_NFAMILIES 3
 
@@ -70,29 +70,29 @@ typedef enum cairn_ataf_family {
 
 /* Parses "phi1", "phi3" or "phisharp"; returns -1 (and leaves *out alone)
  * for an unknown name. */
-int cairn_ataf_parse_family(const char *name, cairn_ataf_family *out);
+int cairn__ataf_parse_family(const char *name, cairn__ataf_family *out);
 /* "phi1", "phi3", "phisharp", or "unknown". Static storage. */
-const char *cairn_ataf_family_name(cairn_ataf_family f);
+const char *cairn__ataf_family_name(cairn__ataf_family f);
 
 /* *out = phi(x, t) for a named family. CAIRN_EINVAL for x == 0, t == 0 or an
  * unknown family; CAIRN_EOVERFLOW when the index exceeds CAIRN_ATAF_MAX_INDEX.
  * *out is written only on success. O(1). */
-cairn_status cairn_ataf_index(cairn_ataf_family f, uint64_t x, uint64_t t, uint64_t *out,
+cairn_status cairn__ataf_index(cairn__ataf_family f, uint64_t x, uint64_t t, uint64_t *out,
                               cairn_error *err);
 
 /* (x, t) = phi^-1(n) for a named family. CAIRN_EINVAL for n == 0,
  * n > CAIRN_ATAF_MAX_INDEX or an unknown family. Every n in range has a
  * preimage under the named families. *x, *t are written only on success. O(1). */
-cairn_status cairn_ataf_invert(cairn_ataf_family f, uint64_t n, uint64_t *x, uint64_t *t,
+cairn_status cairn__ataf_invert(cairn__ataf_family f, uint64_t n, uint64_t *x, uint64_t *t,
                                cairn_error *err);
 
 /* Base B_x = phi(x, 1) and stride S_x = phi(x, t+1) - phi(x, t) of row x of a
  * named family. CAIRN_EINVAL for x == 0; CAIRN_EOVERFLOW when the value
  * exceeds CAIRN_ATAF_MAX_INDEX (a stride that does not fit means the row has
  * no second allocation in range). O(1). */
-cairn_status cairn_ataf_family_base(cairn_ataf_family f, uint64_t x, uint64_t *base,
+cairn_status cairn__ataf_family_base(cairn__ataf_family f, uint64_t x, uint64_t *base,
                                     cairn_error *err);
-cairn_status cairn_ataf_family_stride(cairn_ataf_family f, uint64_t x, uint64_t *stride,
+cairn_status cairn__ataf_family_stride(cairn__ataf_family f, uint64_t x, uint64_t *stride,
                                       cairn_error *err);
 
 /* ---- Procedure ATAF-Constructor ---------------------------------------- */
@@ -102,59 +102,59 @@ cairn_status cairn_ataf_family_stride(cairn_ataf_family f, uint64_t x, uint64_t 
  * kappa(g) = slope * g + offset after it (the rule). A rule alone has
  * nkappa == 0; a list followed by equal groups of 2^c rows has slope 0,
  * offset c. The caller keeps ownership of kappa; it is read only by
- * cairn_ataf_build. */
-typedef struct cairn_ataf_spec {
+ * cairn__ataf_build. */
+typedef struct cairn__ataf_spec {
   const unsigned *kappa;
   size_t nkappa;
   unsigned slope;
   unsigned offset;
-} cairn_ataf_spec;
+} cairn__ataf_spec;
 
-/* A constructed family, filled by cairn_ataf_build; plain data, no
+/* A constructed family, filled by cairn__ataf_build; plain data, no
  * destructor. Groups are listed while their first row is a uint64 (at most
  * CAIRN_ATAF_MAX_GROUPS); kappa values of 64 and more are stored as 64 (such
  * a group holds every remaining uint64 row). */
-typedef struct cairn_ataf {
+typedef struct cairn__ataf {
   unsigned ngroups;
   uint8_t kappa[CAIRN_ATAF_MAX_GROUPS];
   uint64_t first_row[CAIRN_ATAF_MAX_GROUPS]; /* first_row[0] = 1, strictly increasing */
-} cairn_ataf;
+} cairn__ataf;
 
 /* Where a row sits: its indices are 2^group * (odd numbers = 2*position-1
  * modulo 2^(kappa+1)). */
-typedef struct cairn_ataf_row {
+typedef struct cairn__ataf_row {
   unsigned group;    /* g: the row's indices have exactly g trailing zero bits */
   unsigned kappa;    /* the group has 2^kappa rows (64: runs past UINT64_MAX) */
   uint64_t position; /* i, 1 <= i <= 2^kappa */
-} cairn_ataf_row;
+} cairn__ataf_row;
 
 /* Builds *a from spec. CAIRN_EINVAL when spec is NULL or the list is NULL
  * with nkappa > 0; *a is untouched on failure. O(CAIRN_ATAF_MAX_GROUPS). */
-cairn_status cairn_ataf_build(cairn_ataf *a, const cairn_ataf_spec *spec, cairn_error *err);
+cairn_status cairn__ataf_build(cairn__ataf *a, const cairn__ataf_spec *spec, cairn_error *err);
 
 /* The constructor spec of a named family (phi1: offset 0; phi3: offset 2;
  * phisharp: slope 1). CAIRN_EINVAL for an unknown family. */
-cairn_status cairn_ataf_family_spec(cairn_ataf_family f, cairn_ataf_spec *out,
+cairn_status cairn__ataf_family_spec(cairn__ataf_family f, cairn__ataf_spec *out,
                                     cairn_error *err);
 
 /* Locates row x. CAIRN_EINVAL for x == 0; CAIRN_EOVERFLOW when x lies beyond
  * group 62 (every index of such a row exceeds CAIRN_ATAF_MAX_INDEX). */
-cairn_status cairn_ataf_locate(const cairn_ataf *a, uint64_t x, cairn_ataf_row *row,
+cairn_status cairn__ataf_locate(const cairn__ataf *a, uint64_t x, cairn__ataf_row *row,
                                cairn_error *err);
 
 /* B_x, S_x and phi(x, t) of a constructed family; errors as for the named
  * families. Outputs are written only on success. O(log ngroups). */
-cairn_status cairn_ataf_base(const cairn_ataf *a, uint64_t x, uint64_t *base, cairn_error *err);
-cairn_status cairn_ataf_stride(const cairn_ataf *a, uint64_t x, uint64_t *stride,
+cairn_status cairn__ataf_base(const cairn__ataf *a, uint64_t x, uint64_t *base, cairn_error *err);
+cairn_status cairn__ataf_stride(const cairn__ataf *a, uint64_t x, uint64_t *stride,
                                cairn_error *err);
-cairn_status cairn_ataf_phi(const cairn_ataf *a, uint64_t x, uint64_t t, uint64_t *out,
+cairn_status cairn__ataf_phi(const cairn__ataf *a, uint64_t x, uint64_t t, uint64_t *out,
                             cairn_error *err);
 
 /* (x, t) = phi^-1(n) of a constructed family. CAIRN_EINVAL for n == 0 or
  * n > CAIRN_ATAF_MAX_INDEX; CAIRN_EOVERFLOW when n has g trailing zero bits
  * and group g starts beyond UINT64_MAX (g >= ngroups: only for families whose
  * groups run past the uint64 rows). O(1). */
-cairn_status cairn_ataf_phi_inverse(const cairn_ataf *a, uint64_t n, uint64_t *x, uint64_t *t,
+cairn_status cairn__ataf_phi_inverse(const cairn__ataf *a, uint64_t n, uint64_t *x, uint64_t *t,
                                     cairn_error *err);
 
 #endif

@@ -6,14 +6,14 @@
 static const char alphabet[] =
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-size_t cairn_base64_encoded_len(size_t n) {
+size_t cairn__base64_encoded_len(size_t n) {
   size_t groups = n / 3 + (n % 3 != 0);
   if (groups > SIZE_MAX / 4)
     return SIZE_MAX;
   return groups * 4;
 }
 
-size_t cairn_base64_encode(const void *src, size_t n, char *dst) {
+size_t cairn__base64_encode(const void *src, size_t n, char *dst) {
   const unsigned char *s = src;
   size_t o = 0, i = 0;
   for (; i + 3 <= n; i += 3) {
@@ -40,7 +40,7 @@ size_t cairn_base64_encode(const void *src, size_t n, char *dst) {
   return o;
 }
 
-size_t cairn_base64_decoded_max(size_t n) { return n / 4 * 3; }
+size_t cairn__base64_decoded_max(size_t n) { return n / 4 * 3; }
 
 /* Value of one alphabet character, or -1. */
 static int value(unsigned char c) {
@@ -57,7 +57,7 @@ static int value(unsigned char c) {
   return -1;
 }
 
-int cairn_base64_decode(const char *src, size_t n, void *dst, size_t dstcap, size_t *outlen) {
+int cairn__base64_decode(const char *src, size_t n, void *dst, size_t dstcap, size_t *outlen) {
   unsigned char *d = dst;
   size_t o = 0;
   if (n % 4 != 0)

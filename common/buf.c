@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cairn_buf_init(cairn_buf *b, size_t max) {
+void cairn__buf_init(cairn__buf *b, size_t max) {
   b->data = NULL;
   b->len = 0;
   b->cap = 0;
   b->max = max;
 }
 
-int cairn_buf_append(cairn_buf *b, const void *p, size_t n) {
+int cairn__buf_append(cairn__buf *b, const void *p, size_t n) {
   if (n > b->max - b->len)
     return -1;
   if (b->len + n + 1 > b->cap) {
@@ -32,19 +32,19 @@ int cairn_buf_append(cairn_buf *b, const void *p, size_t n) {
   return 0;
 }
 
-int cairn_buf_vprintf(cairn_buf *b, const char *fmt, va_list ap) {
+int cairn__buf_vprintf(cairn__buf *b, const char *fmt, va_list ap) {
   char small[256];
   va_list again;
   va_copy(again, ap);
   int n = vsnprintf(small, sizeof small, fmt, ap);
   int rc = -1;
   if (n >= 0 && (size_t)n < sizeof small)
-    rc = cairn_buf_append(b, small, (size_t)n);
+    rc = cairn__buf_append(b, small, (size_t)n);
   else if (n >= 0) {
     char *big = malloc((size_t)n + 1);
     if (big) {
       vsnprintf(big, (size_t)n + 1, fmt, again);
-      rc = cairn_buf_append(b, big, (size_t)n);
+      rc = cairn__buf_append(b, big, (size_t)n);
       free(big);
     }
   }
@@ -52,21 +52,21 @@ int cairn_buf_vprintf(cairn_buf *b, const char *fmt, va_list ap) {
   return rc;
 }
 
-int cairn_buf_printf(cairn_buf *b, const char *fmt, ...) {
+int cairn__buf_printf(cairn__buf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int rc = cairn_buf_vprintf(b, fmt, ap);
+  int rc = cairn__buf_vprintf(b, fmt, ap);
   va_end(ap);
   return rc;
 }
 
-void cairn_buf_free(cairn_buf *b) {
+void cairn__buf_free(cairn__buf *b) {
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
 }
 
-char *cairn_buf_take(cairn_buf *b, size_t *len) {
+char *cairn__buf_take(cairn__buf *b, size_t *len) {
   char *d = b->data;
   if (len)
     *len = b->len;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cairn_dag_free(cairn_dag *d) {
+void cairn__dag_free(cairn__dag *d) {
   if (!d)
     return;
   free(d->par_off);
@@ -19,8 +19,8 @@ static int cmp_u32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-cairn_dag *cairn_dag_build(uint32_t n, const cairn_edge *edges, uint64_t m, cairn_error *err) {
-  cairn_dag *d = calloc(1, sizeof *d);
+cairn__dag *cairn__dag_build(uint32_t n, const cairn__edge *edges, uint64_t m, cairn_error *err) {
+  cairn__dag *d = calloc(1, sizeof *d);
   if (!d)
     goto nomem;
   d->n = n;
@@ -32,12 +32,12 @@ cairn_dag *cairn_dag_build(uint32_t n, const cairn_edge *edges, uint64_t m, cair
   if (!d->par_off || !d->ch_off || !d->par || !d->ch)
     goto nomem;
   if (m > UINT32_MAX) {
-    cairn_error_set(err, CAIRN_EINVAL, "too many edges (%llu)", (unsigned long long)m);
+    cairn__error_set(err, CAIRN_EINVAL, "too many edges (%llu)", (unsigned long long)m);
     goto fail;
   }
   for (uint64_t i = 0; i < m; i++) {
     if (edges[i].parent >= n || edges[i].child >= n) {
-      cairn_error_set(err, CAIRN_EINVAL, "edge %llu names node outside 0..%u",
+      cairn__error_set(err, CAIRN_EINVAL, "edge %llu names node outside 0..%u",
                       (unsigned long long)i, n ? n - 1 : 0);
       goto fail;
     }
@@ -67,30 +67,30 @@ cairn_dag *cairn_dag_build(uint32_t n, const cairn_edge *edges, uint64_t m, cair
   }
   for (uint32_t v = 0; v < n; v++) {
     uint32_t *p = d->par + d->par_off[v];
-    uint32_t k = cairn_dag_nparents(d, v);
+    uint32_t k = cairn__dag_nparents(d, v);
     qsort(p, k, sizeof *p, cmp_u32);
     for (uint32_t i = 1; i < k; i++)
       if (p[i] == p[i - 1]) {
-        cairn_error_set(err, CAIRN_EINVAL, "duplicate edge %u -> %u", p[i], v);
+        cairn__error_set(err, CAIRN_EINVAL, "duplicate edge %u -> %u", p[i], v);
         goto fail;
       }
-    qsort(d->ch + d->ch_off[v], cairn_dag_nchildren(d, v), sizeof(uint32_t), cmp_u32);
+    qsort(d->ch + d->ch_off[v], cairn__dag_nchildren(d, v), sizeof(uint32_t), cmp_u32);
   }
   return d;
 nomem:
-  cairn_error_set(err, CAIRN_ENOMEM, "out of memory building a dag of %u nodes", n);
+  cairn__error_set(err, CAIRN_ENOMEM, "out of memory building a dag of %u nodes", n);
 fail:
-  cairn_dag_free(d);
+  cairn__dag_free(d);
   return NULL;
 }
 
-int cairn_dag_topo_order(const cairn_dag *d, uint32_t *order, uint32_t *on_cycle) {
+int cairn__dag_topo_order(const cairn__dag *d, uint32_t *order, uint32_t *on_cycle) {
   uint32_t n = d->n, head = 0, tail = 0;
   uint32_t *indeg = malloc(((size_t)n + 1) * sizeof(uint32_t));
   if (!indeg)
     return -2;
   for (uint32_t v = 0; v < n; v++) {
-    indeg[v] = cairn_dag_nparents(d, v);
+    indeg[v] = cairn__dag_nparents(d, v);
     if (indeg[v] == 0)
       order[tail++] = v;
   }
@@ -122,12 +122,12 @@ int cairn_dag_topo_order(const cairn_dag *d, uint32_t *order, uint32_t *on_cycle
   return -1;
 }
 
-int cairn_dag_levels(const cairn_dag *d, uint32_t *depth, uint32_t *height) {
+int cairn__dag_levels(const cairn__dag *d, uint32_t *depth, uint32_t *height) {
   uint32_t n = d->n;
   uint32_t *order = malloc(((size_t)n + 1) * sizeof(uint32_t));
   if (!order)
     return -2;
-  int rc = cairn_dag_topo_order(d, order, NULL);
+  int rc = cairn__dag_topo_order(d, order, NULL);
   if (rc != 0) {
     free(order);
     return rc;

@@ -11,41 +11,41 @@
 
 #include "common/error.h"
 
-typedef struct cairn_dag {
+typedef struct cairn__dag {
   uint32_t n;         /* nodes */
   uint64_t m;         /* edges */
   uint32_t *par_off;  /* n+1 offsets into par */
   uint32_t *par;      /* parents of v: par[par_off[v] .. par_off[v+1]) */
   uint32_t *ch_off;   /* n+1 offsets into ch */
   uint32_t *ch;       /* children of v: ch[ch_off[v] .. ch_off[v+1]) */
-} cairn_dag;
+} cairn__dag;
 
-typedef struct cairn_edge {
+typedef struct cairn__edge {
   uint32_t parent, child;
-} cairn_edge;
+} cairn__edge;
 
 /* Builds a dag of n nodes from m edges (parent -> child). Rejects (NULL, err
  * set to CAIRN_EINVAL) out-of-range nodes and duplicate edges; does not check
- * for cycles (see cairn_dag_find_cycle). The caller frees with cairn_dag_free. */
-cairn_dag *cairn_dag_build(uint32_t n, const cairn_edge *edges, uint64_t m, cairn_error *err);
-void cairn_dag_free(cairn_dag *d);
+ * for cycles (see cairn_dag_find_cycle). The caller frees with cairn__dag_free. */
+cairn__dag *cairn__dag_build(uint32_t n, const cairn__edge *edges, uint64_t m, cairn_error *err);
+void cairn__dag_free(cairn__dag *d);
 
-static inline uint32_t cairn_dag_nparents(const cairn_dag *d, uint32_t v) {
+static inline uint32_t cairn__dag_nparents(const cairn__dag *d, uint32_t v) {
   return d->par_off[v + 1] - d->par_off[v];
 }
-static inline uint32_t cairn_dag_nchildren(const cairn_dag *d, uint32_t v) {
+static inline uint32_t cairn__dag_nchildren(const cairn__dag *d, uint32_t v) {
   return d->ch_off[v + 1] - d->ch_off[v];
 }
 
 /* Writes a topological order into order[n] (Kahn, smallest index first among
  * ready nodes is NOT promised) and returns 0; returns -1 if the dag has a
  * cycle, and then sets *on_cycle (if not NULL) to a node that lies on one. */
-int cairn_dag_topo_order(const cairn_dag *d, uint32_t *order, uint32_t *on_cycle);
+int cairn__dag_topo_order(const cairn__dag *d, uint32_t *order, uint32_t *on_cycle);
 
 /* Static levels used by schedulers: depth[v] = edges on the longest path from
  * a source to v, height[v] = edges on the longest path from v to a sink
  * (either array may be NULL). Returns 0; -1 on a cycle; -2 out of memory.
  * O(n + m) time, 4n bytes of scratch. */
-int cairn_dag_levels(const cairn_dag *d, uint32_t *depth, uint32_t *height);
+int cairn__dag_levels(const cairn__dag *d, uint32_t *depth, uint32_t *height);
 
 #endif

@@ -24,44 +24,44 @@
 #include "common/dag.h"
 #include "common/error.h"
 
-typedef enum cairn_gen_family {
+typedef enum cairn__gen_family {
   CAIRN_GEN_MESH,
   CAIRN_GEN_RMESH,
   CAIRN_GEN_TREE,
   CAIRN_GEN_FFT
-} cairn_gen_family;
+} cairn__gen_family;
 
 /* Largest node count a generator produces. */
 #define CAIRN_GEN_MAX_NODES (1u << 28)
 
 /* "mesh", "rmesh", "tree", "fft" -> family; 0 on success, -1 if unknown. */
-int cairn_gen_family_parse(const char *name, cairn_gen_family *f);
-const char *cairn_gen_family_name(cairn_gen_family f);
+int cairn__gen_family_parse(const char *name, cairn__gen_family *f);
+const char *cairn__gen_family_name(cairn__gen_family f);
 
 /* Node count of family f with parameter N into *n. CAIRN_EINVAL if N is out
  * of range (N < 1, or more than CAIRN_GEN_MAX_NODES nodes). */
-cairn_status cairn_gen_size(cairn_gen_family f, uint32_t N, uint32_t *n, cairn_error *err);
+cairn_status cairn__gen_size(cairn__gen_family f, uint32_t N, uint32_t *n, cairn_error *err);
 
 /* Builds family f with parameter N; NULL (err set) on a bad N or no memory.
- * The caller frees with cairn_dag_free. */
-cairn_dag *cairn_gen_dag(cairn_gen_family f, uint32_t N, cairn_error *err);
+ * The caller frees with cairn__dag_free. */
+cairn__dag *cairn__gen_dag(cairn__gen_family f, uint32_t N, cairn_error *err);
 
 /* Coordinates (a,b) of node v of family f with parameter N: <i,j> for the
  * meshes, (level, index) for tree and fft. O(1). */
-void cairn_gen_coords(cairn_gen_family f, uint32_t N, uint32_t v, uint32_t *a, uint32_t *b);
+void cairn__gen_coords(cairn__gen_family f, uint32_t N, uint32_t v, uint32_t *a, uint32_t *b);
 
 /* A random dag on n nodes, numbered in a topological order: node v draws a
  * number of parents uniformly in 0..max_parents and takes them uniformly among
  * the nodes v-window .. v-1 (fewer if that range is smaller; no repeats).
  * Deterministic in seed. O(n * max_parents^2). */
-cairn_dag *cairn_gen_random(uint32_t n, uint32_t max_parents, uint32_t window, uint64_t seed,
+cairn__dag *cairn__gen_random(uint32_t n, uint32_t max_parents, uint32_t window, uint64_t seed,
                             cairn_error *err);
 
 /* The dag d with node v renamed perm[v] (perm a permutation of 0..n-1); the
  * caller frees it. NULL on no memory or if perm is not a permutation. O(n+m). */
-cairn_dag *cairn_dag_relabel(const cairn_dag *d, const uint32_t *perm, cairn_error *err);
+cairn__dag *cairn__dag_relabel(const cairn__dag *d, const uint32_t *perm, cairn_error *err);
 
 /* splitmix64 step: advances *state and returns 64 random bits. */
-uint64_t cairn_rand64(uint64_t *state);
+uint64_t cairn__rand64(uint64_t *state);
 
 #endif

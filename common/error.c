@@ -26,7 +26,7 @@ const char *cairn_strerror(cairn_status s) {
   return "unknown error";
 }
 
-cairn_status cairn_error_set(cairn_error *err, cairn_status s, const char *fmt, ...) {
+cairn_status cairn__error_set(cairn_error *err, cairn_status s, const char *fmt, ...) {
   if (err) {
     va_list ap;
     va_start(ap, fmt);
@@ -37,7 +37,7 @@ cairn_status cairn_error_set(cairn_error *err, cairn_status s, const char *fmt, 
   return s;
 }
 
-int cairn_status_http(cairn_status s) {
+int cairn__status_http(cairn_status s) {
   switch (s) {
   case CAIRN_OK: return 200;
   case CAIRN_EINVAL: return 400;
@@ -57,7 +57,7 @@ int cairn_status_http(cairn_status s) {
   return 500;
 }
 
-const char *cairn_status_code(cairn_status s) {
+const char *cairn__status_code(cairn_status s) {
   switch (s) {
   case CAIRN_OK: return "ok";
   case CAIRN_EINVAL: return "bad_request";

@@ -8,12 +8,12 @@
 #include "cairn/cairn.h" /* cairn_status, cairn_error, cairn_strerror */
 
 /* Sets err (if not NULL) and returns s. printf-style message. */
-cairn_status cairn_error_set(cairn_error *err, cairn_status s, const char *fmt, ...)
+cairn_status cairn__error_set(cairn_error *err, cairn_status s, const char *fmt, ...)
   __attribute__((format(printf, 3, 4)));
 
 /* HTTP status code that fits s. */
-int cairn_status_http(cairn_status s);
+int cairn__status_http(cairn_status s);
 /* Short machine-readable code for s ("bad_request", "conflict", ...). */
-const char *cairn_status_code(cairn_status s);
+const char *cairn__status_code(cairn_status s);
 
 #endif

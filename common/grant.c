@@ -18,16 +18,16 @@ static void hex32(const uint8_t raw[32], char hex[65]) {
 
 static void hmac_hex(const char *key, size_t klen, const char *msg, size_t mlen, char hex[65]) {
   uint8_t raw[32];
-  cairn_hmac_sha256(key, klen, msg, mlen, raw);
+  cairn__hmac_sha256(key, klen, msg, mlen, raw);
   hex32(raw, hex);
 }
 
-void cairn_grant_secret(const char *seed, char secret[65]) {
+void cairn__grant_secret(const char *seed, char secret[65]) {
   static const char label[] = "cairn-peer-secret";
   hmac_hex(seed, strlen(seed), label, sizeof label - 1, secret);
 }
 
-void cairn_grant_key(const char secret[65], int64_t holder, uint64_t gen, char key[65]) {
+void cairn__grant_key(const char secret[65], int64_t holder, uint64_t gen, char key[65]) {
   char msg[96];
   int n = snprintf(msg, sizeof msg, "cairn-peer-key.%" PRId64 ".%" PRIu64, holder, gen);
   hmac_hex(secret, 64, msg, (size_t)n, key);
@@ -41,10 +41,10 @@ static void grant_mac(const char key[65], const char *sha256, int64_t downloader
   hmac_hex(key, 64, msg, (size_t)n, mac);
 }
 
-int cairn_grant_make(const char key[65], const char *sha256, int64_t downloader, int64_t expires,
+int cairn__grant_make(const char key[65], const char *sha256, int64_t downloader, int64_t expires,
                      char out[CAIRN_GRANT_MAX + 1]) {
   char mac[65];
-  if (!cairn_sha256_valid_hex(sha256) || downloader < 1 || expires < 0)
+  if (!cairn__sha256_valid_hex(sha256) || downloader < 1 || expires < 0)
     return -1;
   grant_mac(key, sha256, downloader, expires, mac);
   snprintf(out, CAIRN_GRANT_MAX + 1, "%" PRId64 ".%" PRId64 ".%s", downloader, expires, mac);
@@ -67,12 +67,12 @@ static const char *decimal(const char *s, char stop, int64_t *v) {
   return p + 1;
 }
 
-cairn_grant_verdict cairn_grant_check(const char key[65], const char *sha256, const char *grant,
+cairn__grant_verdict cairn__grant_check(const char key[65], const char *sha256, const char *grant,
                                       int64_t now, int64_t *downloader) {
   int64_t d = 0, e = 0;
   const char *p;
-  if (!grant || !cairn_sha256_valid_hex(sha256) || !(p = decimal(grant, '.', &d)) || d < 1 ||
-      !(p = decimal(p, '.', &e)) || !cairn_sha256_valid_hex(p))
+  if (!grant || !cairn__sha256_valid_hex(sha256) || !(p = decimal(grant, '.', &d)) || d < 1 ||
+      !(p = decimal(p, '.', &e)) || !cairn__sha256_valid_hex(p))
     return CAIRN_GRANT_MALFORMED;
   if (now > e + CAIRN_GRANT_SKEW_SECONDS)
     return CAIRN_GRANT_EXPIRED;

@@ -37,26 +37,26 @@
 /* Longest grant text ("D.E.MAC", NUL excluded). */
 #define CAIRN_GRANT_MAX 110
 
-typedef enum cairn_grant_verdict {
+typedef enum cairn__grant_verdict {
   CAIRN_GRANT_OK,
   CAIRN_GRANT_MALFORMED, /* not "D.E.MAC" with decimal D >= 1, E >= 0 and 64 hex */
   CAIRN_GRANT_EXPIRED,   /* well formed, past E + CAIRN_GRANT_SKEW_SECONDS */
   CAIRN_GRANT_WRONG      /* the MAC is not the holder's for this file and downloader */
-} cairn_grant_verdict;
+} cairn__grant_verdict;
 
 /* The master's secret from seed (any text: the master uses its admin token,
  * so the secret survives restarts without being stored): hex
  * HMAC-SHA256(seed, "cairn-peer-secret"). */
-void cairn_grant_secret(const char *seed, char secret[65]);
+void cairn__grant_secret(const char *seed, char secret[65]);
 /* Holder's peer key for generation gen. */
-void cairn_grant_key(const char secret[65], int64_t holder, uint64_t gen, char key[65]);
+void cairn__grant_key(const char secret[65], int64_t holder, uint64_t gen, char key[65]);
 /* Writes the grant for file sha256 (64 hex), downloader and expiry into out.
  * Returns 0, or -1 when sha256 is not a digest or downloader < 1. */
-int cairn_grant_make(const char key[65], const char *sha256, int64_t downloader, int64_t expires,
+int cairn__grant_make(const char key[65], const char *sha256, int64_t downloader, int64_t expires,
                      char out[CAIRN_GRANT_MAX + 1]);
 /* Checks grant for file sha256 against the holder's key at time now; on
  * CAIRN_GRANT_OK, *downloader (may be NULL) is the volunteer it names. */
-cairn_grant_verdict cairn_grant_check(const char key[65], const char *sha256, const char *grant,
+cairn__grant_verdict cairn__grant_check(const char key[65], const char *sha256, const char *grant,
                                       int64_t now, int64_t *downloader);
 
 #endif

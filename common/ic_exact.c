@@ -8,7 +8,7 @@
 #include <string.h>
 
 typedef struct walk {
-  const cairn_dag *d;
+  const cairn__dag *d;
   const uint32_t *order;
   uint8_t *in;
   uint32_t *best;
@@ -17,7 +17,7 @@ typedef struct walk {
 } walk;
 
 static uint32_t eligible_now(const walk *w) {
-  const cairn_dag *d = w->d;
+  const cairn__dag *d = w->d;
   uint32_t e = 0;
   for (uint32_t v = 0; v < d->n; v++) {
     if (w->in[v])
@@ -32,7 +32,7 @@ static uint32_t eligible_now(const walk *w) {
 
 /* Decides order[k..n): each node in or out, "in" only if its parents are. */
 static int enumerate(walk *w, uint32_t k) {
-  const cairn_dag *d = w->d;
+  const cairn__dag *d = w->d;
   if (k == d->n) {
     if (++w->seen > w->limit)
       return -1;
@@ -55,13 +55,13 @@ static int enumerate(walk *w, uint32_t k) {
   return rc;
 }
 
-int cairn_ic_max_profile(const cairn_dag *d, uint64_t max_ideals, uint32_t *best,
+int cairn__ic_max_profile(const cairn__dag *d, uint64_t max_ideals, uint32_t *best,
                          uint64_t *ideals) {
   walk w = {d, NULL, NULL, best, 0, max_ideals, 0};
   uint32_t *order = malloc(((size_t)d->n + 1) * sizeof(uint32_t));
   w.in = calloc((size_t)d->n + 1, 1);
   int rc = -2;
-  if (!order || !w.in || cairn_dag_topo_order(d, order, NULL) != 0)
+  if (!order || !w.in || cairn__dag_topo_order(d, order, NULL) != 0)
     goto out;
   w.order = order;
   memset(best, 0, ((size_t)d->n + 1) * sizeof(uint32_t));
@@ -74,7 +74,7 @@ out:
   return rc;
 }
 
-int64_t cairn_ic_max_area(const cairn_dag *d, uint32_t *best, uint32_t *opt) {
+int64_t cairn__ic_max_area(const cairn__dag *d, uint32_t *best, uint32_t *opt) {
   uint32_t n = d->n;
   if (n > 24)
     return -1;
@@ -135,7 +135,7 @@ int64_t cairn_ic_max_area(const cairn_dag *d, uint32_t *best, uint32_t *opt) {
   return area;
 }
 
-int cairn_ic_block_priority(const uint32_t *e1, uint32_t s1, const uint32_t *e2, uint32_t s2) {
+int cairn__ic_block_priority(const uint32_t *e1, uint32_t s1, const uint32_t *e2, uint32_t s2) {
   for (uint32_t x = 0; x <= s1; x++)
     for (uint32_t y = 0; y <= s2; y++) {
       uint32_t a = x + y < s1 ? x + y : s1, b = x + y > s1 ? x + y - s1 : 0;

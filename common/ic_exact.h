@@ -19,14 +19,14 @@
  * than max_ideals ideals were seen; -2 on no memory; else 0, with the count in
  * *ideals (if not NULL). This equals the exhaustive search over all
  * topological orders, since the prefixes of those orders are the ideals. */
-int cairn_ic_max_profile(const cairn_dag *d, uint64_t max_ideals, uint32_t *best,
+int cairn__ic_max_profile(const cairn__dag *d, uint64_t max_ideals, uint32_t *best,
                          uint64_t *ideals);
 
 /* Largest AREA over all plays, by dynamic programming over the ideals seen as
  * subsets (n <= 24): O(2^n · n) time, 4·2^n bytes. Writes best[t] as above
  * and, if opt is not NULL, the profile of one AREA-optimal play to opt[n+1].
  * Returns the AREA, -1 if n > 24 or the dag has a cycle, -2 on no memory. */
-int64_t cairn_ic_max_area(const cairn_dag *d, uint32_t *best, uint32_t *opt);
+int64_t cairn__ic_max_area(const cairn__dag *d, uint32_t *best, uint32_t *opt);
 
 /* The priority relation G1 ▷ G2 of Malewicz–Rosenberg–Yurkewych for two
  * bipartite blocks with s1, s2 sources whose IC-optimal plays make e1[x]
@@ -34,6 +34,6 @@ int64_t cairn_ic_max_area(const cairn_dag *d, uint32_t *best, uint32_t *opt);
  * sources first never loses eligibility,
  *   e1[x] + e2[y] <= e1[min(s1, x+y)] + e2[max(0, x+y-s1)]
  * for all x <= s1, y <= s2; else 0. O(s1·s2). */
-int cairn_ic_block_priority(const uint32_t *e1, uint32_t s1, const uint32_t *e2, uint32_t s2);
+int cairn__ic_block_priority(const uint32_t *e1, uint32_t s1, const uint32_t *e2, uint32_t s2);
 
 #endif

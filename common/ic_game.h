@@ -17,34 +17,34 @@
 #include "common/error.h"
 #include "common/policy.h"
 
-typedef enum cairn_pebble {
+typedef enum cairn__pebble {
   CAIRN_PEBBLE_NONE,
   CAIRN_PEBBLE_EBU,
   CAIRN_PEBBLE_EAA,
   CAIRN_PEBBLE_XEQ
-} cairn_pebble;
+} cairn__pebble;
 
-typedef struct cairn_ic_game {
-  const cairn_dag *dag;  /* borrowed */
-  uint8_t *state;        /* cairn_pebble per task */
+typedef struct cairn__ic_game {
+  const cairn__dag *dag;  /* borrowed */
+  uint8_t *state;        /* cairn__pebble per task */
   uint32_t *missing;     /* parents not yet XEQ */
   uint32_t ebu, eaa, xeq;
-} cairn_ic_game;
+} cairn__ic_game;
 
 /* Puts EBU pebbles on the sources. 0, or -1 out of memory. */
-int cairn_ic_game_init(cairn_ic_game *g, const cairn_dag *d);
-void cairn_ic_game_free(cairn_ic_game *g);
+int cairn__ic_game_init(cairn__ic_game *g, const cairn__dag *d);
+void cairn__ic_game_free(cairn__ic_game *g);
 
 /* EBU -> EAA. 0, or -1 if v is not EBU. */
-int cairn_ic_game_allocate(cairn_ic_game *g, uint32_t v);
+int cairn__ic_game_allocate(cairn__ic_game *g, uint32_t v);
 /* EAA -> EBU (the lease was lost). 0, or -1 if v is not EAA. */
-int cairn_ic_game_expire(cairn_ic_game *g, uint32_t v);
+int cairn__ic_game_expire(cairn__ic_game *g, uint32_t v);
 /* EAA -> XEQ; writes the children that became EBU to out (room for
  * deg+(v) entries) and returns how many; -1 if v is not EAA. */
-int cairn_ic_game_execute(cairn_ic_game *g, uint32_t v, uint32_t *out);
+int cairn__ic_game_execute(cairn__ic_game *g, uint32_t v, uint32_t *out);
 
 /* Eligible and unexecuted tasks now: E at the current step. */
-static inline uint32_t cairn_ic_game_eligible(const cairn_ic_game *g) { return g->ebu + g->eaa; }
+static inline uint32_t cairn__ic_game_eligible(const cairn__ic_game *g) { return g->ebu + g->eaa; }
 
 /* Plays the game with policy ops on d in the game's sequential setting (each
  * allocated task is executed before the next allocation; newly eligible tasks
@@ -52,11 +52,11 @@ static inline uint32_t cairn_ic_game_eligible(const cairn_ic_game *g) { return g
  * if order is not NULL, the execution order to order[n]; returns the AREA, or
  * -1 (err set) on a cycle / no memory / a policy that breaks its contract.
  * O(n + m) plus the policy's own cost. */
-int64_t cairn_ic_play(const cairn_dag *d, const cairn_policy_ops *ops, uint64_t seed,
+int64_t cairn__ic_play(const cairn__dag *d, const cairn__policy_ops *ops, uint64_t seed,
                       uint32_t *profile, uint32_t *order, cairn_error *err);
 
 /* Profile E(0..n) of executing d in the given order (a permutation of the
  * nodes); returns the AREA, or -1 if order is not a topological order. */
-int64_t cairn_ic_profile_of_order(const cairn_dag *d, const uint32_t *order, uint32_t *profile);
+int64_t cairn__ic_profile_of_order(const cairn__dag *d, const uint32_t *order, uint32_t *profile);
 
 #endif

@@ -67,8 +67,8 @@ static event ev_pop(evheap *h) {
   return top;
 }
 
-cairn_sim_params cairn_sim_defaults(void) {
-  cairn_sim_params p = {32, 0.05, 10.0, 0.25, 1.5, 1};
+cairn__sim_params cairn__sim_defaults(void) {
+  cairn__sim_params p = {32, 0.05, 10.0, 0.25, 1.5, 1};
   return p;
 }
 
@@ -76,14 +76,14 @@ cairn_sim_params cairn_sim_defaults(void) {
 static double unit(uint64_t seed, uint32_t task, uint32_t attempt, uint32_t salt) {
   uint64_t st = seed ^ ((uint64_t)task << 32 | attempt) * 0x9E3779B97F4A7C15ull ^
                 (uint64_t)salt * 0xD1B54A32D192ED03ull;
-  cairn_rand64(&st);
-  return ((double)(cairn_rand64(&st) >> 11) + 0.5) / 9007199254740992.0;
+  cairn__rand64(&st);
+  return ((double)(cairn__rand64(&st) >> 11) + 0.5) / 9007199254740992.0;
 }
 
-cairn_status cairn_sim_run(const cairn_dag *d, const cairn_policy_ops *ops,
-                           const cairn_sim_params *p, cairn_sim_result *r, cairn_error *err) {
+cairn_status cairn__sim_run(const cairn__dag *d, const cairn__policy_ops *ops,
+                           const cairn__sim_params *p, cairn__sim_result *r, cairn_error *err) {
   cairn_status rc = CAIRN_ENOMEM;
-  cairn_ic_game g = {0};
+  cairn__ic_game g = {0};
   evheap h = {0};
   void *pol = NULL;
   uint32_t *attempt = NULL, *fresh = NULL, maxdeg = 1;
@@ -91,30 +91,30 @@ cairn_status cairn_sim_run(const cairn_dag *d, const cairn_policy_ops *ops,
   memset(r, 0, sizeof *r);
   if (p->workers < 1 || !(p->dropout >= 0 && p->dropout < 1) || !(p->lease > 0) ||
       !(p->poll > 0) || !(p->alpha > 1))
-    return cairn_error_set(err, CAIRN_EINVAL,
+    return cairn__error_set(err, CAIRN_EINVAL,
                            "simulation needs workers >= 1, 0 <= dropout < 1, lease > 0, "
                            "poll > 0, alpha > 1");
-  if (cairn_ic_game_init(&g, d) != 0)
+  if (cairn__ic_game_init(&g, d) != 0)
     goto nomem;
   attempt = calloc((size_t)d->n + 1, sizeof *attempt);
   if (!attempt)
     goto nomem;
   uint32_t on_cycle = 0;
-  if (cairn_dag_topo_order(d, attempt, &on_cycle) != 0) {
-    rc = cairn_error_set(err, CAIRN_EINVAL, "the dag has a cycle through task %u", on_cycle);
+  if (cairn__dag_topo_order(d, attempt, &on_cycle) != 0) {
+    rc = cairn__error_set(err, CAIRN_EINVAL, "the dag has a cycle through task %u", on_cycle);
     goto out;
   }
   memset(attempt, 0, ((size_t)d->n + 1) * sizeof *attempt);
   for (uint32_t v = 0; v < d->n; v++)
-    if (cairn_dag_nchildren(d, v) > maxdeg)
-      maxdeg = cairn_dag_nchildren(d, v);
+    if (cairn__dag_nchildren(d, v) > maxdeg)
+      maxdeg = cairn__dag_nchildren(d, v);
   fresh = malloc((size_t)maxdeg * sizeof *fresh);
   idle_since = malloc((size_t)p->workers * sizeof *idle_since);
   if (!fresh || !idle_since)
     goto nomem;
   pol = ops->create(d, p->seed);
   if (!pol) {
-    rc = cairn_error_set(err, CAIRN_EINVAL, "policy %s: cannot start (cycle, or no memory)",
+    rc = cairn__error_set(err, CAIRN_EINVAL, "policy %s: cannot start (cycle, or no memory)",
                          ops->name);
     goto out;
   }
@@ -129,7 +129,7 @@ cairn_status cairn_sim_run(const cairn_dag *d, const cairn_policy_ops *ops,
   const double xm = (p->alpha - 1) / p->alpha; /* Pareto scale for mean 1 */
   while (g.xeq < d->n) {
     if (h.size == 0) {
-      rc = cairn_error_set(err, CAIRN_EINVAL, "simulation stalled with %u of %u tasks executed",
+      rc = cairn__error_set(err, CAIRN_EINVAL, "simulation stalled with %u of %u tasks executed",
                            g.xeq, d->n);
       goto out;
     }
@@ -145,8 +145,8 @@ cairn_status cairn_sim_run(const cairn_dag *d, const cairn_policy_ops *ops,
           goto nomem;
         continue;
       }
-      if (cairn_ic_game_allocate(&g, v) != 0) {
-        rc = cairn_error_set(err, CAIRN_EINTERNAL, "policy %s picked task %u, not ready",
+      if (cairn__ic_game_allocate(&g, v) != 0) {
+        rc = cairn__error_set(err, CAIRN_EINTERNAL, "policy %s picked task %u, not ready",
                              ops->name, v);
         goto out;
       }
@@ -169,7 +169,7 @@ cairn_status cairn_sim_run(const cairn_dag *d, const cairn_policy_ops *ops,
       }
     } else if (e.kind == EV_DONE) {
       if (attempt[e.task] == e.attempt && g.state[e.task] == CAIRN_PEBBLE_EAA) {
-        int k = cairn_ic_game_execute(&g, e.task, fresh);
+        int k = cairn__ic_game_execute(&g, e.task, fresh);
         ops->executed(pol, e.task);
         for (int i = 0; i < k; i++)
           ops->ready(pol, fresh[i]);
@@ -179,7 +179,7 @@ cairn_status cairn_sim_run(const cairn_dag *d, const cairn_policy_ops *ops,
       if (ev_push(&h, now, EV_ASK, e.worker, 0, 0))
         goto nomem;
     } else if (attempt[e.task] == e.attempt && g.state[e.task] == CAIRN_PEBBLE_EAA) {
-      cairn_ic_game_expire(&g, e.task);
+      cairn__ic_game_expire(&g, e.task);
       r->expired++;
       ops->ready(pol, e.task);
     }
@@ -192,7 +192,7 @@ cairn_status cairn_sim_run(const cairn_dag *d, const cairn_policy_ops *ops,
   rc = CAIRN_OK;
   goto out;
 nomem:
-  rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory simulating %u tasks", d->n);
+  rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory simulating %u tasks", d->n);
 out:
   if (pol)
     ops->destroy(pol);
@@ -200,6 +200,6 @@ out:
   free(attempt);
   free(fresh);
   free(idle_since);
-  cairn_ic_game_free(&g);
+  cairn__ic_game_free(&g);
   return rc;
 }

@@ -29,19 +29,19 @@
 #include "common/error.h"
 #include "common/policy.h"
 
-typedef struct cairn_sim_params {
+typedef struct cairn__sim_params {
   uint32_t workers;   /* W >= 1 */
   double dropout;     /* 0 <= rate < 1: share of allocations never returned */
   double lease;       /* > 0 */
   double poll;        /* > 0: delay before asking again after "no work" */
   double alpha;       /* Pareto shape > 1 (1.5: infinite variance) */
   uint64_t seed;
-} cairn_sim_params;
+} cairn__sim_params;
 
 /* W = 32, dropout 0.05, lease 10, poll 0.25, alpha 1.5, seed 1. */
-cairn_sim_params cairn_sim_defaults(void);
+cairn__sim_params cairn__sim_defaults(void);
 
-typedef struct cairn_sim_result {
+typedef struct cairn__sim_result {
   double makespan;        /* time the last task was executed */
   double idle_fraction;   /* idle worker time / (W · makespan) */
   uint64_t no_work;       /* "no work" answers before the job finished */
@@ -49,11 +49,11 @@ typedef struct cairn_sim_result {
   uint64_t expired;       /* leases that expired (task reissued) */
   uint64_t dropped;       /* volunteers that vanished with a task */
   uint64_t refused;       /* late results refused */
-} cairn_sim_result;
+} cairn__sim_result;
 
 /* Runs the job d (acyclic) under ops. CAIRN_OK, or CAIRN_EINVAL for bad
  * parameters / a cycle, CAIRN_ENOMEM. */
-cairn_status cairn_sim_run(const cairn_dag *d, const cairn_policy_ops *ops,
-                           const cairn_sim_params *p, cairn_sim_result *r, cairn_error *err);
+cairn_status cairn__sim_run(const cairn__dag *d, const cairn__policy_ops *ops,
+                           const cairn__sim_params *p, cairn__sim_result *r, cairn_error *err);
 
 #endif

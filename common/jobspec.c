@@ -17,13 +17,13 @@ static char *dupstr(const char *s) {
   return d;
 }
 
-void cairn_jobspec_free(cairn_jobspec *j) {
+void cairn__jobspec_free(cairn__jobspec *j) {
   if (!j)
     return;
   free(j->name);
   free(j->app);
   free(j->policy);
-  cairn_validator_free(&j->validator);
+  cairn__validator_free(&j->validator);
   for (uint32_t i = 0; i < j->nfiles; i++) {
     free(j->files[i].name);
     free(j->files[i].path);
@@ -36,19 +36,19 @@ void cairn_jobspec_free(cairn_jobspec *j) {
       free(j->tasks[i].args[k]);
     free(j->tasks[i].args);
     free(j->tasks[i].inputs);
-    cairn_task_run_free(&j->tasks[i].run);
+    cairn__task_run_free(&j->tasks[i].run);
     for (uint32_t k = 0; k < j->tasks[i].npins; k++)
       free(j->tasks[i].pins[k].file);
     free(j->tasks[i].pins);
-    cairn_outputs_free(&j->tasks[i].outputs);
+    cairn__output_specs_free(&j->tasks[i].outputs);
   }
-  cairn_task_run_free(&j->defaults);
+  cairn__task_run_free(&j->defaults);
   free(j->tasks);
-  cairn_dag_free(j->dag);
+  cairn__dag_free(j->dag);
   free(j);
 }
 
-int cairn_jobspec_file_index(const cairn_jobspec *j, const char *name) {
+int cairn__jobspec_file_index(const cairn__jobspec *j, const char *name) {
   for (uint32_t i = 0; i < j->nfiles; i++)
     if (strcmp(j->files[i].name, name) == 0)
       return (int)i;
@@ -65,7 +65,7 @@ static int only_keys(json_t *obj, const char *const *allowed, const char *where,
       if (strcmp(*a, key) == 0)
         ok = 1;
     if (!ok) {
-      cairn_error_set(err, CAIRN_EINVAL, "%s: unknown field \"%s\"", where, key);
+      cairn__error_set(err, CAIRN_EINVAL, "%s: unknown field \"%s\"", where, key);
       return -1;
     }
   }
@@ -96,7 +96,7 @@ static int get_int(json_t *root, const char *key, int def, int lo, int hi, int *
     return 0;
   }
   if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: \"%s\" must be an integer from %d to %d", key, lo, hi);
+    cairn__error_set(err, CAIRN_EINVAL, "job: \"%s\" must be an integer from %d to %d", key, lo, hi);
     return -1;
   }
   *out = (int)json_integer_value(v);
@@ -108,36 +108,36 @@ static int get_str(json_t *obj, const char *key, int required, char **out, const
   json_t *v = json_object_get(obj, key);
   if (!v) {
     if (required) {
-      cairn_error_set(err, CAIRN_EINVAL, "%s: missing \"%s\"", where, key);
+      cairn__error_set(err, CAIRN_EINVAL, "%s: missing \"%s\"", where, key);
       return -1;
     }
     return 0;
   }
   if (!json_is_string(v) || !valid_name(json_string_value(v))) {
-    cairn_error_set(err, CAIRN_EINVAL, "%s: \"%s\" must be a non-empty string of at most %u bytes",
+    cairn__error_set(err, CAIRN_EINVAL, "%s: \"%s\" must be a non-empty string of at most %u bytes",
                     where, key, CAIRN_MAX_NAME);
     return -1;
   }
   *out = dupstr(json_string_value(v));
   if (!*out) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return -1;
   }
   return 0;
 }
 
-static int parse_files(cairn_jobspec *j, json_t *files, cairn_jobspec_mode mode, cairn_error *err) {
+static int parse_files(cairn__jobspec *j, json_t *files, cairn__jobspec_mode mode, cairn_error *err) {
   static const char *const keys[] = {"name", "path", "sha256", "size", "broadcast", NULL};
   if (!files)
     return 0;
   if (!json_is_array(files)) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: \"files\" must be an array");
+    cairn__error_set(err, CAIRN_EINVAL, "job: \"files\" must be an array");
     return -1;
   }
   size_t n = json_array_size(files);
   j->files = calloc(n ? n : 1, sizeof *j->files);
   if (!j->files) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return -1;
   }
   for (size_t i = 0; i < n; i++) {
@@ -145,38 +145,38 @@ static int parse_files(cairn_jobspec *j, json_t *files, cairn_jobspec_mode mode,
     char where[64];
     snprintf(where, sizeof where, "files[%zu]", i);
     if (!json_is_object(f)) {
-      cairn_error_set(err, CAIRN_EINVAL, "%s: must be an object", where);
+      cairn__error_set(err, CAIRN_EINVAL, "%s: must be an object", where);
       return -1;
     }
-    cairn_jobspec_file *jf = &j->files[j->nfiles++];
+    cairn__jobspec_file *jf = &j->files[j->nfiles++];
     jf->size = -1;
     if (only_keys(f, keys, where, err) || get_str(f, "name", 1, &jf->name, where, err) ||
         get_str(f, "path", mode == CAIRN_JOBSPEC_CLIENT && !json_object_get(f, "sha256"),
                 &jf->path, where, err))
       return -1;
     if (!safe_file_name(jf->name)) {
-      cairn_error_set(err, CAIRN_EINVAL,
+      cairn__error_set(err, CAIRN_EINVAL,
                       "file \"%s\": the name must not contain '/' or be \".\" or \"..\" "
                       "(it names inputs/NAME in the worker's task directory)", jf->name);
       return -1;
     }
     json_t *sha = json_object_get(f, "sha256");
     if (sha) {
-      if (!json_is_string(sha) || !cairn_sha256_valid_hex(json_string_value(sha))) {
-        cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": \"sha256\" must be 64 lowercase hex digits",
+      if (!json_is_string(sha) || !cairn__sha256_valid_hex(json_string_value(sha))) {
+        cairn__error_set(err, CAIRN_EINVAL, "file \"%s\": \"sha256\" must be 64 lowercase hex digits",
                         jf->name);
         return -1;
       }
       jf->sha256 = dupstr(json_string_value(sha));
     } else if (mode == CAIRN_JOBSPEC_SERVER) {
-      cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": missing \"sha256\" (upload it first)",
+      cairn__error_set(err, CAIRN_EINVAL, "file \"%s\": missing \"sha256\" (upload it first)",
                       jf->name);
       return -1;
     }
     json_t *size = json_object_get(f, "size");
     if (size) {
       if (!json_is_integer(size) || json_integer_value(size) < 0) {
-        cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": \"size\" must be a non-negative integer",
+        cairn__error_set(err, CAIRN_EINVAL, "file \"%s\": \"size\" must be a non-negative integer",
                         jf->name);
         return -1;
       }
@@ -184,14 +184,14 @@ static int parse_files(cairn_jobspec *j, json_t *files, cairn_jobspec_mode mode,
     }
     json_t *b = json_object_get(f, "broadcast");
     if (b && !json_is_boolean(b)) {
-      cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": \"broadcast\" must be true or false",
+      cairn__error_set(err, CAIRN_EINVAL, "file \"%s\": \"broadcast\" must be true or false",
                       jf->name);
       return -1;
     }
     jf->broadcast = b && json_is_true(b);
     for (uint32_t k = 0; k + 1 < j->nfiles; k++)
       if (strcmp(j->files[k].name, jf->name) == 0) {
-        cairn_error_set(err, CAIRN_EINVAL, "file \"%s\" is listed twice", jf->name);
+        cairn__error_set(err, CAIRN_EINVAL, "file \"%s\" is listed twice", jf->name);
         return -1;
       }
   }
@@ -214,13 +214,13 @@ static int find_id(const id_slot *sorted, uint32_t n, const char *id) {
 }
 
 /* Gives task jt the class of request r, adding it when new. O(classes). */
-static int add_rclass(cairn_jobspec *j, const cairn_resources *r, cairn_jobspec_task *jt,
+static int add_rclass(cairn__jobspec *j, const cairn__resources *r, cairn__jobspec_task *jt,
                       cairn_error *err) {
   uint32_t k = 0;
-  while (k < j->nrclasses && !cairn_resources_equal(&j->rclasses[k], r))
+  while (k < j->nrclasses && !cairn__resources_equal(&j->rclasses[k], r))
     k++;
   if (k == CAIRN_MAX_RESOURCE_CLASSES) {
-    cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": a job may make at most %d distinct "
+    cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": a job may make at most %d distinct "
                     "resource requests", jt->id, CAIRN_MAX_RESOURCE_CLASSES);
     return -1;
   }
@@ -230,17 +230,17 @@ static int add_rclass(cairn_jobspec *j, const cairn_resources *r, cairn_jobspec_
   return 0;
 }
 
-static int parse_task(cairn_jobspec *j, json_t *t, size_t i, const cairn_output_patterns *deflt,
+static int parse_task(cairn__jobspec *j, json_t *t, size_t i, const cairn__output_patterns *deflt,
                       cairn_error *err) {
   static const char *const keys[] = {"id", "args", "inputs", "after", "resources", "limits",
                                      "env", "stdin", "outputs", NULL};
   char where[64];
   snprintf(where, sizeof where, "tasks[%zu]", i);
   if (!json_is_object(t)) {
-    cairn_error_set(err, CAIRN_EINVAL, "%s: must be an object", where);
+    cairn__error_set(err, CAIRN_EINVAL, "%s: must be an object", where);
     return -1;
   }
-  cairn_jobspec_task *jt = &j->tasks[i];
+  cairn__jobspec_task *jt = &j->tasks[i];
   if (get_str(t, "id", 1, &jt->id, where, err))
     return -1;
   char tw[CAIRN_MAX_NAME + 16];
@@ -250,20 +250,20 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, const cairn_output_
   json_t *args = json_object_get(t, "args");
   if (args) {
     if (!json_is_array(args) || json_array_size(args) > CAIRN_MAX_ARGS) {
-      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": \"args\" must be an array of at most %u strings",
+      cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": \"args\" must be an array of at most %u strings",
                       jt->id, CAIRN_MAX_ARGS);
       return -1;
     }
     jt->args = calloc(json_array_size(args) + 1, sizeof(char *));
     if (!jt->args) {
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       return -1;
     }
     for (size_t k = 0; k < json_array_size(args); k++) {
       json_t *a = json_array_get(args, k);
       if (!json_is_string(a) || json_string_length(a) > CAIRN_MAX_ARG_LEN ||
           strlen(json_string_value(a)) != json_string_length(a)) {
-        cairn_error_set(err, CAIRN_EINVAL,
+        cairn__error_set(err, CAIRN_EINVAL,
                         "task \"%s\": args[%zu] must be a string of at most %u bytes without NUL",
                         jt->id, k, CAIRN_MAX_ARG_LEN);
         return -1;
@@ -274,61 +274,61 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, const cairn_output_
   json_t *inputs = json_object_get(t, "inputs");
   if (inputs) {
     if (!json_is_array(inputs) || json_array_size(inputs) > CAIRN_MAX_ARGS) {
-      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": \"inputs\" must be an array of file names",
+      cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": \"inputs\" must be an array of file names",
                       jt->id);
       return -1;
     }
     jt->inputs = calloc(json_array_size(inputs) + 1, sizeof(uint32_t));
     if (!jt->inputs) {
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       return -1;
     }
     for (size_t k = 0; k < json_array_size(inputs); k++) {
       json_t *a = json_array_get(inputs, k);
       if (json_is_string(a) && strchr(json_string_value(a), '/'))
         continue; /* a parent's output file: resolve_pins(), once parents are known */
-      int fi = json_is_string(a) ? cairn_jobspec_file_index(j, json_string_value(a)) : -1;
+      int fi = json_is_string(a) ? cairn__jobspec_file_index(j, json_string_value(a)) : -1;
       if (fi < 0) {
-        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is not in \"files\"", jt->id,
+        cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is not in \"files\"", jt->id,
                         json_is_string(a) ? json_string_value(a) : "(not a string)");
         return -1;
       }
       for (uint32_t q = 0; q < jt->ninputs; q++)
         if (jt->inputs[q] == (uint32_t)fi) {
-          cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is listed twice", jt->id,
+          cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is listed twice", jt->id,
                           json_string_value(a));
           return -1;
         }
       jt->inputs[jt->ninputs++] = (uint32_t)fi;
     }
   }
-  cairn_task_run own = {0};
-  int rc = cairn_task_run_parse(t, tw, &own, err) != CAIRN_OK ||
-           cairn_task_run_merge(&j->defaults, &own, &jt->run, err) != CAIRN_OK;
-  cairn_task_run_free(&own);
+  cairn__task_run own = {0};
+  int rc = cairn__task_run_parse(t, tw, &own, err) != CAIRN_OK ||
+           cairn__task_run_merge(&j->defaults, &own, &jt->run, err) != CAIRN_OK;
+  cairn__task_run_free(&own);
   if (rc)
     return -1;
   if (jt->run.stdin_name) {
-    int fi = cairn_jobspec_file_index(j, jt->run.stdin_name), found = 0;
+    int fi = cairn__jobspec_file_index(j, jt->run.stdin_name), found = 0;
     for (uint32_t q = 0; fi >= 0 && q < jt->ninputs; q++)
       found |= jt->inputs[q] == (uint32_t)fi;
     if (!found) {
-      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": stdin \"%.256s\" is not one of its inputs",
+      cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": stdin \"%.256s\" is not one of its inputs",
                       jt->id, jt->run.stdin_name);
       return -1;
     }
   }
-  cairn_resources res = j->resources;
+  cairn__resources res = j->resources;
   json_t *rv = json_object_get(t, "resources");
-  if (rv && cairn_resources_parse(rv, &j->resources, &res, tw, err) != CAIRN_OK)
+  if (rv && cairn__resources_parse(rv, &j->resources, &res, tw, err) != CAIRN_OK)
     return -1;
   if (add_rclass(j, &res, jt, err))
     return -1;
   json_t *outs = json_object_get(t, "outputs");
-  if (outs ? cairn_outputs_parse(outs, tw, &jt->outputs, err) != CAIRN_OK
-           : cairn_outputs_copy(deflt, &jt->outputs) != 0) {
+  if (outs ? cairn__outputs_parse(outs, tw, &jt->outputs, err) != CAIRN_OK
+           : cairn__outputs_copy(deflt, &jt->outputs) != 0) {
     if (!outs)
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return -1;
   }
   return 0;
@@ -338,8 +338,8 @@ static int parse_task(cairn_jobspec *j, json_t *t, size_t i, const cairn_output_
  * before a '/' that names one of its parents) must be in "after" and NAME
  * must match one of that parent's "outputs". O(inputs × parents × id
  * length). */
-static int resolve_pins(cairn_jobspec *j, json_t *t, uint32_t i, cairn_error *err) {
-  cairn_jobspec_task *jt = &j->tasks[i];
+static int resolve_pins(cairn__jobspec *j, json_t *t, uint32_t i, cairn_error *err) {
+  cairn__jobspec_task *jt = &j->tasks[i];
   json_t *inputs = json_object_get(t, "inputs");
   for (size_t k = 0; k < json_array_size(inputs); k++) {
     const char *s = json_string_value(json_array_get(inputs, k));
@@ -358,27 +358,27 @@ static int resolve_pins(cairn_jobspec *j, json_t *t, uint32_t i, cairn_error *er
       }
     }
     if (parent < 0) {
-      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\" names no parent: "
+      cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\" names no parent: "
                       "PARENT_ID/NAME needs PARENT_ID in \"after\"", jt->id, s);
       return -1;
     }
-    if (!cairn_output_name_ok(file) || cairn_outputs_match(&j->tasks[parent].outputs, file) < 0) {
-      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\": \"%s\" is not among "
+    if (!cairn__output_name_ok(file) || cairn__outputs_match(&j->tasks[parent].outputs, file) < 0) {
+      cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": input \"%s\": \"%s\" is not among "
                       "the \"outputs\" of task \"%s\"", jt->id, s, file, j->tasks[parent].id);
       return -1;
     }
     for (uint32_t q = 0; q < jt->npins; q++)
       if (jt->pins[q].parent == (uint32_t)parent && strcmp(jt->pins[q].file, file) == 0) {
-        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is listed twice", jt->id, s);
+        cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": input %s is listed twice", jt->id, s);
         return -1;
       }
     if (!jt->pins && !(jt->pins = calloc(json_array_size(inputs), sizeof *jt->pins))) {
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       return -1;
     }
     jt->pins[jt->npins].parent = (uint32_t)parent;
     if (!(jt->pins[jt->npins].file = dupstr(file))) {
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       return -1;
     }
     jt->npins++;
@@ -386,25 +386,25 @@ static int resolve_pins(cairn_jobspec *j, json_t *t, uint32_t i, cairn_error *er
   return 0;
 }
 
-cairn_status cairn_jobspec_ceiling(cairn_jobspec *j, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+cairn_status cairn__jobspec_ceiling(cairn__jobspec *j, const int64_t ceiling[CAIRN_LIMIT_COUNT],
                                    const char *const *flag, cairn_error *err) {
-  cairn_task_run def;
+  cairn__task_run def;
   memset(&def, 0, sizeof def);
   memcpy(def.limits, j->defaults.limits, sizeof def.limits);
-  cairn_status st = cairn_task_run_ceiling(&def, ceiling, "job", flag, err);
+  cairn_status st = cairn__task_run_ceiling(&def, ceiling, "job", flag, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->ntasks; i++) {
     char where[CAIRN_MAX_NAME + 16];
     snprintf(where, sizeof where, "task \"%s\"", j->tasks[i].id);
-    st = cairn_task_run_ceiling(&j->tasks[i].run, ceiling, where, flag, err);
+    st = cairn__task_run_ceiling(&j->tasks[i].run, ceiling, where, flag, err);
   }
   return st;
 }
 
-static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
+static int build_dag(cairn__jobspec *j, json_t *tasks, cairn_error *err) {
   uint32_t n = j->ntasks;
   int rc = -1;
   id_slot *sorted = malloc((n ? n : 1) * sizeof *sorted);
-  cairn_edge *edges = NULL;
+  cairn__edge *edges = NULL;
   uint64_t m = 0, cap = 0;
   uint32_t *order = NULL;
   if (!sorted)
@@ -414,7 +414,7 @@ static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
   qsort(sorted, n, sizeof *sorted, cmp_slot);
   for (uint32_t i = 1; i < n; i++)
     if (strcmp(sorted[i].id, sorted[i - 1].id) == 0) {
-      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": duplicate id", sorted[i].id);
+      cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": duplicate id", sorted[i].id);
       goto out;
     }
   for (uint32_t i = 0; i < n; i++) {
@@ -423,14 +423,14 @@ static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
     if (!after)
       continue;
     if (!json_is_array(after) || json_array_size(after) > CAIRN_MAX_PARENTS) {
-      cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": \"after\" must be an array of task ids", id);
+      cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": \"after\" must be an array of task ids", id);
       goto out;
     }
     for (size_t k = 0; k < json_array_size(after); k++) {
       json_t *p = json_array_get(after, k);
       int pi = json_is_string(p) ? find_id(sorted, n, json_string_value(p)) : -1;
       if (pi < 0) {
-        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": unknown parent %s%s%s", id,
+        cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": unknown parent %s%s%s", id,
                         json_is_string(p) ? "\"" : "",
                         json_is_string(p) ? json_string_value(p) : "(not a string)",
                         json_is_string(p) ? "\"" : "");
@@ -438,21 +438,21 @@ static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
       }
       if (m == cap) {
         cap = cap ? 2 * cap : 1024;
-        cairn_edge *e = realloc(edges, cap * sizeof *e);
+        cairn__edge *e = realloc(edges, cap * sizeof *e);
         if (!e)
           goto nomem;
         edges = e;
       }
-      edges[m++] = (cairn_edge){(uint32_t)pi, i};
+      edges[m++] = (cairn__edge){(uint32_t)pi, i};
     }
   }
-  j->dag = cairn_dag_build(n, edges, m, err);
+  j->dag = cairn__dag_build(n, edges, m, err);
   if (!j->dag) {
     /* Out-of-range cannot happen here: the only error left is a repeat. */
     if (err && err->status == CAIRN_EINVAL) {
       unsigned pv = 0, cv = 0;
       if (sscanf(err->text, "duplicate edge %u -> %u", &pv, &cv) == 2 && pv < n && cv < n)
-        cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": parent \"%s\" is listed twice",
+        cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": parent \"%s\" is listed twice",
                         j->tasks[cv].id, j->tasks[pv].id);
     }
     goto out;
@@ -461,9 +461,9 @@ static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
   if (!order)
     goto nomem;
   uint32_t bad = 0;
-  int t = cairn_dag_topo_order(j->dag, order, &bad);
+  int t = cairn__dag_topo_order(j->dag, order, &bad);
   if (t == -1) {
-    cairn_error_set(err, CAIRN_EINVAL, "task \"%s\": lies on a dependency cycle", j->tasks[bad].id);
+    cairn__error_set(err, CAIRN_EINVAL, "task \"%s\": lies on a dependency cycle", j->tasks[bad].id);
     goto out;
   }
   if (t < 0)
@@ -471,7 +471,7 @@ static int build_dag(cairn_jobspec *j, json_t *tasks, cairn_error *err) {
   rc = 0;
   goto out;
 nomem:
-  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
 out:
   free(sorted);
   free(edges);
@@ -479,28 +479,28 @@ out:
   return rc;
 }
 
-cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
+cairn__jobspec *cairn__jobspec_parse(const char *text, size_t len, cairn__jobspec_mode mode,
                                    cairn_error *err) {
   static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
                                      "resources", "limits", "env", "stdin", "outputs",
                                      "validator", "adaptive", "keep", NULL};
-  cairn_output_patterns deflt = {0};
+  cairn__output_patterns deflt = {0};
   json_error_t jerr;
-  cairn_jobspec *j = NULL;
+  cairn__jobspec *j = NULL;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: malformed JSON at line %d column %d: %s", jerr.line,
+    cairn__error_set(err, CAIRN_EINVAL, "job: malformed JSON at line %d column %d: %s", jerr.line,
                     jerr.column, jerr.text);
     return NULL;
   }
   if (!json_is_object(root)) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: must be a JSON object");
+    cairn__error_set(err, CAIRN_EINVAL, "job: must be a JSON object");
     goto fail;
   }
   j = calloc(1, sizeof *j);
   if (!j) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
   if (only_keys(root, keys, "job", err) || get_str(root, "name", 0, &j->name, "job", err) ||
@@ -514,58 +514,58 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
               &j->max_attempts, err) ||
       get_int(root, "priority", 0, -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY, &j->priority, err))
     goto fail;
-  if (cairn_validator_parse(json_object_get(root, "validator"), "job: validator", &j->validator,
+  if (cairn__validator_parse(json_object_get(root, "validator"), "job: validator", &j->validator,
                             err) != CAIRN_OK)
     goto fail;
   j->resources = CAIRN_RESOURCES_DEFAULT;
   json_t *jres = json_object_get(root, "resources");
-  if (jres && cairn_resources_parse(jres, &j->resources, &j->resources, "job", err) != CAIRN_OK)
+  if (jres && cairn__resources_parse(jres, &j->resources, &j->resources, "job", err) != CAIRN_OK)
     goto fail;
   if (!j->name && !(j->name = dupstr("job")))
     goto nomem;
   if (!j->policy && !(j->policy = dupstr("ic")))
     goto nomem;
   if (j->quorum > j->replication) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: quorum (%d) exceeds replication (%d)", j->quorum,
+    cairn__error_set(err, CAIRN_EINVAL, "job: quorum (%d) exceeds replication (%d)", j->quorum,
                     j->replication);
     goto fail;
   }
   json_t *adaptive = json_object_get(root, "adaptive");
   if (adaptive && !json_is_boolean(adaptive)) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: \"adaptive\" must be true or false");
+    cairn__error_set(err, CAIRN_EINVAL, "job: \"adaptive\" must be true or false");
     goto fail;
   }
   j->adaptive = adaptive && json_is_true(adaptive);
   if (j->adaptive && j->quorum < 2) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: \"adaptive\" needs a quorum of at least 2 (it "
+    cairn__error_set(err, CAIRN_EINVAL, "job: \"adaptive\" needs a quorum of at least 2 (it "
                     "is %d): with 1, every task already runs once", j->quorum);
     goto fail;
   }
   json_t *keep = json_object_get(root, "keep");
   const char *keep_s = json_string_value(keep);
   if (keep && (!keep_s || (strcmp(keep_s, "master") != 0 && strcmp(keep_s, "workers") != 0))) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: \"keep\" must be \"master\" or \"workers\"");
+    cairn__error_set(err, CAIRN_EINVAL, "job: \"keep\" must be \"master\" or \"workers\"");
     goto fail;
   }
   j->keep_master = keep_s && strcmp(keep_s, "master") == 0;
   if (parse_files(j, json_object_get(root, "files"), mode, err) ||
-      cairn_task_run_parse(root, "job", &j->defaults, err) != CAIRN_OK)
+      cairn__task_run_parse(root, "job", &j->defaults, err) != CAIRN_OK)
     goto fail;
-  if (j->defaults.stdin_name && cairn_jobspec_file_index(j, j->defaults.stdin_name) < 0) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: stdin \"%.256s\" is not in \"files\"",
+  if (j->defaults.stdin_name && cairn__jobspec_file_index(j, j->defaults.stdin_name) < 0) {
+    cairn__error_set(err, CAIRN_EINVAL, "job: stdin \"%.256s\" is not in \"files\"",
                     j->defaults.stdin_name);
     goto fail;
   }
   json_t *outs = json_object_get(root, "outputs");
-  if (outs && cairn_outputs_parse(outs, "job", &deflt, err) != CAIRN_OK)
+  if (outs && cairn__outputs_parse(outs, "job", &deflt, err) != CAIRN_OK)
     goto fail;
   json_t *tasks = json_object_get(root, "tasks");
   if (!tasks || !json_is_array(tasks) || json_array_size(tasks) == 0) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: \"tasks\" must be a non-empty array");
+    cairn__error_set(err, CAIRN_EINVAL, "job: \"tasks\" must be a non-empty array");
     goto fail;
   }
   if (json_array_size(tasks) > CAIRN_MAX_TASKS) {
-    cairn_error_set(err, CAIRN_ETOOBIG, "job: %zu tasks exceed the limit of %u",
+    cairn__error_set(err, CAIRN_ETOOBIG, "job: %zu tasks exceed the limit of %u",
                     json_array_size(tasks), CAIRN_MAX_TASKS);
     goto fail;
   }
@@ -582,14 +582,14 @@ cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_m
   for (uint32_t i = 0; i < j->ntasks; i++)
     if (resolve_pins(j, json_array_get(tasks, i), i, err))
       goto fail;
-  cairn_outputs_free(&deflt);
+  cairn__output_specs_free(&deflt);
   json_decref(root);
   return j;
 nomem:
-  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
 fail:
-  cairn_outputs_free(&deflt);
+  cairn__output_specs_free(&deflt);
   json_decref(root);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   return NULL;
 }

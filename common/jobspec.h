@@ -20,34 +20,34 @@
 #include "common/outputs.h"
 #include "common/validator.h"
 
-typedef struct cairn_jobspec_file {
+typedef struct cairn__jobspec_file {
   char *name;
   char *path;     /* client side: where to read it; NULL on the server */
   char *sha256;   /* 64 hex digits; NULL before upload (client side) */
   int64_t size;   /* -1 if not given */
   int broadcast;
-} cairn_jobspec_file;
+} cairn__jobspec_file;
 
 /* An input that is a parent's output file ("inputs": ["PARENT_ID/NAME"]). */
-typedef struct cairn_jobspec_pin {
+typedef struct cairn__jobspec_pin {
   uint32_t parent;   /* index of the parent task (one of "after") */
   char *file;        /* NAME: matches one of the parent's output patterns */
-} cairn_jobspec_pin;
+} cairn__jobspec_pin;
 
-typedef struct cairn_jobspec_task {
+typedef struct cairn__jobspec_task {
   char *id;
   char **args;
   uint32_t nargs;
   uint32_t *inputs;  /* indices into files */
   uint32_t ninputs;
   uint8_t rclass;    /* its request: the job's rclasses[rclass] */
-  cairn_task_run run;  /* the job's "limits", "env", "stdin" with the task's on top */
-  cairn_jobspec_pin *pins; /* parents' output files it reads, in "inputs" order */
+  cairn__task_run run;  /* the job's "limits", "env", "stdin" with the task's on top */
+  cairn__jobspec_pin *pins; /* parents' output files it reads, in "inputs" order */
   uint32_t npins;
-  cairn_output_patterns outputs; /* its own "outputs", else the job's */
-} cairn_jobspec_task;
+  cairn__output_patterns outputs; /* its own "outputs", else the job's */
+} cairn__jobspec_task;
 
-typedef struct cairn_jobspec {
+typedef struct cairn__jobspec {
   char *name;
   char *app;
   char *policy;        /* "ic" unless given; the server checks it exists */
@@ -57,35 +57,35 @@ typedef struct cairn_jobspec {
                         * (docs/accountability.md, "Adaptive replication") */
   int keep_master;     /* "keep": "master": the master keeps a copy of every
                         * output file (docs/jobs.md, "Where outputs stay") */
-  cairn_validator validator; /* how replicas are compared; exact unless given */
-  cairn_jobspec_file *files;
+  cairn__validator validator; /* how replicas are compared; exact unless given */
+  cairn__jobspec_file *files;
   uint32_t nfiles;
-  cairn_jobspec_task *tasks;
+  cairn__jobspec_task *tasks;
   uint32_t ntasks;
-  cairn_dag *dag;      /* task i is node i; edges parent -> child from "after" */
-  cairn_resources resources;  /* the job's default request (one core unless given) */
-  cairn_resources rclasses[CAIRN_MAX_RESOURCE_CLASSES]; /* the distinct requests, in order of */
+  cairn__dag *dag;      /* task i is node i; edges parent -> child from "after" */
+  cairn__resources resources;  /* the job's default request (one core unless given) */
+  cairn__resources rclasses[CAIRN_MAX_RESOURCE_CLASSES]; /* the distinct requests, in order of */
   uint32_t nrclasses;         /* first use by a task (at least one) */
-  cairn_task_run defaults; /* the job-wide "limits", "env", "stdin" */
-} cairn_jobspec;
+  cairn__task_run defaults; /* the job-wide "limits", "env", "stdin" */
+} cairn__jobspec;
 
 typedef enum {
   CAIRN_JOBSPEC_CLIENT, /* files need "path" (sha256 optional) */
   CAIRN_JOBSPEC_SERVER  /* files need "sha256" (path ignored) */
-} cairn_jobspec_mode;
+} cairn__jobspec_mode;
 
 /* Parses and validates a job. Returns NULL and fills err on any problem. */
-cairn_jobspec *cairn_jobspec_parse(const char *text, size_t len, cairn_jobspec_mode mode,
+cairn__jobspec *cairn__jobspec_parse(const char *text, size_t len, cairn__jobspec_mode mode,
                                    cairn_error *err);
-void cairn_jobspec_free(cairn_jobspec *j);
+void cairn__jobspec_free(cairn__jobspec *j);
 
-/* Applies the server's ceiling (cairn_task_run_ceiling) to every task:
+/* Applies the server's ceiling (cairn__task_run_ceiling) to every task:
  * refused naming the first task (or the job-wide default) above it; the
  * limits left unset get the ceiling. flag[i] names the server's flag. */
-cairn_status cairn_jobspec_ceiling(cairn_jobspec *j, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+cairn_status cairn__jobspec_ceiling(cairn__jobspec *j, const int64_t ceiling[CAIRN_LIMIT_COUNT],
                                    const char *const *flag, cairn_error *err);
 
 /* Index of the file called name, or -1. */
-int cairn_jobspec_file_index(const cairn_jobspec *j, const char *name);
+int cairn__jobspec_file_index(const cairn__jobspec *j, const char *name);
 
 #endif

@@ -8,13 +8,13 @@
 
 static const char *const names[] = {"warn", "error", "warn", "info", "debug"};
 
-void cairn_logger_init(cairn_logger *lg, cairn_log_level level, cairn_log_fn fn, void *userdata) {
+void cairn__logger_init(cairn__logger *lg, cairn_log_level level, cairn_log_fn fn, void *userdata) {
   lg->level = level == CAIRN_LOG_DEFAULT ? CAIRN_LOG_WARN : level;
   lg->fn = fn;
   lg->userdata = userdata;
 }
 
-const char *cairn_log_level_name(cairn_log_level l) {
+const char *cairn__log_level_name(cairn_log_level l) {
   return l >= CAIRN_LOG_DEFAULT && l <= CAIRN_LOG_DEBUG ? names[l] : "?";
 }
 
@@ -27,12 +27,12 @@ cairn_status cairn_log_level_parse(const char *name, cairn_log_level *out) {
   return CAIRN_EINVAL;
 }
 
-int cairn_log_enabled(const cairn_logger *lg, cairn_log_level l) {
+int cairn__log_enabled(const cairn__logger *lg, cairn_log_level l) {
   return l <= (lg ? lg->level : CAIRN_LOG_WARN);
 }
 
-void cairn_log(const cairn_logger *lg, cairn_log_level l, const char *fmt, ...) {
-  if (!cairn_log_enabled(lg, l))
+void cairn__log(const cairn__logger *lg, cairn_log_level l, const char *fmt, ...) {
+  if (!cairn__log_enabled(lg, l))
     return;
   char line[1024];
   struct timespec ts;
@@ -41,7 +41,7 @@ void cairn_log(const cairn_logger *lg, cairn_log_level l, const char *fmt, ...) 
   gmtime_r(&ts.tv_sec, &tm);
   int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02dZ %s: ",
                    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                   tm.tm_min, tm.tm_sec, cairn_log_level_name(l));
+                   tm.tm_min, tm.tm_sec, cairn__log_level_name(l));
   va_list ap;
   va_start(ap, fmt);
   if (n > 0 && (size_t)n < sizeof line)

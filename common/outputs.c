@@ -7,7 +7,7 @@
 
 #include "common/sha256.h"
 
-int cairn_output_name_ok(const char *name) {
+int cairn__output_name_ok(const char *name) {
   size_t n = strlen(name);
   if (n == 0 || n > CAIRN_MAX_OUTPUT_NAME || name[0] == '/')
     return 0;
@@ -51,7 +51,7 @@ static int glob_ok(const char *s, int *glob) {
   return 1;
 }
 
-void cairn_outputs_free(cairn_output_patterns *p) {
+void cairn__output_specs_free(cairn__output_patterns *p) {
   for (uint32_t i = 0; p && i < p->n; i++)
     free(p->v[i].name);
   if (p) {
@@ -61,26 +61,26 @@ void cairn_outputs_free(cairn_output_patterns *p) {
   }
 }
 
-cairn_status cairn_outputs_parse(const json_t *arr, const char *where,
-                                 cairn_output_patterns *out, cairn_error *err) {
+cairn_status cairn__outputs_parse(const json_t *arr, const char *where,
+                                 cairn__output_patterns *out, cairn_error *err) {
   if (!json_is_array(arr))
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: \"outputs\" must be an array", where);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: \"outputs\" must be an array", where);
   size_t n = json_array_size(arr);
   if (n > CAIRN_MAX_OUTPUT_PATTERNS)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: \"outputs\" has %zu entries (at most %u)",
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: \"outputs\" has %zu entries (at most %u)",
                            where, n, CAIRN_MAX_OUTPUT_PATTERNS);
   out->v = calloc(n ? n : 1, sizeof *out->v);
   out->n = 0;
   if (!out->v)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     json_t *e = json_array_get(arr, i), *name = e, *mib = NULL;
     if (json_is_object(e)) {
       const char *k;
       json_t *v;
       json_object_foreach(e, k, v) if (strcmp(k, "name") && strcmp(k, "max_mib")) {
-        cairn_outputs_free(out);
-        return cairn_error_set(err, CAIRN_EINVAL, "%s: outputs[%zu]: unknown field \"%s\"",
+        cairn__output_specs_free(out);
+        return cairn__error_set(err, CAIRN_EINVAL, "%s: outputs[%zu]: unknown field \"%s\"",
                                where, i, k);
       }
       name = json_object_get(e, "name");
@@ -88,31 +88,31 @@ cairn_status cairn_outputs_parse(const json_t *arr, const char *where,
     }
     const char *s = json_string_value(name);
     int glob = 0;
-    if (!s || strlen(s) != json_string_length(name) || !cairn_output_name_ok(s) ||
+    if (!s || strlen(s) != json_string_length(name) || !cairn__output_name_ok(s) ||
         !glob_ok(s, &glob)) {
-      cairn_outputs_free(out);
-      return cairn_error_set(err, CAIRN_EINVAL,
+      cairn__output_specs_free(out);
+      return cairn__error_set(err, CAIRN_EINVAL,
                              "%s: outputs[%zu] must be a relative path or glob (no \"..\", "
                              "no leading '/', no empty part, closed brackets, no '\\') or "
                              "{\"name\", \"max_mib\"}", where, i);
     }
     if (mib && (!json_is_integer(mib) || json_integer_value(mib) < 1 ||
                 json_integer_value(mib) > CAIRN_MAX_OUTPUT_MIB)) {
-      cairn_outputs_free(out);
-      return cairn_error_set(err, CAIRN_EINVAL, "%s: outputs[%zu].max_mib must be an integer "
+      cairn__output_specs_free(out);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s: outputs[%zu].max_mib must be an integer "
                              "from 1 to %d", where, i, CAIRN_MAX_OUTPUT_MIB);
     }
     for (uint32_t k = 0; k < out->n; k++)
       if (strcmp(out->v[k].name, s) == 0) {
-        cairn_error_set(err, CAIRN_EINVAL, "%s: output \"%s\" is listed twice", where, s);
-        cairn_outputs_free(out);
+        cairn__error_set(err, CAIRN_EINVAL, "%s: output \"%s\" is listed twice", where, s);
+        cairn__output_specs_free(out);
         return CAIRN_EINVAL;
       }
-    cairn_output_pattern *p = &out->v[out->n];
+    cairn__output_pattern *p = &out->v[out->n];
     p->name = strdup(s);
     if (!p->name) {
-      cairn_outputs_free(out);
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__output_specs_free(out);
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     }
     p->max_mib = mib ? json_integer_value(mib) : CAIRN_DEFAULT_OUTPUT_MIB;
     p->glob = glob;
@@ -121,7 +121,7 @@ cairn_status cairn_outputs_parse(const json_t *arr, const char *where,
   return CAIRN_OK;
 }
 
-int cairn_outputs_copy(const cairn_output_patterns *from, cairn_output_patterns *to) {
+int cairn__outputs_copy(const cairn__output_patterns *from, cairn__output_patterns *to) {
   to->n = 0;
   to->v = calloc(from->n ? from->n : 1, sizeof *to->v);
   if (!to->v)
@@ -129,7 +129,7 @@ int cairn_outputs_copy(const cairn_output_patterns *from, cairn_output_patterns 
   for (uint32_t i = 0; i < from->n; i++) {
     to->v[i] = from->v[i];
     if (!(to->v[i].name = strdup(from->v[i].name))) {
-      cairn_outputs_free(to);
+      cairn__output_specs_free(to);
       return -1;
     }
     to->n = i + 1;
@@ -137,7 +137,7 @@ int cairn_outputs_copy(const cairn_output_patterns *from, cairn_output_patterns 
   return 0;
 }
 
-json_t *cairn_outputs_json(const cairn_output_patterns *p) {
+json_t *cairn__outputs_json(const cairn__output_patterns *p) {
   json_t *a = json_array();
   for (uint32_t i = 0; a && i < p->n; i++)
     if (json_array_append_new(a, json_pack("{s:s, s:I}", "name", p->v[i].name, "max_mib",
@@ -148,7 +148,7 @@ json_t *cairn_outputs_json(const cairn_output_patterns *p) {
   return a;
 }
 
-int cairn_outputs_match(const cairn_output_patterns *p, const char *name) {
+int cairn__outputs_match(const cairn__output_patterns *p, const char *name) {
   for (uint32_t i = 0; i < p->n; i++)
     if (p->v[i].glob ? fnmatch(p->v[i].name, name, FNM_PATHNAME | FNM_PERIOD) == 0
                      : strcmp(p->v[i].name, name) == 0)
@@ -156,7 +156,7 @@ int cairn_outputs_match(const cairn_output_patterns *p, const char *name) {
   return -1;
 }
 
-int64_t cairn_outputs_max_bytes(const cairn_output_patterns *p) {
+int64_t cairn__outputs_max_bytes(const cairn__output_patterns *p) {
   int64_t m = 0;
   for (uint32_t i = 0; i < p->n; i++)
     if (p->v[i].max_mib > m)
@@ -165,23 +165,23 @@ int64_t cairn_outputs_max_bytes(const cairn_output_patterns *p) {
 }
 
 static int cmp_file(const void *a, const void *b) {
-  return strcmp(((const cairn_output_file *)a)->name, ((const cairn_output_file *)b)->name);
+  return strcmp(((const cairn__output_file *)a)->name, ((const cairn__output_file *)b)->name);
 }
 
-void cairn_result_digest(const char stdout_digest[65], cairn_output_file *files, size_t n,
+void cairn__digest_result_files(const char stdout_digest[65], cairn__output_file *files, size_t n,
                          char out[65]) {
   if (n == 0) {
     memcpy(out, stdout_digest, 65);
     return;
   }
   qsort(files, n, sizeof *files, cmp_file);
-  cairn_sha256 h;
-  cairn_sha256_init(&h);
-  cairn_sha256_update(&h, stdout_digest, 64);
+  cairn__sha256 h;
+  cairn__sha256_init(&h);
+  cairn__sha256_update(&h, stdout_digest, 64);
   for (size_t i = 0; i < n; i++) {
-    cairn_sha256_update(&h, files[i].name, strlen(files[i].name) + 1);
-    cairn_sha256_update(&h, files[i].sha256, 64);
-    cairn_sha256_update(&h, "\n", 1);
+    cairn__sha256_update(&h, files[i].name, strlen(files[i].name) + 1);
+    cairn__sha256_update(&h, files[i].sha256, 64);
+    cairn__sha256_update(&h, "\n", 1);
   }
-  cairn_sha256_final_hex(&h, out);
+  cairn__sha256_final_hex(&h, out);
 }

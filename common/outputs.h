@@ -28,52 +28,52 @@
 
 /* One declared pattern: a file name, or a glob (fnmatch with FNM_PATHNAME
  * and FNM_PERIOD: '*' and '?' match neither '/' nor a leading '.'). */
-typedef struct cairn_output_pattern {
+typedef struct cairn__output_pattern {
   char *name;
   int64_t max_mib;  /* cap per file */
   int glob;         /* name has '*', '?' or '['; else the file is required */
-} cairn_output_pattern;
+} cairn__output_pattern;
 
-typedef struct cairn_output_patterns {
-  cairn_output_pattern *v;
+typedef struct cairn__output_patterns {
+  cairn__output_pattern *v;
   uint32_t n;
-} cairn_output_patterns;
+} cairn__output_patterns;
 
 /* One file of a result. */
-typedef struct cairn_output_file {
+typedef struct cairn__output_file {
   char name[CAIRN_MAX_OUTPUT_NAME + 1];
   char sha256[65];
   int64_t size;
-} cairn_output_file;
+} cairn__output_file;
 
 /* 1 when name can be an output path: non-empty, at most
  * CAIRN_MAX_OUTPUT_NAME bytes, relative (no leading '/'), no "." or ".."
  * component, no empty component ("a//b", trailing '/'), no control byte. */
-int cairn_output_name_ok(const char *name);
+int cairn__output_name_ok(const char *name);
 
 /* Reads an "outputs" array (entries NAME or {"name": N, "max_mib": M}) into
  * *out (replacing nothing: *out must be empty). where names the place in
  * messages ("task \"x\"", "job"). CAIRN_EINVAL naming the entry for a name
  * that is no output path, a malformed glob, a duplicate, max_mib outside
  * 1 .. CAIRN_MAX_OUTPUT_MIB, more than CAIRN_MAX_OUTPUT_PATTERNS. */
-cairn_status cairn_outputs_parse(const json_t *arr, const char *where,
-                                 cairn_output_patterns *out, cairn_error *err);
+cairn_status cairn__outputs_parse(const json_t *arr, const char *where,
+                                 cairn__output_patterns *out, cairn_error *err);
 /* A deep copy (0, or -1 out of memory). */
-int cairn_outputs_copy(const cairn_output_patterns *from, cairn_output_patterns *to);
-void cairn_outputs_free(cairn_output_patterns *p);
+int cairn__outputs_copy(const cairn__output_patterns *from, cairn__output_patterns *to);
+void cairn__output_specs_free(cairn__output_patterns *p);
 /* The patterns as a new JSON array of {"name", "max_mib"} (NULL: out of
- * memory); cairn_outputs_parse reads it back. */
-json_t *cairn_outputs_json(const cairn_output_patterns *p);
+ * memory); cairn__outputs_parse reads it back. */
+json_t *cairn__outputs_json(const cairn__output_patterns *p);
 /* The first pattern that name matches, or -1. */
-int cairn_outputs_match(const cairn_output_patterns *p, const char *name);
+int cairn__outputs_match(const cairn__output_patterns *p, const char *name);
 /* The largest cap per file among the patterns, in bytes (0 when none). */
-int64_t cairn_outputs_max_bytes(const cairn_output_patterns *p);
+int64_t cairn__outputs_max_bytes(const cairn__output_patterns *p);
 
 /* The digest results are compared by: the stdout digest alone when n == 0
  * (as results without files always were), else sha256 of the stdout digest
  * (64 hex) followed by "NAME\0SHA256\n" for each file in byte order of
  * names. files is sorted in place. */
-void cairn_result_digest(const char stdout_digest[65], cairn_output_file *files, size_t n,
+void cairn__digest_result_files(const char stdout_digest[65], cairn__output_file *files, size_t n,
                          char out[65]);
 
 #endif

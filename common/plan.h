@@ -30,20 +30,20 @@
 
 #include "common/error.h"
 
-typedef enum cairn_plan_model {
+typedef enum cairn__plan_model {
   CAIRN_PLAN_1C = 0,
   CAIRN_PLAN_POSTAL,
   CAIRN_PLAN_GRID,
   CAIRN_PLAN_HNOW,
   CAIRN_PLAN_CDMD
-} cairn_plan_model;
+} cairn__plan_model;
 
 /* ---- instances ---------------------------------------------------------- */
 
 /* 1/C and postal models. The message starts at member 0 of cluster `source`.
  * Members of cluster i are numbered 0..size[i]-1; in a multicast the
  * receivers of cluster i are its members 0..members[i]-1. */
-typedef struct cairn_plan_clusters {
+typedef struct cairn__plan_clusters {
   int64_t C;        /* inter-cluster transfer time, >= 1 (local time is 1) */
   size_t k;         /* number of clusters, >= 1 */
   int64_t *size;    /* n_i >= 1 */
@@ -53,23 +53,23 @@ typedef struct cairn_plan_clusters {
   size_t source;
   int64_t B;        /* 0 = unbounded, else at most B simultaneous
                        inter-cluster transfers (§5.3) */
-} cairn_plan_clusters;
+} cairn__plan_clusters;
 
 /* Grid model: clusters 0..k-1, each represented by its coordinator. */
-typedef struct cairn_plan_grid {
+typedef struct cairn__plan_grid {
   size_t k;
   size_t root;
   double *L; /* k*k row-major latency L_ij (diagonal unused) */
   double *g; /* k*k row-major gap g_ij(m) for the broadcast's message size */
   double *T; /* k intra-cluster broadcast times T_i */
-} cairn_plan_grid;
+} cairn__plan_grid;
 
-typedef struct cairn_plan_hmsg {
+typedef struct cairn__plan_hmsg {
   size_t source;
   double length;  /* m, in the unit X, S1 and R1 are quoted per */
   size_t *dests;
   size_t ndests;
-} cairn_plan_hmsg;
+} cairn__plan_hmsg;
 
 /* HNOW model: S(i,m) = S0[i] + S1[i]*m, R(j,m) = R0[j] + R1[j]*m.
  * cluster: NULL for [WYL]'s model; else the extension with shared uplinks
@@ -78,111 +78,111 @@ typedef struct cairn_plan_hmsg {
  * out of the sender's cluster and the one into the receiver's busy for
  * S(i,m) + X(i,j)m, one such transfer at a time on each uplink and
  * direction. Never owned by the instance. */
-typedef struct cairn_plan_hnow {
+typedef struct cairn__plan_hnow {
   size_t n;
   double *S0, *S1, *R0, *R1;
   double *X; /* n*n row-major time per unit length from i to j */
   size_t nmsg;
-  cairn_plan_hmsg *msg;
+  cairn__plan_hmsg *msg;
   const size_t *cluster;
   size_t nclusters;
-} cairn_plan_hnow;
+} cairn__plan_hnow;
 
-typedef struct cairn_plan_cmsg {
+typedef struct cairn__plan_cmsg {
   char *name;
   int64_t length; /* >= 1 packets */
   size_t holder;
   size_t *needed_by;
   size_t nneed;
-} cairn_plan_cmsg;
+} cairn__plan_cmsg;
 
-typedef struct cairn_plan_cdmd {
+typedef struct cairn__plan_cdmd {
   size_t n; /* processors */
   size_t nmsg;
-  cairn_plan_cmsg *msg;
-} cairn_plan_cdmd;
+  cairn__plan_cmsg *msg;
+} cairn__plan_cdmd;
 
 /* One instance; only the member that matches `model` is used (1/C and postal
- * both use `cl`). `owned` is set by cairn_plan_instance_parse: then
- * cairn_plan_instance_free releases every array; hand-built instances leave it
+ * both use `cl`). `owned` is set by cairn__plan_instance_parse: then
+ * cairn__plan_instance_free releases every array; hand-built instances leave it
  * 0 and keep their own memory. */
-typedef struct cairn_plan_instance {
-  cairn_plan_model model;
-  cairn_plan_clusters cl;
-  cairn_plan_grid grid;
-  cairn_plan_hnow hnow;
-  cairn_plan_cdmd cdmd;
+typedef struct cairn__plan_instance {
+  cairn__plan_model model;
+  cairn__plan_clusters cl;
+  cairn__plan_grid grid;
+  cairn__plan_hnow hnow;
+  cairn__plan_cdmd cdmd;
   int owned;
-} cairn_plan_instance;
+} cairn__plan_instance;
 
 /* Parses a JSON instance (docs/planning.md). Unknown fields and malformed
  * values fail with CAIRN_EINVAL and one line naming the field. On failure
  * *out is left zeroed. */
-cairn_status cairn_plan_instance_parse(const char *json, size_t len,
-                                       cairn_plan_instance *out, cairn_error *err)
+cairn_status cairn__plan_instance_parse(const char *json, size_t len,
+                                       cairn__plan_instance *out, cairn_error *err)
   __attribute__((warn_unused_result));
 /* Structural validation of a hand-built or parsed instance. */
-cairn_status cairn_plan_instance_validate(const cairn_plan_instance *in, cairn_error *err)
+cairn_status cairn__plan_instance_validate(const cairn__plan_instance *in, cairn_error *err)
   __attribute__((warn_unused_result));
-void cairn_plan_instance_free(cairn_plan_instance *in);
+void cairn__plan_instance_free(cairn__plan_instance *in);
 
-const char *cairn_plan_model_name(cairn_plan_model m);
+const char *cairn__plan_model_name(cairn__plan_model m);
 
 /* ---- schedules ---------------------------------------------------------- */
 
 /* A node: cluster models use (cluster, member); the others (id, -1), where id
  * is a cluster (grid), node (hnow) or processor (cdmd) index. */
-typedef struct cairn_plan_node {
+typedef struct cairn__plan_node {
   int64_t id;
   int64_t member;
-} cairn_plan_node;
+} cairn__plan_node;
 
 /* One transfer of message `message` from `from` to sched->to[to_off ..
  * to_off+to_len). start/end: see docs/planning.md for each model (end is the
  * time every receiver holds the message; a grid transfer from a cluster to
  * itself is that cluster's intra-cluster broadcast). */
-typedef struct cairn_plan_transfer {
+typedef struct cairn__plan_transfer {
   size_t message;
-  cairn_plan_node from;
+  cairn__plan_node from;
   size_t to_off, to_len;
   double start, end;
-} cairn_plan_transfer;
+} cairn__plan_transfer;
 
-typedef struct cairn_plan_schedule {
+typedef struct cairn__plan_schedule {
   char algorithm[32];
-  cairn_plan_model model;
+  cairn__plan_model model;
   double makespan;
   double lower_bound;
-  cairn_plan_transfer *t;
+  cairn__plan_transfer *t;
   size_t n, cap;
-  cairn_plan_node *to;
+  cairn__plan_node *to;
   size_t nto, capto;
-} cairn_plan_schedule;
+} cairn__plan_schedule;
 
-void cairn_plan_schedule_init(cairn_plan_schedule *s, cairn_plan_model m, const char *algorithm);
-void cairn_plan_schedule_free(cairn_plan_schedule *s);
+void cairn__plan_schedule_init(cairn__plan_schedule *s, cairn__plan_model m, const char *algorithm);
+void cairn__plan_schedule_free(cairn__plan_schedule *s);
 /* Appends a transfer to nto receivers. Returns 0, or -1 when out of memory
  * (the schedule is unchanged). */
 __attribute__((warn_unused_result))
-int cairn_plan_schedule_add(cairn_plan_schedule *s, size_t message, cairn_plan_node from,
-                            const cairn_plan_node *to, size_t nto, double start, double end);
+int cairn__plan_schedule_add(cairn__plan_schedule *s, size_t message, cairn__plan_node from,
+                            const cairn__plan_node *to, size_t nto, double start, double end);
 /* Sets s->makespan to the latest end (0 when empty). */
-void cairn_plan_schedule_finish(cairn_plan_schedule *s);
+void cairn__plan_schedule_finish(cairn__plan_schedule *s);
 
 /* Plan JSON: writes the schedule into a malloc'd NUL-terminated string that
  * the caller frees; NULL when out of memory. */
-char *cairn_plan_schedule_to_json(const cairn_plan_schedule *s, const cairn_plan_instance *in);
-/* Reads a plan written by cairn_plan_schedule_to_json (or by hand) for
+char *cairn__plan_schedule_to_json(const cairn__plan_schedule *s, const cairn__plan_instance *in);
+/* Reads a plan written by cairn__plan_schedule_to_json (or by hand) for
  * instance `in` into *out (initialised here; free with
- * cairn_plan_schedule_free even on failure). */
-cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn_plan_instance *in,
-                                       cairn_plan_schedule *out, cairn_error *err)
+ * cairn__plan_schedule_free even on failure). */
+cairn_status cairn__plan_schedule_parse(const char *json, size_t len, const cairn__plan_instance *in,
+                                       cairn__plan_schedule *out, cairn_error *err)
   __attribute__((warn_unused_result));
 
 /* Gantt chart, one row per node that takes part, as a malloc'd SVG string
  * (caller frees); NULL when out of memory or when more than max_rows rows
  * would be drawn. */
-char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_instance *in,
+char *cairn__plan_schedule_svg(const cairn__plan_schedule *s, const cairn__plan_instance *in,
                               size_t max_rows);
 
 /* ---- the checker -------------------------------------------------------- */
@@ -193,7 +193,7 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
  * delivered in consecutive rounds, and everyone who must receive does. On
  * success *makespan (if not NULL) is the recomputed makespan. On failure
  * CAIRN_EINVAL with a line naming the first offending transfer. */
-cairn_status cairn_plan_check(const cairn_plan_instance *in, const cairn_plan_schedule *s,
+cairn_status cairn__plan_check(const cairn__plan_instance *in, const cairn__plan_schedule *s,
                               double *makespan, cairn_error *err)
   __attribute__((warn_unused_result));
 
@@ -201,89 +201,89 @@ cairn_status cairn_plan_check(const cairn_plan_instance *in, const cairn_plan_sc
 
 /* Lower bound on the optimal makespan of `in` in its model (see each
  * planner file for the theorem). */
-double cairn_plan_lower_bound(const cairn_plan_instance *in);
+double cairn__plan_lower_bound(const cairn__plan_instance *in);
 
-/* Runs algorithm `algo` (names: docs/planning.md, cairn_plan_algorithms) on
- * `in`, filling *out (initialised here; free with cairn_plan_schedule_free
+/* Runs algorithm `algo` (names: docs/planning.md, cairn__plan_algorithms) on
+ * `in`, filling *out (initialised here; free with cairn__plan_schedule_free
  * even on failure) including makespan and lower bound. */
-cairn_status cairn_plan_run(const cairn_plan_instance *in, const char *algo,
-                            cairn_plan_schedule *out, cairn_error *err)
+cairn_status cairn__plan_run(const cairn__plan_instance *in, const char *algo,
+                            cairn__plan_schedule *out, cairn_error *err)
   __attribute__((warn_unused_result));
 /* NULL-terminated list of algorithm names for a model. */
-const char *const *cairn_plan_algorithms(cairn_plan_model m);
+const char *const *cairn__plan_algorithms(cairn__plan_model m);
 
 /* [KKW] (plan_lcf.c, plan_postal.c). Compact form of an LCF-family
  * schedule: per-cluster segments in time order, expandable to transfers.
  *   LOCAL  at `start` members j < after-before send to member before+j (1 unit)
  *   GLOBAL at `start` members 0..count-1 each send to member 0 of the next
  *          `count` clusters of dest[] from dest_off */
-typedef enum { CAIRN_BCAST_LOCAL = 0, CAIRN_BCAST_GLOBAL = 1 } cairn_bcast_kind;
-typedef struct cairn_bcast_seg {
+typedef enum { CAIRN_BCAST_LOCAL = 0, CAIRN_BCAST_GLOBAL = 1 } cairn__bcast_kind;
+typedef struct cairn__bcast_seg {
   uint32_t cluster;
   uint32_t kind;
   int64_t start;
   int64_t a; /* LOCAL: holders before; GLOBAL: senders count */
   int64_t b; /* LOCAL: holders after;  GLOBAL: offset in dest[] */
-} cairn_bcast_seg;
+} cairn__bcast_seg;
 
-typedef struct cairn_bcast_compact {
+typedef struct cairn__bcast_compact {
   int postal;
   int64_t C;
   size_t k;
-  cairn_bcast_seg *seg;
+  cairn__bcast_seg *seg;
   size_t nseg, capseg;
   uint32_t *dest;
   size_t ndest, capdest;
   int64_t makespan;
-} cairn_bcast_compact;
+} cairn__bcast_compact;
 
-void cairn_bcast_compact_free(cairn_bcast_compact *c);
+void cairn__bcast_compact_free(cairn__bcast_compact *c);
 /* Expands a compact schedule into transfers (appended to *out). */
-cairn_status cairn_bcast_expand(const cairn_bcast_compact *c, cairn_plan_schedule *out,
+cairn_status cairn__bcast_expand(const cairn__bcast_compact *c, cairn__plan_schedule *out,
                                 cairn_error *err) __attribute__((warn_unused_result));
 
 /* LCF (§3; multicast §4 when cl->members is set), bounded-degree (§5.1–5.2),
  * bounded-size matching (§5.3–5.4), postal LCF (§6.1) into compact form. */
-cairn_status cairn_bcast_lcf(const cairn_plan_clusters *cl, cairn_bcast_compact *out,
+cairn_status cairn__bcast_lcf(const cairn__plan_clusters *cl, cairn__bcast_compact *out,
                              cairn_error *err) __attribute__((warn_unused_result));
-cairn_status cairn_bcast_bounded_degree(const cairn_plan_clusters *cl, cairn_bcast_compact *out,
+cairn_status cairn__bcast_bounded_degree(const cairn__plan_clusters *cl, cairn__bcast_compact *out,
                                         cairn_error *err) __attribute__((warn_unused_result));
-cairn_status cairn_bcast_bounded_matching(const cairn_plan_clusters *cl, cairn_bcast_compact *out,
+cairn_status cairn__bcast_bounded_matching(const cairn__plan_clusters *cl, cairn__bcast_compact *out,
                                           cairn_error *err) __attribute__((warn_unused_result));
-cairn_status cairn_bcast_postal_lcf(const cairn_plan_clusters *cl, cairn_bcast_compact *out,
+cairn_status cairn__bcast_postal_lcf(const cairn__plan_clusters *cl, cairn__bcast_compact *out,
                                     cairn_error *err) __attribute__((warn_unused_result));
 /* Interleaved LCF (§6.2), directly as transfers. */
-cairn_status cairn_bcast_interleaved_lcf(const cairn_plan_clusters *cl, cairn_plan_schedule *out,
+cairn_status cairn__bcast_interleaved_lcf(const cairn__plan_clusters *cl, cairn__plan_schedule *out,
                                          cairn_error *err) __attribute__((warn_unused_result));
 
 /* Lower bounds of [KKW]: Theorem 3.2 (broadcast), 4.2 (multicast), 5.4
  * (bounded matching), Lemma 5.1 (bounded degree), Lemma 6.4 (postal). */
-int64_t cairn_bcast_lower_bound(const cairn_plan_clusters *cl, int postal);
+int64_t cairn__bcast_lower_bound(const cairn__plan_clusters *cl, int postal);
 /* p of §3.1: global steps of LCF when local transfers are free (Lemma 3.3). */
-int64_t cairn_bcast_global_steps(const cairn_plan_clusters *cl);
+int64_t cairn__bcast_global_steps(const cairn__plan_clusters *cl);
 
 /* Exact optimum of a tiny 1/C instance (total nodes <= 8, C <= 6) by
  * exhaustive search, honouring members, degree and B. Returns the optimal
  * makespan, or -1 when the instance is too big. */
-int64_t cairn_bcast_optimum(const cairn_plan_clusters *cl);
+int64_t cairn__bcast_optimum(const cairn__plan_clusters *cl);
 
 /* [BSM] §4–5 (plan_grid.c): algo is one of "flat", "FEF", "ECEF", "ECEF-LA",
  * "ECEF-LAt", "ECEF-LAT", "BottomUp". */
-cairn_status cairn_plan_grid_run(const cairn_plan_grid *g, const char *algo,
-                                 cairn_plan_schedule *out, cairn_error *err)
+cairn_status cairn__plan_grid_run(const cairn__plan_grid *g, const char *algo,
+                                 cairn__plan_schedule *out, cairn_error *err)
   __attribute__((warn_unused_result));
-double cairn_plan_grid_lower_bound(const cairn_plan_grid *g);
+double cairn__plan_grid_lower_bound(const cairn__plan_grid *g);
 
 /* [WYL] §4 (plan_hnow.c): algo is one of "FEF", "ECF", "WR", "WRP". */
-cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo,
-                                 cairn_plan_schedule *out, cairn_error *err)
+cairn_status cairn__plan_hnow_run(const cairn__plan_hnow *h, const char *algo,
+                                 cairn__plan_schedule *out, cairn_error *err)
   __attribute__((warn_unused_result));
-double cairn_plan_hnow_lower_bound(const cairn_plan_hnow *h);
+double cairn__plan_hnow_lower_bound(const cairn__plan_hnow *h);
 
 /* [Gon] §3 (plan_cdmd.c): forwarding LH then list schedule LS. */
-cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *out,
+cairn_status cairn__plan_cdmd_run(const cairn__plan_cdmd *c, cairn__plan_schedule *out,
                                  cairn_error *err) __attribute__((warn_unused_result));
 /* d = max(s, r) of §1: the lower bound. */
-int64_t cairn_plan_cdmd_degree(const cairn_plan_cdmd *c);
+int64_t cairn__plan_cdmd_degree(const cairn__plan_cdmd *c);
 
 #endif

@@ -39,7 +39,7 @@ typedef struct mdp {
 } mdp;
 
 typedef struct cd {
-  const cairn_plan_cdmd *c;
+  const cairn__plan_cdmd *c;
   int64_t d;
   mdp *p;
   size_t np;
@@ -57,7 +57,7 @@ static int64_t rlen(const cd *s, size_t i) { return s->shortsum[i] + (s->longcnt
 static int light(const cd *s, size_t i) { return rlen(s, i) <= s->d; }
 static int heavy(const cd *s, size_t i) { return 2 * rlen(s, i) > 3 * s->d; }
 
-int64_t cairn_plan_cdmd_degree(const cairn_plan_cdmd *c) {
+int64_t cairn__plan_cdmd_degree(const cairn__plan_cdmd *c) {
   int64_t *snd = calloc(c->n ? c->n : 1, sizeof *snd), *rcv = calloc(c->n ? c->n : 1, sizeof *rcv), d = 0;
   if (!snd || !rcv) {
     free(snd);
@@ -158,18 +158,18 @@ typedef struct tup {
   int done;
 } tup;
 
-static int emit(cairn_plan_schedule *out, uint32_t msg, uint32_t from, const cairn_plan_node *to, size_t nto,
+static int emit(cairn__plan_schedule *out, uint32_t msg, uint32_t from, const cairn__plan_node *to, size_t nto,
                 int64_t start, int64_t len) {
-  cairn_plan_node f = {from, -1};
-  return cairn_plan_schedule_add(out, msg, f, to, nto, (double)start, (double)(start + len));
+  cairn__plan_node f = {from, -1};
+  return cairn__plan_schedule_add(out, msg, f, to, nto, (double)start, (double)(start + len));
 }
 
-cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *out, cairn_error *err) {
-  cd s = {.c = c, .d = cairn_plan_cdmd_degree(c)};
+cairn_status cairn__plan_cdmd_run(const cairn__plan_cdmd *c, cairn__plan_schedule *out, cairn_error *err) {
+  cd s = {.c = c, .d = cairn__plan_cdmd_degree(c)};
   size_t n = c->n;
   cairn_status st = CAIRN_OK;
   tup *tp = NULL;
-  cairn_plan_node *dst = NULL;
+  cairn__plan_node *dst = NULL;
   int64_t *sendfree = NULL, *recvfree = NULL, *fwtime = NULL;
   for (size_t m = 0; m < c->nmsg; m++)
     s.np += c->msg[m].nneed;
@@ -185,7 +185,7 @@ cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *
   tp = calloc(s.np ? s.np : 1, sizeof *tp);
   if (!s.p || !s.shortsum || !s.longlen || !s.longcnt || !s.holds || !sendfree || !recvfree || !fwtime || !dst ||
       !tp) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
     goto out;
   }
   size_t q = 0;
@@ -197,7 +197,7 @@ cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *
     }
   }
   if (transform(&s)) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
     goto out;
   }
   /* schedule S: each h multicasts each forwarded message once, back to back */
@@ -210,14 +210,14 @@ cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *
       if (s.fw[g][0] == h && s.fw[g][2] == m) {
         if (g < f)
           first = 0;
-        dst[nto++] = (cairn_plan_node){s.fw[g][1], -1};
+        dst[nto++] = (cairn__plan_node){s.fw[g][1], -1};
       }
     if (!first)
       continue;
     for (size_t r = 0; r < nto; r++)
       s.holds[m * n + (size_t)dst[r].id] = 1;
     if (emit(out, m, h, dst, nto, fwtime[h], len_of(&s, m))) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
       goto out;
     }
     fwtime[h] += len_of(&s, m);
@@ -237,13 +237,13 @@ cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *
     for (size_t pi = 0; pi < s.np; pi++)
       if (s.p[pi].alive && s.p[pi].at == i && is_long(&s, s.p[pi].msg)) {
         m = s.p[pi].msg;
-        dst[nto++] = (cairn_plan_node){s.p[pi].dest, -1};
+        dst[nto++] = (cairn__plan_node){s.p[pi].dest, -1};
         recvfree[s.p[pi].dest] = d1 + len_of(&s, m);
         s.p[pi].alive = 0;
       }
     if (nto) {
       if (emit(out, m, (uint32_t)i, dst, nto, d1, len_of(&s, m))) {
-        st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+        st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
         goto out;
       }
       sendfree[i] = d1 + len_of(&s, m);
@@ -276,9 +276,9 @@ cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *
           mdp *p = &s.p[pi];
           if (!p->alive || p->at != tp[t].from || p->dest != j)
             continue;
-          cairn_plan_node to = {j, -1};
+          cairn__plan_node to = {j, -1};
           if (emit(out, p->msg, p->at, &to, 1, at, len_of(&s, p->msg))) {
-            st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+            st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
             goto out;
           }
           at += len_of(&s, p->msg);
@@ -302,7 +302,7 @@ cairn_status cairn_plan_cdmd_run(const cairn_plan_cdmd *c, cairn_plan_schedule *
     now = nx;
   }
   if (left > 0)
-    st = cairn_error_set(err, CAIRN_EINTERNAL, "list schedule left %zu pairs unscheduled", left);
+    st = cairn__error_set(err, CAIRN_EINTERNAL, "list schedule left %zu pairs unscheduled", left);
 out:
   free(s.p);
   free(s.shortsum);

@@ -38,7 +38,7 @@
 enum { FLAT, FEF, ECEF, ECEF_LA, ECEF_LAT_MIN, ECEF_LAT_MAX, BOTTOMUP };
 
 typedef struct gstate {
-  const cairn_plan_grid *g;
+  const cairn__plan_grid *g;
   size_t k;
   int algo;
   uint8_t *inA;
@@ -51,7 +51,7 @@ typedef struct gstate {
   size_t *ptr;
 } gstate;
 
-static double cost(const cairn_plan_grid *g, size_t i, size_t j) { return g->g[i * g->k + j] + g->L[i * g->k + j]; }
+static double cost(const cairn__plan_grid *g, size_t i, size_t j) { return g->g[i * g->k + j] + g->L[i * g->k + j]; }
 
 typedef struct rk {
   double key;
@@ -126,7 +126,7 @@ static void free_state(gstate *s) {
   free(s->ptr);
 }
 
-cairn_status cairn_plan_grid_run(const cairn_plan_grid *g, const char *algo, cairn_plan_schedule *out,
+cairn_status cairn__plan_grid_run(const cairn__plan_grid *g, const char *algo, cairn__plan_schedule *out,
                                  cairn_error *err) {
   static const char *const names[] = {"flat", "FEF", "ECEF", "ECEF-LA", "ECEF-LAt", "ECEF-LAT", "BottomUp"};
   gstate s = {.g = g, .k = g->k, .algo = -1};
@@ -134,7 +134,7 @@ cairn_status cairn_plan_grid_run(const cairn_plan_grid *g, const char *algo, cai
     if (strcmp(algo, names[a]) == 0)
       s.algo = a;
   if (s.algo < 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "unknown grid algorithm \"%s\"", algo);
+    return cairn__error_set(err, CAIRN_EINVAL, "unknown grid algorithm \"%s\"", algo);
   size_t k = g->k;
   cairn_status st = CAIRN_OK;
   s.inA = calloc(k, 1);
@@ -147,13 +147,13 @@ cairn_status cairn_plan_grid_run(const cairn_plan_grid *g, const char *algo, cai
     s.rows = malloc(k * k * sizeof *s.rows);
   if (!s.inA || !s.rt || !s.best || !s.arg || !s.ptr || (la && !s.rows)) {
     free_state(&s);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning %zu clusters", k);
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning %zu clusters", k);
   }
   if (la) {
     rk *tmp = malloc(k * sizeof *tmp);
     if (!tmp) {
       free_state(&s);
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning %zu clusters", k);
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning %zu clusters", k);
     }
     for (size_t j = 0; j < k; j++) {
       for (size_t x = 0; x < k; x++) {
@@ -194,9 +194,9 @@ cairn_status cairn_plan_grid_run(const cairn_plan_grid *g, const char *algo, cai
       i = s.arg[j];
     }
     double start = s.rt[i], arrive = start + cost(g, i, j);
-    cairn_plan_node from = {(int64_t)i, -1}, to = {(int64_t)j, -1};
-    if (cairn_plan_schedule_add(out, 0, from, &to, 1, start, arrive)) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    cairn__plan_node from = {(int64_t)i, -1}, to = {(int64_t)j, -1};
+    if (cairn__plan_schedule_add(out, 0, from, &to, 1, start, arrive)) {
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
       goto out;
     }
     s.rt[i] = start + g->g[i * k + j];
@@ -209,9 +209,9 @@ cairn_status cairn_plan_grid_run(const cairn_plan_grid *g, const char *algo, cai
           recompute(&s, c);
   }
   for (size_t c = 0; c < k; c++) {
-    cairn_plan_node n = {(int64_t)c, -1};
-    if (cairn_plan_schedule_add(out, 0, n, &n, 1, s.rt[c], s.rt[c] + g->T[c])) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    cairn__plan_node n = {(int64_t)c, -1};
+    if (cairn__plan_schedule_add(out, 0, n, &n, 1, s.rt[c], s.rt[c] + g->T[c])) {
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
       goto out;
     }
   }
@@ -220,7 +220,7 @@ out:
   return st;
 }
 
-double cairn_plan_grid_lower_bound(const cairn_plan_grid *g) {
+double cairn__plan_grid_lower_bound(const cairn__plan_grid *g) {
   size_t k = g->k;
   double *dist = malloc(k * sizeof *dist);
   uint8_t *done = calloc(k, 1);

@@ -63,7 +63,7 @@ typedef struct tl {
 } tl;
 
 typedef struct hs {
-  const cairn_plan_hnow *h;
+  const cairn__plan_hnow *h;
   size_t n, M;
   uint8_t *inA, *inB;  /* M*n */
   double *got;         /* M*n: when the node holds m_k */
@@ -170,20 +170,20 @@ static void timing(const hs *s, int algo, size_t k, size_t i, size_t j, double *
   }
 }
 
-static cairn_status commit(hs *s, int algo, size_t k, size_t i, size_t j, cairn_plan_schedule *out,
+static cairn_status commit(hs *s, int algo, size_t k, size_t i, size_t j, cairn__plan_schedule *out,
                            cairn_error *err) {
   double l = L_(s, k), start, done;
   timing(s, algo, k, i, j, &start, &done);
-  cairn_plan_node from = {(int64_t)i, -1}, to = {(int64_t)j, -1};
-  if (cairn_plan_schedule_add(out, k, from, &to, 1, start, done))
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+  cairn__plan_node from = {(int64_t)i, -1}, to = {(int64_t)j, -1};
+  if (cairn__plan_schedule_add(out, k, from, &to, 1, start, done))
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
   if (cross(s, i, j)) {
     double crossed = start + S_(s, i, l) + X_(s, i, j) * l;
     size_t ci = s->h->cluster[i], cj = s->h->cluster[j];
     if (algo == H_WRP) {
       if (tl_insert(&s->line[i], start, crossed) || tl_insert(&s->line[j], done - R_(s, j, l), done) ||
           tl_insert(&s->uline_out[ci], start, crossed) || tl_insert(&s->uline_in[cj], start, crossed))
-        return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+        return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
       s->last_send[i] = crossed;
       s->last_recv[j] = done;
     } else {
@@ -193,7 +193,7 @@ static cairn_status commit(hs *s, int algo, size_t k, size_t i, size_t j, cairn_
     }
   } else if (algo == H_WRP) {
     if (tl_insert(&s->line[i], start, start + S_(s, i, l)) || tl_insert(&s->line[j], done - R_(s, j, l), done))
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
     s->last_send[i] = start + S_(s, i, l);
     s->last_recv[j] = done;
   } else {
@@ -238,7 +238,7 @@ static void hs_free(hs *s) {
   free(s->uline_in);
 }
 
-cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo, cairn_plan_schedule *out,
+cairn_status cairn__plan_hnow_run(const cairn__plan_hnow *h, const char *algo, cairn__plan_schedule *out,
                                  cairn_error *err) {
   static const char *const names[] = {"FEF", "ECF", "WR", "WRP"};
   int a = -1;
@@ -246,7 +246,7 @@ cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo, cai
     if (strcmp(algo, names[x]) == 0)
       a = x;
   if (a < 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "unknown hnow algorithm \"%s\"", algo);
+    return cairn__error_set(err, CAIRN_EINVAL, "unknown hnow algorithm \"%s\"", algo);
   hs s = {.h = h, .n = h->n, .M = h->nmsg};
   size_t n = h->n, M = h->nmsg, nm = (M ? M : 1) * n;
   s.inA = calloc(nm, 1);
@@ -272,7 +272,7 @@ cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo, cai
   if (!s.inA || !s.inB || !s.got || !s.vt_got || !s.avail || !s.W || !s.last_send || !s.last_recv || !s.line ||
       !s.left || (nc && (!s.up_out || !s.up_in || !s.uline_out || !s.uline_in))) {
     hs_free(&s);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
   }
   size_t q = 0;
   double meanlen = 0;
@@ -290,7 +290,7 @@ cairn_status cairn_plan_hnow_run(const cairn_plan_hnow *h, const char *algo, cai
     bw = malloc(nm * sizeof *bw);
     bs = malloc(nm * sizeof *bs);
     if (!bw || !bs) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
       goto out;
     }
     for (size_t x = 0; x < nm; x++)
@@ -396,8 +396,8 @@ static int rr_cmp(const void *a, const void *b) {
 
 /* The cheapest crossing of m_k from a node of `from` (1 when in the set)
  * to a destination of m_k in `to` (the extension); INFINITY when none. */
-static double cheapest(const cairn_plan_hnow *h, size_t k, const uint8_t *from, const uint8_t *to) {
-  const cairn_plan_hmsg *g = &h->msg[k];
+static double cheapest(const cairn__plan_hnow *h, size_t k, const uint8_t *from, const uint8_t *to) {
+  const cairn__plan_hmsg *g = &h->msg[k];
   double best = INFINITY, l = g->length;
   for (size_t a = 0; a <= g->ndests; a++) {
     size_t i = a < g->ndests ? g->dests[a] : g->source; /* only A_k ∪ B_k relay m_k */
@@ -414,7 +414,7 @@ static double cheapest(const cairn_plan_hnow *h, size_t k, const uint8_t *from, 
  * cluster c and its source outside crosses into c at least once, and one
  * with its source in c and a destination outside crosses out of it; each
  * direction carries one crossing at a time. O(M·n²) per cluster. */
-static double uplink_bound(const cairn_plan_hnow *h) {
+static double uplink_bound(const cairn__plan_hnow *h) {
   size_t n = h->n;
   uint8_t *in = malloc(n ? n : 1), *out = malloc(n ? n : 1);
   double lb = 0;
@@ -436,7 +436,7 @@ static double uplink_bound(const cairn_plan_hnow *h) {
   return lb;
 }
 
-double cairn_plan_hnow_lower_bound(const cairn_plan_hnow *h) {
+double cairn__plan_hnow_lower_bound(const cairn__plan_hnow *h) {
   size_t n = h->n, M = h->nmsg;
   double lb = 0;
   double *reach = malloc((M ? M : 1) * n * sizeof *reach);
@@ -445,7 +445,7 @@ double cairn_plan_hnow_lower_bound(const cairn_plan_hnow *h) {
   if (!reach || !member || !done || !list)
     goto out;
   for (size_t k = 0; k < M; k++) {
-    const cairn_plan_hmsg *g = &h->msg[k];
+    const cairn__plan_hmsg *g = &h->msg[k];
     double l = g->length, *d = reach + k * n;
     memset(member, 0, n);
     memset(done, 0, n);

@@ -36,14 +36,14 @@ static cairn_status only_keys(json_t *obj, const char *const *allowed, const cha
     for (size_t i = 0; allowed[i]; i++)
       ok |= strcmp(allowed[i], key) == 0;
     if (!ok)
-      return cairn_error_set(err, CAIRN_EINVAL, "unknown field \"%s\" in %s", key, where);
+      return cairn__error_set(err, CAIRN_EINVAL, "unknown field \"%s\" in %s", key, where);
   }
   return CAIRN_OK;
 }
 
 static cairn_status get_i64(json_t *v, const char *what, int64_t lo, int64_t hi, int64_t *out, cairn_error *err) {
   if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be an integer in %lld..%lld", what, (long long)lo,
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be an integer in %lld..%lld", what, (long long)lo,
                            (long long)hi);
   *out = json_integer_value(v);
   return CAIRN_OK;
@@ -51,7 +51,7 @@ static cairn_status get_i64(json_t *v, const char *what, int64_t lo, int64_t hi,
 
 static cairn_status get_num(json_t *v, const char *what, double *out, cairn_error *err) {
   if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be a number >= 0", what);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be a number >= 0", what);
   *out = json_number_value(v);
   return CAIRN_OK;
 }
@@ -59,7 +59,7 @@ static cairn_status get_num(json_t *v, const char *what, double *out, cairn_erro
 static cairn_status get_index(json_t *v, const char *what, size_t n, size_t *out, cairn_error *err) {
   int64_t x = 0;
   if (n == 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s refers to an empty set", what);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s refers to an empty set", what);
   cairn_status st = get_i64(v, what, 0, (int64_t)n - 1, &x, err);
   if (st == CAIRN_OK)
     *out = (size_t)x;
@@ -69,11 +69,11 @@ static cairn_status get_index(json_t *v, const char *what, size_t n, size_t *out
 static cairn_status get_index_list(json_t *v, const char *what, size_t n, size_t **out, size_t *nout,
                                    cairn_error *err) {
   if (!json_is_array(v))
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be an array of indices", what);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be an array of indices", what);
   size_t m = json_array_size(v);
   *out = calloc(m ? m : 1, sizeof **out);
   if (!*out)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory reading %s", what);
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory reading %s", what);
   *nout = m;
   for (size_t i = 0; i < m; i++) {
     char w[96];
@@ -88,14 +88,14 @@ static cairn_status get_index_list(json_t *v, const char *what, size_t n, size_t
 /* k×k matrix of numbers >= 0; null allowed on the diagonal (read as 0). */
 static cairn_status get_matrix(json_t *v, const char *name, size_t k, double **out, cairn_error *err) {
   if (!json_is_array(v) || json_array_size(v) != k)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be a %zu x %zu matrix (array of %zu rows)", name, k, k, k);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be a %zu x %zu matrix (array of %zu rows)", name, k, k, k);
   *out = calloc(k > 0 ? k * k : 1, sizeof **out);
   if (!*out)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory reading %s", name);
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory reading %s", name);
   for (size_t i = 0; i < k; i++) {
     json_t *row = json_array_get(v, i);
     if (!json_is_array(row) || json_array_size(row) != k)
-      return cairn_error_set(err, CAIRN_EINVAL, "%s[%zu] must be an array of %zu numbers", name, i, k);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s[%zu] must be an array of %zu numbers", name, i, k);
     for (size_t j = 0; j < k; j++) {
       json_t *x = json_array_get(row, j);
       char w[96];
@@ -115,7 +115,7 @@ static cairn_status get_affine(json_t *v, const char *what, double *a, double *b
   *b = 0;
   if (json_is_array(v)) {
     if (json_array_size(v) != 2)
-      return cairn_error_set(err, CAIRN_EINVAL, "%s must be a number or [constant, per_unit_length]", what);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s must be a number or [constant, per_unit_length]", what);
     cairn_status st = get_num(json_array_get(v, 0), what, a, err);
     return st != CAIRN_OK ? st : get_num(json_array_get(v, 1), what, b, err);
   }
@@ -125,7 +125,7 @@ static cairn_status get_affine(json_t *v, const char *what, double *a, double *b
 static cairn_status need(json_t *obj, const char *key, const char *where, json_t **out, cairn_error *err) {
   *out = json_object_get(obj, key);
   if (!*out)
-    return cairn_error_set(err, CAIRN_EINVAL, "missing field \"%s\" in %s", key, where);
+    return cairn__error_set(err, CAIRN_EINVAL, "missing field \"%s\" in %s", key, where);
   return CAIRN_OK;
 }
 
@@ -136,23 +136,23 @@ static cairn_status need(json_t *obj, const char *key, const char *where, json_t
       goto out;                                                                                                    \
   } while (0)
 
-static cairn_status parse_clusters(json_t *root, cairn_plan_instance *in, cairn_error *err) {
+static cairn_status parse_clusters(json_t *root, cairn__plan_instance *in, cairn_error *err) {
   static const char *const keys[] = {"model", "C", "clusters", "source", "B", "members", NULL};
   static const char *const ckeys[] = {"size", "degree", "members", NULL};
   cairn_status st;
-  cairn_plan_clusters *cl = &in->cl;
+  cairn__plan_clusters *cl = &in->cl;
   json_t *v, *cls;
   TRY(only_keys(root, keys, "the instance", err));
   TRY(need(root, "C", "the instance", &v, err));
   TRY(get_i64(v, "C", 1, INT64_C(1) << 40, &cl->C, err));
   TRY(need(root, "clusters", "the instance", &cls, err));
   if (!json_is_array(cls) || json_array_size(cls) == 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "clusters must be a non-empty array");
+    return cairn__error_set(err, CAIRN_EINVAL, "clusters must be a non-empty array");
   size_t k = json_array_size(cls);
   cl->k = k;
   cl->size = calloc(k, sizeof *cl->size);
   if (!cl->size)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   json_t *top_members = json_object_get(root, "members");
   int any_deg = 0, any_mem = 0;
   for (size_t i = 0; i < k; i++) {
@@ -160,7 +160,7 @@ static cairn_status parse_clusters(json_t *root, cairn_plan_instance *in, cairn_
     char w[64];
     snprintf(w, sizeof w, "clusters[%zu]", i);
     if (!json_is_object(c))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s must be an object {\"size\": n}", w);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s must be an object {\"size\": n}", w);
     TRY(only_keys(c, ckeys, w, err));
     TRY(need(c, "size", w, &x, err));
     snprintf(w, sizeof w, "clusters[%zu].size", i);
@@ -169,15 +169,15 @@ static cairn_status parse_clusters(json_t *root, cairn_plan_instance *in, cairn_
     any_mem |= json_object_get(c, "members") != NULL;
   }
   if (any_mem && top_members)
-    return cairn_error_set(err, CAIRN_EINVAL, "members given both per cluster and at the top level");
+    return cairn__error_set(err, CAIRN_EINVAL, "members given both per cluster and at the top level");
   if (any_deg || any_mem || top_members) {
     if (any_deg && !(cl->degree = calloc(k, sizeof *cl->degree)))
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     if ((any_mem || top_members) && !(cl->members = calloc(k, sizeof *cl->members)))
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   if (top_members && (!json_is_array(top_members) || json_array_size(top_members) != k))
-    return cairn_error_set(err, CAIRN_EINVAL, "members must be an array of %zu receiver counts", k);
+    return cairn__error_set(err, CAIRN_EINVAL, "members must be an array of %zu receiver counts", k);
   for (size_t i = 0; i < k; i++) {
     json_t *c = json_array_get(cls, i), *x;
     char w[64];
@@ -207,18 +207,18 @@ out:
   return st;
 }
 
-static cairn_status parse_grid(json_t *root, cairn_plan_instance *in, cairn_error *err) {
+static cairn_status parse_grid(json_t *root, cairn__plan_instance *in, cairn_error *err) {
   static const char *const keys[] = {"model", "L", "g", "T", "root", NULL};
   cairn_status st;
-  cairn_plan_grid *g = &in->grid;
+  cairn__plan_grid *g = &in->grid;
   json_t *v;
   TRY(only_keys(root, keys, "the instance", err));
   TRY(need(root, "T", "the instance", &v, err));
   if (!json_is_array(v) || json_array_size(v) == 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "T must be a non-empty array of intra-cluster broadcast times");
+    return cairn__error_set(err, CAIRN_EINVAL, "T must be a non-empty array of intra-cluster broadcast times");
   g->k = json_array_size(v);
   if (!(g->T = calloc(g->k, sizeof *g->T)))
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; i < g->k; i++) {
     char w[48];
     snprintf(w, sizeof w, "T[%zu]", i);
@@ -235,30 +235,30 @@ out:
   return st;
 }
 
-static cairn_status parse_hnow(json_t *root, cairn_plan_instance *in, cairn_error *err) {
+static cairn_status parse_hnow(json_t *root, cairn__plan_instance *in, cairn_error *err) {
   static const char *const keys[] = {"model", "nodes", "X", "messages", NULL};
   static const char *const nkeys[] = {"S", "R", NULL};
   static const char *const mkeys[] = {"source", "length", "dests", NULL};
   cairn_status st;
-  cairn_plan_hnow *h = &in->hnow;
+  cairn__plan_hnow *h = &in->hnow;
   json_t *v, *x;
   TRY(only_keys(root, keys, "the instance", err));
   TRY(need(root, "nodes", "the instance", &v, err));
   if (!json_is_array(v) || json_array_size(v) == 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "nodes must be a non-empty array of {\"S\":…, \"R\":…}");
+    return cairn__error_set(err, CAIRN_EINVAL, "nodes must be a non-empty array of {\"S\":…, \"R\":…}");
   size_t n = h->n = json_array_size(v);
   h->S0 = calloc(n, sizeof *h->S0);
   h->S1 = calloc(n, sizeof *h->S1);
   h->R0 = calloc(n, sizeof *h->R0);
   h->R1 = calloc(n, sizeof *h->R1);
   if (!h->S0 || !h->S1 || !h->R0 || !h->R1)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     json_t *o = json_array_get(v, i);
     char w[64];
     snprintf(w, sizeof w, "nodes[%zu]", i);
     if (!json_is_object(o))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s must be an object {\"S\":…, \"R\":…}", w);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s must be an object {\"S\":…, \"R\":…}", w);
     TRY(only_keys(o, nkeys, w, err));
     TRY(need(o, "S", w, &x, err));
     snprintf(w, sizeof w, "nodes[%zu].S", i);
@@ -272,16 +272,16 @@ static cairn_status parse_hnow(json_t *root, cairn_plan_instance *in, cairn_erro
   TRY(get_matrix(v, "X", n, &h->X, err));
   TRY(need(root, "messages", "the instance", &v, err));
   if (!json_is_array(v))
-    return cairn_error_set(err, CAIRN_EINVAL, "messages must be an array");
+    return cairn__error_set(err, CAIRN_EINVAL, "messages must be an array");
   h->nmsg = json_array_size(v);
   if (!(h->msg = calloc(h->nmsg ? h->nmsg : 1, sizeof *h->msg)))
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t m = 0; m < h->nmsg; m++) {
     json_t *o = json_array_get(v, m);
     char w[64];
     snprintf(w, sizeof w, "messages[%zu]", m);
     if (!json_is_object(o))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s must be an object", w);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s must be an object", w);
     TRY(only_keys(o, mkeys, w, err));
     TRY(need(o, "source", w, &x, err));
     snprintf(w, sizeof w, "messages[%zu].source", m);
@@ -300,11 +300,11 @@ out:
   return st;
 }
 
-static cairn_status parse_cdmd(json_t *root, cairn_plan_instance *in, cairn_error *err) {
+static cairn_status parse_cdmd(json_t *root, cairn__plan_instance *in, cairn_error *err) {
   static const char *const keys[] = {"model", "processors", "messages", NULL};
   static const char *const mkeys[] = {"name", "length", "holder", "needed_by", NULL};
   cairn_status st;
-  cairn_plan_cdmd *c = &in->cdmd;
+  cairn__plan_cdmd *c = &in->cdmd;
   json_t *v, *x;
   int64_t n = 0;
   TRY(only_keys(root, keys, "the instance", err));
@@ -313,24 +313,24 @@ static cairn_status parse_cdmd(json_t *root, cairn_plan_instance *in, cairn_erro
   c->n = (size_t)n;
   TRY(need(root, "messages", "the instance", &v, err));
   if (!json_is_array(v))
-    return cairn_error_set(err, CAIRN_EINVAL, "messages must be an array");
+    return cairn__error_set(err, CAIRN_EINVAL, "messages must be an array");
   c->nmsg = json_array_size(v);
   if (!(c->msg = calloc(c->nmsg ? c->nmsg : 1, sizeof *c->msg)))
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t m = 0; m < c->nmsg; m++) {
     json_t *o = json_array_get(v, m);
     char w[64];
     snprintf(w, sizeof w, "messages[%zu]", m);
     if (!json_is_object(o))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s must be an object", w);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s must be an object", w);
     TRY(only_keys(o, mkeys, w, err));
     x = json_object_get(o, "name");
     if (x && (!json_is_string(x) || json_string_length(x) == 0 || json_string_length(x) > 64))
-      return cairn_error_set(err, CAIRN_EINVAL, "messages[%zu].name must be a string of 1..64 bytes", m);
+      return cairn__error_set(err, CAIRN_EINVAL, "messages[%zu].name must be a string of 1..64 bytes", m);
     char def[32];
     snprintf(def, sizeof def, "m%zu", m);
     if (!(c->msg[m].name = strdup(x ? json_string_value(x) : def)))
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     TRY(need(o, "length", w, &x, err));
     snprintf(w, sizeof w, "messages[%zu].length", m);
     TRY(get_i64(x, w, 1, INT64_C(1) << 40, &c->msg[m].length, err));
@@ -348,31 +348,31 @@ out:
   return st;
 }
 
-static cairn_status model_of(json_t *v, cairn_plan_model *m, cairn_error *err) {
+static cairn_status model_of(json_t *v, cairn__plan_model *m, cairn_error *err) {
   static const char *const names[] = {"1/C", "postal", "grid", "hnow", "cdmd"};
   if (!json_is_string(v))
-    return cairn_error_set(err, CAIRN_EINVAL, "model must be one of \"1/C\", \"postal\", \"grid\", \"hnow\", \"cdmd\"");
+    return cairn__error_set(err, CAIRN_EINVAL, "model must be one of \"1/C\", \"postal\", \"grid\", \"hnow\", \"cdmd\"");
   for (int i = 0; i < 5; i++)
     if (strcmp(json_string_value(v), names[i]) == 0) {
-      *m = (cairn_plan_model)i;
+      *m = (cairn__plan_model)i;
       return CAIRN_OK;
     }
-  return cairn_error_set(err, CAIRN_EINVAL,
+  return cairn__error_set(err, CAIRN_EINVAL,
                          "unknown model \"%s\" (one of \"1/C\", \"postal\", \"grid\", \"hnow\", \"cdmd\")",
                          json_string_value(v));
 }
 
-cairn_status cairn_plan_instance_parse(const char *json, size_t len, cairn_plan_instance *out, cairn_error *err) {
+cairn_status cairn__plan_instance_parse(const char *json, size_t len, cairn__plan_instance *out, cairn_error *err) {
   memset(out, 0, sizeof *out);
   out->owned = 1;
   json_error_t jerr;
   json_t *root = json_loadb(json, len, 0, &jerr);
   cairn_status st;
   if (!root)
-    return cairn_error_set(err, CAIRN_EINVAL, "instance is not valid JSON (line %d: %s)", jerr.line, jerr.text);
+    return cairn__error_set(err, CAIRN_EINVAL, "instance is not valid JSON (line %d: %s)", jerr.line, jerr.text);
   json_t *m;
   if (!json_is_object(root)) {
-    st = cairn_error_set(err, CAIRN_EINVAL, "instance must be a JSON object");
+    st = cairn__error_set(err, CAIRN_EINVAL, "instance must be a JSON object");
     goto out;
   }
   TRY(need(root, "model", "the instance", &m, err));
@@ -385,11 +385,11 @@ cairn_status cairn_plan_instance_parse(const char *json, size_t len, cairn_plan_
   case CAIRN_PLAN_CDMD: st = parse_cdmd(root, out, err); break;
   }
   if (st == CAIRN_OK)
-    st = cairn_plan_instance_validate(out, err);
+    st = cairn__plan_instance_validate(out, err);
 out:
   json_decref(root);
   if (st != CAIRN_OK)
-    cairn_plan_instance_free(out);
+    cairn__plan_instance_free(out);
   return st;
 }
 
@@ -405,106 +405,106 @@ static int plain_name(const char *s, size_t cap) {
   return n < cap;
 }
 
-static int cluster_model(cairn_plan_model m) { return m == CAIRN_PLAN_1C || m == CAIRN_PLAN_POSTAL; }
+static int cluster_model(cairn__plan_model m) { return m == CAIRN_PLAN_1C || m == CAIRN_PLAN_POSTAL; }
 
-static int put_node(cairn_buf *b, cairn_plan_model m, cairn_plan_node n) {
+static int put_node(cairn__buf *b, cairn__plan_model m, cairn__plan_node n) {
   if (cluster_model(m))
-    return cairn_buf_printf(b, "[%lld,%lld]", (long long)n.id, (long long)n.member);
-  return cairn_buf_printf(b, "%lld", (long long)n.id);
+    return cairn__buf_printf(b, "[%lld,%lld]", (long long)n.id, (long long)n.member);
+  return cairn__buf_printf(b, "%lld", (long long)n.id);
 }
 
-char *cairn_plan_schedule_to_json(const cairn_plan_schedule *s, const cairn_plan_instance *in) {
-  cairn_buf b;
-  cairn_buf_init(&b, PLAN_JSON_MAX);
+char *cairn__plan_schedule_to_json(const cairn__plan_schedule *s, const cairn__plan_instance *in) {
+  cairn__buf b;
+  cairn__buf_init(&b, PLAN_JSON_MAX);
   char ms[40], lb[40], st[40], en[40];
   cairn__plan_num(ms, sizeof ms, s->makespan);
   cairn__plan_num(lb, sizeof lb, s->lower_bound);
-  int bad = cairn_buf_printf(&b, "{\"algorithm\":\"%s\",\"model\":\"%s\",\"makespan\":%s,\"lower_bound\":%s,"
+  int bad = cairn__buf_printf(&b, "{\"algorithm\":\"%s\",\"model\":\"%s\",\"makespan\":%s,\"lower_bound\":%s,"
                                    "\"transfers\":[",
-                               s->algorithm, cairn_plan_model_name(s->model), ms, lb);
+                               s->algorithm, cairn__plan_model_name(s->model), ms, lb);
   for (size_t i = 0; i < s->n && !bad; i++) {
-    const cairn_plan_transfer *t = &s->t[i];
-    bad |= cairn_buf_printf(&b, "%s\n{\"message\":", i ? "," : "");
+    const cairn__plan_transfer *t = &s->t[i];
+    bad |= cairn__buf_printf(&b, "%s\n{\"message\":", i ? "," : "");
     if (in && in->model == CAIRN_PLAN_CDMD && t->message < in->cdmd.nmsg && in->cdmd.msg[t->message].name) {
       json_t *str = json_string(in->cdmd.msg[t->message].name);
       char *enc = str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
-      bad |= !enc || cairn_buf_printf(&b, "%s", enc);
+      bad |= !enc || cairn__buf_printf(&b, "%s", enc);
       free(enc);
       json_decref(str);
     } else {
-      bad |= cairn_buf_printf(&b, "%zu", t->message);
+      bad |= cairn__buf_printf(&b, "%zu", t->message);
     }
-    bad |= cairn_buf_printf(&b, ",\"from\":");
+    bad |= cairn__buf_printf(&b, ",\"from\":");
     bad |= put_node(&b, s->model, t->from);
-    bad |= cairn_buf_printf(&b, ",\"to\":");
+    bad |= cairn__buf_printf(&b, ",\"to\":");
     if (t->to_len == 1 && s->model != CAIRN_PLAN_CDMD) {
       bad |= put_node(&b, s->model, s->to[t->to_off]);
     } else {
-      bad |= cairn_buf_printf(&b, "[");
+      bad |= cairn__buf_printf(&b, "[");
       for (size_t r = 0; r < t->to_len; r++) {
-        bad |= r ? cairn_buf_printf(&b, ",") : 0;
+        bad |= r ? cairn__buf_printf(&b, ",") : 0;
         bad |= put_node(&b, s->model, s->to[t->to_off + r]);
       }
-      bad |= cairn_buf_printf(&b, "]");
+      bad |= cairn__buf_printf(&b, "]");
     }
     cairn__plan_num(st, sizeof st, t->start);
     cairn__plan_num(en, sizeof en, t->end);
-    bad |= cairn_buf_printf(&b, ",\"start\":%s,\"end\":%s}", st, en);
+    bad |= cairn__buf_printf(&b, ",\"start\":%s,\"end\":%s}", st, en);
   }
-  bad |= cairn_buf_printf(&b, "%s]}\n", s->n ? "\n" : "");
+  bad |= cairn__buf_printf(&b, "%s]}\n", s->n ? "\n" : "");
   if (bad) {
-    cairn_buf_free(&b);
+    cairn__buf_free(&b);
     return NULL;
   }
-  return cairn_buf_take(&b, NULL);
+  return cairn__buf_take(&b, NULL);
 }
 
-static cairn_status read_node(json_t *v, cairn_plan_model m, const char *what, cairn_plan_node *n,
+static cairn_status read_node(json_t *v, cairn__plan_model m, const char *what, cairn__plan_node *n,
                               cairn_error *err) {
   if (cluster_model(m)) {
     if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_integer(json_array_get(v, 0)) ||
         !json_is_integer(json_array_get(v, 1)))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s must be a node [cluster, member]", what);
-    *n = (cairn_plan_node){json_integer_value(json_array_get(v, 0)), json_integer_value(json_array_get(v, 1))};
+      return cairn__error_set(err, CAIRN_EINVAL, "%s must be a node [cluster, member]", what);
+    *n = (cairn__plan_node){json_integer_value(json_array_get(v, 0)), json_integer_value(json_array_get(v, 1))};
     return CAIRN_OK;
   }
   if (!json_is_integer(v))
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be a node index", what);
-  *n = (cairn_plan_node){json_integer_value(v), -1};
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be a node index", what);
+  *n = (cairn__plan_node){json_integer_value(v), -1};
   return CAIRN_OK;
 }
 
-cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn_plan_instance *in,
-                                       cairn_plan_schedule *out, cairn_error *err) {
+cairn_status cairn__plan_schedule_parse(const char *json, size_t len, const cairn__plan_instance *in,
+                                       cairn__plan_schedule *out, cairn_error *err) {
   static const char *const keys[] = {"algorithm", "model", "makespan", "lower_bound", "transfers", NULL};
   static const char *const tkeys[] = {"message", "from", "to", "start", "end", NULL};
-  cairn_plan_schedule_init(out, in->model, "");
+  cairn__plan_schedule_init(out, in->model, "");
   json_error_t jerr;
   json_t *root = json_loadb(json, len, 0, &jerr), *v, *ts;
   cairn_status st;
-  cairn_plan_node *to = NULL;
+  cairn__plan_node *to = NULL;
   if (!root)
-    return cairn_error_set(err, CAIRN_EINVAL, "plan is not valid JSON (line %d: %s)", jerr.line, jerr.text);
+    return cairn__error_set(err, CAIRN_EINVAL, "plan is not valid JSON (line %d: %s)", jerr.line, jerr.text);
   if (!json_is_object(root)) {
-    st = cairn_error_set(err, CAIRN_EINVAL, "plan must be a JSON object");
+    st = cairn__error_set(err, CAIRN_EINVAL, "plan must be a JSON object");
     goto out;
   }
   TRY(only_keys(root, keys, "the plan", err));
   if ((v = json_object_get(root, "algorithm"))) {
     if (!json_is_string(v) || !plain_name(json_string_value(v), sizeof out->algorithm)) {
-      st = cairn_error_set(err, CAIRN_EINVAL, "algorithm must be a string of at most %zu "
+      st = cairn__error_set(err, CAIRN_EINVAL, "algorithm must be a string of at most %zu "
                            "printable characters, without quotes or backslashes",
                            sizeof out->algorithm - 1);
       goto out;
     }
-    cairn_plan_schedule_init(out, in->model, json_string_value(v));
+    cairn__plan_schedule_init(out, in->model, json_string_value(v));
   }
   if ((v = json_object_get(root, "model"))) {
-    cairn_plan_model m = CAIRN_PLAN_1C;
+    cairn__plan_model m = CAIRN_PLAN_1C;
     TRY(model_of(v, &m, err));
     if (m != in->model) {
-      st = cairn_error_set(err, CAIRN_EINVAL, "model \"%s\" is not the instance's model \"%s\"",
-                           cairn_plan_model_name(m), cairn_plan_model_name(in->model));
+      st = cairn__error_set(err, CAIRN_EINVAL, "model \"%s\" is not the instance's model \"%s\"",
+                           cairn__plan_model_name(m), cairn__plan_model_name(in->model));
       goto out;
     }
   }
@@ -514,7 +514,7 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
     TRY(get_num(v, "lower_bound", &out->lower_bound, err));
   TRY(need(root, "transfers", "the plan", &ts, err));
   if (!json_is_array(ts)) {
-    st = cairn_error_set(err, CAIRN_EINVAL, "transfers must be an array");
+    st = cairn__error_set(err, CAIRN_EINVAL, "transfers must be an array");
     goto out;
   }
   for (size_t i = 0; i < json_array_size(ts); i++) {
@@ -522,7 +522,7 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
     char w[80];
     snprintf(w, sizeof w, "transfers[%zu]", i);
     if (!json_is_object(t)) {
-      st = cairn_error_set(err, CAIRN_EINVAL, "%s must be an object", w);
+      st = cairn__error_set(err, CAIRN_EINVAL, "%s must be an object", w);
       goto out;
     }
     TRY(only_keys(t, tkeys, w, err));
@@ -533,7 +533,7 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
       while (m < in->cdmd.nmsg && strcmp(in->cdmd.msg[m].name ? in->cdmd.msg[m].name : "", json_string_value(x)))
         m++;
       if (m == in->cdmd.nmsg) {
-        st = cairn_error_set(err, CAIRN_EINVAL, "%s.message \"%s\" is not in the instance", w, json_string_value(x));
+        st = cairn__error_set(err, CAIRN_EINVAL, "%s.message \"%s\" is not in the instance", w, json_string_value(x));
         goto out;
       }
       msg = m;
@@ -543,7 +543,7 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
       TRY(get_i64(x, w, 0, INT64_C(1) << 40, &mm, err));
       msg = (size_t)mm;
     }
-    cairn_plan_node from;
+    cairn__plan_node from;
     snprintf(w, sizeof w, "transfers[%zu]", i);
     TRY(need(t, "from", w, &x, err));
     snprintf(w, sizeof w, "transfers[%zu].from", i);
@@ -554,12 +554,12 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
     int list = json_is_array(x) && (!cluster_model(in->model) || json_is_array(json_array_get(x, 0)));
     size_t nto = list ? json_array_size(x) : 1;
     if (nto == 0) {
-      st = cairn_error_set(err, CAIRN_EINVAL, "%s is an empty list", w);
+      st = cairn__error_set(err, CAIRN_EINVAL, "%s is an empty list", w);
       goto out;
     }
     free(to);
     if (!(to = calloc(nto, sizeof *to))) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       goto out;
     }
     for (size_t r = 0; r < nto; r++)
@@ -573,8 +573,8 @@ cairn_status cairn_plan_schedule_parse(const char *json, size_t len, const cairn
     TRY(need(t, "end", w, &x, err));
     snprintf(w, sizeof w, "transfers[%zu].end", i);
     TRY(get_num(x, w, &e0, err));
-    if (cairn_plan_schedule_add(out, msg, from, to, nto, s0, e0)) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    if (cairn__plan_schedule_add(out, msg, from, to, nto, s0, e0)) {
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       goto out;
     }
   }

@@ -41,7 +41,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---- compact form --------------------------------------------------------- */
 
-void cairn_bcast_compact_free(cairn_bcast_compact *c) {
+void cairn__bcast_compact_free(cairn__bcast_compact *c) {
   if (!c)
     return;
   free(c->seg);
@@ -49,24 +49,24 @@ void cairn_bcast_compact_free(cairn_bcast_compact *c) {
   memset(c, 0, sizeof *c);
 }
 
-static int push_seg(cairn_bcast_compact *c, uint32_t cluster, uint32_t kind, int64_t start, int64_t a,
+static int push_seg(cairn__bcast_compact *c, uint32_t cluster, uint32_t kind, int64_t start, int64_t a,
                     int64_t b) {
   if (c->nseg == c->capseg) {
     size_t nc = c->capseg ? c->capseg * 2 : 256;
-    cairn_bcast_seg *p = realloc(c->seg, nc * sizeof *p);
+    cairn__bcast_seg *p = realloc(c->seg, nc * sizeof *p);
     if (!p)
       return -1;
     c->seg = p;
     c->capseg = nc;
   }
-  c->seg[c->nseg++] = (cairn_bcast_seg){cluster, kind, start, a, b};
+  c->seg[c->nseg++] = (cairn__bcast_seg){cluster, kind, start, a, b};
   int64_t end = start + (kind == CAIRN_BCAST_LOCAL ? 1 : c->C);
   if (end > c->makespan)
     c->makespan = end;
   return 0;
 }
 
-static int push_dest(cairn_bcast_compact *c, uint32_t d) {
+static int push_dest(cairn__bcast_compact *c, uint32_t d) {
   if (c->ndest == c->capdest) {
     size_t nc = c->capdest ? c->capdest * 2 : 256;
     uint32_t *p = realloc(c->dest, nc * sizeof *p);
@@ -79,21 +79,21 @@ static int push_dest(cairn_bcast_compact *c, uint32_t d) {
   return 0;
 }
 
-cairn_status cairn_bcast_expand(const cairn_bcast_compact *c, cairn_plan_schedule *out, cairn_error *err) {
+cairn_status cairn__bcast_expand(const cairn__bcast_compact *c, cairn__plan_schedule *out, cairn_error *err) {
   for (size_t s = 0; s < c->nseg; s++) {
-    const cairn_bcast_seg *g = &c->seg[s];
+    const cairn__bcast_seg *g = &c->seg[s];
     double t0 = (double)g->start;
     if (g->kind == CAIRN_BCAST_LOCAL) {
       for (int64_t j = 0; j < g->b - g->a; j++) {
-        cairn_plan_node from = {g->cluster, j}, to = {g->cluster, g->a + j};
-        if (cairn_plan_schedule_add(out, 0, from, &to, 1, t0, t0 + 1))
-          return cairn_error_set(err, CAIRN_ENOMEM, "out of memory expanding the schedule");
+        cairn__plan_node from = {g->cluster, j}, to = {g->cluster, g->a + j};
+        if (cairn__plan_schedule_add(out, 0, from, &to, 1, t0, t0 + 1))
+          return cairn__error_set(err, CAIRN_ENOMEM, "out of memory expanding the schedule");
       }
     } else {
       for (int64_t j = 0; j < g->a; j++) {
-        cairn_plan_node from = {g->cluster, j}, to = {c->dest[g->b + j], 0};
-        if (cairn_plan_schedule_add(out, 0, from, &to, 1, t0, t0 + (double)c->C))
-          return cairn_error_set(err, CAIRN_ENOMEM, "out of memory expanding the schedule");
+        cairn__plan_node from = {g->cluster, j}, to = {c->dest[g->b + j], 0};
+        if (cairn__plan_schedule_add(out, 0, from, &to, 1, t0, t0 + (double)c->C))
+          return cairn__error_set(err, CAIRN_ENOMEM, "out of memory expanding the schedule");
       }
     }
   }
@@ -114,7 +114,7 @@ typedef struct engine {
   int64_t C;
   int postal;
   int64_t stop_at; /* LCF(m): no new transfer once this many nodes hold it */
-  cairn_bcast_compact *out;
+  cairn__bcast_compact *out;
   int64_t *cnt, *pend, *free_at;
   uint8_t *informed;
   uint32_t *order; /* targets, largest first */
@@ -194,8 +194,8 @@ static void engine_free(engine *e) {
   free(e->ready);
 }
 
-static cairn_status engine_init(engine *e, const cairn_plan_clusters *cl, const int64_t *size, int postal,
-                                cairn_bcast_compact *out, cairn_error *err) {
+static cairn_status engine_init(engine *e, const cairn__plan_clusters *cl, const int64_t *size, int postal,
+                                cairn__bcast_compact *out, cairn_error *err) {
   memset(e, 0, sizeof *e);
   size_t k = cl->k;
   e->k = k;
@@ -219,7 +219,7 @@ static cairn_status engine_init(engine *e, const cairn_plan_clusters *cl, const 
   if (!e->cnt || !e->pend || !e->free_at || !e->informed || !e->order || !e->heap || !e->ready ||
       sorted_targets(size, k, cl->source, e->order)) {
     engine_free(e);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning %zu clusters", k);
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning %zu clusters", k);
   }
   e->norder = k - 1;
   return CAIRN_OK;
@@ -284,13 +284,13 @@ static cairn_status engine_run(engine *e, cairn_error *err) {
     for (size_t r = 0; r < nr; r++)
       engine_act(e, e->ready[r], t);
     if (e->oom)
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
   }
   return CAIRN_OK;
 }
 
 /* Local doubling in cluster i from time *t until `target` members hold it. */
-static int local_to(cairn_bcast_compact *out, uint32_t i, int64_t *cnt, int64_t *t, int64_t target) {
+static int local_to(cairn__bcast_compact *out, uint32_t i, int64_t *cnt, int64_t *t, int64_t target) {
   while (*cnt < target) {
     int64_t nc = min64(2 * *cnt, target);
     if (push_seg(out, i, CAIRN_BCAST_LOCAL, *t, *cnt, nc))
@@ -314,7 +314,7 @@ static cairn_status finish_phases(engine *e, const uint8_t *need, const int64_t 
   uint32_t *holders = malloc((k ? k : 1) * sizeof *holders);
   int64_t *busy = malloc((k ? k : 1) * sizeof *busy);
   if (!waiting || !holders || !busy) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
     goto out;
   }
   size_t nwaiting = 0, nh = 0;
@@ -341,13 +341,13 @@ static cairn_status finish_phases(engine *e, const uint8_t *need, const int64_t 
       uint32_t c = holders[h];
       int64_t x = min64(min64(e->cnt[c], budget), (int64_t)(nwaiting - done));
       if (push_seg(e->out, c, CAIRN_BCAST_GLOBAL, w, x, (int64_t)e->out->ndest)) {
-        st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+        st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
         goto out;
       }
       for (int64_t j = 0; j < x; j++) {
         uint32_t d = waiting[done++];
         if (push_dest(e->out, d)) {
-          st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+          st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
           goto out;
         }
         e->informed[d] = 1;
@@ -365,7 +365,7 @@ static cairn_status finish_phases(engine *e, const uint8_t *need, const int64_t 
       continue;
     int64_t t = busy[c];
     if (local_to(e->out, (uint32_t)c, &e->cnt[c], &t, final[c])) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
       goto out;
     }
   }
@@ -378,8 +378,8 @@ out:
 
 /* Multicast (§4) on working sizes `size` with final targets `final`, global
  * cap B (0 = none, §5.4). */
-static cairn_status multicast(const cairn_plan_clusters *cl, const int64_t *size, const int64_t *final,
-                              int64_t B, cairn_bcast_compact *out, cairn_error *err) {
+static cairn_status multicast(const cairn__plan_clusters *cl, const int64_t *size, const int64_t *final,
+                              int64_t B, cairn__bcast_compact *out, cairn_error *err) {
   engine e;
   size_t k = cl->k;
   cairn_status st = engine_init(&e, cl, size, 0, out, err);
@@ -388,7 +388,7 @@ static cairn_status multicast(const cairn_plan_clusters *cl, const int64_t *size
   uint8_t *need = calloc(k, 1);
   if (!need) {
     engine_free(&e);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
   }
   int64_t kp = 0;
   for (size_t i = 0; i < k; i++)
@@ -408,15 +408,15 @@ static cairn_status multicast(const cairn_plan_clusters *cl, const int64_t *size
   return st;
 }
 
-static int64_t *dup_sizes(const cairn_plan_clusters *cl) {
+static int64_t *dup_sizes(const cairn__plan_clusters *cl) {
   int64_t *v = malloc(cl->k * sizeof *v);
   if (v)
     memcpy(v, cl->size, cl->k * sizeof *v);
   return v;
 }
 
-static cairn_status broadcast_full(const cairn_plan_clusters *cl, const int64_t *size, int postal,
-                                   cairn_bcast_compact *out, cairn_error *err) {
+static cairn_status broadcast_full(const cairn__plan_clusters *cl, const int64_t *size, int postal,
+                                   cairn__bcast_compact *out, cairn_error *err) {
   engine e;
   cairn_status st = engine_init(&e, cl, size, postal, out, err);
   if (st != CAIRN_OK)
@@ -426,19 +426,19 @@ static cairn_status broadcast_full(const cairn_plan_clusters *cl, const int64_t 
   for (size_t c = 0; st == CAIRN_OK && c < cl->k; c++) {
     int64_t t = e.free_at[c];
     if (local_to(out, (uint32_t)c, &e.cnt[c], &t, cl->size[c]))
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
   }
   engine_free(&e);
   return st;
 }
 
-cairn_status cairn_bcast_lcf(const cairn_plan_clusters *cl, cairn_bcast_compact *out, cairn_error *err) {
+cairn_status cairn__bcast_lcf(const cairn__plan_clusters *cl, cairn__bcast_compact *out, cairn_error *err) {
   memset(out, 0, sizeof *out);
   if (!cl->members)
     return broadcast_full(cl, cl->size, 0, out, err);
   int64_t *fin = dup_sizes(cl);
   if (!fin)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
   for (size_t i = 0; i < cl->k; i++)
     fin[i] = cl->members[i];
   if (fin[cl->source] < 1)
@@ -448,23 +448,23 @@ cairn_status cairn_bcast_lcf(const cairn_plan_clusters *cl, cairn_bcast_compact 
   return st;
 }
 
-cairn_status cairn_bcast_postal_lcf(const cairn_plan_clusters *cl, cairn_bcast_compact *out, cairn_error *err) {
+cairn_status cairn__bcast_postal_lcf(const cairn__plan_clusters *cl, cairn__bcast_compact *out, cairn_error *err) {
   memset(out, 0, sizeof *out);
   if (cl->members)
-    return cairn_error_set(err, CAIRN_EINVAL, "postal LCF is a broadcast: members not supported");
+    return cairn__error_set(err, CAIRN_EINVAL, "postal LCF is a broadcast: members not supported");
   return broadcast_full(cl, cl->size, 1, out, err);
 }
 
-cairn_status cairn_bcast_bounded_degree(const cairn_plan_clusters *cl, cairn_bcast_compact *out,
+cairn_status cairn__bcast_bounded_degree(const cairn__plan_clusters *cl, cairn__bcast_compact *out,
                                         cairn_error *err) {
   memset(out, 0, sizeof *out);
   if (!cl->degree)
-    return cairn_error_set(err, CAIRN_EINVAL, "bounded-degree needs a degree for every cluster");
+    return cairn__error_set(err, CAIRN_EINVAL, "bounded-degree needs a degree for every cluster");
   size_t k = cl->k;
   int64_t *sel = malloc(k * sizeof *sel), *fin = malloc(k * sizeof *fin);
   cairn_status st;
   if (!sel || !fin) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
     goto out;
   }
   if (!cl->members) {
@@ -494,14 +494,14 @@ out:
   return st;
 }
 
-cairn_status cairn_bcast_bounded_matching(const cairn_plan_clusters *cl, cairn_bcast_compact *out,
+cairn_status cairn__bcast_bounded_matching(const cairn__plan_clusters *cl, cairn__bcast_compact *out,
                                           cairn_error *err) {
   memset(out, 0, sizeof *out);
   if (cl->B < 1)
-    return cairn_error_set(err, CAIRN_EINVAL, "bounded-matching needs B >= 1");
+    return cairn__error_set(err, CAIRN_EINVAL, "bounded-matching needs B >= 1");
   int64_t *fin = dup_sizes(cl);
   if (!fin)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
   if (cl->members)
     for (size_t i = 0; i < cl->k; i++)
       fin[i] = cl->members[i];
@@ -524,7 +524,7 @@ cairn_status cairn_bcast_bounded_matching(const cairn_plan_clusters *cl, cairn_b
  * holder informs one more cluster, largest first, at most `cap` per step
  * (cap 0: unbounded). Stops once `goal` nodes hold the message (goal < 0:
  * once every cluster does). */
-static int64_t zero_local_steps(const cairn_plan_clusters *cl, const int64_t *size, int64_t cap,
+static int64_t zero_local_steps(const cairn__plan_clusters *cl, const int64_t *size, int64_t cap,
                                 int64_t goal) {
   size_t k = cl->k;
   uint32_t *order = malloc((k ? k : 1) * sizeof *order);
@@ -546,12 +546,12 @@ static int64_t zero_local_steps(const cairn_plan_clusters *cl, const int64_t *si
   return steps;
 }
 
-int64_t cairn_bcast_global_steps(const cairn_plan_clusters *cl) {
+int64_t cairn__bcast_global_steps(const cairn__plan_clusters *cl) {
   return zero_local_steps(cl, cl->size, 0, -1);
 }
 
 /* Theorem 3.2 with Lemma 3.3 and the doubling bound ⌈log2 N⌉. */
-static int64_t lb_broadcast(const cairn_plan_clusters *cl, const int64_t *size, int64_t cap) {
+static int64_t lb_broadcast(const cairn__plan_clusters *cl, const int64_t *size, int64_t cap) {
   int64_t n = 0;
   for (size_t i = 0; i < cl->k; i++)
     n += size[i];
@@ -565,7 +565,7 @@ static int64_t lb_broadcast(const cairn_plan_clusters *cl, const int64_t *size, 
 }
 
 /* Theorem 4.2 (with Lemma 4.2) and the doubling bound on the receivers. */
-static int64_t lb_multicast(const cairn_plan_clusters *cl) {
+static int64_t lb_multicast(const cairn__plan_clusters *cl) {
   int64_t kp = 0, group = 0;
   for (size_t i = 0; i < cl->k; i++) {
     if (i != cl->source && cl->members[i] > 0)
@@ -586,7 +586,7 @@ static int64_t lb_multicast(const cairn_plan_clusters *cl) {
 
 /* Lemma 6.4: LCF with free local transfers in the postal model is optimal
  * there; its completion time pC + c' bounds OPT. */
-static int64_t lb_postal(const cairn_plan_clusters *cl) {
+static int64_t lb_postal(const cairn__plan_clusters *cl) {
   size_t k = cl->k;
   int64_t n = 0;
   for (size_t i = 0; i < k; i++)
@@ -619,7 +619,7 @@ static int64_t lb_postal(const cairn_plan_clusters *cl) {
   return max64(lb, last);
 }
 
-int64_t cairn_bcast_lower_bound(const cairn_plan_clusters *cl, int postal) {
+int64_t cairn__bcast_lower_bound(const cairn__plan_clusters *cl, int postal) {
   if (postal)
     return lb_postal(cl);
   if (cl->members)

@@ -187,7 +187,7 @@ static void dfs(opt *o, const uint8_t *code, int64_t t) {
   choose(o, &f, 0);
 }
 
-int64_t cairn_bcast_optimum(const cairn_plan_clusters *cl) {
+int64_t cairn__bcast_optimum(const cairn__plan_clusters *cl) {
   opt o;
   memset(&o, 0, sizeof o);
   int64_t n = 0;

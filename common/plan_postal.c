@@ -54,19 +54,19 @@ static int grow(actor **v, size_t *cap, size_t need) {
   return 0;
 }
 
-cairn_status cairn_bcast_interleaved_lcf(const cairn_plan_clusters *cl, cairn_plan_schedule *out,
+cairn_status cairn__bcast_interleaved_lcf(const cairn__plan_clusters *cl, cairn__plan_schedule *out,
                                          cairn_error *err) {
   size_t k = cl->k;
   cairn_status st = CAIRN_OK;
   if (cl->members)
-    return cairn_error_set(err, CAIRN_EINVAL, "interleaved LCF is a broadcast: members not supported");
+    return cairn__error_set(err, CAIRN_EINVAL, "interleaved LCF is a broadcast: members not supported");
   ksz *order = malloc(k * sizeof *order);
   int64_t *next_member = calloc(k, sizeof *next_member);
   pending *arr = malloc(k * sizeof *arr);
   actor *cur = NULL, *nxt = NULL;
   size_t ccap = 0, ncap = 0, ncur = 0, nnxt = 0;
   if (!order || !next_member || !arr) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
     goto out;
   }
   size_t norder = 0;
@@ -77,7 +77,7 @@ cairn_status cairn_bcast_interleaved_lcf(const cairn_plan_clusters *cl, cairn_pl
   size_t next_cluster = 0, arr_head = 0, arr_tail = 0;
   next_member[cl->source] = 1;
   if (grow(&cur, &ccap, 1)) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
     goto out;
   }
   cur[ncur++] = (actor){(uint32_t)cl->source, 0, 0};
@@ -85,7 +85,7 @@ cairn_status cairn_bcast_interleaved_lcf(const cairn_plan_clusters *cl, cairn_pl
     /* global arrivals at t join the actors */
     while (arr_head < arr_tail && arr[arr_head].t <= t) {
       if (grow(&cur, &ccap, ncur + 1)) {
-        st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+        st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
         goto out;
       }
       cur[ncur++] = (actor){arr[arr_head].c, 0, 0};
@@ -104,25 +104,25 @@ cairn_status cairn_bcast_interleaved_lcf(const cairn_plan_clusters *cl, cairn_pl
       if (act < 0)
         continue; /* nothing left for this node, ever */
       if (grow(&nxt, &ncap, nnxt + 2)) {
-        st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+        st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
         goto out;
       }
-      cairn_plan_node from = {p.c, p.m}, to;
+      cairn__plan_node from = {p.c, p.m}, to;
       double end;
       if (act == 0) {
         int64_t m = next_member[p.c]++;
-        to = (cairn_plan_node){p.c, m};
+        to = (cairn__plan_node){p.c, m};
         end = (double)t + 1;
         nxt[nnxt++] = (actor){p.c, m, 0};
       } else {
         uint32_t d = order[next_cluster++].c;
         next_member[d] = 1;
-        to = (cairn_plan_node){d, 0};
+        to = (cairn__plan_node){d, 0};
         end = (double)(t + cl->C);
         arr[arr_tail++] = (pending){t + cl->C, d};
       }
-      if (cairn_plan_schedule_add(out, 0, from, &to, 1, (double)t, end)) {
-        st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory planning");
+      if (cairn__plan_schedule_add(out, 0, from, &to, 1, (double)t, end)) {
+        st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory planning");
         goto out;
       }
       nxt[nnxt++] = (actor){p.c, p.m, act == 0 ? 1 : 0};

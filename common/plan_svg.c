@@ -26,18 +26,18 @@ static int rk_cmp(const void *a, const void *b) {
   return (x->member > y->member) - (x->member < y->member);
 }
 
-static size_t row_of(const rowkey *rows, size_t n, cairn_plan_node nd) {
+static size_t row_of(const rowkey *rows, size_t n, cairn__plan_node nd) {
   rowkey k = {nd.id, nd.member};
   const rowkey *p = bsearch(&k, rows, n, sizeof *rows, rk_cmp);
   return p ? (size_t)(p - rows) : 0;
 }
 
 /* Busy interval of the sender and of each receiver in the model. */
-static void busy(const cairn_plan_schedule *s, const cairn_plan_instance *in, const cairn_plan_transfer *t,
+static void busy(const cairn__plan_schedule *s, const cairn__plan_instance *in, const cairn__plan_transfer *t,
                  size_t r, double *ss, double *se, double *rs, double *re) {
   *ss = *rs = t->start;
   *se = *re = t->end;
-  cairn_plan_node to = s->to[t->to_off + r];
+  cairn__plan_node to = s->to[t->to_off + r];
   switch (s->model) {
   case CAIRN_PLAN_POSTAL:
     *se = t->start + 1;
@@ -65,13 +65,13 @@ static void busy(const cairn_plan_schedule *s, const cairn_plan_instance *in, co
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b",
                                       "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#ff7f0e"};
 
-char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_instance *in, size_t max_rows) {
+char *cairn__plan_schedule_svg(const cairn__plan_schedule *s, const cairn__plan_instance *in, size_t max_rows) {
   rowkey *rows = malloc((s->n + s->nto + 1) * sizeof *rows);
   if (!rows)
     return NULL;
   size_t n = 0;
   for (size_t i = 0; i < s->n; i++) {
-    const cairn_plan_transfer *t = &s->t[i];
+    const cairn__plan_transfer *t = &s->t[i];
     rows[n++] = (rowkey){t->from.id, t->from.member};
     for (size_t r = 0; r < t->to_len; r++)
       rows[n++] = (rowkey){s->to[t->to_off + r].id, s->to[t->to_off + r].member};
@@ -92,31 +92,31 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
   double sx = WIDTH / span;
   int cluster = s->model == CAIRN_PLAN_1C || s->model == CAIRN_PLAN_POSTAL;
   size_t H = TOP + u * ROW_H + 40;
-  cairn_buf b;
-  cairn_buf_init(&b, (size_t)1 << 31);
+  cairn__buf b;
+  cairn__buf_init(&b, (size_t)1 << 31);
   char ms[40], lb[40];
   cairn__plan_num(ms, sizeof ms, s->makespan);
   cairn__plan_num(lb, sizeof lb, s->lower_bound);
-  int bad = cairn_buf_printf(&b,
+  int bad = cairn__buf_printf(&b,
                                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
                                "font-family=\"sans-serif\" font-size=\"10\">\n"
                                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
                                "<text x=\"%d\" y=\"16\" font-size=\"13\">%s (%s): makespan %s, lower bound %s</text>\n",
-                               LEFT + WIDTH + 20, H, LEFT, s->algorithm, cairn_plan_model_name(s->model), ms, lb);
+                               LEFT + WIDTH + 20, H, LEFT, s->algorithm, cairn__plan_model_name(s->model), ms, lb);
   for (size_t i = 0; i < u && !bad; i++) {
     double y = TOP + (double)i * ROW_H;
     if (i % 2 == 0)
-      bad |= cairn_buf_printf(&b, "<rect x=\"%d\" y=\"%g\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n", LEFT,
+      bad |= cairn__buf_printf(&b, "<rect x=\"%d\" y=\"%g\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>\n", LEFT,
                                 y, WIDTH, ROW_H);
     if (cluster)
-      bad |= cairn_buf_printf(&b, "<text x=\"4\" y=\"%g\">[%lld,%lld]</text>\n", y + ROW_H - 3,
+      bad |= cairn__buf_printf(&b, "<text x=\"4\" y=\"%g\">[%lld,%lld]</text>\n", y + ROW_H - 3,
                                 (long long)rows[i].id, (long long)rows[i].member);
     else
-      bad |= cairn_buf_printf(&b, "<text x=\"4\" y=\"%g\">%s %lld</text>\n", y + ROW_H - 3,
+      bad |= cairn__buf_printf(&b, "<text x=\"4\" y=\"%g\">%s %lld</text>\n", y + ROW_H - 3,
                                 s->model == CAIRN_PLAN_GRID ? "cluster" : "node", (long long)rows[i].id);
   }
   for (size_t i = 0; i < s->n && !bad; i++) {
-    const cairn_plan_transfer *t = &s->t[i];
+    const cairn__plan_transfer *t = &s->t[i];
     int local_bc = s->model == CAIRN_PLAN_GRID && t->from.id == s->to[t->to_off].id;
     int inter = cluster && t->from.id != s->to[t->to_off].id;
     const char *col = local_bc ? "#2ca02c"
@@ -128,13 +128,13 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
       busy(s, in, t, r, &ss, &se, &rs, &re);
       size_t fr = row_of(rows, u, t->from), tr = row_of(rows, u, s->to[t->to_off + r]);
       if (r == 0)
-        bad |= cairn_buf_printf(&b,
+        bad |= cairn__buf_printf(&b,
                                   "<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"%d\" fill=\"%s\">"
                                   "<title>transfer %zu: %g-%g</title></rect>\n",
                                   LEFT + ss * sx, TOP + fr * ROW_H + 2, fmax((se - ss) * sx, 1.0), ROW_H - 4, col,
                                   i, t->start, t->end);
       if (!local_bc)
-        bad |= cairn_buf_printf(&b,
+        bad |= cairn__buf_printf(&b,
                                   "<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                                   "fill-opacity=\"0.45\"><title>transfer %zu: %g-%g</title></rect>\n",
                                   LEFT + rs * sx, TOP + tr * ROW_H + 2, fmax((re - rs) * sx, 1.5), ROW_H - 4, col, i,
@@ -142,7 +142,7 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
     }
   }
   double y0 = TOP + (double)u * ROW_H + 4;
-  bad |= cairn_buf_printf(&b, "<line x1=\"%d\" y1=\"%g\" x2=\"%d\" y2=\"%g\" stroke=\"black\"/>\n", LEFT, y0,
+  bad |= cairn__buf_printf(&b, "<line x1=\"%d\" y1=\"%g\" x2=\"%d\" y2=\"%g\" stroke=\"black\"/>\n", LEFT, y0,
                             LEFT + WIDTH, y0);
   double step = pow(10, floor(log10(span / 5)));
   if (span / step > 10)
@@ -150,16 +150,16 @@ char *cairn_plan_schedule_svg(const cairn_plan_schedule *s, const cairn_plan_ins
   for (double x = 0; x <= span + 1e-9 && !bad; x += step) {
     char lab[40];
     cairn__plan_num(lab, sizeof lab, x);
-    bad |= cairn_buf_printf(&b,
+    bad |= cairn__buf_printf(&b,
                               "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"black\"/>"
                               "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\">%s</text>\n",
                               LEFT + x * sx, y0, LEFT + x * sx, y0 + 4, LEFT + x * sx, y0 + 15, lab);
   }
-  bad |= cairn_buf_printf(&b, "</svg>\n");
+  bad |= cairn__buf_printf(&b, "</svg>\n");
   free(rows);
   if (bad) {
-    cairn_buf_free(&b);
+    cairn__buf_free(&b);
     return NULL;
   }
-  return cairn_buf_take(&b, NULL);
+  return cairn__buf_take(&b, NULL);
 }

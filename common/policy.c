@@ -6,21 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const cairn_policy_ops *const registry[] = {
-  &cairn_policy_fifo,
-  &cairn_policy_ic,
-  &cairn_policy_random,
+static const cairn__policy_ops *const registry[] = {
+  &cairn__policy_fifo,
+  &cairn__policy_ic,
+  &cairn__policy_random,
 };
 static const char *const names[] = {"fifo", "ic", "random", NULL};
 
-const cairn_policy_ops *cairn_policy_find(const char *name) {
+const cairn__policy_ops *cairn__policy_find(const char *name) {
   for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
     if (strcmp(registry[i]->name, name) == 0)
       return registry[i];
   return NULL;
 }
 
-const char *const *cairn_policy_names(void) { return names; }
+const char *const *cairn__policy_names(void) { return names; }
 
 /* The ready tasks in the order they became ready: a doubly linked list
  * threaded through two arrays indexed by task (NIL ends it; a task not in
@@ -42,7 +42,7 @@ static void fifo_destroy(void *self) {
   free(f);
 }
 
-static void *fifo_create(const cairn_dag *d, uint64_t seed) {
+static void *fifo_create(const cairn__dag *d, uint64_t seed) {
   (void)seed;
   fifo *f = calloc(1, sizeof *f);
   if (!f)
@@ -101,6 +101,6 @@ static int fifo_pick(void *self, uint32_t *v) {
 /* A late result for a re-readied task takes it out; so does a reset. */
 static void fifo_executed(void *self, uint32_t v) { fifo_take(self, v); }
 
-const cairn_policy_ops cairn_policy_fifo = {
+const cairn__policy_ops cairn__policy_fifo = {
   "fifo", fifo_create, fifo_destroy, fifo_ready, fifo_pick, fifo_executed, fifo_executed,
 };

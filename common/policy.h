@@ -33,7 +33,7 @@
  * whatever the degrees of other tasks (fifo and random: O(1)); create() is
  * O((n + m) log n) or better (all three: O(n + m)). The master calls them
  * under its core lock, so no event may do work that grows with the job.
- * Tests measure ic's steps with cairn_policy_ic_work
+ * Tests measure ic's steps with cairn__policy_ic_work
  * (tests/unit/test_ic_fanin.c).
  */
 #ifndef CAIRN_POLICY_H
@@ -43,10 +43,10 @@
 
 #include "common/dag.h"
 
-typedef struct cairn_policy_ops {
+typedef struct cairn__policy_ops {
   const char *name;
   /* Returns the policy state for dag d (borrowed; outlives the state), or NULL. */
-  void *(*create)(const cairn_dag *d, uint64_t seed);
+  void *(*create)(const cairn__dag *d, uint64_t seed);
   void (*destroy)(void *self);
   void (*ready)(void *self, uint32_t v);
   /* Removes the best ready task into *v and returns 0; -1 when none is ready. */
@@ -54,27 +54,27 @@ typedef struct cairn_policy_ops {
   void (*executed)(void *self, uint32_t v);
   /* v is waiting again: out of the ready set, neither picked nor executed. */
   void (*reset)(void *self, uint32_t v);
-} cairn_policy_ops;
+} cairn__policy_ops;
 
 /* The policy called name ("fifo", ...), or NULL. */
-const cairn_policy_ops *cairn_policy_find(const char *name);
+const cairn__policy_ops *cairn__policy_find(const char *name);
 /* Names of all policies, NULL-terminated. */
-const char *const *cairn_policy_names(void);
+const char *const *cairn__policy_names(void);
 
 /* Earliest eligible first (policy.c): a list threaded through the tasks,
  * so executed() and reset() take a ready task out in O(1). */
-extern const cairn_policy_ops cairn_policy_fifo;
+extern const cairn__policy_ops cairn__policy_fifo;
 /* IC-optimal on the dag families of [Ros] §4.3.1, a lookahead heuristic elsewhere
  * (policy_ic.c). */
-extern const cairn_policy_ops cairn_policy_ic;
+extern const cairn__policy_ops cairn__policy_ic;
 /* ic's lookahead keys (y2, closest child) count only children with at most
  * this many parents; see policy_ic.c. */
 #define CAIRN_IC_NARROW 8
 /* Steps (key updates + heap comparisons) done by ic state self so far; each
  * event (reset included) adds at most (deg+(v) + 1) · (2·CAIRN_IC_NARROW + 1) · (2·log2 n + 3). */
-uint64_t cairn_policy_ic_work(const void *self);
+uint64_t cairn__policy_ic_work(const void *self);
 /* Uniformly random among the ready tasks, deterministic in the seed
  * (policy_random.c). */
-extern const cairn_policy_ops cairn_policy_random;
+extern const cairn__policy_ops cairn__policy_random;
 
 #endif

@@ -48,7 +48,7 @@
  *   deg+(v) · (2·CAIRN_IC_NARROW + 1) key updates of O(CAIRN_IC_NARROW) each, plus as many
  *   heap re-sifts of O(log n) each: O(deg+(v) · log n),
  * whatever the parents' degrees (ready(v) also keys v from scratch,
- * O(deg+(v))). cairn_policy_ic_work() counts these steps for tests.
+ * O(deg+(v))). cairn__policy_ic_work() counts these steps for tests.
  * create() is O(n + m). Memory: 73 bytes per task plus the dag.
  */
 #include <stdlib.h>
@@ -64,7 +64,7 @@ typedef struct ickey {
 } ickey;
 
 typedef struct ic {
-  const cairn_dag *d;
+  const cairn__dag *d;
   uint8_t *st;
   uint32_t *pend, *rp, *xu, *depth, *height, *pos, *heap;
   uint32_t *bk; /* bk[u*NB + p-2] = narrow children of ready u with pend = p */
@@ -142,7 +142,7 @@ static void heap_remove(ic *p, uint32_t v) {
     sift_up(p, i);
 }
 
-static int narrow(const ic *p, uint32_t c) { return cairn_dag_nparents(p->d, c) <= CAIRN_IC_NARROW; }
+static int narrow(const ic *p, uint32_t c) { return cairn__dag_nparents(p->d, c) <= CAIRN_IC_NARROW; }
 
 static void set_close(ic *p, uint32_t u) {
   const uint32_t *b = p->bk + (size_t)u * NB;
@@ -168,7 +168,7 @@ static void share(ic *p, uint32_t u, uint32_t c, uint32_t pe, uint32_t r, int si
 
 /* Keys ready task u from scratch: O(deg+(u)). */
 static void compute_key(ic *p, uint32_t u) {
-  const cairn_dag *d = p->d;
+  const cairn__dag *d = p->d;
   p->key[u] = (ickey){0, 0, UINT32_MAX};
   for (uint32_t k = 0; k < NB; k++)
     p->bk[(size_t)u * NB + k] = 0;
@@ -182,7 +182,7 @@ static void compute_key(ic *p, uint32_t u) {
  * ready parents (v itself is not ready during the call). O(deg+(v) ·
  * CAIRN_IC_NARROW · log n). */
 static void update_children(ic *p, uint32_t v, int dc, int dr) {
-  const cairn_dag *d = p->d;
+  const cairn__dag *d = p->d;
   for (uint32_t i = d->ch_off[v]; i < d->ch_off[v + 1]; i++) {
     uint32_t c = d->ch[i];
     uint32_t p0 = p->pend[c], r0 = p->rp[c], x0 = p->xu[c];
@@ -232,7 +232,7 @@ static void ic_destroy(void *self) {
   free(p);
 }
 
-static void *ic_create(const cairn_dag *d, uint64_t seed) {
+static void *ic_create(const cairn__dag *d, uint64_t seed) {
   (void)seed;
   ic *p = calloc(1, sizeof *p);
   if (!p)
@@ -250,12 +250,12 @@ static void *ic_create(const cairn_dag *d, uint64_t seed) {
   p->bk = calloc(n * NB, sizeof(uint32_t));
   p->key = calloc(n, sizeof(ickey));
   if (!p->st || !p->pend || !p->rp || !p->xu || !p->depth || !p->height || !p->pos || !p->heap ||
-      !p->bk || !p->key || cairn_dag_levels(d, p->depth, p->height) != 0) {
+      !p->bk || !p->key || cairn__dag_levels(d, p->depth, p->height) != 0) {
     ic_destroy(p);
     return NULL;
   }
   for (uint32_t v = 0; v < d->n; v++) {
-    p->pend[v] = cairn_dag_nparents(d, v);
+    p->pend[v] = cairn__dag_nparents(d, v);
     p->pos[v] = NO_POS;
     for (uint32_t k = d->par_off[v]; k < d->par_off[v + 1]; k++)
       p->xu[v] ^= d->par[k];
@@ -322,8 +322,8 @@ static void ic_reset(void *self, uint32_t v) {
   update_children(p, v, was == ST_READY ? 0 : +1, was == ST_READY ? -1 : 0);
 }
 
-uint64_t cairn_policy_ic_work(const void *self) { return self ? ((const ic *)self)->work : 0; }
+uint64_t cairn__policy_ic_work(const void *self) { return self ? ((const ic *)self)->work : 0; }
 
-const cairn_policy_ops cairn_policy_ic = {
+const cairn__policy_ops cairn__policy_ic = {
   "ic", ic_create, ic_destroy, ic_ready, ic_pick, ic_executed, ic_reset,
 };

@@ -24,7 +24,7 @@ static void rnd_destroy(void *self) {
   free(r);
 }
 
-static void *rnd_create(const cairn_dag *d, uint64_t seed) {
+static void *rnd_create(const cairn__dag *d, uint64_t seed) {
   rnd *r = calloc(1, sizeof *r);
   if (!r)
     return NULL;
@@ -60,7 +60,7 @@ static int rnd_pick(void *self, uint32_t *v) {
   rnd *r = self;
   if (!r->count)
     return -1;
-  uint32_t i = (uint32_t)(cairn_rand64(&r->state) % r->count);
+  uint32_t i = (uint32_t)(cairn__rand64(&r->state) % r->count);
   *v = r->items[i];
   rnd_take(r, i);
   return 0;
@@ -73,6 +73,6 @@ static void rnd_executed(void *self, uint32_t v) {
 }
 
 /* A reset takes v out of the ready set like a late result does. */
-const cairn_policy_ops cairn_policy_random = {
+const cairn__policy_ops cairn__policy_random = {
   "random", rnd_create, rnd_destroy, rnd_ready, rnd_pick, rnd_executed, rnd_executed,
 };

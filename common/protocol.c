@@ -19,7 +19,7 @@ static unsigned feature_bit(const char *name) {
   return 0;
 }
 
-unsigned cairn_features_parse(const json_t *list) {
+unsigned cairn__features_parse(const json_t *list) {
   unsigned set = CAIRN_FEATURES_BASELINE;
   for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++) {
     const char *name = json_string_value(json_array_get(list, i));
@@ -29,7 +29,7 @@ unsigned cairn_features_parse(const json_t *list) {
   return set & CAIRN_FEATURES_ALL;
 }
 
-cairn_status cairn_result_cpu_parse(const json_t *body, double *cpu, int *has,
+cairn_status cairn__result_cpu_parse(const json_t *body, double *cpu, int *has,
                                     cairn_error *err) {
   const json_t *v = json_object_get(body, CAIRN_CPU_KEY);
   *has = 0;
@@ -38,14 +38,14 @@ cairn_status cairn_result_cpu_parse(const json_t *body, double *cpu, int *has,
     return CAIRN_OK;
   double x = json_number_value(v);
   if (!json_is_number(v) || !isfinite(x) || x < 0 || x > CAIRN_MAX_CPU_SECONDS)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"%s\" must be a number of seconds from 0 to "
+    return cairn__error_set(err, CAIRN_EINVAL, "\"%s\" must be a number of seconds from 0 to "
                            "%.0f", CAIRN_CPU_KEY, CAIRN_MAX_CPU_SECONDS);
   *cpu = x;
   *has = 1;
   return CAIRN_OK;
 }
 
-int cairn_team_valid(const char *team) {
+int cairn__team_valid(const char *team) {
   size_t n = team ? strlen(team) : 0;
   if (n == 0 || n > CAIRN_MAX_TEAM)
     return 0;
@@ -55,7 +55,7 @@ int cairn_team_valid(const char *team) {
   return 1;
 }
 
-json_t *cairn_features_json(unsigned set) {
+json_t *cairn__features_json(unsigned set) {
   json_t *a = json_array();
   for (int i = 0; a && i < CAIRN_FEATURE_COUNT; i++)
     if ((set & (1u << i)) && json_array_append_new(a, json_string(feature_names[i])) != 0) {
@@ -77,7 +77,7 @@ static int listed(const char *key, const char *const *list) {
 /* 1 when v is a string of exactly 64 lowercase hex digits. */
 static int is_sha256(const json_t *v) {
   return json_is_string(v) && json_string_length(v) == 64 &&
-         cairn_sha256_valid_hex(json_string_value(v));
+         cairn__sha256_valid_hex(json_string_value(v));
 }
 
 static cairn_status check_keys(json_t *body, unsigned takes, const char *const *also,
@@ -86,7 +86,7 @@ static cairn_status check_keys(json_t *body, unsigned takes, const char *const *
   json_t *v;
   json_object_foreach(body, k, v) {
     if (!(feature_bit(k) & takes) && !listed(k, also))
-      return cairn_error_set(err, CAIRN_EINVAL, "unknown field \"%s\"", k);
+      return cairn__error_set(err, CAIRN_EINVAL, "unknown field \"%s\"", k);
   }
   return CAIRN_OK;
 }
@@ -98,9 +98,9 @@ static int has_control(const char *s) {
   return 0;
 }
 
-cairn_status cairn_report_peer_url(const json_t *v, const char **url, cairn_error *err) {
+cairn_status cairn__report_peer_url(const json_t *v, const char **url, cairn_error *err) {
   if (!json_is_string(v) || json_string_length(v) > CAIRN_MAX_PEER_URL)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"peer_url\" must be a string of at most %u bytes",
+    return cairn__error_set(err, CAIRN_EINVAL, "\"peer_url\" must be a string of at most %u bytes",
                            CAIRN_MAX_PEER_URL);
   const char *u = json_string_value(v);
   size_t n = strlen(u);
@@ -109,20 +109,20 @@ cairn_status cairn_report_peer_url(const json_t *v, const char **url, cairn_erro
                                                       : NULL;
   /* HOST:PORT only: no path, query, fragment, credentials or blanks */
   if (n && (!host || !*host || strpbrk(host, "/?#@\\\" \t") || has_control(u)))
-    return cairn_error_set(err, CAIRN_EINVAL,
+    return cairn__error_set(err, CAIRN_EINVAL,
                            "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)");
   *url = u;
   return CAIRN_OK;
 }
 
-static cairn_status parse_have(json_t *a, cairn_report *r, cairn_error *err) {
+static cairn_status parse_have(json_t *a, cairn__report *r, cairn_error *err) {
   if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_HAVE)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"have\" must be an array of at most %u sha256 "
+    return cairn__error_set(err, CAIRN_EINVAL, "\"have\" must be an array of at most %u sha256 "
                            "digests", CAIRN_MAX_HAVE);
   for (size_t i = 0; i < json_array_size(a); i++) {
     const json_t *h = json_array_get(a, i);
     if (!is_sha256(h))
-      return cairn_error_set(err, CAIRN_EINVAL, "have[%zu] is not a sha256 digest", i);
+      return cairn__error_set(err, CAIRN_EINVAL, "have[%zu] is not a sha256 digest", i);
     r->have[r->nhave++] = json_string_value(h);
   }
   return CAIRN_OK;
@@ -135,17 +135,17 @@ static const char *list_entry(json_t *e, const char *name, size_t i, const char 
   const char *k;
   json_t *v;
   if (!json_is_object(e)) {
-    cairn_error_set(err, CAIRN_EINVAL, "%s[%zu] must be an object", name, i);
+    cairn__error_set(err, CAIRN_EINVAL, "%s[%zu] must be an object", name, i);
     return NULL;
   }
   json_object_foreach(e, k, v) {
     if (!listed(k, keys)) {
-      cairn_error_set(err, CAIRN_EINVAL, "%s[%zu]: unknown field \"%s\"", name, i, k);
+      cairn__error_set(err, CAIRN_EINVAL, "%s[%zu]: unknown field \"%s\"", name, i, k);
       return NULL;
     }
   }
   if (!is_sha256(json_object_get(e, "sha256"))) {
-    cairn_error_set(err, CAIRN_EINVAL, "%s[%zu].sha256 must be a sha256 digest (64 lowercase "
+    cairn__error_set(err, CAIRN_EINVAL, "%s[%zu].sha256 must be a sha256 digest (64 lowercase "
                     "hex)", name, i);
     return NULL;
   }
@@ -159,18 +159,18 @@ static int is_count(const json_t *v) { return json_is_integer(v) && json_integer
 static cairn_status check_range(const json_t *v, json_int_t lo, json_int_t hi, const char *what,
                                 cairn_error *err) {
   if (!is_count(v))
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be a non-negative integer", what);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be a non-negative integer", what);
   if (json_integer_value(v) < lo)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be at least %lld", what, (long long)lo);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be at least %lld", what, (long long)lo);
   if (json_integer_value(v) > hi)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be at most %lld", what, (long long)hi);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be at most %lld", what, (long long)hi);
   return CAIRN_OK;
 }
 
-static cairn_status parse_fetched(json_t *a, cairn_report *r, cairn_error *err) {
+static cairn_status parse_fetched(json_t *a, cairn__report *r, cairn_error *err) {
   static const char *const keys[] = {"sha256", "source", "bytes", "ms", NULL};
   if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FETCHED)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"fetched\" must be an array of at most %u "
+    return cairn__error_set(err, CAIRN_EINVAL, "\"fetched\" must be an array of at most %u "
                            "downloads", CAIRN_MAX_FETCHED);
   for (size_t i = 0; i < json_array_size(a); i++) {
     json_t *e = json_array_get(a, i);
@@ -180,7 +180,7 @@ static cairn_status parse_fetched(json_t *a, cairn_report *r, cairn_error *err) 
     json_t *src = json_object_get(e, "source"), *bytes = json_object_get(e, "bytes");
     json_t *ms = json_object_get(e, "ms");
     if (!json_is_string(src) || json_string_length(src) > CAIRN_MAX_SOURCE_LEN)
-      return cairn_error_set(err, CAIRN_EINVAL, "fetched[%zu].source must be a string of at "
+      return cairn__error_set(err, CAIRN_EINVAL, "fetched[%zu].source must be a string of at "
                              "most %u bytes", i, CAIRN_MAX_SOURCE_LEN);
     char what[48];
     snprintf(what, sizeof what, "fetched[%zu].bytes", i);
@@ -189,7 +189,7 @@ static cairn_status parse_fetched(json_t *a, cairn_report *r, cairn_error *err) 
     snprintf(what, sizeof what, "fetched[%zu].ms", i);
     if (check_range(ms, 1, CAIRN_MAX_REPORT_MS, what, err) != CAIRN_OK)
       return CAIRN_EINVAL;
-    r->fetched[r->nfetched++] = (cairn_report_fetched){sha, json_string_value(src),
+    r->fetched[r->nfetched++] = (cairn__report_fetched){sha, json_string_value(src),
                                                        json_integer_value(bytes),
                                                        json_integer_value(ms)};
   }
@@ -205,10 +205,10 @@ static int reason_of(const json_t *v) {
   return -1;
 }
 
-static cairn_status parse_failed(json_t *a, cairn_report *r, cairn_error *err) {
+static cairn_status parse_failed(json_t *a, cairn__report *r, cairn_error *err) {
   static const char *const keys[] = {"sha256", "source", "reason", NULL};
   if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_FAILED)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"failed\" must be an array of at most %u "
+    return cairn__error_set(err, CAIRN_EINVAL, "\"failed\" must be an array of at most %u "
                            "failed sources", CAIRN_MAX_FAILED);
   for (size_t i = 0; i < json_array_size(a); i++) {
     json_t *e = json_array_get(a, i);
@@ -220,31 +220,31 @@ static cairn_status parse_failed(json_t *a, cairn_report *r, cairn_error *err) {
     const char *s = json_string_value(src);
     if (!s || json_string_length(src) > CAIRN_MAX_SOURCE_LEN ||
         (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0))
-      return cairn_error_set(err, CAIRN_EINVAL, "failed[%zu].source must be a peer's http:// "
+      return cairn__error_set(err, CAIRN_EINVAL, "failed[%zu].source must be a peer's http:// "
                              "or https:// URL of at most %u bytes", i, CAIRN_MAX_SOURCE_LEN);
     int reason = reason_of(json_object_get(e, "reason"));
     if (reason < 0)
-      return cairn_error_set(err, CAIRN_EINVAL, "failed[%zu].reason must be one of "
+      return cairn__error_set(err, CAIRN_EINVAL, "failed[%zu].reason must be one of "
                              "unreachable, stalled, status, size, digest", i);
-    r->failed[r->nfailed++] = (cairn_report_failed){sha, s, reason};
+    r->failed[r->nfailed++] = (cairn__report_failed){sha, s, reason};
   }
   return CAIRN_OK;
 }
 
-static cairn_status parse_served(json_t *o, cairn_report *r, cairn_error *err) {
+static cairn_status parse_served(json_t *o, cairn__report *r, cairn_error *err) {
   const char *k;
   json_t *v;
   if (!json_is_object(o) || json_object_size(o) > CAIRN_MAX_SERVED)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"served\" must map at most %u sha256 digests "
+    return cairn__error_set(err, CAIRN_EINVAL, "\"served\" must map at most %u sha256 digests "
                            "to bytes", CAIRN_MAX_SERVED);
   json_object_foreach(o, k, v) {
-    if (!cairn_sha256_valid_hex(k) || !is_count(v))
-      return cairn_error_set(err, CAIRN_EINVAL, "\"served\" must map sha256 digests to byte "
+    if (!cairn__sha256_valid_hex(k) || !is_count(v))
+      return cairn__error_set(err, CAIRN_EINVAL, "\"served\" must map sha256 digests to byte "
                              "counts");
     if (json_integer_value(v) > CAIRN_MAX_REPORT_BYTES)
-      return cairn_error_set(err, CAIRN_EINVAL, "served[\"%.64s\"] must be at most %lld bytes",
+      return cairn__error_set(err, CAIRN_EINVAL, "served[\"%.64s\"] must be at most %lld bytes",
                              k, (long long)CAIRN_MAX_REPORT_BYTES);
-    r->served[r->nserved++] = (cairn_report_served){k, (uint64_t)json_integer_value(v)};
+    r->served[r->nserved++] = (cairn__report_served){k, (uint64_t)json_integer_value(v)};
   }
   return CAIRN_OK;
 }
@@ -253,53 +253,53 @@ static cairn_status parse_served(json_t *o, cairn_report *r, cairn_error *err) {
 static cairn_status parse_indices(json_t *a, const char *name, int64_t *out, size_t *n,
                                   cairn_error *err) {
   if (!json_is_array(a) || json_array_size(a) > CAIRN_MAX_RUNNING)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"%s\" must be an array of at most %u "
+    return cairn__error_set(err, CAIRN_EINVAL, "\"%s\" must be an array of at most %u "
                            "indices", name, CAIRN_MAX_RUNNING);
   for (size_t i = 0; i < json_array_size(a); i++) {
     const json_t *x = json_array_get(a, i);
     if (!json_is_integer(x) || json_integer_value(x) <= 0)
-      return cairn_error_set(err, CAIRN_EINVAL, "%s[%zu] is not an allocation index", name, i);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s[%zu] is not an allocation index", name, i);
     out[(*n)++] = json_integer_value(x);
   }
   return CAIRN_OK;
 }
 
-static cairn_status parse_running(json_t *a, cairn_report *r, cairn_error *err) {
+static cairn_status parse_running(json_t *a, cairn__report *r, cairn_error *err) {
   return parse_indices(a, "running", r->running, &r->nrunning, err);
 }
 
-static cairn_status parse_suspended(json_t *a, cairn_report *r, cairn_error *err) {
+static cairn_status parse_suspended(json_t *a, cairn__report *r, cairn_error *err) {
   return parse_indices(a, "suspended", r->suspended, &r->nsuspended, err);
 }
 
-static cairn_status parse_peer_url(json_t *v, cairn_report *r, cairn_error *err) {
-  return cairn_report_peer_url(v, &r->peer_url, err);
+static cairn_status parse_peer_url(json_t *v, cairn__report *r, cairn_error *err) {
+  return cairn__report_peer_url(v, &r->peer_url, err);
 }
 
-static cairn_status parse_chunks(json_t *v, cairn_report *r, cairn_error *err) {
+static cairn_status parse_chunks(json_t *v, cairn__report *r, cairn_error *err) {
   if (!json_is_true(v))
-    return cairn_error_set(err, CAIRN_EINVAL, "\"chunks\" must be true when present");
+    return cairn__error_set(err, CAIRN_EINVAL, "\"chunks\" must be true when present");
   r->chunks = 1;
   return CAIRN_OK;
 }
 
-static cairn_status parse_peer_max(json_t *v, cairn_report *r, cairn_error *err) {
+static cairn_status parse_peer_max(json_t *v, cairn__report *r, cairn_error *err) {
   if (!json_is_integer(v) || json_integer_value(v) < 1 ||
       json_integer_value(v) > (json_int_t)CAIRN_MAX_PEER_MAX)
-    return cairn_error_set(err, CAIRN_EINVAL, "\"peer_max\" must be an integer from 1 to %u",
+    return cairn__error_set(err, CAIRN_EINVAL, "\"peer_max\" must be an integer from 1 to %u",
                            CAIRN_MAX_PEER_MAX);
   r->peer_max = (unsigned)json_integer_value(v);
   return CAIRN_OK;
 }
 
-static cairn_status parse_resources(json_t *v, cairn_report *r, cairn_error *err) {
-  return cairn_resources_parse(v, &CAIRN_RESOURCES_DEFAULT, &r->resources, "report", err);
+static cairn_status parse_resources(json_t *v, cairn__report *r, cairn_error *err) {
+  return cairn__resources_parse(v, &CAIRN_RESOURCES_DEFAULT, &r->resources, "report", err);
 }
 
 /* The fields in the order they are checked (the first error is reported). */
 static const struct {
   unsigned bit;
-  cairn_status (*parse)(json_t *v, cairn_report *r, cairn_error *err);
+  cairn_status (*parse)(json_t *v, cairn__report *r, cairn_error *err);
 } field_order[CAIRN_REPORT_FIELD_COUNT] = {
   {CAIRN_FEAT_PEER_URL, parse_peer_url}, {CAIRN_FEAT_HAVE, parse_have},
   {CAIRN_FEAT_FETCHED, parse_fetched},   {CAIRN_FEAT_FAILED, parse_failed},
@@ -316,11 +316,11 @@ static const char *feature_name(unsigned bit) {
   return feature_names[i];
 }
 
-cairn_status cairn_report_parse(json_t *body, unsigned takes, const char *const *also,
-                                cairn_report *r, cairn_error *err) {
+cairn_status cairn__report_parse(json_t *body, unsigned takes, const char *const *also,
+                                cairn__report *r, cairn_error *err) {
   memset(r, 0, sizeof *r);
   if (!json_is_object(body))
-    return cairn_error_set(err, CAIRN_EINVAL, "the body must be a JSON object");
+    return cairn__error_set(err, CAIRN_EINVAL, "the body must be a JSON object");
   cairn_status st = check_keys(body, takes, also, err);
   for (int i = 0; st == CAIRN_OK && i < CAIRN_REPORT_FIELD_COUNT; i++) {
     json_t *v = json_object_get(body, feature_name(field_order[i].bit));
@@ -342,14 +342,14 @@ static json_t *append(json_t *a, json_t *v) {
   return NULL;
 }
 
-static json_t *have_json(const cairn_report *r) {
+static json_t *have_json(const cairn__report *r) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < r->nhave; i++)
     a = append(a, json_string(r->have[i]));
   return a;
 }
 
-static json_t *served_json(const cairn_report *r) {
+static json_t *served_json(const cairn__report *r) {
   json_t *o = json_object();
   for (size_t i = 0; o && i < r->nserved; i++)
     if (!r->served[i].sha256 ||
@@ -361,20 +361,20 @@ static json_t *served_json(const cairn_report *r) {
   return o;
 }
 
-static json_t *fetched_json(const cairn_report *r) {
+static json_t *fetched_json(const cairn__report *r) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < r->nfetched; i++) {
-    const cairn_report_fetched *e = &r->fetched[i];
+    const cairn__report_fetched *e = &r->fetched[i];
     a = append(a, json_pack("{s:s, s:s, s:I, s:I}", "sha256", e->sha256, "source", e->source,
                             "bytes", (json_int_t)e->bytes, "ms", (json_int_t)e->ms));
   }
   return a;
 }
 
-static json_t *failed_json(const cairn_report *r) {
+static json_t *failed_json(const cairn__report *r) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < r->nfailed; i++) {
-    const cairn_report_failed *e = &r->failed[i];
+    const cairn__report_failed *e = &r->failed[i];
     int ok = e->reason >= 0 && e->reason < CAIRN_FAIL_REASONS;
     a = append(a, ok ? json_pack("{s:s, s:s, s:s}", "sha256", e->sha256, "source", e->source,
                                  "reason", reason_names[e->reason])
@@ -391,7 +391,7 @@ static json_t *indices_json(const int64_t *v, size_t n) {
 }
 
 /* The value of field bit of r; NULL when it cannot be written. */
-static json_t *field_json(const cairn_report *r, unsigned bit) {
+static json_t *field_json(const cairn__report *r, unsigned bit) {
   switch (bit) {
   case CAIRN_FEAT_HAVE: return have_json(r);
   case CAIRN_FEAT_SERVED: return served_json(r);
@@ -399,14 +399,14 @@ static json_t *field_json(const cairn_report *r, unsigned bit) {
   case CAIRN_FEAT_RUNNING: return indices_json(r->running, r->nrunning);
   case CAIRN_FEAT_SUSPENDED: return indices_json(r->suspended, r->nsuspended);
   case CAIRN_FEAT_FETCHED: return fetched_json(r);
-  case CAIRN_FEAT_RESOURCES: return cairn_resources_json(&r->resources);
+  case CAIRN_FEAT_RESOURCES: return cairn__resources_json(&r->resources);
   case CAIRN_FEAT_CHUNKS: return json_true();
   case CAIRN_FEAT_PEER_MAX: return json_integer((json_int_t)r->peer_max);
   default: return failed_json(r);
   }
 }
 
-json_t *cairn_report_json(const cairn_report *r) {
+json_t *cairn__report_json(const cairn__report *r) {
   if (r->nhave > CAIRN_MAX_HAVE || r->nserved > CAIRN_MAX_SERVED ||
       r->nfetched > CAIRN_MAX_FETCHED || r->nfailed > CAIRN_MAX_FAILED ||
       r->nrunning > CAIRN_MAX_RUNNING || r->nsuspended > CAIRN_MAX_RUNNING)
@@ -422,7 +422,7 @@ json_t *cairn_report_json(const cairn_report *r) {
   return o;
 }
 
-long long cairn_range_start(const char *header, unsigned long long size) {
+long long cairn__range_start(const char *header, unsigned long long size) {
   if (!header || strncmp(header, "bytes=", 6) != 0)
     return -1;
   const char *p = header + 6;
@@ -439,29 +439,29 @@ long long cairn_range_start(const char *header, unsigned long long size) {
 
 static int hexval(char ch) { return ch <= '9' ? ch - '0' : ch - 'a' + 10; }
 
-cairn_status cairn_chunks_parse(const json_t *arr, long long size, const char *where,
+cairn_status cairn__chunks_parse(const json_t *arr, long long size, const char *where,
                                 unsigned char **out, size_t *n, cairn_error *err) {
   unsigned long long want =
     size <= 0 ? 0 : ((unsigned long long)size + CAIRN_CHUNK_SIZE - 1) / CAIRN_CHUNK_SIZE;
   *out = NULL;
   *n = 0;
   if (!json_is_array(arr))
-    return cairn_error_set(err, CAIRN_EINVAL, "%s must be an array of chunk digests", where);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s must be an array of chunk digests", where);
   if (json_array_size(arr) > CAIRN_MAX_CHUNKS || want > CAIRN_MAX_CHUNKS)
-    return cairn_error_set(err, CAIRN_ETOOBIG, "%s has more than %u chunks", where,
+    return cairn__error_set(err, CAIRN_ETOOBIG, "%s has more than %u chunks", where,
                            CAIRN_MAX_CHUNKS);
   if (json_array_size(arr) != want)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s has %zu digests, a file of %lld bytes has %llu "
+    return cairn__error_set(err, CAIRN_EINVAL, "%s has %zu digests, a file of %lld bytes has %llu "
                            "chunks of %u bytes", where, json_array_size(arr), size, want,
                            CAIRN_CHUNK_SIZE);
   unsigned char *d = want ? malloc(want * 32) : NULL;
   if (want && !d)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; i < want; i++) {
     const char *h = json_string_value(json_array_get(arr, i));
-    if (!h || !cairn_sha256_valid_hex(h)) {
+    if (!h || !cairn__sha256_valid_hex(h)) {
       free(d);
-      return cairn_error_set(err, CAIRN_EINVAL, "%s[%zu] is not 64 lowercase hex digits", where,
+      return cairn__error_set(err, CAIRN_EINVAL, "%s[%zu] is not 64 lowercase hex digits", where,
                              i);
     }
     for (size_t b = 0; b < 32; b++)
@@ -472,7 +472,7 @@ cairn_status cairn_chunks_parse(const json_t *arr, long long size, const char *w
   return CAIRN_OK;
 }
 
-json_t *cairn_chunks_of_file(const char *path, long long size) {
+json_t *cairn__chunks_of_file(const char *path, long long size) {
   if (size < 0 || (unsigned long long)size > (unsigned long long)CAIRN_MAX_CHUNKS * CAIRN_CHUNK_SIZE)
     return NULL;
   FILE *f = fopen(path, "rb");
@@ -484,7 +484,7 @@ json_t *cairn_chunks_of_file(const char *path, long long size) {
     if (k == 0)
       break;
     char hex[65];
-    cairn_sha256_hex(buf, k, hex);
+    cairn__sha256_hex(buf, k, hex);
     seen += (long long)k;
     if (json_array_append_new(arr, json_string(hex)) != 0 || k < CAIRN_CHUNK_SIZE)
       break;

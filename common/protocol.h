@@ -93,7 +93,7 @@ enum {
    * features") */
   CAIRN_FEAT_PEER_MAX = 1u << 16,
   /* "kept_chunks": a result's entry of an output kept on the worker may
-   * carry "chunks", the file's chunk digests (cairn_chunks_parse); the
+   * carry "chunks", the file's chunk digests (cairn__chunks_parse); the
    * master serves the accepted result's list (GET /v1/files/{sha256}/chunks)
    * so that copies between peers are checked chunk by chunk, resume and
    * cut through (docs/protocol.md, "Cut-through relays") */
@@ -165,13 +165,13 @@ enum {
  * none; the caller frees) and *n. Anything else is CAIRN_EINVAL (too many:
  * CAIRN_ETOOBIG) with err naming where (e.g. "outputs[2].chunks[7]"), and
  * *out is NULL. */
-cairn_status cairn_chunks_parse(const json_t *arr, long long size, const char *where,
+cairn_status cairn__chunks_parse(const json_t *arr, long long size, const char *where,
                                 unsigned char **out, size_t *n, cairn_error *err);
 /* The chunk digests of the file at path, of size bytes, as a new JSON array
- * of hex strings (the form cairn_chunks_parse reads); NULL when it cannot
+ * of hex strings (the form cairn__chunks_parse reads); NULL when it cannot
  * be read, its size differs, it has more than CAIRN_MAX_CHUNKS chunks or
  * out of memory. Reads the file once. */
-json_t *cairn_chunks_of_file(const char *path, long long size);
+json_t *cairn__chunks_of_file(const char *path, long long size);
 
 /* ---- resumed copies (docs/protocol.md, "Resumed copies") ---- */
 /* A copy broken off after checked chunks goes on at the next source from
@@ -182,7 +182,7 @@ json_t *cairn_chunks_of_file(const char *path, long long size);
  * header is exactly "bytes=N-" with N below size, else -1 (absent, another
  * form, several ranges, N at or past size): the whole file is then sent
  * with 200, as RFC 9110 lets a server ignore a Range. */
-long long cairn_range_start(const char *header, unsigned long long size);
+long long cairn__range_start(const char *header, unsigned long long size);
 
 /* ---- batches (feature "batch", docs/protocol.md "Batches") ---- */
 /* Tasks one POST /v1/work may take ("max": 1 to this), results one POST
@@ -195,10 +195,10 @@ long long cairn_range_start(const char *header, unsigned long long size);
 /* The feature set a "features" list names (names this side does not know
  * are ignored: a newer master may take more); CAIRN_FEATURES_BASELINE when
  * list is NULL (a master without the list) or not an array. */
-unsigned cairn_features_parse(const json_t *list);
+unsigned cairn__features_parse(const json_t *list);
 /* A new JSON array naming the features of set, in bit order; NULL when out
  * of memory. */
-json_t *cairn_features_json(unsigned set);
+json_t *cairn__features_json(unsigned set);
 
 /* ---- credit (feature "cpu") ---- */
 /* The key of a result's claim, and its cap: one task's CPU seconds, at
@@ -214,40 +214,40 @@ json_t *cairn_features_json(unsigned set);
  * path that takes result bodies): absent, *has = 0; else a finite number
  * from 0 to CAIRN_MAX_CPU_SECONDS in *cpu and *has = 1. Anything else is
  * CAIRN_EINVAL with err naming the field. */
-cairn_status cairn_result_cpu_parse(const json_t *body, double *cpu, int *has,
+cairn_status cairn__result_cpu_parse(const json_t *body, double *cpu, int *has,
                                     cairn_error *err);
 /* 1 when team is a valid team name (see CAIRN_MAX_TEAM). */
-int cairn_team_valid(const char *team);
+int cairn__team_valid(const char *team);
 
 /* ---- the report ---- */
-/* Strings are borrowed, never owned: after cairn_report_parse() they point
+/* Strings are borrowed, never owned: after cairn__report_parse() they point
  * into the parsed body (valid while it lives, unchanged); a worker points
  * them at its own buffers while it serializes. */
-typedef struct cairn_report_served {
+typedef struct cairn__report_served {
   const char *sha256;
   uint64_t bytes;
-} cairn_report_served;
+} cairn__report_served;
 
-typedef struct cairn_report_fetched {
+typedef struct cairn__report_fetched {
   const char *sha256, *source; /* source as the work answer named it */
   int64_t bytes, ms;
-} cairn_report_fetched;
+} cairn__report_fetched;
 
-typedef struct cairn_report_failed {
+typedef struct cairn__report_failed {
   const char *sha256, *source; /* source: a peer's http(s) URL */
   int reason;                  /* CAIRN_FAIL_* */
-} cairn_report_failed;
+} cairn__report_failed;
 
-typedef struct cairn_report {
+typedef struct cairn__report {
   unsigned fields; /* the fields present (CAIRN_FEAT_*); "running" present and
                     * empty differs from absent (then every lease is extended) */
   const char *have[CAIRN_MAX_HAVE];
   size_t nhave;
-  cairn_report_served served[CAIRN_MAX_SERVED];
+  cairn__report_served served[CAIRN_MAX_SERVED];
   size_t nserved;
-  cairn_report_fetched fetched[CAIRN_MAX_FETCHED];
+  cairn__report_fetched fetched[CAIRN_MAX_FETCHED];
   size_t nfetched;
-  cairn_report_failed failed[CAIRN_MAX_FAILED];
+  cairn__report_failed failed[CAIRN_MAX_FAILED];
   size_t nfailed;
   int64_t running[CAIRN_MAX_RUNNING];
   size_t nrunning;
@@ -256,12 +256,12 @@ typedef struct cairn_report {
   const char *peer_url; /* present: "" or http(s)://HOST:PORT; absent: NULL */
   int chunks;           /* "chunks": true (its file server relays while receiving) */
   unsigned peer_max;    /* "peer_max": files its file server sends at once */
-  cairn_resources resources; /* "resources": the worker's offer, when present */
-} cairn_report;
+  cairn__resources resources; /* "resources": the worker's offer, when present */
+} cairn__report;
 
 /* Numbers are range-checked: "bytes" (of "fetched" and "served") from 0 to
  * CAIRN_MAX_REPORT_BYTES, "ms" from 1 to CAIRN_MAX_REPORT_MS, "running"
- * and "suspended" indices above 0, "resources" as cairn_resources_parse() reads them
+ * and "suspended" indices above 0, "resources" as cairn__resources_parse() reads them
  * (missing keys: one core, no memory, no disk); out of range is
  * CAIRN_EINVAL naming the entry.
  * Reads body (a JSON object, not modified) into *r: the fields of takes
@@ -270,19 +270,19 @@ typedef struct cairn_report {
  * other key, a field over its cap or a malformed entry: CAIRN_EINVAL with
  * err naming it (e.g. `have[3] is not a sha256 digest`, `unknown field
  * "x"`), and *r is not to be used. */
-cairn_status cairn_report_parse(json_t *body, unsigned takes, const char *const *also,
-                                cairn_report *r, cairn_error *err);
+cairn_status cairn__report_parse(json_t *body, unsigned takes, const char *const *also,
+                                cairn__report *r, cairn_error *err);
 
 /* Checks a "peer_url" value: a string of at most CAIRN_MAX_PEER_URL bytes,
  * "" or http://HOST:PORT or https://HOST:PORT: no path (no slash after the
  * scheme), query, fragment, credentials, spaces, quotes or control
  * characters. Sets *url (borrowed from v) and returns CAIRN_OK, else
  * CAIRN_EINVAL with err naming the field. */
-cairn_status cairn_report_peer_url(const json_t *v, const char **url, cairn_error *err);
+cairn_status cairn__report_peer_url(const json_t *v, const char **url, cairn_error *err);
 
 /* r as a new JSON object holding exactly the fields of r->fields; NULL when
  * out of memory or an entry cannot be written (a reason out of range, a
  * string that is not UTF-8). */
-json_t *cairn_report_json(const cairn_report *r);
+json_t *cairn__report_json(const cairn__report *r);
 
 #endif

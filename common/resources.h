@@ -22,25 +22,25 @@
 /* The key of the object in a job file, a task, a report and a work offer. */
 #define CAIRN_RESOURCES_KEY    "resources"
 
-typedef struct cairn_resources {
+typedef struct cairn__resources {
   int64_t cores, memory_mib, disk_mib;
-} cairn_resources;
+} cairn__resources;
 
 /* One core, no memory, no disk. */
-#define CAIRN_RESOURCES_DEFAULT ((cairn_resources){1, 0, 0})
+#define CAIRN_RESOURCES_DEFAULT ((cairn__resources){1, 0, 0})
 
 /* 1 when every field of req is at most avail's. */
-int cairn_resources_fit(const cairn_resources *req, const cairn_resources *avail);
+int cairn__resources_fit(const cairn__resources *req, const cairn__resources *avail);
 /* *acc += r (add = 1) or *acc -= r (add = 0); fields never go below 0. */
-void cairn_resources_add(cairn_resources *acc, const cairn_resources *r, int add);
+void cairn__resources_add(cairn__resources *acc, const cairn__resources *r, int add);
 /* Field-wise largest of *acc and r, into *acc. */
-void cairn_resources_max(cairn_resources *acc, const cairn_resources *r);
-int cairn_resources_equal(const cairn_resources *a, const cairn_resources *b);
+void cairn__resources_max(cairn__resources *acc, const cairn__resources *r);
+int cairn__resources_equal(const cairn__resources *a, const cairn__resources *b);
 
 /* Tasks that fit no worker: the sum of counts[k] over the requests
  * classes[k] (k < n) that do not fit largest. O(n). */
-uint64_t cairn_resources_unfit(const cairn_resources *classes, const uint32_t *counts, uint32_t n,
-                               const cairn_resources *largest);
+uint64_t cairn__resources_unfit(const cairn__resources *classes, const uint32_t *counts, uint32_t n,
+                               const cairn__resources *largest);
 
 /* Reads a "resources" object: keys "cores" (1 to CAIRN_MAX_CORES),
  * "memory_mib" and "disk_mib" (0 to CAIRN_MAX_RES_MIB); a missing key keeps
@@ -48,9 +48,9 @@ uint64_t cairn_resources_unfit(const cairn_resources *classes, const uint32_t *c
  * range or v not an object: CAIRN_EINVAL with err naming where and the
  * key (e.g. `task "a": resources: "cores" must be an integer from 1 to
  * 4096`). */
-cairn_status cairn_resources_parse(const json_t *v, const cairn_resources *def,
-                                   cairn_resources *out, const char *where, cairn_error *err);
+cairn_status cairn__resources_parse(const json_t *v, const cairn__resources *def,
+                                   cairn__resources *out, const char *where, cairn_error *err);
 /* {"cores": .., "memory_mib": .., "disk_mib": ..}; NULL when out of memory. */
-json_t *cairn_resources_json(const cairn_resources *r);
+json_t *cairn__resources_json(const cairn__resources *r);
 
 #endif

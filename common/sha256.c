@@ -44,7 +44,7 @@ static void compress(uint32_t h[8], const uint8_t *p) {
   h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
-void cairn_sha256_init(cairn_sha256 *c) {
+void cairn__sha256_init(cairn__sha256 *c) {
   static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   memcpy(c->h, iv, sizeof iv);
@@ -52,7 +52,7 @@ void cairn_sha256_init(cairn_sha256 *c) {
   c->fill = 0;
 }
 
-void cairn_sha256_update(cairn_sha256 *c, const void *data, size_t n) {
+void cairn__sha256_update(cairn__sha256 *c, const void *data, size_t n) {
   const uint8_t *p = data;
   c->total += n;
   if (c->fill) {
@@ -75,24 +75,24 @@ void cairn_sha256_update(cairn_sha256 *c, const void *data, size_t n) {
   c->fill = n;
 }
 
-void cairn_sha256_final(cairn_sha256 *c, uint8_t out[32]) {
+void cairn__sha256_final(cairn__sha256 *c, uint8_t out[32]) {
   uint64_t bits = c->total * 8;
   uint8_t pad[72] = {0x80};
   size_t padlen = (c->fill < 56) ? 56 - c->fill : 120 - c->fill;
   uint8_t len[8];
   for (int i = 0; i < 8; i++)
     len[i] = (uint8_t)(bits >> (56 - 8 * i));
-  cairn_sha256_update(c, pad, padlen);
-  cairn_sha256_update(c, len, 8);
+  cairn__sha256_update(c, pad, padlen);
+  cairn__sha256_update(c, len, 8);
   for (int i = 0; i < 8; i++)
     for (int j = 0; j < 4; j++)
       out[4 * i + j] = (uint8_t)(c->h[i] >> (24 - 8 * j));
 }
 
-void cairn_sha256_final_hex(cairn_sha256 *c, char hex[65]) {
+void cairn__sha256_final_hex(cairn__sha256 *c, char hex[65]) {
   static const char digits[] = "0123456789abcdef";
   uint8_t raw[32];
-  cairn_sha256_final(c, raw);
+  cairn__sha256_final(c, raw);
   for (int i = 0; i < 32; i++) {
     hex[2 * i] = digits[raw[i] >> 4];
     hex[2 * i + 1] = digits[raw[i] & 15];
@@ -100,14 +100,14 @@ void cairn_sha256_final_hex(cairn_sha256 *c, char hex[65]) {
   hex[64] = '\0';
 }
 
-void cairn_sha256_hex(const void *data, size_t n, char hex[65]) {
-  cairn_sha256 c;
-  cairn_sha256_init(&c);
-  cairn_sha256_update(&c, data, n);
-  cairn_sha256_final_hex(&c, hex);
+void cairn__sha256_hex(const void *data, size_t n, char hex[65]) {
+  cairn__sha256 c;
+  cairn__sha256_init(&c);
+  cairn__sha256_update(&c, data, n);
+  cairn__sha256_final_hex(&c, hex);
 }
 
-int cairn_sha256_valid_hex(const char *s) {
+int cairn__sha256_valid_hex(const char *s) {
   if (!s)
     return 0;
   for (int i = 0; i < 64; i++)
@@ -116,27 +116,27 @@ int cairn_sha256_valid_hex(const char *s) {
   return s[64] == '\0';
 }
 
-void cairn_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+void cairn__hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
                        uint8_t out[32]) {
   uint8_t k[64] = {0}, pad[64], inner[32];
-  cairn_sha256 c;
+  cairn__sha256 c;
   if (klen > sizeof k) { /* RFC 2104: a key longer than a block is hashed first */
-    cairn_sha256_init(&c);
-    cairn_sha256_update(&c, key, klen);
-    cairn_sha256_final(&c, k);
+    cairn__sha256_init(&c);
+    cairn__sha256_update(&c, key, klen);
+    cairn__sha256_final(&c, k);
   } else if (klen) {
     memcpy(k, key, klen);
   }
   for (int i = 0; i < 64; i++)
     pad[i] = k[i] ^ 0x36;
-  cairn_sha256_init(&c);
-  cairn_sha256_update(&c, pad, sizeof pad);
-  cairn_sha256_update(&c, msg, mlen);
-  cairn_sha256_final(&c, inner);
+  cairn__sha256_init(&c);
+  cairn__sha256_update(&c, pad, sizeof pad);
+  cairn__sha256_update(&c, msg, mlen);
+  cairn__sha256_final(&c, inner);
   for (int i = 0; i < 64; i++)
     pad[i] = k[i] ^ 0x5c;
-  cairn_sha256_init(&c);
-  cairn_sha256_update(&c, pad, sizeof pad);
-  cairn_sha256_update(&c, inner, sizeof inner);
-  cairn_sha256_final(&c, out);
+  cairn__sha256_init(&c);
+  cairn__sha256_update(&c, pad, sizeof pad);
+  cairn__sha256_update(&c, inner, sizeof inner);
+  cairn__sha256_final(&c, out);
 }

@@ -6,25 +6,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct cairn_sha256 {
+typedef struct cairn__sha256 {
   uint32_t h[8];
   uint64_t total;      /* bytes hashed so far */
   uint8_t block[64];
   size_t fill;         /* bytes in block */
-} cairn_sha256;
+} cairn__sha256;
 
-void cairn_sha256_init(cairn_sha256 *c);
-void cairn_sha256_update(cairn_sha256 *c, const void *data, size_t n);
+void cairn__sha256_init(cairn__sha256 *c);
+void cairn__sha256_update(cairn__sha256 *c, const void *data, size_t n);
 /* Writes the 32-byte digest into out. */
-void cairn_sha256_final(cairn_sha256 *c, uint8_t out[32]);
+void cairn__sha256_final(cairn__sha256 *c, uint8_t out[32]);
 /* Writes 64 lowercase hex digits and a NUL into hex[65]. */
-void cairn_sha256_final_hex(cairn_sha256 *c, char hex[65]);
+void cairn__sha256_final_hex(cairn__sha256 *c, char hex[65]);
 /* One-shot digest of a buffer. */
-void cairn_sha256_hex(const void *data, size_t n, char hex[65]);
+void cairn__sha256_hex(const void *data, size_t n, char hex[65]);
 /* HMAC-SHA256 (RFC 2104) of msg under key, into out. */
-void cairn_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+void cairn__hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
                        uint8_t out[32]);
 /* 1 if s is exactly 64 lowercase hex digits. */
-int cairn_sha256_valid_hex(const char *s);
+int cairn__sha256_valid_hex(const char *s);
 
 #endif

@@ -10,7 +10,7 @@
 static const char *const limit_names[CAIRN_LIMIT_COUNT] = CAIRN_LIMIT_NAMES;
 static const char *const limit_reasons[CAIRN_LIMIT_COUNT] = CAIRN_LIMIT_REASONS;
 
-void cairn_task_run_free(cairn_task_run *r) {
+void cairn__task_run_free(cairn__task_run *r) {
   if (!r)
     return;
   for (uint32_t i = 0; i < r->nenv; i++) {
@@ -23,14 +23,14 @@ void cairn_task_run_free(cairn_task_run *r) {
   memset(r, 0, sizeof *r);
 }
 
-int cairn_task_run_empty(const cairn_task_run *r) {
+int cairn__task_run_empty(const cairn__task_run *r) {
   for (int i = 0; i < CAIRN_LIMIT_COUNT; i++)
     if (r->limits[i])
       return 0;
   return r->nenv == 0 && !r->stdin_name;
 }
 
-int cairn_env_name_ok(const char *s) {
+int cairn__env_name_ok(const char *s) {
   if (!s || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
     return 0;
   for (const char *p = s; *p; p++)
@@ -40,7 +40,7 @@ int cairn_env_name_ok(const char *s) {
   return strncmp(s, CAIRN_ENV_RESERVED, strlen(CAIRN_ENV_RESERVED)) != 0;
 }
 
-/* The names a job may not set (cairn_env_name_denied): whole names, then
+/* The names a job may not set (cairn__env_name_denied): whole names, then
  * prefixes. Sources: glibc's sysdeps/generic/unsecvars.h (what the loader
  * drops for set-user-ID programs), the shells' startup and prompt
  * variables, and the path and option variables of common interpreters. */
@@ -76,7 +76,7 @@ static const char *const denied_prefixes[] = {
   "XDG_",    /* where tools read their configuration (XDG_CONFIG_HOME, ...) */
 };
 
-int cairn_env_name_denied(const char *name) {
+int cairn__env_name_denied(const char *name) {
   if (!name)
     return 1;
   for (size_t i = 0; i < sizeof denied_names / sizeof *denied_names; i++)
@@ -98,14 +98,14 @@ static char *dup_n(const char *s, size_t n) {
 }
 
 /* Sets variable name to value in r (replacing an earlier value). */
-static cairn_status env_set(cairn_task_run *r, const char *name, const char *value,
+static cairn_status env_set(cairn__task_run *r, const char *name, const char *value,
                             const char *where, cairn_error *err) {
   size_t bytes = strlen(name) + strlen(value) + 2;
   for (uint32_t i = 0; i < r->nenv; i++) {
     if (strcmp(r->env_names[i], name) == 0) {
       char *v = dup_n(value, strlen(value));
       if (!v)
-        return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+        return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       free(r->env_values[i]);
       r->env_values[i] = v;
       bytes = 0;
@@ -113,13 +113,13 @@ static cairn_status env_set(cairn_task_run *r, const char *name, const char *val
       bytes += strlen(r->env_names[i]) + strlen(r->env_values[i]) + 2;
   }
   if (bytes > CAIRN_MAX_ENV_BYTES)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: \"env\" exceeds %u bytes (NAME=VALUE each)",
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: \"env\" exceeds %u bytes (NAME=VALUE each)",
                            where, CAIRN_MAX_ENV_BYTES);
   for (uint32_t i = 0; i < r->nenv; i++)
     if (strcmp(r->env_names[i], name) == 0)
       return CAIRN_OK;
   if (r->nenv >= CAIRN_MAX_ENV)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: \"env\" has more than %u variables", where,
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: \"env\" has more than %u variables", where,
                            CAIRN_MAX_ENV);
   char **n = realloc(r->env_names, (r->nenv + 1) * sizeof *n);
   if (n)
@@ -128,39 +128,39 @@ static cairn_status env_set(cairn_task_run *r, const char *name, const char *val
   if (v)
     r->env_values = v;
   if (!n || !v)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   r->env_names[r->nenv] = dup_n(name, strlen(name));
   r->env_values[r->nenv] = dup_n(value, strlen(value));
   r->nenv++;
   if (!r->env_names[r->nenv - 1] || !r->env_values[r->nenv - 1])
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   return CAIRN_OK;
 }
 
-static cairn_status parse_limits(json_t *lim, const char *where, cairn_task_run *r,
+static cairn_status parse_limits(json_t *lim, const char *where, cairn__task_run *r,
                                  cairn_error *err) {
   const char *key;
   json_t *v;
   if (!json_is_object(lim))
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: \"limits\" must be an object", where);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: \"limits\" must be an object", where);
   json_object_foreach(lim, key, v) {
     int i = 0;
     while (i < CAIRN_LIMIT_COUNT && strcmp(limit_names[i], key) != 0)
       i++;
     if (i == CAIRN_LIMIT_COUNT)
-      return cairn_error_set(err, CAIRN_EINVAL,
+      return cairn__error_set(err, CAIRN_EINVAL,
                              "%s: limits: unknown field \"%s\" (wall_seconds, cpu_seconds, "
                              "memory_mib, disk_mib, output_mib)", where, key);
     if (!json_is_integer(v) || json_integer_value(v) < 1 ||
         json_integer_value(v) > CAIRN_LIMIT_MAX)
-      return cairn_error_set(err, CAIRN_EINVAL, "%s: limits.%s must be an integer from 1 to %lld",
+      return cairn__error_set(err, CAIRN_EINVAL, "%s: limits.%s must be an integer from 1 to %lld",
                              where, key, (long long)CAIRN_LIMIT_MAX);
     r->limits[i] = json_integer_value(v);
   }
   return CAIRN_OK;
 }
 
-cairn_status cairn_task_run_parse(json_t *obj, const char *where, cairn_task_run *r,
+cairn_status cairn__task_run_parse(json_t *obj, const char *where, cairn__task_run *r,
                                   cairn_error *err) {
   json_t *lim = json_object_get(obj, "limits"), *env = json_object_get(obj, "env");
   json_t *in = json_object_get(obj, "stdin");
@@ -171,19 +171,19 @@ cairn_status cairn_task_run_parse(json_t *obj, const char *where, cairn_task_run
     const char *name;
     json_t *v;
     if (!json_is_object(env))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s: \"env\" must be an object of strings", where);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s: \"env\" must be an object of strings", where);
     json_object_foreach(env, name, v) {
-      if (!cairn_env_name_ok(name))
-        return cairn_error_set(err, CAIRN_EINVAL,
+      if (!cairn__env_name_ok(name))
+        return cairn__error_set(err, CAIRN_EINVAL,
                                "%s: env: bad variable name \"%.64s\" (want "
                                "[A-Za-z_][A-Za-z0-9_]*, not CAIRN_*)", where, name);
-      if (cairn_env_name_denied(name))
-        return cairn_error_set(err, CAIRN_EINVAL,
+      if (cairn__env_name_denied(name))
+        return cairn__error_set(err, CAIRN_EINVAL,
                                "%s: env: %s may not be set by a job (it would make the loader, "
                                "a shell or an interpreter run code or read files the job "
                                "chooses, or the worker sets it; docs/security.md)", where, name);
       if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
-        return cairn_error_set(err, CAIRN_EINVAL,
+        return cairn__error_set(err, CAIRN_EINVAL,
                                "%s: env.%s must be a string without NUL", where, name);
       if ((st = env_set(r, name, json_string_value(v), where, err)) != CAIRN_OK)
         return st;
@@ -192,16 +192,16 @@ cairn_status cairn_task_run_parse(json_t *obj, const char *where, cairn_task_run
   if (in) {
     if (!json_is_string(in) || json_string_length(in) == 0 ||
         strlen(json_string_value(in)) != json_string_length(in))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s: \"stdin\" must name one of its inputs",
+      return cairn__error_set(err, CAIRN_EINVAL, "%s: \"stdin\" must name one of its inputs",
                              where);
     if (!(r->stdin_name = dup_n(json_string_value(in), json_string_length(in))))
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   return CAIRN_OK;
 }
 
-cairn_status cairn_task_run_merge(const cairn_task_run *def, const cairn_task_run *task,
-                                  cairn_task_run *out, cairn_error *err) {
+cairn_status cairn__task_run_merge(const cairn__task_run *def, const cairn__task_run *task,
+                                  cairn__task_run *out, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   for (int i = 0; i < CAIRN_LIMIT_COUNT; i++)
     out->limits[i] = task->limits[i] ? task->limits[i] : def->limits[i];
@@ -211,17 +211,17 @@ cairn_status cairn_task_run_merge(const cairn_task_run *def, const cairn_task_ru
     st = env_set(out, task->env_names[i], task->env_values[i], "task", err);
   const char *in = task->stdin_name ? task->stdin_name : def->stdin_name;
   if (st == CAIRN_OK && in && !(out->stdin_name = dup_n(in, strlen(in))))
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   return st;
 }
 
-cairn_status cairn_task_run_ceiling(cairn_task_run *r, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+cairn_status cairn__task_run_ceiling(cairn__task_run *r, const int64_t ceiling[CAIRN_LIMIT_COUNT],
                                     const char *where, const char *const *flag, cairn_error *err) {
   for (int i = 0; i < CAIRN_LIMIT_COUNT; i++) {
     if (!ceiling[i])
       continue;
     if (r->limits[i] > ceiling[i])
-      return cairn_error_set(err, CAIRN_EINVAL,
+      return cairn__error_set(err, CAIRN_EINVAL,
                              "%s: limits.%s %lld exceeds the server's ceiling of %lld%s%s%s",
                              where, limit_names[i], (long long)r->limits[i],
                              (long long)ceiling[i], flag && flag[i] ? " (" : "",
@@ -232,7 +232,7 @@ cairn_status cairn_task_run_ceiling(cairn_task_run *r, const int64_t ceiling[CAI
   return CAIRN_OK;
 }
 
-json_t *cairn_task_run_json(const cairn_task_run *r) {
+json_t *cairn__task_run_json(const cairn__task_run *r) {
   json_t *o = json_object(), *lim = json_object(), *env = json_object();
   int bad = !o || !lim || !env;
   for (int i = 0; !bad && i < CAIRN_LIMIT_COUNT; i++)
@@ -255,7 +255,7 @@ json_t *cairn_task_run_json(const cairn_task_run *r) {
   return o;
 }
 
-uint64_t cairn_task_output_budget(const cairn_task_run *r, uint64_t cap) {
+uint64_t cairn__task_output_budget(const cairn__task_run *r, uint64_t cap) {
   int64_t mib = r ? r->limits[CAIRN_LIMIT_OUTPUT] : 0;
   if (mib <= 0 || (uint64_t)mib > (cap >> 20))
     return cap;
@@ -276,7 +276,7 @@ static int numbered(const char *s, const char *prefix, int max) {
   return v <= max;
 }
 
-int cairn_reason_kind(const char *s) {
+int cairn__reason_kind(const char *s) {
   if (!s)
     return -1;
   for (int i = 0; i < CAIRN_LIMIT_COUNT; i++)
@@ -289,9 +289,9 @@ int cairn_reason_kind(const char *s) {
   return -1;
 }
 
-int cairn_reason_valid(const char *s) { return cairn_reason_kind(s) >= 0; }
+int cairn__reason_valid(const char *s) { return cairn__reason_kind(s) >= 0; }
 
-void cairn_reason_of_exit(int exit_status, char buf[CAIRN_REASON_MAX]) {
+void cairn__reason_of_exit(int exit_status, char buf[CAIRN_REASON_MAX]) {
   if (exit_status == 0)
     buf[0] = '\0';
   else

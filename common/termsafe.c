@@ -11,7 +11,7 @@ static int bidi_control(unsigned cp) {
          (cp >= 0x2066 && cp <= 0x2069);
 }
 
-size_t cairn_text_char(const char *str, size_t n) {
+size_t cairn__text_char(const char *str, size_t n) {
   const unsigned char *s = (const unsigned char *)str;
   if (n == 0)
     return 0;
@@ -34,18 +34,18 @@ size_t cairn_text_char(const char *str, size_t n) {
   return len;
 }
 
-int cairn_text_valid(const char *s, size_t n) {
+int cairn__text_valid(const char *s, size_t n) {
   for (size_t i = 0, k; i < n; i += k)
-    if (!(k = cairn_text_char(s + i, n - i)))
+    if (!(k = cairn__text_char(s + i, n - i)))
       return 0;
   return 1;
 }
 
 /* Length of the character at s (n bytes left) that is safe to show as is
- * (cairn_text_char, but a backslash, the escape's own mark, is not), or 0
+ * (cairn__text_char, but a backslash, the escape's own mark, is not), or 0
  * when s[0] must be escaped. */
 static size_t safe_char(const unsigned char *s, size_t n) {
-  return s[0] == '\\' ? 0 : cairn_text_char((const char *)s, n);
+  return s[0] == '\\' ? 0 : cairn__text_char((const char *)s, n);
 }
 
 /* Writes the escaped form of the character at s into e (at most 5 bytes
@@ -71,7 +71,7 @@ static size_t escape_one(const unsigned char *s, size_t n, char e[5], size_t *el
   return 1;
 }
 
-void cairn_termsafe_write(FILE *f, const char *s, size_t n) {
+void cairn__termsafe_write(FILE *f, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   char e[5];
   size_t elen;
@@ -81,7 +81,7 @@ void cairn_termsafe_write(FILE *f, const char *s, size_t n) {
   }
 }
 
-const char *cairn_termsafe(const char *s, char *out, size_t cap) {
+const char *cairn__termsafe(const char *s, char *out, size_t cap) {
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   size_t n = strlen((const char *)p), w = 0;
   char e[5];

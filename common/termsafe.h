@@ -6,7 +6,7 @@
  * \xNN (lower-case hex), and a backslash as \\, so that the text shown is
  * unambiguous. Other valid UTF-8 above U+009F is kept as it is. Used by the
  * cairn command (cli/); the master refuses names that are not
- * cairn_text_valid() (server/admission.c), by the same definition. */
+ * cairn__text_valid() (server/admission.c), by the same definition. */
 #ifndef CAIRN_TERMSAFE_H
 #define CAIRN_TERMSAFE_H
 
@@ -20,15 +20,15 @@
  * UTF-8 (shortest form, no surrogate, at most U+10FFFF) and neither a C0
  * control, DEL, a C1 control nor a bidirectional control (above); 0
  * otherwise (and when n is 0). Pure, O(1). */
-size_t cairn_text_char(const char *s, size_t n);
+size_t cairn__text_char(const char *s, size_t n);
 /* 1 when the n bytes of s are all such characters (n = 0: 1). Pure, O(n). */
-int cairn_text_valid(const char *s, size_t n);
+int cairn__text_valid(const char *s, size_t n);
 
 /* Writes the first n bytes of s to f, escaped. */
-void cairn_termsafe_write(FILE *f, const char *s, size_t n);
+void cairn__termsafe_write(FILE *f, const char *s, size_t n);
 
 /* s (NULL: "") escaped into out (cap bytes, cap >= 4); a longer result is
  * cut after a whole character and ends with "...". Returns out. */
-const char *cairn_termsafe(const char *s, char *out, size_t cap);
+const char *cairn__termsafe(const char *s, char *out, size_t cap);
 
 #endif

@@ -78,7 +78,7 @@ static int close_enough(double a, double b, double rel, double abs_tol) {
   return d <= abs_tol + rel * m;
 }
 
-int cairn_numeric_agree(const char *a, size_t alen, const char *b, size_t blen, double rel,
+int cairn__numeric_agree(const char *a, size_t alen, const char *b, size_t blen, double rel,
                         double abs_tol) {
   const char *pa = a, *ea = a + alen, *pb = b, *eb = b + blen;
   token ta, tb;
@@ -101,54 +101,54 @@ static cairn_status get_tol(const json_t *o, const char *key, const char *what, 
   if (!v)
     return CAIRN_OK;
   if (!json_is_number(v))
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: numeric \"%s\" must be a number", what, key);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: numeric \"%s\" must be a number", what, key);
   double x = json_number_value(v);
   if (!isfinite(x) || x < 0 || x > CAIRN_VALIDATOR_MAX_TOL)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: numeric \"%s\" must be between 0 and %g",
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: numeric \"%s\" must be between 0 and %g",
                            what, key, CAIRN_VALIDATOR_MAX_TOL);
   *out = x;
   return CAIRN_OK;
 }
 
-static cairn_status parse_command(const json_t *a, const char *what, cairn_validator *out,
+static cairn_status parse_command(const json_t *a, const char *what, cairn__validator *out,
                                   cairn_error *err) {
   size_t n = json_is_array(a) ? json_array_size(a) : 0;
   if (n < 1 || n > CAIRN_VALIDATOR_MAX_ARGS)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: \"command\" must be an array of 1 to %d "
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: \"command\" must be an array of 1 to %d "
                            "strings, the program's absolute path first", what,
                            CAIRN_VALIDATOR_MAX_ARGS);
   for (size_t i = 0; i < n; i++) {
     const json_t *s = json_array_get(a, i);
     if (!json_is_string(s) || json_string_length(s) > CAIRN_VALIDATOR_MAX_ARG ||
         strlen(json_string_value(s)) != json_string_length(s))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s: command[%zu] must be a string of at most "
+      return cairn__error_set(err, CAIRN_EINVAL, "%s: command[%zu] must be a string of at most "
                              "%d bytes without NUL", what, i, CAIRN_VALIDATOR_MAX_ARG);
   }
   if (json_string_value(json_array_get(a, 0))[0] != '/')
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: command[0] must be an absolute path", what);
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: command[0] must be an absolute path", what);
   out->argv = calloc(n + 1, sizeof *out->argv);
   if (!out->argv)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   out->kind = CAIRN_VALIDATOR_COMMAND;
   out->argc = (int)n;
   for (size_t i = 0; i < n; i++)
     if (!(out->argv[i] = strdup(json_string_value(json_array_get(a, i))))) {
-      cairn_validator_free(out);
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__validator_free(out);
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     }
   return CAIRN_OK;
 }
 
-void cairn_validator_free(cairn_validator *v) {
+void cairn__validator_free(cairn__validator *v) {
   for (int i = 0; v->argv && i < v->argc; i++)
     free(v->argv[i]);
   free(v->argv);
-  *v = (cairn_validator){CAIRN_VALIDATOR_EXACT, 0, 0, NULL, 0};
+  *v = (cairn__validator){CAIRN_VALIDATOR_EXACT, 0, 0, NULL, 0};
 }
 
-cairn_status cairn_validator_parse(const json_t *v, const char *what, cairn_validator *out,
+cairn_status cairn__validator_parse(const json_t *v, const char *what, cairn__validator *out,
                                    cairn_error *err) {
-  *out = (cairn_validator){CAIRN_VALIDATOR_EXACT, 0, 0, NULL, 0};
+  *out = (cairn__validator){CAIRN_VALIDATOR_EXACT, 0, 0, NULL, 0};
   if (!v || (json_is_string(v) && strcmp(json_string_value(v), "exact") == 0))
     return CAIRN_OK;
   const char *kind = json_is_object(v) && json_object_size(v) == 1 ? json_object_iter_key(
@@ -156,13 +156,13 @@ cairn_status cairn_validator_parse(const json_t *v, const char *what, cairn_vali
   if (kind && strcmp(kind, "numeric") == 0) {
     const json_t *o = json_object_get(v, "numeric");
     if (!json_is_object(o))
-      return cairn_error_set(err, CAIRN_EINVAL, "%s: \"numeric\" must be an object with \"rel\" "
+      return cairn__error_set(err, CAIRN_EINVAL, "%s: \"numeric\" must be an object with \"rel\" "
                              "and/or \"abs\"", what);
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)o, key, val)
       if (strcmp(key, "rel") != 0 && strcmp(key, "abs") != 0)
-        return cairn_error_set(err, CAIRN_EINVAL, "%s: numeric: unknown key \"%.64s\"", what,
+        return cairn__error_set(err, CAIRN_EINVAL, "%s: numeric: unknown key \"%.64s\"", what,
                                key);
     out->kind = CAIRN_VALIDATOR_NUMERIC;
     cairn_status st = get_tol(o, "rel", what, &out->rel, err);
@@ -170,11 +170,11 @@ cairn_status cairn_validator_parse(const json_t *v, const char *what, cairn_vali
   }
   if (kind && strcmp(kind, "command") == 0)
     return parse_command(json_object_get(v, "command"), what, out, err);
-  return cairn_error_set(err, CAIRN_EINVAL, "%s: must be \"exact\", {\"numeric\": {\"rel\": R, "
+  return cairn__error_set(err, CAIRN_EINVAL, "%s: must be \"exact\", {\"numeric\": {\"rel\": R, "
                          "\"abs\": A}} or {\"command\": [\"/path/prog\", ...]}", what);
 }
 
-json_t *cairn_validator_json(const cairn_validator *v) {
+json_t *cairn__validator_json(const cairn__validator *v) {
   if (v->kind == CAIRN_VALIDATOR_EXACT)
     return json_string("exact");
   if (v->kind == CAIRN_VALIDATOR_COMMAND) {

@@ -1,6 +1,6 @@
 /* validator.h — how replicas of a task are compared (docs/jobs.md,
  * "Validators"). Pure functions over plain structs; no allocation except
- * cairn_validator_json().
+ * cairn__validator_json().
  *
  * exact:   two results agree when their digests are equal (stdout and
  *          output files byte-identical).
@@ -24,15 +24,15 @@ typedef enum {
   CAIRN_VALIDATOR_EXACT = 0,
   CAIRN_VALIDATOR_NUMERIC = 1,
   CAIRN_VALIDATOR_COMMAND = 2
-} cairn_validator_kind;
+} cairn__validator_kind;
 
-typedef struct cairn_validator {
-  cairn_validator_kind kind;
+typedef struct cairn__validator {
+  cairn__validator_kind kind;
   double rel, abs; /* numeric only: finite, 0 <= x <= CAIRN_VALIDATOR_MAX_TOL */
   char **argv;     /* command only: the program (absolute path) and its
-                    * arguments, NULL-terminated; owned (cairn_validator_free) */
+                    * arguments, NULL-terminated; owned (cairn__validator_free) */
   int argc;
-} cairn_validator;
+} cairn__validator;
 
 /* A command names at most this many strings (program included), each at
  * most CAIRN_VALIDATOR_MAX_ARG bytes. */
@@ -48,19 +48,19 @@ typedef struct cairn_validator {
 /* Parses a job's "validator" value ("exact", {"numeric": {"rel": R,
  * "abs": A}} or {"command": ["/path/prog", "arg", ...]}); v NULL means
  * exact. what names the field in errors. out owns its argv (free it with
- * cairn_validator_free, also after a failure). */
-cairn_status cairn_validator_parse(const json_t *v, const char *what, cairn_validator *out,
+ * cairn__validator_free, also after a failure). */
+cairn_status cairn__validator_parse(const json_t *v, const char *what, cairn__validator *out,
                                    cairn_error *err);
 
 /* Its JSON form, as parse() accepts it (new reference; NULL: no memory). */
-json_t *cairn_validator_json(const cairn_validator *v);
+json_t *cairn__validator_json(const cairn__validator *v);
 
 /* Frees v's argv and makes it exact. */
-void cairn_validator_free(cairn_validator *v);
+void cairn__validator_free(cairn__validator *v);
 
 /* 1 when outputs a and b agree under the numeric rule with tolerances rel,
  * abs, else 0. O(alen + blen), no allocation. */
-int cairn_numeric_agree(const char *a, size_t alen, const char *b, size_t blen, double rel,
+int cairn__numeric_agree(const char *a, size_t alen, const char *b, size_t blen, double rel,
                         double abs);
 
 #endif

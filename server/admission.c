@@ -33,7 +33,7 @@ static const char *peer_url_of(json_t *o, cairn__resp *rs) {
   json_t *v = json_object_get(o, "peer_url");
   const char *u = "";
   cairn_error err = {0};
-  if (v && cairn_report_peer_url(v, &u, &err) != CAIRN_OK) {
+  if (v && cairn__report_peer_url(v, &u, &err) != CAIRN_OK) {
     fail(rs, &err);
     return NULL;
   }
@@ -41,12 +41,12 @@ static const char *peer_url_of(json_t *o, cairn__resp *rs) {
 }
 
 /* 1 when member key of o (a string, its length already checked) is text
- * safe to show (common/termsafe.h, cairn_text_valid: valid UTF-8 without
+ * safe to show (common/termsafe.h, cairn__text_valid: valid UTF-8 without
  * C0 or C1 controls, DEL or bidirectional controls); else 0 with a 400
  * naming key in rs. Absent members are fine. O(length). */
 static int text_ok(json_t *o, const char *key, cairn__resp *rs) {
   json_t *v = json_object_get(o, key);
-  if (!v || cairn_text_valid(json_string_value(v), json_string_length(v)))
+  if (!v || cairn__text_valid(json_string_value(v), json_string_length(v)))
     return 1;
   failf(rs, CAIRN_EINVAL, "\"%s\" must be valid UTF-8 without control characters or "
         "bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)", key);
@@ -106,7 +106,7 @@ static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *i
 static int team_of(json_t *tv, int null_ok, const char **team, cairn__resp *rs) {
   *team = json_string_value(tv);
   if ((null_ok && json_is_null(tv)) ||
-      (*team && strlen(*team) == json_string_length(tv) && cairn_team_valid(*team)))
+      (*team && strlen(*team) == json_string_length(tv) && cairn__team_valid(*team)))
     return 0;
   failf(rs, CAIRN_EINVAL, "\"%s\" must be 1 to %u printable ASCII characters, without "
         "quotes or backslashes%s", CAIRN_TEAM_KEY, CAIRN_MAX_TEAM, null_ok ? ", or null" : "");
@@ -200,9 +200,9 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   int64_t id, invite = 0;
   char token[65];
   cairn_error err = {0};
-  cairn_resources offer;
+  cairn__resources offer;
   json_t *res = json_object_get(o, CAIRN_RESOURCES_KEY);
-  if (res && cairn_resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &offer, "registration",
+  if (res && cairn__resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &offer, "registration",
                                    &err) != CAIRN_OK) {
     fail(rs, &err);
     goto out;
@@ -221,7 +221,7 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
     cairn__core_peer_key(m->core, id, key);
     set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
                                 (json_int_t)id, "token", token, "cluster", cluster, "peer_key",
-                                key, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL)));
+                                key, CAIRN_FEATURES_KEY, cairn__features_json(CAIRN_FEATURES_ALL)));
   }
 out:
   json_decref(o);
@@ -250,7 +250,7 @@ static void h_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
           CAIRN_MAX_INVITATION_SECONDS);
     goto out;
   }
-  if (strlen(note) > CAIRN_MAX_INVITATION_NOTE || !cairn_text_valid(note, strlen(note))) {
+  if (strlen(note) > CAIRN_MAX_INVITATION_NOTE || !cairn__text_valid(note, strlen(note))) {
     failf(rs, CAIRN_EINVAL, "\"note\" must be at most %u bytes of UTF-8 without control "
           "characters or bidirectional controls", CAIRN_MAX_INVITATION_NOTE);
     goto out;

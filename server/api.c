@@ -151,9 +151,9 @@ void set_json(cairn__resp *rs, int status, json_t *o) {
 }
 
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text) {
-  json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", cairn_status_code(st), "message",
+  json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", cairn__status_code(st), "message",
                         text && *text ? text : cairn_strerror(st));
-  set_json(rs, cairn_status_http(st), o);
+  set_json(rs, cairn__status_http(st), o);
 }
 
 void cairn__api_retry(cairn__resp *rs, int ms) {
@@ -250,10 +250,10 @@ const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs
 /* Reads the report in body o (the fields of takes; also[]: the handler's
  * own keys) into r, borrowing from o; -1 with a 400 in rs naming the field
  * or entry at fault. */
-static int report_of(json_t *o, unsigned takes, const char *const *also, cairn_report *r,
+static int report_of(json_t *o, unsigned takes, const char *const *also, cairn__report *r,
                      cairn__resp *rs) {
   cairn_error err = {0};
-  if (cairn_report_parse(o, takes, also, r, &err) == CAIRN_OK)
+  if (cairn__report_parse(o, takes, also, r, &err) == CAIRN_OK)
     return 0;
   fail(rs, &err);
   return -1;
@@ -319,7 +319,7 @@ void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn_
 /* One task for volunteer v (POST /v1/work without "max"): 200 with it,
  * 204 (with Retry-After when the core names a wait), or 429 with it when v
  * holds its lease bound. */
-static void work_one(cairn_master *m, int64_t v, const cairn_report *r, const char **apps,
+static void work_one(cairn_master *m, int64_t v, const cairn__report *r, const char **apps,
                      int napps, cairn__resp *rs) {
   json_t *work = NULL;
   int retry_ms = 0;
@@ -346,7 +346,7 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     return;
   const char *apps[CAIRN_MAX_APPS];
   int napps = 0;
-  cairn_report r;
+  cairn__report r;
   json_t *a = json_object_get(o, "apps");
   int wait = 0;
   if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)) ||
@@ -354,7 +354,7 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     goto out;
   /* the generation before the look: a wake after it is not lost (waiters.h) */
   uint64_t gen = wait > 0 && rs->hold ? cairn__waiters_gen(m->waiters) : 0;
-  const cairn_report *rep = rq->resumed ? NULL : &r; /* applied the first time */
+  const cairn__report *rep = rq->resumed ? NULL : &r; /* applied the first time */
   if (json_object_get(o, "max")) /* several tasks (results.c) */
     cairn__api_work_many(m, v, rep, (char **)apps, a ? napps : 0, json_object_get(o, "max"), rs);
   else
@@ -398,7 +398,7 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   json_t *o = parse_body(rq, NULL, 1, rs);
   if (!o)
     return;
-  cairn_report r;
+  cairn__report r;
   if (report_of(o, CAIRN_HEARTBEAT_FIELDS, NULL, &r, rs)) {
     json_decref(o);
     return;
@@ -414,7 +414,7 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
     char key[65];
     cairn__core_peer_key(m->core, v, key);
     json_object_set_new(resp, "peer_key", json_string(key));
-    json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn_features_json(CAIRN_FEATURES_ALL));
+    json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn__features_json(CAIRN_FEATURES_ALL));
     set_json(rs, 200, resp);
   }
 }
@@ -442,9 +442,9 @@ static int is_get(const cairn__req *rq) { return strcmp(rq->method, "GET") == 0;
 static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *sha = rq->path + strlen("/v1/files/");
   int64_t size = 0;
-  if (cairn_sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
+  if (cairn__sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
     return;
-  if (!cairn_sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
+  if (!cairn__sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
     failf(rs, CAIRN_ENOTFOUND, "no file %s", sha);
     return;
   }
@@ -459,7 +459,7 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   fclose(f);
   rs->fd_size = (uint64_t)size;
   /* the rest of a copy broken off elsewhere ("Resumed copies") */
-  long long from = is_get(rq) ? cairn_range_start(rq->range, (unsigned long long)size) : -1;
+  long long from = is_get(rq) ? cairn__range_start(rq->range, (unsigned long long)size) : -1;
   rs->fd_from = from > 0 ? (uint64_t)from : 0;
   if (is_get(rq))
     cairn__core_served_by_master(m->core, sha, (uint64_t)size - rs->fd_from);
@@ -476,9 +476,9 @@ static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs
     memcpy(sha, s, 64);
   int64_t size = 0;
   int kept = 0;
-  if (cairn_sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
+  if (cairn__sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
     return;
-  if (!cairn_sha256_valid_hex(sha) || (!cairn__core_has_file(m->core, sha, &size) &&
+  if (!cairn__sha256_valid_hex(sha) || (!cairn__core_has_file(m->core, sha, &size) &&
                                        !(kept = cairn__core_kept_file(m->core, sha, &size)))) {
     failf(rs, CAIRN_ENOTFOUND, "no file %.64s", s);
     return;
@@ -520,7 +520,7 @@ static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs
 /* GET /v1/jobs/{id}/output?task=T&name=N (admin): one output file of a
  * done task's accepted result. */
 static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cairn__resp *rs) {
-  if (!rq->arg_task || !rq->arg_name || !*rq->arg_task || !cairn_output_name_ok(rq->arg_name))
+  if (!rq->arg_task || !rq->arg_name || !*rq->arg_task || !cairn__output_name_ok(rq->arg_name))
     return failf(rs, CAIRN_EINVAL, "give the task id and the output file's name: "
                  "/v1/jobs/%lld/output?task=T&name=N", (long long)job);
   char sha[65];
@@ -551,7 +551,7 @@ int cairn__api_output_upload(cairn_master *m, const char *url, const char *token
   int64_t idx = id_of(s, &end);
   cairn__req rq = {.method = "PUT", .path = url, .token = token};
   rs->fd = -1;
-  if (idx < 0 || strncmp(end, "/files/", 7) != 0 || !cairn_sha256_valid_hex(end + 7)) {
+  if (idx < 0 || strncmp(end, "/files/", 7) != 0 || !cairn__sha256_valid_hex(end + 7)) {
     failf(rs, CAIRN_EINVAL, "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
           "hex digits)");
     return 0;
@@ -603,7 +603,7 @@ int admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 
 static void h_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(rq->body ? rq->body : "", rq->len,
+  cairn__jobspec *spec = cairn__jobspec_parse(rq->body ? rq->body : "", rq->len,
                                             CAIRN_JOBSPEC_SERVER, &err);
   if (!spec) {
     fail(rs, &err);

@@ -9,7 +9,7 @@
 /* The volunteer's figures, its trust (trust.c) and quarantine
  * (quarantine.c) as GET /v1/volunteers shows them, or JSON null when there
  * is none. */
-static json_t *volunteer_brief(cairn_core *c, int64_t id) {
+static json_t *volunteer_brief(cairn__core *c, int64_t id) {
   cairn__vol_info v;
   if (cairn__core_volunteer(c, id, &v, NULL) != CAIRN_OK)
     return json_null();
@@ -21,7 +21,7 @@ static json_t *volunteer_brief(cairn_core *c, int64_t id) {
                    (json_int_t)v.trust, "trusted", v.trusted, "quarantined", v.quarantined);
 }
 
-static json_t *row_json(const cairn_store_audit_row *r) {
+static json_t *row_json(const cairn__store_audit_row *r) {
   json_t *res = json_null();
   if (r->has_result)
     res = json_pack("{s:i, s:s, s:s, s:I, s:o, s:f}", "exit_status", r->exit_status, "digest",
@@ -37,14 +37,14 @@ static json_t *row_json(const cairn_store_audit_row *r) {
                    (json_int_t)r->round, "result", res);
 }
 
-static int collect(void *ud, const cairn_store_audit_row *r) {
+static int collect(void *ud, const cairn__store_audit_row *r) {
   json_array_append_new((json_t *)ud, row_json(r));
   return 0;
 }
 
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err) {
   uint64_t x = 0, t = 0;
-  if (cairn_ataf_invert(cairn__core_family(m->core), (uint64_t)n, &x, &t, err) != CAIRN_OK)
+  if (cairn__ataf_invert(cairn__core_family(m->core), (uint64_t)n, &x, &t, err) != CAIRN_OK)
     return NULL;
   json_t *rows = json_array();
   if (cairn__core_audit(m->core, 0, n, collect, rows, err) != CAIRN_OK) {
@@ -52,7 +52,7 @@ json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err) {
     return NULL;
   }
   json_t *o = json_pack("{s:I, s:s, s:I, s:I}", "index", (json_int_t)n, "family",
-                        cairn_ataf_family_name(cairn__core_family(m->core)), "row", (json_int_t)x, "t",
+                        cairn__ataf_family_name(cairn__core_family(m->core)), "row", (json_int_t)x, "t",
                         (json_int_t)t);
   json_t *row = json_array_get(rows, 0);
   json_object_set_new(o, "allocated", json_boolean(row != NULL));
@@ -72,7 +72,7 @@ json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err) {
 json_t *cairn__audit_volunteer(cairn_master *m, int64_t id, cairn_error *err) {
   json_t *vol = volunteer_brief(m->core, id);
   if (json_is_null(vol)) {
-    cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+    cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
     return NULL;
   }
   json_t *rows = json_array();
@@ -82,5 +82,5 @@ json_t *cairn__audit_volunteer(cairn_master *m, int64_t id, cairn_error *err) {
     return NULL;
   }
   return json_pack("{s:o, s:s, s:o}", "volunteer", vol, "family",
-                   cairn_ataf_family_name(cairn__core_family(m->core)), "allocations", rows);
+                   cairn__ataf_family_name(cairn__core_family(m->core)), "allocations", rows);
 }

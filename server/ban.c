@@ -20,7 +20,7 @@ static uint64_t now_ns(void) {
 
 /* Ends a ban's step that took the lock at t0: counts its hold, releases
  * the lock (sealing the step's group); the sequence to wait for. */
-static uint64_t step_end(cairn_core *c, uint64_t t0) {
+static uint64_t step_end(cairn__core *c, uint64_t t0) {
   uint64_t held = now_ns() - t0;
   if (held > c->ban_hold_max_ns)
     c->ban_hold_max_ns = held;
@@ -31,7 +31,7 @@ static uint64_t step_end(cairn_core *c, uint64_t t0) {
 
 /* Drops v's entries of deleted jobs (not during its ban: ban_next counts
  * entries). O(its entries), once per doubling of its array. */
-static void compact(const cairn_core *c, mvol *v) {
+static void compact(const cairn__core *c, mvol *v) {
   uint32_t n = 0;
   for (uint32_t i = 0; !v->banned && i < v->ndid; i++)
     if (v->did[i].job < c->njobs && c->jobs[v->did[i].job])
@@ -40,7 +40,7 @@ static void compact(const cairn_core *c, mvol *v) {
     v->ndid = n;
 }
 
-int cairn__ban_note(const cairn_core *c, mvol *v, const mjob *j, uint32_t task) {
+int cairn__ban_note(const cairn__core *c, mvol *v, const mjob *j, uint32_t task) {
   if (v->banned && !v->ban_left)
     return 0; /* its ban is over: nothing reads the index any more */
   if (v->ndid == v->capdid)
@@ -65,7 +65,7 @@ int cairn__ban_note(const cairn_core *c, mvol *v, const mjob *j, uint32_t task) 
  * freed). buf holds k.
  * O(k × results of a round) + the re-queue of what it discredits +
  * cairn__dist_forget_step's. */
-static cairn_status slice(cairn_core *c, mvol *bad, uint32_t k, uint32_t *buf,
+static cairn_status slice(cairn__core *c, mvol *bad, uint32_t k, uint32_t *buf,
                           cairn__ban_tally *tl, int *done, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
@@ -98,17 +98,17 @@ static cairn_status slice(cairn_core *c, mvol *bad, uint32_t k, uint32_t *buf,
 }
 
 /* Runs bad's slices from bad->ban_next to the end. */
-static cairn_status slices(cairn_core *c, mvol *bad, cairn__ban_tally *tl, cairn_error *err) {
+static cairn_status slices(cairn__core *c, mvol *bad, cairn__ban_tally *tl, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
   uint32_t k = c->ban_slice ? c->ban_slice : CAIRN__BAN_SLICE;
   cairn__core_unlock(c);
   uint32_t *buf = malloc(k * sizeof *buf);
   if (!buf)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status st = CAIRN_OK;
   for (int done = 0; !done && st == CAIRN_OK;) {
     if (__atomic_load_n(&c->ban_stop, __ATOMIC_RELAXED))
-      st = cairn_error_set(err, CAIRN_EIO, "the master is stopping: the ban of volunteer %lld "
+      st = cairn__error_set(err, CAIRN_EIO, "the master is stopping: the ban of volunteer %lld "
                            "is finished when it starts again", (long long)bad->id);
     else
       st = slice(c, bad, k, buf, tl, &done, err);
@@ -117,17 +117,17 @@ static cairn_status slices(cairn_core *c, mvol *bad, cairn__ban_tally *tl, cairn
   return st;
 }
 
-void cairn__core_stop_bans(cairn_core *c) { __atomic_store_n(&c->ban_stop, 1, __ATOMIC_RELAXED); }
+void cairn__core_stop_bans(cairn__core *c) { __atomic_store_n(&c->ban_stop, 1, __ATOMIC_RELAXED); }
 
-cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
+cairn_status cairn__core_ban(cairn__core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err) {
   *report = NULL;
   pthread_mutex_lock(&c->lock);
   uint64_t t0 = now_ns();
   mvol *bad = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
-  cairn_status st = !bad        ? cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld",
+  cairn_status st = !bad        ? cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld",
                                                   (long long)id)
-                    : bad->banned ? cairn_error_set(err, CAIRN_ECONFLICT,
+                    : bad->banned ? cairn__error_set(err, CAIRN_ECONFLICT,
                                                     "volunteer %lld is already banned", (long long)id)
                                   : CAIRN_OK;
   if (st == CAIRN_OK) {
@@ -139,7 +139,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
     return st;
   cairn__ban_tally tl = {0, 0, 0, json_array()};
   if (!tl.ids)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   if ((st = slices(c, bad, &tl, err)) == CAIRN_OK) {
     *report = json_pack("{s:I, s:I, s:I, s:I, s:O}", "volunteer", (json_int_t)id,
                         "results_invalidated", (json_int_t)tl.invalidated, "tasks_requeued",
@@ -153,7 +153,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
   return st;
 }
 
-cairn_status cairn__core_ban_resume(cairn_core *c, cairn_error *err) {
+cairn_status cairn__core_ban_resume(cairn__core *c, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   for (size_t i = 0; i < c->nvols && st == CAIRN_OK; i++) { /* before serving */
     mvol *bad = c->vols[i];

@@ -13,11 +13,11 @@
 void cairn__result_digest(const void *output, size_t len, const cairn__result_extra *x,
                           char digest[65]) {
   char out_digest[65];
-  cairn_sha256_hex(output, len, out_digest);
-  cairn_result_digest(out_digest, x ? x->files : NULL, x ? x->nfiles : 0, digest);
+  cairn__sha256_hex(output, len, out_digest);
+  cairn__digest_result_files(out_digest, x ? x->files : NULL, x ? x->nfiles : 0, digest);
 }
 
-cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
+cairn_status cairn__core_result(cairn__core *c, int64_t vol, int64_t idx, int exit_status,
                                 const char *reason, const void *output, size_t len,
                                 cairn__result_extra *x, json_t **next, cairn_error *err) {
   cairn_status st = CAIRN_OK;
@@ -58,7 +58,7 @@ cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exi
  * prefetch): each must fit v's whole offer, and v holds at most
  * cairn__vol_lease_bound(v) leases. *waiting: a task waits for a copy of its
  * broadcast input. O(max × one allocation). */
-static cairn_status take_locked(cairn_core *c, mvol *v, char **apps, int napps, unsigned max,
+static cairn_status take_locked(cairn__core *c, mvol *v, char **apps, int napps, unsigned max,
                                 json_t *tasks, int *waiting, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   int ahead = 0;
@@ -72,12 +72,12 @@ static cairn_status take_locked(cairn_core *c, mvol *v, char **apps, int napps, 
     else if (!t)
       break;
     else if (json_array_append_new(tasks, t))
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   return st;
 }
 
-cairn_status cairn__core_work_many(cairn_core *c, int64_t vol, const cairn_report *r,
+cairn_status cairn__core_work_many(cairn__core *c, int64_t vol, const cairn__report *r,
                                    char **apps, int napps, unsigned max, json_t **tasks,
                                    int *retry_ms, cairn_error *err) {
   cairn_status st = CAIRN_OK;
@@ -85,7 +85,7 @@ cairn_status cairn__core_work_many(cairn_core *c, int64_t vol, const cairn_repor
   *retry_ms = 0;
   *tasks = json_array();
   if (!*tasks)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   pthread_mutex_lock(&c->lock);
   mvol *v = cairn__vol_locked(c, vol, &st, err);
   if (v) {
@@ -112,14 +112,14 @@ cairn_status cairn__core_work_many(cairn_core *c, int64_t vol, const cairn_repor
   return st;
 }
 
-cairn_status cairn__core_results(cairn_core *c, int64_t vol, cairn__batch_result *res, size_t n,
+cairn_status cairn__core_results(cairn__core *c, int64_t vol, cairn__batch_result *res, size_t n,
                                  unsigned next, json_t **tasks, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   *tasks = NULL;
   for (size_t i = 0; i < n; i++) /* outside the lock */
     cairn__result_digest(res[i].output, res[i].len, &res[i].x, res[i].digest);
   if (next && !(*tasks = json_array()))
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   pthread_mutex_lock(&c->lock);
   mvol *v = cairn__vol_locked(c, vol, &st, err);
   for (size_t i = 0; v && i < n; i++) {

@@ -106,7 +106,7 @@ static int rate_class(const char *src, const char *dst) {
 }
 
 static mrate *rate_find(const cairn__dist *d, const char *src, const char *dst) {
-  mrate *r = cairn_hmap_get(&d->rates, pair_key(src, dst));
+  mrate *r = cairn__hmap_get(&d->rates, pair_key(src, dst));
   return r && strcmp(r->src, src) == 0 && strcmp(r->dst, dst) == 0 ? r : NULL;
 }
 
@@ -119,18 +119,18 @@ void cairn__rates_free(cairn__dist *d) {
       free(r);
     }
   }
-  cairn_hmap_free(&d->rates);
+  cairn__hmap_free(&d->rates);
 }
 
 /* Adds pair src -> dst at bps; NULL when out of memory or on a 64-bit hash
  * collision with another pair (the first pair keeps the slot). */
 static mrate *rate_add(cairn__dist *d, const char *src, const char *dst, double bps) {
   uint64_t key = pair_key(src, dst);
-  if (cairn_hmap_get(&d->rates, key))
+  if (cairn__hmap_get(&d->rates, key))
     return NULL;
   mrate *r = calloc(1, sizeof *r);
   if (!r || !(r->src = cairn__strdup(src)) || !(r->dst = cairn__strdup(dst)) ||
-      cairn_hmap_put(&d->rates, key, r)) {
+      cairn__hmap_put(&d->rates, key, r)) {
     if (r) {
       free(r->src);
       free(r->dst);
@@ -151,12 +151,12 @@ int cairn__rate_restore(cairn__dist *d, const char *src, const char *dst, double
     return 0;
   mrate *r = rate_add(d, src, dst, clamp_rate(bps));
   if (!r)
-    return cairn_hmap_get(&d->rates, pair_key(src, dst)) ? 0 : -1;
+    return cairn__hmap_get(&d->rates, pair_key(src, dst)) ? 0 : -1;
   r->samples = samples;
   return 0;
 }
 
-void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t bytes,
+void cairn__rate_sample(cairn__core *c, const char *src, const char *dst, int64_t bytes,
                         int64_t ms) {
   if (bytes < MIN_SAMPLE_BYTES || ms <= 0 || !dst || !*dst)
     return; /* small files measure latency more than rate */
@@ -279,7 +279,7 @@ static int cmp_recv(const void *a, const void *b) {
 
 /* Fills parent/at/rank/conc from schedule s (times scaled by unit).
  * O(T log T) for T transfers. */
-static int extract(mplan *p, const cairn_plan_schedule *s, double unit) {
+static int extract(mplan *p, const cairn__plan_schedule *s, double unit) {
   size_t k = p->k, n = 0;
   send_ev *ev = malloc((2 * s->nto + 1) * sizeof *ev);
   recv_key *order = malloc(k * sizeof *order);
@@ -289,7 +289,7 @@ static int extract(mplan *p, const cairn_plan_schedule *s, double unit) {
     return -1;
   }
   for (size_t t = 0; t < s->n; t++) {
-    const cairn_plan_transfer *x = &s->t[t];
+    const cairn__plan_transfer *x = &s->t[t];
     for (size_t r = 0; r < x->to_len; r++) {
       int64_t dst = s->to[x->to_off + r].id;
       if (dst < 0 || (size_t)dst >= k || x->from.id < 0 || (size_t)x->from.id >= k)
@@ -366,8 +366,8 @@ mplan *cairn__bplan_build(const cairn__dist *d, const char *algo, int64_t size,
       goto oom;
   }
   double sz = (double)(size > 0 ? size : 1);
-  cairn_plan_instance in = {0};
-  cairn_plan_schedule s;
+  cairn__plan_instance in = {0};
+  cairn__plan_schedule s;
   double unit = 1.0;
   int64_t *sizes = NULL, *degree = NULL;
   double *L = NULL, *g = NULL, *T = NULL;
@@ -430,16 +430,16 @@ mplan *cairn__bplan_build(const cairn__dist *d, const char *algo, int64_t size,
     in.grid.g = g;
     in.grid.T = T;
   }
-  cairn_status st = cairn_plan_run(&in, algo, &s, err);
+  cairn_status st = cairn__plan_run(&in, algo, &s, err);
   if (st == CAIRN_OK) {
     p->predicted = s.makespan * unit;
     p->lower_bound = s.lower_bound * unit;
     p->unit = unit;
     p->C = grid ? 0 : in.cl.C;
     if (extract(p, &s, unit))
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   free(sizes);
   free(degree);
   free(L);
@@ -452,7 +452,7 @@ mplan *cairn__bplan_build(const cairn__dist *d, const char *algo, int64_t size,
   return p;
 oom:
   cairn__bplan_free(p);
-  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   return NULL;
 }
 

@@ -63,7 +63,7 @@ static uint64_t pair_key(const char *app, const char *cluster) {
 }
 
 static struct mappcensus *app_of(const cairn__dist *d, const char *app) {
-  struct mappcensus *a = cairn_hmap_get(&d->census_apps, app_key(app));
+  struct mappcensus *a = cairn__hmap_get(&d->census_apps, app_key(app));
   return a && strcmp(a->app, app) == 0 ? a : NULL;
 }
 
@@ -72,7 +72,7 @@ static struct mappcensus *app_of(const cairn__dist *d, const char *app) {
  * not planned: workers there follow the online rule); out of memory too. */
 static void count(cairn__dist *d, const char *app, const char *cluster, int delta) {
   uint64_t k = pair_key(app, cluster);
-  struct mcount *m = cairn_hmap_get(&d->census, k);
+  struct mcount *m = cairn__hmap_get(&d->census, k);
   d->census_work++;
   if (m && (strcmp(m->cluster, cluster) != 0 || strcmp(m->app->app, app) != 0))
     return;
@@ -80,9 +80,9 @@ static void count(cairn__dist *d, const char *app, const char *cluster, int delt
     if (delta < 0)
       return;
     struct mappcensus *a = app_of(d, app);
-    if (!a && !cairn_hmap_get(&d->census_apps, app_key(app))) {
+    if (!a && !cairn__hmap_get(&d->census_apps, app_key(app))) {
       if (!(a = calloc(1, sizeof *a)) || !(a->app = cairn__strdup(app)) ||
-          cairn_hmap_put(&d->census_apps, app_key(app), a)) {
+          cairn__hmap_put(&d->census_apps, app_key(app), a)) {
         if (a)
           free(a->app);
         free(a);
@@ -90,7 +90,7 @@ static void count(cairn__dist *d, const char *app, const char *cluster, int delt
       }
     }
     if (!a || !(m = calloc(1, sizeof *m)) || !(m->cluster = cairn__strdup(cluster)) ||
-        cairn_hmap_put(&d->census, k, m)) {
+        cairn__hmap_put(&d->census, k, m)) {
       if (m)
         free(m->cluster);
       free(m);
@@ -111,7 +111,7 @@ static void count(cairn__dist *d, const char *app, const char *cluster, int delt
   *(m->prev ? &m->prev->next : &a->head) = m->next;
   *(m->next ? &m->next->prev : &a->tail) = m->prev;
   a->n--;
-  cairn_hmap_del(&d->census, k);
+  cairn__hmap_del(&d->census, k);
   free(m->cluster);
   free(m);
 }
@@ -144,7 +144,7 @@ void cairn__census_expire(cairn__dist *d, int64_t now, size_t max) {
     uncount(d, d->qhead);
 }
 
-void cairn__dist_seen(cairn_core *c, mvol *v, int64_t now) {
+void cairn__dist_seen(cairn__core *c, mvol *v, int64_t now) {
   cairn__dist *d = c->dist;
   if (v->banned)
     return;
@@ -194,6 +194,6 @@ void cairn__census_free(cairn__dist *d) {
       free(a->app);
       free(a);
     }
-  cairn_hmap_free(&d->census);
-  cairn_hmap_free(&d->census_apps);
+  cairn__hmap_free(&d->census);
+  cairn__hmap_free(&d->census_apps);
 }

@@ -72,11 +72,11 @@ static uint64_t get_be(const uint8_t *p) {
 }
 
 void cairn__chain_hash(const uint8_t prev[32], const uint8_t chash[32], uint8_t out[32]) {
-  cairn_sha256 c;
-  cairn_sha256_init(&c);
-  cairn_sha256_update(&c, prev, 32);
-  cairn_sha256_update(&c, chash, 32);
-  cairn_sha256_final(&c, out);
+  cairn__sha256 c;
+  cairn__sha256_init(&c);
+  cairn__sha256_update(&c, prev, 32);
+  cairn__sha256_update(&c, chash, 32);
+  cairn__sha256_final(&c, out);
 }
 
 void cairn__chain_hex(const uint8_t *in, size_t n, char *out) {
@@ -118,7 +118,7 @@ static void cp_message(int64_t seq, const uint8_t hash[32], int64_t time, uint8_
 /* ---- the writer's side ---- */
 
 struct cairn__chain {
-  const cairn_logger *log;
+  const cairn__logger *log;
   uint8_t sk[crypto_sign_SECRETKEYBYTES], pk[crypto_sign_PUBLICKEYBYTES];
   int loaded;                 /* head read from the store */
   int64_t seq;                /* head (pending until committed) */
@@ -143,7 +143,7 @@ static cairn_status load_key(cairn__chain *ch, const char *path, cairn_error *er
     if (fd >= 0)
       close(fd);
     return ok ? CAIRN_OK
-              : cairn_error_set(err, CAIRN_EIO, "cannot create the audit key %s", path);
+              : cairn__error_set(err, CAIRN_EIO, "cannot create the audit key %s", path);
   }
   ssize_t n = fd >= 0 ? read(fd, hex, sizeof hex - 1) : -1;
   if (fd >= 0)
@@ -151,20 +151,20 @@ static cairn_status load_key(cairn__chain *ch, const char *path, cairn_error *er
   if (n >= (ssize_t)(2 * sizeof ch->sk))
     hex[2 * sizeof ch->sk] = '\0';
   if (n < 0 || cairn__chain_unhex(hex, ch->sk, sizeof ch->sk))
-    return cairn_error_set(err, CAIRN_EIO, "cannot read the audit key %s", path);
+    return cairn__error_set(err, CAIRN_EIO, "cannot read the audit key %s", path);
   crypto_sign_ed25519_sk_to_pk(ch->pk, ch->sk);
   return CAIRN_OK;
 }
 
-cairn__chain *cairn__chain_open(const char *key_path, const cairn_logger *log,
+cairn__chain *cairn__chain_open(const char *key_path, const cairn__logger *log,
                                 cairn_error *err) {
   if (sodium_init() < 0) {
-    cairn_error_set(err, CAIRN_EINTERNAL, "libsodium cannot start");
+    cairn__error_set(err, CAIRN_EINTERNAL, "libsodium cannot start");
     return NULL;
   }
   cairn__chain *ch = calloc(1, sizeof *ch);
   if (!ch) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   ch->log = log;
@@ -182,16 +182,16 @@ void cairn__chain_close(cairn__chain *ch) {
 }
 
 /* store_chain.c */
-cairn_status cairn__store_chain_head(struct cairn_store *s, int64_t *seq, uint8_t hash[32],
+cairn_status cairn__store_chain_head(struct cairn__store *s, int64_t *seq, uint8_t hash[32],
                                      int64_t *signed_seq, cairn_error *err);
-cairn_status cairn__store_chain_put(struct cairn_store *s, const cairn__centry *e,
+cairn_status cairn__store_chain_put(struct cairn__store *s, const cairn__centry *e,
                                     cairn_error *err);
-cairn_status cairn__store_checkpoint_put(struct cairn_store *s, int64_t seq,
+cairn_status cairn__store_checkpoint_put(struct cairn__store *s, int64_t seq,
                                          const uint8_t hash[32], int64_t time,
                                          const uint8_t pk[32], const uint8_t sig[64],
                                          cairn_error *err);
 
-cairn_status cairn__chain_load(cairn__chain *ch, struct cairn_store *s, cairn_error *err) {
+cairn_status cairn__chain_load(cairn__chain *ch, struct cairn__store *s, cairn_error *err) {
   if (ch->loaded)
     return CAIRN_OK;
   cairn_status st = cairn__store_chain_head(s, &ch->seq, ch->hash, &ch->signed_seq, err);
@@ -203,7 +203,7 @@ cairn_status cairn__chain_load(cairn__chain *ch, struct cairn_store *s, cairn_er
   return CAIRN_OK;
 }
 
-cairn_status cairn__chain_append(cairn__chain *ch, struct cairn_store *s, cairn__centry *e,
+cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn__centry *e,
                                  cairn_error *err) {
   cairn_status st = cairn__chain_load(ch, s, err);
   if (st != CAIRN_OK)
@@ -212,10 +212,10 @@ cairn_status cairn__chain_append(cairn__chain *ch, struct cairn_store *s, cairn_
   for (int i = 0; i < 8; i++)
     e->body[1 + i] = (unsigned char)((uint64_t)e->seq >> (56 - 8 * i));
   uint8_t chash[32];
-  cairn_sha256 c;
-  cairn_sha256_init(&c);
-  cairn_sha256_update(&c, e->body, e->len);
-  cairn_sha256_final(&c, chash);
+  cairn__sha256 c;
+  cairn__sha256_init(&c);
+  cairn__sha256_update(&c, e->body, e->len);
+  cairn__sha256_final(&c, chash);
   memcpy(e->prev, ch->hash, 32);
   cairn__chain_hash(e->prev, chash, e->hash);
   st = cairn__store_chain_put(s, e, err);
@@ -237,7 +237,7 @@ int cairn__chain_checkpoint_due(cairn__chain *ch, int64_t now, int force) {
   return force || now - ch->signed_at >= CAIRN_CHAIN_CHECKPOINT_SECONDS;
 }
 
-cairn_status cairn__chain_checkpoint(cairn__chain *ch, struct cairn_store *s, int64_t now,
+cairn_status cairn__chain_checkpoint(cairn__chain *ch, struct cairn__store *s, int64_t now,
                                      cairn_error *err) {
   uint8_t msg[72], sig[crypto_sign_BYTES];
   cp_message(ch->committed_seq, ch->committed_hash, now, msg);
@@ -367,10 +367,10 @@ int cairn__chain_walk_entry(cairn__chain_walk *w, int64_t seq, const char *kind,
     return problem(w, seq, kind, what);
   }
   uint8_t chash[32];
-  cairn_sha256 c;
-  cairn_sha256_init(&c);
-  cairn_sha256_update(&c, body, len);
-  cairn_sha256_final(&c, chash);
+  cairn__sha256 c;
+  cairn__sha256_init(&c);
+  cairn__sha256_update(&c, body, len);
+  cairn__sha256_final(&c, chash);
   if (link_entry(w, seq, kind, prev, chash, hash))
     return -1;
   w->r->checked++;

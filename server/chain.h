@@ -50,7 +50,7 @@ typedef enum {
                          * result idx's credit was counted for it or taken from it; the
                          * team last, so that its bytes end the body) */
   CAIRN_CK_COUNT
-} cairn_chain_kind;
+} cairn__chain_kind;
 
 /* The kind's name ("alloc", "result", ...), or "?" */
 const char *cairn__chain_kind_name(int kind);
@@ -75,11 +75,11 @@ void cairn__centry_str(cairn__centry *e, const char *s); /* NULL: "" */
 void cairn__chain_hash(const uint8_t prev[32], const uint8_t chash[32], uint8_t out[32]);
 
 typedef struct cairn__chain cairn__chain;
-struct cairn_store;
+struct cairn__store;
 
 /* Loads the signing key from key_path, creating it (mode 0600) if missing.
  * NULL with err set. */
-cairn__chain *cairn__chain_open(const char *key_path, const cairn_logger *log,
+cairn__chain *cairn__chain_open(const char *key_path, const cairn__logger *log,
                                 cairn_error *err);
 void cairn__chain_close(cairn__chain *ch);
 
@@ -87,12 +87,12 @@ void cairn__chain_close(cairn__chain *ch);
  * store, once (the first append or checkpoint does it), so that a head
  * left unsigned by a kill -9 is signed after a restart even when nothing
  * more is appended. */
-cairn_status cairn__chain_load(cairn__chain *ch, struct cairn_store *s, cairn_error *err);
+cairn_status cairn__chain_load(cairn__chain *ch, struct cairn__store *s, cairn_error *err);
 /* Commit thread, inside its open transaction: gives e the next seq, links
  * and hashes it and writes it. The head moves only in memory until
  * cairn__chain_committed(); on a failed transaction the journal fails for
  * good, so no rollback of the head is needed. O(1). */
-cairn_status cairn__chain_append(cairn__chain *ch, struct cairn_store *s, cairn__centry *e,
+cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn__centry *e,
                                  cairn_error *err);
 /* The transaction holding the appended entries committed. */
 void cairn__chain_committed(cairn__chain *ch);
@@ -100,7 +100,7 @@ void cairn__chain_committed(cairn__chain *ch);
  * the head moved since the last one). */
 int cairn__chain_checkpoint_due(cairn__chain *ch, int64_t now, int force);
 /* Commit thread, inside a transaction: signs and writes the head. */
-cairn_status cairn__chain_checkpoint(cairn__chain *ch, struct cairn_store *s, int64_t now,
+cairn_status cairn__chain_checkpoint(cairn__chain *ch, struct cairn__store *s, int64_t now,
                                      cairn_error *err);
 
 /* ---- verification (the CLI; no running master's lock is taken) ---- */
@@ -156,7 +156,7 @@ cairn_status cairn__chain_live_check(struct sqlite3 *db, cairn__chain_report *r,
  * transaction (at open), that the database has chained kinds of records
  * (allocations, banned, quarantined or credited volunteers) but an empty
  * chain: records from before the chain. */
-cairn_status cairn__store_chain_note_gap(struct cairn_store *s, cairn_error *err);
+cairn_status cairn__store_chain_note_gap(struct cairn__store *s, cairn_error *err);
 /* Writes an export (docs/accountability.md) of database db_path to out:
  * every entry, or with job > 0 the entries of that job in full and the
  * others as links. */

@@ -136,7 +136,7 @@ static cairn_status open_cursor(live *L, cursor *c, const char *sql, int chain,
                                 cairn_error *err) {
   memset(c, 0, sizeof *c);
   if (sqlite3_prepare_v2(L->db, sql, -1, &c->q, NULL) != SQLITE_OK)
-    return cairn_error_set(err, CAIRN_EIO, "audit live check: %s", sqlite3_errmsg(L->db));
+    return cairn__error_set(err, CAIRN_EIO, "audit live check: %s", sqlite3_errmsg(L->db));
   next(c, chain);
   return CAIRN_OK;
 }
@@ -146,7 +146,7 @@ static cairn_status close_cursors(live *L, cursor *a, cursor *b, cairn_error *er
             (b->rc != SQLITE_ROW && b->rc != SQLITE_DONE);
   sqlite3_finalize(a->q);
   sqlite3_finalize(b->q);
-  return bad ? cairn_error_set(err, CAIRN_EIO, "audit live check: %s", sqlite3_errmsg(L->db))
+  return bad ? cairn__error_set(err, CAIRN_EIO, "audit live check: %s", sqlite3_errmsg(L->db))
              : CAIRN_OK;
 }
 
@@ -570,12 +570,12 @@ cairn_status cairn__chain_live_check(sqlite3 *db, cairn__chain_report *r, cairn_
   } *fold = malloc(sizeof *fold);
   live L = {.db = db, .r = r};
   if (!fold)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS (SELECT 1 FROM tasks t JOIN jobs j ON j.id = "
                          "t.job_id WHERE t.id = ?1 AND (j.ended IS NULL OR j.ended NOT IN "
                          "('deleting', 'purging', 'deleted')))", -1, &L.gone, NULL) != SQLITE_OK) {
     free(fold);
-    return cairn_error_set(err, CAIRN_EIO, "audit live check: %s", sqlite3_errmsg(db));
+    return cairn__error_set(err, CAIRN_EIO, "audit live check: %s", sqlite3_errmsg(db));
   }
   read_gap(&L);
   r->live = 1;

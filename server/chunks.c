@@ -58,11 +58,11 @@ static int hash_chunks(const char *dir, const char *sha256, int64_t size, unsign
   for (size_t i = 0; rc == 0 && i < nchunks(size); i++) {
     off_t off = (off_t)i * CAIRN_CHUNK_SIZE;
     size_t n = size - off < CAIRN_CHUNK_SIZE ? (size_t)(size - off) : CAIRN_CHUNK_SIZE;
-    cairn_sha256 c;
+    cairn__sha256 c;
     rc = read_full(fd, buf, n, off);
-    cairn_sha256_init(&c);
-    cairn_sha256_update(&c, buf, n);
-    cairn_sha256_final(&c, out + 32 * i);
+    cairn__sha256_init(&c);
+    cairn__sha256_update(&c, buf, n);
+    cairn__sha256_final(&c, out + 32 * i);
   }
   free(buf);
   if (fd >= 0)
@@ -128,22 +128,22 @@ cairn_status cairn__chunks_json(const char *dir, const char *sha256, int64_t siz
   *body = NULL;
   *len = 0;
   if (n > CAIRN_MAX_CHUNKS)
-    return cairn_error_set(err, CAIRN_EIO, "file %s has more than %u chunks", sha256,
+    return cairn__error_set(err, CAIRN_EIO, "file %s has more than %u chunks", sha256,
                            CAIRN_MAX_CHUNKS);
   unsigned char *d = malloc(n * 32 + 1);
   char *out = malloc(n * 67 + 256);
   if (!d || !out) {
     free(d);
     free(out);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   if (read_list(dir, sha256, n, d) != 0 && (kept || write_list(dir, sha256, size, d) != 0)) {
     free(d);
     free(out);
     if (kept)
-      return cairn_error_set(err, CAIRN_ENOTFOUND, "the producer of file %s (kept on workers) "
+      return cairn__error_set(err, CAIRN_ENOTFOUND, "the producer of file %s (kept on workers) "
                              "reported no chunk digests", sha256);
-    return cairn_error_set(err, CAIRN_EIO, "file %s is recorded but cannot be read", sha256);
+    return cairn__error_set(err, CAIRN_EIO, "file %s is recorded but cannot be read", sha256);
   }
   size_t k = (size_t)sprintf(out, "{\"sha256\":\"%s\",\"size\":%lld,\"chunk_size\":%u,"
                              "\"chunks\":[", sha256, (long long)size, CAIRN_CHUNK_SIZE);

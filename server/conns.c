@@ -75,7 +75,7 @@ cairn__conns *cairn__conns_create(unsigned cap, double header_seconds, cairn_err
   cairn__conns *t = calloc(1, sizeof *t);
   if (!t || pthread_mutex_init(&t->lock, NULL)) {
     free(t);
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   t->cap = cap ? cap : 1;

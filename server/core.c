@@ -61,7 +61,7 @@ uint64_t cairn__hash_key(const char *hex) {
 
 /* ---- lease heap (min by expires) ---- */
 
-int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx) {
+int cairn__lease_push(cairn__core *c, int64_t expires, int64_t idx) {
   if (c->nheap == c->capheap) {
     size_t ncap = c->capheap ? 2 * c->capheap : 256;
     lease_heap_item *h = realloc(c->heap, ncap * sizeof *h);
@@ -79,7 +79,7 @@ int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx) {
   return 0;
 }
 
-static lease_heap_item heap_pop(cairn_core *c) {
+static lease_heap_item heap_pop(cairn__core *c) {
   lease_heap_item top = c->heap[0], last = c->heap[--c->nheap];
   size_t i = 0;
   for (;;) {
@@ -123,21 +123,21 @@ int cairn__vol_add_active(mvol *v, int64_t idx) {
 
 static const char *const lease_state[] = {"leased", "returned", "expired"};
 
-static void j_task(cairn_core *c, const mjob *j, uint32_t v) {
+static void j_task(cairn__core *c, const mjob *j, uint32_t v) {
   const mtask *t = &j->tasks[v];
   cairn__journal_put(c->journal, cairn__jrec_task(t->key, cairn__tstate_name[t->state],
                                                   t->attempts, t->accepted, t->round));
 }
 
-static void j_lease(cairn_core *c, const mlease *l, int state) {
+static void j_lease(cairn__core *c, const mlease *l, int state) {
   cairn__journal_put(c->journal, cairn__jrec_lease(l->idx, l->expires, lease_state[state]));
 }
 
-static void j_outcome(cairn_core *c, int64_t idx, int outcome) {
+static void j_outcome(cairn__core *c, int64_t idx, int outcome) {
   cairn__journal_put(c->journal, cairn__jrec_outcome(idx, cairn__outcome_name[outcome]));
 }
 
-static void set_state(cairn_core *c, mjob *j, uint32_t v, int state) {
+static void set_state(cairn__core *c, mjob *j, uint32_t v, int state) {
   int had = j->counts[TS_ELIGIBLE] > 0;
   j->counts[j->tasks[v].state]--;
   cairn__demand_move(j, &j->tasks[v], j->tasks[v].state, state);
@@ -147,7 +147,7 @@ static void set_state(cairn_core *c, mjob *j, uint32_t v, int state) {
     cairn__jobq_update(c, j); /* it enters or leaves the queue of jobs with work */
 }
 
-static void job_finish_check(cairn_core *c, mjob *j) {
+static void job_finish_check(cairn__core *c, mjob *j) {
   int ns;
   if (j->state == JS_CANCELLED)
     return; /* final */
@@ -235,7 +235,7 @@ static int counted(const mres *m) {
   return m->ok && (m->outcome == OUT_PENDING || m->outcome == OUT_VALID);
 }
 
-static void count_outcome(cairn_core *c, mvol *v, mres *m, int outcome, int delta) {
+static void count_outcome(cairn__core *c, mvol *v, mres *m, int outcome, int delta) {
   if (delta > 0) {
     cairn__quar_note(c, v, outcome); /* O(1) */
     cairn__trust_note(c, v, m, outcome); /* O(1) */
@@ -252,7 +252,7 @@ static void count_outcome(cairn_core *c, mvol *v, mres *m, int outcome, int delt
 }
 
 /* Changes a recorded result's outcome, with counters and journal. */
-static void set_outcome(cairn_core *c, mres *m, int outcome) {
+static void set_outcome(cairn__core *c, mres *m, int outcome) {
   if (m->outcome == outcome)
     return;
   if (m->vol >= 1 && (size_t)m->vol <= c->nvols) {
@@ -271,7 +271,7 @@ static void enqueue(mjob *j, uint32_t v) {
 }
 
 /* Recomputes how many more copies task v wants and its state (see core.h). */
-static void replan(cairn_core *c, mjob *j, uint32_t v) {
+static void replan(cairn__core *c, mjob *j, uint32_t v) {
   mtask *t = &j->tasks[v];
   if (t->state == TS_DONE || t->state == TS_FAILED || t->state == TS_WAITING ||
       j->state == JS_CANCELLED)
@@ -301,8 +301,8 @@ static void replan(cairn_core *c, mjob *j, uint32_t v) {
   }
 }
 
-static void release_children(cairn_core *c, mjob *j, uint32_t v) {
-  const cairn_dag *d = j->dag;
+static void release_children(cairn__core *c, mjob *j, uint32_t v) {
+  const cairn__dag *d = j->dag;
   for (uint32_t k = d->ch_off[v]; k < d->ch_off[v + 1]; k++) {
     uint32_t ch = d->ch[k];
     mtask *t = &j->tasks[ch];
@@ -315,7 +315,7 @@ static void release_children(cairn_core *c, mjob *j, uint32_t v) {
 
 /* Quorum reached with canonical result cn: the task is executed. Outcomes of
  * the other results are journaled here, except new_idx's (its caller records it). */
-static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t new_idx) {
+static void accept(cairn__core *c, mjob *j, uint32_t v, const mres *cn, int64_t new_idx) {
   mtask *t = &j->tasks[v];
   mrep *r = t->rep;
   t->accepted = cn->idx;
@@ -343,7 +343,7 @@ static void accept(cairn_core *c, mjob *j, uint32_t v, const mres *cn, int64_t n
   job_finish_check(c, j);
 }
 
-void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
+void cairn__core_verdict(cairn__core *c, const cairn__vpair *p, int agree) {
   mjob *j = p->job >= 1 && (size_t)p->job <= c->njobs ? c->jobs[p->job - 1] : NULL;
   mtask *t = j && p->task < j->ntasks ? &j->tasks[p->task] : NULL;
   if (!t || t->round != p->round || !t->rep)
@@ -374,9 +374,9 @@ void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree) {
 /* Ends lease l (returned or expired): removes it everywhere, and the files
  * uploaded under it that nothing else holds or records (uploads.h: O(its
  * files) <= 256 unlinks); frees only its list of uploads. */
-static void drop_lease(cairn_core *c, mlease *l, int state) {
+static void drop_lease(cairn__core *c, mlease *l, int state) {
   cairn__uploads_lease_end(c, l);
-  cairn_hmap_del(&c->leases, (uint64_t)l->idx);
+  cairn__hmap_del(&c->leases, (uint64_t)l->idx);
   vol_drop_active(l->vol, l->idx);
   cairn__fit_lease(l->vol, l->job, l->task, 0);
   j_lease(c, l, state);
@@ -391,7 +391,7 @@ static void drop_lease(cairn_core *c, mlease *l, int state) {
 /* How soon a worker waiting for a copy should ask again, in ms: 250 to
  * 1,000, so that all the volunteers polling at once make at most about
  * 2,000 requests a second (under the lock). */
-int cairn__copy_retry_ms_locked(const cairn_core *c) {
+int cairn__copy_retry_ms_locked(const cairn__core *c) {
   size_t ms = c->nvols / 2;
   return ms < 250 ? 250 : ms > 1000 ? 1000 : (int)ms;
 }
@@ -414,7 +414,7 @@ static int runs_app(const mvol *v, char **apps, int napps, const char *app) {
 }
 
 /* The /v1/work body; takes inputs (built by cairn__dist_inputs). */
-static json_t *work_json(cairn_core *c, const mlease *l, json_t *inputs) {
+static json_t *work_json(cairn__core *c, const mlease *l, json_t *inputs) {
   const mjob *j = l->job;
   const mtask *t = &j->tasks[l->task];
   json_t *parents = json_array();
@@ -429,7 +429,7 @@ static json_t *work_json(cairn_core *c, const mlease *l, json_t *inputs) {
                    (json_int_t)l->idx, "lease_expires", (json_int_t)l->expires, "lease_seconds",
                    j->lease_seconds, "task", "job", (json_int_t)j->id, "id", t->name, "app",
                    j->app, "args", args ? args : json_array(), "inputs", inputs, "parents",
-                   parents, CAIRN_RESOURCES_KEY, cairn_resources_json(cairn__fit_req(j, l->task)));
+                   parents, CAIRN_RESOURCES_KEY, cairn__resources_json(cairn__fit_req(j, l->task)));
   json_t *task = json_object_get(o, "task");
   cairn__task_offer_run(t, task); /* limits, env, stdin */
   cairn__outputs_offer(c, l, task, json_object_get(task, "inputs"));
@@ -445,14 +445,14 @@ static json_t *work_json(cairn_core *c, const mlease *l, json_t *inputs) {
  * volunteers) one v already holds a copy of, is put back; one that fits no
  * worker seen is parked (fit.h). Per job: O(SKIP_MAX + CAIRN__FIT_UNPARK_MAX
  * policy operations + its distinct requests). */
-json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int ahead,
+json_t *cairn__allocate_locked(cairn__core *c, mvol *v, char **apps, int napps, int ahead,
                                int *waiting, cairn_status *st, cairn_error *err) {
   enum { SKIP_MAX = 32 };
   *st = CAIRN_OK;
   *waiting = 0;
   if (v->quarantined || v->nactive >= cairn__vol_lease_bound(v))
     return NULL;
-  cairn_resources avail = ahead ? cairn__fit_offer(v) : cairn__fit_free(v);
+  cairn__resources avail = ahead ? cairn__fit_offer(v) : cairn__fit_free(v);
   for (size_t ji = 0; ji < c->nrunq; ji++) { /* by priority (life.c) */
     mjob *j = c->runq[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
@@ -493,14 +493,14 @@ json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
       enqueue(j, task); /* its broadcast input is on its way into v's cluster */
       *waiting |= d > 0;
       if (d < 0) {
-        *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+        *st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
         return NULL;
       }
       continue;
     }
     int64_t tnum = v->allocations + 1;
     uint64_t uidx;
-    *st = cairn_ataf_index(c->family, (uint64_t)v->id, (uint64_t)tnum, &uidx, err);
+    *st = cairn__ataf_index(c->family, (uint64_t)v->id, (uint64_t)tnum, &uidx, err);
     if (*st != CAIRN_OK) {
       json_decref(inputs);
       enqueue(j, task);
@@ -508,15 +508,15 @@ json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
     }
     int64_t idx = (int64_t)uidx;
     mlease *l = calloc(1, sizeof *l);
-    if (!l || cairn_hmap_put(&c->leases, (uint64_t)idx, l) || cairn__vol_add_active(v, idx) ||
+    if (!l || cairn__hmap_put(&c->leases, (uint64_t)idx, l) || cairn__vol_add_active(v, idx) ||
         cairn__rep_add_vol(t, v->id)) {
-      if (l && cairn_hmap_get(&c->leases, (uint64_t)idx) == l)
-        cairn_hmap_del(&c->leases, (uint64_t)idx);
+      if (l && cairn__hmap_get(&c->leases, (uint64_t)idx) == l)
+        cairn__hmap_del(&c->leases, (uint64_t)idx);
       vol_drop_active(v, idx);
       free(l);
       json_decref(inputs);
       enqueue(j, task);
-      *st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      *st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       return NULL;
     }
     *l = (mlease){.idx = idx, .t = tnum, .issued = cairn__now(), .vol = v, .job = j, .task = task};
@@ -540,7 +540,7 @@ json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, i
   return NULL;
 }
 
-cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
+cairn_status cairn__core_work(cairn__core *c, int64_t vol, const cairn__report *r, char **apps,
                               int napps, json_t **resp, int *retry_ms, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   int waiting = 0;
@@ -574,37 +574,37 @@ cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r,
 /* ---- results ---- */
 
 /* Explains why idx names no lease v holds (under the lock). */
-static cairn_status no_lease(cairn_core *c, mvol *v, int64_t idx, cairn_error *err) {
+static cairn_status no_lease(cairn__core *c, mvol *v, int64_t idx, cairn_error *err) {
   uint64_t x = 0, t = 0;
-  if (idx <= 0 || cairn_ataf_invert(c->family, (uint64_t)idx, &x, &t, NULL) != CAIRN_OK ||
+  if (idx <= 0 || cairn__ataf_invert(c->family, (uint64_t)idx, &x, &t, NULL) != CAIRN_OK ||
       x < 1 || x > c->nvols || (int64_t)t > c->vols[x - 1]->allocations)
-    return cairn_error_set(err, CAIRN_ENOTFOUND, "index %lld was never allocated",
+    return cairn__error_set(err, CAIRN_ENOTFOUND, "index %lld was never allocated",
                            (long long)idx);
   if ((int64_t)x != v->id)
-    return cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
+    return cairn__error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
                            (long long)idx);
-  return cairn_error_set(err, CAIRN_ECONFLICT,
+  return cairn__error_set(err, CAIRN_ECONFLICT,
                          "the lease of index %lld is no longer held (expired, revoked or "
                          "already returned); result discarded", (long long)idx);
 }
 
-cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_status,
+cairn_status cairn__result_locked(cairn__core *c, mvol *v, int64_t idx, int exit_status,
                                   const char *reason, const void *output, size_t len,
                                   cairn__result_extra *x, const char *digest, cairn_error *err) {
   char why[CAIRN_REASON_MAX];
   cairn__result_extra none = {0};
   x = x ? x : &none;
-  cairn_reason_of_exit(exit_status, why);
-  mlease *l = idx > 0 ? cairn_hmap_get(&c->leases, (uint64_t)idx) : NULL;
+  cairn__reason_of_exit(exit_status, why);
+  mlease *l = idx > 0 ? cairn__hmap_get(&c->leases, (uint64_t)idx) : NULL;
   if (!l || l->vol != v)
-    return l ? cairn_error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
+    return l ? cairn__error_set(err, CAIRN_EFORBIDDEN, "index %lld belongs to another volunteer",
                                (long long)idx)
              : no_lease(c, v, idx, err);
   mjob *j = l->job;
   if (j->state == JS_CANCELLED) { /* its lease ends here; the result is not kept */
     drop_lease(c, l, LEASE_EXPIRED);
     free(l);
-    return cairn_error_set(err, CAIRN_ECONFLICT, "job %lld was cancelled; result of index %lld "
+    return cairn__error_set(err, CAIRN_ECONFLICT, "job %lld was cancelled; result of index %lld "
                            "discarded", (long long)j->id, (long long)idx);
   }
   uint32_t task = l->task;
@@ -615,7 +615,7 @@ cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_
     return st;
   if (cairn__ban_note(c, v, j, task) || /* its ban finds it there (ban.c) */
       cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR))
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   mres *m = &t->rep->res[t->rep->nres - 1];
   m->claim = x->has_cpu ? x->cpu_seconds : -1;
   if (t->state == TS_DONE)
@@ -671,7 +671,7 @@ cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_
 
 /* ---- heartbeat and expiry ---- */
 
-cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_report *r,
+cairn_status cairn__core_heartbeat(cairn__core *c, int64_t vol, const cairn__report *r,
                                    json_t **resp, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   json_t *held = json_array();
@@ -689,7 +689,7 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
   }
   cairn__vol_report(c, v, r);
   for (size_t i = 0; v && i < v->nactive; i++) {
-    mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
+    mlease *l = cairn__hmap_get(&c->leases, (uint64_t)v->active[i]);
     if (l && l->job->state == JS_CANCELLED) { /* left out of "extended": the worker kills it */
       drop_lease(c, l, LEASE_EXPIRED);       /* (moves the last entry to i: look at i again) */
       free(l);
@@ -724,12 +724,12 @@ cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_repor
   return st;
 }
 
-int cairn__core_expire(cairn_core *c, int64_t now) {
+int cairn__core_expire(cairn__core *c, int64_t now) {
   int n = 0;
   pthread_mutex_lock(&c->lock);
   while (c->nheap && c->heap[0].expires <= now) {
     lease_heap_item it = heap_pop(c);
-    mlease *l = cairn_hmap_get(&c->leases, (uint64_t)it.idx);
+    mlease *l = cairn__hmap_get(&c->leases, (uint64_t)it.idx);
     if (!l || l->expires != it.expires)
       continue; /* returned, or extended (a newer heap item exists) */
     drop_lease(c, l, LEASE_EXPIRED);
@@ -753,13 +753,13 @@ int cairn__core_expire(cairn_core *c, int64_t now) {
 /* Starts a new round for task v: revokes its leases, marks its results
  * (outcome for the others than the banned volunteer's), forgets its replicas.
  * The caller sets the state. */
-static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
+static void new_round(cairn__core *c, mjob *j, uint32_t v, int outcome) {
   mtask *t = &j->tasks[v];
   mrep *r = t->rep;
   for (uint32_t i = 0; r && i < r->nvols; i++) {
     mvol *holder = c->vols[r->vols[i] - 1];
     for (size_t k = 0; k < holder->nactive;) {
-      mlease *l = cairn_hmap_get(&c->leases, (uint64_t)holder->active[k]);
+      mlease *l = cairn__hmap_get(&c->leases, (uint64_t)holder->active[k]);
       if (l && l->job == j && l->task == v) {
         drop_lease(c, l, LEASE_EXPIRED);
         free(l);
@@ -778,7 +778,7 @@ static void new_round(cairn_core *c, mjob *j, uint32_t v, int outcome) {
 }
 
 /* Appends v to the touched list *q (capacity *cap) marked m in marks. 0, or -1. */
-static int touch(cairn_hmap *marks, uint32_t **q, uint32_t *n, uint32_t *cap, uint32_t v, int m) {
+static int touch(cairn__hmap *marks, uint32_t **q, uint32_t *n, uint32_t *cap, uint32_t v, int m) {
   if (*n == *cap) {
     uint32_t ncap = *cap ? 2 * *cap : 16, *nq = realloc(*q, ncap * sizeof *nq);
     if (!nq)
@@ -787,7 +787,7 @@ static int touch(cairn_hmap *marks, uint32_t **q, uint32_t *n, uint32_t *cap, ui
     *cap = ncap;
   }
   (*q)[(*n)++] = v;
-  return cairn_hmap_put(marks, (uint64_t)v + 1, (void *)(uintptr_t)m);
+  return cairn__hmap_put(marks, (uint64_t)v + 1, (void *)(uintptr_t)m);
 }
 
 /* cairn__core_requeue, and with lost set cairn__core_recompute: then only
@@ -796,14 +796,14 @@ static int touch(cairn_hmap *marks, uint32_t **q, uint32_t *n, uint32_t *cap, ui
  * The touched tasks T (marked in a map, never an array of the job's size)
  * leave the policy (reset) and the eligible ones come back (ready): O(Σ
  * (deg(v) + 1) · log n) over T, never the job's other tasks. */
-static cairn_status requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n, int lost,
+static cairn_status requeue(cairn__core *c, mjob *j, const uint32_t *seeds, uint32_t n, int lost,
                             int64_t *requeued, int64_t *tainted, json_t *ids, cairn_error *err) {
   uint32_t head = 0, tail = 0, cap = 0, *queue = NULL;
-  cairn_hmap marks;
-  cairn_hmap_init(&marks);
+  cairn__hmap marks;
+  cairn__hmap_init(&marks);
   cairn_status st = CAIRN_OK;
   for (uint32_t i = 0; i < n; i++)
-    if (!cairn_hmap_get(&marks, (uint64_t)seeds[i] + 1) &&
+    if (!cairn__hmap_get(&marks, (uint64_t)seeds[i] + 1) &&
         touch(&marks, &queue, &tail, &cap, seeds[i], 1))
       goto nomem;
   /* taint: every descendant of a re-queued task consumed a bad output */
@@ -811,7 +811,7 @@ static cairn_status requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint3
     uint32_t v = queue[head++];
     for (uint32_t k = j->dag->ch_off[v]; k < j->dag->ch_off[v + 1]; k++) {
       uint32_t ch = j->dag->ch[k];
-      if (!cairn_hmap_get(&marks, (uint64_t)ch + 1) && (!lost || j->tasks[ch].state != TS_DONE) &&
+      if (!cairn__hmap_get(&marks, (uint64_t)ch + 1) && (!lost || j->tasks[ch].state != TS_DONE) &&
           touch(&marks, &queue, &tail, &cap, ch, 2))
         goto nomem;
     }
@@ -819,7 +819,7 @@ static cairn_status requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint3
   for (uint32_t q = 0; q < tail; q++) {
     uint32_t v = queue[q];
     mtask *t = &j->tasks[v];
-    int seed = (uintptr_t)cairn_hmap_get(&marks, (uint64_t)v + 1) == 1;
+    int seed = (uintptr_t)cairn__hmap_get(&marks, (uint64_t)v + 1) == 1;
     int had_work = t->rep != NULL || t->state == TS_DONE || t->state == TS_RUNNING;
     if (seed || had_work) {
       new_round(c, j, v, lost && seed ? -1 : OUT_TAINTED);
@@ -851,25 +851,25 @@ static cairn_status requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint3
   job_finish_check(c, j);
   goto out;
 nomem:
-  st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
 out:
-  cairn_hmap_free(&marks);
+  cairn__hmap_free(&marks);
   free(queue);
   return st;
 }
 
-cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+cairn_status cairn__core_requeue(cairn__core *c, mjob *j, const uint32_t *seeds, uint32_t n,
                                  int64_t *requeued, int64_t *tainted, json_t *ids,
                                  cairn_error *err) {
   return requeue(c, j, seeds, n, 0, requeued, tainted, ids, err);
 }
 
-cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cairn_error *err) {
+cairn_status cairn__core_recompute(cairn__core *c, mjob *j, uint32_t parent, cairn_error *err) {
   int64_t requeued = 0, tainted = 0;
   return requeue(c, j, &parent, 1, 1, &requeued, &tainted, NULL, err);
 }
 
-void cairn__ban_mark(cairn_core *c, mvol *bad, const char *reason) {
+void cairn__ban_mark(cairn__core *c, mvol *bad, const char *reason) {
   bad->banned = 1;
   bad->ban_left = 1;
   c->bans_total++;
@@ -880,7 +880,7 @@ void cairn__ban_mark(cairn_core *c, mvol *bad, const char *reason) {
   cairn__dist_forget(c, bad); /* J_BAN deletes its holdings on disk */
   /* its leases are revoked: their tasks want other volunteers now */
   while (bad->nactive) {
-    mlease *l = cairn_hmap_get(&c->leases, (uint64_t)bad->active[0]);
+    mlease *l = cairn__hmap_get(&c->leases, (uint64_t)bad->active[0]);
     if (!l) {
       bad->active[0] = bad->active[--bad->nactive];
       continue;
@@ -891,11 +891,11 @@ void cairn__ban_mark(cairn_core *c, mvol *bad, const char *reason) {
   }
 }
 
-cairn_status cairn__ban_tasks(cairn_core *c, mjob *j, int64_t vol, const uint32_t *tasks,
+cairn_status cairn__ban_tasks(cairn__core *c, mjob *j, int64_t vol, const uint32_t *tasks,
                               uint32_t n, cairn__ban_tally *tl, cairn_error *err) {
   uint32_t *seeds = malloc((n ? n : 1) * sizeof *seeds), nseeds = 0;
   if (!seeds)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   /* its results become invalid; tasks that no longer have a quorum are re-queued */
   for (uint32_t k = 0; k < n; k++) {
     uint32_t v = tasks[k];
@@ -931,14 +931,14 @@ cairn_status cairn__ban_tasks(cairn_core *c, mjob *j, int64_t vol, const uint32_
 
 /* ---- distribution reports ---- */
 
-cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err) {
+cairn_status cairn__core_set_bplan(cairn__core *c, const char *algo, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
   cairn_status st = cairn__dist_set_planner(c->dist, algo, err);
   cairn__core_unlock(c);
   return st;
 }
 
-void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes) {
+void cairn__core_served_by_master(cairn__core *c, const char *sha256, uint64_t bytes) {
   pthread_mutex_lock(&c->lock);
   cairn__dist_served(c->dist, sha256, bytes, 0);
   cairn__core_unlock(c);

@@ -127,7 +127,7 @@ typedef struct mres {
   uint32_t len;
   char fkey[65];
   uint64_t agree, known;
-  cairn_output_file *files;
+  cairn__output_file *files;
   uint32_t nfiles;
   /* credit (credit.c): the CPU seconds it claims (-1: none), and the
    * credit it is granted while valid (its task's agreed claim) */
@@ -177,7 +177,7 @@ typedef struct mjob {
   int replication, quorum, lease_seconds, max_attempts;
   int adaptive;      /* "adaptive": trusted volunteers' tasks may run once (trust.c) */
   int keep_workers;  /* "keep": "workers": outputs stay where they were made (keep.c) */
-  cairn_validator validator; /* how its replicas are compared (validate.c) */
+  cairn__validator validator; /* how its replicas are compared (validate.c) */
   int state;
   int64_t created, finished;
   int64_t priority;  /* higher first (life.c) */
@@ -187,12 +187,12 @@ typedef struct mjob {
   uint32_t nfiles;
   mtask *tasks;
   uint32_t ntasks;
-  cairn_dag *dag;
-  const cairn_policy_ops *pol;
+  cairn__dag *dag;
+  const cairn__policy_ops *pol;
   void *pstate;
   uint32_t counts[TS_COUNT];
   /* resources (fit.h): the distinct requests and how many tasks make each */
-  cairn_resources *rclasses;
+  cairn__resources *rclasses;
   uint32_t *rclass_tasks;
   uint32_t *rclass_eligible; /* ELIGIBLE tasks making each (demand.h) */
   uint32_t nrclasses;
@@ -226,8 +226,8 @@ typedef struct mvol {
   int64_t *active;         /* indices of leases held */
   size_t nactive, capactive;
   int64_t created, last_seen;
-  cairn_resources offer;   /* what it offers (fit.h); has_offer 0: {slots, 0, 0} */
-  cairn_resources used;    /* what the tasks of its leases request */
+  cairn__resources offer;   /* what it offers (fit.h); has_offer 0: {slots, 0, 0} */
+  cairn__resources used;    /* what the tasks of its leases request */
   int has_offer;
   /* quarantine (quarantine.c): the last q_seen (<= CAIRN__QUAR_WINDOW)
    * final outcomes, newest in bit 0: invalid ones, errors */
@@ -329,19 +329,19 @@ typedef struct cairn__presence {
 /* Parents a hold of the lock may find lost (keep.c). */
 #define CAIRN__LOST_MAX 16
 
-typedef struct cairn_core {
+typedef struct cairn__core {
   pthread_mutex_t lock;
-  cairn_logger log;        /* the master's (a copy; NULL at open: stderr, warn) */
-  cairn_store *store;
-  cairn_ataf_family family;
+  cairn__logger log;        /* the master's (a copy; NULL at open: stderr, warn) */
+  cairn__store *store;
+  cairn__ataf_family family;
   char files_dir[4096];
 
   mvol **vols;             /* vols[id-1] */
   size_t nvols, capvols;
-  cairn_hmap vol_by_token; /* first 8 bytes of token hash -> mvol */
+  cairn__hmap vol_by_token; /* first 8 bytes of token hash -> mvol */
   mjob **jobs;             /* jobs[id-1] */
   size_t njobs, capjobs;
-  cairn_hmap leases;       /* idx -> mlease */
+  cairn__hmap leases;       /* idx -> mlease */
   lease_heap_item *heap;
   size_t nheap, capheap;
   char peer_secret[65];    /* derives every holder's peer key (common/grant.h); never stored */
@@ -358,7 +358,7 @@ typedef struct cairn_core {
   cairn__journal *journal; /* its own module and lock (journal.h) */
   pthread_cond_t job_cv;   /* a job's state changed (cairn__job_changed) */
 
-  cairn_resources largest; /* field-wise largest offer seen (fit.h) */
+  cairn__resources largest; /* field-wise largest offer seen (fit.h) */
   int any_offer;            /* an offer was seen */
   uint64_t offer_gen;       /* bumped when largest grows */
   cairn__presence presence; /* volunteers present and idle (demand.c) */
@@ -395,7 +395,7 @@ typedef struct cairn_core {
    * (uploads.c): sha256 key (cairn__hash_key) -> cairn__upl, each counted
    * once per lease holding it; their bytes; and the files and bytes
    * reclaimed (their leases ended unclaimed, or found at start-up) */
-  cairn_hmap uploads;
+  cairn__hmap uploads;
   int64_t upload_bytes;
   uint64_t uploads_reclaimed, upload_bytes_reclaimed;
   int64_t orphans_until;   /* the start-up orphans leave then (uploads.h; 0: none) */
@@ -409,8 +409,8 @@ typedef struct cairn_core {
    * seconds a lease outlives its task's wall limit; set before serving */
   int64_t ceiling[CAIRN_LIMIT_COUNT];
   int64_t wall_grace;
-  cairn_hmap app_runners;  /* hash of an app name -> volunteers registered with it */
-  cairn_hmap teams;        /* hash of a team name -> its mteam list (team.c) */
+  cairn__hmap app_runners;  /* hash of an app name -> volunteers registered with it */
+  cairn__hmap teams;        /* hash of a team name -> its mteam list (team.c) */
   struct cairn__vcmd *vcmd; /* the command validator's queue and thread (validate.h) */
   /* wake.c: tasks made eligible under the current hold of the lock, told
    * to waker (the held work requests, waiters.h) after the unlock; waker
@@ -433,20 +433,20 @@ typedef struct cairn_core {
   uint32_t nhanded;
   int64_t (*claimer)(void *ud, uint64_t app, int64_t *vol);
   void (*hander)(void *ud, int64_t claim, json_t *offer, uint64_t seq);
-} cairn_core;
+} cairn__core;
 
 /* wake.c: releases c->lock, then gives c->hander the offers handed under
  * it (at most CAIRN__HANDOFF_MAX calls), tells c->waker the tasks noted
  * eligible under it (at most CAIRN__WAKE_APPS + 1 calls) and c->job_waker
  * the jobs whose state changed (at most CAIRN__WAKE_JOBS calls). */
-void cairn__core_unlock_wake(cairn_core *c);
+void cairn__core_unlock_wake(cairn__core *c);
 
 /* Releases c->lock, first sealing the journal records put under it (one
  * request's changes commit together: journal.h), and after it wakes the
  * held work requests for the tasks that became eligible under it (wake.c).
  * Every holder of c->lock releases it so, never with pthread_mutex_unlock. */
-void cairn__lost_flush(cairn_core *c);
-static inline void cairn__core_unlock(cairn_core *c) {
+void cairn__lost_flush(cairn__core *c);
+static inline void cairn__core_unlock(cairn__core *c) {
   if (c->nlost)
     cairn__lost_flush(c); /* outputs kept on workers that were lost (keep.c) */
   cairn__journal_seal(c->journal);
@@ -460,15 +460,15 @@ static inline void cairn__core_unlock(cairn_core *c) {
 /* The hash an app name is matched by (FNV-1a; never 0). */
 uint64_t cairn__hash_app(const char *name);
 /* Under the lock: n tasks of app became eligible. O(CAIRN__WAKE_APPS). */
-void cairn__wake_note(cairn_core *c, const char *app, uint32_t n);
+void cairn__wake_note(cairn__core *c, const char *app, uint32_t n);
 /* Under the lock: job's state changed (it finished, was cancelled, ran
  * again, or was deleted): wakes cairn__core_wait_job's waiters and notes
  * it for the job waker. O(CAIRN__WAKE_JOBS). */
-void cairn__job_changed(cairn_core *c, int64_t job);
+void cairn__job_changed(cairn__core *c, int64_t job);
 /* Sets the wakers (before serving), called after the unlock: waker with
  * an app's hash (0: any app) and how many of its tasks became eligible;
  * job_waker with a job whose state changed (0: any job). */
-void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, unsigned n),
+void cairn__core_set_waker(cairn__core *c, void (*waker)(void *ud, uint64_t app, unsigned n),
                            void (*job_waker)(void *ud, int64_t job), void *ud);
 /* ---- handoff.c: a new job's tasks straight to held work requests ---- */
 /* Under the lock, after job j's record is put: claims up to
@@ -477,69 +477,69 @@ void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, 
  * this hold's journal group; the offers go out after the unlock
  * (cairn__core_unlock_wake). O(CAIRN__HANDOFF_MAX · (CAIRN__WAITERS_PASS +
  * one allocation)). Returns how many got a task. */
-uint32_t cairn__handoff_locked(cairn_core *c, const mjob *j);
+uint32_t cairn__handoff_locked(cairn__core *c, const mjob *j);
 /* Sets the handoff's two ends (before serving; NULL: none). */
-void cairn__core_set_handoff(cairn_core *c, int64_t (*claimer)(void *ud, uint64_t app,
+void cairn__core_set_handoff(cairn__core *c, int64_t (*claimer)(void *ud, uint64_t app,
                                                                 int64_t *vol),
                              void (*hander)(void *ud, int64_t claim, json_t *offer,
                                             uint64_t seq));
 /* Waits until journal record seq is durable (a handed offer's answer). */
-cairn_status cairn__core_durable(cairn_core *c, uint64_t seq, cairn_error *err);
+cairn_status cairn__core_durable(cairn__core *c, uint64_t seq, cairn_error *err);
 /* The hashes of the apps volunteer vol declared, at most max into out;
  * returns how many it declared (0 when unknown or banned). Takes the lock;
  * O(apps). */
-int cairn__core_app_hashes(cairn_core *c, int64_t vol, uint64_t *out, int max);
+int cairn__core_app_hashes(cairn__core *c, int64_t vol, uint64_t *out, int max);
 
 /* fail_fd (or -1): written to when the master fails (journal.h). */
 /* Opens the store at db_path (files next to it in DB.files/), rebuilds the
  * in-memory state from it and starts the commit thread. family: the ATAF
  * family of a new database ("phisharp" when NULL); an existing database keeps
  * the family it was created with, and naming another one is an error. */
-cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
-                             const cairn_logger *log, int fail_fd, cairn_error *err);
+cairn__core *cairn__core_open(const char *db_path, int durable, const char *family,
+                             const cairn__logger *log, int fail_fd, cairn_error *err);
 /* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL
  * naming the choices when unknown. */
-cairn_status cairn__core_set_bplan(cairn_core *c, const char *algo, cairn_error *err);
+cairn_status cairn__core_set_bplan(cairn__core *c, const char *algo, cairn_error *err);
 /* on 1 (default): a worker still receiving a broadcast file, whose reports
  * say it relays ("chunks"), may be named as a source of it (cut-through);
  * 0: sources are whole copies only (store-and-forward). relay.c. */
-void cairn__core_set_cut_through(cairn_core *c, int on);
+void cairn__core_set_cut_through(cairn__core *c, int on);
 /* Chooses the planner of kept outputs' copies (mcast.c): WR, WRP, CDMD or
  * online (default); CAIRN_EINVAL naming the choices when unknown. */
-cairn_status cairn__core_set_mcast(cairn_core *c, const char *algo, cairn_error *err);
+cairn_status cairn__core_set_mcast(cairn__core *c, const char *algo, cairn_error *err);
 /* CAIRN_OK while the master works; CAIRN_EFAILED (reason in err) once its
  * journal has failed (journal.h): nothing is acknowledged after that. */
-cairn_status cairn__core_health(cairn_core *c, cairn_error *err);
+cairn_status cairn__core_health(cairn__core *c, cairn_error *err);
 /* The master is stopping: a ban running now ends after its current slice
  * (CAIRN_EIO; it stays pending in the store and cairn__core_ban_resume
  * finishes it at the next start). Any thread; O(1). */
-void cairn__core_stop_bans(cairn_core *c);
+void cairn__core_stop_bans(cairn__core *c);
 /* Stops the commit thread after the last batch and closes the store. */
-void cairn__core_close(cairn_core *c);
+void cairn__core_close(cairn__core *c);
 
 /* ---- operations (each takes the lock itself) ---- */
-cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
+cairn_status cairn__core_register(cairn__core *c, const char *name, const char *cluster,
                                   char **apps, int napps, int slots, const char *peer_url,
                                   int64_t *id, char token[65], cairn_error *err);
-/* The same, with team (checked by cairn_team_valid; NULL: none). */
-cairn_status cairn__core_register_team(cairn_core *c, const char *name, const char *cluster,
+/* The same, with team (checked by cairn__team_valid; NULL: none). */
+cairn_status cairn__core_register_team(cairn__core *c, const char *name, const char *cluster,
                                        char **apps, int napps, int slots, const char *peer_url,
                                        const char *team, int64_t *id, char token[65],
                                        cairn_error *err);
-/* Volunteer id's team becomes team (checked by cairn_team_valid; NULL:
+/* Volunteer id's team becomes team (checked by cairn__team_valid; NULL:
  * none). Its credit stays with the teams it was earned in (team.c); what it
  * earns next counts for team. CAIRN_ENOTFOUND, CAIRN_ECONFLICT for a
  * banned volunteer; no change journals nothing. Takes the lock; O(1). */
-cairn_status cairn__core_set_team(cairn_core *c, int64_t id, const char *team, cairn_error *err);
+cairn_status cairn__core_set_team(cairn__core *c, int64_t id, const char *team, cairn_error *err);
 /* Counts bytes of file sha256 the master sent. */
-void cairn__core_served_by_master(cairn_core *c, const char *sha256, uint64_t bytes);
+void cairn__core_served_by_master(cairn__core *c, const char *sha256, uint64_t bytes);
 /* The id of the volunteer holding token (*vol); CAIRN_EAUTH for an
  * unknown token, CAIRN_EFORBIDDEN for a banned volunteer. O(1). */
-cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, cairn_error *err);
+cairn_status cairn__core_auth(cairn__core *c, const char *token, int64_t *vol, cairn_error *err);
 
 /* Each call below takes a volunteer id from cairn__core_auth and checks it
  * again under the lock (CAIRN_EFORBIDDEN once banned). A worker's report r
- * (a work or heartbeat body, checked by cairn_report_parse; NULL: none) is
+ * (a work or heartbeat body, checked by cairn__report_parse; NULL: none) is
  * applied in the same lock acquisition as the rest of the call: failed
  * sources, holdings, bytes served, its peer URL, measured downloads. */
 
@@ -554,39 +554,39 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
  * not visited) whose app it runs, at most 32 policy picks (put back when
  * they do not fit), 32 parked tasks given back and O(its distinct requests
  * <= 64). */
-cairn_status cairn__core_work(cairn_core *c, int64_t vol, const cairn_report *r, char **apps,
+cairn_status cairn__core_work(cairn__core *c, int64_t vol, const cairn__report *r, char **apps,
                               int napps, json_t **resp, int *retry_ms, cairn_error *err);
 /* What a volunteer may read (GET /v1/files, GET /v1/tasks/{key}/output):
  * CAIRN_OK when file sha256 is an input of a task it holds a lease on, or
  * task key is a parent of one; else CAIRN_EFORBIDDEN. O(leases the
  * volunteer holds × inputs or parents of their tasks). */
-cairn_status cairn__core_may_read_file(cairn_core *c, int64_t vol, const char *sha256,
+cairn_status cairn__core_may_read_file(cairn__core *c, int64_t vol, const char *sha256,
                                        cairn_error *err);
-cairn_status cairn__core_may_read_output(cairn_core *c, int64_t vol, int64_t key,
+cairn_status cairn__core_may_read_output(cairn__core *c, int64_t vol, int64_t key,
                                          cairn_error *err);
 /* What a result carries besides its output: the tail of standard error and
  * the output files it names (uploaded before; sorted by name here). */
 typedef struct cairn__result_extra {
   const void *err_tail;
   size_t err_len;
-  cairn_output_file *files;
+  cairn__output_file *files;
   size_t nfiles;
-  double cpu_seconds; /* its claim (cairn_result_cpu_parse), when has_cpu */
+  double cpu_seconds; /* its claim (cairn__result_cpu_parse), when has_cpu */
   int has_cpu;
 } cairn__result_extra;
-/* Records a result; reason: why it failed (cairn_reason_valid), or NULL to
+/* Records a result; reason: why it failed (cairn__reason_valid), or NULL to
  * derive "exit N" from a non-zero exit_status; x may be NULL (no stderr, no
  * files). Cost under the lock: O(children of the task) (plus the
  * validator's, validate.h), and when the result resets a volunteer's trust,
- * the re-check of its ring (trust.c). Its digest is cairn_result_digest() of the output and the files.
+ * the re-check of its ring (trust.c). Its digest is cairn__digest_result_files() of the output and the files.
  * With next != NULL, also allocates the volunteer's next task in the same
  * batch (*next = the /v1/work body, or NULL when none). */
-cairn_status cairn__core_result(cairn_core *c, int64_t vol, int64_t idx, int exit_status,
+cairn_status cairn__core_result(cairn__core *c, int64_t vol, int64_t idx, int exit_status,
                                 const char *reason, const void *output, size_t len,
                                 cairn__result_extra *x, json_t **next, cairn_error *err);
 /* The pieces of cairn__core_result and cairn__core_work that batches
  * (batch.c) run several times under one hold of the lock. The digest of a
- * result (cairn_result_digest of output and files), outside the lock:
+ * result (cairn__digest_result_files of output and files), outside the lock:
  * O(len + files log files). */
 void cairn__result_digest(const void *output, size_t len, const cairn__result_extra *x,
                           char digest[65]);
@@ -594,19 +594,19 @@ void cairn__result_digest(const void *output, size_t len, const cairn__result_ex
  * cairn__core_result does (same errors, same journal records; nothing is
  * changed when it fails but a cancelled job's lease, which ends). O(today's
  * result: the validator's comparison, the task's replicas, its children). */
-cairn_status cairn__result_locked(cairn_core *c, mvol *v, int64_t idx, int exit_status,
+cairn_status cairn__result_locked(cairn__core *c, mvol *v, int64_t idx, int exit_status,
                                   const char *reason, const void *output, size_t len,
                                   cairn__result_extra *x, const char *digest, cairn_error *err);
 /* Under the lock: allocates one task for v as cairn__core_work does (the
  * /v1/work body, or NULL with *st CAIRN_OK when none; *waiting as its
  * retry). ahead: the task is taken ahead of a free slot, and must fit v's
  * whole offer instead of what its leases leave free. */
-json_t *cairn__allocate_locked(cairn_core *c, mvol *v, char **apps, int napps, int ahead,
+json_t *cairn__allocate_locked(cairn__core *c, mvol *v, char **apps, int napps, int ahead,
                                int *waiting, cairn_status *st, cairn_error *err);
 
 /* How soon a worker waiting for a copy of a broadcast input should ask
  * again, in ms (under the lock). O(1). */
-int cairn__copy_retry_ms_locked(const cairn_core *c);
+int cairn__copy_retry_ms_locked(const cairn__core *c);
 
 /* ---- batch.c: several tasks or results in one request (feature "batch") ---- */
 /* One result of a batch: in, the checked body (borrowed); out, st and err. */
@@ -628,7 +628,7 @@ typedef struct cairn__batch_result {
  * the volunteer holds at most its slots + CAIRN_MAX_PREFETCH leases.
  * *tasks: a new array of /v1/work bodies (maybe empty). Cost under the
  * lock: max × cairn__core_work's. */
-cairn_status cairn__core_work_many(cairn_core *c, int64_t vol, const cairn_report *r,
+cairn_status cairn__core_work_many(cairn__core *c, int64_t vol, const cairn__report *r,
                                    char **apps, int napps, unsigned max, json_t **tasks,
                                    int *retry_ms, cairn_error *err);
 /* Applies the n (<= CAIRN_MAX_BATCH) results of res[] for volunteer vol in
@@ -639,13 +639,13 @@ cairn_status cairn__core_work_many(cairn_core *c, int64_t vol, const cairn_repor
  * batch. CAIRN_OK unless the volunteer is refused or the journal failed
  * (then nothing was acknowledged). Cost under the lock: O(n × one result +
  * next × one allocation); the digests are computed before taking it. */
-cairn_status cairn__core_results(cairn_core *c, int64_t vol, cairn__batch_result *res, size_t n,
+cairn_status cairn__core_results(cairn__core *c, int64_t vol, cairn__batch_result *res, size_t n,
                                  unsigned next, json_t **tasks, cairn_error *err);
 /* Applies r, then extends the volunteer's leases: those r lists in
  * "running" when it has the field (a worker names the tasks it runs, so a
  * lease whose work answer never reached it is left to expire), else all of
  * them. O(report + leases held × running listed). */
-cairn_status cairn__core_heartbeat(cairn_core *c, int64_t vol, const cairn_report *r,
+cairn_status cairn__core_heartbeat(cairn__core *c, int64_t vol, const cairn__report *r,
                                    json_t **resp, cairn_error *err);
 /* ban.c (docs/accountability.md, "Banning a volunteer"). cairn__core_ban
  * bans volunteer id: refuses its token, marks its results invalid,
@@ -680,18 +680,18 @@ typedef struct cairn__ban_tally {
   int64_t invalidated, requeued, tainted;
   json_t *ids;
 } cairn__ban_tally;
-void cairn__ban_mark(cairn_core *c, mvol *bad, const char *reason);
+void cairn__ban_mark(cairn__core *c, mvol *bad, const char *reason);
 /* Under the lock: vol's results in tasks[0..n) of job j (a task may come
  * twice) become invalid; those tasks re-name an honest accepted result or
  * are re-queued. */
-cairn_status cairn__ban_tasks(cairn_core *c, mjob *j, int64_t vol, const uint32_t *tasks,
+cairn_status cairn__ban_tasks(cairn__core *c, mjob *j, int64_t vol, const uint32_t *tasks,
                               uint32_t n, cairn__ban_tally *t, cairn_error *err);
 /* Under the lock: v has a result for task of job j (its index entry);
  * -1 out of memory. O(1) amortized: when its array is full, the entries
  * of deleted jobs are dropped first (O(its entries), once per doubling). */
-int cairn__ban_note(const cairn_core *c, mvol *v, const mjob *j, uint32_t task);
-cairn_status cairn__core_ban_resume(cairn_core *c, cairn_error *err);
-cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json_t **report,
+int cairn__ban_note(const cairn__core *c, mvol *v, const mjob *j, uint32_t task);
+cairn_status cairn__core_ban_resume(cairn__core *c, cairn_error *err);
+cairn_status cairn__core_ban(cairn__core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err);
 /* quarantine.c: a volunteer whose share of invalid results (or errors)
  * over its last CAIRN__QUAR_WINDOW results, once it has at least
@@ -701,7 +701,7 @@ cairn_status cairn__core_ban(cairn_core *c, int64_t id, const char *reason, json
  * (bad > threshold × seen, seen >= CAIRN__QUAR_MIN, threshold > 0).
  * cairn__core_release ends a quarantine and empties the window (takes the
  * lock; CAIRN_ENOTFOUND, CAIRN_ECONFLICT when it is not quarantined). */
-void cairn__quar_note(cairn_core *c, mvol *v, int outcome);
+void cairn__quar_note(cairn__core *c, mvol *v, int outcome);
 /* credit.c (docs/accountability.md, "Credit"), each under the lock:
  * cairn__credit_grant: the task's quorum was reached with canonical result
  * cn; sets the credit of each of r's results to the agreed claim (the
@@ -713,7 +713,7 @@ void cairn__quar_note(cairn_core *c, mvol *v, int outcome);
  * the result. O(1). */
 void cairn__credit_grant(const mjob *j, mrep *r, const mres *cn);
 void cairn__credit_late(const mtask *t, mres *m);
-void cairn__credit_count(cairn_core *c, mvol *v, mres *m, int delta);
+void cairn__credit_count(cairn__core *c, mvol *v, mres *m, int delta);
 /* The one rule for a total of valid results (a volunteer's, a team's):
  * *n, *credit and *cpu move by delta times one result, m's credit and its
  * claim; none left means no rounding residue, and sums never go below 0. */
@@ -732,12 +732,12 @@ typedef struct mteam {
   double credit, cpu_seconds;
   int64_t results;
 } mteam;
-void cairn__team_count(cairn_core *c, mres *m, const char *team, int delta);
-int cairn__team_load(void *ud, const cairn_store_team_row *r);
-mteam *cairn__team_find(cairn_core *c, const char *name);
-void cairn__teams_free(cairn_core *c);
+void cairn__team_count(cairn__core *c, mres *m, const char *team, int delta);
+int cairn__team_load(void *ud, const cairn__store_team_row *r);
+mteam *cairn__team_find(cairn__core *c, const char *name);
+void cairn__teams_free(cairn__core *c);
 int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
-cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
+cairn_status cairn__core_release(cairn__core *c, int64_t id, cairn_error *err);
 
 /* ---- trust.c: adaptive replication (docs/accountability.md, "Adaptive
  * replication"); all under c->lock ---- */
@@ -749,27 +749,27 @@ cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err);
 /* Called when task t's round gets its first copy, on v (after it is
  * recorded): 1 when that copy runs alone (j adaptive, t never re-queued,
  * v trusted, and no spot check drawn). O(1). */
-int cairn__trust_solo(cairn_core *c, const mjob *j, const mtask *t, const mvol *v);
+int cairn__trust_solo(cairn__core *c, const mjob *j, const mtask *t, const mvol *v);
 /* Whether r's round still runs once when v's result arrives (ok: its exit
  * status was 0): not when it failed, nor when v lost its trust meanwhile;
  * the round is then replicated to the quorum. O(1). */
-int cairn__trust_solo_stands(const cairn_core *c, const mrep *r, const mvol *v, int ok);
+int cairn__trust_solo_stands(const cairn__core *c, const mrep *r, const mvol *v, int ok);
 /* v's result m got final outcome (valid or invalid): a valid replicated
  * one adds to its trust, an invalid one resets it and makes a re-check due
  * (cairn__trust_flush). O(1). */
-void cairn__trust_note(cairn_core *c, mvol *v, const mres *m, int outcome);
+void cairn__trust_note(cairn__core *c, mvol *v, const mres *m, int outcome);
 /* A lease of v lapsed unreturned: its trust goes back to 0 (journaled when
  * it had any), so its next results are replicated again; its accepted
  * results are not re-checked (a lapse is no evidence against them). O(1). */
-void cairn__trust_lapsed(cairn_core *c, mvol *v);
+void cairn__trust_lapsed(cairn__core *c, mvol *v);
 /* Task task of j was accepted on its solo result cn: it joins its
  * volunteer's ring (the oldest entry leaves a full ring). O(1). */
-void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn);
+void cairn__trust_accepted(cairn__core *c, mjob *j, uint32_t task, const mres *cn);
 /* Re-checks the rings of the volunteers whose trust reset in this request:
  * each entry still accepted is re-queued with what consumed it
  * (cairn__core_requeue), and the ring empties. Called by the request once
  * its own result is applied. O(ring + the re-queue's cost) a volunteer. */
-void cairn__trust_flush(cairn_core *c);
+void cairn__trust_flush(cairn__core *c);
 /* An eligible task t (position v) of an adaptive job whose round already
  * has a copy out or a result goes to j's urgent ring instead of the
  * policy's ready set, so that a round's copies go out together and its
@@ -782,7 +782,7 @@ int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v);
  * O(1) amortized, each entry skipped once. */
 int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget);
 /* Adds a ring entry read from the store (load.c). 0, or -1 out of memory. */
-int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r);
+int cairn__trust_load(cairn__core *c, const cairn__store_trust_row *r);
 /* Frees v's ring. */
 void cairn__trust_free(mvol *v);
 /* The copies a round needs to agree: 1 when it runs once, else j's quorum. */
@@ -796,7 +796,7 @@ static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
  * ready, policy.h), never the job's other tasks. *requeued, *tainted (may be
  * NULL) grow by the tasks and the descendants; ids (may be NULL) gets
  * {"job", "task"} for each seed. CAIRN_ENOMEM with err. */
-cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, uint32_t n,
+cairn_status cairn__core_requeue(cairn__core *c, mjob *j, const uint32_t *seeds, uint32_t n,
                                  int64_t *requeued, int64_t *tainted, json_t *ids,
                                  cairn_error *err);
 /* ---- outputs kept on workers (keep.c, part of the core for this; the
@@ -804,10 +804,10 @@ cairn_status cairn__core_requeue(cairn_core *c, mjob *j, const uint32_t *seeds, 
 /* Under the lock: task parent of j is DONE but an output a child reads is
  * held by no worker the master can offer and not by the master: noted for
  * cairn__lost_flush (each once; ignored past CAIRN__LOST_MAX). O(nlost). */
-void cairn__lost_note(cairn_core *c, const mjob *j, uint32_t parent);
+void cairn__lost_note(cairn__core *c, const mjob *j, uint32_t parent);
 /* Recomputes the noted parents (cairn__core_recompute) and empties the
  * list; called by cairn__core_unlock under the lock before the seal. */
-void cairn__lost_flush(cairn_core *c);
+void cairn__lost_flush(cairn__core *c);
 /* Makes DONE task parent of j eligible again in a new round (its results
  * keep their outcomes: they were right, only their files are gone), and
  * its children that are not DONE wait for it again (their leases end,
@@ -815,48 +815,48 @@ void cairn__lost_flush(cairn_core *c);
  * O((children of parent + 1) · (their degrees + 1) · log n): the policy
  * re-opens parent and resets those children in place (policy.h), nothing
  * else of the job is looked at. */
-cairn_status cairn__core_recompute(cairn_core *c, mjob *j, uint32_t parent, cairn_error *err);
+cairn_status cairn__core_recompute(cairn__core *c, mjob *j, uint32_t parent, cairn_error *err);
 
 /* Volunteer vol may upload file sha256 (PUT /v1/files, as it leaves): the
  * master has no bytes of it (an output kept on workers), vol holds it, and
  * no other holder can be offered. CAIRN_ECONFLICT otherwise (not needed),
  * CAIRN_EFORBIDDEN when vol does not hold it. Takes the lock;
  * O(CAIRN__KEEP_SCAN). */
-cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha256,
+cairn_status cairn__core_kept_upload(cairn__core *c, int64_t vol, const char *sha256,
                                      cairn_error *err);
 
 /* 1 with *size when sha256 is an output kept on workers (the master has no
  * bytes of it), else 0. Takes the lock; O(1). */
-int cairn__core_kept_file(cairn_core *c, const char *sha256, int64_t *size);
+int cairn__core_kept_file(cairn__core *c, const char *sha256, int64_t *size);
 /* The master served kept file sha256's chunk digests (GET
  * /v1/files/{sha256}/chunks): its receivers may be named as relays of it
  * (keep.c). Takes the lock; O(1). */
-void cairn__core_kept_chunked(cairn_core *c, const char *sha256);
+void cairn__core_kept_chunked(cairn__core *c, const char *sha256);
 
 /* Takes ownership of spec. Under the lock: O(tasks + edges) for the tasks'
  * states and the job's place in the queue, plus the handoff (at most
  * CAIRN__HANDOFF_MAX allocations, handoff.c) in the same journal group. */
-cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
+cairn_status cairn__core_submit(cairn__core *c, cairn__jobspec *spec, int64_t *job_id,
                                 cairn_error *err);
 /* Records a file already moved to files_dir/sha256. */
-cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
+cairn_status cairn__core_add_file(cairn__core *c, const char *sha256, int64_t size, int *existed,
                                   cairn_error *err);
-int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size);
+int cairn__core_has_file(cairn__core *c, const char *sha256, int64_t *size);
 /* Expires every lease whose deadline is <= now. Returns how many. */
-int cairn__core_expire(cairn_core *c, int64_t now);
+int cairn__core_expire(cairn__core *c, int64_t now);
 /* Waits until job is done, failed or cancelled, or timeout_ms passes (<0:
  * forever). CAIRN_OK with *state JS_DONE, JS_FAILED or JS_CANCELLED (durable); CAIRN_ETIMEOUT
  * (*state JS_RUNNING); CAIRN_ENOTFOUND; CAIRN_EFAILED (the master failed). */
-cairn_status cairn__core_wait_job(cairn_core *c, int64_t job, long timeout_ms, int *state,
+cairn_status cairn__core_wait_job(cairn__core *c, int64_t job, long timeout_ms, int *state,
                                   cairn_error *err);
 /* ---- a job's life (life.c); each takes the lock, journals, and waits for
  * the batch after releasing it ---- */
 /* Cancels job id (see the job states above). *out: {"job", "state",
  * "leases_out", "already"}. CAIRN_ENOTFOUND, CAIRN_ECONFLICT (finished).
  * O(E) under the lock, E = c->nrunq (it leaves the queue: a memmove). */
-cairn_status cairn__core_cancel(cairn_core *c, int64_t id, json_t **out, cairn_error *err);
+cairn_status cairn__core_cancel(cairn__core *c, int64_t id, json_t **out, cairn_error *err);
 /* Sets job id's priority. O(E) under the lock, E = c->nrunq (a memmove). */
-cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, json_t **out,
+cairn_status cairn__core_priority(cairn__core *c, int64_t id, int64_t priority, json_t **out,
                                   cairn_error *err);
 /* Deletes job id (cancelling it first when it runs or has leases out,
  * whatever its state); purge: its allocations
@@ -869,23 +869,23 @@ cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, j
  * commit thread's, in transactions of at most 1,024 tasks' rows each (their
  * results, dependencies, allocations when purged), then one for the job's
  * file list and files. */
-cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **out,
+cairn_status cairn__core_delete(cairn__core *c, int64_t id, int purge, json_t **out,
                                 cairn_error *err);
 /* Finishes the deletions a stop interrupted (jobs the store marks deleting
  * or purging), before the master serves. */
-cairn_status cairn__core_resume_deletes(cairn_core *c, cairn_error *err);
+cairn_status cairn__core_resume_deletes(cairn__core *c, cairn_error *err);
 /* Deletes finished (done, failed, cancelled) jobs that finished at least
  * keep_seconds before now, with no lease out; looks at at most 1,024 jobs
  * per call under the lock (a cursor goes round). Returns how many. */
-int cairn__core_retain(cairn_core *c, int64_t now, int64_t keep_seconds);
+int cairn__core_retain(cairn__core *c, int64_t now, int64_t keep_seconds);
 /* life.c: keeps j's place in c->runq true after its state, eligible count
  * or priority changed (under the lock). O(log E) to find, O(E) memmove. */
-void cairn__jobq_update(cairn_core *c, mjob *j);
+void cairn__jobq_update(cairn__core *c, mjob *j);
 /* Makes room in c->runq for one more live job. 0, or -1 out of memory. */
-int cairn__jobq_reserve(cairn_core *c);
+int cairn__jobq_reserve(cairn__core *c);
 
 /* Writes a trivial record through the commit path and waits for it. */
-cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err);
+cairn_status cairn__core_probe_write(cairn__core *c, cairn_error *err);
 
 /* ---- read-only views: copies made under the lock, for the HTTP layer and
  * the audit read model, which never take the lock themselves ---- */
@@ -899,45 +899,45 @@ typedef struct cairn__vol_info {
   char name[CAIRN_MAX_NAME + 1], cluster[CAIRN_MAX_NAME + 1];
 } cairn__vol_info;
 /* Fills *out with volunteer id; CAIRN_ENOTFOUND when there is none. O(1). */
-cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *out,
+cairn_status cairn__core_volunteer(cairn__core *c, int64_t id, cairn__vol_info *out,
                                    cairn_error *err);
 /* The ATAF family of the database (fixed for its life). */
-cairn_ataf_family cairn__core_family(const cairn_core *c);
-/* The store's audit rows (cairn_store_audit): by index n, volunteer or task
+cairn__ataf_family cairn__core_family(const cairn__core *c);
+/* The store's audit rows (cairn__store_audit): by index n, volunteer or task
  * (by: CAIRN_AUDIT_BY_*). */
-cairn_status cairn__core_audit(cairn_core *c, int by, int64_t key,
-                               int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+cairn_status cairn__core_audit(cairn__core *c, int by, int64_t key,
+                               int (*cb)(void *, const cairn__store_audit_row *), void *ud,
                                cairn_error *err);
-/* The credit standings from the store's reader (cairn_store_stats; never
+/* The credit standings from the store's reader (cairn__store_stats; never
  * takes c->lock). */
-cairn_status cairn__core_stats(cairn_core *c, int limit,
-                               int (*cb)(void *, const cairn_store_stats_row *), void *ud,
+cairn_status cairn__core_stats(cairn__core *c, int limit,
+                               int (*cb)(void *, const cairn__store_stats_row *), void *ud,
                                cairn_error *err);
 /* A task's accepted output from the store (caller frees *out). */
-cairn_status cairn__core_task_output(cairn_core *c, int64_t key, char **out, size_t *len,
+cairn_status cairn__core_task_output(cairn__core *c, int64_t key, char **out, size_t *len,
                                      cairn_error *err);
 /* Derives the peer secret from seed (the master's admin token), so that
  * peer keys and grants outlive a restart without being stored. Until it is
  * called the secret is random, this process's own. Call before serving. */
-void cairn__core_set_peer_seed(cairn_core *c, const char *seed);
+void cairn__core_set_peer_seed(cairn__core *c, const char *seed);
 /* Volunteer id's peer key of the current generation (common/grant.h), for
  * an answer to it: from then on the grants for its copies are made with
  * this key. A ban moves the generation; each holder keeps its old key (and
  * the grants made with it keep working) until its next heartbeat answer
  * gives it the new one. Takes the lock; O(1). */
-void cairn__core_peer_key(cairn_core *c, int64_t id, char key[65]);
+void cairn__core_peer_key(cairn__core *c, int64_t id, char key[65]);
 /* Where uploaded files live (fixed; owned by c). */
-const char *cairn__core_files_dir(const cairn_core *c);
+const char *cairn__core_files_dir(const cairn__core *c);
 
 /* GET /v1/demand: cairn__core_demand_json (demand.h), O(E × K) under the
  * lock — E jobs with eligible work, K <= 64 requests each, each found among
  * the <= 64 distinct ones kept by a hash — plus the 20-slot presence ring;
  * never O(tasks) or O(volunteers). */
-json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail);
+json_t *cairn__core_job_json(cairn__core *c, int64_t id, int detail);
 /* Job id's state (cairn__jstate) as memory has it, not waiting for the
  * store; -1 when there is no such job. O(1) under the lock. */
-int cairn__core_job_state(cairn_core *c, int64_t id);
-json_t *cairn__core_jobs_json(cairn_core *c);
+int cairn__core_job_state(cairn__core *c, int64_t id);
+json_t *cairn__core_jobs_json(cairn__core *c);
 /* A page of GET /v1/jobs/{id}/tasks: the tasks of job id after the one
  * whose key is `after` (0: from the first), at most limit (1 to
  * CAIRN_TASKS_PAGE_MAX), in job-file order, with their results and files:
@@ -947,23 +947,23 @@ json_t *cairn__core_jobs_json(cairn_core *c);
  * outside it, O(limit). NULL with err: CAIRN_ENOTFOUND (no such job, or
  * deleted meanwhile), CAIRN_EINVAL (after names no task of the job). */
 #define CAIRN__TASKS_CHUNK 1024
-json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, int64_t after, size_t limit,
+json_t *cairn__core_tasks_json(cairn__core *c, int64_t id, int64_t after, size_t limit,
                                cairn_error *err);
 /* GET /v1/volunteers: {"volunteers": [...]} as text (malloc'd, length in
  * *len), NULL when out of memory. Takes c->lock once per VOL_LIST_CHUNK
  * volunteers (each hold O(chunk)) and renders outside it, so a listing of
  * the whole population neither stalls requests nor holds a JSON tree of
  * it: memory O(chunk) besides the text. */
-char *cairn__core_volunteers_text(cairn_core *c, size_t *len);
+char *cairn__core_volunteers_text(cairn__core *c, size_t *len);
 /* The same, parsed (for tests and small listings). */
-json_t *cairn__core_volunteers_json(cairn_core *c);
+json_t *cairn__core_volunteers_json(cairn__core *c);
 /* Appends Prometheus lines for tasks, allocations and results. */
-void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap);
+void cairn__core_metrics(cairn__core *c, char **buf, size_t *len, size_t *cap);
 
 int64_t cairn__now(void);
 
 /* load.c: rebuild state from the store (before the commit thread starts). */
-cairn_status cairn__core_load(cairn_core *c, cairn_error *err);
+cairn_status cairn__core_load(cairn__core *c, cairn_error *err);
 /* Shared helpers. */
 void cairn__job_free(mjob *j);
 void cairn__vol_free(mvol *v);
@@ -979,9 +979,9 @@ int cairn__rep_add_vol(mtask *t, int64_t vol);
 /* volunteers.c, under the lock: volunteer id in good standing, or NULL with
  * *st and err set (unknown, or banned since its request was authenticated).
  * O(1). */
-mvol *cairn__vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error *err);
+mvol *cairn__vol_locked(cairn__core *c, int64_t id, cairn_status *st, cairn_error *err);
 /* volunteers.c, under the lock: applies v's report r (NULL: none). */
-void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r);
+void cairn__vol_report(cairn__core *c, mvol *v, const cairn__report *r);
 /* Records that v holds lease idx. 0, or -1 out of memory. */
 int cairn__vol_add_active(mvol *v, int64_t idx);
 /* The leases v may hold at once (volunteers.c, docs/security.md "Leases"):
@@ -998,7 +998,7 @@ size_t cairn__vol_lease_bound(const mvol *v);
 /* Takes the lock: the work requests volunteer vol may have held at once
  * (waiters.h, "Fairness"): its slots, or fewer, what its lease bound
  * leaves it to take; at least 1 (1 for an unknown volunteer). O(1). */
-unsigned cairn__core_hold_cap(cairn_core *c, int64_t vol);
+unsigned cairn__core_hold_cap(cairn__core *c, int64_t vol);
 /* Under the lock: the error of a work request from v, at its lease bound
  * (CAIRN_ERATE, naming the bound and its terms). */
 cairn_status cairn__vol_lease_full(const mvol *v, cairn_error *err);
@@ -1007,10 +1007,10 @@ cairn_status cairn__vol_lease_full(const mvol *v, cairn_error *err);
  * of l's job, one error in its quarantine window (quarantine.c): a
  * volunteer that takes leases and lets them lapse period after period is
  * quarantined like one whose runs fail. O(1). */
-void cairn__vol_lapsed(cairn_core *c, mvol *v, int lease_seconds, int64_t now);
+void cairn__vol_lapsed(cairn__core *c, mvol *v, int lease_seconds, int64_t now);
 void cairn__rep_free(mrep *r);
 
-int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx);
+int cairn__lease_push(cairn__core *c, int64_t expires, int64_t idx);
 
 /* ---- limits.c: what tasks run under, hard deadlines, failure reasons ---- */
 /* The seconds a lease outlives its task's wall limit unless set. */
@@ -1022,13 +1022,13 @@ int cairn__lease_push(cairn_core *c, int64_t expires, int64_t idx);
 /* Sets the ceiling (0: none for a limit) and the wall grace (0: the
  * default) before serving; recomputes the hard deadlines of the leases
  * loaded from the store (O(leases)). CAIRN_EINVAL naming a bad value. */
-cairn_status cairn__core_set_limits(cairn_core *c, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+cairn_status cairn__core_set_limits(cairn__core *c, const int64_t ceiling[CAIRN_LIMIT_COUNT],
                                     int wall_grace, cairn_error *err);
 /* Checks spec's limits against c's ceiling (refused naming the limit and
  * the flag) and gives unset limits the ceiling. O(tasks), no lock. */
-cairn_status cairn__core_check_limits(const cairn_core *c, cairn_jobspec *spec, cairn_error *err);
+cairn_status cairn__core_check_limits(const cairn__core *c, cairn__jobspec *spec, cairn_error *err);
 /* The lease's hard deadline for task t issued at issued (0: none). O(1). */
-int64_t cairn__lease_hard(const cairn_core *c, const mtask *t, int64_t issued);
+int64_t cairn__lease_hard(const cairn__core *c, const mtask *t, int64_t issued);
 /* expires, capped at l's hard deadline. O(1). */
 int64_t cairn__lease_cap(const mlease *l, int64_t expires);
 /* Sets t->run_json (owned copy; NULL for an empty run) and t->wall. 0, or -1
@@ -1038,20 +1038,20 @@ int cairn__task_set_run(mtask *t, const char *run_json);
 void cairn__task_offer_run(const mtask *t, json_t *task);
 /* Counts a failed attempt of t on volunteer vol by reason (under the lock):
  * cairn_task_failures_total, and vol is passed over for t a while. O(1). */
-void cairn__task_failed(cairn_core *c, mtask *t, int64_t vol, const char *reason);
+void cairn__task_failed(cairn__core *c, mtask *t, int64_t vol, const char *reason);
 /* Counts v among the volunteers of each app it declared (under the lock at
  * registration, or at load). O(apps of v). 0, or -1 out of memory. */
-int cairn__app_runners_add(cairn_core *c, const mvol *v);
+int cairn__app_runners_add(cairn__core *c, const mvol *v);
 /* 1 when task t of job j should go to another volunteer than vol first:
  * vol failed it last, less than CAIRN_RETRY_HOLD_SECONDS ago, and another
  * registered volunteer declared j's app. O(1). */
-int cairn__task_pass_over(const cairn_core *c, const mjob *j, const mtask *t, int64_t vol,
+int cairn__task_pass_over(const cairn__core *c, const mjob *j, const mtask *t, int64_t vol,
                           int64_t now);
 /* GET /v1/jobs/{id}/tasks/{key}: the task with its run and every attempt
  * (index, volunteer, lease state, exit status, reason). Under the lock
  * O(1) (the key is found by its offset in the job); the attempts are read
  * from the store after. NULL with err (CAIRN_ENOTFOUND, ...). */
-json_t *cairn__core_task_json(cairn_core *c, int64_t job, int64_t key, cairn_error *err);
+json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_error *err);
 uint64_t cairn__hash_key(const char *hex);
 char *cairn__strdup(const char *s);
 

@@ -51,9 +51,9 @@ void cairn__credit_tally(int64_t *n, double *credit, double *cpu, const mres *m,
   *cpu = *cpu < 0 ? 0 : *cpu;
 }
 
-void cairn__credit_count(cairn_core *c, mvol *v, mres *m, int delta) {
+void cairn__credit_count(cairn__core *c, mvol *v, mres *m, int delta) {
   cairn__credit_tally(&v->credited, &v->credit, &v->cpu_seconds, m, delta);
-  cairn_store_credit_row row = {.idx = m->idx, .vol = v->id, .claim = -1,
+  cairn__store_credit_row row = {.idx = m->idx, .vol = v->id, .claim = -1,
                                 .result_credit = delta > 0 ? m->credit : 0,
                                 .credit = v->credit, .cpu_seconds = v->cpu_seconds,
                                 .credited = v->credited};
@@ -61,8 +61,8 @@ void cairn__credit_count(cairn_core *c, mvol *v, mres *m, int delta) {
   cairn__team_count(c, m, v->team, delta); /* O(1): the team it was earned in keeps it */
 }
 
-cairn_status cairn__core_stats(cairn_core *c, int limit,
-                               int (*cb)(void *, const cairn_store_stats_row *), void *ud,
+cairn_status cairn__core_stats(cairn__core *c, int limit,
+                               int (*cb)(void *, const cairn__store_stats_row *), void *ud,
                                cairn_error *err) {
-  return cairn_store_stats(c->store, limit, cb, ud, err);
+  return cairn__store_stats(c->store, limit, cb, ud, err);
 }

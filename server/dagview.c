@@ -25,11 +25,11 @@
 #define CAIRN__DAG_VIEW_MAX_EDGES 400000
 
 /* E(0..n) of policy ops on d as a JSON array, or NULL. */
-static json_t *profile_json(const cairn_dag *d, const cairn_policy_ops *ops) {
+static json_t *profile_json(const cairn__dag *d, const cairn__policy_ops *ops) {
   uint32_t *prof = malloc(sizeof *prof * ((size_t)d->n + 1));
   cairn_error err = {0};
   json_t *a = NULL;
-  if (prof && cairn_ic_play(d, ops, 1, prof, NULL, &err) >= 0) {
+  if (prof && cairn__ic_play(d, ops, 1, prof, NULL, &err) >= 0) {
     a = json_array();
     for (uint32_t t = 0; t <= d->n; t++)
       json_array_append_new(a, json_integer(prof[t]));
@@ -40,9 +40,9 @@ static json_t *profile_json(const cairn_dag *d, const cairn_policy_ops *ops) {
 
 /* {"job", "policy", "keys": [...], "depth": [...], "parents": [[i...]],
  * "profiles": {"fifo": [E(0..n)], P: [...]}} (indices into keys). */
-static json_t *dview_json(int64_t job, const cairn_store_dag *v, const cairn_dag *d) {
+static json_t *dview_json(int64_t job, const cairn__store_dag *v, const cairn__dag *d) {
   uint32_t *depth = malloc(sizeof *depth * (d->n ? d->n : 1));
-  if (!depth || cairn_dag_levels(d, depth, NULL) != 0) {
+  if (!depth || cairn__dag_levels(d, depth, NULL) != 0) {
     free(depth);
     return NULL;
   }
@@ -56,24 +56,24 @@ static json_t *dview_json(int64_t job, const cairn_store_dag *v, const cairn_dag
     json_array_append_new(par, p);
   }
   free(depth);
-  const cairn_policy_ops *own = cairn_policy_find(v->policy);
-  json_object_set_new(prof, "fifo", profile_json(d, &cairn_policy_fifo));
-  if (own && own != &cairn_policy_fifo)
+  const cairn__policy_ops *own = cairn__policy_find(v->policy);
+  json_object_set_new(prof, "fifo", profile_json(d, &cairn__policy_fifo));
+  if (own && own != &cairn__policy_fifo)
     json_object_set_new(prof, own->name, profile_json(d, own));
   return json_pack("{sI ss so so so so}", "job", (json_int_t)job, "policy", v->policy, "keys",
                    keys, "depth", dep, "parents", par, "profiles", prof);
 }
 
 void cairn__dagview_get(cairn_master *m, int64_t job, cairn__resp *rs) {
-  cairn_store_dag v;
+  cairn__store_dag v;
   cairn_error err = {0};
-  if (cairn_store_dag_read(m->db_path, job, CAIRN__DAG_VIEW_MAX, CAIRN__DAG_VIEW_MAX_EDGES, &v,
+  if (cairn__store_dag_read(m->db_path, job, CAIRN__DAG_VIEW_MAX, CAIRN__DAG_VIEW_MAX_EDGES, &v,
                            &err) != CAIRN_OK)
     return cairn__api_failf(rs, err.status, "%s", err.text);
-  cairn_dag *d = cairn_dag_build(v.n, v.edges, v.m, &err);
+  cairn__dag *d = cairn__dag_build(v.n, v.edges, v.m, &err);
   json_t *o = d ? dview_json(job, &v, d) : NULL;
-  cairn_dag_free(d);
-  cairn_store_dag_free(&v);
+  cairn__dag_free(d);
+  cairn__store_dag_free(&v);
   if (!o)
     return cairn__api_failf(rs, CAIRN_EIO, "job %lld's dag could not be built", (long long)job);
   cairn__api_json(rs, 200, o);

@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 
-void cairn__demand_seen(cairn_core *c, mvol *v, int64_t now) {
+void cairn__demand_seen(cairn__core *c, mvol *v, int64_t now) {
   cairn__presence *p = &c->presence;
   if (v->seen_sec > 0) {
     size_t s = (size_t)(v->seen_sec % CAIRN__DEMAND_WINDOW);
@@ -32,7 +32,7 @@ void cairn__demand_seen(cairn_core *c, mvol *v, int64_t now) {
  * table of DEMAND_SLOTS (twice the most kept: a probe ends within a few). */
 #define DEMAND_SLOTS (2 * CAIRN__DEMAND_MAX_REQUESTS)
 typedef struct demand_req {
-  cairn_resources r;
+  cairn__resources r;
   int64_t tasks;
 } demand_req;
 typedef struct demand_set {
@@ -42,7 +42,7 @@ typedef struct demand_set {
   int truncated;
 } demand_set;
 
-static size_t req_hash(const cairn_resources *r) {
+static size_t req_hash(const cairn__resources *r) {
   uint64_t h = (uint64_t)r->cores * 0x9E3779B97F4A7C15ull;
   h = (h ^ (uint64_t)r->memory_mib) * 0xBF58476D1CE4E5B9ull;
   h = (h ^ (uint64_t)r->disk_mib) * 0x94D049BB133111EBull;
@@ -57,7 +57,7 @@ static void add_requests(const mjob *j, demand_set *s) {
     if (!j->rclass_eligible[k])
       continue;
     size_t h = req_hash(&j->rclasses[k]);
-    while (s->slot[h] && !cairn_resources_equal(&s->reqs[s->slot[h] - 1].r, &j->rclasses[k]))
+    while (s->slot[h] && !cairn__resources_equal(&s->reqs[s->slot[h] - 1].r, &j->rclasses[k]))
       h = (h + 1) % DEMAND_SLOTS;
     if (!s->slot[h]) {
       if (s->n == CAIRN__DEMAND_MAX_REQUESTS) {
@@ -71,7 +71,7 @@ static void add_requests(const mjob *j, demand_set *s) {
   }
 }
 
-json_t *cairn__core_demand_json(cairn_core *c) {
+json_t *cairn__core_demand_json(cairn__core *c) {
   demand_set *set = calloc(1, sizeof *set);
   if (!set)
     return NULL;
@@ -94,7 +94,7 @@ json_t *cairn__core_demand_json(cairn_core *c) {
   cairn__core_unlock(c);
   json_t *list = json_array();
   for (size_t i = 0; list && i < set->n; i++) {
-    json_t *r = cairn_resources_json(&set->reqs[i].r);
+    json_t *r = cairn__resources_json(&set->reqs[i].r);
     if (!r || json_object_set_new(r, "tasks", json_integer(set->reqs[i].tasks)) ||
         json_array_append_new(list, r)) {
       json_decref(r);

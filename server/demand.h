@@ -32,10 +32,10 @@ static inline void cairn__demand_move(mjob *j, const mtask *t, int from, int to)
 /* Volunteer v made a request at now (seconds): it is present, and idle when it
  * holds no lease, until CAIRN__DEMAND_WINDOW seconds pass without another.
  * Under c->lock, O(1). */
-void cairn__demand_seen(cairn_core *c, mvol *v, int64_t now);
+void cairn__demand_seen(cairn__core *c, mvol *v, int64_t now);
 
 /* The body of GET /v1/demand (a new reference; NULL out of memory). Takes
  * c->lock; bound above. */
-json_t *cairn__core_demand_json(cairn_core *c);
+json_t *cairn__core_demand_json(cairn__core *c);
 
 #endif

@@ -86,7 +86,7 @@ int cairn__keep_wanted(const mjob *j, uint32_t v, const mvol *vol);
  * failed download, banned, dropped) for its parent's recomputation
  * (cairn__lost_note). O(pins × CAIRN__KEEP_SCAN × copies under way of the
  * file), the copies at most 4 per holder looked at: O(pins × 32 × 128). */
-int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v);
+int cairn__keep_ready(cairn__core *c, const mvol *vol, const mjob *j, uint32_t v);
 /* Sets a parent's file input entry in: "url" and "sources" (the planned
  * sender, or else a worker of vol's cluster still receiving the file when
  * the cluster has no usable holder and the master serves the file's chunk
@@ -95,7 +95,7 @@ int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v)
  * grant, at most 3; then the master's /v1/files/SHA when it has the
  * bytes); the copy from the first is under way until vol reports the
  * file. O(CAIRN__KEEP_SCAN × copies under way of the file), as above. */
-void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, json_t *in);
+void cairn__keep_sources(cairn__core *c, const mvol *vol, const char *sha256, json_t *in);
 /* 1 when a result of lease l may name files the master does not have:
  * cairn__keep_wanted held when it was offered. O(1). */
 int cairn__keep_may(const mlease *l);
@@ -103,10 +103,10 @@ int cairn__keep_may(const mlease *l);
  * bytes of as kept on l's volunteer: a remote file record when new
  * (J_FILE, J_KEPT), and the volunteer as a holder (J_HOLD). 0, or -1 out of
  * memory. O(n). */
-int cairn__keep_hold(cairn_core *c, const mlease *l, const cairn_output_file *files, size_t n);
+int cairn__keep_hold(cairn__core *c, const mlease *l, const cairn__output_file *files, size_t n);
 /* Records an uploaded file (journaled, J_FILE); *existed when it was
  * already known. CAIRN_ECONFLICT on a key collision, CAIRN_ENOMEM. */
-cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
+cairn_status cairn__dist_add_file(cairn__core *c, const char *sha256, int64_t size, int *existed,
                                   cairn_error *err);
 /* Marks (or unmarks) file sha256 as a deleted job's, which the store may be
  * removing: a job naming it is refused meanwhile (cairn__dist_file_dying,
@@ -148,14 +148,14 @@ json_t *cairn__rates_json(const cairn__dist *d);
  * each input with its sources (peers first for broadcast files). Returns 0,
  * 1 when a broadcast input cannot be served to vol yet (a copy is on its way
  * into vol's cluster), -1 out of memory. Records the transfers it starts. */
-int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs);
+int cairn__dist_inputs(cairn__core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs);
 /* vol holds file sha256 (verified) from now. A new holding is journaled
  * (J_HOLD); one already known, or of a banned volunteer, changes nothing. */
-void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha256);
+void cairn__dist_have(cairn__core *c, mvol *vol, const char *sha256);
 /* At start-up (not journaled): vol has held file sha256 since then, as the
  * store says, which lists each holding once. An unknown file or a banned
  * volunteer is skipped. 0, or -1 out of memory. */
-int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha256, int64_t since);
+int cairn__dist_restore_holder(cairn__core *c, mvol *vol, const char *sha256, int64_t since);
 /* v's peer URL is v->peer_url from now (registration, a report that
  * changes it, start-up): a source naming it is v's, or that of the
  * volunteers that said it before v and still say it (a worker registered
@@ -166,25 +166,25 @@ void cairn__dist_peer_url(cairn__dist *d, mvol *v);
 /* vol was banned: it leaves the census now (O(1)); its holdings and the
  * copies on their way to it are forgotten in steps (below). The store
  * side is J_BAN's. */
-void cairn__dist_forget(cairn_core *c, mvol *vol);
+void cairn__dist_forget(cairn__core *c, mvol *vol);
 /* Forgets vol's holdings and the copies on their way to it in at most n
  * more buckets of the file table (from vol->forget_at; a table grown
  * meanwhile is visited again from its start, which changes nothing twice).
  * 1 when the whole table is done. O(n + the visited files' holders of vol
  * and copies under way). */
-int cairn__dist_forget_step(cairn_core *c, mvol *vol, size_t n);
+int cairn__dist_forget_step(cairn__core *c, mvol *vol, size_t n);
 /* v made a request at now: it counts in the census of the clusters present
  * (census.c) for CAIRN__CENSUS_SECONDS. O(its apps) + the expiry of two
  * volunteers whose time is up. */
-void cairn__dist_seen(cairn_core *c, mvol *v, int64_t now);
+void cairn__dist_seen(cairn__core *c, mvol *v, int64_t now);
 /* "bytes_served" and per-file distribution figures of a job: O(its files
  * + for each broadcast file its holders and the workers it was handed to). */
-json_t *cairn__dist_job_json(cairn_core *c, const mjob *j);
+json_t *cairn__dist_job_json(cairn__core *c, const mjob *j);
 /* vol downloaded bytes of file sha in ms from source (a URL of its sources:
  * the master, a holder, or a relay still receiving the file): a copy in the
  * job's transfer log, and a rate sample from the source's cluster into
  * vol's (not from a relay, whose own copy paced it). */
-void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
+void cairn__dist_fetched(cairn__core *c, const mvol *vol, const char *sha, const char *source,
                          int64_t bytes, int64_t ms);
 /* reporter's download of file sha from source (a URL of its sources) failed
  * for reason (CAIRN_FAIL_*). The holders of sha whose peer URL source names
@@ -193,7 +193,7 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
  * again; after "unreachable", "stalled" or "status" their file server is
  * not offered for PEER_FAILED_SECONDS (30 s). A source that names no holder, or a
  * banned reporter, changes nothing. O(holders + transfers of sha). */
-void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
+void cairn__dist_failed(cairn__core *c, const mvol *reporter, const char *sha, const char *source,
                         int reason);
 
 

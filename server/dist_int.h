@@ -51,7 +51,7 @@ typedef struct mfilerec {
   int64_t size;
   mholder *holders;
   uint32_t nholders, capholders;
-  cairn_hmap held;   /* holders[].vol -> non-NULL: holds() in O(1) */
+  cairn__hmap held;   /* holders[].vol -> non-NULL: holds() in O(1) */
   uint32_t cursor;   /* where the next window of candidates starts (cairn__dist_window) */
   int64_t pruned;    /* the second xfers and handed were last pruned */
   mxfer *xfers;
@@ -59,7 +59,7 @@ typedef struct mfilerec {
   /* per source (its id + 1; the master's 0 + 1): how many of xfers it
    * sends, and of those to its own cluster; kept in step with xfers by
    * every change of the list, so a source's load is O(1) to read */
-  cairn_hmap sends;
+  cairn__hmap sends;
   /* hand-outs whose copy is not reported yet, the first per receiver, for
    * the copy record (distribution.c, log_copy): unlike xfers, neither a
    * failed source nor the receiver's holding ends one; the copy's record or
@@ -88,9 +88,9 @@ typedef struct mrate {
 } mrate;
 
 struct cairn__dist {
-  cairn_hmap files;        /* first 8 bytes of sha256 -> mfilerec */
+  cairn__hmap files;        /* first 8 bytes of sha256 -> mfilerec */
   char bplan_algo[32];     /* broadcast planner, "online" for none */
-  cairn_hmap rates;        /* (source cluster, cluster) -> mrate */
+  cairn__hmap rates;        /* (source cluster, cluster) -> mrate */
   double rate_sum[3];      /* per rate class */
   uint64_t rate_n[3];
   uint64_t rates_epoch;    /* bumped when a pair is first measured or moves by > 25% */
@@ -99,15 +99,15 @@ struct cairn__dist {
                               failing; not offered before then (0: never paused) */
   size_t npaused;
   /* census.c: the clusters of the volunteers present, per app */
-  cairn_hmap census;       /* (app, cluster) -> struct mcount */
-  cairn_hmap census_apps;  /* app -> struct mappcensus */
+  cairn__hmap census;       /* (app, cluster) -> struct mcount */
+  cairn__hmap census_apps;  /* app -> struct mappcensus */
   mvol *qhead, *qtail;     /* the volunteers counted, least recently seen first */
   uint64_t census_gen;     /* bumped by every change of a count */
   uint64_t census_work;    /* volunteers and clusters visited, for the bounded-work test */
   uint64_t scan_work;      /* candidates in the windows handed out (cairn__dist_window), the same */
   int store_and_forward;   /* 1: never name a worker still receiving as a source */
   struct cairn__mcast *mcast; /* mcast.c: needs and plan of kept outputs; NULL: online */
-  cairn_hmap by_peer;      /* hash of a peer URL -> the volunteer that last said it
+  cairn__hmap by_peer;      /* hash of a peer URL -> the volunteer that last said it
                               (cairn__dist_peer_url), so a reported source is found in O(1) */
 };
 
@@ -159,7 +159,7 @@ int cairn__dist_sends_ok(const mfilerec *f);
 /* Until when volunteer id's file server is not offered (0: it is). O(1). */
 int64_t cairn__dist_paused_until(const cairn__dist *d, int64_t id);
 /* Holder h's copy of file sha for vol, with its grant, into url. O(1). */
-void cairn__dist_peer_source(cairn_core *c, const mvol *h, const mvol *vol, const char *sha,
+void cairn__dist_peer_source(cairn__core *c, const mvol *h, const mvol *vol, const char *sha,
                              char url[512]);
 /* The record of file sha, or NULL. */
 mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha);
@@ -187,7 +187,7 @@ void cairn__census_free(cairn__dist *d);
  * then the receivers of the copies under way that relay while receiving
  * (none when store_and_forward); NULL when candidate i is none. *relay is 1
  * for a receiver. O(1). */
-mvol *cairn__dist_candidate(cairn_core *c, const mfilerec *f, uint32_t i, int *relay);
+mvol *cairn__dist_candidate(cairn__core *c, const mfilerec *f, uint32_t i, int *relay);
 /* Local copies a relay sends at once: each runs at the rate its own copy
  * arrives, so it fans out instead of growing a chain of relays. */
 #define CAIRN__RELAY_FANOUT 2
@@ -210,35 +210,35 @@ const char *cairn__mcast_algorithm(const cairn__dist *d);
 void cairn__mcast_free(struct cairn__mcast *m);
 /* vol must fetch kept file f (a child allocated to it reads it), unless it
  * holds it. O(CAIRN__MCAST_NEEDS + CAIRN__KEEP_SCAN). */
-void cairn__mcast_need(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t now);
+void cairn__mcast_need(cairn__core *c, const mvol *vol, const mfilerec *f, int64_t now);
 /* Rebuilds the plan when the needs changed: at most once a second, at once
  * when one of vol's needs is not in it. */
-void cairn__mcast_plan(cairn_core *c, const mvol *vol, int64_t now);
+void cairn__mcast_plan(cairn__core *c, const mvol *vol, int64_t now);
 /* vol's planned sender of f when it can send now (holds it, usable, fewer
  * than 4 copies under way), else 0; *wait is 1 when that sender is still
  * receiving f, or a copy of f is landing in vol's cluster where no worker
  * holds it, and vol's need is younger than 10 s. O(needs + copies of f +
  * CAIRN__KEEP_SCAN). */
-int64_t cairn__mcast_sender(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now, int *wait);
+int64_t cairn__mcast_sender(cairn__core *c, mfilerec *f, const mvol *vol, int64_t now, int *wait);
 /* vol holds sha: its need is met. O(CAIRN__MCAST_NEEDS). */
 void cairn__mcast_have(cairn__dist *d, int64_t vol, const char *sha);
 /* Before a child v of j is allocated to vol: notes its kept files as vol's
  * needs, (re)plans, and returns 1 when it should wait for a planned sender
  * still receiving one of them or a copy landing in its cluster. O(pins × (CAIRN__MCAST_NEEDS +
  * CAIRN__KEEP_SCAN)) plus a (re)build's bound. */
-int cairn__mcast_child(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v, int64_t now);
+int cairn__mcast_child(cairn__core *c, const mvol *vol, const mjob *j, uint32_t v, int64_t now);
 /* vol's first source of kept file f is h, the planned sender or not: counted
  * for /metrics and logged, unless vol holds f or has a planned copy of it
  * not reported yet. O(CAIRN__KEEP_SCAN + CAIRN__MCAST_NEEDS). */
-void cairn__mcast_note(cairn_core *c, const mvol *vol, const mvol *h, const mfilerec *f,
+void cairn__mcast_note(cairn__core *c, const mvol *vol, const mvol *h, const mfilerec *f,
                        int planned);
 /* vol reported a copy of f from holder src: counted when src was the
  * planned sender it was handed (the last CAIRN__MCAST_NEEDS). O(that). */
-void cairn__mcast_fetched(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src);
+void cairn__mcast_fetched(cairn__core *c, const mvol *vol, const mfilerec *f, int64_t src);
 
 /* bplan.c */
 /* A download of bytes in ms from cluster src ("" = the master) into dst. */
-void cairn__rate_sample(cairn_core *c, const char *src, const char *dst, int64_t bytes,
+void cairn__rate_sample(cairn__core *c, const char *src, const char *dst, int64_t bytes,
                         int64_t ms);
 /* Estimated rate src -> dst in bytes per second (measured, else estimated). */
 double cairn__rate_get(const cairn__dist *d, const char *src, const char *dst);

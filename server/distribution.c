@@ -94,30 +94,30 @@ void cairn__dist_file_free(mfilerec *f) {
   if (!f)
     return;
   free(f->holders);
-  cairn_hmap_free(&f->held);
+  cairn__hmap_free(&f->held);
   free(f->xfers);
   for (size_t i = 0; i < f->sends.cap; i++)
     if (f->sends.keys[i])
       free(f->sends.vals[i]);
-  cairn_hmap_free(&f->sends);
+  cairn__hmap_free(&f->sends);
   free(f->handed);
   cairn__bplan_free(f->plan);
   free(f);
 }
 
 mfilerec *cairn__dist_file_of(cairn__dist *d, const char *sha) {
-  mfilerec *f = cairn_hmap_get(&d->files, cairn__hash_key(sha));
+  mfilerec *f = cairn__hmap_get(&d->files, cairn__hash_key(sha));
   return f && strcmp(f->sha256, sha) == 0 ? f : NULL;
 }
 
 /* 1 when vol holds a whole copy of f. O(1) (f->held). */
 static int holds(const mfilerec *f, int64_t vol) {
-  return vol >= 1 && cairn_hmap_get(&f->held, (uint64_t)vol) != NULL;
+  return vol >= 1 && cairn__hmap_get(&f->held, (uint64_t)vol) != NULL;
 }
 
 /* Removes holder i of f (its order kept). O(holders after i). */
 static void drop_holder(mfilerec *f, uint32_t i) {
-  (void)cairn_hmap_del(&f->held, (uint64_t)f->holders[i].vol);
+  (void)cairn__hmap_del(&f->held, (uint64_t)f->holders[i].vol);
   memmove(&f->holders[i], &f->holders[i + 1], (f->nholders - i - 1) * sizeof *f->holders);
   f->nholders--;
 }
@@ -139,10 +139,10 @@ cairn__dist *cairn__dist_create(void) {
   cairn__dist *d = calloc(1, sizeof *d);
   if (!d)
     return NULL;
-  cairn_hmap_init(&d->files);
-  cairn_hmap_init(&d->rates);
-  cairn_hmap_init(&d->census);
-  cairn_hmap_init(&d->census_apps);
+  cairn__hmap_init(&d->files);
+  cairn__hmap_init(&d->rates);
+  cairn__hmap_init(&d->census);
+  cairn__hmap_init(&d->census_apps);
   snprintf(d->bplan_algo, sizeof d->bplan_algo, "%s", CAIRN__BPLAN_DEFAULT);
   return d;
 }
@@ -153,11 +153,11 @@ void cairn__dist_destroy(cairn__dist *d) {
   for (size_t i = 0; i < d->files.cap; i++)
     if (d->files.keys[i])
       cairn__dist_file_free(d->files.vals[i]);
-  cairn_hmap_free(&d->files);
+  cairn__hmap_free(&d->files);
   cairn__census_free(d);
   cairn__rates_free(d);
   cairn__mcast_free(d->mcast);
-  cairn_hmap_free(&d->by_peer);
+  cairn__hmap_free(&d->by_peer);
   free(d->paused_until);
   free(d);
 }
@@ -165,7 +165,7 @@ void cairn__dist_destroy(cairn__dist *d) {
 cairn_status cairn__dist_set_planner(cairn__dist *d, const char *algo, cairn_error *err) {
   const char *name = cairn__bplan_algorithm(algo);
   if (!name)
-    return cairn_error_set(err, CAIRN_EINVAL, "unknown broadcast planner \"%s\" (one of: %s)",
+    return cairn__error_set(err, CAIRN_EINVAL, "unknown broadcast planner \"%s\" (one of: %s)",
                            algo, cairn__bplan_algorithms());
   snprintf(d->bplan_algo, sizeof d->bplan_algo, "%s", name);
   return CAIRN_OK;
@@ -184,16 +184,16 @@ int cairn__dist_restore_file(cairn__dist *d, const char *sha256, int64_t size) {
     return -1;
   snprintf(f->sha256, sizeof f->sha256, "%s", sha256);
   f->size = size;
-  if (cairn_hmap_put(&d->files, cairn__hash_key(f->sha256), f)) {
+  if (cairn__hmap_put(&d->files, cairn__hash_key(f->sha256), f)) {
     free(f);
     return -1;
   }
   return 0;
 }
 
-cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
+cairn_status cairn__dist_add_file(cairn__core *c, const char *sha256, int64_t size, int *existed,
                                   cairn_error *err) {
-  mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(sha256));
+  mfilerec *f = cairn__hmap_get(&c->dist->files, cairn__hash_key(sha256));
   *existed = f != NULL;
   c->dist->n.bytes_received += (uint64_t)size;
   if (f && strcmp(f->sha256, sha256) == 0 && f->remote) { /* a kept output reached the master */
@@ -209,9 +209,9 @@ cairn_status cairn__dist_add_file(cairn_core *c, const char *sha256, int64_t siz
   if (f)
     return strcmp(f->sha256, sha256) == 0
              ? CAIRN_OK
-             : cairn_error_set(err, CAIRN_ECONFLICT, "file key collision for %s", sha256);
+             : cairn__error_set(err, CAIRN_ECONFLICT, "file key collision for %s", sha256);
   if (cairn__dist_restore_file(c->dist, sha256, size))
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn__journal_put(c->journal, cairn__jrec_file(sha256, size, cairn__now()));
   return CAIRN_OK;
 }
@@ -233,7 +233,7 @@ int cairn__dist_remove_file(cairn__dist *d, const char *sha256) {
   mfilerec *f = cairn__dist_file_of(d, sha256);
   if (!f || !f->dying)
     return 0;
-  cairn_hmap_del(&d->files, cairn__hash_key(sha256));
+  cairn__hmap_del(&d->files, cairn__hash_key(sha256));
   cairn__dist_file_free(f);
   return 1;
 }
@@ -254,7 +254,7 @@ void cairn__dist_get_counters(const cairn__dist *d, cairn__dist_counters *out) {
 
 /* ---- decisions ---- */
 
-static mvol *vol_of(cairn_core *c, int64_t id) {
+static mvol *vol_of(cairn__core *c, int64_t id) {
   return id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
 }
 
@@ -272,11 +272,11 @@ static int not_to(const mxfer *x, int64_t vol) { return x->to != vol; }
 /* Counts x in (d = +1) or out of (d = -1) its source's sends. 0, or -1
  * out of memory (counting in only). O(1). */
 static int count_send(mfilerec *f, const mxfer *x, int d) {
-  msend *s = cairn_hmap_get(&f->sends, (uint64_t)x->from + 1);
+  msend *s = cairn__hmap_get(&f->sends, (uint64_t)x->from + 1);
   if (!s) {
     if (d < 0 || !(s = calloc(1, sizeof *s)))
       return d < 0 ? 0 : -1;
-    if (cairn_hmap_put(&f->sends, (uint64_t)x->from + 1, s)) {
+    if (cairn__hmap_put(&f->sends, (uint64_t)x->from + 1, s)) {
       free(s);
       return -1;
     }
@@ -284,7 +284,7 @@ static int count_send(mfilerec *f, const mxfer *x, int d) {
   s->all += (uint32_t)d;
   s->local += x->local ? (uint32_t)d : 0;
   if (!s->all)
-    free(cairn_hmap_del(&f->sends, (uint64_t)x->from + 1));
+    free(cairn__hmap_del(&f->sends, (uint64_t)x->from + 1));
   return 0;
 }
 
@@ -309,7 +309,7 @@ static void prune(mfilerec *f, int64_t now) {
 }
 
 uint32_t cairn__dist_sending(const mfilerec *f, int64_t from, int local) {
-  const msend *s = cairn_hmap_get(&f->sends, (uint64_t)from + 1);
+  const msend *s = cairn__hmap_get(&f->sends, (uint64_t)from + 1);
   return !s ? 0 : local ? s->local : s->all;
 }
 
@@ -373,13 +373,13 @@ static int add_xfer(mfilerec *f, int64_t to, int64_t from, int local, int64_t no
 static int add_holder(mfilerec *f, int64_t vol, int64_t since) {
   if (holds(f, vol))
     return 0;
-  if (cairn_hmap_put(&f->held, (uint64_t)vol, f)) /* any non-NULL value */
+  if (cairn__hmap_put(&f->held, (uint64_t)vol, f)) /* any non-NULL value */
     return -1;
   if (f->nholders == f->capholders) {
     uint32_t ncap = f->capholders ? 2 * f->capholders : 8;
     mholder *nh = realloc(f->holders, ncap * sizeof *nh);
     if (!nh) {
-      (void)cairn_hmap_del(&f->held, (uint64_t)vol);
+      (void)cairn__hmap_del(&f->held, (uint64_t)vol);
       return -1;
     }
     f->holders = nh;
@@ -389,7 +389,7 @@ static int add_holder(mfilerec *f, int64_t vol, int64_t since) {
   return 0;
 }
 
-void cairn__dist_have(cairn_core *c, mvol *vol, const char *sha) {
+void cairn__dist_have(cairn__core *c, mvol *vol, const char *sha) {
   mfilerec *f = cairn__dist_file_of(c->dist, sha);
   if (!f || vol->banned)
     return;
@@ -445,7 +445,7 @@ static int cmp_label(const void *a, const void *b) {
  * O(CAIRN__DIST_SCAN log k) for the clusters informed (a window), and the
  * planner's cost over k clusters (bplan.c: the grid heuristics up to
  * CAIRN__BPLAN_GRID_MAX clusters, lcf's O(k log k) beyond). */
-static void ensure_plan(cairn_core *c, mfilerec *f, const char *app, const char *cluster,
+static void ensure_plan(cairn__core *c, mfilerec *f, const char *app, const char *cluster,
                         int64_t now) {
   if (strcmp(c->dist->bplan_algo, "online") == 0 ||
       (f->plan && f->checked == now &&
@@ -538,7 +538,7 @@ typedef struct cstate {
   uint32_t usable, held, landing, out;
 } cstate;
 
-static cstate *cluster_states(cairn_core *c, mfilerec *f, const mplan *p, const mvol *vol,
+static cstate *cluster_states(cairn__core *c, mfilerec *f, const mplan *p, const mvol *vol,
                               int64_t now) {
   cstate *st = calloc(p->k, sizeof *st);
   if (!st)
@@ -578,7 +578,7 @@ static uint32_t local_load(const mfilerec *f, const mvol *h) {
 
 /* The usable holder of cluster label (NULL: any cluster but vol's) with the
  * fewest copies under way, below max; 0 when none. */
-static int64_t pick_holder(cairn_core *c, mfilerec *f, const mvol *vol, const char *label,
+static int64_t pick_holder(cairn__core *c, mfilerec *f, const mvol *vol, const char *label,
                            uint32_t max, int64_t now) {
   cairn__pick best = {0};
   uint32_t first, total = f->nholders + f->nxfers;
@@ -600,7 +600,7 @@ enum { SRC_WAIT = -1, SRC_ONLINE = -2, SRC_OOM = -3 };
 
 /* The planned source of vol's first copy into its cluster: a holder's id,
  * 0 for the master, SRC_WAIT, or SRC_ONLINE when the plan cannot say. */
-static int64_t planned_source(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now) {
+static int64_t planned_source(cairn__core *c, mfilerec *f, const mvol *vol, int64_t now) {
   mplan *p = f->plan;
   int x = p ? cairn__bplan_find(p, vol->cluster) : -1;
   if (x <= 0)
@@ -641,11 +641,11 @@ out:
 /* Holder h's copy of file sha as a source for vol, into url: its peer URL
  * with the grant (common/grant.h) that lets vol, and only vol, download that
  * file from h for CAIRN_GRANT_SECONDS. Two HMACs; O(1). */
-static void peer_source(cairn_core *c, const mvol *h, const mvol *vol, const char *sha,
+static void peer_source(cairn__core *c, const mvol *h, const mvol *vol, const char *sha,
                         char url[512]) {
   char key[65], grant[CAIRN_GRANT_MAX + 1];
-  cairn_grant_key(c->peer_secret, h->id, h->key_gen, key);
-  if (cairn_grant_make(key, sha, vol->id, cairn__now() + CAIRN_GRANT_SECONDS, grant))
+  cairn__grant_key(c->peer_secret, h->id, h->key_gen, key);
+  if (cairn__grant_make(key, sha, vol->id, cairn__now() + CAIRN_GRANT_SECONDS, grant))
     grant[0] = '\0'; /* not a digest: cannot happen for a stored file */
   snprintf(url, 512, "%s/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", h->peer_url, sha, grant);
 }
@@ -653,7 +653,7 @@ static void peer_source(cairn_core *c, const mvol *h, const mvol *vol, const cha
 /* peer_source(), marked "&relay=1" when h is still receiving the file
  * (docs/protocol.md, "Cut-through relays"): its receiver bears longer
  * pauses while h's own download catches up. */
-static void relay_source(cairn_core *c, const mfilerec *f, const mvol *h, const mvol *vol,
+static void relay_source(cairn__core *c, const mfilerec *f, const mvol *h, const mvol *vol,
                          char url[512]) {
   peer_source(c, h, vol, f->sha256, url);
   if (!holds(f, h->id))
@@ -662,7 +662,7 @@ static void relay_source(cairn_core *c, const mfilerec *f, const mvol *h, const 
 
 /* Sources of a broadcast file for vol, into urls (peer URLs, then the
  * master's path). Returns how many, 0 when it must wait, -1 on OOM. */
-static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *master,
+static int broadcast_sources(cairn__core *c, mvol *vol, mfilerec *f, const char *master,
                              const mjob *j, uint32_t file, char urls[][512]) {
   int64_t now = cairn__now();
   prune(f, now);
@@ -748,7 +748,7 @@ static int broadcast_sources(cairn_core *c, mvol *vol, mfilerec *f, const char *
   return n;
 }
 
-int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs) {
+int cairn__dist_inputs(cairn__core *c, mvol *vol, mjob *j, uint32_t v, json_t **inputs) {
   const mtask *t = &j->tasks[v];
   char urls[MAX_SOURCES][512], master[128];
   json_t *a = json_array();
@@ -780,7 +780,7 @@ int cairn__dist_inputs(cairn_core *c, mvol *vol, mjob *j, uint32_t v, json_t **i
   return 0;
 }
 
-json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
+json_t *cairn__dist_job_json(cairn__core *c, const mjob *j) {
   uint64_t bm = 0, bp = 0;
   json_t *files = json_array();
   for (uint32_t i = 0; i < j->nfiles; i++) {
@@ -796,19 +796,19 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
     int64_t last = 0;
     /* the holders by volunteer, then each worker looked up: O(holders +
      * workers), not their product (out of memory: none counted) */
-    cairn_hmap by_vol;
-    cairn_hmap_init(&by_vol);
+    cairn__hmap by_vol;
+    cairn__hmap_init(&by_vol);
     int oom = 0;
     for (uint32_t h = 0; h < f->nholders && !oom; h++)
-      oom = cairn_hmap_put(&by_vol, (uint64_t)f->holders[h].vol, &f->holders[h]);
+      oom = cairn__hmap_put(&by_vol, (uint64_t)f->holders[h].vol, &f->holders[h]);
     for (uint32_t k = 0; k < jf->nassigned && !oom; k++) {
-      const mholder *h = cairn_hmap_get(&by_vol, (uint64_t)jf->assigned[k]);
+      const mholder *h = cairn__hmap_get(&by_vol, (uint64_t)jf->assigned[k]);
       if (h) {
         have++;
         last = h->since > last ? h->since : last;
       }
     }
-    cairn_hmap_free(&by_vol);
+    cairn__hmap_free(&by_vol);
     json_t *secs = jf->nassigned && have == jf->nassigned ? json_integer(last - jf->first_assign)
                                                           : json_null();
     json_array_append_new(files, json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o}", "name",
@@ -831,7 +831,7 @@ json_t *cairn__dist_job_json(cairn_core *c, const mjob *j) {
  * The record ends the hand-out (a second report of the copy records
  * nothing); vol's holding does not, since a result that implies it may
  * reach the master before the report of the download. O(hand-outs of f). */
-static void log_copy(cairn_core *c, const mvol *vol, mfilerec *f, int64_t src,
+static void log_copy(cairn__core *c, const mvol *vol, mfilerec *f, int64_t src,
                      const char *from, int64_t bytes, int64_t ms) {
   mxfer x = {0};
   for (uint32_t i = 0; i < f->nhanded && !x.to; i++)
@@ -846,7 +846,7 @@ static void log_copy(cairn_core *c, const mvol *vol, mfilerec *f, int64_t src,
     return;
   jf->logged++;
   int64_t reported = now_ms();
-  cairn_store_xfer_row r = {.job = j->id, .dst = vol->id, .src = src, .assigned = x.from,
+  cairn__store_xfer_row r = {.job = j->id, .dst = vol->id, .src = src, .assigned = x.from,
                             .bytes = bytes};
   r.start_ms = x.from == src || reported - ms < x.at_ms ? x.at_ms : reported - ms;
   r.end_ms = r.start_ms + ms;
@@ -856,7 +856,7 @@ static void log_copy(cairn_core *c, const mvol *vol, mfilerec *f, int64_t src,
   cairn__journal_put(c->journal, cairn__jrec_xfer(&r));
 }
 
-void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const char *source,
+void cairn__dist_fetched(cairn__core *c, const mvol *vol, const char *sha, const char *source,
                          int64_t bytes, int64_t ms) {
   const char *from = NULL;
   int64_t src = 0;
@@ -879,18 +879,18 @@ void cairn__dist_fetched(cairn_core *c, const mvol *vol, const char *sha, const 
 
 /* ---- holdings from the store (server/load.c), and a ban's (server/core.c) ---- */
 
-int cairn__dist_restore_holder(cairn_core *c, mvol *vol, const char *sha, int64_t since) {
+int cairn__dist_restore_holder(cairn__core *c, mvol *vol, const char *sha, int64_t since) {
   mfilerec *f = cairn__dist_file_of(c->dist, sha);
   return !f || vol->banned ? 0 : add_holder(f, vol->id, since);
 }
 
-void cairn__dist_forget(cairn_core *c, mvol *vol) {
+void cairn__dist_forget(cairn__core *c, mvol *vol) {
   cairn__census_leave(c->dist, vol);
   vol->forget_at = 0;
   vol->forget_cap = c->dist->files.cap;
 }
 
-int cairn__dist_forget_step(cairn_core *c, mvol *vol, size_t n) {
+int cairn__dist_forget_step(cairn__core *c, mvol *vol, size_t n) {
   size_t cap = c->dist->files.cap;
   if (!vol->forget_cap)
     return 1;
@@ -923,7 +923,7 @@ uint32_t cairn__dist_peer_cap(const mvol *h) {
   return h->peer_max ? h->peer_max : CAIRN_DEFAULT_PEER_MAX;
 }
 
-void cairn__dist_peer_source(cairn_core *c, const mvol *h, const mvol *vol, const char *sha,
+void cairn__dist_peer_source(cairn__core *c, const mvol *h, const mvol *vol, const char *sha,
                              char url[512]) {
   peer_source(c, h, vol, sha, url);
 }

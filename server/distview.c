@@ -68,7 +68,7 @@ static int on_file(void *ud, const char *name, const char *sha256, int64_t size,
   return json_array_append_new(v->files, v->file);
 }
 
-static int on_xfer(void *ud, const cairn_store_xfer_row *r) {
+static int on_xfer(void *ud, const cairn__store_xfer_row *r) {
   dview *v = ud;
   if (!v->t0) { /* no plan: the first copy (transfers come by start) */
     v->t0 = r->start_ms;
@@ -101,14 +101,14 @@ static int on_rate(void *ud, const char *src, const char *dst, int64_t bps, int6
 
 void cairn__distview_get(cairn_master *m, int64_t job, cairn__resp *rs) {
   dview v = {.files = json_array(), .rates = json_array()};
-  cairn_store_dist_cb cb = {&v, on_file, on_xfer, on_source, on_rate};
+  cairn__store_dist_cb cb = {&v, on_file, on_xfer, on_source, on_rate};
   cairn_error err = {0};
   if (!v.files || !v.rates) {
     json_decref(v.files);
     json_decref(v.rates);
     return cairn__api_failf(rs, CAIRN_ENOMEM, "out of memory");
   }
-  if (cairn_store_dist_read(m->db_path, job, CAIRN__DIST_VIEW_MAX, &cb, &err) != CAIRN_OK) {
+  if (cairn__store_dist_read(m->db_path, job, CAIRN__DIST_VIEW_MAX, &cb, &err) != CAIRN_OK) {
     json_decref(v.files);
     json_decref(v.rates);
     return cairn__api_failf(rs, err.status, "%s", err.text);

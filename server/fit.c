@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cairn__fit_job_init(mjob *j, const cairn_resources *classes, uint32_t n) {
+int cairn__fit_job_init(mjob *j, const cairn__resources *classes, uint32_t n) {
   j->rclasses = calloc(CAIRN_MAX_RESOURCE_CLASSES, sizeof *j->rclasses);
   j->rclass_tasks = calloc(CAIRN_MAX_RESOURCE_CLASSES, sizeof *j->rclass_tasks);
   j->rclass_eligible = calloc(CAIRN_MAX_RESOURCE_CLASSES, sizeof *j->rclass_eligible);
@@ -24,11 +24,11 @@ void cairn__fit_count_task(mjob *j, uint32_t k) {
     j->rclass_tasks[k]++;
 }
 
-int cairn__fit_class_of(mjob *j, const cairn_resources *r) {
+int cairn__fit_class_of(mjob *j, const cairn__resources *r) {
   if (!j->rclasses && cairn__fit_job_init(j, &CAIRN_RESOURCES_DEFAULT, 1))
     return -1;
   uint32_t k = 0;
-  while (k < j->nrclasses && !cairn_resources_equal(&j->rclasses[k], r))
+  while (k < j->nrclasses && !cairn__resources_equal(&j->rclasses[k], r))
     k++;
   if (k == CAIRN_MAX_RESOURCE_CLASSES)
     return -1;
@@ -37,33 +37,33 @@ int cairn__fit_class_of(mjob *j, const cairn_resources *r) {
   return (int)k;
 }
 
-const cairn_resources *cairn__fit_req(const mjob *j, uint32_t v) {
-  static const cairn_resources one_core = {1, 0, 0};
+const cairn__resources *cairn__fit_req(const mjob *j, uint32_t v) {
+  static const cairn__resources one_core = {1, 0, 0};
   uint32_t k = j->tasks[v].rclass;
   return j->rclasses && k < j->nrclasses ? &j->rclasses[k] : &one_core;
 }
 
-cairn_resources cairn__fit_offer(const mvol *v) {
-  static const cairn_resources unlimited = {INT64_MAX / 4, INT64_MAX / 4, INT64_MAX / 4};
+cairn__resources cairn__fit_offer(const mvol *v) {
+  static const cairn__resources unlimited = {INT64_MAX / 4, INT64_MAX / 4, INT64_MAX / 4};
   return v->has_offer ? v->offer : unlimited;
 }
 
-static void see_offer(cairn_core *c, const cairn_resources *o) {
-  cairn_resources before = c->largest;
-  cairn_resources_max(&c->largest, o);
-  if (!c->any_offer || !cairn_resources_equal(&before, &c->largest))
+static void see_offer(cairn__core *c, const cairn__resources *o) {
+  cairn__resources before = c->largest;
+  cairn__resources_max(&c->largest, o);
+  if (!c->any_offer || !cairn__resources_equal(&before, &c->largest))
     c->offer_gen++;
   c->any_offer = 1;
 }
 
-cairn_resources cairn__fit_free(const mvol *v) {
-  cairn_resources f = cairn__fit_offer(v);
-  cairn_resources_add(&f, &v->used, 0);
+cairn__resources cairn__fit_free(const mvol *v) {
+  cairn__resources f = cairn__fit_offer(v);
+  cairn__resources_add(&f, &v->used, 0);
   return f;
 }
 
-void cairn__fit_set_offer(cairn_core *c, mvol *v, const cairn_resources *offer) {
-  if (v->has_offer && cairn_resources_equal(&v->offer, offer))
+void cairn__fit_set_offer(cairn__core *c, mvol *v, const cairn__resources *offer) {
+  if (v->has_offer && cairn__resources_equal(&v->offer, offer))
     return;
   v->offer = *offer;
   v->has_offer = 1;
@@ -73,24 +73,24 @@ void cairn__fit_set_offer(cairn_core *c, mvol *v, const cairn_resources *offer) 
 }
 
 void cairn__fit_lease(mvol *vol, const mjob *j, uint32_t v, int add) {
-  cairn_resources_add(&vol->used, cairn__fit_req(j, v), add);
+  cairn__resources_add(&vol->used, cairn__fit_req(j, v), add);
 }
 
-int cairn__fit_job_may(const mjob *j, const cairn_resources *avail) {
+int cairn__fit_job_may(const mjob *j, const cairn__resources *avail) {
   if (!j->rclasses)
     return avail->cores >= 1;
   for (uint32_t k = 0; k < j->nrclasses; k++)
-    if (j->rclass_tasks[k] && cairn_resources_fit(&j->rclasses[k], avail))
+    if (j->rclass_tasks[k] && cairn__resources_fit(&j->rclasses[k], avail))
       return 1;
   return 0;
 }
 
-int cairn__fit_check(const cairn_core *c, const mjob *j, uint32_t v,
-                     const cairn_resources *avail) {
-  const cairn_resources *req = cairn__fit_req(j, v);
-  if (cairn_resources_fit(req, avail))
+int cairn__fit_check(const cairn__core *c, const mjob *j, uint32_t v,
+                     const cairn__resources *avail) {
+  const cairn__resources *req = cairn__fit_req(j, v);
+  if (cairn__resources_fit(req, avail))
     return 1;
-  return c->any_offer && !cairn_resources_fit(req, &c->largest) ? -1 : 0;
+  return c->any_offer && !cairn__resources_fit(req, &c->largest) ? -1 : 0;
 }
 
 int cairn__fit_park(mjob *j, uint32_t v) {
@@ -104,7 +104,7 @@ int cairn__fit_park(mjob *j, uint32_t v) {
   return 0;
 }
 
-void cairn__fit_unpark(const cairn_core *c, mjob *j, void (*requeue)(mjob *, uint32_t)) {
+void cairn__fit_unpark(const cairn__core *c, mjob *j, void (*requeue)(mjob *, uint32_t)) {
   if (!j->sweep_left && j->nparked && j->parked_gen != c->offer_gen) {
     j->sweep_left = j->nparked; /* those parked before the largest offer grew */
     j->parked_gen = c->offer_gen;
@@ -120,16 +120,16 @@ void cairn__fit_unpark(const cairn_core *c, mjob *j, void (*requeue)(mjob *, uin
   }
 }
 
-void cairn__fit_job_json(const cairn_core *c, const mjob *j, json_t *o) {
+void cairn__fit_job_json(const cairn__core *c, const mjob *j, json_t *o) {
   uint64_t unfit = 0;
   if (c->any_offer && j->rclasses && j->state != JS_DONE)
-    unfit = cairn_resources_unfit(j->rclasses, j->rclass_tasks, j->nrclasses, &c->largest);
+    unfit = cairn__resources_unfit(j->rclasses, j->rclass_tasks, j->nrclasses, &c->largest);
   json_object_set_new(o, "unfit", json_integer((json_int_t)unfit));
   json_object_set_new(o, "largest_offer",
-                      c->any_offer ? cairn_resources_json(&c->largest) : json_null());
+                      c->any_offer ? cairn__resources_json(&c->largest) : json_null());
 }
 
-cairn_status cairn__core_set_offer(cairn_core *c, int64_t vol, const cairn_resources *offer,
+cairn_status cairn__core_set_offer(cairn__core *c, int64_t vol, const cairn__resources *offer,
                                    cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
@@ -137,7 +137,7 @@ cairn_status cairn__core_set_offer(cairn_core *c, int64_t vol, const cairn_resou
   if (v)
     cairn__fit_set_offer(c, v, offer);
   else
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)vol);
+    st = cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)vol);
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
   return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;

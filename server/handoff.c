@@ -13,7 +13,7 @@
  * allocations (cairn__allocate_locked, bounded there), under c->lock. */
 #include "server/core.h"
 
-uint32_t cairn__handoff_locked(cairn_core *c, const mjob *j) {
+uint32_t cairn__handoff_locked(cairn__core *c, const mjob *j) {
   uint32_t given = 0;
   if (!c->claimer || !c->hander)
     return 0;
@@ -39,7 +39,7 @@ uint32_t cairn__handoff_locked(cairn_core *c, const mjob *j) {
   return given;
 }
 
-void cairn__core_set_handoff(cairn_core *c, int64_t (*claimer)(void *ud, uint64_t app,
+void cairn__core_set_handoff(cairn__core *c, int64_t (*claimer)(void *ud, uint64_t app,
                                                                 int64_t *vol),
                              void (*hander)(void *ud, int64_t claim, json_t *offer,
                                             uint64_t seq)) {
@@ -50,6 +50,6 @@ void cairn__core_set_handoff(cairn_core *c, int64_t (*claimer)(void *ud, uint64_
   cairn__core_unlock(c);
 }
 
-cairn_status cairn__core_durable(cairn_core *c, uint64_t seq, cairn_error *err) {
+cairn_status cairn__core_durable(cairn__core *c, uint64_t seq, cairn_error *err) {
   return cairn__journal_wait(c->journal, seq, err);
 }

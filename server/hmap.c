@@ -12,19 +12,19 @@ static uint64_t mix(uint64_t x) {
   return x;
 }
 
-void cairn_hmap_init(cairn_hmap *h) {
+void cairn__hmap_init(cairn__hmap *h) {
   h->keys = NULL;
   h->vals = NULL;
   h->cap = h->count = 0;
 }
 
-void cairn_hmap_free(cairn_hmap *h) {
+void cairn__hmap_free(cairn__hmap *h) {
   free(h->keys);
   free(h->vals);
-  cairn_hmap_init(h);
+  cairn__hmap_init(h);
 }
 
-static int grow(cairn_hmap *h) {
+static int grow(cairn__hmap *h) {
   size_t ncap = h->cap ? h->cap * 2 : 64;
   uint64_t *nk = calloc(ncap, sizeof *nk);
   void **nv = calloc(ncap, sizeof *nv);
@@ -49,7 +49,7 @@ static int grow(cairn_hmap *h) {
   return 0;
 }
 
-int cairn_hmap_put(cairn_hmap *h, uint64_t key, void *val) {
+int cairn__hmap_put(cairn__hmap *h, uint64_t key, void *val) {
   if ((h->count + 1) * 4 > h->cap * 3 && grow(h))
     return -1;
   size_t j = mix(key) & (h->cap - 1);
@@ -62,7 +62,7 @@ int cairn_hmap_put(cairn_hmap *h, uint64_t key, void *val) {
   return 0;
 }
 
-void *cairn_hmap_get(const cairn_hmap *h, uint64_t key) {
+void *cairn__hmap_get(const cairn__hmap *h, uint64_t key) {
   if (!h->cap)
     return NULL;
   size_t j = mix(key) & (h->cap - 1);
@@ -74,7 +74,7 @@ void *cairn_hmap_get(const cairn_hmap *h, uint64_t key) {
   return NULL;
 }
 
-void *cairn_hmap_del(cairn_hmap *h, uint64_t key) {
+void *cairn__hmap_del(cairn__hmap *h, uint64_t key) {
   if (!h->cap)
     return NULL;
   size_t mask = h->cap - 1, j = mix(key) & mask;

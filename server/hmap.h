@@ -7,18 +7,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct cairn_hmap {
+typedef struct cairn__hmap {
   uint64_t *keys;
   void **vals;
   size_t cap, count;
-} cairn_hmap;
+} cairn__hmap;
 
-void cairn_hmap_init(cairn_hmap *h);
-void cairn_hmap_free(cairn_hmap *h);
+void cairn__hmap_init(cairn__hmap *h);
+void cairn__hmap_free(cairn__hmap *h);
 /* Sets key to val (replacing). Returns 0, or -1 when out of memory. */
-__attribute__((warn_unused_result)) int cairn_hmap_put(cairn_hmap *h, uint64_t key, void *val);
-void *cairn_hmap_get(const cairn_hmap *h, uint64_t key);
+__attribute__((warn_unused_result)) int cairn__hmap_put(cairn__hmap *h, uint64_t key, void *val);
+void *cairn__hmap_get(const cairn__hmap *h, uint64_t key);
 /* Removes key; returns its value or NULL. */
-void *cairn_hmap_del(cairn_hmap *h, uint64_t key);
+void *cairn__hmap_del(cairn__hmap *h, uint64_t key);
 
 #endif

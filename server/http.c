@@ -36,7 +36,7 @@ typedef struct conn {
   cairn__gate gate;   /* what the headers allow (cairn__api_gate) */
   int begun;          /* the first access callback has run */
   double started;     /* monotonic seconds at the request line */
-  cairn_buf body;
+  cairn__buf body;
   size_t held;        /* bytes this request counts in m->body_bytes */
   int responded;      /* a response was queued early (error during upload) */
   int too_big;        /* a body without Content-Length passed its cap: the rest is
@@ -51,7 +51,7 @@ typedef struct conn {
   int64_t upload_vol, upload_idx; /* an output file's volunteer and lease (uploads.h) */
   double extra_seconds;   /* added to its deadline: an output file's length at
                              CAIRN_UPLOAD_MIN_RATE */
-  cairn_sha256 hash;
+  cairn__sha256 hash;
   uint64_t upload_size;
   /* a POST /v1/work held for a task (waiters.h) */
   cairn__hold hold;       /* what api.c asked for at its last look at the core */
@@ -255,7 +255,7 @@ static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k
                         k->route == R_FILES ? "the file exceeds the upload cap"
                                             : "more bytes than the Content-Length announced");
     }
-    cairn_sha256_update(&k->hash, data, *size);
+    cairn__sha256_update(&k->hash, data, *size);
     const char *p = data;
     size_t left = *size;
     while (left) {
@@ -278,7 +278,7 @@ static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k
   if (k->responded)
     return MHD_YES;
   char got[65];
-  cairn_sha256_final_hex(&k->hash, got);
+  cairn__sha256_final_hex(&k->hash, got);
   close(k->upload_fd);
   k->upload_fd = -1;
   if (k->route == R_RESULT_FILE && k->upload_size != k->upload_cap) {
@@ -320,7 +320,7 @@ static int reserve(cairn_master *m, conn *k, size_t n) {
 }
 
 static void release(cairn_master *m, conn *k) {
-  cairn_buf_free(&k->body);
+  cairn__buf_free(&k->body);
   atomic_fetch_sub(&m->body_bytes, k->held);
   k->held = 0;
 }
@@ -357,7 +357,7 @@ static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, c
     k->upload_cap = declared;
     k->extra_seconds = (double)declared / CAIRN_UPLOAD_MIN_RATE;
   } else {
-    if (!cairn_sha256_valid_hex(url + strlen("/v1/files/"))) {
+    if (!cairn__sha256_valid_hex(url + strlen("/v1/files/"))) {
       k->responded = 1;
       return send_error(m, c, R_FILES, CAIRN_EINVAL,
                         "the URL must end in the file's sha256 (64 lowercase hex digits)");
@@ -380,7 +380,7 @@ static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, c
     k->responded = 1;
     return send_error(m, c, k->route, CAIRN_EIO, "cannot create a temporary file");
   }
-  cairn_sha256_init(&k->hash);
+  cairn__sha256_init(&k->hash);
   return MHD_YES;
 }
 
@@ -413,7 +413,7 @@ static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, con
   unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
   if ((k->route == R_FILES || k->route == R_RESULT_FILE) && strcmp(method, "PUT") == 0)
     return upload_begin(m, c, k, url, bearer(c), cl != NULL, declared);
-  cairn_buf_init(&k->body, k->gate.max_body);
+  cairn__buf_init(&k->body, k->gate.max_body);
   if (declared > k->gate.max_body)
     return too_big(m, c, k);
   if (declared && reserve(m, k, (size_t)declared))
@@ -439,7 +439,7 @@ static enum MHD_Result body_data(cairn_master *m, struct MHD_Connection *c, conn
   }
   if (k->body.len + n > k->held && reserve(m, k, k->body.len + n - k->held))
     return overloaded(m, c, k);
-  if (cairn_buf_append(&k->body, data, n))
+  if (cairn__buf_append(&k->body, data, n))
     return overloaded(m, c, k);
   return MHD_YES;
 }
@@ -779,50 +779,50 @@ static void on_log(void *cls, const char *fmt, va_list ap) {
 static char *read_pem(const char *path, cairn_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    cairn_error_set(err, CAIRN_EIO, "cannot read %s: %s", path, strerror(errno));
+    cairn__error_set(err, CAIRN_EIO, "cannot read %s: %s", path, strerror(errno));
     return NULL;
   }
-  cairn_buf b;
-  cairn_buf_init(&b, 1u << 20);
+  cairn__buf b;
+  cairn__buf_init(&b, 1u << 20);
   char chunk[4096];
   size_t n;
   int bad = 0;
   while (!bad && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-    bad = cairn_buf_append(&b, chunk, n);
+    bad = cairn__buf_append(&b, chunk, n);
   fclose(f);
   if (bad || b.len == 0) {
-    cairn_buf_free(&b);
-    cairn_error_set(err, CAIRN_EINVAL, "%s is empty or too large for a PEM file", path);
+    cairn__buf_free(&b);
+    cairn__error_set(err, CAIRN_EINVAL, "%s is empty or too large for a PEM file", path);
     return NULL;
   }
-  return cairn_buf_take(&b, NULL);
+  return cairn__buf_take(&b, NULL);
 }
 
 cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
   char host[256];
   const char *colon = strrchr(m->listen, ':');
   if (!colon || colon == m->listen || (size_t)(colon - m->listen) >= sizeof host)
-    return cairn_error_set(err, CAIRN_EINVAL, "--listen must be HOST:PORT, got \"%s\"", m->listen);
+    return cairn__error_set(err, CAIRN_EINVAL, "--listen must be HOST:PORT, got \"%s\"", m->listen);
   memcpy(host, m->listen, (size_t)(colon - m->listen));
   host[colon - m->listen] = '\0';
   char *end = NULL;
   long port = strtol(colon + 1, &end, 10);
   if (*end || port < 0 || port > 65535)
-    return cairn_error_set(err, CAIRN_EINVAL, "bad port in --listen \"%s\"", m->listen);
+    return cairn__error_set(err, CAIRN_EINVAL, "bad port in --listen \"%s\"", m->listen);
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
   if (strcmp(host, "localhost") == 0)
     snprintf(host, sizeof host, "127.0.0.1");
   if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-    return cairn_error_set(err, CAIRN_EINVAL, "--listen host must be an IPv4 address, got \"%s\"",
+    return cairn__error_set(err, CAIRN_EINVAL, "--listen host must be an IPv4 address, got \"%s\"",
                            host);
   char *cert = NULL, *key = NULL;
   int tls = m->cfg.tls_cert || m->cfg.tls_key;
   if (tls) {
     if (!m->cfg.tls_cert || !m->cfg.tls_key) {
-      return cairn_error_set(err, CAIRN_EINVAL, "TLS needs both a certificate and a key file");
+      return cairn__error_set(err, CAIRN_EINVAL, "TLS needs both a certificate and a key file");
     }
     if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-      return cairn_error_set(err, CAIRN_EINVAL, "this libmicrohttpd has no TLS support");
+      return cairn__error_set(err, CAIRN_EINVAL, "this libmicrohttpd has no TLS support");
     }
     cert = read_pem(m->cfg.tls_cert, err);
     key = cert ? read_pem(m->cfg.tls_key, err) : NULL;
@@ -873,7 +873,7 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
   free(cert);
   free(key);
   if (!d)
-    return cairn_error_set(err, CAIRN_EIO, "cannot listen on %s%s: %s", m->listen,
+    return cairn__error_set(err, CAIRN_EIO, "cannot listen on %s%s: %s", m->listen,
                            tls ? " with that certificate and key" : "", strerror(saved));
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   snprintf(m->url, sizeof m->url, "%s://%s:%u", tls ? "https" : "http", host,

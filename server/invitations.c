@@ -28,7 +28,7 @@ struct cairn__invites {
   int64_t next_id;
 };
 
-static int load_row(void *ud, const cairn_store_invite_row *r) {
+static int load_row(void *ud, const cairn__store_invite_row *r) {
   cairn__invites *iv = ud;
   if (iv->n == CAIRN_MAX_INVITATIONS || strlen(r->code_hash) != 64)
     return -1;
@@ -45,17 +45,17 @@ static int load_row(void *ud, const cairn_store_invite_row *r) {
   return 0;
 }
 
-cairn__invites *cairn__invites_open(cairn_core *c, cairn_error *err) {
+cairn__invites *cairn__invites_open(cairn__core *c, cairn_error *err) {
   cairn__invites *iv = calloc(1, sizeof *iv);
   if (!iv || !(iv->v = calloc(CAIRN_MAX_INVITATIONS, sizeof *iv->v))) {
     free(iv);
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   pthread_mutex_init(&iv->mu, NULL);
   iv->journal = c->journal;
   iv->next_id = 1;
-  if (cairn_store_read_invites(c->store, load_row, iv, err) != CAIRN_OK) {
+  if (cairn__store_read_invites(c->store, load_row, iv, err) != CAIRN_OK) {
     cairn__invites_close(iv);
     return NULL;
   }
@@ -82,7 +82,7 @@ static invite *find(cairn__invites *iv, int64_t id, const char *hash) {
 
 /* Journals x's row (under mu). */
 static void journal_row(cairn__invites *iv, const invite *x) {
-  cairn_store_invite_row r = {.id = x->id, .uses = x->uses, .used = x->used,
+  cairn__store_invite_row r = {.id = x->id, .uses = x->uses, .used = x->used,
                               .expires = x->expires, .created = x->created,
                               .code_hash = x->hash, .prefix = x->prefix, .note = x->note};
   cairn__journal_put(iv->journal, cairn__jrec_invite(&r));
@@ -91,7 +91,7 @@ static void journal_row(cairn__invites *iv, const invite *x) {
 cairn__invite_verdict cairn__invites_use(cairn__invites *iv, const char *code, int64_t now,
                                          int64_t *id) {
   char hash[65];
-  cairn_sha256_hex(code, strlen(code), hash);
+  cairn__sha256_hex(code, strlen(code), hash);
   pthread_mutex_lock(&iv->mu);
   invite *x = find(iv, 0, hash);
   cairn__invite_verdict v = !x                  ? CAIRN__INVITE_INVALID
@@ -136,7 +136,7 @@ json_t *cairn__invites_create(cairn__invites *iv, int uses, int64_t seconds, con
   unsigned char raw[CAIRN_INVITATION_LEN / 2];
   char code[CAIRN_INVITATION_LEN + 1];
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-    cairn_error_set(err, CAIRN_EIO, "no randomness for a code: %s", strerror(errno));
+    cairn__error_set(err, CAIRN_EIO, "no randomness for a code: %s", strerror(errno));
     return NULL;
   }
   for (size_t i = 0; i < sizeof raw; i++) {
@@ -146,16 +146,16 @@ json_t *cairn__invites_create(cairn__invites *iv, int uses, int64_t seconds, con
   code[CAIRN_INVITATION_LEN] = '\0';
   invite x = {.uses = uses, .expires = now + seconds, .created = now, .note = strdup(note)};
   if (!x.note) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
-  cairn_sha256_hex(code, CAIRN_INVITATION_LEN, x.hash);
+  cairn__sha256_hex(code, CAIRN_INVITATION_LEN, x.hash);
   memcpy(x.prefix, code, CAIRN_INVITATION_PREFIX);
   pthread_mutex_lock(&iv->mu);
   if (iv->n == CAIRN_MAX_INVITATIONS) {
     pthread_mutex_unlock(&iv->mu);
     free(x.note);
-    cairn_error_set(err, CAIRN_ECONFLICT, "there are already %u invitations: revoke some first",
+    cairn__error_set(err, CAIRN_ECONFLICT, "there are already %u invitations: revoke some first",
                     CAIRN_MAX_INVITATIONS);
     return NULL;
   }
@@ -170,7 +170,7 @@ json_t *cairn__invites_create(cairn__invites *iv, int uses, int64_t seconds, con
   }
   if (!o || json_object_set_new(o, "code", json_string(code))) {
     json_decref(o);
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   return o;
@@ -193,7 +193,7 @@ cairn_status cairn__invites_revoke(cairn__invites *iv, int64_t id, cairn_error *
   invite *x = find(iv, id, NULL);
   if (!x) {
     pthread_mutex_unlock(&iv->mu);
-    return cairn_error_set(err, CAIRN_ENOTFOUND, "no invitation %lld", (long long)id);
+    return cairn__error_set(err, CAIRN_ENOTFOUND, "no invitation %lld", (long long)id);
   }
   free(x->note);
   size_t i = (size_t)(x - iv->v);

@@ -25,7 +25,7 @@
 typedef struct cairn__invites cairn__invites;
 
 /* Loads the invitations from c's store. NULL with err set. */
-cairn__invites *cairn__invites_open(cairn_core *c, cairn_error *err);
+cairn__invites *cairn__invites_open(cairn__core *c, cairn_error *err);
 void cairn__invites_close(cairn__invites *iv);
 
 /* Why a code was refused (docs/protocol.md names the error codes). */

@@ -23,7 +23,7 @@ void cairn__job_free(mjob *j) {
   free(j->name);
   free(j->app);
   free(j->policy_name);
-  cairn_validator_free(&j->validator);
+  cairn__validator_free(&j->validator);
   for (uint32_t i = 0; i < j->nfiles; i++) {
     free(j->files[i].name);
     free(j->files[i].assigned);
@@ -43,7 +43,7 @@ void cairn__job_free(mjob *j) {
   free(j->rclass_eligible);
   free(j->parked);
   free(j->urgent);
-  cairn_dag_free(j->dag);
+  cairn__dag_free(j->dag);
   free(j);
 }
 
@@ -64,14 +64,14 @@ void cairn__vol_free(mvol *v) {
 }
 
 int cairn__job_start_policy(mjob *j, cairn_error *err) {
-  j->pol = cairn_policy_find(j->policy_name);
+  j->pol = cairn__policy_find(j->policy_name);
   if (!j->pol) {
-    cairn_error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", j->policy_name);
+    cairn__error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", j->policy_name);
     return -1;
   }
   j->pstate = j->pol->create(j->dag, (uint64_t)j->id);
   if (!j->pstate) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory creating the %s policy", j->policy_name);
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory creating the %s policy", j->policy_name);
     return -1;
   }
   return 0;
@@ -85,9 +85,9 @@ int cairn__job_rebuild_policy(mjob *j, cairn_error *err) {
     return -1;
   j->nurgent = j->urgent_head = 0; /* every eligible task goes to the policy (trust.c) */
   uint32_t *order = malloc((j->ntasks + 1) * sizeof *order);
-  if (!order || cairn_dag_topo_order(j->dag, order, NULL)) {
+  if (!order || cairn__dag_topo_order(j->dag, order, NULL)) {
     free(order);
-    cairn_error_set(err, CAIRN_EINTERNAL, "job %lld: cannot order its dag", (long long)j->id);
+    cairn__error_set(err, CAIRN_EINTERNAL, "job %lld: cannot order its dag", (long long)j->id);
     return -1;
   }
   for (uint32_t k = 0; k < j->ntasks; k++)
@@ -103,7 +103,7 @@ int cairn__job_rebuild_policy(mjob *j, cairn_error *err) {
   return 0;
 }
 
-static int grow_jobs(cairn_core *c) {
+static int grow_jobs(cairn__core *c) {
   if (c->njobs < c->capjobs)
     return 0;
   size_t ncap = c->capjobs ? 2 * c->capjobs : 16;
@@ -116,7 +116,7 @@ static int grow_jobs(cairn_core *c) {
 }
 
 /* Turns a validated spec into a job (no lock needed: the job is not shared yet). */
-static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
+static mjob *job_from_spec(cairn__jobspec *spec, cairn_error *err) {
   mjob *j = calloc(1, sizeof *j);
   if (!j)
     goto nomem;
@@ -131,7 +131,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   j->adaptive = spec->adaptive;
   j->keep_workers = !spec->keep_master;
   j->validator = spec->validator; /* its argv moves to the job */
-  spec->validator = (cairn_validator){0};
+  spec->validator = (cairn__validator){0};
   j->created = cairn__now();
   j->nfiles = spec->nfiles;
   j->files = calloc(spec->nfiles ? spec->nfiles : 1, sizeof *j->files);
@@ -149,7 +149,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
     j->files[i].broadcast = spec->files[i].broadcast;
   }
   for (uint32_t i = 0; i < spec->ntasks; i++) {
-    cairn_jobspec_task *st = &spec->tasks[i];
+    cairn__jobspec_task *st = &spec->tasks[i];
     mtask *t = &j->tasks[i];
     json_t *args = json_array();
     for (uint32_t k = 0; k < st->nargs; k++)
@@ -165,8 +165,8 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
     t->rclass = st->rclass;
     cairn__fit_count_task(j, t->rclass);
     char *run = NULL;
-    if (!cairn_task_run_empty(&st->run)) {
-      json_t *r = cairn_task_run_json(&st->run);
+    if (!cairn__task_run_empty(&st->run)) {
+      json_t *r = cairn__task_run_json(&st->run);
       run = r ? json_dumps(r, JSON_COMPACT) : NULL;
       json_decref(r);
       if (!run)
@@ -181,7 +181,7 @@ static mjob *job_from_spec(cairn_jobspec *spec, cairn_error *err) {
   spec->dag = NULL;
   return j;
 nomem:
-  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn__job_free(j);
   return NULL;
 }
@@ -196,7 +196,7 @@ static cairn__jrec *job_record(const mjob *j) {
   r = cairn__jrec_job_adaptive(r, j->adaptive);
   r = cairn__jrec_job_keep(r, j->keep_workers);
   if (j->validator.kind != CAIRN_VALIDATOR_EXACT) {
-    json_t *vj = cairn_validator_json(&j->validator);
+    json_t *vj = cairn__validator_json(&j->validator);
     char *text = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
     r = text ? cairn__jrec_job_validator(r, text) : (cairn__jrec_free(r), NULL);
     free(text);
@@ -209,8 +209,8 @@ static cairn__jrec *job_record(const mjob *j) {
     uint32_t p0 = j->dag->par_off[i], np = j->dag->par_off[i + 1] - p0;
     r = cairn__jrec_job_task(r, i, t->name, t->args_json, t->run_json, t->inputs, t->ninputs,
                              j->dag->par + p0, np);
-    const cairn_resources *req = cairn__fit_req(j, i);
-    if (!cairn_resources_equal(req, &CAIRN_RESOURCES_DEFAULT))
+    const cairn__resources *req = cairn__fit_req(j, i);
+    if (!cairn__resources_equal(req, &CAIRN_RESOURCES_DEFAULT))
       r = cairn__jrec_job_task_res(r, i, req->cores, req->memory_mib, req->disk_mib);
     r = cairn__tio_record(r, i, t->io);
   }
@@ -228,31 +228,31 @@ static int prime_policy(mjob *j, int64_t id, cairn_error *err) {
   if (cairn__job_start_policy(j, err))
     return -1;
   for (uint32_t i = 0; i < j->ntasks; i++)
-    if (cairn_dag_nparents(j->dag, i) == 0)
+    if (cairn__dag_nparents(j->dag, i) == 0)
       j->pol->ready(j->pstate, i);
   return 0;
 }
 
-cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job_id,
+cairn_status cairn__core_submit(cairn__core *c, cairn__jobspec *spec, int64_t *job_id,
                                 cairn_error *err) {
   cairn_status st = CAIRN_OK;
   mjob *j = NULL;
   cairn__jrec *rec = NULL;
   if ((st = cairn__core_check_limits(c, spec, err)) != CAIRN_OK)
     goto done;
-  if (!cairn_policy_find(spec->policy)) {
-    st = cairn_error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", spec->policy);
+  if (!cairn__policy_find(spec->policy)) {
+    st = cairn__error_set(err, CAIRN_EINVAL, "job: unknown policy \"%s\"", spec->policy);
     goto done;
   }
   for (uint32_t i = 0; i < spec->nfiles; i++) {
     int64_t size;
     if (!cairn__core_has_file(c, spec->files[i].sha256, &size)) {
-      st = cairn_error_set(err, CAIRN_EINVAL, "file \"%s\" (sha256 %s) has not been uploaded",
+      st = cairn__error_set(err, CAIRN_EINVAL, "file \"%s\" (sha256 %s) has not been uploaded",
                            spec->files[i].name, spec->files[i].sha256);
       goto done;
     }
     if (spec->files[i].size >= 0 && spec->files[i].size != size) {
-      st = cairn_error_set(err, CAIRN_EINVAL, "file \"%s\": size %lld does not match the "
+      st = cairn__error_set(err, CAIRN_EINVAL, "file \"%s\": size %lld does not match the "
                            "uploaded %lld bytes", spec->files[i].name,
                            (long long)spec->files[i].size, (long long)size);
       goto done;
@@ -266,7 +266,7 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
   }
   rec = job_record(j); /* before the lock: O(job) copying */
   if (!rec) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto done;
   }
   pthread_mutex_lock(&c->lock);
@@ -279,13 +279,13 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
   pthread_mutex_lock(&c->lock);
   if (grow_jobs(c) || cairn__jobq_reserve(c)) {
     cairn__core_unlock(c);
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto done;
   }
   for (uint32_t i = 0; i < j->nfiles; i++) /* O(files): a deletion may be removing one */
     if (cairn__dist_file_dying(c->dist, j->files[i].sha256)) {
       cairn__core_unlock(c);
-      st = cairn_error_set(err, CAIRN_ECONFLICT, "file \"%s\" (sha256 %s) is being removed with "
+      st = cairn__error_set(err, CAIRN_ECONFLICT, "file \"%s\" (sha256 %s) is being removed with "
                            "a deleted job; upload it again", j->files[i].name, j->files[i].sha256);
       goto done;
     }
@@ -298,7 +298,7 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
   for (uint32_t i = 0; i < j->ntasks; i++) {
     mtask *t = &j->tasks[i];
     t->key = c->next_task_key++;
-    t->npending = cairn_dag_nparents(j->dag, i);
+    t->npending = cairn__dag_nparents(j->dag, i);
     t->state = t->npending ? TS_WAITING : TS_ELIGIBLE;
     j->counts[t->state]++;
     cairn__demand_move(j, t, -1, t->state);
@@ -319,18 +319,18 @@ cairn_status cairn__core_submit(cairn_core *c, cairn_jobspec *spec, int64_t *job
 done:
   cairn__jrec_free(rec);
   cairn__job_free(j);
-  cairn_jobspec_free(spec);
+  cairn__jobspec_free(spec);
   return st;
 }
 
-int cairn__core_has_file(cairn_core *c, const char *sha256, int64_t *size) {
+int cairn__core_has_file(cairn__core *c, const char *sha256, int64_t *size) {
   pthread_mutex_lock(&c->lock);
   int found = cairn__dist_has_file(c->dist, sha256, size) && !cairn__dist_remote(c->dist, sha256);
   cairn__core_unlock(c);
   return found;
 }
 
-cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t size, int *existed,
+cairn_status cairn__core_add_file(cairn__core *c, const char *sha256, int64_t size, int *existed,
                                   cairn_error *err) {
   pthread_mutex_lock(&c->lock);
   cairn_status st = cairn__dist_add_file(c, sha256, size, existed, err);
@@ -344,7 +344,7 @@ cairn_status cairn__core_add_file(cairn_core *c, const char *sha256, int64_t siz
  * master, it waits (after the lock) until every change it shows is durable
  * (seq: cairn__journal_last() under the lock), so a reader never sees what
  * a crash could take back. */
-static void settle(cairn_core *c, uint64_t seq) { cairn__journal_wait(c->journal, seq, NULL); }
+static void settle(cairn__core *c, uint64_t seq) { cairn__journal_wait(c->journal, seq, NULL); }
 
 /* Now plus ms, as an absolute CLOCK_REALTIME time. */
 static struct timespec after_ms(long ms) {
@@ -363,7 +363,7 @@ static int before(const struct timespec *a, const struct timespec *b) {
   return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
-cairn_status cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms, int *state,
+cairn_status cairn__core_wait_job(cairn__core *c, int64_t id, long timeout_ms, int *state,
                                  cairn_error *err) {
   struct timespec until = after_ms(timeout_ms < 0 ? 0 : timeout_ms);
   cairn_status st = CAIRN_OK;
@@ -371,7 +371,7 @@ cairn_status cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms, in
   pthread_mutex_lock(&c->lock);
   for (;;) {
     if (id < 1 || (size_t)id > c->njobs || !c->jobs[id - 1]) {
-      st = cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
+      st = cairn__error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
       break;
     }
     *state = c->jobs[id - 1]->state;
@@ -383,7 +383,7 @@ cairn_status cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms, in
     if (pthread_cond_timedwait(&c->job_cv, &c->lock, last ? &until : &wake) && last) {
       *state = c->jobs[id - 1]->state;
       if (*state == JS_RUNNING)
-        st = cairn_error_set(err, CAIRN_ETIMEOUT, "job %lld is still running", (long long)id);
+        st = cairn__error_set(err, CAIRN_ETIMEOUT, "job %lld is still running", (long long)id);
       break;
     }
   }
@@ -394,7 +394,7 @@ cairn_status cairn__core_wait_job(cairn_core *c, int64_t id, long timeout_ms, in
   return st;
 }
 
-cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err) {
+cairn_status cairn__core_probe_write(cairn__core *c, cairn_error *err) {
   char now[32];
   snprintf(now, sizeof now, "%lld", (long long)cairn__now());
   pthread_mutex_lock(&c->lock);
@@ -405,12 +405,12 @@ cairn_status cairn__core_probe_write(cairn_core *c, cairn_error *err) {
 }
 /* ---- views ---- */
 
-cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *out,
+cairn_status cairn__core_volunteer(cairn__core *c, int64_t id, cairn__vol_info *out,
                                    cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
   if (id < 1 || (size_t)id > c->nvols)
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+    st = cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
   else {
     const mvol *v = c->vols[id - 1];
     *out = (cairn__vol_info){.id = v->id, .allocations = v->allocations, .valid = v->valid,
@@ -425,33 +425,33 @@ cairn_status cairn__core_volunteer(cairn_core *c, int64_t id, cairn__vol_info *o
   return st;
 }
 
-void cairn__core_set_peer_seed(cairn_core *c, const char *seed) {
-  cairn_grant_secret(seed, c->peer_secret);
+void cairn__core_set_peer_seed(cairn__core *c, const char *seed) {
+  cairn__grant_secret(seed, c->peer_secret);
 }
 
-void cairn__core_peer_key(cairn_core *c, int64_t id, char key[65]) {
+void cairn__core_peer_key(cairn__core *c, int64_t id, char key[65]) {
   pthread_mutex_lock(&c->lock);
   uint64_t gen = c->peer_gen;
   if (id >= 1 && (size_t)id <= c->nvols && c->vols[id - 1])
     c->vols[id - 1]->key_gen = gen; /* grants for its copies use this key from now on */
   cairn__core_unlock(c);
-  cairn_grant_key(c->peer_secret, id, gen, key);
+  cairn__grant_key(c->peer_secret, id, gen, key);
 }
 
 /* Set at open, never changed: read without the lock. */
-cairn_ataf_family cairn__core_family(const cairn_core *c) { return c->family; }
-const char *cairn__core_files_dir(const cairn_core *c) { return c->files_dir; }
+cairn__ataf_family cairn__core_family(const cairn__core *c) { return c->family; }
+const char *cairn__core_files_dir(const cairn__core *c) { return c->files_dir; }
 
 /* The store serializes its own reads (it has a read connection and lock). */
-cairn_status cairn__core_audit(cairn_core *c, int by, int64_t key,
-                               int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+cairn_status cairn__core_audit(cairn__core *c, int by, int64_t key,
+                               int (*cb)(void *, const cairn__store_audit_row *), void *ud,
                                cairn_error *err) {
-  return cairn_store_audit(c->store, by, key, cb, ud, err);
+  return cairn__store_audit(c->store, by, key, cb, ud, err);
 }
 
-cairn_status cairn__core_task_output(cairn_core *c, int64_t key, char **out, size_t *len,
+cairn_status cairn__core_task_output(cairn__core *c, int64_t key, char **out, size_t *len,
                                      cairn_error *err) {
-  return cairn_store_task_output(c->store, key, out, len, err);
+  return cairn__store_task_output(c->store, key, out, len, err);
 }
 
 
@@ -472,7 +472,7 @@ static json_t *job_json_locked(const mjob *j, int detail) {
     json_object_set_new(o, "quorum", json_integer(j->quorum));
     json_object_set_new(o, "adaptive", json_boolean(j->adaptive));
     json_object_set_new(o, "keep", json_string(j->keep_workers ? "workers" : "master"));
-    json_object_set_new(o, "validator", cairn_validator_json(&j->validator));
+    json_object_set_new(o, "validator", cairn__validator_json(&j->validator));
     json_object_set_new(o, "lease_seconds", json_integer(j->lease_seconds));
     json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
     json_object_set_new(o, "finished", j->finished ? json_integer(j->finished) : json_null());
@@ -480,7 +480,7 @@ static json_t *job_json_locked(const mjob *j, int detail) {
   return o;
 }
 
-static json_t *job_json_dist(cairn_core *c, const mjob *j, int detail) {
+static json_t *job_json_dist(cairn__core *c, const mjob *j, int detail) {
   json_t *o = job_json_locked(j, detail);
   cairn__fit_job_json(c, j, o);
   json_t *d = cairn__dist_job_json(c, j);
@@ -489,7 +489,7 @@ static json_t *job_json_dist(cairn_core *c, const mjob *j, int detail) {
   return o;
 }
 
-json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
+json_t *cairn__core_job_json(cairn__core *c, int64_t id, int detail) {
   json_t *o = NULL;
   pthread_mutex_lock(&c->lock);
   if (id >= 1 && (size_t)id <= c->njobs && c->jobs[id - 1])
@@ -500,7 +500,7 @@ json_t *cairn__core_job_json(cairn_core *c, int64_t id, int detail) {
   return o;
 }
 
-int cairn__core_job_state(cairn_core *c, int64_t id) {
+int cairn__core_job_state(cairn__core *c, int64_t id) {
   int state = -1;
   pthread_mutex_lock(&c->lock);
   if (id >= 1 && (size_t)id <= c->njobs && c->jobs[id - 1])
@@ -509,7 +509,7 @@ int cairn__core_job_state(cairn_core *c, int64_t id) {
   return state;
 }
 
-json_t *cairn__core_jobs_json(cairn_core *c) {
+json_t *cairn__core_jobs_json(cairn__core *c) {
   json_t *a = json_array();
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->njobs; i++)
@@ -533,17 +533,17 @@ static json_t *output_json(const void *p, size_t n, json_t *into) {
     json_object_set_new(into, "output", text);
     return into;
   }
-  char *out = malloc(cairn_base64_encoded_len(n) + 1);
+  char *out = malloc(cairn__base64_encoded_len(n) + 1);
   if (!out)
     return into;
-  cairn_base64_encode(p, n, out);
+  cairn__base64_encode(p, n, out);
   json_object_set_new(into, "output", json_string(out));
   json_object_set_new(into, "encoding", json_string("base64"));
   free(out);
   return into;
 }
 
-static int result_row(void *ud, const cairn_store_result_row *r) {
+static int result_row(void *ud, const cairn__store_result_row *r) {
   results_ctx *ctx = ud;
   json_t *t = r->seq >= ctx->base ? json_array_get(ctx->tasks, r->seq - ctx->base) : NULL;
   if (!t)
@@ -563,7 +563,7 @@ static int result_row(void *ud, const cairn_store_result_row *r) {
   return 0;
 }
 
-static int file_row(void *ud, const cairn_store_output_row *r) {
+static int file_row(void *ud, const cairn__store_output_row *r) {
   results_ctx *ctx = ud;
   json_t *t = r->key >= ctx->base ? json_array_get(ctx->tasks, (size_t)(r->key - ctx->base))
                                    : NULL;
@@ -582,20 +582,20 @@ static int file_row(void *ud, const cairn_store_output_row *r) {
  * most CAIRN__TASKS_CHUNK) to tasks, under one hold of the lock; *first
  * (< 0 the first time) becomes the job's first key and *start the position
  * after `after`, checked then. Returns how many, -1 with err. */
-static long tasks_chunk(cairn_core *c, int64_t id, int64_t after, size_t limit, size_t got,
+static long tasks_chunk(cairn__core *c, int64_t id, int64_t after, size_t limit, size_t got,
                         int64_t *first, uint32_t *start, uint32_t *total, uint64_t *seq,
                         json_t *tasks, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
   const mjob *j = id >= 1 && (size_t)id <= c->njobs ? c->jobs[id - 1] : NULL;
   long n = -1;
   if (!j) {
-    cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
+    cairn__error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
     goto out;
   }
   if (*first < 0) {
     *first = j->ntasks ? j->tasks[0].key : 0;
     if (after && (after < *first || after - *first >= (int64_t)j->ntasks)) {
-      cairn_error_set(err, CAIRN_EINVAL, "\"after\" (%lld) names no task of job %lld",
+      cairn__error_set(err, CAIRN_EINVAL, "\"after\" (%lld) names no task of job %lld",
                       (long long)after, (long long)id);
       goto out;
     }
@@ -617,7 +617,7 @@ out:
   return n;
 }
 
-json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, int64_t after, size_t limit,
+json_t *cairn__core_tasks_json(cairn__core *c, int64_t id, int64_t after, size_t limit,
                                cairn_error *err) {
   json_t *tasks = json_array();
   int64_t first = -1;
@@ -633,9 +633,9 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, int64_t after, size_t 
   }
   settle(c, seq);
   results_ctx ctx = {tasks, start};
-  if (cairn_store_job_results(c->store, id, start, start + got, result_row, &ctx, err) !=
+  if (cairn__store_job_results(c->store, id, start, start + got, result_row, &ctx, err) !=
         CAIRN_OK ||
-      cairn_store_job_files(c->store, id, start, start + got, file_row, &ctx, err) != CAIRN_OK) {
+      cairn__store_job_files(c->store, id, start, start + got, file_row, &ctx, err) != CAIRN_OK) {
     json_decref(tasks);
     return NULL;
   }
@@ -647,7 +647,7 @@ json_t *cairn__core_tasks_json(cairn_core *c, int64_t id, int64_t after, size_t 
 
 /* One volunteer's entry of GET /v1/volunteers (under c->lock; c for the
  * entries that depend on the core's settings). */
-static json_t *volunteer_row(const cairn_core *c, const mvol *v) {
+static json_t *volunteer_row(const cairn__core *c, const mvol *v) {
   json_t *apps = json_array();
   for (int k = 0; k < v->napps; k++)
     json_array_append_new(apps, json_string(v->apps[k]));
@@ -663,8 +663,8 @@ static json_t *volunteer_row(const cairn_core *c, const mvol *v) {
   json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));
   json_object_set_new(o, "trust", json_integer(v->trust));
   json_object_set_new(o, "trusted", json_boolean(!v->banned && v->trust >= c->trust_threshold));
-  json_object_set_new(o, "resources", v->has_offer ? cairn_resources_json(&v->offer) : json_null());
-  json_object_set_new(o, "resources_held", cairn_resources_json(&v->used));
+  json_object_set_new(o, "resources", v->has_offer ? cairn__resources_json(&v->offer) : json_null());
+  json_object_set_new(o, "resources_held", cairn__resources_json(&v->used));
   return o;
 }
 
@@ -673,14 +673,14 @@ static json_t *volunteer_row(const cairn_core *c, const mvol *v) {
 #define VOL_LIST_CHUNK 256
 
 static int append_json(const char *p, size_t n, void *b) {
-  return cairn_buf_append(b, p, n);
+  return cairn__buf_append(b, p, n);
 }
 
-char *cairn__core_volunteers_text(cairn_core *c, size_t *len) {
-  cairn_buf out;
-  cairn_buf_init(&out, (size_t)-1);
+char *cairn__core_volunteers_text(cairn__core *c, size_t *len) {
+  cairn__buf out;
+  cairn__buf_init(&out, (size_t)-1);
   json_t *rows[VOL_LIST_CHUNK];
-  int bad = cairn_buf_append(&out, "{\"volunteers\":[", 15);
+  int bad = cairn__buf_append(&out, "{\"volunteers\":[", 15);
   uint64_t seq = 0;
   size_t total = SIZE_MAX; /* those registered at the first hold */
   for (size_t i = 0, n = 1; n > 0; i += n) {
@@ -692,21 +692,21 @@ char *cairn__core_volunteers_text(cairn_core *c, size_t *len) {
     seq = cairn__journal_last(c->journal);
     cairn__core_unlock(c);
     for (size_t k = 0; k < n; k++) { /* rendered outside the lock */
-      bad |= (i + k && cairn_buf_append(&out, ",", 1)) ||
+      bad |= (i + k && cairn__buf_append(&out, ",", 1)) ||
              !rows[k] || json_dump_callback(rows[k], append_json, &out, JSON_COMPACT);
       json_decref(rows[k]);
     }
   }
   settle(c, seq);
-  bad |= cairn_buf_append(&out, "]}", 2);
+  bad |= cairn__buf_append(&out, "]}", 2);
   if (bad) {
-    cairn_buf_free(&out);
+    cairn__buf_free(&out);
     return NULL;
   }
-  return cairn_buf_take(&out, len);
+  return cairn__buf_take(&out, len);
 }
 
-json_t *cairn__core_volunteers_json(cairn_core *c) {
+json_t *cairn__core_volunteers_json(cairn__core *c) {
   size_t len = 0;
   char *text = cairn__core_volunteers_text(c, &len);
   json_t *o = text ? json_loadb(text, len, 0, NULL) : NULL;
@@ -739,7 +739,7 @@ static void appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...) 
   }
 }
 
-void cairn__core_metrics(cairn_core *c, char **buf, size_t *len, size_t *cap) {
+void cairn__core_metrics(cairn__core *c, char **buf, size_t *len, size_t *cap) {
   uint64_t counts[TS_COUNT] = {0};
   size_t running = 0;
   pthread_mutex_lock(&c->lock);

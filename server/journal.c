@@ -22,8 +22,8 @@ struct cairn__journal {
   int stopping, failed;
   int exited;                /* the commit thread has ended */
   cairn_error failure;
-  cairn_store *store;
-  const cairn_logger *log;
+  cairn__store *store;
+  const cairn__logger *log;
   int fail_fd;
   pthread_t thread;
   cairn__chain *chain;       /* the audit chain (NULL: off); the commit thread's */
@@ -40,7 +40,7 @@ static cairn_status note_gap(cairn__journal *j, const cairn__jrec *r, cairn_erro
   if (!cairn__jrec_chain_entry(r, &e))
     return CAIRN_OK;
   j->gap_noted = 1; /* a failed commit fails the journal for good */
-  return cairn_store_meta_set(j->store, "audit_chain_gap", "records written with the chain off",
+  return cairn__store_meta_set(j->store, "audit_chain_gap", "records written with the chain off",
                               err);
 }
 
@@ -55,13 +55,13 @@ static void checkpoint(cairn__journal *j, cairn__chain *ch, int force) {
   }
   if (!ch || !cairn__chain_checkpoint_due(ch, now, force))
     return;
-  cairn_status st = cairn_store_begin(j->store, &err);
+  cairn_status st = cairn__store_begin(j->store, &err);
   if (st == CAIRN_OK)
     st = cairn__chain_checkpoint(ch, j->store, now, &err);
   if (st == CAIRN_OK)
-    st = cairn_store_commit(j->store, &err);
+    st = cairn__store_commit(j->store, &err);
   if (st != CAIRN_OK) {
-    cairn_store_rollback(j->store);
+    cairn__store_rollback(j->store);
     CAIRN_WARN(j->log, "audit chain: cannot write a checkpoint: %s", err.text);
   }
 }
@@ -130,7 +130,7 @@ static void *committer(void *arg) {
 
     cairn_error err = {0};
     int reclaim = 0;
-    cairn_status st = cairn_store_begin(j->store, &err);
+    cairn_status st = cairn__store_begin(j->store, &err);
     for (cairn__jrec *r = batch; st == CAIRN_OK && r; r = *cairn__jrec_next(r)) {
       st = cairn__jrec_apply(j->store, r, &err);
       if (st == CAIRN_OK && ch && cairn__jrec_chain_entry(r, j->entry))
@@ -140,11 +140,11 @@ static void *committer(void *arg) {
       reclaim |= cairn__jrec_reclaims(r);
     }
     if (st == CAIRN_OK)
-      st = cairn_store_commit(j->store, &err);
+      st = cairn__store_commit(j->store, &err);
     if (st != CAIRN_OK)
-      cairn_store_rollback(j->store);
+      cairn__store_rollback(j->store);
     cairn_error rerr = {0}; /* a delete's pages go back before it is acknowledged */
-    if (st == CAIRN_OK && reclaim && cairn_store_reclaim(j->store, &rerr) != CAIRN_OK)
+    if (st == CAIRN_OK && reclaim && cairn__store_reclaim(j->store, &rerr) != CAIRN_OK)
       CAIRN_WARN(j->log, "store: reclaiming free pages: %s", rerr.text);
     free_list(batch);
     if (st == CAIRN_OK && ch) {
@@ -155,7 +155,7 @@ static void *committer(void *arg) {
     pthread_mutex_lock(&j->mu);
     if (st != CAIRN_OK) {
       cairn_error why;
-      cairn_error_set(&why, st, "commit of batch %llu failed: %s", (unsigned long long)seq,
+      cairn__error_set(&why, st, "commit of batch %llu failed: %s", (unsigned long long)seq,
                       err.text);
       fail_locked(j, &why);
       break;
@@ -177,11 +177,11 @@ static void *committer(void *arg) {
   return NULL;
 }
 
-cairn__journal *cairn__journal_open(cairn_store *s, const cairn_logger *log, int fail_fd,
+cairn__journal *cairn__journal_open(cairn__store *s, const cairn__logger *log, int fail_fd,
                                     cairn_error *err) {
   cairn__journal *j = calloc(1, sizeof *j);
   if (!j) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   pthread_mutex_init(&j->mu, NULL);
@@ -191,7 +191,7 @@ cairn__journal *cairn__journal_open(cairn_store *s, const cairn_logger *log, int
   j->log = log;
   j->fail_fd = fail_fd;
   if (pthread_create(&j->thread, NULL, committer, j)) {
-    cairn_error_set(err, CAIRN_EINTERNAL, "cannot start the commit thread");
+    cairn__error_set(err, CAIRN_EINTERNAL, "cannot start the commit thread");
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->work_cv);
     pthread_cond_destroy(&j->done_cv);
@@ -221,7 +221,7 @@ cairn_status cairn__journal_set_chain(cairn__journal *j, cairn__chain *ch, cairn
   cairn__centry *e = malloc(sizeof *e);
   if (!e) {
     cairn__chain_close(ch);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   pthread_mutex_lock(&j->mu);
   j->entry = e;
@@ -236,7 +236,7 @@ void cairn__journal_put(cairn__journal *j, cairn__jrec *r) {
     cairn__jrec_free(r);
   } else if (!r) {
     cairn_error why;
-    cairn_error_set(&why, CAIRN_ENOMEM, "out of memory queuing a journal record");
+    cairn__error_set(&why, CAIRN_ENOMEM, "out of memory queuing a journal record");
     fail_locked(j, &why);
   } else {
     *cairn__jrec_next(r) = NULL;
@@ -282,7 +282,7 @@ cairn_status cairn__journal_wait(cairn__journal *j, uint64_t seq, cairn_error *e
     if (err)
       *err = j->failure;
   } else if (j->committed < seq)
-    st = cairn_error_set(err, CAIRN_EFAILED, "the master is stopping");
+    st = cairn__error_set(err, CAIRN_EFAILED, "the master is stopping");
   pthread_mutex_unlock(&j->mu);
   return st;
 }

@@ -47,7 +47,7 @@ typedef struct cairn__jrec cairn__jrec;
 /* Starts the commit thread over s (which stays the caller's, and must
  * outlive the journal). fail_fd >= 0: one byte is written to it when the
  * journal fails (to wake a waiting cairn_master_run). NULL with err set. */
-cairn__journal *cairn__journal_open(cairn_store *s, const cairn_logger *log, int fail_fd,
+cairn__journal *cairn__journal_open(cairn__store *s, const cairn__logger *log, int fail_fd,
                                     cairn_error *err);
 /* Writes what is queued, stops the commit thread and frees j. NULL is fine. */
 void cairn__journal_close(cairn__journal *j);
@@ -100,7 +100,7 @@ cairn__jrec *cairn__jrec_quarantine(int64_t id, int on);
 /* Adaptive replication (trust.c): volunteer id's trust; an entry of a
  * volunteer's ring of unreplicated accepted results; its ring emptied. */
 cairn__jrec *cairn__jrec_trust(int64_t id, int64_t trust);
-cairn__jrec *cairn__jrec_tring(const cairn_store_trust_row *row);
+cairn__jrec *cairn__jrec_tring(const cairn__store_trust_row *row);
 cairn__jrec *cairn__jrec_tring_clear(int64_t vol);
 /* Volunteer id's peer URL (NULL: none). */
 cairn__jrec *cairn__jrec_peer(int64_t id, const char *peer_url);
@@ -116,13 +116,13 @@ cairn__jrec *cairn__jrec_unhold(int64_t volunteer, const char *sha256);
 cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bytes_per_second,
                               int64_t samples);
 /* A copy of a broadcast file that travelled (table file_transfers). */
-cairn__jrec *cairn__jrec_xfer(const cairn_store_xfer_row *row);
+cairn__jrec *cairn__jrec_xfer(const cairn__store_xfer_row *row);
 /* The plan in force for file sha256, body its JSON (table broadcast_plans). */
 cairn__jrec *cairn__jrec_plan(const char *sha256, int64_t started_ms, int64_t plans,
                               const char *body);
 
 /* An invitation: a new one, or the count of its uses (r is copied). */
-cairn__jrec *cairn__jrec_invite(const cairn_store_invite_row *r);
+cairn__jrec *cairn__jrec_invite(const cairn__store_invite_row *r);
 /* Invitation id is revoked. */
 cairn__jrec *cairn__jrec_invite_delete(int64_t id);
 
@@ -148,13 +148,13 @@ cairn__jrec *cairn__jrec_kept(const char *sha256, int on);
 /* Job id's priority changed. */
 cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority);
 /* One step of deleting job id from the store: the task keys [lo, hi)
- * (cairn_store_job_delete_range; purge: their allocations too), or, with
- * final, the end (cairn_store_job_delete_finish, and the batch's commit is
- * followed by cairn_store_reclaim()). The commit thread adds counts to *out
+ * (cairn__store_job_delete_range; purge: their allocations too), or, with
+ * final, the end (cairn__store_job_delete_finish, and the batch's commit is
+ * followed by cairn__store_reclaim()). The commit thread adds counts to *out
  * (caller-owned, or NULL), which the caller reads after waiting for the
  * batch. */
 cairn__jrec *cairn__jrec_delete(int64_t id, int purge, int64_t lo, int64_t hi, int final,
-                                int64_t now, cairn_store_delete_report *out);
+                                int64_t now, cairn__store_delete_report *out);
 /* Sets job r's id and the key of its first task; returns r. */
 cairn__jrec *cairn__jrec_job_keys(cairn__jrec *r, int64_t id, int64_t first_key);
 /* File i of job r. On failure frees r and returns NULL; else returns r. */
@@ -200,18 +200,18 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t volunteer, in
                                 const void *output, size_t len, const char *digest,
                                 int64_t received, const char *outcome, const char *reason,
                                 const void *err_tail, size_t err_len,
-                                const cairn_output_file *files, size_t nfiles);
+                                const cairn__output_file *files, size_t nfiles);
 /* Sets result record r's claim (cpu_seconds; < 0: none), the credit
  * granted to it (credit.c) and the team that credit counts for (team.c;
  * NULL: none; copied); returns r (NULL-safe; on failure NULL, r freed). */
 cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double credit,
                                        const char *team);
 /* Credit changed (credit.c): a result's granted credit and its volunteer's
- * totals (cairn_store_credit; row copied). */
-cairn__jrec *cairn__jrec_credit(const cairn_store_credit_row *row);
+ * totals (cairn__store_credit; row copied). */
+cairn__jrec *cairn__jrec_credit(const cairn__store_credit_row *row);
 /* The team ledger moved (team.c): a team's totals, and the team result
- * idx's credit counts for (cairn_store_team_credit; row and name copied). */
-cairn__jrec *cairn__jrec_team_credit(const cairn_store_team_row *row);
+ * idx's credit counts for (cairn__store_team_credit; row and name copied). */
+cairn__jrec *cairn__jrec_team_credit(const cairn__store_team_row *row);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 

@@ -41,13 +41,13 @@ struct cairn__jrec {
     struct { char sha256[65]; int64_t size, created; } file;
     struct { int64_t vol, since; char sha256[65]; } hold; /* also J_UNHOLD, J_KEPT (vol: on) */
     struct { char *src, *dst; int64_t bps, samples; } rate;
-    cairn_store_xfer_row xfer;
+    cairn__store_xfer_row xfer;
     struct { char sha256[65]; int64_t started_ms, plans; char *body; } plan;
-    struct { cairn_store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
+    struct { cairn__store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
     struct { int64_t id; } uninvite;
     struct { int64_t id; int on; } quar;
     struct { int64_t id, trust; } trust;    /* J_TRUST; J_TRING_CLEAR uses id */
-    cairn_store_trust_row tring;
+    cairn__store_trust_row tring;
     struct {
       int64_t id, created, first_key, priority;
       char *name, *app, *policy, *validator; /* validator: NULL for exact */
@@ -70,20 +70,20 @@ struct cairn__jrec {
       char reason[CAIRN_REASON_MAX]; /* "" for none */
       void *err_tail;             /* the stderr tail */
       size_t err_len;
-      cairn_output_file *files;   /* output files named */
+      cairn__output_file *files;   /* output files named */
       size_t nfiles;
       double claim, credit;       /* cpu_seconds (-1: none), credit granted */
       char *team;                 /* the team it counts for (NULL: none) */
     } result;
-    cairn_store_credit_row credit;
-    struct { cairn_store_team_row row; char *name; } team; /* row.team: name */
+    cairn__store_credit_row credit;
+    struct { cairn__store_team_row row; char *name; } team; /* row.team: name */
     struct { int64_t idx; const char *outcome; } outcome;
     struct { int64_t vol, cores, memory_mib, disk_mib; } offer;
     struct { int64_t id, priority; } jobprio;
     struct {
       int64_t id, lo, hi, now;
       int purge, final;
-      cairn_store_delete_report *out;
+      cairn__store_delete_report *out;
     } jobdel;
   } u;
   cairn__jrec *next;
@@ -189,7 +189,7 @@ cairn__jrec *cairn__jrec_rate(const char *src, const char *dst, int64_t bps, int
   return checked(r, copy_str(&r->u.rate.src, src) | copy_str(&r->u.rate.dst, dst));
 }
 
-cairn__jrec *cairn__jrec_invite(const cairn_store_invite_row *row) {
+cairn__jrec *cairn__jrec_invite(const cairn__store_invite_row *row) {
   cairn__jrec *r = rec(J_INVITE);
   if (!r)
     return NULL;
@@ -224,7 +224,7 @@ cairn__jrec *cairn__jrec_trust(int64_t id, int64_t trust) {
   return r;
 }
 
-cairn__jrec *cairn__jrec_tring(const cairn_store_trust_row *row) {
+cairn__jrec *cairn__jrec_tring(const cairn__store_trust_row *row) {
   cairn__jrec *r = rec(J_TRING);
   if (r)
     r->u.tring = *row;
@@ -289,7 +289,7 @@ cairn__jrec *cairn__jrec_priority(int64_t id, int64_t priority) {
 }
 
 cairn__jrec *cairn__jrec_delete(int64_t id, int purge, int64_t lo, int64_t hi, int final,
-                                int64_t now, cairn_store_delete_report *out) {
+                                int64_t now, cairn__store_delete_report *out) {
   cairn__jrec *r = rec(J_JOBDEL);
   if (r)
     r->u.jobdel = (__typeof__(r->u.jobdel)){id, lo, hi, now, purge, final, out};
@@ -408,7 +408,7 @@ cairn__jrec *cairn__jrec_result(int64_t idx, int64_t task, int64_t vol, int exit
                                 const void *output, size_t len, const char *digest,
                                 int64_t received, const char *outcome, const char *reason,
                                 const void *err_tail, size_t err_len,
-                                const cairn_output_file *files, size_t nfiles) {
+                                const cairn__output_file *files, size_t nfiles) {
   cairn__jrec *r = rec(J_RESULT);
   if (!r)
     return NULL;
@@ -445,14 +445,14 @@ cairn__jrec *cairn__jrec_result_credit(cairn__jrec *r, double claim, double cred
   return checked(r, copy_str(&r->u.result.team, team));
 }
 
-cairn__jrec *cairn__jrec_credit(const cairn_store_credit_row *row) {
+cairn__jrec *cairn__jrec_credit(const cairn__store_credit_row *row) {
   cairn__jrec *r = rec(J_CREDIT);
   if (r)
     r->u.credit = *row;
   return r;
 }
 
-cairn__jrec *cairn__jrec_team_credit(const cairn_store_team_row *row) {
+cairn__jrec *cairn__jrec_team_credit(const cairn__store_team_row *row) {
   cairn__jrec *r = rec(J_TEAM_CREDIT);
   if (!r || copy_str(&r->u.team.name, row->team ? row->team : ""))
     return checked(r, 1);
@@ -474,7 +474,7 @@ cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome) {
   return r;
 }
 
-cairn__jrec *cairn__jrec_xfer(const cairn_store_xfer_row *row) {
+cairn__jrec *cairn__jrec_xfer(const cairn__store_xfer_row *row) {
   cairn__jrec *r = rec(J_XFER);
   if (r)
     r->u.xfer = *row;
@@ -541,128 +541,128 @@ void cairn__jrec_free(cairn__jrec *r) {
 
 /* ---- writing ---- */
 
-static cairn_status write_job(cairn_store *s, const cairn__jrec *r, cairn_error *err) {
+static cairn_status write_job(cairn__store *s, const cairn__jrec *r, cairn_error *err) {
   const __typeof__(r->u.job) *j = &r->u.job;
-  cairn_status st = cairn_store_job_insert(s, j->id, j->name, j->app, j->policy, j->replication,
+  cairn_status st = cairn__store_job_insert(s, j->id, j->name, j->app, j->policy, j->replication,
                                            j->quorum, j->lease_seconds, j->max_attempts,
                                            j->created, j->priority, err);
   if (st == CAIRN_OK && j->validator)
-    st = cairn_store_job_validator(s, j->id, j->validator, err);
+    st = cairn__store_job_validator(s, j->id, j->validator, err);
   if (st == CAIRN_OK && j->adaptive)
-    st = cairn_store_job_adaptive(s, j->id, err);
+    st = cairn__store_job_adaptive(s, j->id, err);
   if (st == CAIRN_OK && j->keep_workers)
-    st = cairn_store_job_keep(s, j->id, err);
+    st = cairn__store_job_keep(s, j->id, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->nfiles; i++)
-    st = cairn_store_job_file_insert(s, j->id, (int)i, j->files[i].name, j->files[i].sha256,
+    st = cairn__store_job_file_insert(s, j->id, (int)i, j->files[i].name, j->files[i].sha256,
                                      j->files[i].broadcast, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->ntasks; i++) {
     const jtask *t = &j->tasks[i];
     int64_t key = j->first_key + i;
-    st = cairn_store_task_insert(s, key, j->id, i, t->name, t->args_json, t->inputs_json,
+    st = cairn__store_task_insert(s, key, j->id, i, t->name, t->args_json, t->inputs_json,
                                  t->nparents ? "waiting" : "eligible", t->run_json, err);
     for (uint32_t p = 0; st == CAIRN_OK && p < t->nparents; p++)
-      st = cairn_store_task_parent_insert(s, key, j->first_key + t->parents[p], p, err);
+      st = cairn__store_task_parent_insert(s, key, j->first_key + t->parents[p], p, err);
     if (st == CAIRN_OK && t->has_res) {
-      cairn_store_res_row row = {key, t->res[0], t->res[1], t->res[2]};
-      st = cairn_store_task_resources_insert(s, &row, err);
+      cairn__store_res_row row = {key, t->res[0], t->res[1], t->res[2]};
+      st = cairn__store_task_resources_insert(s, &row, err);
     }
     if (st == CAIRN_OK && t->outputs_json)
-      st = cairn_store_task_io_insert(s, key, t->outputs_json, t->parent_files_json, err);
+      st = cairn__store_task_io_insert(s, key, t->outputs_json, t->parent_files_json, err);
   }
   return st;
 }
 
-cairn_status cairn__jrec_apply(cairn_store *s, const cairn__jrec *r, cairn_error *err) {
+cairn_status cairn__jrec_apply(cairn__store *s, const cairn__jrec *r, cairn_error *err) {
   switch (r->type) {
-  case J_META: return cairn_store_meta_set(s, r->u.meta.key, r->u.meta.value, err);
+  case J_META: return cairn__store_meta_set(s, r->u.meta.key, r->u.meta.value, err);
   case J_VOL: {
-    cairn_status st = cairn_store_volunteer_insert(s, r->u.vol.id, r->u.vol.name,
+    cairn_status st = cairn__store_volunteer_insert(s, r->u.vol.id, r->u.vol.name,
                                                    r->u.vol.cluster, r->u.vol.apps,
                                                    r->u.vol.slots, r->u.vol.hash,
                                                    r->u.vol.created, err);
     if (st == CAIRN_OK && r->u.vol.team)
-      st = cairn_store_volunteer_team(s, r->u.vol.id, r->u.vol.team, err);
+      st = cairn__store_volunteer_team(s, r->u.vol.id, r->u.vol.team, err);
     return st;
   }
   case J_BAN: {
-    cairn_status st = cairn_store_volunteer_ban(s, r->u.ban.id, r->u.ban.text, err);
-    return st == CAIRN_OK ? cairn_store_holders_forget(s, r->u.ban.id, err) : st;
+    cairn_status st = cairn__store_volunteer_ban(s, r->u.ban.id, r->u.ban.text, err);
+    return st == CAIRN_OK ? cairn__store_holders_forget(s, r->u.ban.id, err) : st;
   }
-  case J_BAN_DONE: return cairn_store_volunteer_ban(s, r->u.ban.id, NULL, err);
-  case J_PEER: return cairn_store_volunteer_peer(s, r->u.peer.id, r->u.peer.text, err);
-  case J_TEAM: return cairn_store_volunteer_team(s, r->u.ban.id, r->u.ban.text, err);
+  case J_BAN_DONE: return cairn__store_volunteer_ban(s, r->u.ban.id, NULL, err);
+  case J_PEER: return cairn__store_volunteer_peer(s, r->u.peer.id, r->u.peer.text, err);
+  case J_TEAM: return cairn__store_volunteer_team(s, r->u.ban.id, r->u.ban.text, err);
   case J_FILE:
-    return cairn_store_file_insert(s, r->u.file.sha256, r->u.file.size, r->u.file.created, err);
+    return cairn__store_file_insert(s, r->u.file.sha256, r->u.file.size, r->u.file.created, err);
   case J_HOLD:
-    return cairn_store_holder_insert(s, r->u.hold.sha256, r->u.hold.vol, r->u.hold.since, err);
-  case J_UNHOLD: return cairn_store_holder_delete(s, r->u.hold.sha256, r->u.hold.vol, err);
-  case J_KEPT: return cairn_store_kept(s, r->u.hold.sha256, (int)r->u.hold.vol, err);
+    return cairn__store_holder_insert(s, r->u.hold.sha256, r->u.hold.vol, r->u.hold.since, err);
+  case J_UNHOLD: return cairn__store_holder_delete(s, r->u.hold.sha256, r->u.hold.vol, err);
+  case J_KEPT: return cairn__store_kept(s, r->u.hold.sha256, (int)r->u.hold.vol, err);
   case J_RATE:
-    return cairn_store_rate_put(s, r->u.rate.src, r->u.rate.dst, r->u.rate.bps,
+    return cairn__store_rate_put(s, r->u.rate.src, r->u.rate.dst, r->u.rate.bps,
                                 r->u.rate.samples, err);
-  case J_XFER: return cairn_store_xfer_put(s, &r->u.xfer, err);
+  case J_XFER: return cairn__store_xfer_put(s, &r->u.xfer, err);
   case J_PLAN:
-    return cairn_store_plan_put(s, r->u.plan.sha256, r->u.plan.started_ms, r->u.plan.plans,
+    return cairn__store_plan_put(s, r->u.plan.sha256, r->u.plan.started_ms, r->u.plan.plans,
                                 r->u.plan.body, err);
-  case J_INVITE: return cairn_store_invite_put(s, &r->u.invite.row, err);
-  case J_UNINVITE: return cairn_store_invite_delete(s, r->u.uninvite.id, err);
+  case J_INVITE: return cairn__store_invite_put(s, &r->u.invite.row, err);
+  case J_UNINVITE: return cairn__store_invite_delete(s, r->u.uninvite.id, err);
   case J_JOB: return write_job(s, r, err);
   case J_TASK:
-    return cairn_store_task_update(s, r->u.task.key, r->u.task.state, r->u.task.attempts,
+    return cairn__store_task_update(s, r->u.task.key, r->u.task.state, r->u.task.attempts,
                                    r->u.task.accepted, r->u.task.round, err);
   case J_JOBSTATE:
-    return cairn_store_job_update(s, r->u.jobstate.id, r->u.jobstate.state,
+    return cairn__store_job_update(s, r->u.jobstate.id, r->u.jobstate.state,
                                   r->u.jobstate.finished, err);
   case J_ALLOC: {
     const __typeof__(r->u.alloc) *a = &r->u.alloc;
-    return cairn_store_alloc_insert(s, a->idx, a->vol, a->t, a->task, a->issued, a->expires,
+    return cairn__store_alloc_insert(s, a->idx, a->vol, a->t, a->task, a->issued, a->expires,
                                     a->round, err);
   }
   case J_LEASE:
-    return cairn_store_alloc_update(s, r->u.lease.idx, r->u.lease.expires, r->u.lease.state, err);
+    return cairn__store_alloc_update(s, r->u.lease.idx, r->u.lease.expires, r->u.lease.state, err);
   case J_RESULT: {
     const __typeof__(r->u.result) *x = &r->u.result;
-    cairn_status st = cairn_store_result_insert(s, x->idx, x->task, x->vol, x->exit_status,
+    cairn_status st = cairn__store_result_insert(s, x->idx, x->task, x->vol, x->exit_status,
                                                 x->out, x->len, x->digest, x->received,
                                                 x->outcome, x->reason, x->err_tail, x->err_len,
                                                 err);
     for (size_t i = 0; st == CAIRN_OK && i < x->nfiles; i++)
-      st = cairn_store_result_file_insert(s, x->idx, x->files[i].name, x->files[i].sha256,
+      st = cairn__store_result_file_insert(s, x->idx, x->files[i].name, x->files[i].sha256,
                                           x->files[i].size, err);
     if (st == CAIRN_OK && (x->claim >= 0 || x->credit != 0)) {
-      cairn_store_credit_row c = {.idx = x->idx, .claim = x->claim, .result_credit = x->credit};
-      st = cairn_store_credit(s, &c, err);
+      cairn__store_credit_row c = {.idx = x->idx, .claim = x->claim, .result_credit = x->credit};
+      st = cairn__store_credit(s, &c, err);
     }
     if (st == CAIRN_OK && x->team) {
-      cairn_store_team_row t = {.idx = x->idx, .team = x->team, .granted = 1};
-      st = cairn_store_result_team(s, &t, err);
+      cairn__store_team_row t = {.idx = x->idx, .team = x->team, .granted = 1};
+      st = cairn__store_result_team(s, &t, err);
     }
     return st;
   }
-  case J_CREDIT: return cairn_store_credit(s, &r->u.credit, err);
-  case J_TEAM_CREDIT: return cairn_store_team_credit(s, &r->u.team.row, err);
-  case J_OUTCOME: return cairn_store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
+  case J_CREDIT: return cairn__store_credit(s, &r->u.credit, err);
+  case J_TEAM_CREDIT: return cairn__store_team_credit(s, &r->u.team.row, err);
+  case J_OUTCOME: return cairn__store_result_outcome(s, r->u.outcome.idx, r->u.outcome.outcome, err);
   case J_OFFER: {
-    cairn_store_res_row row = {r->u.offer.vol, r->u.offer.cores, r->u.offer.memory_mib,
+    cairn__store_res_row row = {r->u.offer.vol, r->u.offer.cores, r->u.offer.memory_mib,
                                r->u.offer.disk_mib};
-    return cairn_store_volunteer_offer(s, &row, err);
+    return cairn__store_volunteer_offer(s, &row, err);
   }
-  case J_QUAR: return cairn_store_volunteer_quarantine(s, r->u.quar.id, r->u.quar.on, err);
-  case J_TRUST: return cairn_store_volunteer_trust(s, r->u.trust.id, r->u.trust.trust, err);
-  case J_TRING: return cairn_store_trust_put(s, &r->u.tring, err);
-  case J_TRING_CLEAR: return cairn_store_trust_clear(s, r->u.trust.id, err);
-  case J_JOBPRIO: return cairn_store_job_priority(s, r->u.jobprio.id, r->u.jobprio.priority, err);
+  case J_QUAR: return cairn__store_volunteer_quarantine(s, r->u.quar.id, r->u.quar.on, err);
+  case J_TRUST: return cairn__store_volunteer_trust(s, r->u.trust.id, r->u.trust.trust, err);
+  case J_TRING: return cairn__store_trust_put(s, &r->u.tring, err);
+  case J_TRING_CLEAR: return cairn__store_trust_clear(s, r->u.trust.id, err);
+  case J_JOBPRIO: return cairn__store_job_priority(s, r->u.jobprio.id, r->u.jobprio.priority, err);
   case J_JOBDEL: {
     const __typeof__(r->u.jobdel) *d = &r->u.jobdel;
-    cairn_store_delete_report scratch = {0}, *out = d->out ? d->out : &scratch;
-    cairn_status st = d->final ? cairn_store_job_delete_finish(s, d->id, d->now, out, err)
-                               : cairn_store_job_delete_range(s, d->id, d->purge, d->lo, d->hi,
+    cairn__store_delete_report scratch = {0}, *out = d->out ? d->out : &scratch;
+    cairn_status st = d->final ? cairn__store_job_delete_finish(s, d->id, d->now, out, err)
+                               : cairn__store_job_delete_range(s, d->id, d->purge, d->lo, d->hi,
                                                               out, err);
     free(scratch.removed);
     return st;
   }
   }
-  return cairn_error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
+  return cairn__error_set(err, CAIRN_EINTERNAL, "journal: unknown record %d", (int)r->type);
 }
 
 /* The audit chain's entry for r (chain.h's field orders); 0 when r is not
@@ -712,7 +712,7 @@ int cairn__jrec_chain_entry(const cairn__jrec *r, cairn__centry *e) {
     cairn__centry_i64(e, r->u.trust.id);
     return 1;
   case J_CREDIT: {
-    const cairn_store_credit_row *c = &r->u.credit;
+    const cairn__store_credit_row *c = &r->u.credit;
     cairn__centry_begin(e, CAIRN_CK_CREDIT, c->vol, 0, c->idx);
     cairn__centry_i64(e, c->idx);
     cairn__centry_i64(e, c->vol);
@@ -724,7 +724,7 @@ int cairn__jrec_chain_entry(const cairn__jrec *r, cairn__centry *e) {
     return 1;
   }
   case J_TEAM_CREDIT: {
-    const cairn_store_team_row *t = &r->u.team.row;
+    const cairn__store_team_row *t = &r->u.team.row;
     cairn__centry_begin(e, CAIRN_CK_TEAM_CREDIT, 0, 0, t->idx);
     cairn__centry_i64(e, t->idx);
     cairn__centry_f64(e, t->credit);

@@ -11,7 +11,7 @@
 #include "server/journal.h"
 
 /* Writes r in the store's open transaction: O(r's rows). */
-cairn_status cairn__jrec_apply(cairn_store *s, const cairn__jrec *r, cairn_error *err);
+cairn_status cairn__jrec_apply(cairn__store *s, const cairn__jrec *r, cairn_error *err);
 /* Fills e with r's audit-chain entry (chain.h's field orders); 0 when r's
  * kind is not chained. */
 int cairn__jrec_chain_entry(const cairn__jrec *r, cairn__centry *e);

@@ -59,7 +59,7 @@ int cairn__keep_wanted(const mjob *j, uint32_t v, const mvol *vol) {
 
 int cairn__keep_may(const mlease *l) { return cairn__keep_wanted(l->job, l->task, l->vol); }
 
-static mvol *vol_of(cairn_core *c, int64_t id) {
+static mvol *vol_of(cairn__core *c, int64_t id) {
   return id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
 }
 
@@ -77,7 +77,7 @@ static uint32_t scanned(const mfilerec *f) {
  * copies and its --peer-max; a copy crossing from another cluster before
  * one relayed inside it, then the one that started first. NULL otherwise.
  * So each file crosses into a cluster about once. O(CAIRN__KEEP_SCAN). */
-static const mvol *local_relay(cairn_core *c, const mfilerec *f, const mvol *vol, int64_t now) {
+static const mvol *local_relay(cairn__core *c, const mfilerec *f, const mvol *vol, int64_t now) {
   if (!f->remote || !f->chunked || c->dist->store_and_forward)
     return NULL;
   for (uint32_t i = 0; i < scanned(f); i++) {
@@ -108,7 +108,7 @@ static const mvol *local_relay(cairn_core *c, const mfilerec *f, const mvol *vol
 /* 1 when f can reach vol now: the master has it, vol holds it, or a holder
  * among the first CAIRN__KEEP_SCAN can be offered; 0 when one may be
  * again soon (silent less than LOST_SECONDS, not paused); -1 when lost. */
-static int reachable(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now) {
+static int reachable(cairn__core *c, mfilerec *f, const mvol *vol, int64_t now) {
   int soon = 0;
   if (!f->remote)
     return 1;
@@ -132,13 +132,13 @@ static int reachable(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now) {
   return soon ? 0 : -1;
 }
 
-int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v) {
+int cairn__keep_ready(cairn__core *c, const mvol *vol, const mjob *j, uint32_t v) {
   const mtask *t = &j->tasks[v];
   int64_t now = cairn__now();
   int lost = 0;
   for (uint32_t k = 0; j->keep_workers && t->io && k < t->io->npins; k++) {
     uint32_t p = t->io->pins[k].parent;
-    const cairn_output_file *of = cairn__outputs_file(&j->tasks[p], t->io->pins[k].file);
+    const cairn__output_file *of = cairn__outputs_file(&j->tasks[p], t->io->pins[k].file);
     mfilerec *f = of ? cairn__dist_file_of(c->dist, of->sha256) : NULL;
     int r = f ? reachable(c, f, vol, now) : 1;
     lost |= r <= 0; /* v waits */
@@ -152,7 +152,7 @@ int cairn__keep_ready(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v)
   return lost || (j->keep_workers && cairn__mcast_child(c, vol, j, v, now));
 }
 
-void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, json_t *in) {
+void cairn__keep_sources(cairn__core *c, const mvol *vol, const char *sha256, json_t *in) {
   mfilerec *f = cairn__dist_file_of(c->dist, sha256);
   int64_t now = cairn__now();
   json_t *src = json_array();
@@ -206,7 +206,7 @@ void cairn__keep_sources(cairn_core *c, const mvol *vol, const char *sha256, jso
   }
 }
 
-int cairn__keep_hold(cairn_core *c, const mlease *l, const cairn_output_file *files, size_t n) {
+int cairn__keep_hold(cairn__core *c, const mlease *l, const cairn__output_file *files, size_t n) {
   for (size_t i = 0; i < n; i++) {
     mfilerec *f = cairn__dist_file_of(c->dist, files[i].sha256);
     if (f && !f->remote)
@@ -226,7 +226,7 @@ int cairn__keep_hold(cairn_core *c, const mlease *l, const cairn_output_file *fi
 
 /* ---- parents to recompute (the core's list, c->lost) ---- */
 
-void cairn__lost_note(cairn_core *c, const mjob *j, uint32_t parent) {
+void cairn__lost_note(cairn__core *c, const mjob *j, uint32_t parent) {
   for (uint32_t i = 0; i < c->nlost; i++)
     if (c->lost[i].job == j->id && c->lost[i].task == parent)
       return;
@@ -236,7 +236,7 @@ void cairn__lost_note(cairn_core *c, const mjob *j, uint32_t parent) {
   }
 }
 
-void cairn__lost_flush(cairn_core *c) {
+void cairn__lost_flush(cairn__core *c) {
   uint32_t n = c->nlost;
   c->nlost = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -257,7 +257,7 @@ void cairn__lost_flush(cairn_core *c) {
 
 /* ---- a leaving holder's upload (PUT /v1/files/{sha256}) ---- */
 
-cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha256,
+cairn_status cairn__core_kept_upload(cairn__core *c, int64_t vol, const char *sha256,
                                      cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
@@ -273,14 +273,14 @@ cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha
   if (!v)
     ;
   else if (!f || !f->remote)
-    st = cairn_error_set(err, f ? CAIRN_ECONFLICT : CAIRN_EFORBIDDEN,
+    st = cairn__error_set(err, f ? CAIRN_ECONFLICT : CAIRN_EFORBIDDEN,
                          f ? "the master has file %s already" : "no output kept on workers is %s",
                          sha256);
   else if (!holder)
-    st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld holds no copy of %s: only the "
+    st = cairn__error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld holds no copy of %s: only the "
                          "admin or a holder uploads it", (long long)vol, sha256);
   else if (other)
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "file %s is not needed: another holder serves it",
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "file %s is not needed: another holder serves it",
                          sha256);
   cairn__core_unlock(c);
   return st;
@@ -288,7 +288,7 @@ cairn_status cairn__core_kept_upload(cairn_core *c, int64_t vol, const char *sha
 
 /* ---- chunk digests of kept files (feature "kept_chunks") ---- */
 
-int cairn__core_kept_file(cairn_core *c, const char *sha256, int64_t *size) {
+int cairn__core_kept_file(cairn__core *c, const char *sha256, int64_t *size) {
   pthread_mutex_lock(&c->lock);
   const mfilerec *f = cairn__dist_file_of(c->dist, sha256);
   int kept = f && f->remote;
@@ -298,7 +298,7 @@ int cairn__core_kept_file(cairn_core *c, const char *sha256, int64_t *size) {
   return kept;
 }
 
-void cairn__core_kept_chunked(cairn_core *c, const char *sha256) {
+void cairn__core_kept_chunked(cairn__core *c, const char *sha256) {
   pthread_mutex_lock(&c->lock);
   mfilerec *f = cairn__dist_file_of(c->dist, sha256);
   if (f && f->remote)

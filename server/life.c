@@ -27,7 +27,7 @@ static int ahead(const mjob *a, const mjob *b) {
 }
 
 /* The first position whose job does not go before j. O(log E). */
-static size_t position(const cairn_core *c, const mjob *j) {
+static size_t position(const cairn__core *c, const mjob *j) {
   size_t lo = 0, hi = c->nrunq;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -39,7 +39,7 @@ static size_t position(const cairn_core *c, const mjob *j) {
   return lo;
 }
 
-static void jobq_remove(cairn_core *c, mjob *j) {
+static void jobq_remove(cairn__core *c, mjob *j) {
   size_t at = position(c, j);
   if (at < c->nrunq && c->runq[at] == j) {
     memmove(&c->runq[at], &c->runq[at + 1], (c->nrunq - at - 1) * sizeof *c->runq);
@@ -48,7 +48,7 @@ static void jobq_remove(cairn_core *c, mjob *j) {
   j->inq = 0;
 }
 
-void cairn__jobq_update(cairn_core *c, mjob *j) {
+void cairn__jobq_update(cairn__core *c, mjob *j) {
   /* a FAILED job's eligible tasks still run (the others' results may matter) */
   int want = j->state != JS_CANCELLED && j->counts[TS_ELIGIBLE] > 0;
   if (j->inq == want)
@@ -68,7 +68,7 @@ void cairn__jobq_update(cairn_core *c, mjob *j) {
   j->inq = 1;
 }
 
-int cairn__jobq_reserve(cairn_core *c) {
+int cairn__jobq_reserve(cairn__core *c) {
   if (c->caprunq > c->njobs)
     return 0;
   size_t ncap = c->caprunq ? 2 * c->caprunq : 16;
@@ -81,15 +81,15 @@ int cairn__jobq_reserve(cairn_core *c) {
 }
 
 /* Job id, alive, or NULL with err set (under the lock). */
-static mjob *job_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error *err) {
+static mjob *job_locked(cairn__core *c, int64_t id, cairn_status *st, cairn_error *err) {
   mjob *j = id >= 1 && (size_t)id <= c->njobs ? c->jobs[id - 1] : NULL;
   if (!j)
-    *st = cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
+    *st = cairn__error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)id);
   return j;
 }
 
 /* Cancels running job j (under the lock). O(E): it leaves the queue. */
-static void cancel_locked(cairn_core *c, mjob *j) {
+static void cancel_locked(cairn__core *c, mjob *j) {
   j->state = JS_CANCELLED;
   j->finished = cairn__now();
   cairn__jobq_update(c, j);
@@ -102,7 +102,7 @@ static void cancel_locked(cairn_core *c, mjob *j) {
 /* Releases the lock, then waits for every record put so far (a refusal
  * may have journaled too: delete's cancel). Returns st unless the journal
  * failed. */
-static cairn_status finish(cairn_core *c, cairn_status st, cairn_error *err) {
+static cairn_status finish(cairn__core *c, cairn_status st, cairn_error *err) {
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
   cairn_error werr = {0};
@@ -114,14 +114,14 @@ static cairn_status finish(cairn_core *c, cairn_status st, cairn_error *err) {
   return st;
 }
 
-cairn_status cairn__core_cancel(cairn_core *c, int64_t id, json_t **out, cairn_error *err) {
+cairn_status cairn__core_cancel(cairn__core *c, int64_t id, json_t **out, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   *out = NULL;
   pthread_mutex_lock(&c->lock);
   mjob *j = job_locked(c, id, &st, err);
   int already = j && j->state == JS_CANCELLED;
   if (j && (j->state == JS_DONE || j->state == JS_FAILED))
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "job %lld has already finished (%s): nothing to "
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "job %lld has already finished (%s): nothing to "
                          "cancel", (long long)id, cairn__jstate_name[j->state]);
   else if (j && !already)
     cancel_locked(c, j);
@@ -136,7 +136,7 @@ cairn_status cairn__core_cancel(cairn_core *c, int64_t id, json_t **out, cairn_e
   return st;
 }
 
-cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, json_t **out,
+cairn_status cairn__core_priority(cairn__core *c, int64_t id, int64_t priority, json_t **out,
                                   cairn_error *err) {
   cairn_status st = CAIRN_OK;
   *out = NULL;
@@ -163,7 +163,7 @@ cairn_status cairn__core_priority(cairn_core *c, int64_t id, int64_t priority, j
 
 /* Takes job j (no lease out) out of the core (under the lock, O(E) to leave
  * the queue, else O(1)); the caller owns it then. */
-static void detach_locked(cairn_core *c, mjob *j) {
+static void detach_locked(cairn__core *c, mjob *j) {
   if (j->inq)
     jobq_remove(c, j);
   c->jobs[j->id - 1] = NULL;
@@ -187,7 +187,7 @@ static int by_sha(const void *a, const void *b) {
 }
 
 /* Marks (or unmarks) m[0..n) dying (under the lock, O(n)). */
-static void set_dying(cairn_core *c, const fref *m, size_t n, int dying) {
+static void set_dying(cairn__core *c, const fref *m, size_t n, int dying) {
   for (size_t i = 0; i < n; i++)
     cairn__dist_set_dying(c->dist, m[i].sha256, dying);
 }
@@ -200,7 +200,7 @@ static void set_dying(cairn_core *c, const fref *m, size_t n, int dying) {
  * marked (an out-voted replica's output, or any file when resuming before
  * serving) goes too: its row is gone. A file a live lease holds as an
  * unclaimed upload keeps its bytes (uploads.h). */
-static void drop_removed(cairn_core *c, const cairn_store_delete_report *rep, size_t from,
+static void drop_removed(cairn__core *c, const cairn__store_delete_report *rep, size_t from,
                          const fref *m, size_t n) {
   char path[4200];
   for (size_t i = from; i < rep->nremoved; i++) {
@@ -229,9 +229,9 @@ static void drop_removed(cairn_core *c, const cairn_store_delete_report *rep, si
  * dying while the store may remove them (dist.h); the removed ones then
  * leave the distribution records and DB.files/ (drop_removed). Resuming
  * before serving, both are empty. */
-static cairn_status store_delete(cairn_core *c, int64_t id, int purge, int64_t lo, int64_t hi,
+static cairn_status store_delete(cairn__core *c, int64_t id, int purge, int64_t lo, int64_t hi,
                                  fref *ins, size_t nins, fref *outs, size_t nouts,
-                                 cairn_store_delete_report *rep, cairn_error *err) {
+                                 cairn__store_delete_report *rep, cairn_error *err) {
   enum { DELETE_CHUNK = 1024 };
   cairn_status st = CAIRN_OK;
   size_t p = 0;
@@ -280,10 +280,10 @@ static cairn_status store_delete(cairn_core *c, int64_t id, int purge, int64_t l
   return st;
 }
 
-cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **out,
+cairn_status cairn__core_delete(cairn__core *c, int64_t id, int purge, json_t **out,
                                 cairn_error *err) {
   cairn_status st = CAIRN_OK;
-  cairn_store_delete_report rep = {0};
+  cairn__store_delete_report rep = {0};
   *out = NULL;
   pthread_mutex_lock(&c->lock);
   mjob *j = job_locked(c, id, &st, err);
@@ -292,7 +292,7 @@ cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **o
   if (j && j->state != JS_CANCELLED && (j->state == JS_RUNNING || j->nleases || j->inq))
     cancel_locked(c, j);
   if (j && j->nleases) {
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "job %lld is cancelled but %u of its leases are "
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "job %lld is cancelled but %u of its leases are "
                          "still out; they end at their workers' next heartbeat (within %d s): "
                          "delete it again then", (long long)id, j->nleases, j->lease_seconds);
     j = NULL;
@@ -349,13 +349,13 @@ cairn_status cairn__core_delete(cairn_core *c, int64_t id, int purge, json_t **o
   return CAIRN_OK;
 }
 
-cairn_status cairn__core_resume_deletes(cairn_core *c, cairn_error *err) {
+cairn_status cairn__core_resume_deletes(cairn__core *c, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   for (size_t i = 0; st == CAIRN_OK && i < c->nresume; i++) {
     int64_t id = c->resume[i].id, lo = 0, hi = 0;
-    cairn_store_delete_report rep = {0};
-    if (cairn_store_job_keys(c->store, id, &lo, &hi))
-      st = cairn_error_set(err, CAIRN_EIO, "store: reading job %lld's task keys", (long long)id);
+    cairn__store_delete_report rep = {0};
+    if (cairn__store_job_keys(c->store, id, &lo, &hi))
+      st = cairn__error_set(err, CAIRN_EIO, "store: reading job %lld's task keys", (long long)id);
     else /* before serving: nothing else uses its files now */
       st = store_delete(c, id, c->resume[i].purge, lo, hi, NULL, 0, NULL, 0, &rep, err);
     if (st == CAIRN_OK)
@@ -369,7 +369,7 @@ cairn_status cairn__core_resume_deletes(cairn_core *c, cairn_error *err) {
   return st;
 }
 
-int cairn__core_retain(cairn_core *c, int64_t now, int64_t keep_seconds) {
+int cairn__core_retain(cairn__core *c, int64_t now, int64_t keep_seconds) {
   enum { SCAN_MAX = 1024 };
   int64_t due[SCAN_MAX];
   size_t ndue = 0;

@@ -14,15 +14,15 @@ static const char *const ceiling_flags[CAIRN_LIMIT_COUNT] = {
   "--max-wall-seconds", "--max-cpu-seconds", "--max-memory-mib", "--max-disk-mib",
   "--max-output-mib"};
 
-cairn_status cairn__core_set_limits(cairn_core *c, const int64_t ceiling[CAIRN_LIMIT_COUNT],
+cairn_status cairn__core_set_limits(cairn__core *c, const int64_t ceiling[CAIRN_LIMIT_COUNT],
                                     int wall_grace, cairn_error *err) {
   static const char *const names[CAIRN_LIMIT_COUNT] = CAIRN_LIMIT_NAMES;
   for (int i = 0; i < CAIRN_LIMIT_COUNT; i++)
     if (ceiling[i] < 0 || ceiling[i] > CAIRN_LIMIT_MAX)
-      return cairn_error_set(err, CAIRN_EINVAL, "%s (the ceiling of %s) must be from 0 (none) "
+      return cairn__error_set(err, CAIRN_EINVAL, "%s (the ceiling of %s) must be from 0 (none) "
                              "to %lld", ceiling_flags[i], names[i], (long long)CAIRN_LIMIT_MAX);
   if (wall_grace < 0 || wall_grace > CAIRN_MAX_LEASE_SECONDS)
-    return cairn_error_set(err, CAIRN_EINVAL, "--wall-grace-seconds must be from 0 (default %d) "
+    return cairn__error_set(err, CAIRN_EINVAL, "--wall-grace-seconds must be from 0 (default %d) "
                            "to %d", CAIRN_DEFAULT_WALL_GRACE_SECONDS, CAIRN_MAX_LEASE_SECONDS);
   pthread_mutex_lock(&c->lock);
   memcpy(c->ceiling, ceiling, sizeof c->ceiling);
@@ -40,11 +40,11 @@ cairn_status cairn__core_set_limits(cairn_core *c, const int64_t ceiling[CAIRN_L
   return CAIRN_OK;
 }
 
-cairn_status cairn__core_check_limits(const cairn_core *c, cairn_jobspec *spec, cairn_error *err) {
-  return cairn_jobspec_ceiling(spec, c->ceiling, ceiling_flags, err);
+cairn_status cairn__core_check_limits(const cairn__core *c, cairn__jobspec *spec, cairn_error *err) {
+  return cairn__jobspec_ceiling(spec, c->ceiling, ceiling_flags, err);
 }
 
-int64_t cairn__lease_hard(const cairn_core *c, const mtask *t, int64_t issued) {
+int64_t cairn__lease_hard(const cairn__core *c, const mtask *t, int64_t issued) {
   return t->wall > 0 ? issued + t->wall + c->wall_grace : 0;
 }
 
@@ -84,8 +84,8 @@ void cairn__task_offer_run(const mtask *t, json_t *task) {
   json_decref(o);
 }
 
-void cairn__task_failed(cairn_core *c, mtask *t, int64_t vol, const char *reason) {
-  int kind = cairn_reason_kind(reason);
+void cairn__task_failed(cairn__core *c, mtask *t, int64_t vol, const char *reason) {
+  int kind = cairn__reason_kind(reason);
   if (kind >= 0)
     c->failures_total[kind]++;
   t->failed_vol = vol;
@@ -100,20 +100,20 @@ static uint64_t app_key(const char *app) {
   return h | 1;
 }
 
-int cairn__app_runners_add(cairn_core *c, const mvol *v) {
+int cairn__app_runners_add(cairn__core *c, const mvol *v) {
   for (int i = 0; i < v->napps; i++) {
     uint64_t k = app_key(v->apps[i]);
-    uintptr_t n = (uintptr_t)cairn_hmap_get(&c->app_runners, k);
-    if (cairn_hmap_put(&c->app_runners, k, (void *)(n + 1)))
+    uintptr_t n = (uintptr_t)cairn__hmap_get(&c->app_runners, k);
+    if (cairn__hmap_put(&c->app_runners, k, (void *)(n + 1)))
       return -1;
   }
   return 0;
 }
 
-int cairn__task_pass_over(const cairn_core *c, const mjob *j, const mtask *t, int64_t vol,
+int cairn__task_pass_over(const cairn__core *c, const mjob *j, const mtask *t, int64_t vol,
                           int64_t now) {
   return t->failed_vol == vol && now - t->failed_at < CAIRN_RETRY_HOLD_SECONDS &&
-         (uintptr_t)cairn_hmap_get(&c->app_runners, app_key(j->app)) > 1;
+         (uintptr_t)cairn__hmap_get(&c->app_runners, app_key(j->app)) > 1;
 }
 
 typedef struct attempts_ctx {
@@ -122,7 +122,7 @@ typedef struct attempts_ctx {
                          it was issued ended at its hard deadline (0: none) */
 } attempts_ctx;
 
-static int attempt_row(void *ud, const cairn_store_audit_row *r) {
+static int attempt_row(void *ud, const cairn__store_audit_row *r) {
   attempts_ctx *a = ud;
   json_t *o = json_pack("{s:I, s:I, s:I, s:s, s:I, s:I}", "index", (json_int_t)r->idx,
                         "volunteer", (json_int_t)r->volunteer, "round", (json_int_t)r->round,
@@ -144,12 +144,12 @@ static int attempt_row(void *ud, const cairn_store_audit_row *r) {
   return json_array_append_new(a->list, o);
 }
 
-json_t *cairn__core_task_json(cairn_core *c, int64_t job, int64_t key, cairn_error *err) {
+json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_error *err) {
   json_t *o = NULL;
   pthread_mutex_lock(&c->lock);
   if (job < 1 || (size_t)job > c->njobs || !c->jobs[job - 1]) { /* NULL: deleted */
     cairn__core_unlock(c);
-    cairn_error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)job);
+    cairn__error_set(err, CAIRN_ENOTFOUND, "no job %lld", (long long)job);
     return NULL;
   }
   const mjob *j = c->jobs[job - 1];
@@ -157,7 +157,7 @@ json_t *cairn__core_task_json(cairn_core *c, int64_t job, int64_t key, cairn_err
   int64_t off = j->ntasks ? key - j->tasks[0].key : -1;
   if (off < 0 || off >= (int64_t)j->ntasks || j->tasks[off].key != key) {
     cairn__core_unlock(c);
-    cairn_error_set(err, CAIRN_ENOTFOUND, "job %lld has no task with key %lld", (long long)job,
+    cairn__error_set(err, CAIRN_ENOTFOUND, "job %lld has no task with key %lld", (long long)job,
                     (long long)key);
     return NULL;
   }
@@ -171,7 +171,7 @@ json_t *cairn__core_task_json(cairn_core *c, int64_t job, int64_t key, cairn_err
   if (!o) {
     json_decref(run);
     json_decref(a.list);
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   if (run)
@@ -182,7 +182,7 @@ json_t *cairn__core_task_json(cairn_core *c, int64_t job, int64_t key, cairn_err
     json_decref(a.list);
     json_decref(o);
     if (err && err->status == CAIRN_OK)
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   json_object_set_new(o, "history", a.list);

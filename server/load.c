@@ -21,8 +21,8 @@
 #include "common/sha256.h"
 
 
-static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
-  cairn_core *c = ud;
+static int load_vol(void *ud, const cairn__store_volunteer_row *r) {
+  cairn__core *c = ud;
   mvol *v = calloc(1, sizeof *v);
   json_t *apps = json_loads(r->apps_json, 0, NULL);
   if (!v || !apps || !json_is_array(apps))
@@ -71,7 +71,7 @@ static int load_vol(void *ud, const cairn_store_volunteer_row *r) {
     c->vols = nv;
     c->capvols = ncap;
   }
-  if (cairn_hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v))
+  if (cairn__hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v))
     goto fail;
   c->vols[c->nvols++] = v;
   cairn__dist_peer_url(c->dist, v);
@@ -84,12 +84,12 @@ fail:
   return -1;
 }
 
-static int load_trust(void *ud, const cairn_store_trust_row *r) {
+static int load_trust(void *ud, const cairn__store_trust_row *r) {
   return cairn__trust_load(ud, r);
 }
 
-static int load_outcome(void *ud, const cairn_store_outcome_row *r) {
-  cairn_core *c = ud;
+static int load_outcome(void *ud, const cairn__store_outcome_row *r) {
+  cairn__core *c = ud;
   if (r->volunteer < 1 || (size_t)r->volunteer > c->nvols)
     return 0;
   mvol *v = c->vols[r->volunteer - 1];
@@ -104,31 +104,31 @@ static int load_outcome(void *ud, const cairn_store_outcome_row *r) {
   return 0;
 }
 
-static int load_file(void *ud, const cairn_store_file_row *r) {
-  cairn_core *c = ud;
+static int load_file(void *ud, const cairn__store_file_row *r) {
+  cairn__core *c = ud;
   return cairn__dist_restore_file(c->dist, r->sha256, r->size);
 }
 
 /* A file of those whose bytes only workers hold (keep.c). */
 static int load_kept(void *ud, const char *sha256) {
-  cairn__dist_set_remote(((cairn_core *)ud)->dist, sha256, 1);
+  cairn__dist_set_remote(((cairn__core *)ud)->dist, sha256, 1);
   return 0;
 }
 
 /* Holdings of volunteers in good standing, of files loaded before. */
-static int load_rate(void *ud, const cairn_store_rate_row *r) {
-  return cairn__rate_restore(((cairn_core *)ud)->dist, r->src, r->dst, (double)r->bytes_per_second, r->samples);
+static int load_rate(void *ud, const cairn__store_rate_row *r) {
+  return cairn__rate_restore(((cairn__core *)ud)->dist, r->src, r->dst, (double)r->bytes_per_second, r->samples);
 }
 
-static int load_holder(void *ud, const cairn_store_holder_row *r) {
-  cairn_core *c = ud;
+static int load_holder(void *ud, const cairn__store_holder_row *r) {
+  cairn__core *c = ud;
   if (r->volunteer < 1 || (size_t)r->volunteer > c->nvols)
     return 0;
   return cairn__dist_restore_holder(c, c->vols[r->volunteer - 1], r->sha256, r->since);
 }
 
-static int load_job(void *ud, const cairn_store_job_row *r) {
-  cairn_core *c = ud;
+static int load_job(void *ud, const cairn__store_job_row *r) {
+  cairn__core *c = ud;
   if ((size_t)r->id != c->njobs + 1)
     return -1;
   if (c->njobs == c->capjobs) {
@@ -170,7 +170,7 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
   j->keep_workers = r->keep_workers;
   json_t *vj = r->validator ? json_loads(r->validator, JSON_DECODE_ANY, NULL) : NULL;
   cairn_status vst = r->validator && !vj ? CAIRN_EINVAL
-                     : cairn_validator_parse(vj, "stored validator", &j->validator, NULL);
+                     : cairn__validator_parse(vj, "stored validator", &j->validator, NULL);
   json_decref(vj);
   if (vst != CAIRN_OK) {
     CAIRN_ERR(&c->log, "store: job %lld has a validator this master cannot read: %.200s",
@@ -190,8 +190,8 @@ static int load_job(void *ud, const cairn_store_job_row *r) {
   return 0;
 }
 
-static int load_job_file(void *ud, const cairn_store_job_file_row *r) {
-  cairn_core *c = ud;
+static int load_job_file(void *ud, const cairn__store_job_file_row *r) {
+  cairn__core *c = ud;
   if (r->job < 1 || (size_t)r->job > c->njobs || !c->jobs[r->job - 1])
     return -1;
   mjob *j = c->jobs[r->job - 1];
@@ -215,14 +215,14 @@ static int load_job_file(void *ud, const cairn_store_job_file_row *r) {
 
 /* Tasks arrive in (job, seq) order; a job's task array grows by doubling. */
 typedef struct task_loader {
-  cairn_core *c;
+  cairn__core *c;
   uint32_t *cap; /* per job */
-  cairn_hmap by_key; /* task key -> (job index + 1) << 32 | seq, boxed in the pointer */
+  cairn__hmap by_key; /* task key -> (job index + 1) << 32 | seq, boxed in the pointer */
 } task_loader;
 
-static int load_task(void *ud, const cairn_store_task_row *r) {
+static int load_task(void *ud, const cairn__store_task_row *r) {
   task_loader *tl = ud;
-  cairn_core *c = tl->c;
+  cairn__core *c = tl->c;
   if (r->job < 1 || (size_t)r->job > c->njobs || !c->jobs[r->job - 1])
     return -1;
   mjob *j = c->jobs[r->job - 1];
@@ -269,31 +269,31 @@ static int load_task(void *ud, const cairn_store_task_row *r) {
   if (r->key >= c->next_task_key)
     c->next_task_key = r->key + 1;
   uintptr_t loc = ((uintptr_t)r->job << 32) | r->seq;
-  return cairn_hmap_put(&tl->by_key, (uint64_t)r->key, (void *)loc);
+  return cairn__hmap_put(&tl->by_key, (uint64_t)r->key, (void *)loc);
 }
 
 typedef struct edge_loader {
   task_loader *tl;
-  cairn_edge **edges; /* per job */
+  cairn__edge **edges; /* per job */
   uint64_t *n, *cap;
 } edge_loader;
 
-static int load_edge(void *ud, const cairn_store_edge_row *r) {
+static int load_edge(void *ud, const cairn__store_edge_row *r) {
   edge_loader *el = ud;
-  uintptr_t tloc = (uintptr_t)cairn_hmap_get(&el->tl->by_key, (uint64_t)r->task);
-  uintptr_t ploc = (uintptr_t)cairn_hmap_get(&el->tl->by_key, (uint64_t)r->parent);
+  uintptr_t tloc = (uintptr_t)cairn__hmap_get(&el->tl->by_key, (uint64_t)r->task);
+  uintptr_t ploc = (uintptr_t)cairn__hmap_get(&el->tl->by_key, (uint64_t)r->parent);
   if (!tloc || !ploc || (tloc >> 32) != (ploc >> 32))
     return -1;
   size_t ji = (size_t)(tloc >> 32) - 1;
   if (el->n[ji] == el->cap[ji]) {
     uint64_t ncap = el->cap[ji] ? 2 * el->cap[ji] : 64;
-    cairn_edge *ne = realloc(el->edges[ji], ncap * sizeof *ne);
+    cairn__edge *ne = realloc(el->edges[ji], ncap * sizeof *ne);
     if (!ne)
       return -1;
     el->edges[ji] = ne;
     el->cap[ji] = ncap;
   }
-  el->edges[ji][el->n[ji]++] = (cairn_edge){(uint32_t)(ploc & 0xffffffffu),
+  el->edges[ji][el->n[ji]++] = (cairn__edge){(uint32_t)(ploc & 0xffffffffu),
                                             (uint32_t)(tloc & 0xffffffffu)};
   return 0;
 }
@@ -306,13 +306,13 @@ static int outcome_of(const char *name) {
 }
 
 /* A task's request other than the default (before its allocations). */
-static int load_task_res(void *ud, const cairn_store_res_row *r) {
+static int load_task_res(void *ud, const cairn__store_res_row *r) {
   task_loader *tl = ud;
-  uintptr_t loc = (uintptr_t)cairn_hmap_get(&tl->by_key, (uint64_t)r->id);
+  uintptr_t loc = (uintptr_t)cairn__hmap_get(&tl->by_key, (uint64_t)r->id);
   if (!loc)
     return -1;
   mjob *j = tl->c->jobs[(loc >> 32) - 1];
-  int k = cairn__fit_class_of(j, &(cairn_resources){r->cores, r->memory_mib, r->disk_mib});
+  int k = cairn__fit_class_of(j, &(cairn__resources){r->cores, r->memory_mib, r->disk_mib});
   if (k < 0)
     return -1;
   j->tasks[loc & 0xffffffffu].rclass = (uint8_t)k;
@@ -320,23 +320,23 @@ static int load_task_res(void *ud, const cairn_store_res_row *r) {
 }
 
 /* A volunteer's offer. */
-static int load_offer(void *ud, const cairn_store_res_row *r) {
-  cairn_core *c = ud;
+static int load_offer(void *ud, const cairn__store_res_row *r) {
+  cairn__core *c = ud;
   if (r->id < 1 || (size_t)r->id > c->nvols)
     return -1;
   mvol *v = c->vols[r->id - 1];
-  v->offer = (cairn_resources){r->cores, r->memory_mib, r->disk_mib};
+  v->offer = (cairn__resources){r->cores, r->memory_mib, r->disk_mib};
   v->has_offer = 1;
-  cairn_resources_max(&c->largest, &v->offer);
+  cairn__resources_max(&c->largest, &v->offer);
   c->any_offer = 1;
   return 0;
 }
 
 /* Allocations of the tasks' current rounds: replicas, results, leases held. */
-static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
+static int load_alloc(void *ud, const cairn__store_alloc_row *r) {
   task_loader *tl = ud;
-  cairn_core *c = tl->c;
-  uintptr_t loc = (uintptr_t)cairn_hmap_get(&tl->by_key, (uint64_t)r->task);
+  cairn__core *c = tl->c;
+  uintptr_t loc = (uintptr_t)cairn__hmap_get(&tl->by_key, (uint64_t)r->task);
   if (!loc || r->volunteer < 1 || (size_t)r->volunteer > c->nvols)
     return -1;
   mjob *j = c->jobs[(loc >> 32) - 1];
@@ -356,9 +356,9 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
     m->team = outcome == OUT_VALID && r->team ? cairn__team_find(c, r->team) : NULL; /* team.c */
     if (r->output) { /* validate.h: the files' key is the SHA-256 of files_key */
       const char *fk = r->files_key ? r->files_key : "";
-      cairn_output_file *files;
+      cairn__output_file *files;
       uint32_t nfiles;
-      cairn_sha256_hex(fk, strlen(fk), m->fkey);
+      cairn__sha256_hex(fk, strlen(fk), m->fkey);
       if (cairn__valid_files_parse(fk, &files, &nfiles))
         return -1;
       int bad = cairn__valid_add(c, j, seq, r->output, r->output_len, files, nfiles, m->fkey);
@@ -376,7 +376,7 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
                 .hard = cairn__lease_hard(c, t, r->issued), .vol = c->vols[r->volunteer - 1],
                 .job = j, .task = seq};
   mvol *v = l->vol;
-  if (cairn_hmap_put(&c->leases, (uint64_t)r->idx, l) || cairn__lease_push(c, r->expires, r->idx)) {
+  if (cairn__hmap_put(&c->leases, (uint64_t)r->idx, l) || cairn__lease_push(c, r->expires, r->idx)) {
     free(l);
     return -1;
   }
@@ -389,12 +389,12 @@ static int load_alloc(void *ud, const cairn_store_alloc_row *r) {
 /* Builds each job's dag, counts, pending parents and policy state. A task
  * recorded running without a lease out or a verdict to wait for (cannot
  * happen while batches are atomic) is made eligible again. */
-static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
+static int finish_jobs(cairn__core *c, edge_loader *el, cairn_error *err) {
   for (size_t ji = 0; ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     if (!j)
       continue; /* deleted */
-    j->dag = cairn_dag_build(j->ntasks, el->edges[ji], el->n[ji], err);
+    j->dag = cairn__dag_build(j->ntasks, el->edges[ji], el->n[ji], err);
     if (!j->dag)
       return -1;
     for (uint32_t v = 0; v < j->ntasks; v++) {
@@ -417,46 +417,46 @@ static int finish_jobs(cairn_core *c, edge_loader *el, cairn_error *err) {
     if (cairn__job_rebuild_policy(j, err))
       return -1;
     if (cairn__jobq_reserve(c)) {
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       return -1;
     }
     cairn__jobq_update(c, j);
   }
-  int64_t kept = cairn_store_max_task_key(c->store); /* deleted jobs' kept tasks too */
+  int64_t kept = cairn__store_max_task_key(c->store); /* deleted jobs' kept tasks too */
   if (kept >= c->next_task_key)
     c->next_task_key = kept + 1;
   return 0;
 }
 
-cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
+cairn_status cairn__core_load(cairn__core *c, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   task_loader tl = {.c = c};
   edge_loader el = {.tl = &tl};
-  cairn_hmap_init(&tl.by_key);
+  cairn__hmap_init(&tl.by_key);
   c->next_task_key = 1;
   c->loaded_at = cairn__now();
-  st = cairn_store_load_volunteers(c->store, load_vol, c, err);
+  st = cairn__store_load_volunteers(c->store, load_vol, c, err);
   for (size_t i = 0; i < c->nvols; i++) /* their keys outlived the restart (jobs.c) */
     if (c->vols[i])
       c->vols[i]->key_gen = c->peer_gen;
   if (st == CAIRN_OK)
-    st = cairn_store_load_offers(c->store, load_offer, c, err);
+    st = cairn__store_load_offers(c->store, load_offer, c, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_outcomes(c->store, load_outcome, c, err);
+    st = cairn__store_load_outcomes(c->store, load_outcome, c, err);
   if (st == CAIRN_OK) /* before the results that name them */
-    st = cairn_store_load_teams(c->store, cairn__team_load, c, err);
+    st = cairn__store_load_teams(c->store, cairn__team_load, c, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_files(c->store, load_file, c, err);
+    st = cairn__store_load_files(c->store, load_file, c, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_kept(c->store, load_kept, c, err); /* before their holders */
+    st = cairn__store_load_kept(c->store, load_kept, c, err); /* before their holders */
   if (st == CAIRN_OK)
-    st = cairn_store_load_holders(c->store, load_holder, c, err);
+    st = cairn__store_load_holders(c->store, load_holder, c, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_rates(c->store, load_rate, c, err);
+    st = cairn__store_load_rates(c->store, load_rate, c, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_jobs(c->store, load_job, c, err);
+    st = cairn__store_load_jobs(c->store, load_job, c, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_job_files(c->store, load_job_file, c, err);
+    st = cairn__store_load_job_files(c->store, load_job_file, c, err);
   if (st != CAIRN_OK)
     goto out;
   tl.cap = calloc(c->njobs + 1, sizeof *tl.cap);
@@ -464,29 +464,29 @@ cairn_status cairn__core_load(cairn_core *c, cairn_error *err) {
   el.n = calloc(c->njobs + 1, sizeof *el.n);
   el.cap = calloc(c->njobs + 1, sizeof *el.cap);
   if (!tl.cap || !el.edges || !el.n || !el.cap) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
     goto out;
   }
-  st = cairn_store_load_tasks(c->store, load_task, &tl, err);
+  st = cairn__store_load_tasks(c->store, load_task, &tl, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_parents(c->store, load_edge, &el, err);
+    st = cairn__store_load_parents(c->store, load_edge, &el, err);
   if (st == CAIRN_OK)
-    st = cairn_store_load_task_resources(c->store, load_task_res, &tl, err);
+    st = cairn__store_load_task_resources(c->store, load_task_res, &tl, err);
   for (size_t ji = 0; st == CAIRN_OK && ji < c->njobs; ji++) {
     mjob *j = c->jobs[ji];
     if (!j)
       continue; /* deleted */
     if (!j->rclasses && cairn__fit_class_of(j, &CAIRN_RESOURCES_DEFAULT) < 0)
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory loading the store");
     for (uint32_t v = 0; st == CAIRN_OK && v < j->ntasks; v++)
       cairn__fit_count_task(j, j->tasks[v].rclass);
   }
   if (st == CAIRN_OK)
-    st = cairn_store_load_allocs(c->store, load_alloc, &tl, err);
+    st = cairn__store_load_allocs(c->store, load_alloc, &tl, err);
   if (st == CAIRN_OK)
     st = cairn__outputs_load(c, &tl.by_key, err);
   if (st == CAIRN_OK) /* rings of unreplicated results (trust.c) */
-    st = cairn_store_load_trust(c->store, load_trust, c, err);
+    st = cairn__store_load_trust(c->store, load_trust, c, err);
   if (st != CAIRN_OK)
     goto out;
   if (finish_jobs(c, &el, err))
@@ -498,90 +498,90 @@ out:
   free(el.n);
   free(el.cap);
   free(tl.cap);
-  cairn_hmap_free(&tl.by_key);
+  cairn__hmap_free(&tl.by_key);
   return st;
 }
 
-cairn_core *cairn__core_open(const char *db_path, int durable, const char *family,
-                             const cairn_logger *log, int fail_fd, cairn_error *err) {
-  cairn_core *c = calloc(1, sizeof *c);
+cairn__core *cairn__core_open(const char *db_path, int durable, const char *family,
+                             const cairn__logger *log, int fail_fd, cairn_error *err) {
+  cairn__core *c = calloc(1, sizeof *c);
   if (!c) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   if (log)
     c->log = *log;
   else
-    cairn_logger_init(&c->log, CAIRN_LOG_DEFAULT, NULL, NULL);
+    cairn__logger_init(&c->log, CAIRN_LOG_DEFAULT, NULL, NULL);
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->job_cv, NULL);
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
   c->trust_threshold = CAIRN_DEFAULT_TRUST_THRESHOLD; /* trust.c; the master may change them */
   c->spot_check = CAIRN_DEFAULT_SPOT_CHECK;
   c->trust_rng = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
-  cairn_hmap_init(&c->vol_by_token);
-  cairn_hmap_init(&c->app_runners);
-  cairn_hmap_init(&c->teams);
-  cairn_hmap_init(&c->leases);
-  cairn_hmap_init(&c->uploads);
+  cairn__hmap_init(&c->vol_by_token);
+  cairn__hmap_init(&c->app_runners);
+  cairn__hmap_init(&c->teams);
+  cairn__hmap_init(&c->leases);
+  cairn__hmap_init(&c->uploads);
   if (!(c->dist = cairn__dist_create())) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
   if (snprintf(c->files_dir, sizeof c->files_dir, "%s.files", db_path) >=
       (int)sizeof c->files_dir) {
-    cairn_error_set(err, CAIRN_EINVAL, "database path too long");
+    cairn__error_set(err, CAIRN_EINVAL, "database path too long");
     goto fail;
   }
   if (mkdir(c->files_dir, 0755) && errno != EEXIST) {
-    cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", c->files_dir, strerror(errno));
+    cairn__error_set(err, CAIRN_EIO, "cannot create %s: %s", c->files_dir, strerror(errno));
     goto fail;
   }
-  c->store = cairn_store_open(db_path, durable, err);
+  c->store = cairn__store_open(db_path, durable, err);
   if (!c->store)
     goto fail;
   char fam[64];
-  cairn_ataf_family want = CAIRN_ATAF_PHISHARP;
-  if (family && cairn_ataf_parse_family(family, &want)) {
-    cairn_error_set(err, CAIRN_EINVAL, "unknown ATAF family \"%s\" (phi1, phi3 or phisharp)",
+  cairn__ataf_family want = CAIRN_ATAF_PHISHARP;
+  if (family && cairn__ataf_parse_family(family, &want)) {
+    cairn__error_set(err, CAIRN_EINVAL, "unknown ATAF family \"%s\" (phi1, phi3 or phisharp)",
                     family);
     goto fail;
   }
-  if (cairn_store_meta_get(c->store, "ataf_family", fam, sizeof fam) == 0) {
-    if (cairn_ataf_parse_family(fam, &c->family)) {
-      cairn_error_set(err, CAIRN_EINVAL, "store: unknown ATAF family \"%s\"", fam);
+  if (cairn__store_meta_get(c->store, "ataf_family", fam, sizeof fam) == 0) {
+    if (cairn__ataf_parse_family(fam, &c->family)) {
+      cairn__error_set(err, CAIRN_EINVAL, "store: unknown ATAF family \"%s\"", fam);
       goto fail;
     }
     if (family && want != c->family) {
-      cairn_error_set(err, CAIRN_EINVAL, "%s was created with the ATAF family %s, which is fixed "
+      cairn__error_set(err, CAIRN_EINVAL, "%s was created with the ATAF family %s, which is fixed "
                       "for its life (asked for %s)", db_path, fam, family);
       goto fail;
     }
   } else {
     c->family = want;
-    if (cairn_store_begin(c->store, err) ||
-        cairn_store_meta_set(c->store, "ataf_family", cairn_ataf_family_name(c->family), err) ||
-        cairn_store_commit(c->store, err)) {
-      cairn_store_rollback(c->store);
+    if (cairn__store_begin(c->store, err) ||
+        cairn__store_meta_set(c->store, "ataf_family", cairn__ataf_family_name(c->family), err) ||
+        cairn__store_commit(c->store, err)) {
+      cairn__store_rollback(c->store);
       goto fail;
     }
   }
   unsigned char raw[32];
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-    cairn_error_set(err, CAIRN_EIO, "no randomness for the peer secret");
+    cairn__error_set(err, CAIRN_EIO, "no randomness for the peer secret");
     goto fail;
   }
   for (int i = 0; i < 32; i++)
     snprintf(c->peer_secret + 2 * i, 3, "%02x", raw[i]);
   /* a database from before peer grants kept a shared peer token: drop it;
    * records from before the audit chain are noted (chain.h) */
-  if (cairn_store_begin(c->store, err) || cairn_store_meta_delete(c->store, "peer_token", err) ||
-      cairn__store_chain_note_gap(c->store, err) || cairn_store_commit(c->store, err)) {
-    cairn_store_rollback(c->store);
+  if (cairn__store_begin(c->store, err) || cairn__store_meta_delete(c->store, "peer_token", err) ||
+      cairn__store_chain_note_gap(c->store, err) || cairn__store_commit(c->store, err)) {
+    cairn__store_rollback(c->store);
     goto fail;
   }
   if (cairn__vcmd_open(c)) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
   if (cairn__core_load(c, err) != CAIRN_OK ||
@@ -590,7 +590,7 @@ cairn_core *cairn__core_open(const char *db_path, int durable, const char *famil
       cairn__uploads_sweep(c, err) != CAIRN_OK) /* uploads.h: after the deletions' ends */
     goto fail;
   if (cairn__vcmd_start(c)) {
-    cairn_error_set(err, CAIRN_ENOMEM, "cannot start the validator thread");
+    cairn__error_set(err, CAIRN_ENOMEM, "cannot start the validator thread");
     goto fail;
   }
   return c;
@@ -599,16 +599,16 @@ fail:
   return NULL;
 }
 
-cairn_status cairn__core_health(cairn_core *c, cairn_error *err) {
+cairn_status cairn__core_health(cairn__core *c, cairn_error *err) {
   return cairn__journal_failed(c->journal, err);
 }
 
-void cairn__core_close(cairn_core *c) {
+void cairn__core_close(cairn__core *c) {
   if (!c)
     return;
   cairn__vcmd_close(c); /* its verdicts journal: before the journal closes */
   cairn__journal_close(c->journal);
-  cairn_store_close(c->store);
+  cairn__store_close(c->store);
   for (size_t i = 0; i < c->njobs; i++)
     cairn__job_free(c->jobs[i]);
   free(c->jobs);
@@ -623,10 +623,10 @@ void cairn__core_close(cairn_core *c) {
       free(((mlease *)c->leases.vals[i])->up);
       free(c->leases.vals[i]);
     }
-  cairn_hmap_free(&c->leases);
+  cairn__hmap_free(&c->leases);
   cairn__uploads_free(c);
-  cairn_hmap_free(&c->vol_by_token);
-  cairn_hmap_free(&c->app_runners);
+  cairn__hmap_free(&c->vol_by_token);
+  cairn__hmap_free(&c->app_runners);
   cairn__teams_free(c);
   cairn__dist_destroy(c->dist);
   free(c->heap);

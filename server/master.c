@@ -59,7 +59,7 @@ static cairn_status load_admin_token(cairn_master *m, cairn_error *err) {
   const char *t = m->cfg.admin_token ? m->cfg.admin_token : getenv("CAIRN_ADMIN_TOKEN");
   if (t && *t) {
     if (!valid_token(t)) {
-      return cairn_error_set(err, CAIRN_EINVAL,
+      return cairn__error_set(err, CAIRN_EINVAL,
                              "the admin token must be 16 to 128 printable characters");
     }
     snprintf(m->admin_token, sizeof m->admin_token, "%s", t);
@@ -78,24 +78,24 @@ static cairn_status load_admin_token(cairn_master *m, cairn_error *err) {
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
       buf[--n] = '\0';
     if (!valid_token(buf)) {
-      return cairn_error_set(err, CAIRN_EINVAL, "%s does not hold a valid admin token", path);
+      return cairn__error_set(err, CAIRN_EINVAL, "%s does not hold a valid admin token", path);
     }
     snprintf(m->admin_token, sizeof m->admin_token, "%.128s", buf);
     return CAIRN_OK;
   }
   if (errno != ENOENT || m->cfg.admin_token_file) {
-    return cairn_error_set(err, CAIRN_EIO, "cannot read the admin token file %s: %s", path,
+    return cairn__error_set(err, CAIRN_EIO, "cannot read the admin token file %s: %s", path,
                            strerror(errno));
   }
   unsigned char raw[32];
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-    return cairn_error_set(err, CAIRN_EIO, "no randomness for the admin token");
+    return cairn__error_set(err, CAIRN_EIO, "no randomness for the admin token");
   }
   for (int i = 0; i < 32; i++)
     snprintf(m->admin_token + 2 * i, 3, "%02x", raw[i]);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0) {
-    return cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", path, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot create %s: %s", path, strerror(errno));
   }
   char line[80];
   int n = snprintf(line, sizeof line, "%s\n", m->admin_token);
@@ -103,7 +103,7 @@ static cairn_status load_admin_token(cairn_master *m, cairn_error *err) {
   close(fd);
   if (!ok) {
     unlink(path);
-    return cairn_error_set(err, CAIRN_EIO, "cannot write %s", path);
+    return cairn__error_set(err, CAIRN_EIO, "cannot write %s", path);
   }
   return CAIRN_OK;
 }
@@ -111,17 +111,17 @@ static cairn_status load_admin_token(cairn_master *m, cairn_error *err) {
 cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *err) {
   cairn_master *m = calloc(1, sizeof *m);
   if (!m) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   m->cfg = *cfg;
   m->stop_pipe[0] = m->stop_pipe[1] = -1;
   pthread_mutex_init(&m->stats_lock, NULL);
   if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG) {
-    cairn_error_set(err, CAIRN_EINVAL, "unknown log level %d", (int)cfg->log_level);
+    cairn__error_set(err, CAIRN_EINVAL, "unknown log level %d", (int)cfg->log_level);
     goto fail;
   }
-  cairn_logger_init(&m->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
+  cairn__logger_init(&m->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
   const char *reg = cfg->registration ? cfg->registration : "open";
   m->registration = !strcmp(reg, "open")     ? CAIRN__REG_OPEN
                     : !strcmp(reg, "invite") ? CAIRN__REG_INVITE
@@ -129,12 +129,12 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
                                              : -1;
   m->cfg.registration = NULL; /* m->registration says it */
   if (m->registration < 0) {
-    cairn_error_set(err, CAIRN_EINVAL, "registration must be open, invite or closed, not \"%.64s\"",
+    cairn__error_set(err, CAIRN_EINVAL, "registration must be open, invite or closed, not \"%.64s\"",
                     reg);
     goto fail;
   }
   if (!(cfg->keep_finished_days >= 0) || cfg->keep_finished_days > 36500) {
-    cairn_error_set(err, CAIRN_EINVAL, "keep_finished_days must be from 0 to 36500");
+    cairn__error_set(err, CAIRN_EINVAL, "keep_finished_days must be from 0 to 36500");
     goto fail;
   }
   if (m->cfg.threads <= 0)
@@ -162,7 +162,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   if (m->cfg.anonymous_per_minute > 0 &&
       !(m->anon = cairn__rl_create(m->cfg.anonymous_per_minute / 60.0,
                                    (double)m->cfg.anonymous_per_minute, CAIRN_RATELIMIT_SLOTS))) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
   if (m->cfg.volunteer_per_minute == 0)
@@ -172,7 +172,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
                                     m->cfg.volunteer_per_minute >= 6
                                       ? m->cfg.volunteer_per_minute / 6.0 : 1.0,
                                     CAIRN_VOLUNTEER_RATE_SLOTS))) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
   m->db_path = strdup(cfg->db_path ? cfg->db_path : "cairn.db");
@@ -181,7 +181,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   m->cfg.db_path = m->cfg.listen = m->cfg.web_dir = NULL; /* use the copies above */
   if (!m->db_path || !m->listen || (cfg->web_dir && !m->web_dir) ||
       pipe2(m->stop_pipe, O_CLOEXEC)) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of resources");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of resources");
     goto fail;
   }
   fcntl(m->stop_pipe[1], F_SETFL, O_NONBLOCK);
@@ -250,7 +250,7 @@ cairn_status cairn_master_start(cairn_master *m, cairn_error *err) {
     return st;
   if (pthread_create(&m->reaper, NULL, reaper, m)) {
     cairn__http_stop(m);
-    return cairn_error_set(err, CAIRN_EINTERNAL, "cannot start the lease checker");
+    return cairn__error_set(err, CAIRN_EINTERNAL, "cannot start the lease checker");
   }
   m->reaper_running = 1;
   return CAIRN_OK;
@@ -318,11 +318,11 @@ cairn_status cairn_master_submit(cairn_master *m, const char *job_json, size_t l
   cairn_status st = cairn__core_health(m->core, err);
   if (st != CAIRN_OK)
     return st;
-  cairn_jobspec *spec = cairn_jobspec_parse(job_json, len, CAIRN_JOBSPEC_CLIENT, err);
+  cairn__jobspec *spec = cairn__jobspec_parse(job_json, len, CAIRN_JOBSPEC_CLIENT, err);
   if (!spec)
     return err ? err->status : CAIRN_EINVAL;
   for (uint32_t i = 0; i < spec->nfiles; i++) {
-    cairn_jobspec_file *f = &spec->files[i];
+    cairn__jobspec_file *f = &spec->files[i];
     if (f->sha256)
       continue;
     char sha[65];
@@ -330,10 +330,10 @@ cairn_status cairn_master_submit(cairn_master *m, const char *job_json, size_t l
     cairn_error ferr = {0};
     st = cairn__files_import(m->core, f->path, sha, &size, &ferr);
     if (st == CAIRN_OK && !(f->sha256 = strdup(sha)))
-      st = cairn_error_set(&ferr, CAIRN_ENOMEM, "out of memory");
+      st = cairn__error_set(&ferr, CAIRN_ENOMEM, "out of memory");
     if (st != CAIRN_OK) {
-      cairn_error_set(err, st, "file \"%s\": %s", f->name, ferr.text);
-      cairn_jobspec_free(spec);
+      cairn__error_set(err, st, "file \"%s\": %s", f->name, ferr.text);
+      cairn__jobspec_free(spec);
       return st;
     }
     f->size = size;

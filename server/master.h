@@ -32,11 +32,11 @@ enum { CAIRN__REG_OPEN, CAIRN__REG_INVITE, CAIRN__REG_CLOSED };
 
 struct cairn_master {
   cairn_master_config cfg;
-  cairn_logger log;          /* from cfg; the core keeps a copy */
+  cairn__logger log;          /* from cfg; the core keeps a copy */
   char *db_path, *listen, *web_dir;
   char admin_token[129];
   char url[300];
-  cairn_core *core;
+  cairn__core *core;
   void *daemon;              /* struct MHD_Daemon */
   pthread_t reaper;
   int reaper_running;
@@ -185,7 +185,7 @@ int64_t cairn__api_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp 
  * POST /v1/work with "max" (h_work has read the report r and apps). */
 void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
-void cairn__api_work_many(cairn_master *m, int64_t v, const cairn_report *r, char **apps,
+void cairn__api_work_many(cairn_master *m, int64_t v, const cairn__report *r, char **apps,
                           int napps, json_t *max, cairn__resp *rs);
 /* api.c: the 200 of a work request the core handed offer to (a json_t,
  * taken) once journal record seq is durable; the error if it cannot be. */
@@ -254,16 +254,16 @@ void cairn__http_stop(cairn_master *m);
 
 /* Imports a local file into the file store: copies it to files_dir/sha256
  * (fsync'd) and records it. Fills sha256 and size. */
-cairn_status cairn__files_import(cairn_core *c, const char *path, char sha256[65], int64_t *size,
+cairn_status cairn__files_import(cairn__core *c, const char *path, char sha256[65], int64_t *size,
                                  cairn_error *err);
 /* Finishes an upload written to tmp_path: checks its digest against want,
  * fsyncs, renames into place and records it; removes tmp_path on failure. */
-cairn_status cairn__files_commit(cairn_core *c, const char *tmp_path, const char *want,
+cairn_status cairn__files_commit(cairn__core *c, const char *tmp_path, const char *want,
                                  const char *got, int64_t size, int *existed, cairn_error *err);
 /* The same for an output file uploaded under lease idx of volunteer vol:
  * not recorded, but held for the lease until a result of it names the file
  * or it ends (uploads.h). */
-cairn_status cairn__files_commit_output(cairn_core *c, const char *tmp_path, const char *want,
+cairn_status cairn__files_commit_output(cairn__core *c, const char *tmp_path, const char *want,
                                         const char *got, int64_t size, int64_t vol, int64_t idx,
                                         int *existed, cairn_error *err);
 

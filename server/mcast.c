@@ -113,18 +113,18 @@ const char *cairn__mcast_algorithm(const cairn__dist *d) {
   return d->mcast ? d->mcast->algo : "online";
 }
 
-cairn_status cairn__core_set_mcast(cairn_core *c, const char *algo, cairn_error *err) {
+cairn_status cairn__core_set_mcast(cairn__core *c, const char *algo, cairn_error *err) {
   int k = -1;
   for (int i = 0; i < 4; i++)
     if (strcmp(algo, ALGOS[i]) == 0)
       k = i;
   if (k < 0)
-    return cairn_error_set(err, CAIRN_EINVAL,
+    return cairn__error_set(err, CAIRN_EINVAL,
                            "unknown multicast planner \"%s\" (one of: WR, WRP, CDMD, online)", algo);
   pthread_mutex_lock(&c->lock);
   if (!c->dist->mcast)
     c->dist->mcast = calloc(1, sizeof *c->dist->mcast);
-  cairn_status st = c->dist->mcast ? CAIRN_OK : cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn_status st = c->dist->mcast ? CAIRN_OK : cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   if (c->dist->mcast)
     snprintf(c->dist->mcast->algo, sizeof c->dist->mcast->algo, "%s", ALGOS[k]);
   cairn__core_unlock(c);
@@ -137,7 +137,7 @@ static int active(const cairn__dist *d) {
   return d->mcast && strcmp(d->mcast->algo, "online") != 0;
 }
 
-static mvol *vol_of(cairn_core *c, int64_t id) {
+static mvol *vol_of(cairn__core *c, int64_t id) {
   return id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
 }
 
@@ -154,7 +154,7 @@ static void drop(struct cairn__mcast *m, uint32_t i) {
   m->gen++;
 }
 
-void cairn__mcast_need(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t now) {
+void cairn__mcast_need(cairn__core *c, const mvol *vol, const mfilerec *f, int64_t now) {
   struct cairn__mcast *m = c->dist->mcast;
   if (!active(c->dist) || !f->remote || holds(f, vol->id))
     return;
@@ -180,7 +180,7 @@ void cairn__mcast_have(cairn__dist *d, int64_t vol, const char *sha) {
 }
 
 /* Drops the needs met, expired, or of files no longer kept on workers. */
-static void expire(cairn_core *c, int64_t now) {
+static void expire(cairn__core *c, int64_t now) {
   struct cairn__mcast *m = c->dist->mcast;
   for (uint32_t i = 0; i < m->nneed;) {
     const mfilerec *f = cairn__dist_file_of(c->dist, m->need[i].sha);
@@ -216,7 +216,7 @@ static int node_of(inst *in, int64_t id) {
 
 /* Files of the needs (first noted first) with a usable holder as source,
  * then each need's receiver as a destination. */
-static void collect(cairn_core *c, inst *in, int64_t now) {
+static void collect(cairn__core *c, inst *in, int64_t now) {
   struct cairn__mcast *m = c->dist->mcast;
   for (uint32_t i = 0; i < m->nneed && in->nf < CAIRN__MCAST_FILES; i++) {
     const mfilerec *f = cairn__dist_file_of(c->dist, m->need[i].sha);
@@ -261,7 +261,7 @@ static void collect(cairn_core *c, inst *in, int64_t now) {
  * rate out of it; one between clusters keeps both ends and the two
  * uplinks busy for m ÷ the rate between the clusters (plan_hnow.c's
  * shared uplinks). O(n²), n <= CAIRN__MCAST_NODES. */
-static size_t hnow_costs(cairn_core *c, const inst *in, double *S0, double *S1, double *R0,
+static size_t hnow_costs(cairn__core *c, const inst *in, double *S0, double *S1, double *R0,
                          double *R1, double *X, size_t *cl) {
   const double MiB = 1048576.0;
   size_t ncl = 0;
@@ -289,41 +289,41 @@ static size_t hnow_costs(cairn_core *c, const inst *in, double *S0, double *S1, 
 }
 
 /* Runs the planner on in into s. */
-static cairn_status run(cairn_core *c, const inst *in, const char *algo, cairn_plan_schedule *s,
+static cairn_status run(cairn__core *c, const inst *in, const char *algo, cairn__plan_schedule *s,
                         cairn_error *err) {
   size_t n = in->n;
-  cairn_plan_instance pi = {0};
+  cairn__plan_instance pi = {0};
   double *buf = calloc(4 * n + n * n, sizeof *buf);
   size_t cl[CAIRN__MCAST_NODES];
-  cairn_plan_hmsg hm[CAIRN__MCAST_FILES];
-  cairn_plan_cmsg cm[CAIRN__MCAST_FILES];
+  cairn__plan_hmsg hm[CAIRN__MCAST_FILES];
+  cairn__plan_cmsg cm[CAIRN__MCAST_FILES];
   if (!buf) {
-    cairn_plan_schedule_init(s, CAIRN_PLAN_HNOW, algo);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__plan_schedule_init(s, CAIRN_PLAN_HNOW, algo);
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   for (size_t k = 0; k < in->nf; k++) {
-    hm[k] = (cairn_plan_hmsg){in->src[k], (double)in->file[k]->size / 1048576.0,
+    hm[k] = (cairn__plan_hmsg){in->src[k], (double)in->file[k]->size / 1048576.0,
                               (size_t *)in->dest[k], in->ndest[k]};
     int64_t len = (in->file[k]->size + CAIRN__MCAST_PACKET - 1) / CAIRN__MCAST_PACKET;
-    cm[k] = (cairn_plan_cmsg){NULL, len < 1 ? 1 : len, in->src[k], (size_t *)in->dest[k],
+    cm[k] = (cairn__plan_cmsg){NULL, len < 1 ? 1 : len, in->src[k], (size_t *)in->dest[k],
                               in->ndest[k]};
   }
   if (strcmp(algo, "CDMD") == 0) {
     pi.model = CAIRN_PLAN_CDMD;
-    pi.cdmd = (cairn_plan_cdmd){n, in->nf, cm};
+    pi.cdmd = (cairn__plan_cdmd){n, in->nf, cm};
   } else {
     pi.model = CAIRN_PLAN_HNOW;
-    pi.hnow = (cairn_plan_hnow){n, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, in->nf, hm,
+    pi.hnow = (cairn__plan_hnow){n, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, in->nf, hm,
                                 cl, 0};
     pi.hnow.nclusters = hnow_costs(c, in, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, cl);
   }
-  cairn_status st = cairn_plan_run(&pi, pi.model == CAIRN_PLAN_CDMD ? "LH-LS" : algo, s, err);
+  cairn_status st = cairn__plan_run(&pi, pi.model == CAIRN_PLAN_CDMD ? "LH-LS" : algo, s, err);
   free(buf);
   return st;
 }
 
 /* Keeps the plan's receptions that are needs as routes, and logs it. */
-static void adopt(cairn_core *c, const inst *in, const cairn_plan_schedule *s) {
+static void adopt(cairn__core *c, const inst *in, const cairn__plan_schedule *s) {
   struct cairn__mcast *m = c->dist->mcast;
   m->nroute = 0;
   m->nfiles = (uint32_t)in->nf;
@@ -363,7 +363,7 @@ static const mroute *route_of(const struct cairn__mcast *m, int64_t vol, const c
   return NULL;
 }
 
-void cairn__mcast_plan(cairn_core *c, const mvol *vol, int64_t now) {
+void cairn__mcast_plan(cairn__core *c, const mvol *vol, int64_t now) {
   struct cairn__mcast *m = c->dist->mcast;
   if (!active(c->dist))
     return;
@@ -382,7 +382,7 @@ void cairn__mcast_plan(cairn_core *c, const mvol *vol, int64_t now) {
   collect(c, in, now);
   m->plan_gen = m->gen;
   m->built = now;
-  cairn_plan_schedule s;
+  cairn__plan_schedule s;
   cairn_error err = {0};
   if (!in->nf || !in->n)
     m->nroute = 0;
@@ -391,7 +391,7 @@ void cairn__mcast_plan(cairn_core *c, const mvol *vol, int64_t now) {
   else
     adopt(c, in, &s);
   if (in->nf && in->n)
-    cairn_plan_schedule_free(&s);
+    cairn__plan_schedule_free(&s);
   free(in);
 }
 
@@ -418,7 +418,7 @@ static uint32_t copies(const mfilerec *f, int64_t h, int *landing) {
  * no holder there has it yet: the copy vol would fetch across the uplinks
  * is on its way into the cluster. O(copies under way of f +
  * CAIRN__KEEP_SCAN). */
-static int landing_near(cairn_core *c, const mfilerec *f, const mvol *vol) {
+static int landing_near(cairn__core *c, const mfilerec *f, const mvol *vol) {
   int near = 0;
   for (uint32_t i = 0; i < f->nxfers && !near; i++) {
     const mvol *to = f->xfers[i].to != vol->id ? vol_of(c, f->xfers[i].to) : NULL;
@@ -431,7 +431,7 @@ static int landing_near(cairn_core *c, const mfilerec *f, const mvol *vol) {
   return near;
 }
 
-int64_t cairn__mcast_sender(cairn_core *c, mfilerec *f, const mvol *vol, int64_t now, int *wait) {
+int64_t cairn__mcast_sender(cairn__core *c, mfilerec *f, const mvol *vol, int64_t now, int *wait) {
   struct cairn__mcast *m = c->dist->mcast;
   *wait = 0;
   if (!active(c->dist) || holds(f, vol->id)) /* a route of an earlier plan */
@@ -449,7 +449,7 @@ int64_t cairn__mcast_sender(cairn_core *c, mfilerec *f, const mvol *vol, int64_t
   return 0;
 }
 
-void cairn__mcast_fetched(cairn_core *c, const mvol *vol, const mfilerec *f, int64_t src) {
+void cairn__mcast_fetched(cairn__core *c, const mvol *vol, const mfilerec *f, int64_t src) {
   struct cairn__mcast *m = c->dist->mcast;
   for (uint32_t i = 0; m && src && i < m->nhanded; i++)
     if (m->handed[i].vol == vol->id && m->handed[i].since == src &&
@@ -460,12 +460,12 @@ void cairn__mcast_fetched(cairn_core *c, const mvol *vol, const mfilerec *f, int
     }
 }
 
-int cairn__mcast_child(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v, int64_t now) {
+int cairn__mcast_child(cairn__core *c, const mvol *vol, const mjob *j, uint32_t v, int64_t now) {
   const mtask *t = &j->tasks[v];
   if (!active(c->dist) || !t->io)
     return 0;
   for (uint32_t k = 0; k < t->io->npins; k++) {
-    const cairn_output_file *of = cairn__outputs_file(&j->tasks[t->io->pins[k].parent],
+    const cairn__output_file *of = cairn__outputs_file(&j->tasks[t->io->pins[k].parent],
                                                       t->io->pins[k].file);
     const mfilerec *f = of ? cairn__dist_file_of(c->dist, of->sha256) : NULL;
     if (f)
@@ -474,7 +474,7 @@ int cairn__mcast_child(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v
   cairn__mcast_plan(c, vol, now);
   int wait = 0;
   for (uint32_t k = 0; k < t->io->npins && !wait; k++) {
-    const cairn_output_file *of = cairn__outputs_file(&j->tasks[t->io->pins[k].parent],
+    const cairn__output_file *of = cairn__outputs_file(&j->tasks[t->io->pins[k].parent],
                                                       t->io->pins[k].file);
     mfilerec *f = of ? cairn__dist_file_of(c->dist, of->sha256) : NULL;
     if (f && f->remote)
@@ -483,7 +483,7 @@ int cairn__mcast_child(cairn_core *c, const mvol *vol, const mjob *j, uint32_t v
   return wait;
 }
 
-void cairn__mcast_note(cairn_core *c, const mvol *vol, const mvol *h, const mfilerec *f,
+void cairn__mcast_note(cairn__core *c, const mvol *vol, const mvol *h, const mfilerec *f,
                        int planned) {
   struct cairn__mcast *m = c->dist->mcast;
   if (holds(f, vol->id))

@@ -45,8 +45,8 @@ void cairn__dist_peer_url(cairn__dist *d, mvol *v) {
   if (!v->peer_url)
     return;
   uint64_t key = url_hash(v->peer_url, strlen(v->peer_url));
-  mvol *before = cairn_hmap_get(&d->by_peer, key);
-  if (before == v || cairn_hmap_put(&d->by_peer, key, v))
+  mvol *before = cairn__hmap_get(&d->by_peer, key);
+  if (before == v || cairn__hmap_put(&d->by_peer, key, v))
     return; /* out of memory: see dist.h */
   v->peer_twin = before;
 }
@@ -63,7 +63,7 @@ uint32_t cairn__dist_source_holders(cairn__dist *d, const mfilerec *f, const cha
                                     int relays, mvol *out[CAIRN__PEER_TWINS]) {
   const char *end = f ? strstr(source, "/v1/files/") : NULL;
   size_t len = end ? (size_t)(end - source) : 0;
-  mvol *h = end ? cairn_hmap_get(&d->by_peer, url_hash(source, len)) : NULL;
+  mvol *h = end ? cairn__hmap_get(&d->by_peer, url_hash(source, len)) : NULL;
   uint32_t n = 0;
   for (int k = 0; h && k < CAIRN__PEER_TWINS; k++, h = h->peer_twin)
     if (h->peer_url && strlen(h->peer_url) == len && strncmp(h->peer_url, source, len) == 0 &&
@@ -91,7 +91,7 @@ uint32_t cairn__dist_source_holders(cairn__dist *d, const mfilerec *f, const cha
 enum { PEER_FAILED_SECONDS = 30 };
 
 /* reporter says holder h failed its copy of f for reason. */
-static void failed_one(cairn_core *c, mfilerec *f, const mvol *reporter, mvol *h, int reason,
+static void failed_one(cairn__core *c, mfilerec *f, const mvol *reporter, mvol *h, int reason,
                        int64_t now) {
   static const char *const names[CAIRN_FAIL_REASONS] = CAIRN_FAIL_REASON_NAMES;
   /* the copy it was sending reporter will not land */
@@ -114,7 +114,7 @@ static void failed_one(cairn_core *c, mfilerec *f, const mvol *reporter, mvol *h
   cairn__journal_put(c->journal, cairn__jrec_unhold(h->id, f->sha256));
 }
 
-void cairn__dist_failed(cairn_core *c, const mvol *reporter, const char *sha, const char *source,
+void cairn__dist_failed(cairn__core *c, const mvol *reporter, const char *sha, const char *source,
                         int reason) {
   mfilerec *f = cairn__dist_file_of(c->dist, sha);
   int64_t now = cairn__now();

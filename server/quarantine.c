@@ -28,7 +28,7 @@ int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold) {
   return threshold > 0 && seen >= CAIRN__QUAR_MIN && (double)bad > threshold * (double)seen;
 }
 
-void cairn__quar_note(cairn_core *c, mvol *v, int outcome) {
+void cairn__quar_note(cairn__core *c, mvol *v, int outcome) {
   if (outcome != OUT_VALID && outcome != OUT_INVALID && outcome != OUT_ERROR)
     return;
   v->q_invalid = ((v->q_invalid << 1) | (outcome == OUT_INVALID)) & WINDOW_MASK;
@@ -50,14 +50,14 @@ void cairn__quar_note(cairn_core *c, mvol *v, int outcome) {
              (unsigned)v->q_seen, errs, c->quar_invalid, c->quar_errors);
 }
 
-cairn_status cairn__core_release(cairn_core *c, int64_t id, cairn_error *err) {
+cairn_status cairn__core_release(cairn__core *c, int64_t id, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
   mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
   if (!v)
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+    st = cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
   else if (!v->quarantined)
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "volunteer %lld is not quarantined", (long long)id);
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "volunteer %lld is not quarantined", (long long)id);
   else {
     CAIRN_WARN(&c->log, "volunteer %lld released from quarantine: %u of its last %u results "
                "invalid, %u errors", (long long)id, ones(v->q_invalid), (unsigned)v->q_seen,

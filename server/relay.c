@@ -18,13 +18,13 @@
  * c->lock, like the rest of dist. */
 #include "server/dist_int.h"
 
-void cairn__core_set_cut_through(cairn_core *c, int on) {
+void cairn__core_set_cut_through(cairn__core *c, int on) {
   pthread_mutex_lock(&c->lock);
   c->dist->store_and_forward = !on;
   cairn__core_unlock(c);
 }
 
-mvol *cairn__dist_candidate(cairn_core *c, const mfilerec *f, uint32_t i, int *relay) {
+mvol *cairn__dist_candidate(cairn__core *c, const mfilerec *f, uint32_t i, int *relay) {
   int64_t id;
   *relay = 0;
   if (i < f->nholders)

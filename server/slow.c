@@ -51,7 +51,7 @@ static void *lane(void *p) {
 cairn__slow *cairn__slow_create(void (*resume)(void *conn), cairn_error *err) {
   cairn__slow *s = calloc(1, sizeof *s);
   if (!s) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   pthread_mutex_init(&s->lock, NULL);
@@ -61,7 +61,7 @@ cairn__slow *cairn__slow_create(void (*resume)(void *conn), cairn_error *err) {
     pthread_cond_destroy(&s->more);
     pthread_mutex_destroy(&s->lock);
     free(s);
-    cairn_error_set(err, CAIRN_ENOMEM, "cannot start the slow requests' thread");
+    cairn__error_set(err, CAIRN_ENOMEM, "cannot start the slow requests' thread");
     return NULL;
   }
   return s;

@@ -57,7 +57,7 @@ static int jlist_add_json(cairn__jlist *l, json_t *o) {
 
 /* One store row into the rendering being built (lists "volunteers",
  * "teams", then the totals). 0, or -1 out of memory. */
-static int add_row(void *ud, const cairn_store_stats_row *r) {
+static int add_row(void *ud, const cairn__store_stats_row *r) {
   cairn__rendering *g = ud;
   if (r->kind == CAIRN_STATS_VOLUNTEER) {
     json_t *name = json_string(r->name ? r->name : ""); /* NULL: not UTF-8 (an embedder's) */
@@ -100,10 +100,10 @@ void cairn__rendering_put(cairn__rendering *r) {
     rendering_free(r);
 }
 
-cairn__rendering *cairn__rendering_build(cairn_core *c, cairn_error *err) {
+cairn__rendering *cairn__rendering_build(cairn__core *c, cairn_error *err) {
   cairn__rendering *r = calloc(1, sizeof *r);
   if (!r) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   atomic_init(&r->refs, 1);
@@ -112,13 +112,13 @@ cairn__rendering *cairn__rendering_build(cairn_core *c, cairn_error *err) {
   r->teams.at = malloc((CAIRN__STATS_MAX + 1) * sizeof *r->teams.at);
   if (!r->vols.at || !r->teams.at) {
     rendering_free(r);
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   r->vols.at[0] = r->teams.at[0] = 1; /* no entry: every slice is empty */
   if (cairn__core_stats(c, CAIRN__STATS_MAX, add_row, r, err) != CAIRN_OK || !r->total) {
     if (!r->total && !err->status)
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     rendering_free(r);
     return NULL;
   }

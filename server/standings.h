@@ -38,7 +38,7 @@ typedef struct cairn__rendering {
 /* Reads the standings from the store (cairn__core_stats on its reader
  * connection, never c->lock: O(V) for the totals) and renders each entry
  * once: a rendering with one reference, or NULL with err set. */
-cairn__rendering *cairn__rendering_build(cairn_core *c, cairn_error *err);
+cairn__rendering *cairn__rendering_build(cairn__core *c, cairn_error *err);
 /* 1 when a and b list the same entries and totals (as_of aside). */
 int cairn__rendering_same(const cairn__rendering *a, const cairn__rendering *b);
 /* Drops a reference; the last frees r. NULL: nothing. */

@@ -20,7 +20,7 @@
 static const char letter[TS_COUNT] = {'w', 'e', 'r', 'd', 'f'};
 
 void cairn__states_get(cairn_master *m, int64_t id, cairn__resp *rs) {
-  cairn_core *c = m->core;
+  cairn__core *c = m->core;
   char *s = NULL;
   int64_t first = 0;
   uint64_t seq = 0;

@@ -8,7 +8,7 @@
  *
  * Cost. Anyone may ask, so a request's cost must not grow with the
  * population. One builder thread (this file's) reads the standings from
- * the store's reader connection, never under c->lock (cairn_store_stats:
+ * the store's reader connection, never under c->lock (cairn__store_stats:
  * O(V) for the totals), and renders each of the top CAIRN__STATS_MAX
  * volunteers' and teams' entries once (standings.c); the rendering is
  * published under s->lock with a reference count. A request takes a
@@ -203,7 +203,7 @@ cairn_status cairn__stats_start(cairn_master *m, cairn_error *err) {
   struct cairn__standings *s = calloc(1, sizeof *s);
   pthread_condattr_t ca;
   if (!s)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   s->m = m;
   pthread_mutex_init(&s->lock, NULL);
   pthread_condattr_init(&ca);
@@ -214,7 +214,7 @@ cairn_status cairn__stats_start(cairn_master *m, cairn_error *err) {
     pthread_cond_destroy(&s->cond);
     pthread_mutex_destroy(&s->lock);
     free(s);
-    return cairn_error_set(err, CAIRN_EINTERNAL, "cannot start the standings' builder");
+    return cairn__error_set(err, CAIRN_EINTERNAL, "cannot start the standings' builder");
   }
   m->standings = s;
   return CAIRN_OK;

@@ -150,7 +150,7 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_CHECKPOINT_PUT] = "INSERT INTO audit_checkpoints(seq, hash, time, pubkey, sig) "
                        "VALUES (?1, ?2, ?3, ?4, ?5)",
 /* a deletion goes by ranges of task keys [?2, ?3) of job ?1 (a job's keys are
- * consecutive), so that each transaction is bounded (cairn_store_job_delete_range) */
+ * consecutive), so that each transaction is bounded (cairn__store_job_delete_range) */
 #define RANGE " task_id >= ?2 AND task_id < ?3"
   [S_DEL_MARK] = "UPDATE jobs SET ended = ?2 WHERE id = ?1 AND ended IS NOT 'deleted'",
   [S_DEL_KEYS] = "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id) + 1, 0) FROM tasks "
@@ -224,7 +224,7 @@ static const char *const rsql_text[R_COUNT] = {
   [R_INVITES] = "SELECT id, code_hash, prefix, uses, used, expires, note, created "
                 "FROM invitations ORDER BY id",
   [R_AUDIT_TASK] = AUDIT_SELECT "WHERE a.task_id = ?1 ORDER BY a.issued, a.idx",
-  /* credit (cairn_store_stats): the top ?1 volunteers by the index
+  /* credit (cairn__store_stats): the top ?1 volunteers by the index
    * volunteers_by_credit, the top ?1 teams of the ledger by
    * team_credit_by_credit, each with its members of now (the index
    * volunteers_by_team: O(log V + members)); totals scan volunteers_by_team */
@@ -242,7 +242,7 @@ static const char *const rsql_text[R_COUNT] = {
 static int exec_sql(sqlite3 *db, const char *sql, cairn_error *err) {
   char *msg = NULL;
   if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-    cairn_error_set(err, CAIRN_EIO, "store: %s", msg ? msg : sqlite3_errmsg(db));
+    cairn__error_set(err, CAIRN_EIO, "store: %s", msg ? msg : sqlite3_errmsg(db));
     sqlite3_free(msg);
     return -1;
   }
@@ -260,7 +260,7 @@ static int create_private(const char *path, cairn_error *err) {
     return close(fd);
   if (errno == EEXIST)
     return 0;
-  cairn_error_set(err, CAIRN_EIO, "store: cannot create %s: %s", path, strerror(errno));
+  cairn__error_set(err, CAIRN_EIO, "store: cannot create %s: %s", path, strerror(errno));
   return -1;
 }
 
@@ -269,14 +269,14 @@ static int open_conn(const char *path, sqlite3 **db, int durable, cairn_error *e
     return -1;
   if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
-    cairn_error_set(err, CAIRN_EIO, "store: cannot open %s: %s", path,
+    cairn__error_set(err, CAIRN_EIO, "store: cannot open %s: %s", path,
                     *db ? sqlite3_errmsg(*db) : "out of memory");
     return -1;
   }
   sqlite3_busy_timeout(*db, 10000);
   sqlite3_extended_result_codes(*db, 1);
   /* a new database gives freed pages back on PRAGMA incremental_vacuum
-   * (cairn_store_reclaim); an older one is converted once (cairn_store_open) */
+   * (cairn__store_reclaim); an older one is converted once (cairn__store_open) */
   if (exec_sql(*db, "PRAGMA auto_vacuum=INCREMENTAL", err) ||
       exec_sql(*db, "PRAGMA journal_mode=WAL", err) ||
       exec_sql(*db, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", err) ||
@@ -287,7 +287,7 @@ static int open_conn(const char *path, sqlite3 **db, int durable, cairn_error *e
 
 /* 1 when migration version is recorded in schema_migrations, 0 when not,
  * -1 on error. */
-static int migration_recorded(cairn_store *s, int version, cairn_error *err) {
+static int migration_recorded(cairn__store *s, int version, cairn_error *err) {
   sqlite3_stmt *q = NULL;
   if (sqlite3_prepare_v2(s->w, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?1", -1,
                          &q, NULL) != SQLITE_OK) {
@@ -305,7 +305,7 @@ static int migration_recorded(cairn_store *s, int version, cairn_error *err) {
 /* Applies, in file order, every embedded migration not yet recorded (a
  * database written by a build that lacked one gets it later); each in one
  * transaction with its record. s->version: the highest recorded. */
-static int migrate(cairn_store *s, cairn_error *err) {
+static int migrate(cairn__store *s, cairn_error *err) {
   if (exec_sql(s->w, "CREATE TABLE IF NOT EXISTS schema_migrations ("
                      "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)",
                err))
@@ -326,7 +326,7 @@ static int migrate(cairn_store *s, cairn_error *err) {
     if (exec_sql(s->w, cairn__migrations[n].sql, err)) {
       char msg[sizeof err->text];
       snprintf(msg, sizeof msg, "%s", err->text);
-      cairn_error_set(err, CAIRN_EIO, "migration %s: %s", cairn__migrations[n].name, msg);
+      cairn__error_set(err, CAIRN_EIO, "migration %s: %s", cairn__migrations[n].name, msg);
       exec_sql(s->w, "ROLLBACK", NULL);
       return -1;
     }
@@ -354,7 +354,7 @@ static int migrate(cairn_store *s, cairn_error *err) {
 /* A database made before incremental auto-vacuum (mode 0) is converted by
  * one VACUUM, which rewrites it: time and free disk space proportional to
  * its size, once. */
-static int incremental(cairn_store *s, cairn_error *err) {
+static int incremental(cairn__store *s, cairn_error *err) {
   sqlite3_stmt *q = NULL;
   int mode = 2;
   if (sqlite3_prepare_v2(s->w, "PRAGMA auto_vacuum", -1, &q, NULL) == SQLITE_OK &&
@@ -364,10 +364,10 @@ static int incremental(cairn_store *s, cairn_error *err) {
   return mode == 2 ? 0 : exec_sql(s->w, "VACUUM", err);
 }
 
-cairn_store *cairn_store_open(const char *path, int durable, cairn_error *err) {
-  cairn_store *s = calloc(1, sizeof *s);
+cairn__store *cairn__store_open(const char *path, int durable, cairn_error *err) {
+  cairn__store *s = calloc(1, sizeof *s);
   if (!s) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   pthread_mutex_init(&s->rlock, NULL);
@@ -388,11 +388,11 @@ cairn_store *cairn_store_open(const char *path, int durable, cairn_error *err) {
     }
   return s;
 fail:
-  cairn_store_close(s);
+  cairn__store_close(s);
   return NULL;
 }
 
-void cairn_store_close(cairn_store *s) {
+void cairn__store_close(cairn__store *s) {
   if (!s)
     return;
   for (int i = 0; i < S_COUNT; i++)
@@ -405,28 +405,28 @@ void cairn_store_close(cairn_store *s) {
   free(s);
 }
 
-int cairn_store_schema_version(cairn_store *s) { return s->version; }
+int cairn__store_schema_version(cairn__store *s) { return s->version; }
 
-cairn_status cairn_store_begin(cairn_store *s, cairn_error *err) { return run(s, S_BEGIN, err); }
-cairn_status cairn_store_commit(cairn_store *s, cairn_error *err) { return run(s, S_COMMIT, err); }
-void cairn_store_rollback(cairn_store *s) {
+cairn_status cairn__store_begin(cairn__store *s, cairn_error *err) { return run(s, S_BEGIN, err); }
+cairn_status cairn__store_commit(cairn__store *s, cairn_error *err) { return run(s, S_COMMIT, err); }
+void cairn__store_rollback(cairn__store *s) {
   if (!sqlite3_get_autocommit(s->w))
     run(s, S_ROLLBACK, NULL);
 }
 
-cairn_status cairn_store_meta_set(cairn_store *s, const char *key, const char *value,
+cairn_status cairn__store_meta_set(cairn__store *s, const char *key, const char *value,
                                   cairn_error *err) {
   TXT(Q(S_META_SET), 1, key);
   TXT(Q(S_META_SET), 2, value);
   return run(s, S_META_SET, err);
 }
 
-cairn_status cairn_store_meta_delete(cairn_store *s, const char *key, cairn_error *err) {
+cairn_status cairn__store_meta_delete(cairn__store *s, const char *key, cairn_error *err) {
   TXT(Q(S_META_DELETE), 1, key);
   return run(s, S_META_DELETE, err);
 }
 
-int cairn_store_meta_get(cairn_store *s, const char *key, char *out, size_t outlen) {
+int cairn__store_meta_get(cairn__store *s, const char *key, char *out, size_t outlen) {
   sqlite3_stmt *q = Q(S_META_GET);
   TXT(q, 1, key);
   int found = -1;
@@ -439,7 +439,7 @@ int cairn_store_meta_get(cairn_store *s, const char *key, char *out, size_t outl
   return found;
 }
 
-cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char *name,
+cairn_status cairn__store_volunteer_insert(cairn__store *s, int64_t id, const char *name,
                                           const char *cluster, const char *apps_json, int slots,
                                           const char *token_hash, int64_t now, cairn_error *err) {
   sqlite3_stmt *q = Q(S_VOL_INSERT);
@@ -453,26 +453,26 @@ cairn_status cairn_store_volunteer_insert(cairn_store *s, int64_t id, const char
   return run(s, S_VOL_INSERT, err);
 }
 
-cairn_status cairn_store_volunteer_quarantine(cairn_store *s, int64_t id, int on,
+cairn_status cairn__store_volunteer_quarantine(cairn__store *s, int64_t id, int on,
                                               cairn_error *err) {
   sqlite3_bind_int64(Q(S_VOL_QUAR), 1, id);
   sqlite3_bind_int(Q(S_VOL_QUAR), 2, on);
   return run(s, S_VOL_QUAR, err);
 }
 
-cairn_status cairn_store_volunteer_trust(cairn_store *s, int64_t id, int64_t trust,
+cairn_status cairn__store_volunteer_trust(cairn__store *s, int64_t id, int64_t trust,
                                          cairn_error *err) {
   sqlite3_bind_int64(Q(S_VOL_TRUST), 1, id);
   sqlite3_bind_int64(Q(S_VOL_TRUST), 2, trust);
   return run(s, S_VOL_TRUST, err);
 }
 
-cairn_status cairn_store_job_adaptive(cairn_store *s, int64_t id, cairn_error *err) {
+cairn_status cairn__store_job_adaptive(cairn__store *s, int64_t id, cairn_error *err) {
   sqlite3_bind_int64(Q(S_JOB_ADAPTIVE), 1, id);
   return run(s, S_JOB_ADAPTIVE, err);
 }
 
-cairn_status cairn_store_trust_put(cairn_store *s, const cairn_store_trust_row *r,
+cairn_status cairn__store_trust_put(cairn__store *s, const cairn__store_trust_row *r,
                                    cairn_error *err) {
   sqlite3_stmt *q = Q(S_TRUST_PUT);
   sqlite3_bind_int64(q, 1, r->vol);
@@ -484,26 +484,26 @@ cairn_status cairn_store_trust_put(cairn_store *s, const cairn_store_trust_row *
   return run(s, S_TRUST_PUT, err);
 }
 
-cairn_status cairn_store_trust_clear(cairn_store *s, int64_t vol, cairn_error *err) {
+cairn_status cairn__store_trust_clear(cairn__store *s, int64_t vol, cairn_error *err) {
   sqlite3_bind_int64(Q(S_TRUST_CLEAR), 1, vol);
   return run(s, S_TRUST_CLEAR, err);
 }
 
-cairn_status cairn_store_volunteer_ban(cairn_store *s, int64_t id, const char *reason,
+cairn_status cairn__store_volunteer_ban(cairn__store *s, int64_t id, const char *reason,
                                        cairn_error *err) {
   sqlite3_bind_int64(Q(S_VOL_BAN), 1, id);
   TXT(Q(S_VOL_BAN), 2, reason);
   return run(s, S_VOL_BAN, err);
 }
 
-cairn_status cairn_store_volunteer_peer(cairn_store *s, int64_t id, const char *peer_url,
+cairn_status cairn__store_volunteer_peer(cairn__store *s, int64_t id, const char *peer_url,
                                         cairn_error *err) {
   sqlite3_bind_int64(Q(S_VOL_PEER), 1, id);
   TXT(Q(S_VOL_PEER), 2, peer_url);
   return run(s, S_VOL_PEER, err);
 }
 
-cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t size, int64_t now,
+cairn_status cairn__store_file_insert(cairn__store *s, const char *sha256, int64_t size, int64_t now,
                                      cairn_error *err) {
   sqlite3_stmt *q = Q(S_FILE_INSERT);
   TXT(q, 1, sha256);
@@ -512,7 +512,7 @@ cairn_status cairn_store_file_insert(cairn_store *s, const char *sha256, int64_t
   return run(s, S_FILE_INSERT, err);
 }
 
-cairn_status cairn_store_holder_insert(cairn_store *s, const char *sha256, int64_t volunteer,
+cairn_status cairn__store_holder_insert(cairn__store *s, const char *sha256, int64_t volunteer,
                                        int64_t since, cairn_error *err) {
   sqlite3_stmt *q = Q(S_HOLDER_INSERT);
   TXT(q, 1, sha256);
@@ -521,7 +521,7 @@ cairn_status cairn_store_holder_insert(cairn_store *s, const char *sha256, int64
   return run(s, S_HOLDER_INSERT, err);
 }
 
-cairn_status cairn_store_holder_delete(cairn_store *s, const char *sha256, int64_t volunteer,
+cairn_status cairn__store_holder_delete(cairn__store *s, const char *sha256, int64_t volunteer,
                                        cairn_error *err) {
   sqlite3_stmt *q = Q(S_HOLDER_DELETE);
   TXT(q, 1, sha256);
@@ -529,12 +529,12 @@ cairn_status cairn_store_holder_delete(cairn_store *s, const char *sha256, int64
   return run(s, S_HOLDER_DELETE, err);
 }
 
-cairn_status cairn_store_holders_forget(cairn_store *s, int64_t volunteer, cairn_error *err) {
+cairn_status cairn__store_holders_forget(cairn__store *s, int64_t volunteer, cairn_error *err) {
   sqlite3_bind_int64(Q(S_HOLDER_FORGET), 1, volunteer);
   return run(s, S_HOLDER_FORGET, err);
 }
 
-cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *dst,
+cairn_status cairn__store_rate_put(cairn__store *s, const char *src, const char *dst,
                                   int64_t bytes_per_second, int64_t samples, cairn_error *err) {
   sqlite3_stmt *q = Q(S_RATE_PUT);
   TXT(q, 1, src);
@@ -544,7 +544,7 @@ cairn_status cairn_store_rate_put(cairn_store *s, const char *src, const char *d
   return run(s, S_RATE_PUT, err);
 }
 
-cairn_status cairn_store_invite_put(cairn_store *s, const cairn_store_invite_row *r,
+cairn_status cairn__store_invite_put(cairn__store *s, const cairn__store_invite_row *r,
                                     cairn_error *err) {
   sqlite3_stmt *q = Q(S_INVITE_PUT);
   sqlite3_bind_int64(q, 1, r->id);
@@ -558,12 +558,12 @@ cairn_status cairn_store_invite_put(cairn_store *s, const cairn_store_invite_row
   return run(s, S_INVITE_PUT, err);
 }
 
-cairn_status cairn_store_invite_delete(cairn_store *s, int64_t id, cairn_error *err) {
+cairn_status cairn__store_invite_delete(cairn__store *s, int64_t id, cairn_error *err) {
   sqlite3_bind_int64(Q(S_INVITE_DELETE), 1, id);
   return run(s, S_INVITE_DELETE, err);
 }
 
-cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name, const char *app,
+cairn_status cairn__store_job_insert(cairn__store *s, int64_t id, const char *name, const char *app,
                                     const char *policy, int replication, int quorum,
                                     int lease_seconds, int max_attempts, int64_t now,
                                     int64_t priority, cairn_error *err) {
@@ -581,7 +581,7 @@ cairn_status cairn_store_job_insert(cairn_store *s, int64_t id, const char *name
   return run(s, S_JOB_INSERT, err);
 }
 
-cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, const char *name,
+cairn_status cairn__store_job_file_insert(cairn__store *s, int64_t job, int seq, const char *name,
                                          const char *sha256, int broadcast, cairn_error *err) {
   sqlite3_stmt *q = Q(S_JOB_FILE_INSERT);
   sqlite3_bind_int64(q, 1, job);
@@ -592,7 +592,7 @@ cairn_status cairn_store_job_file_insert(cairn_store *s, int64_t job, int seq, c
   return run(s, S_JOB_FILE_INSERT, err);
 }
 
-cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, uint32_t seq,
+cairn_status cairn__store_task_insert(cairn__store *s, int64_t key, int64_t job, uint32_t seq,
                                      const char *name, const char *args_json,
                                      const char *inputs_json, const char *state,
                                      const char *run_json, cairn_error *err) {
@@ -611,7 +611,7 @@ cairn_status cairn_store_task_insert(cairn_store *s, int64_t key, int64_t job, u
   return run(s, S_TASK_INSERT, err);
 }
 
-cairn_status cairn_store_task_parent_insert(cairn_store *s, int64_t task, int64_t parent, uint32_t pos,
+cairn_status cairn__store_task_parent_insert(cairn__store *s, int64_t task, int64_t parent, uint32_t pos,
                                             cairn_error *err) {
   sqlite3_stmt *q = Q(S_PARENT_INSERT);
   sqlite3_bind_int64(q, 1, task);
@@ -620,7 +620,7 @@ cairn_status cairn_store_task_parent_insert(cairn_store *s, int64_t task, int64_
   return run(s, S_PARENT_INSERT, err);
 }
 
-cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *state, int attempts,
+cairn_status cairn__store_task_update(cairn__store *s, int64_t key, const char *state, int attempts,
                                      int64_t accepted, int64_t round, cairn_error *err) {
   sqlite3_stmt *q = Q(S_TASK_UPDATE);
   sqlite3_bind_int64(q, 1, key);
@@ -634,7 +634,7 @@ cairn_status cairn_store_task_update(cairn_store *s, int64_t key, const char *st
   return run(s, S_TASK_UPDATE, err);
 }
 
-cairn_status cairn_store_job_update(cairn_store *s, int64_t id, const char *state, int64_t finished,
+cairn_status cairn__store_job_update(cairn__store *s, int64_t id, const char *state, int64_t finished,
                                     cairn_error *err) {
   sqlite3_stmt *q = Q(S_JOB_UPDATE);
   sqlite3_bind_int64(q, 1, id);
@@ -646,21 +646,21 @@ cairn_status cairn_store_job_update(cairn_store *s, int64_t id, const char *stat
   return run(s, S_JOB_UPDATE, err);
 }
 
-cairn_status cairn_store_reclaim(cairn_store *s, cairn_error *err) {
+cairn_status cairn__store_reclaim(cairn__store *s, cairn_error *err) {
   if (exec_sql(s->w, "PRAGMA incremental_vacuum", err) ||
       exec_sql(s->w, "PRAGMA wal_checkpoint(TRUNCATE)", err))
     return CAIRN_EIO;
   return CAIRN_OK;
 }
 
-int64_t cairn_store_max_task_key(cairn_store *s) {
+int64_t cairn__store_max_task_key(cairn__store *s) {
   sqlite3_stmt *q = Q(S_MAX_TASK_KEY);
   int64_t k = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
   sqlite3_reset(q);
   return k;
 }
 
-cairn_status cairn_store_alloc_insert(cairn_store *s, int64_t idx, int64_t volunteer, int64_t t,
+cairn_status cairn__store_alloc_insert(cairn__store *s, int64_t idx, int64_t volunteer, int64_t t,
                                       int64_t task, int64_t issued, int64_t expires, int64_t round,
                                       cairn_error *err) {
   sqlite3_stmt *q = Q(S_ALLOC_INSERT);
@@ -674,7 +674,7 @@ cairn_status cairn_store_alloc_insert(cairn_store *s, int64_t idx, int64_t volun
   return run(s, S_ALLOC_INSERT, err);
 }
 
-cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expires, const char *state,
+cairn_status cairn__store_alloc_update(cairn__store *s, int64_t idx, int64_t expires, const char *state,
                                       cairn_error *err) {
   sqlite3_stmt *q = Q(S_ALLOC_UPDATE);
   sqlite3_bind_int64(q, 1, idx);
@@ -683,7 +683,7 @@ cairn_status cairn_store_alloc_update(cairn_store *s, int64_t idx, int64_t expir
   return run(s, S_ALLOC_UPDATE, err);
 }
 
-cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task, int64_t volunteer,
+cairn_status cairn__store_result_insert(cairn__store *s, int64_t idx, int64_t task, int64_t volunteer,
                                        int exit_status, const void *output, size_t len,
                                        const char *digest, int64_t now, const char *outcome,
                                        const char *reason, const void *stderr_tail,
@@ -705,7 +705,7 @@ cairn_status cairn_store_result_insert(cairn_store *s, int64_t idx, int64_t task
   return run(s, S_RESULT_INSERT, err);
 }
 
-cairn_status cairn_store_task_io_insert(cairn_store *s, int64_t task, const char *outputs_json,
+cairn_status cairn__store_task_io_insert(cairn__store *s, int64_t task, const char *outputs_json,
                                         const char *parent_files_json, cairn_error *err) {
   sqlite3_stmt *q = Q(S_TASK_IO_INSERT);
   sqlite3_bind_int64(q, 1, task);
@@ -714,7 +714,7 @@ cairn_status cairn_store_task_io_insert(cairn_store *s, int64_t task, const char
   return run(s, S_TASK_IO_INSERT, err);
 }
 
-cairn_status cairn_store_result_file_insert(cairn_store *s, int64_t idx, const char *name,
+cairn_status cairn__store_result_file_insert(cairn__store *s, int64_t idx, const char *name,
                                             const char *sha256, int64_t size, cairn_error *err) {
   sqlite3_stmt *q = Q(S_RESULT_FILE_INSERT);
   sqlite3_bind_int64(q, 1, idx);
@@ -724,14 +724,14 @@ cairn_status cairn_store_result_file_insert(cairn_store *s, int64_t idx, const c
   return run(s, S_RESULT_FILE_INSERT, err);
 }
 
-cairn_status cairn_store_result_outcome(cairn_store *s, int64_t idx, const char *outcome,
+cairn_status cairn__store_result_outcome(cairn__store *s, int64_t idx, const char *outcome,
                                         cairn_error *err) {
   sqlite3_bind_int64(Q(S_OUTCOME_UPDATE), 1, idx);
   TXT(Q(S_OUTCOME_UPDATE), 2, outcome);
   return run(s, S_OUTCOME_UPDATE, err);
 }
 
-cairn_status cairn_store_volunteer_team(cairn_store *s, int64_t id, const char *team,
+cairn_status cairn__store_volunteer_team(cairn__store *s, int64_t id, const char *team,
                                         cairn_error *err) {
   sqlite3_bind_int64(Q(S_VOL_TEAM), 1, id);
   TXT(Q(S_VOL_TEAM), 2, team);
@@ -742,7 +742,7 @@ cairn_status cairn_store_volunteer_team(cairn_store *s, int64_t id, const char *
   return run(s, S_TEAM_NEW, err);
 }
 
-cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
+cairn_status cairn__store_credit(cairn__store *s, const cairn__store_credit_row *r,
                                 cairn_error *err) {
   cairn_status st = CAIRN_OK;
   if (r->idx > 0) {
@@ -774,7 +774,7 @@ cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
       fill;                                                                               \
       if (cb(ud, &row)) {                                                                 \
         sqlite3_reset(q);                                                                 \
-        return cairn_error_set(err, CAIRN_EINTERNAL, "store: loading %s stopped", #id);   \
+        return cairn__error_set(err, CAIRN_EINTERNAL, "store: loading %s stopped", #id);   \
       }                                                                                   \
     }                                                                                     \
     sqlite3_reset(q);                                                                     \
@@ -783,10 +783,10 @@ cairn_status cairn_store_credit(cairn_store *s, const cairn_store_credit_row *r,
     return CAIRN_OK;                                                                      \
   } while (0)
 
-cairn_status cairn_store_load_volunteers(cairn_store *s,
-                                         int (*cb)(void *, const cairn_store_volunteer_row *),
+cairn_status cairn__store_load_volunteers(cairn__store *s,
+                                         int (*cb)(void *, const cairn__store_volunteer_row *),
                                          void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_VOL, cairn_store_volunteer_row, {
+  LOAD_LOOP(S_LOAD_VOL, cairn__store_volunteer_row, {
     row.id = I64(0);
     row.name = STR(1);
     row.cluster = STR(2);
@@ -806,9 +806,9 @@ cairn_status cairn_store_load_volunteers(cairn_store *s,
   });
 }
 
-cairn_status cairn_store_load_trust(cairn_store *s, int (*cb)(void *, const cairn_store_trust_row *),
+cairn_status cairn__store_load_trust(cairn__store *s, int (*cb)(void *, const cairn__store_trust_row *),
                                     void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_TRUST, cairn_store_trust_row, {
+  LOAD_LOOP(S_LOAD_TRUST, cairn__store_trust_row, {
     row.vol = I64(0);
     row.seq = I64(1);
     row.job = I64(2);
@@ -818,9 +818,9 @@ cairn_status cairn_store_load_trust(cairn_store *s, int (*cb)(void *, const cair
   });
 }
 
-cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn_store_job_row *),
+cairn_status cairn__store_load_jobs(cairn__store *s, int (*cb)(void *, const cairn__store_job_row *),
                                    void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_JOBS, cairn_store_job_row, {
+  LOAD_LOOP(S_LOAD_JOBS, cairn__store_job_row, {
     row.id = I64(0);
     row.name = STR(1);
     row.app = STR(2);
@@ -839,10 +839,10 @@ cairn_status cairn_store_load_jobs(cairn_store *s, int (*cb)(void *, const cairn
   });
 }
 
-cairn_status cairn_store_load_job_files(cairn_store *s,
-                                        int (*cb)(void *, const cairn_store_job_file_row *),
+cairn_status cairn__store_load_job_files(cairn__store *s,
+                                        int (*cb)(void *, const cairn__store_job_file_row *),
                                         void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_JOB_FILES, cairn_store_job_file_row, {
+  LOAD_LOOP(S_LOAD_JOB_FILES, cairn__store_job_file_row, {
     row.job = I64(0);
     row.seq = (int)I64(1);
     row.broadcast = (int)I64(2);
@@ -852,9 +852,9 @@ cairn_status cairn_store_load_job_files(cairn_store *s,
   });
 }
 
-cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cairn_store_task_row *),
+cairn_status cairn__store_load_tasks(cairn__store *s, int (*cb)(void *, const cairn__store_task_row *),
                                     void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_TASKS, cairn_store_task_row, {
+  LOAD_LOOP(S_LOAD_TASKS, cairn__store_task_row, {
     row.key = I64(0);
     row.job = I64(1);
     row.accepted = I64(2);
@@ -869,18 +869,18 @@ cairn_status cairn_store_load_tasks(cairn_store *s, int (*cb)(void *, const cair
   });
 }
 
-cairn_status cairn_store_load_parents(cairn_store *s, int (*cb)(void *, const cairn_store_edge_row *),
+cairn_status cairn__store_load_parents(cairn__store *s, int (*cb)(void *, const cairn__store_edge_row *),
                                       void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_PARENTS, cairn_store_edge_row, {
+  LOAD_LOOP(S_LOAD_PARENTS, cairn__store_edge_row, {
     row.task = I64(0);
     row.parent = I64(1);
     row.pos = (uint32_t)I64(2);
   });
 }
 
-cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cairn_store_alloc_row *),
+cairn_status cairn__store_load_allocs(cairn__store *s, int (*cb)(void *, const cairn__store_alloc_row *),
                                      void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_ALLOCS, cairn_store_alloc_row, {
+  LOAD_LOOP(S_LOAD_ALLOCS, cairn__store_alloc_row, {
     row.idx = I64(0);
     row.volunteer = I64(1);
     row.t = I64(2);
@@ -901,38 +901,38 @@ cairn_status cairn_store_load_allocs(cairn_store *s, int (*cb)(void *, const cai
   });
 }
 
-cairn_status cairn_store_load_files(cairn_store *s, int (*cb)(void *, const cairn_store_file_row *),
+cairn_status cairn__store_load_files(cairn__store *s, int (*cb)(void *, const cairn__store_file_row *),
                                     void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_FILES, cairn_store_file_row, {
+  LOAD_LOOP(S_LOAD_FILES, cairn__store_file_row, {
     row.sha256 = STR(0);
     row.size = I64(1);
   });
 }
 
-cairn_status cairn_store_load_outcomes(cairn_store *s,
-                                       int (*cb)(void *, const cairn_store_outcome_row *), void *ud,
+cairn_status cairn__store_load_outcomes(cairn__store *s,
+                                       int (*cb)(void *, const cairn__store_outcome_row *), void *ud,
                                        cairn_error *err) {
-  LOAD_LOOP(S_LOAD_OUTCOMES, cairn_store_outcome_row, {
+  LOAD_LOOP(S_LOAD_OUTCOMES, cairn__store_outcome_row, {
     row.volunteer = I64(0);
     row.outcome = STR(1);
     row.count = I64(2);
   });
 }
 
-cairn_status cairn_store_load_holders(cairn_store *s,
-                                      int (*cb)(void *, const cairn_store_holder_row *), void *ud,
+cairn_status cairn__store_load_holders(cairn__store *s,
+                                      int (*cb)(void *, const cairn__store_holder_row *), void *ud,
                                       cairn_error *err) {
-  LOAD_LOOP(S_LOAD_HOLDERS, cairn_store_holder_row, {
+  LOAD_LOOP(S_LOAD_HOLDERS, cairn__store_holder_row, {
     row.sha256 = STR(0);
     row.volunteer = I64(1);
     row.since = I64(2);
   });
 }
 
-cairn_status cairn_store_load_rates(cairn_store *s,
-                                    int (*cb)(void *, const cairn_store_rate_row *), void *ud,
+cairn_status cairn__store_load_rates(cairn__store *s,
+                                    int (*cb)(void *, const cairn__store_rate_row *), void *ud,
                                     cairn_error *err) {
-  LOAD_LOOP(S_LOAD_RATES, cairn_store_rate_row, {
+  LOAD_LOOP(S_LOAD_RATES, cairn__store_rate_row, {
     row.src = STR(0);
     row.dst = STR(1);
     row.bytes_per_second = I64(2);
@@ -940,7 +940,7 @@ cairn_status cairn_store_load_rates(cairn_store *s,
   });
 }
 
-static cairn_status res_put(cairn_store *s, int id, const cairn_store_res_row *r,
+static cairn_status res_put(cairn__store *s, int id, const cairn__store_res_row *r,
                            cairn_error *err) {
   sqlite3_stmt *q = Q(id);
   sqlite3_bind_int64(q, 1, r->id);
@@ -950,20 +950,20 @@ static cairn_status res_put(cairn_store *s, int id, const cairn_store_res_row *r
   return run(s, id, err);
 }
 
-cairn_status cairn_store_task_resources_insert(cairn_store *s, const cairn_store_res_row *r,
+cairn_status cairn__store_task_resources_insert(cairn__store *s, const cairn__store_res_row *r,
                                                cairn_error *err) {
   return res_put(s, S_TASK_RES_INSERT, r, err);
 }
 
-cairn_status cairn_store_volunteer_offer(cairn_store *s, const cairn_store_res_row *r,
+cairn_status cairn__store_volunteer_offer(cairn__store *s, const cairn__store_res_row *r,
                                          cairn_error *err) {
   return res_put(s, S_VOL_OFFER, r, err);
 }
 
-cairn_status cairn_store_load_task_resources(cairn_store *s,
-                                             int (*cb)(void *, const cairn_store_res_row *),
+cairn_status cairn__store_load_task_resources(cairn__store *s,
+                                             int (*cb)(void *, const cairn__store_res_row *),
                                              void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_TASK_RES, cairn_store_res_row, {
+  LOAD_LOOP(S_LOAD_TASK_RES, cairn__store_res_row, {
     row.id = I64(0);
     row.cores = I64(1);
     row.memory_mib = I64(2);
@@ -971,10 +971,10 @@ cairn_status cairn_store_load_task_resources(cairn_store *s,
   });
 }
 
-cairn_status cairn_store_load_offers(cairn_store *s,
-                                     int (*cb)(void *, const cairn_store_res_row *), void *ud,
+cairn_status cairn__store_load_offers(cairn__store *s,
+                                     int (*cb)(void *, const cairn__store_res_row *), void *ud,
                                      cairn_error *err) {
-  LOAD_LOOP(S_LOAD_OFFERS, cairn_store_res_row, {
+  LOAD_LOOP(S_LOAD_OFFERS, cairn__store_res_row, {
     row.id = I64(0);
     row.cores = I64(1);
     row.memory_mib = I64(2);
@@ -982,20 +982,20 @@ cairn_status cairn_store_load_offers(cairn_store *s,
   });
 }
 
-cairn_status cairn_store_load_task_io(cairn_store *s,
-                                      int (*cb)(void *, const cairn_store_task_io_row *),
+cairn_status cairn__store_load_task_io(cairn__store *s,
+                                      int (*cb)(void *, const cairn__store_task_io_row *),
                                       void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_TASK_IO, cairn_store_task_io_row, {
+  LOAD_LOOP(S_LOAD_TASK_IO, cairn__store_task_io_row, {
     row.task = I64(0);
     row.outputs_json = STR(1);
     row.parent_files_json = STR(2);
   });
 }
 
-cairn_status cairn_store_load_accepted_files(cairn_store *s,
-                                             int (*cb)(void *, const struct cairn_store_output_row *),
+cairn_status cairn__store_load_accepted_files(cairn__store *s,
+                                             int (*cb)(void *, const struct cairn__store_output_row *),
                                              void *ud, cairn_error *err) {
-  LOAD_LOOP(S_LOAD_ACCEPTED_FILES, cairn_store_output_row, {
+  LOAD_LOOP(S_LOAD_ACCEPTED_FILES, cairn__store_output_row, {
     row.key = I64(0);
     row.name = STR(1);
     row.sha256 = STR(2);

@@ -18,7 +18,7 @@
 
 /* ---- the commit thread's writes (inside its transaction) ---- */
 
-cairn_status cairn__store_chain_head(cairn_store *s, int64_t *seq, uint8_t hash[32],
+cairn_status cairn__store_chain_head(cairn__store *s, int64_t *seq, uint8_t hash[32],
                                      int64_t *signed_seq, cairn_error *err) {
   sqlite3_stmt *q = Q(S_CHAIN_HEAD);
   *seq = 0;
@@ -39,7 +39,7 @@ cairn_status cairn__store_chain_head(cairn_store *s, int64_t *seq, uint8_t hash[
   return rc == SQLITE_ROW ? CAIRN_OK : db_err(s, s->w, err, "reading the audit checkpoints");
 }
 
-cairn_status cairn__store_chain_put(cairn_store *s, const cairn__centry *e, cairn_error *err) {
+cairn_status cairn__store_chain_put(cairn__store *s, const cairn__centry *e, cairn_error *err) {
   sqlite3_stmt *q = Q(S_CHAIN_PUT);
   sqlite3_bind_int64(q, 1, e->seq);
   sqlite3_bind_text(q, 2, cairn__chain_kind_name(e->kind), -1, SQLITE_STATIC);
@@ -52,7 +52,7 @@ cairn_status cairn__store_chain_put(cairn_store *s, const cairn__centry *e, cair
   return run(s, S_CHAIN_PUT, err);
 }
 
-cairn_status cairn__store_checkpoint_put(cairn_store *s, int64_t seq, const uint8_t hash[32],
+cairn_status cairn__store_checkpoint_put(cairn__store *s, int64_t seq, const uint8_t hash[32],
                                          int64_t time, const uint8_t pk[32],
                                          const uint8_t sig[64], cairn_error *err) {
   sqlite3_stmt *q = Q(S_CHECKPOINT_PUT);
@@ -64,7 +64,7 @@ cairn_status cairn__store_checkpoint_put(cairn_store *s, int64_t seq, const uint
   return run(s, S_CHECKPOINT_PUT, err);
 }
 
-cairn_status cairn__store_chain_note_gap(cairn_store *s, cairn_error *err) {
+cairn_status cairn__store_chain_note_gap(cairn__store *s, cairn_error *err) {
   static const char sql[] =
     "INSERT OR IGNORE INTO meta(key, value) SELECT 'audit_chain_gap', 'records from before the "
     "chain' WHERE NOT EXISTS (SELECT 1 FROM audit_chain) AND (EXISTS (SELECT 1 FROM allocations) "
@@ -72,7 +72,7 @@ cairn_status cairn__store_chain_note_gap(cairn_store *s, cairn_error *err) {
   char *msg = NULL;
   if (sqlite3_exec(s->w, sql, NULL, NULL, &msg) == SQLITE_OK)
     return CAIRN_OK;
-  cairn_error_set(err, CAIRN_EIO, "store: noting the audit chain's gap: %s", msg ? msg : "?");
+  cairn__error_set(err, CAIRN_EIO, "store: noting the audit chain's gap: %s", msg ? msg : "?");
   sqlite3_free(msg);
   return CAIRN_EIO;
 }
@@ -81,7 +81,7 @@ cairn_status cairn__store_chain_note_gap(cairn_store *s, cairn_error *err) {
 
 static cairn_status ro_open(const char *path, sqlite3 **db, cairn_error *err) {
   if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-    cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", path, sqlite3_errmsg(*db));
+    cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", path, sqlite3_errmsg(*db));
     sqlite3_close(*db);
     return CAIRN_EIO;
   }
@@ -99,7 +99,7 @@ static cairn_status checkpoints(sqlite3 *db, cairn__chain_walk *w, FILE *out, ca
   sqlite3_stmt *q = NULL;
   if (sqlite3_prepare_v2(db, "SELECT seq, hash, time, pubkey, sig FROM audit_checkpoints "
                              "ORDER BY id", -1, &q, NULL) != SQLITE_OK)
-    return cairn_error_set(err, CAIRN_EIO, "no audit chain in this database: %s",
+    return cairn__error_set(err, CAIRN_EIO, "no audit chain in this database: %s",
                            sqlite3_errmsg(db));
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -118,7 +118,7 @@ static cairn_status checkpoints(sqlite3 *db, cairn__chain_walk *w, FILE *out, ca
   }
   sqlite3_finalize(q);
   return rc == SQLITE_DONE ? CAIRN_OK
-                           : cairn_error_set(err, CAIRN_EIO, "reading checkpoints: %s",
+                           : cairn__error_set(err, CAIRN_EIO, "reading checkpoints: %s",
                                              sqlite3_errmsg(db));
 }
 
@@ -135,7 +135,7 @@ static cairn_status entries(sqlite3 *db, int64_t job, cairn__chain_walk *w, FILE
     "job_id = ?3) OR idx IN (SELECT a.idx FROM allocations a JOIN tasks t ON a.task_id = t.id "
     "WHERE t.job_id = ?3) FROM audit_chain WHERE seq > ?1 ORDER BY seq LIMIT ?2";
   if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-    return cairn_error_set(err, CAIRN_EIO, "no audit chain in this database: %s",
+    return cairn__error_set(err, CAIRN_EIO, "no audit chain in this database: %s",
                            sqlite3_errmsg(db));
   int64_t after = INT64_MIN, n;
   int rc = SQLITE_DONE;
@@ -170,10 +170,10 @@ static cairn_status entries(sqlite3 *db, int64_t job, cairn__chain_walk *w, FILE
         fprintf(out, "entry %lld %s %s %s %s\n", (long long)seq, kind ? kind : "?", b, p, h);
       } else {
         uint8_t ch[32];
-        cairn_sha256 c;
-        cairn_sha256_init(&c);
-        cairn_sha256_update(&c, body ? body : (const uint8_t *)"", len);
-        cairn_sha256_final(&c, ch);
+        cairn__sha256 c;
+        cairn__sha256_init(&c);
+        cairn__sha256_update(&c, body ? body : (const uint8_t *)"", len);
+        cairn__sha256_final(&c, ch);
         cairn__chain_hex(ch, 32, b);
         fprintf(out, "link %lld %s %s %s\n", (long long)seq, p, b, h);
       }
@@ -183,7 +183,7 @@ static cairn_status entries(sqlite3 *db, int64_t job, cairn__chain_walk *w, FILE
   } while (n == CHUNK && (rc == SQLITE_DONE || rc == SQLITE_ROW));
   sqlite3_finalize(q);
   if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-    return cairn_error_set(err, CAIRN_EIO, "reading the audit chain: %s", sqlite3_errmsg(db));
+    return cairn__error_set(err, CAIRN_EIO, "reading the audit chain: %s", sqlite3_errmsg(db));
   return CAIRN_OK;
 }
 
@@ -214,7 +214,7 @@ cairn_status cairn__chain_verify_db(const char *db_path, const uint8_t *pubkey, 
   /* one snapshot for the walk and the live check; the live check's sorts
    * spill to temporary files, not memory */
   if (sqlite3_exec(db, "PRAGMA temp_store = FILE; BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-    cairn_error_set(err, CAIRN_EIO, "cannot read %s: %s", db_path, sqlite3_errmsg(db));
+    cairn__error_set(err, CAIRN_EIO, "cannot read %s: %s", db_path, sqlite3_errmsg(db));
     sqlite3_close(db);
     return CAIRN_EIO;
   }
@@ -251,7 +251,7 @@ cairn_status cairn__chain_export(const char *db_path, int64_t job, FILE *out, ca
     fprintf(out, "end\n");
   sqlite3_close(db);
   if (st == CAIRN_OK && (fflush(out) || ferror(out)))
-    st = cairn_error_set(err, CAIRN_EIO, "cannot write the export");
+    st = cairn__error_set(err, CAIRN_EIO, "cannot write the export");
   return st;
 }
 
@@ -318,11 +318,11 @@ cairn_status cairn__chain_verify_file(FILE *in, const uint8_t *pubkey, cairn__ch
   }
   cairn_status st = CAIRN_OK;
   if (!line || !body)
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   else if (bad)
-    st = cairn_error_set(err, CAIRN_EINVAL, "line %lld is not an export line", lineno);
+    st = cairn__error_set(err, CAIRN_EINVAL, "line %lld is not an export line", lineno);
   else if (!ended && !r->problem[0])
-    st = cairn_error_set(err, CAIRN_EINVAL, "the export is cut short (no end line)");
+    st = cairn__error_set(err, CAIRN_EINVAL, "the export is cut short (no end line)");
   cairn__chain_walk_end(&w);
   free(line);
   free(body);

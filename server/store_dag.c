@@ -13,14 +13,14 @@
 #include "common/dag.h"
 #include "server/store.h"
 
-void cairn_store_dag_free(cairn_store_dag *v) {
+void cairn__store_dag_free(cairn__store_dag *v) {
   free(v->keys);
   free(v->edges);
-  *v = (cairn_store_dag){0};
+  *v = (cairn__store_dag){0};
 }
 
 /* The index of key in v->keys (sorted: keys grow with seq), or -1. */
-static int64_t key_index(const cairn_store_dag *v, int64_t key) {
+static int64_t key_index(const cairn__store_dag *v, int64_t key) {
   uint32_t lo = 0, hi = v->n;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
@@ -45,7 +45,7 @@ static int64_t count_of(sqlite3 *db, const char *sql, int64_t job) {
 }
 
 /* dag_read on an open connection: 200, 404, 413 or 503 with msg. */
-static int dag_read(sqlite3 *db, int64_t job, uint32_t max_n, uint64_t max_m, cairn_store_dag *v, char *msg, size_t len) {
+static int dag_read(sqlite3 *db, int64_t job, uint32_t max_n, uint64_t max_m, cairn__store_dag *v, char *msg, size_t len) {
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, "SELECT policy FROM jobs WHERE id = ? AND (ended IS NULL OR ended = 'cancelled')",
                          -1, &st, NULL) != SQLITE_OK)
@@ -82,19 +82,19 @@ static int dag_read(sqlite3 *db, int64_t job, uint32_t max_n, uint64_t max_m, ca
     int64_t c = key_index(v, sqlite3_column_int64(st, 0));
     int64_t p = key_index(v, sqlite3_column_int64(st, 1));
     if (c >= 0 && p >= 0)
-      v->edges[v->m++] = (cairn_edge){(uint32_t)p, (uint32_t)c};
+      v->edges[v->m++] = (cairn__edge){(uint32_t)p, (uint32_t)c};
   }
   sqlite3_finalize(st);
   return 200;
 }
 
-cairn_status cairn_store_dag_read(const char *db_path, int64_t job, uint32_t max_n, uint64_t max_m,
-                                  cairn_store_dag *out, cairn_error *err) {
-  *out = (cairn_store_dag){0};
+cairn_status cairn__store_dag_read(const char *db_path, int64_t job, uint32_t max_n, uint64_t max_m,
+                                  cairn__store_dag *out, cairn_error *err) {
+  *out = (cairn__store_dag){0};
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
     sqlite3_close(db);
-    return cairn_error_set(err, CAIRN_EIO, "the store could not be opened for reading");
+    return cairn__error_set(err, CAIRN_EIO, "the store could not be opened for reading");
   }
   sqlite3_busy_timeout(db, 2000);
   char msg[256] = "";
@@ -104,7 +104,7 @@ cairn_status cairn_store_dag_read(const char *db_path, int64_t job, uint32_t max
   sqlite3_close(db);
   if (code == 200)
     return CAIRN_OK;
-  cairn_store_dag_free(out);
-  return cairn_error_set(err, code == 404 ? CAIRN_ENOTFOUND : code == 413 ? CAIRN_ETOOBIG : CAIRN_EIO,
+  cairn__store_dag_free(out);
+  return cairn__error_set(err, code == 404 ? CAIRN_ENOTFOUND : code == 413 ? CAIRN_ETOOBIG : CAIRN_EIO,
                          "%s", msg);
 }

@@ -20,7 +20,7 @@
 
 static void cut(char dst[65], const char *s) { snprintf(dst, 65, "%s", s ? s : ""); }
 
-cairn_status cairn_store_xfer_put(cairn_store *s, const cairn_store_xfer_row *r,
+cairn_status cairn__store_xfer_put(cairn__store *s, const cairn__store_xfer_row *r,
                                   cairn_error *err) {
   sqlite3_stmt *q = Q(S_XFER_PUT);
   sqlite3_bind_int64(q, 1, r->job);
@@ -37,7 +37,7 @@ cairn_status cairn_store_xfer_put(cairn_store *s, const cairn_store_xfer_row *r,
   return run(s, S_XFER_PUT, err);
 }
 
-cairn_status cairn_store_plan_put(cairn_store *s, const char *sha256, int64_t started_ms,
+cairn_status cairn__store_plan_put(cairn__store *s, const char *sha256, int64_t started_ms,
                                   int64_t plans, const char *body, cairn_error *err) {
   sqlite3_stmt *q = Q(S_PLAN_PUT);
   TXT(q, 1, sha256);
@@ -64,7 +64,7 @@ static sqlite3_stmt *prep(sqlite3 *db, const char *sql) {
 /* File sha's transfers and senders: 0, or 1 when a callback stopped, -1 on
  * a store error. */
 static int read_file(sqlite3 *db, int64_t job, const char *sha, uint32_t max,
-                     const cairn_store_dist_cb *cb) {
+                     const cairn__store_dist_cb *cb) {
   sqlite3_stmt *x = prep(db, "SELECT dst, dst_cluster, src, src_cluster, coalesce(assigned, -1), "
                              "start_ms, end_ms, bytes FROM file_transfers WHERE job_id = ?1 AND "
                              "sha256 = ?2 ORDER BY start_ms, dst LIMIT ?3");
@@ -79,7 +79,7 @@ static int read_file(sqlite3 *db, int64_t job, const char *sha, uint32_t max,
     sqlite3_bind_int64(both[i], 3, max);
   }
   while (!rc && (step = sqlite3_step(x)) == SQLITE_ROW) {
-    cairn_store_xfer_row r = {.job = job, .dst = COL_I(x, 0), .src = COL_I(x, 2),
+    cairn__store_xfer_row r = {.job = job, .dst = COL_I(x, 0), .src = COL_I(x, 2),
                               .assigned = COL_I(x, 4), .start_ms = COL_I(x, 5),
                               .end_ms = COL_I(x, 6), .bytes = COL_I(x, 7)};
     cut(r.sha256, sha);
@@ -99,7 +99,7 @@ static int read_file(sqlite3 *db, int64_t job, const char *sha, uint32_t max,
 }
 
 /* The read on an open connection: 200, 404 or 503 with msg. */
-static int dist_read(sqlite3 *db, int64_t job, uint32_t max, const cairn_store_dist_cb *cb,
+static int dist_read(sqlite3 *db, int64_t job, uint32_t max, const cairn__store_dist_cb *cb,
                      char *msg, size_t len) {
   sqlite3_stmt *st = prep(db, "SELECT 1 FROM jobs WHERE id = ?1 AND (ended IS NULL OR ended = "
                               "'cancelled')");
@@ -146,12 +146,12 @@ static int dist_read(sqlite3 *db, int64_t job, uint32_t max, const cairn_store_d
   return 200;
 }
 
-cairn_status cairn_store_dist_read(const char *db_path, int64_t job, uint32_t max_xfers,
-                                   const cairn_store_dist_cb *cb, cairn_error *err) {
+cairn_status cairn__store_dist_read(const char *db_path, int64_t job, uint32_t max_xfers,
+                                   const cairn__store_dist_cb *cb, cairn_error *err) {
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
     sqlite3_close(db);
-    return cairn_error_set(err, CAIRN_EIO, "the store could not be opened for reading");
+    return cairn__error_set(err, CAIRN_EIO, "the store could not be opened for reading");
   }
   sqlite3_busy_timeout(db, 2000);
   char msg[256] = "";
@@ -160,5 +160,5 @@ cairn_status cairn_store_dist_read(const char *db_path, int64_t job, uint32_t ma
   sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
   sqlite3_close(db);
   return code == 200 ? CAIRN_OK
-                     : cairn_error_set(err, code == 404 ? CAIRN_ENOTFOUND : CAIRN_EIO, "%s", msg);
+                     : cairn__error_set(err, code == 404 ? CAIRN_ENOTFOUND : CAIRN_EIO, "%s", msg);
 }

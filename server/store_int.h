@@ -28,7 +28,7 @@ enum stmt_id {
   S_LOAD_FILES, S_LOAD_OUTCOMES, S_LOAD_HOLDERS, S_LOAD_RATES, S_MAX_TASK_KEY,
   /* resources (0007): task requests, volunteer offers */
   S_TASK_RES_INSERT, S_VOL_OFFER, S_LOAD_TASK_RES, S_LOAD_OFFERS,
-  /* a job's life: priority, delete (cairn_store_job_delete_range/finish), unreferenced files */
+  /* a job's life: priority, delete (cairn__store_job_delete_range/finish), unreferenced files */
   S_JOB_PRIORITY, S_DEL_MARK, S_DEL_KEYS, S_DEL_FILES_OF, S_DEL_EXPIRE, S_DEL_RESULTS_SIZE,
   S_DEL_RESULTS, S_DEL_PARENTS, S_DEL_TASK_RES, S_DEL_VOL_HIGH, S_DEL_ALLOCS, S_DEL_TASKS,
   S_DEL_TASKS_STRIP, S_DEL_JOB_FILES, S_DEL_JOB,
@@ -52,7 +52,7 @@ extern const char *const cairn__store_sql[S_COUNT];
 enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_JOB_FILES, R_OUTPUT_FILE, R_AUDIT_INDEX, R_AUDIT_VOL,
                 R_INVITES, R_AUDIT_TASK, R_STATS_VOLS, R_STATS_TEAMS, R_STATS_TOTAL, R_COUNT };
 
-struct cairn_store {
+struct cairn__store {
   sqlite3 *w, *r;
   sqlite3_stmt *st[S_COUNT];
   sqlite3_stmt *rst[R_COUNT];
@@ -60,14 +60,14 @@ struct cairn_store {
   int version;
 };
 
-static inline cairn_status db_err(cairn_store *s, sqlite3 *db, cairn_error *err,
+static inline cairn_status db_err(cairn__store *s, sqlite3 *db, cairn_error *err,
                                   const char *what) {
   (void)s;
-  return cairn_error_set(err, CAIRN_EIO, "store: %s: %s", what, sqlite3_errmsg(db));
+  return cairn__error_set(err, CAIRN_EIO, "store: %s: %s", what, sqlite3_errmsg(db));
 }
 
 /* Runs a prepared writer statement to completion and resets it. */
-static inline cairn_status run(cairn_store *s, enum stmt_id id, cairn_error *err) {
+static inline cairn_status run(cairn__store *s, enum stmt_id id, cairn_error *err) {
   sqlite3_stmt *q = s->st[id];
   int rc = sqlite3_step(q);
   cairn_status st = CAIRN_OK;

@@ -9,14 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-cairn_status cairn_store_job_priority(cairn_store *s, int64_t id, int64_t priority,
+cairn_status cairn__store_job_priority(cairn__store *s, int64_t id, int64_t priority,
                                       cairn_error *err) {
   sqlite3_bind_int64(Q(S_JOB_PRIORITY), 1, id);
   sqlite3_bind_int64(Q(S_JOB_PRIORITY), 2, priority);
   return run(s, S_JOB_PRIORITY, err);
 }
 
-cairn_status cairn_store_job_validator(cairn_store *s, int64_t id, const char *validator,
+cairn_status cairn__store_job_validator(cairn__store *s, int64_t id, const char *validator,
                                        cairn_error *err) {
   sqlite3_bind_int64(Q(S_JOB_VALIDATOR), 1, id);
   TXT(Q(S_JOB_VALIDATOR), 2, validator);
@@ -25,7 +25,7 @@ cairn_status cairn_store_job_validator(cairn_store *s, int64_t id, const char *v
 
 /* Runs statement id bound to job ?1 and, when b > a, the key range ?2..?3
  * (else ?2 = a when a >= 0); *changes gets the rows it changed when not NULL. */
-static cairn_status run_job(cairn_store *s, enum stmt_id id, int64_t job, int64_t a, int64_t b,
+static cairn_status run_job(cairn__store *s, enum stmt_id id, int64_t job, int64_t a, int64_t b,
                             int64_t *changes, cairn_error *err) {
   sqlite3_stmt *q = Q(id);
   if (sqlite3_bind_parameter_count(q) >= 1)
@@ -41,7 +41,7 @@ static cairn_status run_job(cairn_store *s, enum stmt_id id, int64_t job, int64_
 }
 
 /* Adds sha to rep's list of removed files. 0, or -1 out of memory. */
-static int note_removed(cairn_store_delete_report *rep, const char *sha) {
+static int note_removed(cairn__store_delete_report *rep, const char *sha) {
   char(*n)[65] = realloc(rep->removed, (rep->nremoved + 1) * sizeof *n);
   if (!n)
     return -1;
@@ -50,8 +50,8 @@ static int note_removed(cairn_store_delete_report *rep, const char *sha) {
   return 0;
 }
 
-cairn_status cairn_store_files_unreferenced(cairn_store *s, char (*cand)[65], size_t n,
-                                            cairn_store_delete_report *rep, cairn_error *err) {
+cairn_status cairn__store_files_unreferenced(cairn__store *s, char (*cand)[65], size_t n,
+                                            cairn__store_delete_report *rep, cairn_error *err) {
   cairn_status st = CAIRN_OK;
   for (size_t i = 0; st == CAIRN_OK && i < n; i++) {
     sqlite3_stmt *q = Q(S_FILE_REFERENCED);
@@ -78,7 +78,7 @@ cairn_status cairn_store_files_unreferenced(cairn_store *s, char (*cand)[65], si
       st = run(s, S_FILE_DELETE, err);
     }
     if (st == CAIRN_OK && note_removed(rep, cand[i]))
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     rep->files += st == CAIRN_OK;
     rep->file_bytes += st == CAIRN_OK ? size : 0;
   }
@@ -87,7 +87,7 @@ cairn_status cairn_store_files_unreferenced(cairn_store *s, char (*cand)[65], si
 
 /* The distinct sha256 texts statement id yields (bound to job ?1, or to the
  * key range ?2..?3 when hi > lo), as a new array in *cand (n in *ncand). */
-static cairn_status gather_files(cairn_store *s, enum stmt_id id, int64_t job, int64_t lo,
+static cairn_status gather_files(cairn__store *s, enum stmt_id id, int64_t job, int64_t lo,
                                  int64_t hi, char (**cand)[65], size_t *ncand,
                                  cairn_error *err) {
   *cand = NULL;
@@ -111,12 +111,12 @@ static cairn_status gather_files(cairn_store *s, enum stmt_id id, int64_t job, i
   sqlite3_clear_bindings(q);
   if (rc == SQLITE_DONE)
     return CAIRN_OK;
-  return rc == SQLITE_ROW ? cairn_error_set(err, CAIRN_ENOMEM, "out of memory")
+  return rc == SQLITE_ROW ? cairn__error_set(err, CAIRN_ENOMEM, "out of memory")
                           : db_err(s, s->w, err, cairn__store_sql[id]);
 }
 
-cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge, int64_t lo,
-                                          int64_t hi, cairn_store_delete_report *rep,
+cairn_status cairn__store_job_delete_range(cairn__store *s, int64_t job, int purge, int64_t lo,
+                                          int64_t hi, cairn__store_delete_report *rep,
                                           cairn_error *err) {
   sqlite3_stmt *q = Q(S_DEL_MARK);
   sqlite3_bind_int64(q, 1, job);
@@ -139,7 +139,7 @@ cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge
   size_t nouts = 0;
   st = gather_files(s, S_DEL_OUT_FILES_OF, job, lo, hi, &outs, &nouts, err);
   if (st == CAIRN_OK && (st = run_job(s, S_DEL_RESULT_FILES, job, lo, hi, NULL, err)) == CAIRN_OK)
-    st = cairn_store_files_unreferenced(s, outs, nouts, rep, err);
+    st = cairn__store_files_unreferenced(s, outs, nouts, rep, err);
   free(outs);
   if (st != CAIRN_OK)
     return st;
@@ -155,19 +155,19 @@ cairn_status cairn_store_job_delete_range(cairn_store *s, int64_t job, int purge
   return run_job(s, S_DEL_TASKS_STRIP, job, lo, hi, &rep->tasks_kept, err);
 }
 
-cairn_status cairn_store_job_delete_finish(cairn_store *s, int64_t job, int64_t now,
-                                           cairn_store_delete_report *rep, cairn_error *err) {
+cairn_status cairn__store_job_delete_finish(cairn__store *s, int64_t job, int64_t now,
+                                           cairn__store_delete_report *rep, cairn_error *err) {
   char(*cand)[65] = NULL;
   size_t ncand = 0;
   cairn_status st = gather_files(s, S_DEL_FILES_OF, job, 0, 0, &cand, &ncand, err);
   if (st == CAIRN_OK && (st = run_job(s, S_DEL_JOB_FILES, job, -1, -1, NULL, err)) == CAIRN_OK &&
-      (st = cairn_store_files_unreferenced(s, cand, ncand, rep, err)) == CAIRN_OK)
+      (st = cairn__store_files_unreferenced(s, cand, ncand, rep, err)) == CAIRN_OK)
     st = run_job(s, S_DEL_JOB, job, now, now, NULL, err);
   free(cand);
   return st;
 }
 
-int cairn_store_job_keys(cairn_store *s, int64_t job, int64_t *lo, int64_t *hi) {
+int cairn__store_job_keys(cairn__store *s, int64_t job, int64_t *lo, int64_t *hi) {
   sqlite3_stmt *q = Q(S_DEL_KEYS);
   sqlite3_bind_int64(q, 1, job);
   int ok = sqlite3_step(q) == SQLITE_ROW;

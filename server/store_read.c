@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, size_t *len,
+cairn_status cairn__store_task_output(cairn__store *s, int64_t key, char **out, size_t *len,
                                      cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
@@ -21,7 +21,7 @@ cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, si
     const void *p = sqlite3_column_blob(q, 0);
     *out = malloc(n + 1);
     if (!*out) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     } else {
       if (n)
         memcpy(*out, p, n);
@@ -29,7 +29,7 @@ cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, si
       *len = n;
     }
   } else if (rc == SQLITE_DONE) {
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "task %lld has no accepted result",
+    st = cairn__error_set(err, CAIRN_ENOTFOUND, "task %lld has no accepted result",
                          (long long)key);
   } else {
     st = db_err(s, s->r, err, "reading an output");
@@ -39,8 +39,8 @@ cairn_status cairn_store_task_output(cairn_store *s, int64_t key, char **out, si
   return st;
 }
 
-cairn_status cairn_store_job_results(cairn_store *s, int64_t job, int64_t from, int64_t to,
-                                     int (*cb)(void *, const cairn_store_result_row *), void *ud,
+cairn_status cairn__store_job_results(cairn__store *s, int64_t job, int64_t from, int64_t to,
+                                     int (*cb)(void *, const cairn__store_result_row *), void *ud,
                                      cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
@@ -50,7 +50,7 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job, int64_t from, 
   sqlite3_bind_int64(q, 3, to);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_result_row row = {
+    cairn__store_result_row row = {
       .seq = (uint32_t)sqlite3_column_int64(q, 0),
       .idx = sqlite3_column_int64(q, 1),
       .volunteer = sqlite3_column_int64(q, 2),
@@ -62,7 +62,7 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job, int64_t from, 
       .stderr_len = (size_t)sqlite3_column_bytes(q, 6),
     };
     if (cb(ud, &row)) {
-      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading results stopped");
+      st = cairn__error_set(err, CAIRN_EINTERNAL, "store: reading results stopped");
       break;
     }
   }
@@ -73,7 +73,7 @@ cairn_status cairn_store_job_results(cairn_store *s, int64_t job, int64_t from, 
   return st;
 }
 
-cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *task,
+cairn_status cairn__store_output_file(cairn__store *s, int64_t job, const char *task,
                                      const char *name, char sha256[65], int64_t *size,
                                      cairn_error *err) {
   cairn_status st = CAIRN_OK;
@@ -87,7 +87,7 @@ cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *ta
     snprintf(sha256, 65, "%s", (const char *)sqlite3_column_text(q, 0));
     *size = sqlite3_column_int64(q, 1);
   } else if (rc == SQLITE_DONE)
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "job %lld has no done task \"%.200s\" with an "
+    st = cairn__error_set(err, CAIRN_ENOTFOUND, "job %lld has no done task \"%.200s\" with an "
                          "output file \"%.200s\"", (long long)job, task, name);
   else
     st = db_err(s, s->r, err, "reading an output file");
@@ -96,8 +96,8 @@ cairn_status cairn_store_output_file(cairn_store *s, int64_t job, const char *ta
   return st;
 }
 
-cairn_status cairn_store_job_files(cairn_store *s, int64_t job, int64_t from, int64_t to,
-                                   int (*cb)(void *, const cairn_store_output_row *), void *ud,
+cairn_status cairn__store_job_files(cairn__store *s, int64_t job, int64_t from, int64_t to,
+                                   int (*cb)(void *, const cairn__store_output_row *), void *ud,
                                    cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
@@ -107,7 +107,7 @@ cairn_status cairn_store_job_files(cairn_store *s, int64_t job, int64_t from, in
   sqlite3_bind_int64(q, 3, to);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_output_row row = {
+    cairn__store_output_row row = {
       .key = sqlite3_column_int64(q, 0),
       .name = (const char *)sqlite3_column_text(q, 1),
       .sha256 = (const char *)sqlite3_column_text(q, 2),
@@ -115,7 +115,7 @@ cairn_status cairn_store_job_files(cairn_store *s, int64_t job, int64_t from, in
       .kept = sqlite3_column_int(q, 4),
     };
     if (cb(ud, &row)) {
-      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading output files stopped");
+      st = cairn__error_set(err, CAIRN_EINTERNAL, "store: reading output files stopped");
       break;
     }
   }
@@ -126,7 +126,7 @@ cairn_status cairn_store_job_files(cairn_store *s, int64_t job, int64_t from, in
   return st;
 }
 
-static void audit_row(sqlite3_stmt *q, cairn_store_audit_row *row) {
+static void audit_row(sqlite3_stmt *q, cairn__store_audit_row *row) {
   memset(row, 0, sizeof *row);
   row->idx = sqlite3_column_int64(q, 0);
   row->volunteer = sqlite3_column_int64(q, 1);
@@ -148,8 +148,8 @@ static void audit_row(sqlite3_stmt *q, cairn_store_audit_row *row) {
   row->credit = sqlite3_column_double(q, 16);
 }
 
-cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
-                               int (*cb)(void *, const cairn_store_audit_row *), void *ud,
+cairn_status cairn__store_audit(cairn__store *s, int by, int64_t key,
+                               int (*cb)(void *, const cairn__store_audit_row *), void *ud,
                                cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
@@ -159,10 +159,10 @@ cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
   sqlite3_bind_int64(q, 1, key);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_audit_row row;
+    cairn__store_audit_row row;
     audit_row(q, &row);
     if (cb(ud, &row)) {
-      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading the audit trail stopped");
+      st = cairn__error_set(err, CAIRN_EINTERNAL, "store: reading the audit trail stopped");
       break;
     }
   }
@@ -173,19 +173,19 @@ cairn_status cairn_store_audit(cairn_store *s, int by, int64_t key,
   return st;
 }
 
-cairn_status cairn_store_read_invites(cairn_store *s,
-                                      int (*cb)(void *, const cairn_store_invite_row *), void *ud,
+cairn_status cairn__store_read_invites(cairn__store *s,
+                                      int (*cb)(void *, const cairn__store_invite_row *), void *ud,
                                       cairn_error *err) {
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&s->rlock);
   sqlite3_stmt *q = s->rst[R_INVITES];
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_invite_row row = {
+    cairn__store_invite_row row = {
       .id = I64(0), .code_hash = STR(1), .prefix = STR(2), .uses = I64(3), .used = I64(4),
       .expires = I64(5), .note = STR(6), .created = I64(7)};
     if (!row.code_hash || !row.prefix || !row.note || cb(ud, &row)) {
-      st = cairn_error_set(err, CAIRN_EINTERNAL, "store: reading the invitations stopped");
+      st = cairn__error_set(err, CAIRN_EINTERNAL, "store: reading the invitations stopped");
       break;
     }
   }
@@ -197,12 +197,12 @@ cairn_status cairn_store_read_invites(cairn_store *s,
 }
 
 /* Steps reader statement q, filling a row of kind for each; 0 or -1 (err set). */
-static int stats_rows(cairn_store *s, sqlite3_stmt *q, int kind,
-                      int (*cb)(void *, const cairn_store_stats_row *), void *ud,
+static int stats_rows(cairn__store *s, sqlite3_stmt *q, int kind,
+                      int (*cb)(void *, const cairn__store_stats_row *), void *ud,
                       cairn_error *err) {
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_stats_row row = {.kind = kind};
+    cairn__store_stats_row row = {.kind = kind};
     if (kind == CAIRN_STATS_VOLUNTEER) {
       row.id = sqlite3_column_int64(q, 0);
       row.name = (const char *)sqlite3_column_text(q, 1);
@@ -225,7 +225,7 @@ static int stats_rows(cairn_store *s, sqlite3_stmt *q, int kind,
     }
     if (cb(ud, &row)) {
       sqlite3_reset(q);
-      cairn_error_set(err, CAIRN_ENOMEM, "out of memory reading the stats");
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory reading the stats");
       return -1;
     }
   }
@@ -237,8 +237,8 @@ static int stats_rows(cairn_store *s, sqlite3_stmt *q, int kind,
   return 0;
 }
 
-cairn_status cairn_store_stats(cairn_store *s, int limit,
-                               int (*cb)(void *, const cairn_store_stats_row *), void *ud,
+cairn_status cairn__store_stats(cairn__store *s, int limit,
+                               int (*cb)(void *, const cairn__store_stats_row *), void *ud,
                                cairn_error *err) {
   int bad = 0;
   pthread_mutex_lock(&s->rlock);

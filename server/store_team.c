@@ -6,7 +6,7 @@
 #include "server/store.h"
 #include "server/store_int.h"
 
-cairn_status cairn_store_team_credit(cairn_store *s, const cairn_store_team_row *r,
+cairn_status cairn__store_team_credit(cairn__store *s, const cairn__store_team_row *r,
                                      cairn_error *err) {
   sqlite3_stmt *q = Q(S_TEAM_PUT);
   TXT(q, 1, r->team);
@@ -14,10 +14,10 @@ cairn_status cairn_store_team_credit(cairn_store *s, const cairn_store_team_row 
   sqlite3_bind_double(q, 3, r->cpu_seconds);
   sqlite3_bind_int64(q, 4, r->results);
   cairn_status st = run(s, S_TEAM_PUT, err);
-  return st != CAIRN_OK || r->idx <= 0 ? st : cairn_store_result_team(s, r, err);
+  return st != CAIRN_OK || r->idx <= 0 ? st : cairn__store_result_team(s, r, err);
 }
 
-cairn_status cairn_store_result_team(cairn_store *s, const cairn_store_team_row *r,
+cairn_status cairn__store_result_team(cairn__store *s, const cairn__store_team_row *r,
                                      cairn_error *err) {
   sqlite3_stmt *q = Q(S_RESULT_TEAM);
   sqlite3_bind_int64(q, 1, r->idx);
@@ -26,16 +26,16 @@ cairn_status cairn_store_result_team(cairn_store *s, const cairn_store_team_row 
   return run(s, S_RESULT_TEAM, err);
 }
 
-cairn_status cairn_store_load_teams(cairn_store *s, int (*cb)(void *, const cairn_store_team_row *),
+cairn_status cairn__store_load_teams(cairn__store *s, int (*cb)(void *, const cairn__store_team_row *),
                                     void *ud, cairn_error *err) {
   sqlite3_stmt *q = Q(S_LOAD_TEAMS);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    cairn_store_team_row row = {.team = STR(0), .credit = sqlite3_column_double(q, 1),
+    cairn__store_team_row row = {.team = STR(0), .credit = sqlite3_column_double(q, 1),
                                 .cpu_seconds = sqlite3_column_double(q, 2), .results = I64(3)};
     if (row.team && cb(ud, &row)) {
       sqlite3_reset(q);
-      return cairn_error_set(err, CAIRN_ENOMEM, "store: out of memory loading the team ledger");
+      return cairn__error_set(err, CAIRN_ENOMEM, "store: out of memory loading the team ledger");
     }
   }
   sqlite3_reset(q);

@@ -28,8 +28,8 @@ static uint64_t name_key(const char *name) {
   return h | 1; /* never 0, the map's free key */
 }
 
-mteam *cairn__team_find(cairn_core *c, const char *name) {
-  for (mteam *t = cairn_hmap_get(&c->teams, name_key(name)); t; t = t->next)
+mteam *cairn__team_find(cairn__core *c, const char *name) {
+  for (mteam *t = cairn__hmap_get(&c->teams, name_key(name)); t; t = t->next)
     if (strcmp(t->name, name) == 0)
       return t;
   return NULL;
@@ -37,7 +37,7 @@ mteam *cairn__team_find(cairn_core *c, const char *name) {
 
 /* Team name's entry, made (with zero totals) when it has none; NULL when
  * out of memory. O(1) but for the names of one hash. */
-static mteam *team_get(cairn_core *c, const char *name) {
+static mteam *team_get(cairn__core *c, const char *name) {
   mteam *t = cairn__team_find(c, name);
   if (t)
     return t;
@@ -46,8 +46,8 @@ static mteam *team_get(cairn_core *c, const char *name) {
     free(t);
     return NULL;
   }
-  t->next = cairn_hmap_get(&c->teams, k);
-  if (cairn_hmap_put(&c->teams, k, t)) {
+  t->next = cairn__hmap_get(&c->teams, k);
+  if (cairn__hmap_put(&c->teams, k, t)) {
     free(t->name);
     free(t);
     return NULL;
@@ -55,7 +55,7 @@ static mteam *team_get(cairn_core *c, const char *name) {
   return t;
 }
 
-void cairn__team_count(cairn_core *c, mres *m, const char *team, int delta) {
+void cairn__team_count(cairn__core *c, mres *m, const char *team, int delta) {
   mteam *t = delta > 0 ? (team ? team_get(c, team) : NULL) : m->team;
   if (delta > 0 && team && !t)
     CAIRN_WARN(&c->log, "out of memory: result %lld's credit is not counted for team \"%s\"",
@@ -64,13 +64,13 @@ void cairn__team_count(cairn_core *c, mres *m, const char *team, int delta) {
   if (!t)
     return;
   cairn__credit_tally(&t->results, &t->credit, &t->cpu_seconds, m, delta);
-  cairn_store_team_row row = {.idx = m->idx, .team = t->name, .credit = t->credit,
+  cairn__store_team_row row = {.idx = m->idx, .team = t->name, .credit = t->credit,
                               .cpu_seconds = t->cpu_seconds, .results = t->results,
                               .granted = delta > 0};
   cairn__journal_put(c->journal, cairn__jrec_team_credit(&row));
 }
 
-int cairn__team_load(void *ud, const cairn_store_team_row *r) {
+int cairn__team_load(void *ud, const cairn__store_team_row *r) {
   mteam *t = team_get(ud, r->team);
   if (!t)
     return -1;
@@ -80,12 +80,12 @@ int cairn__team_load(void *ud, const cairn_store_team_row *r) {
   return 0;
 }
 
-void cairn__teams_free(cairn_core *c) {
+void cairn__teams_free(cairn__core *c) {
   for (size_t i = 0; i < c->teams.cap; i++)
     for (mteam *t = c->teams.keys[i] ? c->teams.vals[i] : NULL, *next; t; t = next) {
       next = t->next;
       free(t->name);
       free(t);
     }
-  cairn_hmap_free(&c->teams);
+  cairn__hmap_free(&c->teams);
 }

@@ -68,7 +68,7 @@ struct cairn__tring {
 };
 
 /* A uniform draw in [0, 1) from c's xorshift64* state. O(1). */
-static double draw(cairn_core *c) {
+static double draw(cairn__core *c) {
   uint64_t x = c->trust_rng ? c->trust_rng : 0x9e3779b97f4a7c15ull;
   x ^= x >> 12;
   x ^= x << 25;
@@ -77,7 +77,7 @@ static double draw(cairn_core *c) {
   return (double)((x * 2685821657736338717ull) >> 11) / 9007199254740992.0;
 }
 
-int cairn__trust_solo(cairn_core *c, const mjob *j, const mtask *t, const mvol *v) {
+int cairn__trust_solo(cairn__core *c, const mjob *j, const mtask *t, const mvol *v) {
   if (!j->adaptive || t->round != 0 || !t->rep || t->rep->nvols != 1 || t->rep->nres != 0 ||
       v->trust < c->trust_threshold)
     return 0;
@@ -88,16 +88,16 @@ int cairn__trust_solo(cairn_core *c, const mjob *j, const mtask *t, const mvol *
   return 1;
 }
 
-int cairn__trust_solo_stands(const cairn_core *c, const mrep *r, const mvol *v, int ok) {
+int cairn__trust_solo_stands(const cairn__core *c, const mrep *r, const mvol *v, int ok) {
   return r->solo && ok && v->trust >= c->trust_threshold;
 }
 
-static void set_trust(cairn_core *c, mvol *v, int64_t trust) {
+static void set_trust(cairn__core *c, mvol *v, int64_t trust) {
   v->trust = trust;
   cairn__journal_put(c->journal, cairn__jrec_trust(v->id, trust));
 }
 
-static void empty_ring(cairn_core *c, mvol *v) {
+static void empty_ring(cairn__core *c, mvol *v) {
   if (!v->ring || !v->ring->n)
     return;
   v->ring->n = 0;
@@ -105,7 +105,7 @@ static void empty_ring(cairn_core *c, mvol *v) {
   cairn__journal_put(c->journal, cairn__jrec_tring_clear(v->id));
 }
 
-void cairn__trust_note(cairn_core *c, mvol *v, const mres *m, int outcome) {
+void cairn__trust_note(cairn__core *c, mvol *v, const mres *m, int outcome) {
   int ring = v->ring && v->ring->n;
   if (outcome == OUT_VALID && !m->solo && !v->banned) {
     set_trust(c, v, v->trust + 1);
@@ -141,7 +141,7 @@ void cairn__trust_note(cairn_core *c, mvol *v, const mres *m, int outcome) {
   v->trust_due = 1;
 }
 
-void cairn__trust_lapsed(cairn_core *c, mvol *v) {
+void cairn__trust_lapsed(cairn__core *c, mvol *v) {
   if (v->trust > 0)
     set_trust(c, v, 0);
 }
@@ -159,7 +159,7 @@ static int ring_push(mvol *v, int64_t seq, int64_t job, int64_t key, int64_t rou
   return 0;
 }
 
-void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn) {
+void cairn__trust_accepted(cairn__core *c, mjob *j, uint32_t task, const mres *cn) {
   const mtask *t = &j->tasks[task];
   mvol *v = cn->vol >= 1 && (size_t)cn->vol <= c->nvols ? c->vols[cn->vol - 1] : NULL;
   c->unreplicated_total++;
@@ -171,7 +171,7 @@ void cairn__trust_accepted(cairn_core *c, mjob *j, uint32_t task, const mres *cn
               (long long)t->key);
     return;
   }
-  cairn_store_trust_row row = {v->id, seq, j->id, t->key, t->round, cn->idx};
+  cairn__store_trust_row row = {v->id, seq, j->id, t->key, t->round, cn->idx};
   cairn__journal_put(c->journal, cairn__jrec_tring(&row));
 }
 
@@ -201,7 +201,7 @@ int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget) {
   return 0;
 }
 
-int cairn__trust_load(cairn_core *c, const cairn_store_trust_row *r) {
+int cairn__trust_load(cairn__core *c, const cairn__store_trust_row *r) {
   if (r->vol < 1 || (size_t)r->vol > c->nvols || c->vols[r->vol - 1]->banned)
     return 0;
   return ring_push(c->vols[r->vol - 1], r->seq, r->job, r->task_key, r->round, r->idx);
@@ -215,7 +215,7 @@ void cairn__trust_free(mvol *v) {
 /* The task an entry names, if it still stands on that result: its job is
  * alive and not cancelled, and the task is done in the same round with the
  * same accepted result. O(1) (keys are dense within a job). */
-static mtask *still_accepted(cairn_core *c, int64_t job, int64_t key, int64_t round, int64_t idx,
+static mtask *still_accepted(cairn__core *c, int64_t job, int64_t key, int64_t round, int64_t idx,
                              mjob **jp) {
   mjob *j = job >= 1 && (size_t)job <= c->njobs ? c->jobs[job - 1] : NULL;
   if (!j || j->state == JS_CANCELLED || !j->ntasks)
@@ -231,7 +231,7 @@ static mtask *still_accepted(cairn_core *c, int64_t job, int64_t key, int64_t ro
 }
 
 /* Re-queues what is left of v's ring, job by job, and empties it. */
-static void recheck(cairn_core *c, mvol *v) {
+static void recheck(cairn__core *c, mvol *v) {
   struct cairn__tring *g = v->ring;
   struct { mjob *j; uint32_t pos; } hit[CAIRN__TRUST_RING];
   uint32_t nhit = 0, seeds[CAIRN__TRUST_RING];
@@ -261,7 +261,7 @@ static void recheck(cairn_core *c, mvol *v) {
              (long long)tainted);
 }
 
-void cairn__trust_flush(cairn_core *c) {
+void cairn__trust_flush(cairn__core *c) {
   for (size_t i = 0; i < c->ntrust_due; i++) {
     mvol *v = c->trust_due[i];
     v->trust_due = 0;

@@ -20,21 +20,21 @@
 #include "server/dist.h"
 
 /* The entry of sha256 in c->uploads, or NULL (a key collision is NULL). */
-static cairn__upl *entry(cairn_core *c, const char *sha256) {
-  cairn__upl *e = cairn_hmap_get(&c->uploads, cairn__hash_key(sha256));
+static cairn__upl *entry(cairn__core *c, const char *sha256) {
+  cairn__upl *e = cairn__hmap_get(&c->uploads, cairn__hash_key(sha256));
   return e && strcmp(e->sha256, sha256) == 0 ? e : NULL;
 }
 
 /* 1 when the master records sha256 with its bytes (a `files` row not kept
  * on workers only): the store decides when that goes (job deletion). */
-static int recorded(cairn_core *c, const char *sha256) {
+static int recorded(cairn__core *c, const char *sha256) {
   return cairn__dist_has_file(c->dist, sha256, NULL) && !cairn__dist_remote(c->dist, sha256);
 }
 
 /* Removes DB.files/sha256 and its chunk digests when no lease holds it and
  * the master does not record it; adds size to the reclaimed counts then.
  * Two unlinks. */
-static void reclaim(cairn_core *c, const char *sha256, int64_t size) {
+static void reclaim(cairn__core *c, const char *sha256, int64_t size) {
   if (entry(c, sha256) || recorded(c, sha256))
     return;
   char path[4200];
@@ -48,13 +48,13 @@ static void reclaim(cairn_core *c, const char *sha256, int64_t size) {
 }
 
 /* Drops one lease's hold of sha256; reclaims it when that was the last. */
-static void release(cairn_core *c, const char *sha256) {
+static void release(cairn__core *c, const char *sha256) {
   cairn__upl *e = entry(c, sha256);
   if (!e)
     return;
   int64_t size = e->size;
   if (--e->refs == 0) {
-    cairn_hmap_del(&c->uploads, cairn__hash_key(sha256));
+    cairn__hmap_del(&c->uploads, cairn__hash_key(sha256));
     c->upload_bytes -= size;
     free(e);
     reclaim(c, sha256, size);
@@ -63,12 +63,12 @@ static void release(cairn_core *c, const char *sha256) {
 
 /* Adds sha256 (size) to l's list and c->uploads. 0, 1 when l held it
  * already, -1 out of memory or on a key collision. */
-static int hold(cairn_core *c, mlease *l, const char *sha256, int64_t size) {
+static int hold(cairn__core *c, mlease *l, const char *sha256, int64_t size) {
   for (uint32_t i = 0; i < l->nup; i++)
     if (strcmp(l->up[i], sha256) == 0)
       return 1;
   cairn__upl *e = entry(c, sha256);
-  if (!e && cairn_hmap_get(&c->uploads, cairn__hash_key(sha256)))
+  if (!e && cairn__hmap_get(&c->uploads, cairn__hash_key(sha256)))
     return -1; /* another file's key */
   char(*n)[65] = realloc(l->up, (l->nup + 1) * sizeof *n); /* nup <= out_files <= 256 */
   if (!n)
@@ -79,7 +79,7 @@ static int hold(cairn_core *c, mlease *l, const char *sha256, int64_t size) {
       return -1;
     snprintf(e->sha256, sizeof e->sha256, "%s", sha256);
     e->size = size;
-    if (cairn_hmap_put(&c->uploads, cairn__hash_key(sha256), e)) {
+    if (cairn__hmap_put(&c->uploads, cairn__hash_key(sha256), e)) {
       free(e);
       return -1;
     }
@@ -91,7 +91,7 @@ static int hold(cairn_core *c, mlease *l, const char *sha256, int64_t size) {
   return 0;
 }
 
-cairn_status cairn__core_upload_stored(cairn_core *c, int64_t vol, int64_t idx,
+cairn_status cairn__core_upload_stored(cairn__core *c, int64_t vol, int64_t idx,
                                        const char *sha256, int64_t size, int *existed,
                                        cairn_error *err) {
   cairn_status st = CAIRN_OK;
@@ -99,20 +99,20 @@ cairn_status cairn__core_upload_stored(cairn_core *c, int64_t vol, int64_t idx,
   struct stat sb;
   snprintf(path, sizeof path, "%s/%s", c->files_dir, sha256);
   pthread_mutex_lock(&c->lock);
-  mlease *l = idx > 0 ? cairn_hmap_get(&c->leases, (uint64_t)idx) : NULL;
+  mlease *l = idx > 0 ? cairn__hmap_get(&c->leases, (uint64_t)idx) : NULL;
   *existed = recorded(c, sha256) || entry(c, sha256);
   if (!l || l->vol->id != vol) {
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "the lease of index %lld ended during the "
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "the lease of index %lld ended during the "
                          "upload: %s is not kept", (long long)idx, sha256);
     reclaim(c, sha256, size);
   } else if (stat(path, &sb) != 0) { /* under the lock: nothing reclaims a held file */
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "%s was removed as it arrived; upload it again",
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "%s was removed as it arrived; upload it again",
                          sha256);
     reclaim(c, sha256, 0);
   } else {
     int h = hold(c, l, sha256, size);
     if (h < 0) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory holding the upload %s", sha256);
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory holding the upload %s", sha256);
       reclaim(c, sha256, size);
     }
     *existed = *existed || h == 1;
@@ -121,7 +121,7 @@ cairn_status cairn__core_upload_stored(cairn_core *c, int64_t vol, int64_t idx,
   return st;
 }
 
-void cairn__uploads_lease_end(cairn_core *c, mlease *l) {
+void cairn__uploads_lease_end(cairn__core *c, mlease *l) {
   mvol *v = l->vol;
   v->up_bytes = v->up_bytes > l->out_bytes ? v->up_bytes - l->out_bytes : 0;
   for (uint32_t i = 0; i < l->nup; i++)
@@ -131,7 +131,7 @@ void cairn__uploads_lease_end(cairn_core *c, mlease *l) {
   l->nup = 0;
 }
 
-int64_t cairn__uploads_of(cairn_core *c, const mlease *l, const char *sha256) {
+int64_t cairn__uploads_of(cairn__core *c, const mlease *l, const char *sha256) {
   for (uint32_t i = 0; i < l->nup; i++)
     if (strcmp(l->up[i], sha256) == 0) {
       const cairn__upl *e = entry(c, sha256);
@@ -143,11 +143,11 @@ int64_t cairn__uploads_of(cairn_core *c, const mlease *l, const char *sha256) {
 
 /* Keeps DB.files/sha256 (size bytes), found at start-up without a record,
  * as an orphan. 0, or -1 (out of memory, a key collision: removed then). */
-static int adopt(cairn_core *c, const char *sha256, int64_t size) {
-  if (cairn_hmap_get(&c->uploads, cairn__hash_key(sha256)))
+static int adopt(cairn__core *c, const char *sha256, int64_t size) {
+  if (cairn__hmap_get(&c->uploads, cairn__hash_key(sha256)))
     return -1;
   cairn__upl *e = calloc(1, sizeof *e);
-  if (!e || cairn_hmap_put(&c->uploads, cairn__hash_key(sha256), e)) {
+  if (!e || cairn__hmap_put(&c->uploads, cairn__hash_key(sha256), e)) {
     free(e);
     return -1;
   }
@@ -158,7 +158,7 @@ static int adopt(cairn_core *c, const char *sha256, int64_t size) {
   return 0;
 }
 
-void cairn__uploads_orphans_end(cairn_core *c, int64_t now) {
+void cairn__uploads_orphans_end(cairn__core *c, int64_t now) {
   if (!c->orphans_until || now < c->orphans_until)
     return;
   c->orphans_until = 0;
@@ -175,7 +175,7 @@ void cairn__uploads_orphans_end(cairn_core *c, int64_t now) {
   }
 }
 
-int cairn__uploads_held(cairn_core *c, const char *sha256) { return entry(c, sha256) != NULL; }
+int cairn__uploads_held(cairn__core *c, const char *sha256) { return entry(c, sha256) != NULL; }
 
 /* 1 when name starts with 64 lowercase hex digits followed by end or '.'. */
 static int sha_name(const char *name) {
@@ -187,7 +187,7 @@ static int sha_name(const char *name) {
 
 /* One pass over DB.files/ (chunks 0) or DB.files/.chunks/ (chunks 1): what
  * the master does not record goes (see uploads.h). */
-static void sweep_dir(cairn_core *c, int chunks, uint64_t *files, uint64_t *bytes) {
+static void sweep_dir(cairn__core *c, int chunks, uint64_t *files, uint64_t *bytes) {
   char dir[4200], path[4500];
   snprintf(dir, sizeof dir, chunks ? "%s/.chunks" : "%s", c->files_dir);
   DIR *d = opendir(dir);
@@ -221,7 +221,7 @@ static void sweep_dir(cairn_core *c, int chunks, uint64_t *files, uint64_t *byte
 }
 
 /* The latest expiry of the live leases (0: none). O(leases), at start-up. */
-static int64_t last_expiry(cairn_core *c) {
+static int64_t last_expiry(cairn__core *c) {
   int64_t last = 0;
   for (size_t i = 0; i < c->leases.cap; i++) {
     const mlease *l = c->leases.keys[i] ? c->leases.vals[i] : NULL;
@@ -231,11 +231,11 @@ static int64_t last_expiry(cairn_core *c) {
   return last;
 }
 
-cairn_status cairn__uploads_sweep(cairn_core *c, cairn_error *err) {
+cairn_status cairn__uploads_sweep(cairn__core *c, cairn_error *err) {
   uint64_t files = 0, bytes = 0;
   DIR *d = opendir(c->files_dir);
   if (!d)
-    return cairn_error_set(err, CAIRN_EIO, "cannot read %s: %s", c->files_dir, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot read %s: %s", c->files_dir, strerror(errno));
   closedir(d);
   pthread_mutex_lock(&c->lock);
   c->orphans_until = last_expiry(c); /* the live leases' files are kept until then */
@@ -253,9 +253,9 @@ cairn_status cairn__uploads_sweep(cairn_core *c, cairn_error *err) {
   return CAIRN_OK;
 }
 
-void cairn__uploads_free(cairn_core *c) {
+void cairn__uploads_free(cairn__core *c) {
   for (size_t i = 0; i < c->uploads.cap; i++)
     if (c->uploads.keys[i])
       free(c->uploads.vals[i]);
-  cairn_hmap_free(&c->uploads);
+  cairn__hmap_free(&c->uploads);
 }

@@ -51,7 +51,7 @@ typedef struct cairn__upl {
  * it as it arrived); *existed when the master had it already. Takes the
  * lock: O(files of the lease) <= CAIRN_MAX_OUTPUT_FILES, one stat and at
  * most one unlink. */
-cairn_status cairn__core_upload_stored(cairn_core *c, int64_t vol, int64_t idx,
+cairn_status cairn__core_upload_stored(cairn__core *c, int64_t vol, int64_t idx,
                                        const char *sha256, int64_t size, int *existed,
                                        cairn_error *err);
 /* Under c->lock: lease l ends (drop_lease). Its volunteer's bytes in flight
@@ -59,23 +59,23 @@ cairn_status cairn__core_upload_stored(cairn_core *c, int64_t vol, int64_t idx,
  * record leaves DB.files/ (one unlink of the file and one of its chunk
  * digests each). O(files of l) <= CAIRN_MAX_OUTPUT_FILES = 256 lookups and
  * unlinks; l->up is freed. */
-void cairn__uploads_lease_end(cairn_core *c, mlease *l);
+void cairn__uploads_lease_end(cairn__core *c, mlease *l);
 /* Under c->lock: the size of sha256 as uploaded under l, or -1 when l holds
  * no such upload. O(files of l). */
-int64_t cairn__uploads_of(cairn_core *c, const mlease *l, const char *sha256);
+int64_t cairn__uploads_of(cairn__core *c, const mlease *l, const char *sha256);
 /* Under c->lock: 1 when a live lease holds sha256 unclaimed. O(1). */
-int cairn__uploads_held(cairn_core *c, const char *sha256);
+int cairn__uploads_held(cairn__core *c, const char *sha256);
 /* Start-up, before serving: removes from DB.files/ each file the master
  * does not record with bytes, the temporary files of interrupted uploads
  * and imports, and from DB.files/.chunks/ the digests of files it does not
  * record. One pass over each folder, O(its entries), the lock taken for
  * each entry's O(1) lookup. CAIRN_EIO when DB.files/ cannot be read. */
-cairn_status cairn__uploads_sweep(cairn_core *c, cairn_error *err);
+cairn_status cairn__uploads_sweep(cairn__core *c, cairn_error *err);
 /* Under c->lock, from the lease checker: once now passes the last expiry
  * of the leases loaded at start-up, the orphans no result claimed leave
  * DB.files/. O(1) before then; once, O(the map's capacity) then. */
-void cairn__uploads_orphans_end(cairn_core *c, int64_t now);
+void cairn__uploads_orphans_end(cairn__core *c, int64_t now);
 /* Frees c->uploads (at close; the leases free their lists). */
-void cairn__uploads_free(cairn_core *c);
+void cairn__uploads_free(cairn__core *c);
 
 #endif

@@ -8,20 +8,20 @@
 #include "common/sha256.h"
 #include "common/validator.h"
 
-void cairn__valid_files_key(const cairn_output_file *files, size_t n, char out[65]) {
-  cairn_sha256 h;
+void cairn__valid_files_key(const cairn__output_file *files, size_t n, char out[65]) {
+  cairn__sha256 h;
   char len[24];
-  cairn_sha256_init(&h);
+  cairn__sha256_init(&h);
   for (size_t i = 0; i < n; i++) {
     int k = snprintf(len, sizeof len, "%zu:", strlen(files[i].name));
-    cairn_sha256_update(&h, len, (size_t)k);
-    cairn_sha256_update(&h, files[i].name, strlen(files[i].name));
-    cairn_sha256_update(&h, files[i].sha256, 64);
+    cairn__sha256_update(&h, len, (size_t)k);
+    cairn__sha256_update(&h, files[i].name, strlen(files[i].name));
+    cairn__sha256_update(&h, files[i].sha256, 64);
   }
-  cairn_sha256_final_hex(&h, out);
+  cairn__sha256_final_hex(&h, out);
 }
 
-int cairn__valid_files_parse(const char *text, cairn_output_file **files, uint32_t *n) {
+int cairn__valid_files_parse(const char *text, cairn__output_file **files, uint32_t *n) {
   *files = NULL;
   *n = 0;
   for (const char *p = text; p && *p;) {
@@ -30,11 +30,11 @@ int cairn__valid_files_parse(const char *text, cairn_output_file **files, uint32
     if (*end != ':' || len > CAIRN_MAX_OUTPUT_NAME || strlen(end + 1) < len + 64 ||
         *n >= CAIRN_MAX_OUTPUT_FILES)
       goto bad;
-    cairn_output_file *nf = realloc(*files, (*n + 1) * sizeof *nf);
+    cairn__output_file *nf = realloc(*files, (*n + 1) * sizeof *nf);
     if (!nf)
       goto bad;
     *files = nf;
-    cairn_output_file *f = &nf[(*n)++];
+    cairn__output_file *f = &nf[(*n)++];
     memset(f, 0, sizeof *f);
     memcpy(f->name, end + 1, len);
     memcpy(f->sha256, end + 1 + len, 64);
@@ -56,7 +56,7 @@ static int counted(const mres *m) {
 static int compare(const mjob *j, const mres *a, const mres *b) {
   if (!a->out || !b->out || strcmp(a->fkey, b->fkey) != 0)
     return 0;
-  return cairn_numeric_agree(a->out, a->len, b->out, b->len, j->validator.rel,
+  return cairn__numeric_agree(a->out, a->len, b->out, b->len, j->validator.rel,
                              j->validator.abs);
 }
 
@@ -72,8 +72,8 @@ void cairn__valid_set(mrep *r, mres *a, mres *b, int agree) {
   }
 }
 
-int cairn__valid_add(cairn_core *c, const mjob *j, uint32_t seq, const void *out, size_t len,
-                     const cairn_output_file *files, size_t nfiles, const char fkey[65]) {
+int cairn__valid_add(cairn__core *c, const mjob *j, uint32_t seq, const void *out, size_t len,
+                     const cairn__output_file *files, size_t nfiles, const char fkey[65]) {
   mtask *t = &j->tasks[seq];
   mrep *r = t->rep;
   mres *m = &r->res[r->nres - 1];

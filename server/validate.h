@@ -38,16 +38,16 @@ typedef struct cairn__vpair {
 
 /* The output files' key of a result: SHA-256 over, in name order, each
  * file's byte length of name, ':', name and its sha256 (files sorted). */
-void cairn__valid_files_key(const cairn_output_file *files, size_t n, char out[65]);
+void cairn__valid_files_key(const cairn__output_file *files, size_t n, char out[65]);
 /* The files that text (the string the key hashes) names; *files malloc'd
  * (NULL when none). -1: malformed or out of memory. */
-int cairn__valid_files_parse(const char *text, cairn_output_file **files, uint32_t *n);
+int cairn__valid_files_parse(const char *text, cairn__output_file **files, uint32_t *n);
 
 /* Records what j's validator needs of the last result of task seq (its
  * stdout, its files and their key) and compares it with the earlier ones,
  * or queues the pairs (command). -1: out of memory. */
-int cairn__valid_add(cairn_core *c, const mjob *j, uint32_t seq, const void *out, size_t len,
-                     const cairn_output_file *files, size_t nfiles, const char fkey[65]);
+int cairn__valid_add(cairn__core *c, const mjob *j, uint32_t seq, const void *out, size_t len,
+                     const cairn__output_file *files, size_t nfiles, const char fkey[65]);
 
 /* 1 when results a and b of one round agree under j's validator. */
 int cairn__valid_agree(const mjob *j, const mrep *r, const mres *a, const mres *b);
@@ -75,13 +75,13 @@ void cairn__valid_set(mrep *r, mres *a, mres *b, int agree);
  * (a restart queues the pairs still undecided); start: its thread, once
  * the journal is open; close: stops it (kills a running program), before
  * the journal closes. push runs under c->lock, O(1) amortised. */
-int cairn__vcmd_open(cairn_core *c);
-int cairn__vcmd_start(cairn_core *c);
-void cairn__vcmd_close(cairn_core *c);
-int cairn__vcmd_push(cairn_core *c, const cairn__vpair *p);
+int cairn__vcmd_open(cairn__core *c);
+int cairn__vcmd_start(cairn__core *c);
+void cairn__vcmd_close(cairn__core *c);
+int cairn__vcmd_push(cairn__core *c, const cairn__vpair *p);
 
 /* Applies a verdict on pair p (core.c), under c->lock: O(nres²) plus an
  * accept. A pair whose job, round or results are gone changes nothing. */
-void cairn__core_verdict(cairn_core *c, const cairn__vpair *p, int agree);
+void cairn__core_verdict(cairn__core *c, const cairn__vpair *p, int agree);
 
 #endif

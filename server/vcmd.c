@@ -43,11 +43,11 @@ struct cairn__vcmd {
 typedef struct {
   char *out;
   size_t len;
-  cairn_output_file *files;
+  cairn__output_file *files;
   uint32_t nfiles;
 } cand;
 
-int cairn__vcmd_open(cairn_core *c) {
+int cairn__vcmd_open(cairn__core *c) {
   struct cairn__vcmd *v = calloc(1, sizeof *v);
   if (!v)
     return -1;
@@ -57,7 +57,7 @@ int cairn__vcmd_open(cairn_core *c) {
   return 0;
 }
 
-int cairn__vcmd_push(cairn_core *c, const cairn__vpair *p) {
+int cairn__vcmd_push(cairn__core *c, const cairn__vpair *p) {
   struct cairn__vcmd *v = c->vcmd;
   if (v->n == v->cap) {
     size_t ncap = v->cap ? 2 * v->cap : 16;
@@ -84,7 +84,7 @@ static void cand_free(cand *k) {
 /* Under c->lock: copies pair p's program and candidates (O(CAIRN_MAX_OUTPUT));
  * 0 when the pair is still wanted. A pair whose results are gone is
  * dropped (its task's count of queued pairs goes down). */
-static int fetch(cairn_core *c, const cairn__vpair *p, char ***argv, cand k[2]) {
+static int fetch(cairn__core *c, const cairn__vpair *p, char ***argv, cand k[2]) {
   mjob *j = p->job >= 1 && (size_t)p->job <= c->njobs ? c->jobs[p->job - 1] : NULL;
   if (!j || p->task >= j->ntasks || j->validator.kind != CAIRN_VALIDATOR_COMMAND)
     return -1;
@@ -175,7 +175,7 @@ static int write_cand(const char *dir, const char *files_dir, const cand *k) {
 
 /* Runs argv (program, its arguments, then room for two folders) on k;
  * 1 agree, 0 not (logged when the program did not say 1). No lock held. */
-static int run(cairn_core *c, char **argv, const cand k[2], int64_t key) {
+static int run(cairn__core *c, char **argv, const cand k[2], int64_t key) {
   struct cairn__vcmd *v = c->vcmd;
   const char *tmp = getenv("TMPDIR");
   char dir[4096], d1[4200], d2[4200];
@@ -252,7 +252,7 @@ out:
 }
 
 static void *runner(void *arg) {
-  cairn_core *c = arg;
+  cairn__core *c = arg;
   struct cairn__vcmd *v = c->vcmd;
   pthread_mutex_lock(&c->lock);
   while (!v->stop) {
@@ -286,14 +286,14 @@ static void *runner(void *arg) {
   return NULL;
 }
 
-int cairn__vcmd_start(cairn_core *c) {
+int cairn__vcmd_start(cairn__core *c) {
   if (pthread_create(&c->vcmd->thread, NULL, runner, c))
     return -1;
   c->vcmd->started = 1;
   return 0;
 }
 
-void cairn__vcmd_close(cairn_core *c) {
+void cairn__vcmd_close(cairn__core *c) {
   struct cairn__vcmd *v = c ? c->vcmd : NULL;
   if (!v)
     return;

@@ -33,21 +33,21 @@ static char *apps_json_of(const mvol *v) {
   return s;
 }
 
-cairn_status cairn__core_register(cairn_core *c, const char *name, const char *cluster,
+cairn_status cairn__core_register(cairn__core *c, const char *name, const char *cluster,
                                   char **apps, int napps, int slots, const char *peer_url,
                                   int64_t *id, char token[65], cairn_error *err) {
   return cairn__core_register_team(c, name, cluster, apps, napps, slots, peer_url, NULL, id,
                                    token, err);
 }
 
-cairn_status cairn__core_register_team(cairn_core *c, const char *name, const char *cluster,
+cairn_status cairn__core_register_team(cairn__core *c, const char *name, const char *cluster,
                                        char **apps, int napps, int slots, const char *peer_url,
                                        const char *team, int64_t *id, char token[65],
                                        cairn_error *err) {
   unsigned char raw[32];
   static const char digits[] = "0123456789abcdef";
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
-    return cairn_error_set(err, CAIRN_EIO, "no randomness for a token: %s", strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "no randomness for a token: %s", strerror(errno));
   for (int i = 0; i < 32; i++) {
     token[2 * i] = digits[raw[i] >> 4];
     token[2 * i + 1] = digits[raw[i] & 15];
@@ -55,14 +55,14 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
   token[64] = '\0';
   mvol *v = calloc(1, sizeof *v);
   if (!v)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   v->name = cairn__strdup(name);
   v->cluster = cairn__strdup(cluster);
   v->apps = calloc((size_t)napps, sizeof(char *));
   v->slots = slots;
   v->created = v->last_seen = cairn__now();
   v->key_gen = c->peer_gen;
-  cairn_sha256_hex(token, 64, v->token_hash);
+  cairn__sha256_hex(token, 64, v->token_hash);
   v->peer_url = peer_url && *peer_url ? cairn__strdup(peer_url) : NULL;
   v->team = team ? cairn__strdup(team) : NULL;
   int ok = v->name && v->cluster && v->apps && (!peer_url || !*peer_url || v->peer_url) &&
@@ -75,7 +75,7 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
   char *apps_json = ok ? apps_json_of(v) : NULL;
   if (!apps_json) {
     cairn__vol_free(v);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   pthread_mutex_lock(&c->lock);
   cairn_status st = CAIRN_OK;
@@ -83,18 +83,18 @@ cairn_status cairn__core_register_team(cairn_core *c, const char *name, const ch
     size_t ncap = c->capvols ? 2 * c->capvols : 16;
     mvol **nv = realloc(c->vols, ncap * sizeof *nv);
     if (!nv) {
-      st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       goto out;
     }
     c->vols = nv;
     c->capvols = ncap;
   }
-  if (cairn_hmap_get(&c->vol_by_token, cairn__hash_key(v->token_hash))) {
-    st = cairn_error_set(err, CAIRN_EINTERNAL, "token collision; register again");
+  if (cairn__hmap_get(&c->vol_by_token, cairn__hash_key(v->token_hash))) {
+    st = cairn__error_set(err, CAIRN_EINTERNAL, "token collision; register again");
     goto out;
   }
-  if (cairn_hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v)) {
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  if (cairn__hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v)) {
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
   }
   v->id = (int64_t)c->nvols + 1;
@@ -123,17 +123,17 @@ out:
   return st;
 }
 
-cairn_status cairn__core_set_team(cairn_core *c, int64_t id, const char *team, cairn_error *err) {
+cairn_status cairn__core_set_team(cairn__core *c, int64_t id, const char *team, cairn_error *err) {
   char *copy = team ? cairn__strdup(team) : NULL;
   if (team && !copy)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status st = CAIRN_OK;
   pthread_mutex_lock(&c->lock);
   mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
   if (!v)
-    st = cairn_error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+    st = cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
   else if (v->banned)
-    st = cairn_error_set(err, CAIRN_ECONFLICT, "volunteer %lld is banned", (long long)id);
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "volunteer %lld is banned", (long long)id);
   else if ((!v->team && !team) || (v->team && team && strcmp(v->team, team) == 0))
     ; /* no change: nothing journaled */
   else {
@@ -151,18 +151,18 @@ cairn_status cairn__core_set_team(cairn_core *c, int64_t id, const char *team, c
   return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;
 }
 
-cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, cairn_error *err) {
+cairn_status cairn__core_auth(cairn__core *c, const char *token, int64_t *vol, cairn_error *err) {
   char hash[65];
   if (!token || strlen(token) != 64)
-    return cairn_error_set(err, CAIRN_EAUTH, "missing or malformed volunteer token");
-  cairn_sha256_hex(token, 64, hash);
+    return cairn__error_set(err, CAIRN_EAUTH, "missing or malformed volunteer token");
+  cairn__sha256_hex(token, 64, hash);
   pthread_mutex_lock(&c->lock);
-  mvol *v = cairn_hmap_get(&c->vol_by_token, cairn__hash_key(hash));
+  mvol *v = cairn__hmap_get(&c->vol_by_token, cairn__hash_key(hash));
   cairn_status st = CAIRN_OK;
   if (!v || strcmp(v->token_hash, hash) != 0)
-    st = cairn_error_set(err, CAIRN_EAUTH, "unknown volunteer token");
+    st = cairn__error_set(err, CAIRN_EAUTH, "unknown volunteer token");
   else if (v->banned)
-    st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)v->id);
+    st = cairn__error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)v->id);
   else {
     v->last_seen = cairn__now();
     cairn__demand_seen(c, v, v->last_seen);
@@ -175,12 +175,12 @@ cairn_status cairn__core_auth(cairn_core *c, const char *token, int64_t *vol, ca
 
 /* Volunteer id in good standing (under the lock), or NULL with err set:
  * it may have been banned since its request was authenticated. O(1). */
-mvol *cairn__vol_locked(cairn_core *c, int64_t id, cairn_status *st, cairn_error *err) {
+mvol *cairn__vol_locked(cairn__core *c, int64_t id, cairn_status *st, cairn_error *err) {
   mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
   if (!v)
-    *st = cairn_error_set(err, CAIRN_EAUTH, "no volunteer %lld", (long long)id);
+    *st = cairn__error_set(err, CAIRN_EAUTH, "no volunteer %lld", (long long)id);
   else if (v->banned)
-    *st = cairn_error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)id);
+    *st = cairn__error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)id);
   return v && !v->banned ? v : NULL;
 }
 
@@ -194,7 +194,7 @@ size_t cairn__vol_lease_bound(const mvol *v) {
   return (size_t)run + CAIRN_MAX_PREFETCH;
 }
 
-unsigned cairn__core_hold_cap(cairn_core *c, int64_t vol) {
+unsigned cairn__core_hold_cap(cairn__core *c, int64_t vol) {
   size_t cap = 1;
   pthread_mutex_lock(&c->lock);
   mvol *v = vol >= 1 && (size_t)vol <= c->nvols ? c->vols[vol - 1] : NULL;
@@ -209,7 +209,7 @@ unsigned cairn__core_hold_cap(cairn_core *c, int64_t vol) {
 }
 
 cairn_status cairn__vol_lease_full(const mvol *v, cairn_error *err) {
-  return cairn_error_set(err, CAIRN_ERATE,
+  return cairn__error_set(err, CAIRN_ERATE,
                          "volunteer %lld holds %zu leases, its bound (min(slots %d, cores "
                          "offered, %d + its %lld results not found invalid) + %u ahead): return "
                          "a result before asking for more", (long long)v->id, v->nactive,
@@ -217,7 +217,7 @@ cairn_status cairn__vol_lease_full(const mvol *v, cairn_error *err) {
                          CAIRN_MAX_PREFETCH);
 }
 
-void cairn__vol_lapsed(cairn_core *c, mvol *v, int lease_seconds, int64_t now) {
+void cairn__vol_lapsed(cairn__core *c, mvol *v, int lease_seconds, int64_t now) {
   cairn__trust_lapsed(c, v);
   if (v->lapsed_at && now - v->lapsed_at < lease_seconds)
     return; /* this period's lapses count once */
@@ -234,7 +234,7 @@ void cairn__vol_lapsed(cairn_core *c, mvol *v, int lease_seconds, int64_t now) {
  * O(entries × (holders + transfers of their file)), entries bounded by the
  * caps of common/protocol.h. Out of memory fails the journal (journal.h),
  * so a report is applied whole or the master acknowledges nothing more. */
-void cairn__vol_report(cairn_core *c, mvol *v, const cairn_report *r) {
+void cairn__vol_report(cairn__core *c, mvol *v, const cairn__report *r) {
   if (!r)
     return;
   for (size_t i = 0; i < r->nfetched; i++)
@@ -282,30 +282,30 @@ static int task_reads(const mjob *j, uint32_t v, const char *sha256, int64_t wan
   return 0;
 }
 
-static cairn_status may_read(cairn_core *c, int64_t vol, const char *sha256, int64_t key,
+static cairn_status may_read(cairn__core *c, int64_t vol, const char *sha256, int64_t key,
                              cairn_error *err) {
   cairn_status st = CAIRN_OK;
   int found = 0;
   pthread_mutex_lock(&c->lock);
   mvol *v = cairn__vol_locked(c, vol, &st, err);
   for (size_t i = 0; v && !found && i < v->nactive; i++) {
-    const mlease *l = cairn_hmap_get(&c->leases, (uint64_t)v->active[i]);
+    const mlease *l = cairn__hmap_get(&c->leases, (uint64_t)v->active[i]);
     found = l && task_reads(l->job, l->task, sha256, key);
   }
   cairn__core_unlock(c);
   if (st == CAIRN_OK && !found)
-    st = cairn_error_set(err, CAIRN_EFORBIDDEN,
+    st = cairn__error_set(err, CAIRN_EFORBIDDEN,
                          "volunteer %lld holds no lease on a task that reads %s", (long long)vol,
                          key < 0 ? "this file" : "this output");
   return st;
 }
 
-cairn_status cairn__core_may_read_file(cairn_core *c, int64_t vol, const char *sha256,
+cairn_status cairn__core_may_read_file(cairn__core *c, int64_t vol, const char *sha256,
                                        cairn_error *err) {
   return may_read(c, vol, sha256, -1, err);
 }
 
-cairn_status cairn__core_may_read_output(cairn_core *c, int64_t vol, int64_t key,
+cairn_status cairn__core_may_read_output(cairn__core *c, int64_t vol, int64_t key,
                                          cairn_error *err) {
   return may_read(c, vol, NULL, key, err);
 }

@@ -70,8 +70,8 @@ struct cairn__waiters {
   int head[K_KINDS], tail[K_KINDS], free_head[K_KINDS];
   uint64_t held[K_KINDS], total[K_KINDS], gen;
   uint64_t jgen[JOB_GENS]; /* job wakes so far, by bucket of the job's id */
-  cairn_hmap chains;       /* job id -> 1 + the slot that begins its chain */
-  cairn_hmap owners;       /* a work request's owner -> 1 + the slot that begins its
+  cairn__hmap chains;       /* job id -> 1 + the slot that begins its chain */
+  cairn__hmap owners;       /* a work request's owner -> 1 + the slot that begins its
                             * chain (the owner's held requests) */
   int64_t next_deadline;   /* no held deadline is earlier (INT64_MAX: none) */
   int stopping;
@@ -98,13 +98,13 @@ static int kind_of(const cairn__waiters *w, int i) {
 }
 
 /* The map of slot i's chains: job waits by job, work requests by owner. */
-static cairn_hmap *chains_of(cairn__waiters *w, int i) {
+static cairn__hmap *chains_of(cairn__waiters *w, int i) {
   return kind_of(w, i) == K_JOB ? &w->chains : &w->owners;
 }
 
 /* The first slot of the chain of key in map, or NONE. O(1). */
-static int head_in(const cairn_hmap *map, int64_t key) {
-  void *v = cairn_hmap_get(map, (uint64_t)key);
+static int head_in(const cairn__hmap *map, int64_t key) {
+  void *v = cairn__hmap_get(map, (uint64_t)key);
   return v ? (int)((intptr_t)v - 1) : NONE;
 }
 
@@ -116,9 +116,9 @@ static int chain_head(const cairn__waiters *w, int64_t job) {
 /* Makes key's chain in map begin at slot i (NONE: no chain). A key that had
  * a chain keeps its entry's room (a delete, then an insert into a map not
  * fuller than before): only a new chain may fail, -1 out of memory. */
-static int set_head(cairn_hmap *map, int64_t key, int i) {
-  cairn_hmap_del(map, (uint64_t)key);
-  return i == NONE ? 0 : cairn_hmap_put(map, (uint64_t)key, (void *)(intptr_t)(i + 1));
+static int set_head(cairn__hmap *map, int64_t key, int i) {
+  cairn__hmap_del(map, (uint64_t)key);
+  return i == NONE ? 0 : cairn__hmap_put(map, (uint64_t)key, (void *)(intptr_t)(i + 1));
 }
 
 /* Takes slot i out of its chain (a job's waits, an owner's requests). */
@@ -260,7 +260,7 @@ cairn__waiters *cairn__waiters_create(unsigned cap, unsigned jcap, void (*resume
   jcap = jcap ? jcap : CAIRN__JOB_WAITS_CAP;
   if (!w || !(w->w = calloc((size_t)cap + jcap, sizeof *w->w))) {
     free(w);
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory for the table of held requests");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory for the table of held requests");
     return NULL;
   }
   w->cap = cap;
@@ -270,8 +270,8 @@ cairn__waiters *cairn__waiters_create(unsigned cap, unsigned jcap, void (*resume
     w->head[k] = w->tail[k] = w->free_head[k] = NONE;
   for (int i = (int)(cap + jcap) - 1; i >= 0; i--)
     free_slot(w, i);
-  cairn_hmap_init(&w->chains);
-  cairn_hmap_init(&w->owners);
+  cairn__hmap_init(&w->chains);
+  cairn__hmap_init(&w->owners);
   w->next_deadline = INT64_MAX;
   pthread_mutex_init(&w->mu, NULL);
   w->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -279,7 +279,7 @@ cairn__waiters *cairn__waiters_create(unsigned cap, unsigned jcap, void (*resume
   struct epoll_event ev = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
   if (w->epfd < 0 || w->evfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev) ||
       pthread_create(&w->thread, NULL, clock_main, w)) {
-    cairn_error_set(err, CAIRN_EIO, "cannot start the thread of held requests: %s",
+    cairn__error_set(err, CAIRN_EIO, "cannot start the thread of held requests: %s",
                     strerror(errno));
     if (w->epfd >= 0)
       close(w->epfd);
@@ -302,8 +302,8 @@ void cairn__waiters_destroy(cairn__waiters *w) {
   close(w->epfd);
   close(w->evfd);
   pthread_mutex_destroy(&w->mu);
-  cairn_hmap_free(&w->chains);
-  cairn_hmap_free(&w->owners);
+  cairn__hmap_free(&w->chains);
+  cairn__hmap_free(&w->owners);
   free(w->w);
   free(w);
 }
@@ -327,7 +327,7 @@ uint64_t cairn__waiters_job_gen(cairn__waiters *w, int64_t job) {
 /* Puts slot i at the head of key's chain in its map (x->job is the key:
  * the job, or the owner). 0, or -1 out of memory. */
 static int chain_add(cairn__waiters *w, int i, int64_t job) {
-  cairn_hmap *map = chains_of(w, i);
+  cairn__hmap *map = chains_of(w, i);
   int first = head_in(map, job);
   if (set_head(map, job, i))
     return -1;

@@ -16,7 +16,7 @@ uint64_t cairn__hash_app(const char *name) {
   return h ? h : 1;
 }
 
-void cairn__wake_note(cairn_core *c, const char *app, uint32_t n) {
+void cairn__wake_note(cairn__core *c, const char *app, uint32_t n) {
   if (!c->waker || n == 0)
     return;
   uint64_t h = cairn__hash_app(app);
@@ -31,7 +31,7 @@ void cairn__wake_note(cairn_core *c, const char *app, uint32_t n) {
     c->wake_any += n; /* more apps than entries: wake any held request */
 }
 
-void cairn__job_changed(cairn_core *c, int64_t job) {
+void cairn__job_changed(cairn__core *c, int64_t job) {
   pthread_cond_broadcast(&c->job_cv);
   if (!c->job_waker || c->wake_all_jobs)
     return;
@@ -46,7 +46,7 @@ void cairn__job_changed(cairn_core *c, int64_t job) {
 
 /* cairn__core_unlock's second half, after the seal: the one place besides
  * it that releases the mutex itself. */
-void cairn__core_unlock_wake(cairn_core *c) {
+void cairn__core_unlock_wake(cairn__core *c) {
   cairn__wake_entry e[CAIRN__WAKE_APPS];
   int64_t jobs[CAIRN__WAKE_JOBS];
   cairn__handed h[CAIRN__HANDOFF_MAX];
@@ -75,7 +75,7 @@ void cairn__core_unlock_wake(cairn_core *c) {
     c->job_waker(c->waker_ud, jobs[i]);
 }
 
-void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, unsigned n),
+void cairn__core_set_waker(cairn__core *c, void (*waker)(void *ud, uint64_t app, unsigned n),
                            void (*job_waker)(void *ud, int64_t job), void *ud) {
   pthread_mutex_lock(&c->lock);
   c->waker = waker;
@@ -88,7 +88,7 @@ void cairn__core_set_waker(cairn_core *c, void (*waker)(void *ud, uint64_t app, 
   cairn__core_unlock(c);
 }
 
-int cairn__core_app_hashes(cairn_core *c, int64_t vol, uint64_t *out, int max) {
+int cairn__core_app_hashes(cairn__core *c, int64_t vol, uint64_t *out, int max) {
   cairn_status st;
   int n = 0;
   pthread_mutex_lock(&c->lock);

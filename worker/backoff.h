@@ -19,7 +19,7 @@
  * every 429 or 503 a call that was already spaced still gets, so that it
  * reaches the master's own period (one request per token); after
  * CAIRN__PACE_CALM_MS without a named wait the worker calls freely again.
- * transport.c applies it (cairn_http_set_pace) to every request and
+ * transport.c applies it (cairn__http_set_pace) to every request and
  * download whose URL is the master's.
  */
 #ifndef CAIRN_BACKOFF_H

@@ -26,13 +26,13 @@ cairn_status cairn__cache_init(cairn__cache *c, const char *dir, cairn_error *er
   c->relay = cairn__relay_new(&c->log);
   atomic_init(&c->counter, 0);
   if (!c->dir || !c->verified || !c->relay)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status rc = cairn__mkdirs(dir, 0755, err);
   if (rc != CAIRN_OK)
     return rc;
   DIR *d = opendir(dir);
   if (!d)
-    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", dir, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", dir, strerror(errno));
   for (struct dirent *e = readdir(d); e; e = readdir(d)) {
     /* Temp files of this pid are ours; others may belong to a live worker
      * sharing the cache, so only files of dead processes are removed. */
@@ -68,7 +68,7 @@ cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const
   if (dfd >= 0)
     close(dfd);
   if (rc != 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", c->dir, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", c->dir, strerror(errno));
   if (removed)
     CAIRN_WARN(c->log, "cache: %u files no longer held the bytes of their digest: removed",
                removed);
@@ -124,7 +124,7 @@ static int observe(void *ud, const void *p, size_t n) { return cairn__relay_data
  * (NULL: none), still to be ended by the caller. A registration carried
  * over from a broken download (*in set) goes on from its last checked
  * chunk, tmp kept up to there. */
-static cairn_status download(cairn__cache *c, cairn_http *h, const char *sha256,
+static cairn_status download(cairn__cache *c, cairn__http *h, const char *sha256,
                              const char *url, const char *tmp, unsigned long long max,
                              const cairn__chunklist *chunks, cairn__relay_in **in,
                              long *status, cairn_error *err) {
@@ -141,14 +141,14 @@ static cairn_status download(cairn__cache *c, cairn_http *h, const char *sha256,
     *in = f ? cairn__relay_begin(c->relay, sha256, tmp, chunks) : NULL;
   }
   if (*in)
-    cairn_http_set_observer(h, observe, *in);
-  cairn_status rc = *in ? cairn_http_download_at(h, url, tmp, sha256, max, from, status, err)
-                        : cairn_http_download(h, url, tmp, sha256, max, status, err);
-  cairn_http_set_observer(h, NULL, NULL);
+    cairn__http_set_observer(h, observe, *in);
+  cairn_status rc = *in ? cairn__http_download_at(h, url, tmp, sha256, max, from, status, err)
+                        : cairn__http_download(h, url, tmp, sha256, max, status, err);
+  cairn__http_set_observer(h, NULL, NULL);
   return rc;
 }
 
-cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
+cairn_status cairn__cache_fetch(cairn__cache *c, cairn__http *h, const char *sha256,
                                 long long size, const char *url, char **path, long *status,
                                 int *reason, cairn_error *err) {
   return cairn__cache_fetch_chunked(c, h, sha256, size, url, NULL, NULL, path, status, reason,
@@ -195,7 +195,7 @@ static void keep_partial(cairn__partial *part, cairn__relay_in *in, char *tmp) {
   free(tmp);
 }
 
-cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const char *sha256,
+cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn__http *h, const char *sha256,
                                         long long size, const char *url,
                                         const cairn__chunklist *chunks, cairn__partial *part,
                                         char **path, long *status, int *reason,
@@ -208,11 +208,11 @@ cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const ch
   *status = 0;
   if (reason)
     *reason = -1;
-  if (!cairn_sha256_valid_hex(sha256))
-    return cairn_error_set(err, CAIRN_EINVAL, "not a sha256: %.80s", sha256);
+  if (!cairn__sha256_valid_hex(sha256))
+    return cairn__error_set(err, CAIRN_EINVAL, "not a sha256: %.80s", sha256);
   final = cairn__cache_path(c, sha256);
   if (!final)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   if (reuse(c, sha256, size, final)) {
     if (part)
       cairn__cache_partial_end(part);
@@ -229,18 +229,18 @@ cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const ch
     cairn__cache_partial_end(part);
   }
   if (!tmp && !(tmp = tmp_name(c, sha256))) {
-    rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
   }
   if (size > (long long)CAIRN_MAX_FILE) {
-    rc = cairn_error_set(err, CAIRN_ETOOBIG, "input %s: declared size %lld is over %llu bytes",
+    rc = cairn__error_set(err, CAIRN_ETOOBIG, "input %s: declared size %lld is over %llu bytes",
                          sha256, size, (unsigned long long)CAIRN_MAX_FILE);
     goto out;
   }
   unsigned long long max = size >= 0 ? (unsigned long long)size : CAIRN_MAX_FILE;
   rc = download(c, h, sha256, url, tmp, max, chunks, &in, status, err);
   unsigned long long received = 0;
-  fault = cairn_http_download_fault(h, &received);
+  fault = cairn__http_download_fault(h, &received);
   /* a copy of the wrong length is "size", whatever its digest (a chunk
    * found wrong on the way is "digest") */
   if (fault == CAIRN_FAIL_DIGEST && size >= 0 && received != (unsigned long long)size &&
@@ -251,12 +251,12 @@ cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const ch
     goto out;
   long long got = cairn__file_size(tmp);
   if (size >= 0 && got != size) {
-    rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: %lld bytes, expected %lld", url, got, size);
+    rc = cairn__error_set(err, CAIRN_EINVAL, "GET %s: %lld bytes, expected %lld", url, got, size);
     fault = got >= 0 ? CAIRN_FAIL_SIZE : -1;
     goto out;
   }
   if (chmod(tmp, 0444) != 0 || rename(tmp, final) != 0) {
-    rc = cairn_error_set(err, CAIRN_EIO, "cache: cannot store %s: %s", final, strerror(errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "cache: cannot store %s: %s", final, strerror(errno));
     goto out;
   }
   int fd = open(final, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -290,13 +290,13 @@ cairn_status cairn__cache_adopt(cairn__cache *c, const char *path, const char *s
                                 cairn_error *err) {
   char *final = cairn__cache_path(c, sha256);
   if (!final)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   struct stat st;
   cairn_status rc = CAIRN_OK;
   if (lstat(final, &st) == 0 && S_ISREG(st.st_mode))
     unlink(path); /* held already: a peer gets it after its check */
   else if (chmod(path, 0444) != 0 || rename(path, final) != 0)
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot keep %s in the cache: %s", path,
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot keep %s in the cache: %s", path,
                          strerror(errno));
   else {
     /* the worker hashed it as it collected it: a peer gets it without a

@@ -24,7 +24,7 @@ typedef struct cairn__cache {
   char *dir;
   atomic_ulong counter;  /* temp file names */
   cairn__verify *verified;  /* owned: files checked since their last change */
-  const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
+  const cairn__logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
   cairn__relay *relay;      /* owned: downloads the peer server may relay (relay.h) */
 } cairn__cache;
 
@@ -56,10 +56,10 @@ cairn_status cairn__cache_each(const cairn__cache *c, void (*fn)(void *ud, const
  * *status is the HTTP status (0 when none: with CAIRN_OK, a cache hit;
  * 200 with CAIRN_OK: downloaded now). *reason (may be NULL) says whether
  * url is to blame for a failure: a CAIRN_FAIL_* reason of common/protocol.h
- * (see cairn_http_download_fault(); a copy whose length is not size is
+ * (see cairn__http_download_fault(); a copy whose length is not size is
  * CAIRN_FAIL_SIZE, even when its digest is wrong too), or -1 on success and
  * on a local failure (memory, the cache directory, cancelled). */
-cairn_status cairn__cache_fetch(cairn__cache *c, cairn_http *h, const char *sha256,
+cairn_status cairn__cache_fetch(cairn__cache *c, cairn__http *h, const char *sha256,
                                 long long size, const char *url, char **path, long *status,
                                 int *reason, cairn_error *err);
 
@@ -99,9 +99,9 @@ unsigned long long cairn__cache_partial_at(cairn__partial *part);
  * part (may be NULL): a download that fails after a checked chunk (broken,
  * stalled, a later chunk wrong; not a whole answer with wrong bytes) is
  * kept in it, and a call with a kept one asks url for the rest only
- * (cairn_http_download_at(): a source that ignores Range is read from byte
+ * (cairn__http_download_at(): a source that ignores Range is read from byte
  * 0), the whole file still checked against sha256 at the end. */
-cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn_http *h, const char *sha256,
+cairn_status cairn__cache_fetch_chunked(cairn__cache *c, cairn__http *h, const char *sha256,
                                         long long size, const char *url,
                                         const cairn__chunklist *chunks, cairn__partial *part,
                                         char **path, long *status, int *reason,

@@ -8,7 +8,7 @@
 #include <time.h>
 
 struct cairn_task_output {
-  cairn_buf buf;
+  cairn__buf buf;
   int overflow;
   const cairn__cancel *cancel;
 };
@@ -16,7 +16,7 @@ struct cairn_task_output {
 int cairn_task_output_write(cairn_task_output *out, const void *data, size_t len) {
   if (out->overflow)
     return -1;
-  if (cairn_buf_append(&out->buf, data, len) != 0) {
+  if (cairn__buf_append(&out->buf, data, len) != 0) {
     out->overflow = 1;
     return -1;
   }
@@ -24,15 +24,15 @@ int cairn_task_output_write(cairn_task_output *out, const void *data, size_t len
 }
 
 int cairn_task_output_printf(cairn_task_output *out, const char *fmt, ...) {
-  cairn_buf text;
-  cairn_buf_init(&text, (size_t)-1);
+  cairn__buf text;
+  cairn__buf_init(&text, (size_t)-1);
   va_list ap;
   va_start(ap, fmt);
-  int rc = cairn_buf_vprintf(&text, fmt, ap);
+  int rc = cairn__buf_vprintf(&text, fmt, ap);
   va_end(ap);
   if (rc == 0)
     rc = cairn_task_output_write(out, text.data ? text.data : "", text.len);
-  cairn_buf_free(&text);
+  cairn__buf_free(&text);
   return rc;
 }
 
@@ -47,11 +47,11 @@ cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__
   cairn_task_file *parents = calloc(t->nparents + 1, sizeof *parents);
   struct cairn_task_output out = {.cancel = cancel};
   memset(res, 0, sizeof *res);
-  cairn_buf_init(&res->output, max_output);
+  cairn__buf_init(&res->output, max_output);
   if (!inputs || !parents) {
     free(inputs);
     free(parents);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   for (size_t i = 0; i < t->ninputs; i++)
     inputs[i] = (cairn_task_file){t->inputs[i].name, d->input_paths[i]};
@@ -63,7 +63,7 @@ cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__
     .ninputs = t->ninputs, .inputs = inputs,
     .nparents = t->nparents, .parents = parents, .dir = d->dir,
   };
-  cairn_buf_init(&out.buf, max_output);
+  cairn__buf_init(&out.buf, max_output);
   struct timespec t0 = {0, 0}, t1 = {0, 0}; /* the callback's CPU time: this thread's */
   int timed = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0) == 0;
   int status = fn(&task, &out, userdata);

@@ -18,34 +18,34 @@ void cairn__credentials_clear(cairn__credentials *c) {
 }
 
 /* Volunteer tokens are 64 lowercase hex digits, like SHA-256 digests. */
-static int valid_token(const char *t) { return t && cairn_sha256_valid_hex(t); }
+static int valid_token(const char *t) { return t && cairn__sha256_valid_hex(t); }
 
 cairn_status cairn__credentials_load(const char *path, cairn__credentials *c, cairn_error *err) {
-  cairn_buf text;
+  cairn__buf text;
   json_error_t jerr;
   cairn_status rc = cairn__read_file(path, CREDENTIALS_MAX, &text, err);
   memset(c, 0, sizeof *c);
   if (rc != CAIRN_OK)
     return rc;
   json_t *root = json_loadb(text.data ? text.data : "", text.len, 0, &jerr);
-  cairn_buf_free(&text);
+  cairn__buf_free(&text);
   if (!root)
-    return cairn_error_set(err, CAIRN_EINVAL, "%s: not JSON (line %d: %s)", path, jerr.line,
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: not JSON (line %d: %s)", path, jerr.line,
                            jerr.text);
   const char *server = NULL, *token = NULL;
   json_int_t id = 0, row = 0;
   if (json_unpack_ex(root, &jerr, 0, "{s:s, s:I, s:I, s:s}", "server", &server, "id", &id,
                      "row", &row, "token", &token) != 0)
-    rc = cairn_error_set(err, CAIRN_EINVAL, "%s: %s", path, jerr.text);
+    rc = cairn__error_set(err, CAIRN_EINVAL, "%s: %s", path, jerr.text);
   else if (!valid_token(token))
-    rc = cairn_error_set(err, CAIRN_EINVAL, "%s: token is not 64 lowercase hex digits", path);
+    rc = cairn__error_set(err, CAIRN_EINVAL, "%s: token is not 64 lowercase hex digits", path);
   else {
     c->server = strdup(server);
     c->id = id;
     c->row = row;
     memcpy(c->token, token, 65);
     if (!c->server)
-      rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   json_decref(root);
   if (rc != CAIRN_OK)
@@ -60,13 +60,13 @@ cairn_status cairn__credentials_save(const char *path, const cairn__credentials 
   char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
   json_decref(root);
   if (!text)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   char *nl = NULL;
   if (asprintf(&nl, "%s\n", text) < 0)
     nl = NULL;
   free(text);
   if (!nl)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status rc = cairn__write_file_atomic(path, nl, strlen(nl), 0600, err);
   free(nl);
   return rc;
@@ -107,7 +107,7 @@ static json_t *registration_body(const cairn__registration *reg) {
   if (json_object_set_new(root, "slots", json_integer(reg->slots ? reg->slots : 1)) != 0)
     goto fail;
   if (reg->offer.cores > 0 &&
-      json_object_set_new(root, CAIRN_RESOURCES_KEY, cairn_resources_json(&reg->offer)) != 0)
+      json_object_set_new(root, CAIRN_RESOURCES_KEY, cairn__resources_json(&reg->offer)) != 0)
     goto fail;
   if (reg->invitation && json_object_set_new(root, "invitation", json_string(reg->invitation)))
     goto fail;
@@ -120,9 +120,9 @@ fail:
   return NULL;
 }
 
-cairn_status cairn__register(cairn_http *h, const cairn__registration *reg,
+cairn_status cairn__register(cairn__http *h, const cairn__registration *reg,
                              cairn__credentials *c, cairn_error *err) {
-  cairn_http_response resp = {0};
+  cairn__http_response resp = {0};
   char msg[300];
   cairn_status rc;
   json_t *body = registration_body(reg);
@@ -130,26 +130,26 @@ cairn_status cairn__register(cairn_http *h, const cairn__registration *reg,
   json_decref(body);
   memset(c, 0, sizeof *c);
   if (!text)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
-  cairn_http_set_token(h, NULL);
-  rc = cairn_http_request(h, "POST", "/v1/volunteers", "application/json", text, strlen(text),
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn__http_set_token(h, NULL);
+  rc = cairn__http_request(h, "POST", "/v1/volunteers", "application/json", text, strlen(text),
                           64 * 1024, &resp, err);
   free(text);
   if (rc != CAIRN_OK) {
-    cairn_buf_free(&resp.body);
+    cairn__buf_free(&resp.body);
     return rc == CAIRN_ETOOBIG ? CAIRN_EINVAL : CAIRN_EIO;
   }
   cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
   if (resp.status == 429 || resp.status >= 500)
-    rc = cairn_error_set(err, CAIRN_EIO, "registration: HTTP %ld: %s", resp.status, msg);
+    rc = cairn__error_set(err, CAIRN_EIO, "registration: HTTP %ld: %s", resp.status, msg);
   else if (resp.status == 403)
-    rc = cairn_error_set(err, CAIRN_EFORBIDDEN, "registration refused (HTTP 403): %s", msg);
+    rc = cairn__error_set(err, CAIRN_EFORBIDDEN, "registration refused (HTTP 403): %s", msg);
   else if (resp.status != 200 && resp.status != 201)
-    rc = cairn_error_set(err, CAIRN_EINVAL, "registration refused (HTTP %ld): %s",
+    rc = cairn__error_set(err, CAIRN_EINVAL, "registration refused (HTTP %ld): %s",
                          resp.status, msg);
   else
-    rc = cairn__registration_parse(resp.body.data, resp.body.len, cairn_http_base(h), c, err);
-  cairn_buf_free(&resp.body);
+    rc = cairn__registration_parse(resp.body.data, resp.body.len, cairn__http_base(h), c, err);
+  cairn__buf_free(&resp.body);
   return rc;
 }
 
@@ -163,7 +163,7 @@ cairn_status cairn__registration_parse(const char *body, size_t len, const char 
   memset(c, 0, sizeof *c);
   if (!root || json_unpack_ex(root, &jerr, 0, "{s:I, s:I, s:s}", "id", &id, "row", &row,
                               "token", &token) != 0 || !valid_token(token))
-    rc = cairn_error_set(err, CAIRN_EINVAL, "registration: malformed answer: %s", jerr.text);
+    rc = cairn__error_set(err, CAIRN_EINVAL, "registration: malformed answer: %s", jerr.text);
   else {
     c->server = strdup(server);
     c->id = id;
@@ -172,9 +172,9 @@ cairn_status cairn__registration_parse(const char *body, size_t len, const char 
     const char *peer = json_string_value(json_object_get(root, "peer_key"));
     if (valid_token(peer))
       memcpy(c->peer_key, peer, 65);
-    c->features = cairn_features_parse(json_object_get(root, CAIRN_FEATURES_KEY));
+    c->features = cairn__features_parse(json_object_get(root, CAIRN_FEATURES_KEY));
     if (!c->server)
-      rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   json_decref(root);
   return rc;

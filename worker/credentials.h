@@ -26,7 +26,7 @@ typedef struct cairn__registration {
   const char *const *apps;
   size_t napps;
   unsigned slots;
-  cairn_resources offer; /* sent as "resources" when cores > 0 (only to a master
+  cairn__resources offer; /* sent as "resources" when cores > 0 (only to a master
                           * known to take it: a re-registration) */
   const char *invitation; /* may be NULL; never sent on any other call */
   const char *team;       /* may be NULL; sent as "team" (session.c decides when) */
@@ -47,7 +47,7 @@ void cairn__credentials_clear(cairn__credentials *c);
  * Returns CAIRN_OK; CAIRN_EIO when it may work later (no answer, 429, 5xx);
  * CAIRN_EFORBIDDEN on 403; CAIRN_EINVAL on any other refusal or a malformed
  * answer. err carries the master's message when it sent one. */
-cairn_status cairn__register(cairn_http *h, const cairn__registration *reg,
+cairn_status cairn__register(cairn__http *h, const cairn__registration *reg,
                              cairn__credentials *c, cairn_error *err);
 
 /* Reads a 200/201 answer of POST /v1/volunteers into *c (zeroed first;

@@ -45,7 +45,7 @@ uint64_t cairn__diskcap_need(const cairn__task *t, const char *cache_dir) {
 }
 
 void cairn__diskcap_init(cairn__diskcap *d, uint64_t cap_mib, const char *cache_dir,
-                         const char *run_dir, const cairn_logger *log) {
+                         const char *run_dir, const cairn__logger *log) {
   memset(d, 0, sizeof *d);
   d->cap = cap_mib << 20;
   d->cache_dir = cache_dir;
@@ -111,7 +111,7 @@ int cairn__diskcap_admit(cairn__diskcap *d, const cairn__task *t, uint64_t *need
       freed += files[i].bytes;
     if (freed < over) {
       rc = -1;
-      cairn_error_set(err, CAIRN_ETOOBIG, "the task needs %llu MiB of disk; --max-disk %llu MiB "
+      cairn__error_set(err, CAIRN_ETOOBIG, "the task needs %llu MiB of disk; --max-disk %llu MiB "
                       "leaves %llu MiB with %llu MiB in use (%llu MiB of it in cached files "
                       "the task does not name)", (unsigned long long)((want + (1u << 20) - 1) >> 20),
                       (unsigned long long)(d->cap >> 20),

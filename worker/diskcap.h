@@ -44,13 +44,13 @@ uint64_t cairn__diskcap_need(const cairn__task *t, const char *cache_dir);
 typedef struct cairn__diskcap {
   uint64_t cap;        /* bytes; 0: no cap */
   const char *cache_dir, *run_dir; /* borrowed */
-  const cairn_logger *log;          /* borrowed */
+  const cairn__logger *log;          /* borrowed */
   pthread_mutex_t mu;  /* one admission at a time */
   uint64_t pending;    /* needs of tasks admitted, not yet prepared */
 } cairn__diskcap;
 
 void cairn__diskcap_init(cairn__diskcap *d, uint64_t cap_mib, const char *cache_dir,
-                         const char *run_dir, const cairn_logger *log);
+                         const char *run_dir, const cairn__logger *log);
 void cairn__diskcap_destroy(cairn__diskcap *d);
 /* Admits t (evicting cached files when needed): 0 with *need set (give it
  * back with cairn__diskcap_prepared once the task directory is filled), or

@@ -20,8 +20,8 @@
 #define BUSY_WAIT_MS 1000
 
 /* 1 when url names the master: relative, or under its base URL. */
-static int is_master(cairn_http *h, const char *url) {
-  const char *base = cairn_http_base(h);
+static int is_master(cairn__http *h, const char *url) {
+  const char *base = cairn__http_base(h);
   size_t n = strlen(base);
   return url[0] == '/' || (strncmp(url, base, n) == 0 && (url[n] == '/' || url[n] == '\0'));
 }
@@ -49,7 +49,7 @@ static cairn_status got(cairn__peerstate *peers, const cairn__input *in, const c
 
 /* Retries the master's copy: transient failures with backoff until cancel,
  * wrong bytes up to MISMATCH_ATTEMPTS times. */
-static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+static cairn_status from_master(cairn__cache *cache, cairn__http *h, cairn__peerstate *peers,
                                 const cairn__input *in, const char *url,
                                 const cairn__chunklist *chunks, cairn__partial *part,
                                 const cairn__cancel *cancel, char **path, cairn_error *err) {
@@ -60,7 +60,7 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
     char *cached = NULL;
     long status = 0;
     if (cairn__cancelled(cancel))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+      return cairn__error_set(err, CAIRN_EIO, "cancelled");
     long long t0 = cairn__now_ms();
     unsigned long long from = cairn__cache_partial_at(part);
     cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, url, chunks,
@@ -68,11 +68,11 @@ static cairn_status from_master(cairn__cache *cache, cairn_http *h, cairn__peers
     if (rc == CAIRN_OK)
       return got(peers, in, url, status, t0, from, cached, path);
     if (cairn__cancelled(cancel))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+      return cairn__error_set(err, CAIRN_EIO, "cancelled");
     if (rc == CAIRN_EIO) {
       CAIRN_WARN(cache->log, "input %s: %s (retrying)", in->name, err->text);
       if (cairn__cancel_sleep(cancel, cairn__backoff_next(&b)))
-        return cairn_error_set(err, CAIRN_EIO, "cancelled");
+        return cairn__error_set(err, CAIRN_EIO, "cancelled");
       continue;
     }
     CAIRN_WARN(cache->log, "input %s: %s", in->name, err->text);
@@ -106,15 +106,15 @@ static size_t origin_len(const char *url) {
   return (size_t)(rest - url) + n;
 }
 
-static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+static cairn_status fetch(cairn__cache *cache, cairn__http *h, cairn__peerstate *peers,
                           const cairn__input *in, const cairn__chunklist *chunks,
                           const cairn__cancel *cancel, char **path, cairn_error *err);
 
-int cairn__url_allowed(cairn_http *h, const cairn__task *t, const char *url) {
+int cairn__url_allowed(cairn__http *h, const cairn__task *t, const char *url) {
   if (url[0] == '/')
     return url[1] != '/' && url[1] != '\\';
   size_t n = origin_len(url);
-  const char *base = cairn_http_base(h);
+  const char *base = cairn__http_base(h);
   if (!n)
     return 0;
   if (origin_len(base) == n && strncmp(base, url, n) == 0)
@@ -133,7 +133,7 @@ int cairn__url_allowed(cairn_http *h, const cairn__task *t, const char *url) {
  * arrives; 0 with *out empty when the master does not list the feature,
  * the file is one chunk or less, is cached already, or the list cannot be
  * had (then the file is checked whole, as without). */
-static void chunk_list(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+static void chunk_list(cairn__cache *cache, cairn__http *h, cairn__peerstate *peers,
                        const cairn__input *in, cairn__chunklist *out) {
   memset(out, 0, sizeof *out);
   int features = peers ? cairn__peerstate_features(peers) : -1;
@@ -146,9 +146,9 @@ static void chunk_list(cairn__cache *cache, cairn_http *h, cairn__peerstate *pee
   if (present)
     return;
   snprintf(url, sizeof url, "/v1/files/%s/chunks", in->sha256);
-  cairn_http_response resp = {0};
+  cairn__http_response resp = {0};
   cairn_error err = {0};
-  if (cairn_http_request(h, "GET", url, NULL, NULL, 0, CAIRN_MAX_CHUNKS_BODY, &resp, &err) !=
+  if (cairn__http_request(h, "GET", url, NULL, NULL, 0, CAIRN_MAX_CHUNKS_BODY, &resp, &err) !=
         CAIRN_OK || resp.status != 200 ||
       cairn__chunklist_parse(resp.body.data, resp.body.len, in->sha256, in->size, out, &err) !=
         CAIRN_OK)
@@ -157,10 +157,10 @@ static void chunk_list(cairn__cache *cache, cairn_http *h, cairn__peerstate *pee
   else
     CAIRN_INFO(cache->log, "input %s: %zu chunk digests: each chunk checked as it arrives",
                in->name, out->n);
-  cairn_buf_free(&resp.body);
+  cairn__buf_free(&resp.body);
 }
 
-cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+cairn_status cairn__fetch_input(cairn__cache *cache, cairn__http *h, cairn__peerstate *peers,
                                 const cairn__input *in, const cairn__cancel *cancel, char **path,
                                 cairn_error *err) {
   cairn__chunklist chunks;
@@ -174,7 +174,7 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
  * answered 503 (it sends --peer-max files already: no fault of its own, not
  * reported, tried again), else the failure is reported when it is the
  * peer's. A copy broken off after checked chunks stays in part. */
-static cairn_status from_peer(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+static cairn_status from_peer(cairn__cache *cache, cairn__http *h, cairn__peerstate *peers,
                               const cairn__input *in, const char *url,
                               const cairn__chunklist *chunks, cairn__partial *part,
                               int *busy, char **path, cairn_error *err) {
@@ -183,14 +183,14 @@ static cairn_status from_peer(cairn__cache *cache, cairn_http *h, cairn__peersta
   int reason = -1;
   long long t0 = cairn__now_ms();
   unsigned long long from = cairn__cache_partial_at(part);
-  long stall = cairn_http_stall_timeout(h);
+  long stall = cairn__http_stall_timeout(h);
   if (!from)
     CAIRN_INFO(cache->log, "input %s: copying from %s", in->name, url);
   if (is_relay(url) && stall < CAIRN_RELAY_STALL_MS)
-    cairn_http_set_stall_timeout(h, CAIRN_RELAY_STALL_MS);
+    cairn__http_set_stall_timeout(h, CAIRN_RELAY_STALL_MS);
   cairn_status rc = cairn__cache_fetch_chunked(cache, h, in->sha256, in->size, url, chunks, part,
                                                &cached, &status, &reason, err);
-  cairn_http_set_stall_timeout(h, stall);
+  cairn__http_set_stall_timeout(h, stall);
   *busy = rc != CAIRN_OK && status == 503;
   if (rc == CAIRN_OK)
     return got(peers, in, url, status, t0, from, cached, path);
@@ -205,7 +205,7 @@ static cairn_status from_peer(cairn__cache *cache, cairn_http *h, cairn__peersta
   return rc;
 }
 
-static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+static cairn_status fetch(cairn__cache *cache, cairn__http *h, cairn__peerstate *peers,
                           const cairn__input *in, const cairn__chunklist *chunks,
                           const cairn__cancel *cancel, char **path, cairn_error *err) {
   char master_url[128];
@@ -239,7 +239,7 @@ static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *
         continue;
       if (cairn__cancelled(cancel)) {
         cairn__cache_partial_end(&part);
-        return cairn_error_set(err, CAIRN_EIO, "cancelled");
+        return cairn__error_set(err, CAIRN_EIO, "cancelled");
       }
       int b = 0;
       rc = from_peer(cache, h, peers, in, list[i], chunks, &part, &b, path, err);
@@ -253,7 +253,7 @@ static cairn_status fetch(cairn__cache *cache, cairn_http *h, cairn__peerstate *
   }
   if (cairn__cancelled(cancel)) {
     cairn__cache_partial_end(&part);
-    return cairn_error_set(err, CAIRN_EIO, "cancelled");
+    return cairn__error_set(err, CAIRN_EIO, "cancelled");
   }
   rc = from_master(cache, h, peers, in, master ? master : master_url, chunks, &part, cancel, path,
                    err);

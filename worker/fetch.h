@@ -1,7 +1,7 @@
 /* fetch.h — one input file into the verified cache, from the sources the
  * master named (docs/protocol.md, "Data distribution"): peers first, each
  * tried once, the master last and retried. A source that cannot be reached,
- * stalls (see cairn_http_set_stall_timeout()), answers anything but 200 or
+ * stalls (see cairn__http_set_stall_timeout()), answers anything but 200 or
  * sends bytes whose SHA-256 or size is wrong is logged at warn and skipped;
  * a peer that failed so is also reported to the master ("failed", through
  * cairn__peerstate_failed()), not the master itself, nor a failure of this
@@ -29,7 +29,7 @@
  * bytes are wrong, until cancel. Returns CAIRN_OK; CAIRN_EIO when
  * cancelled; another status (err explains) when the master refuses the
  * file or keeps sending wrong bytes. */
-cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+cairn_status cairn__fetch_input(cairn__cache *cache, cairn__http *h, cairn__peerstate *peers,
                                 const cairn__input *in, const cairn__cancel *cancel, char **path,
                                 cairn_error *err);
 
@@ -39,6 +39,6 @@ cairn_status cairn__fetch_input(cairn__cache *cache, cairn_http *h, cairn__peers
  * source the master named for one of t's inputs. Anything else (another
  * scheme, another host) is refused: the master's offer cannot make the
  * worker read local files or reach hosts the master did not name. */
-int cairn__url_allowed(cairn_http *h, const cairn__task *t, const char *url);
+int cairn__url_allowed(cairn__http *h, const cairn__task *t, const char *url);
 
 #endif

@@ -25,14 +25,14 @@ cairn_status cairn__mkdirs(const char *path, mode_t mode, cairn_error *err) {
   char *p = strdup(path);
   cairn_status rc = CAIRN_OK;
   if (!p)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (char *s = p + 1; rc == CAIRN_OK; s++) {
     int end = *s == '\0';
     if (*s != '/' && !end)
       continue;
     *s = '\0';
     if (mkdir(p, mode) != 0 && errno != EEXIST)
-      rc = cairn_error_set(err, CAIRN_EIO, "cannot create directory %s: %s", p, strerror(errno));
+      rc = cairn__error_set(err, CAIRN_EIO, "cannot create directory %s: %s", p, strerror(errno));
     if (end)
       break;
     *s = '/';
@@ -40,7 +40,7 @@ cairn_status cairn__mkdirs(const char *path, mode_t mode, cairn_error *err) {
   if (rc == CAIRN_OK) {
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-      rc = cairn_error_set(err, CAIRN_EIO, "%s is not a directory", path);
+      rc = cairn__error_set(err, CAIRN_EIO, "%s is not a directory", path);
   }
   free(p);
   return rc;
@@ -93,7 +93,7 @@ int cairn__remove_at(int dfd, const char *name) { return remove_entry(dfd, name)
 
 cairn_status cairn__remove_tree(const char *path, cairn_error *err) {
   if (remove_entry(AT_FDCWD, path) != 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot remove %s: %s", path, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot remove %s: %s", path, strerror(errno));
   return CAIRN_OK;
 }
 
@@ -116,21 +116,21 @@ cairn_status cairn__write_file_atomic(const char *path, const void *data, size_t
   char *tmp = NULL;
   cairn_status rc = CAIRN_OK;
   if (asprintf(&tmp, "%s.tmp-%ld", path, (long)getpid()) < 0)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) {
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", tmp, strerror(errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot create %s: %s", tmp, strerror(errno));
     goto out;
   }
   /* open() honours the umask; the mode must be exact (0600 for secrets). */
   if (fchmod(fd, mode) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot write %s: %s", tmp, strerror(errno));
     close(fd);
     unlink(tmp);
     goto out;
   }
   if (close(fd) != 0 || rename(tmp, path) != 0) {
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot write %s: %s", path, strerror(errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot write %s: %s", path, strerror(errno));
     unlink(tmp);
   }
 out:
@@ -138,12 +138,12 @@ out:
   return rc;
 }
 
-cairn_status cairn__read_file(const char *path, size_t max, cairn_buf *out, cairn_error *err) {
+cairn_status cairn__read_file(const char *path, size_t max, cairn__buf *out, cairn_error *err) {
   char chunk[8192];
-  cairn_buf_init(out, max);
+  cairn__buf_init(out, max);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return cairn_error_set(err, errno == ENOENT ? CAIRN_ENOTFOUND : CAIRN_EIO,
+    return cairn__error_set(err, errno == ENOENT ? CAIRN_ENOTFOUND : CAIRN_EIO,
                            "cannot open %s: %s", path, strerror(errno));
   cairn_status rc = CAIRN_OK;
   for (;;) {
@@ -151,19 +151,19 @@ cairn_status cairn__read_file(const char *path, size_t max, cairn_buf *out, cair
     if (k < 0 && errno == EINTR)
       continue;
     if (k < 0) {
-      rc = cairn_error_set(err, CAIRN_EIO, "cannot read %s: %s", path, strerror(errno));
+      rc = cairn__error_set(err, CAIRN_EIO, "cannot read %s: %s", path, strerror(errno));
       break;
     }
     if (k == 0)
       break;
-    if (cairn_buf_append(out, chunk, (size_t)k) != 0) {
-      rc = cairn_error_set(err, CAIRN_ETOOBIG, "%s is larger than %zu bytes", path, max);
+    if (cairn__buf_append(out, chunk, (size_t)k) != 0) {
+      rc = cairn__error_set(err, CAIRN_ETOOBIG, "%s is larger than %zu bytes", path, max);
       break;
     }
   }
   close(fd);
   if (rc != CAIRN_OK)
-    cairn_buf_free(out);
+    cairn__buf_free(out);
   return rc;
 }
 
@@ -196,21 +196,21 @@ static int copy_fds(int in, int out) {
 cairn_status cairn__clone_or_copy(const char *src, const char *dst, cairn_error *err) {
   cairn_status rc = CAIRN_OK;
   if (unlink(dst) != 0 && errno != ENOENT)
-    return cairn_error_set(err, CAIRN_EIO, "cannot replace %s: %s", dst, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot replace %s: %s", dst, strerror(errno));
   int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", src, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", src, strerror(errno));
   int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (out < 0) {
     close(in);
-    return cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", dst, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot create %s: %s", dst, strerror(errno));
   }
   /* A reflink shares the blocks until either side is written (copy on write). */
   if (ioctl(out, FICLONE, in) != 0 && copy_fds(in, out) != 0)
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot copy %s to %s: %s", src, dst, strerror(errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot copy %s to %s: %s", src, dst, strerror(errno));
   close(in);
   if (close(out) != 0 && rc == CAIRN_OK)
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot write %s: %s", dst, strerror(errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot write %s: %s", dst, strerror(errno));
   if (rc != CAIRN_OK)
     unlink(dst);
   return rc;

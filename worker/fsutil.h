@@ -28,7 +28,7 @@ cairn_status cairn__write_file_atomic(const char *path, const void *data, size_t
                                       mode_t mode, cairn_error *err);
 
 /* Reads the whole file into out (initialised here with cap max). */
-cairn_status cairn__read_file(const char *path, size_t max, cairn_buf *out, cairn_error *err);
+cairn_status cairn__read_file(const char *path, size_t max, cairn__buf *out, cairn_error *err);
 
 /* Makes dst (mode 0444) a file of its own with the bytes of src: a reflink
  * (ioctl FICLONE) where the file system shares blocks, else a copy. Never a

@@ -27,7 +27,7 @@ long cairn__heartbeat_parse(const char *body, size_t len, long long **out,
   if (json_is_object(root)) {
     cairn__peerstate_set_key(peers, json_string_value(json_object_get(root, "peer_key")));
     cairn__peerstate_set_features(
-      peers, cairn_features_parse(json_object_get(root, CAIRN_FEATURES_KEY)));
+      peers, cairn__features_parse(json_object_get(root, CAIRN_FEATURES_KEY)));
   }
   long n = -1;
   *out = NULL;
@@ -45,7 +45,7 @@ long cairn__heartbeat_parse(const char *body, size_t len, long long **out,
 /* One heartbeat. Returns 0 when the master answered 200, -1 otherwise. */
 static int beat(cairn__heartbeat *hb) {
   cairn_worker *w = hb->w;
-  cairn_http_response resp = {0};
+  cairn__http_response resp = {0};
   cairn_error err = {0};
   char msg[300];
   int64_t running[CAIRN_MAX_RUNNING], suspended[CAIRN_MAX_RUNNING];
@@ -88,7 +88,7 @@ static int beat(cairn__heartbeat *hb) {
     else
       CAIRN_WARN(&w->log, "heartbeat: HTTP %ld: %s", status, msg);
   }
-  cairn_buf_free(&resp.body);
+  cairn__buf_free(&resp.body);
   return ok;
 }
 

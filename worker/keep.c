@@ -16,14 +16,14 @@ static int offer(cairn_worker *w, cairn__conn *c, const char *sha, const char *p
   char url[128], msg[300] = "";
   long status = 0;
   cairn_error err = {0};
-  cairn_buf body;
+  cairn__buf body;
   snprintf(url, sizeof url, "/v1/files/%s", sha);
-  cairn_buf_init(&body, 4096);
+  cairn__buf_init(&body, 4096);
   cairn__session_prepare(&w->session, c);
-  cairn_status rc = cairn_http_upload(c->http, url, path, &status, &body, &err);
+  cairn_status rc = cairn__http_upload(c->http, url, path, &status, &body, &err);
   if (rc == CAIRN_OK)
     cairn__server_message(body.data, body.len, msg, sizeof msg);
-  cairn_buf_free(&body);
+  cairn__buf_free(&body);
   if (rc == CAIRN_OK && (status == 200 || status == 201)) {
     CAIRN_INFO(&w->log, "leaving: kept output %.12s uploaded to the master", sha);
     return 1;
@@ -39,10 +39,10 @@ void cairn__keep_leave(cairn_worker *w) {
   cairn__peerstate_kept_take(&w->peers, &kept);
   int features = cairn__peerstate_features(&w->peers);
   if (kept.n && features >= 0 && ((unsigned)features & CAIRN_FEAT_KEEP)) {
-    cairn__conn c = {.http = cairn_http_create(w->server)}; /* not cancelled by the stop */
+    cairn__conn c = {.http = cairn__http_create(w->server)}; /* not cancelled by the stop */
     size_t sent = 0;
     if (c.http)
-      cairn_http_set_stall_timeout(c.http, (long)w->stall_ms);
+      cairn__http_set_stall_timeout(c.http, (long)w->stall_ms);
     for (size_t i = 0; c.http && i < kept.n; i++) {
       char *path = cairn__cache_path(&w->cache, kept.v[i]);
       if (path)
@@ -51,7 +51,7 @@ void cairn__keep_leave(cairn_worker *w) {
     }
     CAIRN_INFO(&w->log, "leaving: %zu of %zu kept outputs were still needed and uploaded", sent,
                kept.n);
-    cairn_http_delete(c.http);
+    cairn__http_delete(c.http);
   }
   free(kept.v);
   free(kept.bytes);

@@ -32,7 +32,7 @@ typedef struct cairn__leases {
   size_t n;
   size_t slots, per_slot;       /* extra entries: slots + slot * per_slot + k */
   unsigned long next_epoch;
-  const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
+  const cairn__logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__leases;
 
 /* Entries: one per slot (0 to slots - 1: the task slot i runs), then

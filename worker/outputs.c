@@ -20,7 +20,7 @@
 #define EXIT_OUTPUT_FAILED 125
 
 void cairn__outputs_free(cairn__outputs *o) {
-  cairn_buf_free(&o->err_tail);
+  cairn__buf_free(&o->err_tail);
   free(o->files);
   for (size_t i = 0; i < o->nchunks; i++)
     json_decref(o->chunks[i]);
@@ -65,8 +65,8 @@ static int open_own(const char *path, dev_t dev, const char **why) {
 
 /* Keeps the last CAIRN_STDERR_TAIL bytes of path (on device dev) in b.
  * Returns why it was refused (unsafe_file), or NULL (read, or absent). */
-static const char *read_tail(const char *path, dev_t dev, cairn_buf *b) {
-  cairn_buf_init(b, CAIRN_STDERR_TAIL + 1024u); /* room for the worker's own line */
+static const char *read_tail(const char *path, dev_t dev, cairn__buf *b) {
+  cairn__buf_init(b, CAIRN_STDERR_TAIL + 1024u); /* room for the worker's own line */
   const char *why = NULL;
   int fd = open_own(path, dev, &why);
   struct stat st;
@@ -78,7 +78,7 @@ static const char *read_tail(const char *path, dev_t dev, cairn_buf *b) {
     ssize_t n;
     size_t left = CAIRN_STDERR_TAIL;
     while (left && (n = pread(fd, buf, left < sizeof buf ? left : sizeof buf, from)) > 0) {
-      if (cairn_buf_append(b, buf, (size_t)n))
+      if (cairn__buf_append(b, buf, (size_t)n))
         break;
       from += n;
       left -= (size_t)n;
@@ -90,7 +90,7 @@ static const char *read_tail(const char *path, dev_t dev, cairn_buf *b) {
 
 /* Appends "cairn-worker: TEXT\n" to the tail, dropping its oldest bytes so
  * that it stays within CAIRN_STDERR_TAIL. */
-static void note(cairn_buf *b, const char *text) {
+static void note(cairn__buf *b, const char *text) {
   char line[700];
   int n = snprintf(line, sizeof line, "cairn-worker: %s\n", text);
   size_t len = n < 0 ? 0 : (size_t)n >= sizeof line ? sizeof line - 1 : (size_t)n;
@@ -101,7 +101,7 @@ static void note(cairn_buf *b, const char *text) {
     memmove(b->data, b->data + drop, b->len - drop);
     b->len -= drop;
   }
-  if (cairn_buf_append(b, line, len))
+  if (cairn__buf_append(b, line, len))
     return; /* the tail is capped with room for this line: cannot happen */
 }
 
@@ -142,33 +142,33 @@ static cairn_status hash_file(const task_dir *d, const char *m, const char *rel,
   const char *why = NULL;
   int fd = open_own(m, d->dev, &why);
   if (fd < 0 && why)
-    return cairn_error_set(err, CAIRN_EINVAL, "output %s %s: refused", rel, why);
+    return cairn__error_set(err, CAIRN_EINVAL, "output %s %s: refused", rel, why);
   if (fd < 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot read output %s: %s", m, strerror(errno));
-  cairn_sha256 h;
-  cairn_sha256_init(&h);
+    return cairn__error_set(err, CAIRN_EIO, "cannot read output %s: %s", m, strerror(errno));
+  cairn__sha256 h;
+  cairn__sha256_init(&h);
   char buf[65536];
   ssize_t n;
   int64_t total = 0;
   while ((n = read(fd, buf, sizeof buf)) > 0) {
-    cairn_sha256_update(&h, buf, (size_t)n);
+    cairn__sha256_update(&h, buf, (size_t)n);
     total += n;
   }
   close(fd);
   if (n < 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot read output %s: %s", m, strerror(errno));
-  cairn_sha256_final_hex(&h, hex);
+    return cairn__error_set(err, CAIRN_EIO, "cannot read output %s: %s", m, strerror(errno));
+  cairn__sha256_final_hex(&h, hex);
   *size = total;
   return CAIRN_OK;
 }
 
 /* Checks match m (under d) and adds it. */
-static cairn_status add_match(const task_dir *d, const char *m, const cairn_output_pattern *pat,
-                              cairn_output_file *files, size_t *n, cairn_error *err) {
+static cairn_status add_match(const task_dir *d, const char *m, const cairn__output_pattern *pat,
+                              cairn__output_file *files, size_t *n, cairn_error *err) {
   const char *rel = m + strlen(d->dir) + 1;
   struct stat st;
   char resolved[PATH_MAX];
-  if (own_file(rel) || !cairn_output_name_ok(rel))
+  if (own_file(rel) || !cairn__output_name_ok(rel))
     return CAIRN_OK;
   for (size_t i = 0; i < *n; i++)
     if (strcmp(files[i].name, rel) == 0)
@@ -176,52 +176,52 @@ static cairn_status add_match(const task_dir *d, const char *m, const cairn_outp
   if (lstat(m, &st) != 0 || !S_ISREG(st.st_mode)) {
     if (pat->glob)
       return CAIRN_OK; /* a glob takes regular files only */
-    return cairn_error_set(err, CAIRN_EINVAL, "output %s is not a regular file", rel);
+    return cairn__error_set(err, CAIRN_EINVAL, "output %s is not a regular file", rel);
   }
   size_t rl = strlen(d->real);
   if (!realpath(m, resolved) || strncmp(resolved, d->real, rl) != 0 || resolved[rl] != '/')
-    return cairn_error_set(err, CAIRN_EINVAL, "output %s lies outside the task directory", rel);
+    return cairn__error_set(err, CAIRN_EINVAL, "output %s lies outside the task directory", rel);
   if (*n >= CAIRN_MAX_OUTPUT_FILES)
-    return cairn_error_set(err, CAIRN_EINVAL, "more than %u output files",
+    return cairn__error_set(err, CAIRN_EINVAL, "more than %u output files",
                            CAIRN_MAX_OUTPUT_FILES);
   if ((int64_t)st.st_size > pat->max_mib * 1024 * 1024)
-    return cairn_error_set(err, CAIRN_EINVAL, "output %s has %lld bytes, over its cap of %lld MiB",
+    return cairn__error_set(err, CAIRN_EINVAL, "output %s has %lld bytes, over its cap of %lld MiB",
                            rel, (long long)st.st_size, (long long)pat->max_mib);
-  cairn_output_file *f = &files[*n];
+  cairn__output_file *f = &files[*n];
   snprintf(f->name, sizeof f->name, "%s", rel);
   cairn_status rc = hash_file(d, m, rel, f->sha256, &f->size, err);
   if (rc == CAIRN_OK && f->size > pat->max_mib * 1024 * 1024)
-    rc = cairn_error_set(err, CAIRN_EINVAL, "output %s grew over its cap of %lld MiB", rel,
+    rc = cairn__error_set(err, CAIRN_EINVAL, "output %s grew over its cap of %lld MiB", rel,
                          (long long)pat->max_mib);
   if (rc == CAIRN_OK)
     (*n)++;
   return rc;
 }
 
-cairn_status cairn__outputs_collect(const char *dir, const cairn_output_patterns *p,
-                                    cairn_output_file **files, size_t *n, cairn_error *err) {
+cairn_status cairn__outputs_collect(const char *dir, const cairn__output_patterns *p,
+                                    cairn__output_file **files, size_t *n, cairn_error *err) {
   task_dir d = {.dir = dir};
   struct stat st;
   *files = calloc(CAIRN_MAX_OUTPUT_FILES, sizeof **files);
   *n = 0;
   if (!*files)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   if (!realpath(dir, d.real) || stat(d.real, &st) != 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot resolve %s: %s", dir, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot resolve %s: %s", dir, strerror(errno));
   d.dev = st.st_dev;
   cairn_status rc = CAIRN_OK;
   for (uint32_t k = 0; rc == CAIRN_OK && k < p->n; k++) {
     char *pat = glob_path(dir, p->v[k].name);
     glob_t g = {0};
     if (!pat)
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     int gr = glob(pat, GLOB_NOSORT, NULL, &g);
     free(pat);
     if (gr == GLOB_NOMATCH && !p->v[k].glob)
-      rc = cairn_error_set(err, CAIRN_EINVAL, "the required output %s is missing",
+      rc = cairn__error_set(err, CAIRN_EINVAL, "the required output %s is missing",
                            p->v[k].name);
     else if (gr != 0 && gr != GLOB_NOMATCH)
-      rc = cairn_error_set(err, CAIRN_EIO, "cannot list the outputs %s", p->v[k].name);
+      rc = cairn__error_set(err, CAIRN_EIO, "cannot list the outputs %s", p->v[k].name);
     for (size_t i = 0; rc == CAIRN_OK && gr == 0 && i < g.gl_pathc; i++)
       rc = add_match(&d, g.gl_pathv[i], &p->v[k], *files, n, err);
     globfree(&g);
@@ -231,40 +231,40 @@ cairn_status cairn__outputs_collect(const char *dir, const cairn_output_patterns
 
 /* Uploads file f (dir/f->name) for index, retrying transient failures. */
 static cairn_status upload(cairn__session *s, cairn__conn *c, const char *dir,
-                           const cairn_output_file *f, long long index,
+                           const cairn__output_file *f, long long index,
                            const cairn__cancel *cancel, cairn_error *err) {
   char url[160], *path = NULL;
   cairn__backoff b;
   cairn__backoff_init(&b, 100, 5000);
   snprintf(url, sizeof url, "/v1/results/%lld/files/%s", index, f->sha256);
   if (asprintf(&path, "%s/%s", dir, f->name) < 0)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status rc;
   for (;;) {
     long status = 0;
-    cairn_buf body;
+    cairn__buf body;
     char msg[300] = "";
-    cairn_buf_init(&body, 4096);
+    cairn__buf_init(&body, 4096);
     cairn__session_prepare(s, c);
-    rc = cairn_http_upload(c->http, url, path, &status, &body, err);
+    rc = cairn__http_upload(c->http, url, path, &status, &body, err);
     if (rc == CAIRN_OK)
       cairn__server_message(body.data, body.len, msg, sizeof msg);
-    cairn_buf_free(&body);
+    cairn__buf_free(&body);
     if (rc == CAIRN_OK && (status == 200 || status == 201))
       break;
     if (cairn__cancelled(cancel)) {
-      rc = cairn_error_set(err, CAIRN_EIO, "cancelled");
+      rc = cairn__error_set(err, CAIRN_EIO, "cancelled");
       break;
     }
     if (rc == CAIRN_OK && !cairn__transient(rc, status)) {
-      rc = cairn_error_set(err, status == 403 || status == 409 ? CAIRN_ECONFLICT : CAIRN_EINVAL,
+      rc = cairn__error_set(err, status == 403 || status == 409 ? CAIRN_ECONFLICT : CAIRN_EINVAL,
                            "upload of output %s: HTTP %ld: %s", f->name, status, msg);
       break;
     }
     CAIRN_WARN(s->log, "upload of output %s: %s (retrying)", f->name,
                rc == CAIRN_OK ? msg : err->text);
     if (cairn__cancel_sleep(cancel, cairn__backoff_next(&b))) {
-      rc = cairn_error_set(err, CAIRN_EIO, "cancelled");
+      rc = cairn__error_set(err, CAIRN_EIO, "cancelled");
       break;
     }
   }
@@ -276,13 +276,13 @@ static cairn_status upload(cairn__session *s, cairn__conn *c, const char *dir,
  * while *budget (chunks a result may still carry) allows: NULL when it
  * does not, or the cached copy cannot be read (then copies of f are
  * checked whole). Reads the file once. */
-static json_t *kept_chunks(cairn__session *s, cairn__cache *cache, const cairn_output_file *f,
+static json_t *kept_chunks(cairn__session *s, cairn__cache *cache, const cairn__output_file *f,
                            size_t *budget) {
   size_t n = (size_t)((f->size + CAIRN_CHUNK_SIZE - 1) / CAIRN_CHUNK_SIZE);
   if (n > *budget || n > CAIRN_MAX_CHUNKS)
     return NULL;
   char *path = cairn__cache_path(cache, f->sha256);
-  json_t *list = path ? cairn_chunks_of_file(path, f->size) : NULL;
+  json_t *list = path ? cairn__chunks_of_file(path, f->size) : NULL;
   free(path);
   if (!list)
     CAIRN_WARN(s->log, "output %s: its chunk digests could not be read (copies of it are "
@@ -298,7 +298,7 @@ static json_t *kept_chunks(cairn__session *s, cairn__cache *cache, const cairn_o
  * name: one the app linked or swapped since it was collected is not kept
  * (its upload then fails the digest check at the master). */
 static int keep(cairn__session *s, cairn__cache *cache, const char *dir, dev_t dev,
-                const cairn_output_file *f) {
+                const cairn__output_file *f) {
   char *path = NULL;
   const char *why = NULL;
   cairn_error err = {0};
@@ -334,7 +334,7 @@ cairn_status cairn__outputs_gather(cairn__outputs *o, cairn__session *s, cairn__
   if (asprintf(&errpath, "%s/stderr", dir) >= 0)
     why = read_tail(errpath, dev, &o->err_tail);
   else
-    cairn_buf_init(&o->err_tail, CAIRN_STDERR_TAIL + 1024u);
+    cairn__buf_init(&o->err_tail, CAIRN_STDERR_TAIL + 1024u);
   free(errpath);
   if (why) { /* the app replaced its stderr: a link to a file not its own */
     snprintf(err.text, sizeof err.text, "stderr %s: not read", why);

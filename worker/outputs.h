@@ -30,8 +30,8 @@
 
 /* What a result carries besides its output (owned; cairn__outputs_free). */
 typedef struct cairn__outputs {
-  cairn_buf err_tail;          /* the stderr tail, capped at CAIRN_STDERR_TAIL */
-  cairn_output_file *files;    /* uploaded, in name order */
+  cairn__buf err_tail;          /* the stderr tail, capped at CAIRN_STDERR_TAIL */
+  cairn__output_file *files;    /* uploaded, in name order */
   size_t nfiles;
   /* chunks[i]: the chunk digests of files[i] when it is kept and the
    * master lists "kept_chunks" (a JSON array, owned), else NULL; nchunks
@@ -58,7 +58,7 @@ void cairn__outputs_free(cairn__outputs *o);
  * (caller frees), hashed. CAIRN_OK; CAIRN_EINVAL with err naming a missing
  * required output, a file over its cap or an unsafe match; CAIRN_EIO when
  * a file cannot be read. */
-cairn_status cairn__outputs_collect(const char *dir, const cairn_output_patterns *p,
-                                    cairn_output_file **files, size_t *n, cairn_error *err);
+cairn_status cairn__outputs_collect(const char *dir, const cairn__output_patterns *p,
+                                    cairn__output_file **files, size_t *n, cairn_error *err);
 
 #endif

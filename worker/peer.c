@@ -56,7 +56,7 @@ struct cairn__peer {
   cairn__relay *relay;       /* borrowed from the cache: downloads to relay, or NULL */
   atomic_ullong relayed;     /* transfers completed while their file was still arriving */
   cairn__deadline *deadline; /* owned: the request-header deadline */
-  const cairn_logger *log;   /* borrowed: the worker's */
+  const cairn__logger *log;   /* borrowed: the worker's */
 };
 
 /* One file transfer in progress (the request's context). */
@@ -261,7 +261,7 @@ static void relay_done(void *cls) {
  * registry) from its download in progress, relayed as its chunks are
  * checked; NULL when there is neither. range: the request's Range header
  * (NULL: none): the file from the byte it names, *from, when it is one a
- * resumed copy sends (cairn_range_start), else 0 and the whole file.
+ * resumed copy sends (cairn__range_start), else 0 and the whole file.
  * *size: the bytes sent; *partial: relayed. */
 static struct MHD_Response *respond(cairn__peer *p, const char *name, int get, const char *range,
                                     unsigned long long *size, unsigned long long *from,
@@ -274,7 +274,7 @@ static struct MHD_Response *respond(cairn__peer *p, const char *name, int get, c
   *partial = 0;
   *from = 0;
   if (fd >= 0 && fstat(fd, &st) == 0) {
-    at = get ? cairn_range_start(range, (unsigned long long)st.st_size) : -1;
+    at = get ? cairn__range_start(range, (unsigned long long)st.st_size) : -1;
     *from = at > 0 ? (unsigned long long)at : 0;
     *size = (unsigned long long)st.st_size - *from;
     r = MHD_create_response_from_fd_at_offset64(*size, fd, *from);
@@ -283,7 +283,7 @@ static struct MHD_Response *respond(cairn__peer *p, const char *name, int get, c
     close(fd);
   relayed *x = rd ? malloc(sizeof *x) : NULL;
   if (x) {
-    at = cairn_range_start(range, (unsigned long long)rsize);
+    at = cairn__range_start(range, (unsigned long long)rsize);
     *from = at > 0 ? (unsigned long long)at : 0;
     *size = (unsigned long long)rsize - *from;
     *partial = cairn__relay_was_partial(rd);
@@ -359,7 +359,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   if (strncmp(url, FILES_PREFIX, strlen(FILES_PREFIX)) != 0)
     return reply(c, 404, "not_found", "no such route");
   const char *name = url + strlen(FILES_PREFIX);
-  if (!cairn_sha256_valid_hex(name))
+  if (!cairn__sha256_valid_hex(name))
     return reply(c, 404, "not_found", "not a sha256");
   enum MHD_Result refused = MHD_NO; /* set by refuse_grant when it returns 1 */
   if (refuse_grant(p, c, name, &refused))
@@ -415,23 +415,23 @@ static struct MHD_Daemon *start_daemon(cairn__peer *p, const listen_addr *a) {
 }
 
 cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
-                               cairn__peerstate *ps, const cairn_logger *log, cairn_error *err) {
+                               cairn__peerstate *ps, const cairn__logger *log, cairn_error *err) {
   return cairn__peer_start_shared(listen, cache_dir, max_transfers, ps, NULL, NULL, log, err);
 }
 
 cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
                                       unsigned max_transfers, cairn__peerstate *ps,
                                       cairn__verify *verified, cairn__relay *relay,
-                                      const cairn_logger *log, cairn_error *err) {
+                                      const cairn__logger *log, cairn_error *err) {
   listen_addr a;
   if (parse_addr(listen, &a) != 0) {
-    cairn_error_set(err, CAIRN_EINVAL, "peer listen address \"%.100s\" is not HOST:PORT",
+    cairn__error_set(err, CAIRN_EINVAL, "peer listen address \"%.100s\" is not HOST:PORT",
                     listen ? listen : "");
     return NULL;
   }
   cairn__peer *p = calloc(1, sizeof *p);
   if (!p) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   p->max_transfers = max_transfers ? max_transfers : 1;
@@ -442,7 +442,7 @@ cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
   atomic_init(&p->relayed, 0);
   p->cache_fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (p->cache_fd < 0) {
-    cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", cache_dir, strerror(errno));
+    cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", cache_dir, strerror(errno));
     free(p);
     return NULL;
   }
@@ -450,7 +450,7 @@ cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
   p->verified = verified ? verified : cairn__verify_new();
   p->deadline = cairn__deadline_start(HEADER_DEADLINE_MS);
   if (!p->verified || !p->deadline) {
-    cairn_error_set(err, CAIRN_ENOMEM, "peer server: out of memory or threads");
+    cairn__error_set(err, CAIRN_ENOMEM, "peer server: out of memory or threads");
     cairn__peer_stop(p);
     return NULL;
   }
@@ -463,7 +463,7 @@ cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
   const union MHD_DaemonInfo *info =
     p->daemon ? MHD_get_daemon_info(p->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
   if (!info || !info->port) {
-    cairn_error_set(err, CAIRN_EIO, "peer server: cannot listen on %s", listen);
+    cairn__error_set(err, CAIRN_EIO, "peer server: cannot listen on %s", listen);
     cairn__peer_stop(p);
     return NULL;
   }

@@ -39,7 +39,7 @@ int cairn__peer_parse_listen(const char *spec);
  * Returns NULL with err set when the address is malformed or cannot be
  * bound. */
 cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsigned max_transfers,
-                               cairn__peerstate *ps, const cairn_logger *log, cairn_error *err);
+                               cairn__peerstate *ps, const cairn__logger *log, cairn_error *err);
 
 /* cairn__peer_start() keeps a table of its own and hashes the files it
  * finds in cache_dir when it starts. Like it, cairn__peer_start_shared()
@@ -54,7 +54,7 @@ cairn__peer *cairn__peer_start(const char *listen, const char *cache_dir, unsign
 cairn__peer *cairn__peer_start_shared(const char *listen, const char *cache_dir,
                                       unsigned max_transfers, cairn__peerstate *ps,
                                       cairn__verify *verified, cairn__relay *relay,
-                                      const cairn_logger *log, cairn_error *err);
+                                      const cairn__logger *log, cairn_error *err);
 
 /* The port the server listens on. */
 unsigned cairn__peer_port(const cairn__peer *p);

@@ -178,7 +178,7 @@ char *cairn__peerstate_url(cairn__peerstate *ps) {
 
 /* Called with mu held. */
 static void set_key_locked(cairn__peerstate *ps, const char *key) {
-  if (!key || !cairn_sha256_valid_hex(key))
+  if (!key || !cairn__sha256_valid_hex(key))
     return;
   if (strcmp(key, ps->key) != 0 && ps->key[0])
     CAIRN_INFO(ps->log, "peer key renewed: grants made with the old one are refused");
@@ -192,13 +192,13 @@ void cairn__peerstate_set_key(cairn__peerstate *ps, const char *key) {
   pthread_mutex_unlock(&ps->mu);
 }
 
-cairn_grant_verdict cairn__peerstate_check_grant(cairn__peerstate *ps, const char *sha256,
+cairn__grant_verdict cairn__peerstate_check_grant(cairn__peerstate *ps, const char *sha256,
                                                  const char *grant, long long now) {
   char key[65];
   pthread_mutex_lock(&ps->mu);
   memcpy(key, ps->key, 65);
   pthread_mutex_unlock(&ps->mu);
-  cairn_grant_verdict v = cairn_grant_check(key, sha256, grant, now, NULL);
+  cairn__grant_verdict v = cairn__grant_check(key, sha256, grant, now, NULL);
   if (v == CAIRN_GRANT_OK && !key[0])
     v = CAIRN_GRANT_WRONG; /* no key issued yet: nothing is granted */
   if (v == CAIRN_GRANT_WRONG) {
@@ -210,7 +210,7 @@ cairn_grant_verdict cairn__peerstate_check_grant(cairn__peerstate *ps, const cha
 }
 
 void cairn__peerstate_have(cairn__peerstate *ps, const char *sha256) {
-  if (!cairn_sha256_valid_hex(sha256))
+  if (!cairn__sha256_valid_hex(sha256))
     return;
   pthread_mutex_lock(&ps->mu);
   if (find(&ps->pending, sha256) < 0 && find(&ps->reported, sha256) < 0)
@@ -219,7 +219,7 @@ void cairn__peerstate_have(cairn__peerstate *ps, const char *sha256) {
 }
 
 void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned long long bytes) {
-  if (!bytes || !cairn_sha256_valid_hex(sha256))
+  if (!bytes || !cairn__sha256_valid_hex(sha256))
     return;
   pthread_mutex_lock(&ps->mu);
   ps->served_total += bytes;
@@ -231,7 +231,7 @@ void cairn__peerstate_served(cairn__peerstate *ps, const char *sha256, unsigned 
  * (not a digest; no source, one too long or not UTF-8). */
 static int entry_init(cairn__fetched *e, const char *sha256, const char *source) {
   memset(e, 0, sizeof *e);
-  if (!cairn_sha256_valid_hex(sha256) || !source || strlen(source) >= sizeof e->source)
+  if (!cairn__sha256_valid_hex(sha256) || !source || strlen(source) >= sizeof e->source)
     return -1;
   json_t *utf8 = json_string(source); /* the report must be able to carry it */
   if (!utf8)
@@ -360,19 +360,19 @@ static int take_fetched(cairn__fetchlist *from, cairn__fetchlist *to, size_t max
 
 /* Points r->wire at what r took. */
 static void wire_fill(cairn__peer_report *r) {
-  cairn_report *w = &r->wire;
+  cairn__report *w = &r->wire;
   for (size_t i = 0; i < r->have.n; i++)
     w->have[w->nhave++] = r->have.v[i];
   for (size_t i = 0; i < r->served.n; i++)
-    w->served[w->nserved++] = (cairn_report_served){r->served.v[i], r->served.bytes[i]};
+    w->served[w->nserved++] = (cairn__report_served){r->served.v[i], r->served.bytes[i]};
   for (size_t i = 0; i < r->fetched.n; i++) {
     const cairn__fetched *e = &r->fetched.v[i];
     w->fetched[w->nfetched++] =
-      (cairn_report_fetched){e->sha256, e->source, (int64_t)e->bytes, e->ms};
+      (cairn__report_fetched){e->sha256, e->source, (int64_t)e->bytes, e->ms};
   }
   for (size_t i = 0; i < r->failed.n; i++) {
     const cairn__fetched *e = &r->failed.v[i];
-    w->failed[w->nfailed++] = (cairn_report_failed){e->sha256, e->source, e->reason};
+    w->failed[w->nfailed++] = (cairn__report_failed){e->sha256, e->source, e->reason};
   }
   w->peer_url = r->url;
   w->fields = (w->nhave ? CAIRN_FEAT_HAVE : 0) | (w->nserved ? CAIRN_FEAT_SERVED : 0) |
@@ -484,7 +484,7 @@ int cairn__peerstate_beat_due(cairn__peerstate *ps, long long since_ms) {
 }
 
 void cairn__peerstate_kept(cairn__peerstate *ps, const char *sha256) {
-  if (!cairn_sha256_valid_hex(sha256))
+  if (!cairn__sha256_valid_hex(sha256))
     return;
   pthread_mutex_lock(&ps->mu);
   if (find(&ps->kept, sha256) < 0 && push(&ps->kept, sha256, 0, 0))

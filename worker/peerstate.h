@@ -66,7 +66,7 @@ typedef struct cairn__peer_report {
   cairn__fetchlist fetched;  /* "fetched" entries sent */
   cairn__fetchlist failed;   /* "failed" entries sent */
   char *url;                 /* "peer_url" sent, or NULL */
-  cairn_report wire;         /* the fields taken; the caller may add "running" */
+  cairn__report wire;         /* the fields taken; the caller may add "running" */
 } cairn__peer_report;
 
 typedef struct cairn__peerstate {
@@ -87,7 +87,7 @@ typedef struct cairn__peerstate {
                               master when the worker leaves) */
   unsigned long long served_total;
   int features;            /* the master's feature set (CAIRN_FEAT_*), -1: unknown */
-  const cairn_logger *log; /* borrowed: the worker's (NULL: stderr); set after init */
+  const cairn__logger *log; /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__peerstate;
 
 /* address: the host to advertise (copied), or NULL to learn it from the
@@ -121,7 +121,7 @@ void cairn__peerstate_set_key(cairn__peerstate *ps, const char *key);
  * seconds); CAIRN_GRANT_WRONG also when no key was issued yet. A grant the
  * key does not verify may mean the key is stale: the next heartbeat comes
  * soon (cairn__peerstate_beat_due) and brings the current one. */
-cairn_grant_verdict cairn__peerstate_check_grant(cairn__peerstate *ps, const char *sha256,
+cairn__grant_verdict cairn__peerstate_check_grant(cairn__peerstate *ps, const char *sha256,
                                                  const char *grant, long long now);
 
 /* A verified file now in the cache (reported once). */

@@ -22,7 +22,7 @@ struct cairn__relay_in {
   char sha256[65];
   char *path;
   cairn__chunklist chunks;  /* owned copy */
-  cairn_sha256 hash;        /* of the current chunk: downloading thread only */
+  cairn__sha256 hash;        /* of the current chunk: downloading thread only */
   unsigned long long got;   /* bytes received: downloading thread only */
   unsigned long long verified; /* bytes below the end of the last checked chunk */
   int state;                /* 0 receiving, 1 done (in the cache), -1 failed */
@@ -40,7 +40,7 @@ struct cairn__relay {
   pthread_cond_t cv;
   cairn__relay_in *list;
   unsigned gen;
-  const cairn_logger *const *log; /* borrowed: the cache's logger field */
+  const cairn__logger *const *log; /* borrowed: the cache's logger field */
 };
 
 cairn_status cairn__chunklist_parse(const char *body, size_t len, const char *sha256,
@@ -55,18 +55,18 @@ cairn_status cairn__chunklist_parse(const char *body, size_t len, const char *sh
       json_integer_value(json_object_get(root, "chunk_size")) != CAIRN_CHUNK_SIZE ||
       !json_is_string(json_object_get(root, "sha256")) ||
       strcmp(json_string_value(json_object_get(root, "sha256")), sha256) != 0)
-    st = cairn_error_set(err, CAIRN_EINVAL, "chunk list of %s: malformed, or of another file",
+    st = cairn__error_set(err, CAIRN_EINVAL, "chunk list of %s: malformed, or of another file",
                          sha256);
   size_t n = st == CAIRN_OK ? (size_t)((sz + CAIRN_CHUNK_SIZE - 1) / CAIRN_CHUNK_SIZE) : 0;
   if (st == CAIRN_OK && (json_array_size(a) != n || n > CAIRN_MAX_CHUNKS))
-    st = cairn_error_set(err, CAIRN_EINVAL, "chunk list of %s: %zu chunks for %lld bytes",
+    st = cairn__error_set(err, CAIRN_EINVAL, "chunk list of %s: %zu chunks for %lld bytes",
                          sha256, json_array_size(a), (long long)sz);
   if (st == CAIRN_OK && !(out->digest = malloc(n * 32 + 1)))
-    st = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; st == CAIRN_OK && i < n; i++) {
     const char *hex = json_string_value(json_array_get(a, i));
-    if (!hex || !cairn_sha256_valid_hex(hex)) {
-      st = cairn_error_set(err, CAIRN_EINVAL, "chunk list of %s: chunks[%zu] is not a sha256",
+    if (!hex || !cairn__sha256_valid_hex(hex)) {
+      st = cairn__error_set(err, CAIRN_EINVAL, "chunk list of %s: chunks[%zu] is not a sha256",
                            sha256, i);
       break;
     }
@@ -94,7 +94,7 @@ void cairn__chunklist_free(cairn__chunklist *l) {
   memset(l, 0, sizeof *l);
 }
 
-cairn__relay *cairn__relay_new(const cairn_logger *const *log) {
+cairn__relay *cairn__relay_new(const cairn__logger *const *log) {
   cairn__relay *r = calloc(1, sizeof *r);
   if (!r)
     return NULL;
@@ -154,7 +154,7 @@ cairn__relay_in *cairn__relay_begin(cairn__relay *r, const char *sha256, const c
     return NULL;
   }
   memcpy(in->chunks.digest, chunks->digest, chunks->n * 32);
-  cairn_sha256_init(&in->hash);
+  cairn__sha256_init(&in->hash);
   in->refs = 1;
   return in;
 }
@@ -190,15 +190,15 @@ int cairn__relay_data(cairn__relay_in *in, const void *p, size_t n) {
     size_t i = (size_t)(in->got / CAIRN_CHUNK_SIZE);
     size_t end = (size_t)((unsigned long long)i * CAIRN_CHUNK_SIZE + chunk_len(in, i) - in->got);
     size_t k = n < end ? n : end;
-    cairn_sha256_update(&in->hash, b, k);
+    cairn__sha256_update(&in->hash, b, k);
     in->got += k;
     b += k;
     n -= k;
     if (k < end)
       break;
     unsigned char d[32];
-    cairn_sha256_final(&in->hash, d);
-    cairn_sha256_init(&in->hash);
+    cairn__sha256_final(&in->hash, d);
+    cairn__sha256_init(&in->hash);
     if (memcmp(d, in->chunks.digest[i], 32) != 0) {
       CAIRN_WARN(*in->r->log, "relay: %s: chunk %zu of %zu does not match its digest", in->sha256,
                  i, in->chunks.n);
@@ -219,7 +219,7 @@ unsigned long long cairn__relay_rewind(cairn__relay_in *in) {
   unsigned long long v = in->verified;
   pthread_mutex_unlock(&in->r->mu);
   in->got = v;
-  cairn_sha256_init(&in->hash);
+  cairn__sha256_init(&in->hash);
   return v;
 }
 

@@ -49,7 +49,7 @@ typedef struct cairn__relay_in cairn__relay_in; /* one download */
 typedef struct cairn__relay_rd cairn__relay_rd; /* one relay to a peer */
 
 /* *log is the logger (read at each use; *log NULL: stderr). */
-cairn__relay *cairn__relay_new(const cairn_logger *const *log);
+cairn__relay *cairn__relay_new(const cairn__logger *const *log);
 /* Frees the registry; nothing may be registered or open any more. Accepts
  * NULL. */
 void cairn__relay_free(cairn__relay *r);

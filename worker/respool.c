@@ -12,7 +12,7 @@
 
 #define WAIT_STEP_MS 50
 
-int cairn__respool_init(cairn__respool *p, const cairn_resources *total) {
+int cairn__respool_init(cairn__respool *p, const cairn__resources *total) {
   memset(p, 0, sizeof *p);
   p->total = *total;
   if (pthread_mutex_init(&p->mu, NULL) != 0)
@@ -30,26 +30,26 @@ void cairn__respool_destroy(cairn__respool *p) {
 }
 
 /* Under mu: takes req when it fits what is free. */
-static int take_locked(cairn__respool *p, const cairn_resources *req) {
-  if (!cairn_resources_fit(req, &p->total))
+static int take_locked(cairn__respool *p, const cairn__resources *req) {
+  if (!cairn__resources_fit(req, &p->total))
     return CAIRN__POOL_NEVER;
-  cairn_resources avail = p->total;
-  cairn_resources_add(&avail, &p->used, 0);
-  if (!cairn_resources_fit(req, &avail))
+  cairn__resources avail = p->total;
+  cairn__resources_add(&avail, &p->used, 0);
+  if (!cairn__resources_fit(req, &avail))
     return CAIRN__POOL_BUSY;
-  cairn_resources_add(&p->used, req, 1);
-  cairn_resources_max(&p->peak, &p->used);
+  cairn__resources_add(&p->used, req, 1);
+  cairn__resources_max(&p->peak, &p->used);
   return CAIRN__POOL_TAKEN;
 }
 
-int cairn__respool_try(cairn__respool *p, const cairn_resources *req) {
+int cairn__respool_try(cairn__respool *p, const cairn__resources *req) {
   pthread_mutex_lock(&p->mu);
   int rc = take_locked(p, req);
   pthread_mutex_unlock(&p->mu);
   return rc;
 }
 
-int cairn__respool_acquire(cairn__respool *p, const cairn_resources *req,
+int cairn__respool_acquire(cairn__respool *p, const cairn__resources *req,
                            const cairn__cancel *cancel) {
   pthread_mutex_lock(&p->mu);
   int rc;
@@ -71,14 +71,14 @@ int cairn__respool_acquire(cairn__respool *p, const cairn_resources *req,
   return rc;
 }
 
-void cairn__respool_release(cairn__respool *p, const cairn_resources *req) {
+void cairn__respool_release(cairn__respool *p, const cairn__resources *req) {
   pthread_mutex_lock(&p->mu);
-  cairn_resources_add(&p->used, req, 0);
+  cairn__resources_add(&p->used, req, 0);
   pthread_cond_broadcast(&p->cv);
   pthread_mutex_unlock(&p->mu);
 }
 
-void cairn__respool_usage(cairn__respool *p, cairn_resources *used, cairn_resources *peak) {
+void cairn__respool_usage(cairn__respool *p, cairn__resources *used, cairn__resources *peak) {
   pthread_mutex_lock(&p->mu);
   if (used)
     *used = p->used;
@@ -111,7 +111,7 @@ static int64_t cap(long long v, int64_t lo, int64_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-void cairn__resources_detect(const char *dir, cairn_resources *out) {
+void cairn__resources_detect(const char *dir, cairn__resources *out) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   long long mem = -1, disk = 0;
   char text[8192];

@@ -18,13 +18,13 @@
 typedef struct cairn__respool {
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  cairn_resources total; /* the offer (fixed) */
-  cairn_resources used;  /* what the running tasks requested */
-  cairn_resources peak;  /* field-wise largest of used so far */
+  cairn__resources total; /* the offer (fixed) */
+  cairn__resources used;  /* what the running tasks requested */
+  cairn__resources peak;  /* field-wise largest of used so far */
 } cairn__respool;
 
 /* Returns 0, or -1 when the mutex or condition cannot be made. */
-int cairn__respool_init(cairn__respool *p, const cairn_resources *total);
+int cairn__respool_init(cairn__respool *p, const cairn__resources *total);
 void cairn__respool_destroy(cairn__respool *p);
 
 enum { CAIRN__POOL_TAKEN = 0, CAIRN__POOL_BUSY = 1, CAIRN__POOL_CANCELLED = 2,
@@ -33,15 +33,15 @@ enum { CAIRN__POOL_TAKEN = 0, CAIRN__POOL_BUSY = 1, CAIRN__POOL_CANCELLED = 2,
  * exceeds the whole offer. Else waits until it fits (CAIRN__POOL_TAKEN) or
  * cancel (may be NULL: wait for good) says give up (CAIRN__POOL_CANCELLED),
  * checking it every 50 ms. */
-int cairn__respool_acquire(cairn__respool *p, const cairn_resources *req,
+int cairn__respool_acquire(cairn__respool *p, const cairn__resources *req,
                            const cairn__cancel *cancel);
 /* Takes req when it fits now (CAIRN__POOL_TAKEN), else CAIRN__POOL_BUSY or
  * CAIRN__POOL_NEVER; never waits. */
-int cairn__respool_try(cairn__respool *p, const cairn_resources *req);
+int cairn__respool_try(cairn__respool *p, const cairn__resources *req);
 /* Gives back what an acquire took. */
-void cairn__respool_release(cairn__respool *p, const cairn_resources *req);
+void cairn__respool_release(cairn__respool *p, const cairn__resources *req);
 /* Copies of used and peak. */
-void cairn__respool_usage(cairn__respool *p, cairn_resources *used, cairn_resources *peak);
+void cairn__respool_usage(cairn__respool *p, cairn__resources *used, cairn__resources *peak);
 
 /* The MiB of "MemAvailable:" in /proc/meminfo text (else of "MemTotal:"),
  * or -1 when it names neither. Pure. */
@@ -49,6 +49,6 @@ long long cairn__meminfo_mib(const char *text);
 /* What this machine offers: its online CPUs, its available memory (else
  * total) and the free disk of the file system holding dir, each capped to
  * the bounds of resources.h (at least one core). */
-void cairn__resources_detect(const char *dir, cairn_resources *out);
+void cairn__resources_detect(const char *dir, cairn__resources *out);
 
 #endif

@@ -21,11 +21,11 @@ static int set_bytes(json_t *root, const char *key, const char *enc_key, const v
   if (!memchr(s, '\0', len))
     text = json_stringn(s, len);
   if (!text) {
-    size_t n = cairn_base64_encoded_len(len);
+    size_t n = cairn__base64_encoded_len(len);
     char *b64 = n == (size_t)-1 ? NULL : malloc(n + 1);
     if (!b64)
       return -1;
-    cairn_base64_encode(s, len, b64);
+    cairn__base64_encode(s, len, b64);
     text = json_stringn(b64, n);
     free(b64);
     if (!text || json_object_set_new(root, enc_key, json_string("base64")) != 0) {
@@ -87,38 +87,38 @@ char *cairn__result_json(int exit_status, const char *reason, const void *output
  * cairn__result_deliver says); what names it in the log. */
 static cairn__delivery send_body(cairn__session *s, cairn__conn *c, const char *method,
                                  const char *path, const char *what, const char *body,
-                                 size_t max_answer, cairn_buf *answer, long *status_out,
+                                 size_t max_answer, cairn__buf *answer, long *status_out,
                                  cairn_error *err) {
   char msg[300];
   cairn__backoff b;
   cairn__backoff_init(&b, 100, 5000);
   if (answer)
-    cairn_buf_init(answer, max_answer);
+    cairn__buf_init(answer, max_answer);
   for (;;) {
-    cairn_http_response resp = {0};
+    cairn__http_response resp = {0};
     cairn_status rc = cairn__session_request(s, c, method, path, body, max_answer, &resp, err);
     long status = resp.status;
     *status_out = rc == CAIRN_OK ? status : 0;
     if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL) {
-      cairn_buf_free(&resp.body);
+      cairn__buf_free(&resp.body);
       return CAIRN__FATAL;
     }
     if (rc == CAIRN_OK && (status == 200 || status == 201)) {
       if (answer)
         *answer = resp.body;
       else
-        cairn_buf_free(&resp.body);
+        cairn__buf_free(&resp.body);
       return CAIRN__DELIVERED;
     }
     if (rc == CAIRN_OK)
       cairn__server_message(resp.body.data, resp.body.len, msg, sizeof msg);
-    cairn_buf_free(&resp.body);
+    cairn__buf_free(&resp.body);
     if (rc == CAIRN_OK && !cairn__transient(rc, status)) {
-      cairn_error_set(err, CAIRN_ECONFLICT, "%s %s: HTTP %ld: %s", method, path, status, msg);
+      cairn__error_set(err, CAIRN_ECONFLICT, "%s %s: HTTP %ld: %s", method, path, status, msg);
       return CAIRN__DROPPED;
     }
     if (rc == CAIRN_OK)
-      cairn_error_set(err, CAIRN_EIO, "%s %s: HTTP %ld: %s", method, path, status, msg);
+      cairn__error_set(err, CAIRN_EIO, "%s %s: HTTP %ld: %s", method, path, status, msg);
     CAIRN_WARN(s->log, "%s not delivered yet: %s (retrying)", what, err->text);
     if (cairn__stopper_sleep_until_stop(s->stopper, cairn__backoff_next(&b)))
       return CAIRN__ABANDONED;
@@ -126,7 +126,7 @@ static cairn__delivery send_body(cairn__session *s, cairn__conn *c, const char *
 }
 
 cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long long index,
-                                      const char *body, size_t max_answer, cairn_buf *answer,
+                                      const char *body, size_t max_answer, cairn__buf *answer,
                                       long *status_out, cairn_error *err) {
   char path[64], what[64];
   snprintf(path, sizeof path, "/v1/results/%lld", index);
@@ -135,7 +135,7 @@ cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long lo
 }
 
 cairn__delivery cairn__results_deliver(cairn__session *s, cairn__conn *c, size_t n,
-                                       const char *body, size_t max_answer, cairn_buf *answer,
+                                       const char *body, size_t max_answer, cairn__buf *answer,
                                        long *status_out, cairn_error *err) {
   char what[64];
   snprintf(what, sizeof what, "a batch of %zu results", n);

@@ -36,16 +36,16 @@ json_t *cairn__result_obj(int exit_status, const char *reason, const void *outpu
  * cairn__result_deliver sends one; the 200 answer's per-entry statuses are
  * the caller's to read. */
 cairn__delivery cairn__results_deliver(cairn__session *s, cairn__conn *c, size_t n,
-                                       const char *body, size_t max_answer, cairn_buf *answer,
+                                       const char *body, size_t max_answer, cairn__buf *answer,
                                        long *status_out, cairn_error *err);
 
 /* Sends body for index, retrying transient failures (master down or
  * restarting, 429, 5xx) with backoff until delivered or the stopper stops.
  * err explains DROPPED and FATAL; *status is the last HTTP status (0: none).
  * When answer is not NULL it receives the body of the 200 answer, capped at
- * max_answer bytes (caller frees with cairn_buf_free; empty otherwise). */
+ * max_answer bytes (caller frees with cairn__buf_free; empty otherwise). */
 cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long long index,
-                                      const char *body, size_t max_answer, cairn_buf *answer,
+                                      const char *body, size_t max_answer, cairn__buf *answer,
                                       long *status, cairn_error *err);
 
 #endif

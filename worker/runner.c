@@ -146,7 +146,7 @@ static pid_t start_child(const cairn__run_spec *spec, char **argv, char **envp, 
 
 /* Reads what stdout has now. Returns 1 at EOF, 0 otherwise; sets *overflow
  * when the cap is exceeded (the excess is not kept). */
-static int read_available(int fd, cairn_buf *out, int *overflow) {
+static int read_available(int fd, cairn__buf *out, int *overflow) {
   char chunk[16384];
   for (;;) {
     ssize_t k = read(fd, chunk, sizeof chunk);
@@ -156,10 +156,10 @@ static int read_available(int fd, cairn_buf *out, int *overflow) {
       return 1;
     if (k < 0)
       return errno != EAGAIN;
-    if (cairn_buf_append(out, chunk, (size_t)k) != 0) {
+    if (cairn__buf_append(out, chunk, (size_t)k) != 0) {
       /* keep what fits, then stop reading: the app is over its cap */
       size_t room = out->max - out->len;
-      if (room < (size_t)k && room && cairn_buf_append(out, chunk, room) != 0)
+      if (room < (size_t)k && room && cairn__buf_append(out, chunk, room) != 0)
         room = 0;
       *overflow = 1;
       return 0;
@@ -353,7 +353,7 @@ static void name_reason(const cairn__run_spec *spec, int status, const cairn__me
   } else if (sig)
     snprintf(res->reason, sizeof res->reason, "signal %d", sig);
   else
-    cairn_reason_of_exit(res->exit_status, res->reason);
+    cairn__reason_of_exit(res->exit_status, res->reason);
 }
 
 cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cairn_error *err) {
@@ -362,13 +362,13 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
   cairn_status rc = CAIRN_OK;
   cairn__memcg cg = {.procs_fd = -1};
   memset(res, 0, sizeof *res);
-  cairn_buf_init(&res->output, spec->max_output);
+  cairn__buf_init(&res->output, spec->max_output);
   res->outcome = CAIRN__RUN_EXITED;
   argv = calloc(spec->nargs + 2, sizeof *argv);
   envp = make_envp(spec->env);
   if (!argv || !envp || asprintf(&errpath, "%s/stderr", spec->dir) < 0) {
     errpath = NULL;
-    rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
   }
   argv[0] = (char *)spec->path;
@@ -378,7 +378,7 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
   in = open(inpath, O_RDONLY | O_CLOEXEC | (spec->stdin_path ? O_NOFOLLOW : 0));
   errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (in < 0 || errfd < 0) {
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", in < 0 ? inpath : errpath,
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", in < 0 ? inpath : errpath,
                          strerror(errno));
     goto out;
   }
@@ -397,7 +397,7 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
     res->memory_by = "RLIMIT_AS";
   }
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0) {
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot create a pipe: %s", strerror(errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot create a pipe: %s", strerror(errno));
     goto out;
   }
   struct rlimit rl;
@@ -409,7 +409,7 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
   pid_t pid = start_child(spec, argv, envp, in, out[1], errfd, report[1], maxfd, &lim,
                           &fork_errno);
   if (pid < 0) {
-    rc = cairn_error_set(err, CAIRN_EIO, "cannot fork: %s", strerror(fork_errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "cannot fork: %s", strerror(fork_errno));
     goto out;
   }
   cairn__throttle_attach(spec->throttle, spec->slot, pid);
@@ -434,8 +434,8 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
     res->outcome = CAIRN__RUN_NOEXEC;
     res->exit_status = 127;
     describe_noexec(spec, &f, res);
-    cairn_buf_free(&res->output);
-    cairn_buf_init(&res->output, spec->max_output);
+    cairn__buf_free(&res->output);
+    cairn__buf_init(&res->output, spec->max_output);
   } else if (res->outcome == CAIRN__RUN_OVERFLOW || res->outcome == CAIRN__RUN_LIMIT)
     res->exit_status = 128 + SIGKILL;  /* killed for its output or a limit, even if it had just exited */
   else if (WIFEXITED(status))

@@ -62,7 +62,7 @@ typedef struct cairn__run_spec {
 typedef struct cairn__run_result {
   cairn__run_outcome outcome;
   int exit_status;                /* exit code, or 128+signal; 127 for NOEXEC, 137 for OVERFLOW */
-  cairn_buf output;               /* up to max_output bytes of stdout; caller frees */
+  cairn__buf output;               /* up to max_output bytes of stdout; caller frees */
   char note[512];                 /* one line explaining OVERFLOW / NOEXEC / CANCELLED / LIMIT */
   char reason[CAIRN_REASON_MAX];  /* why it failed ("wall", "signal 9", "exit 3", ...);
                                      "" when it exited 0 */

@@ -23,7 +23,7 @@ cairn_status cairn__session_init(cairn__session *s, const char *cred_path,
   memset(s, 0, sizeof *s);
   s->path = strdup(cred_path);
   if (!s->path)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   s->reg = *reg;
   s->stopper = stopper;
@@ -42,7 +42,7 @@ void cairn__session_destroy(cairn__session *s) {
 /* Notes the local IP address of c's last connection as the peer host. */
 static void learn_ip(cairn__session *s, cairn__conn *c) {
   char ip[64];
-  if (s->peers && cairn_http_local_ip(c->http, ip, sizeof ip) == 0)
+  if (s->peers && cairn__http_local_ip(c->http, ip, sizeof ip) == 0)
     cairn__peerstate_learn_ip(s->peers, ip);
 }
 
@@ -59,7 +59,7 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
    * (a re-registration); otherwise in the first report after it */
   int features = s->peers ? cairn__peerstate_features(s->peers) : -1;
   s->reg.offer = features >= 0 && ((unsigned)features & CAIRN_FEAT_RESOURCES)
-                   ? s->offer : (cairn_resources){0, 0, 0};
+                   ? s->offer : (cairn__resources){0, 0, 0};
   /* "team" goes to a master that lists "cpu", or that has not said yet: a
    * master older than teams refuses it, and is asked again without it */
   cairn__registration reg = s->reg;
@@ -69,26 +69,26 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
     rc = cairn__register(c->http, &reg, &fresh, err);
     if (rc == CAIRN_EINVAL && reg.team && strstr(err->text, "unknown field \"team\"")) {
       CAIRN_WARN(s->log, "%s takes no team: registering without team \"%s\"",
-                 cairn_http_base(c->http), reg.team);
+                 cairn__http_base(c->http), reg.team);
       reg.team = NULL;
       continue;
     }
     if (rc != CAIRN_EIO || !retry)
       break;
     if (cairn__stopper_stopping(s->stopper))
-      return cairn_error_set(err, CAIRN_EIO, "stopped before registration completed");
+      return cairn__error_set(err, CAIRN_EIO, "stopped before registration completed");
     if (warned++ == 0)
-      CAIRN_WARN(s->log, "cannot register with %s yet: %s (retrying)", cairn_http_base(c->http),
+      CAIRN_WARN(s->log, "cannot register with %s yet: %s (retrying)", cairn__http_base(c->http),
                  err->text);
     else
       CAIRN_DEBUG(s->log, "cannot register yet: %s", err->text);
     if (s->give_up_ms && cairn__now_ms() >= s->give_up_ms)
       return CAIRN_EIO;
     if (cairn__stopper_sleep_until_stop(s->stopper, cairn__backoff_next(&b)))
-      return cairn_error_set(err, CAIRN_EIO, "stopped before registration completed");
+      return cairn__error_set(err, CAIRN_EIO, "stopped before registration completed");
   }
   if (rc != CAIRN_OK) {
-    cairn_http_set_token(c->http, s->cred.token[0] ? s->cred.token : NULL);
+    cairn__http_set_token(c->http, s->cred.token[0] ? s->cred.token : NULL);
     return rc;
   }
   rc = cairn__credentials_save(s->path, &fresh, err);
@@ -112,7 +112,7 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
 cairn_status cairn__session_open(cairn__session *s, cairn__conn *c, cairn_error *err) {
   cairn__credentials old;
   cairn_status rc = cairn__credentials_load(s->path, &old, err);
-  if (rc == CAIRN_OK && strcmp(old.server, cairn_http_base(c->http)) == 0) {
+  if (rc == CAIRN_OK && strcmp(old.server, cairn__http_base(c->http)) == 0) {
     pthread_mutex_lock(&s->mu);
     cairn__credentials_clear(&s->cred);
     s->cred = old;
@@ -123,12 +123,12 @@ cairn_status cairn__session_open(cairn__session *s, cairn__conn *c, cairn_error 
   }
   if (rc == CAIRN_OK) {
     CAIRN_INFO(s->log, "%s belongs to %s: registering with %s", s->path, old.server,
-               cairn_http_base(c->http));
+               cairn__http_base(c->http));
     cairn__credentials_clear(&old);
   } else if (rc != CAIRN_ENOTFOUND) {
     char why[sizeof err->text];
     snprintf(why, sizeof why, "%s", err->text);
-    return cairn_error_set(err, rc, "%s (remove the file to register as a new volunteer)", why);
+    return cairn__error_set(err, rc, "%s (remove the file to register as a new volunteer)", why);
   }
   pthread_mutex_lock(&s->mu);
   rc = register_locked(s, c, 1, err);
@@ -139,7 +139,7 @@ cairn_status cairn__session_open(cairn__session *s, cairn__conn *c, cairn_error 
 void cairn__session_prepare(cairn__session *s, cairn__conn *c) {
   pthread_mutex_lock(&s->mu);
   if (c->generation != s->generation) {
-    cairn_http_set_token(c->http, s->cred.token);
+    cairn__http_set_token(c->http, s->cred.token);
     c->generation = s->generation;
   }
   pthread_mutex_unlock(&s->mu);
@@ -154,12 +154,12 @@ void cairn__session_identity(cairn__session *s, long long *id, long long *row) {
 
 cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const char *method,
                                     const char *path, const char *json_body, size_t max_response,
-                                    cairn_http_response *resp, cairn_error *err) {
+                                    cairn__http_response *resp, cairn_error *err) {
   size_t len = json_body ? strlen(json_body) : 0;
   const char *ctype = json_body ? "application/json" : NULL;
   cairn__session_prepare(s, c);
   cairn_status rc =
-    cairn_http_request(c->http, method, path, ctype, json_body, len, max_response, resp, err);
+    cairn__http_request(c->http, method, path, ctype, json_body, len, max_response, resp, err);
   if (rc != CAIRN_OK || resp->status != 401)
     return rc;
   pthread_mutex_lock(&s->mu);
@@ -171,9 +171,9 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
   pthread_mutex_unlock(&s->mu);
   if (rc != CAIRN_OK)
     return rc;
-  cairn_buf_free(&resp->body);
+  cairn__buf_free(&resp->body);
   cairn__session_prepare(s, c);
-  return cairn_http_request(c->http, method, path, ctype, json_body, len, max_response, resp,
+  return cairn__http_request(c->http, method, path, ctype, json_body, len, max_response, resp,
                             err);
 }
 
@@ -181,7 +181,7 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
 static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, unsigned fields,
                            const int64_t *running, size_t nrunning, const int64_t *suspended,
                            size_t nsuspended, unsigned max, size_t max_response,
-                           cairn_http_response *resp, cairn_error *err) {
+                           cairn__http_response *resp, cairn_error *err) {
   cairn__peer_report r;
   memset(&r, 0, sizeof r);
   int features = -1;
@@ -203,7 +203,7 @@ static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, 
     r.wire.resources = s->offer;
     r.wire.fields |= CAIRN_FEAT_RESOURCES;
   }
-  json_t *o = cairn_report_json(&r.wire);
+  json_t *o = cairn__report_json(&r.wire);
   if (o && ((max > 0 && json_object_set_new(o, "max", json_integer(max)) != 0) ||
             (c->wait_ms > 0 && features >= 0 && (features & CAIRN_FEAT_WAIT) &&
              json_object_set_new(o, "wait", json_integer(c->wait_ms)) != 0))) {
@@ -214,7 +214,7 @@ static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, 
   json_decref(o);
   cairn_status rc = body ? cairn__session_request(s, c, "POST", path, body, max_response, resp,
                                                   err)
-                         : cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+                         : cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   free(body);
   if (s->peers)
     cairn__peerstate_report_end(s->peers, &r,
@@ -227,14 +227,14 @@ static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, 
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
                                    unsigned fields, const int64_t *running, size_t nrunning,
                                    const int64_t *suspended, size_t nsuspended,
-                                   size_t max_response, cairn_http_response *resp,
+                                   size_t max_response, cairn__http_response *resp,
                                    cairn_error *err) {
   return report(s, c, path, fields, running, nrunning, suspended, nsuspended, 0, max_response,
                 resp, err);
 }
 
 cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,
-                                      size_t max_response, cairn_http_response *resp,
+                                      size_t max_response, cairn__http_response *resp,
                                       cairn_error *err) {
   return report(s, c, "/v1/work", CAIRN_WORK_FIELDS, NULL, 0, NULL, 0, max, max_response, resp,
                 err);

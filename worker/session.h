@@ -11,7 +11,7 @@
  * token; when the master answers 401 (it no longer knows the token) the
  * session registers again, overwrites the credentials and retries once, so
  * every thread moves to the new identity. Each thread brings its own
- * cairn_http (handles are not thread-safe) inside a cairn__conn. Private to
+ * cairn__http (handles are not thread-safe) inside a cairn__conn. Private to
  * worker/.
  */
 #ifndef CAIRN_SESSION_H
@@ -35,13 +35,13 @@ typedef struct cairn__session {
   cairn__stopper *stopper;      /* borrowed */
   long long give_up_ms;         /* open() stops retrying at this monotonic time; 0: never */
   cairn__peerstate *peers;      /* borrowed, may be NULL; set before open() */
-  const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
-  cairn_resources offer;        /* reported as "resources" when cores > 0; set after init */
+  const cairn__logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
+  cairn__resources offer;        /* reported as "resources" when cores > 0; set after init */
 } cairn__session;
 
 /* A thread's connection: its own HTTP handle and the identity it last used. */
 typedef struct cairn__conn {
-  cairn_http *http;
+  cairn__http *http;
   unsigned generation;
   long wait_ms;       /* > 0: a work body asks the master to hold it this long
                        * ("wait"), when the master lists the feature */
@@ -59,12 +59,12 @@ void cairn__session_destroy(cairn__session *s);
  * with err set. */
 cairn_status cairn__session_open(cairn__session *s, cairn__conn *c, cairn_error *err);
 
-/* Like cairn_http_request() on a volunteer route, with the 401 handling
+/* Like cairn__http_request() on a volunteer route, with the 401 handling
  * above. A failed re-registration is returned as its error (CAIRN_EIO:
  * try later; CAIRN_EFORBIDDEN/CAIRN_EINVAL: fatal). */
 cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const char *method,
                                     const char *path, const char *json_body, size_t max_response,
-                                    cairn_http_response *resp, cairn_error *err);
+                                    cairn__http_response *resp, cairn_error *err);
 
 /* POST to path (/v1/work or /v1/heartbeat), as cairn__session_request()
  * does, with a body reporting what the master has not heard from s->peers
@@ -82,13 +82,13 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
 cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char *path,
                                    unsigned fields, const int64_t *running, size_t nrunning,
                                    const int64_t *suspended, size_t nsuspended,
-                                   size_t max_response, cairn_http_response *resp,
+                                   size_t max_response, cairn__http_response *resp,
                                    cairn_error *err);
 
 /* POST /v1/work as cairn__session_report sends it, with "max": max (1 to
  * CAIRN_MAX_BATCH; only to a master that lists "batch"). */
 cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,
-                                      size_t max_response, cairn_http_response *resp,
+                                      size_t max_response, cairn__http_response *resp,
                                       cairn_error *err);
 
 /* Points c's handle at the current token (e.g. before a download). */

@@ -149,7 +149,7 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
                                    const char *reason, const void *out, size_t len,
                                    next_offer *nx, long *status, cairn_error *err) {
   cairn_worker *w = sl->w;
-  cairn_buf answer = {0};
+  cairn__buf answer = {0};
   int features = cairn__peerstate_features(&w->peers);
   if (features < 0 || !(features & CAIRN_FEAT_REASON))
     reason = NULL;
@@ -159,7 +159,7 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
                                   features >= 0 && (features & CAIRN_FEAT_CPU) ? sl->cpu_seconds
                                                                                : -1);
   if (!body) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     *status = 0;
     return CAIRN__DROPPED;
   }
@@ -170,7 +170,7 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
   if (d == CAIRN__DELIVERED && nx)
     nx->task = cairn__task_parse_next(answer.data, answer.len, &nx->present, &nx->index,
                                       &nx->err);
-  cairn_buf_free(&answer);
+  cairn__buf_free(&answer);
   return d;
 }
 
@@ -214,7 +214,7 @@ static task_end deliver_note(cairn__slot *sl, long long index, int exit_status,
   snprintf(text, sizeof text, "cairn-worker: %s\n", note);
   CAIRN_WARN(&sl->w->log, "task %lld: %s", index, note);
   if (!reason) {
-    cairn_reason_of_exit(exit_status, why);
+    cairn__reason_of_exit(exit_status, why);
     reason = why;
   }
   return deliver(sl, index, exit_status, reason, text, strlen(text), nx);
@@ -223,7 +223,7 @@ static task_end deliver_note(cairn__slot *sl, long long index, int exit_status,
 /* The app's whole environment (docs/worker.md, "The app's environment"):
  * nothing of the worker's own (no CAIRN_INVITATION, no token, no
  * LD_PRELOAD), only APP_ENV_BASE fixed entries, then the task's variables
- * (the master and cairn_task_run_parse refused the denied names). */
+ * (the master and cairn__task_run_parse refused the denied names). */
 #define APP_PATH "/usr/local/bin:/usr/bin:/bin" /* PATH: fixed, the same on every worker */
 #define APP_LANG "C.UTF-8"                      /* LANG unless the task sets it */
 #define APP_ENV_BASE 7u                         /* PATH HOME TMPDIR LANG CAIRN_x3 */
@@ -281,12 +281,12 @@ static char **make_env(const cairn__task *t, const char *dir) {
 static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn__task *t,
                             const cairn__cancel *cancel, cairn__run_result *res,
                             cairn_error *err) {
-  size_t budget = (size_t)cairn_task_output_budget(&t->run, CAIRN_MAX_OUTPUT);
+  size_t budget = (size_t)cairn__task_output_budget(&t->run, CAIRN_MAX_OUTPUT);
   if (app->fn)
     return cairn__callback_run(app->fn, app->userdata, t, &sl->td, cancel, budget, res, err);
   char **env = make_env(t, sl->td.dir), cgroup[64];
   if (!env)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   const char *in = NULL;
   for (size_t k = 0; t->run.stdin_name && k < t->ninputs; k++)
     if (strcmp(t->inputs[k].name, t->run.stdin_name) == 0)
@@ -329,23 +329,23 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   cairn_status rc = cairn__taskdir_prepare(&sl->td, t, app->path != NULL, &err);
   if (rc == CAIRN_OK && (t->ninputs || t->nparents)) {
     cairn__session_prepare(&w->session, &sl->conn);
-    cairn_http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
+    cairn__http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
     rc = cairn__taskdir_fill(&sl->td, t, &w->cache, sl->conn.http, &w->peers, cancel, &err);
-    cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
+    cairn__http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
   }
   cairn__diskcap_prepared(&w->diskcap, disk_need);
   if (rc == CAIRN_OK && !cairn__cancelled(cancel))
     rc = run_app(sl, app, t, cancel, &res, &err);
   sl->cpu_seconds = rc == CAIRN_OK && res.outcome != CAIRN__RUN_NOEXEC ? res.cpu_seconds : -1;
   if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */
-    cairn_http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
+    cairn__http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
     int exited = res.exit_status;
     if (cairn__outputs_gather(&ox, &w->session, &sl->conn, &w->cache, sl->td.dir, t,
                               &res.exit_status, cancel) != CAIRN_OK)
       res.outcome = CAIRN__RUN_CANCELLED;
     if (exited == 0 && res.exit_status != 0) /* an output missing, too large or refused */
       snprintf(res.reason, sizeof res.reason, "output");
-    cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
+    cairn__http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
     sl->extra = &ox;
   }
   cairn__taskdir_clear(&sl->td);
@@ -370,7 +370,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   sl->extra = NULL;
   sl->cpu_seconds = -1;
   cairn__outputs_free(&ox);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   return end;
 }
 
@@ -388,7 +388,7 @@ static long long real_ms(void) {
 static task_end run_held(cairn__slot *sl, const cairn__task *t, const cairn__cancel *cancel,
                          next_offer *nx) {
   cairn_worker *w = sl->w;
-  const cairn_resources *rq = &t->resources;
+  const cairn__resources *rq = &t->resources;
   int rc = cairn__respool_try(&w->pool, rq);
   if (rc == CAIRN__POOL_BUSY) {
     CAIRN_INFO(&w->log, "task %lld waits for resources: cores %lld memory_mib %lld disk_mib %lld",
@@ -481,16 +481,16 @@ static long wait_begin(cairn__slot *sl, long long left) {
     wait = (long)left;
   sl->conn.wait_ms = wait;
   if (wait) {
-    cairn_http_set_timeout(sl->conn.http, wait / 1000 + WORK_WAIT_SLACK_S);
-    cairn_http_set_cancel(sl->conn.http, drain_cb, &w->stopper);
+    cairn__http_set_timeout(sl->conn.http, wait / 1000 + WORK_WAIT_SLACK_S);
+    cairn__http_set_cancel(sl->conn.http, drain_cb, &w->stopper);
   }
   return wait;
 }
 
 static void wait_end(cairn__slot *sl) {
   if (sl->conn.wait_ms) {
-    cairn_http_set_timeout(sl->conn.http, HTTP_TIMEOUT_S);
-    cairn_http_set_cancel(sl->conn.http, stop_cb, &sl->w->stopper);
+    cairn__http_set_timeout(sl->conn.http, HTTP_TIMEOUT_S);
+    cairn__http_set_cancel(sl->conn.http, stop_cb, &sl->w->stopper);
   }
   sl->conn.wait_ms = 0;
 }
@@ -501,7 +501,7 @@ static void wait_end(cairn__slot *sl) {
  * none now. */
 static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   cairn_worker *w = sl->w;
-  cairn_http_response resp = {0};
+  cairn__http_response resp = {0};
   cairn_error err = {0};
   char msg[300];
   int got = POLL_NONE;
@@ -521,7 +521,7 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
     long long index = -1;
     *warned = 0;
     cairn__task *t = cairn__task_parse(resp.body.data, resp.body.len, &index, &err);
-    cairn_buf_free(&resp.body);
+    cairn__buf_free(&resp.body);
     got = handle_offers(sl, t, index, &err) ? POLL_WORK_THEN_NONE : POLL_WORK;
   } else if (status == 204) {
     *warned = 0;
@@ -536,7 +536,7 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
     else
       cairn__worker_fatal(w, CAIRN_EIO, "POST /v1/work: HTTP %ld: %s", status, msg);
   }
-  cairn_buf_free(&resp.body);
+  cairn__buf_free(&resp.body);
   return got;
 }
 
@@ -661,7 +661,7 @@ static unsigned claim_more(cairn_worker *w, unsigned max) {
  * Returns how many offers it took. */
 static size_t flush(cairn__slot *sl, hand *h, unsigned want) {
   cairn_worker *w = sl->w;
-  cairn_buf answer = {0};
+  cairn__buf answer = {0};
   cairn_error err = {0};
   long status = 0;
   json_t *o = json_pack("{s:O}", "results", h->results), *root = NULL;
@@ -698,7 +698,7 @@ static size_t flush(cairn__slot *sl, hand *h, unsigned want) {
   h->nres = 0;
   size_t took = hand_take(sl, h, json_object_get(root, "tasks"));
   json_decref(root);
-  cairn_buf_free(&answer);
+  cairn__buf_free(&answer);
   return took;
 }
 
@@ -763,7 +763,7 @@ static int batch_run(cairn__slot *sl, hand *h) {
  * (the caller's claim and those it can add) and runs them (batch_run). */
 static int batch_poll(cairn__slot *sl, int *warned, long *retry_ms) {
   cairn_worker *w = sl->w;
-  cairn_http_response resp = {0};
+  cairn__http_response resp = {0};
   cairn_error err = {0};
   char msg[300];
   int got = POLL_NONE;
@@ -809,7 +809,7 @@ static int batch_poll(cairn__slot *sl, int *warned, long *retry_ms) {
   if (got == POLL_NONE && took == 0 && status != 200)
     for (unsigned i = 1; i < k; i++)
       unclaim(w);
-  cairn_buf_free(&resp.body);
+  cairn__buf_free(&resp.body);
   return got;
 }
 
@@ -820,7 +820,7 @@ void *cairn__slot_main(void *arg) {
   cairn_error err = {0};
   int warned = 0;
   cairn__backoff_init(&b, POLL_MIN_MS, POLL_MAX_MS);
-  cairn_http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
+  cairn__http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
   if (cairn__taskdir_init(&sl->td, w->run_dir, sl->i, &err) != CAIRN_OK)
     CAIRN_WARN(&w->log, "%s (tried again before the next task)", err.text);
   sl->td.log = &w->log;
@@ -871,6 +871,6 @@ void *cairn__slot_main(void *arg) {
     cairn__stopper_sleep(&w->stopper, delay);
   }
   cairn__taskdir_destroy(&sl->td);
-  cairn_http_set_cancel(sl->conn.http, NULL, NULL);
+  cairn__http_set_cancel(sl->conn.http, NULL, NULL);
   return NULL;
 }

@@ -25,14 +25,14 @@ void cairn__task_free(cairn__task *t) {
     free(t->inputs[i].parent);
     free(t->inputs[i].file);
   }
-  cairn_outputs_free(&t->outputs);
+  cairn__output_specs_free(&t->outputs);
   free(t->inputs);
   for (size_t i = 0; i < t->nparents; i++) {
     free(t->parents[i].id);
     free(t->parents[i].url);
   }
   free(t->parents);
-  cairn_task_run_free(&t->run);
+  cairn__task_run_free(&t->run);
   free(t);
 }
 
@@ -43,23 +43,23 @@ static const char *str_member(json_t *obj, const char *key) {
 
 static cairn_status parse_args(cairn__task *t, json_t *args, cairn_error *err) {
   if (!json_is_array(args))
-    return cairn_error_set(err, CAIRN_EINVAL, "task.args is not an array");
+    return cairn__error_set(err, CAIRN_EINVAL, "task.args is not an array");
   size_t n = json_array_size(args);
   if (n > CAIRN_MAX_ARGS)
-    return cairn_error_set(err, CAIRN_EINVAL, "task has %zu args (limit %u)", n, CAIRN_MAX_ARGS);
+    return cairn__error_set(err, CAIRN_EINVAL, "task has %zu args (limit %u)", n, CAIRN_MAX_ARGS);
   t->args = calloc(n + 1, sizeof *t->args);
   if (!t->args)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     json_t *a = json_array_get(args, i);
     if (!json_is_string(a))
-      return cairn_error_set(err, CAIRN_EINVAL, "task.args[%zu] is not a string", i);
+      return cairn__error_set(err, CAIRN_EINVAL, "task.args[%zu] is not a string", i);
     if (json_string_length(a) > CAIRN_MAX_ARG_LEN ||
         strlen(json_string_value(a)) != json_string_length(a))
-      return cairn_error_set(err, CAIRN_EINVAL, "task.args[%zu] is too long or has a NUL", i);
+      return cairn__error_set(err, CAIRN_EINVAL, "task.args[%zu] is too long or has a NUL", i);
     t->args[i] = strdup(json_string_value(a));
     if (!t->args[i])
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     t->nargs = i + 1;
   }
   return CAIRN_OK;
@@ -76,20 +76,20 @@ static cairn_status parse_sources(cairn__input *x, size_t i, json_t *sources, ca
     return CAIRN_OK;
   size_t n = json_array_size(sources);
   if (!json_is_array(sources) || n > CAIRN_MAX_SOURCES)
-    return cairn_error_set(err, CAIRN_EINVAL,
+    return cairn__error_set(err, CAIRN_EINVAL,
                            "task.inputs[%zu].sources is not an array of at most %u URLs", i,
                            CAIRN_MAX_SOURCES);
   x->sources = calloc(n + 1, sizeof *x->sources);
   if (!x->sources)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t k = 0; k < n; k++) {
     const char *url = json_string_value(json_array_get(sources, k));
     if (!url || !url_ok(url) || strlen(url) > CAIRN_MAX_ARG_LEN)
-      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].sources[%zu] is not a URL", i,
+      return cairn__error_set(err, CAIRN_EINVAL, "task.inputs[%zu].sources[%zu] is not a URL", i,
                              k);
     x->sources[k] = strdup(url);
     if (!x->sources[k])
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     x->nsources = k + 1;
   }
   return CAIRN_OK;
@@ -99,27 +99,27 @@ static cairn_status parse_inputs(cairn__task *t, json_t *inputs, cairn_error *er
   if (!inputs)
     return CAIRN_OK;
   if (!json_is_array(inputs))
-    return cairn_error_set(err, CAIRN_EINVAL, "task.inputs is not an array");
+    return cairn__error_set(err, CAIRN_EINVAL, "task.inputs is not an array");
   size_t n = json_array_size(inputs);
   if (n > CAIRN_MAX_ARGS)
-    return cairn_error_set(err, CAIRN_EINVAL, "task has %zu inputs (limit %u)", n,
+    return cairn__error_set(err, CAIRN_EINVAL, "task has %zu inputs (limit %u)", n,
                            CAIRN_MAX_ARGS);
   t->inputs = calloc(n ? n : 1, sizeof *t->inputs);
   if (!t->inputs)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     json_t *in = json_array_get(inputs, i);
     const char *name = str_member(in, "name"), *sha = str_member(in, "sha256");
     const char *url = str_member(in, "url");
     json_t *size = json_object_get(in, "size");
-    if (!name || !sha || !cairn_sha256_valid_hex(sha))
-      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu] (%.200s) lacks a name or a "
+    if (!name || !sha || !cairn__sha256_valid_hex(sha))
+      return cairn__error_set(err, CAIRN_EINVAL, "task.inputs[%zu] (%.200s) lacks a name or a "
                              "sha256%s", i, name ? name : "?",
                              str_member(in, "parent") ? ": the parent did not produce that "
                              "output file" : "");
     if (size && (!json_is_integer(size) || json_integer_value(size) < 0 ||
                  (unsigned long long)json_integer_value(size) > CAIRN_MAX_FILE))
-      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].size is not a size of at most "
+      return cairn__error_set(err, CAIRN_EINVAL, "task.inputs[%zu].size is not a size of at most "
                              "%llu bytes", i, (unsigned long long)CAIRN_MAX_FILE);
     cairn__input *x = &t->inputs[i];
     t->ninputs = i + 1;
@@ -131,15 +131,15 @@ static cairn_status parse_inputs(cairn__task *t, json_t *inputs, cairn_error *er
     else if (asprintf(&x->url, "/v1/files/%s", sha) < 0)
       x->url = NULL;
     if (!x->name || !x->url)
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     if (!url_ok(x->url))
-      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu].url is not a URL", i);
+      return cairn__error_set(err, CAIRN_EINVAL, "task.inputs[%zu].url is not a URL", i);
     const char *parent = str_member(in, "parent"), *file = str_member(in, "file");
-    if (!parent != !file || (parent && (!*parent || !cairn_output_name_ok(file))))
-      return cairn_error_set(err, CAIRN_EINVAL, "task.inputs[%zu] must have both \"parent\" and "
+    if (!parent != !file || (parent && (!*parent || !cairn__output_name_ok(file))))
+      return cairn__error_set(err, CAIRN_EINVAL, "task.inputs[%zu] must have both \"parent\" and "
                              "\"file\" (an output path) or neither", i);
     if (parent && (!(x->parent = strdup(parent)) || !(x->file = strdup(file))))
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     cairn_status rc = parse_sources(x, i, json_object_get(in, "sources"), err);
     if (rc != CAIRN_OK)
       return rc;
@@ -151,24 +151,24 @@ static cairn_status parse_parents(cairn__task *t, json_t *parents, cairn_error *
   if (!parents)
     return CAIRN_OK;
   if (!json_is_array(parents))
-    return cairn_error_set(err, CAIRN_EINVAL, "task.parents is not an array");
+    return cairn__error_set(err, CAIRN_EINVAL, "task.parents is not an array");
   size_t n = json_array_size(parents);
   if (n > CAIRN_MAX_PARENTS)
-    return cairn_error_set(err, CAIRN_EINVAL, "task has %zu parents (limit %u)", n,
+    return cairn__error_set(err, CAIRN_EINVAL, "task has %zu parents (limit %u)", n,
                            CAIRN_MAX_PARENTS);
   t->parents = calloc(n ? n : 1, sizeof *t->parents);
   if (!t->parents)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     json_t *p = json_array_get(parents, i);
     const char *id = str_member(p, "id"), *url = str_member(p, "url");
     if (!id || !url)
-      return cairn_error_set(err, CAIRN_EINVAL, "task.parents[%zu] lacks an id or a url", i);
+      return cairn__error_set(err, CAIRN_EINVAL, "task.parents[%zu] lacks an id or a url", i);
     t->nparents = i + 1;
     t->parents[i].id = strdup(id);
     t->parents[i].url = strdup(url);
     if (!t->parents[i].id || !t->parents[i].url)
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   return CAIRN_OK;
 }
@@ -182,13 +182,13 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
   json_t *task = json_object_get(root, "task");
   json_t *lease = json_object_get(root, "lease_seconds");
   if (!json_is_integer(jindex) || json_integer_value(jindex) < 0) {
-    cairn_error_set(err, CAIRN_EINVAL, "work offer has no index");
+    cairn__error_set(err, CAIRN_EINVAL, "work offer has no index");
     return NULL;
   }
   *index = (long long)json_integer_value(jindex);
   t = calloc(1, sizeof *t);
   if (!t) {
-    cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
   t->index = *index;
@@ -198,19 +198,19 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
   const char *id = str_member(task, "id"), *app = str_member(task, "app");
   json_t *job = json_object_get(task, "job");
   if (!json_is_object(task) || !id || !app || !json_is_integer(job)) {
-    rc = cairn_error_set(err, CAIRN_EINVAL, "work offer %lld: task lacks job, id or app", *index);
+    rc = cairn__error_set(err, CAIRN_EINVAL, "work offer %lld: task lacks job, id or app", *index);
     goto out;
   }
   t->job = (long long)json_integer_value(job);
   t->resources = CAIRN_RESOURCES_DEFAULT; /* a master without resources: one core */
   json_t *res = json_object_get(task, CAIRN_RESOURCES_KEY);
-  if (res && (rc = cairn_resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &t->resources,
+  if (res && (rc = cairn__resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &t->resources,
                                          "work offer", err)) != CAIRN_OK)
     goto out;
   t->id = strdup(id);
   t->app = strdup(app);
   if (!t->id || !t->app) {
-    rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
   }
   json_t *args = json_object_get(task, "args");
@@ -222,18 +222,18 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
   if (rc == CAIRN_OK)
     rc = parse_parents(t, json_object_get(task, "parents"), err);
   if (rc == CAIRN_OK)
-    rc = cairn_task_run_parse(task, "task", &t->run, err);
+    rc = cairn__task_run_parse(task, "task", &t->run, err);
   if (rc == CAIRN_OK && t->run.stdin_name) {
     size_t k = 0;
     while (k < t->ninputs && strcmp(t->inputs[k].name, t->run.stdin_name) != 0)
       k++;
     if (k == t->ninputs)
-      rc = cairn_error_set(err, CAIRN_EINVAL, "task.stdin \"%.100s\" is not one of its inputs",
+      rc = cairn__error_set(err, CAIRN_EINVAL, "task.stdin \"%.100s\" is not one of its inputs",
                            t->run.stdin_name);
   }
   json_t *outs = json_object_get(task, "outputs");
   if (rc == CAIRN_OK && outs)
-    rc = cairn_outputs_parse(outs, "task", &t->outputs, err);
+    rc = cairn__outputs_parse(outs, "task", &t->outputs, err);
   const char *keep = str_member(task, "keep"); /* another value: uploaded as before */
   t->keep = keep && strcmp(keep, "workers") == 0;
 out:
@@ -249,7 +249,7 @@ cairn__task *cairn__task_parse(const char *body, size_t len, long long *index, c
   *index = -1;
   json_t *root = json_loadb(body ? body : "", len, 0, &jerr);
   if (!root) {
-    cairn_error_set(err, CAIRN_EINVAL, "work offer is not JSON: %s", jerr.text);
+    cairn__error_set(err, CAIRN_EINVAL, "work offer is not JSON: %s", jerr.text);
     return NULL;
   }
   cairn__task *t = from_json(root, index, err);
@@ -270,7 +270,7 @@ cairn__task *cairn__task_parse_next(const char *body, size_t len, int *present, 
     if (json_is_object(next))
       t = from_json(next, index, err);
     else
-      cairn_error_set(err, CAIRN_EINVAL, "\"next\" in the result answer is not a work offer");
+      cairn__error_set(err, CAIRN_EINVAL, "\"next\" in the result answer is not a work offer");
   }
   json_decref(root);
   return t;
@@ -279,7 +279,7 @@ cairn__task *cairn__task_parse_next(const char *body, size_t len, int *present, 
 cairn__task *cairn__task_from_json(json_t *offer, long long *index, cairn_error *err) {
   *index = -1;
   if (!json_is_object(offer)) {
-    cairn_error_set(err, CAIRN_EINVAL, "an entry of \"tasks\" is not a work offer");
+    cairn__error_set(err, CAIRN_EINVAL, "an entry of \"tasks\" is not a work offer");
     return NULL;
   }
   return from_json(offer, index, err);

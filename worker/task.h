@@ -42,9 +42,9 @@ typedef struct cairn__task {
   size_t ninputs;
   cairn__parent *parents;
   size_t nparents;
-  cairn_resources resources; /* what it requests (one core when the master said nothing) */
-  cairn_task_run run;  /* "limits", "env", "stdin" (stdin names one of inputs) */
-  cairn_output_patterns outputs; /* the files to upload after exit 0 */
+  cairn__resources resources; /* what it requests (one core when the master said nothing) */
+  cairn__task_run run;  /* "limits", "env", "stdin" (stdin names one of inputs) */
+  cairn__output_patterns outputs; /* the files to upload after exit 0 */
   int keep;            /* "keep": "workers": keep them in the cache instead
                           (docs/worker.md, "Outputs kept on workers") */
 } cairn__task;

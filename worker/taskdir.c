@@ -29,14 +29,14 @@ cairn_status cairn__encode_id(const char *id, char **out, cairn_error *err) {
   size_t n = strlen(id);
   *out = NULL;
   if (n == 0)
-    return cairn_error_set(err, CAIRN_EINVAL, "a task id is empty: it has no file name");
+    return cairn__error_set(err, CAIRN_EINVAL, "a task id is empty: it has no file name");
   if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0) {
     *out = strdup(n == 1 ? "%2E" : "%2E%2E");
-    return *out ? CAIRN_OK : cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return *out ? CAIRN_OK : cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   char *s = malloc(3 * n + 1);
   if (!s)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)id[i];
@@ -90,7 +90,7 @@ static cairn_status rebuild(cairn__taskdir *d, cairn_error *err) {
     rc = cairn__mkdirs(d->dir, 0755, err);
   for (int k = 0; k < 2 && rc == CAIRN_OK; k++) {
     char *sub = cairn__path_join(d->dir, SUBDIRS[k]);
-    rc = sub ? cairn__mkdirs(sub, 0755, err) : cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    rc = sub ? cairn__mkdirs(sub, 0755, err) : cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     free(sub);
   }
   d->clean = rc == CAIRN_OK;
@@ -102,7 +102,7 @@ cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t
   memset(d, 0, sizeof *d);
   if (asprintf(&d->dir, "%s/slot-%zu", run_root, slot) < 0) {
     d->dir = NULL;
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   return rebuild(d, err);
 }
@@ -196,7 +196,7 @@ static cairn_status name_files(cairn__taskdir *d, const cairn__task *t, cairn_er
   d->input_paths = calloc(t->ninputs + 1, sizeof *d->input_paths);
   d->parent_paths = calloc(t->nparents + 1, sizeof *d->parent_paths);
   if (!d->input_paths || !d->parent_paths)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   d->ninputs = t->ninputs;
   d->nparents = t->nparents;
   for (size_t i = 0; i < t->ninputs; i++) {
@@ -208,7 +208,7 @@ static cairn_status name_files(cairn__taskdir *d, const cairn__task *t, cairn_er
         rc = cairn__encode_id(t->inputs[i].file, &ef, err);
       if (rc == CAIRN_OK && asprintf(&d->input_paths[i], "%s/inputs/%s/%s", d->dir, ep, ef) < 0) {
         d->input_paths[i] = NULL;
-        rc = cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+        rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       }
       free(ep);
       free(ef);
@@ -217,10 +217,10 @@ static cairn_status name_files(cairn__taskdir *d, const cairn__task *t, cairn_er
       continue;
     }
     if (!cairn__input_name_ok(name))
-      return cairn_error_set(err, CAIRN_EINVAL, "input name \"%.100s\" is not a file name", name);
+      return cairn__error_set(err, CAIRN_EINVAL, "input name \"%.100s\" is not a file name", name);
     if (asprintf(&d->input_paths[i], "%s/inputs/%s", d->dir, name) < 0) {
       d->input_paths[i] = NULL;
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     }
   }
   for (size_t i = 0; i < t->nparents; i++) {
@@ -232,7 +232,7 @@ static cairn_status name_files(cairn__taskdir *d, const cairn__task *t, cairn_er
     free(enc);
     if (bad) {
       d->parent_paths[i] = NULL;
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     }
   }
   return CAIRN_OK;
@@ -242,7 +242,7 @@ cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int
                                     cairn_error *err) {
   free_task_paths(d);
   if (!d->dir)
-    return cairn_error_set(err, CAIRN_EIO, "the slot has no task directory");
+    return cairn__error_set(err, CAIRN_EIO, "the slot has no task directory");
   cairn_status rc = name_files(d, t, err);
   if (rc != CAIRN_OK)
     return rc;
@@ -254,9 +254,9 @@ cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int
   if (!program && d->has_stderr) {
     char *path = cairn__path_join(d->dir, "stderr");
     if (!path)
-      return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     if (unlink(path) != 0 && errno != ENOENT)
-      rc = cairn_error_set(err, CAIRN_EIO, "cannot remove %s: %s", path, strerror(errno));
+      rc = cairn__error_set(err, CAIRN_EIO, "cannot remove %s: %s", path, strerror(errno));
     else
       d->has_stderr = 0;
     free(path);
@@ -269,13 +269,13 @@ static cairn_status prefixed(cairn_error *err, cairn_status rc, const char *what
                              const char *name) {
   char why[sizeof err->text];
   snprintf(why, sizeof why, "%s", err->text);
-  return cairn_error_set(err, rc, "%s %.100s: %s", what, name, why);
+  return cairn__error_set(err, rc, "%s %.100s: %s", what, name, why);
 }
 
 /* Fetches input i into the cache (see fetch.h) and gives the task its own
  * copy in inputs/ (docs/worker.md, "Cache integrity"). */
 static cairn_status fill_input(cairn__taskdir *d, const cairn__input *in, size_t i,
-                               cairn__cache *cache, cairn_http *h, cairn__peerstate *peers,
+                               cairn__cache *cache, cairn__http *h, cairn__peerstate *peers,
                                const cairn__cancel *cancel, cairn_error *err) {
   char *cached = NULL;
   cairn_status rc = cairn__fetch_input(cache, h, peers, in, cancel, &cached, err);
@@ -287,7 +287,7 @@ static cairn_status fill_input(cairn__taskdir *d, const cairn__input *in, size_t
     char *slash = strrchr(d->input_paths[i], '/');
     *slash = '\0';
     if (mkdir(d->input_paths[i], 0755) != 0 && errno != EEXIST)
-      rc = cairn_error_set(err, CAIRN_EIO, "cannot create %s: %s", d->input_paths[i],
+      rc = cairn__error_set(err, CAIRN_EIO, "cannot create %s: %s", d->input_paths[i],
                            strerror(errno));
     *slash = '/';
   }
@@ -299,24 +299,24 @@ static cairn_status fill_input(cairn__taskdir *d, const cairn__input *in, size_t
 
 /* Downloads parent i's output into parents/. */
 static cairn_status fill_parent(cairn__taskdir *d, const cairn__parent *p, size_t i,
-                                cairn_http *h, const cairn__cancel *cancel, cairn_error *err) {
+                                cairn__http *h, const cairn__cancel *cancel, cairn_error *err) {
   cairn__backoff b;
   cairn__backoff_init(&b, 100, 5000);
   for (;;) {
     long status = 0;
     if (cairn__cancelled(cancel))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+      return cairn__error_set(err, CAIRN_EIO, "cancelled");
     cairn_status rc =
-      cairn_http_download(h, p->url, d->parent_paths[i], NULL, CAIRN_MAX_OUTPUT, &status, err);
+      cairn__http_download(h, p->url, d->parent_paths[i], NULL, CAIRN_MAX_OUTPUT, &status, err);
     if (rc == CAIRN_OK)
       return CAIRN_OK;
     if (cairn__cancelled(cancel))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+      return cairn__error_set(err, CAIRN_EIO, "cancelled");
     if (rc == CAIRN_ETOOBIG || !(status == 0 || status == 429 || status >= 500))
       return prefixed(err, CAIRN_EINVAL, "output of parent", p->id);
     CAIRN_WARN(d->log, "output of parent %s: %s (retrying)", p->id, err->text);
     if (cairn__cancel_sleep(cancel, cairn__backoff_next(&b)))
-      return cairn_error_set(err, CAIRN_EIO, "cancelled");
+      return cairn__error_set(err, CAIRN_EIO, "cancelled");
   }
 }
 
@@ -344,7 +344,7 @@ typedef struct fill_pool {
 
 typedef struct fill_thread {
   fill_pool *p;
-  cairn_http *h;          /* owned: a clone of the task's handle */
+  cairn__http *h;          /* owned: a clone of the task's handle */
   pthread_t th;
 } fill_thread;
 
@@ -381,7 +381,7 @@ static void *fill_thread_main(void *ud) {
  * could be made (out of memory): nothing was fetched, the caller goes on
  * sequentially. Else the first failure's status, err its text. */
 static cairn_status fill_inputs_parallel(cairn__taskdir *d, const cairn__task *t,
-                                         cairn__cache *cache, cairn_http *h,
+                                         cairn__cache *cache, cairn__http *h,
                                          cairn__peerstate *peers, const cairn__cancel *cancel,
                                          int *started, cairn_error *err) {
   fill_pool p = {.d = d, .t = t, .cache = cache, .peers = peers, .rc = CAIRN_OK};
@@ -394,18 +394,18 @@ static cairn_status fill_inputs_parallel(cairn__taskdir *d, const cairn__task *t
     return CAIRN_OK;
   }
   for (; n < k; n++) {
-    ft[n] = (fill_thread){.p = &p, .h = cairn_http_clone(h)};
+    ft[n] = (fill_thread){.p = &p, .h = cairn__http_clone(h)};
     if (!ft[n].h)
       break;
-    cairn_http_set_cancel(ft[n].h, pool_cancel_cb, &p.cancel);
+    cairn__http_set_cancel(ft[n].h, pool_cancel_cb, &p.cancel);
     if (pthread_create(&ft[n].th, NULL, fill_thread_main, &ft[n]) != 0) {
-      cairn_http_delete(ft[n].h);
+      cairn__http_delete(ft[n].h);
       break;
     }
   }
   for (size_t i = 0; i < n; i++) {
     pthread_join(ft[i].th, NULL);
-    cairn_http_delete(ft[i].h);
+    cairn__http_delete(ft[i].h);
   }
   pthread_mutex_destroy(&p.mu);
   *started = n > 0;
@@ -415,13 +415,13 @@ static cairn_status fill_inputs_parallel(cairn__taskdir *d, const cairn__task *t
 }
 
 cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn__cache *cache,
-                                 cairn_http *h, cairn__peerstate *peers,
+                                 cairn__http *h, cairn__peerstate *peers,
                                  const cairn__cancel *cancel, cairn_error *err) {
   cairn_status rc = CAIRN_OK;
   int started = 0;
   for (size_t i = 0; i < t->nparents; i++)
     if (!cairn__url_allowed(h, t, t->parents[i].url))
-      return cairn_error_set(err, CAIRN_EINVAL, "output of parent %.100s: url %.200s is neither "
+      return cairn__error_set(err, CAIRN_EINVAL, "output of parent %.100s: url %.200s is neither "
                              "the master's nor a peer's it named: refused", t->parents[i].id,
                              t->parents[i].url);
   if (t->ninputs > 1)

@@ -35,7 +35,7 @@ typedef struct cairn__taskdir {
                             and possibly a regular file stderr (see has_stderr) */
   int has_stderr;        /* dir/stderr is a regular file with one link, kept for
                             the next program to truncate */
-  const cairn_logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
+  const cairn__logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__taskdir;
 
 /* Encodes a task id as a file name: bytes outside [A-Za-z0-9._,=+-] become
@@ -81,17 +81,17 @@ cairn_status cairn__taskdir_prepare(cairn__taskdir *d, const cairn__task *t, int
  * NULL, hears of new holdings) and every parent
  * output (capped at the output limit) into the directory. A task with
  * more than one input has them fetched by up to CAIRN__FETCH_PARALLEL
- * threads, each on its own clone of h (cairn_http_clone()), joined before
+ * threads, each on its own clone of h (cairn__http_clone()), joined before
  * return; the first input that fails stops the others (their transfers
  * abort) and its error is the one returned ("input NAME: ..."). Parents'
  * outputs come one after the other, on h, after the inputs. Transient
  * failures are retried with backoff until cancel says stop (the caller
- * makes h's transfers abort on cancel too, see cairn_http_set_cancel()).
+ * makes h's transfers abort on cancel too, see cairn__http_set_cancel()).
  * A parent url that cairn__url_allowed() refuses fails the task before
  * anything is fetched. Returns CAIRN_OK; CAIRN_EIO when cancelled; any
  * other status is a permanent failure explained in err. */
 cairn_status cairn__taskdir_fill(cairn__taskdir *d, const cairn__task *t, cairn__cache *cache,
-                                 cairn_http *h, cairn__peerstate *peers,
+                                 cairn__http *h, cairn__peerstate *peers,
                                  const cairn__cancel *cancel, cairn_error *err);
 
 /* Empties the directory after a task: removes what the task left in it

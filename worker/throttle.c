@@ -135,7 +135,7 @@ int cairn__throttle_cfg_active(const cairn__throttle_cfg *cfg) {
 }
 
 int cairn__throttle_init(cairn__throttle *t, const cairn__throttle_cfg *cfg, size_t nslots,
-                         const cairn_logger *log) {
+                         const cairn__logger *log) {
   memset(t, 0, sizeof *t);
   t->cfg = *cfg;
   if (!t->cfg.idle_threshold)

@@ -92,7 +92,7 @@ typedef struct cairn__tslot {
 
 typedef struct cairn__throttle {
   cairn__throttle_cfg cfg;
-  const cairn_logger *log;  /* borrowed */
+  const cairn__logger *log;  /* borrowed */
   size_t nslots;
   cairn__tslot *slot;       /* nslots, guarded by mu */
   pthread_mutex_t mu;
@@ -108,7 +108,7 @@ int cairn__throttle_cfg_active(const cairn__throttle_cfg *cfg);
 
 /* Prepares t for nslots task threads. Returns 0, or -1 when out of memory. */
 int cairn__throttle_init(cairn__throttle *t, const cairn__throttle_cfg *cfg, size_t nslots,
-                         const cairn_logger *log);
+                         const cairn__logger *log);
 /* Starts the throttle thread when a policy is on (else nothing). 0 or -1. */
 int cairn__throttle_start(cairn__throttle *t);
 /* Stops the thread, continuing every stopped group. Safe when not started. */

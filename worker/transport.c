@@ -14,7 +14,7 @@
 #include "common/sha256.h"
 #include "worker/backoff.h"
 
-struct cairn_http {
+struct cairn__http {
   CURL *curl;
   char *base;
   char *auth;       /* "Authorization: Bearer ..." for base */
@@ -33,10 +33,10 @@ struct cairn_http {
   long long max_recv;              /* bytes a second of a download, 0: no cap */
 };
 
-void cairn_http_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+void cairn__http_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
-cairn_http *cairn_http_create(const char *base) {
-  cairn_http *h = calloc(1, sizeof *h);
+cairn__http *cairn__http_create(const char *base) {
+  cairn__http *h = calloc(1, sizeof *h);
   if (!h)
     return NULL;
   size_t n = strlen(base);
@@ -48,13 +48,13 @@ cairn_http *cairn_http_create(const char *base) {
   h->stall_ms = 10000;
   h->dl_fault = -1;
   if (!h->base || !h->curl) {
-    cairn_http_delete(h);
+    cairn__http_delete(h);
     return NULL;
   }
   return h;
 }
 
-void cairn_http_delete(cairn_http *h) {
+void cairn__http_delete(cairn__http *h) {
   if (!h)
     return;
   if (h->curl)
@@ -64,12 +64,12 @@ void cairn_http_delete(cairn_http *h) {
   free(h);
 }
 
-cairn_http *cairn_http_clone(const cairn_http *h) {
-  cairn_http *c = cairn_http_create(h->base);
+cairn__http *cairn__http_clone(const cairn__http *h) {
+  cairn__http *c = cairn__http_create(h->base);
   if (!c)
     return NULL;
   if (h->auth && !(c->auth = strdup(h->auth))) {
-    cairn_http_delete(c);
+    cairn__http_delete(c);
     return NULL;
   }
   c->timeout = h->timeout;
@@ -79,22 +79,22 @@ cairn_http *cairn_http_clone(const cairn_http *h) {
   return c;
 }
 
-const char *cairn_http_base(const cairn_http *h) { return h->base; }
+const char *cairn__http_base(const cairn__http *h) { return h->base; }
 
-void cairn_http_set_token(cairn_http *h, const char *token) {
+void cairn__http_set_token(cairn__http *h, const char *token) {
   free(h->auth);
   h->auth = NULL;
   if (token && asprintf(&h->auth, "Authorization: Bearer %s", token) < 0)
     h->auth = NULL;
 }
 
-void cairn_http_set_timeout(cairn_http *h, long seconds) { h->timeout = seconds; }
+void cairn__http_set_timeout(cairn__http *h, long seconds) { h->timeout = seconds; }
 
-void cairn_http_set_stall_timeout(cairn_http *h, long ms) { h->stall_ms = ms > 0 ? ms : 10000; }
+void cairn__http_set_stall_timeout(cairn__http *h, long ms) { h->stall_ms = ms > 0 ? ms : 10000; }
 
-long cairn_http_stall_timeout(const cairn_http *h) { return h->stall_ms; }
+long cairn__http_stall_timeout(const cairn__http *h) { return h->stall_ms; }
 
-int cairn_http_local_ip(cairn_http *h, char *out, size_t len) {
+int cairn__http_local_ip(cairn__http *h, char *out, size_t len) {
   char *ip = NULL;
   if (curl_easy_getinfo(h->curl, CURLINFO_LOCAL_IP, &ip) != CURLE_OK || !ip || !ip[0] ||
       strlen(ip) >= len)
@@ -109,16 +109,16 @@ static long long mono_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void cairn_http_set_cancel(cairn_http *h, int (*cancelled)(void *ud), void *ud) {
+void cairn__http_set_cancel(cairn__http *h, int (*cancelled)(void *ud), void *ud) {
   h->cancelled = cancelled;
   h->cancel_ud = ud;
 }
 
-void cairn_http_set_pace(cairn_http *h, cairn__pace *pace) { h->pace = pace; }
+void cairn__http_set_pace(cairn__http *h, cairn__pace *pace) { h->pace = pace; }
 
 /* Waits for this call's turn to reach the master (backoff.h); 0, or -1 when
  * cancelled meanwhile. *issued: when it went. */
-static int await_turn(cairn_http *h, long long *issued) {
+static int await_turn(cairn__http *h, long long *issued) {
   long left = cairn__pace_turn(h->pace, mono_ms(), issued);
   while (left > 0) {
     if (h->cancelled && h->cancelled(h->cancel_ud))
@@ -132,14 +132,14 @@ static int await_turn(cairn_http *h, long long *issued) {
 
 static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                     curl_off_t ulnow) {
-  cairn_http *h = ud;
+  cairn__http *h = ud;
   return h->cancelled && h->cancelled(h->cancel_ud) ? 1 : 0;
 }
 
 /* Progress of a download: cancel, or stall when nothing arrived for stall_ms. */
 static int download_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                              curl_off_t ulnow) {
-  cairn_http *h = ud;
+  cairn__http *h = ud;
   long long now = mono_ms();
   if (h->cancelled && h->cancelled(h->cancel_ud))
     return 1;
@@ -154,13 +154,13 @@ static int download_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, cur
 }
 
 typedef struct sink {
-  cairn_buf *buf;
+  cairn__buf *buf;
   int overflow;
 } sink;
 
 static size_t write_buf(char *p, size_t size, size_t nmemb, void *ud) {
   sink *s = ud;
-  if (cairn_buf_append(s->buf, p, size * nmemb)) {
+  if (cairn__buf_append(s->buf, p, size * nmemb)) {
     s->overflow = 1;
     return 0;
   }
@@ -184,7 +184,7 @@ static long header_number(const char *p, size_t n, const char *name) {
 /* Picks "Retry-After: SECONDS" and "Cairn-Retry-After-Ms: MS" out of the
  * response headers. */
 static size_t read_header(char *p, size_t size, size_t nmemb, void *ud) {
-  cairn_http_response *resp = ud;
+  cairn__http_response *resp = ud;
   size_t n = size * nmemb;
   long v = header_number(p, n, "retry-after:");
   if (v >= 0)
@@ -195,7 +195,7 @@ static size_t read_header(char *p, size_t size, size_t nmemb, void *ud) {
   return n;
 }
 
-static char *make_url(cairn_http *h, const char *path) {
+static char *make_url(cairn__http *h, const char *path) {
   char *url = NULL;
   if (strncmp(path, "http://", 7) == 0 || strncmp(path, "https://", 8) == 0)
     return strdup(path);
@@ -205,21 +205,21 @@ static char *make_url(cairn_http *h, const char *path) {
 }
 
 /* The bearer token goes only to the master (never to a peer's full URL). */
-static int same_origin(const cairn_http *h, const char *url) {
+static int same_origin(const cairn__http *h, const char *url) {
   size_t n = strlen(h->base);
   return strncmp(url, h->base, n) == 0 && (url[n] == '/' || url[n] == '\0');
 }
 
 /* Before a call to url: waits its turn when url is the master's (1 then, 0
  * for another origin); -1 when cancelled while waiting. */
-static int paced(cairn_http *h, const char *url, long long *issued) {
+static int paced(cairn__http *h, const char *url, long long *issued) {
   if (!h->pace || !same_origin(h, url))
     return 0;
   return await_turn(h, issued) ? -1 : 1;
 }
 
 /* After a paced call: notes what its answer named. */
-static void note_answer(cairn_http *h, int was_paced, long long issued, long status,
+static void note_answer(cairn__http *h, int was_paced, long long issued, long status,
                         long retry_s, long retry_ms) {
   if (was_paced > 0)
     cairn__pace_note(h->pace, cairn__retry_named_ms(status, retry_s, retry_ms), issued, mono_ms());
@@ -231,7 +231,7 @@ static void note_answer(cairn_http *h, int was_paced, long long issued, long sta
  * instead of the answer. Smaller ones go at once (no round trip). */
 #define EXPECT_FROM (1u << 20)
 
-static void common_opts(cairn_http *h, const char *url, curl_off_t body_len,
+static void common_opts(cairn__http *h, const char *url, curl_off_t body_len,
                         struct curl_slist **hdrs) {
   curl_easy_reset(h->curl);
   curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
@@ -261,9 +261,9 @@ static void common_opts(cairn_http *h, const char *url, curl_off_t body_len,
   }
 }
 
-cairn_status cairn_http_request(cairn_http *h, const char *method, const char *path,
+cairn_status cairn__http_request(cairn__http *h, const char *method, const char *path,
                                 const char *content_type, const void *body, size_t body_len,
-                                size_t max_response, cairn_http_response *resp, cairn_error *err) {
+                                size_t max_response, cairn__http_response *resp, cairn_error *err) {
   struct curl_slist *hdrs = NULL;
   cairn_status rc = CAIRN_OK;
   char *url = make_url(h, path);
@@ -272,14 +272,14 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   resp->status = 0;
   resp->retry_after = -1;
   resp->retry_after_ms = -1;
-  cairn_buf_init(&resp->body, max_response);
+  cairn__buf_init(&resp->body, max_response);
   if (!url)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   long long issued = 0;
   int was_paced = paced(h, url, &issued);
   if (was_paced < 0) {
     free(url);
-    return cairn_error_set(err, CAIRN_EIO, "%s %s: cancelled", method, path);
+    return cairn__error_set(err, CAIRN_EIO, "%s %s: cancelled", method, path);
   }
   common_opts(h, url, body ? (curl_off_t)body_len : 0, &hdrs);
   if (content_type) {
@@ -302,10 +302,10 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
   curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, resp);
   CURLcode cc = curl_easy_perform(h->curl);
   if (s.overflow)
-    rc = cairn_error_set(err, CAIRN_ETOOBIG, "%s %s: response exceeds %zu bytes", method, url,
+    rc = cairn__error_set(err, CAIRN_ETOOBIG, "%s %s: response exceeds %zu bytes", method, url,
                          max_response);
   else if (cc != CURLE_OK)
-    rc = cairn_error_set(err, CAIRN_EIO, "%s %s: %s", method, url, curl_easy_strerror(cc));
+    rc = cairn__error_set(err, CAIRN_EIO, "%s %s: %s", method, url, curl_easy_strerror(cc));
   else
     curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &resp->status);
   note_answer(h, was_paced, issued, resp->status, resp->retry_after, resp->retry_after_ms);
@@ -315,10 +315,10 @@ cairn_status cairn_http_request(cairn_http *h, const char *method, const char *p
 }
 
 typedef struct filesink {
-  cairn_http *h;
+  cairn__http *h;
   int rejected;      /* the observer refused the bytes */
   FILE *f;
-  cairn_sha256 sha;
+  cairn__sha256 sha;
   unsigned long long n, max;
   int overflow;
   int write_failed;  /* dest could not be written: a local failure */
@@ -327,7 +327,7 @@ typedef struct filesink {
   unsigned long long offset, skip;
   int started, misplaced; /* misplaced: a 206 that starts elsewhere */
   long range_start;       /* Content-Range's first byte, -1 without one */
-  cairn_http_response named;
+  cairn__http_response named;
 } filesink;
 
 /* Picks the Retry-After headers (read_header) and Content-Range's start
@@ -378,7 +378,7 @@ static size_t write_file(char *p, size_t size, size_t nmemb, void *ud) {
     return 0;
   }
   s->n += k;
-  cairn_sha256_update(&s->sha, p, k);
+  cairn__sha256_update(&s->sha, p, k);
   if (fwrite(p, 1, k, s->f) != k || (s->h->observe && fflush(s->f) != 0)) {
     s->write_failed = 1;
     return 0;
@@ -390,13 +390,13 @@ static size_t write_file(char *p, size_t size, size_t nmemb, void *ud) {
   return all;
 }
 
-void cairn_http_set_observer(cairn_http *h, int (*fn)(void *ud, const void *p, size_t n),
+void cairn__http_set_observer(cairn__http *h, int (*fn)(void *ud, const void *p, size_t n),
                              void *ud) {
   h->observe = fn;
   h->observe_ud = fn ? ud : NULL;
 }
 
-void cairn_http_set_download_limit(cairn_http *h, long long bytes_per_second) {
+void cairn__http_set_download_limit(cairn__http *h, long long bytes_per_second) {
   h->max_recv = bytes_per_second > 0 ? bytes_per_second : 0;
 }
 
@@ -404,7 +404,7 @@ void cairn_http_set_download_limit(cairn_http *h, long long bytes_per_second) {
  * (offset 0), else its first offset bytes kept and hashed into s->sha, the
  * rest cut. O(offset) reads. 0, or -1 with errno set. */
 static int open_dest(filesink *s, const char *dest, unsigned long long offset) {
-  cairn_sha256_init(&s->sha);
+  cairn__sha256_init(&s->sha);
   s->f = fopen(dest, offset ? "r+b" : "wb");
   if (!s->f || !offset)
     return s->f ? 0 : -1;
@@ -414,7 +414,7 @@ static int open_dest(filesink *s, const char *dest, unsigned long long offset) {
     size_t k = fread(buf, 1, left < sizeof buf ? (size_t)left : sizeof buf, s->f);
     if (k == 0)
       break;
-    cairn_sha256_update(&s->sha, buf, k);
+    cairn__sha256_update(&s->sha, buf, k);
     left -= k;
   }
   if (left || ftruncate(fileno(s->f), (off_t)offset) != 0 ||
@@ -430,9 +430,9 @@ static int open_dest(filesink *s, const char *dest, unsigned long long offset) {
   return 0;
 }
 
-/* cairn_http_download() from byte offset (cairn_http_download_at());
+/* cairn__http_download() from byte offset (cairn__http_download_at());
  * keep: dest is left as it is on failure, else removed. */
-static cairn_status download_at(cairn_http *h, const char *path, const char *dest,
+static cairn_status download_at(cairn__http *h, const char *path, const char *dest,
                                 const char *sha256, unsigned long long max_bytes,
                                 unsigned long long offset, int keep, long *status,
                                 cairn_error *err) {
@@ -444,16 +444,16 @@ static cairn_status download_at(cairn_http *h, const char *path, const char *des
   h->dl_fault = -1;
   h->dl_received = 0;
   if (!url)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   long long issued = 0;
   int was_paced = paced(h, url, &issued);
   if (was_paced < 0) {
     free(url);
-    return cairn_error_set(err, CAIRN_EIO, "GET %s: cancelled", path);
+    return cairn__error_set(err, CAIRN_EIO, "GET %s: cancelled", path);
   }
   if (open_dest(&s, dest, offset) != 0) {
     free(url);
-    return cairn_error_set(err, CAIRN_EIO, "cannot %s %s: %s", offset ? "resume" : "create",
+    return cairn__error_set(err, CAIRN_EIO, "cannot %s %s: %s", offset ? "resume" : "create",
                            dest, strerror(errno));
   }
   s.max = max_bytes;
@@ -491,38 +491,38 @@ static cairn_status download_at(cairn_http *h, const char *path, const char *des
   if (cc == CURLE_OPERATION_TIMEDOUT)
     h->stalled = 1;
   if (s.overflow) {
-    rc = cairn_error_set(err, CAIRN_ETOOBIG, "GET %s: more than %llu bytes", url, max_bytes);
+    rc = cairn__error_set(err, CAIRN_ETOOBIG, "GET %s: more than %llu bytes", url, max_bytes);
     h->dl_fault = CAIRN_FAIL_SIZE;
   } else if (s.misplaced) {
     *status = 0;
-    rc = cairn_error_set(err, CAIRN_EIO, "GET %s: a range that does not start at byte %llu",
+    rc = cairn__error_set(err, CAIRN_EIO, "GET %s: a range that does not start at byte %llu",
                          url, offset);
     h->dl_fault = CAIRN_FAIL_STATUS;
   } else if (s.rejected) {
     *status = 0;
-    rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: a chunk did not match its digest", url);
+    rc = cairn__error_set(err, CAIRN_EINVAL, "GET %s: a chunk did not match its digest", url);
     h->dl_fault = CAIRN_FAIL_DIGEST;
   } else if (h->stalled) {
     *status = 0;
-    rc = cairn_error_set(err, CAIRN_EIO, "GET %s: stalled (no data for %ld ms)", url,
+    rc = cairn__error_set(err, CAIRN_EIO, "GET %s: stalled (no data for %ld ms)", url,
                          h->stall_ms);
     h->dl_fault = CAIRN_FAIL_STALLED;
   } else if (cc != CURLE_OK) {
     *status = 0;
-    rc = cairn_error_set(err, CAIRN_EIO, "GET %s: %s", url, curl_easy_strerror(cc));
+    rc = cairn__error_set(err, CAIRN_EIO, "GET %s: %s", url, curl_easy_strerror(cc));
     if (!s.write_failed && cc != CURLE_ABORTED_BY_CALLBACK) /* not ours, not cancelled */
       h->dl_fault = CAIRN_FAIL_UNREACHABLE;
   }
   else if (closed)
-    rc = cairn_error_set(err, CAIRN_EIO, "writing %s: %s", dest, strerror(errno));
+    rc = cairn__error_set(err, CAIRN_EIO, "writing %s: %s", dest, strerror(errno));
   else if (*status != 200) {
-    rc = cairn_error_set(err, CAIRN_EIO, "GET %s: HTTP %ld", url, *status);
+    rc = cairn__error_set(err, CAIRN_EIO, "GET %s: HTTP %ld", url, *status);
     h->dl_fault = CAIRN_FAIL_STATUS;
   } else if (sha256) {
     char got[65];
-    cairn_sha256_final_hex(&s.sha, got);
+    cairn__sha256_final_hex(&s.sha, got);
     if (strcmp(got, sha256) != 0) {
-      rc = cairn_error_set(err, CAIRN_EINVAL, "GET %s: sha256 mismatch (got %s)", url, got);
+      rc = cairn__error_set(err, CAIRN_EINVAL, "GET %s: sha256 mismatch (got %s)", url, got);
       h->dl_fault = CAIRN_FAIL_DIGEST;
     }
   }
@@ -533,44 +533,44 @@ static cairn_status download_at(cairn_http *h, const char *path, const char *des
   return rc;
 }
 
-cairn_status cairn_http_download(cairn_http *h, const char *path, const char *dest,
+cairn_status cairn__http_download(cairn__http *h, const char *path, const char *dest,
                                  const char *sha256, unsigned long long max_bytes,
                                  long *status, cairn_error *err) {
   return download_at(h, path, dest, sha256, max_bytes, 0, 0, status, err);
 }
 
-cairn_status cairn_http_download_at(cairn_http *h, const char *path, const char *dest,
+cairn_status cairn__http_download_at(cairn__http *h, const char *path, const char *dest,
                                     const char *sha256, unsigned long long max_bytes,
                                     unsigned long long offset, long *status, cairn_error *err) {
   return download_at(h, path, dest, sha256, max_bytes, offset, 1, status, err);
 }
 
-int cairn_http_download_fault(const cairn_http *h, unsigned long long *received) {
+int cairn__http_download_fault(const cairn__http *h, unsigned long long *received) {
   if (received)
     *received = h->dl_received;
   return h->dl_fault;
 }
 
-cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src, long *status,
-                               cairn_buf *resp_body, cairn_error *err) {
+cairn_status cairn__http_upload(cairn__http *h, const char *path, const char *src, long *status,
+                               cairn__buf *resp_body, cairn_error *err) {
   struct curl_slist *hdrs = NULL;
   cairn_status rc = CAIRN_OK;
   char *url = make_url(h, path);
   sink s = {resp_body, 0};
   *status = 0;
   if (!url)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   long long issued = 0;
   int was_paced = paced(h, url, &issued);
-  cairn_http_response named = {.retry_after = -1, .retry_after_ms = -1};
+  cairn__http_response named = {.retry_after = -1, .retry_after_ms = -1};
   if (was_paced < 0) {
     free(url);
-    return cairn_error_set(err, CAIRN_EIO, "PUT %s: cancelled", path);
+    return cairn__error_set(err, CAIRN_EIO, "PUT %s: cancelled", path);
   }
   FILE *f = fopen(src, "rb");
   if (!f) {
     free(url);
-    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", src, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", src, strerror(errno));
   }
   fseeko(f, 0, SEEK_END);
   off_t size = ftello(f);
@@ -591,7 +591,7 @@ cairn_status cairn_http_upload(cairn_http *h, const char *path, const char *src,
   curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
   note_answer(h, was_paced, issued, *status, named.retry_after, named.retry_after_ms);
   if (cc != CURLE_OK && !s.overflow)
-    rc = cairn_error_set(err, CAIRN_EIO, "PUT %s: %s", url, curl_easy_strerror(cc));
+    rc = cairn__error_set(err, CAIRN_EIO, "PUT %s: %s", url, curl_easy_strerror(cc));
   fclose(f);
   curl_slist_free_all(hdrs);
   free(url);

@@ -131,11 +131,11 @@ static long long ns_of(const struct timespec *t) {
 /* SHA-256 of the file open as fd, from its start. Returns 0 or -1. */
 static int hash_fd(int fd, char hex[65]) {
   unsigned char *buf = malloc(HASH_CHUNK);
-  cairn_sha256 c;
+  cairn__sha256 c;
   off_t off = 0;
   if (!buf)
     return -1;
-  cairn_sha256_init(&c);
+  cairn__sha256_init(&c);
   for (;;) {
     ssize_t k = pread(fd, buf, HASH_CHUNK, off);
     if (k < 0 && errno == EINTR)
@@ -146,11 +146,11 @@ static int hash_fd(int fd, char hex[65]) {
     }
     if (k == 0)
       break;
-    cairn_sha256_update(&c, buf, (size_t)k);
+    cairn__sha256_update(&c, buf, (size_t)k);
     off += k;
   }
   free(buf);
-  cairn_sha256_final_hex(&c, hex);
+  cairn__sha256_final_hex(&c, hex);
   return 0;
 }
 
@@ -207,7 +207,7 @@ int cairn__verify_dir(cairn__verify *v, int dfd, void (*fn)(void *ud, const char
   }
   rewinddir(d);
   for (struct dirent *e = readdir(d); e; e = readdir(d)) {
-    if (!cairn_sha256_valid_hex(e->d_name))
+    if (!cairn__sha256_valid_hex(e->d_name))
       continue;
     int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     int rc = fd >= 0 ? cairn__verify_fd(v, fd, e->d_name, -1, NULL) : CAIRN__VERIFY_ERROR;

@@ -27,7 +27,7 @@
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 
-static void global_init(void) { cairn_http_global_init(); }
+static void global_init(void) { cairn__http_global_init(); }
 
 void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...) {
   char text[512];
@@ -37,7 +37,7 @@ void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...)
   va_end(ap);
   pthread_mutex_lock(&w->mu);
   if (w->error.status == CAIRN_OK)
-    cairn_error_set(&w->error, st == CAIRN_OK ? CAIRN_EINTERNAL : st, "%s", text);
+    cairn__error_set(&w->error, st == CAIRN_OK ? CAIRN_EINTERNAL : st, "%s", text);
   pthread_mutex_unlock(&w->mu);
   CAIRN_ERR(&w->log, "%s", text);
   cairn__stopper_stop(&w->stopper);
@@ -86,7 +86,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "name must be 1 to 256 characters on one line";
   else if (cfg->cluster && !valid_label(cfg->cluster))
     problem = "cluster must be 1 to 256 characters on one line";
-  else if (cfg->team && !cairn_team_valid(cfg->team))
+  else if (cfg->team && !cairn__team_valid(cfg->team))
     problem = "team must be 1 to 64 printable ASCII characters, without quotes or backslashes";
   else if (cfg->dir && !cfg->dir[0])
     problem = "dir must not be empty";
@@ -118,7 +118,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "hours must be A-B[,A-B...] with A and B as H or H:MM (0-24), at most 8 "
               "windows, e.g. 22-07";
   if (problem) {
-    cairn_error_set(err, CAIRN_EINVAL, "%s", problem);
+    cairn__error_set(err, CAIRN_EINVAL, "%s", problem);
     return NULL;
   }
   pthread_once(&global_once, global_init);
@@ -127,7 +127,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     goto oom;
   pthread_mutex_init(&w->mu, NULL);
   cairn__pace_init(&w->pace);
-  cairn_logger_init(&w->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
+  cairn__logger_init(&w->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
   w->lock_fd = -1;
   if (cairn__stopper_init(&w->stopper) != 0) {
     cairn_worker_delete(w);
@@ -148,7 +148,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   w->invitation = dup_or_null(cfg->invitation, &oom);
   w->slots_cfg = cfg->slots;
   w->slots = cfg->slots ? cfg->slots : 1;
-  w->cfg_offer = (cairn_resources){cfg->cores, (int64_t)cfg->memory_mib, (int64_t)cfg->disk_mib};
+  w->cfg_offer = (cairn__resources){cfg->cores, (int64_t)cfg->memory_mib, (int64_t)cfg->disk_mib};
   w->exit_when_idle = cfg->exit_when_idle;
   w->prefetch = cfg->prefetch;
   w->max_tasks = cfg->max_tasks;
@@ -174,28 +174,28 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   }
   return w;
 oom:
-  cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+  cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   return NULL;
 }
 
 static cairn_status add_app(cairn_worker *w, const char *name, const char *path,
                             cairn_task_fn fn, void *userdata, cairn_error *err) {
   if (w->started)
-    return cairn_error_set(err, CAIRN_ECONFLICT, "apps must be added before cairn_worker_run()");
+    return cairn__error_set(err, CAIRN_ECONFLICT, "apps must be added before cairn_worker_run()");
   if (!valid_label(name) || strchr(name, '=') || strchr(name, '/'))
-    return cairn_error_set(err, CAIRN_EINVAL, "app name \"%.100s\" must be 1 to 256 characters "
+    return cairn__error_set(err, CAIRN_EINVAL, "app name \"%.100s\" must be 1 to 256 characters "
                            "without '=', '/' or newline", name ? name : "");
   if (cairn__worker_app(w, name))
-    return cairn_error_set(err, CAIRN_EINVAL, "app \"%s\" is registered twice", name);
+    return cairn__error_set(err, CAIRN_EINVAL, "app \"%s\" is registered twice", name);
   if (w->napps >= CAIRN_MAX_APPS)
-    return cairn_error_set(err, CAIRN_EINVAL, "at most %u apps per worker (the protocol's cap)",
+    return cairn__error_set(err, CAIRN_EINVAL, "at most %u apps per worker (the protocol's cap)",
                            CAIRN_MAX_APPS);
   char *abs = NULL;
   if (path) {
     abs = realpath(path, NULL);
     if (!abs || access(abs, X_OK) != 0 || cairn__file_size(abs) < 0) {
       int e = errno ? errno : EACCES;
-      cairn_error_set(err, CAIRN_EINVAL, "app %s: %s is not an executable file: %s", name, path,
+      cairn__error_set(err, CAIRN_EINVAL, "app %s: %s is not an executable file: %s", name, path,
                       abs && cairn__file_size(abs) < 0 ? "not a regular file" : strerror(e));
       free(abs);
       return CAIRN_EINVAL;
@@ -210,7 +210,7 @@ static cairn_status add_app(cairn_worker *w, const char *name, const char *path,
   char *dup = names ? strdup(name) : NULL;
   if (!dup) {
     free(abs);
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
   w->apps[w->napps] = (cairn__app){dup, abs, fn, userdata};
   w->app_names[w->napps] = dup;
@@ -221,14 +221,14 @@ static cairn_status add_app(cairn_worker *w, const char *name, const char *path,
 cairn_status cairn_worker_add_exec_app(cairn_worker *w, const char *name, const char *path,
                                        cairn_error *err) {
   if (!path)
-    return cairn_error_set(err, CAIRN_EINVAL, "app %s: no program path", name ? name : "");
+    return cairn__error_set(err, CAIRN_EINVAL, "app %s: no program path", name ? name : "");
   return add_app(w, name, path, NULL, NULL, err);
 }
 
 cairn_status cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
                                            void *userdata, cairn_error *err) {
   if (!fn)
-    return cairn_error_set(err, CAIRN_EINVAL, "app %s: no callback", name ? name : "");
+    return cairn__error_set(err, CAIRN_EINVAL, "app %s: no callback", name ? name : "");
   return add_app(w, name, NULL, fn, userdata, err);
 }
 
@@ -239,7 +239,7 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
     return rc;
   char *abs = realpath(w->dir, NULL);
   if (!abs)
-    return cairn_error_set(err, CAIRN_EIO, "%s: %s", w->dir, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "%s: %s", w->dir, strerror(errno));
   free(w->dir);
   w->dir = abs;
   w->cred_path = cairn__path_join(w->dir, "credentials.json");
@@ -247,12 +247,12 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
   w->cache_dir = cairn__path_join(w->dir, "cache");
   w->lock_path = cairn__path_join(w->dir, "lock");
   if (!w->cred_path || !w->run_dir || !w->cache_dir || !w->lock_path)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   w->lock_fd = open(w->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (w->lock_fd < 0)
-    return cairn_error_set(err, CAIRN_EIO, "cannot open %s: %s", w->lock_path, strerror(errno));
+    return cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", w->lock_path, strerror(errno));
   if (flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0)
-    return cairn_error_set(err, CAIRN_EIO, "%s is used by another cairn-worker", w->dir);
+    return cairn__error_set(err, CAIRN_EIO, "%s is used by another cairn-worker", w->dir);
   rc = cairn__remove_tree(w->run_dir, err);
   if (rc == CAIRN_OK)
     rc = cairn__mkdirs(w->run_dir, 0700, err);
@@ -268,13 +268,13 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
 
 static int stopping_cb(void *ud) { return cairn__stopper_stopping(ud); }
 
-static cairn_http *new_http(cairn_worker *w) {
-  cairn_http *h = cairn_http_create(w->server);
+static cairn__http *new_http(cairn_worker *w) {
+  cairn__http *h = cairn__http_create(w->server);
   if (h) {
-    cairn_http_set_cancel(h, stopping_cb, &w->stopper);
-    cairn_http_set_pace(h, &w->pace);
-    cairn_http_set_stall_timeout(h, (long)w->stall_ms);
-    cairn_http_set_download_limit(h, (long long)w->download_kib * 1024);
+    cairn__http_set_cancel(h, stopping_cb, &w->stopper);
+    cairn__http_set_pace(h, &w->pace);
+    cairn__http_set_stall_timeout(h, (long)w->stall_ms);
+    cairn__http_set_download_limit(h, (long long)w->download_kib * 1024);
   }
   return h;
 }
@@ -300,7 +300,7 @@ static cairn_status start_peering(cairn_worker *w, cairn_error *err) {
  * cores were configured, so that N one-core tasks still run at once),
  * else one per offered core. */
 static cairn_status decide_offer(cairn_worker *w, cairn_error *err) {
-  cairn_resources det;
+  cairn__resources det;
   cairn__resources_detect(w->dir, &det);
   w->offer = det;
   if (w->cfg_offer.cores)
@@ -314,7 +314,7 @@ static cairn_status decide_offer(cairn_worker *w, cairn_error *err) {
   w->slots = w->slots_cfg ? w->slots_cfg
              : w->offer.cores > MAX_SLOTS ? MAX_SLOTS : (unsigned)w->offer.cores;
   if (cairn__respool_init(&w->pool, &w->offer) != 0)
-    return cairn_error_set(err, CAIRN_ENOMEM, "out of memory");
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   w->pool_ok = 1;
   return CAIRN_OK;
 }
@@ -341,7 +341,7 @@ static void run_threads(cairn_worker *w) {
     slots[i] = (cairn__slot){.w = w, .i = i, .conn = {.http = new_http(w)}};
     if (!slots[i].conn.http || pthread_create(&slots[i].thread, NULL, cairn__slot_main,
                                               &slots[i]) != 0) {
-      cairn_http_delete(slots[i].conn.http);
+      cairn__http_delete(slots[i].conn.http);
       cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start task thread %zu", i);
       break;
     }
@@ -349,13 +349,13 @@ static void run_threads(cairn_worker *w) {
   }
   for (size_t i = 0; i < started; i++) {
     pthread_join(slots[i].thread, NULL);
-    cairn_http_delete(slots[i].conn.http);
+    cairn__http_delete(slots[i].conn.http);
   }
   cairn__throttle_stop(&w->throttle);
   atomic_store(&hb.quit, 1);
   if (hb_started)
     pthread_join(hb.thread, NULL);
-  cairn_http_delete(hb.conn.http);
+  cairn__http_delete(hb.conn.http);
   free(slots);
 }
 
@@ -365,19 +365,19 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   cairn__conn conn = {0};
   int leases_ok = 0, session_ok = 0;
   if (w->started)
-    return cairn_error_set(out, CAIRN_ECONFLICT, "cairn_worker_run() was already called");
+    return cairn__error_set(out, CAIRN_ECONFLICT, "cairn_worker_run() was already called");
   w->started = 1;
   if (w->napps == 0)
-    return cairn_error_set(out, CAIRN_EINVAL, "no apps registered");
+    return cairn__error_set(out, CAIRN_EINVAL, "no apps registered");
   cairn_status rc = setup_dir(w, &err);
   if (rc == CAIRN_OK)
     rc = decide_offer(w, &err);
   if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots, w->prefetch) != 0)
-    rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
+    rc = cairn__error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
   w->leases.log = &w->log;
   if (rc == CAIRN_OK && cairn__throttle_init(&w->throttle, &w->throttle_cfg, w->slots, &w->log))
-    rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
+    rc = cairn__error_set(&err, CAIRN_ENOMEM, "out of memory");
   w->throttle_ok = rc == CAIRN_OK;
   reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
                               w->invitation, w->team};
@@ -393,13 +393,13 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   }
   conn.http = rc == CAIRN_OK ? new_http(w) : NULL;
   if (rc == CAIRN_OK && !conn.http)
-    rc = cairn_error_set(&err, CAIRN_ENOMEM, "out of memory");
+    rc = cairn__error_set(&err, CAIRN_ENOMEM, "out of memory");
   if (rc == CAIRN_OK) {
     if (w->exit_when_idle)
       w->session.give_up_ms = cairn__now_ms() + (long long)w->exit_when_idle * 1000;
     rc = cairn__session_open(&w->session, &conn, &err);
   }
-  cairn_http_delete(conn.http);
+  cairn__http_delete(conn.http);
   if (rc == CAIRN_OK) {
     long long id, row;
     cairn__session_identity(&w->session, &id, &row);

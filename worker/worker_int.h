@@ -28,13 +28,13 @@ typedef struct cairn__app {
 } cairn__app;
 
 struct cairn_worker {
-  cairn_logger log;         /* from the configuration; its modules borrow it */
+  cairn__logger log;         /* from the configuration; its modules borrow it */
   char *server, *dir, *name, *cluster, *team;
   char *invitation;         /* sent only with a registration; NULL: none */
   unsigned slots;           /* task threads (set by run(): slots_cfg, else the offered cores) */
   unsigned slots_cfg;       /* from the configuration; 0: not given */
-  cairn_resources cfg_offer; /* from the configuration; 0 fields: detect */
-  cairn_resources offer;    /* what run() offers (respool.h) */
+  cairn__resources cfg_offer; /* from the configuration; 0 fields: detect */
+  cairn__resources offer;    /* what run() offers (respool.h) */
   cairn__respool pool;      /* what the running tasks hold */
   int pool_ok;
   unsigned exit_when_idle;

@@ -69,7 +69,7 @@ static void drive(const char *name, int core, prep_fn prep, path_fn path) {
   fprintf(stderr, "%s: each of its %ld allocations failed once, survived\n", name, k - 1);
 }
 
-static int64_t reg(cairn_core *c, const char *name, char token[65]) {
+static int64_t reg(cairn__core *c, const char *name, char token[65]) {
   char *apps[] = {"a"};
   int64_t id = 0;
   cairn_error err = {0};
@@ -133,8 +133,8 @@ static void prep_done(run *r) {
 
 static cairn_status path_parse(run *r, cairn_error *err) {
   (void)r;
-  cairn_jobspec *s = cairn_jobspec_parse(job_text, strlen(job_text), CAIRN_JOBSPEC_SERVER, err);
-  cairn_jobspec_free(s);
+  cairn__jobspec *s = cairn__jobspec_parse(job_text, strlen(job_text), CAIRN_JOBSPEC_SERVER, err);
+  cairn__jobspec_free(s);
   return s ? CAIRN_OK : CAIRN_ENOMEM;
 }
 
@@ -147,7 +147,7 @@ static cairn_status path_register(run *r, cairn_error *err) {
 
 static cairn_status path_submit(run *r, cairn_error *err) {
   cairn_error perr = {0};
-  cairn_jobspec *s = cairn_jobspec_parse(job_text, strlen(job_text), CAIRN_JOBSPEC_SERVER, &perr);
+  cairn__jobspec *s = cairn__jobspec_parse(job_text, strlen(job_text), CAIRN_JOBSPEC_SERVER, &perr);
   if (!s) /* a failure of the parse is path_parse's */
     return CAIRN_OK;
   int64_t id = 0;
@@ -168,22 +168,22 @@ static cairn_status path_ban(run *r, cairn_error *err) {
 }
 
 static cairn_status plan(const char *instance, const char *algo, cairn_error *err) {
-  cairn_plan_instance in;
-  cairn_status st = cairn_plan_instance_parse(instance, strlen(instance), &in, err);
+  cairn__plan_instance in;
+  cairn_status st = cairn__plan_instance_parse(instance, strlen(instance), &in, err);
   if (st != CAIRN_OK)
     return st;
-  cairn_plan_schedule s;
-  st = cairn_plan_run(&in, algo, &s, err);
+  cairn__plan_schedule s;
+  st = cairn__plan_run(&in, algo, &s, err);
   if (st == CAIRN_OK) {
-    char *json = cairn_plan_schedule_to_json(&s, &in);
+    char *json = cairn__plan_schedule_to_json(&s, &in);
     if (!json) {
-      cairn_error_set(err, CAIRN_ENOMEM, "plan: out of memory");
+      cairn__error_set(err, CAIRN_ENOMEM, "plan: out of memory");
       st = CAIRN_ENOMEM;
     }
     free(json);
   }
-  cairn_plan_schedule_free(&s);
-  cairn_plan_instance_free(&in);
+  cairn__plan_schedule_free(&s);
+  cairn__plan_instance_free(&in);
   return st;
 }
 

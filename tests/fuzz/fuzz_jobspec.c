@@ -16,9 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
   uint8_t sel = data[0];
-  cairn_jobspec_mode mode = sel & 1 ? CAIRN_JOBSPEC_SERVER : CAIRN_JOBSPEC_CLIENT;
+  cairn__jobspec_mode mode = sel & 1 ? CAIRN_JOBSPEC_SERVER : CAIRN_JOBSPEC_CLIENT;
   cairn_error err = {0};
-  cairn_jobspec *j = cairn_jobspec_parse((const char *)data + 1, size - 1, mode, &err);
+  cairn__jobspec *j = cairn__jobspec_parse((const char *)data + 1, size - 1, mode, &err);
   if (!j) {
     if (!err.text[0])
       abort(); /* a refusal names its problem */
@@ -30,11 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 0; i < CAIRN_LIMIT_COUNT; i++)
       ceiling[i] = (sel & 4) ? 1 + i : 1000000;
     cairn_error cerr = {0};
-    (void)cairn_jobspec_ceiling(j, ceiling, flag, &cerr);
+    (void)cairn__jobspec_ceiling(j, ceiling, flag, &cerr);
   }
   for (uint32_t i = 0; i < j->nfiles; i++)
-    if (cairn_jobspec_file_index(j, j->files[i].name) < 0)
+    if (cairn__jobspec_file_index(j, j->files[i].name) < 0)
       abort();
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   return 0;
 }

@@ -89,7 +89,7 @@ static void test_indices_are_phi_and_audit_names_volunteer(void **state) {
       long long idx = (long long)json_integer_value(json_object_get(a, "index"));
       uint64_t want;
       assert_int_equal(t, (long long)i + 1); /* t counts every allocation, from 1 */
-      assert_int_equal(cairn_ataf_index(CAIRN_ATAF_PHISHARP, (uint64_t)row, (uint64_t)t, &want,
+      assert_int_equal(cairn__ataf_index(CAIRN_ATAF_PHISHARP, (uint64_t)row, (uint64_t)t, &want,
                                         NULL), CAIRN_OK);
       assert_int_equal(idx, (long long)want);
       json_t *who = get(srv.url, "/v1/audit/index/%lld", idx);
@@ -266,7 +266,7 @@ static void test_family_fixed_at_creation(void **state) {
     json_t *w = NULL;
     assert_int_equal(harness_http(srv.url, "POST", "/v1/work", tok, NULL, 0, &w, NULL, NULL), 200);
     uint64_t want;
-    assert_int_equal(cairn_ataf_index(CAIRN_ATAF_PHI3, (uint64_t)row, t, &want, NULL), CAIRN_OK);
+    assert_int_equal(cairn__ataf_index(CAIRN_ATAF_PHI3, (uint64_t)row, t, &want, NULL), CAIRN_OK);
     assert_int_equal(json_integer_value(json_object_get(w, "index")), (json_int_t)want);
     json_decref(w);
   }

@@ -95,7 +95,7 @@ static void check_chunk_list(const char *url, const char *sha) {
   assert_int_equal(json_array_size(a), BIG / CHUNK);
   for (size_t i = 0; i < BIG / CHUNK; i++) {
     char hex[65];
-    cairn_sha256_hex(data + i * CHUNK, CHUNK, hex);
+    cairn__sha256_hex(data + i * CHUNK, CHUNK, hex);
     assert_string_equal(json_string_value(json_array_get(a, i)), hex);
   }
   json_decref(r);

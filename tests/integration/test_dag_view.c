@@ -52,22 +52,22 @@ static long long submit(const char *url, json_t *job) {
   return id;
 }
 
-/* The answer's profile under name equals cairn_ic_play of ops on its dag. */
-static void check_profile(json_t *o, const char *name, const cairn_policy_ops *ops) {
+/* The answer's profile under name equals cairn__ic_play of ops on its dag. */
+static void check_profile(json_t *o, const char *name, const cairn__policy_ops *ops) {
   json_t *par = json_object_get(o, "parents");
   uint32_t n = (uint32_t)json_array_size(par);
-  cairn_edge *e = calloc(2 * (size_t)n + 1, sizeof *e);
+  cairn__edge *e = calloc(2 * (size_t)n + 1, sizeof *e);
   uint64_t m = 0;
   for (uint32_t c = 0; c < n; c++) {
     size_t k;
     json_t *p;
-    json_array_foreach(json_array_get(par, c), k, p) e[m++] = (cairn_edge){(uint32_t)json_integer_value(p), c};
+    json_array_foreach(json_array_get(par, c), k, p) e[m++] = (cairn__edge){(uint32_t)json_integer_value(p), c};
   }
   cairn_error err = {0};
-  cairn_dag *d = cairn_dag_build(n, e, m, &err);
+  cairn__dag *d = cairn__dag_build(n, e, m, &err);
   assert_non_null(d);
   uint32_t *want = calloc((size_t)n + 1, sizeof *want);
-  assert_true(cairn_ic_play(d, ops, 1, want, NULL, &err) >= 0);
+  assert_true(cairn__ic_play(d, ops, 1, want, NULL, &err) >= 0);
   json_t *got = json_object_get(json_object_get(o, "profiles"), name);
   assert_int_equal(json_array_size(got), n + 1);
   for (uint32_t t = 0; t <= n; t++)
@@ -76,7 +76,7 @@ static void check_profile(json_t *o, const char *name, const cairn_policy_ops *o
   assert_int_equal(want[n], 0);
   free(want);
   free(e);
-  cairn_dag_free(d);
+  cairn__dag_free(d);
 }
 
 static void test_dag_view(void **state) {
@@ -99,8 +99,8 @@ static void test_dag_view(void **state) {
       assert_int_equal(json_integer_value(json_array_get(depth, (size_t)(i * 5 + j))), i + j);
       assert_int_equal(json_array_size(json_array_get(par, (size_t)(i * 5 + j))), (i > 0) + (j > 0));
     }
-  check_profile(o, "fifo", &cairn_policy_fifo);
-  check_profile(o, "ic", &cairn_policy_ic);
+  check_profile(o, "fifo", &cairn__policy_fifo);
+  check_profile(o, "ic", &cairn__policy_ic);
   json_decref(o);
 
   /* A fifo job has one profile; the token, unknown jobs and bad ids. */

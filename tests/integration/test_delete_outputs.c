@@ -223,13 +223,13 @@ static void sha_of(const char *path, char hex[65]) {
   FILE *fp = fopen(path, "rb");
   assert_non_null(fp);
   static char buf[65536];
-  cairn_sha256 h;
-  cairn_sha256_init(&h);
+  cairn__sha256 h;
+  cairn__sha256_init(&h);
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-    cairn_sha256_update(&h, buf, n);
+    cairn__sha256_update(&h, buf, n);
   fclose(fp);
-  cairn_sha256_final_hex(&h, hex);
+  cairn__sha256_final_hex(&h, hex);
 }
 
 static void test_delete_removes_outputs(void **state) {

@@ -76,7 +76,7 @@ static json_t *sources_for(const char *url, const char *tok) {
       snprintf(sha, sizeof sha, "%.64s", q - 64);
       memset(not_the_key, '0', 64);
       not_the_key[64] = '\0';
-      cairn_grant_verdict g = cairn_grant_check(not_the_key, sha, q + 7,
+      cairn__grant_verdict g = cairn__grant_check(not_the_key, sha, q + 7,
                                                 (long long)time(NULL) + CAIRN_GRANT_SECONDS -
                                                   CAIRN_GRANT_SKEW_SECONDS - 60, NULL);
       assert_int_equal(g, CAIRN_GRANT_WRONG); /* not malformed, not expired */
@@ -105,7 +105,7 @@ static long long submit_broadcast(const char *url, char sha[65], char path[128])
   char *data = malloc(size);
   for (size_t i = 0; i < size; i++)
     data[i] = (char)(i * 7 + 3);
-  cairn_sha256_hex(data, size, sha);
+  cairn__sha256_hex(data, size, sha);
   snprintf(path, 128, "/v1/files/%s", sha);
   assert_int_equal(harness_http(url, "PUT", path, ADMIN, data, size, NULL, NULL, NULL), 201);
   free(data);
@@ -140,7 +140,7 @@ static void test_sources_follow_clusters(void **state) {
 
   char a1[65], a2[65], a3[65], a4[65], b1[65], b2[65], peer_key[65];
   reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, peer_key);
-  assert_true(cairn_sha256_valid_hex(peer_key));
+  assert_true(cairn__sha256_valid_hex(peer_key));
   reg(srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
   reg(srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
   reg(srv.url, "a4", "a", "http://127.0.0.1:7004", a4, NULL);
@@ -433,7 +433,7 @@ static char *pattern(size_t size, int seed) {
  * and their /v1/files path in path. */
 static void upload(const char *url, size_t size, int seed, char sha[65], char path[128]) {
   char *data = pattern(size, seed);
-  cairn_sha256_hex(data, size, sha);
+  cairn__sha256_hex(data, size, sha);
   snprintf(path, 128, "/v1/files/%s", sha);
   assert_int_equal(harness_http(url, "PUT", path, ADMIN, data, size, NULL, NULL, NULL), 201);
   free(data);
@@ -549,7 +549,7 @@ static void test_holders_survive_a_master_kill(void **state) {
   assert_int_equal(harness_http(peer, "GET", granted + strlen(peer), NULL, NULL, 0, NULL, &raw,
                                 &len), 200);
   assert_int_equal(len, size);
-  cairn_sha256_hex(raw, len, got);
+  cairn__sha256_hex(raw, len, got);
   free(raw);
   assert_string_equal(got, sha);
   assert_int_equal(master_bytes(srv.url), 0);

@@ -52,7 +52,7 @@ static void make_job(const char *dir, char sha[65]) {
     s = s * 1664525u + 1013904223u;
     data[i] = (unsigned char)(s >> 24);
   }
-  cairn_sha256_hex(data, BIG, sha);
+  cairn__sha256_hex(data, BIG, sha);
   snprintf(path, sizeof path, "%s/big.bin", dir);
   FILE *f = fopen(path, "wb");
   assert_non_null(f);

@@ -34,7 +34,7 @@ static void check_family(const char *family, const char *n) {
   snprintf(path, sizeof path, "%s/job.json", dir);
   harness_write_file(path, text);
   cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *spec = cairn__jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
   assert_non_null(spec);
   free(text);
   assert_string_equal(spec->policy, "ic");
@@ -71,10 +71,10 @@ static void check_family(const char *family, const char *n) {
   }
   json_decref(trail);
 
-  assert_true(cairn_ic_play(spec->dag, &cairn_policy_ic, 0, p2, played, &err) >= 0);
+  assert_true(cairn__ic_play(spec->dag, &cairn__policy_ic, 0, p2, played, &err) >= 0);
   assert_memory_equal(served, played, nt * sizeof *served);
-  assert_true(cairn_ic_profile_of_order(spec->dag, served, p1) >= 0);
-  assert_int_equal(cairn_ic_max_profile(spec->dag, 50000000, best, NULL), 0);
+  assert_true(cairn__ic_profile_of_order(spec->dag, served, p1) >= 0);
+  assert_int_equal(cairn__ic_max_profile(spec->dag, 50000000, best, NULL), 0);
   for (uint32_t t = 0; t <= nt; t++)
     if (p1[t] != best[t])
       fail_msg("%s %s: E(%u) = %u, optimum %u", family, n, t, p1[t], best[t]);
@@ -83,7 +83,7 @@ static void check_family(const char *family, const char *n) {
   free(p1);
   free(p2);
   free(best);
-  cairn_jobspec_free(spec);
+  cairn__jobspec_free(spec);
   assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
 }
 

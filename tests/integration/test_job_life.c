@@ -318,7 +318,7 @@ static void upload_random(const char *url, size_t n, char sha[65]) {
   FILE *fp = fopen("/dev/urandom", "rb");
   assert_true(fp && fread(data, 1, n, fp) == n);
   fclose(fp);
-  cairn_sha256_hex(data, n, sha);
+  cairn__sha256_hex(data, n, sha);
   char path[128];
   snprintf(path, sizeof path, "/v1/files/%s", sha);
   long st = harness_http(url, "PUT", path, ADMIN, data, n, NULL, NULL, NULL);

@@ -60,7 +60,7 @@ static int setup(void **state) {
   static const char line[] = LINE "\n";
   for (size_t at = 0; at < SIZE; at++)
     data[at] = (unsigned char)line[at % (sizeof line - 1)];
-  cairn_sha256_hex(data, SIZE, sha);
+  cairn__sha256_hex(data, SIZE, sha);
   return 0;
 }
 
@@ -206,7 +206,7 @@ static void test_crossing(void **state) {
   json_t *list = json_object_get(r, "chunks");
   assert_int_equal(json_array_size(list), SIZE / CHUNK);
   for (size_t i = 0; i < SIZE / CHUNK; i++) {
-    cairn_sha256_hex(data + i * CHUNK, CHUNK, hex);
+    cairn__sha256_hex(data + i * CHUNK, CHUNK, hex);
     assert_string_equal(json_string_value(json_array_get(list, i)), hex);
   }
   json_decref(r);
@@ -354,7 +354,7 @@ static void test_lying_producer(void **state) {
   json_t *chunks = json_array();
   for (size_t i = 0; i < SIZE / CHUNK; i++) {
     char hex[65];
-    cairn_sha256_hex(data, 1 + i, hex); /* not the chunk's */
+    cairn__sha256_hex(data, 1 + i, hex); /* not the chunk's */
     json_array_append_new(chunks, json_string(hex));
   }
   snprintf(path, sizeof path, "/v1/results/%lld", idx);

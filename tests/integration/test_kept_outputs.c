@@ -84,9 +84,9 @@ static int teardown(void **state) {
 static void expected(const char *tag, char out[NTASKS][65]) {
   unsigned char *keep[NTASKS] = {0};
   for (int k = 0; k < NTASKS; k++) {
-    cairn_sha256 h;
+    cairn__sha256 h;
     char seed[65], line[256];
-    cairn_sha256_init(&h);
+    cairn__sha256_init(&h);
     /* the script reads its inputs in the order of their folders' names */
     int a = parents[k][0], b = parents[k][1];
     if (a >= 0 && strcmp(ids[a], ids[b]) > 0) {
@@ -94,16 +94,16 @@ static void expected(const char *tag, char out[NTASKS][65]) {
       b = parents[k][0];
     }
     if (a >= 0) {
-      cairn_sha256_update(&h, keep[a], OUT_BYTES);
-      cairn_sha256_update(&h, keep[b], OUT_BYTES);
+      cairn__sha256_update(&h, keep[a], OUT_BYTES);
+      cairn__sha256_update(&h, keep[b], OUT_BYTES);
     }
-    cairn_sha256_final_hex(&h, seed);
+    cairn__sha256_final_hex(&h, seed);
     int n = snprintf(line, sizeof line, "%s %s %s  - \n", tag, ids[k], seed);
     keep[k] = malloc(OUT_BYTES);
     assert_non_null(keep[k]);
     for (size_t at = 0; at < OUT_BYTES; at += (size_t)n)
       memcpy(keep[k] + at, line, at + (size_t)n <= OUT_BYTES ? (size_t)n : OUT_BYTES - at);
-    cairn_sha256_hex(keep[k], OUT_BYTES, out[k]);
+    cairn__sha256_hex(keep[k], OUT_BYTES, out[k]);
   }
   for (int k = 0; k < NTASKS; k++)
     free(keep[k]);

@@ -291,7 +291,7 @@ static void test_limits_env_stdin(void **state) {
   fixture *f = *state;
   const char *data = "hello from stdin\n";
   char sha[65], path[128], job[2048];
-  cairn_sha256_hex(data, strlen(data), sha);
+  cairn__sha256_hex(data, strlen(data), sha);
   snprintf(path, sizeof path, "/v1/files/%s", sha);
   long st = harness_http(f->srv.url, "PUT", path, ADMIN, data, strlen(data), NULL, NULL, NULL);
   assert_true(st == 200 || st == 201);

@@ -79,7 +79,7 @@ static void source_digest(const char *tag, int k, char out[65]) {
   assert_non_null(b);
   for (size_t at = 0; at < OUT_BYTES; at += (size_t)n)
     memcpy(b + at, line, at + (size_t)n <= OUT_BYTES ? (size_t)n : OUT_BYTES - at);
-  cairn_sha256_hex(b, OUT_BYTES, out);
+  cairn__sha256_hex(b, OUT_BYTES, out);
   free(b);
 }
 

@@ -152,13 +152,13 @@ static void file_sha(const char *path, char hex[65]) {
   FILE *fp = fopen(path, "rb");
   assert_non_null(fp);
   static char buf[65536];
-  cairn_sha256 h;
-  cairn_sha256_init(&h);
+  cairn__sha256 h;
+  cairn__sha256_init(&h);
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-    cairn_sha256_update(&h, buf, n);
+    cairn__sha256_update(&h, buf, n);
   fclose(fp);
-  cairn_sha256_final_hex(&h, hex);
+  cairn__sha256_final_hex(&h, hex);
 }
 
 /* The digest the app printed for name ("NAME SHA256" lines of output). */
@@ -252,7 +252,7 @@ static void test_files_and_child(void **state) {
   assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, NULL, &raw, &rawlen),
                    200);
   assert_int_equal(rawlen, 70000);
-  cairn_sha256_hex(raw, rawlen, hex);
+  cairn__sha256_hex(raw, rawlen, hex);
   free(raw);
   char want[65];
   printed_sha(out, "sub/part.dat", want);

@@ -58,7 +58,7 @@ static void test_peer_max_one(void **state) {
   assert_int_equal(harness_server_start(&srv, db, NULL), 0);
   unsigned char *z = calloc(1, OUT_BYTES);
   assert_non_null(z);
-  cairn_sha256_hex(z, OUT_BYTES, zeros);
+  cairn__sha256_hex(z, OUT_BYTES, zeros);
   free(z);
 
   size_t n = (size_t)snprintf(text, sizeof text,

@@ -211,11 +211,11 @@ static void test_files_content_addressed(void **state) {
   fixture *f = *state;
   const char *data = "ACGTACGT\nTTGA\n";
   char sha[65], path[128];
-  cairn_sha256_hex(data, strlen(data), sha);
+  cairn__sha256_hex(data, strlen(data), sha);
   snprintf(path, sizeof path, "/v1/files/%s", sha);
   /* wrong hash in the URL: refused, nothing stored */
   char other[65];
-  cairn_sha256_hex("x", 1, other);
+  cairn__sha256_hex("x", 1, other);
   char opath[128];
   snprintf(opath, sizeof opath, "/v1/files/%s", other);
   assert_int_equal(harness_http(f->srv.url, "PUT", opath, ADMIN, data, strlen(data), NULL, NULL, NULL), 400);
@@ -397,7 +397,7 @@ static void test_report_all_or_nothing(void **state) {
   const char *data = "served by peers\n";
   const char *peer = "cairn_file_bytes_served_total{source=\"peer\"}";
   char sha[65], path[128], tok[65], good[600], body[900];
-  cairn_sha256_hex(data, strlen(data), sha);
+  cairn__sha256_hex(data, strlen(data), sha);
   snprintf(path, sizeof path, "/v1/files/%s", sha);
   assert_int_equal(
     harness_http(f->srv.url, "PUT", path, ADMIN, data, strlen(data), NULL, NULL, NULL), 201);

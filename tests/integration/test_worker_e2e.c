@@ -28,7 +28,7 @@ typedef harness_fixture fixture;
 /* Uploads text as a file; writes its sha256 into sha. */
 static void upload(const char *url, const char *text, char sha[65]) {
   char path[128];
-  cairn_sha256_hex(text, strlen(text), sha);
+  cairn__sha256_hex(text, strlen(text), sha);
   snprintf(path, sizeof path, "/v1/files/%s", sha);
   long st = harness_http(url, "PUT", path, ADMIN, text, strlen(text), NULL, NULL, NULL);
   assert_true(st == 200 || st == 201);
@@ -340,7 +340,7 @@ static void test_reregisters_when_token_unknown(void **state) {
   assert_non_null(c);
   assert_int_not_equal(json_integer_value(json_object_get(c, "id")), 4242);
   const char *token = json_string_value(json_object_get(c, "token"));
-  assert_true(cairn_sha256_valid_hex(token));
+  assert_true(cairn__sha256_valid_hex(token));
   struct stat st;
   assert_int_equal(stat(path, &st), 0);
   assert_int_equal(st.st_mode & 0777, 0600);

@@ -351,7 +351,7 @@ static void upload_mib(fixture *f, int mib, char c, char sha[65]) {
   char *data = malloc(len), path[128];
   assert_non_null(data);
   memset(data, c, len);
-  cairn_sha256_hex(data, len, sha);
+  cairn__sha256_hex(data, len, sha);
   snprintf(path, sizeof path, "/v1/files/%s", sha);
   long st = harness_http(f->srv.url, "PUT", path, ADMIN, data, len, NULL, NULL, NULL);
   free(data);

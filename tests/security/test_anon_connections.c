@@ -111,20 +111,20 @@ static void *attacker(void *p) {
  * harness_http); its status (0: no answer) and its time in *secs. */
 static long timed(const char *url, const char *method, const char *path, const char *token,
                   const char *body, double *secs) {
-  cairn_http *h = cairn_http_create(url);
+  cairn__http *h = cairn__http_create(url);
   if (token)
-    cairn_http_set_token(h, token);
-  cairn_http_set_timeout(h, TIMEOUT_SECONDS);
-  cairn_http_response r;
+    cairn__http_set_token(h, token);
+  cairn__http_set_timeout(h, TIMEOUT_SECONDS);
+  cairn__http_response r;
   cairn_error err = {0};
   double t0 = harness_now();
   long st = 0;
-  if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body,
+  if (cairn__http_request(h, method, path, body ? "application/json" : NULL, body,
                          body ? strlen(body) : 0, 1u << 20, &r, &err) == CAIRN_OK)
     st = r.status;
   *secs = harness_now() - t0;
-  cairn_buf_free(&r.body);
-  cairn_http_delete(h);
+  cairn__buf_free(&r.body);
+  cairn__http_delete(h);
   return st;
 }
 

@@ -26,14 +26,14 @@
 static void test_helper(void **state) {
   (void)state;
   char out[64], small[12];
-  assert_string_equal(cairn_termsafe("a\x1b[2Jb", out, sizeof out), "a\\x1b[2Jb");
-  assert_string_equal(cairn_termsafe("\x7f\\\t", out, sizeof out), "\\x7f\\\\\\x09");
+  assert_string_equal(cairn__termsafe("a\x1b[2Jb", out, sizeof out), "a\\x1b[2Jb");
+  assert_string_equal(cairn__termsafe("\x7f\\\t", out, sizeof out), "\\x7f\\\\\\x09");
   /* C1 controls, encoded (U+009B) or raw; valid UTF-8 above them stays. */
-  assert_string_equal(cairn_termsafe("\xc2\x9b|\x9b|\xc3\xa9", out, sizeof out),
+  assert_string_equal(cairn__termsafe("\xc2\x9b|\x9b|\xc3\xa9", out, sizeof out),
                       "\\xc2\\x9b|\\x9b|\xc3\xa9");
-  assert_string_equal(cairn_termsafe(NULL, out, sizeof out), "");
-  assert_string_equal(cairn_termsafe("0123456789abcdef", small, sizeof small), "01234567...");
-  assert_string_equal(cairn_termsafe("\x1b\x1b\x1b", small, sizeof small), "\\x1b\\x1b...");
+  assert_string_equal(cairn__termsafe(NULL, out, sizeof out), "");
+  assert_string_equal(cairn__termsafe("0123456789abcdef", small, sizeof small), "01234567...");
+  assert_string_equal(cairn__termsafe("\x1b\x1b\x1b", small, sizeof small), "\\x1b\\x1b...");
 }
 
 /* 1 when text holds a control byte other than the newlines and tabs that

@@ -140,8 +140,8 @@ static void expect_refused(const fixture *f, long long job, const char *id,
 static void test_linked_outputs_refused(void **state) {
   fixture *f = *state;
   char bin[4096], job[16384], secret_sha[65], ok_sha[65];
-  cairn_sha256_hex(SECRET, strlen(SECRET), secret_sha);
-  cairn_sha256_hex("mine\n", 5, ok_sha);
+  cairn__sha256_hex(SECRET, strlen(SECRET), secret_sha);
+  cairn__sha256_hex("mine\n", 5, ok_sha);
   harness_bin(bin, sizeof bin, "cairn-worker");
   const char *argv[] = {bin, "--server", f->srv.url, "--dir", f->wdir, "--name", "w",
                         "--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", "off",

@@ -77,9 +77,9 @@ static void test_uploads(void **state) {
   assert_int_equal(json_array_size(outs), 2); /* the offer lists the patterns */
   json_decref(r);
   char hello[65], hellx[65], never[65];
-  cairn_sha256_hex("hello", 5, hello);
-  cairn_sha256_hex("hellx", 5, hellx);
-  cairn_sha256_hex("never", 5, never);
+  cairn__sha256_hex("hello", 5, hello);
+  cairn__sha256_hex("hellx", 5, hellx);
+  cairn__sha256_hex("never", 5, never);
 
   /* a lease not held: another volunteer's, or none */
   r = NULL;

@@ -45,7 +45,7 @@ static void upload(fixture *f, int seed, char sha[65]) {
   assert_non_null(data);
   for (unsigned i = 0; i < SIZE; i++)
     data[i] = (char)(i * 31u + (unsigned)seed * 7u + i / 97u);
-  cairn_sha256_hex(data, SIZE, sha);
+  cairn__sha256_hex(data, SIZE, sha);
   snprintf(path, sizeof path, "/v1/files/%s", sha);
   assert_int_equal(harness_http(f->srv.url, "PUT", path, ADMIN, data, SIZE, NULL, NULL, NULL), 201);
   free(data);
@@ -120,7 +120,7 @@ static long long enrol(fixture *f, const char *name, char tok[65], char key[65])
   assert_null(json_object_get(r, "peer_token")); /* nothing shared by every volunteer */
   snprintf(tok, 65, "%s", json_string_value(json_object_get(r, "token")));
   snprintf(key, 65, "%s", json_string_value(json_object_get(r, "peer_key")));
-  assert_true(cairn_sha256_valid_hex(key));
+  assert_true(cairn__sha256_valid_hex(key));
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(b);
   json_decref(r);
@@ -147,7 +147,7 @@ static long from_w1(fixture *f, const char *path, const char *token, char sha[65
   size_t len = 0;
   long st = harness_http(f->peer, "GET", path, token, NULL, 0, NULL, &raw, &len);
   if (st == 200)
-    cairn_sha256_hex(raw, len, sha);
+    cairn__sha256_hex(raw, len, sha);
   else
     snprintf(sha, 65, "-");
   free(raw);
@@ -221,7 +221,7 @@ static void test_grants_open_one_file_to_one_volunteer(void **state) {
   long with_token = from_w1(f, path_a, tok2, sha);
   /* a volunteer's own peer key makes grants for its own copies only */
   char forged[CAIRN_GRANT_MAX + 1], forged_path[512];
-  assert_int_equal(cairn_grant_make(key2, f->sha_a, v2, (long long)time(NULL) + 600, forged), 0);
+  assert_int_equal(cairn__grant_make(key2, f->sha_a, v2, (long long)time(NULL) + 600, forged), 0);
   snprintf(forged_path, sizeof forged_path, "%s?" CAIRN_GRANT_PARAM "=%s", path_a, forged);
   long forged_st = from_w1(f, forged_path, NULL, sha);
   printf("B with A's grant: %ld; no grant: %ld; volunteer token: %ld; forged grant: %ld\n",

@@ -20,7 +20,7 @@
 
 static void upload(const char *url, const char *text, char sha[65]) {
   char path[128];
-  cairn_sha256_hex(text, strlen(text), sha);
+  cairn__sha256_hex(text, strlen(text), sha);
   snprintf(path, sizeof path, "/v1/files/%s", sha);
   assert_int_equal(harness_http(url, "PUT", path, ADMIN, text, strlen(text), NULL, NULL, NULL),
                    201);

@@ -48,7 +48,7 @@ static void upload_files(fixture *f) {
   for (int i = 0; i < NFILES; i++) {
     char text[32], path[96];
     int n = snprintf(text, sizeof text, "served file %d\n", i);
-    cairn_sha256_hex(text, (size_t)n, g_sha[i]);
+    cairn__sha256_hex(text, (size_t)n, g_sha[i]);
     snprintf(path, sizeof path, "/v1/files/%s", g_sha[i]);
     long st = harness_http(f->srv.url, "PUT", path, ADMIN, text, (size_t)n, NULL, NULL, NULL);
     assert_true(st == 200 || st == 201);

@@ -51,20 +51,20 @@ typedef struct job {
  * volunteer i named v<i> in team t<i>. */
 static void *registrar(void *arg) {
   job *j = arg;
-  cairn_http *h = cairn_http_create(j->url);
+  cairn__http *h = cairn__http_create(j->url);
   for (int i = j->from; h && i < j->to; i += j->step) {
     char body[160];
     int n = snprintf(body, sizeof body,
                      "{\"name\": \"volunteer-%05d\", \"apps\": [\"a\"], \"team\": \"team-%05d\"}",
                      i, i);
-    cairn_http_response r;
+    cairn__http_response r;
     cairn_error err = {0};
-    if (cairn_http_request(h, "POST", "/v1/volunteers", "application/json", body, (size_t)n,
+    if (cairn__http_request(h, "POST", "/v1/volunteers", "application/json", body, (size_t)n,
                            1u << 16, &r, &err) == CAIRN_OK && r.status == 201)
       j->ok++;
-    cairn_buf_free(&r.body);
+    cairn__buf_free(&r.body);
   }
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return NULL;
 }
 
@@ -136,18 +136,18 @@ typedef struct reader {
 /* n reads of the largest page on one kept-alive connection. */
 static void *read_pages(void *arg) {
   reader *r = arg;
-  cairn_http *h = cairn_http_create(r->url);
+  cairn__http *h = cairn__http_create(r->url);
   for (int i = 0; h && i < r->n; i++) {
-    cairn_http_response resp;
+    cairn__http_response resp;
     cairn_error err = {0};
-    if (cairn_http_request(h, "GET", "/v1/stats?limit=1000", NULL, NULL, 0, 1u << 24, &resp,
+    if (cairn__http_request(h, "GET", "/v1/stats?limit=1000", NULL, NULL, 0, 1u << 24, &resp,
                            &err) == CAIRN_OK && resp.status == 200) {
       r->ok++;
       r->bytes += resp.body.len;
     }
-    cairn_buf_free(&resp.body);
+    cairn__buf_free(&resp.body);
   }
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   return NULL;
 }
 

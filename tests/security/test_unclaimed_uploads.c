@@ -104,7 +104,7 @@ static char *data(int seed, size_t size, char sha[65]) {
     x ^= x << 5;
     p[i] = (char)x;
   }
-  cairn_sha256_hex(p, size, sha);
+  cairn__sha256_hex(p, size, sha);
   return p;
 }
 
@@ -231,7 +231,7 @@ static void test_expired_uploads_reclaimed(void **state) {
                    200);
   assert_int_equal(rawlen, FMIB * MIB);
   char got[65];
-  cairn_sha256_hex(raw, rawlen, got);
+  cairn__sha256_hex(raw, rawlen, got);
   assert_string_equal(got, kept);
   free(raw);
 }

@@ -4,7 +4,7 @@
  * DEL, Unicode bidirectional controls (U+202E would reverse what a
  * terminal shows after it) or invalid UTF-8, with a 400 naming the field,
  * and registers no volunteer; names in other scripts stay welcome. The
- * shared check (common/termsafe.h, cairn_text_valid) and the CLI's
+ * shared check (common/termsafe.h, cairn__text_valid) and the CLI's
  * escaping of bidirectional controls are checked on their own too. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -88,24 +88,24 @@ static void test_other_scripts_welcome(void **state) {
 /* The one definition the master and the CLI share. */
 static void test_text_check(void **state) {
   (void)state;
-  assert_true(cairn_text_valid("plain name", 10));
-  assert_true(cairn_text_valid("Zo\xc3\xab \xe5\xb1\xb1", 8));
-  assert_true(cairn_text_valid("", 0));
-  assert_false(cairn_text_valid("a\x1b", 2));
-  assert_false(cairn_text_valid("a\x7f", 2));
-  assert_false(cairn_text_valid("a\xc2\x85", 3));                 /* C1 NEL */
-  assert_false(cairn_text_valid("a\xe2\x80\xae", 4));             /* U+202E */
-  assert_false(cairn_text_valid("\xe2\x81\xa6", 3));              /* U+2066 */
-  assert_false(cairn_text_valid("\xd8\x9c", 2));                  /* U+061C */
-  assert_false(cairn_text_valid("\xe2\x80\x8f", 3));              /* U+200F */
-  assert_false(cairn_text_valid("a\xff", 2));                     /* not UTF-8 */
-  assert_false(cairn_text_valid("\xe2\x80", 2));                  /* cut short */
-  assert_false(cairn_text_valid("\xc0\xaf", 2));                  /* overlong */
-  assert_false(cairn_text_valid("\xed\xa0\x80", 3));              /* surrogate */
-  assert_false(cairn_text_valid("a\0b", 3));                      /* NUL inside */
+  assert_true(cairn__text_valid("plain name", 10));
+  assert_true(cairn__text_valid("Zo\xc3\xab \xe5\xb1\xb1", 8));
+  assert_true(cairn__text_valid("", 0));
+  assert_false(cairn__text_valid("a\x1b", 2));
+  assert_false(cairn__text_valid("a\x7f", 2));
+  assert_false(cairn__text_valid("a\xc2\x85", 3));                 /* C1 NEL */
+  assert_false(cairn__text_valid("a\xe2\x80\xae", 4));             /* U+202E */
+  assert_false(cairn__text_valid("\xe2\x81\xa6", 3));              /* U+2066 */
+  assert_false(cairn__text_valid("\xd8\x9c", 2));                  /* U+061C */
+  assert_false(cairn__text_valid("\xe2\x80\x8f", 3));              /* U+200F */
+  assert_false(cairn__text_valid("a\xff", 2));                     /* not UTF-8 */
+  assert_false(cairn__text_valid("\xe2\x80", 2));                  /* cut short */
+  assert_false(cairn__text_valid("\xc0\xaf", 2));                  /* overlong */
+  assert_false(cairn__text_valid("\xed\xa0\x80", 3));              /* surrogate */
+  assert_false(cairn__text_valid("a\0b", 3));                      /* NUL inside */
   /* and cairn prints a bidi control from a master escaped */
   char out[64];
-  assert_string_equal(cairn_termsafe("evil\xe2\x80\xaetxt", out, sizeof out),
+  assert_string_equal(cairn__termsafe("evil\xe2\x80\xaetxt", out, sizeof out),
                       "evil\\xe2\\x80\\xaetxt");
 }
 

@@ -63,7 +63,7 @@ static void upload_data(fixture *f) {
   assert_non_null(data);
   for (unsigned i = 0; i < DATA_SIZE; i++)
     data[i] = (char)('a' + (i * 7u + i / 13u) % 26u);
-  cairn_sha256_hex(data, DATA_SIZE, f->sha);
+  cairn__sha256_hex(data, DATA_SIZE, f->sha);
   snprintf(path, sizeof path, "/v1/files/%s", f->sha);
   long st = harness_http(f->srv.url, "PUT", path, ADMIN, data, DATA_SIZE, NULL, NULL, NULL);
   assert_true(st == 200 || st == 201);
@@ -165,14 +165,14 @@ static long long worker_id(fixture *f) {
 static long peer_get(fixture *f, char sha[65]) {
   char url[64], path[512], *raw = NULL, secret[65], key[65], grant[CAIRN_GRANT_MAX + 1];
   size_t len = 0;
-  cairn_grant_secret(ADMIN, secret);
-  cairn_grant_key(secret, worker_id(f), 0, key);
-  assert_int_equal(cairn_grant_make(key, f->sha, 99, (long long)time(NULL) + 60, grant), 0);
+  cairn__grant_secret(ADMIN, secret);
+  cairn__grant_key(secret, worker_id(f), 0, key);
+  assert_int_equal(cairn__grant_make(key, f->sha, 99, (long long)time(NULL) + 60, grant), 0);
   snprintf(url, sizeof url, "http://127.0.0.1:%u", f->peer_port);
   snprintf(path, sizeof path, "/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", f->sha, grant);
   long st = harness_http(url, "GET", path, NULL, NULL, 0, NULL, &raw, &len);
   if (st == 200)
-    cairn_sha256_hex(raw, len, sha);
+    cairn__sha256_hex(raw, len, sha);
   else
     snprintf(sha, 65, "-");
   free(raw);

@@ -73,7 +73,7 @@ static void test_half_sent_connections(void **state) {
   assert_int_equal(cairn__mkdirs(cache, 0755, &err), CAIRN_OK);
   char *data = calloc(1, FILE_SIZE);
   assert_non_null(data);
-  cairn_sha256_hex(data, FILE_SIZE, sha);
+  cairn__sha256_hex(data, FILE_SIZE, sha);
   char *file = cairn__path_join(cache, sha);
   assert_int_equal(cairn__write_file_atomic(file, data, FILE_SIZE, 0444, &err), CAIRN_OK);
   assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
@@ -83,7 +83,7 @@ static void test_half_sent_connections(void **state) {
   unsigned port = cairn__peer_port(p);
   snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
   char grant[CAIRN_GRANT_MAX + 1];
-  assert_int_equal(cairn_grant_make(KEY, sha, 9, (long long)time(NULL) + CAIRN_GRANT_SECONDS, grant),
+  assert_int_equal(cairn__grant_make(KEY, sha, 9, (long long)time(NULL) + CAIRN_GRANT_SECONDS, grant),
                    0);
   snprintf(path, sizeof path, "/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", sha, grant);
 

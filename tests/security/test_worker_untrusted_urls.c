@@ -166,7 +166,7 @@ static void test_untrusted_urls_and_sizes(void **state) {
   snprintf(m.secret_path, sizeof m.secret_path, "%s/secret", dir);
   assert_int_equal(harness_write_file(m.secret_path, SECRET "\n"), 0);
   memset(x, 'x', 64);
-  cairn_sha256_hex(x, 64, m.big_sha);
+  cairn__sha256_hex(x, 64, m.big_sha);
   int trap = listen_on("127.0.0.2", &m.trap_port);
   unsigned port = 0;
   int lfd = listen_on("127.0.0.1", &port);

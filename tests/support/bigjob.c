@@ -32,7 +32,7 @@ unsigned char *bigjob_data(size_t size, unsigned seed) {
 void bigjob_write(const char *dir, const char *name, const unsigned char *data, size_t size,
                   int n, char sha[65]) {
   char path[4200], text[8192];
-  cairn_sha256_hex(data, size, sha);
+  cairn__sha256_hex(data, size, sha);
   snprintf(path, sizeof path, "%s/big.bin", dir);
   FILE *f = fopen(path, "wb");
   assert_non_null(f);

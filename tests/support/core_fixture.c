@@ -15,11 +15,11 @@
 #include "common/log.h"
 #include "tests/support/core_fixture.h"
 
-cairn_core *core_fixture_open(core_fixture *f) {
+cairn__core *core_fixture_open(core_fixture *f) {
   cairn_error err = {0};
-  cairn_logger quiet;
-  cairn_logger_init(&quiet, CAIRN_LOG_ERROR, NULL, NULL);
-  cairn_core *c = cairn__core_open(f->db, 0, NULL, &quiet, -1, &err);
+  cairn__logger quiet;
+  cairn__logger_init(&quiet, CAIRN_LOG_ERROR, NULL, NULL);
+  cairn__core *c = cairn__core_open(f->db, 0, NULL, &quiet, -1, &err);
   if (!c)
     fail_msg("cannot open the core on %s: %s", f->db, err.text);
   return c;
@@ -62,9 +62,9 @@ int core_fixture_teardown(void **state) {
   return rc;
 }
 
-int64_t core_fixture_submit(cairn_core *c, const char *text) {
+int64_t core_fixture_submit(cairn__core *c, const char *text) {
   cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *spec = cairn__jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
   if (!spec)
     fail_msg("job rejected: %s", err.text);
   int64_t id = 0;
@@ -73,7 +73,7 @@ int64_t core_fixture_submit(cairn_core *c, const char *text) {
   return id;
 }
 
-int64_t core_fixture_register(cairn_core *c, const char *name, const char *team, int slots) {
+int64_t core_fixture_register(cairn__core *c, const char *name, const char *team, int slots) {
   char *apps[] = {"sum"}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -83,7 +83,7 @@ int64_t core_fixture_register(cairn_core *c, const char *name, const char *team,
   return id;
 }
 
-int64_t core_fixture_take(cairn_core *c, int64_t v) {
+int64_t core_fixture_take(cairn__core *c, int64_t v) {
   json_t *w = NULL;
   cairn_error err = {0};
   int retry = 0;
@@ -94,14 +94,14 @@ int64_t core_fixture_take(cairn_core *c, int64_t v) {
   return idx;
 }
 
-void core_fixture_result(cairn_core *c, int64_t v, int64_t idx, const char *out, double cpu) {
+void core_fixture_result(cairn__core *c, int64_t v, int64_t idx, const char *out, double cpu) {
   cairn_error err = {0};
   cairn__result_extra x = {.cpu_seconds = cpu, .has_cpu = cpu >= 0};
   if (cairn__core_result(c, v, idx, 0, NULL, out, strlen(out), &x, NULL, &err) != CAIRN_OK)
     fail_msg("result for %lld: %s", (long long)idx, err.text);
 }
 
-int64_t core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, int ntasks) {
+int64_t core_fixture_broadcast_job(cairn__core *c, const char *sha, int64_t size, int ntasks) {
   int existed = 1;
   cairn_error err = {0};
   if (cairn__core_add_file(c, sha, size, &existed, &err) != CAIRN_OK)
@@ -122,7 +122,7 @@ int64_t core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size,
   return id;
 }
 
-void core_fixture_heartbeat(cairn_core *c, int64_t v, cairn_report *r) {
+void core_fixture_heartbeat(cairn__core *c, int64_t v, cairn__report *r) {
   json_t *hb = NULL;
   cairn_error err = {0};
   r->fields |= CAIRN_FEAT_RUNNING;
@@ -132,8 +132,8 @@ void core_fixture_heartbeat(cairn_core *c, int64_t v, cairn_report *r) {
   json_decref(hb);
 }
 
-void core_fixture_have(cairn_core *c, int64_t v, const char *sha) {
-  static cairn_report r; /* large: not on the stack */
+void core_fixture_have(cairn__core *c, int64_t v, const char *sha) {
+  static cairn__report r; /* large: not on the stack */
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_HAVE;
   r.have[0] = sha;

@@ -9,30 +9,30 @@
 typedef struct core_fixture {
   char dir[256];
   char db[300];
-  cairn_core *c;
+  cairn__core *c;
 } core_fixture;
 
 /* Opens a core on f->db (durable off); fails the test when it cannot. */
-cairn_core *core_fixture_open(core_fixture *f);
+cairn__core *core_fixture_open(core_fixture *f);
 /* Closes f->c and opens it again on the same database. */
 void core_fixture_reopen(core_fixture *f);
 /* Submits the job file text (server mode) to c; its id, or fails the test
  * naming the refusal. */
-int64_t core_fixture_submit(cairn_core *c, const char *text);
+int64_t core_fixture_submit(cairn__core *c, const char *text);
 /* Driving the core as requests would (each fails the test naming the
  * refusal): registers a volunteer of cluster "rack" with slots slots and
  * team (NULL: none), without a file server; its id. */
-int64_t core_fixture_register(cairn_core *c, const char *name, const char *team, int slots);
+int64_t core_fixture_register(cairn__core *c, const char *name, const char *team, int slots);
 /* v asks for work and gets a task; its accountable index. */
-int64_t core_fixture_take(cairn_core *c, int64_t v);
+int64_t core_fixture_take(cairn__core *c, int64_t v);
 /* v's result for idx: output out, CPU seconds claimed cpu (< 0: none). */
-void core_fixture_result(cairn_core *c, int64_t v, int64_t idx, const char *out, double cpu);
+void core_fixture_result(cairn__core *c, int64_t v, int64_t idx, const char *out, double cpu);
 /* File sha (size bytes, recorded only) and a job of app "big" with ntasks
  * tasks reading it as a broadcast input ("big.bin", policy fifo); its id. */
-int64_t core_fixture_broadcast_job(cairn_core *c, const char *sha, int64_t size, int ntasks);
+int64_t core_fixture_broadcast_job(cairn__core *c, const char *sha, int64_t size, int ntasks);
 /* v's heartbeat (it runs nothing) with report r, then says it holds sha. */
-void core_fixture_heartbeat(cairn_core *c, int64_t v, cairn_report *r);
-void core_fixture_have(cairn_core *c, int64_t v, const char *sha);
+void core_fixture_heartbeat(cairn__core *c, int64_t v, cairn__report *r);
+void core_fixture_have(cairn__core *c, int64_t v, const char *sha);
 
 /* cmocka group fixtures: *state becomes a core_fixture with an open core. */
 int core_fixture_setup(void **state);

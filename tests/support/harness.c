@@ -338,26 +338,26 @@ int harness_server_stop(harness_server *s, int sig) {
 
 long harness_http(const char *url, const char *method, const char *path, const char *token,
                   const char *body, size_t body_len, json_t **resp, char **raw, size_t *rawlen) {
-  cairn_http *h = cairn_http_create(url);
+  cairn__http *h = cairn__http_create(url);
   if (token)
-    cairn_http_set_token(h, token);
-  cairn_http_response r;
+    cairn__http_set_token(h, token);
+  cairn__http_response r;
   cairn_error err = {0};
   if (resp)
     *resp = NULL;
   long status = 0;
-  if (cairn_http_request(h, method, path, body ? "application/json" : NULL, body, body_len,
+  if (cairn__http_request(h, method, path, body ? "application/json" : NULL, body, body_len,
                          1u << 28, &r, &err) == CAIRN_OK) {
     status = r.status;
     if (resp && r.body.len)
       *resp = json_loadb(r.body.data, r.body.len, 0, NULL);
     if (raw) {
-      *raw = cairn_buf_take(&r.body, rawlen);
+      *raw = cairn__buf_take(&r.body, rawlen);
     }
   } else
     fprintf(stderr, "harness: %s %s: %s\n", method, path, err.text);
-  cairn_buf_free(&r.body);
-  cairn_http_delete(h);
+  cairn__buf_free(&r.body);
+  cairn__http_delete(h);
   return status;
 }
 
@@ -407,20 +407,20 @@ int harness_run(const char *const *argv, char **out) {
     close(pfd[0]);
     return -1;
   }
-  cairn_buf b;
-  cairn_buf_init(&b, 1u << 28);
+  cairn__buf b;
+  cairn__buf_init(&b, 1u << 28);
   char chunk[4096];
   ssize_t k;
   while ((k = read(pfd[0], chunk, sizeof chunk)) > 0)
-    if (cairn_buf_append(&b, chunk, (size_t)k))
+    if (cairn__buf_append(&b, chunk, (size_t)k))
       break;
   close(pfd[0]);
   int st;
   waitpid(pid, &st, 0);
   if (out)
-    *out = cairn_buf_take(&b, NULL);
+    *out = cairn__buf_take(&b, NULL);
   else
-    cairn_buf_free(&b);
+    cairn__buf_free(&b);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 

@@ -39,7 +39,7 @@ static const char *unknown_field(const old_master *m, const char *body) {
 static char *answer(const old_master *m) {
   json_t *o = json_pack("{s:[]}", "extended");
   if (m->features >= 0)
-    json_object_set_new(o, CAIRN_FEATURES_KEY, cairn_features_json((unsigned)m->features));
+    json_object_set_new(o, CAIRN_FEATURES_KEY, cairn__features_json((unsigned)m->features));
   char *text = json_dumps(o, JSON_COMPACT);
   json_decref(o);
   return text;
@@ -126,7 +126,7 @@ int old_master_heartbeat(old_master *m, cairn__peerstate *ps, const int64_t *run
   cairn__session s;
   cairn__registration reg = {0};
   cairn_error err = {0};
-  cairn_http_response resp = {0};
+  cairn__http_response resp = {0};
   snprintf(base, sizeof base, "http://127.0.0.1:%u", m->port);
   harness_tmpdir(dir, sizeof dir);
   snprintf(cred, sizeof cred, "%s/credentials.json", dir);
@@ -134,19 +134,19 @@ int old_master_heartbeat(old_master *m, cairn__peerstate *ps, const int64_t *run
     return -1;
   s.peers = ps;
   s.offer = m->offer;
-  cairn__conn c = {cairn_http_create(base), 0, 0};
+  cairn__conn c = {cairn__http_create(base), 0, 0};
   int rc = -1;
   if (c.http && cairn__session_report(&s, &c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, running,
                                       nrunning, NULL, 0, 1 << 20, &resp, &err) == CAIRN_OK &&
       resp.status == 200) {
     json_t *answer = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
     cairn__peerstate_set_features(
-      ps, cairn_features_parse(json_object_get(answer, CAIRN_FEATURES_KEY)));
+      ps, cairn__features_parse(json_object_get(answer, CAIRN_FEATURES_KEY)));
     json_decref(answer);
     rc = 0;
   }
-  cairn_buf_free(&resp.body);
-  cairn_http_delete(c.http);
+  cairn__buf_free(&resp.body);
+  cairn__http_delete(c.http);
   cairn__session_destroy(&s);
   rmdir(dir);
   return rc;

@@ -23,7 +23,7 @@ typedef struct old_master {
   pthread_mutex_t mu;
   char *bodies[8];
   int n;
-  cairn_resources offer; /* the worker's offer old_master_heartbeat() reports
+  cairn__resources offer; /* the worker's offer old_master_heartbeat() reports
                           * (when the master takes it); zero after start: none */
 } old_master;
 

@@ -14,7 +14,7 @@ void report_fixture_init(cairn__peerstate *ps) {
 
 json_t *report_fixture_begin(cairn__peerstate *ps, cairn__peer_report *r) {
   assert_int_equal(cairn__peerstate_report_begin(ps, CAIRN_HEARTBEAT_FIELDS, r), 0);
-  json_t *j = cairn_report_json(&r->wire);
+  json_t *j = cairn__report_json(&r->wire);
   assert_non_null(j);
   return j;
 }

@@ -24,7 +24,7 @@
 
 /* The history every core gets: volunteer 1 is the liar (it agrees with
  * the others, so its results were accepted). */
-static void history(cairn_core *c) {
+static void history(cairn__core *c) {
   int64_t bad = core_fixture_register(c, "liar", "red", 8),
           a = core_fixture_register(c, "a", "red", 8), b = core_fixture_register(c, "b", "blue", 8);
   /* job 1: six pairs, each done on the liar's and a's agreement */
@@ -109,7 +109,7 @@ static char *store_state(const core_fixture *f) {
 
 /* The core's own end state, as text: each task's state, round, accepted
  * result and results' outcomes; each volunteer's counts and credit. */
-static char *core_state(cairn_core *c) {
+static char *core_state(cairn__core *c) {
   size_t cap = 1 << 16, len = 0;
   char *out = malloc(cap);
   assert_non_null(out);
@@ -153,7 +153,7 @@ static void same(const char *a, const char *b, const char *what) {
   }
 }
 
-static void ban(cairn_core *c, uint32_t k, char **report) {
+static void ban(cairn__core *c, uint32_t k, char **report) {
   json_t *rep = NULL;
   cairn_error err = {0};
   c->ban_slice = k;
@@ -227,7 +227,7 @@ static void test_slices_same_end_state(void **state) {
   void *st = NULL;
   assert_int_equal(core_fixture_setup(&st), 0);
   core_fixture *f = st;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   history(c);
   core_fixture_reopen(f);
   c = f->c;
@@ -266,7 +266,7 @@ static void test_index_drops_deleted_jobs(void **state) {
   void *fx = NULL;
   assert_int_equal(core_fixture_setup(&fx), 0);
   core_fixture *f = fx;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   int64_t v = core_fixture_register(c, "v", NULL, 8);
   int64_t old = core_fixture_submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"a\"}, "
                                        "{\"id\": \"b\"}, {\"id\": \"c\"}]}");

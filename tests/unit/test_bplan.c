@@ -21,12 +21,12 @@
 
 #define MIB (1024 * 1024)
 
-static cairn_core *open_core(char *dir, size_t len) {
+static cairn__core *open_core(char *dir, size_t len) {
   char db[4200];
   harness_tmpdir(dir, len);
   snprintf(db, sizeof db, "%s/cairn.db", dir);
   cairn_error err = {0};
-  cairn_core *c = cairn__core_open(db, 0, NULL, NULL, -1, &err);
+  cairn__core *c = cairn__core_open(db, 0, NULL, NULL, -1, &err);
   if (!c)
     fail_msg("cannot open a core: %s", err.text);
   /* Rates and plans are read and changed under the core's lock, as in the
@@ -35,7 +35,7 @@ static cairn_core *open_core(char *dir, size_t len) {
   return c;
 }
 
-static void close_core(cairn_core *c) {
+static void close_core(cairn__core *c) {
   pthread_mutex_unlock(&c->lock);
   cairn__core_close(c);
 }
@@ -43,7 +43,7 @@ static void close_core(cairn_core *c) {
 static void test_rates_measured_and_estimated(void **state) {
   (void)state;
   char dir[4096];
-  cairn_core *c = open_core(dir, sizeof dir);
+  cairn__core *c = open_core(dir, sizeof dir);
   /* defaults: 1 Gbit/s inside a cluster, 100 Mbit/s otherwise */
   assert_true(fabs(cairn__rate_get(c->dist, "a", "a") - 125e6) < 1);
   assert_true(fabs(cairn__rate_get(c->dist, "", "a") - 12.5e6) < 1);
@@ -119,7 +119,7 @@ static void check_tree(const mplan *p) {
 static void test_lcf_plan_matches_the_planner(void **state) {
   (void)state;
   char dir[4096];
-  cairn_core *c = open_core(dir, sizeof dir);
+  cairn__core *c = open_core(dir, sizeof dir);
   char *labels[] = {"c1", "c2", "c3", "c4"};
   int64_t counts[] = {4, 4, 4, 4};
   cairn_error err = {0};
@@ -131,13 +131,13 @@ static void test_lcf_plan_matches_the_planner(void **state) {
   assert_int_equal(p->C, 10);
   assert_true(fabs(p->unit - 64.0 * MIB / 125e6) < 1e-9);
   int64_t sizes[] = {1, 4, 4, 4, 4};
-  cairn_plan_instance in = {.model = CAIRN_PLAN_1C,
+  cairn__plan_instance in = {.model = CAIRN_PLAN_1C,
                             .cl = {.C = 10, .k = 5, .size = sizes, .source = 0}};
-  cairn_plan_schedule s;
-  assert_int_equal(cairn_plan_run(&in, "lcf", &s, &err), CAIRN_OK);
+  cairn__plan_schedule s;
+  assert_int_equal(cairn__plan_run(&in, "lcf", &s, &err), CAIRN_OK);
   assert_true(fabs(p->predicted - s.makespan * p->unit) < 1e-9);
   assert_true(fabs(p->lower_bound - s.lower_bound * p->unit) < 1e-9);
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   check_tree(p);
   /* the master is a cluster of one: it sends one copy at a time, first to
    * a cluster at time 0 */
@@ -162,12 +162,12 @@ static void test_lcf_plan_matches_the_planner(void **state) {
     assert_int_equal(p->conc[i], 1);
   int64_t deg[] = {1, 1, 1, 1, 1};
   in.cl.degree = deg;
-  assert_int_equal(cairn_plan_run(&in, "bounded-degree", &s, &err), CAIRN_OK);
+  assert_int_equal(cairn__plan_run(&in, "bounded-degree", &s, &err), CAIRN_OK);
   assert_true(fabs(p->predicted - s.makespan * p->unit) < 1e-9);
   /* docs/distribution.md: 32 units, lower bound 30 */
   assert_true(fabs(s.makespan - 32) < 1e-9);
   assert_true(fabs(s.lower_bound - 30) < 1e-9);
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   cairn__bplan_free(p);
   close_core(c);
 }
@@ -175,7 +175,7 @@ static void test_lcf_plan_matches_the_planner(void **state) {
 static void test_ecef_plans_use_measured_rates(void **state) {
   (void)state;
   char dir[4096];
-  cairn_core *c = open_core(dir, sizeof dir);
+  cairn__core *c = open_core(dir, sizeof dir);
   char *labels[] = {"a", "b", "c"};
   int64_t counts[] = {3, 1, 1};
   cairn_error err = {0};

@@ -25,7 +25,7 @@
 #define SHA "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
 
 /* Registers a worker of app in cluster; returns it. */
-static mvol *reg(cairn_core *c, const char *name, const char *cluster, const char *app) {
+static mvol *reg(cairn__core *c, const char *name, const char *cluster, const char *app) {
   char *apps[] = {(char *)app}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -36,7 +36,7 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster, const cha
 
 /* Uploads SHA (recorded only) and submits a job of app "big" whose tasks
  * read it as a broadcast input. */
-static void file_and_job(cairn_core *c) {
+static void file_and_job(cairn__core *c) {
   int existed = 1;
   cairn_error err = {0};
   if (cairn__core_add_file(c, SHA, 1 << 20, &existed, &err) != CAIRN_OK)
@@ -50,7 +50,7 @@ static void file_and_job(cairn_core *c) {
 }
 
 /* The census of app "big" as "cluster:count …", in order of arrival. */
-static void census(cairn_core *c, char *out, size_t len) {
+static void census(cairn__core *c, char *out, size_t len) {
   char *labels[16];
   int64_t counts[16];
   uint64_t gen = 0;
@@ -65,7 +65,7 @@ static void census(cairn_core *c, char *out, size_t len) {
 }
 
 /* v asks for work; 1 when it got a task (0: it waits for the broadcast). */
-static int work(cairn_core *c, mvol *v) {
+static int work(cairn__core *c, mvol *v) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
@@ -75,7 +75,7 @@ static int work(cairn_core *c, mvol *v) {
   return got;
 }
 
-static uint64_t work_done(cairn_core *c) {
+static uint64_t work_done(cairn__core *c) {
   pthread_mutex_lock(&c->lock);
   uint64_t n = c->dist->census_work;
   pthread_mutex_unlock(&c->lock);
@@ -86,7 +86,7 @@ static uint64_t work_done(cairn_core *c) {
  * whose time is up leave, a banned one leaves, one seen again comes back
  * at the end. */
 static void test_census_counts_expires_and_bans(void **state) {
-  cairn_core *c = ((core_fixture *)*state)->c;
+  cairn__core *c = ((core_fixture *)*state)->c;
   mvol *a1 = reg(c, "a1", "rack-a", "big");
   reg(c, "a2", "rack-a", "big");
   reg(c, "a3", "rack-a", "big");
@@ -131,7 +131,7 @@ enum { MANY = 2000 };
  * CAIRN__PLAN_MAX_CLUSTERS clusters; a second request in the same second
  * visits only its own volunteer's entry. */
 static void test_plan_work_is_bounded(void **state) {
-  cairn_core *c = ((core_fixture *)*state)->c;
+  cairn__core *c = ((core_fixture *)*state)->c;
   char name[32], cluster[32];
   mvol *last = NULL, *other = NULL;
   for (int i = 0; i < MANY; i++) {

@@ -25,7 +25,7 @@
 
 /* ---- helpers ---- */
 
-static int64_t reg(cairn_core *c, const char *name, const char *apps_csv, char token[65]) {
+static int64_t reg(cairn__core *c, const char *name, const char *apps_csv, char token[65]) {
   char buf[128], *apps[8];
   int napps = 0;
   snprintf(buf, sizeof buf, "%s", apps_csv);
@@ -39,7 +39,7 @@ static int64_t reg(cairn_core *c, const char *name, const char *apps_csv, char t
 }
 
 /* The volunteer holding token (white-box: the core's own record). */
-static mvol *auth(cairn_core *c, const char *token) {
+static mvol *auth(cairn__core *c, const char *token) {
   int64_t id = 0;
   cairn_error err = {0};
   if (cairn__core_auth(c, token, &id, &err) != CAIRN_OK)
@@ -51,7 +51,7 @@ static mvol *auth(cairn_core *c, const char *token) {
 
 static int64_t phi(int64_t row, int64_t t) {
   uint64_t out = 0;
-  assert_int_equal(cairn_ataf_index(CAIRN_ATAF_PHISHARP, (uint64_t)row, (uint64_t)t, &out, NULL),
+  assert_int_equal(cairn__ataf_index(CAIRN_ATAF_PHISHARP, (uint64_t)row, (uint64_t)t, &out, NULL),
                    CAIRN_OK);
   return (int64_t)out;
 }
@@ -65,7 +65,7 @@ static int64_t work_index(json_t *w) {
 }
 
 /* v asks for work and must get task (any task when NULL); returns its index. */
-static int64_t take_apps(cairn_core *c, mvol *v, const char *task, char **apps, int napps,
+static int64_t take_apps(cairn__core *c, mvol *v, const char *task, char **apps, int napps,
                          char *got, size_t gotlen) {
   json_t *w = NULL;
   cairn_error err = {0};
@@ -87,11 +87,11 @@ static int64_t take_apps(cairn_core *c, mvol *v, const char *task, char **apps, 
   return idx;
 }
 
-static int64_t take(cairn_core *c, mvol *v, const char *task) {
+static int64_t take(cairn__core *c, mvol *v, const char *task) {
   return take_apps(c, v, task, NULL, 0, NULL, 0);
 }
 
-static void no_work(cairn_core *c, mvol *v) {
+static void no_work(cairn__core *c, mvol *v) {
   json_t *w = NULL;
   cairn_error err = {0};
   assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
@@ -103,18 +103,18 @@ static void no_work(cairn_core *c, mvol *v) {
   }
 }
 
-static cairn_status result(cairn_core *c, mvol *v, int64_t idx, int exit_status, const char *out,
+static cairn_status result(cairn__core *c, mvol *v, int64_t idx, int exit_status, const char *out,
                            cairn_error *err) {
   return cairn__core_result(c, v->id, idx, exit_status, NULL, out, strlen(out), NULL, NULL, err);
 }
 
-static void result_ok(cairn_core *c, mvol *v, int64_t idx, const char *out) {
+static void result_ok(cairn__core *c, mvol *v, int64_t idx, const char *out) {
   cairn_error err = {0};
   if (result(c, v, idx, 0, out, &err) != CAIRN_OK)
     fail_msg("result for %lld: %s", (long long)idx, err.text);
 }
 
-static void expect_job(cairn_core *c, int64_t job, int waiting, int eligible, int running,
+static void expect_job(cairn__core *c, int64_t job, int waiting, int eligible, int running,
                        int done, int failed, const char *state) {
   json_t *j = cairn__core_job_json(c, job, 1);
   assert_non_null(j);
@@ -136,7 +136,7 @@ static void expect_job(cairn_core *c, int64_t job, int waiting, int eligible, in
 
 /* Every task of job, read in pages of two (each page's results and files
  * must land on its own tasks): {"tasks": [...]}. */
-static json_t *tasks_paged(cairn_core *c, int64_t job) {
+static json_t *tasks_paged(cairn__core *c, int64_t job) {
   json_t *all = json_array();
   int64_t after = 0, key = 0;
   do {
@@ -162,7 +162,7 @@ static json_t *tasks_paged(cairn_core *c, int64_t job) {
 
 /* The task called name in job: its state and attempts (and the accepted
  * output when out != NULL). */
-static void expect_task(cairn_core *c, int64_t job, const char *name, const char *state,
+static void expect_task(cairn__core *c, int64_t job, const char *name, const char *state,
                         int attempts, const char *out) {
   json_t *all = tasks_paged(c, job);
   json_t *t = NULL, *x;
@@ -186,7 +186,7 @@ static void expect_task(cairn_core *c, int64_t job, const char *name, const char
     fail_msg("%s", msg);
 }
 
-static json_int_t vol_field(cairn_core *c, int64_t id, const char *field) {
+static json_int_t vol_field(cairn__core *c, int64_t id, const char *field) {
   json_t *all = cairn__core_volunteers_json(c);
   json_t *v = json_array_get(json_object_get(all, "volunteers"), (size_t)(id - 1));
   assert_non_null(v);
@@ -288,7 +288,7 @@ static void test_register_and_auth(void **state) {
 
   /* only the hash of a token is on disk, before and after the close */
   char h1[65];
-  cairn_sha256_hex(t1, 64, h1);
+  cairn__sha256_hex(t1, 64, h1);
   assert_false(db_contains(f, t1));
   assert_false(db_contains(f, t2));
   cairn__core_close(f->c);
@@ -312,7 +312,7 @@ static const char *const diamond =
 
 static void test_dag_walk(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char tok[65];
   mvol *v = auth(c, (reg(c, "w1", "sum", tok), tok));
   int64_t job = submit(c, diamond);
@@ -400,7 +400,7 @@ static void test_dag_walk(void **state) {
 
 static void test_result_errors(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char t1[65], t2[65];
   reg(c, "w1", "sum", t1);
   reg(c, "w2", "sum", t2);
@@ -434,7 +434,7 @@ static void test_result_errors(void **state) {
 
 static void test_lease_expiry(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char t1[65], t2[65];
   reg(c, "w1", "sum", t1);
   reg(c, "w2", "sum", t2);
@@ -477,7 +477,7 @@ static void test_lease_expiry(void **state) {
 
 static void test_max_attempts(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char t1[65];
   reg(c, "w1", "sum", t1);
   mvol *v = auth(c, t1);
@@ -518,7 +518,7 @@ static void test_max_attempts(void **state) {
 
 static void test_apps(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char tc[65], tb[65];
   reg(c, "cellonly", "cell", tc);
   reg(c, "both", "sum,cell", tb);
@@ -551,7 +551,7 @@ static void test_apps(void **state) {
 
 static void test_replication_quorum(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char t1[65], t2[65], t3[65];
   reg(c, "w1", "sum", t1);
   reg(c, "w2", "sum", t2);
@@ -602,7 +602,7 @@ static void test_replication_quorum(void **state) {
 
 static void test_ban_requeues_tainted_tasks(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char tbad[65], tgood[65];
   reg(c, "liar", "sum", tbad);
   reg(c, "honest", "sum", tgood);
@@ -682,7 +682,7 @@ typedef struct snapshot {
   int64_t idx[8], expires[8];
 } snapshot;
 
-static void take_snapshot(cairn_core *c, snapshot *s, const int64_t *idx, size_t n) {
+static void take_snapshot(cairn__core *c, snapshot *s, const int64_t *idx, size_t n) {
   cairn_error err = {0};
   s->jobs = json_pack("[o, o]", cairn__core_job_json(c, 1, 1), cairn__core_job_json(c, 2, 1));
   s->tasks1 = cairn__core_tasks_json(c, 1, 0, CAIRN_TASKS_PAGE_MAX, &err);
@@ -694,7 +694,7 @@ static void take_snapshot(cairn_core *c, snapshot *s, const int64_t *idx, size_t
     json_object_del(v, "last_seen");
   s->nleases = c->leases.count;
   for (size_t k = 0; k < n; k++) {
-    mlease *l = cairn_hmap_get(&c->leases, (uint64_t)idx[k]);
+    mlease *l = cairn__hmap_get(&c->leases, (uint64_t)idx[k]);
     assert_non_null(l);
     s->idx[k] = idx[k];
     s->expires[k] = l->expires;
@@ -721,7 +721,7 @@ static void expect_same_json(json_t *a, json_t *b, const char *what) {
 
 static void test_restart_recovery(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char t1[65], t2[65], t3[65];
   reg(c, "w1", "sum", t1);
   reg(c, "w2", "sum", t2);
@@ -770,7 +770,7 @@ static void test_restart_recovery(void **state) {
   assert_int_equal(json_integer_value(json_array_get(json_object_get(hb, "extended"), 0)), ix3);
   json_decref(hb);
   /* a worker that names what it runs renews only that */
-  static cairn_report listed; /* zeroed: no field but "running" */
+  static cairn__report listed; /* zeroed: no field but "running" */
   listed.fields = CAIRN_FEAT_RUNNING;
   listed.running[0] = ix3;
   listed.nrunning = 1;
@@ -819,7 +819,7 @@ static void test_restart_then_expire(void **state) {
                              "\"tasks\": [{\"id\": \"a\"}]}");
   int64_t i1 = take(f->c, auth(f->c, t1), "a");
   cairn__core_close(f->c);
-  cairn_core *c = f->c = core_fixture_open(f);
+  cairn__core *c = f->c = core_fixture_open(f);
   expect_task(c, job, "a", "running", 1, NULL);
   assert_int_equal(cairn__core_expire(c, cairn__now() + 51), 1);
   expect_task(c, job, "a", "eligible", 1, NULL);
@@ -837,7 +837,7 @@ static void test_restart_then_expire(void **state) {
 
 static void test_result_with_next(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char t1[65];
   reg(c, "w1", "sum", t1);
   mvol *v = auth(c, t1);
@@ -858,7 +858,7 @@ static void test_result_with_next(void **state) {
   expect_task(c, job, "b", "running", 1, NULL);
   char *out = NULL;
   size_t len = 0;
-  assert_int_equal(cairn_store_task_output(c->store, 1, &out, &len, &err), CAIRN_OK);
+  assert_int_equal(cairn__store_task_output(c->store, 1, &out, &len, &err), CAIRN_OK);
   assert_int_equal(len, 1);
   assert_string_equal(out, "A");
   free(out);
@@ -883,7 +883,7 @@ static void test_result_with_next(void **state) {
  * that heartbeats do not move. */
 static void test_retry_elsewhere_and_hard_deadline(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char t1[65], t2[65];
   reg(c, "w1", "sum", t1);
   mvol *v1 = auth(c, t1);
@@ -896,7 +896,7 @@ static void test_retry_elsewhere_and_hard_deadline(void **state) {
   int64_t i2 = take(c, v1, "a");
   assert_int_equal(c->failures_total[CAIRN_LIMIT_MEMORY], 1);
   /* the hard deadline: issued + wall (10) + grace, whatever the lease says */
-  mlease *l = cairn_hmap_get(&c->leases, (uint64_t)i2);
+  mlease *l = cairn__hmap_get(&c->leases, (uint64_t)i2);
   assert_non_null(l);
   assert_int_equal(l->hard, l->issued + 10 + c->wall_grace);
   assert_true(l->expires <= l->hard);

@@ -18,7 +18,7 @@
 #include "server/core.h"
 #include "tests/support/core_fixture.h"
 
-static mvol *reg(cairn_core *c, const char *name) {
+static mvol *reg(cairn__core *c, const char *name) {
   char *apps[] = {"sum"}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -30,7 +30,7 @@ static mvol *reg(cairn_core *c, const char *name) {
 #define submit core_fixture_submit
 
 /* v asks for work and must get some; returns its index. */
-static int64_t take(cairn_core *c, mvol *v) {
+static int64_t take(cairn__core *c, mvol *v) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK || !w)
@@ -40,13 +40,13 @@ static int64_t take(cairn_core *c, mvol *v) {
   return idx;
 }
 
-static void result_ok(cairn_core *c, mvol *v, int64_t idx, const char *out) {
+static void result_ok(cairn__core *c, mvol *v, int64_t idx, const char *out) {
   cairn_error err = {0};
   if (cairn__core_result(c, v->id, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result for %lld: %s", (long long)idx, err.text);
 }
 
-static mtask *task0(cairn_core *c, int64_t job) { return &c->jobs[job - 1]->tasks[0]; }
+static mtask *task0(cairn__core *c, int64_t job) { return &c->jobs[job - 1]->tasks[0]; }
 
 #define JOB(q, validator)                                                                     \
   "{\"app\": \"sum\", \"replication\": 3, \"quorum\": " #q ", \"validator\": " validator       \
@@ -57,7 +57,7 @@ static mtask *task0(cairn_core *c, int64_t job) { return &c->jobs[job - 1]->task
  * two others, so it is canonical and every result is valid. */
 static void test_middle_result_is_canonical(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *a = reg(c, "a"), *b = reg(c, "b"), *d = reg(c, "d");
   int64_t job = submit(c, JOB(3, REL10));
   int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
@@ -76,7 +76,7 @@ static void test_middle_result_is_canonical(void **state) {
  * agrees with 1.1. */
 static void test_late_result_judged_against_canonical(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *a = reg(c, "a"), *b = reg(c, "b"), *d = reg(c, "d");
   int64_t job = submit(c, JOB(2, REL10));
   int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
@@ -95,7 +95,7 @@ static void test_late_result_judged_against_canonical(void **state) {
 /* A ban that takes away one of the two agreeing results re-queues the task. */
 static void test_ban_requeues(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *a = reg(c, "a"), *b = reg(c, "b"), *d = reg(c, "d");
   int64_t job = submit(c, JOB(2, REL10));
   int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
@@ -114,7 +114,7 @@ static void test_ban_requeues(void **state) {
 /* Under exact, "1.0" and "1.00" never agree; "1.0" twice does. */
 static void test_exact_compares_bytes(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *a = reg(c, "a"), *b = reg(c, "b"), *d = reg(c, "d");
   int64_t job = submit(c, JOB(2, "\"exact\""));
   int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
@@ -132,7 +132,7 @@ static void test_exact_compares_bytes(void **state) {
 /* A task that fails (max_attempts results, no two agreeing) keeps no output. */
 static void test_failed_task_frees_outputs(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *a = reg(c, "a"), *b = reg(c, "b");
   int64_t job = submit(c, "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
                           "\"max_attempts\": 2, \"validator\": " REL10 ", "

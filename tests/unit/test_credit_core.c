@@ -22,7 +22,7 @@
 #include "server/core.h"
 #include "tests/support/core_fixture.h"
 
-static const mres *res_of(cairn_core *c, int64_t job, int64_t idx) {
+static const mres *res_of(cairn__core *c, int64_t job, int64_t idx) {
   mrep *r = c->jobs[job - 1]->tasks[0].rep;
   for (uint32_t i = 0; r && i < r->nres; i++)
     if (r->res[i].idx == idx)
@@ -33,7 +33,7 @@ static const mres *res_of(cairn_core *c, int64_t job, int64_t idx) {
 
 static int near(double a, double b) { return fabs(a - b) < 1e-9; }
 
-static void expect(cairn_core *c, int64_t v, double credit, double cpu, int64_t n) {
+static void expect(cairn__core *c, int64_t v, double credit, double cpu, int64_t n) {
   const mvol *m = c->vols[v - 1];
   if (!near(m->credit, credit) || !near(m->cpu_seconds, cpu) || m->credited != n)
     fail_msg("volunteer %lld: credit %g, cpu %g, results %lld; wanted %g, %g, %lld",
@@ -43,7 +43,7 @@ static void expect(cairn_core *c, int64_t v, double credit, double cpu, int64_t 
 
 static void test_credit_rules(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   int64_t a = core_fixture_register(c, "a", "red", 4), b = core_fixture_register(c, "b", "red", 4),
           d = core_fixture_register(c, "d", NULL, 4), e = core_fixture_register(c, "e", "blue", 4);
   static const char three[] = "{\"app\": \"sum\", \"replication\": 3, \"quorum\": 2, "
@@ -114,7 +114,7 @@ static void test_credit_rules(void **state) {
 }
 
 /* Team name's ledger totals: credit, CPU seconds, results. */
-static void expect_team(cairn_core *c, const char *name, double credit, double cpu, int64_t n) {
+static void expect_team(cairn__core *c, const char *name, double credit, double cpu, int64_t n) {
   const mteam *t = cairn__team_find(c, name);
   if (!t || !near(t->credit, credit) || !near(t->cpu_seconds, cpu) || t->results != n)
     fail_msg("team %s: credit %g, cpu %g, results %lld; wanted %g, %g, %lld", name,
@@ -124,7 +124,7 @@ static void expect_team(cairn_core *c, const char *name, double credit, double c
 
 static void test_team_ledger(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   int64_t a = core_fixture_register(c, "la", "lred", 4),
           b = core_fixture_register(c, "lb", "lred", 4),
           e = core_fixture_register(c, "le", "lblue", 4);

@@ -18,7 +18,7 @@
 #include "server/demand.h"
 #include "tests/support/core_fixture.h"
 
-static json_t *demand(cairn_core *c) {
+static json_t *demand(cairn__core *c) {
   json_t *d = cairn__core_demand_json(c);
   assert_non_null(d);
   return d;
@@ -52,7 +52,7 @@ static const char job_b[] =
 
 static void test_demand_counts(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   core_fixture_submit(c, job_a);
   int64_t b = core_fixture_submit(c, job_b);
   json_t *d = demand(c);

@@ -27,7 +27,7 @@
 #define CLUSTERS 10
 #define ASKS 20
 
-static mvol *reg(cairn_core *c, int i, int cluster) {
+static mvol *reg(cairn__core *c, int i, int cluster) {
   char *apps[] = {"big"}, token[65], peer[64], name[32], label[16];
   int64_t id = 0, vid = 0;
   cairn_error err = {0};
@@ -42,7 +42,7 @@ static mvol *reg(cairn_core *c, int i, int cluster) {
 
 /* v asks for work; the cluster of the source the master named for its
  * copy of SHA ("" for the master, NULL when it named none). */
-static const char *ask(cairn_core *c, mvol *v) {
+static const char *ask(cairn__core *c, mvol *v) {
   json_t *w = NULL;
   cairn_error err = {0};
   assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
@@ -58,19 +58,19 @@ static const char *ask(cairn_core *c, mvol *v) {
 }
 
 /* holders, and whether the holding set agrees with the list */
-static uint32_t holders(cairn_core *c, int *agree) {
+static uint32_t holders(cairn__core *c, int *agree) {
   pthread_mutex_lock(&c->lock);
   mfilerec *f = cairn__dist_file_of(c->dist, SHA);
   uint32_t n = f->nholders;
   int ok = f->held.count == n;
   for (uint32_t i = 0; i < n; i++)
-    ok &= cairn_hmap_get(&f->held, (uint64_t)f->holders[i].vol) != NULL;
+    ok &= cairn__hmap_get(&f->held, (uint64_t)f->holders[i].vol) != NULL;
   cairn__core_unlock(c);
   *agree = ok;
   return n;
 }
 
-static uint64_t scan_work(cairn_core *c) {
+static uint64_t scan_work(cairn__core *c) {
   pthread_mutex_lock(&c->lock);
   uint64_t n = c->dist->scan_work;
   cairn__core_unlock(c);
@@ -79,7 +79,7 @@ static uint64_t scan_work(cairn_core *c) {
 
 /* ASKS new workers of cluster c3 ask; each must be sent to a holder of c3;
  * returns the candidates their decisions looked at. */
-static uint64_t asks(cairn_core *c, int *next) {
+static uint64_t asks(cairn__core *c, int *next) {
   uint64_t before = scan_work(c);
   for (int i = 0; i < ASKS; i++) {
     const char *from = ask(c, reg(c, (*next)++, 3));
@@ -91,7 +91,7 @@ static uint64_t asks(cairn_core *c, int *next) {
 
 static void test_many_holders(void **state) {
   core_fixture *fx = *state;
-  cairn_core *c = fx->c;
+  cairn__core *c = fx->c;
   core_fixture_broadcast_job(c, SHA, 1000, 4 * ASKS);
   int next = 0, agree = 0;
   mvol *far = NULL;
@@ -118,10 +118,10 @@ static void test_many_holders(void **state) {
   mvol *reporter = reg(c, next++, (int)(far->id - 1) % CLUSTERS);
   char source[160];
   snprintf(source, sizeof source, "%s/v1/files/%s?grant=x", far->peer_url, SHA);
-  static cairn_report fr;
+  static cairn__report fr;
   memset(&fr, 0, sizeof fr);
   fr.fields = CAIRN_FEAT_FAILED;
-  fr.failed[0] = (cairn_report_failed){SHA, source, CAIRN_FAIL_DIGEST};
+  fr.failed[0] = (cairn__report_failed){SHA, source, CAIRN_FAIL_DIGEST};
   fr.nfailed = 1;
   core_fixture_heartbeat(c, reporter->id, &fr);
   assert_int_equal(holders(c, &agree), n - 1);
@@ -136,14 +136,14 @@ static void test_many_holders(void **state) {
 }
 
 /* The file table's size now, and how many files v holds (under the lock). */
-static size_t table_cap(cairn_core *c) {
+static size_t table_cap(cairn__core *c) {
   pthread_mutex_lock(&c->lock);
   size_t cap = c->dist->files.cap;
   cairn__core_unlock(c);
   return cap;
 }
 
-static size_t held_by(cairn_core *c, const mvol *v) {
+static size_t held_by(cairn__core *c, const mvol *v) {
   size_t n = 0;
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->dist->files.cap; i++)
@@ -160,7 +160,7 @@ static size_t held_by(cairn_core *c, const mvol *v) {
  * none of them; a table grown during the steps is visited again. */
 enum { NFILES = 6000 };
 
-static void add_files(cairn_core *c, int from, int to, mvol *all, mvol *half) {
+static void add_files(cairn__core *c, int from, int to, mvol *all, mvol *half) {
   for (int i = from; i < to; i++) {
     char sha[65];
     snprintf(sha, sizeof sha, "%016x%048x", i + 1, 0); /* the key: the first 16 */
@@ -177,7 +177,7 @@ static void add_files(cairn_core *c, int from, int to, mvol *all, mvol *half) {
 
 /* Two volunteers: *bad holding NFILES files, *good half of them; the file
  * table's size. */
-static size_t many_holdings(cairn_core *c, mvol **bad, mvol **good) {
+static size_t many_holdings(cairn__core *c, mvol **bad, mvol **good) {
   *bad = reg(c, 0, 0);
   *good = reg(c, 1, 0);
   add_files(c, 0, NFILES, *bad, *good);
@@ -186,7 +186,7 @@ static size_t many_holdings(cairn_core *c, mvol **bad, mvol **good) {
 
 static void test_ban_forgets_in_steps(void **state) {
   core_fixture *fx = *state;
-  cairn_core *c = fx->c;
+  cairn__core *c = fx->c;
   mvol *bad, *good;
   size_t cap = many_holdings(c, &bad, &good);
   assert_true(cap >= 2 * CAIRN__BAN_FILES); /* so that it takes several steps */
@@ -221,7 +221,7 @@ static void test_ban_forgets_in_steps(void **state) {
  * nothing after. */
 static void test_ban_slices_forget(void **state) {
   core_fixture *fx = *state;
-  cairn_core *c = fx->c;
+  cairn__core *c = fx->c;
   mvol *bad, *good;
   size_t cap = many_holdings(c, &bad, &good);
   pthread_mutex_lock(&c->lock);

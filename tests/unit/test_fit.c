@@ -20,40 +20,40 @@
 
 static void test_pure(void **state) {
   (void)state;
-  cairn_resources four = {4, 8192, 100}, one = CAIRN_RESOURCES_DEFAULT;
-  assert_true(cairn_resources_fit(&one, &four));
-  assert_true(cairn_resources_fit(&four, &four));
-  assert_false(cairn_resources_fit(&four, &one));
-  assert_false(cairn_resources_fit(&(cairn_resources){1, 8193, 0}, &four));
-  assert_false(cairn_resources_fit(&(cairn_resources){1, 0, 101}, &four));
-  cairn_resources acc = four;
-  cairn_resources_add(&acc, &one, 0);
-  assert_true(cairn_resources_equal(&acc, &(cairn_resources){3, 8192, 100}));
-  cairn_resources_add(&acc, &(cairn_resources){9, 9000, 0}, 0); /* never below 0 */
-  assert_true(cairn_resources_equal(&acc, &(cairn_resources){0, 0, 100}));
-  cairn_resources_add(&acc, &four, 1);
-  assert_true(cairn_resources_equal(&acc, &(cairn_resources){4, 8192, 200}));
-  cairn_resources m = {2, 0, 500};
-  cairn_resources_max(&m, &four);
-  assert_true(cairn_resources_equal(&m, &(cairn_resources){4, 8192, 500}));
+  cairn__resources four = {4, 8192, 100}, one = CAIRN_RESOURCES_DEFAULT;
+  assert_true(cairn__resources_fit(&one, &four));
+  assert_true(cairn__resources_fit(&four, &four));
+  assert_false(cairn__resources_fit(&four, &one));
+  assert_false(cairn__resources_fit(&(cairn__resources){1, 8193, 0}, &four));
+  assert_false(cairn__resources_fit(&(cairn__resources){1, 0, 101}, &four));
+  cairn__resources acc = four;
+  cairn__resources_add(&acc, &one, 0);
+  assert_true(cairn__resources_equal(&acc, &(cairn__resources){3, 8192, 100}));
+  cairn__resources_add(&acc, &(cairn__resources){9, 9000, 0}, 0); /* never below 0 */
+  assert_true(cairn__resources_equal(&acc, &(cairn__resources){0, 0, 100}));
+  cairn__resources_add(&acc, &four, 1);
+  assert_true(cairn__resources_equal(&acc, &(cairn__resources){4, 8192, 200}));
+  cairn__resources m = {2, 0, 500};
+  cairn__resources_max(&m, &four);
+  assert_true(cairn__resources_equal(&m, &(cairn__resources){4, 8192, 500}));
 
-  cairn_resources classes[] = {{1, 0, 0}, {8, 0, 0}, {1, 9000, 0}, {4, 8192, 100}};
+  cairn__resources classes[] = {{1, 0, 0}, {8, 0, 0}, {1, 9000, 0}, {4, 8192, 100}};
   uint32_t counts[] = {10, 2, 3, 1};
-  assert_int_equal(cairn_resources_unfit(classes, counts, 4, &four), 5);
-  assert_int_equal(cairn_resources_unfit(classes, counts, 4, &(cairn_resources){8, 9000, 100}), 0);
-  assert_int_equal(cairn_resources_unfit(classes, counts, 1, &one), 0);
+  assert_int_equal(cairn__resources_unfit(classes, counts, 4, &four), 5);
+  assert_int_equal(cairn__resources_unfit(classes, counts, 4, &(cairn__resources){8, 9000, 100}), 0);
+  assert_int_equal(cairn__resources_unfit(classes, counts, 1, &one), 0);
 
-  json_t *j = cairn_resources_json(&four);
-  cairn_resources back;
+  json_t *j = cairn__resources_json(&four);
+  cairn__resources back;
   cairn_error err = {0};
-  assert_int_equal(cairn_resources_parse(j, &one, &back, "x", &err), CAIRN_OK);
-  assert_true(cairn_resources_equal(&back, &four));
+  assert_int_equal(cairn__resources_parse(j, &one, &back, "x", &err), CAIRN_OK);
+  assert_true(cairn__resources_equal(&back, &four));
   json_decref(j);
 }
 
 /* ---- the core ---- */
 
-static int64_t reg(cairn_core *c, const char *name, const cairn_resources *offer) {
+static int64_t reg(cairn__core *c, const char *name, const cairn__resources *offer) {
   char token[65], *apps[] = {"sleep"};
   int64_t id = 0;
   cairn_error err = {0};
@@ -65,7 +65,7 @@ static int64_t reg(cairn_core *c, const char *name, const cairn_resources *offer
 }
 
 /* v asks for work: the task id it got ("" when none) and its index. */
-static const char *ask(cairn_core *c, int64_t v, int64_t *idx) {
+static const char *ask(cairn__core *c, int64_t v, int64_t *idx) {
   static char got[64];
   json_t *w = NULL;
   cairn_error err = {0};
@@ -83,13 +83,13 @@ static const char *ask(cairn_core *c, int64_t v, int64_t *idx) {
   return got;
 }
 
-static void done(cairn_core *c, int64_t v, int64_t idx) {
+static void done(cairn__core *c, int64_t v, int64_t idx) {
   cairn_error err = {0};
   if (cairn__core_result(c, v, idx, 0, NULL, "ok", 2, NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result: %s", err.text);
 }
 
-static void expect_unfit(cairn_core *c, int64_t job, long long unfit, long long cores,
+static void expect_unfit(cairn__core *c, int64_t job, long long unfit, long long cores,
                          long long mem) {
   json_t *o = cairn__core_job_json(c, job, 1);
   json_t *lo = json_object_get(o, "largest_offer");
@@ -104,14 +104,14 @@ static void expect_unfit(cairn_core *c, int64_t job, long long unfit, long long 
 
 static void test_core_fit(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   static const char job[] =
     "{\"app\": \"sleep\", \"policy\": \"fifo\", \"tasks\": ["
     "{\"id\": \"big\", \"resources\": {\"cores\": 4}},"
     "{\"id\": \"mem\", \"resources\": {\"memory_mib\": 2048}},"
     "{\"id\": \"s1\"}, {\"id\": \"s2\"}, {\"id\": \"s3\"}, {\"id\": \"s4\"}]}";
   cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(job, strlen(job), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *spec = cairn__jobspec_parse(job, strlen(job), CAIRN_JOBSPEC_SERVER, &err);
   assert_non_null(spec);
   int64_t jid = 0, ia[4], ib[4];
   assert_int_equal(cairn__core_submit(c, spec, &jid, &err), CAIRN_OK);
@@ -121,8 +121,8 @@ static void test_core_fit(void **state) {
   assert_true(json_is_null(json_object_get(o, "largest_offer")));
   json_decref(o);
 
-  int64_t a = reg(c, "a", &(cairn_resources){4, 1024, 0});
-  int64_t b = reg(c, "b", &(cairn_resources){2, 0, 0});
+  int64_t a = reg(c, "a", &(cairn__resources){4, 1024, 0});
+  int64_t b = reg(c, "b", &(cairn__resources){2, 0, 0});
   expect_unfit(c, jid, 1, 4, 1024); /* "mem" wants 2048 MiB */
 
   assert_string_equal(ask(c, a, &ia[0]), "big");
@@ -153,10 +153,10 @@ static void test_core_fit(void **state) {
   assert_string_equal(ask(c, b, &ib[2]), ""); /* b's two leases still hold its cores */
 
   /* b grows: "mem" fits it now and comes back from the parked tasks */
-  cairn_report r;
+  cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_RESOURCES;
-  r.resources = (cairn_resources){3, 4096, 0};
+  r.resources = (cairn__resources){3, 4096, 0};
   json_t *w = NULL;
   assert_int_equal(cairn__core_work(c, b, &r, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
   assert_non_null(w);
@@ -169,7 +169,7 @@ static void test_core_fit(void **state) {
    * it takes a task that is unfit for every offer stated */
   static const char wide[] = "{\"app\": \"sleep\", \"tasks\": ["
                              "{\"id\": \"wide\", \"resources\": {\"cores\": 64}}]}";
-  spec = cairn_jobspec_parse(wide, strlen(wide), CAIRN_JOBSPEC_SERVER, &err);
+  spec = cairn__jobspec_parse(wide, strlen(wide), CAIRN_JOBSPEC_SERVER, &err);
   assert_non_null(spec);
   int64_t jw = 0, iw = 0;
   assert_int_equal(cairn__core_submit(c, spec, &jw, &err), CAIRN_OK);

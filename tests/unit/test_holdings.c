@@ -36,7 +36,7 @@
 /* ---- helpers ---- */
 
 /* Registers a worker of app "big" in cluster with a peer URL; returns it. */
-static mvol *reg(cairn_core *c, const char *name, const char *cluster, const char *peer) {
+static mvol *reg(cairn__core *c, const char *name, const char *cluster, const char *peer) {
   char *apps[] = {"big"}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -48,14 +48,14 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster, const cha
   return c->vols[vid - 1];
 }
 
-static mvol *vol(cairn_core *c, int64_t id) {
+static mvol *vol(cairn__core *c, int64_t id) {
   assert_true(id >= 1 && (size_t)id <= c->nvols);
   return c->vols[id - 1];
 }
 
 /* Uploads SHA (recorded only) and submits a job of four tasks reading it as
  * a broadcast input. */
-static void file_and_job(cairn_core *c) {
+static void file_and_job(cairn__core *c) {
   int existed = 1;
   cairn_error err = {0};
   if (cairn__core_add_file(c, SHA, 1000, &existed, &err) != CAIRN_OK)
@@ -66,7 +66,7 @@ static void file_and_job(cairn_core *c) {
     "\"sha256\": \"" SHA "\", \"broadcast\": true}], \"tasks\": [{\"id\": \"t0\", "
     "\"inputs\": [\"big.bin\"]}, {\"id\": \"t1\", \"inputs\": [\"big.bin\"]}, {\"id\": \"t2\", "
     "\"inputs\": [\"big.bin\"]}, {\"id\": \"t3\", \"inputs\": [\"big.bin\"]}]}";
-  cairn_jobspec *spec = cairn_jobspec_parse(job, strlen(job), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *spec = cairn__jobspec_parse(job, strlen(job), CAIRN_JOBSPEC_SERVER, &err);
   if (!spec)
     fail_msg("job rejected: %s", err.text);
   int64_t id = 0;
@@ -76,7 +76,7 @@ static void file_and_job(cairn_core *c) {
 
 /* v sends a heartbeat with report r (it names no lease it runs, so none
  * is extended). */
-static cairn_status heartbeat(cairn_core *c, mvol *v, cairn_report *r) {
+static cairn_status heartbeat(cairn__core *c, mvol *v, cairn__report *r) {
   json_t *hb = NULL;
   cairn_error err = {0};
   r->fields |= CAIRN_FEAT_RUNNING;
@@ -87,8 +87,8 @@ static cairn_status heartbeat(cairn_core *c, mvol *v, cairn_report *r) {
 }
 
 /* v reports that it holds sha; the call's status. */
-static cairn_status report_have(cairn_core *c, mvol *v, const char *sha) {
-  static cairn_report r;
+static cairn_status report_have(cairn__core *c, mvol *v, const char *sha) {
+  static cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_HAVE;
   r.have[0] = sha;
@@ -96,15 +96,15 @@ static cairn_status report_have(cairn_core *c, mvol *v, const char *sha) {
   return heartbeat(c, v, &r);
 }
 
-static void have(cairn_core *c, mvol *v, const char *sha) {
+static void have(cairn__core *c, mvol *v, const char *sha) {
   assert_int_equal(report_have(c, v, sha), CAIRN_OK);
 }
 
 /* The holders of SHA in memory, as "id@since" joined by spaces. */
-static void holders(cairn_core *c, char *out, size_t len) {
+static void holders(cairn__core *c, char *out, size_t len) {
   out[0] = '\0';
   pthread_mutex_lock(&c->lock);
-  mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(SHA));
+  mfilerec *f = cairn__hmap_get(&c->dist->files, cairn__hash_key(SHA));
   assert_non_null(f);
   size_t n = 0;
   for (uint32_t i = 0; i < f->nholders && n < len; i++)
@@ -154,7 +154,7 @@ static void sql_exec(const core_fixture *f, const char *sql) {
 
 /* Waits until every record put so far is committed; returns the number of
  * the last batch then. */
-static uint64_t settle(cairn_core *c) {
+static uint64_t settle(cairn__core *c) {
   assert_int_equal(cairn__core_probe_write(c, NULL), CAIRN_OK);
   uint64_t last = cairn__journal_last(c->journal);
   assert_int_equal(cairn__journal_committed(c->journal), last);
@@ -162,12 +162,12 @@ static uint64_t settle(cairn_core *c) {
 }
 
 /* 1 when a record was put since settle() returned last. */
-static int journaled_since(cairn_core *c, uint64_t last) {
+static int journaled_since(cairn__core *c, uint64_t last) {
   return cairn__journal_last(c->journal) != last;
 }
 
 /* v asks for work: the sources of its task's input (caller decrefs). */
-static json_t *sources_for(cairn_core *c, mvol *v) {
+static json_t *sources_for(cairn__core *c, mvol *v) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
@@ -331,25 +331,25 @@ static void test_ban_drops_holdings(void **state) {
   holders(f->c, mem, sizeof mem);
   assert_string_equal(mem, w2_holding);
   pthread_mutex_lock(&f->c->lock);
-  assert_null(cairn_hmap_get(&f->c->dist->files, cairn__hash_key(OTHER_SHA)));
+  assert_null(cairn__hmap_get(&f->c->dist->files, cairn__hash_key(OTHER_SHA)));
   cairn__core_unlock(f->c);
 }
 
 /* w reports that source failed its download of SHA for reason. */
-static void failed(cairn_core *c, mvol *w, const char *source, int reason) {
-  static cairn_report r;
+static void failed(cairn__core *c, mvol *w, const char *source, int reason) {
+  static cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_FAILED;
-  r.failed[0] = (cairn_report_failed){SHA, source, reason};
+  r.failed[0] = (cairn__report_failed){SHA, source, reason};
   r.nfailed = 1;
   assert_int_equal(heartbeat(c, w, &r), CAIRN_OK);
 }
 
 /* Transfers of SHA under way from volunteer from to volunteer to. */
-static int xfers(cairn_core *c, int64_t to, int64_t from) {
+static int xfers(cairn__core *c, int64_t to, int64_t from) {
   int n = 0;
   pthread_mutex_lock(&c->lock);
-  mfilerec *f = cairn_hmap_get(&c->dist->files, cairn__hash_key(SHA));
+  mfilerec *f = cairn__hmap_get(&c->dist->files, cairn__hash_key(SHA));
   for (uint32_t i = 0; f && i < f->nxfers; i++)
     n += f->xfers[i].to == to && f->xfers[i].from == from;
   cairn__core_unlock(c);

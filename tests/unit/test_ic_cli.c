@@ -45,21 +45,21 @@ static void test_gen_parses_and_matches(void **state) {
     char *text = run(cmd, &st);
     assert_int_equal(st, 0);
     cairn_error err = {0};
-    cairn_jobspec *j = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_CLIENT, &err);
+    cairn__jobspec *j = cairn__jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_CLIENT, &err);
     if (!j)
       fail_msg("gen %s: %s", fam[f], err.text);
     assert_string_equal(j->app, "demo");
     assert_string_equal(j->policy, "ic");
-    cairn_dag *d = cairn_gen_dag((cairn_gen_family)f, (uint32_t)atoi(fam[f] + strlen(fam[f]) - 1),
+    cairn__dag *d = cairn__gen_dag((cairn__gen_family)f, (uint32_t)atoi(fam[f] + strlen(fam[f]) - 1),
                                  NULL);
     assert_int_equal(j->dag->n, d->n);
     assert_int_equal(j->dag->m, d->m);
     uint32_t best[64], prof[64];
-    assert_int_equal(cairn_ic_max_profile(j->dag, 1000000, best, NULL), 0);
-    assert_true(cairn_ic_play(j->dag, &cairn_policy_ic, 0, prof, NULL, NULL) >= 0);
+    assert_int_equal(cairn__ic_max_profile(j->dag, 1000000, best, NULL), 0);
+    assert_true(cairn__ic_play(j->dag, &cairn__policy_ic, 0, prof, NULL, NULL) >= 0);
     assert_memory_equal(prof, best, (d->n + 1) * sizeof *prof);
-    cairn_dag_free(d);
-    cairn_jobspec_free(j);
+    cairn__dag_free(d);
+    cairn__jobspec_free(j);
     free(text);
   }
 }
@@ -84,16 +84,16 @@ static void test_hand_written_mesh(void **state) {
     }
   n += (size_t)sprintf(text + n, "]}");
   cairn_error err = {0};
-  cairn_jobspec *jb = cairn_jobspec_parse(text, n, CAIRN_JOBSPEC_CLIENT, &err);
+  cairn__jobspec *jb = cairn__jobspec_parse(text, n, CAIRN_JOBSPEC_CLIENT, &err);
   if (!jb)
     fail_msg("%s", err.text);
   uint32_t best[16], prof[16];
-  assert_int_equal(cairn_ic_max_profile(jb->dag, 100000, best, NULL), 0);
-  assert_true(cairn_ic_play(jb->dag, &cairn_policy_ic, 0, prof, NULL, NULL) >= 0);
+  assert_int_equal(cairn__ic_max_profile(jb->dag, 100000, best, NULL), 0);
+  assert_true(cairn__ic_play(jb->dag, &cairn__policy_ic, 0, prof, NULL, NULL) >= 0);
   assert_memory_equal(prof, best, 16 * sizeof *prof);
   const uint32_t want[16] = {1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 4, 3, 2, 1, 0};
   assert_memory_equal(prof, want, sizeof want);
-  cairn_jobspec_free(jb);
+  cairn__jobspec_free(jb);
   free(text);
 }
 

@@ -1,7 +1,7 @@
 /* test_ic_fanin.c — the cost bound of policy.h for the "ic" policy on wide
  * fan-in dags: R roots and K children, each child listing every root as a
  * parent (R·K edges). Every event (ready, pick, executed, a lost lease) is
- * measured by the policy's own step counter, cairn_policy_ic_work, against
+ * measured by the policy's own step counter, cairn__policy_ic_work, against
  * (deg+(v) + 1) · (2·CAIRN_IC_NARROW + 1) · (2·log2 n + 3): no event may do
  * work that grows with the other parents of its children. The full size of
  * the issue (R = 4,096, K = 1,000: 4.1 M edges, ~100 MB under ASan) runs
@@ -22,19 +22,19 @@
 /* R roots 0..R-1, then K children R..R+K-1 (each after every root), then
  * K grandchildren, the j-th after child j and after the next child (so the
  * children's own out-degrees are small and the grandchildren are narrow). */
-static cairn_dag *fanin(uint32_t R, uint32_t K) {
+static cairn__dag *fanin(uint32_t R, uint32_t K) {
   uint64_t m = (uint64_t)R * K + 2ull * K, e = 0;
-  cairn_edge *edges = malloc(m * sizeof *edges);
+  cairn__edge *edges = malloc(m * sizeof *edges);
   assert_non_null(edges);
   for (uint32_t c = 0; c < K; c++)
     for (uint32_t r = 0; r < R; r++)
-      edges[e++] = (cairn_edge){r, R + c};
+      edges[e++] = (cairn__edge){r, R + c};
   for (uint32_t j = 0; j < K; j++) {
-    edges[e++] = (cairn_edge){R + j, R + K + j};
-    edges[e++] = (cairn_edge){R + (j + 1) % K, R + K + j};
+    edges[e++] = (cairn__edge){R + j, R + K + j};
+    edges[e++] = (cairn__edge){R + (j + 1) % K, R + K + j};
   }
   cairn_error err = {0};
-  cairn_dag *d = cairn_dag_build(R + 2 * K, edges, e, &err);
+  cairn__dag *d = cairn__dag_build(R + 2 * K, edges, e, &err);
   free(edges);
   assert_non_null(d);
   return d;
@@ -48,22 +48,22 @@ static uint64_t log2u(uint32_t n) {
 }
 
 typedef struct run {
-  const cairn_dag *d;
+  const cairn__dag *d;
   void *st;
   uint64_t bound_unit, worst_ratio_num, worst_ratio_den, events;
 } run;
 
 /* Calls one event and checks its step count against the bound for deg+(v). */
 static void check(run *r, uint32_t v, uint64_t before) {
-  uint64_t w = cairn_policy_ic_work(r->st) - before;
-  uint64_t bound = ((uint64_t)cairn_dag_nchildren(r->d, v) + 1) * r->bound_unit;
+  uint64_t w = cairn__policy_ic_work(r->st) - before;
+  uint64_t bound = ((uint64_t)cairn__dag_nchildren(r->d, v) + 1) * r->bound_unit;
   if (w > bound)
     fprintf(stderr, "task %u (out-degree %u): %llu steps > bound %llu\n", v,
-            cairn_dag_nchildren(r->d, v), (unsigned long long)w, (unsigned long long)bound);
+            cairn__dag_nchildren(r->d, v), (unsigned long long)w, (unsigned long long)bound);
   assert_true(w <= bound);
-  if (w * r->worst_ratio_den > r->worst_ratio_num * ((uint64_t)cairn_dag_nchildren(r->d, v) + 1)) {
+  if (w * r->worst_ratio_den > r->worst_ratio_num * ((uint64_t)cairn__dag_nchildren(r->d, v) + 1)) {
     r->worst_ratio_num = w;
-    r->worst_ratio_den = (uint64_t)cairn_dag_nchildren(r->d, v) + 1;
+    r->worst_ratio_den = (uint64_t)cairn__dag_nchildren(r->d, v) + 1;
   }
   r->events++;
 }
@@ -71,8 +71,8 @@ static void check(run *r, uint32_t v, uint64_t before) {
 /* Plays the whole dag: picks one task at a time; every 7th pick's lease is
  * lost (ready again) once, every 11th pick is executed only after the next
  * pick (results out of order). */
-static void play(const cairn_dag *d) {
-  const cairn_policy_ops *ops = &cairn_policy_ic;
+static void play(const cairn__dag *d) {
+  const cairn__policy_ops *ops = &cairn__policy_ic;
   run r = {d, ops->create(d, 1), 0, 0, 1, 0};
   assert_non_null(r.st);
   uint64_t lg = log2u(d->n);
@@ -84,16 +84,16 @@ static void play(const cairn_dag *d) {
   assert_non_null(done);
   uint64_t w0;
   for (uint32_t v = 0; v < d->n; v++) {
-    npend[v] = cairn_dag_nparents(d, v);
+    npend[v] = cairn__dag_nparents(d, v);
     if (!npend[v]) {
-      w0 = cairn_policy_ic_work(r.st);
+      w0 = cairn__policy_ic_work(r.st);
       ops->ready(r.st, v);
       check(&r, v, w0);
     }
   }
   uint32_t executed = 0, picks = 0, held = UINT32_MAX, v;
   while (executed < d->n) {
-    w0 = cairn_policy_ic_work(r.st);
+    w0 = cairn__policy_ic_work(r.st);
     int got = ops->pick(r.st, &v);
     if (got != 0) { /* nothing ready: only the held-back result is missing */
       assert_int_not_equal(held, UINT32_MAX);
@@ -104,7 +104,7 @@ static void play(const cairn_dag *d) {
       picks++;
       if (picks % 7 == 0 && !lost[v]) {
         lost[v] = 1;
-        w0 = cairn_policy_ic_work(r.st);
+        w0 = cairn__policy_ic_work(r.st);
         ops->ready(r.st, v);
         check(&r, v, w0);
         continue;
@@ -124,12 +124,12 @@ static void play(const cairn_dag *d) {
       assert_false(done[x]);
       done[x] = 1;
       executed++;
-      w0 = cairn_policy_ic_work(r.st);
+      w0 = cairn__policy_ic_work(r.st);
       ops->executed(r.st, x);
       check(&r, x, w0);
       for (uint32_t i = d->ch_off[x]; i < d->ch_off[x + 1]; i++)
         if (--npend[d->ch[i]] == 0) {
-          w0 = cairn_policy_ic_work(r.st);
+          w0 = cairn__policy_ic_work(r.st);
           ops->ready(r.st, d->ch[i]);
           check(&r, d->ch[i], w0);
         }
@@ -139,7 +139,7 @@ static void play(const cairn_dag *d) {
   fprintf(stderr, "ic fan-in n=%u m=%llu: %llu events, %llu steps in all, worst %.1f steps per "
                   "(out-degree+1) (bound %llu)\n",
           d->n, (unsigned long long)d->m, (unsigned long long)r.events,
-          (unsigned long long)cairn_policy_ic_work(r.st),
+          (unsigned long long)cairn__policy_ic_work(r.st),
           (double)r.worst_ratio_num / (double)r.worst_ratio_den, (unsigned long long)r.bound_unit);
   ops->destroy(r.st);
   free(npend);
@@ -150,26 +150,26 @@ static void play(const cairn_dag *d) {
 /* The issue's instance: R = 4,096 roots, K = 1,000 children (wide). */
 static void test_fanin_full(void **state) {
   (void)state;
-  cairn_dag *d = fanin(4096, 1000);
+  cairn__dag *d = fanin(4096, 1000);
   play(d);
-  cairn_dag_free(d);
+  cairn__dag_free(d);
 }
 
 /* Narrow fan-in (R = CAIRN_IC_NARROW): every child passes each change to all
  * its ready parents, still within the bound. */
 static void test_fanin_narrow(void **state) {
   (void)state;
-  cairn_dag *d = fanin(CAIRN_IC_NARROW, 5000);
+  cairn__dag *d = fanin(CAIRN_IC_NARROW, 5000);
   play(d);
-  cairn_dag_free(d);
+  cairn__dag_free(d);
 }
 
 /* Just past the narrow limit, with many roots per child. */
 static void test_fanin_wide_small(void **state) {
   (void)state;
-  cairn_dag *d = fanin(CAIRN_IC_NARROW + 1, 3000);
+  cairn__dag *d = fanin(CAIRN_IC_NARROW + 1, 3000);
   play(d);
-  cairn_dag_free(d);
+  cairn__dag_free(d);
 }
 
 
@@ -177,7 +177,7 @@ static void test_fanin_wide_small(void **state) {
  * recomputed from scratch over every ready task at each pick (O(n·m)). The
  * policy's incremental keys must give the same pick at every step. */
 typedef struct refic {
-  const cairn_dag *d;
+  const cairn__dag *d;
   uint8_t *st; /* 0 wait, 1 ready, 2 allocated, 3 done */
   uint32_t *pend, *rp, *depth, *height;
 } refic;
@@ -189,7 +189,7 @@ static void ref_key(const refic *r, uint32_t u, uint32_t k[3]) {
     uint32_t c = r->d->ch[i], pe = r->pend[c];
     if (pe == 1)
       k[0]++;
-    else if (pe >= 2 && cairn_dag_nparents(r->d, c) <= CAIRN_IC_NARROW) {
+    else if (pe >= 2 && cairn__dag_nparents(r->d, c) <= CAIRN_IC_NARROW) {
       if (pe == r->rp[c])
         k[1]++;
       if (pe < k[2])
@@ -261,7 +261,7 @@ static void test_ic_matches_reference(void **state) {
   uint64_t seed = 42;
   for (int round = 0; round < 40; round++) {
     uint32_t n = 40 + (uint32_t)(rnd(&seed) % 40);
-    cairn_edge *edges = malloc((size_t)n * (2 * CAIRN_IC_NARROW + 4) * sizeof *edges);
+    cairn__edge *edges = malloc((size_t)n * (2 * CAIRN_IC_NARROW + 4) * sizeof *edges);
     assert_non_null(edges);
     uint64_t m = 0;
     for (uint32_t v = 1; v < n; v++) {
@@ -272,10 +272,10 @@ static void test_ic_matches_reference(void **state) {
         want = v;
       uint32_t start = (uint32_t)(rnd(&seed) % (v - want + 1)); /* a run of earlier tasks */
       for (uint32_t k = 0; k < want; k++)
-        edges[m++] = (cairn_edge){start + k, v};
+        edges[m++] = (cairn__edge){start + k, v};
     }
     cairn_error err = {0};
-    cairn_dag *d = cairn_dag_build(n, edges, m, &err);
+    cairn__dag *d = cairn__dag_build(n, edges, m, &err);
     free(edges);
     assert_non_null(d);
     refic r = {d, calloc(n, 1), calloc(n, 4), calloc(n, 4), calloc(n, 4), calloc(n, 4)};
@@ -287,20 +287,20 @@ static void test_ic_matches_reference(void **state) {
     assert_non_null(npend);
     assert_non_null(held);
     assert_non_null(done);
-    assert_int_equal(cairn_dag_levels(d, r.depth, r.height), 0);
-    void *pol = cairn_policy_ic.create(d, 1);
+    assert_int_equal(cairn__dag_levels(d, r.depth, r.height), 0);
+    void *pol = cairn__policy_ic.create(d, 1);
     assert_non_null(pol);
     for (uint32_t v = 0; v < n; v++) {
-      r.pend[v] = npend[v] = cairn_dag_nparents(d, v);
+      r.pend[v] = npend[v] = cairn__dag_nparents(d, v);
       if (!npend[v]) {
         ref_ready(&r, v);
-        cairn_policy_ic.ready(pol, v);
+        cairn__policy_ic.ready(pol, v);
       }
     }
     uint32_t executed = 0;
     while (executed < n) {
       uint32_t v, want = ref_pick(&r);
-      int got = cairn_policy_ic.pick(pol, &v);
+      int got = cairn__policy_ic.pick(pol, &v);
       if (want == UINT32_MAX) {
         assert_int_equal(got, -1);
       } else {
@@ -309,7 +309,7 @@ static void test_ic_matches_reference(void **state) {
         uint64_t dice = rnd(&seed) % 10;
         if (dice < 2) { /* lease lost: ready again */
           ref_ready(&r, v);
-          cairn_policy_ic.ready(pol, v);
+          cairn__policy_ic.ready(pol, v);
           if (dice == 0)
             held[nheld++] = v; /* and its late result comes later */
           continue;
@@ -325,14 +325,14 @@ static void test_ic_matches_reference(void **state) {
       done[x] = 1;
       executed++;
       ref_executed(&r, x);
-      cairn_policy_ic.executed(pol, x);
+      cairn__policy_ic.executed(pol, x);
       for (uint32_t i = d->ch_off[x]; i < d->ch_off[x + 1]; i++)
         if (--npend[d->ch[i]] == 0) {
           ref_ready(&r, d->ch[i]);
-          cairn_policy_ic.ready(pol, d->ch[i]);
+          cairn__policy_ic.ready(pol, d->ch[i]);
         }
     }
-    cairn_policy_ic.destroy(pol);
+    cairn__policy_ic.destroy(pol);
     free(r.st);
     free(r.pend);
     free(r.rp);
@@ -341,7 +341,7 @@ static void test_ic_matches_reference(void **state) {
     free(npend);
     free(held);
     free(done);
-    cairn_dag_free(d);
+    cairn__dag_free(d);
   }
 }
 

@@ -19,12 +19,12 @@
 
 /* Parses text and insists on a rejection with status st whose message holds
  * every non-NULL needle. */
-static void expect_reject_st(const char *text, cairn_jobspec_mode mode, cairn_status st,
+static void expect_reject_st(const char *text, cairn__jobspec_mode mode, cairn_status st,
                              const char *n1, const char *n2) {
   cairn_error err = {0};
-  cairn_jobspec *j = cairn_jobspec_parse(text, strlen(text), mode, &err);
+  cairn__jobspec *j = cairn__jobspec_parse(text, strlen(text), mode, &err);
   if (j) {
-    cairn_jobspec_free(j);
+    cairn__jobspec_free(j);
     fail_msg("accepted: %s", text);
   }
   if (err.status != st)
@@ -39,9 +39,9 @@ static void expect_reject(const char *text, const char *n1, const char *n2) {
   expect_reject_st(text, CAIRN_JOBSPEC_SERVER, CAIRN_EINVAL, n1, n2);
 }
 
-static cairn_jobspec *accept_job(const char *text, cairn_jobspec_mode mode) {
+static cairn__jobspec *accept_job(const char *text, cairn__jobspec_mode mode) {
   cairn_error err = {0};
-  cairn_jobspec *j = cairn_jobspec_parse(text, strlen(text), mode, &err);
+  cairn__jobspec *j = cairn__jobspec_parse(text, strlen(text), mode, &err);
   if (!j)
     fail_msg("rejected (%s): %s", err.text, text);
   return j;
@@ -114,7 +114,7 @@ static void test_longer_cycle_names_a_task_on_it(void **state) {
                      "{\"id\": \"c\", \"after\": [\"b\"]},"
                      "{\"id\": \"d\", \"after\": [\"c\"]}]}";
   cairn_error err = {0};
-  cairn_jobspec *j = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *j = cairn__jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
   assert_null(j);
   assert_int_equal(err.status, CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "cycle"));
@@ -185,14 +185,14 @@ static void test_unsafe_file_names(void **state) {
                 "\"tasks\": [{\"id\": \"a\"}]}",
                 "files[0]", "\"name\"");
   /* dots inside a name are fine */
-  cairn_jobspec *j = accept_job("{\"app\": \"x\", \"files\": [{\"name\": \"...\", \"sha256\": \""
+  cairn__jobspec *j = accept_job("{\"app\": \"x\", \"files\": [{\"name\": \"...\", \"sha256\": \""
                                 SHA_A "\"}, {\"name\": \".hidden\", \"sha256\": \"" SHA_B "\"}, "
                                 "{\"name\": \"a..b\", \"sha256\": \"" SHA_B "\"}], "
                                 "\"tasks\": [{\"id\": \"a\"}]}",
                                 CAIRN_JOBSPEC_SERVER);
   assert_int_equal(j->nfiles, 3);
   assert_string_equal(j->files[0].name, "...");
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
 }
 
 static void test_numeric_ranges(void **state) {
@@ -228,12 +228,12 @@ static void test_numeric_ranges(void **state) {
            "\"max_attempts\": %d, \"tasks\": [{\"id\": \"a\"}]}",
            CAIRN_MAX_REPLICATION, CAIRN_MAX_REPLICATION, CAIRN_MAX_LEASE_SECONDS,
            CAIRN_MAX_ATTEMPTS_LIMIT);
-  cairn_jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
+  cairn__jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
   assert_int_equal(j->replication, CAIRN_MAX_REPLICATION);
   assert_int_equal(j->quorum, CAIRN_MAX_REPLICATION);
   assert_int_equal(j->lease_seconds, CAIRN_MAX_LEASE_SECONDS);
   assert_int_equal(j->max_attempts, CAIRN_MAX_ATTEMPTS_LIMIT);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
 }
 
 static void test_args(void **state) {
@@ -254,9 +254,9 @@ static void test_args(void **state) {
   /* exactly the limit is fine */
   char *last = strrchr(text, ',');
   memmove(last, last + 4, strlen(last + 4) + 1);
-  cairn_jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
+  cairn__jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
   assert_int_equal(j->tasks[0].nargs, CAIRN_MAX_ARGS);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   free(text);
   /* one argument over the length limit */
   char *big = malloc(CAIRN_MAX_ARG_LEN + 128);
@@ -270,7 +270,7 @@ static void test_args(void **state) {
 
 static void test_defaults(void **state) {
   (void)state;
-  cairn_jobspec *j = accept_job("{\"app\": \"cell\", \"tasks\": [{\"id\": \"only\"}]}",
+  cairn__jobspec *j = accept_job("{\"app\": \"cell\", \"tasks\": [{\"id\": \"only\"}]}",
                                 CAIRN_JOBSPEC_SERVER);
   assert_string_equal(j->app, "cell");
   assert_string_equal(j->policy, "ic");
@@ -286,7 +286,7 @@ static void test_defaults(void **state) {
   assert_int_equal(j->tasks[0].ninputs, 0);
   assert_int_equal(j->dag->n, 1);
   assert_int_equal(j->dag->m, 0);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
 }
 
 /* "resources": one core and nothing else by default, a job-wide default,
@@ -294,28 +294,28 @@ static void test_defaults(void **state) {
  * equal requests, and every bad value named. */
 static void test_resources(void **state) {
   (void)state;
-  cairn_jobspec *j = accept_job("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\"}]}",
+  cairn__jobspec *j = accept_job("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\"}]}",
                                 CAIRN_JOBSPEC_SERVER);
-  assert_true(cairn_resources_equal(&j->resources, &CAIRN_RESOURCES_DEFAULT));
+  assert_true(cairn__resources_equal(&j->resources, &CAIRN_RESOURCES_DEFAULT));
   assert_int_equal(j->nrclasses, 1);
   assert_int_equal(j->tasks[0].rclass, 0);
-  assert_true(cairn_resources_equal(&j->rclasses[0], &(cairn_resources){1, 0, 0}));
-  cairn_jobspec_free(j);
+  assert_true(cairn__resources_equal(&j->rclasses[0], &(cairn__resources){1, 0, 0}));
+  cairn__jobspec_free(j);
 
   j = accept_job("{\"app\": \"a\", \"resources\": {\"memory_mib\": 512}, \"tasks\": ["
                  "{\"id\": \"x\"}, {\"id\": \"big\", \"resources\": {\"cores\": 4}},"
                  "{\"id\": \"y\"}, {\"id\": \"disk\", \"resources\": {\"cores\": 2, "
                  "\"memory_mib\": 0, \"disk_mib\": 1024}}]}", CAIRN_JOBSPEC_SERVER);
-  assert_true(cairn_resources_equal(&j->resources, &(cairn_resources){1, 512, 0}));
+  assert_true(cairn__resources_equal(&j->resources, &(cairn__resources){1, 512, 0}));
   assert_int_equal(j->nrclasses, 3);
   assert_int_equal(j->tasks[0].rclass, j->tasks[2].rclass);
-  assert_true(cairn_resources_equal(&j->rclasses[j->tasks[0].rclass],
-                                    &(cairn_resources){1, 512, 0}));
-  assert_true(cairn_resources_equal(&j->rclasses[j->tasks[1].rclass],
-                                    &(cairn_resources){4, 512, 0}));
-  assert_true(cairn_resources_equal(&j->rclasses[j->tasks[3].rclass],
-                                    &(cairn_resources){2, 0, 1024}));
-  cairn_jobspec_free(j);
+  assert_true(cairn__resources_equal(&j->rclasses[j->tasks[0].rclass],
+                                    &(cairn__resources){1, 512, 0}));
+  assert_true(cairn__resources_equal(&j->rclasses[j->tasks[1].rclass],
+                                    &(cairn__resources){4, 512, 0}));
+  assert_true(cairn__resources_equal(&j->rclasses[j->tasks[3].rclass],
+                                    &(cairn__resources){2, 0, 1024}));
+  cairn__jobspec_free(j);
 
   expect_reject("{\"app\": \"a\", \"resources\": {\"cores\": 0}, \"tasks\": [{\"id\": \"x\"}]}",
                 "job: resources", "\"cores\" must be an integer from 1 to 4096");
@@ -343,7 +343,7 @@ static void test_resources(void **state) {
   expect_reject(text, "task \"t64\"", "at most 64 distinct resource requests");
 }
 
-static int has_edge(const cairn_dag *d, uint32_t parent, uint32_t child) {
+static int has_edge(const cairn__dag *d, uint32_t parent, uint32_t child) {
   int as_parent = 0, as_child = 0;
   for (uint32_t k = d->par_off[child]; k < d->par_off[child + 1]; k++)
     as_parent |= d->par[k] == parent;
@@ -364,7 +364,7 @@ static void test_accepted_job(void **state) {
     "            {\"id\": \"a\", \"args\": [\"-n\", \"3\"]},"
     "            {\"id\": \"b\", \"after\": [\"a\"], \"inputs\": [\"ref\"]},"
     "            {\"id\": \"c\", \"after\": [\"a\"]}]}";
-  cairn_jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
+  cairn__jobspec *j = accept_job(text, CAIRN_JOBSPEC_SERVER);
   assert_string_equal(j->name, "demo");
   assert_string_equal(j->policy, "fifo");
   assert_int_equal(j->replication, 3);
@@ -379,9 +379,9 @@ static void test_accepted_job(void **state) {
   assert_null(j->files[0].path);
   assert_int_equal(j->files[1].size, -1);
   assert_true(j->files[1].broadcast);
-  assert_int_equal(cairn_jobspec_file_index(j, "ref"), 1);
-  assert_int_equal(cairn_jobspec_file_index(j, "genome.fa"), 0);
-  assert_int_equal(cairn_jobspec_file_index(j, "nope"), -1);
+  assert_int_equal(cairn__jobspec_file_index(j, "ref"), 1);
+  assert_int_equal(cairn__jobspec_file_index(j, "genome.fa"), 0);
+  assert_int_equal(cairn__jobspec_file_index(j, "nope"), -1);
   /* tasks keep job-file order */
   assert_int_equal(j->ntasks, 4);
   assert_string_equal(j->tasks[0].id, "d");
@@ -396,26 +396,26 @@ static void test_accepted_job(void **state) {
   assert_int_equal(j->tasks[2].inputs[0], 1);
   assert_int_equal(j->tasks[3].ninputs, 0);
   /* the dag is exactly "after": a -> b, a -> c, b -> d, c -> d */
-  const cairn_dag *d = j->dag;
+  const cairn__dag *d = j->dag;
   assert_int_equal(d->n, 4);
   assert_int_equal(d->m, 4);
-  assert_int_equal(cairn_dag_nparents(d, 0), 2);
-  assert_int_equal(cairn_dag_nparents(d, 1), 0);
-  assert_int_equal(cairn_dag_nparents(d, 2), 1);
-  assert_int_equal(cairn_dag_nparents(d, 3), 1);
-  assert_int_equal(cairn_dag_nchildren(d, 1), 2);
-  assert_int_equal(cairn_dag_nchildren(d, 0), 0);
+  assert_int_equal(cairn__dag_nparents(d, 0), 2);
+  assert_int_equal(cairn__dag_nparents(d, 1), 0);
+  assert_int_equal(cairn__dag_nparents(d, 2), 1);
+  assert_int_equal(cairn__dag_nparents(d, 3), 1);
+  assert_int_equal(cairn__dag_nchildren(d, 1), 2);
+  assert_int_equal(cairn__dag_nchildren(d, 0), 0);
   assert_true(has_edge(d, 1, 2));
   assert_true(has_edge(d, 1, 3));
   assert_true(has_edge(d, 2, 0));
   assert_true(has_edge(d, 3, 0));
   assert_false(has_edge(d, 1, 0));
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
 }
 
 static void test_client_mode_files(void **state) {
   (void)state;
-  cairn_jobspec *j = accept_job(
+  cairn__jobspec *j = accept_job(
     "{\"app\": \"x\", \"files\": [{\"name\": \"in\", \"path\": \"data/in.txt\"},"
     "{\"name\": \"up\", \"sha256\": \"" SHA_B "\"}], \"tasks\": [{\"id\": \"a\", \"inputs\": [\"in\"]}]}",
     CAIRN_JOBSPEC_CLIENT);
@@ -423,7 +423,7 @@ static void test_client_mode_files(void **state) {
   assert_null(j->files[0].sha256);
   assert_null(j->files[1].path);
   assert_string_equal(j->files[1].sha256, SHA_B);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   /* the same file without sha256 is not good enough for the server */
   expect_reject("{\"app\": \"x\", \"files\": [{\"name\": \"in\", \"path\": \"data/in.txt\"}], "
                 "\"tasks\": [{\"id\": \"a\"}]}",
@@ -438,12 +438,12 @@ static void test_client_mode_files(void **state) {
 
 static void test_limits_defaults_and_override(void **state) {
   (void)state;
-  cairn_jobspec *j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 60, \"memory_mib\": 256}"
+  cairn__jobspec *j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 60, \"memory_mib\": 256}"
                                      ", \"env\": {\"MODE\": \"fast\", \"LEVEL\": \"1\"}",
                                      ", \"limits\": {\"wall_seconds\": 5, \"disk_mib\": 10}"
                                      ", \"env\": {\"LEVEL\": \"2\"}, \"stdin\": \"in\""),
                                 CAIRN_JOBSPEC_SERVER);
-  const cairn_task_run *a = &j->tasks[0].run, *b = &j->tasks[1].run;
+  const cairn__task_run *a = &j->tasks[0].run, *b = &j->tasks[1].run;
   assert_int_equal(a->limits[CAIRN_LIMIT_WALL], 5);        /* the task's own */
   assert_int_equal(a->limits[CAIRN_LIMIT_MEMORY], 256);    /* the job's default */
   assert_int_equal(a->limits[CAIRN_LIMIT_DISK], 10);
@@ -457,17 +457,17 @@ static void test_limits_defaults_and_override(void **state) {
   assert_int_equal(b->nenv, 2);
   assert_null(b->stdin_name);
   /* the work offer's form carries what is set, nothing else */
-  json_t *o = cairn_task_run_json(a);
+  json_t *o = cairn__task_run_json(a);
   assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "limits"), "disk_mib")), 10);
   assert_null(json_object_get(json_object_get(o, "limits"), "cpu_seconds"));
   assert_string_equal(json_string_value(json_object_get(json_object_get(o, "env"), "LEVEL")), "2");
   assert_string_equal(json_string_value(json_object_get(o, "stdin")), "in");
   json_decref(o);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   /* nothing set: an empty run */
   j = accept_job(LJOB("", ""), CAIRN_JOBSPEC_SERVER);
-  assert_true(cairn_task_run_empty(&j->tasks[0].run));
-  cairn_jobspec_free(j);
+  assert_true(cairn__task_run_empty(&j->tasks[0].run));
+  cairn__jobspec_free(j);
 }
 
 static void test_limits_rejections(void **state) {
@@ -499,12 +499,12 @@ static void test_limits_rejections(void **state) {
     "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "LUA_INIT",
     "GIT_SSH_COMMAND", "OPENSSL_CONF", "XDG_CONFIG_HOME", "PATH", "HOME", "TMPDIR"};
   for (size_t i = 0; i < sizeof denied / sizeof *denied; i++)
-    if (!cairn_env_name_denied(denied[i]))
+    if (!cairn__env_name_denied(denied[i]))
       fail_msg("%s is not denied", denied[i]);
   static const char *const allowed[] = {"MODE", "SEED", "OMP_NUM_THREADS", "LANG", "LC_ALL",
                                         "TZ", "LDFLAGS", "ld_preload", "PATHS", "HOMER"};
   for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++)
-    if (cairn_env_name_denied(allowed[i]))
+    if (cairn__env_name_denied(allowed[i]))
       fail_msg("%s is denied", allowed[i]);
   /* caps on count and size */
   char many[CAIRN_MAX_ENV * 16 + 64], *p = many;
@@ -534,25 +534,25 @@ static void test_limits_ceiling(void **state) {
                                                        "--max-output-mib"};
   int64_t ceiling[CAIRN_LIMIT_COUNT] = {100, 0, 512, 0, 0};
   cairn_error err = {0};
-  cairn_jobspec *j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 60}",
+  cairn__jobspec *j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 60}",
                                      ", \"limits\": {\"memory_mib\": 1024}"),
                                 CAIRN_JOBSPEC_SERVER);
-  assert_int_equal(cairn_jobspec_ceiling(j, ceiling, flags, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__jobspec_ceiling(j, ceiling, flags, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "task \"a\": limits.memory_mib 1024 exceeds the server's "
                                    "ceiling of 512 (--max-memory-mib)"));
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 600}", ""), CAIRN_JOBSPEC_SERVER);
-  assert_int_equal(cairn_jobspec_ceiling(j, ceiling, flags, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__jobspec_ceiling(j, ceiling, flags, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "job: limits.wall_seconds 600"));
   assert_non_null(strstr(err.text, "--max-wall-seconds"));
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   /* within the ceiling: kept; unset: the ceiling */
   j = accept_job(LJOB(", \"limits\": {\"wall_seconds\": 60}", ""), CAIRN_JOBSPEC_SERVER);
-  assert_int_equal(cairn_jobspec_ceiling(j, ceiling, flags, &err), CAIRN_OK);
+  assert_int_equal(cairn__jobspec_ceiling(j, ceiling, flags, &err), CAIRN_OK);
   assert_int_equal(j->tasks[0].run.limits[CAIRN_LIMIT_WALL], 60);
   assert_int_equal(j->tasks[0].run.limits[CAIRN_LIMIT_MEMORY], 512);
   assert_int_equal(j->tasks[1].run.limits[CAIRN_LIMIT_CPU], 0);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
 }
 
 static void test_reasons(void **state) {
@@ -562,22 +562,22 @@ static void test_reasons(void **state) {
   const char *bad[] = {"", "Wall", "signal 0", "signal 65", "exit 0", "exit 256", "exit 01",
                        "exit -1", "exit 1 ", "signal", "exit", "timeout"};
   for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-    assert_true(cairn_reason_valid(good[i]));
+    assert_true(cairn__reason_valid(good[i]));
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-    if (cairn_reason_valid(bad[i]))
+    if (cairn__reason_valid(bad[i]))
       fail_msg("accepted reason \"%s\"", bad[i]);
   char buf[CAIRN_REASON_MAX];
-  cairn_reason_of_exit(3, buf);
+  cairn__reason_of_exit(3, buf);
   assert_string_equal(buf, "exit 3");
-  cairn_reason_of_exit(0, buf);
+  cairn__reason_of_exit(0, buf);
   assert_string_equal(buf, "");
   /* the output budget: the task's, never above the route's cap */
-  cairn_task_run r;
+  cairn__task_run r;
   memset(&r, 0, sizeof r);
-  assert_int_equal(cairn_task_output_budget(&r, 1u << 20), 1u << 20);
+  assert_int_equal(cairn__task_output_budget(&r, 1u << 20), 1u << 20);
   r.limits[CAIRN_LIMIT_OUTPUT] = 2;
-  assert_int_equal(cairn_task_output_budget(&r, 1u << 20), 1u << 20);
-  assert_int_equal(cairn_task_output_budget(&r, 8u << 20), 2u << 20);
+  assert_int_equal(cairn__task_output_budget(&r, 1u << 20), 1u << 20);
+  assert_int_equal(cairn__task_output_budget(&r, 8u << 20), 2u << 20);
 }
 
 int main(void) {

@@ -19,7 +19,7 @@
 
 typedef struct {
   char dir[256], db[300];
-  cairn_store *s;
+  cairn__store *s;
   cairn__journal *j;
 } fixture;
 
@@ -31,7 +31,7 @@ static int setup(void **state) {
     return -1;
   snprintf(f->db, sizeof f->db, "%s/m.db", f->dir);
   cairn_error err = {0};
-  f->s = cairn_store_open(f->db, 0, &err);
+  f->s = cairn__store_open(f->db, 0, &err);
   if (!f->s)
     return -1;
   f->j = cairn__journal_open(f->s, NULL, -1, &err);
@@ -44,7 +44,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   fixture *f = *state;
   cairn__journal_close(f->j);
-  cairn_store_close(f->s);
+  cairn__store_close(f->s);
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
   if (system(cmd) != 0)
@@ -55,7 +55,7 @@ static int teardown(void **state) {
 
 static int has(fixture *f, const char *key) {
   char v[64];
-  return cairn_store_meta_get(f->s, key, v, sizeof v) == 0;
+  return cairn__store_meta_get(f->s, key, v, sizeof v) == 0;
 }
 
 static void pause_ms(long ms) {

@@ -38,7 +38,7 @@ static const char job_text[] =
   "{\"id\": \"p\", \"outputs\": [\"o.bin\"]},"
   "{\"id\": \"ch\", \"inputs\": [\"p/o.bin\"], \"after\": [\"p\"], \"outputs\": [\"o.bin\"]}]}";
 
-static int64_t reg(cairn_core *c, const char *name, const char *cluster, const char *peer) {
+static int64_t reg(cairn__core *c, const char *name, const char *cluster, const char *peer) {
   char *apps[] = {"k"}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -48,7 +48,7 @@ static int64_t reg(cairn_core *c, const char *name, const char *cluster, const c
 }
 
 /* vol asks for work: the offer (caller decrefs), NULL when none. */
-static json_t *work(cairn_core *c, int64_t vol) {
+static json_t *work(cairn__core *c, int64_t vol) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, vol, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
@@ -61,8 +61,8 @@ static const char *task_id(json_t *w) {
 }
 
 /* vol returns o.bin (SHA, 1000 bytes) for the offer w, without uploading. */
-static cairn_status result(cairn_core *c, int64_t vol, json_t *w, cairn_error *err) {
-  cairn_output_file f = {.name = "o.bin", .sha256 = SHA, .size = 1000};
+static cairn_status result(cairn__core *c, int64_t vol, json_t *w, cairn_error *err) {
+  cairn__output_file f = {.name = "o.bin", .sha256 = SHA, .size = 1000};
   cairn__result_extra x = {.files = &f, .nfiles = 1};
   return cairn__core_result(c, vol, json_integer_value(json_object_get(w, "index")), 0, NULL,
                             "ok\n", 3, &x, NULL, err);
@@ -84,7 +84,7 @@ static long long kept_rows(const core_fixture *f) {
   return n;
 }
 
-static int remote(cairn_core *c) {
+static int remote(cairn__core *c) {
   pthread_mutex_lock(&c->lock);
   int r = cairn__dist_remote(c->dist, SHA);
   cairn__core_unlock(c);
@@ -93,7 +93,7 @@ static int remote(cairn_core *c) {
 
 static void test_kept_output(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   cairn_error err = {0};
   int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2);
   int64_t job = core_fixture_submit(c, job_text);
@@ -135,7 +135,7 @@ static void test_kept_output(void **state) {
 /* Every holder silent: the child waits and the parent runs again. */
 static void test_lost_output_recomputed(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   cairn_error err = {0};
   int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2);
   core_fixture_submit(c, job_text);
@@ -173,7 +173,7 @@ static void test_lost_output_recomputed(void **state) {
 /* A job that keeps its outputs at the master: no "keep", uploads needed. */
 static void test_keep_master(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   cairn_error err = {0};
   int64_t w1 = reg(c, "w1", "a", PEER1);
   core_fixture_submit(c, "{\"app\": \"k\", \"keep\": \"master\", \"tasks\": ["
@@ -191,7 +191,7 @@ static void test_keep_master(void **state) {
  * master has it and records no holding. */
 static void test_uploaded_anyway(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   cairn_error err = {0};
   int existed = 0;
   int64_t w1 = reg(c, "w1", "a", PEER1);
@@ -209,7 +209,7 @@ static void test_uploaded_anyway(void **state) {
  * keeps working: kept_files goes with its file row). */
 static void test_delete_job(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   cairn_error err = {0};
   json_t *out = NULL;
   int64_t w1 = reg(c, "w1", "a", PEER1);
@@ -232,7 +232,7 @@ static void test_delete_job(void **state) {
  * task that made it runs again (the ban's re-queue). */
 static void test_ban_drops_holdings(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   cairn_error err = {0};
   json_t *rep = NULL;
   int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2);
@@ -262,7 +262,7 @@ static void test_ban_drops_holdings(void **state) {
  * nothing: a worker's default --peer-max) the second child is sent to it. */
 static void test_peer_max(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   cairn_error err = {0};
   json_t *resp = NULL;
   int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2),
@@ -275,7 +275,7 @@ static void test_peer_max(void **state) {
   assert_string_equal(task_id(w), "p");
   assert_int_equal(result(c, w1, w, &err), CAIRN_OK);
   json_decref(w);
-  cairn_report r = {.fields = CAIRN_FEAT_PEER_MAX, .peer_max = 1};
+  cairn__report r = {.fields = CAIRN_FEAT_PEER_MAX, .peer_max = 1};
   assert_int_equal(cairn__core_heartbeat(c, w1, &r, &resp, &err), CAIRN_OK);
   json_decref(resp);
   pthread_mutex_lock(&c->lock);

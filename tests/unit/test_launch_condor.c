@@ -116,7 +116,7 @@ static void test_quoting_round_trips(void **state) {
   const char *const args[] = {"plain", "two words", "it's", "say \"hi\"",
                               "mixed 'both' \"kinds\" and\ttab", "", "''", "\"\"", NULL};
   char quoted[4096], back[16][256];
-  assert_int_equal(cairn_condor_quote_args(args, quoted, sizeof quoted), 0);
+  assert_int_equal(cairn__condor_quote_args(args, quoted, sizeof quoted), 0);
   printf("condor: arguments = %s\n", quoted);
   int n = read_args(quoted, back, 16);
   assert_int_equal(n, 8);
@@ -125,10 +125,10 @@ static void test_quoting_round_trips(void **state) {
   /* What condor_submit would expand or what ends a line is refused. */
   const char *const dollar[] = {"--app", "x=$(HOME)/x", NULL};
   const char *const newline[] = {"a\nqueue 100", NULL};
-  assert_int_equal(cairn_condor_quote_args(dollar, quoted, sizeof quoted), -1);
-  assert_int_equal(cairn_condor_quote_args(newline, quoted, sizeof quoted), -1);
+  assert_int_equal(cairn__condor_quote_args(dollar, quoted, sizeof quoted), -1);
+  assert_int_equal(cairn__condor_quote_args(newline, quoted, sizeof quoted), -1);
   /* Too small an output buffer is an error, not a truncation. */
-  assert_int_equal(cairn_condor_quote_args(args, quoted, 16), -1);
+  assert_int_equal(cairn__condor_quote_args(args, quoted, 16), -1);
 }
 
 static void test_submit_description(void **state) {
@@ -139,7 +139,7 @@ static void test_submit_description(void **state) {
   assert_int_equal(harness_write_file(inv, "SECRET-INVITATION-CODE-42\n"), 0);
   const char *const wargs[] = {"--app", "cell=/opt/my apps/cell's \"bin\"", "--peer-listen",
                                "off", NULL};
-  cairn_launch_spec spec = {
+  cairn__launch_spec spec = {
     .server = "https://master.example.org:8443",
     .worker_path = "/shared/cairn/bin/cairn-worker",
     .worker_args = wargs,
@@ -153,8 +153,8 @@ static void test_submit_description(void **state) {
                      "  request_disk = 1G ;# a comment\n",
     .work_dir = dir,
   };
-  cairn_condor_submit sub = {spec.worker_path, "/shared/launch/condor", "host:1:2", 3};
-  assert_int_equal(cairn_condor_submit_text(&spec, &sub, text, sizeof text, err, sizeof err), 0);
+  cairn__condor_submit sub = {spec.worker_path, "/shared/launch/condor", "host:1:2", 3};
+  assert_int_equal(cairn__condor_submit_text(&spec, &sub, text, sizeof text, err, sizeof err), 0);
   printf("condor: the submit description:\n%s", text);
 
   /* Every line: a comment, a documented "key = value", or the final queue. */
@@ -211,7 +211,7 @@ static void test_submit_description(void **state) {
   /* The arguments, read back by the manual's rules, are the worker's. */
   const char *want[64];
   char buf[256], back[64][256];
-  int n = cairn_launch_worker_argv(&spec, NULL, "cairn-worker-state", "invitation", want, 64, buf,
+  int n = cairn__launch_worker_argv(&spec, NULL, "cairn-worker-state", "invitation", want, 64, buf,
                                    sizeof buf);
   assert_true(n > 10);
   assert_int_equal(value_of(text, "arguments", v, sizeof v), 0);
@@ -224,28 +224,28 @@ static void test_submit_description(void **state) {
   spec.cores = 0;
   spec.memory_mib = 0;
   spec.batch_options = NULL;
-  assert_int_equal(cairn_condor_submit_text(&spec, &sub, text, sizeof text, err, sizeof err), 0);
+  assert_int_equal(cairn__condor_submit_text(&spec, &sub, text, sizeof text, err, sizeof err), 0);
   assert_null(strstr(text, "transfer_input_files"));
   assert_null(strstr(text, "request_cpus"));
   assert_null(strstr(text, "--invitation-file"));
   /* A too small buffer is an error. */
-  assert_int_equal(cairn_condor_submit_text(&spec, &sub, text, 100, err, sizeof err), -1);
+  assert_int_equal(cairn__condor_submit_text(&spec, &sub, text, 100, err, sizeof err), -1);
   harness_rmtree(dir);
 }
 
 static void test_batch_options(void **state) {
   (void)state;
   char err[256];
-  assert_int_equal(cairn_condor_check_batch_options(NULL, err, sizeof err), 0);
-  assert_int_equal(cairn_condor_check_batch_options(" ; \n# only a comment\n", err, sizeof err), 0);
-  assert_int_equal(cairn_condor_check_batch_options("rank = Memory; +Project=\"x\"", err, sizeof err),
+  assert_int_equal(cairn__condor_check_batch_options(NULL, err, sizeof err), 0);
+  assert_int_equal(cairn__condor_check_batch_options(" ; \n# only a comment\n", err, sizeof err), 0);
+  assert_int_equal(cairn__condor_check_batch_options("rank = Memory; +Project=\"x\"", err, sizeof err),
                    0);
   const char *bad[] = {"executable = /bin/sh", "requirements = true; Queue = 5", "queue 100",
                        "+CairnFactory = \"other\"", "no equals sign", "= value", "bad key = 1",
                        "Arguments = \"-x\"", NULL};
   for (int i = 0; bad[i]; i++) {
     err[0] = '\0';
-    if (cairn_condor_check_batch_options(bad[i], err, sizeof err) != -1)
+    if (cairn__condor_check_batch_options(bad[i], err, sizeof err) != -1)
       fail_msg("--batch-options '%s' was accepted", bad[i]);
     assert_non_null(strstr(err, "--batch-options"));
   }
@@ -253,32 +253,32 @@ static void test_batch_options(void **state) {
   char dir[4096];
   harness_tmpdir(dir, sizeof dir);
   const char *const none[] = {NULL};
-  cairn_launch_spec spec = {.server = "http://127.0.0.1:1", .worker_path = "/bin/true",
+  cairn__launch_spec spec = {.server = "http://127.0.0.1:1", .worker_path = "/bin/true",
                             .worker_args = none, .slots = 1, .work_dir = dir,
                             .batch_options = "log = /tmp/mine.log"};
   void *st = NULL;
-  assert_int_equal(cairn_launch_condor.init(&st, NULL, 0, &spec, err, sizeof err), -1);
+  assert_int_equal(cairn__launch_condor.init(&st, NULL, 0, &spec, err, sizeof err), -1);
   assert_non_null(strstr(err, "writes log itself"));
   spec.batch_options = "requirements = true";
-  assert_int_equal(cairn_launch_condor.init(&st, NULL, 0, &spec, err, sizeof err), 0);
-  cairn_launch_condor.fini(st);
+  assert_int_equal(cairn__launch_condor.init(&st, NULL, 0, &spec, err, sizeof err), 0);
+  cairn__launch_condor.fini(st);
   harness_rmtree(dir);
 }
 
 static void test_terse(void **state) {
   (void)state;
   long c, f, l;
-  assert_int_equal(cairn_condor_parse_terse("4711.0 - 4711.4\n", &c, &f, &l), 0);
+  assert_int_equal(cairn__condor_parse_terse("4711.0 - 4711.4\n", &c, &f, &l), 0);
   assert_int_equal(c, 4711);
   assert_int_equal(f, 0);
   assert_int_equal(l, 4);
-  assert_int_equal(cairn_condor_parse_terse("12.0 - 12.0\n", &c, &f, &l), 0);
+  assert_int_equal(cairn__condor_parse_terse("12.0 - 12.0\n", &c, &f, &l), 0);
   assert_int_equal(l, 0);
-  assert_int_equal(cairn_condor_parse_terse("", &c, &f, &l), -1);
-  assert_int_equal(cairn_condor_parse_terse("ERROR: Failed to connect\n", &c, &f, &l), -1);
-  assert_int_equal(cairn_condor_parse_terse("12.0 - 13.2\n", &c, &f, &l), -1);
-  assert_int_equal(cairn_condor_parse_terse("12.3 - 12.1\n", &c, &f, &l), -1);
-  assert_int_equal(cairn_condor_parse_terse("12.0 - 12.1\n13.0 - 13.0\n", &c, &f, &l), -1);
+  assert_int_equal(cairn__condor_parse_terse("", &c, &f, &l), -1);
+  assert_int_equal(cairn__condor_parse_terse("ERROR: Failed to connect\n", &c, &f, &l), -1);
+  assert_int_equal(cairn__condor_parse_terse("12.0 - 13.2\n", &c, &f, &l), -1);
+  assert_int_equal(cairn__condor_parse_terse("12.3 - 12.1\n", &c, &f, &l), -1);
+  assert_int_equal(cairn__condor_parse_terse("12.0 - 12.1\n13.0 - 13.0\n", &c, &f, &l), -1);
 }
 
 static void test_queue_and_history_lines(void **state) {
@@ -302,19 +302,19 @@ static void test_queue_and_history_lines(void **state) {
   for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++) {
     long c, p;
     int st, code;
-    assert_int_equal(cairn_condor_parse_af(rec[i].line, &c, &p, &st, &code), 0);
+    assert_int_equal(cairn__condor_parse_af(rec[i].line, &c, &p, &st, &code), 0);
     assert_int_equal(c, rec[i].cluster);
     assert_int_equal(p, rec[i].proc);
     assert_int_equal(st, rec[i].status);
     assert_int_equal(code, rec[i].code);
-    assert_int_equal(cairn_condor_state(st, code), rec[i].state);
+    assert_int_equal(cairn__condor_state(st, code), rec[i].state);
   }
   const char *bad[] = {"", "-- Schedd: submit.example.org", "4711 0", "4711 0 9 0", "x 0 1 0",
                        "4711 0 2 undefined extra", NULL};
   for (int i = 0; bad[i]; i++) {
     long c, p;
     int st, code;
-    if (cairn_condor_parse_af(bad[i], &c, &p, &st, &code) == 0)
+    if (cairn__condor_parse_af(bad[i], &c, &p, &st, &code) == 0)
       fail_msg("'%s' was read as a job", bad[i]);
   }
 }

@@ -26,7 +26,7 @@
 #include "server/dist.h"
 #include "tests/support/core_fixture.h"
 
-static mvol *reg(cairn_core *c, const char *name, const char *app) {
+static mvol *reg(cairn__core *c, const char *name, const char *app) {
   char *apps[1] = {(char *)app}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -39,7 +39,7 @@ static mvol *reg(cairn_core *c, const char *name, const char *app) {
 
 /* v asks for work; returns its index (0: none) and the job and task in
  * *job and name. */
-static int64_t take(cairn_core *c, mvol *v, int64_t *job, char name[64]) {
+static int64_t take(cairn__core *c, mvol *v, int64_t *job, char name[64]) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
@@ -56,26 +56,26 @@ static int64_t take(cairn_core *c, mvol *v, int64_t *job, char name[64]) {
   return idx;
 }
 
-static void done(cairn_core *c, mvol *v, int64_t idx, const char *out) {
+static void done(cairn__core *c, mvol *v, int64_t idx, const char *out) {
   cairn_error err = {0};
   if (cairn__core_result(c, v->id, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result %lld: %s", (long long)idx, err.text);
 }
 
-static const char *job_state(cairn_core *c, int64_t id, char buf[32]) {
+static const char *job_state(cairn__core *c, int64_t id, char buf[32]) {
   json_t *j = cairn__core_job_json(c, id, 0);
   snprintf(buf, 32, "%s", j ? json_string_value(json_object_get(j, "state")) : "(none)");
   json_decref(j);
   return buf;
 }
 
-static int count_row(void *ud, const cairn_store_audit_row *r) {
+static int count_row(void *ud, const cairn__store_audit_row *r) {
   (void)r;
   ++*(int *)ud;
   return 0;
 }
 
-static int audit_rows(cairn_core *c, int64_t idx) {
+static int audit_rows(cairn__core *c, int64_t idx) {
   int n = 0;
   assert_int_equal(cairn__core_audit(c, 0, idx, count_row, &n, NULL), CAIRN_OK);
   return n;
@@ -83,7 +83,7 @@ static int audit_rows(cairn_core *c, int64_t idx) {
 
 static void test_priority_order(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *v = reg(c, "w", "sum");
   int64_t low = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"l1\"}, "
                           "{\"id\": \"l2\"}, {\"id\": \"l3\"}]}");
@@ -118,7 +118,7 @@ static void test_priority_order(void **state) {
 
 static void test_cancel(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *v = reg(c, "w", "sum"), *v2 = reg(c, "w2", "sum");
   int64_t id = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"a\"}, "
                          "{\"id\": \"b\"}, {\"id\": \"c\"}]}");
@@ -171,10 +171,10 @@ static void test_cancel(void **state) {
 
 static void test_delete(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *v = reg(c, "w", "sum");
   char sha[65], path[512];
-  cairn_sha256_hex(CONTENT, strlen(CONTENT), sha);
+  cairn__sha256_hex(CONTENT, strlen(CONTENT), sha);
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
   FILE *fp = fopen(path, "wb");
   assert_non_null(fp);
@@ -240,7 +240,7 @@ static void test_delete(void **state) {
 
 static void test_retention(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *v = reg(c, "w", "sum");
   int64_t old = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"a\"}]}");
   int64_t live = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"b\"}, {\"id\": \"c\"}]}");
@@ -260,7 +260,7 @@ static void test_retention(void **state) {
 
 static void test_delete_failed_job_still_running(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *v = reg(c, "w", "sum");
   int64_t id = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"max_attempts\": 1, "
                          "\"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}");
@@ -282,7 +282,7 @@ static void test_delete_failed_job_still_running(void **state) {
 }
 
 /* A job of n independent tasks of app sum (JSON built here). */
-static int64_t submit_n(cairn_core *c, int n) {
+static int64_t submit_n(cairn__core *c, int n) {
   json_t *tasks = json_array();
   for (int i = 0; i < n; i++) {
     char id[16];
@@ -299,7 +299,7 @@ static int64_t submit_n(cairn_core *c, int n) {
 
 static void test_delete_in_steps_and_resume(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *v = reg(c, "w", "sum");
   int64_t big = submit_n(c, 2500); /* three steps of 1,024 task keys */
   int64_t idx = take(c, v, NULL, NULL);
@@ -335,9 +335,9 @@ static void test_delete_in_steps_and_resume(void **state) {
 }
 
 /* Writes text as an uploaded file (on disk and recorded); sha gets its digest. */
-static void upload(cairn_core *c, const char *text, char sha[65]) {
+static void upload(cairn__core *c, const char *text, char sha[65]) {
   char path[512];
-  cairn_sha256_hex(text, strlen(text), sha);
+  cairn__sha256_hex(text, strlen(text), sha);
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
   FILE *fp = fopen(path, "wb");
   assert_non_null(fp);
@@ -348,12 +348,12 @@ static void upload(cairn_core *c, const char *text, char sha[65]) {
   assert_int_equal(cairn__core_add_file(c, sha, (int64_t)strlen(text), &existed, &err), CAIRN_OK);
 }
 
-static int64_t submit_with(cairn_core *c, const char *sha, cairn_status want) {
+static int64_t submit_with(cairn__core *c, const char *sha, cairn_status want) {
   char text[512];
   snprintf(text, sizeof text, "{\"app\": \"sum\", \"files\": [{\"name\": \"in\", \"sha256\": "
            "\"%s\"}], \"tasks\": [{\"id\": \"a\", \"inputs\": [\"in\"]}]}", sha);
   cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *spec = cairn__jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
   assert_non_null(spec);
   int64_t id = 0;
   assert_int_equal(cairn__core_submit(c, spec, &id, &err), want);
@@ -364,7 +364,7 @@ static int64_t submit_with(cairn_core *c, const char *sha, cairn_status want) {
 
 static void test_shared_and_dying_files(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char sha[65], path[512];
   upload(c, "shared bytes", sha);
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
@@ -394,7 +394,7 @@ static void test_shared_and_dying_files(void **state) {
 
 static void test_resume_removes_files(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   char sha[65], path[512];
   upload(c, "bytes of a job whose deletion stops", sha);
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);

@@ -29,7 +29,7 @@
 #define NHOLD 4
 #define NRECV 70
 
-static mvol *reg(cairn_core *c, const char *name, const char *cluster) {
+static mvol *reg(cairn__core *c, const char *name, const char *cluster) {
   char *apps[] = {"sum"}, token[65], url[64];
   int64_t id = 0;
   cairn_error err = {0};
@@ -40,7 +40,7 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster) {
 }
 
 /* Kept file k (recorded without bytes) held by holder h. */
-static mfilerec *kept(cairn_core *c, int k, mvol *h) {
+static mfilerec *kept(cairn__core *c, int k, mvol *h) {
   char sha[65];
   memset(sha, 'a' + k, 64);
   sha[64] = '\0';
@@ -52,7 +52,7 @@ static mfilerec *kept(cairn_core *c, int k, mvol *h) {
 
 static void test_bounds(void **state) {
   core_fixture *fx = *state;
-  cairn_core *c = fx->c;
+  cairn__core *c = fx->c;
   cairn_error err = {0};
   assert_int_equal(cairn__core_set_mcast(c, "Work-Racing", &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "WR, WRP, CDMD, online"));
@@ -131,7 +131,7 @@ static void test_bounds(void **state) {
  * comes after the plan. */
 static void test_relay_inside(void **state) {
   core_fixture *fx = *state;
-  cairn_core *c = fx->c;
+  cairn__core *c = fx->c;
   cairn_error err = {0};
   assert_int_equal(cairn__core_set_mcast(c, "WR", &err), CAIRN_OK);
   mvol *h0 = reg(c, "h0", "a"), *a1 = reg(c, "a1", "a"), *b[3];

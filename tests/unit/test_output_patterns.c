@@ -22,29 +22,29 @@ static void test_names(void **state) {
   static const char *const bad[] = {"", "/abs", "../x", "a/../b", "a/..", ".", "./a", "a/./b",
                                     "a//b", "a/", "tab\there", "del\x7f"};
   for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-    assert_true(cairn_output_name_ok(good[i]));
+    assert_true(cairn__output_name_ok(good[i]));
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-    if (cairn_output_name_ok(bad[i]))
+    if (cairn__output_name_ok(bad[i]))
       fail_msg("\"%s\" taken as an output path", bad[i]);
   char longname[CAIRN_MAX_OUTPUT_NAME + 2];
   memset(longname, 'a', sizeof longname - 1);
   longname[sizeof longname - 1] = '\0';
-  assert_false(cairn_output_name_ok(longname));
+  assert_false(cairn__output_name_ok(longname));
   longname[CAIRN_MAX_OUTPUT_NAME] = '\0';
-  assert_true(cairn_output_name_ok(longname));
+  assert_true(cairn__output_name_ok(longname));
 }
 
-static cairn_status parse(const char *json, cairn_output_patterns *p, cairn_error *err) {
+static cairn_status parse(const char *json, cairn__output_patterns *p, cairn_error *err) {
   json_t *a = json_loads(json, 0, NULL);
   assert_non_null(a);
-  cairn_status st = cairn_outputs_parse(a, "t", p, err);
+  cairn_status st = cairn__outputs_parse(a, "t", p, err);
   json_decref(a);
   return st;
 }
 
 static void test_patterns(void **state) {
   (void)state;
-  cairn_output_patterns p = {0};
+  cairn__output_patterns p = {0};
   cairn_error err = {0};
   assert_int_equal(parse("[\"a.txt\", {\"name\": \"out/*.bin\", \"max_mib\": 3}, \"[ab]?.log\"]",
                          &p, &err), CAIRN_OK);
@@ -53,18 +53,18 @@ static void test_patterns(void **state) {
   assert_true(p.v[1].glob);
   assert_int_equal(p.v[0].max_mib, CAIRN_DEFAULT_OUTPUT_MIB);
   assert_int_equal(p.v[1].max_mib, 3);
-  assert_int_equal(cairn_outputs_match(&p, "a.txt"), 0);
-  assert_int_equal(cairn_outputs_match(&p, "out/x.bin"), 1);
-  assert_int_equal(cairn_outputs_match(&p, "out/sub/x.bin"), -1); /* '*' stops at '/' */
-  assert_int_equal(cairn_outputs_match(&p, "out/.x.bin"), -1);    /* nor a leading '.' */
-  assert_int_equal(cairn_outputs_match(&p, "b1.log"), 2);
-  assert_int_equal(cairn_outputs_match(&p, "c1.log"), -1);
-  assert_int_equal(cairn_outputs_match(&p, "A.txt"), -1);
-  assert_int_equal(cairn_outputs_max_bytes(&p), (int64_t)CAIRN_DEFAULT_OUTPUT_MIB << 20);
+  assert_int_equal(cairn__outputs_match(&p, "a.txt"), 0);
+  assert_int_equal(cairn__outputs_match(&p, "out/x.bin"), 1);
+  assert_int_equal(cairn__outputs_match(&p, "out/sub/x.bin"), -1); /* '*' stops at '/' */
+  assert_int_equal(cairn__outputs_match(&p, "out/.x.bin"), -1);    /* nor a leading '.' */
+  assert_int_equal(cairn__outputs_match(&p, "b1.log"), 2);
+  assert_int_equal(cairn__outputs_match(&p, "c1.log"), -1);
+  assert_int_equal(cairn__outputs_match(&p, "A.txt"), -1);
+  assert_int_equal(cairn__outputs_max_bytes(&p), (int64_t)CAIRN_DEFAULT_OUTPUT_MIB << 20);
   /* JSON round trip */
-  json_t *j = cairn_outputs_json(&p);
-  cairn_output_patterns q = {0};
-  assert_int_equal(cairn_outputs_parse(j, "t", &q, &err), CAIRN_OK);
+  json_t *j = cairn__outputs_json(&p);
+  cairn__output_patterns q = {0};
+  assert_int_equal(cairn__outputs_parse(j, "t", &q, &err), CAIRN_OK);
   json_decref(j);
   assert_int_equal(q.n, 3);
   for (uint32_t i = 0; i < 3; i++) {
@@ -72,8 +72,8 @@ static void test_patterns(void **state) {
     assert_int_equal(q.v[i].max_mib, p.v[i].max_mib);
     assert_int_equal(q.v[i].glob, p.v[i].glob);
   }
-  cairn_outputs_free(&q);
-  cairn_outputs_free(&p);
+  cairn__output_specs_free(&q);
+  cairn__output_specs_free(&p);
   static const char *const bad[] = {
     "{}", "[1]", "[\"../a\"]", "[\"a[b\"]", "[\"a\\\\*\"]", "[\"x\", \"x\"]",
     "[{\"name\": \"x\", \"max_mib\": 0}]", "[{\"name\": \"x\", \"max_mib\": 2000000}]",
@@ -96,13 +96,13 @@ static void test_patterns(void **state) {
 static void test_digest(void **state) {
   (void)state;
   char out[65], d0[65], d1[65], d2[65];
-  cairn_sha256_hex("result", 6, out);
-  cairn_result_digest(out, NULL, 0, d0);
+  cairn__sha256_hex("result", 6, out);
+  cairn__digest_result_files(out, NULL, 0, d0);
   assert_string_equal(d0, out); /* no files: the output's digest, as before */
-  cairn_output_file f[2] = {{.name = "b", .size = 1}, {.name = "a", .size = 2}};
-  cairn_sha256_hex("B", 1, f[0].sha256);
-  cairn_sha256_hex("A", 1, f[1].sha256);
-  cairn_result_digest(out, f, 2, d1);
+  cairn__output_file f[2] = {{.name = "b", .size = 1}, {.name = "a", .size = 2}};
+  cairn__sha256_hex("B", 1, f[0].sha256);
+  cairn__sha256_hex("A", 1, f[1].sha256);
+  cairn__digest_result_files(out, f, 2, d1);
   assert_string_equal(f[0].name, "a"); /* sorted in place */
   /* the rule written out: sha256(D || "a\0" SHA(A) "\n" || "b\0" SHA(B) "\n") */
   char text[64 + 2 * (2 + 64 + 1)];
@@ -117,21 +117,21 @@ static void test_digest(void **state) {
     text[n++] = '\n';
   }
   char want[65];
-  cairn_sha256_hex(text, n, want);
+  cairn__sha256_hex(text, n, want);
   assert_string_equal(d1, want);
-  cairn_sha256_hex("C", 1, f[1].sha256); /* one file differs: another digest */
-  cairn_result_digest(out, f, 2, d2);
+  cairn__sha256_hex("C", 1, f[1].sha256); /* one file differs: another digest */
+  cairn__digest_result_files(out, f, 2, d2);
   assert_string_not_equal(d1, d2);
 }
 
-static cairn_jobspec *job(const char *text, cairn_error *err) {
-  return cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, err);
+static cairn__jobspec *job(const char *text, cairn_error *err) {
+  return cairn__jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, err);
 }
 
 static void test_jobspec(void **state) {
   (void)state;
   cairn_error err = {0};
-  cairn_jobspec *j = job("{\"app\": \"a\", \"outputs\": [\"*.out\"], \"tasks\": ["
+  cairn__jobspec *j = job("{\"app\": \"a\", \"outputs\": [\"*.out\"], \"tasks\": ["
                          "{\"id\": \"p/q\", \"outputs\": [\"x\", \"d/*.bin\"]},"
                          "{\"id\": \"p\", \"outputs\": []},"
                          "{\"id\": \"c\", \"inputs\": [\"p/q/x\", \"p/q/d/1.bin\"], "
@@ -147,7 +147,7 @@ static void test_jobspec(void **state) {
   assert_string_equal(j->tasks[2].pins[0].file, "x");
   assert_string_equal(j->tasks[2].pins[1].file, "d/1.bin");
   assert_int_equal(j->tasks[2].ninputs, 0);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   static const char *const bad[] = {
     "{\"app\": \"a\", \"tasks\": [{\"id\": \"t\", \"outputs\": [\"/x\"]}]}",
     "{\"app\": \"a\", \"outputs\": [\"a\", \"a\"], \"tasks\": [{\"id\": \"t\"}]}",

@@ -39,11 +39,11 @@ static const char *const samples[][2] = {
 
 /* Writes s and reads the text back into *back against in: what the writer
  * writes, the reader reads. */
-static void read_back(const cairn_plan_schedule *s, const cairn_plan_instance *in, cairn_plan_schedule *back) {
+static void read_back(const cairn__plan_schedule *s, const cairn__plan_instance *in, cairn__plan_schedule *back) {
   cairn_error err = {0};
-  char *json = cairn_plan_schedule_to_json(s, in);
+  char *json = cairn__plan_schedule_to_json(s, in);
   assert_non_null(json);
-  if (cairn_plan_schedule_parse(json, strlen(json), in, back, &err) != CAIRN_OK)
+  if (cairn__plan_schedule_parse(json, strlen(json), in, back, &err) != CAIRN_OK)
     fail_msg("cannot read back what was written: %s\n%s", err.text, json);
   free(json);
 }
@@ -51,36 +51,36 @@ static void read_back(const cairn_plan_schedule *s, const cairn_plan_instance *i
 static void test_round_trip(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
-    cairn_plan_instance in;
+    cairn__plan_instance in;
     cairn_error err = {0};
-    if (cairn_plan_instance_parse(samples[i][0], strlen(samples[i][0]), &in, &err) != CAIRN_OK)
+    if (cairn__plan_instance_parse(samples[i][0], strlen(samples[i][0]), &in, &err) != CAIRN_OK)
       fail_msg("sample %zu: %s", i, err.text);
-    cairn_plan_schedule s, back;
-    if (cairn_plan_run(&in, samples[i][1], &s, &err) != CAIRN_OK)
+    cairn__plan_schedule s, back;
+    if (cairn__plan_run(&in, samples[i][1], &s, &err) != CAIRN_OK)
       fail_msg("sample %zu: %s", i, err.text);
     double mk = 0, mk2 = 0;
-    assert_int_equal(cairn_plan_check(&in, &s, &mk, &err), CAIRN_OK);
+    assert_int_equal(cairn__plan_check(&in, &s, &mk, &err), CAIRN_OK);
     read_back(&s, &in, &back);
-    if (cairn_plan_check(&in, &back, &mk2, &err) != CAIRN_OK)
+    if (cairn__plan_check(&in, &back, &mk2, &err) != CAIRN_OK)
       fail_msg("sample %zu read back: %s", i, err.text);
     assert_true(mk == mk2);
     assert_int_equal(back.n, s.n);
     assert_string_equal(back.algorithm, s.algorithm);
-    char *svg = cairn_plan_schedule_svg(&s, &in, 100);
+    char *svg = cairn__plan_schedule_svg(&s, &in, 100);
     assert_non_null(svg);
     assert_non_null(strstr(svg, "<svg"));
-    assert_null(cairn_plan_schedule_svg(&s, &in, 1)); /* too many rows */
+    assert_null(cairn__plan_schedule_svg(&s, &in, 1)); /* too many rows */
     free(svg);
-    cairn_plan_schedule_free(&s);
-    cairn_plan_schedule_free(&back);
-    cairn_plan_instance_free(&in);
+    cairn__plan_schedule_free(&s);
+    cairn__plan_schedule_free(&back);
+    cairn__plan_instance_free(&in);
   }
 }
 
 static void expect_error(const char *json, const char *needle) {
-  cairn_plan_instance in;
+  cairn__plan_instance in;
   cairn_error err = {0};
-  assert_int_equal(cairn_plan_instance_parse(json, strlen(json), &in, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__plan_instance_parse(json, strlen(json), &in, &err), CAIRN_EINVAL);
   if (!strstr(err.text, needle))
     fail_msg("error \"%s\" does not mention \"%s\"", err.text, needle);
   assert_null(strchr(err.text, '\n'));
@@ -117,27 +117,27 @@ static void test_algorithm_name(void **state) {
   const char *inst = "{\"model\":\"1/C\",\"C\":2,\"clusters\":[{\"size\":2}],\"source\":0}";
   static const char *const bad[] = {"lc\\\\f", "a\\\"b", "tab\\there", "a\\u0001",
                                     "0123456789012345678901234567890123"};
-  cairn_plan_instance in;
+  cairn__plan_instance in;
   cairn_error err = {0};
-  assert_int_equal(cairn_plan_instance_parse(inst, strlen(inst), &in, &err), CAIRN_OK);
+  assert_int_equal(cairn__plan_instance_parse(inst, strlen(inst), &in, &err), CAIRN_OK);
   char plan[256];
-  cairn_plan_schedule s;
+  cairn__plan_schedule s;
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     snprintf(plan, sizeof plan, "{\"algorithm\":\"%s\",\"transfers\":[]}", bad[i]);
     memset(&err, 0, sizeof err);
-    assert_int_equal(cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err), CAIRN_EINVAL);
+    assert_int_equal(cairn__plan_schedule_parse(plan, strlen(plan), &in, &s, &err), CAIRN_EINVAL);
     if (!strstr(err.text, "algorithm"))
       fail_msg("plan %s: error \"%s\" does not name the algorithm", plan, err.text);
   }
   snprintf(plan, sizeof plan, "{\"algorithm\":\"my planner/2 (x+y)\",\"transfers\":[]}");
-  if (cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err) != CAIRN_OK)
+  if (cairn__plan_schedule_parse(plan, strlen(plan), &in, &s, &err) != CAIRN_OK)
     fail_msg("plain name refused: %s", err.text);
-  cairn_plan_schedule back;
+  cairn__plan_schedule back;
   read_back(&s, &in, &back);
   assert_string_equal(back.algorithm, "my planner/2 (x+y)");
-  cairn_plan_schedule_free(&s);
-  cairn_plan_schedule_free(&back);
-  cairn_plan_instance_free(&in);
+  cairn__plan_schedule_free(&s);
+  cairn__plan_schedule_free(&back);
+  cairn__plan_instance_free(&in);
 }
 
 /* A plan names the instance's model or none: a plan of another model would
@@ -148,22 +148,22 @@ static void test_model_mismatch(void **state) {
   const char *inst = "{\"model\":\"1/C\",\"C\":3,\"clusters\":[{\"size\":2},{\"size\":2}],\"source\":0}";
   const char *plan = "{\"model\":\"cdmd\",\"transfers\":[{\"message\":0,\"from\":[0,0],\"to\":[[1,0]],"
                      "\"start\":0,\"end\":1}]}";
-  cairn_plan_instance in;
-  cairn_plan_schedule s;
+  cairn__plan_instance in;
+  cairn__plan_schedule s;
   cairn_error err = {0};
-  assert_int_equal(cairn_plan_instance_parse(inst, strlen(inst), &in, &err), CAIRN_OK);
-  assert_int_equal(cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__plan_instance_parse(inst, strlen(inst), &in, &err), CAIRN_OK);
+  assert_int_equal(cairn__plan_schedule_parse(plan, strlen(plan), &in, &s, &err), CAIRN_EINVAL);
   if (!strstr(err.text, "\"cdmd\"") || !strstr(err.text, "\"1/C\""))
     fail_msg("error \"%s\" does not name both models", err.text);
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   plan = "{\"model\":\"1/C\",\"transfers\":[{\"message\":0,\"from\":[0,0],\"to\":[1,0],\"start\":0,\"end\":1}]}";
-  if (cairn_plan_schedule_parse(plan, strlen(plan), &in, &s, &err) != CAIRN_OK)
+  if (cairn__plan_schedule_parse(plan, strlen(plan), &in, &s, &err) != CAIRN_OK)
     fail_msg("the instance's own model refused: %s", err.text);
-  cairn_plan_schedule back;
+  cairn__plan_schedule back;
   read_back(&s, &in, &back);
-  cairn_plan_schedule_free(&s);
-  cairn_plan_schedule_free(&back);
-  cairn_plan_instance_free(&in);
+  cairn__plan_schedule_free(&s);
+  cairn__plan_schedule_free(&back);
+  cairn__plan_instance_free(&in);
 }
 
 static int run(const char *cmd) {

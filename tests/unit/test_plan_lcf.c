@@ -21,23 +21,23 @@ static int64_t clog2(int64_t x) {
 
 /* Runs algo on a hand-built cluster instance, checks the plan, returns the
  * makespan (and the lower bound through *lb). */
-static int64_t plan_checked(cairn_plan_model model, const cairn_plan_clusters *cl, const char *algo, int64_t *lb) {
-  cairn_plan_instance in = {0};
+static int64_t plan_checked(cairn__plan_model model, const cairn__plan_clusters *cl, const char *algo, int64_t *lb) {
+  cairn__plan_instance in = {0};
   in.model = model;
   in.cl = *cl;
-  cairn_plan_schedule s;
+  cairn__plan_schedule s;
   cairn_error err = {0};
-  cairn_status st = cairn_plan_run(&in, algo, &s, &err);
+  cairn_status st = cairn__plan_run(&in, algo, &s, &err);
   if (st != CAIRN_OK)
     fail_msg("%s: %s", algo, err.text);
   double mk = -1;
-  st = cairn_plan_check(&in, &s, &mk, &err);
+  st = cairn__plan_check(&in, &s, &mk, &err);
   if (st != CAIRN_OK)
     fail_msg("%s plan infeasible: %s", algo, err.text);
   assert_true(mk == s.makespan);
   if (lb)
     *lb = (int64_t)s.lower_bound;
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   return (int64_t)mk;
 }
 
@@ -49,7 +49,7 @@ typedef struct sweep_stats {
 } sweep_stats;
 
 /* Every partition of n into cluster sizes, every source, C in 1..cmax. */
-static void each_instance(int64_t n, int64_t cmax, void (*fn)(cairn_plan_clusters *, void *), void *arg) {
+static void each_instance(int64_t n, int64_t cmax, void (*fn)(cairn__plan_clusters *, void *), void *arg) {
   int64_t parts[8];
   int np = 0;
   /* iterative generation of non-increasing partitions */
@@ -64,7 +64,7 @@ static void each_instance(int64_t n, int64_t cmax, void (*fn)(cairn_plan_cluster
       if (src > 0 && parts[src] == parts[src - 1])
         continue;
       for (int64_t C = 1; C <= cmax; C++) {
-        cairn_plan_clusters cl = {0};
+        cairn__plan_clusters cl = {0};
         cl.C = C;
         cl.k = (size_t)np;
         cl.size = parts;
@@ -91,9 +91,9 @@ static void each_instance(int64_t n, int64_t cmax, void (*fn)(cairn_plan_cluster
   }
 }
 
-static void one_broadcast(cairn_plan_clusters *cl, void *arg) {
+static void one_broadcast(cairn__plan_clusters *cl, void *arg) {
   sweep_stats *st = arg;
-  int64_t opt = cairn_bcast_optimum(cl);
+  int64_t opt = cairn__bcast_optimum(cl);
   assert_true(opt >= 0);
   int64_t lb = 0, lcf = plan_checked(CAIRN_PLAN_1C, cl, "lcf", &lb);
   assert_true(lb <= opt);          /* Theorem 3.2 is a lower bound */
@@ -121,7 +121,7 @@ static void test_lcf_vs_exhaustive_optimum(void **state) {
 
 /* Multicast (§4) and the degree (§5.1–5.2) and matching (§5.3–5.4) models on
  * every tiny instance with a few receiver / bound patterns. */
-static void one_variants(cairn_plan_clusters *base, void *arg) {
+static void one_variants(cairn__plan_clusters *base, void *arg) {
   sweep_stats *st = arg;
   int64_t n = 0;
   for (size_t i = 0; i < base->k; i++)
@@ -130,28 +130,28 @@ static void one_variants(cairn_plan_clusters *base, void *arg) {
     return;
   int64_t mem[8], deg[8];
   for (int pattern = 0; pattern < 3; pattern++) {
-    cairn_plan_clusters cl = *base;
+    cairn__plan_clusters cl = *base;
     for (size_t i = 0; i < cl.k; i++)
       mem[i] = pattern == 0 ? (i % 2 ? cl.size[i] : 0) : pattern == 1 ? (i == cl.source ? 0 : 1) : cl.size[i] / 2;
     cl.members = mem;
-    int64_t opt = cairn_bcast_optimum(&cl), lb = 0;
+    int64_t opt = cairn__bcast_optimum(&cl), lb = 0;
     int64_t a = plan_checked(CAIRN_PLAN_1C, &cl, "lcf", &lb);
     assert_true(lb <= opt && opt <= a && a <= 2 * opt + 10); /* Theorems 4.2, 4.3 */
     st->instances++;
     for (int64_t d = 1; d <= 2; d++) {
-      cairn_plan_clusters cd = *base;
+      cairn__plan_clusters cd = *base;
       for (size_t i = 0; i < cd.k; i++)
         deg[i] = d;
       cd.degree = deg;
       cd.members = pattern == 2 ? mem : NULL;
-      opt = cairn_bcast_optimum(&cd);
+      opt = cairn__bcast_optimum(&cd);
       a = plan_checked(CAIRN_PLAN_1C, &cd, "bounded-degree", &lb);
       assert_true(lb <= opt && opt <= a && a <= 3 * opt + 10); /* Theorems 5.1, 5.2 */
       st->instances++;
-      cairn_plan_clusters cb = *base;
+      cairn__plan_clusters cb = *base;
       cb.B = d;
       cb.members = pattern == 2 ? mem : NULL;
-      opt = cairn_bcast_optimum(&cb);
+      opt = cairn__bcast_optimum(&cb);
       a = plan_checked(CAIRN_PLAN_1C, &cb, "bounded-matching", &lb);
       assert_true(lb <= opt && opt <= a && a <= 2 * opt + 10); /* Theorems 5.4–5.6 */
       st->instances++;
@@ -182,28 +182,28 @@ static void test_bad_example(void **state) {
     size[1] = n1;
     for (size_t i = 2; i < k; i++)
       size[i] = 1;
-    cairn_plan_clusters cl = {.C = C, .k = k, .size = size, .source = 0};
+    cairn__plan_clusters cl = {.C = C, .k = k, .size = size, .source = 0};
     int64_t lb = 0, lcf = plan_checked(CAIRN_PLAN_1C, &cl, "lcf", &lb);
     assert_int_equal(lcf, clog2(n0) + C + clog2(n1));
 
     /* the faster schedule of §3.2: (i) one local copy, (ii) one node sends to
      * K1 while the other broadcasts locally, (iii) K0 then serves the n0 - 1
      * singletons, (iv) K1 broadcasts on arrival */
-    cairn_plan_instance in = {.model = CAIRN_PLAN_1C, .cl = cl};
-    cairn_plan_schedule s;
-    cairn_plan_schedule_init(&s, CAIRN_PLAN_1C, "section-3.2");
-    cairn_plan_node to;
-    to = (cairn_plan_node){0, 1};
-    assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 0}, &to, 1, 0, 1), 0);
-    to = (cairn_plan_node){1, 0};
-    assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 0}, &to, 1, 1, (double)(1 + C)), 0);
+    cairn__plan_instance in = {.model = CAIRN_PLAN_1C, .cl = cl};
+    cairn__plan_schedule s;
+    cairn__plan_schedule_init(&s, CAIRN_PLAN_1C, "section-3.2");
+    cairn__plan_node to;
+    to = (cairn__plan_node){0, 1};
+    assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 0}, &to, 1, 0, 1), 0);
+    to = (cairn__plan_node){1, 0};
+    assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 0}, &to, 1, 1, (double)(1 + C)), 0);
     /* local broadcast among members 1..n0-1 of K0 from t = 1 */
     int64_t have = 1, t = 1; /* members 1..have hold it, member 0 is away */
     while (have < n0 - 1) {
       int64_t add = have < n0 - 1 - have ? have : n0 - 1 - have;
       for (int64_t j = 0; j < add; j++) {
-        to = (cairn_plan_node){0, 1 + have + j};
-        assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 1 + j}, &to, 1, (double)t,
+        to = (cairn__plan_node){0, 1 + have + j};
+        assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 1 + j}, &to, 1, (double)t,
                                                  (double)t + 1), 0);
       }
       have += add;
@@ -211,8 +211,8 @@ static void test_bad_example(void **state) {
     }
     assert_int_equal(t - 1, clog2(n0 - 1));
     for (int64_t j = 0; j < n0 - 1; j++) {
-      to = (cairn_plan_node){2 + j, 0};
-      assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 1 + j}, &to, 1, (double)t,
+      to = (cairn__plan_node){2 + j, 0};
+      assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 1 + j}, &to, 1, (double)t,
                                                (double)(t + C)), 0);
     }
     /* K1 doubles from 1 + C */
@@ -220,8 +220,8 @@ static void test_bad_example(void **state) {
     while (h1 < n1) {
       int64_t add = h1 < n1 - h1 ? h1 : n1 - h1;
       for (int64_t j = 0; j < add; j++) {
-        to = (cairn_plan_node){1, h1 + j};
-        assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){1, j}, &to, 1, (double)t1,
+        to = (cairn__plan_node){1, h1 + j};
+        assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){1, j}, &to, 1, (double)t1,
                                                  (double)t1 + 1), 0);
       }
       h1 += add;
@@ -229,7 +229,7 @@ static void test_bad_example(void **state) {
     }
     cairn_error err = {0};
     double mk = 0;
-    if (cairn_plan_check(&in, &s, &mk, &err) != CAIRN_OK)
+    if (cairn__plan_check(&in, &s, &mk, &err) != CAIRN_OK)
       fail_msg("§3.2 schedule rejected: %s", err.text);
     int64_t want = 1 + (C + clog2(n1) > clog2(n0 - 1) + C ? C + clog2(n1) : clog2(n0 - 1) + C);
     assert_int_equal((int64_t)mk, want);
@@ -237,7 +237,7 @@ static void test_bad_example(void **state) {
     print_message("§3.2 n0=%lld n1=%lld C=%lld: LCF %lld = ceil(log n0)+C+ceil(log n1), faster schedule %lld, "
                   "lower bound %lld\n",
                   (long long)n0, (long long)n1, (long long)C, (long long)lcf, (long long)want, (long long)lb);
-    cairn_plan_schedule_free(&s);
+    cairn__plan_schedule_free(&s);
     free(size);
   }
 }
@@ -262,7 +262,7 @@ static void test_random_feasible(void **state) {
       deg[i] = 1 + (int64_t)(rnd() % 4);
       mem[i] = (int64_t)(rnd() % (uint64_t)(size[i] + 1));
     }
-    cairn_plan_clusters cl = {.C = 1 + (int64_t)(rnd() % 8), .k = k, .size = size, .source = rnd() % k};
+    cairn__plan_clusters cl = {.C = 1 + (int64_t)(rnd() % 8), .k = k, .size = size, .source = rnd() % k};
     int64_t lb, a;
     a = plan_checked(CAIRN_PLAN_1C, &cl, "lcf", &lb);
     assert_true(lb <= a);
@@ -270,18 +270,18 @@ static void test_random_feasible(void **state) {
     assert_true(lb <= a);
     a = plan_checked(CAIRN_PLAN_POSTAL, &cl, "interleaved-lcf", &lb);
     assert_true(lb <= a);
-    cairn_plan_clusters cm = cl;
+    cairn__plan_clusters cm = cl;
     cm.members = mem;
     a = plan_checked(CAIRN_PLAN_1C, &cm, "lcf", &lb);
     assert_true(lb <= a);
-    cairn_plan_clusters cd = cl;
+    cairn__plan_clusters cd = cl;
     cd.degree = deg;
     a = plan_checked(CAIRN_PLAN_1C, &cd, "bounded-degree", &lb);
     assert_true(lb <= a);
     cd.members = mem;
     a = plan_checked(CAIRN_PLAN_1C, &cd, "bounded-degree", &lb);
     assert_true(lb <= a);
-    cairn_plan_clusters cb = cl;
+    cairn__plan_clusters cb = cl;
     cb.B = 1 + (int64_t)(rnd() % 6);
     a = plan_checked(CAIRN_PLAN_1C, &cb, "bounded-matching", &lb);
     assert_true(lb <= a);
@@ -296,51 +296,51 @@ static void test_checker_rejects(void **state) {
   (void)state;
   int64_t size[] = {2, 2};
   int64_t deg[] = {1, 1};
-  cairn_plan_instance in = {.model = CAIRN_PLAN_1C, .cl = {.C = 3, .k = 2, .size = size}};
+  cairn__plan_instance in = {.model = CAIRN_PLAN_1C, .cl = {.C = 3, .k = 2, .size = size}};
   cairn_error err = {0};
-  cairn_plan_schedule s;
-  cairn_plan_node a = {0, 1}, b = {1, 0}, c = {1, 1};
+  cairn__plan_schedule s;
+  cairn__plan_node a = {0, 1}, b = {1, 0}, c = {1, 1};
   /* sender without the message */
-  cairn_plan_schedule_init(&s, CAIRN_PLAN_1C, "x");
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 1}, &b, 1, 0, 3), 0);
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
+  cairn__plan_schedule_init(&s, CAIRN_PLAN_1C, "x");
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 1}, &b, 1, 0, 3), 0);
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "never holds"));
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   /* wrong duration */
-  cairn_plan_schedule_init(&s, CAIRN_PLAN_1C, "x");
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 0}, &b, 1, 0, 2), 0);
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
+  cairn__plan_schedule_init(&s, CAIRN_PLAN_1C, "x");
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 0}, &b, 1, 0, 2), 0);
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "lasts"));
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   /* one port: the source sends twice at once */
-  cairn_plan_schedule_init(&s, CAIRN_PLAN_1C, "x");
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 0}, &b, 1, 0, 3), 0);
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 0}, &a, 1, 1, 2), 0);
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){1, 0}, &c, 1, 3, 4), 0);
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
+  cairn__plan_schedule_init(&s, CAIRN_PLAN_1C, "x");
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 0}, &b, 1, 0, 3), 0);
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 0}, &a, 1, 1, 2), 0);
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){1, 0}, &c, 1, 3, 4), 0);
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "overlap"));
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   /* feasible, then the degree bound of 1 is broken by two parallel transfers */
-  cairn_plan_schedule_init(&s, CAIRN_PLAN_1C, "x");
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 0}, &a, 1, 0, 1), 0);
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 0}, &b, 1, 1, 4), 0);
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, 1}, &c, 1, 1, 4), 0);
+  cairn__plan_schedule_init(&s, CAIRN_PLAN_1C, "x");
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 0}, &a, 1, 0, 1), 0);
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 0}, &b, 1, 1, 4), 0);
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, 1}, &c, 1, 1, 4), 0);
   double mk = 0;
-  assert_int_equal(cairn_plan_check(&in, &s, &mk, &err), CAIRN_OK);
+  assert_int_equal(cairn__plan_check(&in, &s, &mk, &err), CAIRN_OK);
   assert_true(mk == 4);
   in.cl.degree = deg;
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "degree"));
   in.cl.degree = NULL;
   in.cl.B = 1;
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "exceed B"));
   in.cl.B = 0;
   /* missing receiver */
   s.n = 2;
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "never receives"));
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
 }
 
 /* Compact LCF on a big instance; expansion and check on a mid-size one. */
@@ -350,26 +350,26 @@ static void test_big(void **state) {
   int64_t *size = malloc(k * sizeof *size);
   for (size_t i = 0; i < k; i++)
     size[i] = 1 + (int64_t)(rnd() % 100);
-  cairn_plan_clusters cl = {.C = 7, .k = k, .size = size, .source = 3};
-  cairn_bcast_compact c;
+  cairn__plan_clusters cl = {.C = 7, .k = k, .size = size, .source = 3};
+  cairn__bcast_compact c;
   cairn_error err = {0};
-  assert_int_equal(cairn_bcast_lcf(&cl, &c, &err), CAIRN_OK);
-  int64_t lb = cairn_bcast_lower_bound(&cl, 0);
+  assert_int_equal(cairn__bcast_lcf(&cl, &c, &err), CAIRN_OK);
+  int64_t lb = cairn__bcast_lower_bound(&cl, 0);
   assert_true(c.makespan >= lb);
   assert_int_equal(c.ndest, k - 1);
-  cairn_plan_schedule s;
-  cairn_plan_schedule_init(&s, CAIRN_PLAN_1C, "lcf");
-  assert_int_equal(cairn_bcast_expand(&c, &s, &err), CAIRN_OK);
-  cairn_plan_schedule_finish(&s);
-  cairn_plan_instance in = {.model = CAIRN_PLAN_1C, .cl = cl};
+  cairn__plan_schedule s;
+  cairn__plan_schedule_init(&s, CAIRN_PLAN_1C, "lcf");
+  assert_int_equal(cairn__bcast_expand(&c, &s, &err), CAIRN_OK);
+  cairn__plan_schedule_finish(&s);
+  cairn__plan_instance in = {.model = CAIRN_PLAN_1C, .cl = cl};
   double mk = 0;
-  if (cairn_plan_check(&in, &s, &mk, &err) != CAIRN_OK)
+  if (cairn__plan_check(&in, &s, &mk, &err) != CAIRN_OK)
     fail_msg("%s", err.text);
   assert_true(mk == (double)c.makespan);
   print_message("LCF on %zu clusters / %zu transfers: makespan %lld, lower bound %lld, p = %lld\n", k, s.n,
-                (long long)c.makespan, (long long)lb, (long long)cairn_bcast_global_steps(&cl));
-  cairn_plan_schedule_free(&s);
-  cairn_bcast_compact_free(&c);
+                (long long)c.makespan, (long long)lb, (long long)cairn__bcast_global_steps(&cl));
+  cairn__plan_schedule_free(&s);
+  cairn__bcast_compact_free(&c);
   free(size);
 }
 

@@ -21,19 +21,19 @@ static uint64_t rnd(void) {
 }
 static double uni(double a, double b) { return a + (b - a) * (double)(rnd() >> 11) / 9007199254740992.0; }
 
-static double run_checked(const cairn_plan_instance *in, const char *algo, double *lb) {
-  cairn_plan_schedule s;
+static double run_checked(const cairn__plan_instance *in, const char *algo, double *lb) {
+  cairn__plan_schedule s;
   cairn_error err = {0};
-  if (cairn_plan_run(in, algo, &s, &err) != CAIRN_OK)
+  if (cairn__plan_run(in, algo, &s, &err) != CAIRN_OK)
     fail_msg("%s: %s", algo, err.text);
   double mk = -1;
-  if (cairn_plan_check(in, &s, &mk, &err) != CAIRN_OK)
+  if (cairn__plan_check(in, &s, &mk, &err) != CAIRN_OK)
     fail_msg("%s plan infeasible: %s", algo, err.text);
   assert_true(mk == s.makespan);
   if (lb)
     *lb = s.lower_bound;
   assert_true(s.lower_bound <= mk + 1e-9);
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   return mk;
 }
 
@@ -45,7 +45,7 @@ static void test_grid_hand(void **state) {
   double L[9] = {0, 1, 5, 1, 0, 1, 5, 1, 0};
   double g[9] = {0, 10, 10, 10, 0, 10, 10, 10, 0};
   double T[3] = {0, 0, 100};
-  cairn_plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = 3, .root = 0, .L = L, .g = g, .T = T}};
+  cairn__plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = 3, .root = 0, .L = L, .g = g, .T = T}};
   double lb;
   assert_true(run_checked(&in, "flat", &lb) == 125);    /* 0→1 at 0, 0→2 at 10, arrives 25 */
   assert_true(run_checked(&in, "ECEF", &lb) == 122);    /* 0→1 (11), then 1→2 at 11, arrives 22 */
@@ -55,7 +55,7 @@ static void test_grid_hand(void **state) {
 }
 
 /* [BSM] Table 3 (latencies in ms) with the g and T of docs/planning.md. */
-static void grid_table3(cairn_plan_instance *in, double *L, double *g, double *T) {
+static void grid_table3(cairn__plan_instance *in, double *L, double *g, double *T) {
   static const double lat_us[6][6] = {
     {47.56, 62.10, 12181.52, 12187.24, 12197.49, 5210.99}, {62.10, 47.92, 12181.52, 12198.03, 12195.22, 5211.47},
     {12181.52, 12181.52, 35.52, 60.08, 60.08, 5388.49},    {12187.24, 12198.03, 60.08, 0, 242.47, 5393.98},
@@ -71,13 +71,13 @@ static void grid_table3(cairn_plan_instance *in, double *L, double *g, double *T
       g[i * 6 + j] = i == j ? 0 : 350.0;
     }
   }
-  *in = (cairn_plan_instance){.model = CAIRN_PLAN_GRID, .grid = {.k = 6, .root = 0, .L = L, .g = g, .T = T}};
+  *in = (cairn__plan_instance){.model = CAIRN_PLAN_GRID, .grid = {.k = 6, .root = 0, .L = L, .g = g, .T = T}};
 }
 
 static void test_grid_table3(void **state) {
   (void)state;
   double L[36], g[36], T[6], lb = 0;
-  cairn_plan_instance in;
+  cairn__plan_instance in;
   grid_table3(&in, L, g, T);
   double flat = run_checked(&in, "flat", &lb);
   for (size_t a = 0; a < 7; a++) {
@@ -99,7 +99,7 @@ static void test_grid_random(void **state) {
         g[i * k + j] = uni(100, 600);
       }
     }
-    cairn_plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = k, .root = rnd() % k, .L = L, .g = g, .T = T}};
+    cairn__plan_instance in = {.model = CAIRN_PLAN_GRID, .grid = {.k = k, .root = rnd() % k, .L = L, .g = g, .T = T}};
     for (size_t a = 0; a < 7; a++)
       run_checked(&in, grid_algos[a], NULL);
     free(L);
@@ -117,14 +117,14 @@ static void test_cdmd_example(void **state) {
   /* needs: P1 {E,O,G} P2 {M,R,A} P3 {P,S,C} P4 {N,R,Q,C,B} P5 {R,J,A,F}
    * P6 {C,K,S,I} P7 {D,H,L,Q} */
   static const char *const needs[7] = {"EOG", "MRA", "PSC", "NRQCB", "RJAF", "CKSI", "DHLQ"};
-  cairn_plan_cmsg msg[19];
+  cairn__plan_cmsg msg[19];
   size_t need[19][7];
   char names[19][2];
   memset(msg, 0, sizeof msg);
   for (int m = 0; m < 19; m++) {
     names[m][0] = (char)('A' + m);
     names[m][1] = '\0';
-    msg[m] = (cairn_plan_cmsg){.name = names[m], .length = len[m], .holder = (size_t)holder[m], .needed_by = need[m]};
+    msg[m] = (cairn__plan_cmsg){.name = names[m], .length = len[m], .holder = (size_t)holder[m], .needed_by = need[m]};
   }
   size_t q = 0;
   for (int p = 0; p < 7; p++)
@@ -134,8 +134,8 @@ static void test_cdmd_example(void **state) {
       q++;
     }
   assert_int_equal(q, 26);
-  cairn_plan_instance in = {.model = CAIRN_PLAN_CDMD, .cdmd = {.n = 7, .nmsg = 19, .msg = msg}};
-  assert_int_equal(cairn_plan_cdmd_degree(&in.cdmd), 60); /* d = s = r = 60 */
+  cairn__plan_instance in = {.model = CAIRN_PLAN_CDMD, .cdmd = {.n = 7, .nmsg = 19, .msg = msg}};
+  assert_int_equal(cairn__plan_cdmd_degree(&in.cdmd), 60); /* d = s = r = 60 */
   double lb = 0, tct = run_checked(&in, "LH-LS", &lb);
   assert_true(lb == 60);
   assert_true(tct <= 3.5 * 60); /* Theorem 3.1 */
@@ -147,7 +147,7 @@ static void test_cdmd_random(void **state) {
   double worst = 0;
   for (int it = 0; it < 300; it++) {
     size_t n = 2 + rnd() % 12, nm = 1 + rnd() % 30;
-    cairn_plan_cmsg *msg = calloc(nm, sizeof *msg);
+    cairn__plan_cmsg *msg = calloc(nm, sizeof *msg);
     size_t *need = calloc(nm * n, sizeof *need);
     for (size_t m = 0; m < nm; m++) {
       msg[m].length = 1 + (int64_t)(rnd() % (it % 2 ? 40 : 5));
@@ -157,7 +157,7 @@ static void test_cdmd_random(void **state) {
         if (p != msg[m].holder && (rnd() % 3 == 0 || msg[m].nneed == 0))
           need[m * n + msg[m].nneed++] = p;
     }
-    cairn_plan_instance in = {.model = CAIRN_PLAN_CDMD, .cdmd = {.n = n, .nmsg = nm, .msg = msg}};
+    cairn__plan_instance in = {.model = CAIRN_PLAN_CDMD, .cdmd = {.n = n, .nmsg = nm, .msg = msg}};
     double lb = 0, tct = run_checked(&in, "LH-LS", &lb);
     assert_true(tct <= 3.5 * lb + 1e-9);
     if (tct / lb > worst)
@@ -173,8 +173,8 @@ static void test_hnow_hand(void **state) {
   (void)state;
   double S0[2] = {1, 1}, S1[2] = {0, 0}, R0[2] = {3, 3}, R1[2] = {0, 0}, X[4] = {0, 0.5, 0.5, 0};
   size_t d[1] = {1};
-  cairn_plan_hmsg msg = {.source = 0, .length = 2, .dests = d, .ndests = 1};
-  cairn_plan_instance in = {.model = CAIRN_PLAN_HNOW,
+  cairn__plan_hmsg msg = {.source = 0, .length = 2, .dests = d, .ndests = 1};
+  cairn__plan_instance in = {.model = CAIRN_PLAN_HNOW,
                             .hnow = {.n = 2, .S0 = S0, .S1 = S1, .R0 = R0, .R1 = R1, .X = X, .nmsg = 1, .msg = &msg}};
   const char *algos[] = {"FEF", "ECF", "WR", "WRP"};
   for (int a = 0; a < 4; a++) {
@@ -201,15 +201,15 @@ static void test_hnow_random(void **state) {
       for (size_t j = 0; j < n; j++)
         X[i * n + j] = it % 2 ? 0.008 : 0.0516;
     }
-    cairn_plan_hmsg msg[8];
+    cairn__plan_hmsg msg[8];
     size_t dest[8][16];
     for (size_t m = 0; m < M; m++) {
-      msg[m] = (cairn_plan_hmsg){.source = rnd() % n, .length = it % 3 ? 1e6 : 1000, .dests = dest[m]};
+      msg[m] = (cairn__plan_hmsg){.source = rnd() % n, .length = it % 3 ? 1e6 : 1000, .dests = dest[m]};
       for (size_t j = 0; j < n; j++)
         if (j != msg[m].source && (rnd() % 2 || msg[m].ndests == 0))
           dest[m][msg[m].ndests++] = j;
     }
-    cairn_plan_instance in = {.model = CAIRN_PLAN_HNOW,
+    cairn__plan_instance in = {.model = CAIRN_PLAN_HNOW,
                               .hnow = {.n = n, .S0 = S0, .S1 = S1, .R0 = R0, .R1 = R1, .X = X, .nmsg = M, .msg = msg}};
     double lb = 0;
     for (int a = 0; a < 4; a++)
@@ -224,23 +224,23 @@ static void test_hnow_checker(void **state) {
   (void)state;
   double S0[3] = {1, 1, 1}, S1[3] = {0}, R0[3] = {3, 3, 3}, R1[3] = {0}, X[9] = {0};
   size_t d[1] = {1};
-  cairn_plan_hmsg msg = {.source = 0, .length = 2, .dests = d, .ndests = 1};
-  cairn_plan_instance in = {.model = CAIRN_PLAN_HNOW,
+  cairn__plan_hmsg msg = {.source = 0, .length = 2, .dests = d, .ndests = 1};
+  cairn__plan_instance in = {.model = CAIRN_PLAN_HNOW,
                             .hnow = {.n = 3, .S0 = S0, .S1 = S1, .R0 = R0, .R1 = R1, .X = X, .nmsg = 1, .msg = &msg}};
-  cairn_plan_schedule s;
+  cairn__plan_schedule s;
   cairn_error err = {0};
-  cairn_plan_node to = {1, -1};
-  cairn_plan_schedule_init(&s, CAIRN_PLAN_HNOW, "x");
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, -1}, &to, 1, 0, 3.5), 0);
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_EINVAL); /* receive ends before S + R */
+  cairn__plan_node to = {1, -1};
+  cairn__plan_schedule_init(&s, CAIRN_PLAN_HNOW, "x");
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, -1}, &to, 1, 0, 3.5), 0);
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_EINVAL); /* receive ends before S + R */
   assert_non_null(strstr(err.text, "before arrival"));
   s.t[0].end = 4;
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_OK);
-  to = (cairn_plan_node){2, -1};
-  assert_int_equal(cairn_plan_schedule_add(&s, 0, (cairn_plan_node){0, -1}, &to, 1, 1, 5), 0);
-  assert_int_equal(cairn_plan_check(&in, &s, NULL, &err), CAIRN_EINVAL); /* 2 is not a destination */
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_OK);
+  to = (cairn__plan_node){2, -1};
+  assert_int_equal(cairn__plan_schedule_add(&s, 0, (cairn__plan_node){0, -1}, &to, 1, 1, 5), 0);
+  assert_int_equal(cairn__plan_check(&in, &s, NULL, &err), CAIRN_EINVAL); /* 2 is not a destination */
   assert_non_null(strstr(err.text, "not a destination"));
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
 }
 
 int main(void) {

@@ -35,8 +35,8 @@ static void net_init(net *t, size_t n, size_t per) {
   }
 }
 
-static cairn_plan_instance inst_of(net *t, size_t n, size_t nc, cairn_plan_hmsg *msg, size_t M) {
-  cairn_plan_instance in = {.model = CAIRN_PLAN_HNOW,
+static cairn__plan_instance inst_of(net *t, size_t n, size_t nc, cairn__plan_hmsg *msg, size_t M) {
+  cairn__plan_instance in = {.model = CAIRN_PLAN_HNOW,
                             .hnow = {.n = n, .S0 = t->S0, .S1 = t->S1, .R0 = t->R0, .R1 = t->R1, .X = t->X,
                                      .nmsg = M, .msg = msg, .cluster = nc ? t->cl : NULL, .nclusters = nc}};
   return in;
@@ -45,15 +45,15 @@ static cairn_plan_instance inst_of(net *t, size_t n, size_t nc, cairn_plan_hmsg 
 /* Runs algo on in, checks the plan in [WYL]'s model (the extension only
  * delays), that each uplink direction carries one crossing at a time and
  * that the plan is above the lower bound; returns its crossings. */
-static size_t run_uplinks(const cairn_plan_instance *in, const char *algo, double *mk, double *lb) {
-  const cairn_plan_hnow *h = &in->hnow;
-  cairn_plan_schedule s;
+static size_t run_uplinks(const cairn__plan_instance *in, const char *algo, double *mk, double *lb) {
+  const cairn__plan_hnow *h = &in->hnow;
+  cairn__plan_schedule s;
   cairn_error err = {0};
-  if (cairn_plan_run(in, algo, &s, &err) != CAIRN_OK)
+  if (cairn__plan_run(in, algo, &s, &err) != CAIRN_OK)
     fail_msg("%s: %s", algo, err.text);
-  if (cairn_plan_check(in, &s, mk, &err) != CAIRN_OK)
+  if (cairn__plan_check(in, &s, mk, &err) != CAIRN_OK)
     fail_msg("%s: %s", algo, err.text);
-  *lb = cairn_plan_lower_bound(in);
+  *lb = cairn__plan_lower_bound(in);
   assert_true(*mk >= *lb - 1e-9);
   size_t crossings = 0;
   for (size_t a = 0; a < s.n; a++) {
@@ -74,7 +74,7 @@ static size_t run_uplinks(const cairn_plan_instance *in, const char *algo, doubl
         fail_msg("%s: crossings %zu and %zu share an uplink at once", algo, a, b);
     }
   }
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   return crossings;
 }
 
@@ -87,25 +87,25 @@ static void test_two_by_two(void **state) {
   net t;
   net_init(&t, 4, 2);
   size_t d[3] = {1, 2, 3};
-  cairn_plan_hmsg msg = {.source = 0, .length = 8, .dests = d, .ndests = 3};
+  cairn__plan_hmsg msg = {.source = 0, .length = 8, .dests = d, .ndests = 3};
   const char *algos[] = {"FEF", "ECF", "WR", "WRP"};
   for (int a = 0; a < 4; a++) {
-    cairn_plan_instance in = inst_of(&t, 4, 2, &msg, 1);
+    cairn__plan_instance in = inst_of(&t, 4, 2, &msg, 1);
     double mk = 0, lb = 0;
     assert_int_equal(run_uplinks(&in, algos[a], &mk, &lb), 1);
     assert_true(lb >= 8.01 - 1e-9); /* the uplink's load: one crossing */
     print_message("%s: makespan %.2f, lower bound %.2f\n", algos[a], mk, lb);
     assert_true(mk <= 0.82 + 8.02 + 0.82 + 1e-9); /* at worst: inside, across, relay */
   }
-  cairn_plan_instance paper = inst_of(&t, 4, 0, &msg, 1); /* [WYL]'s model: no clusters */
-  cairn_plan_schedule s;
+  cairn__plan_instance paper = inst_of(&t, 4, 0, &msg, 1); /* [WYL]'s model: no clusters */
+  cairn__plan_schedule s;
   cairn_error err = {0};
-  assert_int_equal(cairn_plan_run(&paper, "WR", &s, &err), CAIRN_OK);
+  assert_int_equal(cairn__plan_run(&paper, "WR", &s, &err), CAIRN_OK);
   size_t across = 0;
   for (size_t a = 0; a < s.n; a++)
     across += t.cl[s.t[a].from.id] != t.cl[s.to[s.t[a].to_off].id];
   double mk = s.makespan;
-  cairn_plan_schedule_free(&s);
+  cairn__plan_schedule_free(&s);
   print_message("[WYL]'s model: WR makespan %.2f, %zu copies across\n", mk, across);
   assert_int_equal(across, 2); /* the uplink is free for each copy: the source sends both */
 }
@@ -118,16 +118,16 @@ static void test_shuffle(void **state) {
   net t;
   net_init(&t, 8, 4);
   size_t d[8][7];
-  cairn_plan_hmsg msg[8];
+  cairn__plan_hmsg msg[8];
   for (size_t k = 0; k < 8; k++) {
-    msg[k] = (cairn_plan_hmsg){.source = k, .length = 8, .dests = d[k], .ndests = 0};
+    msg[k] = (cairn__plan_hmsg){.source = k, .length = 8, .dests = d[k], .ndests = 0};
     for (size_t j = 0; j < 8; j++)
       if (j != k)
         d[k][msg[k].ndests++] = j;
   }
   const char *algos[] = {"WR", "WRP"};
   for (int a = 0; a < 2; a++) {
-    cairn_plan_instance in = inst_of(&t, 8, 2, msg, 8);
+    cairn__plan_instance in = inst_of(&t, 8, 2, msg, 8);
     double mk = 0, lb = 0;
     size_t crossings = run_uplinks(&in, algos[a], &mk, &lb);
     assert_true(lb >= 4 * 8.01 - 1e-9);
@@ -146,19 +146,19 @@ static void test_random(void **state) {
   for (int it = 0; it < 30; it++) {
     net t;
     size_t n = 12, M = 1, d[6][12];
-    cairn_plan_hmsg msg[6];
+    cairn__plan_hmsg msg[6];
     net_init(&t, n, 4);
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     M = 1 + x % 6;
     for (size_t k = 0; k < M; k++) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-      msg[k] = (cairn_plan_hmsg){.source = x % n, .length = 1 + (double)(x % 8), .dests = d[k], .ndests = 0};
+      msg[k] = (cairn__plan_hmsg){.source = x % n, .length = 1 + (double)(x % 8), .dests = d[k], .ndests = 0};
       for (size_t j = 0; j < n; j++)
         if (j != msg[k].source && ((x >> (j + 8)) & 1 || msg[k].ndests == 0))
           d[k][msg[k].ndests++] = j;
     }
     for (int a = 0; a < 4; a++) {
-      cairn_plan_instance in = inst_of(&t, n, 3, msg, M);
+      cairn__plan_instance in = inst_of(&t, n, 3, msg, M);
       double mk = 0, lb = 0;
       (void)run_uplinks(&in, algos[a], &mk, &lb);
     }
@@ -171,11 +171,11 @@ static void test_bad_cluster(void **state) {
   net t;
   net_init(&t, 2, 1);
   size_t d[1] = {1};
-  cairn_plan_hmsg msg = {.source = 0, .length = 1, .dests = d, .ndests = 1};
-  cairn_plan_instance in = inst_of(&t, 2, 1, &msg, 1); /* node 1 is in cluster 1 */
-  cairn_plan_schedule s;
+  cairn__plan_hmsg msg = {.source = 0, .length = 1, .dests = d, .ndests = 1};
+  cairn__plan_instance in = inst_of(&t, 2, 1, &msg, 1); /* node 1 is in cluster 1 */
+  cairn__plan_schedule s;
   cairn_error err = {0};
-  assert_int_equal(cairn_plan_run(&in, "WR", &s, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__plan_run(&in, "WR", &s, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "nodes[1].cluster"));
 }
 

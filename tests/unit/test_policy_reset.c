@@ -29,8 +29,8 @@
 enum { W, R, A, D }; /* waiting, ready, allocated, done */
 
 typedef struct game {
-  const cairn_policy_ops *ops;
-  const cairn_dag *d;
+  const cairn__policy_ops *ops;
+  const cairn__dag *d;
   void *st;
   uint8_t *s;
   uint32_t *fq, fhead, ftail, fcap; /* fifo's model: every ready() in order */
@@ -75,7 +75,7 @@ static int pick(game *g, uint32_t *out) {
   if (rc)
     return -1;
   assert_int_equal(g->s[v], R);
-  if (g->ops == &cairn_policy_fifo) {
+  if (g->ops == &cairn__policy_fifo) {
     assert_int_equal(v, want);
     g->fhead++;
   }
@@ -95,7 +95,7 @@ static void execute(game *g, uint32_t v) {
 }
 
 static uint32_t any_in(game *g, uint8_t state) {
-  uint32_t n = g->d->n, start = (uint32_t)(cairn_rand64(&g->rng) % n);
+  uint32_t n = g->d->n, start = (uint32_t)(cairn__rand64(&g->rng) % n);
   for (uint32_t i = 0; i < n; i++)
     if (g->s[(start + i) % n] == state)
       return (start + i) % n;
@@ -103,13 +103,13 @@ static uint32_t any_in(game *g, uint8_t state) {
 }
 
 static void reset_one(game *g, uint32_t v) {
-  int ic = g->ops == &cairn_policy_ic;
-  uint64_t before = ic ? cairn_policy_ic_work(g->st) : 0;
+  int ic = g->ops == &cairn__policy_ic;
+  uint64_t before = ic ? cairn__policy_ic_work(g->st) : 0;
   g->ops->reset(g->st, v);
   g->s[v] = W;
   if (ic)
-    assert_true(cairn_policy_ic_work(g->st) - before <=
-                ((uint64_t)cairn_dag_nchildren(g->d, v) + 1) * g->unit);
+    assert_true(cairn__policy_ic_work(g->st) - before <=
+                ((uint64_t)cairn__dag_nchildren(g->d, v) + 1) * g->unit);
 }
 
 /* Re-opens done task seed: with lost, its children not done; else every
@@ -165,7 +165,7 @@ static void compare_with_rebuild(game *g) {
     uint8_t *seen = calloc(n, 1);
     assert_non_null(seen);
     for (uint32_t i = 0; i < ng; i++) {
-      if (g->ops == &cairn_policy_ic)
+      if (g->ops == &cairn__policy_ic)
         assert_int_equal(got[i], want[i]);
       seen[got[i]] = 1;
     }
@@ -187,9 +187,9 @@ static void compare_with_rebuild(game *g) {
   free(want);
 }
 
-static void play(const cairn_policy_ops *ops, uint32_t n, uint32_t maxp, uint64_t seed) {
+static void play(const cairn__policy_ops *ops, uint32_t n, uint32_t maxp, uint64_t seed) {
   cairn_error err = {0};
-  cairn_dag *d = cairn_gen_random(n, maxp, 3 * maxp, seed, &err);
+  cairn__dag *d = cairn__gen_random(n, maxp, 3 * maxp, seed, &err);
   assert_non_null(d);
   game g = {.ops = ops, .d = d, .rng = seed * 2654435761u + 1};
   uint64_t l = 0;
@@ -209,7 +209,7 @@ static void play(const cairn_policy_ops *ops, uint32_t n, uint32_t maxp, uint64_
     if (parents_done(&g, v))
       ready(&g, v);
   for (uint32_t step = 0; step < 4 * n; step++) {
-    uint32_t dice = (uint32_t)(cairn_rand64(&g.rng) % 100), v;
+    uint32_t dice = (uint32_t)(cairn__rand64(&g.rng) % 100), v;
     if (dice < 45)
       (void)pick(&g, &v);
     else if (dice < 85 && (v = any_in(&g, A)) != UINT32_MAX)
@@ -222,7 +222,7 @@ static void play(const cairn_policy_ops *ops, uint32_t n, uint32_t maxp, uint64_
   /* what is still picked ends: executed (its parents are done) or handed back */
   for (uint32_t v = 0; v < n; v++)
     if (g.s[v] == A) {
-      if (cairn_rand64(&g.rng) % 2)
+      if (cairn__rand64(&g.rng) % 2)
         execute(&g, v);
       else
         ready(&g, v);
@@ -232,10 +232,10 @@ static void play(const cairn_policy_ops *ops, uint32_t n, uint32_t maxp, uint64_
   free(g.s);
   free(g.fq);
   free(g.last);
-  cairn_dag_free(d);
+  cairn__dag_free(d);
 }
 
-static void run_policy(const cairn_policy_ops *ops) {
+static void run_policy(const cairn__policy_ops *ops) {
   for (uint64_t seed = 1; seed <= 120; seed++) {
     play(ops, 40 + (uint32_t)(seed % 5) * 40, 3, seed);        /* narrow children */
     play(ops, 60 + (uint32_t)(seed % 3) * 30, 14, seed + 1000); /* wide ones too */
@@ -244,17 +244,17 @@ static void run_policy(const cairn_policy_ops *ops) {
 
 static void test_ic_reset_matches_rebuild(void **state) {
   (void)state;
-  run_policy(&cairn_policy_ic);
+  run_policy(&cairn__policy_ic);
 }
 
 static void test_fifo_reset_keeps_its_order(void **state) {
   (void)state;
-  run_policy(&cairn_policy_fifo);
+  run_policy(&cairn__policy_fifo);
 }
 
 static void test_random_reset_keeps_the_ready_set(void **state) {
   (void)state;
-  run_policy(&cairn_policy_random);
+  run_policy(&cairn__policy_random);
 }
 
 int main(void) {

@@ -24,7 +24,7 @@
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 #define PEER "http://10.0.0.7:4242"
 
-static cairn_report report; /* large: kept off the stack */
+static cairn__report report; /* large: kept off the stack */
 static json_t *parsed;       /* the last body parsed: report borrows from it */
 
 /* Parses text as a body that takes fields (and "apps", a work body's own
@@ -37,7 +37,7 @@ static cairn_status parse_text(const char *text, unsigned takes, cairn_error *er
   if (!parsed)
     fail_msg("test body is not JSON: %s: %s", je.text, text);
   memset(err, 0, sizeof *err);
-  return cairn_report_parse(parsed, takes, apps, &report, err);
+  return cairn__report_parse(parsed, takes, apps, &report, err);
 }
 
 static int teardown(void **state) {
@@ -230,7 +230,7 @@ static void test_malformed_entries(void **state) {
     refused(bad[i].body, bad[i].message);
   cairn_error err;
   json_t *array = json_array();
-  assert_int_equal(cairn_report_parse(array, CAIRN_HEARTBEAT_FIELDS, NULL, &report, &err),
+  assert_int_equal(cairn__report_parse(array, CAIRN_HEARTBEAT_FIELDS, NULL, &report, &err),
                    CAIRN_EINVAL);
   assert_string_equal(err.text, "the body must be a JSON object");
   json_decref(array);
@@ -253,7 +253,7 @@ static void test_unknown_fields(void **state) {
   assert_int_equal(parse_text("{\"have\": []}", CAIRN_FEATURES_BASELINE, &err), CAIRN_EINVAL);
   assert_string_equal(err.text, "unknown field \"have\"");
   json_t *o = json_pack("{s:[]}", "apps");
-  assert_int_equal(cairn_report_parse(o, CAIRN_HEARTBEAT_FIELDS, NULL, &report, &err),
+  assert_int_equal(cairn__report_parse(o, CAIRN_HEARTBEAT_FIELDS, NULL, &report, &err),
                    CAIRN_EINVAL);
   assert_string_equal(err.text, "unknown field \"apps\"");
   json_decref(o);
@@ -297,7 +297,7 @@ static void test_parsed(void **state) {
 
 /* ---- serializer ---- */
 
-static cairn_report sent, got;
+static cairn__report sent, got;
 
 static void test_round_trip(void **state) {
   (void)state;
@@ -306,24 +306,24 @@ static void test_round_trip(void **state) {
   sent.fields = CAIRN_REPORT_FIELDS;
   for (size_t i = 0; i < CAIRN_MAX_HAVE; i++)
     sent.have[sent.nhave++] = sha[i % 2];
-  sent.served[sent.nserved++] = (cairn_report_served){SHA_A, 1ull << 40};
-  sent.served[sent.nserved++] = (cairn_report_served){SHA_B, 0};
+  sent.served[sent.nserved++] = (cairn__report_served){SHA_A, 1ull << 40};
+  sent.served[sent.nserved++] = (cairn__report_served){SHA_B, 0};
   for (int i = 0; i < CAIRN_FAIL_REASONS; i++) {
-    sent.fetched[sent.nfetched++] = (cairn_report_fetched){sha[i % 2], "/v1/files/x", i, i + 1};
-    sent.failed[sent.nfailed++] = (cairn_report_failed){sha[i % 2], PEER "/v1/files/x", i};
+    sent.fetched[sent.nfetched++] = (cairn__report_fetched){sha[i % 2], "/v1/files/x", i, i + 1};
+    sent.failed[sent.nfailed++] = (cairn__report_failed){sha[i % 2], PEER "/v1/files/x", i};
   }
   sent.running[sent.nrunning++] = 13;
   sent.running[sent.nrunning++] = 1ll << 40;
   sent.suspended[sent.nsuspended++] = 13;
   sent.peer_url = PEER;
-  sent.resources = (cairn_resources){16, 1ll << 20, CAIRN_MAX_RES_MIB};
+  sent.resources = (cairn__resources){16, 1ll << 20, CAIRN_MAX_RES_MIB};
   sent.peer_max = CAIRN_MAX_PEER_MAX;
 
-  json_t *o = cairn_report_json(&sent);
+  json_t *o = cairn__report_json(&sent);
   assert_non_null(o);
   assert_int_equal(json_object_size(o), CAIRN_REPORT_FIELD_COUNT);
   cairn_error err = {0};
-  assert_int_equal(cairn_report_parse(o, CAIRN_HEARTBEAT_FIELDS, NULL, &got, &err), CAIRN_OK);
+  assert_int_equal(cairn__report_parse(o, CAIRN_HEARTBEAT_FIELDS, NULL, &got, &err), CAIRN_OK);
   assert_int_equal(got.fields, sent.fields);
   assert_int_equal(got.nhave, sent.nhave);
   for (size_t i = 0; i < got.nhave; i++)
@@ -350,7 +350,7 @@ static void test_round_trip(void **state) {
   assert_int_equal(got.nsuspended, 1);
   assert_int_equal(got.suspended[0], 13);
   assert_string_equal(got.peer_url, sent.peer_url);
-  assert_true(cairn_resources_equal(&got.resources, &sent.resources));
+  assert_true(cairn__resources_equal(&got.resources, &sent.resources));
   assert_int_equal(got.peer_max, CAIRN_MAX_PEER_MAX);
   json_t *failed0 = json_array_get(json_object_get(o, "failed"), 0);
   assert_string_equal(json_string_value(json_object_get(failed0, "reason")), "unreachable");
@@ -359,7 +359,7 @@ static void test_round_trip(void **state) {
   /* Only the fields of r->fields are written: here, an empty "running". */
   sent.fields = CAIRN_FEAT_RUNNING;
   sent.nrunning = 0;
-  o = cairn_report_json(&sent);
+  o = cairn__report_json(&sent);
   char *text = json_dumps(o, JSON_COMPACT);
   assert_string_equal(text, "{\"running\":[]}");
   free(text);
@@ -370,41 +370,41 @@ static void test_not_written(void **state) {
   (void)state;
   memset(&sent, 0, sizeof sent);
   sent.fields = CAIRN_FEAT_FAILED;
-  sent.failed[sent.nfailed++] = (cairn_report_failed){SHA_A, PEER, CAIRN_FAIL_REASONS};
-  assert_null(cairn_report_json(&sent)); /* no such reason */
+  sent.failed[sent.nfailed++] = (cairn__report_failed){SHA_A, PEER, CAIRN_FAIL_REASONS};
+  assert_null(cairn__report_json(&sent)); /* no such reason */
   sent.failed[0].reason = -1;
-  assert_null(cairn_report_json(&sent));
-  sent.failed[0] = (cairn_report_failed){SHA_A, "http://h\xff", CAIRN_FAIL_SIZE};
-  assert_null(cairn_report_json(&sent)); /* not UTF-8 */
+  assert_null(cairn__report_json(&sent));
+  sent.failed[0] = (cairn__report_failed){SHA_A, "http://h\xff", CAIRN_FAIL_SIZE};
+  assert_null(cairn__report_json(&sent)); /* not UTF-8 */
   sent.fields = CAIRN_FEAT_HAVE;
   sent.nhave = CAIRN_MAX_HAVE + 1;
-  assert_null(cairn_report_json(&sent)); /* over the cap */
+  assert_null(cairn__report_json(&sent)); /* over the cap */
   sent.fields = CAIRN_FEAT_PEER_URL;
-  assert_null(cairn_report_json(&sent)); /* present, but no URL */
+  assert_null(cairn__report_json(&sent)); /* present, but no URL */
 }
 
 /* ---- features ---- */
 
 static void test_features(void **state) {
   (void)state;
-  assert_int_equal(cairn_features_parse(NULL), CAIRN_FEATURES_BASELINE);
+  assert_int_equal(cairn__features_parse(NULL), CAIRN_FEATURES_BASELINE);
   json_t *v = json_string("have");
-  assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_BASELINE);
+  assert_int_equal(cairn__features_parse(v), CAIRN_FEATURES_BASELINE);
   json_decref(v);
   v = json_pack("[s, s, i, s]", "failed", "compressed", 3, "have");
-  assert_int_equal(cairn_features_parse(v), CAIRN_FEAT_HAVE | CAIRN_FEAT_FAILED);
+  assert_int_equal(cairn__features_parse(v), CAIRN_FEAT_HAVE | CAIRN_FEAT_FAILED);
   json_decref(v);
 
-  v = cairn_features_json(CAIRN_FEATURES_ALL);
+  v = cairn__features_json(CAIRN_FEATURES_ALL);
   char *text = json_dumps(v, JSON_COMPACT);
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
                       "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
                       "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\"]");
   free(text);
-  assert_int_equal(cairn_features_parse(v), CAIRN_FEATURES_ALL);
+  assert_int_equal(cairn__features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
-  v = cairn_features_json(CAIRN_FEATURES_BASELINE);
+  v = cairn__features_json(CAIRN_FEATURES_BASELINE);
   assert_int_equal(json_array_size(v), 0);
   json_decref(v);
   /* A work body takes neither "served" nor "running". */
@@ -424,7 +424,7 @@ static void test_features(void **state) {
   /* "wait" is a work body's own field, not the report's */
   assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_WAIT, 0);
   v = json_pack("[s, s]", "batch", "wait");
-  assert_int_equal(cairn_features_parse(v), CAIRN_FEAT_BATCH | CAIRN_FEAT_WAIT);
+  assert_int_equal(cairn__features_parse(v), CAIRN_FEAT_BATCH | CAIRN_FEAT_WAIT);
   json_decref(v);
 }
 
@@ -440,7 +440,7 @@ static void test_cpu_and_team(void **state) {
     double cpu = -1;
     int has = -1;
     cairn_error err = {0};
-    assert_int_equal(cairn_result_cpu_parse(o, &cpu, &has, &err), CAIRN_OK);
+    assert_int_equal(cairn__result_cpu_parse(o, &cpu, &has, &err), CAIRN_OK);
     assert_int_equal(has, i > 0);
     assert_true(cpu == want[i]);
     json_decref(o);
@@ -454,44 +454,44 @@ static void test_cpu_and_team(void **state) {
     double cpu;
     int has;
     cairn_error err = {0};
-    assert_int_equal(cairn_result_cpu_parse(o, &cpu, &has, &err), CAIRN_EINVAL);
+    assert_int_equal(cairn__result_cpu_parse(o, &cpu, &has, &err), CAIRN_EINVAL);
     assert_non_null(strstr(err.text, "\"cpu_seconds\""));
     assert_int_equal(has, 0);
     json_decref(o);
   }
-  assert_true(cairn_team_valid("Team Rocket 42"));
-  assert_true(cairn_team_valid("x"));
+  assert_true(cairn__team_valid("Team Rocket 42"));
+  assert_true(cairn__team_valid("x"));
   char longest[CAIRN_MAX_TEAM + 2];
   memset(longest, 'a', sizeof longest);
   longest[CAIRN_MAX_TEAM] = '\0';
-  assert_true(cairn_team_valid(longest));
+  assert_true(cairn__team_valid(longest));
   longest[CAIRN_MAX_TEAM] = 'a';
   longest[CAIRN_MAX_TEAM + 1] = '\0';
-  assert_false(cairn_team_valid(longest));
-  assert_false(cairn_team_valid(""));
-  assert_false(cairn_team_valid(NULL));
-  assert_false(cairn_team_valid("tab\there"));
-  assert_false(cairn_team_valid("quote\"d"));
-  assert_false(cairn_team_valid("back\\slash"));
-  assert_false(cairn_team_valid("caf\xc3\xa9"));
+  assert_false(cairn__team_valid(longest));
+  assert_false(cairn__team_valid(""));
+  assert_false(cairn__team_valid(NULL));
+  assert_false(cairn__team_valid("tab\there"));
+  assert_false(cairn__team_valid("quote\"d"));
+  assert_false(cairn__team_valid("back\\slash"));
+  assert_false(cairn__team_valid("caf\xc3\xa9"));
 }
 
 /* The Range a resumed copy sends ("bytes=N-", N below the size) and
  * everything else, which is answered with the whole file. */
 static void test_range_start(void **state) {
   (void)state;
-  assert_int_equal(cairn_range_start("bytes=1048576-", 16u << 20), 1048576);
-  assert_int_equal(cairn_range_start("bytes=0-", 10), 0);
-  assert_int_equal(cairn_range_start("bytes=9-", 10), 9);
-  assert_int_equal(cairn_range_start("bytes=10-", 10), -1); /* at the end */
-  assert_int_equal(cairn_range_start(NULL, 10), -1);
-  assert_int_equal(cairn_range_start("", 10), -1);
-  assert_int_equal(cairn_range_start("bytes=-5", 10), -1); /* a suffix */
-  assert_int_equal(cairn_range_start("bytes=1-5", 10), -1);
-  assert_int_equal(cairn_range_start("bytes=1-,3-", 10), -1);
-  assert_int_equal(cairn_range_start("bytes= 1-", 10), -1);
-  assert_int_equal(cairn_range_start("items=1-", 10), -1);
-  assert_int_equal(cairn_range_start("bytes=99999999999999999999-", ~0ull), -1);
+  assert_int_equal(cairn__range_start("bytes=1048576-", 16u << 20), 1048576);
+  assert_int_equal(cairn__range_start("bytes=0-", 10), 0);
+  assert_int_equal(cairn__range_start("bytes=9-", 10), 9);
+  assert_int_equal(cairn__range_start("bytes=10-", 10), -1); /* at the end */
+  assert_int_equal(cairn__range_start(NULL, 10), -1);
+  assert_int_equal(cairn__range_start("", 10), -1);
+  assert_int_equal(cairn__range_start("bytes=-5", 10), -1); /* a suffix */
+  assert_int_equal(cairn__range_start("bytes=1-5", 10), -1);
+  assert_int_equal(cairn__range_start("bytes=1-,3-", 10), -1);
+  assert_int_equal(cairn__range_start("bytes= 1-", 10), -1);
+  assert_int_equal(cairn__range_start("items=1-", 10), -1);
+  assert_int_equal(cairn__range_start("bytes=99999999999999999999-", ~0ull), -1);
 }
 
 /* ---- kept outputs' chunk digests ("kept_chunks") ---- */
@@ -518,62 +518,62 @@ static void test_chunks_parse(void **state) {
   cairn_error err = {0};
   /* 3 chunks of a file of 2 MiB + 1 byte, each read as 32 bytes */
   json_t *a = digests(3, good);
-  assert_int_equal(cairn_chunks_parse(a, 2LL * CAIRN_CHUNK_SIZE + 1, "outputs[0].chunks", &d, &n,
+  assert_int_equal(cairn__chunks_parse(a, 2LL * CAIRN_CHUNK_SIZE + 1, "outputs[0].chunks", &d, &n,
                                       &err), CAIRN_OK);
   assert_int_equal(n, 3);
   assert_int_equal(d[0], 0xaa);
   assert_int_equal(d[95], 0xaa);
   free(d);
   /* a count that is not ceil(size / chunk) */
-  assert_int_equal(cairn_chunks_parse(a, 2LL * CAIRN_CHUNK_SIZE, "outputs[0].chunks", &d, &n,
+  assert_int_equal(cairn__chunks_parse(a, 2LL * CAIRN_CHUNK_SIZE, "outputs[0].chunks", &d, &n,
                                       &err), CAIRN_EINVAL);
   assert_null(d);
   assert_non_null(strstr(err.text, "outputs[0].chunks has 3 digests"));
   json_decref(a);
   /* an empty file has none */
   a = json_array();
-  assert_int_equal(cairn_chunks_parse(a, 0, "c", &d, &n, &err), CAIRN_OK);
+  assert_int_equal(cairn__chunks_parse(a, 0, "c", &d, &n, &err), CAIRN_OK);
   assert_int_equal(n, 0);
   assert_null(d);
   json_decref(a);
   /* uppercase, short, not a string */
   a = digests(2, good);
   json_array_set_new(a, 1, json_string(upper));
-  assert_int_equal(cairn_chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "outputs[1].chunks", &d, &n,
+  assert_int_equal(cairn__chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "outputs[1].chunks", &d, &n,
                                       &err), CAIRN_EINVAL);
   assert_null(d);
   assert_non_null(strstr(err.text, "outputs[1].chunks[1] is not 64 lowercase hex"));
   json_array_set_new(a, 1, json_string(short_));
-  assert_int_equal(cairn_chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "x", &d, &n, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "x", &d, &n, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "x[1] is not"));
   json_array_set_new(a, 0, json_integer(7));
-  assert_int_equal(cairn_chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "x", &d, &n, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__chunks_parse(a, CAIRN_CHUNK_SIZE + 5, "x", &d, &n, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "x[0] is not"));
   json_decref(a);
   /* not an array */
   a = json_string(good);
-  assert_int_equal(cairn_chunks_parse(a, 1, "outputs[0].chunks", &d, &n, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__chunks_parse(a, 1, "outputs[0].chunks", &d, &n, &err), CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "outputs[0].chunks must be an array"));
   json_decref(a);
   /* too many: more than CAIRN_MAX_CHUNKS, whatever the size says */
   a = digests(CAIRN_MAX_CHUNKS + 1, good);
   long long big = (long long)(CAIRN_MAX_CHUNKS + 1) * CAIRN_CHUNK_SIZE;
-  assert_int_equal(cairn_chunks_parse(a, big, "outputs[0].chunks", &d, &n, &err), CAIRN_ETOOBIG);
+  assert_int_equal(cairn__chunks_parse(a, big, "outputs[0].chunks", &d, &n, &err), CAIRN_ETOOBIG);
   assert_non_null(strstr(err.text, "more than 4096 chunks"));
-  assert_int_equal(cairn_chunks_parse(a, 5, "outputs[0].chunks", &d, &n, &err), CAIRN_ETOOBIG);
+  assert_int_equal(cairn__chunks_parse(a, 5, "outputs[0].chunks", &d, &n, &err), CAIRN_ETOOBIG);
   json_decref(a);
   a = json_array();
-  assert_int_equal(cairn_chunks_parse(a, big, "y", &d, &n, &err), CAIRN_ETOOBIG);
+  assert_int_equal(cairn__chunks_parse(a, big, "y", &d, &n, &err), CAIRN_ETOOBIG);
   json_decref(a);
   /* exactly CAIRN_MAX_CHUNKS is taken */
   a = digests(CAIRN_MAX_CHUNKS, good);
-  assert_int_equal(cairn_chunks_parse(a, big - CAIRN_CHUNK_SIZE, "y", &d, &n, &err), CAIRN_OK);
+  assert_int_equal(cairn__chunks_parse(a, big - CAIRN_CHUNK_SIZE, "y", &d, &n, &err), CAIRN_OK);
   assert_int_equal(n, CAIRN_MAX_CHUNKS);
   free(d);
   json_decref(a);
 }
 
-/* cairn_chunks_of_file reads a file into the form cairn_chunks_parse takes,
+/* cairn__chunks_of_file reads a file into the form cairn__chunks_parse takes,
  * with the master's digests (each chunk's SHA-256). */
 static void test_chunks_of_file(void **state) {
   (void)state;
@@ -586,26 +586,26 @@ static void test_chunks_of_file(void **state) {
     buf[i] = (unsigned char)(i * 7 + i / 4096);
   assert_int_equal(write(fd, buf, size), (ssize_t)size);
   close(fd);
-  json_t *a = cairn_chunks_of_file(path, (long long)size);
+  json_t *a = cairn__chunks_of_file(path, (long long)size);
   assert_non_null(a);
   assert_int_equal(json_array_size(a), 3);
   char hex[65];
-  cairn_sha256_hex(buf + 2u * CAIRN_CHUNK_SIZE, 100, hex);
+  cairn__sha256_hex(buf + 2u * CAIRN_CHUNK_SIZE, 100, hex);
   assert_string_equal(json_string_value(json_array_get(a, 2)), hex);
-  cairn_sha256_hex(buf, CAIRN_CHUNK_SIZE, hex);
+  cairn__sha256_hex(buf, CAIRN_CHUNK_SIZE, hex);
   assert_string_equal(json_string_value(json_array_get(a, 0)), hex);
   unsigned char *d = NULL;
   size_t n = 0;
   cairn_error err = {0};
-  assert_int_equal(cairn_chunks_parse(a, (long long)size, "c", &d, &n, &err), CAIRN_OK);
+  assert_int_equal(cairn__chunks_parse(a, (long long)size, "c", &d, &n, &err), CAIRN_OK);
   assert_int_equal(n, 3);
   free(d);
   json_decref(a);
   /* a size that is not the file's */
-  assert_null(cairn_chunks_of_file(path, (long long)size - 1));
-  assert_null(cairn_chunks_of_file(path, (long long)size + 1));
+  assert_null(cairn__chunks_of_file(path, (long long)size - 1));
+  assert_null(cairn__chunks_of_file(path, (long long)size + 1));
   unlink(path);
-  assert_null(cairn_chunks_of_file(path, (long long)size));
+  assert_null(cairn__chunks_of_file(path, (long long)size));
   free(buf);
 }
 

@@ -18,7 +18,7 @@
 #include "server/core.h"
 #include "tests/support/core_fixture.h"
 
-static mvol *reg(cairn_core *c, const char *name, int slots) {
+static mvol *reg(cairn__core *c, const char *name, int slots) {
   char *apps[] = {"sum"}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -28,11 +28,11 @@ static mvol *reg(cairn_core *c, const char *name, int slots) {
 }
 
 /* One task, three replicas, quorum 2, exact. */
-static int64_t submit(cairn_core *c) {
+static int64_t submit(cairn__core *c) {
   static const char text[] = "{\"app\": \"sum\", \"replication\": 3, \"quorum\": 2, "
                              "\"tasks\": [{\"id\": \"x\"}]}";
   cairn_error err = {0};
-  cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *spec = cairn__jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
   if (!spec)
     fail_msg("job rejected: %s", err.text);
   int64_t id = 0;
@@ -42,7 +42,7 @@ static int64_t submit(cairn_core *c) {
 }
 
 /* v asks for work: its index, or 0 with *retry_ms set when it gets none. */
-static int64_t ask(cairn_core *c, mvol *v, int *retry_ms) {
+static int64_t ask(cairn__core *c, mvol *v, int *retry_ms) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, retry_ms, &err) != CAIRN_OK)
@@ -52,24 +52,24 @@ static int64_t ask(cairn_core *c, mvol *v, int *retry_ms) {
   return idx;
 }
 
-static int64_t take(cairn_core *c, mvol *v) {
+static int64_t take(cairn__core *c, mvol *v) {
   int64_t idx = ask(c, v, &(int){0});
   if (!idx)
     fail_msg("volunteer %lld got no work", (long long)v->id);
   return idx;
 }
 
-static void result(cairn_core *c, mvol *v, int64_t idx, const char *out) {
+static void result(cairn__core *c, mvol *v, int64_t idx, const char *out) {
   cairn_error err = {0};
   if (cairn__core_result(c, v->id, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result for %lld: %s", (long long)idx, err.text);
 }
 
-static mtask *task0(cairn_core *c, int64_t job) { return &c->jobs[job - 1]->tasks[0]; }
+static mtask *task0(cairn__core *c, int64_t job) { return &c->jobs[job - 1]->tasks[0]; }
 
 static void test_liar_quarantined_then_released(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   c->quar_invalid = 0.5;
   c->quar_errors = 0.8;
   mvol *a = reg(c, "a", 1), *b = reg(c, "b", 1), *d = reg(c, "d", 2);
@@ -156,7 +156,7 @@ static void test_liar_quarantined_then_released(void **state) {
 /* The rule at its boundary: more than T × seen, and at least M seen. */
 static void test_rule_boundary(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   c->quar_invalid = 0.5;
   c->quar_errors = 0.8;
   assert_false(cairn__quar_crossed(CAIRN__QUAR_MIN - 1, CAIRN__QUAR_MIN - 1, 0.5));

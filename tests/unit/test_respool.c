@@ -22,26 +22,26 @@
 static void test_take_and_give_back(void **state) {
   (void)state;
   cairn__respool p;
-  assert_int_equal(cairn__respool_init(&p, &(cairn_resources){4, 1000, 0}), 0);
-  cairn_resources four = {4, 0, 0}, one = {1, 0, 0}, mem = {1, 600, 0};
+  assert_int_equal(cairn__respool_init(&p, &(cairn__resources){4, 1000, 0}), 0);
+  cairn__resources four = {4, 0, 0}, one = {1, 0, 0}, mem = {1, 600, 0};
   assert_int_equal(cairn__respool_try(&p, &four), CAIRN__POOL_TAKEN);
   assert_int_equal(cairn__respool_try(&p, &one), CAIRN__POOL_BUSY);
-  assert_int_equal(cairn__respool_try(&p, &(cairn_resources){5, 0, 0}), CAIRN__POOL_NEVER);
-  assert_int_equal(cairn__respool_try(&p, &(cairn_resources){1, 1001, 0}), CAIRN__POOL_NEVER);
-  assert_int_equal(cairn__respool_try(&p, &(cairn_resources){1, 0, 1}), CAIRN__POOL_NEVER);
+  assert_int_equal(cairn__respool_try(&p, &(cairn__resources){5, 0, 0}), CAIRN__POOL_NEVER);
+  assert_int_equal(cairn__respool_try(&p, &(cairn__resources){1, 1001, 0}), CAIRN__POOL_NEVER);
+  assert_int_equal(cairn__respool_try(&p, &(cairn__resources){1, 0, 1}), CAIRN__POOL_NEVER);
   cairn__respool_release(&p, &four);
   assert_int_equal(cairn__respool_acquire(&p, &mem, NULL), CAIRN__POOL_TAKEN);
   /* cores are free but memory is not */
   assert_int_equal(cairn__respool_try(&p, &mem), CAIRN__POOL_BUSY);
   assert_int_equal(cairn__respool_try(&p, &one), CAIRN__POOL_TAKEN);
-  cairn_resources used, peak;
+  cairn__resources used, peak;
   cairn__respool_usage(&p, &used, &peak);
-  assert_true(cairn_resources_equal(&used, &(cairn_resources){2, 600, 0}));
-  assert_true(cairn_resources_equal(&peak, &(cairn_resources){4, 600, 0}));
+  assert_true(cairn__resources_equal(&used, &(cairn__resources){2, 600, 0}));
+  assert_true(cairn__resources_equal(&peak, &(cairn__resources){4, 600, 0}));
   cairn__respool_release(&p, &one);
   cairn__respool_release(&p, &mem);
   cairn__respool_usage(&p, &used, NULL);
-  assert_true(cairn_resources_equal(&used, &(cairn_resources){0, 0, 0}));
+  assert_true(cairn__resources_equal(&used, &(cairn__resources){0, 0, 0}));
   cairn__respool_destroy(&p);
 }
 
@@ -53,7 +53,7 @@ typedef struct waiter {
 
 static void *wait_for_core(void *arg) {
   waiter *w = arg;
-  w->rc = cairn__respool_acquire(w->p, &(cairn_resources){2, 0, 0}, NULL);
+  w->rc = cairn__respool_acquire(w->p, &(cairn__resources){2, 0, 0}, NULL);
   w->saw_released = atomic_load(&w->released);
   return NULL;
 }
@@ -61,8 +61,8 @@ static void *wait_for_core(void *arg) {
 static void test_waits_until_given_back(void **state) {
   (void)state;
   cairn__respool p;
-  assert_int_equal(cairn__respool_init(&p, &(cairn_resources){4, 0, 0}), 0);
-  cairn_resources three = {3, 0, 0};
+  assert_int_equal(cairn__respool_init(&p, &(cairn__resources){4, 0, 0}), 0);
+  cairn__resources three = {3, 0, 0};
   assert_int_equal(cairn__respool_try(&p, &three), CAIRN__POOL_TAKEN);
   waiter w = {.p = &p};
   atomic_init(&w.released, 0);
@@ -73,7 +73,7 @@ static void test_waits_until_given_back(void **state) {
   pthread_join(th, NULL);
   assert_int_equal(w.rc, CAIRN__POOL_TAKEN);
   assert_int_equal(w.saw_released, 1); /* it got its 2 cores only once 3 came back */
-  cairn_resources peak;
+  cairn__resources peak;
   cairn__respool_usage(&p, NULL, &peak);
   assert_true(peak.cores <= 4);
   cairn__respool_destroy(&p);
@@ -83,16 +83,16 @@ static void test_cancelled(void **state) {
   (void)state;
   cairn__respool p;
   cairn__stopper s;
-  assert_int_equal(cairn__respool_init(&p, &(cairn_resources){1, 0, 0}), 0);
+  assert_int_equal(cairn__respool_init(&p, &(cairn__resources){1, 0, 0}), 0);
   assert_int_equal(cairn__stopper_init(&s), 0);
   atomic_int lost;
   atomic_init(&lost, 1); /* the lease was lost while waiting */
   cairn__cancel cancel = {&s, &lost, NULL};
-  assert_int_equal(cairn__respool_try(&p, &(cairn_resources){1, 0, 0}), CAIRN__POOL_TAKEN);
-  assert_int_equal(cairn__respool_acquire(&p, &(cairn_resources){1, 0, 0}, &cancel),
+  assert_int_equal(cairn__respool_try(&p, &(cairn__resources){1, 0, 0}), CAIRN__POOL_TAKEN);
+  assert_int_equal(cairn__respool_acquire(&p, &(cairn__resources){1, 0, 0}, &cancel),
                    CAIRN__POOL_CANCELLED);
   /* never fits: refused at once, cancelled or not */
-  assert_int_equal(cairn__respool_acquire(&p, &(cairn_resources){2, 0, 0}, NULL),
+  assert_int_equal(cairn__respool_acquire(&p, &(cairn__resources){2, 0, 0}, NULL),
                    CAIRN__POOL_NEVER);
   cairn__stopper_destroy(&s);
   cairn__respool_destroy(&p);
@@ -106,7 +106,7 @@ static void test_detect(void **state) {
   assert_int_equal(cairn__meminfo_mib("MemTotal:    2048 kB\nSwapTotal: 0 kB\n"), 2);
   assert_int_equal(cairn__meminfo_mib("nothing here\n"), -1);
   assert_int_equal(cairn__meminfo_mib("MemAvailable: x kB\n"), -1);
-  cairn_resources r;
+  cairn__resources r;
   cairn__resources_detect("/", &r);
   assert_true(r.cores >= 1 && r.cores <= CAIRN_MAX_CORES);
   assert_true(r.memory_mib > 0 && r.memory_mib <= CAIRN_MAX_RES_MIB);
@@ -130,7 +130,7 @@ static void test_offer_reported(void **state) {
     old_master m;
     assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
     assert_int_equal(old_master_start(&m, masters[i].features), 0);
-    m.offer = (cairn_resources){4, 2048, 100};
+    m.offer = (cairn__resources){4, 2048, 100};
     /* the first heartbeat learns the features, the second reports */
     assert_int_equal(old_master_heartbeat(&m, &ps, NULL, 0), 0);
     assert_int_equal(old_master_heartbeat(&m, &ps, NULL, 0), 0);
@@ -169,8 +169,8 @@ static void test_offer_in_registration(void **state) {
     snprintf(cred, sizeof cred, "%s/credentials.json", dir);
     assert_int_equal(cairn__session_init(&s, cred, &reg, NULL, &err), CAIRN_OK);
     s.peers = &ps;
-    s.offer = (cairn_resources){4, 2048, 100};
-    cairn__conn c = {cairn_http_create(base), 0, 0};
+    s.offer = (cairn__resources){4, 2048, 100};
+    cairn__conn c = {cairn__http_create(base), 0, 0};
     /* the stand-in's answer is no registration: refused, but the body is kept */
     assert_int_equal(cairn__session_open(&s, &c, &err), CAIRN_EINVAL);
     assert_int_equal(m.n, 1);
@@ -179,7 +179,7 @@ static void test_offer_in_registration(void **state) {
                              "\"resources\":{\"cores\":4,\"memory_mib\":2048,\"disk_mib\":100}"));
     else
       assert_null(strstr(m.bodies[0], "resources"));
-    cairn_http_delete(c.http);
+    cairn__http_delete(c.http);
     cairn__session_destroy(&s);
     old_master_stop(&m);
     cairn__peerstate_destroy(&ps);
@@ -216,7 +216,7 @@ static void test_team_in_registration(void **state) {
     snprintf(cred, sizeof cred, "%s/credentials.json", dir);
     assert_int_equal(cairn__session_init(&s, cred, &reg, NULL, &err), CAIRN_OK);
     s.peers = &ps;
-    cairn__conn c = {.http = cairn_http_create(base)};
+    cairn__conn c = {.http = cairn__http_create(base)};
     assert_int_equal(cairn__session_open(&s, &c, &err), CAIRN_EINVAL); /* no registration */
     assert_int_equal(m.n, cases[i].bodies);
     if (cases[i].first_has_team)
@@ -225,7 +225,7 @@ static void test_team_in_registration(void **state) {
       assert_null(strstr(m.bodies[0], "team"));
     if (cases[i].bodies == 2)
       assert_null(strstr(m.bodies[1], "team"));
-    cairn_http_delete(c.http);
+    cairn__http_delete(c.http);
     cairn__session_destroy(&s);
     old_master_stop(&m);
     cairn__peerstate_destroy(&ps);

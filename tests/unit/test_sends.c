@@ -22,7 +22,7 @@
 #define SHA "6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b"
 #define NRECV 12
 
-static mvol *reg(cairn_core *c, const char *name, const char *cluster, int port) {
+static mvol *reg(cairn__core *c, const char *name, const char *cluster, int port) {
   char *apps[] = {"big"}, token[65], peer[64];
   int64_t id = 0, vid = 0;
   cairn_error err = {0};
@@ -34,7 +34,7 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster, int port)
 }
 
 /* v asks for work (it may be told to wait for the file). */
-static void ask(cairn_core *c, mvol *v) {
+static void ask(cairn__core *c, mvol *v) {
   json_t *w = NULL;
   cairn_error err = {0};
   assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
@@ -44,7 +44,7 @@ static void ask(cairn_core *c, mvol *v) {
 /* Read under the lock, checked after it (a failed check must not leave
  * the lock held): the counts agree with the list; *n gets the copies under
  * way, *local those from h into h's cluster. */
-static void check(cairn_core *c, const mvol *h, uint32_t *n, uint32_t *local) {
+static void check(cairn__core *c, const mvol *h, uint32_t *n, uint32_t *local) {
   pthread_mutex_lock(&c->lock);
   mfilerec *f = cairn__dist_file_of(c->dist, SHA);
   int ok = f && cairn__dist_sends_ok(f);
@@ -63,7 +63,7 @@ static void check(cairn_core *c, const mvol *h, uint32_t *n, uint32_t *local) {
 
 static void test_sends_follow_the_copies_under_way(void **state) {
   core_fixture *fx = *state;
-  cairn_core *c = fx->c;
+  cairn__core *c = fx->c;
   core_fixture_broadcast_job(c, SHA, 1000, 2 * NRECV);
   mvol *ha = reg(c, "ha", "a", 7100), *hb = reg(c, "hb", "b", 7101), *r[NRECV];
   core_fixture_have(c, ha->id, SHA);
@@ -85,10 +85,10 @@ static void test_sends_follow_the_copies_under_way(void **state) {
     ask(c, r[i + 4]);
     check(c, ha, &n, &local);
   }
-  static cairn_report fr;
+  static cairn__report fr;
   memset(&fr, 0, sizeof fr);
   fr.fields = CAIRN_FEAT_FAILED;
-  fr.failed[0] = (cairn_report_failed){SHA, "http://127.0.0.1:7101/v1/files/" SHA, 0};
+  fr.failed[0] = (cairn__report_failed){SHA, "http://127.0.0.1:7101/v1/files/" SHA, 0};
   fr.nfailed = 1;
   core_fixture_heartbeat(c, r[5]->id, &fr);
   check(c, ha, &n, &local);

@@ -61,9 +61,9 @@ static int teardown(void **state) {
   return rc;
 }
 
-static cairn_store *open_store(const fixture *f) {
+static cairn__store *open_store(const fixture *f) {
   cairn_error err = {0};
-  cairn_store *s = cairn_store_open(f->db, 1, &err);
+  cairn__store *s = cairn__store_open(f->db, 1, &err);
   if (!s)
     fail_msg("cannot open %s: %s", f->db, err.text);
   return s;
@@ -144,23 +144,23 @@ static int latest_version(void) {
 
 static void test_fresh_file_gets_schema_once(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), latest_version());
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_meta_set(s, "ataf_family", "phisharp", E));
-  OK(cairn_store_commit(s, E));
-  cairn_store_close(s);
+  cairn__store *s = open_store(f);
+  assert_int_equal(cairn__store_schema_version(s), latest_version());
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_meta_set(s, "ataf_family", "phisharp", E));
+  OK(cairn__store_commit(s, E));
+  cairn__store_close(s);
 
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), latest_version());
+  assert_int_equal(cairn__store_schema_version(s), latest_version());
   char v[32];
-  assert_int_equal(cairn_store_meta_get(s, "ataf_family", v, sizeof v), 0);
+  assert_int_equal(cairn__store_meta_get(s, "ataf_family", v, sizeof v), 0);
   assert_string_equal(v, "phisharp");
-  assert_int_equal(cairn_store_meta_get(s, "nothing", v, sizeof v), -1);
-  cairn_store_close(s);
+  assert_int_equal(cairn__store_meta_get(s, "nothing", v, sizeof v), -1);
+  cairn__store_close(s);
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), latest_version());
-  cairn_store_close(s);
+  assert_int_equal(cairn__store_schema_version(s), latest_version());
+  cairn__store_close(s);
 
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
   assert_int_equal(sql_int(f->db, "SELECT MAX(version) FROM schema_migrations"), latest_version());
@@ -179,14 +179,14 @@ static void test_wal_mode(void **state) {
   fixture *f = *state;
   char wal[400];
   snprintf(wal, sizeof wal, "%s-wal", f->db);
-  cairn_store *s = open_store(f);
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_meta_set(s, "k", "v", E));
-  OK(cairn_store_commit(s, E));
+  cairn__store *s = open_store(f);
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_meta_set(s, "k", "v", E));
+  OK(cairn__store_commit(s, E));
   struct stat st;
   assert_int_equal(stat(wal, &st), 0);
   assert_true(st.st_size > 0);
-  cairn_store_close(s);
+  cairn__store_close(s);
   /* bytes 18 and 19 of the header are 2 for a WAL-mode database */
   unsigned char hdr[20];
   FILE *fp = fopen(f->db, "rb");
@@ -200,42 +200,42 @@ static void test_wal_mode(void **state) {
 
 /* Two volunteers, one file, a job of three tasks a <- b, a <- c (c also
  * after b), allocations of two rounds and results. */
-static void write_sample(cairn_store *s) {
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_volunteer_insert(s, 1, "w1", "rack-a", "[\"sum\"]", 2, HASH1, 1000, E));
-  OK(cairn_store_volunteer_insert(s, 2, "w2", "rack-b", "[\"sum\",\"cell\"]", 1, HASH2, 1001, E));
-  OK(cairn_store_file_insert(s, SHA_F, 1234, 1002, E));
-  OK(cairn_store_file_insert(s, SHA_G, 5, 1002, E));
-  OK(cairn_store_file_insert(s, SHA_F, 1234, 1003, E)); /* again: ignored */
-  OK(cairn_store_job_insert(s, 1, "demo", "sum", "fifo", 2, 1, 60, 4, 1004, 0, E));
-  OK(cairn_store_job_file_insert(s, 1, 0, "genome.fa", SHA_F, 0, E));
-  OK(cairn_store_job_file_insert(s, 1, 1, "ref", SHA_G, 1, E));
-  OK(cairn_store_task_insert(s, 10, 1, 0, "a", "[\"1\"]", "[0]", "eligible",
+static void write_sample(cairn__store *s) {
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_volunteer_insert(s, 1, "w1", "rack-a", "[\"sum\"]", 2, HASH1, 1000, E));
+  OK(cairn__store_volunteer_insert(s, 2, "w2", "rack-b", "[\"sum\",\"cell\"]", 1, HASH2, 1001, E));
+  OK(cairn__store_file_insert(s, SHA_F, 1234, 1002, E));
+  OK(cairn__store_file_insert(s, SHA_G, 5, 1002, E));
+  OK(cairn__store_file_insert(s, SHA_F, 1234, 1003, E)); /* again: ignored */
+  OK(cairn__store_job_insert(s, 1, "demo", "sum", "fifo", 2, 1, 60, 4, 1004, 0, E));
+  OK(cairn__store_job_file_insert(s, 1, 0, "genome.fa", SHA_F, 0, E));
+  OK(cairn__store_job_file_insert(s, 1, 1, "ref", SHA_G, 1, E));
+  OK(cairn__store_task_insert(s, 10, 1, 0, "a", "[\"1\"]", "[0]", "eligible",
                              "{\"limits\":{\"wall_seconds\":5}}", E));
-  OK(cairn_store_task_insert(s, 11, 1, 1, "b", "[]", "[]", "waiting", NULL, E));
-  OK(cairn_store_task_insert(s, 12, 1, 2, "c", "[\"x\",\"y\"]", "[1,0]", "waiting", NULL, E));
-  OK(cairn_store_task_parent_insert(s, 11, 10, 0, E));
-  OK(cairn_store_task_parent_insert(s, 12, 11, 0, E));
-  OK(cairn_store_task_parent_insert(s, 12, 10, 1, E));
+  OK(cairn__store_task_insert(s, 11, 1, 1, "b", "[]", "[]", "waiting", NULL, E));
+  OK(cairn__store_task_insert(s, 12, 1, 2, "c", "[\"x\",\"y\"]", "[1,0]", "waiting", NULL, E));
+  OK(cairn__store_task_parent_insert(s, 11, 10, 0, E));
+  OK(cairn__store_task_parent_insert(s, 12, 11, 0, E));
+  OK(cairn__store_task_parent_insert(s, 12, 10, 1, E));
   /* task a: round 0 allocation 1 (volunteer 1, t=1), then round 1 allocations */
-  OK(cairn_store_alloc_insert(s, 1, 1, 1, 10, 2000, 2060, 0, E));
-  OK(cairn_store_result_insert(s, 1, 10, 1, 0, "old", 3, DG_B, 2010, "tainted", NULL, NULL, 0, E));
-  OK(cairn_store_alloc_update(s, 1, 2060, "returned", E));
-  OK(cairn_store_alloc_insert(s, 2, 2, 1, 10, 2100, 2160, 1, E));
-  OK(cairn_store_alloc_insert(s, 3, 1, 2, 10, 2101, 2161, 1, E));
+  OK(cairn__store_alloc_insert(s, 1, 1, 1, 10, 2000, 2060, 0, E));
+  OK(cairn__store_result_insert(s, 1, 10, 1, 0, "old", 3, DG_B, 2010, "tainted", NULL, NULL, 0, E));
+  OK(cairn__store_alloc_update(s, 1, 2060, "returned", E));
+  OK(cairn__store_alloc_insert(s, 2, 2, 1, 10, 2100, 2160, 1, E));
+  OK(cairn__store_alloc_insert(s, 3, 1, 2, 10, 2101, 2161, 1, E));
   static const char out[] = {'4', '2', 0, '\n'};
-  OK(cairn_store_result_insert(s, 2, 10, 2, 0, out, sizeof out, DG_A, 2150, "pending", NULL, NULL, 0, E));
-  OK(cairn_store_alloc_update(s, 2, 2160, "returned", E));
-  OK(cairn_store_result_outcome(s, 2, "valid", E));
-  OK(cairn_store_alloc_update(s, 3, 2300, "leased", E));
-  OK(cairn_store_task_update(s, 10, "done", 2, 2, 1, E));
-  OK(cairn_store_task_update(s, 11, "eligible", 0, 0, 0, E));
+  OK(cairn__store_result_insert(s, 2, 10, 2, 0, out, sizeof out, DG_A, 2150, "pending", NULL, NULL, 0, E));
+  OK(cairn__store_alloc_update(s, 2, 2160, "returned", E));
+  OK(cairn__store_result_outcome(s, 2, "valid", E));
+  OK(cairn__store_alloc_update(s, 3, 2300, "leased", E));
+  OK(cairn__store_task_update(s, 10, "done", 2, 2, 1, E));
+  OK(cairn__store_task_update(s, 11, "eligible", 0, 0, 0, E));
   /* task b: a failed attempt by volunteer 1 (t=3), expired later */
-  OK(cairn_store_alloc_insert(s, 5, 1, 3, 11, 2200, 2260, 0, E));
-  OK(cairn_store_result_insert(s, 5, 11, 1, 3, "", 0, DG_B, 2210, "error", "exit 3", NULL, 0, E));
-  OK(cairn_store_alloc_update(s, 5, 2260, "returned", E));
-  OK(cairn_store_job_update(s, 1, "failed", 2300, E));
-  OK(cairn_store_commit(s, E));
+  OK(cairn__store_alloc_insert(s, 5, 1, 3, 11, 2200, 2260, 0, E));
+  OK(cairn__store_result_insert(s, 5, 11, 1, 3, "", 0, DG_B, 2210, "error", "exit 3", NULL, 0, E));
+  OK(cairn__store_alloc_update(s, 5, 2260, "returned", E));
+  OK(cairn__store_job_update(s, 1, "failed", 2300, E));
+  OK(cairn__store_commit(s, E));
 }
 
 typedef struct rows {
@@ -244,7 +244,7 @@ typedef struct rows {
   int64_t num[16][8];
 } rows;
 
-static int vol_cb(void *ud, const cairn_store_volunteer_row *r) {
+static int vol_cb(void *ud, const cairn__store_volunteer_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[0], "%s|%s|%s|%s", r->name, r->cluster, r->apps_json,
            r->token_hash);
@@ -253,7 +253,7 @@ static int vol_cb(void *ud, const cairn_store_volunteer_row *r) {
   return 0;
 }
 
-static int job_cb(void *ud, const cairn_store_job_row *r) {
+static int job_cb(void *ud, const cairn__store_job_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[0], "%s|%s|%s|%s", r->name, r->app, r->policy, r->state);
   int64_t v[] = {r->id,           r->replication, r->quorum,  r->lease_seconds,
@@ -262,7 +262,7 @@ static int job_cb(void *ud, const cairn_store_job_row *r) {
   return 0;
 }
 
-static int jf_cb(void *ud, const cairn_store_job_file_row *r) {
+static int jf_cb(void *ud, const cairn__store_job_file_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[0], "%s|%s", r->name, r->sha256);
   int64_t v[] = {r->job, r->seq, r->broadcast, r->size};
@@ -270,7 +270,7 @@ static int jf_cb(void *ud, const cairn_store_job_file_row *r) {
   return 0;
 }
 
-static int task_cb(void *ud, const cairn_store_task_row *r) {
+static int task_cb(void *ud, const cairn__store_task_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[0], "%s|%s|%s|%s|%s", r->name, r->args_json,
            r->inputs_json, r->state, r->run_json ? r->run_json : "-");
@@ -279,14 +279,14 @@ static int task_cb(void *ud, const cairn_store_task_row *r) {
   return 0;
 }
 
-static int edge_cb(void *ud, const cairn_store_edge_row *r) {
+static int edge_cb(void *ud, const cairn__store_edge_row *r) {
   rows *w = ud;
   int64_t v[] = {r->task, r->parent, r->pos};
   memcpy(w->num[w->n++], v, sizeof v);
   return 0;
 }
 
-static int alloc_cb(void *ud, const cairn_store_alloc_row *r) {
+static int alloc_cb(void *ud, const cairn__store_alloc_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[0], "%s|%s|%s", r->state, r->digest, r->outcome);
   int64_t v[] = {r->idx, r->volunteer, r->t, r->task, r->issued, r->expires, r->exit_status};
@@ -294,14 +294,14 @@ static int alloc_cb(void *ud, const cairn_store_alloc_row *r) {
   return 0;
 }
 
-static int file_cb(void *ud, const cairn_store_file_row *r) {
+static int file_cb(void *ud, const cairn__store_file_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[0], "%s", r->sha256);
   w->num[w->n++][0] = r->size;
   return 0;
 }
 
-static int outcome_cb(void *ud, const cairn_store_outcome_row *r) {
+static int outcome_cb(void *ud, const cairn__store_outcome_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[0], "%lld:%s=%lld", (long long)r->volunteer, r->outcome,
            (long long)r->count);
@@ -341,29 +341,29 @@ static void test_upgrade_from_0001(void **state) {
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM sqlite_master "
                                   "WHERE name = 'file_holders'"), 0);
 
-  cairn_store *s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), latest_version());
+  cairn__store *s = open_store(f);
+  assert_int_equal(cairn__store_schema_version(s), latest_version());
   char v[32];
-  assert_int_equal(cairn_store_meta_get(s, "ataf_family", v, sizeof v), 0);
+  assert_int_equal(cairn__store_meta_get(s, "ataf_family", v, sizeof v), 0);
   assert_string_equal(v, "phi3");
   rows w = {0};
-  OK(cairn_store_load_volunteers(s, vol_cb, &w, E));
+  OK(cairn__store_load_volunteers(s, vol_cb, &w, E));
   assert_int_equal(w.n, 1);
   assert_string_equal(w.text[0], "old|rack-a|[\"sum\"]|" HASH1);
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_files(s, file_cb, &w, E));
+  OK(cairn__store_load_files(s, file_cb, &w, E));
   assert_int_equal(w.n, 1);
   assert_string_equal(w.text[0], SHA_F);
   assert_int_equal(w.num[0][0], 1234);
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_job_files(s, jf_cb, &w, E));
+  OK(cairn__store_load_job_files(s, jf_cb, &w, E));
   assert_int_equal(w.n, 1);
   assert_string_equal(w.text[0], "genome.fa|" SHA_F);
   /* the new table takes holdings of the old volunteer and file */
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_holder_insert(s, SHA_F, 1, 2000, E));
-  OK(cairn_store_commit(s, E));
-  cairn_store_close(s);
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_holder_insert(s, SHA_F, 1, 2000, E));
+  OK(cairn__store_commit(s, E));
+  cairn__store_close(s);
 
   /* the upgrade is recorded next to the old row, and not run again */
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
@@ -375,8 +375,8 @@ static void test_upgrade_from_0001(void **state) {
   assert_int_equal(sql_int(f->db, "SELECT peer_url = 'http://127.0.0.1:7001' FROM volunteers"),
                    1);
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), latest_version());
-  cairn_store_close(s);
+  assert_int_equal(cairn__store_schema_version(s), latest_version());
+  cairn__store_close(s);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
 }
 
@@ -386,8 +386,8 @@ static void test_upgrade_from_0001(void **state) {
  * volunteer's team, and notes team_ledger_gap for the audit check. */
 static void test_upgrade_to_team_ledger(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
-  cairn_store_close(s);
+  cairn__store *s = open_store(f);
+  cairn__store_close(s);
   sql_exec(f->db,
            "DROP TABLE team_credit; ALTER TABLE results DROP COLUMN team;"
            "DELETE FROM schema_migrations WHERE version = 18;"
@@ -401,8 +401,8 @@ static void test_upgrade_to_team_ledger(void **state) {
            "received, outcome, credit) VALUES (10, 1, 1, 0, '', 'x', 1, 'valid', 2.5),"
            "(11, 1, 2, 0, '', 'x', 1, 'invalid', 0), (12, 1, 4, 0, '', 'x', 1, 'valid', 4);");
   s = open_store(f);
-  assert_int_equal(cairn_store_schema_version(s), latest_version());
-  cairn_store_close(s);
+  assert_int_equal(cairn__store_schema_version(s), latest_version());
+  cairn__store_close(s);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM team_credit"), 1);
   assert_int_equal(sql_int(f->db, "SELECT credit * 10 FROM team_credit WHERE team = 'red'"), 35);
   assert_int_equal(sql_int(f->db, "SELECT cpu_seconds FROM team_credit WHERE team = 'red'"), 4);
@@ -414,13 +414,13 @@ static void test_upgrade_to_team_ledger(void **state) {
 
 static void test_rows_survive_reopen(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
+  cairn__store *s = open_store(f);
   write_sample(s);
-  cairn_store_close(s);
+  cairn__store_close(s);
   s = open_store(f);
 
   rows w = {0};
-  OK(cairn_store_load_volunteers(s, vol_cb, &w, E));
+  OK(cairn__store_load_volunteers(s, vol_cb, &w, E));
   assert_int_equal(w.n, 2);
   assert_string_equal(w.text[0], "w1|rack-a|[\"sum\"]|" HASH1);
   assert_string_equal(w.text[1], "w2|rack-b|[\"sum\",\"cell\"]|" HASH2);
@@ -429,14 +429,14 @@ static void test_rows_survive_reopen(void **state) {
   assert_memory_equal(w.num[1], v2, sizeof v2);
 
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_jobs(s, job_cb, &w, E));
+  OK(cairn__store_load_jobs(s, job_cb, &w, E));
   assert_int_equal(w.n, 1);
   assert_string_equal(w.text[0], "demo|sum|fifo|failed");
   int64_t j1[] = {1, 2, 1, 60, 4, 1004, 2300};
   assert_memory_equal(w.num[0], j1, sizeof j1);
 
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_job_files(s, jf_cb, &w, E));
+  OK(cairn__store_load_job_files(s, jf_cb, &w, E));
   assert_int_equal(w.n, 2);
   assert_string_equal(w.text[0], "genome.fa|" SHA_F);
   assert_string_equal(w.text[1], "ref|" SHA_G);
@@ -445,7 +445,7 @@ static void test_rows_survive_reopen(void **state) {
   assert_memory_equal(w.num[1], f1, sizeof f1);
 
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_tasks(s, task_cb, &w, E));
+  OK(cairn__store_load_tasks(s, task_cb, &w, E));
   assert_int_equal(w.n, 3);
   assert_string_equal(w.text[0], "a|[\"1\"]|[0]|done|{\"limits\":{\"wall_seconds\":5}}");
   assert_string_equal(w.text[1], "b|[]|[]|eligible|-");
@@ -456,7 +456,7 @@ static void test_rows_survive_reopen(void **state) {
   assert_memory_equal(w.num[2], t2, sizeof t2);
 
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_parents(s, edge_cb, &w, E));
+  OK(cairn__store_load_parents(s, edge_cb, &w, E));
   assert_int_equal(w.n, 3);
   int64_t e0[] = {11, 10, 0}, e1[] = {12, 11, 0}, e2[] = {12, 10, 1};
   assert_memory_equal(w.num[0], e0, sizeof e0);
@@ -465,7 +465,7 @@ static void test_rows_survive_reopen(void **state) {
 
   /* only allocations of each task's current round: index 1 (round 0 of a) is gone */
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_allocs(s, alloc_cb, &w, E));
+  OK(cairn__store_load_allocs(s, alloc_cb, &w, E));
   assert_int_equal(w.n, 3);
   assert_string_equal(w.text[0], "returned|" DG_A "|valid");
   assert_string_equal(w.text[1], "leased||");
@@ -477,21 +477,21 @@ static void test_rows_survive_reopen(void **state) {
   assert_memory_equal(w.num[2], a2, sizeof a2);
 
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_files(s, file_cb, &w, E));
+  OK(cairn__store_load_files(s, file_cb, &w, E));
   assert_int_equal(w.n, 2);
   assert_true(has_text(&w, SHA_F));
   assert_true(has_text(&w, SHA_G));
 
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_outcomes(s, outcome_cb, &w, E));
+  OK(cairn__store_load_outcomes(s, outcome_cb, &w, E));
   assert_int_equal(w.n, 3);
   assert_true(has_text(&w, "1:tainted=1"));
   assert_true(has_text(&w, "1:error=1"));
   assert_true(has_text(&w, "2:valid=1"));
-  cairn_store_close(s);
+  cairn__store_close(s);
 }
 
-static int holder_cb(void *ud, const cairn_store_holder_row *r) {
+static int holder_cb(void *ud, const cairn__store_holder_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[0], "%s", r->sha256);
   w->num[w->n][0] = r->volunteer;
@@ -504,22 +504,22 @@ static int holder_cb(void *ud, const cairn_store_holder_row *r) {
  * refused for a file the store does not have. */
 static void test_holders_recorded_once_and_forgotten(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
+  cairn__store *s = open_store(f);
   write_sample(s);
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_holder_insert(s, SHA_F, 2, 3001, E));
-  OK(cairn_store_holder_insert(s, SHA_F, 1, 3000, E));
-  OK(cairn_store_holder_insert(s, SHA_G, 1, 3002, E));
-  OK(cairn_store_holder_insert(s, SHA_F, 1, 3999, E)); /* again: ignored */
-  OK(cairn_store_commit(s, E));
-  cairn_store_close(s);
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_holder_insert(s, SHA_F, 2, 3001, E));
+  OK(cairn__store_holder_insert(s, SHA_F, 1, 3000, E));
+  OK(cairn__store_holder_insert(s, SHA_G, 1, 3002, E));
+  OK(cairn__store_holder_insert(s, SHA_F, 1, 3999, E)); /* again: ignored */
+  OK(cairn__store_commit(s, E));
+  cairn__store_close(s);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders"), 3);
   assert_int_equal(sql_int(f->db, "SELECT since FROM file_holders WHERE sha256 = '" SHA_F
                                   "' AND volunteer_id = 1"), 3000);
 
   s = open_store(f);
   rows w = {0};
-  OK(cairn_store_load_holders(s, holder_cb, &w, E));
+  OK(cairn__store_load_holders(s, holder_cb, &w, E));
   assert_int_equal(w.n, 3);
   assert_string_equal(w.text[0], SHA_G);
   assert_string_equal(w.text[1], SHA_F);
@@ -530,24 +530,24 @@ static void test_holders_recorded_once_and_forgotten(void **state) {
   assert_memory_equal(w.num[2], h2, sizeof h2);
 
   cairn_error err = {0};
-  OK(cairn_store_begin(s, E));
-  assert_int_equal(cairn_store_holder_insert(s, DG_A, 1, 3003, &err), CAIRN_EIO);
+  OK(cairn__store_begin(s, E));
+  assert_int_equal(cairn__store_holder_insert(s, DG_A, 1, 3003, &err), CAIRN_EIO);
   assert_non_null(strstr(err.text, "FOREIGN KEY"));
-  cairn_store_rollback(s);
+  cairn__store_rollback(s);
 
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_holders_forget(s, 1, E));
-  OK(cairn_store_commit(s, E));
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_holders_forget(s, 1, E));
+  OK(cairn__store_commit(s, E));
   memset(&w, 0, sizeof w);
-  OK(cairn_store_load_holders(s, holder_cb, &w, E));
+  OK(cairn__store_load_holders(s, holder_cb, &w, E));
   assert_int_equal(w.n, 1);
   assert_string_equal(w.text[0], SHA_F);
   assert_memory_equal(w.num[0], h2, sizeof h2);
-  cairn_store_close(s);
+  cairn__store_close(s);
   assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders WHERE volunteer_id = 1"), 0);
 }
 
-static int stop_cb(void *ud, const cairn_store_volunteer_row *r) {
+static int stop_cb(void *ud, const cairn__store_volunteer_row *r) {
   (void)r;
   ++*(int *)ud;
   return 1;
@@ -555,48 +555,48 @@ static int stop_cb(void *ud, const cairn_store_volunteer_row *r) {
 
 static void test_loader_stops_when_asked(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
+  cairn__store *s = open_store(f);
   write_sample(s);
   int calls = 0;
   cairn_error err = {0};
-  assert_int_equal(cairn_store_load_volunteers(s, stop_cb, &calls, &err), CAIRN_EINTERNAL);
+  assert_int_equal(cairn__store_load_volunteers(s, stop_cb, &calls, &err), CAIRN_EINTERNAL);
   assert_int_equal(calls, 1);
   assert_non_null(strstr(err.text, "stopped"));
   /* the statement was reset: a second load sees every row */
   rows w = {0};
-  OK(cairn_store_load_volunteers(s, vol_cb, &w, E));
+  OK(cairn__store_load_volunteers(s, vol_cb, &w, E));
   assert_int_equal(w.n, 2);
-  cairn_store_close(s);
+  cairn__store_close(s);
 }
 
 static void test_rollback_leaves_nothing(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
-  OK(cairn_store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, 0, E));
-  OK(cairn_store_task_insert(s, 1, 1, 0, "a", "[]", "[]", "eligible", NULL, E));
-  OK(cairn_store_meta_set(s, "k", "v", E));
-  cairn_store_rollback(s);
-  cairn_store_rollback(s); /* outside a transaction: nothing happens */
+  cairn__store *s = open_store(f);
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
+  OK(cairn__store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, 0, E));
+  OK(cairn__store_task_insert(s, 1, 1, 0, "a", "[]", "[]", "eligible", NULL, E));
+  OK(cairn__store_meta_set(s, "k", "v", E));
+  cairn__store_rollback(s);
+  cairn__store_rollback(s); /* outside a transaction: nothing happens */
   rows w = {0};
-  OK(cairn_store_load_volunteers(s, vol_cb, &w, E));
-  OK(cairn_store_load_jobs(s, job_cb, &w, E));
-  OK(cairn_store_load_tasks(s, task_cb, &w, E));
+  OK(cairn__store_load_volunteers(s, vol_cb, &w, E));
+  OK(cairn__store_load_jobs(s, job_cb, &w, E));
+  OK(cairn__store_load_tasks(s, task_cb, &w, E));
   assert_int_equal(w.n, 0);
   char v[8];
-  assert_int_equal(cairn_store_meta_get(s, "k", v, sizeof v), -1);
-  cairn_store_close(s);
+  assert_int_equal(cairn__store_meta_get(s, "k", v, sizeof v), -1);
+  cairn__store_close(s);
   s = open_store(f);
-  OK(cairn_store_load_volunteers(s, vol_cb, &w, E));
+  OK(cairn__store_load_volunteers(s, vol_cb, &w, E));
   assert_int_equal(w.n, 0);
   /* the same rows commit fine afterwards */
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
-  OK(cairn_store_commit(s, E));
-  OK(cairn_store_load_volunteers(s, vol_cb, &w, E));
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
+  OK(cairn__store_commit(s, E));
+  OK(cairn__store_load_volunteers(s, vol_cb, &w, E));
   assert_int_equal(w.n, 1);
-  cairn_store_close(s);
+  cairn__store_close(s);
 }
 
 typedef struct results {
@@ -608,7 +608,7 @@ typedef struct results {
   size_t len[8];
 } results;
 
-static int result_cb(void *ud, const cairn_store_result_row *r) {
+static int result_cb(void *ud, const cairn__store_result_row *r) {
   results *w = ud;
   assert_true(r->len <= sizeof w->out[0]);
   w->seq[w->n] = r->seq;
@@ -622,46 +622,46 @@ static int result_cb(void *ud, const cairn_store_result_row *r) {
 
 static void test_reader_sees_committed_rows(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
-  OK(cairn_store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, 0, E));
-  OK(cairn_store_task_insert(s, 7, 1, 0, "a", "[]", "[]", "eligible", NULL, E));
-  OK(cairn_store_task_insert(s, 8, 1, 1, "b", "[]", "[]", "eligible", NULL, E));
-  OK(cairn_store_task_insert(s, 9, 1, 2, "c", "[]", "[]", "eligible", NULL, E));
-  OK(cairn_store_alloc_insert(s, 1, 1, 1, 8, 10, 70, 0, E));
-  OK(cairn_store_alloc_insert(s, 3, 1, 2, 7, 11, 71, 0, E));
+  cairn__store *s = open_store(f);
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_volunteer_insert(s, 1, "w1", "", "[\"sum\"]", 1, HASH1, 1, E));
+  OK(cairn__store_job_insert(s, 1, "j", "sum", "fifo", 1, 1, 60, 3, 2, 0, E));
+  OK(cairn__store_task_insert(s, 7, 1, 0, "a", "[]", "[]", "eligible", NULL, E));
+  OK(cairn__store_task_insert(s, 8, 1, 1, "b", "[]", "[]", "eligible", NULL, E));
+  OK(cairn__store_task_insert(s, 9, 1, 2, "c", "[]", "[]", "eligible", NULL, E));
+  OK(cairn__store_alloc_insert(s, 1, 1, 1, 8, 10, 70, 0, E));
+  OK(cairn__store_alloc_insert(s, 3, 1, 2, 7, 11, 71, 0, E));
   static const char bin[] = {'o', 'k', 0, (char)0xff};
-  OK(cairn_store_result_insert(s, 1, 8, 1, 0, bin, sizeof bin, DG_A, 20, "valid", NULL, NULL, 0, E));
-  OK(cairn_store_result_insert(s, 3, 7, 1, 0, "hello", 5, DG_B, 21, "valid", NULL, NULL, 0, E));
-  OK(cairn_store_task_update(s, 8, "done", 1, 1, 0, E));
-  OK(cairn_store_task_update(s, 7, "done", 1, 3, 0, E));
+  OK(cairn__store_result_insert(s, 1, 8, 1, 0, bin, sizeof bin, DG_A, 20, "valid", NULL, NULL, 0, E));
+  OK(cairn__store_result_insert(s, 3, 7, 1, 0, "hello", 5, DG_B, 21, "valid", NULL, NULL, 0, E));
+  OK(cairn__store_task_update(s, 8, "done", 1, 1, 0, E));
+  OK(cairn__store_task_update(s, 7, "done", 1, 3, 0, E));
 
   /* not committed yet: the reader does not see it */
   char *out = NULL;
   size_t len = 0;
   cairn_error err = {0};
-  assert_int_equal(cairn_store_task_output(s, 8, &out, &len, &err), CAIRN_ENOTFOUND);
+  assert_int_equal(cairn__store_task_output(s, 8, &out, &len, &err), CAIRN_ENOTFOUND);
   assert_non_null(strstr(err.text, "task 8"));
   results r = {0};
-  OK(cairn_store_job_results(s, 1, 0, INT64_MAX, result_cb, &r, E));
+  OK(cairn__store_job_results(s, 1, 0, INT64_MAX, result_cb, &r, E));
   assert_int_equal(r.n, 0);
 
-  OK(cairn_store_commit(s, E));
-  OK(cairn_store_task_output(s, 8, &out, &len, E));
+  OK(cairn__store_commit(s, E));
+  OK(cairn__store_task_output(s, 8, &out, &len, E));
   assert_int_equal(len, sizeof bin);
   assert_memory_equal(out, bin, sizeof bin);
   assert_int_equal(out[len], '\0');
   free(out);
-  OK(cairn_store_task_output(s, 7, &out, &len, E));
+  OK(cairn__store_task_output(s, 7, &out, &len, E));
   assert_int_equal(len, 5);
   assert_string_equal(out, "hello");
   free(out);
   /* no accepted result, or no such task */
-  assert_int_equal(cairn_store_task_output(s, 9, &out, &len, &err), CAIRN_ENOTFOUND);
-  assert_int_equal(cairn_store_task_output(s, 99, &out, &len, &err), CAIRN_ENOTFOUND);
+  assert_int_equal(cairn__store_task_output(s, 9, &out, &len, &err), CAIRN_ENOTFOUND);
+  assert_int_equal(cairn__store_task_output(s, 99, &out, &len, &err), CAIRN_ENOTFOUND);
 
-  OK(cairn_store_job_results(s, 1, 0, INT64_MAX, result_cb, &r, E));
+  OK(cairn__store_job_results(s, 1, 0, INT64_MAX, result_cb, &r, E));
   assert_int_equal(r.n, 2);
   assert_int_equal(r.seq[0], 0);
   assert_int_equal(r.idx[0], 3);
@@ -675,13 +675,13 @@ static void test_reader_sees_committed_rows(void **state) {
   assert_memory_equal(r.out[1], bin, sizeof bin);
   /* a page: the tasks with seq in [1, 2) only */
   memset(&r, 0, sizeof r);
-  OK(cairn_store_job_results(s, 1, 1, 2, result_cb, &r, E));
+  OK(cairn__store_job_results(s, 1, 1, 2, result_cb, &r, E));
   assert_int_equal(r.n, 1);
   assert_int_equal(r.seq[0], 1);
   memset(&r, 0, sizeof r);
-  OK(cairn_store_job_results(s, 2, 0, INT64_MAX, result_cb, &r, E));
+  OK(cairn__store_job_results(s, 2, 0, INT64_MAX, result_cb, &r, E));
   assert_int_equal(r.n, 0);
-  cairn_store_close(s);
+  cairn__store_close(s);
 }
 
 typedef struct audit {
@@ -691,7 +691,7 @@ typedef struct audit {
   int has_result[8], exit_status[8];
 } audit;
 
-static int audit_cb(void *ud, const cairn_store_audit_row *r) {
+static int audit_cb(void *ud, const cairn__store_audit_row *r) {
   audit *a = ud;
   int i = a->n++;
   a->idx[i] = r->idx;
@@ -712,10 +712,10 @@ static int audit_cb(void *ud, const cairn_store_audit_row *r) {
 
 static void test_audit_by_index_and_volunteer(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
+  cairn__store *s = open_store(f);
   write_sample(s);
   audit a = {0};
-  OK(cairn_store_audit(s, 0, 2, audit_cb, &a, E));
+  OK(cairn__store_audit(s, 0, 2, audit_cb, &a, E));
   assert_int_equal(a.n, 1);
   assert_int_equal(a.vol[0], 2);
   assert_int_equal(a.t[0], 1);
@@ -731,7 +731,7 @@ static void test_audit_by_index_and_volunteer(void **state) {
 
   /* a lease still out has no result */
   memset(&a, 0, sizeof a);
-  OK(cairn_store_audit(s, 0, 3, audit_cb, &a, E));
+  OK(cairn__store_audit(s, 0, 3, audit_cb, &a, E));
   assert_int_equal(a.n, 1);
   assert_false(a.has_result[0]);
   assert_string_equal(a.digest[0], "(null)");
@@ -739,12 +739,12 @@ static void test_audit_by_index_and_volunteer(void **state) {
   assert_string_equal(a.lease[0], "leased");
 
   memset(&a, 0, sizeof a);
-  OK(cairn_store_audit(s, 0, 4, audit_cb, &a, E));
+  OK(cairn__store_audit(s, 0, 4, audit_cb, &a, E));
   assert_int_equal(a.n, 0);
 
   /* volunteer 1: t = 1, 2, 3 in order, whatever the index order, every round */
   memset(&a, 0, sizeof a);
-  OK(cairn_store_audit(s, 1, 1, audit_cb, &a, E));
+  OK(cairn__store_audit(s, 1, 1, audit_cb, &a, E));
   assert_int_equal(a.n, 3);
   for (int i = 0; i < 3; i++) {
     assert_int_equal(a.vol[i], 1);
@@ -761,62 +761,62 @@ static void test_audit_by_index_and_volunteer(void **state) {
   assert_string_equal(a.outcome[2], "error");
 
   memset(&a, 0, sizeof a);
-  OK(cairn_store_audit(s, 1, 3, audit_cb, &a, E));
+  OK(cairn__store_audit(s, 1, 3, audit_cb, &a, E));
   assert_int_equal(a.n, 0);
-  cairn_store_close(s);
+  cairn__store_close(s);
 }
 
 static void test_constraint_violation_is_eio(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
+  cairn__store *s = open_store(f);
   write_sample(s);
   cairn_error err = {0};
 
   /* a second allocation with an index already used */
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_alloc_insert(s, 7, 2, 2, 11, 3000, 3060, 0, E));
-  assert_int_equal(cairn_store_alloc_insert(s, 2, 2, 3, 11, 3000, 3060, 0, &err), CAIRN_EIO);
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_alloc_insert(s, 7, 2, 2, 11, 3000, 3060, 0, E));
+  assert_int_equal(cairn__store_alloc_insert(s, 2, 2, 3, 11, 3000, 3060, 0, &err), CAIRN_EIO);
   assert_int_equal(err.status, CAIRN_EIO);
   assert_non_null(strstr(err.text, "store:"));
   assert_non_null(strstr(err.text, "UNIQUE"));
-  cairn_store_rollback(s);
+  cairn__store_rollback(s);
 
   /* an outcome outside the CHECK list */
   memset(&err, 0, sizeof err);
-  OK(cairn_store_begin(s, E));
-  assert_int_equal(cairn_store_result_outcome(s, 2, "great", &err), CAIRN_EIO);
+  OK(cairn__store_begin(s, E));
+  assert_int_equal(cairn__store_result_outcome(s, 2, "great", &err), CAIRN_EIO);
   assert_non_null(strstr(err.text, "CHECK"));
-  cairn_store_rollback(s);
+  cairn__store_rollback(s);
 
   /* a second volunteer with the same token hash */
   memset(&err, 0, sizeof err);
-  OK(cairn_store_begin(s, E));
-  assert_int_equal(cairn_store_volunteer_insert(s, 3, "w3", "", "[]", 1, HASH1, 5, &err),
+  OK(cairn__store_begin(s, E));
+  assert_int_equal(cairn__store_volunteer_insert(s, 3, "w3", "", "[]", 1, HASH1, 5, &err),
                    CAIRN_EIO);
   assert_non_null(strstr(err.text, "token_hash"));
-  cairn_store_rollback(s);
+  cairn__store_rollback(s);
 
   /* an allocation of a task that does not exist */
   memset(&err, 0, sizeof err);
-  OK(cairn_store_begin(s, E));
-  assert_int_equal(cairn_store_alloc_insert(s, 9, 2, 2, 999, 3000, 3060, 0, &err), CAIRN_EIO);
+  OK(cairn__store_begin(s, E));
+  assert_int_equal(cairn__store_alloc_insert(s, 9, 2, 2, 999, 3000, 3060, 0, &err), CAIRN_EIO);
   assert_non_null(strstr(err.text, "FOREIGN KEY"));
-  cairn_store_rollback(s);
+  cairn__store_rollback(s);
 
   /* nothing of the rolled-back transactions is left, and writing goes on */
   audit a = {0};
-  OK(cairn_store_audit(s, 0, 7, audit_cb, &a, E));
+  OK(cairn__store_audit(s, 0, 7, audit_cb, &a, E));
   assert_int_equal(a.n, 0);
-  OK(cairn_store_audit(s, 0, 2, audit_cb, &a, E));
+  OK(cairn__store_audit(s, 0, 2, audit_cb, &a, E));
   assert_string_equal(a.outcome[0], "valid");
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_alloc_insert(s, 7, 2, 2, 11, 3000, 3060, 0, E));
-  OK(cairn_store_commit(s, E));
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_alloc_insert(s, 7, 2, 2, 11, 3000, 3060, 0, E));
+  OK(cairn__store_commit(s, E));
   memset(&a, 0, sizeof a);
-  OK(cairn_store_audit(s, 1, 2, audit_cb, &a, E));
+  OK(cairn__store_audit(s, 1, 2, audit_cb, &a, E));
   assert_int_equal(a.n, 2);
   assert_int_equal(a.idx[1], 7);
-  cairn_store_close(s);
+  cairn__store_close(s);
 }
 
 static void test_open_failure_names_the_path(void **state) {
@@ -824,12 +824,12 @@ static void test_open_failure_names_the_path(void **state) {
   char bad[400];
   snprintf(bad, sizeof bad, "%s/missing/dir/cairn.db", f->dir);
   cairn_error err = {0};
-  assert_null(cairn_store_open(bad, 1, &err));
+  assert_null(cairn__store_open(bad, 1, &err));
   assert_int_equal(err.status, CAIRN_EIO);
   assert_non_null(strstr(err.text, bad));
 }
 
-static int rate_cb(void *ud, const cairn_store_rate_row *r) {
+static int rate_cb(void *ud, const cairn__store_rate_row *r) {
   rows *w = ud;
   snprintf(w->text[w->n], sizeof w->text[w->n], "%s>%s", r->src, r->dst);
   w->num[w->n][0] = r->bytes_per_second;
@@ -840,23 +840,23 @@ static int rate_cb(void *ud, const cairn_store_rate_row *r) {
 
 static void test_rates_upsert_and_load(void **state) {
   fixture *f = *state;
-  cairn_store *s = open_store(f);
-  OK(cairn_store_begin(s, E));
-  OK(cairn_store_rate_put(s, "", "a", 1000, 1, E));
-  OK(cairn_store_rate_put(s, "a", "b", 500, 1, E));
-  OK(cairn_store_rate_put(s, "", "a", 3000, 2, E));
-  OK(cairn_store_commit(s, E));
-  cairn_store_close(s);
+  cairn__store *s = open_store(f);
+  OK(cairn__store_begin(s, E));
+  OK(cairn__store_rate_put(s, "", "a", 1000, 1, E));
+  OK(cairn__store_rate_put(s, "a", "b", 500, 1, E));
+  OK(cairn__store_rate_put(s, "", "a", 3000, 2, E));
+  OK(cairn__store_commit(s, E));
+  cairn__store_close(s);
   s = open_store(f);
   rows w = {0};
-  OK(cairn_store_load_rates(s, rate_cb, &w, E));
+  OK(cairn__store_load_rates(s, rate_cb, &w, E));
   assert_int_equal(w.n, 2);
   assert_string_equal(w.text[0], ">a");
   assert_int_equal(w.num[0][0], 3000);
   assert_int_equal(w.num[0][1], 2);
   assert_string_equal(w.text[1], "a>b");
   assert_int_equal(w.num[1][0], 500);
-  cairn_store_close(s);
+  cairn__store_close(s);
 }
 
 int main(void) {

@@ -25,7 +25,7 @@
 enum { BIG = 200000, SMALL = 8 };
 
 typedef struct submitter {
-  cairn_core *c;
+  cairn__core *c;
   uint32_t ntasks;  /* all sources */
   volatile int *stop; /* NULL: submit once; else: until *stop */
   int jobs, failures;
@@ -47,7 +47,7 @@ static void *submit_loop(void *arg) {
   char *text = job_text(s->ntasks);
   do {
     cairn_error err = {0};
-    cairn_jobspec *spec = cairn_jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
+    cairn__jobspec *spec = cairn__jobspec_parse(text, strlen(text), CAIRN_JOBSPEC_SERVER, &err);
     int64_t id = 0;
     if (!spec || cairn__core_submit(s->c, spec, &id, &err) != CAIRN_OK) /* takes spec */
       s->failures++;
@@ -77,19 +77,19 @@ static void test_concurrent_submits_seed_by_id(void **state) {
   for (size_t k = 0; k < f->c->njobs; k++) {
     mjob *j = f->c->jobs[k];
     assert_int_equal(j->id, (int64_t)k + 1);
-    void *want = cairn_policy_random.create(j->dag, (uint64_t)j->id);
+    void *want = cairn__policy_random.create(j->dag, (uint64_t)j->id);
     assert_non_null(want);
     for (uint32_t i = 0; i < j->ntasks; i++)
-      cairn_policy_random.ready(want, i);
+      cairn__policy_random.ready(want, i);
     uint32_t a, b, n = 0;
-    while (cairn_policy_random.pick(want, &a) == 0) {
+    while (cairn__policy_random.pick(want, &a) == 0) {
       assert_int_equal(j->pol->pick(j->pstate, &b), 0); /* white box: the job is not run */
       assert_int_equal(a, b);
       n++;
     }
     assert_int_equal(j->pol->pick(j->pstate, &b), -1);
     assert_int_equal(n, j->ntasks);
-    cairn_policy_random.destroy(want);
+    cairn__policy_random.destroy(want);
   }
   fprintf(stderr, "%d small jobs submitted around the big one\n", small.jobs);
 }

@@ -7,7 +7,7 @@
  * report of the same copy, records nothing; a copy from a relay still
  * receiving is recorded; the read's bound; an unknown
  * job; a deleted job's copies and its file's plan go with it. Read back
- * through cairn_store_dist_read (store_dist.c) and with sqlite3 directly. */
+ * through cairn__store_dist_read (store_dist.c) and with sqlite3 directly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,7 +29,7 @@
 #define MASTER_SRC "/v1/files/" SHA
 #define BYTES 200000 /* over the 64 KiB a rate sample needs */
 
-static mvol *reg(cairn_core *c, const char *name, const char *cluster, const char *peer) {
+static mvol *reg(cairn__core *c, const char *name, const char *cluster, const char *peer) {
   char *apps[] = {"big"}, token[65];
   int64_t id = 0, vid = 0;
   cairn_error err = {0};
@@ -42,7 +42,7 @@ static mvol *reg(cairn_core *c, const char *name, const char *cluster, const cha
 /* v asks for work: the first source of its task's input, grant dropped
  * (whole in raw, unless NULL: as the worker reports it); the task's
  * accountable index. */
-static int64_t first_source(cairn_core *c, mvol *v, char out[512], char *raw) {
+static int64_t first_source(cairn__core *c, mvol *v, char out[512], char *raw) {
   json_t *w = NULL;
   cairn_error err = {0};
   if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK || !w)
@@ -58,8 +58,8 @@ static int64_t first_source(cairn_core *c, mvol *v, char out[512], char *raw) {
 }
 
 /* v's heartbeat says it relays files while receiving them ("chunks"). */
-static void relays(cairn_core *c, mvol *v) {
-  cairn_report r;
+static void relays(cairn__core *c, mvol *v) {
+  cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_CHUNKS | CAIRN_FEAT_RUNNING;
   r.chunks = 1;
@@ -71,13 +71,13 @@ static void relays(cairn_core *c, mvol *v) {
 
 /* v's heartbeat reports a download of SHA from source in ms, and the
  * holding. */
-static void fetched(cairn_core *c, mvol *v, const char *source, int64_t ms) {
-  cairn_report r;
+static void fetched(cairn__core *c, mvol *v, const char *source, int64_t ms) {
+  cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_HAVE | CAIRN_FEAT_FETCHED | CAIRN_FEAT_RUNNING;
   r.have[0] = SHA;
   r.nhave = 1;
-  r.fetched[0] = (cairn_report_fetched){SHA, source, BYTES, ms};
+  r.fetched[0] = (cairn__report_fetched){SHA, source, BYTES, ms};
   r.nfetched = 1;
   json_t *hb = NULL;
   cairn_error err = {0};
@@ -86,11 +86,11 @@ static void fetched(cairn_core *c, mvol *v, const char *source, int64_t ms) {
 }
 
 /* v's heartbeat reports that source failed it (unreachable). */
-static void failed(cairn_core *c, mvol *v, const char *source) {
-  cairn_report r;
+static void failed(cairn__core *c, mvol *v, const char *source) {
+  cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_FAILED | CAIRN_FEAT_RUNNING;
-  r.failed[0] = (cairn_report_failed){SHA, source, CAIRN_FAIL_UNREACHABLE};
+  r.failed[0] = (cairn__report_failed){SHA, source, CAIRN_FAIL_UNREACHABLE};
   r.nfailed = 1;
   json_t *hb = NULL;
   cairn_error err = {0};
@@ -98,16 +98,16 @@ static void failed(cairn_core *c, mvol *v, const char *source) {
   json_decref(hb);
 }
 
-static void settle(cairn_core *c) {
+static void settle(cairn__core *c) {
   assert_int_equal(cairn__core_probe_write(c, NULL), CAIRN_OK);
 }
 
-/* What cairn_store_dist_read gave. */
+/* What cairn__store_dist_read gave. */
 typedef struct seen {
   int files, xfers, sources, rates;
   int64_t total, started, plans;
   char plan[4096];
-  cairn_store_xfer_row x[4];
+  cairn__store_xfer_row x[4];
   int64_t src_bytes[4], src_copies[4], src_id[4];
 } seen;
 
@@ -124,7 +124,7 @@ static int on_file(void *ud, const char *name, const char *sha, int64_t size, in
   snprintf(s->plan, sizeof s->plan, "%s", body ? body : "");
   return 0;
 }
-static int on_xfer(void *ud, const cairn_store_xfer_row *r) {
+static int on_xfer(void *ud, const cairn__store_xfer_row *r) {
   seen *s = ud;
   if (s->xfers < 4)
     s->x[s->xfers] = *r;
@@ -152,9 +152,9 @@ static int on_rate(void *ud, const char *src, const char *dst, int64_t bps, int6
 
 static cairn_status read_dist(const core_fixture *f, int64_t job, uint32_t max, seen *s) {
   memset(s, 0, sizeof *s);
-  cairn_store_dist_cb cb = {s, on_file, on_xfer, on_source, on_rate};
+  cairn__store_dist_cb cb = {s, on_file, on_xfer, on_source, on_rate};
   cairn_error err = {0};
-  return cairn_store_dist_read(f->db, job, max, &cb, &err);
+  return cairn__store_dist_read(f->db, job, max, &cb, &err);
 }
 
 static long long count(const core_fixture *f, const char *sql) {
@@ -171,7 +171,7 @@ static long long count(const core_fixture *f, const char *sql) {
 
 static void test_copies_and_plan_recorded(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *w1 = reg(c, "w1", "a", PEER1), *w2 = reg(c, "w2", "a", "http://127.0.0.1:7002");
   mvol *w3 = reg(c, "w3", "b", NULL), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
   int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 3);
@@ -215,9 +215,9 @@ static void test_copies_and_plan_recorded(void **state) {
   assert_true(json_number_value(json_object_get(row, "done_s")) >=
               json_number_value(json_object_get(row, "end_s")));
   json_decref(plan);
-  cairn_store_xfer_row *a = NULL, *b = NULL, *d = NULL;
+  cairn__store_xfer_row *a = NULL, *b = NULL, *d = NULL;
   for (int i = 0; i < 3; i++) {
-    cairn_store_xfer_row *x = &s.x[i];
+    cairn__store_xfer_row *x = &s.x[i];
     if (x->dst == w1->id) a = x;
     if (x->dst == w4->id) b = x;
     if (x->dst == w2->id) d = x;
@@ -270,7 +270,7 @@ static void test_copies_and_plan_recorded(void **state) {
  * relay (no rate sample: the relay's own copy paced it). */
 static void test_copy_from_relay_recorded(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *w1 = reg(c, "w1", "a", PEER1), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
   relays(c, w1);
   int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 2);
@@ -301,7 +301,7 @@ static void test_copy_from_relay_recorded(void **state) {
  * copy is recorded all the same, once. */
 static void test_copy_reported_after_result(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   mvol *w1 = reg(c, "w1", "a", PEER1);
   int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 1);
   char src[512];

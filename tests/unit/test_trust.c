@@ -22,7 +22,7 @@
 #include "server/core.h"
 #include "tests/support/core_fixture.h"
 
-static int64_t reg(cairn_core *c, const char *name) {
+static int64_t reg(cairn__core *c, const char *name) {
   char *apps[] = {"sum"}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -39,7 +39,7 @@ static const char chain[] = "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 
                             "{\"id\": \"q\", \"after\": [\"p\"]}]}";
 
 /* Volunteer v asks for work: its index, or 0 when none. */
-static int64_t ask(cairn_core *c, int64_t v) {
+static int64_t ask(cairn__core *c, int64_t v) {
   json_t *w = NULL;
   int retry_ms = 0;
   cairn_error err = {0};
@@ -50,29 +50,29 @@ static int64_t ask(cairn_core *c, int64_t v) {
   return idx;
 }
 
-static int64_t take(cairn_core *c, int64_t v) {
+static int64_t take(cairn__core *c, int64_t v) {
   int64_t idx = ask(c, v);
   if (!idx)
     fail_msg("volunteer %lld got no work", (long long)v);
   return idx;
 }
 
-static mrep *rep_of_lease(cairn_core *c, int64_t idx) {
-  mlease *l = cairn_hmap_get(&c->leases, (uint64_t)idx);
+static mrep *rep_of_lease(cairn__core *c, int64_t idx) {
+  mlease *l = cairn__hmap_get(&c->leases, (uint64_t)idx);
   assert_non_null(l);
   return l->job->tasks[l->task].rep;
 }
 
-static void result(cairn_core *c, int64_t v, int64_t idx, const char *out) {
+static void result(cairn__core *c, int64_t v, int64_t idx, const char *out) {
   cairn_error err = {0};
   if (cairn__core_result(c, v, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result for %lld: %s", (long long)idx, err.text);
 }
 
-static mtask *task(cairn_core *c, int64_t job, uint32_t k) { return &c->jobs[job - 1]->tasks[k]; }
+static mtask *task(cairn__core *c, int64_t job, uint32_t k) { return &c->jobs[job - 1]->tasks[k]; }
 
 /* A one-task job both a and b compute, agreeing: each earns one. */
-static void agree(cairn_core *c, int64_t a, int64_t b) {
+static void agree(cairn__core *c, int64_t a, int64_t b) {
   int64_t job = core_fixture_submit(c, one_task);
   int64_t ia = take(c, a), ib = take(c, b);
   assert_int_equal(rep_of_lease(c, ia)->solo, 0);
@@ -83,7 +83,7 @@ static void agree(cairn_core *c, int64_t a, int64_t b) {
 
 static void test_trust_solo_spot_check_reset(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   c->trust_threshold = 3;
   c->spot_check = 0; /* no spot checks until the test asks for one */
   int64_t a = reg(c, "a"), b = reg(c, "b"), l = reg(c, "liar");
@@ -165,7 +165,7 @@ static void test_trust_solo_spot_check_reset(void **state) {
  * unreplicated result accepted before it. */
 static void test_trust_survives_restart(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   c->trust_threshold = 2;
   c->spot_check = 0;
   int64_t a = reg(c, "a2"), b = reg(c, "b2"), d = reg(c, "d2");
@@ -213,7 +213,7 @@ static void test_trust_survives_restart(void **state) {
  * unreplicated result itself. */
 static void test_ban_forgets_trust(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   c->trust_threshold = 1;
   c->spot_check = 0;
   int64_t a = reg(c, "a3"), b = reg(c, "b3");
@@ -238,7 +238,7 @@ static void test_ban_forgets_trust(void **state) {
  * needs the quorum after all. */
 static void test_solo_after_reset_is_replicated(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   c->trust_threshold = 1;
   c->spot_check = 0;
   int64_t a = reg(c, "a4"), b = reg(c, "b4"), d = reg(c, "d4");
@@ -267,7 +267,7 @@ static void test_solo_after_reset_is_replicated(void **state) {
  * volunteer's copy is not accepted alone. */
 static void test_solo_expired_is_replicated(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   c->trust_threshold = 1;
   c->spot_check = 0;
   int64_t a = reg(c, "a5"), b = reg(c, "b5"), d = reg(c, "d5");
@@ -287,8 +287,8 @@ static void test_solo_expired_is_replicated(void **state) {
   assert_int_equal(task(c, jx, 0)->state, TS_DONE);
 }
 
-static uint32_t task_pos(cairn_core *c, int64_t idx) {
-  mlease *l = cairn_hmap_get(&c->leases, (uint64_t)idx);
+static uint32_t task_pos(cairn__core *c, int64_t idx) {
+  mlease *l = cairn__hmap_get(&c->leases, (uint64_t)idx);
   assert_non_null(l);
   return l->task;
 }
@@ -298,7 +298,7 @@ static uint32_t task_pos(cairn_core *c, int64_t idx) {
  * task (a job that does not opt in keeps its policy's order). */
 static void test_round_copies_go_out_together(void **state) {
   core_fixture *f = *state;
-  cairn_core *c = f->c;
+  cairn__core *c = f->c;
   int64_t a = reg(c, "a6"), b = reg(c, "b6");
   static const char three[] = "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
                               "\"policy\": \"fifo\", \"adaptive\": %s, \"tasks\": "
@@ -334,16 +334,16 @@ static void test_jobspec_adaptive(void **state) {
   static const char *const why[] = {"quorum of at least 2", "must be true or false"};
   for (size_t i = 0; i < 2; i++) {
     cairn_error err = {0};
-    cairn_jobspec *s = cairn_jobspec_parse(bad[i], strlen(bad[i]), CAIRN_JOBSPEC_SERVER, &err);
+    cairn__jobspec *s = cairn__jobspec_parse(bad[i], strlen(bad[i]), CAIRN_JOBSPEC_SERVER, &err);
     assert_null(s);
     assert_int_equal(err.status, CAIRN_EINVAL);
     assert_non_null(strstr(err.text, why[i]));
   }
   cairn_error err = {0};
-  cairn_jobspec *s = cairn_jobspec_parse(one_task, strlen(one_task), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *s = cairn__jobspec_parse(one_task, strlen(one_task), CAIRN_JOBSPEC_SERVER, &err);
   assert_non_null(s);
   assert_int_equal(s->adaptive, 1);
-  cairn_jobspec_free(s);
+  cairn__jobspec_free(s);
 }
 
 int main(void) {

@@ -19,8 +19,8 @@
 #include "server/validate.h"
 
 static int agree(const char *a, const char *b, double rel, double abs_tol) {
-  int ab = cairn_numeric_agree(a, strlen(a), b, strlen(b), rel, abs_tol);
-  int ba = cairn_numeric_agree(b, strlen(b), a, strlen(a), rel, abs_tol);
+  int ab = cairn__numeric_agree(a, strlen(a), b, strlen(b), rel, abs_tol);
+  int ba = cairn__numeric_agree(b, strlen(b), a, strlen(a), rel, abs_tol);
   assert_int_equal(ab, ba); /* symmetric */
   return ab;
 }
@@ -89,17 +89,17 @@ static void test_long_numbers(void **state) {
   assert_true(agree(a, a, 0, 0));
 }
 
-static void parse_ok(const char *text, cairn_validator_kind kind, double rel, double abs_tol) {
+static void parse_ok(const char *text, cairn__validator_kind kind, double rel, double abs_tol) {
   json_error_t je;
   json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
-  cairn_validator out;
+  cairn__validator out;
   cairn_error err = {0};
-  assert_int_equal(cairn_validator_parse(v, "job: validator", &out, &err), CAIRN_OK);
+  assert_int_equal(cairn__validator_parse(v, "job: validator", &out, &err), CAIRN_OK);
   assert_int_equal(out.kind, kind);
   assert_true(out.rel == rel && out.abs == abs_tol);
-  json_t *back = cairn_validator_json(&out);
-  cairn_validator again;
-  assert_int_equal(cairn_validator_parse(back, "x", &again, &err), CAIRN_OK);
+  json_t *back = cairn__validator_json(&out);
+  cairn__validator again;
+  assert_int_equal(cairn__validator_parse(back, "x", &again, &err), CAIRN_OK);
   assert_true(again.kind == out.kind && again.rel == out.rel && again.abs == out.abs);
   json_decref(back);
   json_decref(v);
@@ -109,9 +109,9 @@ static void parse_bad(const char *text, const char *needle) {
   json_error_t je;
   json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
   assert_non_null(v);
-  cairn_validator out;
+  cairn__validator out;
   cairn_error err = {0};
-  assert_int_equal(cairn_validator_parse(v, "job: validator", &out, &err), CAIRN_EINVAL);
+  assert_int_equal(cairn__validator_parse(v, "job: validator", &out, &err), CAIRN_EINVAL);
   if (!strstr(err.text, needle))
     fail_msg("message \"%s\" lacks \"%s\"", err.text, needle);
   json_decref(v);
@@ -133,29 +133,29 @@ static void test_parse(void **state) {
   parse_bad("{\"command\": [\"true\"]}", "absolute path");
   parse_bad("{\"command\": [\"/bin/x\", 3]}", "command[1] must be a string");
   json_t *cmd = json_loads("{\"command\": [\"/usr/bin/cmp\", \"-s\"]}", 0, NULL);
-  cairn_validator cv;
+  cairn__validator cv;
   cairn_error cerr = {0};
-  assert_int_equal(cairn_validator_parse(cmd, "v", &cv, &cerr), CAIRN_OK);
+  assert_int_equal(cairn__validator_parse(cmd, "v", &cv, &cerr), CAIRN_OK);
   assert_int_equal(cv.kind, CAIRN_VALIDATOR_COMMAND);
   assert_int_equal(cv.argc, 2);
   assert_string_equal(cv.argv[1], "-s");
   assert_null(cv.argv[2]);
-  json_t *back = cairn_validator_json(&cv);
+  json_t *back = cairn__validator_json(&cv);
   assert_true(json_equal(back, cmd));
   json_decref(back);
   json_decref(cmd);
-  cairn_validator_free(&cv);
+  cairn__validator_free(&cv);
 
   const char *job = "{\"app\": \"a\", \"validator\": {\"numeric\": {\"rel\": 1e-6}}, "
                     "\"tasks\": [{\"id\": \"t\"}]}";
   cairn_error err = {0};
-  cairn_jobspec *j = cairn_jobspec_parse(job, strlen(job), CAIRN_JOBSPEC_SERVER, &err);
+  cairn__jobspec *j = cairn__jobspec_parse(job, strlen(job), CAIRN_JOBSPEC_SERVER, &err);
   assert_non_null(j);
   assert_int_equal(j->validator.kind, CAIRN_VALIDATOR_NUMERIC);
   assert_true(j->validator.rel == 1e-6);
-  cairn_jobspec_free(j);
+  cairn__jobspec_free(j);
   const char *bad = "{\"app\": \"a\", \"validator\": 3, \"tasks\": [{\"id\": \"t\"}]}";
-  assert_null(cairn_jobspec_parse(bad, strlen(bad), CAIRN_JOBSPEC_SERVER, &err));
+  assert_null(cairn__jobspec_parse(bad, strlen(bad), CAIRN_JOBSPEC_SERVER, &err));
   assert_non_null(strstr(err.text, "job: validator"));
 }
 
@@ -163,7 +163,7 @@ static void test_parse(void **state) {
  * recomputes at a restart from the stored text, which parses back. */
 static void test_files_key(void **state) {
   (void)state;
-  cairn_output_file f[2];
+  cairn__output_file f[2];
   memset(f, 0, sizeof f);
   snprintf(f[0].name, sizeof f[0].name, "a/x:1");
   snprintf(f[1].name, sizeof f[1].name, "b.txt");
@@ -172,12 +172,12 @@ static void test_files_key(void **state) {
   char key[65], again[65], text[512];
   cairn__valid_files_key(f, 2, key);
   snprintf(text, sizeof text, "5:a/x:1%s5:b.txt%s", f[0].sha256, f[1].sha256);
-  cairn_sha256_hex(text, strlen(text), again);
+  cairn__sha256_hex(text, strlen(text), again);
   assert_string_equal(key, again);
   cairn__valid_files_key(NULL, 0, key);
-  cairn_sha256_hex("", 0, again);
+  cairn__sha256_hex("", 0, again);
   assert_string_equal(key, again);
-  cairn_output_file *back;
+  cairn__output_file *back;
   uint32_t n;
   assert_int_equal(cairn__valid_files_parse(text, &back, &n), 0);
   assert_int_equal(n, 2);
@@ -204,7 +204,7 @@ static void test_one_mib_figure(void **state) {
   }
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int ok = cairn_numeric_agree(a, n, b, n, 1e-9, 0);
+  int ok = cairn__numeric_agree(a, n, b, n, 1e-9, 0);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
   fprintf(stderr, "numeric: two 1 MiB outputs (%zu numbers each, every one differing) "
@@ -212,13 +212,13 @@ static void test_one_mib_figure(void **state) {
   assert_true(ok);
   memcpy(b, a, n);
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  ok = cairn_numeric_agree(a, n, b, n, 1e-9, 0);
+  ok = cairn__numeric_agree(a, n, b, n, 1e-9, 0);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
   fprintf(stderr, "numeric: the same, byte-identical, in %.1f ms\n", ms);
   assert_true(ok);
   b[n - 2] = '9'; /* the last number's exponent: e9 */
-  assert_false(cairn_numeric_agree(a, n, b, n, 1e-9, 0));
+  assert_false(cairn__numeric_agree(a, n, b, n, 1e-9, 0));
   free(a);
   free(b);
 }

@@ -123,7 +123,7 @@ static void test_reported_once(void **state) {
   cairn__peerstate_failed(&ps, SHA_A, PEER_A, CAIRN_FAIL_UNREACHABLE);
   cairn__peerstate_fetched(&ps, SHA_A, "/v1/files/" SHA_A, 10, 5);
   assert_int_equal(cairn__peerstate_report_begin(&ps, CAIRN_WORK_FIELDS, &r), 0);
-  j = cairn_report_json(&r.wire);
+  j = cairn__report_json(&r.wire);
   assert_int_equal(json_array_size(json_object_get(j, "failed")), 1);
   assert_int_equal(json_array_size(json_object_get(j, "fetched")), 1);
   json_decref(j);
@@ -284,6 +284,6 @@ int main(void) {
     cmocka_unit_test(test_features),
     cmocka_unit_test(test_master_without_failed),
   };
-  cairn_http_global_init();
+  cairn__http_global_init();
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -262,6 +262,6 @@ int main(void) {
     cmocka_unit_test(test_features),
     cmocka_unit_test(test_master_without_features),
   };
-  cairn_http_global_init();
+  cairn__http_global_init();
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,14 +25,14 @@ static void put(const char *dir, const char *name, const char *text) {
   assert_int_equal(harness_write_file(path, text), 0);
 }
 
-static cairn_status collect(const char *dir, const char *patterns, cairn_output_file **files,
+static cairn_status collect(const char *dir, const char *patterns, cairn__output_file **files,
                             size_t *n, cairn_error *err) {
-  cairn_output_patterns p = {0};
+  cairn__output_patterns p = {0};
   json_t *a = json_loads(patterns, 0, NULL);
-  assert_int_equal(cairn_outputs_parse(a, "t", &p, err), CAIRN_OK);
+  assert_int_equal(cairn__outputs_parse(a, "t", &p, err), CAIRN_OK);
   json_decref(a);
   cairn_status st = cairn__outputs_collect(dir, &p, files, n, err);
-  cairn_outputs_free(&p);
+  cairn__output_specs_free(&p);
   return st;
 }
 
@@ -61,7 +61,7 @@ static void test_collect(void **state) {
   snprintf(path, sizeof path, "%s/out", dir);
   assert_int_equal(symlink(outside, path), 0);
 
-  cairn_output_file *files = NULL;
+  cairn__output_file *files = NULL;
   size_t n = 0;
   cairn_error err = {0};
   assert_int_equal(collect(dir, "[\"*.txt\", \"*\", \"d/*.bin\"]", &files, &n, &err), CAIRN_OK);
@@ -71,7 +71,7 @@ static void test_collect(void **state) {
   for (size_t i = 0; i < n; i++) {
     char want[65];
     if (strcmp(files[i].name, "a.txt") == 0) {
-      cairn_sha256_hex("alpha", 5, want);
+      cairn__sha256_hex("alpha", 5, want);
       assert_string_equal(files[i].sha256, want);
       assert_int_equal(files[i].size, 5);
       seen |= 1;

@@ -66,7 +66,7 @@ static void fixture_make(fixture *f, size_t size, int with_file) {
     s = s * 1103515245u + 12345u;
     f->data[i] = (unsigned char)(s >> 16);
   }
-  cairn_sha256_hex(f->data, size, f->sha);
+  cairn__sha256_hex(f->data, size, f->sha);
   if (with_file) {
     char *path = cairn__cache_path(&f->cache, f->sha);
     assert_int_equal(cairn__write_file_atomic(path, f->data, size, 0444, &err), CAIRN_OK);
@@ -111,7 +111,7 @@ static int raw_get(unsigned port, const char *method, const char *path) {
  * at (Unix seconds), as the master would write it into a source URL. */
 static void granted(char *out, size_t n, const char *sha, const char *key, long long at) {
   char g[CAIRN_GRANT_MAX + 1];
-  assert_int_equal(cairn_grant_make(key, sha, 9, at, g), 0);
+  assert_int_equal(cairn__grant_make(key, sha, 9, at, g), 0);
   snprintf(out, n, "/v1/files/%s?" CAIRN_GRANT_PARAM "=%s", sha, g);
 }
 
@@ -373,7 +373,7 @@ static int no_temp_files(const char *dir) {
  * text (caller frees). The report stays open in *r. */
 static char *report_text(cairn__peerstate *ps, unsigned fields, cairn__peer_report *r) {
   assert_int_equal(cairn__peerstate_report_begin(ps, fields, r), 0);
-  json_t *j = cairn_report_json(&r->wire);
+  json_t *j = cairn__report_json(&r->wire);
   char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
   assert_non_null(text);
@@ -440,9 +440,9 @@ static void test_fetch_skips_bad_sources(void **state) {
   cairn__peerstate_set_features(&ps, CAIRN_FEATURES_ALL & ~(unsigned)CAIRN_FEAT_CHUNKS);
 
   snprintf(base, sizeof base, "http://127.0.0.1:%u", src.port);
-  cairn_http *h = cairn_http_create(base);
-  cairn_http_set_token(h, VOLUNTEER);
-  cairn_http_set_stall_timeout(h, 500);
+  cairn__http *h = cairn__http_create(base);
+  cairn__http_set_token(h, VOLUNTEER);
+  cairn__http_set_stall_timeout(h, 500);
   assert_int_equal(asprintf(&sources[0], "http://127.0.0.1:%u/v1/files/%s", harness_unused_port(0),
                             holder.sha) > 0, 1);
   assert_int_equal(asprintf(&sources[1], "http://localhost:%u/stall/%s", src.port, holder.sha) > 0,
@@ -481,11 +481,11 @@ static void test_fetch_skips_bad_sources(void **state) {
    * 32 MiB before serving them, about 6 s under ASan on a loaded machine) */
   assert_true(took < 60.0);
   assert_true(took >= 0.4);
-  cairn_buf got;
+  cairn__buf got;
   assert_int_equal(cairn__read_file(path, holder.size + 1, &got, &err), CAIRN_OK);
   assert_int_equal(got.len, holder.size);
   assert_memory_equal(got.data, holder.data, holder.size);
-  cairn_buf_free(&got);
+  cairn__buf_free(&got);
   free(path);
   assert_true(no_temp_files(fetcher.cache_dir));
   /* The good peer served it: the master was not asked. Peers saw no
@@ -548,7 +548,7 @@ static void test_fetch_skips_bad_sources(void **state) {
 
   for (int i = 0; i < 8; i++)
     free(sources[i]);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   source_stop(&src);
   cairn__peer_stop(p);
   cairn__stopper_destroy(&stopper);
@@ -664,14 +664,14 @@ static void test_reports(void **state) {
    * heartbeats; one with a list: the fields it names (a name this worker
    * does not know is ignored). */
   json_t *list = json_pack("[s, s]", "have", "compressed");
-  cairn__peerstate_set_features(&ps, cairn_features_parse(NULL));
+  cairn__peerstate_set_features(&ps, cairn__features_parse(NULL));
   assert_int_equal(cairn__peerstate_features(&ps), CAIRN_FEATURES_BASELINE);
   body = report_text(&ps, CAIRN_HEARTBEAT_FIELDS, &r);
   assert_string_equal(body, "{}");
   free(body);
   cairn__peerstate_report_end(&ps, &r, 1);
   assert_false(cairn__peerstate_beat_due(&ps, 100000));
-  cairn__peerstate_set_features(&ps, cairn_features_parse(list));
+  cairn__peerstate_set_features(&ps, cairn__features_parse(list));
   json_decref(list);
   assert_int_equal(cairn__peerstate_features(&ps), CAIRN_FEAT_HAVE);
   assert_true(cairn__peerstate_beat_due(&ps, 300));
@@ -709,6 +709,6 @@ int main(void) {
     cmocka_unit_test(test_fetch_skips_bad_sources),
     cmocka_unit_test(test_reports),
   };
-  cairn_http_global_init();
+  cairn__http_global_init();
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,7 +157,7 @@ static void master_start(master *m, int bad, int mode, int hold_for, atomic_int 
       s = s * 1103515245u + 12345u;
       m->data[i][k] = (unsigned char)(s >> 16);
     }
-    cairn_sha256_hex(m->data[i], FILE_SIZE, m->sha[i]);
+    cairn__sha256_hex(m->data[i], FILE_SIZE, m->sha[i]);
   }
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -199,7 +199,7 @@ typedef struct side {
   cairn__input inputs[NFILES];
   char names[NFILES][32], urls[NFILES][128];
   cairn__task task;
-  cairn_http *h;
+  cairn__http *h;
 } side;
 
 static void side_make(side *s, const master *m) {
@@ -224,16 +224,16 @@ static void side_make(side *s, const master *m) {
   s->task = (cairn__task){.id = "t", .inputs = s->inputs, .ninputs = NFILES};
   char base[64];
   snprintf(base, sizeof base, "http://127.0.0.1:%u", m->port);
-  s->h = cairn_http_create(base);
+  s->h = cairn__http_create(base);
   assert_non_null(s->h);
-  cairn_http_set_token(s->h, "4444444444444444444444444444444444444444444444444444444444444444");
-  cairn_http_set_stall_timeout(s->h, HOLD_LIMIT_MS * 2);
+  cairn__http_set_token(s->h, "4444444444444444444444444444444444444444444444444444444444444444");
+  cairn__http_set_stall_timeout(s->h, HOLD_LIMIT_MS * 2);
   assert_int_equal(cairn__taskdir_prepare(&s->td, &s->task, 1, &err), CAIRN_OK);
 }
 
 static void side_free(side *s) {
   cairn_error err = {0};
-  cairn_http_delete(s->h);
+  cairn__http_delete(s->h);
   cairn__taskdir_destroy(&s->td);
   cairn__cache_destroy(&s->cache);
   cairn__peerstate_destroy(&s->peers);
@@ -244,7 +244,7 @@ static void side_free(side *s) {
 static int cancel_cb(void *ud) { return cairn__cancelled(ud); }
 
 static cairn_status fill(side *s, cairn_error *err) {
-  cairn_http_set_cancel(s->h, cancel_cb, &s->cancel);
+  cairn__http_set_cancel(s->h, cancel_cb, &s->cancel);
   return cairn__taskdir_fill(&s->td, &s->task, &s->cache, s->h, &s->peers, &s->cancel, err);
 }
 
@@ -261,13 +261,13 @@ static int cache_verified(const side *s) {
     if (strlen(e->d_name) != 64)
       continue; /* the cache's own bookkeeping */
     char path[8192], sha[65];
-    cairn_buf b;
+    cairn__buf b;
     cairn_error err = {0};
     snprintf(path, sizeof path, "%s/%s", s->cache_dir, e->d_name);
     assert_int_equal(cairn__read_file(path, FILE_SIZE + 1, &b, &err), CAIRN_OK);
-    cairn_sha256_hex(b.data, b.len, sha);
+    cairn__sha256_hex(b.data, b.len, sha);
     assert_string_equal(sha, e->d_name);
-    cairn_buf_free(&b);
+    cairn__buf_free(&b);
     n++;
   }
   closedir(d);
@@ -287,11 +287,11 @@ static void test_inputs_overlap(void **state) {
    * then), never more */
   assert_int_equal(atomic_load(&m.max_open), CAIRN__FETCH_PARALLEL);
   for (int i = 0; i < NFILES; i++) { /* each in place, its bytes */
-    cairn_buf b;
+    cairn__buf b;
     assert_int_equal(cairn__read_file(s.td.input_paths[i], FILE_SIZE + 1, &b, &err), CAIRN_OK);
     assert_int_equal(b.len, FILE_SIZE);
     assert_memory_equal(b.data, m.data[i], FILE_SIZE);
-    cairn_buf_free(&b);
+    cairn__buf_free(&b);
   }
   assert_int_equal(cache_verified(&s), NFILES);
   side_free(&s);

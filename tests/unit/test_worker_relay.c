@@ -30,14 +30,14 @@ static int setup(void **state) {
   bytes = malloc(SIZE);
   for (size_t i = 0; bytes && i < SIZE; i++)
     bytes[i] = (unsigned char)(i * 7 + 3);
-  cairn_sha256_hex(bytes, SIZE, sha);
+  cairn__sha256_hex(bytes, SIZE, sha);
   size_t k = (size_t)snprintf(list, sizeof list,
                               "{\"sha256\":\"%s\",\"size\":%u,\"chunk_size\":%u,\"chunks\":[",
                               sha, SIZE, CAIRN_CHUNK_SIZE);
   for (size_t i = 0; i < 3; i++) {
     char hex[65];
     size_t off = i * CAIRN_CHUNK_SIZE, n = i < 2 ? CAIRN_CHUNK_SIZE : SIZE - off;
-    cairn_sha256_hex(bytes + off, n, hex);
+    cairn__sha256_hex(bytes + off, n, hex);
     k += (size_t)snprintf(list + k, sizeof list - k, "%s\"%s\"", i ? "," : "", hex);
   }
   snprintf(list + k, sizeof list - k, "]}");
@@ -108,7 +108,7 @@ static int feed(cairn__relay_in *in, const char *path, const unsigned char *src,
 
 static void test_reads_checked_chunks_only(void **state) {
   (void)state;
-  const cairn_logger *log = NULL;
+  const cairn__logger *log = NULL;
   cairn__relay *r = cairn__relay_new(&log);
   char path[64];
   cairn__chunklist l;
@@ -155,7 +155,7 @@ static void test_reads_checked_chunks_only(void **state) {
 
 static void test_bad_chunk_refused(void **state) {
   (void)state;
-  const cairn_logger *log = NULL;
+  const cairn__logger *log = NULL;
   cairn__relay *r = cairn__relay_new(&log);
   char path[64];
   cairn__chunklist l;

@@ -67,7 +67,7 @@ static void test_echo_output_captured(void **state) {
   assert_int_equal(res.exit_status, 0);
   assert_int_equal(res.output.len, strlen("hello cairn world\n"));
   assert_memory_equal(res.output.data, "hello cairn world\n", res.output.len);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 static void test_killed_by_signal_is_128_plus_signal(void **state) {
@@ -79,7 +79,7 @@ static void test_killed_by_signal_is_128_plus_signal(void **state) {
   assert_int_equal(res.exit_status, 137);
   assert_int_equal(res.output.len, 7);
   assert_memory_equal(res.output.data, "before\n", 7);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 static void test_false_is_nonzero(void **state) {
@@ -89,11 +89,11 @@ static void test_false_is_nonzero(void **state) {
   assert_int_equal(res.outcome, CAIRN__RUN_EXITED);
   assert_int_equal(res.exit_status, 1);
   assert_int_equal(res.output.len, 0);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   const char *args[] = {"-c", "exit 42"};
   run_in_tmp("/bin/sh", args, 2, 1 << 20, NULL, &res, NULL);
   assert_int_equal(res.exit_status, 42);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 static void test_output_over_cap_kills_app(void **state) {
@@ -106,19 +106,19 @@ static void test_output_over_cap_kills_app(void **state) {
   assert_int_equal(res.exit_status, 137);
   assert_int_equal(res.output.len, 1 << 20);
   assert_non_null(strstr(res.note, "output exceeded 1048576 bytes"));
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   /* exactly at the cap is fine */
   const char *exact[] = {"-c", "head -c 1000 /dev/zero"};
   run_in_tmp("/bin/sh", exact, 2, 1000, NULL, &res, NULL);
   assert_int_equal(res.outcome, CAIRN__RUN_EXITED);
   assert_int_equal(res.exit_status, 0);
   assert_int_equal(res.output.len, 1000);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   const char *over[] = {"-c", "head -c 1001 /dev/zero"};
   run_in_tmp("/bin/sh", over, 2, 1000, NULL, &res, NULL);
   assert_int_equal(res.outcome, CAIRN__RUN_OVERFLOW);
   assert_int_not_equal(res.exit_status, 0);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 static void test_missing_program_is_app_failure(void **state) {
@@ -130,12 +130,12 @@ static void test_missing_program_is_app_failure(void **state) {
   assert_int_equal(res.exit_status, 127);
   assert_non_null(strstr(res.note, "cannot execute /nonexistent/cairn-app"));
   assert_non_null(strstr(res.note, "No such file"));
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   /* a directory is not a program either */
   run_in_tmp("/tmp", NULL, 0, 1 << 20, NULL, &res, NULL);
   assert_int_equal(res.outcome, CAIRN__RUN_NOEXEC);
   assert_int_equal(res.exit_status, 127);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 static void test_environment_cwd_stdin_stderr(void **state) {
@@ -156,13 +156,13 @@ static void test_environment_cwd_stdin_stderr(void **state) {
   snprintf(expect, sizeof expect, "3|0,1|13|unset\n%s\na b", real);
   assert_int_equal(res.exit_status, 0);
   assert_string_equal(res.output.data, expect);
-  cairn_buf errtext;
+  cairn__buf errtext;
   char *errpath = cairn__path_join(dir, "stderr");
   cairn_error err;
   assert_int_equal(cairn__read_file(errpath, 1024, &errtext, &err), CAIRN_OK);
   assert_string_equal(errtext.data, "oops\n");
-  cairn_buf_free(&errtext);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&errtext);
+  cairn__buf_free(&res.output);
   free(errpath);
   free(real);
   remove_dir(dir);
@@ -177,7 +177,7 @@ static void test_lingering_child_does_not_block(void **state) {
   assert_true(cairn__now_ms() - t0 < 10000);
   assert_int_equal(res.exit_status, 0);
   assert_string_equal(res.output.data, "started\n");
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 typedef struct lose_later {
@@ -213,7 +213,7 @@ static void test_cancel_kills_app(void **state) {
   pthread_join(th, NULL);
   assert_true(cairn__now_ms() - t0 < 5000);
   assert_int_equal(res.outcome, CAIRN__RUN_CANCELLED);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   /* the stop pipe ends a run at once too */
   atomic_store(&lost, 0);
   cairn__stopper_stop(&stopper);
@@ -221,7 +221,7 @@ static void test_cancel_kills_app(void **state) {
   assert_int_equal(cairn__run(&spec, &res, &err), CAIRN_OK);
   assert_true(cairn__now_ms() - t0 < 5000);
   assert_int_equal(res.outcome, CAIRN__RUN_CANCELLED);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   cairn__stopper_destroy(&stopper);
   remove_dir(dir);
 }
@@ -305,12 +305,12 @@ static void test_cache_rejects_wrong_sha256(void **state) {
   int reason = 0;
   const char *content = "the genome of a very small organism\n";
   file_server_start(&fs, content);
-  cairn_sha256_hex(content, strlen(content), good);
-  cairn_sha256_hex("something else", 14, other);
+  cairn__sha256_hex(content, strlen(content), good);
+  cairn__sha256_hex("something else", 14, other);
   char *root = make_tmpdir();
   char *dir = cairn__path_join(root, "cache");
   assert_int_equal(cairn__cache_init(&cache, dir, &err), CAIRN_OK);
-  cairn_http *h = cairn_http_create(fs.base);
+  cairn__http *h = cairn__http_create(fs.base);
 
   /* The server's bytes do not hash to what the task says: nothing is kept,
    * and the source is to blame ("digest"). */
@@ -378,16 +378,16 @@ static void test_cache_rejects_wrong_sha256(void **state) {
   free(path);
 
   /* No server at all: a transient failure ("unreachable"). */
-  cairn_http *dead = cairn_http_create("http://127.0.0.1:1");
+  cairn__http *dead = cairn__http_create("http://127.0.0.1:1");
   assert_int_equal(cairn__cache_fetch(&cache, dead, other, -1, "/v1/files/x", &path, &status,
                                       &reason, &err),
                    CAIRN_EIO);
   assert_int_equal(status, 0);
   assert_int_equal(reason, CAIRN_FAIL_UNREACHABLE);
-  cairn_http_delete(dead);
+  cairn__http_delete(dead);
 
   free(want);
-  cairn_http_delete(h);
+  cairn__http_delete(h);
   cairn__cache_destroy(&cache);
   MHD_stop_daemon(fs.d);
   free(dir);
@@ -398,10 +398,10 @@ static void b64_check(const char *plain, const char *enc) {
   char out[128];
   unsigned char back[128];
   size_t n = 0;
-  assert_int_equal(cairn_base64_encoded_len(strlen(plain)), strlen(enc));
-  assert_int_equal(cairn_base64_encode(plain, strlen(plain), out), strlen(enc));
+  assert_int_equal(cairn__base64_encoded_len(strlen(plain)), strlen(enc));
+  assert_int_equal(cairn__base64_encode(plain, strlen(plain), out), strlen(enc));
   assert_string_equal(out, enc);
-  assert_int_equal(cairn_base64_decode(enc, strlen(enc), back, sizeof back, &n), 0);
+  assert_int_equal(cairn__base64_decode(enc, strlen(enc), back, sizeof back, &n), 0);
   assert_int_equal(n, strlen(plain));
   assert_memory_equal(back, plain, n);
 }
@@ -425,10 +425,10 @@ static void test_base64_round_trip(void **state) {
     data[i] = (unsigned char)(x >> 16);
   }
   for (size_t n = 0; n <= sizeof data; n++) {
-    size_t len = cairn_base64_encode(data, n, enc), got = 0;
-    assert_int_equal(len, cairn_base64_encoded_len(n));
-    assert_true(cairn_base64_decoded_max(len) >= n);
-    assert_int_equal(cairn_base64_decode(enc, len, back, sizeof back, &got), 0);
+    size_t len = cairn__base64_encode(data, n, enc), got = 0;
+    assert_int_equal(len, cairn__base64_encoded_len(n));
+    assert_true(cairn__base64_decoded_max(len) >= n);
+    assert_int_equal(cairn__base64_decode(enc, len, back, sizeof back, &got), 0);
     assert_int_equal(got, n);
     assert_memory_equal(back, data, n);
   }
@@ -437,10 +437,10 @@ static void test_base64_round_trip(void **state) {
                               "Zm9-", "=Zm9", "Zm=v"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     size_t got = 0;
-    assert_int_equal(cairn_base64_decode(bad[i], strlen(bad[i]), back, sizeof back, &got), -1);
+    assert_int_equal(cairn__base64_decode(bad[i], strlen(bad[i]), back, sizeof back, &got), -1);
   }
   size_t got = 0;
-  assert_int_equal(cairn_base64_decode("Zm9vYmFy", 8, back, 5, &got), -1);
+  assert_int_equal(cairn__base64_decode("Zm9vYmFy", 8, back, 5, &got), -1);
 }
 
 /* Runs /bin/sh -c script under limits in a fresh directory; fills res. */
@@ -468,7 +468,7 @@ static void test_limits_and_reasons(void **state) {
   assert_string_equal(res.reason, "wall");
   assert_true(res.seconds >= 1.0 && res.seconds < 5.0);
   assert_non_null(strstr(res.note, "wall limit of 1 s"));
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 
   memset(lim, 0, sizeof lim);
   lim[CAIRN_LIMIT_CPU] = 1;
@@ -476,7 +476,7 @@ static void test_limits_and_reasons(void **state) {
   run_limited("while :; do :; done", lim, NULL, &res);
   assert_string_equal(res.reason, "cpu");
   assert_true(res.cpu_seconds >= 0.5 && res.seconds < 15.0);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 
   memset(lim, 0, sizeof lim);
   lim[CAIRN_LIMIT_DISK] = 1;
@@ -484,18 +484,18 @@ static void test_limits_and_reasons(void **state) {
   run_limited("head -c 4194304 /dev/zero > junk; sleep 30", lim, NULL, &res);
   assert_string_equal(res.reason, "disk");
   assert_true(res.seconds < 15.0);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 
   memset(lim, 0, sizeof lim);
   run_limited("kill -TERM $$", lim, NULL, &res);
   assert_string_equal(res.reason, "signal 15");
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   run_limited("exit 3", lim, NULL, &res);
   assert_string_equal(res.reason, "exit 3");
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   run_limited("exit 0", lim, NULL, &res);
   assert_string_equal(res.reason, "");
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 
   char *dir = make_tmpdir(), path[512];
   snprintf(path, sizeof path, "%s/in", dir);
@@ -507,7 +507,7 @@ static void test_limits_and_reasons(void **state) {
   assert_int_equal(res.exit_status, 0);
   assert_int_equal(res.output.len, 12);
   assert_memory_equal(res.output.data, "from a file\n", 12);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   remove_dir(dir);
 }
 
@@ -525,7 +525,7 @@ static void test_cpu_seconds_of_process_tree(void **state) {
   run_in_tmp("/bin/sh", args, 2, 1 << 20, NULL, &res, NULL);
   assert_int_equal(res.exit_status, 0);
   assert_true(res.cpu_seconds >= 0.3);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 /* Spins until this thread has used 0.1 s of CPU. */
@@ -555,12 +555,12 @@ static void test_cpu_seconds_of_callback(void **state) {
   assert_int_equal(cairn__callback_run(spin, NULL, &t, &d, NULL, 1024, &res, &err), CAIRN_OK);
   assert_int_equal(res.exit_status, 0);
   assert_true(res.cpu_seconds >= 0.1);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
-  cairn_http_global_init();
+  cairn__http_global_init();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_echo_output_captured),
     cmocka_unit_test(test_killed_by_signal_is_128_plus_signal),

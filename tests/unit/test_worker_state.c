@@ -95,7 +95,7 @@ static void parse_result(const char *body, int *status, char *out, size_t *len, 
   *b64 = enc != NULL;
   if (enc) {
     assert_string_equal(enc, "base64");
-    assert_int_equal(cairn_base64_decode(json_string_value(o), json_string_length(o), out, 256,
+    assert_int_equal(cairn__base64_decode(json_string_value(o), json_string_length(o), out, 256,
                                          len),
                      0);
   } else {
@@ -281,13 +281,13 @@ static void test_callback_output_cap(void **state) {
   assert_int_equal(res.outcome, CAIRN__RUN_EXITED);
   assert_int_equal(res.exit_status, 4);
   assert_int_equal(res.output.len, 1000);
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
   n = 11;  /* one block too many: an application failure even though it returned 0 */
   assert_int_equal(cairn__callback_run(writer, &n, &t, &d, NULL, 1000, &res, &err), CAIRN_OK);
   assert_int_equal(res.outcome, CAIRN__RUN_OVERFLOW);
   assert_int_equal(res.exit_status, 1);
   assert_non_null(strstr(res.note, "output exceeded 1000 bytes"));
-  cairn_buf_free(&res.output);
+  cairn__buf_free(&res.output);
 }
 
 static void test_backoff_bounds(void **state) {
