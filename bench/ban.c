@@ -4,7 +4,7 @@
  *
  *   bench-ban [--results N] [--jobs J] [--slice K] [--samples S]
  *
- * Drives an in-process core (server/core.h, a real SQLite file, durable
+ * Drives an in-process core (server/core/core.h, a real SQLite file, durable
  * off): J jobs of N/J independent tasks (fifo), one volunteer computes
  * every task, then it is banned (every task re-queued). S times each,
  * interleaved, on a fresh core: "one hold" (the slice as large as the
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 static double now_ms(void) {

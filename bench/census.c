@@ -1,5 +1,5 @@
 /* census.c — what planning a broadcast costs a work request under the
- * core's lock (server/distribution.c ensure_plan, server/census.c) as the
+ * core's lock (server/dist/distribution.c ensure_plan, server/dist/census.c) as the
  * volunteer population grows: an in-process core on a real SQLite file, V
  * volunteers of app "big", each in a cluster of its own (volunteers on the
  * Internet, one /24 each), a job whose tasks read one broadcast file.
@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/dist_int.h"
+#include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 
 #define CALLS 201

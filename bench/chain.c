@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "server/chain.h"
-#include "server/store.h"
+#include "server/store/chain.h"
+#include "server/store/store.h"
 #include "tests/support/harness.h"
 
 #define DIGEST "4f2d0c7be5d1a3f9a1c2e8b7d6f5e4c3b2a1908f7e6d5c4b3a29180716253443"

@@ -1,5 +1,5 @@
 /* demand.c — the cost of GET /v1/demand's answer under the core's lock
- * (server/demand.h) as the job and the volunteer population grow: an
+ * (server/core/demand.h) as the job and the volunteer population grow: an
  * in-process core on a real SQLite file, one job of T independent tasks
  * (all eligible) and V registered volunteers, each of which just made a
  * request; prints the median time of cairn__core_demand_json over 2,000
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/demand.h"
+#include "server/core/demand.h"
 #include "tests/support/core_fixture.h"
 
 #define CALLS 2000

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GET /v1/demand's cost as tasks and volunteers grow (server/demand.h).
+# GET /v1/demand's cost as tasks and volunteers grow (server/core/demand.h).
 # usage: bench/demand.sh BIN_DIR
 set -eu
 BIN=${1:-build-release/bin}

@@ -4,7 +4,7 @@
  *
  *   bench-recompute [--tasks N] [--width W] [--samples S] [--policy P]
  *
- * Drives an in-process core (server/core.h, a real SQLite file, durable
+ * Drives an in-process core (server/core/core.h, a real SQLite file, durable
  * off): a job of N tasks in W chains (task k after task k-W), policy P
  * (ic), one volunteer runs its first 2W tasks. Then S times each,
  * interleaved, a done task of the second level is recomputed under one
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 static double now_us(void) {

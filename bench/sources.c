@@ -3,7 +3,7 @@
  *
  *   bench-sources [--holders N[,N...]] [--samples S]
  *
- * Drives an in-process core (server/core.h, a real SQLite file, durable
+ * Drives an in-process core (server/core/core.h, a real SQLite file, durable
  * off). For each N: a fresh core, a job of 2S tasks reading one broadcast
  * file, N volunteers in 100 clusters that hold it (registered, then a
  * heartbeat saying so); then S new volunteers, spread over the clusters,
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 #define SHA "4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d"

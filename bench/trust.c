@@ -4,7 +4,7 @@
  *   bench-trust [--tasks N] [--volunteers V] [--runs R] [--threshold T]
  *               [--spot-check P] [--lie F]
  *
- * Drives an in-process core (server/core.h, a real SQLite file, durable
+ * Drives an in-process core (server/core/core.h, a real SQLite file, durable
  * off): V volunteers ask for work in turn and answer at once; one of them
  * answers right for its first 3T tasks, then wrong with probability F. A
  * job of N independent tasks (replication 2, quorum 2) runs with and
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 typedef struct opts {

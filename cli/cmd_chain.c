@@ -1,5 +1,5 @@
 /* cmd_chain.c — cairn audit verify and cairn audit export: the
- * tamper-evident audit trail (server/chain.h). Both read the database file
+ * tamper-evident audit trail (server/store/chain.h). Both read the database file
  * read-only (--db PATH), beside a running master or not; verify also reads
  * an export file without any database. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "server/chain.h"
+#include "server/store/chain.h"
 
 /* How the key the checkpoints were checked against was chosen. An
  * export carries its own key: anyone who rewrites the export signs it

@@ -93,7 +93,7 @@
  * authenticated by the admin's or a volunteer's token yet), all addresses
  * together (cfg.anonymous_connections): 3/4, so that the last 1,024 are
  * for volunteers and the operator. One more accepted closes the oldest
- * anonymous one between requests (server/conns.h). */
+ * anonymous one between requests (server/conn/conns.h). */
 #define CAIRN_DEFAULT_ANON_CONNS       (CAIRN_MAX_CONNECTIONS / 4u * 3u)
 /* While more than half of those are open, an anonymous connection whose
  * request headers are not in after this long (seconds) is closed. */

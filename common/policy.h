@@ -11,7 +11,7 @@
  * A caller may hand a picked task back with ready(): the master does so for
  * a pick that does not fit the asking worker's free resources or whose
  * replica that worker already holds, examining at most 32 picks per job per
- * request (server/core.c, allocate_locked). The policy then orders it as
+ * request (server/core/core.c, allocate_locked). The policy then orders it as
  * any ready task (ic: by its keys again; fifo: at the back; random: drawn
  * again), so no operation beyond these is needed.
  *
@@ -20,7 +20,7 @@
  * eligible. Re-opening done task v and its descendants D is one reset per
  * task of {v} ∪ D and one ready per task of them that is eligible, so it
  * costs O(Σ (deg+(u) + 1) · log n) over u in {v} ∪ D, never a rebuild
- * (the master's re-queue and recompute, server/core.c). Afterwards the
+ * (the master's re-queue and recompute, server/core/core.c). Afterwards the
  * ready set is the one a fresh create() would have after executed() of
  * every done task and ready() of every eligible one; ic's picks come in
  * the same order as that rebuild's too (its order is a function of the

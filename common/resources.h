@@ -1,7 +1,7 @@
 /* resources.h — what a task requests and what a worker offers: cores,
  * memory and disk (docs/jobs.md "Resources", docs/worker.md). Pure
  * functions over a plain struct, used by the job file parser, the worker
- * report, the master's fit checks (server/fit.c) and the worker's local
+ * report, the master's fit checks (server/core/fit.c) and the worker's local
  * pool (worker/respool.c).
  *
  * A request is {cores >= 1, memory_mib >= 0, disk_mib >= 0}; the default

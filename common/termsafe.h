@@ -6,7 +6,7 @@
  * \xNN (lower-case hex), and a backslash as \\, so that the text shown is
  * unambiguous. Other valid UTF-8 above U+009F is kept as it is. Used by the
  * cairn command (cli/); the master refuses names that are not
- * cairn__text_valid() (server/admission.c), by the same definition. */
+ * cairn__text_valid() (server/api/admission.c), by the same definition. */
 #ifndef CAIRN_TERMSAFE_H
 #define CAIRN_TERMSAFE_H
 

@@ -10,7 +10,7 @@
  *          of numbers a, b satisfies |a - b| <= abs + rel * max(|a|, |b|).
  *          Output files are compared by digest, exactly.
  * command: a program the job names decides for each pair of results
- *          (server/vcmd.c runs it; docs/jobs.md gives its contract).
+ *          (server/trust/vcmd.c runs it; docs/jobs.md gives its contract).
  */
 #ifndef CAIRN_VALIDATOR_H
 #define CAIRN_VALIDATOR_H

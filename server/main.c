@@ -10,7 +10,7 @@
 #include "common/limits.h"
 
 /* The most work requests --max-held-work allows, and job waits
- * --max-job-waits allows (server/waiters.h). */
+ * --max-job-waits allows (server/conn/waiters.h). */
 #define MAX_HELD_WORK 4096
 #define MAX_JOB_WAITS 1024
 

@@ -14,11 +14,11 @@
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"
-#include "server/master.h"
-#include "server/chain.h"
-#include "server/journal.h"
+#include "server/http/http.h"
+#include "server/store/chain.h"
+#include "server/store/journal.h"
 
-/* The audit chain (server/chain.h), its key beside the database. */
+/* The audit chain (server/store/chain.h), its key beside the database. */
 static cairn_status start_chain(cairn_master *m, cairn_error *err) {
   char path[4096];
   snprintf(path, sizeof path, "%s.audit-key", m->db_path);

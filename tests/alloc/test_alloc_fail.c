@@ -17,7 +17,7 @@
 
 #include "common/jobspec.h"
 #include "common/plan.h"
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/alloc/alloc_fail.h"
 #include "tests/support/core_fixture.h"
 

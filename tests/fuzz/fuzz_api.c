@@ -1,6 +1,6 @@
 /* fuzz_api.c — libFuzzer target: the body parsers of the volunteer and
  * admin routes, through the route handler called in-process
- * (cairn__api_handle, server/api.c) over a real master and core on a real
+ * (cairn__api_handle, server/api/api.c) over a real master and core on a real
  * SQLite store in a temporary directory made once per process.
  *
  * Byte 0 picks the route and method (routes[]), byte 1 the number in its
@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "cairn/master.h"
-#include "server/master.h"
+#include "server/api/api.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
  * again: every result of the volunteer invalid, every task re-queued, its
  * ban no longer pending, and `cairn audit verify --db` passes. A master
  * with one HTTP thread answers health checks during a ban (it runs on the
- * slow lane, server/slow.h); a full lane answers 429 and `cairn ban`
+ * slow lane, server/conn/slow.h); a full lane answers 429 and `cairn ban`
  * retries; a master stopped with SIGTERM mid-ban ends it after its slice
  * and finishes it at its next start. */
 #include <setjmp.h>
@@ -240,7 +240,7 @@ static void test_kill9_mid_ban_finishes_at_start(void **state) {
 }
 
 /* With one HTTP thread, the ban still leaves it free: the ban runs on the
- * slow lane (server/slow.h), so health checks are answered meanwhile. */
+ * slow lane (server/conn/slow.h), so health checks are answered meanwhile. */
 static void test_one_http_thread_answers_during_ban(void **state) {
   (void)state;
   enum { N = 1000 };

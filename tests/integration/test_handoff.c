@@ -1,5 +1,5 @@
 /* test_handoff.c — a new job's task handed straight to a held work request
- * in the submission's own commit (server/handoff.c, docs/protocol.md
+ * in the submission's own commit (server/core/handoff.c, docs/protocol.md
  * "Waiting for work"), against a real cairn-server over loopback:
  *   - a held one-task request gets the task (cairn_handoffs_total counts
  *     it); the master is then killed with SIGKILL and started again on the

@@ -1,5 +1,5 @@
 /* test_slow_lane.c — a large submission runs on the master's slow lane
- * (server/slow.h), not on an HTTP thread: a real cairn-server on loopback
+ * (server/conn/slow.h), not on an HTTP thread: a real cairn-server on loopback
  * with one HTTP thread is sent a job of 100,000 tasks (about 1.9 MiB, past
  * CAIRN__SLOW_BODY); while the master builds it, that one thread still
  * answers GET /metrics, which shows the request on the lane

@@ -6,7 +6,7 @@
  * a registered volunteer's heartbeat, an admin request (GET /v1/jobs) and
  * GET /healthz from 127.0.0.1 must each be answered within 2 s: connections
  * without a token are capped in all (cfg.anonymous_connections, 3,072), the
- * oldest closed to make room (docs/security.md, Limits; server/conns.h).
+ * oldest closed to make room (docs/security.md, Limits; server/conn/conns.h).
  * Without that cap the trickling connections hold all 4,096 and the three
  * requests wait in the listen queue until their 5 s timeout.
  * Bounded: the attack runs for at most ATTACK_SECONDS, then stops and

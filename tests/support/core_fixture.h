@@ -1,10 +1,10 @@
-/* core_fixture.h — a master core (server/core.h) on a real SQLite file in a
+/* core_fixture.h — a master core (server/core/core.h) on a real SQLite file in a
  * fresh temporary directory, as a cmocka setup/teardown pair for the tests
  * that drive the core in-process. */
 #ifndef CAIRN_TESTS_CORE_FIXTURE_H
 #define CAIRN_TESTS_CORE_FIXTURE_H
 
-#include "server/core.h"
+#include "server/core/core.h"
 
 typedef struct core_fixture {
   char dir[256];

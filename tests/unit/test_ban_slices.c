@@ -1,4 +1,4 @@
-/* test_ban_slices.c — a ban in slices (server/ban.c) in-process over real
+/* test_ban_slices.c — a ban in slices (server/core/ban.c) in-process over real
  * SQLite files: the same history (a liar with results across four jobs:
  * pairs that lose their quorum, triples that keep one, a chain whose root
  * it computed, pending replicas) banned with one result per slice, with
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/core.h"
-#include "server/journal.h"
+#include "server/core/core.h"
+#include "server/store/journal.h"
 #include "tests/support/core_fixture.h"
 
 /* The history every core gets: volunteer 1 is the liar (it agrees with

@@ -1,4 +1,4 @@
-/* test_bplan.c — the master's broadcast plans (server/bplan.c) on a real core:
+/* test_bplan.c — the master's broadcast plans (server/dist/bplan.c) on a real core:
  * measured rates and their estimates, and plans built by LCF, bounded-degree
  * LCF and the ECEF family reduced to what the master executes (parent
  * cluster, rank, planned start, sends at once), checked against the
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "common/plan.h"
-#include "server/dist_int.h"
+#include "server/dist/dist_int.h"
 #include "tests/support/harness.h"
 
 #define MIB (1024 * 1024)

@@ -1,4 +1,4 @@
-/* test_census.c — the census of the clusters present (server/census.c)
+/* test_census.c — the census of the clusters present (server/dist/census.c)
  * that broadcast plans are built from, on a core over a real SQLite file.
  * The census counts each app's present volunteers per cluster as they make
  * requests, drops those whose time is up and the banned, and counts one
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "common/jobspec.h"
-#include "server/dist_int.h"
+#include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 
 #define SHA "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"

@@ -20,7 +20,7 @@
 #include "common/jobspec.h"
 #include "common/log.h"
 #include "common/sha256.h"
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 /* ---- helpers ---- */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/jobspec.h"
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 static mvol *reg(cairn__core *c, const char *name) {

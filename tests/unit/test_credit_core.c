@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 static const mres *res_of(cairn__core *c, int64_t job, int64_t idx) {

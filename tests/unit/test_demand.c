@@ -1,4 +1,4 @@
-/* test_demand.c — GET /v1/demand's counts (server/demand.h) on an in-process
+/* test_demand.c — GET /v1/demand's counts (server/core/demand.h) on an in-process
  * core: eligible tasks of the jobs with work and their distinct requests
  * (merged across jobs, capped at CAIRN__DEMAND_MAX_REQUESTS), leases out,
  * volunteers present and idle, through allocation, results, a cancel and a
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/core.h"
-#include "server/demand.h"
+#include "server/core/core.h"
+#include "server/core/demand.h"
 #include "tests/support/core_fixture.h"
 
 static json_t *demand(cairn__core *c) {

@@ -1,6 +1,6 @@
 /* test_dist_scan.c — a broadcast file held by many workers: the master's
  * source decision looks at CAIRN__DIST_SCAN of its holders and copies
- * under way at most (server/dist_int.h, cairn__dist_window), whatever
+ * under way at most (server/dist/dist_int.h, cairn__dist_window), whatever
  * their number, yet still finds a holder in the asking worker's cluster
  * when its window has one; a report naming a holder's peer URL finds that
  * holder in O(1) however far it is from the window (cairn__dist_peer_url),
@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/dist_int.h"
+#include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 
 #define SHA "5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c"

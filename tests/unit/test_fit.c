@@ -1,5 +1,5 @@
 /* test_fit.c — resource requests against offers: the pure functions of
- * common/resources.h, and the master's core (server/fit.c) on a real
+ * common/resources.h, and the master's core (server/core/fit.c) on a real
  * SQLite file: a volunteer gets only tasks that fit what it has free, in the
  * policy's order among those; a task that fits no offer is counted "unfit"
  * with the largest offer, parked, and given back when a larger offer comes;
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/resources.h"
-#include "server/fit.h"
+#include "server/core/fit.h"
 #include "tests/support/core_fixture.h"
 
 static void test_pure(void **state) {

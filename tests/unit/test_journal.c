@@ -1,4 +1,4 @@
-/* test_journal — the journal's groups (server/journal.h) over a real SQLite
+/* test_journal — the journal's groups (server/store/journal.h) over a real SQLite
  * file: records put under one hold of the core's lock commit in one
  * transaction, never split; a sealed group is committed and acknowledged;
  * close writes what is left. */
@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/journal.h"
-#include "server/store.h"
+#include "server/store/journal.h"
+#include "server/store/store.h"
 
 typedef struct {
   char dir[256], db[300];

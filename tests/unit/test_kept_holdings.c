@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "common/outputs.h"
-#include "server/dist_int.h"
+#include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 
 #define SHA "7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b"

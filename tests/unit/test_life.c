@@ -22,8 +22,8 @@
 
 #include "common/jobspec.h"
 #include "common/sha256.h"
-#include "server/core.h"
-#include "server/dist.h"
+#include "server/core/core.h"
+#include "server/dist/dist.h"
 #include "tests/support/core_fixture.h"
 
 static mvol *reg(cairn__core *c, const char *name, const char *app) {

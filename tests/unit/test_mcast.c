@@ -1,5 +1,5 @@
 /* test_mcast.c — the multicast plan of outputs kept on workers
- * (server/mcast.c) on a core over a real SQLite file: kept files held by
+ * (server/dist/mcast.c) on a core over a real SQLite file: kept files held by
  * different workers, each needed by many workers.
  *   - a plan covers at most CAIRN__MCAST_NODES workers: the receivers past
  *     them get no planned sender (the online rule);
@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/dist_int.h"
+#include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 
 #define NHOLD 4

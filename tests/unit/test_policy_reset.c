@@ -3,7 +3,7 @@
  * (narrow and wide children, ids in topological order).
  *
  * A game plays ready / pick / executed / a lease handed back at random and,
- * now and then, re-opens done tasks the way the master does (server/core.c,
+ * now and then, re-opens done tasks the way the master does (server/core/core.c,
  * requeue): a seed and every descendant (a discredited result), or a seed
  * and its children not done (a lost output); each goes through reset(),
  * and those whose parents are all done through ready(). At the end every

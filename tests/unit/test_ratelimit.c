@@ -1,4 +1,4 @@
-/* test_ratelimit.c — the token buckets of server/ratelimit.h: a burst, then
+/* test_ratelimit.c — the token buckets of server/conn/ratelimit.h: a burst, then
  * the rate; the wait it names; a limited key keeps its bucket while other
  * keys churn through a full table. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <math.h>
 
-#include "server/ratelimit.h"
+#include "server/conn/ratelimit.h"
 
 static void test_burst_then_rate(void **state) {
   (void)state;

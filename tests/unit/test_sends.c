@@ -1,5 +1,5 @@
 /* test_sends.c — each broadcast file's count of copies under way per
- * source (mfilerec.sends, server/dist_int.h), which the master reads to
+ * source (mfilerec.sends, server/dist/dist_int.h), which the master reads to
  * choose a source in O(1) a candidate: after every change of the list of
  * copies under way (hand-outs to workers of two clusters, a copy reported
  * held, a source reported failing, a receiver banned, copies past their
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/dist_int.h"
+#include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 
 #define SHA "6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b"

@@ -1,4 +1,4 @@
-/* test_slow.c — the slow lane (server/slow.h): requests run one at a time
+/* test_slow.c — the slow lane (server/conn/slow.h): requests run one at a time
  * in the order queued, each followed by the resume of its connection; at
  * most CAIRN__SLOW_CAP queued or running, the next refused with nothing
  * queued; a stop lets the running one finish, cancels the queued ones
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/slow.h"
+#include "server/conn/slow.h"
 
 /* What happened, in order: +id for a run, -id for a cancel, 100 + id for
  * a resume of connection id. */

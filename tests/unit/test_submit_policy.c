@@ -1,5 +1,5 @@
 /* test_submit_policy.c — a job's policy is built before the master takes its
- * core lock (server/jobs.c, cairn__core_submit), for the id the job will
+ * core lock (server/core/jobs.c, cairn__core_submit), for the id the job will
  * most likely get; when another submission takes that id first, it is built
  * again for the job's real id. Two threads submit "random" jobs at the same
  * time over a real SQLite store; every job's policy must then be exactly the
@@ -19,7 +19,7 @@
 
 #include "common/jobspec.h"
 #include "common/policy.h"
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 enum { BIG = 200000, SMALL = 8 };

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "common/jobspec.h"
-#include "server/dist_int.h"
+#include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 
 #define SHA "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "common/jobspec.h"
-#include "server/core.h"
+#include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 
 static int64_t reg(cairn__core *c, const char *name) {

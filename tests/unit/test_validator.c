@@ -16,7 +16,7 @@
 #include "common/limits.h"
 #include "common/sha256.h"
 #include "common/validator.h"
-#include "server/validate.h"
+#include "server/trust/validate.h"
 
 static int agree(const char *a, const char *b, double rel, double abs_tol) {
   int ab = cairn__numeric_agree(a, strlen(a), b, strlen(b), rel, abs_tol);

@@ -1,4 +1,4 @@
-/* test_waiters.c — the table of held work requests (server/waiters.h): a
+/* test_waiters.c — the table of held work requests (server/conn/waiters.h): a
  * wake resumes the oldest held requests that run the app, as many as
  * tasks; a request that names no app is woken for any; a wake between a
  * request's look at the core and its hold makes the hold stale; the cap
@@ -22,8 +22,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "server/core.h"
-#include "server/waiters.h"
+#include "server/core/core.h"
+#include "server/conn/waiters.h"
 
 /* The resume callback: records the connections it is given, in order. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

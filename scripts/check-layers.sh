@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# check-layers.sh [SOURCE_DIR] — fails on an #include that goes against the
+# layering rule of scripts/layers.txt (docs/architecture.md), naming the
+# file, the line and the rule. Run by make check (ctest: check_layers).
+set -euo pipefail
+src=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$src"
+table=scripts/layers.txt
+awk -v table="$table" '
+  # Pass 1: the table. A line names a folder and the folders it may include.
+  FNR == NR {
+    if ($0 ~ /^[[:space:]]*(#|$)/) next
+    folder = $1; order[folder] = ++n; names[n] = folder
+    for (i = 2; i <= NF; i++) if ($i != "-") allow[folder, $i] = 1
+    for (i = 2; i <= NF; i++) if ($i != "-" && !($i in order)) {
+      printf "%s:%d: %s may include %s, which is not listed above it: the rule must be acyclic\n", table, FNR, folder, $i
+      bad = 1
+    }
+    next
+  }
+  # Pass 2: every #include "..." of the project.
+  /^[[:space:]]*#[[:space:]]*include[[:space:]]*"/ {
+    match($0, /"[^"]+"/); inc = substr($0, RSTART + 1, RLENGTH - 2)
+    if (inc ~ /^cairn\//) next                    # include/cairn: the public API
+    file = FILENAME
+    from = file; sub(/\/[^\/]*$/, "", from)       # the folder of the file
+    to = inc;   sub(/\/[^\/]*$/, "", to)
+    if (to == inc) next                           # "x.h": a header beside it
+    if (to == from) next
+    if (!(from in order)) {
+      printf "%s:%d: includes %s, but %s is not in %s\n", file, FNR, inc, from, table; bad = 1; next
+    }
+    if (!((from, to) in allow)) {
+      printf "%s:%d: includes %s: %s may not include %s (%s)\n", file, FNR, inc, from, to, table
+      bad = 1
+    }
+  }
+  END { exit bad }
+' "$table" $(find common plan worker apps server cli examples -name '*.[ch]' 2>/dev/null | sort)
+echo "check-layers: every #include follows $table"

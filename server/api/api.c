@@ -1,0 +1,1039 @@
+/* api.c — the /v1 routes: parse and check the request, call the core, render
+ * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/base64.h"
+#include "common/jobspec.h"
+#include "common/limits.h"
+#include "common/log.h"
+#include "common/protocol.h"
+#include "common/sha256.h"
+#include "server/core/demand.h"
+#include "server/core/fit.h"
+#include "server/api/api.h"
+#include "server/core/outputs.h"
+#include "server/dist/chunks.h"
+
+/* Short names of the helpers admission.c and gate.c share (master.h). */
+#define set_json cairn__api_json
+#define failf cairn__api_failf
+#define parse_body cairn__api_body
+#define opt_str cairn__api_opt_str
+#define app_list cairn__api_apps
+#define anonymous_ok cairn__api_anonymous_ok
+#define id_of cairn__api_id
+#define admin cairn__api_admin
+#define volunteer cairn__api_volunteer
+
+const char *const cairn__route_name[R_ROUTE_COUNT] = {
+  "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
+  "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
+  "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/volunteers/{id}/release", "/v1/audit/index/{n}",
+  "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
+  "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
+  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand",
+  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}", "/v1/jobs/{id}/distribution",
+  "/v1/files/{sha256}/chunks"};
+
+static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
+                                                      409, 413, 429, 500, 503, 304, 0,   0};
+
+void cairn__api_count(cairn_master *m, cairn__route r, int status) {
+  int slot = CAIRN__STATUS_SLOTS - 1;
+  for (int i = 0; i < CAIRN__STATUS_SLOTS; i++)
+    if (status_slots[i] == status) {
+      slot = i;
+      break;
+    }
+  pthread_mutex_lock(&m->stats_lock);
+  m->requests[r][slot]++;
+  pthread_mutex_unlock(&m->stats_lock);
+}
+
+/* Matches "/v1/<seg>..." patterns; returns the route. */
+cairn__route cairn__api_route(const char *method, const char *path) {
+  (void)method;
+  if (strcmp(path, "/healthz") == 0)
+    return R_HEALTHZ;
+  if (strcmp(path, "/metrics") == 0)
+    return R_METRICS;
+  if (strncmp(path, "/v1/", 4) != 0)
+    return R_WEB;
+  const char *p = path + 4;
+  if (strcmp(p, "volunteers") == 0)
+    return R_VOLUNTEERS;
+  if (strncmp(p, "volunteers/", 11) == 0) {
+    const char *s = strchr(p + 11, '/');
+    return !s && p[11]             ? R_VOLUNTEER
+           : !s || s == p + 11     ? R_UNKNOWN
+           : strcmp(s, "/ban") == 0     ? R_BAN
+           : strcmp(s, "/release") == 0 ? R_RELEASE
+                                        : R_UNKNOWN;
+  }
+  if (strcmp(p, "invitations") == 0)
+    return R_INVITATIONS;
+  if (strncmp(p, "invitations/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
+    return R_INVITATION;
+  if (strncmp(p, "audit/index/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
+    return R_AUDIT_INDEX;
+  if (strncmp(p, "audit/volunteers/", 17) == 0 && p[17] && !strchr(p + 17, '/'))
+    return R_AUDIT_VOL;
+  if (strcmp(p, "work") == 0)
+    return R_WORK;
+  if (strcmp(p, "stats") == 0)
+    return R_STATS;
+  if (strcmp(p, "demand") == 0)
+    return R_DEMAND;
+  if (strcmp(p, "heartbeat") == 0)
+    return R_HEARTBEAT;
+  if (strcmp(p, "results") == 0)
+    return R_RESULTS_BATCH;
+  if (strncmp(p, "results/", 8) == 0 && p[8] && !strchr(p + 8, '/'))
+    return R_RESULTS;
+  if (strncmp(p, "results/", 8) == 0 && p[8] != '/') {
+    const char *s = strchr(p + 8, '/');
+    if (strncmp(s, "/files/", 7) == 0 && s[7] && !strchr(s + 7, '/'))
+      return R_RESULT_FILE;
+  }
+  if (strncmp(p, "files/", 6) == 0 && p[6] && !strchr(p + 6, '/'))
+    return R_FILES;
+  if (strncmp(p, "files/", 6) == 0 && p[6] != '/' && strchr(p + 6, '/') &&
+      strcmp(strchr(p + 6, '/'), "/chunks") == 0)
+    return R_FILE_CHUNKS;
+  if (strncmp(p, "tasks/", 6) == 0) {
+    const char *s = strchr(p + 6, '/');
+    if (s && s > p + 6 && strcmp(s, "/output") == 0)
+      return R_TASK_OUTPUT;
+    return R_UNKNOWN;
+  }
+  if (strcmp(p, "jobs") == 0)
+    return R_JOBS;
+  if (strncmp(p, "jobs/", 5) == 0 && p[5]) {
+    const char *s = strchr(p + 5, '/');
+    if (!s)
+      return R_JOB;
+    if (strcmp(s, "/tasks") == 0 && s > p + 5)
+      return R_JOB_TASKS;
+    if (strncmp(s, "/tasks/", 7) == 0 && s > p + 5 && s[7] && !strchr(s + 7, '/'))
+      return R_JOB_TASK;
+    if (strcmp(s, "/cancel") == 0 && s > p + 5)
+      return R_JOB_CANCEL;
+    if (strcmp(s, "/priority") == 0 && s > p + 5)
+      return R_JOB_PRIORITY;
+    if (strcmp(s, "/output") == 0 && s > p + 5)
+      return R_JOB_OUTPUT;
+    if (strcmp(s, "/dag") == 0 && s > p + 5)
+      return R_JOB_DAG;
+    if (strcmp(s, "/states") == 0 && s > p + 5)
+      return R_JOB_STATES;
+    if (strcmp(s, "/distribution") == 0 && s > p + 5)
+      return R_JOB_DIST;
+  }
+  return R_UNKNOWN;
+}
+
+void set_json(cairn__resp *rs, int status, json_t *o) {
+  rs->status = status;
+  rs->ctype = "application/json";
+  rs->body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  rs->len = rs->body ? strlen(rs->body) : 0;
+  json_decref(o);
+  if (o && !rs->body) {
+    rs->status = 503;
+    rs->body = NULL;
+  }
+}
+
+void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text) {
+  json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", cairn__status_code(st), "message",
+                        text && *text ? text : cairn_strerror(st));
+  set_json(rs, cairn__status_http(st), o);
+}
+
+void cairn__api_retry(cairn__resp *rs, int ms) {
+  rs->retry_after = ms >= 1000 ? ms / 1000 : 1;
+  rs->retry_after_ms = ms;
+}
+
+static void fail(cairn__resp *rs, const cairn_error *err) {
+  cairn__api_error(rs, err->status, err->text);
+}
+
+void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  cairn__api_error(rs, st, text);
+}
+
+int cairn__api_is_admin(const cairn_master *m, const char *token) {
+  if (!token)
+    return 0;
+  size_t a = strlen(m->admin_token), b = strlen(token);
+  unsigned char diff = (unsigned char)(a != b);
+  for (size_t i = 0; i < a; i++)
+    diff |= (unsigned char)(m->admin_token[i] ^ (i < b ? token[i] : 0));
+  return diff == 0;
+}
+
+/* Parses a JSON object body allowing only keys (any key when keys is NULL:
+ * the caller checks them); empty body = {} when empty_ok. */
+json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
+                   cairn__resp *rs) {
+  if (rq->len == 0 && empty_ok)
+    return json_object();
+  json_error_t je;
+  json_t *o = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &je);
+  if (!o) {
+    failf(rs, CAIRN_EINVAL, "malformed JSON at line %d column %d: %s", je.line, je.column,
+          je.text);
+    return NULL;
+  }
+  if (!json_is_object(o)) {
+    json_decref(o);
+    failf(rs, CAIRN_EINVAL, "the body must be a JSON object");
+    return NULL;
+  }
+  const char *k;
+  json_t *v;
+  json_object_foreach(o, k, v) {
+    int ok = !keys;
+    for (const char *const *a = keys; a && *a; a++)
+      ok |= strcmp(*a, k) == 0;
+    if (!ok) {
+      failf(rs, CAIRN_EINVAL, "unknown field \"%s\"", k);
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+/* Reads an array of app names into apps[] (borrowed strings). */
+int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
+  *n = 0;
+  if (!json_is_array(a) || json_array_size(a) > max) {
+    failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %u app names", max);
+    return -1;
+  }
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    json_t *s = json_array_get(a, i);
+    if (!json_is_string(s) || json_string_length(s) == 0 ||
+        json_string_length(s) > CAIRN_MAX_NAME) {
+      failf(rs, CAIRN_EINVAL, "apps[%zu] must be a non-empty name", i);
+      return -1;
+    }
+    apps[(*n)++] = json_string_value(s);
+  }
+  return 0;
+}
+
+const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
+  json_t *v = json_object_get(o, key);
+  if (!v)
+    return def;
+  if (!json_is_string(v) || json_string_length(v) > CAIRN_MAX_NAME) {
+    failf(rs, CAIRN_EINVAL, "\"%s\" must be a string of at most %u bytes", key, CAIRN_MAX_NAME);
+    return NULL;
+  }
+  return json_string_value(v);
+}
+
+/* Reads the report in body o (the fields of takes; also[]: the handler's
+ * own keys) into r, borrowing from o; -1 with a 400 in rs naming the field
+ * or entry at fault. */
+static int report_of(json_t *o, unsigned takes, const char *const *also, cairn__report *r,
+                     cairn__resp *rs) {
+  cairn_error err = {0};
+  if (cairn__report_parse(o, takes, also, r, &err) == CAIRN_OK)
+    return 0;
+  fail(rs, &err);
+  return -1;
+}
+
+/* Hands v's checked report r to the core. Failures first: a holding
+ * reported in the same body ends the transfer records they are checked
+ * against. */
+/* The id of the volunteer whose token rq carries; 0 with the error in rs. */
+int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t v = 0;
+  cairn_error err = {0};
+  if (cairn__core_auth(m->core, rq->token, &v, &err) != CAIRN_OK) {
+    fail(rs, &err);
+    return 0;
+  }
+  return v;
+}
+
+/* POST /v1/work's "wait": 0 when absent; -1 with the 400 in rs when it is
+ * not an integer from 0 to CAIRN_MAX_WAIT_MS. */
+static int work_wait(json_t *o, cairn__resp *rs) {
+  json_t *v = json_object_get(o, "wait");
+  if (!v)
+    return 0;
+  if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+      json_integer_value(v) > CAIRN_MAX_WAIT_MS) {
+    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+          CAIRN_MAX_WAIT_MS);
+    return -1;
+  }
+  return (int)json_integer_value(v);
+}
+
+/* Asks http.c to hold a work request that found no task for up to wait
+ * ms (waiters.h): woken for the apps it names, else those volunteer v
+ * declared (more than CAIRN__WAITERS_APPS: for any). O(apps). */
+static void work_hold(cairn_master *m, int64_t v, const char **apps, int napps, int named,
+                      int many, int wait, uint64_t gen, cairn__hold *h) {
+  int n = napps;
+  if (named)
+    for (int i = 0; i < napps && i < CAIRN__WAITERS_APPS; i++)
+      h->apps[i] = cairn__hash_app(apps[i]);
+  else
+    n = cairn__core_app_hashes(m->core, v, h->apps, CAIRN__WAITERS_APPS);
+  h->napps = n <= CAIRN__WAITERS_APPS ? n : 0;
+  h->gen = gen;
+  h->ms = wait;
+  h->vol = named || many ? 0 : v; /* its own apps, one task: a handoff may serve it */
+  h->owner = v;
+  h->owner_cap = cairn__core_hold_cap(m->core, v);
+}
+
+void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn__resp *rs) {
+  cairn_error err = {0};
+  if (cairn__core_durable(m->core, seq, &err) != CAIRN_OK) {
+    json_decref(offer);
+    fail(rs, &err);
+  } else
+    set_json(rs, 200, offer);
+}
+
+/* One task for volunteer v (POST /v1/work without "max"): 200 with it,
+ * 204 (with Retry-After when the core names a wait), or 429 with it when v
+ * holds its lease bound. */
+static void work_one(cairn_master *m, int64_t v, const cairn__report *r, const char **apps,
+                     int napps, cairn__resp *rs) {
+  json_t *work = NULL;
+  int retry_ms = 0;
+  cairn_error err = {0};
+  if (cairn__core_work(m->core, v, r, (char **)apps, napps, &work, &retry_ms, &err) != CAIRN_OK)
+    fail(rs, &err);
+  else if (!work)
+    rs->status = 204;
+  else
+    set_json(rs, 200, work);
+  /* a holder appears in its cluster within moments; a quarantined
+   * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
+  if (!work && retry_ms > 0)
+    cairn__api_retry(rs, retry_ms);
+}
+
+static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const own[] = {"apps", "max", "wait", NULL};
+  int64_t v = volunteer(m, rq, rs);
+  if (!v)
+    return;
+  json_t *o = parse_body(rq, NULL, 1, rs);
+  if (!o)
+    return;
+  const char *apps[CAIRN_MAX_APPS];
+  int napps = 0;
+  cairn__report r;
+  json_t *a = json_object_get(o, "apps");
+  int wait = 0;
+  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)) ||
+      (wait = work_wait(o, rs)) < 0)
+    goto out;
+  /* the generation before the look: a wake after it is not lost (waiters.h) */
+  uint64_t gen = wait > 0 && rs->hold ? cairn__waiters_gen(m->waiters) : 0;
+  const cairn__report *rep = rq->resumed ? NULL : &r; /* applied the first time */
+  if (json_object_get(o, "max")) /* several tasks (results.c) */
+    cairn__api_work_many(m, v, rep, (char **)apps, a ? napps : 0, json_object_get(o, "max"), rs);
+  else
+    work_one(m, v, rep, apps, a ? napps : 0, rs);
+  /* no task for now, and none soon: http.c holds the request */
+  if (rs->status == 204 && !rs->retry_after_ms && wait > 0 && rs->hold)
+    work_hold(m, v, apps, napps, a != NULL, json_object_get(o, "max") != NULL, wait, gen,
+              rs->hold);
+out:
+  json_decref(o);
+}
+
+/* The id that s spells up to '/' or its end: decimal digits only, no sign,
+ * blank or leading zero, from 1 to INT64_MAX; -1 when it is none. */
+int64_t id_of(const char *s, const char **end) {
+  int64_t n = 0;
+  const char *p = s;
+  if (*p < '1' || *p > '9')
+    return -1;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (n > (INT64_MAX - (*p - '0')) / 10)
+      return -1;
+    n = n * 10 + (*p - '0');
+  }
+  if (*p && *p != '/')
+    return -1;
+  *end = p;
+  return n;
+}
+
+/* The id in path right after prefix (see id_of); -1 if none. */
+static int64_t number_after(const char *path, const char *prefix) {
+  const char *end = NULL;
+  return id_of(path + strlen(prefix), &end);
+}
+
+static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t v = volunteer(m, rq, rs);
+  if (!v)
+    return;
+  json_t *o = parse_body(rq, NULL, 1, rs);
+  if (!o)
+    return;
+  cairn__report r;
+  if (report_of(o, CAIRN_HEARTBEAT_FIELDS, NULL, &r, rs)) {
+    json_decref(o);
+    return;
+  }
+  json_t *resp = NULL;
+  cairn_error err = {0};
+  cairn_status st = cairn__core_heartbeat(m->core, v, &r, &resp, &err);
+  json_decref(o); /* after the call: r borrows its strings */
+  if (st != CAIRN_OK) {
+    json_decref(resp);
+    fail(rs, &err);
+  } else {
+    char key[65];
+    cairn__core_peer_key(m->core, v, key);
+    json_object_set_new(resp, "peer_key", json_string(key));
+    json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn__features_json(CAIRN_FEATURES_ALL));
+    set_json(rs, 200, resp);
+  }
+}
+
+/* Volunteer or admin may read files and outputs. */
+/* The admin reads everything; a volunteer, only the inputs and parents'
+ * outputs of the tasks it holds leases on (sha256, or else the task key). */
+static int reader_ok(cairn_master *m, const cairn__req *rq, const char *sha256, int64_t key,
+                     cairn__resp *rs) {
+  if (cairn__api_is_admin(m, rq->token))
+    return 1;
+  int64_t v = volunteer(m, rq, rs);
+  if (!v)
+    return 0;
+  cairn_error err = {0};
+  cairn_status st = sha256 ? cairn__core_may_read_file(m->core, v, sha256, &err)
+                           : cairn__core_may_read_output(m->core, v, key, &err);
+  if (st != CAIRN_OK)
+    fail(rs, &err);
+  return st == CAIRN_OK;
+}
+
+static int is_get(const cairn__req *rq) { return strcmp(rq->method, "GET") == 0; }
+
+static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *sha = rq->path + strlen("/v1/files/");
+  int64_t size = 0;
+  if (cairn__sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
+    return;
+  if (!cairn__sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
+    failf(rs, CAIRN_ENOTFOUND, "no file %s", sha);
+    return;
+  }
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
+    return;
+  }
+  rs->fd = dup(fileno(f));
+  fclose(f);
+  rs->fd_size = (uint64_t)size;
+  /* the rest of a copy broken off elsewhere ("Resumed copies") */
+  long long from = is_get(rq) ? cairn__range_start(rq->range, (unsigned long long)size) : -1;
+  rs->fd_from = from > 0 ? (uint64_t)from : 0;
+  if (is_get(rq))
+    cairn__core_served_by_master(m->core, sha, (uint64_t)size - rs->fd_from);
+  rs->status = from > 0 ? 206 : 200;
+  rs->ctype = "application/octet-stream";
+}
+
+/* GET /v1/files/{sha256}/chunks (feature "chunks"): the file's chunk
+ * digests (chunks.h), read outside c->lock. */
+static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  char sha[65] = "";
+  const char *s = rq->path + strlen("/v1/files/");
+  if (strcspn(s, "/") == 64)
+    memcpy(sha, s, 64);
+  int64_t size = 0;
+  int kept = 0;
+  if (cairn__sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
+    return;
+  if (!cairn__sha256_valid_hex(sha) || (!cairn__core_has_file(m->core, sha, &size) &&
+                                       !(kept = cairn__core_kept_file(m->core, sha, &size)))) {
+    failf(rs, CAIRN_ENOTFOUND, "no file %.64s", s);
+    return;
+  }
+  cairn_error err = {0};
+  if (cairn__chunks_json(cairn__core_files_dir(m->core), sha, size, kept, &rs->body, &rs->len,
+                         &err) != CAIRN_OK) {
+    fail(rs, &err);
+    return;
+  }
+  if (kept) /* its receivers may now relay it (keep.c) */
+    cairn__core_kept_chunked(m->core, sha);
+  rs->status = 200;
+  rs->ctype = "application/json";
+}
+
+static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/tasks/"), *end = NULL;
+  int64_t key = id_of(s, &end);
+  if (key < 0 || strcmp(end, "/output") != 0) {
+    failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a task number", (int)strcspn(s, "/"), s);
+    return;
+  }
+  if (!reader_ok(m, rq, NULL, key, rs))
+    return;
+  char *out = NULL;
+  size_t len = 0;
+  cairn_error err = {0};
+  if (cairn__core_task_output(m->core, key, &out, &len, &err) != CAIRN_OK) {
+    fail(rs, &err);
+    return;
+  }
+  rs->status = 200;
+  rs->ctype = "application/octet-stream";
+  rs->body = out;
+  rs->len = len;
+}
+
+/* GET /v1/jobs/{id}/output?task=T&name=N (admin): one output file of a
+ * done task's accepted result. */
+static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cairn__resp *rs) {
+  if (!rq->arg_task || !rq->arg_name || !*rq->arg_task || !cairn__output_name_ok(rq->arg_name))
+    return failf(rs, CAIRN_EINVAL, "give the task id and the output file's name: "
+                 "/v1/jobs/%lld/output?task=T&name=N", (long long)job);
+  char sha[65];
+  int64_t size = 0;
+  cairn_error err = {0};
+  if (cairn__core_output_file(m->core, job, rq->arg_task, rq->arg_name, sha, &size, &err) !=
+      CAIRN_OK)
+    return fail(rs, &err);
+  if (!cairn__core_has_file(m->core, sha, NULL))
+    return failf(rs, CAIRN_ENOTFOUND, "output %.200s of task %.200s is kept on the workers that "
+                 "made it (the job's \"keep\" is \"workers\"): the master has no copy",
+                 rq->arg_name, rq->arg_task);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
+  rs->fd = fd;
+  rs->fd_size = (uint64_t)size;
+  rs->status = 200;
+  rs->ctype = "application/octet-stream";
+}
+
+int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
+                             unsigned long long declared, int has_length, char want[65],
+                             int64_t *vol, int64_t *idx_out, cairn__resp *rs) {
+  const char *s = url + strlen("/v1/results/"), *end = NULL;
+  int64_t idx = id_of(s, &end);
+  cairn__req rq = {.method = "PUT", .path = url, .token = token};
+  rs->fd = -1;
+  if (idx < 0 || strncmp(end, "/files/", 7) != 0 || !cairn__sha256_valid_hex(end + 7)) {
+    failf(rs, CAIRN_EINVAL, "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
+          "hex digits)");
+    return 0;
+  }
+  if (!has_length) {
+    failf(rs, CAIRN_EINVAL, "an output file upload needs a Content-Length");
+    return 0;
+  }
+  int64_t v = volunteer(m, &rq, rs);
+  if (!v)
+    return 0;
+  cairn_error err = {0};
+  if (cairn__core_output_upload(m->core, v, idx, declared,
+                                (int64_t)m->cfg.max_output_file_mib * 1024 * 1024,
+                                (int64_t)m->cfg.max_pending_upload_mib * 1024 * 1024, &err) !=
+      CAIRN_OK) {
+    fail(rs, &err);
+    return 0;
+  }
+  memcpy(want, end + 7, 65);
+  *vol = v;
+  *idx_out = idx;
+  return 1;
+}
+
+int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *token,
+                           cairn__resp *rs) {
+  cairn__req rq = {.method = "PUT", .path = "/v1/files", .token = token};
+  if (cairn__api_is_admin(m, token))
+    return 1;
+  int64_t v = volunteer(m, &rq, rs);
+  cairn_error err = {0};
+  if (!v)
+    return 0;
+  if (cairn__core_kept_upload(m->core, v, sha256, &err) != CAIRN_OK) {
+    fail(rs, &err);
+    return 0;
+  }
+  return 1;
+}
+
+int admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  if (cairn__api_is_admin(m, rq->token))
+    return 1;
+  failf(rs, rq->token ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
+        rq->token ? "this route needs the admin token" : "missing admin token");
+  return 0;
+}
+
+static void h_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  cairn_error err = {0};
+  cairn__jobspec *spec = cairn__jobspec_parse(rq->body ? rq->body : "", rq->len,
+                                            CAIRN_JOBSPEC_SERVER, &err);
+  if (!spec) {
+    fail(rs, &err);
+    return;
+  }
+  uint32_t ntasks = spec->ntasks;
+  int64_t id = 0;
+  if (cairn__core_submit(m->core, spec, &id, &err) != CAIRN_OK)
+    fail(rs, &err);
+  else
+    set_json(rs, 201, json_pack("{s:I, s:i}", "id", (json_int_t)id, "tasks", (int)ntasks));
+}
+
+
+static void h_healthz(cairn_master *m, cairn__resp *rs) {
+  int ok = cairn__core_probe_write(m->core, NULL) == CAIRN_OK;
+  rs->status = ok ? 200 : 503;
+  rs->ctype = "text/plain";
+  rs->body = cairn__strdup(ok ? "ok\n" : "store not writable\n");
+  rs->len = rs->body ? strlen(rs->body) : 0;
+}
+
+/* Appends the held work requests' and job waits' lines (waiters.h) to buf
+ * (len bytes); buf as it was when out of memory. */
+static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
+  uint64_t held = 0, total = 0, jheld = 0, jtotal = 0, anon = 0, evicted = 0;
+  cairn__conns_counts(m->conns, &anon, &evicted);
+  if (m->waiters) {
+    cairn__waiters_counts(m->waiters, &held, &total);
+    cairn__waiters_job_counts(m->waiters, &jheld, &jtotal);
+  }
+  char line[2000];
+  int k = snprintf(line, sizeof line, "# HELP cairn_work_held Work requests held for a task now.\n"
+                   "# TYPE cairn_work_held gauge\ncairn_work_held %llu\n"
+                   "# HELP cairn_work_held_total Work requests held since the start.\n"
+                   "# TYPE cairn_work_held_total counter\ncairn_work_held_total %llu\n"
+                   "# HELP cairn_job_waits_held Job waits (GET /v1/jobs/{id}?wait=) held now.\n"
+                   "# TYPE cairn_job_waits_held gauge\ncairn_job_waits_held %llu\n"
+                   "# HELP cairn_job_waits_held_total Job waits held since the start.\n"
+                   "# TYPE cairn_job_waits_held_total counter\ncairn_job_waits_held_total %llu\n"
+                   "# HELP cairn_slow_requests Requests running or queued on the slow lane now "
+                   "(bans, deletions, large submissions).\n"
+                   "# TYPE cairn_slow_requests gauge\ncairn_slow_requests %u\n"
+                   "# HELP cairn_anonymous_connections Connections open now on which no "
+                   "request carried a valid token.\n"
+                   "# TYPE cairn_anonymous_connections gauge\ncairn_anonymous_connections %llu\n"
+                   "# HELP cairn_anonymous_evicted_total Connections without a token closed "
+                   "to make room for new ones, or for headers too slow under pressure.\n"
+                   "# TYPE cairn_anonymous_evicted_total counter\n"
+                   "cairn_anonymous_evicted_total %llu\n",
+                   (unsigned long long)held, (unsigned long long)total,
+                   (unsigned long long)jheld, (unsigned long long)jtotal,
+                   m->slow ? cairn__slow_busy(m->slow) : 0u, (unsigned long long)anon,
+                   (unsigned long long)evicted);
+  char *nb = buf && k > 0 ? realloc(buf, *len + (size_t)k + 1) : NULL;
+  if (!nb)
+    return buf;
+  memcpy(nb + *len, line, (size_t)k + 1);
+  *len += (size_t)k;
+  return nb;
+}
+
+static void h_metrics(cairn_master *m, cairn__resp *rs) {
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  cairn__core_metrics(m->core, &buf, &len, &cap);
+  size_t need = 256;
+  pthread_mutex_lock(&m->stats_lock);
+  for (int r = 0; r < R_ROUTE_COUNT; r++)
+    for (int k = 0; k < CAIRN__STATUS_SLOTS; k++)
+      need += m->requests[r][k] ? 96 : 0;
+  char *nb = realloc(buf, len + need);
+  if (nb) {
+    buf = nb;
+    len += (size_t)snprintf(buf + len, need, "# HELP cairn_http_requests_total HTTP requests by "
+                            "route and status.\n# TYPE cairn_http_requests_total counter\n");
+    for (int r = 0; r < R_ROUTE_COUNT; r++)
+      for (int k = 0; k < CAIRN__STATUS_SLOTS; k++)
+        if (m->requests[r][k] && len + 96 <= len + need)
+          len += (size_t)snprintf(buf + len, 96,
+                                  "cairn_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+                                  cairn__route_name[r], status_slots[k] ? status_slots[k] : 999,
+                                  (unsigned long long)m->requests[r][k]);
+  }
+  pthread_mutex_unlock(&m->stats_lock);
+  buf = metrics_held(m, buf, &len);
+  buf = cairn__stats_metrics(m, buf, &len);
+  rs->status = 200;
+  rs->ctype = "text/plain; version=0.0.4";
+  rs->body = buf;
+  rs->len = len;
+}
+
+static int is(const cairn__req *rq, const char *method) { return strcmp(rq->method, method) == 0; }
+
+
+static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"reason", NULL};
+  int64_t id = number_after(rq->path, "/v1/volunteers/");
+  if (id < 0)
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
+                 (int)strcspn(rq->path + 15, "/"), rq->path + 15);
+  json_t *o = parse_body(rq, keys, 1, rs);
+  if (!o)
+    return;
+  const char *reason = opt_str(o, "reason", "", rs);
+  if (reason) {
+    json_t *report = NULL;
+    cairn_error err = {0};
+    if (cairn__core_ban(m->core, id, reason, &report, &err) != CAIRN_OK)
+      fail(rs, &err);
+    else
+      set_json(rs, 200, report);
+  }
+  json_decref(o);
+}
+
+static void h_release(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = number_after(rq->path, "/v1/volunteers/");
+  if (id < 0)
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
+                 (int)strcspn(rq->path + 15, "/"), rq->path + 15);
+  cairn_error err = {0};
+  if (cairn__core_release(m->core, id, &err) != CAIRN_OK)
+    return fail(rs, &err);
+  set_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "quarantined", 0));
+}
+
+static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
+  const char *prefix = r == R_AUDIT_INDEX ? "/v1/audit/index/" : "/v1/audit/volunteers/";
+  int64_t n = number_after(rq->path, prefix);
+  if (n < 0)
+    return failf(rs, CAIRN_EINVAL, "\"%s\" is not a positive integer", rq->path + strlen(prefix));
+  cairn_error err = {0};
+  json_t *o = r == R_AUDIT_INDEX ? cairn__audit_index(m, n, &err)
+                                 : cairn__audit_volunteer(m, n, &err);
+  if (!o)
+    return fail(rs, &err);
+  set_json(rs, 200, o);
+}
+
+/* POST /v1/jobs/{id}/cancel, POST /v1/jobs/{id}/priority {"priority": N},
+ * DELETE /v1/jobs/{id}[?purge=1] (life.c). */
+static void h_life(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const no_keys[] = {NULL}, *const prio_keys[] = {"priority", NULL};
+  int64_t id = number_after(rq->path, "/v1/jobs/");
+  if (id < 0)
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
+                 (int)strcspn(rq->path + 9, "/"), rq->path + 9);
+  cairn_error err = {0};
+  json_t *out = NULL, *o = NULL;
+  cairn_status st;
+  if (r == R_JOB) {
+    const char *p = rq->purge;
+    int purge = p && (!strcmp(p, "1") || !strcmp(p, "true"));
+    if (p && !purge && strcmp(p, "0") && strcmp(p, "false"))
+      return failf(rs, CAIRN_EINVAL, "\"purge\" must be 1, 0, true or false");
+    st = cairn__core_delete(m->core, id, purge, &out, &err);
+  } else if (!(o = parse_body(rq, r == R_JOB_CANCEL ? no_keys : prio_keys,
+                              r == R_JOB_CANCEL, rs)))
+    return;
+  else if (r == R_JOB_CANCEL)
+    st = cairn__core_cancel(m->core, id, &out, &err);
+  else {
+    json_t *v = json_object_get(o, "priority");
+    json_int_t n = json_integer_value(v);
+    int ok = json_is_integer(v) && n >= -CAIRN_MAX_PRIORITY && n <= CAIRN_MAX_PRIORITY;
+    json_decref(o);
+    o = NULL;
+    if (!ok)
+      return failf(rs, CAIRN_EINVAL, "\"priority\" must be an integer from %d to %d",
+                   -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY);
+    st = cairn__core_priority(m->core, id, (int64_t)n, &out, &err);
+  }
+  json_decref(o);
+  if (st != CAIRN_OK)
+    return fail(rs, &err);
+  set_json(rs, 200, out);
+}
+
+static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
+  char text[512];
+  snprintf(text, sizeof text, "method %.32s is not allowed on %.400s", rq->method, rq->path);
+  set_json(rs, 405, json_pack("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message",
+                              text));
+}
+
+/* GET /v1/jobs/{id}'s "wait": the milliseconds, 0 to CAIRN_MAX_WAIT_MS
+ * (decimal digits only); -1 with the 400 in rs otherwise. */
+static int job_wait_ms(const char *s, cairn__resp *rs) {
+  long n = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9' && n <= CAIRN_MAX_WAIT_MS; p++)
+    n = n * 10 + (*p - '0');
+  if (p == s || *p || n > CAIRN_MAX_WAIT_MS) {
+    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+          CAIRN_MAX_WAIT_MS);
+    return -1;
+  }
+  return (int)n;
+}
+
+/* GET /v1/jobs/{id}[?wait=MS] (admin): the job. With a wait and a job
+ * still running, asks http.c to hold the request (rs->hold, waiters.h)
+ * and renders nothing: the request comes back here when the job changed
+ * state or the wait passed (then with rs->hold NULL). The job's
+ * generation is read before its state: a change in between is not lost.
+ * O(1) under c->lock for the look; the answer as without a wait. */
+static void h_job_get(cairn_master *m, const cairn__req *rq, int64_t id, cairn__resp *rs) {
+  int wait = rq->arg_wait ? job_wait_ms(rq->arg_wait, rs) : 0;
+  if (wait < 0)
+    return;
+  if (wait > 0 && rs->hold) {
+    uint64_t gen = cairn__waiters_job_gen(m->waiters, id);
+    if (cairn__core_job_state(m->core, id) == JS_RUNNING) {
+      *rs->hold = (cairn__hold){.ms = wait, .gen = gen, .job = id};
+      return;
+    }
+  }
+  json_t *o = cairn__core_job_json(m->core, id, 1);
+  if (!o)
+    return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
+  set_json(rs, 200, o);
+}
+
+/* Query argument name (text p): digits only, from min to max, into *out;
+ * 0, or -1 with the 400 naming it in rs. */
+static int query_number(const char *name, const char *p, int64_t min, int64_t max, int64_t *out,
+                        cairn__resp *rs) {
+  char *end = NULL;
+  long long v = *p >= '0' && *p <= '9' && strlen(p) <= 18 ? strtoll(p, &end, 10) : -1;
+  if (v < min || v > max || !end || *end) {
+    failf(rs, CAIRN_EINVAL, "\"%s\" must be an integer from %lld to %lld", name,
+          (long long)min, (long long)max);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* GET /v1/jobs/{id}/tasks[?after=KEY][&limit=N]: a page of the job's tasks
+ * (cairn__core_tasks_json; its bound). */
+static void h_job_tasks(cairn_master *m, const cairn__req *rq, int64_t id, cairn__resp *rs) {
+  int64_t after = 0, limit = CAIRN_TASKS_PAGE;
+  if ((rq->arg_after && query_number("after", rq->arg_after, 1, INT64_MAX / 2, &after, rs)) ||
+      (rq->arg_limit && query_number("limit", rq->arg_limit, 1, CAIRN_TASKS_PAGE_MAX, &limit, rs)))
+    return;
+  cairn_error err = {0};
+  json_t *o = cairn__core_tasks_json(m->core, id, after, (size_t)limit, &err);
+  if (!o)
+    return fail(rs, &err);
+  set_json(rs, 200, o);
+}
+
+/* GET /v1/jobs/{id}/tasks/{key}: one task, its limits and its attempts. */
+static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
+  int64_t id = id_of(s, &end);
+  if (id < 0 || strncmp(end, "/tasks/", 7) != 0)
+    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
+  const char *ks = end + 7;
+  int64_t key = id_of(ks, &end);
+  if (key < 0 || *end)
+    return failf(rs, CAIRN_EINVAL, "\"%.64s\" is not a task key", ks);
+  cairn_error err = {0};
+  json_t *o = cairn__core_task_json(m->core, id, key, &err);
+  if (!o)
+    return fail(rs, &err);
+  set_json(rs, 200, o);
+}
+
+/* GET /v1/demand (admin): the core's counts and how volunteers register. */
+static void h_demand(cairn_master *m, cairn__resp *rs) {
+  static const char *const reg[] = {[CAIRN__REG_OPEN] = "open", [CAIRN__REG_INVITE] = "invite",
+                                    [CAIRN__REG_CLOSED] = "closed"};
+  json_t *o = cairn__core_demand_json(m->core);
+  if (o)
+    json_object_set_new(o, "registration", json_string(reg[m->registration]));
+  set_json(rs, o ? 200 : 503, o);
+}
+
+void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
+  rs->fd = -1;
+  cairn_error failure;
+  if (r != R_METRICS && cairn__core_health(m->core, &failure) != CAIRN_OK)
+    return fail(rs, &failure); /* a failed master answers 503 to all but /metrics */
+  switch (r) {
+  case R_HEALTHZ:
+    if (is(rq, "GET"))
+      return h_healthz(m, rs);
+    break;
+  case R_METRICS:
+    if (is(rq, "GET"))
+      return h_metrics(m, rs);
+    break;
+  case R_VOLUNTEERS:
+    if (is(rq, "POST"))
+      return cairn__admission_register(m, rq, rs);
+    if (is(rq, "GET")) {
+      if (admin(m, rq, rs)) {
+        rs->ctype = "application/json";
+        rs->body = cairn__core_volunteers_text(m->core, &rs->len);
+        rs->status = rs->body ? 200 : 503;
+      }
+      return;
+    }
+    break;
+  case R_WORK:
+    if (is(rq, "POST"))
+      return h_work(m, rq, rs);
+    break;
+  case R_RESULTS:
+    if (is(rq, "PUT"))
+      return cairn__api_result(m, rq, rs);
+    break;
+  case R_RESULTS_BATCH:
+    if (is(rq, "POST"))
+      return cairn__api_results(m, rq, rs);
+    break;
+  case R_HEARTBEAT:
+    if (is(rq, "POST"))
+      return h_heartbeat(m, rq, rs);
+    break;
+  case R_FILES:
+    if (is(rq, "GET") || is(rq, "HEAD"))
+      return h_file_get(m, rq, rs);
+    break; /* PUT is streamed by http.c */
+  case R_FILE_CHUNKS:
+    if (is(rq, "GET"))
+      return h_file_chunks(m, rq, rs);
+    break;
+  case R_RESULT_FILE:
+    break; /* PUT is streamed by http.c */
+  case R_TASK_OUTPUT:
+    if (is(rq, "GET"))
+      return h_task_output(m, rq, rs);
+    break;
+  case R_JOBS:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_jobs_post(m, rq, rs);
+    if (is(rq, "GET"))
+      return set_json(rs, 200, cairn__core_jobs_json(m->core));
+    break;
+  case R_JOB:
+  case R_JOB_TASKS:
+  case R_JOB_DAG:
+  case R_JOB_STATES:
+  case R_JOB_DIST:
+  case R_JOB_OUTPUT: {
+    if (!admin(m, rq, rs))
+      return;
+    if (r == R_JOB && is(rq, "DELETE"))
+      return h_life(m, r, rq, rs);
+    if (!is(rq, "GET"))
+      break;
+    int64_t id = number_after(rq->path, "/v1/jobs/");
+    if (id < 0)
+      return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
+                   (int)strcspn(rq->path + 9, "/"), rq->path + 9);
+    if (r == R_JOB_OUTPUT)
+      return h_job_output(m, rq, id, rs);
+    if (r == R_JOB)
+      return h_job_get(m, rq, id, rs);
+    if (r == R_JOB_DAG)
+      return cairn__dagview_get(m, id, rs);
+    if (r == R_JOB_STATES)
+      return cairn__states_get(m, id, rs);
+    if (r == R_JOB_DIST)
+      return cairn__distview_get(m, id, rs);
+    return h_job_tasks(m, rq, id, rs);
+  }
+  case R_JOB_TASK:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return h_job_task(m, rq, rs);
+    break;
+  case R_BAN:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_ban(m, rq, rs);
+    break;
+  case R_RELEASE:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_release(m, rq, rs);
+    break;
+  case R_VOLUNTEER: /* the admin, or the volunteer itself (admission.c) */
+    if (is(rq, "PATCH"))
+      return cairn__admission_team(m, rq, rs);
+    break;
+  case R_AUDIT_INDEX:
+  case R_AUDIT_VOL:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return h_audit(m, r, rq, rs);
+    break;
+  case R_JOB_CANCEL:
+  case R_JOB_PRIORITY:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "POST"))
+      return h_life(m, r, rq, rs);
+    break;
+  case R_DEMAND:
+    if (!admin(m, rq, rs))
+      return;
+    if (is(rq, "GET"))
+      return h_demand(m, rs);
+    break;
+  case R_INVITATIONS:
+  case R_INVITATION:
+    if (!admin(m, rq, rs))
+      return;
+    if (cairn__admission_invitations(m, r, rq, rs))
+      return;
+    break;
+  case R_STATS:
+    if (is(rq, "GET"))
+      return cairn__stats_get(m, rq, rs);
+    break;
+  case R_WEB:
+  case R_UNKNOWN:
+  case R_ROUTE_COUNT:
+    return failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
+  }
+  method_not_allowed(rs, rq);
+}

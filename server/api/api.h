@@ -1,0 +1,266 @@
+/* api.h — the master handle (struct cairn_master, made by server/master.c) and the API's handlers, shared by server/api/ and the HTTP transport above it (private). */
+#ifndef CAIRN_MASTER_PRIV_H
+#define CAIRN_MASTER_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cairn/master.h"
+#include "common/log.h"
+#include "server/conn/conns.h"
+#include "server/core/core.h"
+#include "server/api/invitations.h"
+#include "server/conn/ratelimit.h"
+#include "server/conn/slow.h"
+#include "server/conn/waiters.h"
+
+/* Routes, for dispatch and for the per-route request counters. */
+typedef enum {
+  R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
+  R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
+  R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
+  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_DEMAND, R_JOB_DAG, R_JOB_STATES, R_VOLUNTEER,
+  R_JOB_DIST, R_FILE_CHUNKS, R_ROUTE_COUNT
+} cairn__route;
+extern const char *const cairn__route_name[R_ROUTE_COUNT];
+
+#define CAIRN__STATUS_SLOTS 16
+
+/* Who may register a volunteer (cfg.registration). */
+enum { CAIRN__REG_OPEN, CAIRN__REG_INVITE, CAIRN__REG_CLOSED };
+
+struct cairn_master {
+  cairn_master_config cfg;
+  cairn__logger log;          /* from cfg; the core keeps a copy */
+  char *db_path, *listen, *web_dir;
+  char admin_token[129];
+  char url[300];
+  cairn__core *core;
+  void *daemon;              /* struct MHD_Daemon */
+  pthread_t reaper;
+  int reaper_running;
+  atomic_int stop_requested; /* set by cairn_master_stop(), from any thread or a signal */
+  cairn__ratelimit *anon;    /* per client address: registrations, failed
+                                authentications; NULL: no limit */
+  int registration;          /* CAIRN__REG_*: who may POST /v1/volunteers */
+  cairn__invites *invites;   /* invitation codes (invitations.c) */
+  cairn__ratelimit *vrate;   /* per volunteer id: requests on the volunteer routes
+                                (cfg.volunteer_per_minute); NULL: no limit */
+  atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
+  atomic_size_t body_bytes;  /* request body bytes held or promised (http.c; cap:
+                                cfg.max_body_memory) */
+  cairn__waiters *waiters;   /* held work requests (waiters.h): made by http.c when it
+                                starts, freed by cairn_master_delete after the core */
+  cairn__slow *slow;         /* the slow lane (slow.h): made when HTTP starts, stopped
+                                before the daemon stops (http.c), freed by
+                                cairn_master_delete */
+  cairn__conns *conns;       /* the connections without a token (conns.h, at most
+                                cfg.anonymous_connections): made when HTTP starts,
+                                freed by cairn_master_delete */
+  int stop_pipe[2];
+  pthread_mutex_t stats_lock;
+  uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
+  /* GET /v1/stats (stats.c): the rendered standings and their builder
+   * thread; made by cairn__stats_start, NULL before and after */
+  struct cairn__standings *standings;
+};
+
+typedef struct cairn__req {
+  const char *method;
+  const char *path;
+  const char *token;         /* bearer token, or NULL */
+  const char *client_ip;     /* the peer's IPv4 address as text, or "" */
+  const char *body;
+  size_t len;
+  const char *purge;         /* the "purge" query argument (DELETE /v1/jobs/{id}), or NULL */
+  const char *arg_task, *arg_name; /* query arguments "task" and "name", or NULL */
+  const char *arg_limit;     /* the "limit" query argument (GET /v1/stats, GET
+                                /v1/jobs/{id}/tasks), or NULL */
+  const char *arg_after;     /* the "after" query argument (GET /v1/jobs/{id}/tasks), or NULL */
+  const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
+  const char *arg_page;      /* the "page" query argument (GET /v1/stats), or NULL */
+  const char *if_none_match; /* the If-None-Match header (GET /v1/stats), or NULL */
+  const char *range;         /* the Range header (GET /v1/files/{sha256}), or NULL */
+  int resumed;               /* POST /v1/work asked again after a hold: its report
+                                was applied the first time */
+} cairn__req;
+
+/* POST /v1/work with "wait" and no task now, or GET /v1/jobs/{id}?wait=
+ * of a running job (api.c fills it, http.c holds the request, waiters.h):
+ * the wait in ms (0: answer at once), the apps it is woken for (hashes;
+ * napps 0: any), the wake generation it saw; job > 0: a job wait on that
+ * job (gen: the job's, cairn__waiters_job_gen; no body is rendered). */
+typedef struct cairn__hold {
+  int ms;
+  int napps;
+  uint64_t apps[CAIRN__WAITERS_APPS];
+  uint64_t gen;
+  int64_t job;
+  int64_t vol;  /* > 0: a one-task request the core may hand a task to (waiters.h) */
+  int64_t owner;      /* a work request: its volunteer */
+  unsigned owner_cap; /* its requests held at once, at most (cairn__core_hold_cap) */
+} cairn__hold;
+
+typedef struct cairn__resp {
+  int status;
+  char *body;                /* malloc'd */
+  size_t len;
+  const char *ctype;
+  int fd;                    /* >= 0: send this file (size fd_size) instead of body */
+  int retry_after;           /* > 0: a Retry-After header, in seconds */
+  int retry_after_ms;        /* > 0: also Cairn-Retry-After-Ms (finer, for Cairn workers) */
+  uint64_t fd_size;
+  uint64_t fd_from;          /* status 206: the file is sent from this byte (Content-Range) */
+  cairn__hold *hold;         /* POST /v1/work or GET /v1/jobs/{id} where the request may
+                                be held, else NULL */
+  char etag[20];             /* non-empty: an ETag header (http.c, conditional GETs; set by
+                                the handler: http.c does not hash the body) */
+  int max_age;               /* > 0: Cache-Control: public, max-age=max_age (seconds) */
+} cairn__resp;
+
+/* What a request may do before its body is read, from its headers alone. */
+typedef struct cairn__gate {
+  size_t max_body;           /* the route's body cap (413 above); uploads are streamed */
+  int trusted;               /* it carries the admin token: no request deadline */
+  int authenticated;         /* it carries a valid token, the admin's or a registered
+                                volunteer's (checked here): its connection no longer
+                                counts as anonymous (conns.h) */
+} cairn__gate;
+
+cairn__route cairn__api_route(const char *method, const char *path);
+/* At a request's first callback: fills g; 1 when the body may be read, 0
+ * with the 401 or 403 in rs when the route needs a token it lacks, or the
+ * 429 when client_ip ("" when unknown) has made too many registrations or
+ * failed authentications (cfg.anonymous_per_minute). */
+int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const char *token,
+                    const char *client_ip, cairn__gate *g, cairn__resp *rs);
+/* Handles a complete request; fills rs (rs->fd = -1 unless a file is sent). */
+void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs);
+/* PUT /v1/results/{idx}/files/{sha256}, at its first callback (the gate
+ * passed: token is a volunteer's): checks the URL and that the volunteer
+ * holds lease idx and may upload `declared` bytes (has_length: a
+ * Content-Length was sent, which this route needs). 1 with want, *vol (the
+ * volunteer's id) and *idx set, or 0 with the error in rs. */
+/* PUT /v1/files/{sha256}, before its body: 1 for the admin, and for a
+ * volunteer that holds the output kept on workers sha256 when the master
+ * has no copy and no other holder it can offer (keep.c); else 0 with rs
+ * set (403, 409). */
+int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *token,
+                           cairn__resp *rs);
+int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
+                             unsigned long long declared, int has_length, char want[65],
+                             int64_t *vol, int64_t *idx, cairn__resp *rs);
+/* Sets rs to the JSON error body for st with message text. */
+void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
+/* Asks the client to come back in ms (> 0): Retry-After in whole seconds
+ * (at least 1) and Cairn-Retry-After-Ms. */
+void cairn__api_retry(cairn__resp *rs, int ms);
+/* Helpers of the route handlers (api.c), for admission.c: rs gets status
+ * and o rendered (taking o; NULL: no body); an error with a printf-style
+ * message; a JSON object body allowing only keys (NULL: any; empty = {}
+ * when empty_ok), NULL with the 400 in rs; an array of at most max app
+ * names (borrowed) or -1 with the 400; an optional string field (def when
+ * absent, NULL with the 400); the id s spells up to '/' or its end, -1 when
+ * none; one of client address ip's anonymous tokens (1, or 0 with a 429). */
+void cairn__api_json(cairn__resp *rs, int status, json_t *o);
+void cairn__api_failf(cairn__resp *rs, cairn_status st, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+json_t *cairn__api_body(const cairn__req *rq, const char *const *keys, int empty_ok,
+                        cairn__resp *rs);
+int cairn__api_apps(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs);
+const char *cairn__api_opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs);
+int64_t cairn__api_id(const char *s, const char **end);
+int cairn__api_anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs);
+/* For gate.c: 1 when rq carries the admin token, else 0 with the 401 or
+ * 403 in rs; the id of the volunteer whose token rq carries, else 0 with
+ * the error in rs. */
+int cairn__api_admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+int64_t cairn__api_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+
+/* admission.c: POST /v1/volunteers (under cfg.registration), and the
+ * invitation routes r (R_INVITATIONS, R_INVITATION; the caller checked the
+ * admin token): 1 when handled, 0 for a method the route has not. */
+/* results.c: PUT /v1/results/{n}; POST /v1/results (a batch of results);
+ * POST /v1/work with "max" (h_work has read the report r and apps). */
+void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+void cairn__api_work_many(cairn_master *m, int64_t v, const cairn__report *r, char **apps,
+                          int napps, json_t *max, cairn__resp *rs);
+/* api.c: the 200 of a work request the core handed offer to (a json_t,
+ * taken) once journal record seq is durable; the error if it cannot be. */
+void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn__resp *rs);
+void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+/* PATCH /v1/volunteers/{id} {"team": NAME | null}: the admin, or the
+ * volunteer itself with its own token, changes its team (checked as at
+ * registration). O(1) under c->lock (cairn__core_set_team). */
+void cairn__admission_team(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
+                                 cairn__resp *rs);
+int cairn__api_is_admin(const cairn_master *m, const char *token);
+void cairn__api_count(cairn_master *m, cairn__route r, int status);
+
+/* stats.c: GET /v1/stats (public, no token): credit standings, served
+ * from a rendering (the JSON text of the top CAIRN__STATS_MAX volunteers
+ * and teams and the totals) that one builder thread reads from the store
+ * (never under c->lock) and renders at most once every
+ * CAIRN__STATS_REFRESH_SECONDS while it is read. A request copies a slice
+ * of it: ?limit= entries of each list (default CAIRN__STATS_DEFAULT, at
+ * most CAIRN__STATS_MAX) from ?page= (default 1): O(its body), no JSON
+ * built, no store read. A request finding the rendering older than
+ * CAIRN__STATS_COLD_SECONDS (no reads for that long) waits for the build
+ * it asked for, at most CAIRN__STATS_WAIT_SECONDS. */
+#define CAIRN__STATS_DEFAULT 100
+#define CAIRN__STATS_MAX 1000
+#define CAIRN__STATS_REFRESH_SECONDS 2.0
+#define CAIRN__STATS_COLD_SECONDS (2 * CAIRN__STATS_REFRESH_SECONDS)
+#define CAIRN__STATS_WAIT_SECONDS 5.0
+/* Starts the builder (cairn_master_start, before HTTP); stops it and
+ * frees the renderings (cairn_master_delete, after HTTP: no request runs);
+ * a no-op when it was not started. */
+cairn_status cairn__stats_start(cairn_master *m, cairn_error *err);
+void cairn__stats_stop(cairn_master *m);
+/* Appends the builder's /metrics lines (cairn_stats_renders_total,
+ * cairn_stats_render_cpu_seconds_total) to buf (len bytes); buf as it was
+ * when out of memory. */
+char *cairn__stats_metrics(cairn_master *m, char *buf, size_t *len);
+void cairn__stats_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+
+/* dagview.c: GET /v1/jobs/{id}/dag (admin; the caller checked the token):
+ * the job's dag and E(t) of its policy and fifo, read from the store file
+ * (never under c->lock), 413 beyond 20,000 tasks or 400,000 edges. */
+void cairn__dagview_get(cairn_master *m, int64_t job, cairn__resp *rs);
+
+/* distview.c: GET /v1/jobs/{id}/distribution (admin; the caller checked
+ * the token): each broadcast file's plan in force, the copies that
+ * travelled, bytes by source, the measured link rates; read from the store
+ * file (never under c->lock), at most CAIRN__DIST_VIEW_MAX transfers and
+ * senders per file. */
+#define CAIRN__DIST_VIEW_MAX 2000
+void cairn__distview_get(cairn_master *m, int64_t job, cairn__resp *rs);
+
+/* states.c: GET /v1/jobs/{id}/states (admin; the caller checked the
+ * token): one letter per task (w, e, r, d, f) in job-file order, copied
+ * 4,096 tasks per hold of c->lock. */
+void cairn__states_get(cairn_master *m, int64_t id, cairn__resp *rs);
+
+/* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
+json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);
+json_t *cairn__audit_volunteer(cairn_master *m, int64_t id, cairn_error *err);
+
+/* Imports a local file into the file store: copies it to files_dir/sha256
+ * (fsync'd) and records it. Fills sha256 and size. */
+cairn_status cairn__files_import(cairn__core *c, const char *path, char sha256[65], int64_t *size,
+                                 cairn_error *err);
+/* Finishes an upload written to tmp_path: checks its digest against want,
+ * fsyncs, renames into place and records it; removes tmp_path on failure. */
+cairn_status cairn__files_commit(cairn__core *c, const char *tmp_path, const char *want,
+                                 const char *got, int64_t size, int *existed, cairn_error *err);
+/* The same for an output file uploaded under lease idx of volunteer vol:
+ * not recorded, but held for the lease until a result of it names the file
+ * or it ends (uploads.h). */
+cairn_status cairn__files_commit_output(cairn__core *c, const char *tmp_path, const char *want,
+                                        const char *got, int64_t size, int64_t vol, int64_t idx,
+                                        int *existed, cairn_error *err);
+
+#endif
