@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "server/core/core.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 

@@ -36,29 +36,6 @@ const char *const cairn__outcome_name[OUT_COUNT] = {"valid", "invalid", "pending
 
 enum { LEASE_LEASED, LEASE_RETURNED, LEASE_EXPIRED };
 
-int64_t cairn__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec;
-}
-
-char *cairn__strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d)
-    memcpy(d, s, n);
-  return d;
-}
-
-uint64_t cairn__hash_key(const char *hex) {
-  uint64_t k = 0;
-  for (int i = 0; i < 16 && hex[i]; i++) {
-    char ch = hex[i];
-    k = (k << 4) | (uint64_t)(ch <= '9' ? ch - '0' : ch - 'a' + 10);
-  }
-  return k ? k : 1;
-}
-
 /* ---- lease heap (min by expires) ---- */
 
 int cairn__lease_push(cairn__core *c, int64_t expires, int64_t idx) {

@@ -70,370 +70,11 @@
 #ifndef CAIRN_CORE_H
 #define CAIRN_CORE_H
 
-#include <jansson.h>
-#include <pthread.h>
-#include <stdint.h>
+#include "server/dist/dist.h"
+#include "server/model/model.h"
+#include "server/trust/trust.h"
+#include "server/trust/validate.h"
 
-#include "common/ataf.h"
-#include "common/dag.h"
-#include "common/error.h"
-#include "common/jobspec.h"
-#include "common/limits.h"
-#include "common/log.h"
-#include "common/outputs.h"
-#include "common/policy.h"
-#include "common/protocol.h"
-#include "common/taskrun.h"
-#include "server/base/hmap.h"
-#include "server/store/journal.h"
-#include "server/store/store.h"
-
-typedef enum { TS_WAITING, TS_ELIGIBLE, TS_RUNNING, TS_DONE, TS_FAILED, TS_COUNT } cairn__tstate;
-typedef enum { JS_RUNNING, JS_DONE, JS_FAILED, JS_CANCELLED, JS_COUNT } cairn__jstate;
-extern const char *const cairn__tstate_name[TS_COUNT];
-extern const char *const cairn__jstate_name[JS_COUNT];
-
-/* A job's input file. For a broadcast file: when it was first assigned to a
- * worker, which of the job's workers were given tasks needing it, and how
- * many copies of it that travelled were recorded (distribution.c). */
-typedef struct mfile {
-  char *name;
-  char sha256[65];
-  int64_t size;
-  int broadcast;
-  int64_t first_assign;
-  int64_t *assigned;
-  uint32_t nassigned, capassigned;
-  uint32_t logged;   /* copies of it recorded for this job (at most CAIRN__XFER_LOG_MAX a run) */
-} mfile;
-
-enum { OUT_VALID, OUT_INVALID, OUT_PENDING, OUT_ERROR, OUT_TAINTED, OUT_COUNT };
-extern const char *const cairn__outcome_name[OUT_COUNT];
-
-typedef struct mres {
-  int64_t idx, vol;
-  char digest[65];
-  uint8_t ok;        /* exit status 0 */
-  uint8_t outcome;
-  uint8_t solo;      /* accepted on no other result's agreement: the lone copy
-                      * of a round that runs once, or a job's with quorum 1;
-                      * it earns no trust (trust.c) */
-  /* non-exact validators only (validate.c): its stdout (malloc'd, freed once
-   * the task needs it no more), its output files' key, and bit k set when
-   * it agrees with res[k] (k < CAIRN__VALID_MAX_COMPARED); known: bit k set once that is decided
-   * (at once, but for the command validator); files: its output files
-   * (command only, freed with out) */
-  char *out;
-  uint32_t len;
-  char fkey[65];
-  uint64_t agree, known;
-  cairn__output_file *files;
-  uint32_t nfiles;
-  /* credit (credit.c): the CPU seconds it claims (-1: none), and the
-   * credit it is granted while valid (its task's agreed claim) */
-  double claim, credit;
-  struct mteam *team; /* the team ledger's entry its credit counts for while
-                       * valid (team.c; NULL: none) */
-} mres;
-
-/* A task's replicas in its current round. */
-typedef struct mrep {
-  int64_t *vols;     /* volunteers allocated (distinct when replication > 1) */
-  uint32_t nvols, capvols;
-  mres *res;
-  uint32_t nres, capres;
-  uint32_t active;   /* leases out */
-  uint32_t checking; /* pairs queued for the command validator (validate.h) */
-  uint8_t solo;      /* this round runs once, on a trusted volunteer (trust.c);
-                      * cleared when that copy fails or its lease ends unreturned */
-} mrep;
-
-typedef struct mtask {
-  int64_t key;
-  char *name;
-  char *args_json;   /* compact JSON array of strings */
-  uint32_t *inputs;  /* indices into the job's files */
-  uint32_t ninputs;
-  uint32_t npending; /* parents not yet done */
-  uint8_t state;
-  uint8_t queued;    /* 1: in the policy's ready set, 2: in its job's urgent ring (trust.c) */
-  uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
-  uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
-  uint16_t attempts; /* allocations in this round */
-  int64_t accepted;  /* index of the accepted (or last failed) result, 0 if none */
-  int64_t round;
-  mrep *rep;         /* NULL until first allocated */
-  char *run_json;    /* its limits, env, stdin (a work offer's form), or NULL */
-  int32_t wall;      /* its wall_seconds (0: none): the lease's hard deadline */
-  int32_t out_mib;   /* its output_mib (0: none): also its leases' upload budget */
-  int64_t failed_vol, failed_at; /* who failed it last and when (limits.c) */
-  struct cairn__tio *io; /* declared outputs, parents' files read, accepted
-                          * files (server/core/outputs.h); NULL: none */
-} mtask;
-
-typedef struct mjob {
-  int64_t id;
-  char *name, *app, *policy_name;
-  int replication, quorum, lease_seconds, max_attempts;
-  int adaptive;      /* "adaptive": trusted volunteers' tasks may run once (trust.c) */
-  int keep_workers;  /* "keep": "workers": outputs stay where they were made (keep.c) */
-  cairn__validator validator; /* how its replicas are compared (validate.c) */
-  int state;
-  int64_t created, finished;
-  int64_t priority;  /* higher first (life.c) */
-  uint32_t nleases;  /* leases out */
-  uint8_t inq;       /* in c->runq */
-  mfile *files;
-  uint32_t nfiles;
-  mtask *tasks;
-  uint32_t ntasks;
-  cairn__dag *dag;
-  const cairn__policy_ops *pol;
-  void *pstate;
-  uint32_t counts[TS_COUNT];
-  /* resources (fit.h): the distinct requests and how many tasks make each */
-  cairn__resources *rclasses;
-  uint32_t *rclass_tasks;
-  uint32_t *rclass_eligible; /* ELIGIBLE tasks making each (demand.h) */
-  uint32_t nrclasses;
-  uint32_t *parked;        /* ring of parked tasks (capacity ntasks, made on first use) */
-  uint32_t park_head, nparked, sweep_left;
-  uint64_t parked_gen;     /* c->offer_gen when the last sweep of parked tasks began */
-  /* adaptive jobs (trust.c): ring of tasks whose round has a copy out or a
-   * result and wants more, served before the policy's picks (capacity
-   * ntasks, made on first use; emptied when the policy is rebuilt at start-up) */
-  uint32_t *urgent;
-  uint32_t urgent_head, nurgent;
-} mjob;
-
-typedef struct mvol {
-  int64_t id;              /* also the ATAF row */
-  char *name, *cluster;
-  char **apps;
-  int napps, slots, banned;
-  char token_hash[65];
-  char *peer_url;          /* its file server for peers, or NULL */
-  struct mvol *peer_twin;  /* the volunteer that said the same peer URL before it (a
-                              worker registered anew), or NULL (cairn__dist_peer_url) */
-  int relays;              /* its reports say "chunks": true (its file server relays a
-                              file while receiving it); not stored, every work body says it */
-  unsigned peer_max;       /* files its file server sends at once, as its reports say
-                              ("peer_max"); 0: not said (CAIRN_DEFAULT_PEER_MAX); not
-                              stored, every report says it */
-  uint64_t key_gen;        /* generation of the peer key it was last given (grants use it) */
-  int64_t allocations;     /* t of the latest allocation */
-  int64_t valid, invalid, pending, errors;
-  int64_t *active;         /* indices of leases held */
-  size_t nactive, capactive;
-  int64_t created, last_seen;
-  cairn__resources offer;   /* what it offers (fit.h); has_offer 0: {slots, 0, 0} */
-  cairn__resources used;    /* what the tasks of its leases request */
-  int has_offer;
-  /* quarantine (quarantine.c): the last q_seen (<= CAIRN__QUAR_WINDOW)
-   * final outcomes, newest in bit 0: invalid ones, errors */
-  uint32_t q_invalid, q_errors;
-  uint8_t q_seen;
-  int quarantined;         /* gets no new task until released */
-  int64_t up_bytes;        /* output bytes its live leases' uploads announced (the sum
-                              of their out_bytes; uploads.c), at most the master's
-                              --max-pending-upload-mib; not stored */
-  int64_t lapsed_at;       /* when a lapse of its leases last counted against it
-                              (cairn__vol_lapsed; 0: never; not stored) */
-  /* credit (credit.c): its team (NULL: none), and the sums over its valid
-   * results of their credit and claims, and their number; kept in the
-   * store (volunteers row) with every change, outliving deleted jobs */
-  char *team;
-  double credit, cpu_seconds;
-  int64_t credited;
-  /* adaptive replication (trust.c): its valid replicated results in a row,
-   * its last unreplicated accepted results (NULL until it has one), and
-   * whether a re-check of them is due at the end of this request */
-  int64_t trust;
-  struct cairn__tring *ring;
-  int trust_due;
-  int64_t seen_sec;        /* the second its latest request is counted in (demand.c; 0: none) */
-  uint8_t seen_idle;       /* it held no lease then */
-  /* the census of the clusters present (census.c): its place in the queue
-   * of volunteers counted, least recently seen first, and when it was seen */
-  struct mvol *cprev, *cnext;
-  int64_t cseen;
-  uint8_t counted;
-  /* the ban (ban.c): where it has a result, one entry per result received
-   * (and per current-round result loaded at start-up), in arrival order;
-   * 8 bytes each, 16 at most with the array's doubling; freed when its ban
-   * is finished. Entries of rounds since re-opened stay and are skipped;
-   * those of deleted jobs go when the array is full. ban_left: banned, its ban not finished
-   * (the store's ban_pending); ban_next: the next entry a slice reads.
-   * forget_at, forget_cap: the next bucket of the file table whose holdings
-   * of it a slice forgets, and the table's size when that began (0: none
-   * left; cairn__dist_forget_step). */
-  struct { uint32_t job, task; } *did; /* job: its id - 1 (c->jobs), task: its seq */
-  uint32_t ndid, capdid, ban_next;
-  uint8_t ban_left;
-  size_t forget_at, forget_cap;
-} mvol;
-/* Quarantine's window and the results it needs before judging
- * (docs/accountability.md). */
-#define CAIRN__QUAR_WINDOW 20
-#define CAIRN__QUAR_MIN 10
-/* A quarantined volunteer's work answer asks it to come back this late. */
-#define CAIRN__QUAR_RETRY_MS 300000
-
-typedef struct mlease {
-  int64_t idx, t, issued, expires;
-  int64_t hard;            /* issued + wall + grace: expires never passes it (0: none) */
-  int64_t out_bytes;       /* output bytes announced by its uploads (outputs.c) */
-  uint32_t out_files;
-  /* the files stored under it that no result claimed yet (uploads.c): their
-   * sha256, at most out_files <= CAIRN_MAX_OUTPUT_FILES; owned, freed when
-   * it ends (cairn__uploads_lease_end) */
-  char (*up)[65];
-  uint32_t nup;
-  mvol *vol;
-  mjob *job;
-  uint32_t task;
-} mlease;
-
-typedef struct lease_heap_item {
-  int64_t expires, idx;
-} lease_heap_item;
-
-typedef struct cairn__dist cairn__dist; /* dist.h */
-
-/* Tasks of one app (by cairn__hash_app) made eligible under one hold of
- * the lock (wake.c); at most CAIRN__WAKE_APPS apps are told apart. */
-#define CAIRN__WAKE_APPS 8
-/* Jobs whose state changed under one hold of the lock told apart; more:
- * every held job wait is woken (wake.c). */
-#define CAIRN__WAKE_JOBS 8
-/* Held work requests a submission hands a task to at most, in the
- * submission's own journal group (handoff.c). */
-#define CAIRN__HANDOFF_MAX 8
-typedef struct cairn__handed {
-  int64_t claim;  /* the held request (cairn__waiters_claim) */
-  json_t *offer;  /* its task, NULL: none found (it asks again) */
-} cairn__handed;
-typedef struct cairn__wake_entry {
-  uint64_t app;
-  uint32_t n;
-} cairn__wake_entry;
-/* Seconds a volunteer counts as present after its latest request (demand.h). */
-#define CAIRN__DEMAND_WINDOW 20
-/* The presence ring (demand.c): per second of the last window, the volunteers
- * whose latest request fell in it, and of those the ones holding no lease. */
-typedef struct cairn__presence {
-  int64_t sec[CAIRN__DEMAND_WINDOW];
-  uint32_t present[CAIRN__DEMAND_WINDOW], idle[CAIRN__DEMAND_WINDOW];
-} cairn__presence;
-
-/* Parents a hold of the lock may find lost (keep.c). */
-#define CAIRN__LOST_MAX 16
-
-typedef struct cairn__core {
-  pthread_mutex_t lock;
-  cairn__logger log;        /* the master's (a copy; NULL at open: stderr, warn) */
-  cairn__store *store;
-  cairn__ataf_family family;
-  char files_dir[4096];
-
-  mvol **vols;             /* vols[id-1] */
-  size_t nvols, capvols;
-  cairn__hmap vol_by_token; /* first 8 bytes of token hash -> mvol */
-  mjob **jobs;             /* jobs[id-1] */
-  size_t njobs, capjobs;
-  cairn__hmap leases;       /* idx -> mlease */
-  lease_heap_item *heap;
-  size_t nheap, capheap;
-  char peer_secret[65];    /* derives every holder's peer key (common/grant.h); never stored */
-  uint64_t peer_gen;       /* the peer keys' generation: volunteers banned so far */
-  cairn__dist *dist;       /* files, holders, transfers, rates, plans (dist.h) */
-  int64_t next_task_key;
-
-  mjob **runq;             /* jobs not cancelled with ELIGIBLE tasks, by priority, id (life.c) */
-  size_t nrunq, caprunq;   /* caprunq >= jobs alive: an insertion never allocates */
-  size_t retain_cursor;    /* where the retention scan goes on (life.c) */
-  struct { int64_t id; int purge; } *resume; /* deletions a stop interrupted (load.c) */
-  size_t nresume;
-
-  cairn__journal *journal; /* its own module and lock (journal.h) */
-  pthread_cond_t job_cv;   /* a job's state changed (cairn__job_changed) */
-
-  cairn__resources largest; /* field-wise largest offer seen (fit.h) */
-  int any_offer;            /* an offer was seen */
-  uint64_t offer_gen;       /* bumped when largest grows */
-  cairn__presence presence; /* volunteers present and idle (demand.c) */
-
-  /* counters for /metrics */
-  uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
-  /* the ban's slices (ban.c): results a slice reads (set before serving;
-   * 0: CAIRN__BAN_SLICE), slices done since start, and the longest hold of
-   * the lock by a ban's step since start, in nanoseconds */
-  uint32_t ban_slice;
-  uint64_t ban_slices_total, ban_hold_max_ns;
-  int ban_stop; /* set (atomically) when the master stops: a ban ends after
-                 * its slice, pending, finished at the next start */
-  uint64_t handoffs_total;  /* allocations handed in their submission's group (handoff.c) */
-  uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
-  uint64_t quarantines_total, quarantined_now;
-  /* adaptive replication (trust.c): the rule's parameters (set before
-   * serving), its random state, its counters, and the volunteers whose
-   * re-check is due when the current request ends (each once, trust_due) */
-  int64_t trust_threshold;
-  double spot_check;
-  uint64_t trust_rng;
-  uint64_t unreplicated_total, spot_checks_total, trust_resets_total, rechecks_total;
-  mvol **trust_due;
-  size_t ntrust_due, captrust_due;
-  /* outputs kept on workers (keep.c): parents whose kept output has no
-   * holder left, found under the current hold of the lock, recomputed when
-   * it is released (cairn__lost_flush; at most CAIRN__LOST_MAX a hold, more
-   * are found again by the next request), and the count of recomputations */
-  struct { int64_t job; uint32_t task; } lost[CAIRN__LOST_MAX];
-  uint32_t nlost;
-  uint64_t recomputed_total;
-  /* output files stored under live leases that no result claimed yet
-   * (uploads.c): sha256 key (cairn__hash_key) -> cairn__upl, each counted
-   * once per lease holding it; their bytes; and the files and bytes
-   * reclaimed (their leases ended unclaimed, or found at start-up) */
-  cairn__hmap uploads;
-  int64_t upload_bytes;
-  uint64_t uploads_reclaimed, upload_bytes_reclaimed;
-  int64_t orphans_until;   /* the start-up orphans leave then (uploads.h; 0: none) */
-  int64_t loaded_at;       /* when the store was loaded: holders are waited for
-                              a while after a restart, before any is lost */
-  /* quarantine thresholds (quarantine.c): fractions of the window invalid,
-   * errors; 0: that test is off. Set before serving. */
-  double quar_invalid, quar_errors;
-
-  /* limits (limits.c): the ceiling of every task's limits (0: none), the
-   * seconds a lease outlives its task's wall limit; set before serving */
-  int64_t ceiling[CAIRN_LIMIT_COUNT];
-  int64_t wall_grace;
-  cairn__hmap app_runners;  /* hash of an app name -> volunteers registered with it */
-  cairn__hmap teams;        /* hash of a team name -> its mteam list (team.c) */
-  struct cairn__vcmd *vcmd; /* the command validator's queue and thread (validate.h) */
-  /* wake.c: tasks made eligible under the current hold of the lock, told
-   * to waker (the held work requests, waiters.h) after the unlock; waker
-   * NULL: nothing is noted. Set before serving. */
-  cairn__wake_entry wake[CAIRN__WAKE_APPS];
-  uint32_t nwake, wake_any;
-  void (*waker)(void *ud, uint64_t app, unsigned n);
-  void *waker_ud;
-  /* wake.c: jobs whose state changed under the current hold of the lock,
-   * told to job_waker (the held job waits) after the unlock; more than
-   * CAIRN__WAKE_JOBS: wake_all_jobs (told as job 0) */
-  int64_t wake_jobs[CAIRN__WAKE_JOBS];
-  uint32_t nwake_jobs, wake_all_jobs;
-  void (*job_waker)(void *ud, int64_t job);
-  /* handoff.c: held work requests a submission claimed (claimer, under the
-   * lock) and allocated a task to under the same hold, given their offers
-   * by hander after the unlock with the group's last journal record; both
-   * NULL: no handoff. Set before serving. */
-  cairn__handed handed[CAIRN__HANDOFF_MAX];
-  uint32_t nhanded;
-  int64_t (*claimer)(void *ud, uint64_t app, int64_t *vol);
-  void (*hander)(void *ud, int64_t claim, json_t *offer, uint64_t seq);
-} cairn__core;
 
 /* wake.c: releases c->lock, then gives c->hander the offers handed under
  * it (at most CAIRN__HANDOFF_MAX calls), tells c->waker the tasks noted
@@ -441,24 +82,7 @@ typedef struct cairn__core {
  * the jobs whose state changed (at most CAIRN__WAKE_JOBS calls). */
 void cairn__core_unlock_wake(cairn__core *c);
 
-/* Releases c->lock, first sealing the journal records put under it (one
- * request's changes commit together: journal.h), and after it wakes the
- * held work requests for the tasks that became eligible under it (wake.c).
- * Every holder of c->lock releases it so, never with pthread_mutex_unlock. */
-void cairn__lost_flush(cairn__core *c);
-static inline void cairn__core_unlock(cairn__core *c) {
-  if (c->nlost)
-    cairn__lost_flush(c); /* outputs kept on workers that were lost (keep.c) */
-  cairn__journal_seal(c->journal);
-  if (c->nwake || c->wake_any || c->nwake_jobs || c->wake_all_jobs || c->nhanded)
-    cairn__core_unlock_wake(c);
-  else
-    pthread_mutex_unlock(&c->lock);
-}
-
 /* ---- wake.c: eligible tasks told to the held work requests ---- */
-/* The hash an app name is matched by (FNV-1a; never 0). */
-uint64_t cairn__hash_app(const char *name);
 /* Under the lock: n tasks of app became eligible. O(CAIRN__WAKE_APPS). */
 void cairn__wake_note(cairn__core *c, const char *app, uint32_t n);
 /* Under the lock: job's state changed (it finished, was cancelled, ran
@@ -500,13 +124,6 @@ cairn__core *cairn__core_open(const char *db_path, int durable, const char *fami
 /* Chooses the broadcast planner (cairn__bplan_algorithms()); CAIRN_EINVAL
  * naming the choices when unknown. */
 cairn_status cairn__core_set_bplan(cairn__core *c, const char *algo, cairn_error *err);
-/* on 1 (default): a worker still receiving a broadcast file, whose reports
- * say it relays ("chunks"), may be named as a source of it (cut-through);
- * 0: sources are whole copies only (store-and-forward). relay.c. */
-void cairn__core_set_cut_through(cairn__core *c, int on);
-/* Chooses the planner of kept outputs' copies (mcast.c): WR, WRP, CDMD or
- * online (default); CAIRN_EINVAL naming the choices when unknown. */
-cairn_status cairn__core_set_mcast(cairn__core *c, const char *algo, cairn_error *err);
 /* CAIRN_OK while the master works; CAIRN_EFAILED (reason in err) once its
  * journal has failed (journal.h): nothing is acknowledged after that. */
 cairn_status cairn__core_health(cairn__core *c, cairn_error *err);
@@ -693,102 +310,10 @@ int cairn__ban_note(const cairn__core *c, mvol *v, const mjob *j, uint32_t task)
 cairn_status cairn__core_ban_resume(cairn__core *c, cairn_error *err);
 cairn_status cairn__core_ban(cairn__core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err);
-/* quarantine.c: a volunteer whose share of invalid results (or errors)
- * over its last CAIRN__QUAR_WINDOW results, once it has at least
- * CAIRN__QUAR_MIN, exceeds c->quar_invalid (c->quar_errors) gets no new
- * task until released; nothing is recomputed. cairn__quar_note records v's
- * final outcome (under the lock, O(1)); cairn__quar_crossed is the test
- * (bad > threshold × seen, seen >= CAIRN__QUAR_MIN, threshold > 0).
- * cairn__core_release ends a quarantine and empties the window (takes the
- * lock; CAIRN_ENOTFOUND, CAIRN_ECONFLICT when it is not quarantined). */
-void cairn__quar_note(cairn__core *c, mvol *v, int outcome);
-/* credit.c (docs/accountability.md, "Credit"), each under the lock:
- * cairn__credit_grant: the task's quorum was reached with canonical result
- * cn; sets the credit of each of r's results to the agreed claim (the
- * lowest claim among the results that agree with cn; 0 when none claims).
- * O(results of the round). cairn__credit_late: m arrived for task t
- * already DONE: it gets the accepted result's credit. O(results of the
- * round). cairn__credit_count: m's outcome OUT_VALID was added (delta +1)
- * or removed (-1): v's totals move by m's credit and claim, journaled with
- * the result. O(1). */
-void cairn__credit_grant(const mjob *j, mrep *r, const mres *cn);
-void cairn__credit_late(const mtask *t, mres *m);
-void cairn__credit_count(cairn__core *c, mvol *v, mres *m, int delta);
-/* The one rule for a total of valid results (a volunteer's, a team's):
- * *n, *credit and *cpu move by delta times one result, m's credit and its
- * claim; none left means no rounding residue, and sums never go below 0. */
-void cairn__credit_tally(int64_t *n, double *credit, double *cpu, const mres *m, int delta);
-/* team.c, the team ledger (docs/accountability.md, "Teams"): a team's sums
- * of the credit, claims and number of the valid results granted while
- * their volunteer was in it; entries live as long as the core (one per team
- * that ever earned credit, found by a hash of its name). Under the lock:
- * cairn__team_count: m's credit counts for team (delta +1; NULL: none) or
- * stops counting for the team it counted for (-1), journaled. O(1)
- * (a hash look-up). cairn__team_load: a ledger row at start-up (-1: out of
- * memory); cairn__teams_free at close. */
-typedef struct mteam {
-  struct mteam *next; /* another name of the same hash */
-  char *name;
-  double credit, cpu_seconds;
-  int64_t results;
-} mteam;
-void cairn__team_count(cairn__core *c, mres *m, const char *team, int delta);
-int cairn__team_load(void *ud, const cairn__store_team_row *r);
-mteam *cairn__team_find(cairn__core *c, const char *name);
-void cairn__teams_free(cairn__core *c);
-int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
-cairn_status cairn__core_release(cairn__core *c, int64_t id, cairn_error *err);
-
-/* ---- trust.c: adaptive replication (docs/accountability.md, "Adaptive
- * replication"); all under c->lock ---- */
-/* The defaults of the rule's parameters. */
-#define CAIRN_DEFAULT_TRUST_THRESHOLD 10
-#define CAIRN_DEFAULT_SPOT_CHECK 0.1
-/* The unreplicated accepted results a volunteer keeps for a re-check. */
-#define CAIRN__TRUST_RING 32
-/* Called when task t's round gets its first copy, on v (after it is
- * recorded): 1 when that copy runs alone (j adaptive, t never re-queued,
- * v trusted, and no spot check drawn). O(1). */
-int cairn__trust_solo(cairn__core *c, const mjob *j, const mtask *t, const mvol *v);
-/* Whether r's round still runs once when v's result arrives (ok: its exit
- * status was 0): not when it failed, nor when v lost its trust meanwhile;
- * the round is then replicated to the quorum. O(1). */
-int cairn__trust_solo_stands(const cairn__core *c, const mrep *r, const mvol *v, int ok);
-/* v's result m got final outcome (valid or invalid): a valid replicated
- * one adds to its trust, an invalid one resets it and makes a re-check due
- * (cairn__trust_flush). O(1). */
-void cairn__trust_note(cairn__core *c, mvol *v, const mres *m, int outcome);
-/* A lease of v lapsed unreturned: its trust goes back to 0 (journaled when
- * it had any), so its next results are replicated again; its accepted
- * results are not re-checked (a lapse is no evidence against them). O(1). */
-void cairn__trust_lapsed(cairn__core *c, mvol *v);
-/* Task task of j was accepted on its solo result cn: it joins its
- * volunteer's ring (the oldest entry leaves a full ring). O(1). */
-void cairn__trust_accepted(cairn__core *c, mjob *j, uint32_t task, const mres *cn);
-/* Re-checks the rings of the volunteers whose trust reset in this request:
- * each entry still accepted is re-queued with what consumed it
- * (cairn__core_requeue), and the ring empties. Called by the request once
- * its own result is applied. O(ring + the re-queue's cost) a volunteer. */
-void cairn__trust_flush(cairn__core *c);
-/* An eligible task t (position v) of an adaptive job whose round already
- * has a copy out or a result goes to j's urgent ring instead of the
- * policy's ready set, so that a round's copies go out together and its
- * verdict (a spot check's, or the one that earns trust) comes soon: 1 when
- * it did (t->queued set), 0 to leave it to the policy. O(1). */
-int cairn__trust_enqueue(mjob *j, mtask *t, uint32_t v);
-/* Takes the oldest task of j's urgent ring into *v while *budget lasts
- * (one a take): 1, or 0 when none (the policy picks then). Entries made
- * stale by a re-queue (cairn__core_requeue) or an acceptance are skipped:
- * O(1) amortized, each entry skipped once. */
-int cairn__trust_pick(mjob *j, uint32_t *v, unsigned *budget);
-/* Adds a ring entry read from the store (load.c). 0, or -1 out of memory. */
-int cairn__trust_load(cairn__core *c, const cairn__store_trust_row *r);
-/* Frees v's ring. */
-void cairn__trust_free(mvol *v);
-/* The copies a round needs to agree: 1 when it runs once, else j's quorum. */
-static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
-  return r && r->solo ? 1 : j->quorum;
-}
+/* Applies a verdict on pair p (core.c; the command validator's thread,
+ * validate.h, calls it as c->calls.verdict), under c->lock: O(nres²) plus an
+ * accept. A pair whose job, round or results are gone changes nothing. */
+void cairn__core_verdict(cairn__core *c, const cairn__vpair *p, int agree);
 /* Re-queues tasks seeds[0..n) of job j (done ones whose accepted result is
  * discredited) in new rounds, and every descendant that consumed a
  * re-queued output (the ban's path, core.c): O(Σ (deg(v) + 1) · log n)
@@ -799,15 +324,7 @@ static inline int cairn__quorum_of(const mjob *j, const mrep *r) {
 cairn_status cairn__core_requeue(cairn__core *c, mjob *j, const uint32_t *seeds, uint32_t n,
                                  int64_t *requeued, int64_t *tainted, json_t *ids,
                                  cairn_error *err);
-/* ---- outputs kept on workers (keep.c, part of the core for this; the
- * sources and holdings are distribution's, dist.h) ---- */
-/* Under the lock: task parent of j is DONE but an output a child reads is
- * held by no worker the master can offer and not by the master: noted for
- * cairn__lost_flush (each once; ignored past CAIRN__LOST_MAX). O(nlost). */
-void cairn__lost_note(cairn__core *c, const mjob *j, uint32_t parent);
-/* Recomputes the noted parents (cairn__core_recompute) and empties the
- * list; called by cairn__core_unlock under the lock before the seal. */
-void cairn__lost_flush(cairn__core *c);
+/* ---- a lost kept output (keep.c finds it: server/dist/dist.h) ---- */
 /* Makes DONE task parent of j eligible again in a new round (its results
  * keep their outcomes: they were right, only their files are gone), and
  * its children that are not DONE wait for it again (their leases end,
@@ -816,22 +333,6 @@ void cairn__lost_flush(cairn__core *c);
  * re-opens parent and resets those children in place (policy.h), nothing
  * else of the job is looked at. */
 cairn_status cairn__core_recompute(cairn__core *c, mjob *j, uint32_t parent, cairn_error *err);
-
-/* Volunteer vol may upload file sha256 (PUT /v1/files, as it leaves): the
- * master has no bytes of it (an output kept on workers), vol holds it, and
- * no other holder can be offered. CAIRN_ECONFLICT otherwise (not needed),
- * CAIRN_EFORBIDDEN when vol does not hold it. Takes the lock;
- * O(CAIRN__KEEP_SCAN). */
-cairn_status cairn__core_kept_upload(cairn__core *c, int64_t vol, const char *sha256,
-                                     cairn_error *err);
-
-/* 1 with *size when sha256 is an output kept on workers (the master has no
- * bytes of it), else 0. Takes the lock; O(1). */
-int cairn__core_kept_file(cairn__core *c, const char *sha256, int64_t *size);
-/* The master served kept file sha256's chunk digests (GET
- * /v1/files/{sha256}/chunks): its receivers may be named as relays of it
- * (keep.c). Takes the lock; O(1). */
-void cairn__core_kept_chunked(cairn__core *c, const char *sha256);
 
 /* Takes ownership of spec. Under the lock: O(tasks + edges) for the tasks'
  * states and the job's place in the queue, plus the handoff (at most
@@ -908,11 +409,6 @@ cairn__ataf_family cairn__core_family(const cairn__core *c);
 cairn_status cairn__core_audit(cairn__core *c, int by, int64_t key,
                                int (*cb)(void *, const cairn__store_audit_row *), void *ud,
                                cairn_error *err);
-/* The credit standings from the store's reader (cairn__store_stats; never
- * takes c->lock). */
-cairn_status cairn__core_stats(cairn__core *c, int limit,
-                               int (*cb)(void *, const cairn__store_stats_row *), void *ud,
-                               cairn_error *err);
 /* A task's accepted output from the store (caller frees *out). */
 cairn_status cairn__core_task_output(cairn__core *c, int64_t key, char **out, size_t *len,
                                      cairn_error *err);
@@ -960,7 +456,6 @@ json_t *cairn__core_volunteers_json(cairn__core *c);
 /* Appends Prometheus lines for tasks, allocations and results. */
 void cairn__core_metrics(cairn__core *c, char **buf, size_t *len, size_t *cap);
 
-int64_t cairn__now(void);
 
 /* load.c: rebuild state from the store (before the commit thread starts). */
 cairn_status cairn__core_load(cairn__core *c, cairn_error *err);
@@ -976,10 +471,6 @@ int cairn__job_rebuild_policy(mjob *j, cairn_error *err);
 int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest, int ok,
                           int outcome);
 int cairn__rep_add_vol(mtask *t, int64_t vol);
-/* volunteers.c, under the lock: volunteer id in good standing, or NULL with
- * *st and err set (unknown, or banned since its request was authenticated).
- * O(1). */
-mvol *cairn__vol_locked(cairn__core *c, int64_t id, cairn_status *st, cairn_error *err);
 /* volunteers.c, under the lock: applies v's report r (NULL: none). */
 void cairn__vol_report(cairn__core *c, mvol *v, const cairn__report *r);
 /* Records that v holds lease idx. 0, or -1 out of memory. */
@@ -1052,7 +543,5 @@ int cairn__task_pass_over(const cairn__core *c, const mjob *j, const mtask *t, i
  * O(1) (the key is found by its offset in the job); the attempts are read
  * from the store after. NULL with err (CAIRN_ENOTFOUND, ...). */
 json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_error *err);
-uint64_t cairn__hash_key(const char *hex);
-char *cairn__strdup(const char *s);
 
 #endif

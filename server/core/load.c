@@ -515,6 +515,11 @@ cairn__core *cairn__core_open(const char *db_path, int durable, const char *fami
     cairn__logger_init(&c->log, CAIRN_LOG_DEFAULT, NULL, NULL);
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->job_cv, NULL);
+  c->calls = (cairn__core_calls){.unlock_wake = cairn__core_unlock_wake,
+                                 .lost_flush = cairn__lost_flush,
+                                 .requeue = cairn__core_requeue,
+                                 .verdict = cairn__core_verdict,
+                                 .recompute = cairn__core_recompute};
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
   c->trust_threshold = CAIRN_DEFAULT_TRUST_THRESHOLD; /* trust.c; the master may change them */
   c->spot_check = CAIRN_DEFAULT_SPOT_CHECK;

@@ -149,13 +149,6 @@ cairn_status cairn__outputs_load(cairn__core *c, cairn__hmap *by_key, cairn_erro
   return st;
 }
 
-const cairn__output_file *cairn__outputs_file(const mtask *t, const char *name) {
-  for (uint32_t i = 0; t->io && i < t->io->nfiles; i++)
-    if (strcmp(t->io->files[i].name, name) == 0)
-      return &t->io->files[i];
-  return NULL;
-}
-
 void cairn__outputs_offer(cairn__core *c, const mlease *l, json_t *task_obj, json_t *inputs) {
   const mjob *j = l->job;
   const mtask *t = &j->tasks[l->task];

@@ -13,21 +13,6 @@
 #include "common/outputs.h"
 #include "server/core/core.h"
 
-/* A parent's output file that a task reads ("inputs": ["PARENT/NAME"]). */
-typedef struct cairn__pin {
-  uint32_t parent; /* task index in the job */
-  char *file;
-} cairn__pin;
-
-/* A task's outputs (mtask.io; NULL for a task that declares none and reads
- * no parent's file). */
-typedef struct cairn__tio {
-  cairn__output_patterns outputs;
-  cairn__pin *pins;
-  uint32_t npins;
-  cairn__output_file *files; /* the accepted result's files (none until done) */
-  uint32_t nfiles;
-} cairn__tio;
 
 /* Moves st's outputs and pins into t->io (left NULL when it has neither).
  * 0, or -1 out of memory. */
@@ -46,8 +31,6 @@ cairn_status cairn__outputs_load(cairn__core *c, cairn__hmap *by_key, cairn_erro
  * "sources" for a job that keeps outputs on workers, to inputs. O(pins ×
  * (their parents' files + CAIRN__KEEP_SCAN)). */
 void cairn__outputs_offer(cairn__core *c, const mlease *l, json_t *task_obj, json_t *inputs);
-/* The file called name among t's accepted files, or NULL. O(its files). */
-const cairn__output_file *cairn__outputs_file(const mtask *t, const char *name);
 /* Under c->lock: 1 when task v of j reads sha256 as a parent's output file.
  * O(pins × files of each parent). */
 int cairn__outputs_reads(const mjob *j, uint32_t v, const char *sha256);

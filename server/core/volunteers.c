@@ -175,15 +175,6 @@ cairn_status cairn__core_auth(cairn__core *c, const char *token, int64_t *vol, c
 
 /* Volunteer id in good standing (under the lock), or NULL with err set:
  * it may have been banned since its request was authenticated. O(1). */
-mvol *cairn__vol_locked(cairn__core *c, int64_t id, cairn_status *st, cairn_error *err) {
-  mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
-  if (!v)
-    *st = cairn__error_set(err, CAIRN_EAUTH, "no volunteer %lld", (long long)id);
-  else if (v->banned)
-    *st = cairn__error_set(err, CAIRN_EFORBIDDEN, "volunteer %lld is banned", (long long)id);
-  return v && !v->banned ? v : NULL;
-}
-
 size_t cairn__vol_lease_bound(const mvol *v) {
   int64_t run = v->slots > 0 ? v->slots : 1;
   if (v->has_offer && v->offer.cores >= 1 && v->offer.cores < run)

@@ -9,13 +9,6 @@
 
 #include "server/core/core.h"
 
-uint64_t cairn__hash_app(const char *name) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-    h = (h ^ *p) * 1099511628211ull;
-  return h ? h : 1;
-}
-
 void cairn__wake_note(cairn__core *c, const char *app, uint32_t n) {
   if (!c->waker || n == 0)
     return;

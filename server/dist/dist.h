@@ -13,7 +13,7 @@
 #define CAIRN_DIST_H
 
 #include "common/outputs.h"
-#include "server/core/core.h"
+#include "server/model/model.h"
 
 /* Counters for /metrics. */
 typedef struct cairn__dist_counters {
@@ -196,5 +196,37 @@ void cairn__dist_fetched(cairn__core *c, const mvol *vol, const char *sha, const
 void cairn__dist_failed(cairn__core *c, const mvol *reporter, const char *sha, const char *source,
                         int reason);
 
+
+/* ---- outputs kept on workers (keep.c) ---- */
+/* Under the lock: task parent of j is DONE but an output a child reads is
+ * held by no worker the master can offer and not by the master: noted for
+ * cairn__lost_flush (each once; ignored past CAIRN__LOST_MAX). O(nlost). */
+void cairn__lost_note(cairn__core *c, const mjob *j, uint32_t parent);
+/* Recomputes the noted parents (c->calls.recompute) and empties the list;
+ * called by cairn__core_unlock under the lock before the seal. */
+void cairn__lost_flush(cairn__core *c);
+/* Volunteer vol may upload file sha256 (PUT /v1/files, as it leaves): the
+ * master has no bytes of it (an output kept on workers), vol holds it, and
+ * no other holder can be offered. CAIRN_ECONFLICT otherwise (not needed),
+ * CAIRN_EFORBIDDEN when vol does not hold it. Takes the lock;
+ * O(CAIRN__KEEP_SCAN). */
+cairn_status cairn__core_kept_upload(cairn__core *c, int64_t vol, const char *sha256,
+                                     cairn_error *err);
+
+/* 1 with *size when sha256 is an output kept on workers (the master has no
+ * bytes of it), else 0. Takes the lock; O(1). */
+int cairn__core_kept_file(cairn__core *c, const char *sha256, int64_t *size);
+/* The master served kept file sha256's chunk digests (GET
+ * /v1/files/{sha256}/chunks): its receivers may be named as relays of it
+ * (keep.c). Takes the lock; O(1). */
+void cairn__core_kept_chunked(cairn__core *c, const char *sha256);
+
+/* on 1 (default): a worker still receiving a broadcast file, whose reports
+ * say it relays ("chunks"), may be named as a source of it (cut-through);
+ * 0: sources are whole copies only (store-and-forward). relay.c. */
+void cairn__core_set_cut_through(cairn__core *c, int on);
+/* Chooses the planner of kept outputs' copies (mcast.c): WR, WRP, CDMD or
+ * online (default); CAIRN_EINVAL naming the choices when unknown. */
+cairn_status cairn__core_set_mcast(cairn__core *c, const char *algo, cairn_error *err);
 
 #endif

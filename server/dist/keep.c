@@ -29,7 +29,6 @@
 #include "common/log.h"
 #include "common/protocol.h"
 #include "server/dist/dist_int.h"
-#include "server/core/outputs.h"
 
 /* A holder silent this long, or paused after a failed download, is lost;
  * one silent between 30 s (no longer offered) and this is waited for, and
@@ -247,7 +246,7 @@ void cairn__lost_flush(cairn__core *c) {
         j->tasks[c->lost[i].task].state != TS_DONE)
       continue; /* recomputed, cancelled or gone meanwhile */
     cairn_error err = {0};
-    if (cairn__core_recompute(c, j, c->lost[i].task, &err) != CAIRN_OK)
+    if (c->calls.recompute(c, j, c->lost[i].task, &err) != CAIRN_OK)
       CAIRN_ERR(&c->log, "job %lld: recomputing task %s: %s", (long long)j->id,
                 j->tasks[c->lost[i].task].name, err.text);
     else

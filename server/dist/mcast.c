@@ -67,7 +67,6 @@
 #include "common/log.h"
 #include "common/plan.h"
 #include "server/dist/dist_int.h"
-#include "server/core/outputs.h"
 
 enum {
   NEED_SECONDS = 120, /* a need not met by then is dropped (a copy's deadline) */

@@ -15,7 +15,7 @@
  * team ledger, team.c).
  * Everything here runs under c->lock.
  */
-#include "server/core/core.h"
+#include "server/trust/trust.h"
 #include "server/store/journal.h"
 #include "server/trust/validate.h"
 

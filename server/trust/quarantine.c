@@ -10,7 +10,7 @@
  * leases run to completion and their results count; it only gets no new
  * task. Everything here runs under c->lock in O(1).
  */
-#include "server/core/core.h"
+#include "server/trust/trust.h"
 #include "server/store/journal.h"
 
 #include "common/log.h"

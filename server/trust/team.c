@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/core/core.h"
+#include "server/trust/trust.h"
 #include "server/store/journal.h"
 
 static uint64_t name_key(const char *name) {

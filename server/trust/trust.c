@@ -50,7 +50,7 @@
  * changed them; a restart reloads both (load.c). Whether an unfinished
  * round ran solo is not kept: after a restart its result needs the quorum.
  */
-#include "server/core/core.h"
+#include "server/trust/trust.h"
 #include "server/store/journal.h"
 
 #include <stdlib.h>
@@ -251,7 +251,7 @@ static void recheck(cairn__core *c, mvol *v) {
       if (hit[b].j == j)
         seeds[n++] = hit[b].pos, hit[b].j = NULL;
     cairn_error err = {0};
-    if (j && cairn__core_requeue(c, j, seeds, n, &requeued, &tainted, NULL, &err) != CAIRN_OK)
+    if (j && c->calls.requeue(c, j, seeds, n, &requeued, &tainted, NULL, &err) != CAIRN_OK)
       CAIRN_ERR(&c->log, "re-checking volunteer %lld's results in job %lld: %s",
                 (long long)v->id, (long long)j->id, err.text);
   }

@@ -13,7 +13,7 @@
  * every number differs, 3 ms when they are identical (release build), so a
  * result costs at most about 165 ms, and with replication 3 about 22 ms. command queues those pairs (O(1) each under the lock);
  * the runner's thread runs the job's program on each pair without the lock
- * and applies the verdict (cairn__core_verdict) later. The answers are
+ * and applies the verdict (c->calls.verdict, the core's cairn__core_verdict) later. The answers are
  * kept as bit masks per result, so quorum checks cost O(nres²) bit tests.
  *
  * Agreement is not transitive: a task reaches quorum Q when one result
@@ -23,7 +23,7 @@
 #ifndef CAIRN_SERVER_VALIDATE_H
 #define CAIRN_SERVER_VALIDATE_H
 
-#include "server/core/core.h"
+#include "server/model/model.h"
 
 /* Results beyond this many in one round are compared with nobody (as many
  * as the largest replication: a quorum needs no more). At most 64 (bits). */
@@ -80,8 +80,5 @@ int cairn__vcmd_start(cairn__core *c);
 void cairn__vcmd_close(cairn__core *c);
 int cairn__vcmd_push(cairn__core *c, const cairn__vpair *p);
 
-/* Applies a verdict on pair p (core.c), under c->lock: O(nres²) plus an
- * accept. A pair whose job, round or results are gone changes nothing. */
-void cairn__core_verdict(cairn__core *c, const cairn__vpair *p, int agree);
 
 #endif

@@ -93,7 +93,7 @@ static int fetch(cairn__core *c, const cairn__vpair *p, char ***argv, cand k[2])
     return -1; /* a new round: the old one's count went with it */
   mres *a = cairn__valid_find(t->rep, p->idx[0]), *b = cairn__valid_find(t->rep, p->idx[1]);
   if (!a || !b || !a->out || !b->out || j->state == JS_CANCELLED) {
-    cairn__core_verdict(c, p, -1);
+    c->calls.verdict(c, p, -1);
     return -1;
   }
   mres *m[2] = {a, b};
@@ -120,7 +120,7 @@ static int fetch(cairn__core *c, const cairn__vpair *p, char ***argv, cand k[2])
   if (!*argv || !k[0].out || !k[1].out || (k[0].nfiles && !k[0].files) ||
       (k[1].nfiles && !k[1].files)) {
     CAIRN_ERR(&c->log, "out of memory validating task %lld", (long long)t->key);
-    cairn__core_verdict(c, p, 0);
+    c->calls.verdict(c, p, 0);
     return -1;
   }
   return 0;
@@ -278,7 +278,7 @@ static void *runner(void *arg) {
     cand_free(&k[1]);
     pthread_mutex_lock(&c->lock);
     if (wanted && !v->stop) /* a stop killed it: a restart queues the pair again */
-      cairn__core_verdict(c, &p, agree);
+      c->calls.verdict(c, &p, agree);
     cairn__core_unlock(c);
     pthread_mutex_lock(&c->lock);
   }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/plan.h"
+#include "server/core/core.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/harness.h"
 

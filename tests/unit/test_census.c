@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/jobspec.h"
+#include "server/core/core.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 

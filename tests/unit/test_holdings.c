@@ -23,6 +23,7 @@
 
 #include "common/jobspec.h"
 #include "common/log.h"
+#include "server/core/core.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/outputs.h"
+#include "server/core/core.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 

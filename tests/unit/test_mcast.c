@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "server/core/core.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 
