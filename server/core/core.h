@@ -71,7 +71,7 @@
 #define CAIRN_CORE_H
 
 #include "server/dist/dist.h"
-#include "server/model/model.h"
+#include "server/model/state.h"
 #include "server/trust/trust.h"
 #include "server/trust/validate.h"
 

@@ -13,7 +13,7 @@
 #define CAIRN_DIST_H
 
 #include "common/outputs.h"
-#include "server/model/model.h"
+#include "server/model/state.h"
 
 /* Counters for /metrics. */
 typedef struct cairn__dist_counters {

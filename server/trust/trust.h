@@ -6,7 +6,7 @@
 #ifndef CAIRN_SERVER_TRUST_H
 #define CAIRN_SERVER_TRUST_H
 
-#include "server/model/model.h"
+#include "server/model/state.h"
 
 /* quarantine.c: a volunteer whose share of invalid results (or errors)
  * over its last CAIRN__QUAR_WINDOW results, once it has at least

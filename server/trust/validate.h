@@ -23,7 +23,7 @@
 #ifndef CAIRN_SERVER_VALIDATE_H
 #define CAIRN_SERVER_VALIDATE_H
 
-#include "server/model/model.h"
+#include "server/model/state.h"
 
 /* Results beyond this many in one round are compared with nobody (as many
  * as the largest replication: a quorum needs no more). At most 64 (bits). */
