@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "common/base64.h"
-#include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"
 #include "common/sha256.h"
+#include "plan/jobspec.h"
 #include "server/demand.h"
 #include "server/fit.h"
 #include "server/master.h"

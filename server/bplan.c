@@ -55,7 +55,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "common/plan.h"
+#include "plan/plan.h"
 #include "server/dist_int.h"
 
 #define DEFAULT_LOCAL_BPS 125e6 /* 1 Gbit/s */

@@ -74,16 +74,16 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "common/ataf.h"
-#include "common/dag.h"
 #include "common/error.h"
-#include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/outputs.h"
-#include "common/policy.h"
 #include "common/protocol.h"
 #include "common/taskrun.h"
+#include "plan/ataf.h"
+#include "plan/dag.h"
+#include "plan/jobspec.h"
+#include "plan/policy.h"
 #include "server/hmap.h"
 #include "server/journal.h"
 #include "server/store.h"

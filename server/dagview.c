@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dag.h"
-#include "common/ic_game.h"
-#include "common/policy.h"
+#include "plan/dag.h"
+#include "plan/ic_game.h"
+#include "plan/policy.h"
 #include "server/master.h"
 #include "server/store.h"
 

@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"
+#include "plan/jobspec.h"
 #include "server/master.h"
 #include "server/chain.h"
 #include "server/journal.h"

@@ -9,8 +9,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "common/jobspec.h"
 #include "common/outputs.h"
+#include "plan/jobspec.h"
 #include "server/core.h"
 
 /* A parent's output file that a task reads ("inputs": ["PARENT/NAME"]). */

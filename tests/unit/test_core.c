@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/ataf.h"
-#include "common/jobspec.h"
 #include "common/log.h"
 #include "common/sha256.h"
+#include "plan/ataf.h"
+#include "plan/jobspec.h"
 #include "server/core.h"
 #include "tests/support/core_fixture.h"
 

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/jobspec.h"
 #include "common/log.h"
+#include "plan/jobspec.h"
 #include "server/dist_int.h"
 #include "tests/support/core_fixture.h"
 

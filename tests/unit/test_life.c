@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/jobspec.h"
 #include "common/sha256.h"
+#include "plan/jobspec.h"
 #include "server/core.h"
 #include "server/dist.h"
 #include "tests/support/core_fixture.h"
