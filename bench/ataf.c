@@ -1,4 +1,4 @@
-/* ataf.c — bench-ataf: cost of phi and phi^-1 for the ATAFs of common/ataf.h
+/* ataf.c — bench-ataf: cost of phi and phi^-1 for the ATAFs of plan/ataf.h
  * (named closed forms and constructed tables) next to Cantor's pairing
  * function, and how large the indices grow when 10^3 volunteers each get
  * 10^3 tasks.
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/ataf.h"
+#include "plan/ataf.h"
 
 #define NPAIRS 4096
 #define ROUNDS 256 /* calls per repetition: NPAIRS * ROUNDS ~ 10^6 */

@@ -13,11 +13,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "common/dag_gen.h"
-#include "common/ic_game.h"
-#include "common/ic_sim.h"
-#include "common/ic_study.h"
-#include "common/policy.h"
+#include "plan/dag_gen.h"
+#include "plan/ic_game.h"
+#include "plan/ic_sim.h"
+#include "plan/ic_study.h"
+#include "plan/policy.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 static uint64_t rs = 0x853c49e6748fea9bull;
 static uint64_t rnd(void) {

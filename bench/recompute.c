@@ -1,5 +1,5 @@
 /* recompute.c — how long a lost output's recompute holds the core's lock
- * on a large job, in place (the policy's reset, common/policy.h) against
+ * on a large job, in place (the policy's reset, plan/policy.h) against
  * the policy rebuild it used to do.
  *
  *   bench-recompute [--tasks N] [--width W] [--samples S] [--policy P]

@@ -1,11 +1,11 @@
 /* cmd_ataf.c — `cairn ataf`: evaluate and invert the named ATAFs of
- * common/ataf.h ([Ros] §4.3.2, Figure 10). */
+ * plan/ataf.h ([Ros] §4.3.2, Figure 10). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/ataf.h"
+#include "plan/ataf.h"
 
 static const char usage_text[] =
   "usage: cairn ataf FAMILY X Y            print phi(X, Y): the index of row X's Y-th allocation\n"

@@ -1,6 +1,6 @@
 /* cmd_gen.c — `cairn gen mesh|rmesh|tree|fft N`: print a job file (docs/jobs.md)
  * whose tasks form one of the computation-dags of [Ros] §4.3.1
- * (common/dag_gen.h). O(n) time; writes as it goes. */
+ * (plan/dag_gen.h). O(n) time; writes as it goes. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/dag_gen.h"
 #include "common/limits.h"
+#include "plan/dag_gen.h"
 
 static const char usage[] =
   "usage: cairn gen mesh|rmesh|tree|fft N [--app NAME] [--name NAME] [--policy P]\n"

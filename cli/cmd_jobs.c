@@ -8,10 +8,10 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
-#include "common/jobspec.h"
 #include "common/limits.h"
 #include "common/sha256.h"
 #include "common/termsafe.h"
+#include "plan/jobspec.h"
 
 static int hash_file(const char *path, char hex[65], long long *size) {
   FILE *f = fopen(path, "rb");

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/plan.h"
+#include "plan/plan.h"
 
 #define PLAN_FILE_MAX ((size_t)256 << 20)
 #define SVG_MAX_ROWS 4000

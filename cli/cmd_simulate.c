@@ -1,8 +1,8 @@
 /* cmd_simulate.c — `cairn simulate game|run JOB.json`: the IC Pebble Game of
  * [Ros] §4.3.1 played by an allocation policy on a job's dag
- * (common/ic_game.h), and a stochastic volunteer run with heavy-tailed task
- * times, dropouts and lease expiry (common/ic_sim.h). The command only reads
- * the job and prints; the algorithms are in common/. */
+ * (plan/ic_game.h), and a stochastic volunteer run with heavy-tailed task
+ * times, dropouts and lease expiry (plan/ic_sim.h). The command only reads
+ * the job and prints; the algorithms are in plan/. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/ic_game.h"
-#include "common/ic_sim.h"
-#include "common/jobspec.h"
 #include "common/limits.h"
-#include "common/policy.h"
+#include "plan/ic_game.h"
+#include "plan/ic_sim.h"
+#include "plan/jobspec.h"
+#include "plan/policy.h"
 
 static const char usage[] =
   "usage: cairn simulate game JOB.json [--policy P|all] [--seed S] [--json]\n"

@@ -9,9 +9,10 @@
 #   share/cairn/web/          the dashboard (cairn-server --web)
 #
 # The shared libraries are made of the same objects as the internal static
-# libraries, common/ included, and export only the functions declared in the
-# public headers: master.h for libcairn-master, worker.h for libcairn-worker,
-# and every other header of include/cairn/ (shared declarations) for both.
+# libraries, common/ included (and plan/ in libcairn-master only), and export
+# only the functions declared in the public headers: master.h for
+# libcairn-master, worker.h for libcairn-worker, and every other header of
+# include/cairn/ (shared declarations) for both.
 set(CAIRN_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/cairn)
 set(CAIRN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Cairn)
 
@@ -49,7 +50,7 @@ function(cairn_add_shared_library target output export own other)
 endfunction()
 
 cairn_add_shared_library(cairn_master_shared cairn-master master master.h worker.h
-  OBJECTS cairn_master_obj cairn_common_obj
+  OBJECTS cairn_master_obj cairn_plan_obj cairn_common_obj
   DEPENDS PkgConfig::JANSSON PkgConfig::MHD PkgConfig::SQLITE PkgConfig::SODIUM Threads::Threads m)
 cairn_add_shared_library(cairn_worker_shared cairn-worker worker worker.h master.h
   OBJECTS cairn_worker_obj cairn_common_obj

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"

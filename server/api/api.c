@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "common/base64.h"
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"

@@ -1,6 +1,6 @@
 /* dagview.c — GET /v1/jobs/{id}/dag (admin): a job's dag for the
  * dashboard (docs/dashboard.md) and the eligibility profile E(t) of the IC
- * Pebble Game ([Ros] §4.3.1, common/ic_game.h) played on it by the job's
+ * Pebble Game ([Ros] §4.3.1, plan/ic_game.h) played on it by the job's
  * policy and by fifo.
  *
  * Never under c->lock: the job's tasks and edges are read from the store
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dag.h"
-#include "common/ic_game.h"
-#include "common/policy.h"
+#include "plan/dag.h"
+#include "plan/ic_game.h"
+#include "plan/policy.h"
 #include "server/api/api.h"
 #include "server/store/store.h"
 

@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 #include "common/outputs.h"
 #include "server/core/core.h"
 

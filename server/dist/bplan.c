@@ -14,7 +14,7 @@
  * (J_RATE, table link_rates), so a restarted master plans with the rates
  * it had measured.
  *
- * Plans. cairn__bplan_build runs one planner of common/plan.h on an instance
+ * Plans. cairn__bplan_build runs one planner of plan/plan.h on an instance
  * made of the master as cluster 0 (one node, the source) and every cluster
  * present with its number of workers:
  *   lcf             1/C model ([KKW] §3): a local copy takes 1 unit =
@@ -55,7 +55,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "common/plan.h"
+#include "plan/plan.h"
 #include "server/dist/dist_int.h"
 
 #define DEFAULT_LOCAL_BPS 125e6 /* 1 Gbit/s */

@@ -65,7 +65,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "common/plan.h"
+#include "plan/plan.h"
 #include "server/dist/dist_int.h"
 
 enum {

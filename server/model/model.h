@@ -13,14 +13,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "common/ataf.h"
-#include "common/dag.h"
+#include "plan/ataf.h"
+#include "plan/dag.h"
 #include "common/error.h"
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/outputs.h"
-#include "common/policy.h"
+#include "plan/policy.h"
 #include "common/protocol.h"
 #include "common/taskrun.h"
 #include "server/base/hmap.h"

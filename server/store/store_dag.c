@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dag.h"
+#include "plan/dag.h"
 #include "server/store/store.h"
 
 void cairn__store_dag_free(cairn__store_dag *v) {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/sha256.h"
-#include "common/validator.h"
+#include "plan/validator.h"
 
 void cairn__valid_files_key(const cairn__output_file *files, size_t n, char out[65]) {
   cairn__sha256 h;

@@ -1,5 +1,5 @@
 /* validate.h — agreement between a task's replicas under its job's
- * validator (common/validator.h; docs/jobs.md, "Validators"). Part of the
+ * validator (plan/validator.h; docs/jobs.md, "Validators"). Part of the
  * core: every function here runs under c->lock, except the command
  * runner's thread (vcmd.c), which takes it only to fetch a pair and to
  * apply a verdict.

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jobspec.h"
-#include "common/plan.h"
+#include "plan/jobspec.h"
+#include "plan/plan.h"
 #include "server/core/core.h"
 #include "tests/alloc/alloc_fail.h"
 #include "tests/support/core_fixture.h"

@@ -1,4 +1,4 @@
-/* fuzz_ataf.c — libFuzzer target: the ATAF inverse (common/ataf.c).
+/* fuzz_ataf.c — libFuzzer target: the ATAF inverse (plan/ataf.c).
  * Byte 0 picks a named family (0..2) or a constructed one (3: the spec
  * follows: slope, offset, nkappa and up to 16 kappa bytes); then index
  * bytes. For each index n (8 bytes, little-endian), the inverse, when it
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ataf.h"
+#include "plan/ataf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

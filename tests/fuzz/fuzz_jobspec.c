@@ -1,4 +1,4 @@
-/* fuzz_jobspec.c — libFuzzer target: the job file parser (common/jobspec.c).
+/* fuzz_jobspec.c — libFuzzer target: the job file parser (plan/jobspec.c).
  * The first byte picks the mode (client or server) and whether the server's
  * ceiling is applied; the rest is the job file. A refusal must come with a
  * message; an accepted job must find each
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

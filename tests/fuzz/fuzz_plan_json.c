@@ -1,12 +1,12 @@
 /* fuzz_plan_json.c — libFuzzer target: the plan and instance JSON reader
- * (common/plan_json.c). The input is an instance, optionally followed by a
+ * (plan/plan_json.c). The input is an instance, optionally followed by a
  * NUL byte and a plan for it: the instance is parsed and validated, then
  * the plan read against it; an accepted plan is written out and read back. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,8 @@
 #
 #  1. cmake --install BUILD_DIR --prefix TMP; every expected file is there.
 #  2. The shared libraries have a versioned SONAME and export only the
-#     functions of the public headers.
+#     functions of the public headers; libcairn-worker holds no planning
+#     code (plan/: no planner, IC, policy, DAG, ATAF or job file symbol).
 #  3. examples/embed_master.c and examples/embed_worker.c are built against
 #     TMP twice: with pkg-config (cairn-master, cairn-worker) and with a CMake
 #     project using find_package(Cairn) (tests/install/consumer), with the
@@ -125,6 +126,26 @@ check_lib() {
 }
 check_lib cairn-master master.h worker.h
 check_lib cairn-worker worker.h master.h
+
+step "no planning code in libcairn-worker"
+# plan/ (planners, IC scheduling, policies, DAGs and generators, the
+# simulator, job files, validators, ATAF) is linked into the master only.
+# Every symbol of the library, local ones included (nm, not nm -D): its own
+# cairn__ names and the static functions of plan/ that follow its naming.
+PLAN_RE='(^|[._])(plan|ic|policy|bcast|dag|ataf|jobspec|validator)_|_(dag|ataf|jobspec|policy)$'
+PLAN_RE+='|cairn__(gen|sim)_|cairn__(rand64|numeric_agree)$'
+plan_symbols() {
+  local so=$LIB/lib$1.so.$CAIRN_SOVERSION all
+  all=$(nm "$so" | awk '{ print $NF }' | sort -u)
+  [ "$(echo "$all" | grep -c '^cairn_')" -gt 0 ] || fail "lib$1: nm shows no symbol table"
+  echo "$all" | grep -E "$PLAN_RE" || true
+}
+# The master does carry them: the pattern is not blind.
+nplan=$(plan_symbols cairn-master | wc -l)
+[ "$nplan" -gt 0 ] || fail "libcairn-master: no planning symbol found; is the pattern wrong?"
+leaked=$(plan_symbols cairn-worker)
+[ -z "$leaked" ] || fail "libcairn-worker carries planning code (plan/):" $leaked
+echo "libcairn-master: $nplan planning symbols; libcairn-worker: none"
 
 # --- 3. build the examples against the prefix ------------------------------------
 read -r -a SAN <<< "${CAIRN_SANITIZE_FLAGS:-}"

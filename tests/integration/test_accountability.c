@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/ataf.h"
+#include "plan/ataf.h"
 #include "tests/support/editdist.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dag.h"
-#include "common/ic_game.h"
-#include "common/policy.h"
+#include "plan/dag.h"
+#include "plan/ic_game.h"
+#include "plan/policy.h"
 #include "tests/support/harness.h"
 
 /* A wavefront of side k: task (i,j) after (i-1,j) and (i,j-1). */

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ic_exact.h"
-#include "common/ic_game.h"
-#include "common/jobspec.h"
-#include "common/policy.h"
+#include "plan/ic_exact.h"
+#include "plan/ic_game.h"
+#include "plan/jobspec.h"
+#include "plan/policy.h"
 #include "tests/support/editdist.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/jobspec.h"
 #include "common/log.h"
+#include "plan/jobspec.h"
 #include "tests/support/core_fixture.h"
 
 cairn__core *core_fixture_open(core_fixture *f) {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/ataf.h"
+#include "plan/ataf.h"
 
 #define MAXI CAIRN_ATAF_MAX_INDEX
 

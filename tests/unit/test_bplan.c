@@ -2,7 +2,7 @@
  * measured rates and their estimates, and plans built by LCF, bounded-degree
  * LCF and the ECEF family reduced to what the master executes (parent
  * cluster, rank, planned start, sends at once), checked against the
- * planners of common/plan.h run on the same instance. */
+ * planners of plan/plan.h run on the same instance. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 #include "server/core/core.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/harness.h"

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/ataf.h"
 #include "common/buf.h"
-#include "common/dag.h"
 #include "common/grant.h"
-#include "common/policy.h"
 #include "common/sha256.h"
+#include "plan/ataf.h"
+#include "plan/dag.h"
+#include "plan/policy.h"
 
 static void test_sha256_vectors(void **state) {
   (void)state;

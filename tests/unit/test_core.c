@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/ataf.h"
-#include "common/jobspec.h"
+#include "plan/ataf.h"
+#include "plan/jobspec.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "server/core/core.h"

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 #include "common/log.h"
 #include "server/core/core.h"
 #include "server/dist/dist_int.h"

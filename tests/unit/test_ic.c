@@ -12,10 +12,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/dag_gen.h"
-#include "common/ic_exact.h"
-#include "common/ic_game.h"
-#include "common/policy.h"
+#include "plan/dag_gen.h"
+#include "plan/ic_exact.h"
+#include "plan/ic_game.h"
+#include "plan/policy.h"
 
 static uint64_t tri(uint64_t k) { return k * (k + 1) / 2; }
 

@@ -11,11 +11,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "common/dag_gen.h"
-#include "common/ic_exact.h"
-#include "common/ic_game.h"
-#include "common/jobspec.h"
-#include "common/policy.h"
+#include "plan/dag_gen.h"
+#include "plan/ic_exact.h"
+#include "plan/ic_game.h"
+#include "plan/jobspec.h"
+#include "plan/policy.h"
 
 static char *run(const char *cmd, int *status) {
   char full[1024];

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "common/dag.h"
-#include "common/policy.h"
+#include "plan/dag.h"
+#include "plan/policy.h"
 
 /* R roots 0..R-1, then K children R..R+K-1 (each after every root), then
  * K grandchildren, the j-th after child j and after the next child (so the

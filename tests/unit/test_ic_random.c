@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common/ic_study.h"
+#include "plan/ic_study.h"
 
 static void test_ic_near_optimal_on_random_dags(void **state) {
   (void)state;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jobspec.h"
 #include "common/limits.h"
+#include "plan/jobspec.h"
 
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SHA_B "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

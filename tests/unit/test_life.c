@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 #include "common/sha256.h"
 #include "server/core/core.h"
 #include "server/dist/dist.h"

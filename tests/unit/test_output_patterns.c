@@ -1,6 +1,6 @@
 /* test_output_patterns.c — common/outputs: output paths, patterns (parse, JSON
  * round trip, matching, caps), the result digest; and the job file's
- * "outputs" and parents' files as inputs (common/jobspec). */
+ * "outputs" and parents' files as inputs (plan/jobspec). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jobspec.h"
 #include "common/outputs.h"
 #include "common/sha256.h"
+#include "plan/jobspec.h"
 
 static void test_names(void **state) {
   (void)state;

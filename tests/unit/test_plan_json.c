@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 static const char *const samples[][2] = {
   {"{\"model\":\"1/C\",\"C\":3,\"clusters\":[{\"size\":5},{\"size\":4},{\"size\":1}],\"source\":1}", "lcf"},

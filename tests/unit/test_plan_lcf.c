@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 static int64_t clog2(int64_t x) {
   int64_t r = 0;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void) {

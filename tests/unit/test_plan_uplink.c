@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 enum { N = 12 };
 

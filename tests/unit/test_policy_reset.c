@@ -22,9 +22,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/dag.h"
-#include "common/dag_gen.h"
-#include "common/policy.h"
+#include "plan/dag.h"
+#include "plan/dag_gen.h"
+#include "plan/policy.h"
 
 enum { W, R, A, D }; /* waiting, ready, allocated, done */
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jobspec.h"
-#include "common/policy.h"
+#include "plan/jobspec.h"
+#include "plan/policy.h"
 #include "server/core/core.h"
 #include "tests/support/core_fixture.h"
 

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 #include "common/limits.h"
 #include "common/sha256.h"
-#include "common/validator.h"
+#include "plan/validator.h"
 #include "server/trust/validate.h"
 
 static int agree(const char *a, const char *b, double rel, double abs_tol) {

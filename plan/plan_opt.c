@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 #define MAXN 8
 #define TABLE_BITS 16

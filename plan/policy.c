@@ -1,7 +1,7 @@
 /* policy.c — the policy registry and the FIFO baseline (earliest eligible
  * first: a list of task numbers threaded through the tasks; every operation
  * O(1)). The "ic" policy is in policy_ic.c, "random" in policy_random.c. */
-#include "common/policy.h"
+#include "plan/policy.h"
 
 #include <stdlib.h>
 #include <string.h>

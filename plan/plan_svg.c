@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/plan.h"
-#include "common/plan_internal.h"
+#include "plan/plan.h"
+#include "plan/plan_internal.h"
 
 #define ROW_H 14
 #define LEFT 90

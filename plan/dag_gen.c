@@ -2,7 +2,7 @@
  * evolving 2-D mesh, reduction mesh, reduction tree, FFT; a random dag; and
  * relabelling. Each generator emits its edges in O(n) and builds the CSR dag
  * in O(n + m) (dag.h). */
-#include "common/dag_gen.h"
+#include "plan/dag_gen.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* jobspec.c — job file parser and validator (jansson). Every rejection names
  * the field or task at fault. Cost: O(T log T + E) for T tasks and E edges. */
-#include "common/jobspec.h"
+#include "plan/jobspec.h"
 
 #include <jansson.h>
 #include <stdlib.h>

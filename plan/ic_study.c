@@ -1,13 +1,13 @@
 /* ic_study.c — policies against the exact IC Pebble Game optimum ([Ros]
  * §4.3.1) on random small dags; see ic_study.h. O(count · 2^n · n). */
-#include "common/ic_study.h"
+#include "plan/ic_study.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dag_gen.h"
-#include "common/ic_exact.h"
-#include "common/ic_game.h"
+#include "plan/dag_gen.h"
+#include "plan/ic_exact.h"
+#include "plan/ic_game.h"
 
 static cairn__dag *random_small(uint32_t n, uint32_t permille, uint64_t *st) {
   uint32_t rank[24];

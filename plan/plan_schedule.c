@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 const char *cairn__plan_model_name(cairn__plan_model m) {
   switch (m) {

@@ -9,16 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/dag.h"
 #include "common/error.h"
 #include "common/resources.h"
+#include "plan/dag.h"
 
 /* Distinct resource requests one job may make (docs/jobs.md): the master
  * keeps one entry per request, so that a job's "unfit" count is O(this). */
 #define CAIRN_MAX_RESOURCE_CLASSES 64
 #include "common/taskrun.h"
 #include "common/outputs.h"
-#include "common/validator.h"
+#include "plan/validator.h"
 
 typedef struct cairn__jobspec_file {
   char *name;

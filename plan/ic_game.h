@@ -13,9 +13,9 @@
 
 #include <stdint.h>
 
-#include "common/dag.h"
 #include "common/error.h"
-#include "common/policy.h"
+#include "plan/dag.h"
+#include "plan/policy.h"
 
 typedef enum cairn__pebble {
   CAIRN_PEBBLE_NONE,

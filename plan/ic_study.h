@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "common/policy.h"
+#include "plan/policy.h"
 
 typedef struct cairn__ic_study_row {
   const char *policy;

@@ -1,5 +1,5 @@
 /* validator.c — see validator.h. */
-#include "common/validator.h"
+#include "plan/validator.h"
 
 #include <math.h>
 #include <stdlib.h>

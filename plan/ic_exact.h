@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "common/dag.h"
+#include "plan/dag.h"
 
 /* best[t] (t = 0..n) = the largest E(t) over all plays, i.e. over all sets of
  * t executed tasks closed under parents (ideals), found by enumerating every

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 #define NEVER INT64_MAX
 

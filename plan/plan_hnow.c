@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 enum { H_FEF, H_ECF, H_WR, H_WRP };
 

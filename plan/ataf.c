@@ -24,7 +24,7 @@
  * binary search over their first rows (O(log G), G <= 63). The inverse is
  * O(1) for both. All arithmetic is on uint64 with explicit range checks.
  */
-#include "common/ataf.h"
+#include "plan/ataf.h"
 
 #include <assert.h>
 #include <string.h>

@@ -1,14 +1,14 @@
 /* ic_sim.c — discrete-event simulation of volunteers playing the IC Pebble
  * Game ([Ros] §4.2, §4.3.1) under an allocation policy; model, guarantees
  * and cost in ic_sim.h. Events live in a binary heap ordered by (time, seq). */
-#include "common/ic_sim.h"
+#include "plan/ic_sim.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dag_gen.h"
-#include "common/ic_game.h"
+#include "plan/dag_gen.h"
+#include "plan/ic_game.h"
 
 enum { EV_ASK, EV_DONE, EV_EXPIRE };
 

@@ -1,5 +1,5 @@
 /* dag.c — CSR task graph: construction and cycle detection (Kahn's algorithm). */
-#include "common/dag.h"
+#include "plan/dag.h"
 
 #include <stdlib.h>
 #include <string.h>

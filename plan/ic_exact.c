@@ -2,7 +2,7 @@
  * checking policies: every ideal enumerated (max eligibility per step), a DP
  * over subsets (max AREA), and the MRY block priority ▷. Complexities are in
  * ic_exact.h; these are for small dags only. */
-#include "common/ic_exact.h"
+#include "plan/ic_exact.h"
 
 #include <stdlib.h>
 #include <string.h>

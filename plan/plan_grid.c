@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 enum { FLAT, FEF, ECEF, ECEF_LA, ECEF_LAT_MIN, ECEF_LAT_MAX, BOTTOMUP };
 

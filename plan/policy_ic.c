@@ -53,7 +53,7 @@
  */
 #include <stdlib.h>
 
-#include "common/policy.h"
+#include "plan/policy.h"
 
 enum { ST_WAIT, ST_READY, ST_ALLOC, ST_DONE };
 #define NO_POS UINT32_MAX

@@ -25,9 +25,9 @@
 
 #include <stdint.h>
 
-#include "common/dag.h"
 #include "common/error.h"
-#include "common/policy.h"
+#include "plan/dag.h"
+#include "plan/policy.h"
 
 typedef struct cairn__sim_params {
   uint32_t workers;   /* W >= 1 */

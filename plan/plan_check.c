@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 #define CHECK_MAX_NODES (INT64_C(1) << 28)
 

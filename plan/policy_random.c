@@ -4,8 +4,8 @@
  * slot: every operation O(1); 8 bytes per task. No eligibility guarantee. */
 #include <stdlib.h>
 
-#include "common/dag_gen.h"
-#include "common/policy.h"
+#include "plan/dag_gen.h"
+#include "plan/policy.h"
 
 #define NO_SLOT UINT32_MAX
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 typedef struct actor {
   uint32_t c;

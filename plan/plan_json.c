@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/plan.h"
-#include "common/plan_internal.h"
+#include "plan/plan.h"
+#include "plan/plan_internal.h"
 
 #define PLAN_JSON_MAX ((size_t)1 << 34)
 

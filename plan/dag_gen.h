@@ -21,8 +21,8 @@
 
 #include <stdint.h>
 
-#include "common/dag.h"
 #include "common/error.h"
+#include "plan/dag.h"
 
 typedef enum cairn__gen_family {
   CAIRN_GEN_MESH,

@@ -41,7 +41,7 @@
 
 #include <stdint.h>
 
-#include "common/dag.h"
+#include "plan/dag.h"
 
 typedef struct cairn__policy_ops {
   const char *name;

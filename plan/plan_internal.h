@@ -1,5 +1,5 @@
 /* plan_internal.h — helpers shared by the plan_*.c files only; not part of
- * the public API (include common/plan.h instead). */
+ * the public API (include plan/plan.h instead). */
 #ifndef CAIRN_PLAN_INTERNAL_H
 #define CAIRN_PLAN_INTERNAL_H
 

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/plan.h"
+#include "plan/plan.h"
 
 typedef struct mdp {
   uint32_t msg, dest, at;

@@ -1,7 +1,7 @@
 /* ic_game.c — the IC Pebble Game ([Ros] §4.3.1, Figure 7): pebble states,
  * moves, and the sequential play that measures a policy's eligibility profile.
  * Each move costs O(deg) time; a full play is O(n + m) plus the policy. */
-#include "common/ic_game.h"
+#include "plan/ic_game.h"
 
 #include <stdlib.h>
 
