@@ -7,15 +7,35 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check tsan release bench packages fuzz clean
+.PHONY: all deps test-deps fuzz-deps bench-deps package-deps build demo check tsan \
+        release bench packages fuzz clean
 
 all: build
 
+# Debian packages per purpose (scripts/install-deps.sh; each installs only
+# what is missing, and nothing when all is there). Each target below takes
+# exactly one of these, so that two apt-get never run at once under make -j.
+#   deps          building build/ and the demo (cmocka included: build/ is
+#                 configured with the tests)
+#   test-deps     deps + what the tests run (make check, make tsan)
+#   fuzz-deps     deps + clang and libFuzzer (make fuzz)
+#   bench-deps    deps + the benchmark scripts' tools (make bench)
+#   package-deps  deps + dpkg-dev and file (make packages)
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh build
+test-deps:
+	@bash scripts/install-deps.sh build test
+fuzz-deps:
+	@bash scripts/install-deps.sh build fuzz
+bench-deps:
+	@bash scripts/install-deps.sh build bench
+package-deps:
+	@bash scripts/install-deps.sh build packages
+
+CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON
 
 $(BUILD)/Makefile: CMakeLists.txt | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON
+	$(CONFIGURE)
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -25,7 +45,12 @@ build: deps $(BUILD)/Makefile
 demo: build
 	@KEEP=$(KEEP) bash scripts/demo.sh $(BUILD)/bin
 
-check: build
+# Configured again once the test packages are in: a build/ first configured
+# by make build, before node was installed, then registers the browser test
+# with node (CMake looks again for a program it did not find).
+check: test-deps
+	$(CONFIGURE)
+	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # ThreadSanitizer build (its own folder) and the integration tests under it.
@@ -36,7 +61,7 @@ check: build
 TSAN_OPTS ?= halt_on_error=0:exitcode=66:second_deadlock_stack=1
 TSAN_TESTS ?= -L "integration|security"
 
-tsan: deps
+tsan: test-deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=OFF -DCAIRN_TSAN=ON
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	cd $(TSAN_BUILD) && TSAN_OPTIONS="$(TSAN_OPTS)" ctest $(TSAN_TESTS) --output-on-failure -j $(JOBS)
@@ -58,12 +83,13 @@ release: deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DCAIRN_SANITIZE=OFF
 	cmake --build $(BENCH_BUILD) -j $(JOBS)
 
-bench: release
+bench: bench-deps
+	@$(MAKE) --no-print-directory release
 	@bash bench/run-all.sh $(BENCH_BUILD)/bin
 
 # The .deb packages (cairn-server, cairn-worker, cairn-cli) and the
 # self-contained worker tarball, in $(PKG_BUILD)/ (README, "Packages").
-packages: deps
+packages: package-deps
 	cmake -S . -B $(PKG_BUILD) -DCMAKE_BUILD_TYPE=Release -DCAIRN_SANITIZE=OFF \
 	      -DBUILD_TESTING=OFF -DCAIRN_PACKAGING=ON -DCMAKE_INSTALL_PREFIX=/usr
 	cmake --build $(PKG_BUILD) -j $(JOBS) --target cairn-server cairn-worker cairn-cli \
@@ -73,7 +99,7 @@ packages: deps
 
 # libFuzzer targets (tests/fuzz/, clang, its own folder): each runs
 # FUZZ_SECONDS seconds from a copy of its seed corpus; non-zero on a crash.
-fuzz: deps
+fuzz: fuzz-deps
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_FUZZ=ON -DBUILD_TESTING=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh $(FUZZ_BUILD)

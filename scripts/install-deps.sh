@@ -1,31 +1,100 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Cairn needs to build, test and run, if missing.
+# install-deps.sh [--dry-run] [PURPOSE...] — installs the Debian 12 packages
+# Cairn needs for each PURPOSE, those missing only; with everything present
+# it runs no apt-get (and no npm). PURPOSE is one of
+#
+#   build     compile everything in build/: the compiler, cmake, pkg-config,
+#             the libraries (libmicrohttpd, jansson, libcurl, SQLite,
+#             libsodium) and cmocka, which configuring with the tests
+#             (BUILD_TESTING, on by default) requires. make demo needs no
+#             more: scripts/demo.sh runs the built programs and coreutils.
+#   test      build, plus what the tests run (make check, make tsan): the
+#             sqlite3, curl, jq and openssl commands, ssh and sshd, Slurm and
+#             munge, chromium, node and npm and the browser test's
+#             playwright-core (npm ci from tests/browser/package-lock.json),
+#             dpkg-dev and file (the .deb packaging test).
+#   fuzz      build, plus clang and its libFuzzer runtime (make fuzz).
+#   bench     build, plus curl, jq, sqlite3 and iproute2 (ip, tc): the
+#             benchmarks' scripts (bench/distribution.sh, bench/dataflow.sh,
+#             bench/soak.sh).
+#   packages  build, plus dpkg-dev and file (make packages: cpack's DEB
+#             generator and dpkg-shlibdeps).
+#
+# Several purposes may be named at once (one apt-get for all). Without a
+# PURPOSE it installs for every purpose. --dry-run prints what would be
+# installed and installs nothing.
 set -eu
-pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
-      libsqlite3-dev libsodium-dev libjansson-dev libcmocka-dev sqlite3 curl openssl ca-certificates
-      openssh-client openssh-server dpkg-dev file slurm-wlm munge chromium
-      clang libclang-rt-14-dev"  # clang and its libFuzzer runtime: make fuzz
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+build_pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
+            libsqlite3-dev libsodium-dev libjansson-dev libcmocka-dev"
+test_pkgs="sqlite3 curl jq openssl ca-certificates openssh-client openssh-server
+           slurm-wlm munge chromium dpkg-dev file"
+fuzz_pkgs="clang libclang-rt-14-dev"
+bench_pkgs="curl jq sqlite3 iproute2"
+packages_pkgs="dpkg-dev file"
+
+dry=0
+purposes=""
+for a in "$@"; do
+  case "$a" in
+    --dry-run|-n) dry=1 ;;
+    build|test|fuzz|bench|packages) purposes="$purposes $a" ;;
+    *) echo "install-deps: unknown purpose '$a' (build, test, fuzz, bench, packages)" >&2
+       exit 2 ;;
+  esac
+done
+purposes=${purposes# }
+[ -n "$purposes" ] || purposes="build test fuzz bench packages"
+
+pkgs=$build_pkgs
+want_node=0
+for p in $purposes; do
+  case "$p" in
+    test) pkgs="$pkgs $test_pkgs"; want_node=1 ;;
+    fuzz) pkgs="$pkgs $fuzz_pkgs" ;;
+    bench) pkgs="$pkgs $bench_pkgs" ;;
+    packages) pkgs="$pkgs $packages_pkgs" ;;
+  esac
+done
+
 missing=""
-pkgs="$pkgs jq"  # bench/soak.sh reads the API's JSON with it
-pkgs="$pkgs iproute2"  # ip and tc: bench/distribution.sh and bench/dataflow.sh
 for p in $pkgs; do
+  case " $missing " in *" $p "*) continue ;; esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing="$missing $p"
 done
-command -v npm > /dev/null || missing="$missing nodejs npm"
+# node and npm may come from elsewhere than Debian's packages (npm then is
+# not a package of its own): what counts is that the commands are there.
+if [ "$want_node" = 1 ]; then
+  { command -v node > /dev/null && command -v npm > /dev/null; } \
+    || missing="$missing nodejs npm"
+fi
+
 # The browser test's playwright-core, pinned in tests/browser/package-lock.json.
 browser_npm() {
-  local dir
-  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+  local dir=$here/tests/browser
+  [ "$want_node" = 1 ] || return 0
   [ -d "$dir/node_modules/playwright-core" ] && return 0
+  if [ "$dry" = 1 ]; then
+    echo "install-deps: would run npm ci in $dir"
+    return 0
+  fi
   echo "installing playwright-core in $dir (npm ci)"
   (cd "$dir" && npm ci --no-audit --no-fund)
 }
+
 if [ -z "$missing" ]; then
+  [ "$dry" = 1 ] && echo "install-deps: $purposes: every Debian package is installed"
   browser_npm
   exit 0
 fi
-echo "installing Debian packages:$missing"
+if [ "$dry" = 1 ]; then
+  echo "install-deps: $purposes: would install Debian packages:$missing"
+  browser_npm
+  exit 0
+fi
+echo "installing Debian packages ($purposes):$missing"
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
