@@ -110,8 +110,8 @@ static double run(int n, int jobs, unsigned slice, double *wall, double *held) {
     }
   }
 #ifdef CAIRN__BAN_SLICE
-  c->ban_slice = slice ? slice : 0xffffffffu;
-  c->ban_hold_max_ns = 0;
+  cairn__ban_set_slice(c, slice ? slice : 0xffffffffu);
+  cairn__ban_reset_hold(c);
 #else
   (void)slice;
 #endif
@@ -140,7 +140,7 @@ static double run(int n, int jobs, unsigned slice, double *wall, double *held) {
   }
   json_decref(rep);
 #ifdef CAIRN__BAN_SLICE
-  *held = (double)c->ban_hold_max_ns / 1e6;
+  *held = (double)c->ban->hold_max_ns / 1e6;
 #else
   *held = -1;
 #endif

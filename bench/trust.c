@@ -94,9 +94,9 @@ static outcome run(const opts *o, int adaptive, unsigned seed) {
   }
   core_fixture *f = state;
   cairn__core *c = f->c;
-  c->trust_threshold = o->threshold;
-  c->spot_check = o->spot;
-  c->trust_rng = 0x9e3779b97f4a7c15ull * (seed + 1);
+  cairn__trust_set_threshold(c, o->threshold);
+  cairn__trust_set_spot_check(c, o->spot);
+  cairn__trust_seed(c, 0x9e3779b97f4a7c15ull * (seed + 1));
   srand(seed);
   int64_t *ids = malloc((size_t)o->vols * sizeof *ids);
   for (int i = 0; i < o->vols; i++)
@@ -128,7 +128,7 @@ static outcome run(const opts *o, int adaptive, unsigned seed) {
         fprintf(stderr, "bench-trust: result: %s\n", err.text);
         exit(1);
       }
-      if (lies_to_catch < 0 && c->trust_resets_total > 0) /* only the liar is ever invalid */
+      if (lies_to_catch < 0 && c->trust->resets_total > 0) /* only the liar is ever invalid */
         lies_to_catch = (long)lies.n;
     }
   }

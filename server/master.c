@@ -205,15 +205,15 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     goto fail;
   /* quarantine thresholds: 0 the default, negative off (docs/accountability.md) */
   double qi = cfg->quarantine_invalid, qe = cfg->quarantine_errors;
-  m->core->quar_invalid = qi < 0 ? 0 : qi > 0 ? qi : 0.5;
-  m->core->quar_errors = qe < 0 ? 0 : qe > 0 ? qe : 0.8;
+  cairn__quar_configure(m->core, qi < 0 ? 0 : qi > 0 ? qi : 0.5, qe < 0 ? 0 : qe > 0 ? qe : 0.8);
   /* adaptive replication (trust.c): 0 the defaults, a negative spot check never */
   if (cfg->ban_slice > 0)
-    m->core->ban_slice = (uint32_t)(cfg->ban_slice < 65536 ? cfg->ban_slice : 65536);
+    cairn__ban_set_slice(m->core, (uint32_t)(cfg->ban_slice < 65536 ? cfg->ban_slice : 65536));
   if (cfg->trust_threshold > 0)
-    m->core->trust_threshold = cfg->trust_threshold;
+    cairn__trust_set_threshold(m->core, cfg->trust_threshold);
   if (cfg->spot_check != 0)
-    m->core->spot_check = cfg->spot_check < 0 ? 0 : cfg->spot_check > 1 ? 1 : cfg->spot_check;
+    cairn__trust_set_spot_check(m->core,
+                                cfg->spot_check < 0 ? 0 : cfg->spot_check > 1 ? 1 : cfg->spot_check);
   /* a ban a stop interrupted is finished before serving, its steps chained */
   if (cairn__core_ban_resume(m->core, err) != CAIRN_OK)
     goto fail;

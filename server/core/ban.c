@@ -12,6 +12,31 @@
 #include <stdlib.h>
 #include <time.h>
 
+int cairn__ban_open(cairn__core *c) { return (c->ban = calloc(1, sizeof *c->ban)) ? 0 : -1; }
+
+void cairn__ban_close(cairn__core *c) {
+  free(c->ban);
+  c->ban = NULL;
+}
+
+void cairn__ban_set_slice(cairn__core *c, uint32_t slice) { c->ban->slice = slice; }
+
+void cairn__ban_begin(cairn__core *c, mvol *bad) {
+  bad->ban_left = 1;
+  c->ban->total++;
+}
+
+void cairn__ban_load_vol(mvol *v, int pending) { v->ban_left = pending != 0; }
+
+void cairn__ban_counts(const cairn__core *c, uint64_t *bans, uint64_t *slices,
+                       uint64_t *hold_max_ns) {
+  *bans = c->ban->total;
+  *slices = c->ban->slices_total;
+  *hold_max_ns = c->ban->hold_max_ns;
+}
+
+void cairn__ban_reset_hold(cairn__core *c) { c->ban->hold_max_ns = 0; }
+
 static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -22,8 +47,8 @@ static uint64_t now_ns(void) {
  * the lock (sealing the step's group); the sequence to wait for. */
 static uint64_t step_end(cairn__core *c, uint64_t t0) {
   uint64_t held = now_ns() - t0;
-  if (held > c->ban_hold_max_ns)
-    c->ban_hold_max_ns = held;
+  if (held > c->ban->hold_max_ns)
+    c->ban->hold_max_ns = held;
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
   return seq;
@@ -89,7 +114,7 @@ static cairn_status slice(cairn__core *c, mvol *bad, uint32_t k, uint32_t *buf,
   }
   if (!*done && st == CAIRN_OK) {
     bad->ban_next = end;
-    c->ban_slices_total++;
+    c->ban->slices_total++;
     CAIRN_DEBUG(&c->log, "ban of volunteer %lld: results %u to %u of %u", (long long)bad->id,
                 from, end, bad->ndid);
   }
@@ -100,14 +125,14 @@ static cairn_status slice(cairn__core *c, mvol *bad, uint32_t k, uint32_t *buf,
 /* Runs bad's slices from bad->ban_next to the end. */
 static cairn_status slices(cairn__core *c, mvol *bad, cairn__ban_tally *tl, cairn_error *err) {
   pthread_mutex_lock(&c->lock);
-  uint32_t k = c->ban_slice ? c->ban_slice : CAIRN__BAN_SLICE;
+  uint32_t k = c->ban->slice ? c->ban->slice : CAIRN__BAN_SLICE;
   cairn__core_unlock(c);
   uint32_t *buf = malloc(k * sizeof *buf);
   if (!buf)
     return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   cairn_status st = CAIRN_OK;
   for (int done = 0; !done && st == CAIRN_OK;) {
-    if (__atomic_load_n(&c->ban_stop, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&c->ban->stop, __ATOMIC_RELAXED))
       st = cairn__error_set(err, CAIRN_EIO, "the master is stopping: the ban of volunteer %lld "
                            "is finished when it starts again", (long long)bad->id);
     else
@@ -117,7 +142,7 @@ static cairn_status slices(cairn__core *c, mvol *bad, cairn__ban_tally *tl, cair
   return st;
 }
 
-void cairn__core_stop_bans(cairn__core *c) { __atomic_store_n(&c->ban_stop, 1, __ATOMIC_RELAXED); }
+void cairn__core_stop_bans(cairn__core *c) { __atomic_store_n(&c->ban->stop, 1, __ATOMIC_RELAXED); }
 
 cairn_status cairn__core_ban(cairn__core *c, int64_t id, const char *reason, json_t **report,
                              cairn_error *err) {

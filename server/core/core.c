@@ -848,10 +848,8 @@ cairn_status cairn__core_recompute(cairn__core *c, mjob *j, uint32_t parent, cai
 
 void cairn__ban_mark(cairn__core *c, mvol *bad, const char *reason) {
   bad->banned = 1;
-  bad->ban_left = 1;
-  c->bans_total++;
-  c->quarantined_now -= (uint64_t)bad->quarantined; /* a ban supersedes it (load.c agrees) */
-  bad->quarantined = 0;
+  cairn__ban_begin(c, bad);
+  cairn__quar_drop(c, bad); /* a ban supersedes it (load.c agrees) */
   c->peer_gen++; /* every peer key changes: the grants it holds stop working */
   cairn__journal_put(c->journal, cairn__jrec_ban(bad->id, reason));
   cairn__dist_forget(c, bad); /* J_BAN deletes its holdings on disk */

@@ -70,6 +70,7 @@
 #ifndef CAIRN_CORE_H
 #define CAIRN_CORE_H
 
+#include "server/core/ban.h"
 #include "server/dist/dist.h"
 #include "server/model/state.h"
 #include "server/trust/trust.h"
@@ -127,10 +128,6 @@ cairn_status cairn__core_set_bplan(cairn__core *c, const char *algo, cairn_error
 /* CAIRN_OK while the master works; CAIRN_EFAILED (reason in err) once its
  * journal has failed (journal.h): nothing is acknowledged after that. */
 cairn_status cairn__core_health(cairn__core *c, cairn_error *err);
-/* The master is stopping: a ban running now ends after its current slice
- * (CAIRN_EIO; it stays pending in the store and cairn__core_ban_resume
- * finishes it at the next start). Any thread; O(1). */
-void cairn__core_stop_bans(cairn__core *c);
 /* Stops the commit thread after the last batch and closes the store. */
 void cairn__core_close(cairn__core *c);
 
@@ -264,52 +261,6 @@ cairn_status cairn__core_results(cairn__core *c, int64_t vol, cairn__batch_resul
  * them. O(report + leases held × running listed). */
 cairn_status cairn__core_heartbeat(cairn__core *c, int64_t vol, const cairn__report *r,
                                    json_t **resp, cairn_error *err);
-/* ban.c (docs/accountability.md, "Banning a volunteer"). cairn__core_ban
- * bans volunteer id: refuses its token, marks its results invalid,
- * re-queues every task whose accepted result relied on it and every
- * descendant that consumed a re-queued output; *report gets the totals.
- * It runs in steps, each under its own hold of the lock and in its own
- * journal group, each waiting until its group is durable before the next:
- *  1. the mark (cairn__ban_mark): banned, J_BAN (the ban pending in the
- *     store, its holdings deleted there), its leases revoked, out of the
- *     census: O(its leases);
- *  2. slices of at most c->ban_slice (CAIRN__BAN_SLICE, 256) entries of its
- *     index mvol.did (cairn__ban_tasks): O(K × results of a round) to
- *     invalidate and re-name, plus the re-queue of what they re-open
- *     (cairn__core_requeue: O(Σ (deg + 1) · log n) over the re-opened tasks
- *     and their descendants, never a job's other tasks); and the next
- *     CAIRN__BAN_FILES buckets of the file table, whose holdings of it
- *     and copies on their way to it are forgotten in memory
- *     (cairn__dist_forget_step: O(CAIRN__BAN_FILES + those files' copies
- *     under way)). Until then no source decision names it (a banned
- *     holder is never usable);
- *  3. the end: J_BAN_DONE, the index freed: O(1).
- * Nothing scans a job or the volunteers. Re-doing a slice changes nothing
- * (its results are invalid already), so cairn__core_ban_resume (master.c
- * calls it once the core is open and the audit chain started, before
- * serving) finishes the bans the store says are pending from their first
- * entry (O(volunteers) to find them). */
-#define CAIRN__BAN_SLICE 256u
-#define CAIRN__BAN_FILES 4096u
-/* Under the lock: ban counters added to (invalidated, tasks and
- * descendants re-queued; ids gets {job, task} per re-queued task). */
-typedef struct cairn__ban_tally {
-  int64_t invalidated, requeued, tainted;
-  json_t *ids;
-} cairn__ban_tally;
-void cairn__ban_mark(cairn__core *c, mvol *bad, const char *reason);
-/* Under the lock: vol's results in tasks[0..n) of job j (a task may come
- * twice) become invalid; those tasks re-name an honest accepted result or
- * are re-queued. */
-cairn_status cairn__ban_tasks(cairn__core *c, mjob *j, int64_t vol, const uint32_t *tasks,
-                              uint32_t n, cairn__ban_tally *t, cairn_error *err);
-/* Under the lock: v has a result for task of job j (its index entry);
- * -1 out of memory. O(1) amortized: when its array is full, the entries
- * of deleted jobs are dropped first (O(its entries), once per doubling). */
-int cairn__ban_note(const cairn__core *c, mvol *v, const mjob *j, uint32_t task);
-cairn_status cairn__core_ban_resume(cairn__core *c, cairn_error *err);
-cairn_status cairn__core_ban(cairn__core *c, int64_t id, const char *reason, json_t **report,
-                             cairn_error *err);
 /* Applies a verdict on pair p (core.c; the command validator's thread,
  * validate.h, calls it as c->calls.verdict), under c->lock: O(nres²) plus an
  * accept. A pair whose job, round or results are gone changes nothing. */

@@ -417,7 +417,7 @@ cairn_status cairn__core_volunteer(cairn__core *c, int64_t id, cairn__vol_info *
                              .invalid = v->invalid, .pending = v->pending, .errors = v->errors,
                              .last_seen = v->last_seen, .banned = v->banned, .slots = v->slots,
                              .quarantined = v->quarantined, .trust = v->trust,
-                             .trusted = !v->banned && v->trust >= c->trust_threshold};
+                             .trusted = cairn__trust_trusted(c, v)};
     snprintf(out->name, sizeof out->name, "%s", v->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", v->cluster);
   }
@@ -662,7 +662,7 @@ static json_t *volunteer_row(const cairn__core *c, const mvol *v) {
   json_object_set_new(o, "credit", json_real(v->credit));
   json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));
   json_object_set_new(o, "trust", json_integer(v->trust));
-  json_object_set_new(o, "trusted", json_boolean(!v->banned && v->trust >= c->trust_threshold));
+  json_object_set_new(o, "trusted", json_boolean(cairn__trust_trusted(c, v)));
   json_object_set_new(o, "resources", v->has_offer ? cairn__resources_json(&v->offer) : json_null());
   json_object_set_new(o, "resources_held", cairn__resources_json(&v->used));
   return o;
@@ -751,10 +751,10 @@ void cairn__core_metrics(cairn__core *c, char **buf, size_t *len, size_t *cap) {
     running += c->jobs[i]->state == JS_RUNNING;
   }
   uint64_t allocs = c->allocations_total, expired = c->expired_total, handed = c->handoffs_total;
-  uint64_t res[OUT_COUNT], bans = c->bans_total, ban_slices = c->ban_slices_total;
-  uint64_t quar_now = c->quarantined_now, quars = c->quarantines_total;
-  uint64_t trust[4] = {c->unreplicated_total, c->spot_checks_total, c->trust_resets_total,
-                       c->rechecks_total};
+  uint64_t res[OUT_COUNT], bans, ban_slices, ban_hold, quar_now, quars, trust[4];
+  cairn__ban_counts(c, &bans, &ban_slices, &ban_hold);
+  cairn__quar_counts(c, &quar_now, &quars);
+  cairn__trust_counts(c, trust);
   cairn__dist_counters dc;
   cairn__dist_get_counters(c->dist, &dc);
   memcpy(res, c->results_total, sizeof res);

@@ -32,10 +32,9 @@ static int load_vol(void *ud, const cairn__store_volunteer_row *r) {
   v->cluster = cairn__strdup(r->cluster);
   v->slots = r->slots;
   v->banned = r->banned != 0;
-  v->ban_left = r->banned > 1; /* its ban is pending: cairn__core_ban_resume finishes it */
-  v->quarantined = r->quarantined && !r->banned;
-  c->quarantined_now += (uint64_t)v->quarantined;
-  v->trust = r->banned ? 0 : r->trust;
+  cairn__ban_load_vol(v, r->banned > 1); /* pending: cairn__core_ban_resume finishes it */
+  cairn__quar_load(c, v, r->quarantined);
+  cairn__trust_load_vol(v, r->trust);
   c->peer_gen += (uint64_t)(r->banned != 0);
   v->allocations = r->allocations;
   v->created = v->last_seen = r->created;
@@ -521,9 +520,10 @@ cairn__core *cairn__core_open(const char *db_path, int durable, const char *fami
                                  .verdict = cairn__core_verdict,
                                  .recompute = cairn__core_recompute};
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
-  c->trust_threshold = CAIRN_DEFAULT_TRUST_THRESHOLD; /* trust.c; the master may change them */
-  c->spot_check = CAIRN_DEFAULT_SPOT_CHECK;
-  c->trust_rng = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
+  if (cairn__ban_open(c) || cairn__quar_open(c) || cairn__trust_open(c)) {
+    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+    goto fail;
+  }
   cairn__hmap_init(&c->vol_by_token);
   cairn__hmap_init(&c->app_runners);
   cairn__hmap_init(&c->teams);
@@ -619,7 +619,9 @@ void cairn__core_close(cairn__core *c) {
   free(c->jobs);
   free(c->runq);
   free(c->resume);
-  free(c->trust_due);
+  cairn__trust_close(c);
+  cairn__quar_close(c);
+  cairn__ban_close(c);
   for (size_t i = 0; i < c->nvols; i++)
     cairn__vol_free(c->vols[i]);
   free(c->vols);

@@ -101,26 +101,15 @@ struct cairn__core {
   cairn__presence presence; /* volunteers present and idle (demand.c) */
 
   /* counters for /metrics */
-  uint64_t allocations_total, results_total[OUT_COUNT], expired_total, bans_total;
-  /* the ban's slices (ban.c): results a slice reads (set before serving;
-   * 0: CAIRN__BAN_SLICE), slices done since start, and the longest hold of
-   * the lock by a ban's step since start, in nanoseconds */
-  uint32_t ban_slice;
-  uint64_t ban_slices_total, ban_hold_max_ns;
-  int ban_stop; /* set (atomically) when the master stops: a ban ends after
-                 * its slice, pending, finished at the next start */
+  uint64_t allocations_total, results_total[OUT_COUNT], expired_total;
+  /* the modules' own state, each behind its own header, made at open and
+   * freed at close: the ban's (server/core/ban.h), quarantine's and adaptive
+   * replication's (server/trust/trust.h) */
+  struct cairn__ban *ban;
+  struct cairn__quar *quar;
+  struct cairn__trust *trust;
   uint64_t handoffs_total;  /* allocations handed in their submission's group (handoff.c) */
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
-  uint64_t quarantines_total, quarantined_now;
-  /* adaptive replication (trust.c): the rule's parameters (set before
-   * serving), its random state, its counters, and the volunteers whose
-   * re-check is due when the current request ends (each once, trust_due) */
-  int64_t trust_threshold;
-  double spot_check;
-  uint64_t trust_rng;
-  uint64_t unreplicated_total, spot_checks_total, trust_resets_total, rechecks_total;
-  mvol **trust_due;
-  size_t ntrust_due, captrust_due;
   /* outputs kept on workers (keep.c): parents whose kept output has no
    * holder left, found under the current hold of the lock, recomputed when
    * it is released (cairn__lost_flush; at most CAIRN__LOST_MAX a hold, more
@@ -138,9 +127,6 @@ struct cairn__core {
   int64_t orphans_until;   /* the start-up orphans leave then (uploads.h; 0: none) */
   int64_t loaded_at;       /* when the store was loaded: holders are waited for
                               a while after a restart, before any is lost */
-  /* quarantine thresholds (quarantine.c): fractions of the window invalid,
-   * errors; 0: that test is off. Set before serving. */
-  double quar_invalid, quar_errors;
 
   /* limits (limits.c): the ceiling of every task's limits (0: none), the
    * seconds a lease outlives its task's wall limit; set before serving */

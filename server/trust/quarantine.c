@@ -4,8 +4,8 @@
  * The rule (docs/accountability.md, "Quarantine"): over the volunteer's
  * last CAIRN__QUAR_WINDOW results (two bit rings in mvol, one bit a result),
  * once at least CAIRN__QUAR_MIN results are in the window, it is
- * quarantined when the fraction invalid exceeds c->quar_invalid or the
- * fraction of errors exceeds c->quar_errors (0: that test is off).
+ * quarantined when the fraction invalid exceeds c->quar->invalid or the
+ * fraction of errors exceeds c->quar->errors (0: that test is off).
  * Quarantine recomputes nothing and invalidates nothing (unlike a ban): its
  * leases run to completion and their results count; it only gets no new
  * task. Everything here runs under c->lock in O(1).
@@ -15,6 +15,8 @@
 
 #include "common/log.h"
 
+#include <stdlib.h>
+
 #define WINDOW_MASK ((1u << CAIRN__QUAR_WINDOW) - 1u)
 
 static unsigned ones(uint32_t x) {
@@ -22,6 +24,33 @@ static unsigned ones(uint32_t x) {
   for (; x; x &= x - 1)
     n++;
   return n;
+}
+
+int cairn__quar_open(cairn__core *c) { return (c->quar = calloc(1, sizeof *c->quar)) ? 0 : -1; }
+
+void cairn__quar_close(cairn__core *c) {
+  free(c->quar);
+  c->quar = NULL;
+}
+
+void cairn__quar_configure(cairn__core *c, double invalid, double errors) {
+  c->quar->invalid = invalid;
+  c->quar->errors = errors;
+}
+
+void cairn__quar_load(cairn__core *c, mvol *v, int quarantined) {
+  v->quarantined = quarantined && !v->banned;
+  c->quar->now += (uint64_t)v->quarantined;
+}
+
+void cairn__quar_drop(cairn__core *c, mvol *v) {
+  c->quar->now -= (uint64_t)v->quarantined;
+  v->quarantined = 0;
+}
+
+void cairn__quar_counts(const cairn__core *c, uint64_t *now, uint64_t *total) {
+  *now = c->quar->now;
+  *total = c->quar->total;
 }
 
 int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold) {
@@ -38,16 +67,16 @@ void cairn__quar_note(cairn__core *c, mvol *v, int outcome) {
   if (v->quarantined || v->banned)
     return;
   unsigned inv = ones(v->q_invalid), errs = ones(v->q_errors);
-  if (!cairn__quar_crossed(v->q_seen, inv, c->quar_invalid) &&
-      !cairn__quar_crossed(v->q_seen, errs, c->quar_errors))
+  if (!cairn__quar_crossed(v->q_seen, inv, c->quar->invalid) &&
+      !cairn__quar_crossed(v->q_seen, errs, c->quar->errors))
     return;
   v->quarantined = 1;
   cairn__journal_put(c->journal, cairn__jrec_quarantine(v->id, 1)); /* with the result */
-  c->quarantined_now++;
-  c->quarantines_total++;
+  c->quar->now++;
+  c->quar->total++;
   CAIRN_WARN(&c->log, "volunteer %lld quarantined: %u of its last %u results invalid, %u errors "
              "(thresholds %.2f, %.2f); it gets no work until released", (long long)v->id, inv,
-             (unsigned)v->q_seen, errs, c->quar_invalid, c->quar_errors);
+             (unsigned)v->q_seen, errs, c->quar->invalid, c->quar->errors);
 }
 
 cairn_status cairn__core_release(cairn__core *c, int64_t id, cairn_error *err) {
@@ -66,7 +95,7 @@ cairn_status cairn__core_release(cairn__core *c, int64_t id, cairn_error *err) {
     cairn__journal_put(c->journal, cairn__jrec_quarantine(id, 0));
     v->q_invalid = v->q_errors = 0;
     v->q_seen = 0;
-    c->quarantined_now--;
+    c->quar->now--;
   }
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);

@@ -8,13 +8,13 @@
  *             agreeing with the round's canonical result); a result of a
  *             round that ran once, or of a job with quorum 1, adds nothing
  *             (mres.solo). Trust is the volunteer's, earned in any job.
- *   trusted   trust >= c->trust_threshold (--trust-threshold, default
+ *   trusted   trust >= c->trust->threshold (--trust-threshold, default
  *             CAIRN_DEFAULT_TRUST_THRESHOLD).
  *   solo      when a task of a job with "adaptive": true gets the first
  *             copy of its first round (round 0: never re-queued) and the
  *             volunteer is trusted, the round runs once (mrep.solo) and is
  *             accepted on that one result, unless a draw below
- *             c->spot_check (--spot-check, default CAIRN_DEFAULT_SPOT_CHECK)
+ *             c->trust->spot_check (--spot-check, default CAIRN_DEFAULT_SPOT_CHECK)
  *             makes it a spot check, replicated to the job's quorum. A solo
  *             copy that fails, whose lease ends without a result, or whose
  *             volunteer is no longer trusted when its result arrives turns
@@ -53,7 +53,9 @@
 #include "server/trust/trust.h"
 #include "server/store/journal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "common/log.h"
 
@@ -67,29 +69,68 @@ struct cairn__tring {
   } e[CAIRN__TRUST_RING];
 };
 
+int cairn__trust_open(cairn__core *c) {
+  if (!(c->trust = calloc(1, sizeof *c->trust)))
+    return -1;
+  c->trust->threshold = CAIRN_DEFAULT_TRUST_THRESHOLD;
+  c->trust->spot_check = CAIRN_DEFAULT_SPOT_CHECK;
+  c->trust->rng = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)c;
+  return 0;
+}
+
+void cairn__trust_close(cairn__core *c) {
+  if (c->trust)
+    free(c->trust->due);
+  free(c->trust);
+  c->trust = NULL;
+}
+
+void cairn__trust_set_threshold(cairn__core *c, int64_t threshold) {
+  c->trust->threshold = threshold;
+}
+
+void cairn__trust_set_spot_check(cairn__core *c, double spot_check) {
+  c->trust->spot_check = spot_check;
+}
+
+void cairn__trust_seed(cairn__core *c, uint64_t seed) { c->trust->rng = seed; }
+
+int cairn__trust_trusted(const cairn__core *c, const mvol *v) {
+  return !v->banned && v->trust >= c->trust->threshold;
+}
+
+void cairn__trust_load_vol(mvol *v, int64_t trust) { v->trust = v->banned ? 0 : trust; }
+
+void cairn__trust_counts(const cairn__core *c, uint64_t out[4]) {
+  out[0] = c->trust->unreplicated_total;
+  out[1] = c->trust->spot_checks_total;
+  out[2] = c->trust->resets_total;
+  out[3] = c->trust->rechecks_total;
+}
+
 /* A uniform draw in [0, 1) from c's xorshift64* state. O(1). */
 static double draw(cairn__core *c) {
-  uint64_t x = c->trust_rng ? c->trust_rng : 0x9e3779b97f4a7c15ull;
+  uint64_t x = c->trust->rng ? c->trust->rng : 0x9e3779b97f4a7c15ull;
   x ^= x >> 12;
   x ^= x << 25;
   x ^= x >> 27;
-  c->trust_rng = x;
+  c->trust->rng = x;
   return (double)((x * 2685821657736338717ull) >> 11) / 9007199254740992.0;
 }
 
 int cairn__trust_solo(cairn__core *c, const mjob *j, const mtask *t, const mvol *v) {
   if (!j->adaptive || t->round != 0 || !t->rep || t->rep->nvols != 1 || t->rep->nres != 0 ||
-      v->trust < c->trust_threshold)
+      v->trust < c->trust->threshold)
     return 0;
-  if (c->spot_check > 0 && draw(c) < c->spot_check) {
-    c->spot_checks_total++;
+  if (c->trust->spot_check > 0 && draw(c) < c->trust->spot_check) {
+    c->trust->spot_checks_total++;
     return 0;
   }
   return 1;
 }
 
 int cairn__trust_solo_stands(const cairn__core *c, const mrep *r, const mvol *v, int ok) {
-  return r->solo && ok && v->trust >= c->trust_threshold;
+  return r->solo && ok && v->trust >= c->trust->threshold;
 }
 
 static void set_trust(cairn__core *c, mvol *v, int64_t trust) {
@@ -118,26 +159,26 @@ void cairn__trust_note(cairn__core *c, mvol *v, const mres *m, int outcome) {
     empty_ring(c, v);
     return;
   }
-  c->trust_resets_total++;
+  c->trust->resets_total++;
   CAIRN_WARN(&c->log, "volunteer %lld: an invalid result resets its trust (%lld); %u of its "
              "unreplicated results to re-check", (long long)v->id, (long long)v->trust,
              ring ? v->ring->n : 0u);
   set_trust(c, v, 0);
   if (!ring || v->trust_due)
     return;
-  if (c->ntrust_due == c->captrust_due) {
-    size_t ncap = c->captrust_due ? 2 * c->captrust_due : 8;
-    mvol **a = realloc(c->trust_due, ncap * sizeof *a);
+  if (c->trust->ndue == c->trust->capdue) {
+    size_t ncap = c->trust->capdue ? 2 * c->trust->capdue : 8;
+    mvol **a = realloc(c->trust->due, ncap * sizeof *a);
     if (!a) {
       CAIRN_ERR(&c->log, "out of memory: volunteer %lld's unreplicated results are not "
                 "re-checked", (long long)v->id);
       empty_ring(c, v);
       return;
     }
-    c->trust_due = a;
-    c->captrust_due = ncap;
+    c->trust->due = a;
+    c->trust->capdue = ncap;
   }
-  c->trust_due[c->ntrust_due++] = v;
+  c->trust->due[c->trust->ndue++] = v;
   v->trust_due = 1;
 }
 
@@ -162,7 +203,7 @@ static int ring_push(mvol *v, int64_t seq, int64_t job, int64_t key, int64_t rou
 void cairn__trust_accepted(cairn__core *c, mjob *j, uint32_t task, const mres *cn) {
   const mtask *t = &j->tasks[task];
   mvol *v = cn->vol >= 1 && (size_t)cn->vol <= c->nvols ? c->vols[cn->vol - 1] : NULL;
-  c->unreplicated_total++;
+  c->trust->unreplicated_total++;
   if (!v)
     return;
   int64_t seq = v->ring ? v->ring->seq : 0;
@@ -255,18 +296,18 @@ static void recheck(cairn__core *c, mvol *v) {
       CAIRN_ERR(&c->log, "re-checking volunteer %lld's results in job %lld: %s",
                 (long long)v->id, (long long)j->id, err.text);
   }
-  c->rechecks_total += (uint64_t)requeued;
+  c->trust->rechecks_total += (uint64_t)requeued;
   CAIRN_WARN(&c->log, "volunteer %lld: %lld unreplicated results re-queued for replication, "
              "%lld descendants with them", (long long)v->id, (long long)requeued,
              (long long)tainted);
 }
 
 void cairn__trust_flush(cairn__core *c) {
-  for (size_t i = 0; i < c->ntrust_due; i++) {
-    mvol *v = c->trust_due[i];
+  for (size_t i = 0; i < c->trust->ndue; i++) {
+    mvol *v = c->trust->due[i];
     v->trust_due = 0;
     if (!v->banned)
       recheck(c, v);
   }
-  c->ntrust_due = 0;
+  c->trust->ndue = 0;
 }

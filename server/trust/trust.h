@@ -8,6 +8,55 @@
 
 #include "server/model/state.h"
 
+/* Quarantine's own state (quarantine.c; c->quar): its thresholds, the
+ * fractions of the window invalid and errors (0: that test is off; set
+ * before serving), and its counters. */
+typedef struct cairn__quar {
+  double invalid, errors;
+  uint64_t total, now; /* volunteers quarantined since start; quarantined now */
+} cairn__quar;
+/* Makes c->quar (both tests off). 0, or -1 out of memory. */
+int cairn__quar_open(cairn__core *c);
+void cairn__quar_close(cairn__core *c);
+/* Sets the thresholds (before serving; 0: that test is off). */
+void cairn__quar_configure(cairn__core *c, double invalid, double errors);
+/* A volunteer read from the store at start-up was quarantined. */
+void cairn__quar_load(cairn__core *c, mvol *v, int quarantined);
+/* v is banned: a ban supersedes its quarantine. O(1). */
+void cairn__quar_drop(cairn__core *c, mvol *v);
+/* The volunteers quarantined now and since start (/metrics). */
+void cairn__quar_counts(const cairn__core *c, uint64_t *now, uint64_t *total);
+
+/* Adaptive replication's own state (trust.c; c->trust): the rule's
+ * parameters (set before serving), its random state, its counters, and the
+ * volunteers whose re-check is due when the current request ends (each
+ * once, mvol.trust_due). */
+typedef struct cairn__trust {
+  int64_t threshold;
+  double spot_check;
+  uint64_t rng;
+  uint64_t unreplicated_total, spot_checks_total, resets_total, rechecks_total;
+  mvol **due;
+  size_t ndue, capdue;
+} cairn__trust;
+/* Makes c->trust with the default rule. 0, or -1 out of memory. */
+int cairn__trust_open(cairn__core *c);
+void cairn__trust_close(cairn__core *c);
+/* The rule's parameters (before serving): the valid replicated results in
+ * a row that make a volunteer trusted (>= 1), the chance a trusted
+ * volunteer's task is replicated anyway (0 to 1). */
+void cairn__trust_set_threshold(cairn__core *c, int64_t threshold);
+void cairn__trust_set_spot_check(cairn__core *c, double spot_check);
+/* Seeds the spot checks' draws (benchmarks and tests repeat a run). */
+void cairn__trust_seed(cairn__core *c, uint64_t seed);
+/* 1 when v is trusted: not banned and its trust reaches the threshold. */
+int cairn__trust_trusted(const cairn__core *c, const mvol *v);
+/* A volunteer read from the store at start-up had trust (0 when banned). */
+void cairn__trust_load_vol(mvol *v, int64_t trust);
+/* Counters for /metrics: unreplicated results, spot checks, trust resets,
+ * re-checked results. */
+void cairn__trust_counts(const cairn__core *c, uint64_t out[4]);
+
 /* quarantine.c: a volunteer whose share of invalid results (or errors)
  * over its last CAIRN__QUAR_WINDOW results, once it has at least
  * CAIRN__QUAR_MIN, exceeds c->quar_invalid (c->quar_errors) gets no new

@@ -156,14 +156,14 @@ static void same(const char *a, const char *b, const char *what) {
 static void ban(cairn__core *c, uint32_t k, char **report) {
   json_t *rep = NULL;
   cairn_error err = {0};
-  c->ban_slice = k;
-  uint64_t before = c->ban_slices_total;
+  cairn__ban_set_slice(c, k);
+  uint64_t before = c->ban->slices_total;
   if (cairn__core_ban(c, 1, "lied", &rep, &err) != CAIRN_OK)
     fail_msg("ban: %s", err.text);
   assert_false(c->vols[0]->ban_left);
   assert_null(c->vols[0]->did); /* the index goes with the ban */
   /* 6 + 4 + 1 + 3 results, k a slice */
-  assert_int_equal(c->ban_slices_total - before, (14 + k - 1) / k);
+  assert_int_equal(c->ban->slices_total - before, (14 + k - 1) / k);
   *report = json_dumps(rep, JSON_SORT_KEYS | JSON_COMPACT);
   json_decref(rep);
 }

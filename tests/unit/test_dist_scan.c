@@ -226,7 +226,7 @@ static void test_ban_slices_forget(void **state) {
   mvol *bad, *good;
   size_t cap = many_holdings(c, &bad, &good);
   pthread_mutex_lock(&c->lock);
-  uint64_t before = c->ban_slices_total;
+  uint64_t before = c->ban->slices_total;
   cairn__core_unlock(c);
   json_t *report = NULL;
   cairn_error err = {0};
@@ -235,7 +235,7 @@ static void test_ban_slices_forget(void **state) {
   assert_int_equal(held_by(c, bad), 0);
   assert_int_equal(held_by(c, good), NFILES / 2);
   pthread_mutex_lock(&c->lock);
-  uint64_t slices = c->ban_slices_total - before;
+  uint64_t slices = c->ban->slices_total - before;
   cairn__core_unlock(c);
   assert_int_equal(slices, (cap + CAIRN__BAN_FILES - 1) / CAIRN__BAN_FILES - 1);
 }

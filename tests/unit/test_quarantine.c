@@ -70,8 +70,7 @@ static mtask *task0(cairn__core *c, int64_t job) { return &c->jobs[job - 1]->tas
 static void test_liar_quarantined_then_released(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  c->quar_invalid = 0.5;
-  c->quar_errors = 0.8;
+  cairn__quar_configure(c, 0.5, 0.8);
   mvol *a = reg(c, "a", 1), *b = reg(c, "b", 1), *d = reg(c, "d", 2);
   int64_t jobs[CAIRN__QUAR_MIN + 2], accepted[CAIRN__QUAR_MIN + 2];
   for (int k = 0; k < CAIRN__QUAR_MIN - 1; k++) { /* 9 invalid: not yet judged */
@@ -95,8 +94,8 @@ static void test_liar_quarantined_then_released(void **state) {
   result(c, d, id10, "2\n");
   assert_true(d->quarantined);
   assert_int_equal(d->invalid, CAIRN__QUAR_MIN);
-  assert_int_equal(c->quarantines_total, 1);
-  assert_int_equal(c->quarantined_now, 1);
+  assert_int_equal(c->quar->total, 1);
+  assert_int_equal(c->quar->now, 1);
   fprintf(stderr, "quarantined after %lld invalid of %lld results\n", (long long)d->invalid,
           (long long)(d->valid + d->invalid + d->errors));
   /* its pending lease completes and counts */
@@ -126,7 +125,7 @@ static void test_liar_quarantined_then_released(void **state) {
   a = c->vols[aid - 1], d = c->vols[did - 1];
   assert_true(d->quarantined);
   assert_false(a->quarantined);
-  assert_int_equal(c->quarantined_now, 1);
+  assert_int_equal(c->quar->now, 1);
   cairn__vol_info info;
   cairn_error err = {0};
   assert_int_equal(cairn__core_volunteer(c, d->id, &info, &err), CAIRN_OK);
@@ -135,30 +134,29 @@ static void test_liar_quarantined_then_released(void **state) {
   assert_int_equal(cairn__core_release(c, d->id, &err), CAIRN_OK);
   assert_false(d->quarantined);
   assert_int_equal(d->q_seen, 0);
-  assert_int_equal(c->quarantined_now, 0);
+  assert_int_equal(c->quar->now, 0);
   assert_true(take(c, d) > 0);
   assert_int_equal(cairn__core_release(c, d->id, &err), CAIRN_ECONFLICT);
   assert_int_equal(cairn__core_release(c, 999, &err), CAIRN_ENOTFOUND);
   assert_int_equal(cairn__core_release(c, a->id, &err), CAIRN_ECONFLICT);
   /* a ban supersedes a quarantine: the gauge forgets it */
-  c->quar_invalid = 0.5; /* the master sets it (master.c); the reopened core has none */
+  cairn__quar_configure(c, 0.5, c->quar->errors); /* the master sets it (master.c); the reopened core has none */
   for (int i = 0; i < CAIRN__QUAR_MIN; i++)
     cairn__quar_note(c, d, OUT_INVALID);
   assert_true(d->quarantined);
-  assert_int_equal(c->quarantined_now, 1);
+  assert_int_equal(c->quar->now, 1);
   json_t *report = NULL;
   assert_int_equal(cairn__core_ban(c, d->id, "test", &report, &err), CAIRN_OK);
   json_decref(report);
   assert_false(d->quarantined);
-  assert_int_equal(c->quarantined_now, 0);
+  assert_int_equal(c->quar->now, 0);
 }
 
 /* The rule at its boundary: more than T × seen, and at least M seen. */
 static void test_rule_boundary(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  c->quar_invalid = 0.5;
-  c->quar_errors = 0.8;
+  cairn__quar_configure(c, 0.5, 0.8);
   assert_false(cairn__quar_crossed(CAIRN__QUAR_MIN - 1, CAIRN__QUAR_MIN - 1, 0.5));
   assert_false(cairn__quar_crossed(10, 5, 0.5)); /* exactly half: not over */
   assert_true(cairn__quar_crossed(10, 6, 0.5));
@@ -184,7 +182,7 @@ static void test_rule_boundary(void **state) {
   cairn__quar_note(c, &e, OUT_INVALID);
   assert_true(e.quarantined); /* 11 of 20 */
   mvol g = {.id = 10};
-  c->quar_invalid = 0; /* off */
+  cairn__quar_configure(c, 0, c->quar->errors); /* off */
   for (int i = 0; i < 30; i++)
     cairn__quar_note(c, &g, OUT_INVALID);
   assert_false(g.quarantined);
@@ -195,7 +193,7 @@ static void test_rule_boundary(void **state) {
   assert_false(h.quarantined);
   cairn__quar_note(c, &h, OUT_ERROR); /* the oldest valid slides out: 17 of 20 */
   assert_true(h.quarantined);
-  c->quarantined_now = 0;
+  c->quar->now = 0;
 }
 
 int main(void) {

@@ -84,8 +84,8 @@ static void agree(cairn__core *c, int64_t a, int64_t b) {
 static void test_trust_solo_spot_check_reset(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  c->trust_threshold = 3;
-  c->spot_check = 0; /* no spot checks until the test asks for one */
+  cairn__trust_set_threshold(c, 3);
+  cairn__trust_set_spot_check(c, 0); /* no spot checks until the test asks for one */
   int64_t a = reg(c, "a"), b = reg(c, "b"), l = reg(c, "liar");
   /* warm-up: replicated rounds earn trust, one a valid result */
   for (int k = 0; k < 3; k++)
@@ -107,7 +107,7 @@ static void test_trust_solo_spot_check_reset(void **state) {
   result(c, l, ip, "wrong\n");
   assert_int_equal(task(c, job, 0)->state, TS_DONE);
   assert_int_equal(task(c, job, 0)->accepted, ip);
-  assert_int_equal(c->unreplicated_total, 1);
+  assert_int_equal(c->trust->unreplicated_total, 1);
   assert_int_equal(c->vols[l - 1]->trust, 3); /* a result that ran once adds nothing */
   int64_t iq = take(c, a); /* q consumed the liar's output, solo on a */
   assert_int_equal(rep_of_lease(c, iq)->solo, 1);
@@ -123,11 +123,11 @@ static void test_trust_solo_spot_check_reset(void **state) {
   result(c, a, ia, "1\n");
   assert_int_equal(task(c, jb, 0)->state, TS_DONE);
   /* a spot check: the liar's next task is replicated and it loses the vote */
-  c->spot_check = 1;
+  cairn__trust_set_spot_check(c, 1);
   int64_t js = core_fixture_submit(c, one_task);
   int64_t il = take(c, l);
   assert_int_equal(rep_of_lease(c, il)->solo, 0);
-  assert_int_equal(c->spot_checks_total, 1);
+  assert_int_equal(c->trust->spot_checks_total, 1);
   ia = take(c, a);
   result(c, l, il, "2\n");
   result(c, a, ia, "1\n"); /* no quorum yet: one more copy */
@@ -135,17 +135,17 @@ static void test_trust_solo_spot_check_reset(void **state) {
   result(c, b, ib, "1\n");
   assert_int_equal(task(c, js, 0)->state, TS_DONE);
   assert_int_equal(c->vols[l - 1]->trust, 0);
-  assert_int_equal(c->trust_resets_total, 1);
+  assert_int_equal(c->trust->resets_total, 1);
   /* its unreplicated result is re-queued, q (which consumed it) with it */
-  assert_int_equal(c->rechecks_total, 1);
+  assert_int_equal(c->trust->rechecks_total, 1);
   assert_int_equal(c->jobs[job - 1]->state, JS_RUNNING);
   assert_int_equal(task(c, job, 0)->state, TS_ELIGIBLE);
   assert_int_equal(task(c, job, 0)->round, 1);
   assert_int_equal(task(c, job, 1)->state, TS_WAITING);
   assert_int_equal(task(c, job, 1)->round, 1);
   /* a re-queued task is replicated, even on a trusted volunteer */
-  c->spot_check = 0;
-  assert_true(c->vols[a - 1]->trust >= c->trust_threshold);
+  cairn__trust_set_spot_check(c, 0);
+  assert_true(c->vols[a - 1]->trust >= c->trust->threshold);
   ia = take(c, a);
   assert_int_equal(rep_of_lease(c, ia)->solo, 0);
   ib = take(c, b);
@@ -156,9 +156,9 @@ static void test_trust_solo_spot_check_reset(void **state) {
   result(c, b, ib, "built on right\n");
   assert_int_equal(c->jobs[job - 1]->state, JS_DONE);
   /* a second invalid result finds an empty ring: nothing more re-queued */
-  c->spot_check = 1;
+  cairn__trust_set_spot_check(c, 1);
   agree(c, a, b);
-  assert_int_equal(c->rechecks_total, 1);
+  assert_int_equal(c->trust->rechecks_total, 1);
 }
 
 /* Trust and the ring outlive a restart: a reset after it re-queues the
@@ -166,8 +166,8 @@ static void test_trust_solo_spot_check_reset(void **state) {
 static void test_trust_survives_restart(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  c->trust_threshold = 2;
-  c->spot_check = 0;
+  cairn__trust_set_threshold(c, 2);
+  cairn__trust_set_spot_check(c, 0);
   int64_t a = reg(c, "a2"), b = reg(c, "b2"), d = reg(c, "d2");
   agree(c, a, b);
   agree(c, a, b);
@@ -188,8 +188,8 @@ static void test_trust_survives_restart(void **state) {
   assert_int_equal(json_integer_value(json_object_get(va, "trust")), ta);
   assert_false(json_is_true(json_object_get(va, "trusted"))); /* the default threshold is 10 */
   json_decref(vs);
-  c->trust_threshold = 2;
-  c->spot_check = 1;
+  cairn__trust_set_threshold(c, 2);
+  cairn__trust_set_spot_check(c, 1);
   int64_t js = core_fixture_submit(c, one_task);
   ia = take(c, a);
   int64_t ib = take(c, b);
@@ -199,7 +199,7 @@ static void test_trust_survives_restart(void **state) {
   result(c, d, id, "1\n");
   assert_int_equal(task(c, js, 0)->state, TS_DONE);
   assert_int_equal(c->vols[a - 1]->trust, 0);
-  assert_int_equal(c->rechecks_total, 1);
+  assert_int_equal(c->trust->rechecks_total, 1);
   assert_int_equal(task(c, job, 0)->state, TS_ELIGIBLE);
   assert_int_equal(task(c, job, 0)->round, 1);
   /* and that reset is durable too */
@@ -214,15 +214,15 @@ static void test_trust_survives_restart(void **state) {
 static void test_ban_forgets_trust(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  c->trust_threshold = 1;
-  c->spot_check = 0;
+  cairn__trust_set_threshold(c, 1);
+  cairn__trust_set_spot_check(c, 0);
   int64_t a = reg(c, "a3"), b = reg(c, "b3");
   agree(c, a, b);
   int64_t job = core_fixture_submit(c, one_task);
   int64_t ia = take(c, a);
   assert_int_equal(rep_of_lease(c, ia)->solo, 1);
   result(c, a, ia, "solo\n");
-  uint64_t resets = c->trust_resets_total;
+  uint64_t resets = c->trust->resets_total;
   json_t *report = NULL;
   cairn_error err = {0};
   assert_int_equal(cairn__core_ban(c, a, "test", &report, &err), CAIRN_OK);
@@ -230,7 +230,7 @@ static void test_ban_forgets_trust(void **state) {
   assert_int_equal(json_integer_value(json_object_get(report, "tasks_requeued")), 2);
   json_decref(report);
   assert_int_equal(c->vols[a - 1]->trust, 0);
-  assert_int_equal(c->trust_resets_total, resets); /* a ban is not a reset */
+  assert_int_equal(c->trust->resets_total, resets); /* a ban is not a reset */
   assert_int_equal(task(c, job, 0)->state, TS_ELIGIBLE);
 }
 
@@ -239,14 +239,14 @@ static void test_ban_forgets_trust(void **state) {
 static void test_solo_after_reset_is_replicated(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  c->trust_threshold = 1;
-  c->spot_check = 0;
+  cairn__trust_set_threshold(c, 1);
+  cairn__trust_set_spot_check(c, 0);
   int64_t a = reg(c, "a4"), b = reg(c, "b4"), d = reg(c, "d4");
   agree(c, a, b);
   int64_t jx = core_fixture_submit(c, one_task);
   int64_t ix = take(c, a);
   assert_int_equal(rep_of_lease(c, ix)->solo, 1);
-  c->spot_check = 1; /* a's next task is checked, and a loses the vote */
+  cairn__trust_set_spot_check(c, 1); /* a's next task is checked, and a loses the vote */
   int64_t jy = core_fixture_submit(c, one_task);
   int64_t iy = take(c, a), iby = take(c, b);
   result(c, a, iy, "2\n");
@@ -268,8 +268,8 @@ static void test_solo_after_reset_is_replicated(void **state) {
 static void test_solo_expired_is_replicated(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  c->trust_threshold = 1;
-  c->spot_check = 0;
+  cairn__trust_set_threshold(c, 1);
+  cairn__trust_set_spot_check(c, 0);
   int64_t a = reg(c, "a5"), b = reg(c, "b5"), d = reg(c, "d5");
   agree(c, a, b);
   int64_t jx = core_fixture_submit(c, one_task);
