@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 

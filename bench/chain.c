@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "server/store/chain.h"
-#include "server/store/store.h"
+#include "server/store/load.h"
 #include "tests/support/harness.h"
 
 #define DIGEST "4f2d0c7be5d1a3f9a1c2e8b7d6f5e4c3b2a1908f7e6d5c4b3a29180716253443"

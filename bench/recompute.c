@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
 static double now_us(void) {

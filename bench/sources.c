@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
 #define SHA "4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d"

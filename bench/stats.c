@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/store/store.h"
+#include "server/store/load.h"
 
 static double now(void) {
   struct timespec ts;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
 typedef struct opts {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-layers.sh [SOURCE_DIR] — fails on an #include that goes against the
 # layering rule of scripts/layers.txt (docs/architecture.md), naming the
-# file, the line and the rule. Run by make check (ctest: check_layers).
+# file, the line and the rule, and on a header under server/ over 400 lines. Run by make check (ctest: check_layers).
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$src"
@@ -37,4 +37,15 @@ awk -v table="$table" '
   }
   END { exit bad }
 ' "$table" $(find common plan worker apps server cli examples -name '*.[ch]' 2>/dev/null | sort)
-echo "check-layers: every #include follows $table"
+# A module's header says what it owns and offers; past 400 lines it is
+# several modules (docs/architecture.md).
+long=0
+for h in $(find server -name '*.h' | sort); do
+  n=$(wc -l < "$h")
+  if [ "$n" -gt 400 ]; then
+    echo "$h: $n lines: a header under server/ has at most 400 (split its module)"
+    long=1
+  fi
+done
+[ "$long" = 0 ] || exit 1
+echo "check-layers: every #include follows $table; every header under server/ has at most 400 lines"

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "server/conn/conns.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/api/invitations.h"
 #include "server/conn/ratelimit.h"
 #include "server/conn/slow.h"

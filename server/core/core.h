@@ -71,6 +71,7 @@
 #define CAIRN_CORE_H
 
 #include "server/core/ban.h"
+#include "server/core/limits.h"
 #include "server/dist/dist.h"
 #include "server/model/state.h"
 #include "server/trust/trust.h"
@@ -339,75 +340,6 @@ int cairn__jobq_reserve(cairn__core *c);
 /* Writes a trivial record through the commit path and waits for it. */
 cairn_status cairn__core_probe_write(cairn__core *c, cairn_error *err);
 
-/* ---- read-only views: copies made under the lock, for the HTTP layer and
- * the audit read model, which never take the lock themselves ---- */
-
-/* What the audit shows of a volunteer (a copy). */
-typedef struct cairn__vol_info {
-  int64_t id, allocations, valid, invalid, pending, errors, last_seen;
-  int banned, slots, quarantined;
-  int64_t trust;                 /* its valid replicated results in a row (trust.c) */
-  int trusted;                   /* not banned and trust >= the threshold */
-  char name[CAIRN_MAX_NAME + 1], cluster[CAIRN_MAX_NAME + 1];
-} cairn__vol_info;
-/* Fills *out with volunteer id; CAIRN_ENOTFOUND when there is none. O(1). */
-cairn_status cairn__core_volunteer(cairn__core *c, int64_t id, cairn__vol_info *out,
-                                   cairn_error *err);
-/* The ATAF family of the database (fixed for its life). */
-cairn__ataf_family cairn__core_family(const cairn__core *c);
-/* The store's audit rows (cairn__store_audit): by index n, volunteer or task
- * (by: CAIRN_AUDIT_BY_*). */
-cairn_status cairn__core_audit(cairn__core *c, int by, int64_t key,
-                               int (*cb)(void *, const cairn__store_audit_row *), void *ud,
-                               cairn_error *err);
-/* A task's accepted output from the store (caller frees *out). */
-cairn_status cairn__core_task_output(cairn__core *c, int64_t key, char **out, size_t *len,
-                                     cairn_error *err);
-/* Derives the peer secret from seed (the master's admin token), so that
- * peer keys and grants outlive a restart without being stored. Until it is
- * called the secret is random, this process's own. Call before serving. */
-void cairn__core_set_peer_seed(cairn__core *c, const char *seed);
-/* Volunteer id's peer key of the current generation (common/grant.h), for
- * an answer to it: from then on the grants for its copies are made with
- * this key. A ban moves the generation; each holder keeps its old key (and
- * the grants made with it keep working) until its next heartbeat answer
- * gives it the new one. Takes the lock; O(1). */
-void cairn__core_peer_key(cairn__core *c, int64_t id, char key[65]);
-/* Where uploaded files live (fixed; owned by c). */
-const char *cairn__core_files_dir(const cairn__core *c);
-
-/* GET /v1/demand: cairn__core_demand_json (demand.h), O(E × K) under the
- * lock — E jobs with eligible work, K <= 64 requests each, each found among
- * the <= 64 distinct ones kept by a hash — plus the 20-slot presence ring;
- * never O(tasks) or O(volunteers). */
-json_t *cairn__core_job_json(cairn__core *c, int64_t id, int detail);
-/* Job id's state (cairn__jstate) as memory has it, not waiting for the
- * store; -1 when there is no such job. O(1) under the lock. */
-int cairn__core_job_state(cairn__core *c, int64_t id);
-json_t *cairn__core_jobs_json(cairn__core *c);
-/* A page of GET /v1/jobs/{id}/tasks: the tasks of job id after the one
- * whose key is `after` (0: from the first), at most limit (1 to
- * CAIRN_TASKS_PAGE_MAX), in job-file order, with their results and files:
- * {"tasks": [...], "next": the last one's key when more follow, else null}.
- * The tasks are copied CAIRN__TASKS_CHUNK per hold of the lock (each hold
- * O(chunk), never O(job)); their results and files are read from the store
- * outside it, O(limit). NULL with err: CAIRN_ENOTFOUND (no such job, or
- * deleted meanwhile), CAIRN_EINVAL (after names no task of the job). */
-#define CAIRN__TASKS_CHUNK 1024
-json_t *cairn__core_tasks_json(cairn__core *c, int64_t id, int64_t after, size_t limit,
-                               cairn_error *err);
-/* GET /v1/volunteers: {"volunteers": [...]} as text (malloc'd, length in
- * *len), NULL when out of memory. Takes c->lock once per VOL_LIST_CHUNK
- * volunteers (each hold O(chunk)) and renders outside it, so a listing of
- * the whole population neither stalls requests nor holds a JSON tree of
- * it: memory O(chunk) besides the text. */
-char *cairn__core_volunteers_text(cairn__core *c, size_t *len);
-/* The same, parsed (for tests and small listings). */
-json_t *cairn__core_volunteers_json(cairn__core *c);
-/* Appends Prometheus lines for tasks, allocations and results. */
-void cairn__core_metrics(cairn__core *c, char **buf, size_t *len, size_t *cap);
-
-
 /* load.c: rebuild state from the store (before the commit thread starts). */
 cairn_status cairn__core_load(cairn__core *c, cairn_error *err);
 /* Shared helpers. */
@@ -453,46 +385,5 @@ void cairn__vol_lapsed(cairn__core *c, mvol *v, int lease_seconds, int64_t now);
 void cairn__rep_free(mrep *r);
 
 int cairn__lease_push(cairn__core *c, int64_t expires, int64_t idx);
-
-/* ---- limits.c: what tasks run under, hard deadlines, failure reasons ---- */
-/* The seconds a lease outlives its task's wall limit unless set. */
-#define CAIRN_DEFAULT_WALL_GRACE_SECONDS 30
-/* Seconds a task that failed on a volunteer is kept from that volunteer,
- * so that another one gets it first: longer than a worker's longest poll
- * back-off (5 s). */
-#define CAIRN_RETRY_HOLD_SECONDS 6
-/* Sets the ceiling (0: none for a limit) and the wall grace (0: the
- * default) before serving; recomputes the hard deadlines of the leases
- * loaded from the store (O(leases)). CAIRN_EINVAL naming a bad value. */
-cairn_status cairn__core_set_limits(cairn__core *c, const int64_t ceiling[CAIRN_LIMIT_COUNT],
-                                    int wall_grace, cairn_error *err);
-/* Checks spec's limits against c's ceiling (refused naming the limit and
- * the flag) and gives unset limits the ceiling. O(tasks), no lock. */
-cairn_status cairn__core_check_limits(const cairn__core *c, cairn__jobspec *spec, cairn_error *err);
-/* The lease's hard deadline for task t issued at issued (0: none). O(1). */
-int64_t cairn__lease_hard(const cairn__core *c, const mtask *t, int64_t issued);
-/* expires, capped at l's hard deadline. O(1). */
-int64_t cairn__lease_cap(const mlease *l, int64_t expires);
-/* Sets t->run_json (owned copy; NULL for an empty run) and t->wall. 0, or -1
- * out of memory. */
-int cairn__task_set_run(mtask *t, const char *run_json);
-/* Adds t's "limits", "env", "stdin" to task (a work offer's "task"). */
-void cairn__task_offer_run(const mtask *t, json_t *task);
-/* Counts a failed attempt of t on volunteer vol by reason (under the lock):
- * cairn_task_failures_total, and vol is passed over for t a while. O(1). */
-void cairn__task_failed(cairn__core *c, mtask *t, int64_t vol, const char *reason);
-/* Counts v among the volunteers of each app it declared (under the lock at
- * registration, or at load). O(apps of v). 0, or -1 out of memory. */
-int cairn__app_runners_add(cairn__core *c, const mvol *v);
-/* 1 when task t of job j should go to another volunteer than vol first:
- * vol failed it last, less than CAIRN_RETRY_HOLD_SECONDS ago, and another
- * registered volunteer declared j's app. O(1). */
-int cairn__task_pass_over(const cairn__core *c, const mjob *j, const mtask *t, int64_t vol,
-                          int64_t now);
-/* GET /v1/jobs/{id}/tasks/{key}: the task with its run and every attempt
- * (index, volunteer, lease state, exit status, reason). Under the lock
- * O(1) (the key is found by its offset in the job); the attempts are read
- * from the store after. NULL with err (CAIRN_ENOTFOUND, ...). */
-json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_error *err);
 
 #endif

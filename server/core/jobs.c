@@ -10,6 +10,7 @@
 #include "common/grant.h"
 #include "common/log.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/core/demand.h"
 #include "server/core/outputs.h"
 #include "server/dist/dist.h"

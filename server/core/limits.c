@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 
 static const char *const ceiling_flags[CAIRN_LIMIT_COUNT] = {
   "--max-wall-seconds", "--max-cpu-seconds", "--max-memory-mib", "--max-disk-mib",

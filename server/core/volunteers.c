@@ -8,6 +8,7 @@
  * doubling); a report and a read check are bounded at their functions.
  */
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/core/demand.h"
 #include "server/dist/dist.h"
 #include "server/core/fit.h"

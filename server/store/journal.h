@@ -39,7 +39,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/outputs.h"
-#include "server/store/store.h"
+#include "server/store/load.h"
 
 typedef struct cairn__journal cairn__journal;
 typedef struct cairn__jrec cairn__jrec;

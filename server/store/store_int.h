@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
-#include "server/store/store.h"
+#include "server/store/load.h"
 
 /* The writer's prepared statements; a new one gets its id here, kept with
  * its group, and its SQL in store.c's cairn__store_sql. */

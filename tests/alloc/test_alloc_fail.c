@@ -18,6 +18,7 @@
 #include "plan/jobspec.h"
 #include "plan/plan.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/alloc/alloc_fail.h"
 #include "tests/support/core_fixture.h"
 

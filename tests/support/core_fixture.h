@@ -5,6 +5,7 @@
 #define CAIRN_TESTS_CORE_FIXTURE_H
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 
 typedef struct core_fixture {
   char dir[256];

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/store/journal.h"
 #include "tests/support/core_fixture.h"
 

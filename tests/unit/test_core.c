@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
 /* ---- helpers ---- */

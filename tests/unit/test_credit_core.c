@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
 static const mres *res_of(cairn__core *c, int64_t job, int64_t idx) {

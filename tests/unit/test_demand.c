@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/core/demand.h"
 #include "tests/support/core_fixture.h"
 

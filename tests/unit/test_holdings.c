@@ -24,6 +24,7 @@
 #include "plan/jobspec.h"
 #include "common/log.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 

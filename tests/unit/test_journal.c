@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "server/store/journal.h"
-#include "server/store/store.h"
+#include "server/store/load.h"
 
 typedef struct {
   char dir[256], db[300];

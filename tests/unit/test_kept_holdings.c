@@ -26,6 +26,7 @@
 
 #include "common/outputs.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 

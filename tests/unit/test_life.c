@@ -23,6 +23,7 @@
 #include "plan/jobspec.h"
 #include "common/sha256.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/dist/dist.h"
 #include "tests/support/core_fixture.h"
 

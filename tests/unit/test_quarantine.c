@@ -16,6 +16,7 @@
 
 #include "plan/jobspec.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
 static mvol *reg(cairn__core *c, const char *name, int slots) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/dist/dist_int.h"
 #include "tests/support/core_fixture.h"
 

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/store/store.h"
+#include "server/store/load.h"
 
 #define SHA_F "f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1"
 #define SHA_G "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

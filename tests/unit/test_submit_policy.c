@@ -20,6 +20,7 @@
 #include "plan/jobspec.h"
 #include "plan/policy.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
 enum { BIG = 200000, SMALL = 8 };

@@ -20,6 +20,7 @@
 
 #include "plan/jobspec.h"
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
 static int64_t reg(cairn__core *c, const char *name) {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/views.h"
 #include "server/conn/waiters.h"
 
 /* The resume callback: records the connections it is given, in order. */
