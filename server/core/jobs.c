@@ -762,7 +762,7 @@ void cairn__core_metrics(cairn__core *c, char **buf, size_t *len, size_t *cap) {
   uint64_t failures[CAIRN_REASON_KINDS];
   memcpy(failures, c->failures_total, sizeof failures);
   size_t leases = c->leases.count, vols = c->nvols, jobs = c->njobs;
-  uint64_t recomputed = c->recomputed_total;
+  uint64_t recomputed = dc.recomputed;
   uint64_t up[4] = {c->uploads.count, (uint64_t)c->upload_bytes, c->uploads_reclaimed,
                     c->upload_bytes_reclaimed};
   cairn__core_unlock(c);

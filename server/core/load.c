@@ -520,13 +520,12 @@ cairn__core *cairn__core_open(const char *db_path, int durable, const char *fami
                                  .verdict = cairn__core_verdict,
                                  .recompute = cairn__core_recompute};
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
-  if (cairn__ban_open(c) || cairn__quar_open(c) || cairn__trust_open(c)) {
+  if (cairn__ban_open(c) || cairn__quar_open(c) || cairn__trust_open(c) || cairn__teams_open(c)) {
     cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
   cairn__hmap_init(&c->vol_by_token);
   cairn__hmap_init(&c->app_runners);
-  cairn__hmap_init(&c->teams);
   cairn__hmap_init(&c->leases);
   cairn__hmap_init(&c->uploads);
   if (!(c->dist = cairn__dist_create())) {

@@ -26,7 +26,11 @@ typedef struct cairn__dist_counters {
   uint64_t kept_planned, kept_online; /* kept-output hand-outs naming the planned sender
                                         first, or left to the online rule (keep.c) */
   uint64_t kept_from_plan;           /* kept-output copies reported from the planned sender */
+  uint64_t recomputed;               /* done tasks made eligible again, an output lost (keep.c) */
 } cairn__dist_counters;
+
+/* Parents a hold of the lock may find lost (keep.c). */
+#define CAIRN__LOST_MAX 16
 
 /* Over this many clusters a grid planner is replaced by lcf (bplan.c): the
  * grid heuristics cost about O(k³) in practice (bench/census: 0.3 ms at 64

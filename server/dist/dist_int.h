@@ -95,6 +95,12 @@ struct cairn__dist {
   uint64_t rate_n[3];
   uint64_t rates_epoch;    /* bumped when a pair is first measured or moves by > 25% */
   cairn__dist_counters n;  /* for /metrics */
+  /* outputs kept on workers (keep.c): parents whose kept output has no
+   * holder left, found under the current hold of the lock, recomputed when
+   * it is released (cairn__lost_flush; at most CAIRN__LOST_MAX a hold, more
+   * are found again by the next request) */
+  struct { int64_t job; uint32_t task; } lost[CAIRN__LOST_MAX];
+  uint32_t nlost;
   int64_t *paused_until;   /* [id - 1]: a peer reported the volunteer's file server
                               failing; not offered before then (0: never paused) */
   size_t npaused;

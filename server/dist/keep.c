@@ -223,34 +223,34 @@ int cairn__keep_hold(cairn__core *c, const mlease *l, const cairn__output_file *
   return 0;
 }
 
-/* ---- parents to recompute (the core's list, c->lost) ---- */
+/* ---- parents to recompute (c->dist->lost) ---- */
 
 void cairn__lost_note(cairn__core *c, const mjob *j, uint32_t parent) {
-  for (uint32_t i = 0; i < c->nlost; i++)
-    if (c->lost[i].job == j->id && c->lost[i].task == parent)
+  for (uint32_t i = 0; i < c->dist->nlost; i++)
+    if (c->dist->lost[i].job == j->id && c->dist->lost[i].task == parent)
       return;
-  if (c->nlost < CAIRN__LOST_MAX) {
-    c->lost[c->nlost].job = j->id;
-    c->lost[c->nlost++].task = parent;
+  if (c->dist->nlost < CAIRN__LOST_MAX) {
+    c->dist->lost[c->dist->nlost].job = j->id;
+    c->dist->lost[c->dist->nlost++].task = parent;
   }
 }
 
 void cairn__lost_flush(cairn__core *c) {
-  uint32_t n = c->nlost;
-  c->nlost = 0;
+  uint32_t n = c->dist->nlost;
+  c->dist->nlost = 0;
   for (uint32_t i = 0; i < n; i++) {
-    mjob *j = c->lost[i].job >= 1 && (size_t)c->lost[i].job <= c->njobs
-                ? c->jobs[c->lost[i].job - 1]
+    mjob *j = c->dist->lost[i].job >= 1 && (size_t)c->dist->lost[i].job <= c->njobs
+                ? c->jobs[c->dist->lost[i].job - 1]
                 : NULL;
-    if (!j || j->state != JS_RUNNING || c->lost[i].task >= j->ntasks ||
-        j->tasks[c->lost[i].task].state != TS_DONE)
+    if (!j || j->state != JS_RUNNING || c->dist->lost[i].task >= j->ntasks ||
+        j->tasks[c->dist->lost[i].task].state != TS_DONE)
       continue; /* recomputed, cancelled or gone meanwhile */
     cairn_error err = {0};
-    if (c->calls.recompute(c, j, c->lost[i].task, &err) != CAIRN_OK)
+    if (c->calls.recompute(c, j, c->dist->lost[i].task, &err) != CAIRN_OK)
       CAIRN_ERR(&c->log, "job %lld: recomputing task %s: %s", (long long)j->id,
-                j->tasks[c->lost[i].task].name, err.text);
+                j->tasks[c->dist->lost[i].task].name, err.text);
     else
-      c->recomputed_total++;
+      c->dist->n.recomputed++;
   }
 }
 

@@ -42,9 +42,6 @@ typedef struct cairn__presence {
   uint32_t present[CAIRN__DEMAND_WINDOW], idle[CAIRN__DEMAND_WINDOW];
 } cairn__presence;
 
-/* Parents a hold of the lock may find lost (keep.c). */
-#define CAIRN__LOST_MAX 16
-
 typedef struct cairn__core cairn__core;
 /* What the layers below the core (server/trust/, server/dist/) and this
  * header ask of the core: set by cairn__core_open before anything runs
@@ -54,7 +51,8 @@ struct cairn__vpair;
 typedef struct cairn__core_calls {
   /* cairn__core_unlock_wake (wake.c): unlocks and tells the wakers */
   void (*unlock_wake)(cairn__core *c);
-  /* cairn__lost_flush (server/dist/keep.c): recomputes lost kept outputs */
+  /* cairn__lost_flush (server/dist/keep.c): recomputes lost kept outputs
+   * found under this hold of the lock (returns at once when there are none) */
   void (*lost_flush)(cairn__core *c);
   /* cairn__core_requeue (core.c): a trust re-check's re-queue (trust.c) */
   cairn_status (*requeue)(cairn__core *c, mjob *j, const uint32_t *seeds, uint32_t n,
@@ -108,15 +106,9 @@ struct cairn__core {
   struct cairn__ban *ban;
   struct cairn__quar *quar;
   struct cairn__trust *trust;
+  struct cairn__teams *teams; /* the team ledger (server/trust/trust.h, team.c) */
   uint64_t handoffs_total;  /* allocations handed in their submission's group (handoff.c) */
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
-  /* outputs kept on workers (keep.c): parents whose kept output has no
-   * holder left, found under the current hold of the lock, recomputed when
-   * it is released (cairn__lost_flush; at most CAIRN__LOST_MAX a hold, more
-   * are found again by the next request), and the count of recomputations */
-  struct { int64_t job; uint32_t task; } lost[CAIRN__LOST_MAX];
-  uint32_t nlost;
-  uint64_t recomputed_total;
   /* output files stored under live leases that no result claimed yet
    * (uploads.c): sha256 key (cairn__hash_key) -> cairn__upl, each counted
    * once per lease holding it; their bytes; and the files and bytes
@@ -133,7 +125,6 @@ struct cairn__core {
   int64_t ceiling[CAIRN_LIMIT_COUNT];
   int64_t wall_grace;
   cairn__hmap app_runners;  /* hash of an app name -> volunteers registered with it */
-  cairn__hmap teams;        /* hash of a team name -> its mteam list (team.c) */
   struct cairn__vcmd *vcmd; /* the command validator's queue and thread (validate.h) */
   /* wake.c: tasks made eligible under the current hold of the lock, told
    * to waker (the held work requests, waiters.h) after the unlock; waker
@@ -175,8 +166,7 @@ static inline mvol *cairn__vol_locked(cairn__core *c, int64_t id, cairn_status *
  * held work requests for the tasks that became eligible under it (wake.c).
  * Every holder of c->lock releases it so, never with pthread_mutex_unlock. */
 static inline void cairn__core_unlock(cairn__core *c) {
-  if (c->nlost)
-    c->calls.lost_flush(c); /* outputs kept on workers that were lost (keep.c) */
+  c->calls.lost_flush(c); /* outputs kept on workers that were lost (keep.c): O(1) if none */
   cairn__journal_seal(c->journal);
   if (c->nwake || c->wake_any || c->nwake_jobs || c->wake_all_jobs || c->nhanded)
     c->calls.unlock_wake(c);

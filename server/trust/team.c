@@ -3,7 +3,7 @@
  *
  * Each team that ever earned credit has an mteam (its name and the sums of
  * the credit, claims and number of the valid results granted for it), in
- * c->teams by a 64-bit hash of its name, names of one hash in a list. A
+ * c->teams->map by a 64-bit hash of its name, names of one hash in a list. A
  * result's credit counts for the team its volunteer was in when the result
  * became valid (m->team); when it stops being valid (a ban, a new round)
  * the credit is taken from that team, wherever the volunteer is by then. A
@@ -29,7 +29,7 @@ static uint64_t name_key(const char *name) {
 }
 
 mteam *cairn__team_find(cairn__core *c, const char *name) {
-  for (mteam *t = cairn__hmap_get(&c->teams, name_key(name)); t; t = t->next)
+  for (mteam *t = cairn__hmap_get(&c->teams->map, name_key(name)); t; t = t->next)
     if (strcmp(t->name, name) == 0)
       return t;
   return NULL;
@@ -46,8 +46,8 @@ static mteam *team_get(cairn__core *c, const char *name) {
     free(t);
     return NULL;
   }
-  t->next = cairn__hmap_get(&c->teams, k);
-  if (cairn__hmap_put(&c->teams, k, t)) {
+  t->next = cairn__hmap_get(&c->teams->map, k);
+  if (cairn__hmap_put(&c->teams->map, k, t)) {
     free(t->name);
     free(t);
     return NULL;
@@ -80,12 +80,24 @@ int cairn__team_load(void *ud, const cairn__store_team_row *r) {
   return 0;
 }
 
+int cairn__teams_open(cairn__core *c) {
+  if (!(c->teams = calloc(1, sizeof *c->teams)))
+    return -1;
+  cairn__hmap_init(&c->teams->map);
+  return 0;
+}
+
 void cairn__teams_free(cairn__core *c) {
-  for (size_t i = 0; i < c->teams.cap; i++)
-    for (mteam *t = c->teams.keys[i] ? c->teams.vals[i] : NULL, *next; t; t = next) {
+  if (!c->teams)
+    return;
+  cairn__hmap *map = &c->teams->map;
+  for (size_t i = 0; i < map->cap; i++)
+    for (mteam *t = map->keys[i] ? map->vals[i] : NULL, *next; t; t = next) {
       next = t->next;
       free(t->name);
       free(t);
     }
-  cairn__hmap_free(&c->teams);
+  cairn__hmap_free(map);
+  free(c->teams);
+  c->teams = NULL;
 }

@@ -96,6 +96,13 @@ typedef struct mteam {
   double credit, cpu_seconds;
   int64_t results;
 } mteam;
+/* The ledger's own state (team.c; c->teams): the teams by a hash of their
+ * name, names of one hash in a list. */
+typedef struct cairn__teams {
+  cairn__hmap map;
+} cairn__teams;
+/* Makes c->teams, empty. 0, or -1 out of memory. cairn__teams_free frees it. */
+int cairn__teams_open(cairn__core *c);
 void cairn__team_count(cairn__core *c, mres *m, const char *team, int delta);
 int cairn__team_load(void *ud, const cairn__store_team_row *r);
 mteam *cairn__team_find(cairn__core *c, const char *name);

@@ -147,7 +147,7 @@ static void test_lost_output_recomputed(void **state) {
   pthread_mutex_lock(&c->lock);
   c->vols[w1 - 1]->last_seen -= 3600; /* w1 vanished an hour ago, */
   c->loaded_at -= 3600;                 /* long after the master started */
-  uint64_t before = c->recomputed_total;
+  uint64_t before = c->dist->n.recomputed;
   cairn__core_unlock(c);
   w = work(c, w2); /* the child cannot be fetched: p is allocated again, to w2 */
   if (!w)
@@ -157,7 +157,7 @@ static void test_lost_output_recomputed(void **state) {
   assert_string_equal(json_string_value(json_object_get(json_object_get(w, "task"), "keep")),
                       "workers");
   pthread_mutex_lock(&c->lock);
-  uint64_t after = c->recomputed_total;
+  uint64_t after = c->dist->n.recomputed;
   mjob *j = c->jobs[0];
   int child_waits = j->tasks[1].state == TS_WAITING, round = (int)j->tasks[0].round;
   cairn__core_unlock(c);
@@ -281,7 +281,7 @@ static void test_peer_max(void **state) {
   assert_int_equal(cairn__core_heartbeat(c, w1, &r, &resp, &err), CAIRN_OK);
   json_decref(resp);
   pthread_mutex_lock(&c->lock);
-  uint64_t before = c->recomputed_total;
+  uint64_t before = c->dist->n.recomputed;
   unsigned said = c->vols[w1 - 1]->peer_max;
   cairn__core_unlock(c);
   assert_int_equal(said, 1);
@@ -298,7 +298,7 @@ static void test_peer_max(void **state) {
   assert_null(w); /* w1 is busy: the second child waits */
   assert_true(retry_ms > 0);
   pthread_mutex_lock(&c->lock);
-  uint64_t after = c->recomputed_total;
+  uint64_t after = c->dist->n.recomputed;
   int p_done = c->jobs[0]->tasks[0].state == TS_DONE;
   cairn__core_unlock(c);
   assert_int_equal(after, before); /* busy is not lost */
