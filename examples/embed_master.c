@@ -157,7 +157,10 @@ int main(int argc, char **argv) {
     cairn_worker_delete(w);
   }
   long long want = (long long)leaves * (leaves + 1) / 2, got = -1;
-  char *results = cairn_master_results_json(m, id);
+  char *results = NULL;
+  cairn_error rerr;
+  if (waited == CAIRN_OK && cairn_master_results_json(m, id, &results, &rerr) != CAIRN_OK)
+    fprintf(stderr, "example-embed_master: results: %s\n", rerr.text);
   json_t *r = results ? json_loads(results, 0, NULL) : NULL;
   size_t i;
   json_t *t;

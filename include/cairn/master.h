@@ -8,7 +8,7 @@
  *   cairn_master_start(m, &err);                    // serves in its own threads
  *   long long job; cairn_master_submit(m, json, strlen(json), &job, &err);
  *   cairn_job_state st; cairn_master_wait(m, job, -1, &st, &err);
- *   char *res = cairn_master_results_json(m, job);  // caller frees
+ *   char *res; cairn_master_results_json(m, job, &res, &err);  // caller frees res
  *   cairn_master_delete(m);                         // stops and closes
  *
  * Functions that can fail return a cairn_status and fill the caller's
@@ -190,9 +190,12 @@ cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout
                                cairn_job_state *state, cairn_error *err);
 /* The job's tasks with their results, as the pages of GET /v1/jobs/{id}/tasks
  * return them, all in one {"tasks": [...]} (read a page at a time: the
- * master's lock is never held for the whole job); malloc'd JSON text the
- * caller frees, or NULL for an unknown job. */
-char *cairn_master_results_json(cairn_master *m, long long job_id);
+ * master's lock is never held for the whole job). CAIRN_OK with *json
+ * malloc'd JSON text the caller frees; otherwise *json is NULL and the
+ * status is CAIRN_ENOTFOUND for an unknown job (err names it), CAIRN_ENOMEM
+ * or CAIRN_EIO (the store could not be read). */
+cairn_status cairn_master_results_json(cairn_master *m, long long job_id, char **json,
+                                       cairn_error *err);
 
 #ifdef __cplusplus
 }
