@@ -139,7 +139,11 @@ int main(int argc, char **argv) {
   cairn_worker *w = NULL;
   pthread_t thread;
   if (!external) {
-    cairn_worker_config wc = {.server_url = cairn_master_url(m), .dir = wdir, .slots = 2};
+    cairn_worker_config wc;
+    cairn_worker_config_init(&wc);
+    wc.server_url = cairn_master_url(m);
+    wc.dir = wdir;
+    wc.slots = 2;
     w = cairn_worker_create(&wc, &err);
     if (!w || cairn_worker_add_callback_app(w, "sum", sum_app, NULL, &err) != CAIRN_OK ||
         pthread_create(&thread, NULL, run_worker, w)) {

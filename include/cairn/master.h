@@ -115,8 +115,7 @@ typedef struct cairn_master_config {
                                    whatever a job declares; default 1024 */
   int max_pending_upload_mib;   /* the output bytes one volunteer's live leases may have
                                    announced that no result claimed yet, in MiB (429 past
-                                   it); 0 (default): CAIRN_OUTPUT_LEASE_FACTOR (4) times
-                                   max_output_file_mib */
+                                   it); 0 (default): 4 times max_output_file_mib */
   int max_held_work;            /* work requests held at once while they wait for a task
                                    ("wait", docs/protocol.md); past it one is answered 204
                                    at once; default 4096 (1 to 4096) */
@@ -145,6 +144,8 @@ typedef struct cairn_master_config {
   int audit_chain;
 } cairn_master_config;
 
+/* Sets every field of cfg to its default (as cairn_worker_config_init does
+ * for a worker): then set what differs. */
 void cairn_master_config_init(cairn_master_config *cfg);
 
 /* Opens the store and rebuilds the state; does not listen yet. NULL (and
