@@ -54,7 +54,7 @@ cairn_add_shared_library(cairn_master_shared cairn-master master master.h worker
   DEPENDS PkgConfig::JANSSON PkgConfig::MHD PkgConfig::SQLITE PkgConfig::SODIUM Threads::Threads m)
 cairn_add_shared_library(cairn_worker_shared cairn-worker worker worker.h master.h
   OBJECTS cairn_worker_obj cairn_common_obj
-  DEPENDS PkgConfig::JANSSON PkgConfig::CURL PkgConfig::MHD Threads::Threads m)
+  DEPENDS PkgConfig::JANSSON PkgConfig::CURL PkgConfig::MHD PkgConfig::SODIUM Threads::Threads m)
 
 # Every rule names its component, which the .deb packages (cmake/packaging.cmake)
 # are made of: server (cairn-server, schema, dashboard), worker (cairn-worker),

@@ -2,6 +2,7 @@
  * that are not valid UTF-8. The decoder is strict: it rejects whitespace,
  * missing or misplaced padding, and non-zero bits after the last byte, so
  * every byte string has exactly one accepted encoding (quorum compares bytes).
+ * Thin wrappers over libsodium's base64 (common/base64.c).
  */
 #ifndef CAIRN_BASE64_H
 #define CAIRN_BASE64_H

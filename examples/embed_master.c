@@ -139,7 +139,11 @@ int main(int argc, char **argv) {
   cairn_worker *w = NULL;
   pthread_t thread;
   if (!external) {
-    cairn_worker_config wc = {.server_url = cairn_master_url(m), .dir = wdir, .slots = 2};
+    cairn_worker_config wc;
+    cairn_worker_config_init(&wc);
+    wc.server_url = cairn_master_url(m);
+    wc.dir = wdir;
+    wc.slots = 2;
     w = cairn_worker_create(&wc, &err);
     if (!w || cairn_worker_add_callback_app(w, "sum", sum_app, NULL, &err) != CAIRN_OK ||
         pthread_create(&thread, NULL, run_worker, w)) {
@@ -157,7 +161,10 @@ int main(int argc, char **argv) {
     cairn_worker_delete(w);
   }
   long long want = (long long)leaves * (leaves + 1) / 2, got = -1;
-  char *results = cairn_master_results_json(m, id);
+  char *results = NULL;
+  cairn_error rerr;
+  if (waited == CAIRN_OK && cairn_master_results_json(m, id, &results, &rerr) != CAIRN_OK)
+    fprintf(stderr, "example-embed_master: results: %s\n", rerr.text);
   json_t *r = results ? json_loads(results, 0, NULL) : NULL;
   size_t i;
   json_t *t;

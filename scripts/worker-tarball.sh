@@ -6,7 +6,8 @@
 #   cairn-worker-VERSION-linux-ARCH/
 #     bin/cairn-worker   built with the run-time path $ORIGIN/../lib (target
 #                        cairn-worker-shipped: BUILD_DIR/worker-tarball/bin/)
-#     lib/               every shared library it loads (ldd) except glibc's own
+#     lib/               every shared library it loads (ldd: libcurl, jansson,
+#                        libmicrohttpd, libsodium and theirs) except glibc's own
 #                        (libc, libm, libpthread, libdl, librt, libresolv,
 #                        libutil, libanl, libnsl, the loader): those stay the
 #                        node's, so the node's glibc must be as new as the
@@ -77,9 +78,9 @@ cat > "$ROOT/README" <<EOF
 cairn-worker $VERSION for Linux $ARCH, self-contained
 
 bin/cairn-worker loads its libraries from lib/ next to it (run-time path
-\$ORIGIN/../lib), so it runs on a node without Cairn, libcurl, jansson or
-libmicrohttpd installed. Only glibc comes from the node, and it must be at
-least as new as the build machine's ($(ldd --version | head -n 1 | sed 's/.* //')).
+\$ORIGIN/../lib), so it runs on a node without Cairn, libcurl, jansson,
+libmicrohttpd or libsodium installed. Only glibc comes from the node, and it
+must be at least as new as the build machine's ($(ldd --version | head -n 1 | sed 's/.* //')).
 
 Unpack anywhere and run:
 

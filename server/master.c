@@ -358,22 +358,30 @@ cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout
   return st;
 }
 
-char *cairn_master_results_json(cairn_master *m, long long job_id) {
+cairn_status cairn_master_results_json(cairn_master *m, long long job_id, char **json,
+                                       cairn_error *err) {
+  *json = NULL;
   json_t *all = json_array(), *page = NULL;
   int64_t after = 0;
   do { /* page by page: each hold of the core's lock stays O(chunk) */
+    cairn_error perr = {0};
     json_decref(page);
-    page = cairn__core_tasks_json(m->core, job_id, after, CAIRN_TASKS_PAGE_MAX, NULL);
+    page = all ? cairn__core_tasks_json(m->core, job_id, after, CAIRN_TASKS_PAGE_MAX, &perr)
+               : NULL;
     if (!page || json_array_extend(all, json_object_get(page, "tasks"))) {
       json_decref(page);
       json_decref(all);
-      return NULL;
+      if (perr.status != CAIRN_OK) /* unknown job, or the store's error */
+        return cairn__error_set(err, perr.status, "%s", perr.text);
+      return cairn__error_set(err, CAIRN_ENOMEM, "results of job %lld: out of memory", job_id);
     }
     after = json_integer_value(json_object_get(page, "next"));
   } while (after > 0);
   json_decref(page);
   json_t *o = json_pack("{s:o}", "tasks", all);
-  char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
-  return s;
+  if (!*json)
+    return cairn__error_set(err, CAIRN_ENOMEM, "results of job %lld: out of memory", job_id);
+  return CAIRN_OK;
 }

@@ -39,6 +39,16 @@ extern "C" {
 /* "MAJOR.MINOR.PATCH" of the library linked (static storage). */
 const char *cairn_version(void);
 
+/* Compiler attributes of the public declarations, one macro each; empty
+ * for a compiler that is neither GCC nor Clang (nor claims to be).
+ * CAIRN_PRINTF(f, a): parameter f is a printf format whose arguments
+ * start at parameter a (1-based), checked by -Wformat. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CAIRN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CAIRN_PRINTF(f, a)
+#endif
+
 typedef enum cairn_status {
   CAIRN_OK = 0,
   CAIRN_EINVAL,      /* bad input: malformed, unknown field, cycle, ... (HTTP 400) */

@@ -8,7 +8,7 @@
  *   cairn_master_start(m, &err);                    // serves in its own threads
  *   long long job; cairn_master_submit(m, json, strlen(json), &job, &err);
  *   cairn_job_state st; cairn_master_wait(m, job, -1, &st, &err);
- *   char *res = cairn_master_results_json(m, job);  // caller frees
+ *   char *res; cairn_master_results_json(m, job, &res, &err);  // caller frees res
  *   cairn_master_delete(m);                         // stops and closes
  *
  * Functions that can fail return a cairn_status and fill the caller's
@@ -115,8 +115,7 @@ typedef struct cairn_master_config {
                                    whatever a job declares; default 1024 */
   int max_pending_upload_mib;   /* the output bytes one volunteer's live leases may have
                                    announced that no result claimed yet, in MiB (429 past
-                                   it); 0 (default): CAIRN_OUTPUT_LEASE_FACTOR (4) times
-                                   max_output_file_mib */
+                                   it); 0 (default): 4 times max_output_file_mib */
   int max_held_work;            /* work requests held at once while they wait for a task
                                    ("wait", docs/protocol.md); past it one is answered 204
                                    at once; default 4096 (1 to 4096) */
@@ -145,6 +144,8 @@ typedef struct cairn_master_config {
   int audit_chain;
 } cairn_master_config;
 
+/* Sets every field of cfg to its default (as cairn_worker_config_init does
+ * for a worker): then set what differs. */
 void cairn_master_config_init(cairn_master_config *cfg);
 
 /* Opens the store and rebuilds the state; does not listen yet. NULL (and
@@ -190,9 +191,12 @@ cairn_status cairn_master_wait(cairn_master *m, long long job_id, double timeout
                                cairn_job_state *state, cairn_error *err);
 /* The job's tasks with their results, as the pages of GET /v1/jobs/{id}/tasks
  * return them, all in one {"tasks": [...]} (read a page at a time: the
- * master's lock is never held for the whole job); malloc'd JSON text the
- * caller frees, or NULL for an unknown job. */
-char *cairn_master_results_json(cairn_master *m, long long job_id);
+ * master's lock is never held for the whole job). CAIRN_OK with *json
+ * malloc'd JSON text the caller frees; otherwise *json is NULL and the
+ * status is CAIRN_ENOTFOUND for an unknown job (err names it), CAIRN_ENOMEM
+ * or CAIRN_EIO (the store could not be read). */
+cairn_status cairn_master_results_json(cairn_master *m, long long job_id, char **json,
+                                       cairn_error *err);
 
 #ifdef __cplusplus
 }

@@ -143,8 +143,7 @@ typedef struct cairn_task_output cairn_task_output;
 int cairn_task_output_write(cairn_task_output *out, const void *data, size_t len);
 
 /* printf into the task's output, with the cap of cairn_task_output_write(). */
-int cairn_task_output_printf(cairn_task_output *out, const char *fmt, ...)
-  __attribute__((format(printf, 2, 3)));
+int cairn_task_output_printf(cairn_task_output *out, const char *fmt, ...) CAIRN_PRINTF(2, 3);
 
 /* Non-zero once the task's result is no longer wanted: its lease was lost or
  * the worker is stopping. A long callback should poll it and return early. */

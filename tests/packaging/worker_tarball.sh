@@ -8,7 +8,8 @@
 #     as one top folder with bin/cairn-worker, lib/, README and licences.
 #  2. With an empty environment (env -i: no LD_LIBRARY_PATH), ldd resolves
 #     every library of bin/cairn-worker but glibc's own inside its lib/, and
-#     none is missing; the binary's run-time path is $ORIGIN/../lib.
+#     none is missing (libcurl, jansson, libmicrohttpd and libsodium among
+#     them); the binary's run-time path is $ORIGIN/../lib.
 #  3. That worker, run with env -i, does a two-task job of a real release
 #     cairn-server on loopback.
 #  4. `cairn launch local --ship-worker TARBALL` (with --worker pointing at
@@ -101,6 +102,9 @@ while read -r name path; do
   fi
 done < <(echo "$deps" | awk '$2 == "=>" { print $1, $3 }')
 [ "$inside" -eq "$nlib" ] || fail "$inside libraries resolve inside lib/, which holds $nlib"
+for want in libcurl libjansson libmicrohttpd libsodium; do
+  ls "$TOP/lib/$want".so* > /dev/null 2>&1 || fail "lib/ has no $want"
+done
 echo "$inside libraries resolve inside the tarball, $outside from the node's glibc"
 
 # --- 3. a job done by the unpacked worker --------------------------------------------

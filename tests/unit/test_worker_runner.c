@@ -434,13 +434,22 @@ static void test_base64_round_trip(void **state) {
   }
   /* strict decoding */
   static const char *bad[] = {"Zg=", "Z===", "Zh==", "Zm9=", "Zg==Zg==", "Zm 9v", "Zm9v\n",
-                              "Zm9-", "=Zm9", "Zm=v"};
+                              "Zm9-", "=Zm9", "Zm=v",
+                              /* unpadded, over-padded, URL-safe alphabet */
+                              "Zg", "Zm9", "Zg===", "Zm9v====", "Zm9_", "_-8A",
+                              /* bytes >= 0x80, which libsodium 1.0.18 reads as '/' */
+                              "\x80" "AAA", "Zm9\xff", "\xc3\xa9" "AA", "Zm9vYmF\xc3"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     size_t got = 0;
     assert_int_equal(cairn__base64_decode(bad[i], strlen(bad[i]), back, sizeof back, &got), -1);
   }
   size_t got = 0;
+  /* a NUL inside the given length is not skipped */
+  assert_int_equal(cairn__base64_decode("Zm\0v", 4, back, sizeof back, &got), -1);
   assert_int_equal(cairn__base64_decode("Zm9vYmFy", 8, back, 5, &got), -1);
+  assert_int_equal(cairn__base64_decode("Zm9vYg==", 8, back, 3, &got), -1);
+  assert_int_equal(cairn__base64_decode("Zm9vYg==", 8, back, 4, &got), 0);
+  assert_int_equal(got, 4);
 }
 
 /* Runs /bin/sh -c script under limits in a fresh directory; fills res. */
