@@ -20,17 +20,6 @@
 #include "server/core/outputs.h"
 #include "server/dist/chunks.h"
 
-/* Short names of the helpers admission.c and gate.c share (master.h). */
-#define set_json cairn__api_json
-#define failf cairn__api_failf
-#define parse_body cairn__api_body
-#define opt_str cairn__api_opt_str
-#define app_list cairn__api_apps
-#define anonymous_ok cairn__api_anonymous_ok
-#define id_of cairn__api_id
-#define admin cairn__api_admin
-#define volunteer cairn__api_volunteer
-
 const char *const cairn__route_name[R_ROUTE_COUNT] = {
   "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
   "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
@@ -138,7 +127,7 @@ cairn__route cairn__api_route(const char *method, const char *path) {
   return R_UNKNOWN;
 }
 
-void set_json(cairn__resp *rs, int status, json_t *o) {
+void cairn__api_json(cairn__resp *rs, int status, json_t *o) {
   rs->status = status;
   rs->ctype = "application/json";
   rs->body = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -153,7 +142,7 @@ void set_json(cairn__resp *rs, int status, json_t *o) {
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text) {
   json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", cairn__status_code(st), "message",
                         text && *text ? text : cairn_strerror(st));
-  set_json(rs, cairn__status_http(st), o);
+  cairn__api_json(rs, cairn__status_http(st), o);
 }
 
 void cairn__api_retry(cairn__resp *rs, int ms) {
@@ -161,11 +150,11 @@ void cairn__api_retry(cairn__resp *rs, int ms) {
   rs->retry_after_ms = ms;
 }
 
-static void fail(cairn__resp *rs, const cairn_error *err) {
+void cairn__api_fail(cairn__resp *rs, const cairn_error *err) {
   cairn__api_error(rs, err->status, err->text);
 }
 
-void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
+void cairn__api_failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
   char text[512];
   va_list ap;
   va_start(ap, fmt);
@@ -186,20 +175,20 @@ int cairn__api_is_admin(const cairn_master *m, const char *token) {
 
 /* Parses a JSON object body allowing only keys (any key when keys is NULL:
  * the caller checks them); empty body = {} when empty_ok. */
-json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
-                   cairn__resp *rs) {
+json_t *cairn__api_body(const cairn__req *rq, const char *const *keys, int empty_ok,
+                        cairn__resp *rs) {
   if (rq->len == 0 && empty_ok)
     return json_object();
   json_error_t je;
   json_t *o = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &je);
   if (!o) {
-    failf(rs, CAIRN_EINVAL, "malformed JSON at line %d column %d: %s", je.line, je.column,
-          je.text);
+    cairn__api_failf(rs, CAIRN_EINVAL, "malformed JSON at line %d column %d: %s", je.line,
+                     je.column, je.text);
     return NULL;
   }
   if (!json_is_object(o)) {
     json_decref(o);
-    failf(rs, CAIRN_EINVAL, "the body must be a JSON object");
+    cairn__api_failf(rs, CAIRN_EINVAL, "the body must be a JSON object");
     return NULL;
   }
   const char *k;
@@ -209,7 +198,7 @@ json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
     for (const char *const *a = keys; a && *a; a++)
       ok |= strcmp(*a, k) == 0;
     if (!ok) {
-      failf(rs, CAIRN_EINVAL, "unknown field \"%s\"", k);
+      cairn__api_failf(rs, CAIRN_EINVAL, "unknown field \"%s\"", k);
       json_decref(o);
       return NULL;
     }
@@ -218,17 +207,17 @@ json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
 }
 
 /* Reads an array of app names into apps[] (borrowed strings). */
-int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
+int cairn__api_apps(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
   *n = 0;
   if (!json_is_array(a) || json_array_size(a) > max) {
-    failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %u app names", max);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %u app names", max);
     return -1;
   }
   for (size_t i = 0; i < json_array_size(a); i++) {
     json_t *s = json_array_get(a, i);
     if (!json_is_string(s) || json_string_length(s) == 0 ||
         json_string_length(s) > CAIRN_MAX_NAME) {
-      failf(rs, CAIRN_EINVAL, "apps[%zu] must be a non-empty name", i);
+      cairn__api_failf(rs, CAIRN_EINVAL, "apps[%zu] must be a non-empty name", i);
       return -1;
     }
     apps[(*n)++] = json_string_value(s);
@@ -236,12 +225,13 @@ int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs
   return 0;
 }
 
-const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
+const char *cairn__api_opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
   json_t *v = json_object_get(o, key);
   if (!v)
     return def;
   if (!json_is_string(v) || json_string_length(v) > CAIRN_MAX_NAME) {
-    failf(rs, CAIRN_EINVAL, "\"%s\" must be a string of at most %u bytes", key, CAIRN_MAX_NAME);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%s\" must be a string of at most %u bytes", key,
+                     CAIRN_MAX_NAME);
     return NULL;
   }
   return json_string_value(v);
@@ -255,7 +245,7 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn__
   cairn_error err = {0};
   if (cairn__report_parse(o, takes, also, r, &err) == CAIRN_OK)
     return 0;
-  fail(rs, &err);
+  cairn__api_fail(rs, &err);
   return -1;
 }
 
@@ -263,11 +253,11 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn__
  * reported in the same body ends the transfer records they are checked
  * against. */
 /* The id of the volunteer whose token rq carries; 0 with the error in rs. */
-int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+int64_t cairn__api_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t v = 0;
   cairn_error err = {0};
   if (cairn__core_auth(m->core, rq->token, &v, &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return 0;
   }
   return v;
@@ -281,8 +271,8 @@ static int work_wait(json_t *o, cairn__resp *rs) {
     return 0;
   if (!json_is_integer(v) || json_integer_value(v) < 0 ||
       json_integer_value(v) > CAIRN_MAX_WAIT_MS) {
-    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
-          CAIRN_MAX_WAIT_MS);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+                     CAIRN_MAX_WAIT_MS);
     return -1;
   }
   return (int)json_integer_value(v);
@@ -311,9 +301,9 @@ void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn_
   cairn_error err = {0};
   if (cairn__core_durable(m->core, seq, &err) != CAIRN_OK) {
     json_decref(offer);
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   } else
-    set_json(rs, 200, offer);
+    cairn__api_json(rs, 200, offer);
 }
 
 /* One task for volunteer v (POST /v1/work without "max"): 200 with it,
@@ -325,11 +315,11 @@ static void work_one(cairn_master *m, int64_t v, const cairn__report *r, const c
   int retry_ms = 0;
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, r, (char **)apps, napps, &work, &retry_ms, &err) != CAIRN_OK)
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   else if (!work)
     rs->status = 204;
   else
-    set_json(rs, 200, work);
+    cairn__api_json(rs, 200, work);
   /* a holder appears in its cluster within moments; a quarantined
    * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
   if (!work && retry_ms > 0)
@@ -338,10 +328,10 @@ static void work_one(cairn_master *m, int64_t v, const cairn__report *r, const c
 
 static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const own[] = {"apps", "max", "wait", NULL};
-  int64_t v = volunteer(m, rq, rs);
+  int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
     return;
-  json_t *o = parse_body(rq, NULL, 1, rs);
+  json_t *o = cairn__api_body(rq, NULL, 1, rs);
   if (!o)
     return;
   const char *apps[CAIRN_MAX_APPS];
@@ -349,8 +339,8 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   cairn__report r;
   json_t *a = json_object_get(o, "apps");
   int wait = 0;
-  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)) ||
-      (wait = work_wait(o, rs)) < 0)
+  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) ||
+      (a && cairn__api_apps(a, apps, CAIRN_MAX_APPS, &napps, rs)) || (wait = work_wait(o, rs)) < 0)
     goto out;
   /* the generation before the look: a wake after it is not lost (waiters.h) */
   uint64_t gen = wait > 0 && rs->hold ? cairn__waiters_gen(m->waiters) : 0;
@@ -369,7 +359,7 @@ out:
 
 /* The id that s spells up to '/' or its end: decimal digits only, no sign,
  * blank or leading zero, from 1 to INT64_MAX; -1 when it is none. */
-int64_t id_of(const char *s, const char **end) {
+int64_t cairn__api_id(const char *s, const char **end) {
   int64_t n = 0;
   const char *p = s;
   if (*p < '1' || *p > '9')
@@ -385,17 +375,17 @@ int64_t id_of(const char *s, const char **end) {
   return n;
 }
 
-/* The id in path right after prefix (see id_of); -1 if none. */
+/* The id in path right after prefix (see cairn__api_id); -1 if none. */
 static int64_t number_after(const char *path, const char *prefix) {
   const char *end = NULL;
-  return id_of(path + strlen(prefix), &end);
+  return cairn__api_id(path + strlen(prefix), &end);
 }
 
 static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  int64_t v = volunteer(m, rq, rs);
+  int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
     return;
-  json_t *o = parse_body(rq, NULL, 1, rs);
+  json_t *o = cairn__api_body(rq, NULL, 1, rs);
   if (!o)
     return;
   cairn__report r;
@@ -409,13 +399,13 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   json_decref(o); /* after the call: r borrows its strings */
   if (st != CAIRN_OK) {
     json_decref(resp);
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   } else {
     char key[65];
     cairn__core_peer_key(m->core, v, key);
     json_object_set_new(resp, "peer_key", json_string(key));
     json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn__features_json(CAIRN_FEATURES_ALL));
-    set_json(rs, 200, resp);
+    cairn__api_json(rs, 200, resp);
   }
 }
 
@@ -426,14 +416,14 @@ static int reader_ok(cairn_master *m, const cairn__req *rq, const char *sha256, 
                      cairn__resp *rs) {
   if (cairn__api_is_admin(m, rq->token))
     return 1;
-  int64_t v = volunteer(m, rq, rs);
+  int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
     return 0;
   cairn_error err = {0};
   cairn_status st = sha256 ? cairn__core_may_read_file(m->core, v, sha256, &err)
                            : cairn__core_may_read_output(m->core, v, key, &err);
   if (st != CAIRN_OK)
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   return st == CAIRN_OK;
 }
 
@@ -445,14 +435,14 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (cairn__sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
     return;
   if (!cairn__sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
-    failf(rs, CAIRN_ENOTFOUND, "no file %s", sha);
+    cairn__api_failf(rs, CAIRN_ENOTFOUND, "no file %s", sha);
     return;
   }
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
   FILE *f = fopen(path, "rb");
   if (!f) {
-    failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
+    cairn__api_failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
     return;
   }
   rs->fd = dup(fileno(f));
@@ -480,13 +470,13 @@ static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs
     return;
   if (!cairn__sha256_valid_hex(sha) || (!cairn__core_has_file(m->core, sha, &size) &&
                                        !(kept = cairn__core_kept_file(m->core, sha, &size)))) {
-    failf(rs, CAIRN_ENOTFOUND, "no file %.64s", s);
+    cairn__api_failf(rs, CAIRN_ENOTFOUND, "no file %.64s", s);
     return;
   }
   cairn_error err = {0};
   if (cairn__chunks_json(cairn__core_files_dir(m->core), sha, size, kept, &rs->body, &rs->len,
                          &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return;
   }
   if (kept) /* its receivers may now relay it (keep.c) */
@@ -497,9 +487,9 @@ static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs
 
 static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *s = rq->path + strlen("/v1/tasks/"), *end = NULL;
-  int64_t key = id_of(s, &end);
+  int64_t key = cairn__api_id(s, &end);
   if (key < 0 || strcmp(end, "/output") != 0) {
-    failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a task number", (int)strcspn(s, "/"), s);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a task number", (int)strcspn(s, "/"), s);
     return;
   }
   if (!reader_ok(m, rq, NULL, key, rs))
@@ -508,7 +498,7 @@ static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs
   size_t len = 0;
   cairn_error err = {0};
   if (cairn__core_task_output(m->core, key, &out, &len, &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return;
   }
   rs->status = 200;
@@ -521,23 +511,26 @@ static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs
  * done task's accepted result. */
 static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cairn__resp *rs) {
   if (!rq->arg_task || !rq->arg_name || !*rq->arg_task || !cairn__output_name_ok(rq->arg_name))
-    return failf(rs, CAIRN_EINVAL, "give the task id and the output file's name: "
-                 "/v1/jobs/%lld/output?task=T&name=N", (long long)job);
+    return cairn__api_failf(rs, CAIRN_EINVAL,
+                            "give the task id and the output file's name: "
+                            "/v1/jobs/%lld/output?task=T&name=N",
+                            (long long)job);
   char sha[65];
   int64_t size = 0;
   cairn_error err = {0};
   if (cairn__core_output_file(m->core, job, rq->arg_task, rq->arg_name, sha, &size, &err) !=
       CAIRN_OK)
-    return fail(rs, &err);
+    return cairn__api_fail(rs, &err);
   if (!cairn__core_has_file(m->core, sha, NULL))
-    return failf(rs, CAIRN_ENOTFOUND, "output %.200s of task %.200s is kept on the workers that "
-                 "made it (the job's \"keep\" is \"workers\"): the master has no copy",
-                 rq->arg_name, rq->arg_task);
+    return cairn__api_failf(rs, CAIRN_ENOTFOUND,
+                            "output %.200s of task %.200s is kept on the workers that "
+                            "made it (the job's \"keep\" is \"workers\"): the master has no copy",
+                            rq->arg_name, rq->arg_task);
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
+    return cairn__api_failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
   rs->fd = fd;
   rs->fd_size = (uint64_t)size;
   rs->status = 200;
@@ -548,19 +541,20 @@ int cairn__api_output_upload(cairn_master *m, const char *url, const char *token
                              unsigned long long declared, int has_length, char want[65],
                              int64_t *vol, int64_t *idx_out, cairn__resp *rs) {
   const char *s = url + strlen("/v1/results/"), *end = NULL;
-  int64_t idx = id_of(s, &end);
+  int64_t idx = cairn__api_id(s, &end);
   cairn__req rq = {.method = "PUT", .path = url, .token = token};
   rs->fd = -1;
   if (idx < 0 || strncmp(end, "/files/", 7) != 0 || !cairn__sha256_valid_hex(end + 7)) {
-    failf(rs, CAIRN_EINVAL, "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
-          "hex digits)");
+    cairn__api_failf(rs, CAIRN_EINVAL,
+                     "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
+                     "hex digits)");
     return 0;
   }
   if (!has_length) {
-    failf(rs, CAIRN_EINVAL, "an output file upload needs a Content-Length");
+    cairn__api_failf(rs, CAIRN_EINVAL, "an output file upload needs a Content-Length");
     return 0;
   }
-  int64_t v = volunteer(m, &rq, rs);
+  int64_t v = cairn__api_volunteer(m, &rq, rs);
   if (!v)
     return 0;
   cairn_error err = {0};
@@ -568,7 +562,7 @@ int cairn__api_output_upload(cairn_master *m, const char *url, const char *token
                                 (int64_t)m->cfg.max_output_file_mib * 1024 * 1024,
                                 (int64_t)m->cfg.max_pending_upload_mib * 1024 * 1024, &err) !=
       CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return 0;
   }
   memcpy(want, end + 7, 65);
@@ -582,22 +576,22 @@ int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *toke
   cairn__req rq = {.method = "PUT", .path = "/v1/files", .token = token};
   if (cairn__api_is_admin(m, token))
     return 1;
-  int64_t v = volunteer(m, &rq, rs);
+  int64_t v = cairn__api_volunteer(m, &rq, rs);
   cairn_error err = {0};
   if (!v)
     return 0;
   if (cairn__core_kept_upload(m->core, v, sha256, &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return 0;
   }
   return 1;
 }
 
-int admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+int cairn__api_admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (cairn__api_is_admin(m, rq->token))
     return 1;
-  failf(rs, rq->token ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
-        rq->token ? "this route needs the admin token" : "missing admin token");
+  cairn__api_failf(rs, rq->token ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
+                   rq->token ? "this route needs the admin token" : "missing admin token");
   return 0;
 }
 
@@ -606,17 +600,16 @@ static void h_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   cairn__jobspec *spec = cairn__jobspec_parse(rq->body ? rq->body : "", rq->len,
                                             CAIRN_JOBSPEC_SERVER, &err);
   if (!spec) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return;
   }
   uint32_t ntasks = spec->ntasks;
   int64_t id = 0;
   if (cairn__core_submit(m->core, spec, &id, &err) != CAIRN_OK)
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   else
-    set_json(rs, 201, json_pack("{s:I, s:i}", "id", (json_int_t)id, "tasks", (int)ntasks));
+    cairn__api_json(rs, 201, json_pack("{s:I, s:i}", "id", (json_int_t)id, "tasks", (int)ntasks));
 }
-
 
 static void h_healthz(cairn_master *m, cairn__resp *rs) {
   int ok = cairn__core_probe_write(m->core, NULL) == CAIRN_OK;
@@ -699,24 +692,23 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
 
 static int is(const cairn__req *rq, const char *method) { return strcmp(rq->method, method) == 0; }
 
-
 static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"reason", NULL};
   int64_t id = number_after(rq->path, "/v1/volunteers/");
   if (id < 0)
-    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
-                 (int)strcspn(rq->path + 15, "/"), rq->path + 15);
-  json_t *o = parse_body(rq, keys, 1, rs);
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
+                            (int)strcspn(rq->path + 15, "/"), rq->path + 15);
+  json_t *o = cairn__api_body(rq, keys, 1, rs);
   if (!o)
     return;
-  const char *reason = opt_str(o, "reason", "", rs);
+  const char *reason = cairn__api_opt_str(o, "reason", "", rs);
   if (reason) {
     json_t *report = NULL;
     cairn_error err = {0};
     if (cairn__core_ban(m->core, id, reason, &report, &err) != CAIRN_OK)
-      fail(rs, &err);
+      cairn__api_fail(rs, &err);
     else
-      set_json(rs, 200, report);
+      cairn__api_json(rs, 200, report);
   }
   json_decref(o);
 }
@@ -724,25 +716,26 @@ static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 static void h_release(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t id = number_after(rq->path, "/v1/volunteers/");
   if (id < 0)
-    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
-                 (int)strcspn(rq->path + 15, "/"), rq->path + 15);
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
+                            (int)strcspn(rq->path + 15, "/"), rq->path + 15);
   cairn_error err = {0};
   if (cairn__core_release(m->core, id, &err) != CAIRN_OK)
-    return fail(rs, &err);
-  set_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "quarantined", 0));
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "quarantined", 0));
 }
 
 static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   const char *prefix = r == R_AUDIT_INDEX ? "/v1/audit/index/" : "/v1/audit/volunteers/";
   int64_t n = number_after(rq->path, prefix);
   if (n < 0)
-    return failf(rs, CAIRN_EINVAL, "\"%s\" is not a positive integer", rq->path + strlen(prefix));
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%s\" is not a positive integer",
+                            rq->path + strlen(prefix));
   cairn_error err = {0};
   json_t *o = r == R_AUDIT_INDEX ? cairn__audit_index(m, n, &err)
                                  : cairn__audit_volunteer(m, n, &err);
   if (!o)
-    return fail(rs, &err);
-  set_json(rs, 200, o);
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, o);
 }
 
 /* POST /v1/jobs/{id}/cancel, POST /v1/jobs/{id}/priority {"priority": N},
@@ -751,8 +744,8 @@ static void h_life(cairn_master *m, cairn__route r, const cairn__req *rq, cairn_
   static const char *const no_keys[] = {NULL}, *const prio_keys[] = {"priority", NULL};
   int64_t id = number_after(rq->path, "/v1/jobs/");
   if (id < 0)
-    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
-                 (int)strcspn(rq->path + 9, "/"), rq->path + 9);
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
+                            (int)strcspn(rq->path + 9, "/"), rq->path + 9);
   cairn_error err = {0};
   json_t *out = NULL, *o = NULL;
   cairn_status st;
@@ -760,10 +753,10 @@ static void h_life(cairn_master *m, cairn__route r, const cairn__req *rq, cairn_
     const char *p = rq->purge;
     int purge = p && (!strcmp(p, "1") || !strcmp(p, "true"));
     if (p && !purge && strcmp(p, "0") && strcmp(p, "false"))
-      return failf(rs, CAIRN_EINVAL, "\"purge\" must be 1, 0, true or false");
+      return cairn__api_failf(rs, CAIRN_EINVAL, "\"purge\" must be 1, 0, true or false");
     st = cairn__core_delete(m->core, id, purge, &out, &err);
-  } else if (!(o = parse_body(rq, r == R_JOB_CANCEL ? no_keys : prio_keys,
-                              r == R_JOB_CANCEL, rs)))
+  } else if (!(o = cairn__api_body(rq, r == R_JOB_CANCEL ? no_keys : prio_keys, r == R_JOB_CANCEL,
+                                   rs)))
     return;
   else if (r == R_JOB_CANCEL)
     st = cairn__core_cancel(m->core, id, &out, &err);
@@ -774,21 +767,21 @@ static void h_life(cairn_master *m, cairn__route r, const cairn__req *rq, cairn_
     json_decref(o);
     o = NULL;
     if (!ok)
-      return failf(rs, CAIRN_EINVAL, "\"priority\" must be an integer from %d to %d",
-                   -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY);
+      return cairn__api_failf(rs, CAIRN_EINVAL, "\"priority\" must be an integer from %d to %d",
+                              -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY);
     st = cairn__core_priority(m->core, id, (int64_t)n, &out, &err);
   }
   json_decref(o);
   if (st != CAIRN_OK)
-    return fail(rs, &err);
-  set_json(rs, 200, out);
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, out);
 }
 
 static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
   char text[512];
   snprintf(text, sizeof text, "method %.32s is not allowed on %.400s", rq->method, rq->path);
-  set_json(rs, 405, json_pack("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message",
-                              text));
+  cairn__api_json(
+    rs, 405, json_pack("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message", text));
 }
 
 /* GET /v1/jobs/{id}'s "wait": the milliseconds, 0 to CAIRN_MAX_WAIT_MS
@@ -799,8 +792,8 @@ static int job_wait_ms(const char *s, cairn__resp *rs) {
   for (; *p >= '0' && *p <= '9' && n <= CAIRN_MAX_WAIT_MS; p++)
     n = n * 10 + (*p - '0');
   if (p == s || *p || n > CAIRN_MAX_WAIT_MS) {
-    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
-          CAIRN_MAX_WAIT_MS);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+                     CAIRN_MAX_WAIT_MS);
     return -1;
   }
   return (int)n;
@@ -825,8 +818,8 @@ static void h_job_get(cairn_master *m, const cairn__req *rq, int64_t id, cairn__
   }
   json_t *o = cairn__core_job_json(m->core, id, 1);
   if (!o)
-    return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
-  set_json(rs, 200, o);
+    return cairn__api_failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
+  cairn__api_json(rs, 200, o);
 }
 
 /* Query argument name (text p): digits only, from min to max, into *out;
@@ -836,8 +829,8 @@ static int query_number(const char *name, const char *p, int64_t min, int64_t ma
   char *end = NULL;
   long long v = *p >= '0' && *p <= '9' && strlen(p) <= 18 ? strtoll(p, &end, 10) : -1;
   if (v < min || v > max || !end || *end) {
-    failf(rs, CAIRN_EINVAL, "\"%s\" must be an integer from %lld to %lld", name,
-          (long long)min, (long long)max);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%s\" must be an integer from %lld to %lld", name,
+                     (long long)min, (long long)max);
     return -1;
   }
   *out = v;
@@ -854,25 +847,25 @@ static void h_job_tasks(cairn_master *m, const cairn__req *rq, int64_t id, cairn
   cairn_error err = {0};
   json_t *o = cairn__core_tasks_json(m->core, id, after, (size_t)limit, &err);
   if (!o)
-    return fail(rs, &err);
-  set_json(rs, 200, o);
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, o);
 }
 
 /* GET /v1/jobs/{id}/tasks/{key}: one task, its limits and its attempts. */
 static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
-  int64_t id = id_of(s, &end);
+  int64_t id = cairn__api_id(s, &end);
   if (id < 0 || strncmp(end, "/tasks/", 7) != 0)
-    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
   const char *ks = end + 7;
-  int64_t key = id_of(ks, &end);
+  int64_t key = cairn__api_id(ks, &end);
   if (key < 0 || *end)
-    return failf(rs, CAIRN_EINVAL, "\"%.64s\" is not a task key", ks);
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.64s\" is not a task key", ks);
   cairn_error err = {0};
   json_t *o = cairn__core_task_json(m->core, id, key, &err);
   if (!o)
-    return fail(rs, &err);
-  set_json(rs, 200, o);
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, o);
 }
 
 /* GET /v1/demand (admin): the core's counts and how volunteers register. */
@@ -882,14 +875,14 @@ static void h_demand(cairn_master *m, cairn__resp *rs) {
   json_t *o = cairn__core_demand_json(m->core);
   if (o)
     json_object_set_new(o, "registration", json_string(reg[m->registration]));
-  set_json(rs, o ? 200 : 503, o);
+  cairn__api_json(rs, o ? 200 : 503, o);
 }
 
 void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
   rs->fd = -1;
   cairn_error failure;
   if (r != R_METRICS && cairn__core_health(m->core, &failure) != CAIRN_OK)
-    return fail(rs, &failure); /* a failed master answers 503 to all but /metrics */
+    return cairn__api_fail(rs, &failure); /* a failed master answers 503 to all but /metrics */
   switch (r) {
   case R_HEALTHZ:
     if (is(rq, "GET"))
@@ -903,7 +896,7 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     if (is(rq, "POST"))
       return cairn__admission_register(m, rq, rs);
     if (is(rq, "GET")) {
-      if (admin(m, rq, rs)) {
+      if (cairn__api_admin(m, rq, rs)) {
         rs->ctype = "application/json";
         rs->body = cairn__core_volunteers_text(m->core, &rs->len);
         rs->status = rs->body ? 200 : 503;
@@ -942,12 +935,12 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       return h_task_output(m, rq, rs);
     break;
   case R_JOBS:
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (is(rq, "POST"))
       return h_jobs_post(m, rq, rs);
     if (is(rq, "GET"))
-      return set_json(rs, 200, cairn__core_jobs_json(m->core));
+      return cairn__api_json(rs, 200, cairn__core_jobs_json(m->core));
     break;
   case R_JOB:
   case R_JOB_TASKS:
@@ -955,7 +948,7 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
   case R_JOB_STATES:
   case R_JOB_DIST:
   case R_JOB_OUTPUT: {
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (r == R_JOB && is(rq, "DELETE"))
       return h_life(m, r, rq, rs);
@@ -963,8 +956,8 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
       break;
     int64_t id = number_after(rq->path, "/v1/jobs/");
     if (id < 0)
-      return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
-                   (int)strcspn(rq->path + 9, "/"), rq->path + 9);
+      return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
+                              (int)strcspn(rq->path + 9, "/"), rq->path + 9);
     if (r == R_JOB_OUTPUT)
       return h_job_output(m, rq, id, rs);
     if (r == R_JOB)
@@ -978,19 +971,19 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     return h_job_tasks(m, rq, id, rs);
   }
   case R_JOB_TASK:
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (is(rq, "GET"))
       return h_job_task(m, rq, rs);
     break;
   case R_BAN:
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (is(rq, "POST"))
       return h_ban(m, rq, rs);
     break;
   case R_RELEASE:
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (is(rq, "POST"))
       return h_release(m, rq, rs);
@@ -1001,27 +994,27 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
     break;
   case R_AUDIT_INDEX:
   case R_AUDIT_VOL:
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (is(rq, "GET"))
       return h_audit(m, r, rq, rs);
     break;
   case R_JOB_CANCEL:
   case R_JOB_PRIORITY:
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (is(rq, "POST"))
       return h_life(m, r, rq, rs);
     break;
   case R_DEMAND:
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (is(rq, "GET"))
       return h_demand(m, rs);
     break;
   case R_INVITATIONS:
   case R_INVITATION:
-    if (!admin(m, rq, rs))
+    if (!cairn__api_admin(m, rq, rs))
       return;
     if (cairn__admission_invitations(m, r, rq, rs))
       return;
@@ -1033,7 +1026,7 @@ void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, ca
   case R_WEB:
   case R_UNKNOWN:
   case R_ROUTE_COUNT:
-    return failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
+    return cairn__api_failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
   }
   method_not_allowed(rs, rq);
 }

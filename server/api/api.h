@@ -153,6 +153,8 @@ int cairn__api_output_upload(cairn_master *m, const char *url, const char *token
                              int64_t *vol, int64_t *idx, cairn__resp *rs);
 /* Sets rs to the JSON error body for st with message text. */
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
+/* The same for err's status and text. */
+void cairn__api_fail(cairn__resp *rs, const cairn_error *err);
 /* Asks the client to come back in ms (> 0): Retry-After in whole seconds
  * (at least 1) and Cairn-Retry-After-Ms. */
 void cairn__api_retry(cairn__resp *rs, int ms);

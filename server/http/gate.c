@@ -12,12 +12,6 @@
 #include "common/limits.h"
 #include "server/api/api.h"
 
-/* Short names of api.c's helpers (master.h). */
-#define failf cairn__api_failf
-#define anonymous_ok cairn__api_anonymous_ok
-#define admin cairn__api_admin
-#define volunteer cairn__api_volunteer
-
 /* ---- before the body: what each route needs and takes ---- */
 
 enum { NEED_NONE, NEED_VOLUNTEER, NEED_READER, NEED_ADMIN };
@@ -124,13 +118,15 @@ static void retry_in(cairn__resp *rs, double wait) {
 }
 
 /* Takes one of ip's anonymous tokens: 1, or 0 with a 429 in rs. */
-int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
+int cairn__api_anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
   double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
   if (wait <= 0)
     return 1;
-  failf(rs, CAIRN_ERATE, "too many registrations, failed authentications or anonymous reads "
-        "from %s; retry in "
-        "%.0f s", ip, wait < 1 ? 1 : wait);
+  cairn__api_failf(rs, CAIRN_ERATE,
+                   "too many registrations, failed authentications or anonymous reads "
+                   "from %s; retry in "
+                   "%.0f s",
+                   ip, wait < 1 ? 1 : wait);
   retry_in(rs, wait);
   return 0;
 }
@@ -141,8 +137,8 @@ static int volunteer_rate_ok(cairn_master *m, int64_t v, cairn__resp *rs) {
   double wait = m->vrate ? cairn__rl_take(m->vrate, (uint64_t)v, mono_seconds()) : 0;
   if (wait <= 0)
     return 1;
-  failf(rs, CAIRN_ERATE, "volunteer %lld is over %d requests a minute; retry in %.3f s",
-        (long long)v, m->cfg.volunteer_per_minute, wait);
+  cairn__api_failf(rs, CAIRN_ERATE, "volunteer %lld is over %d requests a minute; retry in %.3f s",
+                   (long long)v, m->cfg.volunteer_per_minute, wait);
   retry_in(rs, wait);
   return 0;
 }
@@ -157,13 +153,13 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
   rs->fd = -1;
   switch (need) {
   case NEED_ADMIN:
-    ok = admin(m, &rq, rs);
+    ok = cairn__api_admin(m, &rq, rs);
     break;
   case NEED_READER:
   case NEED_VOLUNTEER: {
     if (need == NEED_READER && g->trusted) /* the admin is not rate-limited */
       return 1;
-    int64_t v = volunteer(m, &rq, rs);
+    int64_t v = cairn__api_volunteer(m, &rq, rs);
     if (v) {
       g->authenticated = 1; /* a registered volunteer's token, even over its rate */
       return volunteer_rate_ok(m, v, rs);
@@ -174,12 +170,12 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
   default: /* a registration spends a token, as does each failed authentication and each
             * anonymous read of the standings (GET /v1/stats) */
     return (r == R_VOLUNTEERS && strcmp(method, "POST") == 0) ||
-                   (r == R_STATS && strcmp(method, "GET") == 0 && !g->trusted)
-             ? anonymous_ok(m, client_ip, rs)
+               (r == R_STATS && strcmp(method, "GET") == 0 && !g->trusted)
+             ? cairn__api_anonymous_ok(m, client_ip, rs)
              : 1;
   }
   cairn__resp limited = {.fd = -1};
-  if (!ok && !anonymous_ok(m, client_ip, &limited)) {
+  if (!ok && !cairn__api_anonymous_ok(m, client_ip, &limited)) {
     free(rs->body); /* the 429 replaces the 401 or 403 */
     *rs = limited;
   }
