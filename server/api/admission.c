@@ -222,7 +222,7 @@ out:
 }
 
 /* POST /v1/invitations {"uses": N, "expires_seconds": S, "note": TEXT}. */
-static void h_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__admission_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"uses", "expires_seconds", "note", NULL};
   json_t *o = cairn__api_body(rq, keys, 1, rs);
   if (!o)
@@ -263,24 +263,18 @@ out:
   json_decref(o);
 }
 
-int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
-                                 cairn__resp *rs) {
-  int post = !strcmp(rq->method, "POST"), get = !strcmp(rq->method, "GET");
-  if (r == R_INVITATIONS && post)
-    h_invite(m, rq, rs);
-  else if (r == R_INVITATIONS && get)
-    cairn__api_json(rs, 200, cairn__invites_list(m->invites, cairn__now()));
-  else if (r == R_INVITATION && !strcmp(rq->method, "DELETE")) {
-    const char *s = rq->path + strlen("/v1/invitations/"), *end = NULL;
-    int64_t id = cairn__api_id(s, &end);
-    cairn_error err = {0};
-    if (id < 0 || *end)
-      cairn__api_failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an invitation id", s);
-    else if (cairn__invites_revoke(m->invites, id, &err) != CAIRN_OK)
-      cairn__api_fail(rs, &err);
-    else
-      cairn__api_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "revoked", 1));
-  } else
-    return 0;
-  return 1;
+void cairn__admission_invitations(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  cairn__api_json(rs, 200, cairn__invites_list(m->invites, cairn__now()));
+}
+
+void cairn__admission_revoke(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/invitations/"), *end = NULL;
+  int64_t id = cairn__api_id(s, &end);
+  cairn_error err = {0};
+  if (id < 0 || *end)
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an invitation id", s);
+  else if (cairn__invites_revoke(m->invites, id, &err) != CAIRN_OK)
+    cairn__api_fail(rs, &err);
+  else
+    cairn__api_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "revoked", 1));
 }

@@ -1,5 +1,7 @@
-/* api.c — the /v1 routes: parse and check the request, call the core, render
- * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
+/* api.c — most of the route handlers that routes.c's table names, and the
+ * helpers they share with admission.c, results.c and the views: parse and
+ * check the request, call the core, render JSON. Bad input gets 400 with a
+ * message naming the field; nothing changes. */
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -20,20 +22,10 @@
 #include "server/core/outputs.h"
 #include "server/dist/chunks.h"
 
-const char *const cairn__route_name[R_ROUTE_COUNT] = {
-  "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
-  "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
-  "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/volunteers/{id}/release", "/v1/audit/index/{n}",
-  "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
-  "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
-  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand",
-  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}", "/v1/jobs/{id}/distribution",
-  "/v1/files/{sha256}/chunks"};
-
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 304, 0,   0};
 
-void cairn__api_count(cairn_master *m, cairn__route r, int status) {
+void cairn__api_count(cairn_master *m, const cairn__route *r, int status) {
   int slot = CAIRN__STATUS_SLOTS - 1;
   for (int i = 0; i < CAIRN__STATUS_SLOTS; i++)
     if (status_slots[i] == status) {
@@ -41,90 +33,8 @@ void cairn__api_count(cairn_master *m, cairn__route r, int status) {
       break;
     }
   pthread_mutex_lock(&m->stats_lock);
-  m->requests[r][slot]++;
+  m->requests[r->label][slot]++;
   pthread_mutex_unlock(&m->stats_lock);
-}
-
-/* Matches "/v1/<seg>..." patterns; returns the route. */
-cairn__route cairn__api_route(const char *method, const char *path) {
-  (void)method;
-  if (strcmp(path, "/healthz") == 0)
-    return R_HEALTHZ;
-  if (strcmp(path, "/metrics") == 0)
-    return R_METRICS;
-  if (strncmp(path, "/v1/", 4) != 0)
-    return R_WEB;
-  const char *p = path + 4;
-  if (strcmp(p, "volunteers") == 0)
-    return R_VOLUNTEERS;
-  if (strncmp(p, "volunteers/", 11) == 0) {
-    const char *s = strchr(p + 11, '/');
-    return !s && p[11]             ? R_VOLUNTEER
-           : !s || s == p + 11     ? R_UNKNOWN
-           : strcmp(s, "/ban") == 0     ? R_BAN
-           : strcmp(s, "/release") == 0 ? R_RELEASE
-                                        : R_UNKNOWN;
-  }
-  if (strcmp(p, "invitations") == 0)
-    return R_INVITATIONS;
-  if (strncmp(p, "invitations/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
-    return R_INVITATION;
-  if (strncmp(p, "audit/index/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
-    return R_AUDIT_INDEX;
-  if (strncmp(p, "audit/volunteers/", 17) == 0 && p[17] && !strchr(p + 17, '/'))
-    return R_AUDIT_VOL;
-  if (strcmp(p, "work") == 0)
-    return R_WORK;
-  if (strcmp(p, "stats") == 0)
-    return R_STATS;
-  if (strcmp(p, "demand") == 0)
-    return R_DEMAND;
-  if (strcmp(p, "heartbeat") == 0)
-    return R_HEARTBEAT;
-  if (strcmp(p, "results") == 0)
-    return R_RESULTS_BATCH;
-  if (strncmp(p, "results/", 8) == 0 && p[8] && !strchr(p + 8, '/'))
-    return R_RESULTS;
-  if (strncmp(p, "results/", 8) == 0 && p[8] != '/') {
-    const char *s = strchr(p + 8, '/');
-    if (strncmp(s, "/files/", 7) == 0 && s[7] && !strchr(s + 7, '/'))
-      return R_RESULT_FILE;
-  }
-  if (strncmp(p, "files/", 6) == 0 && p[6] && !strchr(p + 6, '/'))
-    return R_FILES;
-  if (strncmp(p, "files/", 6) == 0 && p[6] != '/' && strchr(p + 6, '/') &&
-      strcmp(strchr(p + 6, '/'), "/chunks") == 0)
-    return R_FILE_CHUNKS;
-  if (strncmp(p, "tasks/", 6) == 0) {
-    const char *s = strchr(p + 6, '/');
-    if (s && s > p + 6 && strcmp(s, "/output") == 0)
-      return R_TASK_OUTPUT;
-    return R_UNKNOWN;
-  }
-  if (strcmp(p, "jobs") == 0)
-    return R_JOBS;
-  if (strncmp(p, "jobs/", 5) == 0 && p[5]) {
-    const char *s = strchr(p + 5, '/');
-    if (!s)
-      return R_JOB;
-    if (strcmp(s, "/tasks") == 0 && s > p + 5)
-      return R_JOB_TASKS;
-    if (strncmp(s, "/tasks/", 7) == 0 && s > p + 5 && s[7] && !strchr(s + 7, '/'))
-      return R_JOB_TASK;
-    if (strcmp(s, "/cancel") == 0 && s > p + 5)
-      return R_JOB_CANCEL;
-    if (strcmp(s, "/priority") == 0 && s > p + 5)
-      return R_JOB_PRIORITY;
-    if (strcmp(s, "/output") == 0 && s > p + 5)
-      return R_JOB_OUTPUT;
-    if (strcmp(s, "/dag") == 0 && s > p + 5)
-      return R_JOB_DAG;
-    if (strcmp(s, "/states") == 0 && s > p + 5)
-      return R_JOB_STATES;
-    if (strcmp(s, "/distribution") == 0 && s > p + 5)
-      return R_JOB_DIST;
-  }
-  return R_UNKNOWN;
 }
 
 void cairn__api_json(cairn__resp *rs, int status, json_t *o) {
@@ -326,7 +236,7 @@ static void work_one(cairn_master *m, int64_t v, const cairn__report *r, const c
     cairn__api_retry(rs, retry_ms);
 }
 
-static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const own[] = {"apps", "max", "wait", NULL};
   int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
@@ -381,7 +291,7 @@ static int64_t number_after(const char *path, const char *prefix) {
   return cairn__api_id(path + strlen(prefix), &end);
 }
 
-static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
     return;
@@ -409,7 +319,6 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   }
 }
 
-/* Volunteer or admin may read files and outputs. */
 /* The admin reads everything; a volunteer, only the inputs and parents'
  * outputs of the tasks it holds leases on (sha256, or else the task key). */
 static int reader_ok(cairn_master *m, const cairn__req *rq, const char *sha256, int64_t key,
@@ -429,7 +338,7 @@ static int reader_ok(cairn_master *m, const cairn__req *rq, const char *sha256, 
 
 static int is_get(const cairn__req *rq) { return strcmp(rq->method, "GET") == 0; }
 
-static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *sha = rq->path + strlen("/v1/files/");
   int64_t size = 0;
   if (cairn__sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
@@ -459,7 +368,7 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 
 /* GET /v1/files/{sha256}/chunks (feature "chunks"): the file's chunk
  * digests (chunks.h), read outside c->lock. */
-static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   char sha[65] = "";
   const char *s = rq->path + strlen("/v1/files/");
   if (strcspn(s, "/") == 64)
@@ -485,10 +394,10 @@ static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs
   rs->ctype = "application/json";
 }
 
-static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *s = rq->path + strlen("/v1/tasks/"), *end = NULL;
   int64_t key = cairn__api_id(s, &end);
-  if (key < 0 || strcmp(end, "/output") != 0) {
+  if (key < 0) {
     cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a task number", (int)strcspn(s, "/"), s);
     return;
   }
@@ -509,7 +418,10 @@ static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs
 
 /* GET /v1/jobs/{id}/output?task=T&name=N (admin): one output file of a
  * done task's accepted result. */
-static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cairn__resp *rs) {
+void cairn__api_job_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t job = cairn__api_job_id(rq, rs);
+  if (job < 0)
+    return;
   if (!rq->arg_task || !rq->arg_name || !*rq->arg_task || !cairn__output_name_ok(rq->arg_name))
     return cairn__api_failf(rs, CAIRN_EINVAL,
                             "give the task id and the output file's name: "
@@ -537,54 +449,53 @@ static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cai
   rs->ctype = "application/octet-stream";
 }
 
-int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
-                             unsigned long long declared, int has_length, char want[65],
-                             int64_t *vol, int64_t *idx_out, cairn__resp *rs) {
-  const char *s = url + strlen("/v1/results/"), *end = NULL;
+/* PUT /v1/results/{n}/files/{sha256}, at its headers (the gate checked
+ * the token: a volunteer's): the volunteer must hold lease n and may upload
+ * its Content-Length (which this route needs) of output file sha256. */
+void cairn__api_output_put(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/results/"), *end = NULL;
   int64_t idx = cairn__api_id(s, &end);
-  cairn__req rq = {.method = "PUT", .path = url, .token = token};
-  rs->fd = -1;
-  if (idx < 0 || strncmp(end, "/files/", 7) != 0 || !cairn__sha256_valid_hex(end + 7)) {
-    cairn__api_failf(rs, CAIRN_EINVAL,
-                     "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
-                     "hex digits)");
-    return 0;
-  }
-  if (!has_length) {
-    cairn__api_failf(rs, CAIRN_EINVAL, "an output file upload needs a Content-Length");
-    return 0;
-  }
-  int64_t v = cairn__api_volunteer(m, &rq, rs);
+  if (idx < 0 || !cairn__sha256_valid_hex(end + strlen("/files/")))
+    return cairn__api_failf(rs, CAIRN_EINVAL,
+                            "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
+                            "hex digits)");
+  if (!rq->has_length)
+    return cairn__api_failf(rs, CAIRN_EINVAL, "an output file upload needs a Content-Length");
+  int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
-    return 0;
+    return;
   cairn_error err = {0};
-  if (cairn__core_output_upload(m->core, v, idx, declared,
+  if (cairn__core_output_upload(m->core, v, idx, rq->declared,
                                 (int64_t)m->cfg.max_output_file_mib * 1024 * 1024,
                                 (int64_t)m->cfg.max_pending_upload_mib * 1024 * 1024, &err) !=
-      CAIRN_OK) {
-    cairn__api_fail(rs, &err);
-    return 0;
-  }
-  memcpy(want, end + 7, 65);
-  *vol = v;
-  *idx_out = idx;
-  return 1;
+      CAIRN_OK)
+    return cairn__api_fail(rs, &err);
+  *rs->upload = (cairn__upload){.cap = rq->declared, .vol = v, .idx = idx,
+                                .seconds = (double)rq->declared / CAIRN_UPLOAD_MIN_RATE};
+  memcpy(rs->upload->want, end + strlen("/files/"), 65);
 }
 
-int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *token,
-                           cairn__resp *rs) {
-  cairn__req rq = {.method = "PUT", .path = "/v1/files", .token = token};
-  if (cairn__api_is_admin(m, token))
-    return 1;
-  int64_t v = cairn__api_volunteer(m, &rq, rs);
-  cairn_error err = {0};
-  if (!v)
-    return 0;
-  if (cairn__core_kept_upload(m->core, v, sha256, &err) != CAIRN_OK) {
-    cairn__api_fail(rs, &err);
-    return 0;
+/* PUT /v1/files/{sha256}, at its headers: the admin, and a volunteer that
+ * holds the output kept on workers sha256 when the master has no copy and
+ * no other holder it can offer (keep.c); else 403 or 409. At most
+ * CAIRN_MAX_FILE bytes. */
+void cairn__api_file_put(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *sha = rq->path + strlen("/v1/files/");
+  if (!cairn__sha256_valid_hex(sha))
+    return cairn__api_failf(rs, CAIRN_EINVAL,
+                            "the URL must end in the file's sha256 (64 lowercase hex digits)");
+  if (rq->declared > CAIRN_MAX_FILE)
+    return cairn__api_failf(rs, CAIRN_ETOOBIG, "the file exceeds the upload cap");
+  if (!cairn__api_is_admin(m, rq->token)) {
+    int64_t v = cairn__api_volunteer(m, rq, rs);
+    cairn_error err = {0};
+    if (!v)
+      return;
+    if (cairn__core_kept_upload(m->core, v, sha, &err) != CAIRN_OK)
+      return cairn__api_fail(rs, &err);
   }
-  return 1;
+  *rs->upload = (cairn__upload){.cap = CAIRN_MAX_FILE};
+  memcpy(rs->upload->want, sha, 65);
 }
 
 int cairn__api_admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
@@ -595,7 +506,7 @@ int cairn__api_admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   return 0;
 }
 
-static void h_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   cairn_error err = {0};
   cairn__jobspec *spec = cairn__jobspec_parse(rq->body ? rq->body : "", rq->len,
                                             CAIRN_JOBSPEC_SERVER, &err);
@@ -611,7 +522,7 @@ static void h_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
     cairn__api_json(rs, 201, json_pack("{s:I, s:i}", "id", (json_int_t)id, "tasks", (int)ntasks));
 }
 
-static void h_healthz(cairn_master *m, cairn__resp *rs) {
+void cairn__api_healthz(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int ok = cairn__core_probe_write(m->core, NULL) == CAIRN_OK;
   rs->status = ok ? 200 : 503;
   rs->ctype = "text/plain";
@@ -659,13 +570,13 @@ static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
   return nb;
 }
 
-static void h_metrics(cairn_master *m, cairn__resp *rs) {
+void cairn__api_metrics(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
   cairn__core_metrics(m->core, &buf, &len, &cap);
   size_t need = 256;
   pthread_mutex_lock(&m->stats_lock);
-  for (int r = 0; r < R_ROUTE_COUNT; r++)
+  for (int r = 0; r < RL_COUNT; r++)
     for (int k = 0; k < CAIRN__STATUS_SLOTS; k++)
       need += m->requests[r][k] ? 96 : 0;
   char *nb = realloc(buf, len + need);
@@ -673,12 +584,12 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
     buf = nb;
     len += (size_t)snprintf(buf + len, need, "# HELP cairn_http_requests_total HTTP requests by "
                             "route and status.\n# TYPE cairn_http_requests_total counter\n");
-    for (int r = 0; r < R_ROUTE_COUNT; r++)
+    for (int r = 0; r < RL_COUNT; r++)
       for (int k = 0; k < CAIRN__STATUS_SLOTS; k++)
         if (m->requests[r][k] && len + 96 <= len + need)
           len += (size_t)snprintf(buf + len, 96,
                                   "cairn_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
-                                  cairn__route_name[r], status_slots[k] ? status_slots[k] : 999,
+                                  cairn__route_labels[r], status_slots[k] ? status_slots[k] : 999,
                                   (unsigned long long)m->requests[r][k]);
   }
   pthread_mutex_unlock(&m->stats_lock);
@@ -690,9 +601,8 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
   rs->len = len;
 }
 
-static int is(const cairn__req *rq, const char *method) { return strcmp(rq->method, method) == 0; }
 
-static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"reason", NULL};
   int64_t id = number_after(rq->path, "/v1/volunteers/");
   if (id < 0)
@@ -713,7 +623,7 @@ static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   json_decref(o);
 }
 
-static void h_release(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_release(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t id = number_after(rq->path, "/v1/volunteers/");
   if (id < 0)
     return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
@@ -724,64 +634,105 @@ static void h_release(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   cairn__api_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "quarantined", 0));
 }
 
-static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
-  const char *prefix = r == R_AUDIT_INDEX ? "/v1/audit/index/" : "/v1/audit/volunteers/";
-  int64_t n = number_after(rq->path, prefix);
+/* GET /v1/audit/index/{n} and /v1/audit/volunteers/{id}: the number after
+ * prefix, then find's answer for it (audit.c). */
+static void audit_get(cairn_master *m, const cairn__req *rq, const char *prefix,
+                      json_t *(*find)(cairn_master *, int64_t, cairn_error *), cairn__resp *rs) {
+  const char *end = NULL;
+  int64_t n = cairn__api_id(rq->path + strlen(prefix), &end);
   if (n < 0)
     return cairn__api_failf(rs, CAIRN_EINVAL, "\"%s\" is not a positive integer",
                             rq->path + strlen(prefix));
   cairn_error err = {0};
-  json_t *o = r == R_AUDIT_INDEX ? cairn__audit_index(m, n, &err)
-                                 : cairn__audit_volunteer(m, n, &err);
+  json_t *o = find(m, n, &err);
   if (!o)
     return cairn__api_fail(rs, &err);
   cairn__api_json(rs, 200, o);
 }
 
-/* POST /v1/jobs/{id}/cancel, POST /v1/jobs/{id}/priority {"priority": N},
- * DELETE /v1/jobs/{id}[?purge=1] (life.c). */
-static void h_life(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const no_keys[] = {NULL}, *const prio_keys[] = {"priority", NULL};
-  int64_t id = number_after(rq->path, "/v1/jobs/");
+void cairn__api_audit_index(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  audit_get(m, rq, "/v1/audit/index/", cairn__audit_index, rs);
+}
+
+void cairn__api_audit_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  audit_get(m, rq, "/v1/audit/volunteers/", cairn__audit_volunteer, rs);
+}
+
+int64_t cairn__api_job_id(const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
+  int64_t id = cairn__api_id(s, &end);
   if (id < 0)
-    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
-                            (int)strcspn(rq->path + 9, "/"), rq->path + 9);
-  cairn_error err = {0};
-  json_t *out = NULL, *o = NULL;
-  cairn_status st;
-  if (r == R_JOB) {
-    const char *p = rq->purge;
-    int purge = p && (!strcmp(p, "1") || !strcmp(p, "true"));
-    if (p && !purge && strcmp(p, "0") && strcmp(p, "false"))
-      return cairn__api_failf(rs, CAIRN_EINVAL, "\"purge\" must be 1, 0, true or false");
-    st = cairn__core_delete(m->core, id, purge, &out, &err);
-  } else if (!(o = cairn__api_body(rq, r == R_JOB_CANCEL ? no_keys : prio_keys, r == R_JOB_CANCEL,
-                                   rs)))
-    return;
-  else if (r == R_JOB_CANCEL)
-    st = cairn__core_cancel(m->core, id, &out, &err);
-  else {
-    json_t *v = json_object_get(o, "priority");
-    json_int_t n = json_integer_value(v);
-    int ok = json_is_integer(v) && n >= -CAIRN_MAX_PRIORITY && n <= CAIRN_MAX_PRIORITY;
-    json_decref(o);
-    o = NULL;
-    if (!ok)
-      return cairn__api_failf(rs, CAIRN_EINVAL, "\"priority\" must be an integer from %d to %d",
-                              -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY);
-    st = cairn__core_priority(m->core, id, (int64_t)n, &out, &err);
-  }
-  json_decref(o);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
+  return id;
+}
+
+/* The answer of a change to a job's life (life.c): its outcome out, or err. */
+static void life_answer(cairn_status st, json_t *out, const cairn_error *err, cairn__resp *rs) {
   if (st != CAIRN_OK)
-    return cairn__api_fail(rs, &err);
+    return cairn__api_fail(rs, err);
   cairn__api_json(rs, 200, out);
 }
 
-static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
+/* DELETE /v1/jobs/{id}[?purge=1]: in steps through the journal (life.c). */
+void cairn__api_job_delete(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
+  const char *p = rq->purge;
+  int purge = p && (!strcmp(p, "1") || !strcmp(p, "true"));
+  if (p && !purge && strcmp(p, "0") && strcmp(p, "false"))
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"purge\" must be 1, 0, true or false");
+  json_t *out = NULL;
+  cairn_error err = {0};
+  cairn_status st = cairn__core_delete(m->core, id, purge, &out, &err);
+  life_answer(st, out, &err, rs);
+}
+
+/* POST /v1/jobs/{id}/cancel (an empty body or {}). */
+void cairn__api_job_cancel(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const no_keys[] = {NULL};
+  int64_t id = cairn__api_job_id(rq, rs);
+  json_t *o = id < 0 ? NULL : cairn__api_body(rq, no_keys, 1, rs);
+  if (!o)
+    return;
+  json_t *out = NULL;
+  cairn_error err = {0};
+  cairn_status st = cairn__core_cancel(m->core, id, &out, &err);
+  json_decref(o);
+  life_answer(st, out, &err, rs);
+}
+
+/* POST /v1/jobs/{id}/priority {"priority": N}. */
+void cairn__api_job_priority(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"priority", NULL};
+  int64_t id = cairn__api_job_id(rq, rs);
+  json_t *o = id < 0 ? NULL : cairn__api_body(rq, keys, 0, rs);
+  if (!o)
+    return;
+  json_t *v = json_object_get(o, "priority");
+  json_int_t n = json_integer_value(v);
+  int ok = json_is_integer(v) && n >= -CAIRN_MAX_PRIORITY && n <= CAIRN_MAX_PRIORITY;
+  json_decref(o);
+  if (!ok)
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"priority\" must be an integer from %d to %d",
+                            -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY);
+  json_t *out = NULL;
+  cairn_error err = {0};
+  cairn_status st = cairn__core_priority(m->core, id, (int64_t)n, &out, &err);
+  life_answer(st, out, &err, rs);
+}
+
+/* Any method a path has no route for: 405. */
+void cairn__api_not_allowed(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   char text[512];
   snprintf(text, sizeof text, "method %.32s is not allowed on %.400s", rq->method, rq->path);
   cairn__api_json(
     rs, 405, json_pack("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message", text));
+}
+
+/* Any path no route has: 404. */
+void cairn__api_no_route(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  cairn__api_failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
 }
 
 /* GET /v1/jobs/{id}'s "wait": the milliseconds, 0 to CAIRN_MAX_WAIT_MS
@@ -805,7 +756,10 @@ static int job_wait_ms(const char *s, cairn__resp *rs) {
  * state or the wait passed (then with rs->hold NULL). The job's
  * generation is read before its state: a change in between is not lost.
  * O(1) under c->lock for the look; the answer as without a wait. */
-static void h_job_get(cairn_master *m, const cairn__req *rq, int64_t id, cairn__resp *rs) {
+void cairn__api_job_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
   int wait = rq->arg_wait ? job_wait_ms(rq->arg_wait, rs) : 0;
   if (wait < 0)
     return;
@@ -839,7 +793,10 @@ static int query_number(const char *name, const char *p, int64_t min, int64_t ma
 
 /* GET /v1/jobs/{id}/tasks[?after=KEY][&limit=N]: a page of the job's tasks
  * (cairn__core_tasks_json; its bound). */
-static void h_job_tasks(cairn_master *m, const cairn__req *rq, int64_t id, cairn__resp *rs) {
+void cairn__api_job_tasks(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
   int64_t after = 0, limit = CAIRN_TASKS_PAGE;
   if ((rq->arg_after && query_number("after", rq->arg_after, 1, INT64_MAX / 2, &after, rs)) ||
       (rq->arg_limit && query_number("limit", rq->arg_limit, 1, CAIRN_TASKS_PAGE_MAX, &limit, rs)))
@@ -852,12 +809,11 @@ static void h_job_tasks(cairn_master *m, const cairn__req *rq, int64_t id, cairn
 }
 
 /* GET /v1/jobs/{id}/tasks/{key}: one task, its limits and its attempts. */
-static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
-  int64_t id = cairn__api_id(s, &end);
-  if (id < 0 || strncmp(end, "/tasks/", 7) != 0)
-    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
-  const char *ks = end + 7;
+void cairn__api_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
+  const char *ks = strrchr(rq->path, '/') + 1, *end = NULL; /* the last segment: {key} */
   int64_t key = cairn__api_id(ks, &end);
   if (key < 0 || *end)
     return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.64s\" is not a task key", ks);
@@ -869,7 +825,7 @@ static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 }
 
 /* GET /v1/demand (admin): the core's counts and how volunteers register. */
-static void h_demand(cairn_master *m, cairn__resp *rs) {
+void cairn__api_demand(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const reg[] = {[CAIRN__REG_OPEN] = "open", [CAIRN__REG_INVITE] = "invite",
                                     [CAIRN__REG_CLOSED] = "closed"};
   json_t *o = cairn__core_demand_json(m->core);
@@ -878,155 +834,14 @@ static void h_demand(cairn_master *m, cairn__resp *rs) {
   cairn__api_json(rs, o ? 200 : 503, o);
 }
 
-void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
-  rs->fd = -1;
-  cairn_error failure;
-  if (r != R_METRICS && cairn__core_health(m->core, &failure) != CAIRN_OK)
-    return cairn__api_fail(rs, &failure); /* a failed master answers 503 to all but /metrics */
-  switch (r) {
-  case R_HEALTHZ:
-    if (is(rq, "GET"))
-      return h_healthz(m, rs);
-    break;
-  case R_METRICS:
-    if (is(rq, "GET"))
-      return h_metrics(m, rs);
-    break;
-  case R_VOLUNTEERS:
-    if (is(rq, "POST"))
-      return cairn__admission_register(m, rq, rs);
-    if (is(rq, "GET")) {
-      if (cairn__api_admin(m, rq, rs)) {
-        rs->ctype = "application/json";
-        rs->body = cairn__core_volunteers_text(m->core, &rs->len);
-        rs->status = rs->body ? 200 : 503;
-      }
-      return;
-    }
-    break;
-  case R_WORK:
-    if (is(rq, "POST"))
-      return h_work(m, rq, rs);
-    break;
-  case R_RESULTS:
-    if (is(rq, "PUT"))
-      return cairn__api_result(m, rq, rs);
-    break;
-  case R_RESULTS_BATCH:
-    if (is(rq, "POST"))
-      return cairn__api_results(m, rq, rs);
-    break;
-  case R_HEARTBEAT:
-    if (is(rq, "POST"))
-      return h_heartbeat(m, rq, rs);
-    break;
-  case R_FILES:
-    if (is(rq, "GET") || is(rq, "HEAD"))
-      return h_file_get(m, rq, rs);
-    break; /* PUT is streamed by http.c */
-  case R_FILE_CHUNKS:
-    if (is(rq, "GET"))
-      return h_file_chunks(m, rq, rs);
-    break;
-  case R_RESULT_FILE:
-    break; /* PUT is streamed by http.c */
-  case R_TASK_OUTPUT:
-    if (is(rq, "GET"))
-      return h_task_output(m, rq, rs);
-    break;
-  case R_JOBS:
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (is(rq, "POST"))
-      return h_jobs_post(m, rq, rs);
-    if (is(rq, "GET"))
-      return cairn__api_json(rs, 200, cairn__core_jobs_json(m->core));
-    break;
-  case R_JOB:
-  case R_JOB_TASKS:
-  case R_JOB_DAG:
-  case R_JOB_STATES:
-  case R_JOB_DIST:
-  case R_JOB_OUTPUT: {
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (r == R_JOB && is(rq, "DELETE"))
-      return h_life(m, r, rq, rs);
-    if (!is(rq, "GET"))
-      break;
-    int64_t id = number_after(rq->path, "/v1/jobs/");
-    if (id < 0)
-      return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
-                              (int)strcspn(rq->path + 9, "/"), rq->path + 9);
-    if (r == R_JOB_OUTPUT)
-      return h_job_output(m, rq, id, rs);
-    if (r == R_JOB)
-      return h_job_get(m, rq, id, rs);
-    if (r == R_JOB_DAG)
-      return cairn__dagview_get(m, id, rs);
-    if (r == R_JOB_STATES)
-      return cairn__states_get(m, id, rs);
-    if (r == R_JOB_DIST)
-      return cairn__distview_get(m, id, rs);
-    return h_job_tasks(m, rq, id, rs);
-  }
-  case R_JOB_TASK:
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (is(rq, "GET"))
-      return h_job_task(m, rq, rs);
-    break;
-  case R_BAN:
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (is(rq, "POST"))
-      return h_ban(m, rq, rs);
-    break;
-  case R_RELEASE:
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (is(rq, "POST"))
-      return h_release(m, rq, rs);
-    break;
-  case R_VOLUNTEER: /* the admin, or the volunteer itself (admission.c) */
-    if (is(rq, "PATCH"))
-      return cairn__admission_team(m, rq, rs);
-    break;
-  case R_AUDIT_INDEX:
-  case R_AUDIT_VOL:
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (is(rq, "GET"))
-      return h_audit(m, r, rq, rs);
-    break;
-  case R_JOB_CANCEL:
-  case R_JOB_PRIORITY:
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (is(rq, "POST"))
-      return h_life(m, r, rq, rs);
-    break;
-  case R_DEMAND:
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (is(rq, "GET"))
-      return h_demand(m, rs);
-    break;
-  case R_INVITATIONS:
-  case R_INVITATION:
-    if (!cairn__api_admin(m, rq, rs))
-      return;
-    if (cairn__admission_invitations(m, r, rq, rs))
-      return;
-    break;
-  case R_STATS:
-    if (is(rq, "GET"))
-      return cairn__stats_get(m, rq, rs);
-    break;
-  case R_WEB:
-  case R_UNKNOWN:
-  case R_ROUTE_COUNT:
-    return cairn__api_failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
-  }
-  method_not_allowed(rs, rq);
+/* GET /v1/volunteers (admin): every volunteer, as the core renders them. */
+void cairn__api_volunteers_list(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  rs->ctype = "application/json";
+  rs->body = cairn__core_volunteers_text(m->core, &rs->len);
+  rs->status = rs->body ? 200 : 503;
+}
+
+/* GET /v1/jobs (admin): every job. */
+void cairn__api_jobs_list(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  cairn__api_json(rs, 200, cairn__core_jobs_json(m->core));
 }
