@@ -14,19 +14,6 @@
 #include "server/core/fit.h"
 #include "server/api/api.h"
 
-/* Short names of api.c's helpers (master.h). */
-#define set_json cairn__api_json
-#define failf cairn__api_failf
-#define parse_body cairn__api_body
-#define opt_str cairn__api_opt_str
-#define app_list cairn__api_apps
-#define anonymous_ok cairn__api_anonymous_ok
-#define id_of cairn__api_id
-
-static void fail(cairn__resp *rs, const cairn_error *err) {
-  cairn__api_error(rs, err->status, err->text);
-}
-
 /* "peer_url" of a registration: "" when absent; NULL (and a 400 in rs) when
  * malformed. */
 static const char *peer_url_of(json_t *o, cairn__resp *rs) {
@@ -34,7 +21,7 @@ static const char *peer_url_of(json_t *o, cairn__resp *rs) {
   const char *u = "";
   cairn_error err = {0};
   if (v && cairn__report_peer_url(v, &u, &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return NULL;
   }
   return u;
@@ -48,14 +35,16 @@ static int text_ok(json_t *o, const char *key, cairn__resp *rs) {
   json_t *v = json_object_get(o, key);
   if (!v || cairn__text_valid(json_string_value(v), json_string_length(v)))
     return 1;
-  failf(rs, CAIRN_EINVAL, "\"%s\" must be valid UTF-8 without control characters or "
-        "bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)", key);
+  cairn__api_failf(rs, CAIRN_EINVAL,
+                   "\"%s\" must be valid UTF-8 without control characters or "
+                   "bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069)",
+                   key);
   return 0;
 }
 
 /* 403 {"error": {"code": code, "message": text}}. */
 static void refuse(cairn__resp *rs, const char *code, const char *text) {
-  set_json(rs, 403, json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", text));
+  cairn__api_json(rs, 403, json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", text));
 }
 
 /* Whether a registration with body o may go on (cfg.registration): 1 (with
@@ -74,8 +63,8 @@ static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *i
   *invite = 0;
   if (code && (!json_is_string(code) || json_string_length(code) == 0 ||
                json_string_length(code) > CAIRN_MAX_NAME)) {
-    failf(rs, CAIRN_EINVAL, "\"invitation\" must be a code of at most %u characters",
-          CAIRN_MAX_NAME);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"invitation\" must be a code of at most %u characters",
+                     CAIRN_MAX_NAME);
     return 0;
   }
   if (m->registration == CAIRN__REG_OPEN)
@@ -94,7 +83,7 @@ static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *i
   if (v == CAIRN__INVITE_OK)
     return 1;
   cairn__resp ignored = {.fd = -1};
-  if (!anonymous_ok(m, rq->client_ip, &ignored)) /* as a failed authentication */
+  if (!cairn__api_anonymous_ok(m, rq->client_ip, &ignored)) /* as a failed authentication */
     free(ignored.body);
   refuse(rs, why[v], text[v]);
   return 0;
@@ -108,8 +97,10 @@ static int team_of(json_t *tv, int null_ok, const char **team, cairn__resp *rs) 
   if ((null_ok && json_is_null(tv)) ||
       (*team && strlen(*team) == json_string_length(tv) && cairn__team_valid(*team)))
     return 0;
-  failf(rs, CAIRN_EINVAL, "\"%s\" must be 1 to %u printable ASCII characters, without "
-        "quotes or backslashes%s", CAIRN_TEAM_KEY, CAIRN_MAX_TEAM, null_ok ? ", or null" : "");
+  cairn__api_failf(rs, CAIRN_EINVAL,
+                   "\"%s\" must be 1 to %u printable ASCII characters, without "
+                   "quotes or backslashes%s",
+                   CAIRN_TEAM_KEY, CAIRN_MAX_TEAM, null_ok ? ", or null" : "");
   return -1;
 }
 
@@ -118,23 +109,23 @@ void cairn__admission_team(cairn_master *m, const cairn__req *rq, cairn__resp *r
   const char *end = NULL;
   int64_t id = cairn__api_id(rq->path + strlen("/v1/volunteers/"), &end);
   if (id < 0 || *end)
-    return failf(rs, CAIRN_EINVAL, "\"%s\" is not a volunteer id",
-                 rq->path + strlen("/v1/volunteers/"));
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%s\" is not a volunteer id",
+                            rq->path + strlen("/v1/volunteers/"));
   if (!cairn__api_is_admin(m, rq->token)) { /* else the volunteer itself */
     int64_t self = cairn__api_volunteer(m, rq, rs);
     if (!self)
       return;
     if (self != id)
-      return failf(rs, CAIRN_EFORBIDDEN, "volunteer %lld may change only its own team",
-                   (long long)self);
+      return cairn__api_failf(rs, CAIRN_EFORBIDDEN, "volunteer %lld may change only its own team",
+                              (long long)self);
   }
-  json_t *o = parse_body(rq, keys, 0, rs);
+  json_t *o = cairn__api_body(rq, keys, 0, rs);
   const char *team = NULL;
   if (!o)
     return;
   if (!json_object_get(o, CAIRN_TEAM_KEY))
-    failf(rs, CAIRN_EINVAL, "missing \"%s\" (a name, or null to leave its team)",
-          CAIRN_TEAM_KEY);
+    cairn__api_failf(rs, CAIRN_EINVAL, "missing \"%s\" (a name, or null to leave its team)",
+                     CAIRN_TEAM_KEY);
   else if (team_of(json_object_get(o, CAIRN_TEAM_KEY), 1, &team, rs) == 0) {
     cairn_error err = {0};
     if (cairn__core_set_team(m->core, id, team, &err) != CAIRN_OK)
@@ -150,13 +141,13 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   static const char *const keys[] = {"name",     "cluster", "apps", "slots",
                                      "peer_url", CAIRN_RESOURCES_KEY, "invitation",
                                      CAIRN_TEAM_KEY, NULL};
-  json_t *o = parse_body(rq, keys, 0, rs);
+  json_t *o = cairn__api_body(rq, keys, 0, rs);
   if (!o)
     return;
   const char *apps[CAIRN_MAX_APPS];
   int napps = 0, slots = 1;
-  const char *name = opt_str(o, "name", "", rs);
-  const char *cluster = name ? opt_str(o, "cluster", "", rs) : NULL;
+  const char *name = cairn__api_opt_str(o, "name", "", rs);
+  const char *cluster = name ? cairn__api_opt_str(o, "cluster", "", rs) : NULL;
   const char *peer = cluster ? peer_url_of(o, rs) : NULL;
   if (!name || !cluster || !peer || !text_ok(o, "name", rs) || !text_ok(o, "cluster", rs))
     goto out;
@@ -171,28 +162,30 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   if (!*cluster)
     cluster = "default";
   if (strlen(cluster) > 64 || strpbrk(cluster, "\"\\")) {
-    failf(rs, CAIRN_EINVAL, "\"cluster\" must be at most 64 characters, without quotes, "
-          "backslashes or control characters");
+    cairn__api_failf(rs, CAIRN_EINVAL,
+                     "\"cluster\" must be at most 64 characters, without quotes, "
+                     "backslashes or control characters");
     goto out;
   }
   const char *team = NULL;
   if (json_object_get(o, CAIRN_TEAM_KEY) && team_of(json_object_get(o, CAIRN_TEAM_KEY), 0, &team, rs))
     goto out;
   if (!json_object_get(o, "apps")) {
-    failf(rs, CAIRN_EINVAL, "missing \"apps\"");
+    cairn__api_failf(rs, CAIRN_EINVAL, "missing \"apps\"");
     goto out;
   }
-  if (app_list(json_object_get(o, "apps"), apps, CAIRN_MAX_APPS, &napps, rs))
+  if (cairn__api_apps(json_object_get(o, "apps"), apps, CAIRN_MAX_APPS, &napps, rs))
     goto out;
   if (napps == 0) {
-    failf(rs, CAIRN_EINVAL, "\"apps\" must name at least one app");
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"apps\" must name at least one app");
     goto out;
   }
   json_t *sl = json_object_get(o, "slots");
   if (sl) {
     if (!json_is_integer(sl) || json_integer_value(sl) < 1 ||
         json_integer_value(sl) > CAIRN_MAX_SLOTS) {
-      failf(rs, CAIRN_EINVAL, "\"slots\" must be an integer from 1 to %u", CAIRN_MAX_SLOTS);
+      cairn__api_failf(rs, CAIRN_EINVAL, "\"slots\" must be an integer from 1 to %u",
+                       CAIRN_MAX_SLOTS);
       goto out;
     }
     slots = (int)json_integer_value(sl);
@@ -204,7 +197,7 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   json_t *res = json_object_get(o, CAIRN_RESOURCES_KEY);
   if (res && cairn__resources_parse(res, &CAIRN_RESOURCES_DEFAULT, &offer, "registration",
                                    &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     goto out;
   }
   if (!admitted(m, rq, o, &invite, rs))
@@ -213,77 +206,75 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
                                 &id, token, &err) != CAIRN_OK) {
     if (invite)
       cairn__invites_unuse(m->invites, invite);
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   } else if (res && cairn__core_set_offer(m->core, id, &offer, &err) != CAIRN_OK)
-    fail(rs, &err); /* registered: the invitation's use stays spent */
+    cairn__api_fail(rs, &err); /* registered: the invitation's use stays spent */
   else {
     char key[65];
     cairn__core_peer_key(m->core, id, key);
-    set_json(rs, 201, json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
-                                (json_int_t)id, "token", token, "cluster", cluster, "peer_key",
-                                key, CAIRN_FEATURES_KEY, cairn__features_json(CAIRN_FEATURES_ALL)));
+    cairn__api_json(rs, 201,
+                    json_pack("{s:I, s:I, s:s, s:s, s:s, s:o}", "id", (json_int_t)id, "row",
+                              (json_int_t)id, "token", token, "cluster", cluster, "peer_key", key,
+                              CAIRN_FEATURES_KEY, cairn__features_json(CAIRN_FEATURES_ALL)));
   }
 out:
   json_decref(o);
 }
 
 /* POST /v1/invitations {"uses": N, "expires_seconds": S, "note": TEXT}. */
-static void h_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__admission_invite(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"uses", "expires_seconds", "note", NULL};
-  json_t *o = parse_body(rq, keys, 1, rs);
+  json_t *o = cairn__api_body(rq, keys, 1, rs);
   if (!o)
     return;
   json_t *u = json_object_get(o, "uses"), *e = json_object_get(o, "expires_seconds");
-  const char *note = opt_str(o, "note", "", rs);
+  const char *note = cairn__api_opt_str(o, "note", "", rs);
   cairn_error err = {0};
   json_t *made = NULL;
   if (!note)
     goto out;
   if (u && (!json_is_integer(u) || json_integer_value(u) < 1 ||
             json_integer_value(u) > CAIRN_MAX_INVITATION_USES)) {
-    failf(rs, CAIRN_EINVAL, "\"uses\" must be an integer from 1 to %d", CAIRN_MAX_INVITATION_USES);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"uses\" must be an integer from 1 to %d",
+                     CAIRN_MAX_INVITATION_USES);
     goto out;
   }
   if (e && (!json_is_integer(e) || json_integer_value(e) < 1 ||
             json_integer_value(e) > CAIRN_MAX_INVITATION_SECONDS)) {
-    failf(rs, CAIRN_EINVAL, "\"expires_seconds\" must be an integer from 1 to %d",
-          CAIRN_MAX_INVITATION_SECONDS);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"expires_seconds\" must be an integer from 1 to %d",
+                     CAIRN_MAX_INVITATION_SECONDS);
     goto out;
   }
   if (strlen(note) > CAIRN_MAX_INVITATION_NOTE || !cairn__text_valid(note, strlen(note))) {
-    failf(rs, CAIRN_EINVAL, "\"note\" must be at most %u bytes of UTF-8 without control "
-          "characters or bidirectional controls", CAIRN_MAX_INVITATION_NOTE);
+    cairn__api_failf(rs, CAIRN_EINVAL,
+                     "\"note\" must be at most %u bytes of UTF-8 without control "
+                     "characters or bidirectional controls",
+                     CAIRN_MAX_INVITATION_NOTE);
     goto out;
   }
   made = cairn__invites_create(m->invites, u ? (int)json_integer_value(u) : 1,
                                e ? json_integer_value(e) : CAIRN_DEFAULT_INVITATION_SECONDS, note,
                                cairn__now(), &err);
   if (made)
-    set_json(rs, 201, made);
+    cairn__api_json(rs, 201, made);
   else
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
 out:
   json_decref(o);
 }
 
-int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
-                                 cairn__resp *rs) {
-  int post = !strcmp(rq->method, "POST"), get = !strcmp(rq->method, "GET");
-  if (r == R_INVITATIONS && post)
-    h_invite(m, rq, rs);
-  else if (r == R_INVITATIONS && get)
-    set_json(rs, 200, cairn__invites_list(m->invites, cairn__now()));
-  else if (r == R_INVITATION && !strcmp(rq->method, "DELETE")) {
-    const char *s = rq->path + strlen("/v1/invitations/"), *end = NULL;
-    int64_t id = id_of(s, &end);
-    cairn_error err = {0};
-    if (id < 0 || *end)
-      failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an invitation id", s);
-    else if (cairn__invites_revoke(m->invites, id, &err) != CAIRN_OK)
-      fail(rs, &err);
-    else
-      set_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "revoked", 1));
-  } else
-    return 0;
-  return 1;
+void cairn__admission_invitations(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  cairn__api_json(rs, 200, cairn__invites_list(m->invites, cairn__now()));
+}
+
+void cairn__admission_revoke(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/invitations/"), *end = NULL;
+  int64_t id = cairn__api_id(s, &end);
+  cairn_error err = {0};
+  if (id < 0 || *end)
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an invitation id", s);
+  else if (cairn__invites_revoke(m->invites, id, &err) != CAIRN_OK)
+    cairn__api_fail(rs, &err);
+  else
+    cairn__api_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "revoked", 1));
 }

@@ -1,5 +1,7 @@
-/* api.c — the /v1 routes: parse and check the request, call the core, render
- * JSON. Bad input gets 400 with a message naming the field; nothing changes. */
+/* api.c — most of the route handlers that routes.c's table names, and the
+ * helpers they share with admission.c, results.c and the views: parse and
+ * check the request, call the core, render JSON. Bad input gets 400 with a
+ * message naming the field; nothing changes. */
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -20,31 +22,10 @@
 #include "server/core/outputs.h"
 #include "server/dist/chunks.h"
 
-/* Short names of the helpers admission.c and gate.c share (master.h). */
-#define set_json cairn__api_json
-#define failf cairn__api_failf
-#define parse_body cairn__api_body
-#define opt_str cairn__api_opt_str
-#define app_list cairn__api_apps
-#define anonymous_ok cairn__api_anonymous_ok
-#define id_of cairn__api_id
-#define admin cairn__api_admin
-#define volunteer cairn__api_volunteer
-
-const char *const cairn__route_name[R_ROUTE_COUNT] = {
-  "unknown", "/healthz", "/metrics", "/", "/v1/volunteers", "/v1/work", "/v1/results",
-  "/v1/heartbeat", "/v1/files", "/v1/tasks/output", "/v1/jobs", "/v1/jobs/{id}",
-  "/v1/jobs/{id}/tasks", "/v1/volunteers/{id}/ban", "/v1/volunteers/{id}/release", "/v1/audit/index/{n}",
-  "/v1/audit/volunteers/{id}", "/v1/invitations", "/v1/invitations/{id}",
-  "/v1/jobs/{id}/tasks/{key}", "/v1/jobs/{id}/cancel", "/v1/jobs/{id}/priority",
-  "/v1/results/{n}/files", "/v1/jobs/{id}/output", "/v1/stats", "/v1/results (batch)", "/v1/demand",
-  "/v1/jobs/{id}/dag", "/v1/jobs/{id}/states", "/v1/volunteers/{id}", "/v1/jobs/{id}/distribution",
-  "/v1/files/{sha256}/chunks"};
-
 static const int status_slots[CAIRN__STATUS_SLOTS] = {200, 201, 204, 400, 401, 403, 404, 405,
                                                       409, 413, 429, 500, 503, 304, 0,   0};
 
-void cairn__api_count(cairn_master *m, cairn__route r, int status) {
+void cairn__api_count(cairn_master *m, const cairn__route *r, int status) {
   int slot = CAIRN__STATUS_SLOTS - 1;
   for (int i = 0; i < CAIRN__STATUS_SLOTS; i++)
     if (status_slots[i] == status) {
@@ -52,93 +33,11 @@ void cairn__api_count(cairn_master *m, cairn__route r, int status) {
       break;
     }
   pthread_mutex_lock(&m->stats_lock);
-  m->requests[r][slot]++;
+  m->requests[r->label][slot]++;
   pthread_mutex_unlock(&m->stats_lock);
 }
 
-/* Matches "/v1/<seg>..." patterns; returns the route. */
-cairn__route cairn__api_route(const char *method, const char *path) {
-  (void)method;
-  if (strcmp(path, "/healthz") == 0)
-    return R_HEALTHZ;
-  if (strcmp(path, "/metrics") == 0)
-    return R_METRICS;
-  if (strncmp(path, "/v1/", 4) != 0)
-    return R_WEB;
-  const char *p = path + 4;
-  if (strcmp(p, "volunteers") == 0)
-    return R_VOLUNTEERS;
-  if (strncmp(p, "volunteers/", 11) == 0) {
-    const char *s = strchr(p + 11, '/');
-    return !s && p[11]             ? R_VOLUNTEER
-           : !s || s == p + 11     ? R_UNKNOWN
-           : strcmp(s, "/ban") == 0     ? R_BAN
-           : strcmp(s, "/release") == 0 ? R_RELEASE
-                                        : R_UNKNOWN;
-  }
-  if (strcmp(p, "invitations") == 0)
-    return R_INVITATIONS;
-  if (strncmp(p, "invitations/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
-    return R_INVITATION;
-  if (strncmp(p, "audit/index/", 12) == 0 && p[12] && !strchr(p + 12, '/'))
-    return R_AUDIT_INDEX;
-  if (strncmp(p, "audit/volunteers/", 17) == 0 && p[17] && !strchr(p + 17, '/'))
-    return R_AUDIT_VOL;
-  if (strcmp(p, "work") == 0)
-    return R_WORK;
-  if (strcmp(p, "stats") == 0)
-    return R_STATS;
-  if (strcmp(p, "demand") == 0)
-    return R_DEMAND;
-  if (strcmp(p, "heartbeat") == 0)
-    return R_HEARTBEAT;
-  if (strcmp(p, "results") == 0)
-    return R_RESULTS_BATCH;
-  if (strncmp(p, "results/", 8) == 0 && p[8] && !strchr(p + 8, '/'))
-    return R_RESULTS;
-  if (strncmp(p, "results/", 8) == 0 && p[8] != '/') {
-    const char *s = strchr(p + 8, '/');
-    if (strncmp(s, "/files/", 7) == 0 && s[7] && !strchr(s + 7, '/'))
-      return R_RESULT_FILE;
-  }
-  if (strncmp(p, "files/", 6) == 0 && p[6] && !strchr(p + 6, '/'))
-    return R_FILES;
-  if (strncmp(p, "files/", 6) == 0 && p[6] != '/' && strchr(p + 6, '/') &&
-      strcmp(strchr(p + 6, '/'), "/chunks") == 0)
-    return R_FILE_CHUNKS;
-  if (strncmp(p, "tasks/", 6) == 0) {
-    const char *s = strchr(p + 6, '/');
-    if (s && s > p + 6 && strcmp(s, "/output") == 0)
-      return R_TASK_OUTPUT;
-    return R_UNKNOWN;
-  }
-  if (strcmp(p, "jobs") == 0)
-    return R_JOBS;
-  if (strncmp(p, "jobs/", 5) == 0 && p[5]) {
-    const char *s = strchr(p + 5, '/');
-    if (!s)
-      return R_JOB;
-    if (strcmp(s, "/tasks") == 0 && s > p + 5)
-      return R_JOB_TASKS;
-    if (strncmp(s, "/tasks/", 7) == 0 && s > p + 5 && s[7] && !strchr(s + 7, '/'))
-      return R_JOB_TASK;
-    if (strcmp(s, "/cancel") == 0 && s > p + 5)
-      return R_JOB_CANCEL;
-    if (strcmp(s, "/priority") == 0 && s > p + 5)
-      return R_JOB_PRIORITY;
-    if (strcmp(s, "/output") == 0 && s > p + 5)
-      return R_JOB_OUTPUT;
-    if (strcmp(s, "/dag") == 0 && s > p + 5)
-      return R_JOB_DAG;
-    if (strcmp(s, "/states") == 0 && s > p + 5)
-      return R_JOB_STATES;
-    if (strcmp(s, "/distribution") == 0 && s > p + 5)
-      return R_JOB_DIST;
-  }
-  return R_UNKNOWN;
-}
-
-void set_json(cairn__resp *rs, int status, json_t *o) {
+void cairn__api_json(cairn__resp *rs, int status, json_t *o) {
   rs->status = status;
   rs->ctype = "application/json";
   rs->body = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -153,7 +52,7 @@ void set_json(cairn__resp *rs, int status, json_t *o) {
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text) {
   json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", cairn__status_code(st), "message",
                         text && *text ? text : cairn_strerror(st));
-  set_json(rs, cairn__status_http(st), o);
+  cairn__api_json(rs, cairn__status_http(st), o);
 }
 
 void cairn__api_retry(cairn__resp *rs, int ms) {
@@ -161,11 +60,11 @@ void cairn__api_retry(cairn__resp *rs, int ms) {
   rs->retry_after_ms = ms;
 }
 
-static void fail(cairn__resp *rs, const cairn_error *err) {
+void cairn__api_fail(cairn__resp *rs, const cairn_error *err) {
   cairn__api_error(rs, err->status, err->text);
 }
 
-void failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
+void cairn__api_failf(cairn__resp *rs, cairn_status st, const char *fmt, ...) {
   char text[512];
   va_list ap;
   va_start(ap, fmt);
@@ -186,20 +85,20 @@ int cairn__api_is_admin(const cairn_master *m, const char *token) {
 
 /* Parses a JSON object body allowing only keys (any key when keys is NULL:
  * the caller checks them); empty body = {} when empty_ok. */
-json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
-                   cairn__resp *rs) {
+json_t *cairn__api_body(const cairn__req *rq, const char *const *keys, int empty_ok,
+                        cairn__resp *rs) {
   if (rq->len == 0 && empty_ok)
     return json_object();
   json_error_t je;
   json_t *o = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &je);
   if (!o) {
-    failf(rs, CAIRN_EINVAL, "malformed JSON at line %d column %d: %s", je.line, je.column,
-          je.text);
+    cairn__api_failf(rs, CAIRN_EINVAL, "malformed JSON at line %d column %d: %s", je.line,
+                     je.column, je.text);
     return NULL;
   }
   if (!json_is_object(o)) {
     json_decref(o);
-    failf(rs, CAIRN_EINVAL, "the body must be a JSON object");
+    cairn__api_failf(rs, CAIRN_EINVAL, "the body must be a JSON object");
     return NULL;
   }
   const char *k;
@@ -209,7 +108,7 @@ json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
     for (const char *const *a = keys; a && *a; a++)
       ok |= strcmp(*a, k) == 0;
     if (!ok) {
-      failf(rs, CAIRN_EINVAL, "unknown field \"%s\"", k);
+      cairn__api_failf(rs, CAIRN_EINVAL, "unknown field \"%s\"", k);
       json_decref(o);
       return NULL;
     }
@@ -218,17 +117,17 @@ json_t *parse_body(const cairn__req *rq, const char *const *keys, int empty_ok,
 }
 
 /* Reads an array of app names into apps[] (borrowed strings). */
-int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
+int cairn__api_apps(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs) {
   *n = 0;
   if (!json_is_array(a) || json_array_size(a) > max) {
-    failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %u app names", max);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"apps\" must be an array of at most %u app names", max);
     return -1;
   }
   for (size_t i = 0; i < json_array_size(a); i++) {
     json_t *s = json_array_get(a, i);
     if (!json_is_string(s) || json_string_length(s) == 0 ||
         json_string_length(s) > CAIRN_MAX_NAME) {
-      failf(rs, CAIRN_EINVAL, "apps[%zu] must be a non-empty name", i);
+      cairn__api_failf(rs, CAIRN_EINVAL, "apps[%zu] must be a non-empty name", i);
       return -1;
     }
     apps[(*n)++] = json_string_value(s);
@@ -236,12 +135,13 @@ int app_list(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs
   return 0;
 }
 
-const char *opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
+const char *cairn__api_opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs) {
   json_t *v = json_object_get(o, key);
   if (!v)
     return def;
   if (!json_is_string(v) || json_string_length(v) > CAIRN_MAX_NAME) {
-    failf(rs, CAIRN_EINVAL, "\"%s\" must be a string of at most %u bytes", key, CAIRN_MAX_NAME);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%s\" must be a string of at most %u bytes", key,
+                     CAIRN_MAX_NAME);
     return NULL;
   }
   return json_string_value(v);
@@ -255,7 +155,7 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn__
   cairn_error err = {0};
   if (cairn__report_parse(o, takes, also, r, &err) == CAIRN_OK)
     return 0;
-  fail(rs, &err);
+  cairn__api_fail(rs, &err);
   return -1;
 }
 
@@ -263,11 +163,11 @@ static int report_of(json_t *o, unsigned takes, const char *const *also, cairn__
  * reported in the same body ends the transfer records they are checked
  * against. */
 /* The id of the volunteer whose token rq carries; 0 with the error in rs. */
-int64_t volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+int64_t cairn__api_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t v = 0;
   cairn_error err = {0};
   if (cairn__core_auth(m->core, rq->token, &v, &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return 0;
   }
   return v;
@@ -281,8 +181,8 @@ static int work_wait(json_t *o, cairn__resp *rs) {
     return 0;
   if (!json_is_integer(v) || json_integer_value(v) < 0 ||
       json_integer_value(v) > CAIRN_MAX_WAIT_MS) {
-    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
-          CAIRN_MAX_WAIT_MS);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+                     CAIRN_MAX_WAIT_MS);
     return -1;
   }
   return (int)json_integer_value(v);
@@ -311,9 +211,9 @@ void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn_
   cairn_error err = {0};
   if (cairn__core_durable(m->core, seq, &err) != CAIRN_OK) {
     json_decref(offer);
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   } else
-    set_json(rs, 200, offer);
+    cairn__api_json(rs, 200, offer);
 }
 
 /* One task for volunteer v (POST /v1/work without "max"): 200 with it,
@@ -325,23 +225,23 @@ static void work_one(cairn_master *m, int64_t v, const cairn__report *r, const c
   int retry_ms = 0;
   cairn_error err = {0};
   if (cairn__core_work(m->core, v, r, (char **)apps, napps, &work, &retry_ms, &err) != CAIRN_OK)
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   else if (!work)
     rs->status = 204;
   else
-    set_json(rs, 200, work);
+    cairn__api_json(rs, 200, work);
   /* a holder appears in its cluster within moments; a quarantined
    * volunteer waits minutes (CAIRN__QUAR_RETRY_MS) */
   if (!work && retry_ms > 0)
     cairn__api_retry(rs, retry_ms);
 }
 
-static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const own[] = {"apps", "max", "wait", NULL};
-  int64_t v = volunteer(m, rq, rs);
+  int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
     return;
-  json_t *o = parse_body(rq, NULL, 1, rs);
+  json_t *o = cairn__api_body(rq, NULL, 1, rs);
   if (!o)
     return;
   const char *apps[CAIRN_MAX_APPS];
@@ -349,8 +249,8 @@ static void h_work(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   cairn__report r;
   json_t *a = json_object_get(o, "apps");
   int wait = 0;
-  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) || (a && app_list(a, apps, CAIRN_MAX_APPS, &napps, rs)) ||
-      (wait = work_wait(o, rs)) < 0)
+  if (report_of(o, CAIRN_WORK_FIELDS, own, &r, rs) ||
+      (a && cairn__api_apps(a, apps, CAIRN_MAX_APPS, &napps, rs)) || (wait = work_wait(o, rs)) < 0)
     goto out;
   /* the generation before the look: a wake after it is not lost (waiters.h) */
   uint64_t gen = wait > 0 && rs->hold ? cairn__waiters_gen(m->waiters) : 0;
@@ -369,7 +269,7 @@ out:
 
 /* The id that s spells up to '/' or its end: decimal digits only, no sign,
  * blank or leading zero, from 1 to INT64_MAX; -1 when it is none. */
-int64_t id_of(const char *s, const char **end) {
+int64_t cairn__api_id(const char *s, const char **end) {
   int64_t n = 0;
   const char *p = s;
   if (*p < '1' || *p > '9')
@@ -385,17 +285,17 @@ int64_t id_of(const char *s, const char **end) {
   return n;
 }
 
-/* The id in path right after prefix (see id_of); -1 if none. */
+/* The id in path right after prefix (see cairn__api_id); -1 if none. */
 static int64_t number_after(const char *path, const char *prefix) {
   const char *end = NULL;
-  return id_of(path + strlen(prefix), &end);
+  return cairn__api_id(path + strlen(prefix), &end);
 }
 
-static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  int64_t v = volunteer(m, rq, rs);
+void cairn__api_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
     return;
-  json_t *o = parse_body(rq, NULL, 1, rs);
+  json_t *o = cairn__api_body(rq, NULL, 1, rs);
   if (!o)
     return;
   cairn__report r;
@@ -409,50 +309,49 @@ static void h_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   json_decref(o); /* after the call: r borrows its strings */
   if (st != CAIRN_OK) {
     json_decref(resp);
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   } else {
     char key[65];
     cairn__core_peer_key(m->core, v, key);
     json_object_set_new(resp, "peer_key", json_string(key));
     json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn__features_json(CAIRN_FEATURES_ALL));
-    set_json(rs, 200, resp);
+    cairn__api_json(rs, 200, resp);
   }
 }
 
-/* Volunteer or admin may read files and outputs. */
 /* The admin reads everything; a volunteer, only the inputs and parents'
  * outputs of the tasks it holds leases on (sha256, or else the task key). */
 static int reader_ok(cairn_master *m, const cairn__req *rq, const char *sha256, int64_t key,
                      cairn__resp *rs) {
   if (cairn__api_is_admin(m, rq->token))
     return 1;
-  int64_t v = volunteer(m, rq, rs);
+  int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
     return 0;
   cairn_error err = {0};
   cairn_status st = sha256 ? cairn__core_may_read_file(m->core, v, sha256, &err)
                            : cairn__core_may_read_output(m->core, v, key, &err);
   if (st != CAIRN_OK)
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   return st == CAIRN_OK;
 }
 
 static int is_get(const cairn__req *rq) { return strcmp(rq->method, "GET") == 0; }
 
-static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *sha = rq->path + strlen("/v1/files/");
   int64_t size = 0;
   if (cairn__sha256_valid_hex(sha) && !reader_ok(m, rq, sha, 0, rs))
     return;
   if (!cairn__sha256_valid_hex(sha) || !cairn__core_has_file(m->core, sha, &size)) {
-    failf(rs, CAIRN_ENOTFOUND, "no file %s", sha);
+    cairn__api_failf(rs, CAIRN_ENOTFOUND, "no file %s", sha);
     return;
   }
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
   FILE *f = fopen(path, "rb");
   if (!f) {
-    failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
+    cairn__api_failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
     return;
   }
   rs->fd = dup(fileno(f));
@@ -469,7 +368,7 @@ static void h_file_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
 
 /* GET /v1/files/{sha256}/chunks (feature "chunks"): the file's chunk
  * digests (chunks.h), read outside c->lock. */
-static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   char sha[65] = "";
   const char *s = rq->path + strlen("/v1/files/");
   if (strcspn(s, "/") == 64)
@@ -480,13 +379,13 @@ static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs
     return;
   if (!cairn__sha256_valid_hex(sha) || (!cairn__core_has_file(m->core, sha, &size) &&
                                        !(kept = cairn__core_kept_file(m->core, sha, &size)))) {
-    failf(rs, CAIRN_ENOTFOUND, "no file %.64s", s);
+    cairn__api_failf(rs, CAIRN_ENOTFOUND, "no file %.64s", s);
     return;
   }
   cairn_error err = {0};
   if (cairn__chunks_json(cairn__core_files_dir(m->core), sha, size, kept, &rs->body, &rs->len,
                          &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return;
   }
   if (kept) /* its receivers may now relay it (keep.c) */
@@ -495,11 +394,11 @@ static void h_file_chunks(cairn_master *m, const cairn__req *rq, cairn__resp *rs
   rs->ctype = "application/json";
 }
 
-static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   const char *s = rq->path + strlen("/v1/tasks/"), *end = NULL;
-  int64_t key = id_of(s, &end);
-  if (key < 0 || strcmp(end, "/output") != 0) {
-    failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a task number", (int)strcspn(s, "/"), s);
+  int64_t key = cairn__api_id(s, &end);
+  if (key < 0) {
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a task number", (int)strcspn(s, "/"), s);
     return;
   }
   if (!reader_ok(m, rq, NULL, key, rs))
@@ -508,7 +407,7 @@ static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs
   size_t len = 0;
   cairn_error err = {0};
   if (cairn__core_task_output(m->core, key, &out, &len, &err) != CAIRN_OK) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return;
   }
   rs->status = 200;
@@ -519,106 +418,111 @@ static void h_task_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs
 
 /* GET /v1/jobs/{id}/output?task=T&name=N (admin): one output file of a
  * done task's accepted result. */
-static void h_job_output(cairn_master *m, const cairn__req *rq, int64_t job, cairn__resp *rs) {
+void cairn__api_job_output(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t job = cairn__api_job_id(rq, rs);
+  if (job < 0)
+    return;
   if (!rq->arg_task || !rq->arg_name || !*rq->arg_task || !cairn__output_name_ok(rq->arg_name))
-    return failf(rs, CAIRN_EINVAL, "give the task id and the output file's name: "
-                 "/v1/jobs/%lld/output?task=T&name=N", (long long)job);
+    return cairn__api_failf(rs, CAIRN_EINVAL,
+                            "give the task id and the output file's name: "
+                            "/v1/jobs/%lld/output?task=T&name=N",
+                            (long long)job);
   char sha[65];
   int64_t size = 0;
   cairn_error err = {0};
   if (cairn__core_output_file(m->core, job, rq->arg_task, rq->arg_name, sha, &size, &err) !=
       CAIRN_OK)
-    return fail(rs, &err);
+    return cairn__api_fail(rs, &err);
   if (!cairn__core_has_file(m->core, sha, NULL))
-    return failf(rs, CAIRN_ENOTFOUND, "output %.200s of task %.200s is kept on the workers that "
-                 "made it (the job's \"keep\" is \"workers\"): the master has no copy",
-                 rq->arg_name, rq->arg_task);
+    return cairn__api_failf(rs, CAIRN_ENOTFOUND,
+                            "output %.200s of task %.200s is kept on the workers that "
+                            "made it (the job's \"keep\" is \"workers\"): the master has no copy",
+                            rq->arg_name, rq->arg_task);
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(m->core), sha);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
+    return cairn__api_failf(rs, CAIRN_EIO, "file %s is recorded but cannot be read", sha);
   rs->fd = fd;
   rs->fd_size = (uint64_t)size;
   rs->status = 200;
   rs->ctype = "application/octet-stream";
 }
 
-int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
-                             unsigned long long declared, int has_length, char want[65],
-                             int64_t *vol, int64_t *idx_out, cairn__resp *rs) {
-  const char *s = url + strlen("/v1/results/"), *end = NULL;
-  int64_t idx = id_of(s, &end);
-  cairn__req rq = {.method = "PUT", .path = url, .token = token};
-  rs->fd = -1;
-  if (idx < 0 || strncmp(end, "/files/", 7) != 0 || !cairn__sha256_valid_hex(end + 7)) {
-    failf(rs, CAIRN_EINVAL, "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
-          "hex digits)");
-    return 0;
-  }
-  if (!has_length) {
-    failf(rs, CAIRN_EINVAL, "an output file upload needs a Content-Length");
-    return 0;
-  }
-  int64_t v = volunteer(m, &rq, rs);
+/* PUT /v1/results/{n}/files/{sha256}, at its headers (the gate checked
+ * the token: a volunteer's): the volunteer must hold lease n and may upload
+ * its Content-Length (which this route needs) of output file sha256. */
+void cairn__api_output_put(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/results/"), *end = NULL;
+  int64_t idx = cairn__api_id(s, &end);
+  if (idx < 0 || !cairn__sha256_valid_hex(end + strlen("/files/")))
+    return cairn__api_failf(rs, CAIRN_EINVAL,
+                            "the URL must be /v1/results/{index}/files/{sha256} (64 lowercase "
+                            "hex digits)");
+  if (!rq->has_length)
+    return cairn__api_failf(rs, CAIRN_EINVAL, "an output file upload needs a Content-Length");
+  int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
-    return 0;
+    return;
   cairn_error err = {0};
-  if (cairn__core_output_upload(m->core, v, idx, declared,
+  if (cairn__core_output_upload(m->core, v, idx, rq->declared,
                                 (int64_t)m->cfg.max_output_file_mib * 1024 * 1024,
                                 (int64_t)m->cfg.max_pending_upload_mib * 1024 * 1024, &err) !=
-      CAIRN_OK) {
-    fail(rs, &err);
-    return 0;
-  }
-  memcpy(want, end + 7, 65);
-  *vol = v;
-  *idx_out = idx;
-  return 1;
+      CAIRN_OK)
+    return cairn__api_fail(rs, &err);
+  *rs->upload = (cairn__upload){.cap = rq->declared, .vol = v, .idx = idx,
+                                .seconds = (double)rq->declared / CAIRN_UPLOAD_MIN_RATE};
+  memcpy(rs->upload->want, end + strlen("/files/"), 65);
 }
 
-int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *token,
-                           cairn__resp *rs) {
-  cairn__req rq = {.method = "PUT", .path = "/v1/files", .token = token};
-  if (cairn__api_is_admin(m, token))
-    return 1;
-  int64_t v = volunteer(m, &rq, rs);
-  cairn_error err = {0};
-  if (!v)
-    return 0;
-  if (cairn__core_kept_upload(m->core, v, sha256, &err) != CAIRN_OK) {
-    fail(rs, &err);
-    return 0;
+/* PUT /v1/files/{sha256}, at its headers: the admin, and a volunteer that
+ * holds the output kept on workers sha256 when the master has no copy and
+ * no other holder it can offer (keep.c); else 403 or 409. At most
+ * CAIRN_MAX_FILE bytes. */
+void cairn__api_file_put(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  const char *sha = rq->path + strlen("/v1/files/");
+  if (!cairn__sha256_valid_hex(sha))
+    return cairn__api_failf(rs, CAIRN_EINVAL,
+                            "the URL must end in the file's sha256 (64 lowercase hex digits)");
+  if (rq->declared > CAIRN_MAX_FILE)
+    return cairn__api_failf(rs, CAIRN_ETOOBIG, "the file exceeds the upload cap");
+  if (!cairn__api_is_admin(m, rq->token)) {
+    int64_t v = cairn__api_volunteer(m, rq, rs);
+    cairn_error err = {0};
+    if (!v)
+      return;
+    if (cairn__core_kept_upload(m->core, v, sha, &err) != CAIRN_OK)
+      return cairn__api_fail(rs, &err);
   }
-  return 1;
+  *rs->upload = (cairn__upload){.cap = CAIRN_MAX_FILE};
+  memcpy(rs->upload->want, sha, 65);
 }
 
-int admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+int cairn__api_admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   if (cairn__api_is_admin(m, rq->token))
     return 1;
-  failf(rs, rq->token ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
-        rq->token ? "this route needs the admin token" : "missing admin token");
+  cairn__api_failf(rs, rq->token ? CAIRN_EFORBIDDEN : CAIRN_EAUTH,
+                   rq->token ? "this route needs the admin token" : "missing admin token");
   return 0;
 }
 
-static void h_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_jobs_post(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   cairn_error err = {0};
   cairn__jobspec *spec = cairn__jobspec_parse(rq->body ? rq->body : "", rq->len,
                                             CAIRN_JOBSPEC_SERVER, &err);
   if (!spec) {
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
     return;
   }
   uint32_t ntasks = spec->ntasks;
   int64_t id = 0;
   if (cairn__core_submit(m->core, spec, &id, &err) != CAIRN_OK)
-    fail(rs, &err);
+    cairn__api_fail(rs, &err);
   else
-    set_json(rs, 201, json_pack("{s:I, s:i}", "id", (json_int_t)id, "tasks", (int)ntasks));
+    cairn__api_json(rs, 201, json_pack("{s:I, s:i}", "id", (json_int_t)id, "tasks", (int)ntasks));
 }
 
-
-static void h_healthz(cairn_master *m, cairn__resp *rs) {
+void cairn__api_healthz(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int ok = cairn__core_probe_write(m->core, NULL) == CAIRN_OK;
   rs->status = ok ? 200 : 503;
   rs->ctype = "text/plain";
@@ -666,13 +570,13 @@ static char *metrics_held(cairn_master *m, char *buf, size_t *len) {
   return nb;
 }
 
-static void h_metrics(cairn_master *m, cairn__resp *rs) {
+void cairn__api_metrics(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
   cairn__core_metrics(m->core, &buf, &len, &cap);
   size_t need = 256;
   pthread_mutex_lock(&m->stats_lock);
-  for (int r = 0; r < R_ROUTE_COUNT; r++)
+  for (int r = 0; r < RL_COUNT; r++)
     for (int k = 0; k < CAIRN__STATUS_SLOTS; k++)
       need += m->requests[r][k] ? 96 : 0;
   char *nb = realloc(buf, len + need);
@@ -680,12 +584,12 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
     buf = nb;
     len += (size_t)snprintf(buf + len, need, "# HELP cairn_http_requests_total HTTP requests by "
                             "route and status.\n# TYPE cairn_http_requests_total counter\n");
-    for (int r = 0; r < R_ROUTE_COUNT; r++)
+    for (int r = 0; r < RL_COUNT; r++)
       for (int k = 0; k < CAIRN__STATUS_SLOTS; k++)
         if (m->requests[r][k] && len + 96 <= len + need)
           len += (size_t)snprintf(buf + len, 96,
                                   "cairn_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
-                                  cairn__route_name[r], status_slots[k] ? status_slots[k] : 999,
+                                  cairn__route_labels[r], status_slots[k] ? status_slots[k] : 999,
                                   (unsigned long long)m->requests[r][k]);
   }
   pthread_mutex_unlock(&m->stats_lock);
@@ -697,98 +601,138 @@ static void h_metrics(cairn_master *m, cairn__resp *rs) {
   rs->len = len;
 }
 
-static int is(const cairn__req *rq, const char *method) { return strcmp(rq->method, method) == 0; }
 
-
-static void h_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_ban(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"reason", NULL};
   int64_t id = number_after(rq->path, "/v1/volunteers/");
   if (id < 0)
-    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
-                 (int)strcspn(rq->path + 15, "/"), rq->path + 15);
-  json_t *o = parse_body(rq, keys, 1, rs);
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
+                            (int)strcspn(rq->path + 15, "/"), rq->path + 15);
+  json_t *o = cairn__api_body(rq, keys, 1, rs);
   if (!o)
     return;
-  const char *reason = opt_str(o, "reason", "", rs);
+  const char *reason = cairn__api_opt_str(o, "reason", "", rs);
   if (reason) {
     json_t *report = NULL;
     cairn_error err = {0};
     if (cairn__core_ban(m->core, id, reason, &report, &err) != CAIRN_OK)
-      fail(rs, &err);
+      cairn__api_fail(rs, &err);
     else
-      set_json(rs, 200, report);
+      cairn__api_json(rs, 200, report);
   }
   json_decref(o);
 }
 
-static void h_release(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_release(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t id = number_after(rq->path, "/v1/volunteers/");
   if (id < 0)
-    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
-                 (int)strcspn(rq->path + 15, "/"), rq->path + 15);
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a volunteer id",
+                            (int)strcspn(rq->path + 15, "/"), rq->path + 15);
   cairn_error err = {0};
   if (cairn__core_release(m->core, id, &err) != CAIRN_OK)
-    return fail(rs, &err);
-  set_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "quarantined", 0));
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "quarantined", 0));
 }
 
-static void h_audit(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
-  const char *prefix = r == R_AUDIT_INDEX ? "/v1/audit/index/" : "/v1/audit/volunteers/";
-  int64_t n = number_after(rq->path, prefix);
+/* GET /v1/audit/index/{n} and /v1/audit/volunteers/{id}: the number after
+ * prefix, then find's answer for it (audit.c). */
+static void audit_get(cairn_master *m, const cairn__req *rq, const char *prefix,
+                      json_t *(*find)(cairn_master *, int64_t, cairn_error *), cairn__resp *rs) {
+  const char *end = NULL;
+  int64_t n = cairn__api_id(rq->path + strlen(prefix), &end);
   if (n < 0)
-    return failf(rs, CAIRN_EINVAL, "\"%s\" is not a positive integer", rq->path + strlen(prefix));
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%s\" is not a positive integer",
+                            rq->path + strlen(prefix));
   cairn_error err = {0};
-  json_t *o = r == R_AUDIT_INDEX ? cairn__audit_index(m, n, &err)
-                                 : cairn__audit_volunteer(m, n, &err);
+  json_t *o = find(m, n, &err);
   if (!o)
-    return fail(rs, &err);
-  set_json(rs, 200, o);
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, o);
 }
 
-/* POST /v1/jobs/{id}/cancel, POST /v1/jobs/{id}/priority {"priority": N},
- * DELETE /v1/jobs/{id}[?purge=1] (life.c). */
-static void h_life(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const no_keys[] = {NULL}, *const prio_keys[] = {"priority", NULL};
-  int64_t id = number_after(rq->path, "/v1/jobs/");
+void cairn__api_audit_index(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  audit_get(m, rq, "/v1/audit/index/", cairn__audit_index, rs);
+}
+
+void cairn__api_audit_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  audit_get(m, rq, "/v1/audit/volunteers/", cairn__audit_volunteer, rs);
+}
+
+int64_t cairn__api_job_id(const cairn__req *rq, cairn__resp *rs) {
+  const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
+  int64_t id = cairn__api_id(s, &end);
   if (id < 0)
-    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
-                 (int)strcspn(rq->path + 9, "/"), rq->path + 9);
-  cairn_error err = {0};
-  json_t *out = NULL, *o = NULL;
-  cairn_status st;
-  if (r == R_JOB) {
-    const char *p = rq->purge;
-    int purge = p && (!strcmp(p, "1") || !strcmp(p, "true"));
-    if (p && !purge && strcmp(p, "0") && strcmp(p, "false"))
-      return failf(rs, CAIRN_EINVAL, "\"purge\" must be 1, 0, true or false");
-    st = cairn__core_delete(m->core, id, purge, &out, &err);
-  } else if (!(o = parse_body(rq, r == R_JOB_CANCEL ? no_keys : prio_keys,
-                              r == R_JOB_CANCEL, rs)))
-    return;
-  else if (r == R_JOB_CANCEL)
-    st = cairn__core_cancel(m->core, id, &out, &err);
-  else {
-    json_t *v = json_object_get(o, "priority");
-    json_int_t n = json_integer_value(v);
-    int ok = json_is_integer(v) && n >= -CAIRN_MAX_PRIORITY && n <= CAIRN_MAX_PRIORITY;
-    json_decref(o);
-    o = NULL;
-    if (!ok)
-      return failf(rs, CAIRN_EINVAL, "\"priority\" must be an integer from %d to %d",
-                   -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY);
-    st = cairn__core_priority(m->core, id, (int64_t)n, &out, &err);
-  }
-  json_decref(o);
-  if (st != CAIRN_OK)
-    return fail(rs, &err);
-  set_json(rs, 200, out);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
+  return id;
 }
 
-static void method_not_allowed(cairn__resp *rs, const cairn__req *rq) {
+/* The answer of a change to a job's life (life.c): its outcome out, or err. */
+static void life_answer(cairn_status st, json_t *out, const cairn_error *err, cairn__resp *rs) {
+  if (st != CAIRN_OK)
+    return cairn__api_fail(rs, err);
+  cairn__api_json(rs, 200, out);
+}
+
+/* DELETE /v1/jobs/{id}[?purge=1]: in steps through the journal (life.c). */
+void cairn__api_job_delete(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
+  const char *p = rq->purge;
+  int purge = p && (!strcmp(p, "1") || !strcmp(p, "true"));
+  if (p && !purge && strcmp(p, "0") && strcmp(p, "false"))
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"purge\" must be 1, 0, true or false");
+  json_t *out = NULL;
+  cairn_error err = {0};
+  cairn_status st = cairn__core_delete(m->core, id, purge, &out, &err);
+  life_answer(st, out, &err, rs);
+}
+
+/* POST /v1/jobs/{id}/cancel (an empty body or {}). */
+void cairn__api_job_cancel(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const no_keys[] = {NULL};
+  int64_t id = cairn__api_job_id(rq, rs);
+  json_t *o = id < 0 ? NULL : cairn__api_body(rq, no_keys, 1, rs);
+  if (!o)
+    return;
+  json_t *out = NULL;
+  cairn_error err = {0};
+  cairn_status st = cairn__core_cancel(m->core, id, &out, &err);
+  json_decref(o);
+  life_answer(st, out, &err, rs);
+}
+
+/* POST /v1/jobs/{id}/priority {"priority": N}. */
+void cairn__api_job_priority(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  static const char *const keys[] = {"priority", NULL};
+  int64_t id = cairn__api_job_id(rq, rs);
+  json_t *o = id < 0 ? NULL : cairn__api_body(rq, keys, 0, rs);
+  if (!o)
+    return;
+  json_t *v = json_object_get(o, "priority");
+  json_int_t n = json_integer_value(v);
+  int ok = json_is_integer(v) && n >= -CAIRN_MAX_PRIORITY && n <= CAIRN_MAX_PRIORITY;
+  json_decref(o);
+  if (!ok)
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"priority\" must be an integer from %d to %d",
+                            -CAIRN_MAX_PRIORITY, CAIRN_MAX_PRIORITY);
+  json_t *out = NULL;
+  cairn_error err = {0};
+  cairn_status st = cairn__core_priority(m->core, id, (int64_t)n, &out, &err);
+  life_answer(st, out, &err, rs);
+}
+
+/* Any method a path has no route for: 405. */
+void cairn__api_not_allowed(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   char text[512];
   snprintf(text, sizeof text, "method %.32s is not allowed on %.400s", rq->method, rq->path);
-  set_json(rs, 405, json_pack("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message",
-                              text));
+  cairn__api_json(
+    rs, 405, json_pack("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message", text));
+}
+
+/* Any path no route has: 404. */
+void cairn__api_no_route(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  cairn__api_failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
 }
 
 /* GET /v1/jobs/{id}'s "wait": the milliseconds, 0 to CAIRN_MAX_WAIT_MS
@@ -799,8 +743,8 @@ static int job_wait_ms(const char *s, cairn__resp *rs) {
   for (; *p >= '0' && *p <= '9' && n <= CAIRN_MAX_WAIT_MS; p++)
     n = n * 10 + (*p - '0');
   if (p == s || *p || n > CAIRN_MAX_WAIT_MS) {
-    failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
-          CAIRN_MAX_WAIT_MS);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"wait\" must be an integer from 0 to %d (milliseconds)",
+                     CAIRN_MAX_WAIT_MS);
     return -1;
   }
   return (int)n;
@@ -812,7 +756,10 @@ static int job_wait_ms(const char *s, cairn__resp *rs) {
  * state or the wait passed (then with rs->hold NULL). The job's
  * generation is read before its state: a change in between is not lost.
  * O(1) under c->lock for the look; the answer as without a wait. */
-static void h_job_get(cairn_master *m, const cairn__req *rq, int64_t id, cairn__resp *rs) {
+void cairn__api_job_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
   int wait = rq->arg_wait ? job_wait_ms(rq->arg_wait, rs) : 0;
   if (wait < 0)
     return;
@@ -825,8 +772,8 @@ static void h_job_get(cairn_master *m, const cairn__req *rq, int64_t id, cairn__
   }
   json_t *o = cairn__core_job_json(m->core, id, 1);
   if (!o)
-    return failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
-  set_json(rs, 200, o);
+    return cairn__api_failf(rs, CAIRN_ENOTFOUND, "no job %s", rq->path + strlen("/v1/jobs/"));
+  cairn__api_json(rs, 200, o);
 }
 
 /* Query argument name (text p): digits only, from min to max, into *out;
@@ -836,8 +783,8 @@ static int query_number(const char *name, const char *p, int64_t min, int64_t ma
   char *end = NULL;
   long long v = *p >= '0' && *p <= '9' && strlen(p) <= 18 ? strtoll(p, &end, 10) : -1;
   if (v < min || v > max || !end || *end) {
-    failf(rs, CAIRN_EINVAL, "\"%s\" must be an integer from %lld to %lld", name,
-          (long long)min, (long long)max);
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"%s\" must be an integer from %lld to %lld", name,
+                     (long long)min, (long long)max);
     return -1;
   }
   *out = v;
@@ -846,7 +793,10 @@ static int query_number(const char *name, const char *p, int64_t min, int64_t ma
 
 /* GET /v1/jobs/{id}/tasks[?after=KEY][&limit=N]: a page of the job's tasks
  * (cairn__core_tasks_json; its bound). */
-static void h_job_tasks(cairn_master *m, const cairn__req *rq, int64_t id, cairn__resp *rs) {
+void cairn__api_job_tasks(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
   int64_t after = 0, limit = CAIRN_TASKS_PAGE;
   if ((rq->arg_after && query_number("after", rq->arg_after, 1, INT64_MAX / 2, &after, rs)) ||
       (rq->arg_limit && query_number("limit", rq->arg_limit, 1, CAIRN_TASKS_PAGE_MAX, &limit, rs)))
@@ -854,186 +804,44 @@ static void h_job_tasks(cairn_master *m, const cairn__req *rq, int64_t id, cairn
   cairn_error err = {0};
   json_t *o = cairn__core_tasks_json(m->core, id, after, (size_t)limit, &err);
   if (!o)
-    return fail(rs, &err);
-  set_json(rs, 200, o);
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, o);
 }
 
 /* GET /v1/jobs/{id}/tasks/{key}: one task, its limits and its attempts. */
-static void h_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  const char *s = rq->path + strlen("/v1/jobs/"), *end = NULL;
-  int64_t id = id_of(s, &end);
-  if (id < 0 || strncmp(end, "/tasks/", 7) != 0)
-    return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id", (int)strcspn(s, "/"), s);
-  const char *ks = end + 7;
-  int64_t key = id_of(ks, &end);
+void cairn__api_job_task(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
+  const char *ks = strrchr(rq->path, '/') + 1, *end = NULL; /* the last segment: {key} */
+  int64_t key = cairn__api_id(ks, &end);
   if (key < 0 || *end)
-    return failf(rs, CAIRN_EINVAL, "\"%.64s\" is not a task key", ks);
+    return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.64s\" is not a task key", ks);
   cairn_error err = {0};
   json_t *o = cairn__core_task_json(m->core, id, key, &err);
   if (!o)
-    return fail(rs, &err);
-  set_json(rs, 200, o);
+    return cairn__api_fail(rs, &err);
+  cairn__api_json(rs, 200, o);
 }
 
 /* GET /v1/demand (admin): the core's counts and how volunteers register. */
-static void h_demand(cairn_master *m, cairn__resp *rs) {
+void cairn__api_demand(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const reg[] = {[CAIRN__REG_OPEN] = "open", [CAIRN__REG_INVITE] = "invite",
                                     [CAIRN__REG_CLOSED] = "closed"};
   json_t *o = cairn__core_demand_json(m->core);
   if (o)
     json_object_set_new(o, "registration", json_string(reg[m->registration]));
-  set_json(rs, o ? 200 : 503, o);
+  cairn__api_json(rs, o ? 200 : 503, o);
 }
 
-void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs) {
-  rs->fd = -1;
-  cairn_error failure;
-  if (r != R_METRICS && cairn__core_health(m->core, &failure) != CAIRN_OK)
-    return fail(rs, &failure); /* a failed master answers 503 to all but /metrics */
-  switch (r) {
-  case R_HEALTHZ:
-    if (is(rq, "GET"))
-      return h_healthz(m, rs);
-    break;
-  case R_METRICS:
-    if (is(rq, "GET"))
-      return h_metrics(m, rs);
-    break;
-  case R_VOLUNTEERS:
-    if (is(rq, "POST"))
-      return cairn__admission_register(m, rq, rs);
-    if (is(rq, "GET")) {
-      if (admin(m, rq, rs)) {
-        rs->ctype = "application/json";
-        rs->body = cairn__core_volunteers_text(m->core, &rs->len);
-        rs->status = rs->body ? 200 : 503;
-      }
-      return;
-    }
-    break;
-  case R_WORK:
-    if (is(rq, "POST"))
-      return h_work(m, rq, rs);
-    break;
-  case R_RESULTS:
-    if (is(rq, "PUT"))
-      return cairn__api_result(m, rq, rs);
-    break;
-  case R_RESULTS_BATCH:
-    if (is(rq, "POST"))
-      return cairn__api_results(m, rq, rs);
-    break;
-  case R_HEARTBEAT:
-    if (is(rq, "POST"))
-      return h_heartbeat(m, rq, rs);
-    break;
-  case R_FILES:
-    if (is(rq, "GET") || is(rq, "HEAD"))
-      return h_file_get(m, rq, rs);
-    break; /* PUT is streamed by http.c */
-  case R_FILE_CHUNKS:
-    if (is(rq, "GET"))
-      return h_file_chunks(m, rq, rs);
-    break;
-  case R_RESULT_FILE:
-    break; /* PUT is streamed by http.c */
-  case R_TASK_OUTPUT:
-    if (is(rq, "GET"))
-      return h_task_output(m, rq, rs);
-    break;
-  case R_JOBS:
-    if (!admin(m, rq, rs))
-      return;
-    if (is(rq, "POST"))
-      return h_jobs_post(m, rq, rs);
-    if (is(rq, "GET"))
-      return set_json(rs, 200, cairn__core_jobs_json(m->core));
-    break;
-  case R_JOB:
-  case R_JOB_TASKS:
-  case R_JOB_DAG:
-  case R_JOB_STATES:
-  case R_JOB_DIST:
-  case R_JOB_OUTPUT: {
-    if (!admin(m, rq, rs))
-      return;
-    if (r == R_JOB && is(rq, "DELETE"))
-      return h_life(m, r, rq, rs);
-    if (!is(rq, "GET"))
-      break;
-    int64_t id = number_after(rq->path, "/v1/jobs/");
-    if (id < 0)
-      return failf(rs, CAIRN_EINVAL, "\"%.*s\" is not a job id",
-                   (int)strcspn(rq->path + 9, "/"), rq->path + 9);
-    if (r == R_JOB_OUTPUT)
-      return h_job_output(m, rq, id, rs);
-    if (r == R_JOB)
-      return h_job_get(m, rq, id, rs);
-    if (r == R_JOB_DAG)
-      return cairn__dagview_get(m, id, rs);
-    if (r == R_JOB_STATES)
-      return cairn__states_get(m, id, rs);
-    if (r == R_JOB_DIST)
-      return cairn__distview_get(m, id, rs);
-    return h_job_tasks(m, rq, id, rs);
-  }
-  case R_JOB_TASK:
-    if (!admin(m, rq, rs))
-      return;
-    if (is(rq, "GET"))
-      return h_job_task(m, rq, rs);
-    break;
-  case R_BAN:
-    if (!admin(m, rq, rs))
-      return;
-    if (is(rq, "POST"))
-      return h_ban(m, rq, rs);
-    break;
-  case R_RELEASE:
-    if (!admin(m, rq, rs))
-      return;
-    if (is(rq, "POST"))
-      return h_release(m, rq, rs);
-    break;
-  case R_VOLUNTEER: /* the admin, or the volunteer itself (admission.c) */
-    if (is(rq, "PATCH"))
-      return cairn__admission_team(m, rq, rs);
-    break;
-  case R_AUDIT_INDEX:
-  case R_AUDIT_VOL:
-    if (!admin(m, rq, rs))
-      return;
-    if (is(rq, "GET"))
-      return h_audit(m, r, rq, rs);
-    break;
-  case R_JOB_CANCEL:
-  case R_JOB_PRIORITY:
-    if (!admin(m, rq, rs))
-      return;
-    if (is(rq, "POST"))
-      return h_life(m, r, rq, rs);
-    break;
-  case R_DEMAND:
-    if (!admin(m, rq, rs))
-      return;
-    if (is(rq, "GET"))
-      return h_demand(m, rs);
-    break;
-  case R_INVITATIONS:
-  case R_INVITATION:
-    if (!admin(m, rq, rs))
-      return;
-    if (cairn__admission_invitations(m, r, rq, rs))
-      return;
-    break;
-  case R_STATS:
-    if (is(rq, "GET"))
-      return cairn__stats_get(m, rq, rs);
-    break;
-  case R_WEB:
-  case R_UNKNOWN:
-  case R_ROUTE_COUNT:
-    return failf(rs, CAIRN_ENOTFOUND, "no route %s %s", rq->method, rq->path);
-  }
-  method_not_allowed(rs, rq);
+/* GET /v1/volunteers (admin): every volunteer, as the core renders them. */
+void cairn__api_volunteers_list(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  rs->ctype = "application/json";
+  rs->body = cairn__core_volunteers_text(m->core, &rs->len);
+  rs->status = rs->body ? 200 : 503;
+}
+
+/* GET /v1/jobs (admin): every job. */
+void cairn__api_jobs_list(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  cairn__api_json(rs, 200, cairn__core_jobs_json(m->core));
 }

@@ -12,19 +12,10 @@
 #include "server/core/core.h"
 #include "server/core/views.h"
 #include "server/api/invitations.h"
+#include "server/api/routes.h"
 #include "server/conn/ratelimit.h"
 #include "server/conn/slow.h"
 #include "server/conn/waiters.h"
-
-/* Routes, for dispatch and for the per-route request counters. */
-typedef enum {
-  R_UNKNOWN, R_HEALTHZ, R_METRICS, R_WEB, R_VOLUNTEERS, R_WORK, R_RESULTS, R_HEARTBEAT,
-  R_FILES, R_TASK_OUTPUT, R_JOBS, R_JOB, R_JOB_TASKS, R_BAN, R_RELEASE, R_AUDIT_INDEX, R_AUDIT_VOL,
-  R_INVITATIONS, R_INVITATION, R_JOB_TASK, R_JOB_CANCEL, R_JOB_PRIORITY, R_RESULT_FILE,
-  R_JOB_OUTPUT, R_STATS, R_RESULTS_BATCH, R_DEMAND, R_JOB_DAG, R_JOB_STATES, R_VOLUNTEER,
-  R_JOB_DIST, R_FILE_CHUNKS, R_ROUTE_COUNT
-} cairn__route;
-extern const char *const cairn__route_name[R_ROUTE_COUNT];
 
 #define CAIRN__STATUS_SLOTS 16
 
@@ -61,7 +52,7 @@ struct cairn_master {
                                 freed by cairn_master_delete */
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
-  uint64_t requests[R_ROUTE_COUNT][CAIRN__STATUS_SLOTS];
+  uint64_t requests[RL_COUNT][CAIRN__STATUS_SLOTS]; /* by route label and status */
   /* GET /v1/stats (stats.c): the rendered standings and their builder
    * thread; made by cairn__stats_start, NULL before and after */
   struct cairn__standings *standings;
@@ -85,7 +76,21 @@ typedef struct cairn__req {
   const char *range;         /* the Range header (GET /v1/files/{sha256}), or NULL */
   int resumed;               /* POST /v1/work asked again after a hold: its report
                                 was applied the first time */
+  unsigned long long declared; /* a streamed upload: its Content-Length, when has_length */
+  int has_length;
 } cairn__req;
+
+/* The body a streamed route's handler accepts (rs->upload), at the
+ * headers: http.c writes it to a file of the file store, hashing it, and
+ * at its end checks its digest and commits it (cairn__files_commit, or
+ * cairn__files_commit_output for an output file). */
+typedef struct cairn__upload {
+  char want[65];    /* the sha256 the URL names: the digest the body must have */
+  uint64_t cap;     /* the bytes it may send */
+  int64_t vol, idx; /* vol > 0: an output file under volunteer vol's lease idx, of exactly
+                       cap bytes (its Content-Length); 0: an input file */
+  double seconds;   /* added to its deadline: its length at CAIRN_UPLOAD_MIN_RATE */
+} cairn__upload;
 
 /* POST /v1/work with "wait" and no task now, or GET /v1/jobs/{id}?wait=
  * of a running job (api.c fills it, http.c holds the request, waiters.h):
@@ -118,6 +123,8 @@ typedef struct cairn__resp {
   char etag[20];             /* non-empty: an ETag header (http.c, conditional GETs; set by
                                 the handler: http.c does not hash the body) */
   int max_age;               /* > 0: Cache-Control: public, max-age=max_age (seconds) */
+  cairn__upload *upload;     /* a streamed route (LANE_STREAMED, at its headers): the
+                                handler fills it and leaves status 0 to accept the body */
 } cairn__resp;
 
 /* What a request may do before its body is read, from its headers alone. */
@@ -129,31 +136,22 @@ typedef struct cairn__gate {
                                 counts as anonymous (conns.h) */
 } cairn__gate;
 
-cairn__route cairn__api_route(const char *method, const char *path);
-/* At a request's first callback: fills g; 1 when the body may be read, 0
- * with the 401 or 403 in rs when the route needs a token it lacks, or the
- * 429 when client_ip ("" when unknown) has made too many registrations or
- * failed authentications (cfg.anonymous_per_minute). */
-int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const char *token,
+/* At a request's first callback, from its route's entry (routes.h): fills
+ * g; 1 when the body may be read, 0 with the 401 or 403 in rs when the route
+ * needs a token it lacks, or the 429 when client_ip ("" when unknown) has
+ * made too many registrations or failed authentications
+ * (cfg.anonymous_per_minute) or the volunteer too many requests. */
+int cairn__api_gate(cairn_master *m, const cairn__route *r, const char *token,
                     const char *client_ip, cairn__gate *g, cairn__resp *rs);
-/* Handles a complete request; fills rs (rs->fd = -1 unless a file is sent). */
-void cairn__api_handle(cairn_master *m, cairn__route r, const cairn__req *rq, cairn__resp *rs);
-/* PUT /v1/results/{idx}/files/{sha256}, at its first callback (the gate
- * passed: token is a volunteer's): checks the URL and that the volunteer
- * holds lease idx and may upload `declared` bytes (has_length: a
- * Content-Length was sent, which this route needs). 1 with want, *vol (the
- * volunteer's id) and *idx set, or 0 with the error in rs. */
-/* PUT /v1/files/{sha256}, before its body: 1 for the admin, and for a
- * volunteer that holds the output kept on workers sha256 when the master
- * has no copy and no other holder it can offer (keep.c); else 0 with rs
- * set (403, 409). */
-int cairn__api_file_upload(cairn_master *m, const char *sha256, const char *token,
-                           cairn__resp *rs);
-int cairn__api_output_upload(cairn_master *m, const char *url, const char *token,
-                             unsigned long long declared, int has_length, char want[65],
-                             int64_t *vol, int64_t *idx, cairn__resp *rs);
+/* Runs request rq on its route r (routes.c): a failed master's 503 unless
+ * RF_FAILED_OK, the admin's token for WHO_ADMIN, then the route's handler;
+ * fills rs (rs->fd = -1 unless a file is sent). */
+void cairn__api_handle(cairn_master *m, const cairn__route *r, const cairn__req *rq,
+                       cairn__resp *rs);
 /* Sets rs to the JSON error body for st with message text. */
 void cairn__api_error(cairn__resp *rs, cairn_status st, const char *text);
+/* The same for err's status and text. */
+void cairn__api_fail(cairn__resp *rs, const cairn_error *err);
 /* Asks the client to come back in ms (> 0): Retry-After in whole seconds
  * (at least 1) and Cairn-Retry-After-Ms. */
 void cairn__api_retry(cairn__resp *rs, int ms);
@@ -173,33 +171,52 @@ int cairn__api_apps(json_t *a, const char **apps, unsigned max, int *n, cairn__r
 const char *cairn__api_opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs);
 int64_t cairn__api_id(const char *s, const char **end);
 int cairn__api_anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs);
-/* For gate.c: 1 when rq carries the admin token, else 0 with the 401 or
- * 403 in rs; the id of the volunteer whose token rq carries, else 0 with
- * the error in rs. */
+/* 1 when rq carries the admin token, else 0 with the 401 or 403 in rs;
+ * the id of the volunteer whose token rq carries, else 0 with the error in
+ * rs; the id of the job a /v1/jobs/{id}... path names, else -1 with the
+ * 400 in rs. */
 int cairn__api_admin(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
 int64_t cairn__api_volunteer(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+int64_t cairn__api_job_id(const cairn__req *rq, cairn__resp *rs);
+int cairn__api_is_admin(const cairn_master *m, const char *token);
+/* Counts a response of status on route r (/metrics). */
+void cairn__api_count(cairn_master *m, const cairn__route *r, int status);
 
-/* admission.c: POST /v1/volunteers (under cfg.registration), and the
- * invitation routes r (R_INVITATIONS, R_INVITATION; the caller checked the
- * admin token): 1 when handled, 0 for a method the route has not. */
-/* results.c: PUT /v1/results/{n}; POST /v1/results (a batch of results);
- * POST /v1/work with "max" (h_work has read the report r and apps). */
-void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
-void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+/* The route handlers: routes.c's table names each, cairn__api_handle runs
+ * them (a WHO_ADMIN route's once the admin's token is checked).
+ * api.c: /healthz, /metrics, GET /v1/volunteers, POST /v1/work,
+ * POST /v1/heartbeat, the files (GET, HEAD and PUT of /v1/files/{sha256}
+ * and GET of its chunks, PUT /v1/results/{n}/files/{sha256}), a task's
+ * output, the jobs, a job's life (DELETE, cancel, priority), its tasks and
+ * outputs, the ban and release of a volunteer, the audit, GET /v1/demand;
+ * 405 for a method a path has not, 404 for a path no route has. */
+cairn__handler cairn__api_healthz, cairn__api_metrics, cairn__api_volunteers_list,
+  cairn__api_work, cairn__api_heartbeat, cairn__api_file_get, cairn__api_file_put,
+  cairn__api_file_chunks, cairn__api_output_put, cairn__api_task_output, cairn__api_jobs_post,
+  cairn__api_jobs_list, cairn__api_job_get, cairn__api_job_delete, cairn__api_job_cancel,
+  cairn__api_job_priority, cairn__api_job_tasks, cairn__api_job_task, cairn__api_job_output,
+  cairn__api_ban, cairn__api_release, cairn__api_audit_index, cairn__api_audit_volunteer,
+  cairn__api_demand, cairn__api_not_allowed, cairn__api_no_route;
+/* web.c: the dashboard's files under cfg's web folder (GET and HEAD of any
+ * path outside /v1/); 404 when none is served or the file is not there. */
+cairn__handler cairn__web_get;
+/* results.c: PUT /v1/results/{n}; POST /v1/results (a batch of results). */
+cairn__handler cairn__api_result, cairn__api_results;
+/* admission.c: POST /v1/volunteers (under cfg.registration); PATCH
+ * /v1/volunteers/{id} {"team": NAME | null}: the admin, or the volunteer
+ * itself with its own token, changes its team (checked as at registration;
+ * O(1) under c->lock, cairn__core_set_team); the invitations: POST (make
+ * one), GET (list them), DELETE /v1/invitations/{id} (revoke one). */
+cairn__handler cairn__admission_register, cairn__admission_team, cairn__admission_invite,
+  cairn__admission_invitations, cairn__admission_revoke;
+
+/* results.c: POST /v1/work with "max" (cairn__api_work has read the report
+ * r and apps). */
 void cairn__api_work_many(cairn_master *m, int64_t v, const cairn__report *r, char **apps,
                           int napps, json_t *max, cairn__resp *rs);
 /* api.c: the 200 of a work request the core handed offer to (a json_t,
  * taken) once journal record seq is durable; the error if it cannot be. */
 void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn__resp *rs);
-void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
-/* PATCH /v1/volunteers/{id} {"team": NAME | null}: the admin, or the
- * volunteer itself with its own token, changes its team (checked as at
- * registration). O(1) under c->lock (cairn__core_set_team). */
-void cairn__admission_team(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
-int cairn__admission_invitations(cairn_master *m, cairn__route r, const cairn__req *rq,
-                                 cairn__resp *rs);
-int cairn__api_is_admin(const cairn_master *m, const char *token);
-void cairn__api_count(cairn_master *m, cairn__route r, int status);
 
 /* stats.c: GET /v1/stats (public, no token): credit standings, served
  * from a rendering (the JSON text of the top CAIRN__STATS_MAX volunteers
@@ -225,25 +242,25 @@ void cairn__stats_stop(cairn_master *m);
  * cairn_stats_render_cpu_seconds_total) to buf (len bytes); buf as it was
  * when out of memory. */
 char *cairn__stats_metrics(cairn_master *m, char *buf, size_t *len);
-void cairn__stats_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs);
+cairn__handler cairn__stats_get;
 
-/* dagview.c: GET /v1/jobs/{id}/dag (admin; the caller checked the token):
+/* dagview.c: GET /v1/jobs/{id}/dag (admin; the dispatch checked the token):
  * the job's dag and E(t) of its policy and fifo, read from the store file
  * (never under c->lock), 413 beyond 20,000 tasks or 400,000 edges. */
-void cairn__dagview_get(cairn_master *m, int64_t job, cairn__resp *rs);
+cairn__handler cairn__dagview_get;
 
-/* distview.c: GET /v1/jobs/{id}/distribution (admin; the caller checked
+/* distview.c: GET /v1/jobs/{id}/distribution (admin; the dispatch checked
  * the token): each broadcast file's plan in force, the copies that
  * travelled, bytes by source, the measured link rates; read from the store
  * file (never under c->lock), at most CAIRN__DIST_VIEW_MAX transfers and
  * senders per file. */
 #define CAIRN__DIST_VIEW_MAX 2000
-void cairn__distview_get(cairn_master *m, int64_t job, cairn__resp *rs);
+cairn__handler cairn__distview_get;
 
-/* states.c: GET /v1/jobs/{id}/states (admin; the caller checked the
+/* states.c: GET /v1/jobs/{id}/states (admin; the dispatch checked the
  * token): one letter per task (w, e, r, d, f) in job-file order, copied
  * 4,096 tasks per hold of c->lock. */
-void cairn__states_get(cairn_master *m, int64_t id, cairn__resp *rs);
+cairn__handler cairn__states_get;
 
 /* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);

@@ -64,7 +64,10 @@ static json_t *dview_json(int64_t job, const cairn__store_dag *v, const cairn__d
                    keys, "depth", dep, "parents", par, "profiles", prof);
 }
 
-void cairn__dagview_get(cairn_master *m, int64_t job, cairn__resp *rs) {
+void cairn__dagview_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t job = cairn__api_job_id(rq, rs);
+  if (job < 0)
+    return;
   cairn__store_dag v;
   cairn_error err = {0};
   if (cairn__store_dag_read(m->db_path, job, CAIRN__DAG_VIEW_MAX, CAIRN__DAG_VIEW_MAX_EDGES, &v,

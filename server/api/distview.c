@@ -99,7 +99,10 @@ static int on_rate(void *ud, const char *src, const char *dst, int64_t bps, int6
                                                    "samples", (json_int_t)samples));
 }
 
-void cairn__distview_get(cairn_master *m, int64_t job, cairn__resp *rs) {
+void cairn__distview_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t job = cairn__api_job_id(rq, rs);
+  if (job < 0)
+    return;
   dview v = {.files = json_array(), .rates = json_array()};
   cairn__store_dist_cb cb = {&v, on_file, on_xfer, on_source, on_rate};
   cairn_error err = {0};

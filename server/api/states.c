@@ -19,7 +19,10 @@
 
 static const char letter[TS_COUNT] = {'w', 'e', 'r', 'd', 'f'};
 
-void cairn__states_get(cairn_master *m, int64_t id, cairn__resp *rs) {
+void cairn__states_get(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  int64_t id = cairn__api_job_id(rq, rs);
+  if (id < 0)
+    return;
   cairn__core *c = m->core;
   char *s = NULL;
   int64_t first = 0;

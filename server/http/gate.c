@@ -1,5 +1,6 @@
 /* gate.c — what a request needs before its body is read (cairn__api_gate,
- * master.h): each route's token and body cap, the admin and volunteer
+ * api.h), from its route's entry (who may call it, its body cap, whether it
+ * spends an anonymous token: server/api/routes.h): the admin and volunteer
  * checks at the headers, and the per-address and per-volunteer token
  * buckets (server/conn/ratelimit.h) answered 429 with the wait. */
 #include <arpa/inet.h>
@@ -11,93 +12,6 @@
 
 #include "common/limits.h"
 #include "server/api/api.h"
-
-/* Short names of api.c's helpers (master.h). */
-#define failf cairn__api_failf
-#define anonymous_ok cairn__api_anonymous_ok
-#define admin cairn__api_admin
-#define volunteer cairn__api_volunteer
-
-/* ---- before the body: what each route needs and takes ---- */
-
-enum { NEED_NONE, NEED_VOLUNTEER, NEED_READER, NEED_ADMIN };
-
-/* What route r with method needs (as cairn__api_handle checks it: the
- * token of routes that check it before the method, else only with the
- * route's own method) and its body cap. */
-static void route_policy(cairn__route r, const char *method, int *need, size_t *cap) {
-  int get = !strcmp(method, "GET"), post = !strcmp(method, "POST"), put = !strcmp(method, "PUT");
-  *need = NEED_NONE;
-  *cap = CAIRN_MAX_BODY_SMALL;
-  switch (r) {
-  case R_VOLUNTEERS:
-    if (post)
-      *cap = CAIRN_MAX_BODY_REGISTER;
-    else if (get)
-      *need = NEED_ADMIN;
-    break;
-  case R_WORK:
-  case R_HEARTBEAT:
-    if (post) {
-      *need = NEED_VOLUNTEER;
-      *cap = CAIRN_MAX_BODY_REPORT;
-    }
-    break;
-  case R_RESULTS:
-    if (put) {
-      *need = NEED_VOLUNTEER;
-      *cap = CAIRN_MAX_BODY_RESULT;
-    }
-    break;
-  case R_RESULTS_BATCH:
-    if (post) {
-      *need = NEED_VOLUNTEER;
-      *cap = CAIRN_MAX_BODY_RESULTS;
-    }
-    break;
-  case R_FILES:
-    *need = get || !strcmp(method, "HEAD") || put ? NEED_READER : NEED_NONE;
-    break; /* an upload is streamed (http.c), not capped here; a volunteer's
-            * (a kept output) is checked by cairn__api_file_upload */
-  case R_FILE_CHUNKS:
-    *need = get ? NEED_READER : NEED_NONE;
-    break;
-  case R_RESULT_FILE:
-    *need = put ? NEED_VOLUNTEER : NEED_NONE;
-    break; /* streamed too */
-  case R_TASK_OUTPUT:
-    *need = get ? NEED_READER : NEED_NONE;
-    break;
-  case R_VOLUNTEER: /* its team: the admin or the volunteer itself */
-    *need = !strcmp(method, "PATCH") ? NEED_READER : NEED_NONE;
-    break;
-  case R_JOBS:
-    *need = NEED_ADMIN;
-    if (post)
-      *cap = CAIRN_MAX_BODY;
-    break;
-  case R_JOB:
-  case R_JOB_TASKS:
-  case R_JOB_TASK:
-  case R_JOB_OUTPUT:
-  case R_JOB_DAG:
-  case R_JOB_STATES:
-  case R_JOB_DIST:
-  case R_BAN:
-  case R_RELEASE:
-  case R_AUDIT_INDEX:
-  case R_AUDIT_VOL:
-  case R_JOB_CANCEL:
-  case R_JOB_PRIORITY:
-  case R_INVITATIONS:
-  case R_INVITATION:
-  case R_DEMAND:
-    *need = NEED_ADMIN;
-    break;
-  default:
-    break;
-  }
-}
 
 static double mono_seconds(void) {
   struct timespec ts;
@@ -124,13 +38,15 @@ static void retry_in(cairn__resp *rs, double wait) {
 }
 
 /* Takes one of ip's anonymous tokens: 1, or 0 with a 429 in rs. */
-int anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
+int cairn__api_anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs) {
   double wait = m->anon && ip && *ip ? cairn__rl_take(m->anon, address_key(ip), mono_seconds()) : 0;
   if (wait <= 0)
     return 1;
-  failf(rs, CAIRN_ERATE, "too many registrations, failed authentications or anonymous reads "
-        "from %s; retry in "
-        "%.0f s", ip, wait < 1 ? 1 : wait);
+  cairn__api_failf(rs, CAIRN_ERATE,
+                   "too many registrations, failed authentications or anonymous reads "
+                   "from %s; retry in "
+                   "%.0f s",
+                   ip, wait < 1 ? 1 : wait);
   retry_in(rs, wait);
   return 0;
 }
@@ -141,29 +57,29 @@ static int volunteer_rate_ok(cairn_master *m, int64_t v, cairn__resp *rs) {
   double wait = m->vrate ? cairn__rl_take(m->vrate, (uint64_t)v, mono_seconds()) : 0;
   if (wait <= 0)
     return 1;
-  failf(rs, CAIRN_ERATE, "volunteer %lld is over %d requests a minute; retry in %.3f s",
-        (long long)v, m->cfg.volunteer_per_minute, wait);
+  cairn__api_failf(rs, CAIRN_ERATE, "volunteer %lld is over %d requests a minute; retry in %.3f s",
+                   (long long)v, m->cfg.volunteer_per_minute, wait);
   retry_in(rs, wait);
   return 0;
 }
 
-int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const char *token,
+int cairn__api_gate(cairn_master *m, const cairn__route *r, const char *token,
                     const char *client_ip, cairn__gate *g, cairn__resp *rs) {
-  int need, ok;
-  route_policy(r, method, &need, &g->max_body);
+  int ok;
+  g->max_body = r->max_body;
   g->trusted = cairn__api_is_admin(m, token);
   g->authenticated = g->trusted;
-  cairn__req rq = {.method = method, .path = "", .token = token, .client_ip = client_ip};
+  cairn__req rq = {.method = "", .path = "", .token = token, .client_ip = client_ip};
   rs->fd = -1;
-  switch (need) {
-  case NEED_ADMIN:
-    ok = admin(m, &rq, rs);
+  switch (r->who) {
+  case WHO_ADMIN:
+    ok = cairn__api_admin(m, &rq, rs);
     break;
-  case NEED_READER:
-  case NEED_VOLUNTEER: {
-    if (need == NEED_READER && g->trusted) /* the admin is not rate-limited */
+  case WHO_READER:
+  case WHO_VOLUNTEER: {
+    if (r->who == WHO_READER && g->trusted) /* the admin is not rate-limited */
       return 1;
-    int64_t v = volunteer(m, &rq, rs);
+    int64_t v = cairn__api_volunteer(m, &rq, rs);
     if (v) {
       g->authenticated = 1; /* a registered volunteer's token, even over its rate */
       return volunteer_rate_ok(m, v, rs);
@@ -173,13 +89,12 @@ int cairn__api_gate(cairn_master *m, cairn__route r, const char *method, const c
   }
   default: /* a registration spends a token, as does each failed authentication and each
             * anonymous read of the standings (GET /v1/stats) */
-    return (r == R_VOLUNTEERS && strcmp(method, "POST") == 0) ||
-                   (r == R_STATS && strcmp(method, "GET") == 0 && !g->trusted)
-             ? anonymous_ok(m, client_ip, rs)
+    return (r->flags & RF_SPEND) || ((r->flags & RF_SPEND_ANON) && !g->trusted)
+             ? cairn__api_anonymous_ok(m, client_ip, rs)
              : 1;
   }
   cairn__resp limited = {.fd = -1};
-  if (!ok && !anonymous_ok(m, client_ip, &limited)) {
+  if (!ok && !cairn__api_anonymous_ok(m, client_ip, &limited)) {
     free(rs->body); /* the 429 replaces the 401 or 403 */
     *rs = limited;
   }

@@ -1,14 +1,15 @@
-/* http.c — libmicrohttpd glue: a thread pool with epoll; tokens checked
- * from the headers before a body is read; request bodies capped per route
- * (413 as soon as a declared length passes it) and in total (503); a
- * deadline per request, a cap per client address and one on connections
- * without a token in all (conns.h); streamed file uploads
- * hashed on the way to disk; static dashboard files; work requests held
- * (suspended) until a task is eligible for them, and job waits until their
- * job changes state (waiters.h). Only this file includes microhttpd.h.
- * Limits: docs/security.md. */
+/* http.c — libmicrohttpd glue: a thread pool with epoll; each request's
+ * route entry (server/api/routes.h) found at its first callback, which
+ * decides the rest: tokens checked from the headers before a body is read
+ * (gate.c); request bodies capped per route (413 as soon as a declared
+ * length passes it) and in total (503); a deadline per request, a cap per
+ * client address and one on connections without a token in all (conns.h);
+ * the route's lane: streamed file uploads hashed on the way to disk, work
+ * requests held (suspended) until a task is eligible for them and job
+ * waits until their job changes state (waiters.h), long handlers on the
+ * slow lane (slow.h). Only this file includes microhttpd.h. Limits:
+ * docs/security.md. */
 #include <errno.h>
-#include <fcntl.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -16,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +32,7 @@
 #define CAIRN_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 typedef struct conn {
-  cairn__route route;
+  const cairn__route *route; /* its entry (server/api/routes.h), from the first callback on */
   cairn__gate gate;   /* what the headers allow (cairn__api_gate) */
   int begun;          /* the first access callback has run */
   double started;     /* monotonic seconds at the request line */
@@ -42,15 +42,13 @@ typedef struct conn {
   int too_big;        /* a body without Content-Length passed its cap: the rest is
                        * read and dropped (up to CAIRN_MAX_BODY_DISCARD), then 413 */
   size_t discarded;
-  /* streamed upload (PUT /v1/files/{sha}, PUT /v1/results/{n}/files/{sha}) */
+  /* a streamed upload (LANE_STREAMED: PUT /v1/files/{sha}, PUT /v1/results/{n}/files/{sha}) */
   int uploading;      /* this request is one: its body goes to upload_fd */
   int upload_fd;
   char upload_tmp[4200];
-  char upload_want[65];   /* the sha256 the URL names */
-  uint64_t upload_cap;    /* bytes it may send: CAIRN_MAX_FILE, or the declared length */
-  int64_t upload_vol, upload_idx; /* an output file's volunteer and lease (uploads.h) */
+  cairn__upload up;       /* what its handler accepted: digest, cap, lease */
   double extra_seconds;   /* added to its deadline: an output file's length at
-                             CAIRN_UPLOAD_MIN_RATE */
+                             CAIRN_UPLOAD_MIN_RATE, a held request's wait */
   cairn__sha256 hash;
   uint64_t upload_size;
   /* a POST /v1/work held for a task (waiters.h) */
@@ -108,16 +106,16 @@ static const char *bearer(struct MHD_Connection *c) {
 /* The headers every answer carries, whatever its route or status
  * (docs/security.md, "Headers"): no MIME sniffing, no framing, no
  * referrer, and the route's Content-Security-Policy. */
-static void security_headers(struct MHD_Response *r, cairn__route route) {
+static void security_headers(struct MHD_Response *r, const cairn__route *route) {
   MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
   MHD_add_response_header(r, "X-Frame-Options", "DENY");
   MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
   MHD_add_response_header(r, "Content-Security-Policy",
-                          route == R_WEB ? CSP_DASHBOARD : CSP_OTHER);
+                          route->flags & RF_PAGE ? CSP_DASHBOARD : CSP_OTHER);
 }
 
-static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c, cairn__route route,
-                                 cairn__resp *rs) {
+static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c,
+                                 const cairn__route *route, cairn__resp *rs) {
   struct MHD_Response *r;
   if (rs->fd >= 0 && rs->status == 206) /* the rest of a file, from fd_from */
     r = MHD_create_response_from_fd_at_offset64(rs->fd_size - rs->fd_from, rs->fd, rs->fd_from);
@@ -185,45 +183,11 @@ static void conditional(struct MHD_Connection *c, cairn__resp *rs) {
   }
 }
 
-static enum MHD_Result send_error(cairn_master *m, struct MHD_Connection *c, cairn__route route,
-                                  cairn_status st, const char *text) {
+static enum MHD_Result send_error(cairn_master *m, struct MHD_Connection *c,
+                                  const cairn__route *route, cairn_status st, const char *text) {
   cairn__resp rs = {.fd = -1};
   cairn__api_error(&rs, st, text);
   return send_resp(m, c, route, &rs);
-}
-
-static const char *mime(const char *path) {
-  const char *dot = strrchr(path, '.');
-  if (!dot)
-    return "application/octet-stream";
-  if (!strcmp(dot, ".html"))
-    return "text/html; charset=utf-8";
-  if (!strcmp(dot, ".js"))
-    return "text/javascript";
-  if (!strcmp(dot, ".css"))
-    return "text/css";
-  if (!strcmp(dot, ".svg"))
-    return "image/svg+xml";
-  if (!strcmp(dot, ".json"))
-    return "application/json";
-  return "application/octet-stream";
-}
-
-static enum MHD_Result serve_web(cairn_master *m, struct MHD_Connection *c, const char *url) {
-  if (!m->web_dir || strstr(url, ".."))
-    return send_error(m, c, R_WEB, CAIRN_ENOTFOUND, "no dashboard is served here");
-  char path[4200];
-  snprintf(path, sizeof path, "%s%s%s", m->web_dir, url,
-           url[strlen(url) - 1] == '/' ? "index.html" : "");
-  int fd = open(path, O_RDONLY);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-    if (fd >= 0)
-      close(fd);
-    return send_error(m, c, R_WEB, CAIRN_ENOTFOUND, "no such page");
-  }
-  cairn__resp rs = {.status = 200, .fd = fd, .fd_size = (uint64_t)st.st_size, .ctype = mime(path)};
-  return send_resp(m, c, R_WEB, &rs);
 }
 
 static void upload_abort(conn *k) {
@@ -234,12 +198,12 @@ static void upload_abort(conn *k) {
   }
 }
 
-/* A streamed upload (PUT /v1/files/{sha}, admin; PUT
- * /v1/results/{n}/files/{sha}, the lease's holder): data streams to a temp
- * file in the file store's folder while it is hashed, never held in memory;
- * at its end the digest must be the URL's (and an output file's length the
- * declared one), then it is renamed into place (cairn__files_commit; an
- * output file is held for its lease, not recorded: uploads.h). */
+/* A streamed upload (LANE_STREAMED; k->up, what its handler accepted):
+ * data streams to a temp file in the file store's folder while it is
+ * hashed, never held in memory; at its end the digest must be the URL's
+ * (and an output file's length the declared one), then it is renamed into
+ * place (cairn__files_commit; an output file is held for its lease, not
+ * recorded: uploads.h). */
 static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k,
                               const char *data, size_t *size) {
   if (*size) {
@@ -247,13 +211,13 @@ static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k
       *size = 0;
       return MHD_YES;
     }
-    if (k->upload_size + *size > k->upload_cap) {
+    if (k->upload_size + *size > k->up.cap) {
       upload_abort(k);
       k->responded = 1;
       *size = 0;
-      return send_error(m, c, k->route, k->route == R_FILES ? CAIRN_ETOOBIG : CAIRN_EINVAL,
-                        k->route == R_FILES ? "the file exceeds the upload cap"
-                                            : "more bytes than the Content-Length announced");
+      return send_error(m, c, k->route, k->up.vol ? CAIRN_EINVAL : CAIRN_ETOOBIG,
+                        k->up.vol ? "more bytes than the Content-Length announced"
+                                  : "the file exceeds the upload cap");
     }
     cairn__sha256_update(&k->hash, data, *size);
     const char *p = data;
@@ -281,26 +245,25 @@ static enum MHD_Result upload(cairn_master *m, struct MHD_Connection *c, conn *k
   cairn__sha256_final_hex(&k->hash, got);
   close(k->upload_fd);
   k->upload_fd = -1;
-  if (k->route == R_RESULT_FILE && k->upload_size != k->upload_cap) {
+  if (k->up.vol && k->upload_size != k->up.cap) {
     unlink(k->upload_tmp);
     char text[160];
     snprintf(text, sizeof text, "truncated upload: %llu of the %llu bytes announced arrived",
-             (unsigned long long)k->upload_size, (unsigned long long)k->upload_cap);
+             (unsigned long long)k->upload_size, (unsigned long long)k->up.cap);
     return send_error(m, c, k->route, CAIRN_EINVAL, text);
   }
   int existed = 0;
   cairn_error err = {0};
   cairn_status st =
-    k->route == R_RESULT_FILE
-      ? cairn__files_commit_output(m->core, k->upload_tmp, k->upload_want, got,
-                                   (int64_t)k->upload_size, k->upload_vol, k->upload_idx,
-                                   &existed, &err)
-      : cairn__files_commit(m->core, k->upload_tmp, k->upload_want, got,
-                            (int64_t)k->upload_size, &existed, &err);
+    k->up.vol
+      ? cairn__files_commit_output(m->core, k->upload_tmp, k->up.want, got,
+                                   (int64_t)k->upload_size, k->up.vol, k->up.idx, &existed, &err)
+      : cairn__files_commit(m->core, k->upload_tmp, k->up.want, got, (int64_t)k->upload_size,
+                            &existed, &err);
   if (st != CAIRN_OK)
     return send_error(m, c, k->route, err.status, err.text);
   cairn__resp rs = {.status = existed ? 200 : 201, .fd = -1, .ctype = "application/json"};
-  if (asprintf(&rs.body, "{\"sha256\":\"%s\",\"size\":%llu}", k->upload_want,
+  if (asprintf(&rs.body, "{\"sha256\":\"%s\",\"size\":%llu}", k->up.want,
                (unsigned long long)k->upload_size) < 0)
     rs.body = NULL;
   rs.len = rs.body ? strlen(rs.body) : 0;
@@ -328,7 +291,7 @@ static void release(cairn_master *m, conn *k) {
 static enum MHD_Result too_big(cairn_master *m, struct MHD_Connection *c, conn *k) {
   char text[160];
   snprintf(text, sizeof text, "the request body exceeds the cap of %zu bytes on %s",
-           k->gate.max_body, cairn__route_name[k->route]);
+           k->gate.max_body, cairn__route_labels[k->route->label]);
   k->responded = 1;
   return send_error(m, c, k->route, CAIRN_ETOOBIG, text);
 }
@@ -342,38 +305,22 @@ static enum MHD_Result overloaded(cairn_master *m, struct MHD_Connection *c, con
   return send_resp(m, c, k->route, &rs);
 }
 
-/* Checks an upload's URL and headers and opens its temp file. */
+/* A streamed route at its headers: its handler (through cairn__api_handle)
+ * checks the URL, the token and the declared length and fills k->up, or
+ * answers; then its temp file is opened. */
 static enum MHD_Result upload_begin(cairn_master *m, struct MHD_Connection *c, conn *k,
-                                    const char *url, const char *token, int has_length,
-                                    unsigned long long declared) {
+                                    const char *method, const char *url, const char *token,
+                                    int has_length, unsigned long long declared) {
   k->uploading = 1;
-  if (k->route == R_RESULT_FILE) {
-    cairn__resp rs = {.fd = -1};
-    if (!cairn__api_output_upload(m, url, token, declared, has_length, k->upload_want,
-                                  &k->upload_vol, &k->upload_idx, &rs)) {
-      k->responded = 1;
-      return send_resp(m, c, k->route, &rs);
-    }
-    k->upload_cap = declared;
-    k->extra_seconds = (double)declared / CAIRN_UPLOAD_MIN_RATE;
-  } else {
-    if (!cairn__sha256_valid_hex(url + strlen("/v1/files/"))) {
-      k->responded = 1;
-      return send_error(m, c, R_FILES, CAIRN_EINVAL,
-                        "the URL must end in the file's sha256 (64 lowercase hex digits)");
-    }
-    if (declared > CAIRN_MAX_FILE) {
-      k->responded = 1;
-      return send_error(m, c, R_FILES, CAIRN_ETOOBIG, "the file exceeds the upload cap");
-    }
-    memcpy(k->upload_want, url + strlen("/v1/files/"), 65);
-    k->upload_cap = CAIRN_MAX_FILE;
-    cairn__resp rs = {.fd = -1};
-    if (!cairn__api_file_upload(m, k->upload_want, token, &rs)) { /* admin, or a kept output */
-      k->responded = 1;
-      return send_resp(m, c, k->route, &rs);
-    }
+  cairn__req rq = {.method = method, .path = url, .token = token, .client_ip = "",
+                   .declared = declared, .has_length = has_length};
+  cairn__resp rs = {.fd = -1, .upload = &k->up};
+  cairn__api_handle(m, k->route, &rq, &rs);
+  if (rs.status) {
+    k->responded = 1;
+    return send_resp(m, c, k->route, &rs);
   }
+  k->extra_seconds = k->up.seconds;
   snprintf(k->upload_tmp, sizeof k->upload_tmp, "%s/.upload-XXXXXX", cairn__core_files_dir(m->core));
   k->upload_fd = mkstemp(k->upload_tmp);
   if (k->upload_fd < 0) {
@@ -401,7 +348,7 @@ static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, con
   cairn__resp rs = {.fd = -1};
   char ip[INET_ADDRSTRLEN];
   client_ip(c, ip);
-  int ok = cairn__api_gate(m, k->route, method, bearer(c), ip, &k->gate, &rs);
+  int ok = cairn__api_gate(m, k->route, bearer(c), ip, &k->gate, &rs);
   cairn__conn_ent *e = conn_ent(c);
   if (e)
     cairn__conns_request(m->conns, e, k->gate.authenticated);
@@ -411,8 +358,8 @@ static enum MHD_Result first_call(cairn_master *m, struct MHD_Connection *c, con
   }
   const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
-  if ((k->route == R_FILES || k->route == R_RESULT_FILE) && strcmp(method, "PUT") == 0)
-    return upload_begin(m, c, k, url, bearer(c), cl != NULL, declared);
+  if (k->route->lane == LANE_STREAMED)
+    return upload_begin(m, c, k, method, url, bearer(c), cl != NULL, declared);
   cairn__buf_init(&k->body, k->gate.max_body);
   if (declared > k->gate.max_body)
     return too_big(m, c, k);
@@ -477,10 +424,11 @@ static enum MHD_Result hold(cairn_master *m, struct MHD_Connection *c, conn *k,
 static enum MHD_Result hold_job(cairn_master *m, struct MHD_Connection *c, conn *k,
                                 const char *method, const char *url, cairn__resp *rs);
 
-/* May api.c ask to hold request k: a work request, or a job wait whose
- * wait has not ended (waiters.h). */
+/* May the handler ask to hold request k (waiters.h): its route's lane is
+ * LANE_HELD (a work request, a job wait) and, for a job wait, its wait has
+ * not ended. */
 static int may_hold(const cairn_master *m, const conn *k) {
-  return m->waiters && (k->route == R_WORK || (k->route == R_JOB && !k->no_hold));
+  return m->waiters && k->route->lane == LANE_HELD && !k->no_hold;
 }
 
 /* A request run on the slow lane (slow.h): its handler's input, pointing
@@ -488,7 +436,7 @@ static int may_hold(const cairn_master *m, const conn *k) {
  * and the answer the lane's thread leaves for on_request. */
 typedef struct slowreq {
   cairn_master *m;
-  cairn__route route;
+  const cairn__route *route;
   cairn__req rq;
   char ip[INET_ADDRSTRLEN];
   cairn__resp rs;
@@ -503,16 +451,15 @@ static void slow_cancel(void *p) {
   cairn__api_error(&((slowreq *)p)->rs, CAIRN_EIO, "the master is stopping; retry later");
 }
 
-/* The requests whose handler may run for seconds: POST
- * /v1/volunteers/{id}/ban (a ban in slices, each waiting for its commit),
- * a POST /v1/jobs whose body passes CAIRN__SLOW_BODY (a job's submission
- * is O(its tasks and edges) under the core's lock), and DELETE
- * /v1/jobs/{id} (O(its tasks) under the lock, then one transaction that
- * deletes its rows: 1.1 s for 100,000 tasks). */
-static int slow_request(const conn *k, const char *method) {
-  return k->route == R_BAN ||
-         (k->route == R_JOBS && k->body.len > CAIRN__SLOW_BODY && !strcmp(method, "POST")) ||
-         (k->route == R_JOB && !strcmp(method, "DELETE"));
+/* The requests whose handler may run for seconds (LANE_SLOW, from their
+ * route's slow_from bytes of body on): POST /v1/volunteers/{id}/ban (a ban
+ * in slices, each waiting for its commit), a POST /v1/jobs whose body
+ * passes CAIRN__SLOW_BODY (a job's submission is O(its tasks and edges)
+ * under the core's lock), and DELETE /v1/jobs/{id} (O(its tasks) under the
+ * lock, then one transaction that deletes its rows: 1.1 s for 100,000
+ * tasks). */
+static int slow_request(const conn *k) {
+  return k->route->lane == LANE_SLOW && k->body.len >= k->route->slow_from;
 }
 
 /* Suspends request k and queues rq for the slow lane; a full lane: 429. */
@@ -556,7 +503,7 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                                                                 MHD_HTTP_HEADER_IF_NONE_MATCH),
                    .range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE),
                    .resumed = k->hold_deadline != 0};
-  if (m->slow && slow_request(k, method))
+  if (m->slow && slow_request(k))
     return offload(m, c, k, &rq);
   cairn__resp rs = {.fd = -1, .hold = may_hold(m, k) ? &k->hold : NULL};
   k->hold.ms = 0;
@@ -701,7 +648,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   if (past_deadline(m, k)) {
     CAIRN_DEBUG(&m->log, "http: %s %s not complete after %d s: connection closed", method,
-                cairn__route_name[k->route], m->cfg.request_seconds);
+                cairn__route_labels[k->route ? k->route->label : RL_UNKNOWN],
+                m->cfg.request_seconds);
     return MHD_NO;
   }
   if (!k->begun)
@@ -717,8 +665,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return MHD_YES;
   if (k->too_big)
     return too_big(m, c, k);
-  if (k->route == R_WEB && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0))
-    return serve_web(m, c, url);
   if (k->wslot >= 0 || k->unheld)
     return resumed(m, c, k, method, url);
   return handle(m, c, k, method, url);
