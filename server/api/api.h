@@ -170,6 +170,9 @@ json_t *cairn__api_body(const cairn__req *rq, const char *const *keys, int empty
 int cairn__api_apps(json_t *a, const char **apps, unsigned max, int *n, cairn__resp *rs);
 const char *cairn__api_opt_str(json_t *o, const char *key, const char *def, cairn__resp *rs);
 int64_t cairn__api_id(const char *s, const char **end);
+/* rates.c: takes one of volunteer v's request tokens
+ * (cfg.volunteer_per_minute): 1, or 0 with a 429 in rs. O(1). */
+int cairn__api_volunteer_rate_ok(cairn_master *m, int64_t v, cairn__resp *rs);
 int cairn__api_anonymous_ok(cairn_master *m, const char *ip, cairn__resp *rs);
 /* 1 when rq carries the admin token, else 0 with the 401 or 403 in rs;
  * the id of the volunteer whose token rq carries, else 0 with the error in
