@@ -1,5 +1,5 @@
 /* core.h — the master's scheduling core: volunteers, jobs, tasks, leases
- * and their transitions (private to server/; server/README.md maps the
+ * and their transitions (private to server/; docs/architecture.md maps the
  * modules). This is the one home of the task and lease state machines.
  *
  * Task states ([Ros] §4.3.1 pebble states), with replication R and quorum
