@@ -197,7 +197,7 @@ int cairn__rep_add_result(mtask *t, int64_t idx, int64_t vol, const char *digest
   snprintf(m->digest, sizeof m->digest, "%s", digest);
   m->ok = (uint8_t)ok;
   m->outcome = (uint8_t)outcome;
-  m->claim = -1;
+  cairn__credit_claim(m, 0, 0);
   return 0;
 }
 
@@ -594,7 +594,7 @@ cairn_status cairn__result_locked(cairn__core *c, mvol *v, int64_t idx, int exit
       cairn__rep_add_result(t, idx, v->id, digest, ok, ok ? OUT_PENDING : OUT_ERROR))
     return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   mres *m = &t->rep->res[t->rep->nres - 1];
-  m->claim = x->has_cpu ? x->cpu_seconds : -1;
+  cairn__credit_claim(m, x->has_cpu, x->cpu_seconds);
   if (t->state == TS_DONE)
     cairn__credit_late(t, m); /* O(results of the round) */
   t->rep->solo = (uint8_t)cairn__trust_solo_stands(c, t->rep, v, ok); /* O(1) */

@@ -41,11 +41,8 @@ static int load_vol(void *ud, const cairn__store_volunteer_row *r) {
   snprintf(v->token_hash, sizeof v->token_hash, "%s", r->token_hash);
   if (r->peer_url && !(v->peer_url = cairn__strdup(r->peer_url)))
     goto fail;
-  if (r->team && !(v->team = cairn__strdup(r->team)))
+  if (cairn__credit_load_vol(v, r->team, r->credit, r->cpu_seconds, r->credited))
     goto fail;
-  v->credit = r->credit; /* credit.c */
-  v->cpu_seconds = r->cpu_seconds;
-  v->credited = r->credited;
   v->apps = calloc(json_array_size(apps) + 1, sizeof(char *));
   if (!v->name || !v->cluster || !v->apps)
     goto fail;
@@ -350,9 +347,7 @@ static int load_alloc(void *ud, const cairn__store_alloc_row *r) {
                               r->exit_status == 0 && outcome != OUT_ERROR, outcome))
       return -1;
     mres *m = &t->rep->res[t->rep->nres - 1];
-    m->claim = r->cpu_seconds; /* credit.c */
-    m->credit = r->credit;
-    m->team = outcome == OUT_VALID && r->team ? cairn__team_find(c, r->team) : NULL; /* team.c */
+    cairn__credit_load_res(c, m, r->cpu_seconds, r->credit, r->team, outcome == OUT_VALID);
     if (r->output) { /* validate.h: the files' key is the SHA-256 of files_key */
       const char *fk = r->files_key ? r->files_key : "";
       cairn__output_file *files;

@@ -65,7 +65,7 @@ cairn_status cairn__core_register_team(cairn__core *c, const char *name, const c
   v->key_gen = c->peer_gen;
   cairn__sha256_hex(token, 64, v->token_hash);
   v->peer_url = peer_url && *peer_url ? cairn__strdup(peer_url) : NULL;
-  v->team = team ? cairn__strdup(team) : NULL;
+  cairn__credit_join(v, team ? cairn__strdup(team) : NULL);
   int ok = v->name && v->cluster && v->apps && (!peer_url || !*peer_url || v->peer_url) &&
            (!team || v->team);
   for (int i = 0; ok && i < napps; i++) {
@@ -141,8 +141,7 @@ cairn_status cairn__core_set_team(cairn__core *c, int64_t id, const char *team, 
     CAIRN_INFO(&c->log, "volunteer %lld: team %s%s%s -> %s%s%s", (long long)id,
                v->team ? "\"" : "", v->team ? v->team : "none", v->team ? "\"" : "",
                team ? "\"" : "", team ? team : "none", team ? "\"" : "");
-    free(v->team);
-    v->team = copy;
+    cairn__credit_join(v, copy);
     copy = NULL;
     cairn__journal_put(c->journal, cairn__jrec_team(id, team));
   }

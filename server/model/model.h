@@ -203,13 +203,13 @@ typedef struct mvol {
    * 8 bytes each, 16 at most with the array's doubling; freed when its ban
    * is finished. Entries of rounds since re-opened stay and are skipped;
    * those of deleted jobs go when the array is full. ban_left: banned, its ban not finished
-   * (the store's ban_pending); ban_next: the next entry a slice reads.
-   * forget_at, forget_cap: the next bucket of the file table whose holdings
-   * of it a slice forgets, and the table's size when that began (0: none
-   * left; cairn__dist_forget_step). */
+   * (the store's ban_pending); ban_next: the next entry a slice reads. */
   struct { uint32_t job, task; } *did; /* job: its id - 1 (c->jobs), task: its seq */
   uint32_t ndid, capdid, ban_next;
   uint8_t ban_left;
+  /* distribution's cursor through its file table while a ban's slices
+   * forget v's holdings (distribution.c, cairn__dist_forget_step): the next
+   * bucket, and the table's size when that began (0: none left) */
   size_t forget_at, forget_cap;
 } mvol;
 /* Quarantine's window and the results it needs before judging

@@ -15,6 +15,8 @@
  * team ledger, team.c).
  * Everything here runs under c->lock.
  */
+#include <stdlib.h>
+
 #include "server/trust/trust.h"
 #include "server/store/journal.h"
 #include "server/trust/validate.h"
@@ -39,6 +41,32 @@ void cairn__credit_late(const mtask *t, mres *m) {
       m->credit = t->rep->res[i].credit;
       return;
     }
+}
+
+void cairn__credit_join(mvol *v, char *team) {
+  free(v->team);
+  v->team = team;
+}
+
+void cairn__credit_claim(mres *m, int has_cpu, double cpu_seconds) {
+  m->claim = has_cpu ? cpu_seconds : -1;
+}
+
+int cairn__credit_load_vol(mvol *v, const char *team, double credit, double cpu_seconds,
+                           int64_t credited) {
+  if (team && !(v->team = cairn__strdup(team)))
+    return -1;
+  v->credit = credit;
+  v->cpu_seconds = cpu_seconds;
+  v->credited = credited;
+  return 0;
+}
+
+void cairn__credit_load_res(cairn__core *c, mres *m, double claim, double credit,
+                            const char *team, int valid) {
+  m->claim = claim;
+  m->credit = credit;
+  m->team = valid && team ? cairn__team_find(c, team) : NULL; /* team.c */
 }
 
 void cairn__credit_tally(int64_t *n, double *credit, double *cpu, const mres *m, int delta) {

@@ -78,6 +78,17 @@ void cairn__quar_note(cairn__core *c, mvol *v, int outcome);
 void cairn__credit_grant(const mjob *j, mrep *r, const mres *cn);
 void cairn__credit_late(const mtask *t, mres *m);
 void cairn__credit_count(cairn__core *c, mvol *v, mres *m, int delta);
+/* What credit keeps of a volunteer and a result, set only here: v's team
+ * becomes team (owned, taken; NULL: none; the old one freed), and a result
+ * m's claim (has_cpu 0: none). O(1). */
+void cairn__credit_join(mvol *v, char *team);
+void cairn__credit_claim(mres *m, int has_cpu, double cpu_seconds);
+/* Start-up: a volunteer's team and totals (0, or -1 out of memory), and a
+ * result's claim, credit and, when valid, the team it counts for. O(1). */
+int cairn__credit_load_vol(mvol *v, const char *team, double credit, double cpu_seconds,
+                           int64_t credited);
+void cairn__credit_load_res(cairn__core *c, mres *m, double claim, double credit,
+                            const char *team, int valid);
 /* The one rule for a total of valid results (a volunteer's, a team's):
  * *n, *credit and *cpu move by delta times one result, m's credit and its
  * claim; none left means no rounding residue, and sums never go below 0. */
