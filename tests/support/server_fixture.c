@@ -56,17 +56,21 @@ pid_t server_fixture_worker(server_fixture *f, const char *name, const char *con
   return server_fixture_track(f, harness_worker(f->srv.url, f->dir, name, args));
 }
 
-int server_fixture_start(void **state, const char *const *extra) {
+static int make(void **state, const char *const *extra, int start) {
   server_fixture *f = malloc(sizeof *f);
   if (!f)
     return -1;
-  if (server_fixture_open(f, extra, 1)) {
+  if (server_fixture_open(f, extra, start)) {
     free(f);
     return -1;
   }
   *state = f;
   return 0;
 }
+
+int server_fixture_start(void **state, const char *const *extra) { return make(state, extra, 1); }
+
+int server_fixture_setup_stopped(void **state) { return make(state, NULL, 0); }
 
 int server_fixture_setup(void **state) { return server_fixture_start(state, NULL); }
 

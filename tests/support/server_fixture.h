@@ -15,7 +15,8 @@
 
 typedef struct server_fixture {
   char dir[4096];
-  char db[4200];      /* DIR/cairn.db */
+  char db[4200];      /* DIR/cairn.db; a test may name another file before
+                       * (re)starting the master (a file system of its own) */
   harness_server srv; /* srv.pid 0: stopped */
   int port;           /* the server's port, for raw sockets */
   char vol[65];       /* a registered volunteer's token, when the test asked */
@@ -57,10 +58,13 @@ void server_fixture_reaped(server_fixture *f, pid_t pid);
 /* cmocka fixtures. *state becomes a server_fixture (malloc'd) with a
  * running master: with extra arguments (server_fixture_start), none
  * (_setup), or none and volunteer "w1" of app "sum" registered (token in
- * vol). The teardown closes it and frees it; it fails as the close does. */
+ * vol); or with its folder only, the test starting the master
+ * (_setup_stopped, then server_fixture_restart). The teardown closes it
+ * and frees it; it fails as the close does. */
 int server_fixture_start(void **state, const char *const *extra);
 int server_fixture_setup(void **state);
 int server_fixture_setup_with_volunteer(void **state);
+int server_fixture_setup_stopped(void **state);
 int server_fixture_teardown(void **state);
 
 #endif
