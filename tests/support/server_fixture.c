@@ -34,8 +34,10 @@ int server_fixture_stop(server_fixture *f, int sig) {
 }
 
 int server_fixture_restart(server_fixture *f, const char *const *extra) {
-  if (harness_server_start(&f->srv, f->db, extra))
+  if (harness_server_start(&f->srv, f->db, extra)) {
+    f->srv.pid = 0; /* it did not start, or was reaped */
     return -1;
+  }
   set_port(f);
   return 0;
 }
