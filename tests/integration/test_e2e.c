@@ -93,7 +93,7 @@ static void test_killed_worker_lease_expires(void **state) {
 /* Reads "N done" from a worker's last summary line. */
 static long worker_done(const char *dir, int i) {
   char path[4200];
-  snprintf(path, sizeof path, "%s/worker-%d.log", dir, i);
+  snprintf(path, sizeof path, "%s/w%d.log", dir, i);
   FILE *f = fopen(path, "r");
   if (!f)
     return -1;

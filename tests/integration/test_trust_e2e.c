@@ -30,11 +30,10 @@
 #define WARMUP 24
 #define SPOT 0.25
 
-static char bin_worker[4096], bin_cli[4096];
+static char bin_cli[4096];
 
 static int setup(void **state) {
   (void)state;
-  harness_bin(bin_worker, sizeof bin_worker, "cairn-worker");
   harness_bin(bin_cli, sizeof bin_cli, "cairn");
   setenv("CAIRN_ADMIN_TOKEN", ADMIN, 1);
   return 0;
@@ -74,14 +73,11 @@ static void trusts(const char *url, long long trust[4], int trusted[4], long lon
 }
 
 static pid_t worker(const char *url, const char *dir, int i, const char *script) {
-  char wdir[4200], log[4200], app[4200], name[16];
-  snprintf(wdir, sizeof wdir, "%s/worker-%d", dir, i);
-  snprintf(log, sizeof log, "%s/worker-%d.log", dir, i);
+  char app[4200], name[16];
   snprintf(app, sizeof app, "sq=%s", script);
   snprintf(name, sizeof name, "w%d", i);
-  const char *argv[] = {bin_worker, "--server", url, "--app", app, "--dir", wdir, "--name", name,
-                        "--slots", "1", "--exit-when-idle", "6", NULL};
-  pid_t p = harness_spawn(argv, log);
+  const char *args[] = {"--app", app, "--slots", "1", "--exit-when-idle", "6", NULL};
+  pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;
 }
