@@ -25,7 +25,8 @@ int server_fixture_close(server_fixture *f) {
   int st = f->srv.pid > 0 ? server_fixture_stop(f, SIGTERM) : 0;
   if (st != 0)
     fprintf(stderr, "server_fixture: the master stopped with status %d\n", st);
-  int rc = harness_rmtree(f->dir);
+  const char *keep = getenv("CAIRN_TEST_KEEP");
+  int rc = keep && *keep ? 0 : harness_rmtree(f->dir); /* else kept and named at exit */
   return st == 0 && rc == 0 ? 0 : -1;
 }
 

@@ -32,9 +32,10 @@ typedef struct server_fixture {
  * master did not start. */
 int server_fixture_open(server_fixture *f, const char *const *extra, int start);
 /* Stops f's workers (SIGTERM, then SIGKILL after 20 s) and its master
- * (SIGTERM) and removes its folder. 0, or -1 when the master, if it ran,
- * did not exit with status 0 (a sanitizer finding makes it exit otherwise)
- * or the folder could not be removed. */
+ * (SIGTERM) and removes its folder (unless CAIRN_TEST_KEEP is set: then it
+ * is named at exit). 0, or -1 when the master, if it ran, did not exit with
+ * status 0 (a sanitizer finding makes it exit otherwise) or the folder
+ * could not be removed. */
 int server_fixture_close(server_fixture *f);
 
 /* Stops f's master with sig (SIGTERM, SIGKILL) and reaps it: its wait
