@@ -67,7 +67,7 @@ static cairn__lease_info lease(cairn__core *c, int64_t idx) {
   return l;
 }
 
-/* 1 when the round lease idx is a copy of runs once. */
+/* 1 when the round that lease idx holds a copy of runs once. */
 static int solo_of_lease(cairn__core *c, int64_t idx) {
   cairn__lease_info l = lease(c, idx);
   return core_fixture_task(c, l.job, l.task).solo;
