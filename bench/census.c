@@ -68,13 +68,14 @@ static double work_us(cairn__core *c, int64_t v) {
   return t;
 }
 
-/* The removed census: every volunteer of app heard from lately, sorted by
- * cluster and counted; the number of clusters. */
-static size_t scan(cairn__core *c, const char *app, int64_t now) {
-  const char **all = malloc((c->nvols + 1) * sizeof *all);
+/* The removed census, under the lock: every one of the nvols volunteers of
+ * app heard from lately, sorted by cluster and counted; the number of
+ * clusters. */
+static size_t scan(cairn__core *c, const char *app, int64_t now, long nvols) {
+  const char **all = malloc(((size_t)nvols + 1) * sizeof *all);
   size_t n = 0, m = 0;
-  for (size_t i = 0; all && i < c->nvols; i++) {
-    const mvol *v = c->vols[i];
+  for (long i = 1; all && i <= nvols; i++) {
+    const mvol *v = cairn__vol_find_locked(c, i);
     if (v && !v->banned && now - v->last_seen <= CAIRN__CENSUS_SECONDS && v->napps &&
         strcmp(v->apps[0], app) == 0)
       all[n++] = v->cluster;
@@ -123,9 +124,10 @@ static void run(long nvols, long nclusters) {
   size_t clusters = 0, planned = 0;
   for (int k = 0; k < CALLS; k++) {
     pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < c->nvols; i++) { /* every volunteer was heard from just now */
-      c->vols[i]->last_seen = cairn__now();
-      cairn__dist_seen(c, c->vols[i], c->vols[i]->last_seen);
+    for (long i = 1; i <= nvols; i++) { /* every volunteer was heard from just now */
+      mvol *v = cairn__vol_find_locked(c, i);
+      v->last_seen = cairn__now(); /* a state made here: as a request sets it */
+      cairn__dist_seen(c, v, v->last_seen);
     }
     mfilerec *f = cairn__dist_file_of(c->dist, SHA);
     f->checked = 0; /* as a second later, with the census moved */
@@ -139,7 +141,7 @@ static void run(long nvols, long nclusters) {
     pthread_mutex_lock(&c->lock);
     planned = f->plan ? f->plan->k - 1 : 0;
     double t0 = now_us();
-    clusters = scan(c, "big", cairn__now());
+    clusters = scan(c, "big", cairn__now(), nvols);
     scanned[k] = now_us() - t0;
     pthread_mutex_unlock(&c->lock);
   }

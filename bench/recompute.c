@@ -55,11 +55,13 @@ static int64_t submit(cairn__core *c, int n, int w, const char *policy) {
   return id;
 }
 
-/* One hold of the lock: recompute task v of j (and rebuild its policy when
- * asked); the microseconds the lock was held. */
-static double hold(cairn__core *c, mjob *j, uint32_t v, int rebuild) {
+/* One hold of the lock: recompute task v of job (and rebuild its policy
+ * when asked); the microseconds the lock was held, the job's look-up
+ * apart. */
+static double hold(cairn__core *c, int64_t job, uint32_t v, int rebuild) {
   cairn_error err = {0};
   pthread_mutex_lock(&c->lock);
+  mjob *j = cairn__job_find_locked(c, job);
   double t0 = now_us();
   int bad = cairn__core_recompute(c, j, v, &err) != CAIRN_OK ||
             (rebuild && cairn__job_rebuild_policy(j, &err));
@@ -105,7 +107,6 @@ int main(int argc, char **argv) {
     return 1;
   }
   int64_t job = submit(c, n, w, policy);
-  mjob *j = c->jobs[job - 1];
   for (int k = 0; k < 2 * w; k++) { /* the first two levels, in the policy's order */
     json_t *wk = NULL;
     int retry = 0;
@@ -124,10 +125,11 @@ int main(int argc, char **argv) {
   double *rebuilt = malloc((size_t)samples * sizeof *rebuilt);
   int got = 0;
   for (uint32_t v = (uint32_t)w; v < (uint32_t)(2 * w) && got < samples; v += 2) {
-    if (j->tasks[v].state != TS_DONE || j->tasks[v + 1].state != TS_DONE)
+    if (core_fixture_task(c, job, v).state != TS_DONE ||
+        core_fixture_task(c, job, v + 1).state != TS_DONE)
       continue;
-    in_place[got] = hold(c, j, v, 0);
-    rebuilt[got] = hold(c, j, v + 1, 1);
+    in_place[got] = hold(c, job, v, 0);
+    rebuilt[got] = hold(c, job, v + 1, 1);
     got++;
   }
   if (got == 0) {

@@ -49,6 +49,15 @@ static int64_t reg(cairn__core *c, int i) {
   return id;
 }
 
+/* Trust resets since start (cairn__trust_counts). */
+static uint64_t resets(cairn__core *c) {
+  uint64_t n[4];
+  pthread_mutex_lock(&c->lock);
+  cairn__trust_counts(c, n);
+  cairn__core_unlock(c);
+  return n[2];
+}
+
 static int64_t submit(cairn__core *c, int n, int adaptive) {
   json_t *tasks = json_array();
   for (int k = 0; k < n; k++) {
@@ -106,7 +115,7 @@ static outcome run(const opts *o, int adaptive, unsigned seed) {
   idxset lies = {0};
   long liar_tasks = 0, lies_to_catch = -1;
   uint64_t allocs0 = c->allocations_total;
-  for (int idle = 0; c->jobs[job - 1]->state == JS_RUNNING && idle < 4 * o->vols;) {
+  for (int idle = 0; cairn__core_job_state(c, job) == JS_RUNNING && idle < 4 * o->vols;) {
     for (int i = 0; i < o->vols; i++) {
       json_t *w = NULL;
       int retry = 0;
@@ -129,19 +138,22 @@ static outcome run(const opts *o, int adaptive, unsigned seed) {
         fprintf(stderr, "bench-trust: result: %s\n", err.text);
         exit(1);
       }
-      if (lies_to_catch < 0 && c->trust->resets_total > 0) /* only the liar is ever invalid */
+      if (lies_to_catch < 0 && resets(c) > 0) /* only the liar is ever invalid */
         lies_to_catch = (long)lies.n;
     }
   }
-  if (c->jobs[job - 1]->state != JS_DONE) {
+  if (cairn__core_job_state(c, job) != JS_DONE) {
     fprintf(stderr, "bench-trust: the job did not finish\n");
     exit(1);
   }
   outcome r = {.copies_per_task = (double)(c->allocations_total - allocs0) / o->tasks,
                .lies_to_catch = lies_to_catch};
   qsort(lies.v, lies.n, sizeof *lies.v, cmp64);
-  for (uint32_t k = 0; k < c->jobs[job - 1]->ntasks; k++) {
-    int64_t acc = c->jobs[job - 1]->tasks[k].accepted;
+  json_t *jj = cairn__core_job_json(c, job, 0);
+  uint32_t ntasks = (uint32_t)json_integer_value(json_object_get(jj, "tasks"));
+  json_decref(jj);
+  for (uint32_t k = 0; k < ntasks; k++) {
+    int64_t acc = core_fixture_task(c, job, k).accepted;
     r.wrong_at_end += lies.n && bsearch(&acc, lies.v, lies.n, sizeof acc, cmp64) != NULL;
   }
   free(lies.v);

@@ -37,6 +37,22 @@ void cairn__ban_counts(const cairn__core *c, uint64_t *bans, uint64_t *slices,
 
 void cairn__ban_reset_hold(cairn__core *c) { c->ban->hold_max_ns = 0; }
 
+cairn_status cairn__ban_info_of(cairn__core *c, int64_t id, uint32_t i, cairn__ban_info *out,
+                                cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&c->lock);
+  const mvol *v = cairn__vol_find_locked(c, id);
+  if (!v)
+    st = cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
+  else
+    *out = (cairn__ban_info){.pending = v->ban_left, .indexed = v->did != NULL,
+                             .entries = v->ndid,
+                             .job = i < v->ndid ? (int64_t)v->did[i].job + 1 : 0,
+                             .task = i < v->ndid ? v->did[i].task : 0};
+  cairn__core_unlock(c);
+  return st;
+}
+
 static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

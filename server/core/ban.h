@@ -78,6 +78,19 @@ void cairn__ban_load_vol(mvol *v, int pending);
 void cairn__ban_counts(const cairn__core *c, uint64_t *bans, uint64_t *slices,
                        uint64_t *hold_max_ns);
 void cairn__ban_reset_hold(cairn__core *c);
+/* What a ban reads of volunteer id (a copy): whether its ban is pending
+ * (banned, not finished: mvol.ban_left), whether it has an index (freed
+ * when its ban ends), the index's entries, and entry i's job id and task
+ * position (job 0 when i is past the end). CAIRN_ENOTFOUND when there is
+ * no such volunteer. Takes the lock; O(1). */
+typedef struct cairn__ban_info {
+  int pending, indexed;
+  uint32_t entries;
+  int64_t job;
+  uint32_t task;
+} cairn__ban_info;
+cairn_status cairn__ban_info_of(cairn__core *c, int64_t id, uint32_t i, cairn__ban_info *out,
+                                cairn_error *err);
 /* The master is stopping: a ban running now ends after its current slice
  * (CAIRN_EIO; it stays pending in the store and cairn__core_ban_resume
  * finishes it at the next start). Any thread; O(1). */

@@ -417,10 +417,14 @@ cairn_status cairn__core_volunteer(cairn__core *c, int64_t id, cairn__vol_info *
     *out = (cairn__vol_info){.id = v->id, .allocations = v->allocations, .valid = v->valid,
                              .invalid = v->invalid, .pending = v->pending, .errors = v->errors,
                              .last_seen = v->last_seen, .banned = v->banned, .slots = v->slots,
-                             .quarantined = v->quarantined, .trust = v->trust,
-                             .trusted = cairn__trust_trusted(c, v)};
+                             .quarantined = v->quarantined, .napps = v->napps,
+                             .trust = v->trust, .trusted = cairn__trust_trusted(c, v),
+                             .q_seen = v->q_seen, .peer_max = v->peer_max,
+                             .credit = v->credit, .cpu_seconds = v->cpu_seconds,
+                             .credited = v->credited};
     snprintf(out->name, sizeof out->name, "%s", v->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", v->cluster);
+    snprintf(out->team, sizeof out->team, "%s", v->team ? v->team : "");
   }
   cairn__core_unlock(c);
   return st;

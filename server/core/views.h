@@ -1,7 +1,7 @@
 /* views.h — the core's read-only views for the API (jobs.c, volunteers.c,
- * outputs.c): copies made under the lock, or reads of the store, for the
- * HTTP layer and the audit read model, which never take the lock
- * themselves. Private to server/. */
+ * outputs.c) and for the tests that drive the core (views.c): copies made
+ * under the lock, or reads of the store, for the HTTP layer and the audit
+ * read model, which never take the lock themselves. Private to server/. */
 #ifndef CAIRN_SERVER_VIEWS_H
 #define CAIRN_SERVER_VIEWS_H
 
@@ -12,17 +12,60 @@
 /* ---- read-only views: copies made under the lock, for the HTTP layer and
  * the audit read model, which never take the lock themselves ---- */
 
-/* What the audit shows of a volunteer (a copy). */
+/* What the audit shows of a volunteer, and what the tests read of it (a
+ * copy). */
 typedef struct cairn__vol_info {
   int64_t id, allocations, valid, invalid, pending, errors, last_seen;
-  int banned, slots, quarantined;
+  int banned, slots, quarantined, napps;
   int64_t trust;                 /* its valid replicated results in a row (trust.c) */
   int trusted;                   /* not banned and trust >= the threshold */
+  unsigned q_seen;               /* outcomes in its quarantine window (quarantine.c) */
+  unsigned peer_max;             /* copies its file server sends at once, as its reports
+                                    say (0: not said) */
+  double credit, cpu_seconds;    /* its credit and claimed CPU seconds (credit.c) */
+  int64_t credited;              /* the valid results they sum */
   char name[CAIRN_MAX_NAME + 1], cluster[CAIRN_MAX_NAME + 1];
+  char team[CAIRN_MAX_TEAM + 1]; /* "" when none */
 } cairn__vol_info;
-/* Fills *out with volunteer id; CAIRN_ENOTFOUND when there is none. O(1). */
+/* Fills *out with volunteer id; CAIRN_ENOTFOUND when there is none. Takes
+ * the lock; O(1). */
 cairn_status cairn__core_volunteer(cairn__core *c, int64_t id, cairn__vol_info *out,
                                    cairn_error *err);
+/* What the tests read of a task of a job (a copy, views.c). */
+typedef struct cairn__task_info {
+  int64_t key;
+  int64_t accepted;   /* index of the accepted (or last failed) result, 0 if none */
+  int64_t round;
+  int state;          /* cairn__tstate */
+  int attempts;       /* allocations in this round */
+  int solo;           /* this round runs once, on a trusted volunteer (trust.c) */
+  uint32_t nres;      /* results of this round */
+} cairn__task_info;
+/* One result of a task's round (a copy). */
+typedef struct cairn__res_info {
+  int64_t idx, vol;
+  int outcome;        /* OUT_* */
+  int kept_out;       /* its stdout is kept for a comparison (validate.c) */
+  double credit;      /* its granted credit while valid (credit.c) */
+} cairn__res_info;
+/* Fills *out with the task at position pos (job-file order) of job id, and
+ * res[0 .. min(its nres, max)) with the results of its round in arrival
+ * order (res may be NULL when max is 0). CAIRN_ENOTFOUND when there is no
+ * such job or task. Takes the lock; O(1 + max). */
+cairn_status cairn__core_task_info(cairn__core *c, int64_t id, uint32_t pos,
+                                   cairn__task_info *out, cairn__res_info *res, uint32_t max,
+                                   cairn_error *err);
+/* What the tests read of a lease out (a copy, views.c). */
+typedef struct cairn__lease_info {
+  int64_t job, vol;
+  uint32_t task;      /* its task's position in the job */
+  int64_t issued, expires;
+  int64_t hard;       /* the deadline heartbeats do not move (0: none) */
+} cairn__lease_info;
+/* Fills *out with lease idx while it is out; CAIRN_ENOTFOUND when it is
+ * not (returned, expired, or never issued). Takes the lock; O(1). */
+cairn_status cairn__core_lease_info(cairn__core *c, int64_t idx, cairn__lease_info *out,
+                                    cairn_error *err);
 /* The ATAF family of the database (fixed for its life). */
 cairn__ataf_family cairn__core_family(const cairn__core *c);
 /* The store's audit rows (cairn__store_audit): by index n, volunteer or task

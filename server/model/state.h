@@ -161,6 +161,18 @@ static inline mvol *cairn__vol_locked(cairn__core *c, int64_t id, cairn_status *
   return v && !v->banned ? v : NULL;
 }
 
+/* Under the lock: volunteer id, banned or not, or NULL when there is none.
+ * O(1). For a caller that hands it to a function taking a volunteer. */
+static inline mvol *cairn__vol_find_locked(cairn__core *c, int64_t id) {
+  return id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
+}
+
+/* Under the lock: job id, or NULL when there is none (or it was deleted).
+ * O(1). For a caller that hands it to a function taking a job. */
+static inline mjob *cairn__job_find_locked(cairn__core *c, int64_t id) {
+  return id >= 1 && (size_t)id <= c->njobs ? c->jobs[id - 1] : NULL;
+}
+
 /* Releases c->lock, first sealing the journal records put under it (one
  * request's changes commit together: journal.h), and after it wakes the
  * held work requests for the tasks that became eligible under it (wake.c).

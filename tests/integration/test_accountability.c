@@ -19,6 +19,7 @@
 
 #include "plan/ataf.h"
 #include "tests/support/editdist.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
@@ -60,28 +61,28 @@ static json_t *get(const char *url, const char *fmt, long long arg) {
 
 static void test_indices_are_phi_and_audit_names_volunteer(void **state) {
   (void)state;
-  char dir[4096], db[4200], app[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char app[4200];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   e2e_make_job(dir, 100, 100, 10); /* 10 x 10 blocks = 100 tasks */
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
   pid_t w[5];
   for (int i = 0; i < 5; i++)
-    w[i] = e2e_worker(srv.url, dir, i, app, "3");
-  assert_string_equal(e2e_wait(srv.url, job, 180), "done");
-  e2e_check_results(srv.url, job, dir, 10, 100, 1);
+    w[i] = e2e_worker(sf.srv.url, dir, i, app, "3");
+  assert_string_equal(e2e_wait(sf.srv.url, job, 180), "done");
+  e2e_check_results(sf.srv.url, job, dir, 10, 100, 1);
   for (int i = 0; i < 5; i++)
     harness_wait(w[i], 30);
-  json_t *vols = get(srv.url, "/v1/volunteers", 0);
+  json_t *vols = get(sf.srv.url, "/v1/volunteers", 0);
   size_t k, total = 0;
   json_t *v;
   json_array_foreach(json_object_get(vols, "volunteers"), k, v) {
     long long id = (long long)json_integer_value(json_object_get(v, "id"));
     long long row = (long long)json_integer_value(json_object_get(v, "row"));
-    json_t *trail = get(srv.url, "/v1/audit/volunteers/%lld", id);
+    json_t *trail = get(sf.srv.url, "/v1/audit/volunteers/%lld", id);
     size_t i;
     json_t *a;
     json_array_foreach(json_object_get(trail, "allocations"), i, a) {
@@ -92,7 +93,7 @@ static void test_indices_are_phi_and_audit_names_volunteer(void **state) {
       assert_int_equal(cairn__ataf_index(CAIRN_ATAF_PHISHARP, (uint64_t)row, (uint64_t)t, &want,
                                         NULL), CAIRN_OK);
       assert_int_equal(idx, (long long)want);
-      json_t *who = get(srv.url, "/v1/audit/index/%lld", idx);
+      json_t *who = get(sf.srv.url, "/v1/audit/index/%lld", idx);
       assert_true(json_is_true(json_object_get(who, "allocated")));
       assert_int_equal(json_integer_value(json_object_get(json_object_get(who, "volunteer"), "id")), id);
       assert_int_equal(json_integer_value(json_object_get(who, "row")), row);
@@ -106,35 +107,36 @@ static void test_indices_are_phi_and_audit_names_volunteer(void **state) {
   assert_true(total >= 100);
   json_decref(vols);
   /* an index nobody was given says so */
-  json_t *none = get(srv.url, "/v1/audit/index/%lld", 999999937LL);
+  json_t *none = get(sf.srv.url, "/v1/audit/index/%lld", 999999937LL);
   assert_false(json_is_true(json_object_get(none, "allocated")));
   json_decref(none);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static void test_quorum_rejects_a_liar(void **state) {
   (void)state;
-  char dir[4096], db[4200], app[4200], liar[4300];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char app[4200], liar[4300];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   e2e_make_job(dir, 60, 60, 10); /* 36 tasks */
   job_set(dir, "replication", json_integer(2));
   job_set(dir, "quorum", json_integer(2));
   job_set(dir, "max_attempts", json_integer(8));
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
   write_liar(dir, liar, sizeof liar);
-  pid_t bad = e2e_worker(srv.url, dir, 0, liar, "4");
-  pid_t w1 = e2e_worker(srv.url, dir, 1, app, "4");
-  pid_t w2 = e2e_worker(srv.url, dir, 2, app, "4");
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
-  e2e_check_results(srv.url, job, dir, 10, 36, 1); /* no wrong result accepted */
+  pid_t bad = e2e_worker(sf.srv.url, dir, 0, liar, "4");
+  pid_t w1 = e2e_worker(sf.srv.url, dir, 1, app, "4");
+  pid_t w2 = e2e_worker(sf.srv.url, dir, 2, app, "4");
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done");
+  e2e_check_results(sf.srv.url, job, dir, 10, 36, 1); /* no wrong result accepted */
   harness_wait(bad, 30);
   harness_wait(w1, 30);
   harness_wait(w2, 30);
-  json_t *vols = get(srv.url, "/v1/volunteers", 0);
+  json_t *vols = get(sf.srv.url, "/v1/volunteers", 0);
   json_t *v0 = NULL, *v;
   size_t k;
   json_array_foreach(json_object_get(vols, "volunteers"), k, v)
@@ -145,45 +147,46 @@ static void test_quorum_rejects_a_liar(void **state) {
   assert_int_equal(json_integer_value(json_object_get(v0, "valid")), 0);
   assert_true(json_integer_value(json_object_get(v0, "invalid")) > 0);
   json_decref(vols);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static void test_ban_recomputes_exactly_the_tainted_tasks(void **state) {
   (void)state;
   enum { R = 8, C = 8, N = R * C, BS = 10 };
-  char dir[4096], db[4200], app[4200], liar[4300];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char app[4200], liar[4300];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   e2e_make_job(dir, R * BS, C * BS, BS);
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
   write_liar(dir, liar, sizeof liar);
   /* honest work first, then the liar joins for part of the job */
-  pid_t h1 = e2e_worker(srv.url, dir, 1, app, "3");
+  pid_t h1 = e2e_worker(sf.srv.url, dir, 1, app, "3");
   double until = harness_now() + 60;
   while (harness_now() < until) {
-    json_t *j = e2e_job(srv.url, job);
+    json_t *j = e2e_job(sf.srv.url, job);
     long done = e2e_count(j, "done");
     json_decref(j);
     if (done >= 10)
       break;
     usleep(20000);
   }
-  pid_t bad = e2e_worker(srv.url, dir, 2, liar, "3");
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
+  pid_t bad = e2e_worker(sf.srv.url, dir, 2, liar, "3");
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done");
   harness_wait(h1, 30);
   harness_wait(bad, 30);
-  int wrong = e2e_check_results(srv.url, job, dir, BS, N, 0);
+  int wrong = e2e_check_results(sf.srv.url, job, dir, BS, N, 0);
   assert_true(wrong > 0); /* replication 1: the liar's results were accepted */
 
   /* which tasks the liar computed, and what each task's accepted index was */
-  json_t *before = get(srv.url, "/v1/jobs/%lld/tasks", job);
+  json_t *before = get(sf.srv.url, "/v1/jobs/%lld/tasks", job);
   long long idx_before[N];
   int mark[R][C] = {{0}};
   long long liar_id = 2;
-  json_t *vols = get(srv.url, "/v1/volunteers", 0);
+  json_t *vols = get(sf.srv.url, "/v1/volunteers", 0);
   size_t k;
   json_t *v;
   json_array_foreach(json_object_get(vols, "volunteers"), k, v)
@@ -215,27 +218,27 @@ static void test_ban_recomputes_exactly_the_tainted_tasks(void **state) {
   char liar_s[32], *out = NULL;
   snprintf(liar_s, sizeof liar_s, "%lld", liar_id);
   const char *ban[] = {e2e_bin_cli, "ban", liar_s, "--reason", "wrong results", "--server",
-                       srv.url, NULL};
+                       sf.srv.url, NULL};
   assert_int_equal(harness_run(ban, &out), 0);
   char want[128];
   snprintf(want, sizeof want, "%d tasks and %d descendants re-queued", direct, tainted);
   if (!strstr(out, want))
     fail_msg("ban said \"%s\", expected \"%s\"", out, want);
   free(out);
-  json_t *j = e2e_job(srv.url, job);
+  json_t *j = e2e_job(sf.srv.url, job);
   assert_string_equal(json_string_value(json_object_get(j, "state")), "running");
   assert_int_equal(e2e_count(j, "done"), N - direct - tainted);
   json_decref(j);
   /* the banned token is refused from now on */
-  pid_t again = e2e_worker(srv.url, dir, 2, liar, "2");
+  pid_t again = e2e_worker(sf.srv.url, dir, 2, liar, "2");
   int st = harness_wait(again, 30);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
 
-  pid_t h3 = e2e_worker(srv.url, dir, 3, app, "3");
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
+  pid_t h3 = e2e_worker(sf.srv.url, dir, 3, app, "3");
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done");
   harness_wait(h3, 30);
-  e2e_check_results(srv.url, job, dir, BS, N, 1);
-  json_t *after = get(srv.url, "/v1/jobs/%lld/tasks", job);
+  e2e_check_results(sf.srv.url, job, dir, BS, N, 1);
+  json_t *after = get(sf.srv.url, "/v1/jobs/%lld/tasks", job);
   json_array_foreach(json_object_get(after, "tasks"), k, t) {
     int i, jj;
     sscanf(json_string_value(json_object_get(t, "id")), "%d,%d", &i, &jj);
@@ -247,33 +250,34 @@ static void test_ban_recomputes_exactly_the_tainted_tasks(void **state) {
     assert_true(json_integer_value(json_object_get(t, "volunteer")) != liar_id);
   }
   json_decref(after);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static void test_family_fixed_at_creation(void **state) {
   (void)state;
-  char dir[4096], db[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *db = sf.db;
   const char *phi3[] = {"--ataf-family", "phi3", NULL};
-  assert_int_equal(harness_server_start(&srv, db, phi3), 0);
+  assert_int_equal(server_fixture_restart(&sf, phi3), 0);
   char tok[65];
-  long long row = harness_register(srv.url, "w", "x", tok);
+  long long row = harness_register(sf.srv.url, "w", "x", tok);
   const char *job = "{\"app\": \"x\", \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"}]}";
-  assert_int_equal(harness_http(srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), NULL, NULL, NULL), 201);
+  assert_int_equal(harness_http(sf.srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), NULL, NULL, NULL), 201);
   for (uint64_t t = 1; t <= 2; t++) {
     json_t *w = NULL;
-    assert_int_equal(harness_http(srv.url, "POST", "/v1/work", tok, NULL, 0, &w, NULL, NULL), 200);
+    assert_int_equal(harness_http(sf.srv.url, "POST", "/v1/work", tok, NULL, 0, &w, NULL, NULL),
+                     200);
     uint64_t want;
     assert_int_equal(cairn__ataf_index(CAIRN_ATAF_PHI3, (uint64_t)row, t, &want, NULL), CAIRN_OK);
     assert_int_equal(json_integer_value(json_object_get(w, "index")), (json_int_t)want);
     json_decref(w);
   }
-  json_t *who = get(srv.url, "/v1/audit/index/%lld", 1);
+  json_t *who = get(sf.srv.url, "/v1/audit/index/%lld", 1);
   assert_string_equal(json_string_value(json_object_get(who, "family")), "phi3");
   json_decref(who);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
   /* the family is fixed: another one on the same database is refused */
   char bin[4096], *out = NULL;
   harness_bin(bin, sizeof bin, "cairn-server");
@@ -281,6 +285,7 @@ static void test_family_fixed_at_creation(void **state) {
                          NULL};
   assert_int_equal(harness_run(again, &out), 1);
   free(out);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "tests/support/editdist.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
@@ -175,14 +176,14 @@ static void run_job(const char *url, const char *dir, long long job, int first_w
 
 static void test_chain_verify_tamper_export(void **state) {
   (void)state;
-  char dir[4096], db[4200], copy[4200], file[4200], part[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  char copy[4200], file[4200], part[4200];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir, *db = sf.db;
   snprintf(copy, sizeof copy, "%s/copy.db", dir);
   snprintf(file, sizeof file, "%s/all.audit", dir);
   snprintf(part, sizeof part, "%s/job1.audit", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   e2e_make_job(dir, 40, 40, 10); /* 16 tasks */
   char cmd[9000];
   snprintf(cmd, sizeof cmd, "%s/job.json", dir);
@@ -192,27 +193,27 @@ static void test_chain_verify_tamper_export(void **state) {
   json_object_set_new(spec, "quorum", json_integer(2));
   assert_int_equal(json_dump_file(spec, cmd, JSON_COMPACT), 0);
   json_decref(spec);
-  long long job1 = e2e_submit(srv.url, dir);
-  run_job(srv.url, dir, job1, 1);
+  long long job1 = e2e_submit(sf.srv.url, dir);
+  run_job(sf.srv.url, dir, job1, 1);
   long long head1 = sql_int(db, "SELECT MAX(seq) FROM audit_chain");
   assert_true(head1 >= 16 * 2 * 2); /* an allocation and a result per replica */
   assert_true(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'outcome'") > 0);
 
   /* kill -9, restart: the chain goes on from the committed head */
-  harness_server_stop(&srv, SIGKILL);
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  server_fixture_stop(&sf, SIGKILL);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   char token[65], path[64];
-  long long vol = harness_register(srv.url, "banned", "editdist", token);
+  long long vol = harness_register(sf.srv.url, "banned", "editdist", token);
   snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
-  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
-  long long job2 = e2e_submit(srv.url, dir);
-  run_job(srv.url, dir, job2, 3);
+  assert_int_equal(harness_http(sf.srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
+  long long job2 = e2e_submit(sf.srv.url, dir);
+  run_job(sf.srv.url, dir, job2, 3);
   /* job 1 deleted: its results go, its entries stay */
   char jobs[32];
   snprintf(jobs, sizeof jobs, "%lld", job1);
-  const char *del[] = {e2e_bin_cli, "delete", jobs, "--server", srv.url, NULL};
+  const char *del[] = {e2e_bin_cli, "delete", jobs, "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(del, NULL), 0);
-  harness_server_stop(&srv, SIGTERM); /* signs the last head */
+  server_fixture_stop(&sf, SIGTERM); /* signs the last head */
   long long head = sql_int(db, "SELECT MAX(seq) FROM audit_chain");
   assert_true(head > head1);
   assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain"), head);
@@ -281,7 +282,7 @@ static void test_chain_verify_tamper_export(void **state) {
   assert_non_null(strstr(out, "FIRST PROBLEM: seq 5 "));
   free(out);
   (void)job2;
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* --audit-chain off: a ban (a chained record) leaves no entry and no key,
@@ -289,18 +290,18 @@ static void test_chain_verify_tamper_export(void **state) {
  * live check letting the unchained ban pass. */
 static void test_chain_off(void **state) {
   (void)state;
-  char dir[4096], db[4200], key[4300];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  char key[4300];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *db = sf.db;
   snprintf(key, sizeof key, "%s.audit-key", db);
   const char *off[] = {"--audit-chain", "off", NULL};
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, off), 0);
+  assert_int_equal(server_fixture_restart(&sf, off), 0);
   char token[65], path[64];
-  long long vol = harness_register(srv.url, "v", "editdist", token);
+  long long vol = harness_register(sf.srv.url, "v", "editdist", token);
   snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
-  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
-  harness_server_stop(&srv, SIGTERM);
+  assert_int_equal(harness_http(sf.srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
+  server_fixture_stop(&sf, SIGTERM);
   assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain"), 0);
   assert_int_equal(access(key, F_OK), -1);
   assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_chain_gap' AND "
@@ -308,16 +309,16 @@ static void test_chain_off(void **state) {
   /* without that note, a start finds the records the empty chain does not
    * describe (as on a database from before the chain) and notes them */
   sql(db, "DELETE FROM meta WHERE key = 'audit_chain_gap'");
-  assert_int_equal(harness_server_start(&srv, db, off), 0);
-  harness_server_stop(&srv, SIGTERM);
+  assert_int_equal(server_fixture_restart(&sf, off), 0);
+  server_fixture_stop(&sf, SIGTERM);
   assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_chain_gap' AND "
                                "value = 'records from before the chain'"), 1);
 
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
-  vol = harness_register(srv.url, "w", "editdist", token);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
+  vol = harness_register(sf.srv.url, "w", "editdist", token);
   snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
-  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
-  harness_server_stop(&srv, SIGTERM);
+  assert_int_equal(harness_http(sf.srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
+  server_fixture_stop(&sf, SIGTERM);
   assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'ban'"), 1);
   assert_int_equal(access(key, R_OK), 0);
   char *out = NULL;
@@ -329,7 +330,7 @@ static void test_chain_off(void **state) {
                               "1 rows without entries allowed\n"));
   assert_non_null(strstr(out, "\nOK\n"));
   free(out);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

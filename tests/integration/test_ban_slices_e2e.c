@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
@@ -120,21 +121,16 @@ static void *ban_thread(void *p) {
   return NULL;
 }
 
-/* A fresh folder and a master on DIR/cairn.db with one result a slice
+/* f: a fresh folder and a master on its database with one result a slice
  * (and the extra options given, or NULL). */
-static void start_with(char dir[4096], char db[4200], harness_server *srv,
-                       const char *const *more) {
+static void start_with(server_fixture *f, const char *const *more) {
   const char *extra[8] = {"--ban-slice", "1"};
   for (int i = 0; more && more[i] && i < 5; i++)
     extra[2 + i] = more[i];
-  harness_tmpdir(dir, 4096);
-  snprintf(db, 4200, "%s/cairn.db", dir);
-  assert_int_equal(harness_server_start(srv, db, extra), 0);
+  assert_int_equal(server_fixture_open(f, extra, 1), 0);
 }
 
-static void start(char dir[4096], char db[4200], harness_server *srv) {
-  start_with(dir, db, srv, NULL);
-}
+static void start(server_fixture *f) { start_with(f, NULL); }
 
 /* Registers "liar" (token in tok), gives it a job of n results, and starts
  * its ban in *th (*b filled): the ban's answer comes in b->status. */
@@ -149,25 +145,27 @@ static void ban_liar_of(const char *url, int n, char tok[65], ban_call *b, pthre
 static void test_requests_answered_during_ban(void **state) {
   (void)state;
   enum { N = 3000 };
-  char dir[4096], db[4200], tok[65], honest[65];
-  harness_server srv;
-  start(dir, db, &srv);
-  reg(srv.url, "honest", 1, honest);
+  char tok[65], honest[65];
+  server_fixture sf;
+  start(&sf);
+  reg(sf.srv.url, "honest", 1, honest);
   ban_call b;
   pthread_t th;
-  ban_liar_of(srv.url, N, tok, &b, &th);
+  ban_liar_of(sf.srv.url, N, tok, &b, &th);
   double t0 = harness_now(); /* the ban has just been sent */
   /* once the ban has begun re-queueing, the master answers others
    * meanwhile: health checks, and the honest volunteer's work requests
    * (each gets a task the ban re-queued) */
-  assert_int_equal(slices_reach(srv.url, 1), 0);
+  assert_int_equal(slices_reach(sf.srv.url, 1), 0);
   int during = 0, works = 0;
   while (!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST)) {
     json_t *r = NULL;
-    assert_int_equal(harness_http(srv.url, "GET", "/healthz", NULL, NULL, 0, &r, NULL, NULL), 200);
+    assert_int_equal(harness_http(sf.srv.url, "GET", "/healthz", NULL, NULL, 0, &r, NULL, NULL),
+                     200);
     json_decref(r);
     static const char take[] = "{}";
-    long st = harness_http(srv.url, "POST", "/v1/work", honest, take, strlen(take), &r, NULL, NULL);
+    long st =
+      harness_http(sf.srv.url, "POST", "/v1/work", honest, take, strlen(take), &r, NULL, NULL);
     assert_true(st == 200 || st == 204 || st == 429); /* 429: it holds its lease bound */
     works += st == 200;
     json_decref(r);
@@ -182,24 +180,24 @@ static void test_requests_answered_during_ban(void **state) {
   assert_int_equal(json_integer_value(json_object_get(b.report, "results_invalidated")), N);
   assert_int_equal(json_integer_value(json_object_get(b.report, "tasks_requeued")), N);
   json_decref(b.report);
-  assert_int_equal(harness_metric(srv.url, "cairn_ban_slices_total "), N);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
-  assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(harness_metric(sf.srv.url, "cairn_ban_slices_total "), N);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* A master on a fresh folder with a liar of n results, stopped by sig
  * once its ban has done two slices; *b the ban's answer (joined); the
  * master's exit status. */
-static int stopped_mid_ban(int sig, int n, char dir[4096], char db[4200], harness_server *srv,
-                           ban_call *b) {
+static int stopped_mid_ban(int sig, int n, server_fixture *f, ban_call *b) {
   char tok[65];
-  start(dir, db, srv);
+  start(f);
   pthread_t th;
-  ban_liar_of(srv->url, n, tok, b, &th);
+  ban_liar_of(f->srv.url, n, tok, b, &th);
   /* a second slice begins only once the first is durable */
-  assert_int_equal(slices_reach(srv->url, 2), 0);
-  int st = harness_server_stop(srv, sig);
+  assert_int_equal(slices_reach(f->srv.url, 2), 0);
+  int st = server_fixture_stop(f, sig);
   pthread_join(th, NULL);
   return st;
 }
@@ -207,36 +205,36 @@ static int stopped_mid_ban(int sig, int n, char dir[4096], char db[4200], harnes
 static void test_kill9_mid_ban_finishes_at_start(void **state) {
   (void)state;
   enum { N = 3000 };
-  char dir[4096], db[4200];
-  harness_server srv;
+  server_fixture sf;
   ban_call b;
-  stopped_mid_ban(SIGKILL, N, dir, db, &srv, &b);
+  stopped_mid_ban(SIGKILL, N, &sf, &b);
   assert_int_not_equal(b.status, 200); /* no answer: the master died */
   json_decref(b.report);
   /* the store has the ban begun, not finished: some results still valid */
-  assert_int_equal(sql_int(db, "SELECT banned + ban_pending FROM volunteers WHERE name = 'liar'"),
-                   2);
-  long long left = sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
+  assert_int_equal(
+    sql_int(sf.db, "SELECT banned + ban_pending FROM volunteers WHERE name = 'liar'"), 2);
+  long long left = sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
   assert_true(left > 0 && left < N);
 
-  assert_int_equal(harness_server_start(&srv, db, (const char *const[]){"--ban-slice", "1", NULL}),
-                   0);
-  assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM tasks WHERE state = 'eligible' AND round = 1"),
-                   N);
+  assert_int_equal(server_fixture_restart(&sf, (const char *const[]){"--ban-slice", "1", NULL}), 0);
+  assert_int_equal(sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(
+    sql_int(sf.db, "SELECT COUNT(*) FROM tasks WHERE state = 'eligible' AND round = 1"), N);
   json_t *j = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/1", ADMIN, NULL, 0, &j, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/1", ADMIN, NULL, 0, &j, NULL, NULL),
+                   200);
   assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "counts"), "eligible")), N);
   json_decref(j);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
   char cli[4096], *out = NULL;
   harness_bin(cli, sizeof cli, "cairn");
-  const char *verify[] = {cli, "audit", "verify", "--db", db, NULL};
+  const char *verify[] = {cli, "audit", "verify", "--db", sf.db, NULL};
   int rc = harness_run(verify, &out);
   if (rc != 0)
     fail_msg("cairn audit verify --db: exit %d: %s", rc, out ? out : "");
   free(out);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* With one HTTP thread, the ban still leaves it free: the ban runs on the
@@ -244,17 +242,18 @@ static void test_kill9_mid_ban_finishes_at_start(void **state) {
 static void test_one_http_thread_answers_during_ban(void **state) {
   (void)state;
   enum { N = 1000 };
-  char dir[4096], db[4200], tok[65];
-  harness_server srv;
-  start_with(dir, db, &srv, (const char *const[]){"--threads", "1", NULL});
+  char tok[65];
+  server_fixture sf;
+  start_with(&sf, (const char *const[]){"--threads", "1", NULL});
   ban_call b;
   pthread_t th;
-  ban_liar_of(srv.url, N, tok, &b, &th);
-  assert_int_equal(slices_reach(srv.url, 1), 0);
+  ban_liar_of(sf.srv.url, N, tok, &b, &th);
+  assert_int_equal(slices_reach(sf.srv.url, 1), 0);
   int during = 0;
   while (!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST)) {
     json_t *r = NULL;
-    assert_int_equal(harness_http(srv.url, "GET", "/healthz", NULL, NULL, 0, &r, NULL, NULL), 200);
+    assert_int_equal(harness_http(sf.srv.url, "GET", "/healthz", NULL, NULL, 0, &r, NULL, NULL),
+                     200);
     json_decref(r);
     during += !__atomic_load_n(&b.done, __ATOMIC_SEQ_CST);
   }
@@ -264,7 +263,8 @@ static void test_one_http_thread_answers_during_ban(void **state) {
   assert_int_equal(b.status, 200);
   assert_int_equal(json_integer_value(json_object_get(b.report, "results_invalidated")), N);
   json_decref(b.report);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* The slow lane takes at most CAIRN__SLOW_CAP (4) requests: with one
@@ -276,41 +276,41 @@ static void test_one_http_thread_answers_during_ban(void **state) {
 static void test_full_lane_429_then_cli_retries(void **state) {
   (void)state;
   enum { LIARS = 6, N = 2000 };
-  char dir[4096], db[4200], tok[LIARS][65];
-  harness_server srv;
-  start(dir, db, &srv);
+  char tok[LIARS][65];
+  server_fixture sf;
+  start(&sf);
   long long id[LIARS];
   for (int i = 0; i < LIARS; i++) {
     char name[16];
     snprintf(name, sizeof name, "liar%d", i);
-    id[i] = reg(srv.url, name, 64, tok[i]);
+    id[i] = reg(sf.srv.url, name, 64, tok[i]);
   }
-  submit(srv.url, N);
-  compute_all(srv.url, tok[0], N); /* liar0's ban is the long one; the others have none */
+  submit(sf.srv.url, N);
+  compute_all(sf.srv.url, tok[0], N); /* liar0's ban is the long one; the others have none */
   ban_call b[4];
   pthread_t th[4];
   for (int i = 0; i < 4; i++) {
-    b[i] = (ban_call){srv.url, id[i], 0, NULL, 0};
+    b[i] = (ban_call){sf.srv.url, id[i], 0, NULL, 0};
     assert_int_equal(pthread_create(&th[i], NULL, ban_thread, &b[i]), 0);
     if (i == 0) /* running before the three short ones are queued behind it */
-      assert_int_equal(slices_reach(srv.url, 1), 0);
+      assert_int_equal(slices_reach(sf.srv.url, 1), 0);
   }
   usleep(200 * 1000); /* the other three reach the lane's queue meanwhile */
   char path[64];
   snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", id[4]);
   static const char body[] = "{\"reason\": \"x\"}";
   json_t *r = NULL;
-  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, body, strlen(body), &r, NULL, NULL),
-                   429);
+  assert_int_equal(
+    harness_http(sf.srv.url, "POST", path, ADMIN, body, strlen(body), &r, NULL, NULL), 429);
   const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
   assert_non_null(msg);
   assert_non_null(strstr(msg, "slow requests"));
   json_decref(r);
-  assert_int_equal(sql_int(db, "SELECT banned FROM volunteers WHERE name = 'liar4'"), 0);
+  assert_int_equal(sql_int(sf.db, "SELECT banned FROM volunteers WHERE name = 'liar4'"), 0);
   /* the CLI, while the lane is still full, waits and asks again */
   char cli[4096], cmd[9000], *out = NULL;
   harness_bin(cli, sizeof cli, "cairn");
-  snprintf(cmd, sizeof cmd, "'%s' ban %lld --server '%s' --token '%s' 2>&1", cli, id[5], srv.url,
+  snprintf(cmd, sizeof cmd, "'%s' ban %lld --server '%s' --token '%s' 2>&1", cli, id[5], sf.srv.url,
            ADMIN);
   const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
   int rc = harness_run(argv, &out);
@@ -325,8 +325,9 @@ static void test_full_lane_429_then_cli_retries(void **state) {
     assert_int_equal(b[i].status, 200);
     json_decref(b[i].report);
   }
-  assert_int_equal(sql_int(db, "SELECT banned FROM volunteers WHERE name = 'liar5'"), 1);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(sql_int(sf.db, "SELECT banned FROM volunteers WHERE name = 'liar5'"), 1);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* A master stopped (SIGTERM) in the middle of a ban does not wait for
@@ -335,23 +336,23 @@ static void test_full_lane_429_then_cli_retries(void **state) {
 static void test_sigterm_mid_ban_ends_after_slice(void **state) {
   (void)state;
   enum { N = 3000 };
-  char dir[4096], db[4200];
-  harness_server srv;
+  server_fixture sf;
   ban_call b;
-  assert_int_equal(stopped_mid_ban(SIGTERM, N, dir, db, &srv, &b), 0);
+  assert_int_equal(stopped_mid_ban(SIGTERM, N, &sf, &b), 0);
   assert_int_equal(b.status, 503);
   const char *msg =
     json_string_value(json_object_get(json_object_get(b.report, "error"), "message"));
   assert_non_null(msg);
   assert_non_null(strstr(msg, "finished when it starts again"));
   json_decref(b.report);
-  assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 1);
-  long long left = sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
+  assert_int_equal(sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 1);
+  long long left = sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
   assert_true(left > 0 && left < N);
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
-  assert_int_equal(sql_int(db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
+  assert_int_equal(sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

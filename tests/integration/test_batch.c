@@ -164,10 +164,8 @@ static void test_results_stale_entry_and_kill9(void **state) {
   json_decref(r);
   assert_int_equal(done_count(f->srv.url, job), 3);
   /* acknowledged means durable: kill -9 and restart */
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
-  harness_server_stop(&f->srv, SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, db, NULL), 0);
+  server_fixture_stop(f, SIGKILL);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   r = job_json(f->srv.url, job);
   assert_string_equal(json_string_value(json_object_get(r, "state")), "done");
   assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "counts"), "done")), 3);
@@ -254,16 +252,11 @@ static long long batches_answered(const char *url) {
 static void test_real_workers(void **state) {
   fixture *f = *state;
   long long job = submit(f->srv.url, "noop", 40), before = batches_answered(f->srv.url);
-  char bin[4096];
-  harness_bin(bin, sizeof bin, "cairn-worker");
   pid_t pids[2];
   for (int i = 0; i < 2; i++) {
-    char wdir[4200], log[4200];
-    snprintf(wdir, sizeof wdir, "%s/w%d", f->dir, i);
-    snprintf(log, sizeof log, "%s/w%d.log", f->dir, i);
-    const char *av[] = {bin, "--server", f->srv.url, "--app", "noop=/bin/true", "--dir", wdir,
-                        "--prefetch", i ? "0" : "3", "--exit-when-idle", "2", NULL};
-    pids[i] = harness_spawn(av, log);
+    const char *av[] = {"--app", "noop=/bin/true", "--prefetch", i ? "0" : "3",
+                        "--exit-when-idle", "2", NULL};
+    pids[i] = harness_worker(f->srv.url, f->dir, i ? "w1" : "w0", av);
   }
   double until = harness_now() + 120;
   while (done_count(f->srv.url, job) < 40 && harness_now() < until)
@@ -291,13 +284,9 @@ static void test_real_worker_keeps_prefetched_leases(void **state) {
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(job);
   json_decref(r);
-  char bin[4096], wdir[4200], log[4200];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/nap", f->dir);
-  snprintf(log, sizeof log, "%s/nap.log", f->dir);
-  const char *av[] = {bin, "--server", f->srv.url, "--app", "nap=/bin/sleep", "--dir", wdir,
-                      "--slots", "1", "--prefetch", "2", "--exit-when-idle", "2", NULL};
-  pid_t pid = harness_spawn(av, log);
+  const char *av[] = {"--app", "nap=/bin/sleep", "--slots", "1", "--prefetch", "2",
+                      "--exit-when-idle", "2", NULL};
+  pid_t pid = harness_worker(f->srv.url, f->dir, "nap", av);
   double until = harness_now() + 60;
   while (done_count(f->srv.url, id) < 3 && harness_now() < until)
     usleep(100000);

@@ -32,36 +32,14 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define NTASKS 6
 #define BURN 0.3
 #define EXTRA 0.2
 
-typedef struct fixture {
-  char dir[4096], db[4200];
-  harness_server srv;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
-}
+typedef server_fixture fixture;
 
 static json_t *get(const char *url, const char *path, const char *token) {
   json_t *r = NULL;
@@ -125,15 +103,11 @@ static void test_bad_input(void **state) {
 /* ---- the job ---- */
 
 static pid_t start_worker(fixture *f, const char *name, const char *team, const char *script) {
-  char bin[4096], app[4400], wdir[4300], log[4300];
-  harness_bin(bin, sizeof bin, "cairn-worker");
+  char app[4400];
   snprintf(app, sizeof app, "burn=%s/%s", f->dir, script);
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
-  const char *argv[] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name, "--team",
-                        team, "--app", app, "--slots", "1", "--exit-when-idle", "3",
+  const char *args[] = {"--team", team, "--app", app, "--slots", "1", "--exit-when-idle", "3",
                         "--log-level", "info", NULL};
-  pid_t pid = harness_spawn(argv, log);
+  pid_t pid = harness_worker(f->srv.url, f->dir, name, args);
   assert_true(pid > 0);
   return pid;
 }
@@ -358,11 +332,11 @@ static void move_bob(fixture *f, const double credit[8], const double cpu[8],
                                 NULL), 200);
   wait_team(f->srv.url, bob, "blue");
   check_stats(f->srv.url, credit, cpu, results, now_in, team_of);
-  int st = harness_server_stop(&f->srv, SIGKILL);
+  int st = server_fixture_stop(f, SIGKILL);
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   check_stats(f->srv.url, credit, cpu, results, now_in, team_of);
-  assert_int_equal(harness_server_stop(&f->srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(f, SIGTERM), 0);
   char cli[4096], *out = NULL;
   harness_bin(cli, sizeof cli, "cairn");
   const char *verify[] = {cli, "audit", "verify", "--db", f->db, NULL};
@@ -377,7 +351,7 @@ static void move_bob(fixture *f, const double credit[8], const double cpu[8],
                 "(team_credit): team \"red\" has credit totals");
   tampered_team(f, "INSERT INTO team_credit VALUES ('forged', 5, 5, 1)",
                 "seq - (team_credit): a team has credit");
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0); /* for the teardown */
+  assert_int_equal(server_fixture_restart(f, NULL), 0); /* for the teardown */
 }
 
 static void test_credit_end_to_end(void **state) {
@@ -448,9 +422,9 @@ static void test_credit_end_to_end(void **state) {
   check_cli(f->srv.url, credit, name_of);
 
   /* kill -9, restart: the same standings, from the store */
-  int st = harness_server_stop(&f->srv, SIGKILL);
+  int st = server_fixture_stop(f, SIGKILL);
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   double credit2[8] = {0}, cpu2[8] = {0};
   long long results2[8] = {0};
   check_tasks(f, id, name_of, credit2, cpu2, results2);
@@ -472,5 +446,5 @@ int main(void) {
     cmocka_unit_test(test_bad_input),
     cmocka_unit_test(test_credit_end_to_end),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, server_fixture_setup, server_fixture_teardown);
 }

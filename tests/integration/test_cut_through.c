@@ -35,6 +35,7 @@
 
 #include "common/sha256.h"
 #include "tests/support/bigjob.h"
+#include "tests/support/server_fixture.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
 
@@ -74,12 +75,9 @@ static void stop_workers(pid_t *w, int n) {
     }
 }
 
-static void start_master(harness_server *srv, char *dir, size_t len) {
-  char db[4200];
-  harness_tmpdir(dir, len);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+static void start_master(server_fixture *f) {
   const char *extra[] = {"--broadcast-plan", "online", "--log-level", "info", NULL};
-  assert_int_equal(harness_server_start(srv, db, extra), 0);
+  assert_int_equal(server_fixture_open(f, extra, 1), 0);
 }
 
 /* The chunk digests the master serves match the file's chunks. */
@@ -108,19 +106,20 @@ static void check_chunk_list(const char *url, const char *sha) {
 
 static void test_chain(void **state) {
   (void)state;
-  char dir[4096], sha[65], line[160];
-  harness_server srv;
-  start_master(&srv, dir, sizeof dir);
+  char sha[65], line[160];
+  server_fixture sf;
+  start_master(&sf);
+  const char *dir = sf.dir;
   bigjob_write(dir, "cut", data, BIG, 3, sha);
-  long long job = e2e_submit(srv.url, dir);
-  check_chunk_list(srv.url, sha);
+  long long job = e2e_submit(sf.srv.url, dir);
+  check_chunk_list(sf.srv.url, sha);
   pid_t w[3] = {0};
   /* A receives from the master at 2 MiB/s; B once A receives, C once B does */
-  w[0] = start_worker(srv.url, dir, "A", "2048");
+  w[0] = start_worker(sf.srv.url, dir, "A", "2048");
   assert_true(bigjob_await_log(dir, "A", "chunk digests", 60));
-  w[1] = start_worker(srv.url, dir, "B", NULL);
+  w[1] = start_worker(sf.srv.url, dir, "B", NULL);
   assert_true(bigjob_await_log(dir, "B", "chunk digests", 60));
-  w[2] = start_worker(srv.url, dir, "C", NULL);
+  w[2] = start_worker(sf.srv.url, dir, "C", NULL);
   const char *names[] = {"A", "B", "C"};
   for (int i = 0; i < 3; i++)
     assert_true(bigjob_await_cached(dir, names[i], sha, 120));
@@ -128,31 +127,32 @@ static void test_chain(void **state) {
   snprintf(line, sizeof line, "peer: relayed %s (%u bytes) while receiving it", sha, BIG);
   assert_true(bigjob_await_log(dir, "A", line, 20));
   assert_true(bigjob_await_log(dir, "B", line, 20));
-  assert_true(harness_metric(srv.url, "cairn_relay_sources_total ") >= 2);
+  assert_true(harness_metric(sf.srv.url, "cairn_relay_sources_total ") >= 2);
   bigjob_release(dir);
-  assert_string_equal(e2e_wait(srv.url, job, 120), "done");
-  bigjob_check_outputs(srv.url, job, 3, sha);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 120), "done");
+  bigjob_check_outputs(sf.srv.url, job, 3, sha);
   /* the master sent one copy: the rest came through the relays */
-  assert_int_equal(harness_metric(srv.url, "cairn_peer_failures_total{"), 0);
+  assert_int_equal(harness_metric(sf.srv.url, "cairn_peer_failures_total{"), 0);
   stop_workers(w, 3);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static void test_relay_killed(void **state) {
   (void)state;
-  char dir[4096], sha[65], line[160];
-  harness_server srv;
-  start_master(&srv, dir, sizeof dir);
+  char sha[65], line[160];
+  server_fixture sf;
+  start_master(&sf);
+  const char *dir = sf.dir;
   bigjob_write(dir, "cut", data, BIG, 3, sha);
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   pid_t w[3] = {0};
-  w[0] = start_worker(srv.url, dir, "A", "2048");
+  w[0] = start_worker(sf.srv.url, dir, "A", "2048");
   assert_true(bigjob_await_log(dir, "A", "chunk digests", 60));
-  w[1] = start_worker(srv.url, dir, "B", NULL);
+  w[1] = start_worker(sf.srv.url, dir, "B", NULL);
   snprintf(line, sizeof line, "peer: sending %s (%u bytes) while receiving it", sha, BIG);
   assert_true(bigjob_await_log(dir, "A", line, 60));
-  w[2] = start_worker(srv.url, dir, "C", NULL);
+  w[2] = start_worker(sf.srv.url, dir, "C", NULL);
   assert_true(bigjob_await_log(dir, "C", "chunk digests", 60));
   /* A dies mid-stream: B (and C behind it) fall back */
   bigjob_kill9(w[0]);
@@ -161,11 +161,11 @@ static void test_relay_killed(void **state) {
   assert_true(bigjob_await_cached(dir, "C", sha, 120));
   assert_true(bigjob_log_line(dir, "B", "skipped", NULL, 0));
   bigjob_release(dir);
-  assert_string_equal(e2e_wait(srv.url, job, 180), "done"); /* A's task runs again elsewhere */
-  bigjob_check_outputs(srv.url, job, 3, sha);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 180), "done"); /* A's task runs again elsewhere */
+  bigjob_check_outputs(sf.srv.url, job, 3, sha);
   stop_workers(w, 3);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* ---- a hostile peer: its file server sends chunk 1 wrong ---- */
@@ -219,26 +219,27 @@ static void hostile_start(hostile *h) {
 
 static void test_bad_chunk(void **state) {
   (void)state;
-  char dir[4096], sha[65], peer[64], tok[65], body[200];
-  harness_server srv;
+  char sha[65], peer[64], tok[65], body[200];
   hostile h;
-  start_master(&srv, dir, sizeof dir);
+  server_fixture sf;
+  start_master(&sf);
+  const char *dir = sf.dir;
   bigjob_write(dir, "cut", data, BIG, 1, sha);
   hostile_start(&h);
   /* the hostile volunteer, in W's cluster, says it holds the file */
   snprintf(peer, sizeof peer, "http://127.0.0.1:%u", h.port);
   json_t *b = json_pack("{s:s, s:s, s:[s], s:s}", "name", "evil", "cluster", "c-W", "apps", "sum",
                         "peer_url", peer), *r = NULL;
-  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  assert_int_equal(harness_http_json(sf.srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
   snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
   json_decref(b);
   json_decref(r);
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   snprintf(body, sizeof body, "{\"have\": [\"%s\"]}", sha);
-  assert_int_equal(harness_http(srv.url, "POST", "/v1/heartbeat", tok, body, strlen(body), NULL,
+  assert_int_equal(harness_http(sf.srv.url, "POST", "/v1/heartbeat", tok, body, strlen(body), NULL,
                                 NULL, NULL),
                    200);
-  pid_t w[1] = {start_worker(srv.url, dir, "W", NULL)};
+  pid_t w[1] = {start_worker(sf.srv.url, dir, "W", NULL)};
   assert_true(bigjob_await_cached(dir, "W", sha, 120));
   pthread_join(h.thread, NULL);
   close(h.fd);
@@ -246,14 +247,14 @@ static void test_bad_chunk(void **state) {
   assert_true(bigjob_log_line(dir, "W", "chunk 1 of 16 does not match its digest", NULL, 0));
   assert_true(bigjob_log_line(dir, "W", "a chunk did not match its digest", NULL, 0));
   fprintf(stderr, "the hostile peer sent %zu of %u bytes\n", h.sent, BIG);
-  assert_true(harness_wait_metric(srv.url, "cairn_peer_failures_total{reason=\"digest\"}", 1,
+  assert_true(harness_wait_metric(sf.srv.url, "cairn_peer_failures_total{reason=\"digest\"}", 1,
                                   30) == 0);
   bigjob_release(dir);
-  assert_string_equal(e2e_wait(srv.url, job, 120), "done");
-  bigjob_check_outputs(srv.url, job, 1, sha);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 120), "done");
+  bigjob_check_outputs(sf.srv.url, job, 1, sha);
   stop_workers(w, 1);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* ---- who is named while receiving (HTTP only) ---- */
@@ -283,35 +284,34 @@ static long work(const char *url, const char *tok, const char *body, char *src, 
 }
 
 static void named_while_receiving(int store_and_forward) {
-  char dir[4096], db[4200], sha[65], x[65], y[65], z[65], src[600];
-  harness_server srv;
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  char sha[65], x[65], y[65], z[65], src[600];
   const char *extra[] = {"--broadcast-plan", "online",
                          store_and_forward ? "--store-and-forward" : NULL, NULL};
-  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, extra, 1), 0);
+  const char *dir = sf.dir;
   bigjob_write(dir, "cut", data, BIG, 4, sha);
-  (void)e2e_submit(srv.url, dir);
-  reg(srv.url, "X", 1, x);
-  reg(srv.url, "Y", 2, y);
-  reg(srv.url, "Z", 3, z);
+  (void)e2e_submit(sf.srv.url, dir);
+  reg(sf.srv.url, "X", 1, x);
+  reg(sf.srv.url, "Y", 2, y);
+  reg(sf.srv.url, "Z", 3, z);
   /* X (it relays) gets the master's copy */
-  assert_int_equal(work(srv.url, x, "{\"chunks\": true}", src, sizeof src), 200);
+  assert_int_equal(work(sf.srv.url, x, "{\"chunks\": true}", src, sizeof src), 200);
   assert_string_equal(src + strlen(src) - 64, sha);
   /* Y (an older worker: no "chunks") is sent to X while X receives */
-  long st = work(srv.url, y, NULL, src, sizeof src);
+  long st = work(sf.srv.url, y, NULL, src, sizeof src);
   if (store_and_forward) {
     assert_int_equal(st, 204); /* the master is busy and nobody holds it */
   } else {
     assert_int_equal(st, 200);
     assert_true(strncmp(src, "http://127.0.0.1:1/v1/files/", 28) == 0);
     assert_non_null(strstr(src, "&relay=1"));
-    assert_int_equal(harness_metric(srv.url, "cairn_relay_sources_total "), 1);
+    assert_int_equal(harness_metric(sf.srv.url, "cairn_relay_sources_total "), 1);
   }
   /* Z: X sends one copy at a time, and Y, receiving, is no relay */
-  assert_int_equal(work(srv.url, z, NULL, src, sizeof src), 204);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(work(sf.srv.url, z, NULL, src, sizeof src), 204);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static void test_named_while_receiving(void **state) {

@@ -20,6 +20,7 @@
 #include "plan/ic_game.h"
 #include "plan/policy.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 /* A wavefront of side k: task (i,j) after (i-1,j) and (i,j-1). */
 static json_t *wavefront(int k, const char *policy) {
@@ -81,16 +82,15 @@ static void check_profile(json_t *o, const char *name, const cairn__policy_ops *
 
 static void test_dag_view(void **state) {
   (void)state;
-  char dir[4096], db[4200], path[64];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
-  long long id = submit(srv.url, wavefront(5, "ic"));
+  char path[64];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
+  long long id = submit(sf.srv.url, wavefront(5, "ic"));
   snprintf(path, sizeof path, "/v1/jobs/%lld/dag", id);
 
   json_t *o = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
   assert_int_equal(json_array_size(json_object_get(o, "keys")), 25);
   assert_string_equal(json_string_value(json_object_get(o, "policy")), "ic");
   json_t *depth = json_object_get(o, "depth"), *par = json_object_get(o, "parents");
@@ -104,49 +104,49 @@ static void test_dag_view(void **state) {
   json_decref(o);
 
   /* A fifo job has one profile; the token, unknown jobs and bad ids. */
-  long long fifo = submit(srv.url, wavefront(2, "fifo"));
+  long long fifo = submit(sf.srv.url, wavefront(2, "fifo"));
   snprintf(path, sizeof path, "/v1/jobs/%lld/dag", fifo);
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
   assert_int_equal(json_object_size(json_object_get(o, "profiles")), 1);
   json_decref(o);
-  assert_int_equal(harness_http(srv.url, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
-  assert_int_equal(harness_http(srv.url, "GET", path, "wrong-token-0123456789", NULL, 0, NULL, NULL, NULL), 403);
-  assert_int_equal(harness_http(srv.url, "POST", path, HARNESS_ADMIN_TOKEN, "{}", 2, NULL, NULL, NULL), 405);
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/999/dag", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/x1/dag", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, "wrong-token-0123456789", NULL, 0, NULL, NULL, NULL), 403);
+  assert_int_equal(harness_http(sf.srv.url, "POST", path, HARNESS_ADMIN_TOKEN, "{}", 2, NULL, NULL, NULL), 405);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/999/dag", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/x1/dag", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
 
   /* The distribution view of a job without broadcast files: nothing to
    * show; the token, the method, unknown, bad and deleted jobs. */
   snprintf(path, sizeof path, "/v1/jobs/%lld/distribution", fifo);
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
   assert_int_equal(json_integer_value(json_object_get(o, "job")), fifo);
   assert_int_equal(json_array_size(json_object_get(o, "files")), 0);
   assert_true(json_is_array(json_object_get(o, "rates")));
   json_decref(o);
-  assert_int_equal(harness_http(srv.url, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
-  assert_int_equal(harness_http(srv.url, "GET", path, "wrong-token-0123456789", NULL, 0, NULL, NULL, NULL), 403);
-  assert_int_equal(harness_http(srv.url, "POST", path, HARNESS_ADMIN_TOKEN, "{}", 2, NULL, NULL, NULL), 405);
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/999/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 404);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, "wrong-token-0123456789", NULL, 0, NULL, NULL, NULL), 403);
+  assert_int_equal(harness_http(sf.srv.url, "POST", path, HARNESS_ADMIN_TOKEN, "{}", 2, NULL, NULL, NULL), 405);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/999/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 404);
   assert_string_equal(json_string_value(json_object_get(json_object_get(o, "error"), "message")), "no job 999");
   json_decref(o);
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/01/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/-1/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/1/distribution/x", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/01/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/-1/distribution", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 400);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/1/distribution/x", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
   char del[64];
   snprintf(del, sizeof del, "/v1/jobs/%lld", fifo);
-  assert_int_equal(harness_http(srv.url, "DELETE", del, HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 200);
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(harness_http(sf.srv.url, "DELETE", del, HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
 
   /* Past 20,000 tasks: 413 naming the bound, nothing built. */
-  long long big = submit(srv.url, wavefront(142, "fifo")); /* 20,164 tasks */
+  long long big = submit(sf.srv.url, wavefront(142, "fifo")); /* 20,164 tasks */
   snprintf(path, sizeof path, "/v1/jobs/%lld/dag", big);
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 413);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 413);
   const char *msg = json_string_value(json_object_get(json_object_get(o, "error"), "message"));
   assert_non_null(msg);
   assert_non_null(strstr(msg, "20000 tasks"));
   json_decref(o);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static size_t on_header(char *b, size_t size, size_t n, void *ud) {
@@ -193,50 +193,49 @@ static long get_etag(const char *url, const char *path, const char *inm, char *e
  * changes (a worker's lease makes a task running). */
 static void test_states_and_etags(void **state) {
   (void)state;
-  char dir[4096], db[4200], path[64];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
-  long long id = submit(srv.url, wavefront(3, "fifo"));
+  char path[64];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
+  long long id = submit(sf.srv.url, wavefront(3, "fifo"));
   snprintf(path, sizeof path, "/v1/jobs/%lld/states", id);
   json_t *o = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &o, NULL, NULL), 200);
   assert_string_equal(json_string_value(json_object_get(o, "states")), "ewwwwwwww");
   json_t *tasks = NULL;
   snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", id);
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &tasks, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &tasks, NULL, NULL), 200);
   assert_int_equal(json_integer_value(json_object_get(o, "first_key")),
                    json_integer_value(json_object_get(json_array_get(json_object_get(tasks, "tasks"), 0), "key")));
   json_decref(tasks);
   json_decref(o);
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/jobs/77/states", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/77/states", HARNESS_ADMIN_TOKEN, NULL, 0, NULL, NULL, NULL), 404);
   snprintf(path, sizeof path, "/v1/jobs/%lld/states", id);
-  assert_int_equal(harness_http(srv.url, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, NULL, NULL, 0, NULL, NULL, NULL), 401);
 
   char etag[32], again[32];
   size_t len = 0;
-  assert_int_equal(get_etag(srv.url, path, NULL, etag, &len), 200);
+  assert_int_equal(get_etag(sf.srv.url, path, NULL, etag, &len), 200);
   assert_true(strlen(etag) > 2 && len > 0);
-  assert_int_equal(get_etag(srv.url, path, etag, again, &len), 304);
+  assert_int_equal(get_etag(sf.srv.url, path, etag, again, &len), 304);
   assert_int_equal(len, 0);
-  assert_int_equal(get_etag(srv.url, "/v1/jobs", "\"0000000000000000\"", again, &len), 200);
+  assert_int_equal(get_etag(sf.srv.url, "/v1/jobs", "\"0000000000000000\"", again, &len), 200);
   char dpath[64], dtag[32];
   snprintf(dpath, sizeof dpath, "/v1/jobs/%lld/distribution", id);
-  assert_int_equal(get_etag(srv.url, dpath, NULL, dtag, &len), 200);
+  assert_int_equal(get_etag(sf.srv.url, dpath, NULL, dtag, &len), 200);
   assert_true(strlen(dtag) > 2 && len > 0);
-  assert_int_equal(get_etag(srv.url, dpath, dtag, again, &len), 304);
+  assert_int_equal(get_etag(sf.srv.url, dpath, dtag, again, &len), 304);
   assert_int_equal(len, 0);
   char vtok[65];
-  assert_true(harness_register(srv.url, "w", "x", vtok) > 0);
+  assert_true(harness_register(sf.srv.url, "w", "x", vtok) > 0);
   json_t *work = json_pack("{s[s]}", "apps", "x"), *lease = NULL;
-  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/work", vtok, work, &lease), 200);
+  assert_int_equal(harness_http_json(sf.srv.url, "POST", "/v1/work", vtok, work, &lease), 200);
   json_decref(work);
   json_decref(lease);
-  assert_int_equal(get_etag(srv.url, path, etag, again, &len), 200); /* changed: a new body */
+  assert_int_equal(get_etag(sf.srv.url, path, etag, again, &len), 200); /* changed: a new body */
   assert_string_not_equal(etag, again);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

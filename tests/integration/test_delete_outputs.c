@@ -28,62 +28,23 @@
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define BIG (6ll * 1024 * 1024)
 #define SHARED 200000ll
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  char store[4300]; /* DB.files */
-  harness_server srv;
-  pid_t workers[4];
-  int nworkers;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  snprintf(f->store, sizeof f->store, "%s.files", f->db);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  harness_stop_all(f->workers, f->nworkers, 20);
-  int st = f->srv.pid > 0 ? harness_server_stop(&f->srv, SIGTERM) : 0;
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
+typedef server_fixture fixture;
 
 /* Starts worker name running app "of" as program app (NULL: the
  * cairn-app-outfiles); max_tasks NULL: no limit. Returns its pid. */
 static pid_t start_worker(fixture *f, const char *name, const char *app, const char *max_tasks) {
-  char bin[4096], of[4096], wdir[4300], log[4300], appflag[4400];
-  harness_bin(bin, sizeof bin, "cairn-worker");
+  char of[4096], appflag[4400];
   harness_bin(of, sizeof of, "cairn-app-outfiles");
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
   snprintf(appflag, sizeof appflag, "of=%s", app ? app : of);
-  const char *argv[12] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name,
-                          "--app", appflag};
-  int n = 9;
-  if (max_tasks) {
-    argv[n++] = "--max-tasks";
-    argv[n++] = max_tasks;
-  }
-  argv[n] = NULL;
-  pid_t pid = harness_spawn(argv, log);
+  const char *args[] = {"--app", appflag, max_tasks ? "--max-tasks" : NULL, max_tasks, NULL};
+  pid_t pid = server_fixture_worker(f, name, args);
   assert_true(pid > 0);
-  f->workers[f->nworkers++] = pid;
   return pid;
 }
 
@@ -159,7 +120,9 @@ static long long file_size(const char *path) {
 
 /* The stored files of DB.files/ (count, bytes in *bytes). */
 static int store_files(fixture *f, long long *bytes) {
-  DIR *d = opendir(f->store);
+  char store[4300];
+  snprintf(store, sizeof store, "%s.files", f->db);
+  DIR *d = opendir(store);
   int n = 0;
   struct dirent *e;
   char p[4600];
@@ -167,7 +130,7 @@ static int store_files(fixture *f, long long *bytes) {
   while (d && (e = readdir(d))) {
     if (e->d_name[0] == '.')
       continue;
-    snprintf(p, sizeof p, "%s/%s", f->store, e->d_name);
+    snprintf(p, sizeof p, "%s/%s", store, e->d_name);
     *bytes += file_size(p);
     n++;
   }
@@ -179,7 +142,7 @@ static int store_files(fixture *f, long long *bytes) {
 static int stored(fixture *f, const char *sha) {
   char p[4600];
   struct stat st;
-  snprintf(p, sizeof p, "%s/%s", f->store, sha);
+  snprintf(p, sizeof p, "%s.files/%s", f->db, sha);
   return stat(p, &st) == 0;
 }
 
@@ -331,8 +294,8 @@ static void test_delete_removes_outputs(void **state) {
   free(raw);
 
   /* kill -9 and start again: nothing comes back */
-  harness_server_stop(&f->srv, SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  server_fixture_stop(f, SIGKILL);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   long long bytes2;
   int n2 = store_files(f, &bytes2);
   print_sizes(f, "after kill -9 and restart");
@@ -358,8 +321,8 @@ static void test_delete_removes_outputs(void **state) {
   assert_false(stored(f, shared));
 
   /* and again after kill -9 */
-  harness_server_stop(&f->srv, SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  server_fixture_stop(f, SIGKILL);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   assert_int_equal(store_files(f, &bytes3), 0);
   assert_int_equal(db_count(f, "SELECT COUNT(*) FROM files"), 0);
   print_sizes(f, "after kill -9 and restart");
@@ -382,6 +345,8 @@ static void test_delete_removes_outvoted_file(void **state) {
                            "\"100000\"], \"outputs\": [\"r.bin\"]}]}");
   pid_t bad = start_worker(f, "bad", script, "1"); /* one altered copy first */
   int st = harness_wait(bad, 60);
+  if (st != -1)
+    server_fixture_reaped(f, bad);
   assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
   start_worker(f, "good1", NULL, NULL);
   start_worker(f, "good2", NULL, NULL);
@@ -398,16 +363,18 @@ static void test_delete_removes_outvoted_file(void **state) {
   print_sizes(f, "after cairn delete");
   assert_int_equal(store_files(f, &bytes), 0);
   assert_int_equal(db_count(f, "SELECT COUNT(*) FROM files"), 0);
-  harness_server_stop(&f->srv, SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  server_fixture_stop(f, SIGKILL);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   assert_int_equal(store_files(f, &bytes), 0);
   assert_int_equal(db_count(f, "SELECT COUNT(*) FROM files"), 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_delete_removes_outputs, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_delete_removes_outvoted_file, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_delete_removes_outputs, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_delete_removes_outvoted_file, server_fixture_setup,
+                                    server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

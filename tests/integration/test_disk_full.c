@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define TASKS 300
 #define OUTPUT 16384 /* bytes of each result's output */
@@ -86,9 +87,10 @@ static void fill(const char *path, off_t keep) {
 
 static void test_full_disk_fails_then_recovers(void **state) {
   (void)state;
-  char dir[4096], db[4300], filler[4300];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(g_mnt, sizeof g_mnt, "%s/fs", dir);
+  char filler[4300];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  snprintf(g_mnt, sizeof g_mnt, "%s/fs", sf.dir);
   assert_int_equal(mkdir(g_mnt, 0700), 0);
   if (mount("tmpfs", g_mnt, "tmpfs", 0, "size=16m") != 0) {
     fprintf(stderr, "skipped: cannot mount a tmpfs (%s); the disk-full test needs root\n",
@@ -96,13 +98,14 @@ static void test_full_disk_fails_then_recovers(void **state) {
     g_mnt[0] = 0;
     skip();
   }
-  snprintf(db, sizeof db, "%s/cairn.db", g_mnt);
+  /* the master's database on the tmpfs */
+  assert_true(snprintf(sf.db, sizeof sf.db, "%s/cairn.db", g_mnt) < (int)sizeof sf.db);
+  const char *db = sf.db;
   snprintf(filler, sizeof filler, "%s/filler", g_mnt);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   char tok[65];
-  assert_true(harness_register(srv.url, "filler", "fill", tok) > 0);
-  long long job = submit(srv.url);
+  assert_true(harness_register(sf.srv.url, "filler", "fill", tok) > 0);
+  long long job = submit(sf.srv.url);
 
   fill(filler, 1 << 20);
   long long acked[TASKS];
@@ -110,14 +113,14 @@ static void test_full_disk_fails_then_recovers(void **state) {
   long st = 200;
   json_t *resp = NULL;
   while (st == 200 && nacked < TASKS) {
-    long long idx = work(srv.url, tok);
+    long long idx = work(sf.srv.url, tok);
     if (idx <= 0) {
       st = -idx;
       break;
     }
     json_decref(resp);
     resp = NULL;
-    st = put_result(srv.url, tok, idx, &resp);
+    st = put_result(sf.srv.url, tok, idx, &resp);
     if (st == 200)
       acked[nacked++] = idx;
   }
@@ -130,14 +133,14 @@ static void test_full_disk_fails_then_recovers(void **state) {
     json_decref(resp);
   }
   /* the failed state is for good: cairn-server exits with EX_SOFTWARE */
-  int ws = harness_wait(srv.pid, 30);
-  srv.pid = 0;
+  int ws = harness_wait(sf.srv.pid, 30);
+  sf.srv.pid = 0;
   assert_true(ws != -1 && WIFEXITED(ws));
   assert_int_equal(WEXITSTATUS(ws), 70);
 
   /* space comes back; a restarted master has every acknowledged result */
   assert_int_equal(unlink(filler), 0);
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   sqlite3 *h = NULL;
   assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
   sqlite3_stmt *q = NULL;
@@ -160,17 +163,17 @@ static void test_full_disk_fails_then_recovers(void **state) {
   const char *jstate = "";
   json_t *r = NULL;
   for (double until = harness_now() + 60; harness_now() < until; ) {
-    long long idx = work(srv.url, tok);
+    long long idx = work(sf.srv.url, tok);
     assert_true(idx >= 0);
     if (idx > 0) {
-      st = put_result(srv.url, tok, idx, NULL);
+      st = put_result(sf.srv.url, tok, idx, NULL);
       assert_true(st == 200 || st == 409); /* 409: its lease expired meanwhile */
       continue;
     }
     json_decref(r);
     r = NULL;
     assert_int_equal(
-      harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL, NULL), 200);
+      harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL, NULL), 200);
     jstate = json_string_value(json_object_get(r, "state"));
     if (strcmp(jstate, "done") == 0)
       break;
@@ -178,11 +181,11 @@ static void test_full_disk_fails_then_recovers(void **state) {
   }
   assert_string_equal(jstate, "done");
   json_decref(r);
-  int stop = harness_server_stop(&srv, SIGTERM);
+  int stop = server_fixture_stop(&sf, SIGTERM);
   assert_true(WIFEXITED(stop) && WEXITSTATUS(stop) == 0);
   assert_int_equal(umount(g_mnt), 0);
   g_mnt[0] = 0;
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static int teardown(void **state) {

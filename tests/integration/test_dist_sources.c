@@ -27,6 +27,7 @@
 #include "common/grant.h"
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
@@ -127,68 +128,66 @@ static long long submit_broadcast(const char *url, char sha[65], char path[128])
 
 static void test_sources_follow_clusters(void **state) {
   (void)state;
-  char dir[4096], db[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
   const char *const online[] = {"--broadcast-plan", "online", NULL};
-  assert_int_equal(harness_server_start(&srv, db, online), 0);
+  assert_int_equal(server_fixture_restart(&sf, online), 0);
   size_t size = 1u << 20;
   char sha[65], path[128];
-  long long jid = submit_broadcast(srv.url, sha, path);
+  long long jid = submit_broadcast(sf.srv.url, sha, path);
   json_t *r = NULL;
 
   char a1[65], a2[65], a3[65], a4[65], b1[65], b2[65], peer_key[65];
-  reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, peer_key);
+  reg(sf.srv.url, "a1", "a", "http://127.0.0.1:7001", a1, peer_key);
   assert_true(cairn__sha256_valid_hex(peer_key));
-  reg(srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
-  reg(srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
-  reg(srv.url, "a4", "a", "http://127.0.0.1:7004", a4, NULL);
-  reg(srv.url, "b1", "b", "http://127.0.0.1:7101", b1, NULL);
-  reg(srv.url, "b2", "b", "http://127.0.0.1:7102", b2, NULL);
+  reg(sf.srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
+  reg(sf.srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
+  reg(sf.srv.url, "a4", "a", "http://127.0.0.1:7004", a4, NULL);
+  reg(sf.srv.url, "b1", "b", "http://127.0.0.1:7101", b1, NULL);
+  reg(sf.srv.url, "b2", "b", "http://127.0.0.1:7102", b2, NULL);
 
   char c1[65];
-  reg(srv.url, "c1", "c", "http://127.0.0.1:7201", c1, NULL);
+  reg(sf.srv.url, "c1", "c", "http://127.0.0.1:7201", c1, NULL);
   char a1url[128], a2url[128];
   snprintf(a1url, sizeof a1url, "http://127.0.0.1:7001/v1/files/%s", sha);
   snprintf(a2url, sizeof a2url, "http://127.0.0.1:7002/v1/files/%s", sha);
 
   /* first copy into cluster a: from the master */
-  json_t *s = sources_for(srv.url, a1);
+  json_t *s = sources_for(sf.srv.url, a1);
   assert_int_equal(json_array_size(s), 1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
   /* a2 waits: a copy is on its way into a; b1 waits: the master sends one copy at a time */
-  assert_null(sources_for(srv.url, a2));
-  assert_null(sources_for(srv.url, b1));
+  assert_null(sources_for(sf.srv.url, a2));
+  assert_null(sources_for(sf.srv.url, b1));
   /* a1 holds it now: a2 fetches from a1, the master last */
-  have(srv.url, a1, sha);
-  s = sources_for(srv.url, a2);
+  have(sf.srv.url, a1, sha);
+  s = sources_for(sf.srv.url, a2);
   assert_true(json_array_size(s) >= 2);
   assert_string_equal(json_string_value(json_array_get(s, 0)), a1url);
   assert_string_equal(json_string_value(json_array_get(s, json_array_size(s) - 1)), path);
   json_decref(s);
   /* a1 sends one local copy at a time: a3 and a4 wait for it (not the master) */
-  assert_null(sources_for(srv.url, a3));
-  assert_null(sources_for(srv.url, a4));
+  assert_null(sources_for(sf.srv.url, a3));
+  assert_null(sources_for(sf.srv.url, a4));
   /* the master is free again: cluster b's first copy comes from it */
-  s = sources_for(srv.url, b1);
+  s = sources_for(sf.srv.url, b1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
-  assert_null(sources_for(srv.url, b2));
+  assert_null(sources_for(sf.srv.url, b2));
   /* the master is busy with b1: a holder of cluster a forwards to cluster c */
-  have(srv.url, a2, sha);
-  s = sources_for(srv.url, c1);
+  have(sf.srv.url, a2, sha);
+  s = sources_for(sf.srv.url, c1);
   const char *from = json_string_value(json_array_get(s, 0));
   assert_true(strcmp(from, a1url) == 0 || strcmp(from, a2url) == 0);
   assert_string_equal(json_string_value(json_array_get(s, json_array_size(s) - 1)), path);
   json_decref(s);
   /* a3 and a4 now get a2 and a1 (a copy to another cluster does not count
    * against a holder's local copy) */
-  s = sources_for(srv.url, a3);
+  s = sources_for(sf.srv.url, a3);
   const char *f3 = json_string_value(json_array_get(s, 0));
   assert_true(strcmp(f3, a1url) == 0 || strcmp(f3, a2url) == 0);
-  json_t *s4 = sources_for(srv.url, a4);
+  json_t *s4 = sources_for(sf.srv.url, a4);
   const char *f4 = json_string_value(json_array_get(s4, 0));
   assert_true(strcmp(f4, a1url) == 0 || strcmp(f4, a2url) == 0);
   assert_string_not_equal(f3, f4);
@@ -198,13 +197,14 @@ static void test_sources_follow_clusters(void **state) {
   /* accounting: one copy sent by the master, peers report what they served */
   char *raw = NULL;
   size_t len = 0;
-  assert_int_equal(harness_http(srv.url, "GET", path, a1, NULL, 0, NULL, &raw, &len), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, a1, NULL, 0, NULL, &raw, &len), 200);
   assert_int_equal(len, size);
   free(raw);
   json_t *b = json_pack("{s:{s:I}}", "served", sha, (json_int_t)(2 * size));
-  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/heartbeat", a1, b, NULL), 200);
+  assert_int_equal(harness_http_json(sf.srv.url, "POST", "/v1/heartbeat", a1, b, NULL), 200);
   json_decref(b);
-  assert_int_equal(harness_http(srv.url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/metrics", NULL, NULL, 0, NULL, &raw, &len),
+                   200);
   char line[128];
   snprintf(line, sizeof line, "cairn_file_bytes_served_total{source=\"master\"} %zu", size);
   assert_non_null(strstr(raw, line));
@@ -212,7 +212,7 @@ static void test_sources_follow_clusters(void **state) {
   assert_non_null(strstr(raw, line));
   free(raw);
   snprintf(path, sizeof path, "/v1/jobs/%lld", jid);
-  assert_int_equal(harness_http(srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
   json_t *bs = json_object_get(r, "bytes_served");
   assert_int_equal(json_integer_value(json_object_get(bs, "master")), (json_int_t)size);
   assert_int_equal(json_integer_value(json_object_get(bs, "peer")), (json_int_t)(2 * size));
@@ -223,41 +223,40 @@ static void test_sources_follow_clusters(void **state) {
   json_decref(r);
   /* malformed reports are refused */
   const char *bad = "{\"have\": [\"nothex\"]}";
-  assert_int_equal(harness_http(srv.url, "POST", "/v1/heartbeat", a1, bad, strlen(bad), NULL, NULL, NULL), 400);
+  assert_int_equal(harness_http(sf.srv.url, "POST", "/v1/heartbeat", a1, bad, strlen(bad), NULL, NULL, NULL), 400);
   bad = "{\"peer_url\": \"ftp://x\"}";
-  assert_int_equal(harness_http(srv.url, "POST", "/v1/work", a1, bad, strlen(bad), NULL, NULL, NULL), 400);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(harness_http(sf.srv.url, "POST", "/v1/work", a1, bad, strlen(bad), NULL, NULL, NULL), 400);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* The plan (ECEF-LA with the default rates, 1 MiB): master 0, a 1, b 2, c 3;
  * the master sends to a, then to b; a forwards to c. */
 static void test_sources_follow_the_plan(void **state) {
   (void)state;
-  char dir[4096], db[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
   const char *const plan[] = {"--broadcast-plan", "ECEF-LA", NULL};
-  assert_int_equal(harness_server_start(&srv, db, plan), 0);
+  assert_int_equal(server_fixture_restart(&sf, plan), 0);
   char sha[65], path[128], a1[65], a2[65], a3[65], b1[65], c1[65];
-  long long jid = submit_broadcast(srv.url, sha, path);
-  reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, NULL);
-  reg(srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
-  reg(srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
-  reg(srv.url, "b1", "b", "http://127.0.0.1:7101", b1, NULL);
-  reg(srv.url, "c1", "c", "http://127.0.0.1:7201", c1, NULL);
+  long long jid = submit_broadcast(sf.srv.url, sha, path);
+  reg(sf.srv.url, "a1", "a", "http://127.0.0.1:7001", a1, NULL);
+  reg(sf.srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
+  reg(sf.srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
+  reg(sf.srv.url, "b1", "b", "http://127.0.0.1:7101", b1, NULL);
+  reg(sf.srv.url, "c1", "c", "http://127.0.0.1:7201", c1, NULL);
   char a1url[128];
   snprintf(a1url, sizeof a1url, "http://127.0.0.1:7001/v1/files/%s", sha);
 
   /* a1 first: the master sends a its copy (rank 0 of the master) */
-  json_t *s = sources_for(srv.url, a1);
+  json_t *s = sources_for(sf.srv.url, a1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
   /* the plan, as the job shows it */
   char jpath[64];
   snprintf(jpath, sizeof jpath, "/v1/jobs/%lld", jid);
   json_t *r = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", jpath, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", jpath, ADMIN, NULL, 0, &r, NULL, NULL), 200);
   json_t *p = json_object_get(json_array_get(json_object_get(r, "broadcast_files"), 0), "plan");
   assert_string_equal(json_string_value(json_object_get(p, "algorithm")), "ECEF-LA");
   assert_int_equal(json_integer_value(json_object_get(p, "clusters")), 3);
@@ -272,29 +271,30 @@ static void test_sources_follow_the_plan(void **state) {
                         want_from[i]);
   json_decref(r);
   /* b1 waits (the master is busy with a); c1 waits (a holds nothing yet) */
-  assert_null(sources_for(srv.url, b1));
-  assert_null(sources_for(srv.url, c1));
+  assert_null(sources_for(sf.srv.url, b1));
+  assert_null(sources_for(sf.srv.url, c1));
   /* a1 holds it: a2 from a1; the master is free for b */
-  have(srv.url, a1, sha);
-  s = sources_for(srv.url, a2);
+  have(sf.srv.url, a1, sha);
+  s = sources_for(sf.srv.url, a2);
   assert_string_equal(json_string_value(json_array_get(s, 0)), a1url);
   json_decref(s);
-  s = sources_for(srv.url, b1);
+  s = sources_for(sf.srv.url, b1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
   /* c's copy comes from a, as planned, although a1 is sending a local copy
    * (the online rule would make c1 wait for a free holder) */
-  s = sources_for(srv.url, c1);
+  s = sources_for(sf.srv.url, c1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), a1url);
   assert_string_equal(json_string_value(json_array_get(s, json_array_size(s) - 1)), path);
   json_decref(s);
   /* a3 waits for a1's local copy to end, not for the master */
-  assert_null(sources_for(srv.url, a3));
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_null(sources_for(sf.srv.url, a3));
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
 
   /* an unknown planner is refused at start-up, naming the choices */
   const char *const bad[] = {"--broadcast-plan", "nope", NULL};
-  assert_int_not_equal(harness_server_start(&srv, db, bad), 0);
+  assert_int_not_equal(server_fixture_restart(&sf, bad), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* The same plan, but nobody in cluster a asks for work: c, planned to get
@@ -302,52 +302,50 @@ static void test_sources_follow_the_plan(void **state) {
  * gives (the master, once it is free). */
 static void test_silent_parent_is_bypassed(void **state) {
   (void)state;
-  char dir[4096], db[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
   const char *const plan[] = {"--broadcast-plan", "ECEF-LA", NULL};
-  assert_int_equal(harness_server_start(&srv, db, plan), 0);
+  assert_int_equal(server_fixture_restart(&sf, plan), 0);
   char sha[65], path[128], a1[65], a2[65], a3[65], b1[65], c1[65];
-  submit_broadcast(srv.url, sha, path);
-  reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, NULL);
-  reg(srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
-  reg(srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
-  reg(srv.url, "b1", "b", "http://127.0.0.1:7101", b1, NULL);
-  reg(srv.url, "c1", "c", "http://127.0.0.1:7201", c1, NULL);
+  submit_broadcast(sf.srv.url, sha, path);
+  reg(sf.srv.url, "a1", "a", "http://127.0.0.1:7001", a1, NULL);
+  reg(sf.srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
+  reg(sf.srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
+  reg(sf.srv.url, "b1", "b", "http://127.0.0.1:7101", b1, NULL);
+  reg(sf.srv.url, "c1", "c", "http://127.0.0.1:7201", c1, NULL);
   /* c1 waits for a; b1, whose earlier sibling a is not asking, gets the master */
-  assert_null(sources_for(srv.url, c1));
-  json_t *s = sources_for(srv.url, b1);
+  assert_null(sources_for(sf.srv.url, c1));
+  json_t *s = sources_for(sf.srv.url, b1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
   /* past a's planned start plus the grace (5 s), a is still silent */
   sleep(6);
-  assert_null(sources_for(srv.url, c1)); /* the master is busy with b1, nobody holds it */
-  have(srv.url, b1, sha);
-  s = sources_for(srv.url, c1);
+  assert_null(sources_for(sf.srv.url, c1)); /* the master is busy with b1, nobody holds it */
+  have(sf.srv.url, b1, sha);
+  s = sources_for(sf.srv.url, c1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static void test_cluster_defaults_to_the_workers_net(void **state) {
   (void)state;
-  char dir[4096], db[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   json_t *b = json_pack("{s:[s]}", "apps", "x"), *r = NULL;
-  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  assert_int_equal(harness_http_json(sf.srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
   assert_string_equal(json_string_value(json_object_get(r, "cluster")), "127.0.0.0/24");
   json_decref(b);
   json_decref(r);
   const char *bad = "{\"apps\": [\"x\"], \"cluster\": \"a\\\"b\"}";
   r = NULL;
-  assert_int_equal(harness_http(srv.url, "POST", "/v1/volunteers", NULL, bad, strlen(bad), &r,
+  assert_int_equal(harness_http(sf.srv.url, "POST", "/v1/volunteers", NULL, bad, strlen(bad), &r,
                                 NULL, NULL), 400);
   json_decref(r);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* ---- holders across a restart of the master ---- */
@@ -491,50 +489,50 @@ static void wait_held_once(const char *url, long long job) {
  * it, and the master sends no copy. */
 static void test_holders_survive_a_master_kill(void **state) {
   (void)state;
-  char dir[4096], db[4200], log[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char log[4200];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   size_t size = 1u << 20;
   char sha[65], path[128];
-  upload(srv.url, size, 5, sha, path);
-  long long first = submit_one(srv.url, "sum", sha);
+  upload(sf.srv.url, size, 5, sha, path);
+  long long first = submit_one(sf.srv.url, "sum", sha);
   snprintf(log, sizeof log, "%s/w1.log", dir);
-  pid_t w1 = start_w1(srv.url, dir, "0.0.0.0:0", log);
-  wait_held_once(srv.url, first);
+  pid_t w1 = start_w1(sf.srv.url, dir, "0.0.0.0:0", log);
+  wait_held_once(sf.srv.url, first);
   unsigned port = peer_port(log);
   assert_true(port > 0);
   char peer[64], from_peer[192];
   snprintf(peer, sizeof peer, "http://127.0.0.1:%u", port);
   snprintf(from_peer, sizeof from_peer, "%s/v1/files/%s", peer, sha);
-  assert_true(master_bytes(srv.url) == (long long)size); /* w1's copy came from the master */
+  assert_true(master_bytes(sf.srv.url) == (long long)size); /* w1's copy came from the master */
 
   /* kill -9 the master; bring it back on the same database and port */
-  int ws = harness_server_stop(&srv, SIGKILL);
+  int ws = server_fixture_stop(&sf, SIGKILL);
   assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
   char listen[64];
-  snprintf(listen, sizeof listen, "127.0.0.1:%s", strrchr(srv.url, ':') + 1);
+  snprintf(listen, sizeof listen, "127.0.0.1:%s", strrchr(sf.srv.url, ':') + 1);
   const char *again[] = {"--listen", listen, NULL};
   long long restarted = (long long)time(NULL);
-  assert_int_equal(harness_server_start(&srv, db, again), 0);
-  assert_int_equal(master_bytes(srv.url), 0);
+  assert_int_equal(server_fixture_restart(&sf, again), 0);
+  assert_int_equal(master_bytes(sf.srv.url), 0);
   /* w1 polls the new master (so it counts as reachable) but reports nothing new */
   double until = harness_now() + 30;
-  while (last_seen(srv.url, "w1") < restarted && harness_now() < until)
+  while (last_seen(sf.srv.url, "w1") < restarted && harness_now() < until)
     usleep(100000);
-  assert_true(last_seen(srv.url, "w1") >= restarted);
+  assert_true(last_seen(sf.srv.url, "w1") >= restarted);
 
   /* a second worker of cluster a, for an app w1 does not run */
-  long long second = submit_one(srv.url, "late", sha);
+  long long second = submit_one(sf.srv.url, "late", sha);
   json_t *b = json_pack("{s:s, s:s, s:[s], s:s}", "name", "w2", "cluster", "a", "apps", "late",
                         "peer_url", "http://127.0.0.1:9"), *r = NULL;
-  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  assert_int_equal(harness_http_json(sf.srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
   json_decref(b);
   char tok[65], granted[512];
   snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
   json_decref(r);
-  json_t *src = granted_sources_for(srv.url, tok);
+  json_t *src = granted_sources_for(sf.srv.url, tok);
   assert_non_null(src);
   snprintf(granted, sizeof granted, "%s", json_string_value(json_array_get(src, 0)));
   assert_true(strncmp(granted, from_peer, strlen(from_peer)) == 0);
@@ -552,9 +550,9 @@ static void test_holders_survive_a_master_kill(void **state) {
   cairn__sha256_hex(raw, len, got);
   free(raw);
   assert_string_equal(got, sha);
-  assert_int_equal(master_bytes(srv.url), 0);
+  assert_int_equal(master_bytes(sf.srv.url), 0);
   long long h2 = 0;
-  char *st = job_state(srv.url, second, &h2);
+  char *st = job_state(sf.srv.url, second, &h2);
   assert_string_equal(st, "running");
   free(st);
   assert_int_equal(h2, 1);
@@ -562,7 +560,8 @@ static void test_holders_survive_a_master_kill(void **state) {
   kill(w1, SIGTERM);
   ws = harness_wait(w1, 60);
   assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 
@@ -573,16 +572,16 @@ static void test_holders_survive_a_master_kill(void **state) {
  * is sent there. */
 static void test_restarted_worker_reports(void **state) {
   (void)state;
-  char dir[4096], db[4200], log[4200], cached[4300];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char log[4200], cached[4300];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   char sha[65], path[128], sha2[65], path2[128];
-  upload(srv.url, 1u << 20, 5, sha, path);
+  upload(sf.srv.url, 1u << 20, 5, sha, path);
   snprintf(log, sizeof log, "%s/w1.log", dir);
-  pid_t w1 = start_w1(srv.url, dir, "127.0.0.1:0", log);
-  wait_held_once(srv.url, submit_one(srv.url, "sum", sha));
+  pid_t w1 = start_w1(sf.srv.url, dir, "127.0.0.1:0", log);
+  wait_held_once(sf.srv.url, submit_one(sf.srv.url, "sum", sha));
   unsigned port = peer_port(log);
   assert_true(port > 0);
   kill(w1, SIGTERM);
@@ -591,7 +590,7 @@ static void test_restarted_worker_reports(void **state) {
 
   /* While it is stopped, a second file lands in its cache. */
   size_t size2 = 256u * 1024;
-  upload(srv.url, size2, 7, sha2, path2);
+  upload(sf.srv.url, size2, 7, sha2, path2);
   char *data = pattern(size2, 7);
   snprintf(cached, sizeof cached, "%s/w1/cache/%s", dir, sha2);
   FILE *f = fopen(cached, "wb");
@@ -599,7 +598,7 @@ static void test_restarted_worker_reports(void **state) {
   assert_int_equal(fwrite(data, 1, size2, f), size2);
   fclose(f);
   free(data);
-  long long second = submit_one(srv.url, "late", sha2);
+  long long second = submit_one(sf.srv.url, "late", sha2);
 
   /* Back on another port: the master hears of the file and the URL. */
   char listen[64], log2[4200], from_peer[192];
@@ -607,23 +606,23 @@ static void test_restarted_worker_reports(void **state) {
   assert_true(port2 > 0);
   snprintf(listen, sizeof listen, "127.0.0.1:%u", port2);
   snprintf(log2, sizeof log2, "%s/w1-again.log", dir);
-  w1 = start_w1(srv.url, dir, listen, log2);
+  w1 = start_w1(sf.srv.url, dir, listen, log2);
   double until = harness_now() + 30;
   long long holders = 0;
   do {
     usleep(100000);
-    free(job_state(srv.url, second, &holders));
+    free(job_state(sf.srv.url, second, &holders));
   } while (holders < 1 && harness_now() < until);
   assert_int_equal(holders, 1);
   assert_true(log_has(log2, "reusing volunteer"));
   assert_false(log_has(log2, "registered with"));
   json_t *b = json_pack("{s:s, s:s, s:[s]}", "name", "w2", "cluster", "a", "apps", "late"), *r;
-  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  assert_int_equal(harness_http_json(sf.srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
   json_decref(b);
   char tok[65];
   snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
   json_decref(r);
-  json_t *src = sources_for(srv.url, tok);
+  json_t *src = sources_for(sf.srv.url, tok);
   assert_non_null(src);
   snprintf(from_peer, sizeof from_peer, "http://127.0.0.1:%u/v1/files/%s", port2, sha2);
   assert_string_equal(json_string_value(json_array_get(src, 0)), from_peer);
@@ -632,7 +631,8 @@ static void test_restarted_worker_reports(void **state) {
   kill(w1, SIGTERM);
   ws = harness_wait(w1, 60);
   assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* ---- peer sources that failed a worker ("failed") ---- */
@@ -685,35 +685,33 @@ static char *one_failure(const char *sha, const char *source, const char *reason
  * nothing. */
 static void test_failed_sources(void **state) {
   (void)state;
-  char dir[4096], db[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
   const char *const online[] = {"--broadcast-plan", "online", NULL};
-  assert_int_equal(harness_server_start(&srv, db, online), 0);
+  assert_int_equal(server_fixture_restart(&sf, online), 0);
   char sha[65], path[128], a1[65], a2[65], a3[65], a4[65], a5[65];
-  long long jid = submit_broadcast(srv.url, sha, path);
-  reg(srv.url, "a1", "a", "http://127.0.0.1:7001", a1, NULL);
-  reg(srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
-  reg(srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
-  reg(srv.url, "a4", "a", "http://127.0.0.1:7004", a4, NULL);
-  reg(srv.url, "a5", "a", "http://127.0.0.1:7005", a5, NULL);
+  long long jid = submit_broadcast(sf.srv.url, sha, path);
+  reg(sf.srv.url, "a1", "a", "http://127.0.0.1:7001", a1, NULL);
+  reg(sf.srv.url, "a2", "a", "http://127.0.0.1:7002", a2, NULL);
+  reg(sf.srv.url, "a3", "a", "http://127.0.0.1:7003", a3, NULL);
+  reg(sf.srv.url, "a4", "a", "http://127.0.0.1:7004", a4, NULL);
+  reg(sf.srv.url, "a5", "a", "http://127.0.0.1:7005", a5, NULL);
   char a1url[128], a3url[128];
   snprintf(a1url, sizeof a1url, "http://127.0.0.1:7001/v1/files/%s", sha);
   snprintf(a3url, sizeof a3url, "http://127.0.0.1:7003/v1/files/%s", sha);
   static const char *const reasons[] = {"unreachable", "stalled", "status", "size", "digest"};
   for (size_t i = 0; i < 5; i++) /* printed from the start */
-    assert_int_equal(failures(srv.url, reasons[i]), 0);
+    assert_int_equal(failures(sf.srv.url, reasons[i]), 0);
 
   /* a1 gets the master's copy; a2 is sent to a1 */
-  json_t *s = sources_for(srv.url, a1);
+  json_t *s = sources_for(sf.srv.url, a1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
-  have(srv.url, a1, sha);
+  have(sf.srv.url, a1, sha);
   long long holders = 0;
-  free(job_state(srv.url, jid, &holders));
+  free(job_state(sf.srv.url, jid, &holders));
   assert_int_equal(holders, 1);
-  s = sources_for(srv.url, a2);
+  s = sources_for(sf.srv.url, a2);
   assert_int_equal(json_array_size(s), 2);
   assert_string_equal(json_string_value(json_array_get(s, 0)), a1url);
   json_decref(s);
@@ -761,38 +759,38 @@ static void test_failed_sources(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     assert_non_null(bad[i].body);
     char *b = json_dumps(bad[i].body, JSON_COMPACT);
-    assert_int_equal(post(srv.url, "/v1/heartbeat", a2, b, &msg), 400);
+    assert_int_equal(post(sf.srv.url, "/v1/heartbeat", a2, b, &msg), 400);
     assert_string_equal(msg, bad[i].msg);
-    assert_int_equal(post(srv.url, "/v1/work", a2, b, &msg), 400);
+    assert_int_equal(post(sf.srv.url, "/v1/work", a2, b, &msg), 400);
     assert_string_equal(msg, bad[i].msg);
     free(b);
     json_decref(bad[i].body);
   }
-  free(job_state(srv.url, jid, &holders));
+  free(job_state(sf.srv.url, jid, &holders));
   assert_int_equal(holders, 1);
   for (size_t i = 0; i < 5; i++)
-    assert_int_equal(failures(srv.url, reasons[i]), 0);
+    assert_int_equal(failures(sf.srv.url, reasons[i]), 0);
 
   /* a2 reports that a1 served bytes of the wrong digest: a1 holds it no more */
   char *report = one_failure(sha, a1url, "digest");
-  assert_int_equal(post(srv.url, "/v1/heartbeat", a2, report, &msg), 200);
+  assert_int_equal(post(sf.srv.url, "/v1/heartbeat", a2, report, &msg), 200);
   free(report);
-  free(job_state(srv.url, jid, &holders));
+  free(job_state(sf.srv.url, jid, &holders));
   assert_int_equal(holders, 0);
-  assert_int_equal(failures(srv.url, "digest"), 1);
-  assert_int_equal(failures(srv.url, "unreachable"), 0);
+  assert_int_equal(failures(sf.srv.url, "digest"), 1);
+  assert_int_equal(failures(sf.srv.url, "unreachable"), 0);
   /* a3 is not sent to a1 (nor made to wait for a2's copy from it): the master */
-  s = sources_for(srv.url, a3);
+  s = sources_for(sf.srv.url, a3);
   assert_int_equal(json_array_size(s), 1);
   assert_string_equal(json_string_value(json_array_get(s, 0)), path);
   json_decref(s);
 
   /* a3 holds it now, and a1 once more (it reported the file again) */
-  have(srv.url, a3, sha);
-  have(srv.url, a1, sha);
-  free(job_state(srv.url, jid, &holders));
+  have(sf.srv.url, a3, sha);
+  have(sf.srv.url, a1, sha);
+  free(job_state(sf.srv.url, jid, &holders));
   assert_int_equal(holders, 2);
-  s = sources_for(srv.url, a4);
+  s = sources_for(sf.srv.url, a4);
   assert_int_equal(json_array_size(s), 3);
   assert_string_equal(json_string_value(json_array_get(s, 0)), a3url);
   assert_string_equal(json_string_value(json_array_get(s, 1)), a1url);
@@ -800,13 +798,13 @@ static void test_failed_sources(void **state) {
   /* a4 cannot reach a3: a3 still holds the file, but is not offered for
    * now; a5 is sent to a1 alone */
   report = one_failure(sha, a3url, "unreachable");
-  assert_int_equal(post(srv.url, "/v1/heartbeat", a4, report, &msg), 200);
+  assert_int_equal(post(sf.srv.url, "/v1/heartbeat", a4, report, &msg), 200);
   free(report);
-  assert_int_equal(failures(srv.url, "unreachable"), 1);
-  assert_int_equal(failures(srv.url, "digest"), 1);
-  free(job_state(srv.url, jid, &holders));
+  assert_int_equal(failures(sf.srv.url, "unreachable"), 1);
+  assert_int_equal(failures(sf.srv.url, "digest"), 1);
+  free(job_state(sf.srv.url, jid, &holders));
   assert_int_equal(holders, 2);
-  s = sources_for(srv.url, a5);
+  s = sources_for(sf.srv.url, a5);
   assert_int_equal(json_array_size(s), 2);
   assert_string_equal(json_string_value(json_array_get(s, 0)), a1url);
   assert_string_equal(json_string_value(json_array_get(s, 1)), path);
@@ -814,22 +812,23 @@ static void test_failed_sources(void **state) {
 
   /* a work request carries failures too */
   report = one_failure(sha, a1url, "status");
-  long st = post(srv.url, "/v1/work", a5, report, &msg);
+  long st = post(sf.srv.url, "/v1/work", a5, report, &msg);
   assert_true(st == 200 || st == 204);
   free(report);
-  assert_int_equal(failures(srv.url, "status"), 1);
+  assert_int_equal(failures(sf.srv.url, "status"), 1);
 
   /* a volunteer of another cluster, never sent to a1, says a1's copy is
    * bad: its word only pauses a1, which stays a holder */
   char x1[65];
-  reg(srv.url, "x1", "x", "http://127.0.0.1:7301", x1, NULL);
+  reg(sf.srv.url, "x1", "x", "http://127.0.0.1:7301", x1, NULL);
   report = one_failure(sha, a1url, "digest");
-  assert_int_equal(post(srv.url, "/v1/heartbeat", x1, report, &msg), 200);
+  assert_int_equal(post(sf.srv.url, "/v1/heartbeat", x1, report, &msg), 200);
   free(report);
-  assert_int_equal(failures(srv.url, "digest"), 2);
-  free(job_state(srv.url, jid, &holders));
+  assert_int_equal(failures(sf.srv.url, "digest"), 2);
+  free(job_state(sf.srv.url, jid, &holders));
   assert_int_equal(holders, 2);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

@@ -27,6 +27,7 @@
 #include "common/sha256.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define NWORKERS 8
 #define NTASKS 16
@@ -80,15 +81,12 @@ static void make_job(const char *dir, char sha[65]) {
 /* Starts worker i; the app is sh, so that a task holds its worker until
  * DIR/go exists and the 16 tasks spread over the 8 workers. */
 static pid_t start_worker(const char *url, const char *dir, int i) {
-  char wdir[4200], log[4200], name[16];
-  snprintf(wdir, sizeof wdir, "%s/w%d", dir, i);
-  snprintf(log, sizeof log, "%s/w%d.log", dir, i);
+  char name[16];
   snprintf(name, sizeof name, "w%d", i);
-  const char *argv[] = {e2e_bin_worker, "--server", url, "--app", "sum=/bin/sh",
-                        "--dir", wdir, "--name", name, "--cluster", i % 2 ? "b" : "a",
+  const char *args[] = {"--app", "sum=/bin/sh", "--cluster", i % 2 ? "b" : "a",
                         "--exit-when-idle", "60", "--stall-timeout", "2", "--log-level", "debug",
                         NULL};
-  pid_t p = harness_spawn(argv, log);
+  pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;
 }
@@ -229,17 +227,17 @@ static void check_distribution(json_t *o, const char *sha) {
 
 static void test_relayed_by_peers(void **state) {
   (void)state;
-  char dir[4096], db[4200], sha[65];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
+  char sha[65];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
   const char *saf[] = {"--store-and-forward", NULL};
-  assert_int_equal(harness_server_start(&srv, db, saf), 0);
+  assert_int_equal(server_fixture_restart(&sf, saf), 0);
   make_job(dir, sha);
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   pid_t w[NWORKERS];
   for (int i = 0; i < NWORKERS; i++)
-    w[i] = start_worker(srv.url, dir, i);
+    w[i] = start_worker(sf.srv.url, dir, i);
   int all = 0;
   for (double until = harness_now() + 180; !all && harness_now() < until;) {
     usleep(500 * 1000);
@@ -251,8 +249,8 @@ static void test_relayed_by_peers(void **state) {
     }
   }
   release_tasks(dir);
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
-  check_outputs(srv.url, job, sha);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done");
+  check_outputs(sf.srv.url, job, sha);
   for (int i = 0; i < NWORKERS; i++)
     assert_true(holds(dir, i, sha));
   /* Each worker received the file once: whatever the master did not send,
@@ -262,9 +260,9 @@ static void test_relayed_by_peers(void **state) {
   double until = harness_now() + 20;
   do {
     usleep(200 * 1000);
-    master = served(srv.url, "master");
-    peer = served(srv.url, "peer");
-    fetched = metric(srv.url, "cairn_fetch_reports_total");
+    master = served(sf.srv.url, "master");
+    peer = served(sf.srv.url, "peer");
+    fetched = metric(sf.srv.url, "cairn_fetch_reports_total");
   } while ((master + peer < (long long)NWORKERS * BIG || fetched < NWORKERS) &&
            harness_now() < until);
   fprintf(stderr, "bytes served: master %lld, peer %lld (file %u); downloads reported %lld\n",
@@ -275,10 +273,10 @@ static void test_relayed_by_peers(void **state) {
   assert_true(fetched >= NWORKERS);
   /* the downloads became rate samples: from the master into a cluster, and
    * inside the clusters */
-  long long ma = metric(srv.url, "cairn_link_rate_bytes_per_second{from=\"master\",to=\"a\"}");
-  long long mb = metric(srv.url, "cairn_link_rate_bytes_per_second{from=\"master\",to=\"b\"}");
-  long long aa = metric(srv.url, "cairn_link_rate_bytes_per_second{from=\"a\",to=\"a\"}");
-  long long bb = metric(srv.url, "cairn_link_rate_bytes_per_second{from=\"b\",to=\"b\"}");
+  long long ma = metric(sf.srv.url, "cairn_link_rate_bytes_per_second{from=\"master\",to=\"a\"}");
+  long long mb = metric(sf.srv.url, "cairn_link_rate_bytes_per_second{from=\"master\",to=\"b\"}");
+  long long aa = metric(sf.srv.url, "cairn_link_rate_bytes_per_second{from=\"a\",to=\"a\"}");
+  long long bb = metric(sf.srv.url, "cairn_link_rate_bytes_per_second{from=\"b\",to=\"b\"}");
   fprintf(stderr, "rates (bytes/s): master->a %lld, master->b %lld, a->a %lld, b->b %lld\n", ma,
           mb, aa, bb);
   assert_true(ma > 0 || mb > 0);
@@ -286,7 +284,7 @@ static void test_relayed_by_peers(void **state) {
   /* `cairn status JOB` shows the distribution */
   char jobarg[32], *out = NULL;
   snprintf(jobarg, sizeof jobarg, "%lld", job);
-  const char *argv[] = {e2e_bin_cli, "status", jobarg, "--server", srv.url, NULL};
+  const char *argv[] = {e2e_bin_cli, "status", jobarg, "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(argv, &out), 0);
   fprintf(stderr, "%s", out);
   assert_non_null(strstr(out, "input bytes served: master "));
@@ -296,17 +294,18 @@ static void test_relayed_by_peers(void **state) {
   assert_non_null(strstr(out, " workers hold it, all within ")); /* every one of them */
   assert_non_null(strstr(out, "; plan ECEF-LA over "));
   free(out);
-  json_t *dist = distribution(srv.url, job);
+  json_t *dist = distribution(sf.srv.url, job);
   check_distribution(dist, sha);
   stop_workers(w, NWORKERS);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
   /* a restarted master answers the same from its store */
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
-  json_t *again = distribution(srv.url, job);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
+  json_t *again = distribution(sf.srv.url, job);
   assert_true(json_equal(json_object_get(dist, "files"), json_object_get(again, "files")));
   json_decref(again);
   json_decref(dist);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* Index of the first worker whose log shows it sending the file, or -1. */
@@ -332,17 +331,17 @@ static int sending(const char *dir) {
 
 static void test_first_relay_killed(void **state) {
   (void)state;
-  char dir[4096], db[4200], sha[65];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char sha[65];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   make_job(dir, sha);
   release_tasks(dir); /* the tasks end at once */
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   pid_t w[NWORKERS];
   for (int i = 0; i < NWORKERS; i++)
-    w[i] = start_worker(srv.url, dir, i);
+    w[i] = start_worker(sf.srv.url, dir, i);
   int relay = -1;
   double until = harness_now() + 120;
   while (relay < 0 && harness_now() < until) {
@@ -356,10 +355,11 @@ static void test_first_relay_killed(void **state) {
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
   w[relay] = 0;
   fprintf(stderr, "killed relay w%d while it was sending\n", relay);
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
-  check_outputs(srv.url, job, sha);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done");
+  check_outputs(sf.srv.url, job, sha);
   stop_workers(w, NWORKERS);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

@@ -26,10 +26,11 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef harness_fixture fixture;
+typedef server_fixture fixture;
 
 /* Reads the answer on fd (within 10 s, until its body is complete) and
  * returns its status; *body gets its JSON body (or NULL). */
@@ -121,8 +122,8 @@ static void test_handoff_survives_kill(void **state) {
   assert_int_equal(harness_metric(f->srv.url, "cairn_handoffs_total "), 1);
   assert_int_equal(harness_metric(f->srv.url, "cairn_allocations_total "), 1);
 
-  harness_server_stop(&f->srv, SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  server_fixture_stop(f, SIGKILL);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   assert_string_equal(job_state(f->srv.url, job), "running");
   assert_int_equal(audit_t(f->srv.url, idx, vol), 1);
   assert_int_equal(put_result(f->srv.url, token, idx), 200); /* its lease survived */
@@ -159,8 +160,8 @@ static void test_named_apps_woken_not_handed(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_handoff_survives_kill, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_named_apps_woken_not_handed, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_handoff_survives_kill, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_named_apps_woken_not_handed, server_fixture_setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

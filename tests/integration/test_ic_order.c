@@ -19,15 +19,16 @@
 #include "plan/jobspec.h"
 #include "plan/policy.h"
 #include "tests/support/editdist.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
 static void check_family(const char *family, const char *n) {
-  char dir[4096], db[4200], path[4200], wdir[4200], log[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char path[4200];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   char *text = NULL;
   const char *gen[] = {e2e_bin_cli, "gen", family, n, "--app", "noop", NULL};
   assert_int_equal(harness_run(gen, &text), 0);
@@ -38,14 +39,12 @@ static void check_family(const char *family, const char *n) {
   assert_non_null(spec);
   free(text);
   assert_string_equal(spec->policy, "ic");
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
 
-  snprintf(wdir, sizeof wdir, "%s/worker", dir);
-  snprintf(log, sizeof log, "%s/worker.log", dir);
-  const char *wargv[] = {e2e_bin_worker, "--server", srv.url, "--app", "noop=/bin/true",
-                         "--slots", "1", "--dir", wdir, "--exit-when-idle", "2", NULL};
-  pid_t w = harness_spawn(wargv, log);
-  assert_string_equal(e2e_wait(srv.url, job, 120), "done");
+  const char *wargs[] = {"--app", "noop=/bin/true", "--slots", "1", "--exit-when-idle", "2",
+                         NULL};
+  pid_t w = harness_worker(sf.srv.url, dir, "worker", wargs);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 120), "done");
   harness_wait(w, 30);
 
   /* the order of allocations, from the audit trail of the only volunteer */
@@ -56,7 +55,7 @@ static void check_family(const char *family, const char *n) {
   char url[64];
   snprintf(url, sizeof url, "/v1/audit/volunteers/%d", 1);
   json_t *trail = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", url, ADMIN, NULL, 0, &trail, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", url, ADMIN, NULL, 0, &trail, NULL, NULL), 200);
   json_t *allocs = json_object_get(trail, "allocations");
   assert_int_equal(json_array_size(allocs), nt); /* one allocation per task, no retries */
   size_t k;
@@ -84,7 +83,8 @@ static void check_family(const char *family, const char *n) {
   free(p2);
   free(best);
   cairn__jobspec_free(spec);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 static void test_reduction_tree(void **state) {

@@ -27,40 +27,20 @@
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  if (f->srv.pid > 0)
-    harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
-}
+typedef server_fixture fixture;
 
 static void start_server(fixture *f, const char *const *extra) {
-  if (harness_server_start(&f->srv, f->db, extra))
+  if (server_fixture_restart(f, extra))
     fail_msg("server did not start");
 }
 
 /* kill -9 and start again on the same database. */
 static void crash_restart(fixture *f) {
-  harness_server_stop(&f->srv, SIGKILL);
+  server_fixture_stop(f, SIGKILL);
   start_server(f, NULL);
 }
 
@@ -130,15 +110,11 @@ static long long allocations_total(const char *url) {
 }
 
 static pid_t start_worker(fixture *f, const char *name, int slots, const char *idle) {
-  char bin[4096], wdir[4300], log[4300], s[16];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
+  char s[16];
   snprintf(s, sizeof s, "%d", slots);
-  const char *argv[] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name,
-                        "--app", "sh=/bin/sh", "--slots", s, "--exit-when-idle", idle,
+  const char *args[] = {"--app", "sh=/bin/sh", "--slots", s, "--exit-when-idle", idle,
                         "--log-level", "info", NULL};
-  pid_t pid = harness_spawn(argv, log);
+  pid_t pid = harness_worker(f->srv.url, f->dir, name, args);
   assert_true(pid > 0);
   return pid;
 }
@@ -466,8 +442,7 @@ static void test_retention(void **state) {
   assert_true(saved >= 0 && fd >= 0);
   dup2(fd, 2); /* the server's log */
   /* 0.00002 days = 1.7 s */
-  int rc = harness_server_start(&f->srv, f->db, (const char *const[]){"--keep-finished",
-                                                                       "0.00002", NULL});
+  int rc = server_fixture_restart(f, (const char *const[]){"--keep-finished", "0.00002", NULL});
   dup2(saved, 2);
   close(saved);
   close(fd);
@@ -553,11 +528,16 @@ static void test_bad_requests(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_cancel_midway, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_delete_frees_disk, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_priority_first, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_cancel_midway, server_fixture_setup_stopped,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_delete_frees_disk, server_fixture_setup_stopped,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_priority_first, server_fixture_setup_stopped,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_retention, server_fixture_setup_stopped,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_bad_requests, server_fixture_setup_stopped,
+                                    server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,15 +25,16 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define JOB_ROUTE "cairn_http_requests_total{route=\"/v1/jobs/{id}\""
 
-typedef harness_fixture fixture;
+typedef server_fixture fixture;
 
 static int setup_cap1(void **state) {
   static const char *const extra[] = {"--max-job-waits", "1", NULL};
-  return harness_fixture_start(state, extra);
+  return server_fixture_start(state, extra);
 }
 
 /* The sum of the /metrics lines that start with prefix (tests/support). */
@@ -122,12 +123,7 @@ static long get_wait(const char *url, long long id, const char *ms, char state[1
 }
 
 static void spawn_worker(fixture *f, const char *app) {
-  char bin[4096], wdir[4200], log[4200];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/w", f->dir);
-  snprintf(log, sizeof log, "%s/w.log", f->dir);
-  const char *av[] = {bin, "--server", f->srv.url, "--app", app, "--dir", wdir, NULL};
-  f->worker = harness_spawn(av, log);
+  server_fixture_worker(f, "w", (const char *const[]){"--app", app, NULL});
 }
 
 /* A wait held while a real worker runs the job is answered "done" by the
@@ -315,13 +311,13 @@ static void test_cli_wait(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_wait_answered_when_done, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_wait_follows_result, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_cancel_and_at_once, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_wait_timeout_and_bounds, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_stop_with_waits, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_cli_wait, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wait_answered_when_done, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wait_follows_result, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cancel_and_at_once, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wait_timeout_and_bounds, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_stop_with_waits, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cli_wait, server_fixture_setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,7 @@
 
 #include "common/sha256.h"
 #include "tests/support/bigjob.h"
+#include "tests/support/server_fixture.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
 
@@ -145,11 +146,10 @@ static int await_parent(const char *url, long long job, double timeout) {
   return 0;
 }
 
-static void start_server(harness_server *srv, const char *dir) {
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+/* f's master (started again on its database), logging at info. */
+static void start_server(server_fixture *f) {
   const char *extra[] = {"--log-level", "info", NULL};
-  assert_int_equal(harness_server_start(srv, db, extra), 0);
+  assert_int_equal(server_fixture_restart(f, extra), 0);
 }
 
 static void release(const char *dir) {
@@ -162,20 +162,20 @@ static void release(const char *dir) {
 
 static void test_crossing(void **state) {
   (void)state;
-  char dir[4096];
-  harness_server srv;
-  harness_tmpdir(dir, sizeof dir);
-  start_server(&srv, dir);
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  start_server(&sf);
+  const char *dir = sf.dir;
   write_job(dir, 5); /* P may take one child, each b worker one */
   pid_t w[5] = {0};
   static const char *const b[4] = {"B0", "B1", "B2", "B3"};
-  w[0] = bigjob_worker(srv.url, dir, "P", "a", "10", NULL);
+  w[0] = bigjob_worker(sf.srv.url, dir, "P", "a", "10", NULL);
   unsigned pport = peer_port(dir, "P");
   assert_true(pport > 0);
-  long long job = e2e_submit(srv.url, dir);
-  assert_true(await_parent(srv.url, job, 120)); /* P ran p: no b worker takes it */
+  long long job = e2e_submit(sf.srv.url, dir);
+  assert_true(await_parent(sf.srv.url, job, 120)); /* P ran p: no b worker takes it */
   for (int i = 0; i < 4; i++)
-    w[1 + i] = bigjob_worker(srv.url, dir, b[i], "b", "10", "4096");
+    w[1 + i] = bigjob_worker(sf.srv.url, dir, b[i], "b", "10", "4096");
   int crossed = 0, relayed = 0;
   for (int i = 0; i < 4; i++) {
     assert_true(bigjob_await_cached(dir, b[i], sha, 120));
@@ -185,9 +185,9 @@ static void test_crossing(void **state) {
     relayed += bigjob_log_line(dir, b[i], "&relay=1", NULL, 0);
   }
   release(dir);
-  assert_string_equal(e2e_wait(srv.url, job, 180), "done");
-  check_job(srv.url, job);
-  long long relays = harness_metric(srv.url, "cairn_relay_sources_total ");
+  assert_string_equal(e2e_wait(sf.srv.url, job, 180), "done");
+  check_job(sf.srv.url, job);
+  long long relays = harness_metric(sf.srv.url, "cairn_relay_sources_total ");
   fprintf(stderr, "kept chunks: 4 children in cluster b; %d copies crossed from P, %d were "
           "relayed inside b (%lld relay sources named)\n", crossed, relayed, relays);
   assert_true(crossed >= 1);
@@ -196,12 +196,12 @@ static void test_crossing(void **state) {
   assert_true(relays >= 1);
   harness_stop_all(w, 5, 60);
   /* the producer's list outlives a restart of the master */
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  start_server(&srv, dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  start_server(&sf);
   char path[128], hex[65];
   json_t *r = NULL;
   snprintf(path, sizeof path, "/v1/files/%s/chunks", sha);
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL,
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL,
                                 NULL), 200);
   json_t *list = json_object_get(r, "chunks");
   assert_int_equal(json_array_size(list), SIZE / CHUNK);
@@ -210,8 +210,8 @@ static void test_crossing(void **state) {
     assert_string_equal(json_string_value(json_array_get(list, i)), hex);
   }
   json_decref(r);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* ---- 2. a holder killed mid-copy: resumed at the other ---- */
@@ -240,21 +240,22 @@ static int await_partial(const char *dir, const char *name, long long bytes, dou
 
 static void test_resume(void **state) {
   (void)state;
-  char dir[4096], line[4300];
-  harness_server srv;
-  harness_tmpdir(dir, sizeof dir);
-  start_server(&srv, dir);
+  char line[4300];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  start_server(&sf);
+  const char *dir = sf.dir;
   write_job(dir, 3);
   pid_t w[3] = {0};
-  w[0] = bigjob_worker(srv.url, dir, "P", "a", "5", NULL);
-  long long job = e2e_submit(srv.url, dir);
-  assert_true(await_parent(srv.url, job, 120));
+  w[0] = bigjob_worker(sf.srv.url, dir, "P", "a", "5", NULL);
+  long long job = e2e_submit(sf.srv.url, dir);
+  assert_true(await_parent(sf.srv.url, job, 120));
   /* A copies it (a child of its own): then P and A hold it */
-  w[1] = bigjob_worker(srv.url, dir, "A", "a", "5", NULL);
+  w[1] = bigjob_worker(sf.srv.url, dir, "A", "a", "5", NULL);
   assert_true(bigjob_await_cached(dir, "A", sha, 120));
   sleep(2); /* A's report of the copy reaches the master */
   unsigned port[2] = {peer_port(dir, "P"), peer_port(dir, "A")};
-  w[2] = bigjob_worker(srv.url, dir, "W", "b", "5", "2048");
+  w[2] = bigjob_worker(sf.srv.url, dir, "W", "b", "5", "2048");
   assert_true(await_partial(dir, "W", 4ll * CHUNK, 60));
   int v = copied_from(dir, "W", port[1]); /* 1: from A */
   assert_true(v || copied_from(dir, "W", port[0]));
@@ -270,11 +271,11 @@ static void test_resume(void **state) {
   snprintf(want, sizeof want, "from http://127.0.0.1:%u/", port[!v]);
   assert_non_null(strstr(line, want));
   release(dir);
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done"); /* the killed worker's child runs again */
-  check_job(srv.url, job);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done"); /* the killed worker's child runs again */
+  check_job(sf.srv.url, job);
   harness_stop_all(w, 3, 60);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 /* ---- 3. a producer that reports wrong chunk digests ---- */
@@ -327,25 +328,26 @@ static void fake_start(fake *f) {
 
 static void test_lying_producer(void **state) {
   (void)state;
-  char dir[4096], peer[64], tok[65], path[64];
-  harness_server srv;
+  char peer[64], tok[65], path[64];
   fake f;
-  harness_tmpdir(dir, sizeof dir);
-  start_server(&srv, dir);
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  start_server(&sf);
+  const char *dir = sf.dir;
   write_job(dir, 1);
   fake_start(&f);
   snprintf(peer, sizeof peer, "http://127.0.0.1:%u", f.port);
   json_t *b = json_pack("{s:s, s:s, s:[s], s:s}", "name", "liar", "cluster", "a", "apps", "sum",
                         "peer_url", peer), *r = NULL;
-  assert_int_equal(harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  assert_int_equal(harness_http_json(sf.srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
   snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "token")));
   json_decref(b);
   json_decref(r);
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   /* the liar takes p (offered to keep it) and reports the right file with
    * every chunk's digest wrong */
   r = NULL;
-  assert_int_equal(harness_http(srv.url, "POST", "/v1/work", tok, NULL, 0, &r, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "POST", "/v1/work", tok, NULL, 0, &r, NULL, NULL), 200);
   const char *keep = json_string_value(json_object_get(json_object_get(r, "task"), "keep"));
   assert_non_null(keep);
   assert_string_equal(keep, "workers");
@@ -370,7 +372,7 @@ static void test_lying_producer(void **state) {
     b = json_pack("{s:i, s:s, s:[{s:s, s:s, s:I, s:o}]}", "exit_status", 0, "output", "p",
                   "outputs", "name", "out.bin", "sha256", sha, "size", (json_int_t)SIZE,
                   "chunks", c);
-    assert_int_equal(harness_http_json(srv.url, "PUT", path, tok, b, &e), 400);
+    assert_int_equal(harness_http_json(sf.srv.url, "PUT", path, tok, b, &e), 400);
     const char *msg = json_string_value(json_object_get(json_object_get(e, "error"), "message"));
     assert_non_null(msg);
     assert_non_null(strstr(msg, bad[k][1]));
@@ -380,26 +382,26 @@ static void test_lying_producer(void **state) {
   b = json_pack("{s:i, s:s, s:[{s:s, s:s, s:I, s:o}]}", "exit_status", 0, "output", "p",
                 "outputs", "name", "out.bin", "sha256", sha, "size", (json_int_t)SIZE, "chunks",
                 chunks);
-  assert_int_equal(harness_http_json(srv.url, "PUT", path, tok, b, NULL), 200);
+  assert_int_equal(harness_http_json(sf.srv.url, "PUT", path, tok, b, NULL), 200);
   json_decref(b);
   /* the child's worker (the only real one) gets the liar's list */
-  pid_t w[1] = {bigjob_worker(srv.url, dir, "C", "b", "5", NULL)};
+  pid_t w[1] = {bigjob_worker(sf.srv.url, dir, "C", "b", "5", NULL)};
   assert_true(bigjob_await_log(dir, "C", "does not match its digest", 60));
   release(dir);
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
-  check_job(srv.url, job);
-  long long rec = harness_metric(srv.url, "cairn_outputs_recomputed_total ");
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done");
+  check_job(sf.srv.url, job);
+  long long rec = harness_metric(sf.srv.url, "cairn_outputs_recomputed_total ");
   int conns = atomic_load(&f.conns);
   fprintf(stderr, "kept chunks: the liar's copy failed its chunk check (%d connections); %lld "
           "task recomputed; job done with the right digest\n", conns, rec);
   assert_true(conns >= 1);
   assert_true(rec >= 1);
   harness_stop_all(w, 1, 60);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
   shutdown(f.fd, SHUT_RDWR);
   close(f.fd);
   pthread_join(f.thread, NULL);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

@@ -28,6 +28,7 @@
 #include "common/sha256.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define NWORKERS 8
 #define NTASKS 10
@@ -39,42 +40,27 @@ static const char *const ids[NTASKS] = {"a0", "a1", "a2", "a3", "b0", "b1", "b2"
 static const int parents[NTASKS][2] = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {0, 1},
                                        {1, 2},   {2, 3},   {3, 0},   {4, 5},   {6, 7}};
 
-typedef struct world {
-  char dir[4096];
-  harness_server srv;
-  pid_t w[NWORKERS];
-} world;
-
-static world W;
+/* The master and its NWORKERS workers, wI in W.workers[I]. */
+static server_fixture W;
 
 static int setup(void **state) {
   (void)state;
   e2e_init();
-  harness_tmpdir(W.dir, sizeof W.dir);
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", W.dir);
-  assert_int_equal(harness_server_start(&W.srv, db, NULL), 0);
+  assert_int_equal(server_fixture_open(&W, NULL, 1), 0);
   for (int i = 0; i < NWORKERS; i++) {
-    char wdir[4200], log[4200], name[16];
-    snprintf(wdir, sizeof wdir, "%s/w%d", W.dir, i);
-    snprintf(log, sizeof log, "%s/w%d.log", W.dir, i);
+    char name[16];
     snprintf(name, sizeof name, "w%d", i);
-    const char *argv[] = {e2e_bin_worker, "--server", W.srv.url, "--app", "sum=/bin/sh",
-                          "--dir", wdir, "--name", name, "--cluster", i % 2 ? "b" : "a",
+    const char *args[] = {"--app", "sum=/bin/sh", "--cluster", i % 2 ? "b" : "a",
                           "--peer-listen", "127.0.0.1:0", "--exit-when-idle", "300",
                           "--stall-timeout", "10", "--log-level", "debug", NULL};
-    W.w[i] = harness_spawn(argv, log);
-    assert_true(W.w[i] > 0);
+    assert_true(server_fixture_worker(&W, name, args) > 0);
   }
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  harness_stop_all(W.w, NWORKERS, 30);
-  harness_server_stop(&W.srv, SIGTERM);
-  harness_rmtree(W.dir); /* about 1 GB of files, caches and store */
-  return 0;
+  return server_fixture_close(&W); /* about 1 GB of files, caches and store */
 }
 
 /* The sha256 of task k's out.bin in run tag: 8 MiB of the line
@@ -282,9 +268,9 @@ static void test_holder_killed(void **state) {
   long long vol = producer(job, "a0");
   int victim = worker_of(vol);
   assert_true(victim >= 0 && victim < NWORKERS);
-  kill(W.w[victim], SIGKILL);
-  assert_true(harness_wait(W.w[victim], 10) != -1);
-  W.w[victim] = 0;
+  kill(W.workers[victim], SIGKILL);
+  assert_true(harness_wait(W.workers[victim], 10) != -1);
+  server_fixture_reaped(&W, W.workers[victim]);
   fprintf(stderr, "kept outputs: w%d (volunteer %lld), holder of a0's file, killed with SIGKILL\n",
           victim, vol);
   snprintf(go, sizeof go, "%s/go", jobdir);

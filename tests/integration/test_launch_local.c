@@ -23,13 +23,14 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define MAX_SEEN 256
 
 typedef struct fixture {
-  char dir[4096], db[4200], log[4200];
-  harness_server srv;
+  server_fixture s;
+  char log[4200];
   pid_t factory;
   pid_t seen[MAX_SEEN]; /* every worker pid seen */
   int nseen, most;
@@ -88,7 +89,7 @@ static void write_job(const char *path, const char *name, int n, const char *s) 
 static long long submit(fixture *f, const char *job) {
   char bin[4096], *out = NULL;
   harness_bin(bin, sizeof bin, "cairn");
-  const char *argv[] = {bin, "submit", job, "--server", f->srv.url, NULL};
+  const char *argv[] = {bin, "submit", job, "--server", f->s.srv.url, NULL};
   assert_int_equal(harness_run(argv, &out), 0);
   long long id = atoll(out);
   free(out);
@@ -102,7 +103,7 @@ static const char *job_state(fixture *f, long long id, long long *done) {
   json_t *o = NULL;
   snprintf(path, sizeof path, "/v1/jobs/%lld", id);
   state[0] = '\0';
-  if (harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &o, NULL, NULL) == 200) {
+  if (harness_http(f->s.srv.url, "GET", path, ADMIN, NULL, 0, &o, NULL, NULL) == 200) {
     snprintf(state, sizeof state, "%s", json_string_value(json_object_get(o, "state")));
     *done = json_integer_value(json_object_get(json_object_get(o, "counts"), "done"));
   }
@@ -113,11 +114,11 @@ static const char *job_state(fixture *f, long long id, long long *done) {
 static void start_factory(fixture *f) {
   char bin[4096], tok[4200], wd[4200];
   harness_bin(bin, sizeof bin, "cairn");
-  snprintf(tok, sizeof tok, "%s/admin-token", f->dir);
-  snprintf(wd, sizeof wd, "%s/launch", f->dir);
-  snprintf(f->log, sizeof f->log, "%s/launch.log", f->dir);
+  snprintf(tok, sizeof tok, "%s/admin-token", f->s.dir);
+  snprintf(wd, sizeof wd, "%s/launch", f->s.dir);
+  snprintf(f->log, sizeof f->log, "%s/launch.log", f->s.dir);
   assert_int_equal(harness_write_file(tok, ADMIN "\n"), 0);
-  const char *argv[] = {bin, "launch", "local", "--server", f->srv.url, "--admin-token-file", tok,
+  const char *argv[] = {bin, "launch", "local", "--server", f->s.srv.url, "--admin-token-file", tok,
                         "--min", "0", "--max", "4", "--idle-exit", "3", "--poll", "0.5",
                         "--work-dir", wd, "--worker-options",
                         "--app sleep=/bin/sleep --peer-listen off", NULL};
@@ -129,23 +130,22 @@ static void start_factory(fixture *f) {
 
 static void restart_master(fixture *f) {
   char listen[64];
-  const char *port = strrchr(f->srv.url, ':') + 1;
+  const char *port = strrchr(f->s.srv.url, ':') + 1;
   snprintf(listen, sizeof listen, "127.0.0.1:%s", port);
-  harness_server_stop(&f->srv, SIGKILL);
+  server_fixture_stop(&f->s, SIGKILL);
   usleep(1500 * 1000); /* the factory's demand reads fail meanwhile */
   const char *extra[] = {"--listen", listen, NULL};
-  assert_int_equal(harness_server_start(&f->srv, f->db, extra), 0);
+  assert_int_equal(server_fixture_restart(&f->s, extra), 0);
 }
 
 static void test_launch_local(void **state) {
   (void)state;
   fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  assert_non_null(f);
+  assert_int_equal(server_fixture_open(&f->s, NULL, 1), 0);
   char job[4300], job2[4300];
-  snprintf(job, sizeof job, "%s/dag.json", f->dir);
-  snprintf(job2, sizeof job2, "%s/more.json", f->dir);
+  snprintf(job, sizeof job, "%s/dag.json", f->s.dir);
+  snprintf(job2, sizeof job2, "%s/more.json", f->s.dir);
   write_job(job, "dag200", 200, "0.3");
   write_job(job2, "more", 40, "1");
   long long id = submit(f, job), done = 0;
@@ -207,8 +207,8 @@ static void test_launch_local(void **state) {
   free(out);
   printf("second job: %d workers started; %d worker processes seen in all, none left\n",
          f->nseen - seen_before, f->nseen);
-  harness_server_stop(&f->srv, SIGTERM);
-  assert_int_equal(harness_rmtree(f->dir), 0);
+  server_fixture_stop(&f->s, SIGTERM);
+  assert_int_equal(server_fixture_close(&f->s), 0);
   free(f);
 }
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define SKIP 77
@@ -283,14 +284,14 @@ static int workers_with(const char *mark, int *leaks) {
 }
 
 typedef struct run {
-  harness_server srv;
+  server_fixture sf; /* the master, its database beside Slurm's files */
   char bin[4096], wbin[4096], wd[4300], flog[4300], node_tmp[4300];
   double t0;
 } run;
 
 /* Submits job file path to the master. */
 static void submit(run *r, const char *path) {
-  const char *sub[] = {r->bin, "submit", path, "--server", r->srv.url, NULL};
+  const char *sub[] = {r->bin, "submit", path, "--server", r->sf.srv.url, NULL};
   assert_int_equal(harness_run(sub, NULL), 0);
 }
 
@@ -300,7 +301,7 @@ static void start_factory(run *r, const char *cell) {
   snprintf(r->wd, sizeof r->wd, "%s/launch", dir);
   snprintf(r->flog, sizeof r->flog, "%s/launch.log", dir);
   snprintf(wopts, sizeof wopts, "--app cell=%s --peer-listen off", cell);
-  const char *argv[] = {r->bin, "launch", "slurm", "--server", r->srv.url, "--min", "0",
+  const char *argv[] = {r->bin, "launch", "slurm", "--server", r->sf.srv.url, "--min", "0",
                         "--max", "4", "--idle-exit", "3", "--poll", "1", "--worker", r->wbin,
                         "--work-dir", r->wd, "--batch-options", "--time 30 --comment cairn-test",
                         "--worker-options", wopts, NULL};
@@ -347,7 +348,7 @@ static void check_scaled_back(run *r) {
 static void check_jobs(run *r) {
   json_t *o = NULL;
   assert_int_equal(
-    harness_http(r->srv.url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &o, NULL, NULL), 200);
+    harness_http(r->sf.srv.url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &o, NULL, NULL), 200);
   char *text = json_dumps(o, JSON_COMPACT);
   json_decref(o);
   assert_non_null(strstr(text, "\"cluster\":\"debug\""));
@@ -418,10 +419,11 @@ static void check_stop(run *r) {
 static void test_launch_slurm(void **state) {
   (void)state;
   run r = {0};
-  char db[4300], job[4300], cell[4300];
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  char job[4300], cell[4300];
+  assert_int_equal(server_fixture_open(&r.sf, NULL, 0), 0);
+  snprintf(r.sf.db, sizeof r.sf.db, "%s/cairn.db", dir);
   const char *extra[] = {"--registration", "invite", NULL};
-  assert_int_equal(harness_server_start(&r.srv, db, extra), 0);
+  assert_int_equal(server_fixture_restart(&r.sf, extra), 0);
   harness_bin(r.bin, sizeof r.bin, "cairn");
   harness_bin(r.wbin, sizeof r.wbin, "cairn-worker");
   snprintf(cell, sizeof cell, "%s/cell", dir);
@@ -431,10 +433,10 @@ static void test_launch_slurm(void **state) {
   write_mesh(job);
   submit(&r, job);
   start_factory(&r, cell);
-  int most = watch(r.srv.url, 1, 240, r.t0);
+  int most = watch(r.sf.srv.url, 1, 240, r.t0);
   printf("job 1 %s after %.1f s; at most %d workers queued at once\n",
-         job_state(r.srv.url, 1), harness_now() - r.t0, most);
-  assert_string_equal(job_state(r.srv.url, 1), "done");
+         job_state(r.sf.srv.url, 1), harness_now() - r.t0, most);
+  assert_string_equal(job_state(r.sf.srv.url, 1), "done");
   assert_true(most >= 2 && most <= 4);
   check_scaled_back(&r);
   check_jobs(&r);
@@ -446,7 +448,8 @@ static void test_launch_slurm(void **state) {
                           "{\"id\": \"c\", \"args\": [\"60\"]}]}\n");
   submit(&r, job);
   check_stop(&r);
-  harness_server_stop(&r.srv, SIGTERM);
+  server_fixture_stop(&r.sf, SIGTERM);
+  assert_int_equal(server_fixture_close(&r.sf), 0);
 }
 
 /* `cairn launch slurm` with args refuses to start, saying want. */

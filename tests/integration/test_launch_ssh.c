@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define SKIP 77
@@ -124,11 +125,12 @@ static int start_sshd(void) {
 
 static void test_launch_ssh(void **state) {
   (void)state;
-  char db[4300], job[4300], wd[4300], flog[4300], bin[4096], wbin[4096], inv[4400];
-  harness_server srv;
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  char job[4300], wd[4300], flog[4300], bin[4096], wbin[4096], inv[4400];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  snprintf(sf.db, sizeof sf.db, "%s/cairn.db", dir); /* beside the hosts' files */
   const char *extra[] = {"--registration", "invite", NULL};
-  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  assert_int_equal(server_fixture_restart(&sf, extra), 0);
   snprintf(job, sizeof job, "%s/job.json", dir);
   FILE *fp = fopen(job, "w");
   fputs("{\"name\": \"ssh30\", \"app\": \"sleep\", \"tasks\": [{\"id\": \"t0\", \"args\": [\"0.1\"]}",
@@ -139,14 +141,14 @@ static void test_launch_ssh(void **state) {
   fclose(fp);
   harness_bin(bin, sizeof bin, "cairn");
   harness_bin(wbin, sizeof wbin, "cairn-worker");
-  const char *sub[] = {bin, "submit", job, "--server", srv.url, NULL};
+  const char *sub[] = {bin, "submit", job, "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(sub, NULL), 0);
 
   snprintf(wd, sizeof wd, "%s/launch", dir);
   snprintf(flog, sizeof flog, "%s/launch.log", dir);
   char sshopt[4300];
   snprintf(sshopt, sizeof sshopt, "-F %s", ssh_cfg);
-  const char *argv[] = {bin, "launch", "ssh", "--server", srv.url, "--max", "2", "--hosts",
+  const char *argv[] = {bin, "launch", "ssh", "--server", sf.srv.url, "--max", "2", "--hosts",
                         "node1,node2", "--ssh-options", sshopt, "--remote-worker", wbin,
                         "--idle-exit", "60", "--poll", "0.5", "--work-dir", wd,
                         "--worker-options", "--app sleep=/bin/sleep --peer-listen off", NULL};
@@ -159,7 +161,7 @@ static void test_launch_ssh(void **state) {
   while (harness_now() < until) {
     json_decref(o);
     o = NULL;
-    harness_http(srv.url, "GET", "/v1/jobs/1", ADMIN, NULL, 0, &o, NULL, NULL);
+    harness_http(sf.srv.url, "GET", "/v1/jobs/1", ADMIN, NULL, 0, &o, NULL, NULL);
     st = json_string_value(json_object_get(o, "state"));
     if (st && !strcmp(st, "done"))
       break;
@@ -170,8 +172,8 @@ static void test_launch_ssh(void **state) {
   json_decref(o);
 
   /* workers ran on both hosts, registered with the invitation */
-  assert_int_equal(harness_http(srv.url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &o, NULL, NULL),
-                   200);
+  assert_int_equal(
+    harness_http(sf.srv.url, "GET", "/v1/volunteers", ADMIN, NULL, 0, &o, NULL, NULL), 200);
   char *text = json_dumps(o, JSON_COMPACT);
   printf("volunteers: %s\n", text);
   assert_non_null(strstr(text, "\"cluster\":\"node1\""));
@@ -204,7 +206,7 @@ static void test_launch_ssh(void **state) {
   if (rd)
     closedir(rd);
   assert_int_equal(invs, 2);
-  int running = count_procs(srv.url, "--exit-when-idle");
+  int running = count_procs(sf.srv.url, "--exit-when-idle");
   printf("worker processes running before SIGTERM: %d\n", running);
   assert_true(running >= 2);
 
@@ -212,9 +214,9 @@ static void test_launch_ssh(void **state) {
   int status = harness_wait(factory, 60);
   assert_true(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
   until = harness_now() + 15;
-  while (harness_now() < until && count_procs(srv.url, "--exit-when-idle") > 0)
+  while (harness_now() < until && count_procs(sf.srv.url, "--exit-when-idle") > 0)
     usleep(200 * 1000);
-  assert_int_equal(count_procs(srv.url, "--exit-when-idle"), 0);
+  assert_int_equal(count_procs(sf.srv.url, "--exit-when-idle"), 0);
   char *out = NULL;
   const char *cat[] = {"/bin/cat", flog, NULL};
   harness_run(cat, &out);
@@ -234,7 +236,8 @@ static void test_launch_ssh(void **state) {
   if (d)
     closedir(d);
   assert_int_equal(logs, 2);
-  harness_server_stop(&srv, SIGTERM);
+  server_fixture_stop(&sf, SIGTERM);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

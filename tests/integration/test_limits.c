@@ -24,48 +24,24 @@
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-} fixture;
+typedef server_fixture fixture;
 
 static int setup(void **state) {
   static const char *const extra[] = {"--wall-grace-seconds", "2", "--max-wall-seconds", "60",
                                       NULL};
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, extra)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
+  return server_fixture_start(state, extra);
 }
 
 static pid_t start_worker(fixture *f, const char *name, const char *slots) {
-  char bin[4096], app[4200], wdir[4300], log[4300];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  char appbin[4096];
+  char app[4200], appbin[4096];
   harness_bin(appbin, sizeof appbin, "cairn-app-limits");
   snprintf(app, sizeof app, "limits=%s", appbin);
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
-  const char *argv[] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name, "--app", app,
-                        "--slots", slots, "--log-level", "info", NULL};
-  pid_t pid = harness_spawn(argv, log);
+  const char *args[] = {"--app", app, "--slots", slots, "--log-level", "info", NULL};
+  pid_t pid = harness_worker(f->srv.url, f->dir, name, args);
   assert_true(pid > 0);
   return pid;
 }
@@ -386,5 +362,5 @@ int main(void) {
     cmocka_unit_test(test_limits_env_stdin),
     cmocka_unit_test(test_hard_deadline_moves_task),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, setup, server_fixture_teardown);
 }

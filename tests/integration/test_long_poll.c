@@ -23,14 +23,15 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef harness_fixture fixture;
+typedef server_fixture fixture;
 
 static int setup_cap1(void **state) {
   static const char *const extra[] = {"--max-held-work", "1", NULL};
-  return harness_fixture_start(state, extra);
+  return server_fixture_start(state, extra);
 }
 
 /* The sum of the /metrics lines that start with prefix (tests/support). */
@@ -55,13 +56,9 @@ static long work(const char *url, const char *token, const char *body, json_t **
  * request it had open: the master answered no other work request. */
 static void test_held_worker_gets_later_task(void **state) {
   fixture *f = *state;
-  char bin[4096], wdir[4200], log[4200];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/w", f->dir);
-  snprintf(log, sizeof log, "%s/w.log", f->dir);
-  const char *av[] = {bin, "--server", f->srv.url, "--app", "noop=/bin/true", "--dir", wdir,
-                      "--slots", "1", NULL};
-  f->worker = harness_spawn(av, log);
+  pid_t w = server_fixture_worker(f, "w", (const char *const[]){"--app", "noop=/bin/true",
+                                                                "--slots", "1", NULL});
+  assert_true(w > 0);
   assert_int_equal(wait_held(f->srv.url, 1, 30), 0);
   sleep(1); /* a polling worker would have asked a few times by now */
   long long answered = metric(f->srv.url, "cairn_http_requests_total{route=\"/v1/work\"");
@@ -96,9 +93,9 @@ static void test_held_worker_gets_later_task(void **state) {
   assert_int_equal(wait_held(f->srv.url, 1, 30), 0);
   /* a stop while held is prompt: the worker aborts its held request */
   double s0 = harness_now();
-  kill(f->worker, SIGTERM);
-  int st = harness_wait(f->worker, 20);
-  f->worker = 0;
+  kill(w, SIGTERM);
+  int st = harness_wait(w, 20);
+  server_fixture_reaped(f, w);
   assert_true(st != -1 && WIFEXITED(st));
   if (harness_now() - s0 > 5)
     fail_msg("the held worker took %.3f s to stop", harness_now() - s0);
@@ -108,16 +105,12 @@ static void test_held_worker_gets_later_task(void **state) {
 /* --exit-when-idle is kept while the master holds the worker's request. */
 static void test_exit_when_idle_while_held(void **state) {
   fixture *f = *state;
-  char bin[4096], wdir[4200], log[4200];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/w", f->dir);
-  snprintf(log, sizeof log, "%s/w.log", f->dir);
-  const char *av[] = {bin, "--server", f->srv.url, "--app", "noop=/bin/true", "--dir", wdir,
-                      "--exit-when-idle", "1", NULL};
   double t0 = harness_now();
-  f->worker = harness_spawn(av, log);
-  int st = harness_wait(f->worker, 20);
-  f->worker = 0;
+  pid_t w = server_fixture_worker(f, "w", (const char *const[]){"--app", "noop=/bin/true",
+                                                                "--exit-when-idle", "1", NULL});
+  assert_true(w > 0);
+  int st = harness_wait(w, 20);
+  server_fixture_reaped(f, w);
   assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
   if (harness_now() - t0 > 6)
     fail_msg("--exit-when-idle 1 took %.3f s", harness_now() - t0);
@@ -241,12 +234,12 @@ static void test_stop_with_held(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_held_worker_gets_later_task, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_exit_when_idle_while_held, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_wait_bounds, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_wake_passed_on, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_stop_with_held, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_held_worker_gets_later_task, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_exit_when_idle_while_held, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wait_bounds, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wake_passed_on, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cap_and_hang_up, setup_cap1, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_stop_with_held, server_fixture_setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,47 +28,31 @@
 #include "common/sha256.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define NWORKERS 6
 #define NSRC 4
 #define NDST 4
 #define OUT_BYTES (4u * 1024 * 1024)
 
-typedef struct world {
-  char dir[4096];
-  harness_server srv;
-  pid_t w[NWORKERS];
-} world;
-
-static world W;
+static server_fixture W;
 
 /* A master with --multicast-plan algo and NWORKERS workers in clusters a
  * and b, in a fresh folder. */
 static void start(const char *algo) {
-  char db[4200];
-  harness_tmpdir(W.dir, sizeof W.dir);
-  snprintf(db, sizeof db, "%s/cairn.db", W.dir);
   const char *extra[] = {"--multicast-plan", algo, "--log-level", "info", NULL};
-  assert_int_equal(harness_server_start(&W.srv, db, extra), 0);
+  assert_int_equal(server_fixture_open(&W, extra, 1), 0);
   for (int i = 0; i < NWORKERS; i++) {
-    char wdir[4200], log[4200], name[16];
-    snprintf(wdir, sizeof wdir, "%s/w%d", W.dir, i);
-    snprintf(log, sizeof log, "%s/w%d.log", W.dir, i);
+    char name[16];
     snprintf(name, sizeof name, "w%d", i);
-    const char *argv[] = {e2e_bin_worker, "--server", W.srv.url, "--app", "sum=/bin/sh",
-                          "--dir", wdir, "--name", name, "--cluster", i % 2 ? "b" : "a",
+    const char *args[] = {"--app", "sum=/bin/sh", "--cluster", i % 2 ? "b" : "a",
                           "--peer-listen", "127.0.0.1:0", "--exit-when-idle", "300",
                           "--stall-timeout", "10", NULL};
-    W.w[i] = harness_spawn(argv, log);
-    assert_true(W.w[i] > 0);
+    assert_true(server_fixture_worker(&W, name, args) > 0);
   }
 }
 
-static void stop(void) {
-  harness_stop_all(W.w, NWORKERS, 30);
-  harness_server_stop(&W.srv, SIGTERM);
-  harness_rmtree(W.dir);
-}
+static void stop(void) { server_fixture_close(&W); }
 
 /* The digest of a_k's out.bin in run tag: the line "TAG aK" repeated to
  * OUT_BYTES, as `yes` and `head -c` write it. */

@@ -22,18 +22,13 @@
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define BIG (50ll * 1024 * 1024)
 #define MIB (1024.0 * 1024.0)
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-  pid_t workers[4];
-  int nworkers;
-} fixture;
+typedef server_fixture fixture;
 
 static int setup(void **state) {
   /* Under AddressSanitizer freed memory waits in a quarantine (256 MiB)
@@ -44,44 +39,17 @@ static int setup(void **state) {
   char opts[1024];
   snprintf(opts, sizeof opts, "%s%squarantine_size_mb=1", asan ? asan : "", asan && *asan ? ":" : "");
   setenv("ASAN_OPTIONS", opts, 1);
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  harness_stop_all(f->workers, f->nworkers, 20);
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+  return server_fixture_setup(state);
 }
 
 /* Starts a worker named name running app "of" as program app. */
 static pid_t start_worker(fixture *f, const char *name, const char *app, const char *more) {
-  char bin[4096], wdir[4300], log[4300], appflag[4400];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
+  char appflag[4400];
   snprintf(appflag, sizeof appflag, "of=%s", app);
-  const char *argv[16] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name,
-                          "--app", appflag, "--log-level", "info"};
-  int n = 11;
-  if (more) {
-    argv[n++] = "--max-tasks";
-    argv[n++] = more;
-  }
-  argv[n] = NULL;
-  pid_t pid = harness_spawn(argv, log);
+  const char *args[] = {"--app", appflag, "--log-level", "info", more ? "--max-tasks" : NULL,
+                        more, NULL};
+  pid_t pid = server_fixture_worker(f, name, args);
   assert_true(pid > 0);
-  f->workers[f->nworkers++] = pid;
   return pid;
 }
 
@@ -277,6 +245,8 @@ static void test_replication_outvotes_altered_file(void **state) {
   /* the altering worker computes one copy first, then stops */
   pid_t bad = start_worker(f, "bad", script, "1");
   int st = harness_wait(bad, 60);
+  if (st != -1)
+    server_fixture_reaped(f, bad);
   assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
   start_worker(f, "good1", app, NULL);
   start_worker(f, "good2", app, NULL);
@@ -347,14 +317,16 @@ static void test_restart_keeps_files(void **state) {
                            "\"inputs\": [\"gen/p.bin\"], \"after\": [\"gen\"]}]}");
   pid_t a = start_worker(f, "a", app, "1");
   int st = harness_wait(a, 60);
+  if (st != -1)
+    server_fixture_reaped(f, a);
   assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
   json_t *gen = task_of(f, id, "gen");
   assert_string_equal(json_string_value(json_object_get(gen, "state")), "done");
   char want[65];
   printed_sha(json_string_value(json_object_get(gen, "output")), "p.bin", want);
   json_decref(gen);
-  harness_server_stop(&f->srv, SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  server_fixture_stop(f, SIGKILL);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   start_worker(f, "b", app, NULL);
   assert_string_equal(wait_job(f, id, 60), "done");
   json_t *use = task_of(f, id, "use");
@@ -367,10 +339,11 @@ static void test_restart_keeps_files(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_files_and_child, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_replication_outvotes_altered_file, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_failed_stderr_tail, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_restart_keeps_files, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_files_and_child, setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_replication_outvotes_altered_file, setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_failed_stderr_tail, setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_restart_keeps_files, setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 #include "common/sha256.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define NWORKERS 4
 #define NCHILDREN 3
@@ -49,13 +50,13 @@ static int logged(const char *dir, int i, const char *text) {
 
 static void test_peer_max_one(void **state) {
   (void)state;
-  char dir[4096], db[4200], text[4096], path[4300], zeros[65];
-  harness_server srv;
+  char text[4096], path[4300], zeros[65];
   pid_t w[NWORKERS] = {0};
   e2e_init();
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   unsigned char *z = calloc(1, OUT_BYTES);
   assert_non_null(z);
   cairn__sha256_hex(z, OUT_BYTES, zeros);
@@ -77,25 +78,22 @@ static void test_peer_max_one(void **state) {
   assert_int_equal(harness_write_file(path, text), 0);
 
   for (int i = 0; i < NWORKERS; i++) {
-    char wdir[4200], log[4200], name[16];
-    snprintf(wdir, sizeof wdir, "%s/w%d", dir, i);
-    snprintf(log, sizeof log, "%s/w%d.log", dir, i);
+    char name[16];
     snprintf(name, sizeof name, "w%d", i);
-    const char *argv[] = {e2e_bin_worker, "--server", srv.url, "--app", "sum=/bin/sh",
-                          "--dir", wdir, "--name", name, "--cluster", "a", "--slots", "1",
+    const char *args[] = {"--app", "sum=/bin/sh", "--cluster", "a", "--slots", "1",
                           "--peer-listen", "127.0.0.1:0", "--peer-max", "1",
                           "--download-limit", "1024", "--exit-when-idle", "300",
                           "--stall-timeout", "10", "--log-level", "info", NULL};
-    w[i] = harness_spawn(argv, log);
+    w[i] = harness_worker(sf.srv.url, dir, name, args);
     assert_true(w[i] > 0);
   }
-  long long job = e2e_submit(srv.url, dir);
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
+  long long job = e2e_submit(sf.srv.url, dir);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done");
 
   /* every child read the file p wrote */
   json_t *r = NULL;
   snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
-  assert_int_equal(harness_http(srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL,
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL,
                                 NULL),
                    200);
   json_t *tasks = json_object_get(r, "tasks");
@@ -110,16 +108,16 @@ static void test_peer_max_one(void **state) {
   json_decref(r);
 
   /* one copy at a time from each holder: nobody was refused or lost */
-  assert_int_equal(harness_metric(srv.url, "cairn_outputs_recomputed_total "), 0);
-  assert_int_equal(harness_metric(srv.url, "cairn_peer_failures_total{"), 0);
-  assert_int_equal(harness_metric(srv.url, "cairn_file_bytes_served_total{source=\"master\"}"),
+  assert_int_equal(harness_metric(sf.srv.url, "cairn_outputs_recomputed_total "), 0);
+  assert_int_equal(harness_metric(sf.srv.url, "cairn_peer_failures_total{"), 0);
+  assert_int_equal(harness_metric(sf.srv.url, "cairn_file_bytes_served_total{source=\"master\"}"),
                    0);
   for (int i = 0; i < NWORKERS; i++)
     assert_false(logged(dir, i, "is busy (503)"));
 
   harness_stop_all(w, NWORKERS, 60);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

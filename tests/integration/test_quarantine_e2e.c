@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tests/support/editdist.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
@@ -66,16 +67,16 @@ static long long metric(const char *url, const char *name) {
 
 static void test_liar_quarantined_restart_release(void **state) {
   (void)state;
-  char dir[4096], db[4200], app[4200], path[4300], liar[4400];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  char app[4200], path[4300], liar[4400];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir, *db = sf.db;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   e2e_make_job(dir, 60, 60, 10); /* 36 tasks */
   job_set(dir, "replication", json_integer(2));
   job_set(dir, "quorum", json_integer(2));
   job_set(dir, "max_attempts", json_integer(8));
-  long long job = e2e_submit(srv.url, dir);
+  long long job = e2e_submit(sf.srv.url, dir);
   snprintf(app, sizeof app, "editdist=%s", e2e_bin_app);
   /* the liar: the real app with every "1" of its output changed to "7" */
   snprintf(path, sizeof path, "%s/liar.sh", dir);
@@ -84,15 +85,15 @@ static void test_liar_quarantined_restart_release(void **state) {
   harness_write_file(path, text);
   chmod(path, 0755);
   snprintf(liar, sizeof liar, "editdist=%s", path);
-  pid_t bad = e2e_worker(srv.url, dir, 0, liar, "4");
-  pid_t w1 = e2e_worker(srv.url, dir, 1, app, "4");
-  pid_t w2 = e2e_worker(srv.url, dir, 2, app, "4");
-  assert_string_equal(e2e_wait(srv.url, job, 240), "done");
-  e2e_check_results(srv.url, job, dir, 10, 36, 1); /* right, on the honest ones */
+  pid_t bad = e2e_worker(sf.srv.url, dir, 0, liar, "4");
+  pid_t w1 = e2e_worker(sf.srv.url, dir, 1, app, "4");
+  pid_t w2 = e2e_worker(sf.srv.url, dir, 2, app, "4");
+  assert_string_equal(e2e_wait(sf.srv.url, job, 240), "done");
+  e2e_check_results(sf.srv.url, job, dir, 10, 36, 1); /* right, on the honest ones */
   harness_wait(bad, 30);
   harness_wait(w1, 30);
   harness_wait(w2, 30);
-  json_t *v0 = liar_of(srv.url);
+  json_t *v0 = liar_of(sf.srv.url);
   long long id = (long long)json_integer_value(json_object_get(v0, "id"));
   long long invalid = (long long)json_integer_value(json_object_get(v0, "invalid"));
   fprintf(stderr, "liar: %lld invalid, %lld valid, quarantined %d\n", invalid,
@@ -102,25 +103,25 @@ static void test_liar_quarantined_restart_release(void **state) {
   assert_false(json_is_true(json_object_get(v0, "banned")));
   assert_true(invalid >= 10);
   json_decref(v0);
-  assert_int_equal(metric(srv.url, "cairn_volunteers_quarantined"), 1);
-  assert_int_equal(metric(srv.url, "cairn_quarantines_total"), 1);
+  assert_int_equal(metric(sf.srv.url, "cairn_volunteers_quarantined"), 1);
+  assert_int_equal(metric(sf.srv.url, "cairn_quarantines_total"), 1);
   json_t *tasks_before = NULL;
   char tpath[64];
   snprintf(tpath, sizeof tpath, "/v1/jobs/%lld/tasks", job);
-  assert_int_equal(harness_http(srv.url, "GET", tpath, ADMIN, NULL, 0, &tasks_before, NULL,
+  assert_int_equal(harness_http(sf.srv.url, "GET", tpath, ADMIN, NULL, 0, &tasks_before, NULL,
                                 NULL), 200);
 
   /* kill -9 and restart: still quarantined */
-  int st = harness_server_stop(&srv, SIGKILL);
+  int st = server_fixture_stop(&sf, SIGKILL);
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
-  v0 = liar_of(srv.url);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
+  v0 = liar_of(sf.srv.url);
   assert_true(json_is_true(json_object_get(v0, "quarantined")));
   json_decref(v0);
-  assert_int_equal(metric(srv.url, "cairn_volunteers_quarantined"), 1);
+  assert_int_equal(metric(sf.srv.url, "cairn_volunteers_quarantined"), 1);
 
   char *out = NULL;
-  const char *list[] = {e2e_bin_cli, "volunteers", "--server", srv.url, NULL};
+  const char *list[] = {e2e_bin_cli, "volunteers", "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(list, &out), 0);
   const char *line = strstr(out, " w0 ");
   assert_non_null(line);
@@ -139,34 +140,34 @@ static void test_liar_quarantined_restart_release(void **state) {
   snprintf(ids, sizeof ids, "%lld", id);
   snprintf(apath, sizeof apath, "/v1/audit/volunteers/%lld", id);
   json_t *trail = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", apath, ADMIN, NULL, 0, &trail, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", apath, ADMIN, NULL, 0, &trail, NULL, NULL), 200);
   json_t *tv = json_object_get(trail, "volunteer");
   assert_true(json_is_true(json_object_get(tv, "quarantined")));
   assert_true(json_is_integer(json_object_get(tv, "trust")));
   assert_true(json_is_false(json_object_get(tv, "trusted")));
   json_decref(trail);
-  const char *aud[] = {e2e_bin_cli, "audit", "volunteer", ids, "--server", srv.url, NULL};
+  const char *aud[] = {e2e_bin_cli, "audit", "volunteer", ids, "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(aud, &out), 0);
   assert_non_null(strstr(out, ", quarantined\n"));
   free(out);
 
-  const char *release[] = {e2e_bin_cli, "release", ids, "--server", srv.url, NULL};
+  const char *release[] = {e2e_bin_cli, "release", ids, "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(release, &out), 0);
   assert_non_null(strstr(out, "released"));
   free(out);
-  v0 = liar_of(srv.url);
+  v0 = liar_of(sf.srv.url);
   assert_false(json_is_true(json_object_get(v0, "quarantined")));
   json_decref(v0);
-  assert_int_equal(harness_http(srv.url, "GET", apath, ADMIN, NULL, 0, &trail, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", apath, ADMIN, NULL, 0, &trail, NULL, NULL), 200);
   assert_true(json_is_false(json_object_get(json_object_get(trail, "volunteer"), "quarantined")));
   json_decref(trail);
-  assert_int_equal(metric(srv.url, "cairn_volunteers_quarantined"), 0);
+  assert_int_equal(metric(sf.srv.url, "cairn_volunteers_quarantined"), 0);
   assert_int_equal(harness_run(release, &out), 1); /* not quarantined any more: 409 */
   free(out);
 
   /* nothing recomputed: the same accepted index for every task */
   json_t *tasks_after = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", tpath, ADMIN, NULL, 0, &tasks_after, NULL, NULL),
+  assert_int_equal(harness_http(sf.srv.url, "GET", tpath, ADMIN, NULL, 0, &tasks_after, NULL, NULL),
                    200);
   json_t *a = json_object_get(tasks_before, "tasks"), *b = json_object_get(tasks_after, "tasks");
   assert_int_equal(json_array_size(a), 36);
@@ -176,7 +177,7 @@ static void test_liar_quarantined_restart_release(void **state) {
                      json_integer_value(json_object_get(json_array_get(b, i), "index")));
   json_decref(tasks_before);
   json_decref(tasks_after);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
   /* the quarantine, the kill -9 and the release left the live tables what
    * the audit chain says */
   const char *verify[] = {e2e_bin_cli, "audit", "verify", "--db", db, NULL};
@@ -186,6 +187,7 @@ static void test_liar_quarantined_restart_release(void **state) {
   assert_non_null(strstr(out, "live rows checked: "));
   assert_non_null(strstr(out, "\nOK\n"));
   free(out);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

@@ -21,62 +21,30 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define NWORKERS 2
 #define SMALL_TASKS 16
 #define MAX_EVENTS 256
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-  pid_t workers[NWORKERS];
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  for (int i = 0; i < NWORKERS; i++)
-    if (f->workers[i] > 0) {
-      kill(f->workers[i], SIGKILL);
-      waitpid(f->workers[i], NULL, 0);
-    }
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
+/* The master; the workers wI+1 in workers[I] (started in order). */
+typedef server_fixture fixture;
 
 static void worker_log(const fixture *f, int i, char *out, size_t len) {
   snprintf(out, len, "%s/w%d.log", f->dir, i + 1);
 }
 
-static pid_t start_worker(fixture *f, int i) {
-  char bin[4096], wdir[4300], log[4300], name[16], sleep_app[64];
-  harness_bin(bin, sizeof bin, "cairn-worker");
+/* Starts worker wI+1 (its log: worker_log), which must be f->workers[i]. */
+static void start_worker(fixture *f, int i) {
+  char name[16], sleep_app[64];
   snprintf(name, sizeof name, "w%d", i + 1);
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
-  worker_log(f, i, log, sizeof log);
   snprintf(sleep_app, sizeof sleep_app, "sleep=%s",
            access("/bin/sleep", X_OK) == 0 ? "/bin/sleep" : "/usr/bin/sleep");
-  const char *argv[] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name,
-                        "--app", sleep_app, "--cores", "4", "--log-level", "info",
+  const char *args[] = {"--app", sleep_app, "--cores", "4", "--log-level", "info",
                         "--peer-listen", "off", NULL};
-  pid_t pid = harness_spawn(argv, log);
-  assert_true(pid > 0);
-  return pid;
+  assert_int_equal(f->nworkers, i);
+  assert_true(server_fixture_worker(f, name, args) > 0);
 }
 
 static long long submit(const char *url, const char *job) {
@@ -177,7 +145,7 @@ static void test_cores_never_exceeded(void **state) {
   snprintf(job + n, sizeof job - n, "]}");
   long long id = submit(f->srv.url, job);
   for (int i = 0; i < NWORKERS; i++)
-    f->workers[i] = start_worker(f, i);
+    start_worker(f, i);
 
   json_t *r = wait_job(f->srv.url, id, 120);
   const char *js = json_string_value(json_object_get(r, "state"));
@@ -191,7 +159,7 @@ static void test_cores_never_exceeded(void **state) {
   for (int i = 0; i < NWORKERS; i++) {
     kill(f->workers[i], SIGTERM);
     assert_true(harness_wait(f->workers[i], 30) >= 0);
-    f->workers[i] = 0;
+    f->workers[i] = 0; /* reaped */
   }
   int total_ends = 0, bigs = 0;
   for (int i = 0; i < NWORKERS; i++) {
@@ -211,7 +179,7 @@ static void test_cores_never_exceeded(void **state) {
 static void test_unfit_reported(void **state) {
   fixture *f = *state;
   for (int i = 0; i < NWORKERS; i++)
-    f->workers[i] = start_worker(f, i);
+    start_worker(f, i);
   /* both workers have stated their offers once they ask for work */
   long long id = submit(f->srv.url,
                         "{\"name\": \"too-big\", \"app\": \"sleep\", \"tasks\": ["
@@ -256,8 +224,10 @@ static void test_unfit_reported(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_cores_never_exceeded, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_unfit_reported, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_cores_never_exceeded, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_unfit_reported, server_fixture_setup,
+                                    server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

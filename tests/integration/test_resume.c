@@ -38,6 +38,7 @@
 #include "tests/support/bigjob.h"
 #include "tests/support/editdist.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define BIG (16u * 1024 * 1024)
 #define CHUNK (1u << 20)
@@ -211,23 +212,23 @@ static int copying_from_c(const char *dir) {
 
 static void test_resume(void **state) {
   (void)state;
-  char dir[4096], db[4200], sha[65], line[4300], want[200];
-  harness_server srv;
+  char sha[65], line[4300], want[200];
   fake f;
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir, *db = sf.db;
   const char *extra[] = {"--broadcast-plan", "online", "--log-level", "info", NULL};
-  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  assert_int_equal(server_fixture_restart(&sf, extra), 0);
   bigjob_write(dir, "resume", data, BIG, 3, sha);
   fake_start(&f);
-  long long job = e2e_submit(srv.url, dir);
-  fake_holder(srv.url, "fake1", f.port, sha);
-  fake_holder(srv.url, "fake2", f.port, sha);
+  long long job = e2e_submit(sf.srv.url, dir);
+  fake_holder(sf.srv.url, "fake1", f.port, sha);
+  fake_holder(sf.srv.url, "fake2", f.port, sha);
   pid_t w[3] = {0};
 
   /* A: 3 MiB from the first, the second ignores Range (6 MiB from byte 0),
    * the master sends the last 10 MiB */
-  w[0] = start_worker(srv.url, dir, "A", NULL);
+  w[0] = start_worker(sf.srv.url, dir, "A", NULL);
   assert_true(bigjob_await_cached(dir, "A", sha, 120));
   pthread_join(f.thread, NULL);
   close(f.fd);
@@ -237,16 +238,16 @@ static void test_resume(void **state) {
   assert_string_equal(f.range[1], want);
   snprintf(want, sizeof want, "resuming at byte %u (6 checked chunks) from /v1/files/", 6 * CHUNK);
   assert_true(bigjob_log_line(dir, "A", want, line, sizeof line));
-  assert_int_equal(harness_metric(srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
+  assert_int_equal(harness_metric(sf.srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
 
   /* C copies A's whole file, once the master knows A has it */
   assert_true(await_holders(db, sha, 3, 60));
-  w[1] = start_worker(srv.url, dir, "C", NULL);
+  w[1] = start_worker(sf.srv.url, dir, "C", NULL);
   assert_true(bigjob_await_cached(dir, "C", sha, 120));
 
   /* W copies from A or C at 2 MiB/s (both hold the file: the master names
    * either); that holder dies mid-copy and the other sends the rest */
-  w[2] = start_worker(srv.url, dir, "W", "2048");
+  w[2] = start_worker(sf.srv.url, dir, "W", "2048");
   assert_true(await_partial(dir, "W", 4ll * CHUNK, 60));
   int c = copying_from_c(dir);
   const char *other = c ? "A" : "C";
@@ -262,15 +263,15 @@ static void test_resume(void **state) {
   snprintf(want, sizeof want, "peer: sending %s from byte %llu (%llu bytes)", sha, from,
            BIG - from);
   assert_true(bigjob_log_line(dir, other, want, line, sizeof line));
-  assert_int_equal(harness_metric(srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
+  assert_int_equal(harness_metric(sf.srv.url, MASTER_BYTES), BIG - 6 * CHUNK);
 
   snprintf(line, sizeof line, "%s/go", dir);
   assert_int_equal(harness_write_file(line, "go\n"), 0);
-  assert_string_equal(e2e_wait(srv.url, job, 180), "done"); /* A's task runs again elsewhere */
-  bigjob_check_outputs(srv.url, job, 3, sha);
+  assert_string_equal(e2e_wait(sf.srv.url, job, 180), "done"); /* A's task runs again elsewhere */
+  bigjob_check_outputs(sf.srv.url, job, 3, sha);
   harness_stop_all(w, 3, 60);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
@@ -72,14 +73,12 @@ static int on_lane_meanwhile(submit_call *s, int *polls) {
 
 static void test_large_submission_leaves_http_thread_free(void **state) {
   (void)state;
-  char dir[4096], db[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
   static const char *const extra[] = {"--threads", "1", NULL};
-  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  assert_int_equal(server_fixture_restart(&sf, extra), 0);
 
-  submit_call s = {srv.url, "POST", "/v1/jobs", job_text(NTASKS), 0, NULL, 0};
+  submit_call s = {sf.srv.url, "POST", "/v1/jobs", job_text(NTASKS), 0, NULL, 0};
   assert_true(strlen(s.body) > 256u * 1024u);
   int polls = 0, seen = on_lane_meanwhile(&s, &polls);
   fprintf(stderr, "%d tasks (%zu bytes): /metrics answered %d times, the lane seen busy: %d\n",
@@ -92,20 +91,20 @@ static void test_large_submission_leaves_http_thread_free(void **state) {
   char path[64];
   snprintf(path, sizeof path, "/v1/jobs/%lld", id);
   json_t *j = NULL;
-  assert_int_equal(harness_http(srv.url, "GET", path, ADMIN, NULL, 0, &j, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", path, ADMIN, NULL, 0, &j, NULL, NULL), 200);
   assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "counts"), "eligible")),
                    NTASKS);
   json_decref(j);
-  assert_int_equal(harness_metric(srv.url, "cairn_slow_requests "), 0);
+  assert_int_equal(harness_metric(sf.srv.url, "cairn_slow_requests "), 0);
 
   /* its deletion (with its rows) runs on the lane too */
   json_t *r = NULL;
   snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", id);
-  assert_int_equal(harness_http(srv.url, "POST", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+  assert_int_equal(harness_http(sf.srv.url, "POST", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
   json_decref(r);
   char del[80];
   snprintf(del, sizeof del, "/v1/jobs/%lld?purge=1", id);
-  submit_call d = {srv.url, "DELETE", del, NULL, 0, NULL, 0};
+  submit_call d = {sf.srv.url, "DELETE", del, NULL, 0, NULL, 0};
   polls = 0;
   seen = on_lane_meanwhile(&d, &polls);
   fprintf(stderr, "its deletion: /metrics answered %d times, the lane seen busy: %d\n", polls,
@@ -117,11 +116,12 @@ static void test_large_submission_leaves_http_thread_free(void **state) {
 
   /* a small one: answered on the HTTP thread, as before */
   char *small = job_text(10);
-  assert_int_equal(harness_http(srv.url, "POST", "/v1/jobs", ADMIN, small, strlen(small), &r,
+  assert_int_equal(harness_http(sf.srv.url, "POST", "/v1/jobs", ADMIN, small, strlen(small), &r,
                                 NULL, NULL), 201);
   json_decref(r);
   free(small);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

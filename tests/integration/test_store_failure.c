@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 static json_t *registration(const char *name) {
   return json_pack("{s:s, s:[s], s:i}", "name", name, "apps", "sum", "slots", 1);
@@ -33,13 +34,12 @@ static size_t volunteers(const char *url) {
 
 static void test_failed_store_stops_acknowledging(void **state) {
   (void)state;
-  char dir[4096], db[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *db = sf.db;
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
   char token[65];
-  assert_true(harness_register(srv.url, "before", "sum", token) > 0);
+  assert_true(harness_register(sf.srv.url, "before", "sum", token) > 0);
 
   sqlite3 *h = NULL;
   assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
@@ -47,7 +47,7 @@ static void test_failed_store_stops_acknowledging(void **state) {
 
   json_t *body = registration("after"), *resp = NULL;
   double t0 = harness_now();
-  long status = harness_http_json(srv.url, "POST", "/v1/volunteers", NULL, body, &resp);
+  long status = harness_http_json(sf.srv.url, "POST", "/v1/volunteers", NULL, body, &resp);
   json_decref(body);
   assert_int_equal(status, 503);
   assert_non_null(resp);
@@ -60,8 +60,8 @@ static void test_failed_store_stops_acknowledging(void **state) {
   json_decref(resp);
 
   /* cairn-server ends by itself, with EX_SOFTWARE, so a supervisor restarts it */
-  int st = harness_wait(srv.pid, 30);
-  srv.pid = 0;
+  int st = harness_wait(sf.srv.pid, 30);
+  sf.srv.pid = 0;
   assert_true(st != -1 && WIFEXITED(st));
   assert_int_equal(WEXITSTATUS(st), 70);
 
@@ -69,12 +69,13 @@ static void test_failed_store_stops_acknowledging(void **state) {
   sqlite3_close(h);
 
   /* what was acknowledged is there, what was refused is not */
-  assert_int_equal(harness_server_start(&srv, db, NULL), 0);
-  assert_int_equal(volunteers(srv.url), 1);
-  assert_true(harness_register(srv.url, "again", "sum", token) > 0);
-  assert_int_equal(volunteers(srv.url), 2);
-  int stop = harness_server_stop(&srv, SIGTERM);
+  assert_int_equal(server_fixture_restart(&sf, NULL), 0);
+  assert_int_equal(volunteers(sf.srv.url), 1);
+  assert_true(harness_register(sf.srv.url, "again", "sum", token) > 0);
+  assert_int_equal(volunteers(sf.srv.url), 2);
+  int stop = server_fixture_stop(&sf, SIGTERM);
   assert_true(WIFEXITED(stop) && WEXITSTATUS(stop) == 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

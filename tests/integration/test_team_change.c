@@ -121,11 +121,9 @@ static void test_team_change(void **state) {
   earn(url, a);
   assert_true(team_credit(url, "blue", 2) == 2); /* what it earns now counts for blue */
   assert_true(team_credit(url, "red", 2) == 2);
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
-  int ks = harness_server_stop(&f->srv, SIGKILL);
+  int ks = server_fixture_stop(f, SIGKILL);
   assert_true(WIFSIGNALED(ks) && WTERMSIG(ks) == SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, db, NULL), 0);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   url = f->srv.url;
   assert_true(team_credit(url, "red", 2) == 2); /* the ledger survives a kill -9 */
   assert_true(team_credit(url, "blue", 2) == 2);
@@ -158,8 +156,8 @@ static void test_team_change(void **state) {
   /* the admin moves b; null leaves a team; both survive a restart */
   assert_int_equal(patch(url, vb, ADMIN, "{\"team\": \"blue\"}", NULL), 200);
   assert_int_equal(patch(url, va, ADMIN, "{\"team\": null}", NULL), 200);
-  assert_int_equal(harness_server_stop(&f->srv, SIGTERM), 0);
-  assert_int_equal(harness_server_start(&f->srv, db, NULL), 0);
+  assert_int_equal(server_fixture_stop(f, SIGTERM), 0);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   url = f->srv.url;
   team_of(url, va, team, sizeof team);
   assert_string_equal(team, "");

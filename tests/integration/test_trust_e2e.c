@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define NCHAINS 8 /* the main job: chains of tasks, each after the one before */
@@ -29,11 +30,10 @@
 #define WARMUP 24
 #define SPOT 0.25
 
-static char bin_worker[4096], bin_cli[4096];
+static char bin_cli[4096];
 
 static int setup(void **state) {
   (void)state;
-  harness_bin(bin_worker, sizeof bin_worker, "cairn-worker");
   harness_bin(bin_cli, sizeof bin_cli, "cairn");
   setenv("CAIRN_ADMIN_TOKEN", ADMIN, 1);
   return 0;
@@ -73,14 +73,11 @@ static void trusts(const char *url, long long trust[4], int trusted[4], long lon
 }
 
 static pid_t worker(const char *url, const char *dir, int i, const char *script) {
-  char wdir[4200], log[4200], app[4200], name[16];
-  snprintf(wdir, sizeof wdir, "%s/worker-%d", dir, i);
-  snprintf(log, sizeof log, "%s/worker-%d.log", dir, i);
+  char app[4200], name[16];
   snprintf(app, sizeof app, "sq=%s", script);
   snprintf(name, sizeof name, "w%d", i);
-  const char *argv[] = {bin_worker, "--server", url, "--app", app, "--dir", wdir, "--name", name,
-                        "--slots", "1", "--exit-when-idle", "6", NULL};
-  pid_t p = harness_spawn(argv, log);
+  const char *args[] = {"--app", app, "--slots", "1", "--exit-when-idle", "6", NULL};
+  pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;
 }
@@ -199,12 +196,12 @@ static void check_squares(const char *url, long long jid, int n) {
 
 static void test_liar_caught_by_spot_checks(void **state) {
   (void)state;
-  char dir[4096], db[4200], honest[4200], liar[4200], lielog[4200], liefile[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  char honest[4200], liar[4200], lielog[4200], liefile[4200];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
+  const char *dir = sf.dir, *db = sf.db;
   const char *const extra[] = {"--trust-threshold", "3", "--spot-check", "0.25", NULL};
-  harness_server srv;
-  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  assert_int_equal(server_fixture_restart(&sf, extra), 0);
   /* the app: task k answers k squared */
   snprintf(honest, sizeof honest, "%s/sq.sh", dir);
   harness_write_file(honest, "#!/bin/sh\necho \"$1 squared is $(($1 * $1))\"\n");
@@ -222,9 +219,9 @@ static void test_liar_caught_by_spot_checks(void **state) {
   harness_write_file(liar, text);
   chmod(liar, 0755);
   pid_t w[4];
-  w[0] = worker(srv.url, dir, 0, liar);
+  w[0] = worker(sf.srv.url, dir, 0, liar);
   for (int i = 1; i < 4; i++)
-    w[i] = worker(srv.url, dir, i, honest);
+    w[i] = worker(sf.srv.url, dir, i, honest);
   /* warm-up: everyone honest, replicated, until everyone is trusted (a
    * worker that started late may need a second job) */
   long long trust[4], id[4];
@@ -232,28 +229,28 @@ static void test_liar_caught_by_spot_checks(void **state) {
   for (int round = 0; round < 5 && !all; round++) {
     char name[32];
     snprintf(name, sizeof name, "warm-up-%d", round);
-    long long wid = submit_squares(srv.url, dir, name, WARMUP, 1, 0);
-    assert_string_equal(wait_job(srv.url, wid), "done");
-    check_squares(srv.url, wid, WARMUP);
-    trusts(srv.url, trust, trusted, id);
+    long long wid = submit_squares(sf.srv.url, dir, name, WARMUP, 1, 0);
+    assert_string_equal(wait_job(sf.srv.url, wid), "done");
+    check_squares(sf.srv.url, wid, WARMUP);
+    trusts(sf.srv.url, trust, trusted, id);
     all = trusted[0] && trusted[1] && trusted[2] && trusted[3];
   }
   assert_true(all);
   harness_write_file(liefile, "lie\n");
-  long long jid = submit_squares(srv.url, dir, "squares", NTASKS, CHAIN, 1);
-  assert_string_equal(wait_job(srv.url, jid), "done");
+  long long jid = submit_squares(sf.srv.url, dir, "squares", NTASKS, CHAIN, 1);
+  assert_string_equal(wait_job(sf.srv.url, jid), "done");
   harness_stop_all(w, 4, 30);
-  check_squares(srv.url, jid, NTASKS);
+  check_squares(sf.srv.url, jid, NTASKS);
 
   /* the liar was caught, within 10/p of its lies */
-  trusts(srv.url, trust, trusted, id);
-  const char *caught = first_invalid(srv.url, id[0]);
+  trusts(sf.srv.url, trust, trusted, id);
+  const char *caught = first_invalid(sf.srv.url, id[0]);
   assert_non_null(caught);
   int lies = lie_number(lielog, caught);
-  long long unrepl = metric(srv.url, "cairn_tasks_unreplicated_total");
-  long long spots = metric(srv.url, "cairn_spot_checks_total");
-  long long resets = metric(srv.url, "cairn_trust_resets_total");
-  long long rechecks = metric(srv.url, "cairn_trust_rechecks_total");
+  long long unrepl = metric(sf.srv.url, "cairn_tasks_unreplicated_total");
+  long long spots = metric(sf.srv.url, "cairn_spot_checks_total");
+  long long resets = metric(sf.srv.url, "cairn_trust_resets_total");
+  long long rechecks = metric(sf.srv.url, "cairn_trust_rechecks_total");
   fprintf(stderr, "liar caught at its lie number %d (task %s; bound %d); %lld tasks accepted "
           "unreplicated, %lld spot checks, %lld trust resets, %lld re-checked; trust "
           "%lld %lld %lld %lld\n", lies, caught, (int)(10 / SPOT), unrepl, spots, resets,
@@ -270,18 +267,18 @@ static void test_liar_caught_by_spot_checks(void **state) {
     assert_true(trusted[i] && trust[i] >= 3);
 
   /* kill -9 and restart: trust is kept */
-  int st = harness_server_stop(&srv, SIGKILL);
+  int st = server_fixture_stop(&sf, SIGKILL);
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  assert_int_equal(server_fixture_restart(&sf, extra), 0);
   long long trust2[4], id2[4];
   int trusted2[4];
-  trusts(srv.url, trust2, trusted2, id2);
+  trusts(sf.srv.url, trust2, trusted2, id2);
   for (int i = 0; i < 4; i++) {
     assert_int_equal(trust2[i], trust[i]);
     assert_int_equal(trusted2[i], trusted[i]);
   }
   char *out = NULL;
-  const char *list[] = {bin_cli, "volunteers", "--server", srv.url, NULL};
+  const char *list[] = {bin_cli, "volunteers", "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(list, &out), 0);
   assert_non_null(strstr(out, "TRUSTED"));
   const char *line = strstr(out, " w1 ");
@@ -295,7 +292,7 @@ static void test_liar_caught_by_spot_checks(void **state) {
     char path[64];
     json_t *a = NULL;
     snprintf(path, sizeof path, "/v1/audit/volunteers/%lld", id2[i]);
-    assert_int_equal(harness_http(srv.url, "GET", path, ADMIN, NULL, 0, &a, NULL, NULL), 200);
+    assert_int_equal(harness_http(sf.srv.url, "GET", path, ADMIN, NULL, 0, &a, NULL, NULL), 200);
     json_t *v = json_object_get(a, "volunteer");
     assert_int_equal(json_integer_value(json_object_get(v, "trust")), trust2[i]);
     assert_int_equal(json_is_true(json_object_get(v, "trusted")), trusted2[i]);
@@ -305,11 +302,11 @@ static void test_liar_caught_by_spot_checks(void **state) {
   char ids[32], want[64];
   snprintf(ids, sizeof ids, "%lld", id2[1]);
   snprintf(want, sizeof want, "): trust %lld, trusted\n", trust2[1]);
-  const char *audit[] = {bin_cli, "audit", "volunteer", ids, "--server", srv.url, NULL};
+  const char *audit[] = {bin_cli, "audit", "volunteer", ids, "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(audit, &out), 0);
   assert_non_null(strstr(out, want));
   free(out);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
   /* trust resets, re-checks (re-queued, tainted results) and the kill -9
    * left the live tables what the audit chain says */
   const char *verify[] = {bin_cli, "audit", "verify", "--db", db, NULL};
@@ -319,7 +316,7 @@ static void test_liar_caught_by_spot_checks(void **state) {
   assert_non_null(strstr(out, "live rows checked: "));
   assert_non_null(strstr(out, "\nOK\n"));
   free(out);
-  harness_rmtree(dir);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

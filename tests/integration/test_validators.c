@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define NTASKS 4
@@ -40,18 +41,14 @@ static const char *const printed_cmd[3] = {
   "answer 41\nnoise 0.8127\n",
 };
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-  pid_t workers[8];
-  int nworkers;
-} fixture;
+typedef server_fixture fixture;
 
+/* The master, and in its folder num<k>.sh and cmd<k>.sh, each printing its
+ * value of printed[] and printed_cmd[]. */
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
+  if (server_fixture_setup_stopped(state))
+    return -1;
+  server_fixture *f = *state;
   for (int k = 0; k < 3; k++) {
     char path[4300], text[512];
     snprintf(path, sizeof path, "%s/num%d.sh", f->dir, k);
@@ -63,42 +60,18 @@ static int setup(void **state) {
     harness_write_file(path, text);
     chmod(path, 0755);
   }
-  if (harness_server_start(&f->srv, f->db, NULL)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  harness_stop_all(f->workers, f->nworkers, 20);
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+  return server_fixture_restart(f, NULL);
 }
 
 /* Starts worker k (app as its own APP<k>.sh); max_tasks NULL: no end. */
 static pid_t start_worker_app(fixture *f, const char *app, int k, const char *max_tasks) {
-  char bin[4096], wdir[4300], log[4300], appflag[4400], name[16];
-  harness_bin(bin, sizeof bin, "cairn-worker");
+  char appflag[4400], name[16];
   snprintf(name, sizeof name, "w%d", k);
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
   snprintf(appflag, sizeof appflag, "%s=%s/%s%d.sh", app, f->dir, app, k);
-  const char *argv[16] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name,
-                          "--app", appflag, "--log-level", "info"};
-  int n = 11;
-  if (max_tasks) {
-    argv[n++] = "--max-tasks";
-    argv[n++] = max_tasks;
-  }
-  argv[n] = NULL;
-  pid_t pid = harness_spawn(argv, log);
+  const char *args[] = {"--app", appflag, "--log-level", "info",
+                        max_tasks ? "--max-tasks" : NULL, max_tasks, NULL};
+  pid_t pid = server_fixture_worker(f, name, args);
   assert_true(pid > 0);
-  f->workers[f->nworkers++] = pid;
   return pid;
 }
 
@@ -255,8 +228,8 @@ static long long restart_between_replicas(fixture *f, const char *app, const cha
   json_t *v = job_view(f, job);
   assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "counts"), "done")), 0);
   json_decref(v);
-  assert_int_equal(harness_server_stop(&f->srv, SIGKILL) & 0x7f, SIGKILL);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0);
+  assert_int_equal(server_fixture_stop(f, SIGKILL) & 0x7f, SIGKILL);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
   start_worker_app(f, app, 1, NULL);
   const char *st = wait_job(f, job, 120);
   long long v0 = wait_count(f, "w0", "valid", NTASKS), i2 = wait_count(f, "w2", "invalid", NTASKS);
@@ -349,12 +322,12 @@ static void test_command_outside_lock(void **state) {
           "took %.1f ms\n", worst * 1000);
   assert_true(worst < 1.0);
   double t0 = harness_now();
-  int st = harness_server_stop(&f->srv, SIGTERM);
+  int st = server_fixture_stop(f, SIGTERM);
   double stop = harness_now() - t0;
   fprintf(stderr, "command: a stop with the program running took %.2f s\n", stop);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   assert_true(stop < 10);
-  assert_int_equal(harness_server_start(&f->srv, f->db, NULL), 0); /* for teardown */
+  assert_int_equal(server_fixture_restart(f, NULL), 0); /* for teardown */
 }
 
 /* A program that cannot run, or exits with another status than 0 or 1,
@@ -408,13 +381,14 @@ static void test_bad_validator_refused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_bad_validator_refused, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_exact_fails_numeric_agrees, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_numeric_survives_restart, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_command_validator, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_command_survives_restart, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_command_outside_lock, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_command_failures_disagree, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_bad_validator_refused, setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_exact_fails_numeric_agrees, setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_numeric_survives_restart, setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_command_validator, setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_command_survives_restart, setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_command_outside_lock, setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_command_failures_disagree, setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

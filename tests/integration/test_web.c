@@ -11,28 +11,30 @@
 #include <string.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 static void test_dashboard_files(void **state) {
   (void)state;
-  char dir[4096], db[4200], web[4200];
-  harness_tmpdir(dir, sizeof dir);
-  snprintf(db, sizeof db, "%s/cairn.db", dir);
+  char web[4200];
+  server_fixture sf;
+  assert_int_equal(server_fixture_open(&sf, NULL, 0), 0);
   snprintf(web, sizeof web, "%s/web", getenv("CAIRN_SOURCE_DIR") ? getenv("CAIRN_SOURCE_DIR") : ".");
-  harness_server srv;
   const char *extra[] = {"--web", web, NULL};
-  assert_int_equal(harness_server_start(&srv, db, extra), 0);
+  assert_int_equal(server_fixture_restart(&sf, extra), 0);
   char *raw = NULL;
   size_t len = 0;
-  assert_int_equal(harness_http(srv.url, "GET", "/", NULL, NULL, 0, NULL, &raw, &len), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/", NULL, NULL, 0, NULL, &raw, &len), 200);
   assert_non_null(strstr(raw, "<title>Cairn</title>"));
   free(raw);
-  assert_int_equal(harness_http(srv.url, "GET", "/app.js", NULL, NULL, 0, NULL, &raw, &len), 200);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/app.js", NULL, NULL, 0, NULL, &raw, &len),
+                   200);
   assert_non_null(strstr(raw, "/v1/jobs"));
   free(raw);
-  assert_int_equal(harness_http(srv.url, "GET", "/nothing.html", NULL, NULL, 0, NULL, NULL, NULL), 404);
-  assert_int_equal(harness_http(srv.url, "GET", "/../CMakeLists.txt", NULL, NULL, 0, NULL, NULL, NULL), 404);
-  assert_int_equal(harness_http(srv.url, "GET", "/%2e%2e/CMakeLists.txt", NULL, NULL, 0, NULL, NULL, NULL), 404);
-  assert_int_equal(harness_server_stop(&srv, SIGTERM), 0);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/nothing.html", NULL, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/../CMakeLists.txt", NULL, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(harness_http(sf.srv.url, "GET", "/%2e%2e/CMakeLists.txt", NULL, NULL, 0, NULL, NULL, NULL), 404);
+  assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
+  assert_int_equal(server_fixture_close(&sf), 0);
 }
 
 int main(void) {

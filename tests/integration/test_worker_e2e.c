@@ -20,10 +20,11 @@
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef harness_fixture fixture;
+typedef server_fixture fixture;
 
 /* Uploads text as a file; writes its sha256 into sha. */
 static void upload(const char *url, const char *text, char sha[65]) {
@@ -97,27 +98,15 @@ static void dump_log(const char *log) {
     fprintf(stderr, "(no log %s)\n", log);
 }
 
-/* Starts cairn-worker with --server url --dir dir/name plus extra args. */
+/* Starts cairn-worker name (harness_worker) at --log-level info plus
+ * extra args. */
 static pid_t start_worker(fixture *f, const char *name, const char *const *extra) {
-  char bin[4096], wdir[4300], log[4300];
-  const char *argv[40];
-  int n = 0;
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
-  argv[n++] = bin;
-  argv[n++] = "--server";
-  argv[n++] = f->srv.url;
-  argv[n++] = "--dir";
-  argv[n++] = wdir;
-  argv[n++] = "--name";
-  argv[n++] = name;
-  argv[n++] = "--log-level";
-  argv[n++] = "info";
-  for (int i = 0; extra[i]; i++)
-    argv[n++] = extra[i];
-  argv[n] = NULL;
-  pid_t pid = harness_spawn(argv, log);
+  const char *args[40] = {"--log-level", "info"};
+  int n = 2;
+  for (int i = 0; extra[i] && n < 39; i++)
+    args[n++] = extra[i];
+  args[n] = NULL;
+  pid_t pid = harness_worker(f->srv.url, f->dir, name, args);
   assert_true(pid > 0);
   return pid;
 }
@@ -290,10 +279,10 @@ static void test_master_killed_and_restarted(void **state) {
   const char *port = strrchr(f->srv.url, ':') + 1;
   char listen[64];
   snprintf(listen, sizeof listen, "127.0.0.1:%s", port);
-  harness_server_stop(&f->srv, SIGKILL);
+  server_fixture_stop(f, SIGKILL);
   usleep(1500000);
   const char *again[] = {"--listen", listen, NULL};
-  assert_int_equal(harness_server_start(&f->srv, f->db, again), 0);
+  assert_int_equal(server_fixture_restart(f, again), 0);
 
   until = harness_now() + 40;
   while (count_state(f->srv.url, id, "done") < 6 && harness_now() < until)
@@ -404,12 +393,12 @@ static void test_bad_flags_exit_2(void **state) {
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_dag_across_two_workers, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_app_failures_are_recorded, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_embedded_callback_app, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_master_killed_and_restarted, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_reregisters_when_token_unknown, harness_fixture_setup, harness_fixture_teardown),
-    cmocka_unit_test_setup_teardown(test_max_tasks, harness_fixture_setup, harness_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_dag_across_two_workers, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_app_failures_are_recorded, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_embedded_callback_app, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_master_killed_and_restarted, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_reregisters_when_token_unknown, server_fixture_setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_max_tasks, server_fixture_setup, server_fixture_teardown),
     cmocka_unit_test(test_bad_flags_exit_2),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,53 +38,23 @@
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
-}
+typedef server_fixture fixture;
 
 /* Starts a worker with app sh=/bin/sh and extra flags (NULL-terminated). */
 static pid_t start_worker(fixture *f, const char *name, const char *const *extra, char *log,
                           size_t loglen) {
-  char bin[4096], wdir[4300];
-  const char *argv[32];
-  size_t n = 0;
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
+  const char *args[32] = {"--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", "off",
+                          "--log-level", "info"};
+  size_t n = 8;
   snprintf(log, loglen, "%s/%s.log", f->dir, name);
-  const char *base[] = {bin, "--server", f->srv.url, "--dir", wdir, "--name", name,
-                        "--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", "off",
-                        "--log-level", "info"};
-  for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
-    argv[n++] = base[i];
   for (size_t i = 0; extra && extra[i] && n < 31; i++)
-    argv[n++] = extra[i];
-  argv[n] = NULL;
-  pid_t pid = harness_spawn(argv, log);
+    args[n++] = extra[i];
+  args[n] = NULL;
+  pid_t pid = harness_worker(f->srv.url, f->dir, name, args);
   assert_true(pid > 0);
   return pid;
 }
@@ -514,13 +484,20 @@ static void test_bad_flags(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_master_takes_suspended, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_bad_flags, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_hours, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_cpu_limit, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_max_disk, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_wall_counts_running_time, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_idle_only, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_master_takes_suspended, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_bad_flags, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_hours, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_cpu_limit, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_max_disk, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_wall_counts_running_time, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_idle_only, server_fixture_setup,
+                                    server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,32 +22,18 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096], db[4200];
-  harness_server srv;
-  char vol[65];
-} fixture;
+typedef server_fixture fixture;
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL))
+  if (server_fixture_setup(state))
     return -1;
+  server_fixture *f = *state;
   harness_register(f->srv.url, "w1", "x", f->vol);
-  *state = f;
   return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = f->srv.pid > 0 ? harness_server_stop(&f->srv, SIGTERM) : 0;
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 /* ---- DAG shapes: task i is "t<i>", listed in key order ---- */
@@ -199,7 +185,7 @@ static long long one(sqlite3 *h, const char *sql, long long job) {
 /* Stops the master, checks the store (no dangling reference; of job, only
  * tasks that keep an allocation, none with purge), starts it again. */
 static void check_store(fixture *f, long long job, int purge) {
-  harness_server_stop(&f->srv, SIGTERM);
+  server_fixture_stop(f, SIGTERM);
   sqlite3 *h = NULL;
   assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
   sqlite3_stmt *q = NULL;
@@ -220,7 +206,7 @@ static void check_store(fixture *f, long long job, int purge) {
                                                                                      : "not",
                       "deleted");
   sqlite3_close(h);
-  if (harness_server_start(&f->srv, f->db, NULL))
+  if (server_fixture_restart(f, NULL))
     fail_msg("the master did not start again");
 }
 
@@ -269,10 +255,10 @@ static void test_retention_fan_in(void **state) {
   char path[64];
   snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", id);
   assert_int_equal(harness_http(f->srv.url, "POST", path, ADMIN, NULL, 0, NULL, NULL, NULL), 200);
-  harness_server_stop(&f->srv, SIGTERM);
+  server_fixture_stop(f, SIGTERM);
   /* about a second: the job is due at a retention pass soon after */
   const char *extra[] = {"--keep-finished", "0.00001", NULL};
-  if (harness_server_start(&f->srv, f->db, extra))
+  if (server_fixture_restart(f, extra))
     fail_msg("the master did not start with --keep-finished 0");
   double until = harness_now() + 90;
   while (job_status(f, id) != 404 && harness_now() < until)
@@ -296,14 +282,14 @@ static void test_kill_midway(void **state) {
     if (pid == 0)
       _exit(del(f, id, (int)(k & 1)) == 200 ? 0 : 1);
     usleep((useconds_t)after_ms[k] * 1000);
-    harness_server_stop(&f->srv, SIGKILL);
+    server_fixture_stop(f, SIGKILL);
     harness_wait(pid, 30);
     sqlite3 *h = NULL;
     assert_int_equal(sqlite3_open_v2(f->db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     long long ended = one(h, "SELECT ended IN ('deleting', 'purging') FROM jobs WHERE id = ?1", id);
     sqlite3_close(h);
     midway += ended == 1;
-    if (harness_server_start(&f->srv, f->db, NULL))
+    if (server_fixture_restart(f, NULL))
       fail_msg("the master did not start after kill -9");
     if (ended == 1 || job_status(f, id) == 404) {
       check_store(f, id, (int)(k & 1));
@@ -318,12 +304,12 @@ static void test_kill_midway(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_fan_in, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_fan_out, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_chain, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_random, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_retention_fan_in, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_kill_midway, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fan_in, setup, server_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_fan_out, setup, server_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_chain, setup, server_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_random, setup, server_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_retention_fan_in, setup, server_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_kill_midway, setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

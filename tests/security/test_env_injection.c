@@ -27,41 +27,34 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define WAIT_S 60.0
 #define SECRET "invitation-code-that-must-not-leak"
 
 typedef struct fixture {
-  char dir[4096], db[4200], wdir[4200], log[4200];
-  harness_server srv;
+  server_fixture s;
+  char wdir[4200]; /* worker w's folder */
   pid_t worker;
 } fixture;
 
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  snprintf(f->wdir, sizeof f->wdir, "%s/w", f->dir);
-  snprintf(f->log, sizeof f->log, "%s/w.log", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
+  if (!f || server_fixture_open(&f->s, NULL, 1)) {
     free(f);
     return -1;
   }
+  snprintf(f->wdir, sizeof f->wdir, "%s/w", f->s.dir);
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   fixture *f = *state;
-  if (f->worker > 0) {
-    kill(f->worker, SIGKILL);
-    waitpid(f->worker, NULL, 0);
-  }
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
+  int rc = server_fixture_close(&f->s);
   free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+  return rc;
 }
 
 static const char *message(json_t *r) {
@@ -71,7 +64,7 @@ static const char *message(json_t *r) {
 
 static size_t job_count(const fixture *f) {
   json_t *r = NULL;
-  assert_int_equal(harness_http(f->srv.url, "GET", "/v1/jobs", ADMIN, NULL, 0, &r, NULL, NULL),
+  assert_int_equal(harness_http(f->s.srv.url, "GET", "/v1/jobs", ADMIN, NULL, 0, &r, NULL, NULL),
                    200);
   size_t n = json_array_size(json_object_get(r, "jobs"));
   json_decref(r);
@@ -102,7 +95,7 @@ static void test_denied_names_refused(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     json_t *r = NULL;
-    long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, cases[i].job,
+    long st = harness_http(f->s.srv.url, "POST", "/v1/jobs", ADMIN, cases[i].job,
                            strlen(cases[i].job), &r, NULL, NULL);
     printf("env %s (%s): HTTP %ld %s\n", cases[i].name, cases[i].where, st, message(r));
     assert_int_equal(st, 400);
@@ -116,7 +109,7 @@ static void test_denied_names_refused(void **state) {
   /* a job's own parameters still pass */
   const char *ok = "{\"app\": \"env\", \"env\": {\"MODE\": \"fast\", \"LANG\": \"C\"}, "
                    "\"tasks\": [{\"id\": \"t\", \"env\": {\"OMP_NUM_THREADS\": \"2\"}}]}";
-  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, ok, strlen(ok), NULL,
+  assert_int_equal(harness_http(f->s.srv.url, "POST", "/v1/jobs", ADMIN, ok, strlen(ok), NULL,
                                 NULL, NULL), 201);
   assert_int_equal(job_count(f), 1);
 }
@@ -128,7 +121,7 @@ static json_t *task_of(const fixture *f, long long job, const char *id) {
   for (double t0 = harness_now(); harness_now() - t0 < WAIT_S; usleep(100 * 1000)) {
     json_t *r = NULL, *t;
     size_t i;
-    assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+    assert_int_equal(harness_http(f->s.srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
     json_array_foreach(json_object_get(r, "tasks"), i, t) {
       const char *state = json_string_value(json_object_get(t, "state"));
       if (strcmp(json_string_value(json_object_get(t, "id")), id) != 0 ||
@@ -160,17 +153,14 @@ static const char *env_value(const char *out, const char *name) {
 
 static void test_app_environment_is_clean(void **state) {
   fixture *f = *state;
-  char bin[4096];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  const char *argv[] = {bin, "--server", f->srv.url, "--dir", f->wdir, "--name", "w",
-                        "--app", "env=/usr/bin/env", "--slots", "1", "--peer-listen", "off",
+  const char *args[] = {"--app", "env=/usr/bin/env", "--slots", "1", "--peer-listen", "off",
                         "--log-level", "info", NULL};
   /* the worker's own environment: an invitation code, a token of the
    * volunteer's, an interpreter path */
   setenv("CAIRN_INVITATION", SECRET, 1);
   setenv("VOLUNTEER_API_TOKEN", "volunteer-token-that-must-not-leak", 1);
   setenv("PYTHONPATH", "/volunteer/own/python", 1);
-  f->worker = harness_spawn(argv, f->log);
+  f->worker = server_fixture_worker(&f->s, "w", args);
   unsetenv("CAIRN_INVITATION");
   unsetenv("VOLUNTEER_API_TOKEN");
   unsetenv("PYTHONPATH");
@@ -179,7 +169,7 @@ static void test_app_environment_is_clean(void **state) {
   const char *job = "{\"app\": \"env\", \"max_attempts\": 1, \"env\": {\"MODE\": \"fast\"}, "
                     "\"tasks\": [{\"id\": \"show\", \"env\": {\"SEED\": \"7\"}}]}";
   json_t *r = NULL;
-  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r,
+  assert_int_equal(harness_http(f->s.srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r,
                                 NULL, NULL), 201);
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(r);
@@ -220,7 +210,7 @@ static void test_app_environment_is_clean(void **state) {
 
   kill(f->worker, SIGTERM);
   int ws = harness_wait(f->worker, 20);
-  f->worker = 0;
+  server_fixture_reaped(&f->s, f->worker);
   assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 

@@ -24,31 +24,15 @@
 #include <unistd.h>
 
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096], db[4200];
-  harness_server srv;
-} fixture;
+typedef server_fixture fixture;
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
   const char *extra[] = {"--max-held-work", "32", NULL};
-  if (harness_server_start(&f->srv, f->db, extra))
-    return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+  return server_fixture_start(state, extra);
 }
 
 static void submit(fixture *f, int n) {
@@ -128,7 +112,7 @@ static void test_held_fairly(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_held_fairly, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_held_fairly, setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

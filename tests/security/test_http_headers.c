@@ -20,39 +20,18 @@
 
 #include "tests/security/rawconn.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096], db[4200];
-  harness_server srv;
-  int port;
-} fixture;
+typedef server_fixture fixture;
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  if (!f)
-    return -1;
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
   const char *src = getenv("CAIRN_SOURCE_DIR");
   char web[4200];
   snprintf(web, sizeof web, "%s/web", src ? src : ".");
   const char *extra[] = {"--web", web, NULL};
-  if (harness_server_start(&f->srv, f->db, extra)) {
-    free(f);
-    return -1;
-  }
-  f->port = atoi(strrchr(f->srv.url, ':') + 1);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  free(f);
-  return st == 0 ? 0 : -1;
+  return server_fixture_start(state, extra);
 }
 
 /* GET path (with the admin token when admin) over a raw connection; the
@@ -149,8 +128,8 @@ static void test_api_policy(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_dashboard_policy, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_api_policy, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_dashboard_policy, setup, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_api_policy, setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,38 +25,19 @@
 
 #include "tests/security/rawconn.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-typedef struct fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-} fixture;
+typedef server_fixture fixture;
 
 static int start(void **state, const char *mode) {
-  fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
   const char *extra[] = {"--registration", mode, NULL};
-  if (harness_server_start(&f->srv, f->db, extra)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
+  return server_fixture_start(state, extra);
 }
 
 static int setup_invite(void **state) { return start(state, "invite"); }
 static int setup_closed(void **state) { return start(state, "closed"); }
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = f->srv.pid > 0 ? harness_server_stop(&f->srv, SIGTERM) : 0;
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
 
 /* POST /v1/volunteers with invitation code (NULL: none); the status, and
  * the error code of a refusal in why (may be NULL). */
@@ -120,23 +101,17 @@ static void invite(const fixture *f, const char *const *args, char code[128]) {
  * CAIRN_INVITATION=env_code (NULL: unset); its exit status. */
 static int run_worker(const fixture *f, const char *name, const char *const *extra,
                       const char *env_code) {
-  char bin[4096], wdir[4300], log[4300];
-  const char *argv[24];
-  int n = 0;
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/%s", f->dir, name);
+  char log[4300];
   snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
-  const char *base[] = {bin, "--server", f->srv.url, "--dir", wdir, "--app", "sh=/bin/sh",
-                        "--peer-listen", "off", "--max-tasks", "1", "--exit-when-idle", "10",
-                        NULL};
-  for (int i = 0; base[i]; i++)
-    argv[n++] = base[i];
-  for (int i = 0; extra && extra[i]; i++)
-    argv[n++] = extra[i];
-  argv[n] = NULL;
+  const char *args[24] = {"--app", "sh=/bin/sh", "--peer-listen", "off", "--max-tasks", "1",
+                          "--exit-when-idle", "10"};
+  int n = 8;
+  for (int i = 0; extra && extra[i] && n < 23; i++)
+    args[n++] = extra[i];
+  args[n] = NULL;
   if (env_code)
     setenv("CAIRN_INVITATION", env_code, 1);
-  pid_t pid = harness_spawn(argv, log);
+  pid_t pid = harness_worker(f->srv.url, f->dir, name, args);
   unsetenv("CAIRN_INVITATION");
   assert_true(pid > 0);
   int st = harness_wait(pid, 60);
@@ -342,9 +317,9 @@ static void test_survives_kill9(void **state) {
   const char *three[] = {"--uses", "3", "--note", "kept", NULL};
   invite(f, three, code);
   assert_int_equal(enrol(f, code, NULL, 0), 201);
-  harness_server_stop(&f->srv, SIGKILL);
+  server_fixture_stop(f, SIGKILL);
   const char *extra[] = {"--registration", "invite", NULL};
-  assert_int_equal(harness_server_start(&f->srv, f->db, extra), 0);
+  assert_int_equal(server_fixture_restart(f, extra), 0);
   json_t *r = NULL;
   assert_int_equal(harness_http(f->srv.url, "GET", "/v1/invitations", ADMIN, NULL, 0, &r, NULL,
                                 NULL), 200);
@@ -362,12 +337,13 @@ static void test_survives_kill9(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_closed_refuses_everyone, setup_closed, teardown),
-    cmocka_unit_test_setup_teardown(test_invite_codes, setup_invite, teardown),
-    cmocka_unit_test_setup_teardown(test_single_use_race, setup_invite, teardown),
+    cmocka_unit_test_setup_teardown(test_closed_refuses_everyone, setup_closed,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_invite_codes, setup_invite, server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_single_use_race, setup_invite, server_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_wrong_codes_spend_failed_auth_tokens, setup_invite,
-                                    teardown),
-    cmocka_unit_test_setup_teardown(test_survives_kill9, setup_invite, teardown),
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_survives_kill9, setup_invite, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

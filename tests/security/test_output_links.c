@@ -30,26 +30,28 @@
 
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define WAIT_S 60.0
 #define SECRET "{\"token\": \"credentials-that-must-not-leave-the-worker\"}\n"
 
 typedef struct fixture {
-  char dir[4096], db[4200], wdir[4200], log[4200], cred[4200];
-  harness_server srv;
+  server_fixture s;
+  char cred[4200];
   pid_t worker;
 } fixture;
 
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  snprintf(f->wdir, sizeof f->wdir, "%s/w", f->dir);
-  snprintf(f->log, sizeof f->log, "%s/w.log", f->dir);
-  snprintf(f->cred, sizeof f->cred, "%s/credentials.json", f->dir);
+  if (!f || server_fixture_open(&f->s, NULL, 0)) {
+    free(f);
+    return -1;
+  }
+  snprintf(f->cred, sizeof f->cred, "%s/credentials.json", f->s.dir);
   if (harness_write_file(f->cred, SECRET) || chmod(f->cred, 0600) ||
-      harness_server_start(&f->srv, f->db, NULL)) {
+      server_fixture_restart(&f->s, NULL)) {
+    server_fixture_close(&f->s);
     free(f);
     return -1;
   }
@@ -59,14 +61,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture *f = *state;
-  if (f->worker > 0) {
-    kill(f->worker, SIGKILL);
-    waitpid(f->worker, NULL, 0);
-  }
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
+  int rc = server_fixture_close(&f->s);
   free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+  return rc;
 }
 
 /* Waits until task id of job has ended; returns it (caller decrefs). */
@@ -76,7 +73,7 @@ static json_t *task_of(const fixture *f, long long job, const char *id) {
   for (double t0 = harness_now(); harness_now() - t0 < WAIT_S; usleep(100 * 1000)) {
     json_t *r = NULL, *t;
     size_t i;
-    assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+    assert_int_equal(harness_http(f->s.srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
     json_array_foreach(json_object_get(r, "tasks"), i, t) {
       const char *state = json_string_value(json_object_get(t, "state"));
       if (strcmp(json_string_value(json_object_get(t, "id")), id) != 0 ||
@@ -102,13 +99,13 @@ static long served(const fixture *f, long long job, const char *id, const char *
                    char **raw, size_t *len) {
   char path[256];
   snprintf(path, sizeof path, "/v1/jobs/%lld/output?task=%s&name=%s", job, id, name);
-  return harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, NULL, raw, len);
+  return harness_http(f->s.srv.url, "GET", path, ADMIN, NULL, 0, NULL, raw, len);
 }
 
 /* 1 when the master's file store holds a file of digest sha. */
 static int stored(const fixture *f, const char *sha) {
   char path[4400];
-  snprintf(path, sizeof path, "%s/cairn.db.files/%s", f->dir, sha);
+  snprintf(path, sizeof path, "%s/cairn.db.files/%s", f->s.dir, sha);
   return access(path, F_OK) == 0;
 }
 
@@ -139,14 +136,12 @@ static void expect_refused(const fixture *f, long long job, const char *id,
 
 static void test_linked_outputs_refused(void **state) {
   fixture *f = *state;
-  char bin[4096], job[16384], secret_sha[65], ok_sha[65];
+  char job[16384], secret_sha[65], ok_sha[65];
   cairn__sha256_hex(SECRET, strlen(SECRET), secret_sha);
   cairn__sha256_hex("mine\n", 5, ok_sha);
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  const char *argv[] = {bin, "--server", f->srv.url, "--dir", f->wdir, "--name", "w",
-                        "--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", "off",
+  const char *args[] = {"--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", "off",
                         "--log-level", "info", NULL};
-  f->worker = harness_spawn(argv, f->log);
+  f->worker = server_fixture_worker(&f->s, "w", args);
   assert_true(f->worker > 0);
   snprintf(job, sizeof job,
            "{\"app\": \"sh\", \"policy\": \"fifo\", \"max_attempts\": 1, \"tasks\": ["
@@ -160,7 +155,7 @@ static void test_linked_outputs_refused(void **state) {
            "\"echo mine > out.txt\"]}]}",
            f->cred, f->cred, f->cred);
   json_t *r = NULL;
-  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r,
+  assert_int_equal(harness_http(f->s.srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r,
                                 NULL, NULL), 201);
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(r);
@@ -197,7 +192,7 @@ static void test_linked_outputs_refused(void **state) {
 
   kill(f->worker, SIGTERM);
   int ws = harness_wait(f->worker, 20);
-  f->worker = 0;
+  server_fixture_reaped(&f->s, f->worker);
   assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 

@@ -28,13 +28,14 @@
 #include "common/grant.h"
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define SIZE (256u * 1024u)
 
 typedef struct fixture {
-  char dir[4096], db[4200], log[4200];
-  harness_server srv;
+  server_fixture s;
+  char log[4300]; /* worker w1's */
   pid_t w1;
   char peer[64];
   char sha_a[65], sha_b[65];
@@ -47,7 +48,7 @@ static void upload(fixture *f, int seed, char sha[65]) {
     data[i] = (char)(i * 31u + (unsigned)seed * 7u + i / 97u);
   cairn__sha256_hex(data, SIZE, sha);
   snprintf(path, sizeof path, "/v1/files/%s", sha);
-  assert_int_equal(harness_http(f->srv.url, "PUT", path, ADMIN, data, SIZE, NULL, NULL, NULL), 201);
+  assert_int_equal(harness_http(f->s.srv.url, "PUT", path, ADMIN, data, SIZE, NULL, NULL, NULL), 201);
   free(data);
 }
 
@@ -65,7 +66,7 @@ static long long submit(fixture *f, const char *app, int both) {
            app, f->sha_a, f->sha_b, both ? ", \"b\"" : "");
   json_t *body = json_loads(job, 0, NULL);
   assert_non_null(body);
-  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/jobs", ADMIN, body, &r), 201);
+  assert_int_equal(harness_http_json(f->s.srv.url, "POST", "/v1/jobs", ADMIN, body, &r), 201);
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(body);
   json_decref(r);
@@ -97,7 +98,7 @@ static void wait_done_and_held(fixture *f, long long job) {
   snprintf(path, sizeof path, "/v1/jobs/%lld", job);
   for (double until = harness_now() + 60;; usleep(50000)) {
     json_t *r = NULL;
-    assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+    assert_int_equal(harness_http(f->s.srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
     json_t *bf = json_object_get(r, "broadcast_files");
     int held = json_array_size(bf) == 2 &&
                json_integer_value(json_object_get(json_array_get(bf, 0), "holders")) == 1 &&
@@ -116,7 +117,7 @@ static void wait_done_and_held(fixture *f, long long job) {
 static long long enrol(fixture *f, const char *name, char tok[65], char key[65]) {
   json_t *b = json_pack("{s:s, s:s, s:[s], s:s}", "name", name, "cluster", "a", "apps", "x",
                         "peer_url", "http://127.0.0.1:9"), *r = NULL;
-  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
+  assert_int_equal(harness_http_json(f->s.srv.url, "POST", "/v1/volunteers", NULL, b, &r), 201);
   assert_null(json_object_get(r, "peer_token")); /* nothing shared by every volunteer */
   snprintf(tok, 65, "%s", json_string_value(json_object_get(r, "token")));
   snprintf(key, 65, "%s", json_string_value(json_object_get(r, "peer_key")));
@@ -131,7 +132,7 @@ static long long enrol(fixture *f, const char *name, char tok[65], char key[65])
  * with its grant) into out; fails the test when there is none. */
 static void granted_path(fixture *f, const char *tok, char out[512]) {
   json_t *r = NULL;
-  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/work", tok, NULL, 0, &r, NULL, NULL), 200);
+  assert_int_equal(harness_http(f->s.srv.url, "POST", "/v1/work", tok, NULL, 0, &r, NULL, NULL), 200);
   json_t *in = json_array_get(json_object_get(json_object_get(r, "task"), "inputs"), 0);
   const char *src = json_string_value(json_array_get(json_object_get(in, "sources"), 0));
   assert_non_null(src);
@@ -156,40 +157,30 @@ static long from_w1(fixture *f, const char *path, const char *token, char sha[65
 
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  snprintf(f->log, sizeof f->log, "%s/w1.log", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
+  if (!f || server_fixture_open(&f->s, NULL, 1)) {
     free(f);
     return -1;
   }
+  snprintf(f->log, sizeof f->log, "%s/w1.log", f->s.dir);
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   fixture *f = *state;
-  if (f->w1 > 0) {
-    kill(f->w1, SIGKILL);
-    waitpid(f->w1, NULL, 0);
-  }
-  harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
+  int rc = server_fixture_close(&f->s);
   free(f);
-  return rc == 0 ? 0 : -1;
+  return rc;
 }
 
 static void test_grants_open_one_file_to_one_volunteer(void **state) {
   fixture *f = *state;
-  char bin[4096], wdir[4200], sha[65];
+  char sha[65];
   upload(f, 1, f->sha_a);
   upload(f, 2, f->sha_b);
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/w1", f->dir);
-  const char *argv[] = {bin, "--server", f->srv.url, "--app", "sh=/bin/sh", "--dir", wdir,
-                        "--name", "w1", "--cluster", "a", "--peer-listen", "127.0.0.1:0",
+  const char *args[] = {"--app", "sh=/bin/sh", "--cluster", "a", "--peer-listen", "127.0.0.1:0",
                         "--log-level", "debug", NULL};
-  f->w1 = harness_spawn(argv, f->log);
+  f->w1 = server_fixture_worker(&f->s, "w1", args);
   assert_true(f->w1 > 0);
   unsigned port = peer_port(f->log);
   assert_true(port > 0);
@@ -209,7 +200,7 @@ static void test_grants_open_one_file_to_one_volunteer(void **state) {
   snprintf(src, sizeof src, "%s%s", f->peer, grant_a);
   json_t *hb = json_pack("{s:[{s:s, s:s, s:I, s:I}]}", "fetched", "sha256", f->sha_a, "source",
                          src, "bytes", (json_int_t)SIZE, "ms", (json_int_t)5);
-  assert_int_equal(harness_http_json(f->srv.url, "POST", "/v1/heartbeat", tok2, hb, NULL), 200);
+  assert_int_equal(harness_http_json(f->s.srv.url, "POST", "/v1/heartbeat", tok2, hb, NULL), 200);
   json_decref(hb);
 
   /* the grant opens nothing else; nothing opens w1 without one */
@@ -236,7 +227,7 @@ static void test_grants_open_one_file_to_one_volunteer(void **state) {
    * anyway within 30 s) */
   char ban[64];
   snprintf(ban, sizeof ban, "/v1/volunteers/%lld/ban", v2);
-  assert_int_equal(harness_http(f->srv.url, "POST", ban, ADMIN, "{\"reason\": \"test\"}", 18, NULL,
+  assert_int_equal(harness_http(f->s.srv.url, "POST", ban, ADMIN, "{\"reason\": \"test\"}", 18, NULL,
                                 NULL, NULL), 200);
   double t0 = harness_now();
   long st = 200;

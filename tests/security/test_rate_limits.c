@@ -76,29 +76,15 @@ static void test_failed_authentications_limited(void **state) {
   assert_true(retry >= 1);
 }
 
-/* A server_fixture whose server runs with the per-address flags extra. */
-static int setup_with(void **state, const char *const *extra) {
-  server_fixture *f = calloc(1, sizeof *f);
-  char db[4200];
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, db, extra)) {
-    free(f);
-    return -1;
-  }
-  f->port = atoi(strrchr(f->srv.url, ':') + 1);
-  *state = f;
-  return 0;
-}
-
+/* server_fixture's master with the per-address flags tight or lifted. */
 static int setup_tight(void **state) {
   const char *extra[] = {"--address-rate", "3", "--address-connections", "2", NULL};
-  return setup_with(state, extra);
+  return server_fixture_start(state, extra);
 }
 
 static int setup_lifted(void **state) {
   const char *extra[] = {"--address-rate", "-1", "--address-connections", "-1", NULL};
-  return setup_with(state, extra);
+  return server_fixture_start(state, extra);
 }
 
 /* An idle connection from address from that the server keeps open. */

@@ -28,6 +28,7 @@
 
 #include "tests/security/rawconn.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 #include "worker/transport.h"
 
 #define VOLUNTEERS 3000
@@ -36,10 +37,7 @@
 #define READERS 8
 #define REFRESH_SECONDS 2.0 /* CAIRN__STATS_REFRESH_SECONDS */
 
-typedef struct fixture {
-  char dir[4096];
-  harness_server srv;
-} fixture;
+typedef server_fixture fixture;
 
 typedef struct job {
   const char *url;
@@ -69,15 +67,10 @@ static void *registrar(void *arg) {
 }
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  char db[4200];
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
   const char *extra[] = {"--no-fsync", "--address-rate", "-1", NULL};
-  if (harness_server_start(&f->srv, db, extra)) {
-    free(f);
+  if (server_fixture_start(state, extra))
     return -1;
-  }
+  fixture *f = *state;
   double t0 = harness_now();
   pthread_t th[REGISTRARS];
   job jobs[REGISTRARS];
@@ -91,16 +84,7 @@ static int setup(void **state) {
     ok += jobs[k].ok;
   }
   fprintf(stderr, "registered %d volunteers in %.1f s\n", ok, harness_now() - t0);
-  *state = f;
   return ok == VOLUNTEERS ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 /* CPU time (ns) used so far by every thread of pid (each task's schedstat:
@@ -296,5 +280,5 @@ int main(void) {
     cmocka_unit_test(test_reads_do_not_render),
     cmocka_unit_test(test_pages_etag_freshness),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, setup, server_fixture_teardown);
 }

@@ -23,44 +23,25 @@
 #include "common/sha256.h"
 #include "tests/security/rawconn.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define MIB (1024 * 1024)
 
-typedef struct uu {
-  char dir[4096], db[4200];
-  harness_server srv;
-  char tok[65];
-} uu;
+/* The master (started by each test), the volunteer's token in vol. */
+typedef server_fixture uu;
 
 static void start(uu *u, const char *const *extra) {
-  assert_int_equal(harness_server_start(&u->srv, u->db, extra), 0);
+  assert_int_equal(server_fixture_restart(u, extra), 0);
 }
 
-static int setup(void **state) {
-  uu *u = calloc(1, sizeof *u);
-  if (!u)
-    return -1;
-  harness_tmpdir(u->dir, sizeof u->dir);
-  snprintf(u->db, sizeof u->db, "%s/cairn.db", u->dir);
-  *state = u;
-  return 0;
-}
-
-static int teardown(void **state) {
-  uu *u = *state;
-  int st = u->srv.pid > 0 ? harness_server_stop(&u->srv, SIGTERM) : 0;
-  free(u);
-  return st == 0 ? 0 : -1;
-}
-
-/* A volunteer of app "upl" with 4 slots (token in u->tok). */
+/* A volunteer of app "upl" with 4 slots (token in u->vol). */
 static void enrol(uu *u) {
   json_t *r = NULL;
   const char *body = "{\"name\": \"up\", \"apps\": [\"upl\"], \"slots\": 4}";
   assert_int_equal(harness_http(u->srv.url, "POST", "/v1/volunteers", NULL, body, strlen(body),
                                 &r, NULL, NULL), 201);
-  snprintf(u->tok, sizeof u->tok, "%s", json_string_value(json_object_get(r, "token")));
+  snprintf(u->vol, sizeof u->vol, "%s", json_string_value(json_object_get(r, "token")));
   json_decref(r);
 }
 
@@ -85,7 +66,7 @@ static void submit(uu *u, int n, int lease_seconds) {
 /* Takes a lease: its index, its task's id in task (16 bytes). */
 static long long lease(uu *u, char task[16]) {
   json_t *r = NULL;
-  assert_int_equal(harness_http(u->srv.url, "POST", "/v1/work", u->tok, "{}", 2, &r, NULL, NULL),
+  assert_int_equal(harness_http(u->srv.url, "POST", "/v1/work", u->vol, "{}", 2, &r, NULL, NULL),
                    200);
   long long idx = (long long)json_integer_value(json_object_get(r, "index"));
   snprintf(task, 16, "%s", json_string_value(json_object_get(json_object_get(r, "task"), "id")));
@@ -112,7 +93,7 @@ static long put(uu *u, long long idx, const char *sha, const char *body, size_t 
                 json_t **resp) {
   char path[160];
   snprintf(path, sizeof path, "/v1/results/%lld/files/%s", idx, sha);
-  return harness_http(u->srv.url, "PUT", path, u->tok, body, len, resp, NULL, NULL);
+  return harness_http(u->srv.url, "PUT", path, u->vol, body, len, resp, NULL, NULL);
 }
 
 /* Uploads a file of mib MiB (seed) under idx: 201 expected; sha out. */
@@ -174,7 +155,7 @@ static long result(uu *u, long long idx, const char *name, const char *sha, int 
   snprintf(body, sizeof body, "{\"exit_status\": 0, \"output\": \"ok\", \"outputs\": [{\"name\": "
            "\"%s\", \"sha256\": \"%s\", \"size\": %d}]}", name, sha, mib * MIB);
   snprintf(path, sizeof path, "/v1/results/%lld", idx);
-  return harness_http(u->srv.url, "PUT", path, u->tok, body, strlen(body), NULL, NULL, NULL);
+  return harness_http(u->srv.url, "PUT", path, u->vol, body, strlen(body), NULL, NULL, NULL);
 }
 
 /* A fourth lease uploads 2 files of 2 MiB and names one in its result (the
@@ -253,7 +234,7 @@ static void test_restart_reclaims(void **state) {
   assert_int_equal(harness_metric(u->srv.url, "cairn_leases "), 2);
   assert_int_equal(harness_metric(u->srv.url, "cairn_uploads_unclaimed{unit=\"files\"}"), 4);
   long long before = store_bytes(u);
-  harness_server_stop(&u->srv, SIGKILL);
+  server_fixture_stop(u, SIGKILL);
   for (int i = 0; i < 4; i++)
     assert_true(stored(u, sha[i]));
   start(u, extra);
@@ -282,7 +263,7 @@ static int headers_only(uu *u, long long idx, const char *sha, long long len, ch
   char req[1024];
   snprintf(req, sizeof req,
            "PUT /v1/results/%lld/files/%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
-           "Content-Length: %lld\r\nExpect: 100-continue\r\n\r\n", idx, sha, u->tok, len);
+           "Content-Length: %lld\r\nExpect: 100-continue\r\n\r\n", idx, sha, u->vol, len);
   raw_send(fd, req, strlen(req), 5);
   memset(buf, 0, cap);
   raw_recv(fd, buf, cap - 1, 5);
@@ -328,9 +309,12 @@ static void test_volunteer_cap(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_expired_uploads_reclaimed, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_restart_reclaims, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_volunteer_cap, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_expired_uploads_reclaimed, server_fixture_setup_stopped,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_restart_reclaims, server_fixture_setup_stopped,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_volunteer_cap, server_fixture_setup_stopped,
+                                    server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

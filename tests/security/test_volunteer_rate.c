@@ -21,39 +21,20 @@
 
 #include "tests/security/rawconn.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define PER_MINUTE 240 /* 4 a second */
 #define BURST (PER_MINUTE / 6)
 #define TASKS 90
 
-typedef struct fixture {
-  char dir[4096];
-  harness_server srv;
-} fixture;
+typedef server_fixture fixture;
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  char db[4200];
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
   char rate[16];
   snprintf(rate, sizeof rate, "%d", PER_MINUTE);
   const char *extra[] = {"--volunteer-rate", rate, NULL};
-  if (harness_server_start(&f->srv, db, extra)) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+  return server_fixture_start(state, extra);
 }
 
 /* Requests to the volunteer routes so far by the metrics: all, and 429s. */
@@ -153,15 +134,12 @@ static void test_worker_honours_the_limit(void **state) {
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(r);
 
-  char bin[4096], wdir[4300], log[4300];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  snprintf(wdir, sizeof wdir, "%s/w", f->dir);
+  char log[4300];
   snprintf(log, sizeof log, "%s/w.log", f->dir);
-  const char *argv[] = {bin, "--server", f->srv.url, "--dir", wdir, "--app", "sh=/bin/sh",
-                        "--slots", "8", "--peer-listen", "off", "--exit-when-idle", "3",
-                        "--log-level", "info", NULL};
+  const char *args[] = {"--app", "sh=/bin/sh", "--slots", "8", "--peer-listen", "off",
+                        "--exit-when-idle", "3", "--log-level", "info", NULL};
   double t0 = harness_now();
-  pid_t w = harness_spawn(argv, log);
+  pid_t w = harness_worker(f->srv.url, f->dir, "w", args);
   assert_true(w > 0);
 
   /* sample the master's counters until the job is done */
@@ -212,8 +190,9 @@ static void test_worker_honours_the_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_over_the_rate_is_429_rate_limited, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_worker_honours_the_limit, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_over_the_rate_is_429_rate_limited, setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_worker_honours_the_limit, setup, server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

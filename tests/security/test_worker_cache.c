@@ -32,30 +32,19 @@
 #include "common/grant.h"
 #include "common/sha256.h"
 #include "tests/support/harness.h"
+#include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 #define DATA_SIZE (256u * 1024u)
 #define WAIT_S 60.0
 
 typedef struct fixture {
-  char dir[4096], db[4200], wdir[4200], log[4200];
-  harness_server srv;
+  server_fixture s;
+  char wdir[4200]; /* worker w's folder */
   pid_t worker;
   unsigned peer_port;
   char sha[65];
 } fixture;
-
-/* A free TCP port on 127.0.0.1 (bound, then released). */
-static unsigned free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET};
-  socklen_t len = sizeof a;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-  assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 /* Uploads DATA_SIZE bytes of a fixed pattern; their digest goes to f->sha. */
 static void upload_data(fixture *f) {
@@ -65,46 +54,37 @@ static void upload_data(fixture *f) {
     data[i] = (char)('a' + (i * 7u + i / 13u) % 26u);
   cairn__sha256_hex(data, DATA_SIZE, f->sha);
   snprintf(path, sizeof path, "/v1/files/%s", f->sha);
-  long st = harness_http(f->srv.url, "PUT", path, ADMIN, data, DATA_SIZE, NULL, NULL, NULL);
+  long st = harness_http(f->s.srv.url, "PUT", path, ADMIN, data, DATA_SIZE, NULL, NULL, NULL);
   assert_true(st == 200 || st == 201);
   free(data);
 }
 
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  snprintf(f->wdir, sizeof f->wdir, "%s/w", f->dir);
-  snprintf(f->log, sizeof f->log, "%s/w.log", f->dir);
-  if (harness_server_start(&f->srv, f->db, NULL)) {
+  if (!f || server_fixture_open(&f->s, NULL, 1)) {
     free(f);
     return -1;
   }
+  snprintf(f->wdir, sizeof f->wdir, "%s/w", f->s.dir);
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   fixture *f = *state;
-  if (f->worker > 0) {
-    kill(f->worker, SIGKILL);
-    waitpid(f->worker, NULL, 0);
-  }
-  harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
+  int rc = server_fixture_close(&f->s);
   free(f);
-  return rc == 0 ? 0 : -1;
+  return rc;
 }
 
 static void start_worker(fixture *f) {
-  char bin[4096], listen[64];
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  f->peer_port = free_port();
+  char listen[64];
+  f->peer_port = harness_unused_port(0);
+  assert_true(f->peer_port > 0);
   snprintf(listen, sizeof listen, "127.0.0.1:%u", f->peer_port);
-  const char *argv[] = {bin, "--server", f->srv.url, "--dir", f->wdir, "--name", "w",
-                        "--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", listen,
+  const char *args[] = {"--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", listen,
                         "--log-level", "info", NULL};
-  f->worker = harness_spawn(argv, f->log);
+  f->worker = server_fixture_worker(&f->s, "w", args);
   assert_true(f->worker > 0);
 }
 
@@ -116,7 +96,7 @@ static long long submit(fixture *f, const char *tasks) {
            "{\"name\": \"cache\", \"app\": \"sh\", \"policy\": \"fifo\", \"max_attempts\": 1,"
            " \"files\": [{\"name\": \"data\", \"sha256\": \"%s\"}], \"tasks\": [%s]}",
            f->sha, tasks);
-  long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
+  long st = harness_http(f->s.srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
   assert_int_equal(st, 201);
   long long id = (long long)json_integer_value(json_object_get(r, "id"));
   json_decref(r);
@@ -130,7 +110,7 @@ static char *output_of(fixture *f, long long job, const char *id) {
   for (double t0 = harness_now(); harness_now() - t0 < WAIT_S; usleep(100 * 1000)) {
     json_t *r = NULL, *t;
     size_t i;
-    assert_int_equal(harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
+    assert_int_equal(harness_http(f->s.srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL), 200);
     json_array_foreach(json_object_get(r, "tasks"), i, t) {
       const char *state = json_string_value(json_object_get(t, "state"));
       if (strcmp(json_string_value(json_object_get(t, "id")), id) != 0 ||
@@ -226,7 +206,7 @@ static void test_task_cannot_corrupt_cache(void **state) {
 
   kill(f->worker, SIGTERM);
   int ws = harness_wait(f->worker, 20);
-  f->worker = 0;
+  server_fixture_reaped(&f->s, f->worker);
   assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 

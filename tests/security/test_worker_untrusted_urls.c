@@ -158,7 +158,7 @@ static int cached_files(const char *dir) {
 static void test_untrusted_urls_and_sizes(void **state) {
   (void)state;
   master m = {.offered = 0};
-  char dir[4096], wdir[4200], log[4200], cache[4300], bin[4096], url[64], x[64];
+  char dir[4096], wdir[4200], log[4200], cache[4300], url[64], x[64];
   pthread_mutex_init(&m.mu, NULL);
   for (int i = 0; i < TASKS; i++)
     m.status[i] = -1;
@@ -178,10 +178,9 @@ static void test_untrusted_urls_and_sizes(void **state) {
   snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
   snprintf(wdir, sizeof wdir, "%s/w", dir);
   snprintf(log, sizeof log, "%s/w.log", dir);
-  harness_bin(bin, sizeof bin, "cairn-worker");
-  const char *argv[] = {bin, "--server", url, "--dir", wdir, "--app", "sh=/bin/sh",
-                        "--max-tasks", "3", "--peer-listen", "off", "--stall-timeout", "2", NULL};
-  pid_t w = harness_spawn(argv, log);
+  const char *args[] = {"--app", "sh=/bin/sh", "--max-tasks", "3", "--peer-listen", "off",
+                        "--stall-timeout", "2", NULL};
+  pid_t w = harness_worker(url, dir, "w", args);
   int ws = harness_wait(w, 60);
   if (ws == -1) {
     kill(w, SIGKILL);

@@ -65,14 +65,10 @@ void bigjob_release(const char *dir) {
 
 pid_t bigjob_worker(const char *url, const char *dir, const char *name, const char *cluster,
                     const char *stall, const char *limit) {
-  char wdir[4200], log[4200];
-  snprintf(wdir, sizeof wdir, "%s/%s", dir, name);
-  snprintf(log, sizeof log, "%s/%s.log", dir, name);
-  const char *argv[] = {e2e_bin_worker, "--server", url, "--app", "sum=/bin/sh", "--dir", wdir,
-                        "--name", name, "--cluster", cluster, "--slots", "1", "--exit-when-idle",
-                        "60", "--stall-timeout", stall, "--log-level", "info",
+  const char *args[] = {"--app", "sum=/bin/sh", "--cluster", cluster, "--slots", "1",
+                        "--exit-when-idle", "60", "--stall-timeout", stall, "--log-level", "info",
                         limit ? "--download-limit" : NULL, limit, NULL};
-  pid_t p = harness_spawn(argv, log);
+  pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;
 }

@@ -140,3 +140,28 @@ void core_fixture_have(cairn__core *c, int64_t v, const char *sha) {
   r.nhave = 1;
   core_fixture_heartbeat(c, v, &r);
 }
+
+cairn__vol_info core_fixture_vol(cairn__core *c, int64_t v) {
+  cairn__vol_info info;
+  cairn_error err = {0};
+  if (cairn__core_volunteer(c, v, &info, &err) != CAIRN_OK)
+    fail_msg("volunteer %lld: %s", (long long)v, err.text);
+  return info;
+}
+
+cairn__task_info core_fixture_task(cairn__core *c, int64_t job, uint32_t pos) {
+  cairn__task_info t;
+  cairn_error err = {0};
+  if (cairn__core_task_info(c, job, pos, &t, NULL, 0, &err) != CAIRN_OK)
+    fail_msg("task %u of job %lld: %s", (unsigned)pos, (long long)job, err.text);
+  return t;
+}
+
+mvol *core_fixture_mvol(cairn__core *c, int64_t v) {
+  pthread_mutex_lock(&c->lock);
+  mvol *m = cairn__vol_find_locked(c, v);
+  cairn__core_unlock(c);
+  if (!m)
+    fail_msg("no volunteer %lld", (long long)v);
+  return m;
+}

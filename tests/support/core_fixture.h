@@ -35,6 +35,16 @@ int64_t core_fixture_broadcast_job(cairn__core *c, const char *sha, int64_t size
 void core_fixture_heartbeat(cairn__core *c, int64_t v, cairn__report *r);
 void core_fixture_have(cairn__core *c, int64_t v, const char *sha);
 
+/* Reading what the core's transitions left, through its views (each fails
+ * the test when there is no such thing): what it says of volunteer v
+ * (cairn__core_volunteer); of task pos of job (cairn__core_task_info,
+ * without its results). */
+cairn__vol_info core_fixture_vol(cairn__core *c, int64_t v);
+cairn__task_info core_fixture_task(cairn__core *c, int64_t job, uint32_t pos);
+/* Volunteer v's record (cairn__vol_find_locked, the lock taken for the
+ * look-up), for the tests that hand it to a module's function. */
+mvol *core_fixture_mvol(cairn__core *c, int64_t v);
+
 /* cmocka group fixtures: *state becomes a core_fixture with an open core. */
 int core_fixture_setup(void **state);
 int core_fixture_teardown(void **state);

@@ -15,11 +15,10 @@
 
 #define ADMIN HARNESS_ADMIN_TOKEN
 
-char e2e_bin_app[4096], e2e_bin_worker[4096], e2e_bin_cli[4096];
+char e2e_bin_app[4096], e2e_bin_cli[4096];
 
 void e2e_init(void) {
   harness_bin(e2e_bin_app, sizeof e2e_bin_app, "cairn-app-editdist");
-  harness_bin(e2e_bin_worker, sizeof e2e_bin_worker, "cairn-worker");
   harness_bin(e2e_bin_cli, sizeof e2e_bin_cli, "cairn");
   setenv("CAIRN_ADMIN_TOKEN", ADMIN, 1);
 }
@@ -55,16 +54,11 @@ long long e2e_submit(const char *url, const char *dir) {
   return id;
 }
 
-pid_t e2e_worker(const char *url, const char *dir, int i, const char *app,
-                          const char *idle) {
-  char wdir[4200], log[4200], appspec[4200], name[32];
-  snprintf(wdir, sizeof wdir, "%s/worker-%d", dir, i);
-  snprintf(log, sizeof log, "%s/worker-%d.log", dir, i);
-  snprintf(appspec, sizeof appspec, "%s", app);
+pid_t e2e_worker(const char *url, const char *dir, int i, const char *app, const char *idle) {
+  char name[32];
   snprintf(name, sizeof name, "w%d", i);
-  const char *argv[] = {e2e_bin_worker, "--server", url, "--app", appspec, "--dir", wdir,
-                        "--name", name, "--exit-when-idle", idle, NULL};
-  pid_t p = harness_spawn(argv, log);
+  const char *args[] = {"--app", app, "--exit-when-idle", idle, NULL};
+  pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;
 }

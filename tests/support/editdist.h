@@ -7,7 +7,7 @@
 
 #include "tests/support/harness.h"
 
-extern char e2e_bin_app[4096], e2e_bin_worker[4096], e2e_bin_cli[4096];
+extern char e2e_bin_app[4096], e2e_bin_cli[4096];
 
 /* Finds the binaries and sets CAIRN_ADMIN_TOKEN for the CLI. */
 void e2e_init(void);
@@ -15,8 +15,8 @@ void e2e_init(void);
 void e2e_make_job(const char *dir, int n, int m, int bs);
 /* cairn submit DIR/job.json; returns the job id. */
 long long e2e_submit(const char *url, const char *dir);
-/* Starts cairn-worker i (state in DIR/worker-i, log DIR/worker-i.log) with
- * --app appspec and --exit-when-idle idle. */
+/* Starts cairn-worker wI (harness_worker: state in DIR/wI, log DIR/wI.log)
+ * with --app appspec and --exit-when-idle idle. */
 pid_t e2e_worker(const char *url, const char *dir, int i, const char *appspec, const char *idle);
 /* GET /v1/jobs/{job} (NULL on failure) and one of its counts. */
 json_t *e2e_job(const char *url, long long job);

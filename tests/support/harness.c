@@ -203,6 +203,27 @@ pid_t harness_spawn(const char *const *argv, const char *log) {
   return pid;
 }
 
+pid_t harness_worker(const char *url, const char *dir, const char *name, const char *const *args) {
+  char bin[4096], wdir[4200], log[4300];
+  harness_bin(bin, sizeof bin, "cairn-worker");
+  snprintf(wdir, sizeof wdir, "%s/%s", dir, name);
+  snprintf(log, sizeof log, "%s/%s.log", dir, name);
+  const char *argv[64] = {bin, "--server", url, "--dir", wdir, "--name", name};
+  int n = 7;
+  for (int i = 0; args && args[i]; i++)
+    if (n < 63)
+      argv[n++] = args[i];
+    else {
+      fprintf(stderr, "harness: too many arguments for worker %s\n", name);
+      return -1;
+    }
+  argv[n] = NULL;
+  pid_t pid = harness_spawn(argv, log);
+  if (pid <= 0)
+    fprintf(stderr, "harness: worker %s did not start\n", name);
+  return pid > 0 ? pid : -1;
+}
+
 int harness_wait(pid_t pid, double timeout) {
   double until = harness_now() + timeout;
   int status;
@@ -239,33 +260,6 @@ int harness_rmtree(const char *dir) {
   if (snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) >= (int)sizeof cmd)
     return -1;
   return system(cmd) == 0 ? 0 : -1;
-}
-
-int harness_fixture_start(void **state, const char *const *extra) {
-  harness_fixture *f = calloc(1, sizeof *f);
-  if (!f)
-    return -1;
-  harness_tmpdir(f->dir, sizeof f->dir);
-  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, f->db, extra)) {
-    rmdir(f->dir);
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-int harness_fixture_setup(void **state) { return harness_fixture_start(state, NULL); }
-
-int harness_fixture_teardown(void **state) {
-  harness_fixture *f = *state;
-  harness_stop_all(&f->worker, 1, 10);
-  if (f->srv.pid > 0)
-    harness_server_stop(&f->srv, SIGTERM);
-  int rc = harness_rmtree(f->dir);
-  free(f);
-  return rc == 0 ? 0 : -1;
 }
 
 int harness_server_start(harness_server *s, const char *db, const char *const *extra) {

@@ -29,27 +29,13 @@ int harness_server_start(harness_server *s, const char *db, const char *const *e
 /* Sends sig (SIGTERM or SIGKILL) and reaps the server; returns its wait status. */
 int harness_server_stop(harness_server *s, int sig);
 
-/* A test's folder, its database (DIR/cairn.db) and a master on it: the
- * cmocka fixture of the integration tests that need nothing more. */
-typedef struct harness_fixture {
-  char dir[4096];
-  char db[4200];
-  harness_server srv;
-  pid_t worker; /* one process the test may start (0: none), stopped by the teardown */
-} harness_fixture;
-/* *state becomes a harness_fixture (malloc'd) with a fresh folder and a
- * master started on its database with extra arguments (NULL: none); -1
- * when it does not start. */
-int harness_fixture_start(void **state, const char *const *extra);
-/* cmocka setup: harness_fixture_start(state, NULL). */
-int harness_fixture_setup(void **state);
-/* cmocka teardown: stops the fixture's worker and master (SIGTERM),
- * removes its folder and frees it; -1 when the folder could not be
- * removed. */
-int harness_fixture_teardown(void **state);
-
 /* Spawns argv[0] (a path) with argv, stdout/stderr to log (may be NULL = inherit). */
 pid_t harness_spawn(const char *const *argv, const char *log);
+/* Starts cairn-worker as volunteer name of the master at url, in the
+ * folder DIR/name with its log DIR/name.log: "--server url --dir DIR/name
+ * --name name", then args (NULL-terminated; NULL: none). Its pid, or -1
+ * (said on stderr). */
+pid_t harness_worker(const char *url, const char *dir, const char *name, const char *const *args);
 /* waitpid with a timeout in seconds; returns the status or -1 on timeout. */
 int harness_wait(pid_t pid, double timeout);
 /* Stops the n processes of pids that are > 0: SIGTERM, up to timeout

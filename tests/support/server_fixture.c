@@ -5,23 +5,77 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
-int server_fixture_setup(void **state) {
-  server_fixture *f = calloc(1, sizeof *f);
+static void set_port(server_fixture *f) {
+  const char *colon = strrchr(f->srv.url, ':');
+  f->port = colon ? atoi(colon + 1) : 0;
+}
+
+int server_fixture_open(server_fixture *f, const char *const *extra, int start) {
+  memset(f, 0, sizeof *f);
+  harness_tmpdir(f->dir, sizeof f->dir);
+  snprintf(f->db, sizeof f->db, "%s/cairn.db", f->dir);
+  return start ? server_fixture_restart(f, extra) : 0;
+}
+
+int server_fixture_close(server_fixture *f) {
+  harness_stop_all(f->workers, f->nworkers, 20);
+  f->nworkers = 0;
+  int st = f->srv.pid > 0 ? server_fixture_stop(f, SIGTERM) : 0;
+  if (st != 0)
+    fprintf(stderr, "server_fixture: the master stopped with status %d\n", st);
+  const char *keep = getenv("CAIRN_TEST_KEEP");
+  int rc = keep && *keep ? 0 : harness_rmtree(f->dir); /* else kept and named at exit */
+  return st == 0 && rc == 0 ? 0 : -1;
+}
+
+int server_fixture_stop(server_fixture *f, int sig) {
+  return f->srv.pid > 0 ? harness_server_stop(&f->srv, sig) : -1;
+}
+
+int server_fixture_restart(server_fixture *f, const char *const *extra) {
+  if (harness_server_start(&f->srv, f->db, extra)) {
+    f->srv.pid = 0; /* it did not start, or was reaped */
+    return -1;
+  }
+  set_port(f);
+  return 0;
+}
+
+pid_t server_fixture_track(server_fixture *f, pid_t pid) {
+  if (pid > 0 && f->nworkers < SERVER_FIXTURE_WORKERS)
+    f->workers[f->nworkers++] = pid;
+  return pid;
+}
+
+void server_fixture_reaped(server_fixture *f, pid_t pid) {
+  for (int i = 0; i < f->nworkers; i++)
+    if (f->workers[i] == pid)
+      f->workers[i] = 0;
+}
+
+pid_t server_fixture_worker(server_fixture *f, const char *name, const char *const *args) {
+  return server_fixture_track(f, harness_worker(f->srv.url, f->dir, name, args));
+}
+
+static int make(void **state, const char *const *extra, int start) {
+  server_fixture *f = malloc(sizeof *f);
   if (!f)
     return -1;
-  harness_tmpdir(f->dir, sizeof f->dir);
-  char db[4200];
-  snprintf(db, sizeof db, "%s/cairn.db", f->dir);
-  if (harness_server_start(&f->srv, db, NULL)) {
+  if (server_fixture_open(f, extra, start)) {
     free(f);
     return -1;
   }
-  const char *colon = strrchr(f->srv.url, ':');
-  f->port = colon ? atoi(colon + 1) : 0;
   *state = f;
   return 0;
 }
+
+int server_fixture_start(void **state, const char *const *extra) { return make(state, extra, 1); }
+
+int server_fixture_setup_stopped(void **state) { return make(state, NULL, 0); }
+
+int server_fixture_setup(void **state) { return server_fixture_start(state, NULL); }
 
 int server_fixture_setup_with_volunteer(void **state) {
   if (server_fixture_setup(state))
@@ -32,7 +86,7 @@ int server_fixture_setup_with_volunteer(void **state) {
 
 int server_fixture_teardown(void **state) {
   server_fixture *f = *state;
-  int st = harness_server_stop(&f->srv, SIGTERM);
+  int rc = server_fixture_close(f);
   free(f);
-  return st == 0 ? 0 : -1;
+  return rc;
 }

@@ -39,13 +39,13 @@ static int64_t reg(cairn__core *c, const char *name, const char *apps_csv, char 
   return id;
 }
 
-/* The volunteer holding token (white-box: the core's own record). */
-static mvol *auth(cairn__core *c, const char *token) {
+/* The id of the volunteer holding token. */
+static int64_t auth(cairn__core *c, const char *token) {
   int64_t id = 0;
   cairn_error err = {0};
   if (cairn__core_auth(c, token, &id, &err) != CAIRN_OK)
     fail_msg("auth: %s", err.text);
-  return c->vols[id - 1];
+  return id;
 }
 
 #define submit core_fixture_submit
@@ -66,18 +66,18 @@ static int64_t work_index(json_t *w) {
 }
 
 /* v asks for work and must get task (any task when NULL); returns its index. */
-static int64_t take_apps(cairn__core *c, mvol *v, const char *task, char **apps, int napps,
+static int64_t take_apps(cairn__core *c, int64_t v, const char *task, char **apps, int napps,
                          char *got, size_t gotlen) {
   json_t *w = NULL;
   cairn_error err = {0};
-  if (cairn__core_work(c, v->id, NULL, apps, napps, &w, &(int){0}, &err) != CAIRN_OK)
+  if (cairn__core_work(c, v, NULL, apps, napps, &w, &(int){0}, &err) != CAIRN_OK)
     fail_msg("work: %s", err.text);
   if (!w)
-    fail_msg("volunteer %lld got no work, wanted %s", (long long)v->id, task ? task : "any");
+    fail_msg("volunteer %lld got no work, wanted %s", (long long)v, task ? task : "any");
   const char *id = work_task(w);
   if (task && strcmp(id, task) != 0) {
     char msg[300];
-    snprintf(msg, sizeof msg, "volunteer %lld got task %s, wanted %s", (long long)v->id, id, task);
+    snprintf(msg, sizeof msg, "volunteer %lld got task %s, wanted %s", (long long)v, id, task);
     json_decref(w);
     fail_msg("%s", msg);
   }
@@ -88,28 +88,28 @@ static int64_t take_apps(cairn__core *c, mvol *v, const char *task, char **apps,
   return idx;
 }
 
-static int64_t take(cairn__core *c, mvol *v, const char *task) {
+static int64_t take(cairn__core *c, int64_t v, const char *task) {
   return take_apps(c, v, task, NULL, 0, NULL, 0);
 }
 
-static void no_work(cairn__core *c, mvol *v) {
+static void no_work(cairn__core *c, int64_t v) {
   json_t *w = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
   if (w) {
     char id[64];
     snprintf(id, sizeof id, "%s", work_task(w));
     json_decref(w);
-    fail_msg("volunteer %lld got task %s, wanted none", (long long)v->id, id);
+    fail_msg("volunteer %lld got task %s, wanted none", (long long)v, id);
   }
 }
 
-static cairn_status result(cairn__core *c, mvol *v, int64_t idx, int exit_status, const char *out,
+static cairn_status result(cairn__core *c, int64_t v, int64_t idx, int exit_status, const char *out,
                            cairn_error *err) {
-  return cairn__core_result(c, v->id, idx, exit_status, NULL, out, strlen(out), NULL, NULL, err);
+  return cairn__core_result(c, v, idx, exit_status, NULL, out, strlen(out), NULL, NULL, err);
 }
 
-static void result_ok(cairn__core *c, mvol *v, int64_t idx, const char *out) {
+static void result_ok(cairn__core *c, int64_t v, int64_t idx, const char *out) {
   cairn_error err = {0};
   if (result(c, v, idx, 0, out, &err) != CAIRN_OK)
     fail_msg("result for %lld: %s", (long long)idx, err.text);
@@ -270,11 +270,11 @@ static void test_register_and_auth(void **state) {
   assert_int_equal(strlen(t1), 64);
   assert_int_equal(strspn(t1, "0123456789abcdef"), 64);
   assert_string_not_equal(t1, t2);
-  mvol *v = auth(f->c, t1);
-  assert_int_equal(v->id, 1);
-  assert_string_equal(v->name, "w1");
-  assert_int_equal(auth(f->c, t2)->id, 2);
-  assert_int_equal(auth(f->c, t2)->napps, 2);
+  int64_t v = auth(f->c, t1);
+  assert_int_equal(v, 1);
+  assert_string_equal(core_fixture_vol(f->c, v).name, "w1");
+  assert_int_equal(auth(f->c, t2), 2);
+  assert_int_equal(core_fixture_vol(f->c, auth(f->c, t2)).napps, 2);
 
   cairn_error err = {0};
   int64_t none = 0;
@@ -299,7 +299,7 @@ static void test_register_and_auth(void **state) {
   assert_true(db_contains(f, h1));
   /* and the hash is enough to authenticate after a restart */
   f->c = core_fixture_open(f);
-  assert_int_equal(auth(f->c, t1)->id, 1);
+  assert_int_equal(auth(f->c, t1), 1);
   assert_int_equal(cairn__core_auth(f->c, wrong, &none, &err), CAIRN_EAUTH);
 }
 
@@ -315,14 +315,14 @@ static void test_dag_walk(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
   char tok[65];
-  mvol *v = auth(c, (reg(c, "w1", "sum", tok), tok));
+  int64_t v = auth(c, (reg(c, "w1", "sum", tok), tok));
   int64_t job = submit(c, diamond);
   assert_int_equal(job, 1);
   expect_job(c, job, 3, 2, 0, 0, 0, "running");
 
   json_t *w = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
   assert_non_null(w);
   assert_string_equal(work_task(w), "a");
   int64_t ia = work_index(w);
@@ -355,7 +355,7 @@ static void test_dag_walk(void **state) {
   /* b done: c has both parents now */
   result_ok(c, v, ib, "B");
   expect_job(c, job, 1, 1, 1, 2, 0, "running");
-  assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
   assert_non_null(w);
   assert_string_equal(work_task(w), "c");
   int64_t ic = work_index(w);
@@ -405,7 +405,7 @@ static void test_result_errors(void **state) {
   char t1[65], t2[65];
   reg(c, "w1", "sum", t1);
   reg(c, "w2", "sum", t2);
-  mvol *v1 = auth(c, t1), *v2 = auth(c, t2);
+  int64_t v1 = auth(c, t1), v2 = auth(c, t2);
   int64_t job = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": ["
                           "{\"id\": \"a\"}, {\"id\": \"b\"}]}");
   int64_t ia = take(c, v1, "a");
@@ -439,20 +439,20 @@ static void test_lease_expiry(void **state) {
   char t1[65], t2[65];
   reg(c, "w1", "sum", t1);
   reg(c, "w2", "sum", t2);
-  mvol *v1 = auth(c, t1), *v2 = auth(c, t2);
+  int64_t v1 = auth(c, t1), v2 = auth(c, t2);
   int64_t job = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"lease_seconds\": 30, "
                           "\"tasks\": [{\"id\": \"a\"}]}");
   int64_t before = cairn__now();
   int64_t i1 = take(c, v1, "a");
   json_t *hb = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_heartbeat(c, v1->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v1, NULL, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 1);
   assert_int_equal(json_integer_value(json_array_get(json_object_get(hb, "extended"), 0)), i1);
   assert_int_equal(json_integer_value(json_object_get(hb, "lease_seconds")), 30);
   json_decref(hb);
   /* at once again: nothing to extend, and the answer still comes */
-  assert_int_equal(cairn__core_heartbeat(c, v1->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v1, NULL, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 1);
   json_decref(hb);
 
@@ -461,7 +461,7 @@ static void test_lease_expiry(void **state) {
   assert_int_equal(cairn__core_expire(c, cairn__now() + 30 + 1), 1);
   expect_task(c, job, "a", "eligible", 1, NULL);
   expect_job(c, job, 0, 1, 0, 0, 0, "running");
-  assert_int_equal(cairn__core_heartbeat(c, v1->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v1, NULL, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 0);
   json_decref(hb);
 
@@ -481,7 +481,7 @@ static void test_max_attempts(void **state) {
   cairn__core *c = f->c;
   char t1[65];
   reg(c, "w1", "sum", t1);
-  mvol *v = auth(c, t1);
+  int64_t v = auth(c, t1);
   int64_t job = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"max_attempts\": 3, "
                           "\"lease_seconds\": 10, \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"},"
                           "{\"id\": \"c\", \"after\": [\"a\"]}]}");
@@ -523,7 +523,7 @@ static void test_apps(void **state) {
   char tc[65], tb[65];
   reg(c, "cellonly", "cell", tc);
   reg(c, "both", "sum,cell", tb);
-  mvol *vc = auth(c, tc), *vb = auth(c, tb);
+  int64_t vc = auth(c, tc), vb = auth(c, tb);
   int64_t js = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"s1\"},"
                          "{\"id\": \"s2\"}]}");
   int64_t jc = submit(c, "{\"app\": \"cell\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"c1\"}]}");
@@ -535,11 +535,11 @@ static void test_apps(void **state) {
   /* a volunteer can narrow one request to some of its apps, not widen it */
   json_t *w = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_work(c, vc->id, NULL, sum, 1, &w, &(int){0}, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_work(c, vc, NULL, sum, 1, &w, &(int){0}, &err), CAIRN_OK);
   assert_null(w);
-  assert_int_equal(cairn__core_work(c, vb->id, NULL, other, 1, &w, &(int){0}, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_work(c, vb, NULL, other, 1, &w, &(int){0}, &err), CAIRN_OK);
   assert_null(w);
-  assert_int_equal(cairn__core_work(c, vb->id, NULL, cell, 1, &w, &(int){0}, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_work(c, vb, NULL, cell, 1, &w, &(int){0}, &err), CAIRN_OK);
   assert_null(w); /* c1 is out */
   take_apps(c, vb, "s1", sum, 1, NULL, 0);
   take_apps(c, vb, "s2", NULL, 0, NULL, 0);
@@ -557,7 +557,7 @@ static void test_replication_quorum(void **state) {
   reg(c, "w1", "sum", t1);
   reg(c, "w2", "sum", t2);
   reg(c, "w3", "sum", t3);
-  mvol *v1 = auth(c, t1), *v2 = auth(c, t2), *v3 = auth(c, t3);
+  int64_t v1 = auth(c, t1), v2 = auth(c, t2), v3 = auth(c, t3);
   int64_t job = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"replication\": 2, "
                           "\"quorum\": 2, \"tasks\": [{\"id\": \"x\"}, {\"id\": \"y\"}]}");
   /* two copies of x, never both with one volunteer */
@@ -607,7 +607,7 @@ static void test_ban_requeues_tainted_tasks(void **state) {
   char tbad[65], tgood[65];
   reg(c, "liar", "sum", tbad);
   reg(c, "honest", "sum", tgood);
-  mvol *bad = auth(c, tbad), *good = auth(c, tgood);
+  int64_t bad = auth(c, tbad), good = auth(c, tgood);
   int64_t job = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": ["
                           "{\"id\": \"a\"}, {\"id\": \"b\", \"after\": [\"a\"]},"
                           "{\"id\": \"c\", \"after\": [\"b\"]}, {\"id\": \"d\"}, {\"id\": \"e\"}]}");
@@ -695,10 +695,10 @@ static void take_snapshot(cairn__core *c, snapshot *s, const int64_t *idx, size_
     json_object_del(v, "last_seen");
   s->nleases = c->leases.count;
   for (size_t k = 0; k < n; k++) {
-    mlease *l = cairn__hmap_get(&c->leases, (uint64_t)idx[k]);
-    assert_non_null(l);
+    cairn__lease_info l;
+    assert_int_equal(cairn__core_lease_info(c, idx[k], &l, &err), CAIRN_OK);
     s->idx[k] = idx[k];
-    s->expires[k] = l->expires;
+    s->expires[k] = l.expires;
   }
 }
 
@@ -727,7 +727,7 @@ static void test_restart_recovery(void **state) {
   reg(c, "w1", "sum", t1);
   reg(c, "w2", "sum", t2);
   reg(c, "w3", "sum", t3);
-  mvol *v1 = auth(c, t1), *v2 = auth(c, t2), *v3 = auth(c, t3);
+  int64_t v1 = auth(c, t1), v2 = auth(c, t2), v3 = auth(c, t3);
   int64_t j1 = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"lease_seconds\": 100, "
                          "\"max_attempts\": 3, \"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"},"
                          "{\"id\": \"c\", \"after\": [\"a\", \"b\"]}]}");
@@ -742,7 +742,7 @@ static void test_restart_recovery(void **state) {
   expect_job(c, j1, 1, 0, 1, 1, 0, "running");
   expect_job(c, j2, 0, 0, 1, 0, 0, "running");
   expect_task(c, j1, "b", "done", 2, "B");
-  assert_int_equal(v2->errors, 1);
+  assert_int_equal(core_fixture_vol(c, v2).errors, 1);
 
   int64_t held[] = {ia, ix3};
   snapshot before = {0}, after = {0};
@@ -764,10 +764,10 @@ static void test_restart_recovery(void **state) {
   v1 = auth(c, t1);
   v2 = auth(c, t2);
   v3 = auth(c, t3);
-  assert_int_equal(v2->errors, 1);
-  assert_int_equal(v2->pending, 1);
+  assert_int_equal(core_fixture_vol(c, v2).errors, 1);
+  assert_int_equal(core_fixture_vol(c, v2).pending, 1);
   json_t *hb = NULL;
-  assert_int_equal(cairn__core_heartbeat(c, v3->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v3, NULL, &hb, &err), CAIRN_OK);
   assert_int_equal(json_integer_value(json_array_get(json_object_get(hb, "extended"), 0)), ix3);
   json_decref(hb);
   /* a worker that names what it runs renews only that */
@@ -775,16 +775,16 @@ static void test_restart_recovery(void **state) {
   listed.fields = CAIRN_FEAT_RUNNING;
   listed.running[0] = ix3;
   listed.nrunning = 1;
-  assert_int_equal(cairn__core_heartbeat(c, v3->id, &listed, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v3, &listed, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 1);
   json_decref(hb);
   listed.nrunning = 0;
-  assert_int_equal(cairn__core_heartbeat(c, v3->id, &listed, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v3, &listed, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 0);
   json_decref(hb);
   no_work(c, v2); /* x already has its two copies, c waits for a */
   json_t *next = NULL;
-  assert_int_equal(cairn__core_result(c, v1->id, ia, 0, NULL, "A", 1, NULL, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v1, ia, 0, NULL, "A", 1, NULL, &next, &err), CAIRN_OK);
   assert_non_null(next);
   assert_string_equal(work_task(next), "c");
   assert_int_equal(work_index(next), phi(1, 2));
@@ -841,14 +841,14 @@ static void test_result_with_next(void **state) {
   cairn__core *c = f->c;
   char t1[65];
   reg(c, "w1", "sum", t1);
-  mvol *v = auth(c, t1);
+  int64_t v = auth(c, t1);
   int64_t job = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": ["
                           "{\"id\": \"a\"}, {\"id\": \"b\", \"after\": [\"a\"]}]}");
   int64_t ia = take(c, v, "a");
   no_work(c, v);
   json_t *next = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_result(c, v->id, ia, 0, NULL, "A", 1, NULL, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v, ia, 0, NULL, "A", 1, NULL, &next, &err), CAIRN_OK);
   assert_non_null(next);
   assert_string_equal(work_task(next), "b");
   assert_int_equal(work_index(next), phi(1, 2));
@@ -859,19 +859,19 @@ static void test_result_with_next(void **state) {
   expect_task(c, job, "b", "running", 1, NULL);
   char *out = NULL;
   size_t len = 0;
-  assert_int_equal(cairn__store_task_output(c->store, 1, &out, &len, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_task_output(c, 1, &out, &len, &err), CAIRN_OK);
   assert_int_equal(len, 1);
   assert_string_equal(out, "A");
   free(out);
   /* the last result: nothing comes next (next is cleared, not left as it was) */
   json_t *marker = json_object();
   next = marker;
-  assert_int_equal(cairn__core_result(c, v->id, ib, 0, NULL, "B", 1, NULL, &next, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v, ib, 0, NULL, "B", 1, NULL, &next, &err), CAIRN_OK);
   assert_null(next);
   expect_job(c, job, 0, 0, 0, 2, 0, "done");
   /* a refused result allocates nothing either */
   next = marker;
-  assert_int_equal(cairn__core_result(c, v->id, ib, 0, NULL, "B", 1, NULL, &next, &err), CAIRN_ECONFLICT);
+  assert_int_equal(cairn__core_result(c, v, ib, 0, NULL, "B", 1, NULL, &next, &err), CAIRN_ECONFLICT);
   assert_null(next);
   json_decref(marker);
 }
@@ -887,33 +887,34 @@ static void test_retry_elsewhere_and_hard_deadline(void **state) {
   cairn__core *c = f->c;
   char t1[65], t2[65];
   reg(c, "w1", "sum", t1);
-  mvol *v1 = auth(c, t1);
+  int64_t v1 = auth(c, t1);
   submit(c, "{\"app\": \"sum\", \"lease_seconds\": 1000, \"limits\": {\"wall_seconds\": 10}, "
             "\"tasks\": [{\"id\": \"a\"}]}");
   cairn_error err = {0};
   /* alone: the same volunteer gets it back at once */
   int64_t i1 = take(c, v1, "a");
-  assert_int_equal(cairn__core_result(c, v1->id, i1, 137, "memory", "", 0, NULL, NULL, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v1, i1, 137, "memory", "", 0, NULL, NULL, &err), CAIRN_OK);
   int64_t i2 = take(c, v1, "a");
   assert_int_equal(c->failures_total[CAIRN_LIMIT_MEMORY], 1);
   /* the hard deadline: issued + wall (10) + grace, whatever the lease says */
-  mlease *l = cairn__hmap_get(&c->leases, (uint64_t)i2);
-  assert_non_null(l);
-  assert_int_equal(l->hard, l->issued + 10 + c->wall_grace);
-  assert_true(l->expires <= l->hard);
+  cairn__lease_info l;
+  assert_int_equal(cairn__core_lease_info(c, i2, &l, &err), CAIRN_OK);
+  assert_int_equal(l.hard, l.issued + 10 + c->wall_grace);
+  assert_true(l.expires <= l.hard);
   json_t *hb = NULL;
-  assert_int_equal(cairn__core_heartbeat(c, v1->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v1, NULL, &hb, &err), CAIRN_OK);
   json_decref(hb);
-  assert_true(l->expires <= l->hard);
+  assert_int_equal(cairn__core_lease_info(c, i2, &l, &err), CAIRN_OK);
+  assert_true(l.expires <= l.hard);
   /* past the hard deadline the lease is gone, counted as "wall" */
-  assert_int_equal(cairn__core_expire(c, l->hard), 1);
+  assert_int_equal(cairn__core_expire(c, l.hard), 1);
   assert_int_equal(c->failures_total[CAIRN_LIMIT_WALL], 1);
   /* with a second volunteer the one that failed it last waits */
   reg(c, "w2", "sum", t2);
-  mvol *v2 = auth(c, t2);
+  int64_t v2 = auth(c, t2);
   no_work(c, v1);
   int64_t i3 = take(c, v2, "a");
-  assert_int_equal(cairn__core_result(c, v2->id, i3, 3, NULL, "", 0, NULL, NULL, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_result(c, v2, i3, 3, NULL, "", 0, NULL, NULL, &err), CAIRN_OK);
   assert_int_equal(c->failures_total[CAIRN_LIMIT_COUNT + 1], 1); /* "exit 3" */
   no_work(c, v2);
   result_ok(c, v1, take(c, v1, "a"), "A");

@@ -19,35 +19,50 @@
 #include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
-static mvol *reg(cairn__core *c, const char *name) {
+static int64_t reg(cairn__core *c, const char *name) {
   char *apps[] = {"sum"}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
   if (cairn__core_register(c, name, "rack", apps, 1, 1, NULL, &id, token, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
-  return c->vols[id - 1];
+  return id;
 }
 
 #define submit core_fixture_submit
 
 /* v asks for work and must get some; returns its index. */
-static int64_t take(cairn__core *c, mvol *v) {
+static int64_t take(cairn__core *c, int64_t v) {
   json_t *w = NULL;
   cairn_error err = {0};
-  if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK || !w)
-    fail_msg("volunteer %lld got no work: %s", (long long)v->id, err.text);
+  if (cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK || !w)
+    fail_msg("volunteer %lld got no work: %s", (long long)v, err.text);
   int64_t idx = (int64_t)json_integer_value(json_object_get(w, "index"));
   json_decref(w);
   return idx;
 }
 
-static void result_ok(cairn__core *c, mvol *v, int64_t idx, const char *out) {
+static void result_ok(cairn__core *c, int64_t v, int64_t idx, const char *out) {
   cairn_error err = {0};
-  if (cairn__core_result(c, v->id, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
+  if (cairn__core_result(c, v, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result for %lld: %s", (long long)idx, err.text);
 }
 
-static mtask *task0(cairn__core *c, int64_t job) { return &c->jobs[job - 1]->tasks[0]; }
+static cairn__task_info task0(cairn__core *c, int64_t job) { return core_fixture_task(c, job, 0); }
+
+/* 1 when result i of task 0's round keeps its output (for comparisons to
+ * come), 0 when it was freed or never kept. */
+static int kept_out(cairn__core *c, int64_t job, uint32_t i) {
+  cairn__task_info t;
+  cairn__res_info r[4];
+  cairn_error err = {0};
+  if (cairn__core_task_info(c, job, 0, &t, r, 4, &err) != CAIRN_OK)
+    fail_msg("task 0 of job %lld: %s", (long long)job, err.text);
+  if (i >= t.nres)
+    fail_msg("task 0 of job %lld has no result %u", (long long)job, (unsigned)i);
+  return r[i].kept_out;
+}
+
+#define vol core_fixture_vol
 
 #define JOB(q, validator)                                                                     \
   "{\"app\": \"sum\", \"replication\": 3, \"quorum\": " #q ", \"validator\": " validator       \
@@ -59,17 +74,17 @@ static mtask *task0(cairn__core *c, int64_t job) { return &c->jobs[job - 1]->tas
 static void test_middle_result_is_canonical(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *a = reg(c, "a"), *b = reg(c, "b"), *d = reg(c, "d");
+  int64_t a = reg(c, "a"), b = reg(c, "b"), d = reg(c, "d");
   int64_t job = submit(c, JOB(3, REL10));
   int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
   result_ok(c, a, ia, "x 1.0\n");
   result_ok(c, d, id, "x 1.2\n");
-  assert_int_equal(task0(c, job)->state, TS_ELIGIBLE); /* 1.0 and 1.2 disagree: one more copy */
+  assert_int_equal(task0(c, job).state, TS_ELIGIBLE); /* 1.0 and 1.2 disagree: one more copy */
   result_ok(c, b, ib, "x 1.1\n");
-  assert_int_equal(task0(c, job)->state, TS_DONE);
-  assert_int_equal(task0(c, job)->accepted, ib);
-  assert_int_equal(a->valid + b->valid + d->valid, 3);
-  assert_int_equal(a->invalid + b->invalid + d->invalid, 0);
+  assert_int_equal(task0(c, job).state, TS_DONE);
+  assert_int_equal(task0(c, job).accepted, ib);
+  assert_int_equal(vol(c, a).valid + vol(c, b).valid + vol(c, d).valid, 3);
+  assert_int_equal(vol(c, a).invalid + vol(c, b).invalid + vol(c, d).invalid, 0);
 }
 
 /* With quorum 2 the first pair that agrees decides: 1.0 and 1.1, canonical
@@ -78,37 +93,37 @@ static void test_middle_result_is_canonical(void **state) {
 static void test_late_result_judged_against_canonical(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *a = reg(c, "a"), *b = reg(c, "b"), *d = reg(c, "d");
+  int64_t a = reg(c, "a"), b = reg(c, "b"), d = reg(c, "d");
   int64_t job = submit(c, JOB(2, REL10));
   int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
   result_ok(c, a, ia, "x 1.0\n");
   result_ok(c, b, ib, "x 1.1\n");
-  assert_int_equal(task0(c, job)->state, TS_DONE);
-  assert_int_equal(task0(c, job)->accepted, ia);
-  assert_non_null(task0(c, job)->rep->res[0].out); /* kept: a copy is still out */
-  assert_null(task0(c, job)->rep->res[1].out);
+  assert_int_equal(task0(c, job).state, TS_DONE);
+  assert_int_equal(task0(c, job).accepted, ia);
+  assert_true(kept_out(c, job, 0)); /* kept: a copy is still out */
+  assert_false(kept_out(c, job, 1));
   result_ok(c, d, id, "x 1.2\n");
-  assert_int_equal(d->invalid, 1);
-  assert_int_equal(a->valid + b->valid, 2);
-  assert_null(task0(c, job)->rep->res[0].out); /* nothing out any more: freed */
+  assert_int_equal(vol(c, d).invalid, 1);
+  assert_int_equal(vol(c, a).valid + vol(c, b).valid, 2);
+  assert_false(kept_out(c, job, 0)); /* nothing out any more: freed */
 }
 
 /* A ban that takes away one of the two agreeing results re-queues the task. */
 static void test_ban_requeues(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *a = reg(c, "a"), *b = reg(c, "b"), *d = reg(c, "d");
+  int64_t a = reg(c, "a"), b = reg(c, "b"), d = reg(c, "d");
   int64_t job = submit(c, JOB(2, REL10));
   int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
   result_ok(c, a, ia, "x 1.0\n");
   result_ok(c, b, ib, "x 1.05\n");
   result_ok(c, d, id, "x 9\n");
-  assert_int_equal(task0(c, job)->state, TS_DONE);
+  assert_int_equal(task0(c, job).state, TS_DONE);
   json_t *report = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_ban(c, b->id, "test", &report, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_ban(c, b, "test", &report, &err), CAIRN_OK);
   json_decref(report);
-  assert_int_equal(task0(c, job)->state, TS_ELIGIBLE); /* 1.0 alone, 9 disagrees */
+  assert_int_equal(task0(c, job).state, TS_ELIGIBLE); /* 1.0 alone, 9 disagrees */
 
 }
 
@@ -116,35 +131,35 @@ static void test_ban_requeues(void **state) {
 static void test_exact_compares_bytes(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *a = reg(c, "a"), *b = reg(c, "b"), *d = reg(c, "d");
+  int64_t a = reg(c, "a"), b = reg(c, "b"), d = reg(c, "d");
   int64_t job = submit(c, JOB(2, "\"exact\""));
   int64_t ia = take(c, a), ib = take(c, b), id = take(c, d);
   result_ok(c, a, ia, "x 1.0\n");
   result_ok(c, b, ib, "x 1.00\n");
-  assert_int_equal(task0(c, job)->state, TS_RUNNING);
-  assert_null(task0(c, job)->rep->res[0].out); /* exact keeps no output */
+  assert_int_equal(task0(c, job).state, TS_RUNNING);
+  assert_false(kept_out(c, job, 0)); /* exact keeps no output */
   result_ok(c, d, id, "x 1.0\n");
-  assert_int_equal(task0(c, job)->state, TS_DONE);
-  assert_int_equal(task0(c, job)->accepted, ia);
-  assert_int_equal(b->invalid, 1);
-  assert_int_equal(a->valid + d->valid, 2);
+  assert_int_equal(task0(c, job).state, TS_DONE);
+  assert_int_equal(task0(c, job).accepted, ia);
+  assert_int_equal(vol(c, b).invalid, 1);
+  assert_int_equal(vol(c, a).valid + vol(c, d).valid, 2);
 }
 
 /* A task that fails (max_attempts results, no two agreeing) keeps no output. */
 static void test_failed_task_frees_outputs(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *a = reg(c, "a"), *b = reg(c, "b");
+  int64_t a = reg(c, "a"), b = reg(c, "b");
   int64_t job = submit(c, "{\"app\": \"sum\", \"replication\": 2, \"quorum\": 2, "
                           "\"max_attempts\": 2, \"validator\": " REL10 ", "
                           "\"tasks\": [{\"id\": \"x\"}]}");
   int64_t ia = take(c, a), ib = take(c, b);
   result_ok(c, a, ia, "x 1\n");
-  assert_non_null(task0(c, job)->rep->res[0].out); /* kept while the task runs */
+  assert_true(kept_out(c, job, 0)); /* kept while the task runs */
   result_ok(c, b, ib, "x 2\n");
-  assert_int_equal(task0(c, job)->state, TS_FAILED);
-  assert_null(task0(c, job)->rep->res[0].out);
-  assert_null(task0(c, job)->rep->res[1].out);
+  assert_int_equal(task0(c, job).state, TS_FAILED);
+  assert_false(kept_out(c, job, 0));
+  assert_false(kept_out(c, job, 1));
 }
 
 int main(void) {

@@ -23,22 +23,27 @@
 #include "server/core/views.h"
 #include "tests/support/core_fixture.h"
 
-static const mres *res_of(cairn__core *c, int64_t job, int64_t idx) {
-  mrep *r = c->jobs[job - 1]->tasks[0].rep;
-  for (uint32_t i = 0; r && i < r->nres; i++)
-    if (r->res[i].idx == idx)
-      return &r->res[i];
+/* Result idx of task 0 of job, as the core holds it. */
+static cairn__res_info res_of(cairn__core *c, int64_t job, int64_t idx) {
+  cairn__task_info t;
+  cairn__res_info r[8];
+  cairn_error err = {0};
+  if (cairn__core_task_info(c, job, 0, &t, r, 8, &err) != CAIRN_OK)
+    fail_msg("task 0 of job %lld: %s", (long long)job, err.text);
+  for (uint32_t i = 0; i < t.nres && i < 8; i++)
+    if (r[i].idx == idx)
+      return r[i];
   fail_msg("no result %lld", (long long)idx);
-  return NULL;
+  return r[0];
 }
 
 static int near(double a, double b) { return fabs(a - b) < 1e-9; }
 
 static void expect(cairn__core *c, int64_t v, double credit, double cpu, int64_t n) {
-  const mvol *m = c->vols[v - 1];
-  if (!near(m->credit, credit) || !near(m->cpu_seconds, cpu) || m->credited != n)
+  cairn__vol_info m = core_fixture_vol(c, v);
+  if (!near(m.credit, credit) || !near(m.cpu_seconds, cpu) || m.credited != n)
     fail_msg("volunteer %lld: credit %g, cpu %g, results %lld; wanted %g, %g, %lld",
-             (long long)v, m->credit, m->cpu_seconds, (long long)m->credited, credit, cpu,
+             (long long)v, m.credit, m.cpu_seconds, (long long)m.credited, credit, cpu,
              (long long)n);
 }
 
@@ -58,12 +63,12 @@ static void test_credit_rules(void **state) {
   core_fixture_result(c, a, ia, "ok\n", 2.0);
   expect(c, a, 0, 0, 0); /* pending: nothing granted yet */
   core_fixture_result(c, b, ib, "ok\n", 1.0);
-  assert_int_equal(c->jobs[j1 - 1]->tasks[0].state, TS_DONE);
+  assert_int_equal(core_fixture_task(c, j1, 0).state, TS_DONE);
   expect(c, a, 1.0, 2.0, 1);
   expect(c, b, 1.0, 1.0, 1);
   core_fixture_result(c, d, id, "ok\n", 0.5);
   expect(c, d, 1.0, 0.5, 1);
-  assert_true(near(res_of(c, j1, id)->credit, 1.0));
+  assert_true(near(res_of(c, j1, id).credit, 1.0));
 
   /* job 2: the liar e (claims 0.1, wrong output) gets nothing and its claim
    * does not lower the others' */
@@ -74,8 +79,8 @@ static void test_credit_rules(void **state) {
   core_fixture_result(c, e, ie, "forged\n", 0.1);
   core_fixture_result(c, a, ia, "ok\n", 5.0);
   core_fixture_result(c, b, ib, "ok\n", 3.0);
-  assert_int_equal(c->jobs[j2 - 1]->tasks[0].state, TS_DONE);
-  assert_int_equal(res_of(c, j2, ie)->outcome, OUT_INVALID);
+  assert_int_equal(core_fixture_task(c, j2, 0).state, TS_DONE);
+  assert_int_equal(res_of(c, j2, ie).outcome, OUT_INVALID);
   expect(c, e, 0, 0, 0);
   expect(c, a, 4.0, 7.0, 2);
   expect(c, b, 4.0, 4.0, 2);
@@ -96,8 +101,8 @@ static void test_credit_rules(void **state) {
   expect(c, b, 4.0, 4.0, 2);
   expect(c, d, 3.5, 3.0, 2);
   expect(c, e, 0, 0, 0);
-  assert_string_equal(c->vols[a - 1]->team, "red");
-  assert_null(c->vols[d - 1]->team);
+  assert_string_equal(core_fixture_vol(c, a).team, "red");
+  assert_string_equal(core_fixture_vol(c, d).team, ""); /* none */
 
   /* a ban takes b's credit, and a's for job 2 (re-queued: its quorum
    * relied on b); job 1 still has a quorum without b (a and d) */

@@ -29,34 +29,44 @@
 #define CLUSTERS 10
 #define ASKS 20
 
-static mvol *reg(cairn__core *c, int i, int cluster) {
+/* Worker i's peer URL. */
+static void peer_url(int i, char *out, size_t len) {
+  snprintf(out, len, "http://127.0.0.%d:%d", 1 + i / 50000, 10000 + i % 50000);
+}
+
+/* Registers worker i in cluster c<cluster>, with its peer URL; its id. */
+static int64_t reg(cairn__core *c, int i, int cluster) {
   char *apps[] = {"big"}, token[65], peer[64], name[32], label[16];
   int64_t id = 0, vid = 0;
   cairn_error err = {0};
-  snprintf(peer, sizeof peer, "http://127.0.0.%d:%d", 1 + i / 50000, 10000 + i % 50000);
+  peer_url(i, peer, sizeof peer);
   snprintf(name, sizeof name, "w%d", i);
   snprintf(label, sizeof label, "c%d", cluster);
   if (cairn__core_register(c, name, label, apps, 1, 1, peer, &id, token, &err) != CAIRN_OK ||
       cairn__core_auth(c, token, &vid, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
-  return c->vols[vid - 1];
+  return vid;
 }
 
 /* v asks for work; the cluster of the source the master named for its
  * copy of SHA ("" for the master, NULL when it named none). */
-static const char *ask(cairn__core *c, mvol *v) {
+static const char *ask(cairn__core *c, int64_t v) {
+  static cairn__vol_info src;
   json_t *w = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
   json_decref(w);
-  const char *from = NULL;
+  int64_t from = -1; /* -1: none named, 0: the master */
   pthread_mutex_lock(&c->lock);
   mfilerec *f = cairn__dist_file_of(c->dist, SHA);
   for (uint32_t i = 0; f && i < f->nxfers; i++)
-    if (f->xfers[i].to == v->id)
-      from = f->xfers[i].from ? c->vols[f->xfers[i].from - 1]->cluster : "";
+    if (f->xfers[i].to == v)
+      from = f->xfers[i].from;
   cairn__core_unlock(c);
-  return from;
+  if (from <= 0)
+    return from ? NULL : "";
+  src = core_fixture_vol(c, from);
+  return src.cluster;
 }
 
 /* holders, and whether the holding set agrees with the list */
@@ -96,16 +106,18 @@ static void test_many_holders(void **state) {
   cairn__core *c = fx->c;
   core_fixture_broadcast_job(c, SHA, 1000, 4 * ASKS);
   int next = 0, agree = 0;
-  mvol *far = NULL;
+  int64_t far = 0;
+  int far_i = 0;
   /* 300 holders (a little over one window), then 3,000 */
   for (; next < 300; next++)
-    core_fixture_have(c, reg(c, next, next % CLUSTERS)->id, SHA);
+    core_fixture_have(c, reg(c, next, next % CLUSTERS), SHA);
   uint64_t small = asks(c, &next);
   int first_new = next;
   for (; next < first_new + 2700; next++) {
-    mvol *v = reg(c, next, next % CLUSTERS);
-    core_fixture_have(c, v->id, SHA);
+    int64_t v = reg(c, next, next % CLUSTERS);
+    core_fixture_have(c, v, SHA);
     far = v; /* the last holder: far from any window so far */
+    far_i = next;
   }
   uint64_t big = asks(c, &next);
   /* each decision: at most a window of holders and copies, one of copies,
@@ -117,21 +129,22 @@ static void test_many_holders(void **state) {
   assert_true(agree);
   /* a worker of far's cluster reports a bad copy from far's URL: far is
    * found by its URL and is no holder any more */
-  mvol *reporter = reg(c, next++, (int)(far->id - 1) % CLUSTERS);
-  char source[160];
-  snprintf(source, sizeof source, "%s/v1/files/%s?grant=x", far->peer_url, SHA);
+  int64_t reporter = reg(c, next++, (int)(far - 1) % CLUSTERS);
+  char source[160], url[64];
+  peer_url(far_i, url, sizeof url);
+  snprintf(source, sizeof source, "%s/v1/files/%s?grant=x", url, SHA);
   static cairn__report fr;
   memset(&fr, 0, sizeof fr);
   fr.fields = CAIRN_FEAT_FAILED;
   fr.failed[0] = (cairn__report_failed){SHA, source, CAIRN_FAIL_DIGEST};
   fr.nfailed = 1;
-  core_fixture_heartbeat(c, reporter->id, &fr);
+  core_fixture_heartbeat(c, reporter, &fr);
   assert_int_equal(holders(c, &agree), n - 1);
   assert_true(agree);
   /* a banned holder holds nothing */
   json_t *report = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_ban(c, c->vols[0]->id, "test", &report, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_ban(c, 1, "test", &report, &err), CAIRN_OK);
   json_decref(report);
   assert_int_equal(holders(c, &agree), n - 2);
   assert_true(agree);
@@ -145,12 +158,12 @@ static size_t table_cap(cairn__core *c) {
   return cap;
 }
 
-static size_t held_by(cairn__core *c, const mvol *v) {
+static size_t held_by(cairn__core *c, int64_t v) {
   size_t n = 0;
   pthread_mutex_lock(&c->lock);
   for (size_t i = 0; i < c->dist->files.cap; i++)
     if (c->dist->files.keys[i])
-      n += cairn__dist_holds(c->dist->files.vals[i], v->id);
+      n += cairn__dist_holds(c->dist->files.vals[i], v);
   cairn__core_unlock(c);
   return n;
 }
@@ -162,7 +175,7 @@ static size_t held_by(cairn__core *c, const mvol *v) {
  * none of them; a table grown during the steps is visited again. */
 enum { NFILES = 6000 };
 
-static void add_files(cairn__core *c, int from, int to, mvol *all, mvol *half) {
+static void add_files(cairn__core *c, int from, int to, int64_t all, int64_t half) {
   for (int i = from; i < to; i++) {
     char sha[65];
     snprintf(sha, sizeof sha, "%016x%048x", i + 1, 0); /* the key: the first 16 */
@@ -170,16 +183,16 @@ static void add_files(cairn__core *c, int from, int to, mvol *all, mvol *half) {
     cairn_error err = {0};
     assert_int_equal(cairn__core_add_file(c, sha, 10, &existed, &err), CAIRN_OK);
     pthread_mutex_lock(&c->lock);
-    assert_int_equal(cairn__dist_restore_holder(c, all, sha, 1), 0);
+    assert_int_equal(cairn__dist_restore_holder(c, cairn__vol_find_locked(c, all), sha, 1), 0);
     if (i % 2 == 0)
-      assert_int_equal(cairn__dist_restore_holder(c, half, sha, 1), 0);
+      assert_int_equal(cairn__dist_restore_holder(c, cairn__vol_find_locked(c, half), sha, 1), 0);
     cairn__core_unlock(c);
   }
 }
 
 /* Two volunteers: *bad holding NFILES files, *good half of them; the file
  * table's size. */
-static size_t many_holdings(cairn__core *c, mvol **bad, mvol **good) {
+static size_t many_holdings(cairn__core *c, int64_t *bad, int64_t *good) {
   *bad = reg(c, 0, 0);
   *good = reg(c, 1, 0);
   add_files(c, 0, NFILES, *bad, *good);
@@ -189,19 +202,19 @@ static size_t many_holdings(cairn__core *c, mvol **bad, mvol **good) {
 static void test_ban_forgets_in_steps(void **state) {
   core_fixture *fx = *state;
   cairn__core *c = fx->c;
-  mvol *bad, *good;
+  int64_t bad, good;
   size_t cap = many_holdings(c, &bad, &good);
   assert_true(cap >= 2 * CAIRN__BAN_FILES); /* so that it takes several steps */
   assert_int_equal(held_by(c, bad), NFILES);
   pthread_mutex_lock(&c->lock);
-  bad->banned = 1; /* as the mark does, before the steps */
-  cairn__dist_forget(c, bad);
+  mvol *bv = cairn__vol_find_locked(c, bad);
+  cairn__ban_mark(c, bv, "test"); /* the ban's first step: it tells dist to forget bv */
   int steps = 0, done = 0;
-  while (!done) {
-    size_t at = bad->forget_cap == c->dist->files.cap ? bad->forget_at : 0;
-    done = cairn__dist_forget_step(c, bad, CAIRN__BAN_FILES);
+  while (!done) { /* the ban's slices, their file table part only */
+    size_t at = bv->forget_cap == c->dist->files.cap ? bv->forget_at : 0;
+    done = cairn__dist_forget_step(c, bv, CAIRN__BAN_FILES);
     steps++;
-    assert_true(done || bad->forget_at - at == CAIRN__BAN_FILES);
+    assert_true(done || bv->forget_at - at == CAIRN__BAN_FILES);
     if (steps == 1) { /* the table grows between two steps: all again */
       cairn__core_unlock(c);
       add_files(c, NFILES, 3 * NFILES, bad, good);
@@ -215,7 +228,6 @@ static void test_ban_forgets_in_steps(void **state) {
   assert_int_equal(steps, 1 + (int)((grown + CAIRN__BAN_FILES - 1) / CAIRN__BAN_FILES));
   assert_int_equal(held_by(c, bad), 0);
   assert_int_equal(held_by(c, good), 3 * NFILES / 2);
-  bad->banned = 0; /* the ban below starts from scratch */
 }
 
 /* The ban itself takes its steps: a volunteer with no result and NFILES
@@ -224,19 +236,21 @@ static void test_ban_forgets_in_steps(void **state) {
 static void test_ban_slices_forget(void **state) {
   core_fixture *fx = *state;
   cairn__core *c = fx->c;
-  mvol *bad, *good;
+  int64_t bad, good;
   size_t cap = many_holdings(c, &bad, &good);
+  uint64_t bans, before, after, hold;
   pthread_mutex_lock(&c->lock);
-  uint64_t before = c->ban->slices_total;
+  cairn__ban_counts(c, &bans, &before, &hold);
   cairn__core_unlock(c);
   json_t *report = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_ban(c, bad->id, "test", &report, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_ban(c, bad, "test", &report, &err), CAIRN_OK);
   json_decref(report);
   assert_int_equal(held_by(c, bad), 0);
   assert_int_equal(held_by(c, good), NFILES / 2);
   pthread_mutex_lock(&c->lock);
-  uint64_t slices = c->ban->slices_total - before;
+  cairn__ban_counts(c, &bans, &after, &hold);
+  uint64_t slices = after - before;
   cairn__core_unlock(c);
   assert_int_equal(slices, (cap + CAIRN__BAN_FILES - 1) / CAIRN__BAN_FILES - 1);
 }

@@ -37,8 +37,9 @@
 
 /* ---- helpers ---- */
 
-/* Registers a worker of app "big" in cluster with a peer URL; returns it. */
-static mvol *reg(cairn__core *c, const char *name, const char *cluster, const char *peer) {
+/* Registers a worker of app "big" in cluster with a peer URL; returns its
+ * id. */
+static int64_t reg(cairn__core *c, const char *name, const char *cluster, const char *peer) {
   char *apps[] = {"big"}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
@@ -47,13 +48,11 @@ static mvol *reg(cairn__core *c, const char *name, const char *cluster, const ch
   int64_t vid = 0;
   if (cairn__core_auth(c, token, &vid, &err) != CAIRN_OK)
     fail_msg("auth %s: %s", name, err.text);
-  return c->vols[vid - 1];
+  return vid;
 }
 
-static mvol *vol(cairn__core *c, int64_t id) {
-  assert_true(id >= 1 && (size_t)id <= c->nvols);
-  return c->vols[id - 1];
-}
+/* Volunteer id, which must exist. */
+static int64_t vol(cairn__core *c, int64_t id) { return core_fixture_vol(c, id).id; }
 
 /* Uploads SHA (recorded only) and submits a job of four tasks reading it as
  * a broadcast input. */
@@ -78,18 +77,18 @@ static void file_and_job(cairn__core *c) {
 
 /* v sends a heartbeat with report r (it names no lease it runs, so none
  * is extended). */
-static cairn_status heartbeat(cairn__core *c, mvol *v, cairn__report *r) {
+static cairn_status heartbeat(cairn__core *c, int64_t v, cairn__report *r) {
   json_t *hb = NULL;
   cairn_error err = {0};
   r->fields |= CAIRN_FEAT_RUNNING;
   r->nrunning = 0;
-  cairn_status st = cairn__core_heartbeat(c, v->id, r, &hb, &err);
+  cairn_status st = cairn__core_heartbeat(c, v, r, &hb, &err);
   json_decref(hb);
   return st;
 }
 
 /* v reports that it holds sha; the call's status. */
-static cairn_status report_have(cairn__core *c, mvol *v, const char *sha) {
+static cairn_status report_have(cairn__core *c, int64_t v, const char *sha) {
   static cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_HAVE;
@@ -98,7 +97,7 @@ static cairn_status report_have(cairn__core *c, mvol *v, const char *sha) {
   return heartbeat(c, v, &r);
 }
 
-static void have(cairn__core *c, mvol *v, const char *sha) {
+static void have(cairn__core *c, int64_t v, const char *sha) {
   assert_int_equal(report_have(c, v, sha), CAIRN_OK);
 }
 
@@ -169,13 +168,13 @@ static int journaled_since(cairn__core *c, uint64_t last) {
 }
 
 /* v asks for work: the sources of its task's input (caller decrefs). */
-static json_t *sources_for(cairn__core *c, mvol *v) {
+static json_t *sources_for(cairn__core *c, int64_t v) {
   json_t *w = NULL;
   cairn_error err = {0};
-  if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
+  if (cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
     fail_msg("work: %s", err.text);
   if (!w)
-    fail_msg("volunteer %lld got no work", (long long)v->id);
+    fail_msg("volunteer %lld got no work", (long long)v);
   json_t *in = json_array_get(json_object_get(json_object_get(w, "task"), "inputs"), 0);
   json_t *granted = json_object_get(in, "sources"), *src = json_array(), *u;
   size_t i;
@@ -186,7 +185,7 @@ static json_t *sources_for(cairn__core *c, mvol *v) {
     snprintf(url, sizeof url, "%s", json_string_value(u));
     char *q = strchr(url, '?');
     if (url[0] != '/') {
-      snprintf(want, sizeof want, "?grant=%lld.", (long long)v->id);
+      snprintf(want, sizeof want, "?grant=%lld.", (long long)v);
       assert_non_null(q);
       assert_true(strncmp(q, want, strlen(want)) == 0);
       *q = '\0';
@@ -209,7 +208,7 @@ static const char *source(json_t *src, size_t i) {
 static void test_holdings_survive_reopen(void **state) {
   core_fixture *f = *state;
   file_and_job(f->c);
-  mvol *w1 = reg(f->c, "w1", "a", PEER1);
+  int64_t w1 = reg(f->c, "w1", "a", PEER1);
   reg(f->c, "w2", "a", PEER2);
   have(f->c, w1, SHA);
   char before[128], after[128], disk[64];
@@ -255,7 +254,7 @@ static void test_without_holdings_the_master_serves(void **state) {
 static void test_duplicate_have_writes_nothing(void **state) {
   core_fixture *f = *state;
   file_and_job(f->c);
-  mvol *w1 = reg(f->c, "w1", "a", PEER1);
+  int64_t w1 = reg(f->c, "w1", "a", PEER1);
   uint64_t taken = settle(f->c);
   have(f->c, w1, SHA);
   assert_true(journaled_since(f->c, taken));
@@ -283,8 +282,8 @@ static void test_duplicate_have_writes_nothing(void **state) {
 static void test_ban_drops_holdings(void **state) {
   core_fixture *f = *state;
   file_and_job(f->c);
-  mvol *w1 = reg(f->c, "w1", "a", PEER1);
-  mvol *w2 = reg(f->c, "w2", "a", PEER2);
+  int64_t w1 = reg(f->c, "w1", "a", PEER1);
+  int64_t w2 = reg(f->c, "w2", "a", PEER2);
   reg(f->c, "w3", "a", PEER3);
   have(f->c, w1, SHA);
   have(f->c, w2, SHA);
@@ -338,7 +337,7 @@ static void test_ban_drops_holdings(void **state) {
 }
 
 /* w reports that source failed its download of SHA for reason. */
-static void failed(cairn__core *c, mvol *w, const char *source, int reason) {
+static void failed(cairn__core *c, int64_t w, const char *source, int reason) {
   static cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_FAILED;
@@ -365,9 +364,9 @@ static int xfers(cairn__core *c, int64_t to, int64_t from) {
 static void test_bad_copy_drops_the_holding(void **state) {
   core_fixture *f = *state;
   file_and_job(f->c);
-  mvol *w1 = reg(f->c, "w1", "a", PEER1);
-  mvol *w2 = reg(f->c, "w2", "a", PEER2);
-  mvol *w3 = reg(f->c, "w3", "a", PEER3);
+  int64_t w1 = reg(f->c, "w1", "a", PEER1);
+  int64_t w2 = reg(f->c, "w2", "a", PEER2);
+  int64_t w3 = reg(f->c, "w3", "a", PEER3);
   have(f->c, w1, SHA);
   have(f->c, w2, SHA);
   settle(f->c);
@@ -377,7 +376,7 @@ static void test_bad_copy_drops_the_holding(void **state) {
   json_t *src = sources_for(f->c, w3);
   assert_string_equal(source(src, 0), PEER1 "/v1/files/" SHA);
   json_decref(src);
-  assert_int_equal(xfers(f->c, w3->id, w1->id), 1);
+  assert_int_equal(xfers(f->c, w3, w1), 1);
 
   /* unknown sources: the master's, a peer that holds nothing */
   uint64_t taken = settle(f->c);
@@ -386,12 +385,12 @@ static void test_bad_copy_drops_the_holding(void **state) {
   failed(f->c, w3, PEER1 "0/v1/files/" SHA, CAIRN_FAIL_DIGEST); /* another port */
   assert_false(journaled_since(f->c, taken));
   assert_int_equal(rows_on_disk(f), 2);
-  assert_int_equal(xfers(f->c, w3->id, w1->id), 1);
+  assert_int_equal(xfers(f->c, w3, w1), 1);
 
   failed(f->c, w3, PEER1 "/v1/files/" SHA, CAIRN_FAIL_DIGEST);
   holders(f->c, mem, sizeof mem);
   assert_string_equal(mem, w2_holding);
-  assert_int_equal(xfers(f->c, w3->id, w1->id), 0);
+  assert_int_equal(xfers(f->c, w3, w1), 0);
   settle(f->c);
   holding_on_disk(f, 1, disk, sizeof disk);
   assert_string_equal(disk, "");
@@ -430,9 +429,9 @@ static void test_bad_copy_drops_the_holding(void **state) {
 static void test_failing_peer_rests(void **state) {
   core_fixture *f = *state;
   file_and_job(f->c);
-  mvol *w1 = reg(f->c, "w1", "a", PEER1);
-  mvol *w2 = reg(f->c, "w2", "a", PEER2);
-  mvol *w3 = reg(f->c, "w3", "a", PEER3);
+  int64_t w1 = reg(f->c, "w1", "a", PEER1);
+  int64_t w2 = reg(f->c, "w2", "a", PEER2);
+  int64_t w3 = reg(f->c, "w3", "a", PEER3);
   have(f->c, w1, SHA);
   char before[128], after[128];
   holders(f->c, before, sizeof before);
@@ -445,9 +444,9 @@ static void test_failing_peer_rests(void **state) {
   assert_false(journaled_since(f->c, taken));
   holders(f->c, after, sizeof after);
   assert_string_equal(after, before);
-  assert_int_equal(xfers(f->c, w2->id, w1->id), 0);
+  assert_int_equal(xfers(f->c, w2, w1), 0);
   pthread_mutex_lock(&f->c->lock);
-  int64_t until = f->c->dist->paused_until[w1->id - 1];
+  int64_t until = f->c->dist->paused_until[w1 - 1];
   assert_true(until >= t0 + 30 && until <= cairn__now() + 30);
   cairn__core_unlock(f->c);
 
@@ -459,9 +458,9 @@ static void test_failing_peer_rests(void **state) {
 
   /* 30 seconds on, w1 is offered again */
   pthread_mutex_lock(&f->c->lock);
-  f->c->dist->paused_until[w1->id - 1] = cairn__now();
+  f->c->dist->paused_until[w1 - 1] = cairn__now();
   cairn__core_unlock(f->c);
-  mvol *w4 = reg(f->c, "w4", "a", "http://127.0.0.1:7004");
+  int64_t w4 = reg(f->c, "w4", "a", "http://127.0.0.1:7004");
   src = sources_for(f->c, w4);
   assert_string_equal(source(src, 0), PEER1 "/v1/files/" SHA);
   json_decref(src);

@@ -140,13 +140,13 @@ static void test_lost_output_recomputed(void **state) {
   cairn__core *c = f->c;
   cairn_error err = {0};
   int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2);
-  core_fixture_submit(c, job_text);
+  int64_t job = core_fixture_submit(c, job_text);
   json_t *w = work(c, w1);
   assert_int_equal(result(c, w1, w, &err), CAIRN_OK);
   json_decref(w);
-  pthread_mutex_lock(&c->lock);
-  c->vols[w1 - 1]->last_seen -= 3600; /* w1 vanished an hour ago, */
-  c->loaded_at -= 3600;                 /* long after the master started */
+  pthread_mutex_lock(&c->lock); /* a state made here: */
+  cairn__vol_find_locked(c, w1)->last_seen -= 3600; /* w1 vanished an hour ago, */
+  c->loaded_at -= 3600;                              /* long after the master started */
   uint64_t before = c->dist->n.recomputed;
   cairn__core_unlock(c);
   w = work(c, w2); /* the child cannot be fetched: p is allocated again, to w2 */
@@ -158,9 +158,9 @@ static void test_lost_output_recomputed(void **state) {
                       "workers");
   pthread_mutex_lock(&c->lock);
   uint64_t after = c->dist->n.recomputed;
-  mjob *j = c->jobs[0];
-  int child_waits = j->tasks[1].state == TS_WAITING, round = (int)j->tasks[0].round;
   cairn__core_unlock(c);
+  int child_waits = core_fixture_task(c, job, 1).state == TS_WAITING,
+      round = (int)core_fixture_task(c, job, 0).round;
   assert_int_equal(after, before + 1);
   assert_true(child_waits);
   assert_int_equal(round, 1);
@@ -238,7 +238,7 @@ static void test_ban_drops_holdings(void **state) {
   cairn_error err = {0};
   json_t *rep = NULL;
   int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2);
-  core_fixture_submit(c, job_text);
+  int64_t job = core_fixture_submit(c, job_text);
   json_t *w = work(c, w1);
   assert_int_equal(result(c, w1, w, &err), CAIRN_OK);
   json_decref(w);
@@ -247,8 +247,8 @@ static void test_ban_drops_holdings(void **state) {
   pthread_mutex_lock(&c->lock);
   mfilerec *fr = cairn__dist_file_of(c->dist, SHA);
   uint32_t holders = fr ? fr->nholders : 99;
-  int p_state = c->jobs[0]->tasks[0].state;
   cairn__core_unlock(c);
+  int p_state = core_fixture_task(c, job, 0).state;
   assert_int_equal(holders, 0);
   assert_int_equal(p_state, TS_ELIGIBLE);
   assert_int_equal(kept_rows(f), 0); /* no holding on disk either */
@@ -269,10 +269,11 @@ static void test_peer_max(void **state) {
   json_t *resp = NULL;
   int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "b", PEER2),
           w3 = reg(c, "w3", "b", PEER3);
-  core_fixture_submit(c, "{\"app\": \"k\", \"policy\": \"fifo\", \"tasks\": ["
-                         "{\"id\": \"p\", \"outputs\": [\"o.bin\"]},"
-                         "{\"id\": \"c1\", \"inputs\": [\"p/o.bin\"], \"after\": [\"p\"]},"
-                         "{\"id\": \"c2\", \"inputs\": [\"p/o.bin\"], \"after\": [\"p\"]}]}");
+  int64_t job = core_fixture_submit(
+    c, "{\"app\": \"k\", \"policy\": \"fifo\", \"tasks\": ["
+       "{\"id\": \"p\", \"outputs\": [\"o.bin\"]},"
+       "{\"id\": \"c1\", \"inputs\": [\"p/o.bin\"], \"after\": [\"p\"]},"
+       "{\"id\": \"c2\", \"inputs\": [\"p/o.bin\"], \"after\": [\"p\"]}]}");
   json_t *w = work(c, w1);
   assert_string_equal(task_id(w), "p");
   assert_int_equal(result(c, w1, w, &err), CAIRN_OK);
@@ -282,8 +283,8 @@ static void test_peer_max(void **state) {
   json_decref(resp);
   pthread_mutex_lock(&c->lock);
   uint64_t before = c->dist->n.recomputed;
-  unsigned said = c->vols[w1 - 1]->peer_max;
   cairn__core_unlock(c);
+  unsigned said = core_fixture_vol(c, w1).peer_max;
   assert_int_equal(said, 1);
 
   w = work(c, w2); /* the first child: w1 sends it its one copy */
@@ -299,8 +300,8 @@ static void test_peer_max(void **state) {
   assert_true(retry_ms > 0);
   pthread_mutex_lock(&c->lock);
   uint64_t after = c->dist->n.recomputed;
-  int p_done = c->jobs[0]->tasks[0].state == TS_DONE;
   cairn__core_unlock(c);
+  int p_done = core_fixture_task(c, job, 0).state == TS_DONE;
   assert_int_equal(after, before); /* busy is not lost */
   assert_true(p_done);
 

@@ -27,23 +27,23 @@
 #include "server/dist/dist.h"
 #include "tests/support/core_fixture.h"
 
-static mvol *reg(cairn__core *c, const char *name, const char *app) {
+static int64_t reg(cairn__core *c, const char *name, const char *app) {
   char *apps[1] = {(char *)app}, token[65];
   int64_t id = 0;
   cairn_error err = {0};
   if (cairn__core_register(c, name, "rack", apps, 1, 1, NULL, &id, token, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
-  return c->vols[id - 1];
+  return id;
 }
 
 #define submit core_fixture_submit
 
 /* v asks for work; returns its index (0: none) and the job and task in
  * *job and name. */
-static int64_t take(cairn__core *c, mvol *v, int64_t *job, char name[64]) {
+static int64_t take(cairn__core *c, int64_t v, int64_t *job, char name[64]) {
   json_t *w = NULL;
   cairn_error err = {0};
-  if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
+  if (cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK)
     fail_msg("work: %s", err.text);
   if (!w)
     return 0;
@@ -57,9 +57,9 @@ static int64_t take(cairn__core *c, mvol *v, int64_t *job, char name[64]) {
   return idx;
 }
 
-static void done(cairn__core *c, mvol *v, int64_t idx, const char *out) {
+static void done(cairn__core *c, int64_t v, int64_t idx, const char *out) {
   cairn_error err = {0};
-  if (cairn__core_result(c, v->id, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
+  if (cairn__core_result(c, v, idx, 0, NULL, out, strlen(out), NULL, NULL, &err) != CAIRN_OK)
     fail_msg("result %lld: %s", (long long)idx, err.text);
 }
 
@@ -85,7 +85,7 @@ static int audit_rows(cairn__core *c, int64_t idx) {
 static void test_priority_order(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *v = reg(c, "w", "sum");
+  int64_t v = reg(c, "w", "sum");
   int64_t low = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"l1\"}, "
                           "{\"id\": \"l2\"}, {\"id\": \"l3\"}]}");
   int64_t tie = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"t1\"}]}");
@@ -120,7 +120,7 @@ static void test_priority_order(void **state) {
 static void test_cancel(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *v = reg(c, "w", "sum"), *v2 = reg(c, "w2", "sum");
+  int64_t v = reg(c, "w", "sum"), v2 = reg(c, "w2", "sum");
   int64_t id = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"tasks\": [{\"id\": \"a\"}, "
                          "{\"id\": \"b\"}, {\"id\": \"c\"}]}");
   int64_t ia = take(c, v, NULL, NULL), ib = take(c, v2, NULL, NULL);
@@ -137,15 +137,15 @@ static void test_cancel(void **state) {
   assert_int_equal(c->nrunq, 0);
   /* the heartbeat leaves its lease out (the worker kills the app) */
   json_t *hb = NULL;
-  assert_int_equal(cairn__core_heartbeat(c, v->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v, NULL, &hb, &err), CAIRN_OK);
   assert_int_equal(json_array_size(json_object_get(hb, "extended")), 0);
   json_decref(hb);
-  assert_int_equal(cairn__core_result(c, v->id, ia, 0, NULL, "A", 1, NULL, NULL, &err), CAIRN_ECONFLICT);
+  assert_int_equal(cairn__core_result(c, v, ia, 0, NULL, "A", 1, NULL, NULL, &err), CAIRN_ECONFLICT);
   /* a result of a still-held lease is refused and ends it */
-  assert_int_equal(cairn__core_result(c, v2->id, ib, 0, NULL, "B", 1, NULL, NULL, &err), CAIRN_ECONFLICT);
-  assert_int_equal(c->jobs[id - 1]->nleases, 0);
-  /* idempotent */
+  assert_int_equal(cairn__core_result(c, v2, ib, 0, NULL, "B", 1, NULL, NULL, &err), CAIRN_ECONFLICT);
+  /* idempotent, and no lease of it is out now */
   assert_int_equal(cairn__core_cancel(c, id, &out, &err), CAIRN_OK);
+  assert_int_equal(json_integer_value(json_object_get(out, "leases_out")), 0);
   assert_true(json_is_true(json_object_get(out, "already")));
   json_decref(out);
   int js = -1;
@@ -165,7 +165,7 @@ static void test_cancel(void **state) {
   c = f->c;
   assert_string_equal(job_state(c, id, buf), "cancelled");
   assert_string_equal(job_state(c, fin, buf), "done");
-  assert_int_equal(take(c, c->vols[0], NULL, NULL), 0);
+  assert_int_equal(take(c, v, NULL, NULL), 0);
 }
 
 #define CONTENT "the only input of job 1"
@@ -173,7 +173,7 @@ static void test_cancel(void **state) {
 static void test_delete(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *v = reg(c, "w", "sum");
+  int64_t v = reg(c, "w", "sum");
   char sha[65], path[512];
   cairn__sha256_hex(CONTENT, strlen(CONTENT), sha);
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
@@ -199,7 +199,7 @@ static void test_delete(void **state) {
   char buf[32];
   assert_string_equal(job_state(c, id, buf), "cancelled"); /* cancelled first */
   json_t *hb = NULL;
-  assert_int_equal(cairn__core_heartbeat(c, v->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v, NULL, &hb, &err), CAIRN_OK);
   json_decref(hb);
   assert_int_equal(cairn__core_delete(c, id, 0, &out, &err), CAIRN_OK);
   assert_int_equal(json_integer_value(json_object_get(out, "results")), 1);
@@ -217,7 +217,6 @@ static void test_delete(void **state) {
   /* after a restart: gone, its id and task keys never reused */
   core_fixture_reopen(f);
   c = f->c;
-  v = c->vols[0];
   assert_null(cairn__core_job_json(c, id, 0));
   assert_int_equal(audit_rows(c, ia), 1);
   int64_t id2 = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"p\"}]}");
@@ -231,8 +230,7 @@ static void test_delete(void **state) {
   assert_int_equal(audit_rows(c, ip), 0);
   core_fixture_reopen(f);
   c = f->c;
-  v = c->vols[0];
-  assert_int_equal(v->allocations, 3);
+  assert_int_equal(core_fixture_vol(c, v).allocations, 3);
   submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"q\"}]}");
   int64_t iq = take(c, v, NULL, NULL);
   assert_true(iq != ip && iq != ia);
@@ -242,7 +240,7 @@ static void test_delete(void **state) {
 static void test_retention(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *v = reg(c, "w", "sum");
+  int64_t v = reg(c, "w", "sum");
   int64_t old = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"a\"}]}");
   int64_t live = submit(c, "{\"app\": \"sum\", \"tasks\": [{\"id\": \"b\"}, {\"id\": \"c\"}]}");
   int64_t job = 0;
@@ -262,11 +260,11 @@ static void test_retention(void **state) {
 static void test_delete_failed_job_still_running(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *v = reg(c, "w", "sum");
+  int64_t v = reg(c, "w", "sum");
   int64_t id = submit(c, "{\"app\": \"sum\", \"policy\": \"fifo\", \"max_attempts\": 1, "
                          "\"tasks\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}");
   cairn_error err = {0};
-  assert_int_equal(cairn__core_result(c, v->id, take(c, v, NULL, NULL), 1, NULL, "x", 1, NULL, NULL, &err),
+  assert_int_equal(cairn__core_result(c, v, take(c, v, NULL, NULL), 1, NULL, "x", 1, NULL, NULL, &err),
                    CAIRN_OK);
   char buf[32];
   assert_string_equal(job_state(c, id, buf), "failed");
@@ -276,7 +274,7 @@ static void test_delete_failed_job_still_running(void **state) {
   assert_string_equal(job_state(c, id, buf), "cancelled"); /* stopped: c is not given out */
   assert_int_equal(take(c, v, NULL, NULL), 0);
   json_t *hb = NULL;
-  assert_int_equal(cairn__core_heartbeat(c, v->id, NULL, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v, NULL, &hb, &err), CAIRN_OK);
   json_decref(hb);
   assert_int_equal(cairn__core_delete(c, id, 0, &out, &err), CAIRN_OK);
   json_decref(out);
@@ -301,7 +299,7 @@ static int64_t submit_n(cairn__core *c, int n) {
 static void test_delete_in_steps_and_resume(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *v = reg(c, "w", "sum");
+  int64_t v = reg(c, "w", "sum");
   int64_t big = submit_n(c, 2500); /* three steps of 1,024 task keys */
   int64_t idx = take(c, v, NULL, NULL);
   done(c, v, idx, "R");
@@ -317,8 +315,7 @@ static void test_delete_in_steps_and_resume(void **state) {
   int64_t half = submit_n(c, 1500);
   int64_t hidx = take(c, v, NULL, NULL);
   done(c, v, hidx, "H");
-  const mjob *j = c->jobs[half - 1];
-  int64_t lo = j->tasks[0].key;
+  int64_t lo = core_fixture_task(c, half, 0).key;
   pthread_mutex_lock(&c->lock);
   cairn__journal_put(c->journal, cairn__jrec_delete(half, 1, lo, lo + 1024, 0, 0, NULL));
   uint64_t seq = cairn__journal_last(c->journal);
@@ -400,7 +397,7 @@ static void test_resume_removes_files(void **state) {
   upload(c, "bytes of a job whose deletion stops", sha);
   snprintf(path, sizeof path, "%s/%s", cairn__core_files_dir(c), sha);
   int64_t id = submit_with(c, sha, CAIRN_OK);
-  int64_t key = c->jobs[id - 1]->tasks[0].key;
+  int64_t key = core_fixture_task(c, id, 0).key;
   pthread_mutex_lock(&c->lock);
   cairn__journal_put(c->journal, cairn__jrec_delete(id, 0, key, key + 1, 0, 0, NULL));
   uint64_t seq = cairn__journal_last(c->journal);

@@ -31,14 +31,17 @@
 #define NHOLD 4
 #define NRECV 70
 
+/* Registers a worker of cluster with a peer URL of its own; its record,
+ * for the plan's functions. */
 static mvol *reg(cairn__core *c, const char *name, const char *cluster) {
+  static int port = 20000;
   char *apps[] = {"sum"}, token[65], url[64];
   int64_t id = 0;
   cairn_error err = {0};
-  snprintf(url, sizeof url, "http://127.0.0.1:%d", 20000 + (int)c->nvols);
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", port++);
   if (cairn__core_register(c, name, cluster, apps, 1, 1, url, &id, token, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
-  return c->vols[id - 1];
+  return core_fixture_mvol(c, id);
 }
 
 /* Kept file k (recorded without bytes) held by holder h. */

@@ -24,7 +24,7 @@
 #define SHA "6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b"
 #define NRECV 12
 
-static mvol *reg(cairn__core *c, const char *name, const char *cluster, int port) {
+static int64_t reg(cairn__core *c, const char *name, const char *cluster, int port) {
   char *apps[] = {"big"}, token[65], peer[64];
   int64_t id = 0, vid = 0;
   cairn_error err = {0};
@@ -32,34 +32,40 @@ static mvol *reg(cairn__core *c, const char *name, const char *cluster, int port
   if (cairn__core_register(c, name, cluster, apps, 1, 1, peer, &id, token, &err) != CAIRN_OK ||
       cairn__core_auth(c, token, &vid, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
-  return c->vols[vid - 1];
+  return vid;
 }
 
 /* v asks for work (it may be told to wait for the file). */
-static void ask(cairn__core *c, mvol *v) {
+static void ask(cairn__core *c, int64_t v) {
   json_t *w = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err), CAIRN_OK);
   json_decref(w);
 }
 
 /* Read under the lock, checked after it (a failed check must not leave
  * the lock held): the counts agree with the list; *n gets the copies under
- * way, *local those from h into h's cluster. */
-static void check(cairn__core *c, const mvol *h, uint32_t *n, uint32_t *local) {
+ * way, *local those from h into h's cluster (the receivers' clusters are
+ * read after the lock, through the core's view). */
+static void check(cairn__core *c, int64_t h, uint32_t *n, uint32_t *local) {
+  enum { MAX = 64 };
+  int64_t to[MAX];
+  uint32_t from_h = 0, counted = 0, mine = 0;
   pthread_mutex_lock(&c->lock);
   mfilerec *f = cairn__dist_file_of(c->dist, SHA);
   int ok = f && cairn__dist_sends_ok(f);
-  uint32_t mine = 0, counted = 0;
-  for (uint32_t i = 0; f && i < f->nxfers; i++) {
-    const mvol *to = c->vols[f->xfers[i].to - 1];
-    mine += f->xfers[i].from == h->id && strcmp(to->cluster, h->cluster) == 0;
-  }
-  counted = f ? cairn__dist_sending(f, h->id, 1) : 0;
+  for (uint32_t i = 0; f && i < f->nxfers; i++)
+    if (f->xfers[i].from == h && from_h++ < MAX)
+      to[from_h - 1] = f->xfers[i].to;
+  counted = f ? cairn__dist_sending(f, h, 1) : 0;
   *n = f ? f->nxfers : 0;
-  *local = mine;
   cairn__core_unlock(c);
   assert_true(ok);
+  assert_true(from_h <= MAX);
+  cairn__vol_info hv = core_fixture_vol(c, h);
+  for (uint32_t k = 0; k < from_h; k++)
+    mine += strcmp(core_fixture_vol(c, to[k]).cluster, hv.cluster) == 0;
+  *local = mine;
   assert_int_equal(counted, mine);
 }
 
@@ -67,9 +73,9 @@ static void test_sends_follow_the_copies_under_way(void **state) {
   core_fixture *fx = *state;
   cairn__core *c = fx->c;
   core_fixture_broadcast_job(c, SHA, 1000, 2 * NRECV);
-  mvol *ha = reg(c, "ha", "a", 7100), *hb = reg(c, "hb", "b", 7101), *r[NRECV];
-  core_fixture_have(c, ha->id, SHA);
-  core_fixture_have(c, hb->id, SHA);
+  int64_t ha = reg(c, "ha", "a", 7100), hb = reg(c, "hb", "b", 7101), r[NRECV];
+  core_fixture_have(c, ha, SHA);
+  core_fixture_have(c, hb, SHA);
   uint32_t n = 0, local = 0;
   for (int i = 0; i < NRECV; i++) {
     char name[16];
@@ -82,7 +88,7 @@ static void test_sends_follow_the_copies_under_way(void **state) {
   assert_int_equal(local, 1); /* a holder sends one local copy at once */
   /* receivers report their copies held, one fails its source, one is banned */
   for (int i = 0; i < 4; i++) {
-    core_fixture_have(c, r[i]->id, SHA);
+    core_fixture_have(c, r[i], SHA);
     check(c, ha, &n, &local);
     ask(c, r[i + 4]);
     check(c, ha, &n, &local);
@@ -92,11 +98,11 @@ static void test_sends_follow_the_copies_under_way(void **state) {
   fr.fields = CAIRN_FEAT_FAILED;
   fr.failed[0] = (cairn__report_failed){SHA, "http://127.0.0.1:7101/v1/files/" SHA, 0};
   fr.nfailed = 1;
-  core_fixture_heartbeat(c, r[5]->id, &fr);
+  core_fixture_heartbeat(c, r[5], &fr);
   check(c, ha, &n, &local);
   json_t *report = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_ban(c, r[6]->id, "test", &report, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_ban(c, r[6], "test", &report, &err), CAIRN_OK);
   json_decref(report);
   check(c, ha, &n, &local);
   for (int i = 8; i < NRECV; i++) {
@@ -112,7 +118,7 @@ static void test_sends_follow_the_copies_under_way(void **state) {
   f->pruned = 0; /* a prune already this second would skip it */
   cairn__dist_prune(f, cairn__now());
   size_t left = f->nxfers + f->sends.count + cairn__dist_sending(f, 0, 0) +
-                cairn__dist_sending(f, ha->id, 0);
+                cairn__dist_sending(f, ha, 0);
   cairn__core_unlock(c);
   assert_int_equal(left, 0);
 }

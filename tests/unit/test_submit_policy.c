@@ -74,9 +74,14 @@ static void test_concurrent_submits_seed_by_id(void **state) {
   stop = 1;
   pthread_join(ts, NULL);
   assert_int_equal(small.failures + big.failures, 0);
-  assert_int_equal(f->c->njobs, (size_t)(small.jobs + big.jobs));
-  for (size_t k = 0; k < f->c->njobs; k++) {
-    mjob *j = f->c->jobs[k];
+  /* jobs 1 .. small.jobs + big.jobs, and no other */
+  int njobs = small.jobs + big.jobs;
+  assert_int_equal(cairn__core_job_state(f->c, njobs + 1), -1);
+  for (int k = 0; k < njobs; k++) {
+    pthread_mutex_lock(&f->c->lock); /* nothing else runs: read after the unlock */
+    mjob *j = cairn__job_find_locked(f->c, k + 1);
+    cairn__core_unlock(f->c);
+    assert_non_null(j);
     assert_int_equal(j->id, (int64_t)k + 1);
     void *want = cairn__policy_random.create(j->dag, (uint64_t)j->id);
     assert_non_null(want);

@@ -31,24 +31,24 @@
 #define MASTER_SRC "/v1/files/" SHA
 #define BYTES 200000 /* over the 64 KiB a rate sample needs */
 
-static mvol *reg(cairn__core *c, const char *name, const char *cluster, const char *peer) {
+static int64_t reg(cairn__core *c, const char *name, const char *cluster, const char *peer) {
   char *apps[] = {"big"}, token[65];
   int64_t id = 0, vid = 0;
   cairn_error err = {0};
   if (cairn__core_register(c, name, cluster, apps, 1, 1, peer, &id, token, &err) != CAIRN_OK ||
       cairn__core_auth(c, token, &vid, &err) != CAIRN_OK)
     fail_msg("register %s: %s", name, err.text);
-  return c->vols[vid - 1];
+  return vid;
 }
 
 /* v asks for work: the first source of its task's input, grant dropped
  * (whole in raw, unless NULL: as the worker reports it); the task's
  * accountable index. */
-static int64_t first_source(cairn__core *c, mvol *v, char out[512], char *raw) {
+static int64_t first_source(cairn__core *c, int64_t v, char out[512], char *raw) {
   json_t *w = NULL;
   cairn_error err = {0};
-  if (cairn__core_work(c, v->id, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK || !w)
-    fail_msg("volunteer %lld got no work: %s", (long long)v->id, err.text);
+  if (cairn__core_work(c, v, NULL, NULL, 0, &w, &(int){0}, &err) != CAIRN_OK || !w)
+    fail_msg("volunteer %lld got no work: %s", (long long)v, err.text);
   json_t *in = json_array_get(json_object_get(json_object_get(w, "task"), "inputs"), 0);
   snprintf(out, 512, "%s", json_string_value(json_array_get(json_object_get(in, "sources"), 0)));
   if (raw)
@@ -60,20 +60,20 @@ static int64_t first_source(cairn__core *c, mvol *v, char out[512], char *raw) {
 }
 
 /* v's heartbeat says it relays files while receiving them ("chunks"). */
-static void relays(cairn__core *c, mvol *v) {
+static void relays(cairn__core *c, int64_t v) {
   cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_CHUNKS | CAIRN_FEAT_RUNNING;
   r.chunks = 1;
   json_t *hb = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_heartbeat(c, v->id, &r, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v, &r, &hb, &err), CAIRN_OK);
   json_decref(hb);
 }
 
 /* v's heartbeat reports a download of SHA from source in ms, and the
  * holding. */
-static void fetched(cairn__core *c, mvol *v, const char *source, int64_t ms) {
+static void fetched(cairn__core *c, int64_t v, const char *source, int64_t ms) {
   cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_HAVE | CAIRN_FEAT_FETCHED | CAIRN_FEAT_RUNNING;
@@ -83,12 +83,12 @@ static void fetched(cairn__core *c, mvol *v, const char *source, int64_t ms) {
   r.nfetched = 1;
   json_t *hb = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_heartbeat(c, v->id, &r, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v, &r, &hb, &err), CAIRN_OK);
   json_decref(hb);
 }
 
 /* v's heartbeat reports that source failed it (unreachable). */
-static void failed(cairn__core *c, mvol *v, const char *source) {
+static void failed(cairn__core *c, int64_t v, const char *source) {
   cairn__report r;
   memset(&r, 0, sizeof r);
   r.fields = CAIRN_FEAT_FAILED | CAIRN_FEAT_RUNNING;
@@ -96,7 +96,7 @@ static void failed(cairn__core *c, mvol *v, const char *source) {
   r.nfailed = 1;
   json_t *hb = NULL;
   cairn_error err = {0};
-  assert_int_equal(cairn__core_heartbeat(c, v->id, &r, &hb, &err), CAIRN_OK);
+  assert_int_equal(cairn__core_heartbeat(c, v, &r, &hb, &err), CAIRN_OK);
   json_decref(hb);
 }
 
@@ -174,8 +174,8 @@ static long long count(const core_fixture *f, const char *sql) {
 static void test_copies_and_plan_recorded(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *w1 = reg(c, "w1", "a", PEER1), *w2 = reg(c, "w2", "a", "http://127.0.0.1:7002");
-  mvol *w3 = reg(c, "w3", "b", NULL), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
+  int64_t w1 = reg(c, "w1", "a", PEER1), w2 = reg(c, "w2", "a", "http://127.0.0.1:7002");
+  int64_t w3 = reg(c, "w3", "b", NULL), w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
   int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 3);
   cairn_error err = {0};
   seen s;
@@ -220,9 +220,9 @@ static void test_copies_and_plan_recorded(void **state) {
   cairn__store_xfer_row *a = NULL, *b = NULL, *d = NULL;
   for (int i = 0; i < 3; i++) {
     cairn__store_xfer_row *x = &s.x[i];
-    if (x->dst == w1->id) a = x;
-    if (x->dst == w4->id) b = x;
-    if (x->dst == w2->id) d = x;
+    if (x->dst == w1) a = x;
+    if (x->dst == w4) b = x;
+    if (x->dst == w2) d = x;
     assert_true(x->start_ms >= s.started && x->end_ms > x->start_ms);
     assert_int_equal(x->bytes, BYTES);
     assert_string_equal(x->dst_cluster, "a");
@@ -234,19 +234,19 @@ static void test_copies_and_plan_recorded(void **state) {
   assert_string_equal(a->src_cluster, "");
   assert_int_equal(a->end_ms - a->start_ms, 40);
   /* w4 from w1 (cluster a), as handed out */
-  assert_int_equal(b->src, w1->id);
-  assert_int_equal(b->assigned, w1->id);
+  assert_int_equal(b->src, w1);
+  assert_int_equal(b->assigned, w1);
   assert_string_equal(b->src_cluster, "a");
   /* w2 from the master after w1 failed it: handed out w1 */
   assert_int_equal(d->src, 0);
-  assert_int_equal(d->assigned, w1->id);
+  assert_int_equal(d->assigned, w1);
   assert_int_equal(d->end_ms - d->start_ms, 20);
   /* by source: the master 2 copies, w1 one */
   assert_int_equal(s.sources, 2);
   assert_int_equal(s.src_id[0], 0);
   assert_int_equal(s.src_bytes[0], 2 * BYTES);
   assert_int_equal(s.src_copies[0], 2);
-  assert_int_equal(s.src_id[1], w1->id);
+  assert_int_equal(s.src_id[1], w1);
   assert_int_equal(s.src_copies[1], 1);
   assert_true(s.rates >= 2); /* master -> a, a -> a */
 
@@ -273,7 +273,7 @@ static void test_copies_and_plan_recorded(void **state) {
 static void test_copy_from_relay_recorded(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *w1 = reg(c, "w1", "a", PEER1), *w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
+  int64_t w1 = reg(c, "w1", "a", PEER1), w4 = reg(c, "w4", "a", "http://127.0.0.1:7004");
   relays(c, w1);
   int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 2);
   char src[512], raw[512];
@@ -286,9 +286,9 @@ static void test_copy_from_relay_recorded(void **state) {
   seen s;
   assert_int_equal(read_dist(f, job, 100, &s), CAIRN_OK);
   assert_int_equal(s.total, 1);
-  assert_int_equal(s.x[0].dst, w4->id);
-  assert_int_equal(s.x[0].src, w1->id);
-  assert_int_equal(s.x[0].assigned, w1->id);
+  assert_int_equal(s.x[0].dst, w4);
+  assert_int_equal(s.x[0].src, w1);
+  assert_int_equal(s.x[0].assigned, w1);
   assert_string_equal(s.x[0].src_cluster, "a");
   assert_int_equal(s.rates, 0);
   /* then w1's own copy */
@@ -304,19 +304,19 @@ static void test_copy_from_relay_recorded(void **state) {
 static void test_copy_reported_after_result(void **state) {
   core_fixture *f = *state;
   cairn__core *c = f->c;
-  mvol *w1 = reg(c, "w1", "a", PEER1);
+  int64_t w1 = reg(c, "w1", "a", PEER1);
   int64_t job = core_fixture_broadcast_job(c, SHA, 1000, 1);
   char src[512];
   int64_t idx = first_source(c, w1, src, NULL);
   assert_string_equal(src, MASTER_SRC);
-  core_fixture_result(c, w1->id, idx, "ok\n", -1);
+  core_fixture_result(c, w1, idx, "ok\n", -1);
   fetched(c, w1, MASTER_SRC, 40);
   fetched(c, w1, MASTER_SRC, 40); /* the same copy reported again */
   settle(c);
   seen s;
   assert_int_equal(read_dist(f, job, 100, &s), CAIRN_OK);
   assert_int_equal(s.total, 1);
-  assert_int_equal(s.x[0].dst, w1->id);
+  assert_int_equal(s.x[0].dst, w1);
   assert_int_equal(s.x[0].src, 0);
 }
 
