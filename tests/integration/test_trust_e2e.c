@@ -73,7 +73,7 @@ static void trusts(const char *url, long long trust[4], int trusted[4], long lon
 }
 
 static pid_t worker(const char *url, const char *dir, int i, const char *script) {
-  char app[4200], name[16];
+  char app[4300], name[16]; /* "sq=" and a script path of up to 4,199 bytes */
   snprintf(app, sizeof app, "sq=%s", script);
   snprintf(name, sizeof name, "w%d", i);
   const char *args[] = {"--app", app, "--slots", "1", "--exit-when-idle", "6", NULL};
