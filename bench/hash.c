@@ -91,10 +91,10 @@ static void fill(unsigned char *p, size_t n) {
     p[i] = (unsigned char)(rng() >> 56);
 }
 
-/* Hashes the file at path, READ_SIZE bytes a read. 0, or -1 on a read error. */
-static int hash_file(int impl, const char *path, unsigned char *buf, uint8_t out[32]) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0)
+/* Hashes the file open at fd from its start, READ_SIZE bytes a read. 0, or
+ * -1 on a read error. */
+static int hash_file(int impl, int fd, unsigned char *buf, uint8_t out[32]) {
+  if (lseek(fd, 0, SEEK_SET) != 0)
     return -1;
   crypto_hash_sha256_state s;
   cairn__sha256 c;
@@ -106,10 +106,8 @@ static int hash_file(int impl, const char *path, unsigned char *buf, uint8_t out
     ssize_t r = read(fd, buf, READ_SIZE);
     if (r < 0 && errno == EINTR)
       continue;
-    if (r < 0) {
-      close(fd);
+    if (r < 0)
       return -1;
-    }
     if (r == 0)
       break;
     if (impl == SODIUM)
@@ -117,7 +115,6 @@ static int hash_file(int impl, const char *path, unsigned char *buf, uint8_t out
     else
       cairn__sha256_update(&c, buf, (size_t)r);
   }
-  close(fd);
   if (impl == SODIUM)
     crypto_hash_sha256_final(&s, out);
   else
@@ -194,9 +191,8 @@ int main(int argc, char **argv) {
   }
   size_t file_bytes = (size_t)file_mib << 20;
   const char *tmp = getenv("TMPDIR");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/bench-hash-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  int fd = mkstemp(path);
+  const char *path = tmp && *tmp ? tmp : "/tmp"; /* an unnamed file there, gone at exit */
+  int fd = open(path, O_TMPFILE | O_RDWR, 0600);
   unsigned char *buf = malloc(READ_SIZE);
   unsigned char *msgs = malloc((size_t)SMALL_COUNT * 16 + SMALL_SIZE);
   unsigned char *bin = malloc(B64_SIZE), *back = malloc(B64_SIZE);
@@ -209,12 +205,10 @@ int main(int argc, char **argv) {
   for (size_t done = 0; done < file_bytes; done += READ_SIZE) {
     fill(buf, READ_SIZE);
     if (write(fd, buf, READ_SIZE) != READ_SIZE) {
-      fprintf(stderr, "bench-hash: cannot write %s: %s\n", path, strerror(errno));
-      unlink(path);
+      fprintf(stderr, "bench-hash: cannot write in %s: %s\n", path, strerror(errno));
       return 1;
     }
   }
-  close(fd);
   fill(msgs, (size_t)SMALL_COUNT * 16 + SMALL_SIZE);
   fill(bin, B64_SIZE);
 
@@ -224,7 +218,7 @@ int main(int argc, char **argv) {
   int bad = 0;
   for (int i = 0; i < NIMPL; i++) {
     memset(acc[i], 0, 32);
-    bad |= hash_file(i, path, buf, d[i]);
+    bad |= hash_file(i, fd, buf, d[i]);
     hash_small(i, msgs, acc[i]);
     elen[i] = b64_encode(i, bin, B64_SIZE, text, b64cap);
     bad |= b64_decode(i, text, elen[i], back, B64_SIZE, &dlen[i]);
@@ -232,7 +226,6 @@ int main(int argc, char **argv) {
   }
   if (bad || memcmp(d[0], d[1], 32) || memcmp(acc[0], acc[1], 32) || elen[0] != elen[1]) {
     fprintf(stderr, "bench-hash: the implementations disagree\n");
-    unlink(path);
     return 1;
   }
 
@@ -241,9 +234,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NIMPL; k++) {
       int i = (r + k) % NIMPL; /* who goes first alternates */
       stamp t0 = now();
-      if (hash_file(i, path, buf, d[i]) != 0) {
-        fprintf(stderr, "bench-hash: cannot read %s\n", path);
-        unlink(path);
+      if (hash_file(i, fd, buf, d[i]) != 0) {
+        fprintf(stderr, "bench-hash: cannot read back the file in %s\n", path);
         return 1;
       }
       stamp t1 = now();
@@ -253,7 +245,6 @@ int main(int argc, char **argv) {
       stamp t3 = now();
       if (b64_decode(i, text, elen[i], back, B64_SIZE, &dlen[i]) != 0) {
         fprintf(stderr, "bench-hash: base64 decode failed\n");
-        unlink(path);
         return 1;
       }
       stamp t4 = now();
@@ -263,8 +254,8 @@ int main(int argc, char **argv) {
       record(&s_dec, i, r, t3, t4);
     }
   }
-  unlink(path);
 
+  close(fd);
   char what[128];
   snprintf(what, sizeof what, "mib=%ld read_kib=%d", file_mib, READ_SIZE / 1024);
   report("sha256_file", what, &s_file, (double)file_mib, reps);
