@@ -3,7 +3,8 @@
  *
  * Each team that ever earned credit has an mteam (its name and the sums of
  * the credit, claims and number of the valid results granted for it), in
- * c->teams->map by a 64-bit hash of its name, names of one hash in a list. A
+ * c->teams->map by a 64-bit hash of its name (cairn__hash_app), names of
+ * one hash in a list. A
  * result's credit counts for the team its volunteer was in when the result
  * became valid (m->team); when it stops being valid (a ban, a new round)
  * the credit is taken from that team, wherever the volunteer is by then. A
@@ -21,15 +22,8 @@
 #include "server/trust/trust.h"
 #include "server/store/journal.h"
 
-static uint64_t name_key(const char *name) {
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-  for (; *name; name++)
-    h = (h ^ (uint8_t)*name) * 1099511628211ULL;
-  return h | 1; /* never 0, the map's free key */
-}
-
 mteam *cairn__team_find(cairn__core *c, const char *name) {
-  for (mteam *t = cairn__hmap_get(&c->teams->map, name_key(name)); t; t = t->next)
+  for (mteam *t = cairn__hmap_get(&c->teams->map, cairn__hash_app(name)); t; t = t->next)
     if (strcmp(t->name, name) == 0)
       return t;
   return NULL;
@@ -41,7 +35,7 @@ static mteam *team_get(cairn__core *c, const char *name) {
   mteam *t = cairn__team_find(c, name);
   if (t)
     return t;
-  uint64_t k = name_key(name);
+  uint64_t k = cairn__hash_app(name);
   if (!(t = calloc(1, sizeof *t)) || !(t->name = cairn__strdup(name))) {
     free(t);
     return NULL;
