@@ -4,9 +4,8 @@
  * Each team that ever earned credit has an mteam (its name and the sums of
  * the credit, claims and number of the valid results granted for it), in
  * c->teams->map by a 64-bit hash of its name (cairn__hash_app), names of
- * one hash in a list. A
- * result's credit counts for the team its volunteer was in when the result
- * became valid (m->team); when it stops being valid (a ban, a new round)
+ * one hash in a list. A result's credit counts for the team its volunteer
+ * was in when the result became valid (m->team); when it stops being valid (a ban, a new round)
  * the credit is taken from that team, wherever the volunteer is by then. A
  * team change moves nothing. Each change is journaled right after the
  * volunteer's credit record of the same change (credit.c), so both are in
