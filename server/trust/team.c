@@ -3,14 +3,14 @@
  *
  * Each team that ever earned credit has an mteam (its name and the sums of
  * the credit, claims and number of the valid results granted for it), in
- * c->teams->map by a 64-bit hash of its name (cairn__hash_app), names of
- * one hash in a list. A result's credit counts for the team its volunteer
- * was in when the result became valid (m->team); when it stops being valid (a ban, a new round)
- * the credit is taken from that team, wherever the volunteer is by then. A
- * team change moves nothing. Each change is journaled right after the
- * volunteer's credit record of the same change (credit.c), so both are in
- * one group and one transaction: the team's totals (table team_credit) and
- * the result's team (results.team), restored by load.c at start-up.
+ * c->teams->map by a 64-bit hash of its name (cairn__hash_app), names of one
+ * hash in a list. A result's credit counts for the team its volunteer was in
+ * when the result became valid (m->team); when it stops being valid (a ban, a
+ * new round) the credit is taken from that team, wherever the volunteer is by
+ * then. A team change moves nothing. Each change is journaled right after the
+ * volunteer's credit record of the same change (credit.c), so both are in one
+ * group and one transaction: the team's totals (table team_credit) and the
+ * result's team (results.team), restored by load.c at start-up.
  *
  * Memory: one mteam per team that ever earned credit, freed at close.
  * Everything here runs under c->lock but the load (before serving).
