@@ -42,6 +42,7 @@ int cairn__cmd_priority(int argc, char **argv);
 /* cairn invite [--uses N] [--expires DAYS] [--note TEXT]; cairn invitations
  * [revoke ID] (cmd_invite.c). */
 int cairn__cmd_invite(int argc, char **argv);
+int cairn__cmd_app(int argc, char **argv);
 int cairn__cmd_invitations(int argc, char **argv);
 /* cairn gen mesh|rmesh|tree|fft N: print a job file with that dag (cmd_gen.c). */
 int cairn__cmd_gen(int argc, char **argv);

@@ -1,5 +1,6 @@
 /* client.c — shared plumbing of the admin subcommands. */
 #include "common/protocol.h"
+#include "common/sha256.h"
 #include "common/termsafe.h"
 #include "cli/client.h"
 
@@ -122,4 +123,49 @@ json_t *cairn__client_job_tasks(cairn__http *h, long long job) {
     json_decref(page);
   } while (after > 0);
   return json_pack("{s:o}", "tasks", all);
+}
+
+int cairn__client_hash_file(const char *path, char hex[65], long long *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return -1;
+  cairn__sha256 h;
+  cairn__sha256_init(&h);
+  char buf[65536];
+  size_t n;
+  *size = 0;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    cairn__sha256_update(&h, buf, n);
+    *size += (long long)n;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad)
+    return -1;
+  cairn__sha256_final_hex(&h, hex);
+  return 0;
+}
+
+int cairn__client_upload(cairn__http *h, const char *path, const char *what, char hex[65],
+                         long long *size) {
+  if (cairn__client_hash_file(path, hex, size))
+    return cairn__cli_fail("file \"%s\": cannot read %s", what, path), -1;
+  char url[128];
+  snprintf(url, sizeof url, "/v1/files/%s", hex);
+  long status = 0;
+  cairn_error err = {0};
+  cairn__buf body;
+  cairn__buf_init(&body, 1 << 16);
+  int rc = 0;
+  if (cairn__http_upload(h, url, path, &status, &body, &err) != CAIRN_OK ||
+      (status != 200 && status != 201)) {
+    json_t *e = body.len ? json_loadb(body.data, body.len, 0, NULL) : NULL;
+    json_t *msg = json_object_get(json_object_get(e, "error"), "message");
+    cairn__cli_fail("uploading %s: %s", path,
+                    status ? (json_is_string(msg) ? json_string_value(msg) : "failed") : err.text);
+    json_decref(e);
+    rc = -1;
+  }
+  cairn__buf_free(&body);
+  return rc;
 }

@@ -30,6 +30,14 @@ cairn__http *cairn__client_connect(const cairn__client_opts *o);
 long cairn__client_json(cairn__http *h, const char *method, const char *path, const char *body,
                        json_t **out, int quiet_errors);
 
+/* The SHA-256 (hex) and size of the file at path; -1 when it cannot be read. */
+int cairn__client_hash_file(const char *path, char hex[65], long long *size);
+/* Uploads the file at path to the master's file store (PUT
+ * /v1/files/{sha256}); its digest in hex and its size. what names it in
+ * the error printed on failure (-1). */
+int cairn__client_upload(cairn__http *h, const char *path, const char *what, char hex[65],
+                         long long *size);
+
 /* Every task of job: GET /v1/jobs/{job}/tasks page after page
  * (CAIRN_TASKS_PAGE_MAX tasks a request, "after" the last page's "next")
  * gathered into one {"tasks": [...]}. NULL after printing an error. */

@@ -13,27 +13,6 @@
 #include "common/termsafe.h"
 #include "plan/jobspec.h"
 
-static int hash_file(const char *path, char hex[65], long long *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return -1;
-  cairn__sha256 h;
-  cairn__sha256_init(&h);
-  char buf[65536];
-  size_t n;
-  *size = 0;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    cairn__sha256_update(&h, buf, n);
-    *size += (long long)n;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad)
-    return -1;
-  cairn__sha256_final_hex(&h, hex);
-  return 0;
-}
-
 static char *read_all(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -96,28 +75,8 @@ int cairn__cmd_submit(int argc, char **argv) {
     const char *ps = json_string_value(p);
     snprintf(path, sizeof path, "%s%s%s", ps[0] == '/' ? "" : dir, ps[0] == '/' ? "" : "/", ps);
     long long size;
-    if (hash_file(path, hex, &size)) {
-      cairn__cli_fail("file \"%s\": cannot read %s", json_string_value(json_object_get(f, "name")),
-                     path);
+    if (cairn__client_upload(h, path, json_string_value(json_object_get(f, "name")), hex, &size))
       goto out;
-    }
-    char url[128];
-    snprintf(url, sizeof url, "/v1/files/%s", hex);
-    long status = 0;
-    cairn__buf body;
-    cairn__buf_init(&body, 1 << 16);
-    if (cairn__http_upload(h, url, path, &status, &body, &err) != CAIRN_OK ||
-        (status != 200 && status != 201)) {
-      json_t *e = body.len ? json_loadb(body.data, body.len, 0, NULL) : NULL;
-      json_t *msg = json_object_get(json_object_get(e, "error"), "message");
-      cairn__cli_fail("uploading %s: %s", path,
-                     status ? (json_is_string(msg) ? json_string_value(msg) : "failed")
-                            : err.text);
-      json_decref(e);
-      cairn__buf_free(&body);
-      goto out;
-    }
-    cairn__buf_free(&body);
     json_object_del(f, "path");
     json_object_set_new(f, "sha256", json_string(hex));
     json_object_set_new(f, "size", json_integer(size));

@@ -21,6 +21,7 @@ static const cairn__cli_cmd commands[] = {
   {"cancel", "cancel a job: no more allocations, running tasks killed", cairn__cmd_cancel},
   {"delete", "delete a finished or cancelled job and the files only it used", cairn__cmd_delete},
   {"priority", "set a job's priority (higher is served first)", cairn__cmd_priority},
+  {"app", "the project's signed app versions: keygen, publish, list, retire", cairn__cmd_app},
   {"invite", "create an invitation code for registering a volunteer", cairn__cmd_invite},
   {"invitations", "list the invitations, or revoke one", cairn__cmd_invitations},
   {"launch", "keep a pool of workers for the master's work (local, ssh, ...)", cairn__cmd_launch},

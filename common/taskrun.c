@@ -286,6 +286,8 @@ int cairn__reason_kind(const char *s) {
     return CAIRN_LIMIT_COUNT;
   if (numbered(s, "exit ", 255))
     return CAIRN_LIMIT_COUNT + 1;
+  if (strcmp(s, CAIRN_REASON_APP_SIGNATURE) == 0)
+    return CAIRN_LIMIT_COUNT + 2;
   return -1;
 }
 

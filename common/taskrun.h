@@ -93,16 +93,21 @@ json_t *cairn__task_run_json(const cairn__task_run *r);
 uint64_t cairn__task_output_budget(const cairn__task_run *r, uint64_t cap);
 
 /* 1 when s is a reason: a limit's ("wall", ...), "signal N" (N from 1 to
- * 64) or "exit N" (N from 1 to 255), without leading zeros. */
+ * 64) or "exit N" (N from 1 to 255), without leading zeros, or
+ * "app_signature" (the worker refused a signed app version: a signature, a
+ * manifest or a file that does not verify; docs/apps.md). */
 int cairn__reason_valid(const char *s);
 /* The reason of an exit status when nothing else is known: "exit N" for
  * N != 0, "" for 0. buf holds CAIRN_REASON_MAX bytes. */
 void cairn__reason_of_exit(int exit_status, char buf[CAIRN_REASON_MAX]);
 /* Index of reason s among CAIRN_LIMIT_REASONS, CAIRN_LIMIT_COUNT for
- * "signal N", CAIRN_LIMIT_COUNT + 1 for "exit N", -1 for anything else:
- * the label of cairn_task_failures_total. */
+ * "signal N", CAIRN_LIMIT_COUNT + 1 for "exit N", CAIRN_LIMIT_COUNT + 2 for
+ * "app_signature", -1 for anything else: the label of
+ * cairn_task_failures_total. */
 int cairn__reason_kind(const char *s);
-#define CAIRN_REASON_KINDS (CAIRN_LIMIT_COUNT + 2)
-#define CAIRN_REASON_KIND_NAMES {"wall", "cpu", "memory", "disk", "output", "signal", "exit"}
+#define CAIRN_REASON_APP_SIGNATURE "app_signature"
+#define CAIRN_REASON_KINDS (CAIRN_LIMIT_COUNT + 3)
+#define CAIRN_REASON_KIND_NAMES \
+  {"wall", "cpu", "memory", "disk", "output", "signal", "exit", "app_signature"}
 
 #endif

@@ -22,6 +22,7 @@ void cairn__jobspec_free(cairn__jobspec *j) {
     return;
   free(j->name);
   free(j->app);
+  free(j->app_version);
   free(j->policy);
   cairn__validator_free(&j->validator);
   for (uint32_t i = 0; i < j->nfiles; i++) {
@@ -481,7 +482,7 @@ out:
 
 cairn__jobspec *cairn__jobspec_parse(const char *text, size_t len, cairn__jobspec_mode mode,
                                    cairn_error *err) {
-  static const char *const keys[] = {"name", "app", "policy", "replication", "quorum",
+  static const char *const keys[] = {"name", "app", "app_version", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
                                      "resources", "limits", "env", "stdin", "outputs",
                                      "validator", "adaptive", "keep", NULL};
@@ -505,6 +506,7 @@ cairn__jobspec *cairn__jobspec_parse(const char *text, size_t len, cairn__jobspe
   }
   if (only_keys(root, keys, "job", err) || get_str(root, "name", 0, &j->name, "job", err) ||
       get_str(root, "app", 1, &j->app, "job", err) ||
+      get_str(root, "app_version", 0, &j->app_version, "job", err) ||
       get_str(root, "policy", 0, &j->policy, "job", err) ||
       get_int(root, "replication", 1, 1, CAIRN_MAX_REPLICATION, &j->replication, err) ||
       get_int(root, "quorum", 1, 1, CAIRN_MAX_REPLICATION, &j->quorum, err) ||

@@ -50,6 +50,8 @@ typedef struct cairn__jobspec_task {
 typedef struct cairn__jobspec {
   char *name;
   char *app;
+  char *app_version;   /* "app_version": the signed version every task runs
+                        * (docs/apps.md); NULL: the newest for each platform */
   char *policy;        /* "ic" unless given; the server checks it exists */
   int replication, quorum, lease_seconds, max_attempts;
   int priority;        /* higher is served first among jobs; 0 unless given */

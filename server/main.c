@@ -95,7 +95,10 @@ static void usage(FILE *f) {
         "  --ban-slice K        results a ban handles per hold of the core's lock\n"
         "                       (default 256; 1 to 65536)\n"
         "  --audit-chain on|off the tamper-evident audit trail (default on; its signing\n"
-        "                       key is DB.audit-key, created mode 0600)\n",
+        "                       key is DB.audit-key, created mode 0600)\n"
+        "  --app-key KEY        the project's Ed25519 public key (base64, as cairn app\n"
+        "                       keygen prints, or a file holding it): versions published\n"
+        "                       with cairn app publish must verify with it (docs/apps.md)\n",
         f);
 }
 
@@ -141,6 +144,7 @@ int main(int argc, char **argv) {
     {"keep-finished", required_argument, NULL, 'K'},
     {"max-output-file-mib", required_argument, NULL, 'o'},
     {"max-pending-upload-mib", required_argument, NULL, 1003},
+    {"app-key", required_argument, NULL, 1004},
     {"max-held-work", required_argument, NULL, 'H'},
     {"max-job-waits", required_argument, NULL, 'J'},
     {"quarantine-invalid", required_argument, NULL, 'Q'},
@@ -286,6 +290,9 @@ int main(int argc, char **argv) {
       cfg.max_output_file_mib = (int)v;
       break;
     }
+    case 1004:
+      cfg.app_key = optarg;
+      break;
     case 1003: {
       long long n = 0;
       if (flag_number("max-pending-upload-mib", optarg, 1, 4LL * 1024 * 1024, &n))

@@ -14,6 +14,8 @@
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"
+#include "common/appsig.h"
+#include "server/core/apps.h"
 #include "server/http/http.h"
 #include "server/store/chain.h"
 #include "server/store/journal.h"
@@ -214,6 +216,12 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
   if (cfg->spot_check != 0)
     cairn__trust_set_spot_check(m->core,
                                 cfg->spot_check < 0 ? 0 : cfg->spot_check > 1 ? 1 : cfg->spot_check);
+  if (cfg->app_key) { /* signed app versions (core/apps.h) */
+    uint8_t pk[32];
+    if (cairn__app_pubkey_load(cfg->app_key, pk, err) != CAIRN_OK)
+      goto fail;
+    cairn__core_set_app_key(m->core, pk);
+  }
   /* a ban a stop interrupted is finished before serving, its steps chained */
   if (cairn__core_ban_resume(m->core, err) != CAIRN_OK)
     goto fail;

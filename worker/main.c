@@ -20,7 +20,7 @@ static void on_signal(int sig) {
 }
 
 static const char usage_text[] =
-  "usage: cairn-worker --server URL --app NAME=PATH [--app NAME=PATH ...]\n"
+  "usage: cairn-worker --server URL --project-key KEY | --app NAME=PATH [--app NAME=PATH ...]\n"
   "                    [--name NAME] [--cluster LABEL] [--team NAME] [--slots N]\n"
   "                    [--dir DIR]\n"
   "                    [--cores N] [--memory MIB] [--disk MIB]\n"
@@ -32,11 +32,16 @@ static const char usage_text[] =
   "                    [--cpu-limit PERCENT] [--hours A-B[,A-B...]] [--max-disk MIB]\n"
   "                    [--log-level error|warn|info|debug] [--help] [--version]\n"
   "\n"
-  "Polls the Cairn master at URL for tasks and runs them with the listed apps\n"
-  "(a task of app NAME runs as `PATH ARGS...`, never through a shell).\n"
+  "Polls the Cairn master at URL for tasks and runs them with the project's signed\n"
+  "apps (--project-key) or the listed apps (a task of app NAME runs as\n"
+  "`PATH ARGS...`, never through a shell).\n"
   "\n"
   "  --server URL            the master, e.g. http://127.0.0.1:8080\n"
-  "  --app NAME=PATH         an app this worker runs (repeatable, at least one)\n"
+  "  --project-key KEY       the project's public key (base64, or a file holding it):\n"
+  "                          run its signed apps, each version fetched from the master\n"
+  "                          and verified before anything runs (docs/apps.md)\n"
+  "  --app NAME=PATH         an app this worker runs (repeatable; at least one\n"
+  "                          without --project-key)\n"
   "  --name NAME             volunteer name (default: the host name)\n"
   "  --cluster LABEL         cluster label used for data distribution\n"
   "  --team NAME             the team this volunteer's credit counts for (1 to 64\n"
@@ -134,11 +139,12 @@ int main(int argc, char **argv) {
     O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_DOWNLOAD_LIMIT, O_CORES, O_MEMORY,
     O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
-    O_MAX_DISK, O_TEAM, O_PREFETCH, O_VERSION
+    O_MAX_DISK, O_TEAM, O_PREFETCH, O_VERSION, O_PROJECT_KEY
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
     {"app", required_argument, NULL, O_APP},
+    {"project-key", required_argument, NULL, O_PROJECT_KEY},
     {"name", required_argument, NULL, O_NAME},
     {"cluster", required_argument, NULL, O_CLUSTER},
     {"team", required_argument, NULL, O_TEAM},
@@ -218,6 +224,7 @@ int main(int argc, char **argv) {
       cfg.stall_ms = (unsigned)(sec * 1000 + 0.5);
       break;
     }
+    case O_PROJECT_KEY: cfg.project_key = optarg; break;
     case O_APP: {
       char *eq = strchr(optarg, '=');
       if (!eq || eq == optarg || !eq[1])
@@ -312,8 +319,8 @@ int main(int argc, char **argv) {
     return bad_usage("unexpected argument \"%s\"", argv[optind]);
   if (!cfg.server_url)
     return bad_usage("--server URL is required%s", "");
-  if (napps == 0)
-    return bad_usage("at least one --app NAME=PATH is required%s", "");
+  if (napps == 0 && !cfg.project_key)
+    return bad_usage("--project-key KEY or at least one --app NAME=PATH is required%s", "");
   if (!cfg.invitation && getenv("CAIRN_INVITATION") && *getenv("CAIRN_INVITATION"))
     cfg.invitation = getenv("CAIRN_INVITATION");
 

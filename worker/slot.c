@@ -308,17 +308,47 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
   return rc;
 }
 
-/* Prepares, runs and reports task t, whose lease this slot holds. */
-static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__cancel *cancel,
-                         next_offer *nx) {
+/* The signed version a task of the project's app runs (docs/apps.md):
+ * fetched or found in DIR/apps and verified (appver.h) into *app (its
+ * path: *exe, caller frees; *vdir the version's directory). -1 with the
+ * task's failure reported (reason "app_signature" when it does not verify)
+ * and *end set. */
+static int signed_app(cairn__slot *sl, const cairn__task *t, cairn__app *app, char **exe,
+                      char **vdir, next_offer *nx, task_end *end) {
+  cairn_worker *w = sl->w;
+  cairn_error err = {0};
+  char note[700];
+  cairn_status rc = CAIRN_EINVAL;
+  if (!w->appver_ok)
+    snprintf(err.text, sizeof err.text, "this worker has no project key");
+  else if (strcmp(t->app_platform, w->platform) != 0)
+    snprintf(err.text, sizeof err.text, "the version is for %s, this worker is %s",
+             t->app_platform, w->platform);
+  else {
+    cairn__session_prepare(&w->session, &sl->conn);
+    rc = cairn__appver_get(&w->appver, sl->conn.http, t->app, t->app_version, t->app_platform,
+                           exe, vdir, &err);
+  }
+  if (rc == CAIRN_OK) {
+    *app = (cairn__app){.name = t->app, .path = *exe};
+    return 0;
+  }
+  snprintf(note, sizeof note, "app %s %s for %s: %s", t->app, t->app_version, t->app_platform,
+           err.text);
+  *end = deliver_note(sl, t->index, EXIT_SETUP_FAILED,
+                      rc == CAIRN_EFORBIDDEN ? CAIRN_REASON_APP_SIGNATURE : NULL, note, nx);
+  return -1;
+}
+
+/* Prepares, runs and reports task t, whose lease this slot holds, with app
+ * (NULL: none on this worker). */
+static task_end run_with(cairn__slot *sl, const cairn__task *t, const cairn__app *app,
+                         const cairn__cancel *cancel, next_offer *nx) {
   cairn_worker *w = sl->w;
   cairn__run_result res = {0};
   cairn__outputs ox = {0};
   cairn_error err = {0};
   task_end end;
-  const cairn__app *app = cairn__worker_app(w, t->app);
-  sl->cpu_seconds = -1; /* until the app has run */
-  CAIRN_INFO(&w->log, "task %lld: job %lld task \"%s\" app %s", t->index, t->job, t->id, t->app);
   if (!app) {
     snprintf(err.text, sizeof err.text, "no app \"%.100s\" on this worker", t->app);
     return deliver_note(sl, t->index, EXIT_SETUP_FAILED, NULL, err.text, nx);
@@ -371,6 +401,26 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   sl->cpu_seconds = -1;
   cairn__outputs_free(&ox);
   cairn__buf_free(&res.output);
+  return end;
+}
+
+/* Prepares, runs and reports task t, whose lease this slot holds: with the
+ * worker's own app of its name, or the signed version the offer names. */
+static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__cancel *cancel,
+                         next_offer *nx) {
+  cairn__app sapp = {0};
+  char *exe = NULL, *vdir = NULL;
+  task_end end;
+  sl->cpu_seconds = -1; /* until the app has run */
+  CAIRN_INFO(&sl->w->log, "task %lld: job %lld task \"%s\" app %s%s%s", t->index, t->job, t->id,
+             t->app, t->app_version ? " " : "", t->app_version ? t->app_version : "");
+  if (!t->app_version)
+    return run_with(sl, t, cairn__worker_app(sl->w, t->app), cancel, nx);
+  if (signed_app(sl, t, &sapp, &exe, &vdir, nx, &end))
+    return end;
+  end = run_with(sl, t, &sapp, cancel, nx);
+  free(exe);
+  free(vdir);
   return end;
 }
 

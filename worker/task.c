@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/appsig.h"
 #include "common/limits.h"
 #include "common/sha256.h"
 
@@ -13,6 +14,8 @@ void cairn__task_free(cairn__task *t) {
     return;
   free(t->id);
   free(t->app);
+  free(t->app_version);
+  free(t->app_platform);
   for (size_t i = 0; i < t->nargs; i++)
     free(t->args[i]);
   free(t->args);
@@ -174,6 +177,25 @@ static cairn_status parse_parents(cairn__task *t, json_t *parents, cairn_error *
 }
 
 /* Reads the offer root (a 200 answer of POST /v1/work); borrows root. */
+/* "app_version": {"version", "platform"} of a signed app (docs/apps.md). */
+static cairn_status parse_app_version(cairn__task *t, json_t *av, cairn_error *err) {
+  if (!av)
+    return CAIRN_OK;
+  const char *v = str_member(av, "version"), *p = str_member(av, "platform");
+  if (!json_is_object(av) || !v || !p || !cairn__app_version_ok(v) || !cairn__app_platform_ok(p))
+    return cairn__error_set(err, CAIRN_EINVAL,
+                           "work offer %lld: app_version must be {\"version\", \"platform\"}",
+                           t->index);
+  if (!cairn__app_name_ok(t->app))
+    return cairn__error_set(err, CAIRN_EINVAL, "work offer %lld: \"%.64s\" is not a signed "
+                           "app's name", t->index, t->app);
+  t->app_version = strdup(v);
+  t->app_platform = strdup(p);
+  if (!t->app_version || !t->app_platform)
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+  return CAIRN_OK;
+}
+
 static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) {
   cairn__task *t = NULL;
   cairn_status rc = CAIRN_OK;
@@ -236,6 +258,8 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
     rc = cairn__outputs_parse(outs, "task", &t->outputs, err);
   const char *keep = str_member(task, "keep"); /* another value: uploaded as before */
   t->keep = keep && strcmp(keep, "workers") == 0;
+  if (rc == CAIRN_OK)
+    rc = parse_app_version(t, json_object_get(task, "app_version"), err);
 out:
   if (rc != CAIRN_OK) {
     cairn__task_free(t);

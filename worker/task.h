@@ -47,6 +47,8 @@ typedef struct cairn__task {
   cairn__output_patterns outputs; /* the files to upload after exit 0 */
   int keep;            /* "keep": "workers": keep them in the cache instead
                           (docs/worker.md, "Outputs kept on workers") */
+  char *app_version, *app_platform; /* "app_version": the signed version of app to
+                          run (docs/apps.md, appver.h); NULL: this worker's own app */
 } cairn__task;
 
 /* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the

@@ -117,6 +117,13 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   else if (cfg->hours && cairn__hours_parse(cfg->hours, &hours) != 0)
     problem = "hours must be A-B[,A-B...] with A and B as H or H:MM (0-24), at most 8 "
               "windows, e.g. 22-07";
+  uint8_t project_key[32];
+  cairn_error kerr = {0};
+  if (!problem && cfg->project_key &&
+      cairn__app_pubkey_load(cfg->project_key, project_key, &kerr) != CAIRN_OK) {
+    cairn__error_set(err, CAIRN_EINVAL, "project key: %s", kerr.text);
+    return NULL;
+  }
   if (problem) {
     cairn__error_set(err, CAIRN_EINVAL, "%s", problem);
     return NULL;
@@ -129,6 +136,11 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   cairn__pace_init(&w->pace);
   cairn__logger_init(&w->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
   w->lock_fd = -1;
+  if (cfg->project_key) {
+    memcpy(w->project_key, project_key, sizeof project_key);
+    w->has_project_key = 1;
+    cairn__app_platform(w->platform);
+  }
   if (cairn__stopper_init(&w->stopper) != 0) {
     cairn_worker_delete(w);
     goto oom;
@@ -259,6 +271,13 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
   if (rc == CAIRN_OK)
     rc = cairn__cache_init(&w->cache, w->cache_dir, err);
   w->cache.log = &w->log;
+  if (rc == CAIRN_OK && w->has_project_key) {
+    char *apps = cairn__path_join(w->dir, "apps");
+    rc = apps ? cairn__appver_init(&w->appver, apps, w->project_key, &w->cache, &w->log, err)
+              : cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+    w->appver_ok = rc == CAIRN_OK;
+    free(apps);
+  }
   if (rc == CAIRN_OK && !w->diskcap_ok) {
     cairn__diskcap_init(&w->diskcap, w->max_disk_mib, w->cache_dir, w->run_dir, &w->log);
     w->diskcap_ok = 1;
@@ -367,8 +386,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   if (w->started)
     return cairn__error_set(out, CAIRN_ECONFLICT, "cairn_worker_run() was already called");
   w->started = 1;
-  if (w->napps == 0)
-    return cairn__error_set(out, CAIRN_EINVAL, "no apps registered");
+  if (w->napps == 0 && !w->has_project_key)
+    return cairn__error_set(out, CAIRN_EINVAL, "no apps registered, and no project key");
   cairn_status rc = setup_dir(w, &err);
   if (rc == CAIRN_OK)
     rc = decide_offer(w, &err);
@@ -380,7 +399,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     rc = cairn__error_set(&err, CAIRN_ENOMEM, "out of memory");
   w->throttle_ok = rc == CAIRN_OK;
   reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
-                              w->invitation, w->team};
+                              w->invitation, w->team,
+                              w->has_project_key ? w->platform : NULL};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
@@ -473,6 +493,8 @@ void cairn_worker_delete(cairn_worker *w) {
   if (w->lock_fd >= 0)
     close(w->lock_fd);
   cairn__cache_destroy(&w->cache);
+  if (w->appver_ok)
+    cairn__appver_destroy(&w->appver);
   if (w->diskcap_ok)
     cairn__diskcap_destroy(&w->diskcap);
   cairn__stopper_destroy(&w->stopper);

@@ -7,7 +7,9 @@
 #include <pthread.h>
 
 #include "cairn/worker.h"
+#include "common/appsig.h"
 #include "common/log.h"
+#include "worker/appver.h"
 #include "worker/cache.h"
 #include "worker/leases.h"
 #include "worker/peer.h"
@@ -66,6 +68,11 @@ struct cairn_worker {
   unsigned long long max_disk_mib; /* from the configuration; 0: no cap */
   cairn__diskcap diskcap;   /* --max-disk (diskcap.h), set up with DIR */
   int diskcap_ok;
+  uint8_t project_key[32];  /* from the configuration's project_key */
+  int has_project_key;
+  char platform[CAIRN_APP_MAX_PLATFORM + 1]; /* this host's, sent when has_project_key */
+  cairn__appver appver;     /* DIR/apps: signed versions (appver.h), set up with DIR */
+  int appver_ok;
 
 
   pthread_mutex_t mu;       /* guards everything below */

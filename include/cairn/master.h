@@ -142,6 +142,11 @@ typedef struct cairn_master_config {
    * 1: on, with its signing key in DB.audit-key (created, mode 0600); -1: off
    * (nothing is chained; an existing chain is left as it is). */
   int audit_chain;
+  /* Signed app versions (docs/apps.md): the project's Ed25519 public key,
+   * its base64 text (as `cairn app keygen` prints) or the path of a file
+   * holding it; the master refuses a version whose signature it does not
+   * verify. NULL: no app can be published. */
+  const char *app_key;
 } cairn_master_config;
 
 /* Sets every field of cfg to its default (as cairn_worker_config_init does

@@ -104,6 +104,15 @@ typedef struct cairn_worker_config {
    * free slot, 0 to 16, from a master that lists "batch"; their results go
    * back together. 0: one task at a time. */
   unsigned prefetch;
+
+  /* Signed apps (docs/apps.md): the project's Ed25519 public key, its base64
+   * text (as `cairn app keygen` prints) or the path of a file holding it. Set,
+   * the worker tells the master its platform and runs the project's apps:
+   * it fetches each version a task needs, verifies its signature and every
+   * file's SHA-256 before running anything and keeps it under DIR/apps; no
+   * app need be added. A version that does not verify fails its task with
+   * reason "app_signature". NULL: only the apps added. */
+  const char *project_key;
 } cairn_worker_config;
 
 /* Sets every field of cfg to its default (as cairn_master_config_init does

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/appsig.h"
 #include "common/limits.h"
 #include "common/protocol.h"
 #include "common/resources.h"
@@ -137,10 +138,27 @@ void cairn__admission_team(cairn_master *m, const cairn__req *rq, cairn__resp *r
   json_decref(o);
 }
 
+/* The registration's "platform" (a worker that runs the project's signed
+ * apps, docs/apps.md) as "@PLATFORM" in buf; "" when absent. -1 with the
+ * 400 in rs when it is not a platform name. */
+static int platform_of(json_t *p, char buf[CAIRN_APP_MAX_PLATFORM + 2], cairn__resp *rs) {
+  buf[0] = '\0';
+  if (!p)
+    return 0;
+  if (!json_is_string(p) || !cairn__app_platform_ok(json_string_value(p))) {
+    cairn__api_failf(rs, CAIRN_EINVAL,
+                     "\"platform\" must be 1 to %u of [a-z0-9_-] (\"linux-x86_64\")",
+                     CAIRN_APP_MAX_PLATFORM);
+    return -1;
+  }
+  snprintf(buf, CAIRN_APP_MAX_PLATFORM + 2, "@%s", json_string_value(p));
+  return 0;
+}
+
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name",     "cluster", "apps", "slots",
                                      "peer_url", CAIRN_RESOURCES_KEY, "invitation",
-                                     CAIRN_TEAM_KEY, NULL};
+                                     CAIRN_TEAM_KEY, "platform", NULL};
   json_t *o = cairn__api_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -176,8 +194,14 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
   }
   if (cairn__api_apps(json_object_get(o, "apps"), apps, CAIRN_MAX_APPS, &napps, rs))
     goto out;
+  char platform[CAIRN_APP_MAX_PLATFORM + 2];
+  if (platform_of(json_object_get(o, "platform"), platform, rs))
+    goto out;
+  if (platform[0] && napps < (int)CAIRN_MAX_APPS)
+    apps[napps++] = platform; /* "@PLATFORM": the project's signed apps (core/apps.h) */
   if (napps == 0) {
-    cairn__api_failf(rs, CAIRN_EINVAL, "\"apps\" must name at least one app");
+    cairn__api_failf(rs, CAIRN_EINVAL,
+                     "\"apps\" must name at least one app, or \"platform\" be given");
     goto out;
   }
   json_t *sl = json_object_get(o, "slots");

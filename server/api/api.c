@@ -126,8 +126,9 @@ int cairn__api_apps(json_t *a, const char **apps, unsigned max, int *n, cairn__r
   for (size_t i = 0; i < json_array_size(a); i++) {
     json_t *s = json_array_get(a, i);
     if (!json_is_string(s) || json_string_length(s) == 0 ||
-        json_string_length(s) > CAIRN_MAX_NAME) {
-      cairn__api_failf(rs, CAIRN_EINVAL, "apps[%zu] must be a non-empty name", i);
+        json_string_length(s) > CAIRN_MAX_NAME || json_string_value(s)[0] == '@') {
+      cairn__api_failf(rs, CAIRN_EINVAL, "apps[%zu] must be a non-empty name, not starting "
+                       "with '@'", i);
       return -1;
     }
     apps[(*n)++] = json_string_value(s);

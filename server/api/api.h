@@ -212,6 +212,11 @@ cairn__handler cairn__api_result, cairn__api_results;
  * one), GET (list them), DELETE /v1/invitations/{id} (revoke one). */
 cairn__handler cairn__admission_register, cairn__admission_team, cairn__admission_invite,
   cairn__admission_invitations, cairn__admission_revoke;
+/* apps.c: signed app versions (docs/apps.md): POST /v1/apps (publish),
+ * GET /v1/apps (list), GET /v1/apps/{name}/{version}/{platform} (a signed
+ * manifest), PATCH /v1/apps/{name}/{version} {"retired": true}. */
+cairn__handler cairn__api_app_publish, cairn__api_apps_list, cairn__api_app_get,
+  cairn__api_app_retire;
 
 /* results.c: POST /v1/work with "max" (cairn__api_work has read the report
  * r and apps). */

@@ -4,6 +4,7 @@
  * slow lane through it, the fuzz target). */
 #include <string.h>
 
+#include "common/appsig.h"
 #include "common/limits.h"
 #include "common/outputs.h"
 #include "server/api/api.h"
@@ -23,7 +24,9 @@ const char *const cairn__route_labels[RL_COUNT] = {
   [RL_STATS] = "/v1/stats", [RL_RESULTS_BATCH] = "/v1/results (batch)",
   [RL_DEMAND] = "/v1/demand", [RL_JOB_DAG] = "/v1/jobs/{id}/dag",
   [RL_JOB_STATES] = "/v1/jobs/{id}/states", [RL_VOLUNTEER] = "/v1/volunteers/{id}",
-  [RL_JOB_DIST] = "/v1/jobs/{id}/distribution", [RL_FILE_CHUNKS] = "/v1/files/{sha256}/chunks"};
+  [RL_JOB_DIST] = "/v1/jobs/{id}/distribution", [RL_FILE_CHUNKS] = "/v1/files/{sha256}/chunks",
+  [RL_APPS] = "/v1/apps", [RL_APP] = "/v1/apps/{name}/{version}/{platform}",
+  [RL_APP_VERSION] = "/v1/apps/{name}/{version}"};
 
 /* Body caps (common/limits.h); a streamed output file is bounded by
  * cfg.max_output_file_mib, at most CAIRN_MAX_OUTPUT_MIB. */
@@ -151,6 +154,18 @@ static const cairn__route table[] = {
   {"GET", "/v1/jobs/{id}/distribution", RL_JOB_DIST, WHO_ADMIN, SMALL, LANE_INLINE,
    cairn__distview_get, 0, 0},
   OTHERS("/v1/jobs/{id}/distribution", RL_JOB_DIST, WHO_ADMIN),
+
+  /* signed app versions (apps.c) */
+  {"POST", "/v1/apps", RL_APPS, WHO_ADMIN, CAIRN_APP_MAX_MANIFEST + 4096, LANE_INLINE,
+   cairn__api_app_publish, 0, 0},
+  {"GET", "/v1/apps", RL_APPS, WHO_READER, SMALL, LANE_INLINE, cairn__api_apps_list, 0, 0},
+  OTHERS("/v1/apps", RL_APPS, WHO_ANYONE),
+  {"PATCH", "/v1/apps/{name}/{version}", RL_APP_VERSION, WHO_ADMIN, SMALL, LANE_INLINE,
+   cairn__api_app_retire, 0, 0},
+  OTHERS("/v1/apps/{name}/{version}", RL_APP_VERSION, WHO_ADMIN),
+  {"GET", "/v1/apps/{name}/{version}/{platform}", RL_APP, WHO_READER, SMALL, LANE_INLINE,
+   cairn__api_app_get, 0, 0},
+  OTHERS("/v1/apps/{name}/{version}/{platform}", RL_APP, WHO_ANYONE),
 
   /* the rest: any other /v1/ path is no route; any other path, a file of
    * the dashboard (served by a failed master too) */

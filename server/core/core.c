@@ -13,6 +13,7 @@
  * re-queue (cairn__core_requeue) costs O(the tasks it touches, their
  * edges, log n).
  */
+#include "server/core/apps.h"
 #include "server/core/core.h"
 #include "server/core/demand.h"
 #include "server/dist/dist.h"
@@ -375,10 +376,15 @@ int cairn__copy_retry_ms_locked(const cairn__core *c) {
 
 /* ---- work ---- */
 
-static int runs_app(const mvol *v, char **apps, int napps, const char *app) {
+/* 1 when v runs j's app: by its name (a program or callback of its own),
+ * or as a signed version published for v's platform (apps.h; O(versions of
+ * the app for the platform)); apps (napps > 0) narrows it to those named. */
+static int runs_app(const cairn__core *c, const mvol *v, char **apps, int napps, const mjob *j) {
+  const char *app = j->app;
   int declared = 0;
   for (int i = 0; i < v->napps; i++)
-    if (strcmp(v->apps[i], app) == 0)
+    if (strcmp(v->apps[i], app) == 0 ||
+        (v->apps[i][0] == '@' && cairn__apps_pick(c, app, v->apps[i] + 1, j->app_version)))
       declared = 1;
   if (!declared)
     return 0;
@@ -388,6 +394,22 @@ static int runs_app(const mvol *v, char **apps, int napps, const char *app) {
     if (strcmp(apps[i], app) == 0)
       return 1;
   return 0;
+}
+
+/* A task of a signed app (docs/apps.md) for a volunteer that does not run
+ * the app by name: the version for its platform, {"version", "platform"},
+ * in the offer's "app_version". O(versions of the app for the platform). */
+static void app_version_offer(const cairn__core *c, const mlease *l, json_t *task) {
+  const mvol *v = l->vol;
+  const char *platform = cairn__vol_platform(v);
+  for (int i = 0; platform && i < v->napps; i++)
+    if (strcmp(v->apps[i], l->job->app) == 0)
+      return; /* its own program or callback */
+  const char *version =
+    platform ? cairn__apps_pick(c, l->job->app, platform, l->job->app_version) : NULL;
+  if (version)
+    json_object_set_new(task, "app_version",
+                        json_pack("{s:s, s:s}", "version", version, "platform", platform));
 }
 
 /* The /v1/work body; takes inputs (built by cairn__dist_inputs). */
@@ -408,6 +430,7 @@ static json_t *work_json(cairn__core *c, const mlease *l, json_t *inputs) {
                    j->app, "args", args ? args : json_array(), "inputs", inputs, "parents",
                    parents, CAIRN_RESOURCES_KEY, cairn__resources_json(cairn__fit_req(j, l->task)));
   json_t *task = json_object_get(o, "task");
+  app_version_offer(c, l, task);
   cairn__task_offer_run(t, task); /* limits, env, stdin */
   cairn__outputs_offer(c, l, task, json_object_get(task, "inputs"));
   return o;
@@ -435,7 +458,7 @@ json_t *cairn__allocate_locked(cairn__core *c, mvol *v, char **apps, int napps, 
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
     unsigned urgent = 8; /* a round's further copies first (trust.c), 8 at most */
     int found = 0;
-    if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(v, apps, napps, j->app))
+    if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(c, v, apps, napps, j))
       continue;
     cairn__fit_unpark(c, j, enqueue);
     if (!cairn__fit_job_may(j, &avail))

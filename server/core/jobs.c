@@ -23,6 +23,7 @@ void cairn__job_free(mjob *j) {
     j->pol->destroy(j->pstate);
   free(j->name);
   free(j->app);
+  free(j->app_version);
   free(j->policy_name);
   cairn__validator_free(&j->validator);
   for (uint32_t i = 0; i < j->nfiles; i++) {
@@ -123,6 +124,8 @@ static mjob *job_from_spec(cairn__jobspec *spec, cairn_error *err) {
     goto nomem;
   j->name = cairn__strdup(spec->name);
   j->app = cairn__strdup(spec->app);
+  if (spec->app_version && !(j->app_version = cairn__strdup(spec->app_version)))
+    goto nomem;
   j->policy_name = cairn__strdup(spec->policy);
   j->replication = spec->replication;
   j->quorum = spec->quorum;
@@ -196,6 +199,7 @@ static cairn__jrec *job_record(const mjob *j) {
   r = cairn__jrec_job_priority(r, j->priority);
   r = cairn__jrec_job_adaptive(r, j->adaptive);
   r = cairn__jrec_job_keep(r, j->keep_workers);
+  r = cairn__jrec_job_app_version(r, j->app_version);
   if (j->validator.kind != CAIRN_VALIDATOR_EXACT) {
     json_t *vj = cairn__validator_json(&j->validator);
     char *text = vj ? json_dumps(vj, JSON_COMPACT) : NULL;

@@ -101,9 +101,11 @@ static uint64_t app_key(const char *app) {
   return h | 1;
 }
 
+/* A volunteer that runs the signed apps of a platform ("@PLATFORM",
+ * apps.h) counts as a runner of every app under the key of "@". */
 int cairn__app_runners_add(cairn__core *c, const mvol *v) {
   for (int i = 0; i < v->napps; i++) {
-    uint64_t k = app_key(v->apps[i]);
+    uint64_t k = app_key(v->apps[i][0] == '@' ? "@" : v->apps[i]);
     uintptr_t n = (uintptr_t)cairn__hmap_get(&c->app_runners, k);
     if (cairn__hmap_put(&c->app_runners, k, (void *)(n + 1)))
       return -1;
@@ -114,7 +116,8 @@ int cairn__app_runners_add(cairn__core *c, const mvol *v) {
 int cairn__task_pass_over(const cairn__core *c, const mjob *j, const mtask *t, int64_t vol,
                           int64_t now) {
   return t->failed_vol == vol && now - t->failed_at < CAIRN_RETRY_HOLD_SECONDS &&
-         (uintptr_t)cairn__hmap_get(&c->app_runners, app_key(j->app)) > 1;
+         (uintptr_t)cairn__hmap_get(&c->app_runners, app_key(j->app)) +
+             (uintptr_t)cairn__hmap_get(&c->app_runners, app_key("@")) > 1;
 }
 
 typedef struct attempts_ctx {

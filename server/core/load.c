@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "server/store/chain.h"
+#include "server/core/apps.h"
 #include "server/core/core.h"
 #include "server/core/demand.h"
 #include "server/core/outputs.h"
@@ -154,6 +155,10 @@ static int load_job(void *ud, const cairn__store_job_row *r) {
   j->id = r->id;
   j->name = cairn__strdup(r->name);
   j->app = cairn__strdup(r->app);
+  if (r->app_version && !(j->app_version = cairn__strdup(r->app_version))) {
+    cairn__job_free(j);
+    return -1;
+  }
   j->policy_name = cairn__strdup(r->policy);
   j->replication = r->replication;
   j->quorum = r->quorum;
@@ -442,6 +447,8 @@ cairn_status cairn__core_load(cairn__core *c, cairn_error *err) {
   if (st == CAIRN_OK)
     st = cairn__store_load_files(c->store, load_file, c, err);
   if (st == CAIRN_OK)
+    st = cairn__apps_load(c, err);
+  if (st == CAIRN_OK)
     st = cairn__store_load_kept(c->store, load_kept, c, err); /* before their holders */
   if (st == CAIRN_OK)
     st = cairn__store_load_holders(c->store, load_holder, c, err);
@@ -515,7 +522,8 @@ cairn__core *cairn__core_open(const char *db_path, int durable, const char *fami
                                  .verdict = cairn__core_verdict,
                                  .recompute = cairn__core_recompute};
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
-  if (cairn__ban_open(c) || cairn__quar_open(c) || cairn__trust_open(c) || cairn__teams_open(c)) {
+  if (cairn__ban_open(c) || cairn__quar_open(c) || cairn__trust_open(c) || cairn__teams_open(c) ||
+      cairn__apps_open(c)) {
     cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
@@ -629,6 +637,7 @@ void cairn__core_close(cairn__core *c) {
   cairn__hmap_free(&c->vol_by_token);
   cairn__hmap_free(&c->app_runners);
   cairn__teams_free(c);
+  cairn__apps_close(c);
   cairn__dist_destroy(c->dist);
   free(c->heap);
   pthread_mutex_destroy(&c->lock);

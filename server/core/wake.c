@@ -7,6 +7,7 @@
  * wakers after it. */
 #include <string.h>
 
+#include "server/core/apps.h"
 #include "server/core/core.h"
 
 void cairn__wake_note(cairn__core *c, const char *app, uint32_t n) {
@@ -86,7 +87,9 @@ int cairn__core_app_hashes(cairn__core *c, int64_t vol, uint64_t *out, int max) 
   int n = 0;
   pthread_mutex_lock(&c->lock);
   mvol *v = cairn__vol_locked(c, vol, &st, NULL);
-  if (v) {
+  if (v && cairn__vol_platform(v))
+    n = 0; /* it runs the signed apps of its platform: woken for any (apps.h) */
+  else if (v) {
     n = v->napps;
     for (int i = 0; i < v->napps && i < max; i++)
       out[i] = cairn__hash_app(v->apps[i]);

@@ -114,6 +114,7 @@ typedef struct mtask {
 typedef struct mjob {
   int64_t id;
   char *name, *app, *policy_name;
+  char *app_version; /* the signed version its tasks run (core/apps.h); NULL: the newest */
   int replication, quorum, lease_seconds, max_attempts;
   int adaptive;      /* "adaptive": trusted volunteers' tasks may run once (trust.c) */
   int keep_workers;  /* "keep": "workers": outputs stay where they were made (keep.c) */

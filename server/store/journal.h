@@ -125,6 +125,9 @@ cairn__jrec *cairn__jrec_plan(const char *sha256, int64_t started_ms, int64_t pl
 cairn__jrec *cairn__jrec_invite(const cairn__store_invite_row *r);
 /* Invitation id is revoked. */
 cairn__jrec *cairn__jrec_invite_delete(int64_t id);
+/* A signed app version and its files (copied); its retirement. */
+cairn__jrec *cairn__jrec_app(const cairn__store_app_row *row);
+cairn__jrec *cairn__jrec_app_retire(int64_t id);
 
 /* A new job: its row, files and tasks are added with cairn__jrec_job_file()
  * and cairn__jrec_job_task(), its id and keys with cairn__jrec_job_keys()
@@ -138,6 +141,8 @@ cairn__jrec *cairn__jrec_job(const char *name, const char *app, const char *poli
 cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority);
 /* Sets job r's validator (compact JSON; exact unless called); returns r. */
 cairn__jrec *cairn__jrec_job_validator(cairn__jrec *r, const char *validator_json);
+/* Sets job r's pinned app version (NULL: none); returns r. */
+cairn__jrec *cairn__jrec_job_app_version(cairn__jrec *r, const char *version);
 /* Marks a job record as opting in to adaptive replication (trust.c). */
 cairn__jrec *cairn__jrec_job_adaptive(cairn__jrec *r, int adaptive);
 /* Sets a J_JOB record's keep_workers (its outputs stay on workers). */

@@ -13,7 +13,7 @@ typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
   J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT, J_XFER, J_PLAN,
-  J_TEAM_CREDIT, J_BAN_DONE
+  J_TEAM_CREDIT, J_BAN_DONE, J_APP, J_APP_RETIRE
 } jtype;
 
 typedef struct jtask {
@@ -44,13 +44,16 @@ struct cairn__jrec {
     cairn__store_xfer_row xfer;
     struct { char sha256[65]; int64_t started_ms, plans; char *body; } plan;
     struct { cairn__store_invite_row row; char hash[65], prefix[17]; char *note; } invite;
-    struct { int64_t id; } uninvite;
+    struct { int64_t id; } uninvite;     /* also J_APP_RETIRE */
+    struct { cairn__store_app_row row; char *text[5]; char **shas; } app; /* text: name,
+                                   version, platform, manifest, signature */
     struct { int64_t id; int on; } quar;
     struct { int64_t id, trust; } trust;    /* J_TRUST; J_TRING_CLEAR uses id */
     cairn__store_trust_row tring;
     struct {
       int64_t id, created, first_key, priority;
       char *name, *app, *policy, *validator; /* validator: NULL for exact */
+      char *app_version;                     /* NULL: none pinned */
       int replication, quorum, lease_seconds, max_attempts, adaptive, keep_workers;
       uint32_t nfiles, ntasks;
       jfile *files;
@@ -203,6 +206,33 @@ cairn__jrec *cairn__jrec_invite(const cairn__store_invite_row *row) {
   return checked(r, !r->u.invite.note);
 }
 
+cairn__jrec *cairn__jrec_app(const cairn__store_app_row *row) {
+  cairn__jrec *r = rec(J_APP);
+  if (!r)
+    return NULL;
+  r->u.app.row = *row;
+  const char *src[5] = {row->name, row->version, row->platform, row->manifest, row->signature};
+  int bad = !(r->u.app.shas = calloc(row->nshas ? row->nshas : 1, sizeof(char *)));
+  for (int i = 0; i < 5; i++)
+    bad |= copy_str(&r->u.app.text[i], src[i]);
+  for (size_t i = 0; !bad && i < row->nshas; i++)
+    bad |= copy_str(&r->u.app.shas[i], row->shas[i]);
+  r->u.app.row.name = r->u.app.text[0];
+  r->u.app.row.version = r->u.app.text[1];
+  r->u.app.row.platform = r->u.app.text[2];
+  r->u.app.row.manifest = r->u.app.text[3];
+  r->u.app.row.signature = r->u.app.text[4];
+  r->u.app.row.shas = (const char *const *)r->u.app.shas;
+  return checked(r, bad);
+}
+
+cairn__jrec *cairn__jrec_app_retire(int64_t id) {
+  cairn__jrec *r = rec(J_APP_RETIRE);
+  if (r)
+    r->u.uninvite.id = id;
+  return r;
+}
+
 cairn__jrec *cairn__jrec_invite_delete(int64_t id) {
   cairn__jrec *r = rec(J_UNINVITE);
   if (r)
@@ -278,6 +308,12 @@ cairn__jrec *cairn__jrec_job_priority(cairn__jrec *r, int64_t priority) {
 cairn__jrec *cairn__jrec_job_validator(cairn__jrec *r, const char *validator_json) {
   if (r && r->type == J_JOB && validator_json)
     return checked(r, copy_str(&r->u.job.validator, validator_json));
+  return r;
+}
+
+cairn__jrec *cairn__jrec_job_app_version(cairn__jrec *r, const char *version) {
+  if (r && r->type == J_JOB && version)
+    return checked(r, copy_str(&r->u.job.app_version, version));
   return r;
 }
 
@@ -508,6 +544,13 @@ void cairn__jrec_free(cairn__jrec *r) {
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
   case J_PLAN: free(r->u.plan.body); break;
   case J_INVITE: free(r->u.invite.note); break;
+  case J_APP:
+    for (int i = 0; i < 5; i++)
+      free(r->u.app.text[i]);
+    for (size_t i = 0; r->u.app.shas && i < r->u.app.row.nshas; i++)
+      free(r->u.app.shas[i]);
+    free(r->u.app.shas);
+    break;
   case J_JOB:
     for (uint32_t i = 0; r->u.job.files && i < r->u.job.nfiles; i++)
       free(r->u.job.files[i].name);
@@ -527,6 +570,7 @@ void cairn__jrec_free(cairn__jrec *r) {
     free(r->u.job.app);
     free(r->u.job.policy);
     free(r->u.job.validator);
+    free(r->u.job.app_version);
     break;
   case J_RESULT:
     free(r->u.result.out);
@@ -550,6 +594,8 @@ static cairn_status write_job(cairn__store *s, const cairn__jrec *r, cairn_error
     st = cairn__store_job_validator(s, j->id, j->validator, err);
   if (st == CAIRN_OK && j->adaptive)
     st = cairn__store_job_adaptive(s, j->id, err);
+  if (st == CAIRN_OK && j->app_version)
+    st = cairn__store_job_app_version(s, j->id, j->app_version, err);
   if (st == CAIRN_OK && j->keep_workers)
     st = cairn__store_job_keep(s, j->id, err);
   for (uint32_t i = 0; st == CAIRN_OK && i < j->nfiles; i++)
@@ -606,6 +652,8 @@ cairn_status cairn__jrec_apply(cairn__store *s, const cairn__jrec *r, cairn_erro
                                 r->u.plan.body, err);
   case J_INVITE: return cairn__store_invite_put(s, &r->u.invite.row, err);
   case J_UNINVITE: return cairn__store_invite_delete(s, r->u.uninvite.id, err);
+  case J_APP: return cairn__store_app_put(s, &r->u.app.row, err);
+  case J_APP_RETIRE: return cairn__store_app_retire(s, r->u.uninvite.id, err);
   case J_JOB: return write_job(s, r, err);
   case J_TASK:
     return cairn__store_task_update(s, r->u.task.key, r->u.task.state, r->u.task.attempts,

@@ -32,6 +32,7 @@ typedef struct cairn__store_job_row {
   const char *validator; /* compact JSON */
   int adaptive;          /* 0011_trust.sql */
   int keep_workers;      /* its outputs stay on workers (0016_kept_outputs.sql) */
+  const char *app_version; /* its pinned app version, or NULL (0023_app_versions.sql) */
 } cairn__store_job_row; /* state: "running", "done", "failed", "cancelled", "deleting",
                           "purging" or "deleted" */
 /* An unreplicated accepted result in volunteer vol's ring, its seq-th

@@ -88,7 +88,7 @@ const char *const cairn__store_sql[S_COUNT] = {
                  "v.credited, v.trust FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
                   "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator, "
-                  "adaptive, keep_workers "
+                  "adaptive, keep_workers, app_version "
                   "FROM jobs ORDER BY id",
   [S_LOAD_JOB_FILES] = "SELECT jf.job_id, jf.seq, jf.broadcast, jf.name, jf.sha256, f.size "
                        "FROM job_files jf JOIN files f ON f.sha256 = jf.sha256 JOIN jobs jb "
@@ -184,7 +184,8 @@ const char *const cairn__store_sql[S_COUNT] = {
 #undef RANGE
   /* the one list of what keeps a stored file: add a table that names files here */
   [S_FILE_REFERENCED] = "SELECT EXISTS (SELECT 1 FROM job_files WHERE sha256 = ?1) OR "
-                        "EXISTS (SELECT 1 FROM result_files WHERE sha256 = ?1)",
+                        "EXISTS (SELECT 1 FROM result_files WHERE sha256 = ?1) OR "
+                        "EXISTS (SELECT 1 FROM app_files WHERE sha256 = ?1)",
   [S_FILE_SIZE] = "SELECT size FROM files WHERE sha256 = ?1",
   [S_FILE_DELETE] = "DELETE FROM files WHERE sha256 = ?1",
   [S_FILE_HOLDERS_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1",
@@ -197,6 +198,13 @@ const char *const cairn__store_sql[S_COUNT] = {
                  "?4) ON CONFLICT(team) DO UPDATE SET credit = ?2, cpu_seconds = ?3, results = ?4",
   [S_RESULT_TEAM] = "UPDATE results SET team = ?2 WHERE idx = ?1",
   [S_LOAD_TEAMS] = "SELECT team, credit, cpu_seconds, results FROM team_credit",
+  [S_APP_PUT] = "INSERT INTO app_versions(id, name, version, platform, manifest, signature, "
+                "retired, published) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7)",
+  [S_APP_FILE_PUT] = "INSERT OR IGNORE INTO app_files(version_id, sha256) VALUES (?1, ?2)",
+  [S_JOB_APP_VERSION] = "UPDATE jobs SET app_version = ?2 WHERE id = ?1",
+  [S_APP_RETIRE] = "UPDATE app_versions SET retired = 1 WHERE id = ?1",
+  [S_LOAD_APPS] = "SELECT id, name, version, platform, manifest, signature, retired, published "
+                  "FROM app_versions ORDER BY id",
 };
 
 #define AUDIT_SELECT                                                                           \
@@ -836,6 +844,7 @@ cairn_status cairn__store_load_jobs(cairn__store *s, int (*cb)(void *, const cai
     row.validator = STR(12);
     row.adaptive = (int)I64(13);
     row.keep_workers = (int)I64(14);
+    row.app_version = STR(15);
   });
 }
 

@@ -275,6 +275,29 @@ cairn_status cairn__store_stats(cairn__store *s, int limit,
                                int (*cb)(void *, const cairn__store_stats_row *), void *ud,
                                cairn_error *err);
 
+/* A signed app version (0023_app_versions.sql, docs/apps.md): its row and
+ * the SHA-256 of each of its files. Strings borrowed from the caller. */
+typedef struct cairn__store_app_row {
+  int64_t id, published;
+  int retired;
+  const char *name, *version, *platform, *manifest, *signature;
+  const char *const *shas; /* nshas files' SHA-256 */
+  size_t nshas;
+} cairn__store_app_row;
+/* Inserts r and its files (writer, in the commit's transaction). */
+cairn_status cairn__store_app_put(cairn__store *s, const cairn__store_app_row *r,
+                                 cairn_error *err);
+/* Job id's pinned app version. */
+cairn_status cairn__store_job_app_version(cairn__store *s, int64_t id, const char *version,
+                                         cairn_error *err);
+/* Marks version id retired. */
+cairn_status cairn__store_app_retire(cairn__store *s, int64_t id, cairn_error *err);
+/* Every app version, by id, to cb (writer connection, at start-up; r->shas
+ * empty: the registry reads the files from the manifest); cb returns
+ * non-zero to stop with CAIRN_ENOMEM. */
+cairn_status cairn__store_load_apps(cairn__store *s, int (*cb)(void *, const cairn__store_app_row *),
+                                   void *ud, cairn_error *err);
+
 /* Every invitation, by id (reader connection; at start-up). */
 cairn_status cairn__store_read_invites(cairn__store *s,
                                       int (*cb)(void *, const cairn__store_invite_row *), void *ud,
