@@ -159,8 +159,8 @@ static int publish(int argc, char **argv, cairn__client_opts *o) {
   long st = b ? cairn__client_json(h, "POST", "/v1/apps", b, &resp, 0) : -1;
   free(b);
   if (st == 200 || st == 201) {
-    printf("%s %s %s: %s (%zu files)\n", m->name, m->version, m->platform,
-           st == 201 ? "published" : "published already", m->nfiles);
+    printf("%s %s %s: %s (%zu file%s)\n", m->name, m->version, m->platform,
+           st == 201 ? "published" : "published already", m->nfiles, m->nfiles == 1 ? "" : "s");
     rc = 0;
   }
 out:

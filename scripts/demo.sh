@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# demo.sh BIN_DIR — runs one DAG job end to end on this machine: a fresh
-# cairn-server on an ephemeral loopback port, 4 cairn-workers, the edit
-# distance of two strings computed block by block (an evolving-mesh dag of
-# 120 tasks, each reading its parents' outputs), checked against a direct
-# computation. Stops everything it started; with KEEP=1 in the environment
+# demo.sh BIN_DIR — runs one DAG job end to end on this machine, as a
+# volunteer project would: the operator makes the project's key pair and
+# signs and publishes the app (cairn app keygen, cairn app publish) to a
+# fresh cairn-server on an ephemeral loopback port started with that
+# --app-key; 4 volunteers join with one command and the project's public
+# key alone (cairn-worker --project-key), each fetching and verifying the
+# signed app; the edit distance of two strings is computed block by block
+# (an evolving-mesh dag of 120 tasks, each reading its parents' outputs) and
+# checked against a direct computation. Stops everything it started; with KEEP=1 in the environment
 # (make demo KEEP=1) the server keeps running after the check, and the demo
 # prints the dashboard's URL, the admin token and how to stop it.
 set -eu
@@ -20,20 +24,24 @@ trap cleanup EXIT
 
 cd "$WORK"
 export CAIRN_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-"$BIN/cairn-server" --db "$WORK/demo.db" --listen 127.0.0.1:0 --web "$SRC/web" > server.out 2> server.log &
+PUBKEY=$("$BIN/cairn" app keygen --out "$WORK/project.key")
+echo "operator: project key pair made (cairn app keygen); public key $PUBKEY"
+"$BIN/cairn-server" --db "$WORK/demo.db" --listen 127.0.0.1:0 --web "$SRC/web" \
+  --app-key "$PUBKEY" > server.out 2> server.log &
 pids+=($!)
 for _ in $(seq 100); do grep -q listening server.out 2>/dev/null && break; sleep 0.1; done
 URL=$(sed -n 's/^cairn-server listening on //p' server.out)
 [ -n "$URL" ] || { echo "demo: the server did not start:"; cat server.log; exit 1; }
 export CAIRN_SERVER=$URL
 echo "server:   $URL   (dashboard: $URL/  metrics: $URL/metrics)"
-
+"$BIN/cairn" app publish editdist 1.0 "$BIN/cairn-app-editdist" --key "$WORK/project.key" \
+  | sed 's/^/operator: /'
 for i in 1 2 3 4; do
-  "$BIN/cairn-worker" --server "$URL" --name "demo-$i" --app "editdist=$BIN/cairn-app-editdist" \
-    --dir "$WORK/worker-$i" --exit-when-idle 30 > "worker-$i.log" 2>&1 &
+  "$BIN/cairn-worker" --server "$URL" --name "demo-$i" --project-key "$PUBKEY" \
+    --dir "$WORK/worker-$i" --exit-when-idle 30 --log-level info > "worker-$i.log" 2>&1 &
   pids+=($!)
 done
-echo "workers:  4 (cairn-worker --app editdist=cairn-app-editdist)"
+echo "workers:  4 volunteers (cairn-worker --server URL --project-key PUBKEY: no app installed)"
 
 "$BIN/cairn-app-editdist" --make-strings 300 250 2024 > strings.txt
 "$BIN/cairn-app-editdist" --make-job strings.txt 25 > job.json
@@ -45,6 +53,8 @@ start=$(date +%s.%N)
 end=$(date +%s.%N)
 "$BIN/cairn" status "$JOB"
 "$BIN/cairn" volunteers
+verified=$(grep -l "app editdist 1.0 for .*: fetched and verified" worker-*.log | wc -l)
+echo "apps:     $verified of 4 volunteers fetched editdist 1.0 and verified its signature"
 
 got=$("$BIN/cairn" results "$JOB" | awk -F'\t' '$1 == "11,9" { print $5 }' | sed 's/\\n.*//' | awk '{ print $NF }')
 want=$("$BIN/cairn-app-editdist" --direct strings.txt)

@@ -317,7 +317,7 @@ static int signed_app(cairn__slot *sl, const cairn__task *t, cairn__app *app, ch
                       char **vdir, next_offer *nx, task_end *end) {
   cairn_worker *w = sl->w;
   cairn_error err = {0};
-  char note[700];
+  char note[600];
   cairn_status rc = CAIRN_EINVAL;
   if (!w->appver_ok)
     snprintf(err.text, sizeof err.text, "this worker has no project key");
@@ -333,8 +333,8 @@ static int signed_app(cairn__slot *sl, const cairn__task *t, cairn__app *app, ch
     *app = (cairn__app){.name = t->app, .path = *exe};
     return 0;
   }
-  snprintf(note, sizeof note, "app %s %s for %s: %s", t->app, t->app_version, t->app_platform,
-           err.text);
+  snprintf(note, sizeof note, "app %.64s %.32s for %.32s: %.400s", t->app, t->app_version,
+           t->app_platform, err.text);
   *end = deliver_note(sl, t->index, EXIT_SETUP_FAILED,
                       rc == CAIRN_EFORBIDDEN ? CAIRN_REASON_APP_SIGNATURE : NULL, note, nx);
   return -1;

@@ -14,6 +14,7 @@
 #include "server/core/demand.h"
 #include "server/core/outputs.h"
 #include "server/dist/dist.h"
+#include "server/core/apps.h"
 #include "server/core/fit.h"
 
 void cairn__job_free(mjob *j) {
@@ -659,7 +660,8 @@ json_t *cairn__core_tasks_json(cairn__core *c, int64_t id, int64_t after, size_t
 static json_t *volunteer_row(const cairn__core *c, const mvol *v) {
   json_t *apps = json_array();
   for (int k = 0; k < v->napps; k++)
-    json_array_append_new(apps, json_string(v->apps[k]));
+    if (v->apps[k][0] != '@') /* its platform: "platform" below */
+      json_array_append_new(apps, json_string(v->apps[k]));
   json_t *o = json_pack(
     "{s:I, s:s, s:s, s:I, s:o, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I}", "id", (json_int_t)v->id,
     "name", v->name, "cluster", v->cluster, "row", (json_int_t)v->id, "apps", apps, "slots",
@@ -667,6 +669,8 @@ static json_t *volunteer_row(const cairn__core *c, const mvol *v) {
     "invalid", (json_int_t)v->invalid, "pending", (json_int_t)v->pending, "errors",
     (json_int_t)v->errors, "banned", v->banned, "last_seen", (json_int_t)v->last_seen);
   json_object_set_new(o, "quarantined", json_boolean(v->quarantined));
+  const char *platform = cairn__vol_platform(v);
+  json_object_set_new(o, "platform", platform ? json_string(platform) : json_null());
   json_object_set_new(o, "team", v->team ? json_string(v->team) : json_null());
   json_object_set_new(o, "credit", json_real(v->credit));
   json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));

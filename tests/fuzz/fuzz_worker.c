@@ -7,6 +7,7 @@
  *      statuses and each of its "tasks" (cairn__task_from_json)
  *   4: POST /v1/heartbeat (cairn__heartbeat_parse)
  *   5: an error body (cairn__server_message)
+ *   6: a signed app version's manifest (cairn__app_manifest_parse, common/appsig.h)
  * An offer refused must say why; one accepted is freed whole. */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "common/appsig.h"
 #include "worker/credentials.h"
 #include "worker/task.h"
 #include "worker/worker_int.h"
@@ -52,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t len = size - 1;
   cairn_error err = {0};
   long long index = -1;
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
   case 0: {
     cairn__credentials c;
     if (cairn__registration_parse(body, len, "http://127.0.0.1:1", &c, &err) != CAIRN_OK &&
@@ -76,6 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case 3:
     batch(body, len);
     break;
+  case 6: {
+    static cairn__app_manifest m;
+    cairn_status st = cairn__app_manifest_parse(body, len, &m, &err);
+    if ((st != CAIRN_OK && !err.text[0]) || (st == CAIRN_OK && (m.nfiles == 0 || !m.files[0].exec)))
+      abort(); /* a refusal names its problem; a manifest has its executable first */
+    break;
+  }
   case 4: {
     static cairn__peerstate peers;
     static int ready;
