@@ -181,6 +181,18 @@ static void stop_worker(pid_t pid) {
   server_fixture_reaped(&fx.sf, pid);
 }
 
+/* Worker name with project key pub takes job jid's task and refuses its
+ * version: the attempt's reason is app_signature and its log says why. */
+static void refused_by(const char *name, const char *pub, long long jid, const char *why) {
+  const char *args[] = {"--project-key", pub, "--max-tasks", "1", NULL};
+  pid_t w = server_fixture_worker(&fx.sf, name, args);
+  assert_true(w > 0);
+  assert_true(wait_reason(jid, "app_signature"));
+  assert_true(harness_wait(w, 30) >= 0);
+  server_fixture_reaped(&fx.sf, w);
+  assert_true(log_says(name, why));
+}
+
 static int setup(void **state) {
   (void)state;
   memset(&fx, 0, sizeof fx);
@@ -245,13 +257,7 @@ static void test_publish_and_run_dag(void **state) {
 static void test_other_key_refused(void **state) {
   (void)state;
   long long jid = submit("{\"app\": \"greet\", \"tasks\": [{\"id\": \"t\", \"args\": [\"t\"]}]}");
-  const char *fooled[] = {"--project-key", fx.pub_b, "--max-tasks", "1", NULL};
-  pid_t w = server_fixture_worker(&fx.sf, "fooled", fooled);
-  assert_true(w > 0);
-  assert_true(wait_reason(jid, "app_signature"));
-  assert_true(harness_wait(w, 30) >= 0);
-  server_fixture_reaped(&fx.sf, w);
-  assert_true(log_says("fooled", "the signature does not verify with the project's key"));
+  refused_by("fooled", fx.pub_b, jid, "the signature does not verify with the project's key");
   const char *args[] = {"--project-key", fx.pub_a, NULL};
   pid_t h = server_fixture_worker(&fx.sf, "honest2", args);
   assert_true(h > 0);
@@ -271,8 +277,7 @@ static void test_changed_byte_refused_then_retired(void **state) {
   write_app("three");
   assert_int_equal(publish("3.0", fx.key_a), 0);
   /* one byte of data.txt of 3.0, in the master's file store */
-  char data[4400], stored[4600], hex[65];
-  snprintf(data, sizeof data, "%s/data.txt", fx.app_dir);
+  char stored[4600], hex[65];
   cairn__sha256_hex("three", 5, hex);
   snprintf(stored, sizeof stored, "%s.files/%s", fx.sf.db, hex);
   chmod(stored, 0644);
@@ -282,13 +287,7 @@ static void test_changed_byte_refused_then_retired(void **state) {
   close(fd);
 
   long long jid = submit("{\"app\": \"greet\", \"tasks\": [{\"id\": \"t\", \"args\": [\"t\"]}]}");
-  const char *fresh[] = {"--project-key", fx.pub_a, "--max-tasks", "1", NULL};
-  pid_t w = server_fixture_worker(&fx.sf, "fresh", fresh);
-  assert_true(w > 0);
-  assert_true(wait_reason(jid, "app_signature"));
-  assert_true(harness_wait(w, 30) >= 0);
-  server_fixture_reaped(&fx.sf, w);
-  assert_true(log_says("fresh", "file \"data.txt\" from the master does not match its SHA-256"));
+  refused_by("fresh", fx.pub_a, jid, "file \"data.txt\" from the master does not match its SHA-256");
   char exe[4400], app_arg[4500];
   snprintf(exe, sizeof exe, "%s/greet", fx.app_dir);
   snprintf(app_arg, sizeof app_arg, "greet=%s", exe);
