@@ -47,6 +47,9 @@ typedef struct cairn__task {
   cairn__output_patterns outputs; /* the files to upload after exit 0 */
   int keep;            /* "keep": "workers": keep them in the cache instead
                           (docs/worker.md, "Outputs kept on workers") */
+  json_t *offer;       /* the work offer as received (a reference), recorded
+                          before the app starts (resume.h) */
+  int resumed;         /* run again after the worker restarted (resume.h) */
 } cairn__task;
 
 /* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the
