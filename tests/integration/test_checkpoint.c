@@ -12,7 +12,10 @@
  * worker gets it again from the start under a new index; an app's progress
  * reaches GET /v1/jobs/{id}/tasks/{key}, the task list and cairn status,
  * its bad values ignored; malformed "progress" in a heartbeat is refused
- * with 400 and changes nothing. Prints the work ratio. */
+ * with 400 and changes nothing; a callback app (a worker in this process)
+ * reports its progress through cairn_task_progress() and, its worker
+ * stopped and started again, is called again with task->resumed in the
+ * directory it left. Prints the work ratio. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +31,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <math.h>
+#include <pthread.h>
+
+#include "cairn/worker.h"
 #include "tests/support/harness.h"
 #include "tests/support/server_fixture.h"
 
@@ -412,6 +419,125 @@ static void test_heartbeat_progress_checked(void **state) {
   json_decref(t);
 }
 
+/* ---- a callback app, through the API ---- */
+#define STEPS 40 /* of 100 ms */
+
+static int cb_bad_progress; /* cairn_task_progress refused bad values */
+
+/* Counts STEPS steps of 100 ms, saving the count in its directory after
+ * each (temporary file, rename) and reporting its progress; resumed, it
+ * goes on from the saved count. Prints "steps S resumed R from K". */
+static int counter(const cairn_task *task, cairn_task_output *out, void *ud) {
+  char path[4200], tmp[4300];
+  long n = 0, from = 0;
+  (void)ud;
+  snprintf(path, sizeof path, "%s/state", task->dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *fp = task->resumed ? fopen(path, "r") : NULL;
+  if (fp) {
+    if (fscanf(fp, "%ld", &n) != 1)
+      n = 0;
+    fclose(fp);
+  }
+  from = n;
+  cb_bad_progress = cairn_task_progress(out, 1.5) == -1 && cairn_task_progress(out, -0.1) == -1 &&
+                    cairn_task_progress(out, NAN) == -1;
+  while (n < STEPS) {
+    if (cairn_task_cancelled(out))
+      return 1;
+    usleep(100 * 1000);
+    n++;
+    fp = fopen(tmp, "w");
+    if (!fp || fprintf(fp, "%ld\n", n) < 0 || fclose(fp) != 0 || rename(tmp, path) != 0)
+      return 2;
+    if (cairn_task_progress(out, (double)n / STEPS) != 0)
+      return 3;
+  }
+  return cairn_task_output_printf(out, "steps %ld resumed %d from %ld\n", n, task->resumed,
+                                  from) < 0;
+}
+
+static void *run_worker(void *w) {
+  cairn_error err;
+  cairn_worker_run(w, &err);
+  return NULL;
+}
+
+static cairn_worker *cb_worker(fixture *f, const char *dir, pthread_t *t) {
+  cairn_error err;
+  cairn_worker_config wc;
+  cairn_worker_config_init(&wc);
+  wc.server_url = f->srv.url;
+  wc.dir = dir;
+  wc.peer_listen = "off";
+  wc.slots = 1;
+  cairn_worker *w = cairn_worker_create(&wc, &err);
+  assert_non_null(w);
+  assert_int_equal(cairn_worker_add_callback_app(w, "counter", counter, NULL, &err), CAIRN_OK);
+  assert_int_equal(pthread_create(t, NULL, run_worker, w), 0);
+  return w;
+}
+
+static long saved_steps(const char *dir) {
+  char path[4300];
+  long n = -1;
+  snprintf(path, sizeof path, "%s/run/slot-0/state", dir);
+  FILE *fp = fopen(path, "r");
+  if (fp && fscanf(fp, "%ld", &n) != 1)
+    n = -1;
+  if (fp)
+    fclose(fp);
+  return n;
+}
+
+/* A callback's progress is shown; a worker stopped while it runs keeps its
+ * directory, and the next one on the same folder calls it again with
+ * task->resumed set, under the same index. */
+static void test_callback_resumed(void **state) {
+  fixture *f = *state;
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/cb", f->dir);
+  long long job = submit(f, "{\"name\": \"cb\", \"app\": \"counter\", \"lease_seconds\": 3, "
+                            "\"tasks\": [{\"id\": \"c\"}]}");
+  pthread_t t;
+  cairn_worker *w = cb_worker(f, dir, &t);
+  double shown = -1;
+  for (double until = harness_now() + 20; shown < 0; usleep(100 * 1000)) {
+    json_t *d = detail(f, job), *p = json_object_get(d, "progress");
+    shown = json_is_number(p) ? json_number_value(p) : -1;
+    json_decref(d);
+    if (harness_now() > until)
+      fail_msg("no progress shown");
+  }
+  assert_true(shown > 0 && shown <= 1);
+  assert_true(cb_bad_progress);
+  for (double until = harness_now() + 20; saved_steps(dir) < 10; usleep(50 * 1000))
+    if (harness_now() > until)
+      fail_msg("the callback did not count to 10");
+  json_t *d = detail(f, job);
+  long long index0 = leased(d, NULL);
+  json_decref(d);
+  cairn_worker_stop(w);
+  pthread_join(t, NULL);
+  cairn_worker_delete(w);
+  long at_stop = saved_steps(dir);
+  fprintf(stderr, "  callback: progress %.3f shown; worker stopped at step %ld of %d\n", shown,
+          at_stop, STEPS);
+  assert_true(at_stop >= 10 && at_stop < STEPS);
+  w = cb_worker(f, dir, &t);
+  assert_string_equal(wait_state(f, job, "done", 30), "done");
+  cairn_worker_stop(w);
+  pthread_join(t, NULL);
+  cairn_worker_delete(w);
+  json_t *e = entry(f, job);
+  char want[96];
+  snprintf(want, sizeof want, "steps %d resumed 1 from %ld\n", STEPS, at_stop);
+  fprintf(stderr, "  callback result: %s", json_string_value(json_object_get(e, "output")));
+  assert_string_equal(json_string_value(json_object_get(e, "output")), want);
+  assert_int_equal(json_integer_value(json_object_get(e, "index")), index0);
+  json_decref(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_resumed_after_kill, server_fixture_setup,
@@ -423,6 +549,8 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_progress_shown, server_fixture_setup,
                                     server_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_heartbeat_progress_checked, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_callback_resumed, server_fixture_setup,
                                     server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
