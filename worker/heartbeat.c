@@ -127,8 +127,8 @@ void cairn__heartbeat_resume(cairn_worker *w, cairn__conn *conn) {
   if (!n)
     return;
   /* {"running": [...]} extends exactly those of its leases the master still
-   * counts as this volunteer's; a master that does not take "running"
-   * (400) cannot say: the tasks are dropped, their leases left to expire */
+   * counts as this volunteer's; a master that refuses it (an old one that
+   * does not take "running": 400) cannot say: the tasks are dropped */
   json_t *o = json_pack("{s:[]}", "running"), *a = json_object_get(o, "running");
   for (size_t i = 0; a && i < n; i++)
     json_array_append_new(a, json_integer((json_int_t)idx[i]));
@@ -136,23 +136,36 @@ void cairn__heartbeat_resume(cairn_worker *w, cairn__conn *conn) {
   json_decref(o);
   cairn__http_response resp = {0};
   cairn_error err = {0};
+  cairn__backoff b;
   long long *ext = NULL;
   long got = -1;
-  for (int tries = 0; body && got < 0 && tries < 5 && !cairn__stopper_stopping(&w->stopper);
-       tries++) {
+  int refused = !body;
+  cairn__backoff_init(&b, 500, 5000);
+  while (got < 0 && !refused && !cairn__stopper_stopping(&w->stopper) &&
+         !(w->session.give_up_ms && cairn__now_ms() >= w->session.give_up_ms)) {
     cairn_status rc = cairn__session_request(&w->session, conn, "POST", "/v1/heartbeat", body,
                                              1 << 20, &resp, &err);
     if (rc == CAIRN_OK && resp.status == 200)
       got = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &w->peers);
-    else if (rc == CAIRN_OK && !cairn__transient(rc, resp.status))
-      tries = 5; /* refused: nothing to ask again */
-    else
-      cairn__stopper_sleep(&w->stopper, 1000);
-    CAIRN_INFO(&w->log, "asked the master about %zu recorded task%s: %s", n, n == 1 ? "" : "s",
-               got >= 0 ? "answered" : rc != CAIRN_OK ? err.text : "no usable answer");
+    if (got < 0 && ((rc == CAIRN_OK && !cairn__transient(rc, resp.status)) ||
+                    rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL))
+      refused = 1;
+    else if (got < 0) {
+      CAIRN_WARN(&w->log, "cannot ask the master about %zu recorded task%s: %s (retrying)", n,
+                 n == 1 ? "" : "s", rc != CAIRN_OK ? err.text : "no usable answer");
+      cairn__stopper_sleep(&w->stopper, cairn__backoff_next(&b));
+    }
     cairn__buf_free(&resp.body);
   }
   free(body);
-  cairn__resume_confirm(&w->resume, got >= 0 ? ext : NULL, got >= 0 ? (size_t)got : 0);
+  if (got >= 0 || refused)
+    cairn__resume_confirm(&w->resume, got >= 0 ? ext : NULL, got >= 0 ? (size_t)got : 0);
+  else { /* no answer: asked again at the next start, which finds them as they are */
+    cairn__resume_defer(&w->resume);
+    if (!cairn__stopper_stopping(&w->stopper)) {
+      CAIRN_WARN(&w->log, "no master for %u seconds (--exit-when-idle)", w->exit_when_idle);
+      cairn__stopper_stop(&w->stopper); /* before a slot empties a kept directory */
+    }
+  }
   free(ext);
 }

@@ -206,6 +206,18 @@ void cairn__resume_confirm(cairn__resume *r, const long long *extended, size_t n
   pthread_mutex_unlock(&r->mu);
 }
 
+void cairn__resume_defer(cairn__resume *r) {
+  pthread_mutex_lock(&r->mu);
+  for (size_t i = 0; i < r->slots; i++) {
+    if (r->s[i].pending)
+      CAIRN_INFO(r->log, "task %lld (slot %zu): the master was not asked: kept for the next "
+                 "start", r->s[i].pending->index, i);
+    cairn__task_free(r->s[i].pending);
+    r->s[i].pending = NULL;
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
 cairn__task *cairn__resume_take(cairn__resume *r, size_t slot) {
   pthread_mutex_lock(&r->mu);
   cairn__task *t = slot < r->slots ? r->s[slot].pending : NULL;

@@ -85,6 +85,9 @@ size_t cairn__resume_pending(cairn__resume *r, int64_t *out, size_t max);
  * (their records touched), the others are dropped (logged) with their
  * records and directories. extended NULL: every pending task is dropped. */
 void cairn__resume_confirm(cairn__resume *r, const long long *extended, size_t n);
+/* No answer (the worker stops first): the pending tasks are forgotten,
+ * their records and directories kept for the next start. */
+void cairn__resume_defer(cairn__resume *r);
 /* Slot i's pending task (caller owns it; t->resumed is set), or NULL. */
 cairn__task *cairn__resume_take(cairn__resume *r, size_t slot);
 

@@ -192,7 +192,9 @@ static const char *ckpt_job(int lease_seconds, int work) {
  * with little more work than the task's own. */
 static void test_resumed_after_kill(void **state) {
   fixture *f = *state;
-  long long job = submit(f, ckpt_job(30, WORK)); /* heartbeats every 10 s; outlives the restart */
+  /* a lease of 12 s (heartbeats every 4 s) outlives the restart, but not
+   * the 15 s left after it: the heartbeats keep the resumed task's lease */
+  long long job = submit(f, ckpt_job(12, WORK));
   pid_t w = start_worker(f, "w1");
   assert_string_equal(wait_state(f, job, "running", 30), "running");
   json_t *d = detail(f, job);
