@@ -358,7 +358,8 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
     sl->extra = &ox;
   }
   /* a worker that stops while the app runs keeps its directory (resume.h) */
-  int kept = cairn__stopper_stopping(&w->stopper) && !(cancel->lost && atomic_load(cancel->lost)) &&
+  int lost = cancel->lost && atomic_load(cancel->lost);
+  int kept = cairn__stopper_stopping(&w->stopper) && !lost &&
              (cairn__cancelled(cancel) || res.outcome == CAIRN__RUN_CANCELLED) &&
              cairn__resume_recorded(&w->resume, sl->i);
   if (kept)

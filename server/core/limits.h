@@ -47,7 +47,8 @@ int cairn__task_pass_over(const cairn__core *c, const mjob *j, const mtask *t, i
  * its workers reported ("progress" of the task and of each attempt still
  * leased, when reported). Under the lock O(1) (the key is found by its
  * offset in the job); the attempts are read from the store after, and the
- * progress of those leased looked up in one more hold, O(1) each. NULL with err (CAIRN_ENOTFOUND, ...). */
+ * progress of those leased looked up in one more hold, O(1) each. NULL
+ * with err (CAIRN_ENOTFOUND, ...). */
 json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_error *err);
 
 #endif
