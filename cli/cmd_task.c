@@ -64,6 +64,10 @@ int cairn__task_status(cairn__http *h, long long job, const char *task) {
          text(d, "id", a, sizeof a), job, text(d, "state", b, sizeof b),
          (long long)json_integer_value(json_object_get(d, "attempts")),
          (long long)json_integer_value(json_object_get(d, "max_attempts")));
+  json_t *progress = json_object_get(d, "progress"); /* a lease out whose worker said it */
+  if (json_is_number(progress))
+    printf("progress: %.1f%% done, as its worker last reported\n",
+           100.0 * json_number_value(progress));
   print_run(d);
   printf("ATTEMPT VOLUNTEER        INDEX ROUND LEASE     EXIT    CPU_S   CREDIT REASON\n");
   json_array_foreach(json_object_get(d, "history"), i, t) {

@@ -24,13 +24,14 @@
  * of common/protocol.h (compact JSON, strings counted at their length, as a
  * Cairn worker writes them) with the apps of a work body, plus 4 KiB. Per
  * entry: the value, quotes and separators, its keys, numbers of at most
- * CAIRN_JSON_NUM_LEN characters, "resources" with its three numbers
- * (about 190 KiB in all). */
+ * CAIRN_JSON_NUM_LEN characters, "resources" with its three numbers,
+ * "progress" with a key and a number an entry (about 235 KiB in all). */
 #define CAIRN_JSON_NUM_LEN        20u
 #define CAIRN_MAX_BODY_REPORT                                                     \
   (CAIRN_MAX_HAVE * (CAIRN_SHA256_HEX + 3u) +                                     \
    CAIRN_MAX_SERVED * (CAIRN_SHA256_HEX + 4u + CAIRN_JSON_NUM_LEN) +              \
    2u * CAIRN_MAX_RUNNING * (CAIRN_JSON_NUM_LEN + 1u) +                           \
+   CAIRN_MAX_PROGRESS * (2u * CAIRN_JSON_NUM_LEN + 4u) +                          \
    CAIRN_MAX_FETCHED * (CAIRN_SHA256_HEX + CAIRN_MAX_SOURCE_LEN + 2u * CAIRN_JSON_NUM_LEN + 64u) + \
    CAIRN_MAX_FAILED * (CAIRN_SHA256_HEX + CAIRN_MAX_SOURCE_LEN + 64u) +           \
    CAIRN_MAX_PEER_URL + 16u + 3u * (CAIRN_JSON_NUM_LEN + 16u) + 16u +            \

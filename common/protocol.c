@@ -272,6 +272,40 @@ static cairn_status parse_suspended(json_t *a, cairn__report *r, cairn_error *er
   return parse_indices(a, "suspended", r->suspended, &r->nsuspended, err);
 }
 
+/* An allocation index written as a "progress" key: decimal digits, no sign,
+ * blank or leading zero, from 1 to INT64_MAX; -1 when it is none. */
+static int64_t index_key(const char *k) {
+  int64_t n = 0;
+  if (*k < '1' || *k > '9')
+    return -1;
+  for (; *k; k++) {
+    if (*k < '0' || *k > '9' || n > (INT64_MAX - (*k - '0')) / 10)
+      return -1;
+    n = n * 10 + (*k - '0');
+  }
+  return n;
+}
+
+static cairn_status parse_progress(json_t *o, cairn__report *r, cairn_error *err) {
+  const char *k;
+  json_t *v;
+  if (!json_is_object(o) || json_object_size(o) > CAIRN_MAX_PROGRESS)
+    return cairn__error_set(err, CAIRN_EINVAL, "\"progress\" must map at most %u allocation "
+                           "indices to fractions from 0 to 1", CAIRN_MAX_PROGRESS);
+  json_object_foreach(o, k, v) {
+    int64_t idx = index_key(k);
+    if (idx < 0)
+      return cairn__error_set(err, CAIRN_EINVAL, "progress[\"%.24s\"]: the key is not an "
+                             "allocation index", k);
+    double x = json_number_value(v);
+    if (!json_is_number(v) || !isfinite(x) || x < 0 || x > 1)
+      return cairn__error_set(err, CAIRN_EINVAL, "progress[\"%.24s\"] must be a number from 0 "
+                             "to 1", k);
+    r->progress[r->nprogress++] = (cairn__report_progress){idx, x};
+  }
+  return CAIRN_OK;
+}
+
 static cairn_status parse_peer_url(json_t *v, cairn__report *r, cairn_error *err) {
   return cairn__report_peer_url(v, &r->peer_url, err);
 }
@@ -306,6 +340,7 @@ static const struct {
   {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
   {CAIRN_FEAT_RESOURCES, parse_resources}, {CAIRN_FEAT_SUSPENDED, parse_suspended},
   {CAIRN_FEAT_CHUNKS, parse_chunks},     {CAIRN_FEAT_PEER_MAX, parse_peer_max},
+  {CAIRN_FEAT_PROGRESS, parse_progress},
 };
 
 /* The wire name of feature bit. */
@@ -383,6 +418,21 @@ static json_t *failed_json(const cairn__report *r) {
   return a;
 }
 
+static json_t *progress_json(const cairn__report *r) {
+  json_t *o = json_object();
+  for (size_t i = 0; o && i < r->nprogress; i++) {
+    char key[24];
+    double x = r->progress[i].fraction;
+    snprintf(key, sizeof key, "%lld", (long long)r->progress[i].index);
+    if (r->progress[i].index <= 0 || !isfinite(x) || x < 0 || x > 1 ||
+        json_object_set_new(o, key, json_real(x)) != 0) {
+      json_decref(o);
+      o = NULL;
+    }
+  }
+  return o;
+}
+
 static json_t *indices_json(const int64_t *v, size_t n) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < n; i++)
@@ -402,6 +452,7 @@ static json_t *field_json(const cairn__report *r, unsigned bit) {
   case CAIRN_FEAT_RESOURCES: return cairn__resources_json(&r->resources);
   case CAIRN_FEAT_CHUNKS: return json_true();
   case CAIRN_FEAT_PEER_MAX: return json_integer((json_int_t)r->peer_max);
+  case CAIRN_FEAT_PROGRESS: return progress_json(r);
   default: return failed_json(r);
   }
 }
@@ -409,7 +460,8 @@ static json_t *field_json(const cairn__report *r, unsigned bit) {
 json_t *cairn__report_json(const cairn__report *r) {
   if (r->nhave > CAIRN_MAX_HAVE || r->nserved > CAIRN_MAX_SERVED ||
       r->nfetched > CAIRN_MAX_FETCHED || r->nfailed > CAIRN_MAX_FAILED ||
-      r->nrunning > CAIRN_MAX_RUNNING || r->nsuspended > CAIRN_MAX_RUNNING)
+      r->nrunning > CAIRN_MAX_RUNNING || r->nsuspended > CAIRN_MAX_RUNNING ||
+      r->nprogress > CAIRN_MAX_PROGRESS)
     return NULL;
   json_t *o = json_object();
   for (int i = 0; o && i < CAIRN_FEATURE_COUNT; i++) {

@@ -98,12 +98,17 @@ enum {
    * so that copies between peers are checked chunk by chunk, resume and
    * cut through (docs/protocol.md, "Cut-through relays") */
   CAIRN_FEAT_KEPT_CHUNKS = 1u << 17,
+  /* "progress" (heartbeat only): the fraction done of running tasks, as
+   * their apps last reported it (docs/worker.md, "Checkpoints and
+   * progress"): {"INDEX": FRACTION, ...}, FRACTION from 0 to 1 */
+  CAIRN_FEAT_PROGRESS = 1u << 18,
 };
-#define CAIRN_REPORT_FIELD_COUNT 10
-#define CAIRN_FEATURE_COUNT 18
+#define CAIRN_REPORT_FIELD_COUNT 11
+#define CAIRN_FEATURE_COUNT 19
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
-   "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks", "peer_max", "kept_chunks"}
+   "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks", "peer_max", "kept_chunks", \
+   "progress"}
 /* "peer_max": 1 to CAIRN_MAX_PEER_MAX files sent at once; a worker that
  * does not say it (an older one) is taken to send CAIRN_DEFAULT_PEER_MAX,
  * the worker's default --peer-max. */
@@ -131,6 +136,9 @@ enum {
 #define CAIRN_WORK_FIELDS \
   (CAIRN_FEAT_HAVE | CAIRN_FEAT_PEER_URL | CAIRN_FEAT_FETCHED | CAIRN_FEAT_FAILED | \
    CAIRN_FEAT_RESOURCES | CAIRN_FEAT_CHUNKS | CAIRN_FEAT_PEER_MAX)
+/* "progress" (heartbeat only): at most CAIRN_MAX_RUNNING entries, as many
+ * as "running" may name. */
+#define CAIRN_MAX_PROGRESS        CAIRN_MAX_RUNNING
 /* "suspended" (heartbeat only): indices, like "running", of the leases whose
  * apps the worker keeps stopped (docs/worker.md, "Volunteers in control");
  * the master takes it and extends those leases as any other. */
@@ -238,6 +246,11 @@ typedef struct cairn__report_failed {
   int reason;                  /* CAIRN_FAIL_* */
 } cairn__report_failed;
 
+typedef struct cairn__report_progress {
+  int64_t index;   /* an allocation index (> 0) */
+  double fraction; /* 0 to 1 */
+} cairn__report_progress;
+
 typedef struct cairn__report {
   unsigned fields; /* the fields present (CAIRN_FEAT_*); "running" present and
                     * empty differs from absent (then every lease is extended) */
@@ -253,6 +266,8 @@ typedef struct cairn__report {
   size_t nrunning;
   int64_t suspended[CAIRN_MAX_RUNNING];
   size_t nsuspended;
+  cairn__report_progress progress[CAIRN_MAX_PROGRESS]; /* "progress", in body order */
+  size_t nprogress;
   const char *peer_url; /* present: "" or http(s)://HOST:PORT; absent: NULL */
   int chunks;           /* "chunks": true (its file server relays while receiving) */
   unsigned peer_max;    /* "peer_max": files its file server sends at once */
@@ -261,7 +276,9 @@ typedef struct cairn__report {
 
 /* Numbers are range-checked: "bytes" (of "fetched" and "served") from 0 to
  * CAIRN_MAX_REPORT_BYTES, "ms" from 1 to CAIRN_MAX_REPORT_MS, "running"
- * and "suspended" indices above 0, "resources" as cairn__resources_parse() reads them
+ * and "suspended" indices above 0, "progress" keys allocation indices
+ * (decimal, no sign or leading zero, above 0) and values numbers from 0 to
+ * 1, "resources" as cairn__resources_parse() reads them
  * (missing keys: one core, no memory, no disk); out of range is
  * CAIRN_EINVAL naming the entry.
  * Reads body (a JSON object, not modified) into *r: the fields of takes

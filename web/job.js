@@ -1,11 +1,14 @@
 // One job's view (#/job/ID): state counts and actions, its dag drawn by
 // layers in SVG (up to SVG_MAX tasks; a canvas grid, one cell per task,
 // beyond), E(t) of its policy beside fifo's (GET /v1/jobs/{id}/dag), the
-// throughput seen since the view opened, and its failures. No DOM element
+// throughput seen since the view opened, its running tasks with the
+// progress their workers reported, and its failures. No DOM element
 // per task beyond what is drawn. Every 2 s (conditional GETs, app.js) the
 // view reads the job and its tasks' states (GET /v1/jobs/{id}/states, a
 // letter per task); the full task list (reasons, stderr tails) only for
-// jobs of up to TASKS_MAX tasks; beyond, a task's details on a click.
+// jobs of up to TASKS_MAX tasks, again every PROGRESS_MS while some run
+// (their progress moves without their states); beyond, a task's details
+// on a click.
 // The dag's tasks take the keyboard focus (Tab enters the dag, arrow keys
 // move, Enter or Space opens a task). "Download results" saves a ZIP of the
 // result listing, each done task's output and its output files.
@@ -14,6 +17,14 @@ import { zip } from "./zip.js";
 
 const SVG_MAX = 2000, DAG_MAX = 20000, TASKS_MAX = 5000, ZIP_MAX_BYTES = 256 * 1048576;
 const TASKS_PAGE = 10000; // the most tasks one GET /v1/jobs/{id}/tasks page holds
+const PROGRESS_MS = 6000; // the running tasks' progress read again this often (heartbeats bring it)
+
+// A fraction done (0 to 1) as a bar and its percentage.
+const progressOf = (p) => {
+  const b = el("div", { class: "bar", title: `${(100 * p).toFixed(1)}% done` }, el("div"));
+  b.firstChild.style.width = (100 * p).toFixed(1) + "%";
+  return [b, ` ${(100 * p).toFixed(1)}%`];
+};
 
 // Every task of job id: its pages, each "after" the last one's "next".
 async function allTasks(id) {
@@ -121,14 +132,14 @@ async function sha256hex(buf) {
 export function renderJob(main, id) {
   const head = el("div"), acts = el("div", { class: "actions" }), msg = el("p", { id: "job-msg" });
   const dagBox = el("div", { id: "dag" }), charts = el("div", { class: "grid2" }), prof = el("div"), thr = el("div");
-  const fails = el("div", { id: "failures" }), detail = el("div", { id: "task-detail" });
+  const fails = el("div", { id: "failures" }), detail = el("div", { id: "task-detail" }), running = el("div", { id: "running" });
   const legend = el("p", { class: "legend" }, Object.keys(COLORS).map((k) => el("span", { class: k }, k)));
   charts.append(prof, thr);
   main.replaceChildren(el("h2", {}, "Job " + id), head, acts, msg, el("h3", {}, "Tasks"), legend, dagBox, detail, charts,
-    el("h3", {}, "Failures"), fails);
+    el("h3", {}, "Running"), running, el("h3", {}, "Failures"), fails);
   const samples = []; // [seconds since open, done]
   const t0 = performance.now();
-  let job = null, dag = null, nodes = [], grid = null, states = null, painted = "", first = 0, tasks = null, dagAsked = false;
+  let job = null, dag = null, nodes = [], grid = null, states = null, painted = "", first = 0, tasks = null, dagAsked = false, tasksAt = 0;
 
   const prio = el("input", { type: "number", id: "priority", "aria-label": "priority" });
   const prioBtn = el("button", { id: "set-priority" }, "Set priority");
@@ -191,6 +202,7 @@ export function renderJob(main, id) {
       const t = await api(`/v1/jobs/${id}/tasks/${key}`);
       const brief = tasks && tasks[key - first];
       detail.replaceChildren(el("div", { class: "card" }, el("strong", {}, `task ${t.id} (key ${t.key}): ${t.state}, attempts ${t.attempts}/${t.max_attempts}`),
+        t.progress != null ? el("p", { class: "progress" }, "progress: ", ...progressOf(t.progress), " done, as its worker last reported") : null,
         brief && brief.reason ? el("p", {}, "reason: " + brief.reason) : null,
         brief && brief.stderr ? el("pre", {}, brief.stderr) : null,
         t.state === "done" ? el("p", { class: "outputs" }, "Output: ", getFile(`/v1/tasks/${t.key}/output`, `${t.id}.stdout`),
@@ -223,6 +235,19 @@ export function renderJob(main, id) {
     else for (let i = states.indexOf("f"); i >= 0 && items.length < 100; i = states.indexOf("f", i + 1))
       items.push(el("li", {}, link(i, "task key " + (first + i)), ": failed (click for its reasons)"));
     fails.replaceChildren(items.length ? el("ul", {}, items) : el("p", {}, "None."));
+  }
+
+  // The running tasks (the first 100), each with its progress when its
+  // worker reported it.
+  function paintRunning() {
+    const link = (i, label) => el("a", { href: "#", onclick: (e) => { e.preventDefault(); showTask(first + i); } }, label);
+    if (!tasks) {
+      running.replaceChildren(el("p", {}, `${job.counts.running} running; progress is listed for jobs of up to ${TASKS_MAX} tasks (a task's own shows it).`));
+      return;
+    }
+    const items = tasks.map((t, i) => [t, i]).filter(([t]) => t.state === "running").slice(0, 100)
+      .map(([t, i]) => el("li", {}, link(i, t.id), ": ", ...(t.progress != null ? progressOf(t.progress) : ["no progress reported"])));
+    running.replaceChildren(items.length ? el("ul", {}, items) : el("p", {}, "None."));
   }
 
   function makeGrid(n) {
@@ -287,10 +312,13 @@ export function renderJob(main, id) {
     if (!dagAsked) await loadDag();
     const st = await api(`/v1/jobs/${id}/states`);
     first = st.first_key;
-    if (st.states === states) return;
+    const moved = st.states !== states;
+    const due = c.running > 0 && job.tasks <= TASKS_MAX && performance.now() - tasksAt > PROGRESS_MS;
+    if (!moved && !due) return;
     states = st.states;
-    if (job.tasks <= TASKS_MAX) tasks = (await allTasks(id)).tasks;
+    if (job.tasks <= TASKS_MAX) { tasks = (await allTasks(id)).tasks; tasksAt = performance.now(); }
     paint();
     paintFailures();
+    paintRunning();
   };
 }

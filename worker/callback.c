@@ -1,6 +1,7 @@
 /* callback.c — run a C callback app, with its capped output buffer. */
 #include "worker/callback.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@ struct cairn_task_output {
   cairn__buf buf;
   int overflow;
   const cairn__cancel *cancel;
+  cairn__resume *resume;  /* where its progress goes (NULL: nowhere) */
+  size_t slot;
 };
 
 int cairn_task_output_write(cairn_task_output *out, const void *data, size_t len) {
@@ -40,12 +43,21 @@ int cairn_task_cancelled(const cairn_task_output *out) {
   return out->cancel && cairn__cancelled(out->cancel);
 }
 
+int cairn_task_progress(cairn_task_output *out, double fraction) {
+  if (!out || !isfinite(fraction) || fraction < 0 || fraction > 1)
+    return -1;
+  if (out->resume)
+    return cairn__resume_set_progress(out->resume, out->slot, fraction) == CAIRN_OK ? 0 : -1;
+  return 0;
+}
+
 cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__task *t,
                                  const cairn__taskdir *d, const cairn__cancel *cancel,
-                                 size_t max_output, cairn__run_result *res, cairn_error *err) {
+                                 size_t max_output, cairn__resume *rs, size_t slot,
+                                 cairn__run_result *res, cairn_error *err) {
   cairn_task_file *inputs = calloc(t->ninputs + 1, sizeof *inputs);
   cairn_task_file *parents = calloc(t->nparents + 1, sizeof *parents);
-  struct cairn_task_output out = {.cancel = cancel};
+  struct cairn_task_output out = {.cancel = cancel, .resume = rs, .slot = slot};
   memset(res, 0, sizeof *res);
   cairn__buf_init(&res->output, max_output);
   if (!inputs || !parents) {
@@ -61,7 +73,7 @@ cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__
     .job = t->job, .id = t->id, .index = t->index, .app = t->app,
     .nargs = t->nargs, .args = (const char *const *)t->args,
     .ninputs = t->ninputs, .inputs = inputs,
-    .nparents = t->nparents, .parents = parents, .dir = d->dir,
+    .nparents = t->nparents, .parents = parents, .dir = d->dir, .resumed = t->resumed,
   };
   cairn__buf_init(&out.buf, max_output);
   struct timespec t0 = {0, 0}, t1 = {0, 0}; /* the callback's CPU time: this thread's */

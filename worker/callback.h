@@ -6,6 +6,7 @@
 #define CAIRN_CALLBACK_H
 
 #include "cairn/worker.h"
+#include "worker/resume.h"
 #include "worker/runner.h"
 #include "worker/task.h"
 #include "worker/taskdir.h"
@@ -14,9 +15,11 @@
  * the returned status (outside 0..255 becomes 255); OVERFLOW when it wrote
  * more than max_output (status as returned, or 1 when it returned 0);
  * CANCELLED when cancel fired meanwhile. res->cpu_seconds is the CPU time
- * of the calling thread during fn (CLOCK_THREAD_CPUTIME_ID). */
+ * of the calling thread during fn (CLOCK_THREAD_CPUTIME_ID). The task's
+ * cairn_task_progress() reports go to slot's entry of rs (NULL: none). */
 cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__task *t,
                                  const cairn__taskdir *d, const cairn__cancel *cancel,
-                                 size_t max_output, cairn__run_result *res, cairn_error *err);
+                                 size_t max_output, cairn__resume *rs, size_t slot,
+                                 cairn__run_result *res, cairn_error *err);
 
 #endif

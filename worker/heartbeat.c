@@ -7,7 +7,10 @@
  * be reported, and soon after start when the master's features are not
  * known yet; its answer renews the peer key and tells the features. While
  * the worker is paused (throttle.h) it names the leases of the stopped
- * apps in "suspended", when the master takes it. */
+ * apps in "suspended", when the master takes it, and the progress the
+ * running apps reported in "progress" (resume.h). At start-up,
+ * cairn__heartbeat_resume asks the master which recorded tasks are still
+ * this volunteer's. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +62,10 @@ static int beat(cairn__heartbeat *hb) {
       if (index > 0)
         suspended[nsuspended++] = index;
     }
-  cairn_status rc = cairn__session_report(&w->session, &hb->conn, "/v1/heartbeat",
-                                          CAIRN_HEARTBEAT_FIELDS, running, nrunning, suspended,
-                                          nsuspended, 1 << 20, &resp, &err);
+  size_t nprogress = cairn__resume_progress(&w->resume, hb->progress, CAIRN_MAX_PROGRESS);
+  cairn_status rc = cairn__session_heartbeat(&w->session, &hb->conn, running, nrunning,
+                                             suspended, nsuspended, hb->progress, nprogress,
+                                             1 << 20, &resp, &err);
   long status = resp.status;
   int ok = -1;
   if (nsuspended && rc == CAIRN_OK && status == 200 &&
@@ -78,6 +82,7 @@ static int beat(cairn__heartbeat *hb) {
       CAIRN_WARN(&w->log, "heartbeat: malformed answer");
     else {
       cairn__leases_renewed(&w->leases, bound, ext, (size_t)n, cairn__now_ms());
+      cairn__resume_renewed(&w->resume, ext, (size_t)n); /* the records' lease time */
       ok = 0;
     }
     free(ext);
@@ -114,4 +119,53 @@ void *cairn__heartbeat_main(void *arg) {
       retry_at = cairn__now_ms() + cairn__backoff_next(&b);
   }
   return NULL;
+}
+
+void cairn__heartbeat_resume(cairn_worker *w, cairn__conn *conn) {
+  int64_t idx[CAIRN_MAX_RUNNING];
+  size_t n = cairn__resume_pending(&w->resume, idx, CAIRN_MAX_RUNNING);
+  if (!n)
+    return;
+  /* {"running": [...]} extends exactly those of its leases the master still
+   * counts as this volunteer's; a master that refuses it (an old one that
+   * does not take "running": 400) cannot say: the tasks are dropped */
+  json_t *o = json_pack("{s:[]}", "running"), *a = json_object_get(o, "running");
+  for (size_t i = 0; a && i < n; i++)
+    json_array_append_new(a, json_integer((json_int_t)idx[i]));
+  char *body = a ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  cairn__http_response resp = {0};
+  cairn_error err = {0};
+  cairn__backoff b;
+  long long *ext = NULL;
+  long got = -1;
+  int refused = !body;
+  cairn__backoff_init(&b, 500, 5000);
+  while (got < 0 && !refused && !cairn__stopper_stopping(&w->stopper) &&
+         !(w->session.give_up_ms && cairn__now_ms() >= w->session.give_up_ms)) {
+    cairn_status rc = cairn__session_request(&w->session, conn, "POST", "/v1/heartbeat", body,
+                                             1 << 20, &resp, &err);
+    if (rc == CAIRN_OK && resp.status == 200)
+      got = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &w->peers);
+    if (got < 0 && ((rc == CAIRN_OK && !cairn__transient(rc, resp.status)) ||
+                    rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL))
+      refused = 1;
+    else if (got < 0) {
+      CAIRN_WARN(&w->log, "cannot ask the master about %zu recorded task%s: %s (retrying)", n,
+                 n == 1 ? "" : "s", rc != CAIRN_OK ? err.text : "no usable answer");
+      cairn__stopper_sleep(&w->stopper, cairn__backoff_next(&b));
+    }
+    cairn__buf_free(&resp.body);
+  }
+  free(body);
+  if (got >= 0 || refused)
+    cairn__resume_confirm(&w->resume, got >= 0 ? ext : NULL, got >= 0 ? (size_t)got : 0);
+  else { /* no answer: asked again at the next start, which finds them as they are */
+    cairn__resume_defer(&w->resume);
+    if (!cairn__stopper_stopping(&w->stopper)) {
+      CAIRN_WARN(&w->log, "no master for %u seconds (--exit-when-idle)", w->exit_when_idle);
+      cairn__stopper_stop(&w->stopper); /* before a slot empties a kept directory */
+    }
+  }
+  free(ext);
 }

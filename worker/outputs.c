@@ -16,6 +16,7 @@
 #include "common/protocol.h"
 #include "common/sha256.h"
 #include "worker/backoff.h"
+#include "worker/resume.h"
 
 #define EXIT_OUTPUT_FAILED 125
 
@@ -198,6 +199,14 @@ static cairn_status add_match(const task_dir *d, const char *m, const cairn__out
   return rc;
 }
 
+/* 1 when path is dir's progress file (resume.h), which a pattern naming it
+ * matches but which is never an output. */
+static int is_progress_file(const char *dir, const char *path) {
+  size_t n = strlen(dir);
+  return strncmp(path, dir, n) == 0 && path[n] == '/' &&
+         strcmp(path + n + 1, CAIRN__PROGRESS_NAME) == 0;
+}
+
 cairn_status cairn__outputs_collect(const char *dir, const cairn__output_patterns *p,
                                     cairn__output_file **files, size_t *n, cairn_error *err) {
   task_dir d = {.dir = dir};
@@ -223,7 +232,8 @@ cairn_status cairn__outputs_collect(const char *dir, const cairn__output_pattern
     else if (gr != 0 && gr != GLOB_NOMATCH)
       rc = cairn__error_set(err, CAIRN_EIO, "cannot list the outputs %s", p->v[k].name);
     for (size_t i = 0; rc == CAIRN_OK && gr == 0 && i < g.gl_pathc; i++)
-      rc = add_match(&d, g.gl_pathv[i], &p->v[k], *files, n, err);
+      if (!is_progress_file(dir, g.gl_pathv[i])) /* the worker's, not an output */
+        rc = add_match(&d, g.gl_pathv[i], &p->v[k], *files, n, err);
     globfree(&g);
   }
   return rc;

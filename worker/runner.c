@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -84,6 +85,7 @@ __attribute__((noreturn)) static void child_fail(int fd, int stage) {
 __attribute__((noreturn)) static void child(const cairn__run_spec *spec, char **argv, char **envp, int in, int out,
                   int errfd, int report, int maxfd, const child_limits *lim) {
   setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* the worker's death ends it (a kept task runs again) */
   if (lim->cgroup_fd >= 0 && write(lim->cgroup_fd, "0", 1) != 1)
     child_fail(report, STAGE_LIMITS);
   if (lim->cpu) {

@@ -180,7 +180,8 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
 /* cairn__session_report, with "max": max added when max > 0. */
 static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, unsigned fields,
                            const int64_t *running, size_t nrunning, const int64_t *suspended,
-                           size_t nsuspended, unsigned max, size_t max_response,
+                           size_t nsuspended, const cairn__report_progress *progress,
+                           size_t nprogress, unsigned max, size_t max_response,
                            cairn__http_response *resp, cairn_error *err) {
   cairn__peer_report r;
   memset(&r, 0, sizeof r);
@@ -198,6 +199,12 @@ static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, 
     r.wire.nsuspended = nsuspended < CAIRN_MAX_RUNNING ? nsuspended : CAIRN_MAX_RUNNING;
     memcpy(r.wire.suspended, suspended, r.wire.nsuspended * sizeof *suspended);
     r.wire.fields |= CAIRN_FEAT_SUSPENDED;
+  }
+  if (progress && nprogress && features >= 0 &&
+      (fields & (unsigned)features & CAIRN_FEAT_PROGRESS)) {
+    r.wire.nprogress = nprogress < CAIRN_MAX_PROGRESS ? nprogress : CAIRN_MAX_PROGRESS;
+    memcpy(r.wire.progress, progress, r.wire.nprogress * sizeof *progress);
+    r.wire.fields |= CAIRN_FEAT_PROGRESS;
   }
   if (s->offer.cores > 0 && features >= 0 && (fields & (unsigned)features & CAIRN_FEAT_RESOURCES)) {
     r.wire.resources = s->offer;
@@ -229,13 +236,22 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
                                    const int64_t *suspended, size_t nsuspended,
                                    size_t max_response, cairn__http_response *resp,
                                    cairn_error *err) {
-  return report(s, c, path, fields, running, nrunning, suspended, nsuspended, 0, max_response,
-                resp, err);
+  return report(s, c, path, fields, running, nrunning, suspended, nsuspended, NULL, 0, 0,
+                max_response, resp, err);
+}
+
+cairn_status cairn__session_heartbeat(cairn__session *s, cairn__conn *c, const int64_t *running,
+                                      size_t nrunning, const int64_t *suspended,
+                                      size_t nsuspended, const cairn__report_progress *progress,
+                                      size_t nprogress, size_t max_response,
+                                      cairn__http_response *resp, cairn_error *err) {
+  return report(s, c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, running, nrunning, suspended,
+                nsuspended, progress, nprogress, 0, max_response, resp, err);
 }
 
 cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,
                                       size_t max_response, cairn__http_response *resp,
                                       cairn_error *err) {
-  return report(s, c, "/v1/work", CAIRN_WORK_FIELDS, NULL, 0, NULL, 0, max, max_response, resp,
-                err);
+  return report(s, c, "/v1/work", CAIRN_WORK_FIELDS, NULL, 0, NULL, 0, NULL, 0, max,
+                max_response, resp, err);
 }

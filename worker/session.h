@@ -85,6 +85,15 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
                                    size_t max_response, cairn__http_response *resp,
                                    cairn_error *err);
 
+/* POST /v1/heartbeat as cairn__session_report sends it, with "progress"
+ * (progress[0..nprogress), at most CAIRN_MAX_PROGRESS) when there is some
+ * and the master takes it. */
+cairn_status cairn__session_heartbeat(cairn__session *s, cairn__conn *c, const int64_t *running,
+                                      size_t nrunning, const int64_t *suspended,
+                                      size_t nsuspended, const cairn__report_progress *progress,
+                                      size_t nprogress, size_t max_response,
+                                      cairn__http_response *resp, cairn_error *err);
+
 /* POST /v1/work as cairn__session_report sends it, with "max": max (1 to
  * CAIRN_MAX_BATCH; only to a master that lists "batch"). */
 cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,

@@ -36,6 +36,7 @@
 #include "common/log.h"
 #include "worker/backoff.h"
 #include "worker/callback.h"
+#include "worker/fsutil.h"
 #include "worker/outputs.h"
 #include "worker/result.h"
 #include "worker/runner.h"
@@ -226,7 +227,7 @@ static task_end deliver_note(cairn__slot *sl, long long index, int exit_status,
  * (the master and cairn__task_run_parse refused the denied names). */
 #define APP_PATH "/usr/local/bin:/usr/bin:/bin" /* PATH: fixed, the same on every worker */
 #define APP_LANG "C.UTF-8"                      /* LANG unless the task sets it */
-#define APP_ENV_BASE 7u                         /* PATH HOME TMPDIR LANG CAIRN_x3 */
+#define APP_ENV_BASE 9u /* PATH HOME TMPDIR LANG CAIRN_x3, CAIRN_PROGRESS_FILE, CAIRN_RESUMED */
 
 static char *env_entry(const char *name, const char *value) {
   size_t n = strlen(name) + strlen(value) + 2;
@@ -269,6 +270,11 @@ static char **make_env(const cairn__task *t, const char *dir) {
   bad |= !(env[k++] = env_entry("CAIRN_JOB", job));
   bad |= !(env[k++] = env_entry("CAIRN_TASK_ID", t->id));
   bad |= !(env[k++] = env_entry("CAIRN_INDEX", idx));
+  char *progress = cairn__path_join(dir, CAIRN__PROGRESS_NAME); /* resume.h */
+  bad |= !progress || !(env[k++] = env_entry("CAIRN_PROGRESS_FILE", progress));
+  free(progress);
+  if (t->resumed)
+    bad |= !(env[k++] = env_entry("CAIRN_RESUMED", "1"));
   for (uint32_t i = 0; i < t->run.nenv; i++)
     bad |= !(env[k++] = env_entry(t->run.env_names[i], t->run.env_values[i]));
   if (bad) {
@@ -283,7 +289,8 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
                             cairn_error *err) {
   size_t budget = (size_t)cairn__task_output_budget(&t->run, CAIRN_MAX_OUTPUT);
   if (app->fn)
-    return cairn__callback_run(app->fn, app->userdata, t, &sl->td, cancel, budget, res, err);
+    return cairn__callback_run(app->fn, app->userdata, t, &sl->td, cancel, budget,
+                               &sl->w->resume, sl->i, res, err);
   char **env = make_env(t, sl->td.dir), cgroup[64];
   if (!env)
     return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -364,8 +371,10 @@ static task_end run_with(cairn__slot *sl, const cairn__task *t, const cairn__app
     cairn__http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
   }
   cairn__diskcap_prepared(&w->diskcap, disk_need);
-  if (rc == CAIRN_OK && !cairn__cancelled(cancel))
+  if (rc == CAIRN_OK && !cairn__cancelled(cancel)) {
+    cairn__resume_record(&w->resume, sl->i, t, sl->td.dir, app->path != NULL);
     rc = run_app(sl, app, t, cancel, &res, &err);
+  }
   sl->cpu_seconds = rc == CAIRN_OK && res.outcome != CAIRN__RUN_NOEXEC ? res.cpu_seconds : -1;
   if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */
     cairn__http_set_cancel(sl->conn.http, cancel_cb, (void *)cancel);
@@ -378,10 +387,21 @@ static task_end run_with(cairn__slot *sl, const cairn__task *t, const cairn__app
     cairn__http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
     sl->extra = &ox;
   }
-  cairn__taskdir_clear(&sl->td);
+  /* a worker that stops while the app runs keeps its directory (resume.h) */
+  int lost = cancel->lost && atomic_load(cancel->lost);
+  int kept = cairn__stopper_stopping(&w->stopper) && !lost &&
+             (cairn__cancelled(cancel) || res.outcome == CAIRN__RUN_CANCELLED) &&
+             cairn__resume_recorded(&w->resume, sl->i);
+  if (kept)
+    cairn__resume_keep(&w->resume, sl->i);
+  else {
+    cairn__resume_forget(&w->resume, sl->i);
+    cairn__taskdir_clear(&sl->td);
+  }
   if (cairn__cancelled(cancel) || res.outcome == CAIRN__RUN_CANCELLED) {
-    CAIRN_INFO(&w->log, "task %lld: %s: result dropped", t->index,
-               cairn__stopper_stopping(&w->stopper) ? "worker stopping" : "lease lost");
+    CAIRN_INFO(&w->log, "task %lld: %s: result dropped%s", t->index,
+               cairn__stopper_stopping(&w->stopper) ? "worker stopping" : "lease lost",
+               kept ? " (its directory is kept for the next start)" : "");
     end = TASK_DROPPED;
   } else if (rc != CAIRN_OK) {
     char note[600];
@@ -871,9 +891,15 @@ void *cairn__slot_main(void *arg) {
   int warned = 0;
   cairn__backoff_init(&b, POLL_MIN_MS, POLL_MAX_MS);
   cairn__http_set_cancel(sl->conn.http, stop_cb, &w->stopper);
-  if (cairn__taskdir_init(&sl->td, w->run_dir, sl->i, &err) != CAIRN_OK)
+  cairn__task *again = cairn__resume_take(&w->resume, sl->i); /* resume.h */
+  if (again ? cairn__taskdir_resume(&sl->td, w->run_dir, sl->i, &err) != CAIRN_OK
+            : cairn__taskdir_init(&sl->td, w->run_dir, sl->i, &err) != CAIRN_OK)
     CAIRN_WARN(&w->log, "%s (tried again before the next task)", err.text);
   sl->td.log = &w->log;
+  if (again && claim(w)) /* its lease and index are the same: as if just offered */
+    (void)handle_offers(sl, again, again->index, &err);
+  else
+    cairn__task_free(again);
   while (!cairn__stopper_draining(&w->stopper)) {
     if (cairn__throttle_paused(&w->throttle)) { /* no new work (throttle.h) */
       long long left = idle_left(w);
@@ -920,7 +946,10 @@ void *cairn__slot_main(void *arg) {
       delay = (long)left;
     cairn__stopper_sleep(&w->stopper, delay);
   }
-  cairn__taskdir_destroy(&sl->td);
+  if (cairn__resume_recorded(&w->resume, sl->i))
+    cairn__taskdir_leave(&sl->td); /* its task runs again at the next start */
+  else
+    cairn__taskdir_destroy(&sl->td);
   cairn__http_set_cancel(sl->conn.http, NULL, NULL);
   return NULL;
 }

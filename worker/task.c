@@ -36,6 +36,7 @@ void cairn__task_free(cairn__task *t) {
   }
   free(t->parents);
   cairn__task_run_free(&t->run);
+  json_decref(t->offer);
   free(t);
 }
 
@@ -214,6 +215,7 @@ static cairn__task *from_json(json_t *root, long long *index, cairn_error *err) 
     return NULL;
   }
   t->index = *index;
+  t->offer = json_incref(root);
   t->lease_seconds = json_is_integer(lease) && json_integer_value(lease) > 0
                        ? (long long)json_integer_value(lease)
                        : CAIRN_DEFAULT_LEASE_SECONDS;

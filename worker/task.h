@@ -49,6 +49,9 @@ typedef struct cairn__task {
                           (docs/worker.md, "Outputs kept on workers") */
   char *app_version, *app_platform; /* "app_version": the signed version of app to
                           run (docs/apps.md, appver.h); NULL: this worker's own app */
+  json_t *offer;       /* the work offer as received (a reference), recorded
+                          before the app starts (resume.h) */
+  int resumed;         /* run again after the worker restarted (resume.h) */
 } cairn__task;
 
 /* Parses a 200 answer of POST /v1/work. Returns NULL with err set when the

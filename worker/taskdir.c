@@ -107,6 +107,37 @@ cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t
   return rebuild(d, err);
 }
 
+cairn_status cairn__taskdir_resume(cairn__taskdir *d, const char *run_root, size_t slot,
+                                   cairn_error *err) {
+  struct stat st;
+  memset(d, 0, sizeof *d);
+  if (asprintf(&d->dir, "%s/slot-%zu", run_root, slot) < 0) {
+    d->dir = NULL;
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+  }
+  if (lstat(d->dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return cairn__error_set(err, CAIRN_EIO, "%s is no longer a directory", d->dir);
+  for (int k = 0; k < 2; k++) {
+    char *sub = cairn__path_join(d->dir, SUBDIRS[k]);
+    int bad = !sub || ((lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode)) &&
+                       (cairn__remove_tree(sub, err) != CAIRN_OK || mkdir(sub, 0755) != 0));
+    free(sub);
+    if (bad)
+      return cairn__error_set(err, CAIRN_EIO, "cannot set up %s/%s", d->dir, SUBDIRS[k]);
+  }
+  char *errpath = cairn__path_join(d->dir, "stderr");
+  d->has_stderr = errpath && lstat(errpath, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1;
+  free(errpath);
+  d->clean = 1; /* as the task left it: prepare() keeps it */
+  return CAIRN_OK;
+}
+
+void cairn__taskdir_leave(cairn__taskdir *d) {
+  free_task_paths(d);
+  free(d->dir);
+  memset(d, 0, sizeof *d);
+}
+
 /* Removes every entry of the directory open as dfd, keeping the directory.
  * Returns 0, or -1 when something could not be removed. */
 static int empty_dir_fd(int dfd) {

@@ -11,7 +11,10 @@
  *            known clean; drop a stale stderr before a callback;
  *   fill     copy inputs from the cache, download parent outputs;
  *   clear    after the task: remove what it left, keep the skeleton;
- *   destroy  remove the directory when the slot ends.
+ *   destroy  remove the directory when the slot ends;
+ *   resume   (instead of init) take the directory over as a task left it,
+ *            to run that task again (resume.h); leave (instead of destroy)
+ *            keeps it for the next start.
  */
 #ifndef CAIRN_TASKDIR_H
 #define CAIRN_TASKDIR_H
@@ -53,6 +56,17 @@ int cairn__input_name_ok(const char *name);
  * again. */
 cairn_status cairn__taskdir_init(cairn__taskdir *d, const char *run_root, size_t slot,
                                  cairn_error *err);
+
+/* Takes over run_root/slot-<slot> as it is, for a task run again in it
+ * (resume.h): what the task left stays; inputs/ and parents/ are created
+ * when missing. CAIRN_EIO when it is not a directory one can use (d is
+ * then unclean: the next prepare() rebuilds it). */
+cairn_status cairn__taskdir_resume(cairn__taskdir *d, const char *run_root, size_t slot,
+                                   cairn_error *err);
+
+/* Frees d and leaves its directory as it is (a task kept for the next
+ * start, resume.h). Accepts a zeroed struct. */
+void cairn__taskdir_leave(cairn__taskdir *d);
 
 /* Gets the directory ready for task t: computes the paths of its inputs and
  * parents (CAIRN_EINVAL for an input name or parent id that cannot be a

@@ -244,7 +244,7 @@ cairn_status cairn_worker_add_callback_app(cairn_worker *w, const char *name, ca
   return add_app(w, name, NULL, fn, userdata, err);
 }
 
-/* Creates DIR and its parts, takes DIR/lock, clears leftovers of DIR/run. */
+/* Creates DIR and its parts, takes DIR/lock. */
 static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
   cairn_status rc = cairn__mkdirs(w->dir, 0700, err);
   if (rc != CAIRN_OK)
@@ -265,9 +265,7 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
     return cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", w->lock_path, strerror(errno));
   if (flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0)
     return cairn__error_set(err, CAIRN_EIO, "%s is used by another cairn-worker", w->dir);
-  rc = cairn__remove_tree(w->run_dir, err);
-  if (rc == CAIRN_OK)
-    rc = cairn__mkdirs(w->run_dir, 0700, err);
+  rc = cairn__mkdirs(w->run_dir, 0700, err); /* its leftovers: resume_scan() */
   if (rc == CAIRN_OK)
     rc = cairn__cache_init(&w->cache, w->cache_dir, err);
   w->cache.log = &w->log;
@@ -282,6 +280,22 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
     cairn__diskcap_init(&w->diskcap, w->max_disk_mib, w->cache_dir, w->run_dir, &w->log);
     w->diskcap_ok = 1;
   }
+  return rc;
+}
+
+static int app_runs(void *ud, const char *name) { return cairn__worker_app(ud, name) != NULL; }
+
+/* Keeps the tasks recorded in DIR/run that may run again, clears the rest
+ * (resume.h). */
+static cairn_status resume_scan(cairn_worker *w, cairn_error *err) {
+  size_t pending = 0;
+  if (cairn__resume_init(&w->resume, w->run_dir, w->slots, &w->log) != 0)
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+  w->resume_ok = 1;
+  cairn_status rc = cairn__resume_scan(&w->resume, app_runs, w, &pending, err);
+  if (rc == CAIRN_OK && pending)
+    CAIRN_INFO(&w->log, "%zu task%s recorded in %s may run again", pending,
+               pending == 1 ? "" : "s", w->run_dir);
   return rc;
 }
 
@@ -391,6 +405,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   cairn_status rc = setup_dir(w, &err);
   if (rc == CAIRN_OK)
     rc = decide_offer(w, &err);
+  if (rc == CAIRN_OK)
+    rc = resume_scan(w, &err);
   if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots, w->prefetch) != 0)
     rc = cairn__error_set(&err, CAIRN_ENOMEM, "out of memory");
   leases_ok = rc == CAIRN_OK;
@@ -419,6 +435,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
       w->session.give_up_ms = cairn__now_ms() + (long long)w->exit_when_idle * 1000;
     rc = cairn__session_open(&w->session, &conn, &err);
   }
+  if (rc == CAIRN_OK)
+    cairn__heartbeat_resume(w, &conn); /* which recorded tasks are still ours */
   cairn__http_delete(conn.http);
   if (rc == CAIRN_OK) {
     long long id, row;
@@ -441,6 +459,9 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     cairn__session_destroy(&w->session);
   if (leases_ok)
     cairn__leases_destroy(&w->leases);
+  if (w->resume_ok)
+    cairn__resume_destroy(&w->resume);
+  w->resume_ok = 0;
   if (w->throttle_ok)
     cairn__throttle_destroy(&w->throttle);
   w->throttle_ok = 0;

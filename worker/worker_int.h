@@ -15,6 +15,7 @@
 #include "worker/peer.h"
 #include "worker/peerstate.h"
 #include "worker/respool.h"
+#include "worker/resume.h"
 #include "worker/session.h"
 #include "worker/backoff.h"
 #include "worker/stopper.h"
@@ -73,6 +74,8 @@ struct cairn_worker {
   char platform[CAIRN_APP_MAX_PLATFORM + 1]; /* this host's, sent when has_project_key */
   cairn__appver appver;     /* DIR/apps: signed versions (appver.h), set up with DIR */
   int appver_ok;
+  cairn__resume resume;     /* task records and progress (resume.h), set up by run() */
+  int resume_ok;
 
 
   pthread_mutex_t mu;       /* guards everything below */
@@ -117,8 +120,13 @@ typedef struct cairn__heartbeat {
   cairn__conn conn;
   pthread_t thread;
   atomic_int quit;
+  cairn__report_progress progress[CAIRN_MAX_PROGRESS]; /* a beat's "progress" */
 } cairn__heartbeat;
 void *cairn__heartbeat_main(void *arg);
+/* At start-up, before the threads: asks the master which of the tasks
+ * recorded in DIR/run are still this volunteer's (resume.h) on conn; the
+ * others are dropped. */
+void cairn__heartbeat_resume(cairn_worker *w, cairn__conn *conn);
 /* Parses a heartbeat answer {"extended": [...]} into a new array (caller
  * frees; at most 65536 entries); its length, or -1 if malformed. The peer
  * key and the features go to peers. */

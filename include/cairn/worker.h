@@ -140,7 +140,11 @@ typedef struct cairn_task {
   size_t nparents;
   const cairn_task_file *parents;  /* DIR/run/slot-N/parents/ENCODED-ID, job-file order */
   const char *dir;                 /* the task directory, DIR/run/slot-N: holds only
-                                      inputs/ and parents/; emptied after the task */
+                                      inputs/ and parents/ (and, when resumed, what the
+                                      task left there); emptied after the task */
+  int resumed;                     /* non-zero: the task runs again in the directory it
+                                      left when the worker stopped or died (below,
+                                      "Checkpoints and progress") */
 } cairn_task;
 
 /* Where a callback writes its result (standard output for a program). */
@@ -202,6 +206,23 @@ void cairn_worker_get_stats(const cairn_worker *w, cairn_worker_stats *out);
 
 /* Frees the worker. Must not be called while run() is executing. Accepts NULL. */
 void cairn_worker_delete(cairn_worker *w);
+
+/* ---- Checkpoints and progress (docs/worker.md, "Checkpoints and progress") ----
+ * A task's directory (task->dir) survives the worker's death and its stop
+ * while the task's lease is valid: a worker started again on the same
+ * state directory (same volunteer) asks the master whether the lease is
+ * still its own and, if so, calls the callback again for the same task in
+ * the same directory with task->resumed set, under the same lease and
+ * index. A callback that saves its state in task->dir (write a temporary
+ * file, fsync, rename) and reads it back when task->resumed is set goes on
+ * where it stopped; a task whose lease ran out meanwhile is dropped
+ * without running. */
+
+/* Reports the fraction of the task done, from 0 to 1: the worker sends the
+ * last value with its heartbeats and the master shows it with the task.
+ * Thread-safe (any thread of the callback, while it runs). Returns 0, or
+ * -1 when fraction is not a number from 0 to 1 (nothing changes). */
+int cairn_task_progress(cairn_task_output *out, double fraction);
 
 #ifdef __cplusplus
 }

@@ -362,6 +362,8 @@ static void drop_lease(cairn__core *c, mlease *l, int state) {
   mtask *t = &l->job->tasks[l->task];
   if (t->rep && t->rep->active)
     t->rep->active--;
+  if (!t->rep || !t->rep->active)
+    t->progress = 0; /* no lease out: no progress to show */
   if (t->rep && state == LEASE_EXPIRED)
     t->rep->solo = 0; /* a solo copy lost: the round is replicated again (trust.c) */
 }
@@ -713,6 +715,16 @@ cairn_status cairn__core_heartbeat(cairn__core *c, int64_t vol, const cairn__rep
       j_lease(c, l, LEASE_LEASED);
     }
     json_array_append_new(held, json_integer(l->idx));
+  }
+  /* "progress": O(1) an entry (at most CAIRN_MAX_PROGRESS), kept on the
+   * lease and its task, in memory only; an index that is not one of this
+   * volunteer's leases is ignored */
+  for (size_t i = 0; r && (r->fields & CAIRN_FEAT_PROGRESS) && i < r->nprogress; i++) {
+    mlease *l = cairn__hmap_get(&c->leases, (uint64_t)r->progress[i].index);
+    if (!l || l->vol != v)
+      continue;
+    l->progress = CAIRN__PROGRESS_ENC(r->progress[i].fraction);
+    l->job->tasks[l->task].progress = l->progress;
   }
   /* Answer only about durable state: wait for every record appended so far.
    * The pending batch counts only when it holds records (an empty one is

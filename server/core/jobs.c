@@ -615,12 +615,16 @@ static long tasks_chunk(cairn__core *c, int64_t id, int64_t after, size_t limit,
   size_t at = *start + got, left = at < j->ntasks ? j->ntasks - at : 0;
   n = (long)(left < limit - got ? left : limit - got);
   n = n < CAIRN__TASKS_CHUNK ? n : CAIRN__TASKS_CHUNK;
-  for (size_t i = at; i < at + (size_t)n; i++)
-    json_array_append_new(tasks, json_pack("{s:s, s:I, s:s, s:i, s:n, s:n, s:n, s:n, s:n}", "id",
-                                           j->tasks[i].name, "key", (json_int_t)j->tasks[i].key,
-                                           "state", cairn__tstate_name[j->tasks[i].state],
-                                           "attempts", j->tasks[i].attempts, "volunteer",
-                                           "index", "exit_status", "output", "reason"));
+  for (size_t i = at; i < at + (size_t)n; i++) {
+    json_t *o = json_pack("{s:s, s:I, s:s, s:i, s:n, s:n, s:n, s:n, s:n}", "id",
+                          j->tasks[i].name, "key", (json_int_t)j->tasks[i].key, "state",
+                          cairn__tstate_name[j->tasks[i].state], "attempts",
+                          j->tasks[i].attempts, "volunteer", "index", "exit_status", "output",
+                          "reason");
+    if (o && j->tasks[i].progress) /* a lease out whose worker reported it */
+      json_object_set_new(o, "progress", json_real(CAIRN__PROGRESS_DEC(j->tasks[i].progress)));
+    json_array_append_new(tasks, o);
+  }
   *seq = cairn__journal_last(c->journal);
 out:
   cairn__core_unlock(c);

@@ -148,6 +148,34 @@ static int attempt_row(void *ud, const cairn__store_audit_row *r) {
   return json_array_append_new(a->list, o);
 }
 
+/* The attempts of list still leased (at most LEASED_MAX of them: a task has
+ * that many leases out only with a replication that high) get the
+ * "progress" their worker last reported: one hold of the lock, O(1) a
+ * lease. */
+#define LEASED_MAX 64
+static void lease_progress(cairn__core *c, json_t *list) {
+  json_t *e, *leased[LEASED_MAX];
+  size_t i, n = 0;
+  json_array_foreach(list, i, e) {
+    const char *st = json_string_value(json_object_get(e, "lease"));
+    if (n < LEASED_MAX && st && strcmp(st, "leased") == 0)
+      leased[n++] = e;
+  }
+  if (!n)
+    return;
+  uint16_t p[LEASED_MAX];
+  pthread_mutex_lock(&c->lock);
+  for (size_t k = 0; k < n; k++) {
+    const mlease *l = cairn__hmap_get(
+      &c->leases, (uint64_t)json_integer_value(json_object_get(leased[k], "index")));
+    p[k] = l ? l->progress : 0;
+  }
+  cairn__core_unlock(c);
+  for (size_t k = 0; k < n; k++)
+    if (p[k])
+      json_object_set_new(leased[k], "progress", json_real(CAIRN__PROGRESS_DEC(p[k])));
+}
+
 json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_error *err) {
   json_t *o = NULL;
   pthread_mutex_lock(&c->lock);
@@ -169,6 +197,8 @@ json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_er
   o = json_pack("{s:I, s:s, s:I, s:s, s:i, s:i}", "job", (json_int_t)job, "id", t->name, "key",
                 (json_int_t)key, "state", cairn__tstate_name[t->state], "attempts", t->attempts,
                 "max_attempts", j->max_attempts);
+  if (o && t->progress)
+    json_object_set_new(o, "progress", json_real(CAIRN__PROGRESS_DEC(t->progress)));
   json_t *run = t->run_json ? json_loads(t->run_json, 0, NULL) : NULL;
   attempts_ctx a = {json_array(), t->wall ? t->wall + c->wall_grace : 0};
   cairn__core_unlock(c);
@@ -189,6 +219,7 @@ json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_er
       cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     return NULL;
   }
+  lease_progress(c, a.list);
   json_object_set_new(o, "history", a.list);
   return o;
 }

@@ -43,9 +43,12 @@ int cairn__app_runners_add(cairn__core *c, const mvol *v);
 int cairn__task_pass_over(const cairn__core *c, const mjob *j, const mtask *t, int64_t vol,
                           int64_t now);
 /* GET /v1/jobs/{id}/tasks/{key}: the task with its run and every attempt
- * (index, volunteer, lease state, exit status, reason). Under the lock
- * O(1) (the key is found by its offset in the job); the attempts are read
- * from the store after. NULL with err (CAIRN_ENOTFOUND, ...). */
+ * (index, volunteer, lease state, exit status, reason), and the progress
+ * its workers reported ("progress" of the task and of each attempt still
+ * leased, when reported). Under the lock O(1) (the key is found by its
+ * offset in the job); the attempts are read from the store after, and the
+ * progress of those leased looked up in one more hold, O(1) each. NULL
+ * with err (CAIRN_ENOTFOUND, ...). */
 json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_error *err);
 
 #endif

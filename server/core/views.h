@@ -101,7 +101,9 @@ json_t *cairn__core_jobs_json(cairn__core *c);
 /* A page of GET /v1/jobs/{id}/tasks: the tasks of job id after the one
  * whose key is `after` (0: from the first), at most limit (1 to
  * CAIRN_TASKS_PAGE_MAX), in job-file order, with their results and files:
- * {"tasks": [...], "next": the last one's key when more follow, else null}.
+ * {"tasks": [...], "next": the last one's key when more follow, else null};
+ * a task with a lease out whose worker reported its progress has
+ * "progress" (0 to 1, the last report of any of its leases).
  * The tasks are copied CAIRN__TASKS_CHUNK per hold of the lock (each hold
  * O(chunk), never O(job)); their results and files are read from the store
  * outside it, O(limit). NULL with err: CAIRN_ENOTFOUND (no such job, or

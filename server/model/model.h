@@ -100,6 +100,9 @@ typedef struct mtask {
   uint8_t rclass;    /* its resource request: the job's rclasses[rclass] (fit.h) */
   uint8_t parked;    /* set aside: its request exceeds every offer seen (fit.h) */
   uint16_t attempts; /* allocations in this round */
+  uint16_t progress; /* the last fraction done a worker reported for one of its
+                      * leases out, as CAIRN__PROGRESS_ENC (0: none); cleared
+                      * when its last lease out ends (core.c, drop_lease) */
   int64_t accepted;  /* index of the accepted (or last failed) result, 0 if none */
   int64_t round;
   mrep *rep;         /* NULL until first allocated */
@@ -233,7 +236,14 @@ typedef struct mlease {
   mvol *vol;
   mjob *job;
   uint32_t task;
+  uint16_t progress;       /* the fraction done its worker last reported, as
+                              CAIRN__PROGRESS_ENC (0: none); memory only */
 } mlease;
+
+/* A fraction done (0 to 1) kept in 16 bits: 1 + 10,000 times it, rounded;
+ * 0 is "none reported" (what calloc leaves). */
+#define CAIRN__PROGRESS_ENC(f) ((uint16_t)(1 + (int)((f) * 10000.0 + 0.5)))
+#define CAIRN__PROGRESS_DEC(p) (((double)(p) - 1) / 10000.0)
 
 /* A parent's output file that a task reads ("inputs": ["PARENT/NAME"]). */
 typedef struct cairn__pin {

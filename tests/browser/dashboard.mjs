@@ -6,7 +6,7 @@
 // move through a dag and open a task from the keyboard and download its
 // output, open the distribution view of a broadcast input relayed by real
 // workers with peer servers in two clusters, download a job's results as a
-// ZIP. Fails on any
+// ZIP, see a running task's progress. Fails on any
 // console error, failed request or response >= 400, and writes a screenshot
 // of each view to OUT_DIR. Without chromium or playwright-core it FAILS
 // saying what to install.
@@ -277,6 +277,24 @@ try {
       failures.push(`the results ZIP lacks task ${t.id}'s output or digest.txt: ${[...entries.keys()].join(" ")}`);
   }
   await page.waitForSelector("#job-msg:has-text('results downloaded')");
+
+  // A running task's progress, as its worker reported it in a heartbeat:
+  // in its job's list of running tasks and in the task's details.
+  const reg = await fetch(url + "/v1/volunteers", { method: "POST", body: JSON.stringify({ name: "prog", apps: ["slowp"] }) });
+  if (reg.status !== 201) throw new Error(`register: ${reg.status} ${await reg.text()}`);
+  const V = { Authorization: "Bearer " + (await reg.json()).token };
+  writeFileSync(path.join(work, "progress.json"), JSON.stringify({ name: "progress", app: "slowp", tasks: [{ id: "p" }] }));
+  const progJob = await submit("progress.json");
+  const wr = await fetch(url + "/v1/work", { method: "POST", headers: V, body: "{}" });
+  if (wr.status !== 200) throw new Error(`work: ${wr.status} ${await wr.text()}`);
+  const pidx = (await wr.json()).index;
+  const hb = await fetch(url + "/v1/heartbeat", { method: "POST", headers: V, body: JSON.stringify({ running: [pidx], progress: { [pidx]: 0.42 } }) });
+  if (hb.status !== 200) throw new Error(`heartbeat: ${hb.status} ${await hb.text()}`);
+  await go(`#/job/${progJob}`);
+  await page.waitForSelector("#running li:has-text('42.0%')");
+  await page.click("#running li a");
+  await page.waitForSelector("#task-detail .progress:has-text('42.0%')");
+  await shot("job-progress");
 
   // A phone's width.
   await page.setViewportSize({ width: 390, height: 800 });

@@ -186,14 +186,16 @@ static void test_app_environment_is_clean(void **state) {
   assert_null(env_value(out, "VOLUNTEER_API_TOKEN"));
   assert_null(env_value(out, "PYTHONPATH"));
   /* exactly the documented variables */
-  char wreal[PATH_MAX], home[PATH_MAX + 32], jobid[32];
+  char wreal[PATH_MAX], home[PATH_MAX + 32], progress[PATH_MAX + 64], jobid[32];
   assert_non_null(realpath(f->wdir, wreal));
   snprintf(home, sizeof home, "%s/run/slot-0", wreal);
+  snprintf(progress, sizeof progress, "%s/.cairn-progress", home);
   snprintf(jobid, sizeof jobid, "%lld", id);
   static const char *const names[] = {"PATH", "HOME", "TMPDIR", "LANG", "CAIRN_JOB",
-                                      "CAIRN_TASK_ID", "CAIRN_INDEX", "MODE", "SEED"};
+                                      "CAIRN_TASK_ID", "CAIRN_INDEX", "CAIRN_PROGRESS_FILE",
+                                      "MODE", "SEED"};
   const char *values[] = {"/usr/local/bin:/usr/bin:/bin", home, home, "C.UTF-8", jobid, "show",
-                          NULL, "fast", "7"};
+                          NULL, progress, "fast", "7"};
   size_t lines = 0;
   for (const char *p = out; (p = strchr(p, '\n')) != NULL; p++)
     lines++;

@@ -121,8 +121,25 @@ static char *failed_n(size_t n) {
                            "\"reason\": \"stalled\"}", n);
 }
 
+/* {"progress": {n distinct indices: 0.5}} (caller frees). */
+static char *progress_of(size_t n) {
+  char *s = malloc(24 + n * 16);
+  assert_non_null(s);
+  size_t k = (size_t)sprintf(s, "{\"progress\": {");
+  for (size_t i = 0; i < n; i++)
+    k += (size_t)sprintf(s + k, "%s\"%zu\": 0.5", i ? "," : "", i + 1);
+  sprintf(s + k, "}}");
+  return s;
+}
+
 static void test_caps(void **state) {
   (void)state;
+  cap_of(progress_of, CAIRN_MAX_PROGRESS,
+         "\"progress\" must map at most 1024 allocation indices to fractions from 0 to 1");
+  /* a work body takes no "progress" */
+  char *one = progress_of(1);
+  assert_int_equal(parse_text(one, CAIRN_WORK_FIELDS, &(cairn_error){0}), CAIRN_EINVAL);
+  free(one);
   cap_of(have_n, CAIRN_MAX_HAVE, "\"have\" must be an array of at most 256 sha256 digests");
   cap_of(served_of, CAIRN_MAX_SERVED, "\"served\" must map at most 256 sha256 digests to bytes");
   cap_of(running_n, CAIRN_MAX_RUNNING, "\"running\" must be an array of at most 1024 indices");
@@ -192,6 +209,17 @@ static void test_malformed_entries(void **state) {
     {"{\"peer_max\": 1025}", "\"peer_max\" must be an integer from 1 to 1024"},
     {"{\"peer_max\": \"2\"}", "\"peer_max\" must be an integer from 1 to 1024"},
     {"{\"suspended\": {}}", "\"suspended\" must be an array of at most 1024 indices"},
+    {"{\"progress\": [0.5]}",
+     "\"progress\" must map at most 1024 allocation indices to fractions from 0 to 1"},
+    {"{\"progress\": {\"7\": \"0.5\"}}", "progress[\"7\"] must be a number from 0 to 1"},
+    {"{\"progress\": {\"7\": 1.5}}", "progress[\"7\"] must be a number from 0 to 1"},
+    {"{\"progress\": {\"7\": -0.1}}", "progress[\"7\"] must be a number from 0 to 1"},
+    {"{\"progress\": {\"7\": null}}", "progress[\"7\"] must be a number from 0 to 1"},
+    {"{\"progress\": {\"07\": 0.5}}", "progress[\"07\"]: the key is not an allocation index"},
+    {"{\"progress\": {\"0\": 0.5}}", "progress[\"0\"]: the key is not an allocation index"},
+    {"{\"progress\": {\"x\": 0.5}}", "progress[\"x\"]: the key is not an allocation index"},
+    {"{\"progress\": {\"99999999999999999999\": 0.5}}",
+     "progress[\"99999999999999999999\"]: the key is not an allocation index"},
     {"{\"peer_url\": 80}", "\"peer_url\" must be a string of at most 256 bytes"},
     {"{\"peer_url\": \"ftp://x\"}",
      "\"peer_url\" must be http://HOST:PORT (no path, no trailing slash)"},
@@ -272,9 +300,15 @@ static void test_parsed(void **state) {
   accepted("{\"have\": [\"" SHA_B "\"], \"served\": {\"" SHA_A "\": 1024}, \"running\": [13, 21], "
            "\"peer_url\": \"" PEER "\", \"fetched\": [" GOOD_FETCHED "], "
            "\"failed\": [" GOOD_FAILED "], \"resources\": {\"cores\": 4, \"disk_mib\": 10}, "
-           "\"suspended\": [21], \"chunks\": true, \"peer_max\": 2}",
+           "\"suspended\": [21], \"chunks\": true, \"peer_max\": 2, "
+           "\"progress\": {\"21\": 0.25, \"13\": 1}}",
            CAIRN_HEARTBEAT_FIELDS);
   assert_int_equal(report.fields, CAIRN_REPORT_FIELDS);
+  assert_int_equal(report.nprogress, 2);
+  for (size_t i = 0; i < 2; i++)
+    assert_true(report.progress[i].index == 21 ? report.progress[i].fraction == 0.25
+                                               : report.progress[i].index == 13 &&
+                                                   report.progress[i].fraction == 1.0);
   assert_int_equal(report.chunks, 1);
   assert_int_equal(report.peer_max, 2);
   assert_int_equal(report.nsuspended, 1);
@@ -318,6 +352,7 @@ static void test_round_trip(void **state) {
   sent.peer_url = PEER;
   sent.resources = (cairn__resources){16, 1ll << 20, CAIRN_MAX_RES_MIB};
   sent.peer_max = CAIRN_MAX_PEER_MAX;
+  sent.progress[sent.nprogress++] = (cairn__report_progress){13, 0.375};
 
   json_t *o = cairn__report_json(&sent);
   assert_non_null(o);
@@ -352,6 +387,9 @@ static void test_round_trip(void **state) {
   assert_string_equal(got.peer_url, sent.peer_url);
   assert_true(cairn__resources_equal(&got.resources, &sent.resources));
   assert_int_equal(got.peer_max, CAIRN_MAX_PEER_MAX);
+  assert_int_equal(got.nprogress, 1);
+  assert_int_equal(got.progress[0].index, 13);
+  assert_true(got.progress[0].fraction == 0.375);
   json_t *failed0 = json_array_get(json_object_get(o, "failed"), 0);
   assert_string_equal(json_string_value(json_object_get(failed0, "reason")), "unreachable");
   json_decref(o);
@@ -400,7 +438,7 @@ static void test_features(void **state) {
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
                       "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
-                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\"]");
+                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\",\"progress\"]");
   free(text);
   assert_int_equal(cairn__features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);

@@ -561,7 +561,7 @@ static void test_cpu_seconds_of_callback(void **state) {
   memset(&d, 0, sizeof d);
   cairn__run_result res;
   cairn_error err = {0};
-  assert_int_equal(cairn__callback_run(spin, NULL, &t, &d, NULL, 1024, &res, &err), CAIRN_OK);
+  assert_int_equal(cairn__callback_run(spin, NULL, &t, &d, NULL, 1024, NULL, 0, &res, &err), CAIRN_OK);
   assert_int_equal(res.exit_status, 0);
   assert_true(res.cpu_seconds >= 0.1);
   cairn__buf_free(&res.output);

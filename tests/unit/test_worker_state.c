@@ -277,13 +277,13 @@ static void test_callback_output_cap(void **state) {
   cairn__run_result res;
   cairn_error err;
   size_t n = 10;
-  assert_int_equal(cairn__callback_run(writer, &n, &t, &d, NULL, 1000, &res, &err), CAIRN_OK);
+  assert_int_equal(cairn__callback_run(writer, &n, &t, &d, NULL, 1000, NULL, 0, &res, &err), CAIRN_OK);
   assert_int_equal(res.outcome, CAIRN__RUN_EXITED);
   assert_int_equal(res.exit_status, 4);
   assert_int_equal(res.output.len, 1000);
   cairn__buf_free(&res.output);
   n = 11;  /* one block too many: an application failure even though it returned 0 */
-  assert_int_equal(cairn__callback_run(writer, &n, &t, &d, NULL, 1000, &res, &err), CAIRN_OK);
+  assert_int_equal(cairn__callback_run(writer, &n, &t, &d, NULL, 1000, NULL, 0, &res, &err), CAIRN_OK);
   assert_int_equal(res.outcome, CAIRN__RUN_OVERFLOW);
   assert_int_equal(res.exit_status, 1);
   assert_non_null(strstr(res.note, "output exceeded 1000 bytes"));
