@@ -113,6 +113,8 @@ static json_t *registration_body(const cairn__registration *reg) {
     goto fail;
   if (reg->team && json_object_set_new(root, CAIRN_TEAM_KEY, json_string(reg->team)))
     goto fail;
+  if (reg->sandbox && json_object_set_new(root, "sandbox", json_string(reg->sandbox)))
+    goto fail;
   return root;
 fail:
   json_decref(apps);

@@ -30,6 +30,8 @@ typedef struct cairn__registration {
                           * known to take it: a re-registration) */
   const char *invitation; /* may be NULL; never sent on any other call */
   const char *team;       /* may be NULL; sent as "team" (session.c decides when) */
+  const char *sandbox;    /* "bwrap" or "none": how program apps run (sandbox.h);
+                             NULL: not sent (session.c decides when) */
 } cairn__registration;
 
 /* Loads path into *c. CAIRN_ENOTFOUND when the file does not exist,

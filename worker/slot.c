@@ -297,7 +297,11 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
     .dir = sl->td.dir, .env = (const char *const *)env, .max_output = budget, .cancel = cancel,
     .stdin_path = in, .limits = t->run.limits, .cgroup_name = cgroup,
     .throttle = sl->w->throttle_ok ? &sl->w->throttle : NULL, .slot = sl->i,
+    .sandbox = sl->w->sandboxed ? &sl->w->sandbox : NULL, .network = t->run.network > 0,
   };
+  if (spec.sandbox && spec.network && !sl->w->sandbox.allow_network)
+    CAIRN_INFO(&sl->w->log, "task %lld asks for the network: it runs without (no "
+               "--allow-network)", t->index);
   cairn_status rc = cairn__run(&spec, res, err);
   if (rc == CAIRN_OK && res->memory_by)
     CAIRN_INFO(&sl->w->log, "task %lld: memory limit of %lld MiB held by %s%s%s", t->index,

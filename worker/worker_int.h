@@ -13,6 +13,7 @@
 #include "worker/peer.h"
 #include "worker/peerstate.h"
 #include "worker/respool.h"
+#include "worker/sandbox.h"
 #include "worker/session.h"
 #include "worker/backoff.h"
 #include "worker/stopper.h"
@@ -66,7 +67,12 @@ struct cairn_worker {
   unsigned long long max_disk_mib; /* from the configuration; 0: no cap */
   cairn__diskcap diskcap;   /* --max-disk (diskcap.h), set up with DIR */
   int diskcap_ok;
-
+  int no_sandbox;           /* --no-sandbox: programs run directly */
+  int sandboxed;            /* run() found the sandbox working: programs run in it */
+  cairn__sandbox sandbox;   /* the sandbox of program apps (sandbox.h); binds point
+                               into sandbox_binds */
+  cairn__sandbox_bind sandbox_binds[CAIRN__SANDBOX_MAX_BINDS];
+  char *sandbox_paths[CAIRN__SANDBOX_MAX_BINDS]; /* owned: the binds' paths */
 
   pthread_mutex_t mu;       /* guards everything below */
   unsigned long claimed;    /* polls in flight + tasks running + tasks finished */
