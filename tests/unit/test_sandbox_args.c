@@ -5,7 +5,7 @@
  * read-write, the run's read-only binds, the program bound unless under a
  * system directory, the task directory read-write and the working
  * directory, the root read-only, the network only when asked and allowed, the arguments after
- * "--" after the reaper shell. Then the runner (worker/runner.h) through a real bwrap, when it
+ * "--" after the reaper shell; the probe's reasons. Then the runner (worker/runner.h) through a real bwrap, when it
  * works here (else those tests are skipped, saying why): CPU time of the
  * program counted, a missing program reported as NOEXEC, a death by signal
  * named as such, the wall limit killing the sandbox. */
@@ -143,6 +143,26 @@ static void test_bounds(void **state) {
   free(v);
 }
 
+/* The start-up probe says why the sandbox does not work: bwrap missing,
+ * or bwrap failing (its own message, else its status). */
+static void test_probe_failures(void **state) {
+  (void)state;
+  cairn__sandbox sb = host_like();
+  char why[400];
+  sb.bwrap = "/nonexistent/bwrap";
+  assert_int_equal(cairn__sandbox_probe(&sb, "/tmp", why, sizeof why), -1);
+  printf("missing bwrap: %s\n", why);
+  assert_non_null(strstr(why, "cannot run /nonexistent/bwrap: No such file or directory"));
+  sb.bwrap = "/usr/bin/false";
+  assert_int_equal(cairn__sandbox_probe(&sb, "/tmp", why, sizeof why), -1);
+  printf("failing bwrap: %s\n", why);
+  assert_non_null(strstr(why, "/usr/bin/false failed"));
+  sb.bwrap = "/usr/bin/ls"; /* fails on bwrap's options, with a message of its own */
+  assert_int_equal(cairn__sandbox_probe(&sb, "/tmp", why, sizeof why), -1);
+  printf("bwrap with a message: %s\n", why);
+  assert_non_null(strstr(why, "ls: "));
+}
+
 /* ---- the runner through a real bwrap ---- */
 
 typedef struct rig {
@@ -231,6 +251,7 @@ int main(void) {
     cmocka_unit_test(test_flags_and_binds),
     cmocka_unit_test(test_network_only_when_asked_and_allowed),
     cmocka_unit_test(test_bounds),
+    cmocka_unit_test(test_probe_failures),
     cmocka_unit_test_setup_teardown(test_run_counts_cpu_and_names_signals, rig_setup,
                                     rig_teardown),
     cmocka_unit_test_setup_teardown(test_run_noexec_and_wall, rig_setup, rig_teardown),
