@@ -493,8 +493,10 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
     wl.vm_peak = (uint64_t)ru.ru_maxrss * 1024u;
   res->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-  if (got == (ssize_t)sizeof f ||
-      (spec->sandbox && res->outcome == CAIRN__RUN_EXITED && sandbox_failed(errpath, status, res))) {
+  int noexec = got == (ssize_t)sizeof f ||
+               (spec->sandbox && res->outcome == CAIRN__RUN_EXITED &&
+                sandbox_failed(errpath, status, res));
+  if (noexec) {
     res->outcome = CAIRN__RUN_NOEXEC;
     res->exit_status = 127;
     if (got == (ssize_t)sizeof f)

@@ -9,13 +9,14 @@
  * The file system it sees: the system's programs and libraries read-only
  * (/usr, and /bin, /sbin, /lib* as the host has them: a directory bound
  * read-only or a symlink made again), a short list of /etc files (the
- * dynamic loader's cache, alternatives, passwd and group, name service,
- * time zone, TLS certificates), its own /proc, a minimal /dev, a private
- * /tmp (tmpfs; the rest of its root is read-only), the volunteer's --sandbox-bind directories, the read-only
- * binds the caller names (the app's program file, its directory), and its
- * task directory read-write, each at its own path so that the paths the
- * worker passes in arguments and environment stay valid. Nothing else:
- * not the worker's DIR (credentials, cache, other slots), not $HOME.
+ * dynamic loader's cache, alternatives, passwd and group, name service, time
+ * zone, TLS certificates), its own /proc, a minimal /dev, a private /tmp
+ * (tmpfs; the rest of its root is read-only), the volunteer's --sandbox-bind
+ * directories, the read-only binds the caller names (the app's program file,
+ * its directory), and its task directory read-write, each at its own path so
+ * that the paths the worker passes in arguments and environment stay valid.
+ * Nothing else: not the worker's DIR (credentials, cache, other slots), not
+ * $HOME.
  *
  * PID 1 of the sandbox is a shell (CAIRN__SANDBOX_REAPER_SCRIPT) that runs
  * the program as PID 2 with the same descriptors, waits for it and exits

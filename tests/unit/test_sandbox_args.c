@@ -1,14 +1,15 @@
 /* test_sandbox_args.c — the bwrap command line of a task (worker/sandbox.h)
- * for given settings: namespaces, no capabilities, system directories
- * bound read-only or made again as symlinks, the /etc files, /proc, /dev
- * and a private /tmp before the binds, the volunteer's binds read-only or
+ * for given settings: namespaces, no capabilities, system directories bound
+ * read-only or made again as symlinks, the /etc files, /proc, /dev and a
+ * private /tmp before the binds, the volunteer's binds read-only or
  * read-write, the run's read-only binds, the program bound unless under a
- * system directory, the task directory read-write and the working
- * directory, the root read-only, the network only when asked and allowed, the arguments after
- * "--" after the reaper shell; the probe's reasons. Then the runner (worker/runner.h) through a real bwrap, when it
- * works here (else those tests are skipped, saying why): CPU time of the
- * program counted, a missing program reported as NOEXEC, a death by signal
- * named as such, the wall limit killing the sandbox. */
+ * system directory, the task directory read-write and the working directory,
+ * the root read-only, the network only when asked and allowed, the arguments
+ * after "--" after the reaper shell; the probe's reasons. Then the runner
+ * (worker/runner.h) through a real bwrap, when it works here (else those
+ * tests are skipped, saying why): CPU time of the program counted, a missing
+ * program reported as NOEXEC, a death by signal named as such, the wall
+ * limit killing the sandbox. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
