@@ -64,6 +64,9 @@ Submits and watches jobs, reads results, manages invitations and launches
 pools of workers (cairn launch local|ssh|condor).")
 set(CPACK_DEBIAN_SERVER_PACKAGE_SUGGESTS "cairn-cli, cairn-worker")
 set(CPACK_DEBIAN_WORKER_PACKAGE_SUGGESTS "cairn-cli")
+# the sandbox program apps run in (docs/security.md, "The task sandbox"),
+# besides the libraries dpkg-shlibdeps finds
+set(CPACK_DEBIAN_WORKER_PACKAGE_DEPENDS "bubblewrap")
 foreach(c server worker)
   string(TOUPPER ${c} C)
   set(d ${CMAKE_SOURCE_DIR}/packaging/debian/${c})

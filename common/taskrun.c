@@ -27,7 +27,7 @@ int cairn__task_run_empty(const cairn__task_run *r) {
   for (int i = 0; i < CAIRN_LIMIT_COUNT; i++)
     if (r->limits[i])
       return 0;
-  return r->nenv == 0 && !r->stdin_name;
+  return r->nenv == 0 && !r->stdin_name && r->network <= 0;
 }
 
 int cairn__env_name_ok(const char *s) {
@@ -163,8 +163,12 @@ static cairn_status parse_limits(json_t *lim, const char *where, cairn__task_run
 cairn_status cairn__task_run_parse(json_t *obj, const char *where, cairn__task_run *r,
                                   cairn_error *err) {
   json_t *lim = json_object_get(obj, "limits"), *env = json_object_get(obj, "env");
-  json_t *in = json_object_get(obj, "stdin");
+  json_t *in = json_object_get(obj, "stdin"), *net = json_object_get(obj, "network");
   cairn_status st = CAIRN_OK;
+  if (net && !json_is_boolean(net))
+    return cairn__error_set(err, CAIRN_EINVAL, "%s: \"network\" must be true or false", where);
+  if (net)
+    r->network = json_is_true(net) ? 1 : -1;
   if (lim && (st = parse_limits(lim, where, r, err)) != CAIRN_OK)
     return st;
   if (env) {
@@ -209,6 +213,7 @@ cairn_status cairn__task_run_merge(const cairn__task_run *def, const cairn__task
     st = env_set(out, def->env_names[i], def->env_values[i], "job", err);
   for (uint32_t i = 0; st == CAIRN_OK && i < task->nenv; i++)
     st = env_set(out, task->env_names[i], task->env_values[i], "task", err);
+  out->network = task->network ? task->network : def->network;
   const char *in = task->stdin_name ? task->stdin_name : def->stdin_name;
   if (st == CAIRN_OK && in && !(out->stdin_name = dup_n(in, strlen(in))))
     st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -246,6 +251,8 @@ json_t *cairn__task_run_json(const cairn__task_run *r) {
     bad = json_object_set(o, "env", env) != 0;
   if (!bad && r->stdin_name)
     bad = json_object_set_new(o, "stdin", json_string(r->stdin_name)) != 0;
+  if (!bad && r->network > 0)
+    bad = json_object_set_new(o, "network", json_true()) != 0;
   json_decref(lim);
   json_decref(env);
   if (bad) {

@@ -46,19 +46,22 @@ typedef struct cairn__task_run {
   char **env_names, **env_values;    /* nenv each, owned */
   uint32_t nenv;
   char *stdin_name;                  /* an input's name, or NULL (owned) */
+  int network;                       /* "network": 1 true (the task asks for the host's
+                                        network in the worker's sandbox), -1 false,
+                                        0 not set (no network) */
 } cairn__task_run;
 
 void cairn__task_run_free(cairn__task_run *r); /* frees the members, not r */
-/* 1 when r sets nothing (no limit, no variable, no stdin). */
+/* 1 when r sets nothing (no limit, no variable, no stdin, no network). */
 int cairn__task_run_empty(const cairn__task_run *r);
 
-/* Reads a job file's "limits", "env" and "stdin" members of obj (each may
- * be absent) into *r, which must be zeroed. where names obj in messages
+/* Reads a job file's "limits", "env", "stdin" and "network" (true or
+ * false) members of obj (each may be absent) into *r, which must be zeroed. where names obj in messages
  * ("job", "task \"x\""). CAIRN_EINVAL naming the key on any problem. */
 cairn_status cairn__task_run_parse(json_t *obj, const char *where, cairn__task_run *r,
                                   cairn_error *err);
 /* *out = def with task's settings on top: each limit task sets, each
- * variable (task's value wins), stdin. *out must be zeroed. */
+ * variable (task's value wins), stdin, network. *out must be zeroed. */
 cairn_status cairn__task_run_merge(const cairn__task_run *def, const cairn__task_run *task,
                                   cairn__task_run *out, cairn_error *err);
 
@@ -84,7 +87,8 @@ cairn_status cairn__task_run_ceiling(cairn__task_run *r, const int64_t ceiling[C
                                     const char *where, const char *const *flag, cairn_error *err);
 
 /* r as the JSON of a work offer: a new object with "limits" (the limits
- * set), "env" and "stdin" when set; NULL when out of memory. */
+ * set), "env" and "stdin" when set, "network": true when asked; NULL when
+ * out of memory. */
 json_t *cairn__task_run_json(const cairn__task_run *r);
 
 /* Bytes of captured output a task may keep: output_mib when set, at most

@@ -234,7 +234,7 @@ static int add_rclass(cairn__jobspec *j, const cairn__resources *r, cairn__jobsp
 static int parse_task(cairn__jobspec *j, json_t *t, size_t i, const cairn__output_patterns *deflt,
                       cairn_error *err) {
   static const char *const keys[] = {"id", "args", "inputs", "after", "resources", "limits",
-                                     "env", "stdin", "outputs", NULL};
+                                     "env", "stdin", "network", "outputs", NULL};
   char where[64];
   snprintf(where, sizeof where, "tasks[%zu]", i);
   if (!json_is_object(t)) {
@@ -484,7 +484,7 @@ cairn__jobspec *cairn__jobspec_parse(const char *text, size_t len, cairn__jobspe
                                    cairn_error *err) {
   static const char *const keys[] = {"name", "app", "app_version", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
-                                     "resources", "limits", "env", "stdin", "outputs",
+                                     "resources", "limits", "env", "stdin", "network", "outputs",
                                      "validator", "adaptive", "keep", NULL};
   cairn__output_patterns deflt = {0};
   json_error_t jerr;

@@ -6,9 +6,13 @@
 #   build     compile everything in build/: the compiler, cmake, pkg-config,
 #             the libraries (libmicrohttpd, jansson, libcurl, SQLite,
 #             libsodium) and cmocka, which configuring with the tests
-#             (BUILD_TESTING, on by default) requires. make demo needs no
-#             more: scripts/demo.sh runs the built programs and coreutils.
-#   test      build, plus what the tests run (make check, make tsan): the
+#             (BUILD_TESTING, on by default) requires, and bubblewrap
+#             (bwrap), the sandbox cairn-worker runs program apps in
+#             (docs/security.md). make demo needs no more: scripts/demo.sh
+#             runs the built programs and coreutils.
+#   test      build (bubblewrap included: every test's worker runs its
+#             apps in the sandbox, tests/security/test_sandbox.c attacks it),
+#             plus what the tests run (make check, make tsan): the
 #             sqlite3, curl, jq and openssl commands, ssh and sshd, Slurm and
 #             munge, chromium, node and npm and the browser test's
 #             playwright-core (npm ci from tests/browser/package-lock.json),
@@ -27,8 +31,8 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 build_pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
-            libsqlite3-dev libsodium-dev libjansson-dev libcmocka-dev"
-test_pkgs="sqlite3 curl jq openssl ca-certificates openssh-client openssh-server
+            libsqlite3-dev libsodium-dev libjansson-dev libcmocka-dev bubblewrap"
+test_pkgs="bubblewrap sqlite3 curl jq openssl ca-certificates openssh-client openssh-server
            slurm-wlm munge chromium dpkg-dev file"
 fuzz_pkgs="clang libclang-rt-14-dev"
 bench_pkgs="curl jq sqlite3 iproute2"

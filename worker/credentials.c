@@ -115,6 +115,8 @@ static json_t *registration_body(const cairn__registration *reg) {
     goto fail;
   if (reg->platform && json_object_set_new(root, "platform", json_string(reg->platform)))
     goto fail;
+  if (reg->sandbox && json_object_set_new(root, "sandbox", json_string(reg->sandbox)))
+    goto fail;
   return root;
 fail:
   json_decref(apps);

@@ -32,6 +32,8 @@ typedef struct cairn__registration {
   const char *team;       /* may be NULL; sent as "team" (session.c decides when) */
   const char *platform;   /* may be NULL; sent as "platform": the worker runs the
                              project's signed apps (docs/apps.md) */
+  const char *sandbox;    /* "bwrap" or "none": how program apps run (sandbox.h);
+                             NULL: not sent (session.c decides when) */
 } cairn__registration;
 
 /* Loads path into *c. CAIRN_ENOTFOUND when the file does not exist,

@@ -159,3 +159,27 @@ uint64_t cairn__vm_peak(pid_t pid) {
   const char *p = strstr(buf, "VmPeak:");
   return p ? (uint64_t)strtoull(p + 7, NULL, 10) * 1024u : 0;
 }
+
+/* Adds pid's VmPeak to *peak, then its children's while depth and *budget
+ * last. */
+static void peak_walk(pid_t pid, int depth, int *budget, uint64_t *peak) {
+  char path[80], buf[1024];
+  if ((*budget)-- <= 0)
+    return;
+  uint64_t p = cairn__vm_peak(pid);
+  if (p > *peak)
+    *peak = p;
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+  if (depth <= 0 || read_file(path, buf, sizeof buf) != 0)
+    return;
+  char *save = NULL;
+  for (char *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+    peak_walk((pid_t)atoi(w), depth - 1, budget, peak);
+}
+
+uint64_t cairn__vm_peak_tree(pid_t pid) {
+  uint64_t peak = 0;
+  int budget = 64;
+  peak_walk(pid, 4, &budget, &peak);
+  return peak;
+}

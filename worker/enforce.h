@@ -35,5 +35,9 @@ uint64_t cairn__dir_usage(const char *dir, size_t max_entries);
 
 /* VmPeak of process pid in bytes (0 when unknown, e.g. it has exited). */
 uint64_t cairn__vm_peak(pid_t pid);
+/* The largest VmPeak of pid and its descendants down to 4 generations
+ * (/proc/PID/task/PID/children: bwrap, its PID 1, the program and what
+ * the program started), at most 64 processes read; 0 when unknown. */
+uint64_t cairn__vm_peak_tree(pid_t pid);
 
 #endif

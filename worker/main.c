@@ -30,6 +30,7 @@ static const char usage_text[] =
   "                    [--invitation-file PATH]\n"
   "                    [--idle-only] [--idle-threshold PERCENT] [--idle-settle SECONDS]\n"
   "                    [--cpu-limit PERCENT] [--hours A-B[,A-B...]] [--max-disk MIB]\n"
+  "                    [--no-sandbox] [--allow-network] [--sandbox-bind PATH[:rw] ...]\n"
   "                    [--log-level error|warn|info|debug] [--help] [--version]\n"
   "\n"
   "Polls the Cairn master at URL for tasks and runs them with the project's signed\n"
@@ -83,6 +84,12 @@ static const char usage_text[] =
   "  --max-disk MIB          the cache and task directories of --dir stay under MIB:\n"
   "                          before a task, cached files it does not need are removed\n"
   "                          (oldest first), else the task is refused (default: none)\n"
+  "  --no-sandbox            run apps directly, unsandboxed: they see all this user\n"
+  "                          sees (default: each task in a bubblewrap sandbox)\n"
+  "  --allow-network         a task whose job asks \"network\": true keeps the\n"
+  "                          network in its sandbox (default: loopback only)\n"
+  "  --sandbox-bind PATH[:rw] show PATH inside the sandbox at the same path,\n"
+  "                          read-only, or read-write with :rw (repeatable, 16 at most)\n"
   "  --log-level LEVEL       error, warn (default), info or debug\n"
   "\n"
   "SIGINT/SIGTERM stop the worker: running apps are killed, the master\n"
@@ -139,7 +146,8 @@ int main(int argc, char **argv) {
     O_PEER_LISTEN, O_PEER_ADDRESS, O_PEER_MAX, O_STALL, O_DOWNLOAD_LIMIT, O_CORES, O_MEMORY,
     O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
-    O_MAX_DISK, O_TEAM, O_PREFETCH, O_VERSION, O_PROJECT_KEY
+    O_MAX_DISK, O_TEAM, O_PREFETCH, O_VERSION, O_PROJECT_KEY, O_NO_SANDBOX, O_ALLOW_NETWORK,
+    O_SANDBOX_BIND
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
@@ -169,6 +177,9 @@ int main(int argc, char **argv) {
     {"cpu-limit", required_argument, NULL, O_CPU_LIMIT},
     {"hours", required_argument, NULL, O_HOURS},
     {"max-disk", required_argument, NULL, O_MAX_DISK},
+    {"no-sandbox", no_argument, NULL, O_NO_SANDBOX},
+    {"allow-network", no_argument, NULL, O_ALLOW_NETWORK},
+    {"sandbox-bind", required_argument, NULL, O_SANDBOX_BIND},
     {"help", no_argument, NULL, O_HELP},
     {"version", no_argument, NULL, O_VERSION},
     {NULL, 0, NULL, 0},
@@ -178,6 +189,7 @@ int main(int argc, char **argv) {
   char invitation[CODE_MAX + 2];
   app_arg apps[256];
   size_t napps = 0;
+  const char *binds[16];
   long long v;
   int opt, rc;
   cairn_error err;
@@ -284,6 +296,14 @@ int main(int argc, char **argv) {
       cfg.max_tasks = (unsigned long)v;
       break;
     case O_IDLE_ONLY: cfg.idle_only = 1; break;
+    case O_NO_SANDBOX: cfg.no_sandbox = 1; break;
+    case O_ALLOW_NETWORK: cfg.allow_network = 1; break;
+    case O_SANDBOX_BIND:
+      if (cfg.nsandbox_binds == sizeof binds / sizeof binds[0])
+        return bad_usage("at most 16 --sandbox-bind flags%s", "");
+      binds[cfg.nsandbox_binds++] = optarg;
+      cfg.sandbox_binds = binds;
+      break;
     case O_IDLE_THRESHOLD:
       v = parse_count(optarg, 409600);
       if (v < 1)

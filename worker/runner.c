@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,10 +47,12 @@
 
 enum { STAGE_CHDIR = 1, STAGE_FDS, STAGE_EXEC, STAGE_LIMITS };
 
-/* What the child applies to itself before exec (0 / -1: nothing). */
+/* What the child applies to itself before exec (0 / -1: nothing), and
+ * what it execs. */
 typedef struct child_limits {
   int cgroup_fd;            /* the memory cgroup's cgroup.procs */
   rlim_t cpu, as;           /* RLIMIT_CPU seconds, RLIMIT_AS bytes */
+  const char *exec_path;    /* the program, or bwrap for a sandbox */
 } child_limits;
 
 typedef struct child_failure {
@@ -125,7 +128,7 @@ __attribute__((noreturn)) static void child(const cairn__run_spec *spec, char **
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  execve(spec->path, argv, envp);
+  execve(lim->exec_path, argv, envp);
   child_fail(report, STAGE_EXEC);
 }
 
@@ -175,7 +178,9 @@ static void describe_noexec(const cairn__run_spec *spec, const child_failure *f,
                      : f->stage == STAGE_FDS    ? "cannot set up descriptors for"
                      : f->stage == STAGE_LIMITS ? "cannot apply the limits to"
                                                 : "cannot execute";
-  const char *arg = f->stage == STAGE_CHDIR ? spec->dir : spec->path;
+  const char *arg = f->stage == STAGE_CHDIR ? spec->dir
+                    : f->stage == STAGE_EXEC && spec->sandbox ? spec->sandbox->bwrap
+                                                              : spec->path;
   snprintf(res->note, sizeof res->note, "%s %s: %s", what, arg, strerror(f->err));
 }
 
@@ -221,7 +226,7 @@ static int check_limits(const cairn__run_spec *spec, pid_t pid, watch_limits *wl
     return 1;
   }
   if (wl->as) {
-    uint64_t peak = cairn__vm_peak(pid);
+    uint64_t peak = spec->sandbox ? cairn__vm_peak_tree(pid) : cairn__vm_peak(pid);
     if (peak > wl->vm_peak)
       wl->vm_peak = peak;
   }
@@ -339,6 +344,9 @@ static void name_reason(const cairn__run_spec *spec, int status, const cairn__me
     return;
   }
   int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (spec->sandbox && WIFEXITED(status) && WEXITSTATUS(status) > 128 &&
+      WEXITSTATUS(status) <= 128 + 64)
+    sig = WEXITSTATUS(status) - 128; /* bwrap passes a death by signal N on as exit 128+N */
   if (cpu && (sig == SIGXCPU || res->cpu_seconds >= (double)cpu - 0.05)) {
     res->outcome = CAIRN__RUN_LIMIT;
     snprintf(res->reason, sizeof res->reason, "cpu");
@@ -358,6 +366,62 @@ static void name_reason(const cairn__run_spec *spec, int status, const cairn__me
     cairn__reason_of_exit(res->exit_status, res->reason);
 }
 
+/* The argv to exec: the program's (argv[0] = path, then the arguments),
+ * or with a sandbox bwrap's around it. A new array of borrowed strings;
+ * NULL when out of memory. */
+static char **make_argv(const cairn__run_spec *spec) {
+  if (spec->sandbox) {
+    cairn__sandbox_task t = {spec->dir, spec->path, spec->ro_binds, spec->nro_binds, spec->args,
+                             spec->nargs, spec->network};
+    return (char **)cairn__sandbox_argv(spec->sandbox, &t);
+  }
+  char **argv = calloc(spec->nargs + 2, sizeof *argv);
+  if (!argv)
+    return NULL;
+  argv[0] = (char *)spec->path;
+  for (size_t i = 0; i < spec->nargs; i++)
+    argv[i + 1] = (char *)spec->args[i];
+  return argv;
+}
+
+/* In a sandbox the program is exec'd by bwrap, whose failure would read
+ * as the program's exit 1: a program the worker cannot execute is NOEXEC
+ * before bwrap starts, as without a sandbox. 1 when res says so. */
+static int sandbox_precheck(const cairn__run_spec *spec, cairn__run_result *res) {
+  struct stat st;
+  int e = 0;
+  if (access(spec->path, X_OK) != 0)
+    e = errno;
+  else if (stat(spec->path, &st) != 0 || !S_ISREG(st.st_mode))
+    e = EACCES;
+  if (!e)
+    return 0;
+  res->outcome = CAIRN__RUN_NOEXEC;
+  res->exit_status = 127;
+  snprintf(res->note, sizeof res->note, "cannot execute %s: %s", spec->path, strerror(e));
+  snprintf(res->reason, sizeof res->reason, "exit 127");
+  return 1;
+}
+
+/* bwrap exits 1 with "bwrap: ..." as the first line of standard error when
+ * it cannot set the sandbox up or exec the program (the program has not
+ * run): 1 when errpath shows that, with the line in res->note. */
+static int sandbox_failed(const char *errpath, int status, cairn__run_result *res) {
+  char line[400];
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+    return 0;
+  int fd = open(errpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  ssize_t n = fd >= 0 ? read(fd, line, sizeof line - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  if (n < 7 || strncmp(line, "bwrap: ", 7) != 0)
+    return 0;
+  line[n] = '\0';
+  line[strcspn(line, "\n")] = '\0';
+  snprintf(res->note, sizeof res->note, "the sandbox could not start the program: %s", line);
+  return 1;
+}
+
 cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cairn_error *err) {
   char **argv = NULL, **envp = NULL, *errpath = NULL;
   int in = -1, errfd = -1, out[2] = {-1, -1}, report[2] = {-1, -1};
@@ -366,16 +430,15 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
   memset(res, 0, sizeof *res);
   cairn__buf_init(&res->output, spec->max_output);
   res->outcome = CAIRN__RUN_EXITED;
-  argv = calloc(spec->nargs + 2, sizeof *argv);
+  if (spec->sandbox && sandbox_precheck(spec, res))
+    return CAIRN_OK;
+  argv = make_argv(spec);
   envp = make_envp(spec->env);
   if (!argv || !envp || asprintf(&errpath, "%s/stderr", spec->dir) < 0) {
     errpath = NULL;
     rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
   }
-  argv[0] = (char *)spec->path;
-  for (size_t i = 0; i < spec->nargs; i++)
-    argv[i + 1] = (char *)spec->args[i];
   const char *inpath = spec->stdin_path ? spec->stdin_path : "/dev/null";
   in = open(inpath, O_RDONLY | O_CLOEXEC | (spec->stdin_path ? O_NOFOLLOW : 0));
   errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -385,7 +448,7 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
     goto out;
   }
   /* the limits: memory by a cgroup when one can be made, else RLIMIT_AS */
-  child_limits lim = {.cgroup_fd = -1};
+  child_limits lim = {.cgroup_fd = -1, .exec_path = argv[0]};
   watch_limits wl = {.wall = (double)limit_of(spec, CAIRN_LIMIT_WALL),
                      .disk = (uint64_t)limit_of(spec, CAIRN_LIMIT_DISK) << 20};
   lim.cpu = (rlim_t)limit_of(spec, CAIRN_LIMIT_CPU);
@@ -432,10 +495,14 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
     wl.vm_peak = (uint64_t)ru.ru_maxrss * 1024u;
   res->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-  if (got == (ssize_t)sizeof f) {
+  int noexec = got == (ssize_t)sizeof f ||
+               (spec->sandbox && res->outcome == CAIRN__RUN_EXITED &&
+                sandbox_failed(errpath, status, res));
+  if (noexec) {
     res->outcome = CAIRN__RUN_NOEXEC;
     res->exit_status = 127;
-    describe_noexec(spec, &f, res);
+    if (got == (ssize_t)sizeof f)
+      describe_noexec(spec, &f, res);
     cairn__buf_free(&res->output);
     cairn__buf_init(&res->output, spec->max_output);
   } else if (res->outcome == CAIRN__RUN_OVERFLOW || res->outcome == CAIRN__RUN_LIMIT)

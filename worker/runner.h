@@ -4,6 +4,13 @@
  * caller gives (and nothing of the worker's), held to its limits
  * (common/taskrun.h).
  *
+ * With a sandbox (spec.sandbox), bwrap runs the program: the runner execs
+ * bwrap in its place, in the group it makes, which then holds bwrap and
+ * everything in the sandbox; CPU time still counts the program's (bwrap
+ * waits for the sandbox's reaper, which waits for the program: sandbox.h).
+ * A program killed by signal N comes back from bwrap as exit 128+N and is
+ * reported as signal N.
+ *
  * The program runs in its own process group; the whole group is killed
  * (SIGKILL) when the output exceeds the cap, when a limit is reached, when
  * the task is cancelled, and once the program has exited (so nothing it
@@ -20,6 +27,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/taskrun.h"
+#include "worker/sandbox.h"
 #include "worker/stopper.h"
 
 typedef enum cairn__run_outcome {
@@ -57,6 +65,14 @@ typedef struct cairn__run_spec {
                                      its stopped time does not count against the wall
                                      limit; NULL: none */
   size_t slot;                    /* the throttle's slot for this run */
+  const cairn__sandbox *sandbox;  /* run the program in this sandbox (sandbox.h);
+                                     NULL: none, the program runs directly */
+  int network;                    /* the task asked for the network (kept only when
+                                     the sandbox allows it) */
+  const char *const *ro_binds;    /* nro_binds paths the sandbox shows read-only besides
+                                     the program (the app's directory), at most
+                                     CAIRN__SANDBOX_MAX_RO */
+  size_t nro_binds;
 } cairn__run_spec;
 
 typedef struct cairn__run_result {

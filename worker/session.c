@@ -73,6 +73,13 @@ static cairn_status register_locked(cairn__session *s, cairn__conn *c, int retry
       reg.team = NULL;
       continue;
     }
+    /* a master older than the sandbox field refuses it: asked again without */
+    if (rc == CAIRN_EINVAL && reg.sandbox && strstr(err->text, "unknown field \"sandbox\"")) {
+      CAIRN_INFO(s->log, "%s takes no sandbox field: registering without it",
+                 cairn__http_base(c->http));
+      reg.sandbox = NULL;
+      continue;
+    }
     if (rc != CAIRN_EIO || !retry)
       break;
     if (cairn__stopper_stopping(s->stopper))

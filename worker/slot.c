@@ -304,7 +304,12 @@ static cairn_status run_app(cairn__slot *sl, const cairn__app *app, const cairn_
     .dir = sl->td.dir, .env = (const char *const *)env, .max_output = budget, .cancel = cancel,
     .stdin_path = in, .limits = t->run.limits, .cgroup_name = cgroup,
     .throttle = sl->w->throttle_ok ? &sl->w->throttle : NULL, .slot = sl->i,
+    .sandbox = sl->w->sandboxed ? &sl->w->sandbox : NULL, .network = t->run.network > 0,
+    .ro_binds = app->dir ? &app->dir : NULL, .nro_binds = app->dir != NULL,
   };
+  if (spec.sandbox && spec.network && !sl->w->sandbox.allow_network)
+    CAIRN_INFO(&sl->w->log, "task %lld asks for the network: it runs without (no "
+               "--allow-network)", t->index);
   cairn_status rc = cairn__run(&spec, res, err);
   if (rc == CAIRN_OK && res->memory_by)
     CAIRN_INFO(&sl->w->log, "task %lld: memory limit of %lld MiB held by %s%s%s", t->index,
@@ -337,7 +342,7 @@ static int signed_app(cairn__slot *sl, const cairn__task *t, cairn__app *app, ch
                            exe, vdir, &err);
   }
   if (rc == CAIRN_OK) {
-    *app = (cairn__app){.name = t->app, .path = *exe};
+    *app = (cairn__app){.name = t->app, .path = *exe, .dir = *vdir};
     return 0;
   }
   snprintf(note, sizeof note, "app %.64s %.32s for %.32s: %.400s", t->app, t->app_version,

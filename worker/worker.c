@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/limits.h"
@@ -24,6 +25,80 @@
 #define DEFAULT_STALL_MS 10000
 #define MAX_IDLE_THRESHOLD 409600u
 #define MAX_IDLE_SETTLE 86400u
+
+/* Checks the configuration's sandbox binds: "PATH" or "PATH:rw", PATH
+ * absolute, without "..", existing. NULL when good, else the problem. */
+static const char *binds_problem(const cairn_worker_config *cfg, char *buf, size_t cap) {
+  if (cfg->nsandbox_binds > CAIRN__SANDBOX_MAX_BINDS)
+    return "at most 16 sandbox binds";
+  for (size_t i = 0; i < cfg->nsandbox_binds; i++) {
+    const char *b = cfg->sandbox_binds ? cfg->sandbox_binds[i] : NULL;
+    size_t n = b ? strlen(b) : 0;
+    if (n > 3 && strcmp(b + n - 3, ":rw") == 0)
+      n -= 3;
+    char path[PATH_MAX];
+    struct stat st;
+    if (!b || b[0] != '/' || n >= sizeof path || strstr(b, "/..") || strchr(b, '\n')) {
+      snprintf(buf, cap, "sandbox bind \"%.200s\" must be an absolute path without \"..\", "
+               "optionally with \":rw\"", b ? b : "(null)");
+      return buf;
+    }
+    memcpy(path, b, n);
+    path[n] = '\0';
+    if (stat(path, &st) != 0) {
+      snprintf(buf, cap, "sandbox bind %.200s: %s", path, strerror(errno));
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+/* Copies the configuration's sandbox settings into w; -1 when out of memory. */
+static int copy_sandbox(cairn_worker *w, const cairn_worker_config *cfg) {
+  w->no_sandbox = cfg->no_sandbox != 0;
+  w->sandbox.allow_network = cfg->allow_network != 0;
+  w->sandbox.binds = w->sandbox_binds;
+  for (size_t i = 0; i < cfg->nsandbox_binds; i++) {
+    const char *b = cfg->sandbox_binds[i];
+    size_t n = strlen(b);
+    int rw = n > 3 && strcmp(b + n - 3, ":rw") == 0;
+    if (!(w->sandbox_paths[i] = strndup(b, rw ? n - 3 : n)))
+      return -1;
+    w->sandbox_binds[i] = (cairn__sandbox_bind){w->sandbox_paths[i], rw};
+    w->sandbox.nbinds = i + 1;
+  }
+  return 0;
+}
+
+/* Before any work: with program apps (the project's signed apps count) and
+ * the sandbox on, checks that bwrap runs here (sandbox.h); says why not and
+ * how to fix it. */
+static cairn_status check_sandbox(cairn_worker *w, cairn_error *err) {
+  size_t programs = w->has_project_key != 0;
+  for (size_t i = 0; i < w->napps; i++)
+    programs += w->apps[i].path != NULL;
+  if (w->no_sandbox) {
+    if (programs)
+      CAIRN_WARN(&w->log, "--no-sandbox: program apps run unsandboxed, seeing all that this "
+                 "user sees (DIR/credentials.json, $HOME, the network, other processes)");
+    return CAIRN_OK;
+  }
+  if (!programs)
+    return CAIRN_OK;
+  char why[400];
+  cairn__sandbox_host(&w->sandbox);
+  if (cairn__sandbox_probe(&w->sandbox, w->run_dir, why, sizeof why) != 0)
+    return cairn__error_set(err, CAIRN_EINVAL,
+                            "the task sandbox does not work here: %s. Install bubblewrap (apt "
+                            "install bubblewrap) and allow unprivileged user namespaces (sysctl "
+                            "kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, "
+                            "kernel.apparmor_restrict_unprivileged_userns=0), or run programs "
+                            "unsandboxed with --no-sandbox", why);
+  w->sandboxed = 1;
+  CAIRN_INFO(&w->log, "program apps run in a bubblewrap sandbox (%s)%s", w->sandbox.bwrap,
+             w->sandbox.allow_network ? "; tasks that ask may use the network" : "");
+  return CAIRN_OK;
+}
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 
@@ -124,6 +199,9 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     cairn__error_set(err, CAIRN_EINVAL, "project key: %s", kerr.text);
     return NULL;
   }
+  char bind_why[320];
+  if (!problem)
+    problem = binds_problem(cfg, bind_why, sizeof bind_why);
   if (problem) {
     cairn__error_set(err, CAIRN_EINVAL, "%s", problem);
     return NULL;
@@ -174,6 +252,8 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
                                           cfg->idle_settle, cfg->cpu_limit, cfg->hours != NULL,
                                           hours};
   w->max_disk_mib = cfg->max_disk_mib;
+  if (copy_sandbox(w, cfg) != 0)
+    oom = 1;
   if (!oom && cairn__peerstate_init(&w->peers, w->peer_address) != 0)
     oom = 1;
   else if (!oom) {
@@ -224,7 +304,7 @@ static cairn_status add_app(cairn_worker *w, const char *name, const char *path,
     free(abs);
     return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   }
-  w->apps[w->napps] = (cairn__app){dup, abs, fn, userdata};
+  w->apps[w->napps] = (cairn__app){dup, abs, fn, userdata, NULL};
   w->app_names[w->napps] = dup;
   w->napps++;
   return CAIRN_OK;
@@ -404,6 +484,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     return cairn__error_set(out, CAIRN_EINVAL, "no apps registered, and no project key");
   cairn_status rc = setup_dir(w, &err);
   if (rc == CAIRN_OK)
+    rc = check_sandbox(w, &err);
+  if (rc == CAIRN_OK)
     rc = decide_offer(w, &err);
   if (rc == CAIRN_OK)
     rc = resume_scan(w, &err);
@@ -416,7 +498,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   w->throttle_ok = rc == CAIRN_OK;
   reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
                               w->invitation, w->team,
-                              w->has_project_key ? w->platform : NULL};
+                              w->has_project_key ? w->platform : NULL,
+                              w->sandboxed ? "bwrap" : "none"};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
@@ -505,6 +588,8 @@ void cairn_worker_delete(cairn_worker *w) {
   free(w->invitation);
   free(w->peer_listen);
   free(w->peer_address);
+  for (size_t i = 0; i < CAIRN__SANDBOX_MAX_BINDS; i++)
+    free(w->sandbox_paths[i]);
   if (w->peers_ok)
     cairn__peerstate_destroy(&w->peers);
   free(w->cred_path);

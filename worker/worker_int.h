@@ -16,6 +16,7 @@
 #include "worker/peerstate.h"
 #include "worker/respool.h"
 #include "worker/resume.h"
+#include "worker/sandbox.h"
 #include "worker/session.h"
 #include "worker/backoff.h"
 #include "worker/stopper.h"
@@ -28,6 +29,8 @@ typedef struct cairn__app {
   char *path;          /* program (absolute), or NULL for a callback */
   cairn_task_fn fn;
   void *userdata;
+  const char *dir;     /* a signed version's directory (appver.h), shown read-only in
+                          the sandbox; NULL: none */
 } cairn__app;
 
 struct cairn_worker {
@@ -77,6 +80,12 @@ struct cairn_worker {
   cairn__resume resume;     /* task records and progress (resume.h), set up by run() */
   int resume_ok;
 
+  int no_sandbox;           /* --no-sandbox: programs run directly */
+  int sandboxed;            /* run() found the sandbox working: programs run in it */
+  cairn__sandbox sandbox;   /* the sandbox of program apps (sandbox.h); binds point
+                               into sandbox_binds */
+  cairn__sandbox_bind sandbox_binds[CAIRN__SANDBOX_MAX_BINDS];
+  char *sandbox_paths[CAIRN__SANDBOX_MAX_BINDS]; /* owned: the binds' paths */
 
   pthread_mutex_t mu;       /* guards everything below */
   unsigned long claimed;    /* polls in flight + tasks running + tasks finished */

@@ -113,6 +113,21 @@ typedef struct cairn_worker_config {
    * app need be added. A version that does not verify fails its task with
    * reason "app_signature". NULL: only the apps added. */
   const char *project_key;
+  /* Sandbox (docs/worker.md, "Sandbox"; docs/security.md): on Linux each
+   * task of a program app runs in a bubblewrap sandbox that shows it the
+   * system's programs and libraries, its task directory and the binds
+   * below, in its own PID and network namespaces, without privileges.
+   * run() checks once that the sandbox works and refuses to start (saying
+   * why and how to fix it) when it does not. Callback apps run inside the
+   * worker's own process and cannot be sandboxed. Zero: sandbox on, no
+   * network for tasks. */
+  int no_sandbox;              /* non-zero: run programs directly, unsandboxed */
+  int allow_network;           /* non-zero: a task whose job asks "network": true keeps
+                                  the host's network (else it has only loopback) */
+  const char *const *sandbox_binds; /* nsandbox_binds absolute paths shown inside the
+                                  sandbox at the same path, read-only, or read-write
+                                  as "PATH:rw"; the strings are copied */
+  size_t nsandbox_binds;       /* at most 16 */
 } cairn_worker_config;
 
 /* Sets every field of cfg to its default (as cairn_master_config_init does

@@ -158,10 +158,16 @@ static int platform_of(json_t *p, char buf[CAIRN_APP_MAX_PLATFORM + 2], cairn__r
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name",     "cluster", "apps", "slots",
                                      "peer_url", CAIRN_RESOURCES_KEY, "invitation",
-                                     CAIRN_TEAM_KEY, "platform", NULL};
+                                     CAIRN_TEAM_KEY, "platform", "sandbox", NULL};
   json_t *o = cairn__api_body(rq, keys, 0, rs);
   if (!o)
     return;
+  const char *sandbox = json_string_value(json_object_get(o, "sandbox"));
+  if (json_object_get(o, "sandbox") && (!sandbox || (strcmp(sandbox, "bwrap") != 0 &&
+                                                      strcmp(sandbox, "none") != 0))) {
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"sandbox\" must be \"bwrap\" or \"none\"");
+    goto out;
+  }
   const char *apps[CAIRN_MAX_APPS];
   int napps = 0, slots = 1;
   const char *name = cairn__api_opt_str(o, "name", "", rs);
@@ -231,7 +237,10 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
     if (invite)
       cairn__invites_unuse(m->invites, invite);
     cairn__api_fail(rs, &err);
-  } else if (res && cairn__core_set_offer(m->core, id, &offer, &err) != CAIRN_OK)
+    goto out;
+  }
+  cairn__core_set_sandbox(m->core, id, sandbox);
+  if (res && cairn__core_set_offer(m->core, id, &offer, &err) != CAIRN_OK)
     cairn__api_fail(rs, &err); /* registered: the invitation's use stays spent */
   else {
     char key[65];

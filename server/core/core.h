@@ -146,6 +146,10 @@ cairn_status cairn__core_register_team(cairn__core *c, const char *name, const c
  * earns next counts for team. CAIRN_ENOTFOUND, CAIRN_ECONFLICT for a
  * banned volunteer; no change journals nothing. Takes the lock; O(1). */
 cairn_status cairn__core_set_team(cairn__core *c, int64_t id, const char *team, cairn_error *err);
+/* Volunteer id's worker said how it runs program apps: "bwrap" or "none"
+ * (docs/protocol.md, "sandbox"; NULL: not said). Kept in memory only, shown
+ * by GET /v1/volunteers. Takes the lock; O(1). */
+void cairn__core_set_sandbox(cairn__core *c, int64_t id, const char *sandbox);
 /* Counts bytes of file sha256 the master sent. */
 void cairn__core_served_by_master(cairn__core *c, const char *sha256, uint64_t bytes);
 /* The id of the volunteer holding token (*vol); CAIRN_EAUTH for an

@@ -1,5 +1,5 @@
 /* limits.c — what the master knows of the limits tasks run under: the
- * server's ceiling, each task's run (limits, env, stdin) in its work
+ * server's ceiling, each task's run (limits, env, stdin, network) in its work
  * offers, the hard deadline of a lease (start + wall limit + grace, which
  * heartbeats do not move), the reasons of failed attempts (counted for
  * /metrics) and the preference for another volunteer after a failure.

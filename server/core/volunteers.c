@@ -15,6 +15,7 @@
 #include "server/core/outputs.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -301,4 +302,12 @@ cairn_status cairn__core_may_read_file(cairn__core *c, int64_t vol, const char *
 cairn_status cairn__core_may_read_output(cairn__core *c, int64_t vol, int64_t key,
                                          cairn_error *err) {
   return may_read(c, vol, NULL, key, err);
+}
+
+void cairn__core_set_sandbox(cairn__core *c, int64_t id, const char *sandbox) {
+  pthread_mutex_lock(&c->lock);
+  mvol *v = id >= 1 && (size_t)id <= c->nvols ? c->vols[id - 1] : NULL;
+  if (v)
+    snprintf(v->sandbox, sizeof v->sandbox, "%s", sandbox ? sandbox : "");
+  cairn__core_unlock(c);
 }

@@ -187,6 +187,8 @@ typedef struct mvol {
    * results of their credit and claims, and their number; kept in the
    * store (volunteers row) with every change, outliving deleted jobs */
   char *team;
+  char sandbox[8];         /* how its worker runs programs: "bwrap", "none", "" not said
+                              (registration; not stored) */
   double credit, cpu_seconds;
   int64_t credited;
   /* adaptive replication (trust.c): its valid replicated results in a row,

@@ -105,8 +105,10 @@ static void test_bad_input(void **state) {
 static pid_t start_worker(fixture *f, const char *name, const char *team, const char *script) {
   char app[4400];
   snprintf(app, sizeof app, "burn=%s/%s", f->dir, script);
+  char bin[4096]; /* the script runs the built cairn-app-limits: shown in the sandbox */
+  harness_bin_dir(bin, sizeof bin);
   const char *args[] = {"--team", team, "--app", app, "--slots", "1", "--exit-when-idle", "3",
-                        "--log-level", "info", NULL};
+                        "--log-level", "info", "--sandbox-bind", bin, NULL};
   pid_t pid = harness_worker(f->srv.url, f->dir, name, args);
   assert_true(pid > 0);
   return pid;

@@ -42,7 +42,10 @@ static pid_t start_worker(fixture *f, const char *name, const char *app, const c
   char of[4096], appflag[4400];
   harness_bin(of, sizeof of, "cairn-app-outfiles");
   snprintf(appflag, sizeof appflag, "of=%s", app ? app : of);
-  const char *args[] = {"--app", appflag, max_tasks ? "--max-tasks" : NULL, max_tasks, NULL};
+  char bin[4096]; /* a script app execs the built cairn-app-outfiles: shown in the sandbox */
+  harness_bin_dir(bin, sizeof bin);
+  const char *args[] = {"--app", appflag, "--sandbox-bind", bin,
+                        max_tasks ? "--max-tasks" : NULL, max_tasks, NULL};
   pid_t pid = server_fixture_worker(f, name, args);
   assert_true(pid > 0);
   return pid;

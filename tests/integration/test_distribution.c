@@ -83,9 +83,10 @@ static void make_job(const char *dir, char sha[65]) {
 static pid_t start_worker(const char *url, const char *dir, int i) {
   char name[16];
   snprintf(name, sizeof name, "w%d", i);
+  /* the tasks wait for DIR/go: the test folder is shown read-only in the sandbox */
   const char *args[] = {"--app", "sum=/bin/sh", "--cluster", i % 2 ? "b" : "a",
                         "--exit-when-idle", "60", "--stall-timeout", "2", "--log-level", "debug",
-                        NULL};
+                        "--sandbox-bind", dir, NULL};
   pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;

@@ -25,6 +25,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -72,10 +73,13 @@ static int teardown(void **state) {
 }
 
 /* Writes DIR/job.json: task p writes out.bin (kept on workers), then n
- * children that print its digest and hold their worker until DIR/go
- * exists (at most 120 s), so that each worker takes one. */
+ * children that print its digest and hold their worker until DIR/gate/go
+ * exists (at most 120 s; bigjob_worker shows DIR/gate to the sandbox), so
+ * that each worker takes one. */
 static void write_job(const char *dir, int n) {
   char text[8192], path[4300];
+  snprintf(path, sizeof path, "%s/gate", dir);
+  assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
   size_t k = (size_t)snprintf(text, sizeof text,
                               "{\"name\": \"kept-chunks\", \"app\": \"sum\", \"keep\": \"workers\", "
                               "\"lease_seconds\": 15, \"max_attempts\": 10, \"tasks\": ["
@@ -86,7 +90,7 @@ static void write_job(const char *dir, int n) {
     k += (size_t)snprintf(text + k, sizeof text - k,
                           ", {\"id\": \"c%d\", \"inputs\": [\"p/out.bin\"], \"after\": [\"p\"], "
                           "\"args\": [\"-c\", \"sha256sum < inputs/p/out.bin; n=0; while [ ! -e "
-                          "%s/go ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done\"]}",
+                          "%s/gate/go ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done\"]}",
                           i, dir);
   snprintf(text + k, sizeof text - k, "]}\n");
   snprintf(path, sizeof path, "%s/job.json", dir);
@@ -154,7 +158,7 @@ static void start_server(server_fixture *f) {
 
 static void release(const char *dir) {
   char go[4300];
-  snprintf(go, sizeof go, "%s/go", dir);
+  snprintf(go, sizeof go, "%s/gate/go", dir);
   assert_int_equal(harness_write_file(go, "go\n"), 0);
 }
 

@@ -50,9 +50,12 @@ static int setup(void **state) {
   for (int i = 0; i < NWORKERS; i++) {
     char name[16];
     snprintf(name, sizeof name, "w%d", i);
+    /* a gate task waits for DIR/TAG/go: the test folder is shown read-only
+     * in the task sandbox */
     const char *args[] = {"--app", "sum=/bin/sh", "--cluster", i % 2 ? "b" : "a",
                           "--peer-listen", "127.0.0.1:0", "--exit-when-idle", "300",
-                          "--stall-timeout", "10", "--log-level", "debug", NULL};
+                          "--stall-timeout", "10", "--log-level", "debug",
+                          "--sandbox-bind", W.dir, NULL};
     assert_true(server_fixture_worker(&W, name, args) > 0);
   }
   return 0;

@@ -46,8 +46,10 @@ static int setup(void **state) {
 static pid_t start_worker(fixture *f, const char *name, const char *app, const char *more) {
   char appflag[4400];
   snprintf(appflag, sizeof appflag, "of=%s", app);
-  const char *args[] = {"--app", appflag, "--log-level", "info", more ? "--max-tasks" : NULL,
-                        more, NULL};
+  char bin[4096]; /* a script app execs the built cairn-app-outfiles: shown in the sandbox */
+  harness_bin_dir(bin, sizeof bin);
+  const char *args[] = {"--app", appflag, "--log-level", "info", "--sandbox-bind", bin,
+                        more ? "--max-tasks" : NULL, more, NULL};
   pid_t pid = server_fixture_worker(f, name, args);
   assert_true(pid > 0);
   return pid;

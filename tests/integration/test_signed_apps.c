@@ -291,7 +291,8 @@ static void test_changed_byte_refused_then_retired(void **state) {
   char exe[4400], app_arg[4500];
   snprintf(exe, sizeof exe, "%s/greet", fx.app_dir);
   snprintf(app_arg, sizeof app_arg, "greet=%s", exe);
-  const char *grid[] = {"--app", app_arg, NULL};
+  /* a grid user's own program reads its data beside it: shown to its sandbox */
+  const char *grid[] = {"--app", app_arg, "--sandbox-bind", fx.app_dir, NULL};
   pid_t g = server_fixture_worker(&fx.sf, "grid", grid);
   assert_true(g > 0);
   assert_string_equal(wait_job(jid, 120), "done");

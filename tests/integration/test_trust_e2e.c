@@ -76,7 +76,12 @@ static pid_t worker(const char *url, const char *dir, int i, const char *script)
   char app[4300], name[16]; /* "sq=" and a script path of up to 4,199 bytes */
   snprintf(app, sizeof app, "sq=%s", script);
   snprintf(name, sizeof name, "w%d", i);
-  const char *args[] = {"--app", app, "--slots", "1", "--exit-when-idle", "6", NULL};
+  /* the liar's script reads its switch file and writes its log in the
+   * test's folder: shown read-write in the sandbox */
+  char rw[4300];
+  snprintf(rw, sizeof rw, "%s:rw", dir);
+  const char *args[] = {"--app", app, "--slots", "1", "--exit-when-idle", "6",
+                        "--sandbox-bind", rw, NULL};
   pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;

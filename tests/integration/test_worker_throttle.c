@@ -138,24 +138,49 @@ static int proc_stat(pid_t pid, char *state, long *ppid, unsigned long long *cpu
 }
 
 /* The worker's task program: its child process (at most timeout s). */
+/* The command name of pid ("" when unknown); a static buffer. */
+static const char *task_comm(pid_t pid) {
+  static char comm[64];
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+  FILE *fp = fopen(path, "r");
+  comm[0] = '\0';
+  if (fp && !fgets(comm, sizeof comm, fp))
+    comm[0] = '\0';
+  if (fp)
+    fclose(fp);
+  return comm;
+}
+
+/* A child of parent, or 0. */
+static pid_t child_of(pid_t parent) {
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  pid_t found = 0;
+  while (d && (e = readdir(d)) != NULL && !found) {
+    pid_t pid = (pid_t)atol(e->d_name);
+    char st;
+    long ppid;
+    unsigned long long cpu;
+    if (pid > 0 && proc_stat(pid, &st, &ppid, &cpu) == 0 && ppid == (long)parent)
+      found = pid;
+  }
+  if (d)
+    closedir(d);
+  return found;
+}
+
+/* The task's program: the worker's child, or in the task sandbox (the
+ * default) the grandchild of that child (bwrap, its reaper, the program). */
 static pid_t task_pid(pid_t worker, double timeout) {
   double until = harness_now() + timeout;
   while (harness_now() < until) {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    pid_t found = 0;
-    while (d && (e = readdir(d)) != NULL && !found) {
-      pid_t pid = (pid_t)atol(e->d_name);
-      char st;
-      long ppid;
-      unsigned long long cpu;
-      if (pid > 0 && proc_stat(pid, &st, &ppid, &cpu) == 0 && ppid == (long)worker)
-        found = pid;
-    }
-    if (d)
-      closedir(d);
-    if (found)
+    pid_t found = child_of(worker);
+    if (found && strcmp(task_comm(found), "bwrap\n") != 0)
       return found;
+    pid_t reaper = found ? child_of(found) : 0, program = reaper ? child_of(reaper) : 0;
+    if (program)
+      return program;
     usleep(50 * 1000);
   }
   return 0;

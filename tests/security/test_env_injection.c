@@ -9,7 +9,8 @@
  * 2. A real cairn-worker started with CAIRN_INVITATION and other variables
  *    of its own runs a task whose app is /usr/bin/env: the app's whole
  *    environment is PATH, HOME and TMPDIR (the task directory), LANG, the
- *    CAIRN_* task variables and the job's own; none of the worker's.
+ *    CAIRN_* task variables, the job's own, and PWD (the task directory,
+ *    set by the task sandbox); none of the worker's.
  * What each side saw is printed. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -191,11 +192,12 @@ static void test_app_environment_is_clean(void **state) {
   snprintf(home, sizeof home, "%s/run/slot-0", wreal);
   snprintf(progress, sizeof progress, "%s/.cairn-progress", home);
   snprintf(jobid, sizeof jobid, "%lld", id);
+  /* PWD: the task sandbox (bwrap) sets it to the directory it starts in */
   static const char *const names[] = {"PATH", "HOME", "TMPDIR", "LANG", "CAIRN_JOB",
                                       "CAIRN_TASK_ID", "CAIRN_INDEX", "CAIRN_PROGRESS_FILE",
-                                      "MODE", "SEED"};
+                                      "MODE", "SEED", "PWD"};
   const char *values[] = {"/usr/local/bin:/usr/bin:/bin", home, home, "C.UTF-8", jobid, "show",
-                          NULL, progress, "fast", "7"};
+                          NULL, progress, "fast", "7", home};
   size_t lines = 0;
   for (const char *p = out; (p = strchr(p, '\n')) != NULL; p++)
     lines++;

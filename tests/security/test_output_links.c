@@ -1,7 +1,8 @@
 /* test_output_links.c — a task cannot send a file outside its directory by
  * hard-linking it to an output name, nor by replacing its stderr.
  *
- * A real cairn-worker (app sh) runs four tasks of one job; the test's
+ * A real cairn-worker (app sh, --no-sandbox: the task sandbox would hide
+ * the file, docs/security.md) runs four tasks of one job; the test's
  * folder holds credentials.json, standing for the worker's credentials (or
  * /etc/shadow for a worker running as root), on the same file system as
  * the worker's task directories:
@@ -139,8 +140,11 @@ static void test_linked_outputs_refused(void **state) {
   char job[16384], secret_sha[65], ok_sha[65];
   cairn__sha256_hex(SECRET, strlen(SECRET), secret_sha);
   cairn__sha256_hex("mine\n", 5, ok_sha);
+  /* --no-sandbox: in the task sandbox credentials.json is not there to
+   * link (test_sandbox); this checks the worker's own refusal of linked
+   * outputs, which holds for a worker run without the sandbox */
   const char *args[] = {"--app", "sh=/bin/sh", "--slots", "1", "--peer-listen", "off",
-                        "--log-level", "info", NULL};
+                        "--log-level", "info", "--no-sandbox", NULL};
   f->worker = server_fixture_worker(&f->s, "w", args);
   assert_true(f->worker > 0);
   snprintf(job, sizeof job,

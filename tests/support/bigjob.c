@@ -5,11 +5,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +40,9 @@ void bigjob_write(const char *dir, const char *name, const unsigned char *data, 
   assert_non_null(f);
   assert_int_equal(fwrite(data, 1, size, f), size);
   fclose(f);
+  snprintf(path, sizeof path, "%s/gate", dir); /* bigjob_release's file; workers bind it */
+  assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+  snprintf(path, sizeof path, "%s/big.bin", dir);
   size_t k = (size_t)snprintf(text, sizeof text,
                               "{\"name\": \"%s\", \"app\": \"sum\", \"policy\": \"fifo\", "
                               "\"lease_seconds\": 10, \"max_attempts\": 10, \"files\": "
@@ -47,7 +52,7 @@ void bigjob_write(const char *dir, const char *name, const unsigned char *data, 
   for (int i = 0; i < n; i++)
     k += (size_t)snprintf(text + k, sizeof text - k,
                           "%s{\"id\": \"t%d\", \"args\": [\"-c\", "
-                          "\"sha256sum inputs/big.bin && n=0 && while [ ! -e %s/go ] && "
+                          "\"sha256sum inputs/big.bin && n=0 && while [ ! -e %s/gate/go ] && "
                           "[ $n -lt 600 ]; do sleep 0.2; n=$((n+1)); done\"], "
                           "\"inputs\": [\"big.bin\"]}",
                           i ? ", " : "", i, dir);
@@ -59,15 +64,17 @@ void bigjob_write(const char *dir, const char *name, const unsigned char *data, 
 
 void bigjob_release(const char *dir) {
   char path[4200];
-  snprintf(path, sizeof path, "%s/go", dir);
+  snprintf(path, sizeof path, "%s/gate/go", dir);
   assert_int_equal(harness_write_file(path, "go\n"), 0);
 }
 
 pid_t bigjob_worker(const char *url, const char *dir, const char *name, const char *cluster,
                     const char *stall, const char *limit) {
+  char gate[4200]; /* the tasks wait for DIR/gate/go: shown read-only in their sandbox */
+  snprintf(gate, sizeof gate, "%s/gate", dir);
   const char *args[] = {"--app", "sum=/bin/sh", "--cluster", cluster, "--slots", "1",
                         "--exit-when-idle", "60", "--stall-timeout", stall, "--log-level", "info",
-                        limit ? "--download-limit" : NULL, limit, NULL};
+                        "--sandbox-bind", gate, limit ? "--download-limit" : NULL, limit, NULL};
   pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;

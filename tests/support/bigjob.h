@@ -15,12 +15,12 @@
 unsigned char *bigjob_data(size_t size, unsigned seed);
 
 /* Writes DIR/big.bin (data) and DIR/job.json: job `name` of n tasks that
- * print the input's digest, then hold their worker until DIR/go exists (at
+ * print the input's digest, then hold their worker until DIR/gate/go exists (at
  * most 120 s), so that each worker takes one task; sha gets the file's
  * digest. */
 void bigjob_write(const char *dir, const char *name, const unsigned char *data, size_t size,
                   int n, char sha[65]);
-/* Lets the tasks of bigjob_write end (writes DIR/go). */
+/* Lets the tasks of bigjob_write end (writes DIR/gate/go). */
 void bigjob_release(const char *dir);
 
 /* Starts worker NAME (folder DIR/NAME, log DIR/NAME.log) in cluster

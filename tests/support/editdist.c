@@ -57,7 +57,9 @@ long long e2e_submit(const char *url, const char *dir) {
 pid_t e2e_worker(const char *url, const char *dir, int i, const char *app, const char *idle) {
   char name[32];
   snprintf(name, sizeof name, "w%d", i);
-  const char *args[] = {"--app", app, "--exit-when-idle", idle, NULL};
+  char bin[4096]; /* a liar's script app runs the built app: shown read-only in the sandbox */
+  harness_bin_dir(bin, sizeof bin);
+  const char *args[] = {"--app", app, "--exit-when-idle", idle, "--sandbox-bind", bin, NULL};
   pid_t p = harness_worker(url, dir, name, args);
   assert_true(p > 0);
   return p;

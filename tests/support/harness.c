@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -184,6 +185,14 @@ void harness_tmpdir(char *out, size_t len) {
 void harness_bin(char *out, size_t len, const char *name) {
   const char *dir = getenv("CAIRN_BIN_DIR");
   snprintf(out, len, "%s/%s", dir && *dir ? dir : "build/bin", name);
+}
+
+void harness_bin_dir(char *out, size_t len) {
+  const char *dir = getenv("CAIRN_BIN_DIR");
+  char real[PATH_MAX];
+  if (!dir || !*dir)
+    dir = "build/bin";
+  snprintf(out, len, "%s", realpath(dir, real) ? real : dir);
 }
 
 pid_t harness_spawn(const char *const *argv, const char *log) {

@@ -22,6 +22,10 @@ typedef struct harness_server {
 void harness_tmpdir(char *out, size_t len);
 /* Path of a built binary: $CAIRN_BIN_DIR/name. */
 void harness_bin(char *out, size_t len, const char *name);
+/* The folder of the built binaries, absolute ($CAIRN_BIN_DIR, else
+ * build/bin): for a worker whose script apps run the built apps, shown to
+ * its task sandbox with --sandbox-bind. */
+void harness_bin_dir(char *out, size_t len);
 /* Starts cairn-server on 127.0.0.1:0 with db (admin token HARNESS_ADMIN_TOKEN),
  * waits for its "listening" line. extra: NULL-terminated extra arguments or NULL.
  * Returns 0 or -1. */

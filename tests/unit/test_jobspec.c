@@ -470,6 +470,28 @@ static void test_limits_defaults_and_override(void **state) {
   cairn__jobspec_free(j);
 }
 
+/* "network": the job's, a task's own on top (false wins over the job's
+ * true); only true reaches the work offer; any other value is refused. */
+static void test_network(void **state) {
+  (void)state;
+  cairn__jobspec *j = accept_job(LJOB(", \"network\": true", ", \"network\": false"),
+                                 CAIRN_JOBSPEC_SERVER);
+  const cairn__task_run *a = &j->tasks[0].run, *b = &j->tasks[1].run;
+  assert_true(a->network < 0); /* the task's false */
+  assert_true(b->network > 0); /* the job's true */
+  assert_true(cairn__task_run_empty(a));
+  assert_false(cairn__task_run_empty(b));
+  json_t *o = cairn__task_run_json(b);
+  assert_true(json_is_true(json_object_get(o, "network")));
+  json_decref(o);
+  o = cairn__task_run_json(a);
+  assert_null(json_object_get(o, "network"));
+  json_decref(o);
+  cairn__jobspec_free(j);
+  expect_reject(LJOB(", \"network\": \"yes\"", ""), "job", "\"network\" must be true or false");
+  expect_reject(LJOB("", ", \"network\": 1"), "task \"a\"", "\"network\" must be true or false");
+}
+
 static void test_limits_rejections(void **state) {
   (void)state;
   expect_reject(LJOB(", \"limits\": {\"wall\": 5}", ""), "job", "unknown field \"wall\"");
@@ -597,6 +619,7 @@ int main(void) {
     cmocka_unit_test(test_client_mode_files),
     cmocka_unit_test(test_limits_defaults_and_override),
     cmocka_unit_test(test_limits_rejections),
+    cmocka_unit_test(test_network),
     cmocka_unit_test(test_limits_ceiling),
     cmocka_unit_test(test_reasons),
   };
