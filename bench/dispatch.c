@@ -1,7 +1,7 @@
 /* dispatch.c — end-to-end dispatch throughput of the master.
  *
  *   bench-dispatch --tasks N --workers K --app exec|callback [--slots S] [--prefetch P]
- *                  [--no-fsync] [--audit-chain on|off]
+ *                  [--no-fsync] [--audit-chain on|off] [--sandbox on|off]
  *
  * Starts cairn-server (a separate process, fresh database in a temporary
  * folder, durable group commits unless --no-fsync), submits a bag of N
@@ -14,6 +14,10 @@
  * back together (feature "batch"; 0: one task a request, as an older
  * master would). Every result is durable before its 200. --audit-chain
  * (default on) is passed to cairn-server: the audit chain's cost.
+ * --sandbox (exec only; default off: the workers run /bin/true with
+ * --no-sandbox, the master's dispatch measured as Work Queue's workers run
+ * tasks, without namespaces): on runs each task in the worker's bubblewrap
+ * sandbox (bench/results/sandbox.md: about 13 ms a task).
  * Measures wall time from submission to the job being done, and the master
  * process's CPU time (utime + stime from /proc) over the same span. Ends with
  *   dispatch: app=… tasks=N workers=K prefetch=P audit_chain=on|off tasks_per_s=X
@@ -84,13 +88,14 @@ static void *run_embedded(void *arg) {
 
 static void usage(void) {
   fprintf(stderr, "usage: bench-dispatch --tasks N --workers K --app exec|callback "
-                  "[--slots S] [--prefetch P] [--no-fsync] [--audit-chain on|off]\n");
+                  "[--slots S] [--prefetch P] [--no-fsync] [--audit-chain on|off] "
+                  "[--sandbox on|off]\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
   long tasks = 10000;
-  int workers = 8, slots = 1, durable = 1, prefetch = -1;
+  int workers = 8, slots = 1, durable = 1, prefetch = -1, sandbox = 0;
   const char *app = "exec", *chain = "on";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
@@ -107,6 +112,9 @@ int main(int argc, char **argv) {
       durable = 0;
     else if (!strcmp(argv[i], "--audit-chain") && i + 1 < argc)
       chain = argv[++i]; /* passed to cairn-server, which checks it */
+    else if (!strcmp(argv[i], "--sandbox") && i + 1 < argc &&
+             (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off")))
+      sandbox = !strcmp(argv[++i], "on");
     else
       usage();
   }
@@ -167,7 +175,8 @@ int main(int argc, char **argv) {
       char pf[16];
       snprintf(pf, sizeof pf, "%d", prefetch);
       const char *av[] = {bin, "--server", srv.url, "--app", "noop=/bin/true", "--dir", wdir,
-                          "--slots", slots_s, "--prefetch", pf, "--exit-when-idle", "2", NULL};
+                          "--slots", slots_s, "--prefetch", pf, "--exit-when-idle", "2",
+                          sandbox ? NULL : "--no-sandbox", NULL};
       pids[i] = harness_spawn(av, log);
     } else {
       cairn_error err;
@@ -216,8 +225,8 @@ int main(int argc, char **argv) {
   fprintf(stderr, "submit of %ld tasks: %.3f s wall, %.3f s master CPU\n", tasks,
           t_submitted - t0, cpu_submitted - cpu0);
   printf("dispatch: app=%s tasks=%ld workers=%d prefetch=%d audit_chain=%s tasks_per_s=%.0f "
-         "master_cpu_us_per_task=%.1f\n", app, tasks, workers, prefetch, chain,
-         (double)tasks / elapsed, cpu * 1e6 / (double)tasks);
+         "master_cpu_us_per_task=%.1f sandbox=%s\n", app, tasks, workers, prefetch, chain,
+         (double)tasks / elapsed, cpu * 1e6 / (double)tasks, sandbox ? "on" : "off");
   char rm[4200];
   snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
   if (system(rm) != 0)
