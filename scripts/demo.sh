@@ -7,7 +7,8 @@
 # key alone (cairn-worker --project-key), each fetching and verifying the
 # signed app; the edit distance of two strings is computed block by block
 # (an evolving-mesh dag of 120 tasks, each reading its parents' outputs) and
-# checked against a direct computation. Stops everything it started; with KEEP=1 in the environment
+# checked against a direct computation, each task in its worker's
+# bubblewrap sandbox. Stops everything it started; with KEEP=1 in the environment
 # (make demo KEEP=1) the server keeps running after the check, and the demo
 # prints the dashboard's URL, the admin token and how to stop it.
 set -eu
@@ -55,6 +56,8 @@ end=$(date +%s.%N)
 "$BIN/cairn" volunteers
 verified=$(grep -l "app editdist 1.0 for .*: fetched and verified" worker-*.log | wc -l)
 echo "apps:     $verified of 4 volunteers fetched editdist 1.0 and verified its signature"
+sandboxed=$(grep -l "run in a bubblewrap sandbox" worker-*.log | wc -l)
+echo "sandbox:  $sandboxed of 4 volunteers ran each task in a bubblewrap sandbox"
 
 got=$("$BIN/cairn" results "$JOB" | awk -F'\t' '$1 == "11,9" { print $5 }' | sed 's/\\n.*//' | awk '{ print $NF }')
 want=$("$BIN/cairn-app-editdist" --direct strings.txt)
