@@ -12,6 +12,7 @@
 #include "common/protocol.h"
 #include "common/resources.h"
 #include "common/termsafe.h"
+#include "server/core/accounts.h"
 #include "server/core/fit.h"
 #include "server/api/api.h"
 
@@ -51,8 +52,8 @@ static void refuse(cairn__resp *rs, const char *code, const char *text) {
 /* Whether a registration with body o may go on (cfg.registration): 1 (with
  * the invitation it spends in *invite, 0 for none), or 0 with the 403 in
  * rs; a code refused also spends one of the address's anonymous tokens. */
-static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *invite,
-                    cairn__resp *rs) {
+int cairn__admission_admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *invite,
+                              cairn__resp *rs) {
   static const char *const why[] = {
     [CAIRN__INVITE_INVALID] = "invitation_invalid", [CAIRN__INVITE_EXPIRED] = "invitation_expired",
     [CAIRN__INVITE_USED_UP] = "invitation_used_up"};
@@ -158,7 +159,7 @@ static int platform_of(json_t *p, char buf[CAIRN_APP_MAX_PLATFORM + 2], cairn__r
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name",     "cluster", "apps", "slots",
                                      "peer_url", CAIRN_RESOURCES_KEY, "invitation",
-                                     CAIRN_TEAM_KEY, "platform", "sandbox", NULL};
+                                     CAIRN_TEAM_KEY, "platform", "sandbox", "account_key", NULL};
   json_t *o = cairn__api_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -230,13 +231,24 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
     cairn__api_fail(rs, &err);
     goto out;
   }
-  if (!admitted(m, rq, o, &invite, rs))
+  json_t *akey = json_object_get(o, "account_key");
+  if (akey && (!json_is_string(akey) || json_string_length(akey) != 64)) {
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"account_key\" must be an account key (64 characters)");
     goto out;
-  if (cairn__core_register_team(m->core, name, cluster, (char **)apps, napps, slots, peer, team,
-                                &id, token, &err) != CAIRN_OK) {
+  }
+  if (!cairn__admission_admitted(m, rq, o, &invite, rs))
+    goto out;
+  if (cairn__core_register_account(m->core, name, cluster, (char **)apps, napps, slots, peer,
+                                   team, json_string_value(akey), &id, token, &err) != CAIRN_OK) {
     if (invite)
       cairn__invites_unuse(m->invites, invite);
-    cairn__api_fail(rs, &err);
+    if (err.status == CAIRN_EFORBIDDEN) { /* a wrong account key: a failed authentication */
+      cairn__resp ignored = {.fd = -1};
+      if (!cairn__api_anonymous_ok(m, rq->client_ip, &ignored))
+        free(ignored.body);
+      refuse(rs, "account_key_invalid", "no account has this account key");
+    } else
+      cairn__api_fail(rs, &err);
     goto out;
   }
   cairn__core_set_sandbox(m->core, id, sandbox);
