@@ -286,6 +286,34 @@ int64_t cairn__core_account_of_key(cairn__core *c, const char *key) {
   return id;
 }
 
+cairn_status cairn__core_attach_account(cairn__core *c, int64_t vol, const char *key,
+                                        int64_t *account, cairn_error *err) {
+  char hash[65];
+  if (!key || strlen(key) != 64)
+    return cairn__error_set(err, CAIRN_EFORBIDDEN, "unknown account key");
+  cairn__sha256_hex(key, 64, hash);
+  cairn_status st = CAIRN_OK;
+  pthread_mutex_lock(&c->lock); /* O(1) */
+  mvol *v = vol >= 1 && (size_t)vol <= c->nvols ? c->vols[vol - 1] : NULL;
+  macct *a = cairn__accounts_by_key_hash(c, hash);
+  if (!a)
+    st = cairn__error_set(err, CAIRN_EFORBIDDEN, "unknown account key");
+  else if (!v)
+    st = cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)vol);
+  else if (v->banned)
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "volunteer %lld is banned", (long long)vol);
+  else if (v->account == a)
+    *account = a->id; /* no change: nothing journaled */
+  else if (v->account)
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "volunteer %lld is attached to account %lld; "
+                          "a host does not move", (long long)vol, (long long)v->account->id);
+  else if ((st = cairn__accounts_attach(c, a, v, err)) == CAIRN_OK)
+    *account = a->id;
+  uint64_t seq = cairn__journal_last(c->journal);
+  cairn__core_unlock(c);
+  return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;
+}
+
 /* One host of an account's reading (under c->lock). */
 static json_t *host_json(const mvol *v, double now) {
   const char *platform = cairn__vol_platform(v);

@@ -71,6 +71,14 @@ int64_t cairn__core_account_of_key(cairn__core *c, const char *key);
  * averages as of now; CAIRN_ENOTFOUND. O(its hosts) under c->lock. */
 json_t *cairn__core_account_json(cairn__core *c, int64_t id, int with_email, cairn_error *err);
 
+/* Attaches volunteer vol, registered without an account, to the account
+ * key opens (its *account once durable): CAIRN_EFORBIDDEN when the key
+ * opens none, CAIRN_ENOTFOUND for no such volunteer, CAIRN_ECONFLICT when
+ * it is banned, attached already (to another account: hosts do not move),
+ * or the account is full. Credit it earned before stays where it was.
+ * Takes the lock; O(1). */
+cairn_status cairn__core_attach_account(cairn__core *c, int64_t vol, const char *key,
+                                        int64_t *account, cairn_error *err);
 /* cairn__core_register_team (core.h; volunteers.c), attached to the
  * account account_key (NULL: none) opens, in one group: CAIRN_EFORBIDDEN
  * when it opens none (no volunteer is made), CAIRN_ECONFLICT when that

@@ -386,14 +386,46 @@ static void test_worker_attaches_and_earns(void **state) {
   json_decref(r);
   /* and a new host registers with the account's new key */
   assert_int_equal(post(url, "/v1/accounts/login", NULL, right, &r), 200);
-  snprintf(body, sizeof body, "{\"name\": \"second\", \"apps\": [\"sh\"], \"account_key\": \"%s\"}",
-           json_string_value(json_object_get(r, "account_key")));
+  char newkey[65];
+  snprintf(newkey, sizeof newkey, "%s", json_string_value(json_object_get(r, "account_key")));
   json_decref(r);
+  snprintf(body, sizeof body, "{\"name\": \"second\", \"apps\": [\"sh\"], \"account_key\": \"%s\"}",
+           newkey);
   assert_int_equal(post(url, "/v1/volunteers", NULL, body, &r), 201);
   json_decref(r);
   a = account(url, acct, ADMIN, 200);
   assert_int_equal(json_array_size(json_object_get(a, "hosts")), 2);
   json_decref(a);
+
+  /* a host registered without a key attaches itself with PATCH; a wrong key
+   * is 403, another account's key once attached 409 */
+  char vtok[65], other[65], path2[64];
+  long long vid = harness_register(url, "plain", "sh", vtok);
+  snprintf(path2, sizeof path2, "/v1/volunteers/%lld", vid);
+  snprintf(body, sizeof body, "{\"account_key\": \"%064d\"}", 7);
+  assert_int_equal(harness_http(url, "PATCH", path2, vtok, body, strlen(body), &r, NULL, NULL),
+                   403);
+  json_decref(r);
+  snprintf(body, sizeof body, "{\"account_key\": \"%s\"}", newkey);
+  assert_int_equal(harness_http(url, "PATCH", path2, vtok, body, strlen(body), &r, NULL, NULL),
+                   200);
+  assert_int_equal(json_integer_value(json_object_get(r, "account")), acct);
+  json_decref(r);
+  sign_up(url, "Dee", "dee@example.org", other);
+  snprintf(body, sizeof body, "{\"account_key\": \"%s\"}", other);
+  assert_int_equal(harness_http(url, "PATCH", path2, vtok, body, strlen(body), &r, NULL, NULL),
+                   409);
+  json_decref(r);
+  a = account(url, acct, ADMIN, 200);
+  assert_int_equal(json_array_size(json_object_get(a, "hosts")), 3);
+  assert_non_null(host_named(a, "plain"));
+  json_decref(a);
+  /* the attachment is durable */
+  assert_true(server_fixture_stop(f, SIGKILL) >= 0);
+  assert_int_equal(server_fixture_restart(f, NULL), 0);
+  v = volunteer(f->srv.url, vid);
+  assert_int_equal(json_integer_value(json_object_get(v, "account")), acct);
+  json_decref(v);
 }
 
 int main(void) {
