@@ -307,8 +307,18 @@ cairn_status cairn__core_attach_account(cairn__core *c, int64_t vol, const char 
   else if (v->account)
     st = cairn__error_set(err, CAIRN_ECONFLICT, "volunteer %lld is attached to account %lld; "
                           "a host does not move", (long long)vol, (long long)v->account->id);
-  else if ((st = cairn__accounts_attach(c, a, v, err)) == CAIRN_OK)
+  else if ((st = cairn__accounts_attach(c, a, v, err)) == CAIRN_OK) {
+    /* what it earned before counts for the account too: an account's totals
+     * stay the sums of its hosts', so a later loss takes only what it added */
+    a->credit += v->credit;
+    a->cpu_seconds += v->cpu_seconds;
+    a->results += v->credited;
+    cairn__store_account_row row = {.id = a->id, .credit = a->credit,
+                                   .cpu_seconds = a->cpu_seconds, .results = a->results,
+                                   .expavg = a->expavg, .expavg_time = a->expavg_time};
+    cairn__journal_put(c->journal, cairn__jrec_account_credit(&row));
     *account = a->id;
+  }
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);
   return st == CAIRN_OK ? cairn__journal_wait(c->journal, seq, err) : st;

@@ -75,7 +75,8 @@ json_t *cairn__core_account_json(cairn__core *c, int64_t id, int with_email, cai
  * key opens (its *account once durable): CAIRN_EFORBIDDEN when the key
  * opens none, CAIRN_ENOTFOUND for no such volunteer, CAIRN_ECONFLICT when
  * it is banned, attached already (to another account: hosts do not move),
- * or the account is full. Credit it earned before stays where it was.
+ * or the account is full. Its credit totals are added to the account's,
+ * in the same group: an account's totals are the sums of its hosts'.
  * Takes the lock; O(1). */
 cairn_status cairn__core_attach_account(cairn__core *c, int64_t vol, const char *key,
                                         int64_t *account, cairn_error *err);

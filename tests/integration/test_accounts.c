@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -281,6 +282,21 @@ static json_t *volunteer(const char *url, long long id) {
   return v;
 }
 
+/* tok runs the one task of a new job of app sh and claims 2 CPU seconds. */
+static void earn(const char *url, const char *tok) {
+  const char job[] = "{\"app\": \"sh\", \"tasks\": [{\"id\": \"e\"}]}";
+  assert_int_equal(harness_http(url, "POST", "/v1/jobs", ADMIN, job, strlen(job), NULL, NULL,
+                                NULL), 201);
+  json_t *w = NULL;
+  assert_int_equal(harness_http(url, "POST", "/v1/work", tok, NULL, 0, &w, NULL, NULL), 200);
+  char path[64];
+  snprintf(path, sizeof path, "/v1/results/%lld",
+           (long long)json_integer_value(json_object_get(w, "index")));
+  json_decref(w);
+  const char res[] = "{\"exit_status\": 0, \"output\": \"x\", \"cpu_seconds\": 2}";
+  assert_int_equal(harness_http(url, "PUT", path, tok, res, strlen(res), NULL, NULL, NULL), 200);
+}
+
 /* A host of account a named name, or NULL. */
 static json_t *host_named(json_t *a, const char *name) {
   json_t *hosts = json_object_get(a, "hosts"), *h;
@@ -401,6 +417,7 @@ static void test_worker_attaches_and_earns(void **state) {
    * is 403, another account's key once attached 409 */
   char vtok[65], other[65], path2[64];
   long long vid = harness_register(url, "plain", "sh", vtok);
+  earn(url, vtok); /* 2 credits before it attaches: they come with it */
   snprintf(path2, sizeof path2, "/v1/volunteers/%lld", vid);
   snprintf(body, sizeof body, "{\"account_key\": \"%064d\"}", 7);
   assert_int_equal(harness_http(url, "PATCH", path2, vtok, body, strlen(body), &r, NULL, NULL),
@@ -419,6 +436,8 @@ static void test_worker_attaches_and_earns(void **state) {
   a = account(url, acct, ADMIN, 200);
   assert_int_equal(json_array_size(json_object_get(a, "hosts")), 3);
   assert_non_null(host_named(a, "plain"));
+  assert_true(fabs(json_real_value(json_object_get(a, "credit")) - (vcredit + 2)) < 1e-9);
+  assert_int_equal(json_integer_value(json_object_get(a, "results")), 2);
   json_decref(a);
   /* the attachment is durable */
   assert_true(server_fixture_stop(f, SIGKILL) >= 0);
@@ -426,6 +445,9 @@ static void test_worker_attaches_and_earns(void **state) {
   v = volunteer(f->srv.url, vid);
   assert_int_equal(json_integer_value(json_object_get(v, "account")), acct);
   json_decref(v);
+  a = account(f->srv.url, acct, ADMIN, 200);
+  assert_true(fabs(json_real_value(json_object_get(a, "credit")) - (vcredit + 2)) < 1e-9);
+  json_decref(a);
 }
 
 int main(void) {
