@@ -61,7 +61,7 @@ static cairn_status entry(cairn__store *s, cairn__centry *e, long i, cairn_error
     cairn__centry_str(e, "valid");
     return cairn__store_result_outcome(s, idx, "valid", err);
   default: {
-    cairn__store_credit_row c = {idx, vol, 0, 1.5, 1.5 * idx, 1.5 * idx, idx};
+    cairn__store_credit_row c = {idx, vol, 0, 1.5, 1.5 * idx, 1.5 * idx, idx, 0, 0};
     cairn__centry_begin(e, CAIRN_CK_CREDIT, vol, 0, idx);
     cairn__centry_i64(e, idx);
     cairn__centry_i64(e, vol);

@@ -30,6 +30,8 @@ int cairn__cmd_volunteers(int argc, char **argv);
 int cairn__cmd_stats(int argc, char **argv);
 /* cairn team V NAME | --none: a volunteer's team (cmd_stats.c). */
 int cairn__cmd_team(int argc, char **argv);
+/* cairn account create NAME EMAIL | login EMAIL | show ID (cmd_account.c). */
+int cairn__cmd_account(int argc, char **argv);
 int cairn__cmd_audit(int argc, char **argv);
 /* cairn audit verify | export (cmd_chain.c; argv[0] is "verify" or "export"). */
 int cairn__cmd_audit_chain(int argc, char **argv);

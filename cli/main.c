@@ -18,6 +18,8 @@ static const cairn__cli_cmd commands[] = {
   {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn__cmd_ban},
   {"release", "end a volunteer's quarantine: it gets work again", cairn__cmd_release},
   {"team", "move a volunteer to a team, or out of any (its past credit stays with its old team)", cairn__cmd_team},
+  {"account", "a person's account: create, login (a new key), show with its hosts",
+   cairn__cmd_account},
   {"cancel", "cancel a job: no more allocations, running tasks killed", cairn__cmd_cancel},
   {"delete", "delete a finished or cancelled job and the files only it used", cairn__cmd_delete},
   {"priority", "set a job's priority (higher is served first)", cairn__cmd_priority},

@@ -117,6 +117,9 @@ static json_t *registration_body(const cairn__registration *reg) {
     goto fail;
   if (reg->sandbox && json_object_set_new(root, "sandbox", json_string(reg->sandbox)))
     goto fail;
+  if (reg->account_key &&
+      json_object_set_new(root, "account_key", json_string(reg->account_key)))
+    goto fail;
   return root;
 fail:
   json_decref(apps);

@@ -34,6 +34,8 @@ typedef struct cairn__registration {
                              project's signed apps (docs/apps.md) */
   const char *sandbox;    /* "bwrap" or "none": how program apps run (sandbox.h);
                              NULL: not sent (session.c decides when) */
+  const char *account_key; /* may be NULL; sent as "account_key", never on any other
+                              call, never logged */
 } cairn__registration;
 
 /* Loads path into *c. CAIRN_ENOTFOUND when the file does not exist,

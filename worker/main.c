@@ -27,7 +27,7 @@ static const char usage_text[] =
   "                    [--exit-when-idle SECONDS] [--max-tasks N]\n"
   "                    [--peer-listen HOST:PORT|off] [--peer-address HOST]\n"
   "                    [--peer-max N] [--stall-timeout SECONDS] [--download-limit KIB]\n"
-  "                    [--invitation-file PATH]\n"
+  "                    [--invitation-file PATH] [--account-key KEY | --account-key-file PATH]\n"
   "                    [--idle-only] [--idle-threshold PERCENT] [--idle-settle SECONDS]\n"
   "                    [--cpu-limit PERCENT] [--hours A-B[,A-B...]] [--max-disk MIB]\n"
   "                    [--no-sandbox] [--allow-network] [--sandbox-bind PATH[:rw] ...]\n"
@@ -70,6 +70,11 @@ static const char usage_text[] =
   "  --invitation-file PATH  invitation code (first line of PATH) sent when registering\n"
   "                          with a master that registers by invitation; without it,\n"
   "                          $CAIRN_INVITATION when set\n"
+  "  --account-key KEY       the account key of your account on the master (cairn\n"
+  "                          account create): this host is attached to it at its\n"
+  "                          registration and its credit counts for it too\n"
+  "  --account-key-file PATH the same, from the first line of PATH; without either,\n"
+  "                          $CAIRN_ACCOUNT_KEY when set\n"
   "  --idle-only             run tasks only while other processes leave the machine\n"
   "                          idle: when they use more than --idle-threshold for 2 s,\n"
   "                          running apps are stopped (SIGSTOP) and no work is\n"
@@ -147,7 +152,7 @@ int main(int argc, char **argv) {
     O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
     O_MAX_DISK, O_TEAM, O_PREFETCH, O_VERSION, O_PROJECT_KEY, O_NO_SANDBOX, O_ALLOW_NETWORK,
-    O_SANDBOX_BIND
+    O_SANDBOX_BIND, O_ACCOUNT_KEY, O_ACCOUNT_KEY_FILE
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
@@ -171,6 +176,8 @@ int main(int argc, char **argv) {
     {"memory", required_argument, NULL, O_MEMORY},
     {"disk", required_argument, NULL, O_DISK},
     {"invitation-file", required_argument, NULL, O_INVITATION},
+    {"account-key", required_argument, NULL, O_ACCOUNT_KEY},
+    {"account-key-file", required_argument, NULL, O_ACCOUNT_KEY_FILE},
     {"idle-only", no_argument, NULL, O_IDLE_ONLY},
     {"idle-threshold", required_argument, NULL, O_IDLE_THRESHOLD},
     {"idle-settle", required_argument, NULL, O_IDLE_SETTLE},
@@ -186,7 +193,7 @@ int main(int argc, char **argv) {
   };
   cairn_worker_config cfg;
   cairn_worker_config_init(&cfg);
-  char invitation[CODE_MAX + 2];
+  char invitation[CODE_MAX + 2], account_key[CODE_MAX + 2];
   app_arg apps[256];
   size_t napps = 0;
   const char *binds[16];
@@ -209,6 +216,12 @@ int main(int argc, char **argv) {
       if (v < 1)
         return bad_usage("--peer-max wants an integer from 1 to 1024, got \"%s\"", optarg);
       cfg.peer_max = (unsigned)v;
+      break;
+    case O_ACCOUNT_KEY: cfg.account_key = optarg; break;
+    case O_ACCOUNT_KEY_FILE:
+      if (read_code(optarg, account_key, sizeof account_key))
+        return bad_usage("--account-key-file: %s holds no account key on its first line", optarg);
+      cfg.account_key = account_key;
       break;
     case O_INVITATION:
       if (read_code(optarg, invitation, sizeof invitation))
@@ -343,6 +356,8 @@ int main(int argc, char **argv) {
     return bad_usage("--project-key KEY or at least one --app NAME=PATH is required%s", "");
   if (!cfg.invitation && getenv("CAIRN_INVITATION") && *getenv("CAIRN_INVITATION"))
     cfg.invitation = getenv("CAIRN_INVITATION");
+  if (!cfg.account_key && getenv("CAIRN_ACCOUNT_KEY") && *getenv("CAIRN_ACCOUNT_KEY"))
+    cfg.account_key = getenv("CAIRN_ACCOUNT_KEY");
 
   cairn_worker *w = cairn_worker_create(&cfg, &err);
   if (!w)

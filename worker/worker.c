@@ -136,6 +136,11 @@ static int valid_label(const char *s) {
   return s && s[0] && strlen(s) <= CAIRN_MAX_NAME && !strpbrk(s, "\n\r");
 }
 
+/* 1 when s is 64 hexadecimal characters (an account key). */
+static int hex64(const char *s) {
+  return strlen(s) == 64 && strspn(s, "0123456789abcdefABCDEF") == 64;
+}
+
 /* A host name or address to put in a URL: no spaces, slashes or user part. */
 static int valid_host(const char *s) {
   return s && s[0] && strlen(s) < 254 && !strpbrk(s, " \t\n\r/@?#[]");
@@ -181,6 +186,8 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     problem = "unknown log level";
   else if (cfg->invitation && !valid_label(cfg->invitation))
     problem = "invitation must be 1 to 256 characters on one line";
+  else if (cfg->account_key && !hex64(cfg->account_key))
+    problem = "account key must be 64 hexadecimal characters";
   else if (cfg->max_disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
     problem = "max disk must be at most 1073741824 MiB";
   else if (cfg->cpu_limit > 100)
@@ -236,6 +243,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   w->cluster = dup_or_null(cfg->cluster, &oom);
   w->team = dup_or_null(cfg->team, &oom);
   w->invitation = dup_or_null(cfg->invitation, &oom);
+  w->account_key = dup_or_null(cfg->account_key, &oom);
   w->slots_cfg = cfg->slots;
   w->slots = cfg->slots ? cfg->slots : 1;
   w->cfg_offer = (cairn__resources){cfg->cores, (int64_t)cfg->memory_mib, (int64_t)cfg->disk_mib};
@@ -499,7 +507,7 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
                               w->invitation, w->team,
                               w->has_project_key ? w->platform : NULL,
-                              w->sandboxed ? "bwrap" : "none"};
+                              w->sandboxed ? "bwrap" : "none", w->account_key};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
   if (rc == CAIRN_OK)
@@ -586,6 +594,7 @@ void cairn_worker_delete(cairn_worker *w) {
   free(w->cluster);
   free(w->team);
   free(w->invitation);
+  free(w->account_key);
   free(w->peer_listen);
   free(w->peer_address);
   for (size_t i = 0; i < CAIRN__SANDBOX_MAX_BINDS; i++)

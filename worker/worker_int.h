@@ -37,6 +37,7 @@ struct cairn_worker {
   cairn__logger log;         /* from the configuration; its modules borrow it */
   char *server, *dir, *name, *cluster, *team;
   char *invitation;         /* sent only with a registration; NULL: none */
+  char *account_key;        /* sent only with a registration; NULL: none; never logged */
   unsigned slots;           /* task threads (set by run(): slots_cfg, else the offered cores) */
   unsigned slots_cfg;       /* from the configuration; 0: not given */
   cairn__resources cfg_offer; /* from the configuration; 0 fields: detect */

@@ -128,6 +128,14 @@ typedef struct cairn_worker_config {
                                   sandbox at the same path, read-only, or read-write
                                   as "PATH:rw"; the strings are copied */
   size_t nsandbox_binds;       /* at most 16 */
+
+  /* Account (docs/worker.md, "Accounts"): the account key of the person's
+   * account on the master (POST /v1/accounts), sent only in this worker's
+   * registration, so that its host is attached to the account and its
+   * credit counts for it too; never logged. A worker that already has its
+   * credentials keeps its identity (and its attachment, or none). NULL: no
+   * account. The string is copied. */
+  const char *account_key;     /* 64 hexadecimal characters */
 } cairn_worker_config;
 
 /* Sets every field of cfg to its default (as cairn_master_config_init does

@@ -12,6 +12,7 @@
 #include "common/protocol.h"
 #include "common/resources.h"
 #include "common/termsafe.h"
+#include "server/core/accounts.h"
 #include "server/core/fit.h"
 #include "server/api/api.h"
 
@@ -51,8 +52,8 @@ static void refuse(cairn__resp *rs, const char *code, const char *text) {
 /* Whether a registration with body o may go on (cfg.registration): 1 (with
  * the invitation it spends in *invite, 0 for none), or 0 with the 403 in
  * rs; a code refused also spends one of the address's anonymous tokens. */
-static int admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *invite,
-                    cairn__resp *rs) {
+int cairn__admission_admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *invite,
+                              cairn__resp *rs) {
   static const char *const why[] = {
     [CAIRN__INVITE_INVALID] = "invitation_invalid", [CAIRN__INVITE_EXPIRED] = "invitation_expired",
     [CAIRN__INVITE_USED_UP] = "invitation_used_up"};
@@ -105,8 +106,30 @@ static int team_of(json_t *tv, int null_ok, const char **team, cairn__resp *rs) 
   return -1;
 }
 
+/* PATCH's "account_key": attaches volunteer id (0 with the answer in rs
+ * on a failure; a wrong key is a failed authentication). */
+static int attach(cairn_master *m, const cairn__req *rq, int64_t id, json_t *k, int64_t *acct,
+                  cairn__resp *rs) {
+  cairn_error err = {0};
+  if (!json_is_string(k) || json_string_length(k) != 64) {
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"account_key\" must be an account key (64 characters)");
+    return 0;
+  }
+  if (cairn__core_attach_account(m->core, id, json_string_value(k), acct, &err) == CAIRN_OK)
+    return 1;
+  if (err.status != CAIRN_EFORBIDDEN) {
+    cairn__api_fail(rs, &err);
+    return 0;
+  }
+  cairn__resp ignored = {.fd = -1};
+  if (!cairn__api_anonymous_ok(m, rq->client_ip, &ignored))
+    free(ignored.body);
+  refuse(rs, "account_key_invalid", "no account has this account key");
+  return 0;
+}
+
 void cairn__admission_team(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {CAIRN_TEAM_KEY, NULL};
+  static const char *const keys[] = {CAIRN_TEAM_KEY, "account_key", NULL};
   const char *end = NULL;
   int64_t id = cairn__api_id(rq->path + strlen("/v1/volunteers/"), &end);
   if (id < 0 || *end)
@@ -124,16 +147,25 @@ void cairn__admission_team(cairn_master *m, const cairn__req *rq, cairn__resp *r
   const char *team = NULL;
   if (!o)
     return;
-  if (!json_object_get(o, CAIRN_TEAM_KEY))
-    cairn__api_failf(rs, CAIRN_EINVAL, "missing \"%s\" (a name, or null to leave its team)",
-                     CAIRN_TEAM_KEY);
-  else if (team_of(json_object_get(o, CAIRN_TEAM_KEY), 1, &team, rs) == 0) {
-    cairn_error err = {0};
-    if (cairn__core_set_team(m->core, id, team, &err) != CAIRN_OK)
-      cairn__api_error(rs, err.status, err.text);
-    else
-      cairn__api_json(rs, 200, json_pack("{s:I, s:o}", "id", (json_int_t)id, CAIRN_TEAM_KEY,
-                                         team ? json_string(team) : json_null()));
+  json_t *tv = json_object_get(o, CAIRN_TEAM_KEY), *kv = json_object_get(o, "account_key");
+  int64_t acct = 0;
+  cairn_error err = {0};
+  if (!tv && !kv)
+    cairn__api_failf(rs, CAIRN_EINVAL, "missing \"%s\" (a name, or null to leave its team) or "
+                     "\"account_key\"", CAIRN_TEAM_KEY);
+  else if (tv && team_of(tv, 1, &team, rs) != 0)
+    ; /* the 400 is in rs */
+  else if (kv && !attach(m, rq, id, kv, &acct, rs))
+    ; /* the answer is in rs: nothing changed */
+  else if (tv && cairn__core_set_team(m->core, id, team, &err) != CAIRN_OK)
+    cairn__api_error(rs, err.status, err.text);
+  else {
+    json_t *a = json_pack("{s:I}", "id", (json_int_t)id);
+    if (a && tv)
+      json_object_set_new(a, CAIRN_TEAM_KEY, team ? json_string(team) : json_null());
+    if (a && kv)
+      json_object_set_new(a, "account", json_integer(acct));
+    cairn__api_json(rs, 200, a);
   }
   json_decref(o);
 }
@@ -158,7 +190,7 @@ static int platform_of(json_t *p, char buf[CAIRN_APP_MAX_PLATFORM + 2], cairn__r
 void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"name",     "cluster", "apps", "slots",
                                      "peer_url", CAIRN_RESOURCES_KEY, "invitation",
-                                     CAIRN_TEAM_KEY, "platform", "sandbox", NULL};
+                                     CAIRN_TEAM_KEY, "platform", "sandbox", "account_key", NULL};
   json_t *o = cairn__api_body(rq, keys, 0, rs);
   if (!o)
     return;
@@ -230,13 +262,24 @@ void cairn__admission_register(cairn_master *m, const cairn__req *rq, cairn__res
     cairn__api_fail(rs, &err);
     goto out;
   }
-  if (!admitted(m, rq, o, &invite, rs))
+  json_t *akey = json_object_get(o, "account_key");
+  if (akey && (!json_is_string(akey) || json_string_length(akey) != 64)) {
+    cairn__api_failf(rs, CAIRN_EINVAL, "\"account_key\" must be an account key (64 characters)");
     goto out;
-  if (cairn__core_register_team(m->core, name, cluster, (char **)apps, napps, slots, peer, team,
-                                &id, token, &err) != CAIRN_OK) {
+  }
+  if (!cairn__admission_admitted(m, rq, o, &invite, rs))
+    goto out;
+  if (cairn__core_register_account(m->core, name, cluster, (char **)apps, napps, slots, peer,
+                                   team, json_string_value(akey), &id, token, &err) != CAIRN_OK) {
     if (invite)
       cairn__invites_unuse(m->invites, invite);
-    cairn__api_fail(rs, &err);
+    if (err.status == CAIRN_EFORBIDDEN) { /* a wrong account key: a failed authentication */
+      cairn__resp ignored = {.fd = -1};
+      if (!cairn__api_anonymous_ok(m, rq->client_ip, &ignored))
+        free(ignored.body);
+      refuse(rs, "account_key_invalid", "no account has this account key");
+    } else
+      cairn__api_fail(rs, &err);
     goto out;
   }
   cairn__core_set_sandbox(m->core, id, sandbox);

@@ -40,6 +40,8 @@ struct cairn_master {
   cairn__ratelimit *vrate;   /* per volunteer id: requests on the volunteer routes
                                 (cfg.volunteer_per_minute); NULL: no limit */
   atomic_int inflight;       /* HTTP requests begun and not completed (http.c) */
+  atomic_int pwhash_busy;    /* password hashes running (api/accounts.c), at most
+                                CAIRN__PWHASH_AT_ONCE */
   atomic_size_t body_bytes;  /* request body bytes held or promised (http.c; cap:
                                 cfg.max_body_memory) */
   cairn__waiters *waiters;   /* held work requests (waiters.h): made by http.c when it
@@ -212,6 +214,20 @@ cairn__handler cairn__api_result, cairn__api_results;
  * one), GET (list them), DELETE /v1/invitations/{id} (revoke one). */
 cairn__handler cairn__admission_register, cairn__admission_team, cairn__admission_invite,
   cairn__admission_invitations, cairn__admission_revoke;
+/* admission.c: whether a registration (of a volunteer or an account) with
+ * body o may go on under cfg.registration: 1 (with the invitation it
+ * spends in *invite, 0 for none), or 0 with the 403 (or 400) in rs; a code
+ * refused also spends one of the address's anonymous tokens. */
+int cairn__admission_admitted(cairn_master *m, const cairn__req *rq, json_t *o, int64_t *invite,
+                              cairn__resp *rs);
+/* accounts.c (docs/protocol.md, "Accounts"): POST /v1/accounts (under
+ * cfg.registration), POST /v1/accounts/login, GET /v1/accounts/{id} (the
+ * admin, or the account with its account key as the bearer token). The
+ * password hashes run outside every lock, at most CAIRN__PWHASH_AT_ONCE at
+ * once (m->pwhash_busy); a request finding them all busy gets a 503 with
+ * Retry-After. */
+#define CAIRN__PWHASH_AT_ONCE 2
+cairn__handler cairn__api_account_create, cairn__api_account_login, cairn__api_account_get;
 /* apps.c: signed app versions (docs/apps.md): POST /v1/apps (publish),
  * GET /v1/apps (list), GET /v1/apps/{name}/{version}/{platform} (a signed
  * manifest), PATCH /v1/apps/{name}/{version} {"retired": true}. */

@@ -26,7 +26,8 @@ const char *const cairn__route_labels[RL_COUNT] = {
   [RL_JOB_STATES] = "/v1/jobs/{id}/states", [RL_VOLUNTEER] = "/v1/volunteers/{id}",
   [RL_JOB_DIST] = "/v1/jobs/{id}/distribution", [RL_FILE_CHUNKS] = "/v1/files/{sha256}/chunks",
   [RL_APPS] = "/v1/apps", [RL_APP] = "/v1/apps/{name}/{version}/{platform}",
-  [RL_APP_VERSION] = "/v1/apps/{name}/{version}"};
+  [RL_APP_VERSION] = "/v1/apps/{name}/{version}", [RL_ACCOUNTS] = "/v1/accounts",
+  [RL_ACCOUNT] = "/v1/accounts/{id}"};
 
 /* Body caps (common/limits.h); a streamed output file is bounded by
  * cfg.max_output_file_mib, at most CAIRN_MAX_OUTPUT_MIB. */
@@ -66,6 +67,18 @@ static const cairn__route table[] = {
   {"POST", "/v1/volunteers/{id}/release", RL_RELEASE, WHO_ADMIN, SMALL, LANE_INLINE,
    cairn__api_release, 0, 0},
   OTHERS("/v1/volunteers/{id}/release", RL_RELEASE, WHO_ADMIN),
+
+  /* accounts (accounts.c): a sign-up and each log-in (POST /v1/accounts/login, the
+   * one POST of the {id} pattern: its handler answers 404 to any other) spend an
+   * anonymous token; an account's reading checks its key itself */
+  {"POST", "/v1/accounts", RL_ACCOUNTS, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__api_account_create, RF_SPEND, 0},
+  OTHERS("/v1/accounts", RL_ACCOUNTS, WHO_ANYONE),
+  {"GET", "/v1/accounts/{id}", RL_ACCOUNT, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__api_account_get, 0, 0},
+  {"POST", "/v1/accounts/{id}", RL_ACCOUNT, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__api_account_login, RF_SPEND, 0},
+  OTHERS("/v1/accounts/{id}", RL_ACCOUNT, WHO_ANYONE),
 
   /* invitations, audit, demand, standings */
   {"POST", "/v1/invitations", RL_INVITATIONS, WHO_ADMIN, SMALL, LANE_INLINE,

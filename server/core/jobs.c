@@ -676,6 +676,9 @@ static json_t *volunteer_row(const cairn__core *c, const mvol *v) {
   const char *platform = cairn__vol_platform(v);
   json_object_set_new(o, "platform", platform ? json_string(platform) : json_null());
   json_object_set_new(o, "team", v->team ? json_string(v->team) : json_null());
+  json_object_set_new(o, "account", v->account ? json_integer(v->account->id) : json_null());
+  json_object_set_new(o, "expavg_credit",
+                      json_real(cairn__expavg_at((double)cairn__now(), v->expavg, v->expavg_time)));
   json_object_set_new(o, "sandbox", v->sandbox[0] ? json_string(v->sandbox) : json_null());
   json_object_set_new(o, "credit", json_real(v->credit));
   json_object_set_new(o, "cpu_seconds", json_real(v->cpu_seconds));

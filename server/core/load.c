@@ -17,6 +17,7 @@
 #include "server/core/outputs.h"
 #include "server/core/uploads.h"
 #include "server/dist/dist.h"
+#include "server/core/accounts.h"
 #include "server/core/fit.h"
 #include "server/trust/validate.h"
 #include "common/sha256.h"
@@ -42,7 +43,8 @@ static int load_vol(void *ud, const cairn__store_volunteer_row *r) {
   snprintf(v->token_hash, sizeof v->token_hash, "%s", r->token_hash);
   if (r->peer_url && !(v->peer_url = cairn__strdup(r->peer_url)))
     goto fail;
-  if (cairn__credit_load_vol(v, r->team, r->credit, r->cpu_seconds, r->credited))
+  if (cairn__credit_load_vol(v, r->team, r->credit, r->cpu_seconds, r->credited, r->expavg,
+                             r->expavg_time))
     goto fail;
   v->apps = calloc(json_array_size(apps) + 1, sizeof(char *));
   if (!v->name || !v->cluster || !v->apps)
@@ -71,6 +73,8 @@ static int load_vol(void *ud, const cairn__store_volunteer_row *r) {
   if (cairn__hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v))
     goto fail;
   c->vols[c->nvols++] = v;
+  if (cairn__accounts_attach_loaded(c, v, r->account)) /* its account's list of hosts */
+    return -1;
   cairn__dist_peer_url(c->dist, v);
   if (cairn__app_runners_add(c, v))
     return -1;
@@ -434,7 +438,9 @@ cairn_status cairn__core_load(cairn__core *c, cairn_error *err) {
   cairn__hmap_init(&tl.by_key);
   c->next_task_key = 1;
   c->loaded_at = cairn__now();
-  st = cairn__store_load_volunteers(c->store, load_vol, c, err);
+  st = cairn__accounts_load(c, err); /* before the volunteers attached to them */
+  if (st == CAIRN_OK)
+    st = cairn__store_load_volunteers(c->store, load_vol, c, err);
   for (size_t i = 0; i < c->nvols; i++) /* their keys outlived the restart (jobs.c) */
     if (c->vols[i])
       c->vols[i]->key_gen = c->peer_gen;
@@ -523,7 +529,7 @@ cairn__core *cairn__core_open(const char *db_path, int durable, const char *fami
                                  .recompute = cairn__core_recompute};
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
   if (cairn__ban_open(c) || cairn__quar_open(c) || cairn__trust_open(c) || cairn__teams_open(c) ||
-      cairn__apps_open(c)) {
+      cairn__apps_open(c) || cairn__accounts_open(c)) {
     cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
@@ -638,6 +644,7 @@ void cairn__core_close(cairn__core *c) {
   cairn__hmap_free(&c->app_runners);
   cairn__teams_free(c);
   cairn__apps_close(c);
+  cairn__accounts_close(c);
   cairn__dist_destroy(c->dist);
   free(c->heap);
   pthread_mutex_destroy(&c->lock);

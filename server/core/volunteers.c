@@ -21,6 +21,7 @@
 #include <sys/random.h>
 
 #include "common/log.h"
+#include "server/core/accounts.h"
 #include "server/core/apps.h"
 #include "common/sha256.h"
 
@@ -47,7 +48,22 @@ cairn_status cairn__core_register_team(cairn__core *c, const char *name, const c
                                        char **apps, int napps, int slots, const char *peer_url,
                                        const char *team, int64_t *id, char token[65],
                                        cairn_error *err) {
+  return cairn__core_register_account(c, name, cluster, apps, napps, slots, peer_url, team, NULL,
+                                      id, token, err);
+}
+
+cairn_status cairn__core_register_account(cairn__core *c, const char *name, const char *cluster,
+                                          char **apps, int napps, int slots,
+                                          const char *peer_url, const char *team,
+                                          const char *account_key, int64_t *id, char token[65],
+                                          cairn_error *err) {
   unsigned char raw[32];
+  char key_hash[65] = "";
+  if (account_key) {
+    if (strlen(account_key) != 64)
+      return cairn__error_set(err, CAIRN_EFORBIDDEN, "unknown account key");
+    cairn__sha256_hex(account_key, 64, key_hash);
+  }
   static const char digits[] = "0123456789abcdef";
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
     return cairn__error_set(err, CAIRN_EIO, "no randomness for a token: %s", strerror(errno));
@@ -96,6 +112,16 @@ cairn_status cairn__core_register_team(cairn__core *c, const char *name, const c
     st = cairn__error_set(err, CAIRN_EINTERNAL, "token collision; register again");
     goto out;
   }
+  macct *acct = account_key ? cairn__accounts_by_key_hash(c, key_hash) : NULL; /* O(1) */
+  if (account_key && !acct) {
+    st = cairn__error_set(err, CAIRN_EFORBIDDEN, "unknown account key");
+    goto out;
+  }
+  if (acct && acct->nhosts >= CAIRN__ACCOUNT_HOSTS) {
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "account %lld has %u hosts, the most one may have",
+                          (long long)acct->id, CAIRN__ACCOUNT_HOSTS);
+    goto out;
+  }
   if (cairn__hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v)) {
     st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
@@ -114,6 +140,9 @@ cairn_status cairn__core_register_team(cairn__core *c, const char *name, const c
                                    v->team));
   if (v->peer_url)
     cairn__journal_put(c->journal, cairn__jrec_peer(v->id, v->peer_url));
+  if (acct && cairn__accounts_attach(c, acct, v, err) != CAIRN_OK) /* O(1), checked above */
+    CAIRN_WARN(&c->log, "volunteer %lld not attached to account %lld: %s", (long long)v->id,
+               (long long)acct->id, err->text);
   v = NULL; /* the core owns it now */
   uint64_t seq = cairn__journal_last(c->journal);
   cairn__core_unlock(c);

@@ -150,6 +150,24 @@ typedef struct mjob {
   uint32_t urgent_head, nurgent;
 } mjob;
 
+struct mvol;
+
+/* An account (a person; core/accounts.c makes, finds and frees them, and
+ * keeps its hosts' list; credit.c moves its totals, under c->lock). */
+typedef struct macct {
+  int64_t id, created;
+  char *name, *email;      /* email: shown to the admin and the account only */
+  char key_hash[65];       /* the SHA-256 of its account key (hex) */
+  char *pw_hash;           /* crypto_pwhash_str's Argon2id string */
+  /* credit (credit.c): the sums over its hosts' valid results granted while
+   * they were attached, and their exponentially averaged credit */
+  double credit, cpu_seconds, expavg, expavg_time;
+  int64_t results;
+  struct mvol **hosts;     /* the volunteers attached to it, in attach order */
+  uint32_t nhosts, caphosts;
+  struct macct *email_next; /* another account of the same e-mail hash */
+} macct;
+
 typedef struct mvol {
   int64_t id;              /* also the ATAF row */
   char *name, *cluster;
@@ -191,6 +209,8 @@ typedef struct mvol {
                               (registration; not stored) */
   double credit, cpu_seconds;
   int64_t credited;
+  double expavg, expavg_time; /* its exponentially averaged credit (credit.c) */
+  macct *account;          /* the account it is attached to (accounts.c), or NULL */
   /* adaptive replication (trust.c): its valid replicated results in a row,
    * its last unreplicated accepted results (NULL until it has one), and
    * whether a re-check of them is due at the end of this request */

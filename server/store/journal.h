@@ -217,6 +217,13 @@ cairn__jrec *cairn__jrec_credit(const cairn__store_credit_row *row);
 /* The team ledger moved (team.c): a team's totals, and the team result
  * idx's credit counts for (cairn__store_team_credit; row and name copied). */
 cairn__jrec *cairn__jrec_team_credit(const cairn__store_team_row *row);
+/* Accounts (0024_accounts.sql; strings copied): a new account's row; its
+ * key's hash replaced; its credit totals (row's id and totals); volunteer
+ * vol attached to account (0: none). */
+cairn__jrec *cairn__jrec_account(const cairn__store_account_row *row);
+cairn__jrec *cairn__jrec_account_key(int64_t id, const char *key_hash);
+cairn__jrec *cairn__jrec_account_credit(const cairn__store_account_row *row);
+cairn__jrec *cairn__jrec_volunteer_account(int64_t vol, int64_t account);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 

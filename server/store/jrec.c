@@ -13,7 +13,8 @@ typedef enum {
   J_META, J_VOL, J_BAN, J_PEER, J_FILE, J_HOLD, J_UNHOLD, J_RATE, J_INVITE, J_UNINVITE, J_JOB,
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
   J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT, J_XFER, J_PLAN,
-  J_TEAM_CREDIT, J_BAN_DONE, J_APP, J_APP_RETIRE
+  J_TEAM_CREDIT, J_BAN_DONE, J_APP, J_APP_RETIRE, J_ACCOUNT, J_ACCOUNT_KEY, J_ACCOUNT_CREDIT,
+  J_VOL_ACCOUNT
 } jtype;
 
 typedef struct jtask {
@@ -48,7 +49,11 @@ struct cairn__jrec {
     struct { cairn__store_app_row row; char *text[5]; char **shas; } app; /* text: name,
                                    version, platform, manifest, signature */
     struct { int64_t id; int on; } quar;
-    struct { int64_t id, trust; } trust;    /* J_TRUST; J_TRING_CLEAR uses id */
+    struct { int64_t id, trust; } trust;    /* J_TRUST; J_TRING_CLEAR uses id; J_VOL_ACCOUNT:
+                                               volunteer id, account in trust */
+    struct { cairn__store_account_row row; char *text[4]; char hash[65]; } acct; /* J_ACCOUNT:
+                                   text name, email, key hash, password hash; J_ACCOUNT_KEY:
+                                   row.id, hash; J_ACCOUNT_CREDIT: row's id and totals */
     cairn__store_trust_row tring;
     struct {
       int64_t id, created, first_key, priority;
@@ -230,6 +235,50 @@ cairn__jrec *cairn__jrec_app_retire(int64_t id) {
   cairn__jrec *r = rec(J_APP_RETIRE);
   if (r)
     r->u.uninvite.id = id;
+  return r;
+}
+
+cairn__jrec *cairn__jrec_account(const cairn__store_account_row *row) {
+  cairn__jrec *r = rec(J_ACCOUNT);
+  if (!r)
+    return NULL;
+  const char *src[4] = {row->name, row->email, row->key_hash, row->password_hash};
+  int bad = 0;
+  for (int i = 0; i < 4; i++)
+    bad |= copy_str(&r->u.acct.text[i], src[i]);
+  r->u.acct.row = *row;
+  r->u.acct.row.name = r->u.acct.text[0];
+  r->u.acct.row.email = r->u.acct.text[1];
+  r->u.acct.row.key_hash = r->u.acct.text[2];
+  r->u.acct.row.password_hash = r->u.acct.text[3];
+  return checked(r, bad);
+}
+
+cairn__jrec *cairn__jrec_account_key(int64_t id, const char *key_hash) {
+  cairn__jrec *r = rec(J_ACCOUNT_KEY);
+  if (r) {
+    r->u.acct.row.id = id;
+    sha_copy(r->u.acct.hash, key_hash);
+  }
+  return r;
+}
+
+cairn__jrec *cairn__jrec_account_credit(const cairn__store_account_row *row) {
+  cairn__jrec *r = rec(J_ACCOUNT_CREDIT);
+  if (r) {
+    r->u.acct.row = *row;
+    r->u.acct.row.name = r->u.acct.row.email = NULL;
+    r->u.acct.row.key_hash = r->u.acct.row.password_hash = NULL;
+  }
+  return r;
+}
+
+cairn__jrec *cairn__jrec_volunteer_account(int64_t vol, int64_t account) {
+  cairn__jrec *r = rec(J_VOL_ACCOUNT);
+  if (r) {
+    r->u.trust.id = vol;
+    r->u.trust.trust = account;
+  }
   return r;
 }
 
@@ -541,6 +590,10 @@ void cairn__jrec_free(cairn__jrec *r) {
     break;
   case J_BAN: case J_BAN_DONE: case J_PEER: case J_TEAM: free(r->u.ban.text); break;
   case J_TEAM_CREDIT: free(r->u.team.name); break;
+  case J_ACCOUNT:
+    for (int i = 0; i < 4; i++)
+      free(r->u.acct.text[i]);
+    break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
   case J_PLAN: free(r->u.plan.body); break;
   case J_INVITE: free(r->u.invite.note); break;
@@ -654,6 +707,11 @@ cairn_status cairn__jrec_apply(cairn__store *s, const cairn__jrec *r, cairn_erro
   case J_UNINVITE: return cairn__store_invite_delete(s, r->u.uninvite.id, err);
   case J_APP: return cairn__store_app_put(s, &r->u.app.row, err);
   case J_APP_RETIRE: return cairn__store_app_retire(s, r->u.uninvite.id, err);
+  case J_ACCOUNT: return cairn__store_account_put(s, &r->u.acct.row, err);
+  case J_ACCOUNT_KEY: return cairn__store_account_key(s, r->u.acct.row.id, r->u.acct.hash, err);
+  case J_ACCOUNT_CREDIT: return cairn__store_account_credit(s, &r->u.acct.row, err);
+  case J_VOL_ACCOUNT:
+    return cairn__store_volunteer_account(s, r->u.trust.id, r->u.trust.trust, err);
   case J_JOB: return write_job(s, r, err);
   case J_TASK:
     return cairn__store_task_update(s, r->u.task.key, r->u.task.state, r->u.task.attempts,

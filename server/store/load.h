@@ -19,6 +19,8 @@ typedef struct cairn__store_volunteer_row {
   double credit, cpu_seconds;              /* its totals (0012_credit.sql) */
   int64_t credited;
   int64_t trust;                           /* 0011_trust.sql */
+  int64_t account;                         /* its account (0: none; 0024_accounts.sql) */
+  double expavg, expavg_time;              /* its averaged credit (0024_accounts.sql) */
 } cairn__store_volunteer_row;
 cairn_status cairn__store_load_volunteers(cairn__store *s,
                                          int (*cb)(void *, const cairn__store_volunteer_row *),

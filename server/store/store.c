@@ -85,7 +85,8 @@ const char *const cairn__store_sql[S_COUNT] = {
                  "MAX(v.allocations, (SELECT COALESCE(MAX(t), 0) FROM allocations a "
                  "WHERE a.volunteer_id = v.id)), "
                  "v.created, v.peer_url, v.quarantined, v.team, v.credit, v.cpu_seconds, "
-                 "v.credited, v.trust FROM volunteers v ORDER BY v.id",
+                 "v.credited, v.trust, COALESCE(v.account_id, 0), v.expavg_credit, v.expavg_time "
+                 "FROM volunteers v ORDER BY v.id",
   [S_LOAD_JOBS] = "SELECT id, name, app, policy, COALESCE(ended, state), replication, quorum, "
                   "lease_seconds, max_attempts, created, COALESCE(finished, 0), priority, validator, "
                   "adaptive, keep_workers, app_version "
@@ -190,14 +191,19 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_FILE_DELETE] = "DELETE FROM files WHERE sha256 = ?1",
   [S_FILE_HOLDERS_DELETE] = "DELETE FROM file_holders WHERE sha256 = ?1",
   [S_VOL_TEAM] = "UPDATE volunteers SET team = ?2 WHERE id = ?1",
-  [S_VOL_CREDIT] = "UPDATE volunteers SET credit = ?2, cpu_seconds = ?3, credited = ?4 WHERE id = ?1",
+  [S_VOL_CREDIT] = "UPDATE volunteers SET credit = ?2, cpu_seconds = ?3, credited = ?4, "
+                   "expavg_credit = ?5, expavg_time = ?6 WHERE id = ?1",
   [S_RESULT_CREDIT] = "UPDATE results SET cpu_seconds = COALESCE(?2, cpu_seconds), credit = ?3 "
                       "WHERE idx = ?1",
   [S_TEAM_NEW] = "INSERT OR IGNORE INTO team_credit(team) VALUES (?1)",
   [S_TEAM_PUT] = "INSERT INTO team_credit(team, credit, cpu_seconds, results) VALUES (?1, ?2, ?3, "
                  "?4) ON CONFLICT(team) DO UPDATE SET credit = ?2, cpu_seconds = ?3, results = ?4",
+  [S_TEAM_EXPAVG] = "INSERT INTO team_expavg(team, expavg_credit, expavg_time) VALUES (?1, ?2, ?3) "
+                    "ON CONFLICT(team) DO UPDATE SET expavg_credit = ?2, expavg_time = ?3",
   [S_RESULT_TEAM] = "UPDATE results SET team = ?2 WHERE idx = ?1",
-  [S_LOAD_TEAMS] = "SELECT team, credit, cpu_seconds, results FROM team_credit",
+  [S_LOAD_TEAMS] = "SELECT t.team, t.credit, t.cpu_seconds, t.results, "
+                   "COALESCE(e.expavg_credit, 0), COALESCE(e.expavg_time, 0) FROM team_credit t "
+                   "LEFT JOIN team_expavg e ON e.team = t.team",
   [S_APP_PUT] = "INSERT INTO app_versions(id, name, version, platform, manifest, signature, "
                 "retired, published) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7)",
   [S_APP_FILE_PUT] = "INSERT OR IGNORE INTO app_files(version_id, sha256) VALUES (?1, ?2)",
@@ -205,6 +211,14 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_APP_RETIRE] = "UPDATE app_versions SET retired = 1 WHERE id = ?1",
   [S_LOAD_APPS] = "SELECT id, name, version, platform, manifest, signature, retired, published "
                   "FROM app_versions ORDER BY id",
+  [S_ACCT_PUT] = "INSERT INTO accounts(id, name, email, email_key, key_hash, password_hash, "
+                 "created) VALUES (?1, ?2, ?3, lower(?3), ?4, ?5, ?6)",
+  [S_ACCT_KEY] = "UPDATE accounts SET key_hash = ?2 WHERE id = ?1",
+  [S_ACCT_CREDIT] = "UPDATE accounts SET credit = ?2, cpu_seconds = ?3, results = ?4, "
+                    "expavg_credit = ?5, expavg_time = ?6 WHERE id = ?1",
+  [S_VOL_ACCOUNT] = "UPDATE volunteers SET account_id = ?2 WHERE id = ?1",
+  [S_LOAD_ACCTS] = "SELECT id, name, email, key_hash, password_hash, created, credit, cpu_seconds, "
+                   "results, expavg_credit, expavg_time FROM accounts ORDER BY id",
 };
 
 #define AUDIT_SELECT                                                                           \
@@ -768,6 +782,8 @@ cairn_status cairn__store_credit(cairn__store *s, const cairn__store_credit_row 
   sqlite3_bind_double(q, 2, r->credit);
   sqlite3_bind_double(q, 3, r->cpu_seconds);
   sqlite3_bind_int64(q, 4, r->credited);
+  sqlite3_bind_double(q, 5, r->expavg);
+  sqlite3_bind_double(q, 6, r->expavg_time);
   return run(s, S_VOL_CREDIT, err);
 }
 
@@ -811,6 +827,9 @@ cairn_status cairn__store_load_volunteers(cairn__store *s,
     row.cpu_seconds = sqlite3_column_double(q, 13);
     row.credited = I64(14);
     row.trust = I64(15);
+    row.account = I64(16);
+    row.expavg = sqlite3_column_double(q, 17);
+    row.expavg_time = sqlite3_column_double(q, 18);
   });
 }
 

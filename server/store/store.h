@@ -51,6 +51,7 @@ typedef struct cairn__store_credit_row {
   double claim, result_credit;
   double credit, cpu_seconds;
   int64_t credited;
+  double expavg, expavg_time; /* its averaged credit (0024_accounts.sql) */
 } cairn__store_credit_row;
 cairn_status cairn__store_credit(cairn__store *s, const cairn__store_credit_row *r,
                                 cairn_error *err);
@@ -63,6 +64,7 @@ typedef struct cairn__store_team_row {
   double credit, cpu_seconds;
   int64_t results;
   int granted;
+  double expavg, expavg_time; /* its averaged credit (0024_accounts.sql) */
 } cairn__store_team_row;
 cairn_status cairn__store_team_credit(cairn__store *s, const cairn__store_team_row *r,
                                      cairn_error *err);
@@ -72,6 +74,27 @@ cairn_status cairn__store_result_team(cairn__store *s, const cairn__store_team_r
 /* Every team of the ledger (idx 0, granted 0), in no order. */
 cairn_status cairn__store_load_teams(cairn__store *s, int (*cb)(void *, const cairn__store_team_row *),
                                     void *ud, cairn_error *err);
+/* Accounts (store_accounts.c, 0024_accounts.sql): a new account's row
+ * (key_hash: the SHA-256 of its key; password_hash: crypto_pwhash_str's);
+ * its key replaced (key_hash only); its credit totals; volunteer vol's
+ * account; every account at start-up, in id order (key and password
+ * hashes, totals). */
+typedef struct cairn__store_account_row {
+  int64_t id, created, results;
+  const char *name, *email, *key_hash, *password_hash;
+  double credit, cpu_seconds, expavg, expavg_time;
+} cairn__store_account_row;
+cairn_status cairn__store_account_put(cairn__store *s, const cairn__store_account_row *r,
+                                     cairn_error *err);
+cairn_status cairn__store_account_key(cairn__store *s, int64_t id, const char *key_hash,
+                                     cairn_error *err);
+cairn_status cairn__store_account_credit(cairn__store *s, const cairn__store_account_row *r,
+                                        cairn_error *err);
+cairn_status cairn__store_volunteer_account(cairn__store *s, int64_t vol, int64_t account,
+                                           cairn_error *err);
+cairn_status cairn__store_load_accounts(cairn__store *s,
+                                       int (*cb)(void *, const cairn__store_account_row *),
+                                       void *ud, cairn_error *err);
 /* Adaptive replication (0011_trust.sql): volunteer id's trust; job id
  * opts in; a ring entry; volunteer vol's ring emptied. */
 cairn_status cairn__store_volunteer_trust(cairn__store *s, int64_t id, int64_t trust,

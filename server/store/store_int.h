@@ -43,6 +43,7 @@ enum stmt_id {
   S_XFER_PUT, S_PLAN_PUT, /* transfers and plans (0015; store_dist.c) */
   S_TEAM_NEW, S_TEAM_PUT, S_RESULT_TEAM, S_LOAD_TEAMS, /* team ledger (0018, store_team.c) */
   S_APP_PUT, S_APP_FILE_PUT, S_APP_RETIRE, S_LOAD_APPS, S_JOB_APP_VERSION, /* app versions (0023, store_apps.c) */
+  S_ACCT_PUT, S_ACCT_KEY, S_TEAM_EXPAVG, S_ACCT_CREDIT, S_VOL_ACCOUNT, S_LOAD_ACCTS, /* accounts (0024, store_accounts.c) */
   S_COUNT
 };
 

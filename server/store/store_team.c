@@ -14,6 +14,13 @@ cairn_status cairn__store_team_credit(cairn__store *s, const cairn__store_team_r
   sqlite3_bind_double(q, 3, r->cpu_seconds);
   sqlite3_bind_int64(q, 4, r->results);
   cairn_status st = run(s, S_TEAM_PUT, err);
+  if (st == CAIRN_OK && r->granted) { /* its average moves with grants only */
+    q = Q(S_TEAM_EXPAVG);
+    TXT(q, 1, r->team);
+    sqlite3_bind_double(q, 2, r->expavg);
+    sqlite3_bind_double(q, 3, r->expavg_time);
+    st = run(s, S_TEAM_EXPAVG, err);
+  }
   return st != CAIRN_OK || r->idx <= 0 ? st : cairn__store_result_team(s, r, err);
 }
 
@@ -32,7 +39,9 @@ cairn_status cairn__store_load_teams(cairn__store *s, int (*cb)(void *, const ca
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     cairn__store_team_row row = {.team = STR(0), .credit = sqlite3_column_double(q, 1),
-                                .cpu_seconds = sqlite3_column_double(q, 2), .results = I64(3)};
+                                .cpu_seconds = sqlite3_column_double(q, 2), .results = I64(3),
+                                .expavg = sqlite3_column_double(q, 4),
+                                .expavg_time = sqlite3_column_double(q, 5)};
     if (row.team && cb(ud, &row)) {
       sqlite3_reset(q);
       return cairn__error_set(err, CAIRN_ENOMEM, "store: out of memory loading the team ledger");

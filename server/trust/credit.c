@@ -12,9 +12,16 @@
  * valid (a ban, a new round), and are written with the change, so they
  * survive restarts and the deletion of the jobs that earned them. The team
  * the volunteer is in when a result becomes valid keeps that credit (the
- * team ledger, team.c).
+ * team ledger, team.c), as does the account the volunteer is attached to
+ * (docs/accountability.md, "Accounts"). Hosts, accounts and teams also
+ * keep an exponentially averaged credit (cairn__expavg_update, after
+ * BOINC's update_average: docs/references.md [BOINC-credit]), which grows
+ * with each grant and decays with a half-life of a week; a loss leaves it.
  * Everything here runs under c->lock.
  */
+#include <math.h>
+
+#define CAIRN__LN2 0.69314718055994530942
 #include <stdlib.h>
 
 #include "server/trust/trust.h"
@@ -53,7 +60,9 @@ void cairn__credit_claim(mres *m, int has_cpu, double cpu_seconds) {
 }
 
 int cairn__credit_load_vol(mvol *v, const char *team, double credit, double cpu_seconds,
-                           int64_t credited) {
+                           int64_t credited, double expavg, double expavg_time) {
+  v->expavg = expavg;
+  v->expavg_time = expavg_time;
   if (team && !(v->team = cairn__strdup(team)))
     return -1;
   v->credit = credit;
@@ -79,14 +88,58 @@ void cairn__credit_tally(int64_t *n, double *credit, double *cpu, const mres *m,
   *cpu = *cpu < 0 ? 0 : *cpu;
 }
 
+void cairn__expavg_update(double now, double work_start, double work, double half_life,
+                          double *avg, double *avg_time) {
+  const double day = 86400.0;
+  if (*avg_time > 0) {
+    double diff = now > *avg_time ? now - *avg_time : 0;
+    double weight = exp(-diff * CAIRN__LN2 / half_life);
+    *avg *= weight;
+    if (1 - weight > 1e-6)
+      *avg += (1 - weight) * work / (diff / day); /* the work spread over the time since */
+    else
+      *avg += CAIRN__LN2 * work * day / half_life; /* the limit as the time since goes to 0 */
+  } else if (work != 0) {
+    double days = (now - work_start) / day;
+    *avg = work / (days > 1 ? days : 1);
+  }
+  *avg_time = now;
+}
+
+double cairn__expavg_at(double now, double avg, double avg_time) {
+  if (avg_time > 0)
+    cairn__expavg_update(now, now, 0, CAIRN__EXPAVG_HALF_LIFE, &avg, &avg_time);
+  return avg;
+}
+
+/* The account a of m's volunteer: its totals move as the volunteer's do,
+ * journaled in the same group. O(1). */
+static void account_count(cairn__core *c, macct *a, const mres *m, int delta, double now) {
+  cairn__credit_tally(&a->results, &a->credit, &a->cpu_seconds, m, delta);
+  if (delta > 0)
+    cairn__expavg_update(now, (double)a->created, m->credit, CAIRN__EXPAVG_HALF_LIFE,
+                         &a->expavg, &a->expavg_time);
+  cairn__store_account_row row = {.id = a->id, .credit = a->credit,
+                                 .cpu_seconds = a->cpu_seconds, .results = a->results,
+                                 .expavg = a->expavg, .expavg_time = a->expavg_time};
+  cairn__journal_put(c->journal, cairn__jrec_account_credit(&row));
+}
+
 void cairn__credit_count(cairn__core *c, mvol *v, mres *m, int delta) {
+  double now = (double)cairn__now();
   cairn__credit_tally(&v->credited, &v->credit, &v->cpu_seconds, m, delta);
+  if (delta > 0)
+    cairn__expavg_update(now, (double)v->created, m->credit, CAIRN__EXPAVG_HALF_LIFE,
+                         &v->expavg, &v->expavg_time);
   cairn__store_credit_row row = {.idx = m->idx, .vol = v->id, .claim = -1,
                                 .result_credit = delta > 0 ? m->credit : 0,
                                 .credit = v->credit, .cpu_seconds = v->cpu_seconds,
-                                .credited = v->credited};
+                                .credited = v->credited, .expavg = v->expavg,
+                                .expavg_time = v->expavg_time};
   cairn__journal_put(c->journal, cairn__jrec_credit(&row)); /* with the change */
   cairn__team_count(c, m, v->team, delta); /* O(1): the team it was earned in keeps it */
+  if (v->account) /* O(1): its account's totals move with its own */
+    account_count(c, v->account, m, delta, now);
 }
 
 cairn_status cairn__core_stats(cairn__core *c, int limit,

@@ -57,9 +57,15 @@ void cairn__team_count(cairn__core *c, mres *m, const char *team, int delta) {
   if (!t)
     return;
   cairn__credit_tally(&t->results, &t->credit, &t->cpu_seconds, m, delta);
+  if (delta > 0) { /* a team's average starts from its first grant's day */
+    double now = (double)cairn__now();
+    cairn__expavg_update(now, now, m->credit, CAIRN__EXPAVG_HALF_LIFE, &t->expavg,
+                         &t->expavg_time);
+  }
   cairn__store_team_row row = {.idx = m->idx, .team = t->name, .credit = t->credit,
                               .cpu_seconds = t->cpu_seconds, .results = t->results,
-                              .granted = delta > 0};
+                              .granted = delta > 0, .expavg = t->expavg,
+                              .expavg_time = t->expavg_time};
   cairn__journal_put(c->journal, cairn__jrec_team_credit(&row));
 }
 
@@ -70,6 +76,8 @@ int cairn__team_load(void *ud, const cairn__store_team_row *r) {
   t->credit = r->credit;
   t->cpu_seconds = r->cpu_seconds;
   t->results = r->results;
+  t->expavg = r->expavg;
+  t->expavg_time = r->expavg_time;
   return 0;
 }
 

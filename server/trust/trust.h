@@ -86,13 +86,25 @@ void cairn__credit_claim(mres *m, int has_cpu, double cpu_seconds);
 /* Start-up: a volunteer's team and totals (0, or -1 out of memory), and a
  * result's claim, credit and, when valid, the team it counts for. O(1). */
 int cairn__credit_load_vol(mvol *v, const char *team, double credit, double cpu_seconds,
-                           int64_t credited);
+                           int64_t credited, double expavg, double expavg_time);
 void cairn__credit_load_res(cairn__core *c, mres *m, double claim, double credit,
                             const char *team, int valid);
 /* The one rule for a total of valid results (a volunteer's, a team's):
  * *n, *credit and *cpu move by delta times one result, m's credit and its
  * claim; none left means no rounding residue, and sums never go below 0. */
 void cairn__credit_tally(int64_t *n, double *credit, double *cpu, const mres *m, int delta);
+/* The exponentially averaged credit of a host, an account or a team
+ * (docs/accountability.md, "Accounts"; BOINC's update_average,
+ * docs/references.md [BOINC-credit]): *avg, credit per day, as of
+ * *avg_time (Unix seconds; 0: never), decays with half_life seconds and
+ * gains work (credit granted at now; 0: only the decay); an average with
+ * no time yet starts as work over the days since work_start (at least
+ * one). *avg_time becomes now. Pure: O(1). */
+#define CAIRN__EXPAVG_HALF_LIFE (7.0 * 86400.0)
+void cairn__expavg_update(double now, double work_start, double work, double half_life,
+                          double *avg, double *avg_time);
+/* The average as it stands at now (a copy decayed without work). */
+double cairn__expavg_at(double now, double avg, double avg_time);
 /* team.c, the team ledger (docs/accountability.md, "Teams"): a team's sums
  * of the credit, claims and number of the valid results granted while
  * their volunteer was in it; entries live as long as the core (one per team
@@ -106,6 +118,7 @@ typedef struct mteam {
   char *name;
   double credit, cpu_seconds;
   int64_t results;
+  double expavg, expavg_time; /* its exponentially averaged credit (credit.c) */
 } mteam;
 /* The ledger's own state (team.c; c->teams): the teams by a hash of their
  * name, names of one hash in a list. */

@@ -157,7 +157,7 @@ static void test_offer_in_registration(void **state) {
     old_master m;
     char base[64], dir[4096], cred[4200];
     const char *apps[] = {"sleep"};
-    cairn__registration reg = {"w", NULL, apps, 1, 2, {0, 0, 0}, NULL, NULL, NULL, NULL};
+    cairn__registration reg = {"w", NULL, apps, 1, 2, {0, 0, 0}, NULL, NULL, NULL, NULL, NULL};
     cairn__session s;
     cairn_error err = {0};
     assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
@@ -204,7 +204,7 @@ static void test_team_in_registration(void **state) {
     old_master m;
     char base[64], dir[4096], cred[4200];
     const char *apps[] = {"sleep"};
-    cairn__registration reg = {"w", NULL, apps, 1, 1, {0, 0, 0}, NULL, "red team", NULL, NULL};
+    cairn__registration reg = {"w", NULL, apps, 1, 1, {0, 0, 0}, NULL, "red team", NULL, NULL, NULL};
     cairn__session s;
     cairn_error err = {0};
     assert_int_equal(cairn__peerstate_init(&ps, NULL), 0);
