@@ -61,29 +61,11 @@ static void kill9(fixture *f, pid_t pid) {
   server_fixture_reaped(f, pid);
 }
 
-static long long submit(fixture *f, const char *job) {
-  json_t *r = NULL;
-  long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
-  if (st != 201)
-    fail_msg("submit: HTTP %ld", st);
-  long long id = (long long)json_integer_value(json_object_get(r, "id"));
-  json_decref(r);
-  return id;
-}
-
-static json_t *get(fixture *f, const char *path) {
-  json_t *r = NULL;
-  long st = harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL);
-  if (st != 200)
-    fail_msg("GET %s: HTTP %ld", path, st);
-  return r;
-}
-
 /* The job's only task's entry of GET /v1/jobs/{job}/tasks (caller decrefs). */
 static json_t *entry(fixture *f, long long job) {
   char path[64];
   snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
-  json_t *r = get(f, path), *t = json_array_get(json_object_get(r, "tasks"), 0);
+  json_t *r = server_fixture_get(f, path), *t = json_array_get(json_object_get(r, "tasks"), 0);
   assert_non_null(t);
   json_incref(t);
   json_decref(r);
@@ -97,7 +79,7 @@ static json_t *detail(fixture *f, long long job) {
   snprintf(path, sizeof path, "/v1/jobs/%lld/tasks/%lld", job,
            (long long)json_integer_value(json_object_get(t, "key")));
   json_decref(t);
-  return get(f, path);
+  return server_fixture_get(f, path);
 }
 
 /* The attempt of d's history still leased (index and volunteer), 0 if none. */
@@ -194,7 +176,7 @@ static void test_resumed_after_kill(void **state) {
   fixture *f = *state;
   /* a lease of 12 s (heartbeats every 4 s) outlives the restart, but not
    * the 15 s left after it: the heartbeats keep the resumed task's lease */
-  long long job = submit(f, ckpt_job(12, WORK));
+  long long job = server_fixture_submit(f, ckpt_job(12, WORK));
   pid_t w = start_worker(f, "w1");
   assert_string_equal(wait_state(f, job, "running", 30), "running");
   json_t *d = detail(f, job);
@@ -249,7 +231,7 @@ static void test_resumed_after_kill(void **state) {
  * otherwise, the master says no. Either way the worker gets the task
  * again under a new index and runs it from the start. */
 static void expired(fixture *f, const char *name, int fresh_record) {
-  long long job = submit(f, ckpt_job(3, SHORT));
+  long long job = server_fixture_submit(f, ckpt_job(3, SHORT));
   pid_t w = start_worker(f, name);
   wait_ckpt(f, name, 2, 30);
   json_t *d = detail(f, job);
@@ -298,7 +280,7 @@ static void test_expired_by_master(void **state) { expired(*state, "w3", 1); }
  * shown and stays. */
 static void test_progress_shown(void **state) {
   fixture *f = *state;
-  long long job = submit(
+  long long job = server_fixture_submit(
     f, "{\"name\": \"progress\", \"app\": \"sh\", \"lease_seconds\": 3, \"tasks\": [{\"id\": "
        "\"p\", \"args\": [\"-c\", \"printf 0.5 > \\\"$CAIRN_PROGRESS_FILE\\\"; sleep 5; "
        "echo garbage > \\\"$CAIRN_PROGRESS_FILE\\\"; sleep 2; echo 7 > "
@@ -367,7 +349,7 @@ static void test_heartbeat_progress_checked(void **state) {
   char tok[65], other[65], body[256];
   harness_register(f->srv.url, "hb", "hbapp", tok);
   harness_register(f->srv.url, "hb2", "hbapp", other);
-  long long job = submit(f, "{\"name\": \"hb\", \"app\": \"hbapp\", \"tasks\": [{\"id\": \"a\"}]}");
+  long long job = server_fixture_submit(f, "{\"name\": \"hb\", \"app\": \"hbapp\", \"tasks\": [{\"id\": \"a\"}]}");
   json_t *r = NULL;
   assert_int_equal(harness_http(f->srv.url, "POST", "/v1/work", tok, "{}", 2, &r, NULL, NULL), 200);
   long long idx = (long long)json_integer_value(json_object_get(r, "index"));
@@ -499,7 +481,7 @@ static void test_callback_resumed(void **state) {
   fixture *f = *state;
   char dir[4200];
   snprintf(dir, sizeof dir, "%s/cb", f->dir);
-  long long job = submit(f, "{\"name\": \"cb\", \"app\": \"counter\", \"lease_seconds\": 3, "
+  long long job = server_fixture_submit(f, "{\"name\": \"cb\", \"app\": \"counter\", \"lease_seconds\": 3, "
                             "\"tasks\": [{\"id\": \"c\"}]}");
   pthread_t t;
   cairn_worker *w = cb_worker(f, dir, &t);

@@ -55,24 +55,6 @@ static void stop_worker(pid_t pid) {
   }
 }
 
-static long long submit(fixture *f, const char *job) {
-  json_t *r = NULL;
-  long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
-  if (st != 201)
-    fail_msg("submit: HTTP %ld", st);
-  long long id = (long long)json_integer_value(json_object_get(r, "id"));
-  json_decref(r);
-  return id;
-}
-
-static json_t *get(fixture *f, const char *path) {
-  json_t *r = NULL;
-  long st = harness_http(f->srv.url, "GET", path, ADMIN, NULL, 0, &r, NULL, NULL);
-  if (st != 200)
-    fail_msg("GET %s: HTTP %ld", path, st);
-  return r;
-}
-
 /* Waits (at most timeout s) until no task of job is waiting, eligible or
  * running (a failed task fails its job at once, the others carry on);
  * returns the job's state. */
@@ -82,7 +64,7 @@ static const char *wait_job(fixture *f, long long job, double timeout) {
   snprintf(path, sizeof path, "/v1/jobs/%lld", job);
   double until = harness_now() + timeout;
   for (;;) {
-    json_t *r = get(f, path), *k = json_object_get(r, "counts");
+    json_t *r = server_fixture_get(f, path), *k = json_object_get(r, "counts");
     snprintf(state, sizeof state, "%s", json_string_value(json_object_get(r, "state")));
     json_int_t open = json_integer_value(json_object_get(k, "waiting")) +
                       json_integer_value(json_object_get(k, "eligible")) +
@@ -98,7 +80,7 @@ static const char *wait_job(fixture *f, long long job, double timeout) {
 static json_t *task_entry(fixture *f, long long job, const char *id) {
   char path[64];
   snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", job);
-  json_t *r = get(f, path), *t;
+  json_t *r = server_fixture_get(f, path), *t;
   size_t i;
   json_array_foreach(json_object_get(r, "tasks"), i, t) {
     if (strcmp(json_string_value(json_object_get(t, "id")), id) == 0) {
@@ -119,7 +101,7 @@ static json_t *task_detail(fixture *f, long long job, const char *id) {
   snprintf(path, sizeof path, "/v1/jobs/%lld/tasks/%lld", job,
            (long long)json_integer_value(json_object_get(t, "key")));
   json_decref(t);
-  return get(f, path);
+  return server_fixture_get(f, path);
 }
 
 static const char *str(json_t *o, const char *key) {
@@ -155,7 +137,7 @@ static long long metric(fixture *f, const char *line) {
 static void test_wall_limit_by_worker(void **state) {
   fixture *f = *state;
   pid_t w = start_worker(f, "w-wall", "1");
-  long long job = submit(f, "{\"app\": \"limits\", \"max_attempts\": 2, "
+  long long job = server_fixture_submit(f, "{\"app\": \"limits\", \"max_attempts\": 2, "
                             "\"limits\": {\"wall_seconds\": 1}, "
                             "\"tasks\": [{\"id\": \"hang\", \"args\": [\"hang\"]}]}");
   assert_string_equal(wait_job(f, job, 60), "failed");
@@ -202,7 +184,7 @@ static void test_wall_limit_by_worker(void **state) {
 static void test_hard_deadline_moves_task(void **state) {
   fixture *f = *state;
   pid_t a = start_worker(f, "w-stopped", "1");
-  long long job = submit(f, "{\"app\": \"limits\", \"max_attempts\": 2, \"lease_seconds\": 300, "
+  long long job = server_fixture_submit(f, "{\"app\": \"limits\", \"max_attempts\": 2, \"lease_seconds\": 300, "
                             "\"limits\": {\"wall_seconds\": 2}, "
                             "\"tasks\": [{\"id\": \"hang\", \"args\": [\"hang\"]}]}");
   /* stop the worker as soon as its lease is out (its app has 2 s to live) */
@@ -285,7 +267,7 @@ static void test_limits_env_stdin(void **state) {
            "\"stdin\": \"in.txt\"}]}",
            sha);
   pid_t w = start_worker(f, "w-mix", "2");
-  long long id = submit(f, job);
+  long long id = server_fixture_submit(f, job);
   assert_string_equal(wait_job(f, id, 90), "failed");
   fprintf(stderr, "memory 64 MiB, cpu 1 s, disk 8 MiB, output 1 MiB:\n");
   expect_reason(f, id, "mem", "failed", "memory");
@@ -325,7 +307,7 @@ static void test_ceiling_refuses(void **state) {
   fixture *f = *state;
   const char *job = "{\"app\": \"limits\", \"tasks\": [{\"id\": \"a\", "
                     "\"limits\": {\"wall_seconds\": 61}}]}";
-  json_t *before = get(f, "/v1/jobs"), *r = NULL;
+  json_t *before = server_fixture_get(f, "/v1/jobs"), *r = NULL;
   long st = harness_http(f->srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r, NULL, NULL);
   const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
   fprintf(stderr, "above the ceiling: HTTP %ld: %s\n", st, msg ? msg : "(none)");
@@ -333,7 +315,7 @@ static void test_ceiling_refuses(void **state) {
   assert_non_null(strstr(msg, "task \"a\": limits.wall_seconds 61 exceeds the server's ceiling "
                               "of 60 (--max-wall-seconds)"));
   json_decref(r);
-  json_t *after = get(f, "/v1/jobs");
+  json_t *after = server_fixture_get(f, "/v1/jobs");
   assert_int_equal(json_array_size(json_object_get(before, "jobs")),
                    json_array_size(json_object_get(after, "jobs")));
   json_decref(before);

@@ -76,14 +76,7 @@ static int publish(const char *version, const char *key) {
   return harness_run(argv, NULL);
 }
 
-static long long submit(const char *job) {
-  json_t *r = NULL;
-  assert_int_equal(harness_http(fx.sf.srv.url, "POST", "/v1/jobs", ADMIN, job, strlen(job), &r,
-                                NULL, NULL), 201);
-  long long id = (long long)json_integer_value(json_object_get(r, "id"));
-  json_decref(r);
-  return id;
-}
+static long long submit(const char *job) { return server_fixture_submit(&fx.sf, job); }
 
 /* Waits (120 s at most) until job is no longer running: its state. */
 static const char *wait_job(long long jid, double seconds) {

@@ -1,6 +1,12 @@
 /* server_fixture.c — see server_fixture.h. */
 #include "tests/support/server_fixture.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,4 +95,23 @@ int server_fixture_teardown(void **state) {
   int rc = server_fixture_close(f);
   free(f);
   return rc;
+}
+
+long long server_fixture_submit(server_fixture *f, const char *job) {
+  json_t *r = NULL;
+  long st = harness_http(f->srv.url, "POST", "/v1/jobs", HARNESS_ADMIN_TOKEN, job, strlen(job),
+                         &r, NULL, NULL);
+  if (st != 201)
+    fail_msg("submit: HTTP %ld", st);
+  long long id = (long long)json_integer_value(json_object_get(r, "id"));
+  json_decref(r);
+  return id;
+}
+
+json_t *server_fixture_get(server_fixture *f, const char *path) {
+  json_t *r = NULL;
+  long st = harness_http(f->srv.url, "GET", path, HARNESS_ADMIN_TOKEN, NULL, 0, &r, NULL, NULL);
+  if (st != 200)
+    fail_msg("GET %s: HTTP %ld", path, st);
+  return r;
 }

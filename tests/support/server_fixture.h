@@ -50,6 +50,12 @@ int server_fixture_restart(server_fixture *f, const char *const *extra);
  * in f's folder) with args, and counts it among f's workers; its pid, or -1
  * (none counted). */
 pid_t server_fixture_worker(server_fixture *f, const char *name, const char *const *args);
+/* Submits job (a job file's JSON) to f's master with the admin token: its
+ * id; the test fails (cmocka) unless the answer is 201. */
+long long server_fixture_submit(server_fixture *f, const char *job);
+/* GET path of f's master with the admin token: the answer's JSON (caller
+ * frees); the test fails (cmocka) unless the answer is 200. */
+json_t *server_fixture_get(server_fixture *f, const char *path);
 /* Counts pid (a process the test started, > 0) among f's workers; pid. */
 pid_t server_fixture_track(server_fixture *f, pid_t pid);
 /* pid, one of f's workers, was stopped and reaped by the test: the close
