@@ -37,6 +37,7 @@ static void usage(FILE *f) {
         "                    [--max-output-file-mib N] [--max-pending-upload-mib N]\n"
         "                    [--max-held-work N]\n"
         "                    [--max-job-waits N]\n"
+        "                    [--stats-dir DIR] [--stats-export-hours H]\n"
         "                    [--log-level error|warn|info|debug] [--help] [--version]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -98,7 +99,11 @@ static void usage(FILE *f) {
         "                       key is DB.audit-key, created mode 0600)\n"
         "  --app-key KEY        the project's Ed25519 public key (base64, as cairn app\n"
         "                       keygen prints, or a file holding it): versions published\n"
-        "                       with cairn app publish must verify with it (docs/apps.md)\n",
+        "                       with cairn app publish must verify with it (docs/apps.md)\n"
+        "  --stats-dir DIR      folder of the XML statistics for statistics sites, served at\n"
+        "                       /stats/ (default DB.stats; docs/project.md)\n"
+        "  --stats-export-hours H   make them again every H hours (default 24; fractions\n"
+        "                       allowed; 0: only when asked, cairn stats export)\n",
         f);
 }
 
@@ -153,6 +158,8 @@ int main(int argc, char **argv) {
     {"spot-check", required_argument, NULL, 'S'},
     {"ban-slice", required_argument, NULL, 1001},
     {"audit-chain", required_argument, NULL, 'z'},
+    {"stats-dir", required_argument, NULL, 1010},
+    {"stats-export-hours", required_argument, NULL, 1011},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -293,6 +300,24 @@ int main(int argc, char **argv) {
     case 1004:
       cfg.app_key = optarg;
       break;
+    case 1010:
+      if (!*optarg) {
+        fprintf(stderr, "cairn-server: --stats-dir needs a folder\n");
+        return 2;
+      }
+      cfg.stats_dir = optarg;
+      break;
+    case 1011: { /* 0: only when asked (the config's negative); at most a year */
+      char *end = NULL;
+      double h = strtod(optarg, &end);
+      if (!end || end == optarg || *end || !(h == 0 || (h >= 1.0 / 3600 && h <= 8760))) {
+        fprintf(stderr, "cairn-server: --stats-export-hours must be 0 (only when asked) or a "
+                "number of hours from 1/3600 (a second) to 8760\n");
+        return 2;
+      }
+      cfg.stats_export_hours = h > 0 ? h : -1;
+      break;
+    }
     case 1003: {
       long long n = 0;
       if (flag_number("max-pending-upload-mib", optarg, 1, 4LL * 1024 * 1024, &n))

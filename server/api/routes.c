@@ -27,7 +27,8 @@ const char *const cairn__route_labels[RL_COUNT] = {
   [RL_JOB_DIST] = "/v1/jobs/{id}/distribution", [RL_FILE_CHUNKS] = "/v1/files/{sha256}/chunks",
   [RL_APPS] = "/v1/apps", [RL_APP] = "/v1/apps/{name}/{version}/{platform}",
   [RL_APP_VERSION] = "/v1/apps/{name}/{version}", [RL_ACCOUNTS] = "/v1/accounts",
-  [RL_ACCOUNT] = "/v1/accounts/{id}"};
+  [RL_ACCOUNT] = "/v1/accounts/{id}", [RL_STATS_EXPORT] = "/v1/stats/export",
+  [RL_STATS_FILES] = "/stats/{file}"};
 
 /* Body caps (common/limits.h); a streamed output file is bounded by
  * cfg.max_output_file_mib, at most CAIRN_MAX_OUTPUT_MIB. */
@@ -100,6 +101,19 @@ static const cairn__route table[] = {
   {"GET", "/v1/stats", RL_STATS, WHO_ANYONE, SMALL, LANE_INLINE,
    cairn__stats_get, RF_SPEND_ANON, 0},
   OTHERS("/v1/stats", RL_STATS, WHO_ANYONE),
+  /* the XML statistics (statsexport.c): an export asked for, its state; the
+   * files, to anyone (a read spends an anonymous token, as the standings'),
+   * served by a failed master too: they are the last export's */
+  {"POST", "/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN, SMALL, LANE_INLINE,
+   cairn__statsexport_post, 0, 0},
+  {"GET", "/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN, SMALL, LANE_INLINE,
+   cairn__statsexport_status, 0, 0},
+  OTHERS("/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN),
+  {"GET", "/stats/{file}", RL_STATS_FILES, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__statsfiles_get, RF_FAILED_OK | RF_SPEND_ANON, 0},
+  {"HEAD", "/stats/{file}", RL_STATS_FILES, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__statsfiles_get, RF_FAILED_OK | RF_SPEND_ANON, 0},
+  OTHERS("/stats/{file}", RL_STATS_FILES, WHO_ANYONE),
 
   /* a volunteer's work, reports and results; POST /v1/work is held when it
    * asked to wait and got no task */
