@@ -82,8 +82,8 @@ SQL
 # One export of DB by `cairn stats export --db` under /usr/bin/time.
 offline() { # offline LABEL DB
   local out=$dir/out-$1 t
-  t=$( { /usr/bin/time -f 'time %e s, peak RSS %M KiB' "$BIN/cairn" stats export --db "$2" \
-           --out "$out" > "$dir/cli.out"; } 2>&1 )
+  t=$( { /usr/bin/time -f 'time %e s (CPU %U s user, %S s sys), peak RSS %M KiB' \
+           "$BIN/cairn" stats export --db "$2" --out "$out" > "$dir/cli.out"; } 2>&1 )
   printf '%-28s %s  (%s)\n' "$1" "$t" "$(sed 's/^export 1: //; s/, in .*//' "$dir/cli.out")"
 }
 hwm() { sed -n 's/^VmHWM:[[:space:]]*//p' "/proc/$1/status"; }
