@@ -100,7 +100,7 @@ static void log_end(struct cairn__statsexport *se, uint64_t seq, cairn_status st
     CAIRN_INFO(&se->m->log, "statistics export %llu: %lld users, %lld teams, %lld hosts in "
                "%.3f s (%s)", (unsigned long long)seq, (long long)s->users, (long long)s->teams,
                (long long)s->hosts, s->seconds, se->dir);
-  else
+  else if (!atomic_load(&se->cancel)) /* not the master stopping */
     CAIRN_WARN(&se->m->log, "statistics export %llu failed: %s", (unsigned long long)seq,
                err->text);
 }

@@ -8,7 +8,9 @@
  * total credit, the applications). It reads the database file on a
  * read-only connection of its own, in one read transaction (one snapshot
  * for all four files; WAL: it blocks neither the master's writer nor its
- * reader), and never touches a running master's state or locks. Rows are
+ * reader; but while it reads, a checkpoint cannot move the WAL past its
+ * snapshot, so the WAL grows by what the master writes meanwhile), and
+ * never touches a running master's state or locks. Rows are
  * streamed from SQLite to gzip: O(1) memory in the number of accounts,
  * teams and hosts (each query walks a table in id order by its primary
  * key, joins by primary key; no sort, no temporary b-tree but the
