@@ -12,7 +12,7 @@ static const cairn__cli_cmd commands[] = {
   {"wait", "wait for a job: exit 0 done, 1 failed or cancelled, 2 timeout", cairn__cmd_wait},
   {"results", "one line per task: id, state, volunteer, index, result", cairn__cmd_results},
   {"volunteers", "registered volunteers and their counts", cairn__cmd_volunteers},
-  {"stats", "credit standings: top volunteers and teams, totals (no token needed)",
+  {"stats", "credit standings (no token needed); export: BOINC-format XML statistics",
    cairn__cmd_stats},
   {"audit", "who computed index N, V's allocations; verify or export the audit chain", cairn__cmd_audit},
   {"ban", "ban a volunteer; its results and their descendants are recomputed", cairn__cmd_ban},

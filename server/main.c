@@ -40,6 +40,7 @@ static void usage(FILE *f) {
         "                    [--max-job-waits N]\n"
         "                    [--project-name NAME] [--project-description-file F]\n"
         "                    [--public-jobs]\n"
+        "                    [--stats-dir DIR] [--stats-export-hours H]\n"
         "                    [--log-level error|warn|info|debug] [--help] [--version]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -107,7 +108,11 @@ static void usage(FILE *f) {
         "  --project-description-file F   its description there: the text of F (UTF-8,\n"
         "                       lines allowed, at most 16 KiB; default none)\n"
         "  --public-jobs        the public pages list the jobs (name, state, tasks done);\n"
-        "                       default: only their totals\n",
+        "                       default: only their totals\n"
+        "  --stats-dir DIR      folder of the XML statistics for statistics sites, served at\n"
+        "                       /stats/ (default DB.stats; docs/project.md)\n"
+        "  --stats-export-hours H   make them again every H hours (default 24; fractions\n"
+        "                       allowed; 0: only when asked, cairn stats export)\n",
         f);
 }
 
@@ -186,6 +191,8 @@ int main(int argc, char **argv) {
     {"project-name", required_argument, NULL, 1005},
     {"project-description-file", required_argument, NULL, 1006},
     {"public-jobs", no_argument, NULL, 1007},
+    {"stats-dir", required_argument, NULL, 1010},
+    {"stats-export-hours", required_argument, NULL, 1011},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -334,6 +341,24 @@ int main(int argc, char **argv) {
       cfg.project_description = description;
       break;
     case 1007: cfg.public_jobs = 1; break;
+    case 1010:
+      if (!*optarg) {
+        fprintf(stderr, "cairn-server: --stats-dir needs a folder\n");
+        return 2;
+      }
+      cfg.stats_dir = optarg;
+      break;
+    case 1011: { /* 0: only when asked (the config's negative); at most a year */
+      char *end = NULL;
+      double h = strtod(optarg, &end);
+      if (!end || end == optarg || *end || !(h == 0 || (h >= 1.0 / 3600 && h <= 8760))) {
+        fprintf(stderr, "cairn-server: --stats-export-hours must be 0 (only when asked) or a "
+                "number of hours from 1/3600 (a second) to 8760\n");
+        return 2;
+      }
+      cfg.stats_export_hours = h > 0 ? h : -1;
+      break;
+    }
     case 1003: {
       long long n = 0;
       if (flag_number("max-pending-upload-mib", optarg, 1, 4LL * 1024 * 1024, &n))

@@ -286,6 +286,8 @@ static void *reaper(void *arg) {
 
 cairn_status cairn_master_start(cairn_master *m, cairn_error *err) {
   cairn_status st = m->standings ? CAIRN_OK : cairn__stats_start(m, err); /* before HTTP */
+  if (st == CAIRN_OK && !m->statsexport)
+    st = cairn__statsexport_start(m, err);
   if (st == CAIRN_OK)
     st = cairn__http_start(m, err);
   if (st != CAIRN_OK)
@@ -332,6 +334,7 @@ void cairn_master_delete(cairn_master *m) {
   cairn_master_stop(m);
   cairn__http_stop(m);
   cairn__stats_stop(m); /* after HTTP: no request reads the standings */
+  cairn__statsexport_stop(m); /* after HTTP: no request reads its state */
   if (m->reaper_running)
     pthread_join(m->reaper, NULL);
   cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */

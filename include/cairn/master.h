@@ -155,6 +155,13 @@ typedef struct cairn_master_config {
   const char *project_name;
   const char *project_description;
   int public_jobs;
+  /* BOINC-format XML statistics for statistics sites (docs/project.md,
+   * "Statistics exports"): the folder of tables.xml, user.gz, team.gz and
+   * host.gz (NULL: DB.stats, made when missing), served at /stats/; how
+   * often they are made again, in hours (0: the default, 24; negative:
+   * only when the admin asks, POST /v1/stats/export). */
+  const char *stats_dir;
+  double stats_export_hours;
 } cairn_master_config;
 
 /* Sets every field of cfg to its default (as cairn_worker_config_init does

@@ -60,6 +60,9 @@ struct cairn_master {
    * standings and leaderboards and their builder threads (renderer.h);
    * made by cairn__stats_start, NULL before and after */
   struct cairn__renderer *standings, *ranks;
+  /* The XML statistics exports (statsexport.c): the exporter thread and
+   * its state; made by cairn__statsexport_start, NULL before and after */
+  struct cairn__statsexport *statsexport;
 };
 
 typedef struct cairn__req {
@@ -76,7 +79,9 @@ typedef struct cairn__req {
   const char *arg_after;     /* the "after" query argument (GET /v1/jobs/{id}/tasks), or NULL */
   const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
   const char *arg_page;      /* the "page" query argument (GET /v1/stats), or NULL */
-  const char *if_none_match; /* the If-None-Match header (GET /v1/stats), or NULL */
+  const char *if_none_match; /* the If-None-Match header (GET /v1/stats, /stats/...), or NULL */
+  int64_t if_modified_since; /* the If-Modified-Since header as Unix s (GET /stats/...); 0:
+                                none or not a date */
   const char *range;         /* the Range header (GET /v1/files/{sha256}), or NULL */
   const char *session;       /* the cookie cairn_session (a page's log-in: people.c), or NULL */
   const char *csrf;          /* the X-CSRF-Token header, or NULL */
@@ -130,6 +135,7 @@ typedef struct cairn__resp {
   char etag[20];             /* non-empty: an ETag header (http.c, conditional GETs; set by
                                 the handler: http.c does not hash the body) */
   int max_age;               /* > 0: Cache-Control: public, max-age=max_age (seconds) */
+  int64_t last_modified;     /* > 0: a Last-Modified header (Unix s; GET /stats/...) */
   cairn__upload *upload;     /* a streamed route (LANE_STREAMED, at its headers): the
                                 handler fills it and leaves status 0 to accept the body */
   char cookie[160];          /* non-empty: a Set-Cookie header (the session's: people.c) */
@@ -304,6 +310,23 @@ void cairn__stats_stop(cairn_master *m);
  * when out of memory. */
 char *cairn__stats_metrics(cairn_master *m, char *buf, size_t *len);
 cairn__handler cairn__stats_get;
+
+/* statsexport.c: BOINC-format XML statistics (docs/protocol.md,
+ * "Statistics files"): the exporter thread, made at cairn_master_start
+ * (before HTTP) and stopped at cairn_master_delete (after HTTP; an export
+ * under way is cancelled at its next row); POST /v1/stats/export (admin:
+ * asks for an export, 202), GET /v1/stats/export (admin: its state), GET
+ * and HEAD /stats/{file} (anyone: tables.xml, user.gz, team.gz, host.gz
+ * as the last export wrote them, sent from the file). Every request O(1);
+ * exports run on the exporter's thread only, every
+ * cfg.stats_export_hours (default CAIRN__STATS_EXPORT_HOURS) and when
+ * asked. */
+#define CAIRN__STATS_EXPORT_HOURS 24.0
+cairn_status cairn__statsexport_start(cairn_master *m, cairn_error *err);
+void cairn__statsexport_stop(cairn_master *m);
+/* Appends the exporter's /metrics lines to buf, as cairn__stats_metrics. */
+char *cairn__statsexport_metrics(cairn_master *m, char *buf, size_t *len);
+cairn__handler cairn__statsexport_post, cairn__statsexport_status, cairn__statsfiles_get;
 
 /* dagview.c: GET /v1/jobs/{id}/dag (admin; the dispatch checked the token):
  * the job's dag and E(t) of its policy and fifo, read from the store file

@@ -30,7 +30,8 @@ const char *const cairn__route_labels[RL_COUNT] = {
   [RL_ACCOUNT] = "/v1/accounts/{id}", [RL_SESSION] = "/v1/session", [RL_TEAMS] = "/v1/teams",
   [RL_TEAM] = "/v1/teams/{id}", [RL_PUBLIC_HOME] = "/v1/public/home",
   [RL_PUBLIC_TOP] = "/v1/public/top/{kind}", [RL_PUBLIC_ACCOUNT] = "/v1/public/accounts/{id}",
-  [RL_PROJECT] = "/project/"};
+  [RL_PROJECT] = "/project/", [RL_STATS_EXPORT] = "/v1/stats/export",
+  [RL_STATS_FILES] = "/stats/{file}"};
 
 /* Body caps (common/limits.h); a streamed output file is bounded by
  * cfg.max_output_file_mib, at most CAIRN_MAX_OUTPUT_MIB. */
@@ -134,6 +135,19 @@ static const cairn__route table[] = {
   {"GET", "/v1/stats", RL_STATS, WHO_ANYONE, SMALL, LANE_INLINE,
    cairn__stats_get, RF_SPEND_ANON, 0},
   OTHERS("/v1/stats", RL_STATS, WHO_ANYONE),
+  /* the XML statistics (statsexport.c): an export asked for, its state; the
+   * files, to anyone (a read spends an anonymous token, as the standings'),
+   * served by a failed master too: they are the last export's */
+  {"POST", "/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN, SMALL, LANE_INLINE,
+   cairn__statsexport_post, 0, 0},
+  {"GET", "/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN, SMALL, LANE_INLINE,
+   cairn__statsexport_status, 0, 0},
+  OTHERS("/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN),
+  {"GET", "/stats/{file}", RL_STATS_FILES, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__statsfiles_get, RF_FAILED_OK | RF_SPEND_ANON, 0},
+  {"HEAD", "/stats/{file}", RL_STATS_FILES, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__statsfiles_get, RF_FAILED_OK | RF_SPEND_ANON, 0},
+  OTHERS("/stats/{file}", RL_STATS_FILES, WHO_ANYONE),
 
   /* a volunteer's work, reports and results; POST /v1/work is held when it
    * asked to wait and got no task */

@@ -106,9 +106,9 @@ depends() { # depends DEB LIB...: Depends names each
     [[ $dep =~ (^|, )$lib[0-9a-z.-]*\ \(\>=\  ]] || fail "Depends lacks $lib: $dep"
   done
 }
-depends "$SERVER" libc6 libjansson libmicrohttpd libsqlite3 libsodium
+depends "$SERVER" libc6 libjansson libmicrohttpd libsqlite3 libsodium zlib1g
 depends "$WORKER" libc6 libjansson libmicrohttpd libcurl libsodium
-depends "$CLI" libc6 libjansson libcurl libsodium
+depends "$CLI" libc6 libjansson libcurl libsodium zlib1g
 for d in "$SERVER" "$WORKER" "$CLI"; do
   for f in Package Version Architecture Maintainer Description Section; do
     [ -n "$(dpkg-deb -f "$d" "$f")" ] || fail "${d##*/}: no $f field"
