@@ -531,12 +531,12 @@ static void make_teams(const char *db_path, long long ann, long long bob, long l
   char sql[2048];
   snprintf(sql, sizeof sql,
            "INSERT INTO teams(id, key, name, founder, created, description, url, country) VALUES "
-           "(5, 'red', 'Red & Co', %lld, 1700000000, 'We <3 \"science\"', "
-           "'https://red.example/', 'Norway'), (6, 'blue', 'Blue', %lld, 1700000100, '', '', ''), "
-           "(7, 'green', 'Green', %lld, 1700000200, '', '', '');"
-           "UPDATE accounts SET team_id = 5, country = 'Norway' WHERE id = %lld;"
-           "UPDATE accounts SET team_id = 6 WHERE id = %lld;"
-           "UPDATE accounts SET team_id = 7 WHERE id = %lld;"
+           "(1, 'red', 'Red & Co', %lld, 1700000000, 'We <3 \"science\"', "
+           "'https://red.example/', 'Norway'), (2, 'blue', 'Blue', %lld, 1700000100, '', '', ''), "
+           "(3, 'green', 'Green', %lld, 1700000200, '', '', '');"
+           "UPDATE accounts SET team_id = 1, country = 'Norway' WHERE id = %lld;"
+           "UPDATE accounts SET team_id = 2 WHERE id = %lld;"
+           "UPDATE accounts SET team_id = 3 WHERE id = %lld;"
            "UPDATE volunteers SET apps = '[\"a0\", \"@linux-x86_64\"]' WHERE id = %lld;",
            ann, bob, cyd, ann, bob, cyd, platform_host);
   exec(db, sql);
