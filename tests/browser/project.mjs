@@ -253,6 +253,13 @@ try {
   if ((await a.textContent("#my-team a")) !== TEAM_1) failures.push("own page: the team made is not shown as text");
   const team = Number(new URL(await a.getAttribute("#my-team a", "href"), url + "/project/").searchParams.get("id"));
   await clean(a, "own page with a team", [TEAM_1]);
+  // The founder's change without the CSRF token is refused and changes
+  // nothing (provoked: 403).
+  provoked.push(["PATCH", new RegExp(`^/v1/teams/${team}$`), 403]);
+  const noCsrf = await a.evaluate((t) => fetch(`/v1/teams/${t}`, { method: "PATCH", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "renamed without a token" }) })
+    .then(async (r) => [r.status, await r.text()]), team);
+  if (noCsrf[0] !== 403 || !/CSRF/.test(noCsrf[1])) failures.push(`a PATCH with the session cookie and no X-CSRF-Token answered ${noCsrf.join(" ")}, not 403 naming CSRF`);
 
   // Account B, with a hostile name and a worker of its own, joins it.
   await open(b, "signup.html");
@@ -263,16 +270,11 @@ try {
   await until("worker B's registration", async () =>
     (await (await fetch(url + "/v1/volunteers", { headers: H })).json()).volunteers.length === 2, 30000);
   await open(b, `team.html?id=${team}`);
+  if ((await b.textContent("#title")) !== TEAM_1) failures.push("team page: the team's name is " + (await b.textContent("#title")));
   await b.click("#join");
   await b.waitForSelector("#leave");
   if ((await b.textContent("#team-members")) !== "2") failures.push("team page: members after B joined: " + (await b.textContent("#team-members")));
   if (await b.$("#team-edit")) failures.push("team page: a member who did not found the team is offered its form");
-  // A state-changing request without the CSRF token is refused (provoked: 403).
-  provoked.push(["PATCH", new RegExp(`^/v1/teams/${team}$`), 403]);
-  const noCsrf = await b.evaluate((t) => fetch(`/v1/teams/${t}`, { method: "PATCH", credentials: "same-origin",
-    headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "x" }) }).then((r) => r.status), team);
-  if (noCsrf !== 403) failures.push(`a PATCH with the session cookie and no X-CSRF-Token answered ${noCsrf}, not 403`);
-
   // Credit earned in the team from now on counts for it.
   const job2 = await submit(squares("squares-2", 12, 10));
   await until("job 2", () => jobDone(job2), 60000);
@@ -331,9 +333,10 @@ try {
     await clean(page, `account ${who}'s page`, [who === "A" ? NAME_A : NAME_B, who === "A" ? HOST_A : HOST_B, teamName]);
     await shot(page, "account-" + who);
   }
-  await open(b, "index.html");
-  await b.waitForSelector("#totals dd");
-  if (num(await b.textContent("#total-accounts")) !== 2) failures.push("home: accounts " + (await b.textContent("#total-accounts")));
+  await until("2 accounts in the home page's totals", async () => {
+    await open(b, "index.html");
+    return num(await b.textContent("#total-accounts")) === 2;
+  }, 60000);
   if (!(await b.isVisible("#nav-me"))) failures.push("home: no link to the own page when logged in");
   await clean(b, "home logged in", [PROJECT]);
 
