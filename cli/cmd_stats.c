@@ -102,20 +102,8 @@ int cairn__cmd_stats(int argc, char **argv) {
   return rc;
 }
 
-static const char team_usage[] =
-  "usage: cairn team V NAME | cairn team V --none\n"
-  "Moves volunteer V to team NAME (1 to 64 printable ASCII characters, without\n"
-  "quotes or backslashes), or out of any team (PATCH /v1/volunteers/V). The\n"
-  "admin token may change any volunteer's team; a volunteer's own token (from\n"
-  "its worker's credentials.json, with --token) only its own. The credit it\n"
-  "earned stays with the team it earned it in.";
-
-int cairn__cmd_team(int argc, char **argv) {
+int cairn__cmd_team_volunteer(int argc, char **argv) {
   cairn__client_opts o = {0};
-  if (cairn__cli_wants_help(argc, argv)) {
-    puts(team_usage);
-    return 0;
-  }
   if (cairn__client_parse(&argc, argv, &o))
     return 1;
   char *end = NULL;

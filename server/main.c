@@ -15,6 +15,7 @@
 #define MAX_JOB_WAITS 1024
 
 static cairn_master *g_master;
+static char *description; /* --project-description-file's text, until the master copies it */
 
 static void on_signal(int sig) {
   (void)sig;
@@ -37,6 +38,8 @@ static void usage(FILE *f) {
         "                    [--max-output-file-mib N] [--max-pending-upload-mib N]\n"
         "                    [--max-held-work N]\n"
         "                    [--max-job-waits N]\n"
+        "                    [--project-name NAME] [--project-description-file F]\n"
+        "                    [--public-jobs]\n"
         "                    [--log-level error|warn|info|debug] [--help] [--version]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -98,7 +101,13 @@ static void usage(FILE *f) {
         "                       key is DB.audit-key, created mode 0600)\n"
         "  --app-key KEY        the project's Ed25519 public key (base64, as cairn app\n"
         "                       keygen prints, or a file holding it): versions published\n"
-        "                       with cairn app publish must verify with it (docs/apps.md)\n",
+        "                       with cairn app publish must verify with it (docs/apps.md)\n"
+        "  --project-name NAME  the project's name on its public pages (default Cairn;\n"
+        "                       1 to 256 bytes of UTF-8 text)\n"
+        "  --project-description-file F   its description there: the text of F (UTF-8,\n"
+        "                       lines allowed, at most 16 KiB; default none)\n"
+        "  --public-jobs        the public pages list the jobs (name, state, tasks done);\n"
+        "                       default: only their totals\n",
         f);
 }
 
@@ -116,6 +125,27 @@ static int flag_number(const char *flag, const char *arg, long long lo, long lon
   }
   *out = n;
   return 0;
+}
+
+/* The text of --project-description-file (malloc'd), at most
+ * PROJECT_TEXT_MAX bytes; NULL with a message. The master checks it. */
+#define PROJECT_TEXT_MAX 16384
+static char *read_description(const char *path) {
+  FILE *f = fopen(path, "r");
+  char *text = f ? malloc(PROJECT_TEXT_MAX + 2) : NULL;
+  size_t n = text ? fread(text, 1, PROJECT_TEXT_MAX + 1, f) : 0;
+  int bad = !f || !text || ferror(f);
+  if (f)
+    fclose(f);
+  if (bad || n > PROJECT_TEXT_MAX || memchr(text, '\0', n)) {
+    fprintf(stderr, "cairn-server: --project-description-file %s: %s\n", path,
+            bad ? strerror(errno ? errno : EIO)
+                : n > PROJECT_TEXT_MAX ? "longer than 16 KiB" : "holds a NUL byte");
+    free(text);
+    return NULL;
+  }
+  text[n] = '\0';
+  return text;
 }
 
 int main(int argc, char **argv) {
@@ -153,6 +183,9 @@ int main(int argc, char **argv) {
     {"spot-check", required_argument, NULL, 'S'},
     {"ban-slice", required_argument, NULL, 1001},
     {"audit-chain", required_argument, NULL, 'z'},
+    {"project-name", required_argument, NULL, 1005},
+    {"project-description-file", required_argument, NULL, 1006},
+    {"public-jobs", no_argument, NULL, 1007},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -293,6 +326,14 @@ int main(int argc, char **argv) {
     case 1004:
       cfg.app_key = optarg;
       break;
+    case 1005: cfg.project_name = optarg; break;
+    case 1006:
+      free(description);
+      if (!(description = read_description(optarg)))
+        return 2;
+      cfg.project_description = description;
+      break;
+    case 1007: cfg.public_jobs = 1; break;
     case 1003: {
       long long n = 0;
       if (flag_number("max-pending-upload-mib", optarg, 1, 4LL * 1024 * 1024, &n))
@@ -335,6 +376,8 @@ int main(int argc, char **argv) {
   cfg.tls_key = tls_key;
   cairn_error err;
   g_master = cairn_master_create(&cfg, &err);
+  free(description); /* the master keeps a copy */
+  description = NULL;
   if (!g_master) {
     fprintf(stderr, "cairn-server: %s\n", err.text);
     return 1;

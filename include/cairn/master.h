@@ -147,6 +147,14 @@ typedef struct cairn_master_config {
    * holding it; the master refuses a version whose signature it does not
    * verify. NULL: no app can be published. */
   const char *app_key;
+  /* The project's public pages (docs/project.md, "Public pages"): its name
+   * (1 to 256 bytes of UTF-8 text; NULL: "Cairn") and description (UTF-8
+   * text, lines allowed, at most 16 KiB; NULL: none), shown by GET
+   * /v1/public/home, which also lists the jobs when public_jobs is 1 (0,
+   * the default: not). */
+  const char *project_name;
+  const char *project_description;
+  int public_jobs;
 } cairn_master_config;
 
 /* Sets every field of cfg to its default (as cairn_worker_config_init does

@@ -18,6 +18,8 @@
 #include "server/core/uploads.h"
 #include "server/dist/dist.h"
 #include "server/core/accounts.h"
+#include "server/core/sessions.h"
+#include "server/core/teams.h"
 #include "server/core/fit.h"
 #include "server/trust/validate.h"
 #include "common/sha256.h"
@@ -439,6 +441,10 @@ cairn_status cairn__core_load(cairn__core *c, cairn_error *err) {
   c->next_task_key = 1;
   c->loaded_at = cairn__now();
   st = cairn__accounts_load(c, err); /* before the volunteers attached to them */
+  if (st == CAIRN_OK) /* after the accounts: founders, members, sessions */
+    st = cairn__acteams_load(c, err);
+  if (st == CAIRN_OK)
+    st = cairn__sessions_load(c, err);
   if (st == CAIRN_OK)
     st = cairn__store_load_volunteers(c->store, load_vol, c, err);
   for (size_t i = 0; i < c->nvols; i++) /* their keys outlived the restart (jobs.c) */
@@ -529,7 +535,8 @@ cairn__core *cairn__core_open(const char *db_path, int durable, const char *fami
                                  .recompute = cairn__core_recompute};
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
   if (cairn__ban_open(c) || cairn__quar_open(c) || cairn__trust_open(c) || cairn__teams_open(c) ||
-      cairn__apps_open(c) || cairn__accounts_open(c)) {
+      cairn__apps_open(c) || cairn__accounts_open(c) || cairn__acteams_open(c) ||
+      cairn__sessions_open(c)) {
     cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
@@ -644,6 +651,8 @@ void cairn__core_close(cairn__core *c) {
   cairn__hmap_free(&c->app_runners);
   cairn__teams_free(c);
   cairn__apps_close(c);
+  cairn__sessions_close(c);
+  cairn__acteams_close(c);
   cairn__accounts_close(c);
   cairn__dist_destroy(c->dist);
   free(c->heap);

@@ -102,6 +102,11 @@ static const char *bearer(struct MHD_Connection *c) {
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "            \
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 #define CSP_OTHER "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; sandbox"
+/* The project's public pages (web/project/: scripts, styles and images of
+ * their own only; docs/security.md, "Headers"). */
+#define CSP_PROJECT                                                                            \
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "                  \
+  "object-src 'none'; frame-ancestors 'none'"
 
 /* The headers every answer carries, whatever its route or status
  * (docs/security.md, "Headers"): no MIME sniffing, no framing, no
@@ -111,7 +116,9 @@ static void security_headers(struct MHD_Response *r, const cairn__route *route) 
   MHD_add_response_header(r, "X-Frame-Options", "DENY");
   MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
   MHD_add_response_header(r, "Content-Security-Policy",
-                          route->flags & RF_PAGE ? CSP_DASHBOARD : CSP_OTHER);
+                          route->flags & RF_PROJECT ? CSP_PROJECT
+                          : route->flags & RF_PAGE  ? CSP_DASHBOARD
+                                                    : CSP_OTHER);
 }
 
 static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c,
@@ -135,11 +142,15 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c,
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->ctype);
   if (rs->etag[0])
     MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, rs->etag);
-  if (rs->max_age > 0) {
+  if (rs->no_store)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  else if (rs->max_age > 0) {
     char cc[48];
     snprintf(cc, sizeof cc, "public, max-age=%d", rs->max_age);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cc);
   }
+  if (rs->cookie[0])
+    MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, rs->cookie);
   if (rs->fd >= 0 && rs->status == 206) {
     char cr[80];
     snprintf(cr, sizeof cr, "bytes %llu-%llu/%llu", (unsigned long long)rs->fd_from,
@@ -502,6 +513,9 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                    .if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                                 MHD_HTTP_HEADER_IF_NONE_MATCH),
                    .range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE),
+                   .session = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "cairn_session"),
+                   .csrf = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token"),
+                   .arg_by = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "by"),
                    .resumed = k->hold_deadline != 0};
   if (m->slow && slow_request(k))
     return offload(m, c, k, &rq);

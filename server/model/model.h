@@ -166,6 +166,14 @@ typedef struct macct {
   struct mvol **hosts;     /* the volunteers attached to it, in attach order */
   uint32_t nhosts, caphosts;
   struct macct *email_next; /* another account of the same e-mail hash */
+  /* teams of accounts (core/teams.c): the team it is in (NULL: none) and
+   * the country its person chose (NULL: none) */
+  struct macteam *team;
+  char *country;
+  /* its log-in sessions for the pages (core/sessions.c), oldest first, at
+   * most CAIRN__SESSIONS_PER_ACCOUNT */
+  struct msess *sessions;
+  uint32_t nsessions;
 } macct;
 
 typedef struct mvol {

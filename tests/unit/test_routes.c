@@ -68,7 +68,8 @@ static void test_entries_well_formed(void **state) {
     assert_true(r->label < RL_COUNT);
     assert_true(r->who <= WHO_ADMIN);
     assert_true(r->lane <= LANE_STREAMED);
-    assert_true((r->flags & ~(unsigned)(RF_FAILED_OK | RF_PAGE | RF_SPEND | RF_SPEND_ANON)) == 0);
+    assert_true((r->flags & ~(unsigned)(RF_FAILED_OK | RF_PAGE | RF_SPEND | RF_SPEND_ANON |
+                                        RF_PROJECT)) == 0);
     if (r->lane != LANE_SLOW)
       assert_int_equal(r->slow_from, 0);
     if (r->lane == LANE_STREAMED) /* an upload: PUT, by a token its handler checks */
