@@ -19,7 +19,7 @@ export function hostsTable(hosts) {
   if (!hosts.length) return el("p", { id: "hosts-empty" }, "No computer is attached yet.");
   return table(null, ["Host", "Name", "Platform", "Credit", "Recent average (a day)", "Last seen"],
     hosts.map((h) => [String(h.id), name(h.name), h.platform ? name(h.platform) : "—",
-      fmtCredit(h.credit), fmtCredit(h.expavg_credit), fmtTime(h.last_seen)]), { id: "hosts-table" });
+      fmtCredit(h.credit), fmtCredit(h.expavg_credit), fmtTime(h.last_seen)]), { id: "hosts-table", num: [0, 3, 4] });
 }
 
 export function resultsTable(results) {
@@ -28,12 +28,16 @@ export function resultsTable(results) {
     el("span", { class: "caption-note" }, "(the index names the allocation in the project's audit)")),
   ["Index", "Job", "Task", "Outcome", "Credit", "Received"],
   results.map((r) => [String(r.idx), String(r.job), name(r.task), name(r.outcome), fmtCredit(r.credit), fmtTime(r.received)]),
-  { id: "results-table" });
+  { id: "results-table", num: [0, 1, 4] });
 }
 
 // The three sections, under headings of level h.
 export function accountSections(a, h = "h2") {
-  return [el(h, {}, "Figures"), accountFacts(a),
-    el(h, {}, "Computers"), hostsTable(a.hosts || []),
+  return [el(h, {}, "Figures"), accountFacts(a), ...activity(a, h)];
+}
+
+// Its computers and recent results.
+export function activity(a, h = "h2") {
+  return [el(h, {}, "Computers"), hostsTable(a.hosts || []),
     el(h, {}, "Recent results"), resultsTable(a.results || [])];
 }

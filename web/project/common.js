@@ -62,7 +62,11 @@ export async function api(path, { method = "GET", body } = {}) {
     method, headers, credentials: "same-origin", cache: "no-store",
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = (r.headers.get("content-type") || "").includes("json") ? await r.json().catch(() => null) : null;
+  // The body is read to its end whatever it is (so that the request is
+  // over before a page that goes elsewhere next unloads).
+  const text = await r.text().catch(() => "");
+  let json = null;
+  if ((r.headers.get("content-type") || "").includes("json")) try { json = JSON.parse(text); } catch { /* not JSON */ }
   if (!r.ok) {
     const err = json && json.error;
     throw new ApiError(r.status, (err && err.message) || `the master answered HTTP ${r.status}`, err && err.code);
@@ -78,8 +82,8 @@ export async function api(path, { method = "GET", body } = {}) {
 // the session only then.
 const HINT = "cairn-project-session";
 export const hasSessionHint = () => localStorage.getItem(HINT) !== null;
-function setHint(id) { localStorage.setItem(HINT, String(id)); }
-function clearHint() { localStorage.removeItem(HINT); }
+function setHint(id) { localStorage.setItem(HINT, String(id)); header(); }
+function clearHint() { localStorage.removeItem(HINT); header(); }
 
 // The session ({account, name, csrf, team}) or null when there is none.
 export async function session() {
@@ -143,14 +147,14 @@ export function fmtTime(t) {
   return el("time", { datetime: d.toISOString() }, d.toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short" }));
 }
 
-// A table: caption, column headers, rows of cells (nodes or text); a row
-// header per row when rowHeader is set (its first cell).
-export function table(caption, heads, rows, { id, rowHeader = false } = {}) {
-  const tbody = el("tbody", {}, rows.map((cells) =>
-    el("tr", {}, cells.map((c, i) => el(i === 0 && rowHeader ? "th" : "td", i === 0 && rowHeader ? { scope: "row" } : {}, c)))));
-  return el("div", { class: "scroll" }, el("table", id ? { id } : {},
+// A table: caption, column headers, rows of cells (nodes or text); the
+// columns whose index is in num hold numbers (aligned right).
+export function table(caption, heads, rows, { id, num = [] } = {}) {
+  const cls = (i) => (num.includes(i) ? { class: "num" } : {});
+  const tbody = el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((c, i) => el("td", cls(i), c)))));
+  return el("div", { class: "scroll" }, el("table", { id, class: "data" },
     caption ? el("caption", {}, caption) : null,
-    el("thead", {}, el("tr", {}, heads.map((h) => el("th", { scope: "col" }, h)))), tbody));
+    el("thead", {}, el("tr", {}, heads.map((h, i) => el("th", { scope: "col", ...cls(i) }, h)))), tbody));
 }
 
 // Facts as a two-column table of row headers and values: [label, value,

@@ -23,7 +23,7 @@ function jobs(list) {
     String(j.id), name(j.name), String(j.state),
     el("progress", { max: Math.max(1, j.tasks), value: Math.min(j.done, j.tasks), "aria-label": `job ${j.id}: ${j.done} of ${j.tasks} tasks done` }),
     `${fmtInt(j.done)} / ${fmtInt(j.tasks)}`,
-  ]), { id: "jobs-table" });
+  ]), { id: "jobs-table", num: [0, 4] });
 }
 
 try {

@@ -1,10 +1,10 @@
-// me.js — the own page (me.html), for the logged-in account: its team
-// (leave it, join one by its number, make one), its figures, computers and
+// me.js — the own page (me.html), for the logged-in account: its figures,
+// its team (leave it, join one by its number, make one), its computers and
 // recent results (GET /v1/public/accounts/{id}), a new account key, and
 // log-out. Every change is a request with the session cookie and its CSRF
 // token (common.js, api).
 import { $, el, api, say, name, session, logOut, keyPanel, teamLink } from "./common.js";
-import { accountSections } from "./account-view.js";
+import { accountFacts, activity } from "./account-view.js";
 
 let me = null; // the session: {account, name, csrf, team}
 
@@ -93,7 +93,7 @@ async function render() {
   $("#me").replaceChildren(
     el("p", { class: "actions" }, `Account ${me.account}. `,
       el("a", { href: `account.html?id=${Number(me.account)}`, id: "public-page" }, "Your public page"), out),
-    ...teamSection(), ...accountSections(a), ...keySection());
+    el("h2", {}, "Figures"), accountFacts(a), ...teamSection(), ...activity(a), ...keySection());
 }
 
 try { await render(); } catch (e) { say("Could not load your page: " + e.message, true); }

@@ -36,7 +36,7 @@ function sections(t) {
       ? table(t.members > top.length ? `The ${top.length} with the most credit` : null,
         ["Name", "Credit", "Recent average (a day)"],
         top.map((m) => [link("account.html", m.id, m.name), fmtCredit(m.credit), fmtCredit(m.expavg_credit)]),
-        { id: "members-table" })
+        { id: "members-table", num: [1, 2] })
       : el("p", {}, "Nobody is in this team now."),
   ];
 }

@@ -33,7 +33,8 @@ function board(t) {
   const caption = el("span", {}, `${KINDS[kind]} by ${BYS[by].toLowerCase()}`,
     el("span", { class: "caption-note" }, ` — page ${t.page} of ${Math.max(1, t.pages)}`));
   return rows.length
-    ? table(caption, ["Rank", "Name", "Credit", "Recent average (a day)", ...extra], rows, { id: "board-table" })
+    ? table(caption, ["Rank", "Name", "Credit", "Recent average (a day)", ...extra], rows,
+      { id: "board-table", num: kind === "teams" ? [0, 2, 3, 4] : [0, 2, 3] })
     : el("p", { id: "board-empty" }, page > 1 ? "No rows on this page." : "Nobody has credit yet.");
 }
 
