@@ -1,6 +1,7 @@
 // home.js — the project's home page (index.html): what the project
-// computes (the operator's name and description), its totals, and its jobs
-// in progress when the operator makes them public (GET /v1/public/home).
+// computes (the operator's name and description), its totals, and its
+// newest jobs with their progress when the operator makes them public
+// (cairn-server --public-jobs; GET /v1/public/home).
 import { $, el, api, say, fmtCredit, fmtInt, table, name } from "./common.js";
 
 // The operator's description: paragraphs split at blank lines, each a text node.
@@ -36,7 +37,7 @@ try {
   $("#project-description").replaceChildren(...paragraphs(p.description));
   $("#totals").replaceChildren(...totals(h.totals || {}));
   if (Array.isArray(h.jobs)) {
-    $("#jobs").replaceChildren(h.jobs.length ? jobs(h.jobs) : el("p", {}, "No job is running now."));
+    $("#jobs").replaceChildren(h.jobs.length ? jobs(h.jobs) : el("p", {}, "No jobs yet."));
     $("#jobs-section").hidden = false;
   }
 } catch (e) {
