@@ -3,16 +3,17 @@
  * accounts in A/20 teams of accounts and one host each, credit and
  * averaged credit spread over them; then, per size, the median of 5
  * builds of the rendering (as its builder thread makes it: slices of the
- * core copied a hold of c->lock at a time, then sorted), the longest hold
- * of c->lock by one slice (the most a request waits for a build), the
+ * core copied a hold of c->lock at a time, then sorted), the median and
+ * longest hold of c->lock by one slice (what a request may wait for a
+ * build), the
  * median time of one page of a leaderboard (what a request does), and
  * the rendering's size.
  *
  *   bench-ranks [A ...]   (default 10000 100000)
  *
  * Prints one line per size:
- *   ranks: accounts=A teams=T hosts=V build_ms=X build_cpu_ms=Y slice_hold_ms=Z page_us=W
- *          rendering_kib=K */
+ *   ranks: accounts=A teams=T hosts=V build_ms=X build_cpu_ms=Y slice_hold_ms=Z (longest L)
+ *          page_us=W rendering_kib=K */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,20 +154,25 @@ static int one(long n) {
       return 1;
     }
   }
-  /* one slice's hold of c->lock: the largest of the host slices (the widest rows) */
+  /* one slice's hold of c->lock: the host slices (the widest rows), their
+   * median and the longest (a preemption on a loaded machine shows there) */
   cairn__roster_row *rows = malloc(CAIRN__ROSTER_SLICE * sizeof *rows);
-  for (size_t from = 0, end = 0; rows; from = end) {
+  double holds[64];
+  int nholds = 0;
+  for (size_t from = 0, end = 0; rows && nholds < 64; from = end) {
     double a = now_ms();
     long got = cairn__core_roster(m->core, CAIRN__ROSTER_HOSTS, from, CAIRN__ROSTER_SLICE,
                                   (double)time(NULL), rows, &end);
     double d = now_ms() - a;
     hold = d > hold ? d : hold;
+    holds[nholds++] = d;
     for (long i = 0; i < got; i++)
       cairn__roster_free(&rows[i]);
     if (got < 0 || end < from + CAIRN__ROSTER_SLICE)
       break;
   }
   free(rows);
+  qsort(holds, (size_t)nholds, sizeof *holds, cmpd);
   enum { PAGES = 1000 };
   double a = now_ms();
   for (int k = 0; k < PAGES; k++)
@@ -175,9 +181,10 @@ static int one(long n) {
   qsort(build, 5, sizeof *build, cmpd);
   qsort(cpu, 5, sizeof *cpu, cmpd);
   printf("ranks: accounts=%ld teams=%ld hosts=%ld build_ms=%.1f build_cpu_ms=%.1f "
-         "slice_hold_ms=%.2f page_us=%.1f rendering_kib=%zu (filled in %.1f s)\n",
-         n, n / 20 + 1, n, build[2], cpu[2], hold, page_us, rendering_bytes(r) / 1024,
-         filled / 1e3);
+         "slice_hold_ms=%.2f (longest %.2f) page_us=%.1f rendering_kib=%zu "
+         "(filled in %.1f s)\n",
+         n, n / 20 + 1, n, build[2], cpu[2], nholds ? holds[nholds / 2] : 0.0, hold, page_us,
+         rendering_bytes(r) / 1024, filled / 1e3);
   cairn__ranks_put(r);
   cairn_master_delete(m);
   char cmd[128];

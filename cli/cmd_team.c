@@ -108,7 +108,8 @@ static int send(cairn__http *h, const char *method, const char *path, char *body
              (long long)json_integer_value(json_object_get(t, "id")),
              cairn__termsafe(json_string_value(json_object_get(t, "name")), name, sizeof name));
     else
-      printf("account %lld is in no team\n", (long long)json_integer_value(json_object_get(r, "id")));
+      printf("account %lld is in no team\n",
+             (long long)json_integer_value(json_object_get(r, "id")));
   }
   json_decref(r);
   return ok ? 0 : 1;

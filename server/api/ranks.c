@@ -60,7 +60,8 @@ static int copy_all(cairn__core *c, int kind, double now, cairn__roster_row **ro
 static int cmp_total(const void *a, const void *b, void *ud) {
   const cairn__roster_row *x = (const cairn__roster_row *)ud + *(const uint32_t *)a;
   const cairn__roster_row *y = (const cairn__roster_row *)ud + *(const uint32_t *)b;
-  return x->credit != y->credit ? (x->credit < y->credit ? 1 : -1) : (x->id > y->id) - (x->id < y->id);
+  return x->credit != y->credit ? (x->credit < y->credit ? 1 : -1)
+                                : (x->id > y->id) - (x->id < y->id);
 }
 
 static int cmp_recent(const void *a, const void *b, void *ud) {

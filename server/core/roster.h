@@ -16,7 +16,7 @@
 #include "server/model/state.h"
 #include "server/store/store_people.h"
 
-#define CAIRN__ROSTER_SLICE 4096u
+#define CAIRN__ROSTER_SLICE 1024u
 
 enum { CAIRN__ROSTER_ACCOUNTS, CAIRN__ROSTER_TEAMS, CAIRN__ROSTER_HOSTS };
 

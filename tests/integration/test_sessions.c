@@ -51,7 +51,9 @@ static long long sign_up(const char *url, const char *name, const char *email) {
   return id;
 }
 
-static int hex64(const char *s) { return s && strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64; }
+static int hex64(const char *s) {
+  return s && strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
 
 /* POST /v1/session for email and password: its status; on 200 the
  * cookie's value, the CSRF token (65 bytes each) and the Set-Cookie line
