@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "plan/jobspec.h"
+#include "common/base64.h"
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"
@@ -255,6 +256,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     if (cairn__app_pubkey_load(cfg->app_key, pk, err) != CAIRN_OK)
       goto fail;
     cairn__core_set_app_key(m->core, pk);
+    cairn__base64_encode(pk, sizeof pk, m->app_key_b64);
   }
   /* a ban a stop interrupted is finished before serving, its steps chained */
   if (cairn__core_ban_resume(m->core, err) != CAIRN_OK)

@@ -27,6 +27,8 @@ struct cairn_master {
   cairn__logger log;          /* from cfg; the core keeps a copy */
   char *db_path, *listen, *web_dir;
   char *project_name, *project_description; /* the public pages' (cfg's, copied) */
+  char app_key_b64[48]; /* the project's public key (--app-key) in base64, "" when none:
+                         * shown on the public pages for the join command */
   char admin_token[129];
   char url[300];
   cairn__core *core;

@@ -174,8 +174,9 @@ static int home(cairn_master *m, cairn__ranks *r, int64_t accounts, int64_t acti
   json_t *jobs = m->cfg.public_jobs ? json_array() : NULL;
   json_t *o = NULL;
   if ((!m->cfg.public_jobs || jobs) && jobs_of(m->core, &done, jobs) == 0)
-    o = json_pack("{s:{s:s, s:s}, s:{s:I, s:I, s:I, s:f}}", "project", "name", m->project_name,
-                  "description", m->project_description, "totals", "accounts",
+    o = json_pack("{s:{s:s, s:s, s:o}, s:{s:I, s:I, s:I, s:f}}", "project", "name",
+                  m->project_name, "description", m->project_description, "public_key",
+                  *m->app_key_b64 ? json_string(m->app_key_b64) : json_null(), "totals", "accounts",
                   (json_int_t)accounts, "hosts_active_day", (json_int_t)active, "tasks_done",
                   (json_int_t)done, "credit_day", day);
   if (o && jobs)

@@ -13,8 +13,8 @@
 // other than those the test provokes (each listed where it is provoked),
 // and writes a screenshot of each page to OUT_DIR. Without chromium or
 // playwright-core it FAILS saying what to install.
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -137,8 +137,12 @@ async function clean(page, label, shown = []) {
 }
 
 try {
+  // the project's key pair: the sign-up page's join command names its public key
+  const kg = spawnSync(path.join(BIN, "cairn"), ["app", "keygen", "--out", path.join(work, "app.key")], { encoding: "utf8" });
+  if (kg.status !== 0) throw new Error("cairn app keygen: " + kg.stderr);
+  const PUBKEY = readFileSync(path.join(work, "app.key.pub"), "utf8").trim();
   const server = start(path.join(BIN, "cairn-server"), ["--db", path.join(work, "m.db"), "--listen", "127.0.0.1:0",
-    "--web", WEB, "--project-name", PROJECT, "--project-description-file", path.join(work, "desc.txt"), "--public-jobs",
+    "--web", WEB, "--app-key", PUBKEY, "--project-name", PROJECT, "--project-description-file", path.join(work, "desc.txt"), "--public-jobs",
     // every request of the test comes from one address: its sign-ups and
     // page loads must not meet the per-address limit (tested elsewhere)
     "--address-rate", "-1"], "server");
@@ -207,7 +211,7 @@ try {
   const keyA = (await a.textContent("#account-key")).trim();
   if (!/^[0-9a-f]{64}$/.test(keyA)) throw new Error("sign-up shows no account key: " + keyA);
   const cmd = await a.textContent("#join-command");
-  if (cmd !== `cairn-worker --server ${url} --project-key PUBKEY --dir ~/.cairn --account-key ${keyA}`)
+  if (cmd !== `cairn-worker --server ${url} --project-key ${PUBKEY} --dir ~/.cairn --account-key ${keyA}`)
     failures.push("sign-up: the join command is " + cmd);
   if (await a.isVisible("#signup")) failures.push("sign-up: the form is still shown with the key");
   if (!(await a.isVisible("#nav-me"))) failures.push("sign-up: the header does not link to the own page once logged in");

@@ -165,23 +165,28 @@ export function facts(id, rows) {
 }
 
 // The command that makes a computer a volunteer of this project for the
-// account with this key (docs/join.md). The project's public key is not
-// served by the master: the volunteer takes it from the project.
-export function joinCommand(key) {
-  return `cairn-worker --server ${location.origin} --project-key PUBKEY --dir ~/.cairn --account-key ${key}`;
+// account with this key (docs/join.md), with the project's public key when
+// the master has one (GET /v1/public/home: project.public_key; cairn-server
+// --app-key), else the word PUBKEY for the volunteer to fill in.
+export function joinCommand(key, pubkey) {
+  return `cairn-worker --server ${location.origin} --project-key ${pubkey || "PUBKEY"} --dir ~/.cairn --account-key ${key}`;
 }
 
-// The account key, once, with the command to join (sign-up and a new key).
-export function keyPanel(key) {
+// The account key, once, with the command to join (sign-up and a new key);
+// resolves to the panel once the project's public key is read.
+export async function keyPanel(key) {
+  let pubkey = null;
+  try { pubkey = (await api("/v1/public/home")).project.public_key; } catch { pubkey = null; }
   return el("section", { id: "key-panel", class: "card", "aria-labelledby": "key-title" },
     el("h2", { id: "key-title" }, "Your account key"),
     el("p", {}, "This is the only time it is shown: keep it private, in a file of mode 0600. " +
       "Log-in on this site does not show it again; a new key (on your page) replaces it."),
     el("p", {}, el("code", { id: "account-key" }, key)),
     el("h3", {}, "Join with a computer"),
-    el("p", {}, "Run this on each computer you want to give (PUBKEY is the project's public key, " +
-      "as the project publishes it):"),
-    el("pre", { id: "join-command" }, joinCommand(key)),
+    el("p", {}, pubkey ? "Run this on each computer you want to give:"
+      : "Run this on each computer you want to give (PUBKEY is the project's public key, " +
+        "as the project publishes it):"),
+    el("pre", { id: "join-command" }, joinCommand(key, pubkey)),
     el("p", {}, "On a computer others use, put the key in a file and give ",
       el("code", {}, "--account-key-file PATH"), " instead: they can see a command line."));
 }

@@ -66,7 +66,7 @@ function keySection() {
       const r = await api("/v1/accounts/login", { method: "POST",
         body: { email: form.elements["key-email"].value.trim(), password: form.elements["key-password"].value } });
       form.reset();
-      out.replaceChildren(keyPanel(r.account_key));
+      out.replaceChildren(await keyPanel(r.account_key));
       say("A new account key is made; the old one no longer opens your account.");
     } catch (err) { say("No new key: " + err.message, true); }
   };

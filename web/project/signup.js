@@ -26,7 +26,7 @@ form.onsubmit = async (e) => {
   form.hidden = true;
   let logged = true;
   try { await logIn(body.email, body.password); } catch { logged = false; }
-  $("#result").replaceChildren(keyPanel(made.account_key),
+  $("#result").replaceChildren(await keyPanel(made.account_key),
     el("p", {}, logged
       ? [el("a", { href: "me.html", id: "to-me" }, "Go to your page"), " (your computers, your team)."]
       : ["Your account is made; ", el("a", { href: "login.html" }, "log in"), " to see your page."]));
