@@ -27,6 +27,8 @@ from . import errors
 BUSY_WAIT_TOTAL = 60.0
 # Bytes read or sent at once when streaming a file.
 CHUNK = 1 << 16
+# Files larger than this are first asked for (HEAD) before they are sent.
+SKIP_CHECK = 1 << 20
 
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
           ConnectionAbortedError)
@@ -194,7 +196,8 @@ class Transport:
     # -- files ---------------------------------------------------------------
     def upload_file(self, path):
         """PUT /v1/files/{sha256} with the bytes of the file at path, which
-        is hashed first; (sha256, size)."""
+        is hashed first; (sha256, size). A file over SKIP_CHECK bytes that
+        the master holds already (HEAD answers 200) is not sent again."""
         h = hashlib.sha256()
         size = 0
         with open(path, "rb") as f:
@@ -202,6 +205,12 @@ class Transport:
                 h.update(block)
                 size += len(block)
             sha = h.hexdigest()
+            if size > SKIP_CHECK:
+                try:
+                    self.request("HEAD", "/v1/files/" + sha)
+                    return sha, size
+                except errors.NotFound:
+                    pass
             self.request("PUT", "/v1/files/" + sha, f, "application/octet-stream",
                          timeout=max(self.timeout, size / (1 << 20) + 60), length=size)
         return sha, size

@@ -16,8 +16,9 @@ job ends, or earlier when the job runs longer than wait_seconds and its
 task is done by then. No request is made per future, except to fetch a
 return value too long for a task's output (its result.pickle).
 
-A call travels as two pickles: its function, uploaded once per distinct
-function (an input file named by its digest, cached by each worker), and
+A call travels as two pickles: its function, uploaded once per job and
+distinct function (an input file named by its digest, cached by each
+worker), and
 its arguments, in the task's arguments (base64) or, past inline_max
 bytes, as an uploaded file. Functions go by cloudpickle when it is
 installed here (by value: lambdas, closures, functions of __main__; a
@@ -131,7 +132,10 @@ class Executor(cf.Executor):
         self._flush_now = False
         self._shutdown = False
         self._fns = collections.OrderedDict()  # id(fn) -> (fn, sha, bytes)
-        self._uploaded = set()                 # digests uploaded by this Executor
+        # A job's deletion removes the stored files no other job names: a
+        # batch's uploads and its submission hold this lock, and so does a
+        # deletion, so that none falls between them.
+        self._store_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_jobs)
         self._waiters = set()
         self._jobs = set()                     # JobHandles in flight
@@ -212,13 +216,10 @@ class Executor(cf.Executor):
                 self._fns.popitem(last=False)
         return sha, data
 
-    def _upload(self, sha, data):
-        if sha not in self._uploaded:
-            self.client.upload_bytes(data)
-            self._uploaded.add(sha)
-
     def _build(self, calls):
-        """The job of a batch: task i is calls[i]."""
+        """The job of a batch: task i is calls[i]; its files uploaded (each
+        once; the master answers 200 for a file it holds already). Runs
+        under _store_lock."""
         self._batches += 1
         job = Job(f"{self.name}-{self._batches}", app=self.app, outputs=["[r]esult.pickle"],
                   **self._fields)
@@ -226,7 +227,7 @@ class Executor(cf.Executor):
         for i, c in enumerate(calls):
             fn_name = "fn-" + c.fn_sha[:32]
             if fn_name not in files:
-                self._upload(c.fn_sha, c.fn_bytes)
+                self.client.upload_bytes(c.fn_bytes)
                 job.file(fn_name, sha256=c.fn_sha, size=len(c.fn_bytes))
                 files.add(fn_name)
             inputs = [fn_name]
@@ -237,8 +238,8 @@ class Executor(cf.Executor):
             else:
                 sha = hashlib.sha256(c.args_bytes).hexdigest()
                 name = "args-" + sha[:32]
-                self._upload(sha, c.args_bytes)
                 if name not in files:
+                    self.client.upload_bytes(c.args_bytes)
                     job.file(name, sha256=sha, size=len(c.args_bytes))
                     files.add(name)
                 inputs.append(name)
@@ -276,7 +277,8 @@ class Executor(cf.Executor):
                 continue
             self._slots.acquire()
             try:
-                handle = self.client.submit(self._build(batch))
+                with self._store_lock:
+                    handle = self.client.submit(self._build(batch))
             except BaseException as e:
                 self._slots.release()
                 for c in batch:
@@ -311,7 +313,8 @@ class Executor(cf.Executor):
                     time.sleep(pause)
                     pause = min(self.wait_seconds, pause * 2)
             if self.delete_jobs:
-                handle.delete()
+                with self._store_lock:
+                    handle.delete()
         except BaseException as e:
             for call in open_.values():
                 if not call.future.done():

@@ -103,6 +103,11 @@ def test_dag_of_20_tasks_with_output_files(cluster, tmp_path):
         path = tmp_path / "out" / cairn.encode_id(task_id) / "out.txt"
         assert path.read_bytes() == data, task_id
 
+    sha_seed = hashlib.sha256(seed).hexdigest()
+    assert cluster.client._t.request("HEAD", "/v1/files/" + sha_seed).status == 200
+    with pytest.raises(cairn.NotFound):
+        cluster.client._t.request("HEAD", "/v1/files/" + "1" * 64)
+
     one = tmp_path / "one.txt"
     sha, size = handle.download(tid(3, 2), "out.txt", str(one),
                                 hashlib.sha256(want[tid(3, 2)]).hexdigest())

@@ -64,6 +64,15 @@ def inner_fail(n):
     return deeper(n + 1)
 
 
+def test_a_function_in_batch_after_batch(cluster):
+    """Each batch uploads its function again: deleting the job before
+    removed the file the next job names."""
+    with cairn.Executor(cluster.client, name="again") as ex:
+        for i in range(3):
+            assert ex.submit(square_plus, i).result(timeout=240) == i * i
+        assert ex.jobs_submitted == 3
+
+
 def test_exception_with_its_remote_traceback(cluster):
     with cairn.Executor(cluster.client) as ex:
         f = ex.submit(inner_fail, 6)
