@@ -15,7 +15,6 @@ import hashlib
 import http.client
 import json
 import os
-import ssl
 import tempfile
 import threading
 import time
@@ -64,6 +63,7 @@ class Transport:
         self.timeout = timeout
         self.context = None
         if self.scheme == "https":
+            import ssl  # only for https: it takes a while to load
             self.context = ssl.create_default_context(cafile=ca_file)
         self._local = threading.local()
         self._lock = threading.Lock()

@@ -37,11 +37,6 @@ from . import errors
 from .client import FINISHED, MAX_WAIT_MS
 from .job import Job
 
-try:
-    import cloudpickle
-except ImportError:
-    cloudpickle = None
-
 PREFIX = "cairn-python 1"
 RESULT_FILE = "result.pickle"
 # Distinct functions whose upload an Executor remembers.
@@ -49,15 +44,20 @@ FN_CACHE = 256
 
 
 def _serializer(name):
-    if name is None:
-        return cloudpickle or pickle
-    if name == "cloudpickle":
-        if cloudpickle is None:
-            raise ImportError("cloudpickle is not installed (Debian: python3-cloudpickle)")
-        return cloudpickle
+    """The module that pickles calls: cloudpickle is imported here, when an
+    Executor is made, not with the package (it takes longer to import than
+    the rest of it, and a Client does not need it)."""
+    if name not in (None, "cloudpickle", "pickle"):
+        raise ValueError(f"serializer must be 'cloudpickle' or 'pickle', not {name!r}")
     if name == "pickle":
         return pickle
-    raise ValueError(f"serializer must be 'cloudpickle' or 'pickle', not {name!r}")
+    try:
+        import cloudpickle
+        return cloudpickle
+    except ImportError:
+        if name == "cloudpickle":
+            raise ImportError("cloudpickle is not installed (Debian: python3-cloudpickle)")
+        return pickle
 
 
 def _decode_outcome(result, fetch):
