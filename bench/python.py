@@ -3,7 +3,10 @@
   executor   N no-op calls (abs, by name) through cairn.Executor.map on K
              workers of one slot each serving cairn-app-python: calls a
              second from the first submit to the last result, 3 runs and
-             their median
+             their median; taking turns with
+  echo       a job of N tasks of /bin/echo on the same workers, submitted
+             and waited for by the package: tasks a second, what the
+             master, the workers and their sandbox cost without Python
   roundtrip  one single-task job (app echo) submitted and waited for, R
              times: by the package (Client.submit + JobHandle.wait, one
              kept-alive connection) and by the C command (cairn submit,
@@ -70,6 +73,18 @@ def executor_run(client, calls):
     return calls / took
 
 
+def echo_run(client, tasks):
+    job = cairn.Job("bench-echo", app="echo")
+    for i in range(tasks):
+        job.task(str(i), args=[str(i)])
+    t0 = time.monotonic()
+    h = client.submit(job)
+    assert h.wait(timeout=600)["state"] == "done"
+    took = time.monotonic() - t0
+    h.delete()
+    return tasks / took
+
+
 def roundtrip_package(client):
     job = cairn.Job("rt", app="echo")
     job.task("t", args=["x"])
@@ -102,14 +117,17 @@ def main():
     try:
         client = cairn.Client(url, token)
         executor_run(client, a.workers * 4)  # every worker registered, its cache warm
-        rates = []
+        rates, echoes = [], []
         for run in range(3):
             rates.append(executor_run(client, a.calls))
-            print(f"executor run {run + 1}: calls={a.calls} workers={a.workers} "
-                  f"per_s={rates[-1]:.1f}", flush=True)
-        med = statistics.median(rates)
+            echoes.append(echo_run(client, a.calls))
+            print(f"run {run + 1}: executor per_s={rates[-1]:.1f}, echo per_s={echoes[-1]:.1f}",
+                  flush=True)
+        med, emed = statistics.median(rates), statistics.median(echoes)
         print(f"executor: calls={a.calls} workers={a.workers} per_s={med:.1f} "
               f"ms_per_call={1000.0 / med:.2f} (median of 3)", flush=True)
+        print(f"echo: tasks={a.calls} workers={a.workers} per_s={emed:.1f} "
+              f"ms_per_task={1000.0 / emed:.2f} (median of 3)", flush=True)
 
         job_file = os.path.join(folder, "rt.json")
         with open(job_file, "w") as f:
