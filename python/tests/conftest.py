@@ -35,7 +35,7 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     for d in _kept:
         if _failed or os.environ.get("CAIRN_TEST_KEEP"):
-            sys.stderr.write(f"harness: kept {d}\n")
+            sys.stderr.write(f"\nharness: kept {d}\n")
         else:
             shutil.rmtree(d, ignore_errors=True)
 
