@@ -18,14 +18,18 @@
 #             playwright-core (npm ci from tests/browser/package-lock.json),
 #             dpkg-dev and file (the .deb packaging test), libxml2-dev (the
 #             XML statistics test parses the exports as a statistics site
-#             would).
+#             would), and the Python package's tests (python/tests/, run by
+#             /usr/bin/python3): python3-pytest, python3-cloudpickle (the
+#             Executor's functions by value), python3-pip (its offline `pip
+#             install`) and snakemake (the profile's workflow).
 #   fuzz      build, plus clang and its libFuzzer runtime (make fuzz).
 #   bench     build, plus curl, jq, sqlite3, iproute2 (ip, tc) and time
 #             (/usr/bin/time, a process's peak memory): the benchmarks'
 #             scripts (bench/distribution.sh, bench/dataflow.sh,
 #             bench/soak.sh, bench/statsexport.sh).
 #   packages  build, plus dpkg-dev and file (make packages: cpack's DEB
-#             generator and dpkg-shlibdeps).
+#             generator and dpkg-shlibdeps). python3-cairn is made of the
+#             package's files as they are: building it runs no Python.
 #
 # Several purposes may be named at once (one apt-get for all). Without a
 # PURPOSE it installs for every purpose. --dry-run prints what would be
@@ -36,7 +40,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build_pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
             libsqlite3-dev libsodium-dev libjansson-dev zlib1g-dev libcmocka-dev bubblewrap"
 test_pkgs="bubblewrap sqlite3 curl jq openssl ca-certificates openssh-client openssh-server
-           slurm-wlm munge chromium dpkg-dev file libxml2-dev"
+           slurm-wlm munge chromium dpkg-dev file libxml2-dev python3-pytest
+           python3-cloudpickle python3-pip snakemake"
 fuzz_pkgs="clang libclang-rt-14-dev"
 bench_pkgs="curl jq sqlite3 iproute2 time"
 packages_pkgs="dpkg-dev file"
