@@ -1,0 +1,176 @@
+/* test_worker_share.c — the division of a worker's slots among its
+ * projects (worker/share.h): the decay of usage with its half-life, which
+ * project a free slot asks (lowest (usage + running) / share among those
+ * ready, ties to the larger share then the first, a share of 0 only when
+ * no other is ready), how long its request may be held, and, driven over
+ * simulated time with tasks of a fixed length, the CPU time each project
+ * gets: in proportion to the shares, all of it to the project left when
+ * the other is backed off, and the proportion back once it returns. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+
+#include "worker/share.h"
+
+#define HALF_LIFE 600.0
+
+static void test_decay(void **state) {
+  (void)state;
+  assert_true(fabs(cairn__share_decay(100, 600000, HALF_LIFE) - 50) < 1e-9);
+  assert_true(fabs(cairn__share_decay(100, 1200000, HALF_LIFE) - 25) < 1e-9);
+  assert_true(cairn__share_decay(100, 0, HALF_LIFE) == 100);
+  assert_true(cairn__share_decay(100, -5, HALF_LIFE) == 100); /* a clock that did not move */
+  cairn__share s = {.share = 1, .usage = 8, .usage_ms = 1000};
+  cairn__share_charge(&s, 2, 1000 + 600000, HALF_LIFE); /* 8 halves to 4, then + 2 */
+  assert_true(fabs(s.usage - 6) < 1e-9);
+  assert_int_equal(s.usage_ms, 601000);
+  cairn__share_charge(&s, -1, 601000, HALF_LIFE); /* nothing negative is charged */
+  assert_true(fabs(s.usage - 6) < 1e-9);
+  assert_true(fabs(cairn__share_usage(&s, 601000 + 1200000, HALF_LIFE) - 1.5) < 1e-9);
+}
+
+static void test_pick(void **state) {
+  (void)state;
+  long long hold = 0, now = 50000;
+  cairn__share s[3] = {{.share = 3, .usage = 30, .usage_ms = now},
+                       {.share = 1, .usage = 9, .usage_ms = now},
+                       {.share = 1, .usage = 12, .usage_ms = now}};
+  /* 30/3 = 10, 9/1 = 9, 12/1 = 12: the second */
+  assert_int_equal(cairn__share_pick(s, 3, now, HALF_LIFE, &hold), 1);
+  assert_int_equal(hold, 0); /* the others are ready: do not hold the slot */
+  /* what runs counts: 2 s running makes the second 11 */
+  s[1].running_s = 2;
+  assert_int_equal(cairn__share_pick(s, 3, now, HALF_LIFE, &hold), 0);
+  /* a tie goes to the larger share, then to the first listed */
+  s[1].running_s = 1; /* 10 = 10 */
+  assert_int_equal(cairn__share_pick(s, 3, now, HALF_LIFE, NULL), 0);
+  s[0].share = 1;
+  s[0].usage = 10;
+  assert_int_equal(cairn__share_pick(s, 3, now, HALF_LIFE, NULL), 0);
+  /* a backed-off project is skipped; the hold is until the first other is ready */
+  s[0].ready_ms = now + 700;
+  s[2].ready_ms = now + 300;
+  assert_int_equal(cairn__share_pick(s, 3, now, HALF_LIFE, &hold), 1);
+  assert_int_equal(hold, 300);
+  /* none ready: no pick, and the wait until the first is */
+  s[1].ready_ms = now + 900;
+  assert_int_equal(cairn__share_pick(s, 3, now, HALF_LIFE, &hold), -1);
+  assert_int_equal(hold, 300);
+  /* ready again at its time */
+  assert_int_equal(cairn__share_pick(s, 3, now + 300, HALF_LIFE, &hold), 2);
+  assert_int_equal(hold, 400);
+  /* one project: no bound on the hold */
+  assert_int_equal(cairn__share_pick(s, 1, now + 700, HALF_LIFE, &hold), 0);
+  assert_int_equal(hold, -1);
+  assert_int_equal(cairn__share_pick(s, 0, now, HALF_LIFE, &hold), -1);
+  assert_int_equal(hold, -1);
+}
+
+static void test_backup_project(void **state) {
+  (void)state;
+  long long hold = 0;
+  cairn__share s[2] = {{.share = 0}, {.share = 1, .usage = 1e6}};
+  /* share 0: after every project with a share, however much that one used */
+  assert_int_equal(cairn__share_pick(s, 2, 0, HALF_LIFE, &hold), 1);
+  s[1].ready_ms = 5000;
+  assert_int_equal(cairn__share_pick(s, 2, 0, HALF_LIFE, &hold), 0);
+  assert_int_equal(hold, 5000);
+}
+
+/* A worker of nslots slots whose projects all have endless tasks of
+ * task_ms each (CPU-bound: CPU time = run time), simulated from *now for
+ * ms: each free slot picks with cairn__share_pick; cpu[k] gets the
+ * seconds project k's tasks ran. down (may be -1) is a project that is
+ * backed off the whole time. */
+#define SIM_SLOTS 4
+typedef struct sim {
+  cairn__share s[3];
+  size_t n;
+  int slot_k[SIM_SLOTS];        /* -1: free */
+  long long slot_start[SIM_SLOTS];
+  size_t nslots;
+  long long task_ms, now;
+  double cpu[3];
+} sim;
+
+static void sim_running(sim *m) {
+  for (size_t k = 0; k < m->n; k++)
+    m->s[k].running_s = 0;
+  for (size_t i = 0; i < m->nslots; i++)
+    if (m->slot_k[i] >= 0)
+      m->s[m->slot_k[i]].running_s += (double)(m->now - m->slot_start[i]) / 1000.0;
+}
+
+static void sim_run(sim *m, long long ms, int down) {
+  long long until = m->now + ms;
+  if (down >= 0)
+    m->s[down].ready_ms = until;
+  while (m->now < until) {
+    for (size_t i = 0; i < m->nslots; i++) {
+      if (m->slot_k[i] >= 0 && m->now - m->slot_start[i] >= m->task_ms) { /* ends */
+        int k = m->slot_k[i];
+        m->slot_k[i] = -1;
+        cairn__share_charge(&m->s[k], (double)m->task_ms / 1000.0, m->now, HALF_LIFE);
+        m->cpu[k] += (double)m->task_ms / 1000.0;
+      }
+      if (m->slot_k[i] < 0) {
+        sim_running(m);
+        long k = cairn__share_pick(m->s, m->n, m->now, HALF_LIFE, NULL);
+        assert_true(k >= 0);
+        m->slot_k[i] = (int)k;
+        m->slot_start[i] = m->now;
+      }
+    }
+    m->now += 10;
+  }
+}
+
+static void test_simulated_shares(void **state) {
+  (void)state;
+  sim m = {.s = {{.share = 3}, {.share = 1}}, .n = 2, .nslots = 2, .task_ms = 500,
+           .now = 1000};
+  for (size_t i = 0; i < SIM_SLOTS; i++)
+    m.slot_k[i] = -1;
+  sim_run(&m, 60000, -1);
+  double ratio = m.cpu[0] / m.cpu[1];
+  printf("shares 3:1, 2 slots, 60 s: %.1f s and %.1f s of CPU, ratio %.3f\n", m.cpu[0], m.cpu[1],
+         ratio);
+  assert_true(ratio > 2.8 && ratio < 3.2);
+  /* the first project backed off for 20 s: the second takes every slot */
+  double a = m.cpu[0], b = m.cpu[1];
+  sim_run(&m, 20000, 0);
+  printf("first backed off 20 s: it got %.1f s, the second %.1f s\n", m.cpu[0] - a,
+         m.cpu[1] - b);
+  assert_true(m.cpu[0] - a <= 1.0); /* the tasks it was running when backed off */
+  assert_true(m.cpu[1] - b >= 38.0);
+  /* back: it catches up, and over the whole run the proportion comes back */
+  sim_run(&m, 60000, -1);
+  ratio = m.cpu[0] / m.cpu[1];
+  printf("back for 60 s: %.1f s and %.1f s over the whole run, ratio %.3f\n", m.cpu[0],
+         m.cpu[1], ratio);
+  assert_true(ratio > 2.7 && ratio < 3.3);
+  /* three projects 1:1:2 on 4 slots */
+  sim t = {.s = {{.share = 1}, {.share = 1}, {.share = 2}}, .n = 3, .nslots = 4, .task_ms = 700,
+           .now = 5};
+  for (size_t i = 0; i < SIM_SLOTS; i++)
+    t.slot_k[i] = -1;
+  sim_run(&t, 120000, -1);
+  printf("shares 1:1:2, 4 slots, 120 s: %.1f, %.1f, %.1f s\n", t.cpu[0], t.cpu[1], t.cpu[2]);
+  assert_true(fabs(t.cpu[0] / t.cpu[1] - 1) < 0.1);
+  assert_true(fabs(t.cpu[2] / (t.cpu[0] + t.cpu[1]) - 1) < 0.1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_decay),
+    cmocka_unit_test(test_pick),
+    cmocka_unit_test(test_backup_project),
+    cmocka_unit_test(test_simulated_shares),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
