@@ -25,9 +25,11 @@ void cairn__ledger_destroy(cairn__ledger *l) { pthread_mutex_destroy(&l->mu); }
  * share.h picks from. */
 static void running_now(cairn__ledger *l, long long now_ms, cairn__share *out) {
   for (size_t k = 0; k < l->n; k++) {
-    out[k] = l->p[k].s;
-    double r = (l->p[k].running_cores * (double)now_ms - l->p[k].started_sum) / 1000.0;
-    out[k].running_s = r > 0 ? r : 0;
+    cairn__ledger_project *p = &l->p[k];
+    double r = (p->running_cores * (double)now_ms - p->started_sum) / 1000.0;
+    double eff = p->eff_held > 0 ? p->eff_cpu / p->eff_held : 1;
+    out[k] = p->s;
+    out[k].running_s = r > 0 ? r * (eff < 1 ? eff : 1) : 0;
   }
 }
 
@@ -86,6 +88,8 @@ void cairn__ledger_asked(cairn__ledger *l, size_t k, cairn__asked what, long ret
   pthread_mutex_unlock(&l->mu);
   if (n == 1)
     return;
+  static const char *const names[] = {"work", "held, no work", "no work", "no answer"};
+  CAIRN_DEBUG(p->log, "asked for work: %s; next asked in %ld ms", names[what], delay);
   if (went_down)
     CAIRN_WARN(p->log, "no answer from this project's master: the other projects take its "
                "slots; asked again in %.1f s, then less and less often", (double)delay / 1000);
@@ -108,7 +112,8 @@ void cairn__ledger_ended(cairn__ledger *l, size_t k, double cores, long long sta
   if (k >= l->n)
     return;
   cairn__ledger_project *p = &l->p[k];
-  double charge = cpu_seconds >= 0 ? cpu_seconds : cores * (double)(now_ms - started_ms) / 1000;
+  double held = cores * (double)(now_ms - started_ms) / 1000;
+  double charge = cpu_seconds >= 0 ? cpu_seconds : held;
   pthread_mutex_lock(&l->mu);
   if (p->running > 0)
     p->running--;
@@ -119,7 +124,10 @@ void cairn__ledger_ended(cairn__ledger *l, size_t k, double cores, long long sta
     p->started_sum = 0;
   }
   cairn__share_charge(&p->s, charge, now_ms, l->half_life_s);
-  p->cpu += charge > 0 ? charge : 0;
+  p->cpu += cpu_seconds > 0 ? cpu_seconds : 0;
+  p->eff_cpu = cairn__share_decay(p->eff_cpu, now_ms - p->eff_ms, l->half_life_s) + charge;
+  p->eff_held = cairn__share_decay(p->eff_held, now_ms - p->eff_ms, l->half_life_s) + held;
+  p->eff_ms = now_ms;
   pthread_mutex_unlock(&l->mu);
 }
 

@@ -12,6 +12,11 @@
  * With one project nothing is backed off: its slots keep their own
  * backoff (slot.c), as a worker of one master always did.
  *
+ * A running task counts the seconds it has held its cores times its
+ * project's recent CPU efficiency (the CPU time of its ended tasks over
+ * the time they held their cores, decayed as usage is; 1 before any
+ * ended), so that what it is expected to be charged is what it counts.
+ *
  * Thread-safe: every call takes mu, a leaf lock, for O(projects) at most
  * (16); report() logs outside it.
  */
@@ -44,6 +49,9 @@ typedef struct cairn__ledger_project {
   unsigned running;          /* tasks running */
   double running_cores;      /* their cores */
   double started_sum;        /* sum of cores * start ms of the running tasks */
+  double eff_cpu, eff_held;  /* decayed CPU seconds and seconds of cores held of its ended
+                                tasks: its running tasks count held * eff_cpu / eff_held */
+  long long eff_ms;          /* when they were last decayed */
   cairn__backoff backoff;
   int down;                  /* the last request found no master */
   cairn_worker_stats stats;
@@ -79,8 +87,8 @@ void cairn__ledger_asked(cairn__ledger *l, size_t k, cairn__asked what, long ret
 
 /* A task of project k holding cores starts at now_ms. */
 void cairn__ledger_started(cairn__ledger *l, size_t k, double cores, long long now_ms);
-/* That task ends at now_ms: charged cpu_seconds (< 0: unknown, then its
- * run time times its cores). */
+/* That task ends at now_ms: its project is charged cpu_seconds, its CPU
+ * time (< 0: unknown, then its run time times its cores). */
 void cairn__ledger_ended(cairn__ledger *l, size_t k, double cores, long long started_ms,
                          double cpu_seconds, long long now_ms);
 /* A task of project k ended done (0), failed (1) or dropped (2). */

@@ -64,7 +64,7 @@ cairn_status cairn__projlist_flag(cairn__projlist *l, const char *arg, cairn_err
     return cairn__error_set(err, CAIRN_EINVAL, "at most %d projects", CAIRN__MAX_PROJECTS);
   const char *eq = strrchr(arg, '=');
   size_t n = strlen(arg);
-  if (eq && strspn(eq + 1, "0123456789") == strlen(eq + 1)) { /* URL=SHARE */
+  if (eq) { /* URL=SHARE */
     if (parse_share(eq + 1, p) != 0)
       return cairn__error_set(err, CAIRN_EINVAL, "--project %.200s: the share must be from 0 to "
                               "%u", arg, CAIRN__MAX_SHARE);

@@ -4,15 +4,16 @@
  * and recent-usage priority of BOINC's client, docs/references.md
  * [BOINC]). Pure functions over plain structs; private to worker/.
  *
- * A project's usage is the CPU seconds its tasks used, decayed with a
- * half-life H: a second used t seconds ago counts 2^(-t/H). A free slot
- * asks, among the projects that are ready (not backed off after a request
- * that found no work or no master), the one whose
+ * A project's usage is the CPU time of its tasks (a task whose CPU time is
+ * unknown: its run time times its cores), decayed with a half-life H: a
+ * second used t seconds ago counts 2^(-t/H). A free slot asks, among the
+ * projects that are ready (not backed off after a request that found no
+ * work or no master), the one whose
  *
  *     (usage + running) / share
  *
- * is lowest, where running is the seconds its running tasks have run so
- * far (they are charged their CPU time when they end). Ties go to the
+ * is lowest, where running estimates what its running tasks have used so
+ * far (ledger.h; a task is charged its CPU time when it ends). Ties go to the
  * larger share, then to the first listed. A project of share 0 is asked
  * only when no project with a share is ready (a backup project, as in
  * BOINC). Nothing running is ever pre-empted: the division acts only on
@@ -27,7 +28,7 @@ typedef struct cairn__share {
   unsigned share;      /* resource share; 0: only when no project with a share is ready */
   double usage;        /* decayed CPU seconds as of usage_ms */
   long long usage_ms;  /* monotonic ms of usage */
-  double running_s;    /* seconds its running tasks have run so far (times their cores) */
+  double running_s;    /* what its running tasks have used so far, in CPU seconds */
   long long ready_ms;  /* not asked before this monotonic ms (a backoff); 0: ready */
 } cairn__share;
 

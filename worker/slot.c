@@ -132,12 +132,17 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
                             status, err);
   if (d == CAIRN__UNREACHABLE) {
     cairn__ledger_asked(&sl->w->ledger, p->k, CAIRN__ASKED_DOWN, -1, cairn__now_ms());
-    if (cairn__outbox_put(&p->outbox, index, exit_status, body, sl->i) == 0) {
+    char *later = nx ? result_body(sl, exit_status, reason, out, len, 0) : body; /* no "next" */
+    if (later && cairn__outbox_put(&p->outbox, index, exit_status, later, sl->i) == 0) {
+      if (later != body)
+        free(body);
       CAIRN_INFO(&p->log, "result %lld waits for its master, which does not answer (%s); the "
                  "slot goes on", index, err->text);
       *handed = 1;
       return d;
     }
+    if (later != body)
+      free(later);
     d = cairn__result_deliver(&p->session, sl->conn, index, body, cap, nx ? &answer : NULL,
                               status, err); /* the outbox is full: wait here */
   }
@@ -523,6 +528,7 @@ static int poll_once(cairn__slot *sl, int *warned, long *retry_ms) {
   } else if (status == 200) {
     long long index = -1;
     *warned = 0;
+    cairn__ledger_asked(&w->ledger, sl->p->k, CAIRN__ASKED_WORK, -1, cairn__now_ms());
     cairn__task *t = cairn__task_parse(resp.body.data, resp.body.len, &index, &err);
     cairn__buf_free(&resp.body);
     got = handle_offers(sl, t, index, &err) ? POLL_WORK_THEN_NONE : POLL_WORK;
@@ -787,6 +793,7 @@ static int batch_poll(cairn__slot *sl, int *warned, long *retry_ms) {
     got = POLL_FAILED;
   } else if (status == 200) {
     *warned = 0;
+    cairn__ledger_asked(&w->ledger, sl->p->k, CAIRN__ASKED_WORK, -1, cairn__now_ms());
     hand h = {.results = json_array()};
     json_t *root = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
     took = h.results ? hand_take(sl, &h, json_object_get(root, "tasks")) : 0;
@@ -855,15 +862,16 @@ static void slot_end(cairn__slot *sl) {
   }
 }
 
-/* Several projects: tells the ledger what the poll of sl's project found
- * (ledger.h), which backs it off when it had no work or no answer. */
+/* Several projects: tells the ledger that the poll of sl's project found
+ * no work or no answer (ledger.h: it backs the project off; work was told
+ * as it arrived). */
 static void tell_ledger(cairn__slot *sl, int got, long wait, long long asked, long retry_ms) {
   long long now = cairn__now_ms();
   cairn__asked what = got == POLL_FAILED ? CAIRN__ASKED_DOWN
-                      : got != POLL_NONE ? CAIRN__ASKED_WORK
                       : wait && retry_ms < 0 && now - asked >= POLL_MIN_MS ? CAIRN__ASKED_HELD
                                                                           : CAIRN__ASKED_NONE;
-  cairn__ledger_asked(&sl->w->ledger, sl->p->k, what, retry_ms, now);
+  if (got == POLL_NONE || got == POLL_FAILED)
+    cairn__ledger_asked(&sl->w->ledger, sl->p->k, what, retry_ms, now);
 }
 
 /* 1 when --exit-when-idle fires now (the worker drains). */
