@@ -165,9 +165,10 @@ cairn_status cairn__projlist_read(cairn__projlist *l, const char *path, cairn_er
   if (rc != CAIRN_OK)
     return rc == CAIRN_ENOTFOUND ? CAIRN_EIO : rc;
   size_t n0 = l->n, start = 0, lineno = 0;
+  const char *data = text.data ? text.data : "";
   char why[400];
   for (size_t i = 0; i <= text.len && rc == CAIRN_OK; i++) {
-    if (i < text.len && text.data[i] != '\n')
+    if (i < text.len && data[i] != '\n')
       continue;
     lineno++;
     size_t len = i - start;
@@ -175,10 +176,10 @@ cairn_status cairn__projlist_read(cairn__projlist *l, const char *path, cairn_er
     if (len > LINE_MAX_CHARS)
       rc = cairn__error_set(err, CAIRN_EINVAL, "%s:%zu: line over %d characters", path, lineno,
                             LINE_MAX_CHARS);
-    else if (memchr(text.data + start, '\0', len))
+    else if (len && memchr(data + start, '\0', len))
       rc = cairn__error_set(err, CAIRN_EINVAL, "%s:%zu: a NUL byte", path, lineno);
     else {
-      memcpy(buf, text.data + start, len);
+      memcpy(buf, data + start, len);
       buf[len] = '\0';
       buf[strcspn(buf, "\r")] = '\0';
       if (line(l, buf, why, sizeof why))

@@ -5,7 +5,11 @@
  * no other is ready), how long its request may be held, and, driven over
  * simulated time with tasks of a fixed length, the CPU time each project
  * gets: in proportion to the shares, all of it to the project left when
- * the other is backed off, and the proportion back once it returns. */
+ * the other is backed off, and the proportion back once it returns. The
+ * ledger over it (worker/ledger.h): a project backed off after no work or
+ * no answer (the master's named wait taken), back at once when it has
+ * work or held the request, never with one project; running tasks counted
+ * by their project's CPU efficiency; each project's figures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "worker/ledger.h"
 #include "worker/share.h"
 
 #define HALF_LIFE 600.0
@@ -165,12 +170,74 @@ static void test_simulated_shares(void **state) {
   assert_true(fabs(t.cpu[2] / (t.cpu[0] + t.cpu[1]) - 1) < 0.1);
 }
 
+static void test_ledger(void **state) {
+  (void)state;
+  cairn__ledger l;
+  unsigned shares[2] = {3, 1};
+  const cairn__logger *logs[2] = {NULL, NULL};
+  long long now = 100000, hold = 0;
+  cairn__ledger_init(&l, 2, shares, HALF_LIFE, logs, now);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), 0); /* a tie: the larger share */
+  assert_int_equal(hold, 0);
+  assert_true(cairn__ledger_prefers(&l, 0, now));
+  /* no work: backed off 0.5 to 1 s, then 1 to 2 s */
+  cairn__ledger_asked(&l, 0, CAIRN__ASKED_NONE, -1, now);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), 1);
+  assert_true(hold >= CAIRN__LEDGER_BACKOFF_MIN_MS / 2 && hold <= CAIRN__LEDGER_BACKOFF_MIN_MS);
+  cairn__ledger_asked(&l, 0, CAIRN__ASKED_DOWN, -1, now);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), 1);
+  assert_true(hold >= CAIRN__LEDGER_BACKOFF_MIN_MS && hold <= 2 * CAIRN__LEDGER_BACKOFF_MIN_MS);
+  cairn_worker_project_stats st;
+  cairn__ledger_stats(&l, 0, now, &st);
+  assert_true(st.backed_off);
+  /* both backed off: no pick until the first is ready; a named wait is taken */
+  cairn__ledger_asked(&l, 1, CAIRN__ASKED_NONE, 250, now);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), -1);
+  assert_int_equal(hold, 250);
+  assert_int_equal(cairn__ledger_pick(&l, now + 250, &hold), 1);
+  /* work (or a held request) ends the backoff at once */
+  cairn__ledger_asked(&l, 0, CAIRN__ASKED_WORK, -1, now);
+  cairn__ledger_asked(&l, 1, CAIRN__ASKED_HELD, -1, now);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), 0);
+  assert_int_equal(hold, 0);
+  /* a task of the first: 2 s on 1 core, 0.5 s of CPU; while it runs it
+   * counts its run time (no efficiency known yet), then its CPU time */
+  cairn__ledger_started(&l, 0, 1, now);
+  assert_int_equal(cairn__ledger_pick(&l, now + 10, NULL), 1); /* 0.01/3 > 0/1 */
+  cairn__ledger_ended(&l, 0, 1, now, 0.5, now + 2000);
+  cairn__ledger_count(&l, 0, 0);
+  cairn__ledger_stats(&l, 0, now + 2000, &st);
+  assert_true(fabs(st.usage - 0.5) < 1e-6 && fabs(st.cpu_seconds - 0.5) < 1e-9);
+  assert_int_equal(st.tasks_done, 1);
+  assert_int_equal(st.running, 0);
+  assert_false(st.backed_off);
+  /* the second runs 1 s of CPU in 1 s: 0.5/3 < 1/1, the first again */
+  cairn__ledger_started(&l, 1, 1, now + 2000);
+  cairn__ledger_ended(&l, 1, 1, now + 2000, 1.0, now + 3000);
+  assert_int_equal(cairn__ledger_pick(&l, now + 3000, NULL), 0);
+  /* the first runs a task 8 s: at its efficiency (a quarter) it counts 2 s:
+   * (0.5 + 2) / 3 < 1 still; without the efficiency 8.5 / 3 > 1 */
+  cairn__ledger_started(&l, 0, 1, now + 3000);
+  assert_int_equal(cairn__ledger_pick(&l, now + 11000, NULL), 0);
+  assert_int_equal(cairn__ledger_pick(&l, now + 15000, NULL), 1); /* (0.5 + 3) / 3 > 1 */
+  cairn__ledger_destroy(&l);
+  /* one project: never backed off, no bound on the hold */
+  cairn__ledger_init(&l, 1, shares, HALF_LIFE, logs, now);
+  cairn__ledger_asked(&l, 0, CAIRN__ASKED_DOWN, -1, now);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), 0);
+  assert_int_equal(hold, -1);
+  cairn__ledger_stats(&l, 0, now, &st);
+  assert_false(st.backed_off);
+  cairn__ledger_destroy(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_decay),
     cmocka_unit_test(test_pick),
     cmocka_unit_test(test_backup_project),
     cmocka_unit_test(test_simulated_shares),
+    cmocka_unit_test(test_ledger),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
