@@ -16,10 +16,11 @@
  * cairn_error (when not NULL); see cairn/cairn.h.
  *
  * Threads: cairn_worker_run() starts cfg.slots task threads (by default one
- * per offered core), one
- * heartbeat thread, a throttle thread when idle_only, cpu_limit or hours is
- * set, and (unless cfg.peer_listen is "off") the peer file server's thread,
- * and ends them all before it returns. Callbacks run on the
+ * per offered core), for each project a heartbeat thread, a thread that
+ * delivers results its master could not take at once and (unless
+ * cfg.peer_listen is "off") the peer file server's thread, and a throttle
+ * thread when idle_only, cpu_limit or hours is set, and ends them all
+ * before it returns. Callbacks run on the
  * task threads, at most cfg.slots at a time, so they must be thread-safe
  * when slots > 1. cairn_worker_stop() and cairn_worker_get_stats() may be
  * called from any thread; cairn_worker_stop() also from a signal handler.
@@ -237,7 +238,8 @@ cairn_status cairn_worker_add_exec_app(cairn_worker *w, const char *name, const 
 cairn_status cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
                                            void *userdata, cairn_error *err);
 
-/* Registers (or reuses DIR/credentials.json), then polls for work and runs
+/* Registers (or reuses DIR/credentials.json; with projects, each project's
+ * DIR/projects/<id>/credentials.json), then polls for work and runs
  * tasks until cairn_worker_stop(), exit_when_idle or max_tasks. CAIRN_OK on
  * such a normal end; on a fatal error its status with err filled:
  * CAIRN_EFORBIDDEN (banned, or registration refused), CAIRN_EIO (unusable
