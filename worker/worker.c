@@ -230,6 +230,18 @@ static cairn_status init_projects(cairn_worker *w, const cairn_worker_config *cf
   return CAIRN_OK;
 }
 
+/* Sets the division of the slots among the projects up (ledger.h). */
+static void open_ledger(cairn_worker *w) {
+  unsigned shares[CAIRN__MAX_PROJECTS];
+  const cairn__logger *logs[CAIRN__MAX_PROJECTS];
+  for (size_t k = 0; k < w->nprojects; k++) {
+    shares[k] = w->projects[k].share;
+    logs[k] = &w->projects[k].log;
+  }
+  cairn__ledger_init(&w->ledger, w->nprojects, shares, w->half_life_s, logs, cairn__now_ms());
+  w->ledger_ok = 1;
+}
+
 cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *err) {
   cairn__hours hours = {0};
   char host[256];
@@ -290,6 +302,7 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     cairn_worker_delete(w);
     return NULL;
   }
+  open_ledger(w); /* before any thread may read the projects' figures */
   return w;
 oom:
   cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -600,28 +613,16 @@ static cairn_status open_project(cairn_worker *w, cairn__project *p, cairn_error
   if (rc == CAIRN_OK) {
     long long id, row;
     cairn__session_identity(&p->session, &id, &row);
-    CAIRN_INFO(&p->log, "volunteer %lld (row %lld) polling %s with %u slot%s in %s", id, row,
-               p->server, w->slots, w->slots == 1 ? "" : "s", p->dir);
+    if (id > 0)
+      CAIRN_INFO(&p->log, "volunteer %lld (row %lld) polling %s with %u slot%s in %s", id, row,
+                 p->server, w->slots, w->slots == 1 ? "" : "s", p->dir);
+    else
+      CAIRN_INFO(&p->log, "not registered yet with %s; state in %s", p->server, p->dir);
     if (w->several)
       CAIRN_INFO(&p->log, "project %s: resource share %u%s", p->id, p->share,
                  p->share ? "" : " (a backup project: asked only while no other has work)");
   }
   return rc;
-}
-
-/* Sets the division of the slots among the projects up (ledger.h). */
-static void open_ledger(cairn_worker *w) {
-  unsigned shares[CAIRN__MAX_PROJECTS];
-  const cairn__logger *logs[CAIRN__MAX_PROJECTS];
-  for (size_t k = 0; k < w->nprojects; k++) {
-    shares[k] = w->projects[k].share;
-    logs[k] = &w->projects[k].log;
-  }
-  cairn__ledger_init(&w->ledger, w->nprojects, shares, w->half_life_s, logs, cairn__now_ms());
-  w->ledger_ok = 1;
-  if (w->several)
-    CAIRN_INFO(&w->log, "%zu project%s; usage measured with a half-life of %.0f s",
-               w->nprojects, w->nprojects == 1 ? "" : "s", w->half_life_s);
 }
 
 cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
@@ -634,7 +635,9 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     keys |= w->projects[k].has_project_key;
   if (w->napps == 0 && !keys)
     return cairn__error_set(out, CAIRN_EINVAL, "no apps registered, and no project key");
-  open_ledger(w);
+  if (w->several)
+    CAIRN_INFO(&w->log, "%zu project%s; usage measured with a half-life of %.0f s",
+               w->nprojects, w->nprojects == 1 ? "" : "s", w->half_life_s);
   cairn_status rc = setup_dir(w, &err);
   if (rc == CAIRN_OK)
     rc = check_sandbox(w, &err);
