@@ -97,6 +97,15 @@ void cairn__ledger_asked(cairn__ledger *l, size_t k, cairn__asked what, long ret
     CAIRN_WARN(p->log, "this project's master answers again");
 }
 
+void cairn__ledger_defer(cairn__ledger *l, size_t k, long ms, long long now_ms) {
+  if (k >= l->n)
+    return;
+  pthread_mutex_lock(&l->mu);
+  if (l->p[k].s.ready_ms < now_ms + ms)
+    l->p[k].s.ready_ms = now_ms + ms;
+  pthread_mutex_unlock(&l->mu);
+}
+
 void cairn__ledger_started(cairn__ledger *l, size_t k, double cores, long long now_ms) {
   if (k >= l->n)
     return;

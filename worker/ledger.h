@@ -85,6 +85,10 @@ int cairn__ledger_prefers(cairn__ledger *l, size_t k, long long now_ms);
 void cairn__ledger_asked(cairn__ledger *l, size_t k, cairn__asked what, long retry_ms,
                          long long now_ms);
 
+/* Project k is not asked for ms from now_ms (its master asked to wait:
+ * its pace, backoff.h); its backoff is left as it is. */
+void cairn__ledger_defer(cairn__ledger *l, size_t k, long ms, long long now_ms);
+
 /* A task of project k holding cores starts at now_ms. */
 void cairn__ledger_started(cairn__ledger *l, size_t k, double cores, long long now_ms);
 /* That task ends at now_ms: its project is charged cpu_seconds, its CPU

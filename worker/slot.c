@@ -901,7 +901,7 @@ void *cairn__slot_main(void *arg) {
     if (!cairn__tally_claim(w))
       break;
     long long hold = -1;
-    long k = cairn__ledger_pick(&w->ledger, cairn__now_ms(), &hold); /* ledger.h */
+    long k = cairn__tally_pick(w, &hold); /* ledger.h */
     if (k < 0) { /* every project backed off: until the first is not */
       cairn__tally_unclaim(w);
       long long left = cairn__tally_idle_left(w);

@@ -1,6 +1,7 @@
 /* tally.c — the worker's task counters (under w->mu: --max-tasks and
- * --exit-when-idle) and each project's (its ledger), and the end of a
- * result its project's outbox delivered (outbox.h). */
+ * --exit-when-idle) and each project's (its ledger), the project a free
+ * slot asks, and the end of a result its project's outbox delivered
+ * (outbox.h). */
 #include "common/log.h"
 #include "worker/worker_int.h"
 
@@ -78,4 +79,18 @@ void cairn__tally_outbox_done(void *ud, long long index, int exit_status, cairn_
   else
     CAIRN_INFO(&p->log, "result %lld dropped: %s", index, why);
   cairn__tally_ended(w, p->k, end);
+}
+
+long cairn__tally_pick(cairn_worker *w, long long *hold_ms) {
+  for (size_t tries = 0; tries <= w->nprojects; tries++) { /* each deferral is final */
+    long long now = cairn__now_ms();
+    long k = cairn__ledger_pick(&w->ledger, now, hold_ms);
+    if (k < 0 || w->nprojects == 1)
+      return k;
+    long paced = cairn__pace_pending(&w->projects[k].pace, now);
+    if (paced <= 0)
+      return k;
+    cairn__ledger_defer(&w->ledger, (size_t)k, paced, now);
+  }
+  return cairn__ledger_pick(&w->ledger, cairn__now_ms(), hold_ms);
 }

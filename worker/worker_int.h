@@ -110,6 +110,10 @@ void cairn__tally_started(cairn_worker *w);
 void cairn__tally_ended(cairn_worker *w, size_t k, int how);
 /* Milliseconds left before --exit-when-idle fires (0: fire now; -1: never). */
 long long cairn__tally_idle_left(cairn_worker *w);
+/* The project a free slot asks (the ledger's pick), skipping with several
+ * projects those whose master asked to wait (their pace, backoff.h): its
+ * index, or -1 with *hold_ms until the first may be asked (ledger.h). */
+long cairn__tally_pick(cairn_worker *w, long long *hold_ms);
 /* The outbox's done (outbox.h) for project p (ud): logs and ends the task. */
 void cairn__tally_outbox_done(void *ud, long long index, int exit_status, cairn__delivery how,
                               const char *why);
