@@ -195,6 +195,10 @@ static void test_ledger(void **state) {
   assert_int_equal(cairn__ledger_pick(&l, now, &hold), -1);
   assert_int_equal(hold, 250);
   assert_int_equal(cairn__ledger_pick(&l, now + 250, &hold), 1);
+  /* a master's named wait defers a project without touching its backoff */
+  cairn__ledger_defer(&l, 1, 5000, now + 250);
+  assert_int_equal(cairn__ledger_pick(&l, now + 250, &hold), -1);
+  assert_true(hold > 0 && hold <= 5000);
   /* work (or a held request) ends the backoff at once */
   cairn__ledger_asked(&l, 0, CAIRN__ASKED_WORK, -1, now);
   cairn__ledger_asked(&l, 1, CAIRN__ASKED_HELD, -1, now);
