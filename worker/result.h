@@ -16,7 +16,8 @@ typedef enum cairn__delivery {
   CAIRN__DELIVERED,  /* 200: the master stored it */
   CAIRN__DROPPED,    /* refused for good (409 lease lost, 403, 404, 400, 413) */
   CAIRN__ABANDONED,  /* the worker stopped before the master answered */
-  CAIRN__FATAL       /* re-registration was refused: the worker must stop */
+  CAIRN__FATAL,      /* re-registration was refused: the worker must stop */
+  CAIRN__UNREACHABLE /* cairn__result_try only: no answer, 429 or 5xx */
 } cairn__delivery;
 
 /* The request body (caller frees), or NULL on out of memory. next != 0 adds
@@ -47,5 +48,11 @@ cairn__delivery cairn__results_deliver(cairn__session *s, cairn__conn *c, size_t
 cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long long index,
                                       const char *body, size_t max_answer, cairn__buf *answer,
                                       long *status, cairn_error *err);
+
+/* cairn__result_deliver's first try only: UNREACHABLE (err saying why)
+ * where it would try again. */
+cairn__delivery cairn__result_try(cairn__session *s, cairn__conn *c, long long index,
+                                  const char *body, size_t max_answer, cairn__buf *answer,
+                                  long *status, cairn_error *err);
 
 #endif

@@ -232,7 +232,7 @@ static void test_work_offer_parsing(void **state) {
 static void test_lease_table(void **state) {
   (void)state;
   cairn__leases l;
-  assert_int_equal(cairn__leases_init(&l, 3, 0), 0);
+  assert_int_equal(cairn__leases_init(&l, 3, 0, 0), 0);
   long long now = cairn__now_ms();
   assert_int_equal(cairn__leases_due_in(&l, now), -1);  /* nothing held: no heartbeat */
   cairn__leases_hold(&l, 0, 13, 30);
