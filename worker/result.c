@@ -37,7 +37,8 @@ static int set_bytes(json_t *root, const char *key, const char *enc_key, const v
 }
 
 json_t *cairn__result_obj(int exit_status, const char *reason, const void *output, size_t len,
-                          int next, const cairn__outputs *x, double cpu_seconds) {
+                          int next, const cairn__outputs *x, double cpu_seconds,
+                          const cairn__usage *usage) {
   json_t *root = json_object();
   if (!root)
     return NULL;
@@ -69,6 +70,9 @@ json_t *cairn__result_obj(int exit_status, const char *reason, const void *outpu
                                                            ? cpu_seconds
                                                            : CAIRN_MAX_CPU_SECONDS)) != 0)
     goto out;
+  if (usage && cairn__usage_any(usage) &&
+      json_object_set_new(root, CAIRN_USAGE_KEY, cairn__usage_json(usage)) != 0)
+    goto out;
   return root;
 out:
   json_decref(root);
@@ -76,8 +80,9 @@ out:
 }
 
 char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
-                         int next, const cairn__outputs *x, double cpu_seconds) {
-  json_t *root = cairn__result_obj(exit_status, reason, output, len, next, x, cpu_seconds);
+                         int next, const cairn__outputs *x, double cpu_seconds,
+                         const cairn__usage *usage) {
+  json_t *root = cairn__result_obj(exit_status, reason, output, len, next, x, cpu_seconds, usage);
   char *body = root ? json_dumps(root, JSON_COMPACT) : NULL;
   json_decref(root);
   return body;

@@ -107,7 +107,8 @@ static char *result_body(cairn__slot *sl, int exit_status, const char *reason, c
     reason = NULL;
   return cairn__result_json(exit_status, reason, out, len, next,
                             features >= 0 && (features & CAIRN_FEAT_OUTPUTS) ? sl->extra : NULL,
-                            features >= 0 && (features & CAIRN_FEAT_CPU) ? sl->cpu_seconds : -1);
+                            features >= 0 && (features & CAIRN_FEAT_CPU) ? sl->cpu_seconds : -1,
+                            features >= 0 && (features & CAIRN_FEAT_USAGE) ? &sl->usage : NULL);
 }
 
 /* Sends a result; *nx (when not NULL) receives the chained offer. With
@@ -303,6 +304,7 @@ static task_end run_with(cairn__slot *sl, const cairn__task *t, const cairn__app
   }
   sl->cpu_seconds = rc == CAIRN_OK && res.outcome != CAIRN__RUN_NOEXEC ? res.cpu_seconds : -1;
   sl->cpu_used = sl->cpu_seconds;
+  sl->usage = rc == CAIRN_OK && res.outcome != CAIRN__RUN_NOEXEC ? res.usage : CAIRN_USAGE_NONE;
   if (rc == CAIRN_OK && res.outcome == CAIRN__RUN_EXITED) { /* stderr tail, output files */
     cairn__http_set_cancel(sl->conn->http, cancel_cb, (void *)cancel);
     int exited = res.exit_status;
@@ -346,6 +348,7 @@ static task_end run_with(cairn__slot *sl, const cairn__task *t, const cairn__app
   }
   sl->extra = NULL;
   sl->cpu_seconds = -1;
+  sl->usage = CAIRN_USAGE_NONE;
   cairn__outputs_free(&ox);
   cairn__buf_free(&res.output);
   return end;
@@ -359,6 +362,7 @@ static task_end run_task(cairn__slot *sl, const cairn__task *t, const cairn__can
   char *exe = NULL, *vdir = NULL;
   task_end end;
   sl->cpu_seconds = -1; /* until the app has run */
+  sl->usage = CAIRN_USAGE_NONE;
   CAIRN_INFO(&sl->p->log, "task %lld: job %lld task \"%s\" app %s%s%s", t->index, t->job, t->id,
              t->app, t->app_version ? " " : "", t->app_version ? t->app_version : "");
   if (!t->app_version)
@@ -614,7 +618,9 @@ static int collect(cairn__slot *sl, long long index, int exit_status, const char
                                 features >= 0 && (features & CAIRN_FEAT_OUTPUTS) ? sl->extra
                                                                                  : NULL,
                                 features >= 0 && (features & CAIRN_FEAT_CPU) ? sl->cpu_seconds
-                                                                             : -1);
+                                                                             : -1,
+                                features >= 0 && (features & CAIRN_FEAT_USAGE) ? &sl->usage
+                                                                               : NULL);
   long e = o && json_object_set_new(o, "index", json_integer(index)) == 0 ? entry_take(sl, h)
                                                                           : -1;
   if (e < 0)
@@ -888,6 +894,7 @@ void *cairn__slot_main(void *arg) {
   cairn_worker *w = sl->w;
   cairn__backoff b;
   cairn__backoff_init(&b, POLL_MIN_MS, POLL_MAX_MS);
+  sl->usage = CAIRN_USAGE_NONE; /* nothing measured until an app runs */
   slot_begin(sl);
   while (!cairn__stopper_draining(&w->stopper)) {
     if (cairn__throttle_paused(&w->throttle)) { /* no new work (throttle.h) */

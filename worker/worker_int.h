@@ -133,6 +133,8 @@ typedef struct cairn__slot {
   double cpu_seconds;      /* the running task's CPU time, sent with its result
                               to a master that lists "cpu"; -1: none */
   double cpu_used;         /* the last task's CPU time (-1: unknown), for the ledger */
+  cairn__usage usage;      /* what the running task used, sent with its result to a
+                              master that lists "usage"; CAIRN_USAGE_NONE: nothing */
   struct hand *hand;       /* its tasks and results in hand while it batches (slot.c) */
   pthread_t thread;
 } cairn__slot;

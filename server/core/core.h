@@ -194,6 +194,8 @@ typedef struct cairn__result_extra {
   size_t nfiles;
   double cpu_seconds; /* its claim (cairn__result_cpu_parse), when has_cpu */
   int has_cpu;
+  cairn__usage usage; /* what the worker measured (feature "usage"; size.h), when has_usage */
+  int has_usage;
 } cairn__result_extra;
 /* Records a result; reason: why it failed (cairn__reason_valid), or NULL to
  * derive "exit N" from a non-zero exit_status; x may be NULL (no stderr, no

@@ -15,6 +15,7 @@
 #include "server/core/core.h"
 #include "server/core/demand.h"
 #include "server/core/outputs.h"
+#include "server/core/size.h"
 #include "server/core/uploads.h"
 #include "server/dist/dist.h"
 #include "server/core/accounts.h"
@@ -381,13 +382,19 @@ static int load_alloc(void *ud, const cairn__store_alloc_row *r) {
                 .hard = cairn__lease_hard(c, t, r->issued), .vol = c->vols[r->volunteer - 1],
                 .job = j, .task = seq};
   mvol *v = l->vol;
+  cairn__tsize size; /* what it is sized to now: what it was, unless a peak rose since */
+  cairn__size_of(c, j, seq, v, &size);
+  l->req = size.req;
+  l->mem_mib = size.mem_mib;
+  l->disk_mib = size.disk_mib;
+  l->sized = (uint8_t)size.sized;
   if (cairn__hmap_put(&c->leases, (uint64_t)r->idx, l) || cairn__lease_push(c, r->expires, r->idx)) {
     free(l);
     return -1;
   }
   t->rep->active++;
   j->nleases++;
-  cairn__fit_lease(v, j, seq, 1);
+  cairn__fit_lease(v, &l->req, 1);
   return cairn__vol_add_active(v, r->idx);
 }
 
@@ -494,6 +501,8 @@ cairn_status cairn__core_load(cairn__core *c, cairn_error *err) {
     for (uint32_t v = 0; st == CAIRN_OK && v < j->ntasks; v++)
       cairn__fit_count_task(j, j->tasks[v].rclass);
   }
+  if (st == CAIRN_OK) /* categories, sizing, peaks (size.h): before the leases' sizes */
+    st = cairn__size_load(c, &tl.by_key, err);
   if (st == CAIRN_OK)
     st = cairn__store_load_allocs(c->store, load_alloc, &tl, err);
   if (st == CAIRN_OK)

@@ -1,9 +1,11 @@
 /* store_int.h — what the store's files share (store.c, store_life.c,
- * store_read.c, store_dist.c, store_people.c), and nothing else includes:
+ * store_read.c, store_dist.c, store_people.c, store_sizing.c), and nothing
+ * else includes:
  * the handle, the ids of the prepared statements, and the helpers that run
  * them. Every statement's SQL is in store.c (cairn__store_sql for the
- * writer's, rsql_text for the reader's) but store_people.c's, which keeps
- * its own; the store's files are the only ones that include sqlite3.h.
+ * writer's, rsql_text for the reader's) but store_people.c's and
+ * store_sizing.c's, which keep their own; the store's files are the only
+ * ones that include sqlite3.h.
  */
 #ifndef CAIRN_STORE_INT_H
 #define CAIRN_STORE_INT_H
@@ -58,12 +60,15 @@ enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_JOB_FILES, R_OUTPUT_FILE, R_AUDIT_IND
 /* The statements of store_people.c (teams of accounts, sessions), which
  * prepares each on its first use and numbers them itself. */
 #define CAIRN__STORE_PEOPLE_STMTS 16
+/* The statements of store_sizing.c (tasks that size themselves), likewise. */
+#define CAIRN__STORE_SIZING_STMTS 12
 
 struct cairn__store {
   sqlite3 *w, *r;
   sqlite3_stmt *st[S_COUNT];
   sqlite3_stmt *rst[R_COUNT];
   sqlite3_stmt *pst[CAIRN__STORE_PEOPLE_STMTS]; /* store_people.c's, prepared at first use */
+  sqlite3_stmt *zst[CAIRN__STORE_SIZING_STMTS]; /* store_sizing.c's, likewise */
   pthread_mutex_t rlock;
   int version;
 };
