@@ -1,5 +1,5 @@
 /* memhog.c — cairn-app-memhog: a task whose memory is known, for tasks
- * that size themselves (tests/integration/test_autosize.c; docs/jobs.md,
+ * that size themselves (tests/integration/test_autosize_e2e.c; docs/jobs.md,
  * "Automatic sizes"). Built without sanitizers, which reserve more address
  * space than a memory limit by RLIMIT_AS allows.
  *
