@@ -16,7 +16,9 @@
  *    (256 MiB) and one needing 300 MiB after two (256, then 512: the amount
  *    doubles); without it one fails at the first kill. Their attempts, by
  *    GET /v1/jobs/{id}/tasks/{key} and `cairn status JOB TASK`, show each
- *    memory kill and the retry it made. */
+ *    memory kill and the retry it made;
+ *  - a result's "usage" is checked before anything is applied (400 naming
+ *    the field, alone or in a batch), and a good one is stored. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -281,11 +283,81 @@ static void test_retry_larger(void **state) {
   stop_workers(f);
 }
 
+/* A result's "usage" is checked before anything is applied: a bad one is
+ * 400 naming the field (alone or in a batch) and the lease stays held; a
+ * good one is stored with the result and shown by the task's view. */
+static void test_usage_checked(void **state) {
+  fixture *f = *state;
+  char token[65];
+  assert_true(harness_register(f->srv.url, "probe", "memhog", token) > 0);
+  long long id = server_fixture_submit(f, "{\"app\": \"memhog\", \"tasks\": [{\"id\": \"x\"}]}");
+  json_t *w = NULL;
+  assert_int_equal(harness_http(f->srv.url, "POST", "/v1/work", token, "{}", 2, &w, NULL, NULL),
+                   200);
+  long long idx = (long long)json_integer_value(json_object_get(w, "index"));
+  json_decref(w);
+  static const struct {
+    const char *usage, *field;
+  } bad[] = {
+    {"[]", "\"usage\" must be an object"},
+    {"{\"memory_bytes\": -5}", "usage.memory_bytes"},
+    {"{\"disk_bytes\": \"1\"}", "usage.disk_bytes"},
+    {"{\"wall_seconds\": 1e300}", "usage.wall_seconds"},
+    {"{\"peak\": 1}", "usage: unknown field \"peak\""},
+  };
+  char path[64], body[512];
+  snprintf(path, sizeof path, "/v1/results/%lld", idx);
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    for (int batch = 0; batch < 2; batch++) {
+      json_t *r = NULL;
+      if (batch)
+        snprintf(body, sizeof body, "{\"results\": [{\"index\": %lld, \"exit_status\": 0, "
+                 "\"output\": \"x\", \"usage\": %s}]}", idx, bad[i].usage);
+      else
+        snprintf(body, sizeof body, "{\"exit_status\": 0, \"output\": \"x\", \"usage\": %s}",
+                 bad[i].usage);
+      long st = harness_http(f->srv.url, batch ? "POST" : "PUT", batch ? "/v1/results" : path,
+                             token, body, strlen(body), &r, NULL, NULL);
+      const char *msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+      if (st != 400 || !msg || !strstr(msg, bad[i].field) || (batch && !strstr(msg, "results[0]")))
+        fail_msg("%s: HTTP %ld, %s (wanted 400 naming %s)", body, st, msg ? msg : "-",
+                 bad[i].field);
+      json_decref(r);
+    }
+  }
+  snprintf(body, sizeof body, "{\"exit_status\": 0, \"output\": \"x\", \"cpu_seconds\": 0.5, "
+           "\"usage\": {\"memory_bytes\": 1048576, \"disk_bytes\": 4096, \"wall_seconds\": 2}}");
+  assert_int_equal(harness_http(f->srv.url, "PUT", path, token, body, strlen(body), NULL, NULL,
+                                NULL), 200);
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks", id);
+  json_t *list = server_fixture_get(f, path);
+  long long key = json_integer_value(json_object_get(json_array_get(json_object_get(list, "tasks"),
+                                                                    0), "key"));
+  json_decref(list);
+  snprintf(path, sizeof path, "/v1/jobs/%lld/tasks/%lld", id, key);
+  json_t *d = server_fixture_get(f, path);
+  json_t *u = json_object_get(json_array_get(json_object_get(d, "history"), 0), "usage");
+  assert_int_equal(json_integer_value(json_object_get(u, "memory_bytes")), 1048576);
+  assert_int_equal(json_integer_value(json_object_get(u, "disk_bytes")), 4096);
+  assert_true(json_number_value(json_object_get(u, "wall_seconds")) == 2);
+  json_decref(d);
+  /* the job's own category was measured: 1 MiB, CPU over wall 0.25 */
+  snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+  json_t *j = server_fixture_get(f, path);
+  json_t *k = json_array_get(json_object_get(j, "categories"), 0);
+  assert_string_equal(json_string_value(json_object_get(k, "category")), "");
+  assert_int_equal(json_integer_value(json_object_get(k, "memory_mib")), 1);
+  assert_true(json_number_value(json_object_get(k, "cpu_ratio")) == 0.25);
+  json_decref(j);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_category_packs_workers, server_fixture_setup,
                                     server_fixture_teardown),
     cmocka_unit_test_setup_teardown(test_retry_larger, server_fixture_setup,
+                                    server_fixture_teardown),
+    cmocka_unit_test_setup_teardown(test_usage_checked, server_fixture_setup,
                                     server_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
