@@ -50,11 +50,14 @@ class TaskResult:
     """One task of a job as GET /v1/jobs/{id}/tasks lists it: id, key,
     state, attempts, exit_status, reason, volunteer, index, output and
     stderr (bytes, decoded from base64 where the master sent them so),
-    outputs (the files: dicts of name, sha256, size, kept?) and
-    progress. ``text`` is the output as a str."""
+    outputs (the files: dicts of name, sha256, size, kept?), progress,
+    and what its worker measured of that run: usage (a dict of
+    memory_bytes, disk_bytes, wall_seconds, each when measured; {} when
+    none) and cpu_seconds (None when not reported). ``text`` is the output
+    as a str."""
 
     __slots__ = ("id", "key", "state", "attempts", "exit_status", "reason", "volunteer",
-                 "index", "output", "stderr", "outputs", "progress")
+                 "index", "output", "stderr", "outputs", "progress", "usage", "cpu_seconds")
 
     def __init__(self, t):
         self.id = t.get("id")
@@ -69,6 +72,8 @@ class TaskResult:
         self.stderr = _decode(t.get("stderr"), t.get("stderr_encoding"))
         self.outputs = t.get("outputs") or []
         self.progress = t.get("progress")
+        self.usage = t.get("usage") or {}
+        self.cpu_seconds = t.get("cpu_seconds")
 
     @property
     def text(self):

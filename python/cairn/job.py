@@ -26,6 +26,8 @@ MAX_PRIORITY = 1000000000
 MAX_RESOURCE_CLASSES = 64
 MAX_CORES = 4096
 MAX_RES_MIB = 1 << 30
+MAX_CATEGORIES = 64  # a job's category labels, its own ("") included
+MAX_CATEGORY_LEN = 64
 LIMIT_NAMES = ("wall_seconds", "cpu_seconds", "memory_mib", "disk_mib", "output_mib")
 LIMIT_MAX = (1 << 31) - 1
 MAX_ENV = 64
@@ -36,9 +38,9 @@ MAX_OUTPUT_MIB = 1024 * 1024
 
 JOB_KEYS = ("name", "app", "app_version", "policy", "replication", "quorum", "lease_seconds",
             "max_attempts", "priority", "files", "tasks", "resources", "limits", "env", "stdin",
-            "network", "outputs", "validator", "adaptive", "keep")
+            "network", "outputs", "validator", "adaptive", "keep", "category", "retry_larger")
 TASK_KEYS = ("id", "args", "inputs", "after", "resources", "limits", "env", "stdin", "network",
-             "outputs")
+             "outputs", "category", "retry_larger")
 FILE_KEYS = ("name", "path", "sha256", "size", "broadcast")
 
 # common/taskrun.c: names a job may not set, whole, then by prefix.
@@ -179,9 +181,41 @@ def _env(v, where):
         _fail(f"{where}: \"env\" exceeds {MAX_ENV_BYTES} bytes (NAME=VALUE each)")
 
 
+def _sizing(obj, where, sizing, categories):
+    """A job's or task's "resources": "auto", "retry_larger" and
+    "category" (docs/jobs.md, "Automatic sizes") on top of sizing, a dict
+    {"auto", "retry_larger", "category"}; categories: the labels seen."""
+    out = dict(sizing)
+    res = obj.get("resources")
+    if res == "auto":
+        out["auto"] = True
+    elif "resources" in obj and not isinstance(res, dict):
+        _fail(f"{where}: \"resources\" must be \"auto\" or an object with \"cores\", "
+              "\"memory_mib\" and/or \"disk_mib\"")
+    elif "resources" in obj:
+        out["auto"] = False
+    if "retry_larger" in obj:
+        if not isinstance(obj["retry_larger"], bool):
+            _fail(f"{where}: \"retry_larger\" must be true or false")
+        out["retry_larger"] = obj["retry_larger"]
+    if "category" in obj:
+        c = obj["category"]
+        if (not isinstance(c, str) or not 0 < len(c) <= MAX_CATEGORY_LEN
+                or any(not 0x20 <= ord(ch) <= 0x7e for ch in c)):
+            _fail(f"{where}: \"category\" must be 1 to {MAX_CATEGORY_LEN} printable ASCII "
+                  "characters")
+        if c not in categories:
+            if len(categories) == MAX_CATEGORIES:
+                _fail(f"{where}: a job may have at most {MAX_CATEGORIES - 1} categories")
+            categories.append(c)
+        out["category"] = c
+    return out
+
+
 def _resources(v, where, base):
     if not isinstance(v, dict):
-        _fail(f"{where}: \"resources\" must be an object")
+        _fail(f"{where}: \"resources\" must be \"auto\" or an object with \"cores\", "
+              "\"memory_mib\" and/or \"disk_mib\"")
     out = dict(base)
     for key, n in v.items():
         lo, hi = {"cores": (1, MAX_CORES), "memory_mib": (0, MAX_RES_MIB),
@@ -283,8 +317,12 @@ def check(d, client_mode=True):
     if not isinstance(d, dict):
         _fail("job: must be a JSON object")
     _job_fields(d)
-    base = {"cores": 1, "memory_mib": 0, "disk_mib": 0}
-    if "resources" in d:
+    default = {"cores": 1, "memory_mib": 0, "disk_mib": 0}
+    categories = [""]
+    job_sizing = _sizing(d, "job", {"auto": False, "retry_larger": False, "category": ""},
+                         categories)
+    base = default
+    if "resources" in d and not job_sizing["auto"]:
         base = _resources(d["resources"], "job", base)
     files = _files(d.get("files", []), client_mode)
     _run(d, "job")
@@ -336,7 +374,11 @@ def check(d, client_mode=True):
         env = dict(d.get("env", {}))
         env.update(t.get("env", {}))
         _env(env, tw)
-        res = _resources(t["resources"], tw, base) if "resources" in t else base
+        sizing = _sizing(t, tw, job_sizing, categories)
+        if sizing["auto"]:
+            res = default  # its class: the least it can ask (the master sizes it)
+        else:
+            res = _resources(t["resources"], tw, base) if "resources" in t else base
         if res not in classes:
             if len(classes) == MAX_RESOURCE_CLASSES:
                 _fail(f"{tw}: a job may make at most {MAX_RESOURCE_CLASSES} distinct resource "
@@ -418,7 +460,9 @@ class Job:
     (``policy``, ``replication``, ``quorum``, ``lease_seconds``,
     ``max_attempts``, ``priority``, ``validator``, ``resources``,
     ``limits``, ``env``, ``stdin``, ``network``, ``outputs``, ``keep``,
-    ``adaptive``, ``app_version``)."""
+    ``adaptive``, ``app_version``, ``category``, ``retry_larger``);
+    ``resources="auto"`` lets the master size the tasks (docs/jobs.md,
+    "Automatic sizes")."""
 
     def __init__(self, name="job", app=None, **fields):
         for key in fields:
@@ -448,9 +492,12 @@ class Job:
         return name
 
     def task(self, id, args=(), after=(), inputs=(), outputs=None, limits=None, resources=None,
-             env=None, stdin=None, network=None):
+             env=None, stdin=None, network=None, category=None, retry_larger=None):
         """Adds a task; returns its id, for another task's after.
-        outputs None takes the job's; [] declares none."""
+        outputs None takes the job's; [] declares none. resources: a dict,
+        or "auto" (the master sizes it, per category: docs/jobs.md,
+        "Automatic sizes"); retry_larger: True retries it at twice its
+        memory (disk) after a kill for memory (disk)."""
         t = {"id": id}
         if args:
             t["args"] = [str(a) if isinstance(a, (int, float)) and not isinstance(a, bool)
@@ -461,9 +508,16 @@ class Job:
             t["inputs"] = list(inputs)
         if outputs is not None:
             t["outputs"] = copy.deepcopy(list(outputs))
+        if isinstance(resources, str):
+            t["resources"] = resources  # "auto"; anything else is refused by check()
+            resources = None
         for key, v in (("limits", limits), ("resources", resources), ("env", env)):
             if v:
                 t[key] = dict(v)
+        if category is not None:
+            t["category"] = category
+        if retry_larger is not None:
+            t["retry_larger"] = retry_larger
         if stdin is not None:
             t["stdin"] = stdin
         if network is not None:

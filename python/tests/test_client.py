@@ -171,6 +171,12 @@ def test_the_local_check_says_what_the_master_says(cluster):
         {"app": "sh", "files": [{"name": "a/b", "sha256": "0" * 64}], "tasks": [{"id": "a"}]},
         {"app": "sh", "tasks": [{"id": "a", "outputs": ["../x"]}]},
         {"app": "sh", "tasks": []},
+        {"app": "sh", "resources": "big", "tasks": [{"id": "a"}]},
+        {"app": "sh", "tasks": [{"id": "a", "resources": 4}]},
+        {"app": "sh", "tasks": [{"id": "a", "retry_larger": "yes"}]},
+        {"app": "sh", "category": "", "tasks": [{"id": "a"}]},
+        {"app": "sh", "tasks": [{"id": "a", "category": "tab\there"}]},
+        {"app": "sh", "tasks": [{"id": f"t{i}", "category": f"c{i}"} for i in range(64)]},
     ]
     for d in bad:
         with pytest.raises(cairn.InvalidInput) as local:
@@ -180,6 +186,32 @@ def test_the_local_check_says_what_the_master_says(cluster):
         assert remote.value.status == 400
         if "outputs" not in str(d):  # the outputs message words it its own way
             assert local.value.message == remote.value.message, d
+
+
+def test_tasks_that_size_themselves(cluster):
+    """"resources": "auto" with a category and "retry_larger" go through
+    the package; each result carries what its worker measured, and the
+    job's category its peaks (docs/jobs.md, "Automatic sizes")."""
+    job = cairn.Job("auto", app="sh", resources="auto", category="shell")
+    for i in range(3):
+        job.task(f"a{i}", args=["-c", "head -c 3000000 /dev/zero > big && echo ok"])
+    job.task("r", args=["-c", "echo ok"], resources={"cores": 1}, retry_larger=True,
+             category="small")
+    assert job.to_dict()["tasks"][3] == {"id": "r", "args": ["-c", "echo ok"],
+                                         "resources": {"cores": 1}, "category": "small",
+                                         "retry_larger": True}
+    handle = cluster.client.submit(job)
+    final = handle.wait(timeout=120)
+    assert final["state"] == "done", final
+    cats = {c["category"]: c for c in final["categories"]}
+    assert cats["shell"]["tasks"] == 3 and cats["shell"]["auto"] == 3
+    assert cats["shell"]["measured"] and cats["shell"]["disk_mib"] >= 3
+    assert cats["shell"]["size"]["memory_mib"] >= 64
+    assert cats["small"]["auto"] == 0
+    for task_id, r in handle.results().items():
+        assert r.usage.get("wall_seconds", -1) >= 0, (task_id, r.usage)
+        assert r.usage.get("disk_bytes", -1) >= (3000000 if task_id != "r" else 0), r.usage
+        assert r.cpu_seconds is not None
 
 
 def test_errors_carry_status_and_code(cluster):
