@@ -3,8 +3,8 @@
 // cairn-worker processes: log in with the admin token, watch a running job
 // progress, open its dag, set a priority, cancel a job, ban a lying volunteer
 // and see its tasks recomputed, look up an allocation index, submit a job file, open a job of 10^5 tasks,
-// move through a dag and open a task from the keyboard and download its
-// output, open the distribution view of a broadcast input relayed by real
+// move through a dag and open a task from the keyboard, see what its
+// worker measured and the job's measured peaks, and download its output, open the distribution view of a broadcast input relayed by real
 // workers with peer servers in two clusters, download a job's results as a
 // ZIP, see a running task's progress. Fails on any
 // console error, failed request or response >= 400, and writes a screenshot
@@ -176,6 +176,11 @@ try {
   if (focused.ring !== "4px") failures.push(`a focused dag task has no visible ring (stroke-width ${focused.ring})`);
   await page.keyboard.press("Enter");
   await page.waitForSelector("#task-detail .card:has-text('task 1.1 ')");
+  // what its worker measured of each attempt, and the job's measured peaks
+  await page.waitForSelector("#task-detail li:has-text('peak memory')");
+  await page.waitForSelector("#categories tr:has-text('(job)')");
+  const peakCell = await page.textContent("#categories tr:has-text('(job)') td:nth-child(3)");
+  if (!/^\d+ MiB$/.test(peakCell || "")) failures.push(`the job's measured peak memory reads "${peakCell}"`);
   const [out] = await Promise.all([page.waitForEvent("download"), page.click("#task-detail button.linkish")]);
   const square = readFileSync(await out.path(), "utf8").trim();
   if (square !== "81") failures.push(`task 1.1's downloaded output is "${square}", not 81`);
