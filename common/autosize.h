@@ -15,6 +15,9 @@
  *   each field                     at most the largest offer seen
  *   after a kill for memory/disk   twice the amount the attempt ran under,
  *                                  at most a cap (cairn__autosize_grow)
+ * It follows Work Queue's automatic categories ([WQ-categories],
+ * docs/references.md: whole workers first, then what was measured), with
+ * its own margin and a doubling instead of a jump to a whole worker.
  */
 #ifndef CAIRN_AUTOSIZE_H
 #define CAIRN_AUTOSIZE_H

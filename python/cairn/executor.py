@@ -100,8 +100,10 @@ class Executor(cf.Executor):
     """Runs calls on Cairn workers that offer app (default "python").
 
     client: a cairn.Client. name: the prefix of the jobs' names.
-    resources, limits, env, max_attempts, priority, lease_seconds: fields
-    of each job (docs/jobs.md). batch_delay, max_batch, max_jobs,
+    resources, limits, env, max_attempts, priority, lease_seconds,
+    category, retry_larger: fields of each job (docs/jobs.md; resources may
+    be "auto": each batch's job is sized from its own first calls, since
+    categories are a job's own, "Automatic sizes"). batch_delay, max_batch, max_jobs,
     wait_seconds: the batching above. serializer: "cloudpickle", "pickle"
     or None (cloudpickle when installed). delete_jobs: delete each job once
     its futures are completed (its results are read first). inline_max:
@@ -111,16 +113,22 @@ class Executor(cf.Executor):
     def __init__(self, client, app="python", *, name="executor", resources=None, limits=None,
                  env=None, max_attempts=3, priority=0, lease_seconds=None, batch_delay=0.02,
                  max_batch=1000, max_jobs=64, wait_seconds=10.0, serializer=None,
-                 delete_jobs=True, inline_max=3072):
+                 delete_jobs=True, inline_max=3072, category=None, retry_larger=None):
         self.client = client
         self.app = app
         self.name = name
         self._fields = {"max_attempts": max_attempts, "priority": priority}
         if lease_seconds is not None:
             self._fields["lease_seconds"] = lease_seconds
+        if isinstance(resources, str):
+            self._fields["resources"] = resources  # "auto"; the job's check refuses others
+            resources = None
         for key, v in (("resources", resources), ("limits", limits), ("env", env)):
             if v:
                 self._fields[key] = dict(v)
+        for key, v in (("category", category), ("retry_larger", retry_larger)):
+            if v is not None:
+                self._fields[key] = v
         self.batch_delay = batch_delay
         self.max_batch = max_batch
         self.wait_seconds = wait_seconds
