@@ -475,7 +475,7 @@ json_t *cairn__allocate_locked(cairn__core *c, mvol *v, char **apps, int napps, 
       if (t->state != TS_ELIGIBLE)
         continue; /* executed while queued (a policy that keeps it): drop */
       cairn__size_of(c, j, task, v, &size); /* its request now (size.h) */
-      int fit = cairn__fit_check(c, &size.req, &avail);
+      int fit = ahead && size.whole ? 0 : cairn__fit_check(c, &size.req, &avail);
       if (fit < 0 && cairn__fit_park(j, task) == 0)
         continue;
       if (fit <= 0 || (j->replication > 1 && rep_has_vol(t->rep, v->id)) ||

@@ -123,7 +123,7 @@ void cairn__size_of(const cairn__core *c, const mjob *j, uint32_t v, const mvol 
   out->req = *cairn__fit_req(j, v);
   out->mem_mib = s ? s->lim_mem : 0;
   out->disk_mib = s ? s->lim_disk : 0;
-  out->sized = 0;
+  out->sized = out->whole = 0;
   if (!s)
     return;
   if (s->flags & CAIRN_SIZE_AUTO) {
@@ -137,6 +137,7 @@ void cairn__size_of(const cairn__core *c, const mjob *j, uint32_t v, const mvol 
     if (s->lim_disk > 0 && r.disk_mib > s->lim_disk)
       r.disk_mib = s->lim_disk;
     out->req = r;
+    out->whole = !j->cats[s->cat].peak.measured;
     out->mem_mib = mib32(r.memory_mib);
     out->disk_mib = mib32(r.disk_mib);
     out->sized = 1;
@@ -301,10 +302,7 @@ void cairn__size_task_json(const mjob *j, uint32_t v, json_t *o) {
 }
 
 static int history_row(void *ud, const cairn__store_usage_row *r) {
-  json_t *history = ud, *e = NULL;
-  size_t i;
-  json_array_foreach(history, i, e) if (json_integer_value(json_object_get(e, "index")) == r->key)
-    break;
+  json_t *e = r->key > 0 ? cairn__hmap_get(ud, (uint64_t)r->key) : NULL; /* by "index" */
   if (!e)
     return 0;
   if (cairn__usage_any(&r->usage))
@@ -327,7 +325,20 @@ static int history_row(void *ud, const cairn__store_usage_row *r) {
 }
 
 cairn_status cairn__size_history(cairn__core *c, int64_t key, json_t *history, cairn_error *err) {
-  return cairn__store_task_usage(c->store, key, history_row, history, err);
+  cairn__hmap by_index; /* an attempt's index to its entry: O(1) a row */
+  json_t *e;
+  size_t i;
+  cairn__hmap_init(&by_index);
+  json_array_foreach(history, i, e) {
+    json_int_t idx = json_integer_value(json_object_get(e, "index"));
+    if (idx > 0 && cairn__hmap_put(&by_index, (uint64_t)idx, e)) {
+      cairn__hmap_free(&by_index);
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+    }
+  }
+  cairn_status st = cairn__store_task_usage(c->store, key, history_row, &by_index, err);
+  cairn__hmap_free(&by_index);
+  return st;
 }
 
 typedef struct page_ctx {

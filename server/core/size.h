@@ -19,6 +19,8 @@ typedef struct cairn__tsize {
   cairn__resources req;      /* its request: held on its worker (fit.h) */
   int32_t mem_mib, disk_mib; /* the memory_mib and disk_mib limits it runs under (0: none) */
   int sized;                 /* the master set them: the offer's "limits" say so */
+  int whole;                 /* req is the asking volunteer's whole offer (its category
+                                not measured yet): not to be taken ahead of a free slot */
 } cairn__tsize;
 
 /* What a result changed, for its journal records (cairn__size_journal). */
@@ -74,7 +76,7 @@ void cairn__size_job_json(const cairn__core *c, const mjob *j, json_t *o);
 void cairn__size_task_json(const mjob *j, uint32_t v, json_t *o);
 /* Outside the lock: adds each measured or sized attempt's "usage",
  * "sized" and "retry" to history (a task view's attempts, by "index"),
- * from the store. O(its results × attempts). */
+ * from the store. O(its attempts + its results). */
 cairn_status cairn__size_history(cairn__core *c, int64_t key, json_t *history, cairn_error *err);
 /* Outside the lock: adds "usage" and "cpu_seconds" of the result each
  * task of tasks shows (a page of GET /v1/jobs/{id}/tasks: tasks[i] is the

@@ -2,7 +2,8 @@
  * (common/autosize.h: a result's "usage", a category's peaks, the margin,
  * the cores, the request, the growth after a kill), and the master's core
  * (server/core/size.c) on a real SQLite file: an automatic category's first
- * task asks for the asking worker's whole offer, later ones for the largest
+ * task asks for the asking worker's whole offer (and is not taken ahead of
+ * a free slot by a batch), later ones for the largest
  * measured peak plus the margin (so several fit a worker), a task killed for
  * memory under "retry_larger" comes back at twice its limit without using
  * up max_attempts until it cannot grow, and the peaks and growth outlive a
@@ -206,8 +207,20 @@ static void test_core_sizing(void **state) {
   int64_t a = reg(c, "a", &(cairn__resources){8, 2048, 1000});
   cairn__resources req;
   int64_t idx[6], mem = 0;
-  /* the first task of the category: the worker's whole offer, its limits */
-  assert_string_equal(ask(c, a, &idx[0], &req, &mem), "t0");
+  /* the first task of the category: the worker's whole offer, its limits;
+   * a batch takes no more ahead of a free slot */
+  json_t *tasks = NULL;
+  cairn_error err = {0};
+  assert_int_equal(cairn__core_work_many(c, a, NULL, NULL, 0, 4, &tasks, &(int){0}, &err),
+                   CAIRN_OK);
+  assert_int_equal(json_array_size(tasks), 1);
+  json_t *t0 = json_object_get(json_array_get(tasks, 0), "task");
+  assert_string_equal(json_string_value(json_object_get(t0, "id")), "t0");
+  idx[0] = json_integer_value(json_object_get(json_array_get(tasks, 0), "index"));
+  assert_int_equal(cairn__resources_parse(json_object_get(t0, CAIRN_RESOURCES_KEY), &req, &req,
+                                          "offer", &err), CAIRN_OK);
+  mem = json_integer_value(json_object_get(json_object_get(t0, "limits"), "memory_mib"));
+  json_decref(tasks);
   assert_true(cairn__resources_equal(&req, &(cairn__resources){8, 2048, 1000}));
   assert_int_equal(mem, 2048);
   assert_string_equal(ask(c, a, &idx[1], &req, &mem), ""); /* nothing left of it */
