@@ -91,6 +91,45 @@ static inline cairn_status run(cairn__store *s, enum stmt_id id, cairn_error *er
   return st;
 }
 
+/* For the modules that number their own statements (store_people.c,
+ * store_sizing.c): *slot, their array's entry for sql, prepared on db at
+ * its first use; NULL with err set when it cannot be. */
+static inline sqlite3_stmt *cairn__store_prepared(cairn__store *s, sqlite3 *db,
+                                                  sqlite3_stmt **slot, const char *sql,
+                                                  cairn_error *err) {
+  if (!*slot && sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK)
+    db_err(s, db, err, sql);
+  return *slot;
+}
+
+/* Runs writer statement q (of sql) to completion and resets it. */
+static inline cairn_status cairn__store_done(cairn__store *s, sqlite3_stmt *q, const char *sql,
+                                             cairn_error *err) {
+  int rc = sqlite3_step(q);
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  return rc == SQLITE_DONE || rc == SQLITE_ROW ? CAIRN_OK : db_err(s, s->w, err, sql);
+}
+
+/* Steps q (of sql on db; prepared, bound) through its rows, each to
+ * row(q, cb, ud); non-zero from it stops with CAIRN_ENOMEM naming what. */
+static inline cairn_status cairn__store_each_row(cairn__store *s, sqlite3 *db, sqlite3_stmt *q,
+                                                 const char *sql,
+                                                 int (*row)(sqlite3_stmt *, void *, void *),
+                                                 void *cb, void *ud, const char *what,
+                                                 cairn_error *err) {
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+    if (row(q, cb, ud)) {
+      sqlite3_reset(q);
+      sqlite3_clear_bindings(q);
+      return cairn__error_set(err, CAIRN_ENOMEM, "store: out of memory reading %s", what);
+    }
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  return rc == SQLITE_DONE ? CAIRN_OK : db_err(s, db, err, sql);
+}
+
 /* A writer statement; binding text (copied); columns of the row q is on. */
 #define Q(id) (s->st[id])
 #define TXT(q, i, v) sqlite3_bind_text((q), (i), (v), -1, SQLITE_TRANSIENT)

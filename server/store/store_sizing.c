@@ -49,20 +49,12 @@ static const char *const zsql[Z_COUNT] = {
 /* Statement id, prepared on its connection when first used: NULL with err
  * set when it cannot be. */
 static sqlite3_stmt *stmt(cairn__store *s, enum zstmt id, cairn_error *err) {
-  sqlite3 *db = id >= Z_TASK_USAGE ? s->r : s->w;
-  if (!s->zst[id] &&
-      sqlite3_prepare_v3(db, zsql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->zst[id], NULL) !=
-        SQLITE_OK)
-    db_err(s, db, err, zsql[id]);
-  return s->zst[id];
+  return cairn__store_prepared(s, id >= Z_TASK_USAGE ? s->r : s->w, &s->zst[id], zsql[id], err);
 }
 
 /* Runs writer statement q to completion and resets it. */
 static cairn_status done(cairn__store *s, sqlite3_stmt *q, enum zstmt id, cairn_error *err) {
-  int rc = sqlite3_step(q);
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  return rc == SQLITE_DONE || rc == SQLITE_ROW ? CAIRN_OK : db_err(s, s->w, err, zsql[id]);
+  return cairn__store_done(s, q, zsql[id], err);
 }
 
 /* ---- records ---- */
@@ -241,21 +233,11 @@ cairn_status cairn__store_sizing_delete_job(cairn__store *s, int64_t job, cairn_
 
 /* ---- start-up and reads ---- */
 
-/* Steps q (prepared, bound) through its rows, each to row(q, cb, ud);
- * non-zero from it stops with CAIRN_ENOMEM naming what. */
+/* cairn__store_each_row on statement id. */
 static cairn_status each_row(cairn__store *s, sqlite3 *db, sqlite3_stmt *q, enum zstmt id,
                              int (*row)(sqlite3_stmt *, void *, void *), void *cb, void *ud,
                              const char *what, cairn_error *err) {
-  int rc;
-  while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-    if (row(q, cb, ud)) {
-      sqlite3_reset(q);
-      sqlite3_clear_bindings(q);
-      return cairn__error_set(err, CAIRN_ENOMEM, "store: out of memory reading %s", what);
-    }
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  return rc == SQLITE_DONE ? CAIRN_OK : db_err(s, db, err, zsql[id]);
+  return cairn__store_each_row(s, db, q, zsql[id], row, cb, ud, what, err);
 }
 
 static int tsize_row(sqlite3_stmt *q, void *cb, void *ud) {

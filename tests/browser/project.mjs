@@ -13,46 +13,12 @@
 // other than those the test provokes (each listed where it is provoked),
 // and writes a screenshot of each page to OUT_DIR. Without chromium or
 // playwright-core it FAILS saying what to install.
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import path from "node:path";
+import { BIN, WEB, OUT, CHROMIUM, chromium, die, setup, sleep, until } from "./harness.mjs";
 
-const [BIN, WEB, OUT] = process.argv.slice(2).map((p) => path.resolve(p));
-const CHROMIUM = process.env.CAIRN_CHROMIUM || "/usr/bin/chromium";
-const here = path.dirname(new URL(import.meta.url).pathname);
-function die(msg) { console.error("browser test: FAILED: " + msg); process.exit(1); }
-if (!existsSync(CHROMIUM)) die(`no ${CHROMIUM}: install Debian's chromium (apt-get install chromium, or scripts/install-deps.sh)`);
-let chromium;
-try { ({ chromium } = createRequire(path.join(here, "package.json"))("playwright-core")); }
-catch { die(`playwright-core is not installed: run "npm ci" in ${here} (or scripts/install-deps.sh)`); }
-
-const work = mkdtempSync(path.join(tmpdir(), "cairn-project-"));
-const procs = [];
-const TOKEN = "project-test-token-" + Math.random().toString(16).slice(2);
-const env = { ...process.env, CAIRN_ADMIN_TOKEN: TOKEN };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-function start(cmd, args, name) {
-  const p = spawn(cmd, args, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  p.stdout.on("data", (d) => (out += d));
-  p.stderr.on("data", (d) => (out += d));
-  p.log = () => out;
-  p.name = name;
-  procs.push(p);
-  return p;
-}
-function stopAll() { for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM"); }
-async function until(what, f, ms = 30000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out waiting for " + what);
-    await sleep(250);
-  }
-}
+const { work, procs, TOKEN, env, start, stopAll } = setup("project");
 
 // The hostile names. Account and host names may hold no bidirectional
 // control (docs/protocol.md): the master refuses U+202E in them (provoked
