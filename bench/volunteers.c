@@ -3,7 +3,7 @@
  *   bench-volunteers --n N [--duration S] [--interval S] [--keepalive K]
  *                    [--fresh F] [--workers W] [--slots S] [--task-sleep S]
  *                    [--threads T] [--timeout S] [--admin-every S] [--sources K]
- *                    [--warmup S]
+ *                    [--warmup S] [--tls ec|rsa]
  *
  * Starts cairn-server (a separate process, fresh database in a temporary
  * folder, durable) with the limits a project of N volunteers on one address
@@ -33,11 +33,24 @@
  *    CPU (utime + stime) over the window, and the real workers' tasks done
  *    a second.
  *
+ * With --tls the master serves HTTPS with a self-signed test certificate
+ * made at start in the temporary folder (openssl: ECDSA P-256, or RSA 2048
+ * with "rsa"), and every connection speaks TLS without blocking
+ * (bench/lib/tlsconn.h): the latency of a fresh connection includes its
+ * handshake. Each keep-alive connection, and each volunteer for its fresh
+ * ones, keeps the session data of its last connection and offers it at its
+ * next, so that it resumes (a TLS 1.3 ticket) instead of paying a full
+ * handshake; full and resumed handshakes are counted apart. The master's
+ * CPU per request (utime + stime over the window / requests answered) is
+ * printed in both modes.
+ *
  * Connections: a pool of K keep-alive connections (a request waits for an
  * idle one; one idle for 10 s is reopened before use, below the master's
  * idle timeout) and a fraction F of requests on a fresh connection each
  * (Connection: close), at most FRESH_MAX at once. Memory is bounded: N
- * volunteers of 48 bytes, two queues of N, fixed buffers per connection.
+ * volunteers of 64 bytes, two queues of N, fixed buffers per connection;
+ * with --tls one session's data per volunteer (about 1 KiB: the ticket and
+ * the server's certificate).
  * Ends with one line:
  *   volunteers: n=… req_per_s=… p50_ms=… p99_ms=… p999_ms=… errors=… …
  */
@@ -59,12 +72,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/lib/tlsconn.h"
 #include "tests/support/harness.h"
 
 enum { R_REG, R_WORK, R_HB, R_RES, NROUTES };
 static const char *const route_name[NROUTES] = {"register", "work", "heartbeat", "result"};
-enum { E_CONNECT, E_RESET, E_TIMEOUT, E_PROTO, NERR };
-static const char *const err_name[NERR] = {"connect", "reset", "timeout", "protocol"};
+enum { E_CONNECT, E_RESET, E_TIMEOUT, E_PROTO, E_TLS, NERR };
+static const char *const err_name[NERR] = {"connect", "reset", "timeout", "protocol", "tls"};
 
 enum { FRESH_MAX = 1024, OUT_MAX = 512, IN_MAX = 4096, IDLE_REOPEN_S = 10 };
 /* latency bins: 10 µs up to 1 s, then 1 ms up to 61 s */
@@ -75,16 +89,19 @@ typedef struct vol {
   int64_t lease;  /* the allocation index it holds, or 0 */
   uint8_t tok[32];
   uint8_t registered;
+  tlsconn_ticket tk; /* --tls: its last fresh connection's session, to resume */
 } vol;
 
 typedef struct conn {
   int fd, keep, state, route, reused;
   uint32_t vid;
   double t0, last;  /* request start; last answer (pool) */
+  tlsconn *tls;     /* --tls: the session on fd */
+  tlsconn_ticket tk; /* --tls, a pool connection: its last session, to resume */
   size_t outlen, outoff, inlen;
   char out[OUT_MAX], in[IN_MAX];
 } conn;
-enum { C_IDLE, C_CONNECTING, C_SENDING, C_READING };
+enum { C_IDLE, C_CONNECTING, C_HANDSHAKE, C_SENDING, C_READING };
 
 typedef struct ring {
   uint32_t *v;
@@ -97,6 +114,7 @@ typedef struct stats {
   uint64_t idle_closed, resent; /* pool connections the master closed while idle */
   uint64_t late;                /* requests sent over 10 ms after they were due */
   double late_max;
+  uint64_t tls_full, tls_resumed; /* TLS handshakes done, by kind */
 } stats;
 
 static struct sim {
@@ -113,6 +131,7 @@ static struct sim {
   long registered, reg_failed;
   uint64_t rng;
   struct sockaddr_in sa;
+  tlsconn_ctx *tls; /* --tls, else NULL */
 } S;
 
 static double now(void) {
@@ -304,12 +323,19 @@ static void ep(conn *c, int op, uint32_t events) {
   epoll_ctl(S.epfd, op, c->fd, &e);
 }
 
-static void conn_close(conn *c) {
+/* Closes c's socket and its TLS session (no close_notify). */
+static void sock_close(conn *c) {
   if (c->fd >= 0) {
     epoll_ctl(S.epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
   }
+  tlsconn_free(c->tls);
+  c->tls = NULL;
   c->fd = -1;
+}
+
+static void conn_close(conn *c) {
+  sock_close(c);
   c->state = C_IDLE;
   if (!c->keep)
     S.fr_free[S.nfr_free++] = (int)(c - S.fr);
@@ -347,6 +373,27 @@ static int bind_source(conn *c) {
   return bind(c->fd, (struct sockaddr *)&me, sizeof me);
 }
 
+/* The session data c offers to resume: its own (pool) or its volunteer's. */
+static tlsconn_ticket *ticket_of(conn *c) { return c->keep ? &c->tk : &S.v[c->vid].tk; }
+
+enum { IO_WAIT = -1, IO_ERROR = -2 };
+
+/* Sends (out) or receives up to len bytes on c, plain or TLS: the bytes
+ * moved, 0 at the end of the connection (receiving), IO_WAIT (c's epoll
+ * interest set to what the socket must become) or IO_ERROR. */
+static ssize_t io(conn *c, int out, void *buf, size_t len) {
+  if (!c->tls) {
+    ssize_t n = out ? send(c->fd, buf, len, MSG_NOSIGNAL) : recv(c->fd, buf, len, 0);
+    return n >= 0 ? n : errno == EAGAIN || errno == EINTR ? IO_WAIT : IO_ERROR;
+  }
+  ssize_t n = out ? tlsconn_send(c->tls, buf, len) : tlsconn_recv(c->tls, buf, len);
+  if (n == TLSCONN_WANT_READ || n == TLSCONN_WANT_WRITE) {
+    ep(c, EPOLL_CTL_MOD, n == TLSCONN_WANT_READ ? EPOLLIN : EPOLLOUT);
+    return IO_WAIT;
+  }
+  return n >= 0 ? n : IO_ERROR;
+}
+
 /* Sends c's request: connects first when c has no socket. */
 static void start(conn *c, uint32_t vid) {
   c->vid = vid;
@@ -359,9 +406,7 @@ static void start(conn *c, uint32_t vid) {
     S.st.late_max = late > S.st.late_max ? late : S.st.late_max;
   }
   if (c->fd >= 0 && c->t0 - c->last > IDLE_REOPEN_S) {
-    epoll_ctl(S.epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    c->fd = -1;
+    sock_close(c);
     c->reused = 0;
   }
   if (c->fd < 0) {
@@ -429,6 +474,8 @@ static void answered(conn *c, int status, const char *body, size_t blen, int clo
   }
   release_vol(c, due);
   c->last = t;
+  if (c->tls && (!c->keep || !c->reused)) /* the ticket came after the handshake */
+    tlsconn_save(c->tls, ticket_of(c));
   if (close_after || !c->keep)
     conn_close(c);
   else {
@@ -475,9 +522,7 @@ static int parse(conn *c, int eof) {
 
 static void on_event(conn *c, uint32_t events) {
   if (c->state == C_IDLE) { /* an idle pool connection the master closed or reset */
-    epoll_ctl(S.epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    c->fd = -1;
+    sock_close(c);
     S.st.idle_closed++;
     return;
   }
@@ -489,12 +534,31 @@ static void on_event(conn *c, uint32_t events) {
       fail(c, E_CONNECT);
       return;
     }
+    c->state = S.tls ? C_HANDSHAKE : C_SENDING;
+    if (S.tls && !(c->tls = tlsconn_open(S.tls, c->fd, ticket_of(c)))) {
+      fail(c, E_TLS);
+      return;
+    }
+  }
+  if (c->state == C_HANDSHAKE) {
+    int rc = tlsconn_handshake(c->tls);
+    if (rc != TLSCONN_DONE) {
+      if (rc == TLSCONN_ERROR)
+        fail(c, E_TLS);
+      else
+        ep(c, EPOLL_CTL_MOD, rc == TLSCONN_WANT_READ ? EPOLLIN : EPOLLOUT);
+      return;
+    }
+    if (tlsconn_resumed(c->tls))
+      S.st.tls_resumed++;
+    else
+      S.st.tls_full++;
     c->state = C_SENDING;
   }
   if (c->state == C_SENDING) {
-    ssize_t w = send(c->fd, c->out + c->outoff, c->outlen - c->outoff, MSG_NOSIGNAL);
-    if (w < 0 && errno != EAGAIN) {
-      fail(c, E_RESET);
+    ssize_t w = io(c, 1, c->out + c->outoff, c->outlen - c->outoff);
+    if (w == IO_ERROR) {
+      fail(c, c->tls ? E_TLS : E_RESET);
       return;
     }
     c->outoff += w > 0 ? (size_t)w : 0;
@@ -504,25 +568,26 @@ static void on_event(conn *c, uint32_t events) {
     }
     return;
   }
-  if (c->state != C_READING || !(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+  if (c->state != C_READING || (!c->tls && !(events & (EPOLLIN | EPOLLHUP | EPOLLERR))))
     return;
-  ssize_t r = recv(c->fd, c->in + c->inlen, IN_MAX - c->inlen, 0);
-  if (r < 0 && errno == EAGAIN)
-    return;
-  if (r == 0 && c->inlen == 0 && c->reused) { /* closed while idle: resend on a new one */
-    S.st.resent++;
-    epoll_ctl(S.epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    c->fd = -1;
-    start(c, c->vid);
-    return;
+  for (;;) { /* TLS may hold decrypted bytes the socket will not signal */
+    ssize_t r = io(c, 0, c->in + c->inlen, IN_MAX - c->inlen);
+    if (r == IO_WAIT)
+      return;
+    if (r == 0 && c->inlen == 0 && c->reused) { /* closed while idle: resend on a new one */
+      S.st.resent++;
+      sock_close(c);
+      start(c, c->vid);
+      return;
+    }
+    if (r < 0) {
+      fail(c, c->tls ? E_TLS : E_RESET);
+      return;
+    }
+    c->inlen += (size_t)r;
+    if (parse(c, r == 0) || !c->tls || !tlsconn_pending(c->tls))
+      return;
   }
-  if (r < 0) {
-    fail(c, E_RESET);
-    return;
-  }
-  c->inlen += (size_t)r;
-  parse(c, r == 0);
 }
 
 /* Hands queued requests to idle connections. */
@@ -637,7 +702,8 @@ static pid_t admin_lister(const harness_server *srv, double every) {
 static void usage(void) {
   fprintf(stderr, "usage: bench-volunteers --n N [--duration S] [--interval S] [--keepalive K]\n"
                   "       [--fresh F] [--workers W] [--slots S] [--task-sleep S] [--threads T]\n"
-                  "       [--timeout S] [--admin-every S] [--sources K] [--warmup S]\n");
+                  "       [--timeout S] [--admin-every S] [--sources K] [--warmup S]\n"
+                  "       [--tls ec|rsa]\n");
   exit(2);
 }
 
@@ -666,12 +732,15 @@ static void setup_sim(long n, int keepalive, int nfresh) {
 }
 
 static void free_sim(void) {
-  for (int i = 0; i < S.keepalive; i++)
-    if (S.pool[i].fd >= 0)
-      close(S.pool[i].fd);
+  for (int i = 0; i < S.keepalive; i++) {
+    sock_close(&S.pool[i]);
+    tlsconn_ticket_free(&S.pool[i].tk);
+  }
   for (int i = 0; i < S.nfresh; i++)
-    if (S.fr[i].fd >= 0)
-      close(S.fr[i].fd);
+    sock_close(&S.fr[i]);
+  for (long i = 0; i < S.n; i++)
+    tlsconn_ticket_free(&S.v[i].tk);
+  tlsconn_ctx_free(S.tls);
   close(S.epfd);
   for (int r = 0; r < NROUTES; r++)
     free(S.st.bins[r]);
@@ -696,6 +765,33 @@ static void report_routes(double window) {
         printf(" %d:%llu", s, (unsigned long long)S.st.status[r][s]);
     printf("\n");
   }
+}
+
+/* --tls: a self-signed certificate for 127.0.0.1 and its key in dir
+ * (openssl; key "ec": ECDSA P-256, "rsa": RSA 2048), the client trusting
+ * it (S.tls) and the harness's clients too (CAIRN_CA_FILE); the master's
+ * options in extra[0..3]. 0, or -1 with a message. */
+static int tls_setup(const char *dir, const char *key_type, char *cert, char *key, size_t cap,
+                     const char **extra) {
+  snprintf(cert, cap, "%s/cert.pem", dir);
+  snprintf(key, cap, "%s/key.pem", dir);
+  int ec = !strcmp(key_type, "ec");
+  const char *mk[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", ec ? "ec" : "rsa:2048",
+                      "-pkeyopt", ec ? "ec_paramgen_curve:prime256v1" : "rsa_keygen_bits:2048",
+                      "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj",
+                      "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", NULL};
+  if (harness_run(mk, NULL) != 0) {
+    fprintf(stderr, "bench-volunteers: openssl cannot make the test certificate\n");
+    return -1;
+  }
+  setenv("CAIRN_CA_FILE", cert, 1);
+  if (!(S.tls = tlsconn_ctx_new(cert, "127.0.0.1")))
+    return -1;
+  extra[0] = "--tls-cert";
+  extra[1] = cert;
+  extra[2] = "--tls-key";
+  extra[3] = key;
+  return 0;
 }
 
 /* Errors of the window: statuses other than 2xx and 429, and the kinds of
@@ -723,6 +819,7 @@ int main(int argc, char **argv) {
   long n = 0;
   double duration = 60, task_sleep = 0.1, admin_every = 0, warmup = 5;
   int workers = 2, slots = 2, threads = 16, keepalive = 0;
+  const char *tls = NULL; /* --tls: the key's type */
   S.interval = 30;
   S.fresh = 0.2;
   S.timeout = 10;
@@ -744,6 +841,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--admin-every")) admin_every = atof(v);
     else if (!strcmp(a, "--sources")) S.sources = atoi(v);
     else if (!strcmp(a, "--warmup")) warmup = atof(v);
+    else if (!strcmp(a, "--tls") && (!strcmp(v, "ec") || !strcmp(v, "rsa"))) tls = v;
     else usage();
   }
   if (n < 1 || n > 1000000 || !(duration > 0) || !(S.interval > 0) || !(S.fresh >= 0) ||
@@ -766,13 +864,17 @@ int main(int argc, char **argv) {
   S.rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
   setup_sim(n, keepalive, nfresh);
 
-  char dir[4096], db[4200], thr[16];
+  char dir[4096], db[4200], thr[16], cert[4200], key[4200];
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/bench.db", dir);
   snprintf(thr, sizeof thr, "%d", threads);
   /* one loopback address plays every volunteer: lift the per-address limits */
   const char *extra[] = {"--threads", thr, "--address-rate", "-1", "--address-connections", "-1",
-                         NULL};
+                         NULL, NULL, NULL, NULL, NULL};
+  if (tls && tls_setup(dir, tls, cert, key, sizeof cert, extra + 6)) {
+    harness_rmtree(dir);
+    return 1;
+  }
   harness_server srv;
   if (harness_server_start(&srv, db, extra)) {
     fprintf(stderr, "bench-volunteers: cannot start cairn-server\n");
@@ -808,9 +910,11 @@ int main(int argc, char **argv) {
   double reg_p50 = quantile(R_REG, 0.5), reg_p99 = quantile(R_REG, 0.99);
   uint64_t reg_errors = count_errors(0), reg_throttled = S.st.throttled;
   printf("ramp-up: %ld volunteers registered in %.1f s (%.0f/s), p50_ms=%.2f p99_ms=%.2f, "
-         "errors=%llu throttled=%llu, master CPU %.1f s, RSS %ld -> %ld KiB\n",
+         "errors=%llu throttled=%llu, master CPU %.1f s, RSS %ld -> %ld KiB; TLS handshakes "
+         "full=%llu resumed=%llu\n",
          n, ramp_s, (double)n / ramp_s, reg_p50 / 1e3, reg_p99 / 1e3,
-         (unsigned long long)reg_errors, (unsigned long long)reg_throttled, ramp_cpu, rss0, rss1);
+         (unsigned long long)reg_errors, (unsigned long long)reg_throttled, ramp_cpu, rss0, rss1,
+         (unsigned long long)S.st.tls_full, (unsigned long long)S.st.tls_resumed);
 
   /* 2. the real workers and their job */
   double per_s = task_sleep > 0 ? (double)workers * slots / task_sleep : 300.0 * workers * slots;
@@ -871,16 +975,21 @@ int main(int argc, char **argv) {
   printf("  throttled (429)=%llu; idle keep-alive connections closed by the master=%llu, "
          "requests resent after one=%llu\n", (unsigned long long)S.st.throttled,
          (unsigned long long)S.st.idle_closed, (unsigned long long)S.st.resent);
-  printf("master: RSS max %ld KiB, CPU %.1f%% of one core; real workers: %d x %d slots, "
-         "%.1f tasks/s\n", rss_max, cpu / window * 100, workers, slots, dispatch);
+  printf("master: RSS max %ld KiB, CPU %.1f%% of one core, %.1f us per request; real workers: "
+         "%d x %d slots, %.1f tasks/s\n", rss_max, cpu / window * 100,
+         total ? cpu / (double)total * 1e6 : 0, workers, slots, dispatch);
+  printf("  TLS (%s): handshakes full=%llu resumed=%llu\n", tls ? tls : "off",
+         (unsigned long long)S.st.tls_full, (unsigned long long)S.st.tls_resumed);
   printf("volunteers: n=%ld offered_per_s=%.0f req_per_s=%.0f p50_ms=%.2f p99_ms=%.2f "
          "p999_ms=%.2f errors=%llu throttled=%llu rss_per_volunteer_bytes=%.0f "
          "master_rss_kib=%ld master_cpu_pct=%.1f dispatch_per_s=%.1f reg_per_s=%.0f "
-         "reg_p99_ms=%.2f\n",
+         "reg_p99_ms=%.2f tls=%s cpu_us_per_req=%.1f tls_full=%llu tls_resumed=%llu\n",
          n, offered, (double)total / window, quantile(-1, 0.5) / 1e3, quantile(-1, 0.99) / 1e3,
          quantile(-1, 0.999) / 1e3, (unsigned long long)errors,
          (unsigned long long)S.st.throttled, rss_per_vol, rss_max, cpu / window * 100, dispatch,
-         (double)n / ramp_s, reg_p99 / 1e3);
+         (double)n / ramp_s, reg_p99 / 1e3, tls ? tls : "off",
+         total ? cpu / (double)total * 1e6 : 0, (unsigned long long)S.st.tls_full,
+         (unsigned long long)S.st.tls_resumed);
   free_sim();
   return 0;
 }

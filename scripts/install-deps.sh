@@ -4,8 +4,9 @@
 # it runs no apt-get (and no npm). PURPOSE is one of
 #
 #   build     compile everything in build/: the compiler, cmake, pkg-config,
-#             the libraries (libmicrohttpd, jansson, libcurl, SQLite,
-#             libsodium, zlib: the statistics exports' gzip) and cmocka, which configuring with the tests
+#             the libraries (libmicrohttpd, GnuTLS: the master's TLS
+#             session tickets and bench-volunteers --tls, jansson, libcurl,
+#             SQLite, libsodium, zlib: the statistics exports' gzip) and cmocka, which configuring with the tests
 #             (BUILD_TESTING, on by default) requires, and bubblewrap
 #             (bwrap), the sandbox cairn-worker runs program apps in
 #             (docs/security.md). make demo needs no more: scripts/demo.sh
@@ -37,13 +38,13 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-build_pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
+build_pkgs="build-essential cmake pkg-config libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev
             libsqlite3-dev libsodium-dev libjansson-dev zlib1g-dev libcmocka-dev bubblewrap"
 test_pkgs="bubblewrap sqlite3 curl jq openssl ca-certificates openssh-client openssh-server
            slurm-wlm munge chromium dpkg-dev file libxml2-dev python3-pytest
            python3-cloudpickle python3-pip snakemake"
 fuzz_pkgs="clang libclang-rt-14-dev"
-bench_pkgs="curl jq sqlite3 iproute2 time"
+bench_pkgs="curl jq sqlite3 iproute2 time openssl"
 packages_pkgs="dpkg-dev file"
 
 dry=0

@@ -33,6 +33,8 @@ struct cairn_master {
   char url[300];
   cairn__core *core;
   void *daemon;              /* struct MHD_Daemon */
+  void *tls_tickets;         /* the TLS session-ticket key (gnutls_datum_t, http.c):
+                                made when HTTPS starts, wiped when it stops */
   pthread_t reaper;
   int reaper_running;
   atomic_int stop_requested; /* set by cairn_master_stop(), from any thread or a signal */

@@ -11,6 +11,7 @@
  * docs/security.md. */
 #include <errno.h>
 #include <arpa/inet.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -745,6 +746,41 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
   *ctx = NULL;
 }
 
+/* TLS session resumption (RFC 8446 section 4.6.1, RFC 5077): libmicrohttpd
+ * makes each connection's GnuTLS session without session tickets, so a
+ * returning client would pay a full handshake each time. The master makes
+ * one ticket key when HTTPS starts (random, in memory only, wiped when it
+ * stops: a restart makes every ticket void) and enables tickets on each
+ * session as it is accepted; GnuTLS derives the keys that encrypt the
+ * tickets from it and rotates them every ticket lifetime (its default, 6
+ * hours). O(1) per connection, no lock. */
+static int tickets_make(cairn_master *m, cairn_error *err) {
+  gnutls_datum_t *key = calloc(1, sizeof *key);
+  if (!key || gnutls_session_ticket_key_generate(key) != GNUTLS_E_SUCCESS) {
+    free(key);
+    return cairn__error_set(err, CAIRN_ENOMEM, "cannot make the TLS session-ticket key");
+  }
+  m->tls_tickets = key;
+  return CAIRN_OK;
+}
+
+static void tickets_free(cairn_master *m) {
+  gnutls_datum_t *key = m->tls_tickets;
+  if (!key)
+    return;
+  gnutls_memset(key->data, 0, key->size);
+  gnutls_free(key->data);
+  free(key);
+  m->tls_tickets = NULL;
+}
+
+/* A connection that cannot resume still works: it pays a full handshake. */
+static void tickets_enable(cairn_master *m, struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (ci && ci->tls_session)
+    gnutls_session_ticket_enable_server((gnutls_session_t)ci->tls_session, m->tls_tickets);
+}
+
 /* A connection accepted (its socket context: its entry in m->conns, made
  * room for there) or closed (the entry freed). Accepting closes at once a
  * connection for which there is no memory. */
@@ -757,6 +793,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     *socket_context = NULL;
     return;
   }
+  if (m->tls_tickets) /* before its handshake, which runs later on this thread */
+    tickets_enable(m, c);
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (!ci)
     return;
@@ -853,6 +891,11 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
   }
   cairn__core_set_waker(m->core, wake_held, wake_job_waits, m);
   cairn__core_set_handoff(m->core, claim_held, hand_held);
+  if (tls && !m->tls_tickets && tickets_make(m, err) != CAIRN_OK) {
+    free(cert);
+    free(key);
+    return err ? err->status : CAIRN_ENOMEM;
+  }
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                    MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
   /* MHD ignores options after MHD_OPTION_END, so the TLS options are last:
@@ -871,9 +914,11 @@ cairn_status cairn__http_start(cairn_master *m, cairn_error *err) {
   int saved = errno;
   free(cert);
   free(key);
-  if (!d)
+  if (!d) {
+    tickets_free(m);
     return cairn__error_set(err, CAIRN_EIO, "cannot listen on %s%s: %s", m->listen,
                            tls ? " with that certificate and key" : "", strerror(saved));
+  }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   snprintf(m->url, sizeof m->url, "%s://%s:%u", tls ? "https" : "http", host,
            info ? info->port : (unsigned)port);
@@ -901,4 +946,5 @@ void cairn__http_stop(cairn_master *m) {
   if (lsock != MHD_INVALID_SOCKET)
     close(lsock);
   m->daemon = NULL;
+  tickets_free(m); /* after the daemon: no session uses it any more */
 }
