@@ -49,7 +49,7 @@
  * idle timeout) and a fraction F of requests on a fresh connection each
  * (Connection: close), at most FRESH_MAX at once. Memory is bounded: N
  * volunteers of 64 bytes, two queues of N, fixed buffers per connection;
- * with --tls one session's data per volunteer (about 1 KiB: the ticket and
+ * with --tls one session's data per volunteer (GnuTLS's: the ticket and
  * the server's certificate).
  * Ends with one line:
  *   volunteers: n=… req_per_s=… p50_ms=… p99_ms=… p999_ms=… errors=… …

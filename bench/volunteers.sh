@@ -14,7 +14,8 @@
 # volunteer's first request is made); REPEAT runs of the four, interleaved,
 # and the median of each figure, printed as a Markdown table: p99 and
 # errors, the master's CPU per request, and the TLS handshakes full and
-# resumed in the window. Each run is bounded (timeout 600 s).
+# resumed in the window. CONNS=keepalive:0 (or fresh:1) runs one kind of
+# connection only. Each run is bounded (timeout 600 s).
 set -eu
 BIN=$(cd "${1:-build-release/bin}" && pwd)
 shift || true
@@ -31,17 +32,19 @@ if [ "${1:-}" = "--tls-compare" ]; then
   for n in ${NS:-100000}; do
     declare -A out=()
     for _ in $(seq "$REPEAT"); do
-      for conn in keepalive:0 fresh:1; do
+      for conn in ${CONNS:-keepalive:0 fresh:1}; do
         for tls in off ec; do
           flags=(--n "$n" --duration "${DURATION:-30}" --warmup "${WARMUP:-35}" --fresh "${conn#*:}")
           [ "$tls" = off ] || flags+=(--tls "$tls")
           line=$(timeout 600 "$BIN/bench-volunteers" "${flags[@]}" "$@" 2>/dev/null |
                  grep '^volunteers:' || true)
+          echo "${conn%:*} $tls: ${line:-no result}" >&2 # each run, for the record
           [ -n "$line" ] && out[${conn%:*}/$tls]+="$line"$'\n'
         done
       done
     done
-    for conn in keepalive fresh; do
+    for conn in ${CONNS:-keepalive:0 fresh:1}; do
+      conn=${conn%:*}
       for tls in off ec; do
         lines=${out[$conn/$tls]:-}
         if [ -z "$lines" ]; then echo "| $n | $conn | $tls | no run finished |"; continue; fi
