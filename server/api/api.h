@@ -58,6 +58,10 @@ struct cairn_master {
   /* GET /v1/stats (stats.c): the rendered standings and their builder
    * thread; made by cairn__stats_start, NULL before and after */
   struct cairn__standings *standings;
+  /* The audit log (auditlog.c, server/store/tree.h): the reader of its
+   * routes, NULL when the log is off; the audit key's public half. */
+  struct cairn__tree_reader *audit;
+  uint8_t audit_pk[32];
 };
 
 typedef struct cairn__req {
@@ -74,6 +78,10 @@ typedef struct cairn__req {
   const char *arg_after;     /* the "after" query argument (GET /v1/jobs/{id}/tasks), or NULL */
   const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
   const char *arg_page;      /* the "page" query argument (GET /v1/stats), or NULL */
+  /* the audit log's query arguments (auditlog.c), or NULL: "start", "end"
+   * (/v1/audit/entries), "leaf_index", "tree_size" (/v1/audit/proof),
+   * "first", "second" (/v1/audit/consistency) */
+  const char *arg_start, *arg_end, *arg_leaf_index, *arg_tree_size, *arg_first, *arg_second;
   const char *if_none_match; /* the If-None-Match header (GET /v1/stats), or NULL */
   const char *range;         /* the Range header (GET /v1/files/{sha256}), or NULL */
   int resumed;               /* POST /v1/work asked again after a hold: its report
@@ -285,6 +293,20 @@ cairn__handler cairn__distview_get;
  * token): one letter per task (w, e, r, d, f) in job-file order, copied
  * 4,096 tasks per hold of c->lock. */
 cairn__handler cairn__states_get;
+
+/* auditlog.c: the audit log's public routes (docs/protocol.md, "Audit
+ * log"): GET /v1/audit/key, /v1/audit/sth, /v1/audit/entries?start=&end=,
+ * /v1/audit/proof?leaf_index=&tree_size=, /v1/audit/consistency?first=&
+ * second=; 404 when the master keeps no log. Never under c->lock. */
+cairn__handler cairn__auditlog_key, cairn__auditlog_sth, cairn__auditlog_entries,
+  cairn__auditlog_proof, cairn__auditlog_consistency;
+/* The receipt {"leaf_index", "leaf_hash"} of index idx's result entry, or
+ * NULL (no log, no entry); the newest signed head as answer's "sth"; the
+ * leaves of idx's allocation and result entries ("leaf_index" of o and of
+ * o's "result"). O(log n) reads each, outside c->lock. */
+json_t *cairn__auditlog_receipt(cairn_master *m, int64_t idx);
+void cairn__auditlog_heartbeat(cairn_master *m, json_t *answer);
+void cairn__auditlog_leaves(cairn_master *m, int64_t idx, json_t *o);
 
 /* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);

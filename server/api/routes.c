@@ -27,7 +27,9 @@ const char *const cairn__route_labels[RL_COUNT] = {
   [RL_JOB_DIST] = "/v1/jobs/{id}/distribution", [RL_FILE_CHUNKS] = "/v1/files/{sha256}/chunks",
   [RL_APPS] = "/v1/apps", [RL_APP] = "/v1/apps/{name}/{version}/{platform}",
   [RL_APP_VERSION] = "/v1/apps/{name}/{version}", [RL_ACCOUNTS] = "/v1/accounts",
-  [RL_ACCOUNT] = "/v1/accounts/{id}"};
+  [RL_ACCOUNT] = "/v1/accounts/{id}", [RL_AUDIT_KEY] = "/v1/audit/key",
+  [RL_AUDIT_STH] = "/v1/audit/sth", [RL_AUDIT_ENTRIES] = "/v1/audit/entries",
+  [RL_AUDIT_PROOF] = "/v1/audit/proof", [RL_AUDIT_CONSISTENCY] = "/v1/audit/consistency"};
 
 /* Body caps (common/limits.h); a streamed output file is bounded by
  * cfg.max_output_file_mib, at most CAIRN_MAX_OUTPUT_MIB. */
@@ -95,6 +97,20 @@ static const cairn__route table[] = {
   {"GET", "/v1/audit/volunteers/{id}", RL_AUDIT_VOL, WHO_ADMIN, SMALL, LANE_INLINE,
    cairn__api_audit_volunteer, 0, 0},
   OTHERS("/v1/audit/volunteers/{id}", RL_AUDIT_VOL, WHO_ADMIN),
+  /* the audit log (auditlog.c): anyone reads it, O(log n) reads an answer */
+  {"GET", "/v1/audit/key", RL_AUDIT_KEY, WHO_ANYONE, SMALL, LANE_INLINE, cairn__auditlog_key, 0, 0},
+  OTHERS("/v1/audit/key", RL_AUDIT_KEY, WHO_ANYONE),
+  {"GET", "/v1/audit/sth", RL_AUDIT_STH, WHO_ANYONE, SMALL, LANE_INLINE, cairn__auditlog_sth, 0, 0},
+  OTHERS("/v1/audit/sth", RL_AUDIT_STH, WHO_ANYONE),
+  {"GET", "/v1/audit/entries", RL_AUDIT_ENTRIES, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__auditlog_entries, 0, 0},
+  OTHERS("/v1/audit/entries", RL_AUDIT_ENTRIES, WHO_ANYONE),
+  {"GET", "/v1/audit/proof", RL_AUDIT_PROOF, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__auditlog_proof, 0, 0},
+  OTHERS("/v1/audit/proof", RL_AUDIT_PROOF, WHO_ANYONE),
+  {"GET", "/v1/audit/consistency", RL_AUDIT_CONSISTENCY, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__auditlog_consistency, 0, 0},
+  OTHERS("/v1/audit/consistency", RL_AUDIT_CONSISTENCY, WHO_ANYONE),
   {"GET", "/v1/demand", RL_DEMAND, WHO_ADMIN, SMALL, LANE_INLINE, cairn__api_demand, 0, 0},
   OTHERS("/v1/demand", RL_DEMAND, WHO_ADMIN),
   {"GET", "/v1/stats", RL_STATS, WHO_ANYONE, SMALL, LANE_INLINE,
