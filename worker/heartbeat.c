@@ -78,6 +78,7 @@ static int beat(cairn__heartbeat *hb) {
   else if (status == 200) {
     long long *ext = NULL;
     long n = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &w->peers);
+    cairn__auditlog_heard(&w->audit, resp.body.data, resp.body.len); /* audit log: its "sth" */
     if (n < 0)
       CAIRN_WARN(&w->log, "heartbeat: malformed answer");
     else {
@@ -97,6 +98,14 @@ static int beat(cairn__heartbeat *hb) {
   return ok;
 }
 
+/* Audit log (auditlog.h): the head heard checked, receipts proved; an
+ * inconsistent log stops the worker. */
+static void audit_tick(cairn__heartbeat *hb) {
+  cairn_error err = {0};
+  if (cairn__auditlog_tick(&hb->w->audit, hb->conn.http, &err) == CAIRN_EFORBIDDEN)
+    cairn__worker_fatal(hb->w, CAIRN_EFORBIDDEN, "%s", err.text);
+}
+
 void *cairn__heartbeat_main(void *arg) {
   cairn__heartbeat *hb = arg;
   cairn_worker *w = hb->w;
@@ -106,6 +115,7 @@ void *cairn__heartbeat_main(void *arg) {
   while (!atomic_load(&hb->quit)) {
     if (cairn__stopper_sleep_until_stop(&w->stopper, TICK_MS))
       break;
+    audit_tick(hb); /* audit log */
     long long now = cairn__now_ms();
     int due = cairn__leases_due_in(&w->leases, now) == 0 ||
               cairn__peerstate_beat_due(&w->peers, now - last_ms);
@@ -115,6 +125,7 @@ void *cairn__heartbeat_main(void *arg) {
     if (beat(hb) == 0) {
       cairn__backoff_reset(&b);
       retry_at = 0;
+      audit_tick(hb); /* audit log: the head this beat heard, at once */
     } else
       retry_at = cairn__now_ms() + cairn__backoff_next(&b);
   }

@@ -166,8 +166,10 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
   }
   cairn__delivery d = cairn__result_deliver(&w->session, &sl->conn, index, body,
                                             nx ? WORK_OFFER_MAX : RESULT_ANSWER_MAX,
-                                            nx ? &answer : NULL, status, err);
+                                            &answer, status, err);
   free(body);
+  if (d == CAIRN__DELIVERED) /* audit log: the answer's receipt (auditlog.h) */
+    cairn__auditlog_answer(&w->audit, index, answer.data, answer.len);
   if (d == CAIRN__DELIVERED && nx)
     nx->task = cairn__task_parse_next(answer.data, answer.len, &nx->present, &nx->index,
                                       &nx->err);
@@ -763,9 +765,11 @@ static size_t flush(cairn__slot *sl, hand *h, unsigned want) {
     if (root && st != 200)
       CAIRN_INFO(&w->log, "result %lld dropped: HTTP %ld: %s", h->rindex[i], st,
                  json_string_value(json_object_get(json_object_get(e, "error"), "message")));
-    else if (root)
+    else if (root) {
       CAIRN_INFO(&w->log, "result %lld delivered in a batch (exit status %d)", h->rindex[i],
                  h->rexit[i]);
+      cairn__auditlog_receipt(&w->audit, h->rindex[i], json_object_get(e, "receipt")); /* audit log */
+    }
     entry_give(sl, h, h->rentry[i]);
     task_ended(w, end);
   }

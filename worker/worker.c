@@ -368,6 +368,10 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
     cairn__diskcap_init(&w->diskcap, w->max_disk_mib, w->cache_dir, w->run_dir, &w->log);
     w->diskcap_ok = 1;
   }
+  if (rc == CAIRN_OK) { /* audit log: DIR/audit (auditlog.h) */
+    rc = cairn__auditlog_init(&w->audit, w->dir, &w->log, err);
+    w->audit_ok = 1;
+  }
   return rc;
 }
 
@@ -526,6 +530,8 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
       w->session.give_up_ms = cairn__now_ms() + (long long)w->exit_when_idle * 1000;
     rc = cairn__session_open(&w->session, &conn, &err);
   }
+  if (rc == CAIRN_OK) /* audit log: the master's key pinned, or checked (auditlog.h) */
+    rc = cairn__auditlog_pin(&w->audit, conn.http, &err);
   if (rc == CAIRN_OK)
     cairn__heartbeat_resume(w, &conn); /* which recorded tasks are still ours */
   cairn__http_delete(conn.http);
@@ -612,6 +618,8 @@ void cairn_worker_delete(cairn_worker *w) {
     cairn__appver_destroy(&w->appver);
   if (w->diskcap_ok)
     cairn__diskcap_destroy(&w->diskcap);
+  if (w->audit_ok) /* audit log (auditlog.h) */
+    cairn__auditlog_destroy(&w->audit);
   cairn__stopper_destroy(&w->stopper);
   cairn__pace_destroy(&w->pace);
   pthread_mutex_destroy(&w->mu);

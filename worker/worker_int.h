@@ -10,6 +10,7 @@
 #include "common/appsig.h"
 #include "common/log.h"
 #include "worker/appver.h"
+#include "worker/auditlog.h"
 #include "worker/cache.h"
 #include "worker/leases.h"
 #include "worker/peer.h"
@@ -80,6 +81,9 @@ struct cairn_worker {
   int appver_ok;
   cairn__resume resume;     /* task records and progress (resume.h), set up by run() */
   int resume_ok;
+  cairn__auditlog audit;    /* the master's audit log: key, head, receipts (auditlog.h),
+                               set up with DIR */
+  int audit_ok;
 
   int no_sandbox;           /* --no-sandbox: programs run directly */
   int sandboxed;            /* run() found the sandbox working: programs run in it */

@@ -298,15 +298,15 @@ cairn__handler cairn__states_get;
  * log"): GET /v1/audit/key, /v1/audit/sth, /v1/audit/entries?start=&end=,
  * /v1/audit/proof?leaf_index=&tree_size=, /v1/audit/consistency?first=&
  * second=; 404 when the master keeps no log. Never under c->lock. */
-cairn__handler cairn__auditlog_key, cairn__auditlog_sth, cairn__auditlog_entries,
-  cairn__auditlog_proof, cairn__auditlog_consistency;
+cairn__handler cairn__api_log_key, cairn__api_log_sth, cairn__api_log_entries,
+  cairn__api_log_proof, cairn__api_log_consistency;
 /* The receipt {"leaf_index", "leaf_hash"} of index idx's result entry, or
  * NULL (no log, no entry); the newest signed head as answer's "sth"; the
  * leaves of idx's allocation and result entries ("leaf_index" of o and of
  * o's "result"). O(log n) reads each, outside c->lock. */
-json_t *cairn__auditlog_receipt(cairn_master *m, int64_t idx);
-void cairn__auditlog_heartbeat(cairn_master *m, json_t *answer);
-void cairn__auditlog_leaves(cairn_master *m, int64_t idx, json_t *o);
+json_t *cairn__api_log_receipt(cairn_master *m, int64_t idx);
+void cairn__api_log_heartbeat(cairn_master *m, json_t *answer);
+void cairn__api_log_leaves(cairn_master *m, int64_t idx, json_t *o);
 
 /* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);

@@ -45,13 +45,13 @@ static int64_t arg(const char *name, const char *v, int64_t lo, cairn__resp *rs)
   return n;
 }
 
-void cairn__auditlog_key(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_log_key(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   (void)rq;
   if (log_on(m, rs))
     cairn__api_json(rs, 200, json_pack("{s:o}", "public_key", cairn__b64_json(m->audit_pk, 32)));
 }
 
-void cairn__auditlog_sth(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_log_sth(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   (void)rq;
   cairn__sth h;
   cairn_error err = {0};
@@ -73,7 +73,7 @@ static int add_entry(void *ud, uint64_t leaf, const void *body, size_t len) {
   return o ? json_array_append_new(ud, o) : -1;
 }
 
-void cairn__auditlog_entries(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_log_entries(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t start = arg("start", rq->arg_start, 0, rs), end = -1;
   if (start < 0 || (end = arg("end", rq->arg_end, 0, rs)) < 0 || !log_on(m, rs))
     return;
@@ -97,7 +97,7 @@ void cairn__auditlog_entries(cairn_master *m, const cairn__req *rq, cairn__resp 
   cairn__api_json(rs, 200, json_pack("{s:o}", "entries", list));
 }
 
-void cairn__auditlog_proof(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_log_proof(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t leaf = arg("leaf_index", rq->arg_leaf_index, 0, rs), size = -1;
   if (leaf < 0 || (size = arg("tree_size", rq->arg_tree_size, 1, rs)) < 0 || !log_on(m, rs))
     return;
@@ -111,7 +111,7 @@ void cairn__auditlog_proof(cairn_master *m, const cairn__req *rq, cairn__resp *r
                                      cairn__proof_json(path, n)));
 }
 
-void cairn__auditlog_consistency(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+void cairn__api_log_consistency(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   int64_t first = arg("first", rq->arg_first, 1, rs), second = -1;
   if (first < 0 || (second = arg("second", rq->arg_second, 1, rs)) < 0 || !log_on(m, rs))
     return;
@@ -124,7 +124,7 @@ void cairn__auditlog_consistency(cairn_master *m, const cairn__req *rq, cairn__r
   cairn__api_json(rs, 200, json_pack("{s:o}", "consistency", cairn__proof_json(path, n)));
 }
 
-json_t *cairn__auditlog_receipt(cairn_master *m, int64_t idx) {
+json_t *cairn__api_log_receipt(cairn_master *m, int64_t idx) {
   int64_t alloc = -1, result = -1;
   uint8_t h[CAIRN_MERKLE_HASH];
   cairn_error err = {0};
@@ -135,14 +135,14 @@ json_t *cairn__auditlog_receipt(cairn_master *m, int64_t idx) {
                    cairn__b64_json(h, sizeof h));
 }
 
-void cairn__auditlog_heartbeat(cairn_master *m, json_t *answer) {
+void cairn__api_log_heartbeat(cairn_master *m, json_t *answer) {
   cairn__sth h;
   cairn_error err = {0};
   if (m->audit && cairn__tree_newest(m->audit, &h, &err) == CAIRN_OK)
     json_object_set_new(answer, "sth", cairn__sth_json(&h));
 }
 
-void cairn__auditlog_leaves(cairn_master *m, int64_t idx, json_t *o) {
+void cairn__api_log_leaves(cairn_master *m, int64_t idx, json_t *o) {
   int64_t alloc = -1, result = -1;
   uint8_t h[CAIRN_MERKLE_HASH];
   cairn_error err = {0};

@@ -195,7 +195,7 @@ void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     cairn__api_error(rs, err.status, err.text);
   else {
     json_t *body = json_pack("{s:s}", "state", "accepted");
-    json_t *receipt = cairn__auditlog_receipt(m, idx); /* durable: its entry's leaf */
+    json_t *receipt = cairn__api_log_receipt(m, idx); /* durable: its entry's leaf */
     if (receipt)
       json_object_set_new(body, "receipt", receipt);
     if (next)
@@ -279,7 +279,7 @@ static json_t *results_answer(cairn_master *m, const rbody *b, size_t n, json_t 
   json_t *list = json_array();
   for (size_t i = 0; i < n; i++) {
     const cairn__batch_result *e = &b[i].r;
-    json_t *receipt = e->st == CAIRN_OK ? cairn__auditlog_receipt(m, e->idx) : NULL;
+    json_t *receipt = e->st == CAIRN_OK ? cairn__api_log_receipt(m, e->idx) : NULL;
     json_t *o = e->st == CAIRN_OK
                     ? json_pack("{s:I, s:i, s:s}", "index", (json_int_t)e->idx, "status", 200,
                                 "state", "accepted")
