@@ -30,10 +30,14 @@ static cairn_status start_chain(cairn_master *m, cairn_error *err) {
   cairn__chain *ch = cairn__chain_open(path, m->cfg.audit_tree >= 0, &m->log, err);
   if (!ch)
     return CAIRN_EIO;
-  int tree = cairn__chain_tree(ch) != NULL;
+  m->audit_tree = cairn__chain_tree(ch); /* its receipts' table: the journal's life */
+  int tree = m->audit_tree != NULL;
   cairn__chain_public_key(ch, m->audit_pk);
   cairn_status st = cairn__journal_set_chain(m->core->journal, ch, err);
-  if (st == CAIRN_OK && tree && !(m->audit = cairn__tree_reader_open(m->db_path, err)))
+  if (st != CAIRN_OK)
+    m->audit_tree = NULL; /* closed with ch */
+  if (st == CAIRN_OK && tree && (!(m->audit = cairn__tree_reader_open(m->db_path, err)) ||
+                                 !(m->audit_own = cairn__tree_reader_open(m->db_path, err))))
     st = err->status;
   return st;
 }
@@ -312,6 +316,7 @@ void cairn_master_delete(cairn_master *m) {
     pthread_join(m->reaper, NULL);
   cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
   cairn__tree_reader_close(m->audit); /* after HTTP: no request reads the log */
+  cairn__tree_reader_close(m->audit_own);
   cairn__waiters_destroy(m->waiters); /* after every thread that wakes them */
   cairn__slow_destroy(m->slow);        /* stopped with the HTTP daemon */
   cairn__conns_destroy(m->conns);      /* every connection closed with the daemon */

@@ -59,8 +59,12 @@ struct cairn_master {
    * thread; made by cairn__stats_start, NULL before and after */
   struct cairn__standings *standings;
   /* The audit log (auditlog.c, server/store/tree.h): the reader of its
-   * routes, NULL when the log is off; the audit key's public half. */
-  struct cairn__tree_reader *audit;
+   * public routes and that of the master's own answers (receipts, the
+   * heartbeat's head, an index's leaves), so that anonymous reads never
+   * hold up a result's answer; NULL when the log is off. The audit key's
+   * public half. */
+  struct cairn__tree_reader *audit, *audit_own;
+  struct cairn__tree *audit_tree; /* the writer's table of recent receipts (tree.h) */
   uint8_t audit_pk[32];
 };
 

@@ -3,9 +3,11 @@
  * /v1/audit/entries, /v1/audit/proof, /v1/audit/consistency, no token
  * needed; and what other answers carry of it: a result's receipt, the
  * newest head in a heartbeat's answer, the leaves of an index's entries in
- * the audit answer. Every read goes through the log's reader (its own
- * read-only connection and mutex), never under c->lock: O(log n) reads an
- * answer, a range of entries O(its at most CAIRN_TREE_MAX_ENTRIES rows). */
+ * the audit answer. Every read goes through one of the log's two readers
+ * (each its own read-only connection and mutex: m->audit for the public
+ * routes, m->audit_own for the master's own answers), never under c->lock:
+ * O(log n) reads an answer, a range of entries O(its at most
+ * CAIRN_TREE_MAX_ENTRIES rows). */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -127,9 +129,12 @@ void cairn__api_log_consistency(cairn_master *m, const cairn__req *rq, cairn__re
 json_t *cairn__api_log_receipt(cairn_master *m, int64_t idx) {
   int64_t alloc = -1, result = -1;
   uint8_t h[CAIRN_MERKLE_HASH];
+  uint64_t leaf = 0;
   cairn_error err = {0};
-  if (!m->audit || cairn__tree_leaves_of(m->audit, idx, &alloc, &result, h, &err) != CAIRN_OK ||
-      result < 0)
+  if (m->audit_tree && cairn__tree_recent(m->audit_tree, idx, &leaf, h)) /* O(1), no read */
+    result = (int64_t)leaf;
+  else if (!m->audit_own ||
+      cairn__tree_leaves_of(m->audit_own, idx, &alloc, &result, h, &err) != CAIRN_OK || result < 0)
     return NULL;
   return json_pack("{s:I, s:o}", "leaf_index", (json_int_t)result, "leaf_hash",
                    cairn__b64_json(h, sizeof h));
@@ -138,7 +143,7 @@ json_t *cairn__api_log_receipt(cairn_master *m, int64_t idx) {
 void cairn__api_log_heartbeat(cairn_master *m, json_t *answer) {
   cairn__sth h;
   cairn_error err = {0};
-  if (m->audit && cairn__tree_newest(m->audit, &h, &err) == CAIRN_OK)
+  if (m->audit_own && cairn__tree_newest(m->audit_own, &h, &err) == CAIRN_OK)
     json_object_set_new(answer, "sth", cairn__sth_json(&h));
 }
 
@@ -146,7 +151,8 @@ void cairn__api_log_leaves(cairn_master *m, int64_t idx, json_t *o) {
   int64_t alloc = -1, result = -1;
   uint8_t h[CAIRN_MERKLE_HASH];
   cairn_error err = {0};
-  if (!m->audit || cairn__tree_leaves_of(m->audit, idx, &alloc, &result, h, &err) != CAIRN_OK)
+  if (!m->audit_own ||
+      cairn__tree_leaves_of(m->audit_own, idx, &alloc, &result, h, &err) != CAIRN_OK)
     return;
   if (alloc >= 0)
     json_object_set_new(o, "leaf_index", json_integer(alloc));

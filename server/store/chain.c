@@ -233,7 +233,8 @@ cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn
   cairn__chain_hash(e->prev, chash, e->hash);
   st = cairn__store_chain_put(s, e, err);
   if (st == CAIRN_OK && ch->tree) /* leaf seq - 1: the entry's body, in its transaction */
-    st = cairn__tree_append(ch->tree, s, (uint64_t)e->seq - 1, e->body, e->len, err);
+    st = cairn__tree_append(ch->tree, s, (uint64_t)e->seq - 1, e->body, e->len,
+                            e->kind == CAIRN_CK_RESULT ? e->idx : 0, err);
   if (st == CAIRN_OK) {
     ch->seq = e->seq;
     memcpy(ch->hash, e->hash, 32);

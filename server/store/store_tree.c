@@ -8,6 +8,7 @@
 #include "server/store/store_int.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +78,16 @@ static const char *const tsql[T_COUNT] = {
   [T_CLEAR] = "DELETE FROM audit_tree",
 };
 
+typedef struct recent {
+  int64_t idx; /* 0: empty */
+  uint64_t leaf;
+  uint8_t hash[CAIRN_MERKLE_HASH];
+} recent;
+
 struct cairn__tree {
   const cairn__logger *log;
+  pthread_mutex_t recent_mu;   /* guards recent[], taken alone */
+  recent recent[CAIRN_TREE_RECENT];
   sqlite3 *db;                 /* the store's writer (set at load) */
   sqlite3_stmt *st[T_COUNT];
   cairn__tree_src src;
@@ -95,10 +104,29 @@ struct cairn__tree {
 cairn__tree *cairn__tree_open(const cairn__logger *log, cairn_error *err) {
   cairn__tree *t = calloc(1, sizeof *t);
   if (!t)
-    cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
-  else
-    t->log = log;
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory"), NULL;
+  t->log = log;
+  pthread_mutex_init(&t->recent_mu, NULL);
   return t;
+}
+
+/* The slot of idx in the table of recent receipts. */
+static recent *slot(cairn__tree *t, int64_t idx) {
+  uint64_t h = (uint64_t)idx * 0x9e3779b97f4a7c15ULL;
+  return &t->recent[h >> 52 & (CAIRN_TREE_RECENT - 1)];
+}
+
+int cairn__tree_recent(cairn__tree *t, int64_t idx, uint64_t *leaf,
+                       uint8_t hash[CAIRN_MERKLE_HASH]) {
+  pthread_mutex_lock(&t->recent_mu);
+  recent *r = slot(t, idx);
+  int found = idx > 0 && r->idx == idx;
+  if (found) {
+    *leaf = r->leaf;
+    memcpy(hash, r->hash, CAIRN_MERKLE_HASH);
+  }
+  pthread_mutex_unlock(&t->recent_mu);
+  return found;
 }
 
 void cairn__tree_close(cairn__tree *t) {
@@ -106,6 +134,7 @@ void cairn__tree_close(cairn__tree *t) {
     return;
   for (int i = 0; i < T_COUNT; i++)
     sqlite3_finalize(t->st[i]);
+  pthread_mutex_destroy(&t->recent_mu);
   free(t);
 }
 
@@ -131,14 +160,24 @@ static int put(void *ctx, unsigned level, uint64_t index, const uint8_t *h) {
 }
 
 cairn_status cairn__tree_append(cairn__tree *t, cairn__store *s, uint64_t leaf, const void *body,
-                                size_t len, cairn_error *err) {
+                                size_t len, int64_t result_idx, cairn_error *err) {
   (void)s;
   if (leaf != t->edge.size)
     return cairn__error_set(err, CAIRN_EINTERNAL, "audit tree: it has %" PRIu64 " leaves but "
                            "the chain's next entry is seq %" PRIu64, t->edge.size, leaf + 1);
   uint8_t h[CAIRN_MERKLE_HASH];
   cairn_merkle_leaf_hash(body, len, h);
-  return cairn_merkle_append(&t->edge, h, put, t) ? tree_err(t, err, "writing a node") : CAIRN_OK;
+  if (cairn_merkle_append(&t->edge, h, put, t))
+    return tree_err(t, err, "writing a node");
+  if (result_idx > 0) { /* asked for only once this transaction is durable */
+    pthread_mutex_lock(&t->recent_mu);
+    recent *r = slot(t, result_idx);
+    r->idx = result_idx;
+    r->leaf = leaf;
+    memcpy(r->hash, h, sizeof h);
+    pthread_mutex_unlock(&t->recent_mu);
+  }
+  return CAIRN_OK;
 }
 
 static cairn_status write_size(cairn__tree *t, cairn__store *s, uint64_t size, cairn_error *err) {
@@ -180,7 +219,7 @@ static cairn_status extend(cairn__tree *t, cairn__store *s, uint64_t size, int c
                              "says more)", t->edge.size + 1);
       else
         st = cairn__tree_append(t, s, t->edge.size, sqlite3_column_blob(q, 1),
-                                (size_t)sqlite3_column_bytes(q, 1), err);
+                                (size_t)sqlite3_column_bytes(q, 1), 0, err);
     }
     if (st == CAIRN_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
       st = tree_err(t, err, "reading the chain");
@@ -257,14 +296,14 @@ cairn_status cairn__tree_load(cairn__tree *t, cairn__store *s, uint64_t chain_si
 }
 
 int cairn__tree_sth_due(const cairn__tree *t, int force) {
-  if (!t->db)
-    return 0;
+  if (!t->db || (!force && t->signed_here && mono_ms() - t->signed_here < CAIRN_TREE_STH_MS))
+    return 0; /* not yet: the root (O(log n) hashes) is not even computed */
   uint8_t root[CAIRN_MERKLE_HASH];
   cairn_merkle_edge_root(&t->committed, root);
   int same = t->have_signed ? t->signed_size == t->committed.size &&
                                 memcmp(root, t->signed_root, sizeof root) == 0
                             : t->committed.size == 0;
-  return !same && (force || !t->signed_here || mono_ms() - t->signed_here >= CAIRN_TREE_STH_MS);
+  return !same;
 }
 
 cairn_status cairn__tree_sign(cairn__tree *t, cairn__store *s, const uint8_t sk[64],

@@ -57,6 +57,9 @@ cairn__tree_reader *cairn__tree_reader_open(const char *db_path, cairn_error *er
     return NULL;
   }
   sqlite3_busy_timeout(r->db, 10000);
+  /* pages read through a mapping: no copy, no read(2), after each commit
+   * of the writer drops this connection's cache */
+  sqlite3_exec(r->db, "PRAGMA mmap_size = 268435456", NULL, NULL, NULL);
   for (int i = 0; i < R_NSTMT; i++)
     if (sqlite3_prepare_v3(r->db, rsql[i], -1, SQLITE_PREPARE_PERSISTENT, &r->st[i], NULL) !=
         SQLITE_OK) {
@@ -139,7 +142,9 @@ cairn_status cairn__tree_entries(cairn__tree_reader *r, uint64_t start, uint64_t
   if (begin(r, err))
     return CAIRN_EIO;
   cairn_status st = newest(r, &h, err);
-  if (st == CAIRN_ENOTFOUND || (st == CAIRN_OK && start >= h.tree_size))
+  if (st != CAIRN_OK && st != CAIRN_ENOTFOUND)
+    return end(r, st);
+  if (st == CAIRN_ENOTFOUND || start >= h.tree_size)
     return end(r, cairn__error_set(err, CAIRN_EINVAL, "\"start\": leaf %" PRIu64 " is past the "
                                   "newest signed tree head (%" PRIu64 " leaves)", start,
                                   st == CAIRN_OK ? h.tree_size : 0));

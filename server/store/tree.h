@@ -13,7 +13,8 @@
  * audit_sth.
  *
  * The writer (cairn__tree) belongs to the audit chain, hence to the
- * journal's commit thread: an entry's leaf and the nodes it completes are
+ * journal's commit thread (but its table of recent receipts, which has a
+ * mutex of its own: cairn__tree_recent): an entry's leaf and the nodes it completes are
  * written in the entry's own transaction (a kill -9 finds both or neither);
  * it holds the tree's right edge, O(log n) (2 KiB), and an append is
  * O(log n) work. At start-up it loads the edge from the stored nodes, and
@@ -45,6 +46,7 @@
 #define CAIRN_TREE_STH_MS 10000        /* a head is signed this often when the tree grew */
 #define CAIRN_TREE_BUILD_CHUNK 65536   /* leaves per transaction of a start-up build */
 #define CAIRN_TREE_MAX_ENTRIES 1000    /* leaves per GET /v1/audit/entries */
+#define CAIRN_TREE_RECENT 4096         /* result entries whose leaves are kept for receipts */
 
 struct cairn__store;
 
@@ -61,9 +63,18 @@ void cairn__tree_close(cairn__tree *t);
 cairn_status cairn__tree_load(cairn__tree *t, struct cairn__store *s, uint64_t chain_size,
                               cairn_error *err);
 /* Commit thread, inside its transaction: the leaf of entry seq leaf + 1
- * (body[0..len)) and the nodes it completes. O(log n). */
+ * (body[0..len)) and the nodes it completes; result_idx > 0: the entry is
+ * the result of that index, its leaf kept for its receipt. O(log n). */
 cairn_status cairn__tree_append(cairn__tree *t, struct cairn__store *s, uint64_t leaf,
-                                const void *body, size_t len, cairn_error *err);
+                                const void *body, size_t len, int64_t result_idx,
+                                cairn_error *err);
+/* Any thread: the leaf and leaf hash of index idx's result entry, when it
+ * is among the newest CAIRN_TREE_RECENT result entries appended (a table by
+ * idx under its own mutex, taken alone; a slot holds the newest entry of
+ * its idx's hash): 1, else 0 (read it from the store). Answers a result's
+ * receipt without a read: the caller asks once its result is durable. O(1). */
+int cairn__tree_recent(cairn__tree *t, int64_t idx, uint64_t *leaf,
+                       uint8_t hash[CAIRN_MERKLE_HASH]);
 /* Commit thread, inside its transaction, before the commit: the tree's
  * size (meta audit_tree_size) when it grew. */
 cairn_status cairn__tree_flush(cairn__tree *t, struct cairn__store *s, cairn_error *err);
