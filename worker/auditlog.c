@@ -121,8 +121,12 @@ void cairn__auditlog_receipt(cairn__auditlog *a, int64_t index, json_t *receipt)
     return; /* none (a master without a log), or not one */
   r.index = index;
   receipt_file(r.leaf_index, name);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", a->receipts, name);
   pthread_mutex_lock(&a->mu);
-  if (save(a->receipts, name, cairn__receipt_json(&r)) == 0) {
+  if (access(path, F_OK) == 0) /* kept already (a result answered twice) */
+    ;
+  else if (save(a->receipts, name, cairn__receipt_json(&r)) == 0) {
     keep(a, r.leaf_index);
     cairn__audit_wait w = {.leaf = r.leaf_index, .index = index};
     memcpy(w.hash, r.leaf_hash, 32);
@@ -178,9 +182,10 @@ static long get(cairn__http *h, const char *path, json_t **out) {
   return st;
 }
 
-/* A master's refusal (4xx) of what its own head says it has is evidence;
- * no answer or a 5xx is asked again later. */
-static int refused(long st) { return st >= 400 && st < 500; }
+/* A master's refusal (400) of what its own head says it has is evidence;
+ * no answer, a 5xx or a 404 (no log: it was turned off, or an older
+ * master) is not: asked again later. */
+static int refused(long st) { return st == 400; }
 
 cairn_status cairn__auditlog_pin(cairn__auditlog *a, cairn__http *h, cairn_error *err) {
   json_t *o = NULL;
@@ -369,8 +374,12 @@ cairn_status cairn__auditlog_tick(cairn__auditlog *a, cairn__http *h, cairn_erro
   }
   if (heard && (st = check_head(a, h, &head, err)) != CAIRN_OK)
     return st;
-  int64_t until = wall_ms() + CAIRN__AUDIT_TICK_MS;
-  for (int i = 0; i < CAIRN__AUDIT_PROOFS_PER_TICK && wall_ms() < until; i++) {
+  int64_t now = wall_ms(), until = now + CAIRN__AUDIT_TICK_MS;
+  if (now - a->budget_ms >= CAIRN__AUDIT_PROOF_MS) { /* the heartbeat thread's alone */
+    a->budget = CAIRN__AUDIT_PROOFS;
+    a->budget_ms = now;
+  }
+  for (int i = 0; i < CAIRN__AUDIT_PROOFS && a->budget > 0 && wall_ms() < until; i++) {
     pthread_mutex_lock(&a->mu);
     int go = a->wait_n > 0 && a->has_sth;
     cairn__audit_wait w = go ? a->wait[a->wait_first] : (cairn__audit_wait){0};
@@ -384,6 +393,7 @@ cairn_status cairn__auditlog_tick(cairn__auditlog *a, cairn__http *h, cairn_erro
     pthread_mutex_unlock(&a->mu);
     if (!go || w.leaf >= s.tree_size)
       continue;
+    a->budget--;
     int rc = prove(a, h, &s, &w, &st, err);
     if (rc < 0)
       return st;

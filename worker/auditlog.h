@@ -33,7 +33,8 @@
 #include "worker/transport.h"
 
 #define CAIRN__AUDIT_RECEIPTS 10000 /* receipt files kept, the newest */
-#define CAIRN__AUDIT_PROOFS_PER_TICK 64
+#define CAIRN__AUDIT_PROOFS 16      /* receipts proved every CAIRN__AUDIT_PROOF_MS at most */
+#define CAIRN__AUDIT_PROOF_MS 10000 /* (two requests each: the master's load stays small) */
 #define CAIRN__AUDIT_TICK_MS 500    /* a tick stops proving receipts after this long */
 #define CAIRN__AUDIT_ASK_MS 10000   /* receipts no head covers: the newest asked this often */
 
@@ -59,6 +60,8 @@ typedef struct cairn__auditlog {
   size_t wait_first, wait_n;
   int inconsistent;             /* found: no more work from this master */
   int64_t asked_ms;             /* when GET /v1/audit/sth was last asked (ms since 1970) */
+  int budget;                   /* receipts it may still prove until budget_ms + PROOF_MS */
+  int64_t budget_ms;
 } cairn__auditlog;
 
 /* Sets a up over DIR/audit (made), reading what an earlier run kept.
@@ -83,9 +86,11 @@ void cairn__auditlog_heard(cairn__auditlog *a, const char *body, size_t len);
 /* Heartbeat thread, after a beat and between beats: asks for the newest
  * head (GET /v1/audit/sth, every CAIRN__AUDIT_ASK_MS at most) while the
  * head held covers not every receipt kept; checks the head heard (with a
- * consistency proof), then proves up to CAIRN__AUDIT_PROOFS_PER_TICK
- * receipts it covers, for at most CAIRN__AUDIT_TICK_MS (O(1) when there is
- * nothing to do). CAIRN_OK (a master that did not answer is asked again at
+ * consistency proof), then proves receipts it covers, at most
+ * CAIRN__AUDIT_PROOFS every CAIRN__AUDIT_PROOF_MS (a worker returning
+ * results faster proves them later, its oldest first; past
+ * CAIRN__AUDIT_RECEIPTS waiting, the oldest stay unproved) and for at most
+ * CAIRN__AUDIT_TICK_MS a tick (O(1) when there is nothing to do). CAIRN_OK (a master that did not answer is asked again at
  * the next tick), or CAIRN_EFORBIDDEN with err when the log is inconsistent
  * (logged, evidence kept: stop taking work from this master). */
 cairn_status cairn__auditlog_tick(cairn__auditlog *a, cairn__http *h, cairn_error *err);
