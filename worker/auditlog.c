@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,8 @@ static cairn_status inconsistent(cairn__auditlog *a, const char *why, const cair
 /* Under a->mu: a receipt of leaf waits for a head (a full ring drops its
  * oldest: that receipt stays unproved on disk). */
 static void wait_push(cairn__auditlog *a, const cairn__audit_wait *w) {
+  if (w->leaf > a->wait_top)
+    a->wait_top = w->leaf;
   if (a->wait_n == CAIRN__AUDIT_RECEIPTS) {
     a->wait_first = (a->wait_first + 1) % CAIRN__AUDIT_RECEIPTS;
     a->wait_n--;
@@ -114,27 +117,59 @@ static void keep(cairn__auditlog *a, uint64_t leaf) {
   a->kept[(a->kept_first + a->kept_n++) % CAIRN__AUDIT_RECEIPTS] = leaf;
 }
 
+/* A pending receipt's line: {"index", "leaf_index", "leaf_hash"} and a
+ * newline; its length. */
+static int pending_line(const cairn__audit_wait *w, char line[200]) {
+  char h[64];
+  cairn__base64_encode(w->hash, 32, h);
+  return snprintf(line, 200, "{\"index\": %lld, \"leaf_index\": %llu, \"leaf_hash\": \"%s\"}\n",
+                  (long long)w->index, (unsigned long long)w->leaf, h);
+}
+
 void cairn__auditlog_receipt(cairn__auditlog *a, int64_t index, json_t *receipt) {
   cairn__receipt r;
-  char why[200], name[48];
+  char why[200], line[200];
   if (!receipt || cairn__receipt_parse(receipt, &r, why, sizeof why) || r.proved)
     return; /* none (a master without a log), or not one */
-  r.index = index;
-  receipt_file(r.leaf_index, name);
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", a->receipts, name);
+  cairn__audit_wait w = {.leaf = r.leaf_index, .index = index};
+  memcpy(w.hash, r.leaf_hash, 32);
+  int n = pending_line(&w, line);
   pthread_mutex_lock(&a->mu);
-  if (access(path, F_OK) == 0) /* kept already (a result answered twice) */
-    ;
-  else if (save(a->receipts, name, cairn__receipt_json(&r)) == 0) {
-    keep(a, r.leaf_index);
-    cairn__audit_wait w = {.leaf = r.leaf_index, .index = index};
-    memcpy(w.hash, r.leaf_hash, 32);
-    wait_push(a, &w);
-  } else
-    CAIRN_WARN(a->log, "audit log: cannot write the receipt of result %lld in %s",
-               (long long)index, a->receipts);
+  if (a->pending_fd >= 0 && write(a->pending_fd, line, (size_t)n) == n)
+    a->pending_lines++;
+  else
+    CAIRN_WARN(a->log, "audit log: cannot note the receipt of result %lld in %s/pending.jsonl",
+               (long long)index, a->dir);
+  wait_push(a, &w);
   pthread_mutex_unlock(&a->mu);
+}
+
+/* Under a->mu: pending.jsonl holds the receipts waiting again: emptied when
+ * none waits, written anew from the waiting ones (at most
+ * CAIRN__AUDIT_RECEIPTS) when it has grown past twice that. */
+static void pending_compact(cairn__auditlog *a) {
+  if (a->pending_fd < 0 || (a->wait_n > 0 && a->pending_lines <= 2 * CAIRN__AUDIT_RECEIPTS))
+    return;
+  if (a->wait_n == 0) {
+    if (a->pending_lines && ftruncate(a->pending_fd, 0) == 0)
+      a->pending_lines = 0;
+    return;
+  }
+  char path[4200], tmp[4300], line[200];
+  snprintf(path, sizeof path, "%s/pending.jsonl", a->dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  for (size_t i = 0; f && i < a->wait_n; i++)
+    fwrite(line, 1, (size_t)pending_line(&a->wait[(a->wait_first + i) % CAIRN__AUDIT_RECEIPTS],
+                                         line), f);
+  int fd = f && fclose(f) == 0 && rename(tmp, path) == 0
+             ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+  if (fd >= 0) {
+    close(a->pending_fd);
+    a->pending_fd = fd;
+    a->pending_lines = a->wait_n;
+  } else
+    unlink(tmp);
 }
 
 void cairn__auditlog_answer(cairn__auditlog *a, int64_t index, const char *body, size_t len) {
@@ -331,7 +366,8 @@ static int prove(cairn__auditlog *a, cairn__http *h, const cairn__sth *s,
   char name[48];
   receipt_file(w->leaf, name);
   pthread_mutex_lock(&a->mu);
-  save(a->receipts, name, cairn__receipt_json(&r));
+  if (save(a->receipts, name, cairn__receipt_json(&r)) == 0)
+    keep(a, w->leaf);
   pthread_mutex_unlock(&a->mu);
   return 0;
 }
@@ -342,8 +378,7 @@ static int ask_due(cairn__auditlog *a) {
   int64_t now = wall_ms();
   pthread_mutex_lock(&a->mu);
   int due = now - a->asked_ms >= CAIRN__AUDIT_ASK_MS && a->wait_n > 0 &&
-            (!a->has_sth || a->kept_n == 0 ||
-             a->kept[(a->kept_first + a->kept_n - 1) % CAIRN__AUDIT_RECEIPTS] >= a->sth.tree_size);
+            (!a->has_sth || a->wait_top >= a->sth.tree_size);
   if (due)
     a->asked_ms = now;
   pthread_mutex_unlock(&a->mu);
@@ -404,6 +439,9 @@ cairn_status cairn__auditlog_tick(cairn__auditlog *a, cairn__http *h, cairn_erro
       break;
     }
   }
+  pthread_mutex_lock(&a->mu);
+  pending_compact(a);
+  pthread_mutex_unlock(&a->mu);
   return CAIRN_OK;
 }
 
@@ -419,31 +457,44 @@ static int receipt_name(const struct dirent *d) {
   return strncmp(d->d_name, "receipt-", 8) == 0 && n > 13 && strcmp(d->d_name + n - 5, ".json") == 0;
 }
 
-/* The receipts an earlier run kept: the newest CAIRN__AUDIT_RECEIPTS (the
- * older files go), those not proved waiting again. */
+/* The receipts an earlier run kept: the newest CAIRN__AUDIT_RECEIPTS proved
+ * files (the older go), and the lines of pending.jsonl not proved since,
+ * waiting again. */
 static void scan(cairn__auditlog *a) {
   struct dirent **names = NULL;
   int n = scandir(a->receipts, &names, receipt_name, by_leaf);
   for (int i = 0; i < n; i++) {
-    json_t *o = load(a->receipts, names[i]->d_name);
-    cairn__receipt r;
-    char why[200];
-    if (o && cairn__receipt_parse(o, &r, why, sizeof why) == 0) {
-      keep(a, r.leaf_index);
-      cairn__audit_wait w = {.leaf = r.leaf_index, .index = r.index};
-      memcpy(w.hash, r.leaf_hash, 32);
-      if (!r.proved)
-        wait_push(a, &w);
-    }
-    json_decref(o);
+    keep(a, strtoull(names[i]->d_name + 8, NULL, 10));
     free(names[i]);
   }
   free(names);
+  char path[4200], line[512];
+  snprintf(path, sizeof path, "%s/pending.jsonl", a->dir);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    json_t *o = json_loads(line, 0, NULL);
+    cairn__receipt r;
+    char why[200], name[48], file[4300];
+    if (o && cairn__receipt_parse(o, &r, why, sizeof why) == 0) {
+      receipt_file(r.leaf_index, name);
+      snprintf(file, sizeof file, "%s/%s", a->receipts, name);
+      cairn__audit_wait w = {.leaf = r.leaf_index, .index = r.index};
+      memcpy(w.hash, r.leaf_hash, 32);
+      if (access(file, F_OK) != 0)
+        wait_push(a, &w);
+      a->pending_lines++;
+    }
+    json_decref(o);
+  }
+  if (f)
+    fclose(f);
+  a->pending_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 }
 
 cairn_status cairn__auditlog_init(cairn__auditlog *a, const char *dir, const cairn__logger *log,
                                   cairn_error *err) {
   memset(a, 0, sizeof *a);
+  a->pending_fd = -1;
   pthread_mutex_init(&a->mu, NULL);
   a->log = log;
   a->dir = cairn__path_join(dir, "audit");
@@ -479,6 +530,8 @@ cairn_status cairn__auditlog_init(cairn__auditlog *a, const char *dir, const cai
 }
 
 void cairn__auditlog_destroy(cairn__auditlog *a) {
+  if (a->pending_fd >= 0)
+    close(a->pending_fd);
   free(a->dir);
   free(a->receipts);
   free(a->kept);

@@ -2,8 +2,10 @@
  * "Receipts and the audit log"; common/sth.h): the master's audit key,
  * pinned at the first start (DIR/audit/key.json, GET /v1/audit/key); the
  * newest signed tree head seen and checked (DIR/audit/sth.json); the
- * receipts of accepted results (DIR/audit/receipts/receipt-LEAF.json, the
- * newest CAIRN__AUDIT_RECEIPTS kept), each proved once a head covers it.
+ * receipts of accepted results, each proved once a head covers it: one
+ * line of DIR/audit/pending.jsonl until then (an append, no more I/O on a
+ * task thread), then DIR/audit/receipts/receipt-LEAF.json with its head and
+ * proof (the newest CAIRN__AUDIT_RECEIPTS kept).
  *
  * Every newer head (heartbeat answers carry the current one) must verify
  * with the pinned key and be consistent with the one kept (RFC 9162
@@ -54,10 +56,13 @@ typedef struct cairn__auditlog {
   cairn__sth sth;
   int has_heard;                /* a newer head heard, not checked yet */
   cairn__sth heard;
+  int pending_fd;               /* DIR/audit/pending.jsonl, appended to (-1: none) */
+  size_t pending_lines;         /* lines in it */
   uint64_t *kept;               /* leaves of the receipt files, oldest first (a ring) */
   size_t kept_first, kept_n;
   cairn__audit_wait *wait;      /* receipts to prove, oldest first (a ring) */
   size_t wait_first, wait_n;
+  uint64_t wait_top;            /* the largest leaf that ever waited */
   int inconsistent;             /* found: no more work from this master */
   int64_t asked_ms;             /* when GET /v1/audit/sth was last asked (ms since 1970) */
   int budget;                   /* receipts it may still prove until budget_ms + PROOF_MS */
