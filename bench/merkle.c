@@ -72,8 +72,8 @@ static void entry(cairn__centry *e, long i) {
   }
 }
 
-/* n entries from entry number first, in transactions of 1,000 (the tree's
- * size written before each commit, as the journal does). */
+/* n entries from entry number first, in transactions of 1,000, as the
+ * journal writes them. */
 static cairn_status append(cairn__store *s, cairn__chain *ch, cairn__centry *e, long first,
                            long n, cairn_error *err) {
   cairn_status st = CAIRN_OK;
@@ -83,8 +83,6 @@ static cairn_status append(cairn__store *s, cairn__chain *ch, cairn__centry *e, 
       entry(e, k);
       st = cairn__chain_append(ch, s, e, err);
     }
-    if (st == CAIRN_OK)
-      st = cairn__chain_precommit(ch, s, err);
     if (st == CAIRN_OK)
       st = cairn__store_commit(s, err);
     cairn__chain_committed(ch);

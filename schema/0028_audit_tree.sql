@@ -8,9 +8,10 @@
 -- (idx + 1) * 2^level), written in the transaction of its last leaf's
 -- entry. Only levels from 4 up are kept (server/store/tree.h,
 -- CAIRN_TREE_LOW): a lower node is computed from the at most 8 bodies it
--- covers. The tree's size is meta audit_tree_size; a database with entries
--- and no tree (made before this migration) gets its tree at the master's
--- next start.
+-- covers. The tree's size is the chain's (meta audit_tree_size while it
+-- lags behind: a build under way, or the chain written with the tree off);
+-- a database with entries and no tree (made before this migration) gets its
+-- tree at the master's next start.
 CREATE TABLE audit_tree (
   level INTEGER NOT NULL,
   idx   INTEGER NOT NULL,

@@ -208,7 +208,9 @@ cairn_status cairn__chain_load(cairn__chain *ch, struct cairn__store *s, cairn_e
     return st;
   ch->committed_seq = ch->seq;
   memcpy(ch->committed_hash, ch->hash, 32);
-  if (ch->tree && (st = cairn__tree_load(ch->tree, s, (uint64_t)ch->seq, err)) != CAIRN_OK)
+  st = ch->tree ? cairn__tree_load(ch->tree, s, (uint64_t)ch->seq, err)
+               : cairn__tree_note_off(s, (uint64_t)ch->seq, err); /* where the tree stops */
+  if (st != CAIRN_OK)
     return st;
   ch->loaded = 1;
   return CAIRN_OK;
@@ -240,10 +242,6 @@ cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn
     memcpy(ch->hash, e->hash, 32);
   }
   return st;
-}
-
-cairn_status cairn__chain_precommit(cairn__chain *ch, struct cairn__store *s, cairn_error *err) {
-  return ch->tree && ch->loaded ? cairn__tree_flush(ch->tree, s, err) : CAIRN_OK;
 }
 
 void cairn__chain_committed(cairn__chain *ch) {

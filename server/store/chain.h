@@ -101,9 +101,6 @@ cairn_status cairn__chain_load(cairn__chain *ch, struct cairn__store *s, cairn_e
  * good, so no rollback of the head is needed. O(1). */
 cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn__centry *e,
                                  cairn_error *err);
-/* Commit thread, inside the transaction of the appended entries, before
- * its commit: the tree's size (tree.h). */
-cairn_status cairn__chain_precommit(cairn__chain *ch, struct cairn__store *s, cairn_error *err);
 /* The transaction holding the appended entries committed. */
 void cairn__chain_committed(cairn__chain *ch);
 /* Commit thread: 1 when a checkpoint is due at now (force: at close, when

@@ -160,8 +160,6 @@ static void *committer(void *arg) {
         st = note_gap(j, r, &err);
       reclaim |= cairn__jrec_reclaims(r);
     }
-    if (st == CAIRN_OK && ch)
-      st = cairn__chain_precommit(ch, j->store, &err);
     if (st == CAIRN_OK)
       st = cairn__store_commit(j->store, &err);
     if (st != CAIRN_OK)

@@ -93,7 +93,6 @@ struct cairn__tree {
   cairn__tree_src src;
   cairn_merkle_edge edge;      /* the tree as appended (pending until committed) */
   cairn_merkle_edge committed; /* the committed tree */
-  uint64_t stored;             /* meta audit_tree_size as last written */
   int have_signed;             /* a head was ever signed */
   uint64_t signed_size;        /* the newest head's */
   uint8_t signed_root[CAIRN_MERKLE_HASH];
@@ -180,25 +179,36 @@ cairn_status cairn__tree_append(cairn__tree *t, cairn__store *s, uint64_t leaf, 
   return CAIRN_OK;
 }
 
-static cairn_status write_size(cairn__tree *t, cairn__store *s, uint64_t size, cairn_error *err) {
+/* Inside a transaction: meta audit_tree_size is size, or none when the
+ * tree is the chain's (size == chain). */
+static cairn_status write_size(cairn__store *s, uint64_t size, uint64_t chain, cairn_error *err) {
   char v[24];
   snprintf(v, sizeof v, "%" PRIu64, size);
-  cairn_status st = cairn__store_meta_set(s, "audit_tree_size", v, err);
-  if (st == CAIRN_OK)
-    t->stored = size;
-  return st;
+  return size == chain ? cairn__store_meta_delete(s, "audit_tree_size", err)
+                       : cairn__store_meta_set(s, "audit_tree_size", v, err);
 }
 
-cairn_status cairn__tree_flush(cairn__tree *t, cairn__store *s, cairn_error *err) {
-  return t->edge.size == t->stored ? CAIRN_OK : write_size(t, s, t->edge.size, err);
+cairn_status cairn__tree_note_off(cairn__store *s, uint64_t chain_size, cairn_error *err) {
+  char v[24];
+  if (cairn__store_meta_get(s, "audit_tree_size", v, sizeof v) == 0)
+    return CAIRN_OK; /* it stopped before */
+  snprintf(v, sizeof v, "%" PRIu64, chain_size);
+  cairn_status st = cairn__store_begin(s, err);
+  if (st == CAIRN_OK)
+    st = cairn__store_meta_set(s, "audit_tree_size", v, err);
+  if (st == CAIRN_OK)
+    st = cairn__store_commit(s, err);
+  if (st != CAIRN_OK)
+    cairn__store_rollback(s);
+  return st;
 }
 
 void cairn__tree_committed(cairn__tree *t) { t->committed = t->edge; }
 
 /* Appends the chain's entries after the tree's t->edge.size leaves up to
  * size, in transactions of CAIRN_TREE_BUILD_CHUNK leaves (each with the
- * tree's size: a kill -9 resumes from the last). clear: the stored nodes go
- * first, in the first transaction. */
+ * tree's size, none at the last: a kill -9 resumes from the last). clear:
+ * the stored nodes go first, in the first transaction. */
 static cairn_status extend(cairn__tree *t, cairn__store *s, uint64_t size, int clear,
                            cairn_error *err) {
   sqlite3_stmt *q = t->st[T_CHUNK];
@@ -229,7 +239,7 @@ static cairn_status extend(cairn__tree *t, cairn__store *s, uint64_t size, int c
       st = cairn__error_set(err, CAIRN_EIO, "audit tree: the audit chain ends at entry %" PRIu64
                            " before its head %" PRIu64, t->edge.size, size);
     if (st == CAIRN_OK)
-      st = write_size(t, s, t->edge.size, err);
+      st = write_size(s, t->edge.size, size, err);
     if (st == CAIRN_OK)
       st = cairn__store_commit(s, err);
     if (st != CAIRN_OK) {
@@ -268,10 +278,10 @@ cairn_status cairn__tree_load(cairn__tree *t, cairn__store *s, uint64_t chain_si
     if (!t->st[i] && sqlite3_prepare_v2(t->db, tsql[i], -1, &t->st[i], NULL) != SQLITE_OK)
       return tree_err(t, err, tsql[i]);
   t->src = (cairn__tree_src){.node = t->st[T_NODE], .bodies = t->st[T_BODIES]};
-  char v[24];
+  char v[24]; /* no size noted: the tree is the chain's (or there is none yet, and its
+               * edge does not load, past 15 leaves) */
   uint64_t stored = cairn__store_meta_get(s, "audit_tree_size", v, sizeof v) == 0
-                      ? strtoull(v, NULL, 10) : 0;
-  t->stored = stored;
+                      ? strtoull(v, NULL, 10) : chain_size;
   int whole = stored <= chain_size &&
               cairn_merkle_edge_load(&t->edge, stored, cairn__tree_get, &t->src) == 0;
   if (!whole) {
@@ -282,7 +292,7 @@ cairn_status cairn__tree_load(cairn__tree *t, cairn__store *s, uint64_t chain_si
     memset(&t->edge, 0, sizeof t->edge);
   }
   t->committed = t->edge;
-  if (!whole || t->edge.size < chain_size) {
+  if (!whole || t->edge.size < chain_size || stored != chain_size) {
     int64_t t0 = mono_ms();
     CAIRN_INFO(t->log, "audit tree: building leaves %" PRIu64 " to %" PRIu64 " from the audit "
                "chain", t->edge.size, chain_size);

@@ -8,8 +8,9 @@
  * 2^CAIRN_TREE_LOW leaves and more, one row each (audit_tree: level, idx,
  * hash); a node below that level is computed when read from the at most
  * 2^(CAIRN_TREE_LOW - 1) bodies it covers, so the tree costs about
- * 2^-CAIRN_TREE_LOW of a row per leaf (bench/results/merkle.md). The size
- * of the tree is meta audit_tree_size; every head signed is a row of
+ * 2^-CAIRN_TREE_LOW of a row per leaf (bench/results/merkle.md). The
+ * tree's size is the chain's; while it lags behind (a build under way, or
+ * the tree off) it is meta audit_tree_size. Every head signed is a row of
  * audit_sth.
  *
  * The writer (cairn__tree) belongs to the audit chain, hence to the
@@ -75,9 +76,11 @@ cairn_status cairn__tree_append(cairn__tree *t, struct cairn__store *s, uint64_t
  * receipt without a read: the caller asks once its result is durable. O(1). */
 int cairn__tree_recent(cairn__tree *t, int64_t idx, uint64_t *leaf,
                        uint8_t hash[CAIRN_MERKLE_HASH]);
-/* Commit thread, inside its transaction, before the commit: the tree's
- * size (meta audit_tree_size) when it grew. */
-cairn_status cairn__tree_flush(cairn__tree *t, struct cairn__store *s, cairn_error *err);
+/* Commit thread, outside any transaction, at the load of a chain kept
+ * without its tree: notes the tree's size (the chain's now, unless noted
+ * already) in meta audit_tree_size, so that the tree catches up from there
+ * when it is on again. */
+cairn_status cairn__tree_note_off(struct cairn__store *s, uint64_t chain_size, cairn_error *err);
 /* The transaction holding the appended leaves committed. */
 void cairn__tree_committed(cairn__tree *t);
 /* 1 when a head is due: the committed tree is not the newest head signed

@@ -106,7 +106,6 @@ static void append(fx *f, int n, int force) {
       cairn__centry_i64(&f->e, k & 1);
       assert_int_equal(cairn__chain_append(f->ch, f->s, &f->e, &err), CAIRN_OK);
     }
-    assert_int_equal(cairn__chain_precommit(f->ch, f->s, &err), CAIRN_OK);
     assert_int_equal(cairn__store_commit(f->s, &err), CAIRN_OK);
     cairn__chain_committed(f->ch);
   }
@@ -296,8 +295,11 @@ static void test_hole_and_resume(void **state) {
   cairn_error err = {0};
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK);
   append(f, 300, 1);
-  sql_exec(f->db, "UPDATE meta SET value = '40' WHERE key = 'audit_tree_size'");
+  /* a build killed at leaf 40: its size noted, its nodes beyond still there */
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
+  sql_exec(f->db, "INSERT INTO meta(key, value) VALUES ('audit_tree_size', '40')");
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK); /* resumed from leaf 40 */
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
   append(f, 1, 1);
   cairn__sth h = check_newest(f, 301);
   check_proofs(f, &h);
@@ -307,11 +309,33 @@ static void test_hole_and_resume(void **state) {
   assert_non_null(strstr(err.text, "the audit chain has no entry 77"));
 }
 
+/* On, off, on: the chain written with the tree off is noted where the tree
+ * stopped and caught up from there; no size is noted while the tree keeps
+ * up. */
+static void test_off_and_on(void **state) {
+  fx *f = *state;
+  cairn_error err = {0};
+  assert_int_equal(open_log(f, 1, &err), CAIRN_OK);
+  append(f, 100, 1);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
+  assert_int_equal(open_log(f, 0, &err), CAIRN_OK);
+  assert_int_equal(sql_int(f->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = "
+                                  "'audit_tree_size'"), 100);
+  append(f, 57, 1);
+  assert_int_equal(open_log(f, 1, &err), CAIRN_OK);
+  assert_int_equal(cairn__tree_size(cairn__chain_tree(f->ch)), 157);
+  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
+  append(f, 3, 1);
+  cairn__sth h = check_newest(f, 160);
+  check_proofs(f, &h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_heads_and_proofs, setup, teardown),
     cmocka_unit_test_setup_teardown(test_build_at_start, setup, teardown),
     cmocka_unit_test_setup_teardown(test_hole_and_resume, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_off_and_on, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
