@@ -26,8 +26,11 @@ for tree in on off; do
   echo "dispatch: app=callback tasks=10000 workers=8 audit_chain=on audit_tree=$tree" \
        "tasks_per_s=${med[$tree]}" \
        "master_cpu_us_per_task=$(tr ' ' '\n' <<<"${cpu[$tree]}" | grep . | median)" \
-       "(median of 3; runs: ${tps[$tree]% })"
+       "(median of 3; runs: tasks_per_s ${tps[$tree]% }, cpu ${cpu[$tree]% })"
 done
-awk -v on="${med[on]}" -v off="${med[off]}" \
-  'BEGIN { printf "dispatch: tree on / off = %.3f\n", on / off }'
+declare -A mcpu
+for tree in on off; do mcpu[$tree]=$(tr ' ' '\n' <<<"${cpu[$tree]}" | grep . | median); done
+awk -v on="${med[on]}" -v off="${med[off]}" -v con="${mcpu[on]}" -v coff="${mcpu[off]}" \
+  'BEGIN { printf "dispatch: tree on / off = %.3f tasks_per_s, %.3f master_cpu_us_per_task\n",
+           on / off, con / coff }'
 "$BIN/bench-merkle" --leaves "$LEAVES"
