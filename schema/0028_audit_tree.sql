@@ -4,19 +4,21 @@
 -- entries (docs/accountability.md, "A log every volunteer can check";
 -- server/store/tree.h). See schema/README.md.
 
--- A perfect subtree of the tree: the hash of leaves [idx * 2^level,
--- (idx + 1) * 2^level), written in the transaction of its last leaf's
--- entry. Only levels from 4 up are kept (server/store/tree.h,
--- CAIRN_TREE_LOW): a lower node is computed from the at most 8 bodies it
--- covers. The tree's size is the chain's (meta audit_tree_size while it
+-- A perfect subtree of the tree: the hash of the 2^level leaves that end
+-- where the tree has size leaves (leaves [size - 2^level, size): node
+-- (level, size / 2^level - 1) of RFC 9162's tree), written in the
+-- transaction of its last leaf's entry; keyed by size first, so that the
+-- nodes an append completes go to the rightmost page. Only levels from 4
+-- up are kept (server/store/tree.h, CAIRN_TREE_LOW): a lower node is
+-- computed from the at most 8 bodies it covers. The tree's size is the chain's (meta audit_tree_size while it
 -- lags behind: a build under way, or the chain written with the tree off);
 -- a database with entries and no tree (made before this migration) gets its
 -- tree at the master's next start.
 CREATE TABLE audit_tree (
+  size  INTEGER NOT NULL,
   level INTEGER NOT NULL,
-  idx   INTEGER NOT NULL,
   hash  BLOB NOT NULL,
-  PRIMARY KEY (level, idx)
+  PRIMARY KEY (size, level)
 ) WITHOUT ROWID;
 
 -- A signed tree head: Ed25519, by the key in DB.audit-key, over

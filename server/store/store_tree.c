@@ -51,9 +51,9 @@ int cairn__tree_get(void *ctx, unsigned level, uint64_t index, uint8_t *out) {
   cairn__tree_src *src = ctx;
   if (level < CAIRN_TREE_LOW)
     return low_node(src, level, index, out);
-  sqlite3_stmt *q = src->node;
+  sqlite3_stmt *q = src->node; /* keyed by the size at its end (0028_audit_tree.sql) */
   sqlite3_bind_int(q, 1, (int)level);
-  sqlite3_bind_int64(q, 2, (sqlite3_int64)index);
+  sqlite3_bind_int64(q, 2, (sqlite3_int64)((index + 1) << level));
   int found = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_bytes(q, 0) == CAIRN_MERKLE_HASH;
   if (found)
     memcpy(out, sqlite3_column_blob(q, 0), CAIRN_MERKLE_HASH);
@@ -68,9 +68,9 @@ int cairn__tree_get(void *ctx, unsigned level, uint64_t index, uint8_t *out) {
 
 enum { T_NODE, T_BODIES, T_PUT, T_NEWEST, T_STH_PUT, T_CHUNK, T_CLEAR, T_COUNT };
 static const char *const tsql[T_COUNT] = {
-  [T_NODE] = "SELECT hash FROM audit_tree WHERE level = ?1 AND idx = ?2",
+  [T_NODE] = "SELECT hash FROM audit_tree WHERE size = ?2 AND level = ?1",
   [T_BODIES] = "SELECT seq, body FROM audit_chain WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq",
-  [T_PUT] = "INSERT OR REPLACE INTO audit_tree(level, idx, hash) VALUES (?1, ?2, ?3)",
+  [T_PUT] = "INSERT OR REPLACE INTO audit_tree(level, size, hash) VALUES (?1, ?2, ?3)",
   [T_NEWEST] = "SELECT tree_size, timestamp, root FROM audit_sth ORDER BY id DESC LIMIT 1",
   [T_STH_PUT] = "INSERT INTO audit_sth(tree_size, timestamp, root, signature) "
                 "VALUES (?1, ?2, ?3, ?4)",
@@ -151,7 +151,7 @@ static int put(void *ctx, unsigned level, uint64_t index, const uint8_t *h) {
     return 0;
   sqlite3_stmt *q = t->st[T_PUT];
   sqlite3_bind_int(q, 1, (int)level);
-  sqlite3_bind_int64(q, 2, (sqlite3_int64)index);
+  sqlite3_bind_int64(q, 2, (sqlite3_int64)((index + 1) << level)); /* the size at its end */
   sqlite3_bind_blob(q, 3, h, CAIRN_MERKLE_HASH, SQLITE_STATIC);
   int rc = sqlite3_step(q);
   sqlite3_reset(q);

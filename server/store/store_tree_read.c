@@ -13,7 +13,7 @@
 
 enum { R_NODE, R_BODIES, R_NEWEST, R_SIGNED, R_RANGE, R_LEAVES, R_BEGIN, R_END, R_NSTMT };
 static const char *const rsql[R_NSTMT] = {
-  [R_NODE] = "SELECT hash FROM audit_tree WHERE level = ?1 AND idx = ?2",
+  [R_NODE] = "SELECT hash FROM audit_tree WHERE size = ?2 AND level = ?1",
   [R_BODIES] = "SELECT seq, body FROM audit_chain WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq",
   [R_NEWEST] = "SELECT tree_size, timestamp, root, signature FROM audit_sth "
                "ORDER BY id DESC LIMIT 1",

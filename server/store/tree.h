@@ -5,8 +5,8 @@
  * "A log every volunteer can check"). Private to server/ and the CLI.
  *
  * Storage (schema/0028_audit_tree.sql): the tree's perfect subtrees of
- * 2^CAIRN_TREE_LOW leaves and more, one row each (audit_tree: level, idx,
- * hash); a node below that level is computed when read from the at most
+ * 2^CAIRN_TREE_LOW leaves and more, one row each (audit_tree: the size at
+ * its end, level, hash: an append's nodes go to the rightmost page); a node below that level is computed when read from the at most
  * 2^(CAIRN_TREE_LOW - 1) bodies it covers, so the tree costs about
  * 2^-CAIRN_TREE_LOW of a row per leaf (bench/results/merkle.md). The
  * tree's size is the chain's; while it lags behind (a build under way, or
@@ -134,7 +134,7 @@ cairn_status cairn__tree_leaves_of(cairn__tree_reader *r, int64_t idx, int64_t *
  * and the bodies the lower ones are computed from. */
 struct sqlite3_stmt;
 typedef struct cairn__tree_src {
-  struct sqlite3_stmt *node;   /* SELECT hash FROM audit_tree WHERE level = ?1 AND idx = ?2 */
+  struct sqlite3_stmt *node;   /* a node: ?1 its level, ?2 the size at its end */
   struct sqlite3_stmt *bodies; /* SELECT seq, body FROM audit_chain WHERE seq BETWEEN ?1 AND ?2
                                   ORDER BY seq */
   char why[200];               /* what a failed get could not find */

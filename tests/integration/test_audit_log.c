@@ -529,9 +529,9 @@ static long long check_tree(const char *db) {
       continue;
     for (long long i = 0; i < n >> level; i++) {
       assert_int_equal(sqlite3_prepare_v2(h, "SELECT hash FROM audit_tree WHERE level = ?1 AND "
-                                             "idx = ?2", -1, &q, NULL), SQLITE_OK);
+                                             "size = ?2", -1, &q, NULL), SQLITE_OK);
       sqlite3_bind_int(q, 1, level);
-      sqlite3_bind_int64(q, 2, i);
+      sqlite3_bind_int64(q, 2, (i + 1) << level);
       assert_int_equal(sqlite3_step(q), SQLITE_ROW);
       assert_memory_equal(sqlite3_column_blob(q, 0), lv[i], 32);
       sqlite3_finalize(q);
