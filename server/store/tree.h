@@ -8,7 +8,7 @@
  * 2^CAIRN_TREE_LOW leaves and more, one row each (audit_tree: the size at
  * its end, level, hash: an append's nodes go to the rightmost page); a node below that level is computed when read from the at most
  * 2^(CAIRN_TREE_LOW - 1) bodies it covers, so the tree costs about
- * 2^-CAIRN_TREE_LOW of a row per leaf (bench/results/merkle.md). The
+ * 2^-(CAIRN_TREE_LOW - 1) of a row per leaf (bench/results/merkle.md). The
  * tree's size is the chain's; while it lags behind (a build under way, or
  * the tree off) it is meta audit_tree_size. Every head signed is a row of
  * audit_sth.

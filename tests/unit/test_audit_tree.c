@@ -245,7 +245,7 @@ static void test_heads_and_proofs(void **state) {
                    CAIRN_EINVAL);
   assert_non_null(strstr(err.text, "\"start\": leaf 100 is past the newest signed tree head"));
   cairn__tree_reader_close(r);
-  /* nodes stored: only levels >= CAIRN_TREE_LOW, one per 2^LOW leaves or so */
+  /* nodes stored: only levels >= CAIRN_TREE_LOW, about one per 2^(LOW - 1) leaves */
   char sql[200];
   snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM audit_tree WHERE level < %d", CAIRN_TREE_LOW);
   assert_int_equal(sql_int(f->db, sql), 0);
