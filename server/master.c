@@ -314,9 +314,12 @@ void cairn_master_delete(cairn_master *m) {
   cairn__stats_stop(m); /* after HTTP: no request reads the standings */
   if (m->reaper_running)
     pthread_join(m->reaper, NULL);
-  cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
-  cairn__tree_reader_close(m->audit); /* after HTTP: no request reads the log */
+  /* after HTTP (no request reads the log), before the store: its writer,
+   * the last connection to close, folds the WAL back into the database */
+  cairn__tree_reader_close(m->audit);
   cairn__tree_reader_close(m->audit_own);
+  m->audit = m->audit_own = NULL;
+  cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
   cairn__waiters_destroy(m->waiters); /* after every thread that wakes them */
   cairn__slow_destroy(m->slow);        /* stopped with the HTTP daemon */
   cairn__conns_destroy(m->conns);      /* every connection closed with the daemon */
