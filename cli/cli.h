@@ -26,10 +26,13 @@ struct json_t;
 int cairn__cli_fetch_outputs(struct cairn__http *h, long long job, struct json_t *tasks,
                             const char *dir);
 int cairn__cmd_volunteers(int argc, char **argv);
-/* cairn stats [--limit N] [--page P] [--json]: GET /v1/stats as tables (cmd_stats.c). */
+/* cairn stats [--limit N] [--page P] [--json]: GET /v1/stats as tables; cairn
+ * stats export [--db PATH [--out DIR]]: the XML statistics (cmd_stats.c). */
 int cairn__cmd_stats(int argc, char **argv);
-/* cairn team V NAME | --none: a volunteer's team (cmd_stats.c). */
+/* cairn team create|join|leave|rename|show: teams of accounts (cmd_team.c);
+ * cairn team V NAME | --none: a volunteer's own team (cmd_stats.c). */
 int cairn__cmd_team(int argc, char **argv);
+int cairn__cmd_team_volunteer(int argc, char **argv);
 /* cairn account create NAME EMAIL | login EMAIL | show ID (cmd_account.c). */
 int cairn__cmd_account(int argc, char **argv);
 int cairn__cmd_audit(int argc, char **argv);

@@ -169,3 +169,39 @@ int cairn__client_upload(cairn__http *h, const char *path, const char *what, cha
   cairn__buf_free(&body);
   return rc;
 }
+
+const char *cairn__cli_take_opt(int *argc, char **argv, const char *name) {
+  for (int i = 1; i + 1 < *argc; i++)
+    if (strcmp(argv[i], name) == 0) {
+      const char *v = argv[i + 1];
+      memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 1) * sizeof *argv);
+      *argc -= 2;
+      return v;
+    }
+  return NULL;
+}
+
+int cairn__cli_first_line(FILE *f, char *out, size_t cap) {
+  if (!f || !fgets(out, (int)cap, f))
+    return -1;
+  size_t n = strcspn(out, "\r\n");
+  if (n == strlen(out) && n == cap - 1)
+    return -1; /* longer than cap allows */
+  out[n] = '\0';
+  return 0;
+}
+
+int cairn__cli_account_key(int *argc, char **argv, char *buf, size_t cap, const char **key) {
+  *key = cairn__cli_take_opt(argc, argv, "--account-key");
+  const char *file = cairn__cli_take_opt(argc, argv, "--account-key-file");
+  if (!file)
+    return 0;
+  FILE *f = fopen(file, "r");
+  int rc = cairn__cli_first_line(f, buf, cap);
+  if (f)
+    fclose(f);
+  if (rc)
+    return cairn__cli_fail("--account-key-file: %s holds no key on its first line", file);
+  *key = buf;
+  return 0;
+}

@@ -4,6 +4,7 @@
 #define CAIRN_CLI_CLIENT_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 #include "worker/transport.h"
 
@@ -42,6 +43,16 @@ int cairn__client_upload(cairn__http *h, const char *path, const char *what, cha
  * (CAIRN_TASKS_PAGE_MAX tasks a request, "after" the last page's "next")
  * gathered into one {"tasks": [...]}. NULL after printing an error. */
 json_t *cairn__client_job_tasks(cairn__http *h, long long job);
+
+/* The value of option name (removed from argv with it), or NULL. */
+const char *cairn__cli_take_opt(int *argc, char **argv, const char *name);
+/* The first line of f (without its end) into out (cap bytes): 0, or -1
+ * when there is none or it is longer. */
+int cairn__cli_first_line(FILE *f, char *out, size_t cap);
+/* An account's key from --account-key KEY or --account-key-file PATH (both
+ * removed from argv), into *key (buf holds a file's); *key NULL when
+ * neither. 0, or 1 after printing why. */
+int cairn__cli_account_key(int *argc, char **argv, char *buf, size_t cap, const char **key);
 
 /* cairn status JOB TASK (cmd_task.c): task TASK (its id in the job file) of
  * job, its limits and attempts. Returns the exit status. */

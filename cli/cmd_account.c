@@ -23,33 +23,10 @@ static const char usage[] =
   "the admin token or the account's own key. Give the key to your workers:\n"
   "cairn-worker --account-key-file PATH.";
 
-/* The first line of f (without its end) into out: 0, or -1 when none. */
-static int first_line(FILE *f, char *out, size_t cap) {
-  if (!f || !fgets(out, (int)cap, f))
-    return -1;
-  size_t n = strcspn(out, "\r\n");
-  if (n == strlen(out) && n == cap - 1)
-    return -1; /* longer than the most a password may be */
-  out[n] = '\0';
-  return 0;
-}
-
-/* The value of option name (removed from argv with it), or NULL. */
-static const char *take_opt(int *argc, char **argv, const char *name) {
-  for (int i = 1; i + 1 < *argc; i++)
-    if (strcmp(argv[i], name) == 0) {
-      const char *v = argv[i + 1];
-      memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 1) * sizeof *argv);
-      *argc -= 2;
-      return v;
-    }
-  return NULL;
-}
-
 /* The password: --password-file's first line, or stdin's. */
 static int password(const char *file, char *out, size_t cap) {
   FILE *f = file ? fopen(file, "r") : stdin;
-  int rc = first_line(f, out, cap);
+  int rc = cairn__cli_first_line(f, out, cap);
   if (f && f != stdin)
     fclose(f);
   if (rc)
@@ -83,6 +60,10 @@ static void print_account(json_t *a) {
   printf("account %lld: %s%s%s%s\n", (long long)json_integer_value(json_object_get(a, "id")),
          cairn__termsafe(json_string_value(json_object_get(a, "name")), name, sizeof name),
          e ? " <" : "", e ? cairn__termsafe(e, email, sizeof email) : "", e ? ">" : "");
+  json_t *t = json_object_get(a, "team");
+  if (json_is_object(t))
+    printf("team %lld: %s\n", (long long)json_integer_value(json_object_get(t, "id")),
+           cairn__termsafe(json_string_value(json_object_get(t, "name")), email, sizeof email));
   printf("credit %.2f, CPU seconds %.2f, %lld results, recent average %.2f a day\n",
          json_number_value(json_object_get(a, "credit")),
          json_number_value(json_object_get(a, "cpu_seconds")),
@@ -110,20 +91,12 @@ int cairn__cmd_account(int argc, char **argv) {
     puts(usage);
     return argc < 2;
   }
-  const char *pwfile = take_opt(&argc, argv, "--password-file");
-  const char *invitation = take_opt(&argc, argv, "--invitation");
-  const char *key = take_opt(&argc, argv, "--account-key");
-  const char *keyfile = take_opt(&argc, argv, "--account-key-file");
+  const char *pwfile = cairn__cli_take_opt(&argc, argv, "--password-file");
+  const char *invitation = cairn__cli_take_opt(&argc, argv, "--invitation");
+  const char *key = NULL;
   char keybuf[256], pw[1030];
-  if (keyfile) {
-    FILE *f = fopen(keyfile, "r");
-    int rc = first_line(f, keybuf, sizeof keybuf);
-    if (f)
-      fclose(f);
-    if (rc)
-      return cairn__cli_fail("--account-key-file: %s holds no key on its first line", keyfile);
-    key = keybuf;
-  }
+  if (cairn__cli_account_key(&argc, argv, keybuf, sizeof keybuf, &key))
+    return 1;
   cairn__client_opts o = {0};
   if (cairn__client_parse(&argc, argv, &o))
     return 1;

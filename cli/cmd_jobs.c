@@ -131,6 +131,41 @@ static void print_unfit(json_t *j) {
          (long long)json_integer_value(json_object_get(lo, "disk_mib")));
 }
 
+/* A job's categories (docs/jobs.md, "Automatic sizes"), when one of them
+ * sizes its tasks itself or was measured: tasks, the largest peaks of
+ * their successful runs, and what an automatic task of it asks now. */
+static void print_categories(json_t *j) {
+  json_t *cats = json_object_get(j, "categories"), *k;
+  size_t i;
+  int any = 0;
+  json_array_foreach(cats, i, k) any |= json_is_true(json_object_get(k, "measured")) ||
+                                        json_integer_value(json_object_get(k, "auto")) > 0;
+  if (!any)
+    return;
+  printf("CATEGORY         TASKS  AUTO PEAK_MIB DISK_MIB CPU/WALL SIZE\n");
+  json_array_foreach(cats, i, k) {
+    char label[CAIRN_TERMSAFE_NAME], peak[24] = "-", disk[24] = "-", ratio[24] = "-", size[96];
+    const char *l = json_string_value(json_object_get(k, "category"));
+    json_t *z = json_object_get(k, "size");
+    if (json_is_true(json_object_get(k, "measured"))) {
+      snprintf(peak, sizeof peak, "%lld", (long long)json_integer_value(json_object_get(k, "memory_mib")));
+      snprintf(disk, sizeof disk, "%lld", (long long)json_integer_value(json_object_get(k, "disk_mib")));
+      snprintf(ratio, sizeof ratio, "%.2f", json_number_value(json_object_get(k, "cpu_ratio")));
+    }
+    if (json_is_object(z))
+      snprintf(size, sizeof size, "%lld cores, %lld MiB memory, %lld MiB disk",
+               (long long)json_integer_value(json_object_get(z, "cores")),
+               (long long)json_integer_value(json_object_get(z, "memory_mib")),
+               (long long)json_integer_value(json_object_get(z, "disk_mib")));
+    else
+      snprintf(size, sizeof size, "%s", json_is_string(z) ? "a worker's whole offer" : "-");
+    printf("%-16s %5lld %5lld %8s %8s %8s %s\n",
+           l && *l ? cairn__termsafe(l, label, sizeof label) : "(job)",
+           (long long)json_integer_value(json_object_get(k, "tasks")),
+           (long long)json_integer_value(json_object_get(k, "auto")), peak, disk, ratio, size);
+  }
+}
+
 /* One job's input distribution: bytes by source, and per broadcast file
  * how many of its workers hold it and the plan in force. */
 static void print_distribution(json_t *j) {
@@ -179,10 +214,12 @@ int cairn__cmd_status(int argc, char **argv) {
   cairn__client_opts o = {0};
   if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn status [JOB [TASK]]\nLists the jobs with their task counts by state, one job\n"
-         "with the tasks that fit no worker (unfit) and its input distribution (bytes\n"
-         "served, broadcast files, plan), or one task (its id in the job file) with its\n"
-         "limits and each attempt: volunteer, index, lease, exit status and reason (wall,\n"
-         "cpu, memory, disk, output, signal N, exit N).");
+         "with the tasks that fit no worker (unfit), its categories' measured peaks and\n"
+         "automatic sizes, and its input distribution (bytes served, broadcast files,\n"
+         "plan), or one task (its id in the job file) with its limits and sizing and each\n"
+         "attempt: volunteer, index, lease, exit status, CPU and wall time, peak memory\n"
+         "and disk, the memory limit it was sized to, and reason (wall, cpu, memory, disk,\n"
+         "output, signal N, exit N; a retry at a larger size is said after it).");
     return 0;
   }
   if (cairn__client_parse(&argc, argv, &o))
@@ -211,6 +248,7 @@ int cairn__cmd_status(int argc, char **argv) {
     if (id) {
       print_counts(resp);
       print_unfit(resp);
+      print_categories(resp);
       print_distribution(resp);
     } else {
       size_t i;

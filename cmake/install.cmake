@@ -51,7 +51,8 @@ endfunction()
 
 cairn_add_shared_library(cairn_master_shared cairn-master master master.h worker.h
   OBJECTS cairn_master_obj cairn_plan_obj cairn_common_obj
-  DEPENDS PkgConfig::JANSSON PkgConfig::MHD PkgConfig::SQLITE PkgConfig::SODIUM Threads::Threads m)
+  DEPENDS PkgConfig::JANSSON PkgConfig::MHD PkgConfig::SQLITE PkgConfig::SODIUM PkgConfig::ZLIB
+          Threads::Threads m)
 cairn_add_shared_library(cairn_worker_shared cairn-worker worker worker.h master.h
   OBJECTS cairn_worker_obj cairn_common_obj
   DEPENDS PkgConfig::JANSSON PkgConfig::CURL PkgConfig::MHD PkgConfig::SODIUM Threads::Threads m)

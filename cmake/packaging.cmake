@@ -5,6 +5,9 @@
 #   cairn-worker   /usr/bin/cairn-worker, cairn-worker.service,
 #                  /etc/cairn/worker.conf (conffile)
 #   cairn-cli      /usr/bin/cairn
+#   python3-cairn  the cairn Python package in /usr/lib/python3/dist-packages,
+#                  the Snakemake profile in /usr/share/cairn/snakemake/cairn
+#                  (Architecture: all)
 #
 # made by `cpack -G DEB` from the install components of cmake/install.cmake,
 # their dependencies found by dpkg-shlibdeps. Configure with
@@ -33,6 +36,8 @@ if(CAIRN_PACKAGING)
     COMPONENT server)
   install(FILES ${CMAKE_SOURCE_DIR}/docs/cli.md ${CMAKE_SOURCE_DIR}/docs/launch.md
     DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/cairn-cli COMPONENT cli)
+  install(FILES ${CMAKE_SOURCE_DIR}/docs/python.md
+    DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/python3-cairn COMPONENT python)
 endif()
 
 set(CPACK_PACKAGE_NAME cairn)
@@ -41,7 +46,7 @@ set(CPACK_PACKAGE_CONTACT "${CAIRN_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-set(CPACK_COMPONENTS_ALL server worker cli)
+set(CPACK_COMPONENTS_ALL server worker cli python)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -52,6 +57,7 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_SERVER_PACKAGE_NAME cairn-server)
 set(CPACK_DEBIAN_WORKER_PACKAGE_NAME cairn-worker)
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME cairn-cli)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-cairn)
 set(CPACK_COMPONENT_SERVER_DESCRIPTION "Cairn master: the cairn-server daemon
 Hands out the tasks of DAG jobs to cairn-worker processes over HTTP(S) and
 keeps jobs, results and volunteers in SQLite. Runs as cairn-server.service,
@@ -62,8 +68,24 @@ cairn-worker.service, configured in /etc/cairn/worker.conf.")
 set(CPACK_COMPONENT_CLI_DESCRIPTION "Cairn command line: the cairn command
 Submits and watches jobs, reads results, manages invitations and launches
 pools of workers (cairn launch local|ssh|condor).")
-set(CPACK_DEBIAN_SERVER_PACKAGE_SUGGESTS "cairn-cli, cairn-worker")
-set(CPACK_DEBIAN_WORKER_PACKAGE_SUGGESTS "cairn-cli")
+set(CPACK_COMPONENT_PYTHON_DESCRIPTION "Cairn from Python: the cairn package and a Snakemake profile
+Submits and watches jobs of a Cairn master (cairn.Client, cairn.Job), runs
+Python calls on Cairn workers (cairn.Executor, a concurrent.futures
+Executor), and runs Snakemake workflows on them (/usr/share/cairn/snakemake/cairn).")
+set(CPACK_DEBIAN_SERVER_PACKAGE_SUGGESTS "cairn-cli, cairn-worker, python3-cairn")
+# python3 runs /usr/bin/cairn-app-python (the runner of cairn.Executor's
+# calls); a worker without Python still runs every other app
+set(CPACK_DEBIAN_WORKER_PACKAGE_RECOMMENDS "python3")
+set(CPACK_DEBIAN_WORKER_PACKAGE_SUGGESTS "cairn-cli, python3-cloudpickle")
+# pure Python: no libraries for dpkg-shlibdeps to find
+set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3 (>= 3.9)")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SUGGESTS "python3-cloudpickle, snakemake")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/packaging/debian/python/postinst
+    ${CMAKE_SOURCE_DIR}/packaging/debian/python/prerm)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # the sandbox program apps run in (docs/security.md, "The task sandbox"),
 # besides the libraries dpkg-shlibdeps finds
 set(CPACK_DEBIAN_WORKER_PACKAGE_DEPENDS "bubblewrap")

@@ -12,6 +12,7 @@ void cairn__logger_init(cairn__logger *lg, cairn_log_level level, cairn_log_fn f
   lg->level = level == CAIRN_LOG_DEFAULT ? CAIRN_LOG_WARN : level;
   lg->fn = fn;
   lg->userdata = userdata;
+  lg->label = NULL;
 }
 
 const char *cairn__log_level_name(cairn_log_level l) {
@@ -42,6 +43,8 @@ void cairn__log(const cairn__logger *lg, cairn_log_level l, const char *fmt, ...
   int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02dZ %s: ",
                    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                    tm.tm_min, tm.tm_sec, cairn__log_level_name(l));
+  if (lg && lg->label && n > 0 && (size_t)n < sizeof line)
+    n += snprintf(line + n, sizeof line - (size_t)n, "[%.200s] ", lg->label);
   va_list ap;
   va_start(ap, fmt);
   if (n > 0 && (size_t)n < sizeof line)

@@ -15,10 +15,12 @@ typedef struct cairn__logger {
   cairn_log_level level; /* lines above it are dropped; never CAIRN_LOG_DEFAULT */
   cairn_log_fn fn;       /* NULL: standard error */
   void *userdata;
+  const char *label;     /* borrowed; set: each line says "[label] " after its level
+                            (a worker's project, docs/worker.md); NULL: none */
 } cairn__logger;
 
 /* A logger at level (CAIRN_LOG_DEFAULT: warn) writing through fn (NULL:
- * standard error). */
+ * standard error), without a label. */
 void cairn__logger_init(cairn__logger *lg, cairn_log_level level, cairn_log_fn fn, void *userdata);
 /* Non-zero when a line of level l would be written. */
 int cairn__log_enabled(const cairn__logger *lg, cairn_log_level l);

@@ -102,13 +102,18 @@ enum {
    * their apps last reported it (docs/worker.md, "Checkpoints and
    * progress"): {"INDEX": FRACTION, ...}, FRACTION from 0 to 1 */
   CAIRN_FEAT_PROGRESS = 1u << 18,
+  /* "usage": a result's "usage", what the worker measured of the run (its
+   * peak resident memory, the peak disk of its task directory, its wall
+   * time: common/autosize.h, cairn__usage_parse), for the tasks that size
+   * themselves (docs/jobs.md, "Automatic sizes") */
+  CAIRN_FEAT_USAGE = 1u << 19,
 };
 #define CAIRN_REPORT_FIELD_COUNT 11
-#define CAIRN_FEATURE_COUNT 19
+#define CAIRN_FEATURE_COUNT 20
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
    "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks", "peer_max", "kept_chunks", \
-   "progress"}
+   "progress", "usage"}
 /* "peer_max": 1 to CAIRN_MAX_PEER_MAX files sent at once; a worker that
  * does not say it (an older one) is taken to send CAIRN_DEFAULT_PEER_MAX,
  * the worker's default --peer-max. */
@@ -123,7 +128,7 @@ enum {
 /* The result body's fields. */
 #define CAIRN_RESULT_FIELDS                                                              \
   (CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS | CAIRN_FEAT_CPU | CAIRN_FEAT_KEEP | \
-   CAIRN_FEAT_KEPT_CHUNKS)
+   CAIRN_FEAT_KEPT_CHUNKS | CAIRN_FEAT_USAGE)
 /* "wait" (a POST /v1/work body's own field, like "apps", not part of the
  * report): the milliseconds, 0 to CAIRN_MAX_WAIT_MS, the master may hold
  * the request when it has no task for the volunteer (docs/protocol.md). */

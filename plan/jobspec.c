@@ -44,6 +44,8 @@ void cairn__jobspec_free(cairn__jobspec *j) {
     cairn__output_specs_free(&j->tasks[i].outputs);
   }
   cairn__task_run_free(&j->defaults);
+  for (uint32_t i = 0; i < j->ncategories; i++)
+    free(j->categories[i]);
   free(j->tasks);
   cairn__dag_free(j->dag);
   free(j);
@@ -231,10 +233,67 @@ static int add_rclass(cairn__jobspec *j, const cairn__resources *r, cairn__jobsp
   return 0;
 }
 
+/* The index of category label in j (added when new). O(categories). */
+static int category_of(cairn__jobspec *j, const char *label, const char *where,
+                       cairn_error *err) {
+  uint32_t k = 0;
+  while (k < j->ncategories && strcmp(j->categories[k], label) != 0)
+    k++;
+  if (k == CAIRN_MAX_CATEGORIES) {
+    cairn__error_set(err, CAIRN_EINVAL, "%s: a job may have at most %d categories", where,
+                    CAIRN_MAX_CATEGORIES - 1);
+    return -1;
+  }
+  if (k == j->ncategories) {
+    if (!(j->categories[k] = dupstr(label))) {
+      cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+      return -1;
+    }
+    j->ncategories++;
+  }
+  return (int)k;
+}
+
+/* Reads obj's sizing (docs/jobs.md, "Automatic sizes") on top of *sizing
+ * and *category: "resources" "auto" (an object clears CAIRN_SIZE_AUTO),
+ * "retry_larger" (true or false) and "category" (a label). 0, or -1 with
+ * err naming where and the field. */
+static int parse_sizing(cairn__jobspec *j, json_t *obj, const char *where, uint8_t *sizing,
+                        uint8_t *category, cairn_error *err) {
+  json_t *res = json_object_get(obj, "resources"), *retry = json_object_get(obj, "retry_larger");
+  json_t *cat = json_object_get(obj, "category");
+  if (res && json_is_string(res) && strcmp(json_string_value(res), "auto") == 0)
+    *sizing |= CAIRN_SIZE_AUTO;
+  else if (res && !json_is_object(res)) {
+    cairn__error_set(err, CAIRN_EINVAL, "%s: \"resources\" must be \"auto\" or an object with "
+                    "\"cores\", \"memory_mib\" and/or \"disk_mib\"", where);
+    return -1;
+  } else if (res)
+    *sizing &= (uint8_t)~CAIRN_SIZE_AUTO;
+  if (retry && !json_is_boolean(retry)) {
+    cairn__error_set(err, CAIRN_EINVAL, "%s: \"retry_larger\" must be true or false", where);
+    return -1;
+  }
+  if (retry)
+    *sizing = json_is_true(retry) ? (uint8_t)(*sizing | CAIRN_SIZE_RETRY_LARGER)
+                                  : (uint8_t)(*sizing & ~CAIRN_SIZE_RETRY_LARGER);
+  if (cat && (!json_is_string(cat) || !cairn__category_valid(json_string_value(cat)))) {
+    cairn__error_set(err, CAIRN_EINVAL, "%s: \"category\" must be 1 to %d printable ASCII "
+                    "characters", where, CAIRN_MAX_CATEGORY_LEN);
+    return -1;
+  }
+  int k = cat ? category_of(j, json_string_value(cat), where, err) : *category;
+  if (k < 0)
+    return -1;
+  *category = (uint8_t)k;
+  return 0;
+}
+
 static int parse_task(cairn__jobspec *j, json_t *t, size_t i, const cairn__output_patterns *deflt,
                       cairn_error *err) {
   static const char *const keys[] = {"id", "args", "inputs", "after", "resources", "limits",
-                                     "env", "stdin", "network", "outputs", NULL};
+                                     "env", "stdin", "network", "outputs", "category",
+                                     "retry_larger", NULL};
   char where[64];
   snprintf(where, sizeof where, "tasks[%zu]", i);
   if (!json_is_object(t)) {
@@ -321,8 +380,15 @@ static int parse_task(cairn__jobspec *j, json_t *t, size_t i, const cairn__outpu
   }
   cairn__resources res = j->resources;
   json_t *rv = json_object_get(t, "resources");
-  if (rv && cairn__resources_parse(rv, &j->resources, &res, tw, err) != CAIRN_OK)
+  jt->sizing = j->def_sizing;
+  jt->category = j->def_category;
+  if (parse_sizing(j, t, tw, &jt->sizing, &jt->category, err))
     return -1;
+  if (rv && !(jt->sizing & CAIRN_SIZE_AUTO) &&
+      cairn__resources_parse(rv, &j->resources, &res, tw, err) != CAIRN_OK)
+    return -1;
+  if (jt->sizing & CAIRN_SIZE_AUTO)
+    res = CAIRN_RESOURCES_DEFAULT; /* its class: the least it can ask (the master sizes it) */
   if (add_rclass(j, &res, jt, err))
     return -1;
   json_t *outs = json_object_get(t, "outputs");
@@ -485,7 +551,8 @@ cairn__jobspec *cairn__jobspec_parse(const char *text, size_t len, cairn__jobspe
   static const char *const keys[] = {"name", "app", "app_version", "policy", "replication", "quorum",
                                      "lease_seconds", "max_attempts", "priority", "files", "tasks",
                                      "resources", "limits", "env", "stdin", "network", "outputs",
-                                     "validator", "adaptive", "keep", NULL};
+                                     "validator", "adaptive", "keep", "category", "retry_larger",
+                                     NULL};
   cairn__output_patterns deflt = {0};
   json_error_t jerr;
   cairn__jobspec *j = NULL;
@@ -521,7 +588,11 @@ cairn__jobspec *cairn__jobspec_parse(const char *text, size_t len, cairn__jobspe
     goto fail;
   j->resources = CAIRN_RESOURCES_DEFAULT;
   json_t *jres = json_object_get(root, "resources");
-  if (jres && cairn__resources_parse(jres, &j->resources, &j->resources, "job", err) != CAIRN_OK)
+  if (category_of(j, "", "job", err) < 0 ||
+      parse_sizing(j, root, "job", &j->def_sizing, &j->def_category, err))
+    goto fail;
+  if (jres && !(j->def_sizing & CAIRN_SIZE_AUTO) &&
+      cairn__resources_parse(jres, &j->resources, &j->resources, "job", err) != CAIRN_OK)
     goto fail;
   if (!j->name && !(j->name = dupstr("job")))
     goto nomem;

@@ -16,6 +16,7 @@
 /* Distinct resource requests one job may make (docs/jobs.md): the master
  * keeps one entry per request, so that a job's "unfit" count is O(this). */
 #define CAIRN_MAX_RESOURCE_CLASSES 64
+#include "common/autosize.h"
 #include "common/taskrun.h"
 #include "common/outputs.h"
 #include "plan/validator.h"
@@ -41,6 +42,8 @@ typedef struct cairn__jobspec_task {
   uint32_t *inputs;  /* indices into files */
   uint32_t ninputs;
   uint8_t rclass;    /* its request: the job's rclasses[rclass] */
+  uint8_t sizing;    /* CAIRN_SIZE_AUTO ("resources": "auto"), CAIRN_SIZE_RETRY_LARGER */
+  uint8_t category;  /* its category: the job's categories[category] */
   cairn__task_run run;  /* the job's "limits", "env", "stdin" with the task's on top */
   cairn__jobspec_pin *pins; /* parents' output files it reads, in "inputs" order */
   uint32_t npins;
@@ -69,6 +72,13 @@ typedef struct cairn__jobspec {
   cairn__resources rclasses[CAIRN_MAX_RESOURCE_CLASSES]; /* the distinct requests, in order of */
   uint32_t nrclasses;         /* first use by a task (at least one) */
   cairn__task_run defaults; /* the job-wide "limits", "env", "stdin" */
+  /* tasks that size themselves (common/autosize.h): the distinct category
+   * labels in order of first use, [0] being "" (the job itself: tasks
+   * that neither they nor the job give a "category"); owned */
+  char *categories[CAIRN_MAX_CATEGORIES];
+  uint32_t ncategories;
+  uint8_t def_sizing, def_category; /* the job-wide "resources": "auto",
+                                     * "retry_larger" and "category" */
 } cairn__jobspec;
 
 typedef enum {

@@ -3,12 +3,15 @@
 # volunteer project would: the operator makes the project's key pair and
 # signs and publishes the app (cairn app keygen, cairn app publish) to a
 # fresh cairn-server on an ephemeral loopback port started with that
-# --app-key; 4 volunteers join with one command and the project's public
-# key alone (cairn-worker --project-key), each fetching and verifying the
-# signed app; the edit distance of two strings is computed block by block
+# --app-key; two people make accounts (cairn account create) and one of
+# them a team of accounts (cairn team create) that the other joins; 4
+# volunteers join with one command, the project's public key and an account
+# key (cairn-worker --project-key --account-key-file), each fetching and
+# verifying the signed app; the edit distance of two strings is computed block by block
 # (an evolving-mesh dag of 120 tasks, each reading its parents' outputs) and
 # checked against a direct computation, each task in its worker's
-# bubblewrap sandbox. Stops everything it started; with KEEP=1 in the environment
+# bubblewrap sandbox; the accounts' credit and their team's show on the
+# project's public pages' data (GET /v1/public/top). Stops everything it started; with KEEP=1 in the environment
 # (make demo KEEP=1) the server keeps running after the check, and the demo
 # prints the dashboard's URL, the admin token and how to stop it.
 set -eu
@@ -37,12 +40,27 @@ export CAIRN_SERVER=$URL
 echo "server:   $URL   (dashboard: $URL/  metrics: $URL/metrics)"
 "$BIN/cairn" app publish editdist 1.0 "$BIN/cairn-app-editdist" --key "$WORK/project.key" \
   | sed 's/^/operator: /'
+umask 077
+for who in ada bob; do
+  echo "correct horse battery $who" > "$who.password"
+  "$BIN/cairn" account create "$who" "$who@example.org" --password-file "$who.password" \
+    > "$who.key" 2> "$who.made"
+  ACCOUNT=$(sed -n 's/^account \([0-9]*\).*/\1/p' "$who.made")
+  echo "people:   $who made account $ACCOUNT (cairn account create; its key in $who.key, mode 0600)"
+  eval "${who}_id=$ACCOUNT"
+done
+TEAM=$("$BIN/cairn" team create "Demo Owls" --account-key-file ada.key 2>/dev/null)
+"$BIN/cairn" team join "$bob_id" "$TEAM" --account-key-file bob.key > /dev/null
+echo "people:   ada made team $TEAM, Demo Owls (cairn team create); bob joined it"
 for i in 1 2 3 4; do
+  who=$([ "$i" -le 2 ] && echo ada || echo bob)
   "$BIN/cairn-worker" --server "$URL" --name "demo-$i" --project-key "$PUBKEY" \
-    --dir "$WORK/worker-$i" --exit-when-idle 30 --log-level info > "worker-$i.log" 2>&1 &
+    --account-key-file "$who.key" --dir "$WORK/worker-$i" --exit-when-idle 30 \
+    --log-level info > "worker-$i.log" 2>&1 &
   pids+=($!)
 done
-echo "workers:  4 volunteers (cairn-worker --server URL --project-key PUBKEY: no app installed)"
+echo "workers:  4 volunteers, 2 each for ada and bob (cairn-worker --server URL --project-key PUBKEY"
+echo "          --account-key-file KEY: no app installed)"
 
 "$BIN/cairn-app-editdist" --make-strings 300 250 2024 > strings.txt
 "$BIN/cairn-app-editdist" --make-job strings.txt 25 > job.json
@@ -58,6 +76,12 @@ verified=$(grep -l "app editdist 1.0 for .*: fetched and verified" worker-*.log 
 echo "apps:     $verified of 4 volunteers fetched editdist 1.0 and verified its signature"
 sandboxed=$(grep -l "run in a bubblewrap sandbox" worker-*.log | wc -l)
 echo "sandbox:  $sandboxed of 4 volunteers ran each task in a bubblewrap sandbox"
+for who in ada bob; do
+  eval "id=\$${who}_id"
+  "$BIN/cairn" account show "$id" --account-key-file "$who.key" | sed "s/^/$who:      /"
+done
+"$BIN/cairn" team show "$TEAM" | sed 's/^/team:     /'
+echo "pages:    $URL/project/ (home, leaderboards, accounts, teams, sign-up)"
 
 got=$("$BIN/cairn" results "$JOB" | awk -F'\t' '$1 == "11,9" { print $5 }' | sed 's/\\n.*//' | awk '{ print $NF }')
 want=$("$BIN/cairn-app-editdist" --direct strings.txt)

@@ -5,7 +5,7 @@
 #
 #   build     compile everything in build/: the compiler, cmake, pkg-config,
 #             the libraries (libmicrohttpd, jansson, libcurl, SQLite,
-#             libsodium) and cmocka, which configuring with the tests
+#             libsodium, zlib: the statistics exports' gzip) and cmocka, which configuring with the tests
 #             (BUILD_TESTING, on by default) requires, and bubblewrap
 #             (bwrap), the sandbox cairn-worker runs program apps in
 #             (docs/security.md). make demo needs no more: scripts/demo.sh
@@ -16,13 +16,20 @@
 #             sqlite3, curl, jq and openssl commands, ssh and sshd, Slurm and
 #             munge, chromium, node and npm and the browser test's
 #             playwright-core (npm ci from tests/browser/package-lock.json),
-#             dpkg-dev and file (the .deb packaging test).
+#             dpkg-dev and file (the .deb packaging test), libxml2-dev (the
+#             XML statistics test parses the exports as a statistics site
+#             would), and the Python package's tests (python/tests/, run by
+#             /usr/bin/python3): python3-pytest, python3-cloudpickle (the
+#             Executor's functions by value), python3-pip (its offline `pip
+#             install`) and snakemake (the profile's workflow).
 #   fuzz      build, plus clang and its libFuzzer runtime (make fuzz).
-#   bench     build, plus curl, jq, sqlite3 and iproute2 (ip, tc): the
-#             benchmarks' scripts (bench/distribution.sh, bench/dataflow.sh,
-#             bench/soak.sh).
+#   bench     build, plus curl, jq, sqlite3, iproute2 (ip, tc) and time
+#             (/usr/bin/time, a process's peak memory): the benchmarks'
+#             scripts (bench/distribution.sh, bench/dataflow.sh,
+#             bench/soak.sh, bench/statsexport.sh).
 #   packages  build, plus dpkg-dev and file (make packages: cpack's DEB
-#             generator and dpkg-shlibdeps).
+#             generator and dpkg-shlibdeps). python3-cairn is made of the
+#             package's files as they are: building it runs no Python.
 #
 # Several purposes may be named at once (one apt-get for all). Without a
 # PURPOSE it installs for every purpose. --dry-run prints what would be
@@ -31,11 +38,12 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 build_pkgs="build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev
-            libsqlite3-dev libsodium-dev libjansson-dev libcmocka-dev bubblewrap"
+            libsqlite3-dev libsodium-dev libjansson-dev zlib1g-dev libcmocka-dev bubblewrap"
 test_pkgs="bubblewrap sqlite3 curl jq openssl ca-certificates openssh-client openssh-server
-           slurm-wlm munge chromium dpkg-dev file"
+           slurm-wlm munge chromium dpkg-dev file libxml2-dev python3-pytest
+           python3-cloudpickle python3-pip snakemake"
 fuzz_pkgs="clang libclang-rt-14-dev"
-bench_pkgs="curl jq sqlite3 iproute2"
+bench_pkgs="curl jq sqlite3 iproute2 time"
 packages_pkgs="dpkg-dev file"
 
 dry=0

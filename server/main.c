@@ -15,6 +15,7 @@
 #define MAX_JOB_WAITS 1024
 
 static cairn_master *g_master;
+static char *description; /* --project-description-file's text, until the master copies it */
 
 static void on_signal(int sig) {
   (void)sig;
@@ -37,6 +38,9 @@ static void usage(FILE *f) {
         "                    [--max-output-file-mib N] [--max-pending-upload-mib N]\n"
         "                    [--max-held-work N]\n"
         "                    [--max-job-waits N]\n"
+        "                    [--project-name NAME] [--project-description-file F]\n"
+        "                    [--public-jobs]\n"
+        "                    [--stats-dir DIR] [--stats-export-hours H]\n"
         "                    [--log-level error|warn|info|debug] [--help] [--version]\n"
         "\n"
         "  --db PATH            SQLite database (default cairn.db; created if missing)\n"
@@ -101,7 +105,17 @@ static void usage(FILE *f) {
         "                       (default on, with the trail)\n"
         "  --app-key KEY        the project's Ed25519 public key (base64, as cairn app\n"
         "                       keygen prints, or a file holding it): versions published\n"
-        "                       with cairn app publish must verify with it (docs/apps.md)\n",
+        "                       with cairn app publish must verify with it (docs/apps.md)\n"
+        "  --project-name NAME  the project's name on its public pages (default Cairn;\n"
+        "                       1 to 256 bytes of UTF-8 text)\n"
+        "  --project-description-file F   its description there: the text of F (UTF-8,\n"
+        "                       lines allowed, at most 16 KiB; default none)\n"
+        "  --public-jobs        the public pages list the jobs (name, state, tasks done);\n"
+        "                       default: only their totals\n"
+        "  --stats-dir DIR      folder of the XML statistics for statistics sites, served at\n"
+        "                       /stats/ (default DB.stats; docs/project.md)\n"
+        "  --stats-export-hours H   make them again every H hours (default 24; fractions\n"
+        "                       allowed; 0: only when asked, cairn stats export)\n",
         f);
 }
 
@@ -119,6 +133,27 @@ static int flag_number(const char *flag, const char *arg, long long lo, long lon
   }
   *out = n;
   return 0;
+}
+
+/* The text of --project-description-file (malloc'd), at most
+ * PROJECT_TEXT_MAX bytes; NULL with a message. The master checks it. */
+#define PROJECT_TEXT_MAX 16384
+static char *read_description(const char *path) {
+  FILE *f = fopen(path, "r");
+  char *text = f ? malloc(PROJECT_TEXT_MAX + 2) : NULL;
+  size_t n = text ? fread(text, 1, PROJECT_TEXT_MAX + 1, f) : 0;
+  int bad = !f || !text || ferror(f);
+  if (f)
+    fclose(f);
+  if (bad || n > PROJECT_TEXT_MAX || memchr(text, '\0', n)) {
+    fprintf(stderr, "cairn-server: --project-description-file %s: %s\n", path,
+            bad ? strerror(errno ? errno : EIO)
+                : n > PROJECT_TEXT_MAX ? "longer than 16 KiB" : "holds a NUL byte");
+    free(text);
+    return NULL;
+  }
+  text[n] = '\0';
+  return text;
 }
 
 int main(int argc, char **argv) {
@@ -157,6 +192,11 @@ int main(int argc, char **argv) {
     {"ban-slice", required_argument, NULL, 1001},
     {"audit-chain", required_argument, NULL, 'z'},
     {"audit-tree", required_argument, NULL, 1020},
+    {"project-name", required_argument, NULL, 1005},
+    {"project-description-file", required_argument, NULL, 1006},
+    {"public-jobs", no_argument, NULL, 1007},
+    {"stats-dir", required_argument, NULL, 1010},
+    {"stats-export-hours", required_argument, NULL, 1011},
     {NULL, 0, NULL, 0}};
   cairn_master_config cfg;
   cairn_master_config_init(&cfg);
@@ -304,6 +344,32 @@ int main(int argc, char **argv) {
     case 1004:
       cfg.app_key = optarg;
       break;
+    case 1005: cfg.project_name = optarg; break;
+    case 1006:
+      free(description);
+      if (!(description = read_description(optarg)))
+        return 2;
+      cfg.project_description = description;
+      break;
+    case 1007: cfg.public_jobs = 1; break;
+    case 1010:
+      if (!*optarg) {
+        fprintf(stderr, "cairn-server: --stats-dir needs a folder\n");
+        return 2;
+      }
+      cfg.stats_dir = optarg;
+      break;
+    case 1011: { /* 0: only when asked (the config's negative); at most a year */
+      char *end = NULL;
+      double h = strtod(optarg, &end);
+      if (!end || end == optarg || *end || !(h == 0 || (h >= 1.0 / 3600 && h <= 8760))) {
+        fprintf(stderr, "cairn-server: --stats-export-hours must be 0 (only when asked) or a "
+                "number of hours from 1/3600 (a second) to 8760\n");
+        return 2;
+      }
+      cfg.stats_export_hours = h > 0 ? h : -1;
+      break;
+    }
     case 1003: {
       long long n = 0;
       if (flag_number("max-pending-upload-mib", optarg, 1, 4LL * 1024 * 1024, &n))
@@ -346,6 +412,8 @@ int main(int argc, char **argv) {
   cfg.tls_key = tls_key;
   cairn_error err;
   g_master = cairn_master_create(&cfg, &err);
+  free(description); /* the master keeps a copy */
+  description = NULL;
   if (!g_master) {
     fprintf(stderr, "cairn-server: %s\n", err.text);
     return 1;

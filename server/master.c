@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include "plan/jobspec.h"
+#include "common/base64.h"
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/protocol.h"
 #include "common/appsig.h"
+#include "common/termsafe.h"
 #include "server/core/apps.h"
 #include "server/http/http.h"
 #include "server/store/chain.h"
@@ -124,6 +126,39 @@ static cairn_status load_admin_token(cairn_master *m, cairn_error *err) {
   return CAIRN_OK;
 }
 
+/* 1 when the n bytes of s are UTF-8 text (common/termsafe.h) with line
+ * ends and tabs. */
+static int text_lines(const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    size_t k = cairn__text_char(s + i, n - i);
+    if (!k && s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
+      return 0;
+    i += k ? k : 1;
+  }
+  return 1;
+}
+
+/* The public pages' project name and description: cfg's, checked and
+ * copied into m (docs/project.md). */
+static cairn_status project_text(cairn_master *m, const cairn_master_config *cfg,
+                                 cairn_error *err) {
+  const char *name = cfg->project_name ? cfg->project_name : "Cairn";
+  const char *text = cfg->project_description ? cfg->project_description : "";
+  size_t n = strlen(name), d = strlen(text);
+  if (n == 0 || n > 256 || !cairn__text_valid(name, n))
+    return cairn__error_set(err, CAIRN_EINVAL, "the project's name must be 1 to 256 bytes of "
+                            "UTF-8 text without control characters");
+  if (d > 16384 || !text_lines(text, d))
+    return cairn__error_set(err, CAIRN_EINVAL, "the project's description must be UTF-8 text "
+                            "(lines allowed, no other control characters) of at most 16 KiB");
+  m->project_name = strdup(name);
+  m->project_description = strdup(text);
+  m->cfg.project_name = m->cfg.project_description = NULL; /* use the copies */
+  if (!m->project_name || !m->project_description)
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+  return CAIRN_OK;
+}
+
 cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *err) {
   cairn_master *m = calloc(1, sizeof *m);
   if (!m) {
@@ -201,7 +236,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     goto fail;
   }
   fcntl(m->stop_pipe[1], F_SETFL, O_NONBLOCK);
-  if (load_admin_token(m, err) != CAIRN_OK)
+  if (project_text(m, cfg, err) != CAIRN_OK || load_admin_token(m, err) != CAIRN_OK)
     goto fail;
   m->core = cairn__core_open(m->db_path, cfg->durable, cfg->ataf_family, &m->log,
                              m->stop_pipe[1], err);
@@ -235,6 +270,7 @@ cairn_master *cairn_master_create(const cairn_master_config *cfg, cairn_error *e
     if (cairn__app_pubkey_load(cfg->app_key, pk, err) != CAIRN_OK)
       goto fail;
     cairn__core_set_app_key(m->core, pk);
+    cairn__base64_encode(pk, sizeof pk, m->app_key_b64);
   }
   /* a ban a stop interrupted is finished before serving, its steps chained */
   if (cairn__core_ban_resume(m->core, err) != CAIRN_OK)
@@ -266,6 +302,8 @@ static void *reaper(void *arg) {
 
 cairn_status cairn_master_start(cairn_master *m, cairn_error *err) {
   cairn_status st = m->standings ? CAIRN_OK : cairn__stats_start(m, err); /* before HTTP */
+  if (st == CAIRN_OK && !m->statsexport)
+    st = cairn__statsexport_start(m, err);
   if (st == CAIRN_OK)
     st = cairn__http_start(m, err);
   if (st != CAIRN_OK)
@@ -312,6 +350,7 @@ void cairn_master_delete(cairn_master *m) {
   cairn_master_stop(m);
   cairn__http_stop(m);
   cairn__stats_stop(m); /* after HTTP: no request reads the standings */
+  cairn__statsexport_stop(m); /* after HTTP: no request reads its state */
   if (m->reaper_running)
     pthread_join(m->reaper, NULL);
   /* after HTTP (no request reads the log), before the store: its writer,
@@ -334,6 +373,8 @@ void cairn_master_delete(cairn_master *m) {
   free(m->db_path);
   free(m->listen);
   free(m->web_dir);
+  free(m->project_name);
+  free(m->project_description);
   free(m);
 }
 

@@ -9,6 +9,12 @@
 // jobs of up to TASKS_MAX tasks, again every PROGRESS_MS while some run
 // (their progress moves without their states); beyond, a task's details
 // on a click.
+// The job's categories (docs/jobs.md, "Automatic sizes") are listed when
+// one is measured or sizes its tasks itself: the largest peaks of their
+// successful runs and what an automatic task asks now; a task's details
+// show how it is sized and, per attempt, what its worker measured (peak
+// memory and disk, wall time), the size it ran under and a retry at a
+// larger size.
 // The dag's tasks take the keyboard focus (Tab enters the dag, arrow keys
 // move, Enter or Space opens a task). "Download results" saves a ZIP of the
 // result listing, each done task's output and its output files.
@@ -39,6 +45,30 @@ async function allTasks(id) {
 const STATE = { w: "waiting", e: "eligible", r: "running", d: "done", f: "failed" };
 const NS = "http://www.w3.org/2000/svg";
 const COLORS = { waiting: "#ccc", eligible: "#f2c14e", running: "#4a90d9", done: "#3a7d44", failed: "#c0392b" };
+const mib = (bytes) => (bytes / 1048576).toFixed(1) + " MiB";
+// A category's row: label, tasks (automatic ones), peaks, size asked now.
+const categoryRow = (k) => el("tr", {}, el("td", {}, k.category || "(job)"), el("td", {}, `${k.tasks}${k.auto ? ` (${k.auto} auto)` : ""}`),
+  el("td", {}, k.measured ? `${k.memory_mib} MiB` : "-"), el("td", {}, k.measured ? `${k.disk_mib} MiB` : "-"),
+  el("td", {}, k.measured ? k.cpu_ratio.toFixed(2) : "-"),
+  el("td", {}, typeof k.size === "object" ? `${k.size.cores} cores, ${k.size.memory_mib} MiB memory, ${k.size.disk_mib} MiB disk`
+    : k.size === "whole" ? "a worker's whole offer" : "-"));
+// How a task is sized: "auto", or its request; its category, retry_larger, growth.
+const sizingOf = (t) => !t.resources ? null : el("p", { class: "sizing" }, "resources: ",
+  typeof t.resources === "string" ? "auto" : `${t.resources.cores} cores, ${t.resources.memory_mib} MiB memory, ${t.resources.disk_mib} MiB disk`,
+  t.category ? `, category "${t.category}"` : "", t.retry_larger ? ", retry_larger" : "",
+  t.grown && t.grown.memory_mib ? `; grown to ${t.grown.memory_mib} MiB memory` : "",
+  t.grown && t.grown.disk_mib ? `; grown to ${t.grown.disk_mib} MiB disk` : "");
+// One attempt's measurements, the size it ran under and its retry, as text.
+const usageOf = (h) => {
+  const u = h.usage || {}, parts = [];
+  if (u.memory_bytes != null) parts.push(`peak memory ${mib(u.memory_bytes)}`);
+  if (u.disk_bytes != null) parts.push(`disk ${mib(u.disk_bytes)}`);
+  if (u.wall_seconds != null) parts.push(`${u.wall_seconds.toFixed(2)} s wall`);
+  if (h.cpu_seconds != null) parts.push(`${h.cpu_seconds.toFixed(2)} s CPU`);
+  if (h.sized && h.sized.memory_mib) parts.push(`sized to ${h.sized.memory_mib} MiB`);
+  for (const [k, v] of Object.entries(h.retry || {})) parts.push(`retried with ${v} MiB ${k === "disk_mib" ? "disk" : "memory"} (not counted)`);
+  return parts.length ? "; " + parts.join(", ") : "";
+};
 const svg = (tag, attrs = {}) => {
   const e = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
@@ -133,9 +163,10 @@ export function renderJob(main, id) {
   const head = el("div"), acts = el("div", { class: "actions" }), msg = el("p", { id: "job-msg" });
   const dagBox = el("div", { id: "dag" }), charts = el("div", { class: "grid2" }), prof = el("div"), thr = el("div");
   const fails = el("div", { id: "failures" }), detail = el("div", { id: "task-detail" }), running = el("div", { id: "running" });
+  const cats = el("div", { id: "categories" });
   const legend = el("p", { class: "legend" }, Object.keys(COLORS).map((k) => el("span", { class: k }, k)));
   charts.append(prof, thr);
-  main.replaceChildren(el("h2", {}, "Job " + id), head, acts, msg, el("h3", {}, "Tasks"), legend, dagBox, detail, charts,
+  main.replaceChildren(el("h2", {}, "Job " + id), head, acts, msg, cats, el("h3", {}, "Tasks"), legend, dagBox, detail, charts,
     el("h3", {}, "Running"), running, el("h3", {}, "Failures"), fails);
   const samples = []; // [seconds since open, done]
   const t0 = performance.now();
@@ -203,6 +234,7 @@ export function renderJob(main, id) {
       const brief = tasks && tasks[key - first];
       detail.replaceChildren(el("div", { class: "card" }, el("strong", {}, `task ${t.id} (key ${t.key}): ${t.state}, attempts ${t.attempts}/${t.max_attempts}`),
         t.progress != null ? el("p", { class: "progress" }, "progress: ", ...progressOf(t.progress), " done, as its worker last reported") : null,
+        sizingOf(t),
         brief && brief.reason ? el("p", {}, "reason: " + brief.reason) : null,
         brief && brief.stderr ? el("pre", {}, brief.stderr) : null,
         t.state === "done" ? el("p", { class: "outputs" }, "Output: ", getFile(`/v1/tasks/${t.key}/output`, `${t.id}.stdout`),
@@ -210,7 +242,7 @@ export function renderJob(main, id) {
             : getFile(outputPath(t.id, o.name), o.name.split("/").pop())]),
           !brief && job.tasks > TASKS_MAX ? " (output files: Download results or cairn results --dir)" : "") : null,
         el("ul", {}, t.history.map((h) => el("li", {}, `index `, el("a", { href: "#/audit/" + h.index }, h.index),
-          ` volunteer `, el("a", { href: "#/volunteer/" + h.volunteer }, h.volunteer), `: ${h.lease}${h.outcome ? ", " + h.outcome : ""}${h.reason ? ", " + h.reason : ""}`)))));
+          ` volunteer `, el("a", { href: "#/volunteer/" + h.volunteer }, h.volunteer), `: ${h.lease}${h.outcome ? ", " + h.outcome : ""}${h.reason ? ", " + h.reason : ""}${usageOf(h)}`)))));
     } catch (e) { detail.replaceChildren(el("p", { class: "error" }, e.message)); }
   }
 
@@ -301,6 +333,9 @@ export function renderJob(main, id) {
       ` — ${c.done}/${job.tasks} done, ${c.running} running, ${c.eligible} eligible, ${c.waiting} waiting, ${c.failed} failed; priority ${job.priority}`));
     if (!acts.childElementCount) { prio.value = job.priority; acts.append(prio, prioBtn, cancel, del, dl, distLink); }
     distLink.hidden = !(job.broadcast_files && job.broadcast_files.length);
+    const sized = (job.categories || []).filter((k) => k.measured || k.auto);
+    cats.replaceChildren(...(sized.length ? [el("h3", {}, "Sizes"), el("table", {}, el("tr", {}, ["category", "tasks", "peak memory", "peak disk",
+      "CPU / wall", "asks now"].map((h) => el("th", {}, h))), ...sized.map(categoryRow))] : []));
     cancel.disabled = job.state !== "running";
     const now = (performance.now() - t0) / 1000;
     samples.push([now, c.done]);

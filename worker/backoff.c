@@ -78,6 +78,13 @@ long cairn__pace_turn(cairn__pace *p, long long now_ms, long long *issued) {
   return (long)(at - now_ms);
 }
 
+long cairn__pace_pending(cairn__pace *p, long long now_ms) {
+  pthread_mutex_lock(&p->mu);
+  long long at = p->next_ms;
+  pthread_mutex_unlock(&p->mu);
+  return at > now_ms ? (long)(at - now_ms) : 0;
+}
+
 void cairn__pace_note(cairn__pace *p, long named_ms, long long issued, long long now_ms) {
   if (named_ms < 0)
     return;

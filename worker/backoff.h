@@ -63,6 +63,8 @@ void cairn__pace_destroy(cairn__pace *p);
 /* Takes the caller's turn at now_ms: the ms it must wait before its call
  * goes (0: at once); *issued gets the time its call is let go. */
 long cairn__pace_turn(cairn__pace *p, long long now_ms, long long *issued);
+/* The ms before the next call may go (0: at once), without taking a turn. */
+long cairn__pace_pending(cairn__pace *p, long long now_ms);
 /* Notes the answer to a call let go at issued: named_ms from
  * cairn__retry_named_ms (-1: none, nothing changes). */
 void cairn__pace_note(cairn__pace *p, long named_ms, long long issued, long long now_ms);

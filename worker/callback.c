@@ -59,6 +59,7 @@ cairn_status cairn__callback_run(cairn_task_fn fn, void *userdata, const cairn__
   cairn_task_file *parents = calloc(t->nparents + 1, sizeof *parents);
   struct cairn_task_output out = {.cancel = cancel, .resume = rs, .slot = slot};
   memset(res, 0, sizeof *res);
+  res->usage = CAIRN_USAGE_NONE; /* a thread of the worker's: not measured apart */
   cairn__buf_init(&res->output, max_output);
   if (!inputs || !parents) {
     free(inputs);

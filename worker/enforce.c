@@ -1,5 +1,5 @@
 /* enforce.c — cgroup v2 memory limits, task directory sizes, peak address
- * space (see enforce.h). Every function is bounded: one cgroup of a few
+ * space and resident memory (see enforce.h). Every function is bounded: one cgroup of a few
  * files, a walk capped in entries and depth, one /proc file. */
 #include "worker/enforce.h"
 
@@ -106,6 +106,14 @@ int cairn__memcg_oom_killed(const cairn__memcg *m) {
   return k && atol(k + 9) > 0;
 }
 
+uint64_t cairn__memcg_peak(const cairn__memcg *m) {
+  char path[600], buf[64];
+  if (!m->dir[0])
+    return 0;
+  snprintf(path, sizeof path, "%s/memory.peak", m->dir);
+  return read_file(path, buf, sizeof buf) == 0 ? (uint64_t)strtoull(buf, NULL, 10) : 0;
+}
+
 void cairn__memcg_destroy(cairn__memcg *m) {
   char path[600];
   if (m->procs_fd >= 0)
@@ -151,35 +159,53 @@ uint64_t cairn__dir_usage(const char *dir, size_t max_entries) {
   return fd < 0 ? 0 : usage_at(fd, &max_entries, 0);
 }
 
-uint64_t cairn__vm_peak(pid_t pid) {
+/* The value of field ("VmPeak:", "VmHWM:") of /proc/PID/status (PID 0:
+ * self), in bytes; 0 when unknown. */
+static uint64_t status_kib(pid_t pid, const char *field) {
   char path[64], buf[4096];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  if (pid)
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  else
+    snprintf(path, sizeof path, "/proc/self/status");
   if (read_file(path, buf, sizeof buf) != 0)
     return 0;
-  const char *p = strstr(buf, "VmPeak:");
-  return p ? (uint64_t)strtoull(p + 7, NULL, 10) * 1024u : 0;
+  const char *p = strstr(buf, field);
+  return p ? (uint64_t)strtoull(p + strlen(field), NULL, 10) * 1024u : 0;
 }
 
-/* Adds pid's VmPeak to *peak, then its children's while depth and *budget
- * last. */
-static void peak_walk(pid_t pid, int depth, int *budget, uint64_t *peak) {
+uint64_t cairn__vm_peak(pid_t pid) { return status_kib(pid, "VmPeak:"); }
+uint64_t cairn__self_rss_peak(void) { return status_kib(0, "VmHWM:"); }
+
+/* Folds field of pid into *acc (the largest, or with sum their sum), then
+ * its children's while depth and *budget last. */
+static void peak_walk(pid_t pid, int depth, int *budget, const char *field, int sum,
+                      uint64_t *acc) {
   char path[80], buf[1024];
   if ((*budget)-- <= 0)
     return;
-  uint64_t p = cairn__vm_peak(pid);
-  if (p > *peak)
-    *peak = p;
+  uint64_t p = status_kib(pid, field);
+  if (sum)
+    *acc += p;
+  else if (p > *acc)
+    *acc = p;
   snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
   if (depth <= 0 || read_file(path, buf, sizeof buf) != 0)
     return;
   char *save = NULL;
   for (char *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
-    peak_walk((pid_t)atoi(w), depth - 1, budget, peak);
+    peak_walk((pid_t)atoi(w), depth - 1, budget, field, sum, acc);
 }
 
 uint64_t cairn__vm_peak_tree(pid_t pid) {
   uint64_t peak = 0;
   int budget = 64;
-  peak_walk(pid, 4, &budget, &peak);
+  peak_walk(pid, 4, &budget, "VmPeak:", 0, &peak);
   return peak;
+}
+
+uint64_t cairn__rss_peak_tree(pid_t pid) {
+  uint64_t sum = 0;
+  int budget = 64;
+  peak_walk(pid, 4, &budget, "VmHWM:", 1, &sum);
+  return sum;
 }

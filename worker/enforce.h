@@ -1,7 +1,8 @@
 /* enforce.h — the worker's means of holding a task to its limits (docs/
  * worker.md, "Limits"): a cgroup v2 with memory.max when the worker can
  * create one (else the runner sets RLIMIT_AS), the size of a task
- * directory, and a process's peak address space. Private to worker/; the
+ * directory, a process's peak address space, and the peak resident memory
+ * of a task's processes (its measurement, docs/worker.md "Measurements"). Private to worker/; the
  * runner (runner.c) uses them while it watches a program.
  */
 #ifndef CAIRN_ENFORCE_H
@@ -26,6 +27,9 @@ int cairn__memcg_create(cairn__memcg *m, const char *name, uint64_t bytes, char 
                         size_t whylen);
 /* 1 when the kernel killed a process of m for memory (memory.events). */
 int cairn__memcg_oom_killed(const cairn__memcg *m);
+/* The largest memory m's processes held at once, in bytes (memory.peak,
+ * Linux 5.19); 0 when unknown. */
+uint64_t cairn__memcg_peak(const cairn__memcg *m);
 /* Kills what is left in m, removes it, closes procs_fd. Safe on none. */
 void cairn__memcg_destroy(cairn__memcg *m);
 
@@ -39,5 +43,15 @@ uint64_t cairn__vm_peak(pid_t pid);
  * (/proc/PID/task/PID/children: bwrap, its PID 1, the program and what
  * the program started), at most 64 processes read; 0 when unknown. */
 uint64_t cairn__vm_peak_tree(pid_t pid);
+/* The sum of the resident high-water marks (VmHWM) of pid and its
+ * descendants, walked as cairn__vm_peak_tree walks them; 0 when unknown.
+ * The peak of each process, not of the tree at one instant: at most the
+ * sum of the peaks. */
+uint64_t cairn__rss_peak_tree(pid_t pid);
+/* This process's own resident high-water mark (VmHWM), in bytes. A child's
+ * ru_maxrss (wait4) is at least its parent's resident size when it forked
+ * or exec'd (Linux counts the memory it left), so a child's ru_maxrss up
+ * to this value may be the worker's rather than the child's. */
+uint64_t cairn__self_rss_peak(void);
 
 #endif

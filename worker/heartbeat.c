@@ -10,7 +10,8 @@
  * apps in "suspended", when the master takes it, and the progress the
  * running apps reported in "progress" (resume.h). At start-up,
  * cairn__heartbeat_resume asks the master which recorded tasks are still
- * this volunteer's. */
+ * this volunteer's. Each answer's newest signed tree head goes to the
+ * project's audit log, checked at the next tick (auditlog.h). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,42 +49,43 @@ long cairn__heartbeat_parse(const char *body, size_t len, long long **out,
 /* One heartbeat. Returns 0 when the master answered 200, -1 otherwise. */
 static int beat(cairn__heartbeat *hb) {
   cairn_worker *w = hb->w;
+  cairn__project *p = hb->p;
   cairn__http_response resp = {0};
   cairn_error err = {0};
   char msg[300];
   int64_t running[CAIRN_MAX_RUNNING], suspended[CAIRN_MAX_RUNNING];
-  unsigned long bound = cairn__leases_begin(&w->leases);
-  size_t nrunning = cairn__leases_running(&w->leases, running, CAIRN_MAX_RUNNING);
+  unsigned long bound = cairn__leases_begin(&p->leases);
+  size_t nrunning = cairn__leases_running(&p->leases, running, CAIRN_MAX_RUNNING);
   size_t nsuspended = 0;
   if (cairn__throttle_paused(&w->throttle)) /* every attached app is stopped */
     for (size_t i = 0; i < w->slots && nsuspended < CAIRN_MAX_RUNNING; i++) {
       long long index = cairn__throttle_attached(&w->throttle, i)
-                          ? cairn__leases_index(&w->leases, i) : -1;
+                          ? cairn__leases_index(&p->leases, i) : -1;
       if (index > 0)
         suspended[nsuspended++] = index;
     }
-  size_t nprogress = cairn__resume_progress(&w->resume, hb->progress, CAIRN_MAX_PROGRESS);
-  cairn_status rc = cairn__session_heartbeat(&w->session, &hb->conn, running, nrunning,
+  size_t nprogress = cairn__resume_progress(&p->resume, hb->progress, CAIRN_MAX_PROGRESS);
+  cairn_status rc = cairn__session_heartbeat(&p->session, &hb->conn, running, nrunning,
                                              suspended, nsuspended, hb->progress, nprogress,
                                              1 << 20, &resp, &err);
   long status = resp.status;
   int ok = -1;
   if (nsuspended && rc == CAIRN_OK && status == 200 &&
-      (cairn__peerstate_features(&w->peers) & CAIRN_FEAT_SUSPENDED))
-    CAIRN_INFO(&w->log, "heartbeat: %zu lease%s suspended", nsuspended, nsuspended == 1 ? "" : "s");
+      (cairn__peerstate_features(&p->peers) & CAIRN_FEAT_SUSPENDED))
+    CAIRN_INFO(&p->log, "heartbeat: %zu lease%s suspended", nsuspended, nsuspended == 1 ? "" : "s");
   if (rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL)
     cairn__worker_fatal(w, err.status, "%s", err.text);
   else if (rc != CAIRN_OK)
-    CAIRN_WARN(&w->log, "heartbeat: %s", err.text);
+    CAIRN_WARN(&p->log, "heartbeat: %s", err.text);
   else if (status == 200) {
     long long *ext = NULL;
-    long n = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &w->peers);
-    cairn__auditlog_heard(&w->audit, resp.body.data, resp.body.len); /* audit log: its "sth" */
+    long n = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &p->peers);
+    cairn__auditlog_heard(&p->audit, resp.body.data, resp.body.len); /* audit log: its "sth" */
     if (n < 0)
-      CAIRN_WARN(&w->log, "heartbeat: malformed answer");
+      CAIRN_WARN(&p->log, "heartbeat: malformed answer");
     else {
-      cairn__leases_renewed(&w->leases, bound, ext, (size_t)n, cairn__now_ms());
-      cairn__resume_renewed(&w->resume, ext, (size_t)n); /* the records' lease time */
+      cairn__leases_renewed(&p->leases, bound, ext, (size_t)n, cairn__now_ms());
+      cairn__resume_renewed(&p->resume, ext, (size_t)n); /* the records' lease time */
       ok = 0;
     }
     free(ext);
@@ -92,23 +94,25 @@ static int beat(cairn__heartbeat *hb) {
     if (status == 403)
       cairn__worker_fatal(w, CAIRN_EFORBIDDEN, "the master refuses this volunteer (banned?): %s", msg);
     else
-      CAIRN_WARN(&w->log, "heartbeat: HTTP %ld: %s", status, msg);
+      CAIRN_WARN(&p->log, "heartbeat: HTTP %ld: %s", status, msg);
   }
   cairn__buf_free(&resp.body);
   return ok;
 }
 
 /* Audit log (auditlog.h): the head heard checked, receipts proved; an
- * inconsistent log stops the worker. */
+ * inconsistent log stops the worker, or with several projects its
+ * project's work (cairn__worker_distrust). */
 static void audit_tick(cairn__heartbeat *hb) {
   cairn_error err = {0};
-  if (cairn__auditlog_tick(&hb->w->audit, hb->conn.http, &err) == CAIRN_EFORBIDDEN)
-    cairn__worker_fatal(hb->w, CAIRN_EFORBIDDEN, "%s", err.text);
+  if (cairn__auditlog_tick(&hb->p->audit, hb->conn.http, &err) == CAIRN_EFORBIDDEN)
+    cairn__worker_distrust(hb->w, hb->p, err.text);
 }
 
 void *cairn__heartbeat_main(void *arg) {
   cairn__heartbeat *hb = arg;
   cairn_worker *w = hb->w;
+  cairn__project *p = hb->p;
   cairn__backoff b;
   long long retry_at = 0, last_ms = cairn__now_ms();
   cairn__backoff_init(&b, 500, 5000);
@@ -117,8 +121,8 @@ void *cairn__heartbeat_main(void *arg) {
       break;
     audit_tick(hb); /* audit log */
     long long now = cairn__now_ms();
-    int due = cairn__leases_due_in(&w->leases, now) == 0 ||
-              cairn__peerstate_beat_due(&w->peers, now - last_ms);
+    int due = cairn__leases_due_in(&p->leases, now) == 0 ||
+              cairn__peerstate_beat_due(&p->peers, now - last_ms);
     if (!due || now < retry_at)
       continue;
     last_ms = now;
@@ -132,9 +136,9 @@ void *cairn__heartbeat_main(void *arg) {
   return NULL;
 }
 
-void cairn__heartbeat_resume(cairn_worker *w, cairn__conn *conn) {
+void cairn__heartbeat_resume(cairn_worker *w, cairn__project *p, cairn__conn *conn) {
   int64_t idx[CAIRN_MAX_RUNNING];
-  size_t n = cairn__resume_pending(&w->resume, idx, CAIRN_MAX_RUNNING);
+  size_t n = cairn__resume_pending(&p->resume, idx, CAIRN_MAX_RUNNING);
   if (!n)
     return;
   /* {"running": [...]} extends exactly those of its leases the master still
@@ -153,28 +157,34 @@ void cairn__heartbeat_resume(cairn_worker *w, cairn__conn *conn) {
   int refused = !body;
   cairn__backoff_init(&b, 500, 5000);
   while (got < 0 && !refused && !cairn__stopper_stopping(&w->stopper) &&
-         !(w->session.give_up_ms && cairn__now_ms() >= w->session.give_up_ms)) {
-    cairn_status rc = cairn__session_request(&w->session, conn, "POST", "/v1/heartbeat", body,
+         !(p->session.give_up_ms && cairn__now_ms() >= p->session.give_up_ms)) {
+    cairn_status rc = cairn__session_request(&p->session, conn, "POST", "/v1/heartbeat", body,
                                              1 << 20, &resp, &err);
     if (rc == CAIRN_OK && resp.status == 200)
-      got = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &w->peers);
+      got = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &p->peers);
     if (got < 0 && ((rc == CAIRN_OK && !cairn__transient(rc, resp.status)) ||
                     rc == CAIRN_EFORBIDDEN || rc == CAIRN_EINVAL))
       refused = 1;
     else if (got < 0) {
-      CAIRN_WARN(&w->log, "cannot ask the master about %zu recorded task%s: %s (retrying)", n,
+      CAIRN_WARN(&p->log, "cannot ask the master about %zu recorded task%s: %s (retrying)", n,
                  n == 1 ? "" : "s", rc != CAIRN_OK ? err.text : "no usable answer");
       cairn__stopper_sleep(&w->stopper, cairn__backoff_next(&b));
     }
     cairn__buf_free(&resp.body);
   }
   free(body);
+  if (got < 0 && !refused && w->several && !cairn__stopper_stopping(&w->stopper)) {
+    /* the other projects go on: this one's records cannot wait for its master */
+    CAIRN_WARN(&p->log, "no answer about %zu recorded task%s: dropped (the master reissues "
+               "them)", n, n == 1 ? "" : "s");
+    refused = 1;
+  }
   if (got >= 0 || refused)
-    cairn__resume_confirm(&w->resume, got >= 0 ? ext : NULL, got >= 0 ? (size_t)got : 0);
+    cairn__resume_confirm(&p->resume, got >= 0 ? ext : NULL, got >= 0 ? (size_t)got : 0);
   else { /* no answer: asked again at the next start, which finds them as they are */
-    cairn__resume_defer(&w->resume);
+    cairn__resume_defer(&p->resume);
     if (!cairn__stopper_stopping(&w->stopper)) {
-      CAIRN_WARN(&w->log, "no master for %u seconds (--exit-when-idle)", w->exit_when_idle);
+      CAIRN_WARN(&p->log, "no master for %u seconds (--exit-when-idle)", w->exit_when_idle);
       cairn__stopper_stop(&w->stopper); /* before a slot empties a kept directory */
     }
   }

@@ -12,44 +12,46 @@
 #include "worker/worker_int.h"
 
 /* Offers kept file sha (at path) to the master; 1 when it took it. */
-static int offer(cairn_worker *w, cairn__conn *c, const char *sha, const char *path) {
+static int offer(cairn__project *p, cairn__conn *c, const char *sha, const char *path) {
   char url[128], msg[300] = "";
   long status = 0;
   cairn_error err = {0};
   cairn__buf body;
   snprintf(url, sizeof url, "/v1/files/%s", sha);
   cairn__buf_init(&body, 4096);
-  cairn__session_prepare(&w->session, c);
+  cairn__session_prepare(&p->session, c);
   cairn_status rc = cairn__http_upload(c->http, url, path, &status, &body, &err);
   if (rc == CAIRN_OK)
     cairn__server_message(body.data, body.len, msg, sizeof msg);
   cairn__buf_free(&body);
   if (rc == CAIRN_OK && (status == 200 || status == 201)) {
-    CAIRN_INFO(&w->log, "leaving: kept output %.12s uploaded to the master", sha);
+    CAIRN_INFO(&p->log, "leaving: kept output %.12s uploaded to the master", sha);
     return 1;
   }
   if (rc != CAIRN_OK || status != 409)
-    CAIRN_WARN(&w->log, "leaving: kept output %.12s: %s", sha,
+    CAIRN_WARN(&p->log, "leaving: kept output %.12s: %s", sha,
                rc == CAIRN_OK ? msg : err.text);
   return 0;
 }
 
-void cairn__keep_leave(cairn_worker *w) {
+void cairn__keep_leave(cairn_worker *w, cairn__project *p) {
   cairn__shalist kept = {0};
-  cairn__peerstate_kept_take(&w->peers, &kept);
-  int features = cairn__peerstate_features(&w->peers);
+  if (!p->session_ok)
+    return;
+  cairn__peerstate_kept_take(&p->peers, &kept);
+  int features = cairn__peerstate_features(&p->peers);
   if (kept.n && features >= 0 && ((unsigned)features & CAIRN_FEAT_KEEP)) {
-    cairn__conn c = {.http = cairn__http_create(w->server)}; /* not cancelled by the stop */
+    cairn__conn c = {.http = cairn__http_create(p->server)}; /* not cancelled by the stop */
     size_t sent = 0;
     if (c.http)
       cairn__http_set_stall_timeout(c.http, (long)w->stall_ms);
     for (size_t i = 0; c.http && i < kept.n; i++) {
-      char *path = cairn__cache_path(&w->cache, kept.v[i]);
+      char *path = cairn__cache_path(&p->cache, kept.v[i]);
       if (path)
-        sent += (size_t)offer(w, &c, kept.v[i], path);
+        sent += (size_t)offer(p, &c, kept.v[i], path);
       free(path);
     }
-    CAIRN_INFO(&w->log, "leaving: %zu of %zu kept outputs were still needed and uploaded", sent,
+    CAIRN_INFO(&p->log, "leaving: %zu of %zu kept outputs were still needed and uploaded", sent,
                kept.n);
     cairn__http_delete(c.http);
   }

@@ -12,14 +12,15 @@ long long cairn__now_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int cairn__leases_init(cairn__leases *l, size_t slots, size_t prefetch) {
-  size_t n = prefetch ? slots * (2 + prefetch) : slots;
+int cairn__leases_init(cairn__leases *l, size_t slots, size_t prefetch, size_t kept) {
+  size_t n = (prefetch ? slots * (2 + prefetch) : slots) + kept;
   l->e = calloc(n ? n : 1, sizeof *l->e);
   if (!l->e)
     return -1;
   l->n = n;
   l->slots = slots;
   l->per_slot = prefetch ? 1 + prefetch : 0;
+  l->kept = kept;
   l->next_epoch = 1;
   for (size_t i = 0; i < n; i++)
     atomic_init(&l->e[i].lost, 0);
@@ -55,6 +56,10 @@ void cairn__leases_release(cairn__leases *l, size_t slot) {
 
 size_t cairn__leases_extra(const cairn__leases *l, size_t slot, size_t k) {
   return l->slots + slot * l->per_slot + k;
+}
+
+size_t cairn__leases_kept(const cairn__leases *l, size_t k) {
+  return l->slots + l->slots * l->per_slot + k;
 }
 
 void cairn__leases_move(cairn__leases *l, size_t from, size_t to) {

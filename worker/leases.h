@@ -31,17 +31,21 @@ typedef struct cairn__leases {
   cairn__lease *e;
   size_t n;
   size_t slots, per_slot;       /* extra entries: slots + slot * per_slot + k */
+  size_t kept;                  /* then kept entries: slots + slots * per_slot + k */
   unsigned long next_epoch;
   const cairn__logger *log;      /* borrowed: the worker's (NULL: stderr); set after init */
 } cairn__leases;
 
 /* Entries: one per slot (0 to slots - 1: the task slot i runs), then
  * 1 + prefetch per slot for the tasks it holds ahead and the results it has
- * not delivered yet (slot.c, cairn__leases_extra). Returns 0, or -1 on out
- * of memory. */
-int cairn__leases_init(cairn__leases *l, size_t slots, size_t prefetch);
+ * not delivered yet (slot.c, cairn__leases_extra), then kept entries for
+ * the results waiting for their master in an outbox (outbox.h,
+ * cairn__leases_kept). Returns 0, or -1 on out of memory. */
+int cairn__leases_init(cairn__leases *l, size_t slots, size_t prefetch, size_t kept);
 /* Entry k (0 to prefetch) of slot's extra ones. */
 size_t cairn__leases_extra(const cairn__leases *l, size_t slot, size_t k);
+/* Kept entry k (0 to kept - 1). */
+size_t cairn__leases_kept(const cairn__leases *l, size_t k);
 /* Moves entry from to entry to (free), as it is: index, renewal time,
  * lost flag; from is free after. */
 void cairn__leases_move(cairn__leases *l, size_t from, size_t to);

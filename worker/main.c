@@ -11,6 +11,7 @@
 #include "cairn/worker.h"
 #include "common/protocol.h"
 #include "common/resources.h"
+#include "worker/projfile.h"
 
 static cairn_worker *volatile g_worker;
 
@@ -21,6 +22,8 @@ static void on_signal(int sig) {
 
 static const char usage_text[] =
   "usage: cairn-worker --server URL --project-key KEY | --app NAME=PATH [--app NAME=PATH ...]\n"
+  "       cairn-worker --project URL[=SHARE] ... | --config FILE [--app NAME=PATH ...]\n"
+  "                    [--share-half-life SECONDS]\n"
   "                    [--name NAME] [--cluster LABEL] [--team NAME] [--slots N]\n"
   "                    [--dir DIR]\n"
   "                    [--cores N] [--memory MIB] [--disk MIB]\n"
@@ -35,9 +38,20 @@ static const char usage_text[] =
   "\n"
   "Polls the Cairn master at URL for tasks and runs them with the project's signed\n"
   "apps (--project-key) or the listed apps (a task of app NAME runs as\n"
-  "`PATH ARGS...`, never through a shell).\n"
+  "`PATH ARGS...`, never through a shell). With --project or --config it polls\n"
+  "the masters of several projects, dividing its slots among them in proportion\n"
+  "to their shares.\n"
   "\n"
   "  --server URL            the master, e.g. http://127.0.0.1:8080\n"
+  "  --project URL[=SHARE]   compute for this project too, with this resource share\n"
+  "                          (0 to 1000000; default 100; 0: only while no other has\n"
+  "                          work); repeatable, instead of --server: each project\n"
+  "                          has its own state in DIR/projects/<id>\n"
+  "  --config FILE           projects, one a line: project URL [share=N]\n"
+  "                          [project-key=KEY] [account-key=KEY] [account-key-file=PATH]\n"
+  "                          [invitation-file=PATH]\n"
+  "  --share-half-life S     the projects' usage the shares are measured by forgets\n"
+  "                          with this half-life (1 to 31536000 s; default 600)\n"
   "  --project-key KEY       the project's public key (base64, or a file holding it):\n"
   "                          run its signed apps, each version fetched from the master\n"
   "                          and verified before anything runs (docs/apps.md)\n"
@@ -119,25 +133,28 @@ static long long parse_count(const char *s, long long max) {
   return (long long)v;
 }
 
-#define CODE_MAX 256
-
-/* Reads the first line of path (an invitation code) into out; -1 when it
- * cannot be read or holds no code of at most CODE_MAX characters. */
-static int read_code(const char *path, char *out, size_t cap) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
-  int ok = fgets(out, (int)cap, f) != NULL;
-  fclose(f);
-  if (!ok)
-    return -1;
-  size_t n = strcspn(out, "\r\n");
-  if (n == strlen(out) && n == cap - 1) /* no end of line within CODE_MAX */
-    return -1;
-  out[n] = '\0';
-  while (n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
-    out[--n] = '\0';
-  return n ? 0 : -1;
+/* Checks the projects against the other flags and points cfg at them
+ * (--project or --config), or at --server. 0, or bad_usage's 2. */
+static int check_projects(cairn_worker_config *cfg, cairn__projlist *projects, int keys,
+                          size_t napps) {
+  if (projects->n && cfg->server_url)
+    return bad_usage("give --server (one project) or --project/--config (several), not "
+                     "both%s", "");
+  if (!projects->n && !cfg->server_url)
+    return bad_usage("--server URL, --project URL or --config FILE is required%s", "");
+  if (projects->n && keys)
+    return bad_usage("with --project or --config, give each project its project key, account "
+                     "key and invitation in --config (project URL project-key=KEY ...)%s", "");
+  if (projects->n) {
+    cfg->projects = projects->v;
+    cfg->nprojects = projects->n;
+  }
+  int signed_apps = cfg->project_key != NULL;
+  for (size_t k = 0; k < projects->n; k++)
+    signed_apps |= projects->v[k].project_key != NULL;
+  if (napps == 0 && !signed_apps)
+    return bad_usage("--project-key KEY or at least one --app NAME=PATH is required%s", "");
+  return 0;
 }
 
 typedef struct app_arg {
@@ -152,10 +169,13 @@ int main(int argc, char **argv) {
     O_DISK,
     O_INVITATION, O_IDLE_ONLY, O_IDLE_THRESHOLD, O_IDLE_SETTLE, O_CPU_LIMIT, O_HOURS,
     O_MAX_DISK, O_TEAM, O_PREFETCH, O_VERSION, O_PROJECT_KEY, O_NO_SANDBOX, O_ALLOW_NETWORK,
-    O_SANDBOX_BIND, O_ACCOUNT_KEY, O_ACCOUNT_KEY_FILE
+    O_SANDBOX_BIND, O_ACCOUNT_KEY, O_ACCOUNT_KEY_FILE, O_PROJECT, O_CONFIG, O_HALF_LIFE
   };
   static const struct option opts[] = {
     {"server", required_argument, NULL, O_SERVER},
+    {"project", required_argument, NULL, O_PROJECT},
+    {"config", required_argument, NULL, O_CONFIG},
+    {"share-half-life", required_argument, NULL, O_HALF_LIFE},
     {"app", required_argument, NULL, O_APP},
     {"project-key", required_argument, NULL, O_PROJECT_KEY},
     {"name", required_argument, NULL, O_NAME},
@@ -193,18 +213,34 @@ int main(int argc, char **argv) {
   };
   cairn_worker_config cfg;
   cairn_worker_config_init(&cfg);
-  char invitation[CODE_MAX + 2], account_key[CODE_MAX + 2];
+  char invitation[CAIRN__CODE_MAX + 2], account_key[CAIRN__CODE_MAX + 2];
   app_arg apps[256];
   size_t napps = 0;
   const char *binds[16];
   long long v;
-  int opt, rc;
+  int opt, rc, keys = 0;
   cairn_error err;
+  static cairn__projlist projects; /* --project and --config (projfile.h) */
 
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (opt) {
     case O_SERVER: cfg.server_url = optarg; break;
+    case O_PROJECT:
+    case O_CONFIG:
+      if ((opt == O_PROJECT ? cairn__projlist_flag(&projects, optarg, &err)
+                            : cairn__projlist_read(&projects, optarg, &err)) != CAIRN_OK) {
+        cairn__projlist_free(&projects);
+        return bad_usage("%s", err.text);
+      }
+      break;
+    case O_HALF_LIFE:
+      v = parse_count(optarg, 31536000);
+      if (v < 1)
+        return bad_usage("--share-half-life wants seconds from 1 to 31536000, got \"%s\"",
+                         optarg);
+      cfg.share_half_life = (unsigned)v;
+      break;
     case O_NAME: cfg.name = optarg; break;
     case O_CLUSTER: cfg.cluster = optarg; break;
     case O_TEAM: cfg.team = optarg; break;
@@ -217,17 +253,19 @@ int main(int argc, char **argv) {
         return bad_usage("--peer-max wants an integer from 1 to 1024, got \"%s\"", optarg);
       cfg.peer_max = (unsigned)v;
       break;
-    case O_ACCOUNT_KEY: cfg.account_key = optarg; break;
+    case O_ACCOUNT_KEY: cfg.account_key = optarg; keys = 1; break;
     case O_ACCOUNT_KEY_FILE:
-      if (read_code(optarg, account_key, sizeof account_key))
+      if (cairn__first_line(optarg, account_key, sizeof account_key))
         return bad_usage("--account-key-file: %s holds no account key on its first line", optarg);
       cfg.account_key = account_key;
+      keys = 1;
       break;
     case O_INVITATION:
-      if (read_code(optarg, invitation, sizeof invitation))
+      if (cairn__first_line(optarg, invitation, sizeof invitation))
         return bad_usage("--invitation-file: %s holds no code on its first line (at most 256 "
                          "characters)", optarg);
       cfg.invitation = invitation;
+      keys = 1;
       break;
     case O_DOWNLOAD_LIMIT: {
       char *end = NULL;
@@ -249,7 +287,7 @@ int main(int argc, char **argv) {
       cfg.stall_ms = (unsigned)(sec * 1000 + 0.5);
       break;
     }
-    case O_PROJECT_KEY: cfg.project_key = optarg; break;
+    case O_PROJECT_KEY: cfg.project_key = optarg; keys = 1; break;
     case O_APP: {
       char *eq = strchr(optarg, '=');
       if (!eq || eq == optarg || !eq[1])
@@ -348,20 +386,23 @@ int main(int argc, char **argv) {
     default: return bad_usage("unknown option \"%s\"", argv[optind - 1]);
     }
   }
-  if (optind < argc)
-    return bad_usage("unexpected argument \"%s\"", argv[optind]);
-  if (!cfg.server_url)
-    return bad_usage("--server URL is required%s", "");
-  if (napps == 0 && !cfg.project_key)
-    return bad_usage("--project-key KEY or at least one --app NAME=PATH is required%s", "");
-  if (!cfg.invitation && getenv("CAIRN_INVITATION") && *getenv("CAIRN_INVITATION"))
+  rc = check_projects(&cfg, &projects, keys, napps);
+  if (rc != 0 || optind < argc) {
+    cairn__projlist_free(&projects);
+    return rc ? rc : bad_usage("unexpected argument \"%s\"", argv[optind]);
+  }
+  if (!cfg.projects && !cfg.invitation && getenv("CAIRN_INVITATION") &&
+      *getenv("CAIRN_INVITATION"))
     cfg.invitation = getenv("CAIRN_INVITATION");
-  if (!cfg.account_key && getenv("CAIRN_ACCOUNT_KEY") && *getenv("CAIRN_ACCOUNT_KEY"))
+  if (!cfg.projects && !cfg.account_key && getenv("CAIRN_ACCOUNT_KEY") &&
+      *getenv("CAIRN_ACCOUNT_KEY"))
     cfg.account_key = getenv("CAIRN_ACCOUNT_KEY");
 
   cairn_worker *w = cairn_worker_create(&cfg, &err);
-  if (!w)
+  if (!w) {
+    cairn__projlist_free(&projects);
     return bad_usage("%s", err.text);
+  }
   for (size_t i = 0; i < napps; i++)
     if (cairn_worker_add_exec_app(w, apps[i].name, apps[i].path, &err) != CAIRN_OK) {
       rc = bad_usage("%s", err.text);
@@ -385,7 +426,15 @@ int main(int argc, char **argv) {
   cairn_worker_get_stats(w, &st);
   fprintf(stderr, "cairn-worker: %llu done, %llu failed, %llu dropped\n", st.tasks_done,
           st.tasks_failed, st.tasks_dropped);
+  for (size_t k = 0; cfg.projects && k < cairn_worker_project_count(w); k++) {
+    cairn_worker_project_stats ps;
+    if (cairn_worker_get_project_stats(w, k, &ps) == CAIRN_OK)
+      fprintf(stderr, "cairn-worker: project %s share %u: %llu done, %llu failed, %llu dropped, "
+              "%.1f s of CPU, usage %.1f s\n", ps.server_url, ps.share, ps.tasks_done,
+              ps.tasks_failed, ps.tasks_dropped, ps.cpu_seconds, ps.usage);
+  }
   g_worker = NULL;
   cairn_worker_delete(w);
+  cairn__projlist_free(&projects);
   return st_run == CAIRN_OK ? 0 : 1;
 }

@@ -37,7 +37,8 @@ static int set_bytes(json_t *root, const char *key, const char *enc_key, const v
 }
 
 json_t *cairn__result_obj(int exit_status, const char *reason, const void *output, size_t len,
-                          int next, const cairn__outputs *x, double cpu_seconds) {
+                          int next, const cairn__outputs *x, double cpu_seconds,
+                          const cairn__usage *usage) {
   json_t *root = json_object();
   if (!root)
     return NULL;
@@ -69,6 +70,9 @@ json_t *cairn__result_obj(int exit_status, const char *reason, const void *outpu
                                                            ? cpu_seconds
                                                            : CAIRN_MAX_CPU_SECONDS)) != 0)
     goto out;
+  if (usage && cairn__usage_any(usage) &&
+      json_object_set_new(root, CAIRN_USAGE_KEY, cairn__usage_json(usage)) != 0)
+    goto out;
   return root;
 out:
   json_decref(root);
@@ -76,19 +80,21 @@ out:
 }
 
 char *cairn__result_json(int exit_status, const char *reason, const void *output, size_t len,
-                         int next, const cairn__outputs *x, double cpu_seconds) {
-  json_t *root = cairn__result_obj(exit_status, reason, output, len, next, x, cpu_seconds);
+                         int next, const cairn__outputs *x, double cpu_seconds,
+                         const cairn__usage *usage) {
+  json_t *root = cairn__result_obj(exit_status, reason, output, len, next, x, cpu_seconds, usage);
   char *body = root ? json_dumps(root, JSON_COMPACT) : NULL;
   json_decref(root);
   return body;
 }
 
 /* Sends body by method to path until delivered, refused or abandoned (as
- * cairn__result_deliver says); what names it in the log. */
+ * cairn__result_deliver says), or after one try when once (UNREACHABLE
+ * where it would try again); what names it in the log. */
 static cairn__delivery send_body(cairn__session *s, cairn__conn *c, const char *method,
                                  const char *path, const char *what, const char *body,
                                  size_t max_answer, cairn__buf *answer, long *status_out,
-                                 cairn_error *err) {
+                                 int once, cairn_error *err) {
   char msg[300];
   cairn__backoff b;
   cairn__backoff_init(&b, 100, 5000);
@@ -119,6 +125,8 @@ static cairn__delivery send_body(cairn__session *s, cairn__conn *c, const char *
     }
     if (rc == CAIRN_OK)
       cairn__error_set(err, CAIRN_EIO, "%s %s: HTTP %ld: %s", method, path, status, msg);
+    if (once)
+      return CAIRN__UNREACHABLE;
     CAIRN_WARN(s->log, "%s not delivered yet: %s (retrying)", what, err->text);
     if (cairn__stopper_sleep_until_stop(s->stopper, cairn__backoff_next(&b)))
       return CAIRN__ABANDONED;
@@ -131,7 +139,15 @@ cairn__delivery cairn__result_deliver(cairn__session *s, cairn__conn *c, long lo
   char path[64], what[64];
   snprintf(path, sizeof path, "/v1/results/%lld", index);
   snprintf(what, sizeof what, "result %lld", index);
-  return send_body(s, c, "PUT", path, what, body, max_answer, answer, status_out, err);
+  return send_body(s, c, "PUT", path, what, body, max_answer, answer, status_out, 0, err);
+}
+
+cairn__delivery cairn__result_try(cairn__session *s, cairn__conn *c, long long index,
+                                  const char *body, size_t max_answer, cairn__buf *answer,
+                                  long *status_out, cairn_error *err) {
+  char path[64];
+  snprintf(path, sizeof path, "/v1/results/%lld", index);
+  return send_body(s, c, "PUT", path, "", body, max_answer, answer, status_out, 1, err);
 }
 
 cairn__delivery cairn__results_deliver(cairn__session *s, cairn__conn *c, size_t n,
@@ -139,5 +155,6 @@ cairn__delivery cairn__results_deliver(cairn__session *s, cairn__conn *c, size_t
                                        long *status_out, cairn_error *err) {
   char what[64];
   snprintf(what, sizeof what, "a batch of %zu results", n);
-  return send_body(s, c, "POST", "/v1/results", what, body, max_answer, answer, status_out, err);
+  return send_body(s, c, "POST", "/v1/results", what, body, max_answer, answer, status_out, 0,
+                   err);
 }

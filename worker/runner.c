@@ -208,10 +208,12 @@ static void stop_for(pid_t pid, cairn__run_result *res, const char *reason, cons
   va_end(ap);
 }
 
-/* The watch loop's state of the limits it checks itself. */
+/* The watch loop's state of the limits it checks itself, and of the
+ * measurements it samples. */
 typedef struct watch_limits {
-  double start, wall, next_disk;
+  double start, wall, next_disk, next_mem;
   uint64_t disk, as, vm_peak;  /* bytes (0: none) */
+  uint64_t rss_peak, disk_peak; /* the largest samples, bytes */
 } watch_limits;
 
 /* Checks the wall and disk limits, samples the address space; 1 when the
@@ -230,9 +232,17 @@ static int check_limits(const cairn__run_spec *spec, pid_t pid, watch_limits *wl
     if (peak > wl->vm_peak)
       wl->vm_peak = peak;
   }
+  if (now >= wl->next_mem) { /* the measurement: at most 64 /proc files */
+    wl->next_mem = now + CAIRN__MEM_SAMPLE_MS / 1000.0;
+    uint64_t rss = cairn__rss_peak_tree(pid);
+    if (rss > wl->rss_peak)
+      wl->rss_peak = rss;
+  }
   if (wl->disk && now >= wl->next_disk) {
     wl->next_disk = now + CAIRN__DISK_CHECK_MS / 1000.0;
     uint64_t used = cairn__dir_usage(spec->dir, CAIRN__DISK_SCAN_ENTRIES);
+    if (used > wl->disk_peak)
+      wl->disk_peak = used;
     if (used > wl->disk) {
       stop_for(pid, res, "disk", "disk limit of %llu MiB reached (%llu bytes in the task "
                "directory after %.2f s): app killed", (unsigned long long)(wl->disk >> 20),
@@ -366,6 +376,27 @@ static void name_reason(const cairn__run_spec *spec, int status, const cairn__me
     cairn__reason_of_exit(res->exit_status, res->reason);
 }
 
+/* Fills res->usage once the program has exited (cg not destroyed yet):
+ * memory from the cgroup's memory.peak, else the largest of the sampled
+ * VmHWM sums and of ru's ru_maxrss when it is above the worker's own
+ * high-water mark (below it, it may be the worker's: enforce.h); not
+ * measured (-1) when none says anything. Disk: the largest of the samples
+ * and the directory's size now. O(the directory, capped) + a few files. */
+static void measure(const cairn__run_spec *spec, const cairn__memcg *cg, const watch_limits *wl,
+                    const struct rusage *ru, cairn__run_result *res) {
+  uint64_t mem = cairn__memcg_peak(cg);
+  if (!mem) {
+    uint64_t maxrss = (uint64_t)ru->ru_maxrss * 1024u;
+    mem = wl->rss_peak;
+    if (maxrss > mem && maxrss > cairn__self_rss_peak())
+      mem = maxrss;
+  }
+  uint64_t disk = cairn__dir_usage(spec->dir, CAIRN__DISK_SCAN_ENTRIES);
+  if (wl->disk_peak > disk)
+    disk = wl->disk_peak;
+  res->usage = (cairn__usage){mem ? (int64_t)mem : -1, (int64_t)disk, res->seconds};
+}
+
 /* The argv to exec: the program's (argv[0] = path, then the arguments),
  * or with a sandbox bwrap's around it. A new array of borrowed strings;
  * NULL when out of memory. */
@@ -430,6 +461,7 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
   memset(res, 0, sizeof *res);
   cairn__buf_init(&res->output, spec->max_output);
   res->outcome = CAIRN__RUN_EXITED;
+  res->usage = CAIRN_USAGE_NONE;
   if (spec->sandbox && sandbox_precheck(spec, res))
     return CAIRN_OK;
   argv = make_argv(spec);
@@ -491,6 +523,7 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
   memset(&ru, 0, sizeof ru);
   int status = watch(spec, pid, out[0], &wl, res, &ru);
   res->seconds = mono_now() - wl.start;
+  measure(spec, &cg, &wl, &ru, res);
   if ((uint64_t)ru.ru_maxrss * 1024u > wl.vm_peak) /* resident peak: a fast hog's too */
     wl.vm_peak = (uint64_t)ru.ru_maxrss * 1024u;
   res->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
@@ -499,6 +532,7 @@ cairn_status cairn__run(const cairn__run_spec *spec, cairn__run_result *res, cai
                (spec->sandbox && res->outcome == CAIRN__RUN_EXITED &&
                 sandbox_failed(errpath, status, res));
   if (noexec) {
+    res->usage = CAIRN_USAGE_NONE;
     res->outcome = CAIRN__RUN_NOEXEC;
     res->exit_status = 127;
     if (got == (ssize_t)sizeof f)

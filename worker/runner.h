@@ -17,13 +17,16 @@
  * started lingers). Limits: wall clock by the watch loop's clock; CPU by
  * RLIMIT_CPU (SIGXCPU, then SIGKILL a second later); memory by a cgroup v2
  * memory.max when the worker can create one, else RLIMIT_AS; disk by
- * summing the task directory every CAIRN__DISK_CHECK_MS. Private to worker/.
+ * summing the task directory every CAIRN__DISK_CHECK_MS. What the program
+ * used (its usage: peak memory, peak disk, wall time) is measured on the
+ * way. Private to worker/.
  */
 #ifndef CAIRN_RUNNER_H
 #define CAIRN_RUNNER_H
 
 #include <stddef.h>
 
+#include "common/autosize.h"
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/taskrun.h"
@@ -42,6 +45,8 @@ typedef enum cairn__run_outcome {
  * entries one sum visits. */
 #define CAIRN__DISK_CHECK_MS     500
 #define CAIRN__DISK_SCAN_ENTRIES 100000u
+/* How often the resident memory of the program's processes is sampled. */
+#define CAIRN__MEM_SAMPLE_MS     100
 /* Under RLIMIT_AS a program that fails after its address space reached
  * this share of memory_mib (numerator over 4) is counted as stopped by the
  * memory limit (it cannot tell otherwise: malloc just fails). */
@@ -86,6 +91,14 @@ typedef struct cairn__run_result {
   char memory_why[160];           /* why not a cgroup, when RLIMIT_AS */
   double seconds, cpu_seconds;    /* wall clock and CPU time of the program (user +
                                      system, with the descendants it waited for: wait4) */
+  cairn__usage usage;             /* what it used (docs/worker.md, "Measurements"): its
+                                     peak resident memory (the memory cgroup's
+                                     memory.peak; else the largest of its processes'
+                                     VmHWM summed, sampled every CAIRN__MEM_SAMPLE_MS, and
+                                     wait4's ru_maxrss when above the worker's own), the
+                                     peak bytes of its directory (its samples against
+                                     disk_mib and its size once it exited), its wall
+                                     time; all -1 when it did not run */
 } cairn__run_result;
 
 /* Runs spec and fills *res (whatever the program does). Returns CAIRN_OK, or

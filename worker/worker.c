@@ -25,6 +25,8 @@
 #define DEFAULT_STALL_MS 10000
 #define MAX_IDLE_THRESHOLD 409600u
 #define MAX_IDLE_SETTLE 86400u
+#define MAX_HALF_LIFE 31536000u
+#define RESUME_PATIENCE_MS 10000 /* several projects: a master's answer about recorded tasks */
 
 /* Checks the configuration's sandbox binds: "PATH" or "PATH:rw", PATH
  * absolute, without "..", existing. NULL when good, else the problem. */
@@ -74,7 +76,9 @@ static int copy_sandbox(cairn_worker *w, const cairn_worker_config *cfg) {
  * the sandbox on, checks that bwrap runs here (sandbox.h); says why not and
  * how to fix it. */
 static cairn_status check_sandbox(cairn_worker *w, cairn_error *err) {
-  size_t programs = w->has_project_key != 0;
+  size_t programs = 0;
+  for (size_t k = 0; k < w->nprojects; k++)
+    programs += w->projects[k].has_project_key != 0;
   for (size_t i = 0; i < w->napps; i++)
     programs += w->apps[i].path != NULL;
   if (w->no_sandbox) {
@@ -87,7 +91,7 @@ static cairn_status check_sandbox(cairn_worker *w, cairn_error *err) {
     return CAIRN_OK;
   char why[400];
   cairn__sandbox_host(&w->sandbox);
-  if (cairn__sandbox_probe(&w->sandbox, w->run_dir, why, sizeof why) != 0)
+  if (cairn__sandbox_probe(&w->sandbox, w->projects[0].run_dir, why, sizeof why) != 0)
     return cairn__error_set(err, CAIRN_EINVAL,
                             "the task sandbox does not work here: %s. Install bubblewrap (apt "
                             "install bubblewrap) and allow unprivileged user namespaces (sysctl "
@@ -118,6 +122,20 @@ void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...)
   cairn__stopper_stop(&w->stopper);
 }
 
+void cairn__worker_distrust(cairn_worker *w, cairn__project *p, const char *why) {
+  size_t left = 0;
+  if (!w->several)
+    cairn__worker_fatal(w, CAIRN_EFORBIDDEN, "%s", why);
+  else if (!cairn__ledger_retire(&w->ledger, p->k, &left))
+    return; /* said already */
+  else if (left == 0)
+    cairn__worker_fatal(w, CAIRN_EFORBIDDEN, "no project left to ask for work: %s", why);
+  else
+    CAIRN_WARN(&p->log, "this project is asked for no more work (its audit log is "
+               "inconsistent); %zu other%s go%s on", left, left == 1 ? "" : "s",
+               left == 1 ? "es" : "");
+}
+
 const cairn__app *cairn__worker_app(const cairn_worker *w, const char *name) {
   for (size_t i = 0; i < w->napps; i++)
     if (strcmp(w->apps[i].name, name) == 0)
@@ -136,11 +154,6 @@ static int valid_label(const char *s) {
   return s && s[0] && strlen(s) <= CAIRN_MAX_NAME && !strpbrk(s, "\n\r");
 }
 
-/* 1 when s is 64 hexadecimal characters (an account key). */
-static int hex64(const char *s) {
-  return strlen(s) == 64 && strspn(s, "0123456789abcdefABCDEF") == 64;
-}
-
 /* A host name or address to put in a URL: no spaces, slashes or user part. */
 static int valid_host(const char *s) {
   return s && s[0] && strlen(s) < 254 && !strpbrk(s, " \t\n\r/@?#[]");
@@ -150,62 +163,104 @@ void cairn_worker_config_init(cairn_worker_config *cfg) {
   memset(cfg, 0, sizeof *cfg); /* every zero or NULL field is "the default" */
 }
 
+/* Checks the worker-wide settings; NULL when good, else the problem. */
+static const char *config_problem(const cairn_worker_config *cfg, cairn__hours *hours) {
+  if (!cfg)
+    return "no configuration";
+  if (cfg->projects && cfg->server_url)
+    return "give either server_url or projects, not both";
+  if (!cfg->projects && !cfg->server_url)
+    return "server URL must start with http:// or https://";
+  if (cfg->projects && (cfg->nprojects < 1 || cfg->nprojects > CAIRN__MAX_PROJECTS))
+    return "projects must number 1 to 16";
+  if (cfg->projects && (cfg->project_key || cfg->account_key || cfg->invitation))
+    return "with projects, give each project its project key, account key and invitation";
+  if (cfg->share_half_life > MAX_HALF_LIFE)
+    return "share half-life must be from 1 to 31536000 seconds";
+  if (cfg->slots > MAX_SLOTS)
+    return "slots must be between 1 and 1024";
+  if (cfg->prefetch > CAIRN_MAX_PREFETCH)
+    return "prefetch must be between 0 and 16";
+  if (cfg->name && !valid_label(cfg->name))
+    return "name must be 1 to 256 characters on one line";
+  if (cfg->cluster && !valid_label(cfg->cluster))
+    return "cluster must be 1 to 256 characters on one line";
+  if (cfg->team && !cairn__team_valid(cfg->team))
+    return "team must be 1 to 64 printable ASCII characters, without quotes or backslashes";
+  if (cfg->dir && !cfg->dir[0])
+    return "dir must not be empty";
+  if (cfg->peer_listen && strcmp(cfg->peer_listen, "off") != 0 &&
+      cairn__peer_parse_listen(cfg->peer_listen) != 0)
+    return "peer listen address must be HOST:PORT (numeric IPv4 or [IPv6]) or off";
+  if (cfg->peer_address && !valid_host(cfg->peer_address))
+    return "peer address must be a host name or address";
+  if (cfg->cores > CAIRN_MAX_CORES)
+    return "cores must be between 1 and 4096";
+  if (cfg->memory_mib > (unsigned long long)CAIRN_MAX_RES_MIB ||
+      cfg->disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
+    return "memory and disk must be at most 1073741824 MiB";
+  if (cfg->peer_max > CAIRN_MAX_PEER_MAX)
+    return "peer transfers at once must be between 1 and 1024";
+  if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG)
+    return "unknown log level";
+  if (cfg->max_disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
+    return "max disk must be at most 1073741824 MiB";
+  if (cfg->cpu_limit > 100)
+    return "cpu limit must be a percentage from 1 to 100";
+  if (cfg->idle_threshold > MAX_IDLE_THRESHOLD)
+    return "idle threshold must be a percentage of one core from 1 to 409600";
+  if (cfg->idle_settle > MAX_IDLE_SETTLE)
+    return "idle settle time must be from 1 to 86400 seconds";
+  if (cfg->hours && cairn__hours_parse(cfg->hours, hours) != 0)
+    return "hours must be A-B[,A-B...] with A and B as H or H:MM (0-24), at most 8 "
+           "windows, e.g. 22-07";
+  return NULL;
+}
+
+/* Sets up the worker's projects from cfg (server_url: one, in DIR itself;
+ * projects: each in DIR/projects/<id>, none twice). */
+static cairn_status init_projects(cairn_worker *w, const cairn_worker_config *cfg,
+                                  cairn_error *err) {
+  cairn_worker_project one = {cfg->server_url, 0, 0, cfg->project_key, cfg->account_key,
+                              cfg->invitation};
+  const cairn_worker_project *list = cfg->projects ? cfg->projects : &one;
+  size_t n = cfg->projects ? cfg->nprojects : 1;
+  w->several = cfg->projects != NULL;
+  w->projects = calloc(n, sizeof *w->projects);
+  if (!w->projects)
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+  for (size_t k = 0; k < n; k++) {
+    cairn__project *p = &w->projects[k];
+    w->nprojects = k + 1; /* destroyed by delete, even half set up */
+    cairn_status rc = cairn__project_init(p, k, &list[k], &w->log, w->several, w->peer_address,
+                                          err);
+    p->owner = w;
+    if (rc != CAIRN_OK)
+      return rc;
+    for (size_t j = 0; j < k; j++)
+      if (strcmp(w->projects[j].id, p->id) == 0)
+        return cairn__error_set(err, CAIRN_EINVAL, "project %s is listed twice", p->server);
+  }
+  return CAIRN_OK;
+}
+
+/* Sets the division of the slots among the projects up (ledger.h). */
+static void open_ledger(cairn_worker *w) {
+  unsigned shares[CAIRN__MAX_PROJECTS];
+  const cairn__logger *logs[CAIRN__MAX_PROJECTS];
+  for (size_t k = 0; k < w->nprojects; k++) {
+    shares[k] = w->projects[k].share;
+    logs[k] = &w->projects[k].log;
+  }
+  cairn__ledger_init(&w->ledger, w->nprojects, shares, w->half_life_s, logs, cairn__now_ms());
+  w->ledger_ok = 1;
+}
+
 cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *err) {
-  const char *problem = NULL;
   cairn__hours hours = {0};
   char host[256];
   int oom = 0;
-  if (!cfg || !cfg->server_url || (strncmp(cfg->server_url, "http://", 7) != 0 &&
-                                   strncmp(cfg->server_url, "https://", 8) != 0))
-    problem = "server URL must start with http:// or https://";
-  else if (cfg->slots > MAX_SLOTS)
-    problem = "slots must be between 1 and 1024";
-  else if (cfg->prefetch > CAIRN_MAX_PREFETCH)
-    problem = "prefetch must be between 0 and 16";
-  else if (cfg->name && !valid_label(cfg->name))
-    problem = "name must be 1 to 256 characters on one line";
-  else if (cfg->cluster && !valid_label(cfg->cluster))
-    problem = "cluster must be 1 to 256 characters on one line";
-  else if (cfg->team && !cairn__team_valid(cfg->team))
-    problem = "team must be 1 to 64 printable ASCII characters, without quotes or backslashes";
-  else if (cfg->dir && !cfg->dir[0])
-    problem = "dir must not be empty";
-  else if (cfg->peer_listen && strcmp(cfg->peer_listen, "off") != 0 &&
-           cairn__peer_parse_listen(cfg->peer_listen) != 0)
-    problem = "peer listen address must be HOST:PORT (numeric IPv4 or [IPv6]) or off";
-  else if (cfg->peer_address && !valid_host(cfg->peer_address))
-    problem = "peer address must be a host name or address";
-  else if (cfg->cores > CAIRN_MAX_CORES)
-    problem = "cores must be between 1 and 4096";
-  else if (cfg->memory_mib > (unsigned long long)CAIRN_MAX_RES_MIB ||
-           cfg->disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
-    problem = "memory and disk must be at most 1073741824 MiB";
-  else if (cfg->peer_max > CAIRN_MAX_PEER_MAX)
-    problem = "peer transfers at once must be between 1 and 1024";
-  else if (cfg->log_level < CAIRN_LOG_DEFAULT || cfg->log_level > CAIRN_LOG_DEBUG)
-    problem = "unknown log level";
-  else if (cfg->invitation && !valid_label(cfg->invitation))
-    problem = "invitation must be 1 to 256 characters on one line";
-  else if (cfg->account_key && !hex64(cfg->account_key))
-    problem = "account key must be 64 hexadecimal characters";
-  else if (cfg->max_disk_mib > (unsigned long long)CAIRN_MAX_RES_MIB)
-    problem = "max disk must be at most 1073741824 MiB";
-  else if (cfg->cpu_limit > 100)
-    problem = "cpu limit must be a percentage from 1 to 100";
-  else if (cfg->idle_threshold > MAX_IDLE_THRESHOLD)
-    problem = "idle threshold must be a percentage of one core from 1 to 409600";
-  else if (cfg->idle_settle > MAX_IDLE_SETTLE)
-    problem = "idle settle time must be from 1 to 86400 seconds";
-  else if (cfg->hours && cairn__hours_parse(cfg->hours, &hours) != 0)
-    problem = "hours must be A-B[,A-B...] with A and B as H or H:MM (0-24), at most 8 "
-              "windows, e.g. 22-07";
-  uint8_t project_key[32];
-  cairn_error kerr = {0};
-  if (!problem && cfg->project_key &&
-      cairn__app_pubkey_load(cfg->project_key, project_key, &kerr) != CAIRN_OK) {
-    cairn__error_set(err, CAIRN_EINVAL, "project key: %s", kerr.text);
-    return NULL;
-  }
+  const char *problem = config_problem(cfg, &hours);
   char bind_why[320];
   if (!problem)
     problem = binds_problem(cfg, bind_why, sizeof bind_why);
@@ -218,22 +273,13 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   if (!w)
     goto oom;
   pthread_mutex_init(&w->mu, NULL);
-  cairn__pace_init(&w->pace);
   cairn__logger_init(&w->log, cfg->log_level, cfg->log_fn, cfg->log_userdata);
   w->lock_fd = -1;
-  if (cfg->project_key) {
-    memcpy(w->project_key, project_key, sizeof project_key);
-    w->has_project_key = 1;
-    cairn__app_platform(w->platform);
-  }
+  cairn__app_platform(w->platform);
   if (cairn__stopper_init(&w->stopper) != 0) {
     cairn_worker_delete(w);
     goto oom;
   }
-  size_t n = strlen(cfg->server_url);
-  while (n > 0 && cfg->server_url[n - 1] == '/')
-    n--;
-  w->server = strndup(cfg->server_url, n);
   w->dir = dup_or_null(cfg->dir ? cfg->dir : DEFAULT_DIR, &oom);
   if (!cfg->name && gethostname(host, sizeof host) == 0) {
     host[sizeof host - 1] = '\0';
@@ -242,14 +288,13 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
     w->name = dup_or_null(cfg->name, &oom);
   w->cluster = dup_or_null(cfg->cluster, &oom);
   w->team = dup_or_null(cfg->team, &oom);
-  w->invitation = dup_or_null(cfg->invitation, &oom);
-  w->account_key = dup_or_null(cfg->account_key, &oom);
   w->slots_cfg = cfg->slots;
   w->slots = cfg->slots ? cfg->slots : 1;
   w->cfg_offer = (cairn__resources){cfg->cores, (int64_t)cfg->memory_mib, (int64_t)cfg->disk_mib};
   w->exit_when_idle = cfg->exit_when_idle;
   w->prefetch = cfg->prefetch;
   w->max_tasks = cfg->max_tasks;
+  w->half_life_s = cfg->share_half_life ? cfg->share_half_life : CAIRN__DEFAULT_HALF_LIFE_S;
   if (!cfg->peer_listen || strcmp(cfg->peer_listen, "off") != 0)
     w->peer_listen = dup_or_null(cfg->peer_listen ? cfg->peer_listen : DEFAULT_PEER_LISTEN, &oom);
   w->peer_address = dup_or_null(cfg->peer_address, &oom);
@@ -262,16 +307,16 @@ cairn_worker *cairn_worker_create(const cairn_worker_config *cfg, cairn_error *e
   w->max_disk_mib = cfg->max_disk_mib;
   if (copy_sandbox(w, cfg) != 0)
     oom = 1;
-  if (!oom && cairn__peerstate_init(&w->peers, w->peer_address) != 0)
-    oom = 1;
-  else if (!oom) {
-    w->peers_ok = 1;
-    w->peers.log = &w->log;
-  }
-  if (!w->server || oom) {
+  if (oom) {
     cairn_worker_delete(w);
     goto oom;
   }
+  cairn_status rc = init_projects(w, cfg, err);
+  if (rc != CAIRN_OK) {
+    cairn_worker_delete(w);
+    return NULL;
+  }
+  open_ledger(w); /* before any thread may read the projects' figures */
   return w;
 oom:
   cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
@@ -332,7 +377,19 @@ cairn_status cairn_worker_add_callback_app(cairn_worker *w, const char *name, ca
   return add_app(w, name, NULL, fn, userdata, err);
 }
 
-/* Creates DIR and its parts, takes DIR/lock. */
+/* Project p's part of --max-disk: the cap times its share over the
+ * shares' sum (a backup project counting a share of 1), at least 1 MiB. */
+static unsigned long long disk_part(const cairn_worker *w, const cairn__project *p) {
+  double sum = 0;
+  if (!w->max_disk_mib || w->nprojects == 1)
+    return w->max_disk_mib;
+  for (size_t k = 0; k < w->nprojects; k++)
+    sum += w->projects[k].share ? w->projects[k].share : 1;
+  double part = (double)w->max_disk_mib * (p->share ? p->share : 1) / sum;
+  return part < 1 ? 1 : (unsigned long long)part;
+}
+
+/* Creates DIR, takes DIR/lock, then each project's directory and parts. */
 static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
   cairn_status rc = cairn__mkdirs(w->dir, 0700, err);
   if (rc != CAIRN_OK)
@@ -342,62 +399,49 @@ static cairn_status setup_dir(cairn_worker *w, cairn_error *err) {
     return cairn__error_set(err, CAIRN_EIO, "%s: %s", w->dir, strerror(errno));
   free(w->dir);
   w->dir = abs;
-  w->cred_path = cairn__path_join(w->dir, "credentials.json");
-  w->run_dir = cairn__path_join(w->dir, "run");
-  w->cache_dir = cairn__path_join(w->dir, "cache");
   w->lock_path = cairn__path_join(w->dir, "lock");
-  if (!w->cred_path || !w->run_dir || !w->cache_dir || !w->lock_path)
+  if (!w->lock_path)
     return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   w->lock_fd = open(w->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (w->lock_fd < 0)
     return cairn__error_set(err, CAIRN_EIO, "cannot open %s: %s", w->lock_path, strerror(errno));
   if (flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0)
     return cairn__error_set(err, CAIRN_EIO, "%s is used by another cairn-worker", w->dir);
-  rc = cairn__mkdirs(w->run_dir, 0700, err); /* its leftovers: resume_scan() */
-  if (rc == CAIRN_OK)
-    rc = cairn__cache_init(&w->cache, w->cache_dir, err);
-  w->cache.log = &w->log;
-  if (rc == CAIRN_OK && w->has_project_key) {
-    char *apps = cairn__path_join(w->dir, "apps");
-    rc = apps ? cairn__appver_init(&w->appver, apps, w->project_key, &w->cache, &w->log, err)
-              : cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
-    w->appver_ok = rc == CAIRN_OK;
-    free(apps);
-  }
-  if (rc == CAIRN_OK && !w->diskcap_ok) {
-    cairn__diskcap_init(&w->diskcap, w->max_disk_mib, w->cache_dir, w->run_dir, &w->log);
-    w->diskcap_ok = 1;
-  }
-  if (rc == CAIRN_OK) { /* audit log: DIR/audit (auditlog.h) */
-    rc = cairn__auditlog_init(&w->audit, w->dir, &w->log, err);
-    w->audit_ok = 1;
-  }
+  for (size_t k = 0; k < w->nprojects && rc == CAIRN_OK; k++)
+    rc = cairn__project_setup_dir(&w->projects[k], w->dir, w->several,
+                                  disk_part(w, &w->projects[k]), err);
   return rc;
 }
 
 static int app_runs(void *ud, const char *name) { return cairn__worker_app(ud, name) != NULL; }
 
-/* Keeps the tasks recorded in DIR/run that may run again, clears the rest
- * (resume.h). */
+/* Keeps the tasks recorded in each project's run directory that may run
+ * again, clears the rest (resume.h). */
 static cairn_status resume_scan(cairn_worker *w, cairn_error *err) {
-  size_t pending = 0;
-  if (cairn__resume_init(&w->resume, w->run_dir, w->slots, &w->log) != 0)
-    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
-  w->resume_ok = 1;
-  cairn_status rc = cairn__resume_scan(&w->resume, app_runs, w, &pending, err);
-  if (rc == CAIRN_OK && pending)
-    CAIRN_INFO(&w->log, "%zu task%s recorded in %s may run again", pending,
-               pending == 1 ? "" : "s", w->run_dir);
-  return rc;
+  for (size_t k = 0; k < w->nprojects; k++) {
+    cairn__project *p = &w->projects[k];
+    size_t pending = 0;
+    if (cairn__resume_init(&p->resume, p->run_dir, w->slots, &p->log) != 0)
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+    p->resume_ok = 1;
+    cairn_status rc = cairn__resume_scan(&p->resume, app_runs, w, &pending, err);
+    if (rc != CAIRN_OK)
+      return rc;
+    if (pending)
+      CAIRN_INFO(&p->log, "%zu task%s recorded in %s may run again", pending,
+                 pending == 1 ? "" : "s", p->run_dir);
+  }
+  return CAIRN_OK;
 }
 
 static int stopping_cb(void *ud) { return cairn__stopper_stopping(ud); }
 
-static cairn__http *new_http(cairn_worker *w) {
-  cairn__http *h = cairn__http_create(w->server);
+/* A connection's handle to project p's master. */
+static cairn__http *new_http(cairn_worker *w, cairn__project *p) {
+  cairn__http *h = cairn__http_create(p->server);
   if (h) {
     cairn__http_set_cancel(h, stopping_cb, &w->stopper);
-    cairn__http_set_pace(h, &w->pace);
+    cairn__http_set_pace(h, &p->pace);
     cairn__http_set_stall_timeout(h, (long)w->stall_ms);
     cairn__http_set_download_limit(h, (long long)w->download_kib * 1024);
   }
@@ -406,17 +450,34 @@ static cairn__http *new_http(cairn_worker *w) {
 
 static void held(void *ud, const char *sha256) { cairn__peerstate_have(ud, sha256); }
 
-/* Lists the cache as held and starts the peer server (unless it is off). */
+/* The peer server's address of project k: --peer-listen, its port plus k
+ * when one was given (each project serves its own cache). */
+static void listen_of(const cairn_worker *w, size_t k, char *out, size_t cap) {
+  const char *colon = strrchr(w->peer_listen, ':');
+  long port = colon ? strtol(colon + 1, NULL, 10) : 0;
+  if (!colon || port == 0 || k == 0)
+    snprintf(out, cap, "%s", w->peer_listen);
+  else
+    snprintf(out, cap, "%.*s:%ld", (int)(colon - w->peer_listen), w->peer_listen, port + (long)k);
+}
+
+/* Lists each project's cache as held and starts its peer server (unless
+ * they are off). */
 static cairn_status start_peering(cairn_worker *w, cairn_error *err) {
-  cairn_status rc = cairn__cache_each(&w->cache, held, &w->peers, err);
-  if (rc != CAIRN_OK || !w->peer_listen)
-    return rc;
-  w->peer = cairn__peer_start_shared(w->peer_listen, w->cache_dir, w->peer_max, &w->peers,
-                                     w->cache.verified, w->cache.relay, &w->log, err);
-  if (!w->peer)
-    return err->status == CAIRN_ENOMEM ? CAIRN_ENOMEM : CAIRN_EINVAL;
-  cairn__peerstate_set_port(&w->peers, cairn__peer_port(w->peer));
-  cairn__peerstate_set_peer_max(&w->peers, w->peer_max);
+  for (size_t k = 0; k < w->nprojects; k++) {
+    cairn__project *p = &w->projects[k];
+    char listen[300];
+    cairn_status rc = cairn__cache_each(&p->cache, held, &p->peers, err);
+    if (rc != CAIRN_OK || !w->peer_listen)
+      return rc;
+    listen_of(w, k, listen, sizeof listen);
+    p->peer = cairn__peer_start_shared(listen, p->cache_dir, w->peer_max, &p->peers,
+                                       p->cache.verified, p->cache.relay, &p->log, err);
+    if (!p->peer)
+      return err->status == CAIRN_ENOMEM ? CAIRN_ENOMEM : CAIRN_EINVAL;
+    cairn__peerstate_set_port(&p->peers, cairn__peer_port(p->peer));
+    cairn__peerstate_set_peer_max(&p->peers, w->peer_max);
+  }
   return CAIRN_OK;
 }
 
@@ -444,56 +505,166 @@ static cairn_status decide_offer(cairn_worker *w, cairn_error *err) {
   return CAIRN_OK;
 }
 
-/* Starts the threads, waits for the slots, stops the heartbeat. */
+/* Starts slot i's thread with a connection to each project's master. */
+static int start_slot(cairn_worker *w, cairn__slot *sl, size_t i) {
+  *sl = (cairn__slot){.w = w, .i = i};
+  for (size_t k = 0; k < w->nprojects; k++)
+    if (!(sl->conns[k].http = new_http(w, &w->projects[k])))
+      return -1;
+  return pthread_create(&sl->thread, NULL, cairn__slot_main, sl);
+}
+
+static void free_slot(cairn_worker *w, cairn__slot *sl) {
+  for (size_t k = 0; k < w->nprojects; k++)
+    cairn__http_delete(sl->conns[k].http);
+}
+
+/* Waits for the slots' threads; with several projects, logging each one's
+ * figures every CAIRN__LEDGER_REPORT_MS meanwhile (ledger.h). */
+static void join_slots(cairn_worker *w, cairn__slot *slots, size_t started) {
+  while (w->several && !cairn__stopper_draining(&w->stopper)) {
+    cairn__stopper_sleep(&w->stopper, 1000);
+    cairn__ledger_report(&w->ledger, cairn__now_ms(), 0);
+  }
+  for (size_t i = 0; i < started; i++) {
+    pthread_join(slots[i].thread, NULL);
+    free_slot(w, &slots[i]);
+  }
+  if (w->several)
+    cairn__ledger_report(&w->ledger, cairn__now_ms(), 1);
+}
+
+/* Starts the threads (per project a heartbeat and an outbox; the throttle;
+ * the slots), waits for the slots, then for the outboxes, and stops the
+ * heartbeats. */
 static void run_threads(cairn_worker *w) {
   cairn__slot *slots = calloc(w->slots, sizeof *slots);
-  cairn__heartbeat hb = {.w = w};
-  size_t started = 0;
-  int hb_started = 0;
-  atomic_init(&hb.quit, 0);
-  if (!slots) {
+  cairn__heartbeat *hb = calloc(w->nprojects, sizeof *hb);
+  size_t started = 0, hb_started = 0;
+  if (!slots || !hb) {
     cairn__worker_fatal(w, CAIRN_ENOMEM, "out of memory");
+    free(slots);
+    free(hb);
     return;
   }
-  hb.conn.http = new_http(w);
-  if (!hb.conn.http || pthread_create(&hb.thread, NULL, cairn__heartbeat_main, &hb) != 0)
-    cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start the heartbeat thread");
-  else
-    hb_started = 1;
+  for (size_t k = 0; k < w->nprojects; k++) {
+    cairn__project *p = &w->projects[k];
+    hb[k] = (cairn__heartbeat){.w = w, .p = p, .conn = {.http = new_http(w, p)}};
+    atomic_init(&hb[k].quit, 0);
+    if (!hb[k].conn.http || pthread_create(&hb[k].thread, NULL, cairn__heartbeat_main,
+                                           &hb[k]) != 0) {
+      cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start the heartbeat thread");
+      break;
+    }
+    hb_started++;
+    if (cairn__outbox_start(&p->outbox, new_http(w, p), cairn__tally_outbox_done, p) != 0)
+      cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start the outbox thread");
+  }
   if (cairn__throttle_start(&w->throttle) != 0)
     cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start the throttle thread");
   for (size_t i = 0; i < w->slots && !cairn__stopper_stopping(&w->stopper); i++) {
-    slots[i] = (cairn__slot){.w = w, .i = i, .conn = {.http = new_http(w)}};
-    if (!slots[i].conn.http || pthread_create(&slots[i].thread, NULL, cairn__slot_main,
-                                              &slots[i]) != 0) {
-      cairn__http_delete(slots[i].conn.http);
+    if (start_slot(w, &slots[i], i) != 0) {
+      free_slot(w, &slots[i]);
       cairn__worker_fatal(w, CAIRN_EINTERNAL, "cannot start task thread %zu", i);
       break;
     }
     started++;
   }
-  for (size_t i = 0; i < started; i++) {
-    pthread_join(slots[i].thread, NULL);
-    cairn__http_delete(slots[i].conn.http);
-  }
+  join_slots(w, slots, started);
+  for (size_t k = 0; k < w->nprojects; k++) /* results still waiting for their master */
+    cairn__outbox_finish(&w->projects[k].outbox);
   cairn__throttle_stop(&w->throttle);
-  atomic_store(&hb.quit, 1);
-  if (hb_started)
-    pthread_join(hb.thread, NULL);
-  cairn__http_delete(hb.conn.http);
+  for (size_t k = 0; k < w->nprojects; k++) {
+    atomic_store(&hb[k].quit, 1);
+    if (k < hb_started)
+      pthread_join(hb[k].thread, NULL);
+    cairn__http_delete(hb[k].conn.http);
+  }
   free(slots);
+  free(hb);
+}
+
+/* The registration project p's master gets (credentials.h). */
+static cairn__registration registration(cairn_worker *w, const cairn__project *p) {
+  return (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots,
+                               {0, 0, 0}, p->invitation, w->team,
+                               p->has_project_key ? w->platform : NULL,
+                               w->sandboxed ? "bwrap" : "none", p->account_key};
+}
+
+/* Opens project p's identity (registers when it has none) and asks its
+ * master about the tasks recorded in its directory. A worker of several
+ * projects tries each master once and goes on: one that does not answer
+ * yet is registered with when its slots or its heartbeat reach it. */
+static cairn_status open_project(cairn_worker *w, cairn__project *p, cairn_error *err) {
+  cairn__registration reg = registration(w, p);
+  cairn_status rc = cairn__project_setup_run(p, w->slots, w->prefetch, &reg, &w->stopper,
+                                             &w->offer, err);
+  cairn__conn conn = {.http = rc == CAIRN_OK ? new_http(w, p) : NULL};
+  if (rc == CAIRN_OK && !conn.http)
+    rc = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+  if (rc != CAIRN_OK)
+    return rc;
+  long long now = cairn__now_ms();
+  if (w->several)
+    p->session.give_up_ms = now; /* one try */
+  else if (w->exit_when_idle)
+    p->session.give_up_ms = now + (long long)w->exit_when_idle * 1000;
+  rc = cairn__session_open(&p->session, &conn, err);
+  if (rc == CAIRN_EIO && w->several && !cairn__stopper_stopping(&w->stopper)) {
+    CAIRN_WARN(&p->log, "cannot register yet: %s (tried again when its slots ask it for work)",
+               err->text);
+    rc = CAIRN_OK;
+  }
+  if (p->distrusted) /* an earlier run found its audit log inconsistent (said) */
+    cairn__worker_distrust(w, p, "its audit log was found inconsistent by an earlier run");
+  else if (rc == CAIRN_OK) {
+    /* audit log: its master's key pinned, or checked (auditlog.h) */
+    cairn_error aerr = {0};
+    if (cairn__auditlog_pin(&p->audit, conn.http, &aerr) == CAIRN_EFORBIDDEN) {
+      if (!w->several) {
+        *err = aerr;
+        rc = CAIRN_EFORBIDDEN;
+      } else
+        cairn__worker_distrust(w, p, aerr.text);
+    }
+  }
+  if (rc == CAIRN_OK) {
+    if (w->several)
+      p->session.give_up_ms = now + RESUME_PATIENCE_MS;
+    cairn__heartbeat_resume(w, p, &conn); /* which recorded tasks are still ours */
+    if (w->several)
+      p->session.give_up_ms = 0;
+  }
+  cairn__http_delete(conn.http);
+  if (rc == CAIRN_OK) {
+    long long id, row;
+    cairn__session_identity(&p->session, &id, &row);
+    if (id > 0)
+      CAIRN_INFO(&p->log, "volunteer %lld (row %lld) polling %s with %u slot%s in %s", id, row,
+                 p->server, w->slots, w->slots == 1 ? "" : "s", p->dir);
+    else
+      CAIRN_INFO(&p->log, "not registered yet with %s; state in %s", p->server, p->dir);
+    if (w->several)
+      CAIRN_INFO(&p->log, "project %s: resource share %u%s", p->id, p->share,
+                 p->share ? "" : " (a backup project: asked only while no other has work)");
+  }
+  return rc;
 }
 
 cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
   cairn_error err = {0};
-  cairn__registration reg;
-  cairn__conn conn = {0};
-  int leases_ok = 0, session_ok = 0;
   if (w->started)
     return cairn__error_set(out, CAIRN_ECONFLICT, "cairn_worker_run() was already called");
   w->started = 1;
-  if (w->napps == 0 && !w->has_project_key)
+  int keys = 0;
+  for (size_t k = 0; k < w->nprojects; k++)
+    keys |= w->projects[k].has_project_key;
+  if (w->napps == 0 && !keys)
     return cairn__error_set(out, CAIRN_EINVAL, "no apps registered, and no project key");
+  if (w->several)
+    CAIRN_INFO(&w->log, "%zu project%s; usage measured with a half-life of %.0f s",
+               w->nprojects, w->nprojects == 1 ? "" : "s", w->half_life_s);
   cairn_status rc = setup_dir(w, &err);
   if (rc == CAIRN_OK)
     rc = check_sandbox(w, &err);
@@ -501,64 +672,29 @@ cairn_status cairn_worker_run(cairn_worker *w, cairn_error *out) {
     rc = decide_offer(w, &err);
   if (rc == CAIRN_OK)
     rc = resume_scan(w, &err);
-  if (rc == CAIRN_OK && cairn__leases_init(&w->leases, w->slots, w->prefetch) != 0)
-    rc = cairn__error_set(&err, CAIRN_ENOMEM, "out of memory");
-  leases_ok = rc == CAIRN_OK;
-  w->leases.log = &w->log;
   if (rc == CAIRN_OK && cairn__throttle_init(&w->throttle, &w->throttle_cfg, w->slots, &w->log))
     rc = cairn__error_set(&err, CAIRN_ENOMEM, "out of memory");
   w->throttle_ok = rc == CAIRN_OK;
-  reg = (cairn__registration){w->name, w->cluster, w->app_names, w->napps, w->slots, {0, 0, 0},
-                              w->invitation, w->team,
-                              w->has_project_key ? w->platform : NULL,
-                              w->sandboxed ? "bwrap" : "none", w->account_key};
   if (rc == CAIRN_OK)
     rc = start_peering(w, &err);
-  if (rc == CAIRN_OK)
-    rc = cairn__session_init(&w->session, w->cred_path, &reg, &w->stopper, &err);
-  session_ok = rc == CAIRN_OK;
-  if (session_ok) {
-    w->session.peers = &w->peers;
-    w->session.log = &w->log;
-    w->session.offer = w->offer;
-  }
-  conn.http = rc == CAIRN_OK ? new_http(w) : NULL;
-  if (rc == CAIRN_OK && !conn.http)
-    rc = cairn__error_set(&err, CAIRN_ENOMEM, "out of memory");
+  for (size_t k = 0; k < w->nprojects && rc == CAIRN_OK; k++)
+    rc = open_project(w, &w->projects[k], &err);
   if (rc == CAIRN_OK) {
-    if (w->exit_when_idle)
-      w->session.give_up_ms = cairn__now_ms() + (long long)w->exit_when_idle * 1000;
-    rc = cairn__session_open(&w->session, &conn, &err);
-  }
-  if (rc == CAIRN_OK) /* audit log: the master's key pinned, or checked (auditlog.h) */
-    rc = cairn__auditlog_pin(&w->audit, conn.http, &err);
-  if (rc == CAIRN_OK)
-    cairn__heartbeat_resume(w, &conn); /* which recorded tasks are still ours */
-  cairn__http_delete(conn.http);
-  if (rc == CAIRN_OK) {
-    long long id, row;
-    cairn__session_identity(&w->session, &id, &row);
-    CAIRN_INFO(&w->log, "volunteer %lld (row %lld) polling %s with %u slot%s in %s", id, row, w->server,
-               w->slots, w->slots == 1 ? "" : "s", w->dir);
     CAIRN_INFO(&w->log, "offering %lld cores, %lld MiB memory, %lld MiB disk",
                (long long)w->offer.cores, (long long)w->offer.memory_mib,
                (long long)w->offer.disk_mib);
     w->last_work_ms = cairn__now_ms();
     run_threads(w);
-    cairn__keep_leave(w); /* outputs kept here that the master still needs */
+    for (size_t k = 0; k < w->nprojects; k++)
+      cairn__keep_leave(w, &w->projects[k]); /* outputs kept here their master still needs */
   } else if (rc == CAIRN_EIO && w->exit_when_idle && !cairn__stopper_stopping(&w->stopper))
     CAIRN_WARN(&w->log, "no master for %u seconds (--exit-when-idle): %s", w->exit_when_idle, err.text);
   else if (!(rc == CAIRN_EIO && cairn__stopper_stopping(&w->stopper)))
     cairn__worker_fatal(w, rc, "%s", err.text);
-  cairn__peer_stop(w->peer);
-  w->peer = NULL;
-  if (session_ok)
-    cairn__session_destroy(&w->session);
-  if (leases_ok)
-    cairn__leases_destroy(&w->leases);
-  if (w->resume_ok)
-    cairn__resume_destroy(&w->resume);
-  w->resume_ok = 0;
+  for (size_t k = 0; k < w->nprojects; k++) {
+    cairn__peer_stop(w->projects[k].peer);
+    w->projects[k].peer = NULL;
+  }
   if (w->throttle_ok)
     cairn__throttle_destroy(&w->throttle);
   w->throttle_ok = 0;
@@ -585,6 +721,20 @@ void cairn_worker_get_stats(const cairn_worker *w, cairn_worker_stats *out) {
   pthread_mutex_unlock(&mw->mu);
 }
 
+size_t cairn_worker_project_count(const cairn_worker *w) { return w ? w->nprojects : 0; }
+
+cairn_status cairn_worker_get_project_stats(const cairn_worker *w, size_t i,
+                                            cairn_worker_project_stats *out) {
+  if (!w || !out || i >= w->nprojects)
+    return CAIRN_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (w->ledger_ok)
+    cairn__ledger_stats((cairn__ledger *)&w->ledger, i, cairn__now_ms(), out);
+  out->server_url = w->projects[i].server;
+  out->share = w->projects[i].share;
+  return CAIRN_OK;
+}
+
 void cairn_worker_delete(cairn_worker *w) {
   if (!w)
     return;
@@ -594,34 +744,23 @@ void cairn_worker_delete(cairn_worker *w) {
   }
   free(w->apps);
   free(w->app_names);
-  free(w->server);
+  for (size_t k = 0; k < w->nprojects; k++)
+    cairn__project_destroy(&w->projects[k]);
+  free(w->projects);
+  if (w->ledger_ok)
+    cairn__ledger_destroy(&w->ledger);
   free(w->dir);
   free(w->name);
   free(w->cluster);
   free(w->team);
-  free(w->invitation);
-  free(w->account_key);
   free(w->peer_listen);
   free(w->peer_address);
   for (size_t i = 0; i < CAIRN__SANDBOX_MAX_BINDS; i++)
     free(w->sandbox_paths[i]);
-  if (w->peers_ok)
-    cairn__peerstate_destroy(&w->peers);
-  free(w->cred_path);
-  free(w->run_dir);
-  free(w->cache_dir);
   free(w->lock_path);
   if (w->lock_fd >= 0)
     close(w->lock_fd);
-  cairn__cache_destroy(&w->cache);
-  if (w->appver_ok)
-    cairn__appver_destroy(&w->appver);
-  if (w->diskcap_ok)
-    cairn__diskcap_destroy(&w->diskcap);
-  if (w->audit_ok) /* audit log (auditlog.h) */
-    cairn__auditlog_destroy(&w->audit);
   cairn__stopper_destroy(&w->stopper);
-  cairn__pace_destroy(&w->pace);
   pthread_mutex_destroy(&w->mu);
   free(w);
 }

@@ -1,5 +1,6 @@
 /* worker_int.h — the worker object shared by worker.c (public API and
- * run()), slot.c (task threads) and heartbeat.c. Include only from worker/.
+ * run()), slot.c (task threads), tally.c (its counters), heartbeat.c and
+ * keep.c. Include only from worker/.
  */
 #ifndef CAIRN_WORKER_INT_H
 #define CAIRN_WORKER_INT_H
@@ -9,21 +10,15 @@
 #include "cairn/worker.h"
 #include "common/appsig.h"
 #include "common/log.h"
-#include "worker/appver.h"
-#include "worker/auditlog.h"
-#include "worker/cache.h"
-#include "worker/leases.h"
-#include "worker/peer.h"
-#include "worker/peerstate.h"
+#include "worker/ledger.h"
+#include "worker/project.h"
 #include "worker/respool.h"
-#include "worker/resume.h"
 #include "worker/sandbox.h"
-#include "worker/session.h"
-#include "worker/backoff.h"
 #include "worker/stopper.h"
 #include "worker/taskdir.h"
-#include "worker/diskcap.h"
 #include "worker/throttle.h"
+
+_Static_assert(CAIRN__LEDGER_MAX >= CAIRN__MAX_PROJECTS, "a ledger entry per project");
 
 typedef struct cairn__app {
   char *name;
@@ -36,14 +31,12 @@ typedef struct cairn__app {
 
 struct cairn_worker {
   cairn__logger log;         /* from the configuration; its modules borrow it */
-  char *server, *dir, *name, *cluster, *team;
-  char *invitation;         /* sent only with a registration; NULL: none */
-  char *account_key;        /* sent only with a registration; NULL: none; never logged */
+  char *dir, *name, *cluster, *team;
   unsigned slots;           /* task threads (set by run(): slots_cfg, else the offered cores) */
   unsigned slots_cfg;       /* from the configuration; 0: not given */
   cairn__resources cfg_offer; /* from the configuration; 0 fields: detect */
   cairn__resources offer;    /* what run() offers (respool.h) */
-  cairn__respool pool;      /* what the running tasks hold */
+  cairn__respool pool;      /* what the running tasks hold, whatever their project */
   int pool_ok;
   unsigned exit_when_idle;
   unsigned prefetch;        /* tasks a slot takes ahead (0 to CAIRN_MAX_PREFETCH; slot.c) */
@@ -56,34 +49,26 @@ struct cairn_worker {
   cairn__app *apps;
   const char **app_names;   /* napps names, for registration */
   size_t napps;
-  char *cred_path, *run_dir, *cache_dir, *lock_path;
+  char *lock_path;
   int lock_fd;
   int started;
 
+  cairn__project *projects; /* nprojects (project.h): the master of server_url, or each
+                               of cfg.projects */
+  size_t nprojects;
+  int several;              /* cfg.projects: each in DIR/projects/<id>, its log lines
+                               labelled with its URL */
+  double half_life_s;       /* of the usage the shares are measured by (share.h) */
+  cairn__ledger ledger;     /* which project a free slot asks; each one's figures */
+  int ledger_ok;
+
   cairn__stopper stopper;
-  cairn__pace pace;         /* every call to the master waits its turn here (backoff.h) */
-  cairn__session session;
-  cairn__cache cache;
-  cairn__leases leases;
-  cairn__peerstate peers;   /* token, peer URL, holdings to report */
-  int peers_ok;             /* peers was initialised */
-  cairn__peer *peer;        /* the peer file server while run() runs, or NULL */
   cairn__throttle_cfg throttle_cfg; /* from the configuration */
   cairn__throttle throttle; /* idle-only, CPU limit, hours (throttle.h) */
   int throttle_ok;          /* throttle was initialised */
-  unsigned long long max_disk_mib; /* from the configuration; 0: no cap */
-  cairn__diskcap diskcap;   /* --max-disk (diskcap.h), set up with DIR */
-  int diskcap_ok;
-  uint8_t project_key[32];  /* from the configuration's project_key */
-  int has_project_key;
-  char platform[CAIRN_APP_MAX_PLATFORM + 1]; /* this host's, sent when has_project_key */
-  cairn__appver appver;     /* DIR/apps: signed versions (appver.h), set up with DIR */
-  int appver_ok;
-  cairn__resume resume;     /* task records and progress (resume.h), set up by run() */
-  int resume_ok;
-  cairn__auditlog audit;    /* the master's audit log: key, head, receipts (auditlog.h),
-                               set up with DIR */
-  int audit_ok;
+  unsigned long long max_disk_mib; /* from the configuration; 0: no cap (divided among the
+                                      projects in proportion to their shares) */
+  char platform[CAIRN_APP_MAX_PLATFORM + 1]; /* this host's, sent with a project key */
 
   int no_sandbox;           /* --no-sandbox: programs run directly */
   int sandboxed;            /* run() found the sandbox working: programs run in it */
@@ -106,41 +91,76 @@ struct cairn_worker {
 void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...)
   __attribute__((format(printf, 3, 4)));
 
+/* Project p's master kept an inconsistent audit log (auditlog.h; why
+ * logged already): with one project the worker stops (a fatal error of
+ * CAIRN_EFORBIDDEN); with several, p is asked for no more work (ledger.h)
+ * and the others go on, unless none is left. */
+void cairn__worker_distrust(cairn_worker *w, cairn__project *p, const char *why);
+
 /* The app registered as name, or NULL. */
 const cairn__app *cairn__worker_app(const cairn_worker *w, const char *name);
 
-/* keep.c: offers the outputs kept in the cache to the master as the worker
- * leaves (after its task threads ended); the master takes those it needs. */
-void cairn__keep_leave(cairn_worker *w);
+/* keep.c: offers the outputs project p kept in its cache to its master as
+ * the worker leaves (after its task threads ended); the master takes those
+ * it needs. */
+void cairn__keep_leave(cairn_worker *w, cairn__project *p);
+
+/* tally.c: the worker's task counters (w->mu) and each project's (the
+ * ledger). claim() reserves one of --max-tasks (0 when none is left);
+ * unclaim() gives it back. */
+int cairn__tally_claim(cairn_worker *w);
+void cairn__tally_unclaim(cairn_worker *w);
+/* A task of project k starts; it ends (how: 0 done, 1 failed, 2 dropped),
+ * which drains the worker when --max-tasks is reached. */
+void cairn__tally_started(cairn_worker *w);
+void cairn__tally_ended(cairn_worker *w, size_t k, int how);
+/* Milliseconds left before --exit-when-idle fires (0: fire now; -1: never). */
+long long cairn__tally_idle_left(cairn_worker *w);
+/* The project a free slot asks (the ledger's pick), skipping with several
+ * projects those whose master asked to wait (their pace, backoff.h): its
+ * index, or -1 with *hold_ms until the first may be asked (ledger.h). */
+long cairn__tally_pick(cairn_worker *w, long long *hold_ms);
+/* The outbox's done (outbox.h) for project p (ud): logs and ends the task. */
+void cairn__tally_outbox_done(void *ud, long long index, int exit_status, cairn__delivery how,
+                              const char *why);
 
 /* Task thread i (arg: a cairn__slot). */
 typedef struct cairn__slot {
   cairn_worker *w;
   size_t i;
-  cairn__conn conn;
-  cairn__taskdir td;       /* DIR/run/slot-<i>, reused by each task */
+  cairn__project *p;       /* the project it asks for work or whose task it runs */
+  cairn__conn *conn;       /* its connection to p's master: &conns[p->k] */
+  cairn__taskdir *td;      /* its directory of p's tasks: &tds[p->k] */
+  cairn__conn conns[CAIRN__MAX_PROJECTS];   /* one per project */
+  cairn__taskdir tds[CAIRN__MAX_PROJECTS];  /* P'/run/slot-<i>, reused by each task */
+  int warned[CAIRN__MAX_PROJECTS]; /* said that the project's master did not answer */
   const struct cairn__outputs *extra; /* the running task's stderr tail and output
                                          files, sent with its result; NULL: none */
   double cpu_seconds;      /* the running task's CPU time, sent with its result
                               to a master that lists "cpu"; -1: none */
+  double cpu_used;         /* the last task's CPU time (-1: unknown), for the ledger */
+  cairn__usage usage;      /* what the running task used, sent with its result to a
+                              master that lists "usage"; CAIRN_USAGE_NONE: nothing */
   struct hand *hand;       /* its tasks and results in hand while it batches (slot.c) */
   pthread_t thread;
 } cairn__slot;
 void *cairn__slot_main(void *arg);
 
-/* Heartbeat thread (arg: a cairn__heartbeat); quits when quit is set. */
+/* Heartbeat thread of project p (arg: a cairn__heartbeat); quits when
+ * quit is set. */
 typedef struct cairn__heartbeat {
   cairn_worker *w;
+  cairn__project *p;
   cairn__conn conn;
   pthread_t thread;
   atomic_int quit;
   cairn__report_progress progress[CAIRN_MAX_PROGRESS]; /* a beat's "progress" */
 } cairn__heartbeat;
 void *cairn__heartbeat_main(void *arg);
-/* At start-up, before the threads: asks the master which of the tasks
- * recorded in DIR/run are still this volunteer's (resume.h) on conn; the
- * others are dropped. */
-void cairn__heartbeat_resume(cairn_worker *w, cairn__conn *conn);
+/* At start-up, before the threads: asks p's master which of the tasks
+ * recorded in its run directory are still this volunteer's (resume.h) on
+ * conn; the others are dropped. */
+void cairn__heartbeat_resume(cairn_worker *w, cairn__project *p, cairn__conn *conn);
 /* Parses a heartbeat answer {"extended": [...]} into a new array (caller
  * frees; at most 65536 entries); its length, or -1 if malformed. The peer
  * key and the features go to peers. */

@@ -154,6 +154,21 @@ typedef struct cairn_master_config {
    * result answers); -1: off (the trail alone; the tree catches up from the
    * trail's entries when it is on again). Off too when audit_chain is. */
   int audit_tree;
+  /* The project's public pages (docs/project.md, "Public pages"): its name
+   * (1 to 256 bytes of UTF-8 text; NULL: "Cairn") and description (UTF-8
+   * text, lines allowed, at most 16 KiB; NULL: none), shown by GET
+   * /v1/public/home, which also lists the jobs when public_jobs is 1 (0,
+   * the default: not). */
+  const char *project_name;
+  const char *project_description;
+  int public_jobs;
+  /* BOINC-format XML statistics for statistics sites (docs/project.md,
+   * "Statistics exports"): the folder of tables.xml, user.gz, team.gz and
+   * host.gz (NULL: DB.stats, made when missing), served at /stats/; how
+   * often they are made again, in hours (0: the default, 24; negative:
+   * only when the admin asks, POST /v1/stats/export). */
+  const char *stats_dir;
+  double stats_export_hours;
 } cairn_master_config;
 
 /* Sets every field of cfg to its default (as cairn_worker_config_init does

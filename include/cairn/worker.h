@@ -16,10 +16,11 @@
  * cairn_error (when not NULL); see cairn/cairn.h.
  *
  * Threads: cairn_worker_run() starts cfg.slots task threads (by default one
- * per offered core), one
- * heartbeat thread, a throttle thread when idle_only, cpu_limit or hours is
- * set, and (unless cfg.peer_listen is "off") the peer file server's thread,
- * and ends them all before it returns. Callbacks run on the
+ * per offered core), for each project a heartbeat thread, a thread that
+ * delivers results its master could not take at once and (unless
+ * cfg.peer_listen is "off") the peer file server's thread, and a throttle
+ * thread when idle_only, cpu_limit or hours is set, and ends them all
+ * before it returns. Callbacks run on the
  * task threads, at most cfg.slots at a time, so they must be thread-safe
  * when slots > 1. cairn_worker_stop() and cairn_worker_get_stats() may be
  * called from any thread; cairn_worker_stop() also from a signal handler.
@@ -42,11 +43,29 @@ extern "C" {
 
 typedef struct cairn_worker cairn_worker;
 
-/* Settings for cairn_worker_create(). A zeroed struct plus server_url is a
- * valid configuration: every zero or NULL field means "the default". The
- * strings are copied; the caller keeps ownership of the struct. */
+/* One project of a worker that computes for several (cfg.projects;
+ * docs/worker.md, "Several projects"). A zeroed struct plus server_url is a
+ * valid project. The strings are copied. */
+typedef struct cairn_worker_project {
+  const char *server_url;      /* required: its master, "http://host:port" */
+  unsigned share;              /* its resource share, 1 to 1000000: the slots' time goes
+                                  to the projects in proportion to their shares, over
+                                  time; 0: 100 */
+  int backup;                  /* non-zero: asked for work only while no other project
+                                  has work (share ignored; BOINC's share 0) */
+  const char *project_key;     /* its signed apps' key, as cfg.project_key; NULL: none */
+  const char *account_key;     /* your account's key on its master, as cfg.account_key;
+                                  NULL: none */
+  const char *invitation;      /* its invitation code, as cfg.invitation; NULL: none */
+} cairn_worker_project;
+
+/* Settings for cairn_worker_create(). A zeroed struct plus server_url (or
+ * projects) is a valid configuration: every zero or NULL field means "the
+ * default". The strings are copied; the caller keeps ownership of the
+ * struct. */
 typedef struct cairn_worker_config {
-  const char *server_url;      /* required: "http://host:port" */
+  const char *server_url;      /* the master, "http://host:port"; required unless
+                                  projects is set (then NULL) */
   const char *dir;             /* state directory; NULL: "./cairn-worker" */
   const char *name;            /* volunteer name; NULL: the host name */
   const char *cluster;         /* cluster label; NULL: none */
@@ -136,6 +155,20 @@ typedef struct cairn_worker_config {
    * credentials keeps its identity (and its attachment, or none). NULL: no
    * account. The string is copied. */
   const char *account_key;     /* 64 hexadecimal characters */
+
+  /* Several projects (docs/worker.md, "Several projects"): instead of
+   * server_url (and of project_key, account_key and invitation, which each
+   * project has its own), nprojects projects (1 to 16, distinct URLs). Each
+   * has its own identity, signed apps, cache and task directories under
+   * DIR/projects/<id> (id: 16 hex digits of the SHA-256 of its URL); a free
+   * slot asks the one whose recent CPU time (decayed with a half-life of
+   * share_half_life seconds) over its share is lowest among those that
+   * have work and answer, so that over time each gets the slots in
+   * proportion to its share; a running task is never stopped for another.
+   * The array and its strings are copied. */
+  const cairn_worker_project *projects;
+  size_t nprojects;
+  unsigned share_half_life;    /* seconds, 1 to 31536000; 0: 600 */
 } cairn_worker_config;
 
 /* Sets every field of cfg to its default (as cairn_master_config_init does
@@ -205,7 +238,8 @@ cairn_status cairn_worker_add_exec_app(cairn_worker *w, const char *name, const 
 cairn_status cairn_worker_add_callback_app(cairn_worker *w, const char *name, cairn_task_fn fn,
                                            void *userdata, cairn_error *err);
 
-/* Registers (or reuses DIR/credentials.json), then polls for work and runs
+/* Registers (or reuses DIR/credentials.json; with projects, each project's
+ * DIR/projects/<id>/credentials.json), then polls for work and runs
  * tasks until cairn_worker_stop(), exit_when_idle or max_tasks. CAIRN_OK on
  * such a normal end; on a fatal error its status with err filled:
  * CAIRN_EFORBIDDEN (banned, or registration refused), CAIRN_EIO (unusable
@@ -226,6 +260,29 @@ typedef struct cairn_worker_stats {
 
 /* Copies the counters into *out. Thread-safe. */
 void cairn_worker_get_stats(const cairn_worker *w, cairn_worker_stats *out);
+
+/* One project's figures (a worker of server_url has one project). */
+typedef struct cairn_worker_project_stats {
+  const char *server_url;           /* its master (the worker's copy, valid until delete) */
+  unsigned share;                   /* its resource share; 0: a backup project */
+  unsigned long long tasks_done;    /* as cairn_worker_stats, for this project's tasks */
+  unsigned long long tasks_failed;
+  unsigned long long tasks_dropped;
+  double cpu_seconds;               /* CPU time its tasks used since run() began */
+  double usage;                     /* that time decayed with share_half_life: what the
+                                       division of the slots counts */
+  unsigned running;                 /* its tasks running now */
+  int backed_off;                   /* non-zero: not asked now (it had no work, or its
+                                       master did not answer) */
+} cairn_worker_project_stats;
+
+/* The number of projects (1 for a worker of server_url). */
+size_t cairn_worker_project_count(const cairn_worker *w);
+
+/* Copies project i's figures (i: its place in cfg.projects) into *out.
+ * CAIRN_EINVAL when there is no project i. Thread-safe. */
+cairn_status cairn_worker_get_project_stats(const cairn_worker *w, size_t i,
+                                            cairn_worker_project_stats *out);
 
 /* Frees the worker. Must not be called while run() is executing. Accepts NULL. */
 void cairn_worker_delete(cairn_worker *w);

@@ -3,8 +3,9 @@
  * cfg.registration like a volunteer's registration), POST
  * /v1/accounts/login (a new account key for the right e-mail and
  * password), GET /v1/accounts/{id} (the admin, or the account itself with
- * its account key). Parses and checks like api.c; the accounts themselves
- * live in server/core/accounts.c.
+ * its account key or its session, people.c). Parses and checks like api.c;
+ * the accounts themselves live in server/core/accounts.c. The password
+ * check is shared with the pages' log-in (POST /v1/session, people.c).
  *
  * Passwords are hashed with libsodium's crypto_pwhash_str (Argon2id,
  * OPSLIMIT_INTERACTIVE, MEMLIMIT_INTERACTIVE: ~100 ms and 64 MiB each) and
@@ -112,21 +113,13 @@ out:
   json_decref(o);
 }
 
-void cairn__api_account_login(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
-  static const char *const keys[] = {"email", "password", NULL};
-  if (strcmp(rq->path, "/v1/accounts/login") != 0) /* the route's pattern is /v1/accounts/{id} */
-    return cairn__api_failf(rs, CAIRN_ENOTFOUND, "no route POST %.64s", rq->path);
-  json_t *o = cairn__api_body(rq, keys, 0, rs);
-  if (!o)
-    return;
-  size_t plen = 0;
-  const char *email = email_of(o, rs);
-  const char *password = email ? password_of(o, &plen, rs) : NULL;
+int64_t cairn__api_password_check(cairn_master *m, const char *email, const char *password,
+                                  size_t plen, cairn__resp *rs) {
   char *hash = NULL;
   int64_t id = 0;
   cairn_error err = {0};
-  if (!password || !pwhash_enter(m, rs))
-    goto out;
+  if (!pwhash_enter(m, rs))
+    return 0;
   int ok = cairn__core_account_password(m->core, email, &id, &hash, &err) == CAIRN_OK;
   if (!ok && err.status == CAIRN_ENOTFOUND) { /* as long as a wrong password takes */
     char dummy[crypto_pwhash_STRBYTES];
@@ -137,18 +130,41 @@ void cairn__api_account_login(cairn_master *m, const cairn__req *rq, cairn__resp
   } else if (ok)
     ok = sodium_init() >= 0 && crypto_pwhash_str_verify(hash, password, plen) == 0;
   pwhash_leave(m);
-  char key[65];
+  free(hash);
   if (!ok && err.status != CAIRN_OK && err.status != CAIRN_ENOTFOUND)
     cairn__api_fail(rs, &err);
   else if (!ok)
     cairn__api_error(rs, CAIRN_EAUTH, "wrong e-mail or password");
-  else if (cairn__core_account_rekey(m->core, id, key, &err) != CAIRN_OK)
-    cairn__api_fail(rs, &err);
-  else
-    cairn__api_json(rs, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "account_key", key));
-  sodium_memzero(key, sizeof key);
-out:
-  free(hash);
+  return ok ? id : 0;
+}
+
+int cairn__api_credentials(const cairn__req *rq, json_t **o, const char **email,
+                           const char **password, size_t *plen, cairn__resp *rs) {
+  static const char *const keys[] = {"email", "password", NULL};
+  if (!(*o = cairn__api_body(rq, keys, 0, rs)))
+    return 0;
+  *email = email_of(*o, rs);
+  *password = *email ? password_of(*o, plen, rs) : NULL;
+  return *password != NULL;
+}
+
+void cairn__api_account_login(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
+  if (strcmp(rq->path, "/v1/accounts/login") != 0) /* the route's pattern is /v1/accounts/{id} */
+    return cairn__api_failf(rs, CAIRN_ENOTFOUND, "no route POST %.64s", rq->path);
+  json_t *o = NULL;
+  const char *email = NULL, *password = NULL;
+  size_t plen = 0;
+  int64_t id = 0;
+  cairn_error err = {0};
+  char key[65];
+  if (cairn__api_credentials(rq, &o, &email, &password, &plen, rs) &&
+      (id = cairn__api_password_check(m, email, password, plen, rs))) {
+    if (cairn__core_account_rekey(m->core, id, key, &err) != CAIRN_OK)
+      cairn__api_fail(rs, &err);
+    else
+      cairn__api_json(rs, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "account_key", key));
+    sodium_memzero(key, sizeof key);
+  }
   json_decref(o);
 }
 
@@ -157,21 +173,8 @@ void cairn__api_account_get(cairn_master *m, const cairn__req *rq, cairn__resp *
   int64_t id = cairn__api_id(s, &end);
   if (id < 0 || *end)
     return cairn__api_failf(rs, CAIRN_EINVAL, "\"%.64s\" is not an account id", s);
-  if (!cairn__api_is_admin(m, rq->token)) { /* else the account itself, by its key */
-    int64_t self = cairn__core_account_of_key(m->core, rq->token);
-    if (self != id) {
-      cairn__resp limited = {.fd = -1}; /* a failed authentication */
-      if (!cairn__api_anonymous_ok(m, rq->client_ip, &limited)) {
-        *rs = limited;
-        return;
-      }
-      if (self)
-        return cairn__api_failf(rs, CAIRN_EFORBIDDEN, "this account key is account %lld's",
-                                (long long)self);
-      return cairn__api_error(rs, CAIRN_EAUTH, "the admin token or the account's key is needed "
-                              "(Authorization: Bearer KEY)");
-    }
-  }
+  if (!cairn__api_is_admin(m, rq->token) && !cairn__api_account_caller(m, rq, id, rs))
+    return; /* else the account itself, by its key or its session (people.c) */
   cairn_error err = {0};
   json_t *o = cairn__core_account_json(m->core, id, 1, &err);
   if (o)

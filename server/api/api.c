@@ -597,6 +597,7 @@ void cairn__api_metrics(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   pthread_mutex_unlock(&m->stats_lock);
   buf = metrics_held(m, buf, &len);
   buf = cairn__stats_metrics(m, buf, &len);
+  buf = cairn__statsexport_metrics(m, buf, &len);
   rs->status = 200;
   rs->ctype = "text/plain; version=0.0.4";
   rs->body = buf;

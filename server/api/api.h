@@ -26,6 +26,9 @@ struct cairn_master {
   cairn_master_config cfg;
   cairn__logger log;          /* from cfg; the core keeps a copy */
   char *db_path, *listen, *web_dir;
+  char *project_name, *project_description; /* the public pages' (cfg's, copied) */
+  char app_key_b64[48]; /* the project's public key (--app-key) in base64, "" when none:
+                         * shown on the public pages for the join command */
   char admin_token[129];
   char url[300];
   cairn__core *core;
@@ -55,9 +58,13 @@ struct cairn_master {
   int stop_pipe[2];
   pthread_mutex_t stats_lock;
   uint64_t requests[RL_COUNT][CAIRN__STATUS_SLOTS]; /* by route label and status */
-  /* GET /v1/stats (stats.c): the rendered standings and their builder
-   * thread; made by cairn__stats_start, NULL before and after */
-  struct cairn__standings *standings;
+  /* GET /v1/stats (stats.c) and the public pages (ranks.c): the rendered
+   * standings and leaderboards and their builder threads (renderer.h);
+   * made by cairn__stats_start, NULL before and after */
+  struct cairn__renderer *standings, *ranks;
+  /* The XML statistics exports (statsexport.c): the exporter thread and
+   * its state; made by cairn__statsexport_start, NULL before and after */
+  struct cairn__statsexport *statsexport;
   /* The audit log (auditlog.c, server/store/tree.h): the reader of its
    * public routes and that of the master's own answers (receipts, the
    * heartbeat's head, an index's leaves), so that anonymous reads never
@@ -86,8 +93,13 @@ typedef struct cairn__req {
    * (/v1/audit/entries), "leaf_index", "tree_size" (/v1/audit/proof),
    * "first", "second" (/v1/audit/consistency) */
   const char *arg_start, *arg_end, *arg_leaf_index, *arg_tree_size, *arg_first, *arg_second;
-  const char *if_none_match; /* the If-None-Match header (GET /v1/stats), or NULL */
+  const char *if_none_match; /* the If-None-Match header (GET /v1/stats, /stats/...), or NULL */
+  int64_t if_modified_since; /* the If-Modified-Since header as Unix s (GET /stats/...); 0:
+                                 none or not a date */
   const char *range;         /* the Range header (GET /v1/files/{sha256}), or NULL */
+  const char *session;       /* the cookie cairn_session (a page's log-in: people.c), or NULL */
+  const char *csrf;          /* the X-CSRF-Token header, or NULL */
+  const char *arg_by;        /* the "by" query argument (GET /v1/public/top/{kind}), or NULL */
   int resumed;               /* POST /v1/work asked again after a hold: its report
                                 was applied the first time */
   unsigned long long declared; /* a streamed upload: its Content-Length, when has_length */
@@ -137,8 +149,12 @@ typedef struct cairn__resp {
   char etag[20];             /* non-empty: an ETag header (http.c, conditional GETs; set by
                                 the handler: http.c does not hash the body) */
   int max_age;               /* > 0: Cache-Control: public, max-age=max_age (seconds) */
+  int64_t last_modified;     /* > 0: a Last-Modified header (Unix s; GET /stats/...) */
   cairn__upload *upload;     /* a streamed route (LANE_STREAMED, at its headers): the
                                 handler fills it and leaves status 0 to accept the body */
+  char cookie[160];          /* non-empty: a Set-Cookie header (the session's: people.c) */
+  int no_store;              /* Cache-Control: no-store (an answer naming a session's
+                                secrets) */
 } cairn__resp;
 
 /* What a request may do before its body is read, from its headers alone. */
@@ -240,6 +256,34 @@ int cairn__admission_admitted(cairn_master *m, const cairn__req *rq, json_t *o, 
  * Retry-After. */
 #define CAIRN__PWHASH_AT_ONCE 2
 cairn__handler cairn__api_account_create, cairn__api_account_login, cairn__api_account_get;
+/* accounts.c: rq's body {"email", "password"} checked: 1 with *o (the
+ * caller's to decref), *email, *password and its length, or 0 with the 400
+ * in rs. The account email and password open, checked outside every lock
+ * on one of the password-hashing slots: its id, or 0 with the answer in rs
+ * (the same 401 "wrong e-mail or password" for a wrong e-mail and a wrong
+ * password, as long; 503 when the slots are busy). */
+int cairn__api_credentials(const cairn__req *rq, json_t **o, const char **email,
+                           const char **password, size_t *plen, cairn__resp *rs);
+int64_t cairn__api_password_check(cairn_master *m, const char *email, const char *password,
+                                  size_t plen, cairn__resp *rs);
+/* people.c (docs/protocol.md, "Sessions", "Teams of accounts"): the
+ * account rq acts for: the account key as its bearer token, or its session
+ * cookie (with, but for GET and HEAD, X-CSRF-Token equal to the session's
+ * CSRF token: else 403). want > 0: it must be that account (403 naming
+ * the other). Its id, or 0 with the 401 or 403 in rs (a wrong key also
+ * spends one of the address's anonymous tokens). O(1) under c->lock. */
+int64_t cairn__api_account_caller(cairn_master *m, const cairn__req *rq, int64_t want,
+                                  cairn__resp *rs);
+/* people.c: POST, GET, DELETE /v1/session (a log-in of the pages: the
+ * cookie cairn_session, Secure when the master serves TLS); POST
+ * /v1/teams, GET and PATCH /v1/teams/{id}; PATCH /v1/accounts/{id}
+ * {"team"} (join or leave). */
+cairn__handler cairn__api_session_post, cairn__api_session_get, cairn__api_session_delete,
+  cairn__api_teams_post, cairn__api_team_get, cairn__api_team_patch, cairn__api_account_patch;
+/* public.c (docs/protocol.md, "Public pages"): GET /v1/public/home,
+ * /v1/public/top/{kind} (from the rendering of ranks.c), and
+ * /v1/public/accounts/{id} (never the e-mail). */
+cairn__handler cairn__public_home, cairn__public_top, cairn__public_account;
 /* apps.c: signed app versions (docs/apps.md): POST /v1/apps (publish),
  * GET /v1/apps (list), GET /v1/apps/{name}/{version}/{platform} (a signed
  * manifest), PATCH /v1/apps/{name}/{version} {"retired": true}. */
@@ -269,9 +313,10 @@ void cairn__api_work_handed(cairn_master *m, json_t *offer, uint64_t seq, cairn_
 #define CAIRN__STATS_REFRESH_SECONDS 2.0
 #define CAIRN__STATS_COLD_SECONDS (2 * CAIRN__STATS_REFRESH_SECONDS)
 #define CAIRN__STATS_WAIT_SECONDS 5.0
-/* Starts the builder (cairn_master_start, before HTTP); stops it and
- * frees the renderings (cairn_master_delete, after HTTP: no request runs);
- * a no-op when it was not started. */
+/* Starts the builders of the standings and of the public pages' ranks
+ * (ranks.h) (cairn_master_start, before HTTP); stops them and frees the
+ * renderings (cairn_master_delete, after HTTP: no request runs); a no-op
+ * when they were not started. */
 cairn_status cairn__stats_start(cairn_master *m, cairn_error *err);
 void cairn__stats_stop(cairn_master *m);
 /* Appends the builder's /metrics lines (cairn_stats_renders_total,
@@ -279,6 +324,23 @@ void cairn__stats_stop(cairn_master *m);
  * when out of memory. */
 char *cairn__stats_metrics(cairn_master *m, char *buf, size_t *len);
 cairn__handler cairn__stats_get;
+
+/* statsexport.c: BOINC-format XML statistics (docs/protocol.md,
+ * "Statistics files"): the exporter thread, made at cairn_master_start
+ * (before HTTP) and stopped at cairn_master_delete (after HTTP; an export
+ * under way is cancelled at its next row); POST /v1/stats/export (admin:
+ * asks for an export, 202), GET /v1/stats/export (admin: its state), GET
+ * and HEAD /stats/{file} (anyone: tables.xml, user.gz, team.gz, host.gz
+ * as the last export wrote them, sent from the file). Every request O(1);
+ * exports run on the exporter's thread only, every
+ * cfg.stats_export_hours (default CAIRN__STATS_EXPORT_HOURS) and when
+ * asked. */
+#define CAIRN__STATS_EXPORT_HOURS 24.0
+cairn_status cairn__statsexport_start(cairn_master *m, cairn_error *err);
+void cairn__statsexport_stop(cairn_master *m);
+/* Appends the exporter's /metrics lines to buf, as cairn__stats_metrics. */
+char *cairn__statsexport_metrics(cairn_master *m, char *buf, size_t *len);
+cairn__handler cairn__statsexport_post, cairn__statsexport_status, cairn__statsfiles_get;
 
 /* dagview.c: GET /v1/jobs/{id}/dag (admin; the dispatch checked the token):
  * the job's dag and E(t) of its policy and fifo, read from the store file

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/autosize.h"
 #include "common/base64.h"
 #include "common/limits.h"
 #include "common/protocol.h"
@@ -69,16 +70,20 @@ static cairn_status entry_chunks(json_t *f, size_t i, const cairn__output_file *
 }
 
 /* Reads a result's "stderr" (+ "stderr_encoding"), its "outputs" into x
- * (the files' list allocated to their number; *edec: decoded stderr) and
- * its "cpu_seconds" (cairn__result_cpu_parse). */
+ * (the files' list allocated to their number; *edec: decoded stderr), its
+ * "cpu_seconds" (cairn__result_cpu_parse) and "usage" (cairn__usage_parse). */
 static cairn_status result_extra(json_t *o, rbody *rb, cairn_error *err) {
   cairn__result_extra *x = &rb->r.x;
   unsigned char **edec = &rb->edec;
   size_t budget = CAIRN_MAX_RESULT_CHUNKS;
   json_t *e = json_object_get(o, "stderr"), *enc = json_object_get(o, "stderr_encoding");
   json_t *outs = json_object_get(o, "outputs");
+  json_t *usage = json_object_get(o, CAIRN_USAGE_KEY);
   if (cairn__result_cpu_parse(o, &x->cpu_seconds, &x->has_cpu, err) != CAIRN_OK)
     return err->status;
+  if (usage && cairn__usage_parse(usage, &x->usage, err) != CAIRN_OK) /* feature "usage" */
+    return err->status;
+  x->has_usage = usage != NULL;
   if (e && !json_is_string(e))
     return cairn__error_set(err, CAIRN_EINVAL, "\"stderr\" must be a string");
   if (enc && (!e || !json_is_string(enc) || strcmp(json_string_value(enc), "base64") != 0))
@@ -170,7 +175,7 @@ static cairn_status result_body(json_t *o, rbody *b, cairn_error *err) {
 void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
   static const char *const keys[] = {"exit_status", "output", "encoding", "next", "reason",
                                      "stderr", "stderr_encoding", "outputs", CAIRN_CPU_KEY,
-                                     NULL};
+                                     CAIRN_USAGE_KEY, NULL};
   int64_t v = cairn__api_volunteer(m, rq, rs);
   if (!v)
     return;
@@ -245,7 +250,7 @@ void cairn__api_work_many(cairn_master *m, int64_t v, const cairn__report *r, ch
 static cairn_status batch_entry(json_t *e, size_t i, rbody *b, cairn_error *err) {
   static const char *const keys[] = {"index", "exit_status", "output", "encoding", "reason",
                                      "stderr", "stderr_encoding", "outputs", CAIRN_CPU_KEY,
-                                     NULL};
+                                     CAIRN_USAGE_KEY, NULL};
   cairn_error why = {0};
   const char *k;
   json_t *val;

@@ -27,7 +27,11 @@ const char *const cairn__route_labels[RL_COUNT] = {
   [RL_JOB_DIST] = "/v1/jobs/{id}/distribution", [RL_FILE_CHUNKS] = "/v1/files/{sha256}/chunks",
   [RL_APPS] = "/v1/apps", [RL_APP] = "/v1/apps/{name}/{version}/{platform}",
   [RL_APP_VERSION] = "/v1/apps/{name}/{version}", [RL_ACCOUNTS] = "/v1/accounts",
-  [RL_ACCOUNT] = "/v1/accounts/{id}", [RL_AUDIT_KEY] = "/v1/audit/key",
+  [RL_ACCOUNT] = "/v1/accounts/{id}", [RL_SESSION] = "/v1/session", [RL_TEAMS] = "/v1/teams",
+  [RL_TEAM] = "/v1/teams/{id}", [RL_PUBLIC_HOME] = "/v1/public/home",
+  [RL_PUBLIC_TOP] = "/v1/public/top/{kind}", [RL_PUBLIC_ACCOUNT] = "/v1/public/accounts/{id}",
+  [RL_PROJECT] = "/project/", [RL_STATS_EXPORT] = "/v1/stats/export",
+  [RL_STATS_FILES] = "/stats/{file}", [RL_AUDIT_KEY] = "/v1/audit/key",
   [RL_AUDIT_STH] = "/v1/audit/sth", [RL_AUDIT_ENTRIES] = "/v1/audit/entries",
   [RL_AUDIT_PROOF] = "/v1/audit/proof", [RL_AUDIT_CONSISTENCY] = "/v1/audit/consistency"};
 
@@ -72,7 +76,8 @@ static const cairn__route table[] = {
 
   /* accounts (accounts.c): a sign-up and each log-in (POST /v1/accounts/login, the
    * one POST of the {id} pattern: its handler answers 404 to any other) spend an
-   * anonymous token; an account's reading checks its key itself */
+   * anonymous token; an account's reading and change (people.c: joining or leaving
+   * a team) check its key or its session themselves */
   {"POST", "/v1/accounts", RL_ACCOUNTS, WHO_ANYONE, SMALL, LANE_INLINE,
    cairn__api_account_create, RF_SPEND, 0},
   OTHERS("/v1/accounts", RL_ACCOUNTS, WHO_ANYONE),
@@ -80,7 +85,37 @@ static const cairn__route table[] = {
    cairn__api_account_get, 0, 0},
   {"POST", "/v1/accounts/{id}", RL_ACCOUNT, WHO_ANYONE, SMALL, LANE_INLINE,
    cairn__api_account_login, RF_SPEND, 0},
+  {"PATCH", "/v1/accounts/{id}", RL_ACCOUNT, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__api_account_patch, 0, 0},
   OTHERS("/v1/accounts/{id}", RL_ACCOUNT, WHO_ANYONE),
+
+  /* the pages' log-in sessions and teams of accounts (people.c): a log-in spends an
+   * anonymous token; the others check the account key or the session themselves */
+  {"POST", "/v1/session", RL_SESSION, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_session_post,
+   RF_SPEND, 0},
+  {"GET", "/v1/session", RL_SESSION, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_session_get, 0,
+   0},
+  {"DELETE", "/v1/session", RL_SESSION, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__api_session_delete, 0, 0},
+  OTHERS("/v1/session", RL_SESSION, WHO_ANYONE),
+  {"POST", "/v1/teams", RL_TEAMS, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_teams_post, 0, 0},
+  OTHERS("/v1/teams", RL_TEAMS, WHO_ANYONE),
+  {"GET", "/v1/teams/{id}", RL_TEAM, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_team_get, 0, 0},
+  {"PATCH", "/v1/teams/{id}", RL_TEAM, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_team_patch, 0,
+   0},
+  OTHERS("/v1/teams/{id}", RL_TEAM, WHO_ANYONE),
+
+  /* the public pages' data (public.c): home and leaderboards from a rendering; an
+   * account's page reads the store, and spends an anonymous token */
+  {"GET", "/v1/public/home", RL_PUBLIC_HOME, WHO_ANYONE, SMALL, LANE_INLINE, cairn__public_home,
+   0, 0},
+  OTHERS("/v1/public/home", RL_PUBLIC_HOME, WHO_ANYONE),
+  {"GET", "/v1/public/top/{kind}", RL_PUBLIC_TOP, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__public_top, 0, 0},
+  OTHERS("/v1/public/top/{kind}", RL_PUBLIC_TOP, WHO_ANYONE),
+  {"GET", "/v1/public/accounts/{id}", RL_PUBLIC_ACCOUNT, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__public_account, RF_SPEND_ANON, 0},
+  OTHERS("/v1/public/accounts/{id}", RL_PUBLIC_ACCOUNT, WHO_ANYONE),
 
   /* invitations, audit, demand, standings */
   {"POST", "/v1/invitations", RL_INVITATIONS, WHO_ADMIN, SMALL, LANE_INLINE,
@@ -116,6 +151,19 @@ static const cairn__route table[] = {
   {"GET", "/v1/stats", RL_STATS, WHO_ANYONE, SMALL, LANE_INLINE,
    cairn__stats_get, RF_SPEND_ANON, 0},
   OTHERS("/v1/stats", RL_STATS, WHO_ANYONE),
+  /* the XML statistics (statsexport.c): an export asked for, its state; the
+   * files, to anyone (a read spends an anonymous token, as the standings'),
+   * served by a failed master too: they are the last export's */
+  {"POST", "/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN, SMALL, LANE_INLINE,
+   cairn__statsexport_post, 0, 0},
+  {"GET", "/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN, SMALL, LANE_INLINE,
+   cairn__statsexport_status, 0, 0},
+  OTHERS("/v1/stats/export", RL_STATS_EXPORT, WHO_ADMIN),
+  {"GET", "/stats/{file}", RL_STATS_FILES, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__statsfiles_get, RF_FAILED_OK | RF_SPEND_ANON, 0},
+  {"HEAD", "/stats/{file}", RL_STATS_FILES, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__statsfiles_get, RF_FAILED_OK | RF_SPEND_ANON, 0},
+  OTHERS("/stats/{file}", RL_STATS_FILES, WHO_ANYONE),
 
   /* a volunteer's work, reports and results; POST /v1/work is held when it
    * asked to wait and got no task */
@@ -196,9 +244,16 @@ static const cairn__route table[] = {
    cairn__api_app_get, 0, 0},
   OTHERS("/v1/apps/{name}/{version}/{platform}", RL_APP, WHO_ANYONE),
 
-  /* the rest: any other /v1/ path is no route; any other path, a file of
-   * the dashboard (served by a failed master too) */
+  /* the rest: any other /v1/ path is no route; a path under /project/, a file of
+   * the project's public pages, any other path, a file of the dashboard (both
+   * served by a failed master too) */
   {NULL, "/v1/*", RL_UNKNOWN, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_no_route, 0, 0},
+  {"GET", "/project/*", RL_PROJECT, WHO_ANYONE, SMALL, LANE_INLINE, cairn__web_get,
+   RF_FAILED_OK | RF_PROJECT, 0},
+  {"HEAD", "/project/*", RL_PROJECT, WHO_ANYONE, SMALL, LANE_INLINE, cairn__web_get,
+   RF_FAILED_OK | RF_PROJECT, 0},
+  {NULL, "/project/*", RL_PROJECT, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_no_route,
+   RF_PROJECT, 0},
   {"GET", "/*", RL_WEB, WHO_ANYONE, SMALL, LANE_INLINE, cairn__web_get, RF_FAILED_OK | RF_PAGE, 0},
   {"HEAD", "/*", RL_WEB, WHO_ANYONE, SMALL, LANE_INLINE, cairn__web_get, RF_FAILED_OK | RF_PAGE, 0},
   {NULL, "/*", RL_WEB, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_no_route, RF_PAGE, 0},

@@ -21,8 +21,9 @@ typedef enum {
   RL_AUDIT_VOL, RL_INVITATIONS, RL_INVITATION, RL_JOB_TASK, RL_JOB_CANCEL, RL_JOB_PRIORITY,
   RL_RESULT_FILE, RL_JOB_OUTPUT, RL_STATS, RL_RESULTS_BATCH, RL_DEMAND, RL_JOB_DAG, RL_JOB_STATES,
   RL_VOLUNTEER, RL_JOB_DIST, RL_FILE_CHUNKS, RL_APPS, RL_APP, RL_APP_VERSION, RL_ACCOUNTS,
-  RL_ACCOUNT, RL_AUDIT_KEY, RL_AUDIT_STH, RL_AUDIT_ENTRIES, RL_AUDIT_PROOF,
-  RL_AUDIT_CONSISTENCY, RL_COUNT
+  RL_ACCOUNT, RL_SESSION, RL_TEAMS, RL_TEAM, RL_PUBLIC_HOME, RL_PUBLIC_TOP, RL_PUBLIC_ACCOUNT,
+  RL_PROJECT, RL_STATS_EXPORT, RL_STATS_FILES, RL_AUDIT_KEY, RL_AUDIT_STH, RL_AUDIT_ENTRIES,
+  RL_AUDIT_PROOF, RL_AUDIT_CONSISTENCY, RL_COUNT
 } cairn__route_label;
 extern const char *const cairn__route_labels[RL_COUNT];
 
@@ -56,8 +57,10 @@ enum {
                          Content-Security-Policy (http.c) */
   RF_SPEND = 4,       /* spends one of its client address's anonymous tokens at the headers
                          (cfg.anonymous_per_minute): a registration */
-  RF_SPEND_ANON = 8   /* the same, unless it carries the admin token: a read of the
-                         standings */
+  RF_SPEND_ANON = 8,  /* the same, unless it carries the admin token: a read of the
+                         standings, of a statistics file */
+  RF_PROJECT = 16     /* the project's public pages (/project/): their answers get the
+                         pages' Content-Security-Policy (http.c) */
 };
 
 typedef void cairn__handler(struct cairn_master *m, const struct cairn__req *rq,

@@ -14,6 +14,7 @@
 #include "server/base/util.h"
 #include "server/core/apps.h"
 #include "server/core/core.h"
+#include "server/core/teams.h"
 #include "server/store/journal.h"
 #include "server/store/store.h"
 #include "server/trust/trust.h"
@@ -41,6 +42,7 @@ static void acct_free(macct *a) {
   free(a->email);
   free(a->pw_hash);
   free(a->hosts);
+  free(a->country);
   free(a);
 }
 
@@ -158,6 +160,10 @@ macct *cairn__accounts_by_key_hash(cairn__core *c, const char *key_hash) {
   return a && strcmp(a->key_hash, key_hash) == 0 ? a : NULL;
 }
 
+macct *cairn__accounts_find(cairn__core *c, int64_t id) {
+  return id >= 1 && (size_t)id <= c->accounts->n ? c->accounts->v[id - 1] : NULL;
+}
+
 cairn_status cairn__accounts_attach(cairn__core *c, macct *a, mvol *v, cairn_error *err) {
   if (a->nhosts >= CAIRN__ACCOUNT_HOSTS)
     return cairn__error_set(err, CAIRN_ECONFLICT,
@@ -181,8 +187,7 @@ int cairn__account_email_ok(const char *email, size_t len) {
   return 1;
 }
 
-/* A fresh key (64 hex from getrandom) and its SHA-256 (hex). */
-static cairn_status new_key(char key[65], char hash[65], cairn_error *err) {
+cairn_status cairn__random_key(char key[65], char hash[65], cairn_error *err) {
   unsigned char raw[32];
   static const char digits[] = "0123456789abcdef";
   if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
@@ -202,7 +207,7 @@ cairn_status cairn__core_account_create(cairn__core *c, const char *name, const 
   macct *a = acct_new(name, email, pw_hash);
   if (!a)
     return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
-  cairn_status st = new_key(key, a->key_hash, err);
+  cairn_status st = cairn__random_key(key, a->key_hash, err);
   if (st != CAIRN_OK) {
     acct_free(a);
     return st;
@@ -252,7 +257,7 @@ cairn_status cairn__core_account_password(cairn__core *c, const char *email, int
 cairn_status cairn__core_account_rekey(cairn__core *c, int64_t id, char key[65],
                                        cairn_error *err) {
   char hash[65];
-  cairn_status st = new_key(key, hash, err);
+  cairn_status st = cairn__random_key(key, hash, err);
   if (st != CAIRN_OK)
     return st;
   pthread_mutex_lock(&c->lock); /* O(1) */
@@ -307,7 +312,10 @@ cairn_status cairn__core_attach_account(cairn__core *c, int64_t vol, const char 
   else if (v->account)
     st = cairn__error_set(err, CAIRN_ECONFLICT, "volunteer %lld is attached to account %lld; "
                           "a host does not move", (long long)vol, (long long)v->account->id);
-  else if ((st = cairn__accounts_attach(c, a, v, err)) == CAIRN_OK) {
+  else if (a->nhosts >= CAIRN__ACCOUNT_HOSTS)
+    st = cairn__accounts_attach(c, a, v, err); /* CAIRN_ECONFLICT: full */
+  else if ((st = cairn__acteams_host(c, a, v, err)) == CAIRN_OK && /* its account's team */
+           (st = cairn__accounts_attach(c, a, v, err)) == CAIRN_OK) {
     /* what it earned before counts for the account too: an account's totals
      * stay the sums of its hosts', so a later loss takes only what it added */
     a->credit += v->credit;
@@ -345,9 +353,10 @@ json_t *cairn__core_account_json(cairn__core *c, int64_t id, int with_email, cai
   else if (hosts) {
     for (uint32_t i = 0; i < a->nhosts; i++)
       json_array_append_new(hosts, host_json(a->hosts[i], now));
-    o = json_pack("{s:I, s:s, s:n, s:I, s:f, s:f, s:I, s:f, s:f}", "id", (json_int_t)a->id,
-                  "name", a->name, "team", "created", (json_int_t)a->created, "credit", a->credit,
-                  "cpu_seconds", a->cpu_seconds, "results", (json_int_t)a->results,
+    o = json_pack("{s:I, s:s, s:o, s:s, s:I, s:f, s:f, s:I, s:f, s:f}", "id",
+                  (json_int_t)a->id, "name", a->name, "team", cairn__acteams_ref(a), "country",
+                  a->country ? a->country : "", "created", (json_int_t)a->created, "credit",
+                  a->credit, "cpu_seconds", a->cpu_seconds, "results", (json_int_t)a->results,
                   "expavg_credit", cairn__expavg_at(now, a->expavg, a->expavg_time),
                   "expavg_time", a->expavg_time);
     if (o && with_email)

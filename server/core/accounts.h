@@ -42,8 +42,14 @@ int cairn__accounts_attach_loaded(cairn__core *c, mvol *v, int64_t id);
  * attached to a (O(1); journaled in the caller's group): CAIRN_ECONFLICT
  * when a has CAIRN__ACCOUNT_HOSTS hosts. */
 macct *cairn__accounts_by_key_hash(cairn__core *c, const char *key_hash);
+/* Under c->lock: account id, or NULL. O(1). */
+macct *cairn__accounts_find(cairn__core *c, int64_t id);
 cairn_status cairn__accounts_attach(cairn__core *c, macct *a, mvol *v, cairn_error *err);
 
+/* A fresh key (64 hex digits from getrandom: 32 random bytes) and its
+ * SHA-256 (hex): account keys, session tokens (sessions.h). CAIRN_EIO when
+ * the system gives no randomness. */
+cairn_status cairn__random_key(char key[65], char hash[65], cairn_error *err);
 /* 1 when email is plausible: 1 to CAIRN__ACCOUNT_MAX_EMAIL bytes, one '@'
  * with something on both sides, no spaces or control characters. */
 int cairn__account_email_ok(const char *email, size_t len);
@@ -65,10 +71,11 @@ cairn_status cairn__core_account_rekey(cairn__core *c, int64_t id, char key[65],
                                        cairn_error *err);
 /* The account key opens (64 hex): its id, or 0. O(1). */
 int64_t cairn__core_account_of_key(cairn__core *c, const char *key);
-/* {"id", "name", "email" (with_email only), "team", "created", "credit",
- * "cpu_seconds", "results", "expavg_credit", "expavg_time", "hosts": [{"id",
- * "name", "credit", "expavg_credit", "last_seen", "platform"}]}, the
- * averages as of now; CAIRN_ENOTFOUND. O(its hosts) under c->lock. */
+/* {"id", "name", "email" (with_email only), "team": {"id", "name"} | null,
+ * "country", "created", "credit", "cpu_seconds", "results", "expavg_credit",
+ * "expavg_time", "hosts": [{"id", "name", "credit", "expavg_credit",
+ * "last_seen", "platform"}]}, the averages as of now; CAIRN_ENOTFOUND.
+ * O(its hosts) under c->lock. */
 json_t *cairn__core_account_json(cairn__core *c, int64_t id, int with_email, cairn_error *err);
 
 /* Attaches volunteer vol, registered without an account, to the account
@@ -76,14 +83,17 @@ json_t *cairn__core_account_json(cairn__core *c, int64_t id, int with_email, cai
  * opens none, CAIRN_ENOTFOUND for no such volunteer, CAIRN_ECONFLICT when
  * it is banned, attached already (to another account: hosts do not move),
  * or the account is full. Its credit totals are added to the account's,
- * in the same group: an account's totals are the sums of its hosts'.
- * Takes the lock; O(1). */
+ * in the same group: an account's totals are the sums of its hosts'. It
+ * takes the account's team when the account is in one (teams.h). Takes
+ * the lock; O(1). */
 cairn_status cairn__core_attach_account(cairn__core *c, int64_t vol, const char *key,
                                         int64_t *account, cairn_error *err);
 /* cairn__core_register_team (core.h; volunteers.c), attached to the
  * account account_key (NULL: none) opens, in one group: CAIRN_EFORBIDDEN
  * when it opens none (no volunteer is made), CAIRN_ECONFLICT when that
- * account has CAIRN__ACCOUNT_HOSTS hosts. Takes the lock; O(apps). */
+ * account has CAIRN__ACCOUNT_HOSTS hosts, or team is a team of accounts'
+ * name or key (teams.h). A host of an account in a team takes that team
+ * (team is then not used). Takes the lock; O(apps). */
 cairn_status cairn__core_register_account(cairn__core *c, const char *name, const char *cluster,
                                           char **apps, int napps, int slots,
                                           const char *peer_url, const char *team,

@@ -19,6 +19,7 @@
 #include "server/dist/dist.h"
 #include "server/core/fit.h"
 #include "server/core/outputs.h"
+#include "server/core/size.h"
 #include "server/core/uploads.h"
 #include "server/trust/validate.h"
 
@@ -356,7 +357,7 @@ static void drop_lease(cairn__core *c, mlease *l, int state) {
   cairn__uploads_lease_end(c, l);
   cairn__hmap_del(&c->leases, (uint64_t)l->idx);
   vol_drop_active(l->vol, l->idx);
-  cairn__fit_lease(l->vol, l->job, l->task, 0);
+  cairn__fit_lease(l->vol, &l->req, 0);
   j_lease(c, l, state);
   l->job->nleases--;
   mtask *t = &l->job->tasks[l->task];
@@ -430,10 +431,11 @@ static json_t *work_json(cairn__core *c, const mlease *l, json_t *inputs) {
                    (json_int_t)l->idx, "lease_expires", (json_int_t)l->expires, "lease_seconds",
                    j->lease_seconds, "task", "job", (json_int_t)j->id, "id", t->name, "app",
                    j->app, "args", args ? args : json_array(), "inputs", inputs, "parents",
-                   parents, CAIRN_RESOURCES_KEY, cairn__resources_json(cairn__fit_req(j, l->task)));
+                   parents, CAIRN_RESOURCES_KEY, cairn__resources_json(&l->req));
   json_t *task = json_object_get(o, "task");
   app_version_offer(c, l, task);
   cairn__task_offer_run(t, task); /* limits, env, stdin */
+  cairn__size_offer(l, task);     /* the memory and disk limits it was sized to */
   cairn__outputs_offer(c, l, task, json_object_get(task, "inputs"));
   return o;
 }
@@ -459,6 +461,7 @@ json_t *cairn__allocate_locked(cairn__core *c, mvol *v, char **apps, int napps, 
     mjob *j = c->runq[ji];
     uint32_t task = 0, skipped[SKIP_MAX], nskipped = 0, examined = 0;
     unsigned urgent = 8; /* a round's further copies first (trust.c), 8 at most */
+    cairn__tsize size = {0};
     int found = 0;
     if (j->counts[TS_ELIGIBLE] == 0 || !runs_app(c, v, apps, napps, j))
       continue;
@@ -471,7 +474,8 @@ json_t *cairn__allocate_locked(cairn__core *c, mvol *v, char **apps, int napps, 
       t->queued = 0;
       if (t->state != TS_ELIGIBLE)
         continue; /* executed while queued (a policy that keeps it): drop */
-      int fit = cairn__fit_check(c, j, task, &avail);
+      cairn__size_of(c, j, task, v, &size); /* its request now (size.h) */
+      int fit = ahead && size.whole ? 0 : cairn__fit_check(c, &size.req, &avail);
       if (fit < 0 && cairn__fit_park(j, task) == 0)
         continue;
       if (fit <= 0 || (j->replication > 1 && rep_has_vol(t->rep, v->id)) ||
@@ -521,14 +525,16 @@ json_t *cairn__allocate_locked(cairn__core *c, mvol *v, char **apps, int napps, 
       *st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
       return NULL;
     }
-    *l = (mlease){.idx = idx, .t = tnum, .issued = cairn__now(), .vol = v, .job = j, .task = task};
+    *l = (mlease){.idx = idx, .t = tnum, .issued = cairn__now(), .vol = v, .job = j, .task = task,
+                  .req = size.req, .mem_mib = size.mem_mib, .disk_mib = size.disk_mib,
+                  .sized = (uint8_t)size.sized};
     l->hard = cairn__lease_hard(c, t, l->issued);
     l->expires = cairn__lease_cap(l, l->issued + j->lease_seconds);
     if (cairn__lease_push(c, l->expires, idx))
       CAIRN_ERR(&c->log, "out of memory queuing lease %lld", (long long)idx);
     v->allocations = tnum;
     j->nleases++;
-    cairn__fit_lease(v, j, task, 1);
+    cairn__fit_lease(v, &l->req, 1);
     t->attempts++;
     t->rep->active++;
     if (!t->rep->solo)
@@ -631,9 +637,13 @@ cairn_status cairn__result_locked(cairn__core *c, mvol *v, int64_t idx, int exit
   reason = ok ? "" : reason && *reason ? reason : why;
   if (!ok)
     cairn__task_failed(c, t, v->id, reason);
+  cairn__size_note sn; /* its measurements; a kill for memory or disk may grow the task */
+  if (cairn__size_result(c, l, ok, reason, x, &sn) && t->attempts)
+    t->attempts--; /* an attempt that makes its task larger does not count (size.h) */
   for (uint32_t k = 0; ok && k < t->ninputs; k++)
     if (j->files[t->inputs[k]].broadcast)
       cairn__dist_have(c, v, j->files[t->inputs[k]].sha256); /* it ran on a verified copy */
+  cairn__size_freed(c, l); /* room for more than one task: wake held requests */
   drop_lease(c, l, LEASE_RETURNED);
   free(l);
   const mres *cn = NULL;
@@ -667,6 +677,7 @@ cairn_status cairn__result_locked(cairn__core *c, mvol *v, int64_t idx, int exit
                                        cairn__now(), cairn__outcome_name[m->outcome], reason,
                                        x->err_tail, x->err_len, x->files, x->nfiles),
                     m->claim, m->outcome == OUT_VALID ? m->credit : 0, m->team ? m->team->name : NULL));
+  cairn__size_journal(c, idx, &sn); /* after the result's row: it updates it */
   cairn__trust_flush(c); /* re-checks a reset made due, after this result */
   return CAIRN_OK;
 }

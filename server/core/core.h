@@ -144,7 +144,9 @@ cairn_status cairn__core_register_team(cairn__core *c, const char *name, const c
 /* Volunteer id's team becomes team (checked by cairn__team_valid; NULL:
  * none). Its credit stays with the teams it was earned in (team.c); what it
  * earns next counts for team. CAIRN_ENOTFOUND, CAIRN_ECONFLICT for a
- * banned volunteer; no change journals nothing. Takes the lock; O(1). */
+ * banned volunteer, a host of an account (its account's team decides,
+ * teams.h) or a team of accounts' name or key; no change journals nothing.
+ * Takes the lock; O(1). */
 cairn_status cairn__core_set_team(cairn__core *c, int64_t id, const char *team, cairn_error *err);
 /* Volunteer id's worker said how it runs program apps: "bwrap" or "none"
  * (docs/protocol.md, "sandbox"; NULL: not said). Kept in memory only, shown
@@ -192,6 +194,8 @@ typedef struct cairn__result_extra {
   size_t nfiles;
   double cpu_seconds; /* its claim (cairn__result_cpu_parse), when has_cpu */
   int has_cpu;
+  cairn__usage usage; /* what the worker measured (feature "usage"; size.h), when has_usage */
+  int has_usage;
 } cairn__result_extra;
 /* Records a result; reason: why it failed (cairn__reason_valid), or NULL to
  * derive "exit N" from a non-zero exit_status; x may be NULL (no stderr, no

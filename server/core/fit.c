@@ -72,8 +72,8 @@ void cairn__fit_set_offer(cairn__core *c, mvol *v, const cairn__resources *offer
                                                   offer->disk_mib));
 }
 
-void cairn__fit_lease(mvol *vol, const mjob *j, uint32_t v, int add) {
-  cairn__resources_add(&vol->used, cairn__fit_req(j, v), add);
+void cairn__fit_lease(mvol *vol, const cairn__resources *req, int add) {
+  cairn__resources_add(&vol->used, req, add);
 }
 
 int cairn__fit_job_may(const mjob *j, const cairn__resources *avail) {
@@ -85,9 +85,8 @@ int cairn__fit_job_may(const mjob *j, const cairn__resources *avail) {
   return 0;
 }
 
-int cairn__fit_check(const cairn__core *c, const mjob *j, uint32_t v,
+int cairn__fit_check(const cairn__core *c, const cairn__resources *req,
                      const cairn__resources *avail) {
-  const cairn__resources *req = cairn__fit_req(j, v);
   if (cairn__resources_fit(req, avail))
     return 1;
   return c->any_offer && !cairn__resources_fit(req, &c->largest) ? -1 : 0;

@@ -40,13 +40,14 @@ cairn__resources cairn__fit_offer(const mvol *v);
 cairn__resources cairn__fit_free(const mvol *v);
 /* Sets v's offer (journals it when it changed). */
 void cairn__fit_set_offer(cairn__core *c, mvol *v, const cairn__resources *offer);
-/* A lease of task v of j held by vol starts (add = 1) or ends (0). */
-void cairn__fit_lease(mvol *vol, const mjob *j, uint32_t v, int add);
+/* A lease held by vol requesting req (size.h: the task's request then)
+ * starts (add = 1) or ends (0). */
+void cairn__fit_lease(mvol *vol, const cairn__resources *req, int add);
 /* 1 when some request of j fits avail. O(classes). */
 int cairn__fit_job_may(const mjob *j, const cairn__resources *avail);
-/* 1 when task v of j fits avail; 0 when it does not now; -1 when it
- * exceeds the largest offer seen (unfit). */
-int cairn__fit_check(const cairn__core *c, const mjob *j, uint32_t v,
+/* 1 when a task requesting req fits avail; 0 when it does not now; -1
+ * when req exceeds the largest offer seen (unfit). */
+int cairn__fit_check(const cairn__core *c, const cairn__resources *req,
                      const cairn__resources *avail);
 /* Parks task v (picked, unfit). 0, or -1 out of memory (then the caller
  * gives it back to the policy). */

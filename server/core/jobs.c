@@ -16,6 +16,8 @@
 #include "server/dist/dist.h"
 #include "server/core/apps.h"
 #include "server/core/fit.h"
+#include "server/core/size.h"
+#include "server/store/store_sizing.h"
 
 void cairn__job_free(mjob *j) {
   if (!j)
@@ -40,6 +42,7 @@ void cairn__job_free(mjob *j) {
     free(j->tasks[i].inputs);
     cairn__tio_free(j->tasks[i].io);
   }
+  cairn__size_job_free(j);
   free(j->tasks);
   free(j->rclasses);
   free(j->rclass_tasks);
@@ -182,6 +185,8 @@ static mjob *job_from_spec(cairn__jobspec *spec, cairn_error *err) {
     if (bad || !t->args_json || !t->name || cairn__tio_from_spec(t, st))
       goto nomem;
   }
+  if (cairn__size_job_init(j, spec))
+    goto nomem;
   j->dag = spec->dag;
   spec->dag = NULL;
   return j;
@@ -243,7 +248,8 @@ cairn_status cairn__core_submit(cairn__core *c, cairn__jobspec *spec, int64_t *j
                                 cairn_error *err) {
   cairn_status st = CAIRN_OK;
   mjob *j = NULL;
-  cairn__jrec *rec = NULL;
+  cairn__jrec *rec = NULL, *srec = NULL;
+  int unsized = 1;
   if ((st = cairn__core_check_limits(c, spec, err)) != CAIRN_OK)
     goto done;
   if (!cairn__policy_find(spec->policy)) {
@@ -271,7 +277,8 @@ cairn_status cairn__core_submit(cairn__core *c, cairn__jobspec *spec, int64_t *j
     goto done;
   }
   rec = job_record(j); /* before the lock: O(job) copying */
-  if (!rec) {
+  srec = cairn__size_job_record(j, &unsized); /* its tasks' sizing rows: the same */
+  if (!rec || (!srec && !unsized)) {
     st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto done;
   }
@@ -316,6 +323,11 @@ cairn_status cairn__core_submit(cairn__core *c, cairn__jobspec *spec, int64_t *j
   *job_id = j->id;
   cairn__journal_put(c->journal, cairn__jrec_job_keys(rec, j->id, j->ntasks ? j->tasks[0].key : 0));
   rec = NULL;
+  if (srec) {
+    cairn__jrec_sizing_keys(srec, j->tasks[0].key);
+    cairn__journal_put(c->journal, srec);
+    srec = NULL;
+  }
   cairn__handoff_locked(c, j); /* tasks to held requests, in this group (handoff.c) */
   cairn__wake_note(c, j->app, j->counts[TS_ELIGIBLE]);
   j = NULL;
@@ -324,6 +336,7 @@ cairn_status cairn__core_submit(cairn__core *c, cairn__jobspec *spec, int64_t *j
   st = cairn__journal_wait(c->journal, seq, err);
 done:
   cairn__jrec_free(rec);
+  cairn__jrec_free(srec);
   cairn__job_free(j);
   cairn__jobspec_free(spec);
   return st;
@@ -493,6 +506,8 @@ static json_t *job_json_locked(const mjob *j, int detail) {
 static json_t *job_json_dist(cairn__core *c, const mjob *j, int detail) {
   json_t *o = job_json_locked(j, detail);
   cairn__fit_job_json(c, j, o);
+  if (detail)
+    cairn__size_job_json(c, j, o); /* O(its categories) */
   json_t *d = cairn__dist_job_json(c, j);
   json_object_update(o, d);
   json_decref(d);
@@ -649,7 +664,8 @@ json_t *cairn__core_tasks_json(cairn__core *c, int64_t id, int64_t after, size_t
   results_ctx ctx = {tasks, start};
   if (cairn__store_job_results(c->store, id, start, start + got, result_row, &ctx, err) !=
         CAIRN_OK ||
-      cairn__store_job_files(c->store, id, start, start + got, file_row, &ctx, err) != CAIRN_OK) {
+      cairn__store_job_files(c->store, id, start, start + got, file_row, &ctx, err) != CAIRN_OK ||
+      cairn__size_page(c, id, start, tasks, err) != CAIRN_OK) {
     json_decref(tasks);
     return NULL;
   }

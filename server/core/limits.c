@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "server/core/core.h"
+#include "server/core/size.h"
 #include "server/core/views.h"
 
 static const char *const ceiling_flags[CAIRN_LIMIT_COUNT] = {
@@ -199,6 +200,8 @@ json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_er
                 "max_attempts", j->max_attempts);
   if (o && t->progress)
     json_object_set_new(o, "progress", json_real(CAIRN__PROGRESS_DEC(t->progress)));
+  if (o)
+    cairn__size_task_json(j, (uint32_t)off, o); /* its sizing: O(1) */
   json_t *run = t->run_json ? json_loads(t->run_json, 0, NULL) : NULL;
   attempts_ctx a = {json_array(), t->wall ? t->wall + c->wall_grace : 0};
   cairn__core_unlock(c);
@@ -220,6 +223,11 @@ json_t *cairn__core_task_json(cairn__core *c, int64_t job, int64_t key, cairn_er
     return NULL;
   }
   lease_progress(c, a.list);
+  if (cairn__size_history(c, key, a.list, err) != CAIRN_OK) { /* measurements, sizes */
+    json_decref(a.list);
+    json_decref(o);
+    return NULL;
+  }
   json_object_set_new(o, "history", a.list);
   return o;
 }

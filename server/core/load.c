@@ -15,9 +15,12 @@
 #include "server/core/core.h"
 #include "server/core/demand.h"
 #include "server/core/outputs.h"
+#include "server/core/size.h"
 #include "server/core/uploads.h"
 #include "server/dist/dist.h"
 #include "server/core/accounts.h"
+#include "server/core/sessions.h"
+#include "server/core/teams.h"
 #include "server/core/fit.h"
 #include "server/trust/validate.h"
 #include "common/sha256.h"
@@ -379,13 +382,19 @@ static int load_alloc(void *ud, const cairn__store_alloc_row *r) {
                 .hard = cairn__lease_hard(c, t, r->issued), .vol = c->vols[r->volunteer - 1],
                 .job = j, .task = seq};
   mvol *v = l->vol;
+  cairn__tsize size; /* what it is sized to now: what it was, unless a peak rose since */
+  cairn__size_of(c, j, seq, v, &size);
+  l->req = size.req;
+  l->mem_mib = size.mem_mib;
+  l->disk_mib = size.disk_mib;
+  l->sized = (uint8_t)size.sized;
   if (cairn__hmap_put(&c->leases, (uint64_t)r->idx, l) || cairn__lease_push(c, r->expires, r->idx)) {
     free(l);
     return -1;
   }
   t->rep->active++;
   j->nleases++;
-  cairn__fit_lease(v, j, seq, 1);
+  cairn__fit_lease(v, &l->req, 1);
   return cairn__vol_add_active(v, r->idx);
 }
 
@@ -439,6 +448,10 @@ cairn_status cairn__core_load(cairn__core *c, cairn_error *err) {
   c->next_task_key = 1;
   c->loaded_at = cairn__now();
   st = cairn__accounts_load(c, err); /* before the volunteers attached to them */
+  if (st == CAIRN_OK) /* after the accounts: founders, members, sessions */
+    st = cairn__acteams_load(c, err);
+  if (st == CAIRN_OK)
+    st = cairn__sessions_load(c, err);
   if (st == CAIRN_OK)
     st = cairn__store_load_volunteers(c->store, load_vol, c, err);
   for (size_t i = 0; i < c->nvols; i++) /* their keys outlived the restart (jobs.c) */
@@ -488,6 +501,8 @@ cairn_status cairn__core_load(cairn__core *c, cairn_error *err) {
     for (uint32_t v = 0; st == CAIRN_OK && v < j->ntasks; v++)
       cairn__fit_count_task(j, j->tasks[v].rclass);
   }
+  if (st == CAIRN_OK) /* categories, sizing, peaks (size.h): before the leases' sizes */
+    st = cairn__size_load(c, &tl.by_key, err);
   if (st == CAIRN_OK)
     st = cairn__store_load_allocs(c->store, load_alloc, &tl, err);
   if (st == CAIRN_OK)
@@ -529,7 +544,8 @@ cairn__core *cairn__core_open(const char *db_path, int durable, const char *fami
                                  .recompute = cairn__core_recompute};
   c->wall_grace = CAIRN_DEFAULT_WALL_GRACE_SECONDS;
   if (cairn__ban_open(c) || cairn__quar_open(c) || cairn__trust_open(c) || cairn__teams_open(c) ||
-      cairn__apps_open(c) || cairn__accounts_open(c)) {
+      cairn__apps_open(c) || cairn__accounts_open(c) || cairn__acteams_open(c) ||
+      cairn__sessions_open(c)) {
     cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto fail;
   }
@@ -644,6 +660,8 @@ void cairn__core_close(cairn__core *c) {
   cairn__hmap_free(&c->app_runners);
   cairn__teams_free(c);
   cairn__apps_close(c);
+  cairn__sessions_close(c);
+  cairn__acteams_close(c);
   cairn__accounts_close(c);
   cairn__dist_destroy(c->dist);
   free(c->heap);

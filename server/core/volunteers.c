@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "server/core/accounts.h"
 #include "server/core/apps.h"
+#include "server/core/teams.h"
 #include "common/sha256.h"
 
 /* ---- register / auth ---- */
@@ -50,6 +51,24 @@ cairn_status cairn__core_register_team(cairn__core *c, const char *name, const c
                                        cairn_error *err) {
   return cairn__core_register_account(c, name, cluster, apps, napps, slots, peer_url, team, NULL,
                                       id, token, err);
+}
+
+/* Under the lock, at a registration: v's team is its account's team when
+ * that account is in one (teams.h); else the team it asked for, unless that
+ * is a team of accounts' name or key (CAIRN_ECONFLICT). The ledger notes
+ * it. O(1). */
+static cairn_status team_of_host(cairn__core *c, const macct *acct, mvol *v, cairn_error *err) {
+  if (acct && acct->team) {
+    char *key = cairn__strdup(acct->team->key);
+    if (!key)
+      return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+    cairn__credit_join(v, key); /* the account's team decides */
+  } else if (v->team && cairn__acteams_taken(c, v->team))
+    return cairn__error_set(err, CAIRN_ECONFLICT, "\"%s\" is a team of accounts: an account "
+                            "joins it (PATCH /v1/accounts/{id})", v->team);
+  if (v->team && cairn__team_note(c, v->team))
+    return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
+  return CAIRN_OK;
 }
 
 cairn_status cairn__core_register_account(cairn__core *c, const char *name, const char *cluster,
@@ -122,6 +141,8 @@ cairn_status cairn__core_register_account(cairn__core *c, const char *name, cons
                           (long long)acct->id, CAIRN__ACCOUNT_HOSTS);
     goto out;
   }
+  if ((st = team_of_host(c, acct, v, err)) != CAIRN_OK) /* O(1) */
+    goto out;
   if (cairn__hmap_put(&c->vol_by_token, cairn__hash_key(v->token_hash), v)) {
     st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
     goto out;
@@ -166,8 +187,17 @@ cairn_status cairn__core_set_team(cairn__core *c, int64_t id, const char *team, 
     st = cairn__error_set(err, CAIRN_ENOTFOUND, "no volunteer %lld", (long long)id);
   else if (v->banned)
     st = cairn__error_set(err, CAIRN_ECONFLICT, "volunteer %lld is banned", (long long)id);
+  else if (v->account)
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "volunteer %lld is a host of account %lld: its "
+                          "account's team decides (PATCH /v1/accounts/%lld)", (long long)id,
+                          (long long)v->account->id, (long long)v->account->id);
+  else if (team && cairn__acteams_taken(c, team))
+    st = cairn__error_set(err, CAIRN_ECONFLICT, "\"%s\" is a team of accounts: an account "
+                          "joins it (PATCH /v1/accounts/{id})", team);
   else if ((!v->team && !team) || (v->team && team && strcmp(v->team, team) == 0))
     ; /* no change: nothing journaled */
+  else if (team && cairn__team_note(c, team))
+    st = cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   else {
     CAIRN_INFO(&c->log, "volunteer %lld: team %s%s%s -> %s%s%s", (long long)id,
                v->team ? "\"" : "", v->team ? v->team : "none", v->team ? "\"" : "",

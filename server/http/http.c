@@ -102,6 +102,11 @@ static const char *bearer(struct MHD_Connection *c) {
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "            \
   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 #define CSP_OTHER "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; sandbox"
+/* The project's public pages (web/project/: scripts, styles and images of
+ * their own only; docs/security.md, "Headers"). */
+#define CSP_PROJECT                                                                            \
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "                  \
+  "object-src 'none'; frame-ancestors 'none'"
 
 /* The headers every answer carries, whatever its route or status
  * (docs/security.md, "Headers"): no MIME sniffing, no framing, no
@@ -111,7 +116,41 @@ static void security_headers(struct MHD_Response *r, const cairn__route *route) 
   MHD_add_response_header(r, "X-Frame-Options", "DENY");
   MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
   MHD_add_response_header(r, "Content-Security-Policy",
-                          route->flags & RF_PAGE ? CSP_DASHBOARD : CSP_OTHER);
+                          route->flags & RF_PROJECT ? CSP_PROJECT
+                          : route->flags & RF_PAGE  ? CSP_DASHBOARD
+                                                    : CSP_OTHER);
+}
+
+static const char MONTHS[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+/* An HTTP date (RFC 9110 §5.6.7, IMF-fixdate: "Sun, 06 Nov 1994 08:49:37
+ * GMT") of Unix time t into out, without the locale. */
+static void http_date(int64_t t, char out[40]) {
+  static const char days[7][4] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  time_t tt = (time_t)t;
+  struct tm tm;
+  gmtime_r(&tt, &tm);
+  snprintf(out, 40, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[tm.tm_wday % 7], tm.tm_mday,
+           MONTHS[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* An IMF-fixdate header's Unix time; 0 when s is NULL or not one (the
+ * header is then ignored, RFC 9110 §13.1.3). */
+static int64_t http_date_parse(const char *s) {
+  char mon[4] = "";
+  struct tm tm = {0};
+  int n = 0;
+  if (!s || sscanf(s, "%*3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", &tm.tm_mday, mon,
+                   &tm.tm_year, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || n == 0)
+    return 0;
+  tm.tm_mon = -1;
+  for (int i = 0; i < 12; i++)
+    if (strcmp(mon, MONTHS[i]) == 0)
+      tm.tm_mon = i;
+  tm.tm_year -= 1900;
+  time_t t = tm.tm_mon >= 0 ? timegm(&tm) : (time_t)-1;
+  return t > 0 ? (int64_t)t : 0;
 }
 
 static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c,
@@ -135,11 +174,20 @@ static enum MHD_Result send_resp(cairn_master *m, struct MHD_Connection *c,
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->ctype);
   if (rs->etag[0])
     MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, rs->etag);
-  if (rs->max_age > 0) {
+  if (rs->last_modified > 0) {
+    char date[40];
+    http_date(rs->last_modified, date);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_LAST_MODIFIED, date);
+  }
+  if (rs->no_store)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  else if (rs->max_age > 0) {
     char cc[48];
     snprintf(cc, sizeof cc, "public, max-age=%d", rs->max_age);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cc);
   }
+  if (rs->cookie[0])
+    MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, rs->cookie);
   if (rs->fd >= 0 && rs->status == 206) {
     char cr[80];
     snprintf(cr, sizeof cr, "bytes %llu-%llu/%llu", (unsigned long long)rs->fd_from,
@@ -510,6 +558,11 @@ static enum MHD_Result handle(cairn_master *m, struct MHD_Connection *c, conn *k
                    .if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                                 MHD_HTTP_HEADER_IF_NONE_MATCH),
                    .range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE),
+                   .session = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "cairn_session"),
+                   .csrf = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-CSRF-Token"),
+                   .arg_by = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "by"),
+                   .if_modified_since = http_date_parse(MHD_lookup_connection_value(
+                     c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_MODIFIED_SINCE)),
                    .resumed = k->hold_deadline != 0};
   if (m->slow && slow_request(k))
     return offload(m, c, k, &rq);

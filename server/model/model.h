@@ -15,6 +15,7 @@
 
 #include "plan/ataf.h"
 #include "plan/dag.h"
+#include "common/autosize.h"
 #include "common/error.h"
 #include "plan/jobspec.h"
 #include "common/limits.h"
@@ -112,7 +113,28 @@ typedef struct mtask {
   int64_t failed_vol, failed_at; /* who failed it last and when (limits.c) */
   struct cairn__tio *io; /* declared outputs, parents' files read, accepted
                           * files (server/core/outputs.h); NULL: none */
+  struct cairn__tsz *sz; /* how it sizes itself (server/core/size.h); NULL: its
+                          * request as the job file says, in the job's own
+                          * category, never retried larger */
 } mtask;
+
+/* A task's sizing (mtask.sz; server/core/size.c owns it). */
+typedef struct cairn__tsz {
+  uint8_t flags;             /* CAIRN_SIZE_AUTO, CAIRN_SIZE_RETRY_LARGER */
+  uint8_t cat;               /* its category: the job's cats[cat] */
+  int32_t lim_mem, lim_disk; /* its own memory_mib and disk_mib limits (0: none) */
+  int32_t grow_mem, grow_disk; /* what kills for memory, disk made it ask (MiB; 0: none) */
+} cairn__tsz;
+
+/* One of a job's categories (mjob.cats; server/core/size.c owns them): its
+ * label ("" for the job's own), the largest measurements of its tasks'
+ * successful runs, how many tasks it has and how many of them size
+ * themselves ("resources": "auto"). */
+typedef struct cairn__jcat {
+  char *label;
+  cairn__peak peak;
+  uint32_t tasks, autos;
+} cairn__jcat;
 
 typedef struct mjob {
   int64_t id;
@@ -148,6 +170,10 @@ typedef struct mjob {
    * ntasks, made on first use; emptied when the policy is rebuilt at start-up) */
   uint32_t *urgent;
   uint32_t urgent_head, nurgent;
+  /* categories (size.c): [0] is the job's own (""), at most
+   * CAIRN_MAX_CATEGORIES */
+  cairn__jcat *cats;
+  uint32_t ncats, capcats;
 } mjob;
 
 struct mvol;
@@ -166,6 +192,14 @@ typedef struct macct {
   struct mvol **hosts;     /* the volunteers attached to it, in attach order */
   uint32_t nhosts, caphosts;
   struct macct *email_next; /* another account of the same e-mail hash */
+  /* teams of accounts (core/teams.c): the team it is in (NULL: none) and
+   * the country its person chose (NULL: none) */
+  struct macteam *team;
+  char *country;
+  /* its log-in sessions for the pages (core/sessions.c), oldest first, at
+   * most CAIRN__SESSIONS_PER_ACCOUNT */
+  struct msess *sessions;
+  uint32_t nsessions;
 } macct;
 
 typedef struct mvol {
@@ -260,6 +294,9 @@ typedef struct mlease {
   uint32_t task;
   uint16_t progress;       /* the fraction done its worker last reported, as
                               CAIRN__PROGRESS_ENC (0: none); memory only */
+  uint8_t sized;           /* the master set its memory and disk limits (size.h) */
+  int32_t mem_mib, disk_mib; /* the memory_mib and disk_mib limits it runs under (0: none) */
+  cairn__resources req;    /* what it requests: held in its volunteer's used (fit.h) */
 } mlease;
 
 /* A fraction done (0 to 1) kept in 16 bits: 1 + 10,000 times it, rounded;

@@ -109,6 +109,8 @@ struct cairn__core {
   struct cairn__teams *teams; /* the team ledger (server/trust/trust.h, team.c) */
   struct cairn__apps *apps;   /* signed app versions (server/core/apps.h) */
   struct cairn__accounts *accounts; /* accounts and their hosts (server/core/accounts.h) */
+  struct cairn__acteams *acteams;   /* teams of accounts (server/core/teams.h) */
+  struct cairn__sessions *sessions; /* the pages' log-in sessions (server/core/sessions.h) */
   uint64_t handoffs_total;  /* allocations handed in their submission's group (handoff.c) */
   uint64_t failures_total[CAIRN_REASON_KINDS]; /* failed attempts by reason (limits.c) */
   /* output files stored under live leases that no result claimed yet

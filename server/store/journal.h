@@ -226,6 +226,14 @@ cairn__jrec *cairn__jrec_account(const cairn__store_account_row *row);
 cairn__jrec *cairn__jrec_account_key(int64_t id, const char *key_hash);
 cairn__jrec *cairn__jrec_account_credit(const cairn__store_account_row *row);
 cairn__jrec *cairn__jrec_volunteer_account(int64_t vol, int64_t account);
+/* A change of a team of accounts or of a session: its payload p, made by
+ * store_people.h's constructors (taken; NULL: out of memory). */
+struct cairn__prec;
+cairn__jrec *cairn__jrec_people(struct cairn__prec *p);
+/* A change of tasks that size themselves: its payload p, made by
+ * store_sizing.h's constructors (taken; NULL: out of memory). */
+struct cairn__zrec;
+cairn__jrec *cairn__jrec_sizing(struct cairn__zrec *p);
 /* The outcome of result idx changed ("valid", "invalid", ...). */
 cairn__jrec *cairn__jrec_outcome(int64_t idx, const char *outcome);
 

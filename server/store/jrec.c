@@ -4,6 +4,8 @@
 #include "server/store/jrec.h"
 
 #include "common/taskrun.h"
+#include "server/store/store_people.h"
+#include "server/store/store_sizing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,7 @@ typedef enum {
   J_TASK, J_JOBSTATE, J_ALLOC, J_LEASE, J_RESULT, J_OUTCOME, J_OFFER, J_JOBPRIO, J_JOBDEL,
   J_QUAR, J_CREDIT, J_TRUST, J_TRING, J_TRING_CLEAR, J_TEAM, J_KEPT, J_XFER, J_PLAN,
   J_TEAM_CREDIT, J_BAN_DONE, J_APP, J_APP_RETIRE, J_ACCOUNT, J_ACCOUNT_KEY, J_ACCOUNT_CREDIT,
-  J_VOL_ACCOUNT
+  J_VOL_ACCOUNT, J_PEOPLE, J_SIZING
 } jtype;
 
 typedef struct jtask {
@@ -55,6 +57,9 @@ struct cairn__jrec {
                                    text name, email, key hash, password hash; J_ACCOUNT_KEY:
                                    row.id, hash; J_ACCOUNT_CREDIT: row's id and totals */
     cairn__store_trust_row tring;
+    struct cairn__prec *people; /* J_PEOPLE: a team of accounts' or a session's change
+                                   (store_people.c) */
+    struct cairn__zrec *sizing; /* J_SIZING: tasks that size themselves (store_sizing.c) */
     struct {
       int64_t id, created, first_key, priority;
       char *name, *app, *policy, *validator; /* validator: NULL for exact */
@@ -280,6 +285,29 @@ cairn__jrec *cairn__jrec_volunteer_account(int64_t vol, int64_t account) {
     r->u.trust.trust = account;
   }
   return r;
+}
+
+cairn__jrec *cairn__jrec_people(struct cairn__prec *p) {
+  cairn__jrec *r = p ? rec(J_PEOPLE) : NULL;
+  if (r)
+    r->u.people = p;
+  else
+    cairn__prec_free(p);
+  return r;
+}
+
+cairn__jrec *cairn__jrec_sizing(struct cairn__zrec *p) {
+  cairn__jrec *r = p ? rec(J_SIZING) : NULL;
+  if (r)
+    r->u.sizing = p;
+  else
+    cairn__zrec_free(p);
+  return r;
+}
+
+void cairn__jrec_sizing_keys(cairn__jrec *r, int64_t first_key) {
+  if (r && r->type == J_SIZING)
+    cairn__zrec_keys(r->u.sizing, first_key);
 }
 
 cairn__jrec *cairn__jrec_invite_delete(int64_t id) {
@@ -594,6 +622,8 @@ void cairn__jrec_free(cairn__jrec *r) {
     for (int i = 0; i < 4; i++)
       free(r->u.acct.text[i]);
     break;
+  case J_PEOPLE: cairn__prec_free(r->u.people); break;
+  case J_SIZING: cairn__zrec_free(r->u.sizing); break;
   case J_RATE: free(r->u.rate.src); free(r->u.rate.dst); break;
   case J_PLAN: free(r->u.plan.body); break;
   case J_INVITE: free(r->u.invite.note); break;
@@ -712,6 +742,8 @@ cairn_status cairn__jrec_apply(cairn__store *s, const cairn__jrec *r, cairn_erro
   case J_ACCOUNT_CREDIT: return cairn__store_account_credit(s, &r->u.acct.row, err);
   case J_VOL_ACCOUNT:
     return cairn__store_volunteer_account(s, r->u.trust.id, r->u.trust.trust, err);
+  case J_PEOPLE: return cairn__prec_apply(s, r->u.people, err);
+  case J_SIZING: return cairn__zrec_apply(s, r->u.sizing, err);
   case J_JOB: return write_job(s, r, err);
   case J_TASK:
     return cairn__store_task_update(s, r->u.task.key, r->u.task.state, r->u.task.attempts,

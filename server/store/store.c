@@ -421,6 +421,10 @@ void cairn__store_close(cairn__store *s) {
     sqlite3_finalize(s->st[i]);
   for (int i = 0; i < R_COUNT; i++)
     sqlite3_finalize(s->rst[i]);
+  for (int i = 0; i < CAIRN__STORE_PEOPLE_STMTS; i++)
+    sqlite3_finalize(s->pst[i]);
+  for (int i = 0; i < CAIRN__STORE_SIZING_STMTS; i++)
+    sqlite3_finalize(s->zst[i]);
   sqlite3_close(s->r);
   sqlite3_close(s->w);
   pthread_mutex_destroy(&s->rlock);

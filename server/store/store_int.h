@@ -1,8 +1,11 @@
 /* store_int.h — what the store's files share (store.c, store_life.c,
- * store_read.c, store_dist.c), and nothing else includes: the handle, the ids of the
- * prepared statements, and the helpers that run them. Every statement's
- * SQL is in store.c (cairn__store_sql for the writer's, rsql_text for the
- * reader's); the store's files are the only ones that include sqlite3.h.
+ * store_read.c, store_dist.c, store_people.c, store_sizing.c), and nothing
+ * else includes:
+ * the handle, the ids of the prepared statements, and the helpers that run
+ * them. Every statement's SQL is in store.c (cairn__store_sql for the
+ * writer's, rsql_text for the reader's) but store_people.c's and
+ * store_sizing.c's, which keep their own; the store's files are the only
+ * ones that include sqlite3.h.
  */
 #ifndef CAIRN_STORE_INT_H
 #define CAIRN_STORE_INT_H
@@ -54,10 +57,18 @@ extern const char *const cairn__store_sql[S_COUNT];
 enum rstmt_id { R_OUTPUT, R_JOB_RESULTS, R_JOB_FILES, R_OUTPUT_FILE, R_AUDIT_INDEX, R_AUDIT_VOL,
                 R_INVITES, R_AUDIT_TASK, R_STATS_VOLS, R_STATS_TEAMS, R_STATS_TOTAL, R_COUNT };
 
+/* The statements of store_people.c (teams of accounts, sessions), which
+ * prepares each on its first use and numbers them itself. */
+#define CAIRN__STORE_PEOPLE_STMTS 16
+/* The statements of store_sizing.c (tasks that size themselves), likewise. */
+#define CAIRN__STORE_SIZING_STMTS 12
+
 struct cairn__store {
   sqlite3 *w, *r;
   sqlite3_stmt *st[S_COUNT];
   sqlite3_stmt *rst[R_COUNT];
+  sqlite3_stmt *pst[CAIRN__STORE_PEOPLE_STMTS]; /* store_people.c's, prepared at first use */
+  sqlite3_stmt *zst[CAIRN__STORE_SIZING_STMTS]; /* store_sizing.c's, likewise */
   pthread_mutex_t rlock;
   int version;
 };
@@ -78,6 +89,45 @@ static inline cairn_status run(cairn__store *s, enum stmt_id id, cairn_error *er
   sqlite3_reset(q);
   sqlite3_clear_bindings(q);
   return st;
+}
+
+/* For the modules that number their own statements (store_people.c,
+ * store_sizing.c): *slot, their array's entry for sql, prepared on db at
+ * its first use; NULL with err set when it cannot be. */
+static inline sqlite3_stmt *cairn__store_prepared(cairn__store *s, sqlite3 *db,
+                                                  sqlite3_stmt **slot, const char *sql,
+                                                  cairn_error *err) {
+  if (!*slot && sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK)
+    db_err(s, db, err, sql);
+  return *slot;
+}
+
+/* Runs writer statement q (of sql) to completion and resets it. */
+static inline cairn_status cairn__store_done(cairn__store *s, sqlite3_stmt *q, const char *sql,
+                                             cairn_error *err) {
+  int rc = sqlite3_step(q);
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  return rc == SQLITE_DONE || rc == SQLITE_ROW ? CAIRN_OK : db_err(s, s->w, err, sql);
+}
+
+/* Steps q (of sql on db; prepared, bound) through its rows, each to
+ * row(q, cb, ud); non-zero from it stops with CAIRN_ENOMEM naming what. */
+static inline cairn_status cairn__store_each_row(cairn__store *s, sqlite3 *db, sqlite3_stmt *q,
+                                                 const char *sql,
+                                                 int (*row)(sqlite3_stmt *, void *, void *),
+                                                 void *cb, void *ud, const char *what,
+                                                 cairn_error *err) {
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+    if (row(q, cb, ud)) {
+      sqlite3_reset(q);
+      sqlite3_clear_bindings(q);
+      return cairn__error_set(err, CAIRN_ENOMEM, "store: out of memory reading %s", what);
+    }
+  sqlite3_reset(q);
+  sqlite3_clear_bindings(q);
+  return rc == SQLITE_DONE ? CAIRN_OK : db_err(s, db, err, sql);
 }
 
 /* A writer statement; binding text (copied); columns of the row q is on. */

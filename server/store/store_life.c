@@ -5,6 +5,7 @@
  */
 #include "server/store/store.h"
 #include "server/store/store_int.h"
+#include "server/store/store_sizing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,7 @@ cairn_status cairn__store_job_delete_range(cairn__store *s, int64_t job, int pur
       (st = run_job(s, S_DEL_TASK_IO, job, lo, hi, NULL, err)) ||
       (st = run_job(s, S_DEL_PARENTS, job, lo, hi, NULL, err)) ||
       (st = run_job(s, S_DEL_TASK_RES, job, lo, hi, NULL, err)) ||
+      (st = cairn__store_sizing_delete_range(s, lo, hi, err)) ||
       (purge && (st = run_job(s, S_DEL_VOL_HIGH, job, lo, hi, NULL, err))) ||
       (purge && (st = run_job(s, S_DEL_ALLOCS, job, lo, hi, &rep->allocations, err))) ||
       (st = run_job(s, S_DEL_TASKS, job, lo, hi, &rep->tasks, err)))
@@ -161,7 +163,8 @@ cairn_status cairn__store_job_delete_finish(cairn__store *s, int64_t job, int64_
   size_t ncand = 0;
   cairn_status st = gather_files(s, S_DEL_FILES_OF, job, 0, 0, &cand, &ncand, err);
   if (st == CAIRN_OK && (st = run_job(s, S_DEL_JOB_FILES, job, -1, -1, NULL, err)) == CAIRN_OK &&
-      (st = cairn__store_files_unreferenced(s, cand, ncand, rep, err)) == CAIRN_OK)
+      (st = cairn__store_files_unreferenced(s, cand, ncand, rep, err)) == CAIRN_OK &&
+      (st = cairn__store_sizing_delete_job(s, job, err)) == CAIRN_OK)
     st = run_job(s, S_DEL_JOB, job, now, now, NULL, err);
   free(cand);
   return st;

@@ -48,6 +48,8 @@ static mteam *team_get(cairn__core *c, const char *name) {
   return t;
 }
 
+int cairn__team_note(cairn__core *c, const char *name) { return team_get(c, name) ? 0 : -1; }
+
 void cairn__team_count(cairn__core *c, mres *m, const char *team, int delta) {
   mteam *t = delta > 0 ? (team ? team_get(c, team) : NULL) : m->team;
   if (delta > 0 && team && !t)

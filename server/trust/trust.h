@@ -130,6 +130,11 @@ int cairn__teams_open(cairn__core *c);
 void cairn__team_count(cairn__core *c, mres *m, const char *team, int delta);
 int cairn__team_load(void *ud, const cairn__store_team_row *r);
 mteam *cairn__team_find(cairn__core *c, const char *name);
+/* name (a volunteer's team from now) gets its entry, with nothing in it,
+ * when it has none, as the store gives it its row (S_TEAM_NEW): the names
+ * in use are the ledger's, which a team of accounts may not take
+ * (core/teams.h). 0, or -1 out of memory. O(1). */
+int cairn__team_note(cairn__core *c, const char *name);
 void cairn__teams_free(cairn__core *c);
 int cairn__quar_crossed(unsigned seen, unsigned bad, double threshold);
 cairn_status cairn__core_release(cairn__core *c, int64_t id, cairn_error *err);

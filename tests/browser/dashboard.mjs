@@ -3,54 +3,19 @@
 // cairn-worker processes: log in with the admin token, watch a running job
 // progress, open its dag, set a priority, cancel a job, ban a lying volunteer
 // and see its tasks recomputed, look up an allocation index, submit a job file, open a job of 10^5 tasks,
-// move through a dag and open a task from the keyboard and download its
-// output, open the distribution view of a broadcast input relayed by real
+// move through a dag and open a task from the keyboard, see what its
+// worker measured and the job's measured peaks, and download its output, open the distribution view of a broadcast input relayed by real
 // workers with peer servers in two clusters, download a job's results as a
 // ZIP, see a running task's progress. Fails on any
 // console error, failed request or response >= 400, and writes a screenshot
 // of each view to OUT_DIR. Without chromium or playwright-core it FAILS
 // saying what to install.
-import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import path from "node:path";
+import { BIN, WEB, OUT, CHROMIUM, chromium, die, setup, sleep, until } from "./harness.mjs";
 
-const [BIN, WEB, OUT] = process.argv.slice(2).map((p) => path.resolve(p));
-const CHROMIUM = process.env.CAIRN_CHROMIUM || "/usr/bin/chromium";
-const here = path.dirname(new URL(import.meta.url).pathname);
-function die(msg) { console.error("browser test: FAILED: " + msg); process.exit(1); }
-if (!existsSync(CHROMIUM)) die(`no ${CHROMIUM}: install Debian's chromium (apt-get install chromium, or scripts/install-deps.sh)`);
-let chromium;
-try { ({ chromium } = createRequire(path.join(here, "package.json"))("playwright-core")); }
-catch { die(`playwright-core is not installed: run "npm ci" in ${here} (or scripts/install-deps.sh)`); }
-
-const work = mkdtempSync(path.join(tmpdir(), "cairn-browser-"));
-const procs = [];
-const TOKEN = "browser-test-token-" + Math.random().toString(16).slice(2);
-const env = { ...process.env, CAIRN_ADMIN_TOKEN: TOKEN };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-function start(cmd, args, name) {
-  const p = spawn(cmd, args, { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  p.stdout.on("data", (d) => (out += d));
-  p.stderr.on("data", (d) => (out += d));
-  p.log = () => out;
-  p.name = name;
-  procs.push(p);
-  return p;
-}
-function stopAll() { for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM"); }
-async function until(what, f, ms = 30000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out waiting for " + what);
-    await sleep(200);
-  }
-}
+const { work, procs, TOKEN, env, start, stopAll } = setup("browser");
 
 // Apps: "sq" prints its argument squared after 0.15 s; the liar prints 0.
 const sq = path.join(work, "sq.sh"), liar = path.join(work, "liar.sh");
@@ -176,6 +141,11 @@ try {
   if (focused.ring !== "4px") failures.push(`a focused dag task has no visible ring (stroke-width ${focused.ring})`);
   await page.keyboard.press("Enter");
   await page.waitForSelector("#task-detail .card:has-text('task 1.1 ')");
+  // what its worker measured of each attempt, and the job's measured peaks
+  await page.waitForSelector("#task-detail li:has-text('peak memory')");
+  await page.waitForSelector("#categories tr:has-text('(job)')");
+  const peakCell = await page.textContent("#categories tr:has-text('(job)') td:nth-child(3)");
+  if (!/^\d+ MiB$/.test(peakCell || "")) failures.push(`the job's measured peak memory reads "${peakCell}"`);
   const [out] = await Promise.all([page.waitForEvent("download"), page.click("#task-detail button.linkish")]);
   const square = readFileSync(await out.path(), "utf8").trim();
   if (square !== "81") failures.push(`task 1.1's downloaded output is "${square}", not 81`);

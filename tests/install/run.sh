@@ -95,7 +95,17 @@ for s in "$SRC"/schema/*.sql; do need "$CAIRN_DATADIR/schema/${s##*/}"; done
 while read -r w; do
   need "$CAIRN_DATADIR/web/${w#./}"
 done < <(cd "$SRC/web" && find . -type f)
-echo "binaries, libraries, $nheaders headers, schema, web files, .pc files, CMake package: present"
+[ -x "$PREFIX/$CAIRN_BINDIR/cairn-app-python" ] || fail "not installed: $CAIRN_BINDIR/cairn-app-python"
+for p in "$SRC"/python/cairn/*.py; do
+  need "$CAIRN_PYTHONDIR/cairn/${p##*/}"
+done
+for c in submit status cancel; do
+  [ -x "$PREFIX/$CAIRN_DATADIR/snakemake/cairn/cairn-$c" ] \
+    || fail "not installed or not executable: $CAIRN_DATADIR/snakemake/cairn/cairn-$c"
+done
+need "$CAIRN_DATADIR/snakemake/cairn/config.yaml"
+echo "binaries, libraries, $nheaders headers, schema, web files, .pc files, CMake package," \
+     "the Python runner, package and Snakemake profile: present"
 
 # --- 2. the shared libraries ------------------------------------------------------
 step "SONAME and exported symbols"

@@ -3,9 +3,11 @@
 # "Packages"), made by `cpack -G DEB` in the release tree
 # BUILD_DIR/packaging-tree (tests/packaging/tree.sh), inspected with dpkg-deb:
 #
-#  1. cairn-server, cairn-worker and cairn-cli are made, nothing else.
+#  1. cairn-server, cairn-worker, cairn-cli and python3-cairn are made,
+#     nothing else.
 #  2. Each holds its files (binaries, units, conf files mode 0600, dashboard,
-#     schema, docs) and none of the development files (libraries, headers).
+#     schema, docs; the Python runner; the Python package and the Snakemake
+#     profile) and none of the development files (libraries, headers).
 #  3. conffiles lists /etc/cairn/server.conf and /etc/cairn/worker.conf; the
 #     maintainer scripts are there and executable; Depends (dpkg-shlibdeps)
 #     names the libraries each program links.
@@ -17,7 +19,9 @@
 #  5. The packaged programs run with their packaged conf files, read as the
 #     units read them (EnvironmentFile, then ExecStart's words): the
 #     server's --listen moved to a free loopback port, the worker's --server
-#     pointed at it; the worker does a job submitted with the packaged cairn.
+#     pointed at it; the worker does a job submitted with the packaged cairn,
+#     then, with the packaged runner as app "python", a call of a
+#     cairn.Executor of the packaged Python package (/usr/bin/python3).
 #
 # Prints "debs: OK" last.
 set -euo pipefail
@@ -40,11 +44,12 @@ rm -f "$TREE"/*.deb
   || { tail -n 40 "$WORK/cpack.log"; fail "cpack -G DEB failed"; }
 ls "$WORK/out"/*.deb > "$WORK/debs"
 sed 's|.*/||' "$WORK/debs"
-[ "$(wc -l < "$WORK/debs")" -eq 3 ] || fail "expected 3 packages"
+[ "$(wc -l < "$WORK/debs")" -eq 4 ] || fail "expected 4 packages"
 deb() { ls "$WORK/out/$1"_*.deb 2>/dev/null || fail "no $1 package"; }
 SERVER=$(deb cairn-server)
 WORKER=$(deb cairn-worker)
 CLI=$(deb cairn-cli)
+PY=$(deb python3-cairn)
 
 # --- 2. files ----------------------------------------------------------------------
 step "dpkg-deb -c"
@@ -65,7 +70,17 @@ has "$WORKER" '-rw-r--r--' usr/lib/systemd/system/cairn-worker.service
 has "$WORKER" '-rw-------' etc/cairn/worker.conf
 has "$WORKER" '-rw-r--r--' usr/share/doc/cairn-worker/worker.md
 has "$CLI" '-rwxr-xr-x' usr/bin/cairn
-for d in "$SERVER" "$WORKER" "$CLI"; do
+has "$WORKER" '-rwxr-xr-x' usr/bin/cairn-app-python
+for f in __init__ client errors executor job _http; do
+  has "$PY" '-rw-r--r--' "usr/lib/python3/dist-packages/cairn/$f.py"
+done
+has "$PY" '-rw-r--r--' usr/share/cairn/snakemake/cairn/config.yaml
+has "$PY" '-rw-r--r--' usr/share/cairn/snakemake/cairn/cairn_snakemake.py
+for c in submit status cancel; do
+  has "$PY" '-rwxr-xr-x' "usr/share/cairn/snakemake/cairn/cairn-$c"
+done
+has "$PY" '-rw-r--r--' usr/share/doc/python3-cairn/python.md
+for d in "$SERVER" "$WORKER" "$CLI" "$PY"; do
   if dpkg-deb -c "$d" | grep -E '\.so|/include/|pkgconfig|cmake/|cairn-worker-shipped'; then
     fail "${d##*/} holds development files"
   fi
@@ -80,7 +95,7 @@ worker_files=$(dpkg-deb -c "$WORKER")
 
 # --- 3. control ----------------------------------------------------------------------
 step "dpkg-deb -I"
-for d in "$SERVER" "$WORKER" "$CLI"; do
+for d in "$SERVER" "$WORKER" "$CLI" "$PY"; do
   dpkg-deb -I "$d" > "$WORK/info"
   grep -E '^ (Package|Version|Depends):' "$WORK/info" | tr -s ' ' | paste -sd ';' -
 done
@@ -106,10 +121,19 @@ depends() { # depends DEB LIB...: Depends names each
     [[ $dep =~ (^|, )$lib[0-9a-z.-]*\ \(\>=\  ]] || fail "Depends lacks $lib: $dep"
   done
 }
-depends "$SERVER" libc6 libjansson libmicrohttpd libsqlite3 libsodium
+depends "$SERVER" libc6 libjansson libmicrohttpd libsqlite3 libsodium zlib1g
 depends "$WORKER" libc6 libjansson libmicrohttpd libcurl libsodium
-depends "$CLI" libc6 libjansson libcurl libsodium
-for d in "$SERVER" "$WORKER" "$CLI"; do
+depends "$CLI" libc6 libjansson libcurl libsodium zlib1g
+depends "$PY" python3
+[ "$(dpkg-deb -f "$PY" Architecture)" = all ] || fail "python3-cairn is not Architecture: all"
+[ "$(dpkg-deb -f "$WORKER" Recommends)" = python3 ] || fail "cairn-worker does not recommend python3"
+mkdir -p "$WORK/ctl-python"
+dpkg-deb -e "$PY" "$WORK/ctl-python"
+for s in postinst prerm; do
+  [ -x "$WORK/ctl-python/$s" ] || fail "python3-cairn: no executable $s"
+  sh -n "$WORK/ctl-python/$s" || fail "python3-cairn: $s is not valid sh"
+done
+for d in "$SERVER" "$WORKER" "$CLI" "$PY"; do
   for f in Package Version Architecture Maintainer Description Section; do
     [ -n "$(dpkg-deb -f "$d" "$f")" ] || fail "${d##*/}: no $f field"
   done
@@ -119,7 +143,7 @@ done
 # --- 4. the units ----------------------------------------------------------------------
 step "systemd units"
 ROOT=$WORK/root
-for d in "$SERVER" "$WORKER" "$CLI"; do dpkg-deb -x "$d" "$ROOT"; done
+for d in "$SERVER" "$WORKER" "$CLI" "$PY"; do dpkg-deb -x "$d" "$ROOT"; done
 for c in server worker; do
   u=$ROOT/usr/lib/systemd/system/cairn-$c.service
   C=$(echo $c | tr a-z A-Z)
@@ -189,4 +213,23 @@ timeout 60 "$ROOT/usr/bin/cairn" wait "$job" --timeout 50 > /dev/null || fail "j
 timeout 30 "$ROOT/usr/bin/cairn" results "$job" > "$WORK/results" || fail "cairn results failed"
 grep -q from-the-package "$WORK/results" || fail "job $job: no output"
 echo "cairn-server $swords $sopts; cairn-worker $wwords $wopts: job $job done"
+
+step "the packaged Python package and runner"
+[ -x /usr/bin/python3 ] || fail "no /usr/bin/python3 (scripts/install-deps.sh test installs it)"
+# a worker of its own (a new volunteer: the apps are those it registers with)
+mkdir "$WORK/state-worker-py"
+# shellcheck disable=SC2086
+timeout 60 env -i "$ROOT/usr/bin/cairn-worker" ${wwords//state-worker/state-worker-py} $wopts \
+  --max-tasks 1 --exit-when-idle 20 --peer-listen off --app "python=$ROOT/usr/bin/cairn-app-python" \
+  > "$WORK/worker-py.out" 2> "$WORK/worker-py.err" &
+pyworker=$!
+got=$(cd "$WORK" && PYTHONPATH="$ROOT/usr/lib/python3/dist-packages" timeout 90 /usr/bin/python3 -c '
+import cairn, operator
+assert cairn.__file__.startswith("'"$ROOT"'"), cairn.__file__
+with cairn.Executor(cairn.Client(), serializer="pickle") as ex:
+    print(ex.submit(operator.mul, 6, 7).result(timeout=80))') \
+  || { cat "$WORK/worker-py.err"; fail "the packaged cairn.Executor call failed"; }
+wait $pyworker || { cat "$WORK/worker-py.err"; fail "the packaged worker with the runner failed"; }
+[ "$got" = 42 ] || fail "the packaged Executor answered '$got', not 42"
+echo "cairn.Executor of python3-cairn through cairn-worker's cairn-app-python: 6 * 7 = $got"
 echo "debs: OK"

@@ -342,6 +342,10 @@ int harness_server_stop(harness_server *s, int sig) {
 long harness_http(const char *url, const char *method, const char *path, const char *token,
                   const char *body, size_t body_len, json_t **resp, char **raw, size_t *rawlen) {
   cairn__http *h = cairn__http_create(url);
+  /* Longer than the transport's 30 s: a request the master answers slowly
+   * (a 100,000-task job under ThreadSanitizer on a loaded machine) is still
+   * answered; a test's own time is bounded by its ctest TIMEOUT. */
+  cairn__http_set_timeout(h, 120);
   if (token)
     cairn__http_set_token(h, token);
   cairn__http_response r;

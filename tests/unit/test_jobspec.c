@@ -320,7 +320,7 @@ static void test_resources(void **state) {
   expect_reject("{\"app\": \"a\", \"resources\": {\"cores\": 0}, \"tasks\": [{\"id\": \"x\"}]}",
                 "job: resources", "\"cores\" must be an integer from 1 to 4096");
   expect_reject("{\"app\": \"a\", \"resources\": [1], \"tasks\": [{\"id\": \"x\"}]}",
-                "job: \"resources\" must be an object", NULL);
+                "job: \"resources\" must be \"auto\" or an object", NULL);
   expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"resources\": {\"gpus\": 1}}]}",
                 "task \"x\": resources: unknown field \"gpus\"", NULL);
   expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"resources\": "
@@ -341,6 +341,59 @@ static void test_resources(void **state) {
                           i ? "," : "", i, i);
   snprintf(text + n, sizeof text - n, "]}");
   expect_reject(text, "task \"t64\"", "at most 64 distinct resource requests");
+}
+
+/* Tasks that size themselves: "resources": "auto" job-wide or per task (an
+ * object on a task of an automatic job makes it fixed), "retry_larger",
+ * "category" labels (the job's own is ""), and every bad value named. */
+static void test_sizing(void **state) {
+  (void)state;
+  cairn__jobspec *j = accept_job(
+    "{\"app\": \"a\", \"resources\": \"auto\", \"category\": \"sim\", \"tasks\": ["
+    "{\"id\": \"x\"}, {\"id\": \"y\", \"resources\": {\"cores\": 2}, \"category\": \"io\"},"
+    "{\"id\": \"z\", \"retry_larger\": true, \"category\": \"io\"}]}", CAIRN_JOBSPEC_SERVER);
+  assert_int_equal(j->ncategories, 3);
+  assert_string_equal(j->categories[0], "");
+  assert_string_equal(j->categories[j->tasks[0].category], "sim");
+  assert_string_equal(j->categories[j->tasks[1].category], "io");
+  assert_int_equal(j->tasks[1].category, j->tasks[2].category);
+  assert_int_equal(j->tasks[0].sizing, CAIRN_SIZE_AUTO);
+  assert_int_equal(j->tasks[1].sizing, 0);
+  assert_int_equal(j->tasks[2].sizing, CAIRN_SIZE_AUTO | CAIRN_SIZE_RETRY_LARGER);
+  /* an automatic task's class is the least request: one core */
+  assert_true(cairn__resources_equal(&j->rclasses[j->tasks[0].rclass], &CAIRN_RESOURCES_DEFAULT));
+  assert_true(cairn__resources_equal(&j->rclasses[j->tasks[1].rclass],
+                                    &(cairn__resources){2, 0, 0}));
+  cairn__jobspec_free(j);
+
+  j = accept_job("{\"app\": \"a\", \"retry_larger\": true, \"tasks\": [{\"id\": \"x\"}, "
+                 "{\"id\": \"y\", \"retry_larger\": false, \"resources\": \"auto\"}]}",
+                 CAIRN_JOBSPEC_SERVER);
+  assert_int_equal(j->ncategories, 1);
+  assert_int_equal(j->tasks[0].sizing, CAIRN_SIZE_RETRY_LARGER);
+  assert_int_equal(j->tasks[0].category, 0);
+  assert_int_equal(j->tasks[1].sizing, CAIRN_SIZE_AUTO);
+  cairn__jobspec_free(j);
+
+  expect_reject("{\"app\": \"a\", \"resources\": \"big\", \"tasks\": [{\"id\": \"x\"}]}",
+                "job: \"resources\" must be \"auto\" or an object", NULL);
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"resources\": 3}]}",
+                "task \"x\": \"resources\" must be \"auto\"", NULL);
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"retry_larger\": 1}]}",
+                "task \"x\": \"retry_larger\" must be true or false", NULL);
+  expect_reject("{\"app\": \"a\", \"category\": \"\", \"tasks\": [{\"id\": \"x\"}]}",
+                "job: \"category\" must be 1 to 64 printable ASCII", NULL);
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"category\": \"a\\nb\"}]}",
+                "task \"x\": \"category\"", NULL);
+  expect_reject("{\"app\": \"a\", \"tasks\": [{\"id\": \"x\", \"category\": 7}]}",
+                "task \"x\": \"category\"", NULL);
+  char text[16384];
+  size_t n = (size_t)snprintf(text, sizeof text, "{\"app\": \"a\", \"tasks\": [");
+  for (int i = 0; i < CAIRN_MAX_CATEGORIES; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "%s{\"id\": \"t%d\", \"category\": \"c%d\"}",
+                          i ? "," : "", i, i);
+  snprintf(text + n, sizeof text - n, "]}");
+  expect_reject(text, "task \"t63\"", "at most 63 categories");
 }
 
 static int has_edge(const cairn__dag *d, uint32_t parent, uint32_t child) {
@@ -615,6 +668,7 @@ int main(void) {
     cmocka_unit_test(test_args),
     cmocka_unit_test(test_defaults),
     cmocka_unit_test(test_resources),
+    cmocka_unit_test(test_sizing),
     cmocka_unit_test(test_accepted_job),
     cmocka_unit_test(test_client_mode_files),
     cmocka_unit_test(test_limits_defaults_and_override),

@@ -438,7 +438,7 @@ static void test_features(void **state) {
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
                       "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
-                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\",\"progress\"]");
+                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\",\"progress\",\"usage\"]");
   free(text);
   assert_int_equal(cairn__features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -451,7 +451,9 @@ static void test_features(void **state) {
   assert_int_equal(CAIRN_FEATURES_ALL,
                    CAIRN_REPORT_FIELDS | CAIRN_FEAT_NEXT | CAIRN_FEAT_REASON | CAIRN_FEAT_OUTPUTS |
                        CAIRN_FEAT_WAIT | CAIRN_FEAT_BATCH | CAIRN_FEAT_CPU | CAIRN_FEAT_KEEP |
-                       CAIRN_FEAT_KEPT_CHUNKS);
+                       CAIRN_FEAT_KEPT_CHUNKS | CAIRN_FEAT_USAGE);
+  /* "usage" is the result body's: no report takes it */
+  assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_USAGE, 0);
   /* "kept_chunks" is the result body's */
   assert_int_equal(CAIRN_REPORT_FIELDS & CAIRN_FEAT_KEPT_CHUNKS, 0);
   /* "cpu" is the result body's: no report takes it */

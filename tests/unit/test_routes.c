@@ -68,7 +68,8 @@ static void test_entries_well_formed(void **state) {
     assert_true(r->label < RL_COUNT);
     assert_true(r->who <= WHO_ADMIN);
     assert_true(r->lane <= LANE_STREAMED);
-    assert_true((r->flags & ~(unsigned)(RF_FAILED_OK | RF_PAGE | RF_SPEND | RF_SPEND_ANON)) == 0);
+    assert_true((r->flags & ~(unsigned)(RF_FAILED_OK | RF_PAGE | RF_SPEND | RF_SPEND_ANON |
+                                        RF_PROJECT)) == 0);
     if (r->lane != LANE_SLOW)
       assert_int_equal(r->slow_from, 0);
     if (r->lane == LANE_STREAMED) /* an upload: PUT, by a token its handler checks */
@@ -252,6 +253,14 @@ static void test_matcher_examples(void **state) {
     {"PUT", "/v1/jobs/1", "/v1/jobs/{id}", NULL},
     {"GET", "/v1/jobs/1/tasks/2", "/v1/jobs/{id}/tasks/{key}", "GET"},
     {"GET", "/v1/jobs/1/distribution", "/v1/jobs/{id}/distribution", "GET"},
+    {"GET", "/stats/user.gz", "/stats/{file}", "GET"},
+    {"HEAD", "/stats/tables.xml", "/stats/{file}", "HEAD"},
+    {"POST", "/stats/host.gz", "/stats/{file}", NULL},
+    {"GET", "/stats/", "/*", "GET"},
+    {"GET", "/stats/a/b", "/*", "GET"},
+    {"POST", "/v1/stats/export", "/v1/stats/export", "POST"},
+    {"DELETE", "/v1/stats/export", "/v1/stats/export", NULL},
+    {"GET", "/v1/stats/nope", "/v1/*", NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const cairn__route *r = route(cases[i].method, cases[i].path);

@@ -33,7 +33,11 @@ static void test_hold_and_spacing(void **state) {
     assert_int_equal(cairn__pace_turn(&p, now, &issued), 0);
   long long before = issued;
   /* a 429 naming 1000 ms holds every later call 1000 to 1100 ms */
+  assert_int_equal(cairn__pace_pending(&p, now), 0);
   cairn__pace_note(&p, 1000, before, now);
+  long pending = cairn__pace_pending(&p, now); /* what a worker of several projects skips */
+  assert_true(pending >= 1000 && pending <= 1100);
+  assert_int_equal(cairn__pace_pending(&p, now + pending), 0);
   long w = cairn__pace_turn(&p, now, &issued);
   assert_true(w >= 1000 && w <= 1100);
   /* the next calls are spaced by the interval (plus up to 5%) */

@@ -121,7 +121,7 @@ static void test_result_body_encoding(void **state) {
     {"\xed\xa0\x80", 3, 1},               /* surrogate */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *body = cairn__result_json(i == 3 ? 137 : 0, NULL, cases[i].bytes, cases[i].len, 0, NULL, -1);
+    char *body = cairn__result_json(i == 3 ? 137 : 0, NULL, cases[i].bytes, cases[i].len, 0, NULL, -1, NULL);
     assert_non_null(body);
     char out[256];
     size_t len = 0;
@@ -213,10 +213,10 @@ static void test_work_offer_parsing(void **state) {
       fail_msg("offer %zu: \"%s\" lacks \"%s\"", i, err.text, why[i]);
   }
   /* the reason goes into a result body only when given */
-  char *body = cairn__result_json(137, "wall", "", 0, 0, NULL, -1);
+  char *body = cairn__result_json(137, "wall", "", 0, 0, NULL, -1, NULL);
   assert_non_null(strstr(body, "\"reason\":\"wall\""));
   free(body);
-  body = cairn__result_json(0, "", "ok", 2, 0, NULL, -1);
+  body = cairn__result_json(0, "", "ok", 2, 0, NULL, -1, NULL);
   assert_null(strstr(body, "reason"));
   free(body);
   /* no args, no inputs, no parents, no lease_seconds: defaults */
@@ -232,7 +232,7 @@ static void test_work_offer_parsing(void **state) {
 static void test_lease_table(void **state) {
   (void)state;
   cairn__leases l;
-  assert_int_equal(cairn__leases_init(&l, 3, 0), 0);
+  assert_int_equal(cairn__leases_init(&l, 3, 0, 0), 0);
   long long now = cairn__now_ms();
   assert_int_equal(cairn__leases_due_in(&l, now), -1);  /* nothing held: no heartbeat */
   cairn__leases_hold(&l, 0, 13, 30);
@@ -395,7 +395,7 @@ static void test_chained_offer_parsing(void **state) {
   assert_int_equal(present, 1);
   assert_int_equal(index, 10);
   /* the request asks for it */
-  char *body = cairn__result_json(0, NULL, "x", 1, 1, NULL, -1);
+  char *body = cairn__result_json(0, NULL, "x", 1, 1, NULL, -1, NULL);
   json_t *o = json_loads(body, 0, NULL);
   assert_true(json_is_true(json_object_get(o, "next")));
   json_decref(o);
