@@ -11,7 +11,9 @@
  * running apps reported in "progress" (resume.h). At start-up,
  * cairn__heartbeat_resume asks the master which recorded tasks are still
  * this volunteer's. Each answer's newest signed tree head goes to the
- * project's audit log, checked at the next tick (auditlog.h). */
+ * project's audit log, checked at the next tick (auditlog.h). A worker of
+ * several projects asks each master for its account's cross-project id and
+ * offers the oldest of those of the same e-mail (cpid.h). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +67,12 @@ static int beat(cairn__heartbeat *hb) {
         suspended[nsuspended++] = index;
     }
   size_t nprogress = cairn__resume_progress(&p->resume, hb->progress, CAIRN_MAX_PROGRESS);
-  cairn_status rc = cairn__session_heartbeat(&p->session, &hb->conn, running, nrunning,
-                                             suspended, nsuspended, hb->progress, nprogress,
-                                             1 << 20, &resp, &err);
+  char cpid[33];
+  cairn__beat b = {running, nrunning, suspended, nsuspended, hb->progress, nprogress,
+                   w->several, NULL, 0}; /* several projects: agree on a cross-project id */
+  if (w->several && cairn__cpids_offer(&w->cpids, p->k, cpid, &b.cpid_time))
+    b.cpid_id = cpid;
+  cairn_status rc = cairn__session_heartbeat(&p->session, &hb->conn, &b, 1 << 20, &resp, &err);
   long status = resp.status;
   int ok = -1;
   if (nsuspended && rc == CAIRN_OK && status == 200 &&
@@ -81,6 +86,8 @@ static int beat(cairn__heartbeat *hb) {
     long long *ext = NULL;
     long n = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &p->peers);
     cairn__auditlog_heard(&p->audit, resp.body.data, resp.body.len); /* audit log: its "sth" */
+    if (w->several) /* its account's cross-project id (cpid.h) */
+      cairn__cpids_heard(&w->cpids, p->k, resp.body.data, resp.body.len, cairn__now_ms());
     if (n < 0)
       CAIRN_WARN(&p->log, "heartbeat: malformed answer");
     else {
@@ -122,7 +129,8 @@ void *cairn__heartbeat_main(void *arg) {
     audit_tick(hb); /* audit log */
     long long now = cairn__now_ms();
     int due = cairn__leases_due_in(&p->leases, now) == 0 ||
-              cairn__peerstate_beat_due(&p->peers, now - last_ms);
+              cairn__peerstate_beat_due(&p->peers, now - last_ms) ||
+              (w->several && cairn__cpids_due(&w->cpids, p->k, now)); /* cpid.h */
     if (!due || now < retry_at)
       continue;
     last_ms = now;

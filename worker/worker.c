@@ -253,6 +253,7 @@ static void open_ledger(cairn_worker *w) {
     logs[k] = &w->projects[k].log;
   }
   cairn__ledger_init(&w->ledger, w->nprojects, shares, w->half_life_s, logs, cairn__now_ms());
+  cairn__cpids_init(&w->cpids, w->nprojects);
   w->ledger_ok = 1;
 }
 
@@ -747,8 +748,10 @@ void cairn_worker_delete(cairn_worker *w) {
   for (size_t k = 0; k < w->nprojects; k++)
     cairn__project_destroy(&w->projects[k]);
   free(w->projects);
-  if (w->ledger_ok)
+  if (w->ledger_ok) {
     cairn__ledger_destroy(&w->ledger);
+    cairn__cpids_destroy(&w->cpids);
+  }
   free(w->dir);
   free(w->name);
   free(w->cluster);
