@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/client.h"
@@ -243,9 +244,68 @@ static int prove_index(cairn__http *h, long long n, int as_json) {
   return rc;
 }
 
-/* Each receipt of in proved against the master's newest head, written to
- * out (created) with that head as sth.json. 0, or 1 when a receipt could
- * not be read or the master gave no proof that verifies. */
+typedef struct prove_tally {
+  long proved, past, failed;
+  int rc;
+} prove_tally;
+
+/* Receipt o (read from src; taken) proved against sth and written to
+ * out/receipt-LEAF.json, counted in t. */
+static void prove_one(cairn__http *h, const cairn__sth *sth, json_t *o, const char *src,
+                      const char *out, prove_tally *t) {
+  char why[200], path[4200];
+  cairn__receipt *r = malloc(sizeof *r);
+  if (!o || !r || cairn__receipt_parse(o, r, why, sizeof why)) {
+    t->rc = o && r ? cairn__cli_fail("%s: %s", src, why) : 1;
+    json_decref(o);
+    free(r);
+    return;
+  }
+  if (r->leaf_index >= sth->tree_size) { /* kept with its own head */
+    t->past++;
+    printf("leaf %" PRIu64 ": past the master's newest head (size %" PRIu64 "), kept as it "
+           "was\n", r->leaf_index, sth->tree_size);
+  } else if (fetch_proof(h, sth, r))
+    t->proved++;
+  else {
+    t->failed++;
+    printf("leaf %" PRIu64 ": the master gives no proof of it in its head of size %" PRIu64
+           " that verifies\n", r->leaf_index, sth->tree_size);
+  }
+  json_t *w = cairn__receipt_json(r);
+  snprintf(path, sizeof path, "%s/receipt-%" PRIu64 ".json", out, r->leaf_index);
+  if (!w || json_dump_file(w, path, JSON_INDENT(2)))
+    t->rc = cairn__cli_fail("cannot write %s", path);
+  json_decref(w);
+  json_decref(o);
+  free(r);
+}
+
+/* The receipts a worker holds that wait for a head (one line each of the
+ * pending.jsonl beside in, docs/worker.md), but for those of in already. */
+static void prove_pending(cairn__http *h, const cairn__sth *sth, const char *in, const char *out,
+                          prove_tally *t) {
+  char path[4200], line[512];
+  snprintf(path, sizeof path, "%s/../pending.jsonl", in);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    json_t *o = json_loads(line, 0, NULL);
+    json_int_t leaf = json_integer_value(json_object_get(o, "leaf_index"));
+    char file[4300];
+    snprintf(file, sizeof file, "%s/receipt-%lld.json", in, (long long)leaf);
+    if (o && access(file, F_OK) == 0)
+      json_decref(o); /* proved by the worker since: its file is read */
+    else
+      prove_one(h, sth, o, path, out, t);
+  }
+  if (f)
+    fclose(f);
+}
+
+/* Each receipt of in (its files, and the lines of the pending.jsonl beside
+ * it) proved against the master's newest head, written to out (created)
+ * with that head as sth.json. 0, or 1 when a receipt could not be read or
+ * the master gave no proof that verifies. */
 static int prove_receipts(cairn__http *h, const char *in, const char *out) {
   uint8_t pk[32];
   cairn__sth sth;
@@ -256,44 +316,24 @@ static int prove_receipts(cairn__http *h, const char *in, const char *out) {
   char path[4096];
   snprintf(path, sizeof path, "%s/sth.json", out);
   json_t *hj = cairn__sth_json(&sth);
-  int rc = json_dump_file(hj, path, JSON_INDENT(2)) ? cairn__cli_fail("cannot write %s", path) : 0;
+  prove_tally t = {0};
+  t.rc = json_dump_file(hj, path, JSON_INDENT(2)) ? cairn__cli_fail("cannot write %s", path) : 0;
   json_decref(hj);
   struct dirent **names = NULL;
-  int n = rc ? 0 : scandir(in, &names, receipt_name, alphasort);
+  int n = t.rc ? 0 : scandir(in, &names, receipt_name, alphasort);
   if (n < 0)
     return cairn__cli_fail("--receipts %s: %s", in, strerror(errno));
-  long proved = 0, past = 0, failed = 0;
   for (int i = 0; i < n; i++) {
-    char why[200];
     snprintf(path, sizeof path, "%s/%s", in, names[i]->d_name);
-    cairn__receipt *r = malloc(sizeof *r);
-    json_t *o = r ? read_json(path) : NULL;
-    if (!o || cairn__receipt_parse(o, r, why, sizeof why)) {
-      rc = o ? cairn__cli_fail("%s: %s", path, why) : 1;
-    } else if (r->leaf_index >= sth.tree_size) { /* kept with its own head */
-      past++;
-      printf("leaf %" PRIu64 ": past the master's newest head (size %" PRIu64 "), kept as it "
-             "was\n", r->leaf_index, sth.tree_size);
-    } else if (fetch_proof(h, &sth, r))
-      proved++;
-    else {
-      failed++;
-      printf("leaf %" PRIu64 ": the master gives no proof of it in its head of size %" PRIu64
-             " that verifies\n", r->leaf_index, sth.tree_size);
-    }
-    json_t *w = o && !rc ? cairn__receipt_json(r) : NULL;
-    snprintf(path, sizeof path, "%s/%s", out, names[i]->d_name);
-    if (w && json_dump_file(w, path, JSON_INDENT(2)))
-      rc = cairn__cli_fail("cannot write %s", path);
-    json_decref(w);
-    json_decref(o);
-    free(r);
+    prove_one(h, &sth, read_json(path), path, out, &t);
     free(names[i]);
   }
   free(names);
+  if (!t.rc)
+    prove_pending(h, &sth, in, out, &t);
   printf("receipts against the head of size %" PRIu64 ": %ld proved, %ld past it, %ld without "
-         "a proof that verifies; written to %s\n", sth.tree_size, proved, past, failed, out);
-  return rc || failed ? 1 : 0;
+         "a proof that verifies; written to %s\n", sth.tree_size, t.proved, t.past, t.failed, out);
+  return t.rc || t.failed ? 1 : 0;
 }
 
 static const char usage[] =
@@ -303,8 +343,9 @@ static const char usage[] =
   "prove INDEX: the inclusion proofs of index INDEX's allocation and result entries in the\n"
   "  master's newest signed tree head, each checked here (the entry's input hashed, the\n"
   "  proof followed to the signed root, the head's signature with the master's audit key).\n"
-  "prove --receipts: each receipt file of DIR (a worker's DIR/audit/receipts) proved against\n"
-  "  the master's newest head, written to DIR2 with that head (DIR2/sth.json).\n"
+  "prove --receipts: each receipt file of DIR (a worker's DIR/audit/receipts), and each\n"
+  "  receipt still waiting in the pending.jsonl beside DIR, proved against the master's\n"
+  "  newest head, written to DIR2 with that head (DIR2/sth.json).\n"
   "check: offline, with no master: the head in FILE (as GET /v1/audit/sth gives it) and\n"
   "  every receipt-*.json of DIR must be signed by KEY (base64, or a file holding it or\n"
   "  {\"public_key\": ...}), each receipt's proof must lead to its head's root, and no two\n"
