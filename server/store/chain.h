@@ -132,11 +132,15 @@ typedef struct cairn__chain_report {
   int64_t live_gone;          /* entries whose rows went with a deleted job */
   int64_t live_unchained;     /* rows no entry describes, allowed by a gap */
   char gap[128];              /* meta audit_chain_gap ("" when the chain has none) */
+  /* the audit log's tree against the chain (cairn__tree_check, tree.h) */
+  int tree;                   /* it was checked */
+  int64_t tree_size, tree_nodes, tree_heads; /* leaves, stored nodes and signed heads checked */
 } cairn__chain_report;
 
 /* Walks the chain of database db_path (read-only, in chunks of 4096
  * entries) and its checkpoints; then, with live and when the chain
  * verified, checks the live tables against it (cairn__chain_live_check),
+ * and the audit log's tree against the chain (cairn__tree_check, tree.h),
  * all in one read transaction (one snapshot beside a running master).
  * pubkey: the key checkpoints must be signed by (NULL: DB.audit-key's if
  * readable, else each checkpoint's own). CAIRN_OK when walked (r->problem

@@ -51,6 +51,21 @@
 
 struct cairn__store;
 
+/* ---- the check: `cairn audit verify --db` (store_tree_check.c) ---- */
+
+/* Inside the caller's read transaction on db, once the chain verified: the
+ * tree of the chain's first leaves (its size: meta audit_tree_size while it
+ * lags, else the chain's) rebuilt from their bodies, every stored node
+ * compared with it (and their number with the tree's), every signed head
+ * checked for its size's root and pk's signature (pk NULL: not checked).
+ * The first problem goes to r (bad_kind "audit_tree" or "audit_sth"); a
+ * database without the tree's tables passes with r->tree 0. Memory
+ * O(log n); time O(n + nodes + heads). CAIRN_EIO when unreadable. */
+struct sqlite3;
+struct cairn__chain_report;
+cairn_status cairn__tree_check(struct sqlite3 *db, const uint8_t *pk,
+                               struct cairn__chain_report *r, cairn_error *err);
+
 /* ---- the writer: the commit thread's ---- */
 
 typedef struct cairn__tree cairn__tree;

@@ -589,8 +589,74 @@ static void test_kill9(void **state) {
   assert_int_equal(server_fixture_close(&f), 0);
 }
 
+/* ---- cairn audit verify --db: the tree against the chain ---- */
+
+/* A copy of file from into to. */
+static void copy_file(const char *from, const char *to) {
+  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+  assert_non_null(in);
+  assert_non_null(out);
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+    assert_int_equal(fwrite(buf, 1, n, out), n);
+  fclose(in);
+  assert_int_equal(fclose(out), 0);
+}
+
+/* cairn audit verify --db on a copy of f's stopped database edited by
+ * edit (NULL: none), its key beside it: exit want, the output holding says. */
+static void verify_copy(server_fixture *f, const char *name, const char *edit, int want,
+                        const char *says) {
+  char db[4400], key[4500], from[4400], *out = NULL;
+  snprintf(db, sizeof db, "%s/%s.db", f->dir, name);
+  snprintf(key, sizeof key, "%s.audit-key", db);
+  snprintf(from, sizeof from, "%s.audit-key", f->db);
+  copy_file(f->db, db);
+  copy_file(from, key);
+  if (edit)
+    sql(db, edit);
+  const char *args[] = {"audit", "verify", "--db", db, "--chain-only", NULL};
+  assert_int_equal(cli(&out, args), want);
+  assert_non_null(strstr(out, says));
+  free(out);
+}
+
+static void test_verify_db(void **state) {
+  (void)state;
+  server_fixture f;
+  assert_int_equal(server_fixture_open(&f, NULL, 1), 0);
+  long long job = submit(&f, "one", 40, "0");
+  worker(&f, "w1");
+  wait_done(&f, job);
+  assert_int_equal(server_fixture_stop(&f, SIGTERM), 0); /* a head signed at the stop */
+  long long leaves = sql_int(f.db, "SELECT count(*) FROM audit_chain");
+  assert_true(leaves >= 80);
+  char says[128];
+  snprintf(says, sizeof says, "audit log: a tree of %lld leaves, %lld stored nodes and ", leaves,
+           leaves / 16 + leaves / 32 + leaves / 64 + leaves / 128);
+  verify_copy(&f, "same", NULL, 0, says);
+  verify_copy(&f, "node", "UPDATE audit_tree SET hash = zeroblob(32) WHERE level = 4 AND "
+              "size = 32", 1, "(audit_tree): the audit tree's node of level 4 ending at leaf "
+              "32 is not the one the chain's entries make");
+  verify_copy(&f, "gone", "DELETE FROM audit_tree WHERE level = 5 AND size = 64", 1,
+              "node of level 5 ending at leaf 64 is missing");
+  verify_copy(&f, "more", "INSERT INTO audit_tree(size, level, hash) VALUES (1 << 40, 4, "
+              "zeroblob(32))", 1, "nodes, but a tree of");
+  verify_copy(&f, "root", "UPDATE audit_sth SET root = zeroblob(32) WHERE id = (SELECT "
+              "max(id) FROM audit_sth)", 1, "does not have the root of the chain's first "
+              "entries");
+  verify_copy(&f, "sig", "UPDATE audit_sth SET signature = zeroblob(64) WHERE id = (SELECT "
+              "max(id) FROM audit_sth)", 1, "is not signed by the audit key");
+  verify_copy(&f, "big", "INSERT INTO audit_sth(tree_size, timestamp, root, signature) "
+              "SELECT tree_size + 5, timestamp, root, signature FROM audit_sth WHERE id = "
+              "(SELECT max(id) FROM audit_sth)", 1, "but the tree has");
+  assert_int_equal(server_fixture_close(&f), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_verify_db),
     cmocka_unit_test(test_receipts_and_routes),
     cmocka_unit_test(test_rewritten_body),
     cmocka_unit_test(test_removed_entries),
