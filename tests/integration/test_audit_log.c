@@ -38,6 +38,7 @@
 #include "common/base64.h"
 #include "common/merkle.h"
 #include "common/sth.h"
+#include "tests/support/files.h"
 #include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
@@ -97,18 +98,6 @@ static void master_key(server_fixture *f, uint8_t pk[32]) {
 
 static void key_b64(const uint8_t pk[32], char out[64]) { cairn__base64_encode(pk, 32, out); }
 
-/* Lines of file path containing s. */
-static int count_lines(const char *path, const char *s) {
-  FILE *fp = fopen(path, "r");
-  char line[4096];
-  int n = 0;
-  while (fp && fgets(line, sizeof line, fp))
-    n += strstr(line, s) != NULL;
-  if (fp)
-    fclose(fp);
-  return n;
-}
-
 static int receipt_name(const struct dirent *d) { return strncmp(d->d_name, "receipt-", 8) == 0; }
 
 /* Worker name's receipts: how many, and how many proved. */
@@ -138,7 +127,7 @@ static int wait_proved(server_fixture *f, const char *name, int want) {
   char log[4400];
   snprintf(log, sizeof log, "%s/%s.log", f->dir, name);
   for (double until = harness_now() + 90; harness_now() < until; usleep(250000)) {
-    delivered = want >= 0 ? want : count_lines(log, "delivered");
+    delivered = want >= 0 ? want : files_count_lines(log, "delivered");
     receipts(f, name, &all, &proved);
     if (all == delivered && proved == delivered)
       return delivered;
@@ -352,26 +341,6 @@ static void rewrite_exit(const char *db, long long seq) {
   free(body);
 }
 
-static void sql(const char *db, const char *text) {
-  sqlite3 *h = NULL;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  int rc = sqlite3_exec(h, text, NULL, NULL, NULL);
-  sqlite3_close(h);
-  assert_int_equal(rc, SQLITE_OK);
-}
-
-static long long sql_int(const char *db, const char *text) {
-  sqlite3 *h = NULL;
-  sqlite3_stmt *q = NULL;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(h, text, -1, &q, NULL), SQLITE_OK);
-  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-  long long v = sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
-  sqlite3_close(h);
-  return v;
-}
-
 /* The real_ms of the first task of job the log of worker name started. */
 static long long first_start(server_fixture *f, const char *name, long long job) {
   char path[4400], line[4096], want[64];
@@ -402,7 +371,7 @@ static void caught(server_fixture *f, const char *const *extra, pid_t w, const c
   server_fixture_reaped(f, w);
   char log[4400], dir[4400];
   snprintf(log, sizeof log, "%s/w1.log", f->dir);
-  assert_true(count_lines(log, "audit log inconsistent") >= 1);
+  assert_true(files_count_lines(log, "audit log inconsistent") >= 1);
   snprintf(dir, sizeof dir, "%s/w1/audit", f->dir);
   DIR *d = opendir(dir);
   struct dirent *de;
@@ -467,7 +436,7 @@ static void test_rewritten_body(void **state) {
   assert_int_equal(server_fixture_stop(&f, SIGTERM), 0);
   /* the operator rewrites w1's first result as failed, and the tree with it */
   rewrite_exit(f.db, lo + 1);
-  sql(f.db, "DELETE FROM audit_tree");
+  files_sql(f.db, "DELETE FROM audit_tree");
   caught(&f, extra, w, "a result's body rewritten");
   assert_int_equal(server_fixture_close(&f), 0);
 }
@@ -488,7 +457,7 @@ static void test_removed_entries(void **state) {
   assert_int_equal(server_fixture_stop(&f, SIGTERM), 0);
   /* the operator removes w1's last result's entry and those after it */
   snprintf(text, sizeof text, "DELETE FROM audit_chain WHERE seq > %lld", hi);
-  sql(f.db, text);
+  files_sql(f.db, text);
   caught(&f, extra, w, "the newest entries removed");
   assert_int_equal(server_fixture_close(&f), 0);
 }
@@ -499,9 +468,9 @@ static void test_removed_entries(void **state) {
  * every stored node is MTH of the leaves under it (levels from 4 up, all of
  * them, nothing more). The number of leaves. */
 static long long check_tree(const char *db) {
-  long long n = sql_int(db, "SELECT COALESCE(MAX(seq), 0) FROM audit_chain");
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain"), n);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"),
+  long long n = files_sql_int(db, "SELECT COALESCE(MAX(seq), 0) FROM audit_chain");
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM audit_chain"), n);
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"),
                    0); /* no size noted: the tree is the chain's */
   uint8_t (*lv)[32] = malloc((size_t)(n ? n : 1) * 32);
   sqlite3 *h = NULL;
@@ -540,7 +509,7 @@ static long long check_tree(const char *db) {
   }
   sqlite3_close(h);
   free(lv);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_tree"), stored);
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM audit_tree"), stored);
   return n;
 }
 
@@ -569,7 +538,7 @@ static void test_kill9(void **state) {
   assert_int_equal(server_fixture_stop(&f, SIGTERM), 0);
   long long n = check_tree(f.db);
   /* the head signed at the stop: the whole tree, its root the reference's */
-  assert_int_equal(sql_int(f.db, "SELECT tree_size FROM audit_sth ORDER BY id DESC LIMIT 1"), n);
+  assert_int_equal(files_sql_int(f.db, "SELECT tree_size FROM audit_sth ORDER BY id DESC LIMIT 1"), n);
   assert_int_equal(server_fixture_restart(&f, extra), 0);
   uint8_t pk[32];
   master_key(&f, pk);
@@ -591,19 +560,6 @@ static void test_kill9(void **state) {
 
 /* ---- cairn audit verify --db: the tree against the chain ---- */
 
-/* A copy of file from into to. */
-static void copy_file(const char *from, const char *to) {
-  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
-  assert_non_null(in);
-  assert_non_null(out);
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-    assert_int_equal(fwrite(buf, 1, n, out), n);
-  fclose(in);
-  assert_int_equal(fclose(out), 0);
-}
-
 /* cairn audit verify --db on a copy of f's stopped database edited by
  * edit (NULL: none), its key beside it: exit want, the output holding says. */
 static void verify_copy(server_fixture *f, const char *name, const char *edit, int want,
@@ -612,10 +568,10 @@ static void verify_copy(server_fixture *f, const char *name, const char *edit, i
   snprintf(db, sizeof db, "%s/%s.db", f->dir, name);
   snprintf(key, sizeof key, "%s.audit-key", db);
   snprintf(from, sizeof from, "%s.audit-key", f->db);
-  copy_file(f->db, db);
-  copy_file(from, key);
+  files_copy(f->db, db);
+  files_copy(from, key);
   if (edit)
-    sql(db, edit);
+    files_sql(db, edit);
   const char *args[] = {"audit", "verify", "--db", db, "--chain-only", NULL};
   assert_int_equal(cli(&out, args), want);
   assert_non_null(strstr(out, says));
@@ -630,7 +586,7 @@ static void test_verify_db(void **state) {
   worker(&f, "w1");
   wait_done(&f, job);
   assert_int_equal(server_fixture_stop(&f, SIGTERM), 0); /* a head signed at the stop */
-  long long leaves = sql_int(f.db, "SELECT count(*) FROM audit_chain");
+  long long leaves = files_sql_int(f.db, "SELECT count(*) FROM audit_chain");
   assert_true(leaves >= 80);
   char says[128];
   snprintf(says, sizeof says, "audit log: a tree of %lld leaves, %lld stored nodes and ", leaves,

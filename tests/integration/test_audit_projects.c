@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/sha256.h"
+#include "tests/support/files.h"
 #include "tests/support/harness.h"
 #include "tests/support/server_fixture.h"
 
@@ -99,24 +100,6 @@ static int wait_proved(const char *dir, int want, long long *hi) {
   return 0;
 }
 
-static int count_lines(const char *path, const char *s) {
-  FILE *fp = fopen(path, "r");
-  char line[4096];
-  int n = 0;
-  while (fp && fgets(line, sizeof line, fp))
-    n += strstr(line, s) != NULL;
-  if (fp)
-    fclose(fp);
-  return n;
-}
-
-static int wait_line(const char *path, const char *s, double secs) {
-  for (double until = harness_now() + secs; harness_now() < until; usleep(200000))
-    if (count_lines(path, s) > 0)
-      return 1;
-  return 0;
-}
-
 static pid_t start_worker(server_fixture *f1, server_fixture *f2, const char *dir,
                           const char *log) {
   char bin[4096];
@@ -163,8 +146,8 @@ static void test_one_project_distrusted(void **state) {
   sqlite3_close(h);
   assert_int_equal(server_fixture_restart(&f1, extra), 0);
   long long k1 = submit(&f1, "two", 150); /* 30 s at least: longer than a head takes */
-  assert_true(wait_line(log, "audit log inconsistent", 90));
-  assert_true(wait_line(log, "asked for no more work", 5));
+  assert_true(files_wait_line(log, "audit log inconsistent", 90));
+  assert_true(files_wait_line(log, "asked for no more work", 5));
   char mark[4500];
   snprintf(mark, sizeof mark, "%s/inconsistent", a1);
   assert_int_equal(access(mark, R_OK), 0);
@@ -185,7 +168,7 @@ static void test_one_project_distrusted(void **state) {
   char log2[4300];
   snprintf(log2, sizeof log2, "%s/w2.log", f1.dir);
   w = start_worker(&f1, &f2, dir, log2);
-  assert_true(wait_line(log2, "an earlier run found", 30));
+  assert_true(files_wait_line(log2, "an earlier run found", 30));
   long long k3 = submit(&f2, "three", 4);
   wait_done(&f2, k3, 4);
   assert_int_equal(done(&f1, k1), frozen);

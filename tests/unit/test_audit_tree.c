@@ -26,29 +26,8 @@
 #include "server/store/chain.h"
 #include "server/store/store.h"
 #include "server/store/tree.h"
+#include "tests/support/files.h"
 #include "tests/support/harness.h"
-
-static void sql_exec(const char *db, const char *text) {
-  sqlite3 *h = NULL;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  int rc = sqlite3_exec(h, text, NULL, NULL, NULL);
-  if (rc != SQLITE_OK)
-    fprintf(stderr, "sql: %s: %s\n", text, sqlite3_errmsg(h));
-  sqlite3_close(h);
-  assert_int_equal(rc, SQLITE_OK);
-}
-
-static long long sql_int(const char *db, const char *text) {
-  sqlite3 *h = NULL;
-  sqlite3_stmt *q = NULL;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(h, text, -1, &q, NULL), SQLITE_OK);
-  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-  long long v = sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
-  sqlite3_close(h);
-  return v;
-}
 
 static int count_cb(void *ud, uint64_t leaf, const void *body, size_t len) {
   (void)leaf, (void)body, (void)len;
@@ -248,8 +227,8 @@ static void test_heads_and_proofs(void **state) {
   /* nodes stored: only levels >= CAIRN_TREE_LOW, about one per 2^(LOW - 1) leaves */
   char sql[200];
   snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM audit_tree WHERE level < %d", CAIRN_TREE_LOW);
-  assert_int_equal(sql_int(f->db, sql), 0);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM audit_tree"),
+  assert_int_equal(files_sql_int(f->db, sql), 0);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM audit_tree"),
                    100 / 16 + 100 / 32 + 100 / 64);
 }
 
@@ -263,7 +242,7 @@ static void test_build_at_start(void **state) {
   uint64_t n = 2 * CAIRN_TREE_BUILD_CHUNK + 1234;
   assert_int_equal(open_log(f, 0, &err), CAIRN_OK);
   append(f, (int)n, 1);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM audit_sth"), 0);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM audit_sth"), 0);
   double t0 = harness_now();
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK); /* the build */
   fprintf(stderr, "built %llu leaves in %.2f s\n", (unsigned long long)n, harness_now() - t0);
@@ -271,16 +250,16 @@ static void test_build_at_start(void **state) {
   append(f, 0, 1); /* the head of the built tree */
   cairn__sth h = check_newest(f, n);
   check_proofs(f, &h);
-  long long nodes = sql_int(f->db, "SELECT COUNT(*) FROM audit_tree");
+  long long nodes = files_sql_int(f->db, "SELECT COUNT(*) FROM audit_tree");
   /* its nodes deleted: built again, the same */
-  sql_exec(f->db, "DELETE FROM audit_tree");
+  files_sql(f->db, "DELETE FROM audit_tree");
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM audit_tree"), nodes);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM audit_tree"), nodes);
   append(f, 0, 1);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM audit_sth"), 1); /* same head */
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM audit_sth"), 1); /* same head */
   /* larger than its chain (entries removed at the end): built again over
    * what the chain holds, a smaller tree and a new head */
-  sql_exec(f->db, "DELETE FROM audit_chain WHERE seq > 1000");
+  files_sql(f->db, "DELETE FROM audit_chain WHERE seq > 1000");
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK);
   append(f, 0, 1);
   check_newest(f, 1000);
@@ -296,14 +275,14 @@ static void test_hole_and_resume(void **state) {
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK);
   append(f, 300, 1);
   /* a build killed at leaf 40: its size noted, its nodes beyond still there */
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
-  sql_exec(f->db, "INSERT INTO meta(key, value) VALUES ('audit_tree_size', '40')");
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
+  files_sql(f->db, "INSERT INTO meta(key, value) VALUES ('audit_tree_size', '40')");
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK); /* resumed from leaf 40 */
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
   append(f, 1, 1);
   cairn__sth h = check_newest(f, 301);
   check_proofs(f, &h);
-  sql_exec(f->db, "DELETE FROM audit_chain WHERE seq = 77; DELETE FROM audit_tree; "
+  files_sql(f->db, "DELETE FROM audit_chain WHERE seq = 77; DELETE FROM audit_tree; "
                      "DELETE FROM meta WHERE key = 'audit_tree_size'");
   assert_int_equal(open_log(f, 1, &err), CAIRN_EIO);
   assert_non_null(strstr(err.text, "the audit chain has no entry 77"));
@@ -317,14 +296,14 @@ static void test_off_and_on(void **state) {
   cairn_error err = {0};
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK);
   append(f, 100, 1);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
   assert_int_equal(open_log(f, 0, &err), CAIRN_OK);
-  assert_int_equal(sql_int(f->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = "
+  assert_int_equal(files_sql_int(f->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = "
                                   "'audit_tree_size'"), 100);
   append(f, 57, 1);
   assert_int_equal(open_log(f, 1, &err), CAIRN_OK);
   assert_int_equal(cairn__tree_size(cairn__chain_tree(f->ch)), 157);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_tree_size'"), 0);
   append(f, 3, 1);
   cairn__sth h = check_newest(f, 160);
   check_proofs(f, &h);
