@@ -72,8 +72,8 @@ static const char *const tsql[T_COUNT] = {
   [T_BODIES] = "SELECT seq, body FROM audit_chain WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq",
   [T_PUT] = "INSERT OR REPLACE INTO audit_tree(level, size, hash) VALUES (?1, ?2, ?3)",
   [T_NEWEST] = "SELECT tree_size, timestamp, root FROM audit_sth ORDER BY id DESC LIMIT 1",
-  [T_STH_PUT] = "INSERT INTO audit_sth(tree_size, timestamp, root, signature) "
-                "VALUES (?1, ?2, ?3, ?4)",
+  [T_STH_PUT] = ("INSERT INTO audit_sth(tree_size, timestamp, root, signature) "
+                 "VALUES (?1, ?2, ?3, ?4)"),
   [T_CHUNK] = "SELECT seq, body FROM audit_chain WHERE seq > ?1 ORDER BY seq LIMIT ?2",
   [T_CLEAR] = "DELETE FROM audit_tree",
 };
