@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
   snprintf(key, sizeof key, "%s.audit-key", db);
   cairn_error err = {0};
   cairn__store *s = cairn__store_open(db, 0, &err);
-  cairn__chain *ch = s && tasks(db, n) == 0 ? cairn__chain_open(key, NULL, &err) : NULL;
+  cairn__chain *ch = s && tasks(db, n) == 0 ? cairn__chain_open(key, 0, NULL, &err) : NULL;
   cairn__centry *e = malloc(sizeof *e);
   if (!ch || !e) {
     fprintf(stderr, "bench-chain: %s\n", err.text);
@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
     cairn__chain_committed(ch);
     if (st == CAIRN_OK && ((i + 1000) % 100000 == 0 || i + 1000 >= n) &&
         cairn__chain_checkpoint_due(ch, 0, 1) && (st = cairn__store_begin(s, &err)) == CAIRN_OK &&
-        (st = cairn__chain_checkpoint(ch, s, 1700000000 + i, &err)) == CAIRN_OK)
+        (st = cairn__chain_checkpoint(ch, s, 1700000000 + i, 1, &err)) == CAIRN_OK)
       st = cairn__store_commit(s, &err);
   }
   double t1 = harness_now();

@@ -1,7 +1,8 @@
 /* dispatch.c — end-to-end dispatch throughput of the master.
  *
  *   bench-dispatch --tasks N --workers K --app exec|callback [--slots S] [--prefetch P]
- *                  [--no-fsync] [--audit-chain on|off] [--sandbox on|off]
+ *                  [--no-fsync] [--audit-chain on|off] [--audit-tree on|off]
+ *                  [--sandbox on|off]
  *
  * Starts cairn-server (a separate process, fresh database in a temporary
  * folder, durable group commits unless --no-fsync), submits a bag of N
@@ -13,7 +14,8 @@
  * for exec): each slot takes 1 + P tasks at once and sends their results
  * back together (feature "batch"; 0: one task a request, as an older
  * master would). Every result is durable before its 200. --audit-chain
- * (default on) is passed to cairn-server: the audit chain's cost.
+ * (default on) is passed to cairn-server: the audit chain's cost; so is
+ * --audit-tree (default on): the audit log's tree over the chain.
  * --sandbox (exec only; default off: the workers run /bin/true with
  * --no-sandbox, the master's dispatch measured as Work Queue's workers run
  * tasks, without namespaces): on runs each task in the worker's bubblewrap
@@ -21,7 +23,7 @@
  * Measures wall time from submission to the job being done, and the master
  * process's CPU time (utime + stime from /proc) over the same span. Ends with
  *   dispatch: app=… tasks=N workers=K prefetch=P audit_chain=on|off tasks_per_s=X
- *             master_cpu_us_per_task=Y
+ *             master_cpu_us_per_task=Y sandbox=on|off audit_tree=on|off
  */
 #include <cairn/worker.h>
 
@@ -89,14 +91,14 @@ static void *run_embedded(void *arg) {
 static void usage(void) {
   fprintf(stderr, "usage: bench-dispatch --tasks N --workers K --app exec|callback "
                   "[--slots S] [--prefetch P] [--no-fsync] [--audit-chain on|off] "
-                  "[--sandbox on|off]\n");
+                  "[--audit-tree on|off] [--sandbox on|off]\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
   long tasks = 10000;
   int workers = 8, slots = 1, durable = 1, prefetch = -1, sandbox = 0;
-  const char *app = "exec", *chain = "on";
+  const char *app = "exec", *chain = "on", *tree = "on";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
       tasks = atol(argv[++i]);
@@ -112,6 +114,8 @@ int main(int argc, char **argv) {
       durable = 0;
     else if (!strcmp(argv[i], "--audit-chain") && i + 1 < argc)
       chain = argv[++i]; /* passed to cairn-server, which checks it */
+    else if (!strcmp(argv[i], "--audit-tree") && i + 1 < argc)
+      tree = argv[++i]; /* the same */
     else if (!strcmp(argv[i], "--sandbox") && i + 1 < argc &&
              (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off")))
       sandbox = !strcmp(argv[++i], "on");
@@ -130,8 +134,8 @@ int main(int argc, char **argv) {
   harness_tmpdir(dir, sizeof dir);
   snprintf(db, sizeof db, "%s/bench.db", dir);
   harness_server srv;
-  const char *extra[4] = {"--audit-chain", chain, NULL, NULL};
-  extra[2] = durable ? NULL : "--no-fsync";
+  const char *extra[6] = {"--audit-chain", chain, "--audit-tree", tree, NULL, NULL};
+  extra[4] = durable ? NULL : "--no-fsync";
   if (harness_server_start(&srv, db, extra)) {
     fprintf(stderr, "bench-dispatch: cannot start cairn-server\n");
     return 1;
@@ -225,8 +229,8 @@ int main(int argc, char **argv) {
   fprintf(stderr, "submit of %ld tasks: %.3f s wall, %.3f s master CPU\n", tasks,
           t_submitted - t0, cpu_submitted - cpu0);
   printf("dispatch: app=%s tasks=%ld workers=%d prefetch=%d audit_chain=%s tasks_per_s=%.0f "
-         "master_cpu_us_per_task=%.1f sandbox=%s\n", app, tasks, workers, prefetch, chain,
-         (double)tasks / elapsed, cpu * 1e6 / (double)tasks, sandbox ? "on" : "off");
+         "master_cpu_us_per_task=%.1f sandbox=%s audit_tree=%s\n", app, tasks, workers, prefetch,
+         chain, (double)tasks / elapsed, cpu * 1e6 / (double)tasks, sandbox ? "on" : "off", tree);
   char rm[4200];
   snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
   if (system(rm) != 0)

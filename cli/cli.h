@@ -38,6 +38,8 @@ int cairn__cmd_account(int argc, char **argv);
 int cairn__cmd_audit(int argc, char **argv);
 /* cairn audit verify | export (cmd_chain.c; argv[0] is "verify" or "export"). */
 int cairn__cmd_audit_chain(int argc, char **argv);
+/* cairn audit prove | check: the audit log (cmd_auditlog.c; argv[0] is "prove" or "check"). */
+int cairn__cmd_audit_log(int argc, char **argv);
 int cairn__cmd_ban(int argc, char **argv);
 int cairn__cmd_release(int argc, char **argv);
 /* cairn cancel JOB | delete JOB [--purge] | priority JOB N (cmd_life.c) */

@@ -1,4 +1,5 @@
-/* cmd_audit.c — cairn audit index N | audit volunteer V, cairn ban V and cairn release V. */
+/* cmd_audit.c — cairn audit index N | audit volunteer V, cairn ban V and cairn release V;
+ * cairn audit verify | export (cmd_chain.c) and prove | check (cmd_auditlog.c) go on. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,11 @@ static int audit_index(cairn__http *h, long long n, int as_json) {
                str(res, "outcome"), str(res, "digest"), num(res, "received"));
       else
         printf("result: none\n");
+      char rleaf[24] = "-"; /* the audit log's leaves (cairn audit prove N) */
+      if (json_object_get(res, "leaf_index"))
+        snprintf(rleaf, sizeof rleaf, "%lld", num(res, "leaf_index"));
+      if (json_object_get(r, "leaf_index"))
+        printf("audit log: allocation leaf %lld, result leaf %s\n", num(r, "leaf_index"), rleaf);
     }
   }
   json_decref(r);
@@ -108,6 +114,8 @@ static int audit_volunteer(cairn__http *h, long long id, int as_json) {
 int cairn__cmd_audit(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "export") == 0))
     return cairn__cmd_audit_chain(argc - 1, argv + 1);
+  if (argc > 1 && (strcmp(argv[1], "prove") == 0 || strcmp(argv[1], "check") == 0))
+    return cairn__cmd_audit_log(argc - 1, argv + 1);
   cairn__client_opts o = {0};
   if (cairn__cli_wants_help(argc, argv)) {
     puts("usage: cairn audit index N [--json]       who computed index N: volunteer (its trust,\n"
@@ -116,7 +124,9 @@ int cairn__cmd_audit(int argc, char **argv) {
          "                                          allocations in order: t, index, job, task,\n"
          "                                          outcome\n"
          "       cairn audit verify | export ...    the tamper-evident audit trail\n"
-         "                                          (cairn audit verify --help)");
+         "                                          (cairn audit verify --help)\n"
+         "       cairn audit prove | check ...      the audit log every volunteer can check:\n"
+         "                                          proofs, receipts (cairn audit prove --help)");
     return 0;
   }
   if (cairn__client_parse(&argc, argv, &o))

@@ -39,6 +39,10 @@ static int print_report(const cairn__chain_report *r, key_trust trust) {
       printf(" (and %lld entries whose rows went with deleted jobs)", (long long)r->live_gone);
     printf("\n");
   }
+  if (r->tree)
+    printf("audit log: a tree of %lld leaves, %lld stored nodes and %lld signed heads checked "
+           "against the chain\n", (long long)r->tree_size, (long long)r->tree_nodes,
+           (long long)r->tree_heads);
   if (r->gap[0])
     printf("chain gap (meta audit_chain_gap: %s): %lld rows without entries allowed\n", r->gap,
            (long long)r->live_unchained);

@@ -330,6 +330,30 @@ static cairn_status parse_resources(json_t *v, cairn__report *r, cairn_error *er
   return cairn__resources_parse(v, &CAIRN_RESOURCES_DEFAULT, &r->resources, "report", err);
 }
 
+/* "cpid": {} or {"id": 32 lowercase hex digits, "time": 0 to
+ * CAIRN_MAX_CPID_TIME}, nothing else. */
+static cairn_status parse_cpid(json_t *o, cairn__report *r, cairn_error *err) {
+  json_t *id = json_object_get(o, "id"), *t = json_object_get(o, "time");
+  size_t n = json_object_size(o);
+  if (!json_is_object(o) || (n != 0 && (n != 2 || !id || !t)))
+    return cairn__error_set(err, CAIRN_EINVAL, "\"cpid\" must be {} or {\"id\", \"time\"}");
+  if (n == 0)
+    return CAIRN_OK;
+  const char *s = json_string_value(id);
+  int ok = s && strlen(s) == 32;
+  for (size_t i = 0; ok && i < 32; i++)
+    ok = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f');
+  if (!ok)
+    return cairn__error_set(err, CAIRN_EINVAL, "cpid.id must be 32 lowercase hex digits");
+  if (!json_is_integer(t) || json_integer_value(t) < 0 ||
+      json_integer_value(t) > CAIRN_MAX_CPID_TIME)
+    return cairn__error_set(err, CAIRN_EINVAL, "cpid.time must be Unix seconds (an integer "
+                           "from 0 to %lld)", CAIRN_MAX_CPID_TIME);
+  memcpy(r->cpid, s, 33);
+  r->cpid_time = (int64_t)json_integer_value(t);
+  return CAIRN_OK;
+}
+
 /* The fields in the order they are checked (the first error is reported). */
 static const struct {
   unsigned bit;
@@ -340,7 +364,7 @@ static const struct {
   {CAIRN_FEAT_SERVED, parse_served},     {CAIRN_FEAT_RUNNING, parse_running},
   {CAIRN_FEAT_RESOURCES, parse_resources}, {CAIRN_FEAT_SUSPENDED, parse_suspended},
   {CAIRN_FEAT_CHUNKS, parse_chunks},     {CAIRN_FEAT_PEER_MAX, parse_peer_max},
-  {CAIRN_FEAT_PROGRESS, parse_progress},
+  {CAIRN_FEAT_PROGRESS, parse_progress}, {CAIRN_FEAT_CPID, parse_cpid},
 };
 
 /* The wire name of feature bit. */
@@ -453,6 +477,9 @@ static json_t *field_json(const cairn__report *r, unsigned bit) {
   case CAIRN_FEAT_CHUNKS: return json_true();
   case CAIRN_FEAT_PEER_MAX: return json_integer((json_int_t)r->peer_max);
   case CAIRN_FEAT_PROGRESS: return progress_json(r);
+  case CAIRN_FEAT_CPID:
+    return r->cpid[0] ? json_pack("{s:s, s:I}", "id", r->cpid, "time", (json_int_t)r->cpid_time)
+                      : json_object();
   default: return failed_json(r);
   }
 }

@@ -107,13 +107,19 @@ enum {
    * time: common/autosize.h, cairn__usage_parse), for the tasks that size
    * themselves (docs/jobs.md, "Automatic sizes") */
   CAIRN_FEAT_USAGE = 1u << 19,
+  /* "cpid" (heartbeat only): the cross-project id of the volunteer's
+   * account (docs/project.md, "Cross-project ids"): {} asks for it, {"id":
+   * 32 hex digits, "time": Unix seconds} offers the oldest one the worker
+   * knows of the same e-mail; the answer's "cpid" is the account's
+   * {"email_hash", "id", "time"} (BOINC's client and scheduler, [BOINC-stats]) */
+  CAIRN_FEAT_CPID = 1u << 20,
 };
-#define CAIRN_REPORT_FIELD_COUNT 11
-#define CAIRN_FEATURE_COUNT 20
+#define CAIRN_REPORT_FIELD_COUNT 12
+#define CAIRN_FEATURE_COUNT 21
 #define CAIRN_FEATURE_NAMES                                                                  \
   {"have", "served", "peer_url", "running", "fetched", "failed", "next", "resources", "reason", \
    "outputs", "suspended", "wait", "batch", "cpu", "keep", "chunks", "peer_max", "kept_chunks", \
-   "progress", "usage"}
+   "progress", "usage", "cpid"}
 /* "peer_max": 1 to CAIRN_MAX_PEER_MAX files sent at once; a worker that
  * does not say it (an older one) is taken to send CAIRN_DEFAULT_PEER_MAX,
  * the worker's default --peer-max. */
@@ -277,7 +283,10 @@ typedef struct cairn__report {
   int chunks;           /* "chunks": true (its file server relays while receiving) */
   unsigned peer_max;    /* "peer_max": files its file server sends at once */
   cairn__resources resources; /* "resources": the worker's offer, when present */
+  char cpid[33];        /* "cpid": the id offered (32 lowercase hex digits; "": asked only) */
+  int64_t cpid_time;    /* and its time (Unix seconds, 0 to CAIRN_MAX_CPID_TIME) */
 } cairn__report;
+#define CAIRN_MAX_CPID_TIME 253402300799LL /* 9999-12-31T23:59:59Z */
 
 /* Numbers are range-checked: "bytes" (of "fetched" and "served") from 0 to
  * CAIRN_MAX_REPORT_BYTES, "ms" from 1 to CAIRN_MAX_REPORT_MS, "running"

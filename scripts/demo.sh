@@ -11,7 +11,8 @@
 # (an evolving-mesh dag of 120 tasks, each reading its parents' outputs) and
 # checked against a direct computation, each task in its worker's
 # bubblewrap sandbox; the accounts' credit and their team's show on the
-# project's public pages' data (GET /v1/public/top). Stops everything it started; with KEEP=1 in the environment
+# project's public pages' data (GET /v1/public/top); a volunteer's receipts
+# verify against the master's signed audit log. Stops everything it started; with KEEP=1 in the environment
 # (make demo KEEP=1) the server keeps running after the check, and the demo
 # prints the dashboard's URL, the admin token and how to stop it.
 set -eu
@@ -91,6 +92,23 @@ if [ "$got" != "$want" ]; then
   echo "demo: FAILED: the distributed result differs from the direct computation"
   exit 1
 fi
+# A volunteer checks the record: worker 1's receipts (one per accepted
+# result) proved against the master's newest signed tree head (signed every
+# 10 s while the log grows), then checked offline with the audit key the
+# worker pinned (cairn audit prove --receipts, cairn audit check).
+for _ in $(seq 40); do
+  proved=$("$BIN/cairn" audit prove --receipts worker-1/audit/receipts --out receipts-1 2>&1 || true)
+  case "$proved" in *", 0 past it, 0 without"*) break ;; esac
+  sleep 0.5
+done
+"$BIN/cairn" audit check --key worker-1/audit/key.json --sth receipts-1/sth.json \
+  --receipts receipts-1 > check.out 2>&1 || { cat check.out; echo "demo: FAILED: receipts"; exit 1; }
+receipts=$(sed -n 's/^receipts: \([0-9]*\) verified, 0 not proved yet, 0 failed$/\1/p' check.out)
+if [ -z "$receipts" ] || [ "$receipts" -eq 0 ]; then
+  cat check.out; echo "demo: FAILED: worker 1's receipts were not all verified"; exit 1
+fi
+echo "receipts: worker 1 (ada's) holds $receipts receipts; each is in the master's signed audit log"
+echo "          (cairn audit prove --receipts, then cairn audit check offline with its pinned key)"
 if [ "${KEEP:-}" = 1 ]; then
   for p in "${pids[@]:1}"; do kill "$p" 2>/dev/null || true; done
   server_pid=${pids[0]}

@@ -100,6 +100,9 @@ static void usage(FILE *f) {
         "                       (default 256; 1 to 65536)\n"
         "  --audit-chain on|off the tamper-evident audit trail (default on; its signing\n"
         "                       key is DB.audit-key, created mode 0600)\n"
+        "  --audit-tree on|off  the audit log every volunteer can check: a Merkle tree\n"
+        "                       over the trail, signed tree heads, proofs, receipts\n"
+        "                       (default on, with the trail)\n"
         "  --app-key KEY        the project's Ed25519 public key (base64, as cairn app\n"
         "                       keygen prints, or a file holding it): versions published\n"
         "                       with cairn app publish must verify with it (docs/apps.md)\n"
@@ -188,6 +191,7 @@ int main(int argc, char **argv) {
     {"spot-check", required_argument, NULL, 'S'},
     {"ban-slice", required_argument, NULL, 1001},
     {"audit-chain", required_argument, NULL, 'z'},
+    {"audit-tree", required_argument, NULL, 1020},
     {"project-name", required_argument, NULL, 1005},
     {"project-description-file", required_argument, NULL, 1006},
     {"public-jobs", no_argument, NULL, 1007},
@@ -298,6 +302,13 @@ int main(int argc, char **argv) {
         return 2;
       }
       cfg.audit_chain = strcmp(optarg, "on") == 0 ? 1 : -1;
+      break;
+    case 1020:
+      if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+        fprintf(stderr, "cairn-server: --audit-tree takes on or off\n");
+        return 2;
+      }
+      cfg.audit_tree = strcmp(optarg, "on") == 0 ? 1 : -1;
       break;
     case 'S': {
       char *end = NULL;

@@ -21,13 +21,27 @@
 #include "server/http/http.h"
 #include "server/store/chain.h"
 #include "server/store/journal.h"
+#include "server/store/tree.h"
 
-/* The audit chain (server/store/chain.h), its key beside the database. */
+/* The audit chain (server/store/chain.h), its key beside the database, and
+ * the audit log's tree over it (tree.h) with the reader of its routes,
+ * opened once the tree is brought to the chain. */
 static cairn_status start_chain(cairn_master *m, cairn_error *err) {
   char path[4096];
   snprintf(path, sizeof path, "%s.audit-key", m->db_path);
-  cairn__chain *ch = cairn__chain_open(path, &m->log, err);
-  return ch ? cairn__journal_set_chain(m->core->journal, ch, err) : CAIRN_EIO;
+  cairn__chain *ch = cairn__chain_open(path, m->cfg.audit_tree >= 0, &m->log, err);
+  if (!ch)
+    return CAIRN_EIO;
+  m->audit_tree = cairn__chain_tree(ch); /* its receipts' table: the journal's life */
+  int tree = m->audit_tree != NULL;
+  cairn__chain_public_key(ch, m->audit_pk);
+  cairn_status st = cairn__journal_set_chain(m->core->journal, ch, err);
+  if (st != CAIRN_OK)
+    m->audit_tree = NULL; /* closed with ch */
+  if (st == CAIRN_OK && tree && (!(m->audit = cairn__tree_reader_open(m->db_path, err)) ||
+                                 !(m->audit_own = cairn__tree_reader_open(m->db_path, err))))
+    st = err->status;
+  return st;
 }
 
 void cairn_master_config_init(cairn_master_config *cfg) {
@@ -339,6 +353,11 @@ void cairn_master_delete(cairn_master *m) {
   cairn__statsexport_stop(m); /* after HTTP: no request reads its state */
   if (m->reaper_running)
     pthread_join(m->reaper, NULL);
+  /* after HTTP (no request reads the log), before the store: its writer,
+   * the last connection to close, folds the WAL back into the database */
+  cairn__tree_reader_close(m->audit);
+  cairn__tree_reader_close(m->audit_own);
+  m->audit = m->audit_own = NULL;
   cairn__core_close(m->core); /* its journal's last batch holds the invitations' records too */
   cairn__waiters_destroy(m->waiters); /* after every thread that wakes them */
   cairn__slow_destroy(m->slow);        /* stopped with the HTTP daemon */

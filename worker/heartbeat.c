@@ -10,7 +10,10 @@
  * apps in "suspended", when the master takes it, and the progress the
  * running apps reported in "progress" (resume.h). At start-up,
  * cairn__heartbeat_resume asks the master which recorded tasks are still
- * this volunteer's. */
+ * this volunteer's. Each answer's newest signed tree head goes to the
+ * project's audit log, checked at the next tick (auditlog.h). A worker of
+ * several projects asks each master for its account's cross-project id and
+ * offers the oldest of those of the same e-mail (cpid.h). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,9 +67,12 @@ static int beat(cairn__heartbeat *hb) {
         suspended[nsuspended++] = index;
     }
   size_t nprogress = cairn__resume_progress(&p->resume, hb->progress, CAIRN_MAX_PROGRESS);
-  cairn_status rc = cairn__session_heartbeat(&p->session, &hb->conn, running, nrunning,
-                                             suspended, nsuspended, hb->progress, nprogress,
-                                             1 << 20, &resp, &err);
+  char cpid[33];
+  cairn__beat b = {running, nrunning, suspended, nsuspended, hb->progress, nprogress,
+                   w->several, NULL, 0}; /* several projects: agree on a cross-project id */
+  if (w->several && cairn__cpids_offer(&w->cpids, p->k, cpid, &b.cpid_time))
+    b.cpid_id = cpid;
+  cairn_status rc = cairn__session_heartbeat(&p->session, &hb->conn, &b, 1 << 20, &resp, &err);
   long status = resp.status;
   int ok = -1;
   if (nsuspended && rc == CAIRN_OK && status == 200 &&
@@ -79,6 +85,9 @@ static int beat(cairn__heartbeat *hb) {
   else if (status == 200) {
     long long *ext = NULL;
     long n = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &p->peers);
+    cairn__auditlog_heard(&p->audit, resp.body.data, resp.body.len); /* audit log: its "sth" */
+    if (w->several) /* its account's cross-project id (cpid.h) */
+      cairn__cpids_heard(&w->cpids, p->k, resp.body.data, resp.body.len, cairn__now_ms());
     if (n < 0)
       CAIRN_WARN(&p->log, "heartbeat: malformed answer");
     else {
@@ -98,6 +107,15 @@ static int beat(cairn__heartbeat *hb) {
   return ok;
 }
 
+/* Audit log (auditlog.h): the head heard checked, receipts proved; an
+ * inconsistent log stops the worker, or with several projects its
+ * project's work (cairn__worker_distrust). */
+static void audit_tick(cairn__heartbeat *hb) {
+  cairn_error err = {0};
+  if (cairn__auditlog_tick(&hb->p->audit, hb->conn.http, &err) == CAIRN_EFORBIDDEN)
+    cairn__worker_distrust(hb->w, hb->p, err.text);
+}
+
 void *cairn__heartbeat_main(void *arg) {
   cairn__heartbeat *hb = arg;
   cairn_worker *w = hb->w;
@@ -108,15 +126,18 @@ void *cairn__heartbeat_main(void *arg) {
   while (!atomic_load(&hb->quit)) {
     if (cairn__stopper_sleep_until_stop(&w->stopper, TICK_MS))
       break;
+    audit_tick(hb); /* audit log */
     long long now = cairn__now_ms();
     int due = cairn__leases_due_in(&p->leases, now) == 0 ||
-              cairn__peerstate_beat_due(&p->peers, now - last_ms);
+              cairn__peerstate_beat_due(&p->peers, now - last_ms) ||
+              (w->several && cairn__cpids_due(&w->cpids, p->k, now)); /* cpid.h */
     if (!due || now < retry_at)
       continue;
     last_ms = now;
     if (beat(hb) == 0) {
       cairn__backoff_reset(&b);
       retry_at = 0;
+      audit_tick(hb); /* audit log: the head this beat heard, at once */
     } else
       retry_at = cairn__now_ms() + cairn__backoff_next(&b);
   }

@@ -66,6 +66,10 @@ void cairn__ledger_asked(cairn__ledger *l, size_t k, cairn__asked what, long ret
   int came_back = 0, went_down = 0;
   long delay = 0;
   pthread_mutex_lock(&l->mu);
+  if (p->retired) {
+    pthread_mutex_unlock(&l->mu);
+    return;
+  }
   if (what == CAIRN__ASKED_WORK || what == CAIRN__ASKED_HELD) {
     cairn__backoff_reset(&p->backoff);
     p->s.ready_ms = 0;
@@ -97,11 +101,27 @@ void cairn__ledger_asked(cairn__ledger *l, size_t k, cairn__asked what, long ret
     CAIRN_WARN(p->log, "this project's master answers again");
 }
 
+int cairn__ledger_retire(cairn__ledger *l, size_t k, size_t *left) {
+  pthread_mutex_lock(&l->mu);
+  int now = k < l->n && !l->p[k].retired;
+  if (now) {
+    l->p[k].retired = 1;
+    l->p[k].s.ready_ms = CAIRN__SHARE_NEVER;
+  }
+  size_t n = 0;
+  for (size_t j = 0; j < l->n; j++)
+    n += !l->p[j].retired;
+  pthread_mutex_unlock(&l->mu);
+  if (left)
+    *left = n;
+  return now;
+}
+
 void cairn__ledger_defer(cairn__ledger *l, size_t k, long ms, long long now_ms) {
   if (k >= l->n)
     return;
   pthread_mutex_lock(&l->mu);
-  if (l->p[k].s.ready_ms < now_ms + ms)
+  if (!l->p[k].retired && l->p[k].s.ready_ms < now_ms + ms)
     l->p[k].s.ready_ms = now_ms + ms;
   pthread_mutex_unlock(&l->mu);
 }
@@ -186,14 +206,16 @@ void cairn__ledger_report(cairn__ledger *l, long long now_ms, int force) {
   size_t n = due ? l->n : 0;
   for (size_t k = 0; k < n; k++) {
     stats_locked(l, k, now_ms, &st[k]);
-    ready[k] = l->p[k].s.ready_ms;
+    ready[k] = l->p[k].retired ? -1 : l->p[k].s.ready_ms;
     shares += st[k].share;
     usage += st[k].usage;
   }
   pthread_mutex_unlock(&l->mu);
   for (size_t k = 0; k < n; k++) {
-    char off[64] = "";
-    if (st[k].backed_off)
+    char off[80] = "";
+    if (ready[k] < 0)
+      snprintf(off, sizeof off, ", retired (its audit log was found inconsistent)");
+    else if (st[k].backed_off)
       snprintf(off, sizeof off, ", backed off %.1f s", (double)(ready[k] - now_ms) / 1000);
     CAIRN_INFO(l->p[k].log, "project share %u (%.0f%%): usage %.1f s (%.0f%%), CPU %.1f s, "
                "%u running, %llu done, %llu failed, %llu dropped%s", st[k].share,

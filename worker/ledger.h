@@ -57,6 +57,7 @@ typedef struct cairn__ledger_project {
   cairn_worker_stats stats;
   double cpu;                /* CPU seconds of its tasks since init */
   const cairn__logger *log;  /* borrowed: the project's */
+  int retired;               /* never asked again (cairn__ledger_retire) */
 } cairn__ledger_project;
 
 typedef struct cairn__ledger {
@@ -80,6 +81,12 @@ long cairn__ledger_pick(cairn__ledger *l, long long now_ms, long long *hold_ms);
 /* 1 when a free slot would ask project k now (so that a slot may chain
  * its next task from k's result answer). */
 int cairn__ledger_prefers(cairn__ledger *l, size_t k, long long now_ms);
+/* Project k is asked for no more work (its master's audit log was found
+ * inconsistent: auditlog.h): no free slot asks it again, its running tasks
+ * end as they would. 1 when this call retired it (0: it already was);
+ * *left (may be NULL): the projects still asked. */
+int cairn__ledger_retire(cairn__ledger *l, size_t k, size_t *left);
+
 /* A request to project k found what; retry_ms >= 0: the wait the master
  * named for its next (a 204 with Retry-After). */
 void cairn__ledger_asked(cairn__ledger *l, size_t k, cairn__asked what, long retry_ms,

@@ -11,7 +11,8 @@
 #define CHECK_MS 250 /* how often an idle thread looks at the stopper */
 
 int cairn__outbox_init(cairn__outbox *ob, cairn__session *session, cairn__leases *leases,
-                       cairn__stopper *stopper, const cairn__logger *log) {
+                       cairn__stopper *stopper, const cairn__logger *log,
+                       cairn__auditlog *audit) {
   memset(ob, 0, sizeof *ob);
   if (pthread_mutex_init(&ob->mu, NULL) != 0)
     return -1;
@@ -23,6 +24,7 @@ int cairn__outbox_init(cairn__outbox *ob, cairn__session *session, cairn__leases
   ob->leases = leases;
   ob->stopper = stopper;
   ob->log = log;
+  ob->audit = audit;
   return 0;
 }
 
@@ -63,14 +65,18 @@ static void *outbox_main(void *arg) {
     cairn_error err = {0};
     long status = 0;
     cairn__delivery how;
+    cairn__buf answer = {0};
     if (cairn__stopper_stopping(ob->stopper))
       how = CAIRN__ABANDONED;
     else if (atomic_load(cairn__leases_lost_flag(ob->leases, e.lease))) {
       how = CAIRN__DROPPED;
       snprintf(err.text, sizeof err.text, "its lease was lost while its master was away");
     } else
-      how = cairn__result_deliver(ob->session, &ob->conn, e.index, e.body, ANSWER_MAX, NULL,
+      how = cairn__result_deliver(ob->session, &ob->conn, e.index, e.body, ANSWER_MAX, &answer,
                                   &status, &err);
+    if (how == CAIRN__DELIVERED && ob->audit) /* its receipt (auditlog.h) */
+      cairn__auditlog_answer(ob->audit, e.index, answer.data, answer.len);
+    cairn__buf_free(&answer);
     pthread_mutex_lock(&ob->mu);
     (void)pop(ob);
     pthread_mutex_unlock(&ob->mu);

@@ -23,6 +23,7 @@
 #include <pthread.h>
 
 #include "common/log.h"
+#include "worker/auditlog.h"
 #include "worker/leases.h"
 #include "worker/result.h"
 #include "worker/session.h"
@@ -57,11 +58,14 @@ typedef struct cairn__outbox {
   cairn__outbox_done done;
   void *ud;
   const cairn__logger *log;  /* borrowed: the project's */
+  cairn__auditlog *audit;    /* borrowed: the project's, given each receipt; NULL: none */
 } cairn__outbox;
 
-/* Sets ob up (nothing runs yet). 0, or -1 when out of memory. */
+/* Sets ob up (nothing runs yet); the receipts in its results' answers go
+ * to audit (may be NULL). 0, or -1 when out of memory. */
 int cairn__outbox_init(cairn__outbox *ob, cairn__session *session, cairn__leases *leases,
-                       cairn__stopper *stopper, const cairn__logger *log);
+                       cairn__stopper *stopper, const cairn__logger *log,
+                       cairn__auditlog *audit);
 /* Starts the thread with http (taken over: freed by destroy) and done.
  * 0, or -1 (http is still freed by destroy). */
 int cairn__outbox_start(cairn__outbox *ob, cairn__http *http, cairn__outbox_done done,

@@ -123,6 +123,15 @@ cairn_status cairn__project_setup_dir(cairn__project *p, const char *wdir, int o
     cairn__diskcap_init(&p->diskcap, max_disk_mib, p->cache_dir, p->run_dir, &p->log);
     p->diskcap_ok = 1;
   }
+  if (rc == CAIRN_OK && !p->audit_ok) {
+    rc = cairn__auditlog_init(&p->audit, p->dir, &p->log, err);
+    p->audit_ok = 1;
+    if (rc == CAIRN_EFORBIDDEN && own) { /* the other projects go on */
+      CAIRN_ERR(&p->log, "%s", err->text);
+      p->distrusted = 1;
+      rc = CAIRN_OK;
+    }
+  }
   return rc;
 }
 
@@ -140,7 +149,8 @@ cairn_status cairn__project_setup_run(cairn__project *p, size_t slots, size_t pr
   p->session.peers = &p->peers;
   p->session.log = &p->log;
   p->session.offer = *offer;
-  if (cairn__outbox_init(&p->outbox, &p->session, &p->leases, stopper, &p->log) != 0)
+  if (cairn__outbox_init(&p->outbox, &p->session, &p->leases, stopper, &p->log,
+                         p->audit_ok ? &p->audit : NULL) != 0)
     return cairn__error_set(err, CAIRN_ENOMEM, "out of memory");
   p->outbox_ok = 1;
   return CAIRN_OK;
@@ -161,6 +171,8 @@ void cairn__project_destroy(cairn__project *p) {
     cairn__appver_destroy(&p->appver);
   if (p->diskcap_ok)
     cairn__diskcap_destroy(&p->diskcap);
+  if (p->audit_ok)
+    cairn__auditlog_destroy(&p->audit);
   cairn__cache_destroy(&p->cache);
   if (p->peers_ok)
     cairn__peerstate_destroy(&p->peers);

@@ -22,6 +22,7 @@
 #include "common/appsig.h"
 #include "common/log.h"
 #include "worker/appver.h"
+#include "worker/auditlog.h"
 #include "worker/backoff.h"
 #include "worker/cache.h"
 #include "worker/credentials.h"
@@ -69,6 +70,9 @@ typedef struct cairn__project {
   int session_ok;
   cairn__outbox outbox;     /* its results waiting for its master */
   int outbox_ok;
+  cairn__auditlog audit;    /* DIR'/audit: its master's audit log as checked here */
+  int audit_ok;
+  int distrusted;           /* DIR'/audit/inconsistent found at start-up: no work asked */
 } cairn__project;
 
 /* The project id of url (without trailing '/'s): the first 16 hex digits
@@ -84,8 +88,10 @@ cairn_status cairn__project_init(cairn__project *p, size_t k, const cairn_worker
                                  const char *peer_address, cairn_error *err);
 
 /* Makes its state directory (wdir itself when own is 0, else
- * wdir/projects/<id>) with its cache, apps and run directory, and its
- * part of --max-disk (max_disk_mib; 0: none). */
+ * wdir/projects/<id>) with its cache, apps, run directory and audit log
+ * (auditlog.h), and its part of --max-disk (max_disk_mib; 0: none). An
+ * audit log an earlier run found inconsistent: CAIRN_EFORBIDDEN with one
+ * project (own 0); with several, p->distrusted is set and the rest set up. */
 cairn_status cairn__project_setup_dir(cairn__project *p, const char *wdir, int own,
                                       unsigned long long max_disk_mib, cairn_error *err);
 

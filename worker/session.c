@@ -186,10 +186,13 @@ cairn_status cairn__session_request(cairn__session *s, cairn__conn *c, const cha
 
 /* cairn__session_report, with "max": max added when max > 0. */
 static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, unsigned fields,
-                           const int64_t *running, size_t nrunning, const int64_t *suspended,
-                           size_t nsuspended, const cairn__report_progress *progress,
-                           size_t nprogress, unsigned max, size_t max_response,
+                           const cairn__beat *b, unsigned max, size_t max_response,
                            cairn__http_response *resp, cairn_error *err) {
+  static const cairn__beat none = {0};
+  const int64_t *running = (b ? b : &none)->running, *suspended = (b ? b : &none)->suspended;
+  size_t nrunning = b ? b->nrunning : 0, nsuspended = b ? b->nsuspended : 0;
+  const cairn__report_progress *progress = b ? b->progress : NULL;
+  size_t nprogress = b ? b->nprogress : 0;
   cairn__peer_report r;
   memset(&r, 0, sizeof r);
   int features = -1;
@@ -212,6 +215,11 @@ static cairn_status report(cairn__session *s, cairn__conn *c, const char *path, 
     r.wire.nprogress = nprogress < CAIRN_MAX_PROGRESS ? nprogress : CAIRN_MAX_PROGRESS;
     memcpy(r.wire.progress, progress, r.wire.nprogress * sizeof *progress);
     r.wire.fields |= CAIRN_FEAT_PROGRESS;
+  }
+  if (b && b->cpid && features >= 0 && (fields & (unsigned)features & CAIRN_FEAT_CPID)) {
+    snprintf(r.wire.cpid, sizeof r.wire.cpid, "%s", b->cpid_id ? b->cpid_id : "");
+    r.wire.cpid_time = b->cpid_time;
+    r.wire.fields |= CAIRN_FEAT_CPID;
   }
   if (s->offer.cores > 0 && features >= 0 && (fields & (unsigned)features & CAIRN_FEAT_RESOURCES)) {
     r.wire.resources = s->offer;
@@ -243,22 +251,19 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
                                    const int64_t *suspended, size_t nsuspended,
                                    size_t max_response, cairn__http_response *resp,
                                    cairn_error *err) {
-  return report(s, c, path, fields, running, nrunning, suspended, nsuspended, NULL, 0, 0,
-                max_response, resp, err);
+  const cairn__beat b = {.running = running, .nrunning = nrunning, .suspended = suspended,
+                         .nsuspended = nsuspended};
+  return report(s, c, path, fields, &b, 0, max_response, resp, err);
 }
 
-cairn_status cairn__session_heartbeat(cairn__session *s, cairn__conn *c, const int64_t *running,
-                                      size_t nrunning, const int64_t *suspended,
-                                      size_t nsuspended, const cairn__report_progress *progress,
-                                      size_t nprogress, size_t max_response,
-                                      cairn__http_response *resp, cairn_error *err) {
-  return report(s, c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, running, nrunning, suspended,
-                nsuspended, progress, nprogress, 0, max_response, resp, err);
+cairn_status cairn__session_heartbeat(cairn__session *s, cairn__conn *c, const cairn__beat *b,
+                                      size_t max_response, cairn__http_response *resp,
+                                      cairn_error *err) {
+  return report(s, c, "/v1/heartbeat", CAIRN_HEARTBEAT_FIELDS, b, 0, max_response, resp, err);
 }
 
 cairn_status cairn__session_work_many(cairn__session *s, cairn__conn *c, unsigned max,
                                       size_t max_response, cairn__http_response *resp,
                                       cairn_error *err) {
-  return report(s, c, "/v1/work", CAIRN_WORK_FIELDS, NULL, 0, NULL, 0, NULL, 0, max,
-                max_response, resp, err);
+  return report(s, c, "/v1/work", CAIRN_WORK_FIELDS, NULL, max, max_response, resp, err);
 }

@@ -85,14 +85,26 @@ cairn_status cairn__session_report(cairn__session *s, cairn__conn *c, const char
                                    size_t max_response, cairn__http_response *resp,
                                    cairn_error *err);
 
-/* POST /v1/heartbeat as cairn__session_report sends it, with "progress"
- * (progress[0..nprogress), at most CAIRN_MAX_PROGRESS) when there is some
- * and the master takes it. */
-cairn_status cairn__session_heartbeat(cairn__session *s, cairn__conn *c, const int64_t *running,
-                                      size_t nrunning, const int64_t *suspended,
-                                      size_t nsuspended, const cairn__report_progress *progress,
-                                      size_t nprogress, size_t max_response,
-                                      cairn__http_response *resp, cairn_error *err);
+/* What a heartbeat says of its own (all borrowed for the call). */
+typedef struct cairn__beat {
+  const int64_t *running;   /* as cairn__session_report's */
+  size_t nrunning;
+  const int64_t *suspended;
+  size_t nsuspended;
+  const cairn__report_progress *progress; /* at most CAIRN_MAX_PROGRESS */
+  size_t nprogress;
+  int cpid;                 /* 1: "cpid" asked for, or offered when cpid_id is set */
+  const char *cpid_id;      /* 32 hex digits, or NULL */
+  int64_t cpid_time;
+} cairn__beat;
+
+/* POST /v1/heartbeat as cairn__session_report sends it (b's running and
+ * suspended), with "progress" (b's) when there is some and the master
+ * takes it, and "cpid" (common/protocol.h) when b asks and the master
+ * takes it. */
+cairn_status cairn__session_heartbeat(cairn__session *s, cairn__conn *c, const cairn__beat *b,
+                                      size_t max_response, cairn__http_response *resp,
+                                      cairn_error *err);
 
 /* POST /v1/work as cairn__session_report sends it, with "max": max (1 to
  * CAIRN_MAX_BATCH; only to a master that lists "batch"). */

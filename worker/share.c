@@ -43,7 +43,7 @@ long cairn__share_pick(const cairn__share *s, size_t n, long long now_ms, double
   }
   long long hold = -1; /* the first other project to be ready */
   for (size_t k = 0; k < n; k++) {
-    if ((long)k == best)
+    if ((long)k == best || s[k].ready_ms == CAIRN__SHARE_NEVER)
       continue;
     long long wait = s[k].ready_ms > now_ms ? s[k].ready_ms - now_ms : 0;
     if (hold < 0 || wait < hold)

@@ -22,7 +22,10 @@
 #ifndef CAIRN_SHARE_H
 #define CAIRN_SHARE_H
 
+#include <limits.h>
 #include <stddef.h>
+
+#define CAIRN__SHARE_NEVER LLONG_MAX /* a ready_ms: never asked again (a retired project) */
 
 typedef struct cairn__share {
   unsigned share;      /* resource share; 0: only when no project with a share is ready */

@@ -128,8 +128,8 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
     return CAIRN__DROPPED;
   }
   cairn__delivery d = sl->w->nprojects > 1
-    ? cairn__result_try(&p->session, sl->conn, index, body, cap, nx ? &answer : NULL, status, err)
-    : cairn__result_deliver(&p->session, sl->conn, index, body, cap, nx ? &answer : NULL,
+    ? cairn__result_try(&p->session, sl->conn, index, body, cap, &answer, status, err)
+    : cairn__result_deliver(&p->session, sl->conn, index, body, cap, &answer,
                             status, err);
   if (d == CAIRN__UNREACHABLE) {
     cairn__ledger_asked(&sl->w->ledger, p->k, CAIRN__ASKED_DOWN, -1, cairn__now_ms());
@@ -144,10 +144,12 @@ static cairn__delivery send_result(cairn__slot *sl, long long index, int exit_st
     }
     if (later != body)
       free(later);
-    d = cairn__result_deliver(&p->session, sl->conn, index, body, cap, nx ? &answer : NULL,
+    d = cairn__result_deliver(&p->session, sl->conn, index, body, cap, &answer,
                               status, err); /* the outbox is full: wait here */
   }
   free(body);
+  if (d == CAIRN__DELIVERED) /* audit log: the answer's receipt (auditlog.h) */
+    cairn__auditlog_answer(&p->audit, index, answer.data, answer.len);
   if (d == CAIRN__DELIVERED && nx)
     nx->task = cairn__task_parse_next(answer.data, answer.len, &nx->present, &nx->index,
                                       &nx->err);
@@ -702,9 +704,11 @@ static size_t flush(cairn__slot *sl, hand *h, unsigned want) {
     if (root && st != 200)
       CAIRN_INFO(&sl->p->log, "result %lld dropped: HTTP %ld: %s", h->rindex[i], st,
                  json_string_value(json_object_get(json_object_get(e, "error"), "message")));
-    else if (root)
+    else if (root) {
       CAIRN_INFO(&sl->p->log, "result %lld delivered in a batch (exit status %d)", h->rindex[i],
                  h->rexit[i]);
+      cairn__auditlog_receipt(&sl->p->audit, h->rindex[i], json_object_get(e, "receipt")); /* audit log */
+    }
     entry_give(sl, h, h->rentry[i]);
     task_ended(sl, end);
   }

@@ -122,6 +122,20 @@ void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...)
   cairn__stopper_stop(&w->stopper);
 }
 
+void cairn__worker_distrust(cairn_worker *w, cairn__project *p, const char *why) {
+  size_t left = 0;
+  if (!w->several)
+    cairn__worker_fatal(w, CAIRN_EFORBIDDEN, "%s", why);
+  else if (!cairn__ledger_retire(&w->ledger, p->k, &left))
+    return; /* said already */
+  else if (left == 0)
+    cairn__worker_fatal(w, CAIRN_EFORBIDDEN, "no project left to ask for work: %s", why);
+  else
+    CAIRN_WARN(&p->log, "this project is asked for no more work (its audit log is "
+               "inconsistent); %zu other%s go%s on", left, left == 1 ? "" : "s",
+               left == 1 ? "es" : "");
+}
+
 const cairn__app *cairn__worker_app(const cairn_worker *w, const char *name) {
   for (size_t i = 0; i < w->napps; i++)
     if (strcmp(w->apps[i].name, name) == 0)
@@ -239,6 +253,7 @@ static void open_ledger(cairn_worker *w) {
     logs[k] = &w->projects[k].log;
   }
   cairn__ledger_init(&w->ledger, w->nprojects, shares, w->half_life_s, logs, cairn__now_ms());
+  cairn__cpids_init(&w->cpids, w->nprojects);
   w->ledger_ok = 1;
 }
 
@@ -602,6 +617,19 @@ static cairn_status open_project(cairn_worker *w, cairn__project *p, cairn_error
                err->text);
     rc = CAIRN_OK;
   }
+  if (p->distrusted) /* an earlier run found its audit log inconsistent (said) */
+    cairn__worker_distrust(w, p, "its audit log was found inconsistent by an earlier run");
+  else if (rc == CAIRN_OK) {
+    /* audit log: its master's key pinned, or checked (auditlog.h) */
+    cairn_error aerr = {0};
+    if (cairn__auditlog_pin(&p->audit, conn.http, &aerr) == CAIRN_EFORBIDDEN) {
+      if (!w->several) {
+        *err = aerr;
+        rc = CAIRN_EFORBIDDEN;
+      } else
+        cairn__worker_distrust(w, p, aerr.text);
+    }
+  }
   if (rc == CAIRN_OK) {
     if (w->several)
       p->session.give_up_ms = now + RESUME_PATIENCE_MS;
@@ -720,8 +748,10 @@ void cairn_worker_delete(cairn_worker *w) {
   for (size_t k = 0; k < w->nprojects; k++)
     cairn__project_destroy(&w->projects[k]);
   free(w->projects);
-  if (w->ledger_ok)
+  if (w->ledger_ok) {
     cairn__ledger_destroy(&w->ledger);
+    cairn__cpids_destroy(&w->cpids);
+  }
   free(w->dir);
   free(w->name);
   free(w->cluster);

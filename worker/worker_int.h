@@ -10,6 +10,7 @@
 #include "cairn/worker.h"
 #include "common/appsig.h"
 #include "common/log.h"
+#include "worker/cpid.h"
 #include "worker/ledger.h"
 #include "worker/project.h"
 #include "worker/respool.h"
@@ -19,6 +20,7 @@
 #include "worker/throttle.h"
 
 _Static_assert(CAIRN__LEDGER_MAX >= CAIRN__MAX_PROJECTS, "a ledger entry per project");
+_Static_assert(CAIRN__CPID_MAX >= CAIRN__MAX_PROJECTS, "a cross-project id per project");
 
 typedef struct cairn__app {
   char *name;
@@ -60,7 +62,8 @@ struct cairn_worker {
                                labelled with its URL */
   double half_life_s;       /* of the usage the shares are measured by (share.h) */
   cairn__ledger ledger;     /* which project a free slot asks; each one's figures */
-  int ledger_ok;
+  int ledger_ok;             /* (and cpids) */
+  cairn__cpids cpids;       /* the projects' cross-project ids (cpid.h; with the ledger) */
 
   cairn__stopper stopper;
   cairn__throttle_cfg throttle_cfg; /* from the configuration */
@@ -90,6 +93,12 @@ struct cairn_worker {
  * worker: cairn_worker_run() returns it. */
 void cairn__worker_fatal(cairn_worker *w, cairn_status st, const char *fmt, ...)
   __attribute__((format(printf, 3, 4)));
+
+/* Project p's master kept an inconsistent audit log (auditlog.h; why
+ * logged already): with one project the worker stops (a fatal error of
+ * CAIRN_EFORBIDDEN); with several, p is asked for no more work (ledger.h)
+ * and the others go on, unless none is left. */
+void cairn__worker_distrust(cairn_worker *w, cairn__project *p, const char *why);
 
 /* The app registered as name, or NULL. */
 const cairn__app *cairn__worker_app(const cairn_worker *w, const char *name);

@@ -147,6 +147,13 @@ typedef struct cairn_master_config {
    * holding it; the master refuses a version whose signature it does not
    * verify. NULL: no app can be published. */
   const char *app_key;
+  /* The audit log over the audit trail (docs/accountability.md, "A log
+   * every volunteer can check"): 0 (default) or 1: on, with the audit
+   * trail (a Merkle tree over its entries, signed tree heads, the public
+   * routes /v1/audit/key, sth, entries, proof, consistency, receipts in
+   * result answers); -1: off (the trail alone; the tree catches up from the
+   * trail's entries when it is on again). Off too when audit_chain is. */
+  int audit_tree;
   /* The project's public pages (docs/project.md, "Public pages"): its name
    * (1 to 256 bytes of UTF-8 text; NULL: "Cairn") and description (UTF-8
    * text, lines allowed, at most 16 KiB; NULL: none), shown by GET

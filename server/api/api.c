@@ -316,6 +316,7 @@ void cairn__api_heartbeat(cairn_master *m, const cairn__req *rq, cairn__resp *rs
     cairn__core_peer_key(m->core, v, key);
     json_object_set_new(resp, "peer_key", json_string(key));
     json_object_set_new(resp, CAIRN_FEATURES_KEY, cairn__features_json(CAIRN_FEATURES_ALL));
+    cairn__api_log_heartbeat(m, resp); /* the newest signed head, "sth" */
     cairn__api_json(rs, 200, resp);
   }
 }

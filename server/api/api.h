@@ -67,6 +67,14 @@ struct cairn_master {
   /* The XML statistics exports (statsexport.c): the exporter thread and
    * its state; made by cairn__statsexport_start, NULL before and after */
   struct cairn__statsexport *statsexport;
+  /* The audit log (auditlog.c, server/store/tree.h): the reader of its
+   * public routes and that of the master's own answers (receipts, the
+   * heartbeat's head, an index's leaves), so that anonymous reads never
+   * hold up a result's answer; NULL when the log is off. The audit key's
+   * public half. */
+  struct cairn__tree_reader *audit, *audit_own;
+  struct cairn__tree *audit_tree; /* the writer's table of recent receipts (tree.h) */
+  uint8_t audit_pk[32];
 };
 
 typedef struct cairn__req {
@@ -83,9 +91,13 @@ typedef struct cairn__req {
   const char *arg_after;     /* the "after" query argument (GET /v1/jobs/{id}/tasks), or NULL */
   const char *arg_wait;      /* the "wait" query argument (GET /v1/jobs/{id}), or NULL */
   const char *arg_page;      /* the "page" query argument (GET /v1/stats), or NULL */
+  /* the audit log's query arguments (auditlog.c), or NULL: "start", "end"
+   * (/v1/audit/entries), "leaf_index", "tree_size" (/v1/audit/proof),
+   * "first", "second" (/v1/audit/consistency) */
+  const char *arg_start, *arg_end, *arg_leaf_index, *arg_tree_size, *arg_first, *arg_second;
   const char *if_none_match; /* the If-None-Match header (GET /v1/stats, /stats/...), or NULL */
   int64_t if_modified_since; /* the If-Modified-Since header as Unix s (GET /stats/...); 0:
-                                none or not a date */
+                                 none or not a date */
   const char *range;         /* the Range header (GET /v1/files/{sha256}), or NULL */
   const char *session;       /* the cookie cairn_session (a page's log-in: people.c), or NULL */
   const char *csrf;          /* the X-CSRF-Token header, or NULL */
@@ -349,6 +361,20 @@ cairn__handler cairn__distview_get;
  * token): one letter per task (w, e, r, d, f) in job-file order, copied
  * 4,096 tasks per hold of c->lock. */
 cairn__handler cairn__states_get;
+
+/* auditlog.c: the audit log's public routes (docs/protocol.md, "Audit
+ * log"): GET /v1/audit/key, /v1/audit/sth, /v1/audit/entries?start=&end=,
+ * /v1/audit/proof?leaf_index=&tree_size=, /v1/audit/consistency?first=&
+ * second=; 404 when the master keeps no log. Never under c->lock. */
+cairn__handler cairn__api_log_key, cairn__api_log_sth, cairn__api_log_entries,
+  cairn__api_log_proof, cairn__api_log_consistency;
+/* The receipt {"leaf_index", "leaf_hash"} of index idx's result entry, or
+ * NULL (no log, no entry); the newest signed head as answer's "sth"; the
+ * leaves of idx's allocation and result entries ("leaf_index" of o and of
+ * o's "result"). O(log n) reads each, outside c->lock. */
+json_t *cairn__api_log_receipt(cairn_master *m, int64_t idx);
+void cairn__api_log_heartbeat(cairn_master *m, json_t *answer);
+void cairn__api_log_leaves(cairn_master *m, int64_t idx, json_t *o);
 
 /* audit.c: GET /v1/audit/index/{n} and /v1/audit/volunteers/{id} bodies. */
 json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err);

@@ -66,6 +66,7 @@ json_t *cairn__audit_index(cairn_master *m, int64_t n, cairn_error *err) {
     }
   }
   json_decref(rows);
+  cairn__api_log_leaves(m, n, o); /* the log's leaves of its entries */
   return o;
 }
 

@@ -200,6 +200,9 @@ void cairn__api_result(cairn_master *m, const cairn__req *rq, cairn__resp *rs) {
     cairn__api_error(rs, err.status, err.text);
   else {
     json_t *body = json_pack("{s:s}", "state", "accepted");
+    json_t *receipt = cairn__api_log_receipt(m, idx); /* durable: its entry's leaf */
+    if (receipt)
+      json_object_set_new(body, "receipt", receipt);
     if (next)
       json_object_set_new(body, "next", next);
     cairn__api_json(rs, 200, body);
@@ -274,18 +277,22 @@ static cairn_status batch_entry(json_t *e, size_t i, rbody *b, cairn_error *err)
   return CAIRN_OK;
 }
 
-/* {"results": [{"index", "status", "state"} or {"index", "status",
- * "error"}], "tasks": [...] when "next" asked for some}. */
-static json_t *results_answer(const rbody *b, size_t n, json_t *tasks) {
+/* {"results": [{"index", "status", "state", "receipt"} or {"index",
+ * "status", "error"}], "tasks": [...] when "next" asked for some}; each
+ * receipt O(log n) reads of the audit log, outside c->lock. */
+static json_t *results_answer(cairn_master *m, const rbody *b, size_t n, json_t *tasks) {
   json_t *list = json_array();
   for (size_t i = 0; i < n; i++) {
     const cairn__batch_result *e = &b[i].r;
+    json_t *receipt = e->st == CAIRN_OK ? cairn__api_log_receipt(m, e->idx) : NULL;
     json_t *o = e->st == CAIRN_OK
                     ? json_pack("{s:I, s:i, s:s}", "index", (json_int_t)e->idx, "status", 200,
                                 "state", "accepted")
                     : json_pack("{s:I, s:i, s:{s:s, s:s}}", "index", (json_int_t)e->idx,
                                 "status", cairn__status_http(e->st), "error", "code",
                                 cairn__status_code(e->st), "message", e->err.text);
+    if (receipt)
+      json_object_set_new(o, "receipt", receipt);
     json_array_append_new(list, o);
   }
   json_t *body = json_pack("{s:o}", "results", list);
@@ -338,7 +345,7 @@ void cairn__api_results(cairn_master *m, const cairn__req *rq, cairn__resp *rs) 
   if (err.status != CAIRN_OK)
     cairn__api_error(rs, err.status, err.text);
   else
-    cairn__api_json(rs, 200, results_answer(b, n, tasks));
+    cairn__api_json(rs, 200, results_answer(m, b, n, tasks));
   for (size_t i = 0; b && i < n; i++)
     rbody_free(&b[i]);
   free(b);

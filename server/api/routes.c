@@ -31,7 +31,9 @@ const char *const cairn__route_labels[RL_COUNT] = {
   [RL_TEAM] = "/v1/teams/{id}", [RL_PUBLIC_HOME] = "/v1/public/home",
   [RL_PUBLIC_TOP] = "/v1/public/top/{kind}", [RL_PUBLIC_ACCOUNT] = "/v1/public/accounts/{id}",
   [RL_PROJECT] = "/project/", [RL_STATS_EXPORT] = "/v1/stats/export",
-  [RL_STATS_FILES] = "/stats/{file}"};
+  [RL_STATS_FILES] = "/stats/{file}", [RL_AUDIT_KEY] = "/v1/audit/key",
+  [RL_AUDIT_STH] = "/v1/audit/sth", [RL_AUDIT_ENTRIES] = "/v1/audit/entries",
+  [RL_AUDIT_PROOF] = "/v1/audit/proof", [RL_AUDIT_CONSISTENCY] = "/v1/audit/consistency"};
 
 /* Body caps (common/limits.h); a streamed output file is bounded by
  * cfg.max_output_file_mib, at most CAIRN_MAX_OUTPUT_MIB. */
@@ -130,6 +132,20 @@ static const cairn__route table[] = {
   {"GET", "/v1/audit/volunteers/{id}", RL_AUDIT_VOL, WHO_ADMIN, SMALL, LANE_INLINE,
    cairn__api_audit_volunteer, 0, 0},
   OTHERS("/v1/audit/volunteers/{id}", RL_AUDIT_VOL, WHO_ADMIN),
+  /* the audit log (auditlog.c): anyone reads it, O(log n) reads an answer */
+  {"GET", "/v1/audit/key", RL_AUDIT_KEY, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_log_key, 0, 0},
+  OTHERS("/v1/audit/key", RL_AUDIT_KEY, WHO_ANYONE),
+  {"GET", "/v1/audit/sth", RL_AUDIT_STH, WHO_ANYONE, SMALL, LANE_INLINE, cairn__api_log_sth, 0, 0},
+  OTHERS("/v1/audit/sth", RL_AUDIT_STH, WHO_ANYONE),
+  {"GET", "/v1/audit/entries", RL_AUDIT_ENTRIES, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__api_log_entries, 0, 0},
+  OTHERS("/v1/audit/entries", RL_AUDIT_ENTRIES, WHO_ANYONE),
+  {"GET", "/v1/audit/proof", RL_AUDIT_PROOF, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__api_log_proof, 0, 0},
+  OTHERS("/v1/audit/proof", RL_AUDIT_PROOF, WHO_ANYONE),
+  {"GET", "/v1/audit/consistency", RL_AUDIT_CONSISTENCY, WHO_ANYONE, SMALL, LANE_INLINE,
+   cairn__api_log_consistency, 0, 0},
+  OTHERS("/v1/audit/consistency", RL_AUDIT_CONSISTENCY, WHO_ANYONE),
   {"GET", "/v1/demand", RL_DEMAND, WHO_ADMIN, SMALL, LANE_INLINE, cairn__api_demand, 0, 0},
   OTHERS("/v1/demand", RL_DEMAND, WHO_ADMIN),
   {"GET", "/v1/stats", RL_STATS, WHO_ANYONE, SMALL, LANE_INLINE,

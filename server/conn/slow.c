@@ -40,9 +40,11 @@ static void *lane(void *p) {
       it.cancel(it.arg);
     else
       it.run(it.arg);
+    pthread_mutex_lock(&s->lock);
+    s->running = 0; /* before its answer goes: whoever has the answer finds the lane free */
+    pthread_mutex_unlock(&s->lock);
     s->resume(it.conn);
     pthread_mutex_lock(&s->lock);
-    s->running = 0;
   }
   pthread_mutex_unlock(&s->lock);
   return NULL;

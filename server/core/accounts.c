@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/random.h>
 
+#include "common/md5.h"
 #include "common/sha256.h"
 #include "server/base/hmap.h"
 #include "server/base/util.h"
@@ -17,6 +18,7 @@
 #include "server/core/teams.h"
 #include "server/store/journal.h"
 #include "server/store/store.h"
+#include "server/store/store_people.h"
 #include "server/trust/trust.h"
 
 typedef struct cairn__accounts cairn__accounts;
@@ -123,6 +125,8 @@ static int load_row(void *ud, const cairn__store_account_row *r) {
   a->results = r->results;
   a->expavg = r->expavg;
   a->expavg_time = r->expavg_time;
+  snprintf(a->cpid, sizeof a->cpid, "%s", r->cpid);
+  a->cpid_time = r->cpid_time;
   if ((size_t)r->id != c->accounts->n + 1 || add(c->accounts, a)) {
     acct_free(a);
     return -1;
@@ -212,7 +216,13 @@ cairn_status cairn__core_account_create(cairn__core *c, const char *name, const 
     acct_free(a);
     return st;
   }
-  a->created = cairn__now();
+  a->created = a->cpid_time = cairn__now();
+  char cpid[65], unused[65];
+  if ((st = cairn__random_key(cpid, unused, err)) != CAIRN_OK) {
+    acct_free(a);
+    return st;
+  }
+  snprintf(a->cpid, sizeof a->cpid, "%.32s", cpid); /* 16 random bytes */
   pthread_mutex_lock(&c->lock); /* O(1): two hash look-ups and puts */
   cairn__accounts *s = c->accounts;
   if (by_email(s, email))
@@ -227,7 +237,8 @@ cairn_status cairn__core_account_create(cairn__core *c, const char *name, const 
   if (st == CAIRN_OK) {
     cairn__store_account_row row = {.id = a->id, .created = a->created, .name = a->name,
                                    .email = a->email, .key_hash = a->key_hash,
-                                   .password_hash = a->pw_hash};
+                                   .password_hash = a->pw_hash, .cpid = a->cpid,
+                                   .cpid_time = a->cpid_time};
     cairn__journal_put(c->journal, cairn__jrec_account(&row));
     *id = a->id;
     a = NULL; /* the module owns it now */
@@ -340,6 +351,25 @@ static json_t *host_json(const mvol *v, double now) {
                    cairn__expavg_at(now, v->expavg, v->expavg_time), "last_seen",
                    (json_int_t)v->last_seen, "platform",
                    platform ? json_string(platform) : json_null());
+}
+
+json_t *cairn__accounts_cpid(cairn__core *c, mvol *v, const cairn__report *r) {
+  macct *a = v->account;
+  if (!a)
+    return NULL;
+  if (r->cpid[0] && (r->cpid_time < a->cpid_time ||
+                     (r->cpid_time == a->cpid_time && strcmp(r->cpid, a->cpid) < 0))) {
+    memcpy(a->cpid, r->cpid, sizeof a->cpid);
+    a->cpid_time = r->cpid_time;
+    cairn__journal_put(c->journal, cairn__jrec_account_cpid(a->id, a->cpid, a->cpid_time));
+  }
+  char lower[CAIRN__ACCOUNT_MAX_EMAIL + 1], hash[33];
+  size_t n = 0;
+  for (; a->email[n] && n < CAIRN__ACCOUNT_MAX_EMAIL; n++)
+    lower[n] = (char)tolower((unsigned char)a->email[n]);
+  cairn__md5_hex(lower, n, hash);
+  return json_pack("{s:s, s:s, s:I}", "email_hash", hash, "id", a->cpid, "time",
+                   (json_int_t)a->cpid_time);
 }
 
 json_t *cairn__core_account_json(cairn__core *c, int64_t id, int with_email, cairn_error *err) {

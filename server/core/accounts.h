@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/protocol.h"
 #include "server/model/state.h"
 
 #define CAIRN__ACCOUNT_HOSTS 1024u   /* hosts attached to one account, at most */
@@ -45,6 +46,18 @@ macct *cairn__accounts_by_key_hash(cairn__core *c, const char *key_hash);
 /* Under c->lock: account id, or NULL. O(1). */
 macct *cairn__accounts_find(cairn__core *c, int64_t id);
 cairn_status cairn__accounts_attach(cairn__core *c, macct *a, mvol *v, cairn_error *err);
+
+/* Under c->lock, for a heartbeat of volunteer v that carries "cpid"
+ * (r->fields & CAIRN_FEAT_CPID; docs/project.md, "Cross-project ids"):
+ * NULL when v is attached to no account; else, once the offer in r (if
+ * any) is taken, its account's {"email_hash" (the MD5 of its e-mail in
+ * lower case, as BOINC's scheduler sends it), "id" (its cross-project id),
+ * "time" (when that id was made)}. An offer is taken when it was made
+ * before the account's id, or at the same second and is smaller: so every
+ * master a person's workers reach ends up with the oldest id, and none
+ * takes a newer one back. A change is journaled (the caller waits for the
+ * journal). O(1): the MD5 of at most CAIRN__ACCOUNT_MAX_EMAIL bytes. */
+json_t *cairn__accounts_cpid(cairn__core *c, mvol *v, const cairn__report *r);
 
 /* A fresh key (64 hex digits from getrandom: 32 random bytes) and its
  * SHA-256 (hex): account keys, session tokens (sessions.h). CAIRN_EIO when

@@ -13,6 +13,7 @@
  * re-queue (cairn__core_requeue) costs O(the tasks it touches, their
  * edges, log n).
  */
+#include "server/core/accounts.h"
 #include "server/core/apps.h"
 #include "server/core/core.h"
 #include "server/core/demand.h"
@@ -737,6 +738,9 @@ cairn_status cairn__core_heartbeat(cairn__core *c, int64_t vol, const cairn__rep
     l->progress = CAIRN__PROGRESS_ENC(r->progress[i].fraction);
     l->job->tasks[l->task].progress = l->progress;
   }
+  /* "cpid": its account's cross-project id, an older one offered taken
+   * (accounts.h; O(1)) */
+  json_t *cpid = r && (r->fields & CAIRN_FEAT_CPID) ? cairn__accounts_cpid(c, v, r) : NULL;
   /* Answer only about durable state: wait for every record appended so far.
    * The pending batch counts only when it holds records (an empty one is
    * never written); otherwise the batch being written is the last one. */
@@ -744,6 +748,10 @@ cairn_status cairn__core_heartbeat(cairn__core *c, int64_t vol, const cairn__rep
   cairn__core_unlock(c);
   st = cairn__journal_wait(c->journal, seq, err);
   *resp = json_pack("{s:o, s:i}", "extended", held, "lease_seconds", lease_seconds);
+  if (*resp && cpid)
+    json_object_set_new(*resp, "cpid", cpid);
+  else
+    json_decref(cpid);
   return st;
 }
 

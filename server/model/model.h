@@ -200,6 +200,11 @@ typedef struct macct {
    * most CAIRN__SESSIONS_PER_ACCOUNT */
   struct msess *sessions;
   uint32_t nsessions;
+  /* its cross-project id (32 hex digits, never shown but to its hosts) and
+   * when it was made: its own creation, or an older account's whose id it
+   * adopted (core/accounts.c, cairn__accounts_cpid) */
+  char cpid[33];
+  int64_t cpid_time;
 } macct;
 
 typedef struct mvol {

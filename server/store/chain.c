@@ -3,6 +3,7 @@
 #include "server/store/chain.h"
 
 #include "common/sha256.h"
+#include "server/store/tree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const kind_names[CAIRN_CK_COUNT] = {
@@ -127,6 +129,7 @@ struct cairn__chain {
   uint8_t committed_hash[32];
   int64_t signed_seq;         /* the head of the last checkpoint written */
   int64_t signed_at;
+  cairn__tree *tree;          /* the audit log's tree over the entries (tree.h); NULL: off */
 };
 
 /* Reads the 64-byte secret key (hex) from path, or creates it. */
@@ -156,7 +159,7 @@ static cairn_status load_key(cairn__chain *ch, const char *path, cairn_error *er
   return CAIRN_OK;
 }
 
-cairn__chain *cairn__chain_open(const char *key_path, const cairn__logger *log,
+cairn__chain *cairn__chain_open(const char *key_path, int tree, const cairn__logger *log,
                                 cairn_error *err) {
   if (sodium_init() < 0) {
     cairn__error_set(err, CAIRN_EINTERNAL, "libsodium cannot start");
@@ -168,18 +171,24 @@ cairn__chain *cairn__chain_open(const char *key_path, const cairn__logger *log,
     return NULL;
   }
   ch->log = log;
-  if (load_key(ch, key_path, err) != CAIRN_OK) {
-    free(ch);
+  if (load_key(ch, key_path, err) != CAIRN_OK || (tree && !(ch->tree = cairn__tree_open(log, err)))) {
+    cairn__chain_close(ch);
     return NULL;
   }
   return ch;
 }
 
 void cairn__chain_close(cairn__chain *ch) {
-  if (ch)
-    sodium_memzero(ch->sk, sizeof ch->sk);
+  if (!ch)
+    return;
+  sodium_memzero(ch->sk, sizeof ch->sk);
+  cairn__tree_close(ch->tree);
   free(ch);
 }
+
+void cairn__chain_public_key(const cairn__chain *ch, uint8_t pk[32]) { memcpy(pk, ch->pk, 32); }
+
+struct cairn__tree *cairn__chain_tree(cairn__chain *ch) { return ch->tree; }
 
 /* store_chain.c */
 cairn_status cairn__store_chain_head(struct cairn__store *s, int64_t *seq, uint8_t hash[32],
@@ -199,12 +208,18 @@ cairn_status cairn__chain_load(cairn__chain *ch, struct cairn__store *s, cairn_e
     return st;
   ch->committed_seq = ch->seq;
   memcpy(ch->committed_hash, ch->hash, 32);
+  st = ch->tree ? cairn__tree_load(ch->tree, s, (uint64_t)ch->seq, err)
+               : cairn__tree_note_off(s, (uint64_t)ch->seq, err); /* where the tree stops */
+  if (st != CAIRN_OK)
+    return st;
   ch->loaded = 1;
   return CAIRN_OK;
 }
 
 cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn__centry *e,
                                  cairn_error *err) {
+  if (ch->tree && !ch->loaded) /* a tree's load has transactions of its own: not in this one */
+    return cairn__error_set(err, CAIRN_EINTERNAL, "the audit chain was not loaded");
   cairn_status st = cairn__chain_load(ch, s, err);
   if (st != CAIRN_OK)
     return st;
@@ -219,6 +234,9 @@ cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn
   memcpy(e->prev, ch->hash, 32);
   cairn__chain_hash(e->prev, chash, e->hash);
   st = cairn__store_chain_put(s, e, err);
+  if (st == CAIRN_OK && ch->tree) /* leaf seq - 1: the entry's body, in its transaction */
+    st = cairn__tree_append(ch->tree, s, (uint64_t)e->seq - 1, e->body, e->len,
+                            e->kind == CAIRN_CK_RESULT ? e->idx : 0, err);
   if (st == CAIRN_OK) {
     ch->seq = e->seq;
     memcpy(ch->hash, e->hash, 32);
@@ -229,21 +247,39 @@ cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn
 void cairn__chain_committed(cairn__chain *ch) {
   ch->committed_seq = ch->seq;
   memcpy(ch->committed_hash, ch->hash, 32);
+  if (ch->tree)
+    cairn__tree_committed(ch->tree);
 }
 
-int cairn__chain_checkpoint_due(cairn__chain *ch, int64_t now, int force) {
+/* The chain's own checkpoint is due. */
+static int head_due(const cairn__chain *ch, int64_t now, int force) {
   if (!ch->loaded || ch->committed_seq <= ch->signed_seq)
     return 0;
   return force || now - ch->signed_at >= CAIRN_CHAIN_CHECKPOINT_SECONDS;
 }
 
+int cairn__chain_checkpoint_due(cairn__chain *ch, int64_t now, int force) {
+  return head_due(ch, now, force) || (ch->loaded && ch->tree && cairn__tree_sth_due(ch->tree, force));
+}
+
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 cairn_status cairn__chain_checkpoint(cairn__chain *ch, struct cairn__store *s, int64_t now,
-                                     cairn_error *err) {
+                                     int force, cairn_error *err) {
+  cairn_status st = CAIRN_OK;
+  if (ch->loaded && ch->tree && cairn__tree_sth_due(ch->tree, force)) /* the log's head */
+    st = cairn__tree_sign(ch->tree, s, ch->sk, wall_ms(), err);
+  if (st != CAIRN_OK || !head_due(ch, now, force))
+    return st;
   uint8_t msg[72], sig[crypto_sign_BYTES];
   cp_message(ch->committed_seq, ch->committed_hash, now, msg);
   crypto_sign_detached(sig, NULL, msg, sizeof msg, ch->sk);
-  cairn_status st = cairn__store_checkpoint_put(s, ch->committed_seq, ch->committed_hash, now,
-                                                ch->pk, sig, err);
+  st = cairn__store_checkpoint_put(s, ch->committed_seq, ch->committed_hash, now, ch->pk, sig,
+                                   err);
   if (st == CAIRN_OK) {
     ch->signed_seq = ch->committed_seq;
     ch->signed_at = now;

@@ -77,18 +77,25 @@ void cairn__chain_hash(const uint8_t prev[32], const uint8_t chash[32], uint8_t 
 typedef struct cairn__chain cairn__chain;
 struct cairn__store;
 
-/* Loads the signing key from key_path, creating it (mode 0600) if missing.
- * NULL with err set. */
-cairn__chain *cairn__chain_open(const char *key_path, const cairn__logger *log,
+/* Loads the signing key from key_path, creating it (mode 0600) if missing;
+ * tree: the audit log's Merkle tree over the entries too (tree.h), its
+ * heads signed with the same key. NULL with err set. */
+cairn__chain *cairn__chain_open(const char *key_path, int tree, const cairn__logger *log,
                                 cairn_error *err);
 void cairn__chain_close(cairn__chain *ch);
+/* The audit key's public half. */
+void cairn__chain_public_key(const cairn__chain *ch, uint8_t pk[32]);
+/* The chain's tree (tree.h), NULL when off. */
+struct cairn__tree *cairn__chain_tree(cairn__chain *ch);
 
 /* Commit thread: reads the committed head and the last signed one from the
- * store, once (the first append or checkpoint does it), so that a head
+ * store, once (the journal does it when the chain is set), so that a head
  * left unsigned by a kill -9 is signed after a restart even when nothing
- * more is appended. */
+ * more is appended; brings the tree to the chain (tree.h: loaded, or built
+ * from the entries, which takes O(n) once for a chain without its tree). */
 cairn_status cairn__chain_load(cairn__chain *ch, struct cairn__store *s, cairn_error *err);
-/* Commit thread, inside its open transaction: gives e the next seq, links
+/* Commit thread, inside its open transaction (with a tree, after
+ * cairn__chain_load, outside any): gives e the next seq, links
  * and hashes it and writes it. The head moves only in memory until
  * cairn__chain_committed(); on a failed transaction the journal fails for
  * good, so no rollback of the head is needed. O(1). */
@@ -97,11 +104,12 @@ cairn_status cairn__chain_append(cairn__chain *ch, struct cairn__store *s, cairn
 /* The transaction holding the appended entries committed. */
 void cairn__chain_committed(cairn__chain *ch);
 /* Commit thread: 1 when a checkpoint is due at now (force: at close, when
- * the head moved since the last one). */
+ * the head moved since the last one), or a signed tree head (tree.h). */
 int cairn__chain_checkpoint_due(cairn__chain *ch, int64_t now, int force);
-/* Commit thread, inside a transaction: signs and writes the head. */
+/* Commit thread, inside a transaction: signs and writes the head, and the
+ * tree's head, each when due as cairn__chain_checkpoint_due says. */
 cairn_status cairn__chain_checkpoint(cairn__chain *ch, struct cairn__store *s, int64_t now,
-                                     cairn_error *err);
+                                     int force, cairn_error *err);
 
 /* ---- verification (the CLI; no running master's lock is taken) ---- */
 
@@ -124,11 +132,15 @@ typedef struct cairn__chain_report {
   int64_t live_gone;          /* entries whose rows went with a deleted job */
   int64_t live_unchained;     /* rows no entry describes, allowed by a gap */
   char gap[128];              /* meta audit_chain_gap ("" when the chain has none) */
+  /* the audit log's tree against the chain (cairn__tree_check, tree.h) */
+  int tree;                   /* it was checked */
+  int64_t tree_size, tree_nodes, tree_heads; /* leaves, stored nodes and signed heads checked */
 } cairn__chain_report;
 
 /* Walks the chain of database db_path (read-only, in chunks of 4096
  * entries) and its checkpoints; then, with live and when the chain
  * verified, checks the live tables against it (cairn__chain_live_check),
+ * and the audit log's tree against the chain (cairn__tree_check, tree.h),
  * all in one read transaction (one snapshot beside a running master).
  * pubkey: the key checkpoints must be signed by (NULL: DB.audit-key's if
  * readable, else each checkpoint's own). CAIRN_OK when walked (r->problem

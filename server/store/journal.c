@@ -29,6 +29,8 @@ struct cairn__journal {
   cairn__chain *chain;       /* the audit chain (NULL: off); the commit thread's */
   cairn__centry *entry;      /* the commit thread's scratch entry */
   int gap_noted;             /* the commit thread wrote meta audit_chain_gap (chain off) */
+  int chain_loaded;          /* the commit thread loaded the chain set (and its tree) */
+  cairn_error load_err;      /* how that went */
 };
 
 
@@ -57,7 +59,7 @@ static void checkpoint(cairn__journal *j, cairn__chain *ch, int force) {
     return;
   cairn_status st = cairn__store_begin(j->store, &err);
   if (st == CAIRN_OK)
-    st = cairn__chain_checkpoint(ch, j->store, now, &err);
+    st = cairn__chain_checkpoint(ch, j->store, now, force, &err);
   if (st == CAIRN_OK)
     st = cairn__store_commit(j->store, &err);
   if (st != CAIRN_OK) {
@@ -92,11 +94,28 @@ static void fail_locked(cairn__journal *j, const cairn_error *why) {
   }
 }
 
+/* Under j->mu, on the commit thread: loads a chain just set, and its tree
+ * (which may be built from the entries: cairn__journal_set_chain waits). */
+static void load_chain(cairn__journal *j) {
+  cairn__chain *ch = j->chain;
+  cairn_error err = {0};
+  pthread_mutex_unlock(&j->mu);
+  cairn__chain_load(ch, j->store, &err);
+  pthread_mutex_lock(&j->mu);
+  j->load_err = err;
+  j->chain_loaded = 1;
+  pthread_cond_broadcast(&j->done_cv);
+}
+
 static void *committer(void *arg) {
   cairn__journal *j = arg;
   pthread_mutex_lock(&j->mu);
   for (;;) {
-    while (!j->sealed && !j->stopping && !j->failed) {
+    if (j->chain && !j->chain_loaded && !j->failed) {
+      load_chain(j);
+      continue;
+    }
+    while (!j->sealed && !j->stopping && !j->failed && !(j->chain && !j->chain_loaded)) {
       if (!j->chain) {
         pthread_cond_wait(&j->work_cv, &j->mu);
         continue;
@@ -112,6 +131,8 @@ static void *committer(void *arg) {
         pthread_mutex_lock(&j->mu);
       }
     }
+    if (j->chain && !j->chain_loaded && !j->failed)
+      continue; /* a chain just set: loaded first */
     if (j->stopping && !j->failed)
       j->sealed = j->tail; /* no record is put after close */
     if (!j->sealed || j->failed)
@@ -226,8 +247,16 @@ cairn_status cairn__journal_set_chain(cairn__journal *j, cairn__chain *ch, cairn
   pthread_mutex_lock(&j->mu);
   j->entry = e;
   j->chain = ch;
+  pthread_cond_signal(&j->work_cv);
+  while (!j->chain_loaded && !j->failed && !j->exited) /* the commit thread loads it */
+    pthread_cond_wait(&j->done_cv, &j->mu);
+  cairn_status st = j->chain_loaded ? j->load_err.status : CAIRN_EFAILED;
+  if (st != CAIRN_OK && err && (j->chain_loaded || j->failed))
+    *err = j->chain_loaded ? j->load_err : j->failure;
+  else if (st != CAIRN_OK)
+    cairn__error_set(err, st, "the journal stopped before the audit chain was loaded");
   pthread_mutex_unlock(&j->mu);
-  return CAIRN_OK;
+  return st;
 }
 
 void cairn__journal_put(cairn__journal *j, cairn__jrec *r) {

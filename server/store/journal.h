@@ -56,7 +56,9 @@ void cairn__journal_close(cairn__journal *j);
  * record's entry is written in its batch's transaction, and the head is
  * signed every CAIRN_CHAIN_CHECKPOINT_SECONDS when it moved and at close.
  * Takes ch (closed with the journal, or at once on failure). Called once,
- * before the first chained record is put. */
+ * before the first chained record is put. Waits while the commit thread
+ * loads the chain's head and brings its tree to it (tree.h: O(log n), or
+ * O(n) once when the tree is built from the entries); its error, if any. */
 struct cairn__chain;
 cairn_status cairn__journal_set_chain(cairn__journal *j, struct cairn__chain *ch,
                                       cairn_error *err);

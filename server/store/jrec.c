@@ -54,7 +54,8 @@ struct cairn__jrec {
     struct { int64_t id, trust; } trust;    /* J_TRUST; J_TRING_CLEAR uses id; J_VOL_ACCOUNT:
                                                volunteer id, account in trust */
     struct { cairn__store_account_row row; char *text[4]; char hash[65]; } acct; /* J_ACCOUNT:
-                                   text name, email, key hash, password hash; J_ACCOUNT_KEY:
+                                   text name, email, key hash, password hash, hash its
+                                   cross-project id; J_ACCOUNT_KEY:
                                    row.id, hash; J_ACCOUNT_CREDIT: row's id and totals */
     cairn__store_trust_row tring;
     struct cairn__prec *people; /* J_PEOPLE: a team of accounts' or a session's change
@@ -256,6 +257,8 @@ cairn__jrec *cairn__jrec_account(const cairn__store_account_row *row) {
   r->u.acct.row.email = r->u.acct.text[1];
   r->u.acct.row.key_hash = r->u.acct.text[2];
   r->u.acct.row.password_hash = r->u.acct.text[3];
+  snprintf(r->u.acct.hash, sizeof r->u.acct.hash, "%s", row->cpid ? row->cpid : "");
+  r->u.acct.row.cpid = r->u.acct.hash; /* "": the table's trigger draws one */
   return checked(r, bad);
 }
 
@@ -272,7 +275,7 @@ cairn__jrec *cairn__jrec_account_credit(const cairn__store_account_row *row) {
   cairn__jrec *r = rec(J_ACCOUNT_CREDIT);
   if (r) {
     r->u.acct.row = *row;
-    r->u.acct.row.name = r->u.acct.row.email = NULL;
+    r->u.acct.row.name = r->u.acct.row.email = r->u.acct.row.cpid = NULL;
     r->u.acct.row.key_hash = r->u.acct.row.password_hash = NULL;
   }
   return r;

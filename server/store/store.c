@@ -212,13 +212,15 @@ const char *const cairn__store_sql[S_COUNT] = {
   [S_LOAD_APPS] = "SELECT id, name, version, platform, manifest, signature, retired, published "
                   "FROM app_versions ORDER BY id",
   [S_ACCT_PUT] = "INSERT INTO accounts(id, name, email, email_key, key_hash, password_hash, "
-                 "created) VALUES (?1, ?2, ?3, lower(?3), ?4, ?5, ?6)",
+                 "created, cross_project_id, cpid_time) "
+                 "VALUES (?1, ?2, ?3, lower(?3), ?4, ?5, ?6, ?7, ?8)",
   [S_ACCT_KEY] = "UPDATE accounts SET key_hash = ?2 WHERE id = ?1",
   [S_ACCT_CREDIT] = "UPDATE accounts SET credit = ?2, cpu_seconds = ?3, results = ?4, "
                     "expavg_credit = ?5, expavg_time = ?6 WHERE id = ?1",
   [S_VOL_ACCOUNT] = "UPDATE volunteers SET account_id = ?2 WHERE id = ?1",
   [S_LOAD_ACCTS] = "SELECT id, name, email, key_hash, password_hash, created, credit, cpu_seconds, "
-                   "results, expavg_credit, expavg_time FROM accounts ORDER BY id",
+                   "results, expavg_credit, expavg_time, cross_project_id, cpid_time "
+                   "FROM accounts ORDER BY id",
 };
 
 #define AUDIT_SELECT                                                                           \

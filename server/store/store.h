@@ -83,6 +83,8 @@ typedef struct cairn__store_account_row {
   int64_t id, created, results;
   const char *name, *email, *key_hash, *password_hash;
   double credit, cpu_seconds, expavg, expavg_time;
+  const char *cpid;  /* its cross-project id (32 hex digits; 0025, 0030) */
+  int64_t cpid_time; /* when that id was made (Unix seconds) */
 } cairn__store_account_row;
 cairn_status cairn__store_account_put(cairn__store *s, const cairn__store_account_row *r,
                                      cairn_error *err);

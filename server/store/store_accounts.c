@@ -15,6 +15,8 @@ cairn_status cairn__store_account_put(cairn__store *s, const cairn__store_accoun
   TXT(q, 4, r->key_hash);
   TXT(q, 5, r->password_hash);
   sqlite3_bind_int64(q, 6, r->created);
+  TXT(q, 7, r->cpid);
+  sqlite3_bind_int64(q, 8, r->cpid_time);
   return run(s, S_ACCT_PUT, err);
 }
 
@@ -55,8 +57,10 @@ cairn_status cairn__store_load_accounts(cairn__store *s,
       .id = I64(0), .name = STR(1), .email = STR(2), .key_hash = STR(3),
       .password_hash = STR(4), .created = I64(5), .credit = sqlite3_column_double(q, 6),
       .cpu_seconds = sqlite3_column_double(q, 7), .results = I64(8),
-      .expavg = sqlite3_column_double(q, 9), .expavg_time = sqlite3_column_double(q, 10)};
-    if (!row.name || !row.email || !row.key_hash || !row.password_hash || cb(ud, &row)) {
+      .expavg = sqlite3_column_double(q, 9), .expavg_time = sqlite3_column_double(q, 10),
+      .cpid = STR(11), .cpid_time = I64(12)};
+    if (!row.name || !row.email || !row.key_hash || !row.password_hash || !row.cpid ||
+        cb(ud, &row)) {
       sqlite3_reset(q);
       return cairn__error_set(err, CAIRN_ENOMEM, "store: out of memory loading the accounts");
     }

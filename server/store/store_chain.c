@@ -3,6 +3,7 @@
  * which open the database read-only themselves (a running master's WAL lets
  * them read beside it; they never take its locks). */
 #include "server/store/chain.h"
+#include "server/store/tree.h"
 #include "server/store/store_int.h"
 
 #include "common/sha256.h"
@@ -224,6 +225,8 @@ cairn_status cairn__chain_verify_db(const char *db_path, const uint8_t *pubkey, 
   if (st == CAIRN_OK)
     st = entries(db, 0, &w, NULL, err);
   cairn__chain_walk_end(&w);
+  if (st == CAIRN_OK && !r->problem[0])
+    st = cairn__tree_check(db, pubkey, r, err);
   if (st == CAIRN_OK && live && !r->problem[0])
     st = cairn__chain_live_check(db, r, err);
   sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);

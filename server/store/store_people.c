@@ -11,7 +11,7 @@
 #include <string.h>
 
 enum pstmt {
-  P_TEAM_NEW, P_TEAM_EDIT, P_ACCT_TEAM, P_SESSION_PUT, P_SESSION_DROP, /* writes */
+  P_TEAM_NEW, P_TEAM_EDIT, P_ACCT_TEAM, P_SESSION_PUT, P_SESSION_DROP, P_ACCT_CPID, /* writes */
   P_LOAD_TEAMS, P_LOAD_MEMBERS, P_SESSIONS_EXPIRE, P_LOAD_SESSIONS,    /* start-up */
   P_TEAM_TOP, P_HOST_RESULTS,                                          /* reader */
   P_COUNT
@@ -27,6 +27,7 @@ static const char *const psql[P_COUNT] = {
   [P_SESSION_PUT] = "INSERT INTO sessions(token_hash, account_id, csrf, created, expires) "
                     "VALUES (?1, ?2, ?3, ?4, ?5)",
   [P_SESSION_DROP] = "DELETE FROM sessions WHERE token_hash = ?1",
+  [P_ACCT_CPID] = "UPDATE accounts SET cross_project_id = ?2, cpid_time = ?3 WHERE id = ?1",
   [P_LOAD_TEAMS] = "SELECT id, key, name, founder, created, description, url, country "
                    "FROM teams ORDER BY id",
   [P_LOAD_MEMBERS] = "SELECT id, COALESCE(team_id, 0), country FROM accounts "
@@ -55,13 +56,16 @@ static cairn_status done(cairn__store *s, sqlite3_stmt *q, enum pstmt id, cairn_
 
 /* ---- records ---- */
 
-typedef enum { PR_TEAM_NEW, PR_TEAM_EDIT, PR_ACCT_TEAM, PR_SESSION, PR_SESSION_DROP } prkind;
+typedef enum {
+  PR_TEAM_NEW, PR_TEAM_EDIT, PR_ACCT_TEAM, PR_SESSION, PR_SESSION_DROP, PR_ACCT_CPID
+} prkind;
 
 struct cairn__prec {
   prkind kind;
   int64_t n[4];  /* team: id, founder, created; account team: account, team; session:
-                    account, created, expires */
-  char *text[5]; /* team: key, name, description, url, country; session: token hash, csrf */
+                    account, created, expires; cross-project id: account, time */
+  char *text[5]; /* team: key, name, description, url, country; session: token hash, csrf;
+                    cross-project id: the id */
 };
 
 void cairn__prec_free(struct cairn__prec *p) {
@@ -107,6 +111,11 @@ cairn__jrec *cairn__jrec_session(const cairn__store_session_row *row) {
   return record(PR_SESSION, n, t, 2);
 }
 
+cairn__jrec *cairn__jrec_account_cpid(int64_t account, const char *cpid, int64_t time) {
+  const int64_t n[4] = {account, time, 0, 0};
+  return record(PR_ACCT_CPID, n, &cpid, 1);
+}
+
 cairn__jrec *cairn__jrec_session_drop(const char *token_hash) {
   const int64_t n[4] = {0};
   return record(PR_SESSION_DROP, n, &token_hash, 1);
@@ -120,7 +129,8 @@ static void bind_text(sqlite3_stmt *q, int at, const struct cairn__prec *p, int 
 cairn_status cairn__prec_apply(cairn__store *s, const struct cairn__prec *p, cairn_error *err) {
   static const enum pstmt of[] = {[PR_TEAM_NEW] = P_TEAM_NEW, [PR_TEAM_EDIT] = P_TEAM_EDIT,
                                   [PR_ACCT_TEAM] = P_ACCT_TEAM, [PR_SESSION] = P_SESSION_PUT,
-                                  [PR_SESSION_DROP] = P_SESSION_DROP};
+                                  [PR_SESSION_DROP] = P_SESSION_DROP,
+                                  [PR_ACCT_CPID] = P_ACCT_CPID};
   enum pstmt id = of[p->kind];
   sqlite3_stmt *q = stmt(s, id, err);
   if (!q)
@@ -153,6 +163,11 @@ cairn_status cairn__prec_apply(cairn__store *s, const struct cairn__prec *p, cai
     sqlite3_bind_int64(q, 5, p->n[2]);
     break;
   case PR_SESSION_DROP: bind_text(q, 1, p, 0); break;
+  case PR_ACCT_CPID:
+    sqlite3_bind_int64(q, 1, p->n[0]);
+    bind_text(q, 2, p, 0);
+    sqlite3_bind_int64(q, 3, p->n[1]);
+    break;
   }
   return done(s, q, id, err);
 }

@@ -1,5 +1,6 @@
 /* store_people.h — the store's side of teams of accounts
- * (0025_teams.sql) and of the pages' log-in sessions (0026_sessions.sql):
+ * (0025_teams.sql), of the pages' log-in sessions (0026_sessions.sql) and of
+ * accounts' cross-project ids (0030_cpid_time.sql):
  * their journal records, their loads at start-up and the two reads the
  * public pages make (store_people.c). Private to server/.
  *
@@ -45,6 +46,9 @@ cairn__jrec *cairn__jrec_account_team(int64_t account, int64_t team);
  * its account's oldest dropped). */
 cairn__jrec *cairn__jrec_session(const cairn__store_session_row *row);
 cairn__jrec *cairn__jrec_session_drop(const char *token_hash);
+/* Account account's cross-project id is cpid (32 hex digits), made at
+ * time (an older account's, adopted: docs/project.md, "Cross-project ids"). */
+cairn__jrec *cairn__jrec_account_cpid(int64_t account, const char *cpid, int64_t time);
 
 /* What jrec.c needs of these records: the kind J_PEOPLE carries one. */
 struct cairn__prec;

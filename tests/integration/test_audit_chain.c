@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "tests/support/editdist.h"
+#include "tests/support/files.h"
 #include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
@@ -43,30 +44,6 @@ static int audit(char **out, const char *a1, const char *a2, const char *a3, con
   return rc;
 }
 
-static void sql(const char *db, const char *text) {
-  sqlite3 *h = NULL;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  char *msg = NULL;
-  int rc = sqlite3_exec(h, text, NULL, NULL, &msg);
-  if (rc != SQLITE_OK)
-    fprintf(stderr, "sql: %s: %s\n", text, msg);
-  sqlite3_free(msg);
-  sqlite3_close(h);
-  assert_int_equal(rc, SQLITE_OK);
-}
-
-static long long sql_int(const char *db, const char *text) {
-  sqlite3 *h = NULL;
-  sqlite3_stmt *q = NULL;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(h, text, -1, &q, NULL), SQLITE_OK);
-  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-  long long v = sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
-  sqlite3_close(h);
-  return v;
-}
-
 /* A copy of db (and its key) at copy, then text run on it; verify must
  * fail and name seq (and kind when not NULL). */
 static void tampered(const char *db, const char *copy, const char *text, long long seq,
@@ -75,7 +52,7 @@ static void tampered(const char *db, const char *copy, const char *text, long lo
   snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s.audit-key' '%s.audit-key'", db, copy, db,
            copy);
   assert_int_equal(system(cmd), 0);
-  sql(copy, text);
+  files_sql(copy, text);
   char *out = NULL, want[128];
   assert_int_equal(audit(&out, "verify", "--db", copy, NULL, NULL), 1);
   snprintf(want, sizeof want, "FIRST PROBLEM: seq %lld (%s)", seq, kind);
@@ -91,7 +68,7 @@ static void tampered_live(const char *db, const char *copy, const char *text, lo
   snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s.audit-key' '%s.audit-key'", db, copy, db,
            copy);
   assert_int_equal(system(cmd), 0);
-  sql(copy, text);
+  files_sql(copy, text);
   char *out = NULL, want[160], s[24] = "-";
   if (seq)
     snprintf(s, sizeof s, "%lld", seq);
@@ -112,17 +89,17 @@ static void tampered_live(const char *db, const char *copy, const char *text, lo
  * undone, credit totals edited. */
 static void tamper_live_rows(const char *db, const char *copy) {
   char text[1024];
-  long long x = sql_int(db, "SELECT MAX(idx) FROM allocations");
-  long long xseq = sql_int(db, "SELECT seq FROM audit_chain WHERE kind = 'alloc' AND idx = "
+  long long x = files_sql_int(db, "SELECT MAX(idx) FROM allocations");
+  long long xseq = files_sql_int(db, "SELECT seq FROM audit_chain WHERE kind = 'alloc' AND idx = "
                                "(SELECT MAX(idx) FROM allocations)");
   snprintf(text, sizeof text, "UPDATE allocations SET volunteer_id = volunteer_id + 1 "
            "WHERE idx = %lld", x);
   tampered_live(db, copy, text, xseq, "allocations", x);
 
-  long long y = sql_int(db, "SELECT MAX(idx) FROM results");
+  long long y = files_sql_int(db, "SELECT MAX(idx) FROM results");
   snprintf(text, sizeof text, "SELECT seq FROM audit_chain WHERE kind = 'result' AND idx = %lld",
            y);
-  long long yseq = sql_int(db, text);
+  long long yseq = files_sql_int(db, text);
   snprintf(text, sizeof text, "DELETE FROM results WHERE idx = %lld", y);
   tampered_live(db, copy, text, yseq, "results", y);
 
@@ -132,34 +109,34 @@ static void tamper_live_rows(const char *db, const char *copy) {
   tampered_live(db, copy, text, 0, "allocations", 999999999);
 
   /* two results of different volunteers swap places */
-  long long a = sql_int(db, "SELECT MIN(idx) FROM results");
+  long long a = files_sql_int(db, "SELECT MIN(idx) FROM results");
   snprintf(text, sizeof text, "SELECT MIN(idx) FROM results WHERE volunteer_id <> (SELECT "
            "volunteer_id FROM results WHERE idx = %lld)", a);
-  long long b = sql_int(db, text);
+  long long b = files_sql_int(db, text);
   snprintf(text, sizeof text, "SELECT seq FROM audit_chain WHERE kind = 'result' AND idx = %lld",
            a);
-  long long aseq = sql_int(db, text);
+  long long aseq = files_sql_int(db, text);
   snprintf(text, sizeof text, "UPDATE results SET idx = -1 WHERE idx = %lld; UPDATE results SET "
            "idx = %lld WHERE idx = %lld; UPDATE results SET idx = %lld WHERE idx = -1", a, a, b,
            b);
   tampered_live(db, copy, text, aseq, "results", a);
 
   /* an accepted result turned invalid: the entry is its latest outcome */
-  long long v = sql_int(db, "SELECT MIN(idx) FROM results WHERE outcome = 'valid'");
+  long long v = files_sql_int(db, "SELECT MIN(idx) FROM results WHERE outcome = 'valid'");
   snprintf(text, sizeof text, "SELECT MAX(seq) FROM audit_chain WHERE kind IN ('result', "
            "'outcome') AND idx = %lld", v);
-  long long vseq = sql_int(db, text);
+  long long vseq = files_sql_int(db, text);
   snprintf(text, sizeof text, "UPDATE results SET outcome = 'invalid' WHERE idx = %lld", v);
   tampered_live(db, copy, text, vseq, "results", v);
 
   /* a ban undone; credit totals raised */
-  long long banned = sql_int(db, "SELECT id FROM volunteers WHERE banned = 1");
-  long long bseq = sql_int(db, "SELECT seq FROM audit_chain WHERE kind = 'ban'");
+  long long banned = files_sql_int(db, "SELECT id FROM volunteers WHERE banned = 1");
+  long long bseq = files_sql_int(db, "SELECT seq FROM audit_chain WHERE kind = 'ban'");
   tampered_live(db, copy, "UPDATE volunteers SET banned = 0", bseq, "volunteers", banned);
-  long long c = sql_int(db, "SELECT MIN(id) FROM volunteers WHERE credited > 0");
+  long long c = files_sql_int(db, "SELECT MIN(id) FROM volunteers WHERE credited > 0");
   snprintf(text, sizeof text, "SELECT MAX(seq) FROM audit_chain WHERE kind = 'credit' AND "
            "vol = %lld", c);
-  long long cseq = sql_int(db, text);
+  long long cseq = files_sql_int(db, text);
   snprintf(text, sizeof text, "UPDATE volunteers SET credited = credited + 1 WHERE id = %lld", c);
   tampered_live(db, copy, text, cseq, "volunteers", c);
 }
@@ -195,9 +172,9 @@ static void test_chain_verify_tamper_export(void **state) {
   json_decref(spec);
   long long job1 = e2e_submit(sf.srv.url, dir);
   run_job(sf.srv.url, dir, job1, 1);
-  long long head1 = sql_int(db, "SELECT MAX(seq) FROM audit_chain");
+  long long head1 = files_sql_int(db, "SELECT MAX(seq) FROM audit_chain");
   assert_true(head1 >= 16 * 2 * 2); /* an allocation and a result per replica */
-  assert_true(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'outcome'") > 0);
+  assert_true(files_sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'outcome'") > 0);
 
   /* kill -9, restart: the chain goes on from the committed head */
   server_fixture_stop(&sf, SIGKILL);
@@ -214,11 +191,11 @@ static void test_chain_verify_tamper_export(void **state) {
   const char *del[] = {e2e_bin_cli, "delete", jobs, "--server", sf.srv.url, NULL};
   assert_int_equal(harness_run(del, NULL), 0);
   server_fixture_stop(&sf, SIGTERM); /* signs the last head */
-  long long head = sql_int(db, "SELECT MAX(seq) FROM audit_chain");
+  long long head = files_sql_int(db, "SELECT MAX(seq) FROM audit_chain");
   assert_true(head > head1);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain"), head);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'ban'"), 1);
-  assert_int_equal(sql_int(db, "SELECT MAX(seq) FROM audit_checkpoints"), head);
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM audit_chain"), head);
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'ban'"), 1);
+  assert_int_equal(files_sql_int(db, "SELECT MAX(seq) FROM audit_checkpoints"), head);
 
   char *out = NULL, want[128], key[65] = "";
   assert_int_equal(audit(&out, "verify", "--db", db, NULL, NULL), 0);
@@ -228,13 +205,13 @@ static void test_chain_verify_tamper_export(void **state) {
   char live[160], gone[256];
   snprintf(gone, sizeof gone, "SELECT COUNT(*) FROM audit_chain c JOIN tasks t ON t.id = c.task "
            "WHERE c.kind = 'result' AND t.job_id = %lld", job1);
-  assert_true(sql_int(db, gone) > 0);
+  assert_true(files_sql_int(db, gone) > 0);
   snprintf(live, sizeof live, "live rows checked: %lld allocations, %lld results, %lld "
            "volunteers, %lld teams (and %lld entries whose rows went with deleted jobs)\n",
-           sql_int(db, "SELECT COUNT(*) FROM allocations"),
-           sql_int(db, "SELECT COUNT(*) FROM results"),
-           sql_int(db, "SELECT COUNT(*) FROM volunteers"),
-           sql_int(db, "SELECT COUNT(*) FROM team_credit"), sql_int(db, gone));
+           files_sql_int(db, "SELECT COUNT(*) FROM allocations"),
+           files_sql_int(db, "SELECT COUNT(*) FROM results"),
+           files_sql_int(db, "SELECT COUNT(*) FROM volunteers"),
+           files_sql_int(db, "SELECT COUNT(*) FROM team_credit"), files_sql_int(db, gone));
   assert_non_null(strstr(out, live));
   snprintf(want, sizeof want, "entries checked: %lld\n", head);
   assert_non_null(strstr(out, want));
@@ -243,7 +220,7 @@ static void test_chain_verify_tamper_export(void **state) {
   tamper_live_rows(db, copy);
 
   /* a result edited in its table and in its chain entry (its exit status) */
-  long long rseq = sql_int(db, "SELECT MIN(seq) FROM audit_chain WHERE kind = 'result'");
+  long long rseq = files_sql_int(db, "SELECT MIN(seq) FROM audit_chain WHERE kind = 'result'");
   char text[512];
   snprintf(text, sizeof text,
            "UPDATE results SET exit_status = 1 WHERE idx = (SELECT idx FROM audit_chain "
@@ -302,16 +279,16 @@ static void test_chain_off(void **state) {
   snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
   assert_int_equal(harness_http(sf.srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
   server_fixture_stop(&sf, SIGTERM);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain"), 0);
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM audit_chain"), 0);
   assert_int_equal(access(key, F_OK), -1);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_chain_gap' AND "
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_chain_gap' AND "
                                "value = 'records written with the chain off'"), 1);
   /* without that note, a start finds the records the empty chain does not
    * describe (as on a database from before the chain) and notes them */
-  sql(db, "DELETE FROM meta WHERE key = 'audit_chain_gap'");
+  files_sql(db, "DELETE FROM meta WHERE key = 'audit_chain_gap'");
   assert_int_equal(server_fixture_restart(&sf, off), 0);
   server_fixture_stop(&sf, SIGTERM);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_chain_gap' AND "
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM meta WHERE key = 'audit_chain_gap' AND "
                                "value = 'records from before the chain'"), 1);
 
   assert_int_equal(server_fixture_restart(&sf, NULL), 0);
@@ -319,7 +296,7 @@ static void test_chain_off(void **state) {
   snprintf(path, sizeof path, "/v1/volunteers/%lld/ban", vol);
   assert_int_equal(harness_http(sf.srv.url, "POST", path, ADMIN, "{}", 2, NULL, NULL, NULL), 200);
   server_fixture_stop(&sf, SIGTERM);
-  assert_int_equal(sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'ban'"), 1);
+  assert_int_equal(files_sql_int(db, "SELECT COUNT(*) FROM audit_chain WHERE kind = 'ban'"), 1);
   assert_int_equal(access(key, R_OK), 0);
   char *out = NULL;
   assert_int_equal(audit(&out, "verify", "--db", db, NULL, NULL), 0);

@@ -25,23 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/support/files.h"
 #include "tests/support/harness.h"
 #include "tests/support/server_fixture.h"
 
 #define ADMIN HARNESS_ADMIN_TOKEN
-
-static long long sql_int(const char *db, const char *text) {
-  sqlite3 *h = NULL;
-  sqlite3_stmt *q = NULL;
-  assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-  if (sqlite3_prepare_v2(h, text, -1, &q, NULL) != SQLITE_OK)
-    fail_msg("%s: %s", text, sqlite3_errmsg(h));
-  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-  long long v = sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
-  sqlite3_close(h);
-  return v;
-}
 
 /* Registers name for app with slots task slots; its id, token in tok. */
 static long long reg(const char *url, const char *name, int slots, char tok[65]) {
@@ -182,8 +170,8 @@ static void test_requests_answered_during_ban(void **state) {
   json_decref(b.report);
   assert_int_equal(harness_metric(sf.srv.url, "cairn_ban_slices_total "), N);
   assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
-  assert_int_equal(sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
-  assert_int_equal(sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(files_sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(files_sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
   assert_int_equal(server_fixture_close(&sf), 0);
 }
 
@@ -212,15 +200,15 @@ static void test_kill9_mid_ban_finishes_at_start(void **state) {
   json_decref(b.report);
   /* the store has the ban begun, not finished: some results still valid */
   assert_int_equal(
-    sql_int(sf.db, "SELECT banned + ban_pending FROM volunteers WHERE name = 'liar'"), 2);
-  long long left = sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
+    files_sql_int(sf.db, "SELECT banned + ban_pending FROM volunteers WHERE name = 'liar'"), 2);
+  long long left = files_sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
   assert_true(left > 0 && left < N);
 
   assert_int_equal(server_fixture_restart(&sf, (const char *const[]){"--ban-slice", "1", NULL}), 0);
-  assert_int_equal(sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
-  assert_int_equal(sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(files_sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(files_sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
   assert_int_equal(
-    sql_int(sf.db, "SELECT COUNT(*) FROM tasks WHERE state = 'eligible' AND round = 1"), N);
+    files_sql_int(sf.db, "SELECT COUNT(*) FROM tasks WHERE state = 'eligible' AND round = 1"), N);
   json_t *j = NULL;
   assert_int_equal(harness_http(sf.srv.url, "GET", "/v1/jobs/1", ADMIN, NULL, 0, &j, NULL, NULL),
                    200);
@@ -306,7 +294,7 @@ static void test_full_lane_429_then_cli_retries(void **state) {
   assert_non_null(msg);
   assert_non_null(strstr(msg, "slow requests"));
   json_decref(r);
-  assert_int_equal(sql_int(sf.db, "SELECT banned FROM volunteers WHERE name = 'liar4'"), 0);
+  assert_int_equal(files_sql_int(sf.db, "SELECT banned FROM volunteers WHERE name = 'liar4'"), 0);
   /* the CLI, while the lane is still full, waits and asks again */
   char cli[4096], cmd[9000], *out = NULL;
   harness_bin(cli, sizeof cli, "cairn");
@@ -325,7 +313,7 @@ static void test_full_lane_429_then_cli_retries(void **state) {
     assert_int_equal(b[i].status, 200);
     json_decref(b[i].report);
   }
-  assert_int_equal(sql_int(sf.db, "SELECT banned FROM volunteers WHERE name = 'liar5'"), 1);
+  assert_int_equal(files_sql_int(sf.db, "SELECT banned FROM volunteers WHERE name = 'liar5'"), 1);
   assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
   assert_int_equal(server_fixture_close(&sf), 0);
 }
@@ -345,12 +333,12 @@ static void test_sigterm_mid_ban_ends_after_slice(void **state) {
   assert_non_null(msg);
   assert_non_null(strstr(msg, "finished when it starts again"));
   json_decref(b.report);
-  assert_int_equal(sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 1);
-  long long left = sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
+  assert_int_equal(files_sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 1);
+  long long left = files_sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome = 'valid'");
   assert_true(left > 0 && left < N);
   assert_int_equal(server_fixture_restart(&sf, NULL), 0);
-  assert_int_equal(sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
-  assert_int_equal(sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
+  assert_int_equal(files_sql_int(sf.db, "SELECT ban_pending FROM volunteers WHERE name = 'liar'"), 0);
+  assert_int_equal(files_sql_int(sf.db, "SELECT COUNT(*) FROM results WHERE outcome <> 'invalid'"), 0);
   assert_int_equal(server_fixture_stop(&sf, SIGTERM), 0);
   assert_int_equal(server_fixture_close(&sf), 0);
 }

@@ -427,7 +427,7 @@ static void lists_every_feature(json_t *answer) {
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
                       "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
-                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\",\"progress\",\"usage\"]");
+                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\",\"progress\",\"usage\",\"cpid\"]");
   free(text);
 }
 

@@ -31,7 +31,8 @@ CPACK=$(dirname "$1")/cpack
 BUILD=$(cd "$2" && pwd)
 TREE=$BUILD/packaging-tree
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cairn-debs-test-XXXXXX")
-trap 'rc=$?; rm -rf "$WORK"; [ $rc -eq 0 ] || echo "debs: FAILED (exit $rc)" >&2' EXIT
+# (the traps end with the script's own status: a cleanup that fails does not change it)
+trap 'rc=$?; rm -rf "$WORK" || true; [ $rc -eq 0 ] || echo "debs: FAILED (exit $rc)" >&2; exit $rc' EXIT
 fail() { echo "debs: FAILED: $*" >&2; exit 1; }
 step() { echo "== $*"; }
 [ -x "$TREE/bin/cairn-server" ] || fail "no release tree at $TREE (the packaging/tree test makes it)"
@@ -191,7 +192,7 @@ CAIRN_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 # shellcheck disable=SC2086 # the words, split as systemd splits them
 timeout 120 "$ROOT/usr/bin/cairn-server" $swords $sopts > "$WORK/server.out" 2> "$WORK/server.err" &
 server=$!
-trap 'rc=$?; kill $server 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; [ $rc -eq 0 ] || echo "debs: FAILED (exit $rc)" >&2' EXIT
+trap 'rc=$?; kill $server 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK" || true; [ $rc -eq 0 ] || echo "debs: FAILED (exit $rc)" >&2; exit $rc' EXIT
 for i in $(seq 300); do
   grep -q '^cairn-server listening on ' "$WORK/server.out" && break
   kill -0 $server 2>/dev/null || break

@@ -301,7 +301,7 @@ static void test_parsed(void **state) {
            "\"peer_url\": \"" PEER "\", \"fetched\": [" GOOD_FETCHED "], "
            "\"failed\": [" GOOD_FAILED "], \"resources\": {\"cores\": 4, \"disk_mib\": 10}, "
            "\"suspended\": [21], \"chunks\": true, \"peer_max\": 2, "
-           "\"progress\": {\"21\": 0.25, \"13\": 1}}",
+           "\"progress\": {\"21\": 0.25, \"13\": 1}, \"cpid\": {}}",
            CAIRN_HEARTBEAT_FIELDS);
   assert_int_equal(report.fields, CAIRN_REPORT_FIELDS);
   assert_int_equal(report.nprogress, 2);
@@ -353,6 +353,8 @@ static void test_round_trip(void **state) {
   sent.resources = (cairn__resources){16, 1ll << 20, CAIRN_MAX_RES_MIB};
   sent.peer_max = CAIRN_MAX_PEER_MAX;
   sent.progress[sent.nprogress++] = (cairn__report_progress){13, 0.375};
+  memcpy(sent.cpid, "0123456789abcdef0123456789abcdef", 33);
+  sent.cpid_time = 1700000000;
 
   json_t *o = cairn__report_json(&sent);
   assert_non_null(o);
@@ -370,6 +372,8 @@ static void test_round_trip(void **state) {
     assert_int_equal(got.served[i].bytes, sent.served[k].bytes);
   }
   assert_int_equal(got.nfetched, sent.nfetched);
+  assert_string_equal(got.cpid, sent.cpid);
+  assert_int_equal(got.cpid_time, sent.cpid_time);
   assert_int_equal(got.nfailed, sent.nfailed);
   for (size_t i = 0; i < got.nfetched; i++) {
     assert_string_equal(got.fetched[i].sha256, sent.fetched[i].sha256);
@@ -438,7 +442,7 @@ static void test_features(void **state) {
   assert_string_equal(text,
                       "[\"have\",\"served\",\"peer_url\",\"running\",\"fetched\",\"failed\","
                       "\"next\",\"resources\",\"reason\",\"outputs\",\"suspended\",\"wait\",\"batch\",\"cpu\","
-                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\",\"progress\",\"usage\"]");
+                      "\"keep\",\"chunks\",\"peer_max\",\"kept_chunks\",\"progress\",\"usage\",\"cpid\"]");
   free(text);
   assert_int_equal(cairn__features_parse(v), CAIRN_FEATURES_ALL);
   json_decref(v);
@@ -466,6 +470,37 @@ static void test_features(void **state) {
   v = json_pack("[s, s]", "batch", "wait");
   assert_int_equal(cairn__features_parse(v), CAIRN_FEAT_BATCH | CAIRN_FEAT_WAIT);
   json_decref(v);
+}
+
+/* "cpid" (heartbeat only): asked ({}) or offered ({"id", "time"}) */
+static void test_cpid(void **state) {
+  (void)state;
+  cairn_error err;
+  assert_int_equal(parse_text("{\"cpid\": {}}", CAIRN_HEARTBEAT_FIELDS, &err), CAIRN_OK);
+  assert_true(report.fields & CAIRN_FEAT_CPID);
+  assert_string_equal(report.cpid, "");
+  assert_int_equal(parse_text("{\"cpid\": {\"id\": \"00112233445566778899aabbccddeeff\", "
+                              "\"time\": 86400}}", CAIRN_HEARTBEAT_FIELDS, &err), CAIRN_OK);
+  assert_string_equal(report.cpid, "00112233445566778899aabbccddeeff");
+  assert_int_equal(report.cpid_time, 86400);
+  static const char *const shape = "\"cpid\" must be {} or {\"id\", \"time\"}";
+  refused("{\"cpid\": null}", shape);
+  refused("{\"cpid\": []}", shape);
+  refused("{\"cpid\": {\"id\": \"00112233445566778899aabbccddeeff\"}}", shape);
+  refused("{\"cpid\": {\"id\": \"00112233445566778899aabbccddeeff\", \"time\": 1, "
+          "\"x\": 1}}", shape);
+  static const char *const hex = "cpid.id must be 32 lowercase hex digits";
+  refused("{\"cpid\": {\"id\": \"00112233445566778899AABBCCDDEEFF\", \"time\": 1}}", hex);
+  refused("{\"cpid\": {\"id\": \"0011\", \"time\": 1}}", hex);
+  refused("{\"cpid\": {\"id\": 7, \"time\": 1}}", hex);
+  static const char *const tm = "cpid.time must be Unix seconds (an integer from 0 to "
+                                "253402300799)";
+  refused("{\"cpid\": {\"id\": \"00112233445566778899aabbccddeeff\", \"time\": -1}}", tm);
+  refused("{\"cpid\": {\"id\": \"00112233445566778899aabbccddeeff\", \"time\": 1.5}}", tm);
+  refused("{\"cpid\": {\"id\": \"00112233445566778899aabbccddeeff\", "
+          "\"time\": 253402300800}}", tm);
+  /* a work body does not take it */
+  assert_int_equal(parse_text("{\"cpid\": {}}", CAIRN_WORK_FIELDS, &err), CAIRN_EINVAL);
 }
 
 /* ---- credit: a result's "cpu_seconds", a registration's "team" ---- */
@@ -658,6 +693,7 @@ int main(void) {
     cmocka_unit_test(test_round_trip),
     cmocka_unit_test(test_not_written),
     cmocka_unit_test(test_features),
+    cmocka_unit_test(test_cpid),
     cmocka_unit_test(test_cpu_and_team),
     cmocka_unit_test(test_range_start),
     cmocka_unit_test(test_chunks_parse),

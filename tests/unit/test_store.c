@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "server/store/load.h"
+#include "tests/support/files.h"
 
 #define SHA_F "f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1"
 #define SHA_G "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -78,34 +79,6 @@ static cairn__store *open_store(const fixture *f) {
   } while (0)
 #define E (&e_)
 
-/* Independent look at the file: one integer from a query. */
-static long long sql_int(const char *db, const char *sql) {
-  sqlite3 *h = NULL;
-  sqlite3_stmt *q = NULL;
-  assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-  assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &q, NULL), SQLITE_OK);
-  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-  long long v = sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
-  sqlite3_close(h);
-  return v;
-}
-
-/* Runs sql on db with sqlite3 directly (read-write, no foreign keys). */
-static void sql_exec(const char *db, const char *sql) {
-  sqlite3 *h = NULL;
-  char *msg = NULL;
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-    char text[512];
-    snprintf(text, sizeof text, "%s", msg ? msg : "?");
-    sqlite3_free(msg);
-    sqlite3_close(h);
-    fail_msg("sqlite3: %s", text);
-  }
-  sqlite3_close(h);
-}
-
 /* The text of schema/NAME in the source tree (caller frees). */
 static char *schema_file(const char *name) {
   const char *src = getenv("CAIRN_SOURCE_DIR");
@@ -162,15 +135,15 @@ static void test_fresh_file_gets_schema_once(void **state) {
   assert_int_equal(cairn__store_schema_version(s), latest_version());
   cairn__store_close(s);
 
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
-  assert_int_equal(sql_int(f->db, "SELECT MAX(version) FROM schema_migrations"), latest_version());
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations "
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
+  assert_int_equal(files_sql_int(f->db, "SELECT MAX(version) FROM schema_migrations"), latest_version());
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations "
                                   "WHERE version = 1 AND name = '0001_init.sql' AND applied > 0"),
                    1);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
                                   "AND name = '0002_file_holders.sql' AND applied > 0"),
                    1);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 3 "
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 3 "
                                   "AND name = '0003_link_rates.sql' AND applied > 0"),
                    1);
 }
@@ -195,7 +168,7 @@ static void test_wal_mode(void **state) {
   fclose(fp);
   assert_int_equal(hdr[18], 2);
   assert_int_equal(hdr[19], 2);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'k'"), 1);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'k'"), 1);
 }
 
 /* Two volunteers, one file, a job of three tasks a <- b, a <- c (c also
@@ -323,9 +296,9 @@ static int has_text(const rows *w, const char *s) {
 static void test_upgrade_from_0001(void **state) {
   fixture *f = *state;
   char *init = schema_file("0001_init.sql");
-  sql_exec(f->db, init);
+  files_sql(f->db, init);
   free(init);
-  sql_exec(f->db,
+  files_sql(f->db,
            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
            "applied INTEGER NOT NULL);"
            "INSERT INTO schema_migrations VALUES (1, '0001_init.sql', 1700000000);"
@@ -338,7 +311,7 @@ static void test_upgrade_from_0001(void **state) {
            "max_attempts, state, created) VALUES (1, 'demo', 'sum', 'fifo', 1, 1, 60, 3, "
            "'running', 1004);"
            "INSERT INTO job_files VALUES (1, 0, 'genome.fa', '" SHA_F "', 1);");
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM sqlite_master "
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM sqlite_master "
                                   "WHERE name = 'file_holders'"), 0);
 
   cairn__store *s = open_store(f);
@@ -366,18 +339,18 @@ static void test_upgrade_from_0001(void **state) {
   cairn__store_close(s);
 
   /* the upgrade is recorded next to the old row, and not run again */
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
-  assert_int_equal(sql_int(f->db, "SELECT applied FROM schema_migrations WHERE version = 1"),
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
+  assert_int_equal(files_sql_int(f->db, "SELECT applied FROM schema_migrations WHERE version = 1"),
                    1700000000);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2 "
                                   "AND name = '0002_file_holders.sql'"), 1);
-  assert_int_equal(sql_int(f->db, "SELECT since FROM file_holders WHERE volunteer_id = 1"), 2000);
-  assert_int_equal(sql_int(f->db, "SELECT peer_url = 'http://127.0.0.1:7001' FROM volunteers"),
+  assert_int_equal(files_sql_int(f->db, "SELECT since FROM file_holders WHERE volunteer_id = 1"), 2000);
+  assert_int_equal(files_sql_int(f->db, "SELECT peer_url = 'http://127.0.0.1:7001' FROM volunteers"),
                    1);
   s = open_store(f);
   assert_int_equal(cairn__store_schema_version(s), latest_version());
   cairn__store_close(s);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM schema_migrations"), migrations_count());
 }
 
 /* A database from before the team ledger (0018_team_ledger.sql undone):
@@ -388,7 +361,7 @@ static void test_upgrade_to_team_ledger(void **state) {
   fixture *f = *state;
   cairn__store *s = open_store(f);
   cairn__store_close(s);
-  sql_exec(f->db,
+  files_sql(f->db,
            "DROP TABLE team_credit; ALTER TABLE results DROP COLUMN team;"
            "DELETE FROM schema_migrations WHERE version = 18;"
            "INSERT INTO volunteers (id, name, cluster, apps, slots, token_hash, created, banned, "
@@ -403,13 +376,13 @@ static void test_upgrade_to_team_ledger(void **state) {
   s = open_store(f);
   assert_int_equal(cairn__store_schema_version(s), latest_version());
   cairn__store_close(s);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM team_credit"), 1);
-  assert_int_equal(sql_int(f->db, "SELECT credit * 10 FROM team_credit WHERE team = 'red'"), 35);
-  assert_int_equal(sql_int(f->db, "SELECT cpu_seconds FROM team_credit WHERE team = 'red'"), 4);
-  assert_int_equal(sql_int(f->db, "SELECT results FROM team_credit WHERE team = 'red'"), 3);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM results WHERE team = 'red'"), 1);
-  assert_int_equal(sql_int(f->db, "SELECT idx FROM results WHERE team = 'red'"), 10);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'team_ledger_gap'"), 1);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM team_credit"), 1);
+  assert_int_equal(files_sql_int(f->db, "SELECT credit * 10 FROM team_credit WHERE team = 'red'"), 35);
+  assert_int_equal(files_sql_int(f->db, "SELECT cpu_seconds FROM team_credit WHERE team = 'red'"), 4);
+  assert_int_equal(files_sql_int(f->db, "SELECT results FROM team_credit WHERE team = 'red'"), 3);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM results WHERE team = 'red'"), 1);
+  assert_int_equal(files_sql_int(f->db, "SELECT idx FROM results WHERE team = 'red'"), 10);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM meta WHERE key = 'team_ledger_gap'"), 1);
 }
 
 static void test_rows_survive_reopen(void **state) {
@@ -513,8 +486,8 @@ static void test_holders_recorded_once_and_forgotten(void **state) {
   OK(cairn__store_holder_insert(s, SHA_F, 1, 3999, E)); /* again: ignored */
   OK(cairn__store_commit(s, E));
   cairn__store_close(s);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders"), 3);
-  assert_int_equal(sql_int(f->db, "SELECT since FROM file_holders WHERE sha256 = '" SHA_F
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM file_holders"), 3);
+  assert_int_equal(files_sql_int(f->db, "SELECT since FROM file_holders WHERE sha256 = '" SHA_F
                                   "' AND volunteer_id = 1"), 3000);
 
   s = open_store(f);
@@ -544,7 +517,7 @@ static void test_holders_recorded_once_and_forgotten(void **state) {
   assert_string_equal(w.text[0], SHA_F);
   assert_memory_equal(w.num[0], h2, sizeof h2);
   cairn__store_close(s);
-  assert_int_equal(sql_int(f->db, "SELECT COUNT(*) FROM file_holders WHERE volunteer_id = 1"), 0);
+  assert_int_equal(files_sql_int(f->db, "SELECT COUNT(*) FROM file_holders WHERE volunteer_id = 1"), 0);
 }
 
 static int stop_cb(void *ud, const cairn__store_volunteer_row *r) {

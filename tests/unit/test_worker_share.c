@@ -235,8 +235,43 @@ static void test_ledger(void **state) {
   cairn__ledger_destroy(&l);
 }
 
+/* A retired project (its master's audit log inconsistent) is never picked
+ * again, whatever it is told after, and bounds no other's hold. */
+static void test_retired(void **state) {
+  (void)state;
+  cairn__ledger l;
+  unsigned shares[3] = {100, 100, 100};
+  const cairn__logger *logs[3] = {NULL, NULL, NULL};
+  long long now = 100000, hold = 0;
+  size_t left = 9;
+  cairn__ledger_init(&l, 3, shares, HALF_LIFE, logs, now);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), 0);
+  assert_int_equal(cairn__ledger_retire(&l, 0, &left), 1);
+  assert_int_equal(left, 2);
+  assert_int_equal(cairn__ledger_retire(&l, 0, &left), 0); /* once */
+  assert_int_equal(left, 2);
+  cairn__ledger_asked(&l, 0, CAIRN__ASKED_WORK, -1, now); /* no way back */
+  cairn__ledger_defer(&l, 0, 10, now);
+  for (int i = 0; i < 10; i++)
+    assert_int_not_equal(cairn__ledger_pick(&l, now + i * 1000000LL, NULL), 0);
+  assert_false(cairn__ledger_prefers(&l, 0, now));
+  /* the second backed off: the third is picked, its hold bound by the
+   * second only */
+  cairn__ledger_asked(&l, 1, CAIRN__ASKED_NONE, 700, now);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), 2);
+  assert_int_equal(hold, 700);
+  assert_int_equal(cairn__ledger_retire(&l, 1, &left), 1);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), 2);
+  assert_int_equal(hold, -1); /* no other to wait for */
+  assert_int_equal(cairn__ledger_retire(&l, 2, &left), 1);
+  assert_int_equal(left, 0);
+  assert_int_equal(cairn__ledger_pick(&l, now, &hold), -1);
+  cairn__ledger_destroy(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_retired),
     cmocka_unit_test(test_decay),
     cmocka_unit_test(test_pick),
     cmocka_unit_test(test_backup_project),
