@@ -194,11 +194,7 @@ static void heard_head(cairn__auditlog *a, json_t *s) {
   pthread_mutex_unlock(&a->mu);
 }
 
-void cairn__auditlog_heard(cairn__auditlog *a, const char *body, size_t len) {
-  json_t *o = body ? json_loadb(body, len, 0, NULL) : NULL;
-  heard_head(a, json_object_get(o, "sth"));
-  json_decref(o);
-}
+void cairn__auditlog_heard(cairn__auditlog *a, json_t *sth) { heard_head(a, sth); }
 
 /* ---- requests ---- */
 

@@ -85,9 +85,9 @@ cairn_status cairn__auditlog_pin(cairn__auditlog *a, cairn__http *h, cairn_error
  * "receipt" member): its receipt is written and waits for a head. */
 void cairn__auditlog_answer(cairn__auditlog *a, int64_t index, const char *body, size_t len);
 void cairn__auditlog_receipt(cairn__auditlog *a, int64_t index, json_t *receipt);
-/* A heartbeat's answer (its body): its "sth", when newer, is checked at
+/* A heartbeat's answer's "sth" (NULL: none): when newer, it is checked at
  * the next tick. */
-void cairn__auditlog_heard(cairn__auditlog *a, const char *body, size_t len);
+void cairn__auditlog_heard(cairn__auditlog *a, json_t *sth);
 /* Heartbeat thread, after a beat and between beats: asks for the newest
  * head (GET /v1/audit/sth, every CAIRN__AUDIT_ASK_MS at most) while the
  * head held covers not every receipt kept; checks the head heard (with a

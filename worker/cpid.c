@@ -1,7 +1,6 @@
 /* cpid.c — the cross-project ids a worker's masters tell it (cpid.h). */
 #include "worker/cpid.h"
 
-#include <jansson.h>
 #include <string.h>
 
 #include "common/protocol.h"
@@ -24,12 +23,10 @@ static int hex32(const char *s) {
   return 1;
 }
 
-void cairn__cpids_heard(cairn__cpids *t, size_t k, const char *body, size_t len,
-                        long long now_ms) {
+void cairn__cpids_heard(cairn__cpids *t, size_t k, const json_t *o, long long now_ms) {
   if (k >= t->n)
     return;
-  json_t *root = json_loadb(body ? body : "", len, 0, NULL);
-  json_t *o = json_object_get(root, "cpid"), *tm = json_object_get(o, "time");
+  json_t *tm = json_object_get(o, "time");
   const char *hash = json_string_value(json_object_get(o, "email_hash")),
              *id = json_string_value(json_object_get(o, "id"));
   cairn__cpid_entry e = {.heard_ms = now_ms > 0 ? now_ms : 1};
@@ -40,7 +37,6 @@ void cairn__cpids_heard(cairn__cpids *t, size_t k, const char *body, size_t len,
     memcpy(e.id, id, 33);
     e.time = (int64_t)json_integer_value(tm);
   }
-  json_decref(root);
   pthread_mutex_lock(&t->mu);
   t->e[k] = e;
   pthread_mutex_unlock(&t->mu);

@@ -14,6 +14,7 @@
 #ifndef CAIRN_WORKER_CPID_H
 #define CAIRN_WORKER_CPID_H
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,12 +41,11 @@ typedef struct cairn__cpids {
 void cairn__cpids_init(cairn__cpids *t, size_t n);
 void cairn__cpids_destroy(cairn__cpids *t);
 
-/* Project k's heartbeat answer (body, len): its "cpid" {"email_hash",
- * "id", "time"} noted; an answer without one (a volunteer attached to no
+/* Project k's heartbeat answer's "cpid" {"email_hash", "id", "time"}
+ * noted; an answer without one (NULL) (a volunteer attached to no
  * account, a master without the feature) or with a malformed one forgets
  * what k's master said before. */
-void cairn__cpids_heard(cairn__cpids *t, size_t k, const char *body, size_t len,
-                        long long now_ms);
+void cairn__cpids_heard(cairn__cpids *t, size_t k, const json_t *cpid, long long now_ms);
 
 /* 1 when project k's heartbeat is due for the ids' sake (even with no
  * lease to renew): its master was not heard since the start or for

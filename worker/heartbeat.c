@@ -26,9 +26,8 @@
 #define TICK_MS 100
 #define MAX_EXTENDED 65536
 
-long cairn__heartbeat_parse(const char *body, size_t len, long long **out,
-                            cairn__peerstate *peers) {
-  json_t *root = json_loadb(body ? body : "", len, 0, NULL);
+/* cairn__heartbeat_parse of an answer already parsed (root; NULL: not JSON). */
+static long parse_root(json_t *root, long long **out, cairn__peerstate *peers) {
   json_t *ext = json_object_get(root, "extended");
   if (json_is_object(root)) {
     cairn__peerstate_set_key(peers, json_string_value(json_object_get(root, "peer_key")));
@@ -44,6 +43,13 @@ long cairn__heartbeat_parse(const char *body, size_t len, long long **out,
     for (size_t i = 0; *out && i < k; i++)
       (*out)[i] = (long long)json_integer_value(json_array_get(ext, i));
   }
+  return n;
+}
+
+long cairn__heartbeat_parse(const char *body, size_t len, long long **out,
+                            cairn__peerstate *peers) {
+  json_t *root = json_loadb(body ? body : "", len, 0, NULL);
+  long n = parse_root(root, out, peers);
   json_decref(root);
   return n;
 }
@@ -84,10 +90,12 @@ static int beat(cairn__heartbeat *hb) {
     CAIRN_WARN(&p->log, "heartbeat: %s", err.text);
   else if (status == 200) {
     long long *ext = NULL;
-    long n = cairn__heartbeat_parse(resp.body.data, resp.body.len, &ext, &p->peers);
-    cairn__auditlog_heard(&p->audit, resp.body.data, resp.body.len); /* audit log: its "sth" */
+    json_t *root = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
+    long n = parse_root(root, &ext, &p->peers);
+    cairn__auditlog_heard(&p->audit, json_object_get(root, "sth")); /* audit log: its head */
     if (w->several) /* its account's cross-project id (cpid.h) */
-      cairn__cpids_heard(&w->cpids, p->k, resp.body.data, resp.body.len, cairn__now_ms());
+      cairn__cpids_heard(&w->cpids, p->k, json_object_get(root, "cpid"), cairn__now_ms());
+    json_decref(root);
     if (n < 0)
       CAIRN_WARN(&p->log, "heartbeat: malformed answer");
     else {
